@@ -1,0 +1,94 @@
+// Command sctp-rdma serves, connects, benchmarks and demonstrates RDMA
+// (RDMAP/DDP, RFC 5040/5041/7306) over SCTP (RFC 5043) and MPA/TCP.
+//
+// Usage:
+//
+//	sctp-rdma demo [flags]     loopback demo over userspace SCTP
+//
+// Run "sctp-rdma <command> -h" for the flags of a command.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/demo"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: sctp-rdma <command> [flags]
+
+commands:
+  demo    run a passive and an active endpoint on loopback over userspace SCTP,
+          exercise every RDMA operation on several streams, break one stream on
+          purpose and show the others finishing
+
+run "sctp-rdma <command> -h" for a command's flags
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch args[0] {
+	case "demo":
+		return cmdDemo(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "sctp-rdma: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nStreams := fs.Int("streams", 8, "number of DDP streams (SCTP stream pairs) to open")
+	size := fs.String("size", "256K", "largest message size (K/M suffixes); streams use size, size/2, size/4, size/8")
+	breakIdx := fs.Int("break", 2, "index of the stream to break with a protocol error (-1: none)")
+	timeout := fs.Duration("timeout", 60*time.Second, "time limit for the whole demo")
+	llpName := fs.String("llp", "sctp-pion", "lower layer: sctp-pion (the demo runs on userspace SCTP)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *llpName != "sctp-pion" {
+		fmt.Fprintf(stderr, "sctp-rdma demo: --llp %q: the demo runs over sctp-pion only\n", *llpName)
+		return 2
+	}
+	sz, err := parseSize(*size)
+	if err != nil || sz == 0 {
+		fmt.Fprintf(stderr, "sctp-rdma demo: --size: %v\n", err)
+		return 2
+	}
+	if *nStreams < 1 || *nStreams > 1024 {
+		fmt.Fprintf(stderr, "sctp-rdma demo: --streams must be 1..1024\n")
+		return 2
+	}
+	cfg := demo.Config{Streams: *nStreams, Size: sz, Break: *breakIdx, NoBreak: *breakIdx < 0, Timeout: *timeout}
+	rep, err := demo.Run(ctx, cfg, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "sctp-rdma demo: %v\n", err)
+		return 1
+	}
+	if rep.OK() != nil {
+		return 1
+	}
+	return 0
+}

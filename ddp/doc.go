@@ -1,0 +1,24 @@
+// Package ddp implements the Direct Data Placement protocol, RFC 5041.
+//
+// The package has three parts:
+//
+//   - Wire formats, one file per format: the DDP Control Field
+//     (control.go, RFC 5041 §4.1), the tagged header (tagged.go, §4.2,
+//     Figure 4), the untagged header (untagged.go, §4.3, Figure 5) and the
+//     segment dispatch (segment.go, §4.4). Parsers take a []byte and return
+//     the value, the octets consumed and a typed error; Append methods
+//     allocate nothing when the destination has capacity.
+//   - The Sender (tx.go), which cuts ULP messages into DDP segments no larger
+//     than the LLP's current MULPDU (§5.2), numbers untagged messages per
+//     queue (§4.3) and hands header and payload separately to the LLP.
+//   - The Receiver (rx.go, queue.go), an llp.Handler that validates every
+//     segment (§7.1), places tagged payload into memory named by the ULP and
+//     untagged payload into posted buffers (§5.1), and delivers complete
+//     messages to the ULP in order (§5.3, §5.4). Errors carry the RFC 5041
+//     §7.2 type and code ([Error]) and the header copy RFC 5040 §4.8 needs
+//     for a Terminate message ([RecvError]).
+//
+// The ULP above (the RDMAP engine) is reached only through the [ULP]
+// interface of contract.go; the LLP below only through llp.Stream and
+// llp.Handler.
+package ddp

@@ -1,0 +1,68 @@
+package ddp
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every row of RFC 5041 §7.2 with its value and name.
+func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
+	rows := []struct {
+		proto *Error
+		typ   ErrorType
+		code  uint8
+		name  string
+	}{
+		{ErrLocalCatastrophic, 0x0, 0x00, "local catastrophic"},
+		{ErrInvalidSTag, 0x1, 0x00, "invalid STag"},
+		{ErrBaseBounds, 0x1, 0x01, "base or bounds violation"},
+		{ErrSTagNotAssociated, 0x1, 0x02, "STag not associated with DDP stream"},
+		{ErrTOWrap, 0x1, 0x03, "TO wrap"},
+		{ErrTaggedVersion, 0x1, 0x04, "invalid DDP version"},
+		{ErrInvalidQN, 0x2, 0x01, "invalid QN"},
+		{ErrNoBuffer, 0x2, 0x02, "invalid MSN - no buffer available"},
+		{ErrMSNRange, 0x2, 0x03, "invalid MSN - MSN range is not valid"},
+		{ErrInvalidMO, 0x2, 0x04, "invalid MO"},
+		{ErrMessageTooLong, 0x2, 0x05, "DDP message too long for available buffer"},
+		{ErrUntaggedVersion, 0x2, 0x06, "invalid DDP version"},
+	}
+	for _, r := range rows {
+		assert.Equal(t, r.typ, r.proto.Type)
+		assert.Equal(t, r.code, r.proto.Code)
+		assert.Equal(t, r.name, CodeName(r.typ, r.code))
+		assert.True(t, ValidCode(r.typ, r.code))
+		assert.Contains(t, r.proto.Error(), r.name)
+	}
+	assert.False(t, ValidCode(TypeLocalCatastrophic, 1))
+	assert.False(t, ValidCode(TypeTagged, 5))
+	assert.False(t, ValidCode(TypeUntagged, 0))
+	assert.False(t, ValidCode(TypeUntagged, 7))
+	assert.False(t, ValidCode(TypeLLP, 0))
+	assert.False(t, ValidCode(4, 0))
+	assert.Equal(t, uint8(1), Layer, "RFC 5040 §4.8: Terminate layer 1 is DDP")
+	assert.Equal(t, "reserved error type 0x9", ErrorType(9).String())
+	assert.Contains(t, CodeName(TypeTagged, 0x77), "unknown")
+}
+
+func TestErrorWrappingIsAs(t *testing.T) {
+	cause := errors.New("cause")
+	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(TypeUntagged, CodeNoBuffer, cause)})
+	assert.ErrorIs(t, err, ErrNoBuffer)
+	assert.NotErrorIs(t, err, ErrMSNRange)
+	assert.NotErrorIs(t, err, ErrInvalidSTag)
+	assert.ErrorIs(t, err, cause)
+	e, ok := AsError(err)
+	require.True(t, ok)
+	assert.Equal(t, TypeUntagged, e.Type)
+	assert.Equal(t, CodeNoBuffer, e.Code)
+	assert.Contains(t, e.Error(), "untagged buffer error (type 0x2, code 0x02)")
+	assert.Contains(t, e.Error(), "cause")
+	var re *RecvError
+	require.ErrorAs(t, err, &re)
+	_, ok = AsError(errors.New("plain"))
+	assert.False(t, ok)
+}

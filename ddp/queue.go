@@ -1,0 +1,151 @@
+package ddp
+
+// This file holds the receive-side bookkeeping of one untagged buffer queue
+// (RFC 5041 §5.1.2): the posted buffers in MSN order and the placement
+// state of the message in progress.
+
+// postedBuf is one posted untagged buffer.
+type postedBuf struct {
+	buf    []byte
+	cookie uint64
+}
+
+// bufRing is a FIFO of posted buffers. It grows by doubling and never
+// shrinks, so a steady post/deliver cycle allocates nothing.
+type bufRing struct {
+	items []postedBuf
+	head  int
+	n     int
+}
+
+func (r *bufRing) len() int { return r.n }
+
+func (r *bufRing) push(p postedBuf) {
+	if r.n == len(r.items) {
+		size := 2 * len(r.items)
+		if size == 0 {
+			size = 8
+		}
+		items := make([]postedBuf, size)
+		for i := 0; i < r.n; i++ {
+			items[i] = r.items[(r.head+i)%len(r.items)]
+		}
+		r.items, r.head = items, 0
+	}
+	r.items[(r.head+r.n)%len(r.items)] = p
+	r.n++
+}
+
+// front returns the oldest buffer; the ring must not be empty.
+func (r *bufRing) front() *postedBuf { return &r.items[r.head] }
+
+// pop removes and returns the oldest buffer; the ring must not be empty.
+func (r *bufRing) pop() postedBuf {
+	p := r.items[r.head]
+	r.items[r.head] = postedBuf{} // do not retain the ULP's memory
+	r.head = (r.head + 1) % len(r.items)
+	r.n--
+	return p
+}
+
+// span is the half-open octet range [start, end) of a message.
+type span struct{ start, end uint64 }
+
+// placement tracks which octets of the untagged message in progress have
+// been placed, so that a segment placing octets twice, or a last segment
+// that leaves holes, is detected before any of its payload is written
+// (RFC 5041 §7.1: cease placement on error). Segments in increasing MO order
+// (the normal case, RFC 5041 §5.3) only extend prefix; others are kept in
+// extra, sorted and disjoint, until the prefix reaches them.
+type placement struct {
+	active bool   // a segment of the message has been accepted
+	prefix uint64 // octets [0, prefix) are placed
+	extra  []span // placed ranges above prefix, sorted, disjoint, not touching prefix
+	placed uint64 // total octets placed
+	maxEnd uint64 // highest end of any placed range
+}
+
+// check validates the payload range [mo, end) of the next segment, the last
+// segment of the message if last. It changes nothing. The causes are
+// reported as CodeInvalidMO by the Receiver.
+func (p *placement) check(mo, end uint64, last bool) error {
+	if end > mo {
+		if mo < p.prefix {
+			return ErrOverlap
+		}
+		for _, s := range p.extra {
+			if s.start < end && mo < s.end {
+				return ErrOverlap
+			}
+		}
+	}
+	if last {
+		// RFC 5041 §4.1: the L segment carries the highest MO and is posted
+		// after every other segment of the message; with an in-order LLP
+		// every octet must be placed once it has arrived (§5.4).
+		if p.maxEnd > end {
+			return ErrBeyondLast
+		}
+		if p.placed+(end-mo) != end {
+			return ErrHole
+		}
+	}
+	return nil
+}
+
+// add records [mo, end) as placed; check must have accepted it.
+func (p *placement) add(mo, end uint64) {
+	p.active = true
+	if end == mo {
+		return
+	}
+	p.placed += end - mo
+	p.maxEnd = max(p.maxEnd, end)
+	if mo == p.prefix {
+		p.prefix = end
+		k := 0
+		for k < len(p.extra) && p.extra[k].start == p.prefix {
+			p.prefix = p.extra[k].end
+			k++
+		}
+		if k > 0 {
+			p.extra = p.extra[:copy(p.extra, p.extra[k:])]
+		}
+		return
+	}
+	i := 0
+	for i < len(p.extra) && p.extra[i].start < mo {
+		i++
+	}
+	// Merge with the neighbours it touches.
+	if i > 0 && p.extra[i-1].end == mo {
+		p.extra[i-1].end = end
+		if i < len(p.extra) && p.extra[i].start == end {
+			p.extra[i-1].end = p.extra[i].end
+			p.extra = append(p.extra[:i], p.extra[i+1:]...)
+		}
+		return
+	}
+	if i < len(p.extra) && p.extra[i].start == end {
+		p.extra[i].start = mo
+		return
+	}
+	p.extra = append(p.extra, span{})
+	copy(p.extra[i+1:], p.extra[i:])
+	p.extra[i] = span{mo, end}
+}
+
+// reset forgets the message, keeping extra's memory.
+func (p *placement) reset() {
+	*p = placement{extra: p.extra[:0]}
+}
+
+// rxQueue is one untagged buffer queue (one QN) of a Receiver.
+type rxQueue struct {
+	bufs bufRing
+	// headMSN is the MSN of bufs.front() if any, else the MSN the next
+	// posted buffer receives; it is also the MSN of the next message to
+	// arrive on this queue. Starts at 1 (RFC 5041 §4.3).
+	headMSN uint32
+	prog    placement
+}

@@ -1,0 +1,351 @@
+package ddp
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// Posted is an untagged buffer returned by Receiver.Drain: posted with
+// PostUntagged and never delivered.
+type Posted struct {
+	// QN and MSN identify the message the buffer was reserved for.
+	QN, MSN uint32
+	// Cookie is the value given to PostUntagged.
+	Cookie uint64
+	// Buf is the buffer given to PostUntagged.
+	Buf []byte
+}
+
+// Receiver is the Data Sink side of one DDP Stream (RFC 5041 §5, §7.1). It
+// implements llp.Handler: the LLP hands it every received segment in order,
+// from one goroutine at a time. It validates each segment, places tagged
+// payload into memory the ULP names (ULP.TaggedTarget) and untagged payload
+// into buffers posted with PostUntagged, and delivers every complete message
+// to the ULP (ULP.Deliver) in the order the messages complete.
+//
+// Receive rules and the choices this implementation makes where RFC 5041
+// leaves room:
+//
+//   - A segment shorter than its DDP header (or empty) has no row in
+//     RFC 5041 §7.2. RFC 5041 §6.2.2 makes "DDP Header has one or more
+//     invalid fields" fatal, and the header's fields cannot even be read, so
+//     it is reported as Type 0x0 Local Catastrophic, Code 0x00, wrapping
+//     ErrTruncated, with an empty RecvError.Header. A bad DV is Type 0x1
+//     Code 0x04 (T=1) or Type 0x2 Code 0x06 (T=0); the DV is checked before
+//     the length.
+//   - Tagged segments (RFC 5041 §7.1 tagged checks): a non-empty segment
+//     whose TO+length wraps 64 bits is Code 0x03 (check 5) before the ULP is
+//     asked; a segment of a message in progress naming a different STag than
+//     its first non-empty segment is Code 0x00 wrapping ErrSTagChanged
+//     (RFC 5041 §4.2); checks 1-4 are the ULP's (TaggedTarget). Zero-length
+//     tagged segments are not checked or placed (RFC 5041 §5.2) but count
+//     toward delivery. FirstTO is the TO of the message's first segment in
+//     arrival order; Length the sum of its payloads.
+//   - Untagged segments (RFC 5041 §7.1 untagged checks, §7.2 codes): after
+//     ULP.CheckUntagged, an unknown QN is 0x01. The LLP delivers in order
+//     and a DDP Data Source posts a message's L segment after all its other
+//     segments (RFC 5041 §4.1), so each queue has at most one message in
+//     progress, the one for its oldest posted buffer; the only acceptable
+//     MSN is that buffer's MSN (the next expected one). That MSN with no
+//     buffer posted is 0x02; any other MSN is 0x03 (wrapping ErrIncomplete
+//     when it is the following MSN and the message in progress never got its
+//     L segment). A non-empty segment with MO at or beyond the buffer's end
+//     is 0x04, with MO+length beyond it 0x05; a zero-length segment only
+//     needs MO <= buffer length. Segments of one message may come in any MO
+//     order; one that would place octets already placed is 0x04 wrapping
+//     ErrOverlap, and an L segment that leaves octets below its end unplaced
+//     is 0x04 wrapping ErrHole (or ErrBeyondLast if octets were placed above
+//     its end, since the L segment carries the highest MO). Zero-length
+//     untagged messages consume a buffer. Messages of different queues may
+//     be interleaved.
+//   - Every check happens before any octet of the segment is placed. On the
+//     first error the Receiver builds a *RecvError (copy of the DDP header,
+//     segment length), calls ULP.Failed once, returns the error from
+//     HandleSegment and drops every later segment (RFC 5041 §7.1). An error
+//     returned by ULP.Deliver is reported the same way with Message set.
+//
+// PostUntagged, Posted and Drain may be called from any goroutine, including
+// from inside the ULP callbacks. Steady-state placement and delivery
+// allocate nothing.
+type Receiver struct {
+	ulp ULP
+
+	mu      sync.Mutex
+	queues  []rxQueue // guarded by mu
+	stopped error     // guarded by mu; non-nil: PostUntagged refused
+
+	drained atomic.Bool
+	closed  atomic.Bool
+
+	// Used only by the LLP's delivery goroutine.
+	seg     Segment
+	failure *RecvError
+	msg     Message
+	tag     struct {
+		active  bool
+		haveTag bool // stag was taken from a non-empty segment
+		stag    uint32
+		firstTO uint64
+		length  uint64
+	}
+}
+
+var _ llp.Handler = (*Receiver)(nil)
+
+// NewReceiver returns a Receiver delivering to ulp with untagged queues
+// 0..numQueues-1 (RDMAP uses 4: QN 0 Send and Immediate Data, QN 1 Read and
+// Atomic Requests, QN 2 Terminate, QN 3 Atomic Responses; RFC 5040 §5,
+// RFC 7306 §8). It panics if ulp is nil or numQueues < 1.
+func NewReceiver(ulp ULP, numQueues int) *Receiver {
+	if ulp == nil || numQueues < 1 {
+		panic(fmt.Sprintf("ddp: NewReceiver(%v, %d): need a ULP and at least one queue", ulp, numQueues))
+	}
+	r := &Receiver{ulp: ulp, queues: make([]rxQueue, numQueues)}
+	for i := range r.queues {
+		r.queues[i].headMSN = 1 // RFC 5041 §4.3: the initial MSN is 1
+	}
+	return r
+}
+
+// PostUntagged adds buf to the end of queue qn and returns the MSN of the
+// message it will receive: 1 for the first buffer of a queue, then one more
+// for each (modulo 2^32, RFC 5041 §4.3). The buffer belongs to the Receiver
+// until it is delivered (Message.Buffer) or returned by Drain. It fails with
+// ErrBadQueue for an unknown qn, ErrQueueFull with 2^31 buffers waiting, and
+// an error wrapping ErrStopped after a receive failure, Drain, or the end of
+// the LLP stream. Safe for concurrent use.
+func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint32, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped != nil {
+		return 0, r.stopped
+	}
+	if uint64(qn) >= uint64(len(r.queues)) {
+		return 0, fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
+	}
+	q := &r.queues[qn]
+	if q.bufs.len() >= 1<<31 {
+		return 0, fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
+	}
+	msn = q.headMSN + uint32(q.bufs.len())
+	q.bufs.push(postedBuf{buf: buf, cookie: cookie})
+	return msn, nil
+}
+
+// Posted returns the number of buffers posted on qn and not yet delivered
+// (including one being filled); 0 for an unknown qn.
+func (r *Receiver) Posted(qn uint32) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if uint64(qn) >= uint64(len(r.queues)) {
+		return 0
+	}
+	return r.queues[qn].bufs.len()
+}
+
+// Drain removes and returns every posted buffer not yet delivered, by QN
+// and then MSN, so the ULP can complete them with a flush error (RFC 5041
+// §6.2.2: complete all outstanding requests). Afterwards PostUntagged fails
+// with ErrStopped and every further segment is dropped without placement:
+// HandleSegment returns an error wrapping ErrStopped and ULP.Failed is not
+// called. Safe for concurrent use; a second Drain returns nothing.
+func (r *Receiver) Drain() []Posted {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.drained.Store(true)
+	if r.stopped == nil {
+		r.stopped = fmt.Errorf("%w: drained", ErrStopped)
+	}
+	var out []Posted
+	for qn := range r.queues {
+		q := &r.queues[qn]
+		for q.bufs.len() > 0 {
+			p := q.bufs.pop()
+			out = append(out, Posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
+			q.headMSN++
+		}
+		q.prog.reset()
+	}
+	return out
+}
+
+// HandleClosed implements llp.Handler: it stops posting and calls
+// ULP.Closed(err) exactly once.
+func (r *Receiver) HandleClosed(err error) {
+	if !r.closed.CompareAndSwap(false, true) {
+		return
+	}
+	r.mu.Lock()
+	if r.stopped == nil {
+		cause := err
+		if cause == nil {
+			cause = llp.ErrClosed
+		}
+		r.stopped = fmt.Errorf("%w: LLP stream ended: %w", ErrStopped, cause)
+	}
+	r.mu.Unlock()
+	r.ulp.Closed(err)
+}
+
+// HandleSegment implements llp.Handler: it validates, places and, on the
+// last segment of a message, delivers one DDP segment (see Receiver). It
+// returns nil, or the *RecvError of the first failure (also for every
+// segment after it), or an error wrapping ErrStopped after Drain.
+func (r *Receiver) HandleSegment(b []byte) error {
+	if r.failure != nil {
+		return r.failure
+	}
+	if r.drained.Load() {
+		return fmt.Errorf("ddp: segment dropped: %w: drained", ErrStopped)
+	}
+	if err := ParseSegment(b, &r.seg); err != nil {
+		return r.fail(b, err, nil)
+	}
+	if r.seg.Tagged {
+		return r.handleTagged(b)
+	}
+	return r.handleUntagged(b)
+}
+
+// handleTagged validates, places and tracks one tagged segment
+// (RFC 5041 §4.2, §5.1.1, §7.1 tagged checks).
+func (r *Receiver) handleTagged(b []byte) error {
+	h := &r.seg.Tag
+	payload := r.seg.Payload
+	n := len(payload)
+	if n > 0 {
+		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
+		if r.tag.active && r.tag.haveTag && h.STag != r.tag.stag {
+			return r.fail(b, &Error{Type: TypeTagged, Code: CodeInvalidSTag, Err: ErrSTagChanged}, nil)
+		}
+		if h.TO > math.MaxUint64-uint64(n) { // RFC 5041 §7.1 tagged check 5
+			return r.fail(b, &Error{Type: TypeTagged, Code: CodeTOWrap}, nil)
+		}
+		dst, err := r.ulp.TaggedTarget(h, n) // checks 1-4
+		if err != nil {
+			return r.fail(b, err, nil)
+		}
+		if len(dst) != n {
+			return r.fail(b, &Error{Type: TypeLocalCatastrophic, Code: CodeLocalCatastrophic,
+				Err: fmt.Errorf("%w: %d octets for a %d-octet payload", ErrTargetLength, len(dst), n)}, nil)
+		}
+		copy(dst, payload)
+	}
+	if !r.tag.active {
+		r.tag.active = true
+		r.tag.firstTO = h.TO
+		r.tag.length = 0
+	}
+	if n > 0 && !r.tag.haveTag {
+		r.tag.haveTag, r.tag.stag = true, h.STag
+	}
+	r.tag.length += uint64(n)
+	if !h.Last {
+		return nil
+	}
+	r.msg = Message{Tagged: true, Tag: *h, Length: int(r.tag.length), FirstTO: r.tag.firstTO}
+	r.tag.active, r.tag.haveTag = false, false
+	return r.deliver(b)
+}
+
+// handleUntagged validates, places and, on L, delivers one untagged segment
+// (RFC 5041 §4.3, §5.1.2, §7.1 untagged checks).
+func (r *Receiver) handleUntagged(b []byte) error {
+	h := &r.seg.Untag
+	if err := r.ulp.CheckUntagged(h); err != nil {
+		return r.fail(b, err, nil)
+	}
+	if uint64(h.QN) >= uint64(len(r.queues)) { // check 1
+		return r.fail(b, &Error{Type: TypeUntagged, Code: CodeInvalidQN}, nil)
+	}
+	payload := r.seg.Payload
+	mo := uint64(h.MO)
+	end := mo + uint64(len(payload))
+
+	r.mu.Lock()
+	if r.drained.Load() {
+		r.mu.Unlock()
+		return fmt.Errorf("ddp: segment dropped: %w: drained", ErrStopped)
+	}
+	q := &r.queues[h.QN]
+	if e := r.checkUntagged(q, h, mo, end); e != nil {
+		r.mu.Unlock()
+		return r.fail(b, e, nil)
+	}
+	copy(q.bufs.front().buf[mo:end], payload)
+	q.prog.add(mo, end)
+	if !h.Last {
+		r.mu.Unlock()
+		return nil
+	}
+	p := q.bufs.pop()
+	q.headMSN++
+	q.prog.reset()
+	r.mu.Unlock()
+
+	r.msg = Message{Untag: *h, Length: int(end), Buffer: p.buf[:end], Cookie: p.cookie}
+	return r.deliver(b)
+}
+
+// checkUntagged performs untagged checks 2-5 for the segment [mo, end) of
+// h on q. r.mu is held.
+func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) *Error {
+	if h.MSN != q.headMSN { // check 5
+		e := &Error{Type: TypeUntagged, Code: CodeMSNRange}
+		if q.prog.active && h.MSN == q.headMSN+1 {
+			e.Err = ErrIncomplete
+		}
+		return e
+	}
+	if q.bufs.len() == 0 { // check 2
+		return &Error{Type: TypeUntagged, Code: CodeNoBuffer}
+	}
+	size := uint64(len(q.bufs.front().buf))
+	if end > mo {
+		if mo >= size { // check 3
+			return &Error{Type: TypeUntagged, Code: CodeInvalidMO}
+		}
+		if end > size { // check 4
+			return &Error{Type: TypeUntagged, Code: CodeMessageTooLong}
+		}
+	} else if mo > size {
+		return &Error{Type: TypeUntagged, Code: CodeInvalidMO}
+	}
+	if err := q.prog.check(mo, end, h.Last); err != nil {
+		return &Error{Type: TypeUntagged, Code: CodeInvalidMO, Err: err}
+	}
+	return nil
+}
+
+// deliver hands r.msg to the ULP (RFC 5041 §5.4); an error it returns fails
+// the stream like a DDP error.
+func (r *Receiver) deliver(b []byte) error {
+	if err := r.ulp.Deliver(&r.msg); err != nil {
+		m := r.msg
+		return r.fail(b, err, &m)
+	}
+	return nil
+}
+
+// fail records the stream's first receive error, stops posting, reports it
+// to the ULP and returns it (RFC 5041 §7.1).
+func (r *Receiver) fail(b []byte, cause error, m *Message) error {
+	re := &RecvError{Err: cause, SegmentLen: len(b), Message: m}
+	if len(b) > 0 {
+		if hl := Control(b[0]).HeaderLen(); len(b) >= hl {
+			re.Header = append([]byte(nil), b[:hl]...)
+		}
+	}
+	r.failure = re
+	r.mu.Lock()
+	if r.stopped == nil {
+		r.stopped = fmt.Errorf("%w after receive failure: %w", ErrStopped, re)
+	}
+	r.mu.Unlock()
+	r.ulp.Failed(re)
+	return re
+}

@@ -1,0 +1,98 @@
+package ddp
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// RFC 5041 §4.4, Figure 6: DDP header followed by the ULP payload.
+func TestParseSegment_RFC5041_4_4(t *testing.T) {
+	tagged := []byte{0xc1, 0x40, 0x12, 0x34, 0x56, 0x78, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 'h', 'i'}
+	var s Segment
+	require.NoError(t, ParseSegment(tagged, &s))
+	assert.True(t, s.Tagged)
+	assert.True(t, s.Last())
+	assert.Equal(t, TaggedHeader{Last: true, RsvdULP: 0x40, STag: 0x12345678, TO: 0x1122334455667788}, s.Tag)
+	assert.Equal(t, TaggedHeaderLen, s.HeaderLen)
+	assert.Equal(t, []byte("hi"), s.Payload)
+	assert.Equal(t, &tagged[14], &s.Payload[0], "payload aliases the input")
+	assert.Equal(t, tagged, s.Append(nil))
+	assert.Equal(t, len(tagged), s.Len())
+
+	untagged := []byte{0x01, 0x43, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 4, 'x'}
+	require.NoError(t, ParseSegment(untagged, &s))
+	assert.False(t, s.Tagged)
+	assert.False(t, s.Last())
+	assert.Equal(t, UntaggedHeader{RsvdULP: [5]byte{0x43}, QN: 1, MSN: 9, MO: 4}, s.Untag)
+	assert.Equal(t, TaggedHeader{}, s.Tag, "stale tagged header cleared")
+	assert.Equal(t, UntaggedHeaderLen, s.HeaderLen)
+	assert.Equal(t, []byte("x"), s.Payload)
+	assert.Equal(t, untagged, s.Append(nil))
+	assert.Equal(t, len(untagged), s.Len())
+
+	// Header only: empty payload (zero-length message, RFC 5041 §5.2).
+	require.NoError(t, ParseSegment(untagged[:UntaggedHeaderLen], &s))
+	assert.Empty(t, s.Payload)
+}
+
+func TestParseSegmentErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"empty", nil, ErrTruncated},
+		{"tagged short", []byte{0xc1, 0, 0}, ErrTruncated},
+		{"untagged short", make([]byte, 17), ErrUntaggedVersion}, // DV=0 checked first
+		{"untagged short DV ok", append([]byte{0x41}, make([]byte, 16)...), ErrTruncated},
+		{"tagged DV 0", append([]byte{0x80}, make([]byte, 13)...), ErrTaggedVersion},
+		{"tagged DV 3", append([]byte{0xc3}, make([]byte, 13)...), ErrTaggedVersion},
+		{"untagged DV 2", append([]byte{0x02}, make([]byte, 17)...), ErrUntaggedVersion},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s Segment
+			err := ParseSegment(tt.b, &s)
+			assert.ErrorIs(t, err, tt.want)
+			assert.Nil(t, s.Payload)
+		})
+	}
+}
+
+func TestParseSegmentNoAlloc(t *testing.T) {
+	b := taggedSeg(true, 0, 1, 2, make([]byte, 100))
+	var s Segment
+	allocs := testing.AllocsPerRun(100, func() { _ = ParseSegment(b, &s) })
+	assert.Zero(t, allocs)
+}
+
+func FuzzParseSegment(f *testing.F) {
+	f.Add(taggedSeg(true, 0x40, 0x12345678, 0x1122334455667788, []byte("payload")))
+	f.Add(untaggedSeg(false, 1, 1, 0, []byte("abc")))
+	f.Add(untaggedSeg(true, 0, 0xffffffff, 0xfffffff0, nil))
+	f.Add([]byte{})
+	f.Add([]byte{0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s Segment
+		err := ParseSegment(b, &s)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || !ValidCode(e.Type, e.Code) {
+				t.Fatalf("untyped or invalid error %v", err)
+			}
+			return
+		}
+		if s.HeaderLen+len(s.Payload) != len(b) {
+			t.Fatalf("header %d + payload %d != %d", s.HeaderLen, len(s.Payload), len(b))
+		}
+		want := append([]byte{}, b...)
+		want[0] &^= byte(ControlRsvdMask)
+		if got := s.Append(nil); !bytes.Equal(got, want) {
+			t.Fatalf("round trip mismatch")
+		}
+	})
+}

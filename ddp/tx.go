@@ -1,0 +1,147 @@
+package ddp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// MaxMessageLen is the largest DDP message: the untagged MO is 32 bits
+// (RFC 5041 §4.3), and this implementation applies the same limit to tagged
+// messages.
+const MaxMessageLen = math.MaxUint32
+
+// Sender is the Data Source side of one DDP Stream (RFC 5041 §5.2, §5.3): it
+// segments ULP messages to the LLP's MULPDU and writes the DDP headers.
+//
+// A Sender is not safe for concurrent use; the ULP (RDMAP) serialises its
+// calls, which also makes messages go out in submission order (RFC 5041
+// §5.3). Headers are built in a scratch array owned by the Sender and passed
+// to llp.Stream.SendSegment separately from the payload (gather), so sending
+// allocates nothing per segment.
+type Sender struct {
+	llp llp.Stream
+	hdr [UntaggedHeaderLen]byte
+	// lastMSN holds, per QN, the MSN of the last message started on it; a
+	// missing entry means 0, so the first MSN is 1 (RFC 5041 §4.3).
+	lastMSN map[uint32]uint32
+}
+
+// NewSender returns a Sender that transmits on s.
+func NewSender(s llp.Stream) *Sender {
+	return &Sender{llp: s, lastMSN: make(map[uint32]uint32, 4)}
+}
+
+// NextMSN returns the MSN the next SendUntagged on qn will use: 1 for a
+// fresh queue, then increasing by one and wrapping from 0xFFFFFFFF to 0
+// (RFC 5041 §4.3).
+func (s *Sender) NextMSN(qn uint32) uint32 { return s.lastMSN[qn] + 1 }
+
+// room returns the payload octets the next segment can carry after a header
+// of hdrLen octets, asking the LLP again (RFC 5041 §3 requirement 1: the
+// MULPDU can change between any two segments).
+func (s *Sender) room(hdrLen int) (int, error) {
+	m := s.llp.MULPDU()
+	if m < hdrLen+1 {
+		return 0, fmt.Errorf("ddp: send: MULPDU %d, header %d: %w", m, hdrLen, ErrMULPDUTooSmall)
+	}
+	return m - hdrLen, nil
+}
+
+// SendTagged sends payload as one tagged DDP message (RFC 5041 §4.2,
+// §5.2) into the Data Sink's buffer stag starting at tagged offset to, with
+// rsvdULP (the RDMAP control octet) in every segment.
+//
+// The message is cut into segments of at most MULPDU octets, MULPDU being
+// asked of the LLP before every segment; the TO advances by each segment's
+// payload; only the last segment has L set (RFC 5041 §4.1). A zero-length
+// message is one segment with L set. It fails before sending anything if the
+// payload is longer than MaxMessageLen (ErrMessageTooLarge), if to+len(payload)
+// wraps 64 bits (ErrTOWrapSend, RFC 5041 §7.1 tagged check 5), or if the
+// MULPDU cannot carry a header and one octet (ErrMULPDUTooSmall). An error
+// after the first segment was accepted (the LLP failed, or the MULPDU shrank
+// below the minimum) leaves a partial message at the peer, which will never
+// deliver it; the ULP must then tear the stream down.
+func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byte) error {
+	n := uint64(len(payload))
+	if n > MaxMessageLen {
+		return fmt.Errorf("ddp: send tagged: %d octets: %w", n, ErrMessageTooLarge)
+	}
+	if to > math.MaxUint64-n {
+		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, ErrTOWrapSend)
+	}
+	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
+	for {
+		room, err := s.room(TaggedHeaderLen)
+		if err != nil {
+			return err
+		}
+		chunk := payload
+		if len(chunk) > room {
+			chunk = chunk[:room]
+		}
+		h.Last = len(chunk) == len(payload)
+		hdr := h.Append(s.hdr[:0])
+		if err := s.llp.SendSegment(hdr, chunk); err != nil {
+			return fmt.Errorf("ddp: send tagged segment STag %#x TO %#x: %w", stag, h.TO, err)
+		}
+		if h.Last {
+			return nil
+		}
+		payload = payload[len(chunk):]
+		h.TO += uint64(len(chunk))
+	}
+}
+
+// SendUntagged sends payload as one untagged DDP message (RFC 5041 §4.3,
+// §5.2) to queue qn and returns the MSN it used. rsvdULP goes into every
+// segment (RDMAP: control octet, then the Invalidate STag).
+//
+// MSNs are counted per QN starting at 1 and wrap after 0xFFFFFFFF
+// (RFC 5041 §4.3); the MO starts at 0 and advances by each segment's
+// payload; only the last segment has L set. Segmentation and errors are as
+// for SendTagged (without the TO check). The MSN is consumed only once the
+// LLP has accepted the first segment: after a failure before that the
+// returned MSN is 0 and NextMSN(qn) is unchanged; after a failure later the
+// returned MSN is the partial message's.
+func (s *Sender) SendUntagged(rsvdULP [5]byte, qn uint32, payload []byte) (msn uint32, err error) {
+	if n := uint64(len(payload)); n > MaxMessageLen {
+		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, ErrMessageTooLarge)
+	}
+	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.NextMSN(qn)}
+	started := false
+	for {
+		room, err := s.room(UntaggedHeaderLen)
+		if err != nil {
+			return s.sentMSN(started, h.MSN), err
+		}
+		chunk := payload
+		if len(chunk) > room {
+			chunk = chunk[:room]
+		}
+		h.Last = len(chunk) == len(payload)
+		hdr := h.Append(s.hdr[:0])
+		if err := s.llp.SendSegment(hdr, chunk); err != nil {
+			return s.sentMSN(started, h.MSN), fmt.Errorf("ddp: send untagged segment QN %d MSN %d MO %d: %w", qn, h.MSN, h.MO, err)
+		}
+		if !started {
+			started = true
+			s.lastMSN[qn] = h.MSN
+		}
+		if h.Last {
+			return h.MSN, nil
+		}
+		payload = payload[len(chunk):]
+		h.MO += uint32(len(chunk))
+	}
+}
+
+// sentMSN is the MSN SendUntagged reports with an error: the message's MSN
+// if part of it reached the LLP, 0 otherwise.
+func (s *Sender) sentMSN(started bool, msn uint32) uint32 {
+	if started {
+		return msn
+	}
+	return 0
+}

@@ -1,0 +1,251 @@
+// Package vmtest runs Go tests inside a throw-away qemu virtual machine that
+// boots Debian's Linux kernel with SCTP loaded, for machines whose own kernel
+// has no SCTP (CONFIG_IP_SCTP unset). The VM is prepared by
+// scripts/vm/setup.sh and driven by scripts/vm/run.sh; see
+// scripts/vm/README.md for the recipe and its costs.
+//
+// The usual pattern is a test that runs its real body where the kernel has
+// SCTP and otherwise re-runs itself in the VM:
+//
+//	func TestKernelSCTP(t *testing.T) {
+//		if !vmtest.KernelHasSCTP() {
+//			vmtest.RunInVM(t, ".", "^TestKernelSCTP$")
+//			return
+//		}
+//		// ... the suite, now on a kernel with SCTP ...
+//	}
+package vmtest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// EnvInVM is the environment variable that is "1" for a binary running
+// inside the test VM.
+const EnvInVM = "SCTPRDMA_IN_VM"
+
+// InVM reports whether the calling binary runs inside the test VM.
+func InVM() bool { return os.Getenv(EnvInVM) == "1" }
+
+// KernelHasSCTP reports whether the running kernel offers SCTP sockets: it
+// opens and closes a one-to-one SCTP socket.
+func KernelHasSCTP() bool {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_SCTP)
+	if err != nil {
+		return false
+	}
+	_ = unix.Close(fd)
+	return true
+}
+
+// Option adjusts a RunInVM call.
+type Option func(*config)
+
+type config struct {
+	sysctls []string
+	env     []string
+	args    []string
+	timeout time.Duration
+	race    bool
+}
+
+// WithSysctl sets a sysctl ("net.sctp.udp_port=9899") in the guest before
+// the test binary starts.
+func WithSysctl(keyValue string) Option {
+	return func(c *config) { c.sysctls = append(c.sysctls, keyValue) }
+}
+
+// WithEnv exports NAME=VALUE to the test binary in the guest.
+func WithEnv(nameValue string) Option {
+	return func(c *config) { c.env = append(c.env, nameValue) }
+}
+
+// WithArgs appends arguments for the test binary (e.g. "-test.benchtime=1x").
+func WithArgs(args ...string) Option {
+	return func(c *config) { c.args = append(c.args, args...) }
+}
+
+// WithTimeout bounds the whole VM run, boot included (default: what is left
+// of the calling test's deadline less a margin, at most 10 minutes).
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) { c.timeout = d }
+}
+
+// WithRace chooses whether the guest test binary is built with the race
+// detector (default: the same as the calling binary).
+func WithRace(on bool) Option {
+	return func(c *config) { c.race = on }
+}
+
+// RepoRoot returns the module root: the nearest directory at or above the
+// working directory that holds go.mod and scripts/vm/run.sh.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if fileExists(filepath.Join(dir, "go.mod")) && fileExists(filepath.Join(dir, "scripts", "vm", "run.sh")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("vmtest: no directory with go.mod and scripts/vm/run.sh above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// RunInVM builds the test binary of the package in pkgDir (relative to the
+// working directory, normally ".") and runs it in the VM with
+// -test.run=runRegex -test.v, streaming the guest's console into t.Log. The
+// test fails if the VM cannot be set up, if the binary exits non-zero or if
+// the run times out. The package's testdata directory, if any, is copied
+// into the guest and is the binary's working directory's testdata, as under
+// go test.
+func RunInVM(t testing.TB, pkgDir, runRegex string, opts ...Option) {
+	t.Helper()
+	cfg := config{race: raceEnabled}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatalf("vmtest: %v", err)
+	}
+	absPkg, err := filepath.Abs(pkgDir)
+	if err != nil {
+		t.Fatalf("vmtest: %v", err)
+	}
+
+	timeout := cfg.timeout
+	if timeout == 0 {
+		timeout = 10 * time.Minute
+		if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+			if d, has := dl.Deadline(); has {
+				if left := time.Until(d) - 15*time.Second; left < timeout {
+					timeout = left
+				}
+			}
+		}
+	}
+	if timeout <= 0 {
+		t.Fatalf("vmtest: no time left before the test deadline to boot a VM")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, filepath.Base(absPkg)+".test")
+	start := time.Now()
+	if err := buildTestBinary(ctx, absPkg, bin, cfg.race); err != nil {
+		t.Fatalf("vmtest: building the test binary of %s: %v", absPkg, err)
+	}
+	t.Logf("vmtest: built %s (race=%v) in %v", filepath.Base(bin), cfg.race, time.Since(start).Round(time.Millisecond))
+
+	args := []string{filepath.Join(root, "scripts", "vm", "run.sh"),
+		"--timeout", fmt.Sprint(int(timeout.Seconds())),
+		"--cwd", "/test/pkg",
+	}
+	if td := filepath.Join(absPkg, "testdata"); fileExists(td) {
+		args = append(args, "--include", td+"=/test/pkg/testdata")
+	}
+	for _, s := range cfg.sysctls {
+		args = append(args, "--sysctl", s)
+	}
+	env := cfg.env
+	if ci := os.Getenv("CI"); ci != "" {
+		env = append([]string{"CI=" + ci}, env...)
+	}
+	for _, e := range env {
+		args = append(args, "--env", e)
+	}
+	args = append(args, bin, "-test.run", runRegex, "-test.v", "-test.count=1",
+		"-test.timeout", fmt.Sprint(timeout-10*time.Second))
+	args = append(args, cfg.args...)
+
+	cmd := exec.CommandContext(ctx, "bash", args...)
+	cmd.Dir = root
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatalf("vmtest: %v", err)
+	}
+	cmd.Stderr = cmd.Stdout
+	start = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("vmtest: starting run.sh: %v", err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { streamLines(t, out) })
+	wg.Wait()
+	err = cmd.Wait()
+	elapsed := time.Since(start).Round(time.Millisecond)
+	if err != nil {
+		var ee *exec.ExitError
+		switch {
+		case ctx.Err() != nil:
+			t.Fatalf("vmtest: VM run of %s timed out after %v", runRegex, elapsed)
+		case errors.As(err, &ee):
+			t.Fatalf("vmtest: %s failed in the VM (exit status %d, %v); output above. "+
+				"Exit 125 means the VM could not be set up or booted (see scripts/vm/README.md)",
+				runRegex, ee.ExitCode(), elapsed)
+		default:
+			t.Fatalf("vmtest: running the VM: %v", err)
+		}
+	}
+	t.Logf("vmtest: %s passed in the VM (%v including boot)", runRegex, elapsed)
+}
+
+// streamLines copies r into t.Log line by line until EOF.
+func streamLines(t testing.TB, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		t.Log(sc.Text())
+	}
+}
+
+// buildTestBinary compiles the test binary of pkg into out: statically
+// (CGO_ENABLED=0) without the race detector, dynamically with it (run.sh
+// copies the shared libraries into the guest).
+func buildTestBinary(ctx context.Context, pkg, out string, race bool) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	args := []string{"test", "-c", "-o", out}
+	cgo := "CGO_ENABLED=0"
+	if race {
+		args = append(args, "-race")
+		cgo = "CGO_ENABLED=1"
+	}
+	args = append(args, ".")
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	cmd.Dir = pkg
+	cmd.Env = append(os.Environ(), cgo, "GOOS=linux", "GOARCH=amd64")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(b)))
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package mpa
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// Terminate layer, error type and codes for MPA errors.
+//
+// RFC 5040 §4.8 (Figure 9) puts LLP errors in Terminate layer 0x2; RFC 6581
+// §8 fixes the error type for MPA at 0x0 and the IANA "MPA Errors" registry
+// (RFC 6580 §3.3, RFC 6581 §11) holds the codes: 0x01–0x04 from RFC 5044 §8,
+// 0x05–0x07 from RFC 6581 §8.
+const (
+	// TermLayerLLP is the RDMAP Terminate layer of every LLP error
+	// (RFC 5040 §4.8).
+	TermLayerLLP = 0x2
+	// ETypeMPA is the Terminate error type of MPA errors (RFC 6581 §8).
+	ETypeMPA = 0x0
+
+	// CodeConnectionLost: TCP connection closed, terminated, or lost,
+	// including by timeout, too many retries, RST or FIN (RFC 5044 §8 code 1).
+	CodeConnectionLost = 0x01
+	// CodeCRC: received MPA CRC does not match the calculated value for the
+	// FPDU (RFC 5044 §8 code 2).
+	CodeCRC = 0x02
+	// CodeMarker: with a valid CRC, the received Marker and the ULPDU Length
+	// fields do not agree on the start of an FPDU (RFC 5044 §8 code 3).
+	CodeMarker = 0x03
+	// CodeInvalidFrame: invalid MPA Request Frame or MPA Reply Frame received
+	// (RFC 5044 §8 code 4).
+	CodeInvalidFrame = 0x04
+	// CodeLocalCatastrophic: a local error of enhanced connection
+	// establishment with no more specific code (RFC 6581 §8, §9.3).
+	CodeLocalCatastrophic = 0x05
+	// CodeInsufficientIRD: insufficient IRD resources (RFC 6581 §8, §9.1).
+	CodeInsufficientIRD = 0x06
+	// CodeNoMatchingRTR: no matching RTR option (RFC 6581 §8, §9.2).
+	CodeNoMatchingRTR = 0x07
+)
+
+// Causes carried in the Err field of the *llp.Error values this package
+// returns (test them with errors.Is), and errors of the local API.
+var (
+	// ErrBadKey: the 16-octet Key of a startup frame is not the one expected
+	// (RFC 5044 §7.1.1, §7.1.2 rule 5). Code 4.
+	ErrBadKey = errors.New("mpa: startup frame key mismatch")
+	// ErrActiveActive: an MPA Request arrived where an MPA Reply was expected,
+	// i.e. both ends started as Initiator (RFC 5044 §7.1.2 rule 8). It wraps
+	// ErrBadKey. Code 4.
+	ErrActiveActive = fmt.Errorf("%w: peer is also an Initiator (Initiator/Initiator startup)", ErrBadKey)
+	// ErrRevision: the startup frame carries an MPA revision this end cannot
+	// interoperate with (RFC 5044 §7.1.1 Rev, RFC 6581 §6). Code 4.
+	ErrRevision = errors.New("mpa: unsupported MPA revision")
+	// ErrPrivateDataLength: PD_Length exceeds 512 octets (RFC 5044 §7.1.1)
+	// or the configured acceptance limit (RFC 5044 §7.1.2 rule 9), or is too
+	// short for the enhanced connection establishment data (RFC 6581 §6).
+	// Code 4.
+	ErrPrivateDataLength = errors.New("mpa: invalid private data length")
+	// ErrEnhancedMismatch: the Reply's S flag or Control Flag A does not
+	// answer the Request as RFC 6581 §9.2 and §10 require. Code 4.
+	ErrEnhancedMismatch = errors.New("mpa: enhanced connection establishment mismatch")
+	// ErrTruncated: the input ends before the message does. Parse functions
+	// return it (unwrapped, not as *llp.Error) so a stream reader knows to
+	// read more.
+	ErrTruncated = errors.New("mpa: truncated input")
+	// ErrCRC: the FPDU's CRC32c does not match (RFC 5044 §4.4, §8 code 2).
+	ErrCRC = errors.New("mpa: FPDU CRC32c mismatch")
+	// ErrMarker: a Marker's FPDUPTR does not point at the FPDU's ULPDU Length
+	// field (RFC 5044 §4.3, §8 code 3).
+	ErrMarker = errors.New("mpa: marker does not point at the FPDU start")
+	// ErrULPDUTooLarge: a received ULPDU Length exceeds the receive limit
+	// (by default 64768, RFC 5044 §3). RFC 5044 §8 has no code of its own for
+	// it: the length cannot have been produced by a conforming sender, so the
+	// FPDU start is lost, which is the framing failure of code 3.
+	ErrULPDUTooLarge = errors.New("mpa: ULPDU length beyond receive limit")
+	// ErrConnectionLost: the TCP connection ended in the middle of an FPDU or
+	// failed (RFC 5044 §8 code 1).
+	ErrConnectionLost = errors.New("mpa: TCP connection lost")
+	// ErrInvalidConfig reports a Config this package cannot use.
+	ErrInvalidConfig = errors.New("mpa: invalid configuration")
+)
+
+// newError returns the *llp.Error for an MPA error code with its cause.
+func newError(code uint8, cause error) *llp.Error {
+	return &llp.Error{EType: ETypeMPA, Code: code, Err: cause}
+}
+
+// frameError is the *llp.Error for an improperly formatted startup frame
+// (RFC 5044 §8 code 4).
+func frameError(cause error, format string, args ...any) *llp.Error {
+	if format == "" {
+		return newError(CodeInvalidFrame, cause)
+	}
+	return newError(CodeInvalidFrame, fmt.Errorf("%w: "+format, append([]any{cause}, args...)...))
+}
+
+// RejectError reports that the Responder's ULP rejected the connection:
+// the MPA Reply Frame had R = 1 (RFC 5044 §7.1.1, §7.1.2 rule 3). The
+// Initiator exits MPA; the Reply's private data (the reason) and, for an
+// enhanced Reply, the Responder's IRD/ORD (RFC 6581 §9.1: passed to the ULP
+// for Reject messages too) are in Reply.
+type RejectError struct {
+	// Reply is the received MPA Reply Frame.
+	Reply Frame
+}
+
+// Error implements error.
+func (e *RejectError) Error() string {
+	return fmt.Sprintf("mpa: connection rejected by the responder (%d octets of private data)", len(e.Reply.PrivateData))
+}
+
+// ErrRejected is matched by errors.Is for every *RejectError, and is what
+// the Responder side returns after it sent a rejecting Reply.
+var ErrRejected = errors.New("mpa: connection rejected")
+
+// Is makes errors.Is(err, ErrRejected) true for a *RejectError.
+func (e *RejectError) Is(target error) bool { return target == ErrRejected }

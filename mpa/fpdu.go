@@ -1,0 +1,240 @@
+package mpa
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// FPDU size constants (RFC 5044 §3, §4.1, §4.5).
+const (
+	// FPDUHeaderLen is the ULPDU_Length field.
+	FPDUHeaderLen = 2
+	// MaxULPDU is the largest ULPDU DDP may post to MPA (RFC 5044 §3).
+	MaxULPDU = 64768
+	// MinMULPDU is the smallest MULPDU MPA may report (RFC 5044 §3, §4.5).
+	MinMULPDU = 128
+)
+
+// PadLen returns the number of pad octets (0–3) after a ULPDU of n octets,
+// making the FPDU (2-octet header + ULPDU + pad) a multiple of 4
+// (RFC 5044 §4.1).
+func PadLen(n int) int { return (-(FPDUHeaderLen + n)) & 3 }
+
+// WireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
+// octets occupies in the TCP stream when its first octet is at stream
+// position pos: header, ULPDU, pad and CRC, plus, when markers is true, the
+// Marker preceding it if one is due at pos and every Marker falling inside
+// it (RFC 5044 §4.3). A Marker due exactly after the CRC belongs to the
+// next FPDU and is not counted.
+func WireLen(pos uint64, ulpduLen int, markers bool) int {
+	body := FPDUHeaderLen + ulpduLen + PadLen(ulpduLen) + CRCLen
+	if !markers {
+		return body
+	}
+	n := body
+	off := int(pos % MarkerInterval)
+	if off == 0 {
+		n += MarkerLen // RFC 5044 §4.3: FPDUPTR 0, part of this FPDU
+		off = MarkerLen
+	}
+	if room := MarkerInterval - off; body > room {
+		n += MarkerLen * ((body - room + MarkerInterval - MarkerLen - 1) / (MarkerInterval - MarkerLen))
+	}
+	return n
+}
+
+// MULPDUFor returns the MULPDU for an effective MSS of emss octets
+// (RFC 5044 §4.5):
+//
+//	with Markers:    EMSS - (6 + 4 * Ceiling(EMSS / 512) + EMSS mod 4)
+//	without Markers: EMSS - (6 + EMSS mod 4)
+//
+// clamped to [MinMULPDU, MaxULPDU] (RFC 5044 §3, §4.5: never below 128).
+func MULPDUFor(emss int, markers bool) int {
+	m := emss - (FPDUHeaderLen + CRCLen + emss%4)
+	if markers {
+		m -= MarkerLen * ((emss + MarkerInterval - 1) / MarkerInterval)
+	}
+	return min(max(m, MinMULPDU), MaxULPDU)
+}
+
+// FPDU is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
+// Markers of §4.3 Figure 4):
+//
+//	0                   1                   2                   3
+//	0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|          ULPDU_Length         |                               |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+                               +
+//	~                            ULPDU                              ~
+//	|                               +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                               |          PAD (0-3 octets)     |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                             CRC                               |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// The CRC32c covers every octet of the FPDU before the CRC field, Markers
+// included, a preceding FPDUPTR-0 Marker included (RFC 5044 §4.4).
+type FPDU struct {
+	// ULPDU is the DDP segment carried.
+	ULPDU []byte
+	// Pos is the stream position of the FPDU's first octet, counted from
+	// the first octet of the half connection's Full Operation Phase; only
+	// Pos mod 512 matters, and only with Markers (RFC 5044 §4.3).
+	Pos uint64
+	// Markers selects Marker insertion (the peer set M, RFC 5044 §7.1.1).
+	Markers bool
+	// CRC selects CRC generation; without it the CRC field is sent as zero
+	// (RFC 5044 §4.1: present, any value, not checked).
+	CRC bool
+	// CRCValue is the CRC field as received (ParseFPDU) or as last computed
+	// by Append.
+	CRCValue uint32
+}
+
+// Len returns the wire length of f: WireLen(f.Pos, len(f.ULPDU), f.Markers).
+func (f *FPDU) Len() int { return WireLen(f.Pos, len(f.ULPDU), f.Markers) }
+
+// Append appends the wire form of f at stream position f.Pos and records
+// the CRC in f.CRCValue. It allocates nothing when b has room for f.Len()
+// more octets. len(f.ULPDU) must not exceed 65535; callers enforce MULPDU.
+func (f *FPDU) Append(b []byte) []byte {
+	b, f.CRCValue = appendFPDU(b, f.Pos, f.Markers, f.CRC, f.ULPDU, nil)
+	return b
+}
+
+// appendFPDU appends one FPDU whose ULPDU is hdr followed by payload (the
+// DDP gather list) at stream position pos, returning the CRC field value.
+func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([]byte, uint32) {
+	start := len(b)
+	ulen := len(hdr) + len(payload)
+	var pad [3]byte
+	if !markers {
+		b = binary.BigEndian.AppendUint16(b, uint16(ulen))
+		b = append(b, hdr...)
+		b = append(b, payload...)
+		b = append(b, pad[:PadLen(ulen)]...)
+	} else {
+		w := markWriter{b: b, pos: pos}
+		w.begin()
+		var l [2]byte
+		binary.BigEndian.PutUint16(l[:], uint16(ulen))
+		w.write(l[:])
+		w.write(hdr)
+		w.write(payload)
+		w.write(pad[:PadLen(ulen)])
+		w.beforeCRC()
+		b = w.b
+	}
+	var c uint32
+	if crc {
+		c = CRC32c(b[start:])
+	}
+	return AppendCRC(b, c), c
+}
+
+// PeekULPDULength reads the ULPDU_Length of the FPDU starting at the
+// beginning of b, at stream position pos. With markers it skips a Marker
+// due at pos (the FPDUPTR-0 Marker is verified later, by ParseFPDU). It
+// returns ErrTruncated while b is too short.
+func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
+	i := 0
+	if markers && MarkerDue(pos) {
+		i = MarkerLen
+	}
+	if len(b) < i+FPDUHeaderLen {
+		return 0, ErrTruncated
+	}
+	return int(binary.BigEndian.Uint16(b[i:])), nil
+}
+
+// ParseFPDU parses the FPDU at the start of b, whose first octet is at
+// stream position pos, following RFC 5044 §6: the ULPDU_Length locates the
+// end of the FPDU, the CRC is verified over the octets as received
+// (Markers included) when crc is true (§4.4), and only then, as §8 code 3
+// says, the Markers are checked against the FPDU start (§4.3). It returns
+// the FPDU, the octets consumed, and ErrTruncated while b does not hold the
+// whole FPDU, or an *llp.Error: CodeCRC wrapping ErrCRC, CodeMarker
+// wrapping ErrMarker.
+//
+// Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
+// gathered around them into dst[:0] (grown only if too small), so a caller
+// that passes a 65535-octet dst parses without allocating.
+func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, error) {
+	ulen, err := PeekULPDULength(b, pos, markers)
+	if err != nil {
+		return FPDU{}, 0, err
+	}
+	n := WireLen(pos, ulen, markers)
+	if len(b) < n {
+		return FPDU{}, 0, ErrTruncated
+	}
+	f := FPDU{Pos: pos, Markers: markers, CRC: crc}
+	f.CRCValue, _, _ = ParseCRC(b[n-CRCLen:])
+	if crc {
+		if got := CRC32c(b[:n-CRCLen]); got != f.CRCValue {
+			return FPDU{}, 0, newError(CodeCRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
+		}
+	}
+	if !markers {
+		f.ULPDU = b[FPDUHeaderLen : FPDUHeaderLen+ulen : FPDUHeaderLen+ulen]
+		return f, n, nil
+	}
+	unmarked, err := stripMarkers(dst[:0], b[:n], pos)
+	if err != nil {
+		return FPDU{}, 0, err
+	}
+	f.ULPDU = unmarked[FPDUHeaderLen : FPDUHeaderLen+ulen : FPDUHeaderLen+ulen]
+	return f, n, nil
+}
+
+// markWriter appends FPDU octets, inserting Markers at every 512th stream
+// position (RFC 5044 §4.3).
+type markWriter struct {
+	b        []byte
+	pos      uint64 // stream position of the next octet appended
+	fpduPos  uint64 // position of the ULPDU_Length field
+	nextMark uint64 // position of the next Marker
+}
+
+// begin emits the FPDUPTR-0 Marker if one is due before the FPDU header.
+func (w *markWriter) begin() {
+	if MarkerDue(w.pos) {
+		w.b = Marker{}.Append(w.b)
+		w.pos += MarkerLen
+	}
+	w.fpduPos = w.pos
+	w.nextMark = w.pos - w.pos%MarkerInterval + MarkerInterval
+}
+
+// write appends p, inserting a Marker wherever one is due before an octet
+// of p. A Marker due after the last octet is left to the next write.
+func (w *markWriter) write(p []byte) {
+	for len(p) > 0 {
+		if w.pos == w.nextMark {
+			w.mark()
+		}
+		k := min(uint64(len(p)), w.nextMark-w.pos)
+		w.b = append(w.b, p[:k]...)
+		w.pos += k
+		p = p[k:]
+	}
+}
+
+// beforeCRC emits a Marker due between the pad and the CRC field: it lies
+// inside the FPDU and is covered by its CRC (RFC 5044 §4.4 rule 1).
+func (w *markWriter) beforeCRC() {
+	if w.pos == w.nextMark {
+		w.mark()
+	}
+}
+
+func (w *markWriter) mark() {
+	w.b = Marker{FPDUPTR: uint16(w.pos - w.fpduPos)}.Append(w.b)
+	w.pos += MarkerLen
+	w.nextMark += MarkerInterval
+}
+
+// maxWireLen bounds WireLen for any ULPDU_Length and position: the largest
+// FPDU body plus a leading Marker and one Marker per 508 octets of body.
+const maxWireLen = FPDUHeaderLen + 0xFFFF + 3 + CRCLen + MarkerLen*(2+(FPDUHeaderLen+0xFFFF+3+CRCLen)/(MarkerInterval-MarkerLen))

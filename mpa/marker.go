@@ -1,0 +1,150 @@
+package mpa
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Marker constants (RFC 5044 §4.2, §4.3).
+const (
+	// MarkerLen is the length of a Marker.
+	MarkerLen = 4
+	// MarkerInterval is the spacing of Markers in the TCP octet stream.
+	MarkerInterval = 512
+)
+
+// Marker is an MPA Marker (RFC 5044 §4.2 Figure 3):
+//
+//	0                   1                   2                   3
+//	0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|           RESERVED            |            FPDUPTR            |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// When Markers are enabled in a direction, the sender inserts one
+// immediately before the first FPDU of the Full Operation Phase and then at
+// every 512th octet of that half connection (RFC 5044 §4.3). Stream
+// positions in this package count octets from that first Marker, so a
+// Marker is due wherever pos%512 == 0.
+type Marker struct {
+	// FPDUPTR is the number of octets from the first octet of the ULPDU
+	// Length field of the FPDU containing the Marker to the first octet of
+	// the Marker; 0 for a Marker that falls between FPDUs (it then belongs
+	// to the following FPDU). Its two low bits are always 0.
+	FPDUPTR uint16
+}
+
+// ParseMarker parses a Marker at the start of b. RESERVED is ignored and
+// the two low bits of FPDUPTR are treated as zero, as RFC 5044 §4.2
+// requires of receivers. It returns ErrTruncated if b is shorter than 4
+// octets.
+func ParseMarker(b []byte) (Marker, int, error) {
+	if len(b) < MarkerLen {
+		return Marker{}, 0, ErrTruncated
+	}
+	return Marker{FPDUPTR: binary.BigEndian.Uint16(b[2:]) &^ 3}, MarkerLen, nil
+}
+
+// Append appends m with RESERVED zero and the two low bits of FPDUPTR zero
+// (RFC 5044 §4.2). It allocates nothing when b has room for 4 octets.
+func (m Marker) Append(b []byte) []byte {
+	return append(b, 0, 0, byte(m.FPDUPTR>>8), byte(m.FPDUPTR&^3))
+}
+
+// Len returns MarkerLen.
+func (Marker) Len() int { return MarkerLen }
+
+// MarkerDue reports whether a Marker begins at stream position pos
+// (RFC 5044 §4.3: (SeqNum - SeqStart) mod 512 == 0).
+func MarkerDue(pos uint64) bool { return pos%MarkerInterval == 0 }
+
+// InsertMarkers appends to dst the FPDU image unmarked (ULPDU_Length,
+// ULPDU, pad, CRC field, as RFC 5044 §4.1 Figure 2 shows it) with Markers
+// inserted for stream position pos (RFC 5044 §4.3). When crc is true the
+// CRC field is recomputed over the marked octets, as the receiver will
+// check it (RFC 5044 §4.4); otherwise it is copied. It returns an error
+// wrapping ErrTruncated if unmarked is not exactly one whole FPDU. It
+// allocates nothing when dst has room for WireLen octets.
+func InsertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
+	ulen, err := PeekULPDULength(unmarked, 0, false)
+	if err != nil {
+		return dst, err
+	}
+	body := FPDUHeaderLen + ulen + PadLen(ulen)
+	if len(unmarked) != body+CRCLen {
+		return dst, fmt.Errorf("%w: FPDU image of %d octets, ULPDU_Length %d needs %d", ErrTruncated, len(unmarked), ulen, body+CRCLen)
+	}
+	start := len(dst)
+	w := markWriter{b: dst, pos: pos}
+	w.begin()
+	w.write(unmarked[:body])
+	w.beforeCRC()
+	if !crc {
+		return append(w.b, unmarked[body:]...), nil
+	}
+	return AppendCRC(w.b, CRC32c(w.b[start:])), nil
+}
+
+// StripMarkers removes the Markers from the marked FPDU at the start of b,
+// whose first octet is at stream position pos, verifying that each points
+// at the FPDU's ULPDU_Length field (a Marker preceding the FPDU must be 0)
+// (RFC 5044 §4.2, §4.3). It appends the unmarked image (ULPDU_Length,
+// ULPDU, pad, CRC field) to dst and returns it with the number of octets of
+// b consumed. Errors: ErrTruncated while b does not hold the whole FPDU;
+// *llp.Error CodeMarker wrapping ErrMarker. It does not check the CRC (see
+// ParseFPDU, which checks it first, RFC 5044 §8 code 3).
+func StripMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
+	ulen, err := PeekULPDULength(b, pos, true)
+	if err != nil {
+		return dst, 0, err
+	}
+	n := WireLen(pos, ulen, true)
+	if len(b) < n {
+		return dst, 0, ErrTruncated
+	}
+	out, err := stripMarkers(dst, b[:n], pos)
+	if err != nil {
+		return dst, 0, err
+	}
+	return out, n, nil
+}
+
+// stripMarkers appends the unmarked image of the whole marked FPDU wire to
+// dst, verifying every Marker.
+func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
+	i := 0
+	if MarkerDue(pos) {
+		m, _, _ := ParseMarker(wire)
+		if m.FPDUPTR != 0 {
+			return dst, markerError(pos, m.FPDUPTR, 0)
+		}
+		i = MarkerLen
+		pos += MarkerLen
+	}
+	fpduPos := pos
+	nextMark := pos - pos%MarkerInterval + MarkerInterval
+	for i < len(wire) {
+		if pos == nextMark {
+			m, _, err := ParseMarker(wire[i:])
+			if err != nil {
+				return dst, err
+			}
+			if want := uint16(pos-fpduPos) &^ 3; m.FPDUPTR != want {
+				return dst, markerError(pos, m.FPDUPTR, want)
+			}
+			i += MarkerLen
+			pos += MarkerLen
+			nextMark += MarkerInterval
+			continue
+		}
+		k := min(len(wire)-i, int(nextMark-pos))
+		dst = append(dst, wire[i:i+k]...)
+		i += k
+		pos += uint64(k)
+	}
+	return dst, nil
+}
+
+func markerError(pos uint64, got, want uint16) error {
+	return newError(CodeMarker, fmt.Errorf("%w: marker at stream offset %d has FPDUPTR %#04x, FPDU start gives %#04x (RFC 5044 §4.3)", ErrMarker, pos, got, want))
+}

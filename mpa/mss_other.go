@@ -1,0 +1,7 @@
+//go:build !linux
+
+package mpa
+
+// readMSS leaves c.mssVal at 0 where TCP_MAXSEG is not read: MULPDU then
+// derives from FallbackMSS (RFC 5044 §5.1).
+func (c *Conn) readMSS(fd uintptr) {}

@@ -1,0 +1,376 @@
+package mpa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// NegotiationError reports that the startup frames were exchanged and the
+// connection is in Full Operation, but RFC 6581 requires the Initiator to
+// end it with a Terminate: insufficient IRD for the Responder's ORD
+// (CodeInsufficientIRD, §9.1) or no RTR indication both ends support
+// (CodeNoMatchingRTR, §9.2). Conn is open so the ULP can send that
+// Terminate (layer 2, type 0, Err.Code) and then close it.
+type NegotiationError struct {
+	// Conn is the established connection; the caller owns it.
+	Conn *Conn
+	// Err carries the Terminate error type and code.
+	Err *llp.Error
+}
+
+// Error implements error.
+func (e *NegotiationError) Error() string { return "mpa: negotiation failed: " + e.Err.Error() }
+
+// Unwrap returns the *llp.Error.
+func (e *NegotiationError) Unwrap() error { return e.Err }
+
+// Dial opens a TCP connection to addr and starts MPA on it as Initiator
+// (see Client). On any error the TCP connection is closed, except that a
+// *NegotiationError carries the open Conn.
+func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("mpa: dial: %w", err)
+	}
+	c, err := Client(ctx, nc, cfg)
+	var ne *NegotiationError
+	if err != nil && !errors.As(err, &ne) {
+		_ = nc.Close()
+	}
+	return c, err
+}
+
+// Client runs the Initiator side of the MPA startup phase on nc (RFC 5044
+// §7.1.2 rules 1 and 3, RFC 6581 §5, §9): it sends the MPA Request Frame,
+// waits for and validates the MPA Reply Frame and returns the Conn in Full
+// Operation. ctx and Config.HandshakeTimeout bound the exchange.
+//
+// Errors: an improperly formatted Reply, or a Request received instead
+// (Initiator/Initiator startup), closes nc and returns an *llp.Error with
+// CodeInvalidFrame (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
+// returns a *RejectError and leaves nc open for the caller (rule 3); an
+// RFC 6581 IRD or RTR mismatch returns a *NegotiationError with the open
+// Conn.
+func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if err := cfg.validate(true); err != nil {
+		return nil, err
+	}
+	c := newConn(nc, cfg, true)
+	req := Frame{
+		Markers:     cfg.Markers,
+		CRC:         !cfg.NoCRC,
+		Rev:         cfg.revision(),
+		Enhanced:    cfg.Enhanced,
+		PrivateData: cfg.PrivateData,
+	}
+	if !cfg.Enhanced {
+		// RFC 6581 §10: no enhanced formats when no enhanced function is
+		// wanted; Rev 1 keeps RFC 5044-only responders happy.
+		req.Rev = Rev1
+	} else {
+		req.IRDORD = IRDORD{PeerToPeer: cfg.PeerToPeer, IRD: cfg.IRD, ORD: cfg.ORD}
+		if cfg.PeerToPeer {
+			req.IRDORD.RTR = cfg.rtr()
+		}
+	}
+	stop := c.bound(ctx)
+	rep, err := c.exchangeAsInitiator(&req)
+	if err = stop(err); err != nil {
+		return nil, err
+	}
+	return c.completeInitiator(&req, &rep)
+}
+
+func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
+	if _, err := c.nc.Write(req.Append(make([]byte, 0, req.Len()))); err != nil {
+		return Frame{}, fmt.Errorf("mpa: send MPA Request: %w", err)
+	}
+	rep, err := c.readFrame()
+	if err != nil {
+		return Frame{}, err
+	}
+	if !rep.Reply {
+		// RFC 5044 §7.1.2 rule 8: Request and Reply keys differ so that
+		// Initiator/Initiator startups are detected.
+		_ = c.nc.Close()
+		return Frame{}, frameError(ErrActiveActive, "")
+	}
+	if rep.Rev < Rev1 || rep.Rev > req.Rev {
+		_ = c.nc.Close()
+		return Frame{}, frameError(ErrRevision, "Reply revision %d to a revision %d Request (RFC 5044 §7.1.1)", rep.Rev, req.Rev)
+	}
+	if rep.Enhanced != req.Enhanced {
+		// RFC 6581 §10: an enhanced Responder answers enhanced Requests
+		// enhanced and unenhanced Requests unenhanced.
+		_ = c.nc.Close()
+		return Frame{}, frameError(ErrEnhancedMismatch, "Request S=%t, Reply S=%t (RFC 6581 §10)", req.Enhanced, rep.Enhanced)
+	}
+	if rep.Enhanced && rep.IRDORD.PeerToPeer != req.IRDORD.PeerToPeer {
+		_ = c.nc.Close()
+		return Frame{}, frameError(ErrEnhancedMismatch, "Request A=%t, Reply A=%t (RFC 6581 §9.2)", req.IRDORD.PeerToPeer, rep.IRDORD.PeerToPeer)
+	}
+	return rep, nil
+}
+
+// completeInitiator applies the Reply (RFC 5044 §7.1.1 M and C, RFC 6581
+// §9.1, §9.2).
+func (c *Conn) completeInitiator(req, rep *Frame) (*Conn, error) {
+	if rep.Reject {
+		// RFC 5044 §7.1.2 rule 3: exit MPA, leave TCP open for the ULP.
+		return nil, &RejectError{Reply: *rep}
+	}
+	p := &c.params
+	p.Revision = rep.Rev
+	p.Enhanced = rep.Enhanced
+	p.CRC = req.CRC || rep.CRC
+	p.MarkersTx = rep.Markers
+	p.MarkersRx = req.Markers
+	p.PrivateData = req.PrivateData
+	p.PeerPrivateData = rep.PrivateData
+	p.IRD, p.ORD = c.cfg.IRD, c.cfg.ORD
+	var fail *llp.Error
+	if rep.Enhanced {
+		v := rep.IRDORD
+		p.PeerIRD, p.PeerORD = v.IRD, v.ORD
+		// RFC 6581 §9.1: the Initiator sets its ORD at most to the
+		// Responder IRD and its IRD at least to the Responder ORD; 0x3FFF
+		// leaves the local value unchanged.
+		if v.IRD != NoNegotiation && c.cfg.ORD != NoNegotiation {
+			p.ORD = min(c.cfg.ORD, v.IRD)
+		}
+		if v.ORD != NoNegotiation && c.cfg.IRD != NoNegotiation && v.ORD > c.cfg.IRD {
+			fail = newError(CodeInsufficientIRD, fmt.Errorf("mpa: responder ORD %d exceeds this end's IRD %d (RFC 6581 §9.1)", v.ORD, c.cfg.IRD))
+		}
+		if v.PeerToPeer {
+			p.PeerToPeer = true
+			p.RTR = v.RTR & req.IRDORD.RTR
+			if p.RTR == 0 && fail == nil {
+				fail = newError(CodeNoMatchingRTR, fmt.Errorf("mpa: responder supports RTR %v, this end %v (RFC 6581 §9.2)", v.RTR, req.IRDORD.RTR))
+			}
+		}
+	}
+	c.enterFullOperation()
+	if fail != nil {
+		return nil, &NegotiationError{Conn: c, Err: fail}
+	}
+	return c, nil
+}
+
+// Server runs the Responder side of the MPA startup phase on nc (RFC 5044
+// §7.1.2 rules 2 and 4, RFC 6581 §9, §10): it waits for the MPA Request
+// Frame, lets Config.Accept examine it, sends the MPA Reply Frame and
+// returns the Conn in Full Operation. The Conn sends no FPDU before it has
+// received one (rule 4). ctx and Config.HandshakeTimeout bound the wait
+// (rule 8: Responder/Responder startups time out).
+//
+// Errors: an improperly formatted Request, an unsupported revision or a
+// Reply key closes nc and returns an *llp.Error with CodeInvalidFrame;
+// an Accept error closes nc and returns it; a rejection sends the Reply
+// with R = 1, leaves nc open and returns an error matching ErrRejected.
+func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if err := cfg.validate(false); err != nil {
+		return nil, err
+	}
+	c := newConn(nc, cfg, false)
+	stop := c.bound(ctx)
+	rep, err := c.exchangeAsResponder()
+	if err = stop(err); err != nil {
+		return nil, err
+	}
+	if rep.Reject {
+		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", ErrRejected)
+	}
+	c.enterFullOperation()
+	return c, nil
+}
+
+func (c *Conn) exchangeAsResponder() (*Frame, error) {
+	req, err := c.readFrame()
+	if err != nil {
+		return nil, err
+	}
+	if req.Reply {
+		_ = c.nc.Close()
+		return nil, frameError(ErrBadKey, "MPA Reply Frame received while waiting for a Request (RFC 5044 §7.1.2 rule 5)")
+	}
+	// RFC 5044 §7.1.1 Rev: close if we cannot interoperate. Revision 0 is
+	// the RDMA Consortium protocol (RFC 5044 Appendix C), which this
+	// non-permissive implementation does not speak; RFC 6581 §6 obliges a
+	// revision-2 Responder to keep accepting revision 1.
+	if req.Rev < Rev1 || req.Rev > c.cfg.revision() {
+		_ = c.nc.Close()
+		return nil, frameError(ErrRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
+	}
+	d := Decision{}
+	if c.cfg.Accept != nil {
+		if d, err = c.cfg.Accept(&req); err != nil {
+			_ = c.nc.Close()
+			return nil, fmt.Errorf("mpa: request refused: %w", err)
+		}
+	}
+	pd := d.PrivateData
+	if pd == nil {
+		pd = c.cfg.PrivateData
+	}
+	rep := Frame{
+		Reply:       true,
+		Markers:     c.cfg.Markers,
+		CRC:         !c.cfg.NoCRC,
+		Reject:      d.Reject,
+		Rev:         req.Rev,
+		Enhanced:    req.Enhanced, // RFC 6581 §10
+		PrivateData: pd,
+	}
+	p := &c.params
+	p.IRD, p.ORD = c.cfg.IRD, c.cfg.ORD
+	if req.Enhanced {
+		rep.IRDORD = c.responderIRDORD(req.IRDORD)
+		if d.IRDORD != nil {
+			rep.IRDORD.IRD, rep.IRDORD.ORD = d.IRDORD.IRD&mask14, d.IRDORD.ORD&mask14
+			p.IRD, p.ORD = rep.IRDORD.IRD, rep.IRDORD.ORD
+		}
+		p.PeerIRD, p.PeerORD = req.IRDORD.IRD, req.IRDORD.ORD
+		p.PeerToPeer, p.RTR = rep.IRDORD.PeerToPeer, rep.IRDORD.RTR
+	}
+	if err := rep.Validate(); err != nil {
+		_ = c.nc.Close()
+		return nil, newError(CodeLocalCatastrophic, err)
+	}
+	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.Len()))); err != nil {
+		return nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
+	}
+	p.Revision = rep.Rev
+	p.Enhanced = rep.Enhanced
+	p.CRC = req.CRC || rep.CRC
+	p.MarkersTx = req.Markers
+	p.MarkersRx = rep.Markers
+	p.PrivateData = rep.PrivateData
+	p.PeerPrivateData = req.PrivateData
+	return &rep, nil
+}
+
+// responderIRDORD computes the Reply's IRD/ORD data and this end's values
+// from the Request's (RFC 6581 §9.1, §9.2).
+func (c *Conn) responderIRDORD(in IRDORD) IRDORD {
+	p := &c.params
+	out := IRDORD{IRD: c.cfg.IRD, ORD: c.cfg.ORD}
+	// Responder IRD: 0x3FFF answers an Initiator ORD of 0x3FFF, leaving the
+	// local IRD unchanged.
+	if in.ORD == NoNegotiation {
+		out.IRD = NoNegotiation
+	}
+	// Responder ORD: at most the Initiator IRD; 0x3FFF answers 0x3FFF.
+	switch {
+	case in.IRD == NoNegotiation:
+		out.ORD = NoNegotiation
+	case c.cfg.ORD != NoNegotiation:
+		out.ORD = min(c.cfg.ORD, in.IRD)
+		p.ORD = out.ORD
+	}
+	if in.PeerToPeer {
+		// RFC 6581 §9.2: echo A; set the requested options this end
+		// supports, or, if none, at least one it supports.
+		out.PeerToPeer = true
+		out.RTR = in.RTR & c.cfg.rtr()
+		if out.RTR == 0 {
+			out.RTR = c.cfg.rtr()
+		}
+		// RFC 6581 §9.1: with an Initiator ORD of 0 a zero-length Read RTR
+		// still needs one inbound Read: raise IRD to 1.
+		if out.RTR.Has(RTRRead) && in.ORD == 0 && out.IRD == 0 {
+			out.IRD = 1
+			p.IRD = 1
+		}
+	}
+	return out
+}
+
+// readFrame reads one startup frame, enforcing the private data limit
+// (RFC 5044 §7.1.2 rule 9), and copies its private data out of the receive
+// buffer. Octets after the frame stay buffered for the FPDU receiver.
+func (c *Conn) readFrame() (Frame, error) {
+	if err := c.fill(FrameHeaderLen); err != nil {
+		return Frame{}, fmt.Errorf("mpa: read startup frame: %w", c.startupReadErr(err))
+	}
+	n, err := FrameLen(c.rx.buffered())
+	if err != nil {
+		_ = c.nc.Close()
+		return Frame{}, err
+	}
+	if pd := n - FrameHeaderLen; pd > c.cfg.maxPrivateData() {
+		_ = c.nc.Close()
+		return Frame{}, frameError(ErrPrivateDataLength, "PD_Length %d exceeds the accepted %d (RFC 5044 §7.1.2 rule 9)", pd, c.cfg.maxPrivateData())
+	}
+	if err := c.fill(n); err != nil {
+		return Frame{}, fmt.Errorf("mpa: read startup frame: %w", c.startupReadErr(err))
+	}
+	f, _, err := ParseFrame(c.rx.buffered())
+	if err != nil {
+		_ = c.nc.Close()
+		return Frame{}, err
+	}
+	f.PrivateData = append([]byte(nil), f.PrivateData...)
+	if len(f.PrivateData) == 0 {
+		f.PrivateData = nil
+	}
+	c.rx.r += n
+	return f, nil
+}
+
+func (c *Conn) startupReadErr(err error) error {
+	return newError(CodeConnectionLost, fmt.Errorf("%w: %w", ErrConnectionLost, err))
+}
+
+// bound applies ctx and the handshake timeout to nc for the startup phase.
+// The returned stop function clears them and, if ctx ended the exchange,
+// returns an error wrapping ctx.Err().
+func (c *Conn) bound(ctx context.Context) func(error) error {
+	deadline, has := ctx.Deadline()
+	if t := c.cfg.HandshakeTimeout; t >= 0 {
+		if t == 0 {
+			t = DefaultHandshakeTimeout
+		}
+		if d := time.Now().Add(t); !has || d.Before(deadline) {
+			deadline, has = d, true
+		}
+	}
+	if has {
+		_ = c.nc.SetDeadline(deadline)
+	}
+	fired := make(chan struct{})
+	stopAfter := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		_ = c.nc.SetDeadline(time.Unix(1, 0))
+	})
+	return func(err error) error {
+		if !stopAfter() {
+			<-fired
+		}
+		_ = c.nc.SetDeadline(time.Time{})
+		if err == nil {
+			return nil
+		}
+		cerr := ctx.Err()
+		if d, ok := ctx.Deadline(); ok && cerr == nil && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(d) {
+			cerr = context.DeadlineExceeded // the socket deadline was ctx's
+		}
+		if cerr != nil {
+			_ = c.nc.Close()
+			return fmt.Errorf("mpa: startup phase: %w (%w)", cerr, err)
+		}
+		return err
+	}
+}

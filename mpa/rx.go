@@ -1,0 +1,164 @@
+package mpa
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// rxBufLen is the receive buffer: one FPDU of any length with Markers,
+// plus room for large reads.
+const rxBufLen = maxWireLen + 64<<10
+
+// rxState is the receive side: one reusable buffer holding startup frames
+// and FPDUs as read from TCP, the stream position for Markers, and the
+// scratch buffer ULPDUs are gathered into when Markers are present.
+type rxState struct {
+	buf     []byte
+	r, w    int    // buf[r:w] holds unread octets
+	pos     uint64 // stream position of buf[r] in Full Operation
+	scratch []byte
+}
+
+func (s *rxState) init() { s.buf = make([]byte, rxBufLen) }
+
+func (s *rxState) buffered() []byte { return s.buf[s.r:s.w] }
+
+// fill reads from TCP until at least n octets are buffered (n <= rxBufLen).
+func (c *Conn) fill(n int) error {
+	s := &c.rx
+	if s.w-s.r >= n {
+		return nil
+	}
+	if len(s.buf)-s.r < n {
+		s.w = copy(s.buf, s.buf[s.r:s.w])
+		s.r = 0
+	}
+	for s.w-s.r < n {
+		m, err := c.nc.Read(s.buf[s.w:])
+		s.w += m
+		if err != nil {
+			if s.w-s.r >= n {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Start implements llp.Stream: a goroutine reads FPDUs, validates them
+// (RFC 5044 §6: located by ULPDU_Length, CRC checked when negotiated,
+// Markers checked and removed) and delivers each ULPDU to h in order. On
+// an MPA error (CRC, Marker, ULPDU length) it calls h.HandleClosed with the
+// *llp.Error and delivers nothing more (RFC 5044 §8), but leaves the TCP
+// connection open so the ULP can still send its Terminate; it keeps
+// reading and discarding until the peer closes or the Conn is torn down.
+func (c *Conn) Start(h llp.Handler) {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		panic("mpa: Start called twice")
+	}
+	c.started = true
+	c.mu.Unlock()
+	go c.receive(h)
+}
+
+func (c *Conn) receive(h llp.Handler) {
+	defer close(c.rxDone)
+	err, mpaErr := c.deliver(h)
+	// A Responder blocked in SendSegment waiting for the first FPDU
+	// (RFC 5044 §7.1.2 rule 4) may now send, for example its Terminate.
+	c.firstRxOnce.Do(func() { close(c.firstRx) })
+	h.HandleClosed(err)
+	if mpaErr {
+		// RFC 5044 §8: after codes 2 and 3 MPA MUST NOT close the TCP
+		// connection; deliver nothing more but keep draining, so that
+		// unread data does not turn the ULP's later close into a reset.
+		c.drain()
+	}
+	c.mu.Lock()
+	c.rxEnded = true
+	if c.closed {
+		c.closeSocketLocked()
+	}
+	c.mu.Unlock()
+}
+
+// deliver runs the Full Operation receive loop. It returns the cause for
+// HandleClosed and whether it is an MPA framing error.
+func (c *Conn) deliver(h llp.Handler) (error, bool) {
+	s := &c.rx
+	markers, crc := c.params.MarkersRx, c.params.CRC
+	limit := c.cfg.maxRecvULPDU()
+	broken := false // the handler refused a segment: drop the rest
+	for {
+		ulen, err := PeekULPDULength(s.buffered(), s.pos, markers)
+		if err != nil {
+			need := FPDUHeaderLen
+			if markers && MarkerDue(s.pos) {
+				need += MarkerLen
+			}
+			if err := c.fill(need); err != nil {
+				return c.readErr(err), false
+			}
+			continue
+		}
+		if ulen > limit {
+			return newError(CodeMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true
+		}
+		if err := c.fill(WireLen(s.pos, ulen, markers)); err != nil {
+			return c.readErr(err), false
+		}
+		f, n, err := ParseFPDU(s.buffered(), s.pos, markers, crc, s.scratch)
+		if err != nil {
+			return err, true
+		}
+		s.r += n
+		s.pos += uint64(n)
+		c.recvSegs.Add(1)
+		c.recvBytes.Add(uint64(len(f.ULPDU)))
+		c.firstRxOnce.Do(func() { close(c.firstRx) })
+		if broken {
+			continue // RFC 5041 §7.1: silently drop after a DDP error
+		}
+		if err := h.HandleSegment(f.ULPDU); err != nil {
+			broken = true
+		}
+	}
+}
+
+// readErr maps the error that ended reading to the HandleClosed cause.
+func (c *Conn) readErr(err error) error {
+	partial := c.rx.w > c.rx.r
+	c.mu.Lock()
+	closed, aborted := c.closed, c.aborted
+	c.mu.Unlock()
+	switch {
+	case aborted:
+		return fmt.Errorf("mpa: receive: %w", llp.ErrAborted)
+	case errors.Is(err, io.EOF) && !partial:
+		return nil // the peer's FIN at an FPDU boundary: graceful (RFC 5044 §7.2)
+	case errors.Is(err, io.EOF):
+		return newError(CodeConnectionLost, fmt.Errorf("%w: FIN inside an FPDU: %w", ErrConnectionLost, io.ErrUnexpectedEOF))
+	case closed && errors.Is(err, os.ErrDeadlineExceeded):
+		return newError(CodeConnectionLost, fmt.Errorf("%w: peer did not close within the close timeout: %w", ErrConnectionLost, err))
+	case closed && errors.Is(err, net.ErrClosed):
+		return fmt.Errorf("mpa: receive: %w", llp.ErrClosed)
+	}
+	return c.ioError("receive", err)
+}
+
+// drain discards input until the peer closes or the Conn is torn down.
+func (c *Conn) drain() {
+	for {
+		if _, err := c.nc.Read(c.rx.buf); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package rdmap
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// RFC 5040 §4.1 Figure 3: RV in bits 24-25, Rsv 26-27, Opcode 28-31 of the
+// DDP control word, i.e. the octet RV|Rsv|Opcode.
+func TestControl_RFC5040_4_1_Figure3(t *testing.T) {
+	tests := []struct {
+		name string
+		in   byte
+		want Control
+		code *TermCode
+	}{
+		{"write", 0x40, Control{Version: 1, Opcode: OpWrite}, nil},
+		{"read request", 0x41, Control{Version: 1, Opcode: OpReadRequest}, nil},
+		{"read response", 0x42, Control{Version: 1, Opcode: OpReadResponse}, nil},
+		{"send", 0x43, Control{Version: 1, Opcode: OpSend}, nil},
+		{"send inv", 0x44, Control{Version: 1, Opcode: OpSendInvalidate}, nil},
+		{"send se", 0x45, Control{Version: 1, Opcode: OpSendSE}, nil},
+		{"send se inv", 0x46, Control{Version: 1, Opcode: OpSendSEInvalidate}, nil},
+		{"terminate", 0x47, Control{Version: 1, Opcode: OpTerminate}, nil},
+		{"immediate RFC 7306", 0x48, Control{Version: 1, Opcode: OpImmediate}, nil},
+		{"immediate se RFC 7306", 0x49, Control{Version: 1, Opcode: OpImmediateSE}, nil},
+		{"atomic req RFC 7306", 0x4a, Control{Version: 1, Opcode: OpAtomicRequest}, nil},
+		{"atomic resp RFC 7306", 0x4b, Control{Version: 1, Opcode: OpAtomicResponse}, nil},
+		{"reserved bits ignored", 0x73, Control{Version: 1, Reserved: 3, Opcode: OpSend}, nil},
+		{"reserved opcode 0xC", 0x4c, Control{Version: 1, Opcode: 0xc}, &TermUnexpectedOpcode},
+		{"reserved opcode 0xF", 0x4f, Control{Version: 1, Opcode: 0xf}, &TermUnexpectedOpcode},
+		{"RDMAC version 00b", 0x03, Control{Version: 0, Opcode: OpSend}, &TermInvalidVersion},
+		{"version 10b", 0x83, Control{Version: 2, Opcode: OpSend}, &TermInvalidVersion},
+		{"version 11b", 0xc0, Control{Version: 3, Opcode: OpWrite}, &TermInvalidVersion},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, n, err := ParseControl([]byte{tc.in})
+			assert.Equal(t, tc.want, c)
+			if tc.code != nil {
+				var pe *ProtocolError
+				require.True(t, errors.As(err, &pe), "err %v", err)
+				assert.Equal(t, *tc.code, pe.Code)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, 1, n)
+			assert.Equal(t, tc.in&^0x30, c.Byte(), "reserved bits are sent as zero")
+			assert.Equal(t, []byte{tc.in &^ 0x30}, c.Append(nil))
+			assert.Equal(t, ControlLen, c.Len())
+		})
+	}
+}
+
+func TestControl_Truncated(t *testing.T) {
+	_, _, err := ParseControl(nil)
+	require.ErrorIs(t, err, ErrTruncated)
+}
+
+// RFC 5040 §4.1 Figure 4 and RFC 7306 §4.1 Figure 2: tagged flag, queue
+// number and Invalidate STag validity per opcode. Immediate Data with SE is
+// on QN 0 (the RFC text; the draft's table said 1).
+func TestOpcode_RFC5040_Figure4_RFC7306_Figure2(t *testing.T) {
+	tests := []struct {
+		op     Opcode
+		tagged bool
+		qn     int // -1: N/A
+		inv    bool
+		se     bool
+		name   string
+	}{
+		{OpWrite, true, -1, false, false, "RDMA Write"},
+		{OpReadRequest, false, 1, false, false, "RDMA Read Request"},
+		{OpReadResponse, true, -1, false, false, "RDMA Read Response"},
+		{OpSend, false, 0, false, false, "Send"},
+		{OpSendInvalidate, false, 0, true, false, "Send with Invalidate"},
+		{OpSendSE, false, 0, false, true, "Send with Solicited Event"},
+		{OpSendSEInvalidate, false, 0, true, true, "Send with Solicited Event and Invalidate"},
+		{OpTerminate, false, 2, false, false, "Terminate"},
+		{OpImmediate, false, 0, false, false, "Immediate Data"},
+		{OpImmediateSE, false, 0, false, true, "Immediate Data with Solicited Event"},
+		{OpAtomicRequest, false, 1, false, false, "Atomic Request"},
+		{OpAtomicResponse, false, 3, false, false, "Atomic Response"},
+		{0xc, false, -1, false, false, "reserved opcode 0xc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.tagged, tc.op.Tagged())
+			qn, ok := tc.op.QN()
+			if tc.qn < 0 {
+				assert.False(t, ok)
+			} else {
+				assert.True(t, ok)
+				assert.Equal(t, uint32(tc.qn), qn)
+			}
+			assert.Equal(t, tc.inv, tc.op.HasInvalidateSTag())
+			assert.Equal(t, tc.se, tc.op.Solicited())
+			assert.Equal(t, tc.name, tc.op.String())
+			assert.Equal(t, tc.op <= OpAtomicResponse, tc.op.Valid())
+			assert.Equal(t, 0x40|byte(tc.op), ControlByte(tc.op))
+		})
+	}
+}
+
+func FuzzControl(f *testing.F) {
+	for _, b := range []byte{0x40, 0x43, 0x47, 0x4b, 0x4c, 0x03, 0xff} {
+		f.Add([]byte{b})
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, n, err := ParseControl(b)
+		if err != nil {
+			return
+		}
+		require.Equal(t, 1, n)
+		require.True(t, c.Opcode.Valid())
+		require.Equal(t, b[0]&^0x30, c.Append(nil)[0])
+	})
+}

@@ -1,0 +1,151 @@
+package rdmap
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// CQ is a completion queue. Endpoints push completions; the user polls.
+//
+// A CQ has a depth. Overflow is never a silent drop (RFC 5040 §8.1.1 item
+// 10): a completion that finds the CQ full is kept in an overflow list, the
+// CQ reports ErrCQOverflow from Err, and the Endpoint whose completion
+// overflowed is terminated (a local catastrophic error); Endpoints that do
+// not use the CQ are unaffected. Polling returns the kept completions in
+// order.
+type CQ struct {
+	depth int
+
+	mu         sync.Mutex
+	ring       []Completion
+	head, n    int
+	overflow   []Completion
+	overflowed bool
+
+	// wake holds a token when a Poll may find a completion; a Poll that
+	// takes one and leaves more behind passes the token on.
+	wake   chan struct{}
+	notify chan struct{}
+}
+
+// NewCQ returns a completion queue holding depth completions (minimum 1).
+func NewCQ(depth int) *CQ {
+	if depth < 1 {
+		depth = 1
+	}
+	return &CQ{
+		depth:  depth,
+		ring:   make([]Completion, depth),
+		wake:   make(chan struct{}, 1),
+		notify: make(chan struct{}, 1),
+	}
+}
+
+// Depth returns the CQ's capacity.
+func (cq *CQ) Depth() int { return cq.depth }
+
+// Len returns the number of completions waiting, including overflowed ones.
+func (cq *CQ) Len() int {
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
+	return cq.n + len(cq.overflow)
+}
+
+// Notify returns a channel that receives a value (coalesced) whenever a
+// completion is added.
+func (cq *CQ) Notify() <-chan struct{} { return cq.notify }
+
+// Err returns an error wrapping ErrCQOverflow once the CQ has overflowed.
+func (cq *CQ) Err() error {
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
+	if cq.overflowed {
+		return fmt.Errorf("%w (depth %d)", ErrCQOverflow, cq.depth)
+	}
+	return nil
+}
+
+// push adds c; it reports whether c overflowed the CQ.
+func (cq *CQ) push(c Completion) (overflow bool) {
+	cq.mu.Lock()
+	if cq.n == cq.depth {
+		cq.overflow = append(cq.overflow, c)
+		cq.overflowed, overflow = true, true
+	} else {
+		cq.ring[(cq.head+cq.n)%cq.depth] = c
+		cq.n++
+	}
+	cq.mu.Unlock()
+	signal(cq.wake)
+	signal(cq.notify)
+	return overflow
+}
+
+// popLocked removes the oldest completion; cq.mu held, n > 0.
+func (cq *CQ) popLocked() Completion {
+	c := cq.ring[cq.head]
+	cq.ring[cq.head] = Completion{}
+	cq.head = (cq.head + 1) % cq.depth
+	cq.n--
+	if len(cq.overflow) > 0 {
+		cq.ring[(cq.head+cq.n)%cq.depth] = cq.overflow[0]
+		cq.overflow[0] = Completion{}
+		cq.overflow = cq.overflow[1:]
+		cq.n++
+	}
+	return c
+}
+
+// TryPoll returns the oldest completion, if any, without blocking.
+func (cq *CQ) TryPoll() (Completion, bool) {
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
+	if cq.n == 0 {
+		return Completion{}, false
+	}
+	return cq.popLocked(), true
+}
+
+// PollN moves up to len(dst) completions into dst without blocking and
+// returns how many.
+func (cq *CQ) PollN(dst []Completion) int {
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
+	k := 0
+	for k < len(dst) && cq.n > 0 {
+		dst[k] = cq.popLocked()
+		k++
+	}
+	return k
+}
+
+// Poll waits for the oldest completion or for ctx to end. Any number of
+// goroutines may poll at once.
+func (cq *CQ) Poll(ctx context.Context) (Completion, error) {
+	for {
+		cq.mu.Lock()
+		if cq.n > 0 {
+			c := cq.popLocked()
+			more := cq.n > 0
+			cq.mu.Unlock()
+			if more {
+				signal(cq.wake)
+			}
+			return c, nil
+		}
+		cq.mu.Unlock()
+		select {
+		case <-cq.wake:
+		case <-ctx.Done():
+			return Completion{}, ctx.Err()
+		}
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,78 @@
+package rdmap
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCQ_OrderPollNAndOverflow(t *testing.T) {
+	cq := NewCQ(3)
+	assert.Equal(t, 3, cq.Depth())
+	for i := range 5 {
+		over := cq.push(Completion{WRID: uint64(i)})
+		assert.Equal(t, i >= 3, over)
+	}
+	require.ErrorIs(t, cq.Err(), ErrCQOverflow)
+	assert.Equal(t, 5, cq.Len())
+	select {
+	case <-cq.Notify():
+	default:
+		t.Fatal("no notification")
+	}
+	dst := make([]Completion, 2)
+	require.Equal(t, 2, cq.PollN(dst))
+	assert.Equal(t, []uint64{0, 1}, []uint64{dst[0].WRID, dst[1].WRID})
+	c, ok := cq.TryPoll()
+	require.True(t, ok)
+	assert.Equal(t, uint64(2), c.WRID)
+	c, err := cq.Poll(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), c.WRID)
+	require.Equal(t, 1, cq.PollN(make([]Completion, 10)))
+	_, ok = cq.TryPoll()
+	assert.False(t, ok)
+	assert.Equal(t, 1, NewCQ(0).Depth())
+}
+
+func TestCQ_PollWaitsAndCancels(t *testing.T) {
+	cq := NewCQ(4)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err := cq.Poll(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var wg sync.WaitGroup
+	got := make(chan uint64, 4)
+	for range 4 {
+		wg.Go(func() {
+			c, err := cq.Poll(context.Background())
+			if assert.NoError(t, err) {
+				got <- c.WRID
+			}
+		})
+	}
+	time.Sleep(5 * time.Millisecond)
+	for i := range 4 {
+		cq.push(Completion{WRID: uint64(i)})
+	}
+	wg.Wait()
+	close(got)
+	sum := uint64(0)
+	for id := range got {
+		sum += id
+	}
+	assert.Equal(t, uint64(6), sum)
+}
+
+func TestStrings(t *testing.T) {
+	assert.Equal(t, "WriteImm", WRWriteImm.String())
+	assert.Equal(t, "WorkType(99)", WorkType(99).String())
+	assert.Equal(t, "flushed", StatusFlushed.String())
+	assert.Equal(t, "Status(9)", Status(9).String())
+	assert.Equal(t, "CmpSwap", AtomicCmpSwap.String())
+	assert.Equal(t, "reserved atomic opcode 0x1", AtomicOp(1).String())
+}

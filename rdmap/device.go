@@ -1,0 +1,149 @@
+package rdmap
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"sync"
+)
+
+// DeviceOptions configure a Device.
+type DeviceOptions struct {
+	// MaxMRs caps the number of registered memory regions (0: 1<<20).
+	// Registration beyond it fails with ErrResourceLimit.
+	MaxMRs int
+}
+
+// ErrResourceLimit reports that a Device limit (MaxMRs) was reached
+// (RFC 5041 §8.3.2 item 5: resource allocation is capped).
+var ErrResourceLimit = errors.New("rdmap: device resource limit reached")
+
+// Device is the software "RNIC" of RFC 5040 §8.1.1: it owns the STag table
+// shared by all protection domains and endpoints created from it, and the
+// lock that makes Atomic Operations atomic with respect to each other
+// across all RDMAP Streams of the device (RFC 7306 §5.3).
+//
+// STags are 32 bits: a 24-bit index naming the table slot and an 8-bit key
+// that changes on every re-registration, as on hardware RNICs. The index
+// is drawn uniformly at random from crypto/rand (random probing until a
+// free, non-zero slot is found), and so is the initial key, so that STags
+// are "difficult to predict" and sparsely populate the full 32-bit range
+// (RFC 5040 §8.1.1 item 8). STag 0 is never issued.
+type Device struct {
+	maxMRs int
+
+	mu  sync.RWMutex
+	mrs map[uint32]*MR // by 24-bit index
+
+	// atomicMu serialises the read-modify-write of every Atomic Operation
+	// executed by any Endpoint of this device (RFC 7306 §5.3, §5.4 rule 2).
+	atomicMu sync.Mutex
+
+	pdMu   sync.Mutex
+	nextPD uint32
+
+	// rand draws STag bits; crypto/rand unless a test replaces it to get
+	// reproducible STags (the fuzz targets).
+	rand func() uint32
+}
+
+// NewDevice returns a Device with an empty STag table.
+func NewDevice(opts DeviceOptions) *Device {
+	if opts.MaxMRs <= 0 {
+		opts.MaxMRs = 1 << 20
+	}
+	if opts.MaxMRs > 1<<24-1 {
+		opts.MaxMRs = 1<<24 - 1
+	}
+	return &Device{maxMRs: opts.MaxMRs, mrs: make(map[uint32]*MR), rand: random32}
+}
+
+// AllocPD allocates a new protection domain (RFC 5041 §8.2).
+func (d *Device) AllocPD() *PD {
+	d.pdMu.Lock()
+	d.nextPD++
+	id := d.nextPD
+	d.pdMu.Unlock()
+	return &PD{dev: d, id: id, endpoints: make(map[*Endpoint]struct{})}
+}
+
+// NumMRs returns the number of registered memory regions.
+func (d *Device) NumMRs() int {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return len(d.mrs)
+}
+
+func random32() uint32 {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return binary.BigEndian.Uint32(b[:])
+}
+
+// allocIndex picks a free random non-zero 24-bit index. Caller holds d.mu.
+func (d *Device) allocIndex() (uint32, error) {
+	if len(d.mrs) >= d.maxMRs {
+		return 0, ErrResourceLimit
+	}
+	for {
+		idx := d.rand() & 0xffffff
+		if idx == 0 {
+			continue
+		}
+		if _, used := d.mrs[idx]; !used {
+			return idx, nil
+		}
+	}
+}
+
+// stagFault is why a remote access through an STag was refused.
+type stagFault uint8
+
+const (
+	faultNone          stagFault = iota
+	faultInvalidSTag             // no such STag, key mismatch, or invalidated
+	faultNotAssociated           // other PD, or bound to another stream
+	faultAccess                  // access right missing
+	faultBounds                  // TO or TO+length outside the region
+	faultWrap                    // TO+length wraps 64 bits
+)
+
+// remote resolves an access of n octets at tagged offset to through stag
+// on behalf of endpoint ep needing rights need, in the order of RFC 5040
+// §7.2 (valid, associated, access, TO in range, no wrap, end in range). It
+// returns the memory to place into or read from.
+func (d *Device) remote(ep *Endpoint, stag uint32, to uint64, n uint64, need Access) ([]byte, *MR, stagFault) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	m := d.mrs[stag>>8]
+	if m == nil || m.key != uint8(stag) || !m.valid {
+		return nil, nil, faultInvalidSTag
+	}
+	// RFC 5040 §8.1.1 items 1 and 2: PD association and stream scope.
+	if m.pd != ep.pd || (m.ep != nil && m.ep != ep) {
+		return nil, m, faultNotAssociated
+	}
+	if m.access&need != need {
+		return nil, m, faultAccess
+	}
+	if n == 0 {
+		return nil, m, faultNone
+	}
+	buf, f := m.window(to, n)
+	return buf, m, f
+}
+
+// window returns the n octets at tagged offset to. Caller holds d.mu.
+func (m *MR) window(to, n uint64) ([]byte, stagFault) {
+	if to < m.baseTO || to-m.baseTO >= uint64(len(m.buf)) {
+		return nil, faultBounds
+	}
+	if to+n < to {
+		return nil, faultWrap
+	}
+	off := to - m.baseTO
+	if n > uint64(len(m.buf))-off {
+		return nil, faultBounds
+	}
+	return m.buf[off : off+n : off+n], faultNone
+}

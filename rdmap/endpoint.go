@@ -1,0 +1,611 @@
+package rdmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// Defaults of EndpointConfig.
+const (
+	DefaultIRD     = 16
+	DefaultORD     = 16
+	DefaultSQDepth = 256
+	DefaultRQDepth = 256
+)
+
+// HelperWRID is the WRID of the completion of a blocking helper's work
+// request whose context ended after the request could no longer be
+// withdrawn: the completion is then reported on the CQ instead of being
+// dropped.
+const HelperWRID = math.MaxUint64
+
+// EndpointConfig configures an Endpoint.
+type EndpointConfig struct {
+	// IRD is the maximum number of inbound RDMA Read and Atomic Requests
+	// outstanding at this Data Source (RFC 5040 §6.1, RFC 7306 §5.2); the
+	// peer exceeding it is answered with a Terminate. ORD is the maximum
+	// number of outbound Read and Atomic Requests; requests beyond it wait
+	// in the send queue. Both are negotiated by the LLP set-up (MPA
+	// enhanced, RFC 6581; RFC 5043 session control) and passed in. 0 means
+	// the default (16); a negative value means none.
+	IRD, ORD int
+	// SQDepth and RQDepth bound the send work requests not yet completed
+	// and the receive work requests posted (0: 256).
+	SQDepth, RQDepth int
+	// SendCQ and RecvCQ receive the completions of send and receive work
+	// requests; they may be the same CQ. nil: a private CQ of the queue's
+	// depth (see SendCQ, RecvCQ methods).
+	SendCQ, RecvCQ *CQ
+}
+
+type epState uint8
+
+const (
+	stateIdle    epState = iota // created, not started
+	stateRunning                // started
+	stateClosing                // Close is draining
+	stateDown                   // terminated, failed or closed: everything flushed
+)
+
+// sendReq is a send queue work request in flight.
+type sendReq struct {
+	wr       SendWR
+	sinkSTag uint32
+	sinkTO   uint64
+	reqID    uint32 // atomics
+	issued   bool   // taken by the transmit loop: can no longer be withdrawn
+	canceled bool
+	done     bool
+	comp     Completion
+	waiter   chan Completion
+}
+
+// recvReq is a posted receive work request.
+type recvReq struct {
+	wr     RecvWR
+	seq    uint64 // the DDP cookie
+	waiter chan Completion
+}
+
+// inbound is a validated Read or Atomic Request waiting for the responder.
+type inbound struct {
+	atomic bool
+	rr     ReadRequest
+	ar     AtomicRequest
+	ddpHdr [DDPUntaggedHeaderLen]byte
+	segLen int
+}
+
+// Endpoint is one RDMAP Stream (RFC 5040 §1.3): the "QP" of the verbs
+// model, running over one llp.Stream. It implements ddp.ULP.
+//
+// Goroutines: the LLP's delivery goroutine runs the receive path (ddp
+// Receiver and the ddp.ULP methods below, which never block on the
+// network); a transmit goroutine processes the send queue in order
+// (RFC 5040 §5.5 rule 13); a responder goroutine answers inbound Read and
+// Atomic Requests in order (§5.5 rule 20, RFC 7306 §5.2.2 rule 8), so that a
+// send queue waiting for ORD never holds up responses the peer is waiting
+// for. One mutex serialises the ddp.Sender among them. A terminator
+// goroutine sends the single Terminate and tears the LLP stream down. None
+// outlives the endpoint: Done is closed when all have ended.
+type Endpoint struct {
+	pd      *PD
+	dev     *Device
+	s       llp.Stream
+	ird     int
+	ord     int
+	sqDepth int
+	rqDepth int
+	sendCQ  *CQ
+	recvCQ  *CQ
+
+	recv *ddp.Receiver
+
+	// rxMu is held while a received segment is processed (PD.fence).
+	rxMu sync.Mutex
+
+	sendMu   sync.Mutex
+	sender   *ddp.Sender // guarded by sendMu
+	txClosed bool        // guarded by sendMu: no message may follow
+	scratch  [AtomicRequestLen]byte
+
+	down atomic.Bool // state == stateDown, readable without mu
+
+	mu         sync.Mutex
+	state      epState
+	err        error
+	sq         fifo[*sendReq] // posted, not yet taken by the transmit loop
+	order      fifo[*sendReq] // every send WR not yet emitted, in submission order
+	orq        fifo[*sendReq] // Reads and Atomics awaiting their response
+	rq         fifo[*recvReq] // posted receives in MSN order
+	irq        fifo[inbound]  // inbound requests waiting for the responder
+	respBusy   bool
+	nextReqID  uint32
+	recvSeq    uint64
+	cqOverflow bool
+	closeWait  chan struct{} // closed and replaced on progress while Close waits
+	qbufs      [NumQueues][][]byte
+	sent       terminateRecord
+
+	txWake   chan struct{}
+	respWake chan struct{}
+	stop     chan struct{}
+	rxDone   chan struct{}
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+// terminateRecord remembers the Terminate this endpoint put on the wire.
+type terminateRecord struct {
+	sent bool
+	err  error
+}
+
+var _ ddp.ULP = (*Endpoint)(nil)
+
+// NewEndpoint creates an RDMAP Stream of this PD on the established LLP
+// stream s (RFC 5040 §6.1: s is already in RDMA mode). The endpoint owns s
+// from now on. Post receives, then call Start.
+func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil llp.Stream", ErrInvalidWR)
+	}
+	norm := func(v, def int) int {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	e := &Endpoint{
+		pd:       pd,
+		dev:      pd.dev,
+		s:        s,
+		ird:      norm(cfg.IRD, DefaultIRD),
+		ord:      norm(cfg.ORD, DefaultORD),
+		sqDepth:  norm(cfg.SQDepth, DefaultSQDepth),
+		rqDepth:  norm(cfg.RQDepth, DefaultRQDepth),
+		sendCQ:   cfg.SendCQ,
+		recvCQ:   cfg.RecvCQ,
+		sender:   ddp.NewSender(s),
+		txWake:   make(chan struct{}, 1),
+		respWake: make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		rxDone:   make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if e.sqDepth == 0 || e.rqDepth == 0 {
+		return nil, fmt.Errorf("%w: queue depths must be positive", ErrInvalidWR)
+	}
+	if e.sendCQ == nil {
+		e.sendCQ = NewCQ(e.sqDepth)
+	}
+	if e.recvCQ == nil {
+		e.recvCQ = NewCQ(e.rqDepth)
+	}
+	e.recv = ddp.NewReceiver(e, NumQueues)
+	pd.addEndpoint(e)
+	return e, nil
+}
+
+// SendCQ returns the CQ of send work requests.
+func (e *Endpoint) SendCQ() *CQ { return e.sendCQ }
+
+// RecvCQ returns the CQ of receive work requests.
+func (e *Endpoint) RecvCQ() *CQ { return e.recvCQ }
+
+// PD returns the endpoint's protection domain.
+func (e *Endpoint) PD() *PD { return e.pd }
+
+// IRD and ORD return the effective limits.
+func (e *Endpoint) IRD() int { return e.ird }
+
+// ORD returns the effective outbound Read/Atomic limit.
+func (e *Endpoint) ORD() int { return e.ord }
+
+// Err returns why the endpoint stopped (a *TerminateError for an RDMAP
+// Abortive Termination either way, the LLP's error, ErrPeerClosed or
+// ErrClosed), or nil while it runs.
+func (e *Endpoint) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// Done is closed when the endpoint has stopped and all its goroutines and
+// the LLP's delivery have ended.
+func (e *Endpoint) Done() <-chan struct{} { return e.done }
+
+// Internal untagged buffers: QN 1 holds IRD+1 buffers sized for the larger
+// of the Read Request and Atomic Request headers, so that a peer exceeding
+// IRD is seen by RDMAP (Terminate "catastrophic error, localized to RDMAP
+// Stream", as Linux siw sends) rather than by DDP as "no buffer"; QN 2
+// holds one Terminate buffer; QN 3 holds ORD+1 Atomic Response buffers.
+const termBufLen = 128
+
+// Start posts the internal untagged buffers, starts the endpoint's
+// goroutines and the LLP's delivery (llp.Stream.Start).
+func (e *Endpoint) Start() error {
+	e.mu.Lock()
+	if e.state != stateIdle {
+		e.mu.Unlock()
+		return fmt.Errorf("rdmap: Start: endpoint already started or closed: %w", ErrClosed)
+	}
+	sizes := [NumQueues]struct{ n, size int }{
+		QNReadRequest:    {e.ird + 1, AtomicRequestLen},
+		QNTerminate:      {1, termBufLen},
+		QNAtomicResponse: {e.ord + 1, AtomicResponseLen},
+	}
+	for qn := uint32(1); qn < NumQueues; qn++ {
+		sz := sizes[qn]
+		slab := make([]byte, sz.n*sz.size)
+		e.qbufs[qn] = make([][]byte, sz.n)
+		for i := range sz.n {
+			b := slab[i*sz.size : (i+1)*sz.size : (i+1)*sz.size]
+			e.qbufs[qn][i] = b
+			if _, err := e.recv.PostUntagged(qn, b, uint64(i)); err != nil {
+				e.mu.Unlock()
+				return fmt.Errorf("rdmap: Start: %w", err)
+			}
+		}
+	}
+	e.state = stateRunning
+	e.wg.Add(2)
+	go e.txLoop()
+	go e.respLoop()
+	go func() {
+		<-e.rxDone
+		e.wg.Wait()
+		e.pd.removeEndpoint(e)
+		close(e.done)
+	}()
+	e.mu.Unlock()
+	e.s.Start(rxHandler{e})
+	return nil
+}
+
+// rxHandler wraps the ddp.Receiver as the llp.Handler, holding rxMu while
+// a segment is processed (see PD.fence).
+type rxHandler struct{ e *Endpoint }
+
+// HandleSegment implements llp.Handler.
+func (h rxHandler) HandleSegment(seg []byte) error {
+	h.e.rxMu.Lock()
+	err := h.e.recv.HandleSegment(seg)
+	h.e.rxMu.Unlock()
+	return err
+}
+
+// HandleClosed implements llp.Handler.
+func (h rxHandler) HandleClosed(err error) { h.e.recv.HandleClosed(err) }
+
+func (e *Endpoint) signal(ch chan struct{}) { signal(ch) }
+
+// progressLocked wakes a waiting Close.
+func (e *Endpoint) progressLocked() {
+	if e.closeWait != nil {
+		close(e.closeWait)
+		e.closeWait = nil
+	}
+}
+
+func isORD(op WorkType) bool { return op == WRRead || op == WRFetchAdd || op == WRCmpSwap }
+
+// PostSend queues a send work request (RFC 5040 §5.5 rule 13: it is
+// processed after every earlier one). Its completion goes to SendCQ, in
+// submission order (rule 15). It may be called from any goroutine, before
+// or after Start.
+func (e *Endpoint) PostSend(wr SendWR) error {
+	_, err := e.postSend(wr, nil)
+	return err
+}
+
+func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error) {
+	if err := wr.validate(); err != nil {
+		return nil, err
+	}
+	r := &sendReq{wr: wr, waiter: waiter}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch e.state {
+	case stateClosing, stateDown:
+		return nil, fmt.Errorf("rdmap: post send: %w", ErrClosed)
+	}
+	if isORD(wr.Op) && e.ord == 0 {
+		return nil, fmt.Errorf("%w: %v with ORD 0", ErrInvalidWR, wr.Op)
+	}
+	if e.order.len() >= e.sqDepth {
+		return nil, fmt.Errorf("rdmap: post send: %d outstanding: %w", e.order.len(), ErrQueueFull)
+	}
+	if wr.Op == WRRead && wr.Sink != nil {
+		if _, err := wr.Sink.local(e, wr.SinkOffset, uint64(wr.Length), LocalWrite); err != nil {
+			return nil, err
+		}
+		wr.Sink.pd.dev.mu.RLock()
+		r.sinkSTag = wr.Sink.index<<8 | uint32(wr.Sink.key)
+		r.sinkTO = wr.Sink.baseTO + wr.SinkOffset
+		wr.Sink.pd.dev.mu.RUnlock()
+	}
+	e.sq.push(r)
+	e.order.push(r)
+	e.signal(e.txWake)
+	return r, nil
+}
+
+// PostRecv posts a receive buffer on queue 0 (RFC 5040 §5.3); its
+// completion goes to RecvCQ in the order messages arrive. It may be called
+// from any goroutine, before or after Start.
+func (e *Endpoint) PostRecv(wr RecvWR) error {
+	_, err := e.postRecv(wr, nil)
+	return err
+}
+
+func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch e.state {
+	case stateClosing, stateDown:
+		return nil, fmt.Errorf("rdmap: post recv: %w", ErrClosed)
+	}
+	if e.rq.len() >= e.rqDepth {
+		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.len(), ErrQueueFull)
+	}
+	r := &recvReq{wr: wr, seq: e.recvSeq, waiter: waiter}
+	if _, err := e.recv.PostUntagged(QNSend, wr.Buf, r.seq); err != nil {
+		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)
+	}
+	e.recvSeq++
+	e.rq.push(r)
+	return r, nil
+}
+
+// finishLocked records the completion of r and emits every completion that
+// is now at the head of the submission order (RFC 5040 §5.5 rule 15).
+func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
+	if r.done {
+		return
+	}
+	r.done = true
+	c.WRID, c.Op = r.wr.ID, r.wr.Op
+	if r.waiter == nil && r.canceled {
+		c.WRID = HelperWRID
+	}
+	r.comp = c
+	n := 0
+	for e.order.len() > 0 && e.order.front().done {
+		h := e.order.pop()
+		e.emitLocked(e.sendCQ, h.waiter, h.comp)
+		n++
+	}
+	if n > 0 {
+		e.progressLocked()
+	}
+}
+
+func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c Completion) {
+	if waiter != nil {
+		waiter <- c // capacity 1, one completion per request
+		return
+	}
+	if cq.push(c) && e.state != stateDown {
+		e.cqOverflow = true
+	}
+}
+
+// checkOverflowLocked terminates the endpoint after one of its completions
+// overflowed a CQ (RFC 5040 §8.1.1 item 10).
+func (e *Endpoint) checkOverflowLocked() {
+	if e.cqOverflow {
+		e.cqOverflow = false
+		e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: ErrCQOverflow},
+			&Terminate{Code: TermLocalCatastrophic}, closeGraceful)
+	}
+}
+
+// waitHelper waits for a helper's completion. If ctx ends while the request
+// can still be withdrawn it is canceled; a Read or Atomic already sent is
+// abandoned (its completion then goes to the CQ with HelperWRID); a Send or
+// Write already handed to DDP is waited for, since DDP is reading its
+// buffer.
+func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq) (Completion, error) {
+	select {
+	case c := <-r.waiter:
+		return c, c.Err
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	if !r.issued && !r.done {
+		r.canceled = true
+		c := Completion{Status: StatusError, Err: ctx.Err()}
+		e.finishLocked(r, c)
+		e.checkOverflowLocked()
+		e.mu.Unlock()
+		return c, ctx.Err()
+	}
+	if !r.done && isORD(r.wr.Op) {
+		r.waiter, r.canceled = nil, true
+		e.mu.Unlock()
+		return Completion{}, ctx.Err()
+	}
+	e.mu.Unlock()
+	c := <-r.waiter
+	return c, c.Err
+}
+
+func (e *Endpoint) helper(ctx context.Context, wr SendWR) (Completion, error) {
+	r, err := e.postSend(wr, make(chan Completion, 1))
+	if err != nil {
+		return Completion{}, err
+	}
+	return e.waitHelper(ctx, r)
+}
+
+// Send sends b as a Send message and waits for its local completion
+// (RFC 5040 §5.5 rule 14: handed to DDP).
+func (e *Endpoint) Send(ctx context.Context, b []byte) error {
+	_, err := e.helper(ctx, SendWR{Op: WRSend, Local: b})
+	return err
+}
+
+// Write writes b to the peer's buffer rstag at tagged offset rto (RFC 5040
+// §5.1) and waits for its local completion.
+func (e *Endpoint) Write(ctx context.Context, b []byte, rstag uint32, rto uint64) error {
+	_, err := e.helper(ctx, SendWR{Op: WRWrite, Local: b, RemoteSTag: rstag, RemoteTO: rto})
+	return err
+}
+
+// WriteImm writes b like Write, then sends imm as Immediate Data (with SE if
+// se), RFC 7306 §6.
+func (e *Endpoint) WriteImm(ctx context.Context, b []byte, rstag uint32, rto uint64, imm uint64, se bool) error {
+	_, err := e.helper(ctx, SendWR{Op: WRWriteImm, Local: b, RemoteSTag: rstag, RemoteTO: rto, Imm: imm, Solicited: se})
+	return err
+}
+
+// Read reads n octets at the peer's rstag/rto into sink at offset off
+// (RFC 5040 §5.2) and waits until the Read Response was delivered (rule 19).
+func (e *Endpoint) Read(ctx context.Context, sink *MR, off uint64, n uint32, rstag uint32, rto uint64) error {
+	_, err := e.helper(ctx, SendWR{Op: WRRead, Sink: sink, SinkOffset: off, Length: n, RemoteSTag: rstag, RemoteTO: rto})
+	return err
+}
+
+// FetchAdd performs a masked Atomic FetchAdd on the 8 octets at rstag/rto
+// (RFC 7306 §5.1.1) and returns the original value.
+func (e *Endpoint) FetchAdd(ctx context.Context, rstag uint32, rto uint64, add, mask uint64) (uint64, error) {
+	c, err := e.helper(ctx, SendWR{Op: WRFetchAdd, RemoteSTag: rstag, RemoteTO: rto, Add: add, AddMask: mask})
+	return c.Orig, err
+}
+
+// CmpSwap performs a masked Atomic CmpSwap (RFC 7306 §5.1.2) and returns
+// the original value.
+func (e *Endpoint) CmpSwap(ctx context.Context, rstag uint32, rto uint64, compare, compareMask, swap, swapMask uint64) (uint64, error) {
+	c, err := e.helper(ctx, SendWR{Op: WRCmpSwap, RemoteSTag: rstag, RemoteTO: rto,
+		Compare: compare, CompareMask: compareMask, Swap: swap, SwapMask: swapMask})
+	return c.Orig, err
+}
+
+// Swap unconditionally swaps v into the 8 octets at rstag/rto and returns
+// the original value: a CmpSwap with compare mask 0 (RFC 7306 reserves the
+// draft's unmasked Swap opcode).
+func (e *Endpoint) Swap(ctx context.Context, rstag uint32, rto uint64, v uint64) (uint64, error) {
+	return e.CmpSwap(ctx, rstag, rto, 0, 0, v, math.MaxUint64)
+}
+
+// Immediate sends imm as an Immediate Data message, with Solicited Event if
+// se (RFC 7306 §6).
+func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
+	_, err := e.helper(ctx, SendWR{Op: WRImmediate, Imm: imm, Solicited: se})
+	return err
+}
+
+// Recv posts buf and waits for the Send or Immediate Data that consumes it.
+// If ctx ends first, buf stays posted (DDP cannot withdraw a posted
+// buffer): the message that later fills it is reported on RecvCQ with
+// HelperWRID, and Recv returns ctx.Err().
+func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
+	r, err := e.postRecv(RecvWR{ID: HelperWRID, Buf: buf}, make(chan Completion, 1))
+	if err != nil {
+		return Completion{}, err
+	}
+	select {
+	case c := <-r.waiter:
+		return c, c.Err
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	select {
+	case c := <-r.waiter:
+		e.mu.Unlock()
+		return c, c.Err
+	default:
+	}
+	r.waiter = nil
+	e.mu.Unlock()
+	return Completion{}, ctx.Err()
+}
+
+// Close performs a graceful teardown (RFC 5040 §6.2: ULP graceful, then
+// LLP graceful termination): no more work requests are accepted, it waits
+// until the send queue is drained, every outstanding Read and Atomic has
+// completed and every inbound request was answered, then flushes the
+// posted receives, closes the LLP stream and waits for the peer to close
+// its side. If ctx ends first, the stream is aborted (everything still
+// posted is flushed) and ctx.Err() is returned. Closing an endpoint that
+// already stopped waits for Done.
+func (e *Endpoint) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.state == stateIdle {
+		e.state = stateDown
+		e.down.Store(true)
+		e.err = ErrClosed
+		e.mu.Unlock()
+		e.pd.removeEndpoint(e)
+		err := e.s.Close()
+		close(e.done)
+		return err
+	}
+	if e.state == stateRunning {
+		e.state = stateClosing
+		e.signal(e.txWake)
+	}
+	var result error
+	for e.state == stateClosing {
+		if e.sq.len() == 0 && e.order.len() == 0 && e.irq.len() == 0 && !e.respBusy {
+			e.failLocked(ErrClosed, nil, closeGraceful)
+			break
+		}
+		if e.closeWait == nil {
+			e.closeWait = make(chan struct{})
+		}
+		w := e.closeWait
+		e.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+		}
+		e.mu.Lock()
+		if ctx.Err() != nil && e.state == stateClosing {
+			result = ctx.Err()
+			e.failLocked(fmt.Errorf("rdmap: close: %w", ctx.Err()), nil, closeAbort)
+		}
+	}
+	e.mu.Unlock()
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		if result == nil {
+			result = ctx.Err()
+		}
+		_ = e.s.Abort()
+		<-e.done
+	}
+	return result
+}
+
+// Abort performs an RDMAP Abortive Termination requested by the local user
+// (RFC 5040 §6.2.1): a Terminate "local catastrophic error" is sent, every
+// posted work request is flushed and the LLP stream is closed. It does not
+// wait; see Done.
+func (e *Endpoint) Abort() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch e.state {
+	case stateIdle:
+		return fmt.Errorf("rdmap: abort: %w", ErrNotStarted)
+	case stateDown:
+		return fmt.Errorf("rdmap: abort: %w", ErrClosed)
+	}
+	e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: errAbortedByUser},
+		&Terminate{Code: TermLocalCatastrophic}, closeGraceful)
+	return nil
+}
+
+var errAbortedByUser = errors.New("rdmap: aborted by the local user")

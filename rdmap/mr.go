@@ -1,0 +1,238 @@
+package rdmap
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Access is a set of memory access rights (RFC 5040 §8.1.1 item 5). Local
+// read access is implicit.
+type Access uint8
+
+// Access rights.
+const (
+	// LocalWrite lets the local RNIC write the region: needed for the sink
+	// of an RDMA Read.
+	LocalWrite Access = 1 << iota
+	// RemoteRead lets the peer read the region with RDMA Read.
+	RemoteRead
+	// RemoteWrite lets the peer write the region with RDMA Write.
+	RemoteWrite
+	// RemoteAtomic lets the peer target the region with Atomic Operations
+	// (RFC 7306 §5).
+	RemoteAtomic
+
+	accessAll = LocalWrite | RemoteRead | RemoteWrite | RemoteAtomic
+)
+
+// String lists the rights.
+func (a Access) String() string {
+	var s []string
+	for _, x := range []struct {
+		b Access
+		n string
+	}{{LocalWrite, "LocalWrite"}, {RemoteRead, "RemoteRead"}, {RemoteWrite, "RemoteWrite"}, {RemoteAtomic, "RemoteAtomic"}} {
+		if a&x.b != 0 {
+			s = append(s, x.n)
+		}
+	}
+	if len(s) == 0 {
+		return "LocalRead"
+	}
+	return strings.Join(s, "|")
+}
+
+type mrConfig struct {
+	ep        *Endpoint
+	remoteInv bool
+	baseTO    uint64
+}
+
+// MROption configures a registration.
+type MROption func(*mrConfig)
+
+// WithEndpoint limits the STag's scope to one RDMAP Stream (RFC 5040
+// §8.1.1 item 2, RFC 5041 §8.2 "DDP Stream association"): any other
+// Endpoint using it, even in the same PD, gets "STag not associated".
+func WithEndpoint(ep *Endpoint) MROption { return func(c *mrConfig) { c.ep = ep } }
+
+// WithRemoteInvalidate allows the peer to invalidate the STag with a Send
+// with Invalidate (RFC 5040 §5.3). It takes effect only for an STag bound
+// to the receiving Endpoint with WithEndpoint: an STag shared by several
+// streams must not be remotely invalidated (RFC 5040 §8.1.1 item 7).
+func WithRemoteInvalidate() MROption { return func(c *mrConfig) { c.remoteInv = true } }
+
+// WithBaseTO sets the Tagged Offset of the region's first octet (default
+// 0). RFC 5040 §5.1: "The Tagged Offset of a Tagged Buffer MAY start at a
+// non-zero value"; a VA-based TO is WithBaseTO(address).
+func WithBaseTO(to uint64) MROption { return func(c *mrConfig) { c.baseTO = to } }
+
+// MR is a registered memory region: a buffer, its access rights, its
+// scope and its STag.
+type MR struct {
+	pd    *PD
+	index uint32
+
+	// Guarded by pd.dev.mu.
+	key          uint8
+	buf          []byte
+	access       Access
+	baseTO       uint64
+	ep           *Endpoint
+	remoteInv    bool
+	valid        bool
+	deregistered bool
+}
+
+// STag returns the region's current Steering Tag: index<<8 | key.
+func (m *MR) STag() uint32 {
+	m.pd.dev.mu.RLock()
+	defer m.pd.dev.mu.RUnlock()
+	return m.index<<8 | uint32(m.key)
+}
+
+// Len returns the length of the region in octets.
+func (m *MR) Len() int {
+	m.pd.dev.mu.RLock()
+	defer m.pd.dev.mu.RUnlock()
+	return len(m.buf)
+}
+
+// Bytes returns the registered buffer.
+func (m *MR) Bytes() []byte {
+	m.pd.dev.mu.RLock()
+	defer m.pd.dev.mu.RUnlock()
+	return m.buf
+}
+
+// BaseTO returns the Tagged Offset of the region's first octet.
+func (m *MR) BaseTO() uint64 {
+	m.pd.dev.mu.RLock()
+	defer m.pd.dev.mu.RUnlock()
+	return m.baseTO
+}
+
+// Access returns the region's access rights.
+func (m *MR) Access() Access {
+	m.pd.dev.mu.RLock()
+	defer m.pd.dev.mu.RUnlock()
+	return m.access
+}
+
+// PD returns the region's protection domain.
+func (m *MR) PD() *PD { return m.pd }
+
+// Valid reports whether the STag is currently valid.
+func (m *MR) Valid() bool {
+	m.pd.dev.mu.RLock()
+	defer m.pd.dev.mu.RUnlock()
+	return m.valid
+}
+
+// Invalidate makes the STag invalid (local invalidation, RFC 5040 §3.2 "If
+// the ULP disables an STag"). When it returns, no segment is being placed
+// into the buffer and none will be (RFC 5040 §8.1.1 item 6). It must not be
+// called from code running on an Endpoint's receive path.
+func (m *MR) Invalidate() error {
+	d := m.pd.dev
+	d.mu.Lock()
+	if m.deregistered {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	m.valid = false
+	d.mu.Unlock()
+	m.pd.fence()
+	return nil
+}
+
+// Reregister points the region at buf with access and gives it a new key
+// (the low 8 bits of the STag, chosen at random and different from the
+// previous one), so the old STag stays invalid (RFC 5040 §8.1.1 item 4).
+// Scope and base TO are kept. Use STag for the new value.
+func (m *MR) Reregister(buf []byte, access Access) error {
+	if access&^accessAll != 0 {
+		return fmt.Errorf("%w: unknown access bits %#x", ErrInvalidWR, uint8(access&^accessAll))
+	}
+	d := m.pd.dev
+	d.mu.Lock()
+	if m.deregistered {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	m.valid = false
+	d.mu.Unlock()
+	m.pd.fence()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m.deregistered {
+		return ErrClosed
+	}
+	old := m.key
+	for m.key == old {
+		m.key = uint8(d.rand())
+	}
+	m.buf, m.access, m.valid = buf, access, true
+	return nil
+}
+
+// Deregister invalidates the STag and frees its slot in the STag table.
+func (m *MR) Deregister() error {
+	d := m.pd.dev
+	d.mu.Lock()
+	if m.deregistered {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	m.valid, m.deregistered = false, true
+	delete(d.mrs, m.index)
+	d.mu.Unlock()
+	m.pd.fence()
+	return nil
+}
+
+// invalidateRemote performs the invalidation requested by a Send with
+// Invalidate received on ep (RFC 5040 §5.3, §7.2 checks 4 and 5). It runs
+// on ep's receive path, which therefore is not placing anything; since the
+// STag must be bound to ep, no other stream can be placing into it either.
+//
+// Terminate codes, following Linux siw (siw_qp_rx.c): an STag that does not
+// exist or is already invalid is a Remote Operation Error "STag cannot be
+// Invalidated" (0/2/0x09); an existing STag the peer may not invalidate
+// (other PD, not bound to this stream, or registered without
+// WithRemoteInvalidate) is a Remote Protection Error "STag cannot be
+// Invalidated" (0/1/0x09).
+func (d *Device) invalidateRemote(ep *Endpoint, stag uint32) (TermCode, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m := d.mrs[stag>>8]
+	if m == nil || m.key != uint8(stag) || !m.valid {
+		return TermOperationCannotInvalidate, false
+	}
+	if m.pd != ep.pd || m.ep != ep || !m.remoteInv {
+		return TermProtectionCannotInvalidate, false
+	}
+	m.valid = false
+	return TermCode{}, true
+}
+
+// local resolves a local access of n octets at byte offset off of m for an
+// operation posted on ep needing rights need (LocalWrite for a Read sink).
+func (m *MR) local(ep *Endpoint, off uint64, n uint64, need Access) ([]byte, error) {
+	d := m.pd.dev
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	switch {
+	case !m.valid:
+		return nil, fmt.Errorf("%w: MR STag %#08x is not valid", ErrAccess, m.index<<8|uint32(m.key))
+	case m.pd != ep.pd:
+		return nil, fmt.Errorf("%w: MR of another PD", ErrAccess)
+	case m.ep != nil && m.ep != ep:
+		return nil, fmt.Errorf("%w: MR bound to another endpoint", ErrAccess)
+	case m.access&need != need:
+		return nil, fmt.Errorf("%w: MR lacks %v", ErrAccess, need)
+	case off > uint64(len(m.buf)) || n > uint64(len(m.buf))-off:
+		return nil, fmt.Errorf("%w: offset %d + %d beyond MR of %d octets", ErrAccess, off, n, len(m.buf))
+	}
+	return m.buf[off : off+n : off+n], nil
+}

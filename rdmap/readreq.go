@@ -1,0 +1,65 @@
+package rdmap
+
+import "encoding/binary"
+
+// ReadRequestLen is the length of the RDMA Read Request Header (RFC 5040
+// §4.4 Figure 6).
+const ReadRequestLen = 28
+
+// ReadRequest is the RDMA Read Request Header (RFC 5040 §4.4), which follows
+// the untagged DDP header of a Read Request on QN 1.
+type ReadRequest struct {
+	// SinkSTag names the Data Sink's tagged buffer; it is copied into the
+	// Read Response without interpretation.
+	SinkSTag uint32
+	// SinkTO is the Data Sink Tagged Offset.
+	SinkTO uint64
+	// Size is the RDMA Read Message Size, 0 to 2^32-1 octets.
+	Size uint32
+	// SrcSTag names the Data Source's tagged buffer.
+	SrcSTag uint32
+	// SrcTO is the Data Source Tagged Offset.
+	SrcTO uint64
+}
+
+// ParseReadRequest decodes a Read Request Header from the start of b. Every
+// bit pattern of the 28 octets is a valid header; STag, bounds and access
+// checks (RFC 5040 §7.2) belong to the responder.
+func ParseReadRequest(b []byte) (ReadRequest, int, error) {
+	if len(b) < ReadRequestLen {
+		return ReadRequest{}, 0, truncated("RDMA Read Request header", ReadRequestLen, len(b), TermOperationUnspecified)
+	}
+	return ReadRequest{
+		SinkSTag: binary.BigEndian.Uint32(b[0:4]),
+		SinkTO:   binary.BigEndian.Uint64(b[4:12]),
+		Size:     binary.BigEndian.Uint32(b[12:16]),
+		SrcSTag:  binary.BigEndian.Uint32(b[16:20]),
+		SrcTO:    binary.BigEndian.Uint64(b[20:28]),
+	}, ReadRequestLen, nil
+}
+
+// Append appends the encoded header to b; it does not allocate when b has
+// ReadRequestLen octets of spare capacity.
+func (r *ReadRequest) Append(b []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, r.SinkSTag)
+	b = binary.BigEndian.AppendUint64(b, r.SinkTO)
+	b = binary.BigEndian.AppendUint32(b, r.Size)
+	b = binary.BigEndian.AppendUint32(b, r.SrcSTag)
+	return binary.BigEndian.AppendUint64(b, r.SrcTO)
+}
+
+// Len returns ReadRequestLen.
+func (r *ReadRequest) Len() int { return ReadRequestLen }
+
+// Advance returns the header updated after n octets of the read were sent,
+// as the Terminated RDMA Header of RFC 5040 §4.8 requires: both offsets move
+// by n and Size becomes the number of octets left.
+func (r ReadRequest) Advance(n uint32) ReadRequest {
+	if n > r.Size {
+		n = r.Size
+	}
+	r.SinkTO += uint64(n)
+	r.SrcTO += uint64(n)
+	r.Size -= n
+	return r
+}

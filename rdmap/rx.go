@@ -1,0 +1,455 @@
+package rdmap
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// errRxDown is returned by the ddp.ULP methods once the endpoint is down:
+// the DDP layer then stops placing (RFC 5041 §7.1).
+var errRxDown = errors.New("rdmap: endpoint down, segment dropped")
+
+// rxFault is an error the RDMAP receive path detected (RFC 5040 §7.2,
+// RFC 7306 §8.2), with its Terminate code and, for a Read Request, the RDMA
+// header to send back.
+type rxFault struct {
+	code   TermCode
+	reason string
+	rdma   *ReadRequest
+	// Header copies for faults found outside the DDP receive path (by the
+	// responder).
+	ddpHdr []byte
+	segLen int
+}
+
+// Error implements error.
+func (f *rxFault) Error() string { return "rdmap: " + f.reason + " [" + f.code.String() + "]" }
+
+func newFault(code TermCode, format string, a ...any) *rxFault {
+	return &rxFault{code: code, reason: fmt.Sprintf(format, a...)}
+}
+
+// buildTerminate assembles the Terminate Header for code (RFC 5040 §4.8
+// Figure 10): the DDP header and segment length whenever the error is tied
+// to a segment, except for local catastrophic and LLP errors; the Read
+// Request header when the error concerns a Read Request (§7.1 case 3).
+func buildTerminate(code TermCode, hdr []byte, segLen int, rdma *ReadRequest) *Terminate {
+	t := &Terminate{Code: code}
+	if len(hdr) == 0 || code.Layer == LayerLLP || (code.Layer == LayerRDMA && code.EType == ETypeLocalCatastrophic) {
+		return t
+	}
+	t.M, t.D = true, true
+	t.SegmentLen = uint16(min(segLen, 0xffff))
+	t.DDPHeader = hdr
+	if rdma != nil {
+		t.R, t.RDMAHeader = true, *rdma
+	}
+	return t
+}
+
+func (f *rxFault) terminate() *Terminate { return buildTerminate(f.code, f.ddpHdr, f.segLen, f.rdma) }
+
+func (f *rxFault) terminateError() *TerminateError {
+	t := f.terminate()
+	te := &TerminateError{Code: f.code, Err: f, DDPHeader: t.DDPHeader, SegmentLen: t.SegmentLen, HasSegmentLen: t.M}
+	if t.R {
+		rr := t.RDMAHeader
+		te.RDMAHeader = &rr
+	}
+	return te
+}
+
+// fault builds the rxFault of an inbound request that failed in the
+// responder, with the request's own DDP header.
+func (j *inbound) fault(code TermCode, reason string) *rxFault {
+	f := &rxFault{code: code, reason: reason, ddpHdr: append([]byte(nil), j.ddpHdr[:]...), segLen: j.segLen}
+	if !j.atomic {
+		rr := j.rr
+		f.rdma = &rr
+	}
+	return f
+}
+
+// readFaultCode maps an STag fault on a Read Request or Atomic Request to
+// the RDMA layer Remote Protection code (RFC 5040 §7.2 checks 4a-4e).
+func readFaultCode(f stagFault) TermCode {
+	switch f {
+	case faultInvalidSTag:
+		return TermInvalidSTag
+	case faultNotAssociated:
+		return TermSTagNotAssociated
+	case faultAccess:
+		return TermAccessRights
+	case faultBounds:
+		return TermBaseBounds
+	case faultWrap:
+		return TermTOWrap
+	}
+	return TermProtectionUnspecified
+}
+
+// writeFault maps an STag fault on an RDMA Write segment: the checks of
+// RFC 5041 §7.1 are DDP tagged buffer errors (Layer 1, Type 1); the access
+// right, which DDP has no code for, is the RDMA layer's "access rights
+// violation" (RFC 5040 §7.2; Linux siw reports it as DDP invalid STag).
+func writeFault(f stagFault) error {
+	switch f {
+	case faultInvalidSTag:
+		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag}
+	case faultNotAssociated:
+		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeSTagNotAssociated}
+	case faultBounds:
+		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeBaseBounds}
+	case faultWrap:
+		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeTOWrap}
+	case faultAccess:
+		return newFault(TermAccessRights, "RDMA Write to an STag without remote write access")
+	}
+	return newFault(TermProtectionUnspecified, "RDMA Write refused")
+}
+
+func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
+
+func parseCtl(v uint8) (Control, error) {
+	b := [1]byte{v}
+	c, _, err := ParseControl(b[:])
+	return c, err
+}
+
+// TaggedTarget implements ddp.ULP: it validates a non-empty tagged segment
+// (RDMA Write or Read Response) and returns the memory to place it into.
+// Called by the ddp.Receiver only.
+func (e *Endpoint) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+	if e.down.Load() {
+		return nil, errRxDown
+	}
+	c, err := parseCtl(h.RsvdULP)
+	if err != nil {
+		return nil, err
+	}
+	switch c.Opcode {
+	case OpWrite:
+		buf, _, f := e.dev.remote(e, h.STag, h.TO, uint64(length), RemoteWrite)
+		if f != faultNone {
+			return nil, writeFault(f)
+		}
+		return buf, nil
+	case OpReadResponse:
+		return e.readResponseTarget(h, length)
+	}
+	return nil, newFault(TermUnexpectedOpcode, "%v in a tagged DDP segment", c.Opcode)
+}
+
+// readResponseTarget accepts a Read Response segment only for the sink
+// range of the oldest outstanding Read Request (RFC 5040 §5.2.2: responses
+// come in request order, and the Data Sink MAY validate STag, TO and
+// length). A response without an outstanding Read is an unexpected opcode;
+// another STag is a DDP "invalid STag", a range outside the request a DDP
+// "base or bounds violation".
+func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.orq.len() == 0 || e.orq.front().wr.Op != WRRead {
+		return nil, newFault(TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
+	}
+	r := e.orq.front()
+	if h.STag != r.sinkSTag || r.wr.Sink == nil {
+		return nil, &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag,
+			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", h.STag, r.sinkSTag)}
+	}
+	n := uint64(length)
+	if h.TO < r.sinkTO || h.TO-r.sinkTO > uint64(r.wr.Length) || n > uint64(r.wr.Length)-(h.TO-r.sinkTO) {
+		return nil, &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeBaseBounds,
+			Err: fmt.Errorf("read response TO %#x+%d outside the requested %#x+%d", h.TO, n, r.sinkTO, r.wr.Length)}
+	}
+	m := r.wr.Sink
+	d := e.dev
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if !m.valid || m.key != uint8(h.STag) || m.access&LocalWrite == 0 {
+		return nil, &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag,
+			Err: errors.New("read sink MR was invalidated or re-registered")}
+	}
+	buf, f := m.window(h.TO, n)
+	if f != faultNone {
+		return nil, writeFault(f)
+	}
+	return buf, nil
+}
+
+// CheckUntagged implements ddp.ULP: RFC 5040 §7.2 checks 2 and 3 (valid
+// opcode, valid RDMAP version) and that the opcode belongs to the segment's
+// queue (RFC 5040 Figure 4, RFC 7306 Figure 2), else "Unexpected OpCode".
+// Called by the ddp.Receiver only.
+func (e *Endpoint) CheckUntagged(h *ddp.UntaggedHeader) error {
+	if e.down.Load() {
+		return errRxDown
+	}
+	if h.QN >= NumQueues {
+		return nil // DDP reports "invalid QN" (RFC 5041 §7.2)
+	}
+	c, err := parseCtl(h.RsvdULP[0])
+	if err != nil {
+		return err
+	}
+	if qn, ok := c.Opcode.QN(); !ok || qn != h.QN {
+		return newFault(TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
+	}
+	return nil
+}
+
+// Deliver implements ddp.ULP: it processes one complete DDP message in
+// order. Called by the ddp.Receiver only.
+func (e *Endpoint) Deliver(m *ddp.Message) error {
+	if e.down.Load() {
+		return errRxDown
+	}
+	if m.Tagged {
+		c, err := parseCtl(m.Tag.RsvdULP) // zero-length messages were not checked yet
+		if err != nil {
+			return err
+		}
+		switch c.Opcode {
+		case OpWrite:
+			return nil // placed; not delivered to the ULP (RFC 5040 §5.1)
+		case OpReadResponse:
+			return e.completeRead(m)
+		}
+		return newFault(TermUnexpectedOpcode, "%v in a tagged DDP message", c.Opcode)
+	}
+	op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+	switch m.Untag.QN {
+	case QNSend:
+		return e.deliverSend(m, op)
+	case QNReadRequest:
+		if op == OpReadRequest {
+			return e.deliverReadRequest(m)
+		}
+		return e.deliverAtomicRequest(m)
+	case QNTerminate:
+		return e.deliverTerminate(m)
+	case QNAtomicResponse:
+		return e.deliverAtomicResponse(m)
+	}
+	return newFault(TermOperationUnspecified, "message on queue %d", m.Untag.QN)
+}
+
+// completeRead completes the oldest outstanding Read (RFC 5040 §5.5 rules
+// 11 and 19).
+func (e *Endpoint) completeRead(m *ddp.Message) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.orq.len() == 0 || e.orq.front().wr.Op != WRRead {
+		return newFault(TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
+	}
+	r := e.orq.front()
+	if m.Tag.STag != r.sinkSTag {
+		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag,
+			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", m.Tag.STag, r.sinkSTag)}
+	}
+	if uint64(m.Length) != uint64(r.wr.Length) {
+		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeBaseBounds,
+			Err: fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length)}
+	}
+	e.orq.pop()
+	e.signal(e.txWake) // an ORD slot is free
+	e.finishLocked(r, Completion{Length: m.Length})
+	e.checkOverflowLocked()
+	return nil
+}
+
+func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.rq.len() == 0 || e.rq.front().seq != m.Cookie {
+		return errRxDown // flushed meanwhile
+	}
+	r := e.rq.front()
+	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.Solicited()}
+	switch {
+	case op == OpImmediate || op == OpImmediateSE:
+		imm, _, err := ParseImmediate(m.Buffer) // RFC 7306 §6.3: exactly 8 octets
+		if err != nil {
+			return err
+		}
+		c.Op, c.Imm, c.HasImm, c.Length = WRRecvImm, imm.Data, true, 0
+	case op.HasInvalidateSTag():
+		// RFC 5040 §5.3, §7.2 checks 4 and 5: invalidate before the Send is
+		// delivered.
+		stag := binary.BigEndian.Uint32(m.Untag.RsvdULP[1:5])
+		if code, ok := e.dev.invalidateRemote(e, stag); !ok {
+			return newFault(code, "Send with Invalidate of STag %#08x", stag)
+		}
+		c.InvalidatedSTag = stag
+	}
+	e.rq.pop()
+	e.emitLocked(e.recvCQ, r.waiter, c)
+	e.checkOverflowLocked()
+	return nil
+}
+
+// repostLocked gives an internal queue buffer back to DDP.
+func (e *Endpoint) repost(qn uint32, cookie uint64) error {
+	if cookie >= uint64(len(e.qbufs[qn])) {
+		return newFault(TermLocalCatastrophic, "unknown internal buffer %d on queue %d", cookie, qn)
+	}
+	if _, err := e.recv.PostUntagged(qn, e.qbufs[qn][cookie], cookie); err != nil {
+		return errRxDown
+	}
+	return nil
+}
+
+// deliverReadRequest validates an RDMA Read Request (RFC 5040 §7.2 "On
+// incoming RDMA Request Messages" checks 4a-4e, skipped for a zero-length
+// read per §5.2.1) and queues it for the responder, enforcing IRD.
+func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
+	if m.Length != ReadRequestLen {
+		return newFault(TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, ReadRequestLen)
+	}
+	rr, _, _ := ParseReadRequest(m.Buffer)
+	if rr.Size > 0 {
+		if _, _, f := e.dev.remote(e, rr.SrcSTag, rr.SrcTO, uint64(rr.Size), RemoteRead); f != faultNone {
+			return &rxFault{code: readFaultCode(f), reason: "RDMA Read Request source rejected", rdma: &rr}
+		}
+	}
+	job := inbound{rr: rr}
+	return e.queueInbound(m, &job, &rr)
+}
+
+// deliverAtomicRequest validates an Atomic Request (RFC 7306 §5.2.1,
+// §8.2: STag, access, bounds, 64-bit alignment) and queues it.
+func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
+	if m.Length != AtomicRequestLen {
+		return newFault(TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, AtomicRequestLen)
+	}
+	ar, _, err := ParseAtomicRequest(m.Buffer)
+	if err != nil {
+		return err
+	}
+	buf, _, f := e.dev.remote(e, ar.STag, ar.TO, 8, RemoteAtomic)
+	if f != faultNone {
+		return newFault(readFaultCode(f), "Atomic Request target rejected")
+	}
+	if !aligned8(buf) {
+		return newFault(TermCatastrophicStream, "Atomic Request target TO %#x not 64-bit aligned (RFC 7306 §8.2)", ar.TO)
+	}
+	job := inbound{atomic: true, ar: ar}
+	return e.queueInbound(m, &job, nil)
+}
+
+// queueInbound enforces IRD (RFC 5040 §6.1, §8.1.1 item 11; RFC 7306 §5.2:
+// Atomic Requests share it) and hands the request to the responder.
+func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound, rr *ReadRequest) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	// The request being answered has already left the count (see
+	// respLoop): the peer may legitimately send a new request as soon as it
+	// has the previous response.
+	if e.irq.len() >= e.ird {
+		// Linux siw answers an IRQ overflow with RDMAP / Remote Operation /
+		// "catastrophic error, localized to RDMAP Stream" (siw_init_rresp).
+		return &rxFault{code: TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird), rdma: rr}
+	}
+	m.Untag.Append(job.ddpHdr[:0])
+	job.segLen = DDPUntaggedHeaderLen + m.Length
+	e.irq.push(*job)
+	e.signal(e.respWake)
+	return e.repost(QNReadRequest, m.Cookie)
+}
+
+// deliverTerminate surfaces a received Terminate (RFC 5040 §5.4): the
+// endpoint goes down without answering it.
+func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
+	t, _, err := ParseTerminate(m.Buffer)
+	te := &TerminateError{Code: t.Code, Remote: true, Err: err}
+	if err == nil {
+		te.SegmentLen, te.HasSegmentLen = t.SegmentLen, t.M
+		te.DDPHeader = append([]byte(nil), t.DDPHeader...)
+		if t.R {
+			rr := t.RDMAHeader
+			te.RDMAHeader = &rr
+		}
+	}
+	e.mu.Lock()
+	e.failLocked(te, nil, closeGraceful)
+	e.mu.Unlock()
+	return errRxDown
+}
+
+// deliverAtomicResponse completes the oldest outstanding Atomic (RFC 7306
+// §5.2.2, §5.4 rule 7).
+func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
+	if m.Length != AtomicResponseLen {
+		return newFault(TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, AtomicResponseLen)
+	}
+	resp, _, _ := ParseAtomicResponse(m.Buffer)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.orq.len() == 0 || e.orq.front().wr.Op == WRRead {
+		return newFault(TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
+	}
+	r := e.orq.front()
+	if resp.ReqID != r.reqID {
+		return newFault(TermOperationUnspecified, "Atomic Response for request %d, outstanding %d", resp.ReqID, r.reqID)
+	}
+	e.orq.pop()
+	e.signal(e.txWake)
+	e.finishLocked(r, Completion{Orig: resp.Orig})
+	e.checkOverflowLocked()
+	return e.repost(QNAtomicResponse, m.Cookie)
+}
+
+// Failed implements ddp.ULP: the first receive error of the stream. The
+// endpoint sends exactly one Terminate describing it (RFC 5040 §7.1) and
+// goes down. Called by the ddp.Receiver only.
+func (e *Endpoint) Failed(re *ddp.RecvError) {
+	if errors.Is(re.Err, errRxDown) {
+		return
+	}
+	code := TermLocalCatastrophic
+	var rdma *ReadRequest
+	var f *rxFault
+	var pe *ProtocolError
+	var de *ddp.Error
+	switch {
+	case errors.As(re.Err, &f):
+		code, rdma = f.code, f.rdma
+	case errors.As(re.Err, &pe):
+		code = pe.Code
+	case errors.As(re.Err, &de):
+		code = TermCode{Layer: LayerDDP, EType: uint8(de.Type), Code: de.Code}
+	}
+	t := buildTerminate(code, re.Header, re.SegmentLen, rdma)
+	te := &TerminateError{Code: code, Err: re.Err, DDPHeader: t.DDPHeader, SegmentLen: t.SegmentLen, HasSegmentLen: t.M}
+	if t.R {
+		te.RDMAHeader = &t.RDMAHeader
+	}
+	e.mu.Lock()
+	e.failLocked(te, t, closeGraceful)
+	e.mu.Unlock()
+}
+
+// Closed implements ddp.ULP: the LLP stream's receive side ended. Called
+// by the ddp.Receiver only.
+func (e *Endpoint) Closed(err error) {
+	e.mu.Lock()
+	switch {
+	case err == nil:
+		e.failLocked(ErrPeerClosed, nil, closeGraceful)
+	default:
+		var le *llp.Error
+		if errors.As(err, &le) {
+			code := TermCode{Layer: LayerLLP, EType: le.EType, Code: le.Code}
+			e.failLocked(&TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort)
+		} else {
+			e.failLocked(fmt.Errorf("rdmap: LLP stream failed: %w", err), nil, closeAbort)
+		}
+	}
+	e.mu.Unlock()
+	close(e.rxDone)
+}

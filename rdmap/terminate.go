@@ -1,0 +1,154 @@
+package rdmap
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Lengths used by the Terminate Header (RFC 5040 §4.8 Figure 7).
+const (
+	// TerminateControlLen is the Terminate Control field (19 bits) plus
+	// the 13 reserved bits.
+	TerminateControlLen = 4
+	// TerminateSegLenLen is the DDP Segment Length field.
+	TerminateSegLenLen = 2
+	// DDPTaggedHeaderLen is a terminated tagged DDP header (112 bits).
+	DDPTaggedHeaderLen = 14
+	// DDPUntaggedHeaderLen is a terminated untagged DDP header (144 bits).
+	DDPUntaggedHeaderLen = 18
+	// TerminateMaxLen is the longest Terminate Header: control, segment
+	// length, untagged DDP header and RDMA Read Request header.
+	TerminateMaxLen = TerminateControlLen + TerminateSegLenLen + DDPUntaggedHeaderLen + ReadRequestLen
+)
+
+// HdrCt bits of the Terminate Control field (RFC 5040 §4.8 Figure 8), as
+// they sit in the third octet of the header.
+const (
+	hdrctM = 0x80 // bit 16: DDP Segment Length valid
+	hdrctD = 0x40 // bit 17: DDP Header included
+	hdrctR = 0x20 // bit 18: RDMAP Header included
+)
+
+// Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
+// the untagged DDP header of a Terminate on QN 2.
+//
+// The DDP Segment Length field is on the wire when M or D is set; the
+// terminated DDP header when D is set (its T bit tells 14 from 18
+// octets); the terminated RDMA Read Request header when R is set.
+type Terminate struct {
+	// Code is the Layer / EType / Error Code.
+	Code TermCode
+	// M: the DDP Segment Length is valid.
+	M bool
+	// D: the terminated DDP header is included.
+	D bool
+	// R: the terminated RDMA header (a Read Request header) is included.
+	R bool
+	// SegmentLen is the DDP Segment Length, sent when M or D.
+	SegmentLen uint16
+	// DDPHeader is the terminated DDP header, 14 (tagged) or 18 (untagged)
+	// octets, sent when D. After ParseTerminate it aliases the parsed
+	// buffer.
+	DDPHeader []byte
+	// RDMAHeader is the terminated Read Request header, sent when R.
+	RDMAHeader ReadRequest
+}
+
+// ParseTerminate decodes a Terminate Header from the start of b. It checks
+// that every part the HdrCt bits announce is present, that the terminated
+// DDP header's length matches its T bit, and rejects R without D (the RDMA
+// header can only be located after a DDP header). The reserved bits are
+// ignored (RFC 5040 §4.8). Octets after the header are not consumed.
+func ParseTerminate(b []byte) (Terminate, int, error) {
+	if len(b) < TerminateControlLen {
+		return Terminate{}, 0, truncated("Terminate header", TerminateControlLen, len(b), TermOperationUnspecified)
+	}
+	t := Terminate{
+		Code: TermCode{Layer: b[0] >> 4, EType: b[0] & 0x0f, Code: b[1]},
+		M:    b[2]&hdrctM != 0,
+		D:    b[2]&hdrctD != 0,
+		R:    b[2]&hdrctR != 0,
+	}
+	n := TerminateControlLen
+	if t.R && !t.D {
+		return t, 0, &ProtocolError{Code: TermOperationUnspecified,
+			Reason: "Terminate has R set without D: the RDMA header cannot be located (RFC 5040 §4.8)"}
+	}
+	if t.M || t.D {
+		if len(b) < n+TerminateSegLenLen {
+			return t, 0, truncated("Terminate DDP Segment Length", n+TerminateSegLenLen, len(b), TermOperationUnspecified)
+		}
+		t.SegmentLen = binary.BigEndian.Uint16(b[n:])
+		n += TerminateSegLenLen
+	}
+	if t.D {
+		if len(b) < n+1 {
+			return t, 0, truncated("Terminated DDP header", n+1, len(b), TermOperationUnspecified)
+		}
+		hl := DDPUntaggedHeaderLen
+		if b[n]&0x80 != 0 { // T bit, RFC 5041 §4.2
+			hl = DDPTaggedHeaderLen
+		}
+		if len(b) < n+hl {
+			return t, 0, truncated("Terminated DDP header", n+hl, len(b), TermOperationUnspecified)
+		}
+		t.DDPHeader = b[n : n+hl : n+hl]
+		n += hl
+	}
+	if t.R {
+		rr, m, err := ParseReadRequest(b[n:])
+		if err != nil {
+			return t, 0, err
+		}
+		t.RDMAHeader = rr
+		n += m
+	}
+	return t, n, nil
+}
+
+// Append appends the encoded header to b; it does not allocate when b has
+// Len octets of spare capacity. Reserved bits are sent as zero.
+func (t *Terminate) Append(b []byte) []byte {
+	c := t.Code
+	var hc uint8
+	if t.M {
+		hc |= hdrctM
+	}
+	if t.D {
+		hc |= hdrctD
+	}
+	if t.R {
+		hc |= hdrctR
+	}
+	b = append(b, (c.Layer&0x0f)<<4|c.EType&0x0f, c.Code, hc, 0)
+	if t.M || t.D {
+		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
+	}
+	if t.D {
+		b = append(b, t.DDPHeader...)
+	}
+	if t.R {
+		b = t.RDMAHeader.Append(b)
+	}
+	return b
+}
+
+// Len returns the encoded length.
+func (t *Terminate) Len() int {
+	n := TerminateControlLen
+	if t.M || t.D {
+		n += TerminateSegLenLen
+	}
+	if t.D {
+		n += len(t.DDPHeader)
+	}
+	if t.R {
+		n += ReadRequestLen
+	}
+	return n
+}
+
+// String summarises the header for logs.
+func (t *Terminate) String() string {
+	return fmt.Sprintf("Terminate{%v M=%t D=%t R=%t seglen=%d ddp=% x}", t.Code, t.M, t.D, t.R, t.SegmentLen, t.DDPHeader)
+}

@@ -1,0 +1,103 @@
+package rdmap
+
+import "fmt"
+
+// This file is the endpoint's termination state machine (RFC 5040 §5.4,
+// §6.2, §7.1):
+//
+//	Idle ──Start──▶ Running ──Close──▶ Closing ──drained──┐
+//	                   │                  │                ▼
+//	                   └──── error ───────┴─────────────▶ Down
+//
+// Down is entered exactly once (failLocked), for one of: an error detected
+// on the receive path (a Terminate is sent), a Terminate received (none is
+// sent back), a local failure (send error, CQ overflow, Abort: a Terminate
+// "local catastrophic" is attempted), the LLP stream failing or ending, or
+// Close. On entry every work request still posted completes once, in
+// order, with an error wrapping ErrFlushed and the cause; then the
+// terminator goroutine sends the Terminate, if any, as the stream's last
+// message and closes or aborts the LLP stream. Done is closed once the
+// LLP's delivery has ended and every goroutine has returned.
+
+type closeMode uint8
+
+const (
+	closeGraceful closeMode = iota // llp.Stream.Close: the Terminate is delivered first (§6.2.1)
+	closeAbort                     // llp.Stream.Abort
+)
+
+// failLocked moves the endpoint to Down with cause, flushes every posted
+// work request, and starts the terminator, which sends t (if non-nil) and
+// tears the LLP stream down. Only the first call has an effect (RFC 5040
+// §7.1 rule 4: the first error is the one reported). e.mu is held.
+func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
+	if e.state == stateDown {
+		return
+	}
+	started := e.state != stateIdle
+	e.state = stateDown
+	e.down.Store(true)
+	e.err = cause
+	close(e.stop)
+
+	// Flush (RFC 5040 §5.4: "Completes in error all ULP Operations that
+	// have not been provided to the DDP layer"; §6.2.1: outstanding
+	// operations "SHOULD be considered Completed in error").
+	e.recv.Drain()
+	ferr := fmt.Errorf("%w: %w", ErrFlushed, cause)
+	flushed := Completion{Status: StatusFlushed, Err: ferr}
+	pending := make([]*sendReq, e.order.len())
+	for i := range pending {
+		pending[i] = e.order.at(i)
+	}
+	for _, r := range pending {
+		if !r.done {
+			e.finishLocked(r, flushed)
+		}
+	}
+	e.sq.reset()
+	e.orq.reset()
+	e.irq.reset()
+	for e.rq.len() > 0 {
+		r := e.rq.pop()
+		e.emitLocked(e.recvCQ, r.waiter, Completion{WRID: r.wr.ID, Op: WRRecv, Status: StatusFlushed, Err: ferr})
+	}
+	e.cqOverflow = false
+	e.progressLocked()
+
+	if started {
+		e.wg.Add(1)
+		go e.terminator(t, how)
+	}
+}
+
+// terminator sends the single Terminate (on QN 2, RFC 5040 §5.4), after
+// which nothing else is sent, then closes or aborts the LLP stream.
+func (e *Endpoint) terminator(t *Terminate, how closeMode) {
+	defer e.wg.Done()
+	e.sendMu.Lock()
+	if !e.txClosed {
+		e.txClosed = true
+		if t != nil {
+			var buf [TerminateMaxLen]byte
+			_, err := e.sender.SendUntagged(untaggedRsvd(OpTerminate, 0), QNTerminate, t.Append(buf[:0]))
+			e.mu.Lock()
+			e.sent = terminateRecord{sent: err == nil, err: err}
+			e.mu.Unlock()
+		}
+	}
+	e.sendMu.Unlock()
+	if how == closeAbort {
+		_ = e.s.Abort()
+	} else {
+		_ = e.s.Close()
+	}
+}
+
+// TerminateSent reports whether this endpoint put a Terminate on the wire,
+// and the LLP's error if sending it failed.
+func (e *Endpoint) TerminateSent() (bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sent.sent, e.sent.err
+}

@@ -1,0 +1,231 @@
+package rdmap
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// errTxClosed reports a send attempted after the Terminate (or teardown):
+// RFC 5040 §5.4 "After sending a Terminate Message ... the Local Peer MUST
+// NOT send any more Messages".
+var errTxClosed = errors.New("rdmap: stream no longer sends")
+
+func untaggedRsvd(op Opcode, inv uint32) [5]byte {
+	var r [5]byte
+	r[0] = ControlByte(op)
+	binary.BigEndian.PutUint32(r[1:], inv)
+	return r
+}
+
+// txLoop processes the send queue in submission order (RFC 5040 §5.5 rule
+// 13). A Read or Atomic at the head waits while ORD requests are
+// outstanding (RFC 5040 §6.1, RFC 7306 §5.2), and so does everything
+// behind it.
+func (e *Endpoint) txLoop() {
+	defer e.wg.Done()
+	for {
+		e.mu.Lock()
+		var r *sendReq
+		for r == nil {
+			if e.state == stateDown {
+				e.mu.Unlock()
+				return
+			}
+			for e.sq.len() > 0 && e.sq.front().canceled {
+				e.sq.pop()
+			}
+			if e.sq.len() > 0 && (!isORD(e.sq.front().wr.Op) || e.orq.len() < e.ord) {
+				r = e.sq.pop()
+				break
+			}
+			e.mu.Unlock()
+			select {
+			case <-e.txWake:
+			case <-e.stop:
+			}
+			e.mu.Lock()
+		}
+		r.issued = true
+		if isORD(r.wr.Op) {
+			e.nextReqID++
+			r.reqID = e.nextReqID
+			// Registered before the request leaves, so that its response
+			// finds it (RFC 5040 §5.5 rule 19).
+			e.orq.push(r)
+		}
+		e.mu.Unlock()
+
+		err := e.issue(r)
+
+		e.mu.Lock()
+		switch {
+		case err != nil:
+			if !errors.Is(err, errTxClosed) {
+				e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: err},
+					&Terminate{Code: TermLocalCatastrophic}, closeAbort)
+			}
+		case !isORD(r.wr.Op):
+			// RFC 5040 §5.5 rule 14: complete once DDP has it.
+			e.finishLocked(r, Completion{Length: len(r.wr.Local)})
+			e.checkOverflowLocked()
+		}
+		e.mu.Unlock()
+	}
+}
+
+// issue hands the messages of r to DDP.
+func (e *Endpoint) issue(r *sendReq) error {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	if e.txClosed {
+		return errTxClosed
+	}
+	wr := &r.wr
+	var err error
+	switch wr.Op {
+	case WRSend:
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, wr.Local)
+	case WRSendSE:
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpSendSE, 0), QNSend, wr.Local)
+	case WRSendInv:
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpSendInvalidate, wr.InvalidateSTag), QNSend, wr.Local)
+	case WRSendSEInv:
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpSendSEInvalidate, wr.InvalidateSTag), QNSend, wr.Local)
+	case WRWrite, WRWriteImm:
+		err = e.sender.SendTagged(ControlByte(OpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
+		if err == nil && wr.Op == WRWriteImm {
+			err = e.sendImmediate(wr.Imm, wr.Solicited)
+		}
+	case WRImmediate:
+		err = e.sendImmediate(wr.Imm, wr.Solicited)
+	case WRRead:
+		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(e.scratch[:0]))
+	case WRFetchAdd, WRCmpSwap:
+		ar := AtomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+			Data: wr.Add, Mask: wr.AddMask, CompareMask: ^uint64(0)}
+		if wr.Op == WRCmpSwap {
+			ar = AtomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+				Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
+		}
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(e.scratch[:0]))
+	default:
+		err = fmt.Errorf("%w: work type %v", ErrInvalidWR, wr.Op)
+	}
+	return err
+}
+
+// sendImmediate sends one Immediate Data message; sendMu is held.
+func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
+	op := OpImmediate
+	if se {
+		op = OpImmediateSE
+	}
+	i := Immediate{Data: imm}
+	_, err := e.sender.SendUntagged(untaggedRsvd(op, 0), QNSend, i.Append(e.scratch[:0]))
+	return err
+}
+
+// respLoop answers inbound Read and Atomic Requests one at a time in the
+// order they were delivered (RFC 5040 §5.5 rules 17 and 20, RFC 7306
+// §5.2.2 rule 8, §5.4 rule 8). It runs apart from the receive path, which
+// never blocks on the network.
+func (e *Endpoint) respLoop() {
+	defer e.wg.Done()
+	for {
+		e.mu.Lock()
+		for e.irq.len() == 0 {
+			if e.state == stateDown {
+				e.mu.Unlock()
+				return
+			}
+			e.mu.Unlock()
+			select {
+			case <-e.respWake:
+			case <-e.stop:
+			}
+			e.mu.Lock()
+		}
+		if e.state == stateDown {
+			e.mu.Unlock()
+			return
+		}
+		// The request leaves the IRD count before its response goes out:
+		// the peer may reuse the slot as soon as it sees the response.
+		job := e.irq.pop()
+		e.respBusy = true
+		e.mu.Unlock()
+
+		fault, err := e.respond(&job)
+
+		e.mu.Lock()
+		e.respBusy = false
+		e.progressLocked()
+		switch {
+		case fault != nil:
+			e.failLocked(fault.terminateError(), fault.terminate(), closeGraceful)
+		case err != nil && !errors.Is(err, errTxClosed):
+			e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: err},
+				&Terminate{Code: TermLocalCatastrophic}, closeAbort)
+		}
+		e.mu.Unlock()
+	}
+}
+
+// respond executes one inbound request. The request was validated when it
+// was delivered; the STag is checked again here because the local user may
+// have invalidated it since.
+func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
+	if !job.atomic {
+		rr := &job.rr
+		var data []byte
+		if rr.Size > 0 {
+			buf, _, f := e.dev.remote(e, rr.SrcSTag, rr.SrcTO, uint64(rr.Size), RemoteRead)
+			if f != faultNone {
+				return job.fault(readFaultCode(f), "Read Request source no longer valid"), nil
+			}
+			data = buf
+		}
+		e.sendMu.Lock()
+		defer e.sendMu.Unlock()
+		if e.txClosed {
+			return nil, errTxClosed
+		}
+		// RFC 5040 §4.4: Sink STag and TO are copied without interpretation.
+		return nil, e.sender.SendTagged(ControlByte(OpReadResponse), rr.SinkSTag, rr.SinkTO, data)
+	}
+	ar := &job.ar
+	orig, f := e.executeAtomic(ar)
+	if f != nil {
+		return job.fault(*f, "Atomic Request target no longer valid"), nil
+	}
+	resp := AtomicResponse{ReqID: ar.ReqID, Orig: orig}
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	if e.txClosed {
+		return nil, errTxClosed
+	}
+	_, err := e.sender.SendUntagged(untaggedRsvd(OpAtomicResponse, 0), QNAtomicResponse, resp.Append(e.scratch[:0]))
+	return nil, err
+}
+
+// executeAtomic performs the read-modify-write of an Atomic Request under
+// the device's atomic lock (RFC 7306 §5.3), in the byte order of the target
+// memory (§5.1.1: "performed in the endian format of the target memory").
+func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *TermCode) {
+	e.dev.atomicMu.Lock()
+	defer e.dev.atomicMu.Unlock()
+	buf, _, f := e.dev.remote(e, ar.STag, ar.TO, 8, RemoteAtomic)
+	if f != faultNone {
+		c := readFaultCode(f)
+		return 0, &c
+	}
+	if !aligned8(buf) {
+		c := TermCatastrophicStream
+		return 0, &c
+	}
+	orig := binary.NativeEndian.Uint64(buf)
+	binary.NativeEndian.PutUint64(buf, ar.Apply(orig))
+	return orig, nil
+}

@@ -1,0 +1,183 @@
+package rdmap
+
+import (
+	"fmt"
+	"math"
+)
+
+// WorkType names the operation of a work request and of its completion.
+type WorkType uint8
+
+// Send queue work types (RFC 5040 §3.2, RFC 7306 §5, §6) and the receive
+// completion types.
+const (
+	// WRSend is a Send (opcode 0x3).
+	WRSend WorkType = iota + 1
+	// WRSendSE is a Send with Solicited Event (0x5).
+	WRSendSE
+	// WRSendInv is a Send with Invalidate (0x4) of SendWR.InvalidateSTag.
+	WRSendInv
+	// WRSendSEInv is a Send with Solicited Event and Invalidate (0x6).
+	WRSendSEInv
+	// WRWrite is an RDMA Write (0x0).
+	WRWrite
+	// WRWriteImm is an RDMA Write followed by an Immediate Data message
+	// (RFC 7306 §6: "Write with Immediate"); Solicited selects Immediate
+	// Data with SE. It completes once both messages were handed to DDP.
+	WRWriteImm
+	// WRRead is an RDMA Read (Read Request 0x1, Read Response 0x2).
+	WRRead
+	// WRFetchAdd is an Atomic FetchAdd (RFC 7306 §5.1.1).
+	WRFetchAdd
+	// WRCmpSwap is an Atomic CmpSwap (RFC 7306 §5.1.2). A plain swap is a
+	// CmpSwap with CompareMask 0 and SwapMask all ones.
+	WRCmpSwap
+	// WRImmediate is an Immediate Data message (0x8); with Solicited set,
+	// Immediate Data with SE (0x9).
+	WRImmediate
+	// WRRecv is the completion of a receive work request consumed by a
+	// Send of any kind.
+	WRRecv
+	// WRRecvImm is the completion of a receive work request consumed by an
+	// Immediate Data message (RFC 7306 §6.3): Imm holds the data.
+	WRRecvImm
+)
+
+var workNames = [...]string{
+	WRSend: "Send", WRSendSE: "SendSE", WRSendInv: "SendInv", WRSendSEInv: "SendSEInv",
+	WRWrite: "Write", WRWriteImm: "WriteImm", WRRead: "Read", WRFetchAdd: "FetchAdd",
+	WRCmpSwap: "CmpSwap", WRImmediate: "Immediate", WRRecv: "Recv", WRRecvImm: "RecvImm",
+}
+
+// String names the work type.
+func (w WorkType) String() string {
+	if int(w) < len(workNames) && workNames[w] != "" {
+		return workNames[w]
+	}
+	return fmt.Sprintf("WorkType(%d)", uint8(w))
+}
+
+// SendWR is a send queue work request.
+//
+// Buffer ownership: Local (the source of Sends and Writes) is read while the
+// request is processed and must not be modified until it completes
+// (RFC 5040 §5.5 rule 8). The sink of a Read is a registered MR with
+// LocalWrite access (Sink, SinkOffset): the Read Response is placed there
+// by tagged placement, like on a hardware RNIC. The original value of an
+// Atomic Operation is returned in Completion.Orig.
+type SendWR struct {
+	// ID is returned in the completion.
+	ID uint64
+	// Op selects the operation.
+	Op WorkType
+	// Local is the payload of a Send or Write.
+	Local []byte
+	// InvalidateSTag is the remote STag a SendInv/SendSEInv invalidates.
+	InvalidateSTag uint32
+	// RemoteSTag and RemoteTO address the remote buffer of a Write, Read
+	// or Atomic Operation.
+	RemoteSTag uint32
+	RemoteTO   uint64
+	// Imm is the Immediate Data of WRWriteImm and WRImmediate.
+	Imm uint64
+	// Solicited selects the SE variant of WRWriteImm and WRImmediate.
+	Solicited bool
+	// Sink, SinkOffset and Length describe the local sink of a Read. Sink
+	// may be nil for a zero-length Read.
+	Sink       *MR
+	SinkOffset uint64
+	Length     uint32
+	// Add and AddMask are the FetchAdd operands.
+	Add, AddMask uint64
+	// Compare, CompareMask, Swap and SwapMask are the CmpSwap operands.
+	Compare, CompareMask, Swap, SwapMask uint64
+}
+
+// RecvWR is a receive work request: a buffer posted on queue 0 that one
+// Send or Immediate Data message consumes (RFC 5040 §5.3, RFC 7306 §6.3).
+type RecvWR struct {
+	// ID is returned in the completion.
+	ID uint64
+	// Buf receives the message; a longer message is a DDP error (RFC 5041
+	// §7.2 "DDP Message too long for available buffer").
+	Buf []byte
+}
+
+// Status is the outcome of a work request.
+type Status uint8
+
+// Completion statuses.
+const (
+	// StatusSuccess: the operation completed.
+	StatusSuccess Status = iota
+	// StatusFlushed: the request was still posted when the endpoint left
+	// the running state; Err wraps ErrFlushed and the cause.
+	StatusFlushed
+	// StatusError: the request failed; Err says why.
+	StatusError
+)
+
+// String names the status.
+func (s Status) String() string {
+	switch s {
+	case StatusSuccess:
+		return "success"
+	case StatusFlushed:
+		return "flushed"
+	case StatusError:
+		return "error"
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+// Completion reports the end of a work request.
+type Completion struct {
+	// WRID is the ID of the work request.
+	WRID uint64
+	// Op is the work request's type; WRRecv or WRRecvImm for receives.
+	Op WorkType
+	// Status and Err give the outcome; Err is nil on success.
+	Status Status
+	Err    error
+	// Length is the number of octets transferred: the Send's length at the
+	// receiver, the payload length of Sends, Writes and Reads at the
+	// sender, 0 for Immediate Data and atomics.
+	Length int
+	// Imm and HasImm carry received Immediate Data.
+	Imm    uint64
+	HasImm bool
+	// InvalidatedSTag is the local STag invalidated by a received Send with
+	// Invalidate (0 if none).
+	InvalidatedSTag uint32
+	// Solicited is set for a received Send with SE or Immediate Data with
+	// SE (RFC 5040 §5.3: the Data Sink may generate an Event).
+	Solicited bool
+	// Orig is the Original Remote Data Value of an Atomic Operation.
+	Orig uint64
+}
+
+func (wr *SendWR) validate() error {
+	bad := func(f string, a ...any) error {
+		return fmt.Errorf("%w: %v: %s", ErrInvalidWR, wr.Op, fmt.Sprintf(f, a...))
+	}
+	switch wr.Op {
+	case WRSend, WRSendSE, WRSendInv, WRSendSEInv, WRWrite, WRWriteImm:
+		if uint64(len(wr.Local)) > math.MaxUint32 {
+			return bad("%d octets exceed 2^32-1", len(wr.Local))
+		}
+		if (wr.Op == WRWrite || wr.Op == WRWriteImm) && wr.RemoteTO > math.MaxUint64-uint64(len(wr.Local)) {
+			return bad("remote TO %#x + %d wraps", wr.RemoteTO, len(wr.Local))
+		}
+	case WRRead:
+		if wr.Sink == nil && wr.Length != 0 {
+			return bad("no sink MR")
+		}
+		if wr.RemoteTO > math.MaxUint64-uint64(wr.Length) {
+			return bad("remote TO %#x + %d wraps", wr.RemoteTO, wr.Length)
+		}
+	case WRFetchAdd, WRCmpSwap, WRImmediate:
+	default:
+		return fmt.Errorf("%w: unknown work type %d", ErrInvalidWR, uint8(wr.Op))
+	}
+	return nil
+}

@@ -1,0 +1,527 @@
+package sctpllp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// BundlingReserve is the room left in every DATA chunk's packet for
+// control chunks bundled with it (RFC 5043 §9: "set the maximum DDP
+// Segment size below the theoretical maximum in order to allow bundling of
+// Control Chunks"): a SACK of 16 octets (RFC 4960 §3.3.4) with up to four
+// Gap Ack Blocks of 4 octets.
+const BundlingReserve = 32
+
+// Defaults of Config.
+const (
+	// DefaultMaxPendingInitiates is the default limit of Initiates waiting
+	// for the ULP (RFC 5043 §6.4).
+	DefaultMaxPendingInitiates = 64
+	// DefaultMaxHeldBytes bounds the octets held per stream for
+	// re-sequencing and before Start. The held amount is not bounded by the
+	// sender's unacknowledged octets (SCTP gap-acknowledges the early
+	// chunks), only by the 32767-chunk window of RFC 5043 §10; 4 MiB was
+	// exceeded by loss recovery on loopback at MTU 8192, 64 MiB was not.
+	DefaultMaxHeldBytes = 64 << 20
+	// DefaultQuietTime is how long a stream identifier stays quarantined
+	// after this side's final chunk when the peer's final chunk is not
+	// seen (RFC 5043 §6.6).
+	DefaultQuietTime = 2 * time.Second
+	// DefaultLinger is how long Close waits for the peer's Terminate.
+	DefaultLinger = 5 * time.Second
+)
+
+// Config configures the adaptation. Zero fields take the defaults.
+type Config struct {
+	// MaxPendingInitiates is the finite limit of received Initiates not
+	// yet decided by the ULP; beyond it an Initiate is answered with a
+	// Session Terminate (RFC 5043 §5.2.3, §6.4).
+	MaxPendingInitiates int
+	// MaxHeldBytes bounds, per stream, the octets of early chunks held for
+	// re-sequencing plus segments received before Start (RFC 5043 §10).
+	// A stream that exceeds it is terminated.
+	MaxHeldBytes int
+	// QuietTime: see DefaultQuietTime.
+	QuietTime time.Duration
+	// Linger: see DefaultLinger.
+	Linger time.Duration
+	// KeepIdle keeps the association up when every session has ended.
+	// By default the association is shut down once every stream that
+	// carried a session is closed or erroneous (RFC 5040 §7).
+	KeepIdle bool
+	// Pion configures the userspace backend used by Dial and Listen.
+	Pion PionConfig
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxPendingInitiates <= 0 {
+		c.MaxPendingInitiates = DefaultMaxPendingInitiates
+	}
+	if c.MaxHeldBytes <= 0 {
+		c.MaxHeldBytes = DefaultMaxHeldBytes
+	}
+	if c.QuietTime <= 0 {
+		c.QuietTime = DefaultQuietTime
+	}
+	if c.Linger <= 0 {
+		c.Linger = DefaultLinger
+	}
+	return c
+}
+
+// OpenRequest is the active side's Initiate.
+type OpenRequest struct {
+	// PrivateData is the ULP private data; at most 512 octets, 508 for
+	// an enhanced request (RFC 5043 §5.2.3, RFC 6581 §7).
+	PrivateData []byte
+	// IRD and ORD are the initiator's values (RFC 6581 §9.1), 0..0x3FFF;
+	// used when Enhanced is set.
+	IRD, ORD int
+	// Enhanced selects the RFC 6581 Enhanced Initiate.
+	Enhanced bool
+	// PeerToPeer, SendRTR, WriteRTR, ReadRTR are the flags A–D of the
+	// initiator's word (RFC 6581 §9.2).
+	PeerToPeer, SendRTR, WriteRTR, ReadRTR bool
+}
+
+// Association runs the RFC 5043 adaptation over one SCTP association:
+// many DDP Stream Sessions, one per SCTP stream pair.
+type Association struct {
+	t   Transport
+	cfg Config
+	n   int
+
+	slots []atomic.Pointer[slot]
+	mu    sync.Mutex // guards slot creation and the fields below
+
+	incoming     chan *Incoming
+	pendingIn    int
+	live         int
+	everSession  bool
+	shuttingDown bool
+	ended        bool
+
+	done     chan struct{}
+	err      error
+	stopOnce sync.Once
+	dropped  atomic.Uint64
+}
+
+// NewAssociation runs the adaptation over an established transport and
+// starts it. The association owns t.
+func NewAssociation(t Transport, cfg Config) *Association {
+	cfg = cfg.withDefaults()
+	n := t.NumStreams()
+	a := &Association{
+		t:        t,
+		cfg:      cfg,
+		n:        n,
+		slots:    make([]atomic.Pointer[slot], n),
+		incoming: make(chan *Incoming, cfg.MaxPendingInitiates),
+		done:     make(chan struct{}),
+	}
+	t.Start(a.onMessage, a.onTransportDone)
+	return a
+}
+
+// Dial opens a pion SCTP association over UDP to raddr and runs the
+// adaptation on it.
+func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
+	t, err := DialPion(ctx, raddr, cfg.Pion)
+	if err != nil {
+		return nil, err
+	}
+	return NewAssociation(t, cfg), nil
+}
+
+// Listener accepts associations and runs the adaptation on each.
+type Listener struct {
+	pl  *PionListener
+	cfg Config
+}
+
+// Listen listens for pion SCTP associations over UDP on laddr.
+func Listen(laddr string, cfg Config) (*Listener, error) {
+	pl, err := ListenPion(laddr, cfg.Pion)
+	if err != nil {
+		return nil, err
+	}
+	return &Listener{pl: pl, cfg: cfg}, nil
+}
+
+// Accept waits for the next association.
+func (l *Listener) Accept(ctx context.Context) (*Association, error) {
+	t, err := l.pl.Accept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewAssociation(t, l.cfg), nil
+}
+
+// Addr returns the listening address.
+func (l *Listener) Addr() string { return l.pl.Addr().String() }
+
+// Close stops listening; accepted associations continue.
+func (l *Listener) Close() error { return l.pl.Close() }
+
+// Transport returns the underlying transport.
+func (a *Association) Transport() Transport { return a.t }
+
+// NumStreams returns the number of usable stream identifiers.
+func (a *Association) NumStreams() int { return a.n }
+
+// MULPDU returns the largest DDP segment of every session: the transport's
+// MaxMessage less the DDP-SSN (2) and BundlingReserve, and never below
+// 516 (RFC 5043 §9).
+func (a *Association) MULPDU() int {
+	return max(a.t.MaxMessage()-SSNLen-BundlingReserve, llp.MinMULPDU)
+}
+
+// Done is closed when the association has ended.
+func (a *Association) Done() <-chan struct{} { return a.done }
+
+// Err returns why the association ended: nil for a graceful shutdown
+// (by either side), an error wrapping llp.ErrAborted otherwise. Valid
+// after Done is closed.
+func (a *Association) Err() error {
+	select {
+	case <-a.done:
+		return a.err
+	default:
+		return nil
+	}
+}
+
+// Dropped returns the number of chunks dropped because their stream
+// identifier is outside NumStreams.
+func (a *Association) Dropped() uint64 { return a.dropped.Load() }
+
+func (a *Association) slot(sid uint16) *slot {
+	if sl := a.slots[sid].Load(); sl != nil {
+		return sl
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if sl := a.slots[sid].Load(); sl != nil {
+		return sl
+	}
+	sl := &slot{sid: sid}
+	a.slots[sid].Store(sl)
+	return sl
+}
+
+func (a *Association) isEnded() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ended || a.shuttingDown
+}
+
+// Open starts a DDP Stream Session on stream sid as the active side: it
+// sends the (Enhanced) Initiate and waits for the reply (RFC 5043 §6.2).
+// A Reject returns *RejectError with the peer's private data; a Terminate
+// returns ErrSessionTerminated (§6.4). If ctx ends first the request is
+// withdrawn with a Terminate.
+func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*Session, error) {
+	if int(sid) >= a.n {
+		return nil, fmt.Errorf("%w: %d of %d", ErrStreamRange, sid, a.n)
+	}
+	c := Control{Function: FuncInitiate, PrivateData: req.PrivateData}
+	if req.Enhanced {
+		if req.IRD < 0 || req.IRD > IRDORDNoNegotiation || req.ORD < 0 || req.ORD > IRDORDNoNegotiation {
+			return nil, fmt.Errorf("%w: IRD %d ORD %d", ErrInvalidIRDORD, req.IRD, req.ORD)
+		}
+		c.Function = FuncEnhancedInitiate
+		c.IRDORD = IRDORD{PeerToPeer: req.PeerToPeer, SendRTR: req.SendRTR, WriteRTR: req.WriteRTR,
+			ReadRTR: req.ReadRTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if a.isEnded() {
+		return nil, ErrAssociationClosed
+	}
+	sl := a.slot(sid)
+	sl.mu.Lock()
+	if err := a.slotAvailable(sl, time.Now()); err != nil {
+		sl.mu.Unlock()
+		return nil, fmt.Errorf("%w: stream %d", err, sid)
+	}
+	s := newSession(a, sl, true)
+	s.params.Enhanced = req.Enhanced
+	s.params.LocalIRDORD = c.IRDORD
+	res := make(chan error, 1)
+	s.openRes = res
+	s.counted = true
+	s.setState(ssInitSent)
+	sl.cur = s
+	sl.mu.Unlock()
+	a.sessionStarted()
+
+	s.txMu.Lock()
+	err := s.sendControlLocked(c)
+	s.txMu.Unlock()
+	if err != nil {
+		s.sendClosed.Store(true)
+		s.markSentFinal()
+		s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, err))
+		return nil, fmt.Errorf("sctpllp: stream %d: Initiate: %w", sid, err)
+	}
+	select {
+	case err := <-res:
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case <-ctx.Done():
+		s.requestTerminate()
+		s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, context.Cause(ctx)))
+		// A reply may have raced with the cancellation.
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Accept waits for the next received Initiate (RFC 5043 §6.2). Initiates
+// withdrawn by the peer before they are taken are skipped.
+func (a *Association) Accept(ctx context.Context) (*Incoming, error) {
+	for {
+		select {
+		case in := <-a.incoming:
+			if in.s.st() == ssInitReceived {
+				return in, nil
+			}
+		case <-a.done:
+			return nil, ErrAssociationClosed
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// MarkErroneous labels stream sid erroneous (RFC 5040 §7): its session
+// ends (HandleClosed with an error wrapping ErrErroneous, a Session
+// Terminate to the peer), no further data is sent or delivered on it, and
+// the identifier is never used again on this association. When every
+// stream that carried a session is closed or erroneous the association is
+// shut down.
+func (a *Association) MarkErroneous(sid uint16) error {
+	if int(sid) >= a.n {
+		return fmt.Errorf("%w: %d of %d", ErrStreamRange, sid, a.n)
+	}
+	sl := a.slot(sid)
+	sl.mu.Lock()
+	sl.erroneous = true
+	s := sl.cur
+	sl.mu.Unlock()
+	if s != nil && !s.closePending.Load() {
+		s.requestTerminate()
+		s.finish(fmt.Errorf("%w: %w: stream %d", llp.ErrClosed, ErrErroneous, sid))
+	}
+	return nil
+}
+
+// Close shuts the association down gracefully (SCTP SHUTDOWN): open
+// sessions end with an error wrapping llp.ErrAborted, without a Session
+// Terminate each (RFC 5043 §11.3). It waits until the association has
+// ended and must not be called from an llp.Handler callback.
+func (a *Association) Close() error {
+	a.stop(false)
+	<-a.done
+	return nil
+}
+
+// Abort ends the association at once (SCTP ABORT). Like Close it waits and
+// must not be called from an llp.Handler callback.
+func (a *Association) Abort() error {
+	a.stop(true)
+	<-a.done
+	return nil
+}
+
+func (a *Association) stop(abort bool) {
+	a.stopOnce.Do(func() {
+		a.mu.Lock()
+		a.shuttingDown = true
+		a.mu.Unlock()
+		if abort {
+			_ = a.t.Abort()
+		} else {
+			_ = a.t.Close()
+		}
+	})
+}
+
+func (a *Association) sessionStarted() {
+	a.mu.Lock()
+	a.live++
+	a.everSession = true
+	a.mu.Unlock()
+}
+
+// sessionEnded applies RFC 5040 §7: "when all Streams are either
+// gracefully torn down or are labeled as erroneous Streams, the LLP
+// connection MUST be torn down".
+func (a *Association) sessionEnded() {
+	a.mu.Lock()
+	a.live--
+	shut := a.live == 0 && a.pendingIn == 0 && a.everSession && !a.cfg.KeepIdle && !a.ended && !a.shuttingDown
+	a.mu.Unlock()
+	if shut {
+		go a.stop(false)
+	}
+}
+
+func (a *Association) incomingDone() {
+	a.mu.Lock()
+	a.pendingIn--
+	a.mu.Unlock()
+}
+
+// onInitiate handles an Initiate on an idle stream (called from the
+// session's receive path).
+func (a *Association) onInitiate(s *Session, c Control) error {
+	s.params.Enhanced = c.Function.Enhanced()
+	s.params.PeerIRDORD = c.IRDORD
+	s.params.PeerPrivateData = append([]byte(nil), c.PrivateData...)
+	in := &Incoming{s: s, StreamID: s.sid, Enhanced: s.params.Enhanced, IRDORD: c.IRDORD,
+		PrivateData: s.params.PeerPrivateData}
+	a.mu.Lock()
+	if a.pendingIn >= a.cfg.MaxPendingInitiates || a.ended || a.shuttingDown {
+		a.mu.Unlock()
+		// RFC 5043 §6.4: too many requests pending a ULP decision.
+		s.mu.Lock()
+		s.setState(ssDone)
+		s.mu.Unlock()
+		s.requestTerminate()
+		s.finish(fmt.Errorf("%w: too many pending Initiates", llp.ErrClosed))
+		return errSessionOver
+	}
+	a.pendingIn++
+	a.live++
+	a.everSession = true
+	a.mu.Unlock()
+	s.mu.Lock()
+	s.setState(ssInitReceived)
+	s.incoming = in
+	s.counted = true
+	s.mu.Unlock()
+	select {
+	case a.incoming <- in:
+	default:
+		// Withdrawn Initiates not yet taken by Accept still occupy the
+		// queue: treat a full queue as the limit too.
+		s.mu.Lock()
+		s.incoming = nil
+		s.setState(ssDone)
+		s.mu.Unlock()
+		a.incomingDone()
+		s.requestTerminate()
+		s.finish(fmt.Errorf("%w: too many pending Initiates", llp.ErrClosed))
+		return errSessionOver
+	}
+	return nil
+}
+
+// onMessage is the transport's delivery callback.
+func (a *Association) onMessage(sid uint16, ppid uint32, b []byte) {
+	if int(sid) >= a.n {
+		a.dropped.Add(1)
+		return
+	}
+	sl := a.slot(sid)
+	sl.rxMu.Lock()
+	s := a.dispatch(sl, ppid, b)
+	sl.rxMu.Unlock()
+	if s != nil && s.closePending.Load() {
+		s.deliverClosed()
+	}
+}
+
+// dispatch routes one message to the stream's session, starting a new
+// passive session for an Initiate on an idle stream; the caller holds
+// sl.rxMu.
+func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
+	cur, erroneous := sl.current()
+	if erroneous {
+		return nil // RFC 5040 §7: no further data on an erroneous stream
+	}
+	if cur != nil && !cur.over(time.Now(), a.cfg.QuietTime) {
+		if len(b) < SSNLen {
+			cur.fail(&ProtocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: ErrTruncated})
+			return cur
+		}
+		cur.receive(ppid, b)
+		return cur
+	}
+	// No session on the stream: only an Initiate with DDP-SSN 0 may start
+	// one (RFC 5043 §6.1, §6.6).
+	if ppid == PPIDControl {
+		c, _, err := ParseControl(b)
+		if err == nil && c.Function == FuncTerminate {
+			if cur != nil {
+				cur.receiveWhileDone(ppid, b)
+			}
+			return nil // a late or stray Terminate needs no answer
+		}
+		if err == nil && c.SSN == 0 && c.Function.Base() == FuncInitiate && !a.isEnded() {
+			s := newSession(a, sl, false)
+			sl.mu.Lock()
+			sl.cur = s
+			sl.mu.Unlock()
+			s.receive(ppid, b)
+			return s
+		}
+	}
+	if cur != nil && cur.st() == ssDone {
+		cur.receiveWhileDone(ppid, b)
+		if cur.over(time.Now(), a.cfg.QuietTime) {
+			return nil
+		}
+	}
+	// A chunk for a stream without a session: terminate that stream
+	// (RFC 5043 §6.1) with a Terminate of DDP-SSN 0, and quarantine it.
+	s := newSession(a, sl, false)
+	s.mu.Lock()
+	s.setState(ssDone)
+	s.closeErr = &ProtocolError{StreamID: sl.sid, Reason: "chunk on a stream without a session"}
+	s.closePending.Store(true)
+	s.mu.Unlock()
+	sl.mu.Lock()
+	sl.cur = s
+	sl.mu.Unlock()
+	s.requestTerminate()
+	return nil
+}
+
+// onTransportDone ends every session when the association ends
+// (RFC 5043 §11.3: no Session Terminate per stream; every consumer is
+// notified).
+func (a *Association) onTransportDone(err error) {
+	a.mu.Lock()
+	a.ended = true
+	a.mu.Unlock()
+	for i := range a.slots {
+		sl := a.slots[i].Load()
+		if sl == nil {
+			continue
+		}
+		s, _ := sl.current()
+		if s == nil || s.closePending.Load() {
+			continue
+		}
+		var cause error
+		if s.st() == ssLocalClosed && err == nil {
+			cause = nil // our Terminate went out before the graceful end
+		} else {
+			cause = &AssociationError{Err: err}
+		}
+		s.sendClosed.Store(true)
+		s.finish(cause)
+	}
+	a.err = err
+	close(a.done)
+}

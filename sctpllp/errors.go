@@ -1,0 +1,152 @@
+package sctpllp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// Wire-format errors (RFC 5043 §5.2). Parse functions wrap them; test with
+// errors.Is.
+var (
+	// ErrTruncated reports a chunk payload shorter than its fixed fields.
+	ErrTruncated = errors.New("sctpllp: chunk payload truncated")
+	// ErrPrivateDataTooLong reports private data longer than 512 octets,
+	// the enhanced IRD/ORD word included (RFC 5043 §5.2.3, RFC 6581 §7).
+	ErrPrivateDataTooLong = errors.New("sctpllp: private data longer than 512 octets")
+	// ErrTerminateWithData reports a DDP Stream Session Terminate that
+	// carries private data (RFC 5043 §5.2.3: it MUST NOT).
+	ErrTerminateWithData = errors.New("sctpllp: session terminate carries private data")
+	// ErrMissingIRDORD reports an enhanced session control message whose
+	// private data is too short for the IRD/ORD word (RFC 6581 §9).
+	ErrMissingIRDORD = errors.New("sctpllp: enhanced session control without IRD/ORD word")
+	// ErrUnknownFunction is wrapped by *UnknownFunctionError.
+	ErrUnknownFunction = errors.New("sctpllp: unknown session control function code")
+	// ErrInvalidIRDORD reports an IRD or ORD value above 0x3FFF, which does
+	// not fit the 14-bit fields of RFC 6581 §9.
+	ErrInvalidIRDORD = errors.New("sctpllp: IRD/ORD does not fit 14 bits")
+)
+
+// UnknownFunctionError reports a session control message with a function
+// code that neither RFC 5043 §5.2.3 nor RFC 6581 §7 defines.
+type UnknownFunctionError struct {
+	// Code is the function code received.
+	Code FunctionCode
+}
+
+// Error implements error.
+func (e *UnknownFunctionError) Error() string {
+	return fmt.Sprintf("sctpllp: unknown session control function code %#04x", uint16(e.Code))
+}
+
+// Unwrap returns ErrUnknownFunction.
+func (e *UnknownFunctionError) Unwrap() error { return ErrUnknownFunction }
+
+// Session and association errors.
+var (
+	// ErrProtocol is wrapped by *ProtocolError: the peer broke a rule of
+	// RFC 5043 (illegal session sequence, DDP-SSN window, unknown PPID).
+	ErrProtocol = errors.New("sctpllp: protocol violation")
+	// ErrStreamInUse reports Open on a stream that carries a session, is
+	// quarantined after one (RFC 5043 §6.6) or is labelled erroneous.
+	ErrStreamInUse = errors.New("sctpllp: stream identifier not available")
+	// ErrStreamRange reports a stream identifier outside the association's
+	// stream count (RFC 5043 §8).
+	ErrStreamRange = errors.New("sctpllp: stream identifier out of range")
+	// ErrAssociationClosed reports use of an association that has ended.
+	ErrAssociationClosed = errors.New("sctpllp: association closed")
+	// ErrSessionTerminated reports that the peer answered an Initiate with
+	// a DDP Stream Session Terminate (RFC 5043 §6.4: not accepted by the
+	// ULP, for example because too many Initiates were pending).
+	ErrSessionTerminated = errors.New("sctpllp: session terminated by peer")
+	// ErrErroneous reports a stream labelled erroneous (RFC 5040 §7).
+	ErrErroneous = errors.New("sctpllp: stream labelled erroneous")
+	// ErrIncomingDone reports a second decision on an *Incoming, or a
+	// decision after the peer withdrew the Initiate.
+	ErrIncomingDone = errors.New("sctpllp: incoming session already decided or withdrawn")
+	// ErrCloseTimeout reports that the peer did not answer a local Session
+	// Terminate within Config.Linger.
+	ErrCloseTimeout = errors.New("sctpllp: no session terminate from peer")
+	// ErrHeldLimit reports that a stream exceeded the bound on octets held
+	// for re-sequencing (RFC 5043 §10).
+	ErrHeldLimit = errors.New("sctpllp: re-sequencing buffer limit exceeded")
+	// ErrSSNWindow reports a DDP-SSN that is a duplicate or lies more than
+	// 32767 ahead of the next expected one (RFC 5043 §10).
+	ErrSSNWindow = errors.New("sctpllp: DDP-SSN outside the receive window")
+)
+
+// ProtocolError is a violation of RFC 5043 by the peer, detected on one DDP
+// stream. The session on that stream is terminated; other streams continue
+// (RFC 5043 §6.1, §11.3). It unwraps to both ErrProtocol and the specific
+// cause (ErrSSNWindow, ErrHeldLimit, a wire-format error, ...).
+type ProtocolError struct {
+	// StreamID is the SCTP stream identifier.
+	StreamID uint16
+	// Reason describes the violation.
+	Reason string
+	// Err is the specific cause, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *ProtocolError) Error() string {
+	s := fmt.Sprintf("sctpllp: protocol violation on stream %d: %s", e.StreamID, e.Reason)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns ErrProtocol and the cause.
+func (e *ProtocolError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrProtocol, e.Err}
+	}
+	return []error{ErrProtocol}
+}
+
+// RejectError is returned by Open when the peer's ULP rejected the session
+// with a DDP Stream Session Reject or Enhanced Reject (RFC 5043 §6.3,
+// RFC 6581 §7).
+type RejectError struct {
+	// StreamID is the SCTP stream identifier.
+	StreamID uint16
+	// Enhanced is true for an Enhanced Reject (0x007).
+	Enhanced bool
+	// IRDORD is the responder's IRD/ORD word of an Enhanced Reject
+	// (RFC 6581 §9.1: it may state the ORD the responder requires).
+	IRDORD IRDORD
+	// PrivateData is the peer's ULP private data.
+	PrivateData []byte
+}
+
+// Error implements error.
+func (e *RejectError) Error() string {
+	return fmt.Sprintf("sctpllp: session on stream %d rejected by peer (%d octets private data)",
+		e.StreamID, len(e.PrivateData))
+}
+
+// AssociationError reports that the whole SCTP association ended while a
+// session was open (SCTP ABORT, peer gone, local abort). It unwraps to
+// llp.ErrAborted and to the transport's cause (RFC 5043 §11.3).
+type AssociationError struct {
+	// Err is the transport's cause; nil if none was reported.
+	Err error
+}
+
+// Error implements error.
+func (e *AssociationError) Error() string {
+	if e.Err == nil {
+		return "sctpllp: association ended"
+	}
+	return "sctpllp: association ended: " + e.Err.Error()
+}
+
+// Unwrap returns llp.ErrAborted and the cause.
+func (e *AssociationError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{llp.ErrAborted, e.Err}
+	}
+	return []error{llp.ErrAborted}
+}

@@ -1,0 +1,112 @@
+package sctpllp
+
+import "fmt"
+
+// MaxSSNWindow is the largest distance ahead of the next expected DDP-SSN
+// that a received chunk may have: the sender keeps at most 32767 chunks of
+// a stream outstanding (RFC 5043 §10).
+const MaxSSNWindow = 32767
+
+// chunkSink receives the chunks of one DDP stream in DDP-SSN order.
+type chunkSink interface {
+	// deliverChunk handles one chunk payload (DDP-SSN included). chunk is
+	// valid only during the call. A non-nil error stops the reorderer.
+	deliverChunk(ssn uint16, ppid uint32, chunk []byte) error
+}
+
+// heldChunk is an early chunk copied into a pooled buffer.
+type heldChunk struct {
+	ppid uint32
+	buf  *[]byte
+}
+
+// reorder re-sequences the chunks of one DDP Stream Session by DDP-SSN
+// (RFC 5043 §5.2.1, §10): the SCTP chunks are unordered, so the receiver
+// restores the submission order from the DDP-SSN and never from the TSN.
+//
+// A chunk carrying the next expected DDP-SSN is handed to the sink straight
+// from the caller's buffer, without a copy, followed by every held chunk it
+// makes contiguous. A chunk that is early (at most MaxSSNWindow ahead) is
+// copied into a pooled buffer and held; the held octets are bounded by
+// maxHeld. A duplicate of a held chunk, a DDP-SSN that was already
+// delivered or one further ahead than the window is a protocol violation
+// (RFC 5043 §10: "An invalid DDP-SSN MAY result in termination of the DDP
+// stream"); the resources of an early chunk are committed only after that
+// validity check.
+//
+// reorder is not safe for concurrent use.
+type reorder struct {
+	next      uint16
+	sink      chunkSink
+	held      map[uint16]heldChunk // nil until the first early chunk
+	heldBytes int
+	maxHeld   int
+}
+
+func newReorder(sink chunkSink, maxHeld int) reorder {
+	return reorder{sink: sink, maxHeld: maxHeld}
+}
+
+// push processes one received chunk payload (DDP-SSN included); ssn is its
+// DDP-SSN, already parsed by the caller.
+func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
+	d := ssn - r.next
+	if d == 0 {
+		r.next++
+		if err := r.sink.deliverChunk(ssn, ppid, body); err != nil {
+			return err
+		}
+		return r.drain()
+	}
+	if d > MaxSSNWindow {
+		return fmt.Errorf("%w: DDP-SSN %d, expected %d (duplicate or more than %d ahead)",
+			ErrSSNWindow, ssn, r.next, MaxSSNWindow)
+	}
+	if _, dup := r.held[ssn]; dup {
+		return fmt.Errorf("%w: duplicate DDP-SSN %d", ErrSSNWindow, ssn)
+	}
+	if r.heldBytes+len(body) > r.maxHeld {
+		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d",
+			ErrHeldLimit, r.heldBytes, len(body), ssn, r.maxHeld)
+	}
+	if r.held == nil {
+		r.held = make(map[uint16]heldChunk)
+	}
+	buf := getBuf(len(body))
+	copy(*buf, body)
+	r.held[ssn] = heldChunk{ppid: ppid, buf: buf}
+	r.heldBytes += len(body)
+	return nil
+}
+
+// drain delivers the held chunks that have become contiguous.
+func (r *reorder) drain() error {
+	for len(r.held) > 0 {
+		h, ok := r.held[r.next]
+		if !ok {
+			return nil
+		}
+		ssn := r.next
+		delete(r.held, ssn)
+		r.next++
+		r.heldBytes -= len(*h.buf)
+		err := r.sink.deliverChunk(ssn, h.ppid, *h.buf)
+		putBuf(h.buf)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pending returns the number of held chunks and octets.
+func (r *reorder) pending() (chunks, octets int) { return len(r.held), r.heldBytes }
+
+// release frees every held chunk.
+func (r *reorder) release() {
+	for k, h := range r.held {
+		putBuf(h.buf)
+		delete(r.held, k)
+	}
+	r.heldBytes = 0
+}

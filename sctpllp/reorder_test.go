@@ -1,0 +1,132 @@
+package sctpllp
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type recSink struct {
+	ssns   []uint16
+	bodies [][]byte
+	failAt int
+}
+
+func (r *recSink) deliverChunk(ssn uint16, _ uint32, chunk []byte) error {
+	r.ssns = append(r.ssns, ssn)
+	r.bodies = append(r.bodies, append([]byte(nil), chunk...))
+	if r.failAt > 0 && len(r.ssns) == r.failAt {
+		return errors.New("sink stop")
+	}
+	return nil
+}
+
+func chunkWithSSN(ssn uint16, body ...byte) []byte {
+	b := binary.BigEndian.AppendUint16(nil, ssn)
+	return append(b, body...)
+}
+
+// RFC 5043 §5.2.1, §10: chunks are restored to DDP-SSN order.
+func TestReorder_OutOfOrder_RFC5043_10(t *testing.T) {
+	sink := &recSink{}
+	r := newReorder(sink, 1<<20)
+	order := []uint16{2, 0, 3, 1, 5, 4}
+	for _, ssn := range order {
+		require.NoError(t, r.push(ssn, PPIDSegment, chunkWithSSN(ssn, byte(ssn))))
+	}
+	assert.Equal(t, []uint16{0, 1, 2, 3, 4, 5}, sink.ssns)
+	for i, b := range sink.bodies {
+		assert.Equal(t, byte(i), b[2])
+	}
+	n, oct := r.pending()
+	assert.Zero(t, n)
+	assert.Zero(t, oct)
+}
+
+func TestReorder_Wraparound(t *testing.T) {
+	sink := &recSink{}
+	r := newReorder(sink, 1<<20)
+	r.next = 65534
+	require.NoError(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
+	require.NoError(t, r.push(65535, PPIDSegment, chunkWithSSN(65535)))
+	require.NoError(t, r.push(65534, PPIDSegment, chunkWithSSN(65534)))
+	assert.Equal(t, []uint16{65534, 65535, 0}, sink.ssns)
+}
+
+// RFC 5043 §10: a DDP-SSN more than 32767 ahead, an old one or a duplicate
+// is invalid.
+func TestReorder_WindowViolations_RFC5043_10(t *testing.T) {
+	r := newReorder(&recSink{}, 1<<20)
+	require.NoError(t, r.push(MaxSSNWindow, PPIDSegment, chunkWithSSN(MaxSSNWindow)), "exactly 32767 ahead is legal")
+	assert.ErrorIs(t, r.push(MaxSSNWindow+1, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow)
+	assert.ErrorIs(t, r.push(MaxSSNWindow, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "duplicate of held")
+	require.NoError(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
+	assert.ErrorIs(t, r.push(0, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "already delivered")
+	assert.ErrorIs(t, r.push(65535, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "behind")
+	r.release()
+}
+
+func TestReorder_HeldLimit(t *testing.T) {
+	r := newReorder(&recSink{}, 100)
+	require.NoError(t, r.push(1, PPIDSegment, make([]byte, 60)))
+	assert.ErrorIs(t, r.push(2, PPIDSegment, make([]byte, 41)), ErrHeldLimit)
+	require.NoError(t, r.push(2, PPIDSegment, make([]byte, 40)))
+	_, oct := r.pending()
+	assert.Equal(t, 100, oct)
+	r.release()
+	_, oct = r.pending()
+	assert.Zero(t, oct)
+}
+
+func TestReorder_SinkErrorStopsDrain(t *testing.T) {
+	sink := &recSink{failAt: 2}
+	r := newReorder(sink, 1<<20)
+	require.NoError(t, r.push(1, PPIDSegment, chunkWithSSN(1)))
+	require.NoError(t, r.push(2, PPIDSegment, chunkWithSSN(2)))
+	require.Error(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
+	assert.Equal(t, []uint16{0, 1}, sink.ssns)
+	r.release()
+}
+
+type nopSink struct{}
+
+func (nopSink) deliverChunk(uint16, uint32, []byte) error { return nil }
+
+// The in-order path hands the caller's buffer through: 0 allocations.
+func TestReorder_InOrderNoAlloc(t *testing.T) {
+	r := newReorder(nopSink{}, 1<<20)
+	b := make([]byte, 1024)
+	ssn := uint16(0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		_ = r.push(ssn, PPIDSegment, b)
+		ssn++
+	})
+	assert.Zero(t, allocs)
+}
+
+func BenchmarkReorderInOrder(b *testing.B) {
+	r := newReorder(nopSink{}, 1<<20)
+	buf := make([]byte, 1024)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(buf)))
+	ssn := uint16(0)
+	for b.Loop() {
+		_ = r.push(ssn, PPIDSegment, buf)
+		ssn++
+	}
+}
+
+func BenchmarkReorderSwappedPairs(b *testing.B) {
+	r := newReorder(nopSink{}, 1<<20)
+	buf := make([]byte, 1024)
+	b.ReportAllocs()
+	ssn := uint16(0)
+	for b.Loop() {
+		_ = r.push(ssn+1, PPIDSegment, buf)
+		_ = r.push(ssn, PPIDSegment, buf)
+		ssn += 2
+	}
+}

@@ -1,0 +1,50 @@
+package sctpllp
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// SSNLen is the length of the DDP-SSN field that begins every DATA chunk
+// payload of the adaptation (RFC 5043 §5.2.1).
+const SSNLen = 2
+
+// SegmentChunk is the payload of a DDP Segment Chunk, PPID 16
+// (RFC 5043 §5.2.2):
+//
+//	 0                   1                   2                   3
+//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|          DDP-SSN              |         DDP Segment           |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+                               |
+//	|                         ...                                   |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+type SegmentChunk struct {
+	// SSN is the DDP Source Sequence Number (RFC 5043 §5.2.1).
+	SSN uint16
+	// Segment is the DDP segment (RFC 5041 header and ULP payload). After
+	// ParseSegmentChunk it aliases the parsed buffer.
+	Segment []byte
+}
+
+// ParseSegmentChunk parses a DDP Segment Chunk payload. The returned
+// Segment aliases b; the chunk is all of b, so the octets consumed are
+// len(b). The DDP segment itself is not interpreted here (that is the DDP
+// layer's job); an empty segment is accepted by the parser and rejected by
+// the DDP receiver.
+func ParseSegmentChunk(b []byte) (SegmentChunk, int, error) {
+	if len(b) < SSNLen {
+		return SegmentChunk{}, 0, fmt.Errorf("%w: DDP segment chunk of %d octets", ErrTruncated, len(b))
+	}
+	return SegmentChunk{SSN: binary.BigEndian.Uint16(b), Segment: b[SSNLen:]}, len(b), nil
+}
+
+// Len returns the encoded length of the chunk payload.
+func (c SegmentChunk) Len() int { return SSNLen + len(c.Segment) }
+
+// Append appends the encoded chunk payload to b. It allocates nothing when b
+// has capacity for Len more octets.
+func (c SegmentChunk) Append(b []byte) []byte {
+	b = binary.BigEndian.AppendUint16(b, c.SSN)
+	return append(b, c.Segment...)
+}

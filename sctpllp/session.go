@@ -1,0 +1,659 @@
+package sctpllp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// Params are the values negotiated by a session's set-up, available from
+// (*Session).Params.
+type Params struct {
+	// StreamID is the SCTP stream identifier of the DDP stream.
+	StreamID uint16
+	// Active is true on the side that sent the Initiate.
+	Active bool
+	// Enhanced is true for a session set up with the RFC 6581 codes.
+	Enhanced bool
+	// PeerPrivateData is the private data of the peer's Initiate (passive
+	// side) or Accept (active side), without the IRD/ORD word.
+	PeerPrivateData []byte
+	// PeerIRDORD is the peer's IRD/ORD word (enhanced sessions only). The
+	// ULP applies RFC 6581 §9.1: the initiator sets its IRD at least to the
+	// responder ORD and its ORD at most to the responder IRD.
+	PeerIRDORD IRDORD
+	// LocalIRDORD is the IRD/ORD word this side sent.
+	LocalIRDORD IRDORD
+}
+
+// Session is one DDP Stream Session on one SCTP stream pair (RFC 5043 §6)
+// and implements llp.Stream for it.
+//
+// Every chunk sent carries the next DDP-SSN of the session, starting at 0
+// with the Initiate or the Accept/Reject and without gaps (RFC 5043 §5.2.1,
+// §6.1); DDP segments are sent as PPID 16 and session control as PPID 17,
+// all unordered (§10). Received chunks are re-sequenced by DDP-SSN and
+// checked against the legal sequences of §6.2–§6.4; a violation terminates
+// this session only.
+type Session struct {
+	a      *Association
+	sl     *slot
+	sid    uint16
+	params Params
+
+	state atomic.Uint32 // sessState; written under mu
+
+	mu        sync.Mutex
+	sentFinal bool
+	rxFinal   bool
+	finalAt   time.Time
+	resetDone bool
+	counted   bool // counted in Association.live
+	closeErr  error
+	linger    *time.Timer
+	openRes   chan error // active side: reply to the Initiate
+	incoming  *Incoming  // passive side, until decided
+
+	// Receive side, guarded by sl.rxMu.
+	ro       reorder
+	h        llp.Handler
+	started  bool
+	queue    []*[]byte // segments received before Start
+	queued   int
+	rxBroken bool
+	closedOK bool // HandleClosed delivered
+
+	closePending atomic.Bool
+
+	// Send side, guarded by txMu.
+	txMu        sync.Mutex
+	txSSN       uint16
+	ssnBuf      [SSNLen]byte
+	parts       [3][]byte
+	termSent    bool
+	termPending atomic.Bool
+	sendClosed  atomic.Bool
+
+	segsSent, segsRcvd, bytesSent, bytesRcvd atomic.Uint64
+}
+
+var _ llp.Stream = (*Session)(nil)
+
+func newSession(a *Association, sl *slot, active bool) *Session {
+	s := &Session{a: a, sl: sl, sid: sl.sid}
+	s.params.StreamID = sl.sid
+	s.params.Active = active
+	s.ro = newReorder(s, a.cfg.MaxHeldBytes)
+	return s
+}
+
+func (s *Session) st() sessState { return sessState(s.state.Load()) }
+
+// setState changes the state; the caller holds s.mu.
+func (s *Session) setState(st sessState) { s.state.Store(uint32(st)) }
+
+// Params returns the values negotiated at set-up.
+func (s *Session) Params() Params { return s.params }
+
+// StreamID returns the SCTP stream identifier.
+func (s *Session) StreamID() uint16 { return s.sid }
+
+// MULPDU implements llp.Stream: the transport's largest unfragmented
+// message less the DDP-SSN and BundlingReserve, never below 516
+// (RFC 5043 §9).
+func (s *Session) MULPDU() int { return s.a.MULPDU() }
+
+// SendSegment implements llp.Stream: hdr and payload go out as one DDP
+// Segment Chunk (RFC 5043 §5.2.2) with the next DDP-SSN.
+func (s *Session) SendSegment(hdr, payload []byte) error {
+	n := len(hdr) + len(payload)
+	if m := s.MULPDU(); n > m {
+		return fmt.Errorf("%w: %d octets, MULPDU %d (RFC 5043 §9)", llp.ErrSegmentTooLarge, n, m)
+	}
+	if s.sendClosed.Load() {
+		return s.sendErr()
+	}
+	s.txMu.Lock()
+	if st := s.st(); st != ssEstablished || s.sendClosed.Load() {
+		s.txMu.Unlock()
+		return s.sendErr()
+	}
+	binary.BigEndian.PutUint16(s.ssnBuf[:], s.txSSN)
+	s.parts[0], s.parts[1], s.parts[2] = s.ssnBuf[:], hdr, payload
+	err := s.a.t.WriteMsg(s.sid, PPIDSegment, s.parts[:]...)
+	s.parts[1], s.parts[2] = nil, nil
+	if err == nil {
+		s.txSSN++
+	}
+	s.txMu.Unlock()
+	if s.termPending.Load() {
+		s.flushTerminate()
+	}
+	if err != nil {
+		return fmt.Errorf("sctpllp: stream %d: %w", s.sid, err)
+	}
+	s.segsSent.Add(1)
+	s.bytesSent.Add(uint64(n))
+	return nil
+}
+
+func (s *Session) sendErr() error {
+	s.mu.Lock()
+	err := s.closeErr
+	s.mu.Unlock()
+	if err != nil && !errors.Is(err, llp.ErrClosed) {
+		return fmt.Errorf("%w: stream %d: %w", llp.ErrClosed, s.sid, err)
+	}
+	return fmt.Errorf("%w: stream %d", llp.ErrClosed, s.sid)
+}
+
+// sendControl writes a session control message with the next DDP-SSN; the
+// caller holds txMu.
+func (s *Session) sendControlLocked(c Control) error {
+	c.SSN = s.txSSN
+	var buf [ControlHeaderLen + IRDORDLen + MaxPrivateData]byte
+	b := c.Append(buf[:0])
+	if err := s.a.t.WriteMsg(s.sid, PPIDControl, b); err != nil {
+		return err
+	}
+	s.txSSN++
+	return nil
+}
+
+// requestTerminate arranges for a DDP Stream Session Terminate to be sent
+// after any SendSegment in progress (RFC 5041 §6.2.1: after what was
+// already handed to the LLP).
+func (s *Session) requestTerminate() {
+	s.sendClosed.Store(true)
+	s.termPending.Store(true)
+	s.flushTerminate()
+}
+
+func (s *Session) flushTerminate() {
+	for s.termPending.Load() {
+		if !s.txMu.TryLock() {
+			return // the holder flushes after it unlocks
+		}
+		send := s.termPending.Swap(false) && !s.termSent
+		if send {
+			s.termSent = true
+			_ = s.sendControlLocked(Control{Function: FuncTerminate})
+		}
+		s.txMu.Unlock()
+		if send {
+			s.markSentFinal()
+		}
+	}
+}
+
+// markSentFinal records that this side sent its last chunk and resets the
+// outgoing stream (RFC 6525 where supported).
+func (s *Session) markSentFinal() {
+	s.mu.Lock()
+	if s.sentFinal {
+		s.mu.Unlock()
+		return
+	}
+	s.sentFinal = true
+	s.finalAt = time.Now()
+	s.mu.Unlock()
+	s.resetStream()
+}
+
+func (s *Session) resetStream() {
+	s.mu.Lock()
+	if s.resetDone {
+		s.mu.Unlock()
+		return
+	}
+	s.resetDone = true
+	s.mu.Unlock()
+	_ = s.a.t.ResetStream(s.sid)
+}
+
+// over reports whether the session no longer holds its stream identifier:
+// it is done, our final chunk is out and the peer's final chunk was seen or
+// the quiet time has passed since ours (RFC 5043 §6.6).
+func (s *Session) over(now time.Time, quiet time.Duration) bool {
+	if s.st() != ssDone {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sentFinal && (s.rxFinal || now.Sub(s.finalAt) >= quiet)
+}
+
+// Start implements llp.Stream.
+func (s *Session) Start(h llp.Handler) {
+	s.sl.rxMu.Lock()
+	if s.h != nil {
+		s.sl.rxMu.Unlock()
+		panic("sctpllp: Session.Start called twice")
+	}
+	s.h = h
+	for len(s.queue) > 0 {
+		bp := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		s.queued -= len(*bp)
+		if !s.rxBroken {
+			if err := h.HandleSegment(*bp); err != nil {
+				s.rxBroken = true
+			}
+		}
+		putBuf(bp)
+	}
+	s.queue = nil
+	s.started = true
+	s.sl.rxMu.Unlock()
+	s.deliverClosed()
+}
+
+// deliverClosed calls HandleClosed once the session has ended, exactly
+// once, after the last HandleSegment, never concurrently with it.
+func (s *Session) deliverClosed() {
+	for s.closePending.Load() {
+		if !s.sl.rxMu.TryLock() {
+			return // the holder calls deliverClosed after unlocking
+		}
+		var (
+			h   llp.Handler
+			err error
+		)
+		if s.started && !s.closedOK && s.closePending.Load() {
+			s.closedOK = true
+			h = s.h
+			s.mu.Lock()
+			err = s.closeErr
+			s.mu.Unlock()
+			s.ro.release()
+		}
+		if h != nil {
+			h.HandleClosed(err)
+		}
+		s.sl.rxMu.Unlock()
+		return
+	}
+}
+
+// finish ends the session with cause err (nil: graceful) and reports the
+// end upward once. It does not send anything.
+func (s *Session) finish(err error) {
+	s.mu.Lock()
+	if s.closePending.Load() {
+		s.mu.Unlock()
+		return
+	}
+	s.setState(ssDone)
+	s.closeErr = err
+	if s.linger != nil {
+		s.linger.Stop()
+	}
+	res := s.openRes
+	s.openRes = nil
+	in := s.incoming
+	s.incoming = nil
+	counted := s.counted
+	s.counted = false
+	s.closePending.Store(true)
+	s.mu.Unlock()
+	s.sendClosed.Store(true)
+	if res != nil {
+		if err == nil {
+			err = fmt.Errorf("%w: stream %d", llp.ErrClosed, s.sid)
+		}
+		res <- err
+	}
+	if in != nil {
+		s.a.incomingDone()
+	}
+	s.deliverClosed()
+	if counted {
+		s.a.sessionEnded()
+	}
+}
+
+// Close implements llp.Stream: a DDP Stream Session Terminate follows the
+// segments already handed to SendSegment, then the outgoing stream is
+// reset. Segments from the peer are delivered until its Terminate, which
+// ends the session with HandleClosed(nil); without one within
+// Config.Linger the session ends with ErrCloseTimeout.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	switch s.st() {
+	case ssEstablished:
+		s.setState(ssLocalClosed)
+		s.linger = time.AfterFunc(s.a.cfg.Linger, func() {
+			if s.st() == ssLocalClosed {
+				s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, ErrCloseTimeout))
+			}
+		})
+		s.mu.Unlock()
+		s.requestTerminate()
+		return nil
+	case ssDone, ssLocalClosed:
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	s.requestTerminate()
+	s.finish(fmt.Errorf("%w: closed before establishment", llp.ErrClosed))
+	return nil
+}
+
+// Abort implements llp.Stream: no further segment is sent, a Terminate
+// goes out at once (after a SendSegment already in progress), and the
+// receive side ends now with an error wrapping llp.ErrAborted.
+func (s *Session) Abort() error {
+	s.sendClosed.Store(true)
+	if s.st() == ssDone && s.closePending.Load() {
+		s.requestTerminateIfUnsent()
+		return nil
+	}
+	s.requestTerminate()
+	s.finish(fmt.Errorf("%w: stream %d aborted locally", llp.ErrAborted, s.sid))
+	return nil
+}
+
+func (s *Session) requestTerminateIfUnsent() {
+	s.mu.Lock()
+	sent := s.sentFinal
+	s.mu.Unlock()
+	if !sent {
+		s.requestTerminate()
+	}
+}
+
+// fail terminates the session after a protocol violation by the peer
+// (RFC 5043 §6.1: "the DDP Stream Session MUST be terminated").
+func (s *Session) fail(err error) {
+	s.requestTerminate()
+	s.finish(err)
+}
+
+// Info implements llp.Stream.
+func (s *Session) Info() llp.Info {
+	i := llp.Info{
+		Kind:             s.a.t.Kind(),
+		StreamID:         s.sid,
+		SegmentsSent:     s.segsSent.Load(),
+		SegmentsReceived: s.segsRcvd.Load(),
+		BytesSent:        s.bytesSent.Load(),
+		BytesReceived:    s.bytesRcvd.Load(),
+	}
+	if la := s.a.t.LocalAddr(); la != nil {
+		i.LocalAddr = la.String()
+	}
+	if ra := s.a.t.RemoteAddr(); ra != nil {
+		i.RemoteAddr = ra.String()
+	}
+	return i
+}
+
+// receive handles one chunk of this session; the caller holds sl.rxMu.
+func (s *Session) receive(ppid uint32, b []byte) {
+	if s.st() == ssDone {
+		s.receiveWhileDone(ppid, b)
+		return
+	}
+	ssn := binary.BigEndian.Uint16(b)
+	if err := s.ro.push(ssn, ppid, b); err != nil {
+		if errors.Is(err, errSessionOver) {
+			return
+		}
+		var pe *ProtocolError
+		if !errors.As(err, &pe) {
+			err = &ProtocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
+		}
+		s.fail(err)
+	}
+}
+
+// receiveWhileDone drops chunks of an ended session, noting the peer's
+// Terminate (its final chunk, for the quarantine of RFC 5043 §6.6).
+func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
+	if ppid != PPIDControl {
+		return
+	}
+	c, _, err := ParseControl(b)
+	if err == nil && (c.Function == FuncTerminate || c.Function.Base() == FuncReject) {
+		s.mu.Lock()
+		s.rxFinal = true
+		s.mu.Unlock()
+	}
+}
+
+// deliverChunk implements chunkSink: one chunk in DDP-SSN order.
+func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
+	var (
+		ev   rxEvent
+		ctrl Control
+	)
+	switch ppid {
+	case PPIDSegment:
+		ev = evSegment
+	case PPIDControl:
+		c, _, err := ParseControl(chunk)
+		if err != nil {
+			return &ProtocolError{StreamID: s.sid, Reason: "malformed session control (RFC 5043 §5.2.3)", Err: err}
+		}
+		ctrl = c
+		ev = eventOf(c.Function)
+	default:
+		return &ProtocolError{StreamID: s.sid,
+			Reason: fmt.Sprintf("PPID %d on a DDP association (RFC 5043 §5.1, §5.2)", ppid)}
+	}
+	st := s.st()
+	next, act := transition(st, ev, s.params.Enhanced, ctrl.Function.Enhanced())
+	switch act {
+	case actViolation:
+		what := "DDP segment"
+		if ev != evSegment {
+			what = ctrl.Function.String()
+		}
+		return &ProtocolError{StreamID: s.sid,
+			Reason: fmt.Sprintf("%s with DDP-SSN %d in state %v (RFC 5043 §6.1)", what, ssn, st)}
+	case actDeliver:
+		return s.deliverSegment(chunk[SSNLen:])
+	case actNewSession:
+		return s.a.onInitiate(s, ctrl)
+	case actEstablish:
+		s.mu.Lock()
+		s.params.PeerPrivateData = append([]byte(nil), ctrl.PrivateData...)
+		s.params.PeerIRDORD = ctrl.IRDORD
+		s.setState(next)
+		res := s.openRes
+		s.openRes = nil
+		s.mu.Unlock()
+		if res != nil {
+			res <- nil
+		}
+		return nil
+	case actRejected, actNonULPRejected, actWithdrawn:
+		s.mu.Lock()
+		s.rxFinal = true
+		s.mu.Unlock()
+		var err error
+		switch act {
+		case actRejected:
+			err = &RejectError{StreamID: s.sid, Enhanced: ctrl.Function.Enhanced(), IRDORD: ctrl.IRDORD,
+				PrivateData: append([]byte(nil), ctrl.PrivateData...)}
+		case actNonULPRejected:
+			err = fmt.Errorf("%w: stream %d (RFC 5043 §6.4)", ErrSessionTerminated, s.sid)
+		default:
+			err = fmt.Errorf("%w: stream %d: initiator withdrew", ErrIncomingDone, s.sid)
+		}
+		// The active side's only chunk was its Initiate; the passive
+		// side that saw a withdrawal sent nothing: either way this side
+		// has nothing more to send.
+		s.sendClosed.Store(true)
+		s.markSentFinal()
+		s.finish(err)
+		return errSessionOver
+	case actPeerTerminate:
+		s.mu.Lock()
+		s.rxFinal = true
+		s.mu.Unlock()
+		s.requestTerminate()
+		s.finish(nil)
+		return errSessionOver
+	case actPeerFinal:
+		s.mu.Lock()
+		s.rxFinal = true
+		s.mu.Unlock()
+		s.finish(nil)
+		return errSessionOver
+	}
+	return nil // actDrop
+}
+
+// errSessionOver stops the reorderer after the session's last chunk.
+var errSessionOver = errors.New("sctpllp: session over")
+
+func (s *Session) deliverSegment(seg []byte) error {
+	s.segsRcvd.Add(1)
+	s.bytesRcvd.Add(uint64(len(seg)))
+	if s.rxBroken {
+		return nil // RFC 5041 §7.1: silently drop after a DDP error
+	}
+	if !s.started {
+		// Before Start (or before the passive ULP decided): keep a copy,
+		// bounded together with the re-sequencing buffer.
+		_, held := s.ro.pending()
+		if held+s.queued+len(seg) > s.a.cfg.MaxHeldBytes {
+			return &ProtocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound", Err: ErrHeldLimit}
+		}
+		bp := getBuf(len(seg))
+		copy(*bp, seg)
+		s.queue = append(s.queue, bp)
+		s.queued += len(seg)
+		return nil
+	}
+	if err := s.h.HandleSegment(seg); err != nil {
+		s.rxBroken = true
+	}
+	return nil
+}
+
+// Incoming is a received DDP Stream Session Initiate waiting for the
+// ULP's decision (RFC 5043 §6.2–§6.4).
+type Incoming struct {
+	s       *Session
+	decided atomic.Bool
+	// StreamID is the SCTP stream identifier.
+	StreamID uint16
+	// Enhanced is true for an Enhanced Initiate (RFC 6581 §7).
+	Enhanced bool
+	// IRDORD is the initiator's IRD/ORD word (enhanced only).
+	IRDORD IRDORD
+	// PrivateData is the initiator's private data (after the word).
+	PrivateData []byte
+}
+
+// AcceptParams are the passive side's reply to an Initiate.
+type AcceptParams struct {
+	// PrivateData is the ULP private data of the Accept; with the IRD/ORD
+	// word of an enhanced session it may not exceed 512 octets.
+	PrivateData []byte
+	// IRD and ORD are the responder's values (RFC 6581 §9.1), used for an
+	// enhanced session only; 0..0x3FFF.
+	IRD, ORD int
+	// PeerToPeer, SendRTR, WriteRTR, ReadRTR are the flags A–D of the
+	// responder's word (RFC 6581 §9.2); A is echoed from the initiator
+	// when PeerToPeer is false.
+	PeerToPeer, SendRTR, WriteRTR, ReadRTR bool
+}
+
+func (p AcceptParams) word(in *Incoming) (IRDORD, error) {
+	if p.IRD < 0 || p.IRD > IRDORDNoNegotiation || p.ORD < 0 || p.ORD > IRDORDNoNegotiation {
+		return IRDORD{}, fmt.Errorf("%w: IRD %d ORD %d", ErrInvalidIRDORD, p.IRD, p.ORD)
+	}
+	return IRDORD{
+		PeerToPeer: p.PeerToPeer || in.IRDORD.PeerToPeer, // RFC 6581 §9.2: the responder echoes A
+		SendRTR:    p.SendRTR, WriteRTR: p.WriteRTR, ReadRTR: p.ReadRTR,
+		IRD: uint16(p.IRD), ORD: uint16(p.ORD),
+	}, nil
+}
+
+func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if !in.decided.CompareAndSwap(false, true) {
+		return nil, ErrIncomingDone
+	}
+	s := in.s
+	s.mu.Lock()
+	if s.st() != ssInitReceived {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: stream %d", ErrIncomingDone, s.sid)
+	}
+	s.incoming = nil
+	if accept {
+		s.setState(ssEstablished)
+		s.params.LocalIRDORD = c.IRDORD
+	} else {
+		s.setState(ssDone)
+	}
+	s.mu.Unlock()
+	s.a.incomingDone()
+	s.txMu.Lock()
+	err := s.sendControlLocked(c)
+	s.txMu.Unlock()
+	if err != nil {
+		s.sendClosed.Store(true)
+		s.finish(fmt.Errorf("%w: sending %v: %w", llp.ErrClosed, c.Function, err))
+		return nil, fmt.Errorf("sctpllp: stream %d: %w", s.sid, err)
+	}
+	if !accept {
+		// RFC 5043 §6.3: the Reject is the passive side's final chunk.
+		s.sendClosed.Store(true)
+		s.markSentFinal()
+		s.finish(fmt.Errorf("%w: rejected locally", llp.ErrClosed))
+		return nil, nil
+	}
+	return s, nil
+}
+
+// Accept sends the (Enhanced) Accept and returns the established session.
+// Segments the initiator sent after its Initiate are delivered after
+// Start.
+func (in *Incoming) Accept(p AcceptParams) (*Session, error) {
+	c := Control{Function: FuncAccept, PrivateData: p.PrivateData}
+	if in.Enhanced {
+		w, err := p.word(in)
+		if err != nil {
+			return nil, err
+		}
+		c.Function, c.IRDORD = FuncEnhancedAccept, w
+	}
+	return in.decide(c, true)
+}
+
+// Reject sends a Reject (or, for an Enhanced Initiate, an Enhanced Reject
+// with IRD and ORD 0x3FFF: no negotiation) carrying privateData
+// (RFC 5043 §6.3). The stream is then quarantined until the peer's side
+// is over.
+func (in *Incoming) Reject(privateData []byte) error {
+	return in.RejectWith(AcceptParams{PrivateData: privateData, IRD: IRDORDNoNegotiation, ORD: IRDORDNoNegotiation})
+}
+
+// RejectWith rejects with explicit IRD/ORD values for an Enhanced Reject,
+// for example the ORD the responder requires (RFC 6581 §9.1).
+func (in *Incoming) RejectWith(p AcceptParams) error {
+	c := Control{Function: FuncReject, PrivateData: p.PrivateData}
+	if in.Enhanced {
+		w, err := p.word(in)
+		if err != nil {
+			return err
+		}
+		c.Function, c.IRDORD = FuncEnhancedReject, w
+	}
+	_, err := in.decide(c, false)
+	return err
+}

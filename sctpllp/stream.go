@@ -1,0 +1,54 @@
+package sctpllp
+
+import (
+	"sync"
+	"time"
+)
+
+// slot is the per-stream-identifier state of an association: the current
+// (or last) session on the stream, quarantine after it (RFC 5043 §6.6) and
+// the erroneous label (RFC 5040 §7). Slots are created on first use and
+// found by index, so the per-message cost does not depend on the number of
+// streams.
+type slot struct {
+	sid uint16
+
+	// rxMu serialises receive processing and every call into the
+	// session's llp.Handler.
+	rxMu sync.Mutex
+
+	mu        sync.Mutex // guards the fields below
+	cur       *Session
+	erroneous bool
+}
+
+func (sl *slot) current() (*Session, bool) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return sl.cur, sl.erroneous
+}
+
+// streamFreer is implemented by transports that know when a reset stream
+// identifier may carry a new session (PionTransport.StreamFree).
+type streamFreer interface {
+	StreamFree(sid uint16) bool
+}
+
+// available reports whether a new session may start on the slot from the
+// local side: no session, or the previous one is over — both final chunks
+// seen (or the quiet time elapsed since ours) and the transport has freed
+// the identifier (RFC 5043 §6.6: "A DDP Stream Identifier MUST NOT be
+// reused for another DDP Stream Session while any Data Chunk from a prior
+// session might be outstanding").
+func (a *Association) slotAvailable(sl *slot, now time.Time) error {
+	if sl.erroneous {
+		return ErrErroneous
+	}
+	if sl.cur != nil && !sl.cur.over(now, a.cfg.QuietTime) {
+		return ErrStreamInUse
+	}
+	if f, ok := a.t.(streamFreer); ok && !f.StreamFree(sl.sid) {
+		return ErrStreamInUse
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package sctpllp
+
+import "net"
+
+// PPIDs of RFC 5043 §5.2.
+const (
+	// PPIDSegment marks a DDP Segment Chunk.
+	PPIDSegment uint32 = 16
+	// PPIDControl marks a DDP Stream Session Control chunk.
+	PPIDControl uint32 = 17
+)
+
+// AdaptationIndicationDDP is the Adaptation Layer Indication code point of
+// RFC 5043 §5.1 (parameter 0xC006 in INIT/INIT-ACK).
+const AdaptationIndicationDDP uint32 = 0x00000001
+
+// Transport is one SCTP association as the RFC 5043 adaptation uses it. It
+// has two implementations: userspace SCTP (github.com/pion/sctp over UDP)
+// and Linux kernel SCTP (github.com/ishidawataru/sctp, Linux only). All the
+// adaptation logic (DDP-SSN, session control, reordering, MULPDU) lives
+// above this interface and is shared by both.
+type Transport interface {
+	// Start begins delivery of received user messages to fn. fn is called
+	// with one complete SCTP user message, its stream identifier and its
+	// PPID (host order). b is valid only during the call. Calls for the same
+	// stream never overlap and arrive in the order SCTP delivered them;
+	// calls for different streams may run concurrently. fn is not called
+	// after Close or Abort returns. When the association ends, done is
+	// called once with the cause (nil after a graceful shutdown by the
+	// peer). Start must be called exactly once.
+	Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error))
+
+	// WriteMsg sends the concatenation of parts as one unordered user
+	// message (U=1, RFC 5043 §10) on stream sid with the given PPID. It
+	// blocks while the stream's or association's send buffer is full. parts
+	// are not retained after it returns.
+	WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error
+
+	// NumStreams is the number of streams usable in each direction (the
+	// association's inbound and outbound counts are equal, RFC 5043 §8).
+	NumStreams() int
+
+	// MaxMessage is the largest user message that SCTP sends in one DATA
+	// chunk without SCTP or IP fragmentation on the current path: the path
+	// MTU less the IP, SCTP common and DATA chunk headers (and the UDP
+	// encapsulation, where used).
+	MaxMessage() int
+
+	// ResetStream closes stream sid in both directions so that its
+	// identifier can be used by a later session (RFC 6525 where the stack
+	// supports it); it is a no-op where the stack has no per-stream reset.
+	ResetStream(sid uint16) error
+
+	// PeerAdaptation reports the Adaptation Layer Indication the peer sent
+	// in INIT or INIT-ACK; ok is false if the stack cannot report it.
+	PeerAdaptation() (indication uint32, ok bool)
+
+	// Kind names the backend: "sctp-pion" or "sctp-kernel".
+	Kind() string
+
+	// LocalAddr and RemoteAddr are the association's primary addresses.
+	LocalAddr() net.Addr
+	RemoteAddr() net.Addr
+
+	// Close shuts the association down gracefully (SCTP SHUTDOWN).
+	Close() error
+	// Abort ends the association at once (SCTP ABORT).
+	Abort() error
+}

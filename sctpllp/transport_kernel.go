@@ -1,0 +1,144 @@
+package sctpllp
+
+import (
+	"errors"
+	"time"
+)
+
+// Errors of the kernel SCTP backend. They are wrapped with detail; test with
+// errors.Is.
+var (
+	// ErrKernelSCTPUnavailable reports that the running kernel offers no SCTP
+	// sockets (built without CONFIG_IP_SCTP, module not loaded) or that the
+	// platform is not Linux. DialKernel and ListenKernel check it first.
+	ErrKernelSCTPUnavailable = errors.New("sctpllp: kernel SCTP unavailable")
+
+	// ErrKernelAdaptationMismatch reports an association whose peer did not
+	// send the DDP Adaptation Layer Indication 0x00000001 in its INIT or
+	// INIT-ACK while KernelConfig.RequireDDPAdaptation is set (RFC 5043
+	// §7.1, §11.1). The association is aborted.
+	ErrKernelAdaptationMismatch = errors.New("sctpllp: peer did not indicate the DDP adaptation layer")
+
+	// ErrKernelMessageTooLarge reports a received user message longer than
+	// KernelConfig.MaxReceiveMessage. The message is not delivered in part:
+	// the association is aborted.
+	ErrKernelMessageTooLarge = errors.New("sctpllp: received SCTP message exceeds the receive limit")
+
+	// ErrKernelInvalidStream reports a stream identifier outside the
+	// association's negotiated streams (RFC 4960 §6.5; the peer's "Invalid
+	// Stream Identifier" error cause, which means it dropped a message).
+	ErrKernelInvalidStream = errors.New("sctpllp: invalid SCTP stream identifier")
+
+	// ErrKernelEmptyMessage reports a WriteMsg with no octets: an SCTP user
+	// message cannot be empty (RFC 4960 §6.2: DATA chunks carry at least one
+	// octet of user data).
+	ErrKernelEmptyMessage = errors.New("sctpllp: empty SCTP user message")
+)
+
+// KernelConfig configures a kernel SCTP association (DialKernel,
+// ListenKernel). The zero value is usable: every zero field takes the
+// default documented beside it.
+type KernelConfig struct {
+	// Streams is the number of SCTP streams requested in each direction
+	// (equal inbound and outbound counts, RFC 5043 §8). Default 64, at most
+	// 65535.
+	Streams int
+
+	// LocalAddr, for DialKernel, binds the socket to "ip:port" (or
+	// "ip1/ip2:port" for a multi-homed endpoint) before connecting. Empty:
+	// the kernel chooses.
+	LocalAddr string
+
+	// SendBuffer and ReceiveBuffer are SO_SNDBUF/SO_RCVBUF in octets
+	// (default 4 MiB each; forced past net.core.[wr]mem_max when the process
+	// may). Kernel SCTP with its defaults moves about 1 MB/s of 64 KiB
+	// messages; large buffers and SCTP_NODELAY make it hundreds of Mbit/s.
+	SendBuffer, ReceiveBuffer int
+
+	// MaxReceiveMessage is the largest user message the receiver accepts, in
+	// octets (default 4 MiB). A longer message is never delivered in part:
+	// the association is aborted with ErrKernelMessageTooLarge. The receive
+	// buffer starts at 64 KiB and grows up to this limit on demand.
+	MaxReceiveMessage int
+
+	// RequireDDPAdaptation makes Dial fail and Accept refuse (abort) an
+	// association whose peer did not send the DDP Adaptation Layer
+	// Indication (RFC 5043 §7.1 "SHOULD terminate"; §11.1). Leave it off to
+	// talk to stacks that cannot send the indication (pion/sctp).
+	RequireDDPAdaptation bool
+
+	// CloseTimeout bounds the graceful shutdown performed by Close (default
+	// 5 s); when it expires the association is aborted.
+	CloseTimeout time.Duration
+
+	// ResetTimeout bounds ResetStream's wait for the peer's RE-CONFIG
+	// responses (default 5 s).
+	ResetTimeout time.Duration
+
+	// RemoteUDPEncapsPort, when not zero, sends this association's packets
+	// SCTP-over-UDP to that remote UDP port (RFC 6951; 9899 is the
+	// registered port). The kernel must have a local encapsulation port
+	// (sysctl net.sctp.udp_port) set before the socket is created. Needed
+	// by a dialer whose peer runs SCTP over UDP (pion/sctp); a listener
+	// learns the port from the peer's INIT.
+	RemoteUDPEncapsPort uint16
+
+	// PathMTU, when not zero, disables path-MTU discovery and fixes the
+	// path MTU in octets (SCTP_PEER_ADDR_PARAMS). pion/sctp reads datagrams
+	// into a fixed 8192-octet buffer, so a kernel peer of pion must not send
+	// larger packets: use 1200 or so there.
+	PathMTU int
+
+	// adaptation overrides the indication sent (tests only); nil means
+	// AdaptationIndicationDDP, a pointer to 0 sends none.
+	adaptation *uint32
+}
+
+const (
+	kernelDefaultStreams      = 64
+	kernelDefaultBuffer       = 4 << 20
+	kernelDefaultMaxReceive   = 4 << 20
+	kernelDefaultCloseTimeout = 5 * time.Second
+	kernelDefaultResetTimeout = 5 * time.Second
+	kernelKind                = "sctp-kernel"
+)
+
+// withDefaults returns c with every zero field replaced by its default.
+func (c KernelConfig) withDefaults() (KernelConfig, error) {
+	if c.Streams == 0 {
+		c.Streams = kernelDefaultStreams
+	}
+	if c.Streams < 1 || c.Streams > 65535 {
+		return c, errors.New("sctpllp: KernelConfig.Streams must be 1..65535")
+	}
+	if c.SendBuffer == 0 {
+		c.SendBuffer = kernelDefaultBuffer
+	}
+	if c.ReceiveBuffer == 0 {
+		c.ReceiveBuffer = kernelDefaultBuffer
+	}
+	if c.MaxReceiveMessage == 0 {
+		c.MaxReceiveMessage = kernelDefaultMaxReceive
+	}
+	if c.SendBuffer < 0 || c.ReceiveBuffer < 0 || c.MaxReceiveMessage < 0 || c.PathMTU < 0 {
+		return c, errors.New("sctpllp: negative size in KernelConfig")
+	}
+	if c.PathMTU != 0 && c.PathMTU < 576 {
+		return c, errors.New("sctpllp: KernelConfig.PathMTU below 576")
+	}
+	if c.CloseTimeout == 0 {
+		c.CloseTimeout = kernelDefaultCloseTimeout
+	}
+	if c.ResetTimeout == 0 {
+		c.ResetTimeout = kernelDefaultResetTimeout
+	}
+	return c, nil
+}
+
+// adaptationIndication is the Adaptation Layer Indication to send.
+func (c KernelConfig) adaptationIndication() uint32 {
+	if c.adaptation != nil {
+		return *c.adaptation
+	}
+	return AdaptationIndicationDDP
+}

@@ -1,0 +1,357 @@
+// Package streams is the multistream manager: it runs many independent
+// RDMAP Streams over one SCTP association, one DDP Stream per SCTP stream
+// pair (RFC 5043 §4, §8), each with its own RDMAP state machine, queues and
+// completion queues.
+//
+// The active side opens sessions on chosen stream identifiers with
+// [Manager.Open]; the passive side receives them with [Manager.Accept]. Each
+// yields a [Stream] whose Endpoint is an ordinary *rdmap.Endpoint.
+//
+// A protocol error on one stream makes its endpoint send the RDMAP
+// Terminate on that stream only; the manager then labels the stream
+// erroneous on the association (RFC 5040 §7: the LLP "MUST label the Stream
+// as an erroneous Stream and MUST NOT allow any further data transfer on
+// that Stream"), and every other stream keeps working. When every stream is
+// torn down or erroneous the association shuts down (done by sctpllp).
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+)
+
+// Config configures a Manager. Zero fields take defaults.
+type Config struct {
+	// Endpoint is the template for every stream's endpoint. IRD and ORD
+	// are this side's wishes; the values in force are negotiated per
+	// stream with the RFC 6581 enhanced session control (see Negotiate).
+	// SendCQ/RecvCQ in the template are ignored unless SharedCQ is set:
+	// each stream gets its own completion queues.
+	Endpoint rdmap.EndpointConfig
+	// SharedCQ, if set, makes every stream use the template's SendCQ and
+	// RecvCQ instead of private ones.
+	SharedCQ bool
+	// Enhanced selects the RFC 6581 Enhanced Initiate (IRD/ORD exchange)
+	// on Open. Default true; set Legacy to use the plain RFC 5043 codes.
+	Legacy bool
+	// PrivateData is sent with every Initiate and Accept that does not
+	// supply its own.
+	PrivateData []byte
+}
+
+// DefaultIRDORD is the IRD and ORD requested when the template leaves them 0.
+const DefaultIRDORD = 16
+
+func (c Config) irdOrd() (ird, ord int) {
+	ird, ord = c.Endpoint.IRD, c.Endpoint.ORD
+	if ird == 0 {
+		ird = DefaultIRDORD
+	}
+	if ord == 0 {
+		ord = DefaultIRDORD
+	}
+	if ird < 0 {
+		ird = 0
+	}
+	if ord < 0 {
+		ord = 0
+	}
+	return ird, ord
+}
+
+// Manager binds the DDP Stream Sessions of one association to RDMAP
+// endpoints of one protection domain.
+type Manager struct {
+	assoc *sctpllp.Association
+	pd    *rdmap.PD
+	cfg   Config
+
+	mu      sync.Mutex
+	streams map[uint16]*Stream
+	wg      sync.WaitGroup
+
+	opened, accepted, erroneous, closed atomic.Uint64
+}
+
+// New returns a Manager for assoc whose endpoints belong to pd.
+func New(assoc *sctpllp.Association, pd *rdmap.PD, cfg Config) *Manager {
+	return &Manager{assoc: assoc, pd: pd, cfg: cfg, streams: make(map[uint16]*Stream)}
+}
+
+// Association returns the underlying association.
+func (m *Manager) Association() *sctpllp.Association { return m.assoc }
+
+// Stream is one RDMAP Stream on one SCTP stream pair.
+type Stream struct {
+	m         *Manager
+	id        uint16
+	session   *sctpllp.Session
+	ep        *rdmap.Endpoint
+	erroneous atomic.Bool
+	done      chan struct{}
+}
+
+// ID returns the SCTP stream identifier (= the DDP stream identifier).
+func (s *Stream) ID() uint16 { return s.id }
+
+// Endpoint returns the stream's RDMAP endpoint.
+func (s *Stream) Endpoint() *rdmap.Endpoint { return s.ep }
+
+// Session returns the stream's RFC 5043 session (negotiated parameters,
+// private data).
+func (s *Stream) Session() *sctpllp.Session { return s.session }
+
+// Erroneous reports whether the stream was labelled erroneous after an
+// RDMAP Terminate (sent or received) or an LLP failure.
+func (s *Stream) Erroneous() bool { return s.erroneous.Load() }
+
+// Done is closed when the stream's endpoint has stopped and the manager
+// has finished with it (labelling included).
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
+// Err returns why the stream's endpoint stopped: nil while it runs,
+// rdmap.ErrClosed or rdmap.ErrPeerClosed after a graceful close, an
+// *rdmap.TerminateError or LLP error otherwise.
+func (s *Stream) Err() error { return s.ep.Err() }
+
+// OpenOptions overrides the manager defaults for one Open.
+type OpenOptions struct {
+	// PrivateData for the Initiate (nil: Config.PrivateData).
+	PrivateData []byte
+	// Prepare, if set, runs after the endpoint is created and before it
+	// starts receiving: the place to post the first receive buffers, so
+	// that a Send the peer issues right after set-up finds one (RFC 5041
+	// §7.1: no buffer is an error).
+	Prepare func(*rdmap.Endpoint) error
+}
+
+// Open starts a DDP Stream Session on stream sid as the active side,
+// waits for the peer's Accept, and returns the running stream. A Reject
+// is returned as an error wrapping *sctpllp.RejectError.
+func (m *Manager) Open(ctx context.Context, sid uint16, opt OpenOptions) (*Stream, error) {
+	ird, ord := m.cfg.irdOrd()
+	pd := opt.PrivateData
+	if pd == nil {
+		pd = m.cfg.PrivateData
+	}
+	sess, err := m.assoc.Open(ctx, sid, sctpllp.OpenRequest{
+		PrivateData: pd, IRD: ird, ORD: ord, Enhanced: !m.cfg.Legacy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("streams: open stream %d: %w", sid, err)
+	}
+	p := sess.Params()
+	// RFC 6581 §9.1: the initiator's ORD at most the responder's IRD; the
+	// initiator's IRD at least the responder's ORD.
+	if p.Enhanced {
+		ird, ord = negotiateInitiator(ird, ord, p.PeerIRDORD)
+	}
+	s, err := m.bind(sess, ird, ord, opt.Prepare)
+	if err != nil {
+		return nil, err
+	}
+	m.opened.Add(1)
+	return s, nil
+}
+
+// Incoming is a peer's request for a session, to accept or reject.
+type Incoming struct {
+	m  *Manager
+	in *sctpllp.Incoming
+}
+
+// StreamID is the requested stream.
+func (in *Incoming) StreamID() uint16 { return in.in.StreamID }
+
+// PrivateData is the initiator's private data.
+func (in *Incoming) PrivateData() []byte { return in.in.PrivateData }
+
+// Accept accepts the session and starts its endpoint. privateData nil
+// sends Config.PrivateData.
+func (in *Incoming) Accept(privateData []byte) (*Stream, error) {
+	return in.AcceptWith(OpenOptions{PrivateData: privateData})
+}
+
+// AcceptWith accepts the session with options (private data, Prepare).
+func (in *Incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
+	privateData := opt.PrivateData
+	m := in.m
+	ird, ord := m.cfg.irdOrd()
+	if in.in.Enhanced {
+		ird, ord = negotiateResponder(ird, ord, in.in.IRDORD)
+	}
+	if privateData == nil {
+		privateData = m.cfg.PrivateData
+	}
+	sess, err := in.in.Accept(sctpllp.AcceptParams{PrivateData: privateData, IRD: ird, ORD: ord})
+	if err != nil {
+		return nil, fmt.Errorf("streams: accept stream %d: %w", in.in.StreamID, err)
+	}
+	s, err := m.bind(sess, ird, ord, opt.Prepare)
+	if err != nil {
+		return nil, err
+	}
+	m.accepted.Add(1)
+	return s, nil
+}
+
+// Reject refuses the session with privateData (RFC 5043 §6.3).
+func (in *Incoming) Reject(privateData []byte) error { return in.in.Reject(privateData) }
+
+// Accept waits for the peer's next session request.
+func (m *Manager) Accept(ctx context.Context) (*Incoming, error) {
+	in, err := m.assoc.Accept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Incoming{m: m, in: in}, nil
+}
+
+// negotiateInitiator applies RFC 6581 §9.1 at the initiator given the
+// responder's word: ORD ≤ responder IRD, IRD ≥ responder ORD (the responder
+// already limited its ORD to our IRD, so raising is only defensive).
+func negotiateInitiator(ird, ord int, peer sctpllp.IRDORD) (int, int) {
+	if peer.IRD != sctpllp.IRDORDNoNegotiation && int(peer.IRD) < ord {
+		ord = int(peer.IRD)
+	}
+	if peer.ORD != sctpllp.IRDORDNoNegotiation && int(peer.ORD) > ird {
+		ird = int(peer.ORD)
+	}
+	return ird, ord
+}
+
+// negotiateResponder applies RFC 6581 §9.1 at the responder given the
+// initiator's word: our ORD ≤ initiator IRD, our IRD ≥ initiator ORD.
+func negotiateResponder(ird, ord int, peer sctpllp.IRDORD) (int, int) {
+	if peer.IRD != sctpllp.IRDORDNoNegotiation && int(peer.IRD) < ord {
+		ord = int(peer.IRD)
+	}
+	if peer.ORD != sctpllp.IRDORDNoNegotiation && int(peer.ORD) > ird {
+		ird = int(peer.ORD)
+	}
+	return ird, ord
+}
+
+// bind creates and starts the endpoint for an established session and
+// watches it for termination.
+func (m *Manager) bind(sess *sctpllp.Session, ird, ord int, prepare func(*rdmap.Endpoint) error) (*Stream, error) {
+	cfg := m.cfg.Endpoint
+	cfg.IRD, cfg.ORD = ird, ord
+	if cfg.IRD == 0 {
+		cfg.IRD = -1 // rdmap: negative means none, 0 means default
+	}
+	if cfg.ORD == 0 {
+		cfg.ORD = -1
+	}
+	if !m.cfg.SharedCQ {
+		cfg.SendCQ, cfg.RecvCQ = nil, nil
+	}
+	ep, err := m.pd.NewEndpoint(sess, cfg)
+	if err != nil {
+		_ = sess.Abort()
+		return nil, fmt.Errorf("streams: stream %d: %w", sess.StreamID(), err)
+	}
+	if prepare != nil {
+		if err := prepare(ep); err != nil {
+			_ = ep.Close(context.Background())
+			return nil, fmt.Errorf("streams: prepare stream %d: %w", sess.StreamID(), err)
+		}
+	}
+	s := &Stream{m: m, id: sess.StreamID(), session: sess, ep: ep, done: make(chan struct{})}
+	m.mu.Lock()
+	m.streams[s.id] = s
+	m.mu.Unlock()
+	if err := ep.Start(); err != nil {
+		m.forget(s)
+		_ = ep.Abort()
+		return nil, fmt.Errorf("streams: start stream %d: %w", s.id, err)
+	}
+	m.wg.Add(1)
+	go m.watch(s)
+	return s, nil
+}
+
+// watch labels a stream erroneous when its endpoint ends abnormally
+// (RFC 5040 §7).
+func (m *Manager) watch(s *Stream) {
+	defer m.wg.Done()
+	defer close(s.done)
+	<-s.ep.Done()
+	err := s.ep.Err()
+	if err != nil && !errors.Is(err, rdmap.ErrClosed) && !errors.Is(err, rdmap.ErrPeerClosed) {
+		s.erroneous.Store(true)
+		m.erroneous.Add(1)
+		_ = m.assoc.MarkErroneous(s.id)
+	} else {
+		m.closed.Add(1)
+	}
+	m.forget(s)
+}
+
+func (m *Manager) forget(s *Stream) {
+	m.mu.Lock()
+	if m.streams[s.id] == s {
+		delete(m.streams, s.id)
+	}
+	m.mu.Unlock()
+}
+
+// Streams returns the streams whose endpoints are still running.
+func (m *Manager) Streams() []*Stream {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Stream, 0, len(m.streams))
+	for _, s := range m.streams {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Stats counts the manager's streams by fate.
+type Stats struct {
+	Opened, Accepted, Running, Closed, Erroneous uint64
+}
+
+// Stats returns a snapshot of the counters.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	running := uint64(len(m.streams))
+	m.mu.Unlock()
+	return Stats{
+		Opened: m.opened.Load(), Accepted: m.accepted.Load(), Running: running,
+		Closed: m.closed.Load(), Erroneous: m.erroneous.Load(),
+	}
+}
+
+// Close closes every running stream gracefully (bounded by ctx; streams
+// still busy when ctx ends are aborted), then the association, and waits
+// for every watcher to finish.
+func (m *Manager) Close(ctx context.Context) error {
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, s := range m.Streams() {
+		wg.Add(1)
+		go func(s *Stream) {
+			defer wg.Done()
+			if err := s.ep.Close(ctx); err != nil && !errors.Is(err, rdmap.ErrClosed) {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("stream %d: %w", s.id, err))
+				mu.Unlock()
+			}
+		}(s)
+	}
+	wg.Wait()
+	m.wg.Wait()
+	errs = append(errs, m.assoc.Close())
+	return errors.Join(errs...)
+}
+
+// Wait waits until every stream's watcher has finished.
+func (m *Manager) Wait() { m.wg.Wait() }
