@@ -358,6 +358,15 @@ func (a *Association) stop(abort bool) {
 func (a *Association) sessionStarted() {
 	a.mu.Lock()
 	a.live++
+	a.mu.Unlock()
+}
+
+// established records that a session reached the established state. Only
+// established sessions count for the shutdown rule of RFC 5040 §7: a
+// rejected or withdrawn Initiate never was a DDP stream, so rejecting the
+// first request does not end the association.
+func (a *Association) established() {
+	a.mu.Lock()
 	a.everSession = true
 	a.mu.Unlock()
 }
@@ -402,7 +411,6 @@ func (a *Association) onInitiate(s *Session, c Control) error {
 	}
 	a.pendingIn++
 	a.live++
-	a.everSession = true
 	a.mu.Unlock()
 	s.mu.Lock()
 	s.setState(ssInitReceived)

@@ -470,6 +470,7 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 		res := s.openRes
 		s.openRes = nil
 		s.mu.Unlock()
+		s.a.established()
 		if res != nil {
 			res <- nil
 		}
@@ -602,6 +603,9 @@ func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
 	}
 	s.mu.Unlock()
 	s.a.incomingDone()
+	if accept {
+		s.a.established()
+	}
 	s.txMu.Lock()
 	err := s.sendControlLocked(c)
 	s.txMu.Unlock()

@@ -43,7 +43,15 @@ type Config struct {
 	// PrivateData is sent with every Initiate and Accept that does not
 	// supply its own.
 	PrivateData []byte
+	// MaxIRD caps how far the passive side raises its IRD to meet the
+	// initiator's ORD (RFC 6581 §9.1: the initiator ORD is "a request to
+	// the responder to support a responder IRD of at least this value").
+	// Default DefaultMaxIRD.
+	MaxIRD int
 }
+
+// DefaultMaxIRD is the default Config.MaxIRD.
+const DefaultMaxIRD = 128
 
 // DefaultIRDORD is the IRD and ORD requested when the template leaves them 0.
 const DefaultIRDORD = 16
@@ -184,7 +192,11 @@ func (in *Incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
 	m := in.m
 	ird, ord := m.cfg.irdOrd()
 	if in.in.Enhanced {
-		ird, ord = negotiateResponder(ird, ord, in.in.IRDORD)
+		maxIRD := m.cfg.MaxIRD
+		if maxIRD <= 0 {
+			maxIRD = DefaultMaxIRD
+		}
+		ird, ord = negotiateResponder(ird, ord, maxIRD, in.in.IRDORD)
 	}
 	if privateData == nil {
 		privateData = m.cfg.PrivateData
@@ -227,13 +239,15 @@ func negotiateInitiator(ird, ord int, peer sctpllp.IRDORD) (int, int) {
 }
 
 // negotiateResponder applies RFC 6581 §9.1 at the responder given the
-// initiator's word: our ORD ≤ initiator IRD, our IRD ≥ initiator ORD.
-func negotiateResponder(ird, ord int, peer sctpllp.IRDORD) (int, int) {
+// initiator's word: our ORD ≤ initiator IRD (MUST), our IRD raised towards
+// the initiator ORD (MAY) but not beyond maxIRD; the initiator then lowers
+// its ORD to our IRD.
+func negotiateResponder(ird, ord, maxIRD int, peer sctpllp.IRDORD) (int, int) {
 	if peer.IRD != sctpllp.IRDORDNoNegotiation && int(peer.IRD) < ord {
 		ord = int(peer.IRD)
 	}
 	if peer.ORD != sctpllp.IRDORDNoNegotiation && int(peer.ORD) > ird {
-		ird = int(peer.ORD)
+		ird = max(ird, min(int(peer.ORD), maxIRD))
 	}
 	return ird, ord
 }

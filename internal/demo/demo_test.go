@@ -1,0 +1,51 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestDemo runs the loopback demo over real pion associations: every
+// intact stream verifies every operation on both sides, the broken stream
+// ends with the Terminate RFC 5041 §7.2 prescribes for an invalid STag, and
+// the association shuts down once every stream is closed or erroneous.
+func TestDemo(t *testing.T) {
+	var out bytes.Buffer
+	rep, err := Run(context.Background(), Config{Streams: 12, Size: 128 << 10, Break: 4}, &out)
+	require.NoError(t, err)
+	require.NoError(t, rep.OK(), out.String())
+	require.Len(t, rep.Streams, 12)
+	for _, s := range rep.Streams {
+		if s.Broken {
+			require.NotNil(t, s.Terminate)
+			assert.True(t, s.Terminate.Remote)
+			assert.Equal(t, rdmap.TermCode{Layer: ddp.Layer, EType: uint8(ddp.TypeTagged), Code: ddp.CodeInvalidSTag}, s.Terminate.Code)
+			assert.True(t, s.Erroneous)
+			continue
+		}
+		assert.Equal(t, 9, s.Ops, "stream %d", s.ID)
+		assert.False(t, s.Erroneous, "stream %d", s.ID)
+	}
+	assert.True(t, rep.AssociationClosed)
+	assert.Contains(t, out.String(), "RESULT: PASS")
+}
+
+// TestDemoNoBreak runs the demo with every stream intact.
+func TestDemoNoBreak(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Streams: 3, Size: 1000, NoBreak: true}, nil)
+	require.NoError(t, err)
+	require.NoError(t, rep.OK())
+	for _, s := range rep.Streams {
+		assert.False(t, s.Broken)
+	}
+}
