@@ -17,9 +17,11 @@ import (
 type CQ struct {
 	depth int
 
-	mu         sync.Mutex
-	ring       []Completion
-	head, n    int
+	mu sync.Mutex
+	// ring holds up to depth completions; it grows on demand so that an
+	// idle CQ costs little memory (thousands of streams each have two).
+	ring       fifo[Completion]
+	n          int
 	overflow   []Completion
 	overflowed bool
 
@@ -36,7 +38,6 @@ func NewCQ(depth int) *CQ {
 	}
 	return &CQ{
 		depth:  depth,
-		ring:   make([]Completion, depth),
 		wake:   make(chan struct{}, 1),
 		notify: make(chan struct{}, 1),
 	}
@@ -73,7 +74,7 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 		cq.overflow = append(cq.overflow, c)
 		cq.overflowed, overflow = true, true
 	} else {
-		cq.ring[(cq.head+cq.n)%cq.depth] = c
+		cq.ring.push(c)
 		cq.n++
 	}
 	cq.mu.Unlock()
@@ -84,12 +85,10 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 
 // popLocked removes the oldest completion; cq.mu held, n > 0.
 func (cq *CQ) popLocked() Completion {
-	c := cq.ring[cq.head]
-	cq.ring[cq.head] = Completion{}
-	cq.head = (cq.head + 1) % cq.depth
+	c := cq.ring.pop()
 	cq.n--
 	if len(cq.overflow) > 0 {
-		cq.ring[(cq.head+cq.n)%cq.depth] = cq.overflow[0]
+		cq.ring.push(cq.overflow[0])
 		cq.overflow[0] = Completion{}
 		cq.overflow = cq.overflow[1:]
 		cq.n++
