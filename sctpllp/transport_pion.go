@@ -323,8 +323,7 @@ func DialPion(ctx context.Context, raddr string, cfg PionConfig) (*PionTransport
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	_ = uc.SetReadBuffer(cfg.SocketBuffer)
-	_ = uc.SetWriteBuffer(cfg.SocketBuffer)
+	setSocketBuffers(uc, cfg.SocketBuffer)
 	return NewPionTransport(ctx, uc, true, cfg)
 }
 
@@ -730,8 +729,7 @@ func ListenPion(laddr string, cfg PionConfig) (*PionListener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	_ = uc.SetReadBuffer(cfg.SocketBuffer)
-	_ = uc.SetWriteBuffer(cfg.SocketBuffer)
+	setSocketBuffers(uc, cfg.SocketBuffer)
 	l := &PionListener{
 		mux:     newUDPMux(uc, 64),
 		cfg:     cfg,
