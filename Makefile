@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build test vet race fuzz fuzz-short demo bench soak clean
+.PHONY: all build test vet race fuzz fuzz-short demo bench soak clean e2e
 
 all: build
 
@@ -18,6 +18,12 @@ vet:
 test: vet
 	$(GO) test -race -count=1 -timeout 12m $(GOTESTFLAGS) $(PKGS)
 
+# make e2e: the end-to-end RDMA suites only: pion on the host, kernel SCTP
+# and kernel↔pion interop in the qemu VM (e2e.TestKernelSuiteInVM; also part
+# of make test, never skipped).
+e2e:
+	$(GO) test -race -count=1 -timeout 10m -v -run 'Suite' ./e2e
+
 # make fuzz: run every fuzz target for FUZZTIME each (default 60s).
 fuzz:
 	./scripts/fuzz-all.sh $(FUZZTIME)
@@ -30,3 +36,15 @@ demo:
 
 clean:
 	$(GO) clean -testcache
+
+# make soak: the load test of internal/soak — 64 streams, every operation,
+# random sizes and deliberate stream terminations — for SOAK (default 10m).
+# make test runs the same test for 20 s.
+SOAK ?= 10m
+soak:
+	$(GO) test -count=1 -timeout 0 -v -run '^TestSoak$$' ./internal/soak -soak.duration=$(SOAK)
+
+# make bench: raw LLP versus RDMA figures (median of 3 runs) into
+# docs/benchmarks.md, with the machine description. Set GOGC to compare.
+bench:
+	$(GO) run ./cmd/sctp-rdma harness --out docs/benchmarks.md

@@ -226,9 +226,12 @@ func (c *Conn) exchangeAsResponder() (*Frame, error) {
 		pd = c.cfg.PrivateData
 	}
 	rep := Frame{
-		Reply:       true,
-		Markers:     c.cfg.Markers,
-		CRC:         !c.cfg.NoCRC,
+		Reply:   true,
+		Markers: c.cfg.Markers,
+		// RFC 5044 §7.1.1: C set in either frame puts CRCs in use, so
+		// echoing the Initiator's C changes nothing on the wire; Linux
+		// siw with mpa_crc_required rejects a Reply without it.
+		CRC:         !c.cfg.NoCRC || req.CRC,
 		Reject:      d.Reject,
 		Rev:         req.Rev,
 		Enhanced:    req.Enhanced, // RFC 6581 §10
@@ -287,6 +290,13 @@ func (c *Conn) responderIRDORD(in IRDORD) IRDORD {
 		out.RTR = in.RTR & c.cfg.rtr()
 		if out.RTR == 0 {
 			out.RTR = c.cfg.rtr()
+		}
+		// A zero-length Send RTR takes the first MSN of the Send queue and
+		// a Write or Read RTR does not, so the Responder's RDMAP layer must
+		// know which will come: offer Send only when it is the sole
+		// option (§9.2 lets the Responder reply with a subset).
+		if out.RTR != RTRSend && out.RTR&^RTRSend != 0 {
+			out.RTR &^= RTRSend
 		}
 		// RFC 6581 §9.1: with an Initiator ORD of 0 a zero-length Read RTR
 		// still needs one inbound Read: raise IRD to 1.

@@ -43,6 +43,15 @@ type EndpointConfig struct {
 	// requests; they may be the same CQ. nil: a private CQ of the queue's
 	// depth (see SendCQ, RecvCQ methods).
 	SendCQ, RecvCQ *CQ
+	// SendRTR, on the Initiator of a peer-to-peer connection (RFC 6581
+	// §9.2), is the one negotiated RTR option the endpoint sends as its
+	// first message, before any posted work request (see RTR). 0: none.
+	SendRTR RTR
+	// ExpectRTR, on the Responder of a peer-to-peer connection, is the set
+	// of RTR options it advertised: the first message received must be one
+	// of them, and is consumed without a completion; anything else is
+	// answered with a Terminate TermNoMatchingRTR. 0: none.
+	ExpectRTR RTR
 }
 
 type epState uint8
@@ -105,6 +114,8 @@ type Endpoint struct {
 	rqDepth int
 	sendCQ  *CQ
 	recvCQ  *CQ
+	rtrSend RTR // RTR to send first (transmit loop only)
+	rtrWait RTR // RTR still awaited (receive path only)
 
 	recv *ddp.Receiver
 
@@ -186,6 +197,9 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 	if e.sqDepth == 0 || e.rqDepth == 0 {
 		return nil, fmt.Errorf("%w: queue depths must be positive", ErrInvalidWR)
 	}
+	if err := checkRTRConfig(&cfg); err != nil {
+		return nil, err
+	}
 	if e.sendCQ == nil {
 		e.sendCQ = NewCQ(e.sqDepth)
 	}
@@ -193,6 +207,9 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		e.recvCQ = NewCQ(e.rqDepth)
 	}
 	e.recv = ddp.NewReceiver(e, NumQueues)
+	if err := e.initRTR(&cfg); err != nil {
+		return nil, err
+	}
 	pd.addEndpoint(e)
 	return e, nil
 }

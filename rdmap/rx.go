@@ -132,6 +132,9 @@ func (e *Endpoint) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := e.rtrTagged(h, length); err != nil {
+		return nil, err
+	}
 	switch c.Opcode {
 	case OpWrite:
 		buf, _, f := e.dev.remote(e, h.STag, h.TO, uint64(length), RemoteWrite)
@@ -200,7 +203,7 @@ func (e *Endpoint) CheckUntagged(h *ddp.UntaggedHeader) error {
 	if qn, ok := c.Opcode.QN(); !ok || qn != h.QN {
 		return newFault(TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
 	}
-	return nil
+	return e.rtrUntagged(h)
 }
 
 // Deliver implements ddp.ULP: it processes one complete DDP message in
@@ -208,6 +211,9 @@ func (e *Endpoint) CheckUntagged(h *ddp.UntaggedHeader) error {
 func (e *Endpoint) Deliver(m *ddp.Message) error {
 	if e.down.Load() {
 		return errRxDown
+	}
+	if consumed, err := e.rtrDeliver(m); consumed || err != nil {
+		return err // RFC 6581 §9.2: the RTR has no completion
 	}
 	if m.Tagged {
 		c, err := parseCtl(m.Tag.RsvdULP) // zero-length messages were not checked yet

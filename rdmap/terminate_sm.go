@@ -51,7 +51,14 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 		pending[i] = e.order.at(i)
 	}
 	for _, r := range pending {
-		if !r.done {
+		switch {
+		case r.done:
+		case r.issued && !isORD(r.wr.Op):
+			// The transmit loop is handing this Send or Write to DDP
+			// right now: it completes it when DDP returns (RFC 5040 §5.5
+			// rule 14), in error only if DDP did not take it (§5.4 flushes
+			// what was not provided to DDP).
+		default:
 			e.finishLocked(r, flushed)
 		}
 	}

@@ -24,6 +24,12 @@ func untaggedRsvd(op Opcode, inv uint32) [5]byte {
 // behind it.
 func (e *Endpoint) txLoop() {
 	defer e.wg.Done()
+	if err := e.sendRTR(); err != nil && !errors.Is(err, errTxClosed) {
+		e.mu.Lock()
+		e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: err},
+			&Terminate{Code: TermLocalCatastrophic}, closeAbort)
+		e.mu.Unlock()
+	}
 	for {
 		e.mu.Lock()
 		var r *sendReq
@@ -65,6 +71,9 @@ func (e *Endpoint) txLoop() {
 				e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: err},
 					&Terminate{Code: TermLocalCatastrophic}, closeAbort)
 			}
+			// A Send or Write being issued is left to this loop by
+			// failLocked (see there); an ORD request was flushed there.
+			e.finishLocked(r, Completion{Status: StatusFlushed, Err: fmt.Errorf("%w: %w", ErrFlushed, err)})
 		case !isORD(r.wr.Op):
 			// RFC 5040 §5.5 rule 14: complete once DDP has it.
 			e.finishLocked(r, Completion{Length: len(r.wr.Local)})

@@ -29,6 +29,11 @@ var (
 	// Stream Identifier" error cause, which means it dropped a message).
 	ErrKernelInvalidStream = errors.New("sctpllp: invalid SCTP stream identifier")
 
+	// ErrKernelShutdownTimeout reports a graceful shutdown (Close) that the
+	// peer did not complete within KernelConfig.CloseTimeout: the
+	// association was aborted instead. It also wraps llp.ErrAborted.
+	ErrKernelShutdownTimeout = errors.New("sctpllp: graceful shutdown not complete")
+
 	// ErrKernelEmptyMessage reports a WriteMsg with no octets: an SCTP user
 	// message cannot be empty (RFC 4960 §6.2: DATA chunks carry at least one
 	// octet of user data).
@@ -72,7 +77,7 @@ type KernelConfig struct {
 	CloseTimeout time.Duration
 
 	// ResetTimeout bounds ResetStream's wait for the peer's RE-CONFIG
-	// responses (default 5 s).
+	// responses, retries included (default 5 s).
 	ResetTimeout time.Duration
 
 	// RemoteUDPEncapsPort, when not zero, sends this association's packets
@@ -92,6 +97,10 @@ type KernelConfig struct {
 	// adaptation overrides the indication sent (tests only); nil means
 	// AdaptationIndicationDDP, a pointer to 0 sends none.
 	adaptation *uint32
+
+	// maxOutstanding overrides the RFC 5043 §10 window of DDP Segment
+	// chunks per stream (tests only); 0 means maxOutstandingData.
+	maxOutstanding uint16
 }
 
 const (
@@ -133,6 +142,14 @@ func (c KernelConfig) withDefaults() (KernelConfig, error) {
 		c.ResetTimeout = kernelDefaultResetTimeout
 	}
 	return c, nil
+}
+
+// outstandingLimit is the RFC 5043 §10 window per stream.
+func (c KernelConfig) outstandingLimit() uint16 {
+	if c.maxOutstanding != 0 {
+		return c.maxOutstanding
+	}
+	return maxOutstandingData
 }
 
 // adaptationIndication is the Adaptation Layer Indication to send.

@@ -44,6 +44,7 @@ const (
 	kernelSNShutdown       = uint16(sctp.SCTP_SHUTDOWN_EVENT)         // 0x8005
 	kernelSNPartialDeliver = uint16(sctp.SCTP_PARTIAL_DELIVERY_EVENT) // 0x8006
 	kernelSNAdaptation     = uint16(sctp.SCTP_ADAPTATION_INDICATION)  // 0x8007
+	kernelSNSenderDry      = 0x8009                                   // SCTP_SENDER_DRY_EVENT
 	kernelSNStreamReset    = 0x800a                                   // SCTP_STREAM_RESET_EVENT
 )
 

@@ -127,8 +127,9 @@ func kernelConfigure(fd int, cfg *KernelConfig) error {
 	// Notifications: data I/O (stream and PPID with every message),
 	// association changes, peer errors, shutdown, partial delivery,
 	// adaptation indication and stream reset.
+	// Sender-dry events wake writers held by the RFC 5043 §10 chunk window.
 	ev := kernelEventSubscribe{DataIO: 1, Association: 1, PeerError: 1, Shutdown: 1,
-		PartialDelivery: 1, AdaptationLayer: 1, StreamReset: 1}
+		PartialDelivery: 1, AdaptationLayer: 1, SenderDry: 1, StreamReset: 1}
 	nodelay := uint32(1) // RFC 5043 §11.2: untagged messages are not delayed for bundling
 	steps := []step{
 		{"SCTP_INITMSG", kernelSetsockopt(fd, sctp.SCTP_INITMSG, unsafe.Pointer(&init), unsafe.Sizeof(init))},
@@ -238,6 +239,7 @@ func DialKernel(ctx context.Context, raddr string, cfg KernelConfig) (Transport,
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: association with %s: %w", raddr, err)
 	}
+	t.dialer = true
 	return t, nil
 }
 
@@ -432,6 +434,15 @@ type kernelTransport struct {
 	wErr error
 	wFn  func(fd uintptr) bool
 
+	// RFC 5043 §10 window (guarded by wmu except signal): DDP Segment
+	// chunks per stream since the socket was last seen with no data queued
+	// or unacknowledged (SO_MEMINFO wmem_queued 0, see idle).
+	window  *chunkWindow
+	idleFn  func() (bool, error)
+	memFn   func(fd uintptr)
+	memInfo [unix.SK_MEMINFO_VARS]uint32
+	memErr  error
+
 	// Receiving: only the reader goroutine touches these.
 	rBuf   []byte
 	rOff   int
@@ -462,6 +473,16 @@ type kernelTransport struct {
 	resetMu sync.Mutex
 	resetCh chan kernelResetEvent // buffered; nil when no reset is waiting
 	resetID uint16
+	// resetSeen (under mu) records, per stream, the directions the kernel
+	// reported reset (kernelResetIncomingSSN, kernelResetOutgoingSSN)
+	// before or while ResetStream waits: the peer may reset first.
+	resetSeen map[uint16]uint16
+	resetWG   sync.WaitGroup // background resets started from fn
+	// dialer is set on the side that dialed the association: it requests
+	// both directions' reset at once; the accepting side first gives the
+	// peer's request time to arrive, since two requests crossing each other
+	// are both answered "in progress" by Linux (RFC 6525 §5.2.1).
+	dialer bool
 
 	orderedRecv atomic.Uint64 // messages received without SCTP_UNORDERED (RFC 5043 §10 says none)
 }
@@ -511,6 +532,9 @@ func newKernelTransport(ctx context.Context, f *os.File, rc syscall.RawConn, cfg
 	// RFC 5043 §8: DDP streams pair the inbound and outbound SCTP streams
 	// with the same identifier, so only the smaller count is usable.
 	t.streams = int(min(st.Instreams, st.Ostreams))
+	t.window = newChunkWindow(t.streams, cfg.outstandingLimit())
+	t.idleFn = t.idle
+	t.memFn = t.readMemInfo
 	t.maxMsg.Store(int64(st.FragmentationPoint))
 	t.maxMsgAt.Store(time.Now().UnixNano())
 	return t, nil
@@ -698,7 +722,7 @@ func (t *kernelTransport) readLoop() {
 	case errors.Is(cause, errKernelEOF) || (state == kernelClosing && cause == nil):
 		cause = nil // graceful: the peer's SHUTDOWN or our own completed
 	case state == kernelClosing && errors.Is(cause, os.ErrDeadlineExceeded):
-		cause = fmt.Errorf("sctpllp: graceful shutdown not complete after %v, aborted: %w", t.cfg.CloseTimeout, llp.ErrAborted)
+		cause = fmt.Errorf("%w after %v, aborted: %w", ErrKernelShutdownTimeout, t.cfg.CloseTimeout, llp.ErrAborted)
 		t.closeErr = cause
 		t.abortSocket()
 	case state == kernelOpen && cause != nil && !errors.Is(cause, llp.ErrAborted):
@@ -707,6 +731,7 @@ func (t *kernelTransport) readLoop() {
 		t.abortSocket()
 	}
 	t.f.Close()
+	t.window.signal() // writers waiting for the chunk window see the end
 
 	t.mu.Lock()
 	t.state = kernelEnded
@@ -719,6 +744,7 @@ func (t *kernelTransport) readLoop() {
 		}
 	}
 	t.mu.Unlock()
+	t.resetWG.Wait() // background resets see the end (kernelResetFailed or state)
 	if done != nil {
 		done(cause)
 	}
@@ -809,22 +835,30 @@ func (t *kernelTransport) notification(b []byte) error {
 		}
 	case kernelSNAdaptation:
 		// Already read during set-up; a second one changes nothing.
+	case kernelSNSenderDry:
+		// Nothing queued or unacknowledged: writers held by the RFC 5043
+		// §10 window probe again (the probe, not this event, decides).
+		t.window.signal()
 	case kernelSNStreamReset:
 		t.mu.Lock()
 		ch, id := t.resetCh, t.resetID
-		t.mu.Unlock()
-		if ch == nil {
-			return nil
-		}
+		ok := n.Flags&(kernelResetDenied|kernelResetFailed) == 0
 		for i := 0; i < n.ResetStreams(); i++ {
-			if n.ResetStream(i) == id {
+			sid := n.ResetStream(i)
+			if ok {
+				if t.resetSeen == nil {
+					t.resetSeen = make(map[uint16]uint16)
+				}
+				t.resetSeen[sid] |= n.Flags & (kernelResetIncomingSSN | kernelResetOutgoingSSN)
+			}
+			if ch != nil && sid == id {
 				select {
 				case ch <- kernelResetEvent{flags: n.Flags}:
 				default:
 				}
-				break
 			}
 		}
+		t.mu.Unlock()
 	}
 	return nil
 }
@@ -839,12 +873,30 @@ func (t *kernelTransport) setCause(err error) {
 
 // WriteMsg implements Transport: one sendmsg with SCTP_SNDINFO carrying the
 // stream, the PPID in network order and SCTP_UNORDERED (RFC 5043 §10).
+//
+// RFC 5043 §10: Linux accepts any number of unordered chunks for a stream
+// before assigning TSNs, so the sender itself refrains from having more
+// than 32767 DDP Segment chunks of one stream unacknowledged. The kernel
+// reports no per-chunk acknowledgements to a one-to-one socket; it does
+// account every DATA chunk it holds (queued or sent and unacknowledged) in
+// the socket's wmem_queued until the chunk is acknowledged and freed. A
+// segment is therefore admitted while its stream has sent fewer than
+// maxOutstandingData segments since wmem_queued was last read as 0 (every
+// chunk handed over before acknowledged); past that the writer waits for
+// SCTP_SENDER_DRY_EVENT (or a 10 ms re-probe) and reads wmem_queued again.
+// Session control messages (PPID 17) are never held back; two chunks of the
+// window are kept for them.
 func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	if int(sid) >= t.streams {
 		return fmt.Errorf("%w: %d (association has %d streams)", ErrKernelInvalidStream, sid, t.streams)
 	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
+	if ppid != PPIDControl {
+		if err := t.admitLocked(sid); err != nil {
+			return err
+		}
+	}
 	t.wIov = t.wIov[:0]
 	total := 0
 	for _, p := range parts {
@@ -877,7 +929,79 @@ func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) err
 	if t.wN != total {
 		return fmt.Errorf("sctpllp: sendmsg sent %d of %d octets: %w", t.wN, total, llp.ErrAborted)
 	}
+	if ppid != PPIDControl {
+		t.window.sent(sid)
+	}
 	return nil
+}
+
+// kernelWindowPoll re-probes a full RFC 5043 §10 window in case no
+// SCTP_SENDER_DRY_EVENT arrives (the reader is not started yet, or the
+// event was consumed before the writer began to wait).
+const kernelWindowPoll = 10 * time.Millisecond
+
+// admitLocked waits, with wmu held on entry and on return, until the RFC
+// 5043 §10 window admits one more segment on sid.
+func (t *kernelTransport) admitLocked(sid uint16) error {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		ok, err := t.window.admit(sid, t.idleFn)
+		if err != nil {
+			return t.writeError(err)
+		}
+		if ok {
+			return nil
+		}
+		t.mu.Lock()
+		state := t.state
+		t.mu.Unlock()
+		if state != kernelOpen {
+			return t.writeError(os.ErrClosed)
+		}
+		wake := t.window.waitCh()
+		if timer == nil {
+			timer = time.NewTimer(kernelWindowPoll)
+		} else {
+			timer.Reset(kernelWindowPoll)
+		}
+		t.wmu.Unlock()
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-t.readerDone:
+		}
+		t.wmu.Lock()
+	}
+}
+
+// idle reports whether the socket holds no DATA chunk, queued or
+// unacknowledged: SO_MEMINFO's SK_MEMINFO_WMEM_QUEUED, which Linux SCTP
+// charges for every DATA chunk from sendmsg until the chunk is acknowledged
+// and freed (sctp_set_owner_w, sctp_wfree).
+func (t *kernelTransport) idle() (bool, error) {
+	if err := t.rc.Control(t.memFn); err != nil {
+		return false, err
+	}
+	if t.memErr != nil {
+		return false, os.NewSyscallError("getsockopt SO_MEMINFO", t.memErr)
+	}
+	return t.memInfo[unix.SK_MEMINFO_WMEM_QUEUED] == 0, nil
+}
+
+// readMemInfo is the rc.Control callback of idle.
+func (t *kernelTransport) readMemInfo(fd uintptr) {
+	l := uint32(unsafe.Sizeof(t.memInfo))
+	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
+		uintptr(unsafe.Pointer(&t.memInfo[0])), uintptr(unsafe.Pointer(&l)), 0)
+	t.memErr = nil
+	if e != 0 {
+		t.memErr = e
+	}
 }
 
 // sendOnce is the rc.Write callback: one sendmsg of wMsg.
@@ -950,16 +1074,52 @@ func (t *kernelTransport) readMaxMessage(fd uintptr) {
 	}
 }
 
-// ResetStream implements Transport with RFC 6525 (SCTP_RESET_STREAMS, both
-// directions): it returns when the peer has reset our outgoing stream and
-// reset its own outgoing stream towards us, so the identifier starts afresh
-// in both directions. It fails with an error wrapping errors.ErrUnsupported
-// when the peer did not negotiate RE-CONFIG. Start must have been called:
-// the outcome arrives as notifications.
+// kernelResetGrace is how long the accepting side waits for the peer's
+// stream reset before it sends its own request.
+const kernelResetGrace = time.Second
+
+// ResetStream implements Transport with RFC 6525 (SCTP_RESET_STREAMS): it
+// resets our outgoing stream sid (an Outgoing SSN Reset Request) and returns
+// when the peer has performed it. The incoming direction is reset by the
+// peer's own request: both ends of a DDP session call ResetStream when their
+// final chunk is out (RFC 5043 §6.6), and pion, like this backend, resets
+// only its outgoing direction (pion does not implement the Incoming SSN
+// Reset Request at all).
+//
+// Two requests crossing each other are answered "in progress" by Linux, so
+// the ends take turns: the dialer of the association asks at once; the
+// accepting side first waits (up to a second) for the peer's reset of the
+// other direction to arrive, then asks. A request that fails anyway is
+// repeated until ResetTimeout.
+//
+// It fails with an error wrapping errors.ErrUnsupported when the peer did
+// not negotiate RE-CONFIG. Start must have been called: the outcome arrives
+// as notifications. Called from fn, it starts the reset and returns nil: fn's
+// goroutine is the one that reads the notifications.
 func (t *kernelTransport) ResetStream(sid uint16) error {
 	if int(sid) >= t.streams {
 		return fmt.Errorf("%w: %d (association has %d streams)", ErrKernelInvalidStream, sid, t.streams)
 	}
+	t.mu.Lock()
+	if t.inFn && t.state == kernelOpen {
+		// Called from fn (the adaptation ends a session on a received
+		// Terminate there): the outcome arrives as notifications that
+		// only this goroutine can read, so the reset completes in the
+		// background. readLoop waits for it before it reports done.
+		t.resetWG.Add(1)
+		t.mu.Unlock()
+		go func() {
+			defer t.resetWG.Done()
+			_ = t.resetStream(sid)
+		}()
+		return nil
+	}
+	t.mu.Unlock()
+	return t.resetStream(sid)
+}
+
+// resetStream is ResetStream's procedure; it blocks until the outcome.
+func (t *kernelTransport) resetStream(sid uint16) error {
 	t.resetMu.Lock()
 	defer t.resetMu.Unlock()
 	t.mu.Lock()
@@ -971,56 +1131,88 @@ func (t *kernelTransport) ResetStream(sid uint16) error {
 		}
 		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, llp.ErrClosed)
 	}
-	ch := make(chan kernelResetEvent, 4)
+	ch := make(chan kernelResetEvent, 8)
 	t.resetCh, t.resetID = ch, sid
+	got := t.resetSeen[sid]
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
 		t.resetCh = nil
+		delete(t.resetSeen, sid)
 		t.mu.Unlock()
 	}()
-
+	const both = kernelResetIncomingSSN | kernelResetOutgoingSSN
 	deadline := time.Now().Add(t.cfg.ResetTimeout)
+	timer := time.NewTimer(t.cfg.ResetTimeout)
+	defer timer.Stop()
+	// wait collects events until want is reset, a request of ours was
+	// refused or failed (its flags are returned) or until passes.
+	wait := func(want uint16, until time.Time) (failed uint16) {
+		timer.Reset(time.Until(until))
+		for got&want != want {
+			select {
+			case ev := <-ch:
+				if ev.flags&(kernelResetDenied|kernelResetFailed) != 0 {
+					return ev.flags
+				}
+				got |= ev.flags & both
+			case <-timer.C:
+				return 0
+			}
+		}
+		return 0
+	}
+	if !t.dialer && got&both == 0 {
+		grace := time.Now().Add(kernelResetGrace)
+		if grace.After(deadline) {
+			grace = deadline
+		}
+		wait(kernelResetIncomingSSN, grace)
+	}
+
 	var req [kernelResetStreamsHdr + 2]byte
-	binary.NativeEndian.PutUint16(req[4:], kernelStreamResetIncoming|kernelStreamResetOutgoing)
+	binary.NativeEndian.PutUint16(req[4:], kernelStreamResetOutgoing)
 	binary.NativeEndian.PutUint16(req[6:], 1)
 	binary.NativeEndian.PutUint16(req[8:], sid)
-	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
+	var lastErr error
+	for backoff := time.Millisecond; got&kernelResetOutgoingSSN == 0; backoff = min(2*backoff, 50*time.Millisecond) {
+		if time.Now().After(deadline) {
+			if lastErr != nil {
+				return fmt.Errorf("sctpllp: reset stream %d: %w", sid, lastErr)
+			}
+			return fmt.Errorf("sctpllp: reset stream %d: no answer within %v", sid, t.cfg.ResetTimeout)
+		}
 		var serr error
 		if err := t.rc.Control(func(fd uintptr) {
 			serr = kernelSetsockopt(int(fd), kernelOptResetStreams, unsafe.Pointer(&req[0]), uintptr(len(req)))
 		}); err != nil {
 			return fmt.Errorf("sctpllp: reset stream %d: %w", sid, llp.ErrClosed)
 		}
-		if serr == nil {
-			break
-		}
 		switch {
+		case serr == nil:
+			flags := wait(kernelResetOutgoingSSN, deadline)
+			if flags == 0 {
+				continue // performed, or the deadline check above ends it
+			}
+			if flags&kernelResetDenied != 0 {
+				return fmt.Errorf("sctpllp: reset stream %d: refused by the peer (flags %#x)", sid, flags)
+			}
+			// Failed (e.g. crossed by the peer's request): ask again.
+			lastErr = fmt.Errorf("failed (flags %#x)", flags)
 		case errors.Is(serr, unix.ENOPROTOOPT):
 			return fmt.Errorf("sctpllp: reset stream %d: peer did not negotiate RE-CONFIG (RFC 6525): %w", sid, errors.ErrUnsupported)
 		case errors.Is(serr, unix.EAGAIN), errors.Is(serr, unix.EINPROGRESS), errors.Is(serr, unix.EBUSY):
 			// Data still queued on the stream, or a request outstanding.
-			if time.Now().After(deadline) {
-				return fmt.Errorf("sctpllp: reset stream %d: %w", sid, os.NewSyscallError("setsockopt SCTP_RESET_STREAMS", serr))
-			}
-			time.Sleep(backoff)
-			continue
+			lastErr = os.NewSyscallError("setsockopt SCTP_RESET_STREAMS", serr)
+		default:
+			return fmt.Errorf("sctpllp: reset stream %d: %w", sid, os.NewSyscallError("setsockopt SCTP_RESET_STREAMS", serr))
 		}
-		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, os.NewSyscallError("setsockopt SCTP_RESET_STREAMS", serr))
-	}
-
-	var got uint16
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	for got&(kernelResetIncomingSSN|kernelResetOutgoingSSN) != kernelResetIncomingSSN|kernelResetOutgoingSSN {
 		select {
 		case ev := <-ch:
-			if ev.flags&(kernelResetDenied|kernelResetFailed) != 0 {
-				return fmt.Errorf("sctpllp: reset stream %d: refused or failed (flags %#x)", sid, ev.flags)
+			if ev.flags&(kernelResetDenied|kernelResetFailed) == 0 {
+				got |= ev.flags & both
 			}
-			got |= ev.flags
-		case <-timer.C:
-			return fmt.Errorf("sctpllp: reset stream %d: no answer within %v", sid, t.cfg.ResetTimeout)
+		case <-time.After(backoff):
 		}
 	}
 	return nil
@@ -1056,6 +1248,13 @@ func (t *kernelTransport) Close() error {
 	t.reading = true
 	t.mu.Unlock()
 
+	if reading && !inFn {
+		// Let stream resets started from fn finish first (bounded by
+		// ResetTimeout): a SHUTDOWN sent while our RE-CONFIG request is
+		// outstanding was seen to stall the shutdown with a pion peer
+		// (docs/kernel-sctp.md).
+		t.resetWG.Wait()
+	}
 	t.rc.Control(func(fd uintptr) { unix.Shutdown(int(fd), unix.SHUT_WR) })
 	t.f.SetReadDeadline(time.Now().Add(t.cfg.CloseTimeout))
 	if !reading {

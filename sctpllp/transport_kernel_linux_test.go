@@ -50,6 +50,7 @@ func TestKernelSCTP(t *testing.T) {
 	t.Run("WriteErrors", testKernelWriteErrors)
 	t.Run("ZeroAlloc", testKernelZeroAlloc)
 	t.Run("UDPEncapsulation", testKernelUDPEncapsulation)
+	t.Run("ChunkWindow", testKernelChunkWindow)
 }
 
 func TestKernelUnavailableWithoutSCTP(t *testing.T) {
@@ -556,6 +557,21 @@ func testKernelResetStream(t *testing.T) {
 	require.NoError(t, s.WriteMsg(3, PPIDControl, []byte("reply 2")))
 	assert.Equal(t, kmsg{3, PPIDControl, "reply 2"}, cs.next(t))
 	assert.ErrorIs(t, c.ResetStream(8), ErrKernelInvalidStream)
+
+	// Both ends reset at the same moment, as two DDP sessions ending
+	// together do (RFC 5043 §6.6): no "in progress" deadlock, well within
+	// the 5 s ResetTimeout.
+	for _, sid := range []uint16{4, 5} {
+		start := time.Now()
+		errs := make(chan error, 2)
+		go func() { errs <- c.ResetStream(sid) }()
+		go func() { errs <- s.ResetStream(sid) }()
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		assert.Less(t, time.Since(start), 3*time.Second, "concurrent reset of stream %d", sid)
+		require.NoError(t, c.WriteMsg(sid, PPIDControl, []byte("after concurrent reset")))
+		assert.Equal(t, kmsg{sid, PPIDControl, "after concurrent reset"}, ss.next(t))
+	}
 }
 
 func testKernelAdaptationRequired(t *testing.T) {
@@ -830,4 +846,103 @@ func kernelPairB(b *testing.B) (c, s *kernelTransport) {
 		b.Fatal("accept failed")
 	}
 	return ct.(*kernelTransport), st.(*kernelTransport)
+}
+
+// testKernelChunkWindow checks the RFC 5043 §10 window on a real kernel
+// (with a window of 32 instead of 32765): while the peer does not read, its
+// receive window closes, chunks stay unacknowledged and a writer of DDP
+// segments stops after 32 of them on its stream; session control messages
+// are not held back, other streams' segments wait for the drain; once the
+// peer reads, the writers go on and nothing is lost.
+func testKernelChunkWindow(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const window = 32
+	c, s := kernelPair(t, KernelConfig{Streams: 4, ReceiveBuffer: 4096},
+		KernelConfig{Streams: 4, maxOutstanding: window})
+	defer c.Abort()
+	defer s.Abort()
+
+	// The SO_MEMINFO probe works on this kernel and starts idle.
+	idle, err := c.idle()
+	require.NoError(t, err)
+	require.True(t, idle, "fresh association holds no DATA chunk")
+
+	release := make(chan struct{})
+	got := make(chan kmsg, 4096)
+	s.Start(func(sid uint16, ppid uint32, b []byte) {
+		<-release // stall the reader: the receive buffer and rwnd fill up
+		got <- kmsg{sid, ppid, string(b)}
+	}, func(error) {})
+	c.Start(func(uint16, uint32, []byte) {}, func(error) {})
+
+	payload := bytes.Repeat([]byte{0xA5}, 1000)
+	const total = 80
+	written := make(chan int, total)
+	go func() {
+		for i := range total {
+			binary.BigEndian.PutUint32(payload, uint32(i))
+			if err := c.WriteMsg(1, PPIDSegment, payload); err != nil {
+				return
+			}
+			written <- i
+		}
+	}()
+	// The writer stalls well before the 400 messages are out.
+	var n int
+	for stalled := false; !stalled; {
+		select {
+		case <-written:
+			n++
+		case <-time.After(time.Second):
+			stalled = true
+		}
+	}
+	require.Less(t, n, total, "writer never held back")
+	c.wmu.Lock()
+	held := c.window.outstanding(1)
+	idle, err = c.idle()
+	c.wmu.Unlock()
+	require.NoError(t, err)
+	assert.Equal(t, window, held, "stream 1 stopped with the full window outstanding")
+	assert.False(t, idle, "chunks unacknowledged while the peer stalls")
+
+	// Control messages pass while stream 1 waits; stream 2's segment
+	// waits for the drain.
+	require.NoError(t, c.WriteMsg(1, PPIDControl, []byte("ctl")))
+	other := make(chan error, 1)
+	go func() { other <- c.WriteMsg(2, PPIDSegment, []byte("other stream")) }()
+	select {
+	case err := <-other:
+		t.Fatalf("stream 2 not held while stream 1 drains: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	close(release)
+	select {
+	case err := <-other:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("stream 2 stuck")
+	}
+	for n < total {
+		select {
+		case <-written:
+			n++
+		case <-time.After(20 * time.Second):
+			t.Fatalf("writer stuck after %d messages", n)
+		}
+	}
+	seen := map[uint32]bool{}
+	for len(seen) < total {
+		select {
+		case m := <-got:
+			if m.sid == 1 && m.ppid == PPIDSegment {
+				i := binary.BigEndian.Uint32([]byte(m.data))
+				assert.False(t, seen[i], "duplicate %d", i)
+				seen[i] = true
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("received %d of %d segments", len(seen), total)
+		}
+	}
 }

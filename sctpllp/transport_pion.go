@@ -14,6 +14,7 @@ import (
 	"github.com/pion/sctp"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
 
 // Header sizes used to turn a path MTU into pion's SCTP packet budget and
@@ -194,6 +195,7 @@ type PionTransport struct {
 	finished chan struct{} // closed after done was called
 	cause    atomic.Pointer[error]
 	sentinel *sctp.Stream
+	pmtu     *pmtu.Conn // nil unless set up by DialPionPMTU (pmtu_pion.go)
 }
 
 type pionStream struct {
@@ -505,8 +507,8 @@ func (t *PionTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error
 	for _, p := range parts {
 		total += len(p)
 	}
-	if total > t.maxMsg {
-		return fmt.Errorf("%w: %d octets, largest unfragmented message %d", llp.ErrSegmentTooLarge, total, t.maxMsg)
+	if m := t.MaxMessage(); total > m {
+		return fmt.Errorf("%w: %d octets, largest unfragmented message %d", llp.ErrSegmentTooLarge, total, m)
 	}
 	if ppid != PPIDControl {
 		if err := t.waitWritable(ps, total); err != nil {
@@ -599,7 +601,13 @@ func (t *PionTransport) NumStreams() int { return t.numStreams }
 // MaxMessage implements Transport: floor4(packet − 12 − 16), the largest
 // message pion sends in one DATA chunk, where packet is the path MTU less
 // the IP and UDP headers (pion's MTU setting counts the SCTP packet only).
-func (t *PionTransport) MaxMessage() int { return t.maxMsg }
+// With path MTU tracking (DialPionPMTU) it follows the tracked path MTU.
+func (t *PionTransport) MaxMessage() int {
+	if t.pmtu != nil {
+		return t.pmtuMaxMessage()
+	}
+	return t.maxMsg
+}
 
 // PacketSize returns the SCTP packet budget given to pion (WithMTU).
 func (t *PionTransport) PacketSize() int { return t.packet }
@@ -716,10 +724,20 @@ type PionListener struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	pending map[*muxConn]struct{}
+	// wrap, when set (ListenPionPMTU, pmtu_pion.go), puts path MTU
+	// tracking between pion and each association's conn.
+	wrap    func(c *muxConn) (*pmtu.Conn, error)
+	onClose func()
 }
 
 // ListenPion listens for SCTP-over-UDP associations on laddr ("host:port").
 func ListenPion(laddr string, cfg PionConfig) (*PionListener, error) {
+	return listenPion(laddr, cfg, nil)
+}
+
+// listenPion is ListenPion; setup, if not nil, prepares the listener
+// before it accepts anything.
+func listenPion(laddr string, cfg PionConfig, setup func(l *PionListener, uc *net.UDPConn) error) (*PionListener, error) {
 	cfg = cfg.withDefaults()
 	ua, err := net.ResolveUDPAddr("udp", laddr)
 	if err != nil {
@@ -736,6 +754,12 @@ func ListenPion(laddr string, cfg PionConfig) (*PionListener, error) {
 		ready:   make(chan *PionTransport, 16),
 		done:    make(chan struct{}),
 		pending: make(map[*muxConn]struct{}),
+	}
+	if setup != nil {
+		if err := setup(l, uc); err != nil {
+			l.mux.stopAccepting()
+			return nil, err
+		}
 	}
 	l.wg.Add(1)
 	go l.acceptLoop()
@@ -775,7 +799,23 @@ func (l *PionListener) handshake(c *muxConn) {
 		case <-ctx.Done():
 		}
 	}()
-	t, err := NewPionTransport(ctx, c, false, l.cfg)
+	var conn net.Conn = c
+	var pc *pmtu.Conn
+	if l.wrap != nil {
+		var err error
+		if pc, err = l.wrap(c); err != nil {
+			_ = c.Close()
+			l.mu.Lock()
+			delete(l.pending, c)
+			l.mu.Unlock()
+			return
+		}
+		conn = pc
+	}
+	t, err := NewPionTransport(ctx, conn, false, l.cfg)
+	if err == nil {
+		t.pmtu = pc
+	}
 	l.mu.Lock()
 	delete(l.pending, c)
 	l.mu.Unlock()
@@ -805,6 +845,9 @@ func (l *PionListener) Accept(ctx context.Context) (*PionTransport, error) {
 // aborted; accepted ones continue (the socket closes with the last one).
 func (l *PionListener) Close() error {
 	l.once.Do(func() {
+		if l.onClose != nil {
+			defer l.onClose()
+		}
 		close(l.done)
 		l.mux.stopAccepting()
 		l.wg.Wait()

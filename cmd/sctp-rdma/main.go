@@ -3,7 +3,13 @@
 //
 // Usage:
 //
-//	sctp-rdma demo [flags]     loopback demo over userspace SCTP
+//	sctp-rdma serve [flags]            passive side of bench and ping
+//	sctp-rdma bench [flags] [test...]  perftest-like bandwidth and latency tests
+//	sctp-rdma ping [flags]             rping-style exchange with data verification
+//	sctp-rdma harness [flags]          raw LLP versus RDMA figures (make bench)
+//	sctp-rdma demo [flags]             loopback demo over userspace SCTP
+//
+// docs/cli.md describes the flags, the output and the control exchange.
 //
 // Run "sctp-rdma <command> -h" for the flags of a command.
 package main
@@ -29,6 +35,13 @@ func main() {
 const usage = `usage: sctp-rdma <command> [flags]
 
 commands:
+  serve   serve bench and ping clients (passive side); many clients at once
+  bench   measure write, read, send, fetchadd, cmpswap, write-imm: bandwidth,
+          message rate and latency (min, median, p99, max), per stream and total
+  ping    rping-style: the server reads the client's buffer, writes it back,
+          the client verifies every octet
+  harness measure raw LLP throughput and round trip beside RDMA Write, Read and
+          Send over sctp-pion and mpa on loopback; writes docs/benchmarks.md
   demo    run a passive and an active endpoint on loopback over userspace SCTP,
           exercise every RDMA operation on several streams, break one stream on
           purpose and show the others finishing
@@ -43,6 +56,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return runCtx(ctx, args, stdout, stderr)
+}
+
+// runCtx runs a command under ctx (tests cancel it instead of signalling).
+func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+		"serve": cmdServe, "bench": cmdBench, "ping": cmdPing, "harness": cmdHarness,
+	}
+	if fn, ok := cmds[args[0]]; ok {
+		return exitFor(stderr, args[0], fn(ctx, args[1:], stdout, stderr))
+	}
 	switch args[0] {
 	case "demo":
 		return cmdDemo(ctx, args[1:], stdout, stderr)

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An Advert built by hand: STag 0x0012AB34, 65536 octets.
+var advertImage = []byte{
+	'S', 'R', 'A', '1',
+	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x12, 0xAB, 0x34,
+	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+}
+
+func TestAdvertImage(t *testing.T) {
+	a, n, err := ParseAdvert(advertImage)
+	require.NoError(t, err)
+	assert.Equal(t, AdvertLen, n)
+	assert.Equal(t, Advert{STag: 0x0012AB34, Length: 65536}, a)
+	assert.Equal(t, advertImage, a.Append(nil))
+	assert.Equal(t, AdvertLen, a.Len())
+	refused := Advert{Status: StatusTooLarge}
+	got, _, err := ParseAdvert(refused.Append(nil))
+	require.NoError(t, err)
+	assert.Equal(t, refused, got)
+	assert.Contains(t, got.Status.String(), "max-size")
+}
+
+func TestAdvertRejects(t *testing.T) {
+	mut := func(f func(b []byte)) []byte {
+		b := append([]byte(nil), advertImage...)
+		f(b)
+		return b
+	}
+	for name, b := range map[string][]byte{
+		"truncated":   advertImage[:10],
+		"magic":       mut(func(b []byte) { b[3] = '2' }),
+		"reserved":    mut(func(b []byte) { b[6] = 1 }),
+		"reserved 12": mut(func(b []byte) { b[13] = 1 }),
+		"status":      mut(func(b []byte) { b[4] = 9 }),
+		"stag 0":      mut(func(b []byte) { b[9], b[10], b[11] = 0, 0, 0 }),
+	} {
+		_, _, err := ParseAdvert(b)
+		assert.ErrorIs(t, err, ErrMalformed, name)
+	}
+}
+
+func TestAdvertAppendNoAlloc(t *testing.T) {
+	a := Advert{STag: 7, Length: 8}
+	b := make([]byte, 0, AdvertLen)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b = a.Append(b[:0]) }))
+}
+
+func FuzzAdvert(f *testing.F) {
+	f.Add(advertImage)
+	f.Add((&Advert{Status: StatusBadSetup}).Append(nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, n, err := ParseAdvert(b)
+		if err != nil {
+			return
+		}
+		require.Equal(t, AdvertLen, n)
+		require.Equal(t, b[:AdvertLen], a.Append(nil))
+	})
+}

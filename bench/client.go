@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+)
+
+// Config configures one client run: one test at one message size.
+type Config struct {
+	// Transport selects the LLP and its options.
+	Transport transport.Options
+	// Addr is the server's address.
+	Addr string
+	// Test is the operation measured.
+	Test Test
+	// Size is the message size (8 for atomics).
+	Size int
+	// Streams is the number of streams per direction (default 1).
+	Streams int
+	// Depth is the number of operations in flight per stream (default 16;
+	// 1 in latency mode).
+	Depth int
+	// Iters (default 1000 when Duration is 0) or Duration ends the run.
+	Iters    uint64
+	Duration time.Duration
+	// Latency selects the latency variant (ping-pong, one in flight).
+	Latency bool
+	// Bidir adds, per stream, a reverse stream on which the server is the
+	// active side.
+	Bidir bool
+	// ConnectTimeout bounds connection set-up (default 10 s).
+	ConnectTimeout time.Duration
+	// Counters, if not nil, counts completed operations as they happen.
+	Counters *Counters
+	// OnPing, if not nil, is called after every verified ping iteration.
+	OnPing func(PingLine)
+}
+
+func (c *Config) defaults() error {
+	if c.Streams <= 0 {
+		c.Streams = 1
+	}
+	if c.Depth <= 0 {
+		c.Depth = 16
+	}
+	if c.Latency || c.Test == TestPing {
+		c.Depth = 1
+	}
+	if c.Iters == 0 && c.Duration <= 0 {
+		c.Iters = 1000
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 10 * time.Second
+	}
+	if c.Test.Atomic() {
+		c.Size = 8
+	}
+	s := c.setup(false)
+	return s.Validate()
+}
+
+func (c *Config) setup(reverse bool) Setup {
+	s := Setup{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond)}
+	if s.Iters > 0 {
+		s.Duration = 0
+	}
+	if reverse {
+		s.Flags |= FlagReverse
+	}
+	if c.Latency {
+		s.Flags |= FlagLatency
+	}
+	return s
+}
+
+// StreamResult is the outcome of one stream.
+type StreamResult struct {
+	// Stream is the stream's index (1-based); Reverse marks a stream on
+	// which the server measured (Bidir).
+	Stream  int
+	Reverse bool
+	Report
+	Err error
+	// Start and End bound the measured phase on this host's clock (zero
+	// for reverse streams, which the server measured).
+	Start, End time.Time
+}
+
+// Gbps returns the stream's payload throughput in Gbit/s.
+func (r *StreamResult) Gbps() float64 { return gbps(r.Bytes, r.Elapsed) }
+
+// MsgRate returns the stream's operations per second.
+func (r *StreamResult) MsgRate() float64 { return rate(r.Ops, r.Elapsed) }
+
+// Result is the outcome of a run.
+type Result struct {
+	Test    Test
+	LLP     string
+	Size    int
+	Streams int
+	Depth   int
+	Latency bool
+	Bidir   bool
+	MULPDU  int
+	// PerStream lists every stream, forward ones first.
+	PerStream []StreamResult
+	// Forward and Reverse aggregate the streams of each direction: octets
+	// and operations summed, Elapsed the longest stream's, Lat the
+	// smallest minimum, the median of the medians, the largest p99 and the
+	// largest maximum.
+	Forward, Reverse Aggregate
+}
+
+// Aggregate sums the streams of one direction.
+type Aggregate struct {
+	Streams int
+	Ops     uint64
+	Bytes   uint64
+	Elapsed time.Duration
+	Lat     Latency
+}
+
+// Gbps returns the aggregate payload throughput in Gbit/s.
+func (a *Aggregate) Gbps() float64 { return gbps(a.Bytes, a.Elapsed) }
+
+// MsgRate returns the aggregate operations per second.
+func (a *Aggregate) MsgRate() float64 { return rate(a.Ops, a.Elapsed) }
+
+func gbps(b uint64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(b) * 8 / d.Seconds() / 1e9
+}
+
+func rate(n uint64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func aggregate(rs []StreamResult) Aggregate {
+	var a Aggregate
+	var meds []time.Duration
+	var first, last time.Time
+	span := true
+	for _, r := range rs {
+		if r.Err != nil {
+			continue
+		}
+		a.Streams++
+		a.Ops += r.Ops
+		a.Bytes += r.Bytes
+		a.Elapsed = max(a.Elapsed, r.Elapsed)
+		if r.Start.IsZero() {
+			span = false
+		} else {
+			if first.IsZero() || r.Start.Before(first) {
+				first = r.Start
+			}
+			if r.End.After(last) {
+				last = r.End
+			}
+		}
+		if a.Lat.Min == 0 || r.Lat.Min < a.Lat.Min {
+			a.Lat.Min = r.Lat.Min
+		}
+		a.Lat.P99 = max(a.Lat.P99, r.Lat.P99)
+		a.Lat.Max = max(a.Lat.Max, r.Lat.Max)
+		meds = append(meds, r.Lat.Median)
+	}
+	if span && a.Streams > 1 {
+		// Streams start at slightly different times: the aggregate rate
+		// is over the span from the first start to the last end.
+		a.Elapsed = max(a.Elapsed, last.Sub(first))
+	}
+	if len(meds) > 0 {
+		slices.Sort(meds)
+		a.Lat.Median = meds[len(meds)/2]
+	}
+	return a
+}
+
+// Run connects to the server, runs the test on every stream at once and
+// closes the streams gracefully. The error is non-nil if set-up failed or
+// any stream failed; the Result then holds what did complete.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	n := cfg.Streams
+	if cfg.Bidir {
+		n *= 2
+	}
+	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	var mu sync.Mutex
+	conns := make(map[*rdmap.Endpoint]*conn)
+	prepare := func(ep *rdmap.Endpoint) error {
+		c := newConn(ep)
+		c.ctr = cfg.Counters
+		if err := c.post(ctrlLen); err != nil { // the server's Advert
+			return err
+		}
+		mu.Lock()
+		conns[ep] = c
+		mu.Unlock()
+		return nil
+	}
+	opts := cfg.Transport
+	opts.PrivateData = []byte(Hello)
+	dctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	cl, err := transport.Dial(dctx, opts, cfg.Addr, n, pd, prepare)
+	timedOut := errors.Is(dctx.Err(), context.DeadlineExceeded)
+	cancel()
+	if err != nil {
+		if timedOut && ctx.Err() == nil {
+			return nil, fmt.Errorf("no answer from %s within %v: %w", cfg.Addr, cfg.ConnectTimeout, err)
+		}
+		return nil, err
+	}
+	res := &Result{Test: cfg.Test, LLP: opts.LLP, Size: cfg.Size, Streams: cfg.Streams, Depth: cfg.Depth,
+		Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
+	if res.LLP == "" {
+		res.LLP = transport.SCTPPion
+	}
+	var wg sync.WaitGroup
+	for i, ep := range cl.Endpoints {
+		c := conns[ep]
+		c.onPing = cfg.OnPing
+		if cfg.OnPing != nil {
+			idx := i + 1
+			c.onPing = func(l PingLine) { l.Stream = idx; cfg.OnPing(l) }
+		}
+		sr := &res.PerStream[i]
+		sr.Stream, sr.Reverse = i%cfg.Streams+1, i >= cfg.Streams
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sr.Report, sr.Err = runStream(ctx, c, cfg.setup(sr.Reverse))
+			sr.Start, sr.End = c.start, c.end
+			if sr.Err != nil {
+				_ = c.ep.Abort()
+			}
+		}()
+	}
+	wg.Wait()
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cerr := cl.Close(cctx)
+	cancel()
+	for _, c := range conns {
+		c.release()
+	}
+	var errs []error
+	var fwd, rev []StreamResult
+	for _, r := range res.PerStream {
+		if r.Err != nil {
+			dir := ""
+			if r.Reverse {
+				dir = " (reverse)"
+			}
+			errs = append(errs, fmt.Errorf("stream %d%s: %w", r.Stream, dir, r.Err))
+		}
+		if r.Reverse {
+			rev = append(rev, r)
+		} else {
+			fwd = append(fwd, r)
+		}
+	}
+	res.Forward, res.Reverse = aggregate(fwd), aggregate(rev)
+	if len(errs) == 0 && cerr != nil {
+		errs = append(errs, fmt.Errorf("close: %w", cerr))
+	}
+	return res, errors.Join(errs...)
+}
+
+// ErrRefused is wrapped when the server's Advert or Report carries a
+// non-zero Status.
+var ErrRefused = errors.New("server refused")
+
+// runStream is the client side of one stream's exchange (docs/cli.md).
+func runStream(ctx context.Context, c *conn, s Setup) (Report, error) {
+	c.setup = s
+	if err := c.sendMsg(ctx, &s); err != nil {
+		return Report{}, fmt.Errorf("setup: %w", err)
+	}
+	b, err := c.recvMsg(ctx)
+	if err != nil {
+		return Report{}, fmt.Errorf("waiting for the server's advert: %w", err)
+	}
+	adv, _, err := ParseAdvert(b)
+	if err != nil {
+		return Report{}, err
+	}
+	if adv.Status != StatusOK {
+		return Report{}, fmt.Errorf("%w: %v", ErrRefused, adv.Status)
+	}
+	if adv.Length < uint64(bufLen(s)) {
+		return Report{}, fmt.Errorf("server advertised %d octets, the test needs %d", adv.Length, bufLen(s))
+	}
+	c.peer = adv
+	active := !s.Reverse()
+	if err := c.prepareData(active); err != nil {
+		return Report{}, err
+	}
+	if err := c.sendMsg(ctx, &Advert{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
+		return Report{}, err
+	}
+	var mine Report
+	if active {
+		mine, err = c.active(ctx)
+		c.end = time.Now()
+		c.start = c.end.Add(-mine.Elapsed)
+	} else {
+		mine, err = c.passive(ctx)
+	}
+	if err != nil {
+		return mine, err
+	}
+	if b, err = c.recvMsg(ctx); err != nil {
+		return mine, fmt.Errorf("waiting for the server's report: %w", err)
+	}
+	theirs, _, err := ParseReport(b)
+	if err != nil {
+		return mine, err
+	}
+	if theirs.Status != StatusOK {
+		return mine, fmt.Errorf("%w: %v", ErrRefused, theirs.Status)
+	}
+	if active {
+		return mine, nil
+	}
+	return theirs, nil
+}

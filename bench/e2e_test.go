@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+)
+
+// startServer runs a bench server on loopback and returns its address and
+// a stop function that waits for it.
+func startServer(t testing.TB, llp string, cfg ServerConfig) (string, func()) {
+	t.Helper()
+	ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := NewServer(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln) }()
+	return ln.Addr(), func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
+}
+
+func TestRunEveryTest(t *testing.T) {
+	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
+		addr, stop := startServer(t, llp, ServerConfig{})
+		for _, tc := range Tests {
+			for _, lat := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%v/lat=%v", llp, tc, lat), func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					res, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: tc,
+						Size: 1000, Streams: 2, Depth: 4, Iters: 20, Latency: lat, Bidir: !lat})
+					require.NoError(t, err)
+					assert.Equal(t, uint64(40), res.Forward.Ops)
+					if !lat {
+						assert.Equal(t, uint64(40), res.Reverse.Ops)
+					}
+					assert.Positive(t, res.Forward.Lat.Min)
+					assert.LessOrEqual(t, res.Forward.Lat.Min, res.Forward.Lat.Median)
+					assert.LessOrEqual(t, res.Forward.Lat.Median, res.Forward.Lat.Max)
+				})
+			}
+		}
+		stop()
+	}
+}
+
+func TestPingVerifies(t *testing.T) {
+	addr, stop := startServer(t, transport.SCTPPion, ServerConfig{})
+	defer stop()
+	var lines []PingLine
+	res, err := Run(context.Background(), Config{Addr: addr, Test: TestPing, Size: 4096, Iters: 5,
+		OnPing: func(l PingLine) { lines = append(lines, l) }})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), res.Forward.Ops)
+	require.Len(t, lines, 5)
+	assert.Equal(t, uint64(4), lines[4].Seq)
+}
+
+func TestServerRejects(t *testing.T) {
+	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
+		addr, stop := startServer(t, llp, ServerConfig{MaxStreams: 1, MaxSize: 4096})
+		_, err := Run(context.Background(), Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: TestWrite, Size: 64, Streams: 2, Iters: 1})
+		require.ErrorIs(t, err, transport.ErrRejected, llp)
+		assert.Contains(t, err.Error(), "server busy")
+		_, err = Run(context.Background(), Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: TestWrite, Size: 8192, Iters: 1})
+		require.ErrorIs(t, err, ErrRefused, llp)
+		assert.Contains(t, err.Error(), "max-size")
+		stop()
+	}
+}
+
+func TestDuration(t *testing.T) {
+	addr, stop := startServer(t, transport.MPA, ServerConfig{})
+	defer stop()
+	res, err := Run(context.Background(), Config{Transport: transport.Options{LLP: transport.MPA}, Addr: addr,
+		Test: TestSend, Size: 256, Duration: 200 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Positive(t, res.Forward.Ops)
+	assert.GreaterOrEqual(t, res.Forward.Elapsed, 200*time.Millisecond)
+}
+
+func TestServerShutdownFlushes(t *testing.T) {
+	addr, stop := startServer(t, transport.SCTPPion, ServerConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	ctr := &Counters{}
+	go func() {
+		_, err := Run(ctx, Config{Addr: addr, Test: TestWrite, Size: 4096, Duration: 30 * time.Second, Counters: ctr})
+		errc <- err
+	}()
+	require.Eventually(t, func() bool { return ctr.Ops.Load() > 10 }, 10*time.Second, 5*time.Millisecond)
+	stop() // the server aborts every stream and returns
+	err := <-errc
+	require.Error(t, err)
+	assert.False(t, errors.Is(err, context.DeadlineExceeded), "client noticed the server going away: %v", err)
+}

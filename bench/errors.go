@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrMalformed is wrapped by every *MessageError: a control message of the
+// bench exchange (docs/cli.md) that is truncated or carries invalid values.
+var ErrMalformed = errors.New("bench: malformed control message")
+
+// MessageError describes a malformed control message.
+type MessageError struct {
+	// Message names the message ("setup", "advert", "report").
+	Message string
+	// Reason says which rule was broken.
+	Reason string
+}
+
+// Error implements error.
+func (e *MessageError) Error() string {
+	return fmt.Sprintf("bench: malformed %s message: %s", e.Message, e.Reason)
+}
+
+// Unwrap returns ErrMalformed.
+func (e *MessageError) Unwrap() error { return ErrMalformed }
+
+func malformed(msg, format string, args ...any) error {
+	return &MessageError{Message: msg, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Test names one benchmark operation.
+type Test uint8
+
+// The tests of the bench exchange.
+const (
+	TestWrite    Test = 1 // RDMA Write (RFC 5040 §5.1)
+	TestRead     Test = 2 // RDMA Read (RFC 5040 §5.2)
+	TestSend     Test = 3 // Send (RFC 5040 §5.3)
+	TestFetchAdd Test = 4 // Atomic FetchAdd (RFC 7306 §5.1.1)
+	TestCmpSwap  Test = 5 // Atomic CmpSwap (RFC 7306 §5.1.2)
+	TestWriteImm Test = 6 // Write with Immediate Data (RFC 7306 §6)
+	TestPing     Test = 7 // rping-style Read, Write-back and verification
+)
+
+var testNames = map[Test]string{
+	TestWrite: "write", TestRead: "read", TestSend: "send", TestFetchAdd: "fetchadd",
+	TestCmpSwap: "cmpswap", TestWriteImm: "write-imm", TestPing: "ping",
+}
+
+// Tests lists the benchmark tests (ping excluded) in display order.
+var Tests = []Test{TestWrite, TestRead, TestSend, TestFetchAdd, TestCmpSwap, TestWriteImm}
+
+// String returns the test's command line name.
+func (t Test) String() string {
+	if n, ok := testNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("test(%d)", uint8(t))
+}
+
+// Valid reports whether t is a defined test.
+func (t Test) Valid() bool { _, ok := testNames[t]; return ok }
+
+// Atomic reports whether t is an RFC 7306 atomic test (8-octet operands).
+func (t Test) Atomic() bool { return t == TestFetchAdd || t == TestCmpSwap }
+
+// ParseTest maps a command line name to a Test.
+func ParseTest(s string) (Test, error) {
+	for t, n := range testNames {
+		if n == s {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown test %q (want write, read, send, fetchadd, cmpswap, write-imm)", s)
+}

@@ -1,0 +1,314 @@
+// Package harness measures, in one run, the raw lower layer (pion SCTP
+// user messages, plain TCP) and the RDMA operations over it with the same
+// message sizes, and reports the ratios the project targets (issue 7):
+// RDMA Write ≥ 90% and Read ≥ 85% of raw LLP throughput, a 64-octet Send
+// ping-pong ≤ 1.2× the raw round trip, 256 streams ≥ 90% of one stream, and
+// the memory an idle stream costs. Every figure is the median of
+// Config.Runs runs. `make bench` runs it through `sctp-rdma harness` and
+// writes docs/benchmarks.md.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+)
+
+// Config configures a harness run. Zero fields take defaults.
+type Config struct {
+	// LLPs to measure (default sctp-pion and mpa).
+	LLPs []string
+	// Size is the bulk message size (default 64 KiB).
+	Size int
+	// Bytes is the volume of each throughput measurement (default 64 MiB).
+	Bytes int64
+	// PingSize and PingIters configure the round-trip measurements
+	// (default 64 octets, 2000 round trips).
+	PingSize, PingIters int
+	// ManyStreams is the stream count of the multistream measurement
+	// (default 256).
+	ManyStreams int
+	// Depth is the operations in flight per stream (default 16).
+	Depth int
+	// Runs is the number of repetitions; the median is reported (default 3).
+	Runs int
+	// Progress, if not nil, receives a line per measurement.
+	Progress io.Writer
+}
+
+func (c *Config) defaults() {
+	if len(c.LLPs) == 0 {
+		c.LLPs = []string{transport.SCTPPion, transport.MPA}
+	}
+	if c.Size <= 0 {
+		c.Size = 64 << 10
+	}
+	if c.Bytes <= 0 {
+		c.Bytes = 64 << 20
+	}
+	if c.PingSize <= 0 {
+		c.PingSize = 64
+	}
+	if c.PingIters <= 0 {
+		c.PingIters = 2000
+	}
+	if c.ManyStreams <= 0 {
+		c.ManyStreams = 256
+	}
+	if c.Depth <= 0 {
+		c.Depth = 16
+	}
+	if c.Runs <= 0 {
+		c.Runs = 3
+	}
+}
+
+// Row is one comparison.
+type Row struct {
+	LLP string
+	// Metric names what is compared, e.g. "RDMA Write 64K throughput".
+	Metric string
+	// Base and Value are the reference (raw LLP, or one stream) and the
+	// measured figure, in Unit.
+	Base, Value float64
+	Unit        string
+	// Ratio is Value/Base; Target describes the goal and Met whether the
+	// ratio reaches it. Rows without a target have Target "".
+	Ratio  float64
+	Target string
+	Met    bool
+	// Err is set if the measurement failed.
+	Err error
+}
+
+// Machine describes where the figures were taken.
+type Machine struct {
+	NumCPU    int
+	CPU       string
+	Kernel    string
+	GoVersion string
+	GOGC      string
+	GOMAXPROC int
+}
+
+// Results is the outcome of Run.
+type Results struct {
+	Config  Config
+	Machine Machine
+	Rows    []Row
+	Took    time.Duration
+}
+
+// Describe returns the machine description.
+func Describe() Machine {
+	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), GOMAXPROC: runtime.GOMAXPROCS(0), CPU: "unknown", Kernel: runtime.GOOS}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = "Linux " + strings.TrimSpace(string(b))
+	}
+	m.GOGC = os.Getenv("GOGC")
+	if m.GOGC == "" {
+		m.GOGC = fmt.Sprintf("%d (default)", debug.SetGCPercent(100))
+	}
+	return m
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// Run measures every configured LLP and returns the rows.
+func Run(cfg Config) Results {
+	cfg.defaults()
+	start := time.Now()
+	res := Results{Config: cfg, Machine: Describe()}
+	for _, llp := range cfg.LLPs {
+		res.Rows = append(res.Rows, measureLLP(cfg, llp)...)
+	}
+	res.Took = time.Since(start)
+	return res
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, format+"\n", args...)
+	}
+}
+
+// server is an in-process bench server on loopback.
+type server struct {
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startServer(llp string) (*server, error) {
+	ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{addr: ln.Addr(), cancel: cancel, done: make(chan error, 1)}
+	srv := bench.NewServer(bench.ServerConfig{})
+	go func() { s.done <- srv.Run(ctx, ln) }()
+	return s, nil
+}
+
+func (s *server) stop() { s.cancel(); <-s.done }
+
+func newRaw(llp string) (rawPair, error) {
+	if llp == transport.MPA {
+		return newRawTCP()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return newRawPion(ctx, 0)
+}
+
+func gbps(b int64, d time.Duration) float64 { return float64(b) * 8 / d.Seconds() / 1e9 }
+
+// rdmaRun runs one bench test against srv and returns the result.
+func rdmaRun(srv *server, llp string, t bench.Test, size, streams, depth int, iters uint64, lat bool) (*bench.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return bench.Run(ctx, bench.Config{Transport: transport.Options{LLP: llp}, Addr: srv.addr, Test: t, Size: size,
+		Streams: streams, Depth: depth, Iters: iters, Latency: lat})
+}
+
+func measureLLP(cfg Config, llp string) []Row {
+	name := fmt.Sprintf("%dK", cfg.Size>>10)
+	rows := []Row{
+		{LLP: llp, Metric: "RDMA Write " + name + " throughput vs raw LLP", Unit: "Gbit/s", Target: "≥ 0.90"},
+		{LLP: llp, Metric: "RDMA Read " + name + " throughput vs raw LLP", Unit: "Gbit/s", Target: "≥ 0.85"},
+		{LLP: llp, Metric: "Send " + name + " throughput vs raw LLP", Unit: "Gbit/s"},
+		{LLP: llp, Metric: fmt.Sprintf("Send %d B ping-pong median RTT vs raw LLP", cfg.PingSize), Unit: "µs", Target: "≤ 1.20"},
+		{LLP: llp, Metric: fmt.Sprintf("RDMA Write %s, %d streams vs 1 stream", name, cfg.ManyStreams), Unit: "Gbit/s", Target: "≥ 0.90"},
+		{LLP: llp, Metric: "memory per idle stream (both ends)", Unit: "KiB"},
+	}
+	fail := func(err error) []Row {
+		for i := range rows {
+			if rows[i].Err == nil {
+				rows[i].Err = err
+			}
+		}
+		return rows
+	}
+	srv, err := startServer(llp)
+	if err != nil {
+		return fail(err)
+	}
+	defer srv.stop()
+	raw, err := newRaw(llp)
+	if err != nil {
+		return fail(err)
+	}
+	defer raw.close()
+	// Idle memory first, before the bulk runs leave garbage behind.
+	kib, err := idleStreamMemory(srv, llp, cfg.ManyStreams)
+	rows[5].Value, rows[5].Err = kib, err
+	iters := uint64(max(cfg.Bytes/int64(cfg.Size), 1))
+	total := int64(iters) * int64(cfg.Size)
+	var rawBW, wBW, rBW, sBW, rawRTT, sRTT, oneBW, manyBW []float64
+	for run := 0; run < cfg.Runs; run++ {
+		d, err := raw.throughput(cfg.Size, total)
+		if err != nil {
+			return fail(fmt.Errorf("raw throughput: %w", err))
+		}
+		rawBW = append(rawBW, gbps(total, d))
+		for _, m := range []struct {
+			t   bench.Test
+			out *[]float64
+		}{{bench.TestWrite, &wBW}, {bench.TestRead, &rBW}, {bench.TestSend, &sBW}} {
+			r, err := rdmaRun(srv, llp, m.t, cfg.Size, 1, cfg.Depth, iters, false)
+			if err != nil {
+				return fail(fmt.Errorf("%v: %w", m.t, err))
+			}
+			*m.out = append(*m.out, r.Forward.Gbps())
+		}
+		s, err := raw.rtt(cfg.PingSize, cfg.PingIters)
+		if err != nil {
+			return fail(fmt.Errorf("raw round trip: %w", err))
+		}
+		slices.Sort(s)
+		rawRTT = append(rawRTT, float64(s[len(s)/2])/1e3)
+		r, err := rdmaRun(srv, llp, bench.TestSend, cfg.PingSize, 1, 1, uint64(cfg.PingIters), true)
+		if err != nil {
+			return fail(fmt.Errorf("send ping-pong: %w", err))
+		}
+		sRTT = append(sRTT, float64(r.Forward.Lat.Median)/1e3)
+		oneBW = append(oneBW, wBW[len(wBW)-1])
+		per := max(iters/uint64(cfg.ManyStreams), 16)
+		r, err = rdmaRun(srv, llp, bench.TestWrite, cfg.Size, cfg.ManyStreams, max(cfg.Depth/4, 1), per, false)
+		if err != nil {
+			return fail(fmt.Errorf("%d streams: %w", cfg.ManyStreams, err))
+		}
+		manyBW = append(manyBW, r.Forward.Gbps())
+		cfg.logf("%s run %d: raw %.2f Gbit/s, write %.2f, read %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, %d streams %.2f",
+			llp, run+1, rawBW[run], wBW[run], rBW[run], sBW[run], rawRTT[run], sRTT[run], cfg.ManyStreams, manyBW[run])
+	}
+	set := func(i int, base, v []float64, lower bool) {
+		rows[i].Base, rows[i].Value = median(base), median(v)
+		if rows[i].Base > 0 {
+			rows[i].Ratio = rows[i].Value / rows[i].Base
+		}
+		var goal float64
+		if rows[i].Target != "" {
+			fmt.Sscanf(strings.Fields(rows[i].Target)[1], "%g", &goal)
+			if lower {
+				rows[i].Met = rows[i].Ratio <= goal
+			} else {
+				rows[i].Met = rows[i].Ratio >= goal
+			}
+		}
+	}
+	set(0, rawBW, wBW, false)
+	set(1, rawBW, rBW, false)
+	set(2, rawBW, sBW, false)
+	set(3, rawRTT, sRTT, true)
+	set(4, oneBW, manyBW, false)
+	return rows
+}
+
+// idleStreamMemory opens n idle streams (client and server in this
+// process) and returns the heap and stack growth per stream in KiB.
+func idleStreamMemory(srv *server, llp string, n int) (float64, error) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := transport.Dial(ctx, transport.Options{LLP: llp, PrivateData: []byte(bench.Hello)}, srv.addr, n, pd,
+		func(ep *rdmap.Endpoint) error { return ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 128)}) })
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(200 * time.Millisecond) // let the server side settle
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grow := int64(after.HeapAlloc+after.StackInuse) - int64(before.HeapAlloc+before.StackInuse)
+	_ = cl.Close(ctx)
+	return float64(grow) / float64(n) / 1024, nil
+}

@@ -1,0 +1,243 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+)
+
+// rawPair is a connected raw LLP: messages written by the client are
+// delivered to the server, and the echo mode sends them back.
+type rawPair interface {
+	// throughput moves total octets in messages of size octets from client
+	// to server and returns the time until the last one arrived.
+	throughput(size int, total int64) (time.Duration, error)
+	// rtt measures n round trips of size-octet messages and returns the
+	// samples.
+	rtt(size, n int) ([]time.Duration, error)
+	close()
+}
+
+// rawPion is the raw LLP of sctp-pion: sctpllp's pion transport, user
+// messages written with WriteMsg (pion's WriteSCTP) on one stream, each at
+// most MaxMessage octets so that, like DDP segments, none is fragmented.
+type rawPion struct {
+	ln     *sctpllp.PionListener
+	cl, sv *sctpllp.PionTransport
+	got    atomic.Int64
+	want   atomic.Int64
+	echo   atomic.Bool
+	arrive chan struct{}
+	echoQ  chan []byte
+	wg     sync.WaitGroup
+}
+
+func newRawPion(ctx context.Context, mtu int) (*rawPion, error) {
+	cfg := sctpllp.PionConfig{MTU: mtu}
+	ln, err := sctpllp.ListenPion("127.0.0.1:0", cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &rawPion{ln: ln, arrive: make(chan struct{}, 1), echoQ: make(chan []byte, 64)}
+	type res struct {
+		t   *sctpllp.PionTransport
+		err error
+	}
+	acc := make(chan res, 1)
+	go func() {
+		t, err := ln.Accept(ctx)
+		acc <- res{t, err}
+	}()
+	r.cl, err = sctpllp.DialPion(ctx, ln.Addr().String(), cfg)
+	a := <-acc
+	if err != nil || a.err != nil {
+		if r.cl != nil {
+			_ = r.cl.Abort()
+		}
+		if a.t != nil {
+			_ = a.t.Abort()
+		}
+		_ = ln.Close()
+		return nil, errors.Join(err, a.err)
+	}
+	r.sv = a.t
+	r.sv.Start(func(sid uint16, ppid uint32, b []byte) {
+		if r.echo.Load() {
+			r.echoQ <- append([]byte(nil), b...)
+			return
+		}
+		if r.got.Add(int64(len(b))) >= r.want.Load() {
+			select {
+			case r.arrive <- struct{}{}:
+			default:
+			}
+		}
+	}, func(error) {})
+	r.cl.Start(func(sid uint16, ppid uint32, b []byte) {
+		select {
+		case r.arrive <- struct{}{}:
+		default:
+		}
+	}, func(error) {})
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for b := range r.echoQ {
+			_ = r.sv.WriteMsg(1, sctpllp.PPIDSegment, b)
+		}
+	}()
+	return r, nil
+}
+
+func (r *rawPion) throughput(size int, total int64) (time.Duration, error) {
+	r.echo.Store(false)
+	r.got.Store(0)
+	r.want.Store(total)
+	buf := make([]byte, size)
+	chunk := r.cl.MaxMessage()
+	start := time.Now()
+	for sent := int64(0); sent < total; sent += int64(size) {
+		for off := 0; off < size; off += chunk {
+			if err := r.cl.WriteMsg(1, sctpllp.PPIDSegment, buf[off:min(off+chunk, size)]); err != nil {
+				return 0, err
+			}
+		}
+	}
+	select {
+	case <-r.arrive:
+	case <-time.After(60 * time.Second):
+		return 0, fmt.Errorf("raw pion: %d of %d octets arrived", r.got.Load(), total)
+	}
+	return time.Since(start), nil
+}
+
+func (r *rawPion) rtt(size, n int) ([]time.Duration, error) {
+	r.echo.Store(true)
+	select { // drop a stale arrival signal
+	case <-r.arrive:
+	default:
+	}
+	buf := make([]byte, size)
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := r.cl.WriteMsg(1, sctpllp.PPIDSegment, buf); err != nil {
+			return nil, err
+		}
+		select {
+		case <-r.arrive:
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("raw pion: echo lost")
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+func (r *rawPion) close() {
+	_ = r.cl.Close()
+	_ = r.sv.Close()
+	close(r.echoQ)
+	r.wg.Wait()
+	_ = r.ln.Close()
+}
+
+// rawTCP is the raw LLP of mpa: one loopback TCP connection.
+type rawTCP struct {
+	cl, sv net.Conn
+}
+
+func newRawTCP() (*rawTCP, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		acc <- c
+	}()
+	cl, err := net.Dial("tcp", ln.Addr().String())
+	sv := <-acc
+	if err != nil || sv == nil {
+		if cl != nil {
+			cl.Close()
+		}
+		return nil, fmt.Errorf("raw tcp: %w", err)
+	}
+	return &rawTCP{cl: cl, sv: sv}, nil
+}
+
+func (r *rawTCP) throughput(size int, total int64) (time.Duration, error) {
+	done := make(chan error, 1)
+	go func() {
+		// A large read buffer: the receiver must not be the bottleneck
+		// (io.Copy's 32 KiB would halve loopback throughput).
+		buf := make([]byte, 1<<20)
+		var got int64
+		for got < total {
+			n, err := r.sv.Read(buf[:min(int64(len(buf)), total-got)])
+			got += int64(n)
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	buf := make([]byte, size)
+	start := time.Now()
+	for sent := int64(0); sent < total; sent += int64(size) {
+		if _, err := r.cl.Write(buf); err != nil {
+			return 0, err
+		}
+	}
+	if err := <-done; err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+func (r *rawTCP) rtt(size, n int) ([]time.Duration, error) {
+	done := make(chan error, 1)
+	go func() {
+		b := make([]byte, size)
+		for i := 0; i < n; i++ {
+			if _, err := io.ReadFull(r.sv, b); err != nil {
+				done <- err
+				return
+			}
+			if _, err := r.sv.Write(b); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	b := make([]byte, size)
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if _, err := r.cl.Write(b); err != nil {
+			return nil, err
+		}
+		if _, err := io.ReadFull(r.cl, b); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, <-done
+}
+
+func (r *rawTCP) close() {
+	r.cl.Close()
+	r.sv.Close()
+}

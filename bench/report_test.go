@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReportImage(t *testing.T) {
+	img := []byte{'S', 'R', 'R', '1', 0x03, 0, 0, 0}
+	for _, v := range []uint64{10, 640, 1000, 1, 2, 3, 4} {
+		img = append(img, 0, 0, 0, 0, 0, 0, 0, byte(v>>8))
+		img[len(img)-1], img[len(img)-2] = byte(v), byte(v>>8)
+	}
+	r, n, err := ParseReport(img)
+	require.NoError(t, err)
+	assert.Equal(t, ReportLen, n)
+	assert.Equal(t, Report{Status: StatusVerifyError, Ops: 10, Bytes: 640, Elapsed: 1000,
+		Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4}}, r)
+	assert.Equal(t, img, r.Append(nil))
+	assert.Equal(t, ReportLen, r.Len())
+}
+
+func TestReportRejects(t *testing.T) {
+	good := (&Report{Ops: 1, Elapsed: time.Second}).Append(nil)
+	mut := func(f func(b []byte)) []byte {
+		b := append([]byte(nil), good...)
+		f(b)
+		return b
+	}
+	for name, b := range map[string][]byte{
+		"truncated": good[:63],
+		"magic":     mut(func(b []byte) { b[0] = 's' }),
+		"reserved":  mut(func(b []byte) { b[7] = 1 }),
+		"status":    mut(func(b []byte) { b[4] = 5 }),
+		"elapsed":   mut(func(b []byte) { b[24] = 0x80 }),
+	} {
+		_, _, err := ParseReport(b)
+		assert.ErrorIs(t, err, ErrMalformed, name)
+	}
+}
+
+func TestReportAppendNoAlloc(t *testing.T) {
+	r := Report{Ops: 5}
+	b := make([]byte, 0, ReportLen)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b = r.Append(b[:0]) }))
+}
+
+func TestSummarize(t *testing.T) {
+	var s []time.Duration
+	for i := 100; i >= 1; i-- {
+		s = append(s, time.Duration(i))
+	}
+	assert.Equal(t, Latency{Min: 1, Median: 51, P99: 100, Max: 100}, summarize(s))
+	assert.Equal(t, Latency{}, summarize(nil))
+}
+
+func FuzzReport(f *testing.F) {
+	f.Add((&Report{Ops: 3, Bytes: 9, Elapsed: 5, Lat: Latency{1, 2, 3, 4}}).Append(nil))
+	f.Add([]byte("SRR1\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, n, err := ParseReport(b)
+		if err != nil {
+			return
+		}
+		require.Equal(t, ReportLen, n)
+		require.Equal(t, b[:ReportLen], r.Append(nil))
+	})
+}

@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// SetupLen is the length of a Setup message.
+const SetupLen = 32
+
+// setupMagic begins every Setup message.
+const setupMagic = "SRB1"
+
+// Setup flags.
+const (
+	// FlagReverse asks the server to take the active role.
+	FlagReverse uint8 = 1 << 0
+	// FlagLatency selects the latency variant (one operation in flight).
+	FlagLatency uint8 = 1 << 1
+)
+
+// MaxDepth is the largest number of operations in flight per stream.
+const MaxDepth = 128
+
+// Setup is the client's first Send on each stream (docs/cli.md):
+//
+//	 0                   1                   2                   3
+//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                      Magic "SRB1"                             |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|     Test      |     Flags     |          Reserved (0)         |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                       Message size                            |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                          Depth                                |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                     Iterations (64 bits)                      |
+//	+                                                               +
+//	|                                                               |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                   Duration (milliseconds)                     |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                        Reserved (0)                           |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// Exactly one of Iterations and Duration is non-zero.
+type Setup struct {
+	Test     Test
+	Flags    uint8
+	Size     uint32
+	Depth    uint32
+	Iters    uint64
+	Duration time.Duration // whole milliseconds on the wire
+}
+
+// Reverse reports FlagReverse.
+func (s *Setup) Reverse() bool { return s.Flags&FlagReverse != 0 }
+
+// Latency reports FlagLatency.
+func (s *Setup) Latency() bool { return s.Flags&FlagLatency != 0 }
+
+// Validate checks the rules ParseSetup enforces.
+func (s *Setup) Validate() error {
+	switch {
+	case !s.Test.Valid():
+		return malformed("setup", "unknown test %d", s.Test)
+	case s.Flags&^(FlagReverse|FlagLatency) != 0:
+		return malformed("setup", "reserved flags %#x set", s.Flags)
+	case s.Size == 0:
+		return malformed("setup", "zero message size")
+	case s.Test.Atomic() && s.Size != 8:
+		return malformed("setup", "atomic operands are 8 octets, not %d", s.Size)
+	case s.Depth == 0 || s.Depth > MaxDepth:
+		return malformed("setup", "depth %d outside 1..%d", s.Depth, MaxDepth)
+	case (s.Iters == 0) == (s.Duration <= 0):
+		return malformed("setup", "exactly one of iterations and duration must be set")
+	case s.Duration < 0 || s.Duration/time.Millisecond > 1<<32-1 || s.Duration%time.Millisecond != 0:
+		return malformed("setup", "duration %v not a whole number of milliseconds below 2^32", s.Duration)
+	}
+	return nil
+}
+
+// Len returns SetupLen.
+func (s *Setup) Len() int { return SetupLen }
+
+// Append appends the encoded message; it allocates nothing when b has
+// SetupLen octets of spare capacity.
+func (s *Setup) Append(b []byte) []byte {
+	b = append(b, setupMagic...)
+	b = append(b, uint8(s.Test), s.Flags, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, s.Size)
+	b = binary.BigEndian.AppendUint32(b, s.Depth)
+	b = binary.BigEndian.AppendUint64(b, s.Iters)
+	b = binary.BigEndian.AppendUint32(b, uint32(s.Duration/time.Millisecond))
+	return binary.BigEndian.AppendUint32(b, 0)
+}
+
+// ParseSetup decodes and validates a Setup message at the start of b.
+func ParseSetup(b []byte) (Setup, int, error) {
+	if len(b) < SetupLen {
+		return Setup{}, 0, malformed("setup", "%d octets, want %d", len(b), SetupLen)
+	}
+	if string(b[:4]) != setupMagic {
+		return Setup{}, 0, malformed("setup", "bad magic %q", b[:4])
+	}
+	if b[6] != 0 || b[7] != 0 || binary.BigEndian.Uint32(b[28:]) != 0 {
+		return Setup{}, 0, malformed("setup", "reserved octets not zero")
+	}
+	s := Setup{
+		Test: Test(b[4]), Flags: b[5],
+		Size:     binary.BigEndian.Uint32(b[8:]),
+		Depth:    binary.BigEndian.Uint32(b[12:]),
+		Iters:    binary.BigEndian.Uint64(b[16:]),
+		Duration: time.Duration(binary.BigEndian.Uint32(b[24:])) * time.Millisecond,
+	}
+	if err := s.Validate(); err != nil {
+		return s, 0, err
+	}
+	return s, SetupLen, nil
+}

@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A Setup built by hand from the layout in docs/cli.md: write, latency,
+// 4096 octets, depth 1, 1000 iterations.
+var setupImage = []byte{
+	'S', 'R', 'B', '1',
+	0x01, 0x02, 0x00, 0x00,
+	0x00, 0x00, 0x10, 0x00,
+	0x00, 0x00, 0x00, 0x01,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xE8,
+	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00,
+}
+
+func TestSetupImage(t *testing.T) {
+	s, n, err := ParseSetup(setupImage)
+	require.NoError(t, err)
+	assert.Equal(t, SetupLen, n)
+	assert.Equal(t, Setup{Test: TestWrite, Flags: FlagLatency, Size: 4096, Depth: 1, Iters: 1000}, s)
+	assert.True(t, s.Latency())
+	assert.False(t, s.Reverse())
+	assert.Equal(t, setupImage, s.Append(nil))
+	assert.Equal(t, SetupLen, s.Len())
+}
+
+func TestSetupRoundTrip(t *testing.T) {
+	for _, s := range []Setup{
+		{Test: TestSend, Size: 1, Depth: MaxDepth, Duration: 1500 * time.Millisecond, Flags: FlagReverse},
+		{Test: TestFetchAdd, Size: 8, Depth: 16, Iters: 1 << 40},
+		{Test: TestPing, Size: 1 << 20, Depth: 1, Iters: 3, Flags: FlagReverse | FlagLatency},
+	} {
+		b := s.Append(make([]byte, 0, SetupLen))
+		require.Len(t, b, SetupLen)
+		got, n, err := ParseSetup(append(b, 0xEE)) // trailing octets are not consumed
+		require.NoError(t, err)
+		assert.Equal(t, SetupLen, n)
+		assert.Equal(t, s, got)
+	}
+}
+
+func TestSetupRejects(t *testing.T) {
+	mut := func(f func(b []byte)) []byte {
+		b := append([]byte(nil), setupImage...)
+		f(b)
+		return b
+	}
+	for name, b := range map[string][]byte{
+		"truncated":      setupImage[:SetupLen-1],
+		"magic":          mut(func(b []byte) { b[0] = 'X' }),
+		"test 0":         mut(func(b []byte) { b[4] = 0 }),
+		"test 8":         mut(func(b []byte) { b[4] = 8 }),
+		"flags":          mut(func(b []byte) { b[5] = 0x80 }),
+		"reserved 6":     mut(func(b []byte) { b[6] = 1 }),
+		"reserved 28":    mut(func(b []byte) { b[31] = 1 }),
+		"size 0":         mut(func(b []byte) { b[10] = 0 }),
+		"atomic size":    mut(func(b []byte) { b[4] = byte(TestCmpSwap) }),
+		"depth 0":        mut(func(b []byte) { b[15] = 0 }),
+		"depth too big":  mut(func(b []byte) { b[14] = 1 }),
+		"iters and time": mut(func(b []byte) { b[27] = 1 }),
+		"neither":        mut(func(b []byte) { b[22], b[23] = 0, 0 }),
+	} {
+		_, _, err := ParseSetup(b)
+		var me *MessageError
+		require.ErrorAs(t, err, &me, name)
+		assert.ErrorIs(t, err, ErrMalformed, name)
+		assert.Equal(t, "setup", me.Message)
+	}
+}
+
+func TestSetupAppendNoAlloc(t *testing.T) {
+	s := Setup{Test: TestRead, Size: 64, Depth: 4, Iters: 9}
+	b := make([]byte, 0, SetupLen)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b = s.Append(b[:0]) }))
+}
+
+func FuzzSetup(f *testing.F) {
+	f.Add(setupImage)
+	f.Add((&Setup{Test: TestSend, Size: 1, Depth: 2, Duration: time.Second}).Append(nil))
+	f.Add([]byte("SRB1"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, n, err := ParseSetup(b)
+		if err != nil {
+			return
+		}
+		require.Equal(t, SetupLen, n)
+		require.Equal(t, b[:SetupLen], s.Append(nil))
+	})
+}

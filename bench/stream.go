@@ -1,0 +1,399 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+)
+
+// Latency summarises per-operation latencies.
+type Latency struct {
+	Min, Median, P99, Max time.Duration
+}
+
+// summarize sorts samples and returns their summary.
+func summarize(samples []time.Duration) Latency {
+	if len(samples) == 0 {
+		return Latency{}
+	}
+	slices.Sort(samples)
+	p := func(q float64) time.Duration { return samples[min(len(samples)-1, int(q*float64(len(samples))))] }
+	return Latency{Min: samples[0], Median: p(0.5), P99: p(0.99), Max: samples[len(samples)-1]}
+}
+
+// ctrlLen is the receive buffer size of control messages.
+const ctrlLen = 128
+
+// finBit marks the Immediate Data value that ends a run (docs/cli.md): the
+// low 63 bits are the number of messages the active side sent.
+const finBit = uint64(1) << 63
+
+// maxSamples bounds the latency samples kept per stream.
+const maxSamples = 1 << 22
+
+// Counters are updated while a run is in progress, for progress lines.
+type Counters struct {
+	Ops, Bytes atomic.Uint64
+}
+
+// conn is one side of the bench exchange on one endpoint.
+type conn struct {
+	ep     *rdmap.Endpoint
+	pd     *rdmap.PD
+	bufs   [][]byte // receive buffers, WRID = index
+	mr     *rdmap.MR
+	peer   Advert
+	setup  Setup
+	ctr    *Counters
+	onPing func(PingLine)
+	// start and end bound an active run (client side, for aggregates).
+	start, end time.Time
+}
+
+func newConn(ep *rdmap.Endpoint) *conn { return &conn{ep: ep, pd: ep.PD()} }
+
+// post posts one more receive buffer of n octets.
+func (c *conn) post(n int) error {
+	id := len(c.bufs)
+	c.bufs = append(c.bufs, make([]byte, n))
+	return c.ep.PostRecv(rdmap.RecvWR{ID: uint64(id), Buf: c.bufs[id]})
+}
+
+func (c *conn) repost(id uint64) error {
+	return c.ep.PostRecv(rdmap.RecvWR{ID: id, Buf: c.bufs[id]})
+}
+
+// recv waits for the next receive completion.
+func (c *conn) recv(ctx context.Context) (rdmap.Completion, error) {
+	comp, err := c.ep.RecvCQ().Poll(ctx)
+	if err != nil {
+		return comp, c.cause(err)
+	}
+	if comp.Err != nil {
+		return comp, c.cause(comp.Err)
+	}
+	return comp, nil
+}
+
+// cause prefers the endpoint's reason for stopping over a flush.
+func (c *conn) cause(err error) error {
+	if errors.Is(err, rdmap.ErrFlushed) {
+		if e := c.ep.Err(); e != nil {
+			return fmt.Errorf("%w (stream: %w)", err, e)
+		}
+	}
+	return err
+}
+
+// recvMsg waits for the next Send (not Immediate Data), reposting and
+// skipping Immediate Data such as late credits.
+func (c *conn) recvMsg(ctx context.Context) ([]byte, error) {
+	for {
+		comp, err := c.recv(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if comp.HasImm {
+			if err := c.repost(comp.WRID); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return c.bufs[comp.WRID][:comp.Length], nil
+	}
+}
+
+func (c *conn) sendMsg(ctx context.Context, m interface{ Append([]byte) []byte }) error {
+	return c.ep.Send(ctx, m.Append(make([]byte, 0, ctrlLen)))
+}
+
+// bufLen is the registered buffer length for a setup: ping needs a source
+// and a sink half.
+func bufLen(s Setup) int {
+	n := max(int(s.Size), 8)
+	if s.Test == TestPing {
+		n *= 2
+	}
+	return n
+}
+
+// recvLen is the length of every data receive buffer.
+func recvLen(s Setup) int { return max(int(s.Size), ctrlLen) }
+
+// prepareData registers the local buffer and posts the receives the role
+// needs (docs/cli.md), before the Advert is sent.
+func (c *conn) prepareData(active bool) error {
+	s := c.setup
+	mr, err := c.pd.Register(make([]byte, bufLen(s)),
+		rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic, rdmap.WithEndpoint(c.ep))
+	if err != nil {
+		return err
+	}
+	c.mr = mr
+	n := 8 // active: credits, pongs, the Report
+	if !active {
+		n = 2 // the Fin and the Report-sized spare
+		if s.Test == TestSend || s.Test == TestWriteImm || s.Test == TestPing {
+			n = int(s.Depth) + 2
+		}
+	}
+	for i := 0; i < n; i++ {
+		if err := c.post(recvLen(s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *conn) release() {
+	if c.mr != nil {
+		_ = c.mr.Deregister()
+	}
+}
+
+// pongMode: latency variants of Send and Write-with-Immediate are
+// ping-pongs; the reply completes the operation.
+func (s Setup) pongMode() bool {
+	return s.Latency() && (s.Test == TestSend || s.Test == TestWriteImm)
+}
+
+// credited: bandwidth Sends and Write-with-Immediates consume receive
+// buffers at the passive side, which returns credits (RFC 5041 §7.1: an
+// untagged message without a buffer is fatal, iWARP has no RNR retry).
+func (s Setup) credited() bool {
+	return !s.Latency() && (s.Test == TestSend || s.Test == TestWriteImm)
+}
+
+func (s Setup) depth() int {
+	if s.Latency() {
+		return 1
+	}
+	return int(s.Depth)
+}
+
+func (s Setup) opBytes() uint64 {
+	if s.Test.Atomic() {
+		return 8
+	}
+	return uint64(s.Size)
+}
+
+// active runs the measuring side of a test and returns its Report.
+func (c *conn) active(ctx context.Context) (Report, error) {
+	s := c.setup
+	if s.Test == TestPing {
+		return c.pingActive(ctx)
+	}
+	d := s.depth()
+	postedAt := make([]time.Time, d)
+	samples := make([]time.Duration, 0, min(int(s.Iters)+1, 1<<16))
+	var posted, done, credited uint64
+	local := c.mr.Bytes()[:s.Size:s.Size]
+	start := time.Now()
+	stopping := func() bool {
+		if s.Iters > 0 {
+			return posted >= s.Iters
+		}
+		return time.Since(start) >= s.Duration
+	}
+	sendCQ, recvCQ := c.ep.SendCQ(), c.ep.RecvCQ()
+	complete := func(seq uint64, orig uint64, now time.Time) error {
+		if seq != done {
+			return fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done)
+		}
+		switch s.Test {
+		case TestFetchAdd, TestCmpSwap:
+			// Atomics execute in order at the responder (RFC 7306 §5.2.2
+			// rule 8): operation k sees the counter at k.
+			if orig != seq {
+				return fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, orig, seq)
+			}
+		}
+		if len(samples) < maxSamples {
+			samples = append(samples, now.Sub(postedAt[seq%uint64(d)]))
+		}
+		done++
+		if c.ctr != nil {
+			c.ctr.Ops.Add(1)
+			c.ctr.Bytes.Add(s.opBytes())
+		}
+		return nil
+	}
+	for {
+		progress := false
+		for posted-done < uint64(d) && !stopping() && (!s.credited() || posted-credited < uint64(d)) {
+			if err := c.postOp(posted, local); err != nil {
+				return Report{}, err
+			}
+			postedAt[posted%uint64(d)] = time.Now()
+			posted++
+			progress = true
+		}
+		if done == posted && stopping() {
+			break
+		}
+		for {
+			comp, ok := sendCQ.TryPoll()
+			if !ok {
+				break
+			}
+			progress = true
+			if comp.Err != nil {
+				return Report{}, c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err))
+			}
+			if comp.WRID&1 == 1 && !s.pongMode() {
+				if err := complete(comp.WRID>>1, comp.Orig, time.Now()); err != nil {
+					return Report{}, err
+				}
+			}
+		}
+		for {
+			comp, ok := recvCQ.TryPoll()
+			if !ok {
+				break
+			}
+			progress = true
+			if comp.Err != nil {
+				return Report{}, c.cause(comp.Err)
+			}
+			switch {
+			case s.credited() && comp.HasImm:
+				credited = max(credited, comp.Imm)
+			case s.pongMode():
+				seq := done
+				if comp.HasImm {
+					seq = comp.Imm
+				}
+				if err := complete(seq, seq, time.Now()); err != nil {
+					return Report{}, err
+				}
+			default:
+				return Report{}, fmt.Errorf("unexpected %v of %d octets during the run", comp.Op, comp.Length)
+			}
+			if err := c.repost(comp.WRID); err != nil {
+				return Report{}, err
+			}
+		}
+		if !progress {
+			select {
+			case <-sendCQ.Notify():
+			case <-recvCQ.Notify():
+			case <-ctx.Done():
+				return Report{}, ctx.Err()
+			case <-c.ep.Done():
+				return Report{}, c.cause(fmt.Errorf("%w", rdmap.ErrFlushed))
+			}
+		}
+	}
+	if s.Test == TestWrite && !s.Latency() {
+		// A zero-length Read completes only after every earlier Write was
+		// placed at the peer (RFC 5040 §5.5 rule 12 ordering): the clock
+		// stops when the data is there, not when it was queued.
+		if err := c.ep.Read(ctx, nil, 0, 0, c.peer.STag, 0); err != nil {
+			return Report{}, c.cause(fmt.Errorf("write fence: %w", err))
+		}
+	}
+	elapsed := time.Since(start)
+	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
+		return Report{}, c.cause(fmt.Errorf("fin: %w", err))
+	}
+	return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: summarize(samples)}, nil
+}
+
+// postOp posts operation seq; the work request that completes it carries
+// WRID seq<<1|1.
+func (c *conn) postOp(seq uint64, local []byte) error {
+	s := c.setup
+	last := seq<<1 | 1
+	if s.pongMode() {
+		last = seq << 1
+	}
+	rs := c.peer.STag
+	var wr rdmap.SendWR
+	switch s.Test {
+	case TestWrite:
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRWrite, Local: local, RemoteSTag: rs}
+		if s.Latency() {
+			// Write latency: the Write and a zero-length Read behind it,
+			// which the peer answers only after placing the Write.
+			wr.ID = seq << 1
+			if err := c.ep.PostSend(wr); err != nil {
+				return err
+			}
+			wr = rdmap.SendWR{ID: last, Op: rdmap.WRRead, RemoteSTag: rs}
+		}
+	case TestRead:
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRRead, Sink: c.mr, Length: s.Size, RemoteSTag: rs}
+	case TestSend:
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRSend, Local: local}
+	case TestFetchAdd:
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRFetchAdd, RemoteSTag: rs, Add: 1}
+	case TestCmpSwap:
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRCmpSwap, RemoteSTag: rs,
+			Compare: seq, CompareMask: ^uint64(0), Swap: seq + 1, SwapMask: ^uint64(0)}
+	case TestWriteImm:
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRWriteImm, Local: local, RemoteSTag: rs, Imm: seq}
+	}
+	return c.ep.PostSend(wr)
+}
+
+// passive serves the peer's operations until its Fin and returns what it
+// saw. Receive buffers are reposted before credits are returned.
+func (c *conn) passive(ctx context.Context) (Report, error) {
+	s := c.setup
+	every := uint64(max(s.depth()/2, 1))
+	var recvd, bytes, since uint64
+	start := time.Now()
+	for {
+		comp, err := c.recv(ctx)
+		if err != nil {
+			return Report{Ops: recvd, Bytes: bytes}, err
+		}
+		if comp.HasImm && comp.Imm&finBit != 0 {
+			n := comp.Imm &^ finBit
+			r := Report{Ops: n, Bytes: n * s.opBytes(), Elapsed: time.Since(start)}
+			if (s.Test == TestSend || s.Test == TestWriteImm || s.Test == TestPing) && n != recvd {
+				r.Status = StatusVerifyError
+				return r, fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
+			}
+			return r, nil
+		}
+		if err := c.repost(comp.WRID); err != nil {
+			return Report{}, err
+		}
+		recvd++
+		bytes += s.opBytes()
+		if c.ctr != nil {
+			c.ctr.Ops.Add(1)
+			c.ctr.Bytes.Add(s.opBytes())
+		}
+		switch {
+		case s.Test == TestPing:
+			if err := c.pingReply(ctx, comp); err != nil {
+				return Report{Status: StatusVerifyError}, err
+			}
+		case s.pongMode() && s.Test == TestSend:
+			if err := c.ep.Send(ctx, c.mr.Bytes()[:s.Size]); err != nil {
+				return Report{}, c.cause(err)
+			}
+		case s.pongMode():
+			if err := c.ep.WriteImm(ctx, c.mr.Bytes()[:s.Size], c.peer.STag, 0, comp.Imm, false); err != nil {
+				return Report{}, c.cause(err)
+			}
+		case s.credited():
+			if since++; since >= every {
+				since = 0
+				if err := c.ep.Immediate(ctx, recvd, false); err != nil {
+					return Report{}, c.cause(err)
+				}
+			}
+		default:
+			return Report{}, fmt.Errorf("unexpected %v during a %v test", comp.Op, s.Test)
+		}
+	}
+}

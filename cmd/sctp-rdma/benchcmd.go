@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/bench"
+)
+
+// clientFlags are the flags of bench and ping.
+type clientFlags struct {
+	llpFlags
+	connect  string
+	streams  int
+	size     string
+	iters    uint64
+	duration time.Duration
+	depth    int
+	bidir    bool
+	lat      bool
+	json     bool
+	timeout  time.Duration
+}
+
+func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
+	f.llpFlags.register(fs)
+	fs.StringVar(&f.connect, "connect", "", "server address host[:port] (required; port "+defaultPort+" if omitted)")
+	fs.IntVar(&f.streams, "streams", 1, "streams per direction (SCTP stream pairs on one association; TCP connections for mpa)")
+	fs.StringVar(&f.size, "size", defSize, "message size: 64K, a list 1K,64K or a power-of-two sweep 64-1M (K/M/G suffixes)")
+	fs.Uint64Var(&f.iters, "iters", 0, "operations per stream (default 1000 unless --duration is given)")
+	fs.DurationVar(&f.duration, "duration", 0, "run each size for this long instead of --iters")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "connection set-up time limit")
+	fs.BoolVar(&f.json, "json", false, "print results as JSON (one object per line) instead of a table")
+}
+
+func (f *clientFlags) config() (bench.Config, []int, error) {
+	o, err := f.options()
+	if err != nil {
+		return bench.Config{}, nil, err
+	}
+	if f.connect == "" {
+		return bench.Config{}, nil, usageError("--connect is required")
+	}
+	if f.streams < 1 || f.streams > 4096 {
+		return bench.Config{}, nil, usageError("--streams must be 1..4096")
+	}
+	sizes, err := parseSizes(f.size)
+	if err != nil {
+		return bench.Config{}, nil, usageError("--size: %v", err)
+	}
+	for _, s := range sizes {
+		if s < 1 {
+			return bench.Config{}, nil, usageError("--size: sizes must be at least 1 octet")
+		}
+	}
+	if f.iters > 0 && f.duration > 0 {
+		return bench.Config{}, nil, usageError("give --iters or --duration, not both")
+	}
+	if f.duration < 0 || (f.duration > 0 && f.duration < time.Millisecond) {
+		return bench.Config{}, nil, usageError("--duration must be at least 1ms")
+	}
+	if f.depth < 0 || f.depth > bench.MaxDepth {
+		return bench.Config{}, nil, usageError("--depth must be 1..%d", bench.MaxDepth)
+	}
+	if f.timeout <= 0 {
+		return bench.Config{}, nil, usageError("--timeout must be positive")
+	}
+	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
+		Iters: f.iters, Duration: f.duration, Latency: f.lat, Bidir: f.bidir, ConnectTimeout: f.timeout}, sizes, nil
+}
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: sctp-rdma bench [flags] [test ...]\n\ntests: write read send fetchadd cmpswap write-imm all (default write)\n\n")
+		fs.PrintDefaults()
+	}
+	var f clientFlags
+	f.register(fs, "64K")
+	testList := fs.String("test", "", "tests, comma separated (write, read, send, fetchadd, cmpswap, write-imm, all); also accepted as arguments")
+	fs.IntVar(&f.depth, "depth", 16, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+")")
+	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
+	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm")
+	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	switch *mode {
+	case "", "bw":
+	case "lat":
+		f.lat = true
+	default:
+		return usageError("--mode %q: want bw or lat", *mode)
+	}
+	var names []string
+	if *testList != "" {
+		names = strings.Split(*testList, ",")
+	}
+	names = append(names, pos...)
+	if len(names) == 0 {
+		names = []string{"write"}
+	}
+	var tests []bench.Test
+	for _, n := range names {
+		if n == "all" {
+			tests = append(tests, bench.Tests...)
+			continue
+		}
+		t, err := bench.ParseTest(n)
+		if err != nil || t == bench.TestPing {
+			return usageError("unknown test %q (want write, read, send, fetchadd, cmpswap, write-imm or all; see also sctp-rdma ping)", n)
+		}
+		tests = append(tests, t)
+	}
+	cfg, sizes, err := f.config()
+	if err != nil {
+		return err
+	}
+	if f.bidir && f.lat {
+		return usageError("--bidir applies to bandwidth mode only")
+	}
+	tty := isTerminal(stdout) && !f.json
+	var errs []error
+	for _, t := range tests {
+		sz := sizes
+		if t.Atomic() {
+			sz = []int{8} // RFC 7306 §5: 64-bit operands
+		}
+		header := !f.json
+		for _, s := range sz {
+			c := cfg
+			c.Test, c.Size = t, s
+			c.Counters = &bench.Counters{}
+			stop := progress(ctx, tty, stderr, c.Counters)
+			res, err := bench.Run(ctx, c)
+			stop()
+			if res != nil {
+				if f.json {
+					_ = json.NewEncoder(stdout).Encode(toJSON(res, err))
+				} else {
+					if header {
+						printHeader(stdout, t, cfg)
+						header = false
+					}
+					printRow(stdout, res)
+				}
+			}
+			if err != nil {
+				if res == nil {
+					return err
+				}
+				errs = append(errs, fmt.Errorf("%v %s: %w", t, formatSize(s), err))
+			}
+			if ctx.Err() != nil {
+				return errors.Join(append(errs, ctx.Err())...)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// progress prints a live line on stderr while a run is in progress, only
+// when stdout is a terminal.
+func progress(ctx context.Context, tty bool, w io.Writer, ctr *bench.Counters) func() {
+	if !tty {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(w, "\r\033[K")
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				el := time.Since(start)
+				fmt.Fprintf(w, "\r\033[K  %6.1fs  %d ops  %.3f Gb/s", el.Seconds(), ctr.Ops.Load(),
+					float64(ctr.Bytes.Load())*8/el.Seconds()/1e9)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+var testTitles = map[bench.Test]string{
+	bench.TestWrite: "RDMA Write", bench.TestRead: "RDMA Read", bench.TestSend: "Send",
+	bench.TestFetchAdd: "Atomic FetchAdd", bench.TestCmpSwap: "Atomic CmpSwap", bench.TestWriteImm: "RDMA Write with Immediate",
+	bench.TestPing: "Ping (Read + Write-back, verified)",
+}
+
+const rule = "---------------------------------------------------------------------------------------------------------"
+
+func printHeader(w io.Writer, t bench.Test, c bench.Config) {
+	kind := "BW"
+	if c.Latency {
+		kind = "Latency"
+	}
+	dir := ""
+	if c.Bidir {
+		dir = ", bidirectional"
+	}
+	fmt.Fprintln(w, rule)
+	fmt.Fprintf(w, "                    %s %s Test\n", testTitles[t], kind)
+	depth := c.Depth
+	if c.Latency {
+		depth = 1
+	}
+	fmt.Fprintf(w, " LLP: %s   Streams: %d%s   Depth: %d   Server: %s\n", orDefault(c.Transport.LLP), c.Streams, dir, depth, c.Addr)
+	fmt.Fprintln(w, rule)
+	fmt.Fprintf(w, " %-10s %-8s %-11s %-12s %-13s %-10s %-10s %-10s %-10s\n",
+		"#bytes", "stream", "#iterations", "BW[Gb/sec]", "MsgRate[Mpps]", "t_min[us]", "t_med[us]", "t_p99[us]", "t_max[us]")
+}
+
+func orDefault(llp string) string {
+	if llp == "" {
+		return "sctp-pion"
+	}
+	return llp
+}
+
+func printRow(w io.Writer, r *bench.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	row := func(label string, ops uint64, gb, rate float64, l bench.Latency) {
+		fmt.Fprintf(w, " %-10d %-8s %-11d %-12.3f %-13.6f %-10s %-10s %-10s %-10s\n", r.Size, label, ops, gb, rate/1e6,
+			fmtDur(l.Min), fmtDur(l.Median), fmtDur(l.P99), fmtDur(l.Max))
+	}
+	row("all", r.Forward.Ops, r.Forward.Gbps(), r.Forward.MsgRate(), r.Forward.Lat)
+	if r.Bidir {
+		row("all-rev", r.Reverse.Ops, r.Reverse.Gbps(), r.Reverse.MsgRate(), r.Reverse.Lat)
+	}
+	if len(r.PerStream) > 1 {
+		for _, s := range r.PerStream {
+			label := fmt.Sprint(s.Stream)
+			if s.Reverse {
+				label += "-rev"
+			}
+			if s.Err != nil {
+				fmt.Fprintf(w, " %-10d %-8s FAILED: %v\n", r.Size, label, s.Err)
+				continue
+			}
+			row(label, s.Ops, s.Gbps(), s.MsgRate(), s.Lat)
+		}
+	}
+	tw.Flush()
+}
+
+// jsonResult is the --json form of one run.
+type jsonResult struct {
+	Test      string       `json:"test"`
+	LLP       string       `json:"llp"`
+	Mode      string       `json:"mode"`
+	Size      int          `json:"size"`
+	Streams   int          `json:"streams"`
+	Depth     int          `json:"depth"`
+	Bidir     bool         `json:"bidir"`
+	MULPDU    int          `json:"mulpdu"`
+	Forward   jsonAgg      `json:"forward"`
+	Reverse   *jsonAgg     `json:"reverse,omitempty"`
+	PerStream []jsonStream `json:"per_stream"`
+	Error     string       `json:"error,omitempty"`
+}
+
+type jsonAgg struct {
+	Streams  int     `json:"streams"`
+	Ops      uint64  `json:"ops"`
+	Bytes    uint64  `json:"bytes"`
+	ElapsedS float64 `json:"elapsed_s"`
+	Gbps     float64 `json:"gbps"`
+	MsgRate  float64 `json:"msg_rate"`
+	LatMinUS float64 `json:"lat_min_us"`
+	LatMedUS float64 `json:"lat_median_us"`
+	LatP99US float64 `json:"lat_p99_us"`
+	LatMaxUS float64 `json:"lat_max_us"`
+}
+
+type jsonStream struct {
+	Stream  int    `json:"stream"`
+	Reverse bool   `json:"reverse"`
+	Error   string `json:"error,omitempty"`
+	jsonAgg
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func aggJSON(streams int, ops, bytes uint64, el time.Duration, gb, rate float64, l bench.Latency) jsonAgg {
+	return jsonAgg{Streams: streams, Ops: ops, Bytes: bytes, ElapsedS: el.Seconds(), Gbps: gb, MsgRate: rate,
+		LatMinUS: us(l.Min), LatMedUS: us(l.Median), LatP99US: us(l.P99), LatMaxUS: us(l.Max)}
+}
+
+func toJSON(r *bench.Result, err error) jsonResult {
+	mode := "bw"
+	if r.Latency {
+		mode = "lat"
+	}
+	j := jsonResult{Test: r.Test.String(), LLP: r.LLP, Mode: mode, Size: r.Size, Streams: r.Streams, Depth: r.Depth,
+		Bidir: r.Bidir, MULPDU: r.MULPDU,
+		Forward: aggJSON(r.Forward.Streams, r.Forward.Ops, r.Forward.Bytes, r.Forward.Elapsed, r.Forward.Gbps(), r.Forward.MsgRate(), r.Forward.Lat)}
+	if r.Bidir {
+		a := aggJSON(r.Reverse.Streams, r.Reverse.Ops, r.Reverse.Bytes, r.Reverse.Elapsed, r.Reverse.Gbps(), r.Reverse.MsgRate(), r.Reverse.Lat)
+		j.Reverse = &a
+	}
+	for _, s := range r.PerStream {
+		js := jsonStream{Stream: s.Stream, Reverse: s.Reverse, jsonAgg: aggJSON(1, s.Ops, s.Bytes, s.Elapsed, s.Gbps(), s.MsgRate(), s.Lat)}
+		if s.Err != nil {
+			js.Error = s.Err.Error()
+		}
+		j.PerStream = append(j.PerStream, js)
+	}
+	if err != nil {
+		j.Error = err.Error()
+	}
+	return j
+}

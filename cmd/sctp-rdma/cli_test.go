@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var listenRE = regexp.MustCompile(`listening on (\S+)`)
+
+// serve runs "sctp-rdma serve" in-process on a loopback port and returns
+// its address and a stop function that cancels it and checks exit 0.
+func serve(t *testing.T, args ...string) (string, func() string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- runCtx(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), out, errOut)
+	}()
+	var addr string
+	require.Eventually(t, func() bool {
+		m := listenRE.FindStringSubmatch(out.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	}, 5*time.Second, time.Millisecond, "serve did not start: %s", errOut.String())
+	return addr, func() string {
+		cancel()
+		require.Equal(t, 0, <-code, errOut.String())
+		return out.String()
+	}
+}
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestServeBenchEveryTest runs serve and bench in-process over sctp-pion
+// and mpa for every test, in bandwidth and latency mode, with tiny sizes.
+func TestServeBenchEveryTest(t *testing.T) {
+	for _, llp := range []string{"sctp-pion", "mpa"} {
+		addr, stop := serve(t, "--llp", llp)
+		code, out, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "512,2K", "--iters", "20",
+			"--streams", "2", "--json", "all")
+		require.Equal(t, 0, code, errOut)
+		code2, out2, errOut2 := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "64", "--iters", "20", "--lat",
+			"--json", "--test", "write,read,send,fetchadd,cmpswap,write-imm")
+		require.Equal(t, 0, code2, errOut2)
+		seen := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(out+out2), "\n") {
+			var r jsonResult
+			require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+			assert.Empty(t, r.Error)
+			assert.Equal(t, llp, r.LLP)
+			want := uint64(20)
+			if r.Mode == "bw" {
+				want = 40 // two streams
+				assert.Len(t, r.PerStream, 2)
+			}
+			assert.Equal(t, want, r.Forward.Ops, "%s %s %d", r.Test, r.Mode, r.Size)
+			assert.Positive(t, r.Forward.Gbps)
+			assert.Positive(t, r.Forward.MsgRate)
+			assert.Positive(t, r.Forward.LatMinUS)
+			assert.LessOrEqual(t, r.Forward.LatMedUS, r.Forward.LatP99US)
+			seen[r.Test+"/"+r.Mode]++
+		}
+		// write, read, send, write-imm at two sizes; atomics at 8 octets.
+		for _, tc := range []string{"write", "read", "send", "write-imm"} {
+			assert.Equal(t, 2, seen[tc+"/bw"], tc)
+			assert.Equal(t, 1, seen[tc+"/lat"], tc)
+		}
+		for _, tc := range []string{"fetchadd", "cmpswap"} {
+			assert.Equal(t, 1, seen[tc+"/bw"], tc)
+			assert.Equal(t, 1, seen[tc+"/lat"], tc)
+		}
+		assert.Contains(t, stop(), "stopped after")
+	}
+}
+
+func TestBenchTableAndBidir(t *testing.T) {
+	addr, stop := serve(t, "--llp", "mpa")
+	defer stop()
+	code, out, errOut := runCLI("bench", "write", "--llp", "mpa", "--connect", addr, "--size", "1K-4K", "--iters", "10", "--streams", "2", "--bidir")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "RDMA Write BW Test")
+	assert.Contains(t, out, "bidirectional")
+	for _, sz := range []string{"1024", "2048", "4096"} {
+		assert.Regexp(t, `(?m)^ `+sz+` +all-rev +20 `, out)
+		assert.Regexp(t, `(?m)^ `+sz+` +2-rev +10 `, out)
+	}
+	assert.NotContains(t, errOut, "\r", "no progress line without a terminal")
+}
+
+func TestPingVerified(t *testing.T) {
+	for _, llp := range []string{"sctp-pion", "mpa"} {
+		addr, stop := serve(t, "--llp", llp)
+		code, out, errOut := runCLI("ping", "--llp", llp, "--connect", addr, "--count", "4", "--size", "3000", "--streams", "2")
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, 8, strings.Count(out, "3000 octets verified"), out)
+		assert.Contains(t, out, "8 iterations verified on 2 streams")
+		stop()
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bench", "--connect", "x", "--size", "3X"}, "invalid size"},
+		{[]string{"bench", "--connect", "x", "--llp", "carrier-pigeon"}, "--llp"},
+		{[]string{"bench", "--size", "1K"}, "--connect is required"},
+		{[]string{"bench", "--connect", "x", "nosuchtest"}, "unknown test"},
+		{[]string{"bench", "--connect", "x", "--iters", "5", "--duration", "1s"}, "not both"},
+		{[]string{"bench", "--connect", "x", "--streams", "0"}, "--streams"},
+		{[]string{"bench", "--connect", "x", "--depth", "1000"}, "--depth"},
+		{[]string{"bench", "--connect", "x", "--llp", "mpa", "--mtu", "1500"}, "--mtu applies"},
+		{[]string{"bench", "--connect", "x", "--ird", "0"}, "--ird"},
+		{[]string{"bench", "--connect", "x", "--lat", "--bidir"}, "--bidir"},
+		{[]string{"bench", "--connect", "x", "--mode", "fast"}, "--mode"},
+		{[]string{"bench", "--no-such-flag"}, "flag provided but not defined"},
+		{[]string{"ping", "--connect", "x", "--size", "1K,2K"}, "one --size"},
+		{[]string{"ping", "--connect", "x", "extra"}, "unexpected argument"},
+		{[]string{"serve", "--max-size", "2"}, "--max-size"},
+		{[]string{"serve", "--max-streams", "0"}, "--max-streams"},
+		{[]string{"frobnicate"}, "unknown command"},
+	} {
+		code, _, errOut := runCLI(tc.args...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+		assert.Contains(t, errOut, tc.msg, tc.args)
+	}
+	code, _, _ := runCLI("bench", "-h")
+	assert.Equal(t, 0, code)
+}
+
+func TestUnreachablePeer(t *testing.T) {
+	start := time.Now()
+	code, _, errOut := runCLI("bench", "--connect", "127.0.0.1:9", "--timeout", "500ms", "--iters", "1")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "127.0.0.1:9")
+	assert.Less(t, time.Since(start), 5*time.Second, "the connect timeout bounds the wait")
+	code, _, errOut = runCLI("ping", "--llp", "mpa", "--connect", "127.0.0.1:9", "--timeout", "500ms")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "connection refused")
+}
+
+func TestKernelSCTPUnavailableOrWorks(t *testing.T) {
+	code, _, errOut := runCLI("bench", "--llp", "sctp-kernel", "--connect", "127.0.0.1:9", "--timeout", "500ms", "--iters", "1")
+	assert.Equal(t, 1, code)
+	if strings.Contains(errOut, "kernel SCTP unavailable") {
+		assert.Contains(t, errOut, "modprobe sctp")
+	}
+}
+
+func TestServerRejectsSession(t *testing.T) {
+	for _, llp := range []string{"sctp-pion", "mpa"} {
+		addr, stop := serve(t, "--llp", llp, "--max-streams", "1", "--max-size", "1K")
+		code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--streams", "2", "--iters", "1", "--size", "64")
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errOut, "rejected")
+		assert.Contains(t, errOut, "server busy")
+		code, _, errOut = runCLI("bench", "--llp", llp, "--connect", addr, "--iters", "1", "--size", "4K")
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errOut, "max-size")
+		stop()
+	}
+}
+
+// TestServeSIGTERM stops a server with a real signal while a client runs:
+// the server flushes and exits 0, the client reports the lost stream.
+func TestServeSIGTERM(t *testing.T) {
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() { code <- run([]string{"serve", "--listen", "127.0.0.1:0", "--llp", "mpa"}, out, errOut) }()
+	var addr string
+	require.Eventually(t, func() bool {
+		m := listenRE.FindStringSubmatch(out.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	}, 5*time.Second, time.Millisecond)
+	cl := make(chan int, 1)
+	var clErr bytes.Buffer
+	go func() {
+		cl <- runCtx(context.Background(), []string{"bench", "--llp", "mpa", "--connect", addr, "--duration", "20s", "--size", "4K"}, &bytes.Buffer{}, &clErr)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(fmt.Sprint(out.String()), "listening") }, time.Second, time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, syscall.Kill(syscall.Getpid(), syscall.SIGTERM))
+	select {
+	case c := <-code:
+		assert.Equal(t, 0, c, errOut.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+	assert.Contains(t, out.String(), "stopped after")
+	assert.Equal(t, 1, <-cl)
+	assert.NotEmpty(t, clErr.String())
+}
+
+func TestServeJSON(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- runCtx(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--llp", "mpa", "--json"}, out, errOut)
+	}()
+	var ev struct{ Event, LLP, Addr string }
+	require.Eventually(t, func() bool {
+		line, _, _ := strings.Cut(out.String(), "\n")
+		return json.Unmarshal([]byte(line), &ev) == nil && ev.Addr != ""
+	}, 5*time.Second, time.Millisecond)
+	assert.Equal(t, "listening", ev.Event)
+	assert.Equal(t, "mpa", ev.LLP)
+	c, _, e := runCLI("bench", "--llp", "mpa", "--connect", ev.Addr, "--iters", "5", "send")
+	require.Equal(t, 0, c, e)
+	cancel()
+	require.Equal(t, 0, <-code, errOut.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var last struct {
+		Event      string
+		Operations uint64
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+	assert.Equal(t, "stopped", last.Event)
+	assert.Equal(t, uint64(5), last.Operations, "the server counted the 5 Sends it received")
+}

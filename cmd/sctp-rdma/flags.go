@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+)
+
+// errUsage marks a command line error: exit status 2.
+var errUsage = errors.New("usage")
+
+// usageError formats a flag error; the caller prints it and exits 2.
+func usageError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+}
+
+// llpFlags are the lower layer flags shared by serve, bench and ping.
+type llpFlags struct {
+	llp      string
+	ird, ord int
+	mtu      int
+}
+
+func (f *llpFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.llp, "llp", transport.SCTPPion, "lower layer: sctp-pion (userspace SCTP over UDP), sctp-kernel (Linux SCTP), mpa (MPA over TCP)")
+	fs.IntVar(&f.ird, "ird", 16, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
+	fs.IntVar(&f.ord, "ord", 16, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
+	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion (0: 8192-octet packets on loopback, 1500 otherwise; at most 8220)")
+}
+
+func (f *llpFlags) options() (transport.Options, error) {
+	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu}
+	switch f.llp {
+	case transport.SCTPPion, transport.SCTPKernel, transport.MPA:
+	default:
+		return o, usageError("--llp %q: want sctp-pion, sctp-kernel or mpa", f.llp)
+	}
+	if f.ird < 1 || f.ird > 0x3FFE || f.ord < 1 || f.ord > 0x3FFE {
+		return o, usageError("--ird and --ord must be 1..16382 (14-bit fields, RFC 6581 §9)")
+	}
+	if f.mtu != 0 && f.llp != transport.SCTPPion {
+		return o, usageError("--mtu applies to --llp sctp-pion only (kernel SCTP and TCP discover the path MTU)")
+	}
+	if f.mtu != 0 && (f.mtu < 576 || f.mtu > 8220) {
+		return o, usageError("--mtu %d: want 576..8220 (pion/sctp cannot take packets above 8192 octets)", f.mtu)
+	}
+	return o, nil
+}
+
+// parseFlags parses args into fs, mapping -h to errHelp and any other
+// problem to a usage error (the flag package already printed it).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	_, err := parseInterleaved(fs, args)
+	if err == nil && fs.NArg() > 0 {
+		return usageError("unexpected argument %q", fs.Arg(0))
+	}
+	return err
+}
+
+// parseInterleaved parses flags and positional arguments in any order
+// ("bench write --size 1K read") and returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, flag.ErrHelp
+			}
+			return nil, fmt.Errorf("%w: %w", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+		if len(args) == 0 {
+			return pos, nil
+		}
+	}
+}
+
+// explain turns well-known failures into a message a user can act on.
+func explain(err error) string {
+	var b strings.Builder
+	b.WriteString(err.Error())
+	switch {
+	case errors.Is(err, sctpllp.ErrKernelSCTPUnavailable):
+		b.WriteString("\n  this kernel offers no SCTP sockets: load the module (modprobe sctp) or use --llp sctp-pion")
+	case errors.Is(err, transport.ErrRejected):
+		b.WriteString("\n  the server refused the session (see the reason above)")
+	}
+	return b.String()
+}
+
+// exitFor prints err for command name and returns the exit status.
+func exitFor(stderr io.Writer, name string, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if errors.Is(err, errUsage) {
+		msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+		fmt.Fprintf(stderr, "sctp-rdma %s: %s\nrun \"sctp-rdma %s -h\" for the flags\n", name, msg, name)
+		return 2
+	}
+	fmt.Fprintf(stderr, "sctp-rdma %s: %s\n", name, explain(err))
+	return 1
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.2f", float64(d)/float64(time.Microsecond))
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/bench"
+)
+
+func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ping", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f clientFlags
+	f.register(fs, "64")
+	count := fs.Uint64("count", 10, "iterations per stream (0 with --duration: run for that long)")
+	verbose := fs.Bool("v", true, "print one line per verified iteration")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if f.iters == 0 && f.duration == 0 {
+		if *count == 0 {
+			return usageError("--count must be at least 1 (or give --duration)")
+		}
+		f.iters = *count
+	}
+	cfg, sizes, err := f.config()
+	if err != nil {
+		return err
+	}
+	if len(sizes) != 1 {
+		return usageError("ping takes one --size")
+	}
+	cfg.Test, cfg.Size = bench.TestPing, sizes[0]
+	var mu sync.Mutex
+	if *verbose && !f.json {
+		fmt.Fprintf(stdout, "PING %s over %s: %d-octet buffers, RDMA Read + Write-back, verified\n", cfg.Addr, orDefault(cfg.Transport.LLP), cfg.Size)
+		cfg.OnPing = func(l bench.PingLine) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stdout, "%d octets verified: stream=%d seq=%d time=%s us\n", l.Size, l.Stream, l.Seq, fmtDur(l.RTT))
+		}
+	}
+	res, err := bench.Run(ctx, cfg)
+	if res != nil {
+		if f.json {
+			_ = json.NewEncoder(stdout).Encode(toJSON(res, err))
+		} else {
+			a := res.Forward
+			fmt.Fprintf(stdout, "--- %s ping statistics ---\n%d iterations verified on %d streams in %v\nrtt min/median/p99/max = %s/%s/%s/%s us\n",
+				cfg.Addr, a.Ops, a.Streams, a.Elapsed.Round(time.Millisecond), fmtDur(a.Lat.Min), fmtDur(a.Lat.Median), fmtDur(a.Lat.P99), fmtDur(a.Lat.Max))
+		}
+	}
+	return err
+}

@@ -1,0 +1,187 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/ishidawataru/sctp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+)
+
+// Interop settings (docs/kernel-sctp.md): SCTP over UDP on the registered
+// port (RFC 6951), a fixed path MTU well below pion's 8192-octet receive
+// buffer, equal stream counts on both sides (pion does not enforce the
+// peer's inbound count), and pion's fixed SCTP port 5000.
+const (
+	encapsPort     = 9899
+	interopMTU     = 1200
+	interopStreams = 64
+	pionSCTPPort   = 5000
+	// pionInteropMTU is the path MTU pion assumes when the kernel dials
+	// it. See docs/kernel-sctp.md: with interopMTU here the kernel aborts
+	// the association ("chunk had invalid length").
+	pionInteropMTU = interopMTU
+)
+
+// kernelOptions sizes the suite for the TCG-emulated VM; interopOptions adds
+// the known shutdown stall between the two stacks (docs/kernel-sctp.md).
+var (
+	kernelOptions  = Options{Streams: 8, MaxSize: 32 << 10, Timeout: 120 * time.Second}
+	interopOptions = Options{Streams: 8, MaxSize: 32 << 10, Timeout: 120 * time.Second, ShutdownStall: true}
+)
+
+// TestKernelSuiteInVM runs the end-to-end suite over Linux kernel SCTP on
+// 127.0.0.1 and over kernel↔pion interop (SCTP over UDP, RFC 6951), both
+// directions. The development and CI kernels have no SCTP: the test then
+// boots the qemu VM of internal/vmtest once and runs itself there (never a
+// skip: a VM that cannot be set up fails the test).
+func TestKernelSuiteInVM(t *testing.T) {
+	if !vmtest.KernelHasSCTP() {
+		if vmtest.InVM() {
+			t.Fatal("running in the test VM but the kernel has no SCTP: sctp.ko not loaded")
+		}
+		start := time.Now()
+		vmtest.RunInVM(t, ".", "^TestKernelSuiteInVM$",
+			vmtest.WithSysctl(fmt.Sprintf("net.sctp.udp_port=%d", encapsPort)))
+		t.Logf("kernel and interop suites in the VM: %v including build and boot", time.Since(start).Round(time.Second))
+		return
+	}
+	t.Run("Kernel", func(t *testing.T) { Run(t, kernelPair, kernelOptions) })
+	if !vmtest.InVM() {
+		// The interop needs net.sctp.udp_port and GSO off on lo: settings
+		// of the whole machine, made only inside the throw-away VM.
+		t.Log("kernel↔pion interop runs inside the test VM only")
+		return
+	}
+	// The kernel drops its own GSO batches over the UDP tunnel
+	// (docs/kernel-sctp.md): both offloads off on lo.
+	require.NoError(t, setFeatures("lo", false, "tx-generic-segmentation", "tx-sctp-segmentation"))
+	t.Run("PionDialsKernel", func(t *testing.T) { Run(t, pionDialsKernel, interopOptions) })
+	t.Run("KernelDialsPion", func(t *testing.T) { Run(t, kernelDialsPion, interopOptions) })
+}
+
+func kernelAddrPort(a net.Addr) int { return a.(*sctp.SCTPAddr).Port }
+
+// kernelPair is the Factory of kernel SCTP on 127.0.0.1.
+func kernelPair(t *testing.T) (client, server *sctpllp.Association) {
+	t.Helper()
+	cfg := sctpllp.KernelConfig{Streams: interopStreams, RequireDDPAdaptation: true}
+	ln, err := sctpllp.ListenKernel("127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ch := acceptAsync(ctx, ln)
+	ct, err := sctpllp.DialKernel(ctx, fmt.Sprintf("127.0.0.1:%d", kernelAddrPort(ln.Addr())), cfg)
+	require.NoError(t, err)
+	r := <-ch
+	if r.err != nil {
+		ct.Abort()
+	}
+	require.NoError(t, r.err)
+	// RFC 5043 §5.1: both kernels sent the DDP Adaptation Layer Indication.
+	for _, tr := range []sctpllp.Transport{ct, r.tr} {
+		ind, ok := tr.PeerAdaptation()
+		assert.True(t, ok)
+		assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind)
+	}
+	return sctpllp.NewAssociation(ct, sctpllp.Config{}), sctpllp.NewAssociation(r.tr, sctpllp.Config{})
+}
+
+type acceptResult struct {
+	tr  sctpllp.Transport
+	err error
+}
+
+func acceptAsync(ctx context.Context, ln *sctpllp.KernelListener) <-chan acceptResult {
+	ch := make(chan acceptResult, 1)
+	go func() {
+		tr, err := ln.Accept(ctx)
+		ch <- acceptResult{tr, err}
+	}()
+	return ch
+}
+
+// interopKernelConfig is the kernel side of an interop association.
+func interopKernelConfig() sctpllp.KernelConfig {
+	return sctpllp.KernelConfig{Streams: interopStreams, PathMTU: interopMTU}
+}
+
+// pionDialsKernel: pion (client, SCTP over a UDP socket connected to the
+// kernel's encapsulation port) and a kernel listener on SCTP port 5000.
+func pionDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
+	t.Helper()
+	ln, err := sctpllp.ListenKernel(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
+	require.NoError(t, err)
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ch := acceptAsync(ctx, ln)
+	udp, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: encapsPort})
+	require.NoError(t, err)
+	pt, err := sctpllp.NewPionTransport(ctx, newTap(t, udp), true, sctpllp.PionConfig{Streams: interopStreams, MTU: interopMTU})
+	if err != nil {
+		udp.Close()
+	}
+	require.NoError(t, err)
+	r := <-ch
+	if r.err != nil {
+		pt.Abort()
+	}
+	require.NoError(t, r.err)
+	// pion sends no Adaptation Layer Indication (it cannot).
+	_, ok := r.tr.PeerAdaptation()
+	assert.False(t, ok, "pion cannot send the RFC 5043 §5.1 indication")
+	assert.Equal(t, interopStreams, r.tr.NumStreams())
+	return sctpllp.NewAssociation(pt, sctpllp.Config{}), sctpllp.NewAssociation(r.tr, sctpllp.Config{})
+}
+
+// kernelDialsPion: the kernel dials pion's SCTP port 5000, encapsulated to
+// pion's UDP port; pion is passive behind the INIT filter.
+func kernelDialsPion(t *testing.T) (client, server *sctpllp.Association) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	udp, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: encapsPort})
+	require.NoError(t, err)
+	filter := sctpllp.NewInitFilterConn(newTap(t, udp))
+	type pres struct {
+		pt  *sctpllp.PionTransport
+		err error
+	}
+	ch := make(chan pres, 1)
+	go func() {
+		// The filter's RemoteAddr is the UDP peer: MTU is the IP path MTU.
+		pt, err := sctpllp.NewPionTransport(ctx, filter, false,
+			sctpllp.PionConfig{Streams: interopStreams, MTU: pionInteropMTU})
+		ch <- pres{pt, err}
+	}()
+	kcfg := interopKernelConfig()
+	kcfg.RemoteUDPEncapsPort = uint16(udp.LocalAddr().(*net.UDPAddr).Port)
+	kt, err := sctpllp.DialKernel(ctx, fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), kcfg)
+	r := <-ch
+	if err != nil || r.err != nil {
+		if kt != nil {
+			kt.Abort()
+		}
+		if r.pt != nil {
+			r.pt.Abort()
+		} else {
+			udp.Close()
+		}
+	}
+	require.NoError(t, err, "kernel dial")
+	require.NoError(t, r.err, "pion accept")
+	assert.Positive(t, filter.Stripped(), "the kernel's INIT needed rewriting for pion")
+	assert.Equal(t, interopStreams, kt.NumStreams())
+	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(r.pt, sctpllp.Config{})
+}

@@ -1,0 +1,38 @@
+package soak
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+var (
+	duration = flag.Duration("soak.duration", 0, "soak duration (default 20s, or 8s with -short)")
+	nstreams = flag.Int("soak.streams", 64, "concurrent streams")
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestSoak is the soak run of issue 8: 64 streams, every operation, random
+// sizes, random deliberate terminations; at the end posted = completed,
+// every byte verified, goroutines and heap back to their starting level.
+// `make soak` runs it for 10 minutes; `make test` for a short while.
+func TestSoak(t *testing.T) {
+	d := *duration
+	if d == 0 {
+		d = 20 * time.Second
+		if testing.Short() {
+			d = 8 * time.Second
+		}
+	}
+	sum, err := Run(context.Background(), Config{Streams: *nstreams, Duration: d, MaxSize: 128 << 10}, os.Stdout)
+	require.NoError(t, err)
+	require.NoError(t, sum.OK())
+	require.NotZero(t, sum.Succeeded)
+	require.Equal(t, sum.Posted, sum.Completed)
+}

@@ -1,0 +1,478 @@
+// Package transport is the LLP plumbing shared by the sctp-rdma command
+// line tool and the bench package: it turns a lower layer name and an
+// address into running RDMAP endpoints (RFC 5040 §6.1: the LLP stream is in
+// RDMA mode before the endpoint exists).
+//
+//   - sctp-pion: one userspace SCTP association (github.com/pion/sctp over
+//     UDP, sctpllp.Dial/Listen) with one DDP stream per SCTP stream pair
+//     (RFC 5043 §4, §8), managed by package streams.
+//   - sctp-kernel: the same over a Linux kernel SCTP association
+//     (sctpllp.DialKernel/ListenKernel + sctpllp.NewAssociation).
+//   - mpa: one TCP connection per stream with MPA framing (RFC 5044), the
+//     enhanced RFC 6581 start-up carrying IRD/ORD; the endpoint is made
+//     directly on the mpa.Conn with the negotiated IRD/ORD.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/mpa"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/streams"
+)
+
+// LLP names accepted by Options.LLP.
+const (
+	SCTPPion   = "sctp-pion"
+	SCTPKernel = "sctp-kernel"
+	MPA        = "mpa"
+)
+
+// LLPs lists the lower layers in the order the tool documents them.
+var LLPs = []string{SCTPPion, SCTPKernel, MPA}
+
+// ErrUnknownLLP reports an Options.LLP that is none of LLPs.
+var ErrUnknownLLP = errors.New("transport: unknown lower layer")
+
+// ErrRejected is wrapped by every error caused by the peer refusing a
+// stream (RFC 5043 §6.3 Reject, RFC 5044 §7.1.2 rule 3 rejecting Reply).
+var ErrRejected = errors.New("transport: peer rejected the session")
+
+// Options configure both ends. Zero fields take defaults.
+type Options struct {
+	// LLP is one of SCTPPion (default), SCTPKernel, MPA.
+	LLP string
+	// IRD and ORD are this end's wishes, negotiated per stream by RFC 6581
+	// (MPA enhanced Request/Reply, SCTP Enhanced Initiate/Accept). 0: 16.
+	IRD, ORD int
+	// MTU is the path MTU for sctp-pion (0: sctpllp's default, 8192-octet
+	// packets on loopback).
+	MTU int
+	// Streams, for sctp-kernel, is the number of SCTP streams requested
+	// (0: enough for the dialled streams, at least 64).
+	Streams int
+	// PrivateData is sent with every Initiate / MPA Request or Reply.
+	PrivateData []byte
+	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
+	SQDepth, RQDepth int
+}
+
+func (o Options) llp() (string, error) {
+	switch o.LLP {
+	case "", SCTPPion:
+		return SCTPPion, nil
+	case SCTPKernel, MPA:
+		return o.LLP, nil
+	}
+	return "", fmt.Errorf("%w %q (want %s, %s or %s)", ErrUnknownLLP, o.LLP, SCTPPion, SCTPKernel, MPA)
+}
+
+func (o Options) endpointConfig() rdmap.EndpointConfig {
+	return rdmap.EndpointConfig{IRD: o.IRD, ORD: o.ORD, SQDepth: o.SQDepth, RQDepth: o.RQDepth}
+}
+
+func (o Options) sctpConfig() sctpllp.Config {
+	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU}}
+}
+
+func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
+	s := o.Streams
+	if s == 0 {
+		s = max(64, n+1)
+	}
+	return sctpllp.KernelConfig{Streams: s}
+}
+
+func (o Options) mpaConfig() *mpa.Config {
+	ird, ord := o.IRD, o.ORD
+	if ird <= 0 {
+		ird = rdmap.DefaultIRD
+	}
+	if ord <= 0 {
+		ord = rdmap.DefaultORD
+	}
+	return &mpa.Config{Enhanced: true, IRD: uint16(min(ird, 0x3FFE)), ORD: uint16(min(ord, 0x3FFE)), PrivateData: o.PrivateData}
+}
+
+// Prepare is called for every endpoint after it was created and before it
+// starts receiving: the place to post the first receive buffers (RFC 5041
+// §7.1: a Send that finds no buffer is an error).
+type Prepare func(ep *rdmap.Endpoint) error
+
+// Client is the active side: a set of running endpoints to one peer.
+type Client struct {
+	// Endpoints are the streams in the order they were opened.
+	Endpoints []*rdmap.Endpoint
+	// MULPDU is the first stream's MULPDU, for reports.
+	MULPDU int
+
+	mgr   *streams.Manager
+	conns []*mpa.Conn
+}
+
+// Dial opens n streams to addr over o.LLP and starts an endpoint of pd on
+// each, calling prepare (if not nil) on each before it starts. On error
+// everything opened is torn down.
+func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+	kind, err := o.llp()
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("transport: %d streams requested", n)
+	}
+	c := &Client{}
+	switch kind {
+	case SCTPPion, SCTPKernel:
+		var assoc *sctpllp.Association
+		if kind == SCTPPion {
+			assoc, err = sctpllp.Dial(ctx, addr, o.sctpConfig())
+		} else {
+			var t sctpllp.Transport
+			t, err = sctpllp.DialKernel(ctx, addr, o.kernelConfig(n))
+			if err == nil {
+				assoc = sctpllp.NewAssociation(t, sctpllp.Config{})
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: connect %s: %w", kind, addr, err)
+		}
+		if n > assoc.NumStreams()-1 {
+			_ = assoc.Abort()
+			return nil, fmt.Errorf("%s: %d streams requested, the association has %d", kind, n, assoc.NumStreams()-1)
+		}
+		c.MULPDU = assoc.MULPDU()
+		c.mgr = streams.New(assoc, pd, streams.Config{Endpoint: o.endpointConfig(), PrivateData: o.PrivateData})
+		for i := 0; i < n; i++ {
+			s, err := c.mgr.Open(ctx, uint16(i+1), streams.OpenOptions{Prepare: prepare})
+			if err != nil {
+				c.abort()
+				var re *sctpllp.RejectError
+				if errors.As(err, &re) {
+					return nil, fmt.Errorf("%w: stream %d: %q", ErrRejected, i+1, re.PrivateData)
+				}
+				if errors.Is(err, sctpllp.ErrSessionTerminated) {
+					return nil, fmt.Errorf("%w: stream %d: %w", ErrRejected, i+1, err)
+				}
+				return nil, fmt.Errorf("%s: open stream %d: %w", kind, i+1, err)
+			}
+			c.Endpoints = append(c.Endpoints, s.Endpoint())
+		}
+	case MPA:
+		for i := 0; i < n; i++ {
+			conn, err := mpa.Dial(ctx, "tcp", addr, o.mpaConfig())
+			if err != nil {
+				c.abort()
+				var re *mpa.RejectError
+				if errors.As(err, &re) {
+					return nil, fmt.Errorf("%w: connection %d: %q", ErrRejected, i+1, re.Reply.PrivateData)
+				}
+				return nil, fmt.Errorf("mpa: connect %s: %w", addr, err)
+			}
+			ep, err := newMPAEndpoint(conn, o, pd, prepare)
+			if err != nil {
+				c.abort()
+				return nil, err
+			}
+			if i == 0 {
+				c.MULPDU = conn.MULPDU()
+			}
+			c.conns = append(c.conns, conn)
+			c.Endpoints = append(c.Endpoints, ep)
+		}
+	}
+	return c, nil
+}
+
+// newMPAEndpoint makes the endpoint on an MPA connection with the IRD/ORD
+// negotiated by the RFC 6581 §9.1 exchange.
+func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*rdmap.Endpoint, error) {
+	p := conn.Params()
+	cfg := o.endpointConfig()
+	if p.Enhanced && p.IRD != mpa.NoNegotiation && p.ORD != mpa.NoNegotiation {
+		cfg.IRD, cfg.ORD = max(int(p.IRD), 1), max(int(p.ORD), 1)
+	}
+	ep, err := pd.NewEndpoint(conn, cfg)
+	if err != nil {
+		_ = conn.Abort()
+		return nil, fmt.Errorf("mpa: endpoint: %w", err)
+	}
+	if prepare != nil {
+		if err := prepare(ep); err != nil {
+			_ = ep.Abort()
+			return nil, err
+		}
+	}
+	if err := ep.Start(); err != nil {
+		_ = ep.Abort()
+		return nil, fmt.Errorf("mpa: start endpoint: %w", err)
+	}
+	return ep, nil
+}
+
+func (c *Client) abort() {
+	for _, ep := range c.Endpoints {
+		_ = ep.Abort()
+	}
+	if c.mgr == nil {
+		for _, ep := range c.Endpoints {
+			<-ep.Done()
+		}
+	}
+	if c.mgr != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = c.mgr.Close(ctx)
+		cancel()
+		_ = c.mgr.Association().Abort()
+		c.mgr.Wait()
+	}
+}
+
+// Close closes every endpoint gracefully (RFC 5040 §6.2), bounded by ctx
+// (what is still busy then is aborted and flushed), then the association,
+// and waits until every goroutine has ended.
+func (c *Client) Close(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.Endpoints))
+	for i, ep := range c.Endpoints {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := ep.Close(ctx); err != nil && !errors.Is(err, rdmap.ErrClosed) && !errors.Is(err, rdmap.ErrPeerClosed) {
+				errs[i] = err
+			}
+			<-ep.Done()
+		}()
+	}
+	wg.Wait()
+	if c.mgr != nil {
+		if err := c.mgr.Close(ctx); err != nil && ctx.Err() == nil {
+			errs = append(errs, err)
+		}
+		c.mgr.Wait()
+		select {
+		case <-c.mgr.Association().Done():
+		case <-ctx.Done():
+			_ = c.mgr.Association().Abort()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Handler serves one accepted stream on the passive side.
+type Handler interface {
+	// Admit decides on a stream request from its private data: a non-nil
+	// error rejects it (RFC 5043 §6.3, RFC 5044 §7.1.2) with the error's
+	// text as private data.
+	Admit(privateData []byte) error
+	// Prepare posts the first receives of a new endpoint.
+	Prepare(ep *rdmap.Endpoint) error
+	// Serve runs the stream until it ends. It must return soon after ctx
+	// ends.
+	Serve(ctx context.Context, ep *rdmap.Endpoint)
+	// Dropped reports an admitted stream whose set-up failed before Serve
+	// (the endpoint could not be created, prepared or started).
+	Dropped()
+}
+
+// Listener is the passive side: it accepts associations (or TCP
+// connections) from any number of peers concurrently.
+type Listener struct {
+	kind string
+	o    Options
+	sctp *sctpllp.Listener
+	kern *sctpllp.KernelListener
+	mpa  *mpa.Listener
+
+	mu sync.Mutex
+	h  Handler // set by Serve; read by the MPA Accept callback
+}
+
+func (l *Listener) handler() Handler {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.h
+}
+
+// Listen announces on addr over o.LLP.
+func Listen(o Options, addr string) (*Listener, error) {
+	kind, err := o.llp()
+	if err != nil {
+		return nil, err
+	}
+	l := &Listener{kind: kind, o: o}
+	switch kind {
+	case SCTPPion:
+		l.sctp, err = sctpllp.Listen(addr, o.sctpConfig())
+	case SCTPKernel:
+		l.kern, err = sctpllp.ListenKernel(addr, o.kernelConfig(0))
+	case MPA:
+		cfg := o.mpaConfig()
+		cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
+			if h := l.handler(); h != nil {
+				if err := h.Admit(req.PrivateData); err != nil {
+					return mpa.Decision{Reject: true, PrivateData: rejectData(err)}, nil
+				}
+				return mpa.Decision{}, nil
+			}
+			return mpa.Decision{Reject: true, PrivateData: []byte("server not ready")}, nil
+		}
+		l.mpa, err = mpa.Listen("tcp", addr, cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen %s: %w", kind, addr, err)
+	}
+	return l, nil
+}
+
+func rejectData(err error) []byte {
+	b := []byte(err.Error())
+	return b[:min(len(b), 200)]
+}
+
+// Addr returns the address the listener is bound to.
+func (l *Listener) Addr() string {
+	switch {
+	case l.sctp != nil:
+		return l.sctp.Addr()
+	case l.kern != nil:
+		return l.kern.Addr().String()
+	}
+	return l.mpa.Addr().String()
+}
+
+// Kind returns the LLP name.
+func (l *Listener) Kind() string { return l.kind }
+
+// Serve accepts streams until ctx ends, runs h on each with an endpoint of
+// pd, then closes the listener and waits for every handler, stream and
+// association to finish. It returns nil after ctx ended, or the listener's
+// failure.
+func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
+	l.mu.Lock()
+	l.h = h
+	l.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer l.close()
+	for {
+		var err error
+		switch l.kind {
+		case SCTPPion, SCTPKernel:
+			var assoc *sctpllp.Association
+			assoc, err = l.acceptAssoc(ctx)
+			if err == nil {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l.serveAssoc(ctx, assoc, pd, h)
+				}()
+			}
+		case MPA:
+			var conn *mpa.Conn
+			conn, err = l.mpa.Accept(ctx)
+			if err == nil {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ep, err := newMPAEndpoint(conn, l.o, pd, h.Prepare)
+					if err != nil {
+						h.Dropped()
+						return
+					}
+					h.Serve(ctx, ep)
+					_ = ep.Abort()
+					<-ep.Done()
+				}()
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// A failed start-up (handshake timeout, bad MPA Request, a
+			// rejected peer) concerns one peer only: keep serving.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+}
+
+func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error) {
+	if l.sctp != nil {
+		return l.sctp.Accept(ctx)
+	}
+	t, err := l.kern.Accept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sctpllp.NewAssociation(t, sctpllp.Config{}), nil
+}
+
+func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, pd *rdmap.PD, h Handler) {
+	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), PrivateData: l.o.PrivateData})
+	var wg sync.WaitGroup
+	for {
+		in, err := m.Accept(ctx)
+		if err != nil {
+			break
+		}
+		if err := h.Admit(in.PrivateData()); err != nil {
+			_ = in.Reject(rejectData(err))
+			continue
+		}
+		s, err := in.AcceptWith(streams.OpenOptions{Prepare: h.Prepare})
+		if err != nil {
+			h.Dropped()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.Serve(ctx, s.Endpoint())
+			_ = s.Endpoint().Abort()
+			<-s.Done()
+		}()
+	}
+	wg.Wait()
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = m.Close(cctx)
+	cancel()
+	m.Wait()
+	select {
+	case <-assoc.Done():
+	case <-time.After(2 * time.Second):
+		_ = assoc.Abort()
+	}
+}
+
+func (l *Listener) close() {
+	switch {
+	case l.sctp != nil:
+		_ = l.sctp.Close()
+	case l.kern != nil:
+		_ = l.kern.Close()
+	default:
+		_ = l.mpa.Close()
+	}
+}
+
+// Close stops accepting; Serve returns when its handlers have finished.
+func (l *Listener) Close() error {
+	l.close()
+	return nil
+}

@@ -1,0 +1,145 @@
+package siw
+
+import (
+	"encoding/binary"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/mpa"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+)
+
+// rpingPcap is a capture of Linux siw on both ends of rping (a copy of the
+// project's spec/captures/rping-siw.pcap): server port 7174, enhanced MPA
+// revision 2, no CRC, no Markers, rping -C 3 with 64-octet buffers.
+const rpingPcap = "testdata/rping-siw.pcap"
+
+// tcpPayloads returns the reassembled TCP payload of each direction of a
+// little-endian Ethernet pcap, keyed by source port.
+func tcpPayloads(t *testing.T, path string) map[uint16][]byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, uint32(0xa1b2c3d4), binary.LittleEndian.Uint32(raw))
+	type seg struct {
+		seq  uint32
+		data []byte
+	}
+	segs := map[uint16][]seg{}
+	for off := 24; off+16 <= len(raw); {
+		incl := int(binary.LittleEndian.Uint32(raw[off+8:]))
+		pkt := raw[off+16 : off+16+incl]
+		off += 16 + incl
+		if len(pkt) < 34 || binary.BigEndian.Uint16(pkt[12:]) != 0x0800 || pkt[14+9] != 6 {
+			continue
+		}
+		ip := pkt[14:]
+		tcp := ip[int(ip[0]&0x0f)*4 : binary.BigEndian.Uint16(ip[2:])]
+		if p := tcp[int(tcp[12]>>4)*4:]; len(p) > 0 {
+			sport := binary.BigEndian.Uint16(tcp)
+			segs[sport] = append(segs[sport], seg{binary.BigEndian.Uint32(tcp[4:]), p})
+		}
+	}
+	out := map[uint16][]byte{}
+	for port, ss := range segs {
+		sort.SliceStable(ss, func(i, j int) bool { return int32(ss[i].seq-ss[j].seq) < 0 })
+		next := ss[0].seq
+		for _, s := range ss {
+			if int32(s.seq-next) < 0 {
+				continue
+			}
+			out[port] = append(out[port], s.data...)
+			next = s.seq + uint32(len(s.data))
+		}
+	}
+	return out
+}
+
+// ulpdus skips the MPA startup frame and returns the DDP segments.
+func ulpdus(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	n, err := mpa.FrameLen(b)
+	require.NoError(t, err)
+	b = b[n:]
+	var out [][]byte
+	for pos := uint64(0); len(b) > 0; {
+		f, m, err := mpa.ParseFPDU(b, pos, false, false, nil)
+		require.NoError(t, err)
+		out = append(out, f.ULPDU)
+		b, pos = b[m:], pos+uint64(m)
+	}
+	return out
+}
+
+// TestCapture_RpingExchange checks our reading of rping's protocol against
+// what siw put on the wire: the client's first Send is a 16-octet
+// advertisement, which the server's first RDMA Read Request (RFC 5040
+// §4.4) names as its source; the server's Sends are 16 octets too.
+func TestCapture_RpingExchange(t *testing.T) {
+	streams := tcpPayloads(t, rpingPcap)
+	require.Len(t, streams, 2)
+	srv := ulpdus(t, streams[7174])
+	var cli [][]byte
+	for port, b := range streams {
+		if port != 7174 {
+			cli = ulpdus(t, b)
+		}
+	}
+	require.NotEmpty(t, cli)
+	require.NotEmpty(t, srv)
+
+	h, n, err := ddp.ParseUntaggedHeader(cli[0])
+	require.NoError(t, err)
+	assert.Equal(t, rdmap.ControlByte(rdmap.OpSend), h.RsvdULP[0])
+	assert.Equal(t, uint32(1), h.MSN)
+	adv, _, err := ParseInfo(cli[0][n:])
+	require.NoError(t, err)
+	assert.Equal(t, uint32(DefaultSize), adv.Size)
+
+	h, n, err = ddp.ParseUntaggedHeader(srv[0])
+	require.NoError(t, err)
+	assert.Equal(t, uint32(rdmap.QNReadRequest), h.QN)
+	rr, _, err := rdmap.ParseReadRequest(srv[0][n:])
+	require.NoError(t, err)
+	assert.Equal(t, adv.STag, rr.SrcSTag)
+	assert.Equal(t, adv.Addr, rr.SrcTO)
+	assert.Equal(t, adv.Size, rr.Size)
+
+	// The client's Read Responses carry rping's payload of each ping.
+	ping := 0
+	for _, seg := range cli {
+		if seg[0]&0x80 == 0 {
+			continue
+		}
+		th, n, err := ddp.ParseTaggedHeader(seg)
+		require.NoError(t, err)
+		if th.RsvdULP != rdmap.ControlByte(rdmap.OpReadResponse) {
+			continue
+		}
+		want := make([]byte, DefaultSize)
+		FillPing(want, ping)
+		assert.Equal(t, string(want), string(seg[n:]), "ping %d", ping)
+		ping++
+	}
+	assert.Equal(t, 3, ping)
+
+	// Every Send either way carries exactly InfoLen octets.
+	sends := 0
+	for _, seg := range append(append([][]byte{}, cli...), srv...) {
+		if seg[0]&0x80 != 0 {
+			continue
+		}
+		h, n, err := ddp.ParseUntaggedHeader(seg)
+		require.NoError(t, err)
+		if h.QN == rdmap.QNSend {
+			sends++
+			assert.Len(t, seg[n:], InfoLen)
+		}
+	}
+	assert.Equal(t, 3*4, sends, "rping -C 3: four Sends per iteration")
+}

@@ -1,0 +1,287 @@
+package siw
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/mpa"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// inGuest reports whether this binary runs in the siw VM
+// (scripts/vm/siw-guest.sh).
+func inGuest() bool { return os.Getenv("SIW_GUEST") == "1" }
+
+// TestSiwInterop runs our rping client and server against Linux siw and
+// rdma-core's rping in a throw-away VM (scripts/vm/siw-run.sh). On the
+// host it builds this package's test binary and boots the VM; in the VM it
+// runs the scenarios. With CI=true it never skips.
+func TestSiwInterop(t *testing.T) {
+	if !inGuest() {
+		run := "^TestSiwInterop$"
+		if r := os.Getenv("SIW_RUN"); r != "" { // e.g. ^TestSiwInterop$/rping-c
+			run = r
+		}
+		runInSiwVM(t, run)
+		return
+	}
+	addr := os.Getenv("SIW_ADDR")
+	require.NotEmpty(t, addr)
+	setParam := func(t *testing.T, name, v string) {
+		require.NoError(t, os.WriteFile("/sys/module/siw/parameters/"+name, []byte(v), 0o644))
+	}
+	port := 7100
+	nextPort := func() int { port++; return port }
+	const pings = 5
+
+	// Our client (MPA Initiator) against `rping -s` (siw Responder).
+	// siwNoORD: with a Request that carries no IRD/ORD (revision 1, or
+	// revision 2 without S) siw reports IRD = ORD = 0 to rdma_cm, rping
+	// accepts with those, and its RDMA Read cannot be posted ("post send
+	// error"): the documented siw/rping limitation (docs/siw-interop.md).
+	clientCases := []struct {
+		name     string
+		cfg      mpa.Config
+		size     int
+		siwNoORD bool
+	}{
+		{"rev2-enhanced-crc", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, 64, false},
+		{"rev2-enhanced-nocrc", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, NoCRC: true}, 64, false},
+		{"rev2-p2p-write-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: mpa.RTRWrite}, 64, false},
+		{"rev2-p2p-read-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: mpa.RTRRead}, 64, false},
+		{"rev2-crc-60000", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, 60000, false},
+		{"rev2-plain-nocrc", mpa.Config{NoCRC: true}, 64, true},
+		{"rev1-crc", mpa.Config{Revision: mpa.Rev1}, 64, true},
+	}
+	for _, tc := range clientCases {
+		t.Run("ours-client-vs-rping-s/"+tc.name, func(t *testing.T) {
+			p := nextPort()
+			srv := startTool(t, "rping", "-s", "-a", addr, "-p", fmt.Sprint(p), "-S", fmt.Sprint(tc.size), "-v")
+			waitListen(t, p)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			st, err := Client(ctx, fmt.Sprintf("%s:%d", addr, p), Config{MPA: tc.cfg, Size: tc.size, Count: pings})
+			if tc.siwNoORD {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, rdmap.ErrPeerClosed)
+				assert.Eventually(t, func() bool { return strings.Contains(srv.output(), "post send error") },
+					20*time.Second, 50*time.Millisecond, "rping -s could not post its RDMA Read; output:\n%s", srv.output())
+				t.Logf("as documented, siw's rping server cannot Read without negotiated IRD/ORD: %v", err)
+				return
+			}
+			require.NoError(t, err, "rping -s output:\n%s", srv.output())
+			assert.Equal(t, pings, st.Iterations)
+			t.Logf("negotiated: rev %d crc %v enhanced %v ird %d ord %d p2p %v rtr %v; %d pings in %v",
+				st.Params.Revision, st.Params.CRC, st.Params.Enhanced, st.Params.IRD, st.Params.ORD,
+				st.Params.PeerToPeer, st.Params.RTR, st.Iterations, st.Elapsed)
+			assert.Equal(t, !tc.cfg.NoCRC, st.Params.CRC)
+			if tc.cfg.PeerToPeer {
+				assert.Equal(t, tc.cfg.RTR, st.Params.RTR, "siw answers the RTR option offered (RFC 6581 §9.2)")
+			}
+			out := srv.wait(t)
+			if tc.size <= 256 {
+				assert.Contains(t, out, fmt.Sprintf("server ping data: rdma-ping-%d: ", pings-1))
+			}
+		})
+	}
+
+	// `rping -c` (siw Initiator) against our server (MPA Responder).
+	serverCases := []struct {
+		name   string
+		params map[string]string // siw module parameters for the Initiator
+		cfg    mpa.Config
+		size   int
+		crc    bool
+	}{
+		{"rev2-default", nil, mpa.Config{IRD: 4, ORD: 4}, 64, true},
+		{"rev2-nocrc", nil, mpa.Config{NoCRC: true, IRD: 1, ORD: 1}, 64, false},
+		{"rev2-siw-requires-crc", map[string]string{"mpa_crc_required": "Y"}, mpa.Config{NoCRC: true, IRD: 1, ORD: 1}, 64, true},
+		{"rev1", map[string]string{"mpa_version": "1"}, mpa.Config{}, 64, true},
+		{"rev1-nocrc", map[string]string{"mpa_version": "1"}, mpa.Config{NoCRC: true}, 64, false},
+		{"rev2-p2p-write-rtr", map[string]string{"peer_to_peer": "Y"}, mpa.Config{RTR: mpa.RTRWrite, IRD: 1, ORD: 1}, 64, true},
+		{"rev2-p2p-read-rtr", map[string]string{"peer_to_peer": "Y"}, mpa.Config{RTR: mpa.RTRRead, IRD: 1, ORD: 1}, 64, true},
+		{"rev2-4000", nil, mpa.Config{IRD: 1, ORD: 1}, 4000, true},
+	}
+	defaults := map[string]string{"mpa_crc_required": "N", "mpa_version": "2", "peer_to_peer": "N"}
+	for _, tc := range serverCases {
+		t.Run("rping-c-vs-ours-server/"+tc.name, func(t *testing.T) {
+			for k, v := range defaults {
+				setParam(t, k, v)
+			}
+			for k, v := range tc.params {
+				setParam(t, k, v)
+			}
+			defer func() {
+				for k, v := range defaults {
+					setParam(t, k, v)
+				}
+			}()
+			p := nextPort()
+			ln, err := mpa.Listen("tcp", fmt.Sprintf("%s:%d", addr, p), &tc.cfg)
+			require.NoError(t, err)
+			defer ln.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			type result struct {
+				st  Stats
+				err error
+			}
+			res := make(chan result, 1)
+			go func() {
+				st, err := Serve(ctx, ln, Config{Size: tc.size})
+				res <- result{st, err}
+			}()
+			cli := startTool(t, "rping", "-c", "-a", addr, "-p", fmt.Sprint(p), "-C", fmt.Sprint(pings),
+				"-S", fmt.Sprint(tc.size), "-V", "-v")
+			out := cli.wait(t)
+			r := <-res
+			require.NoError(t, r.err, "rping -c output:\n%s", out)
+			assert.Equal(t, pings, r.st.Iterations)
+			assert.Equal(t, tc.crc, r.st.Params.CRC)
+			assert.Contains(t, out, fmt.Sprintf("ping data: rdma-ping-%d: ", pings-1))
+			t.Logf("negotiated: rev %d crc %v enhanced %v ird %d ord %d p2p %v rtr %v; %d pings in %v",
+				r.st.Params.Revision, r.st.Params.CRC, r.st.Params.Enhanced, r.st.Params.IRD, r.st.Params.ORD,
+				r.st.Params.PeerToPeer, r.st.Params.RTR, r.st.Iterations, r.st.Elapsed)
+		})
+	}
+}
+
+// tool is a running rdma-core program whose output is collected.
+type tool struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done chan error
+}
+
+func (tl *tool) Write(p []byte) (int, error) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	return tl.buf.Write(p)
+}
+
+func (tl *tool) output() string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	return tl.buf.String()
+}
+
+func startTool(t *testing.T, name string, args ...string) *tool {
+	t.Helper()
+	tl := &tool{done: make(chan error, 1)}
+	tl.cmd = exec.Command(name, args...)
+	tl.cmd.Stdout, tl.cmd.Stderr = tl, tl
+	require.NoError(t, tl.cmd.Start())
+	go func() { tl.done <- tl.cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-tl.done:
+		default:
+			_ = tl.cmd.Process.Kill()
+			<-tl.done
+		}
+	})
+	return tl
+}
+
+// wait waits for the tool to exit with status 0 and returns its output.
+func (tl *tool) wait(t *testing.T) string {
+	t.Helper()
+	select {
+	case err := <-tl.done:
+		tl.done <- err
+		require.NoError(t, err, "%s output:\n%s", tl.cmd.Path, tl.output())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not exit; output:\n%s", tl.cmd.Path, tl.output())
+	}
+	return tl.output()
+}
+
+// waitListen waits until a TCP socket listens on port (siw's listening
+// socket is a kernel socket, visible in /proc/net/tcp).
+func waitListen(t *testing.T, port int) {
+	t.Helper()
+	want := fmt.Sprintf(":%04X ", port)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		f, err := os.Open("/proc/net/tcp")
+		require.NoError(t, err)
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) > 3 && strings.HasSuffix(fields[1]+" ", want) && fields[3] == "0A" {
+				_ = f.Close()
+				return
+			}
+		}
+		_ = f.Close()
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on port %d", port)
+}
+
+// runInSiwVM builds this package's test binary (static) and runs it in
+// the siw VM via scripts/vm/siw-run.sh, streaming its output.
+func runInSiwVM(t *testing.T, runRegex string) {
+	t.Helper()
+	ci := os.Getenv("CI") == "true"
+	if testing.Short() && !ci {
+		t.Skip("-short: the siw VM suite boots a VM (runs whenever CI=true)")
+	}
+	root, err := vmtest.RepoRoot()
+	require.NoError(t, err)
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil && os.Geteuid() != 0 && !ci {
+		t.Skip("no qemu-system-x86_64 and not root to install it (CI=true makes this a failure)")
+	}
+	timeout := 8 * time.Minute
+	if d, ok := t.Deadline(); ok && time.Until(d)-20*time.Second < timeout {
+		timeout = time.Until(d) - 20*time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "siw.test")
+	start := time.Now()
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the test binary: %s", out)
+	t.Logf("siw-vm: built %s in %v", filepath.Base(bin), time.Since(start).Round(time.Millisecond))
+
+	args := []string{filepath.Join(root, "scripts", "vm", "siw-run.sh"), "--timeout", fmt.Sprint(int(timeout.Seconds()))}
+	if ci {
+		args = append(args, "--env", "CI=true")
+	}
+	args = append(args, bin, "-test.run", runRegex, "-test.v", "-test.count=1", "-test.timeout", (timeout - 15*time.Second).String())
+	cmd := exec.CommandContext(ctx, "bash", args...)
+	cmd.Dir = root
+	cmd.WaitDelay = 10 * time.Second
+	pipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	start = time.Now()
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(pipe)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		t.Log(sc.Text())
+	}
+	err = cmd.Wait()
+	require.NoError(t, err, "the siw VM suite failed (exit 125: VM or siw set-up failed; see the output above)")
+	t.Logf("siw-vm: %s passed in the VM (%v including set-up check and boot)", runRegex, time.Since(start).Round(time.Millisecond))
+}

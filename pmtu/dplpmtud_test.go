@@ -1,0 +1,143 @@
+package pmtu
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakePath answers probes up to mtu (0: black hole for everything).
+type fakePath struct {
+	t   *testing.T
+	p   *Prober
+	now time.Time
+	mtu int
+}
+
+// run drives the prober for d of fake time, acking probes that fit.
+func (f *fakePath) run(d time.Duration) {
+	end := f.now.Add(d)
+	for f.now.Before(end) {
+		if size, ok := f.p.Next(f.now); ok {
+			if size <= f.mtu {
+				f.now = f.now.Add(time.Millisecond) // RTT
+				f.p.Acked(size, f.now)
+				continue
+			}
+		}
+		next := f.p.Deadline()
+		if !next.After(f.now) {
+			next = f.now.Add(time.Millisecond)
+		}
+		if next.After(end) {
+			next = end
+		}
+		f.now = next
+	}
+}
+
+func newFake(t *testing.T, cfg ProberConfig, mtu int) *fakePath {
+	now := time.Unix(1000, 0)
+	return &fakePath{t: t, p: NewProber(cfg, now), now: now, mtu: mtu}
+}
+
+// TestProberSearch_RFC8899Sec5_2: BASE is confirmed, the search climbs the
+// candidate table and completes at the path MTU (or MAX_PLPMTU).
+func TestProberSearch_RFC8899Sec5_2(t *testing.T) {
+	for _, tc := range []struct{ path, max, want int }{
+		{1500, 9000, 1500},
+		{1280, 9000, 1280},
+		{9000, 8220, 8220},
+		{1350, 9000, 1280}, // between table entries: the entry below
+		{1200, 9000, 1200},
+	} {
+		f := newFake(t, ProberConfig{Max: tc.max}, tc.path)
+		assert.Equal(t, StateBase, f.p.State())
+		f.run(10 * time.Second)
+		assert.Equal(t, tc.want, f.p.PLPMTU(), "path %d", tc.path)
+		assert.Equal(t, StateSearchComplete, f.p.State())
+	}
+}
+
+// TestProberBlackHole_RFC8899Sec4_3: when the path shrinks silently, the
+// confirmation of the PLPMTU fails MAX_PROBES times, the PLPMTU falls to
+// BASE_PLPMTU and the search finds the new size; the time is bounded by
+// CONFIRMATION_TIMER + 2·MAX_PROBES·PROBE_TIMER plus RTTs.
+func TestProberBlackHole_RFC8899Sec4_3(t *testing.T) {
+	cfg := ProberConfig{Max: 9000, ConfirmInterval: 2 * time.Second}
+	f := newFake(t, cfg, 9000)
+	f.run(time.Second)
+	require.Equal(t, 9000, f.p.PLPMTU())
+	f.mtu = 1280
+	t0 := f.now
+	var tBase time.Duration
+	for f.p.PLPMTU() != 1280 || f.p.State() != StateSearchComplete {
+		f.run(10 * time.Millisecond)
+		if tBase == 0 && f.p.PLPMTU() <= 1280 {
+			tBase = f.now.Sub(t0)
+		}
+		require.Less(t, f.now.Sub(t0), 30*time.Second)
+	}
+	total := f.now.Sub(t0)
+	assert.LessOrEqual(t, tBase, 2*time.Second+3*time.Second+100*time.Millisecond)
+	assert.LessOrEqual(t, total, 2*time.Second+6*time.Second+100*time.Millisecond)
+	assert.Equal(t, uint64(6), f.p.Lost(), "3 lost confirmations + 3 lost 1400 probes")
+}
+
+// TestProberSuspectLoss: a loss signal confirms the PLPMTU at once instead
+// of after CONFIRMATION_TIMER.
+func TestProberSuspectLoss(t *testing.T) {
+	f := newFake(t, ProberConfig{Max: 1500, ConfirmInterval: time.Hour}, 1500)
+	f.run(time.Second)
+	require.Equal(t, StateSearchComplete, f.p.State())
+	f.mtu = 1280
+	f.p.SuspectLoss(f.now)
+	f.run(5 * time.Second)
+	assert.Equal(t, 1280, f.p.PLPMTU())
+}
+
+// TestProberPacketTooBig_RFC8899Sec4_6_2: a PTB below the PLPMTU lowers it
+// at once; one above is ignored; one below the base enters ERROR.
+func TestProberPacketTooBig_RFC8899Sec4_6_2(t *testing.T) {
+	f := newFake(t, ProberConfig{Max: 9000}, 9000)
+	f.run(time.Second)
+	require.Equal(t, 9000, f.p.PLPMTU())
+	assert.False(t, f.p.PacketTooBig(9500, f.now))
+	assert.True(t, f.p.PacketTooBig(1280, f.now))
+	assert.Equal(t, 1280, f.p.PLPMTU())
+	assert.Equal(t, StateSearchComplete, f.p.State())
+	f.mtu = 1280
+	f.run(time.Second)
+	assert.Equal(t, 1280, f.p.PLPMTU(), "no probe above the PTB")
+	assert.True(t, f.p.PacketTooBig(1000, f.now))
+	assert.Equal(t, StateError, f.p.State())
+	assert.Equal(t, 1200, f.p.PLPMTU())
+	assert.False(t, f.p.PacketTooBig(0, f.now))
+}
+
+// TestProberRaise_RFC8899Sec5_1_1: after PMTU_RAISE_TIMER the search runs
+// again and finds a larger path.
+func TestProberRaise_RFC8899Sec5_1_1(t *testing.T) {
+	f := newFake(t, ProberConfig{Max: 9000, RaiseInterval: 10 * time.Second, ConfirmInterval: time.Hour}, 1500)
+	f.run(5 * time.Second)
+	require.Equal(t, 1500, f.p.PLPMTU())
+	f.mtu = 9000
+	f.run(20 * time.Second)
+	assert.Equal(t, 9000, f.p.PLPMTU())
+}
+
+// TestProberError_RFC8899Sec5_4: a path below BASE_PLPMTU leaves the
+// prober in ERROR at the base, retrying.
+func TestProberError_RFC8899Sec5_4(t *testing.T) {
+	f := newFake(t, ProberConfig{Max: 9000}, 1000)
+	f.run(10 * time.Second)
+	assert.Equal(t, StateError, f.p.State())
+	assert.Equal(t, 1200, f.p.PLPMTU())
+	f.mtu = 1500
+	f.run(10 * time.Second)
+	assert.Equal(t, 1500, f.p.PLPMTU())
+	assert.Equal(t, "search-complete", f.p.State().String())
+	assert.False(t, f.p.Acked(1234, f.now), "an unexpected ack changes nothing")
+}

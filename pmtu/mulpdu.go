@@ -1,0 +1,117 @@
+package pmtu
+
+// Header sizes (RFC 791 §3.1, RFC 8200 §3, RFC 768, RFC 4960 §3 and
+// §3.3.1, RFC 5043 §4, RFC 793 §3.1).
+const (
+	// IPv4HeaderLen is the IPv4 header without options.
+	IPv4HeaderLen = 20
+	// IPv6HeaderLen is the fixed IPv6 header.
+	IPv6HeaderLen = 40
+	// UDPHeaderLen is the UDP header of SCTP over UDP (RFC 6951 §5).
+	UDPHeaderLen = 8
+	// SCTPCommonHeaderLen is the SCTP common header (RFC 4960 §3.1).
+	SCTPCommonHeaderLen = 12
+	// DataChunkHeaderLen is the DATA chunk header (RFC 4960 §3.3.1).
+	DataChunkHeaderLen = 16
+	// DDPSSNLen is the DDP-SSN that starts every DATA chunk payload of
+	// RFC 5043 §4.
+	DDPSSNLen = 2
+	// BundlingReserve is the room kept in each packet for a bundled SACK
+	// (16 octets, RFC 4960 §3.3.4) with four Gap Ack Blocks: RFC 5043 §9
+	// asks the MULPDU to stay below the maximum "to allow bundling of
+	// Control Chunks". It equals sctpllp.BundlingReserve.
+	BundlingReserve = 32
+	// TCPHeaderLen is the TCP header without options.
+	TCPHeaderLen = 20
+	// MinMULPDU is the smallest MULPDU of the SCTP adaptation: a session
+	// control message with 512 octets of private data (RFC 5043 §9).
+	MinMULPDU = 516
+	// MinMPAMULPDU is the smallest MULPDU MPA reports (RFC 5044 §4.5 "not
+	// less than 128").
+	MinMPAMULPDU = 128
+	// MaxMPAULPDU is the largest ULPDU an FPDU can carry (RFC 5044 §3).
+	MaxMPAULPDU = 64768
+	// MPAFPDUOverhead is the ULPDU_Length field plus the CRC (RFC 5044
+	// §4.1).
+	MPAFPDUOverhead = 2 + 4
+	// MPAMarkerLen and MPAMarkerInterval describe the markers of RFC 5044
+	// §4.3.
+	MPAMarkerLen      = 4
+	MPAMarkerInterval = 512
+	// IPv6MinMTU is the smallest link MTU of IPv6 (RFC 8200 §5).
+	IPv6MinMTU = 1280
+)
+
+// IPHeaderLen returns the IP header length of the family.
+func IPHeaderLen(ipv6 bool) int {
+	if ipv6 {
+		return IPv6HeaderLen
+	}
+	return IPv4HeaderLen
+}
+
+// SCTPPacketSize is the SCTP packet (common header and chunks) that fits a
+// path MTU: the MTU less the IP header and, for SCTP over UDP (RFC 6951
+// §5), the UDP header.
+func SCTPPacketSize(pmtu int, ipv6, udp bool) int {
+	n := pmtu - IPHeaderLen(ipv6)
+	if udp {
+		n -= UDPHeaderLen
+	}
+	return n
+}
+
+// SCTPMaxMessage is the largest SCTP user message sent as one DATA chunk in
+// one packet of at most SCTPPacketSize octets: the packet less the common
+// and DATA chunk headers, rounded down to a multiple of 4 because chunks
+// are padded to 4 octets (RFC 4960 §3.2). This is what
+// sctpllp.Transport.MaxMessage reports.
+func SCTPMaxMessage(pmtu int, ipv6, udp bool) int {
+	n := SCTPPacketSize(pmtu, ipv6, udp) - SCTPCommonHeaderLen - DataChunkHeaderLen
+	if n < 0 {
+		return 0
+	}
+	return n - n%4
+}
+
+// SCTPMULPDU is the MULPDU of the RFC 5043 adaptation for a path MTU
+// (RFC 5043 §9): SCTPMaxMessage less the DDP-SSN and the bundling reserve,
+// never below 516. Below a path MTU of about 600 octets (IPv4) the result
+// is clamped at 516 and such segments need IP fragmentation.
+func SCTPMULPDU(pmtu int, ipv6, udp bool) int {
+	return max(SCTPMaxMessage(pmtu, ipv6, udp)-DDPSSNLen-BundlingReserve, MinMULPDU)
+}
+
+// MinSCTPPathMTU is the smallest path MTU whose SCTPMULPDU is at least 516
+// without clamping, i.e. the smallest path on which the RFC 5043 adaptation runs
+// without IP fragmentation.
+func MinSCTPPathMTU(ipv6, udp bool) int {
+	msg := (MinMULPDU + DDPSSNLen + BundlingReserve + 3) &^ 3 // SCTPMaxMessage is a multiple of 4
+	n := msg + DataChunkHeaderLen + SCTPCommonHeaderLen + IPHeaderLen(ipv6)
+	if udp {
+		n += UDPHeaderLen
+	}
+	return n
+}
+
+// MPAMULPDU is the MULPDU of MPA for an effective MSS (RFC 5044 §4.5):
+//
+//	with Markers:    EMSS - (6 + 4 * Ceiling(EMSS / 512) + EMSS mod 4)
+//	without Markers: EMSS - (6 + EMSS mod 4)
+//
+// clamped to [128, 64768]. It equals mpa.MULPDUFor.
+func MPAMULPDU(emss int, markers bool) int {
+	m := emss - (MPAFPDUOverhead + emss%4)
+	if markers {
+		m -= MPAMarkerLen * ((emss + MPAMarkerInterval - 1) / MPAMarkerInterval)
+	}
+	return min(max(m, MinMPAMULPDU), MaxMPAULPDU)
+}
+
+// TCPMSS is the MSS a TCP sender uses on a path MTU with optLen octets of
+// TCP options in every segment (12 for the timestamps option that Linux
+// enables by default, RFC 7323 §3): the value TCP_MAXSEG reports on a
+// connected Linux socket (RFC 9293 §3.7.1: the MSS excludes options).
+func TCPMSS(pmtu int, ipv6 bool, optLen int) int {
+	return pmtu - IPHeaderLen(ipv6) - TCPHeaderLen - optLen
+}

@@ -1,0 +1,348 @@
+//go:build linux
+
+package nstest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/mpa"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+)
+
+var linkMTUs = []int{1280, 1500, 9000}
+
+// TestLinkMTU_PionSCTP: on links of MTU 1280, 1500 and 9000 the tracked
+// path MTU of SCTP over UDP converges to the link (capped at pion's 8192-
+// octet packets), MULPDU is RFC 5043 §9's value for it, every DDP segment
+// of an RDMA Write is at most MULPDU and full segments are exactly MULPDU,
+// and IP fragments nothing.
+func TestLinkMTU_PionSCTP(t *testing.T) {
+	for _, mtu := range linkMTUs {
+		t.Run(fmt.Sprint(mtu), func(t *testing.T) {
+			topo := topology(t, mtu)
+			p, tr := pionPair(t, topo, pmtu.ConnConfig{})
+			want := min(mtu, pmtu.PionMaxPacket+pmtu.UDPHeaderLen+pmtu.IPv4HeaderLen)
+			d := waitPMTU(t, tr, want, 10*time.Second)
+			t.Logf("path MTU %d found in %v", want, d)
+			mul := pmtu.SCTPMULPDU(want, false, true)
+			require.Equal(t, mul, p.mulpdu(), "RFC 5043 §9 MULPDU")
+			require.Equal(t, pmtu.SCTPMaxMessage(want, false, true), tr.MaxMessage())
+
+			before, err := topo.Fragments()
+			require.NoError(t, err)
+			data := make([]byte, 4<<20)
+			fill(data, byte(mtu))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			require.NoError(t, p.write(ctx, data))
+			require.True(t, bytes.Equal(data, p.target.Bytes()[:len(data)]), "data intact")
+			after, err := topo.Fragments()
+			require.NoError(t, err)
+			assert.Equal(t, before.Total(), after.Total(), "IP fragments: before %+v after %+v", before, after)
+			sizes := p.rec.sizes(0)
+			require.NotEmpty(t, sizes)
+			assert.Equal(t, mul, maxOf(sizes), "full segments fill MULPDU")
+			st, _ := tr.PathMTU()
+			t.Logf("MTU %d: MULPDU %d, %d segments, stats %+v", mtu, mul, len(sizes), st)
+		})
+	}
+}
+
+// TestLinkMTU_MPA: MPA over TCP on links of MTU 1280, 1500 and 9000: the
+// MSS the kernel uses (TCP_MAXSEG) matches the link, MULPDU is RFC 5044
+// §4.5's value for it, segments fill it, IP fragments nothing.
+func TestLinkMTU_MPA(t *testing.T) {
+	for _, mtu := range linkMTUs {
+		t.Run(fmt.Sprint(mtu), func(t *testing.T) {
+			topo := topology(t, mtu)
+			p, c := mpaPair(t, topo)
+			mss := tcpMSS(t, c)
+			// Timestamps (12 octets of options) are on by default.
+			require.Contains(t, []int{pmtu.TCPMSS(mtu, false, 0), pmtu.TCPMSS(mtu, false, 12)}, mss)
+			mul := pmtu.MPAMULPDU(mss, false)
+			require.Equal(t, mpa.MULPDUFor(mss, false), mul)
+			require.Equal(t, mul, p.mulpdu(), "RFC 5044 §4.5 MULPDU")
+
+			before, err := topo.Fragments()
+			require.NoError(t, err)
+			data := make([]byte, 4<<20)
+			fill(data, byte(mtu))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			require.NoError(t, p.write(ctx, data))
+			require.True(t, bytes.Equal(data, p.target.Bytes()[:len(data)]), "data intact")
+			after, err := topo.Fragments()
+			require.NoError(t, err)
+			assert.Equal(t, before.Total(), after.Total(), "IP fragments")
+			assert.Equal(t, mul, maxOf(p.rec.sizes(0)))
+			t.Logf("MTU %d: MSS %d MULPDU %d", mtu, mss, mul)
+		})
+	}
+}
+
+// dropMidWrite starts a long RDMA Write, lowers link B (router and h2
+// ends) from 9000 to 1280 once count segments were sent, and waits for the
+// Write. It returns when the drop happened.
+func dropMidWrite(t *testing.T, topo *Topology, p *pair, data []byte, count int) time.Time {
+	t.Helper()
+	return dropLinkMidWrite(t, topo, p, data, count, [2]string{topo.R, "b1"}, [2]string{topo.H2, "b0"})
+}
+
+// dropLinkMidWrite is dropMidWrite for the link whose two ends are given.
+func dropLinkMidWrite(t *testing.T, topo *Topology, p *pair, data []byte, count int, end1, end2 [2]string) time.Time {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- p.write(ctx, data) }()
+	require.Eventually(t, func() bool { return p.rec.count() >= count }, 30*time.Second, time.Millisecond)
+	p.rec.setPhase(1)
+	t0 := time.Now()
+	require.NoError(t, SetMTU(end1[0], end1[1], 1280))
+	require.NoError(t, SetMTU(end2[0], end2[1], 1280))
+	require.NoError(t, <-errc, "the Write completes across the MTU drop")
+	t.Logf("write of %d MiB finished %v after the drop", len(data)>>20, time.Since(t0))
+	require.True(t, bytes.Equal(data, p.target.Bytes()[:len(data)]), "data intact")
+	return t0
+}
+
+// TestMTUDrop_PionSCTP: the router's second link falls from 9000 to 1280
+// in the middle of a long RDMA Write over SCTP over UDP. The ICMP
+// "fragmentation needed" lowers the tracked path MTU, the Write completes
+// intact, DDP segments shrink to the 1280 MULPDU, the router fragments
+// nothing, and after the transition nothing is fragmented anywhere.
+func TestMTUDrop_PionSCTP(t *testing.T) {
+	topo := topology(t, 9000)
+	p, tr := pionPair(t, topo, pmtu.ConnConfig{})
+	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	waitPMTU(t, tr, big, 10*time.Second)
+	before, err := topo.Fragments()
+	require.NoError(t, err)
+
+	data := make([]byte, 32<<20)
+	fill(data, 1)
+	t0 := dropMidWrite(t, topo, p, data, 600)
+	st, _ := tr.PathMTU()
+	require.Equal(t, 1280, st.PMTU)
+	require.GreaterOrEqual(t, st.TooBig, uint64(1), "EMSGSIZE/ICMP seen")
+	t.Logf("PMTU 1280 applied %v after the drop; stats %+v", st.LastChange.Sub(t0), st)
+
+	small := pmtu.SCTPMULPDU(1280, false, true)
+	assert.Equal(t, pmtu.SCTPMULPDU(big, false, true), maxOf(p.rec.sizes(0)))
+	after := p.rec.sizes(1)
+	require.NotEmpty(t, after)
+	tail := after[max(0, len(after)-200):]
+	assert.Equal(t, small, maxOf(tail), "segments shrink to the 1280 MULPDU")
+	assert.Equal(t, small, p.mulpdu())
+
+	mid, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before.Creates[topo.R], mid.Creates[topo.R], "the router fragments nothing")
+	t.Logf("fragments during the transition: h1 created %d (DATA chunks already in flight, sent DF-clear: %d), h2 reassembled %d",
+		mid.Creates[topo.H1]-before.Creates[topo.H1], st.Fragmentable, mid.Reasm[topo.H2]-before.Reasm[topo.H2])
+
+	// After the transition: nothing is fragmented at all.
+	p.rec.setPhase(2)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	fill(data[:8<<20], 2)
+	require.NoError(t, p.write(ctx, data[:8<<20]))
+	require.True(t, bytes.Equal(data[:8<<20], p.target.Bytes()[:8<<20]))
+	end, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, mid.Total(), end.Total(), "no fragments after the transition")
+	assert.Equal(t, small, maxOf(p.rec.sizes(2)))
+}
+
+// TestMTUDrop_MPA: the same drop under MPA over TCP: TCP learns the path
+// MTU from the ICMP and re-segments, MPA's MULPDU follows TCP_MAXSEG, and
+// IP fragments nothing at all.
+func TestMTUDrop_MPA(t *testing.T) {
+	topo := topology(t, 9000)
+	p, c := mpaPair(t, topo)
+	bigMSS := tcpMSS(t, c)
+	before, err := topo.Fragments()
+	require.NoError(t, err)
+	data := make([]byte, 32<<20)
+	fill(data, 3)
+	dropMidWrite(t, topo, p, data, 600)
+	mss := tcpMSS(t, c)
+	require.Less(t, mss, bigMSS)
+	require.LessOrEqual(t, mss, pmtu.TCPMSS(1280, false, 0))
+	small := pmtu.MPAMULPDU(mss, false)
+	assert.Equal(t, pmtu.MPAMULPDU(bigMSS, false), maxOf(p.rec.sizes(0)))
+	after := p.rec.sizes(1)
+	require.NotEmpty(t, after)
+	assert.Equal(t, small, maxOf(after[max(0, len(after)-200):]), "segments shrink to the new MULPDU")
+	end, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before.Total(), end.Total(), "IP fragments nothing under TCP")
+	t.Logf("MSS %d -> %d, MULPDU %d -> %d", bigMSS, mss, pmtu.MPAMULPDU(bigMSS, false), small)
+}
+
+// TestBlackHole_PionSCTP: link B's far end falls to 1280 while the router
+// keeps 9000, so large packets vanish without any ICMP (the veth drops
+// what exceeds the receiving end's MTU). RFC 8899 probing still converges
+// in bounded time: the PLPMTU confirmation fails MAX_PROBES times, the
+// path falls to BASE_PLPMTU, and the search finds 1280. An RDMA Write
+// then runs with 1280-sized segments and no fragments.
+func TestBlackHole_PionSCTP(t *testing.T) {
+	topo := topology(t, 9000)
+	pcfg := pmtu.ConnConfig{Prober: pmtu.ProberConfig{ConfirmInterval: 2 * time.Second}}
+	p, tr := pionPair(t, topo, pcfg)
+	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	waitPMTU(t, tr, big, 10*time.Second)
+
+	require.NoError(t, SetMTU(topo.H2, "b0", 1280))
+	t0 := time.Now()
+	var tBase time.Duration
+	require.Eventually(t, func() bool {
+		s, _ := tr.PathMTU()
+		if s.PMTU <= 1280 && tBase == 0 {
+			tBase = time.Since(t0)
+		}
+		return s.PMTU == 1280 && tr.PMTUConn().ProberState() == pmtu.StateSearchComplete
+	}, 20*time.Second, 5*time.Millisecond)
+	tFinal := time.Since(t0)
+	st := tr.PMTUConn().Stats()
+	t.Logf("black hole: safe PLPMTU after %v, 1280 confirmed and search complete after %v; stats %+v", tBase, tFinal, st)
+	// Bound: ConfirmInterval + MAX_PROBES·PROBE_TIMER to detect, then the
+	// base and 1280 probes (RTTs) and MAX_PROBES·PROBE_TIMER for the
+	// failing 1400 probe.
+	bound := 2*time.Second + 6*pmtu.DefaultProbeTimeout + 3*time.Second
+	assert.Less(t, tFinal, bound)
+	assert.GreaterOrEqual(t, st.BlackHoles, uint64(1))
+
+	before, err := topo.Fragments()
+	require.NoError(t, err)
+	p.rec.setPhase(1)
+	data := make([]byte, 8<<20)
+	fill(data, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, p.write(ctx, data))
+	require.True(t, bytes.Equal(data, p.target.Bytes()[:len(data)]))
+	assert.Equal(t, pmtu.SCTPMULPDU(1280, false, true), maxOf(p.rec.sizes(1)))
+	after, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before.Total(), after.Total())
+}
+
+// TestIPv6_PionSCTP: over IPv6 the path MTU comes from IPV6_MTU and ICMPv6
+// Packet Too Big (RFC 8201): on a 9000 path pion's largest packet (8192 +
+// 8 + 40 = 8240) is found, and when link B drops to 1280 in the middle of
+// an RDMA Write the path follows, segments shrink to the IPv6 MULPDU (1170)
+// and the router fragments nothing.
+func TestIPv6_PionSCTP(t *testing.T) {
+	topo := topology(t, 9000)
+	p, tr := pionPairAt(t, topo, topo.H2Addr6, pmtu.ConnConfig{})
+	require.True(t, tr.PMTUConn().IPv6())
+	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv6HeaderLen
+	waitPMTU(t, tr, big, 10*time.Second)
+	assert.Equal(t, pmtu.SCTPMULPDU(big, true, true), p.mulpdu())
+	before, err := topo.Fragments()
+	require.NoError(t, err)
+	data := make([]byte, 16<<20)
+	fill(data, 6)
+	dropMidWrite(t, topo, p, data, 300)
+	st, _ := tr.PathMTU()
+	assert.Equal(t, 1280, st.PMTU)
+	small := pmtu.SCTPMULPDU(1280, true, true)
+	assert.Equal(t, 1170, small)
+	after := p.rec.sizes(1)
+	require.NotEmpty(t, after)
+	assert.Equal(t, small, maxOf(after[max(0, len(after)-200):]))
+	end, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before.Creates[topo.R], end.Creates[topo.R], "the router fragments nothing (IPv6 routers never do)")
+	t.Logf("IPv6: stats %+v; h1 fragments %d", st, end.Creates[topo.H1]-before.Creates[topo.H1])
+}
+
+// TestMTUDrop_PionSCTP_Passive: the passive side (ListenPionPMTU, one
+// unconnected socket shared by its associations) writes to the active
+// side; link A (router and h1 ends) drops from 9000 to 1280 mid-Write.
+// The router's ICMP reaches h2's shared socket, the helper-socket query
+// gives the new path MTU, the Write completes intact, segments shrink,
+// the router fragments nothing, and afterwards nothing is fragmented.
+func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
+	topo := topology(t, 9000)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var pl *sctpllp.PionListener
+	require.NoError(t, In(topo.H2, func() error {
+		var err error
+		pl, err = sctpllp.ListenPionPMTU(net.JoinHostPort(topo.H2Addr, "0"), sctpllp.PionConfig{}, pmtu.ConnConfig{})
+		return err
+	}))
+	t.Cleanup(func() { _ = pl.Close() })
+	var ct *sctpllp.PionTransport
+	require.NoError(t, In(topo.H1, func() error {
+		var err error
+		ct, err = sctpllp.DialPionPMTU(ctx, pl.Addr().String(), sctpllp.PionConfig{}, pmtu.ConnConfig{})
+		return err
+	}))
+	ca := sctpllp.NewAssociation(ct, sctpllp.Config{})
+	t.Cleanup(func() { _ = ca.Abort() })
+	st, err := pl.Accept(ctx)
+	require.NoError(t, err)
+	sa := sctpllp.NewAssociation(st, sctpllp.Config{})
+	t.Cleanup(func() { _ = sa.Abort() })
+	require.NotNil(t, st.PMTUConn())
+
+	type res struct {
+		s   *sctpllp.Session
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := ca.Open(ctx, 1, sctpllp.OpenRequest{})
+		ch <- res{s, err}
+	}()
+	in, err := sa.Accept(ctx)
+	require.NoError(t, err)
+	ss, err := in.Accept(sctpllp.AcceptParams{})
+	require.NoError(t, err)
+	r := <-ch
+	require.NoError(t, r.err)
+	// The passive side writes.
+	p := newPair(t, ss, r.s, ss.MULPDU)
+
+	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	waitPMTU(t, st, big, 10*time.Second)
+	assert.Equal(t, pmtu.SCTPMULPDU(big, false, true), p.mulpdu())
+	before, err := topo.Fragments()
+	require.NoError(t, err)
+	data := make([]byte, 16<<20)
+	fill(data, 7)
+	dropLinkMidWrite(t, topo, p, data, 300, [2]string{topo.R, "a1"}, [2]string{topo.H1, "a0"})
+	s, _ := st.PathMTU()
+	assert.Equal(t, 1280, s.PMTU)
+	assert.GreaterOrEqual(t, s.TooBig, uint64(1))
+	small := pmtu.SCTPMULPDU(1280, false, true)
+	after := p.rec.sizes(1)
+	require.NotEmpty(t, after)
+	assert.Equal(t, small, maxOf(after[max(0, len(after)-200):]))
+	mid, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before.Creates[topo.R], mid.Creates[topo.R], "the router fragments nothing")
+	t.Logf("passive side: stats %+v; h2 fragments during the transition %d", s, mid.Creates[topo.H2]-before.Creates[topo.H2])
+
+	p.rec.setPhase(2)
+	fill(data[:4<<20], 8)
+	wctx, wcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer wcancel()
+	require.NoError(t, p.write(wctx, data[:4<<20]))
+	require.True(t, bytes.Equal(data[:4<<20], p.target.Bytes()[:4<<20]))
+	end, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, mid.Total(), end.Total(), "no fragments after the transition")
+}

@@ -1,0 +1,231 @@
+package pmtu
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCommonHeader_RFC4960Sec3_1 parses and builds the header image of
+// RFC 4960 §3.1 Figure.
+func TestCommonHeader_RFC4960Sec3_1(t *testing.T) {
+	img := []byte{
+		0x13, 0x88, 0x13, 0x89, // ports 5000, 5001
+		0xde, 0xad, 0xbe, 0xef, // verification tag
+		0x04, 0x03, 0x02, 0x01, // checksum, LSB first
+	}
+	h, n, err := ParseCommonHeader(img)
+	require.NoError(t, err)
+	assert.Equal(t, 12, n)
+	assert.Equal(t, CommonHeader{SrcPort: 5000, DstPort: 5001, VerificationTag: 0xdeadbeef, Checksum: 0x01020304}, h)
+	assert.Equal(t, 12, h.Len())
+	assert.Equal(t, img, h.Append(nil))
+	b := make([]byte, 0, 12)
+	assert.Equal(t, 0.0, testing.AllocsPerRun(10, func() { b = h.Append(b[:0]) }))
+
+	_, _, err = ParseCommonHeader(img[:11])
+	var we *WireError
+	require.ErrorAs(t, err, &we)
+	assert.ErrorIs(t, err, ErrShort)
+	assert.Equal(t, "RFC 4960 §3.1", we.Section)
+}
+
+// TestChecksum_RFC4960AppendixB: CRC32c over the packet with the checksum
+// field zero, stored least-significant octet first (RFC 4960 Appendix B).
+// Reference: 32 zero octets give 0x8A9136AA (RFC 3720 §B.4), so a "packet"
+// of 12 zero header octets and 20 zero octets checks the same way.
+func TestChecksum_RFC4960AppendixB(t *testing.T) {
+	pkt := make([]byte, 32)
+	assert.Equal(t, uint32(0x8A9136AA), PacketChecksum(pkt))
+	SetChecksum(pkt)
+	assert.Equal(t, []byte{0xaa, 0x36, 0x91, 0x8a}, pkt[8:12])
+	assert.True(t, ChecksumOK(pkt))
+	pkt[20] ^= 1
+	assert.False(t, ChecksumOK(pkt))
+	assert.False(t, ChecksumOK(pkt[:4]))
+	binary.LittleEndian.PutUint32(pkt[8:], 0)
+	assert.True(t, ChecksumOK(pkt), "zero checksum accepted (RFC 9653)")
+}
+
+func TestChunkHeader_RFC4960Sec3_2(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		img     []byte
+		want    ChunkHeader
+		n       int
+		errIs   error
+		wantErr bool
+	}{
+		{"SACK 16", append([]byte{3, 0, 0, 16}, make([]byte, 12)...), ChunkHeader{3, 0, 16}, 16, nil, false},
+		{"DATA 17 padded to 20", append([]byte{0, 3, 0, 17}, make([]byte, 16)...), ChunkHeader{0, 3, 17}, 20, nil, false},
+		{"length below 4", []byte{0, 0, 0, 3}, ChunkHeader{}, 0, nil, true},
+		{"padding missing", append([]byte{0, 0, 0, 17}, make([]byte, 13)...), ChunkHeader{}, 0, ErrShort, true},
+		{"header short", []byte{0, 0}, ChunkHeader{}, 0, ErrShort, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, n, err := ParseChunkHeader(tc.img)
+			if tc.wantErr {
+				require.Error(t, err)
+				var we *WireError
+				require.ErrorAs(t, err, &we)
+				if tc.errIs != nil {
+					assert.ErrorIs(t, err, tc.errIs)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, h)
+			assert.Equal(t, tc.n, n)
+			assert.Equal(t, tc.img[:4], h.Append(nil))
+			assert.Equal(t, 4, h.Len())
+		})
+	}
+}
+
+// TestHeartbeatProbe_RFC4960Sec3_3_5 checks the probe image against a
+// hand-built HEARTBEAT with a padded Heartbeat Info parameter.
+func TestHeartbeatProbe_RFC4960Sec3_3_5(t *testing.T) {
+	img := []byte{
+		4, 0, 0, 36, // HEARTBEAT, length 36
+		0, 1, 0, 32, // Heartbeat Info, length 32
+		's', 'r', 'P', 'M', 'T', 'U', 'p', 'r',
+		0, 0, 0, 0, 0, 0, 0, 7, // nonce
+		0, 0, 0, 48, // probed SCTP packet size: 12 + 36
+		0, 0, 0, 0, 0, 0, 0, 0, // padding
+	}
+	p := HeartbeatProbe{Nonce: 7, Size: 48}
+	assert.Equal(t, img, p.Append(nil))
+	assert.Equal(t, 36, p.Len())
+	got, n, err := ParseHeartbeatProbe(img)
+	require.NoError(t, err)
+	assert.Equal(t, 36, n)
+	assert.Equal(t, p, got)
+
+	ack := append([]byte(nil), img...)
+	ack[0] = 5
+	got, _, err = ParseHeartbeatProbe(ack)
+	require.NoError(t, err)
+	assert.True(t, got.Ack)
+	assert.Equal(t, ack, got.Append(nil))
+
+	buf := make([]byte, 0, 64)
+	assert.Equal(t, 0.0, testing.AllocsPerRun(10, func() { buf = p.Append(buf[:0]) }))
+
+	// Errors.
+	bad := append([]byte(nil), img...)
+	bad[0] = 3
+	_, _, err = ParseHeartbeatProbe(bad)
+	var we *WireError
+	require.ErrorAs(t, err, &we)
+	bad = append([]byte(nil), img...)
+	bad[8] = 'x' // another sender's heartbeat info
+	_, _, err = ParseHeartbeatProbe(bad)
+	assert.ErrorIs(t, err, ErrNotProbe)
+	bad = append([]byte(nil), img...)
+	bad[5] = 2 // parameter type 2
+	_, _, err = ParseHeartbeatProbe(bad)
+	require.ErrorAs(t, err, &we)
+	bad = append([]byte(nil), img...)
+	bad[7] = 200 // parameter longer than the chunk
+	_, _, err = ParseHeartbeatProbe(bad)
+	assert.ErrorIs(t, err, ErrShort)
+	bad = append([]byte(nil), img...)
+	bad[27] = 52 // size disagrees with the chunk length
+	_, _, err = ParseHeartbeatProbe(bad)
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, "RFC 8899 §4.1", we.Section)
+	_, _, err = ParseHeartbeatProbe([]byte{4, 0, 0, 4})
+	assert.ErrorIs(t, err, ErrShort)
+}
+
+func TestAppendProbePacket(t *testing.T) {
+	hdr := CommonHeader{SrcPort: 5000, DstPort: 5000, VerificationTag: 42, Checksum: 99}
+	pkt := AppendProbePacket(nil, hdr, 3, 1401)
+	assert.Len(t, pkt, 1400, "rounded down to whole words")
+	assert.True(t, ChecksumOK(pkt))
+	h, _, err := ParseCommonHeader(pkt)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(42), h.VerificationTag)
+	p, _, err := ParseHeartbeatProbe(pkt[12:])
+	require.NoError(t, err)
+	assert.Equal(t, HeartbeatProbe{Nonce: 3, Size: 1400}, p)
+}
+
+// packet builds an SCTP packet of the given chunks (type, total padded
+// length) with increasing TSNs for DATA.
+func packet(chunks ...[2]int) []byte {
+	b := CommonHeader{SrcPort: 5000, DstPort: 5000, VerificationTag: 7}.Append(nil)
+	tsn := uint32(100)
+	for _, c := range chunks {
+		start := len(b)
+		b = ChunkHeader{Type: uint8(c[0]), Length: uint16(c[1])}.Append(b)
+		b = append(b, make([]byte, c[1]-4)...)
+		if c[0] == int(ChunkData) {
+			binary.BigEndian.PutUint32(b[start+4:], tsn)
+			tsn++
+		}
+		for i := start + 16; i < len(b); i++ {
+			b[i] = byte(i)
+		}
+	}
+	SetChecksum(b)
+	return b
+}
+
+// TestSplitPacket_RFC4960Sec6_10: re-bundling keeps chunk order, gives
+// every piece the common header and a valid checksum, and reports single
+// chunks that still exceed the limit.
+func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
+	sack := [2]int{3, 16}
+	data := func(n int) [2]int { return [2]int{0, n} }
+	pkt := packet(sack, data(1000), data(1000), data(3000), data(500))
+	var pieces [][]byte
+	var over []bool
+	_, err := SplitPacket(pkt, 1300, nil, func(p []byte, o bool) error {
+		pieces = append(pieces, append([]byte(nil), p...))
+		over = append(over, o)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, pieces, 4)
+	assert.Equal(t, []bool{false, false, true, false}, over)
+	assert.Equal(t, []int{12 + 16 + 1000, 12 + 1000, 12 + 3000, 12 + 500}, []int{len(pieces[0]), len(pieces[1]), len(pieces[2]), len(pieces[3])})
+	var chunks []byte
+	var tsns []uint32
+	for _, p := range pieces {
+		assert.True(t, ChecksumOK(p))
+		assert.Equal(t, pkt[:8], p[:8])
+		chunks = append(chunks, p[12:]...)
+		DataTSNs(p, func(tsn uint32) { tsns = append(tsns, tsn) })
+	}
+	assert.Equal(t, pkt[12:], chunks, "chunks unchanged and in order")
+	assert.Equal(t, []uint32{100, 101, 102, 103}, tsns)
+
+	// A packet that fits is passed through untouched.
+	n := 0
+	_, err = SplitPacket(pkt, len(pkt), nil, func(p []byte, o bool) error {
+		n++
+		assert.False(t, o)
+		assert.Equal(t, pkt, p)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+
+	// INIT cannot be bundled: emitted whole as oversize.
+	initPkt := packet([2]int{int(ChunkInit), 2000})
+	_, err = SplitPacket(initPkt, 1000, nil, func(p []byte, o bool) error {
+		assert.True(t, o)
+		assert.Len(t, p, len(initPkt))
+		return nil
+	})
+	require.NoError(t, err)
+
+	// Errors from emit stop the split.
+	stop := errors.New("stop")
+	_, err = SplitPacket(pkt, 1300, nil, func([]byte, bool) error { return stop })
+	assert.ErrorIs(t, err, stop)
+}

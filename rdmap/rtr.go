@@ -1,0 +1,239 @@
+package rdmap
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/sctp-rdma/sctp-rdma/ddp"
+)
+
+// RTR is a set of Ready-to-Receive indication options of the enhanced RDMA
+// connection establishment (RFC 6581 §9.2, Control Flags B, C and D). The
+// RTR is an ordinary, zero-length RDMAP message that the connection
+// Initiator sends before any other message in the peer-to-peer model
+// (RFC 6581 §5, §9.3); the Responder consumes it without a completion.
+//
+// The bit values equal those of mpa.RTRFlags, so rdmap.RTR(params.RTR)
+// converts the MPA negotiation result.
+type RTR uint8
+
+// RTR indication options (RFC 6581 §9.2).
+const (
+	// RTRSend (Control Flag B): a zero-length Send (FULPDU) on queue 0.
+	// It consumes the first MSN of queue 0 (RFC 5041 §5.3), for which the
+	// Responder's endpoint reserves an internal buffer.
+	RTRSend RTR = 1 << iota
+	// RTRWrite (Control Flag C): a zero-length RDMA Write to STag RTRSTag,
+	// TO 0.
+	RTRWrite
+	// RTRRead (Control Flag D): a zero-length RDMA Read Request, source and
+	// sink STag RTRSTag, TO 0; the Responder answers with a zero-length Read
+	// Response, which takes one IRD slot at the Responder and one ORD slot
+	// at the Initiator (RFC 6581 §9.1).
+	RTRRead
+)
+
+// RTRSTag is the STag carried by zero-length Write and Read RTRs. The STag
+// of a zero-length tagged message is not validated (RFC 5040 §5.2.1,
+// §7.2), but Linux siw sends 1 because some hardware (iw_cxgb4) treats
+// STag 0 specially; this package does the same.
+const RTRSTag uint32 = 1
+
+// rtrCookie marks the internal queue 0 buffer reserved for a Send RTR.
+const rtrCookie = math.MaxUint64
+
+// TermNoMatchingRTR is the Terminate code for an RTR indication that was
+// not negotiated or a first message that is not the RTR: LLP layer, MPA
+// error type 0, "No matching RTR option" (RFC 6581 §8, §9.2).
+var TermNoMatchingRTR = TermCode{LayerLLP, 0x0, 0x07}
+
+// String lists the options, e.g. "write|read".
+func (r RTR) String() string {
+	if r == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, o := range []struct {
+		f RTR
+		n string
+	}{{RTRSend, "send"}, {RTRWrite, "write"}, {RTRRead, "read"}} {
+		if r&o.f != 0 {
+			parts = append(parts, o.n)
+		}
+	}
+	if rest := r &^ (RTRSend | RTRWrite | RTRRead); rest != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", uint8(rest)))
+	}
+	return strings.Join(parts, "|")
+}
+
+// checkRTRConfig validates EndpointConfig.SendRTR and ExpectRTR.
+func checkRTRConfig(cfg *EndpointConfig) error {
+	const all = RTRSend | RTRWrite | RTRRead
+	switch {
+	case cfg.SendRTR != 0 && cfg.ExpectRTR != 0:
+		return fmt.Errorf("%w: an endpoint either sends (Initiator) or expects (Responder) the RTR, not both", ErrInvalidWR)
+	case cfg.SendRTR&^all != 0 || cfg.ExpectRTR&^all != 0:
+		return fmt.Errorf("%w: unknown RTR option", ErrInvalidWR)
+	case cfg.SendRTR != 0 && cfg.SendRTR&(cfg.SendRTR-1) != 0:
+		return fmt.Errorf("%w: SendRTR %v: the Initiator sends exactly one RTR (RFC 6581 §9.2)", ErrInvalidWR, cfg.SendRTR)
+	case cfg.ExpectRTR&RTRSend != 0 && cfg.ExpectRTR != RTRSend:
+		// A Send RTR takes MSN 1 of queue 0, a Write or Read RTR does not:
+		// the Responder must know which one comes to number its receive
+		// buffers, so it advertises Send only on its own (RFC 6581 §9.2 lets
+		// it reply with a subset).
+		return fmt.Errorf("%w: ExpectRTR %v: a Send RTR cannot be expected together with another option", ErrInvalidWR, cfg.ExpectRTR)
+	}
+	return nil
+}
+
+// initRTR sets the RTR state of a new endpoint and, for a Send RTR, posts
+// the internal zero-length buffer that receives it as MSN 1 of queue 0
+// (before any PostRecv).
+func (e *Endpoint) initRTR(cfg *EndpointConfig) error {
+	e.rtrSend = cfg.SendRTR
+	e.rtrWait = cfg.ExpectRTR
+	if e.rtrWait&RTRSend != 0 {
+		if _, err := e.recv.PostUntagged(QNSend, []byte{}, rtrCookie); err != nil {
+			return fmt.Errorf("rdmap: RTR buffer: %w", err)
+		}
+	}
+	return nil
+}
+
+// sendRTR sends the Initiator's RTR as the first message on the stream
+// (RFC 6581 §5: "The RDMA connection initiator MUST NOT allow any later
+// FULPDUs to be transmitted before the RTR indication"). The transmit loop
+// calls it before it takes any posted work request. A Read RTR is entered
+// in the outbound request queue, without a completion, so that its
+// zero-length Read Response completes it like any Read (RFC 5040 §5.2.2).
+func (e *Endpoint) sendRTR() error {
+	switch e.rtrSend {
+	case 0:
+		return nil
+	case RTRRead:
+		e.mu.Lock()
+		if e.state == stateDown {
+			e.mu.Unlock()
+			return errTxClosed
+		}
+		r := &sendReq{wr: SendWR{Op: WRRead}, sinkSTag: RTRSTag, issued: true}
+		e.nextReqID++
+		r.reqID = e.nextReqID
+		// Not in e.order: it never produces a completion.
+		e.orq.push(r)
+		e.mu.Unlock()
+	}
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	if e.txClosed {
+		return errTxClosed
+	}
+	var err error
+	switch e.rtrSend {
+	case RTRSend:
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, nil)
+	case RTRWrite:
+		err = e.sender.SendTagged(ControlByte(OpWrite), RTRSTag, 0, nil)
+	case RTRRead:
+		rr := ReadRequest{SinkSTag: RTRSTag, SrcSTag: RTRSTag}
+		_, err = e.sender.SendUntagged(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(e.scratch[:0]))
+	}
+	if err != nil {
+		return fmt.Errorf("rdmap: sending the %v RTR: %w", e.rtrSend, err)
+	}
+	return nil
+}
+
+func noRTR(format string, a ...any) error {
+	return newFault(TermNoMatchingRTR, "first message is not the negotiated RTR (RFC 6581 §9.2): "+format, a...)
+}
+
+// rtrTagged is the TaggedTarget check while the RTR is awaited: a non-empty
+// tagged segment can never be the RTR.
+func (e *Endpoint) rtrTagged(h *ddp.TaggedHeader, length int) error {
+	if e.rtrWait == 0 {
+		return nil
+	}
+	return noRTR("tagged segment of %d octets to STag %#08x", length, h.STag)
+}
+
+// rtrUntagged is the CheckUntagged check while the RTR is awaited: only a
+// Send on queue 0 (Send RTR) or a Read Request on queue 1 (Read RTR) may
+// carry it.
+func (e *Endpoint) rtrUntagged(h *ddp.UntaggedHeader) error {
+	if e.rtrWait == 0 {
+		return nil
+	}
+	op := Opcode(h.RsvdULP[0] & 0x0f)
+	switch {
+	case h.QN == QNTerminate:
+		return nil // the Initiator's TERM "no matching RTR" (RFC 6581 §9.2)
+	case e.rtrWait&RTRSend != 0 && h.QN == QNSend && op == OpSend:
+		return nil
+	case e.rtrWait&RTRRead != 0 && h.QN == QNReadRequest && op == OpReadRequest:
+		return nil
+	}
+	return noRTR("%v on queue %d, expecting %v", op, h.QN, e.rtrWait)
+}
+
+// rtrDeliver examines the first message while the RTR is awaited. It
+// returns consumed = true for a Send or Write RTR, which the Responder
+// takes without a completion; a zero-length Read Request RTR goes on to the
+// normal Read Request path and is answered with a zero-length Read
+// Response (RFC 6581 §9.1, §9.2).
+func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
+	if e.rtrWait == 0 {
+		return false, nil
+	}
+	want := e.rtrWait
+	e.rtrWait = 0
+	if m.Tagged {
+		c, err := parseCtl(m.Tag.RsvdULP)
+		if err != nil {
+			return false, err
+		}
+		if want&RTRWrite != 0 && c.Opcode == OpWrite && m.Length == 0 {
+			return true, nil
+		}
+		return false, noRTR("tagged %v of %d octets, expecting %v", c.Opcode, m.Length, want)
+	}
+	op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+	switch {
+	case m.Untag.QN == QNTerminate:
+		return false, nil
+	case want&RTRSend != 0 && m.Untag.QN == QNSend && op == OpSend && m.Length == 0 && m.Cookie == rtrCookie:
+		return true, nil
+	case want&RTRRead != 0 && m.Untag.QN == QNReadRequest && op == OpReadRequest && m.Length == ReadRequestLen:
+		rr, _, perr := ParseReadRequest(m.Buffer)
+		if perr == nil && rr.Size == 0 {
+			return false, nil
+		}
+	}
+	return false, noRTR("%v of %d octets on queue %d, expecting %v", op, m.Length, m.Untag.QN, want)
+}
+
+// SetRTR fills SendRTR and ExpectRTR from the outcome of an enhanced
+// connection establishment (RFC 6581 §9.2, §9.3): with the peer-to-peer
+// model the Initiator sends one of the negotiated options — a zero-length
+// Write, else Read, else Send, the order Linux siw prefers — and the
+// Responder expects any of those it advertised. With the client-server
+// model (peerToPeer false) there is no RTR. negotiated has the bit values
+// of mpa.RTRFlags.
+func (c *EndpointConfig) SetRTR(initiator, peerToPeer bool, negotiated RTR) {
+	c.SendRTR, c.ExpectRTR = 0, 0
+	if !peerToPeer {
+		return
+	}
+	if !initiator {
+		c.ExpectRTR = negotiated
+		return
+	}
+	for _, o := range [...]RTR{RTRWrite, RTRRead, RTRSend} {
+		if negotiated&o != 0 {
+			c.SendRTR = o
+			return
+		}
+	}
+}
