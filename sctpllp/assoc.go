@@ -110,6 +110,7 @@ type Association struct {
 	err      error
 	stopOnce sync.Once
 	dropped  atomic.Uint64
+	grace    shrinkGrace // see ShrinkGrace
 }
 
 // NewAssociation runs the adaptation over an established transport and
@@ -179,8 +180,14 @@ func (a *Association) NumStreams() int { return a.n }
 // MaxMessage less the DDP-SSN (2) and BundlingReserve, and never below
 // 516 (RFC 5043 §9).
 func (a *Association) MULPDU() int {
-	return max(a.t.MaxMessage()-SSNLen-BundlingReserve, llp.MinMULPDU)
+	m := max(a.t.MaxMessage()-SSNLen-BundlingReserve, llp.MinMULPDU)
+	a.grace.observe(m)
+	return m
 }
+
+// segmentLimit is the largest DDP segment SendSegment accepts now: the
+// MULPDU, or the previous one for ShrinkGrace after the path shrank.
+func (a *Association) segmentLimit() int { return a.grace.limit(a.MULPDU()) }
 
 // Done is closed when the association has ended.
 func (a *Association) Done() <-chan struct{} { return a.done }

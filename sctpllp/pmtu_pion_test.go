@@ -114,7 +114,14 @@ func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 	assert.Equal(t, 1224, tr.MaxMessage())
 	assert.Equal(t, 1190, ca.MULPDU())
 	assert.Equal(t, 1190, cs.MULPDU())
-	err := cs.SendSegment(make([]byte, 18), make([]byte, 1190-18+1))
+	// A segment sized for the previous MULPDU, built before the drop, is
+	// still sent during ShrinkGrace; nothing above it is, and after the
+	// grace nothing above the new MULPDU is (RFC 5043 §9).
+	require.NoError(t, cs.SendSegment(make([]byte, 18), make([]byte, 8130-18)))
+	err := cs.SendSegment(make([]byte, 18), make([]byte, 8130-18+1))
+	require.ErrorIs(t, err, llp.ErrSegmentTooLarge)
+	time.Sleep(ShrinkGrace + 50*time.Millisecond)
+	err = cs.SendSegment(make([]byte, 18), make([]byte, 1190-18+1))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, llp.ErrSegmentTooLarge))
 
@@ -122,9 +129,9 @@ func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 	for range n {
 		require.NoError(t, cs.SendSegment(make([]byte, 18), make([]byte, 1190-18)))
 	}
-	require.Eventually(t, func() bool { c, _ := h.count(); return c == n }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { c, _ := h.count(); return c == n+1 }, 10*time.Second, time.Millisecond)
 	_, b := h.count()
-	assert.Equal(t, n*1190, b)
+	assert.Equal(t, n*1190+8130, b)
 	s, ok := tr.PathMTU()
 	require.True(t, ok)
 	assert.Equal(t, 1280, s.PMTU)

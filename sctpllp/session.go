@@ -112,7 +112,7 @@ func (s *Session) MULPDU() int { return s.a.MULPDU() }
 // Segment Chunk (RFC 5043 §5.2.2) with the next DDP-SSN.
 func (s *Session) SendSegment(hdr, payload []byte) error {
 	n := len(hdr) + len(payload)
-	if m := s.MULPDU(); n > m {
+	if m := s.a.segmentLimit(); n > m {
 		return fmt.Errorf("%w: %d octets, MULPDU %d (RFC 5043 §9)", llp.ErrSegmentTooLarge, n, m)
 	}
 	if s.sendClosed.Load() {

@@ -507,7 +507,10 @@ func (t *PionTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error
 	for _, p := range parts {
 		total += len(p)
 	}
-	if m := t.MaxMessage(); total > m {
+	// The hard limit is what pion was set up for; under path MTU tracking
+	// the adaptation enforces the current path (with ShrinkGrace), and
+	// pmtu.Conn sends a message built before a drop with DF clear.
+	if m := t.maxMsg; total > m {
 		return fmt.Errorf("%w: %d octets, largest unfragmented message %d", llp.ErrSegmentTooLarge, total, m)
 	}
 	if ppid != PPIDControl {
