@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -12,9 +13,14 @@ type DeviceOptions struct {
 	// MaxMRs caps the number of registered memory regions (0: 1<<20).
 	// Registration beyond it fails with ErrResourceLimit.
 	MaxMRs int
+	// MaxRegisteredBytes caps the octets of memory registered at once
+	// across all regions of the device (0: no cap beyond MaxMRs).
+	// Registration or re-registration beyond it fails with
+	// ErrResourceLimit.
+	MaxRegisteredBytes int64
 }
 
-// ErrResourceLimit reports that a Device limit (MaxMRs) was reached
+// ErrResourceLimit reports that a Device limit (MaxMRs, MaxRegisteredBytes) was reached
 // (RFC 5041 §8.3.2 item 5: resource allocation is capped).
 var ErrResourceLimit = errors.New("rdmap: device resource limit reached")
 
@@ -30,7 +36,10 @@ var ErrResourceLimit = errors.New("rdmap: device resource limit reached")
 // are "difficult to predict" and sparsely populate the full 32-bit range
 // (RFC 5040 §8.1.1 item 8). STag 0 is never issued.
 type Device struct {
-	maxMRs int
+	maxMRs   int
+	maxBytes int64 // 0: unlimited
+
+	regBytes int64 // octets registered; guarded by mu
 
 	mu  sync.RWMutex
 	mrs map[uint32]*MR // by 24-bit index
@@ -55,7 +64,26 @@ func NewDevice(opts DeviceOptions) *Device {
 	if opts.MaxMRs > 1<<24-1 {
 		opts.MaxMRs = 1<<24 - 1
 	}
-	return &Device{maxMRs: opts.MaxMRs, mrs: make(map[uint32]*MR), rand: random32}
+	return &Device{maxMRs: opts.MaxMRs, maxBytes: max(opts.MaxRegisteredBytes, 0),
+		mrs: make(map[uint32]*MR), rand: random32}
+}
+
+// RegisteredBytes returns the octets of memory currently registered.
+func (d *Device) RegisteredBytes() int64 {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.regBytes
+}
+
+// reserveBytes accounts n more registered octets (n may be negative),
+// failing when MaxRegisteredBytes would be exceeded. Caller holds d.mu.
+func (d *Device) reserveBytes(n int64) error {
+	if n > 0 && d.maxBytes > 0 && d.regBytes+n > d.maxBytes {
+		return fmt.Errorf("%w: %d octets registered, %d more requested, limit %d",
+			ErrResourceLimit, d.regBytes, n, d.maxBytes)
+	}
+	d.regBytes += n
+	return nil
 }
 
 // AllocPD allocates a new protection domain (RFC 5041 §8.2).

@@ -160,12 +160,18 @@ func (m *MR) Reregister(buf []byte, access Access) error {
 		d.mu.Unlock()
 		return ErrClosed
 	}
+	delta := int64(len(buf) - len(m.buf))
+	if err := d.reserveBytes(delta); err != nil {
+		d.mu.Unlock()
+		return err // the region is left as it was
+	}
 	m.valid = false
 	d.mu.Unlock()
 	m.pd.fence()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if m.deregistered {
+		d.regBytes -= delta // Deregister released the old size only
 		return ErrClosed
 	}
 	old := m.key
@@ -186,6 +192,7 @@ func (m *MR) Deregister() error {
 	}
 	m.valid, m.deregistered = false, true
 	delete(d.mrs, m.index)
+	_ = d.reserveBytes(-int64(len(m.buf)))
 	d.mu.Unlock()
 	m.pd.fence()
 	return nil

@@ -83,3 +83,39 @@ func TestDevice_RemoteChecks_RFC5040_7_2(t *testing.T) {
 	_, err = other.Register(nil, 0, WithEndpoint(ep))
 	require.ErrorIs(t, err, ErrInvalidWR)
 }
+
+// TestResourceLimits_RegisteredMemory: the device caps the regions and the
+// octets registered at once (RFC 5041 §8.3.2 item 5: an RNIC bounds the
+// resources a consumer may allocate); refused registrations change
+// nothing, and deregistration gives the room back.
+func TestResourceLimits_RegisteredMemory(t *testing.T) {
+	dev := NewDevice(DeviceOptions{MaxMRs: 3, MaxRegisteredBytes: 10 << 10})
+	pd := dev.AllocPD()
+	a, err := pd.Register(make([]byte, 6<<10), RemoteWrite)
+	require.NoError(t, err)
+	_, err = pd.Register(make([]byte, 5<<10), RemoteWrite)
+	require.ErrorIs(t, err, ErrResourceLimit)
+	assert.Equal(t, int64(6<<10), dev.RegisteredBytes())
+	assert.Equal(t, 1, dev.NumMRs())
+
+	b, err := pd.Register(make([]byte, 4<<10), RemoteWrite)
+	require.NoError(t, err)
+	oldB := b.STag()
+	require.ErrorIs(t, b.Reregister(make([]byte, 5<<10), RemoteWrite), ErrResourceLimit)
+	assert.Equal(t, oldB, b.STag(), "a refused re-registration leaves the region as it was")
+	require.NoError(t, b.Reregister(make([]byte, 1<<10), RemoteWrite))
+	assert.Equal(t, int64(7<<10), dev.RegisteredBytes())
+
+	c, err := pd.Register(nil, RemoteWrite)
+	require.NoError(t, err)
+	_, err = pd.Register(nil, RemoteWrite)
+	require.ErrorIs(t, err, ErrResourceLimit, "MaxMRs")
+
+	require.NoError(t, a.Deregister())
+	require.NoError(t, b.Deregister())
+	require.NoError(t, c.Deregister())
+	assert.Equal(t, int64(0), dev.RegisteredBytes())
+	assert.Equal(t, 0, dev.NumMRs())
+	_, err = pd.Register(make([]byte, 10<<10), RemoteWrite)
+	require.NoError(t, err, "room given back")
+}

@@ -43,6 +43,9 @@ func (pd *PD) Register(buf []byte, access Access, opts ...MROption) (*MR, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := d.reserveBytes(int64(len(buf))); err != nil {
+		return nil, err
+	}
 	m := &MR{
 		pd:        pd,
 		index:     idx,

@@ -394,3 +394,26 @@ func FuzzReceive(f *testing.F) {
 		<-a.Done()
 	})
 }
+
+// TestSession_StreamLimit: the association uses only the stream
+// identifiers it was configured for (Transport.NumStreams; pion offers
+// 65535 in INIT whatever the limit). A peer's Initiate or segment on a
+// stream beyond it is dropped and counted, never buffered, and no session
+// is offered to the ULP (RFC 5043 §8: equal stream counts; issue 8's
+// streams-per-association limit).
+func TestSession_StreamLimit(t *testing.T) {
+	a, ft := newFakeAssoc(t, Config{})
+	require.Equal(t, 64, a.NumStreams())
+	for sid := uint16(64); sid < 64+100; sid++ {
+		ft.injectCtl(sid, Control{SSN: 0, Function: FuncInitiate})
+		ft.injectSeg(sid, 1, make([]byte, 1000))
+	}
+	assert.Equal(t, uint64(200), a.Dropped())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := a.Accept(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "no session offered")
+	// Streams inside the limit still work.
+	s, _ := passiveSession(t, a, ft, 63)
+	assert.Equal(t, uint16(63), s.StreamID())
+}
