@@ -14,9 +14,12 @@ build:
 vet:
 	$(GO) vet $(PKGS)
 
-# make test: vet, then every test under the race detector.
+# make test: vet, then every test under the race detector, then every fuzz
+# target briefly (FUZZ_CI_TIME each; make fuzz for the long runs).
+FUZZ_CI_TIME ?= 2s
 test: vet
 	$(GO) test -race -count=1 -timeout 12m $(GOTESTFLAGS) $(PKGS)
+	./scripts/fuzz-all.sh $(FUZZ_CI_TIME)
 
 # make e2e: the end-to-end RDMA suites only: pion on the host, kernel SCTP
 # and kernel↔pion interop in the qemu VM (e2e.TestKernelSuiteInVM; also part
