@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
 // errTxClosed reports a send attempted after the Terminate (or teardown):
@@ -18,6 +20,21 @@ func untaggedRsvd(op Opcode, inv uint32) [5]byte {
 	return r
 }
 
+// txFailure is how the endpoint goes down when handing a message to DDP
+// failed with err. An error the LLP reports as an *llp.Error (for MPA, "TCP
+// connection lost", RFC 5044 §8 code 1) is an LLP error, Terminate layer 2
+// (RFC 5040 §4.8 Figure 9), exactly as when the receive side notices the
+// same failure first (Closed); anything else is a local catastrophic
+// error.
+func txFailure(err error) (*TerminateError, *Terminate, closeMode) {
+	var le *llp.Error
+	if errors.As(err, &le) {
+		code := TermCode{Layer: LayerLLP, EType: le.EType, Code: le.Code}
+		return &TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort
+	}
+	return &TerminateError{Code: TermLocalCatastrophic, Err: err}, &Terminate{Code: TermLocalCatastrophic}, closeAbort
+}
+
 // txLoop processes the send queue in submission order (RFC 5040 §5.5 rule
 // 13). A Read or Atomic at the head waits while ORD requests are
 // outstanding (RFC 5040 §6.1, RFC 7306 §5.2), and so does everything
@@ -26,8 +43,7 @@ func (e *Endpoint) txLoop() {
 	defer e.wg.Done()
 	if err := e.sendRTR(); err != nil && !errors.Is(err, errTxClosed) {
 		e.mu.Lock()
-		e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: err},
-			&Terminate{Code: TermLocalCatastrophic}, closeAbort)
+		e.failLocked(txFailure(err))
 		e.mu.Unlock()
 	}
 	for {
@@ -68,8 +84,7 @@ func (e *Endpoint) txLoop() {
 		switch {
 		case err != nil:
 			if !errors.Is(err, errTxClosed) {
-				e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: err},
-					&Terminate{Code: TermLocalCatastrophic}, closeAbort)
+				e.failLocked(txFailure(err))
 			}
 			// A Send or Write being issued is left to this loop by
 			// failLocked (see there); an ORD request was flushed there.
@@ -175,8 +190,7 @@ func (e *Endpoint) respLoop() {
 		case fault != nil:
 			e.failLocked(fault.terminateError(), fault.terminate(), closeGraceful)
 		case err != nil && !errors.Is(err, errTxClosed):
-			e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: err},
-				&Terminate{Code: TermLocalCatastrophic}, closeAbort)
+			e.failLocked(txFailure(err))
 		}
 		e.mu.Unlock()
 	}

@@ -91,6 +91,22 @@ type PionConfig struct {
 	HandshakeTimeout time.Duration
 	// LoggerFactory is handed to pion; nil uses pion's default.
 	LoggerFactory logging.LoggerFactory
+	// DeadPeerTimeout, when positive, bounds how long the association
+	// survives without receiving a single packet from the peer: pion's
+	// T3-rtx timer never gives up (it has no Association.Max.Retrans, RFC
+	// 9260 §8.1) and sends no HEARTBEAT of its own (§8.3), so a peer that
+	// vanished without an ABORT or an ICMP error is otherwise never
+	// noticed. While nothing arrives, a one-octet probe is sent every
+	// DeadPeerTimeout/4 on the stream the adaptation never uses (0xFFFF),
+	// which a live peer acknowledges even when idle (pion's own HEARTBEAT
+	// is broken, see deadpeer_pion.go), and pion's RTO is capped at
+	// DeadPeerTimeout/3; after DeadPeerTimeout of silence the association
+	// is aborted and ends with an error wrapping ErrPeerUnresponsive and
+	// llp.ErrAborted. 0 (the default) keeps pion's behaviour: no failure
+	// detection. Both ends should run this package (a kernel SCTP peer
+	// answers the probe with an "Invalid Stream Identifier" ERROR, which
+	// also counts as alive).
+	DeadPeerTimeout time.Duration
 }
 
 func (c PionConfig) withDefaults() PionConfig {
@@ -170,7 +186,9 @@ const minPionPacket = sctpCommonHeaderLen + dataChunkHeaderLen + llp.MinMULPDU +
 // §5.1 (it skips the parameter), so PeerAdaptation returns ok=false; the
 // peer must be configured for DDP out of band. pion has no path failure
 // detection (its T3-rtx timer never gives up): a silent peer is noticed
-// only by the ULP.
+// only by the ULP, unless PionConfig.DeadPeerTimeout is set. A connected
+// UDP socket (DialPion) also ends on an ICMP port unreachable: a peer
+// process that died is detected at the next packet sent.
 type PionTransport struct {
 	assoc      *sctp.Association
 	conn       net.Conn
@@ -196,6 +214,8 @@ type PionTransport struct {
 	cause    atomic.Pointer[error]
 	sentinel *sctp.Stream
 	pmtu     *pmtu.Conn // nil unless set up by DialPionPMTU (pmtu_pion.go)
+	live     *liveConn  // nil unless DeadPeerTimeout is set (deadpeer_pion.go)
+	wconn    *writeErrConn
 }
 
 type pionStream struct {
@@ -229,8 +249,15 @@ func NewPionTransport(ctx context.Context, conn net.Conn, client bool, cfg PionC
 			cfg.MTU, packet, minPionPacket)
 	}
 	maxMsg := maxMessageForPacket(packet)
+	wconn := &writeErrConn{Conn: conn}
+	var pconn net.Conn = wconn
+	var live *liveConn
+	if cfg.DeadPeerTimeout > 0 {
+		live = newLiveConn(wconn)
+		pconn = live
+	}
 	opts := []sctp.AssociationOption{
-		sctp.WithNetConn(conn),
+		sctp.WithNetConn(pconn),
 		sctp.WithMTU(uint32(packet)),
 		sctp.WithMaxReceiveBufferSize(cfg.ReceiveBuffer),
 		sctp.WithMaxMessageSize(uint32(maxMsg)),
@@ -239,6 +266,9 @@ func NewPionTransport(ctx context.Context, conn net.Conn, client bool, cfg PionC
 	}
 	if cfg.LoggerFactory != nil {
 		opts = append(opts, sctp.WithLoggerFactory(cfg.LoggerFactory))
+	}
+	if live != nil {
+		opts = append(opts, sctp.WithRTOMax(deadPeerRTOMax(cfg.DeadPeerTimeout)))
 	}
 	var (
 		a   *sctp.Association
@@ -268,6 +298,8 @@ func NewPionTransport(ctx context.Context, conn net.Conn, client bool, cfg PionC
 		lowAny:     make(chan struct{}),
 		closed:     make(chan struct{}),
 		finished:   make(chan struct{}),
+		live:       live,
+		wconn:      wconn,
 	}
 	if isUDP {
 		t.udp = udpConn
@@ -338,6 +370,10 @@ func (t *PionTransport) Start(fn func(sid uint16, ppid uint32, b []byte), done f
 	t.readers.Add(2)
 	go t.acceptLoop()
 	go t.sentinelLoop()
+	if t.live != nil {
+		t.readers.Add(1)
+		go t.deadPeerLoop()
+	}
 	go func() {
 		t.readers.Wait()
 		var err error
@@ -350,12 +386,22 @@ func (t *PionTransport) Start(fn func(sid uint16, ppid uint32, b []byte), done f
 }
 
 func (t *PionTransport) setCause(err error) {
-	if t.aborting.Load() {
+	// A peer's ABORT is checked first: it ends pion at once, the failing
+	// writes can make the adaptation close the association (all sessions
+	// erroneous, RFC 5040 §7) before this runs, and that local Close must
+	// not turn the peer's ABORT into a graceful end.
+	if errors.Is(err, sctp.ErrChunk) && !t.aborting.Load() {
+		err = fmt.Errorf("%w: peer sent SCTP ABORT: %w", llp.ErrAborted, err)
+	} else if t.aborting.Load() {
 		err = fmt.Errorf("%w: local abort", llp.ErrAborted)
 	} else if t.closing.Load() {
 		err = nil
-	} else if errors.Is(err, sctp.ErrChunk) {
-		err = fmt.Errorf("%w: peer sent SCTP ABORT: %w", llp.ErrAborted, err)
+	} else if werr := t.wconn.failed(); werr != nil && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
+		// pion's write loop closes the conn when a write fails (for
+		// example ECONNREFUSED after an ICMP port unreachable: the peer
+		// process is gone), and its read loop then reports only the
+		// closed conn. That is a failure, not a graceful end.
+		err = fmt.Errorf("%w: %w", llp.ErrAborted, werr)
 	} else if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		err = nil // graceful SHUTDOWN by the peer
 	} else if err != nil {

@@ -1,0 +1,86 @@
+//go:build linux
+
+package faults
+
+import (
+	"context"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+)
+
+// lossDetect is the failure-detection bound given to both LLPs when the
+// path goes black: PionConfig.DeadPeerTimeout and TCP_USER_TIMEOUT.
+const lossDetect = 2 * time.Second
+
+// TestAssociationLost_Pion: the path between the namespaces drops every
+// packet while four streams have many work requests outstanding. Nothing
+// tells pion (no ABORT, no ICMP): PionConfig.DeadPeerTimeout declares the
+// peer dead after lossDetect of silence and aborts the association; every
+// session ends with it (RFC 5043 §11.3) and every endpoint flushes (RFC
+// 5040 §5.4, §6.2.1), all within lossDetect plus a margin.
+func TestAssociationLost_Pion(t *testing.T) {
+	leakCheck(t)
+	l := newLink(t, impairment{Name: "clean"})
+	cfg := sctpllp.Config{Pion: sctpllp.PionConfig{DeadPeerTimeout: lossDetect}}
+	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mgr := dialPion(t, ctx, addr, cfg, l.inA)
+	loads := openStreams(t, ctx, mgr, faultStreams)
+	waitProgress(t, loads, progressLimit)
+	out := totalOutstanding(loads)
+	at := time.Now()
+	l.blackhole(t)
+	res := finish(t, loads, at, out, flushLimit)
+	checkAssociationLost(t, mgr, loads)
+	assert.ErrorIs(t, mgr.Association().Err(), sctpllp.ErrPeerUnresponsive)
+	assert.GreaterOrEqual(t, res.toErr, lossDetect-100*time.Millisecond, "declared dead before DeadPeerTimeout")
+	t.Logf("pion, path lost (DeadPeerTimeout %v): %v", lossDetect, res)
+}
+
+// TestConnectionLost_MPA: the same for MPA over TCP. TCP gives up on
+// unacknowledged data after TCP_USER_TIMEOUT (RFC 5482; set here to
+// lossDetect, the Linux default would be ~15 min of retransmissions): the
+// read fails with ETIMEDOUT, MPA reports "TCP connection lost" (RFC 5044
+// §8 code 1) and the endpoint flushes everything.
+func TestConnectionLost_MPA(t *testing.T) {
+	leakCheck(t)
+	l := newLink(t, impairment{Name: "clean"})
+	addr, _ := mpaServer(t, net.JoinHostPort(l.addrB, "0"), l.inB)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ld := dialMPA(t, ctx, addr, l.inA)
+	setUserTimeout(t, ld, lossDetect)
+	waitProgress(t, []*load{ld}, progressLimit)
+	out := totalOutstanding([]*load{ld})
+	at := time.Now()
+	l.blackhole(t)
+	res := finish(t, []*load{ld}, at, out, flushLimit)
+	checkConnectionLost(t, ld)
+	assert.ErrorIs(t, ld.ep.Err(), syscall.ETIMEDOUT)
+	t.Logf("MPA, path lost (TCP_USER_TIMEOUT %v): %v", lossDetect, res)
+}
+
+// setUserTimeout sets TCP_USER_TIMEOUT and keepalive on the load's TCP
+// connection.
+func setUserTimeout(t *testing.T, ld *load, d time.Duration) {
+	t.Helper()
+	tc, ok := ld.conn.NetConn().(*net.TCPConn)
+	require.True(t, ok)
+	require.NoError(t, tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: d / 4, Interval: d / 4, Count: 4}))
+	rc, err := tc.SyscallConn()
+	require.NoError(t, err)
+	var serr error
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(d.Milliseconds()))
+	}))
+	require.NoError(t, serr)
+}
