@@ -48,6 +48,8 @@ soak:
 	$(GO) test -count=1 -timeout 0 -v -run '^TestSoak$$' ./internal/soak -soak.duration=$(SOAK)
 
 # make bench: raw LLP versus RDMA figures (median of 3 runs) into
-# docs/benchmarks.md, with the machine description. Set GOGC to compare.
+# docs/benchmarks.md, with the machine description, and the SVG plots
+# (throughput and round trip against message size per LLP, streams scaling)
+# into docs/img. Set GOGC to compare.
 bench:
 	$(GO) run ./cmd/sctp-rdma harness --out docs/benchmarks.md

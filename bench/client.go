@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
@@ -232,6 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.LLP = transport.SCTPPion
 	}
 	var wg sync.WaitGroup
+	start := newBarrier(len(cl.Endpoints))
 	for i, ep := range cl.Endpoints {
 		c := conns[ep]
 		c.onPing = cfg.OnPing
@@ -244,7 +246,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sr.Report, sr.Err = runStream(ctx, c, cfg.setup(sr.Reverse))
+			sr.Report, sr.Err = runStream(ctx, c, cfg.setup(sr.Reverse), start)
 			sr.Start, sr.End = c.start, c.end
 			if sr.Err != nil {
 				_ = c.ep.Abort()
@@ -285,8 +287,40 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // non-zero Status.
 var ErrRefused = errors.New("server refused")
 
+// barrier holds every stream of a run until all have finished their
+// set-up exchange, so that the measured phase of every stream starts
+// together: with many streams on one association, the Setup and Advert
+// messages of late streams otherwise queue behind the bulk data of early
+// ones, starts spread over hundreds of milliseconds and the aggregate
+// (first start to last end) measures the stagger, not the streams.
+type barrier struct {
+	left atomic.Int64
+	all  chan struct{}
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{all: make(chan struct{})}
+	b.left.Store(int64(n))
+	return b
+}
+
+// arrive counts one stream in (also one that failed before the barrier,
+// so that the others are not held for ever).
+func (b *barrier) arrive() {
+	if b.left.Add(-1) == 0 {
+		close(b.all)
+	}
+}
+
 // runStream is the client side of one stream's exchange (docs/cli.md).
-func runStream(ctx context.Context, c *conn, s Setup) (Report, error) {
+// It passes start (arriving exactly once) after the server's Advert.
+func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, error) {
+	arrived := false
+	defer func() {
+		if !arrived {
+			start.arrive()
+		}
+	}()
 	c.setup = s
 	if err := c.sendMsg(ctx, &s); err != nil {
 		return Report{}, fmt.Errorf("setup: %w", err)
@@ -309,6 +343,13 @@ func runStream(ctx context.Context, c *conn, s Setup) (Report, error) {
 	active := !s.Reverse()
 	if err := c.prepareData(active); err != nil {
 		return Report{}, err
+	}
+	arrived = true
+	start.arrive()
+	select {
+	case <-start.all:
+	case <-ctx.Done():
+		return Report{}, ctx.Err()
 	}
 	if err := c.sendMsg(ctx, &Advert{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
 		return Report{}, err

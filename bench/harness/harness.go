@@ -42,6 +42,19 @@ type Config struct {
 	Depth int
 	// Runs is the number of repetitions; the median is reported (default 3).
 	Runs int
+	// The curves of the plots (Results.Curves), unless NoSweep:
+	// SweepSizes are the message sizes of the throughput curves (default
+	// 1K to 256K), each point moving about SweepBytes (default 16 MiB);
+	// RTTSizes those of the round-trip curves (default 64 to 4K, each
+	// SweepPingIters round trips, default 500); StreamCounts the stream
+	// counts of the multistream curve (default 1, 4, 16, 64 and
+	// ManyStreams).
+	NoSweep        bool
+	SweepSizes     []int
+	SweepBytes     int64
+	RTTSizes       []int
+	SweepPingIters int
+	StreamCounts   []int
 	// Progress, if not nil, receives a line per measurement.
 	Progress io.Writer
 }
@@ -71,6 +84,26 @@ func (c *Config) defaults() {
 	if c.Runs <= 0 {
 		c.Runs = 3
 	}
+	if len(c.SweepSizes) == 0 {
+		c.SweepSizes = []int{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10}
+	}
+	if c.SweepBytes <= 0 {
+		c.SweepBytes = 16 << 20
+	}
+	if len(c.RTTSizes) == 0 {
+		c.RTTSizes = []int{64, 256, 1 << 10, 4 << 10}
+	}
+	if c.SweepPingIters <= 0 {
+		c.SweepPingIters = 500
+	}
+	if len(c.StreamCounts) == 0 {
+		for _, n := range []int{1, 4, 16, 64} {
+			if n < c.ManyStreams {
+				c.StreamCounts = append(c.StreamCounts, n)
+			}
+		}
+		c.StreamCounts = append(c.StreamCounts, c.ManyStreams)
+	}
 }
 
 // Row is one comparison.
@@ -99,6 +132,18 @@ type Machine struct {
 	GoVersion string
 	GOGC      string
 	GOMAXPROC int
+	// LoadAvg is /proc/loadavg's 1, 5 and 15 minute averages when the run
+	// started and ended: how busy the (shared) machine was.
+	LoadAvg, LoadAvgEnd string
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // Results is the outcome of Run.
@@ -106,7 +151,11 @@ type Results struct {
 	Config  Config
 	Machine Machine
 	Rows    []Row
-	Took    time.Duration
+	// Curves are the plotted sweeps (none with Config.NoSweep).
+	Curves []Curve
+	// Plots are the files WritePlots wrote, for the Markdown page.
+	Plots []Plot
+	Took  time.Duration
 }
 
 // Describe returns the machine description.
@@ -123,6 +172,7 @@ func Describe() Machine {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = "Linux " + strings.TrimSpace(string(b))
 	}
+	m.LoadAvg = loadAvg()
 	m.GOGC = os.Getenv("GOGC")
 	if m.GOGC == "" {
 		m.GOGC = fmt.Sprintf("%d (default)", debug.SetGCPercent(100))
@@ -145,9 +195,12 @@ func Run(cfg Config) Results {
 	start := time.Now()
 	res := Results{Config: cfg, Machine: Describe()}
 	for _, llp := range cfg.LLPs {
-		res.Rows = append(res.Rows, measureLLP(cfg, llp)...)
+		rows, curves := measureLLP(cfg, llp)
+		res.Rows = append(res.Rows, rows...)
+		res.Curves = append(res.Curves, curves...)
 	}
 	res.Took = time.Since(start)
+	res.Machine.LoadAvgEnd = loadAvg()
 	return res
 }
 
@@ -197,7 +250,7 @@ func rdmaRun(srv *server, llp string, t bench.Test, size, streams, depth int, it
 		Streams: streams, Depth: depth, Iters: iters, Latency: lat})
 }
 
-func measureLLP(cfg Config, llp string) []Row {
+func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	name := fmt.Sprintf("%dK", cfg.Size>>10)
 	rows := []Row{
 		{LLP: llp, Metric: "RDMA Write " + name + " throughput vs raw LLP", Unit: "Gbit/s", Target: "≥ 0.90"},
@@ -207,13 +260,13 @@ func measureLLP(cfg Config, llp string) []Row {
 		{LLP: llp, Metric: fmt.Sprintf("RDMA Write %s, %d streams vs 1 stream", name, cfg.ManyStreams), Unit: "Gbit/s", Target: "≥ 0.90"},
 		{LLP: llp, Metric: "memory per idle stream (both ends)", Unit: "KiB"},
 	}
-	fail := func(err error) []Row {
+	fail := func(err error) ([]Row, []Curve) {
 		for i := range rows {
 			if rows[i].Err == nil {
 				rows[i].Err = err
 			}
 		}
-		return rows
+		return rows, nil
 	}
 	srv, err := startServer(llp)
 	if err != nil {
@@ -288,7 +341,10 @@ func measureLLP(cfg Config, llp string) []Row {
 	set(2, rawBW, sBW, false)
 	set(3, rawRTT, sRTT, true)
 	set(4, oneBW, manyBW, false)
-	return rows
+	if cfg.NoSweep {
+		return rows, nil
+	}
+	return rows, measureSweeps(&cfg, llp, srv, raw)
 }
 
 // idleStreamMemory opens n idle streams (client and server in this

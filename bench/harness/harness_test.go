@@ -2,6 +2,9 @@ package harness
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +19,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // TestRunSmall runs the whole harness with tiny volumes: every row gets a
 // figure and the Markdown page carries the machine description.
 func TestRunSmall(t *testing.T) {
-	res := Run(Config{Size: 16 << 10, Bytes: 1 << 20, PingIters: 50, ManyStreams: 32, Runs: 1})
+	res := Run(Config{Size: 16 << 10, Bytes: 1 << 20, PingIters: 50, ManyStreams: 32, Runs: 1,
+		SweepSizes: []int{4 << 10, 16 << 10}, SweepBytes: 256 << 10, RTTSizes: []int{64, 1 << 10}, SweepPingIters: 20})
 	require.Len(t, res.Rows, 12)
 	for _, r := range res.Rows {
 		require.NoError(t, r.Err, "%s %s", r.LLP, r.Metric)
@@ -24,11 +28,39 @@ func TestRunSmall(t *testing.T) {
 	}
 	assert.Equal(t, transport.SCTPPion, res.Rows[0].LLP)
 	assert.Equal(t, transport.MPA, res.Rows[6].LLP)
+	// Curves: per LLP 4 throughput, 2 round-trip, 1 streams (1, 4, 16, 32).
+	require.Len(t, res.Curves, 14)
+	for _, c := range res.Curves {
+		require.NoError(t, c.Err, "%s %s %s", c.LLP, c.Kind, c.Name)
+		require.Len(t, c.Y, len(c.X), "%s %s %s", c.LLP, c.Kind, c.Name)
+		for _, y := range c.Y {
+			assert.Positive(t, y, "%s %s %s", c.LLP, c.Kind, c.Name)
+		}
+	}
+	assert.Equal(t, []float64{1, 4, 16, 32}, res.Curves[6].X)
+	dir := t.TempDir()
+	require.NoError(t, res.WritePlots(filepath.Join(dir, "img"), "img"))
+	require.Len(t, res.Plots, 5)
+	for _, p := range res.Plots {
+		b, err := os.ReadFile(filepath.Join(dir, p.Path))
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(b), "<svg"), p.Path)
+	}
 	var b bytes.Buffer
 	res.Markdown(&b)
-	for _, s := range []string{"nproc", "GOGC", "Go", "RDMA Write 16K throughput vs raw LLP", "| sctp-pion |", "| mpa |"} {
+	for _, s := range []string{"nproc", "GOGC", "Go", "RDMA Write 16K throughput vs raw LLP", "| sctp-pion |", "| mpa |",
+		"](img/throughput-sctp-pion.svg)", "](img/streams.svg)", "sctp-pion, rtt (µs)", "Targets not met and why"} {
 		assert.Contains(t, b.String(), s)
 	}
+}
+
+func TestNoSweep(t *testing.T) {
+	res := Run(Config{LLPs: []string{transport.MPA}, Size: 4 << 10, Bytes: 64 << 10, PingIters: 10, ManyStreams: 2, Runs: 1, NoSweep: true})
+	require.Len(t, res.Rows, 6)
+	assert.Empty(t, res.Curves)
+	var b bytes.Buffer
+	res.Markdown(&b)
+	assert.NotContains(t, b.String(), "## Plots")
 }
 
 func TestMedian(t *testing.T) {

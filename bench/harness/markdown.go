@@ -14,8 +14,10 @@ func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "Every figure is the median of %d runs; raw LLP and RDMA figures of a row come from the same run.\n", r.Config.Runs)
 	fmt.Fprintf(w, "Targets are reported, not enforced.\n\n")
 	fmt.Fprintf(w, "| machine | |\n|---|---|\n")
-	fmt.Fprintf(w, "| nproc | %d (GOMAXPROCS %d) |\n| CPU | %s |\n| kernel | %s |\n| Go | %s |\n| GOGC | %s |\n\n",
+	fmt.Fprintf(w, "| nproc | %d (GOMAXPROCS %d) |\n| CPU | %s |\n| kernel | %s |\n| Go | %s |\n| GOGC | %s |\n",
 		m.NumCPU, m.GOMAXPROC, m.CPU, m.Kernel, m.GoVersion, m.GOGC)
+	fmt.Fprintf(w, "| load average (1, 5, 15 min) | %s at the start, %s at the end |\n\n", m.LoadAvg, m.LoadAvgEnd)
+	fmt.Fprintf(w, "The machine is shared with other jobs (a load average above its 2 cores means they competed for the CPU): absolute figures vary by up to 2× between runs and hosts; ratios within a row come from the same run and are more stable.\n\n")
 	c := r.Config
 	fmt.Fprintf(w, "Settings: bulk size %d octets, %d MiB per throughput measurement, depth %d per stream, ping-pong %d octets × %d, multistream %d streams on one association (one TCP connection each for mpa), loopback, MPA with CRC32c on, sctp-pion with sctpllp defaults (8192-octet packets on loopback).\n\n",
 		c.Size, c.Bytes>>20, c.Depth, c.PingSize, c.PingIters, c.ManyStreams)
@@ -39,5 +41,81 @@ func (r *Results) Markdown(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %s | %.2f | %s | %s |\n", row.LLP, row.Metric, row.Base, row.Value, row.Unit, row.Ratio, row.Target, met)
 	}
-	fmt.Fprintf(w, "\nThe Go benchmarks (`go test -bench . -benchmem ./bench/harness`) report the same comparisons per operation with b.ReportMetric (raw-Gbps, rdma-Gbps, ratio). Plots: not generated (no plotting library in the module; gonum.org/v1/plot was not added).\n")
+	r.markdownCurves(w)
+	if notes != "" {
+		fmt.Fprintf(w, "\n%s", notes)
+	}
+	fmt.Fprintf(w, "\nThe Go benchmarks (`go test -bench . -benchmem ./bench/harness`) report the same comparisons per operation with b.ReportMetric (raw-Gbps, rdma-Gbps, ratio).\n")
+}
+
+// markdownCurves writes the plots and the figures behind them.
+func (r *Results) markdownCurves(w io.Writer) {
+	if len(r.Curves) == 0 {
+		return
+	}
+	c := r.Config
+	fmt.Fprintf(w, "\n## Plots\n\n")
+	fmt.Fprintf(w, "Sweeps, each point the median of %d runs: throughput with depth %d on one stream, about %d MiB per point (64 to 8192 operations); round trips of %d ping-pongs; stream counts %v with RDMA Write %s (depth %d for one stream, %d per stream for more). The machine is shared (2 cores, other jobs running): single points can be off by tens of per cent; the medians damp this.\n\n",
+		c.Runs, c.Depth, c.SweepBytes>>20, c.SweepPingIters, c.StreamCounts, sizeName(c.Size), c.Depth, max(c.Depth/4, 1))
+	if len(r.Plots) == 0 {
+		fmt.Fprintf(w, "(Plots not written: run `sctp-rdma harness --out FILE`.)\n\n")
+	}
+	for _, p := range r.Plots {
+		fmt.Fprintf(w, "![%s](%s)\n\n", p.Title, p.Path)
+	}
+	for _, kind := range []string{KindThroughput, KindRTT, KindStreams} {
+		unit, xname := "Gbit/s", "size"
+		switch kind {
+		case KindRTT:
+			unit = "µs"
+		case KindStreams:
+			xname = "streams"
+		}
+		for _, llp := range c.LLPs {
+			cs := r.curves(llp, kind)
+			if len(cs) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "%s, %s (%s):\n\n| %s |", llp, kind, unit, xname)
+			for _, cv := range cs {
+				fmt.Fprintf(w, " %s |", cv.Name)
+			}
+			fmt.Fprintf(w, "\n|---:|")
+			for range cs {
+				fmt.Fprintf(w, "---:|")
+			}
+			fmt.Fprintln(w)
+			for i, x := range cs[0].X {
+				if kind == KindStreams {
+					fmt.Fprintf(w, "| %g |", x)
+				} else {
+					fmt.Fprintf(w, "| %s |", sizeName(int(x)))
+				}
+				for _, cv := range cs {
+					if i < len(cv.Y) {
+						fmt.Fprintf(w, " %.2f |", cv.Y[i])
+					} else {
+						fmt.Fprintf(w, " |")
+					}
+				}
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, cv := range r.Curves {
+		if cv.Err != nil {
+			fmt.Fprintf(w, "- %s %s %s: stopped: %v\n", cv.LLP, cv.Kind, cv.Name, cv.Err)
+		}
+	}
+}
+
+func sizeName(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
 }

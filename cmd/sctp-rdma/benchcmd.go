@@ -129,6 +129,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.bidir && f.lat {
 		return usageError("--bidir applies to bandwidth mode only")
 	}
+	stopProfile, err := startProfile(f.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	tty := isTerminal(stdout) && !f.json
 	var errs []error
 	for _, t := range tests {

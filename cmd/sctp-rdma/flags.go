@@ -25,6 +25,8 @@ type llpFlags struct {
 	llp      string
 	ird, ord int
 	mtu      int
+	// cpuprofile is --cpuprofile: a CPU profile of the whole command.
+	cpuprofile string
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
@@ -32,6 +34,7 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.ird, "ird", 16, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
 	fs.IntVar(&f.ord, "ord", 16, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
 	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion (0: 8192-octet packets on loopback, 1500 otherwise; at most 8220)")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
 }
 
 func (f *llpFlags) options() (transport.Options, error) {

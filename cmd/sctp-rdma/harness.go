@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
@@ -23,6 +24,8 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	runs := fs.Int("runs", 3, "repetitions; the median is reported")
 	streams := fs.Int("streams", 256, "stream count of the multistream measurement")
 	iters := fs.Int("ping-iters", 2000, "round trips of the ping-pong measurements")
+	plots := fs.String("plots", "", "directory for the SVG plots (default: img beside --out; none without --out)")
+	noSweep := fs.Bool("no-sweep", false, "skip the size and stream-count sweeps (no plots)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,7 +40,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *runs < 1 || *streams < 1 || *iters < 1 {
 		return usageError("--runs, --streams and --ping-iters must be positive")
 	}
-	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr}
+	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr, NoSweep: *noSweep}
 	for _, l := range strings.Split(*llps, ",") {
 		switch l {
 		case transport.SCTPPion, transport.MPA, transport.SCTPKernel:
@@ -50,6 +53,22 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return ctx.Err()
 	}
 	res := harness.Run(cfg)
+	dir := *plots
+	if dir == "" && *out != "" {
+		dir = filepath.Join(filepath.Dir(*out), "img")
+	}
+	if dir != "" && !*noSweep {
+		rel := dir
+		if *out != "" {
+			if r, err := filepath.Rel(filepath.Dir(*out), dir); err == nil {
+				rel = r
+			}
+		}
+		if err := res.WritePlots(dir, filepath.ToSlash(rel)); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "sctp-rdma harness: %d plots in %s\n", len(res.Plots), dir)
+	}
 	var buf bytes.Buffer
 	res.Markdown(&buf)
 	if *out == "" {

@@ -36,6 +36,11 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError("ping takes one --size")
 	}
 	cfg.Test, cfg.Size = bench.TestPing, sizes[0]
+	stopProfile, err := startProfile(f.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	var mu sync.Mutex
 	if *verbose && !f.json {
 		fmt.Fprintf(stdout, "PING %s over %s: %d-octet buffers, RDMA Read + Write-back, verified\n", cfg.Addr, orDefault(cfg.Transport.LLP), cfg.Size)

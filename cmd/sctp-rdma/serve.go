@@ -61,6 +61,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *maxStreams < 1 {
 		return usageError("--max-streams must be at least 1")
 	}
+	stopProfile, err := startProfile(lf.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ln, err := transport.Listen(o, withPort(*listen))
 	if err != nil {
 		return err

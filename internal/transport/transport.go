@@ -288,16 +288,11 @@ type Listener struct {
 	o    Options
 	sctp *sctpllp.Listener
 	kern *sctpllp.KernelListener
-	mpa  *mpa.Listener
-
-	mu sync.Mutex
-	h  Handler // set by Serve; read by the MPA Accept callback
-}
-
-func (l *Listener) handler() Handler {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.h
+	// tcp and mpaCfg: for mpa, a plain TCP listener; each connection runs
+	// its MPA Responder start-up (mpa.Server) in its own goroutine with a
+	// copy of mpaCfg whose Accept callback is bound to that connection.
+	tcp    net.Listener
+	mpaCfg *mpa.Config
 }
 
 // Listen announces on addr over o.LLP.
@@ -313,17 +308,14 @@ func Listen(o Options, addr string) (*Listener, error) {
 	case SCTPKernel:
 		l.kern, err = sctpllp.ListenKernel(addr, o.kernelConfig(0))
 	case MPA:
-		cfg := o.mpaConfig()
-		cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
-			if h := l.handler(); h != nil {
-				if err := h.Admit(req.PrivateData); err != nil {
-					return mpa.Decision{Reject: true, PrivateData: rejectData(err)}, nil
-				}
-				return mpa.Decision{}, nil
+		l.mpaCfg = o.mpaConfig()
+		l.tcp, err = net.Listen("tcp", addr)
+		if err == nil {
+			// Validates the configuration now rather than at the first peer.
+			if _, err = mpa.NewListener(l.tcp, l.mpaCfg); err != nil {
+				_ = l.tcp.Close()
 			}
-			return mpa.Decision{Reject: true, PrivateData: []byte("server not ready")}, nil
 		}
-		l.mpa, err = mpa.Listen("tcp", addr, cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: listen %s: %w", kind, addr, err)
@@ -344,7 +336,7 @@ func (l *Listener) Addr() string {
 	case l.kern != nil:
 		return l.kern.Addr().String()
 	}
-	return l.mpa.Addr().String()
+	return l.tcp.Addr().String()
 }
 
 // Kind returns the LLP name.
@@ -355,14 +347,16 @@ func (l *Listener) Kind() string { return l.kind }
 // association to finish. It returns nil after ctx ended, or the listener's
 // failure.
 func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
-	l.mu.Lock()
-	l.h = h
-	l.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer l.close()
+	if l.tcp != nil {
+		// Unblocks the TCP Accept below when ctx ends.
+		stop := context.AfterFunc(ctx, l.close)
+		defer stop()
+	}
 	for {
 		var err error
 		switch l.kind {
@@ -377,20 +371,13 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 				}()
 			}
 		case MPA:
-			var conn *mpa.Conn
-			conn, err = l.mpa.Accept(ctx)
+			var nc net.Conn
+			nc, err = l.tcp.Accept()
 			if err == nil {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ep, err := newMPAEndpoint(conn, l.o, pd, h.Prepare)
-					if err != nil {
-						h.Dropped()
-						return
-					}
-					h.Serve(ctx, ep)
-					_ = ep.Abort()
-					<-ep.Done()
+					l.serveMPA(ctx, nc, pd, h)
 				}()
 			}
 		}
@@ -410,6 +397,40 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 			}
 		}
 	}
+}
+
+// serveMPA runs the MPA Responder start-up on one TCP connection (RFC 5044
+// §7.1.2, RFC 6581 §9) and serves the stream. h.Admit decides in the
+// start-up's Accept callback; a stream it admitted whose start-up or
+// endpoint then fails (the Reply cannot be sent, the peer resets, ctx
+// ends) is reported with h.Dropped, so the handler's stream count stays
+// balanced.
+func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Handler) {
+	admitted := false
+	cfg := *l.mpaCfg
+	cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
+		if err := h.Admit(req.PrivateData); err != nil {
+			return mpa.Decision{Reject: true, PrivateData: rejectData(err)}, nil
+		}
+		admitted = true
+		return mpa.Decision{}, nil
+	}
+	conn, err := mpa.Server(ctx, nc, &cfg)
+	if err != nil {
+		_ = nc.Close() // also after a rejection: the Reply was sent
+		if admitted {
+			h.Dropped()
+		}
+		return
+	}
+	ep, err := newMPAEndpoint(conn, l.o, pd, h.Prepare)
+	if err != nil {
+		h.Dropped()
+		return
+	}
+	h.Serve(ctx, ep)
+	_ = ep.Abort()
+	<-ep.Done()
 }
 
 func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error) {
@@ -467,7 +488,7 @@ func (l *Listener) close() {
 	case l.kern != nil:
 		_ = l.kern.Close()
 	default:
-		_ = l.mpa.Close()
+		_ = l.tcp.Close()
 	}
 }
 
