@@ -48,7 +48,7 @@ soak:
 	$(GO) test -count=1 -timeout 0 -v -run '^TestSoak$$' ./internal/soak -soak.duration=$(SOAK)
 
 # make bench: raw LLP versus RDMA figures (median of 3 runs) into
-# docs/benchmarks.md, with the machine description, and the SVG plots
+# docs/benchmarks.md, with the machine description, and the PNG plots (gonum/plot)
 # (throughput and round trip against message size per LLP, streams scaling)
 # into docs/img. Set GOGC to compare.
 bench:

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,12 +45,15 @@ func TestRunSmall(t *testing.T) {
 	for _, p := range res.Plots {
 		b, err := os.ReadFile(filepath.Join(dir, p.Path))
 		require.NoError(t, err)
-		assert.True(t, strings.HasPrefix(string(b), "<svg"), p.Path)
+		assert.True(t, strings.HasPrefix(string(b), "\x89PNG\r\n\x1a\n"), p.Path)
+		cfg, err := png.DecodeConfig(bytes.NewReader(b))
+		require.NoError(t, err, p.Path)
+		assert.Greater(t, cfg.Width, 400, p.Path)
 	}
 	var b bytes.Buffer
 	res.Markdown(&b)
 	for _, s := range []string{"nproc", "GOGC", "Go", "RDMA Write 16K throughput vs raw LLP", "| sctp-pion |", "| mpa |",
-		"](img/throughput-sctp-pion.svg)", "](img/streams.svg)", "sctp-pion, rtt (µs)", "Targets not met and why"} {
+		"](img/throughput-sctp-pion.png)", "](img/streams.png)", "sctp-pion, rtt (µs)", "Targets not met and why"} {
 		assert.Contains(t, b.String(), s)
 	}
 }

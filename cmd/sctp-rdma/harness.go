@@ -24,7 +24,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	runs := fs.Int("runs", 3, "repetitions; the median is reported")
 	streams := fs.Int("streams", 256, "stream count of the multistream measurement")
 	iters := fs.Int("ping-iters", 2000, "round trips of the ping-pong measurements")
-	plots := fs.String("plots", "", "directory for the SVG plots (default: img beside --out; none without --out)")
+	plots := fs.String("plots", "", "directory for the PNG plots (default: img beside --out; none without --out)")
 	noSweep := fs.Bool("no-sweep", false, "skip the size and stream-count sweeps (no plots)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
