@@ -1,9 +1,11 @@
 // Package siw interoperates with Linux siw (Soft-iWARP) and rdma-core's
-// tools: an implementation of rdma-core's rping exchange (client and
-// server) on this module's MPA (RFC 5044, RFC 6581) and RDMAP (RFC 5040)
-// layers, and TestSiwInterop, which boots a throw-away VM with siw
-// (scripts/vm/siw-run.sh) and runs our client against `rping -s` and
-// `rping -c` against our server. See docs/siw-interop.md.
+// tools: implementations of rdma-core's rping exchange and of perftest's
+// bandwidth tests with -R (ib_write_bw, ib_read_bw, ib_send_bw; client and
+// server each) on this module's MPA (RFC 5044, RFC 6581) and RDMAP
+// (RFC 5040) layers, and TestSiwInterop, which boots a throw-away VM with
+// siw (scripts/vm/siw-run.sh) and runs our clients against the tools'
+// servers and the tools' clients against our servers. See
+// docs/siw-interop.md.
 package siw
 
 import (
@@ -218,7 +220,7 @@ func base(cfg *Config) uint64 {
 // compares both buffers (rping -V). It closes the connection afterwards.
 func Client(ctx context.Context, addr string, cfg Config) (Stats, error) {
 	size := cfg.size()
-	conn, err := mpa.Dial(ctx, "tcp", addr, &cfg.MPA)
+	conn, err := dialMPA(ctx, addr, &cfg.MPA)
 	if err != nil {
 		return Stats{}, err
 	}

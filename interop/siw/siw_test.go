@@ -29,9 +29,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func inGuest() bool { return os.Getenv("SIW_GUEST") == "1" }
 
 // TestSiwInterop runs our rping client and server against Linux siw and
-// rdma-core's rping in a throw-away VM (scripts/vm/siw-run.sh). On the
-// host it builds this package's test binary and boots the VM; in the VM it
-// runs the scenarios. With CI=true it never skips.
+// rdma-core's rping, and our perftest client and server against perftest's
+// ib_{write,read,send}_bw -R (beside siw ↔ siw runs of the same tests), in
+// a throw-away VM (scripts/vm/siw-run.sh). On the host it builds this
+// package's test binary and boots the VM; in the VM it runs the scenarios.
+// With CI=true it never skips.
 func TestSiwInterop(t *testing.T) {
 	if !inGuest() {
 		run := "^TestSiwInterop$"
@@ -160,6 +162,10 @@ func TestSiwInterop(t *testing.T) {
 				r.st.Params.PeerToPeer, r.st.Params.RTR, r.st.Iterations, r.st.Elapsed)
 		})
 	}
+
+	// perftest's ib_{write,read,send}_bw -R, both ways and siw ↔ siw
+	// (perftest_vm_test.go).
+	perftestScenarios(t, addr)
 }
 
 // tool is a running rdma-core program whose output is collected.

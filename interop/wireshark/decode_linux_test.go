@@ -49,7 +49,7 @@ func ensureTshark(t *testing.T) {
 // capture runs tshark on lo for one TCP port until stop is called, and
 // returns the pcap path.
 type capture struct {
-	cmd  *exec.Cmd
+	cmd     *exec.Cmd
 	path    string
 	errb    bytes.Buffer
 	stopped bool
