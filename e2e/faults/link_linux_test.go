@@ -10,7 +10,6 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
 )
 
 // impairment is a netem profile: loss, duplication, delay with jitter and
@@ -73,11 +74,8 @@ func requireRoot(t *testing.T) {
 }
 
 func ipCmd(args ...string) error {
-	out, err := exec.Command("ip", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return nil
+	_, err := nstest.IP(args...)
+	return err
 }
 
 func tcCmd(ns string, args ...string) error {
@@ -162,31 +160,8 @@ func (l *link) blackhole(t *testing.T) {
 }
 
 // inNS runs fn on an OS thread switched into namespace ns; sockets created
-// by fn stay in ns (see pmtu/nstest).
-func inNS(ns string, fn func() error) error {
-	target, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(target)
-	runtime.LockOSThread()
-	self, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer unix.Close(self)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	ferr := fn()
-	if err := unix.Setns(self, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("restore netns: %w", err) // the thread stays locked and dies
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
+// by fn stay in ns (pmtu/nstest.In).
+func inNS(ns string, fn func() error) error { return nstest.In(ns, fn) }
 
 func (l *link) inA(fn func() error) error { return inNS(l.nsA, fn) }
 func (l *link) inB(fn func() error) error { return inNS(l.nsB, fn) }
