@@ -17,14 +17,29 @@ import (
 // heartbeats in RFC 9260 §8.1 and §8.3, which pion lacks).
 var ErrPeerUnresponsive = errors.New("sctpllp: peer unresponsive")
 
-// writeErrConn records the first write error of the conn pion uses that
-// is not the conn being closed or a deadline (both local decisions).
+// writeErrConn is the conn pion writes to. It records the first write
+// error that is not the conn being closed or a deadline (both local
+// decisions), and removes pion's malformed idle HEARTBEAT probes from
+// outgoing packets (stripBareHeartbeats).
 type writeErrConn struct {
 	net.Conn
 	err atomic.Pointer[error]
 }
 
 func (w *writeErrConn) Write(b []byte) (int, error) {
+	if p, changed := stripBareHeartbeats(b); changed {
+		if len(p) == 0 {
+			return len(b), nil // the packet was only pion's malformed probe
+		}
+		if _, err := w.write(p); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	return w.write(b)
+}
+
+func (w *writeErrConn) write(b []byte) (int, error) {
 	n, err := w.Conn.Write(b)
 	if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
 		w.err.CompareAndSwap(nil, &err)
