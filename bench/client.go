@@ -33,6 +33,10 @@ type Config struct {
 	Duration time.Duration
 	// Latency selects the latency variant (ping-pong, one in flight).
 	Latency bool
+	// Inline posts Sends, Writes and Writes with Immediate of at most this
+	// many octets inline (rdmap.SendWR.Inline, perftest's -I); 0: never.
+	// At most rdmap.MaxInline.
+	Inline int
 	// Bidir adds, per stream, a reverse stream on which the server is the
 	// active side.
 	Bidir bool
@@ -207,6 +211,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	prepare := func(ep *rdmap.Endpoint) error {
 		c := newConn(ep)
 		c.ctr = cfg.Counters
+		c.inline = cfg.Inline
 		if err := c.post(ctrlLen); err != nil { // the server's Advert
 			return err
 		}

@@ -50,6 +50,7 @@ type conn struct {
 	peer   Advert
 	setup  Setup
 	ctr    *Counters
+	inline int // largest payload posted inline (client side)
 	onPing func(PingLine)
 	// start and end bound an active run (client side, for aggregates).
 	start, end time.Time
@@ -338,6 +339,9 @@ func (c *conn) postOp(seq uint64, local []byte) error {
 			Compare: seq, CompareMask: ^uint64(0), Swap: seq + 1, SwapMask: ^uint64(0)}
 	case TestWriteImm:
 		wr = rdmap.SendWR{ID: last, Op: rdmap.WRWriteImm, Local: local, RemoteSTag: rs, Imm: seq}
+	}
+	if wr.Op == rdmap.WRSend || wr.Op == rdmap.WRWrite || wr.Op == rdmap.WRWriteImm {
+		wr.Inline = len(wr.Local) <= c.inline
 	}
 	return c.ep.PostSend(wr)
 }

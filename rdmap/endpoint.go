@@ -1,6 +1,7 @@
 package rdmap
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -329,6 +330,9 @@ func (e *Endpoint) PostSend(wr SendWR) error {
 func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error) {
 	if err := wr.validate(); err != nil {
 		return nil, err
+	}
+	if wr.Inline {
+		wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now
 	}
 	r := &sendReq{wr: wr, waiter: waiter}
 	e.mu.Lock()

@@ -478,3 +478,55 @@ func TestEndpoint_LLPAbortiveTermination_RFC5040_6_2(t *testing.T) {
 	assert.False(t, errors.As(p.a.Err(), &te))
 	time.Sleep(time.Millisecond)
 }
+
+// TestEndpoint_Inline: an Inline Send or Write takes its payload at
+// PostSend, so the caller may overwrite the buffer at once; each message
+// arrives with the contents it had when posted. Inline is refused above
+// MaxInline and for operations without a local payload.
+func TestEndpoint_Inline(t *testing.T) {
+	p := newPair(t, EndpointConfig{}, EndpointConfig{})
+	const n = 32
+	bufs := make([][]byte, n)
+	for i := range bufs {
+		bufs[i] = make([]byte, MaxInline)
+		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
+	}
+	target := make([]byte, MaxInline)
+	mr, err := p.pdB.Register(target, RemoteWrite, WithEndpoint(p.b))
+	require.NoError(t, err)
+
+	buf := make([]byte, MaxInline)
+	for i := range n {
+		for j := range buf {
+			buf[j] = byte(i)
+		}
+		require.NoError(t, p.a.PostSend(SendWR{ID: uint64(i), Op: WRSend, Local: buf[:i+1], Inline: true}))
+		for j := range buf {
+			buf[j] = 0xEE // reused before the completion
+		}
+	}
+	for range n {
+		c := poll(t, p.rcqB)
+		require.NoError(t, c.Err)
+		assert.Equal(t, int(c.WRID)+1, c.Length)
+		assert.Equal(t, bytes.Repeat([]byte{byte(c.WRID)}, c.Length), bufs[c.WRID][:c.Length])
+	}
+	for range n {
+		require.NoError(t, poll(t, p.cqA).Err)
+	}
+
+	copy(buf, bytes.Repeat([]byte{7}, MaxInline))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 99, Op: WRWrite, Local: buf, RemoteSTag: mr.STag(), Inline: true}))
+	clear(buf)
+	require.NoError(t, poll(t, p.cqA).Err)
+	sink, err := p.pdA.Register(make([]byte, MaxInline), LocalWrite)
+	require.NoError(t, err)
+	rmr, err := p.pdB.Register(target, RemoteRead, WithEndpoint(p.b))
+	require.NoError(t, err)
+	require.NoError(t, p.a.Read(context.Background(), sink, 0, MaxInline, rmr.STag(), 0))
+	assert.Equal(t, bytes.Repeat([]byte{7}, MaxInline), sink.Bytes())
+
+	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRSend, Local: make([]byte, MaxInline+1), Inline: true}), ErrInvalidWR)
+	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRRead, Sink: sink, Length: 8, RemoteSTag: rmr.STag(), Inline: true}), ErrInvalidWR)
+	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRImmediate, Inline: true}), ErrInvalidWR)
+}

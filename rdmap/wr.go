@@ -91,7 +91,15 @@ type SendWR struct {
 	Add, AddMask uint64
 	// Compare, CompareMask, Swap and SwapMask are the CmpSwap operands.
 	Compare, CompareMask, Swap, SwapMask uint64
+	// Inline copies Local when the request is posted, so the caller may
+	// reuse the buffer as soon as PostSend returns, before the completion
+	// (the verbs' IBV_SEND_INLINE, perftest's -I). Sends, Writes and
+	// Writes with Immediate of at most MaxInline octets only.
+	Inline bool
 }
+
+// MaxInline is the largest payload a SendWR may carry Inline.
+const MaxInline = 256
 
 // RecvWR is a receive work request: a buffer posted on queue 0 that one
 // Send or Immediate Data message consumes (RFC 5040 §5.3, RFC 7306 §6.3).
@@ -168,6 +176,9 @@ func (wr *SendWR) validate() error {
 		if (wr.Op == WRWrite || wr.Op == WRWriteImm) && wr.RemoteTO > math.MaxUint64-uint64(len(wr.Local)) {
 			return bad("remote TO %#x + %d wraps", wr.RemoteTO, len(wr.Local))
 		}
+		if wr.Inline && len(wr.Local) > MaxInline {
+			return bad("%d octets inline, at most %d", len(wr.Local), MaxInline)
+		}
 	case WRRead:
 		if wr.Sink == nil && wr.Length != 0 {
 			return bad("no sink MR")
@@ -178,6 +189,13 @@ func (wr *SendWR) validate() error {
 	case WRFetchAdd, WRCmpSwap, WRImmediate:
 	default:
 		return fmt.Errorf("%w: unknown work type %d", ErrInvalidWR, uint8(wr.Op))
+	}
+	if wr.Inline {
+		switch wr.Op {
+		case WRSend, WRSendSE, WRSendInv, WRSendSEInv, WRWrite, WRWriteImm:
+		default:
+			return bad("only Sends and Writes carry inline data")
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
 // clientFlags are the flags of bench and ping.
@@ -26,6 +27,7 @@ type clientFlags struct {
 	depth    int
 	bidir    bool
 	lat      bool
+	inline   int
 	json     bool
 	timeout  time.Duration
 }
@@ -73,8 +75,11 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.timeout <= 0 {
 		return bench.Config{}, nil, usageError("--timeout must be positive")
 	}
+	if f.inline < 0 || f.inline > rdmap.MaxInline {
+		return bench.Config{}, nil, usageError("--inline must be 0..%d", rdmap.MaxInline)
+	}
 	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
-		Iters: f.iters, Duration: f.duration, Latency: f.lat, Bidir: f.bidir, ConnectTimeout: f.timeout}, sizes, nil
+		Iters: f.iters, Duration: f.duration, Latency: f.lat, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout}, sizes, nil
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -90,6 +95,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.depth, "depth", 16, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+")")
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm")
+	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

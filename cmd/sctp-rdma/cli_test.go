@@ -79,7 +79,7 @@ func TestServeBenchEveryTest(t *testing.T) {
 			"--streams", "2", "--json", "all")
 		require.Equal(t, 0, code, errOut)
 		code2, out2, errOut2 := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "64", "--iters", "20", "--lat",
-			"--json", "--test", "write,read,send,fetchadd,cmpswap,write-imm")
+			"--inline", "64", "--json", "--test", "write,read,send,fetchadd,cmpswap,write-imm")
 		require.Equal(t, 0, code2, errOut2)
 		seen := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(out+out2), "\n") {
@@ -149,6 +149,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"bench", "--connect", "x", "--iters", "5", "--duration", "1s"}, "not both"},
 		{[]string{"bench", "--connect", "x", "--streams", "0"}, "--streams"},
 		{[]string{"bench", "--connect", "x", "--depth", "1000"}, "--depth"},
+		{[]string{"bench", "--connect", "x", "--inline", "100000"}, "--inline"},
 		{[]string{"bench", "--connect", "x", "--llp", "mpa", "--mtu", "1500"}, "--mtu applies"},
 		{[]string{"bench", "--connect", "x", "--ird", "0"}, "--ird"},
 		{[]string{"bench", "--connect", "x", "--lat", "--bidir"}, "--bidir"},
