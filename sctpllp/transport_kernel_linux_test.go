@@ -123,6 +123,14 @@ func (s *ksink) next(t *testing.T) kmsg {
 	case m := <-s.msgs:
 		return m
 	case err := <-s.done:
+		// Both may have become ready while waiting (select then picks at
+		// random): a message delivered before done still comes first.
+		select {
+		case m := <-s.msgs:
+			s.done <- err
+			return m
+		default:
+		}
 		t.Fatalf("association ended while a message was expected: %v", err)
 	case <-time.After(20 * time.Second):
 		t.Fatal("no message within 20 s")

@@ -47,6 +47,10 @@ const (
 const (
 	// DefaultPionStreams is the default stream count.
 	DefaultPionStreams = 4096
+	// DefaultDeadPeerTimeout is PionConfig.DeadPeerTimeout's default: a
+	// peer silent this long (probes unanswered) is declared dead, the
+	// association fails and every outstanding work request is flushed.
+	DefaultDeadPeerTimeout = 30 * time.Second
 	// DefaultSocketBuffer is the requested UDP socket buffer (both ways).
 	DefaultSocketBuffer = 8 << 20
 	// DefaultPionReceiveBuffer is pion's receive window.
@@ -102,14 +106,17 @@ type PionConfig struct {
 	// is broken, see deadpeer_pion.go), and pion's RTO is capped at
 	// DeadPeerTimeout/3; after DeadPeerTimeout of silence the association
 	// is aborted and ends with an error wrapping ErrPeerUnresponsive and
-	// llp.ErrAborted. 0 (the default) keeps pion's behaviour: no failure
-	// detection. Both ends should run this package (a kernel SCTP peer
-	// answers the probe with an "Invalid Stream Identifier" ERROR, which
-	// also counts as alive).
+	// llp.ErrAborted. 0 means DefaultDeadPeerTimeout (30 s); negative keeps
+	// pion's own behaviour, no failure detection at all. A kernel SCTP
+	// peer answers the probe with an "Invalid Stream Identifier" ERROR,
+	// which also counts as alive.
 	DeadPeerTimeout time.Duration
 }
 
 func (c PionConfig) withDefaults() PionConfig {
+	if c.DeadPeerTimeout == 0 {
+		c.DeadPeerTimeout = DefaultDeadPeerTimeout
+	}
 	if c.Streams <= 0 || c.Streams > 0xFFFF {
 		c.Streams = DefaultPionStreams
 	}
@@ -186,7 +193,7 @@ const minPionPacket = sctpCommonHeaderLen + dataChunkHeaderLen + llp.MinMULPDU +
 // §5.1 (it skips the parameter), so PeerAdaptation returns ok=false; the
 // peer must be configured for DDP out of band. pion has no path failure
 // detection (its T3-rtx timer never gives up): a silent peer is noticed
-// only by the ULP, unless PionConfig.DeadPeerTimeout is set. A connected
+// only by the ULP, and by PionConfig.DeadPeerTimeout (on by default). A connected
 // UDP socket (DialPion) also ends on an ICMP port unreachable: a peer
 // process that died is detected at the next packet sent.
 type PionTransport struct {
@@ -214,7 +221,7 @@ type PionTransport struct {
 	cause    atomic.Pointer[error]
 	sentinel *sctp.Stream
 	pmtu     *pmtu.Conn // nil unless set up by DialPionPMTU (pmtu_pion.go)
-	live     *liveConn  // nil unless DeadPeerTimeout is set (deadpeer_pion.go)
+	live     *liveConn  // nil when DeadPeerTimeout is negative (deadpeer_pion.go)
 	wconn    *writeErrConn
 }
 
