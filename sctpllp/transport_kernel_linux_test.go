@@ -21,6 +21,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"golang.org/x/sys/unix"
 )
 
 // TestKernelSCTP is the kernel SCTP backend's suite. It needs a kernel with
@@ -51,6 +52,7 @@ func TestKernelSCTP(t *testing.T) {
 	t.Run("ZeroAlloc", testKernelZeroAlloc)
 	t.Run("UDPEncapsulation", testKernelUDPEncapsulation)
 	t.Run("ChunkWindow", testKernelChunkWindow)
+	t.Run("LinkMTU", testKernelLinkMTU)
 }
 
 func TestKernelUnavailableWithoutSCTP(t *testing.T) {
@@ -953,4 +955,60 @@ func testKernelChunkWindow(t *testing.T) {
 			t.Fatalf("received %d of %d segments", len(seen), total)
 		}
 	}
+}
+
+// linkMTU reads or (v > 0) sets the MTU of a network device.
+func linkMTU(t *testing.T, dev string, v int) int {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(dev)
+	require.NoError(t, err)
+	if v > 0 {
+		ifr.SetUint32(uint32(v))
+		require.NoError(t, unix.IoctlIfreq(fd, unix.SIOCSIFMTU, ifr), "set %s MTU %d", dev, v)
+	}
+	require.NoError(t, unix.IoctlIfreq(fd, unix.SIOCGIFMTU, ifr))
+	return int(ifr.Uint32())
+}
+
+// testKernelLinkMTU: the kernel's view of the path follows the link (RFC
+// 5043 §9; issue 6's links of MTU 1280, 1500 and 9000 for kernel SCTP):
+// an association's MaxMessage is the link MTU less IPv4 (20), SCTP common
+// (12) and DATA chunk (16) headers, 4-aligned, the adaptation's MULPDU
+// follows it, and an established association follows a drop of the link.
+func testKernelLinkMTU(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	orig := linkMTU(t, "lo", 0)
+	defer linkMTU(t, "lo", orig)
+	for _, mtu := range []int{1280, 1500, 9000} {
+		linkMTU(t, "lo", mtu)
+		c, s := kernelPair(t, KernelConfig{}, KernelConfig{})
+		want := (mtu - 20 - 12 - 16) &^ 3
+		assert.Equal(t, want, c.MaxMessage(), "link MTU %d", mtu)
+		assert.Equal(t, want, s.MaxMessage(), "link MTU %d", mtu)
+		a := NewAssociation(c, Config{KeepIdle: true})
+		assert.Equal(t, max(want-SSNLen-BundlingReserve, llp.MinMULPDU), a.MULPDU(), "link MTU %d", mtu)
+		_ = a.Abort()
+		s.Abort()
+	}
+
+	// 9000 → 1280 while the association lives: the kernel's next send
+	// sees the smaller route MTU and so does MaxMessage (re-read every
+	// 100 ms).
+	linkMTU(t, "lo", 9000)
+	c, s := kernelPair(t, KernelConfig{}, KernelConfig{})
+	defer c.Abort()
+	defer s.Abort()
+	ss := startSink(s)
+	require.Equal(t, (9000-48)&^3, c.MaxMessage())
+	linkMTU(t, "lo", 1280)
+	start := time.Now()
+	require.Eventually(t, func() bool {
+		_ = c.WriteMsg(1, PPIDSegment, []byte("probe"))
+		return c.MaxMessage() == (1280-48)&^3
+	}, 10*time.Second, 20*time.Millisecond, "MaxMessage after the link dropped to 1280")
+	t.Logf("kernel SCTP: link 9000 → 1280 reflected in MaxMessage after %v", time.Since(start).Round(time.Millisecond))
+	assert.Equal(t, "probe", ss.next(t).data)
 }
