@@ -252,6 +252,22 @@ type KernelListener struct {
 	rc     syscall.RawConn
 	cfg    KernelConfig
 	addr   net.Addr
+	// refused counts associations accepted by the kernel but refused in
+	// set-up (failed establishment or adaptation check); lastRefusal is
+	// why the last one was.
+	refused     atomic.Uint64
+	lastRefusal atomic.Pointer[error]
+}
+
+// Refused reports how many incoming associations failed set-up or the
+// adaptation check (and were aborted, RFC 5043 §7.1) and why the last
+// one did.
+func (l *KernelListener) Refused() (uint64, error) {
+	var err error
+	if p := l.lastRefusal.Load(); p != nil {
+		err = *p
+	}
+	return l.refused.Load(), err
 }
 
 // ListenKernel opens a kernel SCTP listening socket on laddr ("ip:port",
@@ -354,6 +370,8 @@ func (l *KernelListener) Accept(ctx context.Context) (Transport, error) {
 			}
 			// A peer that failed set-up or the adaptation check does not
 			// end the listener: RFC 5043 §7.1 refuses that association only.
+			l.refused.Add(1)
+			l.lastRefusal.Store(&err)
 			continue
 		}
 		return t, nil

@@ -635,6 +635,9 @@ func testKernelAdaptationRequired(t *testing.T) {
 	require.NoError(t, err)
 	tr := <-accepted
 	require.NotNil(t, tr)
+	n, why := ln.Refused()
+	assert.Equal(t, uint64(1), n, "the peer without DDP was refused")
+	assert.ErrorIs(t, why, ErrKernelAdaptationMismatch)
 	ind, ok = tr.PeerAdaptation()
 	assert.True(t, ok)
 	assert.Equal(t, AdaptationIndicationDDP, ind)
@@ -676,16 +679,23 @@ func testKernelDialAcceptErrors(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	addr := fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port)
 	got := make(chan error, 1)
+	acc := make(chan Transport, 1)
 	go func() {
 		tr, err := ln.Accept(ctx)
-		if err == nil {
-			tr.Abort()
-		}
+		acc <- tr
 		got <- err
 	}()
 	c, err := DialKernel(ctx, addr, KernelConfig{})
+	// The accepted side is aborted only now: aborting it at once raced
+	// with the dialer's own set-up, which then (rightly) reported
+	// "association ended during set-up".
+	if tr := <-acc; tr != nil {
+		tr.Abort()
+	}
 	require.NoError(t, err)
 	require.NoError(t, <-got)
+	n, _ := ln.Refused()
+	assert.Zero(t, n)
 	c.Abort()
 
 	// Close wakes a blocked Accept.
