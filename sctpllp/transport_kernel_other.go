@@ -34,3 +34,6 @@ func (l *KernelListener) Addr() net.Addr { return nil }
 
 // Close does nothing.
 func (l *KernelListener) Close() error { return nil }
+
+// Refused reports no refusals.
+func (l *KernelListener) Refused() (uint64, error) { return 0, nil }
