@@ -32,7 +32,9 @@ Shrinking pion's advertised window (4 MiB, 1 MiB instead of 16 MiB) made both
 directions slower, not fairer. A fix belongs in sctpllp (a short per-peer
 queue, or SACK-carrying packets ahead of DATA) or in pion.
 
-**64-octet Send ping-pong ≤ 1.2× the raw round trip** (missed on both LLPs).
+**64-octet Send ping-pong ≤ 1.2× the raw round trip** (MPA misses it on
+every run, 1.25–1.82; pion met it on the three quieter runs of 2026-11-23
+evening, 1.13–1.16, and missed at 1.31 on 2026-11-22).
 A CPU profile of the client of ` + "`bench send --lat --size 64`" + ` over MPA: 57% system
 calls, runtime.futex 15%, and two goroutine hand-offs per direction that the
 raw echo (one goroutine that reads and writes) does not have: the LLP's
@@ -57,12 +59,15 @@ can show pion under 1.2. MPA's raw round trip is shorter, so it misses by
 more.
 
 **MPA Write and Read against raw TCP** were 0.88 and 0.82 on the quiet run
-of 2026-11-22 and lower on loaded runs; they were not profiled in this work
+of 2026-11-22, 0.77–0.96 and 0.66–0.98 on three quieter runs of 2026-11-23
+evening (load average under 2), and lower on loaded runs: they straddle the
+targets and move with whatever else the shared host runs; they were not profiled in this work
 (the raw side is one TCP stream with a 1 MiB read buffer and no framing or
 CRC32c, the RDMA side frames every segment, computes CRC32c and hands each
 one through the rdmap goroutines described above).
 
-**256 streams ≥ 90% of one stream.** CPU profile of the client of a
+**256 streams ≥ 90% of one stream** (pion: 0.89–1.01 on three quieter runs,
+0.74 on 2026-11-22; MPA 1.19–1.30). CPU profile of the client of a
 256-stream RDMA Write 64K run over sctp-pion: 58% inside pion's single
 writeLoop per association (gatherOutbound and packet marshalling 31%,
 memmove 18%), which serialises all 256 streams through one goroutine and one
