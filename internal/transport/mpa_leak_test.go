@@ -88,10 +88,14 @@ func TestMPAFailedHandshakeIsDropped(t *testing.T) {
 	require.NoError(t, nc.Close())
 	time.Sleep(50 * time.Millisecond) // the RST reaches the server socket
 	close(resetDone)
-	require.Eventually(t, h.balanced, 5*time.Second, time.Millisecond,
+	// Admit counts the stream only after the hook returns.
+	require.Eventually(t, func() bool { return h.admitted.Load() == 1 && h.balanced() }, 5*time.Second, time.Millisecond,
 		"admitted %d, dropped %d, served %d", h.admitted.Load(), h.dropped.Load(), h.served.Load())
 	assert.Equal(t, int64(1), h.admitted.Load())
-	assert.Equal(t, int64(1), h.dropped.Load())
+	// Usually the Reply's write fails (ECONNRESET/EPIPE) and the start-up
+	// is dropped; if the RST arrives only after the Reply was written, the
+	// stream is served and ends at once. Either way it is accounted once.
+	assert.Equal(t, int64(1), h.dropped.Load()+h.served.Load())
 
 	// A well-behaved client is still served after the failed one.
 	cpd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
