@@ -81,33 +81,7 @@ func TestServeBenchEveryTest(t *testing.T) {
 		code2, out2, errOut2 := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "64", "--iters", "20", "--lat",
 			"--inline", "64", "--json", "--test", "write,read,send,fetchadd,cmpswap,write-imm")
 		require.Equal(t, 0, code2, errOut2)
-		seen := map[string]int{}
-		for _, line := range strings.Split(strings.TrimSpace(out+out2), "\n") {
-			var r jsonResult
-			require.NoError(t, json.Unmarshal([]byte(line), &r), line)
-			assert.Empty(t, r.Error)
-			assert.Equal(t, llp, r.LLP)
-			want := uint64(20)
-			if r.Mode == "bw" {
-				want = 40 // two streams
-				assert.Len(t, r.PerStream, 2)
-			}
-			assert.Equal(t, want, r.Forward.Ops, "%s %s %d", r.Test, r.Mode, r.Size)
-			assert.Positive(t, r.Forward.Gbps)
-			assert.Positive(t, r.Forward.MsgRate)
-			assert.Positive(t, r.Forward.LatMinUS)
-			assert.LessOrEqual(t, r.Forward.LatMedUS, r.Forward.LatP99US)
-			seen[r.Test+"/"+r.Mode]++
-		}
-		// write, read, send, write-imm at two sizes; atomics at 8 octets.
-		for _, tc := range []string{"write", "read", "send", "write-imm"} {
-			assert.Equal(t, 2, seen[tc+"/bw"], tc)
-			assert.Equal(t, 1, seen[tc+"/lat"], tc)
-		}
-		for _, tc := range []string{"fetchadd", "cmpswap"} {
-			assert.Equal(t, 1, seen[tc+"/bw"], tc)
-			assert.Equal(t, 1, seen[tc+"/lat"], tc)
-		}
+		checkBenchJSON(t, out+out2, llp, 2, 20)
 		assert.Contains(t, stop(), "stopped after")
 	}
 }
@@ -261,4 +235,38 @@ func TestServeJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
 	assert.Equal(t, "stopped", last.Event)
 	assert.Equal(t, uint64(5), last.Operations, "the server counted the 5 Sends it received")
+}
+
+// checkBenchJSON checks the --json lines of a "bench all" bandwidth run
+// with streams streams and a latency run, iters operations each: every
+// test present at every size (two sizes in bandwidth mode; atomics at 8
+// octets), no error, the operation counts exact, the figures sane.
+func checkBenchJSON(t *testing.T, out, llp string, streams int, iters uint64) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r jsonResult
+		require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+		assert.Empty(t, r.Error)
+		assert.Equal(t, llp, r.LLP)
+		want := iters
+		if r.Mode == "bw" {
+			want = iters * uint64(streams)
+			assert.Len(t, r.PerStream, streams)
+		}
+		assert.Equal(t, want, r.Forward.Ops, "%s %s %d", r.Test, r.Mode, r.Size)
+		assert.Positive(t, r.Forward.Gbps)
+		assert.Positive(t, r.Forward.MsgRate)
+		assert.Positive(t, r.Forward.LatMinUS)
+		assert.LessOrEqual(t, r.Forward.LatMedUS, r.Forward.LatP99US)
+		seen[r.Test+"/"+r.Mode]++
+	}
+	for _, tc := range []string{"write", "read", "send", "write-imm"} {
+		assert.Equal(t, 2, seen[tc+"/bw"], tc)
+		assert.Equal(t, 1, seen[tc+"/lat"], tc)
+	}
+	for _, tc := range []string{"fetchadd", "cmpswap"} {
+		assert.Equal(t, 1, seen[tc+"/bw"], tc)
+		assert.Equal(t, 1, seen[tc+"/lat"], tc)
+	}
 }

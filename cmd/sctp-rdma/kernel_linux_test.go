@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -43,30 +42,7 @@ func TestCLIKernelSCTPInVM(t *testing.T) {
 		code2, out2, errOut2 := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "64", "--iters", "20", "--lat",
 			"--json", "all")
 		require.Equal(t, 0, code2, errOut2)
-		seen := map[string]int{}
-		for _, line := range strings.Split(strings.TrimSpace(out+out2), "\n") {
-			var r jsonResult
-			require.NoError(t, json.Unmarshal([]byte(line), &r), line)
-			assert.Empty(t, r.Error)
-			assert.Equal(t, llp, r.LLP)
-			want := uint64(20)
-			if r.Mode == "bw" {
-				want = 60 // three streams
-				assert.Len(t, r.PerStream, 3)
-			}
-			assert.Equal(t, want, r.Forward.Ops, "%s %s %d", r.Test, r.Mode, r.Size)
-			assert.Positive(t, r.Forward.Gbps)
-			assert.LessOrEqual(t, r.Forward.LatMedUS, r.Forward.LatP99US)
-			seen[r.Test+"/"+r.Mode]++
-		}
-		for _, tc := range []string{"write", "read", "send", "write-imm"} {
-			assert.Equal(t, 2, seen[tc+"/bw"], tc)
-			assert.Equal(t, 1, seen[tc+"/lat"], tc)
-		}
-		for _, tc := range []string{"fetchadd", "cmpswap"} {
-			assert.Equal(t, 1, seen[tc+"/bw"], tc)
-			assert.Equal(t, 1, seen[tc+"/lat"], tc)
-		}
+		checkBenchJSON(t, out+out2, llp, 3, 20)
 	})
 	t.Run("BenchTableBidir", func(t *testing.T) {
 		code, out, errOut := runCLI("bench", "write", "--llp", llp, "--connect", addr, "--size", "16K", "--iters", "20",
