@@ -531,6 +531,68 @@ func closeBoth(data *endpoint, ctl *ctrl) error {
 	return nil
 }
 
+// perftestSession is one perftest test in progress: its control channel
+// and, once connected, its data endpoint.
+type perftestSession struct {
+	ctl  *ctrl
+	data *endpoint
+	res  *PerftestResult
+}
+
+// fail aborts both connections and returns err with the result so far.
+func (s *perftestSession) fail(err error) (PerftestResult, error) {
+	s.data.abort()
+	s.ctl.abort()
+	return *s.res, err
+}
+
+// startPerftest runs what both sides of a perftest test share, from the
+// control connection cc to the exchange of pingpong_dest: the preamble,
+// the handshake before rdma_cm connects, the data connection (openData
+// dials or accepts it within StepTimeout), its buffers, and the handshakes
+// after it. On error both connections are aborted.
+func startPerftest(ctx context.Context, cc *mpa.Conn, client bool, cfg *PerftestConfig, res *PerftestResult,
+	openData func(context.Context) (*mpa.Conn, error)) (s *perftestSession, bufs *dataBuffers, my, rem Dest, err error) {
+	res.Ctrl = cc.Params()
+	ctl, err := newCtrl(ctx, cc, client, cfg.StepTimeout)
+	if err != nil {
+		return nil, nil, my, rem, err
+	}
+	s = &perftestSession{ctl: ctl, res: res}
+	abort := func(err error) (*perftestSession, *dataBuffers, Dest, Dest, error) {
+		_, err = s.fail(err)
+		return nil, nil, my, rem, err
+	}
+	cycle, err := ctl.preamble(ctx, cfg, res)
+	if err != nil {
+		return abort(err)
+	}
+	if _, err := ctl.handshake(ctx, "sync before rdma_cm connect", Dest{}); err != nil {
+		return abort(err)
+	}
+	stepCtx, cancel := context.WithTimeout(ctx, cfg.StepTimeout)
+	dc, err := openData(stepCtx)
+	cancel()
+	if err != nil {
+		return abort(fmt.Errorf("siw: perftest data connection: %w", err))
+	}
+	res.Data = dc.Params()
+	s.data, bufs, err = setupData(ctx, dc, cfg, client, cycle)
+	if err != nil {
+		return abort(err)
+	}
+	if _, err := ctl.handshake(ctx, "sync after rdma_cm connect", Dest{}); err != nil {
+		return abort(err)
+	}
+	my = myDest(cfg, bufs)
+	res.Dest = my
+	if rem, err = ctl.handshake(ctx, "pingpong_dest", my); err != nil {
+		return abort(err)
+	}
+	res.PeerDest = rem
+	return s, bufs, my, rem, nil
+}
+
 // PerftestClient runs the client side of cfg.Verb's bandwidth test against
 // a perftest server (`ib_<verb>_bw -R`) at addr, or our PerftestServe.
 func PerftestClient(ctx context.Context, addr string, cfg PerftestConfig) (PerftestResult, error) {
@@ -544,45 +606,13 @@ func PerftestClient(ctx context.Context, addr string, cfg PerftestConfig) (Perft
 	if err != nil {
 		return res, fmt.Errorf("siw: perftest control connection: %w", err)
 	}
-	res.Ctrl = cc.Params()
-	ctl, err := newCtrl(ctx, cc, true, cfg.StepTimeout)
+	sess, bufs, my, rem, err := startPerftest(ctx, cc, true, &cfg, &res, func(ctx context.Context) (*mpa.Conn, error) {
+		return dialRetry(ctx, addr, dataConfig(&cfg))
+	})
 	if err != nil {
 		return res, err
 	}
-	var data *endpoint
-	fail := func(err error) (PerftestResult, error) {
-		data.abort()
-		ctl.abort()
-		return res, err
-	}
-	cycle, err := ctl.preamble(ctx, &cfg, &res)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := ctl.handshake(ctx, "sync before rdma_cm connect", Dest{}); err != nil {
-		return fail(err)
-	}
-	stepCtx, cancel = context.WithTimeout(ctx, cfg.StepTimeout)
-	dc, err := dialRetry(stepCtx, addr, dataConfig(&cfg))
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("siw: perftest data connection: %w", err))
-	}
-	res.Data = dc.Params()
-	data, bufs, err := setupData(ctx, dc, &cfg, true, cycle)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := ctl.handshake(ctx, "sync after rdma_cm connect", Dest{}); err != nil {
-		return fail(err)
-	}
-	my := myDest(&cfg, bufs)
-	res.Dest = my
-	rem, err := ctl.handshake(ctx, "pingpong_dest", my)
-	if err != nil {
-		return fail(err)
-	}
-	res.PeerDest = rem
+	ctl, data, fail := sess.ctl, sess.data, sess.fail
 	for i := range cfg.Verb.preTrafficHandshakes() {
 		d, err := ctl.handshake(ctx, fmt.Sprintf("pre-traffic sync %d", i+1), my)
 		if err != nil {
@@ -737,45 +767,11 @@ func PerftestServe(ctx context.Context, ln *mpa.Listener, cfg PerftestConfig) (P
 	if err != nil {
 		return res, fmt.Errorf("siw: perftest control connection: %w", err)
 	}
-	res.Ctrl = cc.Params()
-	ctl, err := newCtrl(ctx, cc, false, cfg.StepTimeout)
+	sess, bufs, my, rem, err := startPerftest(ctx, cc, false, &cfg, &res, ln.Accept)
 	if err != nil {
 		return res, err
 	}
-	var data *endpoint
-	fail := func(err error) (PerftestResult, error) {
-		data.abort()
-		ctl.abort()
-		return res, err
-	}
-	cycle, err := ctl.preamble(ctx, &cfg, &res)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := ctl.handshake(ctx, "sync before rdma_cm connect", Dest{}); err != nil {
-		return fail(err)
-	}
-	stepCtx, cancel := context.WithTimeout(ctx, cfg.StepTimeout)
-	dc, err := ln.Accept(stepCtx)
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("siw: perftest data connection: %w", err))
-	}
-	res.Data = dc.Params()
-	data, bufs, err := setupData(ctx, dc, &cfg, false, cycle)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := ctl.handshake(ctx, "sync after rdma_cm connect", Dest{}); err != nil {
-		return fail(err)
-	}
-	my := myDest(&cfg, bufs)
-	res.Dest = my
-	rem, err := ctl.handshake(ctx, "pingpong_dest", my)
-	if err != nil {
-		return fail(err)
-	}
-	res.PeerDest = rem
+	ctl, data, fail := sess.ctl, sess.data, sess.fail
 	for i := range cfg.Verb.preTrafficHandshakes() {
 		if _, err := ctl.handshake(ctx, fmt.Sprintf("pre-traffic sync %d", i+1), my); err != nil {
 			return fail(err)
