@@ -602,11 +602,11 @@ func testKernelAdaptationRequired(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	go func() {
+	go func(ln *KernelListener) { // ln is reassigned below
 		if tr, err := ln.Accept(ctx); err == nil {
 			tr.Abort()
 		}
-	}()
+	}(ln)
 	_, err = DialKernel(ctx, addr, KernelConfig{RequireDDPAdaptation: true})
 	require.ErrorIs(t, err, ErrKernelAdaptationMismatch, "RFC 5043 §7.1")
 	ln.Close()
