@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 // Deterministic STags for the fuzz target (see fuzzVictim): MRs registered
@@ -122,28 +124,38 @@ func FuzzEndpointReceive(f *testing.F) {
 			backs = append(backs, back)
 			require.NoError(t, v.ep.PostRecv(RecvWR{ID: uint64(i), Buf: region}))
 		}
-		require.NoError(t, v.ep.Start())
-		v.w = newWire(b)
-		for _, s := range splitSegments(data) {
-			if v.w.pipe.Inject(s) != nil {
-				break
-			}
-		}
-		n := v.w.finish(t, v.ep, v.pipe, 0)
-		for i, back := range backs {
-			require.True(t, guardsIntact(back), "guard octets of buffer %d overwritten", i)
-		}
-		var te *TerminateError
-		local := errors.As(v.ep.Err(), &te) && !te.Remote
-		sent, sendErr := v.ep.TerminateSent()
-		switch {
-		case local && sendErr == nil:
-			require.True(t, sent)
-			require.Equal(t, 1, n, "one Terminate for %v", v.ep.Err())
-		case local:
-			require.LessOrEqual(t, n, 1)
-		default:
-			require.Equal(t, 0, n, "no Terminate without a local error (%v)", v.ep.Err())
-		}
+		v.feed(t, b, splitSegments(data), backs)
 	})
+}
+
+// feed starts v's endpoint, injects segs from the peer's end b, and checks
+// what every input, hostile or not, must leave behind: no octet written
+// outside a registered or posted buffer (backs hold the guarded
+// allocations), and exactly one Terminate on the wire when the endpoint
+// failed locally, none otherwise (RFC 5040 §5.4, §7.1 rule 4).
+func (v *victim) feed(t *testing.T, b *llptest.Pipe, segs [][]byte, backs [][]byte) {
+	t.Helper()
+	require.NoError(t, v.ep.Start())
+	v.w = newWire(b)
+	for _, s := range segs {
+		if v.w.pipe.Inject(s) != nil {
+			break
+		}
+	}
+	n := v.w.finish(t, v.ep, v.pipe, 0)
+	for i, back := range backs {
+		require.True(t, guardsIntact(back), "guard octets of buffer %d overwritten", i)
+	}
+	var te *TerminateError
+	local := errors.As(v.ep.Err(), &te) && !te.Remote
+	sent, sendErr := v.ep.TerminateSent()
+	switch {
+	case local && sendErr == nil:
+		require.True(t, sent)
+		require.Equal(t, 1, n, "one Terminate for %v", v.ep.Err())
+	case local:
+		require.LessOrEqual(t, n, 1)
+	default:
+		require.Equal(t, 0, n, "no Terminate without a local error (%v)", v.ep.Err())
+	}
 }

@@ -1,7 +1,6 @@
 package rdmap
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -199,28 +198,6 @@ func FuzzEndpointReceiveRTR(f *testing.F) {
 			backs = append(backs, back)
 			require.NoError(t, v.ep.PostRecv(RecvWR{ID: uint64(i), Buf: region}))
 		}
-		require.NoError(t, v.ep.Start())
-		v.w = newWire(b)
-		for _, s := range splitSegments(data[1:]) {
-			if v.w.pipe.Inject(s) != nil {
-				break
-			}
-		}
-		n := v.w.finish(t, v.ep, v.pipe, 0)
-		for i, back := range backs {
-			require.True(t, guardsIntact(back), "guard octets of buffer %d overwritten", i)
-		}
-		var te *TerminateError
-		local := errors.As(v.ep.Err(), &te) && !te.Remote
-		sent, sendErr := v.ep.TerminateSent()
-		switch {
-		case local && sendErr == nil:
-			require.True(t, sent)
-			require.Equal(t, 1, n, "one Terminate for %v", v.ep.Err())
-		case local:
-			require.LessOrEqual(t, n, 1)
-		default:
-			require.Equal(t, 0, n, "no Terminate without a local error (%v)", v.ep.Err())
-		}
+		v.feed(t, b, splitSegments(data[1:]), backs)
 	})
 }
