@@ -497,46 +497,42 @@ func runPerftestLoopback(t *testing.T, srv, cli PerftestConfig) (PerftestResult,
 	return sr.r, cl
 }
 
+// mismatchedRun runs our perftest server with srv against our client with
+// cli on loopback and returns both errors.
+func mismatchedRun(t *testing.T, srv, cli PerftestConfig) (serr, cerr error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ln, err := mpa.Listen("tcp", "127.0.0.1:0", PerftestListenConfig(srv.MPA, srv))
+	require.NoError(t, err)
+	defer ln.Close()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := PerftestServe(ctx, ln, srv)
+		errc <- err
+	}()
+	_, cerr = PerftestClient(ctx, ln.Addr().String(), cli)
+	return <-errc, cerr
+}
+
 // TestPerftest_PeerErrors: a peer that breaks the run fails it with a
 // message that says where.
 func TestPerftest_PeerErrors(t *testing.T) {
 	t.Run("send-larger-than-posted", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
 		srv := PerftestConfig{Verb: VerbSend, Size: 1000, Iters: 10, MPA: mpa.Config{NoCRC: true}}
-		ln, err := mpa.Listen("tcp", "127.0.0.1:0", PerftestListenConfig(srv.MPA, srv))
-		require.NoError(t, err)
-		defer ln.Close()
-		errc := make(chan error, 1)
-		go func() {
-			_, err := PerftestServe(ctx, ln, srv)
-			errc <- err
-		}()
 		cli := srv
 		cli.Size = 2000
-		_, cerr := PerftestClient(ctx, ln.Addr().String(), cli)
-		serr := <-errc
+		serr, cerr := mismatchedRun(t, srv, cli)
 		require.Error(t, serr)
 		assert.Contains(t, serr.Error(), "perftest send: waiting for Send 1 of 10")
 		require.Error(t, cerr)
 		t.Logf("server: %v\nclient: %v", serr, cerr)
 	})
 	t.Run("iteration-mismatch", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
 		srv := PerftestConfig{Verb: VerbWrite, Size: 1000, Iters: 10, MPA: mpa.Config{NoCRC: true}}
-		ln, err := mpa.Listen("tcp", "127.0.0.1:0", PerftestListenConfig(srv.MPA, srv))
-		require.NoError(t, err)
-		defer ln.Close()
-		errc := make(chan error, 1)
-		go func() {
-			_, err := PerftestServe(ctx, ln, srv)
-			errc <- err
-		}()
 		cli := srv
 		cli.Iters = 5
-		_, cerr := PerftestClient(ctx, ln.Addr().String(), cli)
-		serr := <-errc
+		serr, cerr := mismatchedRun(t, srv, cli)
 		assert.ErrorIs(t, serr, ErrPerftestMsg)
 		assert.Contains(t, serr.Error(), "the client reports 5 × 1000 octets, this server expects 10 × 1000")
 		require.Error(t, cerr, "the server hangs up instead of the closing handshake")
