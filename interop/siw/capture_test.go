@@ -1,9 +1,6 @@
 package siw
 
 import (
-	"encoding/binary"
-	"os"
-	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,42 +17,13 @@ import (
 const rpingPcap = "testdata/rping-siw.pcap"
 
 // tcpPayloads returns the reassembled TCP payload of each direction of a
-// little-endian Ethernet pcap, keyed by source port.
+// little-endian Ethernet pcap, keyed by source port (one connection per
+// capture; tcpFlows keys by both ports).
 func tcpPayloads(t *testing.T, path string) map[uint16][]byte {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, uint32(0xa1b2c3d4), binary.LittleEndian.Uint32(raw))
-	type seg struct {
-		seq  uint32
-		data []byte
-	}
-	segs := map[uint16][]seg{}
-	for off := 24; off+16 <= len(raw); {
-		incl := int(binary.LittleEndian.Uint32(raw[off+8:]))
-		pkt := raw[off+16 : off+16+incl]
-		off += 16 + incl
-		if len(pkt) < 34 || binary.BigEndian.Uint16(pkt[12:]) != 0x0800 || pkt[14+9] != 6 {
-			continue
-		}
-		ip := pkt[14:]
-		tcp := ip[int(ip[0]&0x0f)*4 : binary.BigEndian.Uint16(ip[2:])]
-		if p := tcp[int(tcp[12]>>4)*4:]; len(p) > 0 {
-			sport := binary.BigEndian.Uint16(tcp)
-			segs[sport] = append(segs[sport], seg{binary.BigEndian.Uint32(tcp[4:]), p})
-		}
-	}
 	out := map[uint16][]byte{}
-	for port, ss := range segs {
-		sort.SliceStable(ss, func(i, j int) bool { return int32(ss[i].seq-ss[j].seq) < 0 })
-		next := ss[0].seq
-		for _, s := range ss {
-			if int32(s.seq-next) < 0 {
-				continue
-			}
-			out[port] = append(out[port], s.data...)
-			next = s.seq + uint32(len(s.data))
-		}
+	for k, b := range tcpFlows(t, path) {
+		out[k[0]] = append(out[k[0]], b...)
 	}
 	return out
 }
