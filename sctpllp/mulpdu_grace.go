@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,35 +22,46 @@ import (
 const ShrinkGrace = 500 * time.Millisecond
 
 // shrinkGrace remembers the last MULPDU reported and, after a decrease,
-// the previous value until the grace ends.
+// the previous value until the grace ends. Every DDP segment passes
+// through observe and limit, so the steady state (no change, no grace)
+// takes no lock: two atomic loads.
 type shrinkGrace struct {
-	mu    sync.Mutex
-	last  int       // last MULPDU reported
-	prev  int       // MULPDU before the last decrease
-	until time.Time // end of the grace for prev
+	last  atomic.Int64 // last MULPDU reported
+	grace atomic.Bool  // a decrease is within its grace (prev, until valid)
+	mu    sync.Mutex   // guards prev, until and changes of last
+	prev  int          // MULPDU before the last decrease
+	until time.Time    // end of the grace for prev
 	now   func() time.Time
 }
 
 // observe records m as the MULPDU just reported.
 func (g *shrinkGrace) observe(m int) {
-	g.mu.Lock()
-	if g.last != 0 && m < g.last {
-		g.prev = max(g.last, g.prev)
-		g.until = g.clock().Add(ShrinkGrace)
+	if g.last.Load() == int64(m) {
+		return
 	}
-	g.last = m
+	g.mu.Lock()
+	if last := int(g.last.Load()); last != 0 && m < last {
+		g.prev = max(last, g.prev)
+		g.until = g.clock().Add(ShrinkGrace)
+		g.grace.Store(true)
+	}
+	g.last.Store(int64(m))
 	g.mu.Unlock()
 }
 
 // limit returns the largest segment accepted now when the current MULPDU
 // is m.
 func (g *shrinkGrace) limit(m int) int {
+	if !g.grace.Load() {
+		return m
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.prev > m && g.clock().Before(g.until) {
 		return g.prev
 	}
 	g.prev = 0
+	g.grace.Store(false)
 	return m
 }
 
