@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/vm/setup.sh — prepare everything needed to boot a throw-away Debian
 # kernel under qemu and run a test binary in it (kernel SCTP mode, see
-# /work/shared/spec/kernel-sctp-vm.md and scripts/vm/README.md).
+# scripts/vm/README.md and docs/kernel-sctp.md).
 #
 # Idempotent. Needs root (apt) the first time; later runs only check the cache.
 # Network: the Debian apt mirror only.
@@ -51,13 +51,11 @@ if [[ "${VMTEST_FORCE:-0}" != 1 && -f "$cache/ready" ]] &&
 fi
 rm -f "$cache/ready"
 
-apt_updated=0
+# shellcheck source=../lib/apt.sh
+. "$here/../lib/apt.sh"
 apt_update() {
-	if [[ $apt_updated == 0 ]]; then
-		log "apt-get update"
-		apt-get update -qq >&2 || die "apt-get update failed"
-		apt_updated=1
-	fi
+	log "apt-get update"
+	apt_update_once || die "apt-get update failed"
 }
 
 # 1. qemu on the host.
@@ -66,7 +64,7 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
 	apt_update
 	log "installing qemu-system-x86"
 	mkdir -p "$cache"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	apt_get install -y -qq --no-install-recommends \
 		-o Dpkg::Use-Pty=0 qemu-system-x86 >"$cache/apt-install.log" 2>&1 || {
 		tail -n 30 "$cache/apt-install.log" >&2
 		die "apt-get install qemu-system-x86 failed (log: $cache/apt-install.log)"
@@ -96,9 +94,9 @@ download() { # package -> path of the .deb in $debs
 	if [[ -z "$f" ]]; then
 		log "downloading $pkg"
 		# As root the download cannot be sandboxed as _apt in this directory.
-		(cd "$debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" >&2) || {
+		(cd "$debs" && apt_get download -qq -o APT::Sandbox::User=root "$pkg" >&2) || {
 			apt_update
-			(cd "$debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" >&2) ||
+			(cd "$debs" && apt_get download -qq -o APT::Sandbox::User=root "$pkg" >&2) ||
 				die "apt-get download $pkg failed"
 		}
 		f="$(ls "$debs/${pkg}"_*.deb | head -n1)"

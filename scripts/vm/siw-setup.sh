@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/vm/siw-setup.sh — prepare Linux siw (Soft-iWARP) and rdma-core's
 # tools for the throw-away test VM of scripts/vm (see
-# /work/shared/spec/siw-vm.md, docs/siw-interop.md).
+# docs/siw-interop.md, scripts/vm/README.md).
 #
 # Debian's kernels do not ship siw (CONFIG_RDMA_SIW is unset), so siw.ko is
 # built out of tree ON THE HOST from Debian's linux-source-6.1, against the
@@ -28,6 +28,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../lib/apt.sh
+. "$here/../lib/apt.sh"
 repo="$(cd "$here/../.." && pwd)"
 vmcache="${VMTEST_CACHE:-$repo/.cache/vm}"
 cache="${SIW_CACHE:-$repo/.cache/siw}"
@@ -61,11 +63,11 @@ done
 if [[ ${#missing[@]} -gt 0 ]]; then
 	[[ $(id -u) == 0 ]] || die "missing packages ${missing[*]} and not root"
 	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o Dpkg::Use-Pty=0 \
+	apt_get install -y -qq --no-install-recommends -o Dpkg::Use-Pty=0 \
 		"${missing[@]}" >"$cache/apt-install.log" 2>&1 || {
 		log "apt-get update"
-		apt-get update -qq >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o Dpkg::Use-Pty=0 \
+		apt_update_once
+		apt_get install -y -qq --no-install-recommends -o Dpkg::Use-Pty=0 \
 			"${missing[@]}" >"$cache/apt-install.log" 2>&1 || {
 			tail -n 30 "$cache/apt-install.log" >&2
 			die "apt-get install failed (log $cache/apt-install.log)"
@@ -79,9 +81,9 @@ mkdir -p "$cache/debs"
 srcdeb="$(ls "$cache/debs/linux-source-6.1_${kpkgver}"_all.deb 2>/dev/null | head -n1 || true)"
 if [[ -z "$srcdeb" ]]; then
 	log "downloading linux-source-6.1=$kpkgver"
-	(cd "$cache/debs" && apt-get download -qq -o APT::Sandbox::User=root "linux-source-6.1=$kpkgver" >&2) || {
-		apt-get update -qq >&2
-		(cd "$cache/debs" && apt-get download -qq -o APT::Sandbox::User=root "linux-source-6.1=$kpkgver" >&2) ||
+	(cd "$cache/debs" && apt_get download -qq -o APT::Sandbox::User=root "linux-source-6.1=$kpkgver" >&2) || {
+		apt_update_once
+		(cd "$cache/debs" && apt_get download -qq -o APT::Sandbox::User=root "linux-source-6.1=$kpkgver" >&2) ||
 			die "apt-get download linux-source-6.1=$kpkgver failed"
 	}
 	srcdeb="$(ls "$cache/debs/linux-source-6.1_${kpkgver}"_all.deb | head -n1)"
