@@ -603,18 +603,22 @@ func TestEnhancedNegotiation(t *testing.T) {
 			c, _ := ln.Accept(testCtx(t))
 			ch <- c
 		}()
-		_, err = Dial(testCtx(t), "tcp", ln.Addr().String(), &Config{Enhanced: true, PeerToPeer: true, RTR: RTRSend})
+		c, err := Dial(testCtx(t), "tcp", ln.Addr().String(), &Config{Enhanced: true, PeerToPeer: true, RTR: RTRSend})
 		srv := <-ch
+		require.NotNil(t, srv)
+		teardown(t, srv)
+		assert.Nil(t, c)
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
-		teardown(t, ne.Conn, srv)
+		require.ErrorIs(t, err, ErrNoMatchingRTR)
 		assert.Equal(t, uint8(CodeNoMatchingRTR), llpCode(t, err))
 		assert.Equal(t, RTRRead, srv.Params().RTR, "the Responder offered what it supports")
-		// The Conn is usable for the Terminate.
+		// The Responder receives the Initiator's Terminate as its first
+		// FPDU (RFC 6581 §9.3), then the end of the connection.
 		sr := newRecorder()
 		srv.Start(sr)
-		require.NoError(t, ne.Conn.SendSegment(nil, []byte("TERM")))
-		assert.Equal(t, []byte("TERM"), sr.next(t))
+		assert.Equal(t, appendNegotiationTerm(nil, CodeNoMatchingRTR), sr.next(t))
+		assert.NoError(t, sr.end(t))
 	})
 	t.Run("insufficient IRD is code 6", func(t *testing.T) {
 		addr, wait := rawPeer(t, func(nc net.Conn) {
@@ -627,8 +631,8 @@ func TestEnhancedNegotiation(t *testing.T) {
 		_, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, IRD: 4, ORD: 4})
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
+		require.ErrorIs(t, err, ErrInsufficientIRD)
 		assert.Equal(t, uint8(CodeInsufficientIRD), llpCode(t, err))
-		require.NoError(t, ne.Conn.Abort())
 		wait()
 	})
 }

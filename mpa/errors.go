@@ -81,6 +81,18 @@ var (
 	ErrConnectionLost = errors.New("mpa: TCP connection lost")
 	// ErrInvalidConfig reports a Config this package cannot use.
 	ErrInvalidConfig = errors.New("mpa: invalid configuration")
+	// ErrInsufficientIRD: the enhanced negotiation failed for lack of IRD
+	// resources (RFC 6581 §9.1): on the Initiator, the Responder ORD
+	// exceeds this end's IRD, and the Initiator sent a Terminate with
+	// code 6 and closed the connection; on the Responder, the ORD its ULP
+	// requires exceeds the Initiator IRD, and it rejected the Request
+	// naming that ORD. Code 6.
+	ErrInsufficientIRD = errors.New("mpa: insufficient IRD resources")
+	// ErrNoMatchingRTR: the Initiator cannot generate any RTR indication
+	// the Responder supports, or the Reply did not echo the connection
+	// model of Control Flag A (RFC 6581 §9.2); the Initiator sent a
+	// Terminate with code 7 and closed the connection. Code 7.
+	ErrNoMatchingRTR = errors.New("mpa: no matching RTR option or connection model")
 )
 
 // newError returns the *llp.Error for an MPA error code with its cause.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"time"
@@ -11,17 +12,23 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// NegotiationError reports that the startup frames were exchanged and the
-// connection is in Full Operation, but RFC 6581 requires the Initiator to
-// end it with a Terminate: insufficient IRD for the Responder's ORD
-// (CodeInsufficientIRD, §9.1) or no RTR indication both ends support
-// (CodeNoMatchingRTR, §9.2). Conn is open so the ULP can send that
-// Terminate (layer 2, type 0, Err.Code) and then close it.
+// NegotiationError reports that the Initiator received an accepting MPA
+// Reply it cannot honour and, as RFC 6581 requires, sent the Responder a
+// Terminate (layer 2, type 0, Err.Code) as its first FPDU and closed the
+// TCP connection: insufficient IRD for the Responder ORD
+// (CodeInsufficientIRD, ErrInsufficientIRD, §9.1), or no RTR indication or
+// connection model both ends support (CodeNoMatchingRTR, ErrNoMatchingRTR,
+// §9.2).
 type NegotiationError struct {
-	// Conn is the established connection; the caller owns it.
-	Conn *Conn
-	// Err carries the Terminate error type and code.
+	// Err carries the Terminate error type and code; its cause matches
+	// ErrInsufficientIRD or ErrNoMatchingRTR.
 	Err *llp.Error
+	// Params are the values negotiated so far, with the Responder's IRD
+	// and ORD (RFC 6581 §9.1: passed to the ULP).
+	Params Params
+	// TermErr is the error of sending the Terminate, nil when it was
+	// written.
+	TermErr error
 }
 
 // Error implements error.
@@ -31,8 +38,8 @@ func (e *NegotiationError) Error() string { return "mpa: negotiation failed: " +
 func (e *NegotiationError) Unwrap() error { return e.Err }
 
 // Dial opens a TCP connection to addr and starts MPA on it as Initiator
-// (see Client). On any error the TCP connection is closed, except that a
-// *NegotiationError carries the open Conn.
+// (see Client). On any error the TCP connection is closed, also after a
+// rejecting Reply.
 func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, addr)
@@ -40,11 +47,11 @@ func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error)
 		return nil, fmt.Errorf("mpa: dial: %w", err)
 	}
 	c, err := Client(ctx, nc, cfg)
-	var ne *NegotiationError
-	if err != nil && !errors.As(err, &ne) {
+	if err != nil {
 		_ = nc.Close()
+		return nil, err
 	}
-	return c, err
+	return c, nil
 }
 
 // Client runs the Initiator side of the MPA startup phase on nc (RFC 5044
@@ -56,8 +63,10 @@ func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error)
 // (Initiator/Initiator startup), closes nc and returns an *llp.Error with
 // CodeInvalidFrame (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
 // returns a *RejectError and leaves nc open for the caller (rule 3); an
-// RFC 6581 IRD or RTR mismatch returns a *NegotiationError with the open
-// Conn.
+// accepting Reply that RFC 6581 obliges the Initiator to answer with a
+// Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
+// connection model) sends that Terminate, closes nc and returns a
+// *NegotiationError.
 func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	if cfg == nil {
 		cfg = &Config{}
@@ -88,7 +97,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	if err = stop(err); err != nil {
 		return nil, err
 	}
-	return c.completeInitiator(&req, &rep)
+	return c.completeInitiator(ctx, &req, &rep)
 }
 
 func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
@@ -115,16 +124,12 @@ func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
 		_ = c.nc.Close()
 		return Frame{}, frameError(ErrEnhancedMismatch, "Request S=%t, Reply S=%t (RFC 6581 §10)", req.Enhanced, rep.Enhanced)
 	}
-	if rep.Enhanced && rep.IRDORD.PeerToPeer != req.IRDORD.PeerToPeer {
-		_ = c.nc.Close()
-		return Frame{}, frameError(ErrEnhancedMismatch, "Request A=%t, Reply A=%t (RFC 6581 §9.2)", req.IRDORD.PeerToPeer, rep.IRDORD.PeerToPeer)
-	}
 	return rep, nil
 }
 
 // completeInitiator applies the Reply (RFC 5044 §7.1.1 M and C, RFC 6581
-// §9.1, §9.2).
-func (c *Conn) completeInitiator(req, rep *Frame) (*Conn, error) {
+// §9.1, §9.2) and, when RFC 6581 requires it, terminates the connection.
+func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, error) {
 	if rep.Reject {
 		// RFC 5044 §7.1.2 rule 3: exit MPA, leave TCP open for the ULP.
 		return nil, &RejectError{Reply: *rep}
@@ -148,22 +153,80 @@ func (c *Conn) completeInitiator(req, rep *Frame) (*Conn, error) {
 		if v.IRD != NoNegotiation && c.cfg.ORD != NoNegotiation {
 			p.ORD = min(c.cfg.ORD, v.IRD)
 		}
+		// The IRD cannot be raised past the configured one, which is what
+		// this end can support: "If the initiator does not have sufficient
+		// resources for the required IRD, it MUST send a TERM message ...
+		// Error Code 6".
 		if v.ORD != NoNegotiation && c.cfg.IRD != NoNegotiation && v.ORD > c.cfg.IRD {
-			fail = newError(CodeInsufficientIRD, fmt.Errorf("mpa: responder ORD %d exceeds this end's IRD %d (RFC 6581 §9.1)", v.ORD, c.cfg.IRD))
+			fail = newError(CodeInsufficientIRD, fmt.Errorf("%w: responder ORD %d exceeds this end's IRD %d (RFC 6581 §9.1)", ErrInsufficientIRD, v.ORD, c.cfg.IRD))
 		}
-		if v.PeerToPeer {
+		// RFC 6581 §9.2: the Responder MUST echo Control Flag A; the
+		// Initiator MUST generate one of the negotiated RTR indications or
+		// send a TERM "indicating failure to negotiate a mutually
+		// compatible connection model or RTR option ... Error Code 7".
+		switch {
+		case fail != nil:
+		case v.PeerToPeer != req.IRDORD.PeerToPeer:
+			fail = newError(CodeNoMatchingRTR, fmt.Errorf("%w: %w: Request A=%t, Reply A=%t (RFC 6581 §9.2)",
+				ErrNoMatchingRTR, ErrEnhancedMismatch, req.IRDORD.PeerToPeer, v.PeerToPeer))
+		case v.PeerToPeer:
 			p.PeerToPeer = true
 			p.RTR = v.RTR & req.IRDORD.RTR
-			if p.RTR == 0 && fail == nil {
-				fail = newError(CodeNoMatchingRTR, fmt.Errorf("mpa: responder supports RTR %v, this end %v (RFC 6581 §9.2)", v.RTR, req.IRDORD.RTR))
+			if p.RTR == 0 {
+				fail = newError(CodeNoMatchingRTR, fmt.Errorf("%w: responder supports RTR %v, this end %v (RFC 6581 §9.2)", ErrNoMatchingRTR, v.RTR, req.IRDORD.RTR))
 			}
 		}
 	}
 	c.enterFullOperation()
 	if fail != nil {
-		return nil, &NegotiationError{Conn: c, Err: fail}
+		termErr := c.terminateNegotiation(ctx, fail.Code)
+		return nil, &NegotiationError{Err: fail, Params: c.params, TermErr: termErr}
 	}
 	return c, nil
+}
+
+// negotiationLinger bounds how long an Initiator that sent a negotiation
+// Terminate waits for the Responder to close before it closes its socket.
+const negotiationLinger = time.Second
+
+// terminateNegotiation ends a connection whose enhanced negotiation failed
+// on the Initiator (RFC 6581 §9.1, §9.2, §9.3): the Terminate carrying
+// code goes out as the first FPDU, with the CRC and Markers just
+// negotiated, and then the TCP connection is closed: FIN first (RFC 5044
+// §7.2), then, once the Responder has closed its side or after
+// negotiationLinger (ctx permitting), the socket, so that the close does
+// not reset a connection whose Terminate may still be unread. It returns
+// the error of sending the Terminate.
+func (c *Conn) terminateNegotiation(ctx context.Context, code uint8) error {
+	deadline := time.Now().Add(negotiationLinger)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = c.nc.SetDeadline(deadline)
+	fired := make(chan struct{})
+	stopAfter := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		_ = c.nc.SetDeadline(time.Unix(1, 0))
+	})
+	var ulpdu [negotiationTermLen]byte
+	err := c.SendSegment(nil, appendNegotiationTerm(ulpdu[:0], code))
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.closeOnce.Do(func() { close(c.done) })
+	c.txMu.Lock()
+	c.txClosed = true
+	c.txMu.Unlock()
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		_, _ = io.Copy(io.Discard, c.nc) // until the Responder's FIN or the deadline
+	}
+	if !stopAfter() {
+		<-fired
+	}
+	c.mu.Lock()
+	c.closeSocketLocked()
+	c.mu.Unlock()
+	return err
 }
 
 // Server runs the Responder side of the MPA startup phase on nc (RFC 5044
@@ -177,6 +240,10 @@ func (c *Conn) completeInitiator(req, rep *Frame) (*Conn, error) {
 // Reply key closes nc and returns an *llp.Error with CodeInvalidFrame;
 // an Accept error closes nc and returns it; a rejection sends the Reply
 // with R = 1, leaves nc open and returns an error matching ErrRejected.
+// An accepting Decision whose ORD exceeds the Initiator IRD is turned into
+// such a rejection naming that ORD (RFC 6581 §9.1), reported as an
+// *llp.Error with CodeInsufficientIRD matching ErrRejected and
+// ErrInsufficientIRD.
 func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	if cfg == nil {
 		cfg = &Config{}
@@ -186,9 +253,12 @@ func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	}
 	c := newConn(nc, cfg, false)
 	stop := c.bound(ctx)
-	rep, err := c.exchangeAsResponder()
+	rep, insufficient, err := c.exchangeAsResponder()
 	if err = stop(err); err != nil {
 		return nil, err
+	}
+	if insufficient != nil {
+		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", insufficient)
 	}
 	if rep.Reject {
 		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", ErrRejected)
@@ -197,14 +267,17 @@ func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	return c, nil
 }
 
-func (c *Conn) exchangeAsResponder() (*Frame, error) {
+// exchangeAsResponder reads the Request and sends the Reply. insufficient
+// is non-nil when the Reply rejects because the Initiator IRD is below the
+// ORD the ULP requires (RFC 6581 §9.1).
+func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error) {
 	req, err := c.readFrame()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.Reply {
 		_ = c.nc.Close()
-		return nil, frameError(ErrBadKey, "MPA Reply Frame received while waiting for a Request (RFC 5044 §7.1.2 rule 5)")
+		return nil, nil, frameError(ErrBadKey, "MPA Reply Frame received while waiting for a Request (RFC 5044 §7.1.2 rule 5)")
 	}
 	// RFC 5044 §7.1.1 Rev: close if we cannot interoperate. Revision 0 is
 	// the RDMA Consortium protocol (RFC 5044 Appendix C), which this
@@ -212,20 +285,20 @@ func (c *Conn) exchangeAsResponder() (*Frame, error) {
 	// revision-2 Responder to keep accepting revision 1.
 	if req.Rev < Rev1 || req.Rev > c.cfg.revision() {
 		_ = c.nc.Close()
-		return nil, frameError(ErrRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
+		return nil, nil, frameError(ErrRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
 	}
 	d := Decision{}
 	if c.cfg.Accept != nil {
 		if d, err = c.cfg.Accept(&req); err != nil {
 			_ = c.nc.Close()
-			return nil, fmt.Errorf("mpa: request refused: %w", err)
+			return nil, nil, fmt.Errorf("mpa: request refused: %w", err)
 		}
 	}
 	pd := d.PrivateData
 	if pd == nil {
 		pd = c.cfg.PrivateData
 	}
-	rep := Frame{
+	rep = &Frame{
 		Reply:   true,
 		Markers: c.cfg.Markers,
 		// RFC 5044 §7.1.1: C set in either frame puts CRCs in use, so
@@ -245,15 +318,26 @@ func (c *Conn) exchangeAsResponder() (*Frame, error) {
 			rep.IRDORD.IRD, rep.IRDORD.ORD = d.IRDORD.IRD&mask14, d.IRDORD.ORD&mask14
 			p.IRD, p.ORD = rep.IRDORD.IRD, rep.IRDORD.ORD
 		}
+		// RFC 6581 §9.1: "The responder MUST set its ORD at most to the
+		// initiator IRD. The responder MAY reject the connection request
+		// if the initiator IRD is not sufficient for the ULP-required ORD
+		// and specify the required ORD in the MPA Reject Frame responder
+		// ORD." An ULP that insists on more ORD than the Initiator can
+		// serve gets that Reject rather than an Accept breaking the MUST.
+		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != NoNegotiation && out != NoNegotiation && out > in {
+			rep.Reject = true
+			insufficient = newError(CodeInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
+				ErrRejected, ErrInsufficientIRD, out, in))
+		}
 		p.PeerIRD, p.PeerORD = req.IRDORD.IRD, req.IRDORD.ORD
 		p.PeerToPeer, p.RTR = rep.IRDORD.PeerToPeer, rep.IRDORD.RTR
 	}
 	if err := rep.Validate(); err != nil {
 		_ = c.nc.Close()
-		return nil, newError(CodeLocalCatastrophic, err)
+		return nil, nil, newError(CodeLocalCatastrophic, err)
 	}
 	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.Len()))); err != nil {
-		return nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
+		return nil, nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
 	}
 	p.Revision = rep.Rev
 	p.Enhanced = rep.Enhanced
@@ -262,7 +346,7 @@ func (c *Conn) exchangeAsResponder() (*Frame, error) {
 	p.MarkersRx = rep.Markers
 	p.PrivateData = rep.PrivateData
 	p.PeerPrivateData = req.PrivateData
-	return &rep, nil
+	return rep, insufficient, nil
 }
 
 // responderIRDORD computes the Reply's IRD/ORD data and this end's values
@@ -298,9 +382,11 @@ func (c *Conn) responderIRDORD(in IRDORD) IRDORD {
 		if out.RTR != RTRSend && out.RTR&^RTRSend != 0 {
 			out.RTR &^= RTRSend
 		}
-		// RFC 6581 §9.1: with an Initiator ORD of 0 a zero-length Read RTR
-		// still needs one inbound Read: raise IRD to 1.
-		if out.RTR.Has(RTRRead) && in.ORD == 0 && out.IRD == 0 {
+		// RFC 6581 §9.1: "If the initiator ORD is insufficient to support
+		// the selected connection model, the responder IRD MAY be
+		// increased": a zero-length Read RTR needs one inbound Read
+		// whatever the Initiator ORD, so an IRD of 0 becomes 1.
+		if out.RTR.Has(RTRRead) && out.IRD == 0 {
 			out.IRD = 1
 			p.IRD = 1
 		}

@@ -2,7 +2,6 @@ package siw
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 
@@ -25,12 +24,12 @@ func dialMPA(ctx context.Context, addr string, cfg *mpa.Config) (*mpa.Conn, erro
 	if err != nil {
 		return nil, fmt.Errorf("mpa: dial: %w", err)
 	}
+	// mpa.Client sends the Terminate of a failed RFC 6581 negotiation and
+	// closes nc itself; after any other failure (a rejecting Reply leaves
+	// nc open, RFC 5044 §7.1.2 rule 3) the socket is closed here, as
+	// mpa.Dial does.
 	c, err := mpa.Client(ctx, nc, cfg)
 	if err != nil {
-		var ne *mpa.NegotiationError
-		if errors.As(err, &ne) && c != nil {
-			_ = c.Abort()
-		}
 		_ = nc.Close()
 		return nil, err
 	}
