@@ -191,12 +191,19 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 }
 
 // newMPAEndpoint makes the endpoint on an MPA connection with the IRD/ORD
-// negotiated by the RFC 6581 §9.1 exchange.
+// negotiated by the RFC 6581 §9.1 exchange. A negotiated 0 stays 0 (a
+// Responder IRD of 0 allows the Initiator no RDMA Read: its endpoint
+// refuses to post one); 0x3FFF leaves the Options value.
 func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*rdmap.Endpoint, error) {
 	p := conn.Params()
 	cfg := o.endpointConfig()
-	if p.Enhanced && p.IRD != mpa.NoNegotiation && p.ORD != mpa.NoNegotiation {
-		cfg.IRD, cfg.ORD = max(int(p.IRD), 1), max(int(p.ORD), 1)
+	if p.Enhanced {
+		if p.IRD != mpa.NoNegotiation {
+			cfg.IRD = rdmapDepth(p.IRD)
+		}
+		if p.ORD != mpa.NoNegotiation {
+			cfg.ORD = rdmapDepth(p.ORD)
+		}
 	}
 	ep, err := pd.NewEndpoint(conn, cfg)
 	if err != nil {
@@ -214,6 +221,15 @@ func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*
 		return nil, fmt.Errorf("mpa: start endpoint: %w", err)
 	}
 	return ep, nil
+}
+
+// rdmapDepth converts a negotiated IRD or ORD to rdmap.EndpointConfig's
+// convention, where 0 means the default and a negative value none.
+func rdmapDepth(v uint16) int {
+	if v == 0 {
+		return -1
+	}
+	return int(v)
 }
 
 func (c *Client) abort() {
