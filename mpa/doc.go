@@ -15,6 +15,8 @@
 //   - ird_ord.go: the enhanced connection establishment data (RFC 6581 §9).
 //   - fpdu.go: the FPDU (RFC 5044 §4.1, §4.4, §4.5).
 //   - marker.go: Markers, their insertion and removal (RFC 5044 §4.2, §4.3).
+//   - terminate.go: the one RDMAP Terminate this package sends itself, when
+//     the Initiator cannot honour an enhanced Reply (RFC 6581 §9.1, §9.2).
 //
 // Errors a peer causes are *llp.Error values with the Terminate error type
 // and code of RFC 5044 §8 and RFC 6581 §8 (layer 2, type 0); test their
@@ -32,5 +34,8 @@
 // and the RTR indication of RFC 6581, whose RTR message the RDMAP layer
 // sends. Markers are negotiated per direction: an end inserts them when
 // the peer's frame had M. CRCs are used in both directions when either
-// frame had C.
+// frame had C. An Initiator that cannot honour an enhanced Reply (the
+// Responder ORD exceeds its IRD, or no RTR option or connection model
+// matches) sends the Terminate RFC 6581 §9 prescribes as its first FPDU,
+// closes the connection and returns a *NegotiationError.
 package mpa
