@@ -32,7 +32,12 @@ type NegotiationError struct {
 }
 
 // Error implements error.
-func (e *NegotiationError) Error() string { return "mpa: negotiation failed: " + e.Err.Error() }
+func (e *NegotiationError) Error() string {
+	if e.TermErr != nil {
+		return fmt.Sprintf("mpa: negotiation failed (sending the Terminate failed: %v), connection closed: %v", e.TermErr, e.Err)
+	}
+	return "mpa: negotiation failed, Terminate sent, connection closed: " + e.Err.Error()
+}
 
 // Unwrap returns the *llp.Error.
 func (e *NegotiationError) Unwrap() error { return e.Err }

@@ -250,3 +250,13 @@ func TestResponderReadRTRRaisesIRD_RFC6581_9_1(t *testing.T) {
 	assert.Equal(t, uint16(1), cli.Params().ORD)
 	assert.Equal(t, RTRRead, cli.Params().RTR)
 }
+
+// TestNegotiationErrorText_RFC6581_9_1: the error says what happened on the wire and
+// why (RFC 6581 §9.1).
+func TestNegotiationErrorText_RFC6581_9_1(t *testing.T) {
+	e := &NegotiationError{Err: newError(CodeInsufficientIRD, ErrInsufficientIRD)}
+	assert.Equal(t, "mpa: negotiation failed, Terminate sent, connection closed: llp error (type 0x0, code 0x06): mpa: insufficient IRD resources", e.Error())
+	e.TermErr = errors.New("broken pipe")
+	assert.Contains(t, e.Error(), "sending the Terminate failed: broken pipe")
+	require.ErrorIs(t, e, ErrInsufficientIRD)
+}
