@@ -1,0 +1,332 @@
+package sctp
+
+import (
+	"math"
+	"time"
+)
+
+// DefaultMTU is the path MTU a [CongestionConfig] assumes when it is given
+// none.
+const DefaultMTU = 1500
+
+// InitialCwnd returns the congestion window of RFC 9260 §7.2.1 for a path
+// of the given MTU: min(4*MTU, max(2*MTU, 4404)), used before any DATA is
+// sent and after a sufficiently long idle period.
+func InitialCwnd(mtu int) int {
+	return min(4*mtu, max(2*mtu, 4404))
+}
+
+// CongestionConfig sets up a [Congestion]. Byte counts in this file are
+// whatever unit the caller counts DATA chunks in; RFC 9260 §7.2.2 counts
+// the whole chunk (header and padding included) and the same count is used
+// against the peer's receive window, which errs on the safe side.
+type CongestionConfig struct {
+	// MTU is the path MTU in bytes; DefaultMTU if zero or negative.
+	MTU int
+	// PMDCS is the Path Maximum Data Chunk Size (RFC 9260 §1.3): the
+	// largest DATA chunk that fits in one packet on the path. RFC 9260
+	// grows and restarts cwnd in units of it (§6.1 rule B, §6.3.3 E1,
+	// §7.2.1, §7.2.2). Zero or negative means MTU.
+	PMDCS int
+	// PeerARwnd is the Advertised Receiver Window Credit of the peer's
+	// INIT or INIT ACK, the initial rwnd (RFC 9260 §6.2.1 rule A).
+	PeerARwnd uint32
+	// SSThresh is the initial slow-start threshold. RFC 9260 §7.2.1 says
+	// it MAY be arbitrarily high, e.g. the largest possible advertised
+	// window. Zero means PeerARwnd, or math.MaxInt32 if that is zero too.
+	SSThresh int
+}
+
+// AckInfo is what one received SACK chunk did to the outstanding DATA,
+// as the sender's outstanding queue found it ([OutstandingQueue.OnSACK]
+// fills it in). It is the input of [Congestion.OnAck].
+type AckInfo struct {
+	// CumTSNAck is the SACK's Cumulative TSN Ack.
+	CumTSNAck uint32
+	// CumAdvanced reports that the SACK advanced the Cumulative TSN Ack
+	// Point.
+	CumAdvanced bool
+	// AckedBytes is the size of the DATA chunks newly acknowledged by this
+	// SACK, through the Cumulative TSN Ack or Gap Ack Blocks (RFC 9260
+	// §7.2.1 item 1, §7.2.2).
+	AckedBytes int
+	// FlightAcked is the part of AckedBytes that was counted in flight:
+	// chunks that were neither marked for retransmission nor acknowledged
+	// before (RFC 9260 §6.2.1 D ii).
+	FlightAcked int
+	// DuplicateBytes is the size of the DATA chunks this SACK reports in
+	// its Duplicate TSNs, where the sender still knows their size; RFC
+	// 9260 §7.2.2 counts them into partial_bytes_acked.
+	DuplicateBytes int
+	// ARwnd is the SACK's Advertised Receiver Window Credit.
+	ARwnd uint32
+	// AllAcked reports that every DATA chunk sent is now cumulatively
+	// acknowledged (RFC 9260 §7.2.2: partial_bytes_acked returns to 0).
+	AllAcked bool
+}
+
+// Congestion holds the congestion-control state of one destination
+// (RFC 9260 §7.2: cwnd, ssthresh, partial_bytes_acked) together with the
+// flight size and the peer's receive window (§6.1, §6.2.1). It decides
+// whether the next DATA chunk may be sent and applies the window rules
+// when chunks are sent, acknowledged, marked for retransmission, or lost.
+//
+// It is built for a sender that keeps an outstanding queue: the queue
+// knows which chunks are in flight and tells Congestion about every
+// change through OnSend, OnRetransmitMarked and OnAck, so that Flight is
+// always the size of the chunks in flight. The zero value is not usable;
+// build one with NewCongestion. No method allocates.
+type Congestion struct {
+	mtu       int
+	pmdcs     int
+	cwnd      int
+	ssthresh  int
+	pba       int // partial_bytes_acked
+	flight    int
+	peerARwnd uint32
+	inFR      bool
+	frExit    uint32
+}
+
+// NewCongestion returns the state of a new association: cwnd is
+// InitialCwnd(MTU), ssthresh as configured, rwnd the peer's a_rwnd
+// (RFC 9260 §7.2.1, §6.2.1 A).
+func NewCongestion(cfg CongestionConfig) Congestion {
+	if cfg.MTU <= 0 {
+		cfg.MTU = DefaultMTU
+	}
+	if cfg.PMDCS <= 0 || cfg.PMDCS > cfg.MTU {
+		cfg.PMDCS = cfg.MTU
+	}
+	if cfg.SSThresh <= 0 {
+		cfg.SSThresh = int(min(uint64(cfg.PeerARwnd), math.MaxInt32))
+		if cfg.SSThresh == 0 {
+			cfg.SSThresh = math.MaxInt32
+		}
+	}
+	return Congestion{
+		mtu:       cfg.MTU,
+		pmdcs:     cfg.PMDCS,
+		cwnd:      InitialCwnd(cfg.MTU),
+		ssthresh:  cfg.SSThresh,
+		peerARwnd: cfg.PeerARwnd,
+	}
+}
+
+// Cwnd returns the congestion window in bytes.
+func (c *Congestion) Cwnd() int { return c.cwnd }
+
+// SSThresh returns the slow-start threshold in bytes.
+func (c *Congestion) SSThresh() int { return c.ssthresh }
+
+// PartialBytesAcked returns partial_bytes_acked (RFC 9260 §7.2.2).
+func (c *Congestion) PartialBytesAcked() int { return c.pba }
+
+// Flight returns the flight size: bytes sent and neither acknowledged nor
+// marked for retransmission.
+func (c *Congestion) Flight() int { return c.flight }
+
+// MTU returns the path MTU in use.
+func (c *Congestion) MTU() int { return c.mtu }
+
+// PMDCS returns the Path Maximum Data Chunk Size in use.
+func (c *Congestion) PMDCS() int { return c.pmdcs }
+
+// InSlowStart reports whether cwnd <= ssthresh, where RFC 9260 §7.2.1
+// applies slow start (§7.2.2 applies congestion avoidance above it).
+func (c *Congestion) InSlowStart() bool { return c.cwnd <= c.ssthresh }
+
+// InFastRecovery reports whether the sender is in Fast Recovery and, if
+// so, the exit point: the highest TSN outstanding when it entered
+// (RFC 9260 §7.2.4).
+func (c *Congestion) InFastRecovery() (exit uint32, ok bool) { return c.frExit, c.inFR }
+
+// PeerARwnd returns the peer's last Advertised Receiver Window Credit.
+func (c *Congestion) PeerARwnd() uint32 { return c.peerARwnd }
+
+// Rwnd returns the sender's view of the peer's receive window: the last
+// a_rwnd minus the bytes in flight, never below zero. This is rules B, C
+// and D ii of RFC 9260 §6.2.1 folded into one invariant: sending
+// subtracts a chunk (B), marking it for retransmission gives it back (C),
+// and each SACK resets the window to its a_rwnd minus what is still
+// outstanding (D ii).
+func (c *Congestion) Rwnd() int {
+	r := int64(c.peerARwnd) - int64(c.flight)
+	if r < 0 {
+		return 0
+	}
+	return int(min(r, math.MaxInt32))
+}
+
+// CanRetransmit reports whether a chunk of n bytes that is marked for
+// retransmission may be sent now. RFC 9260 §6.1 rule C limits
+// retransmissions by cwnd only; rule B forbids sending with cwnd +
+// (PMDCS-1) or more bytes outstanding and lets a transmission exceed cwnd
+// by up to PMDCS-1 bytes while the flight size does not exceed cwnd. This
+// implements rule B with the flight size strictly below cwnd, so that
+// after a T3-rtx expiry (cwnd = PMDCS, §7.2.3) one full packet closes the
+// window: a chunk may be sent if flight < cwnd and flight+n <=
+// cwnd+PMDCS-1. A Fast Retransmit ignores cwnd altogether (§7.2.4 step
+// 3); the caller sends that one packet without asking.
+func (c *Congestion) CanRetransmit(n int) bool {
+	return c.flight < c.cwnd && c.flight+n <= c.cwnd+c.pmdcs-1
+}
+
+// CanSend reports whether a new DATA chunk of n bytes may be sent now:
+// cwnd must allow it (RFC 9260 §6.1 rule B, see CanRetransmit) and the
+// peer's rwnd must hold it (rule A), except that with nothing in flight
+// one chunk may always be sent whatever the rwnd, the zero window probe
+// of rule A.
+func (c *Congestion) CanSend(n int) bool {
+	if !c.CanRetransmit(n) {
+		return false
+	}
+	if c.flight == 0 {
+		return true
+	}
+	return c.Rwnd() >= n
+}
+
+// OnSend accounts a DATA chunk of n bytes sent or retransmitted: it
+// enters the flight and leaves the peer's rwnd (RFC 9260 §6.2.1 B).
+func (c *Congestion) OnSend(n int) {
+	if n > 0 {
+		c.flight += n
+	}
+}
+
+// OnRetransmitMarked accounts n bytes of chunks in flight that were just
+// marked for retransmission by a T3-rtx expiry or a Fast Retransmit:
+// they leave the flight and return to the peer's rwnd (RFC 9260 §6.2.1
+// C).
+func (c *Congestion) OnRetransmitMarked(n int) {
+	if n > 0 {
+		c.flight = max(c.flight-n, 0)
+	}
+}
+
+// OnAck applies one received SACK, in this order:
+//
+//   - The newly acknowledged chunks that were in flight leave it, and the
+//     peer's window becomes the SACK's a_rwnd minus what is still
+//     outstanding (RFC 9260 §6.2.1 D ii, see Rwnd).
+//   - In slow start (cwnd <= ssthresh), cwnd grows by
+//     min(AckedBytes, PMDCS) if, before the SACK, the window was fully
+//     used (the flight size left less than one MTU of cwnd unused) and
+//     the sender is not in Fast Recovery (§7.2.1; the upper bound L of
+//     §7.2.1 is 1).
+//   - In congestion avoidance, partial_bytes_acked grows by AckedBytes
+//     and DuplicateBytes; once it reaches cwnd it is capped at cwnd if the
+//     flight before the SACK was below cwnd, and otherwise loses cwnd
+//     while cwnd grows by PMDCS (§7.2.2). As in slow start, the window
+//     does not grow in Fast Recovery: cwnd was just set from ssthresh and
+//     §7.2.4 keeps it there until recovery ends.
+//   - partial_bytes_acked returns to 0 once everything sent is
+//     acknowledged (§7.2.2).
+//   - Fast Recovery ends when the Cumulative TSN Ack reaches the exit
+//     point (§6.2.1 D iv, §7.2.4). This comes after the window rules, so
+//     the SACK that ends recovery does not also grow the window.
+//
+// Dropping a SACK whose Cumulative TSN Ack is behind the Cumulative TSN
+// Ack Point (§6.2.1 D i) is the outstanding queue's job; such a SACK
+// must not reach OnAck.
+func (c *Congestion) OnAck(a AckInfo) {
+	flightBefore := c.flight
+	if a.FlightAcked > 0 {
+		c.flight = max(c.flight-a.FlightAcked, 0)
+	}
+	c.peerARwnd = a.ARwnd
+
+	acked := max(a.AckedBytes, 0)
+	if c.cwnd <= c.ssthresh {
+		fullyUsed := flightBefore+c.mtu > c.cwnd
+		if acked > 0 && fullyUsed && !c.inFR {
+			c.cwnd += min(acked, c.pmdcs)
+		}
+	} else if !c.inFR {
+		c.pba += acked + max(a.DuplicateBytes, 0)
+		if c.pba >= c.cwnd {
+			if flightBefore < c.cwnd {
+				c.pba = c.cwnd
+			} else {
+				c.pba -= c.cwnd
+				c.cwnd += c.pmdcs
+			}
+		}
+	}
+	if a.AllAcked {
+		c.pba = 0
+	}
+	if c.inFR && TSNGreaterEq(a.CumTSNAck, c.frExit) {
+		c.inFR = false
+	}
+}
+
+// OnT3Timeout applies a T3-rtx expiry (RFC 9260 §6.3.3 rule E1, §7.2.3):
+// ssthresh = max(cwnd/2, 4*MTU), cwnd = PMDCS (one packet in flight until
+// data is acknowledged), partial_bytes_acked = 0. It also ends Fast
+// Recovery: the window restarts from slow start, which Fast Recovery
+// would otherwise hold back until its exit point. The chunks marked for
+// retransmission leave the flight through OnRetransmitMarked.
+func (c *Congestion) OnT3Timeout() {
+	c.ssthresh = max(c.cwnd/2, 4*c.mtu)
+	c.cwnd = c.pmdcs
+	c.pba = 0
+	c.inFR = false
+}
+
+// OnFastRetransmit applies the detection of loss by three miss
+// indications (RFC 9260 §7.2.4). Outside Fast Recovery it sets
+// ssthresh = max(cwnd/2, 4*MTU), cwnd = ssthresh, partial_bytes_acked = 0
+// (step 2, the formula of §7.2.3) and enters Fast Recovery with
+// highestOutstanding, the highest TSN outstanding, as the exit point
+// (step 6), and returns true. In Fast Recovery it changes nothing and
+// returns false: further losses do not reduce cwnd again (step 6).
+//
+// Note that with cwnd below 4*MTU this formula raises cwnd, exactly as
+// RFC 9260 writes it.
+func (c *Congestion) OnFastRetransmit(highestOutstanding uint32) bool {
+	if c.inFR {
+		return false
+	}
+	c.ssthresh = max(c.cwnd/2, 4*c.mtu)
+	c.cwnd = c.ssthresh
+	c.pba = 0
+	c.inFR = true
+	c.frExit = highestOutstanding
+	return true
+}
+
+// OnIdle applies an idle period, idle being the time since the last DATA
+// was sent and rto the destination's current RTO; call it once, before
+// sending again. Per whole RTO of idleness cwnd is halved, but not below
+// 4*MTU and never raised: RFC 9260 §7.2.1 and §7.2.2 adjust it to
+// max(cwnd/2, 4*MTU) per RTO. Once cwnd is at that floor, a further RTO
+// of idleness counts as the "sufficiently long idle period" of §7.2.1
+// after which cwnd is at most InitialCwnd(MTU).
+func (c *Congestion) OnIdle(idle, rto time.Duration) {
+	if rto <= 0 || idle < rto {
+		return
+	}
+	n := idle / rto
+	floor := 4 * c.mtu
+	for ; n > 0 && c.cwnd > floor; n-- {
+		c.cwnd = max(c.cwnd/2, floor)
+	}
+	if n > 0 {
+		c.cwnd = min(c.cwnd, InitialCwnd(c.mtu))
+	}
+}
+
+// SetMTU follows a path MTU change. cwnd and ssthresh keep their values;
+// later rules use the new MTU and PMDCS (a PMDCS outside 1..mtu means
+// mtu).
+func (c *Congestion) SetMTU(mtu, pmdcs int) {
+	if mtu <= 0 {
+		return
+	}
+	if pmdcs <= 0 || pmdcs > mtu {
+		pmdcs = mtu
+	}
+	c.mtu, c.pmdcs = mtu, pmdcs
+}
