@@ -1,3 +1,10 @@
+// Package demo runs the loopback demonstration of sctp-rdma: a passive
+// and an active endpoint over one userspace SCTP association, many DDP
+// streams running every RDMA operation concurrently with byte-for-byte
+// verification at both ends, and one stream deliberately broken by a
+// protocol error while the others finish. The work itself is
+// internal/workload; this package sets it up and prints the report of
+// `sctp-rdma demo`.
 package demo
 
 import (
@@ -5,14 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/internal/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
-	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
 // Config configures a demo run.
@@ -57,32 +61,24 @@ func (c *Config) defaults() {
 	}
 }
 
-// Report is the outcome of a demo run.
+// sizeOf is the message size of stream id (IDs start at 1).
+func (c *Config) sizeOf(id uint16) int { return max(c.Size>>((int(id)-1)%4), 1) }
+
+// Report is the outcome of a demo run: the workload's result (Streams
+// holds each stream's, by ID) and whether the association shut down.
 type Report struct {
-	Streams []StreamResult
-	// ServerErrs are the passive side's verdicts per stream (nil: verified).
-	ServerErrs map[uint16]error
-	// AssociationClosed reports that the association shut down after every
-	// stream was closed or erroneous (RFC 5040 §7).
+	workload.Result
+	// AssociationClosed reports that the association shut down gracefully
+	// on both sides after every stream was closed or erroneous
+	// (RFC 5040 §7).
 	AssociationClosed bool
-	MULPDU            int
-	Elapsed           time.Duration
 }
 
 // OK reports whether the demo behaved as intended: every intact stream
-// verified on both sides, the broken one terminated with the right code.
+// verified on both sides, the broken one terminated with the right code at
+// both ends, the association shut down.
 func (r *Report) OK() error {
-	var errs []error
-	for _, s := range r.Streams {
-		if s.Err != nil {
-			errs = append(errs, fmt.Errorf("stream %d: %w", s.ID, s.Err))
-		}
-		if !s.Broken {
-			if err := r.ServerErrs[s.ID]; err != nil {
-				errs = append(errs, fmt.Errorf("stream %d (passive side): %w", s.ID, err))
-			}
-		}
-	}
+	errs := r.Errs()
 	if !r.AssociationClosed {
 		errs = append(errs, errors.New("association did not shut down after the last stream"))
 	}
@@ -96,124 +92,31 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	start := time.Now()
-
-	lcfg := sctpllp.Config{}
-	ln, err := sctpllp.Listen(cfg.Addr, lcfg)
+	client, server, err := workload.Loopback(ctx, cfg.Addr, sctpllp.Config{})
 	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
+		return nil, err
 	}
-	defer ln.Close()
-
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
-	serverPD, clientPD := dev.AllocPD(), dev.AllocPD()
-	rep := &Report{ServerErrs: make(map[uint16]error)}
-	sizeOf := func(i int) int { return max(cfg.Size>>(i%4), 1) }
-
-	// Passive side.
-	var srvWG sync.WaitGroup
-	var srvMu sync.Mutex
-	srvAssoc := make(chan *sctpllp.Association, 1)
-	srvWG.Add(1)
-	go func() {
-		defer srvWG.Done()
-		a, err := ln.Accept(ctx)
-		if err != nil {
-			srvMu.Lock()
-			rep.ServerErrs[0xFFFF] = err
-			srvMu.Unlock()
-			return
-		}
-		srvAssoc <- a
-		m := streams.New(a, serverPD, streams.Config{})
-		for i := 0; i < cfg.Streams; i++ {
-			in, err := m.Accept(ctx)
-			if err != nil {
-				srvMu.Lock()
-				rep.ServerErrs[0xFFFF] = err
-				srvMu.Unlock()
-				return
-			}
-			s, err := in.Accept(nil)
-			if err != nil {
-				srvMu.Lock()
-				rep.ServerErrs[in.StreamID()] = err
-				srvMu.Unlock()
-				continue
-			}
-			srvWG.Add(1)
-			go func() {
-				defer srvWG.Done()
-				err := serveStream(ctx, serverPD, s, sizeOf(int(s.ID())-1))
-				if err != nil {
-					_ = s.Endpoint().Abort()
-				}
-				<-s.Done()
-				srvMu.Lock()
-				rep.ServerErrs[s.ID()] = err
-				srvMu.Unlock()
-			}()
-		}
-		m.Wait()
-	}()
-
-	// Active side.
-	ca, err := sctpllp.Dial(ctx, ln.Addr(), lcfg)
+	var broken uint16
+	if cfg.Break >= 0 {
+		broken = uint16(cfg.Break + 1)
+	}
+	res, err := workload.Run(ctx, client, server, workload.Config{
+		Streams: cfg.Streams,
+		Sizes:   func(id uint16) (int, int) { return cfg.sizeOf(id), cfg.sizeOf(id) },
+		Break:   broken,
+		Name:    "demo",
+	})
 	if err != nil {
-		cancel()
-		srvWG.Wait()
-		return nil, fmt.Errorf("dial: %w", err)
+		_ = client.Abort()
+		_ = server.Abort()
+		return nil, err
 	}
-	rep.MULPDU = ca.MULPDU()
-	cm := streams.New(ca, clientPD, streams.Config{})
-	results := make([]StreamResult, cfg.Streams)
-	var wg sync.WaitGroup
-	for i := 0; i < cfg.Streams; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res := &results[i]
-			res.ID, res.Size, res.Broken = uint16(i+1), sizeOf(i), i == cfg.Break
-			t0 := time.Now()
-			adv := make([]byte, advertLen)
-			s, err := cm.Open(ctx, res.ID, streams.OpenOptions{
-				PrivateData: []byte(fmt.Sprintf("demo stream %d", res.ID)),
-				Prepare:     prepareAdvert(adv),
-			})
-			if err != nil {
-				res.Err = err
-				return
-			}
-			res.Err = runStream(ctx, clientPD, s, adv, res, res.Broken)
-			if res.Err != nil {
-				_ = s.Endpoint().Abort() // flushes everything, tells the peer
-			}
-			<-s.Done()
-			res.Erroneous = s.Erroneous()
-			res.Elapsed = time.Since(t0)
-		}(i)
-	}
-	wg.Wait()
-	cm.Wait()
-
+	rep := &Report{Result: *res}
 	// RFC 5040 §7: with every stream closed or erroneous the association
 	// shuts down by itself.
-	select {
-	case <-ca.Done():
-		rep.AssociationClosed = true
-	case <-time.After(10 * time.Second):
-		_ = ca.Abort()
-	}
-	srvWG.Wait()
-	select {
-	case a := <-srvAssoc:
-		select {
-		case <-a.Done():
-		case <-time.After(10 * time.Second):
-			_ = a.Abort()
-		}
-	default:
-	}
-	rep.Streams = results
+	cerr := workload.AwaitEnd(client, 10*time.Second)
+	serr := workload.AwaitEnd(server, 10*time.Second)
+	rep.AssociationClosed = cerr == nil && serr == nil
 	rep.Elapsed = time.Since(start)
 	if out != nil {
 		rep.Print(out)
@@ -226,19 +129,18 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "sctp-rdma demo: RDMAP/DDP over userspace SCTP (pion) on loopback, MULPDU %d\n\n", r.MULPDU)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "stream\tsize\tops\tbytes\ttime\tresult")
-	rs := append([]StreamResult(nil), r.Streams...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })
-	for _, s := range rs {
-		verdict := "ok: write, read-back, send, 3×fetch-add, cmp-swap, write+imm, read verified"
+	for _, s := range r.Streams {
+		verdict := "ok: write, read-back, send, send+SE, send+invalidate, send+SE+invalidate, 3×fetch-add, cmp-swap, " +
+			"immediate, write+imm, read counter; verified at both ends"
 		switch {
-		case s.Broken && s.Err == nil && s.Terminate != nil:
-			verdict = fmt.Sprintf("broken on purpose: peer sent Terminate %v; stream labelled erroneous=%v", s.Terminate.Code, s.Erroneous)
 		case s.Err != nil:
 			verdict = "FAILED: " + s.Err.Error()
-		case r.ServerErrs[s.ID] != nil:
-			verdict = "FAILED at passive side: " + r.ServerErrs[s.ID].Error()
+		case s.ServerErr != nil:
+			verdict = "FAILED at passive side: " + s.ServerErr.Error()
+		case s.Broken && s.Terminate != nil:
+			verdict = fmt.Sprintf("broken on purpose: peer sent Terminate %v; stream labelled erroneous=%v", s.Terminate.Code, s.Erroneous)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%v\t%s\n", s.ID, s.Size, s.Ops, s.Bytes, s.Elapsed.Round(time.Millisecond), verdict)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%v\t%s\n", s.ID, s.Size, s.Ops, s.Octets, s.Elapsed.Round(time.Millisecond), verdict)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nassociation shut down after the last stream: %v\n", r.AssociationClosed)

@@ -31,9 +31,14 @@ func TestDemo(t *testing.T) {
 			assert.True(t, s.Terminate.Remote)
 			assert.Equal(t, rdmap.TermCode{Layer: ddp.Layer, EType: uint8(ddp.TypeTagged), Code: ddp.CodeInvalidSTag}, s.Terminate.Code)
 			assert.True(t, s.Erroneous)
+			assert.True(t, s.ServerErroneous)
 			continue
 		}
-		assert.Equal(t, 9, s.Ops, "stream %d", s.ID)
+		// The script's 13 operations (the Write and its Read back count two)
+		// and two syncs: before the second Send with Invalidate, which
+		// needs a fresh STag, and at the end.
+		assert.Equal(t, 15, s.Ops, "stream %d", s.ID)
+		assert.False(t, s.ServerErroneous, "stream %d", s.ID)
 		assert.False(t, s.Erroneous, "stream %d", s.ID)
 	}
 	assert.True(t, rep.AssociationClosed)
