@@ -80,8 +80,10 @@ type clientStream struct {
 	how    string
 }
 
-// client opens stream id, runs it and waits for its end.
-func (r *run) client(ctx context.Context, id uint16) (res StreamResult) {
+// client opens stream id, runs it and waits for its end. If opening is
+// set, the stream reports its Open done there and runs once every other
+// stream of the group has too.
+func (r *run) client(ctx context.Context, id uint16, opening *sync.WaitGroup) (res StreamResult) {
 	p := r.newPlan(id)
 	res = StreamResult{ID: id, Size: p.hi, Broken: p.broken}
 	t0 := time.Now()
@@ -97,11 +99,17 @@ func (r *run) client(ctx context.Context, id uint16) (res StreamResult) {
 			return ep.PostRecv(rdmap.RecvWR{ID: 0, Buf: advBuf})
 		},
 	})
+	if opening != nil {
+		opening.Done()
+	}
 	if err != nil {
 		res.Err = fmt.Errorf("open: %w", err)
 		return res
 	}
 	r.opened.Add(1)
+	if opening != nil {
+		opening.Wait()
+	}
 	c := &clientStream{
 		r: r, p: p, sid: id, st: st, ep: st.Endpoint(), res: &res,
 		rng: rand.New(rand.NewPCG(r.cfg.Seed, uint64(id))),

@@ -301,15 +301,21 @@ func Run(ctx context.Context, client, server *sctpllp.Association, cfg Config) (
 		})
 	}
 
-	// Client: one worker per concurrent stream.
+	// Client: one worker per concurrent stream. The first streams all
+	// open before any runs: the association shuts down once every stream
+	// is closed or erroneous (RFC 5040 §7), so a short stream must not end
+	// it under one still opening.
 	var cmu sync.Mutex
 	var results []StreamResult
-	var cwg sync.WaitGroup
+	var cwg, opening sync.WaitGroup
+	opening.Add(cfg.Streams)
 	for w := range cfg.Streams {
 		cwg.Go(func() {
 			id := uint16(w + 1)
+			first := &opening
 			for {
-				res := r.client(ctx, id)
+				res := r.client(ctx, id, first)
+				first = nil
 				cmu.Lock()
 				results = append(results, res)
 				cmu.Unlock()

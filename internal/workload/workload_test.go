@@ -339,3 +339,15 @@ func TestDrawSize_InRange(t *testing.T) {
 	assert.Equal(t, 5, drawSize(rng, 5, 5))
 	assert.Equal(t, 0, drawSize(rng, 0, 0))
 }
+
+// TestRun_ManyShortStreams_RFC5040_7: an association shuts down once every
+// stream is closed or erroneous (RFC 5040 §7), so streams that finish
+// before the last one is opened must not end the association under it:
+// every stream is opened before any runs.
+func TestRun_ManyShortStreams_RFC5040_7(t *testing.T) {
+	res, client, server := runLoopback(t, Config{Streams: 120, MaxSize: 64, Break: 7}, sctpllp.Config{})
+	require.NoError(t, res.Err())
+	assert.Equal(t, uint64(120), res.Opened)
+	require.NoError(t, AwaitEnd(client, 10*time.Second))
+	require.NoError(t, AwaitEnd(server, 10*time.Second))
+}
