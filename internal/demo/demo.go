@@ -92,7 +92,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	start := time.Now()
-	client, server, err := workload.Loopback(ctx, cfg.Addr, sctpllp.Config{})
+	// Every stream opens at once: the passive side lets as many Initiates
+	// wait for its ULP (RFC 5043 §6.4: beyond the limit an Initiate is
+	// answered with a Session Terminate).
+	acfg := sctpllp.Config{MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates)}
+	client, server, err := workload.Loopback(ctx, cfg.Addr, acfg)
 	if err != nil {
 		return nil, err
 	}

@@ -54,3 +54,14 @@ func TestDemoNoBreak(t *testing.T) {
 		assert.False(t, s.Broken)
 	}
 }
+
+// TestDemoManyStreams opens more streams at once than the default limit
+// of Initiates waiting for the passive side's ULP (RFC 5043 §6.4: beyond
+// it an Initiate is answered with a Session Terminate): the demo raises
+// the limit to its stream count.
+func TestDemoManyStreams(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Streams: 600, Size: 512}, nil)
+	require.NoError(t, err)
+	require.NoError(t, rep.OK())
+	require.Len(t, rep.Streams, 600)
+}
