@@ -115,7 +115,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	defer cancel()
 	// KeepIdle: the association outlives the moments when every stream
 	// has been killed and none replaced yet.
-	client, server, err := workload.Loopback(sctx, "127.0.0.1:0", sctpllp.Config{KeepIdle: true})
+	// Every stream opens at once: the passive side lets as many Initiates
+	// wait for its ULP (RFC 5043 §6.4: beyond the limit an Initiate is
+	// answered with a Session Terminate).
+	acfg := sctpllp.Config{KeepIdle: true, MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates)}
+	client, server, err := workload.Loopback(sctx, "127.0.0.1:0", acfg)
 	if err != nil {
 		return nil, err
 	}

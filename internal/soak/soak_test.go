@@ -36,3 +36,14 @@ func TestSoak(t *testing.T) {
 	require.NotZero(t, sum.Succeeded)
 	require.Equal(t, sum.Posted, sum.Completed)
 }
+
+// TestSoak_ManyStreams_RFC5043_6_4 opens more streams at once than the
+// default limit of Initiates waiting for the passive side's ULP (RFC 5043
+// §6.4: beyond it an Initiate is answered with a Session Terminate): the
+// soak raises the limit to its stream count.
+func TestSoak_ManyStreams_RFC5043_6_4(t *testing.T) {
+	sum, err := Run(context.Background(), Config{Streams: 600, Duration: 2 * time.Second, MaxSize: 1 << 10, NoKill: true}, nil)
+	require.NoError(t, err)
+	require.NoError(t, sum.OK())
+	require.Equal(t, uint64(600), sum.StreamsOpened)
+}
