@@ -96,12 +96,21 @@ func waitDone(t *testing.T, a *sctpllp.Association, side string, d time.Duration
 	assert.NoError(t, err, "%s association: graceful shutdown expected", side)
 }
 
-func runAllOperations(t *testing.T, newPair Factory, opt Options) {
+// setUp returns a context bounded by opt.Timeout and a fresh association
+// pair, both released when the sub-test ends.
+func setUp(t *testing.T, newPair Factory, opt Options) (context.Context, *sctpllp.Association, *sctpllp.Association) {
 	ctx, cancel := context.WithTimeout(context.Background(), opt.Timeout)
-	defer cancel()
+	t.Cleanup(cancel)
 	client, server := newPair(t)
-	defer client.Abort()
-	defer server.Abort()
+	t.Cleanup(func() {
+		_ = client.Abort()
+		_ = server.Abort()
+	})
+	return ctx, client, server
+}
+
+func runAllOperations(t *testing.T, newPair Factory, opt Options) {
+	ctx, client, server := setUp(t, newPair, opt)
 	require.GreaterOrEqual(t, client.NumStreams(), opt.Streams+1)
 	require.GreaterOrEqual(t, server.NumStreams(), opt.Streams+1)
 	t.Logf("backends %s / %s, MULPDU %d / %d", client.Transport().Kind(), server.Transport().Kind(), client.MULPDU(), server.MULPDU())
@@ -161,11 +170,7 @@ func runAllOperations(t *testing.T, newPair Factory, opt Options) {
 // client: the association must shut down gracefully on both sides
 // (RFC 5040 §7, RFC 5043 §6.4).
 func runCloseAll(t *testing.T, newPair Factory, opt Options) {
-	ctx, cancel := context.WithTimeout(context.Background(), opt.Timeout)
-	defer cancel()
-	client, server := newPair(t)
-	defer client.Abort()
-	defer server.Abort()
+	ctx, client, server := setUp(t, newPair, opt)
 	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
 	cm := streams.New(client, dev.AllocPD(), streams.Config{})
 	sm := streams.New(server, dev.AllocPD(), streams.Config{})
