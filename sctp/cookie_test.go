@@ -443,3 +443,8 @@ func FuzzCookieVerify(f *testing.F) {
 		}
 	})
 }
+
+func TestCookieExpiryBeyondTimeNeverStale(t *testing.T) {
+	c := Cookie{Created: time.UnixMicro(math.MaxInt64 - 10), Lifespan: time.Hour}
+	assert.NoError(t, checkStale(&c, time.Now()), "an expiry past the end of int64 microseconds never comes")
+}
