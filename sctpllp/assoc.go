@@ -40,7 +40,9 @@ const (
 type Config struct {
 	// MaxPendingInitiates is the finite limit of received Initiates not
 	// yet decided by the ULP; beyond it an Initiate is answered with a
-	// Session Terminate (RFC 5043 §5.2.3, §6.4).
+	// Session Terminate (RFC 5043 §5.2.3, §6.4). It also bounds the
+	// streams that hold chunks which arrived before their session's
+	// Initiate (see Association).
 	MaxPendingInitiates int
 	// MaxHeldBytes bounds, per stream, the octets of early chunks held for
 	// re-sequencing plus segments received before Start (RFC 5043 §10).
@@ -91,6 +93,16 @@ type OpenRequest struct {
 
 // Association runs the RFC 5043 adaptation over one SCTP association:
 // many DDP Stream Sessions, one per SCTP stream pair.
+//
+// Every chunk of a session, session control included, is taken in DDP-SSN
+// order (RFC 5043 §5.2.1, §6.1). Chunks are unordered (§10), so chunks
+// that follow an Initiate may arrive before it (a Terminate withdrawing it,
+// for example): on a stream without a session they are held for the
+// Initiate, on at most Config.MaxPendingInitiates streams at a time. When
+// the Initiate does not arrive within Config.QuietTime of the first of
+// them they belong to no session and are dropped, like a late chunk of an
+// earlier session; on a stream that never carried a session, chunks other
+// than a Terminate are then answered with a Terminate (§6.1).
 type Association struct {
 	t   Transport
 	cfg Config
@@ -101,6 +113,7 @@ type Association struct {
 
 	incoming     chan *Incoming
 	pendingIn    int
+	early        int // sessions holding chunks that precede their Initiate
 	live         int
 	everSession  bool
 	shuttingDown bool
@@ -397,8 +410,11 @@ func (a *Association) incomingDone() {
 	a.mu.Unlock()
 }
 
-// onInitiate handles an Initiate on an idle stream (called from the
-// session's receive path).
+// onInitiate admits an Initiate on an idle stream (called from the
+// session's receive path, under the slot's rxMu). The Incoming is handed to
+// Accept by Session.offerIncoming once the chunks processed together with
+// the Initiate are done, so an Initiate withdrawn by a Terminate that
+// arrived before it is never offered.
 func (a *Association) onInitiate(s *Session, c Control) error {
 	s.params.Enhanced = c.Function.Enhanced()
 	s.params.PeerIRDORD = c.IRDORD
@@ -424,21 +440,26 @@ func (a *Association) onInitiate(s *Session, c Control) error {
 	s.incoming = in
 	s.counted = true
 	s.mu.Unlock()
-	select {
-	case a.incoming <- in:
-	default:
-		// Withdrawn Initiates not yet taken by Accept still occupy the
-		// queue: treat a full queue as the limit too.
-		s.mu.Lock()
-		s.incoming = nil
-		s.setState(ssDone)
-		s.mu.Unlock()
-		a.incomingDone()
-		s.requestTerminate()
-		s.finish(fmt.Errorf("%w: too many pending Initiates", llp.ErrClosed))
-		return errSessionOver
-	}
+	s.unoffered = in
 	return nil
+}
+
+// holdEarly reserves room for one more stream holding chunks that precede
+// its Initiate.
+func (a *Association) holdEarly() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.early >= a.cfg.MaxPendingInitiates || a.ended || a.shuttingDown {
+		return false
+	}
+	a.early++
+	return true
+}
+
+func (a *Association) earlyDone() {
+	a.mu.Lock()
+	a.early--
+	a.mu.Unlock()
 }
 
 // onMessage is the transport's delivery callback.
@@ -454,6 +475,60 @@ func (a *Association) onMessage(sid uint16, ppid uint32, b []byte) {
 	if s != nil && s.closePending.Load() {
 		s.deliverClosed()
 	}
+}
+
+// unboundKind classifies a chunk received on a stream without a session.
+type unboundKind uint8
+
+const (
+	unboundInvalid   unboundKind = iota // malformed, or not PPID 16 or 17
+	unboundSegment                      // a DDP Segment Chunk
+	unboundInitiate                     // an (Enhanced) Initiate
+	unboundTerminate                    // a Terminate
+	unboundControl                      // another session control message
+)
+
+// classifyUnbound returns the DDP-SSN and kind of a chunk received on a
+// stream without a session.
+func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
+	switch ppid {
+	case PPIDSegment:
+		if sc, _, err := ParseSegmentChunk(b); err == nil {
+			return sc.SSN, unboundSegment
+		}
+	case PPIDControl:
+		c, _, err := ParseControl(b)
+		switch {
+		case err != nil:
+		case c.Function == FuncTerminate:
+			return c.SSN, unboundTerminate
+		case c.Function.Base() == FuncInitiate:
+			return c.SSN, unboundInitiate
+		default:
+			return c.SSN, unboundControl
+		}
+	}
+	return 0, unboundInvalid
+}
+
+// startSession begins a passive session on sl with its first chunk; early
+// is set when that chunk precedes the Initiate and is held (the session
+// then waits at most QuietTime for the Initiate), fresh when the stream
+// never carried a session before. The caller holds sl.rxMu.
+func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh bool) *Session {
+	s := newSession(a, sl, false)
+	if early {
+		s.mu.Lock()
+		s.earlyCounted = true
+		s.earlyFresh = fresh
+		s.earlyTimer = time.AfterFunc(a.cfg.QuietTime, s.expireEarly)
+		s.mu.Unlock()
+	}
+	sl.mu.Lock()
+	sl.cur = s
+	sl.mu.Unlock()
+	s.receive(ppid, b)
+	return s
 }
 
 // dispatch routes one message to the stream's session, starting a new
@@ -472,24 +547,20 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 		cur.receive(ppid, b)
 		return cur
 	}
-	// No session on the stream: only an Initiate with DDP-SSN 0 may start
-	// one (RFC 5043 §6.1, §6.6).
-	if ppid == PPIDControl {
-		c, _, err := ParseControl(b)
-		if err == nil && c.Function == FuncTerminate {
-			if cur != nil {
-				cur.receiveWhileDone(ppid, b)
-			}
-			return nil // a late or stray Terminate needs no answer
+	// No session on the stream. A session starts with its Initiate,
+	// DDP-SSN 0 (RFC 5043 §6.1); a chunk with a later DDP-SSN within the
+	// window of §10 may precede it and is held for it.
+	ssn, kind := classifyUnbound(ppid, b)
+	switch {
+	case kind == unboundInitiate && ssn == 0 && !a.isEnded():
+		return a.startSession(sl, ppid, b, false, false)
+	case kind != unboundInvalid && ssn != 0 && ssn <= MaxSSNWindow && a.holdEarly():
+		return a.startSession(sl, ppid, b, true, cur == nil)
+	case kind == unboundTerminate:
+		if cur != nil {
+			cur.receiveWhileDone(ppid, b)
 		}
-		if err == nil && c.SSN == 0 && c.Function.Base() == FuncInitiate && !a.isEnded() {
-			s := newSession(a, sl, false)
-			sl.mu.Lock()
-			sl.cur = s
-			sl.mu.Unlock()
-			s.receive(ppid, b)
-			return s
-		}
+		return nil // a late or stray Terminate needs no answer
 	}
 	if cur != nil && cur.st() == ssDone {
 		cur.receiveWhileDone(ppid, b)

@@ -102,6 +102,17 @@ func (r *reorder) drain() error {
 // pending returns the number of held chunks and octets.
 func (r *reorder) pending() (chunks, octets int) { return len(r.held), r.heldBytes }
 
+// heldAll reports whether every held chunk satisfies pred (true when none
+// is held).
+func (r *reorder) heldAll(pred func(ppid uint32, chunk []byte) bool) bool {
+	for _, h := range r.held {
+		if !pred(h.ppid, *h.buf) {
+			return false
+		}
+	}
+	return true
+}
+
 // release frees every held chunk.
 func (r *reorder) release() {
 	for k, h := range r.held {

@@ -58,6 +58,13 @@ type Session struct {
 	linger    *time.Timer
 	openRes   chan error // active side: reply to the Initiate
 	incoming  *Incoming  // passive side, until decided
+	// A passive session started by chunks that precede its Initiate
+	// (Association.startSession): earlyCounted while it is counted in
+	// Association.early, earlyTimer ends the wait, earlyFresh when the
+	// stream never carried a session before.
+	earlyCounted bool
+	earlyFresh   bool
+	earlyTimer   *time.Timer
 
 	// Receive side, guarded by sl.rxMu.
 	ro       reorder
@@ -67,6 +74,9 @@ type Session struct {
 	queued   int
 	rxBroken bool
 	closedOK bool // HandleClosed delivered
+	// unoffered is the Incoming of an Initiate just admitted, handed to
+	// Accept by offerIncoming.
+	unoffered *Incoming
 
 	closePending atomic.Bool
 
@@ -284,6 +294,7 @@ func (s *Session) deliverClosed() {
 // finish ends the session with cause err (nil: graceful) and reports the
 // end upward once. It does not send anything.
 func (s *Session) finish(err error) {
+	s.endEarly()
 	s.mu.Lock()
 	if s.closePending.Load() {
 		s.mu.Unlock()
@@ -402,16 +413,95 @@ func (s *Session) receive(ppid uint32, b []byte) {
 		return
 	}
 	ssn := binary.BigEndian.Uint16(b)
-	if err := s.ro.push(ssn, ppid, b); err != nil {
-		if errors.Is(err, errSessionOver) {
-			return
-		}
+	err := s.ro.push(ssn, ppid, b)
+	if err != nil && !errors.Is(err, errSessionOver) {
 		var pe *ProtocolError
 		if !errors.As(err, &pe) {
 			err = &ProtocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
 		}
 		s.fail(err)
 	}
+	s.offerIncoming()
+}
+
+// offerIncoming hands an Initiate admitted by the chunks just processed to
+// Accept, unless those chunks also ended the session: a Terminate that
+// arrived before its Initiate withdraws it in DDP-SSN order (RFC 5043
+// §6.1), and the ULP never sees it. The caller holds sl.rxMu.
+func (s *Session) offerIncoming() {
+	in := s.unoffered
+	if in == nil {
+		return
+	}
+	s.unoffered = nil
+	if s.st() != ssInitReceived {
+		return
+	}
+	select {
+	case s.a.incoming <- in:
+	default:
+		// Withdrawn Initiates not yet taken by Accept still occupy the
+		// queue: treat a full queue as the limit of RFC 5043 §6.4 too.
+		s.mu.Lock()
+		s.incoming = nil
+		s.setState(ssDone)
+		s.mu.Unlock()
+		s.a.incomingDone()
+		s.requestTerminate()
+		s.finish(fmt.Errorf("%w: too many pending Initiates", llp.ErrClosed))
+	}
+}
+
+// endEarly ends the wait of a session started by chunks that precede its
+// Initiate: its first chunk in DDP-SSN order was processed, or it ended.
+func (s *Session) endEarly() {
+	s.mu.Lock()
+	counted := s.earlyCounted
+	s.earlyCounted = false
+	if s.earlyTimer != nil {
+		s.earlyTimer.Stop()
+		s.earlyTimer = nil
+	}
+	s.mu.Unlock()
+	if counted {
+		s.a.earlyDone()
+	}
+}
+
+// expireEarly runs QuietTime after the first chunk of a session whose
+// Initiate has not arrived: its chunks belong to no session. A chunk
+// delayed longer than the quiet time is not expected (RFC 5043 §6.6), so
+// they are taken for late chunks of an earlier session and dropped; on a
+// stream that never carried a session, chunks other than a Terminate are
+// answered with a Terminate and the stream is quarantined, as for a chunk
+// on a stream without a session (§6.1).
+func (s *Session) expireEarly() {
+	s.sl.rxMu.Lock()
+	if s.st() != ssIdle || s.closePending.Load() {
+		s.sl.rxMu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	fresh := s.earlyFresh
+	s.mu.Unlock()
+	onlyTerminates := s.ro.heldAll(func(ppid uint32, chunk []byte) bool {
+		c, _, err := ParseControl(chunk)
+		return ppid == PPIDControl && err == nil && c.Function == FuncTerminate
+	})
+	s.ro.release()
+	if fresh && !onlyTerminates {
+		s.fail(&ProtocolError{StreamID: s.sid,
+			Reason: "chunks on a stream without a session and no Initiate within the quiet time (RFC 5043 §6.1)"})
+	} else {
+		// Nothing to answer: the stream is free at once.
+		s.mu.Lock()
+		s.sentFinal, s.rxFinal, s.resetDone = true, true, true
+		s.finalAt = time.Now()
+		s.mu.Unlock()
+		s.finish(fmt.Errorf("%w: stream %d: chunks without a session dropped", llp.ErrClosed, s.sid))
+	}
+	s.sl.rxMu.Unlock()
+	s.deliverClosed()
 }
 
 // receiveWhileDone drops chunks of an ended session, noting the peer's
@@ -449,6 +539,9 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 			Reason: fmt.Sprintf("PPID %d on a DDP association (RFC 5043 §5.1, §5.2)", ppid)}
 	}
 	st := s.st()
+	if st == ssIdle {
+		s.endEarly() // the chunk with DDP-SSN 0 is here
+	}
 	next, act := transition(st, ev, s.params.Enhanced, ctrl.Function.Enhanced())
 	switch act {
 	case actViolation:

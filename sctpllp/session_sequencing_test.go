@@ -1,0 +1,171 @@
+package sctpllp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// noIncoming asserts that Accept offers nothing within a short wait.
+func noIncoming(t *testing.T, a *Association) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	in, err := a.Accept(ctx)
+	if in != nil {
+		t.Fatalf("Accept offered stream %d", in.StreamID)
+	}
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "no session offered")
+}
+
+// acceptWithin waits at most 5 s for Accept.
+func acceptWithin(t *testing.T, a *Association) *Incoming {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	in, err := a.Accept(ctx)
+	require.NoError(t, err)
+	return in
+}
+
+// openAccepted opens sid as the active side against the fake peer, which
+// accepts; it checks the Initiate and returns the session.
+func openAccepted(t *testing.T, a *Association, ft *fakeTransport, sid uint16) *Session {
+	t.Helper()
+	go func() {
+		gsid, c := ft.nextCtl(t)
+		assert.Equal(t, sid, gsid)
+		assert.Equal(t, uint16(0), c.SSN)
+		assert.Equal(t, FuncInitiate, c.Function)
+		ft.injectCtl(sid, Control{SSN: 0, Function: FuncAccept})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := a.Open(ctx, sid, OpenRequest{})
+	require.NoError(t, err, "stream %d free for reuse", sid)
+	return s
+}
+
+// TestSession_WithdrawnInitiateArrivingFirst_RFC5043_6_6: the initiator
+// withdraws its Initiate (DDP-SSN 0) with a Terminate (DDP-SSN 1); all
+// chunks are unordered (RFC 5043 §10), so the Terminate can arrive first.
+// Session control messages carry the DDP-SSN like segments (§5.2.1: "All
+// SCTP Payload Data Chunks used by this adaptation layer include a
+// DDP-SSN"; §5.2.3) and the session is considered in DDP-SSN order (§6.1),
+// so the receiver processes Initiate then Terminate whatever the arrival
+// order: the ULP is never offered the withdrawn stream, nothing is sent in
+// reply, and the stream is free for a new session at once.
+func TestSession_WithdrawnInitiateArrivingFirst_RFC5043_6_6(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		termFirst bool
+	}{
+		{"Terminate first", true},
+		{"in order", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, ft := newFakeAssoc(t, Config{QuietTime: time.Hour})
+			initiate := Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("req")}
+			terminate := Control{SSN: 1, Function: FuncTerminate}
+			if tc.termFirst {
+				ft.injectCtl(2, terminate)
+				ft.injectCtl(2, initiate)
+			} else {
+				ft.injectCtl(2, initiate)
+				ft.injectCtl(2, terminate)
+			}
+			noIncoming(t, a)
+			ft.quiet(t)
+			// Both sides' final chunks are seen: the identifier is free
+			// for either side (RFC 5043 §6.6).
+			s := openAccepted(t, a, ft, 2)
+			require.NoError(t, s.Abort())
+			ft.nextCtl(t)
+			ft.injectCtl(2, Control{SSN: 1, Function: FuncTerminate})
+			ft.injectCtl(2, Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("again")})
+			in := acceptWithin(t, a)
+			assert.Equal(t, []byte("again"), in.PrivateData)
+		})
+	}
+}
+
+// RFC 5043 §6.1: early chunks of every kind wait for the Initiate and are
+// then taken in DDP-SSN order: segments sent before the Initiate was
+// received are delivered after Start, in order.
+func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
+	a, ft := newFakeAssoc(t, Config{})
+	ft.injectSeg(4, 2, []byte("b"))
+	ft.injectSeg(4, 1, []byte("a"))
+	noIncoming(t, a)
+	_, err := a.Open(context.Background(), 4, OpenRequest{})
+	assert.ErrorIs(t, err, ErrStreamInUse, "the peer's session is starting there")
+	ft.injectCtl(4, Control{SSN: 0, Function: FuncInitiate})
+	in := acceptWithin(t, a)
+	s, err := in.Accept(AcceptParams{})
+	require.NoError(t, err)
+	ft.nextCtl(t)
+	h := newRec()
+	s.Start(h)
+	assert.Equal(t, [][]byte{[]byte("a"), []byte("b")}, h.segs)
+	ft.injectCtl(4, Control{SSN: 3, Function: FuncTerminate})
+	require.NoError(t, h.waitClosed(t))
+	sid, c := ft.nextCtl(t)
+	assert.Equal(t, uint16(4), sid)
+	assert.Equal(t, Control{SSN: 1, Function: FuncTerminate}, c, "our final chunk (§6.2)")
+
+	// An Accept held before an Initiate breaks §6.2 once in order.
+	ft.injectCtl(5, Control{SSN: 1, Function: FuncAccept})
+	ft.injectCtl(5, Control{SSN: 0, Function: FuncInitiate})
+	sid, c = ft.nextCtl(t)
+	assert.Equal(t, uint16(5), sid)
+	assert.Equal(t, Control{SSN: 0, Function: FuncTerminate}, c)
+	noIncoming(t, a)
+}
+
+// RFC 5043 §6.1, §6.6: early chunks whose Initiate does not come within
+// the quiet time belong to no session. Segments are answered as a chunk on
+// a stream without a session (a Terminate, then quarantine); a held
+// Terminate alone needs no answer. Either way the stream is usable again.
+func TestSession_EarlyChunksWithoutInitiate_RFC5043_6_1(t *testing.T) {
+	a, ft := newFakeAssoc(t, Config{QuietTime: 50 * time.Millisecond})
+	ft.injectSeg(6, 3, []byte("stray"))
+	ft.injectCtl(7, Control{SSN: 9, Function: FuncTerminate})
+	sid, c := ft.nextCtl(t)
+	assert.Equal(t, uint16(6), sid)
+	assert.Equal(t, Control{SSN: 0, Function: FuncTerminate}, c)
+	ft.quiet(t)
+	time.Sleep(60 * time.Millisecond)
+	s6 := openAccepted(t, a, ft, 6)
+	openAccepted(t, a, ft, 7)
+
+	// On a stream that carried a session, such chunks are taken for late
+	// chunks of that session: dropped without an answer.
+	require.NoError(t, s6.Abort())
+	ft.nextCtl(t)
+	ft.injectCtl(6, Control{SSN: 1, Function: FuncTerminate})
+	ft.injectSeg(6, 5, []byte("late"))
+	time.Sleep(60 * time.Millisecond)
+	ft.quiet(t)
+	openAccepted(t, a, ft, 6)
+}
+
+// The chunks held before an Initiate are bounded: at most
+// Config.MaxPendingInitiates streams wait for their Initiate (RFC 5043
+// §10: no resources before a validity check); beyond that a chunk on a
+// stream without a session is answered at once as before.
+func TestSession_EarlyChunkStreamsBounded_RFC5043_10(t *testing.T) {
+	a, ft := newFakeAssoc(t, Config{MaxPendingInitiates: 2, QuietTime: time.Hour})
+	ft.injectSeg(1, 1, []byte("x"))
+	ft.injectSeg(2, 1, []byte("x"))
+	ft.quiet(t)
+	ft.injectSeg(3, 1, []byte("x"))
+	sid, c := ft.nextCtl(t)
+	assert.Equal(t, uint16(3), sid)
+	assert.Equal(t, Control{SSN: 0, Function: FuncTerminate}, c)
+	ft.injectCtl(1, Control{SSN: 0, Function: FuncInitiate})
+	in := acceptWithin(t, a)
+	assert.Equal(t, uint16(1), in.StreamID)
+}
