@@ -87,7 +87,9 @@ type OpenRequest struct {
 	// Enhanced selects the RFC 6581 Enhanced Initiate.
 	Enhanced bool
 	// PeerToPeer, SendRTR, WriteRTR, ReadRTR are the flags A–D of the
-	// initiator's word (RFC 6581 §9.2).
+	// initiator's word (RFC 6581 §9.2). B–D are the RTR indications this
+	// side supports in the peer-to-peer model; without PeerToPeer they are
+	// sent as 0.
 	PeerToPeer, SendRTR, WriteRTR, ReadRTR bool
 }
 
@@ -257,7 +259,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 		}
 		c.Function = FuncEnhancedInitiate
 		c.IRDORD = IRDORD{PeerToPeer: req.PeerToPeer, SendRTR: req.SendRTR, WriteRTR: req.WriteRTR,
-			ReadRTR: req.ReadRTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}
+			ReadRTR: req.ReadRTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}.wire()
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

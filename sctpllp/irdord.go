@@ -25,6 +25,17 @@ const IRDORDNoNegotiation = 0x3FFF
 // RFC 6581 defines one layout for MPA and SCTP alike (§9: "the MPA Request
 // and Reply Frames or the DDP Stream Session Initiate and DDP Stream
 // Session Accept SCTP Session Control Chunks").
+//
+// Flags B, C and D belong to the peer-to-peer model of flag A: "If Control
+// Flag A is set to 0, then Control Flags B, C, and D MUST also be set to 0.
+// On reception, if Control Flag A is set to 0, then Control Flags B, C, and
+// D MUST be ignored" (§9.2). Append therefore sends them as 0 and
+// ParseIRDORD reports them as false unless PeerToPeer; a word with A = 0 and
+// B, C or D set is accepted, not rejected. Neither RFC 6581 nor RFC 5043
+// adds an SCTP-specific rule for the flags: RFC 5043 predates the word, and
+// RFC 6581 §7 offers the peer-to-peer model over SCTP too ("a
+// transport-independent way to support the peer-to-peer model"), so with
+// A = 1 they are negotiated as over MPA.
 type IRDORD struct {
 	// PeerToPeer is flag A: the peer-to-peer connection model (§9.2).
 	PeerToPeer bool
@@ -49,7 +60,9 @@ const (
 	maxIRDO = 0x3FFF
 )
 
-// ParseIRDORD parses the 4-octet word at the start of b.
+// ParseIRDORD parses the 4-octet word at the start of b. Every value is
+// accepted; B, C and D are ignored (reported false) when A is 0
+// (RFC 6581 §9.2).
 func ParseIRDORD(b []byte) (IRDORD, int, error) {
 	if len(b) < IRDORDLen {
 		return IRDORD{}, 0, fmt.Errorf("%w: IRD/ORD word needs 4 octets, have %d", ErrTruncated, len(b))
@@ -63,7 +76,16 @@ func ParseIRDORD(b []byte) (IRDORD, int, error) {
 		ReadRTR:    lo&flagD != 0,
 		IRD:        hi & mask14,
 		ORD:        lo & mask14,
-	}, IRDORDLen, nil
+	}.wire(), IRDORDLen, nil
+}
+
+// wire returns w as it goes on the wire: without flags B, C and D unless
+// PeerToPeer (RFC 6581 §9.2).
+func (w IRDORD) wire() IRDORD {
+	if !w.PeerToPeer {
+		w.SendRTR, w.WriteRTR, w.ReadRTR = false, false, false
+	}
+	return w
 }
 
 // Len returns 4.
@@ -78,21 +100,22 @@ func (w IRDORD) Validate() error {
 }
 
 // Append appends the encoded word to b; IRD and ORD are truncated to 14
-// bits (call Validate first). It allocates nothing when b has capacity.
+// bits (call Validate first), and B, C and D are sent as 0 unless
+// PeerToPeer (RFC 6581 §9.2). It allocates nothing when b has capacity.
 func (w IRDORD) Append(b []byte) []byte {
 	hi := w.IRD & mask14
 	lo := w.ORD & mask14
 	if w.PeerToPeer {
 		hi |= flagA
-	}
-	if w.SendRTR {
-		hi |= flagB
-	}
-	if w.WriteRTR {
-		lo |= flagC
-	}
-	if w.ReadRTR {
-		lo |= flagD
+		if w.SendRTR {
+			hi |= flagB
+		}
+		if w.WriteRTR {
+			lo |= flagC
+		}
+		if w.ReadRTR {
+			lo |= flagD
+		}
 	}
 	b = binary.BigEndian.AppendUint16(b, hi)
 	return binary.BigEndian.AppendUint16(b, lo)

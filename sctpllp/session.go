@@ -658,20 +658,31 @@ type AcceptParams struct {
 	// enhanced session only; 0..0x3FFF.
 	IRD, ORD int
 	// PeerToPeer, SendRTR, WriteRTR, ReadRTR are the flags A–D of the
-	// responder's word (RFC 6581 §9.2); A is echoed from the initiator
-	// when PeerToPeer is false.
+	// responder's word (RFC 6581 §9.2). The responder echoes the
+	// initiator's A whatever PeerToPeer says, and PeerToPeer set against
+	// an initiator's A of 0 is an error (ErrConnectionModel): "The
+	// responder MUST set Control Flag A to 0 if Control Flag A is 0 in the
+	// request". B–D are sent only in the peer-to-peer model.
 	PeerToPeer, SendRTR, WriteRTR, ReadRTR bool
 }
+
+// ErrConnectionModel reports an Accept or Reject of an Enhanced Initiate
+// that asks for the peer-to-peer model when the initiator asked for the
+// client-server one: the responder echoes flag A (RFC 6581 §9.2).
+var ErrConnectionModel = errors.New("sctpllp: the responder must echo the initiator's connection model")
 
 func (p AcceptParams) word(in *Incoming) (IRDORD, error) {
 	if p.IRD < 0 || p.IRD > IRDORDNoNegotiation || p.ORD < 0 || p.ORD > IRDORDNoNegotiation {
 		return IRDORD{}, fmt.Errorf("%w: IRD %d ORD %d", ErrInvalidIRDORD, p.IRD, p.ORD)
 	}
+	if p.PeerToPeer && !in.IRDORD.PeerToPeer {
+		return IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", ErrConnectionModel)
+	}
 	return IRDORD{
-		PeerToPeer: p.PeerToPeer || in.IRDORD.PeerToPeer, // RFC 6581 §9.2: the responder echoes A
+		PeerToPeer: in.IRDORD.PeerToPeer, // RFC 6581 §9.2: the responder echoes A
 		SendRTR:    p.SendRTR, WriteRTR: p.WriteRTR, ReadRTR: p.ReadRTR,
 		IRD: uint16(p.IRD), ORD: uint16(p.ORD),
-	}, nil
+	}.wire(), nil
 }
 
 func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
