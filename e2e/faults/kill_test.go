@@ -168,10 +168,22 @@ func mpaLoad(t *testing.T, conn *mpa.Conn) *load {
 // checkConnectionLost asserts the endpoint error after the TCP connection
 // failed: an LLP error carrying MPA's "TCP connection lost" (RFC 5044 §8
 // code 1).
+//
+// Which one the kernel sends for a dead process is not ours to choose:
+// Linux's tcp_close resets the connection when unread data remains in the
+// dead socket's receive queue and otherwise closes it with a FIN, and a
+// SIGKILL can land just after the child's reader drained its queue. A FIN
+// with no Terminate before it is the peer closing the stream under
+// outstanding work (rdmap.ErrPeerClosed); both end the endpoint with
+// everything flushed, which finish has already checked.
 func checkConnectionLost(t *testing.T, l *load) {
 	t.Helper()
 	err := l.ep.Err()
 	require.Error(t, err)
+	if errors.Is(err, rdmap.ErrPeerClosed) {
+		t.Logf("the dead peer's socket closed with a FIN, not a reset: %v", err)
+		return
+	}
 	assert.ErrorIs(t, err, mpa.ErrConnectionLost)
 	var te *rdmap.TerminateError
 	if assert.ErrorAs(t, err, &te) {
