@@ -246,8 +246,10 @@ func (a *Association) isEnded() bool {
 // Open starts a DDP Stream Session on stream sid as the active side: it
 // sends the (Enhanced) Initiate and waits for the reply (RFC 5043 §6.2).
 // A Reject returns *RejectError with the peer's private data; a Terminate
-// returns ErrSessionTerminated (§6.4). If ctx ends first the request is
-// withdrawn with a Terminate.
+// returns ErrSessionTerminated (§6.4). If ctx ends first, Open returns
+// its error at once and the request is withdrawn: a Terminate follows the
+// peer's Accept, never the Initiate alone (§6.6), and the stream stays in
+// use until the peer replies or the association ends.
 func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*Session, error) {
 	if int(sid) >= a.n {
 		return nil, fmt.Errorf("%w: %d of %d", ErrStreamRange, sid, a.n)
@@ -300,9 +302,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 		}
 		return s, nil
 	case <-ctx.Done():
-		s.requestTerminate()
-		s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, context.Cause(ctx)))
-		// A reply may have raced with the cancellation.
+		s.withdraw(res)
 		return nil, context.Cause(ctx)
 	}
 }

@@ -57,7 +57,10 @@ type Session struct {
 	closeErr  error
 	linger    *time.Timer
 	openRes   chan error // active side: reply to the Initiate
-	incoming  *Incoming  // passive side, until decided
+	// withdrawing: the active side's Open ended before the reply; the
+	// Terminate that withdraws it waits for that reply (RFC 5043 §6.6).
+	withdrawing bool
+	incoming    *Incoming // passive side, until decided
 	// A passive session started by chunks that precede its Initiate
 	// (Association.startSession): earlyCounted while it is counted in
 	// Association.early, earlyTimer ends the wait, earlyFresh when the
@@ -288,6 +291,32 @@ func (s *Session) deliverClosed() {
 		}
 		s.sl.rxMu.Unlock()
 		return
+	}
+}
+
+// withdraw ends an Open whose context ended before the peer replied to the
+// Initiate in res. The Initiate may still be in flight, and "a DDP Stream
+// Session Control message MUST NOT be sent if it may be received before a
+// prior DDP Stream Session Control message" (RFC 5043 §6.6): the
+// withdrawing Terminate waits for "a responsive DDP Stream Session Control
+// message" (§6.6). After an Accept it is sent (deliverChunk); after a
+// Reject or the peer's Terminate nothing is (§6.3, §6.4). Until the reply
+// the stream identifier stays in use; the association's end ends the wait.
+func (s *Session) withdraw(res chan error) {
+	s.mu.Lock()
+	if s.openRes != nil {
+		s.openRes = nil
+		s.withdrawing = true
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	// The reply (or the session's end) raced with the cancellation and is
+	// in res: after an Accept the session is established and the
+	// Terminate is safe; any other outcome already ended it.
+	if err := <-res; err == nil {
+		s.requestTerminate()
+		s.finish(fmt.Errorf("%w: stream %d: Open withdrawn", llp.ErrClosed, s.sid))
 	}
 }
 
@@ -562,7 +591,17 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 		s.setState(next)
 		res := s.openRes
 		s.openRes = nil
+		withdrawn := s.withdrawing
 		s.mu.Unlock()
+		if withdrawn {
+			// The Accept shows the Initiate arrived, so the withdrawing
+			// Terminate can no longer overtake it (RFC 5043 §6.6). The
+			// session never served the ULP: it does not count for the
+			// shutdown rule of RFC 5040 §7.
+			s.requestTerminate()
+			s.finish(fmt.Errorf("%w: stream %d: Open withdrawn", llp.ErrClosed, s.sid))
+			return errSessionOver
+		}
 		s.a.established()
 		if res != nil {
 			res <- nil

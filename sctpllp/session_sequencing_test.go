@@ -169,3 +169,65 @@ func TestSession_EarlyChunkStreamsBounded_RFC5043_10(t *testing.T) {
 	in := acceptWithin(t, a)
 	assert.Equal(t, uint16(1), in.StreamID)
 }
+
+// TestSession_WithdrawWaitsForReply_RFC5043_6_6: an Open whose context ends
+// before the peer replied must not send its withdrawing Terminate at once:
+// "A DDP Stream Session Control message MUST NOT be sent if it may be
+// received before a prior DDP Stream Session Control message within the
+// same DDP Stream Session" (RFC 5043 §6.6), and the Initiate may still be
+// in flight. The Terminate goes out once the peer's reply shows the
+// Initiate arrived ("by receipt of a responsive DDP Stream Session Control
+// message", §6.6): after an Accept; after a Reject or the peer's own
+// Terminate nothing is sent, the session being over (§6.3, §6.4). Open
+// returns the context's error at once in every case.
+func TestSession_WithdrawWaitsForReply_RFC5043_6_6(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		reply     FunctionCode
+		terminate bool // our Terminate follows the reply
+	}{
+		{"Accept", FuncAccept, true},
+		{"Reject", FuncReject, false},
+		{"Terminate", FuncTerminate, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, ft := newFakeAssoc(t, Config{QuietTime: time.Hour})
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() {
+				s, err := a.Open(ctx, 3, OpenRequest{PrivateData: []byte("req")})
+				if s != nil {
+					_ = s.Abort()
+				}
+				errc <- err
+			}()
+			sid, c := ft.nextCtl(t)
+			require.Equal(t, uint16(3), sid)
+			require.Equal(t, FuncInitiate, c.Function)
+			cancel()
+			select {
+			case err := <-errc:
+				require.ErrorIs(t, err, context.Canceled)
+			case <-time.After(5 * time.Second):
+				t.Fatal("Open did not return after its context ended")
+			}
+			// The Initiate may not have arrived: nothing may follow it yet.
+			ft.quiet(t)
+
+			ft.injectCtl(3, Control{SSN: 0, Function: tc.reply})
+			if tc.terminate {
+				sid, c := ft.nextCtl(t)
+				assert.Equal(t, uint16(3), sid)
+				assert.Equal(t, FuncTerminate, c.Function)
+				assert.Equal(t, uint16(1), c.SSN, "the Terminate follows the Initiate in DDP-SSN order")
+				ft.injectCtl(3, Control{SSN: 1, Function: FuncTerminate})
+			}
+			ft.quiet(t)
+			// Both sides' final chunks were seen: the identifier is free
+			// again (RFC 5043 §6.6).
+			s := openAccepted(t, a, ft, 3)
+			require.NoError(t, s.Abort())
+			ft.nextCtl(t)
+		})
+	}
+}
