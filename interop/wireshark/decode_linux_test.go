@@ -46,8 +46,8 @@ func ensureTshark(t *testing.T) {
 	require.NoError(t, err, "scripts/tshark-setup.sh: %s", out)
 }
 
-// capture runs tshark on lo for one TCP port until stop is called, and
-// returns the pcap path.
+// capture runs tshark on lo with a capture filter until stop is called,
+// and returns the pcap path.
 type capture struct {
 	cmd     *exec.Cmd
 	path    string
@@ -55,7 +55,7 @@ type capture struct {
 	stopped bool
 }
 
-func startCapture(t *testing.T, port int) *capture {
+func startCapture(t *testing.T, filter string) *capture {
 	t.Helper()
 	dir := t.TempDir()
 	if keep := os.Getenv("WIRESHARK_KEEP"); keep != "" {
@@ -64,7 +64,7 @@ func startCapture(t *testing.T, port int) *capture {
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 	}
 	c := &capture{path: filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".pcapng")}
-	c.cmd = exec.Command("tshark", "-i", "lo", "-f", fmt.Sprintf("tcp port %d", port), "-w", c.path, "-q")
+	c.cmd = exec.Command("tshark", "-i", "lo", "-f", filter, "-w", c.path, "-q")
 	stderr, err := c.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, c.cmd.Start())
@@ -241,7 +241,7 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	defer ln.Close()
 	_, portStr, _ := strings.Cut(ln.Addr().String(), ":")
 	port, _ := strconv.Atoi(portStr)
-	capt := startCapture(t, port)
+	capt := startCapture(t, fmt.Sprintf("tcp port %d", port))
 	t.Cleanup(func() { capt.stop(t) }) // after a failure; a no-op otherwise
 
 	type res struct {
