@@ -654,7 +654,7 @@ local function dissect_rdmap(tvb, ctl, off, pinfo, tree, hdr)
             return desc
         end
         rtree:add(F.imm, tvb(off, 8))
-        return name .. " " .. tostring(tvb(off, 8):uint64():tohex())
+        return name .. " 0x" .. tvb(off, 8):uint64():tohex()
     elseif op == 0xA then
         return dissect_atomic_request(tvb, off, rtree)
     elseif op == 0xB then
