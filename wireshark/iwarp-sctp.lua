@@ -21,7 +21,23 @@
 local PPID_SEGMENT = 16 -- DDP Segment Chunk (RFC 5043 §5.2)
 local PPID_CONTROL = 17 -- DDP Stream Session Control (RFC 5043 §5.2)
 
-local band, rshift = bit32.band, bit32.rshift
+-- Bit operations in plain arithmetic: Wireshark embeds Lua 5.1 to 5.4
+-- depending on the release (bit32 exists only in 5.2), and every field
+-- handled here fits 32 bits.
+local function band(a, b)
+    local r, v = 0, 1
+    while a > 0 and b > 0 do
+        if a % 2 == 1 and b % 2 == 1 then
+            r = r + v
+        end
+        a, b, v = math.floor(a / 2), math.floor(b / 2), v * 2
+    end
+    return r
+end
+
+local function rshift(a, n)
+    return math.floor(a / 2 ^ n)
+end
 
 local p_sctp = Proto("iwarp_sctp", "iWARP DDP over SCTP (RFC 5043)")
 local p_ddp = Proto("ddpsctp", "Direct Data Placement over SCTP (RFC 5041)")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,24 @@ const pluginFile = "wireshark/iwarp-sctp.lua"
 
 // pluginPath returns the dissector's absolute path.
 func pluginPath(t *testing.T) string { return filepath.Join(repoRoot(t), pluginFile) }
+
+// tsharkWithPlugin returns a tshark command that loads the dissector, with
+// a fresh home directory: a copy of the plugin installed in
+// ~/.local/lib/wireshark/plugins would be loaded twice (a Lua error), and
+// personal preferences could change the decode.
+func tsharkWithPlugin(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	home := t.TempDir()
+	var full []string
+	if len(args) > 0 && args[0] == "-G" { // -G must come first
+		full = append(full, args[:2]...)
+		args = args[2:]
+	}
+	full = append(full, "-X", "lua_script:"+pluginPath(t))
+	cmd := exec.Command("tshark", append(full, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home)
+	return cmd
+}
 
 // Expert severities (epan/proto.h): chat 0x200000, note 0x400000, warn
 // 0x600000, error 0x800000.
@@ -44,9 +63,8 @@ type pdmlPacket struct {
 // that does not load is only reported there).
 func tsharkPDML(t *testing.T, pcap string, extra ...string) []pdmlPacket {
 	t.Helper()
-	args := append([]string{"-X", "lua_script:" + pluginPath(t)}, extra...)
-	args = append(args, "-r", pcap, "-T", "pdml")
-	cmd := exec.Command("tshark", args...)
+	args := append(append([]string(nil), extra...), "-r", pcap, "-T", "pdml")
+	cmd := tsharkWithPlugin(t, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -699,7 +698,7 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 // three protocols without a word on stderr.
 func requirePluginLoads(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command("tshark", "-G", "protocols", "-X", "lua_script:"+pluginPath(t))
+	cmd := tsharkWithPlugin(t, "-G", "protocols")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -739,10 +738,10 @@ func writeTranscript(t *testing.T, run sctpRun, dr decodedRun) {
 			}
 		}
 	}
-	base := []string{"-X", "lua_script:" + pluginPath(t), "-r", run.pcap, "-d", fmt.Sprintf("udp.port==%d,sctp", run.port)}
-	summary, err := exec.Command("tshark", append(base, "-Y", "iwarp_sctp")...).Output()
+	base := []string{"-r", run.pcap, "-d", fmt.Sprintf("udp.port==%d,sctp", run.port)}
+	summary, err := tsharkWithPlugin(t, append(base, "-Y", "iwarp_sctp")...).Output()
 	require.NoError(t, err)
-	detail, err := exec.Command("tshark", append(base, "-V", "-O", "iwarp_sctp,ddpsctp,rdmap",
+	detail, err := tsharkWithPlugin(t, append(base, "-V", "-O", "iwarp_sctp,ddpsctp,rdmap",
 		"-Y", strings.Join(frames, " || "))...).Output()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, append(append(summary, "\n"...), detail...), 0o644))
