@@ -260,3 +260,30 @@ func TestDissectorTruncatedAndRandomChunks_RFC5043_5_2(t *testing.T) {
 		assert.True(t, slices.ContainsFunc(pkts, func(p pdmlPacket) bool { return len(p.experts()) > 0 }))
 	}
 }
+
+// TestDissectorEmptyChunk_RFC5043_5_2_1 hands the dissector DATA chunks
+// without a single payload octet (SCTP header and chunk written by hand,
+// text2pcap -i 132 adds IPv4): no DDP-SSN, an expert error, no Lua error.
+func TestDissectorEmptyChunk_RFC5043_5_2_1(t *testing.T) {
+	ensureTshark(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "empty.txt")
+	var pkts [][]byte
+	for i, ppid := range []byte{16, 17} {
+		pkts = append(pkts, []byte{
+			0x13, 0x88, 0x13, 0x88, 0, 0, 0, 1, 0, 0, 0, 0, // ports 5000, tag, checksum
+			0, 0x07, 0, 16, 0, 0, 0, byte(i + 1), 0, 1, 0, 0, 0, 0, 0, ppid, // DATA, U B E, no payload
+		})
+	}
+	require.NoError(t, os.WriteFile(in, []byte(hexdump(pkts)), 0o644))
+	out := filepath.Join(dir, "empty.pcap")
+	b, err := exec.Command("text2pcap", "-q", "-i", "132", in, out).CombinedOutput()
+	require.NoError(t, err, "text2pcap: %s", b)
+	decoded := tsharkPDML(t, out)
+	require.Len(t, decoded, 2)
+	for i, p := range decoded {
+		assert.Len(t, p.chunks(i+1), 1, "packet %d decoded by the dissector", i+1)
+		assert.Zero(t, len(p.values("_ws.lua.error")), "packet %d: Lua error", i+1)
+		assert.Contains(t, p.experts(), "iwarp_sctp.truncated", "packet %d", i+1)
+	}
+}
