@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/tshark-setup.sh — install Debian's tshark (Wireshark's decoder),
-# which the MPA decode test (interop/wireshark) runs over our captured
-# traffic. Idempotent: does nothing when tshark is on PATH. Needs root (or
+# which the decode tests of interop/wireshark (MPA, and DDP over SCTP with
+# the project's dissector in wireshark/) run over our captured traffic. Idempotent: does nothing when tshark is on PATH. Needs root (or
 # an installed tshark) the first time. Safe to run while other test packages
 # install their own packages: every apt call goes through scripts/lib/apt.sh.
 set -euo pipefail
