@@ -130,15 +130,22 @@ type Endpoint struct {
 
 	down atomic.Bool // state == stateDown, readable without mu
 
-	mu         sync.Mutex
-	state      epState
-	err        error
-	sq         fifo[*sendReq] // posted, not yet taken by the transmit loop
-	order      fifo[*sendReq] // every send WR not yet emitted, in submission order
-	orq        fifo[*sendReq] // Reads and Atomics awaiting their response
-	rq         fifo[*recvReq] // posted receives in MSN order
-	irq        fifo[inbound]  // inbound requests waiting for the responder
-	respBusy   bool
+	mu       sync.Mutex
+	state    epState
+	err      error
+	sq       fifo[*sendReq] // posted, not yet taken by the transmit loop
+	order    fifo[*sendReq] // every send WR not yet emitted, in submission order
+	orq      fifo[*sendReq] // Reads and Atomics awaiting their response
+	rq       fifo[*recvReq] // posted receives in MSN order
+	irq      fifo[inbound]  // inbound requests waiting for the responder
+	respBusy bool
+	// respHeld: the request being answered still counts against IRD
+	// (RFC 5040 §6.1) until its response's last segment is handed to the
+	// LLP; guarded by mu.
+	respHeld bool
+	// respLast: the message being sent is a Read or Atomic Response whose
+	// last segment frees the IRD slot; guarded by sendMu.
+	respLast   bool
 	nextReqID  uint32
 	recvSeq    uint64
 	cqOverflow bool
@@ -188,13 +195,13 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		rqDepth:  norm(cfg.RQDepth, DefaultRQDepth),
 		sendCQ:   cfg.SendCQ,
 		recvCQ:   cfg.RecvCQ,
-		sender:   ddp.NewSender(s),
 		txWake:   make(chan struct{}, 1),
 		respWake: make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		rxDone:   make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	e.sender = ddp.NewSender(&respStream{Stream: s, e: e})
 	if e.sqDepth == 0 || e.rqDepth == 0 {
 		return nil, fmt.Errorf("%w: queue depths must be positive", ErrInvalidWR)
 	}

@@ -353,10 +353,15 @@ func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
 func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound, rr *ReadRequest) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	// The request being answered has already left the count (see
-	// respLoop): the peer may legitimately send a new request as soon as it
-	// has the previous response.
-	if e.irq.len() >= e.ird {
+	// The request being answered counts until the last segment of its
+	// response is handed to the LLP (respStream): the peer may send a new
+	// request only once it has that response, and one that arrives before
+	// is one more than IRD (RFC 5040 §6.1).
+	n := e.irq.len()
+	if e.respHeld {
+		n++
+	}
+	if n >= e.ird {
 		// Linux siw answers an IRQ overflow with RDMAP / Remote Operation /
 		// "catastrophic error, localized to RDMAP Stream" (siw_init_rresp).
 		return &rxFault{code: TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird), rdma: rr}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -175,16 +176,19 @@ func (e *Endpoint) respLoop() {
 			e.mu.Unlock()
 			return
 		}
-		// The request leaves the IRD count before its response goes out:
-		// the peer may reuse the slot as soon as it sees the response.
+		// The request keeps its IRD slot while its response is sent; the
+		// slot is freed just before the last segment goes to the LLP
+		// (respStream), as the peer may reuse it once it has the response.
 		job := e.irq.pop()
 		e.respBusy = true
+		e.respHeld = true
 		e.mu.Unlock()
 
 		fault, err := e.respond(&job)
 
 		e.mu.Lock()
 		e.respBusy = false
+		e.respHeld = false
 		e.progressLocked()
 		switch {
 		case fault != nil:
@@ -216,7 +220,10 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 			return nil, errTxClosed
 		}
 		// RFC 5040 §4.4: Sink STag and TO are copied without interpretation.
-		return nil, e.sender.SendTagged(ControlByte(OpReadResponse), rr.SinkSTag, rr.SinkTO, data)
+		e.respLast = true
+		err := e.sender.SendTagged(ControlByte(OpReadResponse), rr.SinkSTag, rr.SinkTO, data)
+		e.respLast = false
+		return nil, err
 	}
 	ar := &job.ar
 	orig, f := e.executeAtomic(ar)
@@ -229,8 +236,33 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 	if e.txClosed {
 		return nil, errTxClosed
 	}
+	e.respLast = true
 	_, err := e.sender.SendUntagged(untaggedRsvd(OpAtomicResponse, 0), QNAtomicResponse, resp.Append(e.scratch[:0]))
+	e.respLast = false
 	return nil, err
+}
+
+// respStream is the LLP stream as the DDP sender sees it: while a Read or
+// Atomic Response is sent (respLast, under sendMu), the inbound request it
+// answers leaves the IRD count just before the response's last segment is
+// handed to the LLP (RFC 5040 §6.1). The peer can send its next request
+// only after it has that segment, so a request the receive path sees
+// before is one too many, and one it sees after is never refused for a
+// slot not yet given back.
+type respStream struct {
+	llp.Stream
+	e *Endpoint
+}
+
+// SendSegment implements llp.Stream.
+func (r *respStream) SendSegment(hdr, payload []byte) error {
+	if e := r.e; e.respLast && len(hdr) > 0 && ddp.Control(hdr[0])&ddp.ControlLast != 0 {
+		e.respLast = false
+		e.mu.Lock()
+		e.respHeld = false
+		e.mu.Unlock()
+	}
+	return r.Stream.SendSegment(hdr, payload)
 }
 
 // executeAtomic performs the read-modify-write of an Atomic Request under

@@ -1,0 +1,93 @@
+package rdmap
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1: an inbound
+// RDMA Read Request is outstanding until its RDMA Read Response has been
+// sent; the number of outstanding inbound Read Requests is limited per
+// RDMAP Stream direction and the RDMAP layer enforces the limit the ULP set
+// (RFC 5040 §6.1; the cap of §8.1.1 item 11). A second request that arrives
+// while the response to the first is still being sent is one more than
+// IRD=1: it is refused with the Terminate this endpoint uses for an IRD
+// overflow (RDMAP layer, Remote Operation, catastrophic error localized to
+// the RDMAP Stream, as Linux siw sends; RFC 5040 §4.8 Figure 9), and the
+// local user sees that error. With IRD=2 the same two requests are
+// answered.
+func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
+	for _, tc := range []struct {
+		ird    int
+		refuse bool
+	}{
+		{1, true},
+		{2, false},
+	} {
+		t.Run(map[bool]string{true: "IRD 1 refuses", false: "IRD 2 answers"}[tc.refuse], func(t *testing.T) {
+			h := newHostile(t, EndpointConfig{IRD: tc.ird}, 0)
+			v := h.v
+			v.pipe.SetMULPDU(128) // a 4 KiB response is ~36 segments
+			// The responder stalls in its first Read Response segment until
+			// released: the response is then being sent.
+			inResponse := make(chan struct{})
+			release := make(chan struct{})
+			first := true
+			v.pipe.SetTap(func(seg []byte) {
+				tagged := seg[0]&0x80 != 0
+				if first && tagged && Opcode(seg[1]&0x0f) == OpReadResponse {
+					first = false
+					close(inResponse)
+					<-release
+				}
+			})
+			req := readReq(1, 0, 4096, h.ro.STag(), 0)
+			v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, req))
+			select {
+			case <-inResponse:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no Read Response started")
+			}
+			v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, req))
+			if tc.refuse {
+				require.Eventually(t, func() bool { return v.ep.Err() != nil }, 5*time.Second, time.Millisecond,
+					"a second Read Request during the first's response exceeds IRD=1")
+				close(release)
+				tm, _ := v.w.terminate(t)
+				assert.Equal(t, TermCatastrophicStream, tm.Code)
+				assert.True(t, tm.R, "the Terminate carries the offending Read Request header")
+				var te *TerminateError
+				require.ErrorAs(t, v.ep.Err(), &te)
+				assert.Equal(t, TermCatastrophicStream, te.Code)
+				assert.False(t, te.Remote)
+				assert.Contains(t, v.ep.Err().Error(), "IRD=1")
+				v.w.finish(t, v.ep, v.pipe, 1)
+				return
+			}
+			// The second request waits its turn: no error while the first
+			// response is held.
+			time.Sleep(50 * time.Millisecond)
+			assert.NoError(t, v.ep.Err())
+			close(release)
+			last := 0
+			deadline := time.After(10 * time.Second)
+			for last < 2 {
+				select {
+				case seg := <-v.w.segs:
+					_, isTerm := asTerminate(seg)
+					require.False(t, isTerm, "no Terminate with IRD=2: %v", v.ep.Err())
+					if seg[0]&0xC0 == 0xC0 && Opcode(seg[1]&0x0f) == OpReadResponse {
+						last++ // tagged, L set: a Read Response complete
+					}
+				case <-deadline:
+					t.Fatalf("%d of 2 Read Responses sent", last)
+				}
+			}
+			assert.NoError(t, v.ep.Err())
+			v.w.finish(t, v.ep, v.pipe, 0)
+		})
+	}
+}
