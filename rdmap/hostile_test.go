@@ -90,7 +90,7 @@ func TestTerminateOnTheWire(t *testing.T) {
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(OpWrite), h.wrap.STag(), math.MaxUint64-1, []byte{1, 2, 3})}
 			}},
-		{name: "Write without remote write access (RFC 5040 §7.2)", want: TermAccessRights,
+		{name: "Write without remote write access (RFC 5041 §7.1 tagged 1, RFC 5040 Figure 10)", want: TermDDPInvalidSTag,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.ro.STag(), 0, []byte{1})} }},
 		{name: "tagged DDP version", want: TermDDPTaggedVersion,
 			segs: func(h *hostileEnv) [][]byte {

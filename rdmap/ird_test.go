@@ -91,3 +91,24 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 		})
 	}
 }
+
+// TestRDMAWriteWithoutRemoteWrite_RFC5041_7_1: an RDMA Write to an STag
+// registered without remote write access. RFC 5040 §7.2 leaves incoming
+// RDMA Writes to the DDP layer ("The DDP Layer MUST validate all DDP
+// Segment fields"), and Figure 10 of RFC 5040 §4.8 allows the RDMA layer's
+// Remote Protection Error only for an RDMA Read Request and the Sends with
+// Invalidate. DDP's tagged check 1 (RFC 5041 §7.1: the STag must be valid
+// for the stream) fails, and RFC 5041 §7.2 names it: layer DDP, Tagged
+// Buffer Error, Invalid STag (Linux siw reports the same). The Terminate
+// carries the DDP header and segment length, and no RDMA header.
+func TestRDMAWriteWithoutRemoteWrite_RFC5041_7_1(t *testing.T) {
+	h := runHostile(t, hostileCase{
+		name: "Write to a read-only STag",
+		want: TermDDPInvalidSTag,
+		segs: func(h *hostileEnv) [][]byte {
+			return [][]byte{tagged(ControlByte(OpWrite), h.ro.STag(), 0, []byte{1, 2, 3})}
+		},
+	})
+	assert.Equal(t, make([]byte, 4096), h.bufs[h.ro], "nothing placed")
+	assert.Equal(t, LayerDDP, TermDDPInvalidSTag.Layer)
+}

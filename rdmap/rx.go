@@ -93,13 +93,17 @@ func readFaultCode(f stagFault) TermCode {
 	return TermProtectionUnspecified
 }
 
-// writeFault maps an STag fault on an RDMA Write segment: the checks of
-// RFC 5041 §7.1 are DDP tagged buffer errors (Layer 1, Type 1); the access
-// right, which DDP has no code for, is the RDMA layer's "access rights
-// violation" (RFC 5040 §7.2; Linux siw reports it as DDP invalid STag).
+// writeFault maps an STag fault on an RDMA Write segment. Incoming RDMA
+// Writes are validated by the DDP layer (RFC 5040 §7.2 item 1), so every
+// fault is a DDP tagged buffer error (RFC 5041 §7.1 tagged checks, §7.2
+// Layer 1, Type 1). A missing remote write right makes the STag invalid for
+// the Write (check 1): DDP has no access-rights code and RFC 5040 §4.8
+// Figure 10 keeps the RDMA layer's Remote Protection Error for the Read
+// Request and the Sends with Invalidate, so it is Invalid STag (as Linux
+// siw reports it).
 func writeFault(f stagFault) error {
 	switch f {
-	case faultInvalidSTag:
+	case faultInvalidSTag, faultAccess:
 		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag}
 	case faultNotAssociated:
 		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeSTagNotAssociated}
@@ -107,10 +111,10 @@ func writeFault(f stagFault) error {
 		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeBaseBounds}
 	case faultWrap:
 		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeTOWrap}
-	case faultAccess:
-		return newFault(TermAccessRights, "RDMA Write to an STag without remote write access")
 	}
-	return newFault(TermProtectionUnspecified, "RDMA Write refused")
+	// No other fault exists; Remote Operation is the error type Figure 10
+	// allows for any message.
+	return newFault(TermOperationUnspecified, "RDMA Write refused")
 }
 
 func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }

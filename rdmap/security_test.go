@@ -92,7 +92,7 @@ func TestSecurity_RFC5040_8_1_1_Item4_Item5_EstablishRevoke(t *testing.T) {
 	waitDone(t, p.b)
 	var te *TerminateError
 	require.ErrorAs(t, p.b.Err(), &te)
-	assert.Equal(t, TermAccessRights, te.Code)
+	assert.Equal(t, TermDDPInvalidSTag, te.Code, "a Write lacking the right: DDP Invalid STag (RFC 5041 §7.1, RFC 5040 Figure 10)")
 	assert.Equal(t, byte(0), buf2[0])
 	assert.Equal(t, byte(1), buf[0])
 }
