@@ -100,16 +100,16 @@ type PionConfig struct {
 	// T3-rtx timer never gives up (it has no Association.Max.Retrans, RFC
 	// 9260 §8.1) and sends no HEARTBEAT of its own (§8.3), so a peer that
 	// vanished without an ABORT or an ICMP error is otherwise never
-	// noticed. While nothing arrives, a one-octet probe is sent every
-	// DeadPeerTimeout/4 on the stream the adaptation never uses (0xFFFF),
-	// which a live peer acknowledges even when idle (pion's own HEARTBEAT
-	// is broken, see deadpeer_pion.go), and pion's RTO is capped at
+	// noticed. While nothing arrives, an SCTP HEARTBEAT with a Heartbeat
+	// Info parameter (RFC 9260 §3.3.5, §8.3) is sent every
+	// DeadPeerTimeout/4, which a live peer answers even when idle (pion's
+	// own HEARTBEAT is malformed, see pion_hbfilter.go; DATA would break
+	// RFC 5043 §5.1), and pion's RTO is capped at
 	// DeadPeerTimeout/3; after DeadPeerTimeout of silence the association
 	// is aborted and ends with an error wrapping ErrPeerUnresponsive and
 	// llp.ErrAborted. 0 means DefaultDeadPeerTimeout (30 s); negative keeps
-	// pion's own behaviour, no failure detection at all. A kernel SCTP
-	// peer answers the probe with an "Invalid Stream Identifier" ERROR,
-	// which also counts as alive.
+	// pion's own behaviour, no failure detection at all. Any packet from
+	// the peer counts as alive.
 	DeadPeerTimeout time.Duration
 }
 
