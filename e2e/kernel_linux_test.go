@@ -77,7 +77,7 @@ func kernelAddrPort(a net.Addr) int { return a.(*sctp.SCTPAddr).Port }
 // kernelPair is the Factory of kernel SCTP on 127.0.0.1.
 func kernelPair(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	cfg := sctpllp.KernelConfig{Streams: interopStreams, RequireDDPAdaptation: true}
+	cfg := sctpllp.KernelConfig{Streams: interopStreams} // the DDP indication is required by default
 	ln, err := sctpllp.ListenKernel("127.0.0.1:0", cfg)
 	require.NoError(t, err)
 	defer ln.Close()
@@ -141,9 +141,13 @@ func pionDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 		pt.Abort()
 	}
 	require.NoError(t, r.err)
-	// pion sends no Adaptation Layer Indication (it cannot).
-	_, ok := r.tr.PeerAdaptation()
-	assert.False(t, ok, "pion cannot send the RFC 5043 §5.1 indication")
+	// RFC 5043 §5.1: both ends sent the DDP Adaptation Layer Indication
+	// (the pion backend adds it below pion) and required the other's.
+	for _, tr := range []sctpllp.Transport{pt, r.tr} {
+		ind, ok := tr.PeerAdaptation()
+		assert.True(t, ok, "%s saw the peer's indication", tr.Kind())
+		assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind)
+	}
 	assert.Equal(t, interopStreams, r.tr.NumStreams())
 	return sctpllp.NewAssociation(pt, sctpllp.Config{}), sctpllp.NewAssociation(r.tr, sctpllp.Config{})
 }

@@ -29,6 +29,17 @@ type writeErrConn struct {
 	net.Conn
 	err atomic.Pointer[error]
 	hdr atomic.Pointer[pmtu.CommonHeader]
+	ali aliState // the Adaptation Layer Indication (pion_ali.go)
+}
+
+// Read implements net.Conn: pion's next packet, noting the peer's
+// Adaptation Layer Indication in an INIT or INIT ACK.
+func (w *writeErrConn) Read(b []byte) (int, error) {
+	n, err := w.Conn.Read(b)
+	if n > 0 {
+		w.ali.incoming(b[:n])
+	}
+	return n, err
 }
 
 // observe learns the common header from an outgoing packet. An INIT
@@ -102,18 +113,26 @@ func isDeadPeerAck(p []byte) bool {
 		bytes.Equal(c[8:16], deadPeerMagic[:])
 }
 
+// Write implements net.Conn: one packet from pion, with its malformed
+// HEARTBEATs removed and the Adaptation Layer Indication added to an INIT
+// or INIT ACK.
 func (w *writeErrConn) Write(b []byte) (int, error) {
 	w.observe(b)
-	if p, changed := stripBareHeartbeats(b); changed {
-		if len(p) == 0 {
+	p := b
+	if q, changed := stripBareHeartbeats(p); changed {
+		if len(q) == 0 {
 			return len(b), nil // the packet was only pion's malformed probe
 		}
-		if _, err := w.write(p); err != nil {
-			return 0, err
-		}
-		return len(b), nil
+		p = q
 	}
-	return w.write(b)
+	p = w.ali.outgoing(p)
+	if len(p) == len(b) && &p[0] == &b[0] {
+		return w.write(b)
+	}
+	if _, err := w.write(p); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func (w *writeErrConn) write(b []byte) (int, error) {

@@ -22,8 +22,12 @@
 //     SACK with four Gap Ack Blocks), never below 516 (RFC 5043 §9). For a
 //     1500-octet IPv4 path that is 1410; on loopback (8192-octet packets)
 //     8130.
-//   - pion cannot send the Adaptation Layer Indication (RFC 5043 §5.1):
-//     PeerAdaptation reports ok=false.
+//   - pion has no API for the Adaptation Layer Indication (RFC 5043 §5.1,
+//     RFC 5061 §4.2.6): the backend adds it to the INIT and INIT ACK pion
+//     writes and reads the peer's from the INIT or INIT ACK pion reads, at
+//     the conn layer (pion_ali.go). It is required by default, as in the
+//     kernel backend (ErrAdaptationMismatch; PionConfig.AllowMissingAdaptation
+//     opts out).
 //   - Memory per idle established session, measured with 1000 sessions
 //     (BenchmarkIdleSessionMemory): about 6.4 KiB and one goroutine per
 //     end, pion's Stream and the reader goroutine's stack included; no

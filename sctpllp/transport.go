@@ -1,6 +1,9 @@
 package sctpllp
 
-import "net"
+import (
+	"errors"
+	"net"
+)
 
 // PPIDs of RFC 5043 §5.2.
 const (
@@ -13,6 +16,13 @@ const (
 // AdaptationIndicationDDP is the Adaptation Layer Indication code point of
 // RFC 5043 §5.1 (parameter 0xC006 in INIT/INIT-ACK).
 const AdaptationIndicationDDP uint32 = 0x00000001
+
+// ErrAdaptationMismatch reports an association whose peer did not send the
+// DDP Adaptation Layer Indication (AdaptationIndicationDDP) in its INIT or
+// INIT ACK (RFC 5043 §5.1, §11.1). Both backends require it unless their
+// config's AllowMissingAdaptation is set: Dial fails with it, and a
+// listener aborts such an association and keeps accepting.
+var ErrAdaptationMismatch = errors.New("sctpllp: peer did not indicate the DDP adaptation layer (RFC 5043 §5.1)")
 
 // Transport is one SCTP association as the RFC 5043 adaptation uses it. It
 // has two implementations: userspace SCTP (github.com/pion/sctp over UDP)

@@ -13,12 +13,6 @@ var (
 	// platform is not Linux. DialKernel and ListenKernel check it first.
 	ErrKernelSCTPUnavailable = errors.New("sctpllp: kernel SCTP unavailable")
 
-	// ErrKernelAdaptationMismatch reports an association whose peer did not
-	// send the DDP Adaptation Layer Indication 0x00000001 in its INIT or
-	// INIT-ACK while KernelConfig.RequireDDPAdaptation is set (RFC 5043
-	// §7.1, §11.1). The association is aborted.
-	ErrKernelAdaptationMismatch = errors.New("sctpllp: peer did not indicate the DDP adaptation layer")
-
 	// ErrKernelMessageTooLarge reports a received user message longer than
 	// KernelConfig.MaxReceiveMessage. The message is not delivered in part:
 	// the association is aborted.
@@ -66,11 +60,11 @@ type KernelConfig struct {
 	// buffer starts at 64 KiB and grows up to this limit on demand.
 	MaxReceiveMessage int
 
-	// RequireDDPAdaptation makes Dial fail and Accept refuse (abort) an
-	// association whose peer did not send the DDP Adaptation Layer
-	// Indication (RFC 5043 §7.1 "SHOULD terminate"; §11.1). Leave it off to
-	// talk to stacks that cannot send the indication (pion/sctp).
-	RequireDDPAdaptation bool
+	// AllowMissingAdaptation accepts a peer that sends no DDP Adaptation
+	// Layer Indication (RFC 5043 §5.1, §11.1; §7.1 "SHOULD terminate"). By
+	// default the indication is sent and required: Dial fails and Accept
+	// refuses (aborts) such an association with ErrAdaptationMismatch.
+	AllowMissingAdaptation bool
 
 	// CloseTimeout bounds the graceful shutdown performed by Close (default
 	// 5 s); when it expires the association is aborted.

@@ -322,8 +322,9 @@ func (l *KernelListener) Close() error {
 }
 
 // Accept waits for the next established association and returns it as a
-// Transport. With KernelConfig.RequireDDPAdaptation, associations whose peer
-// did not indicate DDP are aborted and not returned (RFC 5043 §7.1). ctx
+// Transport. Unless KernelConfig.AllowMissingAdaptation is set, associations
+// whose peer did not indicate DDP are aborted and not returned (RFC 5043
+// §5.1, §7.1, §11.1). ctx
 // cancels the wait.
 func (l *KernelListener) Accept(ctx context.Context) (Transport, error) {
 	l.mu.Lock()
@@ -524,12 +525,12 @@ func newKernelTransport(ctx context.Context, f *os.File, rc syscall.RawConn, cfg
 		t.abortSocket()
 		return nil, err
 	}
-	if cfg.RequireDDPAdaptation && (!t.peerAdaptOK || t.peerAdapt != AdaptationIndicationDDP) {
+	if !cfg.AllowMissingAdaptation && (!t.peerAdaptOK || t.peerAdapt != AdaptationIndicationDDP) {
 		t.abortSocket()
 		if t.peerAdaptOK {
-			return nil, fmt.Errorf("%w (peer sent %#08x)", ErrKernelAdaptationMismatch, t.peerAdapt)
+			return nil, fmt.Errorf("%w (peer sent %#08x)", ErrAdaptationMismatch, t.peerAdapt)
 		}
-		return nil, fmt.Errorf("%w (peer sent none)", ErrKernelAdaptationMismatch)
+		return nil, fmt.Errorf("%w (peer sent none)", ErrAdaptationMismatch)
 	}
 	var st sctp.Status
 	var serr error

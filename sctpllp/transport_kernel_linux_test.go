@@ -587,8 +587,9 @@ func testKernelResetStream(t *testing.T) {
 func testKernelAdaptationRequired(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	none := uint32(0)
-	// A peer that sends no indication: reported as absent, or refused.
-	c, s := kernelPair(t, KernelConfig{adaptation: &none}, KernelConfig{})
+	// A peer that sends no indication: reported as absent when allowed
+	// (AllowMissingAdaptation), refused by default.
+	c, s := kernelPair(t, KernelConfig{adaptation: &none}, KernelConfig{AllowMissingAdaptation: true})
 	_, ok := c.PeerAdaptation()
 	assert.False(t, ok, "listener sent no Adaptation Layer Indication")
 	ind, ok := s.PeerAdaptation()
@@ -607,13 +608,13 @@ func testKernelAdaptationRequired(t *testing.T) {
 			tr.Abort()
 		}
 	}(ln)
-	_, err = DialKernel(ctx, addr, KernelConfig{RequireDDPAdaptation: true})
-	require.ErrorIs(t, err, ErrKernelAdaptationMismatch, "RFC 5043 §7.1")
+	_, err = DialKernel(ctx, addr, KernelConfig{})
+	require.ErrorIs(t, err, ErrAdaptationMismatch, "RFC 5043 §5.1, §7.1: required by default")
 	ln.Close()
 
-	// A listener that requires DDP refuses (aborts) a peer without it and
-	// keeps accepting.
-	ln, err = ListenKernel("127.0.0.1:0", KernelConfig{RequireDDPAdaptation: true})
+	// A listener (by default) refuses (aborts) a peer without it and keeps
+	// accepting.
+	ln, err = ListenKernel("127.0.0.1:0", KernelConfig{})
 	require.NoError(t, err)
 	defer ln.Close()
 	addr = fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port)
@@ -637,7 +638,7 @@ func testKernelAdaptationRequired(t *testing.T) {
 	require.NotNil(t, tr)
 	n, why := ln.Refused()
 	assert.Equal(t, uint64(1), n, "the peer without DDP was refused")
-	assert.ErrorIs(t, why, ErrKernelAdaptationMismatch)
+	assert.ErrorIs(t, why, ErrAdaptationMismatch)
 	ind, ok = tr.PeerAdaptation()
 	assert.True(t, ok)
 	assert.Equal(t, AdaptationIndicationDDP, ind)

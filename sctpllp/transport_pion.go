@@ -111,6 +111,16 @@ type PionConfig struct {
 	// pion's own behaviour, no failure detection at all. Any packet from
 	// the peer counts as alive.
 	DeadPeerTimeout time.Duration
+	// AllowMissingAdaptation accepts a peer whose INIT or INIT ACK carries
+	// no DDP Adaptation Layer Indication (RFC 5043 §5.1, §11.1). By default
+	// the indication is sent and required: an association with such a peer
+	// is aborted and set-up fails with ErrAdaptationMismatch. Set it only
+	// for peers that cannot send one (pion-based stacks of other projects).
+	AllowMissingAdaptation bool
+
+	// adaptation overrides the indication sent (tests only); nil means
+	// AdaptationIndicationDDP, a pointer to 0 sends none.
+	adaptation *uint32
 }
 
 func (c PionConfig) withDefaults() PionConfig {
@@ -257,6 +267,10 @@ func NewPionTransport(ctx context.Context, conn net.Conn, client bool, cfg PionC
 	}
 	maxMsg := maxMessageForPacket(packet)
 	wconn := &writeErrConn{Conn: conn}
+	wconn.ali.send = AdaptationIndicationDDP
+	if cfg.adaptation != nil {
+		wconn.ali.send = *cfg.adaptation
+	}
 	var pconn net.Conn = wconn
 	var live *liveConn
 	if cfg.DeadPeerTimeout > 0 {
@@ -293,6 +307,17 @@ func NewPionTransport(ctx context.Context, conn net.Conn, client bool, cfg PionC
 	if err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("sctpllp: SCTP handshake: %w", err)
+	}
+	if ind, ok := wconn.ali.peerIndication(); !cfg.AllowMissingAdaptation && (!ok || ind != AdaptationIndicationDDP) {
+		// RFC 5043 §5.1, §11.1: not a DDP peer. The association is
+		// aborted, so the peer learns it at once too.
+		a.Abort("no DDP Adaptation Layer Indication (RFC 5043 5.1)")
+		_ = a.Close()
+		_ = conn.Close()
+		if ok {
+			return nil, fmt.Errorf("%w (peer sent %#08x)", ErrAdaptationMismatch, ind)
+		}
+		return nil, fmt.Errorf("%w (peer sent none)", ErrAdaptationMismatch)
 	}
 	t := &PionTransport{
 		assoc:      a,
@@ -706,8 +731,9 @@ func (t *PionTransport) StreamFree(sid uint16) bool {
 	return !ok
 }
 
-// PeerAdaptation implements Transport: pion cannot report it.
-func (t *PionTransport) PeerAdaptation() (uint32, bool) { return 0, false }
+// PeerAdaptation implements Transport: the indication of the peer's INIT
+// or INIT ACK, read below pion (pion_ali.go).
+func (t *PionTransport) PeerAdaptation() (uint32, bool) { return t.wconn.ali.peerIndication() }
 
 // Kind implements Transport.
 func (t *PionTransport) Kind() string { return "sctp-pion" }

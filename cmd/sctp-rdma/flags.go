@@ -25,6 +25,9 @@ type llpFlags struct {
 	llp      string
 	ird, ord int
 	mtu      int
+	// allowNoALI is --sctp-allow-missing-ali: accept SCTP peers that send
+	// no DDP Adaptation Layer Indication (RFC 5043 §5.1).
+	allowNoALI bool
 	// cpuprofile is --cpuprofile: a CPU profile of the whole command.
 	cpuprofile string
 }
@@ -34,11 +37,12 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.ird, "ird", 16, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
 	fs.IntVar(&f.ord, "ord", 16, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
 	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion (0: 8192-octet packets on loopback, 1500 otherwise; at most 8220)")
+	fs.BoolVar(&f.allowNoALI, "sctp-allow-missing-ali", false, "accept SCTP peers whose INIT/INIT-ACK lacks the DDP Adaptation Layer Indication (RFC 5043 §5.1; sent and required by default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
 }
 
 func (f *llpFlags) options() (transport.Options, error) {
-	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu}
+	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI}
 	switch f.llp {
 	case transport.SCTPPion, transport.SCTPKernel, transport.MPA:
 	default:
@@ -46,6 +50,9 @@ func (f *llpFlags) options() (transport.Options, error) {
 	}
 	if f.ird < 1 || f.ird > 0x3FFE || f.ord < 1 || f.ord > 0x3FFE {
 		return o, usageError("--ird and --ord must be 1..16382 (14-bit fields, RFC 6581 §9)")
+	}
+	if f.allowNoALI && f.llp == transport.MPA {
+		return o, usageError("--sctp-allow-missing-ali applies to the SCTP lower layers only")
 	}
 	if f.mtu != 0 && f.llp != transport.SCTPPion {
 		return o, usageError("--mtu applies to --llp sctp-pion only (kernel SCTP and TCP discover the path MTU)")

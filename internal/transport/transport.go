@@ -57,6 +57,10 @@ type Options struct {
 	// Streams, for sctp-kernel, is the number of SCTP streams requested
 	// (0: enough for the dialled streams, at least 64).
 	Streams int
+	// AllowMissingAdaptation accepts SCTP peers that send no DDP
+	// Adaptation Layer Indication (RFC 5043 §5.1); by default it is sent
+	// and required in both SCTP modes.
+	AllowMissingAdaptation bool
 	// PrivateData is sent with every Initiate / MPA Request or Reply.
 	PrivateData []byte
 	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
@@ -78,7 +82,7 @@ func (o Options) endpointConfig() rdmap.EndpointConfig {
 }
 
 func (o Options) sctpConfig() sctpllp.Config {
-	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU}}
+	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation}}
 }
 
 func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
@@ -86,7 +90,7 @@ func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
 	if s == 0 {
 		s = max(64, n+1)
 	}
-	return sctpllp.KernelConfig{Streams: s}
+	return sctpllp.KernelConfig{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}
 }
 
 func (o Options) mpaConfig() *mpa.Config {
