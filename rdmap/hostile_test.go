@@ -314,29 +314,14 @@ func TestTerminate_IRDExceeded_Queued_RFC5040_8_1_1_Item11(t *testing.T) {
 	// The responder stalls in its first Read Response segment until
 	// released, so the requests that follow queue behind it whatever the
 	// scheduling: one being answered and one waiting fill IRD=2.
-	inResponse := make(chan struct{})
-	release := make(chan struct{})
-	first := true
-	v.pipe.SetTap(func(seg []byte) {
-		if first && seg[0]&0x80 != 0 && Opcode(seg[1]&0x0f) == OpReadResponse {
-			first = false
-			close(inResponse)
-			<-release
-		}
-	})
 	big := readReq(1, 0, 4096, h.ro.STag(), 0)
-	v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, big))
-	select {
-	case <-inResponse:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no Read Response started")
-	}
+	release := holdReadResponse(t, v, big)
 	for range 2 {
 		v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, big))
 	}
 	require.Eventually(t, func() bool { return v.ep.Err() != nil }, 5*time.Second, time.Millisecond,
 		"the third outstanding Read Request exceeds IRD=2")
-	close(release)
+	release()
 	tm, _ := v.w.terminate(t)
 	assert.Equal(t, TermCatastrophicStream, tm.Code, "%v", v.ep.Err())
 	assert.True(t, tm.R)

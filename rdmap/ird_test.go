@@ -31,31 +31,13 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 			h := newHostile(t, EndpointConfig{IRD: tc.ird}, 0)
 			v := h.v
 			v.pipe.SetMULPDU(128) // a 4 KiB response is ~36 segments
-			// The responder stalls in its first Read Response segment until
-			// released: the response is then being sent.
-			inResponse := make(chan struct{})
-			release := make(chan struct{})
-			first := true
-			v.pipe.SetTap(func(seg []byte) {
-				tagged := seg[0]&0x80 != 0
-				if first && tagged && Opcode(seg[1]&0x0f) == OpReadResponse {
-					first = false
-					close(inResponse)
-					<-release
-				}
-			})
 			req := readReq(1, 0, 4096, h.ro.STag(), 0)
-			v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, req))
-			select {
-			case <-inResponse:
-			case <-time.After(5 * time.Second):
-				t.Fatal("no Read Response started")
-			}
+			release := holdReadResponse(t, v, req)
 			v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, req))
 			if tc.refuse {
 				require.Eventually(t, func() bool { return v.ep.Err() != nil }, 5*time.Second, time.Millisecond,
 					"a second Read Request during the first's response exceeds IRD=1")
-				close(release)
+				release()
 				tm, _ := v.w.terminate(t)
 				assert.Equal(t, TermCatastrophicStream, tm.Code)
 				assert.True(t, tm.R, "the Terminate carries the offending Read Request header")
@@ -71,7 +53,7 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 			// response is held.
 			time.Sleep(50 * time.Millisecond)
 			assert.NoError(t, v.ep.Err())
-			close(release)
+			release()
 			last := 0
 			deadline := time.After(10 * time.Second)
 			for last < 2 {
@@ -111,4 +93,28 @@ func TestRDMAWriteWithoutRemoteWrite_RFC5041_7_1(t *testing.T) {
 	})
 	assert.Equal(t, make([]byte, 4096), h.bufs[h.ro], "nothing placed")
 	assert.Equal(t, LayerDDP, TermDDPInvalidSTag.Layer)
+}
+
+// holdReadResponse injects the Read Request req into the victim and
+// returns once the victim's responder is stalled in the first segment of
+// its Read Response: the response is being sent until release is called.
+func holdReadResponse(t *testing.T, v *victim, req []byte) (release func()) {
+	t.Helper()
+	inResponse := make(chan struct{})
+	held := make(chan struct{})
+	first := true
+	v.pipe.SetTap(func(seg []byte) {
+		if first && seg[0]&0x80 != 0 && Opcode(seg[1]&0x0f) == OpReadResponse {
+			first = false
+			close(inResponse)
+			<-held
+		}
+	})
+	v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, req))
+	select {
+	case <-inResponse:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Read Response started")
+	}
+	return func() { close(held) }
 }

@@ -1,14 +1,12 @@
 package sctpllp
 
 import (
-	"context"
 	"encoding/binary"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/pion/transport/v5/dpipe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -44,21 +42,10 @@ func (r *recordConn) packets() [][]byte {
 // survives many probe intervals.
 func TestPion_IdleProbeIsNotData_RFC5043_5_1(t *testing.T) {
 	const timeout = 200 * time.Millisecond // a probe every 50 ms of silence
-	ca, cb := dpipe.Pipe()
-	rc, rs := &recordConn{Conn: ca}, &recordConn{Conn: cb}
 	cfg := Config{KeepIdle: true, Pion: PionConfig{DeadPeerTimeout: timeout}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ch := make(chan *PionTransport, 1)
-	go func() {
-		st, err := NewPionTransport(ctx, rs, false, cfg.Pion)
-		assert.NoError(t, err)
-		ch <- st
-	}()
-	ct, err := NewPionTransport(ctx, rc, true, cfg.Pion)
-	require.NoError(t, err)
-	st := <-ch
-	require.NotNil(t, st)
+	ct, st, cerr, serr, rc, rs := pionPipePair(t, cfg.Pion, cfg.Pion)
+	require.NoError(t, cerr)
+	require.NoError(t, serr)
 	c, s := NewAssociation(ct, cfg), NewAssociation(st, cfg)
 	defer func() {
 		_ = c.Abort()
