@@ -294,21 +294,7 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 		{Op: rdmap.WRImmediate, Imm: 0x1122334455667788, Solicited: true},
 		{Op: rdmap.WRWriteImm, Local: pattern(3000, 5), RemoteSTag: tmr.STag(), Imm: 42},
 	}
-	for i, wr := range sends {
-		wr.ID = uint64(i)
-		require.NoError(t, cep.PostSend(wr))
-		c, err := cep.SendCQ().Poll(ctx)
-		require.NoError(t, err)
-		require.NoError(t, c.Err, "%v", wr.Op)
-		rc, err := sep.RecvCQ().Poll(ctx)
-		require.NoError(t, err)
-		require.NoError(t, rc.Err)
-		if wr.Op != rdmap.WRImmediate && wr.Op != rdmap.WRWriteImm {
-			require.Equal(t, string(wr.Local), string(recv[rc.WRID][:rc.Length]), "%v", wr.Op)
-		} else {
-			require.Equal(t, wr.Imm, rc.Imm)
-		}
-	}
+	sendEach(ctx, t, cep, sep, sends, recv)
 	// Atomics (RFC 7306 §5) on the zeroed word after the Write's range.
 	orig, err := cep.FetchAdd(ctx, tmr.STag(), size, 5, 0)
 	require.NoError(t, err)
@@ -391,5 +377,27 @@ func TestTsharkDecodesOurMPA(t *testing.T) {
 				assert.Positive(t, d.opcodes[op], "RDMAP opcode %s decoded", op)
 			}
 		})
+	}
+}
+
+// sendEach posts each of sends on cep in turn and checks its completion and
+// the receive completion at sep: the message in recv (indexed by receive
+// WR ID) or, for Immediate Data and Write with Immediate, the immediate.
+func sendEach(ctx context.Context, t *testing.T, cep, sep *rdmap.Endpoint, sends []rdmap.SendWR, recv [][]byte) {
+	t.Helper()
+	for i, wr := range sends {
+		wr.ID = uint64(i)
+		require.NoError(t, cep.PostSend(wr))
+		c, err := cep.SendCQ().Poll(ctx)
+		require.NoError(t, err)
+		require.NoError(t, c.Err, "%v", wr.Op)
+		rc, err := sep.RecvCQ().Poll(ctx)
+		require.NoError(t, err)
+		require.NoError(t, rc.Err)
+		if wr.Op != rdmap.WRImmediate && wr.Op != rdmap.WRWriteImm {
+			require.Equal(t, string(wr.Local), string(recv[rc.WRID][:rc.Length]), "%v", wr.Op)
+		} else {
+			require.Equal(t, wr.Imm, rc.Imm)
+		}
 	}
 }

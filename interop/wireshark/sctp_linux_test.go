@@ -273,21 +273,7 @@ func sctpExchange(t *testing.T) sctpRun {
 		{Op: rdmap.WRImmediate, Imm: run.imm + 1, Solicited: true},
 		{Op: rdmap.WRWriteImm, Local: pattern(3000, 5), RemoteSTag: tmr.STag(), RemoteTO: run.tmrBase, Imm: run.writeImm},
 	}
-	for i, wr := range sends {
-		wr.ID = uint64(i)
-		require.NoError(t, cep.PostSend(wr))
-		c, err := cep.SendCQ().Poll(ctx)
-		require.NoError(t, err)
-		require.NoError(t, c.Err, "%v", wr.Op)
-		rc, err := sep.RecvCQ().Poll(ctx)
-		require.NoError(t, err)
-		require.NoError(t, rc.Err)
-		if wr.Op != rdmap.WRImmediate && wr.Op != rdmap.WRWriteImm {
-			require.Equal(t, string(wr.Local), string(recv[rc.WRID][:rc.Length]), "%v", wr.Op)
-		} else {
-			require.Equal(t, wr.Imm, rc.Imm)
-		}
-	}
+	sendEach(ctx, t, cep, sep, sends, recv)
 	// Atomics (RFC 7306 §5) on the zeroed word after the Write's range.
 	orig, err := cep.FetchAdd(ctx, tmr.STag(), run.tmrBase+uint64(run.size), 5, 0)
 	require.NoError(t, err)
