@@ -17,6 +17,8 @@ const (
 	StatusTooLarge    Status = 2 // message size above the server's limit
 	StatusVerifyError Status = 3 // data or count verification failed
 	StatusFailed      Status = 4 // the run failed at the sender of the message
+	StatusNoMemory    Status = 5 // the server's buffer memory budget is exhausted
+	statusMax                = StatusNoMemory
 )
 
 // String describes the status for error messages.
@@ -32,6 +34,8 @@ func (s Status) String() string {
 		return "verification failed at the server"
 	case StatusFailed:
 		return "the run failed at the server"
+	case StatusNoMemory:
+		return "the server's buffer memory budget (--max-memory) cannot hold this test's buffers now"
 	}
 	return "unknown status"
 }
@@ -88,7 +92,7 @@ func ParseAdvert(b []byte) (Advert, int, error) {
 		return Advert{}, 0, malformed("advert", "reserved octets not zero")
 	}
 	a := Advert{Status: Status(b[4]), STag: binary.BigEndian.Uint32(b[8:]), Length: binary.BigEndian.Uint64(b[16:])}
-	if a.Status > StatusFailed {
+	if a.Status > statusMax {
 		return a, 0, malformed("advert", "unknown status %d", a.Status)
 	}
 	if a.Status == StatusOK && a.STag == 0 {

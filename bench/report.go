@@ -65,7 +65,7 @@ func ParseReport(b []byte) (Report, int, error) {
 	}
 	r := Report{Status: Status(b[4]), Ops: v[0], Bytes: v[1], Elapsed: time.Duration(v[2]),
 		Lat: Latency{Min: time.Duration(v[3]), Median: time.Duration(v[4]), P99: time.Duration(v[5]), Max: time.Duration(v[6])}}
-	if r.Status > StatusFailed {
+	if r.Status > statusMax {
 		return r, 0, malformed("report", "unknown status %d", r.Status)
 	}
 	return r, ReportLen, nil

@@ -34,7 +34,7 @@ func TestReportRejects(t *testing.T) {
 		"truncated": good[:63],
 		"magic":     mut(func(b []byte) { b[0] = 's' }),
 		"reserved":  mut(func(b []byte) { b[7] = 1 }),
-		"status":    mut(func(b []byte) { b[4] = 5 }),
+		"status":    mut(func(b []byte) { b[4] = byte(statusMax) + 1 }),
 		"elapsed":   mut(func(b []byte) { b[24] = 0x80 }),
 	} {
 		_, _, err := ParseReport(b)

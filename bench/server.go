@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -23,10 +24,38 @@ var ErrNotBench = errors.New("not a sctp-rdma bench client")
 // ErrBusy is the reason a server rejects a stream beyond MaxStreams.
 var ErrBusy = errors.New("server busy: stream limit reached")
 
+// ErrMemoryBudget is the reason a server refuses a test whose buffers do
+// not fit in what is left of ServerConfig.MaxMemory.
+var ErrMemoryBudget = errors.New("server buffer memory budget exhausted")
+
+// ErrSetupTimeout ends a stream whose client sent no Setup within
+// ServerConfig.SetupTimeout.
+var ErrSetupTimeout = errors.New("no Setup from the client in time")
+
+// Server defaults.
+const (
+	// DefaultMaxMemory is ServerConfig.MaxMemory's default.
+	DefaultMaxMemory = 1 << 30
+	// DefaultSetupTimeout is ServerConfig.SetupTimeout's default.
+	DefaultSetupTimeout = 10 * time.Second
+)
+
 // ServerConfig configures a bench server.
 type ServerConfig struct {
 	// MaxSize is the largest message size accepted (0: 64 MiB).
 	MaxSize int
+	// MaxMemory bounds the octets of buffers the server allocates for all
+	// streams together (0: DefaultMaxMemory). A stream's share (its
+	// registered buffer and its receive buffers, depth x size for Sends)
+	// is reserved from the Setup before anything is allocated, and given
+	// back when the stream ends; a Setup that does not fit is refused
+	// with StatusNoMemory, so one 32-octet Setup cannot make the server
+	// allocate gigabytes.
+	MaxMemory int64
+	// SetupTimeout bounds the wait for a client's Setup once its stream is
+	// accepted (0: DefaultSetupTimeout); a silent client's stream is then
+	// ended and its slot freed.
+	SetupTimeout time.Duration
 	// MaxStreams bounds the streams served at once over all clients
 	// (0: 4096); beyond it stream requests are rejected.
 	MaxStreams int
@@ -42,9 +71,12 @@ type Server struct {
 	cfg    ServerConfig
 	pd     *rdmap.PD
 	active atomic.Int64
-	mu     sync.Mutex
-	conns  map[*rdmap.Endpoint]*conn
-	logMu  sync.Mutex
+	// reserved is the buffer memory promised to the streams being served.
+	reserved atomic.Int64
+	stats    serverCounters
+	mu       sync.Mutex
+	conns    map[*rdmap.Endpoint]*conn
+	logMu    sync.Mutex
 }
 
 // NewServer returns a server with its own device and protection domain.
@@ -54,6 +86,12 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = 4096
+	}
+	if cfg.MaxMemory <= 0 {
+		cfg.MaxMemory = DefaultMaxMemory
+	}
+	if cfg.SetupTimeout <= 0 {
+		cfg.SetupTimeout = DefaultSetupTimeout
 	}
 	return &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn)}
 }
@@ -68,15 +106,62 @@ func (s *Server) Run(ctx context.Context, ln *transport.Listener) error {
 // Active returns the number of streams being served.
 func (s *Server) Active() int { return int(s.active.Load()) }
 
+// serverCounters count what the server's caps did.
+type serverCounters struct {
+	admitted, refusedBusy, refusedNotBench atomic.Uint64
+	refusedMemory, setupTimeouts           atomic.Uint64
+}
+
+// ServerStats are a server's counters: what each cap refused or ended.
+type ServerStats struct {
+	// Active is the number of streams being served; Reserved the buffer
+	// octets reserved for them, out of MaxMemory.
+	Active              int
+	Reserved, MaxMemory int64
+	// Admitted counts stream requests admitted; RefusedBusy those refused
+	// at MaxStreams; RefusedNotBench those without Hello.
+	Admitted, RefusedBusy, RefusedNotBench uint64
+	// RefusedMemory counts Setups refused because their buffers did not
+	// fit in MaxMemory; SetupTimeouts streams ended for want of a Setup.
+	RefusedMemory, SetupTimeouts uint64
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() ServerStats {
+	return ServerStats{
+		Active: s.Active(), Reserved: s.reserved.Load(), MaxMemory: s.cfg.MaxMemory,
+		Admitted: s.stats.admitted.Load(), RefusedBusy: s.stats.refusedBusy.Load(),
+		RefusedNotBench: s.stats.refusedNotBench.Load(),
+		RefusedMemory:   s.stats.refusedMemory.Load(), SetupTimeouts: s.stats.setupTimeouts.Load(),
+	}
+}
+
+// reserve takes n octets of the memory budget, or reports that they do not
+// fit.
+func (s *Server) reserve(n int64) bool {
+	for {
+		cur := s.reserved.Load()
+		if n > s.cfg.MaxMemory-cur {
+			return false
+		}
+		if s.reserved.CompareAndSwap(cur, cur+n) {
+			return true
+		}
+	}
+}
+
 // Admit implements transport.Handler.
 func (s *Server) Admit(privateData []byte) error {
 	if string(privateData) != Hello {
+		s.stats.refusedNotBench.Add(1)
 		return ErrNotBench
 	}
 	if s.active.Add(1) > int64(s.cfg.MaxStreams) {
 		s.active.Add(-1)
+		s.stats.refusedBusy.Add(1)
 		return fmt.Errorf("%w (%d)", ErrBusy, s.cfg.MaxStreams)
 	}
+	s.stats.admitted.Add(1)
 	return nil
 }
 
@@ -127,8 +212,14 @@ func (s *Server) Serve(ctx context.Context, ep *rdmap.Endpoint) {
 }
 
 func (s *Server) serve(ctx context.Context, c *conn) error {
-	b, err := c.recvMsg(ctx)
+	sctx, cancel := context.WithTimeoutCause(ctx, s.cfg.SetupTimeout, ErrSetupTimeout)
+	b, err := c.recvMsg(sctx)
+	cancel()
 	if err != nil {
+		if errors.Is(context.Cause(sctx), ErrSetupTimeout) && ctx.Err() == nil {
+			s.stats.setupTimeouts.Add(1)
+			return fmt.Errorf("%w (%v)", ErrSetupTimeout, s.cfg.SetupTimeout)
+		}
 		return err
 	}
 	setup, _, err := ParseSetup(b)
@@ -142,6 +233,14 @@ func (s *Server) serve(ctx context.Context, c *conn) error {
 	}
 	c.setup = setup
 	active := setup.Reverse()
+	// The stream's buffers are reserved before any is allocated.
+	cost := memoryCost(setup, active)
+	if !s.reserve(cost) {
+		s.stats.refusedMemory.Add(1)
+		_ = c.sendMsg(ctx, &Advert{Status: StatusNoMemory})
+		return fmt.Errorf("%w: the test needs %d octets, %d of %d reserved", ErrMemoryBudget, cost, s.reserved.Load(), s.cfg.MaxMemory)
+	}
+	defer s.reserved.Add(-cost)
 	if err := c.post(ctrlLen); err != nil { // the client's Advert
 		return err
 	}

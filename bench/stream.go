@@ -126,6 +126,23 @@ func bufLen(s Setup) int {
 // recvLen is the length of every data receive buffer.
 func recvLen(s Setup) int { return max(int(s.Size), ctrlLen) }
 
+// recvCount is the number of data receive buffers a side posts.
+func recvCount(s Setup, active bool) int {
+	if active {
+		return 8 // credits, pongs, the Report
+	}
+	if s.Test == TestSend || s.Test == TestWriteImm || s.Test == TestPing {
+		return int(s.Depth) + 2
+	}
+	return 2 // the Fin and the Report-sized spare
+}
+
+// memoryCost is the buffer memory, in octets, prepareData allocates for s:
+// the registered buffer and the data receive buffers.
+func memoryCost(s Setup, active bool) int64 {
+	return int64(bufLen(s)) + int64(recvCount(s, active))*int64(recvLen(s))
+}
+
 // prepareData registers the local buffer and posts the receives the role
 // needs (docs/cli.md), before the Advert is sent.
 func (c *conn) prepareData(active bool) error {
@@ -136,14 +153,7 @@ func (c *conn) prepareData(active bool) error {
 		return err
 	}
 	c.mr = mr
-	n := 8 // active: credits, pongs, the Report
-	if !active {
-		n = 2 // the Fin and the Report-sized spare
-		if s.Test == TestSend || s.Test == TestWriteImm || s.Test == TestPing {
-			n = int(s.Depth) + 2
-		}
-	}
-	for i := 0; i < n; i++ {
+	for range recvCount(s, active) {
 		if err := c.post(recvLen(s)); err != nil {
 			return err
 		}

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+)
+
+// startServerStats is startServer that also returns the server, for its
+// counters.
+func startServerStats(t *testing.T, llp string, cfg ServerConfig) (string, *Server, func()) {
+	t.Helper()
+	ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := NewServer(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln) }()
+	return ln.Addr(), srv, func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
+}
+
+// legitRun is a legitimate client's short Write and Read runs, which must
+// complete while the server is under attack.
+func legitRun(t *testing.T, llp, addr string) {
+	t.Helper()
+	for _, test := range []Test{TestWrite, TestRead} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: test, Size: 4096, Depth: 4, Iters: 50})
+		cancel()
+		require.NoError(t, err, "legitimate %v run", test)
+		assert.Equal(t, uint64(50), res.Forward.Ops)
+	}
+}
+
+// TestServer_SetupAmplificationRefused: one 32-octet Setup asking for
+// 4 MiB Sends at depth 128 made the server allocate (depth+3) x size, about
+// 520 MiB. The stream's buffers are now reserved from the server's budget
+// (MaxMemory) before anything is allocated: a Setup that does not fit is
+// refused with StatusNoMemory (the client sees ErrRefused naming the
+// budget), the server allocates well under the request (bound: 64 MiB of
+// all allocations in this process during the attack), counts the refusal,
+// and keeps serving within budget.
+func TestServer_SetupAmplificationRefused(t *testing.T) {
+	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
+		t.Run(llp, func(t *testing.T) {
+			addr, srv, stop := startServerStats(t, llp, ServerConfig{MaxMemory: 32 << 20, MaxSize: 64 << 20})
+			defer stop()
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for range 4 {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				_, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: TestSend,
+					Size: 4 << 20, Depth: MaxDepth, Iters: 1})
+				cancel()
+				require.ErrorIs(t, err, ErrRefused)
+				assert.Contains(t, err.Error(), "memory budget")
+			}
+			runtime.ReadMemStats(&after)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			assert.Less(t, allocated, uint64(64<<20), "octets allocated while four Setups asked for 4 x 520 MiB")
+			legitRun(t, llp, addr)
+			require.Eventually(t, func() bool { return srv.Stats().Reserved == 0 }, 5*time.Second, 10*time.Millisecond,
+				"every reservation given back")
+			st := srv.Stats()
+			assert.Equal(t, uint64(4), st.RefusedMemory)
+			assert.Equal(t, int64(32<<20), st.MaxMemory)
+			t.Logf("%s: %d MiB allocated in the process during 4 refused Setups; %+v", llp, allocated>>20, st)
+		})
+	}
+}
+
+// TestServer_SilentClientReleasedAfterDeadline: a client that opens a
+// stream and never sends its Setup held a slot for as long as it stayed;
+// with one slot, every other client was refused ("server busy"). The
+// Setup deadline ends the silent stream and frees the slot, counted.
+func TestServer_SilentClientReleasedAfterDeadline(t *testing.T) {
+	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
+		t.Run(llp, func(t *testing.T) {
+			const deadline = 300 * time.Millisecond
+			addr, srv, stop := startServerStats(t, llp, ServerConfig{MaxStreams: 1, SetupTimeout: deadline})
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			// The attacker: a bench stream that says Hello and then nothing.
+			opts := transport.Options{LLP: llp, PrivateData: []byte(Hello)}
+			pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+			silent, err := transport.Dial(ctx, opts, addr, 1, pd, func(ep *rdmap.Endpoint) error {
+				return ep.PostRecv(rdmap.RecvWR{Buf: make([]byte, ctrlLen)})
+			})
+			require.NoError(t, err)
+			defer func() { _ = silent.Close(ctx) }()
+			require.Eventually(t, func() bool { return srv.Active() == 1 }, 5*time.Second, time.Millisecond)
+			start := time.Now()
+			require.Eventually(t, func() bool { return srv.Stats().SetupTimeouts == 1 }, 10*time.Second, 5*time.Millisecond,
+				"the silent stream is ended after the Setup deadline")
+			assert.GreaterOrEqual(t, time.Since(start), deadline/2)
+			require.Eventually(t, func() bool { return srv.Active() == 0 }, 5*time.Second, time.Millisecond, "slot freed")
+			legitRun(t, llp, addr)
+		})
+	}
+}
