@@ -15,18 +15,10 @@ import (
 
 // startServer runs a bench server on loopback and returns its address and
 // a stop function that waits for it.
-func startServer(t testing.TB, llp string, cfg ServerConfig) (string, func()) {
+func startServer(t *testing.T, llp string, cfg ServerConfig) (string, func()) {
 	t.Helper()
-	ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := NewServer(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln) }()
-	return ln.Addr(), func() {
-		cancel()
-		require.NoError(t, <-done)
-	}
+	addr, _, stop := startServerStats(t, llp, cfg)
+	return addr, stop
 }
 
 func TestRunEveryTest(t *testing.T) {
