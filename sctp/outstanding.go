@@ -1,0 +1,456 @@
+package sctp
+
+import (
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// FastRetransmitThreshold is the number of miss indications after which
+// a DATA chunk is fast retransmitted (RFC 9260 §7.2.4: three).
+const FastRetransmitThreshold = 3
+
+// ChunkState is the sender's view of one outstanding DATA chunk.
+type ChunkState uint8
+
+const (
+	// ChunkInFlight: sent and not acknowledged; counted in the flight.
+	ChunkInFlight ChunkState = iota + 1
+	// ChunkGapAcked: acknowledged by a Gap Ack Block but not yet by the
+	// Cumulative TSN Ack; the peer may still renege on it (RFC 9260 §7.1:
+	// Gap Ack Blocks are advisory). Not in the flight.
+	ChunkGapAcked
+	// ChunkReneged: acknowledged by a Gap Ack Block once, then reported
+	// missing again (RFC 9260 §6.2.1 D iii). Not in the flight, not yet
+	// marked for retransmission.
+	ChunkReneged
+	// ChunkMarked: marked for retransmission by a T3-rtx expiry or a Fast
+	// Retransmit; waiting to be sent again. Not in the flight.
+	ChunkMarked
+)
+
+// String names the state.
+func (s ChunkState) String() string {
+	switch s {
+	case ChunkInFlight:
+		return "in-flight"
+	case ChunkGapAcked:
+		return "gap-acked"
+	case ChunkReneged:
+		return "reneged"
+	case ChunkMarked:
+		return "marked"
+	}
+	return "ChunkState?"
+}
+
+type outChunk struct {
+	size    int32
+	state   ChunkState
+	misses  uint8
+	fastRtx bool // fast retransmitted once: no second Fast Retransmit (§7.2.4 step 5)
+	rtx     bool // retransmitted at least once
+}
+
+// SACKStatus says what OnSACK did with a SACK.
+type SACKStatus uint8
+
+const (
+	// SACKProcessed: the SACK was applied.
+	SACKProcessed SACKStatus = iota
+	// SACKStale: its Cumulative TSN Ack is behind the Cumulative TSN Ack
+	// Point, an out-of-order SACK; dropped (RFC 9260 §6.2.1 D i).
+	SACKStale
+	// SACKInvalid: it acknowledges TSNs never sent, or its Gap Ack Blocks
+	// are not ascending, non-overlapping ranges above the Cumulative TSN
+	// Ack; dropped without any effect. The association may treat it as a
+	// protocol violation.
+	SACKInvalid
+)
+
+// String names the status.
+func (s SACKStatus) String() string {
+	switch s {
+	case SACKProcessed:
+		return "processed"
+	case SACKStale:
+		return "stale"
+	case SACKInvalid:
+		return "invalid"
+	}
+	return "SACKStatus?"
+}
+
+// SACKResult is what one SACK did to the OutstandingQueue and what the
+// caller does next.
+type SACKResult struct {
+	// Status: only a SACKProcessed result carries the fields below.
+	Status SACKStatus
+	// Ack goes to Congestion.OnAck.
+	Ack AckInfo
+	// RTT is a round-trip measurement taken from a chunk this SACK
+	// acknowledged, valid if RTTValid: at most one per round trip (RFC
+	// 9260 §6.3.1 C4) and never from a retransmitted chunk nor from one
+	// sent before a chunk at or below it was retransmitted (C5, Karn).
+	// It goes to RTOEstimator.Observe.
+	RTT      time.Duration
+	RTTValid bool
+	// FastRetransmit reports that chunks reached FastRetransmitThreshold
+	// miss indications and were marked for retransmission (RFC 9260
+	// §7.2.4 step 1). The caller calls Congestion.OnFastRetransmit with
+	// HighestOutstanding, then sends the earliest marked chunks that fit
+	// one packet regardless of cwnd.
+	FastRetransmit bool
+	// MarkedBytes is the size of the chunks newly marked for
+	// retransmission that were in flight: Congestion.OnRetransmitMarked.
+	MarkedBytes int
+	// Reneged reports that a TSN acknowledged by an earlier Gap Ack Block
+	// is missing from this SACK (RFC 9260 §6.2.1 D iii): the caller starts
+	// T3-rtx if it is not running.
+	Reneged bool
+	// HighestOutstanding is the highest TSN sent (valid if anything is
+	// outstanding), the Fast Recovery exit point of §7.2.4 step 6.
+	HighestOutstanding uint32
+}
+
+// OutstandingQueue is the sender's record of the DATA chunks it has sent
+// and the peer has not yet acknowledged cumulatively, in a fixed ring of
+// small descriptors indexed by TSN. It assigns TSNs, applies SACKs (RFC
+// 9260 §6.2.1 D: Cumulative TSN Ack, Gap Ack Blocks, reneging), counts
+// miss indications for Fast Retransmit (§7.2.4), marks chunks for
+// retransmission on a T3-rtx expiry (§6.3.3 E3), and takes RTT samples
+// under Karn's rule (§6.3.1 C4, C5).
+//
+// It holds no payload: the caller keeps each chunk's data in a parallel
+// array of Cap() entries at Index(tsn). It keeps the byte counts of a
+// Congestion right by reporting every change of the flight (AckInfo,
+// MarkedBytes, and the sizes given to Add or returned by OnRetransmit and
+// MarkAllForRetransmit), so that Congestion.Flight always equals the size
+// of the chunks in state ChunkInFlight.
+//
+// Not safe for concurrent use. Nothing allocates after
+// NewOutstandingQueue.
+type OutstandingQueue struct {
+	ring   []outChunk
+	mask   uint32
+	cum    uint32 // Cumulative TSN Ack Point
+	next   uint32 // next TSN to assign
+	marked int    // chunks in ChunkMarked
+
+	timed    bool // an RTT probe is outstanding
+	timedTSN uint32
+	timedAt  time.Time
+}
+
+// NewOutstandingQueue returns a queue whose first DATA chunk gets
+// initialTSN (the Initial TSN of our INIT or INIT ACK), holding up to
+// capacity chunks (rounded up to a power of two, at least 1, at most
+// 2^30).
+func NewOutstandingQueue(initialTSN uint32, capacity int) *OutstandingQueue {
+	capacity = min(max(capacity, 1), 1<<30)
+	n := 1
+	for n < capacity {
+		n <<= 1
+	}
+	return &OutstandingQueue{
+		ring: make([]outChunk, n),
+		mask: uint32(n - 1),
+		cum:  initialTSN - 1,
+		next: initialTSN,
+	}
+}
+
+// Cap returns how many chunks can be outstanding.
+func (q *OutstandingQueue) Cap() int { return len(q.ring) }
+
+// Len returns how many chunks are outstanding: sent and not cumulatively
+// acknowledged, whatever their state.
+func (q *OutstandingQueue) Len() int { return int(q.next - q.cum - 1) }
+
+// Full reports whether Add would fail.
+func (q *OutstandingQueue) Full() bool { return q.Len() >= len(q.ring) }
+
+// CumTSN returns the Cumulative TSN Ack Point: every TSN up to it is
+// acknowledged.
+func (q *OutstandingQueue) CumTSN() uint32 { return q.cum }
+
+// NextTSN returns the TSN the next Add assigns.
+func (q *OutstandingQueue) NextTSN() uint32 { return q.next }
+
+// HighestOutstanding returns the highest TSN sent, if any is outstanding.
+func (q *OutstandingQueue) HighestOutstanding() (uint32, bool) { return q.next - 1, q.Len() > 0 }
+
+// Marked returns how many chunks wait for retransmission.
+func (q *OutstandingQueue) Marked() int { return q.marked }
+
+// outstanding reports whether tsn is outstanding.
+func (q *OutstandingQueue) outstanding(tsn uint32) bool {
+	return tsn-q.cum-1 < q.next-q.cum-1
+}
+
+// Index returns the ring slot of an outstanding TSN, where the caller
+// keeps its payload; slots are in [0, Cap()).
+func (q *OutstandingQueue) Index(tsn uint32) (int, bool) {
+	if !q.outstanding(tsn) {
+		return 0, false
+	}
+	return int(tsn & q.mask), true
+}
+
+// Chunk returns the size, state and miss indications of an outstanding
+// TSN.
+func (q *OutstandingQueue) Chunk(tsn uint32) (size int, state ChunkState, misses int, ok bool) {
+	if !q.outstanding(tsn) {
+		return 0, 0, 0, false
+	}
+	c := &q.ring[tsn&q.mask]
+	return int(c.size), c.state, int(c.misses), true
+}
+
+// Add records a new DATA chunk of size bytes sent at now and returns its
+// TSN; ok is false (and nothing changes) when the queue is full. The
+// caller then calls Congestion.OnSend(size). If no RTT measurement is
+// under way, this chunk becomes the one timed (RFC 9260 §6.3.1 C4: one
+// measurement per round trip).
+func (q *OutstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
+	if q.Full() {
+		return 0, false
+	}
+	tsn = q.next
+	q.next++
+	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: ChunkInFlight}
+	if !q.timed {
+		q.timed, q.timedTSN, q.timedAt = true, tsn, now
+	}
+	return tsn, true
+}
+
+// untimeIfAtOrAbove drops the RTT probe if tsn is at or below it: a chunk
+// at or below the probe is being retransmitted (RFC 9260 §6.3.1 C5).
+func (q *OutstandingQueue) untimeIfAtOrAbove(tsn uint32) {
+	if q.timed && TSNLessEq(tsn, q.timedTSN) {
+		q.timed = false
+	}
+}
+
+// validSACK checks the SACK's Cumulative TSN Ack and Gap Ack Blocks
+// against what was sent.
+func (q *OutstandingQueue) validSACK(cum uint32, gaps []wire.GapAckBlock) SACKStatus {
+	if TSNLess(cum, q.cum) {
+		return SACKStale
+	}
+	sent := q.next - 1 - cum // TSNs sent above the SACK's cum ack
+	if int32(sent) < 0 {
+		return SACKInvalid
+	}
+	prevEnd := uint32(0)
+	for _, g := range gaps {
+		s, e := uint32(g.Start), uint32(g.End)
+		if s == 0 || s > e || s <= prevEnd || e > sent {
+			return SACKInvalid
+		}
+		prevEnd = e
+	}
+	return SACKProcessed
+}
+
+// OnSACK applies a SACK chunk: its Cumulative TSN Ack cum, its Gap Ack
+// Blocks gaps, its Duplicate TSNs dups and its a_rwnd, received at now.
+// inFastRecovery is the Congestion's state before this SACK (it changes
+// how miss indications are counted). In order (RFC 9260 §6.2.1 D):
+//
+//   - a SACK behind the Cumulative TSN Ack Point is dropped (D i), one
+//     that acknowledges TSNs never sent or has malformed Gap Ack Blocks is
+//     invalid (SACKInvalid);
+//   - chunks up to cum are acknowledged and leave the queue; chunks in the
+//     Gap Ack Blocks become ChunkGapAcked;
+//   - a chunk gap-acked before and missing now was reneged on (D iii): it
+//     gets one miss indication;
+//   - every other missing chunk below the Highest TSN Newly Acknowledged
+//     (HTNA) of this SACK gets a miss indication; in Fast Recovery, a SACK
+//     that advances the Cumulative TSN Ack Point gives one to every TSN it
+//     reports missing (§7.2.4). A chunk fast retransmitted once gets none
+//     (step 5), nor does one already marked for retransmission;
+//   - a chunk reaching FastRetransmitThreshold is marked for
+//     retransmission (step 1).
+//
+// It never panics, whatever the SACK holds.
+func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []uint32, aRwnd uint32, inFastRecovery bool, now time.Time) SACKResult {
+	st := q.validSACK(cum, gaps)
+	if st != SACKProcessed {
+		return SACKResult{Status: st}
+	}
+	res := SACKResult{Ack: AckInfo{CumTSNAck: cum, ARwnd: aRwnd, CumAdvanced: TSNGreater(cum, q.cum)}}
+	ack := &res.Ack
+
+	// Duplicate TSNs still held (gap-acked chunks) have a known size
+	// (§7.2.2); those at or below the cum ack left the queue already.
+	for _, d := range dups {
+		if q.outstanding(d) {
+			ack.DuplicateBytes += int(q.ring[d&q.mask].size)
+		}
+	}
+
+	var htna uint32
+	haveHTNA := false
+	newlyAcked := func(tsn uint32, c *outChunk) {
+		switch c.state {
+		case ChunkGapAcked, ChunkReneged:
+			// Acknowledged before; a reneged chunk that was not sent again
+			// is not counted twice.
+			return
+		case ChunkInFlight:
+			ack.FlightAcked += int(c.size)
+		case ChunkMarked:
+			q.marked--
+		}
+		ack.AckedBytes += int(c.size)
+		htna, haveHTNA = tsn, true
+		if q.timed && tsn == q.timedTSN {
+			q.timed = false
+			if !c.rtx {
+				res.RTT, res.RTTValid = now.Sub(q.timedAt), true
+			}
+		}
+	}
+
+	// Cumulative TSN Ack: acknowledged chunks leave the queue.
+	for tsn := q.cum + 1; TSNLessEq(tsn, cum); tsn++ {
+		c := &q.ring[tsn&q.mask]
+		newlyAcked(tsn, c)
+		*c = outChunk{}
+	}
+	q.cum = cum
+
+	// Gap Ack Blocks (validated: ascending, within what was sent).
+	for _, g := range gaps {
+		for off := uint32(g.Start); off <= uint32(g.End); off++ {
+			tsn := cum + off
+			c := &q.ring[tsn&q.mask]
+			newlyAcked(tsn, c)
+			c.state, c.misses = ChunkGapAcked, 0
+		}
+	}
+
+	// Missing chunks. Below the HTNA they get a miss indication; in Fast
+	// Recovery a SACK that advances the cum ack gives one to every TSN it
+	// reports missing, i.e. below its highest Gap Ack Block (§7.2.4). A
+	// chunk gap-acked before and missing now was reneged on: one miss
+	// indication (§6.2.1 D iii).
+	limit, counting := htna, haveHTNA
+	if inFastRecovery && ack.CumAdvanced && len(gaps) > 0 {
+		limit, counting = cum+uint32(gaps[len(gaps)-1].End), true
+	}
+	gi := 0
+	for tsn := cum + 1; tsn != q.next; tsn++ {
+		off := tsn - cum
+		for gi < len(gaps) && uint32(gaps[gi].End) < off {
+			gi++
+		}
+		if gi < len(gaps) && uint32(gaps[gi].Start) <= off {
+			continue // in a Gap Ack Block
+		}
+		c := &q.ring[tsn&q.mask]
+		switch {
+		case c.state == ChunkGapAcked:
+			c.state = ChunkReneged
+			res.Reneged = true
+			q.countMiss(tsn, c, &res)
+		case counting && TSNLess(tsn, limit):
+			q.countMiss(tsn, c, &res)
+		}
+	}
+
+	res.HighestOutstanding = q.next - 1
+	ack.AllAcked = q.Len() == 0
+	return res
+}
+
+// countMiss adds one miss indication to a missing chunk and marks it for
+// retransmission at the threshold.
+func (q *OutstandingQueue) countMiss(tsn uint32, c *outChunk, res *SACKResult) {
+	if c.fastRtx || (c.state != ChunkInFlight && c.state != ChunkReneged) {
+		return
+	}
+	c.misses++
+	if c.misses < FastRetransmitThreshold {
+		return
+	}
+	if c.state == ChunkInFlight {
+		res.MarkedBytes += int(c.size)
+	}
+	c.state, c.misses, c.fastRtx = ChunkMarked, 0, true
+	q.marked++
+	q.untimeIfAtOrAbove(tsn)
+	res.FastRetransmit = true
+}
+
+// MarkAllForRetransmit applies a T3-rtx expiry (RFC 9260 §6.3.3 E3): every
+// outstanding chunk not acknowledged by a Gap Ack Block is marked for
+// retransmission. It returns the size of those that were in flight, for
+// Congestion.OnRetransmitMarked. The RTT measurement under way is dropped
+// (Karn).
+func (q *OutstandingQueue) MarkAllForRetransmit() int {
+	n := 0
+	for tsn := q.cum + 1; tsn != q.next; tsn++ {
+		c := &q.ring[tsn&q.mask]
+		switch c.state {
+		case ChunkInFlight:
+			n += int(c.size)
+		case ChunkReneged:
+		default:
+			continue
+		}
+		c.state, c.misses = ChunkMarked, 0
+		q.marked++
+	}
+	if q.marked > 0 {
+		q.timed = false
+	}
+	return n
+}
+
+// FirstMarked returns the lowest TSN marked for retransmission and its
+// size; RFC 9260 §6.1 rule C sends these before any new DATA.
+func (q *OutstandingQueue) FirstMarked() (tsn uint32, size int, ok bool) {
+	return q.NextMarked(q.cum)
+}
+
+// NextMarked returns the lowest TSN above after that is marked for
+// retransmission, and its size.
+func (q *OutstandingQueue) NextMarked(after uint32) (tsn uint32, size int, ok bool) {
+	if q.marked == 0 {
+		return 0, 0, false
+	}
+	start := after + 1
+	if !q.outstanding(start) {
+		if !TSNLess(after, q.cum) {
+			return 0, 0, false
+		}
+		start = q.cum + 1
+	}
+	for tsn := start; tsn != q.next; tsn++ {
+		if c := &q.ring[tsn&q.mask]; c.state == ChunkMarked {
+			return tsn, int(c.size), true
+		}
+	}
+	return 0, 0, false
+}
+
+// OnRetransmit records that the marked chunk tsn was sent again at now and
+// returns its size, for Congestion.OnSend; ok is false if tsn is not
+// marked. A retransmitted chunk never yields an RTT measurement (RFC 9260
+// §6.3.1 C5).
+func (q *OutstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok bool) {
+	if !q.outstanding(tsn) {
+		return 0, false
+	}
+	c := &q.ring[tsn&q.mask]
+	if c.state != ChunkMarked {
+		return 0, false
+	}
+	c.state, c.rtx, c.misses = ChunkInFlight, true, 0
+	q.marked--
+	q.untimeIfAtOrAbove(tsn)
+	return int(c.size), true
+}
