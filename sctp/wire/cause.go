@@ -220,11 +220,11 @@ func AppendCauseNoUserData(b []byte, tsn uint32) []byte {
 // (§3.3.10.5). A parameter too long to be carried is not reported: b is
 // returned unchanged.
 func AppendCauseUnresolvableAddress(b []byte, p Param) []byte {
-	if tlvLen(len(p.Value)) > maxTLVValue {
+	if p.Len() > maxTLVValue {
 		return b
 	}
-	b = appendTLVHeader(b, uint16(CauseUnresolvableAddress), tlvLen(len(p.Value)))
-	return pad(AppendParam(b, p.Type, p.Value))
+	b = appendTLVHeader(b, uint16(CauseUnresolvableAddress), p.Len())
+	return AppendParam(b, p.Type, p.Value)
 }
 
 // AppendCauseUnrecognizedChunk appends an Unrecognized Chunk Type cause
@@ -244,14 +244,15 @@ func AppendCauseUnrecognizedChunk(b []byte, c Chunk) []byte {
 // (§3.3.10.8) carrying each parameter of raw, the Params.Raw of a received
 // INIT ACK, that RFC 9260 §3.2.1 says to report: what an endpoint sends
 // in an ERROR chunk with its COOKIE ECHO. Nothing is appended when there
-// is nothing to report, or too much to fit a cause.
+// is nothing to report, or too much to fit a cause. As everywhere, the
+// Cause Length leaves out the padding of the last parameter.
 func AppendCauseUnrecognizedParams(b []byte, raw []byte) []byte {
 	n := 0
-	forEachToReport(raw, func(q Param) { n += tlvLen(len(q.Value)) })
+	forEachToReport(raw, func(q Param) { n = padded(n) + q.Len() })
 	if n == 0 || n > maxTLVValue {
 		return b
 	}
 	b = appendTLVHeader(b, uint16(CauseUnrecognizedParams), n)
-	forEachToReport(raw, func(q Param) { b = pad(AppendParam(b, q.Type, q.Value)) })
+	forEachToReport(raw, func(q Param) { b = AppendParam(b, q.Type, q.Value) })
 	return b
 }

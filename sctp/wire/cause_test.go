@@ -37,7 +37,7 @@ func TestCauses_RFC9260_3_3_10(t *testing.T) {
 			"0004 0004", nil},
 		{"Unresolvable Address (§3.3.10.5)", func(b []byte) []byte {
 			return AppendCauseUnresolvableAddress(b, Param{Type: ParamHostNameAddress, Value: []byte("h\x00")})
-		}, "0005 000c 000b 0006 6800 0000", func(t *testing.T, c Cause) {
+		}, "0005 000a 000b 0006 6800", func(t *testing.T, c Cause) {
 			it := c.Params()
 			p, ok := it.Next()
 			require.True(t, ok)
@@ -146,6 +146,10 @@ func TestCauseUnrecognizedParams_RFC9260_3_3_10_8(t *testing.T) {
 		got = append(got, p.Type)
 	}
 	assert.Equal(t, []ParamType{0xffff, 0x4001}, got)
+
+	// The Cause Length leaves out the padding of the last parameter only.
+	b = AppendCauseUnrecognizedParams(nil, hx(t, "ffff 0005 aa 000000 ffff 0006 bbcc"))
+	assert.Equal(t, hx(t, "0008 0012 ffff 0005 aa000000 ffff 0006 bbcc"), b)
 
 	assert.Empty(t, AppendCauseUnrecognizedParams(nil, hx(t, "bfff 0004 0007 0004")), "nothing to report")
 	assert.Empty(t, AppendCauseUnrecognizedParams(nil, hx(t, "ffff 0010")), "malformed: nothing")

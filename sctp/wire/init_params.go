@@ -233,7 +233,7 @@ func (p *InitParams) len() int {
 	if p.StateCookie != nil {
 		n += tlvLen(len(p.StateCookie))
 	}
-	forEachToReport(p.EchoUnrecognized, func(q Param) { n += tlvLen(tlvLen(len(q.Value))) })
+	forEachToReport(p.EchoUnrecognized, func(q Param) { n += tlvLen(q.Len()) })
 	if p.ForwardTSN {
 		n += tlvLen(0)
 	}
@@ -278,8 +278,7 @@ func (p *InitParams) append(b []byte) []byte {
 		b = AppendParam(b, ParamStateCookie, p.StateCookie)
 	}
 	forEachToReport(p.EchoUnrecognized, func(q Param) {
-		b = appendTLVHeader(b, uint16(ParamUnrecognized), tlvLen(len(q.Value)))
-		b = pad(AppendParam(b, q.Type, q.Value))
+		b = AppendParam(appendTLVHeader(b, uint16(ParamUnrecognized), q.Len()), q.Type, q.Value)
 	})
 	if p.ForwardTSN {
 		b = AppendParam(b, ParamForwardTSNSupported, nil)
@@ -304,7 +303,7 @@ func forEachToReport(raw []byte, fn func(Param)) {
 			continue
 		}
 		a := q.Type.Action()
-		if a.Report() && len(q.Value) <= maxTLVValue-2*tlvHeaderLen {
+		if a.Report() && q.Len() <= maxTLVValue {
 			fn(q)
 		}
 		if !a.Skip() {

@@ -214,8 +214,8 @@ func TestInitAckEchoesUnrecognized_RFC9260_3_3_3_1(t *testing.T) {
 	b := build(t, ack.Len(), ack.Append)
 	assert.Equal(t, initChunk(t, ChunkInitAck, "00000005 00010000 0001 0001 00000009",
 		"0007 0008 07070707"+
-			"0008 000c ffff 0005 aa000000"+
-			"0008 000c 7ffe 0006 bbcc 0000"), b)
+			"0008 0009 ffff 0005 aa 000000"+
+			"0008 000a 7ffe 0006 bbcc"), b)
 	got, err := ParseInit(chunkOf(t, b))
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.Params.PeerUnrecognized)
