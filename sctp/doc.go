@@ -33,6 +33,11 @@
 //     the Cumulative TSN Ack point, Gap Ack Blocks and Duplicate TSNs for
 //     the SACK (§3.3.4, §6.2, §6.7) in a bounded window, and when to send
 //     the SACK (§6.2 delayed acknowledgement, §5.1 first DATA).
+//   - reassembly.go: Reassembler, the receiver's user messages: fragments
+//     put together from their B and E bits (§6.9), unordered messages
+//     delivered when complete (§6.6) and ordered ones in SSN order per
+//     stream (§6.5), within a byte budget that gives the a_rwnd, with the
+//     zero-window eviction of §6.2.
 //   - cookie.go: CookieSigner and Cookie, the stateless State Cookie
 //     (§5.1.3, §5.1.5) with the Tie-Tags of §5.2.2/§5.2.4, signed with
 //     HMAC-SHA256 under rotating secrets.
