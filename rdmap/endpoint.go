@@ -152,6 +152,7 @@ type Endpoint struct {
 	closeWait  chan struct{} // closed and replaced on progress while Close waits
 	qbufs      [NumQueues][][]byte
 	sent       terminateRecord
+	ctr        epCounters
 
 	txWake   chan struct{}
 	respWake chan struct{}

@@ -219,6 +219,21 @@ func (e *Endpoint) Deliver(m *ddp.Message) error {
 	if consumed, err := e.rtrDeliver(m); consumed || err != nil {
 		return err // RFC 6581 §9.2: the RTR has no completion
 	}
+	// Counted before it is processed, so that a completion the ULP polls
+	// is never ahead of the counters; Terminates are counted as parsed.
+	switch op := Opcode(m.Untag.RsvdULP[0] & 0x0f); {
+	case m.Tagged:
+		e.ctr.countRecv(Opcode(m.Tag.RsvdULP&0x0f), m.Length)
+	case m.Untag.QN == QNSend && op != OpImmediate && op != OpImmediateSE:
+		e.ctr.countRecv(op, m.Length)
+	case m.Untag.QN != QNTerminate:
+		e.ctr.countRecv(op, 0)
+	}
+	return e.deliver(m)
+}
+
+// deliver dispatches one complete message by its queue and opcode.
+func (e *Endpoint) deliver(m *ddp.Message) error {
 	if m.Tagged {
 		c, err := parseCtl(m.Tag.RsvdULP) // zero-length messages were not checked yet
 		if err != nil {
@@ -389,6 +404,10 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 			rr := t.RDMAHeader
 			te.RDMAHeader = &rr
 		}
+	}
+	e.ctr.countRecv(OpTerminate, 0)
+	if err == nil {
+		e.ctr.termRecv.Store(packTerm(t.Code))
 	}
 	e.mu.Lock()
 	e.failLocked(te, nil, closeGraceful)

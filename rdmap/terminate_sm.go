@@ -91,6 +91,10 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 			e.mu.Lock()
 			e.sent = terminateRecord{sent: err == nil, err: err}
 			e.mu.Unlock()
+			if err == nil {
+				e.ctr.countSent(OpTerminate, 0)
+				e.ctr.termSent.Store(packTerm(t.Code))
+			}
 		}
 	}
 	e.sendMu.Unlock()

@@ -138,17 +138,49 @@ func (e *Endpoint) issue(r *sendReq) error {
 	default:
 		err = fmt.Errorf("%w: work type %v", ErrInvalidWR, wr.Op)
 	}
+	if err == nil {
+		e.countIssued(wr)
+	}
 	return err
+}
+
+// countIssued records the messages of a work request DDP took.
+func (e *Endpoint) countIssued(wr *SendWR) {
+	c := &e.ctr
+	switch wr.Op {
+	case WRSend:
+		c.countSent(OpSend, len(wr.Local))
+	case WRSendSE:
+		c.countSent(OpSendSE, len(wr.Local))
+	case WRSendInv:
+		c.countSent(OpSendInvalidate, len(wr.Local))
+	case WRSendSEInv:
+		c.countSent(OpSendSEInvalidate, len(wr.Local))
+	case WRWrite, WRWriteImm:
+		c.countSent(OpWrite, len(wr.Local))
+		if wr.Op == WRWriteImm {
+			c.countSent(immediateOp(wr.Solicited), 0)
+		}
+	case WRImmediate:
+		c.countSent(immediateOp(wr.Solicited), 0)
+	case WRRead:
+		c.countSent(OpReadRequest, 0)
+	case WRFetchAdd, WRCmpSwap:
+		c.countSent(OpAtomicRequest, 0)
+	}
+}
+
+func immediateOp(se bool) Opcode {
+	if se {
+		return OpImmediateSE
+	}
+	return OpImmediate
 }
 
 // sendImmediate sends one Immediate Data message; sendMu is held.
 func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
-	op := OpImmediate
-	if se {
-		op = OpImmediateSE
-	}
 	i := Immediate{Data: imm}
-	_, err := e.sender.SendUntagged(untaggedRsvd(op, 0), QNSend, i.Append(e.scratch[:0]))
+	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), QNSend, i.Append(e.scratch[:0]))
 	return err
 }
 
@@ -223,6 +255,9 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 		e.respLast = true
 		err := e.sender.SendTagged(ControlByte(OpReadResponse), rr.SinkSTag, rr.SinkTO, data)
 		e.respLast = false
+		if err == nil {
+			e.ctr.countSent(OpReadResponse, len(data))
+		}
 		return nil, err
 	}
 	ar := &job.ar
@@ -239,6 +274,9 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 	e.respLast = true
 	_, err := e.sender.SendUntagged(untaggedRsvd(OpAtomicResponse, 0), QNAtomicResponse, resp.Append(e.scratch[:0]))
 	e.respLast = false
+	if err == nil {
+		e.ctr.countSent(OpAtomicResponse, 0)
+	}
 	return nil, err
 }
 

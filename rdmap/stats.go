@@ -1,0 +1,100 @@
+package rdmap
+
+import "sync/atomic"
+
+// NumOpcodes is the size of the RDMAP opcode space (the 4-bit RDMA
+// Message OpCode, RFC 5040 §4.1; 0xC-0xF are reserved, RFC 7306 §4.1).
+const NumOpcodes = 16
+
+// Stats are an endpoint's counters since it was created. The data path
+// keeps them with atomic additions only (no lock, no allocation); Stats
+// reads them one by one, so a snapshot taken while traffic flows may mix
+// instants by a few messages.
+type Stats struct {
+	// Sent counts the RDMA Messages handed to DDP, by opcode (index with
+	// an Opcode; RFC 5040 §4.3, RFC 7306 §4.1): Sends and Writes as their
+	// work requests are issued, Read and Atomic Responses as they are
+	// answered, the Terminate as it goes out. RTR messages of RFC 6581
+	// §9.2 are not RDMAP operations and are not counted.
+	Sent [NumOpcodes]uint64
+	// Received counts the complete RDMA Messages DDP delivered, by opcode,
+	// counted before they are processed (a completion is never ahead of
+	// its count). A segment DDP refused (RFC 5041 §7.2: an invalid STag, a
+	// bounds violation) never became a message and is not counted.
+	Received [NumOpcodes]uint64
+	// OctetsSent counts the ULP payload octets handed to DDP: the data of
+	// Sends, Writes and Read Responses (Request, Immediate Data, Atomic and
+	// Terminate messages carry no user data).
+	OctetsSent uint64
+	// OctetsPlaced counts the octets of the received Writes, Read
+	// Responses and Sends, placed into local buffers (RFC 5040 §5.1-§5.3):
+	// what a passive peer of a one-sided test can see of it.
+	OctetsPlaced uint64
+	// TerminateSent and TerminateReceived hold the layer/type/code of the
+	// Terminate this endpoint sent or received (RFC 5040 §4.8), when
+	// HasTerminateSent or HasTerminateReceived.
+	TerminateSent, TerminateReceived       TermCode
+	HasTerminateSent, HasTerminateReceived bool
+}
+
+// epCounters are the atomics behind Stats.
+type epCounters struct {
+	sent, recv           [NumOpcodes]atomic.Uint64
+	octetsSent, octetsIn atomic.Uint64
+	termSent, termRecv   atomic.Uint32 // 1<<24 | layer<<16 | type<<8 | code once set
+}
+
+func packTerm(c TermCode) uint32 {
+	return 1<<24 | uint32(c.Layer)<<16 | uint32(c.EType)<<8 | uint32(c.Code)
+}
+
+func unpackTerm(v uint32) (TermCode, bool) {
+	return TermCode{Layer: uint8(v >> 16), EType: uint8(v >> 8), Code: uint8(v)}, v != 0
+}
+
+// countSent records one message of op with n payload octets.
+func (c *epCounters) countSent(op Opcode, n int) {
+	c.sent[op&0xf].Add(1)
+	if n > 0 {
+		c.octetsSent.Add(uint64(n))
+	}
+}
+
+// countRecv records one accepted message of op that placed n octets.
+func (c *epCounters) countRecv(op Opcode, n int) {
+	c.recv[op&0xf].Add(1)
+	if n > 0 {
+		c.octetsIn.Add(uint64(n))
+	}
+}
+
+// Stats returns the endpoint's counters.
+func (e *Endpoint) Stats() Stats {
+	var s Stats
+	c := &e.ctr
+	for i := range s.Sent {
+		s.Sent[i] = c.sent[i].Load()
+		s.Received[i] = c.recv[i].Load()
+	}
+	s.OctetsSent, s.OctetsPlaced = c.octetsSent.Load(), c.octetsIn.Load()
+	s.TerminateSent, s.HasTerminateSent = unpackTerm(c.termSent.Load())
+	s.TerminateReceived, s.HasTerminateReceived = unpackTerm(c.termRecv.Load())
+	return s
+}
+
+// Add adds o's counts to s (the Terminate fields are kept from s, or taken
+// from o where s has none); a server sums finished streams with it.
+func (s *Stats) Add(o Stats) {
+	for i := range s.Sent {
+		s.Sent[i] += o.Sent[i]
+		s.Received[i] += o.Received[i]
+	}
+	s.OctetsSent += o.OctetsSent
+	s.OctetsPlaced += o.OctetsPlaced
+	if !s.HasTerminateSent && o.HasTerminateSent {
+		s.TerminateSent, s.HasTerminateSent = o.TerminateSent, true
+	}
+	if !s.HasTerminateReceived && o.HasTerminateReceived {
+		s.TerminateReceived, s.HasTerminateReceived = o.TerminateReceived, true
+	}
+}
