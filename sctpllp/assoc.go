@@ -125,6 +125,7 @@ type Association struct {
 	err      error
 	stopOnce sync.Once
 	dropped  atomic.Uint64
+	ctr      assocCounters
 	grace    shrinkGrace // see ShrinkGrace
 }
 
@@ -336,6 +337,9 @@ func (a *Association) MarkErroneous(sid uint16) error {
 	}
 	sl := a.slot(sid)
 	sl.mu.Lock()
+	if !sl.erroneous {
+		a.ctr.erroneous.Add(1)
+	}
 	sl.erroneous = true
 	s := sl.cur
 	sl.mu.Unlock()

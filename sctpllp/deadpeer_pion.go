@@ -29,7 +29,8 @@ type writeErrConn struct {
 	net.Conn
 	err atomic.Pointer[error]
 	hdr atomic.Pointer[pmtu.CommonHeader]
-	ali aliState // the Adaptation Layer Indication (pion_ali.go)
+	ali aliState   // the Adaptation Layer Indication (pion_ali.go)
+	rtx rtxCounter // retransmitted DATA chunks (stats.go)
 }
 
 // Read implements net.Conn: pion's next packet, noting the peer's
@@ -118,6 +119,7 @@ func isDeadPeerAck(p []byte) bool {
 // or INIT ACK.
 func (w *writeErrConn) Write(b []byte) (int, error) {
 	w.observe(b)
+	w.rtx.observe(b)
 	p := b
 	if q, changed := stripBareHeartbeats(p); changed {
 		if len(q) == 0 {

@@ -174,6 +174,7 @@ func (s *Session) sendControlLocked(c Control) error {
 	if err := s.a.t.WriteMsg(s.sid, PPIDControl, b); err != nil {
 		return err
 	}
+	s.a.ctr.control(true, c.Function)
 	s.txSSN++
 	return nil
 }
@@ -563,6 +564,7 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 		}
 		ctrl = c
 		ev = eventOf(c.Function)
+		s.a.ctr.control(false, c.Function)
 	default:
 		return &ProtocolError{StreamID: s.sid,
 			Reason: fmt.Sprintf("PPID %d on a DDP association (RFC 5043 §5.1, §5.2)", ppid)}

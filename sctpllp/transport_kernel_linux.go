@@ -1093,6 +1093,35 @@ func (t *kernelTransport) readMaxMessage(fd uintptr) {
 	}
 }
 
+// SCTP_GET_ASSOC_STATS (include/uapi/linux/sctp.h struct sctp_assoc_stats):
+// the association id, the sockaddr_storage of the observed max RTO (8-octet
+// aligned), then __u64 counters; sas_rtxchunks is the sixth of them.
+const (
+	kernelOptGetAssocStats   = 112
+	kernelAssocStatsLen      = 8 + 128 + 16*8
+	kernelAssocStatsRtxChunk = 8 + 128 + 5*8
+)
+
+// TransportStats reports the kernel's smoothed RTT of the primary path
+// (SCTP_STATUS sstat_primary.spinfo_srtt, milliseconds) and its count of
+// retransmitted chunks (SCTP_GET_ASSOC_STATS sas_rtxchunks).
+func (t *kernelTransport) TransportStats() TransportStats {
+	var st TransportStats
+	_ = t.rc.Control(func(fd uintptr) {
+		var status sctp.Status
+		l := uint32(unsafe.Sizeof(status))
+		if kernelGetsockopt(int(fd), sctp.SCTP_STATUS, unsafe.Pointer(&status), &l) == nil && status.PrimaryPeerAddr.SRTT > 0 {
+			st.SRTT, st.HasSRTT = time.Duration(status.PrimaryPeerAddr.SRTT)*time.Millisecond, true
+		}
+		var b [kernelAssocStatsLen]byte
+		l = uint32(len(b))
+		if kernelGetsockopt(int(fd), kernelOptGetAssocStats, unsafe.Pointer(&b[0]), &l) == nil && l >= kernelAssocStatsRtxChunk+8 {
+			st.Retransmissions, st.HasRetransmissions = binary.NativeEndian.Uint64(b[kernelAssocStatsRtxChunk:]), true
+		}
+	})
+	return st
+}
+
 // kernelResetGrace is how long the accepting side waits for the peer's
 // stream reset before it sends its own request.
 const kernelResetGrace = time.Second

@@ -216,6 +216,15 @@ func testKernelStreamsAndPPIDs(t *testing.T) {
 	// SCTP_UNORDERED on every message.
 	assert.Zero(t, c.orderedRecv.Load())
 	assert.Zero(t, s.orderedRecv.Load())
+	// The kernel reports its RTT and retransmission count (SCTP_STATUS,
+	// SCTP_GET_ASSOC_STATS): data went both ways, so both ends measured.
+	for _, k := range []*kernelTransport{c, s} {
+		st := k.TransportStats()
+		assert.True(t, st.HasSRTT, "SCTP_STATUS srtt")
+		assert.Less(t, st.SRTT, 5*time.Second)
+		assert.True(t, st.HasRetransmissions, "SCTP_GET_ASSOC_STATS")
+		assert.Less(t, st.Retransmissions, uint64(1000))
+	}
 }
 
 // sctpCapture reads copies of the SCTP packets on lo through a raw socket.

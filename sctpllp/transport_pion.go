@@ -735,6 +735,16 @@ func (t *PionTransport) StreamFree(sid uint16) bool {
 // or INIT ACK, read below pion (pion_ali.go).
 func (t *PionTransport) PeerAdaptation() (uint32, bool) { return t.wconn.ali.peerIndication() }
 
+// TransportStats reports pion's smoothed RTT and the retransmitted DATA
+// chunks counted below pion (pion keeps no such counter).
+func (t *PionTransport) TransportStats() TransportStats {
+	st := TransportStats{Retransmissions: t.wconn.rtx.count(), HasRetransmissions: true}
+	if ms := t.assoc.SRTT(); ms > 0 {
+		st.SRTT, st.HasSRTT = time.Duration(ms*float64(time.Millisecond)), true
+	}
+	return st
+}
+
 // Kind implements Transport.
 func (t *PionTransport) Kind() string { return "sctp-pion" }
 

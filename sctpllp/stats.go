@@ -1,0 +1,127 @@
+package sctpllp
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp"
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// NumFunctionCodes sizes the per-function-code counters of AssocStats:
+// index them with a FunctionCode (1-7, RFC 5043 §5.2.3, RFC 6581 §7).
+const NumFunctionCodes = 8
+
+// AssocStats are an association's counters since it was created, kept
+// with atomic additions (no lock, no allocation on the data path).
+type AssocStats struct {
+	// ControlSent and ControlReceived count the DDP Stream Session Control
+	// messages (PPID 17) by function code: Initiate, Accept, Reject,
+	// Terminate and their RFC 6581 enhanced forms.
+	ControlSent, ControlReceived [NumFunctionCodes]uint64
+	// ErroneousStreams counts the streams labelled erroneous with
+	// MarkErroneous (RFC 5040 §7: the stream's RDMAP Stream failed; its
+	// identifier is never used again on this association).
+	ErroneousStreams uint64
+	// DroppedChunks counts chunks dropped because their stream carries no
+	// session (see Association.Dropped).
+	DroppedChunks uint64
+	// Transport is what the SCTP stack reports.
+	Transport TransportStats
+}
+
+// TransportStats are the SCTP stack's own figures, where it reports them.
+type TransportStats struct {
+	// SRTT is the smoothed round-trip time of the primary path (RFC 9260
+	// §6.3.1), valid when HasSRTT.
+	SRTT    time.Duration
+	HasSRTT bool
+	// Retransmissions counts DATA chunks sent again (RFC 9260 §6.3.3,
+	// §7.2.4), valid when HasRetransmissions. The kernel reports
+	// SCTP_GET_ASSOC_STATS sas_rtxchunks; for pion, which keeps no such
+	// counter, sctpllp counts the DATA chunks whose TSN is not above the
+	// highest TSN pion sent before.
+	Retransmissions    uint64
+	HasRetransmissions bool
+}
+
+// transportStatser is the optional Transport method that reports
+// TransportStats.
+type transportStatser interface {
+	TransportStats() TransportStats
+}
+
+// assocCounters are the atomics behind AssocStats.
+type assocCounters struct {
+	ctlSent, ctlRecv [NumFunctionCodes]atomic.Uint64
+	erroneous        atomic.Uint64
+}
+
+func (c *assocCounters) control(sent bool, f FunctionCode) {
+	if f >= NumFunctionCodes {
+		return
+	}
+	if sent {
+		c.ctlSent[f].Add(1)
+	} else {
+		c.ctlRecv[f].Add(1)
+	}
+}
+
+// Stats returns the association's counters.
+func (a *Association) Stats() AssocStats {
+	var s AssocStats
+	for i := range s.ControlSent {
+		s.ControlSent[i] = a.ctr.ctlSent[i].Load()
+		s.ControlReceived[i] = a.ctr.ctlRecv[i].Load()
+	}
+	s.ErroneousStreams = a.ctr.erroneous.Load()
+	s.DroppedChunks = a.dropped.Load()
+	if ts, ok := a.t.(transportStatser); ok {
+		s.Transport = ts.TransportStats()
+	}
+	return s
+}
+
+// rtxCounter counts the retransmitted DATA chunks among the packets a
+// stack writes: a DATA chunk whose TSN is not above the highest TSN
+// written before is a retransmission (RFC 9260 §6.3.3 T3-rtx, §7.2.4 Fast
+// Retransmit). pion writes from one goroutine; the atomics only make the
+// counter safe to read from another.
+type rtxCounter struct {
+	seen    atomic.Bool
+	highest atomic.Uint32
+	rtx     atomic.Uint64
+}
+
+// observe scans one outgoing SCTP packet's chunk headers; nothing is
+// allocated.
+func (r *rtxCounter) observe(pkt []byte) {
+	if len(pkt) <= wire.HeaderLen {
+		return
+	}
+	it := wire.NewChunkIter(pkt[wire.HeaderLen:])
+	for {
+		c, ok := it.Next()
+		if !ok {
+			return
+		}
+		if c.Type != wire.ChunkData || len(c.Value) < 4 {
+			continue
+		}
+		tsn := binary.BigEndian.Uint32(c.Value)
+		switch {
+		case !r.seen.Load():
+			r.seen.Store(true)
+			r.highest.Store(tsn)
+		case sctp.TSNGreater(tsn, r.highest.Load()):
+			r.highest.Store(tsn)
+		default:
+			r.rtx.Add(1)
+		}
+	}
+}
+
+// count returns the retransmissions seen.
+func (r *rtxCounter) count() uint64 { return r.rtx.Load() }

@@ -1,0 +1,93 @@
+package sctpllp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// TestAssocStats_SessionControl_RFC5043_5_2_3 counts the session control
+// messages both ends of a pion association exchange: an Initiate/Accept
+// pair per session, a Reject, a Terminate, and a stream labelled
+// erroneous; pion's smoothed RTT is reported once data was acknowledged.
+func TestAssocStats_SessionControl_RFC5043_5_2_3(t *testing.T) {
+	c, s := udpPair(t, Config{KeepIdle: true})
+	cs1, _, _, sh1 := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
+	_, _, _, _ = openPair(t, c, s, 2, OpenRequest{Enhanced: true}, AcceptParams{})
+	for range 20 {
+		require.NoError(t, cs1.SendSegment([]byte{1}, make([]byte, 1000)))
+	}
+	sh1.waitCount(t, 20)
+	require.NoError(t, cs1.Close()) // the client's Terminate
+	require.NoError(t, sh1.waitClosed(t))
+	require.NoError(t, c.MarkErroneous(2))
+
+	require.Eventually(t, func() bool { return s.Stats().ControlReceived[FuncTerminate] == 2 }, 10*time.Second, 5*time.Millisecond)
+	cst, sst := c.Stats(), s.Stats()
+	assert.Equal(t, uint64(1), cst.ControlSent[FuncInitiate])
+	assert.Equal(t, uint64(1), cst.ControlSent[FuncEnhancedInitiate])
+	assert.Equal(t, uint64(1), sst.ControlReceived[FuncInitiate])
+	assert.Equal(t, uint64(1), sst.ControlReceived[FuncEnhancedInitiate])
+	assert.Equal(t, uint64(1), sst.ControlSent[FuncAccept])
+	assert.Equal(t, uint64(1), sst.ControlSent[FuncEnhancedAccept])
+	assert.Equal(t, uint64(1), cst.ControlReceived[FuncAccept])
+	assert.Equal(t, uint64(1), cst.ControlReceived[FuncEnhancedAccept])
+	assert.Equal(t, uint64(2), cst.ControlSent[FuncTerminate], "Close on stream 1, erroneous stream 2")
+	assert.Equal(t, uint64(1), cst.ErroneousStreams)
+	assert.Zero(t, sst.ErroneousStreams)
+	require.True(t, cst.Transport.HasSRTT, "pion measured an RTT")
+	assert.Greater(t, cst.Transport.SRTT, time.Duration(0))
+	assert.Less(t, cst.Transport.SRTT, 5*time.Second)
+	assert.True(t, cst.Transport.HasRetransmissions)
+
+	// A Reject (RFC 5043 §6.3) on a fresh stream.
+	in := make(chan error, 1)
+	go func() {
+		inc, err := s.Accept(ctx10(t))
+		if err == nil {
+			err = inc.Reject([]byte("no"))
+		}
+		in <- err
+	}()
+	_, err := c.Open(ctx10(t), 3, OpenRequest{})
+	require.Error(t, err)
+	require.NoError(t, <-in)
+	assert.Equal(t, uint64(1), s.Stats().ControlSent[FuncReject])
+	assert.Equal(t, uint64(1), c.Stats().ControlReceived[FuncReject])
+}
+
+// TestRtxCounter_RFC9260_6_3_3: a DATA chunk whose TSN is not above the
+// highest written before counts as a retransmission, whatever else the
+// packet bundles, across TSN wrap-around (RFC 9260 §1.6).
+func TestRtxCounter_RFC9260_6_3_3(t *testing.T) {
+	pkt := func(tsns ...uint32) []byte {
+		b := wire.AppendHeader(nil, wire.Header{SrcPort: 1, DstPort: 2, VerificationTag: 3})
+		b = (&wire.SACK{CumTSNAck: 1, ARwnd: 1000}).Append(b)
+		for _, tsn := range tsns {
+			b = (&wire.Data{TSN: tsn, Unordered: true, PPID: 16, UserData: []byte("x")}).Append(b)
+		}
+		return b
+	}
+	var r rtxCounter
+	r.observe(pkt(0xfffffffe, 0xffffffff))
+	r.observe(pkt(0, 1))
+	assert.Zero(t, r.count())
+	r.observe(pkt(0xffffffff)) // T3-rtx of one chunk
+	r.observe(pkt(1, 2))       // 1 again, 2 new
+	r.observe(pkt())           // a SACK alone
+	r.observe([]byte{1, 2, 3}) // garbage is ignored
+	assert.Equal(t, uint64(2), r.count())
+	p := pkt(9)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { r.observe(p) }))
+}
+
+func ctx10(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
