@@ -75,7 +75,9 @@ type Server struct {
 	reserved atomic.Int64
 	stats    serverCounters
 	mu       sync.Mutex
-	conns    map[*rdmap.Endpoint]*conn
+	conns    map[*rdmap.Endpoint]*conn // prepared, not yet served
+	live     map[*rdmap.Endpoint]*conn // being served (guarded by mu)
+	finished finishedStreams           // guarded by mu
 	logMu    sync.Mutex
 }
 
@@ -93,7 +95,8 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.SetupTimeout <= 0 {
 		cfg.SetupTimeout = DefaultSetupTimeout
 	}
-	return &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn)}
+	return &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn),
+		live: make(map[*rdmap.Endpoint]*conn), finished: newFinishedStreams()}
 }
 
 // Run serves ln until ctx ends; then every stream is aborted (its
@@ -189,11 +192,15 @@ func (s *Server) Serve(ctx context.Context, ep *rdmap.Endpoint) {
 	s.mu.Lock()
 	c := s.conns[ep]
 	delete(s.conns, ep)
+	if c != nil {
+		s.live[ep] = c
+	}
 	s.mu.Unlock()
 	if c == nil {
 		return
 	}
 	defer c.release()
+	defer s.streamEnded(c)
 	err := s.serve(ctx, c)
 	if err == nil {
 		// Wait for the client's graceful close (RFC 5040 §6.2).
@@ -232,6 +239,9 @@ func (s *Server) serve(ctx context.Context, c *conn) error {
 		return err
 	}
 	c.setup = setup
+	s.mu.Lock()
+	c.test = setup.Test.String()
+	s.mu.Unlock()
 	active := setup.Reverse()
 	// The stream's buffers are reserved before any is allocated.
 	cost := memoryCost(setup, active)

@@ -52,6 +52,7 @@ type conn struct {
 	ctr    *Counters
 	inline int // largest payload posted inline (client side)
 	onPing func(PingLine)
+	test   string // the Setup's test once known (server side, guarded by Server.mu)
 	// start and end bound an active run (client side, for aggregates).
 	start, end time.Time
 }

@@ -238,6 +238,10 @@ func (e *Endpoint) IRD() int { return e.ird }
 // ORD returns the effective outbound Read/Atomic limit.
 func (e *Endpoint) ORD() int { return e.ord }
 
+// LLPInfo describes the LLP stream under the endpoint: its kind, stream
+// identifier, addresses and segment counters (llp.Info).
+func (e *Endpoint) LLPInfo() llp.Info { return e.s.Info() }
+
 // Err returns why the endpoint stopped (a *TerminateError for an RDMAP
 // Abortive Termination either way, the LLP's error, ErrPeerClosed or
 // ErrClosed), or nil while it runs.
