@@ -125,3 +125,19 @@ func (r *rtxCounter) observe(pkt []byte) {
 
 // count returns the retransmissions seen.
 func (r *rtxCounter) count() uint64 { return r.rtx.Load() }
+
+// Add adds o's counters to s; a server sums the associations that ended
+// with it. SRTT is not a sum: s keeps its own, or takes o's if it has none.
+func (s *AssocStats) Add(o AssocStats) {
+	for i := range s.ControlSent {
+		s.ControlSent[i] += o.ControlSent[i]
+		s.ControlReceived[i] += o.ControlReceived[i]
+	}
+	s.ErroneousStreams += o.ErroneousStreams
+	s.DroppedChunks += o.DroppedChunks
+	s.Transport.Retransmissions += o.Transport.Retransmissions
+	s.Transport.HasRetransmissions = s.Transport.HasRetransmissions || o.Transport.HasRetransmissions
+	if !s.Transport.HasSRTT && o.Transport.HasSRTT {
+		s.Transport.SRTT, s.Transport.HasSRTT = o.Transport.SRTT, true
+	}
+}

@@ -313,6 +313,8 @@ type Listener struct {
 	// copy of mpaCfg whose Accept callback is bound to that connection.
 	tcp    net.Listener
 	mpaCfg *mpa.Config
+	// assocs: the SCTP associations served (assocstats.go).
+	assocs assocTable
 }
 
 // Listen announces on addr over o.LLP.
@@ -465,6 +467,8 @@ func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error
 }
 
 func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, pd *rdmap.PD, h Handler) {
+	l.assocs.add(assoc)
+	defer l.assocs.remove(assoc)
 	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), PrivateData: l.o.PrivateData})
 	var wg sync.WaitGroup
 	for {
