@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/metrics"
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
 )
 
@@ -49,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxMemory := fs.String("max-memory", "1G", "most buffer memory reserved for all streams together; a test that does not fit is refused before anything is allocated")
 	setupTimeout := fs.Duration("setup-timeout", bench.DefaultSetupTimeout, "how long an accepted stream may stay silent before its Setup; then it is ended and its slot freed")
 	jsonOut := fs.Bool("json", false, "print the listening address and the final summary as JSON lines")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics (text format) on http://ADDR/metrics while running, e.g. 127.0.0.1:9464")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -83,23 +85,42 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ctr := &bench.Counters{}
 	srv := bench.NewServer(bench.ServerConfig{MaxSize: ms, MaxStreams: *maxStreams, MaxMemory: int64(mm),
 		SetupTimeout: *setupTimeout, Log: out, Counters: ctr})
+	src := metrics.Source{Server: srv, Listener: ln}
+	mctx, mstop := context.WithCancel(ctx)
+	defer mstop()
+	var maddr net.Addr
+	if *metricsAddr != "" {
+		var wait func()
+		maddr, wait, err = metrics.Listen(mctx, *metricsAddr, src)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer wait()
+	}
 	if *jsonOut {
-		_ = json.NewEncoder(out).Encode(map[string]any{"event": "listening", "llp": ln.Kind(), "addr": ln.Addr()})
+		ev := map[string]any{"event": "listening", "llp": ln.Kind(), "addr": ln.Addr()}
+		if maddr != nil {
+			ev["metrics"] = "http://" + maddr.String() + "/metrics"
+		}
+		_ = json.NewEncoder(out).Encode(ev)
 	} else {
 		fmt.Fprintf(out, "sctp-rdma serve: listening on %s (%s); SIGINT or SIGTERM stops\n", ln.Addr(), ln.Kind())
+		if maddr != nil {
+			fmt.Fprintf(out, "sctp-rdma serve: metrics on http://%s/metrics\n", maddr)
+		}
 	}
 	start := time.Now()
 	err = srv.Run(ctx, ln)
 	ops, octets := ctr.Ops.Load(), ctr.Bytes.Load()
-	st := srv.Stats()
+	snap := metrics.Take(src)
 	if *jsonOut {
 		_ = json.NewEncoder(out).Encode(map[string]any{"event": "stopped", "operations": ops, "bytes": octets, "uptime_s": time.Since(start).Seconds(),
-			"streams_admitted": st.Admitted, "refused_busy": st.RefusedBusy, "refused_not_bench": st.RefusedNotBench,
-			"refused_memory": st.RefusedMemory, "setup_timeouts": st.SetupTimeouts})
+			"counters": snap})
 	} else {
-		fmt.Fprintf(out, "sctp-rdma serve: stopped after %v: %d operations and messages, %d octets served\n", time.Since(start).Round(time.Millisecond), ops, octets)
-		fmt.Fprintf(out, "sctp-rdma serve: streams: %d admitted, %d refused busy (--max-streams), %d refused not bench, %d refused for memory (--max-memory), %d ended without Setup (--setup-timeout)\n",
-			st.Admitted, st.RefusedBusy, st.RefusedNotBench, st.RefusedMemory, st.SetupTimeouts)
+		fmt.Fprintf(out, "sctp-rdma serve: stopped after %v: %d two-sided operations completed by the server (%d octets); one-sided ones below\n",
+			time.Since(start).Round(time.Millisecond), ops, octets)
+		metrics.WriteText(out, "sctp-rdma serve: ", snap)
 	}
 	return err
 }

@@ -1,0 +1,201 @@
+// Package metrics turns a bench server's and its listener's counters into
+// one Snapshot, printed by `serve` at exit (text and JSON), and exposes the
+// same figures in the Prometheus text format for `serve --metrics ADDR`.
+//
+// Nothing here runs on the data path: the protocol layers keep their
+// counters with atomic additions (rdmap.Endpoint.Stats,
+// sctpllp.Association.Stats); a Snapshot reads them when it is taken, at
+// a scrape or at exit.
+package metrics
+
+import (
+	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/mpa"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+)
+
+// Source is what a Snapshot is taken of.
+type Source struct {
+	Server   *bench.Server
+	Listener *transport.Listener
+}
+
+// opcodeNames are the label values of the RDMAP opcodes (RFC 5040 §4.3,
+// RFC 7306 §4.1), in opcode order.
+var opcodeNames = [...]string{
+	rdmap.OpWrite:            "write",
+	rdmap.OpReadRequest:      "read_request",
+	rdmap.OpReadResponse:     "read_response",
+	rdmap.OpSend:             "send",
+	rdmap.OpSendInvalidate:   "send_invalidate",
+	rdmap.OpSendSE:           "send_se",
+	rdmap.OpSendSEInvalidate: "send_se_invalidate",
+	rdmap.OpTerminate:        "terminate",
+	rdmap.OpImmediate:        "immediate",
+	rdmap.OpImmediateSE:      "immediate_se",
+	rdmap.OpAtomicRequest:    "atomic_request",
+	rdmap.OpAtomicResponse:   "atomic_response",
+}
+
+// functionNames are the label values of the session control function
+// codes (RFC 5043 §5.2.3, RFC 6581 §7).
+var functionNames = [...]string{
+	sctpllp.FuncInitiate:         "initiate",
+	sctpllp.FuncAccept:           "accept",
+	sctpllp.FuncReject:           "reject",
+	sctpllp.FuncTerminate:        "terminate",
+	sctpllp.FuncEnhancedInitiate: "enhanced_initiate",
+	sctpllp.FuncEnhancedAccept:   "enhanced_accept",
+	sctpllp.FuncEnhancedReject:   "enhanced_reject",
+}
+
+// ByName is a set of counters keyed by a label value.
+type ByName map[string]uint64
+
+func opcodes(v [rdmap.NumOpcodes]uint64) ByName {
+	m := make(ByName, len(opcodeNames))
+	for op, name := range opcodeNames {
+		m[name] = v[op]
+	}
+	return m
+}
+
+func functions(v [sctpllp.NumFunctionCodes]uint64) ByName {
+	m := make(ByName, len(functionNames)-1)
+	for f, name := range functionNames {
+		if name != "" {
+			m[name] = v[f]
+		}
+	}
+	return m
+}
+
+// RDMAP are RDMAP message counters.
+type RDMAP struct {
+	Sent         ByName `json:"messages_sent"`
+	Received     ByName `json:"messages_received"`
+	OctetsSent   uint64 `json:"octets_sent"`
+	OctetsPlaced uint64 `json:"octets_placed"`
+}
+
+func rdmapOf(s rdmap.Stats) RDMAP {
+	return RDMAP{Sent: opcodes(s.Sent), Received: opcodes(s.Received), OctetsSent: s.OctetsSent, OctetsPlaced: s.OctetsPlaced}
+}
+
+// Terminate counts the Terminates of one layer/type/code (RFC 5040 §4.8).
+type Terminate struct {
+	Layer    uint8  `json:"layer"`
+	Type     uint8  `json:"type"`
+	Code     uint8  `json:"code"`
+	Name     string `json:"name"`
+	Sent     uint64 `json:"sent"`
+	Received uint64 `json:"received"`
+}
+
+// Control are session control counters by function code.
+type Control struct {
+	Sent     ByName `json:"sent"`
+	Received ByName `json:"received"`
+}
+
+// Stream is one live stream.
+type Stream struct {
+	LLP    string `json:"llp"`
+	Peer   string `json:"peer"`
+	Stream uint16 `json:"stream"`
+	Test   string `json:"test,omitempty"`
+	RDMAP
+}
+
+// Association is one live SCTP association.
+type Association struct {
+	LLP              string   `json:"llp"`
+	Peer             string   `json:"peer"`
+	SessionControl   Control  `json:"session_control"`
+	ErroneousStreams uint64   `json:"erroneous_streams"`
+	SRTTSeconds      *float64 `json:"srtt_seconds,omitempty"`
+	Retransmissions  *uint64  `json:"retransmitted_chunks,omitempty"`
+}
+
+// Snapshot is every counter of a serving process at one instant.
+type Snapshot struct {
+	LLP string `json:"llp"`
+	// Streams: what the server's caps did and how many streams it served.
+	StreamsActive   int    `json:"streams_active"`
+	StreamsFinished uint64 `json:"streams_finished"`
+	Admitted        uint64 `json:"streams_admitted"`
+	RefusedBusy     uint64 `json:"refused_busy"`
+	RefusedNotBench uint64 `json:"refused_not_bench"`
+	RefusedMemory   uint64 `json:"refused_memory"`
+	SetupTimeouts   uint64 `json:"setup_timeouts"`
+	MemoryReserved  int64  `json:"memory_reserved"`
+	MemoryMax       int64  `json:"memory_max"`
+	// RDMAP sums every stream served, finished and live.
+	RDMAP      RDMAP       `json:"rdmap"`
+	Terminates []Terminate `json:"terminates"`
+	// MPACRCErrors counts the MPA connections that ended on a CRC error
+	// (the Terminate sent: LLP layer, MPA error, code 2; RFC 5044 §8).
+	MPACRCErrors uint64 `json:"mpa_crc_errors"`
+	// SCTP: session control, erroneous streams and the stack's
+	// retransmissions, summed over every association; zero over MPA.
+	AssociationsActive   uint64  `json:"associations_active"`
+	AssociationsFinished uint64  `json:"associations_finished"`
+	SessionControl       Control `json:"session_control"`
+	ErroneousStreams     uint64  `json:"erroneous_streams"`
+	Retransmissions      uint64  `json:"sctp_retransmitted_chunks"`
+	// PerStream and PerAssociation list the live ones.
+	PerStream      []Stream      `json:"per_stream"`
+	PerAssociation []Association `json:"per_association"`
+}
+
+// Take reads every counter of src.
+func Take(src Source) Snapshot {
+	var s Snapshot
+	if l := src.Listener; l != nil {
+		s.LLP = l.Kind()
+		at := l.AssocTotals()
+		s.AssociationsActive, s.AssociationsFinished = at.Live, at.Finished
+		s.SessionControl = Control{Sent: functions(at.ControlSent), Received: functions(at.ControlReceived)}
+		s.ErroneousStreams = at.ErroneousStreams
+		s.Retransmissions = at.Transport.Retransmissions
+		s.PerAssociation = []Association{}
+		for _, a := range l.Associations() {
+			pa := Association{LLP: a.LLP, Peer: a.Peer, ErroneousStreams: a.ErroneousStreams,
+				SessionControl: Control{Sent: functions(a.ControlSent), Received: functions(a.ControlReceived)}}
+			if a.Transport.HasSRTT {
+				v := a.Transport.SRTT.Seconds()
+				pa.SRTTSeconds = &v
+			}
+			if a.Transport.HasRetransmissions {
+				v := a.Transport.Retransmissions
+				pa.Retransmissions = &v
+			}
+			s.PerAssociation = append(s.PerAssociation, pa)
+		}
+	}
+	if srv := src.Server; srv != nil {
+		st := srv.Stats()
+		s.StreamsActive, s.Admitted, s.RefusedBusy = st.Active, st.Admitted, st.RefusedBusy
+		s.RefusedNotBench, s.RefusedMemory, s.SetupTimeouts = st.RefusedNotBench, st.RefusedMemory, st.SetupTimeouts
+		s.MemoryReserved, s.MemoryMax = st.Reserved, st.MaxMemory
+		tot := srv.Totals()
+		s.StreamsFinished = tot.Finished
+		s.RDMAP = rdmapOf(tot.Stats)
+		s.Terminates = []Terminate{}
+		crc := rdmap.TermCode{Layer: rdmap.LayerLLP, EType: mpa.ETypeMPA, Code: mpa.CodeCRC}
+		for _, tc := range tot.Terminates {
+			s.Terminates = append(s.Terminates, Terminate{Layer: tc.Code.Layer, Type: tc.Code.EType, Code: tc.Code.Code,
+				Name: tc.Code.String(), Sent: tc.Sent, Received: tc.Received})
+			if tc.Code == crc && s.LLP == transport.MPA {
+				s.MPACRCErrors += tc.Sent
+			}
+		}
+		s.PerStream = []Stream{}
+		for _, ps := range srv.Streams() {
+			s.PerStream = append(s.PerStream, Stream{LLP: ps.LLP, Peer: ps.Peer, Stream: ps.StreamID, Test: ps.Test, RDMAP: rdmapOf(ps.Stats)})
+		}
+	}
+	return s
+}

@@ -1,0 +1,56 @@
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints s as a few lines, each starting with prefix: the
+// streams and their caps, the RDMAP messages and octets (what the passive
+// side of a one-sided test saw), Terminates, and for SCTP the
+// associations' session control and retransmissions.
+func WriteText(w io.Writer, prefix string, s Snapshot) {
+	fmt.Fprintf(w, "%sstreams: %d served, %d admitted, %d refused busy (--max-streams), %d refused not bench, %d refused for memory (--max-memory), %d ended without Setup (--setup-timeout)\n",
+		prefix, s.StreamsFinished+uint64(s.StreamsActive), s.Admitted, s.RefusedBusy, s.RefusedNotBench, s.RefusedMemory, s.SetupTimeouts)
+	fmt.Fprintf(w, "%sRDMAP: %d octets placed by the clients' Writes and Sends and in Read Responses received, %d octets sent in Sends and Read Responses\n",
+		prefix, s.RDMAP.OctetsPlaced, s.RDMAP.OctetsSent)
+	fmt.Fprintf(w, "%sRDMAP messages received: %s; sent: %s\n", prefix, nonZero(s.RDMAP.Received, opcodeNames[:]), nonZero(s.RDMAP.Sent, opcodeNames[:]))
+	if len(s.Terminates) > 0 {
+		var b strings.Builder
+		for i, t := range s.Terminates {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%s: %d sent, %d received", t.Name, t.Sent, t.Received)
+		}
+		fmt.Fprintf(w, "%sTerminates: %s\n", prefix, b.String())
+	}
+	if s.LLP == "mpa" {
+		fmt.Fprintf(w, "%sMPA: %d connections ended on a CRC error\n", prefix, s.MPACRCErrors)
+		return
+	}
+	fmt.Fprintf(w, "%sSCTP: %d associations (%d live); session control received: %s; sent: %s; %d erroneous streams; %d DATA chunks retransmitted\n",
+		prefix, s.AssociationsActive+s.AssociationsFinished, s.AssociationsActive,
+		nonZero(s.SessionControl.Received, functionNames[:]), nonZero(s.SessionControl.Sent, functionNames[:]),
+		s.ErroneousStreams, s.Retransmissions)
+}
+
+// nonZero lists the counters of m that are not zero, in the order of
+// names.
+func nonZero(m ByName, names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		if n == "" || m[n] == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d %s", m[n], n)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
