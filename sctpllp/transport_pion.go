@@ -219,6 +219,7 @@ type PionTransport struct {
 	streams map[uint16]*pionStream
 	lowAny  chan struct{} // closed and replaced when any stream drains
 
+	refused  atomic.Uint64 // streams started by the peer beyond numStreams
 	started  atomic.Bool
 	fn       func(sid uint16, ppid uint32, b []byte)
 	doneFn   func(err error)
@@ -467,9 +468,43 @@ func (t *PionTransport) acceptLoop() {
 		if err != nil {
 			return
 		}
+		if int(s.StreamIdentifier()) >= t.numStreams {
+			if t.refuseStream(s) {
+				return
+			}
+			continue
+		}
 		t.register(s)
 	}
 }
+
+// MaxRefusedStreams is how many stream identifiers beyond PionConfig.Streams
+// a peer may use before the association is aborted.
+const MaxRefusedStreams = 64
+
+// refuseStream answers a stream the peer started beyond Streams: pion
+// advertises 65535 streams in INIT whatever the local limit, so the limit
+// is enforced here. The stream is reset (RFC 6525, pion's Close) and gets
+// no reader, so it costs no goroutine (RFC 9260 §6.5 drops DATA on an
+// invalid stream; RFC 5043 §8 bounds the streams). After
+// MaxRefusedStreams such streams the peer is taken for hostile: the
+// association is aborted with an error wrapping ErrStreamRange. It
+// reports whether it aborted.
+func (t *PionTransport) refuseStream(s *sctp.Stream) bool {
+	n := t.refused.Add(1)
+	_ = s.Close()
+	if n <= MaxRefusedStreams {
+		return false
+	}
+	t.setCause(fmt.Errorf("%w: the peer used %d stream identifiers at or above %d (PionConfig.Streams)", ErrStreamRange, n, t.numStreams))
+	t.assoc.Abort("stream identifiers beyond the negotiated count")
+	t.teardown()
+	return true
+}
+
+// RefusedStreams returns how many streams the peer started beyond
+// PionConfig.Streams (each was reset without being read).
+func (t *PionTransport) RefusedStreams() uint64 { return t.refused.Load() }
 
 // register adopts a pion stream and starts its reader, once per stream.
 func (t *PionTransport) register(s *sctp.Stream) *pionStream {
