@@ -3,6 +3,7 @@ module github.com/sctp-rdma/sctp-rdma
 go 1.26.0
 
 require (
+	github.com/gopacket/gopacket v1.7.7
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
 	github.com/pion/logging v0.2.4
 	github.com/pion/sctp v1.11.3
@@ -31,6 +32,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

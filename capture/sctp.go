@@ -1,0 +1,77 @@
+package capture
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// maxDataPerChunk is the user data per recorded DATA chunk: one chunk per
+// packet within IPv4's length.
+const maxDataPerChunk = maxIPPayload - wire.HeaderLen - wire.DataHeaderLen - 3
+
+// Verification tags of a recorded kernel association (any nonzero value
+// does; RFC 9260 §8.5).
+const (
+	tagLocal  = 0x5c7b0001
+	tagRemote = 0x5c7b0002
+)
+
+// SCTPRecorder records the user messages of one kernel SCTP association
+// as IP/SCTP packets.
+type SCTPRecorder struct {
+	w             *Writer
+	local, remote netip.AddrPort
+	mu            sync.Mutex
+	tsnOut, tsnIn uint32
+	buf           []byte
+}
+
+// SCTP returns a recorder for the association between local and remote.
+func (w *Writer) SCTP(local, remote netip.AddrPort) *SCTPRecorder {
+	l, r := endpoints(local, remote)
+	return &SCTPRecorder{w: w, local: l, remote: r, tsnOut: 1, tsnIn: 1}
+}
+
+// Sent records a message this side sent on stream with ppid.
+func (r *SCTPRecorder) Sent(stream uint16, ppid uint32, unordered bool, msg []byte) {
+	r.record(true, stream, ppid, unordered, msg)
+}
+
+// Received records a message this side received.
+func (r *SCTPRecorder) Received(stream uint16, ppid uint32, unordered bool, msg []byte) {
+	r.record(false, stream, ppid, unordered, msg)
+}
+
+func (r *SCTPRecorder) record(out bool, stream uint16, ppid uint32, unordered bool, msg []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	src, dst, tag, tsn := r.local, r.remote, uint32(tagRemote), &r.tsnOut
+	if !out {
+		src, dst, tag, tsn = r.remote, r.local, tagLocal, &r.tsnIn
+	}
+	first := true
+	for {
+		k := min(len(msg), maxDataPerChunk)
+		d := wire.Data{Unordered: unordered, Beginning: first, Ending: k == len(msg), TSN: *tsn,
+			StreamID: stream, PPID: ppid, UserData: msg[:k]}
+		*tsn++
+		b := r.buf[:0]
+		b = wire.AppendHeader(b, wire.Header{SrcPort: src.Port(), DstPort: dst.Port(), VerificationTag: tag})
+		b = d.Append(b)
+		wire.SetChecksum(b)
+		r.buf = b
+		now := time.Now()
+		r.w.mu.Lock()
+		h := appendIP(r.w.scratch[:0], src.Addr(), dst.Addr(), protoSCTP, len(b))
+		_ = r.w.writeLocked(now, h, b)
+		r.w.mu.Unlock()
+		msg = msg[k:]
+		first = false
+		if len(msg) == 0 {
+			return
+		}
+	}
+}
