@@ -20,8 +20,8 @@ const (
 // tcpConn records a stream conn as TCP segments.
 type tcpConn struct {
 	net.Conn
-	w                *Writer
-	local, remote    netip.AddrPort
+	w             *Writer
+	local, remote netip.AddrPort
 	// txMu and rxMu serialise each direction's records; the next
 	// sequence numbers are atomics so that each direction reads the
 	// other's (its acknowledgement number) without taking its lock.
