@@ -27,6 +27,7 @@ type SCTPRecorder struct {
 	mu            sync.Mutex
 	tsnOut, tsnIn uint32
 	buf           []byte
+	msg           []byte // parts joined (under mu)
 }
 
 // SCTP returns a recorder for the association between local and remote.
@@ -35,19 +36,25 @@ func (w *Writer) SCTP(local, remote netip.AddrPort) *SCTPRecorder {
 	return &SCTPRecorder{w: w, local: l, remote: r, tsnOut: 1, tsnIn: 1}
 }
 
-// Sent records a message this side sent on stream with ppid.
-func (r *SCTPRecorder) Sent(stream uint16, ppid uint32, unordered bool, msg []byte) {
-	r.record(true, stream, ppid, unordered, msg)
+// Sent records a message this side sent on stream with ppid (host
+// order), given as the concatenation of parts.
+func (r *SCTPRecorder) Sent(stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
+	r.record(true, stream, ppid, unordered, parts)
 }
 
 // Received records a message this side received.
-func (r *SCTPRecorder) Received(stream uint16, ppid uint32, unordered bool, msg []byte) {
-	r.record(false, stream, ppid, unordered, msg)
+func (r *SCTPRecorder) Received(stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
+	r.record(false, stream, ppid, unordered, parts)
 }
 
-func (r *SCTPRecorder) record(out bool, stream uint16, ppid uint32, unordered bool, msg []byte) {
+func (r *SCTPRecorder) record(out bool, stream uint16, ppid uint32, unordered bool, parts [][]byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	msg := r.msg[:0]
+	for _, p := range parts {
+		msg = append(msg, p...)
+	}
+	r.msg = msg
 	src, dst, tag, tsn := r.local, r.remote, uint32(tagRemote), &r.tsnOut
 	if !out {
 		src, dst, tag, tsn = r.remote, r.local, tagLocal, &r.tsnIn

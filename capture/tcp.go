@@ -1,10 +1,13 @@
 package capture
 
 import (
+	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // maxSegment is the largest TCP payload per recorded packet.
@@ -28,6 +31,7 @@ type tcpConn struct {
 	txMu, rxMu   sync.Mutex
 	txSeq, rxSeq atomic.Uint32
 	closeOnce    sync.Once
+	peerFinOnce  sync.Once // the peer's FIN, seen as EOF
 }
 
 // Conn returns c recording its byte stream as TCP segments between c's
@@ -70,6 +74,14 @@ func (c *tcpConn) Read(b []byte) (int, error) {
 		}
 		c.rxMu.Unlock()
 	}
+	if errors.Is(err, io.EOF) {
+		c.peerFinOnce.Do(func() {
+			c.rxMu.Lock()
+			c.w.recordTCP(c.remote, c.local, c.rxSeq.Load(), c.txSeq.Load(), tcpFIN|tcpACK, nil)
+			c.rxSeq.Add(1)
+			c.rxMu.Unlock()
+		})
+	}
 	return n, err
 }
 
@@ -92,11 +104,51 @@ func (c *tcpConn) Write(b []byte) (int, error) {
 
 // Close implements net.Conn: a FIN from this side is recorded once.
 func (c *tcpConn) Close() error {
+	c.fin()
+	return c.Conn.Close()
+}
+
+// CloseWrite shuts down the sending side (MPA's graceful close, RFC 5044
+// §7.1.2) when the recorded conn can, recording this side's FIN.
+func (c *tcpConn) CloseWrite() error {
+	cw, ok := c.Conn.(interface{ CloseWrite() error })
+	if !ok {
+		return errNoCloseWrite
+	}
+	c.fin()
+	return cw.CloseWrite()
+}
+
+// fin records this side's FIN once.
+func (c *tcpConn) fin() {
 	c.closeOnce.Do(func() {
 		c.txMu.Lock()
 		c.w.recordTCP(c.local, c.remote, c.txSeq.Load(), c.rxSeq.Load(), tcpFIN|tcpACK, nil)
 		c.txSeq.Add(1)
 		c.txMu.Unlock()
 	})
-	return c.Conn.Close()
+}
+
+// errNoCloseWrite: the recorded conn cannot half-close.
+var errNoCloseWrite = errors.New("capture: the recorded conn cannot close its write side")
+
+// errNoSyscallConn: the recorded conn has no file descriptor.
+var errNoSyscallConn = errors.New("capture: the recorded conn has no syscall.RawConn")
+
+// SyscallConn passes the recorded conn's raw connection through (MPA
+// reads the TCP MSS with it).
+func (c *tcpConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errNoSyscallConn
+}
+
+// SetLinger passes through to a *net.TCPConn (an abortive close sends a
+// RST); the recorded FIN is then not what the peer sees.
+func (c *tcpConn) SetLinger(sec int) error {
+	if tc, ok := c.Conn.(interface{ SetLinger(int) error }); ok {
+		return tc.SetLinger(sec)
+	}
+	return nil
 }

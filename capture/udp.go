@@ -1,7 +1,9 @@
 package capture
 
 import (
+	"fmt"
 	"net"
+	"net/netip"
 )
 
 // packetConn records every datagram of a net.PacketConn.
@@ -36,6 +38,67 @@ func (c *packetConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	if err == nil && addr != nil {
 		l, r := endpoints(addrPort(c.local), addrPort(addr))
 		c.w.recordUDP(l, r, b[:n])
+	}
+	return n, err
+}
+
+// datagramConn records a connected datagram conn (a connected UDP socket,
+// or one peer's view of a shared one).
+type datagramConn struct {
+	net.Conn
+	w             *Writer
+	local, remote netip.AddrPort
+	note          string // a comment for the first record, if any
+	noted         bool   // guarded by w.mu
+}
+
+// SCTPPort is the UDP port of SCTP over UDP (RFC 6951 §5), the one
+// Wireshark decodes as SCTP without configuration.
+const SCTPPort = 9899
+
+// SCTPOverUDPConn is DatagramConn for SCTP over UDP (RFC 6951): the
+// server's UDP port (the local one if serverLocal, else the remote one)
+// is written as SCTPPort so that Wireshark and tshark decode the SCTP
+// packets without configuration. The first packet of the conn carries a
+// pcapng comment naming the real port.
+func (w *Writer) SCTPOverUDPConn(c net.Conn, serverLocal bool) net.Conn {
+	dc := w.DatagramConn(c).(*datagramConn)
+	p := &dc.remote
+	if serverLocal {
+		p = &dc.local
+	}
+	if real := p.Port(); real != SCTPPort {
+		dc.note = fmt.Sprintf("SCTP over UDP (RFC 6951): UDP port %d written as %d", real, SCTPPort)
+		*p = netip.AddrPortFrom(p.Addr(), SCTPPort)
+	}
+	return dc
+}
+
+// DatagramConn returns c, a conn whose every Read and Write is one UDP
+// datagram, recording each as an IP/UDP packet between c's local and
+// remote addresses.
+func (w *Writer) DatagramConn(c net.Conn) net.Conn {
+	l, r := endpoints(addrPort(c.LocalAddr()), addrPort(c.RemoteAddr()))
+	return &datagramConn{Conn: c, w: w, local: l, remote: r}
+}
+
+// Unwrap returns the recorded conn.
+func (c *datagramConn) Unwrap() net.Conn { return c.Conn }
+
+// Read implements net.Conn.
+func (c *datagramConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.w.recordUDPNote(c.remote, c.local, b[:n], &c.noted, c.note)
+	}
+	return n, err
+}
+
+// Write implements net.Conn.
+func (c *datagramConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.w.recordUDPNote(c.local, c.remote, b[:n], &c.noted, c.note)
 	}
 	return n, err
 }

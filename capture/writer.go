@@ -42,6 +42,7 @@ type Writer struct {
 	err     error
 	scratch []byte // headers of the packet being recorded (under mu)
 	joined  []byte // a packet in one piece for pcapgo (under mu)
+	comment string // a comment for the next packet written (under mu)
 
 	packets, octets, dropped atomic.Uint64
 }
@@ -163,11 +164,20 @@ func (w *Writer) writeTwo(ci gopacket.CaptureInfo, hdr, payload []byte) error {
 	}
 	b := append(append(w.joined[:0], hdr...), payload...)
 	w.joined = b
+	if w.comment != "" {
+		return w.ng.WritePacketWithOptions(ci, b, pcapgo.NgPacketOptions{Comments: []string{w.comment}})
+	}
 	return w.ng.WritePacket(ci, b)
 }
 
 // recordUDP records one UDP datagram from src to dst.
 func (w *Writer) recordUDP(src, dst netip.AddrPort, payload []byte) {
+	w.recordUDPNote(src, dst, payload, nil, "")
+}
+
+// recordUDPNote is recordUDP; the first record for which *noted is false
+// carries note as a pcapng packet comment (w.mu guards *noted).
+func (w *Writer) recordUDPNote(src, dst netip.AddrPort, payload []byte, noted *bool, note string) {
 	if len(payload) > maxIPPayload-udpHeaderLen {
 		payload = payload[:maxIPPayload-udpHeaderLen]
 	}
@@ -175,7 +185,12 @@ func (w *Writer) recordUDP(src, dst netip.AddrPort, payload []byte) {
 	w.mu.Lock()
 	b := appendIP(w.scratch[:0], src.Addr(), dst.Addr(), protoUDP, udpHeaderLen+len(payload))
 	b = appendUDP(b, src, dst, payload)
+	if note != "" && !*noted {
+		*noted = true
+		w.comment = note
+	}
 	_ = w.writeLocked(now, b, payload)
+	w.comment = ""
 	w.mu.Unlock()
 }
 

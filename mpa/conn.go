@@ -358,8 +358,8 @@ func (c *Conn) Abort() error {
 	c.aborted = true
 	c.mu.Unlock()
 	c.closeOnce.Do(func() { close(c.done) })
-	if tc, ok := c.nc.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
+	if tc, ok := c.nc.(interface{ SetLinger(int) error }); ok {
+		_ = tc.SetLinger(0) // a *net.TCPConn, or a recorder of one
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

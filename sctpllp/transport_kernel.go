@@ -3,6 +3,8 @@ package sctpllp
 import (
 	"errors"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/capture"
 )
 
 // Errors of the kernel SCTP backend. They are wrapped with detail; test with
@@ -59,6 +61,11 @@ type KernelConfig struct {
 	// the association is aborted with ErrKernelMessageTooLarge. The receive
 	// buffer starts at 64 KiB and grows up to this limit on demand.
 	MaxReceiveMessage int
+
+	// Capture, if not nil, records the association's user messages as
+	// the socket API sees them, each as an IP/SCTP packet with one DATA
+	// chunk (capture.SCTPRecorder: no handshake, SACK or retransmission).
+	Capture *capture.Writer
 
 	// AllowMissingAdaptation accepts a peer that sends no DDP Adaptation
 	// Layer Indication (RFC 5043 §5.1, §11.1; §7.1 "SHOULD terminate"). By

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/ishidawataru/sctp"
 	"golang.org/x/sys/unix"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -430,6 +432,7 @@ const (
 // kernelTransport is a Transport on a kernel one-to-one SCTP socket.
 type kernelTransport struct {
 	cfg           KernelConfig
+	rec           *capture.SCTPRecorder // nil unless cfg.Capture
 	f             *os.File
 	rc            syscall.RawConn
 	local, remote net.Addr
@@ -540,6 +543,9 @@ func newKernelTransport(ctx context.Context, f *os.File, rc syscall.RawConn, cfg
 		t.local = kernelLocalAddr(int(fd))
 		t.remote = kernelRemoteAddr(int(fd))
 	})
+	if cfg.Capture != nil {
+		t.rec = cfg.Capture.SCTP(kernelAddrPort(t.local), kernelAddrPort(t.remote))
+	}
 	if serr != nil {
 		t.abortSocket()
 		if errors.Is(serr, unix.EINVAL) {
@@ -793,6 +799,9 @@ func (t *kernelTransport) receive() error {
 		fn := t.fn
 		t.inFn = true
 		t.mu.Unlock()
+		if t.rec != nil {
+			t.rec.Received(t.rInfo.Stream, t.rInfo.PPID, t.rInfo.Flags&sctp.SCTP_UNORDERED != 0, msg)
+		}
 		fn(t.rInfo.Stream, t.rInfo.PPID, msg)
 		t.mu.Lock()
 		t.inFn = false
@@ -951,7 +960,20 @@ func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) err
 	if ppid != PPIDControl {
 		t.window.sent(sid)
 	}
+	if t.rec != nil {
+		t.rec.Sent(sid, ppid, true, parts...)
+	}
 	return nil
+}
+
+// kernelAddrPort is the primary address of a, for the capture.
+func kernelAddrPort(a net.Addr) netip.AddrPort {
+	sa, ok := a.(*sctp.SCTPAddr)
+	if !ok || len(sa.IPAddrs) == 0 {
+		return netip.AddrPort{}
+	}
+	ip, _ := netip.AddrFromSlice(sa.IPAddrs[0].IP)
+	return netip.AddrPortFrom(ip.Unmap(), uint16(sa.Port))
 }
 
 // kernelWindowPoll re-probes a full RFC 5043 §10 window in case no

@@ -13,6 +13,7 @@ import (
 	"github.com/pion/logging"
 	"github.com/pion/sctp"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
@@ -111,6 +112,11 @@ type PionConfig struct {
 	// pion's own behaviour, no failure detection at all. Any packet from
 	// the peer counts as alive.
 	DeadPeerTimeout time.Duration
+	// Capture, if not nil, records every SCTP packet of the association
+	// as sent and received over UDP (capture.Writer.SCTPOverUDPConn): the
+	// packets on the wire, the Adaptation Layer Indication included, with
+	// the server's UDP port written as 9899 so that Wireshark decodes them.
+	Capture *capture.Writer
 	// AllowMissingAdaptation accepts a peer whose INIT or INIT ACK carries
 	// no DDP Adaptation Layer Indication (RFC 5043 §5.1, §11.1). By default
 	// the indication is sent and required: an association with such a peer
@@ -267,6 +273,11 @@ func NewPionTransport(ctx context.Context, conn net.Conn, client bool, cfg PionC
 			cfg.MTU, packet, minPionPacket)
 	}
 	maxMsg := maxMessageForPacket(packet)
+	if cfg.Capture != nil {
+		// The server's UDP port is recorded as 9899 (RFC 6951) so that
+		// Wireshark decodes SCTP; the first packet's comment names it.
+		conn = cfg.Capture.SCTPOverUDPConn(conn, !client)
+	}
 	wconn := &writeErrConn{Conn: conn}
 	wconn.ali.send = AdaptationIndicationDDP
 	if cfg.adaptation != nil {

@@ -140,6 +140,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopProfile()
+	capw, stopCapture, err := startCapture(f.pcap, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopCapture()
+	cfg.Transport.Capture = capw
 	tty := isTerminal(stdout) && !f.json
 	var errs []error
 	for _, t := range tests {

@@ -30,6 +30,8 @@ type llpFlags struct {
 	allowNoALI bool
 	// cpuprofile is --cpuprofile: a CPU profile of the whole command.
 	cpuprofile string
+	// pcap is --pcap: a pcapng capture of every packet (package capture).
+	pcap string
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
@@ -39,6 +41,7 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion (0: 8192-octet packets on loopback, 1500 otherwise; at most 8220)")
 	fs.BoolVar(&f.allowNoALI, "sctp-allow-missing-ali", false, "accept SCTP peers whose INIT/INIT-ACK lacks the DDP Adaptation Layer Indication (RFC 5043 §5.1; sent and required by default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
+	fs.StringVar(&f.pcap, "pcap", "", "write every packet this command sends and receives to a pcapng file (Wireshark, tshark; no root needed)")
 }
 
 func (f *llpFlags) options() (transport.Options, error) {

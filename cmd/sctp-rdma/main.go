@@ -90,6 +90,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	breakIdx := fs.Int("break", 2, "index of the stream to break with a protocol error (-1: none)")
 	timeout := fs.Duration("timeout", 60*time.Second, "time limit for the whole demo")
 	llpName := fs.String("llp", "sctp-pion", "lower layer: sctp-pion (the demo runs on userspace SCTP)")
+	pcapPath := fs.String("pcap", "", "write every packet of the demo (the active side's view) to a pcapng file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -109,7 +110,13 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sctp-rdma demo: --streams must be 1..1024\n")
 		return 2
 	}
-	cfg := demo.Config{Streams: *nStreams, Size: sz, Break: *breakIdx, NoBreak: *breakIdx < 0, Timeout: *timeout}
+	capw, stopCapture, err := startCapture(*pcapPath, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "sctp-rdma demo: %v\n", err)
+		return 1
+	}
+	defer stopCapture()
+	cfg := demo.Config{Streams: *nStreams, Size: sz, Break: *breakIdx, NoBreak: *breakIdx < 0, Timeout: *timeout, Capture: capw}
 	rep, err := demo.Run(ctx, cfg, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "sctp-rdma demo: %v\n", err)

@@ -41,6 +41,12 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stopProfile()
+	capw, stopCapture, err := startCapture(f.pcap, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopCapture()
+	cfg.Transport.Capture = capw
 	var mu sync.Mutex
 	if *verbose && !f.json {
 		fmt.Fprintf(stdout, "PING %s over %s: %d-octet buffers, RDMA Read + Write-back, verified\n", cfg.Addr, orDefault(cfg.Transport.LLP), cfg.Size)

@@ -77,6 +77,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopProfile()
+	capw, stopCapture, err := startCapture(lf.pcap, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopCapture()
+	o.Capture = capw
 	ln, err := transport.Listen(o, withPort(*listen))
 	if err != nil {
 		return err

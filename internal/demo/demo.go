@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
@@ -36,6 +37,9 @@ type Config struct {
 	// Addr is the UDP address the passive side listens on (default
 	// 127.0.0.1:0).
 	Addr string
+	// Capture, if not nil, records every packet of the association as
+	// the active side sends and receives it.
+	Capture *capture.Writer
 }
 
 func (c *Config) defaults() {
@@ -95,7 +99,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	// Every stream opens at once: the passive side lets as many Initiates
 	// wait for its ULP (RFC 5043 §6.4: beyond the limit an Initiate is
 	// answered with a Session Terminate).
-	acfg := sctpllp.Config{MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates)}
+	acfg := sctpllp.Config{MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates),
+		Pion: sctpllp.PionConfig{Capture: cfg.Capture}}
 	client, server, err := workload.Loopback(ctx, cfg.Addr, acfg)
 	if err != nil {
 		return nil, err

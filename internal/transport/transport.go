@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -65,6 +66,10 @@ type Options struct {
 	PrivateData []byte
 	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
 	SQDepth, RQDepth int
+	// Capture, if not nil, records every packet of every LLP to a pcapng
+	// file (package capture): sctp-pion's UDP datagrams, MPA's TCP byte
+	// streams as segments, sctp-kernel's messages as SCTP DATA chunks.
+	Capture *capture.Writer
 }
 
 func (o Options) llp() (string, error) {
@@ -82,7 +87,7 @@ func (o Options) endpointConfig() rdmap.EndpointConfig {
 }
 
 func (o Options) sctpConfig() sctpllp.Config {
-	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation}}
+	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}}
 }
 
 func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
@@ -90,7 +95,7 @@ func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
 	if s == 0 {
 		s = max(64, n+1)
 	}
-	return sctpllp.KernelConfig{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}
+	return sctpllp.KernelConfig{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}
 }
 
 func (o Options) mpaConfig() *mpa.Config {
@@ -170,7 +175,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 		}
 	case MPA:
 		for i := 0; i < n; i++ {
-			conn, err := mpa.Dial(ctx, "tcp", addr, o.mpaConfig())
+			conn, err := o.dialMPA(ctx, addr)
 			if err != nil {
 				c.abort()
 				var re *mpa.RejectError
@@ -190,6 +195,25 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 			c.conns = append(c.conns, conn)
 			c.Endpoints = append(c.Endpoints, ep)
 		}
+	}
+	return c, nil
+}
+
+// dialMPA is mpa.Dial, with the TCP connection recorded if o.Capture.
+func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
+	if o.Capture == nil {
+		return mpa.Dial(ctx, "tcp", addr, o.mpaConfig())
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("mpa: dial: %w", err)
+	}
+	rc := o.Capture.Conn(nc, true)
+	c, err := mpa.Client(ctx, rc, o.mpaConfig())
+	if err != nil {
+		_ = rc.Close()
+		return nil, err
 	}
 	return c, nil
 }
@@ -436,6 +460,9 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		}
 		admitted = true
 		return mpa.Decision{}, nil
+	}
+	if l.o.Capture != nil {
+		nc = l.o.Capture.Conn(nc, false)
 	}
 	conn, err := mpa.Server(ctx, nc, &cfg)
 	if err != nil {

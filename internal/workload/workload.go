@@ -396,9 +396,12 @@ func drawSize(rng *rand.Rand, lo, hi int) int {
 }
 
 // Loopback establishes a userspace SCTP (pion) association to itself on
-// addr (for example 127.0.0.1:0): client dialled, server accepted.
+// addr (for example 127.0.0.1:0): client dialled, server accepted. A
+// cfg.Pion.Capture records the client's side only: every packet once.
 func Loopback(ctx context.Context, addr string, cfg sctpllp.Config) (client, server *sctpllp.Association, err error) {
-	ln, err := sctpllp.Listen(addr, cfg)
+	lcfg := cfg
+	lcfg.Pion.Capture = nil // the dialer records every packet once
+	ln, err := sctpllp.Listen(addr, lcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
 	}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/sctp-rdma/sctp-rdma/capture"
+)
+
+// startCapture opens the --pcap file (path "" does nothing) and returns
+// the writer and the function that closes it and reports on stderr what
+// it holds.
+func startCapture(path string, stderr io.Writer) (*capture.Writer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	w, err := capture.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--pcap: %w", err)
+	}
+	return w, func() {
+		err := w.Close()
+		st := w.Stats()
+		fmt.Fprintf(stderr, "sctp-rdma: %s: %d packets, %d octets captured", path, st.Packets, st.Octets)
+		if st.Dropped > 0 {
+			fmt.Fprintf(stderr, ", %d not written", st.Dropped)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, " (%v)", err)
+		}
+		fmt.Fprintln(stderr)
+	}, nil
+}
