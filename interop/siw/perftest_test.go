@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"math"
 	"net"
-	"os"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -188,42 +187,14 @@ func FuzzParsePerftest(f *testing.F) {
 }
 
 // tcpFlows returns the reassembled TCP payload of each flow (source port,
-// destination port) of a little-endian Ethernet pcap.
+// destination port) of a capture (package capture reads pcap and pcapng).
 func tcpFlows(t *testing.T, path string) map[[2]uint16][]byte {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	streams, err := capture.ReadTCPStreams(path)
 	require.NoError(t, err)
-	require.Equal(t, uint32(0xa1b2c3d4), binary.LittleEndian.Uint32(raw))
-	type seg struct {
-		seq  uint32
-		data []byte
-	}
-	segs := map[[2]uint16][]seg{}
-	for off := 24; off+16 <= len(raw); {
-		incl := int(binary.LittleEndian.Uint32(raw[off+8:]))
-		pkt := raw[off+16 : off+16+incl]
-		off += 16 + incl
-		if len(pkt) < 34 || binary.BigEndian.Uint16(pkt[12:]) != 0x0800 || pkt[14+9] != 6 {
-			continue
-		}
-		ip := pkt[14:]
-		tcp := ip[int(ip[0]&0x0f)*4 : binary.BigEndian.Uint16(ip[2:])]
-		if p := tcp[int(tcp[12]>>4)*4:]; len(p) > 0 {
-			k := [2]uint16{binary.BigEndian.Uint16(tcp), binary.BigEndian.Uint16(tcp[2:])}
-			segs[k] = append(segs[k], seg{binary.BigEndian.Uint32(tcp[4:]), p})
-		}
-	}
 	out := map[[2]uint16][]byte{}
-	for k, ss := range segs {
-		sort.SliceStable(ss, func(i, j int) bool { return int32(ss[i].seq-ss[j].seq) < 0 })
-		next := ss[0].seq
-		for _, s := range ss {
-			if int32(s.seq-next) < 0 {
-				continue
-			}
-			out[k] = append(out[k], s.data...)
-			next = s.seq + uint32(len(s.data))
-		}
+	for fl, b := range streams {
+		out[[2]uint16{fl.Src.Port(), fl.Dst.Port()}] = b
 	}
 	return out
 }

@@ -1,9 +1,9 @@
 //go:build linux
 
 // Command siwcap captures the loopback traffic of a shell command inside
-// the siw VM, where there is no tcpdump, and prints it as a base64 pcap
-// between PCAP-BEGIN and PCAP-END lines on the console. siw's
-// connections to 10.0.0.1 (dummy0) travel over lo. It made
+// the siw VM, where there is no tcpdump, and prints it as a base64 pcapng
+// (written by package capture) between PCAP-BEGIN and PCAP-END lines on
+// the console. siw's connections to 10.0.0.1 (dummy0) travel over lo. It made
 // interop/siw/testdata/perftest-siw.pcap:
 //
 //	CGO_ENABLED=0 go build -o /tmp/siwcap ./interop/siw/siwcap
@@ -17,13 +17,13 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/capture"
 )
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -46,15 +46,12 @@ func main() {
 	tv := syscall.Timeval{Usec: 200000}
 	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
 
-	var mu sync.Mutex
 	var pcap bytes.Buffer
-	hdr := make([]byte, 24) // pcap global header, microseconds, Ethernet
-	binary.LittleEndian.PutUint32(hdr, 0xa1b2c3d4)
-	binary.LittleEndian.PutUint16(hdr[4:], 2)
-	binary.LittleEndian.PutUint16(hdr[6:], 4)
-	binary.LittleEndian.PutUint32(hdr[16:], 65535)
-	binary.LittleEndian.PutUint32(hdr[20:], 1)
-	pcap.Write(hdr)
+	w, err := capture.NewFrameWriter(&pcap, 1) // LINKTYPE_ETHERNET
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "siwcap:", err)
+		os.Exit(1)
+	}
 
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -74,16 +71,7 @@ func main() {
 			if ll, ok := from.(*syscall.SockaddrLinklayer); ok && ll.Pkttype == syscall.PACKET_OUTGOING {
 				continue // lo shows every packet twice
 			}
-			now := time.Now()
-			rh := make([]byte, 16)
-			binary.LittleEndian.PutUint32(rh, uint32(now.Unix()))
-			binary.LittleEndian.PutUint32(rh[4:], uint32(now.Nanosecond()/1000))
-			binary.LittleEndian.PutUint32(rh[8:], uint32(n))
-			binary.LittleEndian.PutUint32(rh[12:], uint32(n))
-			mu.Lock()
-			pcap.Write(rh)
-			pcap.Write(buf[:n])
-			mu.Unlock()
+			_ = w.WriteFrame(time.Now(), buf[:n])
 		}
 	}()
 
@@ -92,8 +80,9 @@ func main() {
 	runErr := cmd.Run()
 	close(stop)
 	<-done
-	mu.Lock()
-	defer mu.Unlock()
+	if err := w.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "siwcap:", err)
+	}
 	fmt.Println("PCAP-BEGIN")
 	s := base64.StdEncoding.EncodeToString(pcap.Bytes())
 	for len(s) > 0 {
