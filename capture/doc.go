@@ -28,8 +28,11 @@
 // peer is on loopback, else as the unspecified address of the peer's
 // family.
 //
-// The data path pays one mutex hold and a copy of the headers per packet
-// into a 1 MiB buffered writer (no allocation in steady state). When the
-// file cannot be written, or after Close, records are dropped and counted
-// (Stats().Dropped); the traffic itself is never affected.
+// Recording copies the packet (or its first Options.SnapLen octets) into
+// a bounded queue, at most 512 packets and Options.MaxQueued octets, and
+// returns: no allocation in steady state, no wait for the disk. One
+// goroutine builds the headers and checksums and writes the file through
+// a 1 MiB buffer. A packet that does not fit in the queue, or comes after
+// Close or a write error, is dropped and counted (Stats().Dropped); the
+// traffic itself is never affected.
 package capture

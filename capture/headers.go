@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"net/netip"
 )
 
@@ -52,16 +53,30 @@ func appendIP(b []byte, src, dst netip.Addr, proto uint8, n int) []byte {
 	return append(b, d[:]...)
 }
 
-// sum adds b to the one's complement sum s (RFC 1071).
+// sum adds b to the one's complement sum s (RFC 1071 §2): eight octets
+// at a time with end-around carry (§2(B): the sum may be computed in
+// wider words and folded), then the tail by 16-bit words. The result is
+// a 32-bit partial sum for fold.
 func sum(s uint32, b []byte) uint32 {
+	var acc, carry uint64
+	acc = uint64(s)
+	for len(b) >= 8 {
+		acc, carry = bits.Add64(acc, binary.BigEndian.Uint64(b), 0)
+		acc += carry
+		b = b[8:]
+	}
+	// Fold 64 bits to 32 with end-around carry.
+	acc = acc&0xffffffff + acc>>32
+	acc = acc&0xffffffff + acc>>32
 	for len(b) >= 2 {
-		s += uint32(b[0])<<8 | uint32(b[1])
+		acc += uint64(b[0])<<8 | uint64(b[1])
 		b = b[2:]
 	}
 	if len(b) == 1 {
-		s += uint32(b[0]) << 8
+		acc += uint64(b[0]) << 8
 	}
-	return s
+	acc = acc&0xffffffff + acc>>32
+	return uint32(acc&0xffffffff + acc>>32)
 }
 
 func fold(s uint32) uint16 {
@@ -86,14 +101,11 @@ func pseudoSum(src, dst netip.Addr, proto uint8, n int) uint32 {
 }
 
 // transportChecksum returns the UDP or TCP checksum over seg (its own
-// checksum field zero) and payload.
+// checksum field zero) and payload, for a segment of the given total
+// length.
 func transportChecksum(src, dst netip.Addr, proto uint8, seg, payload []byte) uint16 {
 	s := pseudoSum(src, dst, proto, len(seg)+len(payload))
-	s = sum(s, seg)
-	if len(seg)%2 == 1 {
-		// Not the case for our 8- and 20-octet headers.
-		panic("capture: odd transport header")
-	}
+	s = sum(s, seg) // 8 or 20 octets: even
 	c := ^fold(sum(s, payload))
 	if c == 0 && proto == protoUDP {
 		c = 0xffff // RFC 768: a computed 0 is sent as all ones
@@ -101,26 +113,34 @@ func transportChecksum(src, dst netip.Addr, proto uint8, seg, payload []byte) ui
 	return c
 }
 
-// appendUDP appends a UDP header (RFC 768) with its checksum for payload.
-func appendUDP(b []byte, src, dst netip.AddrPort, payload []byte) []byte {
+// appendUDP appends a UDP header (RFC 768) for a payload of n octets of
+// which payload holds the first; the checksum is computed when full (the
+// whole payload is there), else left 0 ("no checksum", RFC 768).
+func appendUDP(b []byte, src, dst netip.AddrPort, payload []byte, n int, full bool) []byte {
 	start := len(b)
 	b = binary.BigEndian.AppendUint16(b, src.Port())
 	b = binary.BigEndian.AppendUint16(b, dst.Port())
-	b = binary.BigEndian.AppendUint16(b, uint16(udpHeaderLen+len(payload)))
+	b = binary.BigEndian.AppendUint16(b, uint16(udpHeaderLen+n))
 	b = append(b, 0, 0)
-	binary.BigEndian.PutUint16(b[start+6:], transportChecksum(src.Addr(), dst.Addr(), protoUDP, b[start:], payload))
+	if full {
+		binary.BigEndian.PutUint16(b[start+6:], transportChecksum(src.Addr(), dst.Addr(), protoUDP, b[start:], payload))
+	}
 	return b
 }
 
 // appendTCP appends a TCP header (RFC 9293 §3.1) without options, window
-// 65535, with its checksum for payload.
-func appendTCP(b []byte, src, dst netip.AddrPort, seq, ack uint32, flags uint8, payload []byte) []byte {
+// 65535, for a payload of n octets of which payload holds the first; the
+// checksum is computed when full, else left 0 (a truncated capture cannot
+// carry it; Wireshark does not verify TCP checksums by default).
+func appendTCP(b []byte, src, dst netip.AddrPort, seq, ack uint32, flags uint8, payload []byte, n int, full bool) []byte {
 	start := len(b)
 	b = binary.BigEndian.AppendUint16(b, src.Port())
 	b = binary.BigEndian.AppendUint16(b, dst.Port())
 	b = binary.BigEndian.AppendUint32(b, seq)
 	b = binary.BigEndian.AppendUint32(b, ack)
 	b = append(b, tcpHeaderLen/4<<4, flags, 0xff, 0xff, 0, 0, 0, 0)
-	binary.BigEndian.PutUint16(b[start+16:], transportChecksum(src.Addr(), dst.Addr(), protoTCP, b[start:], payload))
+	if full {
+		binary.BigEndian.PutUint16(b[start+16:], transportChecksum(src.Addr(), dst.Addr(), protoTCP, b[start:], payload))
+	}
 	return b
 }

@@ -3,7 +3,6 @@ package capture
 import (
 	"net/netip"
 	"sync"
-	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
@@ -70,11 +69,7 @@ func (r *SCTPRecorder) record(out bool, stream uint16, ppid uint32, unordered bo
 		b = d.Append(b)
 		wire.SetChecksum(b)
 		r.buf = b
-		now := time.Now()
-		r.w.mu.Lock()
-		h := appendIP(r.w.scratch[:0], src.Addr(), dst.Addr(), protoSCTP, len(b))
-		_ = r.w.writeLocked(now, h, b)
-		r.w.mu.Unlock()
+		r.w.recordIP(src, dst, protoSCTP, b)
 		msg = msg[k:]
 		first = false
 		if len(msg) == 0 {

@@ -32,6 +32,7 @@ type tcpConn struct {
 	txSeq, rxSeq atomic.Uint32
 	closeOnce    sync.Once
 	peerFinOnce  sync.Once // the peer's FIN, seen as EOF
+	joined       []byte    // WriteBuffers' pieces in one (under txMu)
 }
 
 // Conn returns c recording its byte stream as TCP segments between c's
@@ -92,6 +93,35 @@ func (c *tcpConn) Write(b []byte) (int, error) {
 		c.txMu.Lock()
 		ack := c.rxSeq.Load()
 		for p := b[:n]; len(p) > 0; {
+			k := min(len(p), maxSegment)
+			c.w.recordTCP(c.local, c.remote, c.txSeq.Load(), ack, tcpPSH|tcpACK, p[:k])
+			c.txSeq.Add(uint32(k))
+			p = p[k:]
+		}
+		c.txMu.Unlock()
+	}
+	return n, err
+}
+
+// WriteBuffers sends b with one writev on the recorded conn (which
+// net.Buffers.WriteTo does only for the net package's own conns) and
+// records what was sent as one segment (mpa.BuffersWriter).
+func (c *tcpConn) WriteBuffers(b *net.Buffers) (int64, error) {
+	// WriteTo consumes *b and clears its elements: keep the slices.
+	var saved [8][]byte
+	parts := append(saved[:0], *b...)
+	n, err := b.WriteTo(c.Conn)
+	if n > 0 {
+		c.txMu.Lock()
+		ack := c.rxSeq.Load()
+		c.joined = c.joined[:0]
+		left := n
+		for _, p := range parts {
+			k := min(int64(len(p)), left)
+			c.joined = append(c.joined, p[:k]...)
+			left -= k
+		}
+		for p := c.joined; len(p) > 0; {
 			k := min(len(p), maxSegment)
 			c.w.recordTCP(c.local, c.remote, c.txSeq.Load(), ack, tcpPSH|tcpACK, p[:k])
 			c.txSeq.Add(uint32(k))

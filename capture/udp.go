@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync/atomic"
 )
 
 // packetConn records every datagram of a net.PacketConn.
@@ -48,8 +49,8 @@ type datagramConn struct {
 	net.Conn
 	w             *Writer
 	local, remote netip.AddrPort
-	note          string // a comment for the first record, if any
-	noted         bool   // guarded by w.mu
+	note          string      // a comment for the first record, if any
+	noted         atomic.Bool // the comment was given
 }
 
 // SCTPPort is the UDP port of SCTP over UDP (RFC 6951 §5), the one
@@ -89,7 +90,7 @@ func (c *datagramConn) Unwrap() net.Conn { return c.Conn }
 func (c *datagramConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
-		c.w.recordUDPNote(c.remote, c.local, b[:n], &c.noted, c.note)
+		c.w.recordUDPNote(c.remote, c.local, b[:n], c.comment())
 	}
 	return n, err
 }
@@ -98,7 +99,15 @@ func (c *datagramConn) Read(b []byte) (int, error) {
 func (c *datagramConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if n > 0 {
-		c.w.recordUDPNote(c.local, c.remote, b[:n], &c.noted, c.note)
+		c.w.recordUDPNote(c.local, c.remote, b[:n], c.comment())
 	}
 	return n, err
+}
+
+// comment returns the conn's note the first time, then "".
+func (c *datagramConn) comment() string {
+	if c.note == "" || c.noted.Load() || !c.noted.CompareAndSwap(false, true) {
+		return ""
+	}
+	return c.note
 }

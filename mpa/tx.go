@@ -3,6 +3,7 @@ package mpa
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -67,6 +68,15 @@ func (c *Conn) SendSegment(hdr, payload []byte) error {
 	return nil
 }
 
+// BuffersWriter is implemented by a net.Conn that wraps a TCP connection
+// (a recorder, package capture) and can still send several buffers with
+// one writev: net.Buffers.WriteTo uses writev only on the net package's
+// own conns, so without it a wrapped conn would take one write per piece
+// of each FPDU.
+type BuffersWriter interface {
+	WriteBuffers(b *net.Buffers) (int64, error)
+}
+
 // writeGather sends an unmarked FPDU as ULPDU_Length, hdr, payload and
 // pad+CRC with one writev (net.Buffers), computing the CRC over the pieces
 // without copying them.
@@ -86,7 +96,12 @@ func (c *Conn) writeGather(hdr, payload []byte) (int, error) {
 	c.iov = [4][]byte{c.lenWord[:], hdr, payload, c.trailer[:pad+CRCLen]}
 	c.bufs = c.iov[:]
 	wire := FPDUHeaderLen + ulen + pad + CRCLen
-	_, err := c.bufs.WriteTo(c.nc)
+	var err error
+	if bw, ok := c.nc.(BuffersWriter); ok {
+		_, err = bw.WriteBuffers(&c.bufs)
+	} else {
+		_, err = c.bufs.WriteTo(c.nc)
+	}
 	c.iov = [4][]byte{} // do not retain the caller's slices
 	c.bufs = nil
 	return wire, err

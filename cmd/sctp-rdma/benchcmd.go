@@ -140,7 +140,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopProfile()
-	capw, stopCapture, err := startCapture(f.pcap, stderr)
+	capw, stopCapture, err := startCapture(f.pcap, f.pcapSnap, stderr)
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,10 @@ type llpFlags struct {
 	allowNoALI bool
 	// cpuprofile is --cpuprofile: a CPU profile of the whole command.
 	cpuprofile string
-	// pcap is --pcap: a pcapng capture of every packet (package capture).
-	pcap string
+	// pcap is --pcap: a pcapng capture of every packet (package capture);
+	// pcapSnap is --pcap-snaplen.
+	pcap     string
+	pcapSnap int
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
@@ -42,6 +44,7 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowNoALI, "sctp-allow-missing-ali", false, "accept SCTP peers whose INIT/INIT-ACK lacks the DDP Adaptation Layer Indication (RFC 5043 §5.1; sent and required by default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
 	fs.StringVar(&f.pcap, "pcap", "", "write every packet this command sends and receives to a pcapng file (Wireshark, tshark; no root needed)")
+	fs.IntVar(&f.pcapSnap, "pcap-snaplen", 0, "with --pcap, keep at most this many octets of each packet (0: whole packets)")
 }
 
 func (f *llpFlags) options() (transport.Options, error) {

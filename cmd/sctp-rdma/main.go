@@ -110,7 +110,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sctp-rdma demo: --streams must be 1..1024\n")
 		return 2
 	}
-	capw, stopCapture, err := startCapture(*pcapPath, stderr)
+	capw, stopCapture, err := startCapture(*pcapPath, 0, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "sctp-rdma demo: %v\n", err)
 		return 1

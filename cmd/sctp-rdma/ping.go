@@ -41,7 +41,7 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stopProfile()
-	capw, stopCapture, err := startCapture(f.pcap, stderr)
+	capw, stopCapture, err := startCapture(f.pcap, f.pcapSnap, stderr)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopProfile()
-	capw, stopCapture, err := startCapture(lf.pcap, stderr)
+	capw, stopCapture, err := startCapture(lf.pcap, lf.pcapSnap, stderr)
 	if err != nil {
 		return err
 	}
