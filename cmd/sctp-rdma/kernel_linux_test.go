@@ -3,6 +3,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
 // TestCLIKernelSCTPInVM runs the CLI against itself over Linux kernel SCTP
@@ -57,6 +62,51 @@ func TestCLIKernelSCTPInVM(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		assert.Equal(t, 8, strings.Count(out, "3000 octets verified"), out)
 		assert.Contains(t, out, "8 iterations verified on 2 streams")
+	})
+	t.Run("Pcap", func(t *testing.T) {
+		// The kernel recorder's file (tshark decodes its format:
+		// capture.TestTshark_DecodesEachRecorder; the guest has no tshark):
+		// every packet an SCTP DATA chunk with a good CRC32c and PPID 16 or
+		// 17, every DDP segment parses, and every opcode the run used is
+		// there (RFC 5043 §5.2, RFC 5040 §4.3, RFC 7306 §4.1).
+		path := filepath.Join(t.TempDir(), "k.pcapng")
+		code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "4K", "--iters", "10", "--pcap", path, "all")
+		require.Equal(t, 0, code, errOut)
+		pkts, err := capture.ReadPackets(path)
+		require.NoError(t, err)
+		require.NotEmpty(t, pkts)
+		ops := map[uint8]int{}
+		ppids := map[uint32]int{}
+		for _, p := range pkts {
+			require.Equal(t, uint8(132), p.Proto)
+			require.True(t, wire.ChecksumOK(p.Payload))
+			pk, err := wire.ParsePacket(p.Payload)
+			require.NoError(t, err)
+			it := pk.Chunks()
+			c, ok := it.Next()
+			require.True(t, ok)
+			d, err := wire.ParseData(c)
+			require.NoError(t, err)
+			assert.True(t, d.Unordered, "RFC 5043 §10")
+			ppids[d.PPID]++
+			if d.PPID != sctpllp.PPIDSegment || !d.Beginning {
+				continue
+			}
+			seg := d.UserData[sctpllp.SSNLen:]
+			if seg[0]&0x80 != 0 {
+				h, _, err := ddp.ParseTaggedHeader(seg)
+				require.NoError(t, err)
+				ops[h.RsvdULP&0x0f]++
+			} else {
+				h, _, err := ddp.ParseUntaggedHeader(seg)
+				require.NoError(t, err)
+				ops[h.RsvdULP[0]&0x0f]++
+			}
+		}
+		assert.Positive(t, ppids[sctpllp.PPIDControl], "session control recorded")
+		for _, op := range []uint8{0x0, 0x1, 0x2, 0x3, 0x8, 0xA, 0xB} {
+			assert.Positive(t, ops[op], "opcode %#x recorded", op)
+		}
 	})
 	assert.Contains(t, stop(), "stopped after")
 
