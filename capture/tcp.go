@@ -66,13 +66,7 @@ func (c *tcpConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.rxMu.Lock()
-		ack := c.txSeq.Load()
-		for p := b[:n]; len(p) > 0; {
-			k := min(len(p), maxSegment)
-			c.w.recordTCP(c.remote, c.local, c.rxSeq.Load(), ack, tcpPSH|tcpACK, p[:k])
-			c.rxSeq.Add(uint32(k))
-			p = p[k:]
-		}
+		c.segments(false, b[:n])
 		c.rxMu.Unlock()
 	}
 	if errors.Is(err, io.EOF) {
@@ -91,16 +85,25 @@ func (c *tcpConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if n > 0 {
 		c.txMu.Lock()
-		ack := c.rxSeq.Load()
-		for p := b[:n]; len(p) > 0; {
-			k := min(len(p), maxSegment)
-			c.w.recordTCP(c.local, c.remote, c.txSeq.Load(), ack, tcpPSH|tcpACK, p[:k])
-			c.txSeq.Add(uint32(k))
-			p = p[k:]
-		}
+		c.segments(true, b[:n])
 		c.txMu.Unlock()
 	}
 	return n, err
+}
+
+// segments records data sent (out) or received as segments of at most
+// maxSegment octets; the direction's lock is held.
+func (c *tcpConn) segments(out bool, data []byte) {
+	src, dst, seq, ack := c.remote, c.local, &c.rxSeq, c.txSeq.Load()
+	if out {
+		src, dst, seq, ack = c.local, c.remote, &c.txSeq, c.rxSeq.Load()
+	}
+	for len(data) > 0 {
+		k := min(len(data), maxSegment)
+		c.w.recordTCP(src, dst, seq.Load(), ack, tcpPSH|tcpACK, data[:k])
+		seq.Add(uint32(k))
+		data = data[k:]
+	}
 }
 
 // WriteBuffers sends b with one writev on the recorded conn (which
@@ -113,7 +116,6 @@ func (c *tcpConn) WriteBuffers(b *net.Buffers) (int64, error) {
 	n, err := b.WriteTo(c.Conn)
 	if n > 0 {
 		c.txMu.Lock()
-		ack := c.rxSeq.Load()
 		c.joined = c.joined[:0]
 		left := n
 		for _, p := range parts {
@@ -121,12 +123,7 @@ func (c *tcpConn) WriteBuffers(b *net.Buffers) (int64, error) {
 			c.joined = append(c.joined, p[:k]...)
 			left -= k
 		}
-		for p := c.joined; len(p) > 0; {
-			k := min(len(p), maxSegment)
-			c.w.recordTCP(c.local, c.remote, c.txSeq.Load(), ack, tcpPSH|tcpACK, p[:k])
-			c.txSeq.Add(uint32(k))
-			p = p[k:]
-		}
+		c.segments(true, c.joined)
 		c.txMu.Unlock()
 	}
 	return n, err
