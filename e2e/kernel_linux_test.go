@@ -61,7 +61,7 @@ func TestKernelSuiteInVM(t *testing.T) {
 		// interop needs net.sctp.udp_port and GSO off on lo, settings of the
 		// whole machine made only inside the throw-away VM: run exactly
 		// those two subtests there (a VM that cannot boot fails the test).
-		vmtest.RunInVM(t, ".", "^TestKernelSuiteInVM$/^(PionDialsKernel|KernelDialsPion)$",
+		vmtest.RunInVM(t, ".", "^TestKernelSuiteInVM$/^(PionDialsKernel|KernelDialsPion|KernelDialsPionListener)$",
 			vmtest.WithSysctl(fmt.Sprintf("net.sctp.udp_port=%d", encapsPort)))
 		return
 	}
@@ -70,6 +70,37 @@ func TestKernelSuiteInVM(t *testing.T) {
 	require.NoError(t, setFeatures("lo", false, "tx-generic-segmentation", "tx-sctp-segmentation"))
 	t.Run("PionDialsKernel", func(t *testing.T) { Run(t, pionDialsKernel, interopOptions) })
 	t.Run("KernelDialsPion", func(t *testing.T) { Run(t, kernelDialsPion, interopOptions) })
+	t.Run("KernelDialsPionListener", func(t *testing.T) { Run(t, kernelDialsPionListener, interopOptions) })
+}
+
+// kernelDialsPionListener: the kernel dials a pion listener, whose UDP
+// demultiplexer answers the INIT statelessly (RFC 9260 §5.1.3) and starts
+// pion from the COOKIE ECHO; the kernel's SCTP ports are not pion's
+// 5000/5000, so every packet's ports are rewritten both ways.
+func kernelDialsPionListener(t *testing.T) (client, server *sctpllp.Association) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ln, err := sctpllp.ListenPion("127.0.0.1:0", sctpllp.PionConfig{Streams: interopStreams, MTU: pionInteropMTU})
+	require.NoError(t, err)
+	defer ln.Close()
+	kcfg := interopKernelConfig()
+	kcfg.RemoteUDPEncapsPort = uint16(ln.Addr().(*net.UDPAddr).Port)
+	kt, err := sctpllp.DialKernel(ctx, "127.0.0.1:7777", kcfg)
+	require.NoError(t, err, "kernel dial")
+	pt, err := ln.Accept(ctx)
+	if err != nil {
+		kt.Abort()
+	}
+	require.NoError(t, err, "pion accept")
+	st := ln.HandshakeStats()
+	assert.Equal(t, uint64(1), st.InitAcks)
+	assert.Equal(t, uint64(1), st.CookiesOK)
+	ind, ok := kt.PeerAdaptation()
+	assert.True(t, ok)
+	assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind, "our INIT ACK's indication")
+	assert.Equal(t, interopStreams, kt.NumStreams())
+	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(pt, sctpllp.Config{})
 }
 
 func kernelAddrPort(a net.Addr) int { return a.(*sctp.SCTPAddr).Port }

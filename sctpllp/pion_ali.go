@@ -111,6 +111,14 @@ func (s *aliState) incoming(pkt []byte) {
 	}
 }
 
+// setPeer records the indication of an INIT the listener answered
+// statelessly (pion_handshake.go).
+func (s *aliState) setPeer(ind uint32, ok bool) {
+	if ok {
+		s.peer.Store(1<<32 | uint64(ind))
+	}
+}
+
 // peerIndication returns the peer's indication, ok false when it sent none.
 func (s *aliState) peerIndication() (uint32, bool) {
 	v := s.peer.Load()

@@ -112,6 +112,19 @@ type PionConfig struct {
 	// pion's own behaviour, no failure detection at all. Any packet from
 	// the peer counts as alive.
 	DeadPeerTimeout time.Duration
+	// InitAckRate bounds the INIT ACKs (and answers to out-of-the-blue
+	// packets) a listener sends per second; 0 means DefaultInitAckRate.
+	// A listener answers INITs statelessly (pion_handshake.go): an INIT
+	// costs one INIT ACK and no memory.
+	InitAckRate int
+	// LegacyHandshake makes a listener hand every INIT to a new pion
+	// association, as before the stateless handshake: about 47 KB and six
+	// goroutines per INIT until the handshake times out. For comparison
+	// only; it leaves the listener open to INIT floods.
+	LegacyHandshake bool
+	// snap, set by the listener for an association a valid COOKIE ECHO
+	// established, starts pion from the two INITs (SNAP).
+	snap *snapInit
 	// Capture, if not nil, records every SCTP packet of the association
 	// as sent and received over UDP (capture.Writer.SCTPOverUDPConn): the
 	// packets on the wire, the Adaptation Layer Indication included, with
@@ -307,6 +320,13 @@ func NewPionTransport(ctx context.Context, conn net.Conn, client bool, cfg PionC
 		a   *sctp.Association
 		err error
 	)
+	if cfg.snap != nil {
+		// The handshake was done statelessly by the listener's
+		// demultiplexer: pion starts established from both INITs.
+		wconn.ali.setPeer(cfg.snap.cookie.PeerAdaptation, cfg.snap.cookie.HasPeerAdaptation)
+		opts = append(opts, sctp.WithSNAP(cfg.snap.local, cfg.snap.remote))
+		client = true
+	}
 	if client {
 		copts := make([]sctp.ClientOption, len(opts))
 		for i, o := range opts {
@@ -887,7 +907,7 @@ func listenPion(laddr string, cfg PionConfig, setup func(l *PionListener, uc *ne
 	}
 	setSocketBuffers(uc, cfg.SocketBuffer)
 	l := &PionListener{
-		mux:     newUDPMux(uc, 64),
+		mux:     newUDPMux(uc, 64, cfg),
 		cfg:     cfg,
 		ready:   make(chan *PionTransport, 16),
 		done:    make(chan struct{}),
@@ -902,6 +922,15 @@ func listenPion(laddr string, cfg PionConfig, setup func(l *PionListener, uc *ne
 	l.wg.Add(1)
 	go l.acceptLoop()
 	return l, nil
+}
+
+// HandshakeStats returns the counters of the listener's stateless
+// handshake and of the packets it dropped or answered unauthenticated.
+func (l *PionListener) HandshakeStats() HandshakeStats {
+	if l.mux.hs == nil {
+		return HandshakeStats{}
+	}
+	return l.mux.hs.stats.snapshot()
 }
 
 // Addr returns the UDP address listened on.
@@ -937,6 +966,8 @@ func (l *PionListener) handshake(c *muxConn) {
 		case <-ctx.Done():
 		}
 	}()
+	cfg := l.cfg
+	cfg.snap = c.snap
 	var conn net.Conn = c
 	var pc *pmtu.Conn
 	if l.wrap != nil {
@@ -950,7 +981,7 @@ func (l *PionListener) handshake(c *muxConn) {
 		}
 		conn = pc
 	}
-	t, err := NewPionTransport(ctx, conn, false, l.cfg)
+	t, err := NewPionTransport(ctx, conn, false, cfg)
 	if err == nil {
 		t.pmtu = pc
 	}

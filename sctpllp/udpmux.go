@@ -9,16 +9,20 @@ import (
 	"time"
 
 	"github.com/pion/transport/v5/deadline"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // udpMux turns one UDP socket into one net.Conn per remote address, for the
 // passive side of SCTP over UDP: every pion association reads and writes
-// its own net.Conn. A datagram from an unknown address creates a conn only
-// if it looks like an SCTP packet whose first chunk is INIT (RFC 4960 §3,
-// §3.3.2), so stray datagrams cannot make the listener allocate
-// associations.
+// its own net.Conn. A datagram from an unknown address creates nothing: the
+// handshaker (pion_handshake.go) answers an INIT statelessly, and a conn is
+// made only for a valid COOKIE ECHO. (With PionConfig.LegacyHandshake a
+// datagram whose first chunk looks like an INIT creates a conn and a pion
+// association, as before.)
 type udpMux struct {
 	pc       *net.UDPConn
+	hs       *handshaker // nil: legacy handshake
 	acceptCh chan *muxConn
 	done     chan struct{}
 	readDone chan struct{}
@@ -38,7 +42,7 @@ const muxQueueLen = 4096
 // above 8192 octets.
 const maxDatagram = 8192
 
-func newUDPMux(pc *net.UDPConn, backlog int) *udpMux {
+func newUDPMux(pc *net.UDPConn, backlog int, cfg PionConfig) *udpMux {
 	m := &udpMux{
 		pc:        pc,
 		acceptCh:  make(chan *muxConn, backlog),
@@ -47,6 +51,9 @@ func newUDPMux(pc *net.UDPConn, backlog int) *udpMux {
 		conns:     make(map[netip.AddrPort]*muxConn),
 		accepting: true,
 		refs:      1,
+	}
+	if !cfg.LegacyHandshake {
+		m.hs = newHandshaker(cfg)
 	}
 	go m.readLoop()
 	return m
@@ -75,7 +82,12 @@ func (m *udpMux) readLoop() {
 		raddr = netip.AddrPortFrom(raddr.Addr().Unmap(), raddr.Port())
 		m.mu.Lock()
 		c, ok := m.conns[raddr]
-		if !ok && m.accepting && looksLikeInit(*bp) {
+		switch {
+		case ok && c.snap != nil:
+			ok = m.known(c, bp)
+		case !ok && m.accepting && m.hs != nil:
+			c, ok = m.unknown(raddr, bp)
+		case !ok && m.accepting && looksLikeInit(*bp):
 			c = m.newConn(raddr)
 			select {
 			case m.acceptCh <- c:
@@ -96,6 +108,69 @@ func (m *udpMux) readLoop() {
 			putBuf(bp) // queue full: drop, as the kernel would
 		}
 	}
+}
+
+// unknown runs the stateless handshake for a datagram from an address
+// with no conn; m.mu is held. A valid COOKIE ECHO makes the conn, queues
+// the chunks bundled after it in *bp, and reports true.
+func (m *udpMux) unknown(raddr netip.AddrPort, bp *[]byte) (*muxConn, bool) {
+	send := func(p []byte) { _, _ = m.pc.WriteToUDPAddrPort(p, raddr) }
+	s, rest := m.hs.unknown(*bp, raddr, send)
+	if s == nil {
+		return nil, false
+	}
+	c := m.newConn(raddr)
+	c.snap = s
+	select {
+	case m.acceptCh <- c:
+	default:
+		m.hs.stats.backlogFull.Add(1) // the peer retransmits its COOKIE ECHO
+		return nil, false
+	}
+	m.conns[raddr] = c
+	m.refs++
+	m.hs.stats.cookiesOK.Add(1)
+	m.hs.sendCookieAck(s, send)
+	return c, m.keepRest(bp, rest)
+}
+
+// known filters a datagram of a statelessly made association; m.mu is
+// held. It drops a packet without the association's tag (RFC 9260 §8.5),
+// and answers a retransmitted COOKIE ECHO (our COOKIE ACK was lost) with
+// another COOKIE ACK, passing on only the chunks bundled after it.
+func (m *udpMux) known(c *muxConn, bp *[]byte) bool {
+	b := *bp
+	if !tagOK(b, c.snap) {
+		m.hs.stats.foreignTag.Add(1)
+		return false
+	}
+	if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho {
+		pkt, err := wire.ParsePacket(b)
+		if err != nil {
+			return false
+		}
+		it := pkt.Chunks()
+		ch, _ := it.Next()
+		if ck, err := m.hs.verifyCookie(pkt.Header, ch, c.raddr); err != nil || ck.LocalVerificationTag != c.snap.cookie.LocalVerificationTag {
+			return false
+		}
+		m.hs.sendCookieAck(c.snap, func(p []byte) { _, _ = m.pc.WriteToUDPAddrPort(p, c.raddr) })
+		return m.keepRest(bp, it.Rest())
+	}
+	return true
+}
+
+// keepRest makes *bp the packet of its common header and the chunks rest
+// (a suffix of *bp), and reports whether there are any.
+func (m *udpMux) keepRest(bp *[]byte, rest []byte) bool {
+	if len(rest) == 0 {
+		return false
+	}
+	b := *bp
+	n := copy(b[wire.HeaderLen:], rest)
+	*bp = b[:wire.HeaderLen+n]
+	wire.SetChecksum(*bp)
+	return true
 }
 
 func (m *udpMux) newConn(raddr netip.AddrPort) *muxConn {
@@ -149,6 +224,10 @@ type muxConn struct {
 	failOnce sync.Once
 	failed   chan struct{}
 	failErr  error
+
+	// snap is the association a valid COOKIE ECHO made; nil for a conn of
+	// the legacy handshake.
+	snap *snapInit
 }
 
 func (c *muxConn) fail(err error) {
@@ -161,6 +240,10 @@ func (c *muxConn) Read(p []byte) (int, error) {
 	case bp := <-c.q:
 		n := copy(p, *bp)
 		putBuf(bp)
+		if c.snap != nil {
+			// pion's SNAP association uses ports 5000/5000.
+			rewritePorts(p[:n], pionSNAPPort, pionSNAPPort)
+		}
 		return n, nil
 	case <-c.closed:
 		return 0, net.ErrClosed
@@ -177,6 +260,15 @@ func (c *muxConn) Write(p []byte) (int, error) {
 	case <-c.closed:
 		return 0, net.ErrClosed
 	default:
+	}
+	if s := c.snap; s != nil && (s.cookie.LocalPort != pionSNAPPort || s.cookie.PeerPort != pionSNAPPort) {
+		// The peer's ports, not pion's 5000/5000; pion keeps p.
+		bp := getBuf(len(p))
+		copy(*bp, p)
+		rewritePorts(*bp, s.cookie.LocalPort, s.cookie.PeerPort)
+		_, err := c.m.pc.WriteToUDPAddrPort(*bp, c.raddr)
+		putBuf(bp)
+		return len(p), err
 	}
 	return c.m.pc.WriteToUDPAddrPort(p, c.raddr)
 }
