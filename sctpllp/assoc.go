@@ -183,6 +183,10 @@ func (l *Listener) Accept(ctx context.Context) (*Association, error) {
 // Addr returns the listening address.
 func (l *Listener) Addr() string { return l.pl.Addr().String() }
 
+// HandshakeStats returns the counters of the listener's stateless
+// handshake (see PionListener.HandshakeStats).
+func (l *Listener) HandshakeStats() HandshakeStats { return l.pl.HandshakeStats() }
+
 // Close stops listening; accepted associations continue.
 func (l *Listener) Close() error { return l.pl.Close() }
 
