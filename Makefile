@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build test vet race fuzz fuzz-short demo bench soak clean e2e
+.PHONY: all build test vet race fuzz fuzz-short demo bench soak clean e2e flood
 
 all: build
 
@@ -26,6 +26,15 @@ test: vet
 # of make test, never skipped).
 e2e:
 	$(GO) test -race -count=1 -timeout 10m -v -run 'Suite' ./e2e
+
+# make flood: 100,000 SCTP INITs from as many source addresses against a
+# real `serve` (sctp-pion) while a bench runs; prints the server's RSS
+# before, at the peak and 30 s after (docs/security.md). About 45 s.
+flood:
+	$(GO) build -o .cache/sctp-rdma ./cmd/sctp-rdma
+	./.cache/sctp-rdma serve --listen 127.0.0.1:18599 > .cache/flood-serve.log 2>&1 & pid=$$!; sleep 1; \
+	  $(GO) run ./internal/tools/initflood -addr 127.0.0.1:18599 -pid $$pid -n 100000 -rate 10000 -bench ./.cache/sctp-rdma; rc=$$?; \
+	  kill -INT $$pid; wait $$pid; exit $$rc
 
 # make fuzz: run every fuzz target for FUZZTIME each (default 60s).
 fuzz:

@@ -78,7 +78,10 @@ type Server struct {
 	conns    map[*rdmap.Endpoint]*conn // prepared, not yet served
 	live     map[*rdmap.Endpoint]*conn // being served (guarded by mu)
 	finished finishedStreams           // guarded by mu
-	logMu    sync.Mutex
+	// idleTimer gives memory back to the OS once no stream is left
+	// (IdleRelease); guarded by mu.
+	idleTimer *time.Timer
+	logMu     sync.Mutex
 }
 
 // NewServer returns a server with its own device and protection domain.
@@ -103,7 +106,13 @@ func NewServer(cfg ServerConfig) *Server {
 // outstanding work requests are flushed, RFC 5040 §6.2.1) and Run returns
 // when every goroutine has finished.
 func (s *Server) Run(ctx context.Context, ln *transport.Listener) error {
-	return ln.Serve(ctx, s.pd, s)
+	err := ln.Serve(ctx, s.pd, s)
+	s.mu.Lock()
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.mu.Unlock()
+	return err
 }
 
 // Active returns the number of streams being served.

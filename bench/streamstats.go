@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -78,6 +80,32 @@ func (s *Server) streamEnded(c *conn) {
 	f.n++
 	f.stats.Add(st)
 	addTerms(f.terms, st)
+	if len(s.live) == 0 {
+		s.releaseWhenIdleLocked()
+	}
+}
+
+// IdleRelease is how long a server with no stream waits before it gives
+// the memory its streams' buffers used back to the operating system
+// (debug.FreeOSMemory): the Go runtime would otherwise keep it for
+// minutes, and a server's resident size after a burst of clients (or an
+// attack) would not come down.
+const IdleRelease = 5 * time.Second
+
+// releaseWhenIdleLocked arms the idle release; s.mu is held.
+func (s *Server) releaseWhenIdleLocked() {
+	if s.idleTimer != nil {
+		s.idleTimer.Reset(IdleRelease)
+		return
+	}
+	s.idleTimer = time.AfterFunc(IdleRelease, func() {
+		s.mu.Lock()
+		idle := len(s.live) == 0 && len(s.conns) == 0
+		s.mu.Unlock()
+		if idle {
+			debug.FreeOSMemory()
+		}
+	})
 }
 
 // Streams returns the counters of the streams being served.
