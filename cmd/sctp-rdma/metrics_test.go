@@ -148,6 +148,14 @@ func TestServeMetricsDuringBench(t *testing.T) {
 				assert.Equal(t, float64(streams), acc+accPlain)
 				_, ok := metric(body, "sctp_rdma_sctp_retransmitted_chunks_total")
 				assert.True(t, ok)
+				// RFC 9260 §5.1.3: one INIT answered statelessly, one
+				// COOKIE ECHO accepted, nothing dropped.
+				acks, _ := metric(body, "sctp_rdma_sctp_handshake_packets_total", `outcome="init_ack_sent"`)
+				cookies, _ := metric(body, "sctp_rdma_sctp_handshake_packets_total", `outcome="cookie_ok"`)
+				foreign, _ := metric(body, "sctp_rdma_sctp_handshake_packets_total", `outcome="foreign_tag"`)
+				assert.Equal(t, 1.0, acks)
+				assert.Equal(t, 1.0, cookies)
+				assert.Zero(t, foreign)
 			} else {
 				crc, ok := metric(body, "sctp_rdma_mpa_crc_errors_total")
 				assert.True(t, ok)

@@ -41,6 +41,7 @@ var (
 	dErroneous       = desc("erroneous_streams_total", "SCTP streams labelled erroneous (RFC 5040 §7).")
 	dRetrans         = desc("sctp_retransmitted_chunks_total", "DATA chunks the SCTP stack retransmitted.")
 
+	dHandshake     = desc("sctp_handshake_packets_total", "What the sctp-pion listener's stateless handshake did with unauthenticated packets (RFC 9260 §5.1.3, §8.4, §8.5).", "outcome")
 	dSMsgSent      = desc("stream_messages_sent_total", "A live stream's RDMAP messages sent, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
 	dSMsgRecv      = desc("stream_messages_received_total", "A live stream's RDMAP messages received, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
 	dSOctetsSent   = desc("stream_octets_sent_total", "A live stream's payload octets sent.", "llp", "peer", "stream")
@@ -63,7 +64,7 @@ func NewCollector(src Source) *Collector { return &Collector{src: src} }
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dStreamsActive, dStreamsFinished, dAdmitted, dRefused, dSetupTimeouts,
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
-		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dSMsgSent, dSMsgRecv, dSOctetsSent,
+		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dHandshake, dSMsgSent, dSMsgRecv, dSOctetsSent,
 		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans} {
 		ch <- d
 	}
@@ -109,6 +110,16 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(dErroneous, s.ErroneousStreams)
 	counter(dRetrans, s.Retransmissions)
+	h := s.Handshake
+	for _, o := range []struct {
+		name string
+		v    uint64
+	}{{"init_ack_sent", h.InitAcks}, {"rate_limited", h.RateLimited}, {"bad_packet", h.BadPackets},
+		{"bad_init", h.BadInits}, {"refused_no_ddp_indication", h.RefusedALI}, {"cookie_ok", h.CookiesOK},
+		{"cookie_bad", h.CookiesBad}, {"backlog_full", h.BacklogFull}, {"foreign_tag", h.ForeignTag},
+		{"out_of_the_blue", h.OutOfTheBlue}} {
+		counter(dHandshake, o.v, o.name)
+	}
 	for _, ps := range s.PerStream {
 		sid := strconv.Itoa(int(ps.Stream))
 		for _, name := range opcodeNames {

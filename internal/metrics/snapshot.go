@@ -145,6 +145,9 @@ type Snapshot struct {
 	SessionControl       Control `json:"session_control"`
 	ErroneousStreams     uint64  `json:"erroneous_streams"`
 	Retransmissions      uint64  `json:"sctp_retransmitted_chunks"`
+	// Handshake counts the sctp-pion listener's stateless handshake and
+	// the unauthenticated packets it dropped or answered.
+	Handshake sctpllp.HandshakeStats `json:"handshake"`
 	// PerStream and PerAssociation list the live ones.
 	PerStream      []Stream      `json:"per_stream"`
 	PerAssociation []Association `json:"per_association"`
@@ -160,6 +163,7 @@ func Take(src Source) Snapshot {
 		s.SessionControl = Control{Sent: functions(at.ControlSent), Received: functions(at.ControlReceived)}
 		s.ErroneousStreams = at.ErroneousStreams
 		s.Retransmissions = at.Transport.Retransmissions
+		s.Handshake = l.HandshakeStats()
 		s.PerAssociation = []Association{}
 		for _, a := range l.Associations() {
 			pa := Association{LLP: a.LLP, Peer: a.Peer, ErroneousStreams: a.ErroneousStreams,

@@ -30,6 +30,9 @@ func WriteText(w io.Writer, prefix string, s Snapshot) {
 		fmt.Fprintf(w, "%sMPA: %d connections ended on a CRC error\n", prefix, s.MPACRCErrors)
 		return
 	}
+	h := s.Handshake
+	fmt.Fprintf(w, "%sSCTP handshake: %d INIT ACKs sent statelessly, %d cookies accepted, %d refused; %d rate-limited; dropped: %d bad packets, %d bad INITs, %d without the DDP indication, %d foreign-tag packets, %d out of the blue\n",
+		prefix, h.InitAcks, h.CookiesOK, h.CookiesBad, h.RateLimited, h.BadPackets, h.BadInits, h.RefusedALI, h.ForeignTag, h.OutOfTheBlue)
 	fmt.Fprintf(w, "%sSCTP: %d associations (%d live); session control received: %s; sent: %s; %d erroneous streams; %d DATA chunks retransmitted\n",
 		prefix, s.AssociationsActive+s.AssociationsFinished, s.AssociationsActive,
 		nonZero(s.SessionControl.Received, functionNames[:]), nonZero(s.SessionControl.Sent, functionNames[:]),

@@ -91,3 +91,13 @@ func (l *Listener) AssocTotals() AssocTotals {
 	}
 	return tot
 }
+
+// HandshakeStats returns the sctp-pion listener's counters of its
+// stateless handshake and of the unauthenticated packets it dropped or
+// answered (zero for the other LLPs).
+func (l *Listener) HandshakeStats() sctpllp.HandshakeStats {
+	if l.sctp == nil {
+		return sctpllp.HandshakeStats{}
+	}
+	return l.sctp.HandshakeStats()
+}

@@ -7,7 +7,7 @@
 // server's resident memory (VmRSS of -pid) before, at its peak during the
 // flood, and -settle after it (docs/security.md, `make flood`).
 //
-//	sctp-rdma serve --listen 127.0.0.1:18515 & 
+//	sctp-rdma serve --listen 127.0.0.1:18515 &
 //	go run ./internal/tools/initflood -addr 127.0.0.1:18515 -pid $! -n 100000 -bench ./sctp-rdma
 package main
 
