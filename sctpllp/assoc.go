@@ -28,6 +28,14 @@ const (
 	// chunks), only by the 32767-chunk window of RFC 5043 §10; 4 MiB was
 	// exceeded by loss recovery on loopback at MTU 8192, 64 MiB was not.
 	DefaultMaxHeldBytes = 64 << 20
+	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: four
+	// times pion's default receive buffer (what a peer may have in flight
+	// is bounded by the window; a gap holds at most that much).
+	DefaultMaxHeldAssocBytes = 64 << 20
+	// DefaultMaxGapTime is Config.MaxGapTime's default: longer than any
+	// retransmission timeout short of a dead peer (PionConfig's
+	// DefaultDeadPeerTimeout is 30 s).
+	DefaultMaxGapTime = 30 * time.Second
 	// DefaultQuietTime is how long a stream identifier stays quarantined
 	// after this side's final chunk when the peer's final chunk is not
 	// seen (RFC 5043 §6.6).
@@ -48,6 +56,16 @@ type Config struct {
 	// re-sequencing plus segments received before Start (RFC 5043 §10).
 	// A stream that exceeds it is terminated.
 	MaxHeldBytes int
+	// MaxHeldAssocBytes bounds the octets held for re-sequencing by all
+	// the streams of the association together (default
+	// DefaultMaxHeldAssocBytes): a peer spreading DDP-SSN gaps over many
+	// streams cannot hold MaxHeldBytes on each. The stream whose chunk
+	// does not fit is terminated.
+	MaxHeldAssocBytes int
+	// MaxGapTime bounds how long a stream waits for a missing DDP-SSN
+	// while later chunks are held (default DefaultMaxGapTime); then the
+	// stream is terminated and its held chunks freed.
+	MaxGapTime time.Duration
 	// QuietTime: see DefaultQuietTime.
 	QuietTime time.Duration
 	// Linger: see DefaultLinger.
@@ -66,6 +84,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxHeldBytes <= 0 {
 		c.MaxHeldBytes = DefaultMaxHeldBytes
+	}
+	if c.MaxHeldAssocBytes <= 0 {
+		c.MaxHeldAssocBytes = DefaultMaxHeldAssocBytes
+	}
+	if c.MaxGapTime <= 0 {
+		c.MaxGapTime = DefaultMaxGapTime
 	}
 	if c.QuietTime <= 0 {
 		c.QuietTime = DefaultQuietTime
@@ -126,6 +150,7 @@ type Association struct {
 	stopOnce sync.Once
 	dropped  atomic.Uint64
 	ctr      assocCounters
+	held     heldBudget // re-sequencing octets of all streams (reorder.go)
 	grace    shrinkGrace // see ShrinkGrace
 }
 
@@ -142,6 +167,7 @@ func NewAssociation(t Transport, cfg Config) *Association {
 		incoming: make(chan *Incoming, cfg.MaxPendingInitiates),
 		done:     make(chan struct{}),
 	}
+	a.held.max = int64(cfg.MaxHeldAssocBytes)
 	t.Start(a.onMessage, a.onTransportDone)
 	return a
 }

@@ -1,6 +1,10 @@
 package sctpllp
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
 
 // MaxSSNWindow is the largest distance ahead of the next expected DDP-SSN
 // that a received chunk may have: the sender keeps at most 32767 chunks of
@@ -41,10 +45,40 @@ type reorder struct {
 	held      map[uint16]heldChunk // nil until the first early chunk
 	heldBytes int
 	maxHeld   int
+	budget    *heldBudget // the association's, shared by its streams
+	// gapSince is when the expected DDP-SSN began to be missing while
+	// later chunks are held; zero when none is held.
+	gapSince time.Time
 }
 
-func newReorder(sink chunkSink, maxHeld int) reorder {
-	return reorder{sink: sink, maxHeld: maxHeld}
+// heldBudget bounds the octets held for re-sequencing by all the streams
+// of one association together (Config.MaxHeldAssocBytes).
+type heldBudget struct {
+	max int64
+	n   atomic.Int64
+}
+
+// take reserves n octets, or reports that they do not fit.
+func (b *heldBudget) take(n int) bool {
+	if b == nil {
+		return true
+	}
+	if b.n.Add(int64(n)) > b.max {
+		b.n.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// give returns n octets.
+func (b *heldBudget) give(n int) {
+	if b != nil {
+		b.n.Add(-int64(n))
+	}
+}
+
+func newReorder(sink chunkSink, maxHeld int, budget *heldBudget) reorder {
+	return reorder{sink: sink, maxHeld: maxHeld, budget: budget}
 }
 
 // push processes one received chunk payload (DDP-SSN included); ssn is its
@@ -56,7 +90,11 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		if err := r.sink.deliverChunk(ssn, ppid, body); err != nil {
 			return err
 		}
-		return r.drain()
+		err := r.drain()
+		if len(r.held) > 0 {
+			r.gapSince = time.Now() // a new gap: the next one is missing
+		}
+		return err
 	}
 	if d > MaxSSNWindow {
 		return fmt.Errorf("%w: DDP-SSN %d, expected %d (duplicate or more than %d ahead)",
@@ -69,8 +107,15 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d",
 			ErrHeldLimit, r.heldBytes, len(body), ssn, r.maxHeld)
 	}
+	if !r.budget.take(len(body)) {
+		return fmt.Errorf("%w: the association holds %d octets for re-sequencing, limit %d (Config.MaxHeldAssocBytes)",
+			ErrHeldLimit, r.budget.n.Load(), r.budget.max)
+	}
 	if r.held == nil {
 		r.held = make(map[uint16]heldChunk)
+	}
+	if len(r.held) == 0 {
+		r.gapSince = time.Now()
 	}
 	buf := getBuf(len(body))
 	copy(*buf, body)
@@ -90,6 +135,10 @@ func (r *reorder) drain() error {
 		delete(r.held, ssn)
 		r.next++
 		r.heldBytes -= len(*h.buf)
+		r.budget.give(len(*h.buf))
+		if len(r.held) == 0 {
+			r.gapSince = time.Time{}
+		}
 		err := r.sink.deliverChunk(ssn, h.ppid, *h.buf)
 		putBuf(h.buf)
 		if err != nil {
@@ -119,5 +168,7 @@ func (r *reorder) release() {
 		putBuf(h.buf)
 		delete(r.held, k)
 	}
+	r.budget.give(r.heldBytes)
 	r.heldBytes = 0
+	r.gapSince = time.Time{}
 }

@@ -32,7 +32,7 @@ func chunkWithSSN(ssn uint16, body ...byte) []byte {
 // RFC 5043 §5.2.1, §10: chunks are restored to DDP-SSN order.
 func TestReorder_OutOfOrder_RFC5043_10(t *testing.T) {
 	sink := &recSink{}
-	r := newReorder(sink, 1<<20)
+	r := newReorder(sink, 1<<20, nil)
 	order := []uint16{2, 0, 3, 1, 5, 4}
 	for _, ssn := range order {
 		require.NoError(t, r.push(ssn, PPIDSegment, chunkWithSSN(ssn, byte(ssn))))
@@ -48,7 +48,7 @@ func TestReorder_OutOfOrder_RFC5043_10(t *testing.T) {
 
 func TestReorder_Wraparound(t *testing.T) {
 	sink := &recSink{}
-	r := newReorder(sink, 1<<20)
+	r := newReorder(sink, 1<<20, nil)
 	r.next = 65534
 	require.NoError(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
 	require.NoError(t, r.push(65535, PPIDSegment, chunkWithSSN(65535)))
@@ -59,7 +59,7 @@ func TestReorder_Wraparound(t *testing.T) {
 // RFC 5043 §10: a DDP-SSN more than 32767 ahead, an old one or a duplicate
 // is invalid.
 func TestReorder_WindowViolations_RFC5043_10(t *testing.T) {
-	r := newReorder(&recSink{}, 1<<20)
+	r := newReorder(&recSink{}, 1<<20, nil)
 	require.NoError(t, r.push(MaxSSNWindow, PPIDSegment, chunkWithSSN(MaxSSNWindow)), "exactly 32767 ahead is legal")
 	assert.ErrorIs(t, r.push(MaxSSNWindow+1, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow)
 	assert.ErrorIs(t, r.push(MaxSSNWindow, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "duplicate of held")
@@ -70,7 +70,7 @@ func TestReorder_WindowViolations_RFC5043_10(t *testing.T) {
 }
 
 func TestReorder_HeldLimit(t *testing.T) {
-	r := newReorder(&recSink{}, 100)
+	r := newReorder(&recSink{}, 100, nil)
 	require.NoError(t, r.push(1, PPIDSegment, make([]byte, 60)))
 	assert.ErrorIs(t, r.push(2, PPIDSegment, make([]byte, 41)), ErrHeldLimit)
 	require.NoError(t, r.push(2, PPIDSegment, make([]byte, 40)))
@@ -83,7 +83,7 @@ func TestReorder_HeldLimit(t *testing.T) {
 
 func TestReorder_SinkErrorStopsDrain(t *testing.T) {
 	sink := &recSink{failAt: 2}
-	r := newReorder(sink, 1<<20)
+	r := newReorder(sink, 1<<20, nil)
 	require.NoError(t, r.push(1, PPIDSegment, chunkWithSSN(1)))
 	require.NoError(t, r.push(2, PPIDSegment, chunkWithSSN(2)))
 	require.Error(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
@@ -97,7 +97,7 @@ func (nopSink) deliverChunk(uint16, uint32, []byte) error { return nil }
 
 // The in-order path hands the caller's buffer through: 0 allocations.
 func TestReorder_InOrderNoAlloc(t *testing.T) {
-	r := newReorder(nopSink{}, 1<<20)
+	r := newReorder(nopSink{}, 1<<20, nil)
 	b := make([]byte, 1024)
 	ssn := uint16(0)
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -108,7 +108,7 @@ func TestReorder_InOrderNoAlloc(t *testing.T) {
 }
 
 func BenchmarkReorderInOrder(b *testing.B) {
-	r := newReorder(nopSink{}, 1<<20)
+	r := newReorder(nopSink{}, 1<<20, nil)
 	buf := make([]byte, 1024)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(buf)))
@@ -120,7 +120,7 @@ func BenchmarkReorderInOrder(b *testing.B) {
 }
 
 func BenchmarkReorderSwappedPairs(b *testing.B) {
-	r := newReorder(nopSink{}, 1<<20)
+	r := newReorder(nopSink{}, 1<<20, nil)
 	buf := make([]byte, 1024)
 	b.ReportAllocs()
 	ssn := uint16(0)

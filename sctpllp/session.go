@@ -69,6 +69,9 @@ type Session struct {
 	earlyFresh   bool
 	earlyTimer   *time.Timer
 
+	// gapTimer runs while chunks are held waiting for a missing DDP-SSN
+	// (Config.MaxGapTime); guarded by sl.rxMu.
+	gapTimer *time.Timer
 	// Receive side, guarded by sl.rxMu.
 	ro       reorder
 	h        llp.Handler
@@ -101,7 +104,7 @@ func newSession(a *Association, sl *slot, active bool) *Session {
 	s := &Session{a: a, sl: sl, sid: sl.sid}
 	s.params.StreamID = sl.sid
 	s.params.Active = active
-	s.ro = newReorder(s, a.cfg.MaxHeldBytes)
+	s.ro = newReorder(s, a.cfg.MaxHeldBytes, &a.held)
 	return s
 }
 
@@ -279,13 +282,19 @@ func (s *Session) deliverClosed() {
 			h   llp.Handler
 			err error
 		)
+		if s.closePending.Load() {
+			s.ro.release() // gives the association's budget back
+			if s.gapTimer != nil {
+				s.gapTimer.Stop()
+				s.gapTimer = nil
+			}
+		}
 		if s.started && !s.closedOK && s.closePending.Load() {
 			s.closedOK = true
 			h = s.h
 			s.mu.Lock()
 			err = s.closeErr
 			s.mu.Unlock()
-			s.ro.release()
 		}
 		if h != nil {
 			h.HandleClosed(err)
@@ -450,8 +459,39 @@ func (s *Session) receive(ppid uint32, b []byte) {
 			err = &ProtocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
 		}
 		s.fail(err)
+	} else if !s.ro.gapSince.IsZero() && s.gapTimer == nil && s.st() != ssDone {
+		s.gapTimer = time.AfterFunc(s.a.cfg.MaxGapTime, s.checkGap)
 	}
 	s.offerIncoming()
+}
+
+// checkGap ends the session when the DDP-SSN it waits for has been
+// missing for Config.MaxGapTime while later chunks are held (RFC 5043 §10:
+// a sender never leaves a gap that long; a peer that does holds our
+// memory).
+func (s *Session) checkGap() {
+	s.sl.rxMu.Lock()
+	since := s.ro.gapSince
+	var fail bool
+	switch {
+	case s.gapTimer == nil || s.st() == ssDone:
+	case since.IsZero():
+		s.gapTimer = nil
+	case time.Since(since) >= s.a.cfg.MaxGapTime:
+		s.gapTimer = nil
+		fail = true
+	default:
+		s.gapTimer.Reset(s.a.cfg.MaxGapTime - time.Since(since))
+	}
+	if fail {
+		s.a.ctr.gapTimeouts.Add(1)
+		s.fail(&ProtocolError{StreamID: s.sid, Err: ErrHeldLimit,
+			Reason: fmt.Sprintf("DDP-SSN %d missing for %v while later chunks are held (Config.MaxGapTime, RFC 5043 §10)", s.ro.next, s.a.cfg.MaxGapTime)})
+	}
+	s.sl.rxMu.Unlock()
+	if fail {
+		s.deliverClosed()
+	}
 }
 
 // offerIncoming hands an Initiate admitted by the chunks just processed to

@@ -27,6 +27,11 @@ type AssocStats struct {
 	// DroppedChunks counts chunks dropped because their stream carries no
 	// session (see Association.Dropped).
 	DroppedChunks uint64
+	// HeldBytes is the octets held for re-sequencing now, out of
+	// Config.MaxHeldAssocBytes; GapTimeouts counts the streams ended
+	// because a DDP-SSN stayed missing for Config.MaxGapTime.
+	HeldBytes   int64
+	GapTimeouts uint64
 	// Transport is what the SCTP stack reports.
 	Transport TransportStats
 }
@@ -56,6 +61,7 @@ type transportStatser interface {
 type assocCounters struct {
 	ctlSent, ctlRecv [NumFunctionCodes]atomic.Uint64
 	erroneous        atomic.Uint64
+	gapTimeouts      atomic.Uint64
 }
 
 func (c *assocCounters) control(sent bool, f FunctionCode) {
@@ -78,6 +84,7 @@ func (a *Association) Stats() AssocStats {
 	}
 	s.ErroneousStreams = a.ctr.erroneous.Load()
 	s.DroppedChunks = a.dropped.Load()
+	s.HeldBytes, s.GapTimeouts = a.held.n.Load(), a.ctr.gapTimeouts.Load()
 	if ts, ok := a.t.(transportStatser); ok {
 		s.Transport = ts.TransportStats()
 	}
@@ -135,6 +142,8 @@ func (s *AssocStats) Add(o AssocStats) {
 	}
 	s.ErroneousStreams += o.ErroneousStreams
 	s.DroppedChunks += o.DroppedChunks
+	s.HeldBytes += o.HeldBytes
+	s.GapTimeouts += o.GapTimeouts
 	s.Transport.Retransmissions += o.Transport.Retransmissions
 	s.Transport.HasRetransmissions = s.Transport.HasRetransmissions || o.Transport.HasRetransmissions
 	if !s.Transport.HasSRTT && o.Transport.HasSRTT {
