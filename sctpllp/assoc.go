@@ -150,7 +150,7 @@ type Association struct {
 	stopOnce sync.Once
 	dropped  atomic.Uint64
 	ctr      assocCounters
-	held     heldBudget // re-sequencing octets of all streams (reorder.go)
+	held     heldBudget  // re-sequencing octets of all streams (reorder.go)
 	grace    shrinkGrace // see ShrinkGrace
 }
 
