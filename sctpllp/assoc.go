@@ -36,6 +36,8 @@ const (
 	// retransmission timeout short of a dead peer (PionConfig's
 	// DefaultDeadPeerTimeout is 30 s).
 	DefaultMaxGapTime = 30 * time.Second
+	// DefaultIdleTimeout is Config.IdleTimeout for accepted associations.
+	DefaultIdleTimeout = 10 * time.Second
 	// DefaultQuietTime is how long a stream identifier stays quarantined
 	// after this side's final chunk when the peer's final chunk is not
 	// seen (RFC 5043 §6.6).
@@ -66,6 +68,12 @@ type Config struct {
 	// while later chunks are held (default DefaultMaxGapTime); then the
 	// stream is terminated and its held chunks freed.
 	MaxGapTime time.Duration
+	// IdleTimeout closes (aborts) the association once no session has
+	// been live or pending for that long: an association that never opens
+	// a session holds the peer's state for nothing. 0 means no limit for
+	// NewAssociation and Dial, DefaultIdleTimeout for associations a
+	// Listener accepts; negative, no limit.
+	IdleTimeout time.Duration
 	// QuietTime: see DefaultQuietTime.
 	QuietTime time.Duration
 	// Linger: see DefaultLinger.
@@ -150,6 +158,7 @@ type Association struct {
 	stopOnce sync.Once
 	dropped  atomic.Uint64
 	ctr      assocCounters
+	idle     *time.Timer // Config.IdleTimeout; guarded by mu
 	held     heldBudget  // re-sequencing octets of all streams (reorder.go)
 	grace    shrinkGrace // see ShrinkGrace
 }
@@ -168,6 +177,9 @@ func NewAssociation(t Transport, cfg Config) *Association {
 		done:     make(chan struct{}),
 	}
 	a.held.max = int64(cfg.MaxHeldAssocBytes)
+	if cfg.IdleTimeout > 0 {
+		a.idle = time.AfterFunc(cfg.IdleTimeout, a.idleExpired)
+	}
 	t.Start(a.onMessage, a.onTransportDone)
 	return a
 }
@@ -193,6 +205,9 @@ func Listen(laddr string, cfg Config) (*Listener, error) {
 	pl, err := ListenPion(laddr, cfg.Pion)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	return &Listener{pl: pl, cfg: cfg}, nil
 }
@@ -434,9 +449,24 @@ func (a *Association) sessionEnded() {
 	a.mu.Lock()
 	a.live--
 	shut := a.live == 0 && a.pendingIn == 0 && a.everSession && !a.cfg.KeepIdle && !a.ended && !a.shuttingDown
+	if a.live == 0 && a.idle != nil {
+		a.idle.Reset(a.cfg.IdleTimeout)
+	}
 	a.mu.Unlock()
 	if shut {
 		go a.stop(false)
+	}
+}
+
+// idleExpired aborts the association if no session is live, pending or
+// early since Config.IdleTimeout (re-armed when the last one ends).
+func (a *Association) idleExpired() {
+	a.mu.Lock()
+	idle := a.live == 0 && a.pendingIn == 0 && a.early == 0 && !a.ended && !a.shuttingDown
+	a.mu.Unlock()
+	if idle {
+		a.ctr.idleClosed.Add(1)
+		a.stop(true)
 	}
 }
 
@@ -625,6 +655,9 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 func (a *Association) onTransportDone(err error) {
 	a.mu.Lock()
 	a.ended = true
+	if a.idle != nil {
+		a.idle.Stop()
+	}
 	a.mu.Unlock()
 	for i := range a.slots {
 		sl := a.slots[i].Load()

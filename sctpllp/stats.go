@@ -32,6 +32,9 @@ type AssocStats struct {
 	// because a DDP-SSN stayed missing for Config.MaxGapTime.
 	HeldBytes   int64
 	GapTimeouts uint64
+	// IdleClosed is 1 when the association was aborted for having no
+	// session for Config.IdleTimeout (a sum counts such associations).
+	IdleClosed uint64
 	// Transport is what the SCTP stack reports.
 	Transport TransportStats
 }
@@ -62,6 +65,7 @@ type assocCounters struct {
 	ctlSent, ctlRecv [NumFunctionCodes]atomic.Uint64
 	erroneous        atomic.Uint64
 	gapTimeouts      atomic.Uint64
+	idleClosed       atomic.Uint64
 }
 
 func (c *assocCounters) control(sent bool, f FunctionCode) {
@@ -85,6 +89,7 @@ func (a *Association) Stats() AssocStats {
 	s.ErroneousStreams = a.ctr.erroneous.Load()
 	s.DroppedChunks = a.dropped.Load()
 	s.HeldBytes, s.GapTimeouts = a.held.n.Load(), a.ctr.gapTimeouts.Load()
+	s.IdleClosed = a.ctr.idleClosed.Load()
 	if ts, ok := a.t.(transportStatser); ok {
 		s.Transport = ts.TransportStats()
 	}
@@ -144,6 +149,7 @@ func (s *AssocStats) Add(o AssocStats) {
 	s.DroppedChunks += o.DroppedChunks
 	s.HeldBytes += o.HeldBytes
 	s.GapTimeouts += o.GapTimeouts
+	s.IdleClosed += o.IdleClosed
 	s.Transport.Retransmissions += o.Transport.Retransmissions
 	s.Transport.HasRetransmissions = s.Transport.HasRetransmissions || o.Transport.HasRetransmissions
 	if !s.Transport.HasSRTT && o.Transport.HasSRTT {

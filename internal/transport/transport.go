@@ -490,7 +490,7 @@ func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error
 	if err != nil {
 		return nil, err
 	}
-	return sctpllp.NewAssociation(t, sctpllp.Config{}), nil
+	return sctpllp.NewAssociation(t, sctpllp.Config{IdleTimeout: sctpllp.DefaultIdleTimeout}), nil
 }
 
 func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, pd *rdmap.PD, h Handler) {
