@@ -41,6 +41,9 @@ var (
 	dErroneous       = desc("erroneous_streams_total", "SCTP streams labelled erroneous (RFC 5040 §7).")
 	dRetrans         = desc("sctp_retransmitted_chunks_total", "DATA chunks the SCTP stack retransmitted.")
 
+	dIdleClosed    = desc("idle_associations_closed_total", "SCTP associations aborted for having no session for their idle timeout.")
+	dGapTimeouts   = desc("resequencing_gap_timeouts_total", "Streams ended because a DDP-SSN stayed missing too long (RFC 5043 §10).")
+	dHeldBytes     = desc("resequencing_held_bytes", "Octets held for DDP-SSN re-sequencing now, over all associations.")
 	dHandshake     = desc("sctp_handshake_packets_total", "What the sctp-pion listener's stateless handshake did with unauthenticated packets (RFC 9260 §5.1.3, §8.4, §8.5).", "outcome")
 	dSMsgSent      = desc("stream_messages_sent_total", "A live stream's RDMAP messages sent, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
 	dSMsgRecv      = desc("stream_messages_received_total", "A live stream's RDMAP messages received, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
@@ -64,7 +67,7 @@ func NewCollector(src Source) *Collector { return &Collector{src: src} }
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dStreamsActive, dStreamsFinished, dAdmitted, dRefused, dSetupTimeouts,
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
-		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dHandshake, dSMsgSent, dSMsgRecv, dSOctetsSent,
+		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dHandshake, dSMsgSent, dSMsgRecv, dSOctetsSent,
 		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans} {
 		ch <- d
 	}
@@ -110,6 +113,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(dErroneous, s.ErroneousStreams)
 	counter(dRetrans, s.Retransmissions)
+	counter(dIdleClosed, s.IdleClosed)
+	counter(dGapTimeouts, s.GapTimeouts)
+	gauge(dHeldBytes, float64(s.HeldBytes))
 	h := s.Handshake
 	for _, o := range []struct {
 		name string

@@ -145,6 +145,13 @@ type Snapshot struct {
 	SessionControl       Control `json:"session_control"`
 	ErroneousStreams     uint64  `json:"erroneous_streams"`
 	Retransmissions      uint64  `json:"sctp_retransmitted_chunks"`
+	// IdleClosed counts associations aborted for having no session
+	// (sctpllp.Config.IdleTimeout); GapTimeouts streams ended for a
+	// DDP-SSN missing too long; HeldBytes the octets held for
+	// re-sequencing now.
+	IdleClosed  uint64 `json:"idle_associations_closed"`
+	GapTimeouts uint64 `json:"gap_timeouts"`
+	HeldBytes   int64  `json:"resequencing_held_bytes"`
 	// Handshake counts the sctp-pion listener's stateless handshake and
 	// the unauthenticated packets it dropped or answered.
 	Handshake sctpllp.HandshakeStats `json:"handshake"`
@@ -163,6 +170,7 @@ func Take(src Source) Snapshot {
 		s.SessionControl = Control{Sent: functions(at.ControlSent), Received: functions(at.ControlReceived)}
 		s.ErroneousStreams = at.ErroneousStreams
 		s.Retransmissions = at.Transport.Retransmissions
+		s.IdleClosed, s.GapTimeouts, s.HeldBytes = at.IdleClosed, at.GapTimeouts, at.HeldBytes
 		s.Handshake = l.HandshakeStats()
 		s.PerAssociation = []Association{}
 		for _, a := range l.Associations() {

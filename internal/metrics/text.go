@@ -33,10 +33,10 @@ func WriteText(w io.Writer, prefix string, s Snapshot) {
 	h := s.Handshake
 	fmt.Fprintf(w, "%sSCTP handshake: %d INIT ACKs sent statelessly, %d cookies accepted, %d refused; %d rate-limited; dropped: %d bad packets, %d bad INITs, %d without the DDP indication, %d foreign-tag packets, %d out of the blue\n",
 		prefix, h.InitAcks, h.CookiesOK, h.CookiesBad, h.RateLimited, h.BadPackets, h.BadInits, h.RefusedALI, h.ForeignTag, h.OutOfTheBlue)
-	fmt.Fprintf(w, "%sSCTP: %d associations (%d live); session control received: %s; sent: %s; %d erroneous streams; %d DATA chunks retransmitted\n",
-		prefix, s.AssociationsActive+s.AssociationsFinished, s.AssociationsActive,
+	fmt.Fprintf(w, "%sSCTP: %d associations (%d live, %d closed for having no session); session control received: %s; sent: %s; %d erroneous streams; %d DATA chunks retransmitted; %d streams ended on a DDP-SSN gap\n",
+		prefix, s.AssociationsActive+s.AssociationsFinished, s.AssociationsActive, s.IdleClosed,
 		nonZero(s.SessionControl.Received, functionNames[:]), nonZero(s.SessionControl.Sent, functionNames[:]),
-		s.ErroneousStreams, s.Retransmissions)
+		s.ErroneousStreams, s.Retransmissions, s.GapTimeouts)
 }
 
 // nonZero lists the counters of m that are not zero, in the order of
