@@ -231,7 +231,7 @@ func newConn(nc net.Conn, cfg *Config, initiator bool) *Conn {
 		rxDone:  make(chan struct{}),
 	}
 	c.params.Initiator = initiator
-	c.rx.init()
+	c.rx.init(FrameHeaderLen + c.cfg.maxPrivateData())
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw = raw
@@ -248,6 +248,7 @@ func newConn(nc net.Conn, cfg *Config, initiator bool) *Conn {
 // enterFullOperation prepares the transmit side once the startup frames
 // are exchanged.
 func (c *Conn) enterFullOperation() {
+	c.rx.grow()
 	if c.params.MarkersTx {
 		c.txBuf = make([]byte, 0, maxWireLen)
 	} else {

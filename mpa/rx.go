@@ -24,7 +24,22 @@ type rxState struct {
 	scratch []byte
 }
 
-func (s *rxState) init() { s.buf = make([]byte, rxBufLen) }
+// init gives the state its startup buffer: n octets, enough for one
+// startup frame (RFC 5044 §7.1.2: the peer has proved nothing yet, so a
+// connection in startup holds no FPDU-sized buffer).
+func (s *rxState) init(n int) { s.buf = make([]byte, n) }
+
+// grow replaces the startup buffer with the Full Operation one, keeping
+// what is buffered (an FPDU may follow the startup frame at once).
+func (s *rxState) grow() {
+	if len(s.buf) >= rxBufLen {
+		return
+	}
+	nb := make([]byte, rxBufLen)
+	s.w = copy(nb, s.buf[s.r:s.w])
+	s.r = 0
+	s.buf = nb
+}
 
 func (s *rxState) buffered() []byte { return s.buf[s.r:s.w] }
 
