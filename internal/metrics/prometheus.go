@@ -44,6 +44,8 @@ var (
 	dIdleClosed    = desc("idle_associations_closed_total", "SCTP associations aborted for having no session for their idle timeout.")
 	dGapTimeouts   = desc("resequencing_gap_timeouts_total", "Streams ended because a DDP-SSN stayed missing too long (RFC 5043 §10).")
 	dHeldBytes     = desc("resequencing_held_bytes", "Octets held for DDP-SSN re-sequencing now, over all associations.")
+	dMPAAdmission  = desc("mpa_connections_total", "What the MPA listener's admission did with TCP connections before their MPA Request (RFC 5044 §7.1.2).", "outcome")
+	dMPAStartup    = desc("mpa_startups_in_progress", "TCP connections in their MPA start-up now.")
 	dHandshake     = desc("sctp_handshake_packets_total", "What the sctp-pion listener's stateless handshake did with unauthenticated packets (RFC 9260 §5.1.3, §8.4, §8.5).", "outcome")
 	dSMsgSent      = desc("stream_messages_sent_total", "A live stream's RDMAP messages sent, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
 	dSMsgRecv      = desc("stream_messages_received_total", "A live stream's RDMAP messages received, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
@@ -67,7 +69,7 @@ func NewCollector(src Source) *Collector { return &Collector{src: src} }
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dStreamsActive, dStreamsFinished, dAdmitted, dRefused, dSetupTimeouts,
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
-		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dHandshake, dSMsgSent, dSMsgRecv, dSOctetsSent,
+		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
 		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans} {
 		ch <- d
 	}
@@ -103,6 +105,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(dTerminates, t.Received, "received", l, ty, co, t.Name)
 	}
 	counter(dMPACRC, s.MPACRCErrors)
+	m := s.MPA
+	for _, o := range []struct {
+		name string
+		v    uint64
+	}{{"admitted", m.Admitted}, {"refused_max_startups", m.RefusedStartups}, {"refused_per_address", m.RefusedPerAddress},
+		{"refused_fd_limit", m.RefusedFDs}, {"startup_timeout", m.StartupTimeouts}, {"startup_failed", m.StartupFailures}} {
+		counter(dMPAAdmission, o.v, o.name)
+	}
+	gauge(dMPAStartup, float64(m.InStartup))
 	gauge(dAssocActive, float64(s.AssociationsActive))
 	counter(dAssocFinished, s.AssociationsFinished)
 	for _, name := range functionNames {

@@ -155,6 +155,9 @@ type Snapshot struct {
 	// Handshake counts the sctp-pion listener's stateless handshake and
 	// the unauthenticated packets it dropped or answered.
 	Handshake sctpllp.HandshakeStats `json:"handshake"`
+	// MPA counts the MPA listener's admission of TCP connections before
+	// their MPA Request (zero over SCTP).
+	MPA transport.MPAStats `json:"mpa_admission"`
 	// PerStream and PerAssociation list the live ones.
 	PerStream      []Stream      `json:"per_stream"`
 	PerAssociation []Association `json:"per_association"`
@@ -172,6 +175,7 @@ func Take(src Source) Snapshot {
 		s.Retransmissions = at.Transport.Retransmissions
 		s.IdleClosed, s.GapTimeouts, s.HeldBytes = at.IdleClosed, at.GapTimeouts, at.HeldBytes
 		s.Handshake = l.HandshakeStats()
+		s.MPA = l.MPAStats()
 		s.PerAssociation = []Association{}
 		for _, a := range l.Associations() {
 			pa := Association{LLP: a.LLP, Peer: a.Peer, ErroneousStreams: a.ErroneousStreams,

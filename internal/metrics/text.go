@@ -27,7 +27,9 @@ func WriteText(w io.Writer, prefix string, s Snapshot) {
 		fmt.Fprintf(w, "%sTerminates: %s\n", prefix, b.String())
 	}
 	if s.LLP == "mpa" {
-		fmt.Fprintf(w, "%sMPA: %d connections ended on a CRC error\n", prefix, s.MPACRCErrors)
+		m := s.MPA
+		fmt.Fprintf(w, "%sMPA: %d connections admitted to start-up; refused: %d at the start-up cap, %d at the per-address cap, %d near the fd limit; %d start-ups timed out, %d failed; %d ended on a CRC error\n",
+			prefix, m.Admitted, m.RefusedStartups, m.RefusedPerAddress, m.RefusedFDs, m.StartupTimeouts, m.StartupFailures, s.MPACRCErrors)
 		return
 	}
 	h := s.Handshake

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -66,6 +67,13 @@ type Options struct {
 	PrivateData []byte
 	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
 	SQDepth, RQDepth int
+	// MaxStartups, MaxStartupsPerAddress, StartupTimeout and FDReserve
+	// bound an MPA listener's connections before their MPA Request
+	// (mpaadmit.go; 0: DefaultMaxStartups 256, DefaultMaxStartupsPerAddress
+	// 16, DefaultStartupTimeout 5 s, DefaultFDReserve 64).
+	MaxStartups, MaxStartupsPerAddress int
+	StartupTimeout                     time.Duration
+	FDReserve                          int
 	// Capture, if not nil, records every packet of every LLP to a pcapng
 	// file (package capture): sctp-pion's UDP datagrams, MPA's TCP byte
 	// streams as segments, sctp-kernel's messages as SCTP DATA chunks.
@@ -339,6 +347,8 @@ type Listener struct {
 	mpaCfg *mpa.Config
 	// assocs: the SCTP associations served (assocstats.go).
 	assocs assocTable
+	// admit: the MPA start-up caps (mpaadmit.go); nil for SCTP.
+	admit *mpaAdmission
 }
 
 // Listen announces on addr over o.LLP.
@@ -355,6 +365,8 @@ func Listen(o Options, addr string) (*Listener, error) {
 		l.kern, err = sctpllp.ListenKernel(addr, o.kernelConfig(0))
 	case MPA:
 		l.mpaCfg = o.mpaConfig()
+		l.admit = newMPAAdmission(o)
+		l.mpaCfg.HandshakeTimeout = l.admit.timeout
 		l.tcp, err = net.Listen("tcp", addr)
 		if err == nil {
 			// Validates the configuration now rather than at the first peer.
@@ -420,10 +432,16 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 			var nc net.Conn
 			nc, err = l.tcp.Accept()
 			if err == nil {
+				ip, aerr := l.admit.admit(nc)
+				if aerr != nil {
+					refuse(nc) // before anything is allocated for it
+					continue
+				}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					l.serveMPA(ctx, nc, pd, h)
+					defer l.admit.closed()
+					l.serveMPA(ctx, nc, pd, h, ip)
 				}()
 			}
 		}
@@ -451,7 +469,7 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 // endpoint then fails (the Reply cannot be sent, the peer resets, ctx
 // ends) is reported with h.Dropped, so the handler's stream count stays
 // balanced.
-func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Handler) {
+func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Handler, ip netip.Addr) {
 	admitted := false
 	cfg := *l.mpaCfg
 	cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
@@ -464,8 +482,17 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 	if l.o.Capture != nil {
 		nc = l.o.Capture.Conn(nc, false)
 	}
+	began := time.Now()
 	conn, err := mpa.Server(ctx, nc, &cfg)
+	l.admit.started(ip)
 	if err != nil {
+		if ctx.Err() == nil {
+			if time.Since(began) >= l.admit.timeout {
+				l.admit.timeouts.Add(1)
+			} else {
+				l.admit.failures.Add(1)
+			}
+		}
 		_ = nc.Close() // also after a rejection: the Reply was sent
 		if admitted {
 			h.Dropped()

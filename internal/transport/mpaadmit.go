@@ -1,0 +1,157 @@
+package transport
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// MPA start-up defaults (Options.MaxStartups, MaxStartupsPerAddress,
+// StartupTimeout, FDReserve).
+const (
+	DefaultMaxStartups           = 256
+	DefaultMaxStartupsPerAddress = 16
+	DefaultStartupTimeout        = 5 * time.Second
+	DefaultFDReserve             = 64
+)
+
+// Errors of MPA admission: why a TCP connection was closed (with a RST)
+// before its MPA start-up.
+var (
+	ErrTooManyStartups    = errors.New("transport: too many MPA start-ups in progress")
+	ErrTooManyFromAddress = errors.New("transport: too many MPA start-ups from this address")
+	ErrNearFDLimit        = errors.New("transport: too close to the file descriptor limit")
+)
+
+// MPAStats count what the MPA listener's admission did with the TCP
+// connections it accepted.
+type MPAStats struct {
+	// Admitted counts connections let into the MPA start-up; InStartup
+	// those in it now; Open the accepted connections still open.
+	Admitted           uint64
+	InStartup, Open    int
+	RefusedStartups    uint64 // at MaxStartups (ErrTooManyStartups)
+	RefusedPerAddress  uint64 // at MaxStartupsPerAddress (ErrTooManyFromAddress)
+	RefusedFDs         uint64 // within FDReserve of RLIMIT_NOFILE (ErrNearFDLimit)
+	StartupTimeouts    uint64 // start-ups that did not finish within StartupTimeout
+	StartupFailures    uint64 // start-ups that failed otherwise (bad frame, reset, rejected)
+	FDLimit, FDReserve int
+}
+
+// mpaAdmission bounds the MPA connections a listener holds before their
+// peers have proved anything (RFC 5044 §7.1.2: the Responder waits for
+// the MPA Request): start-ups at once, per source address, and open
+// connections below the process's file descriptor limit.
+type mpaAdmission struct {
+	maxStartups, maxPerAddr int
+	timeout                 time.Duration
+	fdLimit, fdReserve      int
+
+	mu        sync.Mutex
+	inStartup int
+	perAddr   map[netip.Addr]int
+	open      int
+
+	admitted, refusedStartups, refusedPerAddr, refusedFDs atomic.Uint64
+	timeouts, failures                                    atomic.Uint64
+}
+
+func newMPAAdmission(o Options) *mpaAdmission {
+	a := &mpaAdmission{maxStartups: o.MaxStartups, maxPerAddr: o.MaxStartupsPerAddress, timeout: o.StartupTimeout,
+		fdReserve: o.FDReserve, perAddr: make(map[netip.Addr]int)}
+	if a.maxStartups <= 0 {
+		a.maxStartups = DefaultMaxStartups
+	}
+	if a.maxPerAddr <= 0 {
+		a.maxPerAddr = DefaultMaxStartupsPerAddress
+	}
+	if a.timeout <= 0 {
+		a.timeout = DefaultStartupTimeout
+	}
+	if a.fdReserve <= 0 {
+		a.fdReserve = DefaultFDReserve
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < 1<<30 {
+		a.fdLimit = int(rl.Cur)
+	}
+	return a
+}
+
+// admit decides on a connection just accepted: nil lets it into the
+// start-up (end must then be called), an error has it reset at once.
+// The file descriptor check counts this listener's open connections
+// against RLIMIT_NOFILE less FDReserve (the process's other descriptors
+// are in the reserve).
+func (a *mpaAdmission) admit(nc net.Conn) (netip.Addr, error) {
+	var ip netip.Addr
+	if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		ip = ta.AddrPort().Addr().Unmap()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.fdLimit > 0 && a.open+a.fdReserve >= a.fdLimit:
+		a.refusedFDs.Add(1)
+		return ip, ErrNearFDLimit
+	case a.inStartup >= a.maxStartups:
+		a.refusedStartups.Add(1)
+		return ip, ErrTooManyStartups
+	case a.perAddr[ip] >= a.maxPerAddr:
+		a.refusedPerAddr.Add(1)
+		return ip, ErrTooManyFromAddress
+	}
+	a.inStartup++
+	a.perAddr[ip]++
+	a.open++
+	a.admitted.Add(1)
+	return ip, nil
+}
+
+// started records the end of a start-up (the connection stays open).
+func (a *mpaAdmission) started(ip netip.Addr) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inStartup--
+	if a.perAddr[ip]--; a.perAddr[ip] <= 0 {
+		delete(a.perAddr, ip)
+	}
+}
+
+// closed records that an admitted connection is closed.
+func (a *mpaAdmission) closed() {
+	a.mu.Lock()
+	a.open--
+	a.mu.Unlock()
+}
+
+// refuse closes a connection with a RST (SO_LINGER 0): nothing of it is
+// kept, not even a TIME_WAIT.
+func refuse(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = nc.Close()
+}
+
+func (a *mpaAdmission) stats() MPAStats {
+	a.mu.Lock()
+	s := MPAStats{InStartup: a.inStartup, Open: a.open, FDLimit: a.fdLimit, FDReserve: a.fdReserve}
+	a.mu.Unlock()
+	s.Admitted, s.RefusedStartups, s.RefusedPerAddress = a.admitted.Load(), a.refusedStartups.Load(), a.refusedPerAddr.Load()
+	s.RefusedFDs, s.StartupTimeouts, s.StartupFailures = a.refusedFDs.Load(), a.timeouts.Load(), a.failures.Load()
+	return s
+}
+
+// MPAStats returns the MPA listener's admission counters (zero for the
+// SCTP lower layers).
+func (l *Listener) MPAStats() MPAStats {
+	if l.admit == nil {
+		return MPAStats{}
+	}
+	return l.admit.stats()
+}
