@@ -305,3 +305,47 @@ func (c *connectedUDP) Read(b []byte) (int, error) {
 }
 func (c *connectedUDP) Write(b []byte) (int, error) { return c.UDPConn.WriteTo(b, c.raddr) }
 func (c *connectedUDP) RemoteAddr() net.Addr        { return c.raddr }
+
+// TestPionListener_AssociationCaps: a peer address holds at most
+// MaxAssociationsPerAddress associations; a valid COOKIE ECHO beyond gets
+// an ABORT and nothing is kept; another address is still served.
+func TestPionListener_AssociationCaps(t *testing.T) {
+	ln, err := Listen("127.0.0.1:0", Config{Pion: PionConfig{MaxAssociationsPerAddress: 2}})
+	require.NoError(t, err)
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		for {
+			a, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = a.Abort() })
+		}
+	}()
+	dialFrom := func(ip string) (*Association, error) {
+		uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(ip)})
+		require.NoError(t, err)
+		raddr, err := net.ResolveUDPAddr("udp4", ln.Addr())
+		require.NoError(t, err)
+		dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer dcancel()
+		pt, err := NewPionTransport(dctx, &connectedUDP{UDPConn: uc, raddr: raddr}, true, PionConfig{})
+		if err != nil {
+			return nil, err
+		}
+		a := NewAssociation(pt, Config{})
+		t.Cleanup(func() { _ = a.Abort() })
+		return a, nil
+	}
+	for range 2 {
+		_, err := dialFrom("127.0.0.1")
+		require.NoError(t, err)
+	}
+	_, err = dialFrom("127.0.0.1")
+	require.Error(t, err, "a third association from the same address")
+	assert.Positive(t, ln.HandshakeStats().RefusedFull)
+	_, err = dialFrom("127.0.0.3")
+	require.NoError(t, err, "another address")
+}

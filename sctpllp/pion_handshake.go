@@ -44,6 +44,10 @@ var pionExtensions = []byte{byte(wire.ChunkReconfig), byte(wire.ChunkForwardTSN)
 
 // Handshake defaults of the passive side.
 const (
+	// DefaultMaxAssociations and DefaultMaxAssociationsPerAddress are
+	// PionConfig.MaxAssociations' and MaxAssociationsPerAddress' defaults.
+	DefaultMaxAssociations           = 1024
+	DefaultMaxAssociationsPerAddress = 64
 	// DefaultInitAckRate is the INIT ACKs and out-of-the-blue answers a
 	// listener sends per second at most (PionConfig.InitAckRate).
 	DefaultInitAckRate = 10000
@@ -55,6 +59,7 @@ const (
 type handshakeStats struct {
 	initAcks, rateLimited, badPackets, badInits, refusedALI atomic.Uint64
 	cookiesOK, cookiesBad, backlogFull, foreignTag, ootb    atomic.Uint64
+	refusedFull                                             atomic.Uint64
 }
 
 // HandshakeStats are a listener's counters of unauthenticated traffic.
@@ -75,6 +80,10 @@ type HandshakeStats struct {
 	// BacklogFull valid ones dropped because the accept backlog was full
 	// (the peer retransmits).
 	CookiesOK, CookiesBad, BacklogFull uint64
+	// RefusedFull counts valid COOKIE ECHOs answered with an ABORT because
+	// the listener holds PionConfig.MaxAssociations, or the peer's address
+	// MaxAssociationsPerAddress.
+	RefusedFull uint64
 	// ForeignTag counts packets dropped because their Verification Tag is
 	// not the association's (RFC 9260 §8.5); OutOfTheBlue packets from
 	// unknown addresses that are neither INIT nor COOKIE ECHO (§8.4).
@@ -85,7 +94,7 @@ func (s *handshakeStats) snapshot() HandshakeStats {
 	return HandshakeStats{InitAcks: s.initAcks.Load(), RateLimited: s.rateLimited.Load(),
 		BadPackets: s.badPackets.Load(), BadInits: s.badInits.Load(), RefusedALI: s.refusedALI.Load(),
 		CookiesOK: s.cookiesOK.Load(), CookiesBad: s.cookiesBad.Load(), BacklogFull: s.backlogFull.Load(),
-		ForeignTag: s.foreignTag.Load(), OutOfTheBlue: s.ootb.Load()}
+		ForeignTag: s.foreignTag.Load(), OutOfTheBlue: s.ootb.Load(), RefusedFull: s.refusedFull.Load()}
 }
 
 // tokenBucket limits the answers to unauthenticated packets.
@@ -131,6 +140,8 @@ type handshaker struct {
 	arwnd        uint32
 	adaptation   uint32
 	allowMissing bool
+	maxAssocs    int
+	maxPerIP     int
 	stats        handshakeStats
 	out          []byte
 	ck           []byte
@@ -145,7 +156,14 @@ func newHandshaker(cfg PionConfig) *handshaker {
 	if rate <= 0 {
 		rate = DefaultInitAckRate
 	}
-	return &handshaker{signer: sctp.NewCookieSigner(0, nil), limit: newTokenBucket(rate),
+	maxA, maxIP := cfg.MaxAssociations, cfg.MaxAssociationsPerAddress
+	if maxA <= 0 {
+		maxA = DefaultMaxAssociations
+	}
+	if maxIP <= 0 {
+		maxIP = DefaultMaxAssociationsPerAddress
+	}
+	return &handshaker{signer: sctp.NewCookieSigner(0, nil), limit: newTokenBucket(rate), maxAssocs: maxA, maxPerIP: maxIP,
 		arwnd: max(cfg.ReceiveBuffer, wire.MinARwnd), adaptation: ad, allowMissing: cfg.AllowMissingAdaptation,
 		out: make([]byte, 0, 512), ck: make([]byte, 0, sctp.CookieLen)}
 }
@@ -278,6 +296,21 @@ func (h *handshaker) cookieEcho(hdr wire.Header, c wire.Chunk, from netip.AddrPo
 		remote.Params.Extensions = []byte{byte(wire.ChunkReconfig)}
 	}
 	return &snapInit{cookie: ck, local: local.Append(nil), remote: remote.Append(nil)}
+}
+
+// refuseAssociation answers a valid COOKIE ECHO the listener has no room
+// for with an ABORT (rate-limited).
+func (h *handshaker) refuseAssociation(s *snapInit, send func([]byte)) {
+	h.stats.refusedFull.Add(1)
+	if !h.limit.allow(time.Now()) {
+		h.stats.rateLimited.Add(1)
+		return
+	}
+	h.out = wire.AppendHeader(h.out[:0], wire.Header{SrcPort: s.cookie.LocalPort, DstPort: s.cookie.PeerPort,
+		VerificationTag: s.cookie.PeerVerificationTag})
+	h.out = (&wire.Abort{}).Append(h.out)
+	wire.SetChecksum(h.out)
+	send(h.out)
 }
 
 // sendCookieAck answers a COOKIE ECHO of the association s.

@@ -117,6 +117,11 @@ type PionConfig struct {
 	// A listener answers INITs statelessly (pion_handshake.go): an INIT
 	// costs one INIT ACK and no memory.
 	InitAckRate int
+	// MaxAssociations and MaxAssociationsPerAddress bound a listener's
+	// associations, in total and per peer IP address (0:
+	// DefaultMaxAssociations 1024, DefaultMaxAssociationsPerAddress 64);
+	// a valid COOKIE ECHO beyond them is answered with an ABORT.
+	MaxAssociations, MaxAssociationsPerAddress int
 	// LegacyHandshake makes a listener hand every INIT to a new pion
 	// association, as before the stateless handshake: about 47 KB and six
 	// goroutines per INIT until the handshake times out. For comparison

@@ -29,6 +29,7 @@ type udpMux struct {
 
 	mu        sync.Mutex
 	conns     map[netip.AddrPort]*muxConn
+	perIP     map[netip.Addr]int // stateless associations per peer address
 	accepting bool
 	refs      int // listener + live conns; the socket closes at zero
 	closeOnce sync.Once
@@ -49,6 +50,7 @@ func newUDPMux(pc *net.UDPConn, backlog int, cfg PionConfig) *udpMux {
 		done:      make(chan struct{}),
 		readDone:  make(chan struct{}),
 		conns:     make(map[netip.AddrPort]*muxConn),
+		perIP:     make(map[netip.Addr]int),
 		accepting: true,
 		refs:      1,
 	}
@@ -119,6 +121,12 @@ func (m *udpMux) unknown(raddr netip.AddrPort, bp *[]byte) (*muxConn, bool) {
 	if s == nil {
 		return nil, false
 	}
+	if len(m.conns) >= m.hs.maxAssocs || m.perIP[raddr.Addr()] >= m.hs.maxPerIP {
+		// The peer proved it receives, but the listener is full, or this
+		// address holds its share: an ABORT (rate-limited), no state.
+		m.hs.refuseAssociation(s, send)
+		return nil, false
+	}
 	c := m.newConn(raddr)
 	c.snap = s
 	select {
@@ -128,6 +136,7 @@ func (m *udpMux) unknown(raddr netip.AddrPort, bp *[]byte) (*muxConn, bool) {
 		return nil, false
 	}
 	m.conns[raddr] = c
+	m.perIP[raddr.Addr()]++
 	m.refs++
 	m.hs.stats.cookiesOK.Add(1)
 	m.hs.sendCookieAck(s, send)
@@ -281,6 +290,11 @@ func (c *muxConn) Close() error {
 		c.m.mu.Lock()
 		if c.m.conns[c.raddr] == c {
 			delete(c.m.conns, c.raddr)
+			if c.snap != nil {
+				if c.m.perIP[c.raddr.Addr()]--; c.m.perIP[c.raddr.Addr()] <= 0 {
+					delete(c.m.perIP, c.raddr.Addr())
+				}
+			}
 		}
 		c.m.mu.Unlock()
 		for {

@@ -134,7 +134,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}{{"init_ack_sent", h.InitAcks}, {"rate_limited", h.RateLimited}, {"bad_packet", h.BadPackets},
 		{"bad_init", h.BadInits}, {"refused_no_ddp_indication", h.RefusedALI}, {"cookie_ok", h.CookiesOK},
 		{"cookie_bad", h.CookiesBad}, {"backlog_full", h.BacklogFull}, {"foreign_tag", h.ForeignTag},
-		{"out_of_the_blue", h.OutOfTheBlue}} {
+		{"out_of_the_blue", h.OutOfTheBlue}, {"refused_association_cap", h.RefusedFull}} {
 		counter(dHandshake, o.v, o.name)
 	}
 	for _, ps := range s.PerStream {
