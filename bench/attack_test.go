@@ -110,3 +110,29 @@ func TestServer_SilentClientReleasedAfterDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_ClientShareLeavesReserve: one client (one peer address) can
+// take at most MaxStreams less the reserve; the reserve stays for other
+// clients (4096 idle sessions of one attacker locked every other client
+// out before). Both LLPs.
+func TestServer_ClientShareLeavesReserve(t *testing.T) {
+	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
+		t.Run(llp, func(t *testing.T) {
+			addr, srv, stop := startServerStats(t, llp, ServerConfig{MaxStreams: 8, StreamReserve: 2})
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+			greedy, err := transport.Dial(ctx, transport.Options{LLP: llp, PrivateData: []byte(Hello), LocalAddr: "127.0.0.1"}, addr, 6, pd, nil)
+			require.NoError(t, err, "a client's share: 8 - 2")
+			defer greedy.Close(ctx)
+			_, err = transport.Dial(ctx, transport.Options{LLP: llp, PrivateData: []byte(Hello), LocalAddr: "127.0.0.1"}, addr, 1, pd, nil)
+			require.ErrorIs(t, err, transport.ErrRejected)
+			assert.Contains(t, err.Error(), "share")
+			assert.Equal(t, uint64(1), srv.Stats().RefusedShare)
+			other, err := transport.Dial(ctx, transport.Options{LLP: llp, PrivateData: []byte(Hello), LocalAddr: "127.0.0.2"}, addr, 2, pd, nil)
+			require.NoError(t, err, "another client uses the reserve")
+			require.NoError(t, other.Close(ctx))
+		})
+	}
+}

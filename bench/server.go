@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,10 @@ var ErrBusy = errors.New("server busy: stream limit reached")
 // not fit in what is left of ServerConfig.MaxMemory.
 var ErrMemoryBudget = errors.New("server buffer memory budget exhausted")
 
+// ErrClientShare is the reason a server rejects a stream of a client that
+// holds its share of MaxStreams (all but ServerConfig.StreamReserve).
+var ErrClientShare = errors.New("server busy: this client holds its share of the streams")
+
 // ErrSetupTimeout ends a stream whose client sent no Setup within
 // ServerConfig.SetupTimeout.
 var ErrSetupTimeout = errors.New("no Setup from the client in time")
@@ -36,6 +41,8 @@ var ErrSetupTimeout = errors.New("no Setup from the client in time")
 const (
 	// DefaultMaxMemory is ServerConfig.MaxMemory's default.
 	DefaultMaxMemory = 1 << 30
+	// DefaultStreamReserve is ServerConfig.StreamReserve's default.
+	DefaultStreamReserve = 64
 	// DefaultSetupTimeout is ServerConfig.SetupTimeout's default.
 	DefaultSetupTimeout = 10 * time.Second
 )
@@ -59,6 +66,11 @@ type ServerConfig struct {
 	// MaxStreams bounds the streams served at once over all clients
 	// (0: 4096); beyond it stream requests are rejected.
 	MaxStreams int
+	// StreamReserve is the number of the MaxStreams slots one client (one
+	// peer address) cannot take: they stay for other clients, so that one
+	// client opening sessions as fast as it can does not lock the others
+	// out (0: DefaultStreamReserve, at most MaxStreams/4; negative: none).
+	StreamReserve int
 	// Log, if not nil, receives one line per finished stream.
 	Log io.Writer
 	// Counters, if not nil, counts the operations served.
@@ -74,10 +86,14 @@ type Server struct {
 	// reserved is the buffer memory promised to the streams being served.
 	reserved atomic.Int64
 	stats    serverCounters
-	mu       sync.Mutex
-	conns    map[*rdmap.Endpoint]*conn // prepared, not yet served
-	live     map[*rdmap.Endpoint]*conn // being served (guarded by mu)
-	finished finishedStreams           // guarded by mu
+	// slotMu guards the stream slots: active's changes and perClient.
+	slotMu    sync.Mutex
+	perClient map[netip.Addr]int
+	keep      int // stream slots one client cannot take (StreamReserve)
+	mu        sync.Mutex
+	conns     map[*rdmap.Endpoint]*conn // prepared, not yet served
+	live      map[*rdmap.Endpoint]*conn // being served (guarded by mu)
+	finished  finishedStreams           // guarded by mu
 	// idleTimer gives memory back to the OS once no stream is left
 	// (IdleRelease); guarded by mu.
 	idleTimer *time.Timer
@@ -98,7 +114,13 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.SetupTimeout <= 0 {
 		cfg.SetupTimeout = DefaultSetupTimeout
 	}
+	reserve := cfg.StreamReserve
+	if reserve == 0 {
+		reserve = DefaultStreamReserve
+	}
+	reserve = max(min(reserve, cfg.MaxStreams/4), 0)
 	return &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn),
+		perClient: make(map[netip.Addr]int), keep: reserve,
 		live: make(map[*rdmap.Endpoint]*conn), finished: newFinishedStreams()}
 }
 
@@ -122,6 +144,7 @@ func (s *Server) Active() int { return int(s.active.Load()) }
 type serverCounters struct {
 	admitted, refusedBusy, refusedNotBench atomic.Uint64
 	refusedMemory, setupTimeouts           atomic.Uint64
+	refusedShare                           atomic.Uint64
 }
 
 // ServerStats are a server's counters: what each cap refused or ended.
@@ -136,6 +159,9 @@ type ServerStats struct {
 	// RefusedMemory counts Setups refused because their buffers did not
 	// fit in MaxMemory; SetupTimeouts streams ended for want of a Setup.
 	RefusedMemory, SetupTimeouts uint64
+	// RefusedShare counts stream requests refused because their client
+	// held its share (MaxStreams less StreamReserve).
+	RefusedShare uint64
 }
 
 // Stats returns the server's counters.
@@ -145,6 +171,7 @@ func (s *Server) Stats() ServerStats {
 		Admitted: s.stats.admitted.Load(), RefusedBusy: s.stats.refusedBusy.Load(),
 		RefusedNotBench: s.stats.refusedNotBench.Load(),
 		RefusedMemory:   s.stats.refusedMemory.Load(), SetupTimeouts: s.stats.setupTimeouts.Load(),
+		RefusedShare: s.stats.refusedShare.Load(),
 	}
 }
 
@@ -162,24 +189,44 @@ func (s *Server) reserve(n int64) bool {
 	}
 }
 
-// Admit implements transport.Handler.
-func (s *Server) Admit(privateData []byte) error {
+// Admit implements transport.Handler: a request with Hello is admitted
+// while fewer than MaxStreams are served and its client (peer address)
+// holds less than its share, MaxStreams less the reserve kept for other
+// clients.
+func (s *Server) Admit(peer netip.Addr, privateData []byte) error {
 	if string(privateData) != Hello {
 		s.stats.refusedNotBench.Add(1)
 		return ErrNotBench
 	}
-	if s.active.Add(1) > int64(s.cfg.MaxStreams) {
-		s.active.Add(-1)
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	if s.active.Load() >= int64(s.cfg.MaxStreams) {
 		s.stats.refusedBusy.Add(1)
 		return fmt.Errorf("%w (%d)", ErrBusy, s.cfg.MaxStreams)
 	}
+	if share := s.cfg.MaxStreams - s.keep; s.perClient[peer] >= share {
+		s.stats.refusedShare.Add(1)
+		return fmt.Errorf("%w: %d streams, the rest is kept for other clients", ErrClientShare, share)
+	}
+	s.active.Add(1)
+	s.perClient[peer]++
 	s.stats.admitted.Add(1)
 	return nil
 }
 
+// release gives back a stream slot of peer.
+func (s *Server) release(peer netip.Addr) {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	s.active.Add(-1)
+	if s.perClient[peer]--; s.perClient[peer] <= 0 {
+		delete(s.perClient, peer)
+	}
+}
+
 // Dropped implements transport.Handler: an admitted stream failed
 // before it was served.
-func (s *Server) Dropped() { s.active.Add(-1) }
+func (s *Server) Dropped(peer netip.Addr) { s.release(peer) }
 
 // Prepare implements transport.Handler: it posts the receive for the
 // client's Setup.
@@ -196,8 +243,8 @@ func (s *Server) Prepare(ep *rdmap.Endpoint) error {
 }
 
 // Serve implements transport.Handler: it runs one stream's exchange.
-func (s *Server) Serve(ctx context.Context, ep *rdmap.Endpoint) {
-	defer s.active.Add(-1)
+func (s *Server) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
+	defer s.release(peer)
 	s.mu.Lock()
 	c := s.conns[ep]
 	delete(s.conns, ep)

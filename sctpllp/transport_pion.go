@@ -117,6 +117,9 @@ type PionConfig struct {
 	// A listener answers INITs statelessly (pion_handshake.go): an INIT
 	// costs one INIT ACK and no memory.
 	InitAckRate int
+	// LocalAddr, for DialPion, is the local IP address to send from
+	// (empty: the system's choice).
+	LocalAddr string
 	// MaxAssociations and MaxAssociationsPerAddress bound a listener's
 	// associations, in total and per peer IP address (0:
 	// DefaultMaxAssociations 1024, DefaultMaxAssociationsPerAddress 64);
@@ -422,7 +425,13 @@ func DialPion(ctx context.Context, raddr string, cfg PionConfig) (*PionTransport
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	uc, err := net.DialUDP("udp", nil, ua)
+	var la *net.UDPAddr
+	if cfg.LocalAddr != "" {
+		if la, err = net.ResolveUDPAddr("udp", net.JoinHostPort(cfg.LocalAddr, "0")); err != nil {
+			return nil, fmt.Errorf("sctpllp: local address: %w", err)
+		}
+	}
+	uc, err := net.DialUDP("udp", la, ua)
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}

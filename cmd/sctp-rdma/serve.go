@@ -47,6 +47,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	listen := fs.String("listen", ":"+defaultPort, "address to listen on (UDP for sctp-pion, SCTP for sctp-kernel, TCP for mpa)")
 	maxSize := fs.String("max-size", "64M", "largest message size a client may request")
 	maxStreams := fs.Int("max-streams", 4096, "most streams served at once over all clients; further requests are rejected")
+	streamReserve := fs.Int("stream-reserve", bench.DefaultStreamReserve, "stream slots one client (peer address) cannot take, kept for other clients (at most --max-streams/4)")
 	maxMemory := fs.String("max-memory", "1G", "most buffer memory reserved for all streams together; a test that does not fit is refused before anything is allocated")
 	setupTimeout := fs.Duration("setup-timeout", bench.DefaultSetupTimeout, "how long an accepted stream may stay silent before its Setup; then it is ended and its slot freed")
 	jsonOut := fs.Bool("json", false, "print the listening address and the final summary as JSON lines")
@@ -69,6 +70,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil || mm < ms {
 		return usageError("--max-memory %q: want a size of at least --max-size (%d)", *maxMemory, ms)
 	}
+	if *streamReserve < 0 {
+		return usageError("--stream-reserve must be 0 or more")
+	}
+	if *streamReserve == 0 {
+		*streamReserve = -1 // none
+	}
 	if *setupTimeout <= 0 {
 		return usageError("--setup-timeout must be positive")
 	}
@@ -90,7 +97,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := &syncWriter{w: stdout}
 	ctr := &bench.Counters{}
 	srv := bench.NewServer(bench.ServerConfig{MaxSize: ms, MaxStreams: *maxStreams, MaxMemory: int64(mm),
-		SetupTimeout: *setupTimeout, Log: out, Counters: ctr})
+		SetupTimeout: *setupTimeout, StreamReserve: max(*streamReserve, -1), Log: out, Counters: ctr})
 	src := metrics.Source{Server: srv, Listener: ln}
 	mctx, mstop := context.WithCancel(ctx)
 	defer mstop()

@@ -90,6 +90,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dRefused, s.RefusedBusy, "busy")
 	counter(dRefused, s.RefusedNotBench, "not_bench")
 	counter(dRefused, s.RefusedMemory, "memory")
+	counter(dRefused, s.RefusedShare, "client_share")
 	counter(dSetupTimeouts, s.SetupTimeouts)
 	gauge(dMemReserved, float64(s.MemoryReserved))
 	gauge(dMemMax, float64(s.MemoryMax))

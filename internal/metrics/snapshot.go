@@ -129,6 +129,7 @@ type Snapshot struct {
 	RefusedBusy     uint64 `json:"refused_busy"`
 	RefusedNotBench uint64 `json:"refused_not_bench"`
 	RefusedMemory   uint64 `json:"refused_memory"`
+	RefusedShare    uint64 `json:"refused_client_share"`
 	SetupTimeouts   uint64 `json:"setup_timeouts"`
 	MemoryReserved  int64  `json:"memory_reserved"`
 	MemoryMax       int64  `json:"memory_max"`
@@ -195,6 +196,7 @@ func Take(src Source) Snapshot {
 		st := srv.Stats()
 		s.StreamsActive, s.Admitted, s.RefusedBusy = st.Active, st.Admitted, st.RefusedBusy
 		s.RefusedNotBench, s.RefusedMemory, s.SetupTimeouts = st.RefusedNotBench, st.RefusedMemory, st.SetupTimeouts
+		s.RefusedShare = st.RefusedShare
 		s.MemoryReserved, s.MemoryMax = st.Reserved, st.MaxMemory
 		tot := srv.Totals()
 		s.StreamsFinished = tot.Finished

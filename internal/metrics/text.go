@@ -11,8 +11,8 @@ import (
 // side of a one-sided test saw), Terminates, and for SCTP the
 // associations' session control and retransmissions.
 func WriteText(w io.Writer, prefix string, s Snapshot) {
-	fmt.Fprintf(w, "%sstreams: %d served, %d admitted, %d refused busy (--max-streams), %d refused not bench, %d refused for memory (--max-memory), %d ended without Setup (--setup-timeout)\n",
-		prefix, s.StreamsFinished+uint64(s.StreamsActive), s.Admitted, s.RefusedBusy, s.RefusedNotBench, s.RefusedMemory, s.SetupTimeouts)
+	fmt.Fprintf(w, "%sstreams: %d served, %d admitted, %d refused busy (--max-streams), %d refused for the client's share (--stream-reserve), %d refused not bench, %d refused for memory (--max-memory), %d ended without Setup (--setup-timeout)\n",
+		prefix, s.StreamsFinished+uint64(s.StreamsActive), s.Admitted, s.RefusedBusy, s.RefusedShare, s.RefusedNotBench, s.RefusedMemory, s.SetupTimeouts)
 	fmt.Fprintf(w, "%sRDMAP: %d octets placed by the clients' Writes and Sends and in Read Responses received, %d octets sent in Sends and Read Responses\n",
 		prefix, s.RDMAP.OctetsPlaced, s.RDMAP.OctetsSent)
 	fmt.Fprintf(w, "%sRDMAP messages received: %s; sent: %s\n", prefix, nonZero(s.RDMAP.Received, opcodeNames[:]), nonZero(s.RDMAP.Sent, opcodeNames[:]))

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ type countingHandler struct {
 	hook                      func()
 }
 
-func (h *countingHandler) Admit(pd []byte) error {
-	if err := h.echoHandler.Admit(pd); err != nil {
+func (h *countingHandler) Admit(peer netip.Addr, pd []byte) error {
+	if err := h.echoHandler.Admit(peer, pd); err != nil {
 		return err
 	}
 	if h.hook != nil {
@@ -33,11 +34,11 @@ func (h *countingHandler) Admit(pd []byte) error {
 	return nil
 }
 
-func (h *countingHandler) Dropped() { h.dropped.Add(1) }
+func (h *countingHandler) Dropped(netip.Addr) { h.dropped.Add(1) }
 
-func (h *countingHandler) Serve(ctx context.Context, ep *rdmap.Endpoint) {
+func (h *countingHandler) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
 	defer h.served.Add(1)
-	h.echoHandler.Serve(ctx, ep)
+	h.echoHandler.Serve(ctx, peer, ep)
 }
 
 // balanced reports whether every admitted stream was either served or

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,6 +68,9 @@ type Options struct {
 	PrivateData []byte
 	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
 	SQDepth, RQDepth int
+	// LocalAddr, for Dial, is the local IP address to connect from
+	// (sctp-pion and mpa; empty: the system's choice).
+	LocalAddr string
 	// MaxStartups, MaxStartupsPerAddress, StartupTimeout and FDReserve
 	// bound an MPA listener's connections before their MPA Request
 	// (mpaadmit.go; 0: DefaultMaxStartups 256, DefaultMaxStartupsPerAddress
@@ -95,7 +99,8 @@ func (o Options) endpointConfig() rdmap.EndpointConfig {
 }
 
 func (o Options) sctpConfig() sctpllp.Config {
-	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}}
+	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
+		LocalAddr: o.LocalAddr}}
 }
 
 func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
@@ -209,15 +214,25 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 
 // dialMPA is mpa.Dial, with the TCP connection recorded if o.Capture.
 func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
-	if o.Capture == nil {
+	if o.Capture == nil && o.LocalAddr == "" {
 		return mpa.Dial(ctx, "tcp", addr, o.mpaConfig())
 	}
 	var d net.Dialer
+	if o.LocalAddr != "" {
+		ip, err := netip.ParseAddr(o.LocalAddr)
+		if err != nil {
+			return nil, fmt.Errorf("mpa: local address: %w", err)
+		}
+		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, 0))
+	}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("mpa: dial: %w", err)
 	}
-	rc := o.Capture.Conn(nc, true)
+	rc := nc
+	if o.Capture != nil {
+		rc = o.Capture.Conn(nc, true)
+	}
 	c, err := mpa.Client(ctx, rc, o.mpaConfig())
 	if err != nil {
 		_ = rc.Close()
@@ -319,18 +334,40 @@ func (c *Client) Close(ctx context.Context) error {
 
 // Handler serves one accepted stream on the passive side.
 type Handler interface {
-	// Admit decides on a stream request from its private data: a non-nil
-	// error rejects it (RFC 5043 §6.3, RFC 5044 §7.1.2) with the error's
-	// text as private data.
-	Admit(privateData []byte) error
+	// Admit decides on a stream request from peer (the IP address of the
+	// association or connection) and its private data: a non-nil error
+	// rejects it (RFC 5043 §6.3, RFC 5044 §7.1.2) with the error's text as
+	// private data.
+	Admit(peer netip.Addr, privateData []byte) error
 	// Prepare posts the first receives of a new endpoint.
 	Prepare(ep *rdmap.Endpoint) error
-	// Serve runs the stream until it ends. It must return soon after ctx
-	// ends.
-	Serve(ctx context.Context, ep *rdmap.Endpoint)
-	// Dropped reports an admitted stream whose set-up failed before Serve
-	// (the endpoint could not be created, prepared or started).
-	Dropped()
+	// Serve runs the stream admitted for peer until it ends. It must
+	// return soon after ctx ends.
+	Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
+	// Dropped reports a stream admitted for peer whose set-up failed
+	// before Serve (the endpoint could not be created, prepared or
+	// started).
+	Dropped(peer netip.Addr)
+}
+
+// PeerIP returns the IP address of a transport address: a UDP or TCP
+// address, or the first address of a multi-homed SCTP one ("ip1/ip2:port").
+func PeerIP(a net.Addr) netip.Addr {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		return v.AddrPort().Addr().Unmap()
+	case *net.TCPAddr:
+		return v.AddrPort().Addr().Unmap()
+	case nil:
+		return netip.Addr{}
+	}
+	host := a.String()
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		host = host[:i]
+	}
+	host, _, _ = strings.Cut(host, "/")
+	ip, _ := netip.ParseAddr(strings.Trim(host, "[]"))
+	return ip.Unmap()
 }
 
 // Listener is the passive side: it accepts associations (or TCP
@@ -473,7 +510,7 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 	admitted := false
 	cfg := *l.mpaCfg
 	cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
-		if err := h.Admit(req.PrivateData); err != nil {
+		if err := h.Admit(ip, req.PrivateData); err != nil {
 			return mpa.Decision{Reject: true, PrivateData: rejectData(err)}, nil
 		}
 		admitted = true
@@ -495,16 +532,16 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		}
 		_ = nc.Close() // also after a rejection: the Reply was sent
 		if admitted {
-			h.Dropped()
+			h.Dropped(ip)
 		}
 		return
 	}
 	ep, err := newMPAEndpoint(conn, l.o, pd, h.Prepare)
 	if err != nil {
-		h.Dropped()
+		h.Dropped(ip)
 		return
 	}
-	h.Serve(ctx, ep)
+	h.Serve(ctx, ip, ep)
 	_ = ep.Abort()
 	<-ep.Done()
 }
@@ -524,25 +561,26 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 	l.assocs.add(assoc)
 	defer l.assocs.remove(assoc)
 	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), PrivateData: l.o.PrivateData})
+	peer := PeerIP(assoc.Transport().RemoteAddr())
 	var wg sync.WaitGroup
 	for {
 		in, err := m.Accept(ctx)
 		if err != nil {
 			break
 		}
-		if err := h.Admit(in.PrivateData()); err != nil {
+		if err := h.Admit(peer, in.PrivateData()); err != nil {
 			_ = in.Reject(rejectData(err))
 			continue
 		}
 		s, err := in.AcceptWith(streams.OpenOptions{Prepare: h.Prepare})
 		if err != nil {
-			h.Dropped()
+			h.Dropped(peer)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.Serve(ctx, s.Endpoint())
+			h.Serve(ctx, peer, s.Endpoint())
 			_ = s.Endpoint().Abort()
 			<-s.Done()
 		}()

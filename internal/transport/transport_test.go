@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // Send with the same octets.
 type echoHandler struct{}
 
-func (echoHandler) Admit(pd []byte) error {
+func (echoHandler) Admit(_ netip.Addr, pd []byte) error {
 	if string(pd) != "ok" {
 		return errors.New("go away")
 	}
@@ -31,9 +32,9 @@ func (echoHandler) Prepare(ep *rdmap.Endpoint) error {
 	return ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 64)})
 }
 
-func (echoHandler) Dropped() {}
+func (echoHandler) Dropped(netip.Addr) {}
 
-func (echoHandler) Serve(ctx context.Context, ep *rdmap.Endpoint) {
+func (echoHandler) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 	c, err := ep.RecvCQ().Poll(ctx)
 	if err != nil || c.Err != nil {
 		return
