@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +138,21 @@ func TestServer_ClientShareLeavesReserve(t *testing.T) {
 			require.NoError(t, other.Close(ctx))
 		})
 	}
+}
+
+// TestServer_FailureLogRateLimited: a burst of failing streams logs at
+// most LogBurst lines a second, then one line counting the rest.
+func TestServer_FailureLogRateLimited(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewServer(ServerConfig{Log: &buf})
+	for i := range 50 {
+		s.logFailure(fmt.Sprintf("stream failed %d", i))
+	}
+	assert.Equal(t, LogBurst, strings.Count(buf.String(), "stream failed"))
+	s.logMu.Lock()
+	s.logWindow = time.Now().Add(-2 * time.Second)
+	s.logMu.Unlock()
+	s.logFailure("stream failed again")
+	assert.Contains(t, buf.String(), "(40 more stream failures not logged)")
+	assert.Contains(t, buf.String(), "stream failed again")
 }

@@ -98,6 +98,11 @@ type Server struct {
 	// (IdleRelease); guarded by mu.
 	idleTimer *time.Timer
 	logMu     sync.Mutex
+	// logWindow, logLines, logSuppressed rate-limit the failure log
+	// (logFailure); guarded by logMu.
+	logWindow     time.Time
+	logLines      int
+	logSuppressed int
 }
 
 // NewServer returns a server with its own device and protection domain.
@@ -214,6 +219,30 @@ func (s *Server) Admit(peer netip.Addr, privateData []byte) error {
 	return nil
 }
 
+// LogBurst is how many stream failures the server logs per second at
+// most; beyond it lines are counted and summed up in the next line, so a
+// flood of failing streams cannot flood the log.
+const LogBurst = 10
+
+// logFailure writes line unless LogBurst lines went out this second.
+func (s *Server) logFailure(line string) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	now := time.Now()
+	if now.Sub(s.logWindow) >= time.Second {
+		if s.logSuppressed > 0 {
+			fmt.Fprintf(s.cfg.Log, "(%d more stream failures not logged)\n", s.logSuppressed)
+		}
+		s.logWindow, s.logLines, s.logSuppressed = now, 0, 0
+	}
+	if s.logLines >= LogBurst {
+		s.logSuppressed++
+		return
+	}
+	s.logLines++
+	fmt.Fprintln(s.cfg.Log, line)
+}
+
 // release gives back a stream slot of peer.
 func (s *Server) release(peer netip.Addr) {
 	s.slotMu.Lock()
@@ -265,12 +294,8 @@ func (s *Server) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 		case <-ctx.Done():
 		}
 	}
-	if s.cfg.Log != nil {
-		s.logMu.Lock()
-		if err != nil {
-			fmt.Fprintf(s.cfg.Log, "stream failed (%v test): %v\n", c.setup.Test, err)
-		}
-		s.logMu.Unlock()
+	if s.cfg.Log != nil && err != nil {
+		s.logFailure(fmt.Sprintf("stream failed (%v test): %v", c.setup.Test, err))
 	}
 }
 
