@@ -6,8 +6,8 @@ require (
 	github.com/gopacket/gopacket v1.7.7
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
 	github.com/pion/logging v0.2.4
-	github.com/pion/sctp v1.11.3
-	github.com/pion/transport/v5 v5.0.1
+	github.com/pion/sctp v1.12.1
+	github.com/pion/transport/v5 v5.1.4
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

@@ -8,10 +8,11 @@
 // interface (assoc.go: Association; session.go: Session and Incoming;
 // session_sm.go: the legal sequences of RFC 5043 §6; reorder.go: DDP-SSN
 // re-sequencing; stream.go: per-stream quarantine and erroneous label), and
-// the userspace backend on github.com/pion/sctp v1.11.3 (transport_pion.go,
+// the userspace backend on github.com/pion/sctp v1.12.1 (transport_pion.go,
 // udpmux.go). The Linux kernel backend lives in transport_kernel*.go.
 //
-// Facts this package relies on, measured or read in pion v1.11.3:
+// Facts this package relies on, measured or read in pion v1.11.3 (the
+// tests that pin them pass on v1.12.1):
 //
 //   - pion's WithMTU is the SCTP packet size (common header and chunks),
 //     not the IP MTU: a user message above floor4(MTU − 12 − 16) is split
