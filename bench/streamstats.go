@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
@@ -25,7 +26,7 @@ type StreamStats struct {
 // TermCount counts the Terminates of one layer/type/code (RFC 5040 §4.8)
 // the server's streams sent and received.
 type TermCount struct {
-	Code           rdmap.TermCode
+	Code           iwarp.TermCode
 	Sent, Received uint64
 }
 
@@ -45,16 +46,16 @@ type StreamTotals struct {
 type finishedStreams struct {
 	n     uint64
 	stats rdmap.Stats
-	terms map[rdmap.TermCode]*TermCount
+	terms map[iwarp.TermCode]*TermCount
 }
 
 func newFinishedStreams() finishedStreams {
-	return finishedStreams{terms: make(map[rdmap.TermCode]*TermCount)}
+	return finishedStreams{terms: make(map[iwarp.TermCode]*TermCount)}
 }
 
 // add counts st's Terminates into terms.
-func addTerms(terms map[rdmap.TermCode]*TermCount, st rdmap.Stats) {
-	get := func(c rdmap.TermCode) *TermCount {
+func addTerms(terms map[iwarp.TermCode]*TermCount, st rdmap.Stats) {
+	get := func(c iwarp.TermCode) *TermCount {
 		tc := terms[c]
 		if tc == nil {
 			tc = &TermCount{Code: c}
@@ -144,7 +145,7 @@ func (s *Server) Totals() StreamTotals {
 	var t StreamTotals
 	f := &s.finished
 	t.Finished = f.n
-	terms := make(map[rdmap.TermCode]*TermCount, len(f.terms))
+	terms := make(map[iwarp.TermCode]*TermCount, len(f.terms))
 	for k, v := range f.terms {
 		c := *v
 		terms[k] = &c
@@ -156,8 +157,8 @@ func (s *Server) Totals() StreamTotals {
 		addTerms(terms, st)
 	}
 	s.mu.Unlock()
-	t.TerminateSent, t.HasTerminateSent = rdmap.TermCode{}, false
-	t.TerminateReceived, t.HasTerminateReceived = rdmap.TermCode{}, false
+	t.TerminateSent, t.HasTerminateSent = iwarp.TermCode{}, false
+	t.TerminateReceived, t.HasTerminateReceived = iwarp.TermCode{}, false
 	for _, v := range terms {
 		t.Terminates = append(t.Terminates, *v)
 	}
@@ -167,4 +168,4 @@ func (s *Server) Totals() StreamTotals {
 	return t
 }
 
-func termKey(c rdmap.TermCode) int { return int(c.Layer)<<16 | int(c.EType)<<8 | int(c.Code) }
+func termKey(c iwarp.TermCode) int { return int(c.Layer)<<16 | int(c.EType)<<8 | int(c.Code) }

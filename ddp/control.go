@@ -1,5 +1,7 @@
 package ddp
 
+import "github.com/sctp-rdma/sctp-rdma/iwarp"
+
 // Control is the DDP Control Field, the first octet of every DDP header
 // (RFC 5041 §4.1, Figure 3):
 //
@@ -59,9 +61,9 @@ func (c Control) Check() error {
 		return nil
 	}
 	if c.Tagged() {
-		return &Error{Type: TypeTagged, Code: CodeTaggedVersion, Err: ErrVersion}
+		return &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTaggedVersion, Err: ErrVersion}
 	}
-	return &Error{Type: TypeUntagged, Code: CodeUntaggedVersion, Err: ErrVersion}
+	return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeUntaggedVersion, Err: ErrVersion}
 }
 
 // HeaderLen returns the length of the DDP header this control field begins:
@@ -79,7 +81,7 @@ func (c Control) HeaderLen() int {
 // version error of Check.
 func ParseControl(b []byte) (Control, int, error) {
 	if len(b) < ControlLen {
-		return 0, 0, &Error{Type: TypeLocalCatastrophic, Code: CodeLocalCatastrophic, Err: ErrTruncated}
+		return 0, 0, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic, Err: ErrTruncated}
 	}
 	c := Control(b[0])
 	if err := c.Check(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,15 +53,15 @@ func TestControlReservedBits_NotCheckedOnReceive_ZeroOnTransmit(t *testing.T) {
 func TestControlVersion_RFC5041_7_2(t *testing.T) {
 	tests := []struct {
 		b    byte
-		typ  ErrorType
+		typ  iwarp.DDPErrorType
 		code uint8
 	}{
-		{0x80, TypeTagged, CodeTaggedVersion},
-		{0xc2, TypeTagged, CodeTaggedVersion},
-		{0x83, TypeTagged, CodeTaggedVersion},
-		{0x00, TypeUntagged, CodeUntaggedVersion},
-		{0x42, TypeUntagged, CodeUntaggedVersion},
-		{0x03, TypeUntagged, CodeUntaggedVersion},
+		{0x80, iwarp.DDPTypeTagged, iwarp.DDPCodeTaggedVersion},
+		{0xc2, iwarp.DDPTypeTagged, iwarp.DDPCodeTaggedVersion},
+		{0x83, iwarp.DDPTypeTagged, iwarp.DDPCodeTaggedVersion},
+		{0x00, iwarp.DDPTypeUntagged, iwarp.DDPCodeUntaggedVersion},
+		{0x42, iwarp.DDPTypeUntagged, iwarp.DDPCodeUntaggedVersion},
+		{0x03, iwarp.DDPTypeUntagged, iwarp.DDPCodeUntaggedVersion},
 	}
 	for _, tt := range tests {
 		_, _, err := ParseControl([]byte{tt.b})
@@ -93,7 +94,7 @@ func FuzzParseControl(f *testing.F) {
 		c, n, err := ParseControl(b)
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || !ValidCode(e.Type, e.Code) {
+			if !errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code) {
 				t.Fatalf("untyped or invalid error %v", err)
 			}
 			if n != 0 {

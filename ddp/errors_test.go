@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +14,7 @@ import (
 func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 	rows := []struct {
 		proto *Error
-		typ   ErrorType
+		typ   iwarp.DDPErrorType
 		code  uint8
 		name  string
 	}{
@@ -33,32 +34,25 @@ func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 	for _, r := range rows {
 		assert.Equal(t, r.typ, r.proto.Type)
 		assert.Equal(t, r.code, r.proto.Code)
-		assert.Equal(t, r.name, CodeName(r.typ, r.code))
-		assert.True(t, ValidCode(r.typ, r.code))
+		assert.Equal(t, r.name, iwarp.DDPCodeName(r.typ, r.code))
+		assert.True(t, iwarp.ValidDDPCode(r.typ, r.code))
+		assert.Equal(t, iwarp.DDPTermCode(r.typ, r.code), r.proto.TermCode())
 		assert.Contains(t, r.proto.Error(), r.name)
 	}
-	assert.False(t, ValidCode(TypeLocalCatastrophic, 1))
-	assert.False(t, ValidCode(TypeTagged, 5))
-	assert.False(t, ValidCode(TypeUntagged, 0))
-	assert.False(t, ValidCode(TypeUntagged, 7))
-	assert.False(t, ValidCode(TypeLLP, 0))
-	assert.False(t, ValidCode(4, 0))
-	assert.Equal(t, uint8(1), Layer, "RFC 5040 §4.8: Terminate layer 1 is DDP")
-	assert.Equal(t, "reserved error type 0x9", ErrorType(9).String())
-	assert.Contains(t, CodeName(TypeTagged, 0x77), "unknown")
+	assert.Equal(t, iwarp.TermDDPNoBuffer, ErrNoBuffer.TermCode(), "RFC 5040 §4.8: Terminate layer 1 is DDP")
 }
 
 func TestErrorWrappingIsAs(t *testing.T) {
 	cause := errors.New("cause")
-	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(TypeUntagged, CodeNoBuffer, cause)})
+	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(iwarp.DDPTypeUntagged, iwarp.DDPCodeNoBuffer, cause)})
 	assert.ErrorIs(t, err, ErrNoBuffer)
 	assert.NotErrorIs(t, err, ErrMSNRange)
 	assert.NotErrorIs(t, err, ErrInvalidSTag)
 	assert.ErrorIs(t, err, cause)
 	e, ok := AsError(err)
 	require.True(t, ok)
-	assert.Equal(t, TypeUntagged, e.Type)
-	assert.Equal(t, CodeNoBuffer, e.Code)
+	assert.Equal(t, iwarp.DDPTypeUntagged, e.Type)
+	assert.Equal(t, iwarp.DDPCodeNoBuffer, e.Code)
 	assert.Contains(t, e.Error(), "untagged buffer error (type 0x2, code 0x02)")
 	assert.Contains(t, e.Error(), "cause")
 	var re *RecvError

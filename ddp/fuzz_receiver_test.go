@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // Fuzz input format for FuzzReceiver: a sequence of records
@@ -166,7 +168,7 @@ func FuzzReceiver(f *testing.F) {
 					}
 					first = re
 					if e, ok := AsError(re.Err); ok {
-						if !ValidCode(e.Type, e.Code) {
+						if !iwarp.ValidDDPCode(e.Type, e.Code) {
 							t.Fatalf("invalid type/code %v", e)
 						}
 					} else if !errors.Is(re.Err, errTestULP) {

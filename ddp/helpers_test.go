@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -57,17 +58,17 @@ func (u *testULP) TaggedTarget(h *TaggedHeader, length int) ([]byte, error) {
 	defer u.mu.Unlock()
 	r, ok := u.regions[h.STag]
 	if !ok {
-		return nil, &Error{Type: TypeTagged, Code: CodeInvalidSTag}
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag}
 	}
 	if r.stream != u.stream {
-		return nil, &Error{Type: TypeTagged, Code: CodeSTagNotAssociated}
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeSTagNotAssociated}
 	}
 	n := uint64(length)
 	if h.TO > math.MaxUint64-n {
-		return nil, &Error{Type: TypeTagged, Code: CodeTOWrap}
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTOWrap}
 	}
 	if h.TO >= uint64(len(r.buf)) || h.TO+n > uint64(len(r.buf)) {
-		return nil, &Error{Type: TypeTagged, Code: CodeBaseBounds,
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds,
 			Err: fmt.Errorf("TO %d + %d > %d", h.TO, n, len(r.buf))}
 	}
 	return r.buf[h.TO : h.TO+n : h.TO+n], nil

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -220,17 +221,17 @@ func (r *Receiver) handleTagged(b []byte) error {
 	if n > 0 {
 		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
 		if r.tag.active && r.tag.haveTag && h.STag != r.tag.stag {
-			return r.fail(b, &Error{Type: TypeTagged, Code: CodeInvalidSTag, Err: ErrSTagChanged}, nil)
+			return r.fail(b, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag, Err: ErrSTagChanged}, nil)
 		}
 		if h.TO > math.MaxUint64-uint64(n) { // RFC 5041 §7.1 tagged check 5
-			return r.fail(b, &Error{Type: TypeTagged, Code: CodeTOWrap}, nil)
+			return r.fail(b, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTOWrap}, nil)
 		}
 		dst, err := r.ulp.TaggedTarget(h, n) // checks 1-4
 		if err != nil {
 			return r.fail(b, err, nil)
 		}
 		if len(dst) != n {
-			return r.fail(b, &Error{Type: TypeLocalCatastrophic, Code: CodeLocalCatastrophic,
+			return r.fail(b, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic,
 				Err: fmt.Errorf("%w: %d octets for a %d-octet payload", ErrTargetLength, len(dst), n)}, nil)
 		}
 		copy(dst, payload)
@@ -260,7 +261,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 		return r.fail(b, err, nil)
 	}
 	if uint64(h.QN) >= uint64(len(r.queues)) { // check 1
-		return r.fail(b, &Error{Type: TypeUntagged, Code: CodeInvalidQN}, nil)
+		return r.fail(b, &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidQN}, nil)
 	}
 	payload := r.seg.Payload
 	mo := uint64(h.MO)
@@ -295,28 +296,28 @@ func (r *Receiver) handleUntagged(b []byte) error {
 // h on q. r.mu is held.
 func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) *Error {
 	if h.MSN != q.headMSN { // check 5
-		e := &Error{Type: TypeUntagged, Code: CodeMSNRange}
+		e := &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMSNRange}
 		if q.prog.active && h.MSN == q.headMSN+1 {
 			e.Err = ErrIncomplete
 		}
 		return e
 	}
 	if q.bufs.len() == 0 { // check 2
-		return &Error{Type: TypeUntagged, Code: CodeNoBuffer}
+		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeNoBuffer}
 	}
 	size := uint64(len(q.bufs.front().buf))
 	if end > mo {
 		if mo >= size { // check 3
-			return &Error{Type: TypeUntagged, Code: CodeInvalidMO}
+			return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO}
 		}
 		if end > size { // check 4
-			return &Error{Type: TypeUntagged, Code: CodeMessageTooLong}
+			return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMessageTooLong}
 		}
 	} else if mo > size {
-		return &Error{Type: TypeUntagged, Code: CodeInvalidMO}
+		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO}
 	}
 	if err := q.prog.check(mo, end, h.Last); err != nil {
-		return &Error{Type: TypeUntagged, Code: CodeInvalidMO, Err: err}
+		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO, Err: err}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -306,7 +307,7 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 				assert.ErrorIs(t, err, tc.cause)
 			}
 			if e, ok := AsError(err); ok {
-				assert.True(t, ValidCode(e.Type, e.Code), "%v", e)
+				assert.True(t, iwarp.ValidDDPCode(e.Type, e.Code), "%v", e)
 				want := tc.want.(*Error)
 				assert.Equal(t, want.Type, e.Type)
 				assert.Equal(t, want.Code, e.Code)

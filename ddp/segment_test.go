@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,7 +82,7 @@ func FuzzParseSegment(f *testing.F) {
 		err := ParseSegment(b, &s)
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || !ValidCode(e.Type, e.Code) {
+			if !errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code) {
 				t.Fatalf("untyped or invalid error %v", err)
 			}
 			return

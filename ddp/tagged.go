@@ -1,6 +1,10 @@
 package ddp
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // TaggedHeaderLen is the length of the DDP Tagged Buffer Model header
 // (RFC 5041 §4.2, Figure 4): control 1, RsvdULP 1, STag 4, TO 8.
@@ -49,7 +53,7 @@ func ParseTaggedHeader(b []byte) (TaggedHeader, int, error) {
 		return TaggedHeader{}, 0, ErrNotTagged
 	}
 	if len(b) < TaggedHeaderLen {
-		return TaggedHeader{}, 0, &Error{Type: TypeLocalCatastrophic, Code: CodeLocalCatastrophic, Err: ErrTruncated}
+		return TaggedHeader{}, 0, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic, Err: ErrTruncated}
 	}
 	return TaggedHeader{
 		Last:    c.Last(),

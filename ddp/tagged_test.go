@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -98,7 +99,7 @@ func FuzzParseTaggedHeader(f *testing.F) {
 				t.Fatalf("consumed %d on error", n)
 			}
 			var e *Error
-			if !errors.Is(err, ErrNotTagged) && (!errors.As(err, &e) || !ValidCode(e.Type, e.Code)) {
+			if !errors.Is(err, ErrNotTagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

@@ -1,6 +1,10 @@
 package ddp
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // UntaggedHeaderLen is the length of the DDP Untagged Buffer Model header
 // (RFC 5041 §4.3, Figure 5): control 1, RsvdULP 5, QN 4, MSN 4, MO 4.
@@ -54,7 +58,7 @@ func ParseUntaggedHeader(b []byte) (UntaggedHeader, int, error) {
 		return UntaggedHeader{}, 0, ErrNotUntagged
 	}
 	if len(b) < UntaggedHeaderLen {
-		return UntaggedHeader{}, 0, &Error{Type: TypeLocalCatastrophic, Code: CodeLocalCatastrophic, Err: ErrTruncated}
+		return UntaggedHeader{}, 0, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic, Err: ErrTruncated}
 	}
 	h := UntaggedHeader{
 		Last: c.Last(),

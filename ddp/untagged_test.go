@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -87,7 +88,7 @@ func FuzzParseUntaggedHeader(f *testing.F) {
 				t.Fatalf("consumed %d on error", n)
 			}
 			var e *Error
-			if !errors.Is(err, ErrNotUntagged) && (!errors.As(err, &e) || !ValidCode(e.Type, e.Code)) {
+			if !errors.Is(err, ErrNotUntagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

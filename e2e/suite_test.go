@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/workload"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/streams"
@@ -140,9 +140,9 @@ func runAllOperations(t *testing.T, newPair Factory, opt Options) {
 		// ends (RFC 5040 §7).
 		if assert.NotNil(t, s.Terminate, "Terminate for the injected segment") {
 			assert.True(t, s.Terminate.Remote, "the Terminate came from the peer")
-			assert.Equal(t, rdmap.TermCode{Layer: ddp.Layer, EType: uint8(ddp.TypeTagged), Code: ddp.CodeInvalidSTag}, s.Terminate.Code,
+			assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code,
 				"RFC 5041 §7.2: %v", s.Terminate.Code)
-			assert.Equal(t, rdmap.TermDDPInvalidSTag, s.Terminate.Code)
+			assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code)
 			assert.Equal(t, s.Injected, s.Terminate.DDPHeader, "RFC 5040 §4.8: the terminated DDP header")
 		}
 		assert.True(t, s.Erroneous, "client labelled stream %d erroneous", broken)

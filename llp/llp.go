@@ -21,6 +21,8 @@ package llp
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // Stream is one established DDP Stream as provided by a Lower Layer Protocol
@@ -134,3 +136,9 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// TermCode returns the Terminate code (Layer 2, LLP) that reports e
+// (RFC 5040 §4.8 Figure 9).
+func (e *Error) TermCode() iwarp.TermCode {
+	return iwarp.TermCode{Layer: iwarp.LayerLLP, EType: e.EType, Code: e.Code}
+}

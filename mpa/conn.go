@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -51,14 +52,14 @@ type Config struct {
 	PrivateData []byte
 	// IRD and ORD are this end's Inbound and Outbound RDMA Read Queue
 	// Depths offered in enhanced frames (RFC 6581 §9.1); 14 bits, with
-	// NoNegotiation (0x3FFF) meaning the ULP negotiates them itself.
+	// iwarp.NoNegotiation (0x3FFF) meaning the ULP negotiates them itself.
 	IRD, ORD uint16
 	// PeerToPeer requests the peer-to-peer connection model with an explicit
 	// RTR indication (Control Flag A, RFC 6581 §9.2). Initiator only.
 	PeerToPeer bool
 	// RTR is the set of RTR indications this end's RDMAP layer can send
-	// (Initiator) or accept (Responder) (RFC 6581 §9.2). 0 means RTRAll.
-	RTR RTRFlags
+	// (Initiator) or accept (Responder) (RFC 6581 §9.2). 0 means iwarp.RTRAll.
+	RTR iwarp.RTR
 	// MaxPrivateData is the largest Private Data field this end accepts in
 	// the peer's frame, at most 512 (RFC 5044 §7.1.1, §7.1.2 rule 9). 0
 	// means 512. (Linux siw accepts at most 256.)
@@ -92,10 +93,10 @@ type Decision struct {
 	// PrivateData is the ULP private data of the Reply; nil means
 	// Config.PrivateData.
 	PrivateData []byte
-	// IRDORD, if non-nil, replaces the IRD and ORD this package computes for
+	// iwarp.IRDORD, if non-nil, replaces the IRD and ORD this package computes for
 	// an enhanced Reply (RFC 6581 §9.1), for example to name the ORD the ULP
 	// requires in a Reject. Its flags are ignored.
-	IRDORD *IRDORD
+	IRDORD *iwarp.IRDORD
 }
 
 func (c *Config) revision() uint8 {
@@ -105,11 +106,11 @@ func (c *Config) revision() uint8 {
 	return c.Revision
 }
 
-func (c *Config) rtr() RTRFlags {
-	if c.RTR&RTRAll == 0 {
-		return RTRAll
+func (c *Config) rtr() iwarp.RTR {
+	if c.RTR&iwarp.RTRAll == 0 {
+		return iwarp.RTRAll
 	}
-	return c.RTR & RTRAll
+	return c.RTR & iwarp.RTRAll
 }
 
 func (c *Config) maxPrivateData() int {
@@ -134,10 +135,10 @@ func (c *Config) validate(initiator bool) error {
 		return fmt.Errorf("%w: enhanced connection establishment needs revision 2 (RFC 6581 §6)", ErrInvalidConfig)
 	case initiator && c.PeerToPeer && !c.Enhanced:
 		return fmt.Errorf("%w: peer-to-peer needs enhanced connection establishment (RFC 6581 §9.2)", ErrInvalidConfig)
-	case c.IRD > NoNegotiation || c.ORD > NoNegotiation:
+	case c.IRD > iwarp.NoNegotiation || c.ORD > iwarp.NoNegotiation:
 		return fmt.Errorf("%w: IRD/ORD are 14-bit values (RFC 6581 §9)", ErrInvalidConfig)
 	case len(c.PrivateData) > MaxPrivateData,
-		initiator && c.Enhanced && len(c.PrivateData) > MaxPrivateData-IRDORDLen:
+		initiator && c.Enhanced && len(c.PrivateData) > MaxPrivateData-iwarp.IRDORDLen:
 		return fmt.Errorf("%w: %d octets of private data", ErrPrivateDataLength, len(c.PrivateData))
 	}
 	return nil
@@ -172,7 +173,17 @@ type Params struct {
 	// support, one of which the Initiator's RDMAP layer MUST send as its
 	// first message (RTR.Pick() chooses); on the Responder, the set it
 	// advertised and must accept as the first message.
-	RTR RTRFlags
+	RTR iwarp.RTR
+}
+
+// Depths returns the negotiated IRD and ORD (RFC 6581 §9.1) for
+// rdmap.EndpointConfig.ApplyNegotiation; without enhanced connection
+// establishment both are iwarp.NoNegotiation (nothing was negotiated).
+func (p Params) Depths() iwarp.Depths {
+	if !p.Enhanced {
+		return iwarp.Depths{IRD: iwarp.NoNegotiation, ORD: iwarp.NoNegotiation}
+	}
+	return iwarp.Depths{IRD: int(p.IRD), ORD: int(p.ORD)}
 }
 
 // Conn is an MPA connection in Full Operation Phase: an llp.Stream whose
@@ -399,7 +410,7 @@ func (c *Conn) ioError(op string, err error) error {
 		return fmt.Errorf("mpa: %s: %w", op, llp.ErrAborted)
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return newError(CodeConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
+		return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
 	}
-	return newError(CodeConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
+	return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
 }

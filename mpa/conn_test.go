@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -170,7 +171,7 @@ func llpCode(t *testing.T, err error) uint8 {
 	t.Helper()
 	var le *llp.Error
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, uint8(ETypeMPA), le.EType)
+	assert.Equal(t, uint8(iwarp.LLPETypeMPA), le.EType)
 	return le.Code
 }
 
@@ -426,7 +427,7 @@ func TestBadCRC(t *testing.T) {
 	assert.Equal(t, []byte("good one"), r.next(t))
 	err = r.end(t)
 	require.ErrorIs(t, err, ErrCRC)
-	assert.Equal(t, uint8(CodeCRC), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.MPACodeCRC), llpCode(t, err))
 	assert.Empty(t, r.segs, "nothing delivered after the error")
 	require.NoError(t, cli.SendSegment([]byte("TERM"), []byte("inate")))
 	assert.Equal(t, (&FPDU{ULPDU: []byte("TERMinate"), CRC: true}).Append(nil), <-got)
@@ -460,7 +461,7 @@ func TestCorruptMarker(t *testing.T) {
 	assert.Len(t, r.next(t), 300)
 	err = r.end(t)
 	require.ErrorIs(t, err, ErrMarker)
-	assert.Equal(t, uint8(CodeMarker), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.MPACodeMarker), llpCode(t, err))
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -489,7 +490,7 @@ func TestOversizedULPDU(t *testing.T) {
 	assert.Len(t, r.next(t), 1000)
 	err = r.end(t)
 	require.ErrorIs(t, err, ErrULPDUTooLarge)
-	assert.Equal(t, uint8(CodeMarker), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.MPACodeMarker), llpCode(t, err))
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -503,7 +504,7 @@ func TestReject(t *testing.T) {
 				IRD: 2, ORD: 2,
 				Accept: func(req *Frame) (Decision, error) {
 					assert.Equal(t, []byte("let me in"), req.PrivateData)
-					return Decision{Reject: true, PrivateData: []byte("go away"), IRDORD: &IRDORD{IRD: 2, ORD: 9}}, nil
+					return Decision{Reject: true, PrivateData: []byte("go away"), IRDORD: &iwarp.IRDORD{IRD: 2, ORD: 9}}, nil
 				},
 			})
 			require.NoError(t, err)
@@ -522,7 +523,7 @@ func TestReject(t *testing.T) {
 			assert.Equal(t, []byte("go away"), re.Reply.PrivateData)
 			if enh {
 				// RFC 6581 §9.1: the Responder names the ORD it requires.
-				assert.Equal(t, IRDORD{IRD: 2, ORD: 9}, re.Reply.IRDORD)
+				assert.Equal(t, iwarp.IRDORD{IRD: 2, ORD: 9}, re.Reply.IRDORD)
 			}
 			require.ErrorIs(t, <-errc, ErrRejected)
 		})
@@ -576,26 +577,26 @@ func TestEnhancedNegotiation(t *testing.T) {
 		assert.False(t, cp.PeerToPeer)
 	})
 	t.Run("no negotiation 0x3FFF", func(t *testing.T) {
-		cli, srv := pair(t, &Config{Enhanced: true, IRD: NoNegotiation, ORD: NoNegotiation}, &Config{IRD: 8, ORD: 8})
-		assert.Equal(t, [2]uint16{NoNegotiation, NoNegotiation}, [2]uint16{cli.Params().PeerIRD, cli.Params().PeerORD})
+		cli, srv := pair(t, &Config{Enhanced: true, IRD: iwarp.NoNegotiation, ORD: iwarp.NoNegotiation}, &Config{IRD: 8, ORD: 8})
+		assert.Equal(t, [2]uint16{iwarp.NoNegotiation, iwarp.NoNegotiation}, [2]uint16{cli.Params().PeerIRD, cli.Params().PeerORD})
 		assert.Equal(t, [2]uint16{8, 8}, [2]uint16{srv.Params().IRD, srv.Params().ORD})
 	})
 	t.Run("peer-to-peer RTR", func(t *testing.T) {
-		cli, srv := pair(t, &Config{Enhanced: true, PeerToPeer: true, RTR: RTRWrite | RTRSend, IRD: 1, ORD: 1},
-			&Config{RTR: RTRWrite | RTRRead, IRD: 1, ORD: 1})
+		cli, srv := pair(t, &Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRWrite | iwarp.RTRSend, IRD: 1, ORD: 1},
+			&Config{RTR: iwarp.RTRWrite | iwarp.RTRRead, IRD: 1, ORD: 1})
 		assert.True(t, cli.Params().PeerToPeer)
-		assert.Equal(t, RTRWrite, cli.Params().RTR)
-		assert.Equal(t, RTRWrite, cli.Params().RTR.Pick())
+		assert.Equal(t, iwarp.RTRWrite, cli.Params().RTR)
+		assert.Equal(t, iwarp.RTRWrite, cli.Params().RTR.Pick())
 		assert.True(t, srv.Params().PeerToPeer)
-		assert.Equal(t, RTRWrite, srv.Params().RTR)
+		assert.Equal(t, iwarp.RTRWrite, srv.Params().RTR)
 	})
 	t.Run("Read RTR raises IRD from 0", func(t *testing.T) {
-		_, srv := pair(t, &Config{Enhanced: true, PeerToPeer: true, RTR: RTRRead, IRD: 1, ORD: 0}, &Config{RTR: RTRRead})
+		_, srv := pair(t, &Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 0}, &Config{RTR: iwarp.RTRRead})
 		assert.Equal(t, uint16(1), srv.Params().IRD)
-		assert.Equal(t, RTRRead, srv.Params().RTR)
+		assert.Equal(t, iwarp.RTRRead, srv.Params().RTR)
 	})
 	t.Run("no matching RTR is code 7", func(t *testing.T) {
-		ln, err := Listen("tcp", "127.0.0.1:0", &Config{RTR: RTRRead})
+		ln, err := Listen("tcp", "127.0.0.1:0", &Config{RTR: iwarp.RTRRead})
 		require.NoError(t, err)
 		defer ln.Close()
 		ch := make(chan *Conn, 1)
@@ -603,21 +604,21 @@ func TestEnhancedNegotiation(t *testing.T) {
 			c, _ := ln.Accept(testCtx(t))
 			ch <- c
 		}()
-		c, err := Dial(testCtx(t), "tcp", ln.Addr().String(), &Config{Enhanced: true, PeerToPeer: true, RTR: RTRSend})
+		c, err := Dial(testCtx(t), "tcp", ln.Addr().String(), &Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRSend})
 		srv := <-ch
 		require.NotNil(t, srv)
 		teardown(t, srv)
 		assert.Nil(t, c)
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
-		require.ErrorIs(t, err, ErrNoMatchingRTR)
-		assert.Equal(t, uint8(CodeNoMatchingRTR), llpCode(t, err))
-		assert.Equal(t, RTRRead, srv.Params().RTR, "the Responder offered what it supports")
+		require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
+		assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), llpCode(t, err))
+		assert.Equal(t, iwarp.RTRRead, srv.Params().RTR, "the Responder offered what it supports")
 		// The Responder receives the Initiator's Terminate as its first
 		// FPDU (RFC 6581 §9.3), then the end of the connection.
 		sr := newRecorder()
 		srv.Start(sr)
-		assert.Equal(t, appendNegotiationTerm(nil, CodeNoMatchingRTR), sr.next(t))
+		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.MPATermCode(iwarp.MPACodeNoMatchingRTR)), sr.next(t))
 		assert.NoError(t, sr.end(t))
 	})
 	t.Run("insufficient IRD is code 6", func(t *testing.T) {
@@ -625,14 +626,14 @@ func TestEnhancedNegotiation(t *testing.T) {
 			if _, err := readFrameRaw(nc); !assert.NoError(t, err) {
 				return
 			}
-			_, _ = nc.Write((&Frame{Reply: true, CRC: true, Rev: 2, Enhanced: true, IRDORD: IRDORD{IRD: 4, ORD: 5}}).Append(nil))
+			_, _ = nc.Write((&Frame{Reply: true, CRC: true, Rev: 2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}}).Append(nil))
 			_, _ = io.Copy(io.Discard, nc)
 		})
 		_, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, IRD: 4, ORD: 4})
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
-		require.ErrorIs(t, err, ErrInsufficientIRD)
-		assert.Equal(t, uint8(CodeInsufficientIRD), llpCode(t, err))
+		require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
+		assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), llpCode(t, err))
 		wait()
 	})
 }
@@ -657,7 +658,7 @@ func TestStartupErrors(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Rev: 1}).Append(nil), &Config{})
 		require.ErrorIs(t, err, ErrActiveActive)
 		require.ErrorIs(t, err, ErrBadKey)
-		assert.Equal(t, uint8(CodeInvalidFrame), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.MPACodeInvalidFrame), llpCode(t, err))
 	})
 	t.Run("bad key", func(t *testing.T) {
 		err := initiatorCase(t, cat([]byte("HTTP/1.1 200 OK\r"), []byte{0, 1, 0, 0}), &Config{})
@@ -682,7 +683,7 @@ func TestStartupErrors(t *testing.T) {
 	t.Run("private data over acceptance limit", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 1, PrivateData: make([]byte, 257)}).Append(nil), &Config{MaxPrivateData: 256})
 		require.ErrorIs(t, err, ErrPrivateDataLength)
-		assert.Equal(t, uint8(CodeInvalidFrame), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.MPACodeInvalidFrame), llpCode(t, err))
 	})
 	t.Run("peer closes during startup", func(t *testing.T) {
 		addr, wait := rawPeer(t, func(nc net.Conn) {
@@ -693,7 +694,7 @@ func TestStartupErrors(t *testing.T) {
 		defer wait()
 		_, err := Dial(testCtx(t), "tcp", addr, &Config{})
 		require.ErrorIs(t, err, ErrConnectionLost)
-		assert.Equal(t, uint8(CodeConnectionLost), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.MPACodeConnectionLost), llpCode(t, err))
 	})
 
 	responderCase := func(t *testing.T, request []byte, cfg *Config) error {
@@ -773,7 +774,7 @@ func TestHandshakeTimeout(t *testing.T) {
 
 	_, err = Dial(context.Background(), "tcp", silent(), &Config{HandshakeTimeout: 50 * time.Millisecond})
 	require.Error(t, err)
-	assert.Equal(t, uint8(CodeConnectionLost), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.MPACodeConnectionLost), llpCode(t, err))
 
 	// Cancellation without a deadline.
 	ctx3, cancel3 := context.WithCancel(context.Background())
@@ -793,7 +794,7 @@ func TestAbort(t *testing.T) {
 	require.NoError(t, cli.Abort())
 	err := sr.end(t)
 	require.ErrorIs(t, err, llp.ErrAborted)
-	assert.Equal(t, uint8(CodeConnectionLost), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.MPACodeConnectionLost), llpCode(t, err))
 	require.ErrorIs(t, cr.end(t), llp.ErrAborted)
 	require.ErrorIs(t, cli.SendSegment(nil, []byte("x")), llp.ErrAborted)
 	<-cli.Done()
@@ -939,7 +940,7 @@ func FuzzReceive(f *testing.F) {
 		if cause != nil {
 			var le *llp.Error
 			require.ErrorAs(t, cause, &le)
-			require.Contains(t, []uint8{CodeConnectionLost, CodeCRC, CodeMarker}, le.Code)
+			require.Contains(t, []uint8{iwarp.MPACodeConnectionLost, iwarp.MPACodeCRC, iwarp.MPACodeMarker}, le.Code)
 		}
 	})
 }

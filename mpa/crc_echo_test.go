@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ func TestResponderEchoesC_RFC5044_7_1_1(t *testing.T) {
 			c, err := Server(ctx, b, &Config{NoCRC: true, IRD: 1, ORD: 1})
 			done <- res{c, err}
 		}()
-		req := Frame{CRC: reqC, Rev: Rev2, Enhanced: true, IRDORD: IRDORD{IRD: 1, ORD: 1}}
+		req := Frame{CRC: reqC, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}}
 		_, err := a.Write(req.Append(nil))
 		require.NoError(t, err)
 		hdr := make([]byte, FrameHeaderLen)

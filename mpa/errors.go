@@ -4,42 +4,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// Terminate layer, error type and codes for MPA errors.
-//
-// RFC 5040 §4.8 (Figure 9) puts LLP errors in Terminate layer 0x2; RFC 6581
-// §8 fixes the error type for MPA at 0x0 and the IANA "MPA Errors" registry
-// (RFC 6580 §3.3, RFC 6581 §11) holds the codes: 0x01–0x04 from RFC 5044 §8,
-// 0x05–0x07 from RFC 6581 §8.
-const (
-	// TermLayerLLP is the RDMAP Terminate layer of every LLP error
-	// (RFC 5040 §4.8).
-	TermLayerLLP = 0x2
-	// ETypeMPA is the Terminate error type of MPA errors (RFC 6581 §8).
-	ETypeMPA = 0x0
-
-	// CodeConnectionLost: TCP connection closed, terminated, or lost,
-	// including by timeout, too many retries, RST or FIN (RFC 5044 §8 code 1).
-	CodeConnectionLost = 0x01
-	// CodeCRC: received MPA CRC does not match the calculated value for the
-	// FPDU (RFC 5044 §8 code 2).
-	CodeCRC = 0x02
-	// CodeMarker: with a valid CRC, the received Marker and the ULPDU Length
-	// fields do not agree on the start of an FPDU (RFC 5044 §8 code 3).
-	CodeMarker = 0x03
-	// CodeInvalidFrame: invalid MPA Request Frame or MPA Reply Frame received
-	// (RFC 5044 §8 code 4).
-	CodeInvalidFrame = 0x04
-	// CodeLocalCatastrophic: a local error of enhanced connection
-	// establishment with no more specific code (RFC 6581 §8, §9.3).
-	CodeLocalCatastrophic = 0x05
-	// CodeInsufficientIRD: insufficient IRD resources (RFC 6581 §8, §9.1).
-	CodeInsufficientIRD = 0x06
-	// CodeNoMatchingRTR: no matching RTR option (RFC 6581 §8, §9.2).
-	CodeNoMatchingRTR = 0x07
-)
+// The Terminate layer, error type and codes of MPA errors (RFC 5044 §8,
+// RFC 6581 §8) are defined once, in package iwarp (iwarp.LLPETypeMPA,
+// iwarp.MPACodeConnectionLost ... iwarp.MPACodeNoMatchingRTR). Every
+// *llp.Error this package returns carries one of them.
 
 // Causes carried in the Err field of the *llp.Error values this package
 // returns (test them with errors.Is), and errors of the local API.
@@ -81,32 +53,20 @@ var (
 	ErrConnectionLost = errors.New("mpa: TCP connection lost")
 	// ErrInvalidConfig reports a Config this package cannot use.
 	ErrInvalidConfig = errors.New("mpa: invalid configuration")
-	// ErrInsufficientIRD: the enhanced negotiation failed for lack of IRD
-	// resources (RFC 6581 §9.1): on the Initiator, the Responder ORD
-	// exceeds this end's IRD, and the Initiator sent a Terminate with
-	// code 6 and closed the connection; on the Responder, the ORD its ULP
-	// requires exceeds the Initiator IRD, and it rejected the Request
-	// naming that ORD. Code 6.
-	ErrInsufficientIRD = errors.New("mpa: insufficient IRD resources")
-	// ErrNoMatchingRTR: the Initiator cannot generate any RTR indication
-	// the Responder supports, or the Reply did not echo the connection
-	// model of Control Flag A (RFC 6581 §9.2); the Initiator sent a
-	// Terminate with code 7 and closed the connection. Code 7.
-	ErrNoMatchingRTR = errors.New("mpa: no matching RTR option or connection model")
 )
 
 // newError returns the *llp.Error for an MPA error code with its cause.
 func newError(code uint8, cause error) *llp.Error {
-	return &llp.Error{EType: ETypeMPA, Code: code, Err: cause}
+	return &llp.Error{EType: iwarp.LLPETypeMPA, Code: code, Err: cause}
 }
 
 // frameError is the *llp.Error for an improperly formatted startup frame
 // (RFC 5044 §8 code 4).
 func frameError(cause error, format string, args ...any) *llp.Error {
 	if format == "" {
-		return newError(CodeInvalidFrame, cause)
+		return newError(iwarp.MPACodeInvalidFrame, cause)
 	}
-	return newError(CodeInvalidFrame, fmt.Errorf("%w: "+format, append([]any{cause}, args...)...))
+	return newError(iwarp.MPACodeInvalidFrame, fmt.Errorf("%w: "+format, append([]any{cause}, args...)...))
 }
 
 // RejectError reports that the Responder's ULP rejected the connection:

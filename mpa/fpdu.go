@@ -3,6 +3,8 @@ package mpa
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // FPDU size constants (RFC 5044 §3, §4.1, §4.5).
@@ -154,7 +156,7 @@ func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 // (Markers included) when crc is true (§4.4), and only then, as §8 code 3
 // says, the Markers are checked against the FPDU start (§4.3). It returns
 // the FPDU, the octets consumed, and ErrTruncated while b does not hold the
-// whole FPDU, or an *llp.Error: CodeCRC wrapping ErrCRC, CodeMarker
+// whole FPDU, or an *llp.Error: iwarp.MPACodeCRC wrapping ErrCRC, iwarp.MPACodeMarker
 // wrapping ErrMarker.
 //
 // Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
@@ -173,7 +175,7 @@ func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, 
 	f.CRCValue, _, _ = ParseCRC(b[n-CRCLen:])
 	if crc {
 		if got := CRC32c(b[:n-CRCLen]); got != f.CRCValue {
-			return FPDU{}, 0, newError(CodeCRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
+			return FPDU{}, 0, newError(iwarp.MPACodeCRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
 		}
 	}
 	if !markers {

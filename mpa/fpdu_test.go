@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,7 +151,7 @@ func TestFPDUErrors(t *testing.T) {
 			require.ErrorIs(t, err, ErrCRC)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
-			assert.Equal(t, uint8(CodeCRC), le.Code)
+			assert.Equal(t, uint8(iwarp.MPACodeCRC), le.Code)
 			// Without CRC checking the field may hold any value.
 			if i >= len(wire)-4 {
 				_, _, err = ParseFPDU(bad, 0, false, false, nil)
@@ -275,7 +276,7 @@ func FuzzParseFPDU(f *testing.F) {
 			if err != ErrTruncated {
 				var le *llp.Error
 				require.ErrorAs(t, err, &le)
-				require.Contains(t, []uint8{CodeCRC, CodeMarker}, le.Code)
+				require.Contains(t, []uint8{iwarp.MPACodeCRC, iwarp.MPACodeMarker}, le.Code)
 			}
 			return
 		}

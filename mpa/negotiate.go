@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -16,8 +17,8 @@ import (
 // Reply it cannot honour and, as RFC 6581 requires, sent the Responder a
 // Terminate (layer 2, type 0, Err.Code) as its first FPDU and closed the
 // TCP connection: insufficient IRD for the Responder ORD
-// (CodeInsufficientIRD, ErrInsufficientIRD, §9.1), or no RTR indication or
-// connection model both ends support (CodeNoMatchingRTR, ErrNoMatchingRTR,
+// (iwarp.MPACodeInsufficientIRD, ErrInsufficientIRD, §9.1), or no RTR indication or
+// connection model both ends support (iwarp.MPACodeNoMatchingRTR, ErrNoMatchingRTR,
 // §9.2).
 type NegotiationError struct {
 	// Err carries the Terminate error type and code; its cause matches
@@ -66,7 +67,7 @@ func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error)
 //
 // Errors: an improperly formatted Reply, or a Request received instead
 // (Initiator/Initiator startup), closes nc and returns an *llp.Error with
-// CodeInvalidFrame (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
+// iwarp.MPACodeInvalidFrame (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
 // returns a *RejectError and leaves nc open for the caller (rule 3); an
 // accepting Reply that RFC 6581 obliges the Initiator to answer with a
 // Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
@@ -92,7 +93,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 		// wanted; Rev 1 keeps RFC 5044-only responders happy.
 		req.Rev = Rev1
 	} else {
-		req.IRDORD = IRDORD{PeerToPeer: cfg.PeerToPeer, IRD: cfg.IRD, ORD: cfg.ORD}
+		req.IRDORD = iwarp.IRDORD{PeerToPeer: cfg.PeerToPeer, IRD: cfg.IRD, ORD: cfg.ORD}
 		if cfg.PeerToPeer {
 			req.IRDORD.RTR = cfg.rtr()
 		}
@@ -154,32 +155,26 @@ func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, e
 		p.PeerIRD, p.PeerORD = v.IRD, v.ORD
 		// RFC 6581 §9.1: the Initiator sets its ORD at most to the
 		// Responder IRD and its IRD at least to the Responder ORD; 0x3FFF
-		// leaves the local value unchanged.
-		if v.IRD != NoNegotiation && c.cfg.ORD != NoNegotiation {
-			p.ORD = min(c.cfg.ORD, v.IRD)
-		}
-		// The IRD cannot be raised past the configured one, which is what
-		// this end can support: "If the initiator does not have sufficient
-		// resources for the required IRD, it MUST send a TERM message ...
-		// Error Code 6".
-		if v.ORD != NoNegotiation && c.cfg.IRD != NoNegotiation && v.ORD > c.cfg.IRD {
-			fail = newError(CodeInsufficientIRD, fmt.Errorf("%w: responder ORD %d exceeds this end's IRD %d (RFC 6581 §9.1)", ErrInsufficientIRD, v.ORD, c.cfg.IRD))
-		}
-		// RFC 6581 §9.2: the Responder MUST echo Control Flag A; the
-		// Initiator MUST generate one of the negotiated RTR indications or
-		// send a TERM "indicating failure to negotiate a mutually
-		// compatible connection model or RTR option ... Error Code 7".
-		switch {
-		case fail != nil:
-		case v.PeerToPeer != req.IRDORD.PeerToPeer:
-			fail = newError(CodeNoMatchingRTR, fmt.Errorf("%w: %w: Request A=%t, Reply A=%t (RFC 6581 §9.2)",
-				ErrNoMatchingRTR, ErrEnhancedMismatch, req.IRDORD.PeerToPeer, v.PeerToPeer))
-		case v.PeerToPeer:
-			p.PeerToPeer = true
-			p.RTR = v.RTR & req.IRDORD.RTR
-			if p.RTR == 0 {
-				fail = newError(CodeNoMatchingRTR, fmt.Errorf("%w: responder supports RTR %v, this end %v (RFC 6581 §9.2)", ErrNoMatchingRTR, v.RTR, req.IRDORD.RTR))
+		// leaves the local value unchanged. The IRD cannot be raised past
+		// the configured one, which is what this end can support: "If the
+		// initiator does not have sufficient resources for the required
+		// IRD, it MUST send a TERM message ... Error Code 6".
+		local := iwarp.Depths{IRD: int(c.cfg.IRD), ORD: int(c.cfg.ORD)}
+		d, err := iwarp.NegotiateInitiator(local, local.IRD, v)
+		p.ORD = uint16(d.ORD)
+		if err != nil {
+			fail = newError(iwarp.MPACodeInsufficientIRD, err)
+		} else if rtr, err := iwarp.NegotiateRTR(req.IRDORD, v); err != nil {
+			// RFC 6581 §9.2: the Responder MUST echo Control Flag A; the
+			// Initiator MUST generate one of the negotiated RTR indications
+			// or send a TERM "indicating failure to negotiate a mutually
+			// compatible connection model or RTR option ... Error Code 7".
+			if v.PeerToPeer != req.IRDORD.PeerToPeer {
+				err = fmt.Errorf("%w: %w", err, ErrEnhancedMismatch)
 			}
+			fail = newError(iwarp.MPACodeNoMatchingRTR, err)
+		} else {
+			p.PeerToPeer, p.RTR = v.PeerToPeer, rtr
 		}
 	}
 	c.enterFullOperation()
@@ -213,8 +208,8 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code uint8) error {
 		defer close(fired)
 		_ = c.nc.SetDeadline(time.Unix(1, 0))
 	})
-	var ulpdu [negotiationTermLen]byte
-	err := c.SendSegment(nil, appendNegotiationTerm(ulpdu[:0], code))
+	var ulpdu [iwarp.EstablishmentTerminateLen]byte
+	err := c.SendSegment(nil, iwarp.AppendEstablishmentTerminate(ulpdu[:0], iwarp.MPATermCode(code)))
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
@@ -242,12 +237,12 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code uint8) error {
 // (rule 8: Responder/Responder startups time out).
 //
 // Errors: an improperly formatted Request, an unsupported revision or a
-// Reply key closes nc and returns an *llp.Error with CodeInvalidFrame;
+// Reply key closes nc and returns an *llp.Error with iwarp.MPACodeInvalidFrame;
 // an Accept error closes nc and returns it; a rejection sends the Reply
 // with R = 1, leaves nc open and returns an error matching ErrRejected.
 // An accepting Decision whose ORD exceeds the Initiator IRD is turned into
 // such a rejection naming that ORD (RFC 6581 §9.1), reported as an
-// *llp.Error with CodeInsufficientIRD matching ErrRejected and
+// *llp.Error with iwarp.MPACodeInsufficientIRD matching ErrRejected and
 // ErrInsufficientIRD.
 func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	if cfg == nil {
@@ -320,7 +315,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	if req.Enhanced {
 		rep.IRDORD = c.responderIRDORD(req.IRDORD)
 		if d.IRDORD != nil {
-			rep.IRDORD.IRD, rep.IRDORD.ORD = d.IRDORD.IRD&mask14, d.IRDORD.ORD&mask14
+			rep.IRDORD.IRD, rep.IRDORD.ORD = d.IRDORD.Wire().IRD, d.IRDORD.Wire().ORD
 			p.IRD, p.ORD = rep.IRDORD.IRD, rep.IRDORD.ORD
 		}
 		// RFC 6581 §9.1: "The responder MUST set its ORD at most to the
@@ -329,17 +324,17 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 		// and specify the required ORD in the MPA Reject Frame responder
 		// ORD." An ULP that insists on more ORD than the Initiator can
 		// serve gets that Reject rather than an Accept breaking the MUST.
-		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != NoNegotiation && out != NoNegotiation && out > in {
+		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != iwarp.NoNegotiation && out != iwarp.NoNegotiation && out > in {
 			rep.Reject = true
-			insufficient = newError(CodeInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
-				ErrRejected, ErrInsufficientIRD, out, in))
+			insufficient = newError(iwarp.MPACodeInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
+				ErrRejected, iwarp.ErrInsufficientIRD, out, in))
 		}
 		p.PeerIRD, p.PeerORD = req.IRDORD.IRD, req.IRDORD.ORD
 		p.PeerToPeer, p.RTR = rep.IRDORD.PeerToPeer, rep.IRDORD.RTR
 	}
 	if err := rep.Validate(); err != nil {
 		_ = c.nc.Close()
-		return nil, nil, newError(CodeLocalCatastrophic, err)
+		return nil, nil, newError(iwarp.MPACodeLocalCatastrophic, err)
 	}
 	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.Len()))); err != nil {
 		return nil, nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
@@ -355,47 +350,13 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 }
 
 // responderIRDORD computes the Reply's IRD/ORD data and this end's values
-// from the Request's (RFC 6581 §9.1, §9.2).
-func (c *Conn) responderIRDORD(in IRDORD) IRDORD {
-	p := &c.params
-	out := IRDORD{IRD: c.cfg.IRD, ORD: c.cfg.ORD}
-	// Responder IRD: 0x3FFF answers an Initiator ORD of 0x3FFF, leaving the
-	// local IRD unchanged.
-	if in.ORD == NoNegotiation {
-		out.IRD = NoNegotiation
-	}
-	// Responder ORD: at most the Initiator IRD; 0x3FFF answers 0x3FFF.
-	switch {
-	case in.IRD == NoNegotiation:
-		out.ORD = NoNegotiation
-	case c.cfg.ORD != NoNegotiation:
-		out.ORD = min(c.cfg.ORD, in.IRD)
-		p.ORD = out.ORD
-	}
-	if in.PeerToPeer {
-		// RFC 6581 §9.2: echo A; set the requested options this end
-		// supports, or, if none, at least one it supports.
-		out.PeerToPeer = true
-		out.RTR = in.RTR & c.cfg.rtr()
-		if out.RTR == 0 {
-			out.RTR = c.cfg.rtr()
-		}
-		// A zero-length Send RTR takes the first MSN of the Send queue and
-		// a Write or Read RTR does not, so the Responder's RDMAP layer must
-		// know which will come: offer Send only when it is the sole
-		// option (§9.2 lets the Responder reply with a subset).
-		if out.RTR != RTRSend && out.RTR&^RTRSend != 0 {
-			out.RTR &^= RTRSend
-		}
-		// RFC 6581 §9.1: "If the initiator ORD is insufficient to support
-		// the selected connection model, the responder IRD MAY be
-		// increased": a zero-length Read RTR needs one inbound Read
-		// whatever the Initiator ORD, so an IRD of 0 becomes 1.
-		if out.RTR.Has(RTRRead) && out.IRD == 0 {
-			out.IRD = 1
-			p.IRD = 1
-		}
-	}
+// from the Request's (RFC 6581 §9.1, §9.2; the rules are iwarp's, shared
+// with the SCTP adaptation). The Responder does not raise its IRD beyond
+// the configured one except for a Read RTR (iwarp.NegotiateResponder).
+func (c *Conn) responderIRDORD(in iwarp.IRDORD) iwarp.IRDORD {
+	local := iwarp.Depths{IRD: int(c.cfg.IRD), ORD: int(c.cfg.ORD)}
+	out, d := iwarp.NegotiateResponder(local, local.IRD, c.cfg.rtr(), in)
+	c.params.IRD, c.params.ORD = uint16(d.IRD), uint16(d.ORD)
 	return out
 }
 
@@ -432,7 +393,7 @@ func (c *Conn) readFrame() (Frame, error) {
 }
 
 func (c *Conn) startupReadErr(err error) error {
-	return newError(CodeConnectionLost, fmt.Errorf("%w: %w", ErrConnectionLost, err))
+	return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: %w", ErrConnectionLost, err))
 }
 
 // bound applies ctx and the handshake timeout to nc for the startup phase.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -119,18 +120,18 @@ func awaitScripted(t *testing.T, seen <-chan scripted) scripted {
 // 2, Error Type 0, Error Code 6"). Dial sends that Terminate as its first
 // FPDU, closes the TCP connection and returns one error naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: IRDORD{IRD: 4, ORD: 5}})
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, IRD: 4, ORD: 4})
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assert.Equal(t, wantTermFPDU(CodeInsufficientIRD), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 6")
+	assert.Equal(t, wantTermFPDU(iwarp.MPACodeInsufficientIRD), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 6")
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
-	require.ErrorIs(t, err, ErrInsufficientIRD)
-	assert.NotErrorIs(t, err, ErrNoMatchingRTR)
-	assert.Equal(t, uint8(CodeInsufficientIRD), llpCode(t, err))
+	require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
+	assert.NotErrorIs(t, err, iwarp.ErrNoMatchingRTR)
+	assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), llpCode(t, err))
 	var ne *NegotiationError
 	require.ErrorAs(t, err, &ne)
 	// RFC 6581 §9.1: the Responder's values reach the ULP.
@@ -144,19 +145,19 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 // connection (RFC 6581 §9.2; §9.3: it sends the TERM instead of the RTR).
 func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true,
-		IRDORD: IRDORD{PeerToPeer: true, RTR: RTRRead, IRD: 1, ORD: 1}})
-	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, PeerToPeer: true, RTR: RTRSend | RTRWrite, IRD: 1, ORD: 1})
+		IRDORD: iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}})
+	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRSend | iwarp.RTRWrite, IRD: 1, ORD: 1})
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assert.Equal(t, RTRSend|RTRWrite, s.req.IRDORD.RTR, "B and C set for the options the Initiator supports")
-	assert.Equal(t, wantTermFPDU(CodeNoMatchingRTR), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
+	assert.Equal(t, iwarp.RTRSend|iwarp.RTRWrite, s.req.IRDORD.RTR, "B and C set for the options the Initiator supports")
+	assert.Equal(t, wantTermFPDU(iwarp.MPACodeNoMatchingRTR), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
-	require.ErrorIs(t, err, ErrNoMatchingRTR)
-	assert.NotErrorIs(t, err, ErrInsufficientIRD)
-	assert.Equal(t, uint8(CodeNoMatchingRTR), llpCode(t, err))
+	require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
+	assert.NotErrorIs(t, err, iwarp.ErrInsufficientIRD)
+	assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), llpCode(t, err))
 }
 
 // TestDial_TermOnConnectionModelMismatch_RFC6581_9_2: the Responder MUST
@@ -167,10 +168,10 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		p2p   bool
-		reply IRDORD
+		reply iwarp.IRDORD
 	}{
-		{"A=1 answered A=0", true, IRDORD{IRD: 1, ORD: 1}},
-		{"A=0 answered A=1", false, IRDORD{PeerToPeer: true, RTR: RTRWrite, IRD: 1, ORD: 1}},
+		{"A=1 answered A=0", true, iwarp.IRDORD{IRD: 1, ORD: 1}},
+		{"A=0 answered A=1", false, iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 1, ORD: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: tc.reply})
@@ -178,12 +179,12 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 			close(dialed)
 			s := awaitScripted(t, seen)
 			assert.NoError(t, s.err, "the Initiator's FIN")
-			assert.Equal(t, wantTermFPDU(CodeNoMatchingRTR), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
+			assert.Equal(t, wantTermFPDU(iwarp.MPACodeNoMatchingRTR), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
 			assert.True(t, s.closed, "the Initiator's socket is closed")
 			assert.Nil(t, c)
-			require.ErrorIs(t, err, ErrNoMatchingRTR)
+			require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
 			require.ErrorIs(t, err, ErrEnhancedMismatch)
-			assert.Equal(t, uint8(CodeNoMatchingRTR), llpCode(t, err))
+			assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), llpCode(t, err))
 		})
 	}
 }
@@ -193,17 +194,17 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 // FPDUPTR-0 Marker before it, and with C = 0 in both frames the CRC field
 // is zero.
 func TestClient_TermWithMarkers_RFC6581_9_1(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, Markers: true, Rev: Rev2, Enhanced: true, IRDORD: IRDORD{IRD: 4, ORD: 9}})
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, Markers: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 9}})
 	_, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, NoCRC: true, IRD: 4, ORD: 4})
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	want := wantTermFPDU(CodeInsufficientIRD)
+	want := wantTermFPDU(iwarp.MPACodeInsufficientIRD)
 	want = append([]byte{0, 0, 0, 0}, want[:len(want)-CRCLen]...) // Marker, then no CRC
 	want = append(want, 0, 0, 0, 0)
 	assert.Equal(t, want, s.rest)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
-	require.ErrorIs(t, err, ErrInsufficientIRD)
+	require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
 }
 
 // TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1: "The responder MUST
@@ -215,7 +216,7 @@ func TestClient_TermWithMarkers_RFC6581_9_1(t *testing.T) {
 func TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1(t *testing.T) {
 	ln, err := Listen("tcp", "127.0.0.1:0", &Config{IRD: 8, ORD: 8,
 		Accept: func(*Frame) (Decision, error) {
-			return Decision{PrivateData: []byte("need 6"), IRDORD: &IRDORD{IRD: 8, ORD: 6}}, nil
+			return Decision{PrivateData: []byte("need 6"), IRDORD: &iwarp.IRDORD{IRD: 8, ORD: 6}}, nil
 		}})
 	require.NoError(t, err)
 	defer ln.Close()
@@ -231,12 +232,12 @@ func TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1(t *testing.T) {
 	assert.Nil(t, c)
 	var re *RejectError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, IRDORD{IRD: 8, ORD: 6}, re.Reply.IRDORD, "the Reject names the required ORD")
+	assert.Equal(t, iwarp.IRDORD{IRD: 8, ORD: 6}, re.Reply.IRDORD, "the Reject names the required ORD")
 	assert.Equal(t, []byte("need 6"), re.Reply.PrivateData)
 	serr := <-errc
 	require.ErrorIs(t, serr, ErrRejected)
-	require.ErrorIs(t, serr, ErrInsufficientIRD)
-	assert.Equal(t, uint8(CodeInsufficientIRD), llpCode(t, serr))
+	require.ErrorIs(t, serr, iwarp.ErrInsufficientIRD)
+	assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), llpCode(t, serr))
 }
 
 // TestResponderReadRTRRaisesIRD_RFC6581_9_1: a Responder that offers only
@@ -244,19 +245,19 @@ func TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1(t *testing.T) {
 // Read, whatever the Initiator ORD (RFC 6581 §9.1: the responder IRD MAY
 // be increased to support the selected connection model).
 func TestResponderReadRTRRaisesIRD_RFC6581_9_1(t *testing.T) {
-	cli, srv := pair(t, &Config{Enhanced: true, PeerToPeer: true, RTR: RTRRead, IRD: 2, ORD: 2}, &Config{RTR: RTRRead, IRD: 0, ORD: 2})
+	cli, srv := pair(t, &Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 2, ORD: 2}, &Config{RTR: iwarp.RTRRead, IRD: 0, ORD: 2})
 	assert.Equal(t, uint16(1), srv.Params().IRD)
 	assert.Equal(t, uint16(1), cli.Params().PeerIRD)
 	assert.Equal(t, uint16(1), cli.Params().ORD)
-	assert.Equal(t, RTRRead, cli.Params().RTR)
+	assert.Equal(t, iwarp.RTRRead, cli.Params().RTR)
 }
 
 // TestNegotiationErrorText_RFC6581_9_1: the error says what happened on the wire and
 // why (RFC 6581 §9.1).
 func TestNegotiationErrorText_RFC6581_9_1(t *testing.T) {
-	e := &NegotiationError{Err: newError(CodeInsufficientIRD, ErrInsufficientIRD)}
-	assert.Equal(t, "mpa: negotiation failed, Terminate sent, connection closed: llp error (type 0x0, code 0x06): mpa: insufficient IRD resources", e.Error())
+	e := &NegotiationError{Err: newError(iwarp.MPACodeInsufficientIRD, iwarp.ErrInsufficientIRD)}
+	assert.Equal(t, "mpa: negotiation failed, Terminate sent, connection closed: llp error (type 0x0, code 0x06): iwarp: insufficient IRD resources", e.Error())
 	e.TermErr = errors.New("broken pipe")
 	assert.Contains(t, e.Error(), "sending the Terminate failed: broken pipe")
-	require.ErrorIs(t, e, ErrInsufficientIRD)
+	require.ErrorIs(t, e, iwarp.ErrInsufficientIRD)
 }

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -27,14 +27,8 @@ type e2eEnds struct {
 // endpointConfig derives the RDMAP configuration from the negotiated MPA
 // parameters: IRD/ORD (RFC 6581 §9.1) and the RTR (RFC 6581 §9.2).
 func endpointConfig(p mpa.Params) rdmap.EndpointConfig {
-	cfg := rdmap.EndpointConfig{IRD: int(p.IRD), ORD: int(p.ORD)}
-	if p.IRD == mpa.NoNegotiation || !p.Enhanced {
-		cfg.IRD = 0
-	}
-	if p.ORD == mpa.NoNegotiation || !p.Enhanced {
-		cfg.ORD = 0
-	}
-	cfg.SetRTR(p.Initiator, p.PeerToPeer, rdmap.RTR(p.RTR))
+	var cfg rdmap.EndpointConfig
+	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	return cfg
 }
 
@@ -218,7 +212,7 @@ func TestRDMAPOverMPA(t *testing.T) {
 				assert.True(t, p.Enhanced)
 				assert.Equal(t, 4, e.cli.ORD())
 			}},
-		{name: "no-crc", cli: mpa.Config{Enhanced: true, NoCRC: true}, srv: mpa.Config{NoCRC: true}, size: 3000,
+		{name: "no-crc", cli: mpa.Config{Enhanced: true, NoCRC: true, IRD: 2, ORD: 2}, srv: mpa.Config{NoCRC: true, IRD: 2, ORD: 2}, size: 3000,
 			check: func(t *testing.T, e *e2eEnds) { assert.False(t, e.cliConn.Params().CRC) }},
 		{name: "crc-asked-by-responder-only", cli: mpa.Config{NoCRC: true}, srv: mpa.Config{}, size: 100,
 			check: func(t *testing.T, e *e2eEnds) { assert.True(t, e.srvConn.Params().CRC) }},
@@ -235,12 +229,12 @@ func TestRDMAPOverMPA(t *testing.T) {
 		{name: "small-mulpdu-markers", cli: mpa.Config{Markers: true, MaxMULPDU: 200}, srv: mpa.Config{Markers: true, MaxMULPDU: 300}, size: 7000},
 		{name: "rev1", cli: mpa.Config{Revision: mpa.Rev1}, srv: mpa.Config{}, size: 2048,
 			check: func(t *testing.T, e *e2eEnds) { assert.Equal(t, uint8(mpa.Rev1), e.srvConn.Params().Revision) }},
-		{name: "p2p-rtr-write", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: mpa.RTRWrite, IRD: 2, ORD: 2},
-			srv: mpa.Config{RTR: mpa.RTRAll, IRD: 2, ORD: 2}, size: 1024},
-		{name: "p2p-rtr-read", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: mpa.RTRRead, IRD: 1, ORD: 1},
-			srv: mpa.Config{RTR: mpa.RTRRead | mpa.RTRSend, IRD: 1, ORD: 1}, size: 1024},
-		{name: "p2p-rtr-send", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: mpa.RTRSend, IRD: 2, ORD: 2},
-			srv: mpa.Config{RTR: mpa.RTRSend, IRD: 2, ORD: 2}, size: 1024},
+		{name: "p2p-rtr-write", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 2, ORD: 2},
+			srv: mpa.Config{RTR: iwarp.RTRAll, IRD: 2, ORD: 2}, size: 1024},
+		{name: "p2p-rtr-read", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1},
+			srv: mpa.Config{RTR: iwarp.RTRRead | iwarp.RTRSend, IRD: 1, ORD: 1}, size: 1024},
+		{name: "p2p-rtr-send", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRSend, IRD: 2, ORD: 2},
+			srv: mpa.Config{RTR: iwarp.RTRSend, IRD: 2, ORD: 2}, size: 1024},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,7 +252,7 @@ func TestRDMAPOverMPA(t *testing.T) {
 // out before work requests posted ahead of Start, and the Responder's
 // receive queue sees only the real Send (no completion for the RTR).
 func TestRDMAPOverMPA_RTRFirst_RFC6581_5(t *testing.T) {
-	for _, rtr := range []mpa.RTRFlags{mpa.RTRSend, mpa.RTRWrite, mpa.RTRRead} {
+	for _, rtr := range []iwarp.RTR{iwarp.RTRSend, iwarp.RTRWrite, iwarp.RTRRead} {
 		t.Run(rtr.String(), func(t *testing.T) {
 			recv := make([]byte, 64)
 			e := dialE2E(t, &mpa.Config{Enhanced: true, PeerToPeer: true, RTR: rtr, IRD: 1, ORD: 1},
@@ -293,7 +287,7 @@ func TestRDMAPOverMPA_RTRFirst_RFC6581_5(t *testing.T) {
 func TestRDMAPOverMPA_MissingRTR_RFC6581_9_2(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ln, err := mpa.Listen("tcp", "127.0.0.1:0", &mpa.Config{RTR: mpa.RTRWrite})
+	ln, err := mpa.Listen("tcp", "127.0.0.1:0", &mpa.Config{RTR: iwarp.RTRWrite})
 	require.NoError(t, err)
 	defer ln.Close()
 	acc := make(chan *mpa.Conn, 1)
@@ -302,7 +296,7 @@ func TestRDMAPOverMPA_MissingRTR_RFC6581_9_2(t *testing.T) {
 		assert.NoError(t, err)
 		acc <- c
 	}()
-	cc, err := mpa.Dial(ctx, "tcp", ln.Addr().String(), &mpa.Config{Enhanced: true, PeerToPeer: true, RTR: mpa.RTRWrite})
+	cc, err := mpa.Dial(ctx, "tcp", ln.Addr().String(), &mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRWrite})
 	require.NoError(t, err)
 	sc := <-acc
 	require.NotNil(t, sc)
@@ -320,17 +314,12 @@ func TestRDMAPOverMPA_MissingRTR_RFC6581_9_2(t *testing.T) {
 	<-srv.Done()
 	var te *rdmap.TerminateError
 	require.True(t, errors.As(srv.Err(), &te), "responder error %v", srv.Err())
-	assert.Equal(t, rdmap.TermNoMatchingRTR, te.Code)
+	assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
 	require.True(t, errors.As(cli.Err(), &te), "initiator error %v (send: %v)", cli.Err(), err)
 	assert.True(t, te.Remote)
-	assert.Equal(t, rdmap.TermNoMatchingRTR, te.Code)
+	assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
 	<-cc.Done()
 	<-sc.Done()
-}
-
-func ExampleRTRFlags_Pick() {
-	fmt.Println(mpa.RTRAll.Pick(), (mpa.RTRSend | mpa.RTRRead).Pick())
-	// Output: write read
 }
 
 // BenchmarkRDMAPOverMPA_Write measures RDMA Writes of 64 KiB over one MPA

@@ -3,6 +3,8 @@ package mpa
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // Startup frame constants (RFC 5044 §7.1.1, RFC 6581 §6).
@@ -73,7 +75,7 @@ type Frame struct {
 	Rev uint8
 	// IRDORD is the enhanced connection establishment data, meaningful when
 	// Enhanced.
-	IRDORD IRDORD
+	IRDORD iwarp.IRDORD
 	// PrivateData is the ULP's private data: the Private Data field after
 	// the IRD/ORD data if Enhanced, the whole field otherwise. Parse
 	// returns a sub-slice of its input.
@@ -84,7 +86,7 @@ type Frame struct {
 func (f *Frame) pdLen() int {
 	n := len(f.PrivateData)
 	if f.Enhanced {
-		n += IRDORDLen
+		n += iwarp.IRDORDLen
 	}
 	return n
 }
@@ -169,7 +171,7 @@ func parseKey(b []byte) (reply bool, err error) {
 // ParseFrame parses an MPA Request or Reply Frame at the start of b. It
 // returns the frame, the octets consumed, and an error: ErrTruncated when b
 // holds less than the whole frame, otherwise an *llp.Error with code
-// CodeInvalidFrame wrapping ErrBadKey (a Key that is neither Request nor
+// iwarp.MPACodeInvalidFrame wrapping ErrBadKey (a Key that is neither Request nor
 // Reply, RFC 5044 §7.1.2 rule 5) or ErrPrivateDataLength (PD_Length over
 // 512, RFC 5044 §7.1.1; an enhanced frame shorter than its IRD/ORD data,
 // RFC 6581 §6). Res bits are not checked (RFC 5044 §7.1.1). Revision
@@ -197,9 +199,9 @@ func ParseFrame(b []byte) (Frame, int, error) {
 	}
 	pd := b[FrameHeaderLen:n:n]
 	if f.Enhanced {
-		v, m, err := ParseIRDORD(pd)
+		v, m, err := iwarp.ParseIRDORD(pd)
 		if err != nil {
-			return Frame{}, 0, frameError(ErrPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), IRDORDLen)
+			return Frame{}, 0, frameError(ErrPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), iwarp.IRDORDLen)
 		}
 		f.IRDORD = v
 		pd = pd[m:]

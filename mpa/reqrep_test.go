@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,12 +26,12 @@ func TestFrameWire(t *testing.T) {
 		{
 			name: "siw enhanced Request (pcap)",
 			wire: cat([]byte("MPA ID Req Frame"), []byte{0x10, 0x02, 0x00, 0x04, 0x00, 0x01, 0x00, 0x01}),
-			f:    Frame{Enhanced: true, Rev: 2, IRDORD: IRDORD{IRD: 1, ORD: 1}},
+			f:    Frame{Enhanced: true, Rev: 2, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}},
 		},
 		{
 			name: "siw enhanced Reply (pcap)",
 			wire: cat([]byte("MPA ID Rep Frame"), []byte{0x10, 0x02, 0x00, 0x04, 0x00, 0x01, 0x00, 0x01}),
-			f:    Frame{Reply: true, Enhanced: true, Rev: 2, IRDORD: IRDORD{IRD: 1, ORD: 1}},
+			f:    Frame{Reply: true, Enhanced: true, Rev: 2, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}},
 		},
 		{
 			name: "rev 1 Request M C with private data",
@@ -45,7 +46,7 @@ func TestFrameWire(t *testing.T) {
 		{
 			name: "rev 2 Reply C S with A C RTR and private data",
 			wire: cat(keyRep(), []byte{0x50, 0x02, 0x00, 0x06, 0x80, 0x02, 0x80, 0x03, 'o', 'k'}),
-			f:    Frame{Reply: true, CRC: true, Enhanced: true, Rev: 2, IRDORD: IRDORD{PeerToPeer: true, RTR: RTRWrite, IRD: 2, ORD: 3}, PrivateData: []byte("ok")},
+			f:    Frame{Reply: true, CRC: true, Enhanced: true, Rev: 2, IRDORD: iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 2, ORD: 3}, PrivateData: []byte("ok")},
 		},
 		{
 			name: "max private data",
@@ -109,8 +110,8 @@ func TestFrameReceiveRules(t *testing.T) {
 			require.ErrorIs(t, err, tc.cause)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
-			assert.Equal(t, uint8(ETypeMPA), le.EType)
-			assert.Equal(t, uint8(CodeInvalidFrame), le.Code)
+			assert.Equal(t, uint8(iwarp.LLPETypeMPA), le.EType)
+			assert.Equal(t, uint8(iwarp.MPACodeInvalidFrame), le.Code)
 		})
 	}
 }
@@ -124,7 +125,7 @@ func TestFrameValidate(t *testing.T) {
 }
 
 func TestFrameAppendNoAlloc(t *testing.T) {
-	f := Frame{Reply: true, CRC: true, Enhanced: true, Rev: 2, IRDORD: IRDORD{IRD: 4, ORD: 4}, PrivateData: []byte("hello")}
+	f := Frame{Reply: true, CRC: true, Enhanced: true, Rev: 2, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 4}, PrivateData: []byte("hello")}
 	b := make([]byte, 0, 64)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { b = f.Append(b[:0]) }))
 }
@@ -137,11 +138,11 @@ func TestSiwCaptureFrames(t *testing.T) {
 	req, n, err := ParseFrame(client)
 	require.NoError(t, err)
 	assert.Equal(t, 24, n)
-	assert.Equal(t, Frame{Enhanced: true, Rev: 2, IRDORD: IRDORD{IRD: 1, ORD: 1}}, req)
+	assert.Equal(t, Frame{Enhanced: true, Rev: 2, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}}, req)
 	rep, n, err := ParseFrame(server)
 	require.NoError(t, err)
 	assert.Equal(t, 24, n)
-	assert.Equal(t, Frame{Reply: true, Enhanced: true, Rev: 2, IRDORD: IRDORD{IRD: 1, ORD: 1}}, rep)
+	assert.Equal(t, Frame{Reply: true, Enhanced: true, Rev: 2, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}}, rep)
 }
 
 // FuzzParseRequest feeds arbitrary startup frames (Request or Reply) to
@@ -159,7 +160,7 @@ func FuzzParseRequest(f *testing.F) {
 			var le *llp.Error
 			if !assert.ObjectsAreEqual(err, ErrTruncated) {
 				require.ErrorAs(t, err, &le)
-				require.Equal(t, uint8(CodeInvalidFrame), le.Code)
+				require.Equal(t, uint8(iwarp.MPACodeInvalidFrame), le.Code)
 			}
 			return
 		}

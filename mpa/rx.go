@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -125,7 +126,7 @@ func (c *Conn) deliver(h llp.Handler) (error, bool) {
 			continue
 		}
 		if ulen > limit {
-			return newError(CodeMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true
+			return newError(iwarp.MPACodeMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true
 		}
 		if err := c.fill(WireLen(s.pos, ulen, markers)); err != nil {
 			return c.readErr(err), false
@@ -160,9 +161,9 @@ func (c *Conn) readErr(err error) error {
 	case errors.Is(err, io.EOF) && !partial:
 		return nil // the peer's FIN at an FPDU boundary: graceful (RFC 5044 §7.2)
 	case errors.Is(err, io.EOF):
-		return newError(CodeConnectionLost, fmt.Errorf("%w: FIN inside an FPDU: %w", ErrConnectionLost, io.ErrUnexpectedEOF))
+		return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: FIN inside an FPDU: %w", ErrConnectionLost, io.ErrUnexpectedEOF))
 	case closed && errors.Is(err, os.ErrDeadlineExceeded):
-		return newError(CodeConnectionLost, fmt.Errorf("%w: peer did not close within the close timeout: %w", ErrConnectionLost, err))
+		return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: peer did not close within the close timeout: %w", ErrConnectionLost, err))
 	case closed && errors.Is(err, net.ErrClosed):
 		return fmt.Errorf("mpa: receive: %w", llp.ErrClosed)
 	}

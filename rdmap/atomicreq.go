@@ -3,6 +3,8 @@ package rdmap
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // AtomicRequestLen is the length of the Atomic Operation Request Header
@@ -60,7 +62,7 @@ type AtomicRequest struct {
 // Unexpected OpCode. The parsed header is returned with the error.
 func ParseAtomicRequest(b []byte) (AtomicRequest, int, error) {
 	if len(b) < AtomicRequestLen {
-		return AtomicRequest{}, 0, truncated("Atomic Request header", AtomicRequestLen, len(b), TermOperationUnspecified)
+		return AtomicRequest{}, 0, truncated("Atomic Request header", AtomicRequestLen, len(b), iwarp.TermOperationUnspecified)
 	}
 	a := AtomicRequest{
 		Op:          AtomicOp(b[3] & 0x0f),
@@ -73,7 +75,7 @@ func ParseAtomicRequest(b []byte) (AtomicRequest, int, error) {
 		CompareMask: binary.BigEndian.Uint64(b[44:52]),
 	}
 	if !a.Op.Valid() {
-		return a, AtomicRequestLen, &ProtocolError{Code: TermUnexpectedOpcode,
+		return a, AtomicRequestLen, &ProtocolError{Code: iwarp.TermUnexpectedOpcode,
 			Reason: fmt.Sprintf("unsupported atomic operation code %#x (RFC 7306 §5.2.1 Figure 5)", uint8(a.Op))}
 	}
 	return a, AtomicRequestLen, nil

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -48,7 +49,7 @@ func TestAtomicRequest_Invalid(t *testing.T) {
 		a, _, err := ParseAtomicRequest(img)
 		var pe *ProtocolError
 		require.ErrorAs(t, err, &pe)
-		assert.Equal(t, TermUnexpectedOpcode, pe.Code)
+		assert.Equal(t, iwarp.TermUnexpectedOpcode, pe.Code)
 		assert.Equal(t, AtomicOp(op), a.Op)
 	}
 }

@@ -1,6 +1,10 @@
 package rdmap
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // AtomicResponseLen is the length of the Atomic Operation Response Header
 // (RFC 7306 §5.2.2 Figure 6: a 32-bit Original Request Identifier and a
@@ -19,7 +23,7 @@ type AtomicResponse struct {
 // ParseAtomicResponse decodes an Atomic Response Header from the start of b.
 func ParseAtomicResponse(b []byte) (AtomicResponse, int, error) {
 	if len(b) < AtomicResponseLen {
-		return AtomicResponse{}, 0, truncated("Atomic Response header", AtomicResponseLen, len(b), TermOperationUnspecified)
+		return AtomicResponse{}, 0, truncated("Atomic Response header", AtomicResponseLen, len(b), iwarp.TermOperationUnspecified)
 	}
 	return AtomicResponse{
 		ReqID: binary.BigEndian.Uint32(b[0:4]),

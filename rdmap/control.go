@@ -1,6 +1,10 @@
 package rdmap
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // Opcode is the 4-bit RDMA Message OpCode of the RDMAP Control Field
 // (RFC 5040 §4.1 Figure 4, RFC 7306 §4.1 Figure 2).
@@ -123,15 +127,15 @@ func ControlByte(op Opcode) uint8 { return Version<<6 | uint8(op)&0x0f }
 // OpCode"). The reserved bits are ignored (§4.1).
 func ParseControl(b []byte) (Control, int, error) {
 	if len(b) < ControlLen {
-		return Control{}, 0, truncated("RDMAP control field", ControlLen, len(b), TermOperationUnspecified)
+		return Control{}, 0, truncated("RDMAP control field", ControlLen, len(b), iwarp.TermOperationUnspecified)
 	}
 	c := DecodeControl(b[0])
 	if c.Version != Version {
-		return c, ControlLen, &ProtocolError{Code: TermInvalidVersion,
+		return c, ControlLen, &ProtocolError{Code: iwarp.TermInvalidVersion,
 			Reason: fmt.Sprintf("RDMA version %d, want %d (RFC 5040 §4.1)", c.Version, Version)}
 	}
 	if !c.Opcode.Valid() {
-		return c, ControlLen, &ProtocolError{Code: TermUnexpectedOpcode,
+		return c, ControlLen, &ProtocolError{Code: iwarp.TermUnexpectedOpcode,
 			Reason: fmt.Sprintf("reserved opcode %#x (RFC 5040 §4.1 Figure 4)", uint8(c.Opcode))}
 	}
 	return c, ControlLen, nil

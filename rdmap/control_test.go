@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +16,7 @@ func TestControl_RFC5040_4_1_Figure3(t *testing.T) {
 		name string
 		in   byte
 		want Control
-		code *TermCode
+		code *iwarp.TermCode
 	}{
 		{"write", 0x40, Control{Version: 1, Opcode: OpWrite}, nil},
 		{"read request", 0x41, Control{Version: 1, Opcode: OpReadRequest}, nil},
@@ -30,11 +31,11 @@ func TestControl_RFC5040_4_1_Figure3(t *testing.T) {
 		{"atomic req RFC 7306", 0x4a, Control{Version: 1, Opcode: OpAtomicRequest}, nil},
 		{"atomic resp RFC 7306", 0x4b, Control{Version: 1, Opcode: OpAtomicResponse}, nil},
 		{"reserved bits ignored", 0x73, Control{Version: 1, Reserved: 3, Opcode: OpSend}, nil},
-		{"reserved opcode 0xC", 0x4c, Control{Version: 1, Opcode: 0xc}, &TermUnexpectedOpcode},
-		{"reserved opcode 0xF", 0x4f, Control{Version: 1, Opcode: 0xf}, &TermUnexpectedOpcode},
-		{"RDMAC version 00b", 0x03, Control{Version: 0, Opcode: OpSend}, &TermInvalidVersion},
-		{"version 10b", 0x83, Control{Version: 2, Opcode: OpSend}, &TermInvalidVersion},
-		{"version 11b", 0xc0, Control{Version: 3, Opcode: OpWrite}, &TermInvalidVersion},
+		{"reserved opcode 0xC", 0x4c, Control{Version: 1, Opcode: 0xc}, &iwarp.TermUnexpectedOpcode},
+		{"reserved opcode 0xF", 0x4f, Control{Version: 1, Opcode: 0xf}, &iwarp.TermUnexpectedOpcode},
+		{"RDMAC version 00b", 0x03, Control{Version: 0, Opcode: OpSend}, &iwarp.TermInvalidVersion},
+		{"version 10b", 0x83, Control{Version: 2, Opcode: OpSend}, &iwarp.TermInvalidVersion},
+		{"version 11b", 0xc0, Control{Version: 3, Opcode: OpWrite}, &iwarp.TermInvalidVersion},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

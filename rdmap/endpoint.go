@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -47,12 +48,12 @@ type EndpointConfig struct {
 	// SendRTR, on the Initiator of a peer-to-peer connection (RFC 6581
 	// §9.2), is the one negotiated RTR option the endpoint sends as its
 	// first message, before any posted work request (see RTR). 0: none.
-	SendRTR RTR
+	SendRTR iwarp.RTR
 	// ExpectRTR, on the Responder of a peer-to-peer connection, is the set
 	// of RTR options it advertised: the first message received must be one
 	// of them, and is consumed without a completion; anything else is
 	// answered with a Terminate TermNoMatchingRTR. 0: none.
-	ExpectRTR RTR
+	ExpectRTR iwarp.RTR
 }
 
 type epState uint8
@@ -115,8 +116,8 @@ type Endpoint struct {
 	rqDepth int
 	sendCQ  *CQ
 	recvCQ  *CQ
-	rtrSend RTR // RTR to send first (transmit loop only)
-	rtrWait RTR // RTR still awaited (receive path only)
+	rtrSend iwarp.RTR // RTR to send first (transmit loop only)
+	rtrWait iwarp.RTR // RTR still awaited (receive path only)
 
 	recv *ddp.Receiver
 
@@ -439,8 +440,8 @@ func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c Completion) {
 func (e *Endpoint) checkOverflowLocked() {
 	if e.cqOverflow {
 		e.cqOverflow = false
-		e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: ErrCQOverflow},
-			&Terminate{Code: TermLocalCatastrophic}, closeGraceful)
+		e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: ErrCQOverflow},
+			&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	}
 }
 
@@ -636,8 +637,8 @@ func (e *Endpoint) Abort() error {
 	case stateDown:
 		return fmt.Errorf("rdmap: abort: %w", ErrClosed)
 	}
-	e.failLocked(&TerminateError{Code: TermLocalCatastrophic, Err: errAbortedByUser},
-		&Terminate{Code: TermLocalCatastrophic}, closeGraceful)
+	e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: errAbortedByUser},
+		&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	return nil
 }
 

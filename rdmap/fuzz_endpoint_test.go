@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
@@ -79,7 +80,7 @@ func FuzzEndpointReceive(f *testing.F) {
 	ctl := ControlByte
 	atom := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
 	imm := Immediate{Data: 42}
-	term := Terminate{Code: TermAccessRights}
+	term := Terminate{Code: iwarp.TermAccessRights}
 	f.Add(joinSegments(tagged(ctl(OpWrite), fzRW, 0, []byte("hello"))))
 	f.Add(joinSegments(w.untagged(ctl(OpSend), 0, 0, []byte("hi")), w.untagged(ctl(OpSendSE), 0, 0, nil)))
 	w = &wire{}

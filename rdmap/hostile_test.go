@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // hostileEnv is what a crafted-input case may use.
@@ -74,161 +75,161 @@ func TestTerminateOnTheWire(t *testing.T) {
 	w := func(h *hostileEnv) *wire { return h.v.w }
 	ctl := ControlByte
 	cases := []tc{
-		{name: "Write invalid STag (RFC 5041 §7.1 tagged 1)", want: TermDDPInvalidSTag,
+		{name: "Write invalid STag (RFC 5041 §7.1 tagged 1)", want: iwarp.TermDDPInvalidSTag,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.rw.STag()^0x100, 0, []byte{1})} }},
-		{name: "Write stale key", want: TermDDPInvalidSTag,
+		{name: "Write stale key", want: iwarp.TermDDPInvalidSTag,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.rw.STag()^1, 0, []byte{1})} }},
-		{name: "Write base/bounds (RFC 5041 §7.1 tagged 4)", want: TermDDPBaseBounds,
+		{name: "Write base/bounds (RFC 5041 §7.1 tagged 4)", want: iwarp.TermDDPBaseBounds,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.rw.STag(), 4095, []byte{1, 2})} }},
-		{name: "Write TO below base", want: TermDDPBaseBounds,
+		{name: "Write TO below base", want: iwarp.TermDDPBaseBounds,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.wrap.STag(), 5, []byte{1})} }},
-		{name: "Write STag of another stream (RFC 5041 §8.2)", want: TermDDPSTagNotAssociated,
+		{name: "Write STag of another stream (RFC 5041 §8.2)", want: iwarp.TermDDPSTagNotAssociated,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.bound.STag(), 0, []byte{1})} }},
-		{name: "Write STag of another PD", want: TermDDPSTagNotAssociated,
+		{name: "Write STag of another PD", want: iwarp.TermDDPSTagNotAssociated,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.otherPD.STag(), 0, []byte{1})} }},
-		{name: "Write TO wrap (RFC 5041 §7.1 tagged 5)", want: TermDDPTOWrap,
+		{name: "Write TO wrap (RFC 5041 §7.1 tagged 5)", want: iwarp.TermDDPTOWrap,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(OpWrite), h.wrap.STag(), math.MaxUint64-1, []byte{1, 2, 3})}
 			}},
-		{name: "Write without remote write access (RFC 5041 §7.1 tagged 1, RFC 5040 Figure 10)", want: TermDDPInvalidSTag,
+		{name: "Write without remote write access (RFC 5041 §7.1 tagged 1, RFC 5040 Figure 10)", want: iwarp.TermDDPInvalidSTag,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.ro.STag(), 0, []byte{1})} }},
-		{name: "tagged DDP version", want: TermDDPTaggedVersion,
+		{name: "tagged DDP version", want: iwarp.TermDDPTaggedVersion,
 			segs: func(h *hostileEnv) [][]byte {
 				s := tagged(ctl(OpWrite), h.rw.STag(), 0, []byte{1})
 				s[0] = 0xc2 // DV = 2
 				return [][]byte{s}
 			}},
-		{name: "Read Request invalid STag (RFC 5040 §7.2 4a)", want: TermInvalidSTag, r: true,
+		{name: "Read Request invalid STag (RFC 5040 §7.2 4a)", want: iwarp.TermInvalidSTag, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag()^0x100, 0))}
 			}},
-		{name: "Read Request STag of another stream (4b)", want: TermSTagNotAssociated, r: true,
+		{name: "Read Request STag of another stream (4b)", want: iwarp.TermSTagNotAssociated, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.bound.STag(), 0))}
 			}},
-		{name: "Read Request other PD (4b)", want: TermSTagNotAssociated, r: true,
+		{name: "Read Request other PD (4b)", want: iwarp.TermSTagNotAssociated, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
 			}},
-		{name: "Read Request bounds (4c/4d)", want: TermBaseBounds, r: true,
+		{name: "Read Request bounds (4c/4d)", want: iwarp.TermBaseBounds, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 4097, h.ro.STag(), 0))}
 			}},
-		{name: "Read Request TO wrap (4e)", want: TermTOWrap, r: true,
+		{name: "Read Request TO wrap (4e)", want: iwarp.TermTOWrap, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 16, h.wrap.STag(), math.MaxUint64-7))}
 			}},
-		{name: "Read Request without remote read access", want: TermAccessRights, r: true,
+		{name: "Read Request without remote read access", want: iwarp.TermAccessRights, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.rw.STag(), 0))}
 			}},
-		{name: "Read Request of wrong length", want: TermOperationUnspecified,
+		{name: "Read Request of wrong length", want: iwarp.TermOperationUnspecified,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0)[:20])}
 			}},
-		{name: "IRD exceeded (RFC 5040 §6.1, siw code)", want: TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
+		{name: "IRD exceeded (RFC 5040 §6.1, siw code)", want: iwarp.TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
 			}},
-		{name: "Send with Invalidate unknown STag (siw: remote operation)", want: TermOperationCannotInvalidate, recvs: 1,
+		{name: "Send with Invalidate unknown STag (siw: remote operation)", want: iwarp.TermOperationCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpSendInvalidate), h.inv.STag()^0x100, 0, []byte("x"))}
 			}},
-		{name: "Send with Invalidate not permitted", want: TermProtectionCannotInvalidate, recvs: 1,
+		{name: "Send with Invalidate not permitted", want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpSendSEInvalidate), h.rw.STag(), 0, []byte("x"))}
 			}},
-		{name: "Send with Invalidate of a shared STag (RFC 5040 §8.1.1 item 7)", want: TermProtectionCannotInvalidate, recvs: 1,
+		{name: "Send with Invalidate of a shared STag (RFC 5040 §8.1.1 item 7)", want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
 			}},
-		{name: "invalid RDMAP version untagged (RFC 5040 §7.2 3)", want: TermInvalidVersion, recvs: 1,
+		{name: "invalid RDMAP version untagged (RFC 5040 §7.2 3)", want: iwarp.TermInvalidVersion, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(0x03, 0, 0, []byte("x"))} }},
-		{name: "invalid RDMAP version tagged", want: TermInvalidVersion,
+		{name: "invalid RDMAP version tagged", want: iwarp.TermInvalidVersion,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(0x80, h.rw.STag(), 0, []byte{1})} }},
-		{name: "reserved opcode (RFC 5040 §7.2 2)", want: TermUnexpectedOpcode, recvs: 1,
+		{name: "reserved opcode (RFC 5040 §7.2 2)", want: iwarp.TermUnexpectedOpcode, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(0x4c, 0, 0, []byte("x"))} }},
-		{name: "Send on the Read Request queue", want: TermUnexpectedOpcode,
+		{name: "Send on the Read Request queue", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 1, []byte("x"))} }},
-		{name: "untagged opcode in a tagged segment", want: TermUnexpectedOpcode,
+		{name: "untagged opcode in a tagged segment", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpSend), h.rw.STag(), 0, []byte{1})} }},
-		{name: "Read Response without a Read", want: TermUnexpectedOpcode,
+		{name: "Read Response without a Read", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(OpReadResponse), h.sink.STag(), 0, []byte{1})}
 			}},
-		{name: "Atomic Response without an Atomic", want: TermUnexpectedOpcode,
+		{name: "Atomic Response without an Atomic", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				r := AtomicResponse{ReqID: 1}
 				return [][]byte{w(h).untagged(ctl(OpAtomicResponse), 0, 3, r.Append(nil))}
 			}},
-		{name: "Atomic misaligned (RFC 7306 §8.2)", want: TermCatastrophicStream,
+		{name: "Atomic misaligned (RFC 7306 §8.2)", want: iwarp.TermCatastrophicStream,
 			segs: func(h *hostileEnv) [][]byte {
 				a := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Atomic without remote atomic access", want: TermAccessRights,
+		{name: "Atomic without remote atomic access", want: iwarp.TermAccessRights,
 			segs: func(h *hostileEnv) [][]byte {
 				a := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Atomic bounds", want: TermBaseBounds,
+		{name: "Atomic bounds", want: iwarp.TermBaseBounds,
 			segs: func(h *hostileEnv) [][]byte {
 				a := AtomicRequest{Op: AtomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Atomic reserved AOpCode 0x1 (RFC 7306 §5.2.1 rule 4)", want: TermUnexpectedOpcode,
+		{name: "Atomic reserved AOpCode 0x1 (RFC 7306 §5.2.1 rule 4)", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				a := AtomicRequest{Op: 1, ReqID: 1, STag: h.at.STag()}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Immediate Data of 4 octets (RFC 7306 §6.3)", want: TermOperationUnspecified, recvs: 1,
+		{name: "Immediate Data of 4 octets (RFC 7306 §6.3)", want: iwarp.TermOperationUnspecified, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpImmediate), 0, 0, []byte{1, 2, 3, 4})}
 			}},
-		{name: "Immediate Data of 9 octets", want: TermOperationUnspecified, recvs: 1,
+		{name: "Immediate Data of 9 octets", want: iwarp.TermOperationUnspecified, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(OpImmediateSE), 0, 0, make([]byte, 9))}
 			}},
-		{name: "DDP no buffer (RFC 5041 §7.2 0x2/0x02)", want: TermDDPNoBuffer,
+		{name: "DDP no buffer (RFC 5041 §7.2 0x2/0x02)", want: iwarp.TermDDPNoBuffer,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))} }},
-		{name: "DDP invalid QN", want: TermDDPInvalidQN,
+		{name: "DDP invalid QN", want: iwarp.TermDDPInvalidQN,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 5, []byte("x"))} }},
-		{name: "DDP MSN range", want: TermDDPMSNRange, recvs: 1,
+		{name: "DDP MSN range", want: iwarp.TermDDPMSNRange, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				w(h).msn[0] = 7
 				return [][]byte{w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))}
 			}},
-		{name: "DDP message too long", want: TermDDPMessageTooLong, recvs: 1,
+		{name: "DDP message too long", want: iwarp.TermDDPMessageTooLong, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 0, make([]byte, 65))} }},
-		{name: "DDP invalid MO", want: TermDDPInvalidMO, recvs: 1,
+		{name: "DDP invalid MO", want: iwarp.TermDDPInvalidMO, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				s := w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))
 				binary.BigEndian.PutUint32(s[14:18], 64)
 				return [][]byte{s}
 			}},
-		{name: "DDP untagged version", want: TermDDPUntaggedVersion, recvs: 1,
+		{name: "DDP untagged version", want: iwarp.TermDDPUntaggedVersion, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				s := w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))
 				s[0] = 0x42
 				return [][]byte{s}
 			}},
-		{name: "DDP segment shorter than its header", want: TermDDPLocalCatastrophic, noDDP: true,
+		{name: "DDP segment shorter than its header", want: iwarp.TermDDPLocalCatastrophic, noDDP: true,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{{0x41, 0x43, 0}} }},
-		{name: "Read Response STag mismatch", want: TermDDPInvalidSTag,
+		{name: "Read Response STag mismatch", want: iwarp.TermDDPInvalidSTag,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(OpReadResponse), h.sink.STag()^1, 0, make([]byte, 16))}
 			}},
-		{name: "Read Response beyond the requested range", want: TermDDPBaseBounds,
+		{name: "Read Response beyond the requested range", want: iwarp.TermDDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, SinkOffset: 8, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(OpReadResponse), h.sink.STag(), 16, make([]byte, 16))}
 			}},
-		{name: "Read Response short", want: TermDDPBaseBounds,
+		{name: "Read Response short", want: iwarp.TermDDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
@@ -247,7 +248,7 @@ type hostileCase struct {
 	cfg    EndpointConfig
 	recvs  int
 	segs   func(h *hostileEnv) [][]byte // the last one is the offending segment
-	want   TermCode
+	want   iwarp.TermCode
 	r      bool // RDMA header expected
 	noDDP  bool // no DDP header expected
 	before func(t *testing.T, h *hostileEnv)
@@ -323,7 +324,7 @@ func TestTerminate_IRDExceeded_Queued_RFC5040_8_1_1_Item11(t *testing.T) {
 		"the third outstanding Read Request exceeds IRD=2")
 	release()
 	tm, _ := v.w.terminate(t)
-	assert.Equal(t, TermCatastrophicStream, tm.Code, "%v", v.ep.Err())
+	assert.Equal(t, iwarp.TermCatastrophicStream, tm.Code, "%v", v.ep.Err())
 	assert.True(t, tm.R)
 	v.w.finish(t, v.ep, v.pipe, 1)
 }
@@ -336,7 +337,7 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	require.NoError(t, v.ep.PostSend(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
 	<-v.w.segs
 	hdr := termUntaggedDDP
-	tm := Terminate{Code: TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
+	tm := Terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
 		RDMAHeader: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
 	v.w.inject(t, v.w.untagged(ControlByte(OpTerminate), 0, 2, tm.Append(nil)))
 	waitDone2 := func() {
@@ -347,7 +348,7 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	var te *TerminateError
 	require.ErrorAs(t, v.ep.Err(), &te)
 	assert.True(t, te.Remote)
-	assert.Equal(t, TermAccessRights, te.Code)
+	assert.Equal(t, iwarp.TermAccessRights, te.Code)
 	assert.Equal(t, hdr, te.DDPHeader)
 	require.NotNil(t, te.RDMAHeader)
 	assert.Equal(t, uint32(5), te.RDMAHeader.SrcSTag)
@@ -434,7 +435,7 @@ func TestFlush_ExactlyOnce_RFC5040_6_2_1(t *testing.T) {
 			var te *TerminateError
 			require.ErrorAs(t, c.Err, &te)
 			assert.True(t, te.Remote)
-			assert.Equal(t, TermDDPBaseBounds, te.Code)
+			assert.Equal(t, iwarp.TermDDPBaseBounds, te.Code)
 		}
 	}
 	for id, n := range seen {

@@ -3,6 +3,8 @@ package rdmap
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // ImmediateLen is the length of the Immediate Data header (RFC 7306 §6.2
@@ -23,7 +25,7 @@ type Immediate struct {
 // implementation reports it as a Remote Operation Error, Unspecified Error.
 func ParseImmediate(b []byte) (Immediate, int, error) {
 	if len(b) != ImmediateLen {
-		return Immediate{}, 0, &ProtocolError{Code: TermOperationUnspecified,
+		return Immediate{}, 0, &ProtocolError{Code: iwarp.TermOperationUnspecified,
 			Reason: fmt.Sprintf("immediate data of %d octets, want exactly %d (RFC 7306 §6.3)", len(b), ImmediateLen)}
 	}
 	return Immediate{Data: binary.BigEndian.Uint64(b)}, ImmediateLen, nil

@@ -3,6 +3,7 @@ package rdmap
 import (
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ func TestImmediate_RFC7306_6_2_Figure7(t *testing.T) {
 		_, _, err := ParseImmediate(make([]byte, l))
 		var pe *ProtocolError
 		require.ErrorAs(t, err, &pe, "length %d", l)
-		assert.Equal(t, TermOperationUnspecified, pe.Code)
+		assert.Equal(t, iwarp.TermOperationUnspecified, pe.Code)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,11 +40,11 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 					"a second Read Request during the first's response exceeds IRD=1")
 				release()
 				tm, _ := v.w.terminate(t)
-				assert.Equal(t, TermCatastrophicStream, tm.Code)
+				assert.Equal(t, iwarp.TermCatastrophicStream, tm.Code)
 				assert.True(t, tm.R, "the Terminate carries the offending Read Request header")
 				var te *TerminateError
 				require.ErrorAs(t, v.ep.Err(), &te)
-				assert.Equal(t, TermCatastrophicStream, te.Code)
+				assert.Equal(t, iwarp.TermCatastrophicStream, te.Code)
 				assert.False(t, te.Remote)
 				assert.Contains(t, v.ep.Err().Error(), "IRD=1")
 				v.w.finish(t, v.ep, v.pipe, 1)
@@ -86,13 +87,13 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 func TestRDMAWriteWithoutRemoteWrite_RFC5041_7_1(t *testing.T) {
 	h := runHostile(t, hostileCase{
 		name: "Write to a read-only STag",
-		want: TermDDPInvalidSTag,
+		want: iwarp.TermDDPInvalidSTag,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{tagged(ControlByte(OpWrite), h.ro.STag(), 0, []byte{1, 2, 3})}
 		},
 	})
 	assert.Equal(t, make([]byte, 4096), h.bufs[h.ro], "nothing placed")
-	assert.Equal(t, LayerDDP, TermDDPInvalidSTag.Layer)
+	assert.Equal(t, iwarp.LayerDDP, iwarp.TermDDPInvalidSTag.Layer)
 }
 
 // holdReadResponse injects the Read Request req into the victim and

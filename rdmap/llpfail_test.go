@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
@@ -59,6 +60,6 @@ func TestEndpoint_SendPathLLPErrorIsLayer2_RFC5040_4_8(t *testing.T) {
 	waitDone(t, ep)
 	var te *TerminateError
 	require.ErrorAs(t, ep.Err(), &te)
-	assert.Equal(t, TermCode{Layer: LayerLLP, EType: 0, Code: 0x01}, te.Code)
+	assert.Equal(t, iwarp.TermCode{Layer: iwarp.LayerLLP, EType: 0, Code: 0x01}, te.Code)
 	assert.ErrorIs(t, ep.Err(), errLost)
 }

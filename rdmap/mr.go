@@ -3,6 +3,8 @@ package rdmap
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // Access is a set of memory access rights (RFC 5040 §8.1.1 item 5). Local
@@ -209,18 +211,18 @@ func (m *MR) Deregister() error {
 // (other PD, not bound to this stream, or registered without
 // WithRemoteInvalidate) is a Remote Protection Error "STag cannot be
 // Invalidated" (0/1/0x09).
-func (d *Device) invalidateRemote(ep *Endpoint, stag uint32) (TermCode, bool) {
+func (d *Device) invalidateRemote(ep *Endpoint, stag uint32) (iwarp.TermCode, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	m := d.mrs[stag>>8]
 	if m == nil || m.key != uint8(stag) || !m.valid {
-		return TermOperationCannotInvalidate, false
+		return iwarp.TermOperationCannotInvalidate, false
 	}
 	if m.pd != ep.pd || m.ep != ep || !m.remoteInv {
-		return TermProtectionCannotInvalidate, false
+		return iwarp.TermProtectionCannotInvalidate, false
 	}
 	m.valid = false
-	return TermCode{}, true
+	return iwarp.TermCode{}, true
 }
 
 // local resolves a local access of n octets at byte offset off of m for an

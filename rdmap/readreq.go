@@ -1,6 +1,10 @@
 package rdmap
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // ReadRequestLen is the length of the RDMA Read Request Header (RFC 5040
 // §4.4 Figure 6).
@@ -27,7 +31,7 @@ type ReadRequest struct {
 // checks (RFC 5040 §7.2) belong to the responder.
 func ParseReadRequest(b []byte) (ReadRequest, int, error) {
 	if len(b) < ReadRequestLen {
-		return ReadRequest{}, 0, truncated("RDMA Read Request header", ReadRequestLen, len(b), TermOperationUnspecified)
+		return ReadRequest{}, 0, truncated("RDMA Read Request header", ReadRequestLen, len(b), iwarp.TermOperationUnspecified)
 	}
 	return ReadRequest{
 		SinkSTag: binary.BigEndian.Uint32(b[0:4]),

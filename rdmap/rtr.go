@@ -3,36 +3,21 @@ package rdmap
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// RTR is a set of Ready-to-Receive indication options of the enhanced RDMA
-// connection establishment (RFC 6581 §9.2, Control Flags B, C and D). The
-// RTR is an ordinary, zero-length RDMAP message that the connection
-// Initiator sends before any other message in the peer-to-peer model
-// (RFC 6581 §5, §9.3); the Responder consumes it without a completion.
-//
-// The bit values equal those of mpa.RTRFlags, so rdmap.RTR(params.RTR)
-// converts the MPA negotiation result.
-type RTR uint8
-
-// RTR indication options (RFC 6581 §9.2).
-const (
-	// RTRSend (Control Flag B): a zero-length Send (FULPDU) on queue 0.
-	// It consumes the first MSN of queue 0 (RFC 5041 §5.3), for which the
-	// Responder's endpoint reserves an internal buffer.
-	RTRSend RTR = 1 << iota
-	// RTRWrite (Control Flag C): a zero-length RDMA Write to STag RTRSTag,
-	// TO 0.
-	RTRWrite
-	// RTRRead (Control Flag D): a zero-length RDMA Read Request, source and
-	// sink STag RTRSTag, TO 0; the Responder answers with a zero-length Read
-	// Response, which takes one IRD slot at the Responder and one ORD slot
-	// at the Initiator (RFC 6581 §9.1).
-	RTRRead
-)
+// The RTR options (RFC 6581 §9.2, Control Flags B, C and D) are
+// iwarp.RTR. The RTR is an ordinary, zero-length RDMAP message that the
+// connection Initiator sends before any other message in the peer-to-peer
+// model (RFC 6581 §5, §9.3); the Responder consumes it without a
+// completion. A Send RTR consumes the first MSN of queue 0 (RFC 5041
+// §5.3), for which the Responder's endpoint reserves an internal buffer; a
+// Write RTR is a zero-length RDMA Write to RTRSTag, TO 0; a Read RTR a
+// zero-length RDMA Read Request, source and sink STag RTRSTag, TO 0, which
+// the Responder answers with a zero-length Read Response, taking one IRD
+// slot at the Responder and one ORD slot at the Initiator (RFC 6581 §9.1).
 
 // RTRSTag is the STag carried by zero-length Write and Read RTRs. The STag
 // of a zero-length tagged message is not validated (RFC 5040 §5.2.1,
@@ -43,42 +28,17 @@ const RTRSTag uint32 = 1
 // rtrCookie marks the internal queue 0 buffer reserved for a Send RTR.
 const rtrCookie = math.MaxUint64
 
-// TermNoMatchingRTR is the Terminate code for an RTR indication that was
-// not negotiated or a first message that is not the RTR: LLP layer, MPA
-// error type 0, "No matching RTR option" (RFC 6581 §8, §9.2).
-var TermNoMatchingRTR = TermCode{LayerLLP, 0x0, 0x07}
-
-// String lists the options, e.g. "write|read".
-func (r RTR) String() string {
-	if r == 0 {
-		return "none"
-	}
-	var parts []string
-	for _, o := range []struct {
-		f RTR
-		n string
-	}{{RTRSend, "send"}, {RTRWrite, "write"}, {RTRRead, "read"}} {
-		if r&o.f != 0 {
-			parts = append(parts, o.n)
-		}
-	}
-	if rest := r &^ (RTRSend | RTRWrite | RTRRead); rest != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", uint8(rest)))
-	}
-	return strings.Join(parts, "|")
-}
-
 // checkRTRConfig validates EndpointConfig.SendRTR and ExpectRTR.
 func checkRTRConfig(cfg *EndpointConfig) error {
-	const all = RTRSend | RTRWrite | RTRRead
+	const all = iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead
 	switch {
 	case cfg.SendRTR != 0 && cfg.ExpectRTR != 0:
-		return fmt.Errorf("%w: an endpoint either sends (Initiator) or expects (Responder) the RTR, not both", ErrInvalidWR)
+		return fmt.Errorf("%w: an endpoint either sends (Initiator) or expects (Responder) the iwarp.RTR, not both", ErrInvalidWR)
 	case cfg.SendRTR&^all != 0 || cfg.ExpectRTR&^all != 0:
 		return fmt.Errorf("%w: unknown RTR option", ErrInvalidWR)
 	case cfg.SendRTR != 0 && cfg.SendRTR&(cfg.SendRTR-1) != 0:
 		return fmt.Errorf("%w: SendRTR %v: the Initiator sends exactly one RTR (RFC 6581 §9.2)", ErrInvalidWR, cfg.SendRTR)
-	case cfg.ExpectRTR&RTRSend != 0 && cfg.ExpectRTR != RTRSend:
+	case cfg.ExpectRTR&iwarp.RTRSend != 0 && cfg.ExpectRTR != iwarp.RTRSend:
 		// A Send RTR takes MSN 1 of queue 0, a Write or Read RTR does not:
 		// the Responder must know which one comes to number its receive
 		// buffers, so it advertises Send only on its own (RFC 6581 §9.2 lets
@@ -94,7 +54,7 @@ func checkRTRConfig(cfg *EndpointConfig) error {
 func (e *Endpoint) initRTR(cfg *EndpointConfig) error {
 	e.rtrSend = cfg.SendRTR
 	e.rtrWait = cfg.ExpectRTR
-	if e.rtrWait&RTRSend != 0 {
+	if e.rtrWait&iwarp.RTRSend != 0 {
 		if _, err := e.recv.PostUntagged(QNSend, []byte{}, rtrCookie); err != nil {
 			return fmt.Errorf("rdmap: RTR buffer: %w", err)
 		}
@@ -112,7 +72,7 @@ func (e *Endpoint) sendRTR() error {
 	switch e.rtrSend {
 	case 0:
 		return nil
-	case RTRRead:
+	case iwarp.RTRRead:
 		e.mu.Lock()
 		if e.state == stateDown {
 			e.mu.Unlock()
@@ -132,11 +92,11 @@ func (e *Endpoint) sendRTR() error {
 	}
 	var err error
 	switch e.rtrSend {
-	case RTRSend:
+	case iwarp.RTRSend:
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, nil)
-	case RTRWrite:
+	case iwarp.RTRWrite:
 		err = e.sender.SendTagged(ControlByte(OpWrite), RTRSTag, 0, nil)
-	case RTRRead:
+	case iwarp.RTRRead:
 		rr := ReadRequest{SinkSTag: RTRSTag, SrcSTag: RTRSTag}
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(e.scratch[:0]))
 	}
@@ -147,7 +107,7 @@ func (e *Endpoint) sendRTR() error {
 }
 
 func noRTR(format string, a ...any) error {
-	return newFault(TermNoMatchingRTR, "first message is not the negotiated RTR (RFC 6581 §9.2): "+format, a...)
+	return newFault(iwarp.TermNoMatchingRTR, "first message is not the negotiated RTR (RFC 6581 §9.2): "+format, a...)
 }
 
 // rtrTagged is the TaggedTarget check while the RTR is awaited: a non-empty
@@ -170,9 +130,9 @@ func (e *Endpoint) rtrUntagged(h *ddp.UntaggedHeader) error {
 	switch {
 	case h.QN == QNTerminate:
 		return nil // the Initiator's TERM "no matching RTR" (RFC 6581 §9.2)
-	case e.rtrWait&RTRSend != 0 && h.QN == QNSend && op == OpSend:
+	case e.rtrWait&iwarp.RTRSend != 0 && h.QN == QNSend && op == OpSend:
 		return nil
-	case e.rtrWait&RTRRead != 0 && h.QN == QNReadRequest && op == OpReadRequest:
+	case e.rtrWait&iwarp.RTRRead != 0 && h.QN == QNReadRequest && op == OpReadRequest:
 		return nil
 	}
 	return noRTR("%v on queue %d, expecting %v", op, h.QN, e.rtrWait)
@@ -194,7 +154,7 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		if want&RTRWrite != 0 && c.Opcode == OpWrite && m.Length == 0 {
+		if want&iwarp.RTRWrite != 0 && c.Opcode == OpWrite && m.Length == 0 {
 			return true, nil
 		}
 		return false, noRTR("tagged %v of %d octets, expecting %v", c.Opcode, m.Length, want)
@@ -203,9 +163,9 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 	switch {
 	case m.Untag.QN == QNTerminate:
 		return false, nil
-	case want&RTRSend != 0 && m.Untag.QN == QNSend && op == OpSend && m.Length == 0 && m.Cookie == rtrCookie:
+	case want&iwarp.RTRSend != 0 && m.Untag.QN == QNSend && op == OpSend && m.Length == 0 && m.Cookie == rtrCookie:
 		return true, nil
-	case want&RTRRead != 0 && m.Untag.QN == QNReadRequest && op == OpReadRequest && m.Length == ReadRequestLen:
+	case want&iwarp.RTRRead != 0 && m.Untag.QN == QNReadRequest && op == OpReadRequest && m.Length == ReadRequestLen:
 		rr, _, perr := ParseReadRequest(m.Buffer)
 		if perr == nil && rr.Size == 0 {
 			return false, nil
@@ -219,9 +179,8 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 // model the Initiator sends one of the negotiated options — a zero-length
 // Write, else Read, else Send, the order Linux siw prefers — and the
 // Responder expects any of those it advertised. With the client-server
-// model (peerToPeer false) there is no RTR. negotiated has the bit values
-// of mpa.RTRFlags.
-func (c *EndpointConfig) SetRTR(initiator, peerToPeer bool, negotiated RTR) {
+// model (peerToPeer false) there is no RTR.
+func (c *EndpointConfig) SetRTR(initiator, peerToPeer bool, negotiated iwarp.RTR) {
 	c.SendRTR, c.ExpectRTR = 0, 0
 	if !peerToPeer {
 		return
@@ -230,10 +189,26 @@ func (c *EndpointConfig) SetRTR(initiator, peerToPeer bool, negotiated RTR) {
 		c.ExpectRTR = negotiated
 		return
 	}
-	for _, o := range [...]RTR{RTRWrite, RTRRead, RTRSend} {
-		if negotiated&o != 0 {
-			c.SendRTR = o
-			return
+	c.SendRTR = negotiated.Pick()
+}
+
+// ApplyNegotiation configures c from the outcome of an enhanced RDMA
+// connection establishment (RFC 6581 §9), the same way for every LLP: the
+// negotiated queue depths d (RFC 6581 §9.1; iwarp.NoNegotiation leaves c's
+// value, a negotiated 0 means none: a responder IRD of 0 allows the
+// initiator no RDMA Read) and the RTR role of the peer-to-peer model
+// (RFC 6581 §9.2, see SetRTR).
+func (c *EndpointConfig) ApplyNegotiation(initiator bool, d iwarp.Depths, peerToPeer bool, negotiated iwarp.RTR) {
+	depth := func(v int, keep int) int {
+		switch {
+		case v == iwarp.NoNegotiation:
+			return keep
+		case v <= 0:
+			return -1 // EndpointConfig: negative is none, 0 the default
 		}
+		return v
 	}
+	c.IRD = depth(d.IRD, c.IRD)
+	c.ORD = depth(d.ORD, c.ORD)
+	c.SetRTR(initiator, peerToPeer, negotiated)
 }

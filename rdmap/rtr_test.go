@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // TestRTR_EndToEnd_RFC6581_9_2: for each RTR option the Initiator's first
@@ -15,7 +16,7 @@ import (
 // without a completion and the first real Send completes its first
 // receive.
 func TestRTR_EndToEnd_RFC6581_9_2(t *testing.T) {
-	for _, opt := range []RTR{RTRSend, RTRWrite, RTRRead} {
+	for _, opt := range []iwarp.RTR{iwarp.RTRSend, iwarp.RTRWrite, iwarp.RTRRead} {
 		t.Run(opt.String(), func(t *testing.T) {
 			p := newPair(t, EndpointConfig{SendRTR: opt}, EndpointConfig{ExpectRTR: opt}, func(p *pair) {
 				// Posted before Start: it must still leave after the RTR.
@@ -47,12 +48,12 @@ func TestRTR_EndToEnd_RFC6581_9_2(t *testing.T) {
 // §4.2), RDMAP control octet: version 01, opcode (RFC 5040 §4.1).
 func TestRTR_WireImage_RFC6581_9_2(t *testing.T) {
 	cases := []struct {
-		opt  RTR
+		opt  iwarp.RTR
 		want []byte
 	}{
-		{RTRWrite, []byte{0xC1, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0}},
-		{RTRSend, []byte{0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}},
-		{RTRRead, append([]byte{0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0},
+		{iwarp.RTRWrite, []byte{0xC1, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{iwarp.RTRSend, []byte{0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}},
+		{iwarp.RTRRead, append([]byte{0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0},
 			0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)},
 	}
 	for _, tc := range cases {
@@ -80,13 +81,13 @@ func TestRTR_WireImage_RFC6581_9_2(t *testing.T) {
 func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 	cases := []struct {
 		name   string
-		expect RTR
+		expect iwarp.RTR
 		seg    func(w *wire) []byte
 	}{
-		{"send-instead-of-write", RTRWrite, func(w *wire) []byte { return w.untagged(ControlByte(OpSend), 0, QNSend, nil) }},
-		{"nonzero-write", RTRWrite, func(*wire) []byte { return tagged(ControlByte(OpWrite), 1, 0, []byte{1, 2, 3, 4}) }},
-		{"write-instead-of-send", RTRSend, func(*wire) []byte { return tagged(ControlByte(OpWrite), 1, 0, nil) }},
-		{"nonzero-read", RTRRead, func(w *wire) []byte {
+		{"send-instead-of-write", iwarp.RTRWrite, func(w *wire) []byte { return w.untagged(ControlByte(OpSend), 0, QNSend, nil) }},
+		{"nonzero-write", iwarp.RTRWrite, func(*wire) []byte { return tagged(ControlByte(OpWrite), 1, 0, []byte{1, 2, 3, 4}) }},
+		{"write-instead-of-send", iwarp.RTRSend, func(*wire) []byte { return tagged(ControlByte(OpWrite), 1, 0, nil) }},
+		{"nonzero-read", iwarp.RTRRead, func(w *wire) []byte {
 			rr := ReadRequest{SinkSTag: 1, Size: 4, SrcSTag: 1}
 			return w.untagged(ControlByte(OpReadRequest), 0, QNReadRequest, rr.Append(nil))
 		}},
@@ -98,10 +99,10 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 			})
 			v.w.inject(t, tc.seg(v.w))
 			tm, _ := v.w.terminate(t)
-			assert.Equal(t, TermNoMatchingRTR, tm.Code)
+			assert.Equal(t, iwarp.TermNoMatchingRTR, tm.Code)
 			var te *TerminateError
 			require.ErrorAs(t, v.ep.Err(), &te)
-			assert.Equal(t, TermNoMatchingRTR, te.Code)
+			assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
 			assert.Equal(t, 1, v.w.finish(t, v.ep, v.pipe, 1))
 		})
 	}
@@ -110,7 +111,7 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 // TestRTR_ReadAnswered_RFC6581_9_1: the Responder answers a Read RTR with a
 // zero-length Read Response carrying the sink STag 1 unchanged.
 func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
-	v := newVictim(t, EndpointConfig{ExpectRTR: RTRRead | RTRWrite}, nil)
+	v := newVictim(t, EndpointConfig{ExpectRTR: iwarp.RTRRead | iwarp.RTRWrite}, nil)
 	rr := ReadRequest{SinkSTag: RTRSTag, SrcSTag: RTRSTag}
 	v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, QNReadRequest, rr.Append(nil)))
 	select {
@@ -130,34 +131,34 @@ func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 func TestRTR_Config(t *testing.T) {
 	pd := NewDevice(DeviceOptions{}).AllocPD()
 	for _, cfg := range []EndpointConfig{
-		{SendRTR: RTRWrite, ExpectRTR: RTRWrite},
-		{SendRTR: RTRWrite | RTRRead},
-		{ExpectRTR: RTRSend | RTRWrite},
+		{SendRTR: iwarp.RTRWrite, ExpectRTR: iwarp.RTRWrite},
+		{SendRTR: iwarp.RTRWrite | iwarp.RTRRead},
+		{ExpectRTR: iwarp.RTRSend | iwarp.RTRWrite},
 		{SendRTR: 0x10},
 	} {
 		a, _ := newPipes()
 		_, err := pd.NewEndpoint(a, cfg)
 		assert.ErrorIs(t, err, ErrInvalidWR, "%+v", cfg)
 	}
-	assert.Equal(t, "send|write|read", (RTRSend | RTRWrite | RTRRead).String())
-	assert.Equal(t, "none", RTR(0).String())
+	assert.Equal(t, "send|write|read", (iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead).String())
+	assert.Equal(t, "none", iwarp.RTR(0).String())
 }
 
 func TestRTR_SetRTR_RFC6581_9_3(t *testing.T) {
 	var c EndpointConfig
-	c.SetRTR(true, true, RTRSend|RTRRead)
-	assert.Equal(t, RTRRead, c.SendRTR)
+	c.SetRTR(true, true, iwarp.RTRSend|iwarp.RTRRead)
+	assert.Equal(t, iwarp.RTRRead, c.SendRTR)
 	assert.Zero(t, c.ExpectRTR)
-	c.SetRTR(true, true, RTRSend|RTRRead|RTRWrite)
-	assert.Equal(t, RTRWrite, c.SendRTR)
-	c.SetRTR(false, true, RTRRead|RTRWrite)
-	assert.Equal(t, RTRRead|RTRWrite, c.ExpectRTR)
+	c.SetRTR(true, true, iwarp.RTRSend|iwarp.RTRRead|iwarp.RTRWrite)
+	assert.Equal(t, iwarp.RTRWrite, c.SendRTR)
+	c.SetRTR(false, true, iwarp.RTRRead|iwarp.RTRWrite)
+	assert.Equal(t, iwarp.RTRRead|iwarp.RTRWrite, c.ExpectRTR)
 	assert.Zero(t, c.SendRTR)
 	c.SetRTR(true, false, RTRAllForTest)
 	assert.Zero(t, c.SendRTR|c.ExpectRTR, "client-server model: no RTR")
 }
 
-const RTRAllForTest = RTRSend | RTRWrite | RTRRead
+const RTRAllForTest = iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead
 
 // FuzzEndpointReceiveRTR feeds arbitrary DDP segments to a Responder
 // awaiting an RTR (RFC 6581 §9.2; the first input octet selects which):
@@ -177,7 +178,7 @@ func FuzzEndpointReceiveRTR(f *testing.F) {
 		if len(data) == 0 {
 			return
 		}
-		expect := [...]RTR{RTRSend, RTRWrite, RTRRead, RTRWrite | RTRRead}[data[0]%4]
+		expect := [...]iwarp.RTR{iwarp.RTRSend, iwarp.RTRWrite, iwarp.RTRRead, iwarp.RTRWrite | iwarp.RTRRead}[data[0]%4]
 		v := &victim{dev: NewDevice(DeviceOptions{})}
 		var next uint32
 		v.dev.rand = func() uint32 { next++; return next }

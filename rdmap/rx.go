@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -18,7 +19,7 @@ var errRxDown = errors.New("rdmap: endpoint down, segment dropped")
 // RFC 7306 §8.2), with its Terminate code and, for a Read Request, the RDMA
 // header to send back.
 type rxFault struct {
-	code   TermCode
+	code   iwarp.TermCode
 	reason string
 	rdma   *ReadRequest
 	// Header copies for faults found outside the DDP receive path (by the
@@ -30,7 +31,7 @@ type rxFault struct {
 // Error implements error.
 func (f *rxFault) Error() string { return "rdmap: " + f.reason + " [" + f.code.String() + "]" }
 
-func newFault(code TermCode, format string, a ...any) *rxFault {
+func newFault(code iwarp.TermCode, format string, a ...any) *rxFault {
 	return &rxFault{code: code, reason: fmt.Sprintf(format, a...)}
 }
 
@@ -38,9 +39,9 @@ func newFault(code TermCode, format string, a ...any) *rxFault {
 // Figure 10): the DDP header and segment length whenever the error is tied
 // to a segment, except for local catastrophic and LLP errors; the Read
 // Request header when the error concerns a Read Request (§7.1 case 3).
-func buildTerminate(code TermCode, hdr []byte, segLen int, rdma *ReadRequest) *Terminate {
+func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *ReadRequest) *Terminate {
 	t := &Terminate{Code: code}
-	if len(hdr) == 0 || code.Layer == LayerLLP || (code.Layer == LayerRDMA && code.EType == ETypeLocalCatastrophic) {
+	if len(hdr) == 0 || code.Layer == iwarp.LayerLLP || (code.Layer == iwarp.LayerRDMA && code.EType == iwarp.RDMAETypeLocalCatastrophic) {
 		return t
 	}
 	t.M, t.D = true, true
@@ -66,7 +67,7 @@ func (f *rxFault) terminateError() *TerminateError {
 
 // fault builds the rxFault of an inbound request that failed in the
 // responder, with the request's own DDP header.
-func (j *inbound) fault(code TermCode, reason string) *rxFault {
+func (j *inbound) fault(code iwarp.TermCode, reason string) *rxFault {
 	f := &rxFault{code: code, reason: reason, ddpHdr: append([]byte(nil), j.ddpHdr[:]...), segLen: j.segLen}
 	if !j.atomic {
 		rr := j.rr
@@ -77,20 +78,20 @@ func (j *inbound) fault(code TermCode, reason string) *rxFault {
 
 // readFaultCode maps an STag fault on a Read Request or Atomic Request to
 // the RDMA layer Remote Protection code (RFC 5040 §7.2 checks 4a-4e).
-func readFaultCode(f stagFault) TermCode {
+func readFaultCode(f stagFault) iwarp.TermCode {
 	switch f {
 	case faultInvalidSTag:
-		return TermInvalidSTag
+		return iwarp.TermInvalidSTag
 	case faultNotAssociated:
-		return TermSTagNotAssociated
+		return iwarp.TermSTagNotAssociated
 	case faultAccess:
-		return TermAccessRights
+		return iwarp.TermAccessRights
 	case faultBounds:
-		return TermBaseBounds
+		return iwarp.TermBaseBounds
 	case faultWrap:
-		return TermTOWrap
+		return iwarp.TermTOWrap
 	}
-	return TermProtectionUnspecified
+	return iwarp.TermProtectionUnspecified
 }
 
 // writeFault maps an STag fault on an RDMA Write segment. Incoming RDMA
@@ -104,17 +105,17 @@ func readFaultCode(f stagFault) TermCode {
 func writeFault(f stagFault) error {
 	switch f {
 	case faultInvalidSTag, faultAccess:
-		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag}
+		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag}
 	case faultNotAssociated:
-		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeSTagNotAssociated}
+		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeSTagNotAssociated}
 	case faultBounds:
-		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeBaseBounds}
+		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds}
 	case faultWrap:
-		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeTOWrap}
+		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTOWrap}
 	}
 	// No other fault exists; Remote Operation is the error type Figure 10
 	// allows for any message.
-	return newFault(TermOperationUnspecified, "RDMA Write refused")
+	return newFault(iwarp.TermOperationUnspecified, "RDMA Write refused")
 }
 
 func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
@@ -149,7 +150,7 @@ func (e *Endpoint) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error)
 	case OpReadResponse:
 		return e.readResponseTarget(h, length)
 	}
-	return nil, newFault(TermUnexpectedOpcode, "%v in a tagged DDP segment", c.Opcode)
+	return nil, newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP segment", c.Opcode)
 }
 
 // readResponseTarget accepts a Read Response segment only for the sink
@@ -162,16 +163,16 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.orq.len() == 0 || e.orq.front().wr.Op != WRRead {
-		return nil, newFault(TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
+		return nil, newFault(iwarp.TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
 	}
 	r := e.orq.front()
 	if h.STag != r.sinkSTag || r.wr.Sink == nil {
-		return nil, &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag,
+		return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
 			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", h.STag, r.sinkSTag)}
 	}
 	n := uint64(length)
 	if h.TO < r.sinkTO || h.TO-r.sinkTO > uint64(r.wr.Length) || n > uint64(r.wr.Length)-(h.TO-r.sinkTO) {
-		return nil, &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeBaseBounds,
+		return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds,
 			Err: fmt.Errorf("read response TO %#x+%d outside the requested %#x+%d", h.TO, n, r.sinkTO, r.wr.Length)}
 	}
 	m := r.wr.Sink
@@ -179,7 +180,7 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if !m.valid || m.key != uint8(h.STag) || m.access&LocalWrite == 0 {
-		return nil, &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag,
+		return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
 			Err: errors.New("read sink MR was invalidated or re-registered")}
 	}
 	buf, f := m.window(h.TO, n)
@@ -205,7 +206,7 @@ func (e *Endpoint) CheckUntagged(h *ddp.UntaggedHeader) error {
 		return err
 	}
 	if qn, ok := c.Opcode.QN(); !ok || qn != h.QN {
-		return newFault(TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
+		return newFault(iwarp.TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
 	}
 	return e.rtrUntagged(h)
 }
@@ -245,7 +246,7 @@ func (e *Endpoint) deliver(m *ddp.Message) error {
 		case OpReadResponse:
 			return e.completeRead(m)
 		}
-		return newFault(TermUnexpectedOpcode, "%v in a tagged DDP message", c.Opcode)
+		return newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP message", c.Opcode)
 	}
 	op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
 	switch m.Untag.QN {
@@ -261,7 +262,7 @@ func (e *Endpoint) deliver(m *ddp.Message) error {
 	case QNAtomicResponse:
 		return e.deliverAtomicResponse(m)
 	}
-	return newFault(TermOperationUnspecified, "message on queue %d", m.Untag.QN)
+	return newFault(iwarp.TermOperationUnspecified, "message on queue %d", m.Untag.QN)
 }
 
 // completeRead completes the oldest outstanding Read (RFC 5040 §5.5 rules
@@ -270,15 +271,15 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.orq.len() == 0 || e.orq.front().wr.Op != WRRead {
-		return newFault(TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
+		return newFault(iwarp.TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
 	}
 	r := e.orq.front()
 	if m.Tag.STag != r.sinkSTag {
-		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeInvalidSTag,
+		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
 			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", m.Tag.STag, r.sinkSTag)}
 	}
 	if uint64(m.Length) != uint64(r.wr.Length) {
-		return &ddp.Error{Type: ddp.TypeTagged, Code: ddp.CodeBaseBounds,
+		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds,
 			Err: fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length)}
 	}
 	e.orq.pop()
@@ -321,7 +322,7 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 // repostLocked gives an internal queue buffer back to DDP.
 func (e *Endpoint) repost(qn uint32, cookie uint64) error {
 	if cookie >= uint64(len(e.qbufs[qn])) {
-		return newFault(TermLocalCatastrophic, "unknown internal buffer %d on queue %d", cookie, qn)
+		return newFault(iwarp.TermLocalCatastrophic, "unknown internal buffer %d on queue %d", cookie, qn)
 	}
 	if _, err := e.recv.PostUntagged(qn, e.qbufs[qn][cookie], cookie); err != nil {
 		return errRxDown
@@ -334,7 +335,7 @@ func (e *Endpoint) repost(qn uint32, cookie uint64) error {
 // read per §5.2.1) and queues it for the responder, enforcing IRD.
 func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 	if m.Length != ReadRequestLen {
-		return newFault(TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, ReadRequestLen)
+		return newFault(iwarp.TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, ReadRequestLen)
 	}
 	rr, _, _ := ParseReadRequest(m.Buffer)
 	if rr.Size > 0 {
@@ -350,7 +351,7 @@ func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 // §8.2: STag, access, bounds, 64-bit alignment) and queues it.
 func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
 	if m.Length != AtomicRequestLen {
-		return newFault(TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, AtomicRequestLen)
+		return newFault(iwarp.TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, AtomicRequestLen)
 	}
 	ar, _, err := ParseAtomicRequest(m.Buffer)
 	if err != nil {
@@ -361,7 +362,7 @@ func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
 		return newFault(readFaultCode(f), "Atomic Request target rejected")
 	}
 	if !aligned8(buf) {
-		return newFault(TermCatastrophicStream, "Atomic Request target TO %#x not 64-bit aligned (RFC 7306 §8.2)", ar.TO)
+		return newFault(iwarp.TermCatastrophicStream, "Atomic Request target TO %#x not 64-bit aligned (RFC 7306 §8.2)", ar.TO)
 	}
 	job := inbound{atomic: true, ar: ar}
 	return e.queueInbound(m, &job, nil)
@@ -383,7 +384,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound, rr *ReadRequest) e
 	if n >= e.ird {
 		// Linux siw answers an IRQ overflow with RDMAP / Remote Operation /
 		// "catastrophic error, localized to RDMAP Stream" (siw_init_rresp).
-		return &rxFault{code: TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird), rdma: rr}
+		return &rxFault{code: iwarp.TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird), rdma: rr}
 	}
 	m.Untag.Append(job.ddpHdr[:0])
 	job.segLen = DDPUntaggedHeaderLen + m.Length
@@ -419,17 +420,17 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 // §5.2.2, §5.4 rule 7).
 func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	if m.Length != AtomicResponseLen {
-		return newFault(TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, AtomicResponseLen)
+		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, AtomicResponseLen)
 	}
 	resp, _, _ := ParseAtomicResponse(m.Buffer)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.orq.len() == 0 || e.orq.front().wr.Op == WRRead {
-		return newFault(TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
+		return newFault(iwarp.TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
 	}
 	r := e.orq.front()
 	if resp.ReqID != r.reqID {
-		return newFault(TermOperationUnspecified, "Atomic Response for request %d, outstanding %d", resp.ReqID, r.reqID)
+		return newFault(iwarp.TermOperationUnspecified, "Atomic Response for request %d, outstanding %d", resp.ReqID, r.reqID)
 	}
 	e.orq.pop()
 	e.signal(e.txWake)
@@ -445,7 +446,7 @@ func (e *Endpoint) Failed(re *ddp.RecvError) {
 	if errors.Is(re.Err, errRxDown) {
 		return
 	}
-	code := TermLocalCatastrophic
+	code := iwarp.TermLocalCatastrophic
 	var rdma *ReadRequest
 	var f *rxFault
 	var pe *ProtocolError
@@ -456,7 +457,7 @@ func (e *Endpoint) Failed(re *ddp.RecvError) {
 	case errors.As(re.Err, &pe):
 		code = pe.Code
 	case errors.As(re.Err, &de):
-		code = TermCode{Layer: LayerDDP, EType: uint8(de.Type), Code: de.Code}
+		code = de.TermCode()
 	}
 	t := buildTerminate(code, re.Header, re.SegmentLen, rdma)
 	te := &TerminateError{Code: code, Err: re.Err, DDPHeader: t.DDPHeader, SegmentLen: t.SegmentLen, HasSegmentLen: t.M}
@@ -478,7 +479,7 @@ func (e *Endpoint) Closed(err error) {
 	default:
 		var le *llp.Error
 		if errors.As(err, &le) {
-			code := TermCode{Layer: LayerLLP, EType: le.EType, Code: le.Code}
+			code := le.TermCode()
 			e.failLocked(&TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort)
 		} else {
 			e.failLocked(fmt.Errorf("rdmap: LLP stream failed: %w", err), nil, closeAbort)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,11 +17,11 @@ import (
 // RFC 5040 §8.1.1 item 1 / RFC 5041 §8.3.1 item 1: a stream of one PD
 // cannot use an STag of another PD.
 func TestSecurity_RFC5040_8_1_1_Item1_PDIsolation(t *testing.T) {
-	runHostile(t, hostileCase{want: TermDDPSTagNotAssociated,
+	runHostile(t, hostileCase{want: iwarp.TermDDPSTagNotAssociated,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{tagged(ControlByte(OpWrite), h.otherPD.STag(), 0, []byte{1})}
 		}})
-	h := runHostile(t, hostileCase{want: TermSTagNotAssociated, r: true,
+	h := runHostile(t, hostileCase{want: iwarp.TermSTagNotAssociated, r: true,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{h.v.w.untagged(ControlByte(OpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
 		}})
@@ -30,7 +31,7 @@ func TestSecurity_RFC5040_8_1_1_Item1_PDIsolation(t *testing.T) {
 // RFC 5040 §8.1.1 item 2 / RFC 5041 §8.3.1 item 2: an STag limited to one
 // stream cannot be used by another stream of the same PD.
 func TestSecurity_RFC5040_8_1_1_Item2_StreamScope(t *testing.T) {
-	h := runHostile(t, hostileCase{want: TermDDPSTagNotAssociated,
+	h := runHostile(t, hostileCase{want: iwarp.TermDDPSTagNotAssociated,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{tagged(ControlByte(OpWrite), h.bound.STag(), 0, []byte{1})}
 		}})
@@ -51,7 +52,7 @@ func TestSecurity_RFC5040_8_1_1_Item3_Bounds(t *testing.T) {
 	v.w.inject(t, tagged(ControlByte(OpWrite), mr.STag(), 0, bytes.Repeat([]byte{0xaa}, 32)))
 	v.w.inject(t, tagged(ControlByte(OpWrite), mr.STag(), 1, bytes.Repeat([]byte{0xbb}, 32)))
 	tm, _ := v.w.terminate(t)
-	assert.Equal(t, TermDDPBaseBounds, tm.Code)
+	assert.Equal(t, iwarp.TermDDPBaseBounds, tm.Code)
 	v.w.finish(t, v.ep, v.pipe, 1)
 	assert.Equal(t, make([]byte, 16), backing[:16], "guard before")
 	assert.Equal(t, make([]byte, 16), backing[48:], "guard after")
@@ -92,7 +93,7 @@ func TestSecurity_RFC5040_8_1_1_Item4_Item5_EstablishRevoke(t *testing.T) {
 	waitDone(t, p.b)
 	var te *TerminateError
 	require.ErrorAs(t, p.b.Err(), &te)
-	assert.Equal(t, TermDDPInvalidSTag, te.Code, "a Write lacking the right: DDP Invalid STag (RFC 5041 §7.1, RFC 5040 Figure 10)")
+	assert.Equal(t, iwarp.TermDDPInvalidSTag, te.Code, "a Write lacking the right: DDP Invalid STag (RFC 5041 §7.1, RFC 5040 Figure 10)")
 	assert.Equal(t, byte(0), buf2[0])
 	assert.Equal(t, byte(1), buf[0])
 }
@@ -120,7 +121,7 @@ func TestSecurity_RFC5040_8_1_1_Item6_NoModifyAfterRevoke(t *testing.T) {
 	waitDone(t, p.b)
 	var te *TerminateError
 	require.ErrorAs(t, p.b.Err(), &te)
-	assert.Equal(t, TermDDPInvalidSTag, te.Code)
+	assert.Equal(t, iwarp.TermDDPInvalidSTag, te.Code)
 	assert.Equal(t, snap, buf, "unchanged after Invalidate returned")
 }
 
@@ -128,12 +129,12 @@ func TestSecurity_RFC5040_8_1_1_Item6_NoModifyAfterRevoke(t *testing.T) {
 // several streams (and, in this implementation, any STag not bound to the
 // stream or not registered for remote invalidation).
 func TestSecurity_RFC5040_8_1_1_Item7_NoRemoteInvalidateShared(t *testing.T) {
-	h := runHostile(t, hostileCase{want: TermProtectionCannotInvalidate, recvs: 1,
+	h := runHostile(t, hostileCase{want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{h.v.w.untagged(ControlByte(OpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
 		}})
 	assert.True(t, h.invShared.Valid())
-	h = runHostile(t, hostileCase{want: TermProtectionCannotInvalidate, recvs: 1,
+	h = runHostile(t, hostileCase{want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{h.v.w.untagged(ControlByte(OpSendInvalidate), h.bound.STag(), 0, []byte("x"))}
 		}})
@@ -204,7 +205,7 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 	require.ErrorIs(t, small.Err(), ErrCQOverflow)
 	var te *TerminateError
 	require.ErrorAs(t, p1.a.Err(), &te)
-	assert.Equal(t, TermLocalCatastrophic, te.Code)
+	assert.Equal(t, iwarp.TermLocalCatastrophic, te.Code)
 	assert.ErrorIs(t, te, ErrCQOverflow)
 	// Every posted WR is in the CQ, none lost.
 	ids := map[uint64]bool{}
@@ -225,7 +226,7 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 // RFC 5040 §8.1.1 item 11: the number of inbound Read Requests is capped
 // (IRD); the peer exceeding it is terminated.
 func TestSecurity_RFC5040_8_1_1_Item11_ReadRequestCap(t *testing.T) {
-	runHostile(t, hostileCase{want: TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
+	runHostile(t, hostileCase{want: iwarp.TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{h.v.w.untagged(ControlByte(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
 		}})
@@ -234,7 +235,7 @@ func TestSecurity_RFC5040_8_1_1_Item11_ReadRequestCap(t *testing.T) {
 // RFC 5041 §8.3 rule 5: an invalid access attempt is passed to the ULP,
 // which terminates the stream: the local user sees the typed error.
 func TestSecurity_RFC5041_8_3_InvalidAccessSurfaced(t *testing.T) {
-	h := runHostile(t, hostileCase{want: TermDDPInvalidSTag,
+	h := runHostile(t, hostileCase{want: iwarp.TermDDPInvalidSTag,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{tagged(ControlByte(OpWrite), 0x01020304, 0, []byte{1})}
 		}})
@@ -247,7 +248,7 @@ func TestSecurity_RFC5041_8_3_InvalidAccessSurfaced(t *testing.T) {
 // RFC 5041 §8.3 rule 4 / RFC 7306 §5: the TO range and the wrap check
 // hold at the top of the 64-bit TO space.
 func TestSecurity_RFC5041_8_3_TOWrapAtTopOfRange(t *testing.T) {
-	runHostile(t, hostileCase{want: TermTOWrap, r: true,
+	runHostile(t, hostileCase{want: iwarp.TermTOWrap, r: true,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{h.v.w.untagged(ControlByte(OpReadRequest), 0, 1, readReq(1, 0, 8, h.wrap.STag(), math.MaxUint64-3))}
 		}})

@@ -1,6 +1,10 @@
 package rdmap
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // NumOpcodes is the size of the RDMAP opcode space (the 4-bit RDMA
 // Message OpCode, RFC 5040 §4.1; 0xC-0xF are reserved, RFC 7306 §4.1).
@@ -33,7 +37,7 @@ type Stats struct {
 	// TerminateSent and TerminateReceived hold the layer/type/code of the
 	// Terminate this endpoint sent or received (RFC 5040 §4.8), when
 	// HasTerminateSent or HasTerminateReceived.
-	TerminateSent, TerminateReceived       TermCode
+	TerminateSent, TerminateReceived       iwarp.TermCode
 	HasTerminateSent, HasTerminateReceived bool
 }
 
@@ -44,12 +48,12 @@ type epCounters struct {
 	termSent, termRecv   atomic.Uint32 // 1<<24 | layer<<16 | type<<8 | code once set
 }
 
-func packTerm(c TermCode) uint32 {
-	return 1<<24 | uint32(c.Layer)<<16 | uint32(c.EType)<<8 | uint32(c.Code)
+func packTerm(c iwarp.TermCode) uint32 {
+	return 1<<24 | c.Pack()
 }
 
-func unpackTerm(v uint32) (TermCode, bool) {
-	return TermCode{Layer: uint8(v >> 16), EType: uint8(v >> 8), Code: uint8(v)}, v != 0
+func unpackTerm(v uint32) (iwarp.TermCode, bool) {
+	return iwarp.UnpackTermCode(v), v != 0
 }
 
 // countSent records one message of op with n payload octets.

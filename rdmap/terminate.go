@@ -3,6 +3,8 @@ package rdmap
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // Lengths used by the Terminate Header (RFC 5040 §4.8 Figure 7).
@@ -37,7 +39,7 @@ const (
 // octets); the terminated RDMA Read Request header when R is set.
 type Terminate struct {
 	// Code is the Layer / EType / Error Code.
-	Code TermCode
+	Code iwarp.TermCode
 	// M: the DDP Segment Length is valid.
 	M bool
 	// D: the terminated DDP header is included.
@@ -61,36 +63,36 @@ type Terminate struct {
 // ignored (RFC 5040 §4.8). Octets after the header are not consumed.
 func ParseTerminate(b []byte) (Terminate, int, error) {
 	if len(b) < TerminateControlLen {
-		return Terminate{}, 0, truncated("Terminate header", TerminateControlLen, len(b), TermOperationUnspecified)
+		return Terminate{}, 0, truncated("Terminate header", TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
 	}
 	t := Terminate{
-		Code: TermCode{Layer: b[0] >> 4, EType: b[0] & 0x0f, Code: b[1]},
+		Code: iwarp.TermCode{Layer: b[0] >> 4, EType: b[0] & 0x0f, Code: b[1]},
 		M:    b[2]&hdrctM != 0,
 		D:    b[2]&hdrctD != 0,
 		R:    b[2]&hdrctR != 0,
 	}
 	n := TerminateControlLen
 	if t.R && !t.D {
-		return t, 0, &ProtocolError{Code: TermOperationUnspecified,
+		return t, 0, &ProtocolError{Code: iwarp.TermOperationUnspecified,
 			Reason: "Terminate has R set without D: the RDMA header cannot be located (RFC 5040 §4.8)"}
 	}
 	if t.M || t.D {
 		if len(b) < n+TerminateSegLenLen {
-			return t, 0, truncated("Terminate DDP Segment Length", n+TerminateSegLenLen, len(b), TermOperationUnspecified)
+			return t, 0, truncated("Terminate DDP Segment Length", n+TerminateSegLenLen, len(b), iwarp.TermOperationUnspecified)
 		}
 		t.SegmentLen = binary.BigEndian.Uint16(b[n:])
 		n += TerminateSegLenLen
 	}
 	if t.D {
 		if len(b) < n+1 {
-			return t, 0, truncated("Terminated DDP header", n+1, len(b), TermOperationUnspecified)
+			return t, 0, truncated("Terminated DDP header", n+1, len(b), iwarp.TermOperationUnspecified)
 		}
 		hl := DDPUntaggedHeaderLen
 		if b[n]&0x80 != 0 { // T bit, RFC 5041 §4.2
 			hl = DDPTaggedHeaderLen
 		}
 		if len(b) < n+hl {
-			return t, 0, truncated("Terminated DDP header", n+hl, len(b), TermOperationUnspecified)
+			return t, 0, truncated("Terminated DDP header", n+hl, len(b), iwarp.TermOperationUnspecified)
 		}
 		t.DDPHeader = b[n : n+hl : n+hl]
 		n += hl

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -30,10 +31,10 @@ func untaggedRsvd(op Opcode, inv uint32) [5]byte {
 func txFailure(err error) (*TerminateError, *Terminate, closeMode) {
 	var le *llp.Error
 	if errors.As(err, &le) {
-		code := TermCode{Layer: LayerLLP, EType: le.EType, Code: le.Code}
+		code := le.TermCode()
 		return &TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort
 	}
-	return &TerminateError{Code: TermLocalCatastrophic, Err: err}, &Terminate{Code: TermLocalCatastrophic}, closeAbort
+	return &TerminateError{Code: iwarp.TermLocalCatastrophic, Err: err}, &Terminate{Code: iwarp.TermLocalCatastrophic}, closeAbort
 }
 
 // txLoop processes the send queue in submission order (RFC 5040 §5.5 rule
@@ -306,7 +307,7 @@ func (r *respStream) SendSegment(hdr, payload []byte) error {
 // executeAtomic performs the read-modify-write of an Atomic Request under
 // the device's atomic lock (RFC 7306 §5.3), in the byte order of the target
 // memory (§5.1.1: "performed in the endian format of the target memory").
-func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *TermCode) {
+func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *iwarp.TermCode) {
 	e.dev.atomicMu.Lock()
 	defer e.dev.atomicMu.Unlock()
 	buf, _, f := e.dev.remote(e, ar.STag, ar.TO, 8, RemoteAtomic)
@@ -315,7 +316,7 @@ func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *TermCode) {
 		return 0, &c
 	}
 	if !aligned8(buf) {
-		c := TermCatastrophicStream
+		c := iwarp.TermCatastrophicStream
 		return 0, &c
 	}
 	orig := binary.NativeEndian.Uint64(buf)

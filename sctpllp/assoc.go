@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -118,11 +119,11 @@ type OpenRequest struct {
 	IRD, ORD int
 	// Enhanced selects the RFC 6581 Enhanced Initiate.
 	Enhanced bool
-	// PeerToPeer, SendRTR, WriteRTR, ReadRTR are the flags A–D of the
-	// initiator's word (RFC 6581 §9.2). B–D are the RTR indications this
-	// side supports in the peer-to-peer model; without PeerToPeer they are
-	// sent as 0.
-	PeerToPeer, SendRTR, WriteRTR, ReadRTR bool
+	// PeerToPeer is flag A of the initiator's word (RFC 6581 §9.2); RTR
+	// (flags B–D) the RTR indications this side supports in the
+	// peer-to-peer model, sent as 0 without PeerToPeer.
+	PeerToPeer bool
+	RTR        iwarp.RTR
 }
 
 // Association runs the RFC 5043 adaptation over one SCTP association:
@@ -302,12 +303,11 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	}
 	c := Control{Function: FuncInitiate, PrivateData: req.PrivateData}
 	if req.Enhanced {
-		if req.IRD < 0 || req.IRD > IRDORDNoNegotiation || req.ORD < 0 || req.ORD > IRDORDNoNegotiation {
-			return nil, fmt.Errorf("%w: IRD %d ORD %d", ErrInvalidIRDORD, req.IRD, req.ORD)
+		if req.IRD < 0 || req.IRD > iwarp.NoNegotiation || req.ORD < 0 || req.ORD > iwarp.NoNegotiation {
+			return nil, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, req.IRD, req.ORD)
 		}
 		c.Function = FuncEnhancedInitiate
-		c.IRDORD = IRDORD{PeerToPeer: req.PeerToPeer, SendRTR: req.SendRTR, WriteRTR: req.WriteRTR,
-			ReadRTR: req.ReadRTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}.wire()
+		c.IRDORD = iwarp.IRDORD{PeerToPeer: req.PeerToPeer, RTR: req.RTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}.Wire()
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

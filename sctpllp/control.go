@@ -3,6 +3,8 @@ package sctpllp
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // FunctionCode is the 16-bit function code of a DDP Stream Session Control
@@ -101,7 +103,7 @@ type Control struct {
 	Function FunctionCode
 	// IRDORD is the enhanced connection establishment word; meaningful
 	// only when Function.Enhanced().
-	IRDORD IRDORD
+	IRDORD iwarp.IRDORD
 	// PrivateData is the ULP private data (after the IRD/ORD word for the
 	// enhanced codes). Absent (nil) in a Terminate. After ParseControl it
 	// aliases the parsed buffer.
@@ -134,7 +136,7 @@ func ParseControl(b []byte) (Control, int, error) {
 			return Control{}, 0, fmt.Errorf("%w: %d octets", ErrTerminateWithData, len(pd))
 		}
 	case c.Function.Enhanced():
-		w, n, err := ParseIRDORD(pd)
+		w, n, err := iwarp.ParseIRDORD(pd)
 		if err != nil {
 			return Control{}, 0, fmt.Errorf("%w: %v: %w", ErrMissingIRDORD, c.Function, err)
 		}
@@ -150,7 +152,7 @@ func ParseControl(b []byte) (Control, int, error) {
 func (c Control) Len() int {
 	n := ControlHeaderLen + len(c.PrivateData)
 	if c.Function.Enhanced() {
-		n += IRDORDLen
+		n += iwarp.IRDORDLen
 	}
 	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,14 +30,14 @@ func TestControl_RFC5043_5_2_3(t *testing.T) {
 		// RFC 6581 §9: A=1 B=0 IRD=16; C=1 D=1 ORD=0x3FFF.
 		{name: "Enhanced Initiate", wire: []byte{0x00, 0x00, 0x00, 0x05, 0x80, 0x10, 0xFF, 0xFF, 'h', 'i'},
 			want: Control{Function: FuncEnhancedInitiate,
-				IRDORD:      IRDORD{PeerToPeer: true, IRD: 16, WriteRTR: true, ReadRTR: true, ORD: 0x3FFF},
+				IRDORD:      iwarp.IRDORD{PeerToPeer: true, IRD: 16, ORD: 0x3FFF, RTR: iwarp.RTRWrite | iwarp.RTRRead},
 				PrivateData: []byte("hi")}},
 		{name: "Enhanced Accept A and B", wire: []byte{0x00, 0x00, 0x00, 0x06, 0xC0, 0x04, 0x00, 0x08},
-			want: Control{Function: FuncEnhancedAccept, IRDORD: IRDORD{PeerToPeer: true, SendRTR: true, IRD: 4, ORD: 8}, PrivateData: []byte{}}},
+			want: Control{Function: FuncEnhancedAccept, IRDORD: iwarp.IRDORD{PeerToPeer: true, IRD: 4, ORD: 8, RTR: iwarp.RTRSend}, PrivateData: []byte{}}},
 		{name: "Enhanced Reject", wire: []byte{0x00, 0x00, 0x00, 0x07, 0x3F, 0xFF, 0x3F, 0xFF, 0x01},
-			want: Control{Function: FuncEnhancedReject, IRDORD: IRDORD{IRD: 0x3FFF, ORD: 0x3FFF}, PrivateData: []byte{1}}},
+			want: Control{Function: FuncEnhancedReject, IRDORD: iwarp.IRDORD{IRD: 0x3FFF, ORD: 0x3FFF}, PrivateData: []byte{1}}},
 		{name: "Enhanced, 508 octets after word", wire: append([]byte{0, 0, 0, 5, 0, 1, 0, 1}, pd512[:508]...),
-			want: Control{Function: FuncEnhancedInitiate, IRDORD: IRDORD{IRD: 1, ORD: 1}, PrivateData: pd512[:508]}},
+			want: Control{Function: FuncEnhancedInitiate, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}, PrivateData: pd512[:508]}},
 		{name: "truncated", wire: []byte{0, 0, 0}, wantErr: ErrTruncated},
 		{name: "function 0", wire: []byte{0, 0, 0, 0}, wantErr: ErrUnknownFunction},
 		{name: "function 8", wire: []byte{0, 0, 0, 8}, wantErr: ErrUnknownFunction},
@@ -79,7 +80,7 @@ func TestControl_Validate(t *testing.T) {
 	assert.ErrorIs(t, Control{Function: 9}.Validate(), ErrUnknownFunction)
 	assert.ErrorIs(t, Control{Function: FuncAccept, PrivateData: make([]byte, 513)}.Validate(), ErrPrivateDataTooLong)
 	assert.ErrorIs(t, Control{Function: FuncEnhancedAccept, PrivateData: make([]byte, 509)}.Validate(), ErrPrivateDataTooLong)
-	assert.ErrorIs(t, Control{Function: FuncEnhancedAccept, IRDORD: IRDORD{IRD: 0x4000}}.Validate(), ErrInvalidIRDORD)
+	assert.ErrorIs(t, Control{Function: FuncEnhancedAccept, IRDORD: iwarp.IRDORD{IRD: 0x4000}}.Validate(), iwarp.ErrInvalidIRDORD)
 	assert.NoError(t, Control{Function: FuncEnhancedAccept, PrivateData: make([]byte, 508)}.Validate())
 }
 
@@ -91,7 +92,7 @@ func TestFunctionCode_Names(t *testing.T) {
 }
 
 func TestControl_AppendNoAlloc(t *testing.T) {
-	c := Control{Function: FuncEnhancedAccept, IRDORD: IRDORD{IRD: 3, ORD: 4}, PrivateData: make([]byte, 100)}
+	c := Control{Function: FuncEnhancedAccept, IRDORD: iwarp.IRDORD{IRD: 3, ORD: 4}, PrivateData: make([]byte, 100)}
 	buf := make([]byte, 0, 600)
 	allocs := testing.AllocsPerRun(100, func() { buf = c.Append(buf[:0]) })
 	assert.Zero(t, allocs)

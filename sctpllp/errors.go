@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -23,9 +24,6 @@ var (
 	ErrMissingIRDORD = errors.New("sctpllp: enhanced session control without IRD/ORD word")
 	// ErrUnknownFunction is wrapped by *UnknownFunctionError.
 	ErrUnknownFunction = errors.New("sctpllp: unknown session control function code")
-	// ErrInvalidIRDORD reports an IRD or ORD value above 0x3FFF, which does
-	// not fit the 14-bit fields of RFC 6581 §9.
-	ErrInvalidIRDORD = errors.New("sctpllp: IRD/ORD does not fit 14 bits")
 )
 
 // UnknownFunctionError reports a session control message with a function
@@ -116,7 +114,7 @@ type RejectError struct {
 	Enhanced bool
 	// IRDORD is the responder's IRD/ORD word of an Enhanced Reject
 	// (RFC 6581 §9.1: it may state the ORD the responder requires).
-	IRDORD IRDORD
+	IRDORD iwarp.IRDORD
 	// PrivateData is the peer's ULP private data.
 	PrivateData []byte
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -177,17 +178,17 @@ func TestPion_EnhancedIRDORD_RFC6581_9(t *testing.T) {
 			return
 		}
 		assert.True(t, in.Enhanced)
-		assert.Equal(t, IRDORD{PeerToPeer: true, WriteRTR: true, ReadRTR: true, IRD: 16, ORD: 8}, in.IRDORD)
-		ss, err := in.Accept(AcceptParams{IRD: 8, ORD: 16, ReadRTR: true, PrivateData: []byte("p")})
+		assert.Equal(t, iwarp.IRDORD{PeerToPeer: true, IRD: 16, ORD: 8, RTR: iwarp.RTRWrite | iwarp.RTRRead}, in.IRDORD)
+		ss, err := in.Accept(AcceptParams{IRD: 8, ORD: 16, PrivateData: []byte("p"), RTR: iwarp.RTRRead})
 		if assert.NoError(t, err) {
 			ss.Start(newRec())
 		}
 	}()
-	cs, err := c.Open(ctx, 7, OpenRequest{Enhanced: true, IRD: 16, ORD: 8, PeerToPeer: true, WriteRTR: true, ReadRTR: true})
+	cs, err := c.Open(ctx, 7, OpenRequest{Enhanced: true, IRD: 16, ORD: 8, PeerToPeer: true, RTR: iwarp.RTRWrite | iwarp.RTRRead})
 	require.NoError(t, err)
 	p := cs.Params()
 	assert.True(t, p.Enhanced)
-	assert.Equal(t, IRDORD{PeerToPeer: true, ReadRTR: true, IRD: 8, ORD: 16}, p.PeerIRDORD, "A echoed (RFC 6581 §9.2)")
+	assert.Equal(t, iwarp.IRDORD{PeerToPeer: true, IRD: 8, ORD: 16, RTR: iwarp.RTRRead}, p.PeerIRDORD, "A echoed (RFC 6581 §9.2)")
 	assert.Equal(t, []byte("p"), p.PeerPrivateData)
 	cs.Start(newRec())
 }
@@ -207,7 +208,7 @@ func TestPion_Reject_RFC5043_6_3(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	assert.True(t, re.Enhanced)
 	assert.Equal(t, []byte("busy"), re.PrivateData)
-	assert.Equal(t, uint16(IRDORDNoNegotiation), re.IRDORD.ORD)
+	assert.Equal(t, uint16(iwarp.NoNegotiation), re.IRDORD.ORD)
 }
 
 // Many sessions opened concurrently on one association, data both ways.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -26,9 +27,9 @@ type Params struct {
 	// PeerIRDORD is the peer's IRD/ORD word (enhanced sessions only). The
 	// ULP applies RFC 6581 §9.1: the initiator sets its IRD at least to the
 	// responder ORD and its ORD at most to the responder IRD.
-	PeerIRDORD IRDORD
+	PeerIRDORD iwarp.IRDORD
 	// LocalIRDORD is the IRD/ORD word this side sent.
-	LocalIRDORD IRDORD
+	LocalIRDORD iwarp.IRDORD
 }
 
 // Session is one DDP Stream Session on one SCTP stream pair (RFC 5043 §6)
@@ -172,7 +173,7 @@ func (s *Session) sendErr() error {
 // caller holds txMu.
 func (s *Session) sendControlLocked(c Control) error {
 	c.SSN = s.txSSN
-	var buf [ControlHeaderLen + IRDORDLen + MaxPrivateData]byte
+	var buf [ControlHeaderLen + iwarp.IRDORDLen + MaxPrivateData]byte
 	b := c.Append(buf[:0])
 	if err := s.a.t.WriteMsg(s.sid, PPIDControl, b); err != nil {
 		return err
@@ -725,7 +726,7 @@ type Incoming struct {
 	// Enhanced is true for an Enhanced Initiate (RFC 6581 §7).
 	Enhanced bool
 	// IRDORD is the initiator's IRD/ORD word (enhanced only).
-	IRDORD IRDORD
+	IRDORD iwarp.IRDORD
 	// PrivateData is the initiator's private data (after the word).
 	PrivateData []byte
 }
@@ -738,13 +739,14 @@ type AcceptParams struct {
 	// IRD and ORD are the responder's values (RFC 6581 §9.1), used for an
 	// enhanced session only; 0..0x3FFF.
 	IRD, ORD int
-	// PeerToPeer, SendRTR, WriteRTR, ReadRTR are the flags A–D of the
-	// responder's word (RFC 6581 §9.2). The responder echoes the
-	// initiator's A whatever PeerToPeer says, and PeerToPeer set against
-	// an initiator's A of 0 is an error (ErrConnectionModel): "The
-	// responder MUST set Control Flag A to 0 if Control Flag A is 0 in the
-	// request". B–D are sent only in the peer-to-peer model.
-	PeerToPeer, SendRTR, WriteRTR, ReadRTR bool
+	// PeerToPeer is flag A, RTR flags B–D of the responder's word
+	// (RFC 6581 §9.2). The responder echoes the initiator's A whatever
+	// PeerToPeer says, and PeerToPeer set against an initiator's A of 0 is
+	// an error (ErrConnectionModel): "The responder MUST set Control Flag A
+	// to 0 if Control Flag A is 0 in the request". B–D are sent only in the
+	// peer-to-peer model.
+	PeerToPeer bool
+	RTR        iwarp.RTR
 }
 
 // ErrConnectionModel reports an Accept or Reject of an Enhanced Initiate
@@ -752,18 +754,18 @@ type AcceptParams struct {
 // client-server one: the responder echoes flag A (RFC 6581 §9.2).
 var ErrConnectionModel = errors.New("sctpllp: the responder must echo the initiator's connection model")
 
-func (p AcceptParams) word(in *Incoming) (IRDORD, error) {
-	if p.IRD < 0 || p.IRD > IRDORDNoNegotiation || p.ORD < 0 || p.ORD > IRDORDNoNegotiation {
-		return IRDORD{}, fmt.Errorf("%w: IRD %d ORD %d", ErrInvalidIRDORD, p.IRD, p.ORD)
+func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
+	if p.IRD < 0 || p.IRD > iwarp.NoNegotiation || p.ORD < 0 || p.ORD > iwarp.NoNegotiation {
+		return iwarp.IRDORD{}, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, p.IRD, p.ORD)
 	}
 	if p.PeerToPeer && !in.IRDORD.PeerToPeer {
-		return IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", ErrConnectionModel)
+		return iwarp.IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", ErrConnectionModel)
 	}
-	return IRDORD{
+	return iwarp.IRDORD{
 		PeerToPeer: in.IRDORD.PeerToPeer, // RFC 6581 §9.2: the responder echoes A
-		SendRTR:    p.SendRTR, WriteRTR: p.WriteRTR, ReadRTR: p.ReadRTR,
-		IRD: uint16(p.IRD), ORD: uint16(p.ORD),
-	}.wire(), nil
+		RTR:        p.RTR,
+		IRD:        uint16(p.IRD), ORD: uint16(p.ORD),
+	}.Wire(), nil
 }
 
 func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
@@ -829,7 +831,7 @@ func (in *Incoming) Accept(p AcceptParams) (*Session, error) {
 // (RFC 5043 §6.3). The stream is then quarantined until the peer's side
 // is over.
 func (in *Incoming) Reject(privateData []byte) error {
-	return in.RejectWith(AcceptParams{PrivateData: privateData, IRD: IRDORDNoNegotiation, ORD: IRDORDNoNegotiation})
+	return in.RejectWith(AcceptParams{PrivateData: privateData, IRD: iwarp.NoNegotiation, ORD: iwarp.NoNegotiation})
 }
 
 // RejectWith rejects with explicit IRD/ORD values for an Enhanced Reject,

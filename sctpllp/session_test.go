@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -187,7 +188,7 @@ func TestSession_EnhancedFlavourMismatch_RFC6581_10(t *testing.T) {
 	go func() {
 		_, c := ft.nextCtl(t)
 		assert.Equal(t, FuncEnhancedInitiate, c.Function)
-		assert.Equal(t, IRDORD{IRD: 8, ORD: 4}, c.IRDORD)
+		assert.Equal(t, iwarp.IRDORD{IRD: 8, ORD: 4}, c.IRDORD)
 		ft.injectCtl(6, Control{Function: FuncAccept})
 	}()
 	_, err := a.Open(context.Background(), 6, OpenRequest{Enhanced: true, IRD: 8, ORD: 4})
@@ -222,7 +223,7 @@ func TestSession_OpenPrivateDataLimits_RFC5043_5_2_3(t *testing.T) {
 	_, err = a.Open(context.Background(), 1, OpenRequest{Enhanced: true, PrivateData: make([]byte, 509)})
 	assert.ErrorIs(t, err, ErrPrivateDataTooLong)
 	_, err = a.Open(context.Background(), 1, OpenRequest{Enhanced: true, IRD: 0x4000})
-	assert.ErrorIs(t, err, ErrInvalidIRDORD)
+	assert.ErrorIs(t, err, iwarp.ErrInvalidIRDORD)
 	_, err = a.Open(context.Background(), 64, OpenRequest{})
 	assert.ErrorIs(t, err, ErrStreamRange)
 }

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
@@ -56,6 +57,13 @@ const DefaultMaxIRD = 128
 // DefaultIRDORD is the IRD and ORD requested when the template leaves them 0.
 const DefaultIRDORD = 16
 
+func (c Config) maxIRD() int {
+	if c.MaxIRD <= 0 {
+		return DefaultMaxIRD
+	}
+	return c.MaxIRD
+}
+
 func (c Config) irdOrd() (ird, ord int) {
 	ird, ord = c.Endpoint.IRD, c.Endpoint.ORD
 	if ird == 0 {
@@ -85,6 +93,7 @@ type Manager struct {
 	wg      sync.WaitGroup
 
 	opened, accepted, erroneous, closed atomic.Uint64
+	refusedNegotiation                  atomic.Uint64
 }
 
 // New returns a Manager for assoc whose endpoints belong to pd.
@@ -155,12 +164,27 @@ func (m *Manager) Open(ctx context.Context, sid uint16, opt OpenOptions) (*Strea
 		return nil, fmt.Errorf("streams: open stream %d: %w", sid, err)
 	}
 	p := sess.Params()
-	// RFC 6581 §9.1: the initiator's ORD at most the responder's IRD; the
-	// initiator's IRD at least the responder's ORD.
+	d := iwarp.Depths{IRD: ird, ORD: ord}
+	var rtr iwarp.RTR
 	if p.Enhanced {
-		ird, ord = negotiateInitiator(ird, ord, p.PeerIRDORD)
+		// RFC 6581 §9.1 and §9.2 at the initiator, the rules every LLP
+		// shares (package iwarp); a failure gets the Terminate the RFC
+		// prescribes, as the stream's first and only message.
+		d, err = iwarp.NegotiateInitiator(d, m.cfg.maxIRD(), p.PeerIRDORD)
+		term := iwarp.TermInsufficientIRD
+		if err == nil {
+			rtr, err = iwarp.NegotiateRTR(p.LocalIRDORD, p.PeerIRDORD)
+			term = iwarp.TermNoMatchingRTR
+		}
+		if err != nil {
+			var b [iwarp.EstablishmentTerminateLen]byte
+			_ = sess.SendSegment(nil, iwarp.AppendEstablishmentTerminate(b[:0], term))
+			_ = sess.Abort()
+			m.refusedNegotiation.Add(1)
+			return nil, fmt.Errorf("streams: open stream %d: %w", sid, err)
+		}
 	}
-	s, err := m.bind(sess, ird, ord, opt.Prepare)
+	s, err := m.bind(sess, true, d, p.PeerIRDORD.PeerToPeer && p.Enhanced, rtr, opt.Prepare)
 	if err != nil {
 		return nil, err
 	}
@@ -191,21 +215,26 @@ func (in *Incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
 	privateData := opt.PrivateData
 	m := in.m
 	ird, ord := m.cfg.irdOrd()
+	d := iwarp.Depths{IRD: ird, ORD: ord}
+	var reply iwarp.IRDORD
 	if in.in.Enhanced {
-		maxIRD := m.cfg.MaxIRD
-		if maxIRD <= 0 {
-			maxIRD = DefaultMaxIRD
-		}
-		ird, ord = negotiateResponder(ird, ord, maxIRD, in.in.IRDORD)
+		// RFC 6581 §9.1 and §9.2 at the responder (package iwarp): ORD at
+		// most the initiator IRD, IRD raised towards the initiator ORD up
+		// to MaxIRD, 0x3FFF answered with 0x3FFF, flag A echoed.
+		reply, d = iwarp.NegotiateResponder(d, m.cfg.maxIRD(), 0, in.in.IRDORD)
 	}
 	if privateData == nil {
 		privateData = m.cfg.PrivateData
 	}
-	sess, err := in.in.Accept(sctpllp.AcceptParams{PrivateData: privateData, IRD: ird, ORD: ord})
+	sess, err := in.in.Accept(sctpllp.AcceptParams{PrivateData: privateData, IRD: int(reply.IRD), ORD: int(reply.ORD),
+		PeerToPeer: reply.PeerToPeer, RTR: reply.RTR})
 	if err != nil {
 		return nil, fmt.Errorf("streams: accept stream %d: %w", in.in.StreamID, err)
 	}
-	s, err := m.bind(sess, ird, ord, opt.Prepare)
+	if !in.in.Enhanced {
+		d = iwarp.Depths{IRD: iwarp.NoNegotiation, ORD: iwarp.NoNegotiation}
+	}
+	s, err := m.bind(sess, false, d, reply.PeerToPeer, reply.RTR, opt.Prepare)
 	if err != nil {
 		return nil, err
 	}
@@ -225,44 +254,12 @@ func (m *Manager) Accept(ctx context.Context) (*Incoming, error) {
 	return &Incoming{m: m, in: in}, nil
 }
 
-// negotiateInitiator applies RFC 6581 §9.1 at the initiator given the
-// responder's word: ORD ≤ responder IRD, IRD ≥ responder ORD (the responder
-// already limited its ORD to our IRD, so raising is only defensive).
-func negotiateInitiator(ird, ord int, peer sctpllp.IRDORD) (int, int) {
-	if peer.IRD != sctpllp.IRDORDNoNegotiation && int(peer.IRD) < ord {
-		ord = int(peer.IRD)
-	}
-	if peer.ORD != sctpllp.IRDORDNoNegotiation && int(peer.ORD) > ird {
-		ird = int(peer.ORD)
-	}
-	return ird, ord
-}
-
-// negotiateResponder applies RFC 6581 §9.1 at the responder given the
-// initiator's word: our ORD ≤ initiator IRD (MUST), our IRD raised towards
-// the initiator ORD (MAY) but not beyond maxIRD; the initiator then lowers
-// its ORD to our IRD.
-func negotiateResponder(ird, ord, maxIRD int, peer sctpllp.IRDORD) (int, int) {
-	if peer.IRD != sctpllp.IRDORDNoNegotiation && int(peer.IRD) < ord {
-		ord = int(peer.IRD)
-	}
-	if peer.ORD != sctpllp.IRDORDNoNegotiation && int(peer.ORD) > ird {
-		ird = max(ird, min(int(peer.ORD), maxIRD))
-	}
-	return ird, ord
-}
-
 // bind creates and starts the endpoint for an established session and
 // watches it for termination.
-func (m *Manager) bind(sess *sctpllp.Session, ird, ord int, prepare func(*rdmap.Endpoint) error) (*Stream, error) {
+func (m *Manager) bind(sess *sctpllp.Session, initiator bool, d iwarp.Depths, peerToPeer bool, rtr iwarp.RTR, prepare func(*rdmap.Endpoint) error) (*Stream, error) {
 	cfg := m.cfg.Endpoint
-	cfg.IRD, cfg.ORD = ird, ord
-	if cfg.IRD == 0 {
-		cfg.IRD = -1 // rdmap: negative means none, 0 means default
-	}
-	if cfg.ORD == 0 {
-		cfg.ORD = -1
-	}
+	cfg.IRD, cfg.ORD = m.cfg.irdOrd()
+	cfg.ApplyNegotiation(initiator, d, peerToPeer, rtr)
 	if !m.cfg.SharedCQ {
 		cfg.SendCQ, cfg.RecvCQ = nil, nil
 	}
@@ -330,6 +327,10 @@ func (m *Manager) Streams() []*Stream {
 // Stats counts the manager's streams by fate.
 type Stats struct {
 	Opened, Accepted, Running, Closed, Erroneous uint64
+	// NegotiationFailed counts Opens whose enhanced negotiation failed at
+	// this initiator (RFC 6581 §9.1 insufficient IRD, §9.2 no matching
+	// RTR or connection model); each sent the Terminate the RFC prescribes.
+	NegotiationFailed uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -340,6 +341,7 @@ func (m *Manager) Stats() Stats {
 	return Stats{
 		Opened: m.opened.Load(), Accepted: m.accepted.Load(), Running: running,
 		Closed: m.closed.Load(), Erroneous: m.erroneous.Load(),
+		NegotiationFailed: m.refusedNegotiation.Load(),
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/streams"
@@ -219,7 +220,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	var te *rdmap.TerminateError
 	require.ErrorAs(t, v.c.Err(), &te)
 	assert.True(t, te.Remote)
-	assert.Equal(t, rdmap.TermCode{Layer: ddp.Layer, EType: uint8(ddp.TypeTagged), Code: ddp.CodeInvalidSTag}, te.Code)
+	assert.Equal(t, iwarp.TermDDPInvalidSTag, te.Code)
 
 	// The Terminate as it arrived on the wire: DDP-SSN, untagged header on
 	// QN 2 with opcode Terminate, then the Terminate header.
@@ -410,4 +411,57 @@ func BenchmarkIdleStreamMemory(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "heapB/stream-pair")
 	b.ReportMetric(float64(runtime.NumGoroutine()-g0)/float64(n), "goroutines/stream-pair")
+}
+
+// segRecorder is an llp.Handler that keeps every segment of one session.
+type segRecorder struct {
+	segs   chan []byte
+	closed chan error
+}
+
+func (r *segRecorder) HandleSegment(seg []byte) error {
+	r.segs <- append([]byte(nil), seg...)
+	return nil
+}
+
+func (r *segRecorder) HandleClosed(err error) { r.closed <- err }
+
+// TestStreams_InsufficientIRD_RFC6581_9_1: a responder whose ORD exceeds
+// what the initiator can serve as IRD makes the initiator fail the Open
+// and send "a TERM message ... Layer 2, Error Type 0, Error Code 6" as the
+// stream's only message, the same octets MPA sends (package iwarp).
+func TestStreams_InsufficientIRD_RFC6581_9_1(t *testing.T) {
+	e := newEnv(t, streams.Config{Endpoint: rdmap.EndpointConfig{IRD: 4, ORD: 4}, MaxIRD: 8}, streams.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// A running stream keeps the association up (by default it shuts down
+	// when every stream that carried a session has ended, sctpllp.Config).
+	p := e.open(t, ctx, 4)
+	rec := &segRecorder{segs: make(chan []byte, 4), closed: make(chan error, 1)}
+	go func() {
+		in, err := e.sa.Accept(ctx)
+		if !assert.NoError(t, err) {
+			return
+		}
+		assert.Equal(t, iwarp.IRDORD{IRD: 4, ORD: 4}, in.IRDORD)
+		sess, err := in.Accept(sctpllp.AcceptParams{IRD: 4, ORD: 9}) // breaks §9.1's MUST
+		if assert.NoError(t, err) {
+			sess.Start(rec)
+		}
+	}()
+	_, err := e.client.Open(ctx, 3, streams.OpenOptions{})
+	require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
+	assert.Equal(t, uint64(1), e.client.Stats().NegotiationFailed)
+	assert.Equal(t, uint64(1), e.client.Stats().Opened)
+	select {
+	case seg := <-rec.segs:
+		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.TermInsufficientIRD), seg)
+		term, _, err := rdmap.ParseTerminate(seg[18:])
+		require.NoError(t, err)
+		assert.Equal(t, iwarp.TermInsufficientIRD, term.Code)
+	case <-ctx.Done():
+		t.Fatal("no Terminate reached the responder")
+	}
+	// The other stream is untouched.
+	require.NoError(t, exercise(ctx, e.cpd, p, 0))
 }

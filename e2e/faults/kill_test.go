@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -187,7 +188,7 @@ func checkConnectionLost(t *testing.T, l *load) {
 	assert.ErrorIs(t, err, mpa.ErrConnectionLost)
 	var te *rdmap.TerminateError
 	if assert.ErrorAs(t, err, &te) {
-		assert.Equal(t, rdmap.TermCode{Layer: rdmap.LayerLLP, EType: mpa.ETypeMPA, Code: mpa.CodeConnectionLost}, te.Code)
+		assert.Equal(t, iwarp.TermCode{Layer: iwarp.LayerLLP, EType: iwarp.LLPETypeMPA, Code: iwarp.MPACodeConnectionLost}, te.Code)
 	}
 	t.Logf("endpoint error: %v", err)
 }

@@ -5,12 +5,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-
-	"github.com/sctp-rdma/sctp-rdma/ddp"
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,7 +27,7 @@ func TestDemo(t *testing.T) {
 		if s.Broken {
 			require.NotNil(t, s.Terminate)
 			assert.True(t, s.Terminate.Remote)
-			assert.Equal(t, rdmap.TermCode{Layer: ddp.Layer, EType: uint8(ddp.TypeTagged), Code: ddp.CodeInvalidSTag}, s.Terminate.Code)
+			assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code)
 			assert.True(t, s.Erroneous)
 			assert.True(t, s.ServerErroneous)
 			continue

@@ -11,7 +11,7 @@ package metrics
 import (
 	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
-	"github.com/sctp-rdma/sctp-rdma/mpa"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
@@ -202,7 +202,7 @@ func Take(src Source) Snapshot {
 		s.StreamsFinished = tot.Finished
 		s.RDMAP = rdmapOf(tot.Stats)
 		s.Terminates = []Terminate{}
-		crc := rdmap.TermCode{Layer: rdmap.LayerLLP, EType: mpa.ETypeMPA, Code: mpa.CodeCRC}
+		crc := iwarp.TermCode{Layer: iwarp.LayerLLP, EType: iwarp.LLPETypeMPA, Code: iwarp.MPACodeCRC}
 		for _, tc := range tot.Terminates {
 			s.Terminates = append(s.Terminates, Terminate{Layer: tc.Code.Layer, Type: tc.Code.EType, Code: tc.Code.Code,
 				Name: tc.Code.String(), Sent: tc.Sent, Received: tc.Received})

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -53,7 +54,7 @@ func sendMPARequest(t *testing.T, addr string, pd string) *net.TCPConn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
-	req := mpa.Frame{CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: mpa.IRDORD{IRD: 4, ORD: 4}, PrivateData: []byte(pd)}
+	req := mpa.Frame{CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 4}, PrivateData: []byte(pd)}
 	_, err = nc.Write(req.Append(nil))
 	require.NoError(t, err)
 	return nc.(*net.TCPConn)

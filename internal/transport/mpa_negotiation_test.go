@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -142,7 +143,7 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 	assert.Equal(t, rdmap.ControlByte(rdmap.OpTerminate), h.RsvdULP[0])
 	term, _, err := rdmap.ParseTerminate(f.ULPDU[hl:])
 	require.NoError(t, err)
-	assert.Equal(t, rdmap.TermCode{Layer: rdmap.LayerLLP, EType: mpa.ETypeMPA, Code: code}, term.Code)
+	assert.Equal(t, iwarp.TermCode{Layer: iwarp.LayerLLP, EType: iwarp.LLPETypeMPA, Code: code}, term.Code)
 }
 
 // TestDial_TermOnORDAboveIRD_RFC6581_9_1: the Responder answers with an
@@ -152,7 +153,7 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 // closes the TCP connection (no leaked socket) and fails with an error
 // naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: mpa.IRDORD{IRD: 4, ORD: 5}})
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
@@ -160,15 +161,15 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	close(r.dialed)
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assertTerm(t, s.rest, mpa.CodeInsufficientIRD)
+	assertTerm(t, s.rest, iwarp.MPACodeInsufficientIRD)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
-	require.ErrorIs(t, err, mpa.ErrInsufficientIRD)
+	require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(mpa.CodeInsufficientIRD), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), ne.Err.Code)
 }
 
 // TestDial_TermOnNoMatchingRTR_RFC6581_9_2: this end requests the
@@ -180,7 +181,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 // Type 0, Error Code 7".
 func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true,
-		IRDORD: mpa.IRDORD{PeerToPeer: true, RTR: mpa.RTRWrite, IRD: 4, ORD: 4}})
+		IRDORD: iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 4, ORD: 4}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
@@ -189,22 +190,22 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
 	assert.False(t, s.req.IRDORD.PeerToPeer, "this end asked for the client-server model")
-	assertTerm(t, s.rest, mpa.CodeNoMatchingRTR)
+	assertTerm(t, s.rest, iwarp.MPACodeNoMatchingRTR)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
-	require.ErrorIs(t, err, mpa.ErrNoMatchingRTR)
+	require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(mpa.CodeNoMatchingRTR), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), ne.Err.Code)
 }
 
 // TestDial_ORDZeroWhenResponderIRDZero_RFC6581_9_1: "the initiator MUST
 // set ... its ORD at most to the responder IRD". A Responder IRD of 0
 // gives the endpoint ORD 0: an RDMA Read fails locally and nothing is sent.
 func TestDial_ORDZeroWhenResponderIRDZero_RFC6581_9_1(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: mpa.IRDORD{IRD: 0, ORD: 0}})
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 0, ORD: 0}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()

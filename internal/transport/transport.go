@@ -248,14 +248,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*rdmap.Endpoint, error) {
 	p := conn.Params()
 	cfg := o.endpointConfig()
-	if p.Enhanced {
-		if p.IRD != mpa.NoNegotiation {
-			cfg.IRD = rdmapDepth(p.IRD)
-		}
-		if p.ORD != mpa.NoNegotiation {
-			cfg.ORD = rdmapDepth(p.ORD)
-		}
-	}
+	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	ep, err := pd.NewEndpoint(conn, cfg)
 	if err != nil {
 		_ = conn.Abort()
@@ -272,15 +265,6 @@ func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*
 		return nil, fmt.Errorf("mpa: start endpoint: %w", err)
 	}
 	return ep, nil
-}
-
-// rdmapDepth converts a negotiated IRD or ORD to rdmap.EndpointConfig's
-// convention, where 0 means the default and a negative value none.
-func rdmapDepth(v uint16) int {
-	if v == 0 {
-		return -1
-	}
-	return int(v)
 }
 
 func (c *Client) abort() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
@@ -436,8 +437,8 @@ func (c *clientStream) breakStream(ctx context.Context) error {
 		return fmt.Errorf("expected a Terminate from the peer, got %v", c.ep.Err())
 	}
 	c.res.Terminate = te
-	if te.Code != rdmap.TermDDPInvalidSTag {
-		return fmt.Errorf("terminate %v, want %v (RFC 5041 §7.2)", te.Code, rdmap.TermDDPInvalidSTag)
+	if te.Code != iwarp.TermDDPInvalidSTag {
+		return fmt.Errorf("terminate %v, want %v (RFC 5041 §7.2)", te.Code, iwarp.TermDDPInvalidSTag)
 	}
 	if string(te.DDPHeader) != string(hb) {
 		return fmt.Errorf("terminate carries DDP header %x, want the injected %x (RFC 5040 §4.8)", te.DDPHeader, hb)

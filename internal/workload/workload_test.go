@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
@@ -86,7 +87,7 @@ func TestRun_BreakOneStream_RFC5041_7_2(t *testing.T) {
 		assert.True(t, s.Broken)
 		require.NotNil(t, s.Terminate)
 		assert.True(t, s.Terminate.Remote)
-		assert.Equal(t, rdmap.TermCode{Layer: ddp.Layer, EType: uint8(ddp.TypeTagged), Code: ddp.CodeInvalidSTag}, s.Terminate.Code)
+		assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code)
 		assert.Equal(t, s.Injected, s.Terminate.DDPHeader)
 		assert.Len(t, s.Injected, ddp.TaggedHeaderLen)
 		assert.True(t, s.Erroneous)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 )
 
@@ -29,13 +30,13 @@ func TestDialMPA_TermOnFailedNegotiation_RFC6581_9(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		cfg   mpa.Config
-		reply mpa.IRDORD
+		reply iwarp.IRDORD
 		code  byte
 		cause error
 	}{
-		{"9.1 ORD above IRD", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, mpa.IRDORD{IRD: 1, ORD: 2}, mpa.CodeInsufficientIRD, mpa.ErrInsufficientIRD},
-		{"9.2 no matching RTR", mpa.Config{Enhanced: true, PeerToPeer: true, RTR: mpa.RTRWrite, IRD: 1, ORD: 1},
-			mpa.IRDORD{PeerToPeer: true, RTR: mpa.RTRRead, IRD: 1, ORD: 1}, mpa.CodeNoMatchingRTR, mpa.ErrNoMatchingRTR},
+		{"9.1 ORD above IRD", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, iwarp.IRDORD{IRD: 1, ORD: 2}, iwarp.MPACodeInsufficientIRD, iwarp.ErrInsufficientIRD},
+		{"9.2 no matching RTR", mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 1, ORD: 1},
+			iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, iwarp.MPACodeNoMatchingRTR, iwarp.ErrNoMatchingRTR},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")

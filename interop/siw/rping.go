@@ -125,21 +125,7 @@ type Stats struct {
 // §9.2).
 func EndpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	var cfg rdmap.EndpointConfig
-	if p.Enhanced {
-		if p.IRD != mpa.NoNegotiation {
-			cfg.IRD = int(p.IRD)
-			if cfg.IRD == 0 {
-				cfg.IRD = -1
-			}
-		}
-		if p.ORD != mpa.NoNegotiation {
-			cfg.ORD = int(p.ORD)
-			if cfg.ORD == 0 {
-				cfg.ORD = -1
-			}
-		}
-	}
-	cfg.SetRTR(p.Initiator, p.PeerToPeer, rdmap.RTR(p.RTR))
+	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	return cfg
 }
 

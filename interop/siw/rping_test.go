@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 )
 
@@ -54,8 +55,8 @@ func TestRping_Loopback(t *testing.T) {
 	}{
 		{"rev2-enhanced-crc", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, mpa.Config{IRD: 1, ORD: 1}, 64},
 		{"rev1-nocrc", mpa.Config{Revision: mpa.Rev1, NoCRC: true}, mpa.Config{NoCRC: true}, 64},
-		{"p2p-read-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: mpa.RTRRead}, mpa.Config{RTR: mpa.RTRRead, IRD: 1, ORD: 1}, 100},
-		{"p2p-send-rtr-64KiB", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: mpa.RTRSend}, mpa.Config{RTR: mpa.RTRSend, IRD: 1, ORD: 1}, 65536},
+		{"p2p-read-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: iwarp.RTRRead}, mpa.Config{RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, 100},
+		{"p2p-send-rtr-64KiB", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: iwarp.RTRSend}, mpa.Config{RTR: iwarp.RTRSend, IRD: 1, ORD: 1}, 65536},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

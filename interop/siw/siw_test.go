@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -65,8 +66,8 @@ func TestSiwInterop(t *testing.T) {
 	}{
 		{"rev2-enhanced-crc", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, 64, false},
 		{"rev2-enhanced-nocrc", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, NoCRC: true}, 64, false},
-		{"rev2-p2p-write-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: mpa.RTRWrite}, 64, false},
-		{"rev2-p2p-read-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: mpa.RTRRead}, 64, false},
+		{"rev2-p2p-write-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: iwarp.RTRWrite}, 64, false},
+		{"rev2-p2p-read-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: iwarp.RTRRead}, 64, false},
 		{"rev2-crc-60000", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, 60000, false},
 		{"rev2-plain-nocrc", mpa.Config{NoCRC: true}, 64, true},
 		{"rev1-crc", mpa.Config{Revision: mpa.Rev1}, 64, true},
@@ -116,8 +117,8 @@ func TestSiwInterop(t *testing.T) {
 		{"rev2-siw-requires-crc", map[string]string{"mpa_crc_required": "Y"}, mpa.Config{NoCRC: true, IRD: 1, ORD: 1}, 64, true},
 		{"rev1", map[string]string{"mpa_version": "1"}, mpa.Config{}, 64, true},
 		{"rev1-nocrc", map[string]string{"mpa_version": "1"}, mpa.Config{NoCRC: true}, 64, false},
-		{"rev2-p2p-write-rtr", map[string]string{"peer_to_peer": "Y"}, mpa.Config{RTR: mpa.RTRWrite, IRD: 1, ORD: 1}, 64, true},
-		{"rev2-p2p-read-rtr", map[string]string{"peer_to_peer": "Y"}, mpa.Config{RTR: mpa.RTRRead, IRD: 1, ORD: 1}, 64, true},
+		{"rev2-p2p-write-rtr", map[string]string{"peer_to_peer": "Y"}, mpa.Config{RTR: iwarp.RTRWrite, IRD: 1, ORD: 1}, 64, true},
+		{"rev2-p2p-read-rtr", map[string]string{"peer_to_peer": "Y"}, mpa.Config{RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, 64, true},
 		{"rev2-4000", nil, mpa.Config{IRD: 1, ORD: 1}, 4000, true},
 	}
 	defaults := map[string]string{"mpa_crc_required": "N", "mpa_version": "2", "peer_to_peer": "N"}

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -207,13 +208,13 @@ func count(s string) int { return len(split(s)) }
 // parameters: IRD/ORD (RFC 6581 §9.1) and the RTR (RFC 6581 §9.2).
 func endpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	cfg := rdmap.EndpointConfig{}
-	if p.Enhanced && p.IRD != mpa.NoNegotiation {
+	if p.Enhanced && p.IRD != iwarp.NoNegotiation {
 		cfg.IRD = int(p.IRD)
 	}
-	if p.Enhanced && p.ORD != mpa.NoNegotiation {
+	if p.Enhanced && p.ORD != iwarp.NoNegotiation {
 		cfg.ORD = int(p.ORD)
 	}
-	cfg.SetRTR(p.Initiator, p.PeerToPeer, rdmap.RTR(p.RTR))
+	cfg.SetRTR(p.Initiator, p.PeerToPeer, iwarp.RTR(p.RTR))
 	return cfg
 }
 

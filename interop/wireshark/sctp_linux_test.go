@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -89,7 +90,7 @@ type sctpRun struct {
 	size, rsize                           int
 	imm, writeImm                         uint64
 	bogusSTag                             uint32
-	term1, term2                          rdmap.TermCode
+	term1, term2                          iwarp.TermCode
 }
 
 const (
@@ -673,7 +674,7 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	term = segs(t, dr, dirStream{true, 2}, rdmap.OpTerminate)
 	require.Len(t, term, 1)
 	tc = term[0]
-	assert.Equal(t, rdmap.TermLocalCatastrophic, run.term2)
+	assert.Equal(t, iwarp.TermLocalCatastrophic, run.term2)
 	assert.Equal(t, uint64(0), tc.uint(t, "rdmap.term.layer"))
 	assert.Equal(t, uint64(0), tc.uint(t, "rdmap.term.etype"))
 	assert.Equal(t, "RDMA / Local Catastrophic Error / None", tc.str("rdmap.term.name"))

@@ -1,0 +1,129 @@
+package iwarp
+
+import "fmt"
+
+// Depths is an endpoint's RDMA Read queue depths: IRD, the inbound RDMA
+// Read Request queue depth, and ORD, the outbound RDMA Read limit
+// (RFC 6581 §9.1). NoNegotiation in either means "not negotiated, the ULP
+// sets it".
+type Depths struct {
+	IRD, ORD int
+}
+
+// NegotiateResponder applies RFC 6581 §9.1 and §9.2 at the responder.
+// local is what the responder's ULP asks for, maxIRD how far it can raise
+// its IRD to meet the initiator ORD (a value below local.IRD means "no
+// raise"), supported the RTR options it can receive (0: all), req the
+// initiator's word. It returns the word for the Accept and the depths the
+// responder's endpoint runs with:
+//
+//   - responder ORD = min(local ORD, initiator IRD): "The responder MUST
+//     set its ORD at most to the initiator IRD";
+//   - responder IRD raised towards the initiator ORD, up to maxIRD: "the
+//     responder IRD MAY be increased";
+//   - an initiator ORD of 0x3FFF leaves the local IRD unchanged and is
+//     answered with IRD 0x3FFF; an initiator IRD of 0x3FFF leaves the local
+//     ORD unchanged and is answered with ORD 0x3FFF;
+//   - flag A is echoed (§9.2); with the peer-to-peer model the reply offers
+//     the requested options it supports, or, if none, every option it
+//     supports (the initiator then fails with [TermNoMatchingRTR]). A
+//     zero-length Send RTR takes the first MSN of the Send queue and a
+//     Write or Read RTR does not, so the responder must know which will
+//     come: Send is offered only when it is the sole option (§9.2 lets the
+//     responder reply with a subset). A Read RTR needs one inbound Read
+//     whatever the initiator ORD, so an IRD of 0 becomes 1 (§9.1: "If the
+//     initiator ORD is insufficient to support the selected connection
+//     model, the responder IRD MAY be increased").
+//
+// Values in local outside 0..MaxIRDORD are clamped (negative to 0, above
+// 14 bits to 0x3FFE).
+func NegotiateResponder(local Depths, maxIRD int, supported RTR, req IRDORD) (reply IRDORD, d Depths) {
+	d = clampDepths(local)
+	reply.IRD, reply.ORD = uint16(d.IRD), uint16(d.ORD)
+	if req.ORD == NoNegotiation {
+		reply.IRD = NoNegotiation
+	} else if d.IRD != NoNegotiation && int(req.ORD) > d.IRD && maxIRD > d.IRD {
+		d.IRD = min(int(req.ORD), maxIRD, MaxIRDORD-1)
+		reply.IRD = uint16(d.IRD)
+	}
+	if req.IRD == NoNegotiation {
+		reply.ORD = NoNegotiation
+	} else if d.ORD != NoNegotiation {
+		d.ORD = min(d.ORD, int(req.IRD))
+		reply.ORD = uint16(d.ORD)
+	}
+	if !req.PeerToPeer {
+		return reply, d
+	}
+	if supported&RTRAll == 0 {
+		supported = RTRAll
+	}
+	supported &= RTRAll
+	reply.PeerToPeer = true
+	reply.RTR = req.RTR & supported
+	if reply.RTR == 0 {
+		reply.RTR = supported
+	}
+	if reply.RTR != RTRSend && reply.RTR&^RTRSend != 0 {
+		reply.RTR &^= RTRSend
+	}
+	if reply.RTR.Has(RTRRead) && reply.IRD == 0 {
+		reply.IRD, d.IRD = 1, 1
+	}
+	return reply, d
+}
+
+// NegotiateInitiator applies RFC 6581 §9.1 at the initiator when the
+// responder's Accept arrives: "the initiator MUST set its IRD at least to
+// the responder ORD and its ORD at most to the responder IRD". local is
+// what the initiator sent, maxIRD how far it can raise its IRD (below
+// local.IRD means "no raise"). A responder ORD beyond that is an error
+// wrapping ErrInsufficientIRD: the initiator "MUST send a TERM message ...
+// Error Code 6" ([TermInsufficientIRD]). 0x3FFF from the responder leaves
+// the local value unchanged.
+func NegotiateInitiator(local Depths, maxIRD int, reply IRDORD) (Depths, error) {
+	d := clampDepths(local)
+	if reply.IRD != NoNegotiation && d.ORD != NoNegotiation {
+		d.ORD = min(d.ORD, int(reply.IRD))
+	}
+	if reply.ORD != NoNegotiation && d.IRD != NoNegotiation && int(reply.ORD) > d.IRD {
+		if int(reply.ORD) > max(maxIRD, d.IRD) {
+			return d, fmt.Errorf("%w: responder ORD %d exceeds this end's IRD %d (RFC 6581 §9.1)", ErrInsufficientIRD, reply.ORD, max(maxIRD, d.IRD))
+		}
+		d.IRD = int(reply.ORD)
+	}
+	return d, nil
+}
+
+// NegotiateRTR applies RFC 6581 §9.2 at the initiator: the responder must
+// echo the connection model (flag A), and with the peer-to-peer model at
+// least one RTR option must be common to both words. It returns the options
+// in common (0 for the client-server model) or an error wrapping
+// ErrNoMatchingRTR, for which the initiator sends a Terminate with
+// [TermNoMatchingRTR].
+func NegotiateRTR(req, reply IRDORD) (RTR, error) {
+	switch {
+	case reply.PeerToPeer != req.PeerToPeer:
+		return 0, fmt.Errorf("%w: request A=%t, reply A=%t (RFC 6581 §9.2)", ErrNoMatchingRTR, req.PeerToPeer, reply.PeerToPeer)
+	case !req.PeerToPeer:
+		return 0, nil
+	}
+	common := reply.RTR & req.RTR & RTRAll
+	if common == 0 {
+		return 0, fmt.Errorf("%w: responder supports RTR %v, this end %v (RFC 6581 §9.2)", ErrNoMatchingRTR, reply.RTR, req.RTR)
+	}
+	return common, nil
+}
+
+// clampDepths brings d into the 14-bit range: negative values become 0,
+// values beyond 14 bits the largest negotiable depth (0x3FFE), so that
+// only an explicit NoNegotiation means "not negotiated".
+func clampDepths(d Depths) Depths {
+	c := func(v int) int {
+		if v > MaxIRDORD {
+			return MaxIRDORD - 1
+		}
+		return max(v, 0)
+	}
+	return Depths{IRD: c(d.IRD), ORD: c(d.ORD)}
+}
