@@ -12,11 +12,14 @@
 //     first placement in the FPDU (RFC 5044 §4.4).
 //   - reqrep.go: the MPA Request and Reply Frames (RFC 5044 §7.1.1,
 //     RFC 6581 §6).
-//   - ird_ord.go: the enhanced connection establishment data (RFC 6581 §9).
 //   - fpdu.go: the FPDU (RFC 5044 §4.1, §4.4, §4.5).
 //   - marker.go: Markers, their insertion and removal (RFC 5044 §4.2, §4.3).
-//   - terminate.go: the one RDMAP Terminate this package sends itself, when
-//     the Initiator cannot honour an enhanced Reply (RFC 6581 §9.1, §9.2).
+//
+// The enhanced connection establishment data (the RFC 6581 §9 IRD/ORD word
+// and RTR options), its negotiation rules (§9.1, §9.2), the MPA Terminate
+// codes (RFC 5044 §8, RFC 6581 §8) and the one RDMAP Terminate this
+// package sends itself, when the Initiator cannot honour an enhanced Reply,
+// are shared with the SCTP adaptation and live in package iwarp.
 //
 // Errors a peer causes are *llp.Error values with the Terminate error type
 // and code of RFC 5044 §8 and RFC 6581 §8 (layer 2, type 0); test their

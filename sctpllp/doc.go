@@ -3,8 +3,8 @@
 // into many DDP streams, one per SCTP stream pair, each an llp.Stream.
 //
 // Layout: the wire formats (segchunk.go: DDP Segment Chunk, PPID 16;
-// control.go: DDP Stream Session Control, PPID 17; irdord.go: the RFC 6581
-// §9 IRD/ORD word), the adaptation written once above the Transport
+// control.go: DDP Stream Session Control, PPID 17, carrying the RFC 6581
+// §9 IRD/ORD word of package iwarp), the adaptation written once above the Transport
 // interface (assoc.go: Association; session.go: Session and Incoming;
 // session_sm.go: the legal sequences of RFC 5043 §6; reorder.go: DDP-SSN
 // re-sequencing; stream.go: per-stream quarantine and erroneous label), and

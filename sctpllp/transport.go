@@ -29,6 +29,39 @@ var ErrAdaptationMismatch = errors.New("sctpllp: peer did not indicate the DDP a
 // and Linux kernel SCTP (github.com/ishidawataru/sctp, Linux only). All the
 // adaptation logic (DDP-SSN, session control, reordering, MULPDU) lives
 // above this interface and is shared by both.
+//
+// # Contract
+//
+// Every implementation behaves as follows; package sctpllp/transporttest
+// checks it, and every backend runs that suite unchanged (pion on the host,
+// kernel SCTP in the test VM):
+//
+//   - Messages: WriteMsg(sid, ppid, parts...) delivers the concatenation of
+//     parts to the peer's fn as one message with the same sid and ppid, or
+//     fails; a message of at most MaxMessage() octets is never refused for
+//     its size, and messages up to 64 KiB + 64 octets (the largest DDP
+//     segment plus headers) are delivered whole. A longer message than
+//     MaxMessage may be refused with an error wrapping
+//     llp.ErrSegmentTooLarge (pion) or sent fragmented (kernel); the
+//     adaptation never sends one.
+//   - Order: none promised. Messages are sent unordered (U=1, RFC 5043 §10)
+//     and the adaptation re-sequences them by DDP-SSN; fn calls for one
+//     stream never overlap.
+//   - Errors, each wrapped with detail (test with errors.Is):
+//     ErrStreamRange for sid >= NumStreams() (WriteMsg, ResetStream; the
+//     association carries on); ErrEmptyMessage for a message of no octets;
+//     ErrAssociationClosed (which wraps llp.ErrClosed) for WriteMsg and
+//     ResetStream once the association has ended, by Close or Abort on
+//     either side or by failure; llp.ErrAborted in done's cause when the
+//     peer aborted or stopped answering (ErrPeerUnresponsive for pion's
+//     HEARTBEAT probe).
+//   - Close: a graceful SHUTDOWN. Every message whose WriteMsg returned nil
+//     before Close is delivered to the peer before the peer's done(nil).
+//   - Abort: an ABORT. Messages not yet acknowledged may be lost; a
+//     WriteMsg blocked on flow control returns ErrAssociationClosed; the
+//     peer's done gets a non-nil cause.
+//   - After Close or Abort returns, fn is not called again, and done is
+//     called exactly once per Start in every case.
 type Transport interface {
 	// Start begins delivery of received user messages to fn. fn is called
 	// with one complete SCTP user message, its stream identifier and its

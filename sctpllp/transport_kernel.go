@@ -20,20 +20,10 @@ var (
 	// the association is aborted.
 	ErrKernelMessageTooLarge = errors.New("sctpllp: received SCTP message exceeds the receive limit")
 
-	// ErrKernelInvalidStream reports a stream identifier outside the
-	// association's negotiated streams (RFC 4960 §6.5; the peer's "Invalid
-	// Stream Identifier" error cause, which means it dropped a message).
-	ErrKernelInvalidStream = errors.New("sctpllp: invalid SCTP stream identifier")
-
 	// ErrKernelShutdownTimeout reports a graceful shutdown (Close) that the
 	// peer did not complete within KernelConfig.CloseTimeout: the
 	// association was aborted instead. It also wraps llp.ErrAborted.
 	ErrKernelShutdownTimeout = errors.New("sctpllp: graceful shutdown not complete")
-
-	// ErrKernelEmptyMessage reports a WriteMsg with no octets: an SCTP user
-	// message cannot be empty (RFC 4960 §6.2: DATA chunks carry at least one
-	// octet of user data).
-	ErrKernelEmptyMessage = errors.New("sctpllp: empty SCTP user message")
 )
 
 // KernelConfig configures a kernel SCTP association (DialKernel,

@@ -857,7 +857,7 @@ func (t *kernelTransport) notification(b []byte) error {
 		if n.Cause == kernelCauseInvalidStream {
 			// The peer dropped one of our messages (RFC 4960 §3.3.10.1):
 			// data was lost, the association cannot be trusted.
-			err := fmt.Errorf("sctpllp: peer reported an invalid stream identifier and dropped data: %w", ErrKernelInvalidStream)
+			err := fmt.Errorf("sctpllp: peer reported an invalid stream identifier and dropped data: %w", ErrStreamRange)
 			t.setCause(err)
 			return err
 		}
@@ -916,7 +916,7 @@ func (t *kernelTransport) setCause(err error) {
 // window are kept for them.
 func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	if int(sid) >= t.streams {
-		return fmt.Errorf("%w: %d (association has %d streams)", ErrKernelInvalidStream, sid, t.streams)
+		return fmt.Errorf("%w: %d (association has %d streams)", ErrStreamRange, sid, t.streams)
 	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
@@ -938,7 +938,7 @@ func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) err
 		total += len(p)
 	}
 	if total == 0 {
-		return ErrKernelEmptyMessage
+		return ErrEmptyMessage
 	}
 	t.wOOB = appendKernelSndInfo(t.wOOB[:0], sid, ppid, sctp.SCTP_UNORDERED)
 	t.wMsg = unix.Msghdr{Iov: &t.wIov[0], Control: &t.wOOB[0]}
@@ -1072,13 +1072,13 @@ func (t *kernelTransport) writeError(err error) error {
 	switch {
 	case errors.Is(err, os.ErrClosed), state != kernelOpen:
 		if cause != nil {
-			return fmt.Errorf("sctpllp: write: %w", cause)
+			return fmt.Errorf("sctpllp: write: %w: %w", ErrAssociationClosed, cause)
 		}
-		return fmt.Errorf("sctpllp: write: %w", llp.ErrClosed)
+		return fmt.Errorf("sctpllp: write: %w", ErrAssociationClosed)
 	case errors.Is(err, unix.ECONNRESET), errors.Is(err, unix.ETIMEDOUT), errors.Is(err, unix.ECONNREFUSED):
-		return fmt.Errorf("sctpllp: write: %w: %w", llp.ErrAborted, os.NewSyscallError("sendmsg", err))
+		return fmt.Errorf("sctpllp: write: %w: %w: %w", ErrAssociationClosed, llp.ErrAborted, os.NewSyscallError("sendmsg", err))
 	case errors.Is(err, unix.EPIPE), errors.Is(err, unix.ESHUTDOWN), errors.Is(err, unix.ENOTCONN):
-		return fmt.Errorf("sctpllp: write: %w: %w", llp.ErrClosed, os.NewSyscallError("sendmsg", err))
+		return fmt.Errorf("sctpllp: write: %w: %w", ErrAssociationClosed, os.NewSyscallError("sendmsg", err))
 	}
 	return os.NewSyscallError("sendmsg", err)
 }
@@ -1119,6 +1119,7 @@ func (t *kernelTransport) readMaxMessage(fd uintptr) {
 // the association id, the sockaddr_storage of the observed max RTO (8-octet
 // aligned), then __u64 counters; sas_rtxchunks is the sixth of them.
 const (
+	kernelRTOInfoLen         = 16
 	kernelOptGetAssocStats   = 112
 	kernelAssocStatsLen      = 8 + 128 + 16*8
 	kernelAssocStatsRtxChunk = 8 + 128 + 5*8
@@ -1127,13 +1128,31 @@ const (
 // TransportStats reports the kernel's smoothed RTT of the primary path
 // (SCTP_STATUS sstat_primary.spinfo_srtt, milliseconds) and its count of
 // retransmitted chunks (SCTP_GET_ASSOC_STATS sas_rtxchunks).
+//
+// The kernel keeps the SRTT in jiffies and reports whole milliseconds, so a
+// path faster than a jiffy (loopback, a VM) reads 0 even after it was
+// measured. A measurement is recognised by the primary path's RTO having
+// left the association's initial RTO (SCTP_RTOINFO srto_initial): the
+// kernel sets RTO = SRTT + 4·RTTVAR, clamped to [RTO.Min, RTO.Max], on the
+// first measurement (RFC 9260 §6.3.1 C2/C3). SRTT is then reported as 0,
+// meaning "below the kernel's resolution".
 func (t *kernelTransport) TransportStats() TransportStats {
 	var st TransportStats
 	_ = t.rc.Control(func(fd uintptr) {
 		var status sctp.Status
 		l := uint32(unsafe.Sizeof(status))
-		if kernelGetsockopt(int(fd), sctp.SCTP_STATUS, unsafe.Pointer(&status), &l) == nil && status.PrimaryPeerAddr.SRTT > 0 {
-			st.SRTT, st.HasSRTT = time.Duration(status.PrimaryPeerAddr.SRTT)*time.Millisecond, true
+		if kernelGetsockopt(int(fd), sctp.SCTP_STATUS, unsafe.Pointer(&status), &l) == nil {
+			pa := status.PrimaryPeerAddr
+			measured := pa.SRTT > 0
+			if !measured && pa.RTO != 0 {
+				var rto [kernelRTOInfoLen]byte // sctp_rtoinfo: assoc id, initial, max, min
+				l = uint32(len(rto))
+				measured = kernelGetsockopt(int(fd), sctp.SCTP_RTOINFO, unsafe.Pointer(&rto[0]), &l) == nil &&
+					l >= kernelRTOInfoLen && pa.RTO != binary.NativeEndian.Uint32(rto[4:])
+			}
+			if measured {
+				st.SRTT, st.HasSRTT = time.Duration(pa.SRTT)*time.Millisecond, true
+			}
 		}
 		var b [kernelAssocStatsLen]byte
 		l = uint32(len(b))
@@ -1168,7 +1187,7 @@ const kernelResetGrace = time.Second
 // goroutine is the one that reads the notifications.
 func (t *kernelTransport) ResetStream(sid uint16) error {
 	if int(sid) >= t.streams {
-		return fmt.Errorf("%w: %d (association has %d streams)", ErrKernelInvalidStream, sid, t.streams)
+		return fmt.Errorf("%w: %d (association has %d streams)", ErrStreamRange, sid, t.streams)
 	}
 	t.mu.Lock()
 	if t.inFn && t.state == kernelOpen {
@@ -1199,7 +1218,7 @@ func (t *kernelTransport) resetStream(sid uint16) error {
 		if !reading {
 			return errors.New("sctpllp: ResetStream before Start")
 		}
-		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, llp.ErrClosed)
+		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, ErrAssociationClosed)
 	}
 	ch := make(chan kernelResetEvent, 8)
 	t.resetCh, t.resetID = ch, sid
@@ -1256,7 +1275,7 @@ func (t *kernelTransport) resetStream(sid uint16) error {
 		if err := t.rc.Control(func(fd uintptr) {
 			serr = kernelSetsockopt(int(fd), kernelOptResetStreams, unsafe.Pointer(&req[0]), uintptr(len(req)))
 		}); err != nil {
-			return fmt.Errorf("sctpllp: reset stream %d: %w", sid, llp.ErrClosed)
+			return fmt.Errorf("sctpllp: reset stream %d: %w", sid, ErrAssociationClosed)
 		}
 		switch {
 		case serr == nil:

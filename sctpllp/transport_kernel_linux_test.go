@@ -575,7 +575,7 @@ func testKernelResetStream(t *testing.T) {
 	assert.Equal(t, kmsg{3, PPIDControl, "session 2"}, ss.next(t))
 	require.NoError(t, s.WriteMsg(3, PPIDControl, []byte("reply 2")))
 	assert.Equal(t, kmsg{3, PPIDControl, "reply 2"}, cs.next(t))
-	assert.ErrorIs(t, c.ResetStream(8), ErrKernelInvalidStream)
+	assert.ErrorIs(t, c.ResetStream(8), ErrStreamRange)
 
 	// Both ends reset at the same moment, as two DDP sessions ending
 	// together do (RFC 5043 §6.6): no "in progress" deadlock, well within
@@ -723,9 +723,9 @@ func testKernelWriteErrors(t *testing.T) {
 	c, s := kernelPair(t, KernelConfig{Streams: 4}, KernelConfig{Streams: 4})
 	defer c.Abort()
 	defer s.Abort()
-	assert.ErrorIs(t, c.WriteMsg(4, PPIDSegment, []byte("x")), ErrKernelInvalidStream)
-	assert.ErrorIs(t, c.WriteMsg(0, PPIDSegment), ErrKernelEmptyMessage)
-	assert.ErrorIs(t, c.WriteMsg(0, PPIDSegment, nil, []byte{}), ErrKernelEmptyMessage)
+	assert.ErrorIs(t, c.WriteMsg(4, PPIDSegment, []byte("x")), ErrStreamRange)
+	assert.ErrorIs(t, c.WriteMsg(0, PPIDSegment), ErrEmptyMessage)
+	assert.ErrorIs(t, c.WriteMsg(0, PPIDSegment, nil, []byte{}), ErrEmptyMessage)
 }
 
 func testKernelZeroAlloc(t *testing.T) {

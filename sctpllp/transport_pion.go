@@ -666,6 +666,9 @@ func (t *PionTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error
 	for _, p := range parts {
 		total += len(p)
 	}
+	if total == 0 {
+		return ErrEmptyMessage
+	}
 	// The hard limit is what pion was set up for; under path MTU tracking
 	// the adaptation enforces the current path (with ShrinkGrace), and
 	// pmtu.Conn sends a message built before a drop with DF clear.
@@ -779,6 +782,14 @@ func (t *PionTransport) PacketSize() int { return t.packet }
 // direction too. A writer waiting for flow control on sid returns
 // llp.ErrClosed.
 func (t *PionTransport) ResetStream(sid uint16) error {
+	if int(sid) >= t.numStreams {
+		return fmt.Errorf("%w: %d of %d", ErrStreamRange, sid, t.numStreams)
+	}
+	select {
+	case <-t.closed:
+		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, ErrAssociationClosed)
+	default:
+	}
 	t.mu.RLock()
 	ps, ok := t.streams[sid]
 	t.mu.RUnlock()
