@@ -5,7 +5,6 @@ package sctpllp_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -24,29 +23,14 @@ func TestKernelTransportConformance(t *testing.T) {
 		return
 	}
 	transporttest.Run(t, func(t *testing.T) (sctpllp.Transport, sctpllp.Transport) {
-		t.Helper()
 		ln, err := sctpllp.ListenKernel("127.0.0.1:0", sctpllp.KernelConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ln.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		type res struct {
-			tr  sctpllp.Transport
-			err error
-		}
-		acc := make(chan res, 1)
-		go func() { tr, err := ln.Accept(ctx); acc <- res{tr, err} }()
-		c, err := sctpllp.DialKernel(ctx, ln.Addr().String(), sctpllp.KernelConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := <-acc
-		if r.err != nil {
-			_ = c.Abort()
-			t.Fatal(r.err)
-		}
-		return c, r.tr
+		t.Cleanup(func() { _ = ln.Close() })
+		return transporttest.Establish(t, ln.Accept,
+			func(ctx context.Context) (sctpllp.Transport, error) {
+				return sctpllp.DialKernel(ctx, ln.Addr().String(), sctpllp.KernelConfig{})
+			})
 	})
 }

@@ -10,6 +10,7 @@ package transporttest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -447,4 +448,33 @@ func testResetStream(t *testing.T, mk MakePair) {
 	if m := s.next(t); m.sid != 6 || string(m.b) != "two" {
 		t.Fatalf("after the reset: got stream %d %q, want stream 6 \"two\"", m.sid, m.b)
 	}
+}
+
+// Establish runs accept and dial concurrently and returns the two ends of
+// the association they set up, for use in a MakePair. It fails t if either
+// fails, aborting the end that succeeded.
+func Establish(t *testing.T, accept, dial func(ctx context.Context) (sctpllp.Transport, error)) (client, server sctpllp.Transport) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	type res struct {
+		tr  sctpllp.Transport
+		err error
+	}
+	acc := make(chan res, 1)
+	go func() { tr, err := accept(ctx); acc <- res{tr, err} }()
+	c, err := dial(ctx)
+	if err != nil {
+		cancel()
+		if r := <-acc; r.err == nil {
+			_ = r.tr.Abort()
+		}
+		t.Fatalf("dial: %v", err)
+	}
+	r := <-acc
+	if r.err != nil {
+		_ = c.Abort()
+		t.Fatalf("accept: %v", r.err)
+	}
+	return c, r.tr
 }
