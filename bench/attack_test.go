@@ -33,10 +33,15 @@ func startServerStats(t *testing.T, llp string, cfg ServerConfig) (string, *Serv
 }
 
 // legitRun is a legitimate client's short Write and Read runs, which must
-// complete while the server is under attack.
-func legitRun(t *testing.T, llp, addr string) {
+// complete while the server is under attack. A run's stream slot is freed
+// when the server sees the client's graceful close, a moment after the
+// client's Run returned: with MaxStreams 1 the next run waits for it, as
+// a client of a full server would retry.
+func legitRun(t *testing.T, llp, addr string, srv *Server) {
 	t.Helper()
 	for _, test := range []Test{TestWrite, TestRead} {
+		require.Eventually(t, func() bool { return srv.Active() == 0 }, 10*time.Second, time.Millisecond,
+			"the previous stream's slot is freed")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		res, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: test, Size: 4096, Depth: 4, Iters: 50})
 		cancel()
@@ -72,7 +77,7 @@ func TestServer_SetupAmplificationRefused(t *testing.T) {
 			runtime.ReadMemStats(&after)
 			allocated := after.TotalAlloc - before.TotalAlloc
 			assert.Less(t, allocated, uint64(64<<20), "octets allocated while four Setups asked for 4 x 520 MiB")
-			legitRun(t, llp, addr)
+			legitRun(t, llp, addr, srv)
 			require.Eventually(t, func() bool { return srv.Stats().Reserved == 0 }, 5*time.Second, 10*time.Millisecond,
 				"every reservation given back")
 			st := srv.Stats()
@@ -109,7 +114,7 @@ func TestServer_SilentClientReleasedAfterDeadline(t *testing.T) {
 				"the silent stream is ended after the Setup deadline")
 			assert.GreaterOrEqual(t, time.Since(start), deadline/2)
 			require.Eventually(t, func() bool { return srv.Active() == 0 }, 5*time.Second, time.Millisecond, "slot freed")
-			legitRun(t, llp, addr)
+			legitRun(t, llp, addr, srv)
 		})
 	}
 }
