@@ -345,6 +345,12 @@ func (c *Conn) Close() error {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err != nil && c.ncClosed && errors.Is(err, net.ErrClosed) {
+		// The receive goroutine ended (peer's FIN after an error) and
+		// closed the socket between c.closed and CloseWrite: the close
+		// this call asked for has happened.
+		err = nil
+	}
 	if !c.started || c.rxEnded {
 		c.closeSocketLocked()
 		return err
