@@ -956,7 +956,7 @@ func (l *PionListener) HandshakeStats() HandshakeStats {
 	if l.mux.hs == nil {
 		return HandshakeStats{}
 	}
-	return l.mux.hs.stats.snapshot()
+	return l.mux.hs.Stats()
 }
 
 // Addr returns the UDP address listened on.

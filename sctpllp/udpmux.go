@@ -132,13 +132,13 @@ func (m *udpMux) unknown(raddr netip.AddrPort, bp *[]byte) (*muxConn, bool) {
 	select {
 	case m.acceptCh <- c:
 	default:
-		m.hs.stats.backlogFull.Add(1) // the peer retransmits its COOKIE ECHO
+		m.hs.CountBacklogFull() // the peer retransmits its COOKIE ECHO
 		return nil, false
 	}
 	m.conns[raddr] = c
 	m.perIP[raddr.Addr()]++
 	m.refs++
-	m.hs.stats.cookiesOK.Add(1)
+	m.hs.CountCookieOK()
 	m.hs.sendCookieAck(s, send)
 	return c, m.keepRest(bp, rest)
 }
@@ -150,7 +150,7 @@ func (m *udpMux) unknown(raddr netip.AddrPort, bp *[]byte) (*muxConn, bool) {
 func (m *udpMux) known(c *muxConn, bp *[]byte) bool {
 	b := *bp
 	if !tagOK(b, c.snap) {
-		m.hs.stats.foreignTag.Add(1)
+		m.hs.CountForeignTag()
 		return false
 	}
 	if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho {
@@ -160,7 +160,7 @@ func (m *udpMux) known(c *muxConn, bp *[]byte) bool {
 		}
 		it := pkt.Chunks()
 		ch, _ := it.Next()
-		if ck, err := m.hs.verifyCookie(pkt.Header, ch, c.raddr); err != nil || ck.LocalVerificationTag != c.snap.cookie.LocalVerificationTag {
+		if ck, err := m.hs.VerifyCookieEcho(pkt.Header, ch, c.raddr); err != nil || ck.LocalVerificationTag != c.snap.cookie.LocalVerificationTag {
 			return false
 		}
 		m.hs.sendCookieAck(c.snap, func(p []byte) { _, _ = m.pc.WriteToUDPAddrPort(p, c.raddr) })
