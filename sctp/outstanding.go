@@ -454,3 +454,6 @@ func (q *OutstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok
 	q.untimeIfAtOrAbove(tsn)
 	return int(c.size), true
 }
+
+// slot returns the ring index of tsn, for the caller's parallel array.
+func (q *OutstandingQueue) slot(tsn uint32) int { return int(tsn & q.mask) }

@@ -24,3 +24,20 @@ func TestPionTransportConformance(t *testing.T) {
 			})
 	})
 }
+
+// TestNativeTransportConformance runs the Transport contract suite over
+// the project's own SCTP stack (package sctp) on 127.0.0.1.
+func TestNativeTransportConformance(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T) (sctpllp.Transport, sctpllp.Transport) {
+		ln, err := sctpllp.ListenNative("127.0.0.1:0", sctpllp.NativeConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ln.Close() })
+		return transporttest.Establish(t,
+			func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) },
+			func(ctx context.Context) (sctpllp.Transport, error) {
+				return sctpllp.DialNative(ctx, ln.Addr().String(), sctpllp.NativeConfig{})
+			})
+	})
+}

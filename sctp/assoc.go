@@ -1,0 +1,418 @@
+package sctp
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// Association is one SCTP association of the project's own stack, over
+// UDP (RFC 6951). It is built for DDP (RFC 5043): user messages are sent
+// unordered, one per DATA chunk when they fit the path, and delivered
+// whole.
+//
+// Concurrency: one mutex guards the protocol state. A writer marshals its
+// message into pooled chunk buffers outside the lock, then, under it,
+// queues the chunks and sends what the congestion and receive windows
+// allow from its own goroutine. The goroutine that reads the UDP socket
+// processes each packet under the lock (SACKs, retransmissions, the SACKs
+// it owes) and hands received messages to a delivery goroutine, so that a
+// receive callback that blocks (or writes, and waits for the send buffer)
+// never stops the processing of acknowledgements. One OS timer per
+// association drives every protocol timer (timers.go).
+type Association struct {
+	mu    sync.Mutex
+	space sync.Cond // writers waiting for send buffer; state changes
+	cfg   Config
+	state State
+
+	out          func([]byte) error // sends one packet to the peer
+	closeSocket  func()             // the active side's own socket
+	release      func()             // a Listener's bookkeeping
+	laddr, raddr net.Addr
+
+	peerAddr              netip.AddrPort
+	localTag, peerTag     uint32
+	localPort, peerPort   uint16
+	outStreams, inStreams int
+	peerAdaptation        uint32
+	hasPeerAdaptation     bool
+	peerReconfig          bool
+	maxPacket             int // largest SCTP packet
+	hdr                   [wire.HeaderLen]byte
+
+	// Send side.
+	localInitialTSN uint32
+	oq              *OutstandingQueue
+	sent            []txChunk // by oq.Index(tsn)
+	pend            []txChunk // not yet given a TSN
+	pendHead        int
+	sndBuffered     int // buffer octets held in pend and sent
+	cc              Congestion
+	rto             RTOEstimator
+	lastDataSent    time.Time
+	errCount        int
+	fastRtx         bool
+	pkt             []byte
+	gaps            []wire.GapAckBlock
+	dups            []uint32
+	ctrl            []byte // control chunks to bundle into the next packet
+
+	// Receive side.
+	rt       *RecvTracker
+	rs       *Reassembler
+	rxGaps   []wire.GapAckBlock
+	rxDups   []uint32
+	rxQueued int    // user data octets queued for delivery
+	advRwnd  uint32 // a_rwnd of the last SACK
+
+	// Timers.
+	timers     Timers
+	timer      *time.Timer
+	timerAt    time.Time
+	timerArmed bool
+	hbNonce    uint64
+	hbPending  bool
+
+	// Association start (active side) and end.
+	initChunk    []byte
+	signer       *CookieSigner // INIT collisions of the active side
+	verifyCookie func(wire.Header, wire.Chunk, netip.AddrPort) (Cookie, error)
+	cookie       []byte
+	initRetries  int
+	estab        chan struct{} // closed once ESTABLISHED or failed
+	estabDone    bool
+	closing      bool // Close called
+	err          error
+	done         chan struct{}
+
+	// Delivery.
+	dq         deliveryQueue
+	started    atomic.Bool
+	userClosed atomic.Bool
+
+	stats assocCounters
+}
+
+// txChunk is one DATA chunk from WriteMsg until it is acknowledged: the
+// chunk, padded, at buf[wire.HeaderLen:wire.HeaderLen+n].
+type txChunk struct {
+	buf *[]byte
+	n   int
+}
+
+func (c *txChunk) chunk() []byte { return (*c.buf)[wire.HeaderLen : wire.HeaderLen+c.n] }
+
+// assocCounters are an association's counters; those written under mu.
+type assocCounters struct {
+	packetsSent, packetsRecv   uint64
+	dataSent, dataRecv         uint64
+	retransmits, fastRetrans   uint64
+	t3Expiries                 uint64
+	sacksSent, sacksRecv       uint64
+	dupTSNs, rxDropped         uint64
+	heartbeats, sendErrors     uint64
+	badTag, badChunks          uint64
+	userMsgsSent, userMsgsRecv uint64
+}
+
+// Stats are an association's counters and path figures.
+type Stats struct {
+	State State
+	// Packets and DATA chunks sent and received; Retransmits counts DATA
+	// chunks sent again (T3-rtx and Fast Retransmit), FastRetransmits the
+	// Fast Retransmit events, T3Expiries the T3-rtx expiries.
+	PacketsSent, PacketsReceived       uint64
+	DataChunksSent, DataChunksReceived uint64
+	Retransmits, FastRetransmits       uint64
+	T3Expiries                         uint64
+	SACKsSent, SACKsReceived           uint64
+	DuplicateTSNs                      uint64
+	MessagesSent, MessagesReceived     uint64
+	// ReceiveDropped counts DATA chunks dropped for want of room (the
+	// peer overran our window); SendErrors failed socket writes;
+	// ForeignTag packets dropped for their Verification Tag; BadChunks
+	// malformed chunks.
+	ReceiveDropped, SendErrors, ForeignTag, BadChunks uint64
+	// SRTT, RTO and whether an RTT was measured; Cwnd, SSThresh, Flight
+	// and PeerRwnd in octets.
+	SRTT, RTO                        time.Duration
+	RTTMeasured                      bool
+	Cwnd, SSThresh, Flight, PeerRwnd int
+	// MaxPacket is the largest SCTP packet sent.
+	MaxPacket int
+}
+
+// newAssociation returns an association in CLOSED state.
+func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, maxPacket int) *Association {
+	a := &Association{
+		cfg:       cfg,
+		out:       out,
+		laddr:     laddr,
+		raddr:     raddr,
+		maxPacket: maxPacket,
+		rto:       NewRTOEstimator(cfg.RTO),
+		estab:     make(chan struct{}),
+		done:      make(chan struct{}),
+		pkt:       make([]byte, wire.HeaderLen, maxPacket),
+	}
+	a.space.L = &a.mu
+	a.dq.init(a)
+	a.timer = time.AfterFunc(time.Hour, a.onTimer)
+	a.timer.Stop()
+	return a
+}
+
+// initTCB sets up the send and receive state once both INITs are known
+// (RFC 9260 §5.1, the TCB of §14). Called with mu held.
+func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inStreams int) {
+	a.outStreams, a.inStreams = max(outStreams, 1), max(inStreams, 1)
+	chunks := min(max(a.cfg.SendBuffer/tinyBuf, 64), 1<<16)
+	a.oq = NewOutstandingQueue(a.localInitialTSN, chunks)
+	a.sent = make([]txChunk, a.oq.Cap())
+	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd})
+	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
+	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Budget: a.cfg.ReceiveBuffer})
+	a.advRwnd = uint32(a.cfg.ReceiveBuffer)
+	a.setHeader()
+}
+
+func (a *Association) setHeader() {
+	h := wire.AppendHeader(a.hdr[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag})
+	copy(a.hdr[:], h)
+	copy(a.pkt[:wire.HeaderLen], a.hdr[:])
+}
+
+// Start begins the delivery of received user messages: fn gets each one
+// with its stream identifier and PPID; b is valid only during the call.
+// Calls never overlap and come in the order SCTP delivered the messages.
+// When the association has ended and every message received before has
+// been handed over, done is called once with the cause (nil after a
+// graceful shutdown). Messages that arrive before Start are held (within
+// the receive buffer). Start must be called once.
+func (a *Association) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
+	if !a.started.CompareAndSwap(false, true) {
+		panic("sctp: Association.Start called twice")
+	}
+	a.dq.fn, a.dq.doneFn = fn, done
+	go a.dq.run()
+}
+
+// NumStreams returns the outbound and inbound streams of the association
+// (RFC 9260 §5.1.1).
+func (a *Association) NumStreams() (out, in int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.outStreams, a.inStreams
+}
+
+// MaxMessage returns the largest user message sent in one DATA chunk, in
+// one packet (RFC 9260 §1.3, PMDCS less the DATA chunk header, rounded
+// down to whole words so that the chunk's padding fits too). Longer
+// messages are fragmented (§6.9).
+func (a *Association) MaxMessage() int {
+	return (a.maxPacket - wire.HeaderLen - wire.DataHeaderLen) &^ 3
+}
+
+// PeerAdaptation returns the Adaptation Layer Indication of the peer's
+// INIT or INIT ACK (RFC 5061 §4.2.6; RFC 5043 §5.1).
+func (a *Association) PeerAdaptation() (uint32, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.peerAdaptation, a.hasPeerAdaptation
+}
+
+// LocalAddr and RemoteAddr return the UDP addresses of the association.
+func (a *Association) LocalAddr() net.Addr { return a.laddr }
+
+// RemoteAddr returns the peer's UDP address.
+func (a *Association) RemoteAddr() net.Addr { return a.raddr }
+
+// State returns the association's state.
+func (a *Association) State() State {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.state
+}
+
+// Done is closed when the association has ended; Err then returns why.
+func (a *Association) Done() <-chan struct{} { return a.done }
+
+// Err returns why the association ended: nil after a graceful shutdown,
+// or before the end.
+func (a *Association) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Stats returns the association's counters.
+func (a *Association) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := &a.stats
+	return Stats{State: a.state,
+		PacketsSent: c.packetsSent, PacketsReceived: c.packetsRecv,
+		DataChunksSent: c.dataSent, DataChunksReceived: c.dataRecv,
+		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries,
+		SACKsSent: c.sacksSent, SACKsReceived: c.sacksRecv, DuplicateTSNs: c.dupTSNs,
+		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
+		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks,
+		SRTT: a.rto.SRTT(), RTO: a.rto.RTO(), RTTMeasured: a.rto.Measured(),
+		Cwnd: a.cc.Cwnd(), SSThresh: a.cc.SSThresh(), Flight: a.cc.Flight(), PeerRwnd: a.cc.Rwnd(),
+		MaxPacket: a.maxPacket,
+	}
+}
+
+// sendPacket transmits a finished packet (checksum set). mu is held.
+func (a *Association) sendPacket(b []byte) {
+	a.stats.packetsSent++
+	if err := a.out(b); err != nil {
+		// A lost packet to SCTP: retransmission recovers it.
+		a.stats.sendErrors++
+	}
+}
+
+// sendChunks sends the chunks in b, bundled in one packet with the
+// association's tag. mu is held.
+func (a *Association) sendChunks(b []byte) {
+	p := append(append(a.pkt[:0], a.hdr[:]...), b...)
+	wire.SetChecksum(p)
+	a.sendPacket(p)
+}
+
+// arm points the OS timer at the earliest protocol deadline if it is
+// earlier than the one the timer is armed for; a timer armed too early
+// fires, finds nothing expired and re-arms. mu is held.
+func (a *Association) arm(now time.Time) {
+	next, _, ok := a.timers.Next()
+	if !ok || (a.timerArmed && !next.Before(a.timerAt)) {
+		return
+	}
+	a.timer.Reset(max(next.Sub(now), 0))
+	a.timerAt, a.timerArmed = next, true
+}
+
+// terminate ends the association: every timer stops, blocked writers and
+// the dialer wake up, held chunks go back to the pools, and the delivery
+// goroutine hands over what is queued and then reports err. mu is held.
+func (a *Association) terminate(err error) {
+	if isClosed(a.done) {
+		return
+	}
+	a.state = StateClosed
+	a.err = err
+	a.timers.StopAll()
+	a.timer.Stop()
+	a.timerArmed = false
+	for i := range a.sent {
+		putBuf(a.sent[i].buf)
+		a.sent[i] = txChunk{}
+	}
+	for i := a.pendHead; i < len(a.pend); i++ {
+		putBuf(a.pend[i].buf)
+	}
+	a.pend, a.pendHead, a.sndBuffered = a.pend[:0], 0, 0
+	if !a.estabDone {
+		a.estabDone = true
+		close(a.estab)
+	}
+	close(a.done)
+	a.space.Broadcast()
+	a.dq.end()
+	if a.closeSocket != nil {
+		go a.closeSocket()
+	}
+	if a.release != nil {
+		go a.release()
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// establish enters ESTABLISHED. mu is held.
+func (a *Association) establish(now time.Time) {
+	a.state = StateEstablished
+	if !a.estabDone {
+		a.estabDone = true
+		close(a.estab)
+	}
+	a.restartHeartbeat(now)
+}
+
+// abortLocked sends an ABORT with the given causes and ends the
+// association with err. mu is held.
+func (a *Association) abortLocked(causes []byte, err error) {
+	if a.state == StateClosed {
+		return
+	}
+	if a.peerTag != 0 {
+		b := (&wire.Abort{Causes: causes}).Append(a.ctrl[:0])
+		a.sendChunks(b)
+		a.ctrl = b[:0]
+	}
+	a.terminate(err)
+}
+
+// Abort ends the association at once with an ABORT carrying a
+// User-Initiated Abort cause (RFC 9260 §9.1). Messages not yet
+// acknowledged are lost; blocked writers return ErrClosed. The receive
+// callback is not called after Abort returns.
+func (a *Association) Abort() error {
+	a.userClosed.Store(true)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.state == StateClosed {
+		return nil
+	}
+	causes := wire.AppendCause(nil, wire.CauseUserInitiatedAbort, nil)
+	a.abortLocked(causes, &AbortError{Local: true, Reason: "aborted by the local user"})
+	return nil
+}
+
+// Close shuts the association down gracefully (RFC 9260 §9.2): no more
+// messages are taken, those queued are sent and acknowledged, then
+// SHUTDOWN, SHUTDOWN ACK and SHUTDOWN COMPLETE close it. Close waits for
+// the end (bounded by the T5-shutdown-guard timer, 5 RTO.Max) and returns
+// nil if it was graceful. The receive callback is not called after Close
+// returns.
+func (a *Association) Close() error {
+	a.userClosed.Store(true)
+	a.mu.Lock()
+	now := time.Now()
+	switch a.state {
+	case StateClosed:
+		a.mu.Unlock()
+		return nil
+	case StateCookieWait, StateCookieEchoed:
+		a.abortLocked(wire.AppendCause(nil, wire.CauseUserInitiatedAbort, nil), ErrClosed)
+		a.mu.Unlock()
+		return nil
+	case StateEstablished:
+		a.state = StateShutdownPending
+		a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
+	}
+	a.closing = true
+	a.space.Broadcast()
+	a.checkShutdown(now)
+	a.arm(now)
+	a.mu.Unlock()
+	<-a.done
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil && a.err != ErrClosed {
+		return a.err
+	}
+	return nil
+}

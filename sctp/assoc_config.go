@@ -1,0 +1,257 @@
+package sctp
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// Defaults of Config.
+const (
+	// DefaultStreams is the number of streams offered in each direction.
+	DefaultStreams = 4096
+	// DefaultPort is the SCTP port of both ends when none is configured
+	// (the SCTP ports of an association over UDP are carried but mean
+	// nothing to the UDP demultiplexing, RFC 6951 §5.2; pion uses 5000).
+	DefaultPort = 5000
+	// DefaultBuffer is the default receive buffer (the a_rwnd budget) and
+	// send buffer of an association.
+	DefaultBuffer = 4 << 20
+	// DefaultMaxRetrans is Association.Max.Retrans (RFC 9260 §16).
+	DefaultMaxRetrans = 10
+	// DefaultMaxInitRetrans is Max.Init.Retransmits (RFC 9260 §16).
+	DefaultMaxInitRetrans = 8
+	// DefaultHeartbeatInterval is HB.interval (RFC 9260 §16).
+	DefaultHeartbeatInterval = 30 * time.Second
+	// DefaultBacklog is a Listener's accept queue.
+	DefaultBacklog = 128
+	// DefaultMaxAssociations and DefaultMaxAssociationsPerAddress bound a
+	// Listener's associations in all and per peer IP address.
+	DefaultMaxAssociations           = 1024
+	DefaultMaxAssociationsPerAddress = 64
+	// LoopbackMTU is the path MTU assumed to a loopback address: Linux's
+	// loopback MTU, so that a 64 KiB DDP segment travels in one datagram.
+	LoopbackMTU = 65536
+	// maxUDPPayload is the largest UDP payload over IPv4 (65535 less the
+	// IPv4 and UDP headers).
+	maxUDPPayload = 65535 - 20 - 8
+	// udpOverhead is the UDP header of the encapsulation (RFC 6951).
+	udpOverhead = 8
+)
+
+// Config sets up an association, or every association of a Listener. The
+// zero value is usable: every zero field takes its default.
+type Config struct {
+	// Streams is the number of outbound streams offered (OS) and of
+	// inbound streams accepted (MIS); at most 65535. The association uses
+	// the smaller of each and the peer's (RFC 9260 §5.1.1).
+	Streams int
+	// MTU is the path MTU in octets, IP header included; zero means
+	// LoopbackMTU to a loopback address and DefaultMTU otherwise. The
+	// largest packet is the MTU less the IP and UDP headers.
+	MTU int
+	// LocalPort and PeerPort are the SCTP ports (DefaultPort if zero). A
+	// Listener answers INITs to any port.
+	LocalPort, PeerPort uint16
+	// RTO holds RTO.Initial, RTO.Min and RTO.Max (RFC 9260 §16).
+	RTO RTOConfig
+	// ReceiveBuffer bounds the user data held for the local user, the
+	// a_rwnd advertised (RFC 9260 §6.2); SendBuffer the user data a
+	// writer may queue before WriteMsg blocks (counted in pool buffers).
+	ReceiveBuffer, SendBuffer int
+	// MaxRetrans is Association.Max.Retrans: consecutive T3-rtx, T2 or
+	// HEARTBEAT failures after which the peer is unreachable (§8.1).
+	MaxRetrans int
+	// MaxInitRetrans is Max.Init.Retransmits (§5.1.6).
+	MaxInitRetrans int
+	// HeartbeatInterval is HB.interval (§8.3); negative disables
+	// HEARTBEATs (and with them the detection of a silent idle peer).
+	HeartbeatInterval time.Duration
+	// SACKDelay is the delayed-acknowledgement bound (§6.2).
+	SACKDelay time.Duration
+	// Adaptation is the Adaptation Layer Indication sent in INIT and INIT
+	// ACK; zero means wire.AdaptationDDP (RFC 5043 §5.1). NoAdaptation
+	// sends none (tests of the peer's check).
+	Adaptation   uint32
+	NoAdaptation bool
+	// AllowMissingAdaptation lets a Listener accept an INIT without the
+	// DDP indication; otherwise it is refused with an ABORT (RFC 5043
+	// §5.1, §11.1). The active side reports the peer's indication
+	// (PeerAdaptation) and leaves the decision to its caller.
+	AllowMissingAdaptation bool
+
+	// Listener settings.
+
+	// Backlog is the accept queue; MaxAssociations and
+	// MaxAssociationsPerAddress bound the associations a Listener holds.
+	Backlog, MaxAssociations, MaxAssociationsPerAddress int
+	// InitAckRate bounds the answers to unauthenticated packets per
+	// second (DefaultInitAckRate).
+	InitAckRate int
+	// CookieLifespan is Valid.Cookie.Life (DefaultCookieLifespan).
+	CookieLifespan time.Duration
+}
+
+func (c Config) normalized() Config {
+	if c.Streams <= 0 || c.Streams > 0xFFFF {
+		c.Streams = DefaultStreams
+	}
+	if c.LocalPort == 0 {
+		c.LocalPort = DefaultPort
+	}
+	if c.PeerPort == 0 {
+		c.PeerPort = DefaultPort
+	}
+	if c.ReceiveBuffer <= 0 {
+		c.ReceiveBuffer = DefaultBuffer
+	}
+	c.ReceiveBuffer = max(c.ReceiveBuffer, wire.MinARwnd)
+	if c.SendBuffer <= 0 {
+		c.SendBuffer = DefaultBuffer
+	}
+	if c.MaxRetrans <= 0 {
+		c.MaxRetrans = DefaultMaxRetrans
+	}
+	if c.MaxInitRetrans <= 0 {
+		c.MaxInitRetrans = DefaultMaxInitRetrans
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if c.Adaptation == 0 {
+		c.Adaptation = wire.AdaptationDDP
+	}
+	if c.Backlog <= 0 {
+		c.Backlog = DefaultBacklog
+	}
+	if c.MaxAssociations <= 0 {
+		c.MaxAssociations = DefaultMaxAssociations
+	}
+	if c.MaxAssociationsPerAddress <= 0 {
+		c.MaxAssociationsPerAddress = DefaultMaxAssociationsPerAddress
+	}
+	c.RTO = c.RTO.normalized()
+	return c
+}
+
+// maxPacketFor returns the largest SCTP packet to a peer at addr.
+func (c *Config) maxPacketFor(addr netip.Addr) int {
+	mtu := c.MTU
+	if mtu <= 0 {
+		mtu = DefaultMTU
+		if addr.IsLoopback() {
+			mtu = LoopbackMTU
+		}
+	}
+	ip := 20
+	if addr.Is6() && !addr.Is4In6() {
+		ip = 40
+	}
+	return max(min(mtu-ip-udpOverhead, maxUDPPayload), 512)
+}
+
+// Errors of an association. Each error an Association returns wraps one of
+// them (test with errors.Is).
+var (
+	// ErrClosed: the association has ended (Close, Abort, or failure) or
+	// is shutting down, and takes no more user messages.
+	ErrClosed = errors.New("sctp: association closed")
+	// ErrAborted: the association ended with an ABORT, sent or received
+	// (*AbortError says which).
+	ErrAborted = errors.New("sctp: association aborted")
+	// ErrPeerUnresponsive: Association.Max.Retrans consecutive
+	// retransmissions or HEARTBEATs went unanswered (RFC 9260 §8.1).
+	ErrPeerUnresponsive = errors.New("sctp: peer unresponsive")
+	// ErrHandshake: the association could not be set up: INIT or COOKIE
+	// ECHO unanswered after Max.Init.Retransmits (§5.1.6), or refused.
+	ErrHandshake = errors.New("sctp: association setup failed")
+	// ErrStreamRange: a stream identifier beyond the outbound streams.
+	ErrStreamRange = errors.New("sctp: stream identifier out of range")
+	// ErrEmptyMessage: a user message of no octets (RFC 9260 §6.2 forbids
+	// DATA without user data).
+	ErrEmptyMessage = errors.New("sctp: empty user message")
+	// ErrMessageTooLarge: a user message beyond the send buffer.
+	ErrMessageTooLarge = errors.New("sctp: user message larger than the send buffer")
+	// ErrProtocolViolation: the peer broke RFC 9260 (the association was
+	// aborted with a Protocol Violation cause).
+	ErrProtocolViolation = errors.New("sctp: protocol violation by the peer")
+)
+
+// AbortError describes an association that ended with an ABORT. It wraps
+// ErrAborted, and ErrPeerUnresponsive or ErrProtocolViolation when that
+// was the reason.
+type AbortError struct {
+	// Local is true if this end sent the ABORT.
+	Local bool
+	// Reason is the local reason, or the error causes the peer sent,
+	// decoded.
+	Reason string
+	// Cause is ErrPeerUnresponsive, ErrProtocolViolation or nil.
+	Cause error
+}
+
+func (e *AbortError) Error() string {
+	who := "peer"
+	if e.Local {
+		who = "local"
+	}
+	if e.Reason == "" {
+		return fmt.Sprintf("sctp: association aborted (%s)", who)
+	}
+	return fmt.Sprintf("sctp: association aborted (%s): %s", who, e.Reason)
+}
+
+// Unwrap returns ErrAborted and the cause.
+func (e *AbortError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{ErrAborted, e.Cause}
+	}
+	return []error{ErrAborted}
+}
+
+// describeCauses renders the error causes of an ABORT or ERROR chunk.
+func describeCauses(b []byte) string {
+	it := wire.NewCauseIter(b)
+	s := ""
+	for c, ok := it.Next(); ok; c, ok = it.Next() {
+		if s != "" {
+			s += "; "
+		}
+		s += c.Code.String()
+		if c.Code == wire.CauseUserInitiatedAbort || c.Code == wire.CauseProtocolViolation {
+			if len(c.Info) > 0 {
+				s += ": " + string(c.Info[:min(len(c.Info), 128)])
+			}
+		}
+	}
+	return s
+}
+
+// State is the state of an association (RFC 9260 §4).
+type State uint8
+
+// The states of RFC 9260 §4.
+const (
+	StateClosed State = iota
+	StateCookieWait
+	StateCookieEchoed
+	StateEstablished
+	StateShutdownPending
+	StateShutdownSent
+	StateShutdownReceived
+	StateShutdownAckSent
+)
+
+var stateNames = [...]string{"CLOSED", "COOKIE-WAIT", "COOKIE-ECHOED", "ESTABLISHED",
+	"SHUTDOWN-PENDING", "SHUTDOWN-SENT", "SHUTDOWN-RECEIVED", "SHUTDOWN-ACK-SENT"}
+
+// String returns the RFC name of the state.
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "State?"
+}

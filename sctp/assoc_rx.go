@@ -1,0 +1,478 @@
+package sctp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// receive processes one packet from the peer, held in the pooled buffer
+// bp (nil if the caller keeps the buffer). It reports whether bp now
+// belongs to the association (queued for delivery). A packet with a bad
+// checksum or a foreign Verification Tag is dropped (RFC 9260 §6.8, §8.5).
+func (a *Association) receive(b []byte, bp *[]byte) bool {
+	if !wire.ChecksumOK(b) {
+		return false
+	}
+	now := time.Now()
+	a.mu.Lock()
+	kept := a.receiveLocked(b, bp, now)
+	a.mu.Unlock()
+	return kept
+}
+
+// receiveLocked is receive with mu held.
+func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
+	if a.state == StateClosed {
+		return false
+	}
+	pkt, err := wire.ParsePacketNoChecksum(b)
+	if err != nil {
+		a.stats.badChunks++
+		return false
+	}
+	if !a.tagOK(b) {
+		a.stats.badTag++
+		return false
+	}
+	a.stats.packetsRecv++
+	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
+}
+
+// tagOK checks the Verification Tag (RFC 9260 §8.5, §8.5.1). In
+// COOKIE-WAIT the peer's tag is not known yet: an INIT ACK carries ours,
+// an ABORT with the T bit carries whatever our INIT had (zero).
+func (a *Association) tagOK(b []byte) bool {
+	tag := binary.BigEndian.Uint32(b[4:8])
+	if tag == a.localTag {
+		return true
+	}
+	if len(b) < wire.HeaderLen+4 {
+		return false
+	}
+	typ, flags := wire.ChunkType(b[wire.HeaderLen]), b[wire.HeaderLen+1]
+	if typ == wire.ChunkInit && tag == 0 {
+		return true // §8.5.1 A: handled by handleInit
+	}
+	if (typ == wire.ChunkAbort || typ == wire.ChunkShutdownComplete) && flags&wire.FlagT != 0 {
+		return tag == a.peerTag && a.peerTag != 0
+	}
+	return false
+}
+
+// receiveChunks processes the chunks of one packet. mu is held.
+func (a *Association) receiveChunks(chunks []byte, bp *[]byte, now time.Time) bool {
+	it := wire.NewChunkIter(chunks)
+	refs := false
+	hadData := false
+	for c, ok := it.Next(); ok && a.state != StateClosed; c, ok = it.Next() {
+		switch c.Type {
+		case wire.ChunkData:
+			hadData = true
+			if a.handleData(c, now) {
+				refs = true
+			}
+		case wire.ChunkSACK:
+			a.handleSACK(c, now)
+		case wire.ChunkHeartbeat:
+			a.handleHeartbeat(c)
+		case wire.ChunkHeartbeatAck:
+			a.handleHeartbeatAck(c, now)
+		case wire.ChunkInitAck:
+			a.handleInitAck(c, now)
+		case wire.ChunkCookieEcho:
+			a.handleCookieEcho(c, now)
+		case wire.ChunkCookieAck:
+			if a.state == StateCookieEchoed {
+				a.timers.Stop(TimerT1Cookie)
+				a.establish(now)
+			}
+		case wire.ChunkInit:
+			a.handleInit(c, now)
+			return false // §3.3.2: an INIT is alone in its packet
+		case wire.ChunkAbort:
+			ab, _ := wire.ParseAbort(c)
+			a.terminate(&AbortError{Reason: describeCauses(ab.Causes)})
+		case wire.ChunkShutdown:
+			a.handleShutdown(c, now)
+		case wire.ChunkShutdownAck:
+			a.handleShutdownAck(now)
+		case wire.ChunkShutdownComplete:
+			if a.state == StateShutdownAckSent {
+				a.terminate(nil)
+			}
+		case wire.ChunkError:
+			a.handleError(c, now)
+		case wire.ChunkReconfig:
+			a.handleReconfig(c)
+		default:
+			if !a.unknownChunk(c) {
+				goto done // §3.2: the rest of the packet is discarded
+			}
+		}
+	}
+	if it.Err() != nil {
+		a.stats.badChunks++
+	}
+done:
+	if a.state == StateClosed {
+		a.dq.commit(nil, false)
+		return false
+	}
+	kept := a.dq.commit(bp, refs)
+	if hadData {
+		a.rt.EndPacket(now)
+		if a.state == StateShutdownSent {
+			// §9.2: DATA in SHUTDOWN-SENT is answered at once with a SACK
+			// and the SHUTDOWN again, and T2 restarts.
+			a.ctrl = a.appendSACK(a.ctrl)
+			a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
+			a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+		}
+	}
+	a.transmit(now)
+	return kept
+}
+
+// unknownChunk applies the action bits of an unrecognized chunk type
+// (RFC 9260 §3.2) and reports whether to go on with the packet.
+func (a *Association) unknownChunk(c wire.Chunk) bool {
+	act := c.Type.Action()
+	if act.Report() && a.peerTag != 0 {
+		cause := wire.AppendCauseUnrecognizedChunk(nil, c)
+		a.ctrl = (&wire.ErrorChunk{Causes: cause}).Append(a.ctrl)
+	}
+	return act.Skip()
+}
+
+// handleData takes one DATA chunk (RFC 9260 §6.2, §6.5, §6.9). It reports
+// whether a message queued for delivery points into the packet.
+func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
+	switch a.state {
+	case StateEstablished, StateShutdownPending, StateShutdownSent:
+	default:
+		return false // §9.2: no new DATA after the peer's SHUTDOWN
+	}
+	d, err := wire.ParseData(c)
+	if err != nil {
+		a.stats.badChunks++
+		if errors.Is(err, wire.ErrNoUserData) && len(c.Value) >= 4 {
+			// §6.2: a DATA chunk without user data aborts the association.
+			tsn := binary.BigEndian.Uint32(c.Value)
+			a.abortLocked(wire.AppendCauseNoUserData(nil, tsn),
+				&AbortError{Local: true, Reason: "DATA chunk without user data", Cause: ErrProtocolViolation})
+		}
+		return false
+	}
+	a.stats.dataRecv++
+	if a.rt.Received(d.TSN) {
+		a.rt.Observe(d.TSN)
+		a.stats.dupTSNs++
+		return false
+	}
+	n := len(d.UserData)
+	e := a.dq.begin()
+	if e == nil || (int(a.rwnd()) < n && d.TSN != a.rt.CumTSN()+1) || !a.rs.Admit(&d, a.rejectHeld) {
+		// §6.2: no room; the chunk is dropped unacknowledged. The next
+		// in-sequence TSN is taken beyond the window so that the
+		// association always progresses.
+		a.stats.rxDropped++
+		return false
+	}
+	if a.rt.Observe(d.TSN) != RecvNew {
+		return false
+	}
+	if d.Immediate {
+		a.rt.RequestImmediate()
+	}
+	now2, err := a.rs.Push(&d)
+	switch {
+	case errors.Is(err, ErrInvalidStream):
+		// §6.5: acknowledged, discarded, and reported.
+		a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCauseInvalidStream(nil, d.StreamID)}).Append(a.ctrl)
+		return false
+	case err != nil:
+		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(err.Error())),
+			&AbortError{Local: true, Reason: err.Error(), Cause: ErrProtocolViolation})
+		return false
+	}
+	refs := false
+	if now2 {
+		e.msgs = append(e.msgs, rxMsg{sid: d.StreamID, ppid: d.PPID, data: d.UserData})
+		a.rxQueued += n
+		a.stats.userMsgsRecv++
+		refs = true
+	}
+	for m, ok := a.rs.Next(); ok; m, ok = a.rs.Next() {
+		e.msgs = append(e.msgs, rxMsg{sid: m.StreamID, ppid: m.PPID, data: m.Data})
+		a.rxQueued += len(m.Data)
+		a.stats.userMsgsRecv++
+	}
+	return refs
+}
+
+// rejectHeld is the Reassembler's renege hook (§6.2 zero window).
+func (a *Association) rejectHeld(tsn uint32) { a.rt.Renege(tsn) }
+
+// handleSACK applies a SACK (RFC 9260 §6.2.1, §6.3.2, §7.2). mu is held.
+func (a *Association) handleSACK(c wire.Chunk, now time.Time) {
+	s, err := wire.ParseSACK(c, a.rxGaps[:0], a.rxDups[:0])
+	if err != nil {
+		a.stats.badChunks++
+		return
+	}
+	a.rxGaps, a.rxDups = s.Gaps[:0], s.Dups[:0]
+	a.stats.sacksRecv++
+	a.applyAck(s.CumTSNAck, s.Gaps, s.Dups, s.ARwnd, now)
+}
+
+// applyAck applies a Cumulative TSN Ack with its gaps (a SACK, or the
+// Cumulative TSN Ack of a SHUTDOWN). mu is held.
+func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint32, arwnd uint32, now time.Time) {
+	if a.oq == nil {
+		return
+	}
+	oldCum := a.oq.CumTSN()
+	_, inFR := a.cc.InFastRecovery()
+	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
+	switch res.Status {
+	case SACKStale:
+		return
+	case SACKInvalid:
+		if TSNGreaterEq(cum, a.oq.NextTSN()) {
+			// §6.2.1: acknowledging a TSN never sent; RFC 9260 lets the
+			// receiver abort (Linux does, with a Protocol Violation).
+			a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte("SACK of a TSN not sent")),
+				&AbortError{Local: true, Reason: "SACK of a TSN not sent", Cause: ErrProtocolViolation})
+		}
+		a.stats.badChunks++
+		return
+	}
+	freed := false
+	for tsn := oldCum + 1; TSNLessEq(tsn, cum); tsn++ {
+		i := a.oq.slot(tsn)
+		if c := a.sent[i]; c.buf != nil {
+			a.sndBuffered -= cap(*c.buf)
+			putBuf(c.buf)
+			a.sent[i] = txChunk{}
+			freed = true
+		}
+	}
+	a.cc.OnAck(res.Ack)
+	if res.RTTValid {
+		a.rto.Observe(res.RTT)
+	}
+	if res.Ack.AckedBytes > 0 {
+		a.errCount = 0 // §8.1, §8.3: the peer is alive
+	}
+	if res.MarkedBytes > 0 {
+		a.cc.OnRetransmitMarked(res.MarkedBytes)
+	}
+	if res.FastRetransmit {
+		if a.cc.OnFastRetransmit(res.HighestOutstanding) {
+			a.stats.fastRetrans++
+		}
+		a.fastRtx = true
+	}
+	switch {
+	case a.oq.Len() == 0:
+		a.timers.Stop(TimerT3Rtx) // §6.3.2 R2
+	case res.Ack.CumAdvanced:
+		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // R3
+	case res.Reneged && !a.timers.Running(TimerT3Rtx):
+		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
+	}
+	if freed {
+		a.space.Broadcast()
+	}
+	a.checkShutdown(now)
+}
+
+// handleHeartbeat answers a HEARTBEAT with its info (RFC 9260 §8.3).
+func (a *Association) handleHeartbeat(c wire.Chunk) {
+	hb, err := wire.ParseHeartbeat(c)
+	if err != nil || a.peerTag == 0 {
+		a.stats.badChunks++
+		return
+	}
+	ack := wire.Heartbeat{Ack: true, Info: hb.Info}
+	if len(a.ctrl)+ack.Len() > a.maxPacket-wire.HeaderLen {
+		return
+	}
+	a.ctrl = ack.Append(a.ctrl)
+}
+
+// heartbeatInfoLen: the nonce and the send time.
+const heartbeatInfoLen = 16
+
+// handleHeartbeatAck takes the answer to our HEARTBEAT: the peer is alive,
+// and the round trip is an RTT measurement (RFC 9260 §8.3).
+func (a *Association) handleHeartbeatAck(c wire.Chunk, now time.Time) {
+	hb, err := wire.ParseHeartbeat(c)
+	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != a.hbNonce || !a.hbPending {
+		return
+	}
+	a.hbPending = false
+	a.errCount = 0
+	sent := time.Unix(0, int64(binary.BigEndian.Uint64(hb.Info[8:])))
+	if rtt := now.Sub(sent); rtt >= 0 {
+		a.rto.Observe(rtt)
+	}
+}
+
+// handleShutdown takes the peer's SHUTDOWN (RFC 9260 §9.2).
+func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
+	sd, err := wire.ParseShutdown(c)
+	if err != nil {
+		a.stats.badChunks++
+		return
+	}
+	switch a.state {
+	case StateEstablished, StateShutdownPending:
+		a.state = StateShutdownReceived
+		a.space.Broadcast()
+		if !a.timers.Running(TimerT5ShutdownGuard) {
+			a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
+		}
+	case StateShutdownSent:
+		// Both ends sent SHUTDOWN: answer with SHUTDOWN ACK (§9.2).
+		a.timers.Stop(TimerT2Shutdown)
+		a.state = StateShutdownReceived
+	case StateShutdownReceived:
+	default:
+		return
+	}
+	a.applyAck(sd.CumTSNAck, nil, nil, uint32(a.cc.Rwnd()+a.cc.Flight()), now)
+	a.checkShutdown(now)
+}
+
+// handleShutdownAck completes a shutdown we started (RFC 9260 §9.2).
+func (a *Association) handleShutdownAck(now time.Time) {
+	switch a.state {
+	case StateShutdownSent, StateShutdownAckSent:
+		a.sendChunks(wire.ShutdownComplete{}.Append(a.ctrl[:0]))
+		a.terminate(nil)
+	}
+}
+
+// checkShutdown moves a shutdown on once everything sent is acknowledged
+// (RFC 9260 §9.2). mu is held.
+func (a *Association) checkShutdown(now time.Time) {
+	if a.pendHead < len(a.pend) || (a.oq != nil && a.oq.Len() > 0) {
+		return
+	}
+	switch a.state {
+	case StateShutdownPending:
+		a.state = StateShutdownSent
+		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
+		a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+		a.timers.Stop(TimerHeartbeat)
+		a.errCount = 0
+	case StateShutdownReceived:
+		a.state = StateShutdownAckSent
+		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
+		a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+		a.timers.Stop(TimerHeartbeat)
+		a.errCount = 0
+	}
+}
+
+// handleError takes an ERROR chunk (RFC 9260 §3.3.10). A Stale Cookie in
+// COOKIE-ECHOED restarts the association start (§5.2.6); other causes
+// are counted.
+func (a *Association) handleError(c wire.Chunk, now time.Time) {
+	e, err := wire.ParseError(c)
+	if err != nil {
+		return
+	}
+	it := e.CauseIter()
+	for cause, ok := it.Next(); ok; cause, ok = it.Next() {
+		if cause.Code == wire.CauseStaleCookie && a.state == StateCookieEchoed {
+			a.timers.Stop(TimerT1Cookie)
+			a.state = StateCookieWait
+			a.sendInit(now)
+			return
+		}
+	}
+}
+
+// handleReconfig answers a peer's RE-CONFIG (RFC 6525). The stack never
+// needs to reset a stream itself: DDP reuses stream identifiers without
+// it (RFC 5043 §6), and every message is unordered, so an Outgoing SSN
+// Reset Request is acknowledged as performed (§5.2.2).
+func (a *Association) handleReconfig(c wire.Chunk) {
+	resp, ok := reconfigResponse(c.Value, a.ctrl)
+	if !ok {
+		a.stats.badChunks++
+		return
+	}
+	a.ctrl = resp
+}
+
+// handleInit answers an INIT received on an existing association (RFC
+// 9260 §5.2). In COOKIE-WAIT and COOKIE-ECHOED (an INIT collision,
+// §5.2.1) and once established (§5.2.2) the answer is an INIT ACK; this
+// stack, built for DDP sessions that a new association replaces anyway,
+// does not restart an association in place: the INIT ACK carries a
+// cookie for a new association (Tie-Tags zero), and the peer's COOKIE
+// ECHO, with a tag this association does not know, reaches the listener
+// as a new association once this one is gone. Until then the peer gets
+// an ABORT for the old association.
+func (a *Association) handleInit(c wire.Chunk, now time.Time) {
+	in, err := wire.ParseInit(c)
+	if err != nil {
+		return
+	}
+	switch a.state {
+	case StateCookieWait, StateCookieEchoed:
+		// §5.2.1: both sides sent INIT. Reply with an INIT ACK carrying
+		// our original tag and TSN, so the peer can complete with ours;
+		// our own INIT stays outstanding.
+		a.collisionInitAck(&in, now)
+	default:
+		// §5.2.2 and §5.2.4 case A: a restarted peer. The old
+		// association cannot be resumed: it ends with an ABORT, and the
+		// peer's next INIT reaches the listener.
+		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte("peer restarted")),
+			&AbortError{Reason: "the peer restarted the association (INIT on an established association)"})
+	}
+}
+
+// describeState is for errors and logs.
+func (a *Association) describeState() string { return fmt.Sprintf("%s", a.state) }
+
+// reconfigResponse builds the answer to a RE-CONFIG chunk's requests
+// (RFC 6525 §5.2): an Outgoing SSN Reset Request is performed (every
+// message is unordered: no SSN to reset, §5.2.2), an Incoming SSN Reset
+// Request has nothing to do (our SSNs are never used, §5.2.3), and the
+// requests this stack does not implement (SSN/TSN reset, adding streams)
+// are denied (§5.2.4-§5.2.6). It appends to dst and reports false for a
+// malformed chunk.
+func reconfigResponse(value []byte, dst []byte) ([]byte, bool) {
+	var rs [2]wire.ReconfigResponse
+	n := 0
+	err := wire.ParseReconfig(wire.Chunk{Type: wire.ChunkReconfig, Value: value}, func(r wire.ReconfigRequest) {
+		if n == len(rs) {
+			return
+		}
+		res := wire.ReconfigDenied
+		switch r.Type {
+		case wire.ParamOutgoingSSNReset:
+			res = wire.ReconfigSuccessPerformed
+		case wire.ParamIncomingSSNReset:
+			res = wire.ReconfigSuccessNothing
+		}
+		rs[n] = wire.ReconfigResponse{SeqNum: r.SeqNum, Result: res}
+		n++
+	}, nil)
+	if err != nil {
+		return dst, false
+	}
+	if n == 0 {
+		return dst, true
+	}
+	return wire.AppendReconfigResponses(dst, rs[:n]...), true
+}

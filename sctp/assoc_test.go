@@ -1,0 +1,153 @@
+package sctp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type rxRec struct {
+	mu   sync.Mutex
+	msgs []rxCopy
+	got  chan struct{}
+	done chan error
+}
+
+type rxCopy struct {
+	sid  uint16
+	ppid uint32
+	b    []byte
+}
+
+func newRec() *rxRec { return &rxRec{got: make(chan struct{}, 1<<16), done: make(chan error, 1)} }
+
+func (r *rxRec) fn(sid uint16, ppid uint32, b []byte) {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, rxCopy{sid, ppid, bytes.Clone(b)})
+	r.mu.Unlock()
+	r.got <- struct{}{}
+}
+
+func (r *rxRec) wait(t *testing.T, n int) []rxCopy {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		r.mu.Lock()
+		if len(r.msgs) >= n {
+			out := append([]rxCopy(nil), r.msgs...)
+			r.mu.Unlock()
+			return out
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.got:
+		case <-deadline:
+			t.Fatalf("waited for %d messages", n)
+		}
+	}
+}
+
+func (r *rxRec) end(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("no end")
+		return nil
+	}
+}
+
+// pair returns a dialed and an accepted association over loopback.
+func pair(t *testing.T, cfg *Config) (cli, srv *Association, cr, sr *rxRec) {
+	t.Helper()
+	l, err := Listen("udp4", "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	acc := make(chan *Association, 1)
+	go func() {
+		a, err := l.Accept(ctx)
+		assert.NoError(t, err)
+		acc <- a
+	}()
+	cli, err = Dial(ctx, "udp4", l.Addr().String(), cfg)
+	require.NoError(t, err)
+	srv = <-acc
+	require.NotNil(t, srv)
+	cr, sr = newRec(), newRec()
+	cli.Start(cr.fn, func(err error) { cr.done <- err })
+	srv.Start(sr.fn, func(err error) { sr.done <- err })
+	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
+	return cli, srv, cr, sr
+}
+
+func TestAssociation_EstablishExchangeClose(t *testing.T) {
+	cli, srv, cr, sr := pair(t, nil)
+	ad, ok := srv.PeerAdaptation()
+	assert.True(t, ok)
+	assert.EqualValues(t, 1, ad, "RFC 5043 §5.1: the DDP indication")
+	out, in := cli.NumStreams()
+	assert.Equal(t, DefaultStreams, out)
+	assert.Equal(t, DefaultStreams, in)
+
+	require.NoError(t, cli.WriteMsg(3, 16, []byte("hello "), []byte("world")))
+	require.NoError(t, srv.WriteMsg(7, 17, []byte("back")))
+	got := sr.wait(t, 1)
+	assert.Equal(t, rxCopy{3, 16, []byte("hello world")}, got[0])
+	got = cr.wait(t, 1)
+	assert.Equal(t, rxCopy{7, 17, []byte("back")}, got[0])
+
+	// Large and fragmented messages arrive whole.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 70000/16)
+	require.NoError(t, cli.WriteMsg(1, 16, big))
+	got = sr.wait(t, 2)
+	assert.Equal(t, big, got[1].b)
+
+	require.NoError(t, cli.Close())
+	assert.NoError(t, sr.end(t), "graceful close reaches the peer as nil")
+	assert.NoError(t, cr.end(t))
+	assert.Equal(t, StateClosed, srv.State())
+	assert.ErrorIs(t, cli.WriteMsg(0, 16, []byte("x")), ErrClosed)
+}
+
+func TestAssociation_Errors(t *testing.T) {
+	cli, srv, _, sr := pair(t, &Config{Streams: 8})
+	assert.ErrorIs(t, cli.WriteMsg(8, 16, []byte("x")), ErrStreamRange)
+	assert.ErrorIs(t, cli.WriteMsg(0, 16), ErrEmptyMessage)
+	require.NoError(t, cli.Abort())
+	err := sr.end(t)
+	assert.ErrorIs(t, err, ErrAborted)
+	var ae *AbortError
+	require.True(t, errors.As(err, &ae))
+	assert.False(t, ae.Local)
+	assert.ErrorIs(t, srv.WriteMsg(0, 16, []byte("x")), ErrClosed)
+}
+
+func TestAssociation_Bulk(t *testing.T) {
+	cli, _, _, sr := pair(t, nil)
+	const n = 2000
+	msg := make([]byte, 60000)
+	go func() {
+		for i := 0; i < n; i++ {
+			msg[0] = byte(i)
+			if err := cli.WriteMsg(uint16(i%16), 16, msg); err != nil {
+				return
+			}
+		}
+	}()
+	got := sr.wait(t, n)
+	for i, m := range got {
+		assert.Len(t, m.b, len(msg))
+		_ = i
+	}
+	st := cli.Stats()
+	t.Logf("stats %+v", st)
+}

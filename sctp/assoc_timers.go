@@ -1,0 +1,146 @@
+package sctp
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// onTimer runs when the association's OS timer fires: every expired
+// protocol timer is handled, then the timer is armed for the next.
+func (a *Association) onTimer() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	a.timerArmed = false
+	if a.state == StateClosed {
+		return
+	}
+	exp := a.timers.Expired(now)
+	for id, rest, ok := exp.Pop(); ok && a.state != StateClosed; id, rest, ok = rest.Pop() {
+		switch id {
+		case TimerT1Init:
+			a.t1Expired(now, false)
+		case TimerT1Cookie:
+			a.t1Expired(now, true)
+		case TimerT3Rtx:
+			a.t3Expired(now)
+		case TimerT2Shutdown:
+			a.t2Expired(now)
+		case TimerT5ShutdownGuard:
+			// §9.2: the shutdown did not complete in time.
+			a.abortLocked(nil, &AbortError{Local: true, Reason: "shutdown not completed (T5-shutdown-guard)", Cause: ErrPeerUnresponsive})
+		case TimerHeartbeat:
+			a.heartbeatDue(now)
+		case TimerDelayedAck:
+			// transmit below sends the SACK that is now due.
+		}
+	}
+	if a.state == StateClosed {
+		return
+	}
+	a.transmit(now)
+}
+
+// t1Expired retransmits the INIT or the COOKIE ECHO with a doubled RTO,
+// until Max.Init.Retransmits (RFC 9260 §5.1.6).
+func (a *Association) t1Expired(now time.Time, cookie bool) {
+	a.initRetries++
+	if a.initRetries > a.cfg.MaxInitRetrans {
+		what := "INIT"
+		if cookie {
+			what = "COOKIE ECHO"
+		}
+		a.terminate(&handshakeError{what: what, retries: a.cfg.MaxInitRetrans})
+		return
+	}
+	a.rto.Backoff()
+	if cookie {
+		a.sendCookieEcho(now)
+	} else {
+		a.sendInit(now)
+	}
+}
+
+// t3Expired applies a T3-rtx expiry (RFC 9260 §6.3.3 E1-E3): the window
+// closes to one packet, the RTO doubles, every outstanding chunk is
+// marked for retransmission, and the error counter grows (§8.1).
+func (a *Association) t3Expired(now time.Time) {
+	if a.oq == nil || a.oq.Len() == 0 {
+		return
+	}
+	a.stats.t3Expiries++
+	if a.countError() {
+		return
+	}
+	a.cc.OnT3Timeout()
+	a.rto.Backoff()
+	a.cc.OnRetransmitMarked(a.oq.MarkAllForRetransmit())
+	a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
+}
+
+// t2Expired retransmits SHUTDOWN or SHUTDOWN ACK (RFC 9260 §9.2).
+func (a *Association) t2Expired(now time.Time) {
+	if a.countError() {
+		return
+	}
+	a.rto.Backoff()
+	switch a.state {
+	case StateShutdownSent:
+		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
+	case StateShutdownAckSent:
+		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
+	default:
+		return
+	}
+	a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+}
+
+// countError counts a retransmission or HEARTBEAT without answer; past
+// Association.Max.Retrans the peer is unreachable and the association is
+// aborted (RFC 9260 §8.1). It reports whether that happened.
+func (a *Association) countError() bool {
+	a.errCount++
+	if a.errCount <= a.cfg.MaxRetrans {
+		return false
+	}
+	a.abortLocked(nil, &AbortError{Local: true, Cause: ErrPeerUnresponsive,
+		Reason: "peer unresponsive: Association.Max.Retrans exceeded"})
+	return true
+}
+
+// restartHeartbeat schedules the next HEARTBEAT: RTO + HB.interval, with
+// a jitter of ±50% of the RTO (RFC 9260 §8.3). mu is held.
+func (a *Association) restartHeartbeat(now time.Time) {
+	if a.cfg.HeartbeatInterval < 0 {
+		return
+	}
+	rto := a.rto.RTO()
+	jitter := time.Duration(rand.Int64N(int64(rto)+1)) - rto/2
+	a.timers.SetAfter(TimerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
+}
+
+// heartbeatDue sends a HEARTBEAT to an idle peer and counts one that went
+// unanswered (RFC 9260 §8.3). While DATA is outstanding the T3-rtx timer
+// watches the peer, and no HEARTBEAT is sent.
+func (a *Association) heartbeatDue(now time.Time) {
+	defer a.restartHeartbeat(now)
+	if a.hbPending {
+		a.hbPending = false
+		if a.countError() {
+			return
+		}
+	}
+	if a.oq != nil && a.oq.Len() > 0 {
+		return
+	}
+	a.hbNonce = rand.Uint64()
+	var info [heartbeatInfoLen]byte
+	binary.BigEndian.PutUint64(info[:], a.hbNonce)
+	binary.BigEndian.PutUint64(info[8:], uint64(now.UnixNano()))
+	a.ctrl = (&wire.Heartbeat{Info: info[:]}).Append(a.ctrl)
+	a.hbPending = true
+	a.stats.heartbeats++
+}

@@ -1,0 +1,275 @@
+package sctp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// directChunk is the size from which a DATA chunk that starts a packet is
+// sent from its own buffer (the common header written in the room before
+// it) instead of being copied into the packet buffer.
+const directChunk = 1024
+
+// maxGapBlocks bounds the Gap Ack Blocks of one SACK.
+const maxGapBlocks = 256
+
+// WriteMsg sends the concatenation of parts as one unordered user message
+// (U=1; RFC 5043 §10 sends every DDP segment unordered) on stream sid with
+// the given PPID (host order). A message longer than MaxMessage is
+// fragmented (RFC 9260 §6.9). WriteMsg blocks while the send buffer is
+// full; it returns ErrClosed (wrapped) once the association has ended or
+// is shutting down, ErrStreamRange for sid beyond the outbound streams and
+// ErrEmptyMessage for no octets. parts are not retained.
+func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+	total := 0
+	for _, p := range parts {
+		total += len(p)
+	}
+	if total == 0 {
+		return ErrEmptyMessage
+	}
+	frag := a.MaxMessage()
+	nfrag := (total + frag - 1) / frag
+
+	// Check what can be checked without marshalling.
+	a.mu.Lock()
+	if err := a.writable(sid); err != nil {
+		a.mu.Unlock()
+		return err
+	}
+	a.mu.Unlock()
+
+	// Marshal the chunks outside the lock: DATA header (TSN later), user
+	// data, padding, each in a pooled buffer with room for the common
+	// header before it.
+	var one [1]txChunk
+	chunks := one[:0]
+	if nfrag > 1 {
+		chunks = make([]txChunk, 0, nfrag)
+	}
+	size := 0
+	pi, po := 0, 0 // position in parts
+	for f := 0; f < nfrag; f++ {
+		n := min(frag, total-f*frag)
+		bp := getBuf(wire.HeaderLen + wire.DataHeaderLen + n + 3)
+		d := wire.Data{Unordered: true, Beginning: f == 0, Ending: f == nfrag-1, StreamID: sid, PPID: ppid}
+		b := d.AppendHeader((*bp)[:wire.HeaderLen], n)
+		for need := n; need > 0; {
+			p := parts[pi][po:]
+			k := min(len(p), need)
+			b = append(b, p[:k]...)
+			need -= k
+			po += k
+			if po == len(parts[pi]) {
+				pi, po = pi+1, 0
+			}
+		}
+		b = wire.Pad(b)
+		chunks = append(chunks, txChunk{buf: bp, n: len(b) - wire.HeaderLen})
+		size += cap(*bp)
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if size > a.cfg.SendBuffer && nfrag > 1 {
+		releaseChunks(chunks)
+		return fmt.Errorf("%w: %d octets", ErrMessageTooLarge, total)
+	}
+	for {
+		if err := a.writable(sid); err != nil {
+			releaseChunks(chunks)
+			return err
+		}
+		if a.sndBuffered == 0 || a.sndBuffered+size <= a.cfg.SendBuffer {
+			break
+		}
+		a.space.Wait()
+	}
+	a.pend = append(a.pend, chunks...)
+	a.sndBuffered += size
+	a.stats.userMsgsSent++
+	a.transmit(time.Now())
+	return nil
+}
+
+func releaseChunks(cs []txChunk) {
+	for i := range cs {
+		putBuf(cs[i].buf)
+	}
+}
+
+// writable reports why a message cannot be queued now. mu is held.
+func (a *Association) writable(sid uint16) error {
+	switch a.state {
+	case StateEstablished:
+	case StateCookieWait, StateCookieEchoed:
+		// RFC 9260 §5.1 lets DATA wait for the association; the dialer
+		// returns only once it is established, so this is a misuse.
+		return fmt.Errorf("%w: not established", ErrClosed)
+	case StateClosed:
+		if a.err != nil {
+			return fmt.Errorf("%w: %w", ErrClosed, a.err)
+		}
+		return ErrClosed
+	default:
+		return fmt.Errorf("%w: shutting down (%s)", ErrClosed, a.state)
+	}
+	if a.closing {
+		return fmt.Errorf("%w: shutting down", ErrClosed)
+	}
+	if int(sid) >= a.outStreams {
+		return fmt.Errorf("%w: %d >= %d outbound streams", ErrStreamRange, sid, a.outStreams)
+	}
+	return nil
+}
+
+// canSendData reports whether DATA may be sent in the current state.
+func (a *Association) canSendData() bool {
+	switch a.state {
+	case StateEstablished, StateShutdownPending, StateShutdownReceived:
+		return true
+	}
+	return false
+}
+
+// transmit sends what may be sent now, bundled into as few packets as the
+// path allows (RFC 9260 §6.1, §6.10): control chunks and a SACK that is
+// due first, then DATA marked for retransmission (one packet regardless
+// of cwnd after a Fast Retransmit, §7.2.4 step 3; otherwise within cwnd,
+// §6.1 rule C), then new DATA within cwnd and the peer's window (rules A
+// and B). mu is held.
+func (a *Association) transmit(now time.Time) {
+	p := a.pkt[:wire.HeaderLen]
+	copy(p, a.hdr[:])
+	if len(a.ctrl) > 0 {
+		p = append(p, a.ctrl...)
+		a.ctrl = a.ctrl[:0]
+	}
+	if a.rt != nil && a.rt.SACKDue(now) {
+		p = a.appendSACK(p)
+	}
+	sentData := false
+	if a.oq != nil && a.canSendData() {
+		if a.fastRtx {
+			a.fastRtx = false
+			for tsn, _, ok := a.oq.FirstMarked(); ok; tsn, _, ok = a.oq.NextMarked(tsn) {
+				c := &a.sent[a.oq.slot(tsn)]
+				if len(p)+c.n > a.maxPacket && len(p) > wire.HeaderLen {
+					break
+				}
+				size, _ := a.oq.OnRetransmit(tsn, now)
+				a.cc.OnSend(size)
+				a.stats.retransmits++
+				p = a.addChunk(p, c)
+				sentData = true
+			}
+		}
+		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size); tsn, size, ok = a.oq.NextMarked(tsn) {
+			c := &a.sent[a.oq.slot(tsn)]
+			a.oq.OnRetransmit(tsn, now)
+			a.cc.OnSend(size)
+			a.stats.retransmits++
+			p = a.addChunk(p, c)
+			sentData = true
+		}
+		if a.oq.Marked() == 0 {
+			for a.pendHead < len(a.pend) && !a.oq.Full() {
+				c := a.pend[a.pendHead]
+				if !a.cc.CanSend(c.n) {
+					break
+				}
+				tsn, _ := a.oq.Add(c.n, now)
+				binary.BigEndian.PutUint32(c.chunk()[4:], tsn)
+				a.sent[a.oq.slot(tsn)] = c
+				a.pend[a.pendHead] = txChunk{}
+				a.pendHead++
+				a.cc.OnSend(c.n)
+				a.stats.dataSent++
+				p = a.addChunk(p, &c)
+				sentData = true
+			}
+			if a.pendHead == len(a.pend) {
+				a.pend, a.pendHead = a.pend[:0], 0
+			}
+		}
+	}
+	if len(p) > wire.HeaderLen {
+		wire.SetChecksum(p)
+		a.sendPacket(p)
+	}
+	a.pkt = p[:wire.HeaderLen]
+	if sentData {
+		a.lastDataSent = now
+		if !a.timers.Running(TimerT3Rtx) {
+			a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
+		}
+	}
+	if a.rt != nil {
+		if at, ok := a.rt.SACKDeadline(); ok {
+			if !a.timers.Running(TimerDelayedAck) {
+				a.timers.Set(TimerDelayedAck, at)
+			}
+		} else {
+			a.timers.Stop(TimerDelayedAck)
+		}
+	}
+	a.arm(now)
+}
+
+// addChunk adds one DATA chunk to the packet p, sending p first if the
+// chunk does not fit. A large chunk that starts a packet goes out from its
+// own buffer. It returns the packet being built. mu is held.
+func (a *Association) addChunk(p []byte, c *txChunk) []byte {
+	if len(p)+c.n > a.maxPacket && len(p) > wire.HeaderLen {
+		wire.SetChecksum(p)
+		a.sendPacket(p)
+		p = p[:wire.HeaderLen]
+	}
+	if len(p) == wire.HeaderLen && c.n >= directChunk {
+		b := (*c.buf)[:wire.HeaderLen+c.n]
+		copy(b, a.hdr[:])
+		wire.SetChecksum(b)
+		a.sendPacket(b)
+		return p
+	}
+	return append(p, c.chunk()...)
+}
+
+// rwnd returns the a_rwnd to advertise: the receive buffer less what is
+// held for reassembly and queued for the user (RFC 9260 §6.2).
+func (a *Association) rwnd() uint32 {
+	w := int(a.rs.Window()) - a.rxQueued
+	return uint32(max(w, 0))
+}
+
+// appendSACK appends a SACK of the current receive state (RFC 9260
+// §6.2, §3.3.4) to p. mu is held.
+func (a *Association) appendSACK(p []byte) []byte {
+	a.gaps = a.rt.AppendGapBlocks(a.gaps[:0], maxGapBlocks)
+	a.dups = a.rt.AppendDuplicates(a.dups[:0])
+	s := wire.SACK{CumTSNAck: a.rt.CumTSN(), ARwnd: a.rwnd(), Gaps: a.gaps, Dups: a.dups}
+	a.advRwnd = s.ARwnd
+	a.rt.SACKSent()
+	a.timers.Stop(TimerDelayedAck)
+	a.stats.sacksSent++
+	return s.Append(p)
+}
+
+// delivered returns octets handed to the user to the receive window, and
+// sends a window update when the window the peer knows of was below one
+// packet and has opened (RFC 9260 §6.2).
+func (a *Association) delivered(octets int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rxQueued -= octets
+	if a.rt == nil || a.state == StateClosed {
+		return
+	}
+	if int(a.advRwnd) < 2*a.maxPacket && int(a.rwnd()) >= 2*a.maxPacket {
+		a.ctrl = a.appendSACK(a.ctrl)
+		a.transmit(time.Now())
+	}
+}

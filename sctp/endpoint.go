@@ -1,0 +1,325 @@
+package sctp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// unmap returns ap with an IPv4-mapped address as IPv4 and no zone.
+func unmap(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
+}
+
+// transientReadError reports a socket error that leaves the socket usable:
+// an ICMP error reported on a connected UDP socket.
+func transientReadError(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EMSGSIZE)
+}
+
+// Dial starts an association to the SCTP-over-UDP endpoint at address
+// (network "udp", "udp4" or "udp6") from a UDP socket of its own, and
+// returns it once it is established (RFC 9260 §5.1: INIT, INIT ACK,
+// COOKIE ECHO, COOKIE ACK). It fails with ctx's error, or with an error
+// wrapping ErrHandshake or ErrAborted. cfg may be nil.
+func Dial(ctx context.Context, network, address string, cfg *Config) (*Association, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c = c.normalized()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	conn := nc.(*net.UDPConn)
+	raddr := unmap(conn.RemoteAddr().(*net.UDPAddr).AddrPort())
+	_ = conn.SetReadBuffer(8 << 20)
+	_ = conn.SetWriteBuffer(8 << 20)
+	out := func(b []byte) error { _, err := conn.Write(b); return err }
+	a := newAssociation(c, out, conn.LocalAddr(), conn.RemoteAddr(), c.maxPacketFor(raddr.Addr()))
+	a.peerAddr = raddr
+	a.localPort, a.peerPort = c.LocalPort, c.PeerPort
+	a.localTag, a.localInitialTSN = RandomTag(), RandomTag()
+	a.closeSocket = func() { _ = conn.Close() }
+	go readLoop(conn, a)
+
+	a.mu.Lock()
+	a.sendInit(time.Now())
+	a.mu.Unlock()
+	select {
+	case <-a.estab:
+	case <-ctx.Done():
+		_ = a.Abort()
+		return nil, ctx.Err()
+	}
+	a.mu.Lock()
+	st, aerr := a.state, a.err
+	a.mu.Unlock()
+	if st == StateClosed {
+		if aerr == nil {
+			aerr = ErrClosed
+		}
+		return nil, aerr
+	}
+	return a, nil
+}
+
+// readLoop reads the active side's own socket until it is closed.
+func readLoop(conn *net.UDPConn, a *Association) {
+	bp := getBuf(largeBuf)
+	for {
+		n, err := conn.Read(*bp)
+		if err != nil {
+			if transientReadError(err) {
+				continue
+			}
+			putBuf(bp)
+			a.mu.Lock()
+			if a.state != StateClosed {
+				a.terminate(fmt.Errorf("%w: socket: %w", ErrClosed, err))
+			}
+			a.mu.Unlock()
+			return
+		}
+		if a.receive((*bp)[:n], bp) {
+			bp = getBuf(largeBuf)
+		}
+	}
+}
+
+// Listener accepts associations on one UDP socket. Unauthenticated
+// packets go through a Responder: nothing is kept for a peer before its
+// valid COOKIE ECHO (RFC 9260 §5.1.3), and associations are capped in all
+// and per peer address.
+type Listener struct {
+	pc     *net.UDPConn
+	cfg    Config
+	resp   *Responder
+	accept chan *Association
+	done   chan struct{}
+
+	mu        sync.Mutex
+	assocs    map[netip.AddrPort]*Association
+	perIP     map[netip.Addr]int
+	accepting bool
+	closeOnce sync.Once
+	readDone  chan struct{}
+	lastKept  bool // read goroutine only
+}
+
+// Listen listens for associations over UDP on address (network "udp",
+// "udp4" or "udp6"). cfg may be nil.
+func Listen(network, address string, cfg *Config) (*Listener, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c = c.normalized()
+	laddr, err := net.ResolveUDPAddr(network, address)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := net.ListenUDP(network, laddr)
+	if err != nil {
+		return nil, err
+	}
+	_ = pc.SetReadBuffer(8 << 20)
+	_ = pc.SetWriteBuffer(8 << 20)
+	var ad uint32
+	if !c.NoAdaptation {
+		ad = c.Adaptation
+	}
+	l := &Listener{
+		pc:  pc,
+		cfg: c,
+		resp: NewResponder(ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
+			InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad,
+			AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan}),
+		accept:    make(chan *Association, c.Backlog),
+		done:      make(chan struct{}),
+		assocs:    make(map[netip.AddrPort]*Association),
+		perIP:     make(map[netip.Addr]int),
+		accepting: true,
+		readDone:  make(chan struct{}),
+	}
+	go l.readLoop()
+	return l, nil
+}
+
+// Addr returns the listening UDP address.
+func (l *Listener) Addr() net.Addr { return l.pc.LocalAddr() }
+
+// HandshakeStats returns the counters of unauthenticated traffic.
+func (l *Listener) HandshakeStats() HandshakeStats { return l.resp.Stats() }
+
+// Accept waits for the next established association.
+func (l *Listener) Accept(ctx context.Context) (*Association, error) {
+	select {
+	case a := <-l.accept:
+		return a, nil
+	case <-l.done:
+		return nil, fmt.Errorf("%w: listener closed", net.ErrClosed)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops accepting; associations not yet accepted are aborted, those
+// accepted carry on, and the socket closes with the last of them.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() {
+		close(l.done)
+		l.mu.Lock()
+		l.accepting = false
+		l.mu.Unlock()
+		for {
+			select {
+			case a := <-l.accept:
+				_ = a.Abort()
+				continue
+			default:
+			}
+			break
+		}
+		l.maybeCloseSocket()
+	})
+	return nil
+}
+
+func (l *Listener) maybeCloseSocket() {
+	l.mu.Lock()
+	idle := !l.accepting && len(l.assocs) == 0
+	l.mu.Unlock()
+	if idle {
+		_ = l.pc.Close()
+	}
+}
+
+// readLoop reads the listener's socket: packets of known peers go to their
+// association, the others to the Responder.
+func (l *Listener) readLoop() {
+	defer close(l.readDone)
+	bp := getBuf(largeBuf)
+	for {
+		n, from, err := l.pc.ReadFromUDPAddrPort(*bp)
+		if err != nil {
+			if transientReadError(err) {
+				continue
+			}
+			putBuf(bp)
+			l.mu.Lock()
+			as := make([]*Association, 0, len(l.assocs))
+			for _, a := range l.assocs {
+				as = append(as, a)
+			}
+			l.mu.Unlock()
+			for _, a := range as {
+				a.mu.Lock()
+				a.terminate(fmt.Errorf("%w: listener socket: %w", ErrClosed, err))
+				a.mu.Unlock()
+			}
+			return
+		}
+		from = unmap(from)
+		b := (*bp)[:n]
+		l.mu.Lock()
+		a := l.assocs[from]
+		accepting := l.accepting
+		l.mu.Unlock()
+		if a != nil {
+			if !a.tagMatches(b) && len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho {
+				// A COOKIE ECHO with another tag: the peer restarted and
+				// the old association is still here. It is left to end;
+				// the peer retransmits its COOKIE ECHO.
+				l.resp.CountForeignTag()
+				continue
+			}
+			if a.receive(b, bp) {
+				bp = getBuf(largeBuf)
+			}
+			continue
+		}
+		if !accepting {
+			continue
+		}
+		l.unknown(b, bp, from)
+		// unknown may hand the buffer to a new association.
+		if l.lastKept {
+			bp = getBuf(largeBuf)
+			l.lastKept = false
+		}
+	}
+}
+
+// tagMatches reports whether packet b carries the association's tag.
+func (a *Association) tagMatches(b []byte) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(b) >= wire.HeaderLen && uint32(b[4])<<24|uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]) == a.localTag
+}
+
+// unknown runs the stateless handshake for a packet from an unknown peer
+// and makes the association of a valid COOKIE ECHO.
+func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
+	send := func(p []byte) { _, _ = l.pc.WriteToUDPAddrPort(p, from) }
+	ck, rest, ok := l.resp.Unknown(b, from, send)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	full := len(l.assocs) >= l.cfg.MaxAssociations || l.perIP[from.Addr()] >= l.cfg.MaxAssociationsPerAddress
+	l.mu.Unlock()
+	if full {
+		l.resp.Refuse(&ck, send)
+		return
+	}
+	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
+	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.cfg.maxPacketFor(from.Addr()))
+	a.peerAddr = from
+	a.localPort, a.peerPort = ck.LocalPort, ck.PeerPort
+	a.localTag, a.localInitialTSN = ck.LocalVerificationTag, ck.LocalInitialTSN
+	a.verifyCookie = l.resp.VerifyCookieEcho
+	a.mu.Lock()
+	a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
+		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
+	a.mu.Unlock()
+	select {
+	case l.accept <- a:
+	default:
+		l.resp.CountBacklogFull() // the peer retransmits its COOKIE ECHO
+		a.timer.Stop()
+		return
+	}
+	l.mu.Lock()
+	l.assocs[from] = a
+	l.perIP[from.Addr()]++
+	l.mu.Unlock()
+	a.release = func() {
+		l.mu.Lock()
+		if l.assocs[from] == a {
+			delete(l.assocs, from)
+			if l.perIP[from.Addr()]--; l.perIP[from.Addr()] <= 0 {
+				delete(l.perIP, from.Addr())
+			}
+		}
+		l.mu.Unlock()
+		l.maybeCloseSocket()
+	}
+	l.resp.CountCookieOK()
+	now := time.Now()
+	a.mu.Lock()
+	a.establish(now)
+	a.ctrl = wire.CookieAck{}.Append(a.ctrl) // §5.1 step D, bundled with what follows
+	l.lastKept = a.receiveChunks(rest, bp, now)
+	a.mu.Unlock()
+}
