@@ -76,11 +76,15 @@ func benchPing(b *testing.B, llp string) {
 	b.ReportMetric(rdmaUS/rawUS, "ratio")
 }
 
-func BenchmarkWritePion64K(b *testing.B)   { benchOp(b, transport.SCTPPion, bench.TestWrite, 64<<10) }
-func BenchmarkReadPion64K(b *testing.B)    { benchOp(b, transport.SCTPPion, bench.TestRead, 64<<10) }
-func BenchmarkSendPion64K(b *testing.B)    { benchOp(b, transport.SCTPPion, bench.TestSend, 64<<10) }
-func BenchmarkWriteMPA64K(b *testing.B)    { benchOp(b, transport.MPA, bench.TestWrite, 64<<10) }
-func BenchmarkReadMPA64K(b *testing.B)     { benchOp(b, transport.MPA, bench.TestRead, 64<<10) }
-func BenchmarkSendMPA64K(b *testing.B)     { benchOp(b, transport.MPA, bench.TestSend, 64<<10) }
-func BenchmarkPingPongPion64(b *testing.B) { benchPing(b, transport.SCTPPion) }
-func BenchmarkPingPongMPA64(b *testing.B)  { benchPing(b, transport.MPA) }
+func BenchmarkWritePion64K(b *testing.B)     { benchOp(b, transport.SCTPPion, bench.TestWrite, 64<<10) }
+func BenchmarkReadPion64K(b *testing.B)      { benchOp(b, transport.SCTPPion, bench.TestRead, 64<<10) }
+func BenchmarkSendPion64K(b *testing.B)      { benchOp(b, transport.SCTPPion, bench.TestSend, 64<<10) }
+func BenchmarkWriteNative64K(b *testing.B)   { benchOp(b, transport.SCTPNative, bench.TestWrite, 64<<10) }
+func BenchmarkReadNative64K(b *testing.B)    { benchOp(b, transport.SCTPNative, bench.TestRead, 64<<10) }
+func BenchmarkSendNative64K(b *testing.B)    { benchOp(b, transport.SCTPNative, bench.TestSend, 64<<10) }
+func BenchmarkPingPongNative64(b *testing.B) { benchPing(b, transport.SCTPNative) }
+func BenchmarkWriteMPA64K(b *testing.B)      { benchOp(b, transport.MPA, bench.TestWrite, 64<<10) }
+func BenchmarkReadMPA64K(b *testing.B)       { benchOp(b, transport.MPA, bench.TestRead, 64<<10) }
+func BenchmarkSendMPA64K(b *testing.B)       { benchOp(b, transport.MPA, bench.TestSend, 64<<10) }
+func BenchmarkPingPongPion64(b *testing.B)   { benchPing(b, transport.SCTPPion) }
+func BenchmarkPingPongMPA64(b *testing.B)    { benchPing(b, transport.MPA) }

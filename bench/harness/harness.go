@@ -237,7 +237,7 @@ func newRaw(llp string) (rawPair, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return newRawPion(ctx, 0)
+	return newRawSCTP(ctx, llp, 0)
 }
 
 func gbps(b int64, d time.Duration) float64 { return float64(b) * 8 / d.Seconds() / 1e9 }

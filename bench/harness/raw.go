@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
@@ -25,12 +26,14 @@ type rawPair interface {
 	close()
 }
 
-// rawPion is the raw LLP of sctp-pion: sctpllp's pion transport, user
-// messages written with WriteMsg (pion's WriteSCTP) on one stream, each at
-// most MaxMessage octets so that, like DDP segments, none is fragmented.
-type rawPion struct {
-	ln     *sctpllp.PionListener
-	cl, sv *sctpllp.PionTransport
+// rawSCTP is the raw LLP of a userspace SCTP mode (sctp-pion or
+// sctp-native): sctpllp's transport, user messages written with WriteMsg
+// on one stream, each at most MaxMessage octets so that, like DDP
+// segments, none is fragmented.
+type rawSCTP struct {
+	name   string
+	ln     io.Closer
+	cl, sv sctpllp.Transport
 	got    atomic.Int64
 	want   atomic.Int64
 	echo   atomic.Bool
@@ -39,35 +42,57 @@ type rawPion struct {
 	wg     sync.WaitGroup
 }
 
-func newRawPion(ctx context.Context, mtu int) (*rawPion, error) {
-	cfg := sctpllp.PionConfig{MTU: mtu}
-	ln, err := sctpllp.ListenPion("127.0.0.1:0", cfg)
-	if err != nil {
-		return nil, err
+// newRawSCTP sets up the raw pair of llp (transport.SCTPPion or
+// transport.SCTPNative) on 127.0.0.1; mtu 0 is the mode's default.
+func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
+	var (
+		ln     io.Closer
+		addr   string
+		accept func(context.Context) (sctpllp.Transport, error)
+		dial   func(context.Context) (sctpllp.Transport, error)
+	)
+	if llp == transport.SCTPNative {
+		cfg := sctpllp.NativeConfig{MTU: mtu}
+		l, err := sctpllp.ListenNative("127.0.0.1:0", cfg)
+		if err != nil {
+			return nil, err
+		}
+		ln, addr = l, l.Addr().String()
+		accept = func(ctx context.Context) (sctpllp.Transport, error) { return l.Accept(ctx) }
+		dial = func(ctx context.Context) (sctpllp.Transport, error) { return sctpllp.DialNative(ctx, addr, cfg) }
+	} else {
+		cfg := sctpllp.PionConfig{MTU: mtu}
+		l, err := sctpllp.ListenPion("127.0.0.1:0", cfg)
+		if err != nil {
+			return nil, err
+		}
+		ln, addr = l, l.Addr().String()
+		accept = func(ctx context.Context) (sctpllp.Transport, error) { return l.Accept(ctx) }
+		dial = func(ctx context.Context) (sctpllp.Transport, error) { return sctpllp.DialPion(ctx, addr, cfg) }
 	}
-	r := &rawPion{ln: ln, arrive: make(chan struct{}, 1), echoQ: make(chan []byte, 64)}
+	r := &rawSCTP{name: llp, ln: ln, arrive: make(chan struct{}, 1), echoQ: make(chan []byte, 64)}
 	type res struct {
-		t   *sctpllp.PionTransport
+		t   sctpllp.Transport
 		err error
 	}
 	acc := make(chan res, 1)
 	go func() {
-		t, err := ln.Accept(ctx)
+		t, err := accept(ctx)
 		acc <- res{t, err}
 	}()
-	r.cl, err = sctpllp.DialPion(ctx, ln.Addr().String(), cfg)
+	cl, err := dial(ctx)
 	a := <-acc
 	if err != nil || a.err != nil {
-		if r.cl != nil {
-			_ = r.cl.Abort()
+		if err == nil {
+			_ = cl.Abort()
 		}
-		if a.t != nil {
+		if a.err == nil {
 			_ = a.t.Abort()
 		}
 		_ = ln.Close()
 		return nil, errors.Join(err, a.err)
 	}
-	r.sv = a.t
+	r.cl, r.sv = cl, a.t
 	r.sv.Start(func(sid uint16, ppid uint32, b []byte) {
 		if r.echo.Load() {
 			r.echoQ <- append([]byte(nil), b...)
@@ -96,7 +121,7 @@ func newRawPion(ctx context.Context, mtu int) (*rawPion, error) {
 	return r, nil
 }
 
-func (r *rawPion) throughput(size int, total int64) (time.Duration, error) {
+func (r *rawSCTP) throughput(size int, total int64) (time.Duration, error) {
 	r.echo.Store(false)
 	r.got.Store(0)
 	r.want.Store(total)
@@ -113,12 +138,12 @@ func (r *rawPion) throughput(size int, total int64) (time.Duration, error) {
 	select {
 	case <-r.arrive:
 	case <-time.After(60 * time.Second):
-		return 0, fmt.Errorf("raw pion: %d of %d octets arrived", r.got.Load(), total)
+		return 0, fmt.Errorf("raw %s: %d of %d octets arrived", r.name, r.got.Load(), total)
 	}
 	return time.Since(start), nil
 }
 
-func (r *rawPion) rtt(size, n int) ([]time.Duration, error) {
+func (r *rawSCTP) rtt(size, n int) ([]time.Duration, error) {
 	r.echo.Store(true)
 	select { // drop a stale arrival signal
 	case <-r.arrive:
@@ -134,14 +159,14 @@ func (r *rawPion) rtt(size, n int) ([]time.Duration, error) {
 		select {
 		case <-r.arrive:
 		case <-time.After(10 * time.Second):
-			return nil, errors.New("raw pion: echo lost")
+			return nil, fmt.Errorf("raw %s: echo lost", r.name)
 		}
 		out = append(out, time.Since(t0))
 	}
 	return out, nil
 }
 
-func (r *rawPion) close() {
+func (r *rawSCTP) close() {
 	_ = r.cl.Close()
 	_ = r.sv.Close()
 	close(r.echoQ)

@@ -92,12 +92,15 @@ func (l *Listener) AssocTotals() AssocTotals {
 	return tot
 }
 
-// HandshakeStats returns the sctp-pion listener's counters of its
+// HandshakeStats returns the userspace SCTP listener's counters of its
 // stateless handshake and of the unauthenticated packets it dropped or
 // answered (zero for the other LLPs).
 func (l *Listener) HandshakeStats() sctpllp.HandshakeStats {
-	if l.sctp == nil {
-		return sctpllp.HandshakeStats{}
+	switch {
+	case l.sctp != nil:
+		return l.sctp.HandshakeStats()
+	case l.native != nil:
+		return l.native.HandshakeStats()
 	}
-	return l.sctp.HandshakeStats()
+	return sctpllp.HandshakeStats{}
 }

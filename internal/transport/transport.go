@@ -33,12 +33,13 @@ import (
 // LLP names accepted by Options.LLP.
 const (
 	SCTPPion   = "sctp-pion"
+	SCTPNative = sctpllp.KindNative
 	SCTPKernel = "sctp-kernel"
 	MPA        = "mpa"
 )
 
 // LLPs lists the lower layers in the order the tool documents them.
-var LLPs = []string{SCTPPion, SCTPKernel, MPA}
+var LLPs = []string{SCTPPion, SCTPNative, SCTPKernel, MPA}
 
 // ErrUnknownLLP reports an Options.LLP that is none of LLPs.
 var ErrUnknownLLP = errors.New("transport: unknown lower layer")
@@ -49,13 +50,15 @@ var ErrRejected = errors.New("transport: peer rejected the session")
 
 // Options configure both ends. Zero fields take defaults.
 type Options struct {
-	// LLP is one of SCTPPion (default), SCTPKernel, MPA.
+	// LLP is one of SCTPPion (default), SCTPNative (the project's own
+	// userspace SCTP, package sctp), SCTPKernel, MPA.
 	LLP string
 	// IRD and ORD are this end's wishes, negotiated per stream by RFC 6581
 	// (MPA enhanced Request/Reply, SCTP Enhanced Initiate/Accept). 0: 16.
 	IRD, ORD int
-	// MTU is the path MTU for sctp-pion (0: sctpllp's default, 8192-octet
-	// packets on loopback).
+	// MTU is the path MTU for sctp-pion and sctp-native (0: their
+	// defaults: 8192-octet packets on loopback for pion, the loopback MTU
+	// for native).
 	MTU int
 	// Streams, for sctp-kernel, is the number of SCTP streams requested
 	// (0: enough for the dialled streams, at least 64).
@@ -88,10 +91,10 @@ func (o Options) llp() (string, error) {
 	switch o.LLP {
 	case "", SCTPPion:
 		return SCTPPion, nil
-	case SCTPKernel, MPA:
+	case SCTPNative, SCTPKernel, MPA:
 		return o.LLP, nil
 	}
-	return "", fmt.Errorf("%w %q (want %s, %s or %s)", ErrUnknownLLP, o.LLP, SCTPPion, SCTPKernel, MPA)
+	return "", fmt.Errorf("%w %q (want %s, %s, %s or %s)", ErrUnknownLLP, o.LLP, SCTPPion, SCTPNative, SCTPKernel, MPA)
 }
 
 func (o Options) endpointConfig() rdmap.EndpointConfig {
@@ -101,6 +104,14 @@ func (o Options) endpointConfig() rdmap.EndpointConfig {
 func (o Options) sctpConfig() sctpllp.Config {
 	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
 		LocalAddr: o.LocalAddr}}
+}
+
+func (o Options) nativeConfig(n int) sctpllp.NativeConfig {
+	s := o.Streams
+	if s != 0 {
+		s = max(s, n+1)
+	}
+	return sctpllp.NativeConfig{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}
 }
 
 func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
@@ -151,11 +162,18 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 	}
 	c := &Client{}
 	switch kind {
-	case SCTPPion, SCTPKernel:
+	case SCTPPion, SCTPNative, SCTPKernel:
 		var assoc *sctpllp.Association
-		if kind == SCTPPion {
+		switch kind {
+		case SCTPPion:
 			assoc, err = sctpllp.Dial(ctx, addr, o.sctpConfig())
-		} else {
+		case SCTPNative:
+			var t *sctpllp.NativeTransport
+			t, err = sctpllp.DialNative(ctx, addr, o.nativeConfig(n))
+			if err == nil {
+				assoc = sctpllp.NewAssociation(t, sctpllp.Config{})
+			}
+		default:
 			var t sctpllp.Transport
 			t, err = sctpllp.DialKernel(ctx, addr, o.kernelConfig(n))
 			if err == nil {
@@ -359,8 +377,9 @@ func PeerIP(a net.Addr) netip.Addr {
 type Listener struct {
 	kind string
 	o    Options
-	sctp *sctpllp.Listener
-	kern *sctpllp.KernelListener
+	sctp   *sctpllp.Listener
+	native *sctpllp.NativeListener
+	kern   *sctpllp.KernelListener
 	// tcp and mpaCfg: for mpa, a plain TCP listener; each connection runs
 	// its MPA Responder start-up (mpa.Server) in its own goroutine with a
 	// copy of mpaCfg whose Accept callback is bound to that connection.
@@ -382,6 +401,8 @@ func Listen(o Options, addr string) (*Listener, error) {
 	switch kind {
 	case SCTPPion:
 		l.sctp, err = sctpllp.Listen(addr, o.sctpConfig())
+	case SCTPNative:
+		l.native, err = sctpllp.ListenNative(addr, o.nativeConfig(0))
 	case SCTPKernel:
 		l.kern, err = sctpllp.ListenKernel(addr, o.kernelConfig(0))
 	case MPA:
@@ -412,6 +433,8 @@ func (l *Listener) Addr() string {
 	switch {
 	case l.sctp != nil:
 		return l.sctp.Addr()
+	case l.native != nil:
+		return l.native.Addr().String()
 	case l.kern != nil:
 		return l.kern.Addr().String()
 	}
@@ -439,7 +462,7 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 	for {
 		var err error
 		switch l.kind {
-		case SCTPPion, SCTPKernel:
+		case SCTPPion, SCTPNative, SCTPKernel:
 			var assoc *sctpllp.Association
 			assoc, err = l.acceptAssoc(ctx)
 			if err == nil {
@@ -534,7 +557,13 @@ func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error
 	if l.sctp != nil {
 		return l.sctp.Accept(ctx)
 	}
-	t, err := l.kern.Accept(ctx)
+	var t sctpllp.Transport
+	var err error
+	if l.native != nil {
+		t, err = l.native.Accept(ctx)
+	} else {
+		t, err = l.kern.Accept(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -585,6 +614,8 @@ func (l *Listener) close() {
 	switch {
 	case l.sctp != nil:
 		_ = l.sctp.Close()
+	case l.native != nil:
+		_ = l.native.Close()
 	case l.kern != nil:
 		_ = l.kern.Close()
 	default:
