@@ -1,10 +1,12 @@
 package sctp
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
@@ -77,6 +79,8 @@ type Association struct {
 	timerArmed bool
 	hbNonce    uint64
 	hbPending  bool
+	refused    int // ICMP port unreachable reports since the last packet from the peer
+	refusedErr error
 
 	// Association start (active side) and end.
 	initChunk    []byte
@@ -274,6 +278,25 @@ func (a *Association) sendPacket(b []byte) {
 	if err := a.out(b); err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			a.refused++
+			a.refusedErr = err
+		}
+	}
+}
+
+// portUnreachable takes an ICMP port unreachable reported on the active
+// side's connected socket: nobody listens at the peer's port any more (a
+// killed process). RFC 6951 §5.5 lets the ICMP reach SCTP; two with no
+// packet from the peer between them end the association, so that a single
+// stray or spoofed ICMP does not. mu is held.
+func (a *Association) portUnreachable(err error) {
+	if err != nil {
+		a.refused++
+		a.refusedErr = err
+	}
+	if a.refused >= 2 && a.state != StateClosed {
+		a.terminate(&AbortError{Reason: "peer port unreachable (ICMP): " + a.refusedErr.Error(), Cause: a.refusedErr})
 	}
 }
 

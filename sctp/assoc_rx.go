@@ -39,6 +39,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 		return false
 	}
 	a.stats.packetsRecv++
+	a.refused = 0
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }
 

@@ -217,6 +217,9 @@ func (a *Association) transmit(now time.Time) {
 		}
 	}
 	a.arm(now)
+	if a.refused >= 2 {
+		a.portUnreachable(nil)
+	}
 }
 
 // addChunk adds one DATA chunk to the packet p, sending p first if the

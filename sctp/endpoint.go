@@ -80,6 +80,12 @@ func readLoop(conn *net.UDPConn, a *Association) {
 	for {
 		n, err := conn.Read(*bp)
 		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				a.mu.Lock()
+				a.portUnreachable(err)
+				a.mu.Unlock()
+				continue
+			}
 			if transientReadError(err) {
 				continue
 			}

@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -83,9 +84,21 @@ type Config struct {
 	// By default the association is shut down once every stream that
 	// carried a session is closed or erroneous (RFC 5040 §7).
 	KeepIdle bool
-	// Pion configures the userspace backend used by Dial and Listen.
+	// Stack selects the userspace SCTP stack of Dial and Listen:
+	// StackPion (the default, github.com/pion/sctp) or StackNative (the
+	// project's own, package sctp).
+	Stack string
+	// Pion configures the pion backend.
 	Pion PionConfig
+	// Native configures the native backend.
+	Native NativeConfig
 }
+
+// Userspace SCTP stacks of Config.Stack.
+const (
+	StackPion   = "pion"
+	StackNative = "native"
+)
 
 func (c Config) withDefaults() Config {
 	if c.MaxPendingInitiates <= 0 {
@@ -185,10 +198,23 @@ func NewAssociation(t Transport, cfg Config) *Association {
 	return a
 }
 
-// Dial opens a pion SCTP association over UDP to raddr and runs the
-// adaptation on it.
+// ErrUnknownStack reports a Config.Stack that is neither StackPion nor
+// StackNative.
+var ErrUnknownStack = errors.New("sctpllp: unknown userspace SCTP stack")
+
+// Dial opens a userspace SCTP association over UDP to raddr (Config.Stack)
+// and runs the adaptation on it.
 func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
-	t, err := DialPion(ctx, raddr, cfg.Pion)
+	var t Transport
+	var err error
+	switch cfg.Stack {
+	case "", StackPion:
+		t, err = DialPion(ctx, raddr, cfg.Pion)
+	case StackNative:
+		t, err = DialNative(ctx, raddr, cfg.Native)
+	default:
+		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -198,24 +224,41 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
 // Listener accepts associations and runs the adaptation on each.
 type Listener struct {
 	pl  *PionListener
+	nl  *NativeListener
 	cfg Config
 }
 
-// Listen listens for pion SCTP associations over UDP on laddr.
+// Listen listens for userspace SCTP associations (Config.Stack) over UDP
+// on laddr.
 func Listen(laddr string, cfg Config) (*Listener, error) {
-	pl, err := ListenPion(laddr, cfg.Pion)
+	l := &Listener{cfg: cfg}
+	var err error
+	switch cfg.Stack {
+	case "", StackPion:
+		l.pl, err = ListenPion(laddr, cfg.Pion)
+	case StackNative:
+		l.nl, err = ListenNative(laddr, cfg.Native)
+	default:
+		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
+	if l.cfg.IdleTimeout == 0 {
+		l.cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	return &Listener{pl: pl, cfg: cfg}, nil
+	return l, nil
 }
 
 // Accept waits for the next association.
 func (l *Listener) Accept(ctx context.Context) (*Association, error) {
-	t, err := l.pl.Accept(ctx)
+	var t Transport
+	var err error
+	if l.nl != nil {
+		t, err = l.nl.Accept(ctx)
+	} else {
+		t, err = l.pl.Accept(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,14 +266,29 @@ func (l *Listener) Accept(ctx context.Context) (*Association, error) {
 }
 
 // Addr returns the listening address.
-func (l *Listener) Addr() string { return l.pl.Addr().String() }
+func (l *Listener) Addr() string {
+	if l.nl != nil {
+		return l.nl.Addr().String()
+	}
+	return l.pl.Addr().String()
+}
 
 // HandshakeStats returns the counters of the listener's stateless
-// handshake (see PionListener.HandshakeStats).
-func (l *Listener) HandshakeStats() HandshakeStats { return l.pl.HandshakeStats() }
+// handshake (see sctp.HandshakeStats).
+func (l *Listener) HandshakeStats() HandshakeStats {
+	if l.nl != nil {
+		return l.nl.HandshakeStats()
+	}
+	return l.pl.HandshakeStats()
+}
 
 // Close stops listening; accepted associations continue.
-func (l *Listener) Close() error { return l.pl.Close() }
+func (l *Listener) Close() error {
+	if l.nl != nil {
+		return l.nl.Close()
+	}
+	return l.pl.Close()
+}
 
 // Transport returns the underlying transport.
 func (a *Association) Transport() Transport { return a.t }

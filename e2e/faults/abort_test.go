@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
@@ -131,6 +133,30 @@ func TestPeerAbort_SCTP(t *testing.T) {
 	assert.True(t, errors.Is(aerr, sctp.ErrChunk) || errors.Is(aerr, syscall.ECONNREFUSED),
 		"association error names the ABORT or the unreachable peer: %v", aerr)
 	t.Logf("pion, peer ABORT: %v", res)
+}
+
+// TestPeerAbort_Native is TestPeerAbort_SCTP over the project's own SCTP
+// stack: the association's error is the peer's ABORT.
+func TestPeerAbort_Native(t *testing.T) {
+	leakCheck(t)
+	cfg := sctpllp.Config{Stack: sctpllp.StackNative}
+	addr, serverAssoc := pionServer(t, "127.0.0.1:0", cfg, here)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mgr := dialPion(t, ctx, addr, cfg, here)
+	loads := openStreams(t, ctx, mgr, faultStreams)
+	waitProgress(t, loads, progressLimit)
+	out := totalOutstanding(loads)
+	at := time.Now()
+	require.NoError(t, serverAssoc().Abort())
+	res := finish(t, loads, at, out, flushLimit)
+	checkAssociationLost(t, mgr, loads)
+	aerr := mgr.Association().Err()
+	assert.ErrorIs(t, aerr, llp.ErrAborted)
+	var ae *nsctp.AbortError
+	require.ErrorAs(t, aerr, &ae, "the peer's ABORT: %v", aerr)
+	assert.False(t, ae.Local)
+	t.Logf("native, peer ABORT: %v", res)
 }
 
 // TestPeerReset_TCP: the peer resets the TCP connection (SO_LINGER 0, then

@@ -18,15 +18,16 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
-// childEnv selects the role of a re-executed test binary: childPion or
-// childMPA. The child listens on 127.0.0.1, prints "ADDR host:port" on
+// childEnv selects the role of a re-executed test binary: childPion,
+// childNative or childMPA. The child listens on 127.0.0.1, prints "ADDR host:port" on
 // stdout, serves one association or connection with a server, and runs
 // until it is killed or its stdin closes (so that a child never outlives a
 // parent that died).
 const (
-	childEnv  = "FAULTS_CHILD"
-	childPion = "pion"
-	childMPA  = "mpa"
+	childEnv    = "FAULTS_CHILD"
+	childPion   = "pion"
+	childNative = "native"
+	childMPA    = "mpa"
 )
 
 // childServer sizes the child's server: 1 KiB Sends, 1024 receives kept
@@ -45,8 +46,8 @@ func runChild(role string) int {
 	}
 	ctx := context.Background()
 	switch role {
-	case childPion:
-		ln, err := sctpllp.Listen("127.0.0.1:0", sctpllp.Config{})
+	case childPion, childNative:
+		ln, err := sctpllp.Listen("127.0.0.1:0", sctpllp.Config{Stack: role})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 2

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
@@ -55,7 +56,8 @@ var (
 func TestImpairedLink(t *testing.T) {
 	for _, p := range profiles {
 		t.Run(p.Name, func(t *testing.T) {
-			t.Run("Pion", func(t *testing.T) { impairedPion(t, p) })
+			t.Run("Pion", func(t *testing.T) { impairedPion(t, p, sctpllp.StackPion) })
+			t.Run("Native", func(t *testing.T) { impairedPion(t, p, sctpllp.StackNative) })
 			t.Run("MPA", func(t *testing.T) { impairedMPA(t, p) })
 		})
 	}
@@ -99,7 +101,7 @@ func impairServer(t *testing.T, memLen int, log *sendLog) *server {
 	return srv
 }
 
-func impairedPion(t *testing.T, p impairment) {
+func impairedPion(t *testing.T, p impairment, stack string) {
 	leakCheck(t)
 	l := newLink(t, p)
 	log := &sendLog{by: map[*rdmap.Endpoint]*bytes.Buffer{}}
@@ -107,7 +109,7 @@ func impairedPion(t *testing.T, p impairment) {
 	var ln *sctpllp.Listener
 	require.NoError(t, l.inB(func() error {
 		var err error
-		ln, err = sctpllp.Listen(net.JoinHostPort(l.addrB, "0"), sctpllp.Config{})
+		ln, err = sctpllp.Listen(net.JoinHostPort(l.addrB, "0"), impairedConfig(stack))
 		return err
 	}))
 	ctx, cancel := context.WithTimeout(context.Background(), impairLimit)
@@ -134,7 +136,7 @@ func impairedPion(t *testing.T, p impairment) {
 		wg.Wait()
 		srv.abortAll()
 	})
-	mgr := dialPion(t, ctx, ln.Addr(), sctpllp.Config{}, l.inA)
+	mgr := dialPion(t, ctx, ln.Addr(), impairedConfig(stack), l.inA)
 	start := time.Now()
 	var twg sync.WaitGroup
 	sums := make([]string, impairStreams)
@@ -154,8 +156,19 @@ func impairedPion(t *testing.T, p impairment) {
 	elapsed := time.Since(start)
 	l.checkImpaired(t, p)
 	total := impairStreams * (pionVolume.write + pionVolume.read + pionVolume.send)
-	t.Logf("pion, %s: %d streams, %.1f MB by Write, Read and Send intact in %v (%s)",
-		p.Name, impairStreams, float64(total)/(1<<20), elapsed.Round(time.Millisecond), l.backend)
+	t.Logf("%s, %s: %d streams, %.1f MB by Write, Read and Send intact in %v (%s)",
+		stack, p.Name, impairStreams, float64(total)/(1<<20), elapsed.Round(time.Millisecond), l.backend)
+}
+
+// impairedConfig is the SCTP configuration of the impaired-link runs: the
+// native stack's RTO.Min lowered to 200 ms (RFC 9260 §16 allows tuning
+// it), as pion's is.
+func impairedConfig(stack string) sctpllp.Config {
+	cfg := sctpllp.Config{Stack: stack}
+	if stack == sctpllp.StackNative {
+		cfg.Native.RTO = nsctp.RTOConfig{Min: 200 * time.Millisecond}
+	}
+	return cfg
 }
 
 func impairedMPA(t *testing.T, p impairment) {

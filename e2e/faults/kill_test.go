@@ -118,6 +118,26 @@ func TestPeerKilled_Pion(t *testing.T) {
 	t.Logf("pion, SIGKILL: %v", res)
 }
 
+// TestPeerKilled_Native is TestPeerKilled_Pion over the project's own SCTP
+// stack: its connected UDP socket reports the ICMP port unreachable that
+// its packets draw (RFC 6951 §5.5), and the association ends at the
+// second one.
+func TestPeerKilled_Native(t *testing.T) {
+	leakCheck(t)
+	c := startChild(t, childNative)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mgr := dialPion(t, ctx, c.addr, sctpllp.Config{Stack: sctpllp.StackNative}, here)
+	loads := openStreams(t, ctx, mgr, faultStreams)
+	waitProgress(t, loads, progressLimit)
+	out := totalOutstanding(loads)
+	at := c.kill(t)
+	res := finish(t, loads, at, out, flushLimit)
+	checkAssociationLost(t, mgr, loads)
+	assert.ErrorIs(t, mgr.Association().Err(), syscall.ECONNREFUSED)
+	t.Logf("native, SIGKILL: %v", res)
+}
+
 // TestPeerKilled_MPA: the peer process dies (SIGKILL) with an MPA
 // connection carrying outstanding work requests. The kernel resets the
 // TCP connection of the dead process; MPA reports "TCP connection lost"

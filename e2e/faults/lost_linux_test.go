@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
@@ -44,6 +45,33 @@ func TestAssociationLost_Pion(t *testing.T) {
 	assert.ErrorIs(t, mgr.Association().Err(), sctpllp.ErrPeerUnresponsive)
 	assert.GreaterOrEqual(t, res.toErr, lossDetect-100*time.Millisecond, "declared dead before DeadPeerTimeout")
 	t.Logf("pion, path lost (DeadPeerTimeout %v): %v", lossDetect, res)
+}
+
+// TestAssociationLost_Native is TestAssociationLost_Pion over the project's
+// own SCTP stack, whose dead-peer detection is RFC 9260's: Association.
+// Max.Retrans consecutive T3-rtx expiries (§8.1), the RTO doubling from
+// RTO.Min up to RTO.Max (§6.3.3 E2). With RTO.Min 100 ms, RTO.Max 400 ms
+// and 5 retransmissions the association is declared dead about 1.9 s after
+// the path goes black.
+func TestAssociationLost_Native(t *testing.T) {
+	leakCheck(t)
+	l := newLink(t, impairment{Name: "clean"})
+	cfg := sctpllp.Config{Stack: sctpllp.StackNative, Native: sctpllp.NativeConfig{MaxRetrans: 5,
+		RTO: nsctp.RTOConfig{Initial: 200 * time.Millisecond, Min: 100 * time.Millisecond, Max: 400 * time.Millisecond}}}
+	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mgr := dialPion(t, ctx, addr, cfg, l.inA)
+	loads := openStreams(t, ctx, mgr, faultStreams)
+	waitProgress(t, loads, progressLimit)
+	out := totalOutstanding(loads)
+	at := time.Now()
+	l.blackhole(t)
+	res := finish(t, loads, at, out, flushLimit)
+	checkAssociationLost(t, mgr, loads)
+	assert.ErrorIs(t, mgr.Association().Err(), sctpllp.ErrPeerUnresponsive)
+	assert.GreaterOrEqual(t, res.toErr, 900*time.Millisecond, "declared dead before five retransmissions")
+	t.Logf("native, path lost (Max.Retrans 5, RTO 100-400 ms): %v", res)
 }
 
 // TestConnectionLost_MPA: the same for MPA over TCP. TCP gives up on

@@ -96,11 +96,8 @@ func (l *Listener) AssocTotals() AssocTotals {
 // stateless handshake and of the unauthenticated packets it dropped or
 // answered (zero for the other LLPs).
 func (l *Listener) HandshakeStats() sctpllp.HandshakeStats {
-	switch {
-	case l.sctp != nil:
-		return l.sctp.HandshakeStats()
-	case l.native != nil:
-		return l.native.HandshakeStats()
+	if l.sctp == nil {
+		return sctpllp.HandshakeStats{}
 	}
-	return sctpllp.HandshakeStats{}
+	return l.sctp.HandshakeStats()
 }

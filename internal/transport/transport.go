@@ -106,12 +106,13 @@ func (o Options) sctpConfig() sctpllp.Config {
 		LocalAddr: o.LocalAddr}}
 }
 
-func (o Options) nativeConfig(n int) sctpllp.NativeConfig {
+func (o Options) nativeConfig(n int) sctpllp.Config {
 	s := o.Streams
 	if s != 0 {
 		s = max(s, n+1)
 	}
-	return sctpllp.NativeConfig{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}
+	return sctpllp.Config{Stack: sctpllp.StackNative,
+		Native: sctpllp.NativeConfig{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}}
 }
 
 func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
@@ -168,11 +169,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 		case SCTPPion:
 			assoc, err = sctpllp.Dial(ctx, addr, o.sctpConfig())
 		case SCTPNative:
-			var t *sctpllp.NativeTransport
-			t, err = sctpllp.DialNative(ctx, addr, o.nativeConfig(n))
-			if err == nil {
-				assoc = sctpllp.NewAssociation(t, sctpllp.Config{})
-			}
+			assoc, err = sctpllp.Dial(ctx, addr, o.nativeConfig(n))
 		default:
 			var t sctpllp.Transport
 			t, err = sctpllp.DialKernel(ctx, addr, o.kernelConfig(n))
@@ -377,9 +374,8 @@ func PeerIP(a net.Addr) netip.Addr {
 type Listener struct {
 	kind string
 	o    Options
-	sctp   *sctpllp.Listener
-	native *sctpllp.NativeListener
-	kern   *sctpllp.KernelListener
+	sctp *sctpllp.Listener
+	kern *sctpllp.KernelListener
 	// tcp and mpaCfg: for mpa, a plain TCP listener; each connection runs
 	// its MPA Responder start-up (mpa.Server) in its own goroutine with a
 	// copy of mpaCfg whose Accept callback is bound to that connection.
@@ -402,7 +398,7 @@ func Listen(o Options, addr string) (*Listener, error) {
 	case SCTPPion:
 		l.sctp, err = sctpllp.Listen(addr, o.sctpConfig())
 	case SCTPNative:
-		l.native, err = sctpllp.ListenNative(addr, o.nativeConfig(0))
+		l.sctp, err = sctpllp.Listen(addr, o.nativeConfig(0))
 	case SCTPKernel:
 		l.kern, err = sctpllp.ListenKernel(addr, o.kernelConfig(0))
 	case MPA:
@@ -433,8 +429,6 @@ func (l *Listener) Addr() string {
 	switch {
 	case l.sctp != nil:
 		return l.sctp.Addr()
-	case l.native != nil:
-		return l.native.Addr().String()
 	case l.kern != nil:
 		return l.kern.Addr().String()
 	}
@@ -557,13 +551,7 @@ func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error
 	if l.sctp != nil {
 		return l.sctp.Accept(ctx)
 	}
-	var t sctpllp.Transport
-	var err error
-	if l.native != nil {
-		t, err = l.native.Accept(ctx)
-	} else {
-		t, err = l.kern.Accept(ctx)
-	}
+	t, err := l.kern.Accept(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -614,8 +602,6 @@ func (l *Listener) close() {
 	switch {
 	case l.sctp != nil:
 		_ = l.sctp.Close()
-	case l.native != nil:
-		_ = l.native.Close()
 	case l.kern != nil:
 		_ = l.kern.Close()
 	default:
