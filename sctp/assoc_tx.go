@@ -148,8 +148,16 @@ func (a *Association) transmit(now time.Time) {
 		p = append(p, a.ctrl...)
 		a.ctrl = a.ctrl[:0]
 	}
-	if a.rt != nil && a.rt.SACKDue(now) {
-		p = a.appendSACK(p)
+	if a.rt != nil {
+		_, delayed := a.rt.SACKDeadline()
+		hasData := a.oq != nil && a.canSendData() && (a.pendHead < len(a.pend) || a.oq.Marked() > 0)
+		// A SACK that is due goes now; one that is only delayed rides on
+		// the DATA about to leave (RFC 9260 §6.2: bundled with outgoing
+		// DATA), which saves a packet per request in request/response
+		// traffic.
+		if a.rt.SACKDue(now) || (delayed && hasData) {
+			p = a.appendSACK(p)
+		}
 	}
 	sentData := false
 	if a.oq != nil && a.canSendData() {

@@ -37,10 +37,10 @@ type llpFlags struct {
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.llp, "llp", transport.SCTPPion, "lower layer: sctp-pion (userspace SCTP over UDP), sctp-kernel (Linux SCTP), mpa (MPA over TCP)")
+	fs.StringVar(&f.llp, "llp", transport.SCTPPion, "lower layer: sctp-pion (userspace SCTP over UDP, pion/sctp), sctp-native (the project's own userspace SCTP over UDP), sctp-kernel (Linux SCTP), mpa (MPA over TCP)")
 	fs.IntVar(&f.ird, "ird", 16, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
 	fs.IntVar(&f.ord, "ord", 16, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
-	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion (0: 8192-octet packets on loopback, 1500 otherwise; at most 8220)")
+	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion and sctp-native (0: on loopback 8192-octet packets for pion, the loopback MTU for native; 1500 otherwise; pion at most 8220)")
 	fs.BoolVar(&f.allowNoALI, "sctp-allow-missing-ali", false, "accept SCTP peers whose INIT/INIT-ACK lacks the DDP Adaptation Layer Indication (RFC 5043 §5.1; sent and required by default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
 	fs.StringVar(&f.pcap, "pcap", "", "write every packet this command sends and receives to a pcapng file (Wireshark, tshark; no root needed)")
@@ -50,9 +50,9 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 func (f *llpFlags) options() (transport.Options, error) {
 	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI}
 	switch f.llp {
-	case transport.SCTPPion, transport.SCTPKernel, transport.MPA:
+	case transport.SCTPPion, transport.SCTPNative, transport.SCTPKernel, transport.MPA:
 	default:
-		return o, usageError("--llp %q: want sctp-pion, sctp-kernel or mpa", f.llp)
+		return o, usageError("--llp %q: want sctp-pion, sctp-native, sctp-kernel or mpa", f.llp)
 	}
 	if f.ird < 1 || f.ird > 0x3FFE || f.ord < 1 || f.ord > 0x3FFE {
 		return o, usageError("--ird and --ord must be 1..16382 (14-bit fields, RFC 6581 §9)")
@@ -60,10 +60,13 @@ func (f *llpFlags) options() (transport.Options, error) {
 	if f.allowNoALI && f.llp == transport.MPA {
 		return o, usageError("--sctp-allow-missing-ali applies to the SCTP lower layers only")
 	}
-	if f.mtu != 0 && f.llp != transport.SCTPPion {
-		return o, usageError("--mtu applies to --llp sctp-pion only (kernel SCTP and TCP discover the path MTU)")
+	if f.mtu != 0 && f.llp != transport.SCTPPion && f.llp != transport.SCTPNative {
+		return o, usageError("--mtu applies to --llp sctp-pion and sctp-native only (kernel SCTP and TCP discover the path MTU)")
 	}
-	if f.mtu != 0 && (f.mtu < 576 || f.mtu > 8220) {
+	if f.mtu != 0 && f.llp == transport.SCTPNative && (f.mtu < 576 || f.mtu > 65536) {
+		return o, usageError("--mtu %d: want 576..65536", f.mtu)
+	}
+	if f.mtu != 0 && f.llp == transport.SCTPPion && (f.mtu < 576 || f.mtu > 8220) {
 		return o, usageError("--mtu %d: want 576..8220 (pion/sctp cannot take packets above 8192 octets)", f.mtu)
 	}
 	return o, nil

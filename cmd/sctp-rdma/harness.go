@@ -43,10 +43,10 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr, NoSweep: *noSweep}
 	for _, l := range strings.Split(*llps, ",") {
 		switch l {
-		case transport.SCTPPion, transport.MPA, transport.SCTPKernel:
+		case transport.SCTPPion, transport.SCTPNative, transport.MPA, transport.SCTPKernel:
 			cfg.LLPs = append(cfg.LLPs, l)
 		default:
-			return usageError("--llp %q: want sctp-pion, sctp-kernel or mpa", l)
+			return usageError("--llp %q: want sctp-pion, sctp-native, sctp-kernel or mpa", l)
 		}
 	}
 	if ctx.Err() != nil {
