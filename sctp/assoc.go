@@ -69,7 +69,7 @@ type Association struct {
 	rs       *Reassembler
 	rxGaps   []wire.GapAckBlock
 	rxDups   []uint32
-	rxQueued int    // user data octets queued for delivery
+	rxQueued int    // buffer octets queued for delivery (charged to the window)
 	advRwnd  uint32 // a_rwnd of the last SACK
 
 	// Timers.
@@ -175,7 +175,7 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 // (RFC 9260 §5.1, the TCB of §14). Called with mu held.
 func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inStreams int) {
 	a.outStreams, a.inStreams = max(outStreams, 1), max(inStreams, 1)
-	chunks := min(max(a.cfg.SendBuffer/tinyBuf, 64), 1<<16)
+	chunks := min(max(a.cfg.SendBuffer/bufClasses[0], 64), 1<<16)
 	a.oq = NewOutstandingQueue(a.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
 	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd})

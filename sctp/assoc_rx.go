@@ -176,10 +176,13 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	}
 	n := len(d.UserData)
 	e := a.dq.begin()
-	if e == nil || (int(a.rwnd()) < n && d.TSN != a.rt.CumTSN()+1) || !a.rs.Admit(&d, a.rejectHeld) {
+	switch {
+	case e == nil, a.rxQueued+a.rs.Held() > a.cfg.ReceiveBuffer+a.cfg.ReceiveBuffer/4,
+		int(a.rwnd()) < n && d.TSN != a.rt.CumTSN()+1,
+		!a.rs.Admit(&d, a.rejectHeld):
 		// §6.2: no room; the chunk is dropped unacknowledged. The next
-		// in-sequence TSN is taken beyond the window so that the
-		// association always progresses.
+		// in-sequence TSN is taken beyond the window (up to a quarter of
+		// the buffer more) so that the association always progresses.
 		a.stats.rxDropped++
 		return false
 	}
@@ -202,13 +205,22 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	}
 	refs := false
 	if now2 {
-		e.msgs = append(e.msgs, rxMsg{sid: d.StreamID, ppid: d.PPID, data: d.UserData})
-		a.rxQueued += n
+		m := rxMsg{sid: d.StreamID, ppid: d.PPID, data: d.UserData}
+		if n < copyBelow {
+			// A small message is copied into a buffer of its size, so
+			// that the packet buffer is not held for it.
+			m.buf = getBuf(n)
+			m.data = append((*m.buf)[:0], d.UserData...)
+			m.cost = cap(*m.buf)
+			a.rxQueued += m.cost
+		} else {
+			refs = true // charged with the packet buffer at commit
+		}
+		e.msgs = append(e.msgs, m)
 		a.stats.userMsgsRecv++
-		refs = true
 	}
 	for m, ok := a.rs.Next(); ok; m, ok = a.rs.Next() {
-		e.msgs = append(e.msgs, rxMsg{sid: m.StreamID, ppid: m.PPID, data: m.Data})
+		e.msgs = append(e.msgs, rxMsg{sid: m.StreamID, ppid: m.PPID, data: m.Data, cost: len(m.Data)})
 		a.rxQueued += len(m.Data)
 		a.stats.userMsgsRecv++
 	}

@@ -5,31 +5,35 @@ import "sync"
 // Buffer classes of the data path. A DATA chunk the sender holds until it
 // is acknowledged lives in one pooled buffer with room before it for the
 // common header, so that a packet of one chunk goes out from that buffer
-// without another copy; received datagrams are read into the large class.
+// without another copy; received datagrams are read into the largest
+// class, and a received message well below it is copied into the class
+// of its size. Each class is a power of two of payload plus 256 octets of
+// headroom and padding, so that the memory charged to the send and
+// receive windows is at most about twice what the messages hold.
 const (
-	tinyBuf  = 256
-	smallBuf = 2048
-	largeBuf = 1<<16 + 256
+	bufSlack = 256
+	largeBuf = 1<<16 + bufSlack
 )
 
-var (
-	tinyPool  = sync.Pool{New: func() any { b := make([]byte, tinyBuf); return &b }}
-	smallPool = sync.Pool{New: func() any { b := make([]byte, smallBuf); return &b }}
-	largePool = sync.Pool{New: func() any { b := make([]byte, largeBuf); return &b }}
-)
+var bufClasses = [...]int{256, 2048, 4096 + bufSlack, 8192 + bufSlack, 16384 + bufSlack, 32768 + bufSlack, largeBuf}
+
+var bufPools [len(bufClasses)]sync.Pool
+
+func init() {
+	for i := range bufPools {
+		n := bufClasses[i]
+		bufPools[i].New = func() any { b := make([]byte, n); return &b }
+	}
+}
 
 // getBuf returns a pooled buffer of at least n octets (at most largeBuf),
 // its length its capacity.
 func getBuf(n int) *[]byte {
-	var bp *[]byte
-	switch {
-	case n <= tinyBuf:
-		bp = tinyPool.Get().(*[]byte)
-	case n <= smallBuf:
-		bp = smallPool.Get().(*[]byte)
-	default:
-		bp = largePool.Get().(*[]byte)
+	i := 0
+	for i < len(bufClasses)-1 && bufClasses[i] < n {
+		i++
 	}
+	bp := bufPools[i].Get().(*[]byte)
 	*bp = (*bp)[:cap(*bp)]
 	return bp
 }
@@ -39,12 +43,11 @@ func putBuf(bp *[]byte) {
 	if bp == nil {
 		return
 	}
-	switch cap(*bp) {
-	case tinyBuf:
-		tinyPool.Put(bp)
-	case smallBuf:
-		smallPool.Put(bp)
-	case largeBuf:
-		largePool.Put(bp)
+	c := cap(*bp)
+	for i, n := range bufClasses {
+		if n == c {
+			bufPools[i].Put(bp)
+			return
+		}
 	}
 }

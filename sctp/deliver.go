@@ -2,23 +2,33 @@ package sctp
 
 import "sync"
 
-// maxDeliveryEntries bounds the packets queued for the delivery goroutine.
-// A packet whose DATA finds the queue full is not acknowledged (its DATA
-// is dropped, RFC 9260 §6.2) and the sender retransmits it.
-const maxDeliveryEntries = 1024
+// maxDeliveryEntries bounds the packets queued for the delivery goroutine
+// (the memory they hold is bounded by the receive buffer, see
+// Association.rxQueued). A packet whose DATA finds the queue full is not
+// acknowledged (its DATA is dropped, RFC 9260 §6.2) and the sender
+// retransmits it.
+const maxDeliveryEntries = 1 << 16
+
+// copyBelow is the size under which a received message is copied out of
+// its packet into a pooled buffer of its own size class, so that a queue
+// of small messages does not hold a 64 KiB packet buffer each.
+const copyBelow = 1<<15 + 1
 
 // rxMsg is one received user message: data points into the entry's packet
-// buffer, or is a reassembled message of its own.
+// buffer, into buf (a copy), or is a reassembled message of its own.
 type rxMsg struct {
 	sid  uint16
 	ppid uint32
 	data []byte
+	buf  *[]byte
+	cost int // octets charged to the receive window
 }
 
 // dqEntry is one received packet's messages and the buffer they point
 // into (nil if none do).
 type dqEntry struct {
 	buf  *[]byte
+	cost int // the packet buffer's octets charged to the receive window
 	msgs []rxMsg
 }
 
@@ -74,7 +84,7 @@ func (q *deliveryQueue) begin() *dqEntry {
 	}
 	e := &q.ring[(q.head+q.n)%len(q.ring)]
 	e.msgs = e.msgs[:0]
-	e.buf = nil
+	e.buf, e.cost = nil, 0
 	q.cur = e
 	return e
 }
@@ -89,6 +99,10 @@ func (q *deliveryQueue) commit(bp *[]byte, refsPacket bool) bool {
 	}
 	if refsPacket {
 		e.buf = bp
+		if bp != nil {
+			e.cost = cap(*bp)
+			q.a.rxQueued += e.cost
+		}
 	}
 	q.mu.Lock()
 	q.n++
@@ -121,19 +135,20 @@ func (q *deliveryQueue) run() {
 		e := q.ring[q.head] // a copy: the ring may grow meanwhile
 		q.mu.Unlock()
 
-		octets := 0
+		octets := e.cost
 		for i := range e.msgs {
 			m := &e.msgs[i]
 			if !a.userClosed.Load() && q.fn != nil {
 				q.fn(m.sid, m.ppid, m.data)
 			}
-			octets += len(m.data)
-			m.data = nil
+			octets += m.cost
+			putBuf(m.buf)
+			*m = rxMsg{}
 		}
 		putBuf(e.buf)
 
 		q.mu.Lock()
-		q.ring[q.head].buf = nil
+		q.ring[q.head].buf, q.ring[q.head].cost = nil, 0
 		q.head = (q.head + 1) % len(q.ring)
 		q.n--
 		q.mu.Unlock()
