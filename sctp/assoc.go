@@ -74,9 +74,7 @@ type Association struct {
 
 	// Timers.
 	timers     Timers
-	timer      *time.Timer
-	timerAt    time.Time
-	timerArmed bool
+	wake       *Wakeup
 	hbNonce    uint64
 	hbPending  bool
 	refused    int // ICMP port unreachable reports since the last packet from the peer
@@ -166,8 +164,7 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 	}
 	a.space.L = &a.mu
 	a.dq.init(a)
-	a.timer = time.AfterFunc(time.Hour, a.onTimer)
-	a.timer.Stop()
+	a.wake = NewWakeupFunc(a.onTimer)
 	return a
 }
 
@@ -309,16 +306,11 @@ func (a *Association) sendChunks(b []byte) {
 }
 
 // arm points the OS timer at the earliest protocol deadline if it is
-// earlier than the one the timer is armed for; a timer armed too early
-// fires, finds nothing expired and re-arms. mu is held.
-func (a *Association) arm(now time.Time) {
-	next, _, ok := a.timers.Next()
-	if !ok || (a.timerArmed && !next.Before(a.timerAt)) {
-		return
-	}
-	a.timer.Reset(max(next.Sub(now), 0))
-	a.timerAt, a.timerArmed = next, true
-}
+// earlier than the one it is armed for (Wakeup.Sync): in the steady state
+// the T3-rtx and delayed-ack deadlines only move later and the timer is
+// left alone; a timer armed too early fires, finds nothing expired and
+// re-arms. mu is held.
+func (a *Association) arm(now time.Time) { a.wake.Sync(&a.timers, now) }
 
 // terminate ends the association: every timer stops, blocked writers and
 // the dialer wake up, held chunks go back to the pools, and the delivery
@@ -330,8 +322,7 @@ func (a *Association) terminate(err error) {
 	a.state = StateClosed
 	a.err = err
 	a.timers.StopAll()
-	a.timer.Stop()
-	a.timerArmed = false
+	a.wake.Stop()
 	for i := range a.sent {
 		putBuf(a.sent[i].buf)
 		a.sent[i] = txChunk{}

@@ -14,7 +14,7 @@ func (a *Association) onTimer() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
-	a.timerArmed = false
+	a.wake.Fired()
 	if a.state == StateClosed {
 		return
 	}

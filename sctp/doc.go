@@ -8,9 +8,12 @@
 //   - This package holds the protocol logic that needs no I/O: each piece
 //     is a small type with no goroutines and no allocation in the steady
 //     state, driven by the caller with explicit times.
-//   - The association and socket layers are built on these pieces: one
-//     event loop per association feeds them received chunks and timer
-//     expiries and sends what they decide, over a UDP socket.
+//   - The association (Association, Dial, Listener) is built on these
+//     pieces and runs over UDP: a writer sends from its own goroutine
+//     under the association's lock, the goroutine reading the socket
+//     processes each packet under it and hands received messages to a
+//     delivery goroutine, and one OS timer (Wakeup) drives every protocol
+//     timer.
 //
 // The pieces, and the parts of RFC 9260 each implements:
 //
@@ -45,4 +48,31 @@
 //     timers (T1-init, T1-cookie, T2-shutdown, T3-rtx, T5-shutdown-guard,
 //     heartbeat, delayed SACK, RE-CONFIG) behind one OS timer
 //     (§4, §5.1, §6.2, §6.3.2, §8.3, §9.2; RFC 6525).
+//   - responder.go: Responder, the stateless passive side of an
+//     association start: INIT answered with a signed State Cookie,
+//     COOKIE ECHO verified, out-of-the-blue packets answered (§5.1.3,
+//     §5.1.5, §8.4), rate-limited; shared with sctpllp's pion backend.
+//
+// The association, one file per concern:
+//
+//   - assoc_config.go: Config, the errors, State (§4).
+//   - assoc.go: Association, its lifetime (Close §9.2, Abort §9.1),
+//     counters.
+//   - assoc_handshake.go: the active side's INIT and COOKIE ECHO (§5.1),
+//     INIT collision (§5.2.1), COOKIE ECHO on an existing association
+//     (§5.2.4).
+//   - assoc_tx.go: WriteMsg, fragmentation (§6.9), transmission within
+//     cwnd and rwnd with retransmissions first (§6.1), SACK bundling
+//     (§6.2).
+//   - assoc_rx.go: the received chunks: DATA (§6.2, §6.5), SACK (§6.2.1,
+//     §6.3.2, §7.2.4), HEARTBEAT (§8.3), SHUTDOWN (§9.2), ERROR, ABORT,
+//     RE-CONFIG (RFC 6525 §5.2), unknown chunk types (§3.2), the
+//     Verification Tag (§8.5).
+//   - assoc_timers.go: T1, T2, T3-rtx (§6.3.3), T5, HEARTBEAT and the
+//     error counter (§8.1, §8.3).
+//   - deliver.go: the delivery queue, bounded and charged to a_rwnd.
+//   - endpoint.go: Dial (a connected UDP socket per association; ICMP
+//     port unreachable, RFC 6951 §5.5) and Listener (one socket, the
+//     Responder, caps per listener and per peer address).
+//   - bufpool.go: the pooled buffers of the data path.
 package sctp

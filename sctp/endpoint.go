@@ -303,7 +303,7 @@ func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
 	case l.accept <- a:
 	default:
 		l.resp.CountBacklogFull() // the peer retransmits its COOKIE ECHO
-		a.timer.Stop()
+		a.wake.Stop()
 		return
 	}
 	l.mu.Lock()

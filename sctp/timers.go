@@ -155,7 +155,7 @@ func (t *Timers) Expired(now time.Time) TimerSet {
 	return out
 }
 
-// Wakeup is the single OS timer of an association's event loop. Sync
+// Wakeup is the single OS timer of an association. Sync
 // (or Update) arms it only when the earliest deadline of the Timers moves
 // earlier than the one it is armed for: stopping or postponing timers
 // leaves it alone, and the loop then wakes early, finds nothing expired
@@ -170,6 +170,15 @@ type Wakeup struct {
 	timer *time.Timer
 	at    time.Time
 	armed bool
+}
+
+// NewWakeupFunc returns a Wakeup whose timer calls f in its own goroutine
+// when it fires (time.AfterFunc) instead of sending on C; f calls Fired
+// first, under the lock that guards the Wakeup. C returns nil.
+func NewWakeupFunc(f func()) *Wakeup {
+	t := time.AfterFunc(time.Hour, f)
+	t.Stop()
+	return &Wakeup{timer: t}
 }
 
 // NewWakeup returns a Wakeup with its timer stopped.
