@@ -61,7 +61,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if len(c.LLPs) == 0 {
-		c.LLPs = []string{transport.SCTPPion, transport.MPA}
+		c.LLPs = []string{transport.SCTPPion, transport.SCTPNative, transport.MPA}
 	}
 	if c.Size <= 0 {
 		c.Size = 64 << 10
@@ -194,6 +194,9 @@ func Run(cfg Config) Results {
 	cfg.defaults()
 	start := time.Now()
 	res := Results{Config: cfg, Machine: Describe()}
+	if slices.Contains(cfg.LLPs, transport.SCTPNative) && slices.Contains(cfg.LLPs, transport.SCTPPion) {
+		res.Rows = append(res.Rows, measureRawStacks(cfg)...)
+	}
 	for _, llp := range cfg.LLPs {
 		rows, curves := measureLLP(cfg, llp)
 		res.Rows = append(res.Rows, rows...)
@@ -351,8 +354,20 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 // process) and returns the heap and stack growth per stream in KiB.
 func idleStreamMemory(srv *server, llp string, n int) (float64, error) {
 	var before, after runtime.MemStats
+	// The previous LLP's goroutines and pooled buffers go away
+	// asynchronously: collect until the heap stops shrinking, so that
+	// their release is not counted against this one.
 	runtime.GC()
 	runtime.ReadMemStats(&before)
+	for range 10 {
+		time.Sleep(20 * time.Millisecond)
+		runtime.GC()
+		prev := before.HeapAlloc
+		runtime.ReadMemStats(&before)
+		if before.HeapAlloc >= prev-prev/100 {
+			break
+		}
+	}
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

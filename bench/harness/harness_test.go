@@ -22,15 +22,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestRunSmall(t *testing.T) {
 	res := Run(Config{Size: 16 << 10, Bytes: 1 << 20, PingIters: 50, ManyStreams: 32, Runs: 1,
 		SweepSizes: []int{4 << 10, 16 << 10}, SweepBytes: 256 << 10, RTTSizes: []int{64, 1 << 10}, SweepPingIters: 20})
-	require.Len(t, res.Rows, 12)
+	require.Len(t, res.Rows, 21) // 3 raw stack comparisons, 6 per LLP
 	for _, r := range res.Rows {
 		require.NoError(t, r.Err, "%s %s", r.LLP, r.Metric)
 		assert.Positive(t, r.Value, "%s %s", r.LLP, r.Metric)
 	}
-	assert.Equal(t, transport.SCTPPion, res.Rows[0].LLP)
-	assert.Equal(t, transport.MPA, res.Rows[6].LLP)
+	assert.Equal(t, "raw", res.Rows[0].LLP)
+	assert.Equal(t, transport.SCTPPion, res.Rows[3].LLP)
+	assert.Equal(t, transport.SCTPNative, res.Rows[9].LLP)
+	assert.Equal(t, transport.MPA, res.Rows[15].LLP)
 	// Curves: per LLP 4 throughput, 2 round-trip, 1 streams (1, 4, 16, 32).
-	require.Len(t, res.Curves, 14)
+	require.Len(t, res.Curves, 21)
 	for _, c := range res.Curves {
 		require.NoError(t, c.Err, "%s %s %s", c.LLP, c.Kind, c.Name)
 		require.Len(t, c.Y, len(c.X), "%s %s %s", c.LLP, c.Kind, c.Name)
@@ -41,7 +43,7 @@ func TestRunSmall(t *testing.T) {
 	assert.Equal(t, []float64{1, 4, 16, 32}, res.Curves[6].X)
 	dir := t.TempDir()
 	require.NoError(t, res.WritePlots(filepath.Join(dir, "img"), "img"))
-	require.Len(t, res.Plots, 5)
+	require.Len(t, res.Plots, 7)
 	for _, p := range res.Plots {
 		b, err := os.ReadFile(filepath.Join(dir, p.Path))
 		require.NoError(t, err)
@@ -52,7 +54,7 @@ func TestRunSmall(t *testing.T) {
 	}
 	var b bytes.Buffer
 	res.Markdown(&b)
-	for _, s := range []string{"nproc", "GOGC", "Go", "RDMA Write 16K throughput vs raw LLP", "| sctp-pion |", "| mpa |",
+	for _, s := range []string{"nproc", "GOGC", "Go", "RDMA Write 16K throughput vs raw LLP", "| sctp-pion |", "| sctp-native |", "| mpa |", "| raw |",
 		"](img/throughput-sctp-pion.png)", "](img/streams.png)", "sctp-pion, rtt (µs)", "Targets not met and why"} {
 		assert.Contains(t, b.String(), s)
 	}

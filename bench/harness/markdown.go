@@ -19,9 +19,9 @@ func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "| load average (1, 5, 15 min) | %s at the start, %s at the end |\n\n", m.LoadAvg, m.LoadAvgEnd)
 	fmt.Fprintf(w, "The machine is shared with other jobs (a load average above its 2 cores means they competed for the CPU): absolute figures vary by up to 2× between runs and hosts; ratios within a row come from the same run and are more stable.\n\n")
 	c := r.Config
-	fmt.Fprintf(w, "Settings: bulk size %d octets, %d MiB per throughput measurement, depth %d per stream, ping-pong %d octets × %d, multistream %d streams on one association (one TCP connection each for mpa), loopback, MPA with CRC32c on, sctp-pion with sctpllp defaults (8192-octet packets on loopback).\n\n",
+	fmt.Fprintf(w, "Settings: bulk size %d octets, %d MiB per throughput measurement, depth %d per stream, ping-pong %d octets × %d, multistream %d streams on one association (one TCP connection each for mpa), loopback, MPA with CRC32c on, sctp-pion with sctpllp defaults (8192-octet packets on loopback), sctp-native with its defaults (the loopback MTU: one datagram per 64 KiB segment).\n\n",
 		c.Size, c.Bytes>>20, c.Depth, c.PingSize, c.PingIters, c.ManyStreams)
-	fmt.Fprintf(w, "Raw LLP: for sctp-pion, user messages on one stream through the same pion transport (WriteMsg = pion WriteSCTP), each at most one unfragmented DATA chunk like a DDP segment; for mpa, a plain loopback TCP connection. The raw round trip echoes %d-octet messages.\n\n", c.PingSize)
+	fmt.Fprintf(w, "Raw LLP: for sctp-pion and sctp-native, user messages on one stream through the same transport (Transport.WriteMsg), each at most one unfragmented DATA chunk like a DDP segment; for mpa, a plain loopback TCP connection. The raw round trip echoes %d-octet messages. The rows of LLP \"raw\" compare the raw stacks with one another, measured one after the other in each run.\n\n", c.PingSize)
 	fmt.Fprintf(w, "| LLP | metric | reference | measured | unit | ratio | target | met |\n|---|---|---:|---:|---|---:|---|---|\n")
 	for _, row := range r.Rows {
 		if row.Err != nil {

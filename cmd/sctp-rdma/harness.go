@@ -18,7 +18,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("harness", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "write the Markdown report to this file (default: standard output)")
-	llps := fs.String("llp", "sctp-pion,mpa", "lower layers to measure, comma separated")
+	llps := fs.String("llp", "sctp-pion,sctp-native,mpa", "lower layers to measure, comma separated")
 	size := fs.String("size", "64K", "bulk message size")
 	volume := fs.String("bytes", "64M", "octets per throughput measurement")
 	runs := fs.Int("runs", 3, "repetitions; the median is reported")
