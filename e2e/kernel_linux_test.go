@@ -61,7 +61,7 @@ func TestKernelSuiteInVM(t *testing.T) {
 		// interop needs net.sctp.udp_port and GSO off on lo, settings of the
 		// whole machine made only inside the throw-away VM: run exactly
 		// those two subtests there (a VM that cannot boot fails the test).
-		vmtest.RunInVM(t, ".", "^TestKernelSuiteInVM$/^(PionDialsKernel|KernelDialsPion|KernelDialsPionListener)$",
+		vmtest.RunInVM(t, ".", "^TestKernelSuiteInVM$/^(PionDialsKernel|KernelDialsPion|KernelDialsPionListener|NativeDialsKernel|KernelDialsNative)$",
 			vmtest.WithSysctl(fmt.Sprintf("net.sctp.udp_port=%d", encapsPort)))
 		return
 	}
@@ -71,6 +71,70 @@ func TestKernelSuiteInVM(t *testing.T) {
 	t.Run("PionDialsKernel", func(t *testing.T) { Run(t, pionDialsKernel, interopOptions) })
 	t.Run("KernelDialsPion", func(t *testing.T) { Run(t, kernelDialsPion, interopOptions) })
 	t.Run("KernelDialsPionListener", func(t *testing.T) { Run(t, kernelDialsPionListener, interopOptions) })
+	t.Run("NativeDialsKernel", func(t *testing.T) { Run(t, nativeDialsKernel, kernelOptions) })
+	t.Run("KernelDialsNative", func(t *testing.T) { Run(t, kernelDialsNative, kernelOptions) })
+}
+
+// nativeInteropConfig is the native stack's side of a kernel interop
+// association: the kernel's path MTU, equal stream counts.
+func nativeInteropConfig() sctpllp.NativeConfig {
+	return sctpllp.NativeConfig{Streams: interopStreams, MTU: interopMTU}
+}
+
+// nativeDialsKernel: the project's own SCTP dials a kernel listener on SCTP
+// port 5000 through the kernel's UDP encapsulation port (RFC 6951).
+func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
+	t.Helper()
+	ln, err := sctpllp.ListenKernel(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
+	require.NoError(t, err)
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ch := acceptAsync(ctx, ln)
+	ncfg := nativeInteropConfig()
+	ncfg.PeerPort = pionSCTPPort
+	nt, err := sctpllp.DialNative(ctx, fmt.Sprintf("127.0.0.1:%d", encapsPort), ncfg)
+	require.NoError(t, err, "native dial")
+	r := <-ch
+	if r.err != nil {
+		nt.Abort()
+	}
+	require.NoError(t, r.err, "kernel accept")
+	// RFC 5043 §5.1: each end saw the other's DDP indication.
+	for _, tr := range []sctpllp.Transport{nt, r.tr} {
+		ind, ok := tr.PeerAdaptation()
+		assert.True(t, ok, "%s saw the peer's indication", tr.Kind())
+		assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind)
+	}
+	assert.Equal(t, interopStreams, nt.NumStreams())
+	return sctpllp.NewAssociation(nt, sctpllp.Config{}), sctpllp.NewAssociation(r.tr, sctpllp.Config{})
+}
+
+// kernelDialsNative: the kernel dials a native listener (stateless INIT
+// ACK, RFC 9260 §5.1.3) over UDP encapsulation to the listener's port.
+func kernelDialsNative(t *testing.T) (client, server *sctpllp.Association) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ln, err := sctpllp.ListenNative("127.0.0.1:0", nativeInteropConfig())
+	require.NoError(t, err)
+	defer ln.Close()
+	kcfg := interopKernelConfig()
+	kcfg.RemoteUDPEncapsPort = uint16(ln.Addr().(*net.UDPAddr).Port)
+	kt, err := sctpllp.DialKernel(ctx, "127.0.0.1:7777", kcfg)
+	require.NoError(t, err, "kernel dial")
+	nt, err := ln.Accept(ctx)
+	if err != nil {
+		kt.Abort()
+	}
+	require.NoError(t, err, "native accept")
+	st := ln.HandshakeStats()
+	assert.Equal(t, uint64(1), st.CookiesOK)
+	ind, ok := kt.PeerAdaptation()
+	assert.True(t, ok)
+	assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind, "our INIT ACK's indication")
+	assert.Equal(t, interopStreams, kt.NumStreams())
+	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(nt, sctpllp.Config{})
 }
 
 // kernelDialsPionListener: the kernel dials a pion listener, whose UDP
