@@ -17,10 +17,9 @@ func TestPionTransportConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = ln.Close() })
-		return transporttest.Establish(t,
-			func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) },
-			func(ctx context.Context) (sctpllp.Transport, error) {
-				return sctpllp.DialPion(ctx, ln.Addr().String(), sctpllp.PionConfig{})
+		return establish(t, ln.Addr().String(), func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) },
+			func(ctx context.Context, addr string) (sctpllp.Transport, error) {
+				return sctpllp.DialPion(ctx, addr, sctpllp.PionConfig{})
 			})
 	})
 }
@@ -34,10 +33,16 @@ func TestNativeTransportConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = ln.Close() })
-		return transporttest.Establish(t,
-			func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) },
-			func(ctx context.Context) (sctpllp.Transport, error) {
-				return sctpllp.DialNative(ctx, ln.Addr().String(), sctpllp.NativeConfig{})
+		return establish(t, ln.Addr().String(), func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) },
+			func(ctx context.Context, addr string) (sctpllp.Transport, error) {
+				return sctpllp.DialNative(ctx, addr, sctpllp.NativeConfig{})
 			})
 	})
+}
+
+// establish is transporttest.Establish with the dialer given the
+// listener's address.
+func establish(t *testing.T, addr string, accept func(context.Context) (sctpllp.Transport, error),
+	dial func(context.Context, string) (sctpllp.Transport, error)) (sctpllp.Transport, sctpllp.Transport) {
+	return transporttest.Establish(t, accept, func(ctx context.Context) (sctpllp.Transport, error) { return dial(ctx, addr) })
 }

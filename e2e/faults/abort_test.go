@@ -116,16 +116,7 @@ func here(fn func() error) error { return fn() }
 func TestPeerAbort_SCTP(t *testing.T) {
 	leakCheck(t)
 	addr, serverAssoc := pionServer(t, "127.0.0.1:0", sctpllp.Config{}, here)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	mgr := dialPion(t, ctx, addr, sctpllp.Config{}, here)
-	loads := openStreams(t, ctx, mgr, faultStreams)
-	waitProgress(t, loads, progressLimit)
-	out := totalOutstanding(loads)
-	at := time.Now()
-	require.NoError(t, serverAssoc().Abort())
-	res := finish(t, loads, at, out, flushLimit)
-	checkAssociationLost(t, mgr, loads)
+	mgr, res := sctpFault(t, addr, sctpllp.Config{}, here, abortNow(t, serverAssoc))
 	// The cause is the peer's ABORT chunk — or, when the peer's socket is
 	// gone before pion read the ABORT, the ICMP port unreachable that the
 	// next write draws (ECONNREFUSED). Never a graceful end.
@@ -141,22 +132,22 @@ func TestPeerAbort_Native(t *testing.T) {
 	leakCheck(t)
 	cfg := sctpllp.Config{Stack: sctpllp.StackNative}
 	addr, serverAssoc := pionServer(t, "127.0.0.1:0", cfg, here)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	mgr := dialPion(t, ctx, addr, cfg, here)
-	loads := openStreams(t, ctx, mgr, faultStreams)
-	waitProgress(t, loads, progressLimit)
-	out := totalOutstanding(loads)
-	at := time.Now()
-	require.NoError(t, serverAssoc().Abort())
-	res := finish(t, loads, at, out, flushLimit)
-	checkAssociationLost(t, mgr, loads)
+	mgr, res := sctpFault(t, addr, cfg, here, abortNow(t, serverAssoc))
 	aerr := mgr.Association().Err()
 	assert.ErrorIs(t, aerr, llp.ErrAborted)
 	var ae *nsctp.AbortError
 	require.ErrorAs(t, aerr, &ae, "the peer's ABORT: %v", aerr)
 	assert.False(t, ae.Local)
 	t.Logf("native, peer ABORT: %v", res)
+}
+
+// abortNow is the fault of the peer aborting its association.
+func abortNow(t *testing.T, serverAssoc func() *sctpllp.Association) func() time.Time {
+	return func() time.Time {
+		at := time.Now()
+		require.NoError(t, serverAssoc().Abort())
+		return at
+	}
 }
 
 // TestPeerReset_TCP: the peer resets the TCP connection (SO_LINGER 0, then

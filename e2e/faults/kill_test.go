@@ -67,6 +67,24 @@ func dialPion(t *testing.T, ctx context.Context, addr string, cfg sctpllp.Config
 	return mgr
 }
 
+// sctpFault dials addr (from in's namespace) with cfg, runs a load on
+// faultStreams streams until it progresses, applies fault (which returns
+// when it struck), and returns the manager once every work request has
+// completed and the association is known lost.
+func sctpFault(t *testing.T, addr string, cfg sctpllp.Config, in func(func() error) error, fault func() time.Time) (*streams.Manager, faultResult) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mgr := dialPion(t, ctx, addr, cfg, in)
+	loads := openStreams(t, ctx, mgr, faultStreams)
+	waitProgress(t, loads, progressLimit)
+	out := totalOutstanding(loads)
+	at := fault()
+	res := finish(t, loads, at, out, flushLimit)
+	checkAssociationLost(t, mgr, loads)
+	return mgr, res
+}
+
 // checkAssociationLost asserts the error every stream of an association
 // that ended under it reports (RFC 5043 §11.3: the sessions end with the
 // association) and that the association itself failed.
@@ -104,15 +122,7 @@ func checkAssociationLost(t *testing.T, mgr *streams.Manager, loads []*load) {
 func TestPeerKilled_Pion(t *testing.T) {
 	leakCheck(t)
 	c := startChild(t, childPion)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	mgr := dialPion(t, ctx, c.addr, sctpllp.Config{}, here)
-	loads := openStreams(t, ctx, mgr, faultStreams)
-	waitProgress(t, loads, progressLimit)
-	out := totalOutstanding(loads)
-	at := c.kill(t)
-	res := finish(t, loads, at, out, flushLimit)
-	checkAssociationLost(t, mgr, loads)
+	mgr, res := sctpFault(t, c.addr, sctpllp.Config{}, here, func() time.Time { return c.kill(t) })
 	// Detected by the ICMP port unreachable on the connected UDP socket.
 	assert.ErrorIs(t, mgr.Association().Err(), syscall.ECONNREFUSED)
 	t.Logf("pion, SIGKILL: %v", res)
@@ -125,15 +135,7 @@ func TestPeerKilled_Pion(t *testing.T) {
 func TestPeerKilled_Native(t *testing.T) {
 	leakCheck(t)
 	c := startChild(t, childNative)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	mgr := dialPion(t, ctx, c.addr, sctpllp.Config{Stack: sctpllp.StackNative}, here)
-	loads := openStreams(t, ctx, mgr, faultStreams)
-	waitProgress(t, loads, progressLimit)
-	out := totalOutstanding(loads)
-	at := c.kill(t)
-	res := finish(t, loads, at, out, flushLimit)
-	checkAssociationLost(t, mgr, loads)
+	mgr, res := sctpFault(t, c.addr, sctpllp.Config{Stack: sctpllp.StackNative}, here, func() time.Time { return c.kill(t) })
 	assert.ErrorIs(t, mgr.Association().Err(), syscall.ECONNREFUSED)
 	t.Logf("native, SIGKILL: %v", res)
 }

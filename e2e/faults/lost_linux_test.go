@@ -32,16 +32,7 @@ func TestAssociationLost_Pion(t *testing.T) {
 	l := newLink(t, impairment{Name: "clean"})
 	cfg := sctpllp.Config{Pion: sctpllp.PionConfig{DeadPeerTimeout: lossDetect}}
 	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	mgr := dialPion(t, ctx, addr, cfg, l.inA)
-	loads := openStreams(t, ctx, mgr, faultStreams)
-	waitProgress(t, loads, progressLimit)
-	out := totalOutstanding(loads)
-	at := time.Now()
-	l.blackhole(t)
-	res := finish(t, loads, at, out, flushLimit)
-	checkAssociationLost(t, mgr, loads)
+	mgr, res := sctpFault(t, addr, cfg, l.inA, blackholeNow(t, l))
 	assert.ErrorIs(t, mgr.Association().Err(), sctpllp.ErrPeerUnresponsive)
 	assert.GreaterOrEqual(t, res.toErr, lossDetect-100*time.Millisecond, "declared dead before DeadPeerTimeout")
 	t.Logf("pion, path lost (DeadPeerTimeout %v): %v", lossDetect, res)
@@ -59,19 +50,19 @@ func TestAssociationLost_Native(t *testing.T) {
 	cfg := sctpllp.Config{Stack: sctpllp.StackNative, Native: sctpllp.NativeConfig{MaxRetrans: 5,
 		RTO: nsctp.RTOConfig{Initial: 200 * time.Millisecond, Min: 100 * time.Millisecond, Max: 400 * time.Millisecond}}}
 	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	mgr := dialPion(t, ctx, addr, cfg, l.inA)
-	loads := openStreams(t, ctx, mgr, faultStreams)
-	waitProgress(t, loads, progressLimit)
-	out := totalOutstanding(loads)
-	at := time.Now()
-	l.blackhole(t)
-	res := finish(t, loads, at, out, flushLimit)
-	checkAssociationLost(t, mgr, loads)
+	mgr, res := sctpFault(t, addr, cfg, l.inA, blackholeNow(t, l))
 	assert.ErrorIs(t, mgr.Association().Err(), sctpllp.ErrPeerUnresponsive)
 	assert.GreaterOrEqual(t, res.toErr, 900*time.Millisecond, "declared dead before five retransmissions")
 	t.Logf("native, path lost (Max.Retrans 5, RTO 100-400 ms): %v", res)
+}
+
+// blackholeNow is the fault of the path going black.
+func blackholeNow(t *testing.T, l *link) func() time.Time {
+	return func() time.Time {
+		at := time.Now()
+		l.blackhole(t)
+		return at
+	}
 }
 
 // TestConnectionLost_MPA: the same for MPA over TCP. TCP gives up on
