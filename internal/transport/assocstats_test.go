@@ -28,8 +28,13 @@ func TestListenerAssociations_RFC5043_6(t *testing.T) {
 	defer dcancel()
 	c, err := Dial(dctx, Options{LLP: SCTPPion, PrivateData: []byte("ok")}, ln.Addr(), 3, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
 	require.NoError(t, err)
+	// The server counts an Accept once its write returned, which may be
+	// after the client has read it: wait for the counts to settle.
 	var as []AssocStats
-	require.Eventually(t, func() bool { as = ln.Associations(); return len(as) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool {
+		as = ln.Associations()
+		return len(as) == 1 && as[0].ControlSent[sctpllp.FuncAccept]+as[0].ControlSent[sctpllp.FuncEnhancedAccept] == 3
+	}, 10*time.Second, 5*time.Millisecond)
 	a := as[0]
 	assert.Equal(t, SCTPPion, a.LLP)
 	assert.NotEmpty(t, a.Peer)
