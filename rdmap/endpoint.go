@@ -71,7 +71,7 @@ type sendReq struct {
 	sinkSTag uint32
 	sinkTO   uint64
 	reqID    uint32 // atomics
-	issued   bool   // taken by the transmit loop: can no longer be withdrawn
+	issued   bool   // taken for issue (transmit loop or inline poster): can no longer be withdrawn
 	canceled bool
 	done     bool
 	comp     Completion
@@ -140,6 +140,10 @@ type Endpoint struct {
 	rq       fifo[*recvReq] // posted receives in MSN order
 	irq      fifo[inbound]  // inbound requests waiting for the responder
 	respBusy bool
+	// issuing: a goroutine (the transmit loop, or a poster issuing inline)
+	// is handing a send-queue request to DDP; txReady: the transmit loop
+	// has sent the RTR, so requests may be issued. Guarded by mu.
+	issuing, txReady bool
 	// respHeld: the request being answered still counts against IRD
 	// (RFC 5040 §6.1) until its response's last segment is handed to the
 	// LLP; guarded by mu.
@@ -349,30 +353,55 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 	}
 	r := &sendReq{wr: wr, waiter: waiter}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.admitSendLocked(r); err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	e.sq.push(r)
+	e.order.push(r)
+	// A small request posted to an idle send queue goes to DDP from this
+	// goroutine: no hand-off to the transmit loop, whose wake-up costs more
+	// than the issue itself for a short message. takeLocked keeps the
+	// one-writer rule; a larger or queued request is left to the loop.
+	if e.sq.len() == 1 && len(wr.Local) <= inlineIssueMax && e.state == stateRunning {
+		if t := e.takeLocked(); t != nil {
+			e.mu.Unlock()
+			err := e.issue(t)
+			e.mu.Lock()
+			e.issuedLocked(t, err)
+			e.mu.Unlock()
+			return r, nil
+		}
+	}
+	e.signal(e.txWake)
+	e.mu.Unlock()
+	return r, nil
+}
+
+// admitSendLocked checks a send request against the endpoint's state and
+// queues; mu is held.
+func (e *Endpoint) admitSendLocked(r *sendReq) error {
+	wr := &r.wr
 	switch e.state {
 	case stateClosing, stateDown:
-		return nil, fmt.Errorf("rdmap: post send: %w", ErrClosed)
+		return fmt.Errorf("rdmap: post send: %w", ErrClosed)
 	}
 	if isORD(wr.Op) && e.ord == 0 {
-		return nil, fmt.Errorf("%w: %v with ORD 0", ErrInvalidWR, wr.Op)
+		return fmt.Errorf("%w: %v with ORD 0", ErrInvalidWR, wr.Op)
 	}
 	if e.order.len() >= e.sqDepth {
-		return nil, fmt.Errorf("rdmap: post send: %d outstanding: %w", e.order.len(), ErrQueueFull)
+		return fmt.Errorf("rdmap: post send: %d outstanding: %w", e.order.len(), ErrQueueFull)
 	}
 	if wr.Op == WRRead && wr.Sink != nil {
 		if _, err := wr.Sink.local(e, wr.SinkOffset, uint64(wr.Length), LocalWrite); err != nil {
-			return nil, err
+			return err
 		}
 		wr.Sink.pd.dev.mu.RLock()
 		r.sinkSTag = wr.Sink.index<<8 | uint32(wr.Sink.key)
 		r.sinkTO = wr.Sink.baseTO + wr.SinkOffset
 		wr.Sink.pd.dev.mu.RUnlock()
 	}
-	e.sq.push(r)
-	e.order.push(r)
-	e.signal(e.txWake)
-	return r, nil
+	return nil
 }
 
 // PostRecv posts a receive buffer on queue 0 (RFC 5040 §5.3); its

@@ -179,3 +179,55 @@ func TestOrdering_RFC7306_7_AtomicsInOrder(t *testing.T) {
 	require.NoError(t, poll(t, p.cqA).Err)
 	assert.Equal(t, uint64(20), binary.NativeEndian.Uint64(sink.Bytes()[:8]))
 }
+
+// TestInlineIssue: a small Send posted to an idle send queue is handed to
+// DDP by the posting goroutine, so its completion (RFC 5040 §5.5 rule 14:
+// complete once DDP has it) is in the CQ when PostSend returns; requests
+// posted meanwhile from other goroutines still reach the peer once each,
+// in the order each goroutine posted them (rule 13), with a Send larger
+// than the inline limit among them going through the transmit loop.
+func TestInlineIssue(t *testing.T) {
+	p := newPair(t, EndpointConfig{SQDepth: 1024}, EndpointConfig{RQDepth: 1024})
+	defer p.close(t)
+	bufs := make([][]byte, 300)
+	for i := range bufs {
+		bufs[i] = make([]byte, 8192)
+		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
+	}
+	payload := func(c Completion) []byte { return bufs[c.WRID][:c.Length] }
+	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("inline")}))
+	c, ok := p.cqA.TryPoll()
+	require.True(t, ok, "the completion is there when PostSend returns")
+	assert.Equal(t, uint64(1), c.WRID)
+	assert.Equal(t, "inline", string(payload(poll(t, p.rcqB))))
+
+	const writers, each = 3, 90
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				msg := []byte{byte(w), byte(i)}
+				if i%30 == 29 {
+					msg = append(msg, make([]byte, inlineIssueMax+1)...) // through the loop
+				}
+				assert.NoError(t, p.a.PostSend(SendWR{ID: uint64(w<<16 | i), Op: WRSend, Local: msg}))
+			}
+		}()
+	}
+	wg.Wait()
+	next := make([]int, writers)
+	for range writers * each {
+		c := poll(t, p.rcqB)
+		require.NoError(t, c.Err)
+		b := payload(c)
+		w, i := int(b[0]), int(b[1])
+		assert.Equal(t, next[w], i, "writer %d's Sends arrive in its order", w)
+		next[w] = i + 1
+	}
+	for range writers * each {
+		c := poll(t, p.cqA)
+		require.NoError(t, c.Err)
+	}
+}

@@ -37,10 +37,64 @@ func txFailure(err error) (*TerminateError, *Terminate, closeMode) {
 	return &TerminateError{Code: iwarp.TermLocalCatastrophic, Err: err}, &Terminate{Code: iwarp.TermLocalCatastrophic}, closeAbort
 }
 
+// inlineIssueMax is the largest Send or Write a posting goroutine hands to
+// DDP itself when the send queue is idle (see postSend): small enough that
+// the LLP takes it without waiting for flow control in practice, so that
+// posting stays quick, and large enough for every latency-bound message.
+const inlineIssueMax = 4096
+
+// takeLocked takes the head of the send queue for issue, if it may go now
+// and nobody else is issuing (the one-writer rule: requests reach DDP one
+// at a time, in submission order, RFC 5040 §5.5 rule 13). A Read or Atomic
+// at the head waits while ORD requests are outstanding (RFC 5040 §6.1,
+// RFC 7306 §5.2), and so does everything behind it. mu is held.
+func (e *Endpoint) takeLocked() *sendReq {
+	for e.sq.len() > 0 && e.sq.front().canceled {
+		e.sq.pop()
+	}
+	if e.issuing || !e.txReady || e.sq.len() == 0 || (isORD(e.sq.front().wr.Op) && e.orq.len() >= e.ord) {
+		return nil
+	}
+	r := e.sq.pop()
+	e.issuing = true
+	r.issued = true
+	if isORD(r.wr.Op) {
+		e.nextReqID++
+		r.reqID = e.nextReqID
+		// Registered before the request leaves, so that its response
+		// finds it (RFC 5040 §5.5 rule 19).
+		e.orq.push(r)
+	}
+	return r
+}
+
+// issuedLocked ends the issue of r that returned err: a Send or Write
+// completes once DDP has it (RFC 5040 §5.5 rule 14); a failure takes the
+// endpoint down. The transmit loop is woken for what queued meanwhile. mu
+// is held.
+func (e *Endpoint) issuedLocked(r *sendReq, err error) {
+	e.issuing = false
+	switch {
+	case err != nil:
+		if !errors.Is(err, errTxClosed) {
+			e.failLocked(txFailure(err))
+		}
+		// A Send or Write being issued is left to its issuer by
+		// failLocked (see there); an ORD request was flushed there.
+		e.finishLocked(r, Completion{Status: StatusFlushed, Err: fmt.Errorf("%w: %w", ErrFlushed, err)})
+	case !isORD(r.wr.Op):
+		e.finishLocked(r, Completion{Length: len(r.wr.Local)})
+		e.checkOverflowLocked()
+	}
+	if e.sq.len() > 0 {
+		e.signal(e.txWake)
+	}
+}
+
 // txLoop processes the send queue in submission order (RFC 5040 §5.5 rule
-// 13). A Read or Atomic at the head waits while ORD requests are
-// outstanding (RFC 5040 §6.1, RFC 7306 §5.2), and so does everything
-// behind it.
+// 13), after sending the RTR the connection model asks for. A posting
+// goroutine that finds the queue idle issues a small request itself
+// (postSend); the loop takes everything else.
 func (e *Endpoint) txLoop() {
 	defer e.wg.Done()
 	if err := e.sendRTR(); err != nil && !errors.Is(err, errTxClosed) {
@@ -48,6 +102,9 @@ func (e *Endpoint) txLoop() {
 		e.failLocked(txFailure(err))
 		e.mu.Unlock()
 	}
+	e.mu.Lock()
+	e.txReady = true
+	e.mu.Unlock()
 	for {
 		e.mu.Lock()
 		var r *sendReq
@@ -56,11 +113,7 @@ func (e *Endpoint) txLoop() {
 				e.mu.Unlock()
 				return
 			}
-			for e.sq.len() > 0 && e.sq.front().canceled {
-				e.sq.pop()
-			}
-			if e.sq.len() > 0 && (!isORD(e.sq.front().wr.Op) || e.orq.len() < e.ord) {
-				r = e.sq.pop()
+			if r = e.takeLocked(); r != nil {
 				break
 			}
 			e.mu.Unlock()
@@ -70,32 +123,12 @@ func (e *Endpoint) txLoop() {
 			}
 			e.mu.Lock()
 		}
-		r.issued = true
-		if isORD(r.wr.Op) {
-			e.nextReqID++
-			r.reqID = e.nextReqID
-			// Registered before the request leaves, so that its response
-			// finds it (RFC 5040 §5.5 rule 19).
-			e.orq.push(r)
-		}
 		e.mu.Unlock()
 
 		err := e.issue(r)
 
 		e.mu.Lock()
-		switch {
-		case err != nil:
-			if !errors.Is(err, errTxClosed) {
-				e.failLocked(txFailure(err))
-			}
-			// A Send or Write being issued is left to this loop by
-			// failLocked (see there); an ORD request was flushed there.
-			e.finishLocked(r, Completion{Status: StatusFlushed, Err: fmt.Errorf("%w: %w", ErrFlushed, err)})
-		case !isORD(r.wr.Op):
-			// RFC 5040 §5.5 rule 14: complete once DDP has it.
-			e.finishLocked(r, Completion{Length: len(r.wr.Local)})
-			e.checkOverflowLocked()
-		}
+		e.issuedLocked(r, err)
 		e.mu.Unlock()
 	}
 }
