@@ -29,7 +29,9 @@ type clientFlags struct {
 	lat      bool
 	inline   int
 	json     bool
-	timeout  time.Duration
+	// depthFlag: the command has --depth (bench), so 0 is a mistake.
+	depthFlag bool
+	timeout   time.Duration
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
@@ -43,6 +45,10 @@ func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
 	fs.BoolVar(&f.json, "json", false, "print results as JSON (one object per line) instead of a table")
 }
 
+// maxClientStreams is the most streams a client opens: the SCTP backends'
+// 4096 streams less stream 0, which carries no DDP stream.
+const maxClientStreams = 4095
+
 func (f *clientFlags) config() (bench.Config, []int, error) {
 	o, err := f.options()
 	if err != nil {
@@ -51,8 +57,8 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.connect == "" {
 		return bench.Config{}, nil, usageError("--connect is required")
 	}
-	if f.streams < 1 || f.streams > 4096 {
-		return bench.Config{}, nil, usageError("--streams must be 1..4096")
+	if f.streams < 1 || f.streams > maxClientStreams {
+		return bench.Config{}, nil, usageError("--streams must be 1..%d (SCTP stream 0 carries no DDP stream: an association of 4096 SCTP streams holds %d)", maxClientStreams, maxClientStreams)
 	}
 	sizes, err := parseSizes(f.size)
 	if err != nil {
@@ -69,7 +75,7 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.duration < 0 || (f.duration > 0 && f.duration < time.Millisecond) {
 		return bench.Config{}, nil, usageError("--duration must be at least 1ms")
 	}
-	if f.depth < 0 || f.depth > bench.MaxDepth {
+	if f.depth < 0 || f.depth > bench.MaxDepth || (f.depthFlag && f.depth == 0) {
 		return bench.Config{}, nil, usageError("--depth must be 1..%d", bench.MaxDepth)
 	}
 	if f.timeout <= 0 {
@@ -93,6 +99,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.register(fs, "64K")
 	testList := fs.String("test", "", "tests, comma separated (write, read, send, fetchadd, cmpswap, write-imm, all); also accepted as arguments")
 	fs.IntVar(&f.depth, "depth", 16, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+")")
+	f.depthFlag = true
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm")
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
@@ -161,7 +168,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			stop := progress(ctx, tty, stderr, c.Counters)
 			res, err := bench.Run(ctx, c)
 			stop()
-			if res != nil {
+			// A run refused or failed before any operation completed has
+			// no row to show, only its error.
+			measured := res != nil && (err == nil || res.Forward.Ops+res.Reverse.Ops > 0)
+			if res != nil && (measured || f.json) {
 				if f.json {
 					_ = json.NewEncoder(stdout).Encode(toJSON(res, err))
 				} else {

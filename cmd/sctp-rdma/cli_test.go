@@ -73,7 +73,7 @@ func runCLI(args ...string) (int, string, string) {
 // TestServeBenchEveryTest runs serve and bench in-process over sctp-pion
 // and mpa for every test, in bandwidth and latency mode, with tiny sizes.
 func TestServeBenchEveryTest(t *testing.T) {
-	for _, llp := range []string{"sctp-pion", "mpa"} {
+	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
 		addr, stop := serve(t, "--llp", llp)
 		code, out, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "512,2K", "--iters", "20",
 			"--streams", "2", "--json", "all")
@@ -101,7 +101,7 @@ func TestBenchTableAndBidir(t *testing.T) {
 }
 
 func TestPingVerified(t *testing.T) {
-	for _, llp := range []string{"sctp-pion", "mpa"} {
+	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
 		addr, stop := serve(t, "--llp", llp)
 		code, out, errOut := runCLI("ping", "--llp", llp, "--connect", addr, "--count", "4", "--size", "3000", "--streams", "2")
 		require.Equal(t, 0, code, errOut)
@@ -134,6 +134,13 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"serve", "--max-size", "2"}, "--max-size"},
 		{[]string{"serve", "--max-streams", "0"}, "--max-streams"},
 		{[]string{"frobnicate"}, "unknown command"},
+		// The validation agrees with the help (issue 19).
+		{[]string{"bench", "--connect", "x", "--streams", "4096"}, "--streams must be 1..4095"},
+		{[]string{"bench", "--connect", "x", "--size", "-4K"}, "sizes are positive"},
+		{[]string{"bench", "--connect", "x", "--depth", "0"}, "--depth must be 1..128"},
+		{[]string{"demo", "--size", "0"}, "at least 1 octet"},
+		{[]string{"ping", "--connect", "x", "--iters", "3", "--count", "5"}, "disagree"},
+		{[]string{"bench", "--connect", "x", "--llp", "sctp-native", "--mtu", "70000"}, "--mtu 70000"},
 	} {
 		code, _, errOut := runCLI(tc.args...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut)
@@ -141,6 +148,9 @@ func TestBadFlags(t *testing.T) {
 	}
 	code, _, _ := runCLI("bench", "-h")
 	assert.Equal(t, 0, code)
+	code, out, _ := runCLI("--version")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "sctp-rdma "), out)
 }
 
 func TestUnreachablePeer(t *testing.T) {
@@ -163,7 +173,7 @@ func TestKernelSCTPUnavailableOrWorks(t *testing.T) {
 }
 
 func TestServerRejectsSession(t *testing.T) {
-	for _, llp := range []string{"sctp-pion", "mpa"} {
+	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
 		addr, stop := serve(t, "--llp", llp, "--max-streams", "1", "--max-size", "1K")
 		code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--streams", "2", "--iters", "1", "--size", "64")
 		assert.Equal(t, 1, code)

@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -46,7 +47,7 @@ commands:
           exercise every RDMA operation on several streams, break one stream on
           purpose and show the others finishing
 
-run "sctp-rdma <command> -h" for a command's flags
+run "sctp-rdma <command> -h" for a command's flags, "sctp-rdma --version" for the version
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -57,6 +58,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runCtx(ctx, args, stdout, stderr)
+}
+
+// versionString names the build: the module version and, for a build
+// from a checkout, the VCS revision and whether the tree was modified.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "sctp-rdma (version unknown)"
+	}
+	v := "sctp-rdma " + bi.Main.Version
+	var rev, dirty string
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			rev = st.Value
+		case "vcs.modified":
+			if st.Value == "true" {
+				dirty = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += " (" + rev[:min(12, len(rev))] + dirty + ")"
+	}
+	return v + " " + bi.GoVersion
 }
 
 // runCtx runs a command under ctx (tests cancel it instead of signalling).
@@ -76,6 +102,9 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdDemo(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, versionString())
 		return 0
 	}
 	fmt.Fprintf(stderr, "sctp-rdma: unknown command %q\n\n%s", args[0], usage)
@@ -102,7 +131,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sz, err := parseSize(*size)
-	if err != nil || sz == 0 {
+	if err == nil && sz == 0 {
+		err = errors.New("sizes must be at least 1 octet")
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "sctp-rdma demo: --size: %v\n", err)
 		return 2
 	}

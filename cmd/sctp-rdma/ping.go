@@ -22,6 +22,14 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	countSet, itersSet := false, false
+	fs.Visit(func(fl *flag.Flag) {
+		countSet = countSet || fl.Name == "count"
+		itersSet = itersSet || fl.Name == "iters"
+	})
+	if countSet && itersSet && *count != f.iters {
+		return usageError("--count %d and --iters %d disagree: give one (they are the same setting)", *count, f.iters)
+	}
 	if f.iters == 0 && f.duration == 0 {
 		if *count == 0 {
 			return usageError("--count must be at least 1 (or give --duration)")

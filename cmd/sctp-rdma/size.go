@@ -35,6 +35,9 @@ func parseSize(s string) (int, error) {
 // parseSizes parses a single size, a comma-separated list, or a
 // power-of-two sweep "MIN-MAX" (e.g. "64-1M" gives 64, 128, ..., 1M).
 func parseSizes(s string) ([]int, error) {
+	if strings.HasPrefix(strings.TrimSpace(s), "-") {
+		return nil, fmt.Errorf("invalid size %q: sizes are positive (a sweep is MIN-MAX, e.g. 64-1M)", s)
+	}
 	if lo, hi, ok := strings.Cut(s, "-"); ok {
 		a, err := parseSize(lo)
 		if err != nil {
