@@ -111,3 +111,32 @@ func (c *datagramConn) comment() string {
 	}
 	return c.note
 }
+
+// SCTPOverUDPTap returns a recorder for a stack that hands over its SCTP
+// packets itself (the project's own SCTP, sctp.Config.Tap): each call
+// records one datagram between the association's local and remote UDP
+// addresses, sent or received. As for SCTPOverUDPConn, the server's UDP
+// port (the local one if serverLocal) is written as SCTPPort so that
+// Wireshark decodes the packets as SCTP; the first record says so.
+func (w *Writer) SCTPOverUDPTap(serverLocal bool) func(sent bool, local, remote netip.AddrPort, pkt []byte) {
+	var noted atomic.Bool
+	return func(sent bool, local, remote netip.AddrPort, pkt []byte) {
+		l, r := endpoints(local, remote)
+		p := &r
+		if serverLocal {
+			p = &l
+		}
+		note := ""
+		if real := p.Port(); real != SCTPPort {
+			if noted.CompareAndSwap(false, true) {
+				note = fmt.Sprintf("SCTP over UDP (RFC 6951): UDP port %d written as %d", real, SCTPPort)
+			}
+			*p = netip.AddrPortFrom(p.Addr(), SCTPPort)
+		}
+		if sent {
+			w.recordUDPNote(l, r, pkt, note)
+		} else {
+			w.recordUDPNote(r, l, pkt, note)
+		}
+	}
+}

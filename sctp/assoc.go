@@ -38,6 +38,7 @@ type Association struct {
 	laddr, raddr net.Addr
 
 	peerAddr              netip.AddrPort
+	localAP               netip.AddrPort // for Config.Tap
 	localTag, peerTag     uint32
 	localPort, peerPort   uint16
 	outStreams, inStreams int
@@ -272,6 +273,9 @@ func (a *Association) Stats() Stats {
 // sendPacket transmits a finished packet (checksum set). mu is held.
 func (a *Association) sendPacket(b []byte) {
 	a.stats.packetsSent++
+	if a.cfg.Tap != nil {
+		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
+	}
 	if err := a.out(b); err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++

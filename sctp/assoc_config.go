@@ -83,6 +83,12 @@ type Config struct {
 	// (PeerAdaptation) and leaves the decision to its caller.
 	AllowMissingAdaptation bool
 
+	// Tap, if not nil, sees every packet the association sends (sent
+	// true) and every packet it receives, with the association's local
+	// and peer UDP addresses (for a packet capture: capture.Writer's
+	// SCTPOverUDPTap). pkt is valid only during the call.
+	Tap func(sent bool, local, remote netip.AddrPort, pkt []byte)
+
 	// Listener settings.
 
 	// Backlog is the accept queue; MaxAssociations and

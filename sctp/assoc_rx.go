@@ -40,6 +40,9 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 	}
 	a.stats.packetsRecv++
 	a.refused = 0
+	if a.cfg.Tap != nil {
+		a.cfg.Tap(false, a.localAP, a.peerAddr, b)
+	}
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }
 

@@ -48,6 +48,7 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 	out := func(b []byte) error { _, err := conn.Write(b); return err }
 	a := newAssociation(c, out, conn.LocalAddr(), conn.RemoteAddr(), c.maxPacketFor(raddr.Addr()))
 	a.peerAddr = raddr
+	a.localAP = unmap(conn.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.localPort, a.peerPort = c.LocalPort, c.PeerPort
 	a.localTag, a.localInitialTSN = RandomTag(), RandomTag()
 	a.closeSocket = func() { _ = conn.Close() }
@@ -292,6 +293,7 @@ func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.cfg.maxPacketFor(from.Addr()))
 	a.peerAddr = from
+	a.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.localPort, a.peerPort = ck.LocalPort, ck.PeerPort
 	a.localTag, a.localInitialTSN = ck.LocalVerificationTag, ck.LocalInitialTSN
 	a.verifyCookie = l.resp.VerifyCookieEcho

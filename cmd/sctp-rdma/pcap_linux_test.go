@@ -62,7 +62,7 @@ func opcodes(lines []string) []string {
 }
 
 // TestBenchPcap_DecodesEveryLLP runs `bench --pcap FILE all` against
-// `serve` over sctp-pion and mpa and decodes the file with tshark: the
+// `serve` over sctp-pion, sctp-native and mpa and decodes the file with tshark: the
 // userspace SCTP packets with the shipped RFC 5043 dissector (the server's
 // UDP port recorded as 9899, RFC 6951), MPA with Wireshark's own iWARP
 // dissectors over the synthesized TCP stream. No frame is malformed or has
@@ -76,6 +76,7 @@ func TestBenchPcap_DecodesEveryLLP(t *testing.T) {
 	want := []string{"0", "1", "2", "3", "8", "10", "11"}
 	for _, tc := range []struct{ llp, filter, opcode string }{
 		{"sctp-pion", "rdmap", "rdmap.opcode"},
+		{"sctp-native", "rdmap", "rdmap.opcode"},
 		{"mpa", "iwarp_rdma", "iwarp_rdma.opcode"},
 	} {
 		t.Run(tc.llp, func(t *testing.T) {

@@ -82,8 +82,9 @@ type Options struct {
 	StartupTimeout                     time.Duration
 	FDReserve                          int
 	// Capture, if not nil, records every packet of every LLP to a pcapng
-	// file (package capture): sctp-pion's UDP datagrams, MPA's TCP byte
-	// streams as segments, sctp-kernel's messages as SCTP DATA chunks.
+	// file (package capture): sctp-pion's and sctp-native's UDP datagrams,
+	// MPA's TCP byte streams as segments, sctp-kernel's messages as SCTP
+	// DATA chunks.
 	Capture *capture.Writer
 }
 
@@ -106,13 +107,17 @@ func (o Options) sctpConfig() sctpllp.Config {
 		LocalAddr: o.LocalAddr}}
 }
 
-func (o Options) nativeConfig(n int) sctpllp.Config {
+func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 	s := o.Streams
 	if s != 0 {
 		s = max(s, n+1)
 	}
-	return sctpllp.Config{Stack: sctpllp.StackNative,
+	cfg := sctpllp.Config{Stack: sctpllp.StackNative,
 		Native: sctpllp.NativeConfig{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}}
+	if o.Capture != nil {
+		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
+	}
+	return cfg
 }
 
 func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
@@ -169,7 +174,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 		case SCTPPion:
 			assoc, err = sctpllp.Dial(ctx, addr, o.sctpConfig())
 		case SCTPNative:
-			assoc, err = sctpllp.Dial(ctx, addr, o.nativeConfig(n))
+			assoc, err = sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
 		default:
 			var t sctpllp.Transport
 			t, err = sctpllp.DialKernel(ctx, addr, o.kernelConfig(n))
@@ -398,7 +403,7 @@ func Listen(o Options, addr string) (*Listener, error) {
 	case SCTPPion:
 		l.sctp, err = sctpllp.Listen(addr, o.sctpConfig())
 	case SCTPNative:
-		l.sctp, err = sctpllp.Listen(addr, o.nativeConfig(0))
+		l.sctp, err = sctpllp.Listen(addr, o.nativeConfig(0, true))
 	case SCTPKernel:
 		l.kern, err = sctpllp.ListenKernel(addr, o.kernelConfig(0))
 	case MPA:
