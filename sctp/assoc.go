@@ -173,7 +173,10 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 // (RFC 9260 §5.1, the TCB of §14). Called with mu held.
 func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inStreams int) {
 	a.outStreams, a.inStreams = max(outStreams, 1), max(inStreams, 1)
-	chunks := min(max(a.cfg.SendBuffer/bufClasses[0], 64), 1<<16)
+	// Chunks in flight at once: 2048 descriptors (about 56 KiB with their
+	// buffer slots) hold a window of 2048 packets of large messages, or
+	// 2048 small ones; an idle association costs little.
+	chunks := min(max(a.cfg.SendBuffer/bufClasses[1], 64), 1<<16)
 	a.oq = NewOutstandingQueue(a.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
 	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd})

@@ -98,13 +98,14 @@ type inStream struct {
 //
 // Not safe for concurrent use.
 type Reassembler struct {
-	budget  int
-	held    int
-	frags   []fragment // by TSN
-	streams []inStream
-	ready   []Message // deliverable, in delivery order, from head
-	head    int
-	nPend   int // ordered messages held in streams[].pending
+	budget   int
+	held     int
+	frags    []fragment // by TSN
+	streams  []inStream // nil until the first ordered message
+	nStreams int
+	ready    []Message // deliverable, in delivery order, from head
+	head     int
+	nPend    int // ordered messages held in streams[].pending
 
 	refused, evicted, violations uint64
 }
@@ -115,9 +116,27 @@ func NewReassembler(cfg ReassemblyConfig) *Reassembler {
 		cfg.Budget = DefaultReassemblyBudget
 	}
 	return &Reassembler{
-		budget:  cfg.Budget,
-		streams: make([]inStream, min(max(cfg.Streams, 1), 65536)),
+		budget:   cfg.Budget,
+		nStreams: min(max(cfg.Streams, 1), 65536),
 	}
+}
+
+// stream returns the ordered-delivery state of stream id (< nStreams),
+// allocating every stream's on the first ordered message: DDP sends only
+// unordered messages (RFC 5043 §10), which need none.
+func (r *Reassembler) stream(id uint16) *inStream {
+	if r.streams == nil {
+		r.streams = make([]inStream, r.nStreams)
+	}
+	return &r.streams[id]
+}
+
+// nextSSN is the SSN of the next ordered message of stream id.
+func (r *Reassembler) nextSSN(id uint16) uint16 {
+	if r.streams == nil {
+		return 0
+	}
+	return r.streams[id].next
 }
 
 // Held returns the octets of user data held.
@@ -177,7 +196,7 @@ func (r *Reassembler) Next() (Message, bool) {
 // wire.ErrNoUserData for an empty chunk.
 func (r *Reassembler) Push(d *wire.Data) (deliverNow bool, err error) {
 	switch {
-	case int(d.StreamID) >= len(r.streams):
+	case int(d.StreamID) >= r.nStreams:
 		r.violations++
 		return false, ErrInvalidStream
 	case len(d.UserData) == 0:
@@ -194,7 +213,7 @@ func (r *Reassembler) pushWhole(d *wire.Data) (bool, error) {
 	if d.Unordered {
 		return true, nil
 	}
-	st := &r.streams[d.StreamID]
+	st := r.stream(d.StreamID)
 	if err := r.checkSSN(st, d.SSN); err != nil {
 		return false, err
 	}
@@ -227,7 +246,7 @@ func (r *Reassembler) checkSSN(st *inStream, ssn uint16) error {
 // delivered or is held already (two fragmented messages of one SSN) is
 // dropped: ErrStreamSequence.
 func (r *Reassembler) ordered(m Message) error {
-	st := &r.streams[m.StreamID]
+	st := r.stream(m.StreamID)
 	if m.SSN == st.next {
 		r.ready = append(r.ready, m)
 		st.next++
@@ -269,7 +288,7 @@ func tsnCmp(a, b uint32) int { return int(int32(a - b)) }
 // completes it (RFC 9260 §6.9).
 func (r *Reassembler) pushFragment(d *wire.Data) (bool, error) {
 	if !d.Unordered {
-		if err := r.checkSSN(&r.streams[d.StreamID], d.SSN); err != nil {
+		if err := r.checkSSN(r.stream(d.StreamID), d.SSN); err != nil {
 			return false, err
 		}
 	}
@@ -348,7 +367,7 @@ func (r *Reassembler) Holds(d *wire.Data) bool {
 	if d.Unordered {
 		return false
 	}
-	return int(d.StreamID) >= len(r.streams) || d.SSN != r.streams[d.StreamID].next || r.head != len(r.ready)
+	return int(d.StreamID) >= r.nStreams || d.SSN != r.nextSSN(d.StreamID) || r.head != len(r.ready)
 }
 
 // Admit reports whether a new DATA chunk can be taken: it will not be

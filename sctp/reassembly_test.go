@@ -124,7 +124,7 @@ func TestReassemblyFragments_RFC9260_6_9(t *testing.T) {
 				r := NewReassembler(ReassemblyConfig{Streams: 2})
 				if !unordered {
 					// SSN 5 is its turn after 0..4.
-					r.streams[1].next = 5
+					r.stream(1).next = 5
 				}
 				var dl delivered
 				for k, i := range p {
