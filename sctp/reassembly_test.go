@@ -247,7 +247,7 @@ func TestReassemblyInvalid_RFC9260_6_5(t *testing.T) {
 
 	z := NewReassembler(ReassemblyConfig{})
 	assert.Equal(t, DefaultReassemblyBudget, z.Budget())
-	assert.Len(t, z.streams, 1)
+	assert.Equal(t, 1, z.nStreams, "at least one inbound stream")
 }
 
 func TestReassemblyBudget_RFC9260_6_2(t *testing.T) {
