@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -150,4 +151,37 @@ func TestAssociation_Bulk(t *testing.T) {
 	}
 	st := cli.Stats()
 	t.Logf("stats %+v", st)
+}
+
+// TestAssociation_IdleMemory: an established, idle association pair (both
+// ends, the dialer's socket and read buffer included) holds well under
+// 512 KiB of heap, so that a listener's association cap bounds its
+// memory (DefaultMaxAssociations × this).
+func TestAssociation_IdleMemory(t *testing.T) {
+	l, err := Listen("udp4", "127.0.0.1:0", nil)
+	require.NoError(t, err)
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const n = 40
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	as := make([]*Association, 0, 2*n)
+	for range n {
+		acc := make(chan *Association, 1)
+		go func() { a, _ := l.Accept(ctx); acc <- a }()
+		c, err := Dial(ctx, "udp4", l.Addr().String(), nil)
+		require.NoError(t, err)
+		as = append(as, c, <-acc)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(after.HeapAlloc-before.HeapAlloc) / n / 1024
+	t.Logf("heap per idle association pair: %.0f KiB", per)
+	assert.Less(t, per, 512.0)
+	for _, a := range as {
+		require.NotNil(t, a)
+		_ = a.Abort()
+	}
 }
