@@ -53,6 +53,11 @@ type Config struct {
 	// LoopbackMTU to a loopback address and DefaultMTU otherwise. The
 	// largest packet is the MTU less the IP and UDP headers.
 	MTU int
+	// MaxPacket caps the SCTP packet below what the MTU allows; zero: no
+	// cap. Over DTLS (RFC 8261) a packet must fit one DTLS record, 16384
+	// octets of plaintext (RFC 6347 §4.1), and the record's own header and
+	// tag come out of the MTU too.
+	MaxPacket int
 	// LocalPort and PeerPort are the SCTP ports (DefaultPort if zero). A
 	// Listener answers INITs to any port.
 	LocalPort, PeerPort uint16
@@ -156,7 +161,11 @@ func (c *Config) maxPacketFor(addr netip.Addr) int {
 	if addr.Is6() && !addr.Is4In6() {
 		ip = 40
 	}
-	return max(min(mtu-ip-udpOverhead, maxUDPPayload), 512)
+	n := max(min(mtu-ip-udpOverhead, maxUDPPayload), 512)
+	if c.MaxPacket > 0 {
+		n = max(min(n, c.MaxPacket), 512)
+	}
+	return n
 }
 
 // Errors of an association. Each error an Association returns wraps one of

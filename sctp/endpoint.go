@@ -31,27 +31,35 @@ func transientReadError(err error) bool {
 // COOKIE ECHO, COOKIE ACK). It fails with ctx's error, or with an error
 // wrapping ErrHandshake or ErrAborted. cfg may be nil.
 func Dial(ctx context.Context, network, address string, cfg *Config) (*Association, error) {
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
-	c = c.normalized()
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}
 	conn := nc.(*net.UDPConn)
-	raddr := unmap(conn.RemoteAddr().(*net.UDPAddr).AddrPort())
 	_ = conn.SetReadBuffer(8 << 20)
 	_ = conn.SetWriteBuffer(8 << 20)
-	out := func(b []byte) error { _, err := conn.Write(b); return err }
-	a := newAssociation(c, out, conn.LocalAddr(), conn.RemoteAddr(), c.maxPacketFor(raddr.Addr()))
-	a.peerAddr = raddr
-	a.localAP = unmap(conn.LocalAddr().(*net.UDPAddr).AddrPort())
+	a, err := DialConn(ctx, conn, cfg)
+	if err != nil {
+		_ = conn.Close()
+	}
+	return a, err
+}
+
+// DialConn starts an association over conn, a connected datagram conn to
+// one peer whose every Read and Write is one SCTP packet: a connected UDP
+// socket, or a DTLS connection (SCTP over DTLS, RFC 8261). The association
+// owns conn from then on (it closes it at the end), also when DialConn
+// fails. cfg may be nil.
+func DialConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c = c.normalized()
+	a := newConnAssociation(conn, c)
 	a.localPort, a.peerPort = c.LocalPort, c.PeerPort
 	a.localTag, a.localInitialTSN = RandomTag(), RandomTag()
-	a.closeSocket = func() { _ = conn.Close() }
 	go readLoop(conn, a)
 
 	a.mu.Lock()
@@ -75,8 +83,106 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 	return a, nil
 }
 
+// newConnAssociation makes an association that sends on conn and closes
+// it at the end.
+func newConnAssociation(conn net.Conn, c Config) *Association {
+	raddr := connAddrPort(conn.RemoteAddr())
+	out := func(b []byte) error { _, err := conn.Write(b); return err }
+	a := newAssociation(c, out, conn.LocalAddr(), conn.RemoteAddr(), c.maxPacketFor(raddr.Addr()))
+	a.peerAddr = raddr
+	a.localAP = connAddrPort(conn.LocalAddr())
+	a.closeSocket = func() { _ = conn.Close() }
+	return a
+}
+
+// connAddrPort returns a conn's UDP address (zero if it has none).
+func connAddrPort(a net.Addr) netip.AddrPort {
+	if ua, ok := a.(*net.UDPAddr); ok {
+		return unmap(ua.AddrPort())
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return unmap(ap)
+}
+
+// AcceptConn runs the passive side of an association start over conn, a
+// datagram conn to one peer (a DTLS connection accepted by a listener,
+// for SCTP over DTLS, RFC 8261): INITs are answered statelessly with a
+// State Cookie, and the association is returned once a valid COOKIE ECHO
+// arrives (RFC 9260 §5.1). It owns conn (closing it on failure). It fails
+// with ctx's error if no association is made in time.
+func AcceptConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c = c.normalized()
+	resp := newResponderFor(c)
+	from := connAddrPort(conn.RemoteAddr())
+	send := func(p []byte) { _, _ = conn.Write(p) }
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	bp := getBuf(largeBuf)
+	for {
+		n, err := conn.Read(*bp)
+		if err != nil {
+			putBuf(bp)
+			_ = conn.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
+		}
+		ck, rest, ok := resp.Unknown((*bp)[:n], from, send)
+		if !ok {
+			continue
+		}
+		if !stop() {
+			putBuf(bp)
+			_ = conn.Close()
+			return nil, ctx.Err()
+		}
+		_ = conn.SetReadDeadline(time.Time{})
+		a := newConnAssociation(conn, c)
+		a.verifyCookie = resp.VerifyCookieEcho
+		kept := a.adoptCookie(&ck, rest, bp)
+		if !kept {
+			putBuf(bp)
+		}
+		go readLoop(conn, a)
+		return a, nil
+	}
+}
+
+// newResponderFor is the Responder of a passive side configured by c.
+func newResponderFor(c Config) *Responder {
+	var ad uint32
+	if !c.NoAdaptation {
+		ad = c.Adaptation
+	}
+	return NewResponder(ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
+		InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad,
+		AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan})
+}
+
+// adoptCookie makes a passive association ESTABLISHED from a verified
+// cookie (RFC 9260 §5.1.5), queues its COOKIE ACK and takes the chunks
+// bundled after the COOKIE ECHO, held in bp. It reports whether bp now
+// belongs to the association.
+func (a *Association) adoptCookie(ck *Cookie, rest []byte, bp *[]byte) bool {
+	a.localPort, a.peerPort = ck.LocalPort, ck.PeerPort
+	a.localTag, a.localInitialTSN = ck.LocalVerificationTag, ck.LocalInitialTSN
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
+		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
+	a.establish(now)
+	a.ctrl = wire.CookieAck{}.Append(a.ctrl) // §5.1 step D, bundled with what follows
+	return a.receiveChunks(rest, bp, now)
+}
+
 // readLoop reads the active side's own socket until it is closed.
-func readLoop(conn *net.UDPConn, a *Association) {
+func readLoop(conn net.Conn, a *Association) {
 	bp := getBuf(largeBuf)
 	for {
 		n, err := conn.Read(*bp)
@@ -142,16 +248,10 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	}
 	_ = pc.SetReadBuffer(8 << 20)
 	_ = pc.SetWriteBuffer(8 << 20)
-	var ad uint32
-	if !c.NoAdaptation {
-		ad = c.Adaptation
-	}
 	l := &Listener{
-		pc:  pc,
-		cfg: c,
-		resp: NewResponder(ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
-			InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad,
-			AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan}),
+		pc:        pc,
+		cfg:       c,
+		resp:      newResponderFor(c),
 		accept:    make(chan *Association, c.Backlog),
 		done:      make(chan struct{}),
 		assocs:    make(map[netip.AddrPort]*Association),
@@ -290,24 +390,16 @@ func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
 		l.resp.Refuse(&ck, send)
 		return
 	}
+	if len(l.accept) == cap(l.accept) {
+		// Only this goroutine sends on l.accept: room now is room below.
+		l.resp.CountBacklogFull() // the peer retransmits its COOKIE ECHO
+		return
+	}
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.cfg.maxPacketFor(from.Addr()))
 	a.peerAddr = from
 	a.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
-	a.localPort, a.peerPort = ck.LocalPort, ck.PeerPort
-	a.localTag, a.localInitialTSN = ck.LocalVerificationTag, ck.LocalInitialTSN
 	a.verifyCookie = l.resp.VerifyCookieEcho
-	a.mu.Lock()
-	a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
-		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
-	a.mu.Unlock()
-	select {
-	case l.accept <- a:
-	default:
-		l.resp.CountBacklogFull() // the peer retransmits its COOKIE ECHO
-		a.wake.Stop()
-		return
-	}
 	l.mu.Lock()
 	l.assocs[from] = a
 	l.perIP[from.Addr()]++
@@ -324,10 +416,7 @@ func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
 		l.maybeCloseSocket()
 	}
 	l.resp.CountCookieOK()
-	now := time.Now()
-	a.mu.Lock()
-	a.establish(now)
-	a.ctrl = wire.CookieAck{}.Append(a.ctrl) // §5.1 step D, bundled with what follows
-	l.lastKept = a.receiveChunks(rest, bp, now)
-	a.mu.Unlock()
+	// Established (and its COOKIE ACK sent) before anyone can accept it.
+	l.lastKept = a.adoptCookie(&ck, rest, bp)
+	l.accept <- a
 }
