@@ -51,9 +51,11 @@ func DialNative(ctx context.Context, raddr string, cfg NativeConfig) (*NativeTra
 	return newNativeTransport(a, &cfg)
 }
 
-// NativeListener accepts associations of the native stack.
+// NativeListener accepts associations of the native stack, over UDP
+// (ListenNative) or over DTLS (ListenNativeDTLS).
 type NativeListener struct {
 	l   *sctp.Listener
+	dl  *dtlsListener
 	cfg NativeConfig
 }
 
@@ -68,6 +70,16 @@ func ListenNative(laddr string, cfg NativeConfig) (*NativeListener, error) {
 
 // Accept waits for the next association.
 func (l *NativeListener) Accept(ctx context.Context) (*NativeTransport, error) {
+	if l.dl != nil {
+		select {
+		case t := <-l.dl.accept:
+			return t, nil
+		case <-l.dl.done:
+			return nil, fmt.Errorf("%w: listener closed", net.ErrClosed)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	for {
 		a, err := l.l.Accept(ctx)
 		if err != nil {
@@ -81,13 +93,31 @@ func (l *NativeListener) Accept(ctx context.Context) (*NativeTransport, error) {
 }
 
 // Addr returns the listening address.
-func (l *NativeListener) Addr() net.Addr { return l.l.Addr() }
+func (l *NativeListener) Addr() net.Addr {
+	if l.dl != nil {
+		return l.dl.ln.Addr()
+	}
+	return l.l.Addr()
+}
 
-// HandshakeStats returns the counters of the stateless handshake.
-func (l *NativeListener) HandshakeStats() HandshakeStats { return l.l.HandshakeStats() }
+// HandshakeStats returns the counters of the stateless handshake. Over
+// DTLS, CookiesOK counts the completed DTLS handshakes and BadPackets the
+// failed ones (authentication, timeout, or a peer that is not DTLS); the
+// SCTP handshake runs inside each authenticated connection.
+func (l *NativeListener) HandshakeStats() HandshakeStats {
+	if l.dl != nil {
+		return HandshakeStats{CookiesOK: l.dl.handshakes.Load(), BadPackets: l.dl.failed.Load()}
+	}
+	return l.l.HandshakeStats()
+}
 
 // Close stops listening; accepted associations carry on.
-func (l *NativeListener) Close() error { return l.l.Close() }
+func (l *NativeListener) Close() error {
+	if l.dl != nil {
+		return l.dl.close()
+	}
+	return l.l.Close()
+}
 
 // nativeErr maps the stack's errors onto the Transport contract's.
 func nativeErr(err error) error {
