@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pion/dtls/v3"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -92,6 +93,10 @@ type Config struct {
 	Pion PionConfig
 	// Native configures the native backend.
 	Native NativeConfig
+	// DTLS, with StackNative, runs every association inside a DTLS
+	// connection (RFC 8261) authenticated and encrypted as it says; nil:
+	// plain SCTP over UDP.
+	DTLS *dtls.Config
 }
 
 // Userspace SCTP stacks of Config.Stack.
@@ -207,11 +212,18 @@ var ErrUnknownStack = errors.New("sctpllp: unknown userspace SCTP stack")
 func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
 	var t Transport
 	var err error
+	if cfg.DTLS != nil && cfg.Stack != StackNative {
+		return nil, fmt.Errorf("%w: DTLS needs Stack %q", ErrUnknownStack, StackNative)
+	}
 	switch cfg.Stack {
 	case "", StackPion:
 		t, err = DialPion(ctx, raddr, cfg.Pion)
 	case StackNative:
-		t, err = DialNative(ctx, raddr, cfg.Native)
+		if cfg.DTLS != nil {
+			t, err = DialNativeDTLS(ctx, raddr, cfg.Native, cfg.DTLS)
+		} else {
+			t, err = DialNative(ctx, raddr, cfg.Native)
+		}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
 	}
@@ -231,13 +243,20 @@ type Listener struct {
 // Listen listens for userspace SCTP associations (Config.Stack) over UDP
 // on laddr.
 func Listen(laddr string, cfg Config) (*Listener, error) {
+	if cfg.DTLS != nil && cfg.Stack != StackNative {
+		return nil, fmt.Errorf("%w: DTLS needs Stack %q", ErrUnknownStack, StackNative)
+	}
 	l := &Listener{cfg: cfg}
 	var err error
 	switch cfg.Stack {
 	case "", StackPion:
 		l.pl, err = ListenPion(laddr, cfg.Pion)
 	case StackNative:
-		l.nl, err = ListenNative(laddr, cfg.Native)
+		if cfg.DTLS != nil {
+			l.nl, err = ListenNativeDTLS(laddr, cfg.Native, cfg.DTLS)
+		} else {
+			l.nl, err = ListenNative(laddr, cfg.Native)
+		}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
 	}

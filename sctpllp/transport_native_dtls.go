@@ -99,6 +99,8 @@ type dtlsListener struct {
 	cfg    NativeConfig
 	accept chan *NativeTransport
 	done   chan struct{}
+	ctx    context.Context // canceled by close: ends handshakes under way
+	cancel context.CancelFunc
 	sem    chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
@@ -125,6 +127,7 @@ func ListenNativeDTLS(laddr string, cfg NativeConfig, dcfg *dtls.Config) (*Nativ
 	}
 	d := &dtlsListener{ln: ln, cfg: cfg, accept: make(chan *NativeTransport, backlog),
 		done: make(chan struct{}), sem: make(chan struct{}, maxDTLSHandshakes)}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.wg.Add(1)
 	go d.loop()
 	return &NativeListener{dl: d, cfg: cfg}, nil
@@ -155,7 +158,7 @@ func (d *dtlsListener) loop() {
 
 // serve runs the DTLS handshake and the association start on c.
 func (d *dtlsListener) serve(c net.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultDTLSHandshakeTimeout)
+	ctx, cancel := context.WithTimeout(d.ctx, DefaultDTLSHandshakeTimeout)
 	defer cancel()
 	dc, ok := c.(*dtls.Conn)
 	if !ok {
@@ -191,6 +194,7 @@ func (d *dtlsListener) close() error {
 	var err error
 	d.once.Do(func() {
 		close(d.done)
+		d.cancel()
 		err = d.ln.Close()
 		d.wg.Wait()
 		for {

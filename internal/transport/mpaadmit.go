@@ -38,7 +38,8 @@ type MPAStats struct {
 	RefusedPerAddress  uint64 // at MaxStartupsPerAddress (ErrTooManyFromAddress)
 	RefusedFDs         uint64 // within FDReserve of RLIMIT_NOFILE (ErrNearFDLimit)
 	StartupTimeouts    uint64 // start-ups that did not finish within StartupTimeout
-	StartupFailures    uint64 // start-ups that failed otherwise (bad frame, reset, rejected)
+	StartupFailures    uint64 // start-ups that failed otherwise (bad frame, reset, rejected, TLS)
+	TLSFailures        uint64 // of those, TLS handshakes that failed (Options.TLS)
 	FDLimit, FDReserve int
 }
 
@@ -153,5 +154,7 @@ func (l *Listener) MPAStats() MPAStats {
 	if l.admit == nil {
 		return MPAStats{}
 	}
-	return l.admit.stats()
+	s := l.admit.stats()
+	s.TLSFailures = l.tlsFailures.Load()
+	return s
 }

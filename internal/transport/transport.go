@@ -15,14 +15,17 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/pion/dtls/v3"
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -43,6 +46,11 @@ var LLPs = []string{SCTPPion, SCTPNative, SCTPKernel, MPA}
 
 // ErrUnknownLLP reports an Options.LLP that is none of LLPs.
 var ErrUnknownLLP = errors.New("transport: unknown lower layer")
+
+// ErrTLSHandshake reports an MPA connection whose TLS handshake failed:
+// the peer does not speak TLS (a plain MPA listener), or authentication
+// failed.
+var ErrTLSHandshake = errors.New("transport: TLS handshake failed")
 
 // ErrRejected is wrapped by every error caused by the peer refusing a
 // stream (RFC 5043 §6.3 Reject, RFC 5044 §7.1.2 rule 3 rejecting Reply).
@@ -81,6 +89,13 @@ type Options struct {
 	MaxStartups, MaxStartupsPerAddress int
 	StartupTimeout                     time.Duration
 	FDReserve                          int
+	// DTLS, for sctp-native, runs every association inside DTLS (RFC
+	// 8261): the same configuration serves Dial (client side) and Listen
+	// (server side). TLS, for mpa, runs every MPA connection inside TLS
+	// (crypto/tls; TLS 1.3 unless the configuration allows less). Both
+	// authenticate as their configuration says; nil: in the clear.
+	DTLS *dtls.Config
+	TLS  *tls.Config
 	// Capture, if not nil, records every packet of every LLP to a pcapng
 	// file (package capture): sctp-pion's and sctp-native's UDP datagrams,
 	// MPA's TCP byte streams as segments, sctp-kernel's messages as SCTP
@@ -112,7 +127,7 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 	if s != 0 {
 		s = max(s, n+1)
 	}
-	cfg := sctpllp.Config{Stack: sctpllp.StackNative,
+	cfg := sctpllp.Config{Stack: sctpllp.StackNative, DTLS: o.DTLS,
 		Native: sctpllp.NativeConfig{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}}
 	if o.Capture != nil {
 		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
@@ -234,7 +249,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 
 // dialMPA is mpa.Dial, with the TCP connection recorded if o.Capture.
 func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
-	if o.Capture == nil && o.LocalAddr == "" {
+	if o.Capture == nil && o.LocalAddr == "" && o.TLS == nil {
 		return mpa.Dial(ctx, "tcp", addr, o.mpaConfig())
 	}
 	var d net.Dialer
@@ -252,6 +267,14 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 	rc := nc
 	if o.Capture != nil {
 		rc = o.Capture.Conn(nc, true)
+	}
+	if o.TLS != nil {
+		tc := tls.Client(rc, o.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = rc.Close()
+			return nil, fmt.Errorf("%w with %s (does it run MPA over TLS, with a certificate this end trusts?): %w", ErrTLSHandshake, addr, err)
+		}
+		rc = tc
 	}
 	c, err := mpa.Client(ctx, rc, o.mpaConfig())
 	if err != nil {
@@ -390,6 +413,8 @@ type Listener struct {
 	assocs assocTable
 	// admit: the MPA start-up caps (mpaadmit.go); nil for SCTP.
 	admit *mpaAdmission
+	// tlsFailures counts MPA connections whose TLS handshake failed.
+	tlsFailures atomic.Uint64
 }
 
 // Listen announces on addr over o.LLP.
@@ -526,6 +551,20 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		nc = l.o.Capture.Conn(nc, false)
 	}
 	began := time.Now()
+	if l.o.TLS != nil {
+		tc := tls.Server(nc, l.o.TLS)
+		hctx, cancel := context.WithTimeout(ctx, l.admit.timeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			l.admit.started(ip)
+			l.admit.failures.Add(1)
+			l.tlsFailures.Add(1)
+			_ = nc.Close()
+			return
+		}
+		nc = tc
+	}
 	conn, err := mpa.Server(ctx, nc, &cfg)
 	l.admit.started(ip)
 	if err != nil {
