@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/gopacket/gopacket v1.7.7
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
+	github.com/pion/dtls/v3 v3.1.15
 	github.com/pion/logging v0.2.4
 	github.com/pion/sctp v1.12.1
 	github.com/pion/transport/v5 v5.1.4
@@ -26,7 +27,6 @@ require (
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/pion/dtls/v3 v3.1.15 // indirect
 	github.com/pion/randutil v0.1.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect

@@ -20,7 +20,13 @@ import (
 // counters.
 func startServerStats(t *testing.T, llp string, cfg ServerConfig) (string, *Server, func()) {
 	t.Helper()
-	ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
+	return startServerOpts(t, transport.Options{LLP: llp}, cfg)
+}
+
+// startServerOpts is startServerStats with the listener's options.
+func startServerOpts(t *testing.T, o transport.Options, cfg ServerConfig) (string, *Server, func()) {
+	t.Helper()
+	ln, err := transport.Listen(o, "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := NewServer(cfg)
 	ctx, cancel := context.WithCancel(context.Background())

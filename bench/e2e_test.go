@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/secure/securetest"
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
 )
 
@@ -22,14 +23,37 @@ func startServer(t *testing.T, llp string, cfg ServerConfig) (string, func()) {
 }
 
 func TestRunEveryTest(t *testing.T) {
-	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
-		addr, stop := startServer(t, llp, ServerConfig{})
+	for _, llp := range []string{transport.SCTPPion, transport.SCTPNative, transport.MPA} {
+		runEveryTest(t, llp, transport.Options{LLP: llp}, transport.Options{LLP: llp})
+	}
+}
+
+// TestRunEveryTest_Secure runs every bench test, both directions, over
+// sctp-native inside DTLS (RFC 8261) and MPA inside TLS 1.3, each with
+// mutual certificate authentication from PEM files.
+func TestRunEveryTest_Secure(t *testing.T) {
+	sf, cf := securetest.Mutual(t)
+	sd, err := sf.DTLS(true)
+	require.NoError(t, err)
+	cd, err := cf.DTLS(false)
+	require.NoError(t, err)
+	st, err := sf.TLS(true)
+	require.NoError(t, err)
+	ct, err := cf.TLS(false)
+	require.NoError(t, err)
+	runEveryTest(t, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, DTLS: sd}, transport.Options{LLP: transport.SCTPNative, DTLS: cd})
+	runEveryTest(t, "mpa+tls", transport.Options{LLP: transport.MPA, TLS: st}, transport.Options{LLP: transport.MPA, TLS: ct})
+}
+
+func runEveryTest(t *testing.T, name string, so, co transport.Options) {
+	{
+		addr, _, stop := startServerOpts(t, so, ServerConfig{})
 		for _, tc := range Tests {
 			for _, lat := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/%v/lat=%v", llp, tc, lat), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%v/lat=%v", name, tc, lat), func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
-					res, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: tc,
+					res, err := Run(ctx, Config{Transport: co, Addr: addr, Test: tc,
 						Size: 1000, Streams: 2, Depth: 4, Iters: 20, Latency: lat, Bidir: !lat})
 					require.NoError(t, err)
 					assert.Equal(t, uint64(40), res.Forward.Ops)

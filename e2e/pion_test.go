@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/dtls/v3"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/secure/securetest"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
@@ -18,9 +20,15 @@ func TestMain(m *testing.M) {
 // userspacePair returns the Factory of a userspace SCTP stack
 // (sctpllp.StackPion or sctpllp.StackNative) over UDP loopback.
 func userspacePair(stack string) func(t *testing.T) (client, server *sctpllp.Association) {
+	return securePair(stack, nil, nil)
+}
+
+// securePair is userspacePair with the server and client DTLS
+// configurations (nil: plain).
+func securePair(stack string, sdtls, cdtls *dtls.Config) func(t *testing.T) (client, server *sctpllp.Association) {
 	return func(t *testing.T) (client, server *sctpllp.Association) {
 		t.Helper()
-		cfg := sctpllp.Config{Stack: stack}
+		cfg := sctpllp.Config{Stack: stack, DTLS: sdtls}
 		ln, err := sctpllp.Listen("127.0.0.1:0", cfg)
 		require.NoError(t, err)
 		defer ln.Close()
@@ -35,6 +43,7 @@ func userspacePair(stack string) func(t *testing.T) (client, server *sctpllp.Ass
 			a, err := ln.Accept(ctx)
 			ch <- res{a, err}
 		}()
+		cfg.DTLS = cdtls
 		client, err = sctpllp.Dial(ctx, ln.Addr(), cfg)
 		require.NoError(t, err)
 		r := <-ch
@@ -56,4 +65,16 @@ func TestPionSuite(t *testing.T) {
 // userspace SCTP on 127.0.0.1.
 func TestNativeSuite(t *testing.T) {
 	Run(t, userspacePair(sctpllp.StackNative), Options{Streams: 8, MaxSize: 64 << 10})
+}
+
+// TestNativeDTLSSuite runs the end-to-end suite over the project's own
+// SCTP inside DTLS (RFC 8261), with mutual certificate authentication:
+// every operation on several streams, and a Terminate on one of them.
+func TestNativeDTLSSuite(t *testing.T) {
+	sf, cf := securetest.Mutual(t)
+	sd, err := sf.DTLS(true)
+	require.NoError(t, err)
+	cd, err := cf.DTLS(false)
+	require.NoError(t, err)
+	Run(t, securePair(sctpllp.StackNative, sd, cd), Options{Streams: 8, MaxSize: 64 << 10})
 }

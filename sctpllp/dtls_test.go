@@ -2,14 +2,7 @@ package sctpllp_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"testing"
 	"time"
@@ -18,37 +11,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/secure/securetest"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/transporttest"
 )
 
-// testCert is a self-signed ECDSA certificate for name, and a pool that
-// trusts it.
-func testCert(t testing.TB, name string) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	leaf, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
-}
-
 // dtlsPair returns server and client DTLS configurations with mutual
 // certificate authentication.
 func dtlsPair(t testing.TB) (server, client *dtls.Config) {
-	sc, spool := testCert(t, "server.test")
-	cc, cpool := testCert(t, "client.test")
-	server = &dtls.Config{Certificates: []tls.Certificate{sc}, ClientAuth: dtls.RequireAndVerifyClientCert, ClientCAs: cpool,
-		ExtendedMasterSecret: dtls.RequireExtendedMasterSecret}
-	client = &dtls.Config{Certificates: []tls.Certificate{cc}, RootCAs: spool, ServerName: "server.test",
-		ExtendedMasterSecret: dtls.RequireExtendedMasterSecret}
+	sf, cf := securetest.Mutual(t)
+	server, err := sf.DTLS(true)
+	require.NoError(t, err)
+	client, err = cf.DTLS(false)
+	require.NoError(t, err)
 	return server, client
 }
 
@@ -72,8 +47,9 @@ func TestNativeDTLSTransportConformance(t *testing.T) {
 // a wrong key gets no association.
 func TestNativeDTLS_PSK(t *testing.T) {
 	psk := func(key string) *dtls.Config {
-		return &dtls.Config{PSK: func([]byte) ([]byte, error) { return []byte(key), nil }, PSKIdentityHint: []byte("sctp-rdma"),
-			CipherSuites: []dtls.CipherSuiteID{dtls.TLS_PSK_WITH_AES_128_GCM_SHA256}}
+		c, err := securetest.PSK(t, []byte(key)).DTLS(false)
+		require.NoError(t, err)
+		return c
 	}
 	ln, err := sctpllp.ListenNativeDTLS("127.0.0.1:0", sctpllp.NativeConfig{}, psk("a shared secret of 32 octets....."))
 	require.NoError(t, err)
@@ -92,7 +68,7 @@ func TestNativeDTLS_PSK(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err = sctpllp.DialNativeDTLS(ctx, ln.Addr().String(), sctpllp.NativeConfig{}, psk("another key"))
+	_, err = sctpllp.DialNativeDTLS(ctx, ln.Addr().String(), sctpllp.NativeConfig{}, psk("another key, also 32 octets...."))
 	require.ErrorIs(t, err, sctpllp.ErrDTLSHandshake)
 	actx, acancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer acancel()
@@ -104,16 +80,18 @@ func TestNativeDTLS_PSK(t *testing.T) {
 // whose certificate the server does not trust gets no association (and
 // the server gives it no memory beyond the handshake).
 func TestNativeDTLS_ClientNotTrusted(t *testing.T) {
-	scfg, ccfg := dtlsPair(t)
-	other, _ := testCert(t, "client.test")
-	ccfg.Certificates = []tls.Certificate{other}
+	sf, _ := securetest.Mutual(t)
+	scfg, err := sf.DTLS(true)
+	require.NoError(t, err)
+	ccfg, err := securetest.Stranger(t, sf).DTLS(false)
+	require.NoError(t, err)
 	ln, err := sctpllp.ListenNativeDTLS("127.0.0.1:0", sctpllp.NativeConfig{}, scfg)
 	require.NoError(t, err)
 	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_, err = sctpllp.DialNativeDTLS(ctx, ln.Addr().String(), sctpllp.NativeConfig{}, ccfg)
-	require.Error(t, err)
+	require.ErrorIs(t, err, sctpllp.ErrDTLSHandshake)
 	actx, acancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer acancel()
 	_, err = ln.Accept(actx)
