@@ -51,6 +51,9 @@ const maxClientStreams = 4095
 
 func (f *clientFlags) config() (bench.Config, []int, error) {
 	o, err := f.options()
+	if err == nil {
+		err = f.secureOptions(&o, false, withPort(f.connect))
+	}
 	if err != nil {
 		return bench.Config{}, nil, err
 	}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"net"
+
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/secure"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -34,6 +38,10 @@ type llpFlags struct {
 	// pcapSnap is --pcap-snaplen.
 	pcap     string
 	pcapSnap int
+	// sec are the secure-mode key files (--cert, --key, --ca, --psk,
+	// --psk-identity, --server-name); secureOn is --secure.
+	sec      secure.Files
+	secureOn bool
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
@@ -45,6 +53,45 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
 	fs.StringVar(&f.pcap, "pcap", "", "write every packet this command sends and receives to a pcapng file (Wireshark, tshark; no root needed)")
 	fs.IntVar(&f.pcapSnap, "pcap-snaplen", 0, "with --pcap, keep at most this many octets of each packet (0: whole packets)")
+	fs.BoolVar(&f.secureOn, "secure", false, "encrypt and authenticate: SCTP over DTLS for sctp-native (RFC 8261), MPA over TLS 1.3 for mpa (implied by --cert, --ca or --psk)")
+	fs.StringVar(&f.sec.Cert, "cert", "", "with --secure: this end's certificate (PEM file)")
+	fs.StringVar(&f.sec.Key, "key", "", "with --secure: the private key of --cert (PEM file)")
+	fs.StringVar(&f.sec.CA, "ca", "", "with --secure: certificates to trust (PEM): a client's for the server; a server's for clients, which it then requires (mutual authentication)")
+	fs.StringVar(&f.sec.PSK, "psk", "", "with --secure: a file holding a pre-shared key in hex, instead of certificates (sctp-native only)")
+	fs.StringVar(&f.sec.PSKIdentity, "psk-identity", "", "with --psk: the key's identity hint (default sctp-rdma)")
+	fs.StringVar(&f.sec.ServerName, "server-name", "", "with --secure, for a client: the name to verify in the server's certificate (default: the host of --connect)")
+}
+
+// secureOptions sets the DTLS or TLS configuration of o for the server or
+// the client side; peer is the client's --connect address.
+func (f *llpFlags) secureOptions(o *transport.Options, server bool, peer string) error {
+	if !f.secureOn && !f.sec.Enabled() {
+		if f.sec.PSKIdentity != "" || f.sec.ServerName != "" {
+			return usageError("--psk-identity and --server-name apply with --secure")
+		}
+		return nil
+	}
+	files := f.sec
+	if !server && files.ServerName == "" {
+		if h, _, err := net.SplitHostPort(peer); err == nil {
+			files.ServerName = h
+		} else {
+			files.ServerName = peer
+		}
+	}
+	var err error
+	switch f.llp {
+	case transport.SCTPNative:
+		o.DTLS, err = files.DTLS(server)
+	case transport.MPA:
+		o.TLS, err = files.TLS(server)
+	default:
+		return usageError("--secure needs --llp sctp-native (SCTP over DTLS) or mpa (MPA over TLS), not %s", f.llp)
+	}
+	if err != nil {
+		return usageError("--secure: %v", err)
+	}
+	return nil
 }
 
 func (f *llpFlags) options() (transport.Options, error) {

@@ -56,6 +56,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	o, err := lf.options()
+	if err == nil {
+		err = lf.secureOptions(&o, true, "")
+	}
 	if err != nil {
 		return err
 	}

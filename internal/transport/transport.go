@@ -279,6 +279,12 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 	c, err := mpa.Client(ctx, rc, o.mpaConfig())
 	if err != nil {
 		_ = rc.Close()
+		if o.TLS != nil && strings.Contains(err.Error(), "remote error: tls:") {
+			// TLS 1.3: the server judges the client's certificate after
+			// the client's side of the handshake is done; its alert
+			// arrives on the first read.
+			return nil, fmt.Errorf("%w with %s: the server refused this end's certificate: %w", ErrTLSHandshake, addr, err)
+		}
 		return nil, err
 	}
 	return c, nil
