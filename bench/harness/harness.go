@@ -55,6 +55,9 @@ type Config struct {
 	RTTSizes       []int
 	SweepPingIters int
 	StreamCounts   []int
+	// NoSecure skips the secure modes' rows (sctp-native over DTLS and
+	// mpa over TLS against the same LLP in the clear).
+	NoSecure bool
 	// Progress, if not nil, receives a line per measurement.
 	Progress io.Writer
 }
@@ -197,6 +200,9 @@ func Run(cfg Config) Results {
 	if slices.Contains(cfg.LLPs, transport.SCTPNative) && slices.Contains(cfg.LLPs, transport.SCTPPion) {
 		res.Rows = append(res.Rows, measureRawStacks(cfg)...)
 	}
+	if !cfg.NoSecure {
+		res.Rows = append(res.Rows, measureSecure(cfg)...)
+	}
 	for _, llp := range cfg.LLPs {
 		rows, curves := measureLLP(cfg, llp)
 		res.Rows = append(res.Rows, rows...)
@@ -220,8 +226,11 @@ type server struct {
 	done   chan error
 }
 
-func startServer(llp string) (*server, error) {
-	ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
+func startServer(llp string) (*server, error) { return startServerOpts(transport.Options{LLP: llp}) }
+
+// startServerOpts is startServer with the listener's options.
+func startServerOpts(o transport.Options) (*server, error) {
+	ln, err := transport.Listen(o, "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -247,9 +256,14 @@ func gbps(b int64, d time.Duration) float64 { return float64(b) * 8 / d.Seconds(
 
 // rdmaRun runs one bench test against srv and returns the result.
 func rdmaRun(srv *server, llp string, t bench.Test, size, streams, depth int, iters uint64, lat bool) (*bench.Result, error) {
+	return rdmaRunOpts(srv, transport.Options{LLP: llp}, t, size, streams, depth, iters, lat)
+}
+
+// rdmaRunOpts is rdmaRun with the client's options.
+func rdmaRunOpts(srv *server, o transport.Options, t bench.Test, size, streams, depth int, iters uint64, lat bool) (*bench.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return bench.Run(ctx, bench.Config{Transport: transport.Options{LLP: llp}, Addr: srv.addr, Test: t, Size: size,
+	return bench.Run(ctx, bench.Config{Transport: o, Addr: srv.addr, Test: t, Size: size,
 		Streams: streams, Depth: depth, Iters: iters, Latency: lat})
 }
 

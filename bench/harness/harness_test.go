@@ -22,15 +22,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestRunSmall(t *testing.T) {
 	res := Run(Config{Size: 16 << 10, Bytes: 1 << 20, PingIters: 50, ManyStreams: 32, Runs: 1,
 		SweepSizes: []int{4 << 10, 16 << 10}, SweepBytes: 256 << 10, RTTSizes: []int{64, 1 << 10}, SweepPingIters: 20})
-	require.Len(t, res.Rows, 21) // 3 raw stack comparisons, 6 per LLP
+	require.Len(t, res.Rows, 25) // 3 raw stack comparisons, 6 per LLP, 2 per secure mode
 	for _, r := range res.Rows {
 		require.NoError(t, r.Err, "%s %s", r.LLP, r.Metric)
 		assert.Positive(t, r.Value, "%s %s", r.LLP, r.Metric)
 	}
 	assert.Equal(t, "raw", res.Rows[0].LLP)
-	assert.Equal(t, transport.SCTPPion, res.Rows[3].LLP)
-	assert.Equal(t, transport.SCTPNative, res.Rows[9].LLP)
-	assert.Equal(t, transport.MPA, res.Rows[15].LLP)
+	assert.Equal(t, "sctp-native+dtls", res.Rows[3].LLP)
+	assert.Equal(t, "mpa+tls", res.Rows[5].LLP)
+	assert.Equal(t, transport.SCTPPion, res.Rows[7].LLP)
+	assert.Equal(t, transport.SCTPNative, res.Rows[13].LLP)
+	assert.Equal(t, transport.MPA, res.Rows[19].LLP)
 	// Curves: per LLP 4 throughput, 2 round-trip, 1 streams (1, 4, 16, 32).
 	require.Len(t, res.Curves, 21)
 	for _, c := range res.Curves {
@@ -61,7 +63,7 @@ func TestRunSmall(t *testing.T) {
 }
 
 func TestNoSweep(t *testing.T) {
-	res := Run(Config{LLPs: []string{transport.MPA}, Size: 4 << 10, Bytes: 64 << 10, PingIters: 10, ManyStreams: 2, Runs: 1, NoSweep: true})
+	res := Run(Config{LLPs: []string{transport.MPA}, Size: 4 << 10, Bytes: 64 << 10, PingIters: 10, ManyStreams: 2, Runs: 1, NoSweep: true, NoSecure: true})
 	require.Len(t, res.Rows, 6)
 	assert.Empty(t, res.Curves)
 	var b bytes.Buffer

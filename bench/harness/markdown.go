@@ -21,7 +21,7 @@ func (r *Results) Markdown(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "Settings: bulk size %d octets, %d MiB per throughput measurement, depth %d per stream, ping-pong %d octets × %d, multistream %d streams on one association (one TCP connection each for mpa), loopback, MPA with CRC32c on, sctp-pion with sctpllp defaults (8192-octet packets on loopback), sctp-native with its defaults (the loopback MTU: one datagram per 64 KiB segment).\n\n",
 		c.Size, c.Bytes>>20, c.Depth, c.PingSize, c.PingIters, c.ManyStreams)
-	fmt.Fprintf(w, "Raw LLP: for sctp-pion and sctp-native, user messages on one stream through the same transport (Transport.WriteMsg), each at most one unfragmented DATA chunk like a DDP segment; for mpa, a plain loopback TCP connection. The raw round trip echoes %d-octet messages. The rows of LLP \"raw\" compare the raw stacks with one another, measured one after the other in each run.\n\n", c.PingSize)
+	fmt.Fprintf(w, "Raw LLP: for sctp-pion and sctp-native, user messages on one stream through the same transport (Transport.WriteMsg), each at most one unfragmented DATA chunk like a DDP segment; for mpa, a plain loopback TCP connection. The raw round trip echoes %d-octet messages. The rows of LLP \"raw\" compare the raw stacks with one another, measured one after the other in each run; the rows of sctp-native+dtls (SCTP over DTLS 1.2, RFC 8261, pion/dtls) and mpa+tls (MPA over TLS 1.3, crypto/tls) compare each secure mode with the same LLP in the clear, one after the other in each run, with mutual certificate authentication (ECDSA P-256).\n\n", c.PingSize)
 	fmt.Fprintf(w, "| LLP | metric | reference | measured | unit | ratio | target | met |\n|---|---|---:|---:|---|---:|---|---|\n")
 	for _, row := range r.Rows {
 		if row.Err != nil {

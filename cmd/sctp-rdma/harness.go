@@ -26,6 +26,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	iters := fs.Int("ping-iters", 2000, "round trips of the ping-pong measurements")
 	plots := fs.String("plots", "", "directory for the PNG plots (default: img beside --out; none without --out)")
 	noSweep := fs.Bool("no-sweep", false, "skip the size and stream-count sweeps (no plots)")
+	noSecure := fs.Bool("no-secure", false, "skip the secure modes (sctp-native over DTLS, mpa over TLS) against the clear")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *runs < 1 || *streams < 1 || *iters < 1 {
 		return usageError("--runs, --streams and --ping-iters must be positive")
 	}
-	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr, NoSweep: *noSweep}
+	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr, NoSweep: *noSweep, NoSecure: *noSecure}
 	for _, l := range strings.Split(*llps, ",") {
 		switch l {
 		case transport.SCTPPion, transport.SCTPNative, transport.MPA, transport.SCTPKernel:

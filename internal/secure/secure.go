@@ -11,13 +11,21 @@
 package secure
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pion/dtls/v3"
 )
@@ -132,4 +140,50 @@ func (f Files) TLS(server bool) (*tls.Config, error) {
 		c.RootCAs, c.ServerName = pool, f.ServerName
 	}
 	return c, nil
+}
+
+// writeSelfSigned makes a self-signed certificate for name and writes it
+// and its key as PEM files in dir; it returns the two paths.
+func writeSelfSigned(dir, name string) (cert, key string, err error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		DNSNames: []string{name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		return "", "", err
+	}
+	kd, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		return "", "", err
+	}
+	cert, key = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}), 0o600); err != nil {
+		return "", "", err
+	}
+	return cert, key, nil
+}
+
+// GenerateSelfSigned writes, in dir, a self-signed certificate and key for
+// a server named serverName and one for a client, valid for a day, and
+// returns the key material of each with the other's certificate as its
+// CA: mutual authentication between the two, for trials and benchmarks
+// (not a substitute for a real CA).
+func GenerateSelfSigned(dir, serverName string) (server, client Files, err error) {
+	sc, sk, err := writeSelfSigned(dir, serverName)
+	if err != nil {
+		return Files{}, Files{}, err
+	}
+	cc, ck, err := writeSelfSigned(dir, "client."+serverName)
+	if err != nil {
+		return Files{}, Files{}, err
+	}
+	return Files{Cert: sc, Key: sk, CA: cc}, Files{Cert: cc, Key: ck, CA: sc, ServerName: serverName}, nil
 }
