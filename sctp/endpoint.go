@@ -13,6 +13,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
+// socketBuffer is the UDP socket buffer each way: room for a window of
+// packets (the stock 208 KiB of net.core.rmem_max drops bursts).
+const socketBuffer = 8 << 20
+
 // unmap returns ap with an IPv4-mapped address as IPv4 and no zone.
 func unmap(ap netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
@@ -37,8 +41,7 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 		return nil, err
 	}
 	conn := nc.(*net.UDPConn)
-	_ = conn.SetReadBuffer(8 << 20)
-	_ = conn.SetWriteBuffer(8 << 20)
+	SetSocketBuffers(conn, socketBuffer)
 	a, err := DialConn(ctx, conn, cfg)
 	if err != nil {
 		_ = conn.Close()
@@ -246,8 +249,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = pc.SetReadBuffer(8 << 20)
-	_ = pc.SetWriteBuffer(8 << 20)
+	SetSocketBuffers(pc, socketBuffer)
 	l := &Listener{
 		pc:        pc,
 		cfg:       c,

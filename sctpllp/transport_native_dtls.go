@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pion/dtls/v3"
+	dtlsnet "github.com/pion/dtls/v3/pkg/net"
+	"github.com/pion/transport/v5/udp"
 
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 )
@@ -39,6 +41,16 @@ const (
 	// cookie first (RFC 6347 §4.2.1).
 	maxDTLSHandshakes = 256
 )
+
+// dtlsSocketBuffer is the UDP socket buffer under DTLS, each way.
+const dtlsSocketBuffer = 8 << 20
+
+// connectedPacketConn presents a connected UDP socket as the PacketConn
+// pion/dtls's client takes: it writes to the one peer.
+type connectedPacketConn struct{ *net.UDPConn }
+
+// WriteTo writes to the connected peer, whatever addr says.
+func (c connectedPacketConn) WriteTo(b []byte, _ net.Addr) (int, error) { return c.Write(b) }
 
 // ErrDTLSHandshake reports a DTLS handshake that failed or timed out: the
 // peer does not speak DTLS (a plain SCTP peer), or it failed
@@ -74,8 +86,14 @@ func DialNativeDTLS(ctx context.Context, raddr string, cfg NativeConfig, dcfg *d
 	}
 	hctx, cancel := context.WithTimeout(ctx, DefaultDTLSHandshakeTimeout)
 	defer cancel()
-	dc, err := dtls.Dial("udp", ua, dcfg)
+	uc, err := net.DialUDP("udp", nil, ua)
 	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	sctp.SetSocketBuffers(uc, dtlsSocketBuffer)
+	dc, err := dtls.Client(connectedPacketConn{uc}, ua, dcfg)
+	if err != nil {
+		_ = uc.Close()
 		return nil, fmt.Errorf("%w: %w", ErrDTLSHandshake, err)
 	}
 	if err := dc.HandshakeContext(hctx); err != nil {
@@ -117,8 +135,19 @@ func ListenNativeDTLS(laddr string, cfg NativeConfig, dcfg *dtls.Config) (*Nativ
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	ln, err := dtls.Listen("udp", ua, dcfg)
+	// The UDP listener beneath DTLS, with the socket buffers a window of
+	// SCTP needs (the stock 208 KiB drop bursts, and each loss costs a
+	// retransmission); a new peer is admitted only by a DTLS handshake
+	// record (content type 22, RFC 6347 §4.1).
+	lc := udp.ListenConfig{ReadBufferSize: dtlsSocketBuffer, WriteBufferSize: dtlsSocketBuffer,
+		AcceptFilter: func(p []byte) bool { return len(p) >= 13 && p[0] == 22 }}
+	inner, err := lc.Listen("udp", ua)
 	if err != nil {
+		return nil, fmt.Errorf("sctpllp: DTLS listen: %w", err)
+	}
+	ln, err := dtls.NewListener(dtlsnet.PacketListenerFromListener(inner), dcfg)
+	if err != nil {
+		_ = inner.Close()
 		return nil, fmt.Errorf("sctpllp: DTLS listen: %w", err)
 	}
 	backlog := cfg.Backlog

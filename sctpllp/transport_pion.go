@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
+
 	"github.com/pion/logging"
 	"github.com/pion/sctp"
 
@@ -436,7 +438,7 @@ func DialPion(ctx context.Context, raddr string, cfg PionConfig) (*PionTransport
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	setSocketBuffers(uc, cfg.SocketBuffer)
+	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
 	return NewPionTransport(ctx, uc, true, cfg)
 }
 
@@ -852,7 +854,7 @@ func (t *PionTransport) SocketBuffers() (rcv, snd int) {
 	if t.udp == nil {
 		return 0, 0
 	}
-	return socketBuffers(t.udp)
+	return nsctp.SocketBuffers(t.udp)
 }
 
 // teardown closes pion and the conn once.
@@ -931,7 +933,7 @@ func listenPion(laddr string, cfg PionConfig, setup func(l *PionListener, uc *ne
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	setSocketBuffers(uc, cfg.SocketBuffer)
+	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
 	l := &PionListener{
 		mux:     newUDPMux(uc, 64, cfg),
 		cfg:     cfg,
@@ -963,7 +965,7 @@ func (l *PionListener) HandshakeStats() HandshakeStats {
 func (l *PionListener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
 
 // SocketBuffers reports the UDP socket buffer sizes the kernel granted.
-func (l *PionListener) SocketBuffers() (rcv, snd int) { return socketBuffers(l.mux.pc) }
+func (l *PionListener) SocketBuffers() (rcv, snd int) { return nsctp.SocketBuffers(l.mux.pc) }
 
 func (l *PionListener) acceptLoop() {
 	defer l.wg.Done()

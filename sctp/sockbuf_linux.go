@@ -1,6 +1,6 @@
 //go:build linux
 
-package sctpllp
+package sctp
 
 import (
 	"net"
@@ -8,13 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setSocketBuffers asks for n-octet receive and send buffers on c. With
+// SetSocketBuffers asks for n-octet receive and send buffers on c. With
 // CAP_NET_ADMIN it uses SO_RCVBUFFORCE/SO_SNDBUFFORCE, which are not capped
 // by net.core.rmem_max/wmem_max (208 KiB on a stock kernel, far too small
 // for SCTP over UDP: datagrams are dropped and pion's 1 s retransmission
 // timer collapses throughput); otherwise it falls back to the capped
 // SO_RCVBUF/SO_SNDBUF.
-func setSocketBuffers(c *net.UDPConn, n int) {
+func SetSocketBuffers(c *net.UDPConn, n int) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return

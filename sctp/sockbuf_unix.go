@@ -1,15 +1,15 @@
 //go:build unix
 
-package sctpllp
+package sctp
 
 import (
 	"net"
 	"syscall"
 )
 
-// socketBuffers reports the receive and send buffer sizes the kernel granted
+// SocketBuffers reports the receive and send buffer sizes the kernel granted
 // (Linux reports twice the requested value, capped by rmem_max/wmem_max).
-func socketBuffers(c *net.UDPConn) (rcv, snd int) {
+func SocketBuffers(c *net.UDPConn) (rcv, snd int) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return 0, 0
