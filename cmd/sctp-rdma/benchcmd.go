@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/transport"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
@@ -107,9 +109,29 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm")
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
+	// perftest's spellings (ib_write_bw and friends), on the same settings.
+	fs.StringVar(&f.size, "s", "64K", "perftest -s: same as --size")
+	fs.Uint64Var(&f.iters, "n", 0, "perftest -n: same as --iters")
+	fs.IntVar(&f.streams, "q", 1, "perftest -q: same as --streams (SCTP stream pairs play the QPs)")
+	fs.BoolVar(&f.bidir, "b", false, "perftest -b: same as --bidir")
+	durSec := fs.Int("D", 0, "perftest -D: run each size for this many seconds (same as --duration Ns)")
+	allSizes := fs.Bool("a", false, "perftest -a: every power-of-two size from 2 octets to 8 MiB")
+	port := fs.Int("p", 0, "perftest -p: the server's port (with a host given without one)")
+	fs.StringVar(&f.llp, "d", transport.SCTPPion, "perftest -d (device): same as --llp")
+	_ = fs.Bool("F", false, "perftest -F: accepted and ignored (no CPU frequency check here)")
+	_ = fs.Bool("report_gbits", false, "perftest --report_gbits: accepted; bandwidth is always reported in Gbit/s")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *durSec < 0 {
+		return usageError("-D must be a number of seconds")
+	}
+	if *durSec > 0 {
+		f.duration = time.Duration(*durSec) * time.Second
+	}
+	if *allSizes {
+		f.size = "2-8M"
 	}
 	switch *mode {
 	case "", "bw":
@@ -122,7 +144,21 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *testList != "" {
 		names = strings.Split(*testList, ",")
 	}
-	names = append(names, pos...)
+	// As with perftest, the server's host may come as an argument:
+	// "sctp-rdma bench -s 4K -n 1000 HOST".
+	for _, p := range pos {
+		if _, err := bench.ParseTest(p); err == nil || p == "all" || f.connect != "" {
+			names = append(names, p)
+			continue
+		}
+		f.connect = p
+	}
+	if *port != 0 && f.connect != "" {
+		if _, _, err := net.SplitHostPort(f.connect); err == nil {
+			return usageError("-p %d and a port in %q: give one", *port, f.connect)
+		}
+		f.connect = net.JoinHostPort(f.connect, fmt.Sprint(*port))
+	}
 	if len(names) == 0 {
 		names = []string{"write"}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
@@ -279,4 +280,27 @@ func checkBenchJSON(t *testing.T, out, llp string, streams int, iters uint64) {
 		assert.Equal(t, 1, seen[tc+"/bw"], tc)
 		assert.Equal(t, 1, seen[tc+"/lat"], tc)
 	}
+}
+
+// TestPerftestHabits: the spellings a perftest user guesses work: the
+// server as an argument, -s, -n, -q, -b, -D, -p, -d, -F, --report_gbits
+// (issue 19).
+func TestPerftestHabits(t *testing.T) {
+	addr, stop := serve(t, "--llp", "sctp-native")
+	defer stop()
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"bench", "-d", "sctp-native", "-s", "4K", "-n", "100", "-q", "2", host, "-p", port},
+		{"bench", "-d", "sctp-native", "--lat", "send", addr},
+		{"bench", "-d", "sctp-native", "-b", "-F", "--report_gbits", "-n", "50", "write", addr},
+		{"bench", "-d", "sctp-native", "-D", "1", "-s", "1K", addr, "read"},
+	} {
+		code, out, errOut := runCLI(args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.Contains(t, out, "BW[Gb/sec]", args)
+	}
+	code, _, errOut := runCLI("bench", "-p", port, addr)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "give one")
 }
