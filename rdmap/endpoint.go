@@ -378,13 +378,25 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 	return r, nil
 }
 
+// closedErrLocked is the error of a post to an endpoint that is closing
+// or down: ErrClosed, and the cause when the endpoint went down on an
+// error (a Terminate sent or received, an LLP failure), so that the next
+// post names it (errors.Is/As against *TerminateError, the LLP's errors).
+// mu is held.
+func (e *Endpoint) closedErrLocked(op string) error {
+	if e.err != nil {
+		return fmt.Errorf("rdmap: %s: %w: %w", op, ErrClosed, e.err)
+	}
+	return fmt.Errorf("rdmap: %s: %w", op, ErrClosed)
+}
+
 // admitSendLocked checks a send request against the endpoint's state and
 // queues; mu is held.
 func (e *Endpoint) admitSendLocked(r *sendReq) error {
 	wr := &r.wr
 	switch e.state {
 	case stateClosing, stateDown:
-		return fmt.Errorf("rdmap: post send: %w", ErrClosed)
+		return e.closedErrLocked("post send")
 	}
 	if isORD(wr.Op) && e.ord == 0 {
 		return fmt.Errorf("%w: %v with ORD 0", ErrInvalidWR, wr.Op)
@@ -417,7 +429,7 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	defer e.mu.Unlock()
 	switch e.state {
 	case stateClosing, stateDown:
-		return nil, fmt.Errorf("rdmap: post recv: %w", ErrClosed)
+		return nil, e.closedErrLocked("post recv")
 	}
 	if e.rq.len() >= e.rqDepth {
 		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.len(), ErrQueueFull)

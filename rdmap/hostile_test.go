@@ -299,6 +299,14 @@ func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	require.True(t, errors.As(v.ep.Err(), &te))
 	assert.False(t, te.Remote)
 	assert.Equal(t, c.want, te.Code)
+	// The next post names the cause, not only "closed" (issue 19).
+	perr := v.ep.PostSend(SendWR{Op: WRSend, Local: []byte("x")})
+	require.ErrorIs(t, perr, ErrClosed)
+	var pte *TerminateError
+	require.True(t, errors.As(perr, &pte), "%v", perr)
+	assert.Equal(t, c.want, pte.Code)
+	_, perr = v.ep.postRecv(RecvWR{Buf: make([]byte, 8)}, nil)
+	assert.True(t, errors.As(perr, &pte), "%v", perr)
 	// Anything injected after the error is silently dropped (RFC 5041 §7.1).
 	v.w.inject(t, tagged(ctl(OpWrite), h.rw.STag(), 0, []byte{0xee}))
 	assert.Equal(t, 1, v.w.finish(t, v.ep, v.pipe, 1), "exactly one Terminate")
