@@ -2,7 +2,7 @@ package harness
 
 // notes is the analysis section of docs/benchmarks.md: why targets are not
 // met, with the profile evidence. It is kept here, not in the page, because
-// `make bench` regenerates the whole page. The figures quoted are those of
+// `make bench-docs` regenerates the whole page. The figures quoted are those of
 // the profiling runs named, not of the table above.
 const notes = `## Targets not met and why
 

@@ -97,7 +97,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sctp-rdma bench [flags] [test ...]\n\ntests: write read send fetchadd cmpswap write-imm all (default write)\n\n")
+		fmt.Fprintf(stderr, "usage: sctp-rdma bench [flags] [HOST[:PORT]] [test ...]\n\ntests: write read send fetchadd cmpswap write-imm all (default write)\n\n")
 		fs.PrintDefaults()
 	}
 	var f clientFlags

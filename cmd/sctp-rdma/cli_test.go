@@ -147,8 +147,10 @@ func TestBadFlags(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut)
 		assert.Contains(t, errOut, tc.msg, tc.args)
 	}
-	code, _, _ := runCLI("bench", "-h")
+	code, helpOut, helpErr := runCLI("bench", "-h")
 	assert.Equal(t, 0, code)
+	assert.Contains(t, helpOut, "usage: sctp-rdma bench", "help goes to stdout")
+	assert.Empty(t, helpErr)
 	code, out, _ := runCLI("--version")
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(out, "sctp-rdma "), out)

@@ -85,6 +85,19 @@ func versionString() string {
 	return v + " " + bi.GoVersion
 }
 
+// wantsHelp reports whether args ask for a command's help.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
+}
+
 // runCtx runs a command under ctx (tests cancel it instead of signalling).
 func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -93,6 +106,11 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"serve": cmdServe, "bench": cmdBench, "ping": cmdPing, "harness": cmdHarness,
+	}
+	if wantsHelp(args[1:]) {
+		// Help asked for is the output: it goes to stdout (errors about
+		// the flags still go to stderr).
+		stderr = stdout
 	}
 	if fn, ok := cmds[args[0]]; ok {
 		return exitFor(stderr, args[0], fn(ctx, args[1:], stdout, stderr))
