@@ -42,6 +42,11 @@ type Config struct {
 	Bidir bool
 	// ConnectTimeout bounds connection set-up (default 10 s).
 	ConnectTimeout time.Duration
+	// StallTimeout ends the run with ErrPeerUnresponsive when no
+	// operation completes for that long (default DefaultStallTimeout;
+	// negative: never): a frozen or vanished peer ends a run within its
+	// duration plus this grace, whatever the LLP would take to notice.
+	StallTimeout time.Duration
 	// Counters, if not nil, counts completed operations as they happen.
 	Counters *Counters
 	// OnPing, if not nil, is called after every verified ping iteration.
@@ -63,6 +68,9 @@ func (c *Config) defaults() error {
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 10 * time.Second
+	}
+	if c.StallTimeout == 0 {
+		c.StallTimeout = DefaultStallTimeout
 	}
 	if c.Test.Atomic() {
 		c.Size = 8
@@ -197,9 +205,57 @@ func aggregate(rs []StreamResult) Aggregate {
 // Run connects to the server, runs the test on every stream at once and
 // closes the streams gracefully. The error is non-nil if set-up failed or
 // any stream failed; the Result then holds what did complete.
+// DefaultStallTimeout is Config.StallTimeout's default.
+const DefaultStallTimeout = 3 * time.Second
+
+// ErrPeerUnresponsive ends a run in which no operation completed for
+// Config.StallTimeout.
+var ErrPeerUnresponsive = errors.New("peer unresponsive")
+
+// watchProgress cancels ctx with ErrPeerUnresponsive once ops has not
+// moved for stall in the measured phase (after started is closed), or for
+// setup (the connection time limit) before it; it returns a stop
+// function.
+func watchProgress(ctx context.Context, cancel context.CancelCauseFunc, ops *atomic.Uint64, started <-chan struct{}, setup, stall time.Duration) func() {
+	if stall < 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(min(stall/4, 250*time.Millisecond))
+		defer tick.Stop()
+		last, since := ops.Load(), time.Now()
+		limit, what := max(setup, stall), "the stream set-up did not finish"
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-started:
+				started = nil
+				limit, what, since = stall, "no operation completed", time.Now()
+			case now := <-tick.C:
+				if v := ops.Load(); v != last {
+					last, since = v, now
+				} else if now.Sub(since) >= limit {
+					cancel(fmt.Errorf("%w for %v (%s)", ErrPeerUnresponsive, limit, what))
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
+	}
+	// Progress is counted whether or not the caller asked for counters,
+	// for the stall watchdog.
+	if cfg.Counters == nil {
+		cfg.Counters = &Counters{}
 	}
 	n := cfg.Streams
 	if cfg.Bidir {
@@ -237,8 +293,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if res.LLP == "" {
 		res.LLP = transport.SCTPPion
 	}
+	rctx, rcancel := context.WithCancelCause(ctx)
+	defer rcancel(nil)
 	var wg sync.WaitGroup
 	start := newBarrier(len(cl.Endpoints))
+	stopWatch := watchProgress(rctx, rcancel, &cfg.Counters.Ops, start.all, cfg.ConnectTimeout, cfg.StallTimeout)
 	for i, ep := range cl.Endpoints {
 		c := conns[ep]
 		c.onPing = cfg.OnPing
@@ -251,7 +310,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sr.Report, sr.Err = runStream(ctx, c, cfg.setup(sr.Reverse), start)
+			sr.Report, sr.Err = runStream(rctx, c, cfg.setup(sr.Reverse), start)
+			if cause := context.Cause(rctx); sr.Err != nil && cause != nil && ctx.Err() == nil {
+				sr.Err = cause // the watchdog's verdict, not "context canceled"
+			}
 			sr.Start, sr.End = c.start, c.end
 			if sr.Err != nil {
 				_ = c.ep.Abort()
@@ -259,9 +321,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	cerr := cl.Close(cctx)
-	cancel()
+	stopWatch()
+	var cerr error
+	if errors.Is(context.Cause(rctx), ErrPeerUnresponsive) {
+		cl.Abort() // a graceful close would wait for the frozen peer
+	} else {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cerr = cl.Close(cctx)
+		cancel()
+	}
 	for _, c := range conns {
 		c.release()
 	}

@@ -1,6 +1,9 @@
 package rdmap
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // This file is the endpoint's termination state machine (RFC 5040 §5.4,
 // §6.2, §7.1):
@@ -82,10 +85,31 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 // which nothing else is sent, then closes or aborts the LLP stream.
 func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 	defer e.wg.Done()
-	e.sendMu.Lock()
+	locked := e.sendMu.TryLock()
+	aborted := false
+	if !locked {
+		// A send is under way, perhaps stuck on a peer that stopped
+		// reading (a full TCP window, a frozen process): give it a moment,
+		// then abort the LLP stream, which fails the stuck send, rather
+		// than wait for ever to put the Terminate behind it. (The endpoint
+		// is going down on an error or an abort here, never a graceful
+		// close, so nothing the user asked to be delivered is lost by it.)
+		deadline := time.Now().Add(abortGrace)
+		for !locked && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			locked = e.sendMu.TryLock()
+		}
+		if !locked {
+			_ = e.s.Abort()
+			aborted = true
+		}
+	}
+	if !locked {
+		e.sendMu.Lock()
+	}
 	if !e.txClosed {
 		e.txClosed = true
-		if t != nil {
+		if t != nil && !aborted {
 			var buf [TerminateMaxLen]byte
 			_, err := e.sender.SendUntagged(untaggedRsvd(OpTerminate, 0), QNTerminate, t.Append(buf[:0]))
 			e.mu.Lock()
@@ -98,12 +122,18 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 		}
 	}
 	e.sendMu.Unlock()
-	if how == closeAbort {
+	switch {
+	case aborted:
+	case how == closeAbort:
 		_ = e.s.Abort()
-	} else {
+	default:
 		_ = e.s.Close()
 	}
 }
+
+// abortGrace is how long an abort waits for a send under way before it
+// aborts the LLP stream beneath it (and sends no Terminate).
+const abortGrace = 500 * time.Millisecond
 
 // TerminateSent reports whether this endpoint put a Terminate on the wire,
 // and the LLP's error if sending it failed.

@@ -34,6 +34,7 @@ type clientFlags struct {
 	// depthFlag: the command has --depth (bench), so 0 is a mistake.
 	depthFlag bool
 	timeout   time.Duration
+	stall     time.Duration
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
@@ -44,6 +45,7 @@ func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
 	fs.Uint64Var(&f.iters, "iters", 0, "operations per stream (default 1000 unless --duration is given)")
 	fs.DurationVar(&f.duration, "duration", 0, "run each size for this long instead of --iters")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "connection set-up time limit")
+	fs.DurationVar(&f.stall, "stall", bench.DefaultStallTimeout, "end the run when no operation completes for this long (the peer is frozen or gone); negative: never")
 	fs.BoolVar(&f.json, "json", false, "print results as JSON (one object per line) instead of a table")
 }
 
@@ -90,7 +92,8 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 		return bench.Config{}, nil, usageError("--inline must be 0..%d", rdmap.MaxInline)
 	}
 	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
-		Iters: f.iters, Duration: f.duration, Latency: f.lat, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout}, sizes, nil
+		Iters: f.iters, Duration: f.duration, Latency: f.lat, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout,
+		StallTimeout: f.stall}, sizes, nil
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {

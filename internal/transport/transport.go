@@ -316,6 +316,10 @@ func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*
 	return ep, nil
 }
 
+// Abort tears every stream and connection down at once (SCTP ABORT, TCP
+// RST), without waiting for the peer.
+func (c *Client) Abort() { c.abort() }
+
 func (c *Client) abort() {
 	for _, ep := range c.Endpoints {
 		_ = ep.Abort()
@@ -326,10 +330,12 @@ func (c *Client) abort() {
 		}
 	}
 	if c.mgr != nil {
+		// The association's ABORT first: a graceful close of the streams
+		// would wait for a peer that may be frozen or gone.
+		_ = c.mgr.Association().Abort()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = c.mgr.Close(ctx)
 		cancel()
-		_ = c.mgr.Association().Abort()
 		c.mgr.Wait()
 	}
 }

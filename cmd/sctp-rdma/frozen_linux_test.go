@@ -1,0 +1,78 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// serveChildEnv makes the test binary run `sctp-rdma serve` with the
+// arguments in the variable (space separated): a server in a process of
+// its own, that a test can freeze (SIGSTOP).
+const serveChildEnv = "SCTP_RDMA_TEST_SERVE"
+
+func init() {
+	if args := os.Getenv(serveChildEnv); args != "" {
+		os.Exit(run(append([]string{"serve"}, strings.Fields(args)...), os.Stdout, os.Stderr))
+	}
+}
+
+// serveChild starts a server process and returns its address.
+func serveChild(t *testing.T, args string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveChildEnv+"=--listen 127.0.0.1:0 "+args)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return cmd, a
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server process did not start")
+		return nil, ""
+	}
+}
+
+// TestFrozenPeer: the server process is stopped (SIGSTOP) 1 s into a 4 s
+// bench run. The run ends within its duration plus the stall grace (3 s),
+// with a non-zero exit and a first line naming the cause, over every LLP
+// of the host (issue 19: a frozen MPA peer used to hang the client).
+func TestFrozenPeer(t *testing.T) {
+	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
+		t.Run(llp, func(t *testing.T) {
+			cmd, addr := serveChild(t, "--llp "+llp)
+			time.AfterFunc(time.Second, func() { _ = cmd.Process.Signal(syscall.SIGSTOP) })
+			start := time.Now()
+			code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--duration", "4s", "write")
+			took := time.Since(start)
+			t.Logf("%s: exit %d after %v: %s", llp, code, took.Round(100*time.Millisecond), strings.SplitN(errOut, "\n", 2)[0])
+			assert.NotEqual(t, 0, code)
+			assert.Less(t, took, 4*time.Second+3*time.Second+2*time.Second, "duration + stall grace + teardown")
+			assert.Contains(t, strings.SplitN(errOut, "\n", 2)[0], "peer unresponsive")
+		})
+	}
+}
