@@ -32,15 +32,7 @@ func TestRunEveryTest(t *testing.T) {
 // sctp-native inside DTLS (RFC 8261) and MPA inside TLS 1.3, each with
 // mutual certificate authentication from PEM files.
 func TestRunEveryTest_Secure(t *testing.T) {
-	sf, cf := securetest.Mutual(t)
-	sd, err := sf.DTLS(true)
-	require.NoError(t, err)
-	cd, err := cf.DTLS(false)
-	require.NoError(t, err)
-	st, err := sf.TLS(true)
-	require.NoError(t, err)
-	ct, err := cf.TLS(false)
-	require.NoError(t, err)
+	sd, cd, st, ct := securetest.Configs(t)
 	runEveryTest(t, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, DTLS: sd}, transport.Options{LLP: transport.SCTPNative, DTLS: cd})
 	runEveryTest(t, "mpa+tls", transport.Options{LLP: transport.MPA, TLS: st}, transport.Options{LLP: transport.MPA, TLS: ct})
 }

@@ -19,11 +19,7 @@ import (
 // dtlsPair returns server and client DTLS configurations with mutual
 // certificate authentication.
 func dtlsPair(t testing.TB) (server, client *dtls.Config) {
-	sf, cf := securetest.Mutual(t)
-	server, err := sf.DTLS(true)
-	require.NoError(t, err)
-	client, err = cf.DTLS(false)
-	require.NoError(t, err)
+	server, client, _, _ = securetest.Configs(t)
 	return server, client
 }
 

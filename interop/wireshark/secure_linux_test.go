@@ -39,15 +39,7 @@ func frames(t *testing.T, pcap, decodeAs, filter string) int {
 // DDP, which shows the check can see it.
 func TestSecureModesHideDDP(t *testing.T) {
 	ensureTshark(t)
-	sf, cf := securetest.Mutual(t)
-	sd, err := sf.DTLS(true)
-	require.NoError(t, err)
-	cd, err := cf.DTLS(false)
-	require.NoError(t, err)
-	st, err := sf.TLS(true)
-	require.NoError(t, err)
-	ct, err := cf.TLS(false)
-	require.NoError(t, err)
+	sd, cd, st, ct := securetest.Configs(t)
 	for _, tc := range []struct {
 		name           string
 		so, co         transport.Options

@@ -3,10 +3,14 @@
 package securetest
 
 import (
+	"crypto/tls"
+
 	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pion/dtls/v3"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
 )
@@ -46,4 +50,26 @@ func PSK(t testing.TB, key []byte) secure.Files {
 		t.Fatal(err)
 	}
 	return secure.Files{PSK: p}
+}
+
+// Configs returns the DTLS and TLS configurations of a server and a client
+// that authenticate each other (Mutual).
+func Configs(t testing.TB) (serverDTLS, clientDTLS *dtls.Config, serverTLS, clientTLS *tls.Config) {
+	t.Helper()
+	sf, cf := Mutual(t)
+	var err error
+	must := func() {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	serverDTLS, err = sf.DTLS(true)
+	must()
+	clientDTLS, err = cf.DTLS(false)
+	must()
+	serverTLS, err = sf.TLS(true)
+	must()
+	clientTLS, err = cf.TLS(false)
+	must()
+	return serverDTLS, clientDTLS, serverTLS, clientTLS
 }
