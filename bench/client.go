@@ -166,8 +166,8 @@ func aggregate(rs []StreamResult) Aggregate {
 	var first, last time.Time
 	span := true
 	for _, r := range rs {
-		if r.Err != nil {
-			continue
+		if r.Err != nil && r.Ops == 0 {
+			continue // failed before measuring anything
 		}
 		a.Streams++
 		a.Ops += r.Ops

@@ -207,6 +207,11 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	var posted, done, credited uint64
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	start := time.Now()
+	// partial is what was measured when a run ends early (a failure, a
+	// stall, Ctrl-C): reported, marked by the error beside it.
+	partial := func() Report {
+		return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: summarize(samples)}
+	}
 	stopping := func() bool {
 		if s.Iters > 0 {
 			return posted >= s.Iters
@@ -240,7 +245,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		progress := false
 		for posted-done < uint64(d) && !stopping() && (!s.credited() || posted-credited < uint64(d)) {
 			if err := c.postOp(posted, local); err != nil {
-				return Report{}, err
+				return partial(), err
 			}
 			postedAt[posted%uint64(d)] = time.Now()
 			posted++
@@ -256,11 +261,11 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			}
 			progress = true
 			if comp.Err != nil {
-				return Report{}, c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err))
+				return partial(), c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err))
 			}
 			if comp.WRID&1 == 1 && !s.pongMode() {
 				if err := complete(comp.WRID>>1, comp.Orig, time.Now()); err != nil {
-					return Report{}, err
+					return partial(), err
 				}
 			}
 		}
@@ -271,7 +276,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			}
 			progress = true
 			if comp.Err != nil {
-				return Report{}, c.cause(comp.Err)
+				return partial(), c.cause(comp.Err)
 			}
 			switch {
 			case s.credited() && comp.HasImm:
@@ -282,13 +287,13 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 					seq = comp.Imm
 				}
 				if err := complete(seq, seq, time.Now()); err != nil {
-					return Report{}, err
+					return partial(), err
 				}
 			default:
-				return Report{}, fmt.Errorf("unexpected %v of %d octets during the run", comp.Op, comp.Length)
+				return partial(), fmt.Errorf("unexpected %v of %d octets during the run", comp.Op, comp.Length)
 			}
 			if err := c.repost(comp.WRID); err != nil {
-				return Report{}, err
+				return partial(), err
 			}
 		}
 		if !progress {
@@ -296,9 +301,9 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			case <-sendCQ.Notify():
 			case <-recvCQ.Notify():
 			case <-ctx.Done():
-				return Report{}, ctx.Err()
+				return partial(), ctx.Err()
 			case <-c.ep.Done():
-				return Report{}, c.cause(fmt.Errorf("%w", rdmap.ErrFlushed))
+				return partial(), c.cause(fmt.Errorf("%w", rdmap.ErrFlushed))
 			}
 		}
 	}
@@ -307,12 +312,12 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		// placed at the peer (RFC 5040 §5.5 rule 12 ordering): the clock
 		// stops when the data is there, not when it was queued.
 		if err := c.ep.Read(ctx, nil, 0, 0, c.peer.STag, 0); err != nil {
-			return Report{}, c.cause(fmt.Errorf("write fence: %w", err))
+			return partial(), c.cause(fmt.Errorf("write fence: %w", err))
 		}
 	}
 	elapsed := time.Since(start)
 	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
-		return Report{}, c.cause(fmt.Errorf("fin: %w", err))
+		return partial(), c.cause(fmt.Errorf("fin: %w", err))
 	}
 	return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: summarize(samples)}, nil
 }
@@ -367,7 +372,7 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 	for {
 		comp, err := c.recv(ctx)
 		if err != nil {
-			return Report{Ops: recvd, Bytes: bytes}, err
+			return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, err
 		}
 		if comp.HasImm && comp.Imm&finBit != 0 {
 			n := comp.Imm &^ finBit
@@ -379,7 +384,7 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 			return r, nil
 		}
 		if err := c.repost(comp.WRID); err != nil {
-			return Report{}, err
+			return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, err
 		}
 		recvd++
 		bytes += s.opBytes()
@@ -394,21 +399,21 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 			}
 		case s.pongMode() && s.Test == TestSend:
 			if err := c.ep.Send(ctx, c.mr.Bytes()[:s.Size]); err != nil {
-				return Report{}, c.cause(err)
+				return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.cause(err)
 			}
 		case s.pongMode():
 			if err := c.ep.WriteImm(ctx, c.mr.Bytes()[:s.Size], c.peer.STag, 0, comp.Imm, false); err != nil {
-				return Report{}, c.cause(err)
+				return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.cause(err)
 			}
 		case s.credited():
 			if since++; since >= every {
 				since = 0
 				if err := c.ep.Immediate(ctx, recvd, false); err != nil {
-					return Report{}, c.cause(err)
+					return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.cause(err)
 				}
 			}
 		default:
-			return Report{}, fmt.Errorf("unexpected %v during a %v test", comp.Op, s.Test)
+			return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, fmt.Errorf("unexpected %v during a %v test", comp.Op, s.Test)
 		}
 	}
 }

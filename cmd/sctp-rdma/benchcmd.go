@@ -328,6 +328,12 @@ func printRow(w io.Writer, r *bench.Result) {
 			row(label, s.Ops, s.Gbps(), s.MsgRate(), s.Lat)
 		}
 	}
+	for _, s := range r.PerStream {
+		if s.Err != nil {
+			fmt.Fprintf(w, " (partial: what was measured before the run ended early; the cause follows)\n")
+			break
+		}
+	}
 	tw.Flush()
 }
 

@@ -67,12 +67,15 @@ func TestFrozenPeer(t *testing.T) {
 			cmd, addr := serveChild(t, "--llp "+llp)
 			time.AfterFunc(time.Second, func() { _ = cmd.Process.Signal(syscall.SIGSTOP) })
 			start := time.Now()
-			code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--duration", "4s", "write")
+			code, out, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--duration", "4s", "write")
 			took := time.Since(start)
 			t.Logf("%s: exit %d after %v: %s", llp, code, took.Round(100*time.Millisecond), strings.SplitN(errOut, "\n", 2)[0])
 			assert.NotEqual(t, 0, code)
 			assert.Less(t, took, 4*time.Second+3*time.Second+2*time.Second, "duration + stall grace + teardown")
 			assert.Contains(t, strings.SplitN(errOut, "\n", 2)[0], "peer unresponsive")
+			// What was measured in the first second is printed, marked.
+			assert.Contains(t, out, "(partial", out)
+			assert.Regexp(t, `65536\s+all\s+[1-9]\d*\s`, out, "a row of the operations done before the freeze")
 		})
 	}
 }
