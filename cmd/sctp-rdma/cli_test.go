@@ -306,3 +306,19 @@ func TestPerftestHabits(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "give one")
 }
+
+// TestInterruptedRunPrintsPartial: Ctrl-C (the command's context
+// canceled) during a run prints what was measured, marked partial, says
+// "interrupted" once, and exits 130 (issue 19).
+func TestInterruptedRunPrintsPartial(t *testing.T) {
+	addr, stop := serve(t, "--llp", "sctp-native")
+	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	var out, errOut bytes.Buffer
+	code := runCtx(ctx, []string{"bench", "--llp", "sctp-native", "--connect", addr, "--duration", "10s", "write"}, &out, &errOut)
+	assert.Equal(t, 130, code)
+	assert.Equal(t, "sctp-rdma bench: interrupted\n", errOut.String())
+	assert.Contains(t, out.String(), "(partial")
+	assert.Regexp(t, `65536\s+all\s+[1-9]\d*\s`, out.String())
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net"
 
 	"errors"
@@ -173,6 +174,12 @@ func exitFor(stderr io.Writer, name string, err error) int {
 		msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
 		fmt.Fprintf(stderr, "sctp-rdma %s: %s\nrun \"sctp-rdma %s -h\" for the flags\n", name, msg, name)
 		return 2
+	}
+	if errors.Is(err, context.Canceled) {
+		// SIGINT or SIGTERM: say so once, not as each stream's "context
+		// canceled"; what was measured was printed, marked partial.
+		fmt.Fprintf(stderr, "sctp-rdma %s: interrupted\n", name)
+		return 130
 	}
 	fmt.Fprintf(stderr, "sctp-rdma %s: %s\n", name, explain(err))
 	return 1
