@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
@@ -42,11 +44,51 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 	}
 	conn := nc.(*net.UDPConn)
 	SetSocketBuffers(conn, socketBuffer)
+	cfg = withRouteMTU(conn, cfg)
 	a, err := DialConn(ctx, conn, cfg)
 	if err != nil {
 		_ = conn.Close()
 	}
 	return a, err
+}
+
+// withRouteMTU returns cfg with the MTU of the route to the peer of the
+// connected socket conn (IP_MTU: the interface's MTU, or a smaller one the
+// kernel learned from ICMP) when cfg sets none and the peer is not on
+// loopback, so that a jumbo-frame path carries larger packets and a
+// tunnel smaller ones. Where the kernel does not say, cfg is unchanged.
+func withRouteMTU(conn *net.UDPConn, cfg *Config) *Config {
+	if cfg != nil && cfg.MTU > 0 {
+		return cfg
+	}
+	mtu := connRouteMTU(conn)
+	if mtu == 0 {
+		return cfg
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c.MTU = mtu
+	return &c
+}
+
+// connRouteMTU is the route MTU of a connected UDP socket to a peer not on
+// loopback, or 0.
+func connRouteMTU(conn *net.UDPConn) int {
+	ra := connAddrPort(conn.RemoteAddr()).Addr()
+	if ra.IsLoopback() {
+		return 0
+	}
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	mtu, err := pmtu.UDPPathMTU(rc, ra.Is6() && !ra.Is4In6())
+	if err != nil || mtu < 576 {
+		return 0
+	}
+	return mtu
 }
 
 // DialConn starts an association over conn, a connected datagram conn to

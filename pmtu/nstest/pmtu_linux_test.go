@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -345,4 +346,55 @@ func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
 	end, err := topo.Fragments()
 	require.NoError(t, err)
 	assert.Equal(t, mid.Total(), end.Total(), "no fragments after the transition")
+}
+
+// TestLinkMTU_NativeSCTP: the dialer of the project's own SCTP takes its
+// packet size from the route to the peer (IP_MTU of its connected socket)
+// on links of MTU 1280, 1500 and 9000, and 4 MiB of messages cross
+// without one IP fragment (RFC 5043 §9: no fragmentation below DDP). A
+// listener's socket is not connected: it uses NativeConfig.MTU (given
+// here; 1500 by default).
+func TestLinkMTU_NativeSCTP(t *testing.T) {
+	for _, mtu := range linkMTUs {
+		t.Run(fmt.Sprint(mtu), func(t *testing.T) {
+			topo := topology(t, mtu)
+			var ln *sctpllp.NativeListener
+			require.NoError(t, In(topo.H2, func() (err error) {
+				ln, err = sctpllp.ListenNative(net.JoinHostPort(topo.H2Addr, "0"), sctpllp.NativeConfig{MTU: mtu})
+				return err
+			}))
+			defer ln.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			acc := make(chan *sctpllp.NativeTransport, 1)
+			go func() { s, _ := ln.Accept(ctx); acc <- s }()
+			var cl *sctpllp.NativeTransport
+			require.NoError(t, In(topo.H1, func() (err error) {
+				cl, err = sctpllp.DialNative(ctx, ln.Addr().String(), sctpllp.NativeConfig{})
+				return err
+			}))
+			defer cl.Abort()
+			sv := <-acc
+			require.NotNil(t, sv)
+			defer sv.Abort()
+			want := (mtu - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
+			assert.Equal(t, want, cl.MaxMessage(), "client: the route's MTU")
+			assert.Equal(t, want, sv.MaxMessage(), "listener: its configured MTU")
+
+			before, err := topo.Fragments()
+			require.NoError(t, err)
+			var got atomic.Int64
+			sv.Start(func(_ uint16, _ uint32, b []byte) { got.Add(int64(len(b))) }, func(error) {})
+			cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+			msg := make([]byte, cl.MaxMessage())
+			n := (4 << 20) / len(msg)
+			for range n {
+				require.NoError(t, cl.WriteMsg(1, sctpllp.PPIDSegment, msg))
+			}
+			require.Eventually(t, func() bool { return got.Load() == int64(n*len(msg)) }, 20*time.Second, 10*time.Millisecond)
+			after, err := topo.Fragments()
+			require.NoError(t, err)
+			assert.Equal(t, before.Total(), after.Total(), "IP fragments: before %+v after %+v", before, after)
+		})
+	}
 }
