@@ -427,7 +427,7 @@ func (a *Association) Close() error {
 	a.closing = true
 	a.space.Broadcast()
 	a.checkShutdown(now)
-	a.arm(now)
+	a.transmit(now) // the SHUTDOWN, if nothing is outstanding (and arm)
 	a.mu.Unlock()
 	<-a.done
 	a.mu.Lock()
