@@ -88,6 +88,12 @@ type Config struct {
 	// (PeerAdaptation) and leaves the decision to its caller.
 	AllowMissingAdaptation bool
 
+	// UnorderedOnly treats ordered DATA (U bit clear) as a protocol
+	// violation: the association is aborted with a Protocol Violation
+	// cause. RFC 5043 §10 has every DDP segment and session control
+	// message sent unordered, so a DDP peer never sends ordered DATA.
+	UnorderedOnly bool
+
 	// Tap, if not nil, sees every packet the association sends (sent
 	// true) and every packet it receives, with the association's local
 	// and peer UDP addresses (for a packet capture: capture.Writer's

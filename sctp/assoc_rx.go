@@ -172,6 +172,12 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 		return false
 	}
 	a.stats.dataRecv++
+	if !d.Unordered && a.cfg.UnorderedOnly {
+		const why = "ordered DATA on an association that takes only unordered messages (RFC 5043 §10)"
+		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(why)),
+			&AbortError{Local: true, Reason: why, Cause: ErrProtocolViolation})
+		return false
+	}
 	if a.rt.Received(d.TSN) {
 		a.rt.Observe(d.TSN)
 		a.stats.dupTSNs++

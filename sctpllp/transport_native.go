@@ -42,8 +42,16 @@ func newNativeTransport(a *sctp.Association, cfg *NativeConfig) (*NativeTranspor
 	return &NativeTransport{a: a, n: min(out, in)}, nil
 }
 
+// forDDP sets what every DDP association of the native stack wants: only
+// unordered messages from the peer (RFC 5043 §10).
+func forDDP(cfg NativeConfig) NativeConfig {
+	cfg.UnorderedOnly = true
+	return cfg
+}
+
 // DialNative starts an association of the native stack to raddr (UDP).
 func DialNative(ctx context.Context, raddr string, cfg NativeConfig) (*NativeTransport, error) {
+	cfg = forDDP(cfg)
 	a, err := sctp.Dial(ctx, "udp", raddr, &cfg)
 	if err != nil {
 		return nil, nativeErr(err)
@@ -61,6 +69,7 @@ type NativeListener struct {
 
 // ListenNative listens on the UDP address laddr.
 func ListenNative(laddr string, cfg NativeConfig) (*NativeListener, error) {
+	cfg = forDDP(cfg)
 	l, err := sctp.Listen("udp", laddr, &cfg)
 	if err != nil {
 		return nil, err

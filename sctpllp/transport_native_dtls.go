@@ -60,6 +60,7 @@ var ErrDTLSHandshake = errors.New("sctpllp: DTLS handshake failed")
 // dtlsConfig is cfg for SCTP over DTLS: packets fit one DTLS record, and
 // the record's overhead comes out of the path MTU.
 func dtlsConfig(cfg NativeConfig, raddr net.Addr) NativeConfig {
+	cfg = forDDP(cfg)
 	mtu := cfg.MTU
 	if mtu <= 0 {
 		mtu = sctp.DefaultMTU
