@@ -307,7 +307,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	case res.Reneged && !a.timers.Running(TimerT3Rtx):
 		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
 	}
-	if freed {
+	// Writers blocked on a full send buffer wake when a quarter of it is
+	// free again (or it is empty), not on every SACK: with hundreds of
+	// writers (one per stream) a wake-up per SACK is a herd that mostly
+	// goes back to sleep.
+	if freed && (a.sndBuffered <= a.cfg.SendBuffer*3/4 || a.oq.Len() == 0) {
 		a.space.Broadcast()
 	}
 	a.checkShutdown(now)
