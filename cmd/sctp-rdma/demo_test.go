@@ -17,7 +17,7 @@ func TestDemoReport(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", out, errOut)
 	lines := strings.Split(out, "\n")
 	require.Greater(t, len(lines), 10, out)
-	assert.Regexp(t, `^sctp-rdma demo: RDMAP/DDP over userspace SCTP \(pion\) on loopback, MULPDU \d+$`, lines[0])
+	assert.Regexp(t, `^sctp-rdma demo: RDMAP/DDP over userspace SCTP \(native\) on loopback, MULPDU \d+$`, lines[0])
 	assert.Regexp(t, `^stream\s+size\s+ops\s+bytes\s+time\s+result$`, lines[2])
 	row := regexp.MustCompile(`^(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\S+\s+(.*)$`)
 	sizes := []string{"16384", "8192", "4096", "2048", "16384"}
@@ -43,7 +43,7 @@ func TestDemoBadFlags(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"demo", "--llp", "mpa"}, "sctp-pion only"},
+		{[]string{"demo", "--llp", "mpa"}, "userspace SCTP (sctp-native or sctp-pion) only"},
 		{[]string{"demo", "--size", "0"}, "--size"},
 		{[]string{"demo", "--streams", "0"}, "--streams must be"},
 	} {

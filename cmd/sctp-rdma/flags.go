@@ -46,7 +46,7 @@ type llpFlags struct {
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.llp, "llp", transport.SCTPPion, "lower layer: sctp-pion (userspace SCTP over UDP, pion/sctp), sctp-native (the project's own userspace SCTP over UDP), sctp-kernel (Linux SCTP), mpa (MPA over TCP)")
+	fs.StringVar(&f.llp, "llp", transport.SCTPNative, "lower layer: sctp-native (the project's own userspace SCTP over UDP), sctp-pion (userspace SCTP over UDP, pion/sctp), sctp-kernel (Linux SCTP), mpa (MPA over TCP)")
 	fs.IntVar(&f.ird, "ird", 16, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
 	fs.IntVar(&f.ord, "ord", 16, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
 	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion and sctp-native (0: on loopback 8192-octet packets for pion, the loopback MTU for native; 1500 otherwise; pion at most 8220)")

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/demo"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
 func main() {
@@ -136,7 +137,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	size := fs.String("size", "256K", "largest message size (K/M suffixes); streams use size, size/2, size/4, size/8")
 	breakIdx := fs.Int("break", 2, "index of the stream to break with a protocol error (-1: none)")
 	timeout := fs.Duration("timeout", 60*time.Second, "time limit for the whole demo")
-	llpName := fs.String("llp", "sctp-pion", "lower layer: sctp-pion (the demo runs on userspace SCTP)")
+	llpName := fs.String("llp", "sctp-native", "lower layer: sctp-native or sctp-pion (the demo runs on userspace SCTP)")
 	pcapPath := fs.String("pcap", "", "write every packet of the demo (the active side's view) to a pcapng file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -144,8 +145,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *llpName != "sctp-pion" {
-		fmt.Fprintf(stderr, "sctp-rdma demo: --llp %q: the demo runs over sctp-pion only\n", *llpName)
+	if *llpName != "sctp-pion" && *llpName != "sctp-native" {
+		fmt.Fprintf(stderr, "sctp-rdma demo: --llp %q: the demo runs over userspace SCTP (sctp-native or sctp-pion) only\n", *llpName)
 		return 2
 	}
 	sz, err := parseSize(*size)
@@ -166,7 +167,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer stopCapture()
-	cfg := demo.Config{Streams: *nStreams, Size: sz, Break: *breakIdx, NoBreak: *breakIdx < 0, Timeout: *timeout, Capture: capw}
+	stack := sctpllp.StackNative
+	if *llpName == "sctp-pion" {
+		stack = sctpllp.StackPion
+	}
+	cfg := demo.Config{Streams: *nStreams, Size: sz, Break: *breakIdx, NoBreak: *breakIdx < 0, Timeout: *timeout, Capture: capw, Stack: stack}
 	rep, err := demo.Run(ctx, cfg, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "sctp-rdma demo: %v\n", err)

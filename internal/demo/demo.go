@@ -40,6 +40,9 @@ type Config struct {
 	// Capture, if not nil, records every packet of the association as
 	// the active side sends and receives it.
 	Capture *capture.Writer
+	// Stack is the userspace SCTP stack: sctpllp.StackNative (the
+	// default) or sctpllp.StackPion.
+	Stack string
 }
 
 func (c *Config) defaults() {
@@ -76,6 +79,8 @@ type Report struct {
 	// on both sides after every stream was closed or erroneous
 	// (RFC 5040 §7).
 	AssociationClosed bool
+	// Stack is the userspace SCTP stack the demo ran on.
+	Stack string
 }
 
 // OK reports whether the demo behaved as intended: every intact stream
@@ -100,7 +105,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	// wait for its ULP (RFC 5043 §6.4: beyond the limit an Initiate is
 	// answered with a Session Terminate).
 	acfg := sctpllp.Config{MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates),
-		Pion: sctpllp.PionConfig{Capture: cfg.Capture}}
+		Stack: cfg.Stack, Pion: sctpllp.PionConfig{Capture: cfg.Capture}}
+	if acfg.Stack == "" {
+		acfg.Stack = sctpllp.StackNative
+	}
+	if cfg.Capture != nil {
+		acfg.Native.Tap = cfg.Capture.SCTPOverUDPTap(false)
+	}
 	client, server, err := workload.Loopback(ctx, cfg.Addr, acfg)
 	if err != nil {
 		return nil, err
@@ -120,7 +131,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 		_ = server.Abort()
 		return nil, err
 	}
-	rep := &Report{Result: *res}
+	rep := &Report{Result: *res, Stack: acfg.Stack}
 	// RFC 5040 §7: with every stream closed or erroneous the association
 	// shuts down by itself.
 	cerr := workload.AwaitEnd(client, 10*time.Second)
@@ -135,7 +146,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 
 // Print writes the report as a table and a verdict.
 func (r *Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "sctp-rdma demo: RDMAP/DDP over userspace SCTP (pion) on loopback, MULPDU %d\n\n", r.MULPDU)
+	fmt.Fprintf(w, "sctp-rdma demo: RDMAP/DDP over userspace SCTP (%s) on loopback, MULPDU %d\n\n", r.Stack, r.MULPDU)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "stream\tsize\tops\tbytes\ttime\tresult")
 	for _, s := range r.Streams {

@@ -401,6 +401,7 @@ func drawSize(rng *rand.Rand, lo, hi int) int {
 func Loopback(ctx context.Context, addr string, cfg sctpllp.Config) (client, server *sctpllp.Association, err error) {
 	lcfg := cfg
 	lcfg.Pion.Capture = nil // the dialer records every packet once
+	lcfg.Native.Tap = nil
 	ln, err := sctpllp.Listen(addr, lcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)

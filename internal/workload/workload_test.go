@@ -346,7 +346,10 @@ func TestDrawSize_InRange(t *testing.T) {
 // before the last one is opened must not end the association under it:
 // every stream is opened before any runs.
 func TestRun_ManyShortStreams_RFC5040_7(t *testing.T) {
-	res, client, server := runLoopback(t, Config{Streams: 120, MaxSize: 64, Break: 7}, sctpllp.Config{})
+	// Every stream opens at once: the passive side lets them all wait for
+	// its ULP (beyond MaxPendingInitiates an Initiate is answered with a
+	// Terminate, RFC 5043 §6.4, which a loaded host reached).
+	res, client, server := runLoopback(t, Config{Streams: 120, MaxSize: 64, Break: 7}, sctpllp.Config{MaxPendingInitiates: 120})
 	require.NoError(t, res.Err())
 	assert.Equal(t, uint64(120), res.Opened)
 	require.NoError(t, AwaitEnd(client, 10*time.Second))
