@@ -114,27 +114,11 @@ func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 // ACK, RFC 9260 §5.1.3) over UDP encapsulation to the listener's port.
 func kernelDialsNative(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	ln, err := sctpllp.ListenNative("127.0.0.1:0", nativeInteropConfig())
 	require.NoError(t, err)
 	defer ln.Close()
-	kcfg := interopKernelConfig()
-	kcfg.RemoteUDPEncapsPort = uint16(ln.Addr().(*net.UDPAddr).Port)
-	kt, err := sctpllp.DialKernel(ctx, "127.0.0.1:7777", kcfg)
-	require.NoError(t, err, "kernel dial")
-	nt, err := ln.Accept(ctx)
-	if err != nil {
-		kt.Abort()
-	}
-	require.NoError(t, err, "native accept")
-	st := ln.HandshakeStats()
-	assert.Equal(t, uint64(1), st.CookiesOK)
-	ind, ok := kt.PeerAdaptation()
-	assert.True(t, ok)
-	assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind, "our INIT ACK's indication")
-	assert.Equal(t, interopStreams, kt.NumStreams())
-	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(nt, sctpllp.Config{})
+	return kernelDialsListener(t, "native", ln.Addr(),
+		func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
 }
 
 // kernelDialsPionListener: the kernel dials a pion listener, whose UDP
@@ -143,28 +127,39 @@ func kernelDialsNative(t *testing.T) (client, server *sctpllp.Association) {
 // 5000/5000, so every packet's ports are rewritten both ways.
 func kernelDialsPionListener(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	ln, err := sctpllp.ListenPion("127.0.0.1:0", sctpllp.PionConfig{Streams: interopStreams, MTU: pionInteropMTU})
 	require.NoError(t, err)
 	defer ln.Close()
+	return kernelDialsListener(t, "pion", ln.Addr(),
+		func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
+}
+
+// kernelDialsListener has the kernel dial SCTP port 7777 through the UDP
+// encapsulation port of a userspace listener at addr (RFC 6951), which
+// answers the INIT statelessly (one INIT ACK, one cookie accepted) and
+// sends the DDP indication (RFC 5043 §5.1) in its INIT ACK.
+func kernelDialsListener(t *testing.T, name string, addr net.Addr, accept func(context.Context) (sctpllp.Transport, error),
+	stats func() sctpllp.HandshakeStats) (client, server *sctpllp.Association) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	kcfg := interopKernelConfig()
-	kcfg.RemoteUDPEncapsPort = uint16(ln.Addr().(*net.UDPAddr).Port)
+	kcfg.RemoteUDPEncapsPort = uint16(addr.(*net.UDPAddr).Port)
 	kt, err := sctpllp.DialKernel(ctx, "127.0.0.1:7777", kcfg)
 	require.NoError(t, err, "kernel dial")
-	pt, err := ln.Accept(ctx)
+	ut, err := accept(ctx)
 	if err != nil {
 		kt.Abort()
 	}
-	require.NoError(t, err, "pion accept")
-	st := ln.HandshakeStats()
+	require.NoError(t, err, name+" accept")
+	st := stats()
 	assert.Equal(t, uint64(1), st.InitAcks)
 	assert.Equal(t, uint64(1), st.CookiesOK)
 	ind, ok := kt.PeerAdaptation()
 	assert.True(t, ok)
 	assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind, "our INIT ACK's indication")
 	assert.Equal(t, interopStreams, kt.NumStreams())
-	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(pt, sctpllp.Config{})
+	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(ut, sctpllp.Config{})
 }
 
 func kernelAddrPort(a net.Addr) int { return a.(*sctp.SCTPAddr).Port }
