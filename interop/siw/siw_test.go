@@ -97,7 +97,7 @@ func TestSiwInterop(t *testing.T) {
 			if tc.cfg.PeerToPeer {
 				assert.Equal(t, tc.cfg.RTR, st.Params.RTR, "siw answers the RTR option offered (RFC 6581 §9.2)")
 			}
-			out := srv.wait(t)
+			out := srv.waitServer(t)
 			if tc.size <= 256 {
 				assert.Contains(t, out, fmt.Sprintf("server ping data: rdma-ping-%d: ", pings-1))
 			}
@@ -205,6 +205,31 @@ func startTool(t *testing.T, name string, args ...string) *tool {
 		}
 	})
 	return tl
+}
+
+// waitServer is wait for an rping server after our client's last ping
+// and disconnect. rping's CM thread sometimes reads its event channel
+// after the main thread has destroyed it ("rdma_get_cm_event: Bad file
+// descriptor", exit 255; seen twice on a loaded host, after every ping
+// had been verified at both ends): that race inside rping, and only
+// that, is not counted against us.
+func (tl *tool) waitServer(t *testing.T) string {
+	t.Helper()
+	select {
+	case err := <-tl.done:
+		tl.done <- err
+		out := tl.output()
+		if err != nil && strings.Contains(out, "server DISCONNECT EVENT") &&
+			strings.Contains(out, "rdma_get_cm_event: Bad file descriptor") {
+			t.Logf("rping -s exited with %v in its own teardown race (CM thread after the channel was destroyed); the pings are checked below", err)
+			return out
+		}
+		require.NoError(t, err, "%s output:\n%s", tl.cmd.Path, out)
+		return out
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not exit; output:\n%s", tl.cmd.Path, tl.output())
+		return ""
+	}
 }
 
 // wait waits for the tool to exit with status 0 and returns its output.
