@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +78,8 @@ func TestSiwInterop(t *testing.T) {
 			p := nextPort()
 			srv := startTool(t, "rping", "-s", "-a", addr, "-p", fmt.Sprint(p), "-S", fmt.Sprint(tc.size), "-v")
 			waitListen(t, p)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			// 5 pings take ~0.1 s; 20 s bounds the stall of knownGuestBug.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			st, err := Client(ctx, fmt.Sprintf("%s:%d", addr, p), Config{MPA: tc.cfg, Size: tc.size, Count: pings})
 			if tc.siwNoORD {
@@ -295,25 +297,70 @@ func runInSiwVM(t *testing.T, runRegex string) {
 	require.NoError(t, err, "building the test binary: %s", out)
 	t.Logf("siw-vm: built %s in %v", filepath.Base(bin), time.Since(start).Round(time.Millisecond))
 
-	args := []string{filepath.Join(root, "scripts", "vm", "siw-run.sh"), "--timeout", fmt.Sprint(int(timeout.Seconds()))}
-	if ci {
-		args = append(args, "--env", "CI=true")
+	run := func(timeout time.Duration) (guestBug string, err error) {
+		args := []string{filepath.Join(root, "scripts", "vm", "siw-run.sh"), "--timeout", fmt.Sprint(int(timeout.Seconds()))}
+		if ci {
+			args = append(args, "--env", "CI=true")
+		}
+		args = append(args, bin, "-test.run", runRegex, "-test.v", "-test.count=1", "-test.timeout", (timeout - 15*time.Second).String())
+		cmd := exec.CommandContext(ctx, "bash", args...)
+		cmd.Dir = root
+		cmd.WaitDelay = 10 * time.Second
+		pipe, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		cmd.Stderr = cmd.Stdout
+		require.NoError(t, cmd.Start())
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		var panicked bool
+		for sc.Scan() {
+			line := sc.Text()
+			t.Log(line)
+			if m := knownGuestBug.FindString(line); m != "" && guestBug == "" {
+				guestBug = m
+			}
+			panicked = panicked || strings.Contains(line, "Kernel panic - not syncing")
+		}
+		if !panicked {
+			guestBug = ""
+		}
+		return guestBug, cmd.Wait()
 	}
-	args = append(args, bin, "-test.run", runRegex, "-test.v", "-test.count=1", "-test.timeout", (timeout - 15*time.Second).String())
-	cmd := exec.CommandContext(ctx, "bash", args...)
-	cmd.Dir = root
-	cmd.WaitDelay = 10 * time.Second
-	pipe, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = cmd.Stdout
 	start = time.Now()
-	require.NoError(t, cmd.Start())
-	sc := bufio.NewScanner(pipe)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		t.Log(sc.Text())
+	bug, err := run(timeout)
+	if err != nil && bug != "" {
+		// The guest kernel, not this project, crashed (see knownGuestBug):
+		// the VM is gone with every scenario after the one that hit it.
+		// Boot a fresh VM once; a second crash, or any other failure, fails.
+		if left := time.Until(start.Add(timeout)); left < 3*time.Minute {
+			require.NoError(t, err, "the guest kernel hit %q and too little time is left to rerun the VM suite", bug)
+		}
+		t.Logf("siw-vm: the guest kernel hit %q, the siw/iw_cm bug described in docs/siw-interop.md; rerunning the VM suite once in a fresh VM", bug)
+		bug, err = run(time.Until(start.Add(timeout)))
 	}
-	err = cmd.Wait()
 	require.NoError(t, err, "the siw VM suite failed (exit 125: VM or siw set-up failed; see the output above)")
 	t.Logf("siw-vm: %s passed in the VM (%v including set-up check and boot)", runRegex, time.Since(start).Round(time.Millisecond))
+}
+
+// knownGuestBug matches the kernel BUG that Debian 12's 6.1 siw/iw_cm can
+// hit in the peer-to-peer scenarios, whatever the peer does: siw's
+// siw_accept sends the MPA Reply before it installs the socket callback
+// that waits for the RTR, so an RTR (and the first message after it) that
+// arrives in between raises no callback and the connection stalls; when
+// the Initiator then gives up and closes, siw reports IW_CM_EVENT_CLOSE for
+// a cm_id still in CONN_RECV, and iw_cm's cm_close_handler BUG()s
+// (drivers/infiniband/core/iwcm.c). Upstream discussed the state half of
+// it as "rdma/siw: let siw_accept() deferr RDMA_MODE until
+// EVENT_ESTABLISHED" (linux-rdma, May 2021).
+var knownGuestBug = regexp.MustCompile(`kernel BUG at drivers/infiniband/(core/iwcm\.c|sw/siw/[a-z_]+\.c):\d+`)
+
+func TestKnownGuestBug(t *testing.T) {
+	for line, want := range map[string]string{
+		"[   68.394891] kernel BUG at drivers/infiniband/core/iwcm.c:969!":      "kernel BUG at drivers/infiniband/core/iwcm.c:969",
+		"[   12.000000] kernel BUG at drivers/infiniband/sw/siw/siw_cm.c:1234!": "kernel BUG at drivers/infiniband/sw/siw/siw_cm.c:1234",
+		"[   12.000000] kernel BUG at mm/slub.c:100!":                           "",
+		"--- FAIL: TestSiwInterop/ours-client-vs-rping-s/rev2-p2p-read-rtr":     "",
+	} {
+		assert.Equal(t, want, knownGuestBug.FindString(line), line)
+	}
 }
