@@ -14,7 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // Interop settings (docs/kernel-sctp.md): SCTP over UDP on the registered
@@ -77,15 +82,15 @@ func TestKernelSuiteInVM(t *testing.T) {
 
 // nativeInteropConfig is the native stack's side of a kernel interop
 // association: the kernel's path MTU, equal stream counts.
-func nativeInteropConfig() sctpllp.NativeConfig {
-	return sctpllp.NativeConfig{Streams: interopStreams, MTU: interopMTU}
+func nativeInteropConfig() native.Config {
+	return native.Config{Streams: interopStreams, MTU: interopMTU}
 }
 
 // nativeDialsKernel: the project's own SCTP dials a kernel listener on SCTP
 // port 5000 through the kernel's UDP encapsulation port (RFC 6951).
 func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := sctpllp.ListenKernel(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
+	ln, err := kernel.Listen(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -93,7 +98,7 @@ func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	ch := acceptAsync(ctx, ln)
 	ncfg := nativeInteropConfig()
 	ncfg.PeerPort = pionSCTPPort
-	nt, err := sctpllp.DialNative(ctx, fmt.Sprintf("127.0.0.1:%d", encapsPort), ncfg)
+	nt, err := native.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", encapsPort), ncfg)
 	require.NoError(t, err, "native dial")
 	r := <-ch
 	if r.err != nil {
@@ -101,10 +106,10 @@ func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	}
 	require.NoError(t, r.err, "kernel accept")
 	// RFC 5043 §5.1: each end saw the other's DDP indication.
-	for _, tr := range []sctpllp.Transport{nt, r.tr} {
+	for _, tr := range []backend.Transport{nt, r.tr} {
 		ind, ok := tr.PeerAdaptation()
 		assert.True(t, ok, "%s saw the peer's indication", tr.Kind())
-		assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind)
+		assert.Equal(t, backend.AdaptationIndicationDDP, ind)
 	}
 	assert.Equal(t, interopStreams, nt.NumStreams())
 	return sctpllp.NewAssociation(nt, sctpllp.Config{}), sctpllp.NewAssociation(r.tr, sctpllp.Config{})
@@ -114,11 +119,11 @@ func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 // ACK, RFC 9260 §5.1.3) over UDP encapsulation to the listener's port.
 func kernelDialsNative(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := sctpllp.ListenNative("127.0.0.1:0", nativeInteropConfig())
+	ln, err := native.Listen("127.0.0.1:0", nativeInteropConfig())
 	require.NoError(t, err)
 	defer ln.Close()
 	return kernelDialsListener(t, "native", ln.Addr(),
-		func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
+		func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
 }
 
 // kernelDialsPionListener: the kernel dials a pion listener, whose UDP
@@ -127,25 +132,25 @@ func kernelDialsNative(t *testing.T) (client, server *sctpllp.Association) {
 // 5000/5000, so every packet's ports are rewritten both ways.
 func kernelDialsPionListener(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := sctpllp.ListenPion("127.0.0.1:0", sctpllp.PionConfig{Streams: interopStreams, MTU: pionInteropMTU})
+	ln, err := pion.Listen("127.0.0.1:0", pion.Config{Streams: interopStreams, MTU: pionInteropMTU})
 	require.NoError(t, err)
 	defer ln.Close()
 	return kernelDialsListener(t, "pion", ln.Addr(),
-		func(ctx context.Context) (sctpllp.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
+		func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
 }
 
 // kernelDialsListener has the kernel dial SCTP port 7777 through the UDP
 // encapsulation port of a userspace listener at addr (RFC 6951), which
 // answers the INIT statelessly (one INIT ACK, one cookie accepted) and
 // sends the DDP indication (RFC 5043 §5.1) in its INIT ACK.
-func kernelDialsListener(t *testing.T, name string, addr net.Addr, accept func(context.Context) (sctpllp.Transport, error),
-	stats func() sctpllp.HandshakeStats) (client, server *sctpllp.Association) {
+func kernelDialsListener(t *testing.T, name string, addr net.Addr, accept func(context.Context) (backend.Transport, error),
+	stats func() nsctp.HandshakeStats) (client, server *sctpllp.Association) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	kcfg := interopKernelConfig()
 	kcfg.RemoteUDPEncapsPort = uint16(addr.(*net.UDPAddr).Port)
-	kt, err := sctpllp.DialKernel(ctx, "127.0.0.1:7777", kcfg)
+	kt, err := kernel.Dial(ctx, "127.0.0.1:7777", kcfg)
 	require.NoError(t, err, "kernel dial")
 	ut, err := accept(ctx)
 	if err != nil {
@@ -157,7 +162,7 @@ func kernelDialsListener(t *testing.T, name string, addr net.Addr, accept func(c
 	assert.Equal(t, uint64(1), st.CookiesOK)
 	ind, ok := kt.PeerAdaptation()
 	assert.True(t, ok)
-	assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind, "our INIT ACK's indication")
+	assert.Equal(t, backend.AdaptationIndicationDDP, ind, "our INIT ACK's indication")
 	assert.Equal(t, interopStreams, kt.NumStreams())
 	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(ut, sctpllp.Config{})
 }
@@ -167,14 +172,14 @@ func kernelAddrPort(a net.Addr) int { return a.(*sctp.SCTPAddr).Port }
 // kernelPair is the Factory of kernel SCTP on 127.0.0.1.
 func kernelPair(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	cfg := sctpllp.KernelConfig{Streams: interopStreams} // the DDP indication is required by default
-	ln, err := sctpllp.ListenKernel("127.0.0.1:0", cfg)
+	cfg := kernel.Config{Streams: interopStreams} // the DDP indication is required by default
+	ln, err := kernel.Listen("127.0.0.1:0", cfg)
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ch := acceptAsync(ctx, ln)
-	ct, err := sctpllp.DialKernel(ctx, fmt.Sprintf("127.0.0.1:%d", kernelAddrPort(ln.Addr())), cfg)
+	ct, err := kernel.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", kernelAddrPort(ln.Addr())), cfg)
 	require.NoError(t, err)
 	r := <-ch
 	if r.err != nil {
@@ -182,20 +187,20 @@ func kernelPair(t *testing.T) (client, server *sctpllp.Association) {
 	}
 	require.NoError(t, r.err)
 	// RFC 5043 §5.1: both kernels sent the DDP Adaptation Layer Indication.
-	for _, tr := range []sctpllp.Transport{ct, r.tr} {
+	for _, tr := range []backend.Transport{ct, r.tr} {
 		ind, ok := tr.PeerAdaptation()
 		assert.True(t, ok)
-		assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind)
+		assert.Equal(t, backend.AdaptationIndicationDDP, ind)
 	}
 	return sctpllp.NewAssociation(ct, sctpllp.Config{}), sctpllp.NewAssociation(r.tr, sctpllp.Config{})
 }
 
 type acceptResult struct {
-	tr  sctpllp.Transport
+	tr  backend.Transport
 	err error
 }
 
-func acceptAsync(ctx context.Context, ln *sctpllp.KernelListener) <-chan acceptResult {
+func acceptAsync(ctx context.Context, ln *kernel.Listener) <-chan acceptResult {
 	ch := make(chan acceptResult, 1)
 	go func() {
 		tr, err := ln.Accept(ctx)
@@ -205,15 +210,15 @@ func acceptAsync(ctx context.Context, ln *sctpllp.KernelListener) <-chan acceptR
 }
 
 // interopKernelConfig is the kernel side of an interop association.
-func interopKernelConfig() sctpllp.KernelConfig {
-	return sctpllp.KernelConfig{Streams: interopStreams, PathMTU: interopMTU}
+func interopKernelConfig() kernel.Config {
+	return kernel.Config{Streams: interopStreams, PathMTU: interopMTU}
 }
 
 // pionDialsKernel: pion (client, SCTP over a UDP socket connected to the
 // kernel's encapsulation port) and a kernel listener on SCTP port 5000.
 func pionDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := sctpllp.ListenKernel(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
+	ln, err := kernel.Listen(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -221,7 +226,7 @@ func pionDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	ch := acceptAsync(ctx, ln)
 	udp, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: encapsPort})
 	require.NoError(t, err)
-	pt, err := sctpllp.NewPionTransport(ctx, newTap(t, udp), true, sctpllp.PionConfig{Streams: interopStreams, MTU: interopMTU})
+	pt, err := pion.NewTransport(ctx, newTap(t, udp), true, pion.Config{Streams: interopStreams, MTU: interopMTU})
 	if err != nil {
 		udp.Close()
 	}
@@ -233,10 +238,10 @@ func pionDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	require.NoError(t, r.err)
 	// RFC 5043 §5.1: both ends sent the DDP Adaptation Layer Indication
 	// (the pion backend adds it below pion) and required the other's.
-	for _, tr := range []sctpllp.Transport{pt, r.tr} {
+	for _, tr := range []backend.Transport{pt, r.tr} {
 		ind, ok := tr.PeerAdaptation()
 		assert.True(t, ok, "%s saw the peer's indication", tr.Kind())
-		assert.Equal(t, sctpllp.AdaptationIndicationDDP, ind)
+		assert.Equal(t, backend.AdaptationIndicationDDP, ind)
 	}
 	assert.Equal(t, interopStreams, r.tr.NumStreams())
 	return sctpllp.NewAssociation(pt, sctpllp.Config{}), sctpllp.NewAssociation(r.tr, sctpllp.Config{})
@@ -250,21 +255,21 @@ func kernelDialsPion(t *testing.T) (client, server *sctpllp.Association) {
 	defer cancel()
 	udp, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: encapsPort})
 	require.NoError(t, err)
-	filter := sctpllp.NewInitFilterConn(newTap(t, udp))
+	filter := pion.NewInitFilterConn(newTap(t, udp))
 	type pres struct {
-		pt  *sctpllp.PionTransport
+		pt  *pion.Transport
 		err error
 	}
 	ch := make(chan pres, 1)
 	go func() {
 		// The filter's RemoteAddr is the UDP peer: MTU is the IP path MTU.
-		pt, err := sctpllp.NewPionTransport(ctx, filter, false,
-			sctpllp.PionConfig{Streams: interopStreams, MTU: pionInteropMTU})
+		pt, err := pion.NewTransport(ctx, filter, false,
+			pion.Config{Streams: interopStreams, MTU: pionInteropMTU})
 		ch <- pres{pt, err}
 	}()
 	kcfg := interopKernelConfig()
 	kcfg.RemoteUDPEncapsPort = uint16(udp.LocalAddr().(*net.UDPAddr).Port)
-	kt, err := sctpllp.DialKernel(ctx, fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), kcfg)
+	kt, err := kernel.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), kcfg)
 	r := <-ch
 	if err != nil || r.err != nil {
 		if kt != nil {

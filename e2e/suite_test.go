@@ -14,6 +14,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -40,7 +41,7 @@ type Options struct {
 	// ShutdownStall marks a pair whose SCTP shutdown handshake is known
 	// to stall now and then (kernel↔pion: docs/kernel-sctp.md, "SHUTDOWN
 	// crossing RE-CONFIG"). The association must still end, and a side may
-	// end only with sctpllp.ErrKernelShutdownTimeout (the kernel's Close
+	// end only with kernel.ErrShutdownTimeout (the kernel's Close
 	// aborting after CloseTimeout) instead of gracefully; it is logged.
 	ShutdownStall bool
 }
@@ -89,7 +90,7 @@ func edgeSizes(mulpdu, maxSize int) func(id uint16) (int, int) {
 func waitDone(t *testing.T, a *sctpllp.Association, side string, d time.Duration, stall bool) {
 	t.Helper()
 	err := workload.AwaitEnd(a, d)
-	if stall && errors.Is(err, sctpllp.ErrKernelShutdownTimeout) {
+	if stall && errors.Is(err, kernel.ErrShutdownTimeout) {
 		t.Logf("KNOWN INTEROP ISSUE (docs/kernel-sctp.md): %s association: %v", side, err)
 		return
 	}

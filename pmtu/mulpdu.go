@@ -14,12 +14,12 @@ const (
 	// DataChunkHeaderLen is the DATA chunk header (RFC 4960 §3.3.1).
 	DataChunkHeaderLen = 16
 	// DDPSSNLen is the DDP-SSN that starts every DATA chunk payload of
-	// RFC 5043 §4.
+	// the SCTP adaptation (RFC 5043 §5.2.1); sctpllp uses this definition.
 	DDPSSNLen = 2
 	// BundlingReserve is the room kept in each packet for a bundled SACK
 	// (16 octets, RFC 4960 §3.3.4) with four Gap Ack Blocks: RFC 5043 §9
 	// asks the MULPDU to stay below the maximum "to allow bundling of
-	// Control Chunks". It equals sctpllp.BundlingReserve.
+	// Control Chunks"; sctpllp and its backends use this definition.
 	BundlingReserve = 32
 	// TCPHeaderLen is the TCP header without options.
 	TCPHeaderLen = 20
@@ -65,7 +65,7 @@ func SCTPPacketSize(pmtu int, ipv6, udp bool) int {
 // one packet of at most SCTPPacketSize octets: the packet less the common
 // and DATA chunk headers, rounded down to a multiple of 4 because chunks
 // are padded to 4 octets (RFC 4960 §3.2). This is what
-// sctpllp.Transport.MaxMessage reports.
+// backend.Transport.MaxMessage reports.
 func SCTPMaxMessage(pmtu int, ipv6, udp bool) int {
 	n := SCTPPacketSize(pmtu, ipv6, udp) - SCTPCommonHeaderLen - DataChunkHeaderLen
 	if n < 0 {

@@ -9,16 +9,15 @@ import (
 	"time"
 
 	"github.com/pion/dtls/v3"
+
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
-
-// BundlingReserve is the room left in every DATA chunk's packet for
-// control chunks bundled with it (RFC 5043 §9: "set the maximum DDP
-// Segment size below the theoretical maximum in order to allow bundling of
-// Control Chunks"): a SACK of 16 octets (RFC 4960 §3.3.4) with up to four
-// Gap Ack Blocks of 4 octets.
-const BundlingReserve = 32
 
 // Defaults of Config.
 const (
@@ -36,7 +35,7 @@ const (
 	// is bounded by the window; a gap holds at most that much).
 	DefaultMaxHeldAssocBytes = 64 << 20
 	// DefaultMaxGapTime is Config.MaxGapTime's default: longer than any
-	// retransmission timeout short of a dead peer (PionConfig's
+	// retransmission timeout short of a dead peer (pion.Config's
 	// DefaultDeadPeerTimeout is 30 s).
 	DefaultMaxGapTime = 30 * time.Second
 	// DefaultIdleTimeout is Config.IdleTimeout for accepted associations.
@@ -90,9 +89,9 @@ type Config struct {
 	// project's own, package sctp).
 	Stack string
 	// Pion configures the pion backend.
-	Pion PionConfig
+	Pion pion.Config
 	// Native configures the native backend.
-	Native NativeConfig
+	Native native.Config
 	// DTLS, with StackNative, runs every association inside a DTLS
 	// connection (RFC 8261) authenticated and encrypted as it says; nil:
 	// plain SCTP over UDP.
@@ -157,7 +156,7 @@ type OpenRequest struct {
 // earlier session; on a stream that never carried a session, chunks other
 // than a Terminate are then answered with a Terminate (§6.1).
 type Association struct {
-	t   Transport
+	t   backend.Transport
 	cfg Config
 	n   int
 
@@ -184,7 +183,7 @@ type Association struct {
 
 // NewAssociation runs the adaptation over an established transport and
 // starts it. The association owns t.
-func NewAssociation(t Transport, cfg Config) *Association {
+func NewAssociation(t backend.Transport, cfg Config) *Association {
 	cfg = cfg.withDefaults()
 	n := t.NumStreams()
 	a := &Association{
@@ -210,19 +209,19 @@ var ErrUnknownStack = errors.New("sctpllp: unknown userspace SCTP stack")
 // Dial opens a userspace SCTP association over UDP to raddr (Config.Stack)
 // and runs the adaptation on it.
 func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
-	var t Transport
+	var t backend.Transport
 	var err error
 	if cfg.DTLS != nil && cfg.Stack != StackNative {
 		return nil, fmt.Errorf("%w: DTLS needs Stack %q", ErrUnknownStack, StackNative)
 	}
 	switch cfg.Stack {
 	case "", StackPion:
-		t, err = DialPion(ctx, raddr, cfg.Pion)
+		t, err = pion.Dial(ctx, raddr, cfg.Pion)
 	case StackNative:
 		if cfg.DTLS != nil {
-			t, err = DialNativeDTLS(ctx, raddr, cfg.Native, cfg.DTLS)
+			t, err = native.DialDTLS(ctx, raddr, cfg.Native, cfg.DTLS)
 		} else {
-			t, err = DialNative(ctx, raddr, cfg.Native)
+			t, err = native.Dial(ctx, raddr, cfg.Native)
 		}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
@@ -235,8 +234,8 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
 
 // Listener accepts associations and runs the adaptation on each.
 type Listener struct {
-	pl  *PionListener
-	nl  *NativeListener
+	pl  *pion.Listener
+	nl  *native.Listener
 	cfg Config
 }
 
@@ -250,12 +249,12 @@ func Listen(laddr string, cfg Config) (*Listener, error) {
 	var err error
 	switch cfg.Stack {
 	case "", StackPion:
-		l.pl, err = ListenPion(laddr, cfg.Pion)
+		l.pl, err = pion.Listen(laddr, cfg.Pion)
 	case StackNative:
 		if cfg.DTLS != nil {
-			l.nl, err = ListenNativeDTLS(laddr, cfg.Native, cfg.DTLS)
+			l.nl, err = native.ListenDTLS(laddr, cfg.Native, cfg.DTLS)
 		} else {
-			l.nl, err = ListenNative(laddr, cfg.Native)
+			l.nl, err = native.Listen(laddr, cfg.Native)
 		}
 	default:
 		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
@@ -271,7 +270,7 @@ func Listen(laddr string, cfg Config) (*Listener, error) {
 
 // Accept waits for the next association.
 func (l *Listener) Accept(ctx context.Context) (*Association, error) {
-	var t Transport
+	var t backend.Transport
 	var err error
 	if l.nl != nil {
 		t, err = l.nl.Accept(ctx)
@@ -294,7 +293,7 @@ func (l *Listener) Addr() string {
 
 // HandshakeStats returns the counters of the listener's stateless
 // handshake (see sctp.HandshakeStats).
-func (l *Listener) HandshakeStats() HandshakeStats {
+func (l *Listener) HandshakeStats() sctp.HandshakeStats {
 	if l.nl != nil {
 		return l.nl.HandshakeStats()
 	}
@@ -310,7 +309,7 @@ func (l *Listener) Close() error {
 }
 
 // Transport returns the underlying transport.
-func (a *Association) Transport() Transport { return a.t }
+func (a *Association) Transport() backend.Transport { return a.t }
 
 // NumStreams returns the number of usable stream identifiers.
 func (a *Association) NumStreams() int { return a.n }
@@ -319,7 +318,7 @@ func (a *Association) NumStreams() int { return a.n }
 // MaxMessage less the DDP-SSN (2) and BundlingReserve, and never below
 // 516 (RFC 5043 §9).
 func (a *Association) MULPDU() int {
-	m := max(a.t.MaxMessage()-SSNLen-BundlingReserve, llp.MinMULPDU)
+	m := max(a.t.MaxMessage()-pmtu.DDPSSNLen-pmtu.BundlingReserve, llp.MinMULPDU)
 	a.grace.observe(m)
 	return m
 }
@@ -376,7 +375,7 @@ func (a *Association) isEnded() bool {
 // use until the peer replies or the association ends.
 func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*Session, error) {
 	if int(sid) >= a.n {
-		return nil, fmt.Errorf("%w: %d of %d", ErrStreamRange, sid, a.n)
+		return nil, fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
 	}
 	c := Control{Function: FuncInitiate, PrivateData: req.PrivateData}
 	if req.Enhanced {
@@ -390,7 +389,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 		return nil, err
 	}
 	if a.isEnded() {
-		return nil, ErrAssociationClosed
+		return nil, backend.ErrAssociationClosed
 	}
 	sl := a.slot(sid)
 	sl.mu.Lock()
@@ -440,7 +439,7 @@ func (a *Association) Accept(ctx context.Context) (*Incoming, error) {
 				return in, nil
 			}
 		case <-a.done:
-			return nil, ErrAssociationClosed
+			return nil, backend.ErrAssociationClosed
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
@@ -455,7 +454,7 @@ func (a *Association) Accept(ctx context.Context) (*Incoming, error) {
 // shut down.
 func (a *Association) MarkErroneous(sid uint16) error {
 	if int(sid) >= a.n {
-		return fmt.Errorf("%w: %d of %d", ErrStreamRange, sid, a.n)
+		return fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
 	}
 	sl := a.slot(sid)
 	sl.mu.Lock()
@@ -635,11 +634,11 @@ const (
 // stream without a session.
 func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 	switch ppid {
-	case PPIDSegment:
+	case backend.PPIDSegment:
 		if sc, _, err := ParseSegmentChunk(b); err == nil {
 			return sc.SSN, unboundSegment
 		}
-	case PPIDControl:
+	case backend.PPIDControl:
 		c, _, err := ParseControl(b)
 		switch {
 		case err != nil:
@@ -683,7 +682,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 		return nil // RFC 5040 §7: no further data on an erroneous stream
 	}
 	if cur != nil && !cur.over(time.Now(), a.cfg.QuietTime) {
-		if len(b) < SSNLen {
+		if len(b) < pmtu.DDPSSNLen {
 			cur.fail(&ProtocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: ErrTruncated})
 			return cur
 		}
@@ -697,7 +696,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	switch {
 	case kind == unboundInitiate && ssn == 0 && !a.isEnded():
 		return a.startSession(sl, ppid, b, false, false)
-	case kind != unboundInvalid && ssn != 0 && ssn <= MaxSSNWindow && a.holdEarly():
+	case kind != unboundInvalid && ssn != 0 && ssn <= backend.MaxSSNWindow && a.holdEarly():
 		return a.startSession(sl, ppid, b, true, cur == nil)
 	case kind == unboundTerminate:
 		if cur != nil {

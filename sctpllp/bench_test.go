@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // BenchmarkSendSegmentPath measures the adaptation's own send path (SSN,
@@ -44,9 +46,9 @@ func (d *discardTransport) Start(fn func(uint16, uint32, []byte), done func(erro
 // BenchmarkPionWriteMsg measures SendSegment end to end over pion on
 // 127.0.0.1 UDP for several MTUs (the receiver counts segments).
 func BenchmarkPionWriteMsg(b *testing.B) {
-	for _, mtu := range []int{1500, 4096, DefaultLoopbackMTU} {
+	for _, mtu := range []int{1500, 4096, pion.DefaultLoopbackMTU} {
 		b.Run(fmt.Sprintf("mtu=%d", mtu), func(b *testing.B) {
-			c, s := benchPair(b, Config{KeepIdle: true, Pion: PionConfig{MTU: mtu}})
+			c, s := benchPair(b, Config{KeepIdle: true, Pion: pion.Config{MTU: mtu}})
 			cs, sh := benchOpen(b, c, s)
 			payload := make([]byte, cs.MULPDU()-14)
 			hdr := make([]byte, 14)

@@ -46,23 +46,6 @@ var (
 	// ErrProtocol is wrapped by *ProtocolError: the peer broke a rule of
 	// RFC 5043 (illegal session sequence, DDP-SSN window, unknown PPID).
 	ErrProtocol = errors.New("sctpllp: protocol violation")
-	// ErrStreamInUse reports Open on a stream that carries a session, is
-	// quarantined after one (RFC 5043 §6.6) or is labelled erroneous.
-	ErrStreamInUse = errors.New("sctpllp: stream identifier not available")
-	// ErrStreamRange reports a stream identifier outside the association's
-	// stream count (RFC 5043 §8; RFC 9260 §6.5, the "Invalid Stream
-	// Identifier" error cause, with which a peer reports having dropped
-	// data sent on such a stream).
-	ErrStreamRange = errors.New("sctpllp: stream identifier out of range")
-	// ErrAssociationClosed reports use of an association that has ended
-	// (closed or aborted by either side). It wraps llp.ErrClosed. Every
-	// Transport returns it, wrapped with detail, from WriteMsg and
-	// ResetStream once the association is gone.
-	ErrAssociationClosed = fmt.Errorf("sctpllp: association closed: %w", llp.ErrClosed)
-	// ErrEmptyMessage reports a WriteMsg with no octets: an SCTP user
-	// message cannot be empty (RFC 9260 §6.2: "no user data" is an error,
-	// DATA chunks carry at least one octet).
-	ErrEmptyMessage = errors.New("sctpllp: empty SCTP user message")
 	// ErrSessionTerminated reports that the peer answered an Initiate with
 	// a DDP Stream Session Terminate (RFC 5043 §6.4: not accepted by the
 	// ULP, for example because too many Initiates were pending).

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // fakeTransport is a test-only Transport: the test plays the peer, reading
@@ -72,11 +73,11 @@ func (f *fakeTransport) end(err error) {
 
 // inject delivers a control message from the peer.
 func (f *fakeTransport) injectCtl(sid uint16, c Control) {
-	f.fn(sid, PPIDControl, c.Append(nil))
+	f.fn(sid, backend.PPIDControl, c.Append(nil))
 }
 
 func (f *fakeTransport) injectSeg(sid uint16, ssn uint16, seg []byte) {
-	f.fn(sid, PPIDSegment, SegmentChunk{SSN: ssn, Segment: seg}.Append(nil))
+	f.fn(sid, backend.PPIDSegment, SegmentChunk{SSN: ssn, Segment: seg}.Append(nil))
 }
 
 func (f *fakeTransport) next(t *testing.T) fakeMsg {
@@ -93,7 +94,7 @@ func (f *fakeTransport) next(t *testing.T) fakeMsg {
 func (f *fakeTransport) nextCtl(t *testing.T) (uint16, Control) {
 	t.Helper()
 	m := f.next(t)
-	require.Equal(t, PPIDControl, m.ppid)
+	require.Equal(t, backend.PPIDControl, m.ppid)
 	c, _, err := ParseControl(m.b)
 	require.NoError(t, err)
 	return m.sid, c

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
 
 // TestReorder_AssociationBudget_RFC5043_10: a peer that leaves a DDP-SSN
@@ -29,7 +31,7 @@ func TestReorder_AssociationBudget_RFC5043_10(t *testing.T) {
 	err := hs[2].waitClosed(t)
 	require.ErrorIs(t, err, ErrHeldLimit)
 	assert.ErrorIs(t, err, ErrProtocol)
-	assert.Equal(t, int64(2*(4000+SSNLen)), a.Stats().HeldBytes, "streams 1 and 2 keep theirs (DDP-SSN included)")
+	assert.Equal(t, int64(2*(4000+pmtu.DDPSSNLen)), a.Stats().HeldBytes, "streams 1 and 2 keep theirs (DDP-SSN included)")
 	assert.Zero(t, hs[0].count())
 
 	// Filling stream 1's gap delivers and gives its share back.
@@ -37,7 +39,7 @@ func TestReorder_AssociationBudget_RFC5043_10(t *testing.T) {
 		ft.injectSeg(1, ssn, []byte{1})
 	}
 	hs[0].waitCount(t, 5)
-	require.Eventually(t, func() bool { return a.Stats().HeldBytes == 4000+SSNLen }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return a.Stats().HeldBytes == 4000+pmtu.DDPSSNLen }, 5*time.Second, time.Millisecond)
 }
 
 // TestReorder_GapTimer_RFC5043_10: a DDP-SSN gap that stays open for

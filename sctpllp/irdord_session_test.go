@@ -4,9 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // RFC 6581 §9.2: "If Control Flag A is set to 0, then Control Flags B, C,
@@ -41,7 +43,7 @@ func TestSession_EnhancedControlFlags_RFC6581_9_2(t *testing.T) {
 
 	// Passive side, client-server request with stray B, C, D: ignored;
 	// the reply has A = 0 and no RTR flag.
-	ft.fn(2, PPIDControl, []byte{0, 0, 0, 5, 0x40, 0x10, 0xC0, 0x02})
+	ft.fn(2, backend.PPIDControl, []byte{0, 0, 0, 5, 0x40, 0x10, 0xC0, 0x02})
 	in := acceptWithin(t, a)
 	assert.Equal(t, iwarp.IRDORD{IRD: 16, ORD: 2}, in.IRDORD)
 	_, err = in.Accept(AcceptParams{IRD: 2, ORD: 16, PeerToPeer: true})
@@ -53,7 +55,7 @@ func TestSession_EnhancedControlFlags_RFC6581_9_2(t *testing.T) {
 	assert.Equal(t, iwarp.IRDORD{IRD: 2, ORD: 16}, ps.Params().LocalIRDORD)
 
 	// Peer-to-peer request: A echoed, the responder's RTR flags sent.
-	ft.fn(3, PPIDControl, []byte{0, 0, 0, 5, 0xC0, 0x01, 0x80, 0x01})
+	ft.fn(3, backend.PPIDControl, []byte{0, 0, 0, 5, 0xC0, 0x01, 0x80, 0x01})
 	in = acceptWithin(t, a)
 	assert.Equal(t, iwarp.IRDORD{PeerToPeer: true, IRD: 1, ORD: 1, RTR: iwarp.RTRSend | iwarp.RTRWrite}, in.IRDORD)
 	_, err = in.Accept(AcceptParams{IRD: 1, ORD: 1, RTR: iwarp.RTRWrite})

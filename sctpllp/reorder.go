@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-)
 
-// MaxSSNWindow is the largest distance ahead of the next expected DDP-SSN
-// that a received chunk may have: the sender keeps at most 32767 chunks of
-// a stream outstanding (RFC 5043 §10).
-const MaxSSNWindow = 32767
+	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+)
 
 // chunkSink receives the chunks of one DDP stream in DDP-SSN order.
 type chunkSink interface {
@@ -96,9 +94,9 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		}
 		return err
 	}
-	if d > MaxSSNWindow {
+	if d > backend.MaxSSNWindow {
 		return fmt.Errorf("%w: DDP-SSN %d, expected %d (duplicate or more than %d ahead)",
-			ErrSSNWindow, ssn, r.next, MaxSSNWindow)
+			ErrSSNWindow, ssn, r.next, backend.MaxSSNWindow)
 	}
 	if _, dup := r.held[ssn]; dup {
 		return fmt.Errorf("%w: duplicate DDP-SSN %d", ErrSSNWindow, ssn)
@@ -117,7 +115,7 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 	if len(r.held) == 0 {
 		r.gapSince = time.Now()
 	}
-	buf := getBuf(len(body))
+	buf := bufpool.Get(len(body))
 	copy(*buf, body)
 	r.held[ssn] = heldChunk{ppid: ppid, buf: buf}
 	r.heldBytes += len(body)
@@ -140,7 +138,7 @@ func (r *reorder) drain() error {
 			r.gapSince = time.Time{}
 		}
 		err := r.sink.deliverChunk(ssn, h.ppid, *h.buf)
-		putBuf(h.buf)
+		bufpool.Put(h.buf)
 		if err != nil {
 			return err
 		}
@@ -165,7 +163,7 @@ func (r *reorder) heldAll(pred func(ppid uint32, chunk []byte) bool) bool {
 // release frees every held chunk.
 func (r *reorder) release() {
 	for k, h := range r.held {
-		putBuf(h.buf)
+		bufpool.Put(h.buf)
 		delete(r.held, k)
 	}
 	r.budget.give(r.heldBytes)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 type recSink struct {
@@ -35,7 +37,7 @@ func TestReorder_OutOfOrder_RFC5043_10(t *testing.T) {
 	r := newReorder(sink, 1<<20, nil)
 	order := []uint16{2, 0, 3, 1, 5, 4}
 	for _, ssn := range order {
-		require.NoError(t, r.push(ssn, PPIDSegment, chunkWithSSN(ssn, byte(ssn))))
+		require.NoError(t, r.push(ssn, backend.PPIDSegment, chunkWithSSN(ssn, byte(ssn))))
 	}
 	assert.Equal(t, []uint16{0, 1, 2, 3, 4, 5}, sink.ssns)
 	for i, b := range sink.bodies {
@@ -50,9 +52,9 @@ func TestReorder_Wraparound(t *testing.T) {
 	sink := &recSink{}
 	r := newReorder(sink, 1<<20, nil)
 	r.next = 65534
-	require.NoError(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
-	require.NoError(t, r.push(65535, PPIDSegment, chunkWithSSN(65535)))
-	require.NoError(t, r.push(65534, PPIDSegment, chunkWithSSN(65534)))
+	require.NoError(t, r.push(0, backend.PPIDSegment, chunkWithSSN(0)))
+	require.NoError(t, r.push(65535, backend.PPIDSegment, chunkWithSSN(65535)))
+	require.NoError(t, r.push(65534, backend.PPIDSegment, chunkWithSSN(65534)))
 	assert.Equal(t, []uint16{65534, 65535, 0}, sink.ssns)
 }
 
@@ -60,20 +62,20 @@ func TestReorder_Wraparound(t *testing.T) {
 // is invalid.
 func TestReorder_WindowViolations_RFC5043_10(t *testing.T) {
 	r := newReorder(&recSink{}, 1<<20, nil)
-	require.NoError(t, r.push(MaxSSNWindow, PPIDSegment, chunkWithSSN(MaxSSNWindow)), "exactly 32767 ahead is legal")
-	assert.ErrorIs(t, r.push(MaxSSNWindow+1, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow)
-	assert.ErrorIs(t, r.push(MaxSSNWindow, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "duplicate of held")
-	require.NoError(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
-	assert.ErrorIs(t, r.push(0, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "already delivered")
-	assert.ErrorIs(t, r.push(65535, PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "behind")
+	require.NoError(t, r.push(backend.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(backend.MaxSSNWindow)), "exactly 32767 ahead is legal")
+	assert.ErrorIs(t, r.push(backend.MaxSSNWindow+1, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow)
+	assert.ErrorIs(t, r.push(backend.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "duplicate of held")
+	require.NoError(t, r.push(0, backend.PPIDSegment, chunkWithSSN(0)))
+	assert.ErrorIs(t, r.push(0, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "already delivered")
+	assert.ErrorIs(t, r.push(65535, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "behind")
 	r.release()
 }
 
 func TestReorder_HeldLimit(t *testing.T) {
 	r := newReorder(&recSink{}, 100, nil)
-	require.NoError(t, r.push(1, PPIDSegment, make([]byte, 60)))
-	assert.ErrorIs(t, r.push(2, PPIDSegment, make([]byte, 41)), ErrHeldLimit)
-	require.NoError(t, r.push(2, PPIDSegment, make([]byte, 40)))
+	require.NoError(t, r.push(1, backend.PPIDSegment, make([]byte, 60)))
+	assert.ErrorIs(t, r.push(2, backend.PPIDSegment, make([]byte, 41)), ErrHeldLimit)
+	require.NoError(t, r.push(2, backend.PPIDSegment, make([]byte, 40)))
 	_, oct := r.pending()
 	assert.Equal(t, 100, oct)
 	r.release()
@@ -84,9 +86,9 @@ func TestReorder_HeldLimit(t *testing.T) {
 func TestReorder_SinkErrorStopsDrain(t *testing.T) {
 	sink := &recSink{failAt: 2}
 	r := newReorder(sink, 1<<20, nil)
-	require.NoError(t, r.push(1, PPIDSegment, chunkWithSSN(1)))
-	require.NoError(t, r.push(2, PPIDSegment, chunkWithSSN(2)))
-	require.Error(t, r.push(0, PPIDSegment, chunkWithSSN(0)))
+	require.NoError(t, r.push(1, backend.PPIDSegment, chunkWithSSN(1)))
+	require.NoError(t, r.push(2, backend.PPIDSegment, chunkWithSSN(2)))
+	require.Error(t, r.push(0, backend.PPIDSegment, chunkWithSSN(0)))
 	assert.Equal(t, []uint16{0, 1}, sink.ssns)
 	r.release()
 }
@@ -101,7 +103,7 @@ func TestReorder_InOrderNoAlloc(t *testing.T) {
 	b := make([]byte, 1024)
 	ssn := uint16(0)
 	allocs := testing.AllocsPerRun(1000, func() {
-		_ = r.push(ssn, PPIDSegment, b)
+		_ = r.push(ssn, backend.PPIDSegment, b)
 		ssn++
 	})
 	assert.Zero(t, allocs)
@@ -114,7 +116,7 @@ func BenchmarkReorderInOrder(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 	ssn := uint16(0)
 	for b.Loop() {
-		_ = r.push(ssn, PPIDSegment, buf)
+		_ = r.push(ssn, backend.PPIDSegment, buf)
 		ssn++
 	}
 }
@@ -125,8 +127,8 @@ func BenchmarkReorderSwappedPairs(b *testing.B) {
 	b.ReportAllocs()
 	ssn := uint16(0)
 	for b.Loop() {
-		_ = r.push(ssn+1, PPIDSegment, buf)
-		_ = r.push(ssn, PPIDSegment, buf)
+		_ = r.push(ssn+1, backend.PPIDSegment, buf)
+		_ = r.push(ssn, backend.PPIDSegment, buf)
 		ssn += 2
 	}
 }

@@ -3,11 +3,9 @@ package sctpllp
 import (
 	"encoding/binary"
 	"fmt"
-)
 
-// SSNLen is the length of the DDP-SSN field that begins every DATA chunk
-// payload of the adaptation (RFC 5043 §5.2.1).
-const SSNLen = 2
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+)
 
 // SegmentChunk is the payload of a DDP Segment Chunk, PPID 16
 // (RFC 5043 §5.2.2):
@@ -33,14 +31,14 @@ type SegmentChunk struct {
 // layer's job); an empty segment is accepted by the parser and rejected by
 // the DDP receiver.
 func ParseSegmentChunk(b []byte) (SegmentChunk, int, error) {
-	if len(b) < SSNLen {
+	if len(b) < pmtu.DDPSSNLen {
 		return SegmentChunk{}, 0, fmt.Errorf("%w: DDP segment chunk of %d octets", ErrTruncated, len(b))
 	}
-	return SegmentChunk{SSN: binary.BigEndian.Uint16(b), Segment: b[SSNLen:]}, len(b), nil
+	return SegmentChunk{SSN: binary.BigEndian.Uint16(b), Segment: b[pmtu.DDPSSNLen:]}, len(b), nil
 }
 
 // Len returns the encoded length of the chunk payload.
-func (c SegmentChunk) Len() int { return SSNLen + len(c.Segment) }
+func (c SegmentChunk) Len() int { return pmtu.DDPSSNLen + len(c.Segment) }
 
 // Append appends the encoded chunk payload to b. It allocates nothing when b
 // has capacity for Len more octets.

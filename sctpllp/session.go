@@ -8,8 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // Params are the values negotiated by a session's set-up, available from
@@ -90,7 +93,7 @@ type Session struct {
 	// Send side, guarded by txMu.
 	txMu        sync.Mutex
 	txSSN       uint16
-	ssnBuf      [SSNLen]byte
+	ssnBuf      [pmtu.DDPSSNLen]byte
 	parts       [3][]byte
 	termSent    bool
 	termPending atomic.Bool
@@ -142,7 +145,7 @@ func (s *Session) SendSegment(hdr, payload []byte) error {
 	}
 	binary.BigEndian.PutUint16(s.ssnBuf[:], s.txSSN)
 	s.parts[0], s.parts[1], s.parts[2] = s.ssnBuf[:], hdr, payload
-	err := s.a.t.WriteMsg(s.sid, PPIDSegment, s.parts[:]...)
+	err := s.a.t.WriteMsg(s.sid, backend.PPIDSegment, s.parts[:]...)
 	s.parts[1], s.parts[2] = nil, nil
 	if err == nil {
 		s.txSSN++
@@ -175,7 +178,7 @@ func (s *Session) sendControlLocked(c Control) error {
 	c.SSN = s.txSSN
 	var buf [ControlHeaderLen + iwarp.IRDORDLen + MaxPrivateData]byte
 	b := c.Append(buf[:0])
-	if err := s.a.t.WriteMsg(s.sid, PPIDControl, b); err != nil {
+	if err := s.a.t.WriteMsg(s.sid, backend.PPIDControl, b); err != nil {
 		return err
 	}
 	s.a.ctr.control(true, c.Function)
@@ -264,7 +267,7 @@ func (s *Session) Start(h llp.Handler) {
 				s.rxBroken = true
 			}
 		}
-		putBuf(bp)
+		bufpool.Put(bp)
 	}
 	s.queue = nil
 	s.started = true
@@ -557,7 +560,7 @@ func (s *Session) expireEarly() {
 	s.mu.Unlock()
 	onlyTerminates := s.ro.heldAll(func(ppid uint32, chunk []byte) bool {
 		c, _, err := ParseControl(chunk)
-		return ppid == PPIDControl && err == nil && c.Function == FuncTerminate
+		return ppid == backend.PPIDControl && err == nil && c.Function == FuncTerminate
 	})
 	s.ro.release()
 	if fresh && !onlyTerminates {
@@ -578,7 +581,7 @@ func (s *Session) expireEarly() {
 // receiveWhileDone drops chunks of an ended session, noting the peer's
 // Terminate (its final chunk, for the quarantine of RFC 5043 §6.6).
 func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
-	if ppid != PPIDControl {
+	if ppid != backend.PPIDControl {
 		return
 	}
 	c, _, err := ParseControl(b)
@@ -596,9 +599,9 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 		ctrl Control
 	)
 	switch ppid {
-	case PPIDSegment:
+	case backend.PPIDSegment:
 		ev = evSegment
-	case PPIDControl:
+	case backend.PPIDControl:
 		c, _, err := ParseControl(chunk)
 		if err != nil {
 			return &ProtocolError{StreamID: s.sid, Reason: "malformed session control (RFC 5043 §5.2.3)", Err: err}
@@ -624,7 +627,7 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 		return &ProtocolError{StreamID: s.sid,
 			Reason: fmt.Sprintf("%s with DDP-SSN %d in state %v (RFC 5043 §6.1)", what, ssn, st)}
 	case actDeliver:
-		return s.deliverSegment(chunk[SSNLen:])
+		return s.deliverSegment(chunk[pmtu.DDPSSNLen:])
 	case actNewSession:
 		return s.a.onInitiate(s, ctrl)
 	case actEstablish:
@@ -704,7 +707,7 @@ func (s *Session) deliverSegment(seg []byte) error {
 		if held+s.queued+len(seg) > s.a.cfg.MaxHeldBytes {
 			return &ProtocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound", Err: ErrHeldLimit}
 		}
-		bp := getBuf(len(seg))
+		bp := bufpool.Get(len(seg))
 		copy(*bp, seg)
 		s.queue = append(s.queue, bp)
 		s.queued += len(seg)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // noIncoming asserts that Accept offers nothing within a short wait.
@@ -101,7 +103,7 @@ func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
 	ft.injectSeg(4, 1, []byte("a"))
 	noIncoming(t, a)
 	_, err := a.Open(context.Background(), 4, OpenRequest{})
-	assert.ErrorIs(t, err, ErrStreamInUse, "the peer's session is starting there")
+	assert.ErrorIs(t, err, backend.ErrStreamInUse, "the peer's session is starting there")
 	ft.injectCtl(4, Control{SSN: 0, Function: FuncInitiate})
 	in := acceptWithin(t, a)
 	s, err := in.Accept(AcceptParams{})

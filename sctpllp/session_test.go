@@ -11,6 +11,8 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 func newFakeAssoc(t *testing.T, cfg Config) (*Association, *fakeTransport) {
@@ -47,7 +49,7 @@ func TestSession_PassiveAcceptAndSSN_RFC5043_6_2(t *testing.T) {
 	require.NoError(t, s.SendSegment([]byte{0xC1}, []byte("abc")))
 	require.NoError(t, s.SendSegment([]byte{0xC2}, nil))
 	m := ft.next(t)
-	assert.Equal(t, PPIDSegment, m.ppid)
+	assert.Equal(t, backend.PPIDSegment, m.ppid)
 	assert.Equal(t, []byte{0, 1, 0xC1, 'a', 'b', 'c'}, m.b, "Accept took DDP-SSN 0")
 	m = ft.next(t)
 	assert.Equal(t, []byte{0, 2, 0xC2}, m.b)
@@ -99,10 +101,10 @@ func TestSession_IllegalSequences_RFC5043_6_1(t *testing.T) {
 			ft.fn(sid, 51, []byte{0, 1, 2, 3})
 		}},
 		{"malformed control", func(ft *fakeTransport, sid uint16) {
-			ft.fn(sid, PPIDControl, []byte{0, 1, 0, 4, 9})
+			ft.fn(sid, backend.PPIDControl, []byte{0, 1, 0, 4, 9})
 		}},
 		{"SSN window", func(ft *fakeTransport, sid uint16) {
-			ft.injectSeg(sid, 1+MaxSSNWindow+1, []byte{1})
+			ft.injectSeg(sid, 1+backend.MaxSSNWindow+1, []byte{1})
 		}},
 		{"SSN duplicate", func(ft *fakeTransport, sid uint16) {
 			ft.injectSeg(sid, 1, []byte{1})
@@ -147,7 +149,7 @@ func TestSession_SegmentWithoutSession(t *testing.T) {
 	ft.injectSeg(9, 1, []byte{1, 2})
 	ft.quiet(t)
 	_, err := a.Open(context.Background(), 9, OpenRequest{})
-	assert.ErrorIs(t, err, ErrStreamInUse)
+	assert.ErrorIs(t, err, backend.ErrStreamInUse)
 }
 
 // RFC 5043 §6.3 and §6.4 on the active side.
@@ -225,14 +227,14 @@ func TestSession_OpenPrivateDataLimits_RFC5043_5_2_3(t *testing.T) {
 	_, err = a.Open(context.Background(), 1, OpenRequest{Enhanced: true, IRD: 0x4000})
 	assert.ErrorIs(t, err, iwarp.ErrInvalidIRDORD)
 	_, err = a.Open(context.Background(), 64, OpenRequest{})
-	assert.ErrorIs(t, err, ErrStreamRange)
+	assert.ErrorIs(t, err, backend.ErrStreamRange)
 }
 
 // RFC 5043 §9: MULPDU = MaxMessage − 2 − reserve, ≥ 516; larger segments
 // are rejected.
 func TestSession_MULPDU_RFC5043_9(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
-	assert.Equal(t, 1160-2-BundlingReserve, a.MULPDU())
+	assert.Equal(t, 1160-2-pmtu.BundlingReserve, a.MULPDU())
 	s, _ := passiveSession(t, a, ft, 1)
 	m := s.MULPDU()
 	require.NoError(t, s.SendSegment(make([]byte, 14), make([]byte, m-14)))
@@ -337,7 +339,7 @@ func TestSession_AssociationFailure_RFC5043_11_3(t *testing.T) {
 	<-a.Done()
 	assert.ErrorIs(t, a.Err(), cause)
 	_, err := a.Open(context.Background(), 3, OpenRequest{})
-	assert.ErrorIs(t, err, ErrAssociationClosed)
+	assert.ErrorIs(t, err, backend.ErrAssociationClosed)
 }
 
 func TestSession_StateMachineTable(t *testing.T) {
@@ -388,8 +390,8 @@ func FuzzReceive(f *testing.F) {
 		ft.out = make(chan fakeMsg, 64)
 		a := NewAssociation(ft, Config{KeepIdle: true})
 		ft.fn(sid%8, ppid, m1)
-		ft.fn(sid%8, PPIDControl, m1)
-		ft.fn(sid%8, PPIDSegment, m2)
+		ft.fn(sid%8, backend.PPIDControl, m1)
+		ft.fn(sid%8, backend.PPIDSegment, m2)
 		ft.fn(sid%8, ppid, m2)
 		ft.end(nil)
 		<-a.Done()

@@ -1,12 +1,9 @@
 package sctpllp
 
 import (
-	"encoding/binary"
 	"sync/atomic"
-	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // NumFunctionCodes sizes the per-function-code counters of AssocStats:
@@ -36,28 +33,7 @@ type AssocStats struct {
 	// session for Config.IdleTimeout (a sum counts such associations).
 	IdleClosed uint64
 	// Transport is what the SCTP stack reports.
-	Transport TransportStats
-}
-
-// TransportStats are the SCTP stack's own figures, where it reports them.
-type TransportStats struct {
-	// SRTT is the smoothed round-trip time of the primary path (RFC 9260
-	// §6.3.1), valid when HasSRTT.
-	SRTT    time.Duration
-	HasSRTT bool
-	// Retransmissions counts DATA chunks sent again (RFC 9260 §6.3.3,
-	// §7.2.4), valid when HasRetransmissions. The kernel reports
-	// SCTP_GET_ASSOC_STATS sas_rtxchunks; for pion, which keeps no such
-	// counter, sctpllp counts the DATA chunks whose TSN is not above the
-	// highest TSN pion sent before.
-	Retransmissions    uint64
-	HasRetransmissions bool
-}
-
-// transportStatser is the optional Transport method that reports
-// TransportStats.
-type transportStatser interface {
-	TransportStats() TransportStats
+	Transport backend.Stats
 }
 
 // assocCounters are the atomics behind AssocStats.
@@ -90,53 +66,11 @@ func (a *Association) Stats() AssocStats {
 	s.DroppedChunks = a.dropped.Load()
 	s.HeldBytes, s.GapTimeouts = a.held.n.Load(), a.ctr.gapTimeouts.Load()
 	s.IdleClosed = a.ctr.idleClosed.Load()
-	if ts, ok := a.t.(transportStatser); ok {
+	if ts, ok := a.t.(backend.StatsReporter); ok {
 		s.Transport = ts.TransportStats()
 	}
 	return s
 }
-
-// rtxCounter counts the retransmitted DATA chunks among the packets a
-// stack writes: a DATA chunk whose TSN is not above the highest TSN
-// written before is a retransmission (RFC 9260 §6.3.3 T3-rtx, §7.2.4 Fast
-// Retransmit). pion writes from one goroutine; the atomics only make the
-// counter safe to read from another.
-type rtxCounter struct {
-	seen    atomic.Bool
-	highest atomic.Uint32
-	rtx     atomic.Uint64
-}
-
-// observe scans one outgoing SCTP packet's chunk headers; nothing is
-// allocated.
-func (r *rtxCounter) observe(pkt []byte) {
-	if len(pkt) <= wire.HeaderLen {
-		return
-	}
-	it := wire.NewChunkIter(pkt[wire.HeaderLen:])
-	for {
-		c, ok := it.Next()
-		if !ok {
-			return
-		}
-		if c.Type != wire.ChunkData || len(c.Value) < 4 {
-			continue
-		}
-		tsn := binary.BigEndian.Uint32(c.Value)
-		switch {
-		case !r.seen.Load():
-			r.seen.Store(true)
-			r.highest.Store(tsn)
-		case sctp.TSNGreater(tsn, r.highest.Load()):
-			r.highest.Store(tsn)
-		default:
-			r.rtx.Add(1)
-		}
-	}
-}
-
-// count returns the retransmissions seen.
-func (r *rtxCounter) count() uint64 { return r.rtx.Load() }
 
 // Add adds o's counters to s; a server sums the associations that ended
 // with it. SRTT is not a sum: s keeps its own, or takes o's if it has none.

@@ -3,6 +3,8 @@ package sctpllp
 import (
 	"sync"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // slot is the per-stream-identifier state of an association: the current
@@ -29,7 +31,7 @@ func (sl *slot) current() (*Session, bool) {
 }
 
 // streamFreer is implemented by transports that know when a reset stream
-// identifier may carry a new session (PionTransport.StreamFree).
+// identifier may carry a new session (pion.Transport.StreamFree).
 type streamFreer interface {
 	StreamFree(sid uint16) bool
 }
@@ -45,10 +47,10 @@ func (a *Association) slotAvailable(sl *slot, now time.Time) error {
 		return ErrErroneous
 	}
 	if sl.cur != nil && !sl.cur.over(now, a.cfg.QuietTime) {
-		return ErrStreamInUse
+		return backend.ErrStreamInUse
 	}
 	if f, ok := a.t.(streamFreer); ok && !f.StreamFree(sl.sid) {
-		return ErrStreamInUse
+		return backend.ErrStreamInUse
 	}
 	return nil
 }

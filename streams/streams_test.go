@@ -19,6 +19,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -33,7 +35,7 @@ type chunk struct {
 
 // tapTransport records every message the wrapped transport delivers.
 type tapTransport struct {
-	sctpllp.Transport
+	backend.Transport
 	mu   sync.Mutex
 	seen []chunk
 }
@@ -72,16 +74,16 @@ func newEnv(t *testing.T, ccfg, scfg streams.Config) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ln, err := sctpllp.ListenPion("127.0.0.1:0", sctpllp.PionConfig{})
+	ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
 	type res struct {
-		tr  *sctpllp.PionTransport
+		tr  *pion.Transport
 		err error
 	}
 	acc := make(chan res, 1)
 	go func() { tr, err := ln.Accept(ctx); acc <- res{tr, err} }()
-	ct, err := sctpllp.DialPion(ctx, ln.Addr().String(), sctpllp.PionConfig{})
+	ct, err := pion.Dial(ctx, ln.Addr().String(), pion.Config{})
 	require.NoError(t, err)
 	r := <-acc
 	require.NoError(t, r.err)
@@ -226,7 +228,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	// QN 2 with opcode Terminate, then the Terminate header.
 	var found bool
 	for _, c := range e.tap.chunks(victim) {
-		if c.ppid != sctpllp.PPIDSegment {
+		if c.ppid != backend.PPIDSegment {
 			continue
 		}
 		sc, _, err := sctpllp.ParseSegmentChunk(c.b)
@@ -248,7 +250,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	}
 	require.True(t, found, "a Terminate chunk arrived on stream %d", victim)
 	for _, c := range e.tap.chunks(victim + 1) {
-		if c.ppid == sctpllp.PPIDSegment {
+		if c.ppid == backend.PPIDSegment {
 			sc, _, _ := sctpllp.ParseSegmentChunk(c.b)
 			var seg ddp.Segment
 			if ddp.ParseSegment(sc.Segment, &seg) == nil && !seg.Tagged {
@@ -372,14 +374,14 @@ func TestStreams_PrepareRunsBeforeStart(t *testing.T) {
 // (both ends: session, endpoint, queues, goroutines).
 func BenchmarkIdleStreamMemory(b *testing.B) {
 	n := min(b.N, 2000)
-	ln, err := sctpllp.ListenPion("127.0.0.1:0", sctpllp.PionConfig{})
+	ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
 	require.NoError(b, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	acc := make(chan *sctpllp.PionTransport, 1)
+	acc := make(chan *pion.Transport, 1)
 	go func() { tr, _ := ln.Accept(ctx); acc <- tr }()
-	ct, err := sctpllp.DialPion(ctx, ln.Addr().String(), sctpllp.PionConfig{})
+	ct, err := pion.Dial(ctx, ln.Addr().String(), pion.Config{})
 	require.NoError(b, err)
 	st := <-acc
 	require.NotNil(b, st)

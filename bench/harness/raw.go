@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // rawPair is a connected raw LLP: messages written by the client are
@@ -33,7 +35,7 @@ type rawPair interface {
 type rawSCTP struct {
 	name   string
 	ln     io.Closer
-	cl, sv sctpllp.Transport
+	cl, sv backend.Transport
 	got    atomic.Int64
 	want   atomic.Int64
 	echo   atomic.Bool
@@ -48,31 +50,31 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 	var (
 		ln     io.Closer
 		addr   string
-		accept func(context.Context) (sctpllp.Transport, error)
-		dial   func(context.Context) (sctpllp.Transport, error)
+		accept func(context.Context) (backend.Transport, error)
+		dial   func(context.Context) (backend.Transport, error)
 	)
 	if llp == transport.SCTPNative {
-		cfg := sctpllp.NativeConfig{MTU: mtu}
-		l, err := sctpllp.ListenNative("127.0.0.1:0", cfg)
+		cfg := native.Config{MTU: mtu}
+		l, err := native.Listen("127.0.0.1:0", cfg)
 		if err != nil {
 			return nil, err
 		}
 		ln, addr = l, l.Addr().String()
-		accept = func(ctx context.Context) (sctpllp.Transport, error) { return l.Accept(ctx) }
-		dial = func(ctx context.Context) (sctpllp.Transport, error) { return sctpllp.DialNative(ctx, addr, cfg) }
+		accept = func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
+		dial = func(ctx context.Context) (backend.Transport, error) { return native.Dial(ctx, addr, cfg) }
 	} else {
-		cfg := sctpllp.PionConfig{MTU: mtu}
-		l, err := sctpllp.ListenPion("127.0.0.1:0", cfg)
+		cfg := pion.Config{MTU: mtu}
+		l, err := pion.Listen("127.0.0.1:0", cfg)
 		if err != nil {
 			return nil, err
 		}
 		ln, addr = l, l.Addr().String()
-		accept = func(ctx context.Context) (sctpllp.Transport, error) { return l.Accept(ctx) }
-		dial = func(ctx context.Context) (sctpllp.Transport, error) { return sctpllp.DialPion(ctx, addr, cfg) }
+		accept = func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
+		dial = func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, cfg) }
 	}
 	r := &rawSCTP{name: llp, ln: ln, arrive: make(chan struct{}, 1), echoQ: make(chan []byte, 64)}
 	type res struct {
-		t   sctpllp.Transport
+		t   backend.Transport
 		err error
 	}
 	acc := make(chan res, 1)
@@ -115,7 +117,7 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 	go func() {
 		defer r.wg.Done()
 		for b := range r.echoQ {
-			_ = r.sv.WriteMsg(1, sctpllp.PPIDSegment, b)
+			_ = r.sv.WriteMsg(1, backend.PPIDSegment, b)
 		}
 	}()
 	return r, nil
@@ -130,7 +132,7 @@ func (r *rawSCTP) throughput(size int, total int64) (time.Duration, error) {
 	start := time.Now()
 	for sent := int64(0); sent < total; sent += int64(size) {
 		for off := 0; off < size; off += chunk {
-			if err := r.cl.WriteMsg(1, sctpllp.PPIDSegment, buf[off:min(off+chunk, size)]); err != nil {
+			if err := r.cl.WriteMsg(1, backend.PPIDSegment, buf[off:min(off+chunk, size)]); err != nil {
 				return 0, err
 			}
 		}
@@ -153,7 +155,7 @@ func (r *rawSCTP) rtt(size, n int) ([]time.Duration, error) {
 	out := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
-		if err := r.cl.WriteMsg(1, sctpllp.PPIDSegment, buf); err != nil {
+		if err := r.cl.WriteMsg(1, backend.PPIDSegment, buf); err != nil {
 			return nil, err
 		}
 		select {

@@ -2,19 +2,17 @@ package main
 
 import (
 	"context"
-	"net"
-
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
-
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 )
 
 // errUsage marks a command line error: exit status 2.
@@ -157,7 +155,7 @@ func explain(err error) string {
 	var b strings.Builder
 	b.WriteString(err.Error())
 	switch {
-	case errors.Is(err, sctpllp.ErrKernelSCTPUnavailable):
+	case errors.Is(err, kernel.ErrUnavailable):
 		b.WriteString("\n  this kernel offers no SCTP sockets: load the module (modprobe sctp) or use --llp sctp-pion")
 	case errors.Is(err, transport.ErrRejected):
 		b.WriteString("\n  the server refused the session (see the reason above)")

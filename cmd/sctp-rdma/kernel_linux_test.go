@@ -14,8 +14,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // TestCLIKernelSCTPInVM runs the CLI against itself over Linux kernel SCTP
@@ -89,10 +90,10 @@ func TestCLIKernelSCTPInVM(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, d.Unordered, "RFC 5043 §10")
 			ppids[d.PPID]++
-			if d.PPID != sctpllp.PPIDSegment || !d.Beginning {
+			if d.PPID != backend.PPIDSegment || !d.Beginning {
 				continue
 			}
-			seg := d.UserData[sctpllp.SSNLen:]
+			seg := d.UserData[pmtu.DDPSSNLen:]
 			if seg[0]&0x80 != 0 {
 				h, _, err := ddp.ParseTaggedHeader(seg)
 				require.NoError(t, err)
@@ -103,7 +104,7 @@ func TestCLIKernelSCTPInVM(t *testing.T) {
 				ops[h.RsvdULP[0]&0x0f]++
 			}
 		}
-		assert.Positive(t, ppids[sctpllp.PPIDControl], "session control recorded")
+		assert.Positive(t, ppids[backend.PPIDControl], "session control recorded")
 		for _, op := range []uint8{0x0, 0x1, 0x2, 0x3, 0x8, 0xA, 0xB} {
 			assert.Positive(t, ops[op], "opcode %#x recorded", op)
 		}

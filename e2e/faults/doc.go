@@ -17,7 +17,7 @@
 //     (RFC 5043 §11.3) or a TCP RST (RFC 5044 §8 code 1).
 //   - TestAssociationLost_Pion, TestConnectionLost_MPA (Linux, root): the
 //     path between two network namespaces goes black; the association
-//     (PionConfig.DeadPeerTimeout) or connection (TCP_USER_TIMEOUT) times
+//     (pion.Config.DeadPeerTimeout) or connection (TCP_USER_TIMEOUT) times
 //     out.
 //   - TestImpairedLink (Linux, root): netem-style loss, reordering,
 //     duplication and delay between two namespaces; RDMA Write, Read and

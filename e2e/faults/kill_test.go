@@ -17,6 +17,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -97,7 +98,7 @@ func checkAssociationLost(t *testing.T, mgr *streams.Manager, loads []*load) {
 		err := l.ep.Err()
 		require.Error(t, err, l.name)
 		var ae *sctpllp.AssociationError
-		if !errors.Is(err, sctpllp.ErrAssociationClosed) {
+		if !errors.Is(err, backend.ErrAssociationClosed) {
 			assert.ErrorIs(t, err, llp.ErrAborted, "%s", l.name)
 			assert.ErrorAs(t, err, &ae, "%s: %v", l.name, err)
 		}

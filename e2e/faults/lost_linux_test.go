@@ -15,25 +15,28 @@ import (
 
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // lossDetect is the failure-detection bound given to both LLPs when the
-// path goes black: PionConfig.DeadPeerTimeout and TCP_USER_TIMEOUT.
+// path goes black: pion.Config.DeadPeerTimeout and TCP_USER_TIMEOUT.
 const lossDetect = 2 * time.Second
 
 // TestAssociationLost_Pion: the path between the namespaces drops every
 // packet while four streams have many work requests outstanding. Nothing
-// tells pion (no ABORT, no ICMP): PionConfig.DeadPeerTimeout declares the
+// tells pion (no ABORT, no ICMP): pion.Config.DeadPeerTimeout declares the
 // peer dead after lossDetect of silence and aborts the association; every
 // session ends with it (RFC 5043 §11.3) and every endpoint flushes (RFC
 // 5040 §5.4, §6.2.1), all within lossDetect plus a margin.
 func TestAssociationLost_Pion(t *testing.T) {
 	leakCheck(t)
 	l := newLink(t, impairment{Name: "clean"})
-	cfg := sctpllp.Config{Pion: sctpllp.PionConfig{DeadPeerTimeout: lossDetect}}
+	cfg := sctpllp.Config{Pion: pion.Config{DeadPeerTimeout: lossDetect}}
 	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
 	mgr, res := sctpFault(t, addr, cfg, l.inA, blackholeNow(t, l))
-	assert.ErrorIs(t, mgr.Association().Err(), sctpllp.ErrPeerUnresponsive)
+	assert.ErrorIs(t, mgr.Association().Err(), backend.ErrPeerUnresponsive)
 	assert.GreaterOrEqual(t, res.toErr, lossDetect-100*time.Millisecond, "declared dead before DeadPeerTimeout")
 	t.Logf("pion, path lost (DeadPeerTimeout %v): %v", lossDetect, res)
 }
@@ -47,11 +50,11 @@ func TestAssociationLost_Pion(t *testing.T) {
 func TestAssociationLost_Native(t *testing.T) {
 	leakCheck(t)
 	l := newLink(t, impairment{Name: "clean"})
-	cfg := sctpllp.Config{Stack: sctpllp.StackNative, Native: sctpllp.NativeConfig{MaxRetrans: 5,
+	cfg := sctpllp.Config{Stack: sctpllp.StackNative, Native: native.Config{MaxRetrans: 5,
 		RTO: nsctp.RTOConfig{Initial: 200 * time.Millisecond, Min: 100 * time.Millisecond, Max: 400 * time.Millisecond}}}
 	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
 	mgr, res := sctpFault(t, addr, cfg, l.inA, blackholeNow(t, l))
-	assert.ErrorIs(t, mgr.Association().Err(), sctpllp.ErrPeerUnresponsive)
+	assert.ErrorIs(t, mgr.Association().Err(), backend.ErrPeerUnresponsive)
 	assert.GreaterOrEqual(t, res.toErr, 900*time.Millisecond, "declared dead before five retransmissions")
 	t.Logf("native, path lost (Max.Retrans 5, RTO 100-400 ms): %v", res)
 }

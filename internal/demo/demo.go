@@ -18,6 +18,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // Config configures a demo run.
@@ -105,7 +106,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	// wait for its ULP (RFC 5043 §6.4: beyond the limit an Initiate is
 	// answered with a Session Terminate).
 	acfg := sctpllp.Config{MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates),
-		Stack: cfg.Stack, Pion: sctpllp.PionConfig{Capture: cfg.Capture}}
+		Stack: cfg.Stack, Pion: pion.Config{Capture: cfg.Capture}}
 	if acfg.Stack == "" {
 		acfg.Stack = sctpllp.StackNative
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/transport"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
@@ -155,7 +156,7 @@ type Snapshot struct {
 	HeldBytes   int64  `json:"resequencing_held_bytes"`
 	// Handshake counts the sctp-pion listener's stateless handshake and
 	// the unauthenticated packets it dropped or answered.
-	Handshake sctpllp.HandshakeStats `json:"handshake"`
+	Handshake sctp.HandshakeStats `json:"handshake"`
 	// MPA counts the MPA listener's admission of TCP connections before
 	// their MPA Request (zero over SCTP).
 	MPA transport.MPAStats `json:"mpa_admission"`

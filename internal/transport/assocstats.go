@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
@@ -95,9 +96,9 @@ func (l *Listener) AssocTotals() AssocTotals {
 // HandshakeStats returns the userspace SCTP listener's counters of its
 // stateless handshake and of the unauthenticated packets it dropped or
 // answered (zero for the other LLPs).
-func (l *Listener) HandshakeStats() sctpllp.HandshakeStats {
+func (l *Listener) HandshakeStats() sctp.HandshakeStats {
 	if l.sctp == nil {
-		return sctpllp.HandshakeStats{}
+		return sctp.HandshakeStats{}
 	}
 	return l.sctp.HandshakeStats()
 }

@@ -7,7 +7,7 @@
 //     UDP, sctpllp.Dial/Listen) with one DDP stream per SCTP stream pair
 //     (RFC 5043 §4, §8), managed by package streams.
 //   - sctp-kernel: the same over a Linux kernel SCTP association
-//     (sctpllp.DialKernel/ListenKernel + sctpllp.NewAssociation).
+//     (kernel.Dial/kernel.Listen + sctpllp.NewAssociation).
 //   - mpa: one TCP connection per stream with MPA framing (RFC 5044), the
 //     enhanced RFC 6581 start-up carrying IRD/ORD; the endpoint is made
 //     directly on the mpa.Conn with the negotiated IRD/ORD.
@@ -26,17 +26,22 @@ import (
 	"time"
 
 	"github.com/pion/dtls/v3"
+
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
 // LLP names accepted by Options.LLP.
 const (
 	SCTPPion   = "sctp-pion"
-	SCTPNative = sctpllp.KindNative
+	SCTPNative = native.Kind
 	SCTPKernel = "sctp-kernel"
 	MPA        = "mpa"
 )
@@ -118,7 +123,7 @@ func (o Options) endpointConfig() rdmap.EndpointConfig {
 }
 
 func (o Options) sctpConfig() sctpllp.Config {
-	return sctpllp.Config{Pion: sctpllp.PionConfig{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
+	return sctpllp.Config{Pion: pion.Config{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
 		LocalAddr: o.LocalAddr}}
 }
 
@@ -128,19 +133,19 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 		s = max(s, n+1)
 	}
 	cfg := sctpllp.Config{Stack: sctpllp.StackNative, DTLS: o.DTLS,
-		Native: sctpllp.NativeConfig{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}}
+		Native: native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}}
 	if o.Capture != nil {
 		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
 	}
 	return cfg
 }
 
-func (o Options) kernelConfig(n int) sctpllp.KernelConfig {
+func (o Options) kernelConfig(n int) kernel.Config {
 	s := o.Streams
 	if s == 0 {
 		s = max(64, n+1)
 	}
-	return sctpllp.KernelConfig{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}
+	return kernel.Config{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}
 }
 
 func (o Options) mpaConfig() *mpa.Config {
@@ -191,8 +196,8 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 		case SCTPNative:
 			assoc, err = sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
 		default:
-			var t sctpllp.Transport
-			t, err = sctpllp.DialKernel(ctx, addr, o.kernelConfig(n))
+			var t backend.Transport
+			t, err = kernel.Dial(ctx, addr, o.kernelConfig(n))
 			if err == nil {
 				assoc = sctpllp.NewAssociation(t, sctpllp.Config{})
 			}
@@ -415,7 +420,7 @@ type Listener struct {
 	kind string
 	o    Options
 	sctp *sctpllp.Listener
-	kern *sctpllp.KernelListener
+	kern *kernel.Listener
 	// tcp and mpaCfg: for mpa, a plain TCP listener; each connection runs
 	// its MPA Responder start-up (mpa.Server) in its own goroutine with a
 	// copy of mpaCfg whose Accept callback is bound to that connection.
@@ -442,7 +447,7 @@ func Listen(o Options, addr string) (*Listener, error) {
 	case SCTPNative:
 		l.sctp, err = sctpllp.Listen(addr, o.nativeConfig(0, true))
 	case SCTPKernel:
-		l.kern, err = sctpllp.ListenKernel(addr, o.kernelConfig(0))
+		l.kern, err = kernel.Listen(addr, o.kernelConfig(0))
 	case MPA:
 		l.mpaCfg = o.mpaConfig()
 		l.admit = newMPAAdmission(o)

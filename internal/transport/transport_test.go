@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -104,7 +104,7 @@ func TestKernelUnavailableIsReported(t *testing.T) {
 	defer cancel()
 	_, err := Dial(ctx, Options{LLP: SCTPKernel}, "127.0.0.1:9", 1, pd, nil)
 	require.Error(t, err)
-	if errors.Is(err, sctpllp.ErrKernelSCTPUnavailable) {
+	if errors.Is(err, kernel.ErrUnavailable) {
 		assert.Contains(t, err.Error(), "sctp-kernel")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // requireRoot skips without root, except under CI=true where the missing
@@ -159,13 +160,13 @@ func (p *pair) write(ctx context.Context, data []byte) error {
 
 // pionPair sets up SCTP over UDP (pion) from h1 to h2 with path MTU
 // tracking on the client.
-func pionPair(t *testing.T, topo *Topology, pcfg pmtu.ConnConfig) (*pair, *sctpllp.PionTransport) {
+func pionPair(t *testing.T, topo *Topology, pcfg pmtu.ConnConfig) (*pair, *pion.Transport) {
 	t.Helper()
 	return pionPairAt(t, topo, topo.H2Addr, pcfg)
 }
 
 // pionPairAt is pionPair towards the server address addr (IPv4 or IPv6).
-func pionPairAt(t *testing.T, topo *Topology, addr string, pcfg pmtu.ConnConfig) (*pair, *sctpllp.PionTransport) {
+func pionPairAt(t *testing.T, topo *Topology, addr string, pcfg pmtu.ConnConfig) (*pair, *pion.Transport) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -176,10 +177,10 @@ func pionPairAt(t *testing.T, topo *Topology, addr string, pcfg pmtu.ConnConfig)
 		return err
 	}))
 	t.Cleanup(func() { _ = ln.Close() })
-	var tr *sctpllp.PionTransport
+	var tr *pion.Transport
 	require.NoError(t, In(topo.H1, func() error {
 		var err error
-		tr, err = sctpllp.DialPionPMTU(ctx, ln.Addr(), sctpllp.PionConfig{}, pcfg)
+		tr, err = pion.DialPMTU(ctx, ln.Addr(), pion.Config{}, pcfg)
 		return err
 	}))
 	ca := sctpllp.NewAssociation(tr, sctpllp.Config{})
@@ -257,7 +258,7 @@ func tcpMSS(t *testing.T, c *mpa.Conn) int {
 
 // waitPMTU waits until the pion client's tracked path MTU is want and the
 // search is complete.
-func waitPMTU(t *testing.T, tr *sctpllp.PionTransport, want int, within time.Duration) time.Duration {
+func waitPMTU(t *testing.T, tr *pion.Transport, want int, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	require.Eventually(t, func() bool {

@@ -17,6 +17,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 var linkMTUs = []int{1280, 1500, 9000}
@@ -278,17 +281,17 @@ func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
 	topo := topology(t, 9000)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var pl *sctpllp.PionListener
+	var pl *pion.Listener
 	require.NoError(t, In(topo.H2, func() error {
 		var err error
-		pl, err = sctpllp.ListenPionPMTU(net.JoinHostPort(topo.H2Addr, "0"), sctpllp.PionConfig{}, pmtu.ConnConfig{})
+		pl, err = pion.ListenPMTU(net.JoinHostPort(topo.H2Addr, "0"), pion.Config{}, pmtu.ConnConfig{})
 		return err
 	}))
 	t.Cleanup(func() { _ = pl.Close() })
-	var ct *sctpllp.PionTransport
+	var ct *pion.Transport
 	require.NoError(t, In(topo.H1, func() error {
 		var err error
-		ct, err = sctpllp.DialPionPMTU(ctx, pl.Addr().String(), sctpllp.PionConfig{}, pmtu.ConnConfig{})
+		ct, err = pion.DialPMTU(ctx, pl.Addr().String(), pion.Config{}, pmtu.ConnConfig{})
 		return err
 	}))
 	ca := sctpllp.NewAssociation(ct, sctpllp.Config{})
@@ -352,25 +355,25 @@ func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
 // packet size from the route to the peer (IP_MTU of its connected socket)
 // on links of MTU 1280, 1500 and 9000, and 4 MiB of messages cross
 // without one IP fragment (RFC 5043 §9: no fragmentation below DDP). A
-// listener's socket is not connected: it uses NativeConfig.MTU (given
+// listener's socket is not connected: it uses native.Config.MTU (given
 // here; 1500 by default).
 func TestLinkMTU_NativeSCTP(t *testing.T) {
 	for _, mtu := range linkMTUs {
 		t.Run(fmt.Sprint(mtu), func(t *testing.T) {
 			topo := topology(t, mtu)
-			var ln *sctpllp.NativeListener
+			var ln *native.Listener
 			require.NoError(t, In(topo.H2, func() (err error) {
-				ln, err = sctpllp.ListenNative(net.JoinHostPort(topo.H2Addr, "0"), sctpllp.NativeConfig{MTU: mtu})
+				ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{MTU: mtu})
 				return err
 			}))
 			defer ln.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			acc := make(chan *sctpllp.NativeTransport, 1)
+			acc := make(chan *native.Transport, 1)
 			go func() { s, _ := ln.Accept(ctx); acc <- s }()
-			var cl *sctpllp.NativeTransport
+			var cl *native.Transport
 			require.NoError(t, In(topo.H1, func() (err error) {
-				cl, err = sctpllp.DialNative(ctx, ln.Addr().String(), sctpllp.NativeConfig{})
+				cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
 				return err
 			}))
 			defer cl.Abort()
@@ -389,7 +392,7 @@ func TestLinkMTU_NativeSCTP(t *testing.T) {
 			msg := make([]byte, cl.MaxMessage())
 			n := (4 << 20) / len(msg)
 			for range n {
-				require.NoError(t, cl.WriteMsg(1, sctpllp.PPIDSegment, msg))
+				require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, msg))
 			}
 			require.Eventually(t, func() bool { return got.Load() == int64(n*len(msg)) }, 20*time.Second, 10*time.Millisecond)
 			after, err := topo.Fragments()

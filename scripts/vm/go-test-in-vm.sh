@@ -4,9 +4,9 @@
 # Makefiles and by hand).
 #
 # usage: go-test-in-vm.sh [run.sh options] PACKAGE_DIR RUN_REGEX [TEST_BINARY_ARGS...]
-#   e.g. scripts/vm/go-test-in-vm.sh ./sctpllp '^TestKernelSCTP$'
-#        scripts/vm/go-test-in-vm.sh --sysctl net.sctp.udp_port=9899 ./sctpllp '^TestKernelSCTP$'
-#        scripts/vm/go-test-in-vm.sh ./sctpllp '^$' -test.bench=BenchmarkKernel -test.benchmem
+#   e.g. scripts/vm/go-test-in-vm.sh ./sctpllp/kernel '^TestKernelSCTP$'
+#        scripts/vm/go-test-in-vm.sh --sysctl net.sctp.udp_port=9899 ./sctpllp/kernel '^TestKernelSCTP$'
+#        scripts/vm/go-test-in-vm.sh ./sctpllp/kernel '^$' -test.bench=BenchmarkKernel -test.benchmem
 # VMTEST_RACE=1 builds with the race detector (its shared libraries are
 # copied into the guest).
 set -euo pipefail

@@ -1,4 +1,4 @@
-// Package transporttest is the conformance suite of the sctpllp.Transport
+// Package transporttest is the conformance suite of the backend.Transport
 // contract (see the Transport documentation): one set of tests that every
 // SCTP backend runs unchanged, so that a new stack can be added with
 // confidence. The pion backend runs it on the host
@@ -19,13 +19,13 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // MakePair returns an established association as its two ends, client
 // (the dialer) and server (the accepting side), with at least 8 streams.
 // Neither end has been started. The suite closes or aborts both ends.
-type MakePair func(t *testing.T) (client, server sctpllp.Transport)
+type MakePair func(t *testing.T) (client, server backend.Transport)
 
 // timeout bounds every wait of the suite.
 const timeout = 20 * time.Second
@@ -53,7 +53,7 @@ type msg struct {
 
 // end is one started Transport with what it received.
 type end struct {
-	tr    sctpllp.Transport
+	tr    backend.Transport
 	msgs  chan msg
 	done  chan error
 	calls atomic.Int64
@@ -65,7 +65,7 @@ type end struct {
 	overlap atomic.Bool
 }
 
-func start(tr sctpllp.Transport, block chan struct{}) *end {
+func start(tr backend.Transport, block chan struct{}) *end {
 	e := &end{tr: tr, msgs: make(chan msg, 4096), done: make(chan error, 2), block: block, inFn: map[uint16]bool{}}
 	tr.Start(func(sid uint16, ppid uint32, b []byte) {
 		e.calls.Add(1)
@@ -147,8 +147,8 @@ func testIdentity(t *testing.T, mk MakePair) {
 		if m := e.tr.MaxMessage(); m < llp.MinMULPDU+4 {
 			t.Errorf("MaxMessage %d below what RFC 5043 §9 needs (%d)", m, llp.MinMULPDU+4)
 		}
-		if ind, ok := e.tr.PeerAdaptation(); ok && ind != sctpllp.AdaptationIndicationDDP {
-			t.Errorf("PeerAdaptation %#x, want %#x (RFC 5043 §5.1)", ind, sctpllp.AdaptationIndicationDDP)
+		if ind, ok := e.tr.PeerAdaptation(); ok && ind != backend.AdaptationIndicationDDP {
+			t.Errorf("PeerAdaptation %#x, want %#x (RFC 5043 §5.1)", ind, backend.AdaptationIndicationDDP)
 		}
 	}
 }
@@ -169,9 +169,9 @@ func testMessages(t *testing.T, mk MakePair) {
 		want := map[key]msg{}
 		for i := 0; i < perStream; i++ {
 			for sid := uint16(0); sid < 8; sid++ {
-				ppid := sctpllp.PPIDSegment
+				ppid := backend.PPIDSegment
 				if i%7 == 0 {
-					ppid = sctpllp.PPIDControl
+					ppid = backend.PPIDControl
 				}
 				body := bytes.Repeat([]byte{byte(sid), byte(i)}, 10+i*13)
 				hdr := []byte(fmt.Sprintf("%02d:%03d:", sid, i))
@@ -209,7 +209,7 @@ func testMessages(t *testing.T, mk MakePair) {
 func testLargeMessage(t *testing.T, mk MakePair) {
 	c, s := pair(t, mk)
 	small := bytes.Repeat([]byte{0xA5}, c.tr.MaxMessage())
-	if err := c.tr.WriteMsg(1, sctpllp.PPIDSegment, small); err != nil {
+	if err := c.tr.WriteMsg(1, backend.PPIDSegment, small); err != nil {
 		t.Fatalf("WriteMsg of MaxMessage (%d) octets: %v", len(small), err)
 	}
 	if m := s.next(t); !bytes.Equal(m.b, small) {
@@ -219,7 +219,7 @@ func testLargeMessage(t *testing.T, mk MakePair) {
 	for i := range big {
 		big[i] = byte(i * 7)
 	}
-	err := c.tr.WriteMsg(2, sctpllp.PPIDSegment, big)
+	err := c.tr.WriteMsg(2, backend.PPIDSegment, big)
 	if err != nil {
 		if !errors.Is(err, llp.ErrSegmentTooLarge) {
 			t.Fatalf("a message above MaxMessage is either sent or refused with llp.ErrSegmentTooLarge, got %v", err)
@@ -234,13 +234,13 @@ func testLargeMessage(t *testing.T, mk MakePair) {
 func testStreamRange(t *testing.T, mk MakePair) {
 	c, s := pair(t, mk)
 	n := uint16(c.tr.NumStreams())
-	if err := c.tr.WriteMsg(n, sctpllp.PPIDSegment, []byte("x")); !errors.Is(err, sctpllp.ErrStreamRange) {
+	if err := c.tr.WriteMsg(n, backend.PPIDSegment, []byte("x")); !errors.Is(err, backend.ErrStreamRange) {
 		t.Errorf("WriteMsg on stream %d of %d: got %v, want ErrStreamRange", n, n, err)
 	}
-	if err := c.tr.ResetStream(n); !errors.Is(err, sctpllp.ErrStreamRange) {
+	if err := c.tr.ResetStream(n); !errors.Is(err, backend.ErrStreamRange) {
 		t.Errorf("ResetStream(%d) of %d: got %v, want ErrStreamRange", n, n, err)
 	}
-	if err := c.tr.WriteMsg(n-1, sctpllp.PPIDSegment, []byte("last")); err != nil {
+	if err := c.tr.WriteMsg(n-1, backend.PPIDSegment, []byte("last")); err != nil {
 		t.Fatalf("the association carries on: WriteMsg on the last stream: %v", err)
 	}
 	if m := s.next(t); m.sid != n-1 || string(m.b) != "last" {
@@ -251,11 +251,11 @@ func testStreamRange(t *testing.T, mk MakePair) {
 func testEmptyMessage(t *testing.T, mk MakePair) {
 	c, s := pair(t, mk)
 	for _, parts := range [][][]byte{nil, {nil, {}}} {
-		if err := c.tr.WriteMsg(0, sctpllp.PPIDSegment, parts...); !errors.Is(err, sctpllp.ErrEmptyMessage) {
+		if err := c.tr.WriteMsg(0, backend.PPIDSegment, parts...); !errors.Is(err, backend.ErrEmptyMessage) {
 			t.Errorf("WriteMsg of no octets: got %v, want ErrEmptyMessage (RFC 9260 §6.2)", err)
 		}
 	}
-	if err := c.tr.WriteMsg(0, sctpllp.PPIDSegment, []byte("after")); err != nil {
+	if err := c.tr.WriteMsg(0, backend.PPIDSegment, []byte("after")); err != nil {
 		t.Fatal(err)
 	}
 	if m := s.next(t); string(m.b) != "after" {
@@ -271,7 +271,7 @@ func testGracefulClose(t *testing.T, mk MakePair) {
 	const n = 200
 	payload := bytes.Repeat([]byte{1}, 4000)
 	for i := 0; i < n; i++ {
-		if err := c.tr.WriteMsg(uint16(i%4), sctpllp.PPIDSegment, payload); err != nil {
+		if err := c.tr.WriteMsg(uint16(i%4), backend.PPIDSegment, payload); err != nil {
 			t.Fatalf("WriteMsg %d: %v", i, err)
 		}
 	}
@@ -287,7 +287,7 @@ func testGracefulClose(t *testing.T, mk MakePair) {
 		t.Errorf("peer's done after a graceful shutdown: got %v, want nil", err)
 	}
 	for _, e := range []*end{c, s} {
-		if err := e.tr.WriteMsg(0, sctpllp.PPIDSegment, []byte("late")); !errors.Is(err, sctpllp.ErrAssociationClosed) || !errors.Is(err, llp.ErrClosed) {
+		if err := e.tr.WriteMsg(0, backend.PPIDSegment, []byte("late")); !errors.Is(err, backend.ErrAssociationClosed) || !errors.Is(err, llp.ErrClosed) {
 			t.Errorf("%s: WriteMsg after shutdown: got %v, want ErrAssociationClosed (llp.ErrClosed)", e.tr.Kind(), err)
 		}
 	}
@@ -295,7 +295,7 @@ func testGracefulClose(t *testing.T, mk MakePair) {
 
 func testAbort(t *testing.T, mk MakePair) {
 	c, s := pair(t, mk)
-	if err := c.tr.WriteMsg(0, sctpllp.PPIDSegment, []byte("before")); err != nil {
+	if err := c.tr.WriteMsg(0, backend.PPIDSegment, []byte("before")); err != nil {
 		t.Fatal(err)
 	}
 	s.next(t)
@@ -307,8 +307,8 @@ func testAbort(t *testing.T, mk MakePair) {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err := s.tr.WriteMsg(0, sctpllp.PPIDSegment, []byte("x"))
-		if errors.Is(err, sctpllp.ErrAssociationClosed) {
+		err := s.tr.WriteMsg(0, backend.PPIDSegment, []byte("x"))
+		if errors.Is(err, backend.ErrAssociationClosed) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -316,10 +316,10 @@ func testAbort(t *testing.T, mk MakePair) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := c.tr.WriteMsg(0, sctpllp.PPIDSegment, []byte("x")); !errors.Is(err, sctpllp.ErrAssociationClosed) {
+	if err := c.tr.WriteMsg(0, backend.PPIDSegment, []byte("x")); !errors.Is(err, backend.ErrAssociationClosed) {
 		t.Errorf("WriteMsg after Abort: got %v, want ErrAssociationClosed", err)
 	}
-	if err := c.tr.ResetStream(0); !errors.Is(err, sctpllp.ErrAssociationClosed) {
+	if err := c.tr.ResetStream(0); !errors.Is(err, backend.ErrAssociationClosed) {
 		t.Errorf("ResetStream after Abort: got %v, want ErrAssociationClosed", err)
 	}
 }
@@ -338,7 +338,7 @@ func testAbortUnblocksWriter(t *testing.T, mk MakePair) {
 	errc := make(chan error, 1)
 	go func() {
 		for {
-			if err := c.tr.WriteMsg(3, sctpllp.PPIDSegment, payload); err != nil {
+			if err := c.tr.WriteMsg(3, backend.PPIDSegment, payload); err != nil {
 				errc <- err
 				return
 			}
@@ -356,7 +356,7 @@ func testAbortUnblocksWriter(t *testing.T, mk MakePair) {
 	}
 	select {
 	case err := <-errc:
-		if !errors.Is(err, sctpllp.ErrAssociationClosed) {
+		if !errors.Is(err, backend.ErrAssociationClosed) {
 			t.Errorf("blocked writer: got %v, want ErrAssociationClosed", err)
 		}
 	case <-time.After(timeout):
@@ -380,7 +380,7 @@ func testNoCallbackAfterClose(t *testing.T, mk MakePair) {
 					return
 				default:
 				}
-				if s.tr.WriteMsg(5, sctpllp.PPIDSegment, []byte("flood")) != nil {
+				if s.tr.WriteMsg(5, backend.PPIDSegment, []byte("flood")) != nil {
 					return
 				}
 			}
@@ -416,7 +416,7 @@ func testNoCallbackAfterClose(t *testing.T, mk MakePair) {
 // §6.6); other streams are not affected.
 func testResetStream(t *testing.T, mk MakePair) {
 	c, s := pair(t, mk)
-	if err := c.tr.WriteMsg(6, sctpllp.PPIDSegment, []byte("one")); err != nil {
+	if err := c.tr.WriteMsg(6, backend.PPIDSegment, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
 	if m := s.next(t); string(m.b) != "one" {
@@ -428,7 +428,7 @@ func testResetStream(t *testing.T, mk MakePair) {
 	if err := s.tr.ResetStream(6); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("ResetStream (server): %v", err)
 	}
-	if err := c.tr.WriteMsg(7, sctpllp.PPIDSegment, []byte("other")); err != nil {
+	if err := c.tr.WriteMsg(7, backend.PPIDSegment, []byte("other")); err != nil {
 		t.Fatalf("another stream after the reset: %v", err)
 	}
 	if m := s.next(t); m.sid != 7 || string(m.b) != "other" {
@@ -436,11 +436,11 @@ func testResetStream(t *testing.T, mk MakePair) {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err := c.tr.WriteMsg(6, sctpllp.PPIDSegment, []byte("two"))
+		err := c.tr.WriteMsg(6, backend.PPIDSegment, []byte("two"))
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, sctpllp.ErrStreamInUse) && !errors.Is(err, llp.ErrClosed) || time.Now().After(deadline) {
+		if !errors.Is(err, backend.ErrStreamInUse) && !errors.Is(err, llp.ErrClosed) || time.Now().After(deadline) {
 			t.Fatalf("WriteMsg on the reset stream: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -453,12 +453,12 @@ func testResetStream(t *testing.T, mk MakePair) {
 // Establish runs accept and dial concurrently and returns the two ends of
 // the association they set up, for use in a MakePair. It fails t if either
 // fails, aborting the end that succeeded.
-func Establish(t *testing.T, accept, dial func(ctx context.Context) (sctpllp.Transport, error)) (client, server sctpllp.Transport) {
+func Establish(t *testing.T, accept, dial func(ctx context.Context) (backend.Transport, error)) (client, server backend.Transport) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	type res struct {
-		tr  sctpllp.Transport
+		tr  backend.Transport
 		err error
 	}
 	acc := make(chan res, 1)

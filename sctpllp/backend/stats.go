@@ -1,0 +1,24 @@
+package backend
+
+import "time"
+
+// Stats are the SCTP stack's own figures, where it reports them.
+type Stats struct {
+	// SRTT is the smoothed round-trip time of the primary path (RFC 9260
+	// §6.3.1), valid when HasSRTT.
+	SRTT    time.Duration
+	HasSRTT bool
+	// Retransmissions counts DATA chunks sent again (RFC 9260 §6.3.3,
+	// §7.2.4), valid when HasRetransmissions. The kernel reports
+	// SCTP_GET_ASSOC_STATS sas_rtxchunks; for pion, which keeps no such
+	// counter, the pion backend counts the DATA chunks whose TSN is not above the
+	// highest TSN pion sent before.
+	Retransmissions    uint64
+	HasRetransmissions bool
+}
+
+// StatsReporter is the optional Transport method that reports Stats;
+// sctpllp.Association.Stats includes them when the backend has it.
+type StatsReporter interface {
+	TransportStats() Stats
+}

@@ -1,0 +1,122 @@
+// Package backend is the contract between the SCTP adaptation of DDP
+// (package sctpllp, RFC 5043) and the SCTP stacks beneath it: the Transport
+// interface, its errors, and the RFC 5043 code points every stack puts on
+// the wire (PPIDs, the Adaptation Layer Indication). It imports no stack and
+// no part of the adaptation, so each stack (sctpllp/pion, sctpllp/kernel,
+// sctpllp/native) depends on it alone, and sctpllp/transporttest proves a
+// stack against it.
+package backend
+
+import "net"
+
+// PPIDs of RFC 5043 §5.2.
+const (
+	// PPIDSegment marks a DDP Segment Chunk.
+	PPIDSegment uint32 = 16
+	// PPIDControl marks a DDP Stream Session Control chunk.
+	PPIDControl uint32 = 17
+)
+
+// AdaptationIndicationDDP is the Adaptation Layer Indication code point of
+// RFC 5043 §5.1 (parameter 0xC006 in INIT/INIT-ACK).
+const AdaptationIndicationDDP uint32 = 0x00000001
+
+// MaxSSNWindow is the largest distance ahead of the next expected DDP-SSN
+// that a received chunk may have: the sender keeps at most 32767 chunks of
+// a stream outstanding (RFC 5043 §10). A backend that queues messages
+// itself keeps fewer than that in flight.
+const MaxSSNWindow = 32767
+
+// MaxOutstandingSegments is the number of DDP Segment chunks a backend
+// lets one stream have outstanding before its writer waits: MaxSSNWindow
+// less two chunks kept for the session control messages (a Terminate and
+// an Accept/Reject), which flow control never holds back.
+const MaxOutstandingSegments = MaxSSNWindow - 2
+
+// Transport is one SCTP association as the RFC 5043 adaptation uses it. It
+// has three implementations, each in its own package: the project's own
+// userspace SCTP over UDP (sctpllp/native, on package sctp), pion/sctp over
+// UDP (sctpllp/pion) and Linux kernel SCTP (sctpllp/kernel, Linux only).
+// All the adaptation logic (DDP-SSN, session control, reordering, MULPDU)
+// lives above this interface, in sctpllp, and is shared by all three.
+//
+// # Contract
+//
+// Every implementation behaves as follows; package sctpllp/transporttest
+// checks it, and every backend runs that suite unchanged (native and pion
+// on the host, kernel SCTP in the test VM):
+//
+//   - Messages: WriteMsg(sid, ppid, parts...) delivers the concatenation of
+//     parts to the peer's fn as one message with the same sid and ppid, or
+//     fails; a message of at most MaxMessage() octets is never refused for
+//     its size, and messages up to 64 KiB + 64 octets (the largest DDP
+//     segment plus headers) are delivered whole. A longer message than
+//     MaxMessage may be refused with an error wrapping
+//     llp.ErrSegmentTooLarge (pion) or sent fragmented (kernel); the
+//     adaptation never sends one.
+//   - Order: none promised. Messages are sent unordered (U=1, RFC 5043 §10)
+//     and the adaptation re-sequences them by DDP-SSN; fn calls for one
+//     stream never overlap.
+//   - Errors, each wrapped with detail (test with errors.Is):
+//     ErrStreamRange for sid >= NumStreams() (WriteMsg, ResetStream; the
+//     association carries on); ErrEmptyMessage for a message of no octets;
+//     ErrAssociationClosed (which wraps llp.ErrClosed) for WriteMsg and
+//     ResetStream once the association has ended, by Close or Abort on
+//     either side or by failure; llp.ErrAborted in done's cause when the
+//     peer aborted or stopped answering (with ErrPeerUnresponsive when the
+//     backend's dead-peer detection gave up: native and pion).
+//   - Close: a graceful SHUTDOWN. Every message whose WriteMsg returned nil
+//     before Close is delivered to the peer before the peer's done(nil).
+//   - Abort: an ABORT. Messages not yet acknowledged may be lost; a
+//     WriteMsg blocked on flow control returns ErrAssociationClosed; the
+//     peer's done gets a non-nil cause.
+//   - After Close or Abort returns, fn is not called again, and done is
+//     called exactly once per Start in every case.
+type Transport interface {
+	// Start begins delivery of received user messages to fn. fn is called
+	// with one complete SCTP user message, its stream identifier and its
+	// PPID (host order). b is valid only during the call. Calls for the same
+	// stream never overlap and arrive in the order SCTP delivered them;
+	// calls for different streams may run concurrently. fn is not called
+	// after Close or Abort returns. When the association ends, done is
+	// called once with the cause (nil after a graceful shutdown by the
+	// peer). Start must be called exactly once.
+	Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error))
+
+	// WriteMsg sends the concatenation of parts as one unordered user
+	// message (U=1, RFC 5043 §10) on stream sid with the given PPID. It
+	// blocks while the stream's or association's send buffer is full. parts
+	// are not retained after it returns.
+	WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error
+
+	// NumStreams is the number of streams usable in each direction (the
+	// association's inbound and outbound counts are equal, RFC 5043 §8).
+	NumStreams() int
+
+	// MaxMessage is the largest user message that SCTP sends in one DATA
+	// chunk without SCTP or IP fragmentation on the current path: the path
+	// MTU less the IP, SCTP common and DATA chunk headers (and the UDP
+	// encapsulation, where used).
+	MaxMessage() int
+
+	// ResetStream closes stream sid in both directions so that its
+	// identifier can be used by a later session (RFC 6525 where the stack
+	// supports it); it is a no-op where the stack has no per-stream reset.
+	ResetStream(sid uint16) error
+
+	// PeerAdaptation reports the Adaptation Layer Indication the peer sent
+	// in INIT or INIT-ACK; ok is false if the stack cannot report it.
+	PeerAdaptation() (indication uint32, ok bool)
+
+	// Kind names the backend: "sctp-native", "sctp-pion" or "sctp-kernel".
+	Kind() string
+
+	// LocalAddr and RemoteAddr are the association's primary addresses.
+	LocalAddr() net.Addr
+	RemoteAddr() net.Addr
+
+	// Close shuts the association down gracefully (SCTP SHUTDOWN).
+	Close() error
+	// Abort ends the association at once (SCTP ABORT).
+	Abort() error
+}

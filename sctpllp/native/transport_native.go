@@ -1,0 +1,217 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/sctp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+)
+
+// Config configures the project's own userspace SCTP stack (package
+// sctp) over UDP: streams, path MTU, buffers, RTO and the listener's caps.
+// Its zero value is usable.
+type Config = sctp.Config
+
+// Kind is the Kind of the native backend.
+const Kind = "sctp-native"
+
+// Transport is the Transport of the project's own SCTP stack
+// (package sctp): a userspace SCTP over UDP (RFC 6951) written for DDP,
+// with a stateless State Cookie, one timer per association and a data
+// path that allocates nothing per packet.
+type Transport struct {
+	a *sctp.Association
+	n int
+}
+
+func newTransport(a *sctp.Association, cfg *Config) (*Transport, error) {
+	if !cfg.AllowMissingAdaptation {
+		ind, ok := a.PeerAdaptation()
+		if !ok || ind != backend.AdaptationIndicationDDP {
+			_ = a.Abort()
+			if !ok {
+				return nil, fmt.Errorf("%w (peer sent none)", backend.ErrAdaptationMismatch)
+			}
+			return nil, fmt.Errorf("%w (peer sent %#08x)", backend.ErrAdaptationMismatch, ind)
+		}
+	}
+	out, in := a.NumStreams()
+	return &Transport{a: a, n: min(out, in)}, nil
+}
+
+// forDDP sets what every DDP association of the native stack wants: only
+// unordered messages from the peer (RFC 5043 §10).
+func forDDP(cfg Config) Config {
+	cfg.UnorderedOnly = true
+	return cfg
+}
+
+// Dial starts an association of the native stack to raddr (UDP).
+func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
+	cfg = forDDP(cfg)
+	a, err := sctp.Dial(ctx, "udp", raddr, &cfg)
+	if err != nil {
+		return nil, nativeErr(err)
+	}
+	return newTransport(a, &cfg)
+}
+
+// Listener accepts associations of the native stack, over UDP
+// (Listen) or over DTLS (ListenDTLS).
+type Listener struct {
+	l   *sctp.Listener
+	dl  *dtlsListener
+	cfg Config
+}
+
+// Listen listens on the UDP address laddr.
+func Listen(laddr string, cfg Config) (*Listener, error) {
+	cfg = forDDP(cfg)
+	l, err := sctp.Listen("udp", laddr, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Listener{l: l, cfg: cfg}, nil
+}
+
+// Accept waits for the next association.
+func (l *Listener) Accept(ctx context.Context) (*Transport, error) {
+	if l.dl != nil {
+		select {
+		case t := <-l.dl.accept:
+			return t, nil
+		case <-l.dl.done:
+			return nil, fmt.Errorf("%w: listener closed", net.ErrClosed)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	for {
+		a, err := l.l.Accept(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t, err := newTransport(a, &l.cfg)
+		if err == nil {
+			return t, nil
+		}
+	}
+}
+
+// Addr returns the listening address.
+func (l *Listener) Addr() net.Addr {
+	if l.dl != nil {
+		return l.dl.ln.Addr()
+	}
+	return l.l.Addr()
+}
+
+// HandshakeStats returns the counters of the stateless handshake. Over
+// DTLS, CookiesOK counts the completed DTLS handshakes and BadPackets the
+// failed ones (authentication, timeout, or a peer that is not DTLS); the
+// SCTP handshake runs inside each authenticated connection.
+func (l *Listener) HandshakeStats() sctp.HandshakeStats {
+	if l.dl != nil {
+		return sctp.HandshakeStats{CookiesOK: l.dl.handshakes.Load(), BadPackets: l.dl.failed.Load()}
+	}
+	return l.l.HandshakeStats()
+}
+
+// Close stops listening; accepted associations carry on.
+func (l *Listener) Close() error {
+	if l.dl != nil {
+		return l.dl.close()
+	}
+	return l.l.Close()
+}
+
+// nativeErr maps the stack's errors onto the Transport contract's.
+func nativeErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sctp.ErrStreamRange):
+		return fmt.Errorf("%w: %w", backend.ErrStreamRange, err)
+	case errors.Is(err, sctp.ErrEmptyMessage):
+		return fmt.Errorf("%w: %w", backend.ErrEmptyMessage, err)
+	case errors.Is(err, sctp.ErrMessageTooLarge):
+		return fmt.Errorf("%w: %w", llp.ErrSegmentTooLarge, err)
+	case errors.Is(err, sctp.ErrClosed):
+		return fmt.Errorf("%w: %w", backend.ErrAssociationClosed, err)
+	}
+	return err
+}
+
+// doneErr maps the cause of an association's end onto the contract's.
+func doneErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sctp.ErrPeerUnresponsive):
+		return fmt.Errorf("%w: %w: %w", llp.ErrAborted, backend.ErrPeerUnresponsive, err)
+	case errors.Is(err, sctp.ErrAborted):
+		return fmt.Errorf("%w: %w", llp.ErrAborted, err)
+	}
+	return fmt.Errorf("%w: %w", backend.ErrAssociationClosed, err)
+}
+
+// Start implements Transport.
+func (t *Transport) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
+	t.a.Start(fn, func(err error) { done(doneErr(err)) })
+}
+
+// WriteMsg implements Transport.
+func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+	return nativeErr(t.a.WriteMsg(sid, ppid, parts...))
+}
+
+// NumStreams implements Transport.
+func (t *Transport) NumStreams() int { return t.n }
+
+// MaxMessage implements Transport.
+func (t *Transport) MaxMessage() int { return t.a.MaxMessage() }
+
+// ResetStream implements Transport. The native stack sends every message
+// unordered, so a stream has no sequence state to reset: the identifier
+// can be reused at once (RFC 5043 §6.6 quarantine is the adaptation's).
+// It answers a peer's RE-CONFIG request (RFC 6525) but never sends one.
+func (t *Transport) ResetStream(sid uint16) error {
+	if t.a.State() == sctp.StateClosed {
+		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, backend.ErrAssociationClosed)
+	}
+	if int(sid) >= t.n {
+		return fmt.Errorf("%w: reset of stream %d of %d", backend.ErrStreamRange, sid, t.n)
+	}
+	return nil
+}
+
+// PeerAdaptation implements Transport.
+func (t *Transport) PeerAdaptation() (uint32, bool) { return t.a.PeerAdaptation() }
+
+// Kind implements Transport.
+func (t *Transport) Kind() string { return Kind }
+
+// LocalAddr implements Transport.
+func (t *Transport) LocalAddr() net.Addr { return t.a.LocalAddr() }
+
+// RemoteAddr implements Transport.
+func (t *Transport) RemoteAddr() net.Addr { return t.a.RemoteAddr() }
+
+// Close implements Transport.
+func (t *Transport) Close() error { return nativeErr(t.a.Close()) }
+
+// Abort implements Transport.
+func (t *Transport) Abort() error { return t.a.Abort() }
+
+// TransportStats reports the SRTT and the retransmitted DATA chunks.
+func (t *Transport) TransportStats() backend.Stats {
+	s := t.a.Stats()
+	return backend.Stats{SRTT: s.SRTT, HasSRTT: s.RTTMeasured, Retransmissions: s.Retransmits, HasRetransmissions: true}
+}
+
+// Stats returns the stack's own counters of the association.
+func (t *Transport) Stats() sctp.Stats { return t.a.Stats() }

@@ -1,0 +1,26 @@
+package pion_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/transporttest"
+)
+
+// TestPionTransportConformance runs the Transport contract suite over the
+// pion backend (pion/sctp over UDP) on 127.0.0.1.
+func TestPionTransportConformance(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T) (backend.Transport, backend.Transport) {
+		ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ln.Close() })
+		addr := ln.Addr().String()
+		return transporttest.Establish(t,
+			func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) },
+			func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, pion.Config{}) })
+	})
+}

@@ -1,0 +1,96 @@
+package pion
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+)
+
+// recordConn keeps a copy of every packet written through it.
+type recordConn struct {
+	net.Conn
+	mu   sync.Mutex
+	pkts [][]byte
+}
+
+func (r *recordConn) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	r.pkts = append(r.pkts, append([]byte(nil), p...))
+	r.mu.Unlock()
+	return r.Conn.Write(p)
+}
+
+func (r *recordConn) packets() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]byte(nil), r.pkts...)
+}
+
+// TestPion_IdleProbeIsNotData_RFC5043_5_1: on a DDP association every DATA
+// chunk carries a DDP Segment (PPID 16) or DDP Stream Session Control
+// (PPID 17) (RFC 5043 §5.1, §5.2) and is unordered (§10, U=1). The pion
+// backend's dead-peer detection must therefore not probe an idle peer with
+// DATA: it sends SCTP HEARTBEATs with a Heartbeat Info parameter (RFC 9260
+// §3.3.5, §8.3), which a live peer answers, so the idle association
+// survives many probe intervals.
+func TestPion_IdleProbeIsNotData_RFC5043_5_1(t *testing.T) {
+	const timeout = 200 * time.Millisecond // a probe every 50 ms of silence
+	cfg := Config{DeadPeerTimeout: timeout}
+	ct, st, cerr, serr, rc, rs := pionPipePair(t, cfg, cfg)
+	require.NoError(t, cerr)
+	require.NoError(t, serr)
+	var got atomic.Int32
+	ended := make(chan error, 2)
+	st.Start(func(uint16, uint32, []byte) { got.Add(1) }, func(err error) { ended <- err })
+	ct.Start(func(uint16, uint32, []byte) {}, func(err error) { ended <- err })
+	require.NoError(t, ct.WriteMsg(1, backend.PPIDSegment, []byte("before")))
+	require.Eventually(t, func() bool { return got.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
+
+	time.Sleep(8 * timeout) // idle: only probes and their answers
+	select {
+	case err := <-ended:
+		t.Fatalf("idle association with a live peer ended: %v", err)
+	default:
+	}
+	require.NoError(t, ct.WriteMsg(1, backend.PPIDSegment, []byte("after")))
+	require.Eventually(t, func() bool { return got.Load() == 2 }, 5*time.Second, 5*time.Millisecond)
+
+	heartbeats := 0
+	for side, r := range map[string]*recordConn{"client": rc, "server": rs} {
+		for _, p := range r.packets() {
+			if len(p) < pmtu.SCTPCommonHeaderLen {
+				continue
+			}
+			for b := p[pmtu.SCTPCommonHeaderLen:]; len(b) > 0; {
+				h, n, err := pmtu.ParseChunkHeader(b)
+				require.NoError(t, err, "%s sent a packet that does not parse", side)
+				switch h.Type {
+				case pmtu.ChunkData:
+					require.GreaterOrEqual(t, len(b), 16)
+					sid := binary.BigEndian.Uint16(b[8:])
+					ppid := binary.BigEndian.Uint32(b[12:])
+					assert.NotZero(t, h.Flags&0x04, "%s: DATA on stream %d with U=0 (RFC 5043 §10)", side, sid)
+					assert.Contains(t, []uint32{backend.PPIDSegment, backend.PPIDControl}, ppid,
+						"%s: DATA with PPID %d on stream %d (RFC 5043 §5.1)", side, ppid, sid)
+					assert.NotEqual(t, uint16(0xFFFF), sid, "%s: DATA on the sentinel stream", side)
+				case pmtu.ChunkHeartbeat:
+					// RFC 9260 §3.3.5: the Heartbeat Info parameter is
+					// mandatory.
+					assert.GreaterOrEqual(t, int(h.Length), pmtu.ChunkHeaderLen+4, "%s: HEARTBEAT without Heartbeat Info", side)
+					heartbeats++
+				}
+				b = b[n:]
+			}
+		}
+	}
+	assert.Greater(t, heartbeats, 4, "an idle peer is probed with HEARTBEATs")
+}

@@ -1,0 +1,163 @@
+package pion
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"net"
+	"sync/atomic"
+)
+
+// initFilterCRC is the CRC32c table of the SCTP checksum (RFC 9260 App. A).
+var initFilterCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// pion/sctp v1.11.3 refuses an INIT that carries any parameter it does not
+// know whose two high type bits are 00 or 01 (chunkInit.check returns
+// ErrInitUnknownParam). RFC 9260 §3.2.1 gives those bits a different
+// meaning: "00 - Stop processing this parameter and do not process any
+// further parameters within this chunk" (01: the same, and report it). The
+// INIT itself stays valid. Linux always sends a Supported Address Types
+// parameter (type 12, bits 00), so a passive pion endpoint drops every
+// kernel INIT. InitFilterConn fixes that on the wire: it rewrites incoming
+// INITs as RFC 9260 says the receiver must read them — the parameters from
+// the first unknown "stop" one on are cut off — and recomputes the CRC32c.
+// What it cannot do is the "report" of bits 01 (an Unrecognized Parameter
+// cause in INIT-ACK): pion builds the INIT-ACK.
+
+// Errors of StripInitParams. A packet it cannot parse is passed on
+// unchanged by InitFilterConn (pion then judges it).
+var (
+	// ErrInitFilterShort reports a packet shorter than its headers say.
+	ErrInitFilterShort = errors.New("sctpllp: SCTP packet truncated")
+	// ErrInitFilterNotInit reports a packet whose first chunk is not INIT.
+	ErrInitFilterNotInit = errors.New("sctpllp: not an SCTP INIT packet")
+)
+
+// SCTP layout (RFC 9260 §3.1, §3.2, §3.3.2).
+const (
+	sctpChunkTypeInit   = 1
+	sctpChunkHeaderLen  = 4
+	sctpInitFixedLen    = 16 // Initiate Tag .. Initial TSN
+	sctpParamHeaderLen  = 4
+	sctpChecksumAt      = 8
+	sctpParamActionMask = 0xC000
+)
+
+// KnownInitParam reports whether pion/sctp v1.11.3 parses INIT
+// parameter type typ (its buildParam): every other type with the high bits
+// 00 or 01 makes it refuse the INIT.
+func KnownInitParam(typ uint16) bool {
+	switch typ {
+	case 1, 7, 13, 16, // heartbeat info, state cookie, outgoing reset req, re-config response
+		0x8000, 0x8001, 0x8002, 0x8003, 0x8004, 0x8008, // ECN, zero checksum, random, chunk list, HMAC, supported ext
+		0xC000: // forward TSN supported
+		return true
+	}
+	return false
+}
+
+// rfc9260BaseParam reports whether typ is an INIT parameter of base SCTP
+// (RFC 9260 §3.3.2.1) that pion does not parse but every RFC 9260 receiver
+// understands: IPv4 Address (5), IPv6 Address (6), Cookie Preservative (9),
+// Host Name Address (11, deprecated), Supported Address Types (12). For pion,
+// which runs over one UDP path, removing them changes nothing: it would
+// ignore the extra addresses and the address types anyway.
+func rfc9260BaseParam(typ uint16) bool {
+	switch typ {
+	case 5, 6, 9, 11, 12:
+		return true
+	}
+	return false
+}
+
+// StripInitParams rewrites, in place, an SCTP packet whose only chunk is
+// INIT (RFC 9260 §6.10: INIT is never bundled) so that a receiver that
+// parses only the parameter types known accepts it as RFC 9260 requires:
+//   - a base-SCTP parameter known does not parse (rfc9260BaseParam) is
+//     removed, and the following ones are kept;
+//   - from the first other unknown parameter whose type's high bits are 00
+//     or 01 (RFC 9260 §3.2.1: "stop processing this parameter and do not
+//     process any further parameters within this chunk"), that parameter
+//     and all after it are removed;
+//   - unknown types with high bits 10 or 11 are left for the receiver to
+//     skip.
+//
+// The chunk length and the CRC32c (RFC 9260 Appendix A, stored as pion and
+// Linux store it) are updated. It returns the new packet length and whether
+// the packet changed. It never panics and never writes outside pkt; a
+// malformed packet is left unchanged with an error.
+func StripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, err error) {
+	if len(pkt) < sctpCommonHeaderLen+sctpChunkHeaderLen {
+		return len(pkt), false, ErrInitFilterShort
+	}
+	chunk := pkt[sctpCommonHeaderLen:]
+	if chunk[0] != sctpChunkTypeInit {
+		return len(pkt), false, ErrInitFilterNotInit
+	}
+	clen := int(binary.BigEndian.Uint16(chunk[2:]))
+	if clen < sctpChunkHeaderLen+sctpInitFixedLen || clen > len(chunk) {
+		return len(pkt), false, ErrInitFilterShort
+	}
+	// Validate the whole parameter list before touching anything.
+	for off := sctpChunkHeaderLen + sctpInitFixedLen; off+sctpParamHeaderLen <= clen; {
+		plen := int(binary.BigEndian.Uint16(chunk[off+2:]))
+		if plen < sctpParamHeaderLen || off+plen > clen {
+			return len(pkt), false, ErrInitFilterShort
+		}
+		off += (plen + 3) &^ 3
+	}
+	off := sctpChunkHeaderLen + sctpInitFixedLen
+	for off+sctpParamHeaderLen <= clen {
+		typ := binary.BigEndian.Uint16(chunk[off:])
+		plen := int(binary.BigEndian.Uint16(chunk[off+2:]))
+		padded := min((plen+3)&^3, clen-off)
+		switch {
+		case known(typ) || typ&sctpParamActionMask > 0x4000:
+			off += padded
+		case rfc9260BaseParam(typ):
+			copy(chunk[off:clen], chunk[off+padded:clen])
+			clen -= padded
+			changed = true
+		default:
+			clen = off
+			changed = true
+		}
+	}
+	if !changed {
+		return len(pkt), false, nil
+	}
+	// Anything after the INIT chunk (there should be nothing) is dropped.
+	binary.BigEndian.PutUint16(chunk[2:], uint16(clen))
+	n = sctpCommonHeaderLen + clen
+	binary.LittleEndian.PutUint32(pkt[sctpChecksumAt:], 0)
+	binary.LittleEndian.PutUint32(pkt[sctpChecksumAt:], crc32.Checksum(pkt[:n], initFilterCRC))
+	return n, true, nil
+}
+
+// InitFilterConn wraps the packet connection a passive pion/sctp endpoint
+// reads from (a connected UDP socket for SCTP over UDP, RFC 6951) and
+// rewrites each incoming INIT with StripInitParams and KnownInitParam,
+// so that pion accepts INITs from Linux kernel SCTP. Every other packet,
+// and everything written, passes unchanged.
+type InitFilterConn struct {
+	net.Conn
+	stripped atomic.Int64
+}
+
+// Stripped returns how many INITs were rewritten.
+func (f *InitFilterConn) Stripped() int64 { return f.stripped.Load() }
+
+// NewInitFilterConn wraps c.
+func NewInitFilterConn(c net.Conn) *InitFilterConn { return &InitFilterConn{Conn: c} }
+
+// Read implements net.Conn: one packet, with an INIT rewritten.
+func (f *InitFilterConn) Read(b []byte) (int, error) {
+	n, err := f.Conn.Read(b)
+	if n > sctpCommonHeaderLen && b[sctpCommonHeaderLen] == sctpChunkTypeInit {
+		if m, changed, serr := StripInitParams(b[:n], KnownInitParam); serr == nil && changed {
+			f.stripped.Add(1)
+			n = m
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,131 @@
+package pion
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+)
+
+// DialPMTU is Dial with path MTU tracking: the UDP socket is
+// wrapped in a pmtu.Conn (IP_PMTUDISC_DO, EMSGSIZE and ICMP handling,
+// RFC 8899 probing, re-bundling to the path MTU) and MaxMessage — hence
+// Association.MULPDU and every Session's MULPDU — follows the tracked path
+// MTU from then on (RFC 5043 §9). pion's own packet budget is set once to
+// its maximum (8192 octets, cfg.MTU is ignored): pion v1.11.3 cannot
+// change it after set-up, and pmtu.Conn cuts its packets to the path.
+// See docs/pmtu.md.
+func DialPMTU(ctx context.Context, raddr string, cfg Config, pcfg pmtu.ConnConfig) (*Transport, error) {
+	cfg = cfg.withDefaults()
+	ua, err := net.ResolveUDPAddr("udp", raddr)
+	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	uc, err := net.DialUDP("udp", nil, ua)
+	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	_ = uc.SetReadBuffer(cfg.SocketBuffer)
+	_ = uc.SetWriteBuffer(cfg.SocketBuffer)
+	return NewTransportPMTU(ctx, uc, true, cfg, pcfg)
+}
+
+// NewTransportPMTU is NewTransport over a connected UDP socket
+// with path MTU tracking (see DialPMTU). uc is owned by the transport.
+func NewTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Config, pcfg pmtu.ConnConfig) (*Transport, error) {
+	if pcfg.MaxPacket <= 0 || pcfg.MaxPacket > pionMaxPacket {
+		pcfg.MaxPacket = pionMaxPacket
+	}
+	pc, err := pmtu.NewConn(uc, pcfg)
+	if err != nil {
+		_ = uc.Close()
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	cfg.MTU = pcfg.MaxPacket + udpHeaderLen + pmtu.IPHeaderLen(pc.IPv6())
+	t, err := NewTransport(ctx, pc, client, cfg)
+	if err != nil {
+		return nil, err // pc was closed by NewTransport
+	}
+	t.udp = uc
+	t.pmtu = pc
+	return t, nil
+}
+
+// pmtuMaxMessage is MaxMessage under path MTU tracking: the message that
+// fits one DATA chunk in one packet of the current path MTU (never above
+// what pion was set up for, never below what a 516-octet MULPDU needs,
+// RFC 5043 §9).
+func (t *Transport) pmtuMaxMessage() int {
+	m := t.pmtu.MaxMessage()
+	return min(max(m, maxMessageForPacket(minPionPacket)), t.maxMsg)
+}
+
+// PathMTU returns the path MTU statistics of a transport made by
+// DialPMTU (ok false for one without tracking).
+func (t *Transport) PathMTU() (s pmtu.Stats, ok bool) {
+	if t.pmtu == nil {
+		return pmtu.Stats{}, false
+	}
+	return t.pmtu.Stats(), true
+}
+
+// PMTUConn returns the path MTU tracker of a transport made by
+// DialPMTU, or nil.
+func (t *Transport) PMTUConn() *pmtu.Conn { return t.pmtu }
+
+// ListenPMTU is Listen with path MTU tracking on every accepted
+// association (see DialPMTU). The listening socket is shared, so the
+// kernel's path MTU towards each peer is read through a helper socket
+// (pmtu.PathQuerier) created here, in the caller's network namespace, and
+// DF is switched on the shared socket with nesting (pmtu.SharedDF).
+func ListenPMTU(laddr string, cfg Config, pcfg pmtu.ConnConfig) (*Listener, error) {
+	if pcfg.MaxPacket <= 0 || pcfg.MaxPacket > pionMaxPacket {
+		pcfg.MaxPacket = pionMaxPacket
+	}
+	// pion's packet budget: its largest packet for either family.
+	cfg.MTU = pcfg.MaxPacket + udpHeaderLen + ipv6HeaderLen
+	q, err := pmtu.NewPathQuerier()
+	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	l, err := listenPion(laddr, cfg, func(l *Listener, uc *net.UDPConn) error {
+		df, err := pmtu.NewSharedDF(uc)
+		if err != nil {
+			return err
+		}
+		l.wrap = func(c *muxConn) (*pmtu.Conn, error) {
+			peer := c.raddr
+			cc := pcfg
+			cc.KernelMTU = func() (int, error) { return q.PathMTU(peer) }
+			cc.SetDF = df.Set
+			q.Ref()
+			pc, err := pmtu.NewConn(&releaseConn{muxConn: c, release: func() { _ = q.Close() }}, cc)
+			if err != nil {
+				_ = q.Close()
+			}
+			return pc, err
+		}
+		l.onClose = func() { _ = q.Close() }
+		return nil
+	})
+	if err != nil {
+		_ = q.Close()
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	return l, nil
+}
+
+// releaseConn calls release once after the muxConn is closed.
+type releaseConn struct {
+	*muxConn
+	once    sync.Once
+	release func()
+}
+
+func (c *releaseConn) Close() error {
+	err := c.muxConn.Close()
+	c.once.Do(c.release)
+	return err
+}

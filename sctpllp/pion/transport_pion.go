@@ -1,0 +1,1081 @@
+package pion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/logging"
+	"github.com/pion/sctp"
+
+	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
+	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+)
+
+// Header sizes used to turn a path MTU into pion's SCTP packet budget and
+// into the largest unfragmented user message (RFC 4960 §3, §3.3.1;
+// RFC 6951 §5 for SCTP over UDP).
+const (
+	ipv4HeaderLen       = 20
+	ipv6HeaderLen       = 40
+	udpHeaderLen        = 8
+	sctpCommonHeaderLen = 12
+	dataChunkHeaderLen  = 16
+	// pionMaxPacket is the largest SCTP packet pion handles: its receive
+	// buffer is a fixed 8192 octets and larger packets break the
+	// association.
+	pionMaxPacket = 8192
+	// pionStreamSentinel is a stream identifier the adaptation never uses
+	// on the wire (it is outside every stream count this backend
+	// offers). The transport opens it locally, without sending anything,
+	// to learn the cause when pion's association ends.
+	pionStreamSentinel = 0xFFFF
+)
+
+// Defaults of Config, measured on loopback (2 cores; see the package
+// documentation and BenchmarkPionWriteMsg).
+const (
+	// DefaultStreams is the default stream count.
+	DefaultStreams = 4096
+	// DefaultDeadPeerTimeout is Config.DeadPeerTimeout's default: a
+	// peer silent this long (probes unanswered) is declared dead, the
+	// association fails and every outstanding work request is flushed.
+	DefaultDeadPeerTimeout = 30 * time.Second
+	// DefaultSocketBuffer is the requested UDP socket buffer (both ways).
+	DefaultSocketBuffer = 8 << 20
+	// DefaultPionReceiveBuffer is pion's receive window.
+	DefaultPionReceiveBuffer = 16 << 20
+	// DefaultStreamSendBuffer bounds the unacknowledged octets per stream.
+	DefaultStreamSendBuffer = 4 << 20
+	// DefaultSendBuffer bounds the unacknowledged octets per association.
+	DefaultSendBuffer = 16 << 20
+	// DefaultHandshakeTimeout bounds the SCTP four-way handshake.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultLoopbackMTU is the path MTU assumed towards a loopback
+	// address: pion's largest packet plus UDP and IPv4 headers.
+	DefaultLoopbackMTU = pionMaxPacket + udpHeaderLen + ipv4HeaderLen
+	// DefaultMTU is the path MTU assumed towards any other address
+	// (Ethernet); pion has no path MTU discovery.
+	DefaultMTU = 1500
+)
+
+// Config configures the userspace SCTP backend (github.com/pion/sctp
+// over UDP or any net.Conn). Zero fields take the defaults above.
+type Config struct {
+	// MTU is the IP path MTU towards the peer. pion's SCTP packet budget
+	// is MTU less the IP and UDP headers, at most 8192. 0 selects
+	// DefaultLoopbackMTU for a loopback peer and DefaultMTU otherwise.
+	// For a net.Conn that is not UDP (NewTransport), MTU is the SCTP
+	// packet size itself.
+	MTU int
+	// Streams is the number of streams the adaptation may use
+	// (NumStreams). pion always advertises 65535 in INIT; this is the local
+	// limit, at most 65535.
+	Streams int
+	// SocketBuffer is the UDP SO_RCVBUF/SO_SNDBUF requested; the kernel
+	// caps it at net.core.rmem_max / wmem_max.
+	SocketBuffer int
+	// ReceiveBuffer is pion's receive buffer (advertised window).
+	ReceiveBuffer uint32
+	// StreamSendBuffer bounds the unacknowledged octets per stream.
+	StreamSendBuffer int
+	// SendBuffer bounds the unacknowledged octets of the association.
+	SendBuffer int
+	// HandshakeTimeout bounds the association set-up of the passive side.
+	HandshakeTimeout time.Duration
+	// LoggerFactory is handed to pion; nil uses pion's default.
+	LoggerFactory logging.LoggerFactory
+	// DeadPeerTimeout, when positive, bounds how long the association
+	// survives without receiving a single packet from the peer: pion's
+	// T3-rtx timer never gives up (it has no Association.Max.Retrans, RFC
+	// 9260 §8.1) and sends no HEARTBEAT of its own (§8.3), so a peer that
+	// vanished without an ABORT or an ICMP error is otherwise never
+	// noticed. While nothing arrives, an SCTP HEARTBEAT with a Heartbeat
+	// Info parameter (RFC 9260 §3.3.5, §8.3) is sent every
+	// DeadPeerTimeout/4, which a live peer answers even when idle (pion's
+	// own HEARTBEAT is malformed, see pion_hbfilter.go; DATA would break
+	// RFC 5043 §5.1), and pion's RTO is capped at
+	// DeadPeerTimeout/3; after DeadPeerTimeout of silence the association
+	// is aborted and ends with an error wrapping ErrPeerUnresponsive and
+	// llp.ErrAborted. 0 means DefaultDeadPeerTimeout (30 s); negative keeps
+	// pion's own behaviour, no failure detection at all. Any packet from
+	// the peer counts as alive.
+	DeadPeerTimeout time.Duration
+	// InitAckRate bounds the INIT ACKs (and answers to out-of-the-blue
+	// packets) a listener sends per second; 0 means DefaultInitAckRate.
+	// A listener answers INITs statelessly (pion_handshake.go): an INIT
+	// costs one INIT ACK and no memory.
+	InitAckRate int
+	// LocalAddr, for Dial, is the local IP address to send from
+	// (empty: the system's choice).
+	LocalAddr string
+	// MaxAssociations and MaxAssociationsPerAddress bound a listener's
+	// associations, in total and per peer IP address (0:
+	// DefaultMaxAssociations 1024, DefaultMaxAssociationsPerAddress 64);
+	// a valid COOKIE ECHO beyond them is answered with an ABORT.
+	MaxAssociations, MaxAssociationsPerAddress int
+	// LegacyHandshake makes a listener hand every INIT to a new pion
+	// association, as before the stateless handshake: about 47 KB and six
+	// goroutines per INIT until the handshake times out. For comparison
+	// only; it leaves the listener open to INIT floods.
+	LegacyHandshake bool
+	// snap, set by the listener for an association a valid COOKIE ECHO
+	// established, starts pion from the two INITs (SNAP).
+	snap *snapInit
+	// Capture, if not nil, records every SCTP packet of the association
+	// as sent and received over UDP (capture.Writer.SCTPOverUDPConn): the
+	// packets on the wire, the Adaptation Layer Indication included, with
+	// the server's UDP port written as 9899 so that Wireshark decodes them.
+	Capture *capture.Writer
+	// AllowMissingAdaptation accepts a peer whose INIT or INIT ACK carries
+	// no DDP Adaptation Layer Indication (RFC 5043 §5.1, §11.1). By default
+	// the indication is sent and required: an association with such a peer
+	// is aborted and set-up fails with ErrAdaptationMismatch. Set it only
+	// for peers that cannot send one (pion-based stacks of other projects).
+	AllowMissingAdaptation bool
+
+	// adaptation overrides the indication sent (tests only); nil means
+	// AdaptationIndicationDDP, a pointer to 0 sends none.
+	adaptation *uint32
+}
+
+func (c Config) withDefaults() Config {
+	if c.DeadPeerTimeout == 0 {
+		c.DeadPeerTimeout = DefaultDeadPeerTimeout
+	}
+	if c.Streams <= 0 || c.Streams > 0xFFFF {
+		c.Streams = DefaultStreams
+	}
+	if c.SocketBuffer <= 0 {
+		c.SocketBuffer = DefaultSocketBuffer
+	}
+	if c.ReceiveBuffer == 0 {
+		c.ReceiveBuffer = DefaultPionReceiveBuffer
+	}
+	if c.StreamSendBuffer <= 0 {
+		c.StreamSendBuffer = DefaultStreamSendBuffer
+	}
+	if c.SendBuffer <= 0 {
+		c.SendBuffer = DefaultSendBuffer
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	return c
+}
+
+// pionPacketSize returns pion's SCTP packet budget for a path MTU towards
+// raddr (nil raddr: the MTU is already the packet size).
+func pionPacketSize(mtu int, raddr *net.UDPAddr) int {
+	if raddr == nil {
+		if mtu <= 0 {
+			mtu = pionMaxPacket
+		}
+		return min(mtu, pionMaxPacket)
+	}
+	ipHdr := ipv4HeaderLen
+	if raddr.IP.To4() == nil {
+		ipHdr = ipv6HeaderLen
+	}
+	if mtu <= 0 {
+		mtu = DefaultMTU
+		if raddr.IP.IsLoopback() {
+			mtu = pionMaxPacket + udpHeaderLen + ipHdr
+		}
+	}
+	return min(mtu-ipHdr-udpHeaderLen, pionMaxPacket)
+}
+
+// maxMessageForPacket is the largest user message pion sends in one DATA
+// chunk for a packet budget: pion fragments any message above
+// floor4(packet − 12 − 16) (its maxPayloadSizeForMTU without I-DATA, which
+// this backend disables).
+func maxMessageForPacket(packet int) int {
+	n := packet - sctpCommonHeaderLen - dataChunkHeaderLen
+	return n - n%4
+}
+
+// minPionPacket is the smallest packet budget that carries a 516-octet
+// MULPDU plus the DDP-SSN in one DATA chunk (RFC 5043 §9).
+const minPionPacket = sctpCommonHeaderLen + dataChunkHeaderLen + llp.MinMULPDU + pmtu.DDPSSNLen + 2
+
+// Transport is the Transport over github.com/pion/sctp (v1.12.1; the
+// behaviours noted below were measured on v1.11.3 and still hold).
+//
+// Every message is sent unordered and reliable (RFC 5043 §10) with its PPID.
+// pion hands new incoming streams through a 16-deep channel, so a goroutine
+// drains AcceptStream for the whole life of the association; each stream in
+// use has one reader goroutine. A reader waits for a message with a
+// zero-length read (pion reports the message size without consuming it),
+// then reads it into a pooled buffer of that size: an idle stream holds no
+// buffer, only its goroutine (≈2–8 KiB of stack) and pion's Stream (< 1 KiB).
+//
+// Writes gather the parts into a pooled buffer (pion copies the payload
+// into its own chunks) and block while the stream has more than
+// StreamSendBuffer or the association more than SendBuffer octets
+// unacknowledged, or the stream has backend.MaxOutstandingSegments chunks outstanding
+// (RFC 5043 §10); session control messages (PPID 17) are never held back.
+//
+// pion cannot send or report the Adaptation Layer Indication of RFC 5043
+// §5.1 (it skips the parameter), so PeerAdaptation returns ok=false; the
+// peer must be configured for DDP out of band. pion has no path failure
+// detection (its T3-rtx timer never gives up): a silent peer is noticed
+// only by the ULP, and by Config.DeadPeerTimeout (on by default). A connected
+// UDP socket (Dial) also ends on an ICMP port unreachable: a peer
+// process that died is detected at the next packet sent.
+type Transport struct {
+	assoc      *sctp.Association
+	conn       net.Conn
+	udp        *net.UDPConn // nil unless the transport owns a UDP socket
+	cfg        Config
+	packet     int
+	maxMsg     int
+	numStreams int
+
+	mu      sync.RWMutex
+	streams map[uint16]*pionStream
+	lowAny  chan struct{} // closed and replaced when any stream drains
+
+	refused  atomic.Uint64 // streams started by the peer beyond numStreams
+	started  atomic.Bool
+	fn       func(sid uint16, ppid uint32, b []byte)
+	doneFn   func(err error)
+	closing  atomic.Bool
+	aborting atomic.Bool
+	closed   chan struct{} // closed when teardown starts
+	once     sync.Once
+	readers  sync.WaitGroup
+	finished chan struct{} // closed after done was called
+	cause    atomic.Pointer[error]
+	sentinel *sctp.Stream
+	pmtu     *pmtu.Conn // nil unless set up by DialPMTU (pmtu_pion.go)
+	live     *liveConn  // nil when DeadPeerTimeout is negative (deadpeer_pion.go)
+	wconn    *writeErrConn
+}
+
+type pionStream struct {
+	s         *sctp.Stream
+	low       chan struct{} // signalled by OnBufferedAmountLow
+	reset     chan struct{} // closed by ResetStream
+	resetOnce sync.Once
+	sinceZero atomic.Int64 // messages sent since BufferedAmount was seen 0
+	outClosed atomic.Bool
+	eof       atomic.Bool
+}
+
+var _ backend.Transport = (*Transport)(nil)
+
+// NewTransport runs the SCTP handshake over conn (client: active open)
+// and returns the established transport. conn is owned by the transport
+// from then on. cfg.MTU is the SCTP packet size for a conn that is not a
+// *net.UDPConn.
+func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (*Transport, error) {
+	cfg = cfg.withDefaults()
+	var raddr *net.UDPAddr
+	udpConn, isUDP := conn.(*net.UDPConn)
+	switch a := conn.RemoteAddr().(type) {
+	case *net.UDPAddr:
+		raddr = a
+	}
+	packet := pionPacketSize(cfg.MTU, raddr)
+	if packet < minPionPacket {
+		_ = conn.Close()
+		return nil, fmt.Errorf("sctpllp: MTU %d leaves an SCTP packet of %d octets, need %d for a 516-octet MULPDU (RFC 5043 §9)",
+			cfg.MTU, packet, minPionPacket)
+	}
+	maxMsg := maxMessageForPacket(packet)
+	if cfg.Capture != nil {
+		// The server's UDP port is recorded as 9899 (RFC 6951) so that
+		// Wireshark decodes SCTP; the first packet's comment names it.
+		conn = cfg.Capture.SCTPOverUDPConn(conn, !client)
+	}
+	wconn := &writeErrConn{Conn: conn}
+	wconn.ali.send = backend.AdaptationIndicationDDP
+	if cfg.adaptation != nil {
+		wconn.ali.send = *cfg.adaptation
+	}
+	var pconn net.Conn = wconn
+	var live *liveConn
+	if cfg.DeadPeerTimeout > 0 {
+		live = newLiveConn(wconn)
+		pconn = live
+	}
+	opts := []sctp.AssociationOption{
+		sctp.WithNetConn(pconn),
+		sctp.WithMTU(uint32(packet)),
+		sctp.WithMaxReceiveBufferSize(cfg.ReceiveBuffer),
+		sctp.WithMaxMessageSize(uint32(maxMsg)),
+		// Plain DATA chunks (RFC 4960) as RFC 5043 specifies, not I-DATA.
+		sctp.WithEnableInterleaving(false),
+	}
+	if cfg.LoggerFactory != nil {
+		opts = append(opts, sctp.WithLoggerFactory(cfg.LoggerFactory))
+	}
+	if live != nil {
+		opts = append(opts, sctp.WithRTOMax(deadPeerRTOMax(cfg.DeadPeerTimeout)))
+	}
+	var (
+		a   *sctp.Association
+		err error
+	)
+	if cfg.snap != nil {
+		// The handshake was done statelessly by the listener's
+		// demultiplexer: pion starts established from both INITs.
+		wconn.ali.setPeer(cfg.snap.cookie.PeerAdaptation, cfg.snap.cookie.HasPeerAdaptation)
+		opts = append(opts, sctp.WithSNAP(cfg.snap.local, cfg.snap.remote))
+		client = true
+	}
+	if client {
+		copts := make([]sctp.ClientOption, len(opts))
+		for i, o := range opts {
+			copts[i] = o
+		}
+		a, err = sctp.ClientContext(ctx, copts...)
+	} else {
+		a, err = serverContext(ctx, conn, opts)
+	}
+	if err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("sctpllp: SCTP handshake: %w", err)
+	}
+	if ind, ok := wconn.ali.peerIndication(); !cfg.AllowMissingAdaptation && (!ok || ind != backend.AdaptationIndicationDDP) {
+		// RFC 5043 §5.1, §11.1: not a DDP peer. The association is
+		// aborted, so the peer learns it at once too.
+		a.Abort("no DDP Adaptation Layer Indication (RFC 5043 5.1)")
+		_ = a.Close()
+		_ = conn.Close()
+		if ok {
+			return nil, fmt.Errorf("%w (peer sent %#08x)", backend.ErrAdaptationMismatch, ind)
+		}
+		return nil, fmt.Errorf("%w (peer sent none)", backend.ErrAdaptationMismatch)
+	}
+	t := &Transport{
+		assoc:      a,
+		conn:       conn,
+		cfg:        cfg,
+		packet:     packet,
+		maxMsg:     maxMsg,
+		numStreams: cfg.Streams,
+		streams:    make(map[uint16]*pionStream),
+		lowAny:     make(chan struct{}),
+		closed:     make(chan struct{}),
+		finished:   make(chan struct{}),
+		live:       live,
+		wconn:      wconn,
+	}
+	if isUDP {
+		t.udp = udpConn
+	}
+	if cfg.Streams >= pionStreamSentinel {
+		t.numStreams = pionStreamSentinel // the sentinel id stays unused
+	}
+	s, err := a.OpenStream(pionStreamSentinel, sctp.PayloadProtocolIdentifier(0))
+	if err != nil {
+		_ = a.Close()
+		_ = conn.Close()
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	t.sentinel = s
+	return t, nil
+}
+
+func serverContext(ctx context.Context, conn net.Conn, opts []sctp.AssociationOption) (*sctp.Association, error) {
+	sopts := make([]sctp.ServerOption, len(opts))
+	for i, o := range opts {
+		sopts[i] = o
+	}
+	type result struct {
+		a   *sctp.Association
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		a, err := sctp.ServerWithOptions(sopts...)
+		ch <- result{a, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.a, r.err
+	case <-ctx.Done():
+		// Closing the conn ends pion's read loop and so the handshake.
+		_ = conn.Close()
+		r := <-ch
+		if r.a != nil {
+			_ = r.a.Close()
+		}
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Dial opens a UDP socket towards raddr ("host:port") and an SCTP
+// association over it (active side).
+func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
+	cfg = cfg.withDefaults()
+	ua, err := net.ResolveUDPAddr("udp", raddr)
+	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	var la *net.UDPAddr
+	if cfg.LocalAddr != "" {
+		if la, err = net.ResolveUDPAddr("udp", net.JoinHostPort(cfg.LocalAddr, "0")); err != nil {
+			return nil, fmt.Errorf("sctpllp: local address: %w", err)
+		}
+	}
+	uc, err := net.DialUDP("udp", la, ua)
+	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
+	return NewTransport(ctx, uc, true, cfg)
+}
+
+// Start implements Transport.
+func (t *Transport) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
+	if !t.started.CompareAndSwap(false, true) {
+		panic("sctpllp: Transport.Start called twice")
+	}
+	t.fn, t.doneFn = fn, done
+	t.readers.Add(2)
+	go t.acceptLoop()
+	go t.sentinelLoop()
+	if t.live != nil {
+		t.readers.Add(1)
+		go t.deadPeerLoop()
+	}
+	go func() {
+		t.readers.Wait()
+		var err error
+		if p := t.cause.Load(); p != nil {
+			err = *p
+		}
+		t.doneFn(err)
+		close(t.finished)
+	}()
+}
+
+func (t *Transport) setCause(err error) {
+	// A peer's ABORT is checked first: it ends pion at once, the failing
+	// writes can make the adaptation close the association (all sessions
+	// erroneous, RFC 5040 §7) before this runs, and that local Close must
+	// not turn the peer's ABORT into a graceful end.
+	if errors.Is(err, sctp.ErrChunk) && !t.aborting.Load() {
+		err = fmt.Errorf("%w: peer sent SCTP ABORT: %w", llp.ErrAborted, err)
+	} else if t.aborting.Load() {
+		err = fmt.Errorf("%w: local abort", llp.ErrAborted)
+	} else if t.closing.Load() {
+		err = nil
+	} else if werr := t.wconn.failed(); werr != nil && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
+		// pion's write loop closes the conn when a write fails (for
+		// example ECONNREFUSED after an ICMP port unreachable: the peer
+		// process is gone), and its read loop then reports only the
+		// closed conn. That is a failure, not a graceful end.
+		err = fmt.Errorf("%w: %w", llp.ErrAborted, werr)
+	} else if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		err = nil // graceful SHUTDOWN by the peer
+	} else if err != nil {
+		err = fmt.Errorf("%w: %w", llp.ErrAborted, err)
+	}
+	t.cause.CompareAndSwap(nil, &err)
+}
+
+func (t *Transport) sentinelLoop() {
+	defer t.readers.Done()
+	for {
+		_, _, err := t.sentinel.ReadSCTP(nil)
+		if err != nil && !errors.Is(err, io.ErrShortBuffer) {
+			t.setCause(err)
+			t.teardown()
+			return
+		}
+		if err != nil {
+			// A peer wrote on the sentinel id: drain and drop.
+			bp := bufpool.Get(65536)
+			_, _, _ = t.sentinel.ReadSCTP(*bp)
+			bufpool.Put(bp)
+		}
+	}
+}
+
+func (t *Transport) acceptLoop() {
+	defer t.readers.Done()
+	for {
+		s, err := t.assoc.AcceptStream()
+		if err != nil {
+			return
+		}
+		if int(s.StreamIdentifier()) >= t.numStreams {
+			if t.refuseStream(s) {
+				return
+			}
+			continue
+		}
+		t.register(s)
+	}
+}
+
+// MaxRefusedStreams is how many stream identifiers beyond Config.Streams
+// a peer may use before the association is aborted.
+const MaxRefusedStreams = 64
+
+// refuseStream answers a stream the peer started beyond Streams: pion
+// advertises 65535 streams in INIT whatever the local limit, so the limit
+// is enforced here. The stream is reset (RFC 6525, pion's Close) and gets
+// no reader, so it costs no goroutine (RFC 9260 §6.5 drops DATA on an
+// invalid stream; RFC 5043 §8 bounds the streams). After
+// MaxRefusedStreams such streams the peer is taken for hostile: the
+// association is aborted with an error wrapping ErrStreamRange. It
+// reports whether it aborted.
+func (t *Transport) refuseStream(s *sctp.Stream) bool {
+	n := t.refused.Add(1)
+	_ = s.Close()
+	if n <= MaxRefusedStreams {
+		return false
+	}
+	t.setCause(fmt.Errorf("%w: the peer used %d stream identifiers at or above %d (Config.Streams)", backend.ErrStreamRange, n, t.numStreams))
+	t.assoc.Abort("stream identifiers beyond the negotiated count")
+	t.teardown()
+	return true
+}
+
+// RefusedStreams returns how many streams the peer started beyond
+// Config.Streams (each was reset without being read).
+func (t *Transport) RefusedStreams() uint64 { return t.refused.Load() }
+
+// register adopts a pion stream and starts its reader, once per stream.
+func (t *Transport) register(s *sctp.Stream) *pionStream {
+	sid := s.StreamIdentifier()
+	t.mu.Lock()
+	if ps, ok := t.streams[sid]; ok && ps.s == s {
+		t.mu.Unlock()
+		return ps
+	}
+	ps := &pionStream{s: s, low: make(chan struct{}, 1), reset: make(chan struct{})}
+	s.SetReliabilityParams(true, sctp.ReliabilityTypeReliable, 0) // U=1, RFC 5043 §10
+	s.SetBufferedAmountLowThreshold(uint64(t.cfg.StreamSendBuffer / 2))
+	s.OnBufferedAmountLow(func() {
+		select {
+		case ps.low <- struct{}{}:
+		default:
+		}
+		t.mu.Lock()
+		close(t.lowAny)
+		t.lowAny = make(chan struct{})
+		t.mu.Unlock()
+	})
+	t.streams[sid] = ps
+	t.readers.Add(1)
+	t.mu.Unlock()
+	go t.readLoop(sid, ps)
+	return ps
+}
+
+func (t *Transport) readLoop(sid uint16, ps *pionStream) {
+	defer t.readers.Done()
+	for {
+		// A zero-length read reports the size of the next message without
+		// consuming it (io.ErrShortBuffer); an idle stream holds no buffer.
+		n, ppid, err := ps.s.ReadSCTP(nil)
+		var bp *[]byte
+		for errors.Is(err, io.ErrShortBuffer) {
+			if bp != nil {
+				bufpool.Put(bp)
+			}
+			bp = bufpool.Get(n)
+			n, ppid, err = ps.s.ReadSCTP(*bp)
+		}
+		if err != nil {
+			if bp != nil {
+				bufpool.Put(bp)
+			}
+			ps.eof.Store(true)
+			t.forgetIfDone(sid, ps)
+			return
+		}
+		var b []byte
+		if bp != nil {
+			b = (*bp)[:n]
+		}
+		if !t.closing.Load() {
+			t.fn(sid, uint32(ppid), b)
+		}
+		if bp != nil {
+			bufpool.Put(bp)
+		}
+	}
+}
+
+// forgetIfDone drops a stream whose both directions are reset, so that a
+// later session can use its identifier (pion reuses an id only after both
+// sides reset it).
+func (t *Transport) forgetIfDone(sid uint16, ps *pionStream) {
+	if !ps.eof.Load() || !ps.outClosed.Load() {
+		return
+	}
+	t.mu.Lock()
+	if t.streams[sid] == ps {
+		delete(t.streams, sid)
+	}
+	t.mu.Unlock()
+}
+
+func (t *Transport) stream(sid uint16) (*pionStream, error) {
+	t.mu.RLock()
+	ps, ok := t.streams[sid]
+	t.mu.RUnlock()
+	if ok && !ps.outClosed.Load() {
+		return ps, nil
+	}
+	s, err := t.assoc.OpenStream(sid, sctp.PayloadProtocolIdentifier(backend.PPIDSegment))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backend.ErrAssociationClosed, err)
+	}
+	if s.State() != sctp.StreamStateOpen {
+		// Our reset of the previous session's stream is still waiting for
+		// the peer's (RFC 6525): the identifier is not free yet.
+		return nil, fmt.Errorf("%w: stream %d reset in progress", backend.ErrStreamInUse, sid)
+	}
+	return t.register(s), nil
+}
+
+// WriteMsg implements Transport.
+func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+	select {
+	case <-t.closed:
+		return backend.ErrAssociationClosed
+	default:
+	}
+	if int(sid) >= t.numStreams {
+		return fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, t.numStreams)
+	}
+	ps, err := t.stream(sid)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, p := range parts {
+		total += len(p)
+	}
+	if total == 0 {
+		return backend.ErrEmptyMessage
+	}
+	// The hard limit is what pion was set up for; under path MTU tracking
+	// the adaptation enforces the current path (with ShrinkGrace), and
+	// pmtu.Conn sends a message built before a drop with DF clear.
+	if m := t.maxMsg; total > m {
+		return fmt.Errorf("%w: %d octets, largest unfragmented message %d", llp.ErrSegmentTooLarge, total, m)
+	}
+	if ppid != backend.PPIDControl {
+		if err := t.waitWritable(ps, total); err != nil {
+			return err
+		}
+	}
+	bp := bufpool.Get(total)
+	b := (*bp)[:0]
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	_, err = ps.s.WriteSCTP(b, sctp.PayloadProtocolIdentifier(ppid))
+	bufpool.Put(bp)
+	if err != nil {
+		if errors.Is(err, sctp.ErrStreamClosed) {
+			return fmt.Errorf("%w: stream %d: %w", llp.ErrClosed, sid, err)
+		}
+		return fmt.Errorf("%w: %w", backend.ErrAssociationClosed, err)
+	}
+	ps.sinceZero.Add(1)
+	return nil
+}
+
+// waitWritable blocks until the stream and the association accept total
+// more octets and the stream has fewer than backend.MaxOutstandingSegments chunks
+// outstanding. A chunk counts as outstanding until pion's buffered amount
+// for the stream has been seen at zero after it was written: conservative,
+// since the count is reset only when every chunk was acknowledged.
+func (t *Transport) waitWritable(ps *pionStream, total int) error {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	lowered := false
+	defer func() {
+		if lowered {
+			ps.s.SetBufferedAmountLowThreshold(uint64(t.cfg.StreamSendBuffer / 2))
+		}
+	}()
+	for {
+		sb := ps.s.BufferedAmount()
+		if sb == 0 {
+			ps.sinceZero.Store(0)
+		}
+		countOK := ps.sinceZero.Load() < backend.MaxOutstandingSegments
+		streamOK := countOK && (sb == 0 || sb+uint64(total) <= uint64(t.cfg.StreamSendBuffer))
+		ab := t.assoc.BufferedAmount()
+		assocOK := ab == 0 || ab+total <= t.cfg.SendBuffer
+		if streamOK && assocOK {
+			return nil
+		}
+		if !countOK && !lowered {
+			// Wake when every chunk of the stream is acknowledged.
+			lowered = true
+			ps.s.SetBufferedAmountLowThreshold(0)
+			continue
+		}
+		t.mu.RLock()
+		any := t.lowAny
+		t.mu.RUnlock()
+		var tick <-chan time.Time
+		if !assocOK {
+			// The association-wide amount has no callback of its own: any
+			// stream draining wakes us, with a short poll as a backstop
+			// for streams that stay below their own threshold.
+			if timer == nil {
+				timer = time.NewTimer(5 * time.Millisecond)
+			} else {
+				timer.Reset(5 * time.Millisecond)
+			}
+			tick = timer.C
+		}
+		select {
+		case <-ps.low:
+		case <-any:
+		case <-tick:
+		case <-ps.reset:
+			return fmt.Errorf("%w: stream reset while waiting to send", llp.ErrClosed)
+		case <-t.closed:
+			return backend.ErrAssociationClosed
+		}
+	}
+}
+
+// NumStreams implements Transport.
+func (t *Transport) NumStreams() int { return t.numStreams }
+
+// MaxMessage implements Transport: floor4(packet − 12 − 16), the largest
+// message pion sends in one DATA chunk, where packet is the path MTU less
+// the IP and UDP headers (pion's MTU setting counts the SCTP packet only).
+// With path MTU tracking (DialPMTU) it follows the tracked path MTU.
+func (t *Transport) MaxMessage() int {
+	if t.pmtu != nil {
+		return t.pmtuMaxMessage()
+	}
+	return t.maxMsg
+}
+
+// Buffered returns the octets pion holds queued or unacknowledged on the
+// association: what the send buffer limits (Config.SendBuffer).
+func (t *Transport) Buffered() int { return int(t.assoc.BufferedAmount()) }
+
+// PacketSize returns the SCTP packet budget given to pion (WithMTU).
+func (t *Transport) PacketSize() int { return t.packet }
+
+// ResetStream implements Transport: it resets the outgoing stream
+// (RFC 6525); pion frees the identifier when the peer has reset its
+// direction too. A writer waiting for flow control on sid returns
+// llp.ErrClosed.
+func (t *Transport) ResetStream(sid uint16) error {
+	if int(sid) >= t.numStreams {
+		return fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, t.numStreams)
+	}
+	select {
+	case <-t.closed:
+		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, backend.ErrAssociationClosed)
+	default:
+	}
+	t.mu.RLock()
+	ps, ok := t.streams[sid]
+	t.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	ps.resetOnce.Do(func() { close(ps.reset) })
+	if !ps.outClosed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := ps.s.Close()
+	t.forgetIfDone(sid, ps)
+	if err != nil {
+		select {
+		case <-t.closed:
+			return nil
+		default:
+		}
+		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, err)
+	}
+	return nil
+}
+
+// StreamFree reports whether sid carries no pion stream any more: both
+// directions were reset, or it was never used. The adaptation waits for it
+// before reusing an identifier (RFC 5043 §6.6).
+func (t *Transport) StreamFree(sid uint16) bool {
+	t.mu.RLock()
+	_, ok := t.streams[sid]
+	t.mu.RUnlock()
+	return !ok
+}
+
+// PeerAdaptation implements Transport: the indication of the peer's INIT
+// or INIT ACK, read below pion (pion_ali.go).
+func (t *Transport) PeerAdaptation() (uint32, bool) { return t.wconn.ali.peerIndication() }
+
+// TransportStats reports pion's smoothed RTT and the retransmitted DATA
+// chunks counted below pion (pion keeps no such counter).
+func (t *Transport) TransportStats() backend.Stats {
+	st := backend.Stats{Retransmissions: t.wconn.rtx.count(), HasRetransmissions: true}
+	if ms := t.assoc.SRTT(); ms > 0 {
+		st.SRTT, st.HasSRTT = time.Duration(ms*float64(time.Millisecond)), true
+	}
+	return st
+}
+
+// Kind implements Transport.
+func (t *Transport) Kind() string { return "sctp-pion" }
+
+// LocalAddr implements Transport.
+func (t *Transport) LocalAddr() net.Addr { return t.conn.LocalAddr() }
+
+// RemoteAddr implements Transport.
+func (t *Transport) RemoteAddr() net.Addr { return t.conn.RemoteAddr() }
+
+// SocketBuffers reports the UDP socket buffer sizes the kernel granted, or
+// zeros when the transport does not own a UDP socket.
+func (t *Transport) SocketBuffers() (rcv, snd int) {
+	if t.udp == nil {
+		return 0, 0
+	}
+	return nsctp.SocketBuffers(t.udp)
+}
+
+// teardown closes pion and the conn once.
+func (t *Transport) teardown() {
+	t.once.Do(func() {
+		close(t.closed)
+		_ = t.assoc.Close()
+		_ = t.conn.Close()
+	})
+}
+
+// Close implements Transport: SCTP SHUTDOWN once every queued message is
+// acknowledged (bounded by HandshakeTimeout), then release. It waits until
+// done has been called. It must not be called from the Start callbacks.
+func (t *Transport) Close() error {
+	if t.closing.CompareAndSwap(false, true) {
+		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HandshakeTimeout)
+		_ = t.assoc.Shutdown(ctx)
+		cancel()
+		t.teardown()
+	}
+	t.wait()
+	return nil
+}
+
+// Abort implements Transport: SCTP ABORT, then release. It waits until
+// done has been called. It must not be called from the Start callbacks.
+func (t *Transport) Abort() error {
+	t.aborting.Store(true)
+	if t.closing.CompareAndSwap(false, true) {
+		t.assoc.Abort("DDP adaptation abort")
+		t.teardown()
+	}
+	t.wait()
+	return nil
+}
+
+func (t *Transport) wait() {
+	if t.started.Load() {
+		<-t.finished
+		return
+	}
+	t.teardown()
+}
+
+// Listener accepts SCTP associations over one UDP socket (passive side).
+type Listener struct {
+	mux     *udpMux
+	cfg     Config
+	ready   chan *Transport
+	done    chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	pending map[*muxConn]struct{}
+	// wrap, when set (ListenPMTU, pmtu_pion.go), puts path MTU
+	// tracking between pion and each association's conn.
+	wrap    func(c *muxConn) (*pmtu.Conn, error)
+	onClose func()
+}
+
+// Listen listens for SCTP-over-UDP associations on laddr ("host:port").
+func Listen(laddr string, cfg Config) (*Listener, error) {
+	return listenPion(laddr, cfg, nil)
+}
+
+// listenPion is Listen; setup, if not nil, prepares the listener
+// before it accepts anything.
+func listenPion(laddr string, cfg Config, setup func(l *Listener, uc *net.UDPConn) error) (*Listener, error) {
+	cfg = cfg.withDefaults()
+	ua, err := net.ResolveUDPAddr("udp", laddr)
+	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	uc, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("sctpllp: %w", err)
+	}
+	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
+	l := &Listener{
+		mux:     newUDPMux(uc, 64, cfg),
+		cfg:     cfg,
+		ready:   make(chan *Transport, 16),
+		done:    make(chan struct{}),
+		pending: make(map[*muxConn]struct{}),
+	}
+	if setup != nil {
+		if err := setup(l, uc); err != nil {
+			l.mux.stopAccepting()
+			return nil, err
+		}
+	}
+	l.wg.Add(1)
+	go l.acceptLoop()
+	return l, nil
+}
+
+// Peers returns the number of peer addresses for which the listener holds
+// state: one per association that completed the stateless handshake and
+// has not ended. An unauthenticated INIT adds none (RFC 9260 §5.1.3).
+func (l *Listener) Peers() int {
+	l.mux.mu.Lock()
+	defer l.mux.mu.Unlock()
+	return len(l.mux.conns)
+}
+
+// HandshakeStats returns the counters of the listener's stateless
+// handshake and of the packets it dropped or answered unauthenticated.
+func (l *Listener) HandshakeStats() HandshakeStats {
+	if l.mux.hs == nil {
+		return HandshakeStats{}
+	}
+	return l.mux.hs.Stats()
+}
+
+// Addr returns the UDP address listened on.
+func (l *Listener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
+
+// SocketBuffers reports the UDP socket buffer sizes the kernel granted.
+func (l *Listener) SocketBuffers() (rcv, snd int) { return nsctp.SocketBuffers(l.mux.pc) }
+
+func (l *Listener) acceptLoop() {
+	defer l.wg.Done()
+	for {
+		select {
+		case c := <-l.mux.acceptCh:
+			l.mu.Lock()
+			l.pending[c] = struct{}{}
+			l.mu.Unlock()
+			l.wg.Add(1)
+			go l.handshake(c)
+		case <-l.done:
+			return
+		}
+	}
+}
+
+func (l *Listener) handshake(c *muxConn) {
+	defer l.wg.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.HandshakeTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cfg := l.cfg
+	cfg.snap = c.snap
+	var conn net.Conn = c
+	var pc *pmtu.Conn
+	if l.wrap != nil {
+		var err error
+		if pc, err = l.wrap(c); err != nil {
+			_ = c.Close()
+			l.mu.Lock()
+			delete(l.pending, c)
+			l.mu.Unlock()
+			return
+		}
+		conn = pc
+	}
+	t, err := NewTransport(ctx, conn, false, cfg)
+	if err == nil {
+		t.pmtu = pc
+	}
+	l.mu.Lock()
+	delete(l.pending, c)
+	l.mu.Unlock()
+	if err != nil {
+		return // the conn was closed by NewTransport
+	}
+	select {
+	case l.ready <- t:
+	case <-l.done:
+		_ = t.Abort()
+	}
+}
+
+// Accept waits for the next established association.
+func (l *Listener) Accept(ctx context.Context) (*Transport, error) {
+	select {
+	case t := <-l.ready:
+		return t, nil
+	case <-l.done:
+		return nil, errListenerClosed
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Close stops accepting: associations in set-up or not yet accepted are
+// aborted; accepted ones continue (the socket closes with the last one).
+func (l *Listener) Close() error {
+	l.once.Do(func() {
+		if l.onClose != nil {
+			defer l.onClose()
+		}
+		close(l.done)
+		l.mux.stopAccepting()
+		l.wg.Wait()
+		for {
+			select {
+			case t := <-l.ready:
+				_ = t.Abort()
+				continue
+			default:
+			}
+			break
+		}
+		// Conns created but never handed to a handshake.
+		for {
+			select {
+			case c := <-l.mux.acceptCh:
+				_ = c.Close()
+				continue
+			default:
+			}
+			break
+		}
+	})
+	return nil
+}
