@@ -173,7 +173,7 @@ type terminateRecord struct {
 	err  error
 }
 
-var _ ddp.ULP = (*Endpoint)(nil)
+var _ ddp.ULP = (*ddpULP)(nil)
 
 // NewEndpoint creates an RDMAP Stream of this PD on the established LLP
 // stream s (RFC 5040 §6.1: s is already in RDMA mode). The endpoint owns s
@@ -220,7 +220,7 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 	if e.recvCQ == nil {
 		e.recvCQ = NewCQ(e.rqDepth)
 	}
-	e.recv = ddp.NewReceiver(e, NumQueues)
+	e.recv = ddp.NewReceiver((*ddpULP)(e), NumQueues)
 	if err := e.initRTR(&cfg); err != nil {
 		return nil, err
 	}

@@ -129,7 +129,8 @@ func parseCtl(v uint8) (Control, error) {
 // TaggedTarget implements ddp.ULP: it validates a non-empty tagged segment
 // (RDMA Write or Read Response) and returns the memory to place it into.
 // Called by the ddp.Receiver only.
-func (e *Endpoint) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+	e := (*Endpoint)(u)
 	if e.down.Load() {
 		return nil, errRxDown
 	}
@@ -194,7 +195,8 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 // opcode, valid RDMAP version) and that the opcode belongs to the segment's
 // queue (RFC 5040 Figure 4, RFC 7306 Figure 2), else "Unexpected OpCode".
 // Called by the ddp.Receiver only.
-func (e *Endpoint) CheckUntagged(h *ddp.UntaggedHeader) error {
+func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
+	e := (*Endpoint)(u)
 	if e.down.Load() {
 		return errRxDown
 	}
@@ -213,7 +215,8 @@ func (e *Endpoint) CheckUntagged(h *ddp.UntaggedHeader) error {
 
 // Deliver implements ddp.ULP: it processes one complete DDP message in
 // order. Called by the ddp.Receiver only.
-func (e *Endpoint) Deliver(m *ddp.Message) error {
+func (u *ddpULP) Deliver(m *ddp.Message) error {
+	e := (*Endpoint)(u)
 	if e.down.Load() {
 		return errRxDown
 	}
@@ -442,7 +445,8 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 // Failed implements ddp.ULP: the first receive error of the stream. The
 // endpoint sends exactly one Terminate describing it (RFC 5040 §7.1) and
 // goes down. Called by the ddp.Receiver only.
-func (e *Endpoint) Failed(re *ddp.RecvError) {
+func (u *ddpULP) Failed(re *ddp.RecvError) {
+	e := (*Endpoint)(u)
 	if errors.Is(re.Err, errRxDown) {
 		return
 	}
@@ -471,7 +475,8 @@ func (e *Endpoint) Failed(re *ddp.RecvError) {
 
 // Closed implements ddp.ULP: the LLP stream's receive side ended. Called
 // by the ddp.Receiver only.
-func (e *Endpoint) Closed(err error) {
+func (u *ddpULP) Closed(err error) {
+	e := (*Endpoint)(u)
 	e.mu.Lock()
 	switch {
 	case err == nil:
