@@ -3,7 +3,7 @@
 // once) and a client (Run) that measure RDMA Write, Read, Send, Atomic
 // FetchAdd and CmpSwap (RFC 7306 §5) and Write with Immediate Data (RFC
 // 7306 §6) as bandwidth, message rate and latency (min, median, p99, max),
-// per stream and aggregated, over any LLP of internal/transport, and the
+// per stream and aggregated, over any LLP of transport, and the
 // verified rping-style exchange (TestPing).
 //
 // Each stream runs its own control exchange, documented in docs/cli.md:

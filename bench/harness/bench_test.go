@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // benchOp measures b.N RDMA operations of size octets over llp and, in the

@@ -21,7 +21,7 @@ show 0 T3-rtx timeouts and 0 fast retransmits, and the kernel's UDP
 RcvbufErrors (/proc/net/snmp) did not move. It is not CPU: over the run the
 server used 32% and the client 42% of one core (top: write/read system calls
 22%, memmove 14%). The one structural difference between the two ends is the
-passive side's UDP demultiplexer (sctpllp/udpmux.go): one socket shared by
+passive side's UDP demultiplexer (sctpllp/pion/udpmux.go): one socket shared by
 all peers, a reader goroutine and a queue of up to 4096 datagrams per peer in
 front of pion's read loop. The server's SACKs for the reverse data leave
 directly, but the client's SACKs for it reach the server's pion behind the

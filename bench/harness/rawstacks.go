@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // measureRawStacks compares the raw LLPs with one another in the same

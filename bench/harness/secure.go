@@ -7,7 +7,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
-	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // measureSecure prices the secure modes: RDMA Write throughput and the

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
-	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
-	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) error {

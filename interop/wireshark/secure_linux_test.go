@@ -15,7 +15,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/secure/securetest"
-	"github.com/sctp-rdma/sctp-rdma/internal/transport"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // frames counts the packets of pcap that match filter, with the decode-as

@@ -1,16 +1,20 @@
-// Package transport is the LLP plumbing shared by the sctp-rdma command
-// line tool and the bench package: it turns a lower layer name and an
-// address into running RDMAP endpoints (RFC 5040 §6.1: the LLP stream is in
-// RDMA mode before the endpoint exists).
+// Package transport turns a lower layer name and an address into running
+// RDMAP endpoints, the same way for every LLP (RFC 5040 §6.1: the LLP
+// stream is in RDMA mode before the endpoint exists): Dial opens n streams
+// to a peer and starts an rdmap.Endpoint on each; Listen and Serve accept
+// streams and hand each started endpoint to a Handler. The sctp-rdma tool,
+// package bench and the end-to-end suites use it; so can any program.
 //
-//   - sctp-pion: one userspace SCTP association (github.com/pion/sctp over
-//     UDP, sctpllp.Dial/Listen) with one DDP stream per SCTP stream pair
-//     (RFC 5043 §4, §8), managed by package streams.
-//   - sctp-kernel: the same over a Linux kernel SCTP association
-//     (kernel.Dial/kernel.Listen + sctpllp.NewAssociation).
-//   - mpa: one TCP connection per stream with MPA framing (RFC 5044), the
-//     enhanced RFC 6581 start-up carrying IRD/ORD; the endpoint is made
-//     directly on the mpa.Conn with the negotiated IRD/ORD.
+//   - sctp-native: one association of the project's own userspace SCTP
+//     (package sctp over UDP, RFC 9260/6951), optionally inside DTLS (RFC
+//     8261), with one DDP stream per SCTP stream pair (RFC 5043 §4, §8),
+//     managed by package streams.
+//   - sctp-pion: the same over github.com/pion/sctp (the library default).
+//   - sctp-kernel: the same over a Linux kernel SCTP association.
+//   - mpa: one TCP connection per stream with MPA framing (RFC 5044) and
+//     the enhanced RFC 6581 start-up carrying IRD/ORD, optionally inside
+//     TLS 1.3; the endpoint is made directly on the mpa.Conn with the
+//     negotiated IRD/ORD.
 package transport
 
 import (
