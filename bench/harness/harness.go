@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/transport"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // Config configures a harness run. Zero fields take defaults.

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/transport"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // clientFlags are the flags of bench and ping.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
-	"github.com/sctp-rdma/sctp-rdma/transport"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // errUsage marks a command line error: exit status 2.

@@ -10,11 +10,11 @@ package metrics
 
 import (
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/transport"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // Source is what a Snapshot is taken of.
