@@ -3,6 +3,7 @@ module github.com/sctp-rdma/sctp-rdma
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/gopacket/gopacket v1.7.7
 	github.com/ishidawataru/sctp v0.0.0-20251114114122-19ddcbc6aae2
 	github.com/pion/dtls/v3 v3.1.15

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,7 +161,7 @@ func rate(n uint64, d time.Duration) float64 {
 
 func aggregate(rs []StreamResult) Aggregate {
 	var a Aggregate
-	var meds []time.Duration
+	var lats []Latency
 	var first, last time.Time
 	span := true
 	for _, r := range rs {
@@ -183,21 +182,16 @@ func aggregate(rs []StreamResult) Aggregate {
 				last = r.End
 			}
 		}
-		if a.Lat.Min == 0 || r.Lat.Min < a.Lat.Min {
-			a.Lat.Min = r.Lat.Min
-		}
-		a.Lat.P99 = max(a.Lat.P99, r.Lat.P99)
-		a.Lat.Max = max(a.Lat.Max, r.Lat.Max)
-		meds = append(meds, r.Lat.Median)
+		lats = append(lats, r.Lat)
 	}
 	if span && a.Streams > 1 {
 		// Streams start at slightly different times: the aggregate rate
 		// is over the span from the first start to the last end.
 		a.Elapsed = max(a.Elapsed, last.Sub(first))
 	}
-	if len(meds) > 0 {
-		slices.Sort(meds)
-		a.Lat.Median = meds[len(meds)/2]
+	a.Lat = combine(lats)
+	if merged := mergeHists(rs); merged != nil {
+		a.Lat = merged.summary() // exact percentiles when this host measured every stream
 	}
 	return a
 }

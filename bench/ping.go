@@ -39,7 +39,7 @@ func (c *conn) pingActive(ctx context.Context) (Report, error) {
 	n := int(s.Size)
 	buf := c.mr.Bytes()
 	src, sink := buf[:n], buf[n:2*n]
-	samples := make([]time.Duration, 0, s.Iters)
+	lat := newLatRecorder(true)
 	start := time.Now()
 	var seq uint64
 	for ; s.Iters == 0 || seq < s.Iters; seq++ {
@@ -66,7 +66,7 @@ func (c *conn) pingActive(ctx context.Context) (Report, error) {
 		if !bytes.Equal(src, sink) {
 			return Report{Status: StatusVerifyError}, fmt.Errorf("ping %d: data written back differs from the source (%d octets)", seq, n)
 		}
-		samples = append(samples, rtt)
+		lat.record(rtt)
 		if c.ctr != nil {
 			c.ctr.Ops.Add(1)
 			c.ctr.Bytes.Add(uint64(n))
@@ -79,7 +79,7 @@ func (c *conn) pingActive(ctx context.Context) (Report, error) {
 	if err := c.ep.Immediate(ctx, finBit|seq, false); err != nil {
 		return Report{}, c.cause(err)
 	}
-	return Report{Ops: seq, Bytes: seq * uint64(n), Elapsed: elapsed, Lat: summarize(samples)}, nil
+	return Report{Ops: seq, Bytes: seq * uint64(n), Elapsed: elapsed, Lat: lat.summary(), hist: lat}, nil
 }
 
 // pingReply is the server's half of one ping iteration.

@@ -6,9 +6,9 @@ import (
 )
 
 // ReportLen is the length of a Report message.
-const ReportLen = 64
+const ReportLen = 96
 
-const reportMagic = "SRR1"
+const reportMagic = "SRR2"
 
 // Report is the server's last message on a stream (docs/cli.md): its
 // verdict and, when it was the active side (FlagReverse), its measurement.
@@ -16,12 +16,13 @@ const reportMagic = "SRR1"
 //	 0                   1                   2                   3
 //	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                      Magic "SRR1"                             |
+//	|                      Magic "SRR2"                             |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|    Status     |               Reserved (0)                    |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|  Operations (64)  | Octets (64) | Elapsed ns (64)             |
-//	|  Latency min, median, p99, max (4 × 64, nanoseconds)          |
+//	|  Latency min, median, p99, max, mean, stdev, p99.9            |
+//	|  (7 × 64, nanoseconds) | Latency count (64)                   |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 type Report struct {
 	Status  Status
@@ -29,6 +30,10 @@ type Report struct {
 	Bytes   uint64
 	Elapsed time.Duration
 	Lat     Latency
+
+	// hist is the histogram behind Lat when this host measured (not
+	// encoded), so that streams aggregate by merging histograms.
+	hist *latRecorder
 }
 
 // Len returns ReportLen.
@@ -39,7 +44,9 @@ func (r *Report) Len() int { return ReportLen }
 func (r *Report) Append(b []byte) []byte {
 	b = append(b, reportMagic...)
 	b = append(b, uint8(r.Status), 0, 0, 0)
-	for _, v := range [...]uint64{r.Ops, r.Bytes, uint64(r.Elapsed), uint64(r.Lat.Min), uint64(r.Lat.Median), uint64(r.Lat.P99), uint64(r.Lat.Max)} {
+	l := &r.Lat
+	for _, v := range [...]uint64{r.Ops, r.Bytes, uint64(r.Elapsed), uint64(l.Min), uint64(l.Median), uint64(l.P99), uint64(l.Max),
+		uint64(l.Mean), uint64(l.Stdev), uint64(l.P999), l.Count} {
 		b = binary.BigEndian.AppendUint64(b, v)
 	}
 	return b
@@ -56,15 +63,16 @@ func ParseReport(b []byte) (Report, int, error) {
 	if b[5]|b[6]|b[7] != 0 {
 		return Report{}, 0, malformed("report", "reserved octets not zero")
 	}
-	var v [7]uint64
+	var v [11]uint64
 	for i := range v {
 		v[i] = binary.BigEndian.Uint64(b[8+8*i:])
-		if v[i] > 1<<63-1 && i >= 2 {
+		if v[i] > 1<<63-1 && i >= 2 && i <= 9 {
 			return Report{}, 0, malformed("report", "duration field %d out of range", i)
 		}
 	}
 	r := Report{Status: Status(b[4]), Ops: v[0], Bytes: v[1], Elapsed: time.Duration(v[2]),
-		Lat: Latency{Min: time.Duration(v[3]), Median: time.Duration(v[4]), P99: time.Duration(v[5]), Max: time.Duration(v[6])}}
+		Lat: Latency{Min: time.Duration(v[3]), Median: time.Duration(v[4]), P99: time.Duration(v[5]), Max: time.Duration(v[6]),
+			Mean: time.Duration(v[7]), Stdev: time.Duration(v[8]), P999: time.Duration(v[9]), Count: v[10]}}
 	if r.Status > statusMax {
 		return r, 0, malformed("report", "unknown status %d", r.Status)
 	}

@@ -9,8 +9,8 @@ import (
 )
 
 func TestReportImage(t *testing.T) {
-	img := []byte{'S', 'R', 'R', '1', 0x03, 0, 0, 0}
-	for _, v := range []uint64{10, 640, 1000, 1, 2, 3, 4} {
+	img := []byte{'S', 'R', 'R', '2', 0x03, 0, 0, 0}
+	for _, v := range []uint64{10, 640, 1000, 1, 2, 3, 4, 5, 6, 7, 8} {
 		img = append(img, 0, 0, 0, 0, 0, 0, 0, byte(v>>8))
 		img[len(img)-1], img[len(img)-2] = byte(v), byte(v>>8)
 	}
@@ -18,7 +18,7 @@ func TestReportImage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ReportLen, n)
 	assert.Equal(t, Report{Status: StatusVerifyError, Ops: 10, Bytes: 640, Elapsed: 1000,
-		Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4}}, r)
+		Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 5, Stdev: 6, P999: 7, Count: 8}}, r)
 	assert.Equal(t, img, r.Append(nil))
 	assert.Equal(t, ReportLen, r.Len())
 }
@@ -31,11 +31,12 @@ func TestReportRejects(t *testing.T) {
 		return b
 	}
 	for name, b := range map[string][]byte{
-		"truncated": good[:63],
+		"truncated": good[:ReportLen-1],
 		"magic":     mut(func(b []byte) { b[0] = 's' }),
 		"reserved":  mut(func(b []byte) { b[7] = 1 }),
 		"status":    mut(func(b []byte) { b[4] = byte(statusMax) + 1 }),
 		"elapsed":   mut(func(b []byte) { b[24] = 0x80 }),
+		"p99.9":     mut(func(b []byte) { b[80] = 0x80 }),
 	} {
 		_, _, err := ParseReport(b)
 		assert.ErrorIs(t, err, ErrMalformed, name)
@@ -48,18 +49,9 @@ func TestReportAppendNoAlloc(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { b = r.Append(b[:0]) }))
 }
 
-func TestSummarize(t *testing.T) {
-	var s []time.Duration
-	for i := 100; i >= 1; i-- {
-		s = append(s, time.Duration(i))
-	}
-	assert.Equal(t, Latency{Min: 1, Median: 51, P99: 100, Max: 100}, summarize(s))
-	assert.Equal(t, Latency{}, summarize(nil))
-}
-
 func FuzzReport(f *testing.F) {
-	f.Add((&Report{Ops: 3, Bytes: 9, Elapsed: 5, Lat: Latency{1, 2, 3, 4}}).Append(nil))
-	f.Add([]byte("SRR1\x00\x00\x00\x00"))
+	f.Add((&Report{Ops: 3, Bytes: 9, Elapsed: 5, Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 2, Stdev: 1, P999: 4, Count: 3}}).Append(nil))
+	f.Add([]byte("SRR2\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, n, err := ParseReport(b)
 		if err != nil {

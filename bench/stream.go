@@ -4,27 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
-
-// Latency summarises per-operation latencies.
-type Latency struct {
-	Min, Median, P99, Max time.Duration
-}
-
-// summarize sorts samples and returns their summary.
-func summarize(samples []time.Duration) Latency {
-	if len(samples) == 0 {
-		return Latency{}
-	}
-	slices.Sort(samples)
-	p := func(q float64) time.Duration { return samples[min(len(samples)-1, int(q*float64(len(samples))))] }
-	return Latency{Min: samples[0], Median: p(0.5), P99: p(0.99), Max: samples[len(samples)-1]}
-}
 
 // ctrlLen is the receive buffer size of control messages.
 const ctrlLen = 128
@@ -32,9 +16,6 @@ const ctrlLen = 128
 // finBit marks the Immediate Data value that ends a run (docs/cli.md): the
 // low 63 bits are the number of messages the active side sent.
 const finBit = uint64(1) << 63
-
-// maxSamples bounds the latency samples kept per stream.
-const maxSamples = 1 << 22
 
 // Counters are updated while a run is in progress, for progress lines.
 type Counters struct {
@@ -203,14 +184,14 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	}
 	d := s.depth()
 	postedAt := make([]time.Time, d)
-	samples := make([]time.Duration, 0, min(int(s.Iters)+1, 1<<16))
+	lat := newLatRecorder(s.Latency())
 	var posted, done, credited uint64
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	start := time.Now()
 	// partial is what was measured when a run ends early (a failure, a
 	// stall, Ctrl-C): reported, marked by the error beside it.
 	partial := func() Report {
-		return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: summarize(samples)}
+		return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: lat.summary(), hist: lat}
 	}
 	stopping := func() bool {
 		if s.Iters > 0 {
@@ -231,9 +212,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 				return fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, orig, seq)
 			}
 		}
-		if len(samples) < maxSamples {
-			samples = append(samples, now.Sub(postedAt[seq%uint64(d)]))
-		}
+		lat.record(now.Sub(postedAt[seq%uint64(d)]))
 		done++
 		if c.ctr != nil {
 			c.ctr.Ops.Add(1)
@@ -244,10 +223,12 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	for {
 		progress := false
 		for posted-done < uint64(d) && !stopping() && (!s.credited() || posted-credited < uint64(d)) {
+			// Stamped before the post: an inline post may not return
+			// before the answer is on its way back.
+			postedAt[posted%uint64(d)] = time.Now()
 			if err := c.postOp(posted, local); err != nil {
 				return partial(), err
 			}
-			postedAt[posted%uint64(d)] = time.Now()
 			posted++
 			progress = true
 		}
@@ -319,7 +300,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
 		return partial(), c.cause(fmt.Errorf("fin: %w", err))
 	}
-	return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: summarize(samples)}, nil
+	return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: lat.summary(), hist: lat}, nil
 }
 
 // postOp posts operation seq; the work request that completes it carries

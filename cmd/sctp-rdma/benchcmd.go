@@ -109,7 +109,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.depth, "depth", 16, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+")")
 	f.depthFlag = true
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
-	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm")
+	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
 	// perftest's spellings (ib_write_bw and friends), on the same settings.
@@ -142,6 +142,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		f.lat = true
 	default:
 		return usageError("--mode %q: want bw or lat", *mode)
+	}
+	if f.lat && !flagGiven(fs, "size", "s", "a") {
+		f.size = "2" // ib_*_lat's default message size
 	}
 	var names []string
 	if *testList != "" {
@@ -294,9 +297,19 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 	}
 	fmt.Fprintf(w, " LLP: %s   Streams: %d%s   Depth: %d   Server: %s\n", orDefault(c.Transport.LLP), c.Streams, dir, depth, c.Addr)
 	fmt.Fprintln(w, rule)
+	if c.Latency {
+		// ib_*_lat's columns, one way: half the measured round trip.
+		fmt.Fprintf(w, " %-10s %-8s %-11s %-11s %-11s %-15s %-11s %-12s %-19s %-19s\n",
+			"#bytes", "stream", "#iterations", "t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]",
+			"t_stdev[usec]", "99% percentile[usec]", "99.9% percentile[usec]")
+		return
+	}
 	fmt.Fprintf(w, " %-10s %-8s %-11s %-12s %-13s %-10s %-10s %-10s %-10s\n",
 		"#bytes", "stream", "#iterations", "BW[Gb/sec]", "MsgRate[Mpps]", "t_min[us]", "t_med[us]", "t_p99[us]", "t_max[us]")
 }
+
+// latNote follows a latency test's rows: what the figures are.
+const latNote = " (one-way figures: round trip / 2, as ib_*_lat reports them; --json has the full round trips)"
 
 func orDefault(llp string) string {
 	if llp == "" {
@@ -308,6 +321,12 @@ func orDefault(llp string) string {
 func printRow(w io.Writer, r *bench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	row := func(label string, ops uint64, gb, rate float64, l bench.Latency) {
+		if r.Latency {
+			h := l.Halved()
+			fmt.Fprintf(w, " %-10d %-8s %-11d %-11s %-11s %-15s %-11s %-12s  %-19s %-19s\n", r.Size, label, ops,
+				fmtDur(h.Min), fmtDur(h.Max), fmtDur(h.Median), fmtDur(h.Mean), fmtDur(h.Stdev), fmtDur(h.P99), fmtDur(h.P999))
+			return
+		}
 		fmt.Fprintf(w, " %-10d %-8s %-11d %-12.3f %-13.6f %-10s %-10s %-10s %-10s\n", r.Size, label, ops, gb, rate/1e6,
 			fmtDur(l.Min), fmtDur(l.Median), fmtDur(l.P99), fmtDur(l.Max))
 	}
@@ -327,6 +346,9 @@ func printRow(w io.Writer, r *bench.Result) {
 			}
 			row(label, s.Ops, s.Gbps(), s.MsgRate(), s.Lat)
 		}
+	}
+	if r.Latency {
+		fmt.Fprintln(w, latNote)
 	}
 	for _, s := range r.PerStream {
 		if s.Err != nil {
@@ -360,10 +382,16 @@ type jsonAgg struct {
 	ElapsedS float64 `json:"elapsed_s"`
 	Gbps     float64 `json:"gbps"`
 	MsgRate  float64 `json:"msg_rate"`
-	LatMinUS float64 `json:"lat_min_us"`
-	LatMedUS float64 `json:"lat_median_us"`
-	LatP99US float64 `json:"lat_p99_us"`
-	LatMaxUS float64 `json:"lat_max_us"`
+	// Latencies of the run, full round trips for latency tests (the text
+	// table halves them, as ib_*_lat does).
+	LatMinUS   float64 `json:"lat_min_us"`
+	LatMedUS   float64 `json:"lat_median_us"`
+	LatAvgUS   float64 `json:"lat_avg_us"`
+	LatStdevUS float64 `json:"lat_stdev_us"`
+	LatP99US   float64 `json:"lat_p99_us"`
+	LatP999US  float64 `json:"lat_p999_us"`
+	LatMaxUS   float64 `json:"lat_max_us"`
+	LatCount   uint64  `json:"lat_count"`
 }
 
 type jsonStream struct {
@@ -377,7 +405,8 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 
 func aggJSON(streams int, ops, bytes uint64, el time.Duration, gb, rate float64, l bench.Latency) jsonAgg {
 	return jsonAgg{Streams: streams, Ops: ops, Bytes: bytes, ElapsedS: el.Seconds(), Gbps: gb, MsgRate: rate,
-		LatMinUS: us(l.Min), LatMedUS: us(l.Median), LatP99US: us(l.P99), LatMaxUS: us(l.Max)}
+		LatMinUS: us(l.Min), LatMedUS: us(l.Median), LatAvgUS: us(l.Mean), LatStdevUS: us(l.Stdev),
+		LatP99US: us(l.P99), LatP999US: us(l.P999), LatMaxUS: us(l.Max), LatCount: l.Count}
 }
 
 func toJSON(r *bench.Result, err error) jsonResult {
@@ -403,4 +432,16 @@ func toJSON(r *bench.Result, err error) jsonResult {
 		j.Error = err.Error()
 	}
 	return j
+}
+
+// flagGiven reports whether any of the named flags was set on the command
+// line.
+func flagGiven(fs *flag.FlagSet, names ...string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) {
+		for _, n := range names {
+			given = given || f.Name == n
+		}
+	})
+	return given
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -309,6 +310,13 @@ func TestPerftestHabits(t *testing.T) {
 	} {
 		code, out, errOut := runCLI(args...)
 		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		if slices.Contains(args, "--lat") {
+			// ib_send_lat's columns and default size (2 octets), one way.
+			assert.Contains(t, out, "t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]", args)
+			assert.Regexp(t, `(?m)^ 2 +all +1000 `, out, args)
+			assert.Contains(t, out, "round trip / 2", args)
+			continue
+		}
 		assert.Contains(t, out, "BW[Gb/sec]", args)
 	}
 	code, _, errOut := runCLI("bench", "-p", port, addr)

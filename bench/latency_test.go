@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The histogram's figures match the samples to its precision, whatever
+// their number, in bounded memory.
+func TestLatRecorder(t *testing.T) {
+	r := newLatRecorder(true)
+	for i := 1; i <= 1000; i++ {
+		r.record(time.Duration(i) * time.Microsecond)
+	}
+	l := r.summary()
+	near := func(want, got time.Duration) {
+		assert.InEpsilon(t, float64(want), float64(got), 0.002, "want %v got %v", want, got)
+	}
+	near(time.Microsecond, l.Min)
+	near(1000*time.Microsecond, l.Max)
+	near(500*time.Microsecond, l.Median)
+	near(500500*time.Nanosecond, l.Mean)
+	near(288675*time.Nanosecond, l.Stdev) // sqrt((1000²-1)/12) µs
+	near(990*time.Microsecond, l.P99)
+	near(999*time.Microsecond, l.P999)
+	assert.Equal(t, uint64(1000), l.Count)
+
+	before := r.h.ByteSize()
+	for i := 0; i < 100000; i++ {
+		r.record(time.Duration(i%5000) * time.Millisecond)
+	}
+	assert.Equal(t, before, r.h.ByteSize(), "memory does not grow with the number of samples")
+	r.record(time.Hour) // clamped to the range, not lost
+	assert.Equal(t, uint64(101001), r.summary().Count)
+	assert.Equal(t, Latency{}, (*latRecorder)(nil).summary())
+}
+
+func TestLatencyHalved(t *testing.T) {
+	l := Latency{Min: 2, Median: 4, Mean: 6, Stdev: 8, P99: 10, P999: 12, Max: 14, Count: 3}
+	assert.Equal(t, Latency{Min: 1, Median: 2, Mean: 3, Stdev: 4, P99: 5, P999: 6, Max: 7, Count: 3}, l.Halved())
+}
+
+// combine pools means and variances exactly; two streams of constant
+// latencies 10 and 30 have mean 20 and standard deviation 10.
+func TestCombine(t *testing.T) {
+	a := Latency{Min: 10, Median: 10, Mean: 10, P99: 10, P999: 10, Max: 10, Count: 100}
+	b := Latency{Min: 30, Median: 30, Mean: 30, P99: 30, P999: 30, Max: 30, Count: 100}
+	c := combine([]Latency{a, {}, b})
+	assert.Equal(t, Latency{Min: 10, Median: 30, Mean: 20, Stdev: 10, P99: 30, P999: 30, Max: 30, Count: 200}, c)
+	assert.Equal(t, Latency{}, combine(nil))
+}
+
+// Streams this host measured aggregate by merging their histograms.
+func TestMergeHists(t *testing.T) {
+	x, y := newLatRecorder(false), newLatRecorder(false)
+	for i := 0; i < 99; i++ {
+		x.record(10 * time.Microsecond)
+	}
+	y.record(time.Second)
+	rs := []StreamResult{{Report: Report{Ops: 99, hist: x}}, {Report: Report{Ops: 1, hist: y}}}
+	m := mergeHists(rs).summary()
+	assert.Equal(t, uint64(100), m.Count)
+	assert.InEpsilon(t, float64(10*time.Microsecond), float64(m.Median), 0.01)
+	assert.InEpsilon(t, float64(time.Second), float64(m.Max), 0.01)
+	rs = append(rs, StreamResult{Report: Report{Ops: 5}}) // measured by the server
+	assert.Nil(t, mergeHists(rs))
+}
