@@ -127,6 +127,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if err := f.startLogging(stderr, f.json); err != nil {
+		return err
+	}
 	if *durSec < 0 {
 		return usageError("-D must be a number of seconds")
 	}

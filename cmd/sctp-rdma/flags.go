@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"time"
@@ -41,6 +42,8 @@ type llpFlags struct {
 	// --psk-identity, --server-name); secureOn is --secure.
 	sec      secure.Files
 	secureOn bool
+	// logLevel is --log-level: the least severe log record printed.
+	logLevel string
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
@@ -59,6 +62,26 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sec.PSK, "psk", "", "with --secure: a file holding a pre-shared key in hex, instead of certificates (sctp-native only)")
 	fs.StringVar(&f.sec.PSKIdentity, "psk-identity", "", "with --psk: the key's identity hint (default sctp-rdma)")
 	fs.StringVar(&f.sec.ServerName, "server-name", "", "with --secure, for a client: the name to verify in the server's certificate (default: the host of --connect)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "least severe log record printed on standard error: debug, info, warn or error (the libraries' own lines included; JSON with --json)")
+}
+
+// startLogging makes log/slog's default logger, through which every log
+// line of the program and of the libraries beneath it goes (pion's too,
+// internal/pionlog), write to stderr at the --log-level: as JSON lines
+// when the command prints JSON, so that such a command's output is JSON
+// from its first line to its last.
+func (f *llpFlags) startLogging(stderr io.Writer, asJSON bool) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usageError("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(stderr, opts)
+	if asJSON {
+		h = slog.NewJSONHandler(stderr, opts)
+	}
+	slog.SetDefault(slog.New(h))
+	return nil
 }
 
 // secureOptions sets the DTLS or TLS configuration of o for the server or

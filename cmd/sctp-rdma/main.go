@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -108,6 +109,9 @@ func runCtx(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"serve": cmdServe, "bench": cmdBench, "ping": cmdPing, "harness": cmdHarness,
 	}
+	// Until a command sets its own (--log-level, --json), log lines, the
+	// libraries' included, go to stderr as text from warnings up.
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if wantsHelp(args[1:]) {
 		// Help asked for is the output: it goes to stdout (errors about
 		// the flags still go to stderr).

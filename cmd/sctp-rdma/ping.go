@@ -22,6 +22,9 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := f.startLogging(stderr, f.json); err != nil {
+		return err
+	}
 	countSet, itersSet := false, false
 	fs.Visit(func(fl *flag.Flag) {
 		countSet = countSet || fl.Name == "count"

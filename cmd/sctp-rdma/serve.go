@@ -55,6 +55,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := lf.startLogging(stderr, *jsonOut); err != nil {
+		return err
+	}
 	o, err := lf.options()
 	if err == nil {
 		err = lf.secureOptions(&o, true, "")

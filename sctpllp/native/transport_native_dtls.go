@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/pionlog"
+
 	"github.com/pion/dtls/v3"
 	dtlsnet "github.com/pion/dtls/v3/pkg/net"
 	"github.com/pion/transport/v5/udp"
@@ -92,7 +94,7 @@ func DialDTLS(ctx context.Context, raddr string, cfg Config, dcfg *dtls.Config) 
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
 	sctp.SetSocketBuffers(uc, dtlsSocketBuffer)
-	dc, err := dtls.Client(connectedPacketConn{uc}, ua, dcfg)
+	dc, err := dtls.Client(connectedPacketConn{uc}, ua, withSlog(dcfg))
 	if err != nil {
 		_ = uc.Close()
 		return nil, fmt.Errorf("%w: %w", ErrDTLSHandshake, err)
@@ -146,7 +148,7 @@ func ListenDTLS(laddr string, cfg Config, dcfg *dtls.Config) (*Listener, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: DTLS listen: %w", err)
 	}
-	ln, err := dtls.NewListener(dtlsnet.PacketListenerFromListener(inner), dcfg)
+	ln, err := dtls.NewListener(dtlsnet.PacketListenerFromListener(inner), withSlog(dcfg))
 	if err != nil {
 		_ = inner.Close()
 		return nil, fmt.Errorf("sctpllp: DTLS listen: %w", err)
@@ -238,4 +240,15 @@ func (d *dtlsListener) close() error {
 		}
 	})
 	return err
+}
+
+// withSlog returns dcfg, or a copy of it whose pion/dtls log lines go
+// through log/slog's default logger when it names no LoggerFactory.
+func withSlog(dcfg *dtls.Config) *dtls.Config {
+	if dcfg == nil || dcfg.LoggerFactory != nil {
+		return dcfg
+	}
+	c := *dcfg
+	c.LoggerFactory = pionlog.Factory(nil)
+	return &c
 }

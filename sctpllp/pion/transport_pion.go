@@ -15,6 +15,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
+	"github.com/sctp-rdma/sctp-rdma/internal/pionlog"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
@@ -92,7 +93,9 @@ type Config struct {
 	SendBuffer int
 	// HandshakeTimeout bounds the association set-up of the passive side.
 	HandshakeTimeout time.Duration
-	// LoggerFactory is handed to pion; nil uses pion's default.
+	// LoggerFactory is handed to pion; nil routes pion's log lines through
+	// log/slog's default logger (internal/pionlog), with the attribute
+	// pion=SCOPE.
 	LoggerFactory logging.LoggerFactory
 	// DeadPeerTimeout, when positive, bounds how long the association
 	// survives without receiving a single packet from the peer: pion's
@@ -317,9 +320,11 @@ func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (
 		// Plain DATA chunks (RFC 4960) as RFC 5043 specifies, not I-DATA.
 		sctp.WithEnableInterleaving(false),
 	}
-	if cfg.LoggerFactory != nil {
-		opts = append(opts, sctp.WithLoggerFactory(cfg.LoggerFactory))
+	lf := cfg.LoggerFactory
+	if lf == nil {
+		lf = pionlog.Factory(nil) // pion's lines go through slog.Default, never straight to stderr
 	}
+	opts = append(opts, sctp.WithLoggerFactory(lf))
 	if live != nil {
 		opts = append(opts, sctp.WithRTOMax(deadPeerRTOMax(cfg.DeadPeerTimeout)))
 	}
