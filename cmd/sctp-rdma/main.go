@@ -40,12 +40,12 @@ const usage = `usage: sctp-rdma <command> [flags]
 commands:
   serve   serve bench and ping clients (passive side); many clients at once
   bench   measure write, read, send, fetchadd, cmpswap, write-imm: bandwidth,
-          message rate and latency (min, median, p99, max), per stream and total
+          message rate and latency (perftest's columns), per stream and total
   ping    rping-style: the server reads the client's buffer, writes it back,
           the client verifies every octet
   harness measure raw LLP throughput and round trip beside RDMA Write, Read and
-          Send over sctp-pion and mpa on loopback; writes docs/benchmarks.md
-  demo    run a passive and an active endpoint on loopback over userspace SCTP,
+          Send over every LLP on loopback; writes docs/benchmarks.md
+  demo    run a passive and an active endpoint on loopback over sctp-native,
           exercise every RDMA operation on several streams, break one stream on
           purpose and show the others finishing
 
