@@ -105,8 +105,36 @@ type logTB struct {
 
 func (l *logTB) Log(args ...any) { l.lines = append(l.lines, args[0].(string)) }
 
-func TestStreamLines(t *testing.T) {
+// RunScript streams every line, and kills a VM that started but printed no
+// boot marker within the wait (a guest hung in early boot), reporting it
+// as silent; set-up before the VM starts is not counted.
+func TestRunOnceBootWatchdog(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o755))
+		return p
+	}
+	ctx := context.Background()
+
 	tb := &logTB{TB: t}
-	streamLines(tb, strings.NewReader("one\ntwo\n\nlast without newline"))
-	assert.Equal(t, []string{"one", "two", "", "last without newline"}, tb.lines)
+	ok := script("ok.sh", "sleep 0.3\necho '"+startMarker+" (2 vCPUs)' >&2\necho "+bootMarker+" uptime=1s\necho two\nprintf 'last without newline'\n")
+	silent, err := RunScript(ctx, tb, dir, []string{ok}, 200*time.Millisecond, nil)
+	require.NoError(t, err)
+	assert.False(t, silent, "set-up before the VM starts does not count")
+	assert.Equal(t, []string{startMarker + " (2 vCPUs)", bootMarker + " uptime=1s", "two", "last without newline"}, tb.lines)
+
+	hung := script("hung.sh", "echo '"+startMarker+"' >&2\nexec sleep 30\n")
+	begin := time.Now()
+	silent, err = RunScript(ctx, &logTB{TB: t}, dir, []string{hung}, 200*time.Millisecond, nil)
+	assert.Error(t, err)
+	assert.True(t, silent)
+	assert.Less(t, time.Since(begin), 15*time.Second)
+
+	fails := script("fails.sh", "echo '"+startMarker+"'\necho "+bootMarker+"\nexit 3\n")
+	silent, err = RunScript(ctx, &logTB{TB: t}, dir, []string{fails}, time.Second, nil)
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 3, ee.ExitCode())
+	assert.False(t, silent, "a failure after boot is not a silent boot")
 }

@@ -297,46 +297,40 @@ func runInSiwVM(t *testing.T, runRegex string) {
 	require.NoError(t, err, "building the test binary: %s", out)
 	t.Logf("siw-vm: built %s in %v", filepath.Base(bin), time.Since(start).Round(time.Millisecond))
 
-	run := func(timeout time.Duration) (guestBug string, err error) {
+	run := func(timeout time.Duration) (silent bool, guestBug string, err error) {
 		args := []string{filepath.Join(root, "scripts", "vm", "siw-run.sh"), "--timeout", fmt.Sprint(int(timeout.Seconds()))}
 		if ci {
 			args = append(args, "--env", "CI=true")
 		}
 		args = append(args, bin, "-test.run", runRegex, "-test.v", "-test.count=1", "-test.timeout", (timeout - 15*time.Second).String())
-		cmd := exec.CommandContext(ctx, "bash", args...)
-		cmd.Dir = root
-		cmd.WaitDelay = 10 * time.Second
-		pipe, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		cmd.Stderr = cmd.Stdout
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(pipe)
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		var panicked bool
-		for sc.Scan() {
-			line := sc.Text()
-			t.Log(line)
+		silent, err = vmtest.RunScript(ctx, t, root, args, vmtest.BootWait, func(line string) {
 			if m := knownGuestBug.FindString(line); m != "" && guestBug == "" {
 				guestBug = m
 			}
 			panicked = panicked || strings.Contains(line, "Kernel panic - not syncing")
-		}
+		})
 		if !panicked {
 			guestBug = ""
 		}
-		return guestBug, cmd.Wait()
+		return silent, guestBug, err
 	}
 	start = time.Now()
-	bug, err := run(timeout)
-	if err != nil && bug != "" {
-		// The guest kernel, not this project, crashed (see knownGuestBug):
-		// the VM is gone with every scenario after the one that hit it.
-		// Boot a fresh VM once; a second crash, or any other failure, fails.
+	silent, bug, err := run(timeout)
+	if err != nil && (bug != "" || silent) {
+		// The guest kernel, not this project, failed: it crashed (see
+		// knownGuestBug) or hung in early boot. The VM is gone with every
+		// scenario after that point. Boot a fresh VM once; a second such
+		// failure, or any other failure, fails.
 		if left := time.Until(start.Add(timeout)); left < 3*time.Minute {
-			require.NoError(t, err, "the guest kernel hit %q and too little time is left to rerun the VM suite", bug)
+			require.NoError(t, err, "the guest kernel failed (%q, silent boot %v) and too little time is left to rerun the VM suite", bug, silent)
 		}
-		t.Logf("siw-vm: the guest kernel hit %q, the siw/iw_cm bug described in docs/siw-interop.md; rerunning the VM suite once in a fresh VM", bug)
-		bug, err = run(time.Until(start.Add(timeout)))
+		if silent {
+			t.Logf("siw-vm: the guest printed nothing in %v: rerunning the VM suite once in a fresh VM", vmtest.BootWait)
+		} else {
+			t.Logf("siw-vm: the guest kernel hit %q, the siw/iw_cm bug described in docs/siw-interop.md; rerunning the VM suite once in a fresh VM", bug)
+		}
+		_, _, err = run(time.Until(start.Add(timeout)))
 	}
 	require.NoError(t, err, "the siw VM suite failed (exit 125: VM or siw set-up failed; see the output above)")
 	t.Logf("siw-vm: %s passed in the VM (%v including set-up check and boot)", runRegex, time.Since(start).Round(time.Millisecond))

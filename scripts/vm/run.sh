@@ -79,6 +79,7 @@ cat "$cache/base.cpio" "$work/run.cpio" >"$work/initrd"
 smp="${VMTEST_SMP:-2}" mem="${VMTEST_MEM:-1024}"
 log="$work/console.log"
 start=$(date +%s.%N)
+echo "run.sh: starting the VM (${smp} vCPUs, ${mem} MiB, TCG)" >&2
 set +e
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp" \
