@@ -65,6 +65,24 @@ var ErrTLSHandshake = errors.New("transport: TLS handshake failed")
 // stream (RFC 5043 §6.3 Reject, RFC 5044 §7.1.2 rule 3 rejecting Reply).
 var ErrRejected = errors.New("transport: peer rejected the session")
 
+// DialError is Dial's error when the lower layer could not be set up to
+// the peer: the TCP connection or MPA negotiation (mpa), the association
+// (sctp-*). Err is the lower layer's cause; a peer where nothing listens
+// shows as errors.Is(err, syscall.ECONNREFUSED) over every LLP (TCP's
+// RST, the ICMP port unreachable that ends an SCTP-over-UDP association,
+// RFC 6951 §5.5; the kernel's ABORT).
+type DialError struct {
+	// LLP is the lower layer's name, Addr the peer's address.
+	LLP, Addr string
+	Err       error
+}
+
+// Error implements error.
+func (e *DialError) Error() string { return e.LLP + ": connect " + e.Addr + ": " + e.Err.Error() }
+
+// Unwrap returns the lower layer's cause.
+func (e *DialError) Unwrap() error { return e.Err }
+
 // Options configure both ends. Zero fields take defaults.
 type Options struct {
 	// LLP is one of SCTPPion (default), SCTPNative (the project's own
@@ -207,7 +225,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: connect %s: %w", kind, addr, err)
+			return nil, &DialError{LLP: kind, Addr: addr, Err: err}
 		}
 		if n > assoc.NumStreams()-1 {
 			_ = assoc.Abort()
@@ -239,7 +257,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 				if errors.As(err, &re) {
 					return nil, fmt.Errorf("%w: connection %d: %q", ErrRejected, i+1, re.Reply.PrivateData)
 				}
-				return nil, fmt.Errorf("mpa: connect %s: %w", addr, err)
+				return nil, &DialError{LLP: kind, Addr: addr, Err: err}
 			}
 			ep, err := newMPAEndpoint(conn, o, pd, prepare)
 			if err != nil {

@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -173,17 +176,88 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// explain turns well-known failures into a message a user can act on.
+// explain turns a failure into what a user reads: one line that names the
+// cause first, hints on how to act on it, and the whole error chain only
+// at --log-level debug.
 func explain(err error) string {
 	var b strings.Builder
-	b.WriteString(err.Error())
+	short := cause(err)
+	b.WriteString(short)
 	switch {
 	case errors.Is(err, kernel.ErrUnavailable):
-		b.WriteString("\n  this kernel offers no SCTP sockets: load the module (modprobe sctp) or use --llp sctp-pion")
+		b.WriteString("\n  this kernel offers no SCTP sockets: load the module (modprobe sctp) or use --llp sctp-native")
 	case errors.Is(err, transport.ErrRejected):
 		b.WriteString("\n  the server refused the session (see the reason above)")
 	}
+	if h := otherLLPHint(err); h != "" {
+		b.WriteString("\n  " + h)
+	}
+	if short != err.Error() {
+		if slog.Default().Enabled(context.Background(), slog.LevelDebug) {
+			b.WriteString("\n  detail: " + err.Error())
+		} else {
+			b.WriteString("\n  (--log-level debug shows the whole error chain)")
+		}
+	}
 	return b.String()
+}
+
+// cause is err's message, or a short one naming the cause for the
+// failures every user meets: nothing listening at the address, no answer.
+func cause(err error) string {
+	msg := err.Error()
+	if errors.Is(err, bench.ErrPeerUnresponsive) {
+		// "write 64K: stream 1: peer unresponsive for 3s (…)" reads
+		// cause first as "peer unresponsive for 3s (…), in write 64K: stream 1".
+		if i := strings.Index(msg, bench.ErrPeerUnresponsive.Error()); i > 0 {
+			return msg[i:] + ", in " + strings.TrimSuffix(msg[:i], ": ")
+		}
+		return msg
+	}
+	var de *transport.DialError
+	if !errors.As(err, &de) {
+		return msg
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		how := "TCP connection refused"
+		switch de.LLP {
+		case transport.SCTPNative, transport.SCTPPion:
+			how = "SCTP over UDP: ICMP port unreachable"
+		case transport.SCTPKernel:
+			how = "SCTP: connection refused"
+		}
+		return fmt.Sprintf("nothing listens on %s for --llp %s (%s)", de.Addr, de.LLP, how)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("no answer from %s over --llp %s within the --timeout", de.Addr, de.LLP)
+	}
+	return msg
+}
+
+// otherLLPHint looks, when nothing listened for the requested lower layer,
+// whether the address answers over another one (a server started with a
+// different --llp), and says which.
+func otherLLPHint(err error) string {
+	var de *transport.DialError
+	if !errors.As(err, &de) || !errors.Is(err, syscall.ECONNREFUSED) {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	switch de.LLP {
+	case transport.SCTPNative, transport.SCTPPion:
+		var d net.Dialer
+		if c, err := d.DialContext(ctx, "tcp", de.Addr); err == nil {
+			_ = c.Close()
+			return "a TCP server answers on that port: if it serves --llp mpa, give --llp mpa"
+		}
+	case transport.MPA:
+		if a, err := nsctp.Dial(ctx, "udp", de.Addr, &nsctp.Config{}); err == nil {
+			_ = a.Abort()
+			return "an SCTP-over-UDP server answers on that port: give the --llp it serves (sctp-native or sctp-pion)"
+		}
+	}
+	return ""
 }
 
 // exitFor prints err for command name and returns the exit status.

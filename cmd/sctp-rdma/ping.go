@@ -19,8 +19,17 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	f.register(fs, "64")
 	count := fs.Uint64("count", 10, "iterations per stream (0 with --duration: run for that long)")
 	verbose := fs.Bool("v", true, "print one line per verified iteration")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
+	}
+	switch {
+	case len(pos) > 1:
+		return usageError("unexpected arguments %q (one server address at most)", pos[1:])
+	case len(pos) == 1 && f.connect != "":
+		return usageError("--connect %s and %s: give one server address", f.connect, pos[0])
+	case len(pos) == 1:
+		f.connect = pos[0] // as rping -c -a HOST, and as bench HOST
 	}
 	if err := f.startLogging(stderr, f.json); err != nil {
 		return err
