@@ -4,6 +4,13 @@
 // their own: the program's slog handler decides their format (text or
 // JSON), level and destination. Each record carries the pion scope as the
 // attribute "pion".
+//
+// pion logs routine events at its warning and error levels (a peer's INIT
+// parameter it does not know, ForwardTSN not negotiated, a write after
+// close), so its levels land one step lower in slog: pion's errors are
+// slog Info, its warnings and information Debug, its debug and trace
+// lines below Debug. A program's default slog logger (Info) thus shows
+// what pion's own default logger showed, its errors, and nothing more.
 package pionlog
 
 import (
@@ -14,8 +21,13 @@ import (
 	"github.com/pion/logging"
 )
 
-// LevelTrace is the slog level of pion's Trace lines, below slog.LevelDebug.
-const LevelTrace = slog.LevelDebug - 4
+// The slog levels of pion's levels.
+const (
+	LevelTrace = slog.LevelDebug - 8 // pion Trace
+	LevelDebug = slog.LevelDebug - 4 // pion Debug
+	LevelInfo  = slog.LevelDebug     // pion Info and Warn
+	LevelError = slog.LevelInfo      // pion Error
+)
 
 // Factory returns a pion LoggerFactory whose loggers write to l, or to
 // slog.Default() at the time of each record when l is nil (so that a
@@ -58,11 +70,11 @@ func (g *logger) logf(level slog.Level, format string, args ...any) {
 
 func (g *logger) Trace(msg string)                  { g.log(LevelTrace, msg) }
 func (g *logger) Tracef(format string, args ...any) { g.logf(LevelTrace, format, args...) }
-func (g *logger) Debug(msg string)                  { g.log(slog.LevelDebug, msg) }
-func (g *logger) Debugf(format string, args ...any) { g.logf(slog.LevelDebug, format, args...) }
-func (g *logger) Info(msg string)                   { g.log(slog.LevelInfo, msg) }
-func (g *logger) Infof(format string, args ...any)  { g.logf(slog.LevelInfo, format, args...) }
-func (g *logger) Warn(msg string)                   { g.log(slog.LevelWarn, msg) }
-func (g *logger) Warnf(format string, args ...any)  { g.logf(slog.LevelWarn, format, args...) }
-func (g *logger) Error(msg string)                  { g.log(slog.LevelError, msg) }
-func (g *logger) Errorf(format string, args ...any) { g.logf(slog.LevelError, format, args...) }
+func (g *logger) Debug(msg string)                  { g.log(LevelDebug, msg) }
+func (g *logger) Debugf(format string, args ...any) { g.logf(LevelDebug, format, args...) }
+func (g *logger) Info(msg string)                   { g.log(LevelInfo, msg) }
+func (g *logger) Infof(format string, args ...any)  { g.logf(LevelInfo, format, args...) }
+func (g *logger) Warn(msg string)                   { g.log(LevelInfo, msg) }
+func (g *logger) Warnf(format string, args ...any)  { g.logf(LevelInfo, format, args...) }
+func (g *logger) Error(msg string)                  { g.log(LevelError, msg) }
+func (g *logger) Errorf(format string, args ...any) { g.logf(LevelError, format, args...) }

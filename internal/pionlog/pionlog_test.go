@@ -13,7 +13,7 @@ import (
 
 func TestFactoryRoutesThroughSlog(t *testing.T) {
 	var buf bytes.Buffer
-	l := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	lg := Factory(l).NewLogger("sctp")
 	lg.Trace("trace: dropped")
 	lg.Debugf("debug %d: dropped", 1)
@@ -28,11 +28,13 @@ func TestFactoryRoutesThroughSlog(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(ln), &m), "every line is JSON: %s", ln)
 		got = append(got, m)
 	}
-	assert.Equal(t, "INFO", got[0]["level"])
+	// One step lower: pion's info and warnings are slog Debug, its errors
+	// Info.
+	assert.Equal(t, "DEBUG", got[0]["level"])
 	assert.Equal(t, "association 7 up", got[0]["msg"])
 	assert.Equal(t, "sctp", got[0]["pion"])
-	assert.Equal(t, "WARN", got[1]["level"])
-	assert.Equal(t, "ERROR", got[2]["level"])
+	assert.Equal(t, "DEBUG", got[1]["level"])
+	assert.Equal(t, "INFO", got[2]["level"])
 	assert.Equal(t, "failed: reason", got[2]["msg"])
 }
 

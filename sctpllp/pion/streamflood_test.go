@@ -1,7 +1,6 @@
 package pion
 
 import (
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -42,13 +41,16 @@ func TestPion_StreamIDFlood_RFC5043_8(t *testing.T) {
 	}
 	require.NoError(t, ct.WriteMsg(1, backend.PPIDSegment, []byte("legit")))
 	require.Eventually(t, func() bool { return count(1) == 1 }, 5*time.Second, time.Millisecond)
-	base := runtime.NumGoroutine()
 
 	for sid := uint16(limit); sid < limit+MaxRefusedStreams; sid++ {
 		require.NoError(t, ct.WriteMsg(sid, backend.PPIDSegment, []byte("flood")))
 	}
 	require.Eventually(t, func() bool { return st.RefusedStreams() == MaxRefusedStreams }, 10*time.Second, time.Millisecond)
-	assert.LessOrEqual(t, runtime.NumGoroutine(), base+4, "no reader per refused stream")
+	st.mu.Lock()
+	for sid := range st.streams { // a stream here has its reader (readLoop)
+		assert.Less(t, sid, uint16(limit), "no state and no reader for refused stream %d", sid)
+	}
+	st.mu.Unlock()
 	for sid := uint16(limit); sid < limit+MaxRefusedStreams; sid++ {
 		assert.Zero(t, count(sid), "nothing delivered on stream %d", sid)
 	}
