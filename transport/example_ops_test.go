@@ -74,7 +74,7 @@ func (t *target) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 // Reads, adds atomically and Writes with Immediate Data. The code is the
 // same for each lower layer.
 func Example_operations() {
-	for _, llp := range []string{transport.SCTPNative, transport.MPA} {
+	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
 		o := transport.Options{LLP: llp}
@@ -148,5 +148,6 @@ func Example_operations() {
 	}
 	// Output:
 	// sctp-native: read "placed by RDMA Write"; fetch-add saw 0 then 5; target says immediate 0xfeed after "and then immediate"
+	// sctp-pion: read "placed by RDMA Write"; fetch-add saw 0 then 5; target says immediate 0xfeed after "and then immediate"
 	// mpa: read "placed by RDMA Write"; fetch-add saw 0 then 5; target says immediate 0xfeed after "and then immediate"
 }

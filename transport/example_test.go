@@ -48,10 +48,11 @@ func (h *echo) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 	}
 }
 
-// Example runs the same two streams over the project's own userspace SCTP
-// and over MPA/TCP: the Options' LLP is the only difference.
+// Example runs the same two streams over the project's own userspace SCTP,
+// over pion's and over MPA/TCP: the Options' LLP is the only difference
+// (sctp-kernel, on a kernel with SCTP, is one more name).
 func Example() {
-	for _, llp := range []string{transport.SCTPNative, transport.MPA} {
+	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
 		o := transport.Options{LLP: llp}
@@ -94,6 +95,8 @@ func Example() {
 	// Output:
 	// sctp-native stream 0: A0
 	// sctp-native stream 1: A1
+	// sctp-pion stream 0: A0
+	// sctp-pion stream 1: A1
 	// mpa stream 0: A0
 	// mpa stream 1: A1
 }
