@@ -2,73 +2,21 @@ package pmtu
 
 import (
 	"encoding/binary"
-	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
-// SCTP chunk types this package looks at (RFC 4960 §3.2).
-const (
-	ChunkData         uint8 = 0
-	ChunkInit         uint8 = 1
-	ChunkInitAck      uint8 = 2
-	ChunkHeartbeat    uint8 = 4
-	ChunkHeartbeatAck uint8 = 5
-	ChunkShutdownComp uint8 = 14
-)
-
-// ChunkHeader is the header every SCTP chunk starts with (RFC 4960 §3.2):
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|   Chunk Type  | Chunk  Flags  |        Chunk Length           |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// Length counts the header and the value, not the padding to 4 octets.
-type ChunkHeader struct {
-	Type, Flags uint8
-	Length      uint16
-}
-
-// ChunkHeaderLen is the size of a chunk header.
-const ChunkHeaderLen = 4
-
-// ParseChunkHeader parses the chunk header at the start of b and checks
-// that the chunk, padded to 4 octets, fits in b. It returns the padded
-// size of the whole chunk as the octets consumed.
-func ParseChunkHeader(b []byte) (ChunkHeader, int, error) {
-	if len(b) < ChunkHeaderLen {
-		return ChunkHeader{}, 0, &WireError{What: "chunk", Section: "RFC 4960 §3.2", Reason: "shorter than a chunk header", Err: ErrShort}
-	}
-	h := ChunkHeader{Type: b[0], Flags: b[1], Length: binary.BigEndian.Uint16(b[2:])}
-	if h.Length < ChunkHeaderLen {
-		return ChunkHeader{}, 0, &WireError{What: "chunk", Section: "RFC 4960 §3.2", Reason: fmt.Sprintf("length %d below 4", h.Length)}
-	}
-	padded := (int(h.Length) + 3) &^ 3
-	if padded > len(b) {
-		// The last chunk's padding may be missing only if the sender
-		// omitted it; RFC 4960 §3.2 requires it, so treat as truncated.
-		return ChunkHeader{}, 0, &WireError{What: "chunk", Section: "RFC 4960 §3.2", Reason: fmt.Sprintf("chunk of %d octets in %d", padded, len(b)), Err: ErrShort}
-	}
-	return h, padded, nil
-}
-
-// Len returns 4.
-func (h ChunkHeader) Len() int { return ChunkHeaderLen }
-
-// Append appends the 4-octet header.
-func (h ChunkHeader) Append(b []byte) []byte {
-	b = append(b, h.Type, h.Flags)
-	return binary.BigEndian.AppendUint16(b, h.Length)
-}
+// The SCTP packet and chunk layouts are package sctp/wire's; this file
+// holds what path MTU tracking does with them.
 
 // unbundleable reports chunk types that must be alone in a packet
-// (RFC 4960 §6.10: INIT, INIT ACK, SHUTDOWN COMPLETE).
-func unbundleable(t uint8) bool {
-	return t == ChunkInit || t == ChunkInitAck || t == ChunkShutdownComp
+// (RFC 9260 §6.10: INIT, INIT ACK, SHUTDOWN COMPLETE).
+func unbundleable(t wire.ChunkType) bool {
+	return t == wire.ChunkInit || t == wire.ChunkInitAck || t == wire.ChunkShutdownComplete
 }
 
 // SplitPacket cuts an SCTP packet into packets of at most limit octets,
-// keeping the chunks in their order (RFC 4960 §6.10: a receiver processes
+// keeping the chunks in their order (RFC 9260 §6.10: a receiver processes
 // the chunks of a packet in order, and any bundling that respects the
 // rules is valid) and giving every piece the original common header with a
 // fresh CRC32c. Each piece is passed to emit, which must not retain it;
@@ -80,23 +28,23 @@ func SplitPacket(pkt []byte, limit int, buf []byte, emit func(piece []byte, over
 	if len(pkt) <= limit {
 		return buf, emit(pkt, false)
 	}
-	if len(pkt) < SCTPCommonHeaderLen || !wellFormed(pkt[SCTPCommonHeaderLen:]) {
+	if len(pkt) < wire.HeaderLen || !wellFormed(pkt[wire.HeaderLen:]) {
 		return buf, emit(pkt, true)
 	}
-	hdr := pkt[:SCTPCommonHeaderLen]
-	rest := pkt[SCTPCommonHeaderLen:]
+	hdr := pkt[:wire.HeaderLen]
+	rest := pkt[wire.HeaderLen:]
 	buf = append(buf[:0], hdr...)
 	flush := func() error {
-		if len(buf) == SCTPCommonHeaderLen {
+		if len(buf) == wire.HeaderLen {
 			return nil
 		}
-		SetChecksum(buf)
+		wire.SetChecksum(buf)
 		err := emit(buf, len(buf) > limit)
 		buf = append(buf[:0], hdr...)
 		return err
 	}
 	for len(rest) > 0 {
-		_, n, _ := ParseChunkHeader(rest) // wellFormed checked it
+		_, n, _ := wire.ParseChunk(rest) // wellFormed checked it
 		if len(buf)+n > limit {
 			if err := flush(); err != nil {
 				return buf, err
@@ -108,10 +56,12 @@ func SplitPacket(pkt []byte, limit int, buf []byte, emit func(piece []byte, over
 	return buf, flush()
 }
 
+// wellFormed reports whether chunks parse, each padded to 4 octets (RFC
+// 9260 §3.2), and none must be alone in its packet.
 func wellFormed(chunks []byte) bool {
 	for len(chunks) > 0 {
-		h, n, err := ParseChunkHeader(chunks)
-		if err != nil || unbundleable(h.Type) {
+		c, n, err := wire.ParseChunk(chunks)
+		if err != nil || n%4 != 0 || unbundleable(c.Type) {
 			return false
 		}
 		chunks = chunks[n:]
@@ -119,21 +69,16 @@ func wellFormed(chunks []byte) bool {
 	return true
 }
 
-// DataTSNs calls fn with the TSN of every DATA chunk of a well-formed
-// packet (RFC 4960 §3.3.1). Malformed packets are ignored.
+// DataTSNs calls fn with the TSN of every DATA chunk of a packet (RFC 9260
+// §3.3.1), up to the first malformed chunk.
 func DataTSNs(pkt []byte, fn func(tsn uint32)) {
-	if len(pkt) < SCTPCommonHeaderLen {
+	if len(pkt) < wire.HeaderLen {
 		return
 	}
-	rest := pkt[SCTPCommonHeaderLen:]
-	for len(rest) > 0 {
-		h, n, err := ParseChunkHeader(rest)
-		if err != nil {
-			return
+	it := wire.NewChunkIter(pkt[wire.HeaderLen:])
+	for c, ok := it.Next(); ok; c, ok = it.Next() {
+		if c.Type == wire.ChunkData && len(c.Value) >= wire.DataHeaderLen-wire.ChunkHeaderLen {
+			fn(binary.BigEndian.Uint32(c.Value))
 		}
-		if h.Type == ChunkData && h.Length >= DataChunkHeaderLen {
-			fn(binary.BigEndian.Uint32(rest[4:]))
-		}
-		rest = rest[n:]
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // PionMaxPacket is the largest SCTP packet github.com/pion/sctp v1.11.3
@@ -73,7 +75,7 @@ type Conn struct {
 	mu        sync.Mutex
 	prober    *Prober
 	kernelMTU int // last IP_MTU read (0: unknown)
-	hdr       CommonHeader
+	hdr       wire.Header
 	haveHdr   bool
 	highTSN   uint32
 	haveTSN   bool
@@ -269,12 +271,11 @@ func (c *Conn) packetLimit() int {
 // observeLocked learns the common header of the association from an
 // outgoing packet and notices DATA retransmissions.
 func (c *Conn) observeLocked(p []byte) {
-	if len(p) < SCTPCommonHeaderLen+ChunkHeaderLen {
+	if len(p) < wire.HeaderLen+wire.ChunkHeaderLen {
 		return
 	}
-	h, _, _ := ParseCommonHeader(p)
-	if p[SCTPCommonHeaderLen] != ChunkInit && h.VerificationTag != 0 {
-		h.Checksum = 0
+	h, _ := wire.ParseHeader(p) // long enough
+	if wire.ChunkType(p[wire.HeaderLen]) != wire.ChunkInit && h.VerificationTag != 0 {
 		if !c.haveHdr || h != c.hdr {
 			c.hdr, c.haveHdr = h, true
 			c.poke()
@@ -384,14 +385,14 @@ func (c *Conn) Read(b []byte) (int, error) {
 }
 
 func (c *Conn) consumeProbeAck(p []byte) bool {
-	if len(p) < SCTPCommonHeaderLen+ProbeChunkMin || p[SCTPCommonHeaderLen] != ChunkHeartbeatAck {
+	if len(p) < wire.HeaderLen+ProbeChunkMin || wire.ChunkType(p[wire.HeaderLen]) != wire.ChunkHeartbeatAck {
 		return false
 	}
-	hb, _, err := ParseHeartbeatProbe(p[SCTPCommonHeaderLen:])
+	hb, _, err := ParseHeartbeatProbe(p[wire.HeaderLen:])
 	if err != nil || !hb.Ack {
 		return false
 	}
-	if !ChecksumOK(p) || hb.Size != len(p) {
+	if !wire.ChecksumOK(p) || hb.Size != len(p) {
 		return true // ours, but damaged: drop it
 	}
 	c.mu.Lock()

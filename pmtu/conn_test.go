@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -48,17 +50,17 @@ func (c fakeConn) Write(b []byte) (int, error) {
 	n := c.n
 	n.mu.Lock()
 	fits := len(b)+UDPHeaderLen+IPv4HeaderLen <= n.mtu
-	if fits && (len(b) < 13 || b[12] != ChunkHeartbeat) {
+	if fits && (len(b) < 13 || wire.ChunkType(b[12]) != wire.ChunkHeartbeat) {
 		n.got = append(n.got, append([]byte(nil), b...))
 	}
 	n.mu.Unlock()
 	if !fits {
 		return len(b), nil
 	}
-	if len(b) > 12 && b[12] == ChunkHeartbeat {
+	if len(b) > 12 && wire.ChunkType(b[12]) == wire.ChunkHeartbeat {
 		ack := append([]byte(nil), b...)
-		ack[12] = ChunkHeartbeatAck
-		SetChecksum(ack)
+		ack[12] = byte(wire.ChunkHeartbeatAck)
+		wire.SetChecksum(ack)
 		select {
 		case n.toConn <- ack:
 		case <-n.done:
@@ -255,9 +257,9 @@ func TestConnKernelUDP(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if nr > 12 && buf[12] == ChunkHeartbeat {
-				buf[12] = ChunkHeartbeatAck
-				SetChecksum(buf[:nr])
+			if nr > 12 && wire.ChunkType(buf[12]) == wire.ChunkHeartbeat {
+				buf[12] = byte(wire.ChunkHeartbeatAck)
+				wire.SetChecksum(buf[:nr])
 				_, _ = peer.WriteToUDP(buf[:nr], from)
 			}
 		}

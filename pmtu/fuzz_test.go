@@ -3,36 +3,9 @@ package pmtu
 import (
 	"bytes"
 	"testing"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
-
-func FuzzParseCommonHeader(f *testing.F) {
-	f.Add([]byte{0x13, 0x88, 0x13, 0x89, 0xde, 0xad, 0xbe, 0xef, 4, 3, 2, 1})
-	f.Add([]byte{1, 2, 3})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		h, n, err := ParseCommonHeader(b)
-		if err != nil {
-			return
-		}
-		if n != 12 || !bytes.Equal(h.Append(nil), b[:12]) {
-			t.Fatalf("round trip: %x", b[:12])
-		}
-	})
-}
-
-func FuzzParseChunkHeader(f *testing.F) {
-	f.Add([]byte{3, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
-	f.Add([]byte{0, 3, 0, 17})
-	f.Add([]byte{0, 0, 0, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		h, n, err := ParseChunkHeader(b)
-		if err != nil {
-			return
-		}
-		if n > len(b) || n < int(h.Length) || n%4 != 0 || !bytes.Equal(h.Append(nil), b[:4]) {
-			t.Fatalf("bad parse %+v n=%d len=%d", h, n, len(b))
-		}
-	})
-}
 
 func FuzzParseHeartbeatProbe(f *testing.F) {
 	f.Add(HeartbeatProbe{Nonce: 7, Size: 48}.Append(nil))
@@ -47,7 +20,7 @@ func FuzzParseHeartbeatProbe(f *testing.F) {
 			t.Fatalf("consumed %d of %d", n, len(b))
 		}
 		out := p.Append(nil)
-		if len(out) != p.Size-SCTPCommonHeaderLen {
+		if len(out) != p.Size-wire.HeaderLen {
 			t.Fatalf("re-encoded %d octets for size %d", len(out), p.Size)
 		}
 		q, _, err := ParseHeartbeatProbe(out)
@@ -75,8 +48,8 @@ func FuzzSplitPacket(f *testing.F) {
 			if !over && len(p) > limit {
 				t.Fatalf("piece of %d over limit %d not flagged", len(p), limit)
 			}
-			if len(p) >= SCTPCommonHeaderLen {
-				chunks = append(chunks, p[SCTPCommonHeaderLen:]...)
+			if len(p) >= wire.HeaderLen {
+				chunks = append(chunks, p[wire.HeaderLen:]...)
 			}
 			return nil
 		})
@@ -86,7 +59,7 @@ func FuzzSplitPacket(f *testing.F) {
 		if pieces == 0 {
 			t.Fatal("nothing emitted")
 		}
-		if len(pkt) >= SCTPCommonHeaderLen && !bytes.Equal(chunks, pkt[SCTPCommonHeaderLen:]) {
+		if len(pkt) >= wire.HeaderLen && !bytes.Equal(chunks, pkt[wire.HeaderLen:]) {
 			t.Fatal("chunks changed")
 		}
 		DataTSNs(pkt, func(uint32) {})

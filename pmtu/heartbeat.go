@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // ErrNotProbe reports a HEARTBEAT or HEARTBEAT ACK chunk that is not one of
@@ -18,7 +20,7 @@ const (
 	paramHeaderLen     = 4
 	probeInfoLen       = 8 + 8 + 4 // magic, nonce, size
 	// ProbeChunkMin is the smallest probe chunk (no padding).
-	ProbeChunkMin = ChunkHeaderLen + paramHeaderLen + probeInfoLen
+	ProbeChunkMin = wire.ChunkHeaderLen + paramHeaderLen + probeInfoLen
 )
 
 // HeartbeatProbe is the RFC 8899 probe packet's only chunk: a HEARTBEAT
@@ -58,14 +60,14 @@ type HeartbeatProbe struct {
 // ParseHeartbeatProbe parses a HEARTBEAT or HEARTBEAT ACK chunk that
 // carries a probe. A heartbeat of another sender gives ErrNotProbe.
 func ParseHeartbeatProbe(b []byte) (HeartbeatProbe, int, error) {
-	h, n, err := ParseChunkHeader(b)
+	c, n, err := wire.ParseChunk(b)
 	if err != nil {
-		return HeartbeatProbe{}, 0, err
+		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 9260 §3.2", Reason: "bad chunk header", Err: err}
 	}
-	if h.Type != ChunkHeartbeat && h.Type != ChunkHeartbeatAck {
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("chunk type %d", h.Type)}
+	if c.Type != wire.ChunkHeartbeat && c.Type != wire.ChunkHeartbeatAck {
+		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("chunk type %d", c.Type)}
 	}
-	v := b[ChunkHeaderLen:h.Length]
+	v := c.Value
 	if len(v) < paramHeaderLen {
 		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: "no Heartbeat Info parameter", Err: ErrShort}
 	}
@@ -82,46 +84,47 @@ func ParseHeartbeatProbe(b []byte) (HeartbeatProbe, int, error) {
 		return HeartbeatProbe{}, 0, ErrNotProbe
 	}
 	p := HeartbeatProbe{
-		Ack:   h.Type == ChunkHeartbeatAck,
+		Ack:   c.Type == wire.ChunkHeartbeatAck,
 		Nonce: binary.BigEndian.Uint64(info[8:]),
 		Size:  int(binary.BigEndian.Uint32(info[16:])),
 	}
-	if p.Size != SCTPCommonHeaderLen+int(h.Length) {
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 8899 §4.1", Reason: fmt.Sprintf("probe of %d octets in a %d-octet chunk", p.Size, h.Length)}
+	if p.Size != wire.HeaderLen+c.Len() {
+		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 8899 §4.1", Reason: fmt.Sprintf("probe of %d octets in a %d-octet chunk", p.Size, c.Len())}
 	}
 	return p, n, nil
 }
 
 // Len returns the chunk's length: Size less the common header.
-func (p HeartbeatProbe) Len() int { return max(p.Size-SCTPCommonHeaderLen, ProbeChunkMin) }
+func (p HeartbeatProbe) Len() int { return max(p.Size-wire.HeaderLen, ProbeChunkMin) }
 
 // Append appends the chunk; it allocates nothing when b has room.
 func (p HeartbeatProbe) Append(b []byte) []byte {
 	n := p.Len() &^ 3
-	typ := ChunkHeartbeat
+	typ := wire.ChunkHeartbeat
 	if p.Ack {
-		typ = ChunkHeartbeatAck
+		typ = wire.ChunkHeartbeatAck
 	}
-	b = ChunkHeader{Type: typ, Length: uint16(n)}.Append(b)
+	start := len(b)
+	b = wire.BeginChunk(b, typ, 0)
 	b = binary.BigEndian.AppendUint16(b, heartbeatInfoParam)
-	b = binary.BigEndian.AppendUint16(b, uint16(n-ChunkHeaderLen))
+	b = binary.BigEndian.AppendUint16(b, uint16(n-wire.ChunkHeaderLen))
 	b = append(b, probeMagic[:]...)
 	b = binary.BigEndian.AppendUint64(b, p.Nonce)
-	b = binary.BigEndian.AppendUint32(b, uint32(n+SCTPCommonHeaderLen))
+	b = binary.BigEndian.AppendUint32(b, uint32(n+wire.HeaderLen))
 	for range n - ProbeChunkMin {
 		b = append(b, 0)
 	}
+	b, _ = wire.EndChunk(b, start) // n fits the 16-bit length: at most a 64 KiB packet
 	return b
 }
 
 // AppendProbePacket appends a whole probe packet of size octets (rounded
 // down to a multiple of 4): hdr, the probe chunk and the CRC32c.
-func AppendProbePacket(b []byte, hdr CommonHeader, nonce uint64, size int) []byte {
+func AppendProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte {
 	size &^= 3
 	start := len(b)
-	hdr.Checksum = 0
-	b = hdr.Append(b)
+	b = wire.AppendHeader(b, hdr)
 	b = HeartbeatProbe{Nonce: nonce, Size: size}.Append(b)
-	SetChecksum(b[start:])
+	wire.SetChecksum(b[start:])
 	return b
 }

@@ -1,5 +1,7 @@
 package pmtu
 
+import "github.com/sctp-rdma/sctp-rdma/sctp/wire"
+
 // Header sizes (RFC 791 §3.1, RFC 8200 §3, RFC 768, RFC 4960 §3 and
 // §3.3.1, RFC 5043 §4, RFC 793 §3.1).
 const (
@@ -9,10 +11,6 @@ const (
 	IPv6HeaderLen = 40
 	// UDPHeaderLen is the UDP header of SCTP over UDP (RFC 6951 §5).
 	UDPHeaderLen = 8
-	// SCTPCommonHeaderLen is the SCTP common header (RFC 4960 §3.1).
-	SCTPCommonHeaderLen = 12
-	// DataChunkHeaderLen is the DATA chunk header (RFC 4960 §3.3.1).
-	DataChunkHeaderLen = 16
 	// DDPSSNLen is the DDP-SSN that starts every DATA chunk payload of
 	// the SCTP adaptation (RFC 5043 §5.2.1); sctpllp uses this definition.
 	DDPSSNLen = 2
@@ -67,7 +65,7 @@ func SCTPPacketSize(pmtu int, ipv6, udp bool) int {
 // are padded to 4 octets (RFC 4960 §3.2). This is what
 // backend.Transport.MaxMessage reports.
 func SCTPMaxMessage(pmtu int, ipv6, udp bool) int {
-	n := SCTPPacketSize(pmtu, ipv6, udp) - SCTPCommonHeaderLen - DataChunkHeaderLen
+	n := SCTPPacketSize(pmtu, ipv6, udp) - wire.HeaderLen - wire.DataHeaderLen
 	if n < 0 {
 		return 0
 	}
@@ -87,7 +85,7 @@ func SCTPMULPDU(pmtu int, ipv6, udp bool) int {
 // without IP fragmentation.
 func MinSCTPPathMTU(ipv6, udp bool) int {
 	msg := (MinMULPDU + DDPSSNLen + BundlingReserve + 3) &^ 3 // SCTPMaxMessage is a multiple of 4
-	n := msg + DataChunkHeaderLen + SCTPCommonHeaderLen + IPHeaderLen(ipv6)
+	n := msg + wire.DataHeaderLen + wire.HeaderLen + IPHeaderLen(ipv6)
 	if udp {
 		n += UDPHeaderLen
 	}

@@ -5,85 +5,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// TestCommonHeader_RFC4960Sec3_1 parses and builds the header image of
-// RFC 4960 §3.1 Figure.
-func TestCommonHeader_RFC4960Sec3_1(t *testing.T) {
-	img := []byte{
-		0x13, 0x88, 0x13, 0x89, // ports 5000, 5001
-		0xde, 0xad, 0xbe, 0xef, // verification tag
-		0x04, 0x03, 0x02, 0x01, // checksum, LSB first
-	}
-	h, n, err := ParseCommonHeader(img)
-	require.NoError(t, err)
-	assert.Equal(t, 12, n)
-	assert.Equal(t, CommonHeader{SrcPort: 5000, DstPort: 5001, VerificationTag: 0xdeadbeef, Checksum: 0x01020304}, h)
-	assert.Equal(t, 12, h.Len())
-	assert.Equal(t, img, h.Append(nil))
-	b := make([]byte, 0, 12)
-	assert.Equal(t, 0.0, testing.AllocsPerRun(10, func() { b = h.Append(b[:0]) }))
-
-	_, _, err = ParseCommonHeader(img[:11])
-	var we *WireError
-	require.ErrorAs(t, err, &we)
-	assert.ErrorIs(t, err, ErrShort)
-	assert.Equal(t, "RFC 4960 §3.1", we.Section)
-}
-
-// TestChecksum_RFC4960AppendixB: CRC32c over the packet with the checksum
-// field zero, stored least-significant octet first (RFC 4960 Appendix B).
-// Reference: 32 zero octets give 0x8A9136AA (RFC 3720 §B.4), so a "packet"
-// of 12 zero header octets and 20 zero octets checks the same way.
-func TestChecksum_RFC4960AppendixB(t *testing.T) {
-	pkt := make([]byte, 32)
-	assert.Equal(t, uint32(0x8A9136AA), PacketChecksum(pkt))
-	SetChecksum(pkt)
-	assert.Equal(t, []byte{0xaa, 0x36, 0x91, 0x8a}, pkt[8:12])
-	assert.True(t, ChecksumOK(pkt))
-	pkt[20] ^= 1
-	assert.False(t, ChecksumOK(pkt))
-	assert.False(t, ChecksumOK(pkt[:4]))
-	binary.LittleEndian.PutUint32(pkt[8:], 0)
-	assert.True(t, ChecksumOK(pkt), "zero checksum accepted (RFC 9653)")
-}
-
-func TestChunkHeader_RFC4960Sec3_2(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		img     []byte
-		want    ChunkHeader
-		n       int
-		errIs   error
-		wantErr bool
-	}{
-		{"SACK 16", append([]byte{3, 0, 0, 16}, make([]byte, 12)...), ChunkHeader{3, 0, 16}, 16, nil, false},
-		{"DATA 17 padded to 20", append([]byte{0, 3, 0, 17}, make([]byte, 16)...), ChunkHeader{0, 3, 17}, 20, nil, false},
-		{"length below 4", []byte{0, 0, 0, 3}, ChunkHeader{}, 0, nil, true},
-		{"padding missing", append([]byte{0, 0, 0, 17}, make([]byte, 13)...), ChunkHeader{}, 0, ErrShort, true},
-		{"header short", []byte{0, 0}, ChunkHeader{}, 0, ErrShort, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h, n, err := ParseChunkHeader(tc.img)
-			if tc.wantErr {
-				require.Error(t, err)
-				var we *WireError
-				require.ErrorAs(t, err, &we)
-				if tc.errIs != nil {
-					assert.ErrorIs(t, err, tc.errIs)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, h)
-			assert.Equal(t, tc.n, n)
-			assert.Equal(t, tc.img[:4], h.Append(nil))
-			assert.Equal(t, 4, h.Len())
-		})
-	}
-}
 
 // TestHeartbeatProbe_RFC4960Sec3_3_5 checks the probe image against a
 // hand-built HEARTBEAT with a padded Heartbeat Info parameter.
@@ -142,11 +68,11 @@ func TestHeartbeatProbe_RFC4960Sec3_3_5(t *testing.T) {
 }
 
 func TestAppendProbePacket(t *testing.T) {
-	hdr := CommonHeader{SrcPort: 5000, DstPort: 5000, VerificationTag: 42, Checksum: 99}
+	hdr := wire.Header{SrcPort: 5000, DstPort: 5000, VerificationTag: 42}
 	pkt := AppendProbePacket(nil, hdr, 3, 1401)
 	assert.Len(t, pkt, 1400, "rounded down to whole words")
-	assert.True(t, ChecksumOK(pkt))
-	h, _, err := ParseCommonHeader(pkt)
+	assert.True(t, wire.ChecksumOK(pkt))
+	h, err := wire.ParseHeader(pkt)
 	require.NoError(t, err)
 	assert.Equal(t, uint32(42), h.VerificationTag)
 	p, _, err := ParseHeartbeatProbe(pkt[12:])
@@ -157,13 +83,12 @@ func TestAppendProbePacket(t *testing.T) {
 // packet builds an SCTP packet of the given chunks (type, total padded
 // length) with increasing TSNs for DATA.
 func packet(chunks ...[2]int) []byte {
-	b := CommonHeader{SrcPort: 5000, DstPort: 5000, VerificationTag: 7}.Append(nil)
+	b := wire.AppendHeader(nil, wire.Header{SrcPort: 5000, DstPort: 5000, VerificationTag: 7})
 	tsn := uint32(100)
 	for _, c := range chunks {
 		start := len(b)
-		b = ChunkHeader{Type: uint8(c[0]), Length: uint16(c[1])}.Append(b)
-		b = append(b, make([]byte, c[1]-4)...)
-		if c[0] == int(ChunkData) {
+		b = wire.Chunk{Type: wire.ChunkType(c[0]), Value: make([]byte, c[1]-4)}.Append(b)
+		if c[0] == int(wire.ChunkData) {
 			binary.BigEndian.PutUint32(b[start+4:], tsn)
 			tsn++
 		}
@@ -171,7 +96,7 @@ func packet(chunks ...[2]int) []byte {
 			b[i] = byte(i)
 		}
 	}
-	SetChecksum(b)
+	wire.SetChecksum(b)
 	return b
 }
 
@@ -196,7 +121,7 @@ func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
 	var chunks []byte
 	var tsns []uint32
 	for _, p := range pieces {
-		assert.True(t, ChecksumOK(p))
+		assert.True(t, wire.ChecksumOK(p))
 		assert.Equal(t, pkt[:8], p[:8])
 		chunks = append(chunks, p[12:]...)
 		DataTSNs(p, func(tsn uint32) { tsns = append(tsns, tsn) })
@@ -216,7 +141,7 @@ func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
 	assert.Equal(t, 1, n)
 
 	// INIT cannot be bundled: emitted whole as oversize.
-	initPkt := packet([2]int{int(ChunkInit), 2000})
+	initPkt := packet([2]int{int(wire.ChunkInit), 2000})
 	_, err = SplitPacket(initPkt, 1000, nil, func(p []byte, o bool) error {
 		assert.True(t, o)
 		assert.Len(t, p, len(initPkt))

@@ -8,6 +8,10 @@ type ParamType uint16
 
 // Parameter types. The package decodes the INIT and INIT ACK ones
 // (InitParams) and Heartbeat Info; the others are named for logs.
+// ParamHeaderLen is the length of a parameter's (and an error cause's)
+// Type and Length fields (RFC 9260 §3.2.1).
+const ParamHeaderLen = tlvHeaderLen
+
 const (
 	ParamHeartbeatInfo       ParamType = 1      // RFC 9260 §3.3.5
 	ParamIPv4Address         ParamType = 5      // RFC 9260 §3.3.2.1

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
@@ -23,7 +23,7 @@ import (
 type writeErrConn struct {
 	net.Conn
 	err atomic.Pointer[error]
-	hdr atomic.Pointer[pmtu.CommonHeader]
+	hdr atomic.Pointer[wire.Header]
 	ali aliState   // the Adaptation Layer Indication (pion_ali.go)
 	rtx rtxCounter // retransmitted DATA chunks (stats.go)
 }
@@ -43,14 +43,13 @@ func (w *writeErrConn) Read(b []byte) (int, error) {
 // association carries the peer's tag. Nothing is allocated unless the
 // header changed.
 func (w *writeErrConn) observe(b []byte) {
-	if len(b) <= pmtu.SCTPCommonHeaderLen || b[pmtu.SCTPCommonHeaderLen] == pmtu.ChunkInit {
+	if len(b) <= wire.HeaderLen || wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkInit {
 		return
 	}
-	h, _, err := pmtu.ParseCommonHeader(b)
+	h, err := wire.ParseHeader(b)
 	if err != nil || h.VerificationTag == 0 {
 		return
 	}
-	h.Checksum = 0
 	if cur := w.hdr.Load(); cur != nil && *cur == h {
 		return
 	}
@@ -65,8 +64,8 @@ func (w *writeErrConn) probe(nonce uint64) {
 	if h == nil {
 		return
 	}
-	var buf [pmtu.SCTPCommonHeaderLen + deadPeerChunkLen]byte
-	_, _ = w.write(appendDeadPeerProbe(buf[:0], *h, pmtu.ChunkHeartbeat, nonce))
+	var buf [wire.HeaderLen + deadPeerChunkLen]byte
+	_, _ = w.write(appendDeadPeerProbe(buf[:0], *h, false, nonce))
 }
 
 // The dead-peer HEARTBEAT: a chunk header, then the Heartbeat Info
@@ -76,21 +75,22 @@ func (w *writeErrConn) probe(nonce uint64) {
 // HEARTBEAT ACK handler would otherwise take for a timestamp.
 const (
 	deadPeerInfoLen  = 16
-	deadPeerChunkLen = pmtu.ChunkHeaderLen + 4 + deadPeerInfoLen
+	deadPeerChunkLen = wire.ChunkHeaderLen + 4 + deadPeerInfoLen
 )
 
 var deadPeerMagic = [8]byte{'s', 'r', 'd', 'e', 'a', 'd', 'p', 'r'}
 
-func appendDeadPeerProbe(b []byte, h pmtu.CommonHeader, typ uint8, nonce uint64) []byte {
+// appendDeadPeerProbe appends the whole probe packet (a HEARTBEAT, or a
+// HEARTBEAT ACK in tests) under the association's common header h.
+func appendDeadPeerProbe(b []byte, h wire.Header, ack bool, nonce uint64) []byte {
 	start := len(b)
-	h.Checksum = 0
-	b = h.Append(b)
-	b = pmtu.ChunkHeader{Type: typ, Length: deadPeerChunkLen}.Append(b)
-	b = binary.BigEndian.AppendUint16(b, 1) // Heartbeat Info
-	b = binary.BigEndian.AppendUint16(b, 4+deadPeerInfoLen)
-	b = append(b, deadPeerMagic[:]...)
-	b = binary.BigEndian.AppendUint64(b, nonce)
-	pmtu.SetChecksum(b[start:])
+	var info [deadPeerInfoLen]byte
+	copy(info[:], deadPeerMagic[:])
+	binary.BigEndian.PutUint64(info[8:], nonce)
+	b = wire.AppendHeader(b, h)
+	hb := wire.Heartbeat{Ack: ack, Info: info[:]}
+	b = hb.Append(b)
+	wire.SetChecksum(b[start:])
 	return b
 }
 
@@ -99,14 +99,15 @@ func appendDeadPeerProbe(b []byte, h pmtu.CommonHeader, typ uint8, nonce uint64)
 // that bundles the ACK with other chunks has it passed to pion, which
 // ignores a Heartbeat Info of this length.
 func isDeadPeerAck(p []byte) bool {
-	const n = pmtu.SCTPCommonHeaderLen + deadPeerChunkLen
-	if len(p) != n || p[pmtu.SCTPCommonHeaderLen] != pmtu.ChunkHeartbeatAck {
+	if len(p) != wire.HeaderLen+deadPeerChunkLen {
 		return false
 	}
-	c := p[pmtu.SCTPCommonHeaderLen:]
-	return binary.BigEndian.Uint16(c[2:]) == deadPeerChunkLen &&
-		binary.BigEndian.Uint16(c[4:]) == 1 &&
-		bytes.Equal(c[8:16], deadPeerMagic[:])
+	c, _, err := wire.ParseChunk(p[wire.HeaderLen:])
+	if err != nil || c.Type != wire.ChunkHeartbeatAck {
+		return false
+	}
+	hb, err := wire.ParseHeartbeat(c)
+	return err == nil && len(hb.Info) == deadPeerInfoLen && bytes.Equal(hb.Info[:8], deadPeerMagic[:])
 }
 
 // Write implements net.Conn: one packet from pion, with its malformed

@@ -1,7 +1,6 @@
 package pion
 
 import (
-	"encoding/binary"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
@@ -67,29 +66,27 @@ func TestPion_IdleProbeIsNotData_RFC5043_5_1(t *testing.T) {
 	heartbeats := 0
 	for side, r := range map[string]*recordConn{"client": rc, "server": rs} {
 		for _, p := range r.packets() {
-			if len(p) < pmtu.SCTPCommonHeaderLen {
-				continue
-			}
-			for b := p[pmtu.SCTPCommonHeaderLen:]; len(b) > 0; {
-				h, n, err := pmtu.ParseChunkHeader(b)
-				require.NoError(t, err, "%s sent a packet that does not parse", side)
-				switch h.Type {
-				case pmtu.ChunkData:
-					require.GreaterOrEqual(t, len(b), 16)
-					sid := binary.BigEndian.Uint16(b[8:])
-					ppid := binary.BigEndian.Uint32(b[12:])
-					assert.NotZero(t, h.Flags&0x04, "%s: DATA on stream %d with U=0 (RFC 5043 §10)", side, sid)
-					assert.Contains(t, []uint32{backend.PPIDSegment, backend.PPIDControl}, ppid,
-						"%s: DATA with PPID %d on stream %d (RFC 5043 §5.1)", side, ppid, sid)
-					assert.NotEqual(t, uint16(0xFFFF), sid, "%s: DATA on the sentinel stream", side)
-				case pmtu.ChunkHeartbeat:
+			pkt, err := wire.ParsePacket(p)
+			require.NoError(t, err, "%s sent a packet that does not parse", side)
+			it := pkt.Chunks()
+			for c, ok := it.Next(); ok; c, ok = it.Next() {
+				switch c.Type {
+				case wire.ChunkData:
+					d, err := wire.ParseData(c)
+					require.NoError(t, err)
+					assert.True(t, d.Unordered, "%s: DATA on stream %d with U=0 (RFC 5043 §10)", side, d.StreamID)
+					assert.Contains(t, []uint32{backend.PPIDSegment, backend.PPIDControl}, d.PPID,
+						"%s: DATA with PPID %d on stream %d (RFC 5043 §5.1)", side, d.PPID, d.StreamID)
+					assert.NotEqual(t, uint16(0xFFFF), d.StreamID, "%s: DATA on the sentinel stream", side)
+				case wire.ChunkHeartbeat:
 					// RFC 9260 §3.3.5: the Heartbeat Info parameter is
 					// mandatory.
-					assert.GreaterOrEqual(t, int(h.Length), pmtu.ChunkHeaderLen+4, "%s: HEARTBEAT without Heartbeat Info", side)
+					_, err := wire.ParseHeartbeat(c)
+					assert.NoError(t, err, "%s: HEARTBEAT without Heartbeat Info", side)
 					heartbeats++
 				}
-				b = b[n:]
 			}
+			require.NoError(t, it.Err(), "%s sent a packet that does not parse", side)
 		}
 	}
 	assert.Greater(t, heartbeats, 4, "an idle peer is probed with HEARTBEATs")

@@ -2,8 +2,9 @@ package pion
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"sync/atomic"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // The Adaptation Layer Indication parameter (RFC 5061 §4.2.6): type 0xC006,
@@ -13,20 +14,18 @@ import (
 // the INIT and INIT-ACK pion writes and reads the peer's from the INIT or
 // INIT-ACK pion reads, at the conn layer (writeErrConn).
 const (
-	aliParamType = 0xC006
+	aliParamType = uint16(wire.ParamAdaptationLayer)
 	aliParamLen  = 8
-	// sctpChunkTypeInitAck is INIT ACK (RFC 9260 §3.3.3).
-	sctpChunkTypeInitAck = 2
 )
 
 // isInitPacket reports whether pkt's first chunk is INIT or INIT ACK, which
 // are never bundled (RFC 9260 §6.10).
 func isInitPacket(pkt []byte) bool {
-	if len(pkt) < sctpCommonHeaderLen+sctpChunkHeaderLen+sctpInitFixedLen {
+	if len(pkt) < wire.HeaderLen+wire.ChunkHeaderLen+sctpInitFixedLen {
 		return false
 	}
-	t := pkt[sctpCommonHeaderLen]
-	return t == sctpChunkTypeInit || t == sctpChunkTypeInitAck
+	t := wire.ChunkType(pkt[wire.HeaderLen])
+	return t == wire.ChunkInit || t == wire.ChunkInitAck
 }
 
 // appendALI returns a copy of the INIT or INIT ACK packet pkt with an
@@ -40,7 +39,7 @@ func appendALI(pkt []byte, ind uint32) (out []byte, ok bool) {
 	if _, found, valid := findALI(pkt); found || !valid {
 		return pkt, false
 	}
-	chunk := pkt[sctpCommonHeaderLen:]
+	chunk := pkt[wire.HeaderLen:]
 	clen := int(binary.BigEndian.Uint16(chunk[2:]))
 	// RFC 9260 §3.2: the chunk length leaves out the last parameter's
 	// padding, which the new last parameter follows.
@@ -48,30 +47,29 @@ func appendALI(pkt []byte, ind uint32) (out []byte, ok bool) {
 	if padded > len(chunk) || padded+aliParamLen > 0xFFFF {
 		return pkt, false
 	}
-	out = make([]byte, sctpCommonHeaderLen+padded+aliParamLen)
-	copy(out, pkt[:sctpCommonHeaderLen+clen])
-	p := out[sctpCommonHeaderLen+padded:]
+	out = make([]byte, wire.HeaderLen+padded+aliParamLen)
+	copy(out, pkt[:wire.HeaderLen+clen])
+	p := out[wire.HeaderLen+padded:]
 	binary.BigEndian.PutUint16(p, aliParamType)
 	binary.BigEndian.PutUint16(p[2:], aliParamLen)
 	binary.BigEndian.PutUint32(p[4:], ind)
-	binary.BigEndian.PutUint16(out[sctpCommonHeaderLen+2:], uint16(padded+aliParamLen))
-	binary.LittleEndian.PutUint32(out[sctpChecksumAt:], 0)
-	binary.LittleEndian.PutUint32(out[sctpChecksumAt:], crc32.Checksum(out, initFilterCRC))
+	binary.BigEndian.PutUint16(out[wire.HeaderLen+2:], uint16(padded+aliParamLen))
+	wire.SetChecksum(out)
 	return out, true
 }
 
 // findALI looks for an Adaptation Layer Indication in the INIT or INIT ACK
 // packet pkt. valid is false when the parameter list does not parse.
 func findALI(pkt []byte) (ind uint32, found, valid bool) {
-	chunk := pkt[sctpCommonHeaderLen:]
+	chunk := pkt[wire.HeaderLen:]
 	clen := int(binary.BigEndian.Uint16(chunk[2:]))
-	if clen < sctpChunkHeaderLen+sctpInitFixedLen || clen > len(chunk) {
+	if clen < wire.ChunkHeaderLen+sctpInitFixedLen || clen > len(chunk) {
 		return 0, false, false
 	}
-	for off := sctpChunkHeaderLen + sctpInitFixedLen; off+sctpParamHeaderLen <= clen; {
+	for off := wire.ChunkHeaderLen + sctpInitFixedLen; off+wire.ParamHeaderLen <= clen; {
 		typ := binary.BigEndian.Uint16(chunk[off:])
 		plen := int(binary.BigEndian.Uint16(chunk[off+2:]))
-		if plen < sctpParamHeaderLen || off+plen > clen {
+		if plen < wire.ParamHeaderLen || off+plen > clen {
 			return 0, false, false
 		}
 		if typ == aliParamType && plen == aliParamLen {

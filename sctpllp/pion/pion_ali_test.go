@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+
 	"github.com/pion/transport/v5/dpipe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,7 +53,7 @@ func pionPipePair(t *testing.T, client, server Config) (ct, st *Transport, cerr,
 func initALI(t *testing.T, pkts [][]byte, typ byte) (uint32, bool) {
 	t.Helper()
 	for _, p := range pkts {
-		if len(p) > sctpCommonHeaderLen && p[sctpCommonHeaderLen] == typ {
+		if len(p) > wire.HeaderLen && p[wire.HeaderLen] == typ {
 			ind, found, valid := findALI(p)
 			require.True(t, valid, "chunk type %d parses", typ)
 			return ind, found
@@ -75,10 +77,10 @@ func TestPion_AdaptationLayerIndication_RFC5043_5_1(t *testing.T) {
 		ct, st, cerr, serr, rc, rs := pionPipePair(t, Config{}, Config{})
 		require.NoError(t, cerr)
 		require.NoError(t, serr)
-		ind, found := initALI(t, rc.packets(), sctpChunkTypeInit)
+		ind, found := initALI(t, rc.packets(), byte(wire.ChunkInit))
 		assert.True(t, found, "the INIT carries the indication")
 		assert.Equal(t, backend.AdaptationIndicationDDP, ind)
-		ind, found = initALI(t, rs.packets(), sctpChunkTypeInitAck)
+		ind, found = initALI(t, rs.packets(), byte(wire.ChunkInitAck))
 		assert.True(t, found, "the INIT ACK carries the indication")
 		assert.Equal(t, backend.AdaptationIndicationDDP, ind)
 		for _, tr := range []*Transport{ct, st} {
@@ -130,28 +132,28 @@ func TestPion_AdaptationLayerIndication_RFC5043_5_1(t *testing.T) {
 // §3.2.1, Appendix A).
 func TestAppendALI_RFC9260_3_2(t *testing.T) {
 	// INIT with one 5-octet parameter (padded to 8) as the last one.
-	pkt := make([]byte, sctpCommonHeaderLen)
-	pkt = append(pkt, sctpChunkTypeInit, 0, 0, 0)
+	pkt := make([]byte, wire.HeaderLen)
+	pkt = append(pkt, byte(wire.ChunkInit), 0, 0, 0)
 	pkt = append(pkt, make([]byte, sctpInitFixedLen)...)
 	pkt = append(pkt, 0x80, 0x99, 0, 5, 0xAB, 0, 0, 0)
-	binary.BigEndian.PutUint16(pkt[sctpCommonHeaderLen+2:], uint16(sctpChunkHeaderLen+sctpInitFixedLen+5))
+	binary.BigEndian.PutUint16(pkt[wire.HeaderLen+2:], uint16(wire.ChunkHeaderLen+sctpInitFixedLen+5))
 	out, ok := appendALI(pkt, backend.AdaptationIndicationDDP)
 	require.True(t, ok)
 	assert.Len(t, out, len(pkt)+aliParamLen)
-	assert.Equal(t, uint16(sctpChunkHeaderLen+sctpInitFixedLen+8+aliParamLen), binary.BigEndian.Uint16(out[sctpCommonHeaderLen+2:]))
+	assert.Equal(t, uint16(wire.ChunkHeaderLen+sctpInitFixedLen+8+aliParamLen), binary.BigEndian.Uint16(out[wire.HeaderLen+2:]))
 	ind, found, valid := findALI(out)
 	assert.True(t, valid)
 	assert.True(t, found)
 	assert.Equal(t, backend.AdaptationIndicationDDP, ind)
-	assert.Equal(t, []byte{0x80, 0x99, 0, 5, 0xAB, 0, 0, 0}, out[sctpCommonHeaderLen+20:sctpCommonHeaderLen+28], "earlier parameter kept, padded")
+	assert.Equal(t, []byte{0x80, 0x99, 0, 5, 0xAB, 0, 0, 0}, out[wire.HeaderLen+20:wire.HeaderLen+28], "earlier parameter kept, padded")
 	_, ok = appendALI(out, backend.AdaptationIndicationDDP)
 	assert.False(t, ok, "never twice")
 	// Not an INIT, or a broken one: unchanged.
-	data := append(make([]byte, sctpCommonHeaderLen), 0, 3, 0, 20)
+	data := append(make([]byte, wire.HeaderLen), 0, 3, 0, 20)
 	_, ok = appendALI(append(data, make([]byte, 16)...), 1)
 	assert.False(t, ok)
 	bad := append([]byte(nil), pkt...)
-	binary.BigEndian.PutUint16(bad[sctpCommonHeaderLen+2:], 0xFFF0)
+	binary.BigEndian.PutUint16(bad[wire.HeaderLen+2:], 0xFFF0)
 	_, ok = appendALI(bad, 1)
 	assert.False(t, ok)
 }

@@ -1,8 +1,6 @@
 package pion
 
-import (
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
-)
+import "github.com/sctp-rdma/sctp-rdma/sctp/wire"
 
 // stripBareHeartbeats removes from an outgoing SCTP packet every HEARTBEAT
 // chunk without its Heartbeat Info parameter. pion v1.11.3 sends such a
@@ -19,36 +17,31 @@ import (
 // remove or the packet does not parse; otherwise a new packet with a
 // fresh CRC32c, which is empty (len 0) when nothing else was in it.
 func stripBareHeartbeats(pkt []byte) (out []byte, changed bool) {
-	if len(pkt) < pmtu.SCTPCommonHeaderLen {
+	if len(pkt) < wire.HeaderLen {
 		return pkt, false
 	}
+	bare := func(c wire.Chunk) bool { return c.Type == wire.ChunkHeartbeat && len(c.Value) < 4 }
 	// First pass: is there anything to strip?
 	found := false
-	for b := pkt[pmtu.SCTPCommonHeaderLen:]; len(b) > 0; {
-		h, n, err := pmtu.ParseChunkHeader(b)
-		if err != nil {
-			return pkt, false // not ours to judge: send as is
-		}
-		if h.Type == pmtu.ChunkHeartbeat && h.Length < pmtu.ChunkHeaderLen+4 {
-			found = true
-		}
-		b = b[n:]
+	it := wire.NewChunkIter(pkt[wire.HeaderLen:])
+	for c, ok := it.Next(); ok; c, ok = it.Next() {
+		found = found || bare(c)
 	}
-	if !found {
-		return pkt, false
+	if it.Err() != nil || !found {
+		return pkt, false // nothing to strip, or not ours to judge: send as is
 	}
 	out = make([]byte, 0, len(pkt))
-	out = append(out, pkt[:pmtu.SCTPCommonHeaderLen]...)
-	for b := pkt[pmtu.SCTPCommonHeaderLen:]; len(b) > 0; {
-		h, n, _ := pmtu.ParseChunkHeader(b)
-		if !(h.Type == pmtu.ChunkHeartbeat && h.Length < pmtu.ChunkHeaderLen+4) {
+	out = append(out, pkt[:wire.HeaderLen]...)
+	for b := pkt[wire.HeaderLen:]; len(b) > 0; {
+		c, n, _ := wire.ParseChunk(b) // parsed above
+		if !bare(c) {
 			out = append(out, b[:n]...)
 		}
 		b = b[n:]
 	}
-	if len(out) == pmtu.SCTPCommonHeaderLen {
+	if len(out) == wire.HeaderLen {
 		return out[:0], true
 	}
-	pmtu.SetChecksum(out)
+	wire.SetChecksum(out)
 	return out, true
 }

@@ -7,19 +7,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // sctpPacket builds a packet with a valid CRC32c from raw chunks.
 func sctpPacket(chunks ...[]byte) []byte {
-	p := make([]byte, pmtu.SCTPCommonHeaderLen)
+	p := make([]byte, wire.HeaderLen)
 	binary.BigEndian.PutUint16(p[0:], 5000)
 	binary.BigEndian.PutUint16(p[2:], 5000)
 	binary.BigEndian.PutUint32(p[4:], 0x7124769e)
 	for _, c := range chunks {
 		p = append(p, c...)
 	}
-	pmtu.SetChecksum(p)
+	wire.SetChecksum(p)
 	return p
 }
 
@@ -58,7 +58,7 @@ func TestStripBareHeartbeats(t *testing.T) {
 			default:
 				require.True(t, changed)
 				assert.Equal(t, tc.want, out)
-				assert.True(t, pmtu.ChecksumOK(out))
+				assert.True(t, wire.ChecksumOK(out))
 			}
 		})
 	}
@@ -79,7 +79,7 @@ func FuzzStripBareHeartbeats(f *testing.F) {
 		if len(out) == 0 {
 			return
 		}
-		require.True(t, pmtu.ChecksumOK(out))
+		require.True(t, wire.ChecksumOK(out))
 		again, changed2 := stripBareHeartbeats(out)
 		require.False(t, changed2)
 		require.Equal(t, out, again)

@@ -3,13 +3,11 @@ package pion
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"net"
 	"sync/atomic"
-)
 
-// initFilterCRC is the CRC32c table of the SCTP checksum (RFC 9260 App. A).
-var initFilterCRC = crc32.MakeTable(crc32.Castagnoli)
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
 
 // pion/sctp v1.11.3 refuses an INIT that carries any parameter it does not
 // know whose two high type bits are 00 or 01 (chunkInit.check returns
@@ -33,13 +31,12 @@ var (
 	ErrInitFilterNotInit = errors.New("sctpllp: not an SCTP INIT packet")
 )
 
-// SCTP layout (RFC 9260 §3.1, §3.2, §3.3.2).
+// sctpInitFixedLen is the INIT's fixed fields after its chunk header,
+// Initiate Tag to Initial TSN (RFC 9260 §3.3.2); sctpParamActionMask the
+// two high bits of a parameter type that say what to do with an unknown
+// one (§3.2.1).
 const (
-	sctpChunkTypeInit   = 1
-	sctpChunkHeaderLen  = 4
-	sctpInitFixedLen    = 16 // Initiate Tag .. Initial TSN
-	sctpParamHeaderLen  = 4
-	sctpChecksumAt      = 8
+	sctpInitFixedLen    = wire.InitHeaderLen - wire.ChunkHeaderLen
 	sctpParamActionMask = 0xC000
 )
 
@@ -87,27 +84,27 @@ func rfc9260BaseParam(typ uint16) bool {
 // the packet changed. It never panics and never writes outside pkt; a
 // malformed packet is left unchanged with an error.
 func StripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, err error) {
-	if len(pkt) < sctpCommonHeaderLen+sctpChunkHeaderLen {
+	if len(pkt) < wire.HeaderLen+wire.ChunkHeaderLen {
 		return len(pkt), false, ErrInitFilterShort
 	}
-	chunk := pkt[sctpCommonHeaderLen:]
-	if chunk[0] != sctpChunkTypeInit {
+	chunk := pkt[wire.HeaderLen:]
+	if chunk[0] != byte(wire.ChunkInit) {
 		return len(pkt), false, ErrInitFilterNotInit
 	}
 	clen := int(binary.BigEndian.Uint16(chunk[2:]))
-	if clen < sctpChunkHeaderLen+sctpInitFixedLen || clen > len(chunk) {
+	if clen < wire.ChunkHeaderLen+sctpInitFixedLen || clen > len(chunk) {
 		return len(pkt), false, ErrInitFilterShort
 	}
 	// Validate the whole parameter list before touching anything.
-	for off := sctpChunkHeaderLen + sctpInitFixedLen; off+sctpParamHeaderLen <= clen; {
+	for off := wire.ChunkHeaderLen + sctpInitFixedLen; off+wire.ParamHeaderLen <= clen; {
 		plen := int(binary.BigEndian.Uint16(chunk[off+2:]))
-		if plen < sctpParamHeaderLen || off+plen > clen {
+		if plen < wire.ParamHeaderLen || off+plen > clen {
 			return len(pkt), false, ErrInitFilterShort
 		}
 		off += (plen + 3) &^ 3
 	}
-	off := sctpChunkHeaderLen + sctpInitFixedLen
-	for off+sctpParamHeaderLen <= clen {
+	off := wire.ChunkHeaderLen + sctpInitFixedLen
+	for off+wire.ParamHeaderLen <= clen {
 		typ := binary.BigEndian.Uint16(chunk[off:])
 		plen := int(binary.BigEndian.Uint16(chunk[off+2:]))
 		padded := min((plen+3)&^3, clen-off)
@@ -128,9 +125,8 @@ func StripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, 
 	}
 	// Anything after the INIT chunk (there should be nothing) is dropped.
 	binary.BigEndian.PutUint16(chunk[2:], uint16(clen))
-	n = sctpCommonHeaderLen + clen
-	binary.LittleEndian.PutUint32(pkt[sctpChecksumAt:], 0)
-	binary.LittleEndian.PutUint32(pkt[sctpChecksumAt:], crc32.Checksum(pkt[:n], initFilterCRC))
+	n = wire.HeaderLen + clen
+	wire.SetChecksum(pkt[:n])
 	return n, true, nil
 }
 
@@ -153,7 +149,7 @@ func NewInitFilterConn(c net.Conn) *InitFilterConn { return &InitFilterConn{Conn
 // Read implements net.Conn: one packet, with an INIT rewritten.
 func (f *InitFilterConn) Read(b []byte) (int, error) {
 	n, err := f.Conn.Read(b)
-	if n > sctpCommonHeaderLen && b[sctpCommonHeaderLen] == sctpChunkTypeInit {
+	if n > wire.HeaderLen && b[wire.HeaderLen] == byte(wire.ChunkInit) {
 		if m, changed, serr := StripInitParams(b[:n], KnownInitParam); serr == nil && changed {
 			f.stripped.Add(1)
 			n = m

@@ -3,10 +3,11 @@ package pion
 import (
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func initPacket(params ...[]byte) []byte {
 		b = append(b, p...)
 	}
 	binary.BigEndian.PutUint16(b[14:], uint16(len(b)-12))
-	binary.LittleEndian.PutUint32(b[8:], crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	wire.SetChecksum(b)
 	return b
 }
 
@@ -121,12 +122,11 @@ func FuzzStripInitParams(f *testing.F) {
 			}
 			return
 		}
-		if n > len(pkt) || n < sctpCommonHeaderLen+sctpChunkHeaderLen+sctpInitFixedLen {
+		if n > len(pkt) || n < wire.HeaderLen+wire.ChunkHeaderLen+sctpInitFixedLen {
 			t.Fatalf("length %d of %d", n, len(pkt))
 		}
 		out := pkt[:n]
-		if crc32.Checksum(append(append(append([]byte(nil), out[:8]...), 0, 0, 0, 0), out[12:]...),
-			crc32.MakeTable(crc32.Castagnoli)) != binary.LittleEndian.Uint32(out[8:]) {
+		if !wire.ChecksumOK(out) {
 			t.Fatalf("bad checksum")
 		}
 		// The result needs no further rewriting and parses.
@@ -199,7 +199,7 @@ func TestInitFilterConnWithPion(t *testing.T) {
 				require.NoError(t, err)
 				peer.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 				n, _, err := peer.ReadFrom(buf)
-				if err == nil && n > sctpCommonHeaderLen && buf[sctpCommonHeaderLen] == 2 {
+				if err == nil && n > wire.HeaderLen && buf[wire.HeaderLen] == 2 {
 					gotAck = true
 				}
 			}

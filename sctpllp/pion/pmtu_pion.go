@@ -43,7 +43,7 @@ func NewTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Con
 		_ = uc.Close()
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	cfg.MTU = pcfg.MaxPacket + udpHeaderLen + pmtu.IPHeaderLen(pc.IPv6())
+	cfg.MTU = pcfg.MaxPacket + pmtu.UDPHeaderLen + pmtu.IPHeaderLen(pc.IPv6())
 	t, err := NewTransport(ctx, pc, client, cfg)
 	if err != nil {
 		return nil, err // pc was closed by NewTransport
@@ -85,7 +85,7 @@ func ListenPMTU(laddr string, cfg Config, pcfg pmtu.ConnConfig) (*Listener, erro
 		pcfg.MaxPacket = pionMaxPacket
 	}
 	// pion's packet budget: its largest packet for either family.
-	cfg.MTU = pcfg.MaxPacket + udpHeaderLen + ipv6HeaderLen
+	cfg.MTU = pcfg.MaxPacket + pmtu.UDPHeaderLen + pmtu.IPv6HeaderLen
 	q, err := pmtu.NewPathQuerier()
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+
 	"github.com/pion/logging"
 	"github.com/pion/sctp"
 
@@ -22,15 +24,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
-// Header sizes used to turn a path MTU into pion's SCTP packet budget and
-// into the largest unfragmented user message (RFC 4960 §3, §3.3.1;
-// RFC 6951 §5 for SCTP over UDP).
+// pion's limits. The header sizes that turn a path MTU into pion's SCTP
+// packet budget and into the largest unfragmented user message are pmtu's
+// (IP, UDP: RFC 6951 §5) and sctp/wire's (RFC 9260 §3, §3.3.1).
 const (
-	ipv4HeaderLen       = 20
-	ipv6HeaderLen       = 40
-	udpHeaderLen        = 8
-	sctpCommonHeaderLen = 12
-	dataChunkHeaderLen  = 16
 	// pionMaxPacket is the largest SCTP packet pion handles: its receive
 	// buffer is a fixed 8192 octets and larger packets break the
 	// association.
@@ -63,7 +60,7 @@ const (
 	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultLoopbackMTU is the path MTU assumed towards a loopback
 	// address: pion's largest packet plus UDP and IPv4 headers.
-	DefaultLoopbackMTU = pionMaxPacket + udpHeaderLen + ipv4HeaderLen
+	DefaultLoopbackMTU = pionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
 	// DefaultMTU is the path MTU assumed towards any other address
 	// (Ethernet); pion has no path MTU discovery.
 	DefaultMTU = 1500
@@ -185,17 +182,17 @@ func pionPacketSize(mtu int, raddr *net.UDPAddr) int {
 		}
 		return min(mtu, pionMaxPacket)
 	}
-	ipHdr := ipv4HeaderLen
+	ipHdr := pmtu.IPv4HeaderLen
 	if raddr.IP.To4() == nil {
-		ipHdr = ipv6HeaderLen
+		ipHdr = pmtu.IPv6HeaderLen
 	}
 	if mtu <= 0 {
 		mtu = DefaultMTU
 		if raddr.IP.IsLoopback() {
-			mtu = pionMaxPacket + udpHeaderLen + ipHdr
+			mtu = pionMaxPacket + pmtu.UDPHeaderLen + ipHdr
 		}
 	}
-	return min(mtu-ipHdr-udpHeaderLen, pionMaxPacket)
+	return min(mtu-ipHdr-pmtu.UDPHeaderLen, pionMaxPacket)
 }
 
 // maxMessageForPacket is the largest user message pion sends in one DATA
@@ -203,13 +200,13 @@ func pionPacketSize(mtu int, raddr *net.UDPAddr) int {
 // floor4(packet − 12 − 16) (its maxPayloadSizeForMTU without I-DATA, which
 // this backend disables).
 func maxMessageForPacket(packet int) int {
-	n := packet - sctpCommonHeaderLen - dataChunkHeaderLen
+	n := packet - wire.HeaderLen - wire.DataHeaderLen
 	return n - n%4
 }
 
 // minPionPacket is the smallest packet budget that carries a 516-octet
 // MULPDU plus the DDP-SSN in one DATA chunk (RFC 5043 §9).
-const minPionPacket = sctpCommonHeaderLen + dataChunkHeaderLen + llp.MinMULPDU + pmtu.DDPSSNLen + 2
+const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + llp.MinMULPDU + pmtu.DDPSSNLen + 2
 
 // Transport is the Transport over github.com/pion/sctp (v1.12.1; the
 // behaviours noted below were measured on v1.11.3 and still hold).
