@@ -12,6 +12,8 @@ require (
 	github.com/pion/transport/v5 v5.1.4
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
 	gonum.org/v1/plot v0.17.0

@@ -107,7 +107,10 @@ type Options struct {
 	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
 	SQDepth, RQDepth int
 	// LocalAddr, for Dial, is the local IP address to connect from
-	// (sctp-pion and mpa; empty: the system's choice).
+	// (sctp-pion, sctp-kernel and mpa; empty: the system's choice). For
+	// sctp-kernel it may name several, "ip1/ip2": a multi-homed endpoint
+	// (kernel.Config.LocalAddr); Listen's and Dial's address may likewise
+	// be "ip1/ip2:port" there.
 	LocalAddr string
 	// MaxStartups, MaxStartupsPerAddress, StartupTimeout and FDReserve
 	// bound an MPA listener's connections before their MPA Request
@@ -167,7 +170,11 @@ func (o Options) kernelConfig(n int) kernel.Config {
 	if s == 0 {
 		s = max(64, n+1)
 	}
-	return kernel.Config{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}
+	kc := kernel.Config{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}
+	if o.LocalAddr != "" {
+		kc.LocalAddr = o.LocalAddr + ":0" // "ip" or, multi-homed, "ip1/ip2"
+	}
+	return kc
 }
 
 func (o Options) mpaConfig() *mpa.Config {

@@ -23,9 +23,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 cache="${VMTEST_CACHE:-$repo/.cache/vm}"
 flavour="${VMTEST_KERNEL_FLAVOUR:-cloud-amd64}"
-# Modules loaded into the guest, with their dependencies resolved from
+# Modules loaded into the guest (SCTP; veth and netem for the multihoming
+# failover test), with their dependencies resolved from
 # .modinfo and loaded first.
-want_modules=(sctp)
+want_modules=(sctp veth sch_netem)
 
 log() { printf 'vm-setup: %s\n' "$*" >&2; }
 die() { printf 'vm-setup: FATAL: %s\n' "$*" >&2; exit 1; }

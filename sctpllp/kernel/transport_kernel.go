@@ -39,7 +39,40 @@ type Config struct {
 	// LocalAddr, for Dial, binds the socket to "ip:port" (or
 	// "ip1/ip2:port" for a multi-homed endpoint) before connecting. Empty:
 	// the kernel chooses.
+	//
+	// Multihoming (RFC 9260 §6.4, RFC 5043 §7.2 "for network fault
+	// tolerance") is off unless asked for: an endpoint is multi-homed when
+	// it binds several addresses, LocalAddr "ip1/ip2:port" for a dialer
+	// and Listen's "ip1/ip2:port", and a dialer names every address of a
+	// multi-homed peer as "ip1/ip2:port" (sctp_connectx). The kernel then
+	// sends on the primary path and moves to another when the primary
+	// fails: after PathMaxRetrans consecutive retransmission timeouts on
+	// it (RFC 9260 §8.2), each of RTO between RTOMin and RTOMax.
 	LocalAddr string
+
+	// PathMaxRetrans is Path.Max.Retrans (RFC 9260 §8.2, §16: default 5):
+	// the consecutive timeouts after which a path is inactive, the speed
+	// of failover. 0 keeps the kernel's (net.sctp.path_max_retrans).
+	PathMaxRetrans int
+
+	// RTOInitial, RTOMin and RTOMax are RTO.Initial, RTO.Min and RTO.Max
+	// (RFC 9260 §6.3.1, §16: 1 s, 1 s, 60 s; SCTP_RTOINFO, millisecond
+	// resolution). Zero keeps the kernel's (net.sctp.rto_*: Linux uses 3 s,
+	// 1 s, 60 s). A failover takes about PathMaxRetrans+1 RTOs, which back
+	// off up to RTOMax.
+	RTOInitial, RTOMin, RTOMax time.Duration
+
+	// HeartbeatInterval is HB.interval (RFC 9260 §8.3, §16: 30 s): how
+	// often an idle path, and so a failed path that came back, is probed
+	// (SCTP_PEER_ADDR_PARAMS spp_hbinterval). Zero keeps the kernel's.
+	HeartbeatInterval time.Duration
+
+	// AssocMaxRetrans is Association.Max.Retrans (RFC 9260 §8.1, §16:
+	// default 10): consecutive retransmissions over all paths before the
+	// peer is declared unreachable. On a multi-homed association it should
+	// exceed the sum of the paths' PathMaxRetrans, or the association ends
+	// before every path was tried. 0 keeps the kernel's.
+	AssocMaxRetrans int
 
 	// SendBuffer and ReceiveBuffer are SO_SNDBUF/SO_RCVBUF in octets
 	// (default 4 MiB each; forced past net.core.[wr]mem_max when the process
@@ -126,6 +159,17 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.PathMTU != 0 && c.PathMTU < 576 {
 		return c, errors.New("sctpllp: Config.PathMTU below 576")
+	}
+	if c.PathMaxRetrans < 0 || c.PathMaxRetrans > 0xFFFF || c.AssocMaxRetrans < 0 || c.AssocMaxRetrans > 0xFFFF {
+		return c, errors.New("sctpllp: Config.PathMaxRetrans and AssocMaxRetrans must be 0..65535")
+	}
+	for _, d := range []time.Duration{c.RTOInitial, c.RTOMin, c.RTOMax, c.HeartbeatInterval} {
+		if d < 0 || (d > 0 && d < time.Millisecond) || d > 1<<31*time.Millisecond {
+			return c, errors.New("sctpllp: Config RTO and heartbeat times must be 0 or 1 ms..24 days")
+		}
+	}
+	if c.RTOMin != 0 && c.RTOMax != 0 && c.RTOMin > c.RTOMax {
+		return c, errors.New("sctpllp: Config.RTOMin above RTOMax")
 	}
 	if c.CloseTimeout == 0 {
 		c.CloseTimeout = kernelDefaultCloseTimeout

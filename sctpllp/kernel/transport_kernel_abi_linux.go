@@ -32,6 +32,11 @@ const (
 	kernelStreamResetOutgoing  = 0x02 // SCTP_STREAM_RESET_OUTGOING (request flag)
 
 	kernelSppPMTUDDisable = 1 << 4 // SPP_PMTUD_DISABLE in spp_flags
+	kernelSppHBEnable     = 1 << 0 // SPP_HB_ENABLE: apply spp_hbinterval
+	// kernelAssocParamsLen is struct sctp_assocparams: assoc id (32),
+	// sasoc_asocmaxrxt (16), number of peer destinations (16), peer rwnd,
+	// local rwnd, cookie life (32 each).
+	kernelAssocParamsLen = 20
 
 	kernelMsgEOR          = unix.MSG_EOR
 	kernelMsgNotification = sctp.MSG_NOTIFICATION
@@ -103,22 +108,24 @@ func (n *kernelNotification) ResetStream(i int) uint16 {
 
 // Minimum sizes of the notification structures.
 const (
-	kernelSNHeaderLen      = 8   // struct sctp_tlv
-	kernelSNAssocChangeLen = 20  // struct sctp_assoc_change without sac_info
-	kernelSNRemoteErrorLen = 16  // struct sctp_remote_error without sre_data
-	kernelSNShutdownLen    = 12  // struct sctp_shutdown_event
-	kernelSNPartialLen     = 24  // struct sctp_pdapi_event
-	kernelSNAdaptationLen  = 16  // struct sctp_adaptation_event
-	kernelSNStreamResetLen = 12  // struct sctp_stream_reset_event without the list
-	kernelSndRcvInfoLen    = 32  // struct sctp_sndrcvinfo
-	kernelSndInfoLen       = 16  // struct sctp_sndinfo
-	kernelAssocValueLen    = 8   // struct sctp_assoc_value
-	kernelResetStreamsHdr  = 8   // struct sctp_reset_streams without the list
-	kernelPaddrParamsLen   = 156 // struct sctp_paddrparams (packed, aligned(4))
-	kernelPaddrMTUAt       = 138 // spp_pathmtu
-	kernelPaddrFlagsAt     = 146 // spp_flags
-	kernelUDPEncapsLen     = 144 // struct sctp_udpencaps
-	kernelUDPEncapsPortAt  = 136 // sue_port, network order
+	kernelSNHeaderLen       = 8   // struct sctp_tlv
+	kernelSNAssocChangeLen  = 20  // struct sctp_assoc_change without sac_info
+	kernelSNRemoteErrorLen  = 16  // struct sctp_remote_error without sre_data
+	kernelSNShutdownLen     = 12  // struct sctp_shutdown_event
+	kernelSNPartialLen      = 24  // struct sctp_pdapi_event
+	kernelSNAdaptationLen   = 16  // struct sctp_adaptation_event
+	kernelSNStreamResetLen  = 12  // struct sctp_stream_reset_event without the list
+	kernelSndRcvInfoLen     = 32  // struct sctp_sndrcvinfo
+	kernelSndInfoLen        = 16  // struct sctp_sndinfo
+	kernelAssocValueLen     = 8   // struct sctp_assoc_value
+	kernelResetStreamsHdr   = 8   // struct sctp_reset_streams without the list
+	kernelPaddrParamsLen    = 156 // struct sctp_paddrparams (packed, aligned(4))
+	kernelPaddrHBIntervalAt = 132 // spp_hbinterval (ms)
+	kernelPaddrPathMaxRxtAt = 136 // spp_pathmaxrxt (16 bits)
+	kernelPaddrMTUAt        = 138 // spp_pathmtu
+	kernelPaddrFlagsAt      = 146 // spp_flags
+	kernelUDPEncapsLen      = 144 // struct sctp_udpencaps
+	kernelUDPEncapsPortAt   = 136 // sue_port, network order
 )
 
 // parseKernelNotification decodes one complete notification as returned by

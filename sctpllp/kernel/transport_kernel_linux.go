@@ -154,12 +154,44 @@ func kernelConfigure(fd int, cfg *Config) error {
 	if err := kernelSetBuffer(fd, unix.SO_RCVBUFFORCE, unix.SO_RCVBUF, cfg.ReceiveBuffer); err != nil {
 		return err
 	}
-	if cfg.PathMTU != 0 {
-		var p [kernelPaddrParamsLen]byte // spp_assoc_id 0, spp_address zero: the endpoint default
-		binary.NativeEndian.PutUint32(p[kernelPaddrMTUAt:], uint32(cfg.PathMTU))
-		binary.NativeEndian.PutUint32(p[kernelPaddrFlagsAt:], kernelSppPMTUDDisable)
+	if cfg.PathMTU != 0 || cfg.PathMaxRetrans != 0 || cfg.HeartbeatInterval != 0 {
+		// spp_assoc_id 0, spp_address zero: the endpoint default, which
+		// every association and path of the socket starts from. A zero
+		// field or flag leaves the kernel's value.
+		var p [kernelPaddrParamsLen]byte
+		var flags uint32
+		if cfg.PathMTU != 0 {
+			binary.NativeEndian.PutUint32(p[kernelPaddrMTUAt:], uint32(cfg.PathMTU))
+			flags |= kernelSppPMTUDDisable
+		}
+		if cfg.HeartbeatInterval != 0 {
+			binary.NativeEndian.PutUint32(p[kernelPaddrHBIntervalAt:], uint32(cfg.HeartbeatInterval/time.Millisecond))
+			flags |= kernelSppHBEnable
+		}
+		binary.NativeEndian.PutUint16(p[kernelPaddrPathMaxRxtAt:], uint16(cfg.PathMaxRetrans))
+		binary.NativeEndian.PutUint32(p[kernelPaddrFlagsAt:], flags)
 		if err := kernelSetsockopt(fd, sctp.SCTP_PEER_ADDR_PARAMS, unsafe.Pointer(&p[0]), uintptr(len(p))); err != nil {
 			return os.NewSyscallError("setsockopt SCTP_PEER_ADDR_PARAMS", err)
+		}
+	}
+	if cfg.RTOInitial != 0 || cfg.RTOMin != 0 || cfg.RTOMax != 0 {
+		// struct sctp_rtoinfo: assoc id 0 (the endpoint), initial, max,
+		// min in ms; zero leaves the kernel's.
+		var r [kernelRTOInfoLen]byte
+		binary.NativeEndian.PutUint32(r[4:], uint32(cfg.RTOInitial/time.Millisecond))
+		binary.NativeEndian.PutUint32(r[8:], uint32(cfg.RTOMax/time.Millisecond))
+		binary.NativeEndian.PutUint32(r[12:], uint32(cfg.RTOMin/time.Millisecond))
+		if err := kernelSetsockopt(fd, sctp.SCTP_RTOINFO, unsafe.Pointer(&r[0]), uintptr(len(r))); err != nil {
+			return os.NewSyscallError("setsockopt SCTP_RTOINFO", err)
+		}
+	}
+	if cfg.AssocMaxRetrans != 0 {
+		// struct sctp_assocparams: assoc id 0, sasoc_asocmaxrxt; the rest
+		// zero leaves the kernel's.
+		var a [kernelAssocParamsLen]byte
+		binary.NativeEndian.PutUint16(a[4:], uint16(cfg.AssocMaxRetrans))
+		if err := kernelSetsockopt(fd, sctp.SCTP_ASSOCINFO, unsafe.Pointer(&a[0]), uintptr(len(a))); err != nil {
+			return os.NewSyscallError("setsockopt SCTP_ASSOCINFO", err)
 		}
 	}
 	if cfg.RemoteUDPEncapsPort != 0 {
