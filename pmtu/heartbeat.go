@@ -88,7 +88,9 @@ func ParseHeartbeatProbe(b []byte) (HeartbeatProbe, int, error) {
 		Nonce: binary.BigEndian.Uint64(info[8:]),
 		Size:  int(binary.BigEndian.Uint32(info[16:])),
 	}
-	if p.Size != wire.HeaderLen+c.Len() {
+	if p.Size%4 != 0 || p.Size != wire.HeaderLen+c.Len() {
+		// Probes fill whole 4-octet SCTP words (RFC 8899 §4.1, RFC 9260
+		// §3.2), as Append makes them.
 		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 8899 §4.1", Reason: fmt.Sprintf("probe of %d octets in a %d-octet chunk", p.Size, c.Len())}
 	}
 	return p, n, nil
