@@ -15,7 +15,7 @@ func unbundleable(t wire.ChunkType) bool {
 	return t == wire.ChunkInit || t == wire.ChunkInitAck || t == wire.ChunkShutdownComplete
 }
 
-// SplitPacket cuts an SCTP packet into packets of at most limit octets,
+// splitPacket cuts an SCTP packet into packets of at most limit octets,
 // keeping the chunks in their order (RFC 9260 §6.10: a receiver processes
 // the chunks of a packet in order, and any bundling that respects the
 // rules is valid) and giving every piece the original common header with a
@@ -24,7 +24,7 @@ func unbundleable(t wire.ChunkType) bool {
 // oversize reports, for each piece, whether it is a single chunk still
 // larger than limit (it cannot be cut: SCTP fixed its TSN). A packet that
 // does not parse is emitted unchanged as one oversize piece.
-func SplitPacket(pkt []byte, limit int, buf []byte, emit func(piece []byte, oversize bool) error) ([]byte, error) {
+func splitPacket(pkt []byte, limit int, buf []byte, emit func(piece []byte, oversize bool) error) ([]byte, error) {
 	if len(pkt) <= limit {
 		return buf, emit(pkt, false)
 	}
@@ -69,9 +69,9 @@ func wellFormed(chunks []byte) bool {
 	return true
 }
 
-// DataTSNs calls fn with the TSN of every DATA chunk of a packet (RFC 9260
+// dataTSNs calls fn with the TSN of every DATA chunk of a packet (RFC 9260
 // §3.3.1), up to the first malformed chunk.
-func DataTSNs(pkt []byte, fn func(tsn uint32)) {
+func dataTSNs(pkt []byte, fn func(tsn uint32)) {
 	if len(pkt) < wire.HeaderLen {
 		return
 	}

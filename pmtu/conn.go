@@ -50,10 +50,10 @@ type ConnConfig struct {
 //     reports on a connected socket after such an ICMP never reaches the
 //     stack above (pion ends the association on any read or write error).
 //   - It runs RFC 8899 DPLPMTUD with padded HEARTBEAT probes (see
-//     HeartbeatProbe) to find the path MTU where no ICMP arrives, and
+//     heartbeatProbe) to find the path MTU where no ICMP arrives, and
 //     hides the HEARTBEAT ACKs from the stack above.
 //   - It re-bundles every outgoing SCTP packet larger than the path MTU
-//     into several packets, chunk by chunk (SplitPacket), so the stack
+//     into several packets, chunk by chunk (splitPacket), so the stack
 //     above can keep a fixed, large packet budget (pion's MTU cannot
 //     change after association set-up). A single chunk larger than the
 //     path MTU — a DATA chunk sent before the MTU fell, whose TSN SCTP
@@ -119,7 +119,7 @@ func NewConn(c net.Conn, cfg ConnConfig) (*Conn, error) {
 		}
 		v6 := pc.ipv6
 		pc.kernelFn = func() (int, error) { return UDPPathMTU(rc, v6) }
-		pc.setDF = func(on bool) error { return SetDontFragment(rc, v6, on) }
+		pc.setDF = func(on bool) error { return setDontFragment(rc, v6, on) }
 	}
 	if pc.setDF != nil {
 		if err := pc.setDF(true); err != nil {
@@ -231,7 +231,7 @@ func (c *Conn) syncLocked(src Source) {
 func (c *Conn) sendProbeLocked(size int) {
 	c.nonce++
 	pkt := size - UDPHeaderLen - IPHeaderLen(c.ipv6)
-	c.probeBuf = AppendProbePacket(c.probeBuf[:0], c.hdr, c.nonce, pkt)
+	c.probeBuf = appendProbePacket(c.probeBuf[:0], c.hdr, c.nonce, pkt)
 	c.path.count(func(s *Stats) { s.ProbesSent++ })
 	if _, err := c.Conn.Write(c.probeBuf); isTooBig(err) {
 		c.tooBigLocked()
@@ -283,7 +283,7 @@ func (c *Conn) observeLocked(p []byte) {
 	}
 	big := len(p)+UDPHeaderLen+IPHeaderLen(c.ipv6) > c.prober.cfg.Base
 	retx := false
-	DataTSNs(p, func(tsn uint32) {
+	dataTSNs(p, func(tsn uint32) {
 		switch {
 		case !c.haveTSN || int32(tsn-c.highTSN) > 0:
 			c.highTSN, c.haveTSN = tsn, true
@@ -309,7 +309,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		c.path.count(func(s *Stats) { s.Resplit++ })
 	}
 	var err error
-	c.scratch, err = SplitPacket(p, limit, c.scratch, c.writePieceLocked)
+	c.scratch, err = splitPacket(p, limit, c.scratch, c.writePieceLocked)
 	if err != nil {
 		return 0, err
 	}
@@ -326,7 +326,7 @@ func (c *Conn) writePieceLocked(piece []byte, oversize bool) error {
 	}
 	c.tooBigLocked()
 	limit := c.packetLimit()
-	c.scratch2, err = SplitPacket(piece, limit, c.scratch2, func(pp []byte, over bool) error {
+	c.scratch2, err = splitPacket(piece, limit, c.scratch2, func(pp []byte, over bool) error {
 		if over {
 			return c.writeFragmentableLocked(pp)
 		}
@@ -385,10 +385,10 @@ func (c *Conn) Read(b []byte) (int, error) {
 }
 
 func (c *Conn) consumeProbeAck(p []byte) bool {
-	if len(p) < wire.HeaderLen+ProbeChunkMin || wire.ChunkType(p[wire.HeaderLen]) != wire.ChunkHeartbeatAck {
+	if len(p) < wire.HeaderLen+probeChunkMin || wire.ChunkType(p[wire.HeaderLen]) != wire.ChunkHeartbeatAck {
 		return false
 	}
-	hb, _, err := ParseHeartbeatProbe(p[wire.HeaderLen:])
+	hb, _, err := parseHeartbeatProbe(p[wire.HeaderLen:])
 	if err != nil || !hb.Ack {
 		return false
 	}

@@ -280,6 +280,6 @@ func TestConnKernelUDP(t *testing.T) {
 	require.Eventually(t, func() bool { return c.Path().MTU() == want }, 5*time.Second, time.Millisecond)
 	_, err = TCPMaxSeg(rc)
 	assert.Error(t, err, "TCP_MAXSEG on a UDP socket")
-	_, err = KernelSCTPStatus(rc)
+	_, err = kernelSCTPStatus(rc)
 	assert.Error(t, err, "SCTP_STATUS on a UDP socket")
 }

@@ -51,11 +51,11 @@ const (
 	DefaultRaiseInterval = 600 * time.Second
 )
 
-// CommonMTUs are the sizes the search tries, in order, between the
+// commonMTUs are the sizes the search tries, in order, between the
 // PLPMTU and the maximum (RFC 8899 §5.3.2 allows a table of likely
 // values): IPv6 minimum, common tunnels, PPPoE, Ethernet, FDDI, pion's
 // largest packet over UDP/IPv4, jumbo.
-var CommonMTUs = []int{1280, 1400, 1450, 1492, 1500, 2000, 4352, 8220, 9000}
+var commonMTUs = []int{1280, 1400, 1450, 1492, 1500, 2000, 4352, 8220, 9000}
 
 // ProberConfig configures a Prober. Sizes are IP packet sizes. Zero
 // fields take the defaults.
@@ -71,7 +71,7 @@ type ProberConfig struct {
 	ConfirmInterval time.Duration
 	// RaiseInterval is PMTU_RAISE_TIMER.
 	RaiseInterval time.Duration
-	// Candidates replaces CommonMTUs.
+	// Candidates replaces commonMTUs.
 	Candidates []int
 }
 
@@ -95,7 +95,7 @@ func (c ProberConfig) withDefaults() ProberConfig {
 		c.RaiseInterval = DefaultRaiseInterval
 	}
 	if c.Candidates == nil {
-		c.Candidates = CommonMTUs
+		c.Candidates = commonMTUs
 	}
 	return c
 }

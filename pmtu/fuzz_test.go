@@ -8,11 +8,11 @@ import (
 )
 
 func FuzzParseHeartbeatProbe(f *testing.F) {
-	f.Add(HeartbeatProbe{Nonce: 7, Size: 48}.Append(nil))
-	f.Add(HeartbeatProbe{Ack: true, Nonce: 1, Size: 1400}.Append(nil))
+	f.Add(heartbeatProbe{Nonce: 7, Size: 48}.Append(nil))
+	f.Add(heartbeatProbe{Ack: true, Nonce: 1, Size: 1400}.Append(nil))
 	f.Add([]byte{4, 0, 0, 8, 0, 1, 0, 4})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, n, err := ParseHeartbeatProbe(b)
+		p, n, err := parseHeartbeatProbe(b)
 		if err != nil {
 			return
 		}
@@ -23,7 +23,7 @@ func FuzzParseHeartbeatProbe(f *testing.F) {
 		if len(out) != p.Size-wire.HeaderLen {
 			t.Fatalf("re-encoded %d octets for size %d", len(out), p.Size)
 		}
-		q, _, err := ParseHeartbeatProbe(out)
+		q, _, err := parseHeartbeatProbe(out)
 		if err != nil || q != p {
 			t.Fatalf("round trip %+v -> %+v (%v)", p, q, err)
 		}
@@ -43,7 +43,7 @@ func FuzzSplitPacket(f *testing.F) {
 		}
 		var chunks []byte
 		pieces := 0
-		_, err := SplitPacket(pkt, limit, nil, func(p []byte, over bool) error {
+		_, err := splitPacket(pkt, limit, nil, func(p []byte, over bool) error {
 			pieces++
 			if !over && len(p) > limit {
 				t.Fatalf("piece of %d over limit %d not flagged", len(p), limit)
@@ -62,6 +62,6 @@ func FuzzSplitPacket(f *testing.F) {
 		if len(pkt) >= wire.HeaderLen && !bytes.Equal(chunks, pkt[wire.HeaderLen:]) {
 			t.Fatal("chunks changed")
 		}
-		DataTSNs(pkt, func(uint32) {})
+		dataTSNs(pkt, func(uint32) {})
 	})
 }

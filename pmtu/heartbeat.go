@@ -8,9 +8,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
-// ErrNotProbe reports a HEARTBEAT or HEARTBEAT ACK chunk that is not one of
+// errNotProbe reports a HEARTBEAT or HEARTBEAT ACK chunk that is not one of
 // this package's probes (another sender's heartbeat).
-var ErrNotProbe = errors.New("pmtu: not a PMTU probe heartbeat")
+var errNotProbe = errors.New("pmtu: not a PMTU probe heartbeat")
 
 // probeMagic opens the Heartbeat Information of every probe.
 var probeMagic = [8]byte{'s', 'r', 'P', 'M', 'T', 'U', 'p', 'r'}
@@ -19,11 +19,11 @@ const (
 	heartbeatInfoParam = 1 // RFC 4960 §3.3.5 Heartbeat Info Type
 	paramHeaderLen     = 4
 	probeInfoLen       = 8 + 8 + 4 // magic, nonce, size
-	// ProbeChunkMin is the smallest probe chunk (no padding).
-	ProbeChunkMin = wire.ChunkHeaderLen + paramHeaderLen + probeInfoLen
+	// probeChunkMin is the smallest probe chunk (no padding).
+	probeChunkMin = wire.ChunkHeaderLen + paramHeaderLen + probeInfoLen
 )
 
-// HeartbeatProbe is the RFC 8899 probe packet's only chunk: a HEARTBEAT
+// heartbeatProbe is the RFC 8899 probe packet's only chunk: a HEARTBEAT
 // (RFC 4960 §3.3.5) whose Heartbeat Information is padded so that the SCTP
 // packet reaches the probed size. The peer echoes the information in a
 // HEARTBEAT ACK (RFC 4960 §8.3), which Ack marks.
@@ -47,43 +47,43 @@ const (
 //	|                 Probed packet size (4 octets)                 |
 //	|                 zero padding                                  |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-type HeartbeatProbe struct {
+type heartbeatProbe struct {
 	// Ack is true for a HEARTBEAT ACK.
 	Ack bool
 	// Nonce identifies the probe.
 	Nonce uint64
 	// Size is the SCTP packet size (common header included) the probe
-	// fills: a multiple of 4, at least 12 + ProbeChunkMin.
+	// fills: a multiple of 4, at least 12 + probeChunkMin.
 	Size int
 }
 
-// ParseHeartbeatProbe parses a HEARTBEAT or HEARTBEAT ACK chunk that
-// carries a probe. A heartbeat of another sender gives ErrNotProbe.
-func ParseHeartbeatProbe(b []byte) (HeartbeatProbe, int, error) {
+// parseHeartbeatProbe parses a HEARTBEAT or HEARTBEAT ACK chunk that
+// carries a probe. A heartbeat of another sender gives errNotProbe.
+func parseHeartbeatProbe(b []byte) (heartbeatProbe, int, error) {
 	c, n, err := wire.ParseChunk(b)
 	if err != nil {
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 9260 §3.2", Reason: "bad chunk header", Err: err}
+		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 9260 §3.2", Reason: "bad chunk header", Err: err}
 	}
 	if c.Type != wire.ChunkHeartbeat && c.Type != wire.ChunkHeartbeatAck {
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("chunk type %d", c.Type)}
+		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("chunk type %d", c.Type)}
 	}
 	v := c.Value
 	if len(v) < paramHeaderLen {
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: "no Heartbeat Info parameter", Err: ErrShort}
+		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: "no Heartbeat Info parameter", Err: ErrShort}
 	}
 	ptype := binary.BigEndian.Uint16(v[0:])
 	plen := int(binary.BigEndian.Uint16(v[2:]))
 	if ptype != heartbeatInfoParam {
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("parameter type %d, want 1", ptype)}
+		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("parameter type %d, want 1", ptype)}
 	}
 	if plen < paramHeaderLen || plen > len(v) {
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("Heartbeat Info length %d in %d", plen, len(v)), Err: ErrShort}
+		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("Heartbeat Info length %d in %d", plen, len(v)), Err: ErrShort}
 	}
 	info := v[paramHeaderLen:plen]
 	if len(info) < probeInfoLen || [8]byte(info[:8]) != probeMagic {
-		return HeartbeatProbe{}, 0, ErrNotProbe
+		return heartbeatProbe{}, 0, errNotProbe
 	}
-	p := HeartbeatProbe{
+	p := heartbeatProbe{
 		Ack:   c.Type == wire.ChunkHeartbeatAck,
 		Nonce: binary.BigEndian.Uint64(info[8:]),
 		Size:  int(binary.BigEndian.Uint32(info[16:])),
@@ -91,16 +91,16 @@ func ParseHeartbeatProbe(b []byte) (HeartbeatProbe, int, error) {
 	if p.Size%4 != 0 || p.Size != wire.HeaderLen+c.Len() {
 		// Probes fill whole 4-octet SCTP words (RFC 8899 §4.1, RFC 9260
 		// §3.2), as Append makes them.
-		return HeartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 8899 §4.1", Reason: fmt.Sprintf("probe of %d octets in a %d-octet chunk", p.Size, c.Len())}
+		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 8899 §4.1", Reason: fmt.Sprintf("probe of %d octets in a %d-octet chunk", p.Size, c.Len())}
 	}
 	return p, n, nil
 }
 
 // Len returns the chunk's length: Size less the common header.
-func (p HeartbeatProbe) Len() int { return max(p.Size-wire.HeaderLen, ProbeChunkMin) }
+func (p heartbeatProbe) Len() int { return max(p.Size-wire.HeaderLen, probeChunkMin) }
 
 // Append appends the chunk; it allocates nothing when b has room.
-func (p HeartbeatProbe) Append(b []byte) []byte {
+func (p heartbeatProbe) Append(b []byte) []byte {
 	n := p.Len() &^ 3
 	typ := wire.ChunkHeartbeat
 	if p.Ack {
@@ -113,20 +113,20 @@ func (p HeartbeatProbe) Append(b []byte) []byte {
 	b = append(b, probeMagic[:]...)
 	b = binary.BigEndian.AppendUint64(b, p.Nonce)
 	b = binary.BigEndian.AppendUint32(b, uint32(n+wire.HeaderLen))
-	for range n - ProbeChunkMin {
+	for range n - probeChunkMin {
 		b = append(b, 0)
 	}
 	b, _ = wire.EndChunk(b, start) // n fits the 16-bit length: at most a 64 KiB packet
 	return b
 }
 
-// AppendProbePacket appends a whole probe packet of size octets (rounded
+// appendProbePacket appends a whole probe packet of size octets (rounded
 // down to a multiple of 4): hdr, the probe chunk and the CRC32c.
-func AppendProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte {
+func appendProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte {
 	size &^= 3
 	start := len(b)
 	b = wire.AppendHeader(b, hdr)
-	b = HeartbeatProbe{Nonce: nonce, Size: size}.Append(b)
+	b = heartbeatProbe{Nonce: nonce, Size: size}.Append(b)
 	wire.SetChecksum(b[start:])
 	return b
 }

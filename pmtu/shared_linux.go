@@ -119,10 +119,10 @@ func NewSharedDF(uc *net.UDPConn) (*SharedDF, error) {
 
 func (s *SharedDF) apply(on bool) error {
 	if s.v6 {
-		_ = SetDontFragment(s.rc, false, on) // v4-mapped traffic, if dual-stack
-		return SetDontFragment(s.rc, true, on)
+		_ = setDontFragment(s.rc, false, on) // v4-mapped traffic, if dual-stack
+		return setDontFragment(s.rc, true, on)
 	}
-	return SetDontFragment(s.rc, false, on)
+	return setDontFragment(s.rc, false, on)
 }
 
 // Set switches DF on (on=true) or off, nesting as described.

@@ -41,11 +41,11 @@ func UDPPathMTU(rc syscall.RawConn, ipv6 bool) (int, error) {
 	return v, nil
 }
 
-// SetDontFragment selects the socket's path MTU discovery mode (ip(7)
+// setDontFragment selects the socket's path MTU discovery mode (ip(7)
 // IP_MTU_DISCOVER, ipv6(7) IPV6_MTU_DISCOVER): on sets IP_PMTUDISC_DO (DF
 // set, datagrams above the known path MTU fail with EMSGSIZE); off sets
 // IP_PMTUDISC_DONT (the kernel fragments at the known path MTU).
-func SetDontFragment(rc syscall.RawConn, ipv6, on bool) error {
+func setDontFragment(rc syscall.RawConn, ipv6, on bool) error {
 	mode := unix.IP_PMTUDISC_DONT
 	if on {
 		mode = unix.IP_PMTUDISC_DO
@@ -80,15 +80,15 @@ func TCPMaxSeg(rc syscall.RawConn) (int, error) {
 
 // Linux SCTP socket options (include/uapi/linux/sctp.h).
 const (
-	solSCTP    = 132
-	sctpStatus = 14
+	solSCTP       = 132
+	optSCTPStatus = 14
 )
 
-// SCTPStatusLen is sizeof(struct sctp_status) on Linux: assoc_id, state,
+// sctpStatusLen is sizeof(struct sctp_status) on Linux: assoc_id, state,
 // rwnd, unackdata, penddata, instrms, outstrms, fragmentation_point (24
 // octets) then struct sctp_paddrinfo (packed, aligned 4: assoc_id,
 // sockaddr_storage, state, cwnd, srtt, rto, mtu = 152 octets).
-const SCTPStatusLen = 24 + 152
+const sctpStatusLen = 24 + 152
 
 // Offsets in struct sctp_status.
 const (
@@ -97,9 +97,9 @@ const (
 	sctpPaddrinfoMTU    = 4 + 128 + 16
 )
 
-// SCTPStatus is what SCTP_STATUS reports about an association's primary
+// sctpStatusInfo is what SCTP_STATUS reports about an association's primary
 // path.
-type SCTPStatus struct {
+type sctpStatusInfo struct {
 	// FragmentationPoint is the largest user message sent unfragmented
 	// (the kernel's frag_point, derived from the path MTU).
 	FragmentationPoint int
@@ -107,26 +107,26 @@ type SCTPStatus struct {
 	PathMTU int
 }
 
-// ParseSCTPStatus decodes the struct sctp_status image getsockopt returns
+// parseSCTPStatus decodes the struct sctp_status image getsockopt returns
 // (host byte order).
-func ParseSCTPStatus(b []byte) (SCTPStatus, error) {
-	if len(b) < SCTPStatusLen {
-		return SCTPStatus{}, fmt.Errorf("pmtu: sctp_status of %d octets: %w", len(b), ErrShort)
+func parseSCTPStatus(b []byte) (sctpStatusInfo, error) {
+	if len(b) < sctpStatusLen {
+		return sctpStatusInfo{}, fmt.Errorf("pmtu: sctp_status of %d octets: %w", len(b), ErrShort)
 	}
-	return SCTPStatus{
+	return sctpStatusInfo{
 		FragmentationPoint: int(*(*uint32)(unsafe.Pointer(&b[sctpStatusFragPoint]))),
 		PathMTU:            int(*(*uint32)(unsafe.Pointer(&b[sctpStatusPrimary+sctpPaddrinfoMTU]))),
 	}, nil
 }
 
-// KernelSCTPStatus reads SCTP_STATUS from a one-to-one kernel SCTP socket
+// kernelSCTPStatus reads SCTP_STATUS from a one-to-one kernel SCTP socket
 // (sctp(7)): the kernel's own view of the path MTU and fragmentation
 // point of the association (assoc_id 0).
-func KernelSCTPStatus(rc syscall.RawConn) (SCTPStatus, error) {
-	var buf [SCTPStatusLen]byte
+func kernelSCTPStatus(rc syscall.RawConn) (sctpStatusInfo, error) {
+	var buf [sctpStatusLen]byte
 	err := control(rc, func(fd int) error {
 		l := uint32(len(buf))
-		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), solSCTP, sctpStatus,
+		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), solSCTP, optSCTPStatus,
 			uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&l)), 0)
 		if e != 0 {
 			return e
@@ -134,26 +134,26 @@ func KernelSCTPStatus(rc syscall.RawConn) (SCTPStatus, error) {
 		return nil
 	})
 	if err != nil {
-		return SCTPStatus{}, fmt.Errorf("pmtu: SCTP_STATUS: %w", err)
+		return sctpStatusInfo{}, fmt.Errorf("pmtu: SCTP_STATUS: %w", err)
 	}
-	return ParseSCTPStatus(buf[:])
+	return parseSCTPStatus(buf[:])
 }
 
 // sctpGetPeerAddrInfo is SCTP_GET_PEER_ADDR_INFO (include/uapi/linux/sctp.h).
 const sctpGetPeerAddrInfo = 15
 
-// SCTPPaddrinfoLen is sizeof(struct sctp_paddrinfo) on Linux (packed,
+// paddrinfoLen is sizeof(struct sctp_paddrinfo) on Linux (packed,
 // aligned 4): assoc_id (4), sockaddr_storage (128), state, cwnd, srtt,
 // rto, mtu (5 × 4).
-const SCTPPaddrinfoLen = 4 + 128 + 20
+const paddrinfoLen = 4 + 128 + 20
 
-// AppendPaddrinfoRequest appends the struct sctp_paddrinfo image that asks
+// appendPaddrinfoRequest appends the struct sctp_paddrinfo image that asks
 // SCTP_GET_PEER_ADDR_INFO about peer (assoc_id 0: the association of a
 // one-to-one socket): the address as a sockaddr_in or sockaddr_in6 in host
 // byte order family, network byte order port.
-func AppendPaddrinfoRequest(b []byte, peer netip.AddrPort) []byte {
+func appendPaddrinfoRequest(b []byte, peer netip.AddrPort) []byte {
 	start := len(b)
-	b = append(b, make([]byte, SCTPPaddrinfoLen)...)
+	b = append(b, make([]byte, paddrinfoLen)...)
 	sa := b[start+4 : start+4+128]
 	a := peer.Addr()
 	if a.Is4() || a.Is4In6() {
@@ -170,19 +170,19 @@ func AppendPaddrinfoRequest(b []byte, peer netip.AddrPort) []byte {
 	return b
 }
 
-// ParsePaddrinfoMTU returns spinfo_mtu of a struct sctp_paddrinfo image.
-func ParsePaddrinfoMTU(b []byte) (int, error) {
-	if len(b) < SCTPPaddrinfoLen {
+// parsePaddrinfoMTU returns spinfo_mtu of a struct sctp_paddrinfo image.
+func parsePaddrinfoMTU(b []byte) (int, error) {
+	if len(b) < paddrinfoLen {
 		return 0, fmt.Errorf("pmtu: sctp_paddrinfo of %d octets: %w", len(b), ErrShort)
 	}
 	return int(*(*uint32)(unsafe.Pointer(&b[sctpPaddrinfoMTU]))), nil
 }
 
-// KernelSCTPPeerMTU asks a kernel SCTP socket for the path MTU towards one
+// kernelSCTPPeerMTU asks a kernel SCTP socket for the path MTU towards one
 // peer transport address (SCTP_GET_PEER_ADDR_INFO, sctp(7)): the per-path
 // value of a multi-homed association, for a Table.
-func KernelSCTPPeerMTU(rc syscall.RawConn, peer netip.AddrPort) (int, error) {
-	buf := AppendPaddrinfoRequest(make([]byte, 0, SCTPPaddrinfoLen), peer)
+func kernelSCTPPeerMTU(rc syscall.RawConn, peer netip.AddrPort) (int, error) {
+	buf := appendPaddrinfoRequest(make([]byte, 0, paddrinfoLen), peer)
 	err := control(rc, func(fd int) error {
 		l := uint32(len(buf))
 		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), solSCTP, sctpGetPeerAddrInfo,
@@ -195,5 +195,5 @@ func KernelSCTPPeerMTU(rc syscall.RawConn, peer netip.AddrPort) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pmtu: SCTP_GET_PEER_ADDR_INFO: %w", err)
 	}
-	return ParsePaddrinfoMTU(buf)
+	return parsePaddrinfoMTU(buf)
 }

@@ -16,13 +16,13 @@ import (
 // Linux's include/uapi/linux/sctp.h (offsets checked with gcc: size 176,
 // fragmentation_point at 20, primary at 24, spinfo_mtu at 148 of it).
 func TestParseSCTPStatus(t *testing.T) {
-	b := make([]byte, SCTPStatusLen)
+	b := make([]byte, sctpStatusLen)
 	binary.NativeEndian.PutUint32(b[20:], 1452)
 	binary.NativeEndian.PutUint32(b[24+148:], 1500)
-	s, err := ParseSCTPStatus(b)
+	s, err := parseSCTPStatus(b)
 	require.NoError(t, err)
-	assert.Equal(t, SCTPStatus{FragmentationPoint: 1452, PathMTU: 1500}, s)
-	_, err = ParseSCTPStatus(b[:100])
+	assert.Equal(t, sctpStatusInfo{FragmentationPoint: 1452, PathMTU: 1500}, s)
+	_, err = parseSCTPStatus(b[:100])
 	assert.ErrorIs(t, err, ErrShort)
 }
 
@@ -49,24 +49,24 @@ func TestTCPMaxSegLoopback(t *testing.T) {
 	// Before data flows Linux may report half the loopback MSS.
 	assert.Positive(t, mss)
 	assert.LessOrEqual(t, mss, TCPMSS(65536, false, 0))
-	require.NoError(t, SetDontFragment(rc, false, true), "IP_MTU_DISCOVER on TCP")
+	require.NoError(t, setDontFragment(rc, false, true), "IP_MTU_DISCOVER on TCP")
 }
 
 // TestPaddrinfoRequest builds the SCTP_GET_PEER_ADDR_INFO request image
 // (struct sctp_paddrinfo, packed: sockaddr at offset 4, spinfo_mtu at 148).
 func TestPaddrinfoRequest(t *testing.T) {
-	b := AppendPaddrinfoRequest(nil, netip.MustParseAddrPort("10.1.2.3:5000"))
-	require.Len(t, b, SCTPPaddrinfoLen)
+	b := appendPaddrinfoRequest(nil, netip.MustParseAddrPort("10.1.2.3:5000"))
+	require.Len(t, b, paddrinfoLen)
 	assert.Equal(t, uint16(2), binary.NativeEndian.Uint16(b[4:]), "AF_INET")
 	assert.Equal(t, []byte{0x13, 0x88, 10, 1, 2, 3}, b[6:12])
-	b = AppendPaddrinfoRequest(nil, netip.MustParseAddrPort("[fd00::1]:5000"))
+	b = appendPaddrinfoRequest(nil, netip.MustParseAddrPort("[fd00::1]:5000"))
 	assert.Equal(t, uint16(10), binary.NativeEndian.Uint16(b[4:]), "AF_INET6")
 	assert.Equal(t, byte(0xfd), b[12])
 	assert.Equal(t, byte(1), b[27])
 	binary.NativeEndian.PutUint32(b[148:], 1400)
-	m, err := ParsePaddrinfoMTU(b)
+	m, err := parsePaddrinfoMTU(b)
 	require.NoError(t, err)
 	assert.Equal(t, 1400, m)
-	_, err = ParsePaddrinfoMTU(b[:10])
+	_, err = parsePaddrinfoMTU(b[:10])
 	assert.ErrorIs(t, err, ErrShort)
 }

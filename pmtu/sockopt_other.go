@@ -10,22 +10,24 @@ import (
 // UDPPathMTU is Linux only.
 func UDPPathMTU(rc syscall.RawConn, ipv6 bool) (int, error) { return 0, ErrUnsupported }
 
-// SetDontFragment is Linux only.
-func SetDontFragment(rc syscall.RawConn, ipv6, on bool) error { return ErrUnsupported }
+// setDontFragment is Linux only.
+func setDontFragment(rc syscall.RawConn, ipv6, on bool) error { return ErrUnsupported }
 
 // TCPMaxSeg is Linux only.
 func TCPMaxSeg(rc syscall.RawConn) (int, error) { return 0, ErrUnsupported }
 
-// SCTPStatus is what SCTP_STATUS reports (Linux only).
-type SCTPStatus struct {
+// sctpStatusInfo is what SCTP_STATUS reports (Linux only).
+type sctpStatusInfo struct {
 	FragmentationPoint int
 	PathMTU            int
 }
 
-// KernelSCTPStatus is Linux only.
-func KernelSCTPStatus(rc syscall.RawConn) (SCTPStatus, error) { return SCTPStatus{}, ErrUnsupported }
+// kernelSCTPStatus is Linux only.
+func kernelSCTPStatus(rc syscall.RawConn) (sctpStatusInfo, error) {
+	return sctpStatusInfo{}, ErrUnsupported
+}
 
-// KernelSCTPPeerMTU is Linux only.
-func KernelSCTPPeerMTU(rc syscall.RawConn, peer netip.AddrPort) (int, error) {
+// kernelSCTPPeerMTU is Linux only.
+func kernelSCTPPeerMTU(rc syscall.RawConn, peer netip.AddrPort) (int, error) {
 	return 0, ErrUnsupported
 }

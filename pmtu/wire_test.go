@@ -22,17 +22,17 @@ func TestHeartbeatProbe_RFC4960Sec3_3_5(t *testing.T) {
 		0, 0, 0, 48, // probed SCTP packet size: 12 + 36
 		0, 0, 0, 0, 0, 0, 0, 0, // padding
 	}
-	p := HeartbeatProbe{Nonce: 7, Size: 48}
+	p := heartbeatProbe{Nonce: 7, Size: 48}
 	assert.Equal(t, img, p.Append(nil))
 	assert.Equal(t, 36, p.Len())
-	got, n, err := ParseHeartbeatProbe(img)
+	got, n, err := parseHeartbeatProbe(img)
 	require.NoError(t, err)
 	assert.Equal(t, 36, n)
 	assert.Equal(t, p, got)
 
 	ack := append([]byte(nil), img...)
 	ack[0] = 5
-	got, _, err = ParseHeartbeatProbe(ack)
+	got, _, err = parseHeartbeatProbe(ack)
 	require.NoError(t, err)
 	assert.True(t, got.Ack)
 	assert.Equal(t, ack, got.Append(nil))
@@ -43,41 +43,41 @@ func TestHeartbeatProbe_RFC4960Sec3_3_5(t *testing.T) {
 	// Errors.
 	bad := append([]byte(nil), img...)
 	bad[0] = 3
-	_, _, err = ParseHeartbeatProbe(bad)
+	_, _, err = parseHeartbeatProbe(bad)
 	var we *WireError
 	require.ErrorAs(t, err, &we)
 	bad = append([]byte(nil), img...)
 	bad[8] = 'x' // another sender's heartbeat info
-	_, _, err = ParseHeartbeatProbe(bad)
-	assert.ErrorIs(t, err, ErrNotProbe)
+	_, _, err = parseHeartbeatProbe(bad)
+	assert.ErrorIs(t, err, errNotProbe)
 	bad = append([]byte(nil), img...)
 	bad[5] = 2 // parameter type 2
-	_, _, err = ParseHeartbeatProbe(bad)
+	_, _, err = parseHeartbeatProbe(bad)
 	require.ErrorAs(t, err, &we)
 	bad = append([]byte(nil), img...)
 	bad[7] = 200 // parameter longer than the chunk
-	_, _, err = ParseHeartbeatProbe(bad)
+	_, _, err = parseHeartbeatProbe(bad)
 	assert.ErrorIs(t, err, ErrShort)
 	bad = append([]byte(nil), img...)
 	bad[27] = 52 // size disagrees with the chunk length
-	_, _, err = ParseHeartbeatProbe(bad)
+	_, _, err = parseHeartbeatProbe(bad)
 	require.ErrorAs(t, err, &we)
 	assert.Equal(t, "RFC 8899 §4.1", we.Section)
-	_, _, err = ParseHeartbeatProbe([]byte{4, 0, 0, 4})
+	_, _, err = parseHeartbeatProbe([]byte{4, 0, 0, 4})
 	assert.ErrorIs(t, err, ErrShort)
 }
 
 func TestAppendProbePacket(t *testing.T) {
 	hdr := wire.Header{SrcPort: 5000, DstPort: 5000, VerificationTag: 42}
-	pkt := AppendProbePacket(nil, hdr, 3, 1401)
+	pkt := appendProbePacket(nil, hdr, 3, 1401)
 	assert.Len(t, pkt, 1400, "rounded down to whole words")
 	assert.True(t, wire.ChecksumOK(pkt))
 	h, err := wire.ParseHeader(pkt)
 	require.NoError(t, err)
 	assert.Equal(t, uint32(42), h.VerificationTag)
-	p, _, err := ParseHeartbeatProbe(pkt[12:])
+	p, _, err := parseHeartbeatProbe(pkt[12:])
 	require.NoError(t, err)
-	assert.Equal(t, HeartbeatProbe{Nonce: 3, Size: 1400}, p)
+	assert.Equal(t, heartbeatProbe{Nonce: 3, Size: 1400}, p)
 }
 
 // packet builds an SCTP packet of the given chunks (type, total padded
@@ -109,7 +109,7 @@ func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
 	pkt := packet(sack, data(1000), data(1000), data(3000), data(500))
 	var pieces [][]byte
 	var over []bool
-	_, err := SplitPacket(pkt, 1300, nil, func(p []byte, o bool) error {
+	_, err := splitPacket(pkt, 1300, nil, func(p []byte, o bool) error {
 		pieces = append(pieces, append([]byte(nil), p...))
 		over = append(over, o)
 		return nil
@@ -124,14 +124,14 @@ func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
 		assert.True(t, wire.ChecksumOK(p))
 		assert.Equal(t, pkt[:8], p[:8])
 		chunks = append(chunks, p[12:]...)
-		DataTSNs(p, func(tsn uint32) { tsns = append(tsns, tsn) })
+		dataTSNs(p, func(tsn uint32) { tsns = append(tsns, tsn) })
 	}
 	assert.Equal(t, pkt[12:], chunks, "chunks unchanged and in order")
 	assert.Equal(t, []uint32{100, 101, 102, 103}, tsns)
 
 	// A packet that fits is passed through untouched.
 	n := 0
-	_, err = SplitPacket(pkt, len(pkt), nil, func(p []byte, o bool) error {
+	_, err = splitPacket(pkt, len(pkt), nil, func(p []byte, o bool) error {
 		n++
 		assert.False(t, o)
 		assert.Equal(t, pkt, p)
@@ -142,7 +142,7 @@ func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
 
 	// INIT cannot be bundled: emitted whole as oversize.
 	initPkt := packet([2]int{int(wire.ChunkInit), 2000})
-	_, err = SplitPacket(initPkt, 1000, nil, func(p []byte, o bool) error {
+	_, err = splitPacket(initPkt, 1000, nil, func(p []byte, o bool) error {
 		assert.True(t, o)
 		assert.Len(t, p, len(initPkt))
 		return nil
@@ -151,6 +151,6 @@ func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
 
 	// Errors from emit stop the split.
 	stop := errors.New("stop")
-	_, err = SplitPacket(pkt, 1300, nil, func([]byte, bool) error { return stop })
+	_, err = splitPacket(pkt, 1300, nil, func([]byte, bool) error { return stop })
 	assert.ErrorIs(t, err, stop)
 }
