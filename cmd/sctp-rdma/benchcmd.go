@@ -213,7 +213,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			c := cfg
 			c.Test, c.Size = t, s
 			c.Counters = &bench.Counters{}
-			stop := progress(ctx, tty, stderr, c.Counters)
+			stop := progress(ctx, tty, stderr, c.Counters, fmt.Sprintf("%v %s", t, formatSize(s)))
 			res, err := bench.Run(ctx, c)
 			stop()
 			// A run refused or failed before any operation completed has
@@ -244,9 +244,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return errors.Join(errs...)
 }
 
-// progress prints a live line on stderr while a run is in progress, only
-// when stdout is a terminal.
-func progress(ctx context.Context, tty bool, w io.Writer, ctr *bench.Counters) func() {
+// progress prints a live line on stderr while a run is in progress, naming
+// the test and size (label), only when stdout is a terminal.
+func progress(ctx context.Context, tty bool, w io.Writer, ctr *bench.Counters, label string) func() {
 	if !tty {
 		return func() {}
 	}
@@ -267,7 +267,7 @@ func progress(ctx context.Context, tty bool, w io.Writer, ctr *bench.Counters) f
 				return
 			case <-t.C:
 				el := time.Since(start)
-				fmt.Fprintf(w, "\r\033[K  %6.1fs  %d ops  %.3f Gb/s", el.Seconds(), ctr.Ops.Load(),
+				fmt.Fprintf(w, "\r\033[K  %s  %6.1fs  %d ops  %.3f Gb/s", label, el.Seconds(), ctr.Ops.Load(),
 					float64(ctr.Bytes.Load())*8/el.Seconds()/1e9)
 			}
 		}

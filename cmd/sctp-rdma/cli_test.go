@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -339,4 +340,21 @@ func TestInterruptedRunPrintsPartial(t *testing.T) {
 	assert.Equal(t, "sctp-rdma bench: interrupted\n", errOut.String())
 	assert.Contains(t, out.String(), "(partial")
 	assert.Regexp(t, `65536\s+all\s+[1-9]\d*\s`, out.String())
+}
+
+// TestProgressLineNamesTestAndSize: the live line on a terminal says which
+// test and size are running (issue 19), and nothing is printed otherwise.
+func TestProgressLineNamesTestAndSize(t *testing.T) {
+	var ctr bench.Counters
+	ctr.Ops.Store(10)
+	ctr.Bytes.Store(640 << 10)
+	var w lockedBuffer
+	stop := progress(context.Background(), true, &w, &ctr, "write 64K")
+	time.Sleep(700 * time.Millisecond)
+	stop()
+	assert.Contains(t, w.String(), "write 64K")
+	assert.Contains(t, w.String(), "10 ops")
+	var quiet lockedBuffer
+	progress(context.Background(), false, &quiet, &ctr, "write 64K")()
+	assert.Empty(t, quiet.String())
 }
