@@ -76,6 +76,13 @@ type sendReq struct {
 	done     bool
 	comp     Completion
 	waiter   chan Completion
+	// helper marks a request of a blocking helper (Write, Read, ...),
+	// which the helper still reads after its completion: it is never
+	// recycled.
+	helper bool
+	// releaseAfterIssue: the request completed (a fast Read Response)
+	// while its issuer still held it; issuedLocked recycles it.
+	releaseAfterIssue bool
 }
 
 // recvReq is a posted receive work request.
@@ -83,6 +90,7 @@ type recvReq struct {
 	wr     RecvWR
 	seq    uint64 // the DDP cookie
 	waiter chan Completion
+	helper bool // as sendReq.helper
 }
 
 // inbound is a validated Read or Atomic Request waiting for the responder.
@@ -139,6 +147,13 @@ type Endpoint struct {
 	orq      fifo[*sendReq] // Reads and Atomics awaiting their response
 	rq       fifo[*recvReq] // posted receives in MSN order
 	irq      fifo[inbound]  // inbound requests waiting for the responder
+	// freeSend and freeRecv hold requests whose completion was emitted,
+	// for the next posts: the data path allocates no request in steady
+	// state (at most SQ and RQ depth of them are kept).
+	freeSend []*sendReq
+	freeRecv []*recvReq
+	// issuingReq is the request between takeLocked and issuedLocked.
+	issuingReq *sendReq
 	respBusy bool
 	// issuing: a goroutine (the transmit loop, or a poster issuing inline)
 	// is handing a send-queue request to DDP; txReady: the transmit loop
@@ -351,9 +366,11 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 	if wr.Inline {
 		wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now
 	}
-	r := &sendReq{wr: wr, waiter: waiter}
 	e.mu.Lock()
+	r := e.newSendReqLocked()
+	*r = sendReq{wr: wr, waiter: waiter, helper: waiter != nil}
 	if err := e.admitSendLocked(r); err != nil {
+		e.releaseSendLocked(r)
 		e.mu.Unlock()
 		return nil, err
 	}
@@ -434,8 +451,10 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	if e.rq.len() >= e.rqDepth {
 		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.len(), ErrQueueFull)
 	}
-	r := &recvReq{wr: wr, seq: e.recvSeq, waiter: waiter}
+	r := e.newRecvReqLocked()
+	*r = recvReq{wr: wr, seq: e.recvSeq, waiter: waiter, helper: waiter != nil}
 	if _, err := e.recv.PostUntagged(QNSend, wr.Buf, r.seq); err != nil {
+		e.releaseRecvLocked(r)
 		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)
 	}
 	e.recvSeq++
@@ -459,11 +478,56 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	for e.order.len() > 0 && e.order.front().done {
 		h := e.order.pop()
 		e.emitLocked(e.sendCQ, h.waiter, h.comp)
+		e.releaseSendLocked(h)
 		n++
 	}
 	if n > 0 {
 		e.progressLocked()
 	}
+}
+
+// newSendReqLocked returns a recycled request or a new one. mu is held.
+func (e *Endpoint) newSendReqLocked() *sendReq {
+	if n := len(e.freeSend); n > 0 {
+		r := e.freeSend[n-1]
+		e.freeSend = e.freeSend[:n-1]
+		return r
+	}
+	return new(sendReq)
+}
+
+// releaseSendLocked keeps r, whose completion was emitted (or which was
+// never queued), for a later post. A helper's request, one of an endpoint
+// that failed (its queues may still name it) and those beyond the send
+// queue's depth are left to the garbage collector. mu is held.
+func (e *Endpoint) releaseSendLocked(r *sendReq) {
+	if r.helper || e.state != stateRunning && e.state != stateIdle || len(e.freeSend) >= e.sqDepth {
+		return
+	}
+	if r == e.issuingReq {
+		r.releaseAfterIssue = true // its issuer reads it once more
+		return
+	}
+	*r = sendReq{}
+	e.freeSend = append(e.freeSend, r)
+}
+
+// newRecvReqLocked and releaseRecvLocked do the same for receives.
+func (e *Endpoint) newRecvReqLocked() *recvReq {
+	if n := len(e.freeRecv); n > 0 {
+		r := e.freeRecv[n-1]
+		e.freeRecv = e.freeRecv[:n-1]
+		return r
+	}
+	return new(recvReq)
+}
+
+func (e *Endpoint) releaseRecvLocked(r *recvReq) {
+	if r.helper || e.state != stateRunning && e.state != stateIdle || len(e.freeRecv) >= e.rqDepth {
+		return
+	}
+	*r = recvReq{}
+	e.freeRecv = append(e.freeRecv, r)
 }
 
 func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c Completion) {

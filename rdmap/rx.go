@@ -318,6 +318,7 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 	}
 	e.rq.pop()
 	e.emitLocked(e.recvCQ, r.waiter, c)
+	e.releaseRecvLocked(r)
 	e.checkOverflowLocked()
 	return nil
 }
@@ -343,11 +344,12 @@ func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 	rr, _, _ := ParseReadRequest(m.Buffer)
 	if rr.Size > 0 {
 		if _, _, f := e.dev.remote(e, rr.SrcSTag, rr.SrcTO, uint64(rr.Size), RemoteRead); f != faultNone {
-			return &rxFault{code: readFaultCode(f), reason: "RDMA Read Request source rejected", rdma: &rr}
+			bad := rr // only a rejected request's header goes to the heap
+			return &rxFault{code: readFaultCode(f), reason: "RDMA Read Request source rejected", rdma: &bad}
 		}
 	}
 	job := inbound{rr: rr}
-	return e.queueInbound(m, &job, &rr)
+	return e.queueInbound(m, &job)
 }
 
 // deliverAtomicRequest validates an Atomic Request (RFC 7306 §5.2.1,
@@ -368,12 +370,12 @@ func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
 		return newFault(iwarp.TermCatastrophicStream, "Atomic Request target TO %#x not 64-bit aligned (RFC 7306 §8.2)", ar.TO)
 	}
 	job := inbound{atomic: true, ar: ar}
-	return e.queueInbound(m, &job, nil)
+	return e.queueInbound(m, &job)
 }
 
 // queueInbound enforces IRD (RFC 5040 §6.1, §8.1.1 item 11; RFC 7306 §5.2:
 // Atomic Requests share it) and hands the request to the responder.
-func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound, rr *ReadRequest) error {
+func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	// The request being answered counts until the last segment of its
@@ -387,7 +389,12 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound, rr *ReadRequest) e
 	if n >= e.ird {
 		// Linux siw answers an IRQ overflow with RDMAP / Remote Operation /
 		// "catastrophic error, localized to RDMAP Stream" (siw_init_rresp).
-		return &rxFault{code: iwarp.TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird), rdma: rr}
+		f := &rxFault{code: iwarp.TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird)}
+		if !job.atomic {
+			rr := job.rr
+			f.rdma = &rr
+		}
+		return f
 	}
 	m.Untag.Append(job.ddpHdr[:0])
 	job.segLen = DDPUntaggedHeaderLen + m.Length

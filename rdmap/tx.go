@@ -56,7 +56,7 @@ func (e *Endpoint) takeLocked() *sendReq {
 		return nil
 	}
 	r := e.sq.pop()
-	e.issuing = true
+	e.issuing, e.issuingReq = true, r
 	r.issued = true
 	if isORD(r.wr.Op) {
 		e.nextReqID++
@@ -74,6 +74,12 @@ func (e *Endpoint) takeLocked() *sendReq {
 // is held.
 func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 	e.issuing = false
+	defer func() {
+		e.issuingReq = nil
+		if r.releaseAfterIssue {
+			e.releaseSendLocked(r)
+		}
+	}()
 	switch {
 	case err != nil:
 		if !errors.Is(err, errTxClosed) {

@@ -1,0 +1,6 @@
+//go:build !race
+
+package transport_test
+
+// allocBound is TestRealPathAllocs' bound on allocations per operation.
+const allocBound = 0.05
