@@ -139,14 +139,14 @@ type Endpoint struct {
 
 	down atomic.Bool // state == stateDown, readable without mu
 
-	mu       sync.Mutex
-	state    epState
-	err      error
-	sq       fifo[*sendReq] // posted, not yet taken by the transmit loop
-	order    fifo[*sendReq] // every send WR not yet emitted, in submission order
-	orq      fifo[*sendReq] // Reads and Atomics awaiting their response
-	rq       fifo[*recvReq] // posted receives in MSN order
-	irq      fifo[inbound]  // inbound requests waiting for the responder
+	mu    sync.Mutex
+	state epState
+	err   error
+	sq    fifo[*sendReq] // posted, not yet taken by the transmit loop
+	order fifo[*sendReq] // every send WR not yet emitted, in submission order
+	orq   fifo[*sendReq] // Reads and Atomics awaiting their response
+	rq    fifo[*recvReq] // posted receives in MSN order
+	irq   fifo[inbound]  // inbound requests waiting for the responder
 	// freeSend and freeRecv hold requests whose completion was emitted,
 	// for the next posts: the data path allocates no request in steady
 	// state (at most SQ and RQ depth of them are kept).
@@ -154,7 +154,7 @@ type Endpoint struct {
 	freeRecv []*recvReq
 	// issuingReq is the request between takeLocked and issuedLocked.
 	issuingReq *sendReq
-	respBusy bool
+	respBusy   bool
 	// issuing: a goroutine (the transmit loop, or a poster issuing inline)
 	// is handing a send-queue request to DDP; txReady: the transmit loop
 	// has sent the RTR, so requests may be issued. Guarded by mu.
