@@ -31,6 +31,14 @@ func serveChild(t *testing.T, args string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), serveChildEnv+"=--listen 127.0.0.1:0 "+args)
+	return cmd, startServer(t, cmd)
+}
+
+// startServer starts cmd, a `serve` process, and returns the address it
+// listens on; the process is killed (woken first, if stopped) when the
+// test ends.
+func startServer(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -50,10 +58,10 @@ func serveChild(t *testing.T, args string) (*exec.Cmd, string) {
 	}()
 	select {
 	case a := <-addr:
-		return cmd, a
+		return a
 	case <-time.After(20 * time.Second):
-		t.Fatal("the server process did not start")
-		return nil, ""
+		t.Fatalf("the server process %v did not start", cmd.Args)
+		return ""
 	}
 }
 

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -47,32 +46,9 @@ func TestTranscripts(t *testing.T) {
 		cmd  *exec.Cmd
 		addr string
 	}
-	startServer := func(llp string) server {
+	startServe := func(llp string) server {
 		cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--llp", llp)
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGCONT)
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		addr := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-					addr <- m[1]
-				}
-			}
-		}()
-		select {
-		case a := <-addr:
-			return server{cmd, a}
-		case <-time.After(20 * time.Second):
-			t.Fatalf("serve --llp %s did not start", llp)
-			return server{}
-		}
+		return server{cmd, startServer(t, cmd)}
 	}
 	// A port where nothing listens, over UDP and TCP alike.
 	closedPort := func() string {
@@ -112,7 +88,7 @@ func TestTranscripts(t *testing.T) {
 	}
 
 	for _, llp := range []string{"mpa", "sctp-native"} {
-		srv := startServer(llp)
+		srv := startServe(llp)
 		norm = strings.NewReplacer(srv.addr, "127.0.0.1:18515")
 		step("A server frozen (SIGSTOP) 1 s into a 4 s run, --llp "+llp, 4*time.Second+3*time.Second+2*time.Second, 1,
 			"sctp-rdma bench: peer unresponsive for 3s (no operation completed), in write 64K: stream 1",
@@ -124,8 +100,8 @@ func TestTranscripts(t *testing.T) {
 		_ = srv.cmd.Process.Signal(syscall.SIGCONT)
 	}
 
-	srv := startServer("sctp-native")
-	mpaSrv := startServer("mpa")
+	srv := startServe("sctp-native")
+	mpaSrv := startServe("mpa")
 	closed := closedPort()
 	norm = strings.NewReplacer(srv.addr, "127.0.0.1:18515", mpaSrv.addr, "127.0.0.1:18516", closed, "127.0.0.1:18599")
 	step("Ctrl-C (SIGINT) 1.5 s into a 10 s run", 4*time.Second, 130, "sctp-rdma bench: interrupted",
