@@ -84,7 +84,7 @@ and without the barrier, so no gain is claimed. MPA (256 TCP connections,
 each with a receive and a transmit goroutine, on 2 cores) was not profiled
 within the time box.
 
-**sctp-native, raw against TCP ≥ 0.6** (0.49–0.65 in the runs of 2026-11-26).
+**sctp-native, raw against TCP ≥ 0.6** (0.44–0.65 in the runs of 2026-11-26).
 A CPU profile of the stack's own benchmark
 (` + "`go test -bench 'BenchmarkAssociationWriteMsg/size=65000' -cpuprofile cpu.out ./sctp/`" + `,
 2.6 GB/s, 0 allocs per message) puts 49% of the time in the two system calls per
@@ -96,7 +96,7 @@ checksum. What is left to try: UDP GSO/GRO or sendmmsg/recvmmsg (fewer system
 calls when several packets are ready), and RFC 9653's zero checksum, which
 needs a lower layer that has its own integrity check (DTLS).
 
-**sctp-native, 64-octet Send ping-pong ≤ 1.2× its raw round trip** (1.08–1.52 over the runs of 2026-11-26; met in the table above, after rdmap began issuing small requests from the posting goroutine).
+**sctp-native, 64-octet Send ping-pong ≤ 1.2× its raw round trip** (1.08–1.52 over the runs of 2026-11-26, after rdmap began issuing small requests from the posting goroutine). Since 16:00 that day bench stamps an operation's start before its post, not after: an inline post could outlive the round trip and the latency read too low, so RDMA round trips from earlier runs are slightly optimistic.
 The raw round trip of the stack (12–19 µs, against pion's 36–43 µs) crosses
 three goroutines per direction: the socket reader, the association's delivery
 goroutine (so that a receive callback that blocks never stops SACK processing)
@@ -106,7 +106,7 @@ reader when the delivery queue is empty would save one hand-off per direction,
 but a callback that then blocks on a full send buffer would wait for SACKs that
 only the blocked goroutine could process; that needs a design, not a flag.
 
-**sctp-native, 256 streams ≥ 0.9 of one stream** (0.79–0.99; met above since blocked writers wake per quarter of the send buffer, not per SACK). All streams
+**sctp-native, 256 streams ≥ 0.9 of one stream** (0.56–0.99 over the runs of 2026-11-26: the one-stream figure swings more than the 256-stream one, 16–25 Gbit/s against 13–17; blocked writers wake per quarter of the send buffer, not per SACK). All streams
 share one association, one send buffer (4 MiB) and one congestion window; with
 4 operations in flight per stream, 256 streams queue 1024 × 64 KiB against a
 4 MiB send buffer, and the writers take turns on the association's lock.
