@@ -95,8 +95,9 @@ type Options struct {
 	// defaults: 8192-octet packets on loopback for pion, the loopback MTU
 	// for native).
 	MTU int
-	// Streams, for sctp-kernel, is the number of SCTP streams requested
-	// (0: enough for the dialled streams, at least 64).
+	// Streams, for sctp-native and sctp-kernel, is the number of SCTP
+	// streams an association offers in each direction (0: the stack's
+	// default, at least enough for the dialled streams; up to 65535).
 	Streams int
 	// AllowMissingAdaptation accepts SCTP peers that send no DDP
 	// Adaptation Layer Indication (RFC 5043 §5.1); by default it is sent

@@ -1,0 +1,143 @@
+package transport_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/transport"
+)
+
+// shared is the passive side of BenchmarkManyStreams: every stream's
+// endpoint may write one region registered once in the server's protection
+// domain (an STag of the PD, RFC 5040 §8.1.1), so an idle stream holds
+// nothing of its own beyond what the stack gives every stream.
+type shared struct {
+	once sync.Once
+	mr   atomic.Pointer[rdmap.MR]
+	pd   *rdmap.PD
+}
+
+func (*shared) Admit(netip.Addr, []byte) error { return nil }
+func (*shared) Dropped(netip.Addr)             {}
+func (s *shared) Prepare(ep *rdmap.Endpoint) error {
+	var err error
+	s.once.Do(func() {
+		var mr *rdmap.MR
+		mr, err = ep.PD().Register(make([]byte, 64<<10), rdmap.RemoteWrite)
+		s.mr.Store(mr)
+	})
+	return err
+}
+func (*shared) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
+	select {
+	case <-ctx.Done():
+	case <-ep.Done():
+	}
+}
+
+// heapAndStacks is the memory the process holds for objects and goroutine
+// stacks, after a collection.
+func heapAndStacks() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
+
+// BenchmarkManyStreams opens 10,000 DDP streams on one sctp-native
+// association (both ends in this process), reports the memory an idle
+// stream costs (both ends together), then runs RDMA Writes of 64 KiB on a
+// random tenth of them at once and on one stream alone, and reports the
+// aggregate throughput of the 1,000 against the one (issue 21). Run it
+// with -benchtime=1x: each run opens the streams anew.
+//
+//	go test -run '^$' -bench BenchmarkManyStreams -benchtime 1x ./transport/
+func BenchmarkManyStreams(b *testing.B) {
+	const n = 10000
+	for range b.N {
+		ctx, cancel := context.WithCancel(context.Background())
+		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+		o := transport.Options{LLP: transport.SCTPNative, Streams: n + 1, SQDepth: 8, RQDepth: 8}
+		ln, err := transport.Listen(o, "127.0.0.1:0")
+		require.NoError(b, err)
+		h := &shared{}
+		served := make(chan error, 1)
+		go func() { served <- ln.Serve(ctx, dev.AllocPD(), h) }()
+
+		before := heapAndStacks()
+		start := time.Now()
+		cl, err := transport.Dial(ctx, o, ln.Addr(), n, dev.AllocPD(), nil)
+		require.NoError(b, err)
+		opened := time.Since(start)
+		require.Eventually(b, func() bool { return h.mr.Load() != nil }, 10*time.Second, 10*time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // the server's last Serve goroutines start
+		perStream := float64(heapAndStacks()-before) / n
+
+		mr := h.mr.Load()
+		src := make([]byte, 64<<10)
+		wr := rdmap.SendWR{Op: rdmap.WRWrite, Local: src, RemoteSTag: mr.STag(), RemoteTO: mr.BaseTO()}
+		// run writes on eps for d, up to 4 in flight on each, and returns
+		// the octets placed per second.
+		run := func(eps []*rdmap.Endpoint, d time.Duration) float64 {
+			var octets atomic.Uint64
+			var wg sync.WaitGroup
+			deadline := time.Now().Add(d)
+			for _, ep := range eps {
+				wg.Go(func() {
+					inflight := 0
+					for time.Now().Before(deadline) {
+						if inflight == 4 {
+							if c, err := ep.SendCQ().Poll(ctx); err != nil || c.Err != nil {
+								b.Error(err, c.Err)
+								return
+							}
+							inflight--
+							octets.Add(uint64(len(src)))
+						}
+						if err := ep.PostSend(wr); err != nil {
+							b.Error(err)
+							return
+						}
+						inflight++
+					}
+					for ; inflight > 0; inflight-- {
+						if _, err := ep.SendCQ().Poll(ctx); err != nil {
+							return
+						}
+						octets.Add(uint64(len(src)))
+					}
+				})
+			}
+			began := time.Now()
+			wg.Wait()
+			return float64(octets.Load()) / time.Since(began).Seconds()
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		tenth := make([]*rdmap.Endpoint, 0, n/10)
+		for _, i := range rng.Perm(n)[:n/10] {
+			tenth = append(tenth, cl.Endpoints[i])
+		}
+		one := run(cl.Endpoints[:1], 2*time.Second)
+		many := run(tenth, 2*time.Second)
+
+		b.ReportMetric(perStream/1024, "KiB/idle-stream")
+		b.ReportMetric(opened.Seconds(), "s-to-open-10000")
+		b.ReportMetric(one*8/1e9, "Gbit/s-1-stream")
+		b.ReportMetric(many*8/1e9, "Gbit/s-1000-streams")
+		b.ReportMetric(many/one, "ratio")
+		b.ReportMetric(float64(runtime.NumGoroutine())/n, "goroutines/stream")
+
+		cl.Abort()
+		cancel()
+		<-served
+	}
+}
