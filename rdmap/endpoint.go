@@ -177,9 +177,9 @@ type Endpoint struct {
 	txWake   chan struct{}
 	respWake chan struct{}
 	stop     chan struct{}
-	rxDone   chan struct{}
 	done     chan struct{}
-	wg       sync.WaitGroup
+	// parts counts the running parts of a started endpoint (partDone).
+	parts atomic.Int32
 }
 
 // terminateRecord remembers the Terminate this endpoint put on the wire.
@@ -219,7 +219,6 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		txWake:   make(chan struct{}, 1),
 		respWake: make(chan struct{}, 1),
 		stop:     make(chan struct{}),
-		rxDone:   make(chan struct{}),
 		done:     make(chan struct{}),
 	}
 	e.sender = ddp.NewSender(&respStream{Stream: s, e: e})
@@ -309,15 +308,12 @@ func (e *Endpoint) Start() error {
 		}
 	}
 	e.state = stateRunning
-	e.wg.Add(2)
+	// The receive side, the transmit loop and the responder loop; the
+	// last part to end finishes the endpoint (partDone), so no goroutine
+	// waits for the others.
+	e.parts.Store(3)
 	go e.txLoop()
 	go e.respLoop()
-	go func() {
-		<-e.rxDone
-		e.wg.Wait()
-		e.pd.removeEndpoint(e)
-		close(e.done)
-	}()
 	e.mu.Unlock()
 	e.s.Start(rxHandler{e})
 	return nil
@@ -487,6 +483,16 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 }
 
 // newSendReqLocked returns a recycled request or a new one. mu is held.
+// partDone ends one part of a started endpoint: the receive side, the
+// transmit loop, the responder loop or the terminator. The last one leaves
+// the protection domain and closes Done.
+func (e *Endpoint) partDone() {
+	if e.parts.Add(-1) == 0 {
+		e.pd.removeEndpoint(e)
+		close(e.done)
+	}
+}
+
 func (e *Endpoint) newSendReqLocked() *sendReq {
 	if n := len(e.freeSend); n > 0 {
 		r := e.freeSend[n-1]

@@ -498,5 +498,5 @@ func (u *ddpULP) Closed(err error) {
 		}
 	}
 	e.mu.Unlock()
-	close(e.rxDone)
+	e.partDone() // the receive side
 }

@@ -76,7 +76,9 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 	e.progressLocked()
 
 	if started {
-		e.wg.Add(1)
+		// Counted before the part that called failLocked can end: the
+		// endpoint is finished only after its Terminate went out.
+		e.parts.Add(1)
 		go e.terminator(t, how)
 	}
 }
@@ -84,7 +86,7 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 // terminator sends the single Terminate (on QN 2, RFC 5040 §5.4), after
 // which nothing else is sent, then closes or aborts the LLP stream.
 func (e *Endpoint) terminator(t *Terminate, how closeMode) {
-	defer e.wg.Done()
+	defer e.partDone()
 	locked := e.sendMu.TryLock()
 	aborted := false
 	if !locked {

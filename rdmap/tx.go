@@ -102,7 +102,7 @@ func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 // goroutine that finds the queue idle issues a small request itself
 // (postSend); the loop takes everything else.
 func (e *Endpoint) txLoop() {
-	defer e.wg.Done()
+	defer e.partDone()
 	if err := e.sendRTR(); err != nil && !errors.Is(err, errTxClosed) {
 		e.mu.Lock()
 		e.failLocked(txFailure(err))
@@ -229,7 +229,7 @@ func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
 // §5.2.2 rule 8, §5.4 rule 8). It runs apart from the receive path, which
 // never blocks on the network.
 func (e *Endpoint) respLoop() {
-	defer e.wg.Done()
+	defer e.partDone()
 	for {
 		e.mu.Lock()
 		for e.irq.len() == 0 {
