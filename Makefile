@@ -31,12 +31,14 @@ e2e:
 	$(GO) test -race -count=1 -timeout 10m -v -run 'Suite' ./e2e
 
 # make flood: 100,000 SCTP INITs from as many source addresses against a
-# real `serve` (sctp-pion) while a bench runs; prints the server's RSS
-# before, at the peak and 30 s after (docs/security.md). About 45 s.
+# real `serve` (FLOOD_LLP: sctp-native, the default, or sctp-pion) while a
+# bench runs; prints the server's RSS before, at the peak and 30 s after
+# (docs/security.md). About 45 s.
+FLOOD_LLP ?= sctp-native
 flood:
 	$(GO) build -o .cache/sctp-rdma ./cmd/sctp-rdma
-	./.cache/sctp-rdma serve --listen 127.0.0.1:18599 > .cache/flood-serve.log 2>&1 & pid=$$!; sleep 1; \
-	  $(GO) run ./internal/tools/initflood -addr 127.0.0.1:18599 -pid $$pid -n 100000 -rate 10000 -bench ./.cache/sctp-rdma; rc=$$?; \
+	./.cache/sctp-rdma serve --llp $(FLOOD_LLP) --listen 127.0.0.1:18599 > .cache/flood-serve.log 2>&1 & pid=$$!; sleep 1; \
+	  $(GO) run ./internal/tools/initflood -addr 127.0.0.1:18599 -pid $$pid -n 100000 -rate 10000 -llp $(FLOOD_LLP) -bench ./.cache/sctp-rdma; rc=$$?; \
 	  kill -INT $$pid; wait $$pid; exit $$rc
 
 # make fuzz: run every fuzz target for FUZZTIME each (default 60s).

@@ -120,6 +120,7 @@ type assocCounters struct {
 	dupTSNs, rxDropped         uint64
 	heartbeats, sendErrors     uint64
 	badTag, badChunks          uint64
+	invalidStream              uint64
 	userMsgsSent, userMsgsRecv uint64
 }
 
@@ -139,8 +140,11 @@ type Stats struct {
 	// ReceiveDropped counts DATA chunks dropped for want of room (the
 	// peer overran our window); SendErrors failed socket writes;
 	// ForeignTag packets dropped for their Verification Tag; BadChunks
-	// malformed chunks.
+	// malformed chunks; InvalidStream DATA chunks on a stream beyond the
+	// inbound streams (acknowledged, discarded and answered with an
+	// ERROR, RFC 9260 §6.5).
 	ReceiveDropped, SendErrors, ForeignTag, BadChunks uint64
+	InvalidStream                                     uint64
 	// SRTT, RTO and whether an RTT was measured; Cwnd, SSThresh, Flight
 	// and PeerRwnd in octets.
 	SRTT, RTO                        time.Duration
@@ -266,7 +270,7 @@ func (a *Association) Stats() Stats {
 		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries,
 		SACKsSent: c.sacksSent, SACKsReceived: c.sacksRecv, DuplicateTSNs: c.dupTSNs,
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
-		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks,
+		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream,
 		SRTT: a.rto.SRTT(), RTO: a.rto.RTO(), RTTMeasured: a.rto.Measured(),
 		Cwnd: a.cc.Cwnd(), SSThresh: a.cc.SSThresh(), Flight: a.cc.Flight(), PeerRwnd: a.cc.Rwnd(),
 		MaxPacket: a.maxPacket,

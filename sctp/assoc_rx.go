@@ -205,6 +205,7 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	switch {
 	case errors.Is(err, ErrInvalidStream):
 		// §6.5: acknowledged, discarded, and reported.
+		a.stats.invalidStream++
 		a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCauseInvalidStream(nil, d.StreamID)}).Append(a.ctrl)
 		return false
 	case err != nil:

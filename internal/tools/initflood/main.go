@@ -49,6 +49,7 @@ func main() {
 	n := flag.Int("n", 100000, "INITs to send")
 	rate := flag.Int("rate", 10000, "INITs per second")
 	bench := flag.String("bench", "", "sctp-rdma binary: run `bench write` against the server during the flood")
+	llp := flag.String("llp", "sctp-native", "the server's LLP, for the bench")
 	settle := flag.Duration("settle", 30*time.Second, "wait after the flood before the last sample")
 	flag.Parse()
 	to, err := netip.ParseAddrPort(*addr)
@@ -78,7 +79,7 @@ func main() {
 	if *bench != "" {
 		go func() {
 			time.Sleep(time.Second) // the flood is under way
-			cmd := exec.Command(*bench, "bench", "--connect", *addr, "--duration", "3s", "--size", "64K", "write")
+			cmd := exec.Command(*bench, "bench", "--llp", *llp, "--connect", *addr, "--duration", "3s", "--size", "64K", "write")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				err = fmt.Errorf("%w: %s", err, out)
