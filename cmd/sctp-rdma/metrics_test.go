@@ -69,11 +69,14 @@ func metric(body, name string, want ...string) (float64, bool) {
 // against what the bench did: the Writes it reports are the Writes the
 // server received (RFC 5040 §5.1, its passive side), every octet was
 // placed, each stream shows up live with its own counters, and over SCTP
-// one Session Initiate was received per stream (RFC 5043 §6.1). The
+// (both userspace stacks) one Session Initiate was received per stream
+// (RFC 5043 §6.1), the SRTT is exported and one INIT was answered
+// statelessly (RFC 9260 §5.1.3). The
 // final JSON summary carries the same figures.
 func TestServeMetricsDuringBench(t *testing.T) {
-	for _, llp := range []string{"sctp-pion", "mpa"} {
+	for _, llp := range []string{"sctp-native", "sctp-pion", "mpa"} {
 		t.Run(llp, func(t *testing.T) {
+			sctp := strings.HasPrefix(llp, "sctp-")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			out, errOut := &lockedBuffer{}, &lockedBuffer{}
@@ -108,11 +111,11 @@ func TestServeMetricsDuringBench(t *testing.T) {
 				return active == streams && ok1 && s1 > 10 && placed >= s1*size
 			}, 10*time.Second, 50*time.Millisecond)
 			body := scrape(t, ev.Metrics)
-			if llp == "sctp-pion" {
+			if sctp {
 				live, _ := metric(body, "sctp_rdma_associations_active")
 				assert.Equal(t, 1.0, live)
-				_, hasRTT := metric(body, "sctp_rdma_association_srtt_seconds", `llp="sctp-pion"`)
-				assert.True(t, hasRTT, "pion's SRTT is exported")
+				_, hasRTT := metric(body, "sctp_rdma_association_srtt_seconds", `llp="`+llp+`"`)
+				assert.True(t, hasRTT, "the stack's SRTT is exported")
 			}
 
 			r := <-bdone
@@ -139,7 +142,7 @@ func TestServeMetricsDuringBench(t *testing.T) {
 			assert.Equal(t, float64(streams), fences, "one zero-length Read fences each Write stream")
 			terms, _ := metric(body, "sctp_rdma_terminates_total")
 			assert.Zero(t, terms)
-			if llp == "sctp-pion" {
+			if sctp {
 				ini, _ := metric(body, "sctp_rdma_session_control_total", `direction="received"`, `function="enhanced_initiate"`)
 				plain, _ := metric(body, "sctp_rdma_session_control_total", `direction="received"`, `function="initiate"`)
 				assert.Equal(t, float64(streams), ini+plain, "one Initiate per stream")
