@@ -1,0 +1,407 @@
+//go:build linux
+
+package netem
+
+import (
+	"container/heap"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
+)
+
+// Backends of a Link.
+const (
+	// BackendTUN runs the Model in this process between two TUN devices.
+	BackendTUN = "tun"
+	// BackendKernel is a veth pair with the kernel's netem qdisc on
+	// both ends (sch_netem).
+	BackendKernel = "netem"
+)
+
+// LinkOptions configure NewLink.
+type LinkOptions struct {
+	// Backend: BackendTUN, BackendKernel, or "" for the kernel's netem
+	// where the kernel has it and TUN otherwise.
+	Backend string
+	// MTU of both ends (default 1500).
+	MTU int
+	// Seed of the models' random draws (0: random).
+	Seed uint64
+}
+
+// ErrNoNetem reports BackendKernel asked for on a kernel without sch_netem.
+var ErrNoNetem = errors.New("netem: this kernel has no sch_netem")
+
+// Link joins two fresh network namespaces, A and B, by one impaired link:
+// A is AddrA, B is AddrB, both in one /24. Run code that opens sockets
+// in a namespace with InA and InB. Close removes everything.
+type Link struct {
+	NSA, NSB     string
+	AddrA, AddrB string
+	// Backend is the backend in use.
+	Backend string
+	mtu     int
+	devA    string
+	devB    string
+	dirs    [2]*direction // A→B, B→A (TUN backend)
+	files   [2]*os.File
+	wg      sync.WaitGroup
+	stop    chan struct{}
+	closed  atomic.Bool
+}
+
+// NewLink creates the namespaces and the link with profile p in each
+// direction. It needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN).
+func NewLink(p Profile, o LinkOptions) (l *Link, err error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if o.MTU == 0 {
+		o.MTU = 1500
+	}
+	var rb [4]byte
+	_, _ = rand.Read(rb[:])
+	id := hex.EncodeToString(rb[:])
+	n := 10 + int(rb[0])%200
+	l = &Link{NSA: "nma" + id, NSB: "nmb" + id, AddrA: fmt.Sprintf("10.%d.%d.1", n, rb[1]), AddrB: fmt.Sprintf("10.%d.%d.2", n, rb[1]),
+		mtu: o.MTU, stop: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			l.Close()
+			l = nil
+		}
+	}()
+	for _, ns := range []string{l.NSA, l.NSB} {
+		if _, err := nstest.IP("netns", "add", ns); err != nil {
+			return l, err
+		}
+		if _, err := nstest.IP("-n", ns, "link", "set", "lo", "up"); err != nil {
+			return l, err
+		}
+	}
+	backend := o.Backend
+	if backend == "" {
+		backend = BackendTUN
+		if kernelNetem() {
+			backend = BackendKernel
+		}
+	}
+	l.Backend = backend
+	switch backend {
+	case BackendKernel:
+		return l, l.setupVeth(p)
+	case BackendTUN:
+		return l, l.setupTUN(p, o.Seed)
+	}
+	return l, fmt.Errorf("netem: unknown backend %q", backend)
+}
+
+// kernelNetem reports whether tc can attach netem here: it tries in a
+// throwaway namespace.
+func kernelNetem() bool {
+	var rb [4]byte
+	_, _ = rand.Read(rb[:])
+	ns := "nmprobe" + hex.EncodeToString(rb[:])
+	if _, err := nstest.IP("netns", "add", ns); err != nil {
+		return false
+	}
+	defer func() { _, _ = nstest.IP("netns", "del", ns) }()
+	_ = exec.Command("modprobe", "sch_netem").Run()
+	if _, err := nstest.IP("-n", ns, "link", "set", "lo", "up"); err != nil {
+		return false
+	}
+	return tc(ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms") == nil
+}
+
+func tc(ns string, args ...string) error {
+	out, err := exec.Command("tc", append([]string{"-n", ns}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("tc -n %s %s: %w: %s", ns, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func (l *Link) setupVeth(p Profile) error {
+	l.devA, l.devB = "nm0", "nm1"
+	if _, err := nstest.IP("link", "add", l.devA, "netns", l.NSA, "type", "veth", "peer", "name", l.devB, "netns", l.NSB); err != nil {
+		return err
+	}
+	for _, c := range []struct{ ns, dev, addr string }{{l.NSA, l.devA, l.AddrA}, {l.NSB, l.devB, l.AddrB}} {
+		if _, err := nstest.IP("-n", c.ns, "addr", "add", c.addr+"/24", "dev", c.dev); err != nil {
+			return err
+		}
+		if _, err := nstest.IP("-n", c.ns, "link", "set", c.dev, "mtu", fmt.Sprint(l.mtu), "up"); err != nil {
+			return err
+		}
+		if err := tc(c.ns, append([]string{"qdisc", "add", "dev", c.dev, "root", "netem"}, p.NetemArgs(l.mtu)...)...); err != nil {
+			return fmt.Errorf("%w: %w", ErrNoNetem, err)
+		}
+	}
+	return nil
+}
+
+func (l *Link) setupTUN(p Profile, seed uint64) error {
+	l.devA, l.devB = "nmt0", "nmt0"
+	for i, c := range []struct{ ns, addr string }{{l.NSA, l.AddrA}, {l.NSB, l.AddrB}} {
+		f, err := openTUN(c.ns, "nmt0")
+		if err != nil {
+			return err
+		}
+		l.files[i] = f
+		if _, err := nstest.IP("-n", c.ns, "addr", "add", c.addr+"/24", "dev", "nmt0"); err != nil {
+			return err
+		}
+		if _, err := nstest.IP("-n", c.ns, "link", "set", "nmt0", "mtu", fmt.Sprint(l.mtu), "up"); err != nil {
+			return err
+		}
+	}
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	for i := range 2 {
+		m, err := NewModel(p, seed+uint64(i))
+		if err != nil {
+			return err
+		}
+		l.dirs[i] = &direction{m: m, wake: make(chan struct{}, 1)}
+	}
+	l.run(l.files[0], l.files[1], l.dirs[0])
+	l.run(l.files[1], l.files[0], l.dirs[1])
+	return nil
+}
+
+// openTUN creates TUN device dev (IFF_TUN|IFF_NO_PI: raw IP packets) in
+// namespace ns.
+func openTUN(ns, dev string) (*os.File, error) {
+	var f *os.File
+	err := nstest.In(ns, func() error {
+		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return fmt.Errorf("open /dev/net/tun: %w", err)
+		}
+		ifr, err := unix.NewIfreq(dev)
+		if err != nil {
+			unix.Close(fd)
+			return err
+		}
+		ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+		if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("TUNSETIFF: %w", err)
+		}
+		f = os.NewFile(uintptr(fd), dev)
+		return nil
+	})
+	return f, err
+}
+
+// InA runs fn on an OS thread in namespace A: the sockets fn opens live
+// there (goroutines fn starts do not).
+func (l *Link) InA(fn func() error) error { return nstest.In(l.NSA, fn) }
+
+// InB runs fn in namespace B, as InA.
+func (l *Link) InB(fn func() error) error { return nstest.In(l.NSB, fn) }
+
+// MTU is the link's MTU.
+func (l *Link) MTU() int { return l.mtu }
+
+// SetProfile changes the impairment of both directions from now on
+// (packets already queued keep their times).
+func (l *Link) SetProfile(p Profile) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if l.Backend == BackendKernel {
+		for _, c := range []struct{ ns, dev string }{{l.NSA, l.devA}, {l.NSB, l.devB}} {
+			if err := tc(c.ns, append([]string{"qdisc", "change", "dev", c.dev, "root", "netem"}, p.NetemArgs(l.mtu)...)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, d := range l.dirs {
+		m, err := NewModel(p, uint64(time.Now().UnixNano())+uint64(i))
+		if err != nil {
+			return err
+		}
+		d.mu.Lock()
+		m.c = d.m.c // counters carry on
+		d.m = m
+		d.mu.Unlock()
+	}
+	return nil
+}
+
+// SetDown takes the link down (every packet dropped, both ways) or brings
+// it back: an outage.
+func (l *Link) SetDown(down bool) error {
+	if l.Backend == BackendKernel {
+		state := "up"
+		if down {
+			state = "down"
+		}
+		for _, c := range []struct{ ns, dev string }{{l.NSA, l.devA}, {l.NSB, l.devB}} {
+			if _, err := nstest.IP("-n", c.ns, "link", "set", c.dev, state); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, d := range l.dirs {
+		d.down.Store(down)
+	}
+	return nil
+}
+
+// Counters returns what each direction (A→B, B→A) did so far; zero with
+// the kernel backend.
+func (l *Link) Counters() (ab, ba Counters) {
+	if l.Backend != BackendTUN || l.dirs[0] == nil {
+		return
+	}
+	return l.dirs[0].counters(), l.dirs[1].counters()
+}
+
+// Close stops the link and removes both namespaces.
+func (l *Link) Close() {
+	if l.closed.Swap(true) {
+		return
+	}
+	close(l.stop)
+	for _, f := range l.files {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	l.wg.Wait()
+	for _, ns := range []string{l.NSA, l.NSB} {
+		_, _ = nstest.IP("netns", "del", ns)
+	}
+}
+
+// direction is one direction of the TUN backend: its model and the
+// packets waiting for their departure time.
+type direction struct {
+	mu   sync.Mutex
+	m    *Model
+	q    pktHeap
+	seq  uint64
+	down atomic.Bool
+	wake chan struct{}
+	// downDrops counts packets dropped while the link was down.
+	downDrops atomic.Uint64
+}
+
+func (d *direction) counters() Counters {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.m.c
+	c.Lost += d.downDrops.Load()
+	return c
+}
+
+type pkt struct {
+	at  time.Time
+	seq uint64
+	b   []byte
+}
+
+type pktHeap []pkt
+
+func (h pktHeap) Len() int { return len(h) }
+func (h pktHeap) Less(i, j int) bool {
+	if h[i].at.Equal(h[j].at) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].at.Before(h[j].at)
+}
+func (h pktHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *pktHeap) Push(x any)   { *h = append(*h, x.(pkt)) }
+func (h *pktHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = pkt{}
+	*h = old[:len(old)-1]
+	return x
+}
+
+// run starts the two goroutines of one direction: a reader that decides
+// each packet's fate and queues it, and a sender that writes each packet
+// out when it is due.
+func (l *Link) run(in, out *os.File, d *direction) {
+	l.wg.Add(2)
+	go func() {
+		defer l.wg.Done()
+		buf := make([]byte, 65536)
+		var at []time.Time
+		for {
+			n, err := in.Read(buf)
+			if err != nil {
+				return
+			}
+			if d.down.Load() {
+				d.downDrops.Add(1)
+				continue
+			}
+			d.mu.Lock()
+			var v Verdict
+			at, v = d.m.Admit(time.Now(), n, at[:0])
+			if v == Delivered {
+				b := append([]byte(nil), buf[:n]...)
+				for _, t := range at {
+					d.seq++
+					heap.Push(&d.q, pkt{at: t, seq: d.seq, b: b})
+				}
+			}
+			d.mu.Unlock()
+			select {
+			case d.wake <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	go func() {
+		defer l.wg.Done()
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		var due [][]byte
+		for {
+			d.mu.Lock()
+			now := time.Now()
+			due = due[:0]
+			for len(d.q) > 0 && !d.q[0].at.After(now) {
+				due = append(due, heap.Pop(&d.q).(pkt).b)
+			}
+			next := time.Hour
+			if len(d.q) > 0 {
+				next = d.q[0].at.Sub(now)
+			}
+			d.mu.Unlock()
+			for _, b := range due {
+				if d.down.Load() {
+					d.downDrops.Add(1)
+					continue
+				}
+				_, _ = out.Write(b)
+			}
+			timer.Reset(next)
+			select {
+			case <-l.stop:
+				return
+			case <-d.wake:
+			case <-timer.C:
+			}
+		}
+	}()
+}

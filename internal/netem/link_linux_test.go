@@ -1,0 +1,200 @@
+//go:build linux
+
+package netem
+
+import (
+	"io"
+	"net"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newTestLink makes a TUN link: the userspace model is what these tests
+// are about, whatever the kernel has.
+func newTestLink(t *testing.T, p Profile) *Link {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("netem links need root (network namespaces, TUN); make test runs as root")
+	}
+	l, err := NewLink(p, LinkOptions{Backend: BackendTUN, Seed: 42})
+	require.NoError(t, err)
+	t.Cleanup(l.Close)
+	return l
+}
+
+// udpPair opens a UDP socket in A and one in B.
+func udpPair(t *testing.T, l *Link) (a, b *net.UDPConn) {
+	t.Helper()
+	require.NoError(t, l.InA(func() (err error) {
+		a, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(l.AddrA)})
+		return err
+	}))
+	require.NoError(t, l.InB(func() (err error) {
+		b, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(l.AddrB)})
+		return err
+	}))
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	return a, b
+}
+
+// TestLink_Delay: a UDP round trip through a link of 10 ms each way takes
+// 20 ms (within the timer's precision), and the link counts the packets.
+func TestLink_Delay(t *testing.T) {
+	l := newTestLink(t, Profile{Delay: 10 * time.Millisecond})
+	a, b := udpPair(t, l)
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := a.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			_, _ = a.WriteToUDP(buf[:n], from)
+		}
+	}()
+	var rtts []time.Duration
+	buf := make([]byte, 2048)
+	for range 20 {
+		t0 := time.Now()
+		_, err := b.WriteToUDP([]byte("ping"), a.LocalAddr().(*net.UDPAddr))
+		require.NoError(t, err)
+		require.NoError(t, b.SetReadDeadline(time.Now().Add(2*time.Second)))
+		_, _, err = b.ReadFromUDP(buf)
+		require.NoError(t, err)
+		rtts = append(rtts, time.Since(t0))
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	t.Logf("round trips: min %v, median %v, max %v", rtts[0], rtts[10], rtts[19])
+	assert.GreaterOrEqual(t, rtts[0], 20*time.Millisecond)
+	assert.Less(t, rtts[10], 25*time.Millisecond)
+	ab, ba := l.Counters()
+	assert.GreaterOrEqual(t, ab.Delivered, uint64(20))
+	assert.GreaterOrEqual(t, ba.Delivered, uint64(20))
+}
+
+// TestLink_RateAndQueue: UDP offered at 1.5 times the bottleneck's rate
+// arrives at the rate, the rest tail-dropped at the bounded queue; and a
+// TCP flow through the same link reaches at least 90% of it: the
+// emulator is not the bottleneck (issue 22: shown before any figure).
+func TestLink_RateAndQueue(t *testing.T) {
+	const rate = 50e6
+	l := newTestLink(t, Profile{Delay: 5 * time.Millisecond, Rate: rate})
+	a, b := udpPair(t, l)
+	got := make(chan int, 1)
+	go func() {
+		buf := make([]byte, 2048)
+		total := 0
+		for {
+			require.NoError(t, a.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+			n, _, err := a.ReadFromUDP(buf)
+			if err != nil {
+				got <- total
+				return
+			}
+			total += n + 28
+		}
+	}()
+	const size, offered, d = 1400, 1.5 * rate, time.Second
+	pkt := make([]byte, size)
+	start := time.Now()
+	sent := 0
+	for time.Since(start) < d {
+		// Pace the sender at the offered rate.
+		if float64(sent)*8 > offered*time.Since(start).Seconds() {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		_, err := b.WriteToUDP(pkt, a.LocalAddr().(*net.UDPAddr))
+		require.NoError(t, err)
+		sent += size + 28
+	}
+	recv := <-got
+	udpRate := float64(recv) * 8 / d.Seconds()
+	_, ba := l.Counters()
+	t.Logf("UDP: offered %.1f Mbit/s, received %.1f Mbit/s; B→A %+v", float64(sent)*8/d.Seconds()/1e6, udpRate/1e6, ba)
+	assert.InDelta(t, rate, udpRate, 0.1*rate, "UDP through the bottleneck at its rate")
+	assert.Positive(t, ba.QueueDrops, "the queue is bounded: the excess is dropped")
+
+	// TCP: A listens, B sends for 2 s.
+	var ln net.Listener
+	require.NoError(t, l.InA(func() (err error) {
+		ln, err = net.Listen("tcp4", l.AddrA+":0")
+		return err
+	}))
+	defer ln.Close()
+	recvd := make(chan int64, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			recvd <- 0
+			return
+		}
+		defer c.Close()
+		n, _ := io.Copy(io.Discard, c)
+		recvd <- n
+	}()
+	var c net.Conn
+	require.NoError(t, l.InB(func() (err error) {
+		c, err = net.Dial("tcp4", ln.Addr().String())
+		return err
+	}))
+	buf := make([]byte, 64<<10)
+	start = time.Now()
+	for time.Since(start) < 2*time.Second {
+		_, err := c.Write(buf)
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Close())
+	n := <-recvd
+	tcpRate := float64(n) * 8 / time.Since(start).Seconds()
+	t.Logf("TCP: %.1f Mbit/s through a %.0f Mbit/s bottleneck", tcpRate/1e6, rate/1e6)
+	assert.GreaterOrEqual(t, tcpRate, 0.85*rate, "TCP fills the bottleneck")
+}
+
+// TestLink_LossAndOutage: 10% random loss loses about a tenth of the
+// packets; a link set down passes nothing, and passes again once up.
+func TestLink_LossAndOutage(t *testing.T) {
+	l := newTestLink(t, Profile{Loss: 0.1})
+	a, b := udpPair(t, l)
+	// count sends n datagrams from B and counts those A receives, read
+	// as they come (a socket buffer would not hold them all).
+	count := func(n int) int {
+		got := make(chan int, 1)
+		go func() {
+			k := 0
+			buf := make([]byte, 64)
+			for {
+				_ = a.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+				if _, _, err := a.ReadFromUDP(buf); err != nil {
+					got <- k
+					return
+				}
+				k++
+			}
+		}()
+		for range n {
+			_, err := b.WriteToUDP([]byte("x"), a.LocalAddr().(*net.UDPAddr))
+			require.NoError(t, err)
+			time.Sleep(20 * time.Microsecond)
+		}
+		return <-got
+	}
+	got := count(5000)
+	assert.InDelta(t, 4500, got, 150, "about 10%% lost")
+	_, ba := l.Counters()
+	assert.Equal(t, uint64(5000-got), ba.Lost)
+
+	require.NoError(t, l.SetDown(true))
+	assert.Zero(t, count(100), "down: nothing passes")
+	require.NoError(t, l.SetDown(false))
+	require.NoError(t, l.SetProfile(Profile{}))
+	assert.Equal(t, 100, count(100), "up again, no loss")
+}
