@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/netem"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
@@ -25,11 +26,11 @@ import (
 
 // profiles are the impairments of TestImpairedLink, each run on its own.
 var profiles = []impairment{
-	{Name: "Loss3", Loss: 0.03},
-	{Name: "Reorder25", Delay: 10 * time.Millisecond, Reorder: 0.25, ReoCorr: 0.5},
-	{Name: "Duplicate2", Duplicate: 0.02, Delay: time.Millisecond},
-	{Name: "Delay10Jitter5", Delay: 10 * time.Millisecond, Jitter: 5 * time.Millisecond},
-	{Name: "Mixed", Loss: 0.01, Duplicate: 0.01, Delay: 5 * time.Millisecond, Jitter: 2 * time.Millisecond, Reorder: 0.1, ReoCorr: 0.25},
+	{"Loss3", netem.Profile{Loss: 0.03}},
+	{"Reorder25", netem.Profile{Delay: 10 * time.Millisecond, Reorder: 0.25, ReorderCorr: 0.5}},
+	{"Duplicate2", netem.Profile{Duplicate: 0.02, Delay: time.Millisecond}},
+	{"Delay10Jitter5", netem.Profile{Delay: 10 * time.Millisecond, Jitter: 5 * time.Millisecond}},
+	{"Mixed", netem.Profile{Loss: 0.01, Duplicate: 0.01, Delay: 5 * time.Millisecond, Jitter: 2 * time.Millisecond, Reorder: 0.1, ReorderCorr: 0.25}},
 }
 
 // volume is what one endpoint moves by each operation.
