@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood
+.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs
 
 all: build
 
@@ -40,6 +40,16 @@ flood:
 	./.cache/sctp-rdma serve --llp $(FLOOD_LLP) --listen 127.0.0.1:18599 > .cache/flood-serve.log 2>&1 & pid=$$!; sleep 1; \
 	  $(GO) run ./internal/tools/initflood -addr 127.0.0.1:18599 -pid $$pid -n 100000 -rate 10000 -llp $(FLOOD_LLP) -bench ./.cache/sctp-rdma; rc=$$?; \
 	  kill -INT $$pid; wait $$pid; exit $$rc
+
+# make wan: every LLP over emulated wide-area paths (RTT 1/10/50/100 ms x
+# loss 0/0.01/0.1/1%, 100 Mbit/s bottleneck) between two network namespaces,
+# and the recovery from a 1 s outage; root. About 15 minutes. make wan-docs
+# writes the section of docs/benchmarks.md (the loopback run keeps it).
+wan:
+	$(GO) run ./cmd/sctp-rdma harness --wan
+
+wan-docs:
+	$(GO) run ./cmd/sctp-rdma harness --wan --out docs/benchmarks.md
 
 # make fuzz: run every fuzz target for FUZZTIME each (default 60s).
 fuzz:

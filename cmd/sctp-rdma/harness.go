@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
 	"github.com/sctp-rdma/sctp-rdma/transport"
@@ -27,8 +30,50 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	plots := fs.String("plots", "", "directory for the PNG plots (default: img beside --out; none without --out)")
 	noSweep := fs.Bool("no-sweep", false, "skip the size and stream-count sweeps (no plots)")
 	noSecure := fs.Bool("no-secure", false, "skip the secure modes (sctp-native over DTLS, mpa over TLS) against the clear")
+	wan := fs.Bool("wan", false, "measure over emulated wide-area paths between two network namespaces instead (root); with --out, replace the WAN section of that page")
+	wanRTTs := fs.String("wan-rtts", "1ms,10ms,50ms,100ms", "round trips of the WAN grid")
+	wanLosses := fs.String("wan-losses", "0,0.01,0.1,1", "loss rates of the WAN grid, per cent per direction")
+	wanRate := fs.String("wan-rate", "100M", "bottleneck rate of the WAN paths, bits per second")
+	wanDur := fs.Duration("wan-duration", 3*time.Second, "each WAN throughput measurement (at least 30 round trips)")
+	wanBackend := fs.String("wan-backend", "", `link emulation: "tun" (userspace), "netem" (the kernel's), or "" for the kernel's where it exists`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *wan {
+		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, Progress: stderr}
+		if *runs == 3 && !flagSet(fs, "runs") {
+			wcfg.Runs = 1
+		}
+		for _, f := range strings.Split(*wanRTTs, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil || d <= 0 {
+				return usageError("--wan-rtts %q: want durations such as 10ms", *wanRTTs)
+			}
+			wcfg.RTTs = append(wcfg.RTTs, d)
+		}
+		for _, f := range strings.Split(*wanLosses, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || v < 0 || v >= 100 {
+				return usageError("--wan-losses %q: want per cent values below 100", *wanLosses)
+			}
+			wcfg.Losses = append(wcfg.Losses, v/100)
+		}
+		rate, err := parseRate(*wanRate)
+		if err != nil {
+			return usageError("--wan-rate %q: %v", *wanRate, err)
+		}
+		wcfg.Rate = rate
+		if flagSet(fs, "llp") {
+			for _, l := range strings.Split(*llps, ",") {
+				switch l {
+				case transport.SCTPPion, transport.SCTPNative, transport.MPA:
+					wcfg.LLPs = append(wcfg.LLPs, l)
+				default:
+					return usageError("--llp %q: the WAN mode measures sctp-native, sctp-pion and mpa", l)
+				}
+			}
+		}
+		return runWAN(wcfg, *out, *plots, stdout)
 	}
 	sz, err := parseSize(*size)
 	if err != nil || sz < 1 {
@@ -76,9 +121,81 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		_, err = stdout.Write(buf.Bytes())
 		return err
 	}
+	// The WAN section comes from its own run (--wan): kept as it is.
+	if old, err := os.ReadFile(*out); err == nil {
+		if sec := harness.WANSection(old); sec != nil {
+			buf = *bytes.NewBuffer(harness.SpliceWAN(buf.Bytes(), sec))
+		}
+	}
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "sctp-rdma harness: wrote %s\n", *out)
 	return nil
+}
+
+// runWAN runs the WAN grid and writes its section: into the page out
+// (replacing the section there), or to stdout.
+func runWAN(cfg harness.WANConfig, out, plots string, stdout io.Writer) error {
+	res, err := harness.RunWAN(cfg)
+	if err != nil {
+		return err
+	}
+	var ps []harness.Plot
+	if out != "" {
+		dir := plots
+		if dir == "" {
+			dir = filepath.Join(filepath.Dir(out), "img")
+		}
+		rel, err := filepath.Rel(filepath.Dir(out), dir)
+		if err != nil {
+			rel = dir
+		}
+		if ps, err = res.WritePlots(dir, filepath.ToSlash(rel)); err != nil {
+			return err
+		}
+	}
+	var sec bytes.Buffer
+	res.Markdown(&sec, ps)
+	if out == "" {
+		_, err := stdout.Write(sec.Bytes())
+		return err
+	}
+	page, err := os.ReadFile(out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.WriteFile(out, harness.SpliceWAN(page, sec.Bytes()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sctp-rdma harness: wrote the WAN section of %s\n", out)
+	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// parseRate parses a rate in bits per second with an optional decimal
+// suffix (k, M, G as tc writes them: 100M is 100,000,000; "bit" and
+// "bps" may follow).
+func parseRate(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "bit"), "bps")
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(t, "k"), strings.HasSuffix(t, "K"):
+		mult, t = 1e3, t[:len(t)-1]
+	case strings.HasSuffix(t, "M"):
+		mult, t = 1e6, t[:len(t)-1]
+	case strings.HasSuffix(t, "G"):
+		mult, t = 1e9, t[:len(t)-1]
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v*mult < 1000 || v*mult > 100e9 {
+		return 0, errors.New("want a rate from 1k to 100G bits per second, such as 100M")
+	}
+	return int64(v * mult), nil
 }

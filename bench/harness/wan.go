@@ -1,0 +1,137 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/transport"
+)
+
+// WANConfig configures RunWAN: every LLP measured over emulated wide-area
+// paths (internal/netem) between two network namespaces. Zero fields take
+// defaults.
+type WANConfig struct {
+	// RTTs are the round-trip times of the grid (default 1, 10, 50 and
+	// 100 ms); Losses its random loss rates per direction (default 0,
+	// 0.01%, 0.1% and 1%).
+	RTTs   []time.Duration
+	Losses []float64
+	// Rate is the bottleneck's rate in each direction, with a queue of
+	// one bandwidth-delay product (default 100 Mbit/s).
+	Rate int64
+	// Duration of each throughput measurement (default 3 s; at least 30
+	// round trips).
+	Duration time.Duration
+	// PingIters round trips for each latency figure (default 50, at most
+	// what fits in Duration).
+	PingIters int
+	// LLPs to measure (default sctp-native, sctp-pion and mpa).
+	LLPs []string
+	// Runs per cell; the median is reported (default 1).
+	Runs int
+	// OutageRTT is the round trip of the path on which a 1 s outage is
+	// measured (default 10 ms; negative: none).
+	OutageRTT time.Duration
+	// Backend of the link: "" (the kernel's netem where it exists, the
+	// userspace model otherwise), "tun" or "netem".
+	Backend string
+	// Progress, if not nil, receives a line per measurement.
+	Progress io.Writer
+}
+
+func (c *WANConfig) defaults() {
+	if len(c.RTTs) == 0 {
+		c.RTTs = []time.Duration{time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+	}
+	if len(c.Losses) == 0 {
+		c.Losses = []float64{0, 0.0001, 0.001, 0.01}
+	}
+	if c.Rate == 0 {
+		c.Rate = 100e6
+	}
+	if c.Duration == 0 {
+		c.Duration = 3 * time.Second
+	}
+	if c.PingIters == 0 {
+		c.PingIters = 50
+	}
+	if len(c.LLPs) == 0 {
+		c.LLPs = []string{transport.SCTPNative, transport.SCTPPion, transport.MPA}
+	}
+	if c.Runs < 1 {
+		c.Runs = 1
+	}
+	if c.OutageRTT == 0 {
+		c.OutageRTT = 10 * time.Millisecond
+	}
+}
+
+func (c *WANConfig) logf(format string, args ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, "wan: "+format+"\n", args...)
+	}
+}
+
+// duration is the measurement time on a path of round trip rtt.
+func (c *WANConfig) duration(rtt time.Duration) time.Duration {
+	return max(c.Duration, 30*rtt)
+}
+
+// WANFigure is one measured quantity of a cell: a throughput in Mbit/s
+// or a round trip in milliseconds, beside raw TCP's on the same path in
+// the same run (Base) and their ratio.
+type WANFigure struct {
+	// LLP is the lower layer ("tcp" for the raw TCP baseline); What the
+	// quantity: "raw", "write", "read" or "rtt".
+	LLP, What string
+	Value     float64
+	Base      float64
+	Ratio     float64
+	Err       error
+}
+
+// WANCell is one path of the grid.
+type WANCell struct {
+	RTT     time.Duration
+	Loss    float64
+	Figures []WANFigure
+}
+
+// Figure returns the cell's figure of llp and what.
+func (c *WANCell) Figure(llp, what string) (WANFigure, bool) {
+	for _, f := range c.Figures {
+		if f.LLP == llp && f.What == what {
+			return f, true
+		}
+	}
+	return WANFigure{}, false
+}
+
+// Outage is what a 1 s outage of the path did to one flow: the time from
+// the link coming back to the flow's next progress.
+type Outage struct {
+	LLP      string // "tcp" or an LLP (RDMA Write)
+	Recovery time.Duration
+	Err      error
+}
+
+// WANResults are the figures of RunWAN.
+type WANResults struct {
+	Config  WANConfig
+	Machine Machine
+	// Backend is the link emulation used ("tun": the userspace model;
+	// "netem": the kernel's).
+	Backend string
+	// EmulatorUDP and EmulatorTCP are raw UDP (offered at 1.2x) and raw
+	// TCP through the bottleneck alone (no delay, no loss), in Mbit/s:
+	// the emulator is not the limit when they reach Config.Rate.
+	EmulatorUDP, EmulatorTCP float64
+	Cells                    []WANCell
+	Outages                  []Outage
+	Took                     time.Duration
+}
+
+// ErrWANUnsupported reports RunWAN on a system without network namespaces.
+var ErrWANUnsupported = errors.New("harness: the WAN mode needs Linux network namespaces and root")

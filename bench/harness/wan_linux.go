@@ -1,0 +1,621 @@
+//go:build linux
+
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/netem"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
+	"github.com/sctp-rdma/sctp-rdma/transport"
+)
+
+// RunWAN measures, on each path of the grid, raw TCP, raw SCTP of each
+// userspace stack, and RDMA Write and Read of 64 KiB and the 64-octet
+// Send round trip over each LLP, every figure beside raw TCP's on the same
+// path in the same run; then the recovery from a 1 s outage. The passive
+// side lives in namespace A, the active side in B; the bottleneck and the
+// impairment apply in both directions.
+func RunWAN(cfg WANConfig) (*WANResults, error) {
+	cfg.defaults()
+	if os.Geteuid() != 0 {
+		return nil, ErrWANUnsupported
+	}
+	res := &WANResults{Config: cfg, Machine: Describe()}
+	start := time.Now()
+
+	// The emulator alone: the bottleneck without delay or loss.
+	l, err := netem.NewLink(netem.Profile{Rate: cfg.Rate}, netem.LinkOptions{Backend: cfg.Backend})
+	if err != nil {
+		return nil, err
+	}
+	res.Backend = l.Backend
+	res.EmulatorUDP, err = wanUDP(l, float64(cfg.Rate)*1.2, 2*time.Second)
+	if err == nil {
+		var bps float64
+		bps, err = wanTCP(l, 2*time.Second)
+		res.EmulatorTCP = bps / 1e6
+	}
+	l.Close()
+	if err != nil {
+		return nil, fmt.Errorf("harness: the emulator check: %w", err)
+	}
+	cfg.logf("emulator (%s) at %s: UDP %.1f Mbit/s, TCP %.1f Mbit/s", res.Backend, netem.FormatRate(cfg.Rate), res.EmulatorUDP, res.EmulatorTCP)
+
+	for _, rtt := range cfg.RTTs {
+		for _, loss := range cfg.Losses {
+			cell, err := measureWANCell(&cfg, rtt, loss)
+			if err != nil {
+				return nil, err
+			}
+			res.Cells = append(res.Cells, cell)
+		}
+	}
+	if cfg.OutageRTT > 0 {
+		res.Outages, err = measureOutages(&cfg)
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.Took = time.Since(start)
+	return res, nil
+}
+
+// measureWANCell measures one path of the grid, cfg.Runs times.
+func measureWANCell(cfg *WANConfig, rtt time.Duration, loss float64) (WANCell, error) {
+	cell := WANCell{RTT: rtt, Loss: loss}
+	p := netem.Profile{Delay: rtt / 2, Loss: loss, Rate: cfg.Rate}
+	l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+	if err != nil {
+		return cell, err
+	}
+	defer l.Close()
+	d := cfg.duration(rtt)
+	iters := max(min(cfg.PingIters, int(d/max(rtt, time.Millisecond))), 5)
+
+	servers := map[string]*wanServer{}
+	for _, llp := range cfg.LLPs {
+		s, err := startWANServer(l, llp)
+		if err != nil {
+			return cell, err
+		}
+		defer s.stop()
+		servers[llp] = s
+	}
+	samples := map[[2]string][]float64{}
+	errs := map[[2]string]error{}
+	add := func(llp, what string, v float64, err error) {
+		k := [2]string{llp, what}
+		if err != nil {
+			errs[k] = err
+			return
+		}
+		samples[k] = append(samples[k], v)
+	}
+	for run := range cfg.Runs {
+		bps, err := wanTCP(l, d)
+		add("tcp", "raw", bps/1e6, err)
+		for _, llp := range cfg.LLPs {
+			if llp == transport.MPA {
+				continue
+			}
+			bps, err := wanRawSCTP(l, llp, d)
+			add(llp, "raw", bps/1e6, err)
+		}
+		for _, llp := range cfg.LLPs {
+			for _, t := range []bench.Test{bench.TestWrite, bench.TestRead} {
+				r, err := wanRDMA(l, servers[llp], llp, bench.Config{Test: t, Size: 64 << 10, Duration: d}, rtt)
+				v := 0.0
+				if r != nil {
+					v = r.Forward.Gbps() * 1e3
+				}
+				add(llp, t.String(), v, err)
+			}
+		}
+		tcpRTT, err := wanTCPRTT(l, 64, iters)
+		add("tcp", "rtt", float64(tcpRTT)/1e6, err)
+		for _, llp := range cfg.LLPs {
+			r, err := wanRDMA(l, servers[llp], llp, bench.Config{Test: bench.TestSend, Size: 64, Latency: true, Iters: uint64(iters)}, rtt)
+			v := 0.0
+			if r != nil {
+				v = float64(r.Forward.Lat.Median) / 1e6
+			}
+			add(llp, "rtt", v, err)
+		}
+		cfg.logf("RTT %v loss %g%% run %d: %s", rtt, loss*100, run+1, describeSamples(samples, run))
+	}
+	base := map[string]float64{"raw": median(samples[[2]string{"tcp", "raw"}]), "rtt": median(samples[[2]string{"tcp", "rtt"}])}
+	base["write"], base["read"] = base["raw"], base["raw"]
+	order := append([]string{"tcp"}, cfg.LLPs...)
+	for _, llp := range order {
+		for _, what := range []string{"raw", "write", "read", "rtt"} {
+			k := [2]string{llp, what}
+			v, ok := samples[k]
+			e := errs[k]
+			if !ok && e == nil {
+				continue
+			}
+			f := WANFigure{LLP: llp, What: what, Err: e, Base: base[what]}
+			if len(v) > 0 {
+				f.Value = median(v)
+				if f.Base > 0 {
+					f.Ratio = f.Value / f.Base
+				}
+			}
+			cell.Figures = append(cell.Figures, f)
+		}
+	}
+	return cell, nil
+}
+
+// describeSamples is a progress line of one run's figures.
+func describeSamples(s map[[2]string][]float64, run int) string {
+	keys := make([][2]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int {
+		if a[0] != b[0] {
+			if a[0] < b[0] {
+				return -1
+			}
+			return 1
+		}
+		if a[1] < b[1] {
+			return -1
+		}
+		if a[1] > b[1] {
+			return 1
+		}
+		return 0
+	})
+	out := ""
+	for _, k := range keys {
+		if len(s[k]) > run {
+			out += fmt.Sprintf(" %s/%s %.3g", k[0], k[1], s[k][run])
+		}
+	}
+	return out
+}
+
+// wanServer is a bench server in namespace A.
+type wanServer struct {
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startWANServer(l *netem.Link, llp string) (*wanServer, error) {
+	var ln *transport.Listener
+	err := l.InA(func() (err error) {
+		ln, err = transport.Listen(transport.Options{LLP: llp}, net.JoinHostPort(l.AddrA, "0"))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &wanServer{addr: ln.Addr(), cancel: cancel, done: make(chan error, 1)}
+	srv := bench.NewServer(bench.ServerConfig{})
+	go func() { s.done <- srv.Run(ctx, ln) }()
+	return s, nil
+}
+
+func (s *wanServer) stop() { s.cancel(); <-s.done }
+
+// wanRDMA runs one bench test from namespace B (every socket of the
+// client is opened by transport.Dial in the calling goroutine, here on
+// B's thread). The stall watchdog allows for the path's retransmission
+// timeouts.
+func wanRDMA(l *netem.Link, s *wanServer, llp string, c bench.Config, rtt time.Duration) (*bench.Result, error) {
+	c.Transport = transport.Options{LLP: llp}
+	c.Addr = s.addr
+	c.StallTimeout = max(15*time.Second, 60*rtt)
+	c.ConnectTimeout = max(10*time.Second, 40*rtt)
+	var r *bench.Result
+	err := l.InB(func() (err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		r, err = bench.Run(ctx, c)
+		return err
+	})
+	return r, err
+}
+
+// wanTCP is raw TCP from B to A for d: the octets A received in d, as
+// bits per second.
+func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
+	var ln net.Listener
+	if err := l.InA(func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	var got atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 256<<10)
+		for {
+			n, err := c.Read(buf)
+			got.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var c net.Conn
+	if err := l.InB(func() (err error) {
+		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 10*time.Second)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 64<<10)
+	start := time.Now()
+	_ = c.SetWriteDeadline(start.Add(d))
+	for time.Since(start) < d {
+		if _, err := c.Write(buf); err != nil {
+			break
+		}
+	}
+	if w := d - time.Since(start); w > 0 {
+		time.Sleep(w)
+	}
+	n := got.Load()
+	_ = c.Close()
+	<-done
+	if n == 0 {
+		return 0, errors.New("raw TCP: nothing arrived")
+	}
+	return float64(n) * 8 / d.Seconds(), nil
+}
+
+// wanTCPRTT is the median round trip of size-octet ping-pongs over TCP.
+func wanTCPRTT(l *netem.Link, size, n int) (time.Duration, error) {
+	var ln net.Listener
+	if err := l.InA(func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, size)
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				return
+			}
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	var c net.Conn
+	if err := l.InB(func() (err error) {
+		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 10*time.Second)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.(*net.TCPConn).SetNoDelay(true)
+	buf := make([]byte, size)
+	rtts := make([]time.Duration, 0, n)
+	_ = c.SetDeadline(time.Now().Add(5 * time.Minute))
+	for range n {
+		t0 := time.Now()
+		if _, err := c.Write(buf); err != nil {
+			return 0, err
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return 0, err
+		}
+		rtts = append(rtts, time.Since(t0))
+	}
+	slices.Sort(rtts)
+	return rtts[len(rtts)/2], nil
+}
+
+// wanRawSCTP is raw SCTP of one userspace stack from B to A for d: user
+// messages of the largest size that fits a packet, the octets A received
+// in d as bits per second.
+func wanRawSCTP(l *netem.Link, llp string, d time.Duration) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var (
+		accept func(context.Context) (backend.Transport, error)
+		closeL func() error
+		addr   string
+		dial   func(context.Context) (backend.Transport, error)
+	)
+	err := l.InA(func() error {
+		switch llp {
+		case transport.SCTPNative:
+			ln, err := native.Listen(net.JoinHostPort(l.AddrA, "0"), native.Config{})
+			if err != nil {
+				return err
+			}
+			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
+			closeL, addr = ln.Close, ln.Addr().String()
+			dial = func(ctx context.Context) (backend.Transport, error) { return native.Dial(ctx, addr, native.Config{}) }
+		case transport.SCTPPion:
+			ln, err := pion.Listen(net.JoinHostPort(l.AddrA, "0"), pion.Config{})
+			if err != nil {
+				return err
+			}
+			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
+			closeL, addr = ln.Close, ln.Addr().String()
+			dial = func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, pion.Config{}) }
+		default:
+			return fmt.Errorf("raw %s: not a userspace SCTP stack", llp)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer closeL()
+	type res struct {
+		t   backend.Transport
+		err error
+	}
+	acc := make(chan res, 1)
+	go func() {
+		t, err := accept(ctx)
+		acc <- res{t, err}
+	}()
+	var cl backend.Transport
+	if err := l.InB(func() (err error) {
+		cl, err = dial(ctx)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	defer cl.Abort()
+	a := <-acc
+	if a.err != nil {
+		return 0, a.err
+	}
+	defer a.t.Abort()
+	var got atomic.Int64
+	var once sync.Once
+	ended := make(chan error, 1)
+	a.t.Start(func(_ uint16, _ uint32, b []byte) { got.Add(int64(len(b))) }, func(err error) { once.Do(func() { ended <- err }) })
+	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	buf := make([]byte, cl.MaxMessage())
+	start := time.Now()
+	for time.Since(start) < d {
+		if err := cl.WriteMsg(1, backend.PPIDSegment, buf); err != nil {
+			return 0, err
+		}
+	}
+	if w := d - time.Since(start); w > 0 {
+		time.Sleep(w)
+	}
+	n := got.Load()
+	if n == 0 {
+		return 0, fmt.Errorf("raw %s: nothing arrived", llp)
+	}
+	return float64(n) * 8 / d.Seconds(), nil
+}
+
+// wanUDP offers UDP datagrams of 1400 octets from B to A at rate bits per
+// second for d and returns the rate that arrived, in Mbit/s.
+func wanUDP(l *netem.Link, rate float64, d time.Duration) (float64, error) {
+	var a, b *net.UDPConn
+	if err := l.InA(func() (err error) {
+		a, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(l.AddrA)})
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	defer a.Close()
+	if err := l.InB(func() (err error) {
+		b, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(l.AddrB)})
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	defer b.Close()
+	var got atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			_ = a.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			n, _, err := a.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			got.Add(int64(n + 28))
+		}
+	}()
+	pkt := make([]byte, 1400)
+	to := a.LocalAddr().(*net.UDPAddr)
+	start := time.Now()
+	sent := 0
+	for time.Since(start) < d {
+		if float64(sent)*8 > rate*time.Since(start).Seconds() {
+			time.Sleep(50 * time.Microsecond)
+			continue
+		}
+		if _, err := b.WriteToUDP(pkt, to); err != nil {
+			return 0, err
+		}
+		sent += len(pkt) + 28
+	}
+	<-done
+	return float64(got.Load()) * 8 / d.Seconds() / 1e6, nil
+}
+
+// measureOutages runs raw TCP and an RDMA Write over each LLP through a
+// path of cfg.OutageRTT on which the link goes down for 1 s one second
+// in, and reports how long after the link came back each flow moved
+// again.
+func measureOutages(cfg *WANConfig) ([]Outage, error) {
+	p := netem.Profile{Delay: cfg.OutageRTT / 2, Rate: cfg.Rate}
+	var out []Outage
+	for _, llp := range append([]string{"tcp"}, cfg.LLPs...) {
+		l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+		if err != nil {
+			return nil, err
+		}
+		o := Outage{LLP: llp}
+		o.Recovery, o.Err = outageRecovery(l, llp, cfg.OutageRTT)
+		l.Close()
+		cfg.logf("outage of 1 s, RTT %v: %s moved again %v after the link came back (%v)", cfg.OutageRTT, llp, o.Recovery, o.Err)
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// outageRecovery runs one flow for 6 s with the link down from 1 s to
+// 2 s and returns the time from the link coming back to the flow's next
+// progress (octets for TCP, completed operations for RDMA).
+func outageRecovery(l *netem.Link, llp string, rtt time.Duration) (time.Duration, error) {
+	var progress atomic.Int64
+	flowDone := make(chan error, 1)
+	var stop func()
+	if llp == "tcp" {
+		var ln net.Listener
+		if err := l.InA(func() (err error) {
+			ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
+			return err
+		}); err != nil {
+			return 0, err
+		}
+		defer ln.Close()
+		accepted := make(chan net.Conn, 1)
+		readerDone := make(chan struct{})
+		go func() {
+			defer close(readerDone)
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := c.Read(buf)
+				progress.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}()
+		var c net.Conn
+		if err := l.InB(func() (err error) {
+			c, err = net.DialTimeout("tcp4", ln.Addr().String(), 10*time.Second)
+			return err
+		}); err != nil {
+			return 0, err
+		}
+		// Both ends closed here: the link is torn down right after, and
+		// a FIN in flight would never reach the reader.
+		stop = func() {
+			_ = c.Close()
+			select {
+			case sc := <-accepted:
+				_ = sc.Close()
+			case <-readerDone:
+			}
+			<-readerDone
+		}
+		go func() {
+			buf := make([]byte, 64<<10)
+			for {
+				if _, err := c.Write(buf); err != nil {
+					flowDone <- nil
+					return
+				}
+			}
+		}()
+	} else {
+		s, err := startWANServer(l, llp)
+		if err != nil {
+			return 0, err
+		}
+		defer s.stop()
+		ctr := &bench.Counters{}
+		go func() {
+			_, err := wanRDMA(l, s, llp, bench.Config{Test: bench.TestWrite, Size: 64 << 10, Duration: 6 * time.Second, Counters: ctr}, rtt)
+			flowDone <- err
+		}()
+		pollStop := make(chan struct{})
+		stop = func() { close(pollStop) }
+		go func() {
+			t := time.NewTicker(100 * time.Microsecond)
+			defer t.Stop()
+			for {
+				progress.Store(int64(ctr.Ops.Load()))
+				select {
+				case <-t.C:
+				case <-pollStop:
+					return
+				}
+			}
+		}()
+	}
+	// Wait for the flow to move, then the outage.
+	deadline := time.Now().Add(20 * time.Second)
+	for progress.Load() == 0 {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%s: no progress before the outage", llp)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if err := l.SetDown(true); err != nil {
+		return 0, err
+	}
+	time.Sleep(time.Second)
+	before := progress.Load()
+	if err := l.SetDown(false); err != nil {
+		return 0, err
+	}
+	up := time.Now()
+	var rec time.Duration
+	for {
+		if progress.Load() != before {
+			rec = time.Since(up)
+			break
+		}
+		if time.Since(up) > 30*time.Second {
+			stop()
+			return 0, fmt.Errorf("%s: no progress within 30 s of the link coming back", llp)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	stop()
+	if err := <-flowDone; err != nil {
+		return rec, err
+	}
+	return rec, nil
+}

@@ -1,0 +1,59 @@
+//go:build linux
+
+package harness
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/transport"
+)
+
+// TestRunWAN_OneCell runs the WAN mode on one path (10 ms, 0.1% loss, 50
+// Mbit/s) with every LLP: the emulator passes the bottleneck's rate, every
+// figure is measured beside raw TCP's, and every flow recovers from the
+// outage.
+func TestRunWAN_OneCell(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the WAN mode needs root (network namespaces); make test runs as root")
+	}
+	res, err := RunWAN(WANConfig{
+		RTTs: []time.Duration{10 * time.Millisecond}, Losses: []float64{0.001}, Rate: 50e6,
+		Duration: time.Second, PingIters: 20, Backend: "tun", Progress: testWriter{t},
+	})
+	require.NoError(t, err)
+	assert.InDelta(t, 50, res.EmulatorUDP, 5, "UDP through the emulator at the rate")
+	assert.GreaterOrEqual(t, res.EmulatorTCP, 42.0, "TCP through the emulator near the rate")
+	require.Len(t, res.Cells, 1)
+	c := res.Cells[0]
+	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
+		for _, what := range []string{"write", "read", "rtt"} {
+			f, ok := c.Figure(llp, what)
+			require.True(t, ok, "%s %s", llp, what)
+			require.NoError(t, f.Err, "%s %s", llp, what)
+			assert.Positive(t, f.Value, "%s %s", llp, what)
+			assert.Positive(t, f.Ratio, "%s %s", llp, what)
+		}
+	}
+	for _, llp := range []string{"tcp", transport.SCTPNative, transport.SCTPPion} {
+		f, ok := c.Figure(llp, "raw")
+		require.True(t, ok, llp)
+		require.NoError(t, f.Err, llp)
+		assert.Positive(t, f.Value, llp)
+	}
+	rtt, _ := c.Figure("tcp", "rtt")
+	assert.GreaterOrEqual(t, rtt.Value, 10.0, "a round trip is at least the path's 10 ms")
+	require.Len(t, res.Outages, 4)
+	for _, o := range res.Outages {
+		assert.NoError(t, o.Err, o.LLP)
+		assert.Positive(t, o.Recovery, o.LLP)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package harness
+
+// RunWAN needs Linux network namespaces.
+func RunWAN(cfg WANConfig) (*WANResults, error) { return nil, ErrWANUnsupported }
