@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
@@ -43,10 +44,24 @@ func newTransport(a *sctp.Association, cfg *Config) (*Transport, error) {
 	return &Transport{a: a, n: min(out, in)}, nil
 }
 
+// DefaultRTOMin is the RTO.Min of the native stack's DDP associations
+// unless Config.RTO.Min says otherwise: TCP's floor (Linux TCP's 200 ms;
+// RFC 6298 §2.4 allows it), not RFC 9260 §16's suggested 1 s, which
+// turns every loss that fast retransmit cannot repair (a retransmission
+// lost again, the tail of a flight) into a one-second stall where MPA's
+// TCP waits 200 ms. Measured on a 10 ms, 50 Mbit/s emulated path with
+// tail drops (harness --wan): raw throughput 0.51 of raw TCP with 1 s, a
+// 1 s outage repaired 1.16 s after the link's return.
+const DefaultRTOMin = 200 * time.Millisecond
+
 // forDDP sets what every DDP association of the native stack wants: only
-// unordered messages from the peer (RFC 5043 §10).
+// unordered messages from the peer (RFC 5043 §10), and TCP's RTO floor
+// (DefaultRTOMin).
 func forDDP(cfg Config) Config {
 	cfg.UnorderedOnly = true
+	if cfg.RTO.Min == 0 {
+		cfg.RTO.Min = DefaultRTOMin
+	}
 	return cfg
 }
 
