@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -34,6 +35,20 @@ type WANConfig struct {
 	// OutageRTT is the round trip of the path on which a 1 s outage is
 	// measured (default 10 ms; negative: none).
 	OutageRTT time.Duration
+	// FairRTT is the round trip of the path on which flows share the
+	// bottleneck (default 10 ms; negative: no fairness runs), for
+	// FairDuration each (default 30 s).
+	FairRTT      time.Duration
+	FairDuration time.Duration
+	// HOLRTT and HOLLoss make the path of the head-of-line blocking
+	// runs (default 50 ms and 1%; a negative HOLRTT: none): HOLStreams
+	// concurrent RDMA Reads of HOLSize octets (default 16 and 4 KiB) on
+	// as many streams of one association, against the same on one TCP
+	// connection.
+	HOLRTT     time.Duration
+	HOLLoss    float64
+	HOLStreams int
+	HOLSize    int
 	// Backend of the link: "" (the kernel's netem where it exists, the
 	// userspace model otherwise), "tun" or "netem".
 	Backend string
@@ -65,6 +80,24 @@ func (c *WANConfig) defaults() {
 	}
 	if c.OutageRTT == 0 {
 		c.OutageRTT = 10 * time.Millisecond
+	}
+	if c.FairRTT == 0 {
+		c.FairRTT = 10 * time.Millisecond
+	}
+	if c.FairDuration == 0 {
+		c.FairDuration = 30 * time.Second
+	}
+	if c.HOLRTT == 0 {
+		c.HOLRTT = 50 * time.Millisecond
+	}
+	if c.HOLLoss == 0 {
+		c.HOLLoss = 0.01
+	}
+	if c.HOLStreams == 0 {
+		c.HOLStreams = 16
+	}
+	if c.HOLSize == 0 {
+		c.HOLSize = 4 << 10
 	}
 }
 
@@ -117,6 +150,42 @@ type Outage struct {
 	Err      error
 }
 
+// Share is two flows sharing the bottleneck: each one's throughput in
+// Mbit/s and Jain's fairness index (x1+x2)²/(2(x1²+x2²)): 1 for an even
+// split, 0.5 when one flow takes everything.
+type Share struct {
+	A, B  string
+	MbpsA float64
+	MbpsB float64
+	Jain  float64
+	Err   error
+}
+
+// JainIndex is Jain's fairness index of the throughputs x.
+func JainIndex(x ...float64) float64 {
+	var sum, sq float64
+	for _, v := range x {
+		sum += v
+		sq += v * v
+	}
+	if sq == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(x)) * sq)
+}
+
+// HOL is one head-of-line blocking run: Streams streams with Depth Reads
+// in flight each, their per-operation latencies (post to completion)
+// merged, and the Reads completed per second.
+type HOL struct {
+	Name           string
+	LLP            string
+	Streams, Depth int
+	Lat            bench.Latency
+	OpsPerSec      float64
+	Err            error
+}
+
 // WANResults are the figures of RunWAN.
 type WANResults struct {
 	Config  WANConfig
@@ -130,6 +199,8 @@ type WANResults struct {
 	EmulatorUDP, EmulatorTCP float64
 	Cells                    []WANCell
 	Outages                  []Outage
+	Shares                   []Share
+	HOL                      []HOL
 	Took                     time.Duration
 }
 

@@ -69,6 +69,18 @@ func RunWAN(cfg WANConfig) (*WANResults, error) {
 			return nil, err
 		}
 	}
+	if cfg.FairRTT > 0 {
+		res.Shares, err = measureShares(&cfg)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cfg.HOLRTT > 0 {
+		res.HOL, err = measureHOL(&cfg)
+		if err != nil {
+			return nil, err
+		}
+	}
 	res.Took = time.Since(start)
 	return res, nil
 }
@@ -234,30 +246,52 @@ func wanRDMA(l *netem.Link, s *wanServer, llp string, c bench.Config, rtt time.D
 	return r, err
 }
 
-// wanTCP is raw TCP from B to A for d: the octets A received in d, as
-// bits per second.
-func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
+// flow is a bulk transfer from namespace B to A that runs until stopped:
+// got counts the octets A received.
+type flow struct {
+	name string
+	got  *atomic.Int64
+	stop func()
+}
+
+// measure runs the flows together for d and returns each one's bits per
+// second (octets received in d).
+func measure(d time.Duration, flows ...*flow) []float64 {
+	for _, f := range flows {
+		f.got.Store(0)
+	}
+	time.Sleep(d)
+	out := make([]float64, len(flows))
+	for i, f := range flows {
+		out[i] = float64(f.got.Load()) * 8 / d.Seconds()
+	}
+	return out
+}
+
+// startTCPFlow starts raw TCP from B to A: one connection, 64 KiB
+// writes.
+func startTCPFlow(l *netem.Link) (*flow, error) {
 	var ln net.Listener
 	if err := l.InA(func() (err error) {
 		ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
 		return err
 	}); err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer ln.Close()
-	var got atomic.Int64
-	done := make(chan struct{})
+	f := &flow{name: "tcp", got: new(atomic.Int64)}
+	accepted := make(chan net.Conn, 1)
+	readerDone := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(readerDone)
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		defer c.Close()
+		accepted <- c
 		buf := make([]byte, 256<<10)
 		for {
 			n, err := c.Read(buf)
-			got.Add(int64(n))
+			f.got.Add(int64(n))
 			if err != nil {
 				return
 			}
@@ -268,26 +302,49 @@ func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
 		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 10*time.Second)
 		return err
 	}); err != nil {
+		_ = ln.Close()
+		<-readerDone
+		return nil, err
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	// Both ends are closed by stop: the link may be torn down right
+	// after, and a FIN in flight would never reach the reader.
+	f.stop = func() {
+		_ = c.Close()
+		_ = ln.Close()
+		select {
+		case sc := <-accepted:
+			_ = sc.Close()
+		case <-readerDone:
+		}
+		<-readerDone
+		<-writerDone
+	}
+	return f, nil
+}
+
+// wanTCP is raw TCP from B to A for d: the octets A received in d, as
+// bits per second.
+func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
+	f, err := startTCPFlow(l)
+	if err != nil {
 		return 0, err
 	}
-	buf := make([]byte, 64<<10)
-	start := time.Now()
-	_ = c.SetWriteDeadline(start.Add(d))
-	for time.Since(start) < d {
-		if _, err := c.Write(buf); err != nil {
-			break
-		}
-	}
-	if w := d - time.Since(start); w > 0 {
-		time.Sleep(w)
-	}
-	n := got.Load()
-	_ = c.Close()
-	<-done
-	if n == 0 {
+	defer f.stop()
+	bps := measure(d, f)[0]
+	if bps == 0 {
 		return 0, errors.New("raw TCP: nothing arrived")
 	}
-	return float64(n) * 8 / d.Seconds(), nil
+	return bps, nil
 }
 
 // wanTCPRTT is the median round trip of size-octet ping-pongs over TCP.
@@ -342,10 +399,10 @@ func wanTCPRTT(l *netem.Link, size, n int) (time.Duration, error) {
 	return rtts[len(rtts)/2], nil
 }
 
-// wanRawSCTP is raw SCTP of one userspace stack from B to A for d: user
-// messages of the largest size that fits a packet, the octets A received
-// in d as bits per second.
-func wanRawSCTP(l *netem.Link, llp string, d time.Duration) (float64, error) {
+// startSCTPFlow starts raw SCTP of one userspace stack from B to A:
+// user messages of the largest size that fits a packet, on one stream of
+// one association.
+func startSCTPFlow(l *netem.Link, llp string) (*flow, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var (
@@ -378,9 +435,8 @@ func wanRawSCTP(l *netem.Link, llp string, d time.Duration) (float64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer closeL()
 	type res struct {
 		t   backend.Transport
 		err error
@@ -395,34 +451,55 @@ func wanRawSCTP(l *netem.Link, llp string, d time.Duration) (float64, error) {
 		cl, err = dial(ctx)
 		return err
 	}); err != nil {
-		return 0, err
+		_ = closeL()
+		return nil, err
 	}
-	defer cl.Abort()
 	a := <-acc
 	if a.err != nil {
-		return 0, a.err
+		_ = cl.Abort()
+		_ = closeL()
+		return nil, a.err
 	}
-	defer a.t.Abort()
-	var got atomic.Int64
-	var once sync.Once
-	ended := make(chan error, 1)
-	a.t.Start(func(_ uint16, _ uint32, b []byte) { got.Add(int64(len(b))) }, func(err error) { once.Do(func() { ended <- err }) })
+	f := &flow{name: llp, got: new(atomic.Int64)}
+	a.t.Start(func(_ uint16, _ uint32, b []byte) { f.got.Add(int64(len(b))) }, func(error) {})
 	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
-	buf := make([]byte, cl.MaxMessage())
-	start := time.Now()
-	for time.Since(start) < d {
-		if err := cl.WriteMsg(1, backend.PPIDSegment, buf); err != nil {
-			return 0, err
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		buf := make([]byte, cl.MaxMessage())
+		for cl.WriteMsg(1, backend.PPIDSegment, buf) == nil {
 		}
+	}()
+	f.stop = func() {
+		_ = cl.Abort() // unblocks the writer
+		<-writerDone
+		_ = a.t.Abort()
+		_ = closeL()
 	}
-	if w := d - time.Since(start); w > 0 {
-		time.Sleep(w)
+	return f, nil
+}
+
+// wanRawSCTP is raw SCTP of one userspace stack from B to A for d, in
+// bits per second.
+func wanRawSCTP(l *netem.Link, llp string, d time.Duration) (float64, error) {
+	f, err := startSCTPFlow(l, llp)
+	if err != nil {
+		return 0, err
 	}
-	n := got.Load()
-	if n == 0 {
+	defer f.stop()
+	bps := measure(d, f)[0]
+	if bps == 0 {
 		return 0, fmt.Errorf("raw %s: nothing arrived", llp)
 	}
-	return float64(n) * 8 / d.Seconds(), nil
+	return bps, nil
+}
+
+// startFlow starts a raw flow of llp ("tcp" or a userspace SCTP stack).
+func startFlow(l *netem.Link, llp string) (*flow, error) {
+	if llp == "tcp" {
+		return startTCPFlow(l)
+	}
+	return startSCTPFlow(l, llp)
 }
 
 // wanUDP offers UDP datagrams of 1400 octets from B to A at rate bits per
@@ -500,63 +577,17 @@ func measureOutages(cfg *WANConfig) ([]Outage, error) {
 // 2 s and returns the time from the link coming back to the flow's next
 // progress (octets for TCP, completed operations for RDMA).
 func outageRecovery(l *netem.Link, llp string, rtt time.Duration) (time.Duration, error) {
-	var progress atomic.Int64
+	progress := new(atomic.Int64)
 	flowDone := make(chan error, 1)
 	var stop func()
 	if llp == "tcp" {
-		var ln net.Listener
-		if err := l.InA(func() (err error) {
-			ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
-			return err
-		}); err != nil {
+		f, err := startTCPFlow(l)
+		if err != nil {
 			return 0, err
 		}
-		defer ln.Close()
-		accepted := make(chan net.Conn, 1)
-		readerDone := make(chan struct{})
-		go func() {
-			defer close(readerDone)
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := c.Read(buf)
-				progress.Add(int64(n))
-				if err != nil {
-					return
-				}
-			}
-		}()
-		var c net.Conn
-		if err := l.InB(func() (err error) {
-			c, err = net.DialTimeout("tcp4", ln.Addr().String(), 10*time.Second)
-			return err
-		}); err != nil {
-			return 0, err
-		}
-		// Both ends closed here: the link is torn down right after, and
-		// a FIN in flight would never reach the reader.
-		stop = func() {
-			_ = c.Close()
-			select {
-			case sc := <-accepted:
-				_ = sc.Close()
-			case <-readerDone:
-			}
-			<-readerDone
-		}
-		go func() {
-			buf := make([]byte, 64<<10)
-			for {
-				if _, err := c.Write(buf); err != nil {
-					flowDone <- nil
-					return
-				}
-			}
-		}()
+		progress = f.got
+		stop = f.stop
+		close(flowDone)
 	} else {
 		s, err := startWANServer(l, llp)
 		if err != nil {
@@ -569,7 +600,7 @@ func outageRecovery(l *netem.Link, llp string, rtt time.Duration) (time.Duration
 			flowDone <- err
 		}()
 		pollStop := make(chan struct{})
-		stop = func() { close(pollStop) }
+		stop = func() { close(pollStop); <-flowDone }
 		go func() {
 			t := time.NewTicker(100 * time.Microsecond)
 			defer t.Stop()
@@ -583,6 +614,8 @@ func outageRecovery(l *netem.Link, llp string, rtt time.Duration) (time.Duration
 			}
 		}()
 	}
+	var once sync.Once
+	defer once.Do(stop)
 	// Wait for the flow to move, then the outage.
 	deadline := time.Now().Add(20 * time.Second)
 	for progress.Load() == 0 {
@@ -608,14 +641,89 @@ func outageRecovery(l *netem.Link, llp string, rtt time.Duration) (time.Duration
 			break
 		}
 		if time.Since(up) > 30*time.Second {
-			stop()
 			return 0, fmt.Errorf("%s: no progress within 30 s of the link coming back", llp)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-	stop()
-	if err := <-flowDone; err != nil {
-		return rec, err
-	}
 	return rec, nil
+}
+
+// measureShares runs pairs of flows through one bottleneck at once for
+// cfg.FairDuration: each userspace SCTP stack against TCP, each against
+// itself, and TCP against TCP as the reference.
+func measureShares(cfg *WANConfig) ([]Share, error) {
+	pairs := [][2]string{{"tcp", "tcp"}}
+	for _, llp := range cfg.LLPs {
+		if llp != transport.MPA {
+			pairs = append(pairs, [2]string{llp, "tcp"}, [2]string{llp, llp})
+		}
+	}
+	p := netem.Profile{Delay: cfg.FairRTT / 2, Rate: cfg.Rate}
+	var out []Share
+	for _, pr := range pairs {
+		l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+		if err != nil {
+			return nil, err
+		}
+		sh := Share{A: pr[0], B: pr[1]}
+		fa, err := startFlow(l, pr[0])
+		if err == nil {
+			var fb *flow
+			fb, err = startFlow(l, pr[1])
+			if err == nil {
+				bps := measure(cfg.FairDuration, fa, fb)
+				sh.MbpsA, sh.MbpsB = bps[0]/1e6, bps[1]/1e6
+				sh.Jain = JainIndex(bps...)
+				fb.stop()
+			}
+			fa.stop()
+		}
+		sh.Err = err
+		l.Close()
+		cfg.logf("sharing %s for %v: %s %.1f Mbit/s, %s %.1f Mbit/s, Jain %.3f (%v)", netem.FormatRate(cfg.Rate), cfg.FairDuration, sh.A, sh.MbpsA, sh.B, sh.MbpsB, sh.Jain, err)
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// measureHOL runs cfg.HOLStreams concurrent RDMA Reads over a lossy path:
+// on as many streams of one SCTP association (each stream's segments are
+// delivered as they arrive, RFC 5043 §5.2.1: a loss delays only its own
+// stream), on one MPA stream with that many Reads in flight (one TCP
+// connection: a loss delays every Read behind it), and on as many MPA
+// streams (one TCP connection each).
+func measureHOL(cfg *WANConfig) ([]HOL, error) {
+	p := netem.Profile{Delay: cfg.HOLRTT / 2, Loss: cfg.HOLLoss, Rate: cfg.Rate}
+	l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	n := cfg.HOLStreams
+	var runs []HOL
+	for _, llp := range cfg.LLPs {
+		if llp == transport.MPA {
+			runs = append(runs, HOL{Name: fmt.Sprintf("mpa, one TCP connection, %d Reads in flight", n), LLP: llp, Streams: 1, Depth: n},
+				HOL{Name: fmt.Sprintf("mpa, %d TCP connections, one Read in flight each", n), LLP: llp, Streams: n, Depth: 1})
+			continue
+		}
+		runs = append(runs, HOL{Name: fmt.Sprintf("%s, %d streams of one association, one Read in flight each", llp, n), LLP: llp, Streams: n, Depth: 1})
+	}
+	d := cfg.duration(cfg.HOLRTT)
+	for i := range runs {
+		h := &runs[i]
+		s, err := startWANServer(l, h.LLP)
+		if err != nil {
+			return nil, err
+		}
+		r, err := wanRDMA(l, s, h.LLP, bench.Config{Test: bench.TestRead, Size: cfg.HOLSize, Streams: h.Streams, Depth: h.Depth, Duration: d}, cfg.HOLRTT)
+		s.stop()
+		h.Err = err
+		if r != nil {
+			h.Lat = r.Forward.Lat // median of the streams' medians, largest p99 and maximum
+			h.OpsPerSec = r.Forward.MsgRate()
+		}
+		cfg.logf("head of line, RTT %v loss %g%%: %s: median %v, p99 %v, max %v, %.0f Reads/s (%v)", cfg.HOLRTT, cfg.HOLLoss*100, h.Name, h.Lat.Median, h.Lat.P99, h.Lat.Max, h.OpsPerSec, err)
+	}
+	return runs, nil
 }

@@ -24,6 +24,7 @@ func TestRunWAN_OneCell(t *testing.T) {
 	res, err := RunWAN(WANConfig{
 		RTTs: []time.Duration{10 * time.Millisecond}, Losses: []float64{0.001}, Rate: 50e6,
 		Duration: time.Second, PingIters: 20, Backend: "tun", Progress: testWriter{t},
+		FairDuration: time.Second, HOLRTT: 10 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	assert.InDelta(t, 50, res.EmulatorUDP, 5, "UDP through the emulator at the rate")
@@ -52,6 +53,27 @@ func TestRunWAN_OneCell(t *testing.T) {
 		assert.NoError(t, o.Err, o.LLP)
 		assert.Positive(t, o.Recovery, o.LLP)
 	}
+	require.Len(t, res.Shares, 5, "tcp+tcp, and each SCTP stack against TCP and itself")
+	for _, s := range res.Shares {
+		require.NoError(t, s.Err, "%s+%s", s.A, s.B)
+		assert.Positive(t, s.MbpsA, "%s+%s", s.A, s.B)
+		assert.Positive(t, s.MbpsB, "%s+%s", s.A, s.B)
+		assert.LessOrEqual(t, s.MbpsA+s.MbpsB, 55.0, "two flows share the 50 Mbit/s bottleneck")
+		assert.InDelta(t, 0.75, s.Jain, 0.25)
+	}
+	require.Len(t, res.HOL, 4, "native, pion, mpa on one connection, mpa on 16")
+	for _, h := range res.HOL {
+		require.NoError(t, h.Err, h.Name)
+		assert.Positive(t, h.OpsPerSec, h.Name)
+		assert.GreaterOrEqual(t, h.Lat.Median, 10*time.Millisecond, "%s: a Read takes a round trip", h.Name)
+	}
+}
+
+func TestJainIndex(t *testing.T) {
+	assert.InDelta(t, 1, JainIndex(50, 50), 1e-9)
+	assert.InDelta(t, 0.5, JainIndex(100, 0), 1e-9)
+	assert.InDelta(t, 0.9, JainIndex(75, 25), 0.1)
+	assert.Zero(t, JainIndex(0, 0))
 }
 
 type testWriter struct{ t *testing.T }

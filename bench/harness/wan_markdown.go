@@ -50,6 +50,14 @@ func WANSection(page []byte) []byte {
 	return append(append([]byte(nil), page[b:e+len(WANEnd)]...), '\n')
 }
 
+// flowName names a raw flow in the page.
+func flowName(llp string) string {
+	if llp == "tcp" {
+		return "raw TCP"
+	}
+	return "raw " + llp
+}
+
 // wanLabels name the figures of a cell.
 var wanLabels = map[string]string{"raw": "raw", "write": "RDMA Write 64 KiB", "read": "RDMA Read 64 KiB", "rtt": "64 B Send round trip"}
 
@@ -136,6 +144,35 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 				continue
 			}
 			fmt.Fprintf(w, "| %s | %v |\n", name, o.Recovery.Round(time.Millisecond))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Shares) > 0 {
+		fmt.Fprintf(w, "### Sharing the bottleneck\n\n")
+		fmt.Fprintf(w, "Two raw flows start together through one %s bottleneck (queue of one bandwidth-delay product) on a %v path and run for %v; each flow's throughput, and Jain's fairness index of the two (1: an even split; 0.5: one flow takes everything). TCP is Linux's (CUBIC); both SCTP stacks use RFC 9260's congestion control (Reno-like).\n\n",
+			netem.FormatRate(c.Rate), c.FairRTT, c.FairDuration)
+		fmt.Fprintf(w, "| flow A | flow B | A (Mbit/s) | B (Mbit/s) | Jain's index |\n|---|---|---:|---:|---:|\n")
+		for _, s := range r.Shares {
+			if s.Err != nil {
+				fmt.Fprintf(w, "| %s | %s | error: %v | | |\n", flowName(s.A), flowName(s.B), s.Err)
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s | %.1f | %.1f | %.3f |\n", flowName(s.A), flowName(s.B), s.MbpsA, s.MbpsB, s.Jain)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.HOL) > 0 {
+		fmt.Fprintf(w, "### Head-of-line blocking\n\n")
+		fmt.Fprintf(w, "%d concurrent RDMA Reads of %d octets over a %v path with %g%% loss each way (%s bottleneck), for %v: on %d streams of one SCTP association, where a lost segment delays only the Read of its own stream (unordered delivery and per-stream DDP-SSN, RFC 5043 §5.2.1), against the same Reads on one MPA stream (one TCP connection: a lost segment delays every Read behind it) and on %d MPA streams (one TCP connection each). Latency of each Read from post to completion; over several streams the median of the streams' medians and the largest p99 and maximum.\n\n",
+			c.HOLStreams, c.HOLSize, c.HOLRTT, c.HOLLoss*100, netem.FormatRate(c.Rate), c.duration(c.HOLRTT), c.HOLStreams, c.HOLStreams)
+		fmt.Fprintf(w, "| run | median | p99 | p99.9 | max | Reads/s |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, h := range r.HOL {
+			if h.Err != nil {
+				fmt.Fprintf(w, "| %s | error: %v | | | | |\n", h.Name, h.Err)
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %v | %v | %v | %v | %.0f |\n", h.Name, h.Lat.Median.Round(10*time.Microsecond), h.Lat.P99.Round(10*time.Microsecond),
+				h.Lat.P999.Round(10*time.Microsecond), h.Lat.Max.Round(10*time.Microsecond), h.OpsPerSec)
 		}
 		fmt.Fprintln(w)
 	}
