@@ -249,26 +249,7 @@ func TestListener_INITFloodKeepsNothing_RFC9260_5_1_3(t *testing.T) {
 // and the association carries on.
 func TestStreamIDFlood_RFC9260_6_5(t *testing.T) {
 	peer := newRawPeer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	dialed := make(chan *Association, 1)
-	go func() {
-		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), &Config{Streams: 4})
-		assert.NoError(t, err)
-		dialed <- a
-	}()
-	_, c := peer.recv(wire.ChunkInit)
-	in, err := wire.ParseInit(c)
-	require.NoError(t, err)
-	ack := wire.Init{Ack: true, InitiateTag: 0x5150, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
-	ack.Params.StateCookie = []byte("cookie")
-	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
-	peer.send(in.InitiateTag, ack.Append(nil))
-	peer.recv(wire.ChunkCookieEcho)
-	peer.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
-	a := <-dialed
-	require.NotNil(t, a)
-	defer a.Abort()
+	a, tag := establishRaw(t, peer, &Config{Streams: 4})
 	rec := newRec()
 	a.Start(rec.fn, func(err error) { rec.done <- err })
 	goroutines := runtime.NumGoroutine()
@@ -290,8 +271,8 @@ func TestStreamIDFlood_RFC9260_6_5(t *testing.T) {
 			tsn++
 		}
 		for acked := false; !acked; {
-			peer.send(in.InitiateTag, chunks[0])
-			peer.send(in.InitiateTag, chunks[1])
+			peer.send(tag, chunks[0])
+			peer.send(tag, chunks[1])
 			require.NoError(t, peer.pc.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
 			for !acked {
 				n, _, err := peer.pc.ReadFromUDP(buf)
@@ -340,7 +321,7 @@ func TestStreamIDFlood_RFC9260_6_5(t *testing.T) {
 
 	// Still alive: a message on a negotiated stream arrives.
 	d := wire.Data{TSN: tsn, StreamID: 3, PPID: 16, Unordered: true, Beginning: true, Ending: true, UserData: []byte("after")}
-	peer.send(in.InitiateTag, d.Append(nil))
+	peer.send(tag, d.Append(nil))
 	got = rec.wait(t, 5)
 	assert.Equal(t, rxCopy{3, 16, []byte("after")}, got[4])
 	assert.Equal(t, StateEstablished, a.State())

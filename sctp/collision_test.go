@@ -183,20 +183,23 @@ func TestDial_InitUnanswered_RFC9260_5_1_6(t *testing.T) {
 // TestUnorderedOnly_RFC5043_10: with Config.UnorderedOnly (what every DDP
 // association sets), an ordered DATA chunk aborts the association with a
 // Protocol Violation naming the rule.
-func TestUnorderedOnly_RFC5043_10(t *testing.T) {
-	peer := newRawPeer(t)
+// establishRaw has Dial (with cfg) set up an association with a raw
+// peer that answers as a listener would, with a cookie of its own and 4
+// streams each way; it returns the association and the tag the peer
+// must send with.
+func establishRaw(t *testing.T, peer *rawPeer, cfg *Config) (*Association, uint32) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	dialed := make(chan *Association, 1)
 	go func() {
-		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), &Config{Streams: 4, UnorderedOnly: true})
+		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), cfg)
 		assert.NoError(t, err)
 		dialed <- a
 	}()
 	_, c := peer.recv(wire.ChunkInit)
 	in, err := wire.ParseInit(c)
 	require.NoError(t, err)
-	// Answer as a listener would, with a cookie of our own.
 	ack := wire.Init{Ack: true, InitiateTag: 0x5150, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
 	ack.Params.StateCookie = []byte("cookie")
 	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
@@ -205,11 +208,18 @@ func TestUnorderedOnly_RFC5043_10(t *testing.T) {
 	peer.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
 	a := <-dialed
 	require.NotNil(t, a)
+	t.Cleanup(func() { _ = a.Abort() })
+	return a, in.InitiateTag
+}
+
+func TestUnorderedOnly_RFC5043_10(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag := establishRaw(t, peer, &Config{Streams: 4, UnorderedOnly: true})
 	done := make(chan error, 1)
 	a.Start(func(uint16, uint32, []byte) {}, func(err error) { done <- err })
 	ordered := wire.Data{TSN: 100, StreamID: 1, PPID: 16, Beginning: true, Ending: true, UserData: []byte("ordered")}
-	peer.send(in.InitiateTag, ordered.Append(nil))
-	_, c = peer.recv(wire.ChunkAbort)
+	peer.send(tag, ordered.Append(nil))
+	_, c := peer.recv(wire.ChunkAbort)
 	ab, err := wire.ParseAbort(c)
 	require.NoError(t, err)
 	assert.Contains(t, describeCauses(ab.Causes), "RFC 5043 §10")

@@ -73,28 +73,12 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 		dial = func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, cfg) }
 	}
 	r := &rawSCTP{name: llp, ln: ln, arrive: make(chan struct{}, 1), echoQ: make(chan []byte, 64)}
-	type res struct {
-		t   backend.Transport
-		err error
-	}
-	acc := make(chan res, 1)
-	go func() {
-		t, err := accept(ctx)
-		acc <- res{t, err}
-	}()
-	cl, err := dial(ctx)
-	a := <-acc
-	if err != nil || a.err != nil {
-		if err == nil {
-			_ = cl.Abort()
-		}
-		if a.err == nil {
-			_ = a.t.Abort()
-		}
+	cl, sv, err := connectPair(ctx, accept, dial)
+	if err != nil {
 		_ = ln.Close()
-		return nil, errors.Join(err, a.err)
+		return nil, err
 	}
-	r.cl, r.sv = cl, a.t
+	r.cl, r.sv = cl, sv
 	r.sv.Start(func(sid uint16, ppid uint32, b []byte) {
 		if r.echo.Load() {
 			r.echoQ <- append([]byte(nil), b...)
@@ -267,4 +251,30 @@ func (r *rawTCP) rtt(size, n int) ([]time.Duration, error) {
 func (r *rawTCP) close() {
 	r.cl.Close()
 	r.sv.Close()
+}
+
+// connectPair runs accept and dial at once and returns both ends of the
+// association; on an error, whichever end was set up is aborted.
+func connectPair(ctx context.Context, accept, dial func(context.Context) (backend.Transport, error)) (cl, sv backend.Transport, err error) {
+	type res struct {
+		t   backend.Transport
+		err error
+	}
+	acc := make(chan res, 1)
+	go func() {
+		t, err := accept(ctx)
+		acc <- res{t, err}
+	}()
+	cl, err = dial(ctx)
+	a := <-acc
+	if err != nil || a.err != nil {
+		if err == nil {
+			_ = cl.Abort()
+		}
+		if a.err == nil {
+			_ = a.t.Abort()
+		}
+		return nil, nil, errors.Join(err, a.err)
+	}
+	return cl, a.t, nil
 }

@@ -271,11 +271,8 @@ func measure(d time.Duration, flows ...*flow) []float64 {
 // startTCPFlow starts raw TCP from B to A: one connection, 64 KiB
 // writes.
 func startTCPFlow(l *netem.Link) (*flow, error) {
-	var ln net.Listener
-	if err := l.InA(func() (err error) {
-		ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
-		return err
-	}); err != nil {
+	ln, err := tcpListenA(l)
+	if err != nil {
 		return nil, err
 	}
 	f := &flow{name: "tcp", got: new(atomic.Int64)}
@@ -297,11 +294,8 @@ func startTCPFlow(l *netem.Link) (*flow, error) {
 			}
 		}
 	}()
-	var c net.Conn
-	if err := l.InB(func() (err error) {
-		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 10*time.Second)
-		return err
-	}); err != nil {
+	c, err := tcpDialB(l, ln.Addr().String())
+	if err != nil {
 		_ = ln.Close()
 		<-readerDone
 		return nil, err
@@ -332,6 +326,24 @@ func startTCPFlow(l *netem.Link) (*flow, error) {
 	return f, nil
 }
 
+// tcpListenA listens on TCP in namespace A.
+func tcpListenA(l *netem.Link) (ln net.Listener, err error) {
+	err = l.InA(func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
+		return err
+	})
+	return ln, err
+}
+
+// tcpDialB connects from namespace B to addr.
+func tcpDialB(l *netem.Link, addr string) (c net.Conn, err error) {
+	err = l.InB(func() (err error) {
+		c, err = net.DialTimeout("tcp4", addr, 10*time.Second)
+		return err
+	})
+	return c, err
+}
+
 // wanTCP is raw TCP from B to A for d: the octets A received in d, as
 // bits per second.
 func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
@@ -349,11 +361,8 @@ func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
 
 // wanTCPRTT is the median round trip of size-octet ping-pongs over TCP.
 func wanTCPRTT(l *netem.Link, size, n int) (time.Duration, error) {
-	var ln net.Listener
-	if err := l.InA(func() (err error) {
-		ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
-		return err
-	}); err != nil {
+	ln, err := tcpListenA(l)
+	if err != nil {
 		return 0, err
 	}
 	defer ln.Close()
@@ -373,11 +382,8 @@ func wanTCPRTT(l *netem.Link, size, n int) (time.Duration, error) {
 			}
 		}
 	}()
-	var c net.Conn
-	if err := l.InB(func() (err error) {
-		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 10*time.Second)
-		return err
-	}); err != nil {
+	c, err := tcpDialB(l, ln.Addr().String())
+	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
@@ -437,31 +443,20 @@ func startSCTPFlow(l *netem.Link, llp string) (*flow, error) {
 	if err != nil {
 		return nil, err
 	}
-	type res struct {
-		t   backend.Transport
-		err error
+	dialB := func(ctx context.Context) (t backend.Transport, err error) {
+		err = l.InB(func() (err error) {
+			t, err = dial(ctx)
+			return err
+		})
+		return t, err
 	}
-	acc := make(chan res, 1)
-	go func() {
-		t, err := accept(ctx)
-		acc <- res{t, err}
-	}()
-	var cl backend.Transport
-	if err := l.InB(func() (err error) {
-		cl, err = dial(ctx)
-		return err
-	}); err != nil {
+	cl, sv, err := connectPair(ctx, accept, dialB)
+	if err != nil {
 		_ = closeL()
 		return nil, err
 	}
-	a := <-acc
-	if a.err != nil {
-		_ = cl.Abort()
-		_ = closeL()
-		return nil, a.err
-	}
 	f := &flow{name: llp, got: new(atomic.Int64)}
-	a.t.Start(func(_ uint16, _ uint32, b []byte) { f.got.Add(int64(len(b))) }, func(error) {})
+	sv.Start(func(_ uint16, _ uint32, b []byte) { f.got.Add(int64(len(b))) }, func(error) {})
 	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
 	writerDone := make(chan struct{})
 	go func() {
@@ -473,7 +468,7 @@ func startSCTPFlow(l *netem.Link, llp string) (*flow, error) {
 	f.stop = func() {
 		_ = cl.Abort() // unblocks the writer
 		<-writerDone
-		_ = a.t.Abort()
+		_ = sv.Abort()
 		_ = closeL()
 	}
 	return f, nil

@@ -156,7 +156,7 @@ func TestLink_RateAndQueue(t *testing.T) {
 	n := <-recvd
 	tcpRate := float64(n) * 8 / time.Since(start).Seconds()
 	t.Logf("TCP: %.1f Mbit/s through a %.0f Mbit/s bottleneck", tcpRate/1e6, rate/1e6)
-	assert.GreaterOrEqual(t, tcpRate, 0.85*rate, "TCP fills the bottleneck")
+	assert.GreaterOrEqual(t, tcpRate, 0.8*rate, "TCP fills the bottleneck (95% here, unloaded)")
 }
 
 // TestLink_LossAndOutage: 10% random loss loses about a tenth of the
