@@ -183,7 +183,8 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	chunks := min(max(a.cfg.SendBuffer/bufClasses[1], 64), 1<<16)
 	a.oq = NewOutstandingQueue(a.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
-	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd})
+	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
+		Cubic: a.cfg.CongestionControl == CongestionCUBIC})
 	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
 	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Budget: a.cfg.ReceiveBuffer})
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)

@@ -88,6 +88,10 @@ type Config struct {
 	// (PeerAdaptation) and leaves the decision to its caller.
 	AllowMissingAdaptation bool
 
+	// CongestionControl is the window's algorithm in congestion
+	// avoidance and on loss: CongestionRFC9260 (the default) or
+	// CongestionCUBIC (RFC 9438).
+	CongestionControl string
 	// UnorderedOnly treats ordered DATA (U bit clear) as a protocol
 	// violation: the association is aborted with a Protocol Violation
 	// cause. RFC 5043 §10 has every DDP segment and session control
@@ -110,6 +114,16 @@ type Config struct {
 	InitAckRate int
 	// CookieLifespan is Valid.Cookie.Life (DefaultCookieLifespan).
 	CookieLifespan time.Duration
+}
+
+// validate reports a setting out of range (wrapping ErrConfig).
+func (c *Config) validate() error {
+	switch c.CongestionControl {
+	case "", CongestionRFC9260, CongestionCUBIC:
+	default:
+		return fmt.Errorf("%w: CongestionControl %q (want %q or %q)", ErrConfig, c.CongestionControl, CongestionRFC9260, CongestionCUBIC)
+	}
+	return nil
 }
 
 func (c Config) normalized() Config {
@@ -174,12 +188,27 @@ func (c *Config) maxPacketFor(addr netip.Addr) int {
 	return n
 }
 
+// Congestion control algorithms of Config.CongestionControl.
+const (
+	// CongestionRFC9260 is RFC 9260 §7.2: slow start, congestion
+	// avoidance by one PMDCS per window (Reno's), ssthresh cwnd/2 on
+	// loss.
+	CongestionRFC9260 = "rfc9260"
+	// CongestionCUBIC keeps RFC 9260's slow start, Fast Recovery and
+	// T3-rtx rules and grows and reduces the window as CUBIC (RFC 9438)
+	// does: the window of TCP in Linux, Windows and Apple systems, so
+	// that an association and a TCP flow share a bottleneck fairly.
+	CongestionCUBIC = "cubic"
+)
+
 // Errors of an association. Each error an Association returns wraps one of
 // them (test with errors.Is).
 var (
 	// ErrClosed: the association has ended (Close, Abort, or failure) or
 	// is shutting down, and takes no more user messages.
 	ErrClosed = errors.New("sctp: association closed")
+	// ErrConfig: a Config value is out of range.
+	ErrConfig = errors.New("sctp: invalid configuration")
 	// ErrAborted: the association ended with an ABORT, sent or received
 	// (*AbortError says which).
 	ErrAborted = errors.New("sctp: association aborted")

@@ -284,10 +284,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 			freed = true
 		}
 	}
-	a.cc.OnAck(res.Ack)
 	if res.RTTValid {
 		a.rto.Observe(res.RTT)
 	}
+	res.Ack.Now, res.Ack.SRTT = now, a.rto.SRTT()
+	a.cc.OnAck(res.Ack)
 	if res.Ack.AckedBytes > 0 {
 		a.errCount = 0 // §8.1, §8.3: the peer is alive
 	}

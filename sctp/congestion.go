@@ -35,6 +35,11 @@ type CongestionConfig struct {
 	// it MAY be arbitrarily high, e.g. the largest possible advertised
 	// window. Zero means PeerARwnd, or math.MaxInt32 if that is zero too.
 	SSThresh int
+	// Cubic selects CUBIC (RFC 9438) for congestion avoidance and for
+	// the window reduction on loss; slow start, Fast Recovery and the
+	// T3-rtx rules stay those of RFC 9260 §7.2. OnAck then needs
+	// AckInfo.Now and AckInfo.SRTT.
+	Cubic bool
 }
 
 // AckInfo is what one received SACK chunk did to the outstanding DATA,
@@ -63,6 +68,11 @@ type AckInfo struct {
 	// AllAcked reports that every DATA chunk sent is now cumulatively
 	// acknowledged (RFC 9260 §7.2.2: partial_bytes_acked returns to 0).
 	AllAcked bool
+	// Now and SRTT are the SACK's arrival time and the path's smoothed
+	// round trip: CUBIC's window is a function of the time since its
+	// epoch began (RFC 9438 §4.2). Unused without CongestionConfig.Cubic.
+	Now  time.Time
+	SRTT time.Duration
 }
 
 // Congestion holds the congestion-control state of one destination
@@ -86,6 +96,7 @@ type Congestion struct {
 	peerARwnd uint32
 	inFR      bool
 	frExit    uint32
+	cubic     *cubicState // nil: RFC 9260 §7.2.2 congestion avoidance
 }
 
 // NewCongestion returns the state of a new association: cwnd is
@@ -104,14 +115,21 @@ func NewCongestion(cfg CongestionConfig) Congestion {
 			cfg.SSThresh = math.MaxInt32
 		}
 	}
-	return Congestion{
+	c := Congestion{
 		mtu:       cfg.MTU,
 		pmdcs:     cfg.PMDCS,
 		cwnd:      InitialCwnd(cfg.MTU),
 		ssthresh:  cfg.SSThresh,
 		peerARwnd: cfg.PeerARwnd,
 	}
+	if cfg.Cubic {
+		c.cubic = &cubicState{}
+	}
+	return c
 }
+
+// Cubic reports whether the window follows CUBIC (RFC 9438).
+func (c *Congestion) Cubic() bool { return c.cubic != nil }
 
 // Cwnd returns the congestion window in bytes.
 func (c *Congestion) Cwnd() int { return c.cwnd }
@@ -243,6 +261,11 @@ func (c *Congestion) OnAck(a AckInfo) {
 		if acked > 0 && fullyUsed && !c.inFR {
 			c.cwnd += min(acked, c.pmdcs)
 		}
+	} else if c.cubic != nil {
+		// Grow only a window that is used (as RFC 9260 §7.2.2 does).
+		if acked > 0 && !c.inFR && flightBefore+c.pmdcs > c.cwnd {
+			c.cwnd = c.cubic.onAck(c.cwnd, c.pmdcs, acked, a.Now, a.SRTT)
+		}
 	} else if !c.inFR {
 		c.pba += acked + max(a.DuplicateBytes, 0)
 		if c.pba >= c.cwnd {
@@ -269,7 +292,7 @@ func (c *Congestion) OnAck(a AckInfo) {
 // would otherwise hold back until its exit point. The chunks marked for
 // retransmission leave the flight through OnRetransmitMarked.
 func (c *Congestion) OnT3Timeout() {
-	c.ssthresh = max(c.cwnd/2, 4*c.mtu)
+	c.ssthresh = c.reduced()
 	c.cwnd = c.pmdcs
 	c.pba = 0
 	c.inFR = false
@@ -289,12 +312,23 @@ func (c *Congestion) OnFastRetransmit(highestOutstanding uint32) bool {
 	if c.inFR {
 		return false
 	}
-	c.ssthresh = max(c.cwnd/2, 4*c.mtu)
+	c.ssthresh = c.reduced()
 	c.cwnd = c.ssthresh
 	c.pba = 0
 	c.inFR = true
 	c.frExit = highestOutstanding
 	return true
+}
+
+// reduced is ssthresh after a loss: max(cwnd/2, 4*MTU) (RFC 9260 §7.2.3),
+// or with CUBIC max(cwnd*β_cubic, 4*MTU), β_cubic = 0.7, which also
+// starts a new CUBIC epoch (RFC 9438 §4.6, §4.7, §4.8).
+func (c *Congestion) reduced() int {
+	if c.cubic == nil {
+		return max(c.cwnd/2, 4*c.mtu)
+	}
+	c.cubic.onLoss(c.cwnd, c.pmdcs)
+	return max(int(float64(c.cwnd)*cubicBeta), 4*c.mtu)
 }
 
 // OnIdle applies an idle period, idle being the time since the last DATA

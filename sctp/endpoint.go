@@ -101,6 +101,10 @@ func DialConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, er
 	if cfg != nil {
 		c = *cfg
 	}
+	if err := c.validate(); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
 	c = c.normalized()
 	a := newConnAssociation(conn, c)
 	a.localPort, a.peerPort = c.LocalPort, c.PeerPort
@@ -159,6 +163,10 @@ func AcceptConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, 
 	var c Config
 	if cfg != nil {
 		c = *cfg
+	}
+	if err := c.validate(); err != nil {
+		_ = conn.Close()
+		return nil, err
 	}
 	c = c.normalized()
 	resp := newResponderFor(c)
@@ -281,6 +289,9 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	var c Config
 	if cfg != nil {
 		c = *cfg
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
 	c = c.normalized()
 	laddr, err := net.ResolveUDPAddr(network, address)

@@ -49,6 +49,9 @@ type WANConfig struct {
 	HOLLoss    float64
 	HOLStreams int
 	HOLSize    int
+	// TCPCongestion is the TCP congestion control in both namespaces
+	// (raw TCP and MPA): "" keeps the host's default.
+	TCPCongestion string
 	// Backend of the link: "" (the kernel's netem where it exists, the
 	// userspace model otherwise), "tun" or "netem".
 	Backend string
@@ -191,8 +194,10 @@ type WANResults struct {
 	Config  WANConfig
 	Machine Machine
 	// Backend is the link emulation used ("tun": the userspace model;
-	// "netem": the kernel's).
-	Backend string
+	// "netem": the kernel's); TCPCongestion the TCP congestion control
+	// of raw TCP and MPA in the namespaces.
+	Backend       string
+	TCPCongestion string
 	// EmulatorUDP and EmulatorTCP are raw UDP (offered at 1.2x) and raw
 	// TCP through the bottleneck alone (no delay, no loss), in Mbit/s:
 	// the emulator is not the limit when they reach Config.Rate.

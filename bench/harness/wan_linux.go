@@ -37,11 +37,11 @@ func RunWAN(cfg WANConfig) (*WANResults, error) {
 	start := time.Now()
 
 	// The emulator alone: the bottleneck without delay or loss.
-	l, err := netem.NewLink(netem.Profile{Rate: cfg.Rate}, netem.LinkOptions{Backend: cfg.Backend})
+	l, err := netem.NewLink(netem.Profile{Rate: cfg.Rate}, cfg.linkOptions())
 	if err != nil {
 		return nil, err
 	}
-	res.Backend = l.Backend
+	res.Backend, res.TCPCongestion = l.Backend, l.TCPCongestion()
 	res.EmulatorUDP, err = wanUDP(l, float64(cfg.Rate)*1.2, 2*time.Second)
 	if err == nil {
 		var bps float64
@@ -52,7 +52,7 @@ func RunWAN(cfg WANConfig) (*WANResults, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: the emulator check: %w", err)
 	}
-	cfg.logf("emulator (%s) at %s: UDP %.1f Mbit/s, TCP %.1f Mbit/s", res.Backend, netem.FormatRate(cfg.Rate), res.EmulatorUDP, res.EmulatorTCP)
+	cfg.logf("emulator (%s, TCP %s) at %s: UDP %.1f Mbit/s, TCP %.1f Mbit/s", res.Backend, res.TCPCongestion, netem.FormatRate(cfg.Rate), res.EmulatorUDP, res.EmulatorTCP)
 
 	for _, rtt := range cfg.RTTs {
 		for _, loss := range cfg.Losses {
@@ -85,11 +85,16 @@ func RunWAN(cfg WANConfig) (*WANResults, error) {
 	return res, nil
 }
 
+// linkOptions are the options of every link of the run.
+func (c *WANConfig) linkOptions() netem.LinkOptions {
+	return netem.LinkOptions{Backend: c.Backend, TCPCongestion: c.TCPCongestion}
+}
+
 // measureWANCell measures one path of the grid, cfg.Runs times.
 func measureWANCell(cfg *WANConfig, rtt time.Duration, loss float64) (WANCell, error) {
 	cell := WANCell{RTT: rtt, Loss: loss}
 	p := netem.Profile{Delay: rtt / 2, Loss: loss, Rate: cfg.Rate}
-	l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+	l, err := netem.NewLink(p, cfg.linkOptions())
 	if err != nil {
 		return cell, err
 	}
@@ -555,7 +560,7 @@ func measureOutages(cfg *WANConfig) ([]Outage, error) {
 	p := netem.Profile{Delay: cfg.OutageRTT / 2, Rate: cfg.Rate}
 	var out []Outage
 	for _, llp := range append([]string{"tcp"}, cfg.LLPs...) {
-		l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+		l, err := netem.NewLink(p, cfg.linkOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -656,7 +661,7 @@ func measureShares(cfg *WANConfig) ([]Share, error) {
 	p := netem.Profile{Delay: cfg.FairRTT / 2, Rate: cfg.Rate}
 	var out []Share
 	for _, pr := range pairs {
-		l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+		l, err := netem.NewLink(p, cfg.linkOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -689,7 +694,7 @@ func measureShares(cfg *WANConfig) ([]Share, error) {
 // streams (one TCP connection each).
 func measureHOL(cfg *WANConfig) ([]HOL, error) {
 	p := netem.Profile{Delay: cfg.HOLRTT / 2, Loss: cfg.HOLLoss, Rate: cfg.Rate}
-	l, err := netem.NewLink(p, netem.LinkOptions{Backend: cfg.Backend})
+	l, err := netem.NewLink(p, cfg.linkOptions())
 	if err != nil {
 		return nil, err
 	}

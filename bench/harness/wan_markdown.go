@@ -80,6 +80,11 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 		"Raw TCP: one connection, 64 KiB writes; raw SCTP: user messages of one packet on one stream of one association (Transport.WriteMsg); "+
 		"RDMA Write and Read: `bench`, one stream, depth 16; the round trip: `bench --lat send`, 64 octets, as a full round trip.\n\n",
 		backend, netem.FormatRate(c.Rate), c.Duration, c.PingIters)
+	fmt.Fprintf(w, "TCP (raw TCP and MPA's connections) uses the %s congestion control in the namespaces (`--wan-tcp-cc`; this host's default unless set).", r.TCPCongestion)
+	if r.TCPCongestion == "bbr" {
+		fmt.Fprintf(w, " BBR, unlike the loss-based CUBIC and Reno, does not slow down for random loss: against it, the loss rows compare the SCTP stacks' loss-based windows with a transport that ignores loss.")
+	}
+	fmt.Fprintf(w, "\n\n")
 	fmt.Fprintf(w, "**The emulator is not the bottleneck**: through the bottleneck alone (no delay, no loss), UDP offered at 1.2x its rate arrived at %.1f Mbit/s and raw TCP moved %.1f Mbit/s, against the configured %s.\n\n",
 		r.EmulatorUDP, r.EmulatorTCP, netem.FormatRate(c.Rate))
 
@@ -149,8 +154,8 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 	}
 	if len(r.Shares) > 0 {
 		fmt.Fprintf(w, "### Sharing the bottleneck\n\n")
-		fmt.Fprintf(w, "Two raw flows start together through one %s bottleneck (queue of one bandwidth-delay product) on a %v path and run for %v; each flow's throughput, and Jain's fairness index of the two (1: an even split; 0.5: one flow takes everything). TCP is Linux's (CUBIC); both SCTP stacks use RFC 9260's congestion control (Reno-like).\n\n",
-			netem.FormatRate(c.Rate), c.FairRTT, c.FairDuration)
+		fmt.Fprintf(w, "Two raw flows start together through one %s bottleneck (queue of one bandwidth-delay product) on a %v path and run for %v; each flow's throughput, and Jain's fairness index of the two (1: an even split; 0.5: one flow takes everything). TCP is Linux's with %s congestion control; sctp-native uses CUBIC (RFC 9438) for DDP associations, pion RFC 9260's Reno-like window.\n\n",
+			netem.FormatRate(c.Rate), c.FairRTT, c.FairDuration, r.TCPCongestion)
 		fmt.Fprintf(w, "| flow A | flow B | A (Mbit/s) | B (Mbit/s) | Jain's index |\n|---|---|---:|---:|---:|\n")
 		for _, s := range r.Shares {
 			if s.Err != nil {

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,12 +35,14 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	wanLosses := fs.String("wan-losses", "0,0.01,0.1,1", "loss rates of the WAN grid, per cent per direction")
 	wanRate := fs.String("wan-rate", "100M", "bottleneck rate of the WAN paths, bits per second")
 	wanDur := fs.Duration("wan-duration", 3*time.Second, "each WAN throughput measurement (at least 30 round trips)")
+	wanFair := fs.Duration("wan-fair-duration", 30*time.Second, "each run of two flows sharing the WAN bottleneck")
+	wanCC := fs.String("wan-tcp-cc", "", "TCP congestion control in the WAN namespaces (e.g. reno, bbr; one the host allows): default the host's")
 	wanBackend := fs.String("wan-backend", "", `link emulation: "tun" (userspace), "netem" (the kernel's), or "" for the kernel's where it exists`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *wan {
-		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, Progress: stderr}
+		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, TCPCongestion: *wanCC, FairDuration: *wanFair, Progress: stderr}
 		if *runs == 3 && !flagSet(fs, "runs") {
 			wcfg.Runs = 1
 		}

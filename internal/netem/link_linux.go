@@ -38,6 +38,12 @@ type LinkOptions struct {
 	MTU int
 	// Seed of the models' random draws (0: random).
 	Seed uint64
+	// TCPCongestion, if set, is the TCP congestion control of both
+	// namespaces (net.ipv4.tcp_congestion_control, e.g. "cubic" or
+	// "bbr"); otherwise they start with the host's. A namespace may only
+	// take one the host lists in net.ipv4.tcp_allowed_congestion_control
+	// (reno always).
+	TCPCongestion string
 }
 
 // ErrNoNetem reports BackendKernel asked for on a kernel without sch_netem.
@@ -90,6 +96,13 @@ func NewLink(p Profile, o LinkOptions) (l *Link, err error) {
 			return l, err
 		}
 	}
+	if o.TCPCongestion != "" {
+		for _, ns := range []string{l.NSA, l.NSB} {
+			if err := setSysctl(ns, "net/ipv4/tcp_congestion_control", o.TCPCongestion); err != nil {
+				return l, err
+			}
+		}
+	}
 	backend := o.Backend
 	if backend == "" {
 		backend = BackendTUN
@@ -105,6 +118,28 @@ func NewLink(p Profile, o LinkOptions) (l *Link, err error) {
 		return l, l.setupTUN(p, o.Seed)
 	}
 	return l, fmt.Errorf("netem: unknown backend %q", backend)
+}
+
+// setSysctl writes a network sysctl (a path below /proc/sys) of
+// namespace ns.
+func setSysctl(ns, key, val string) error {
+	return nstest.In(ns, func() error {
+		if err := os.WriteFile("/proc/sys/"+key, []byte(val), 0o644); err != nil {
+			return fmt.Errorf("netem: %s = %s in %s: %w", key, val, ns, err)
+		}
+		return nil
+	})
+}
+
+// TCPCongestion returns namespace A's TCP congestion control.
+func (l *Link) TCPCongestion() string {
+	var v string
+	_ = nstest.In(l.NSA, func() error {
+		b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+		v = strings.TrimSpace(string(b))
+		return err
+	})
+	return v
 }
 
 // kernelNetem reports whether tc can attach netem here: it tries in a

@@ -198,3 +198,18 @@ func TestLink_LossAndOutage(t *testing.T) {
 	require.NoError(t, l.SetProfile(Profile{}))
 	assert.Equal(t, 100, count(100), "up again, no loss")
 }
+
+// TestLink_TCPCongestion: the namespaces take the TCP congestion control
+// asked for (reno: every kernel allows it in a namespace), and report
+// it; one the kernel does not have is an error.
+func TestLink_TCPCongestion(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("netem links need root (network namespaces, TUN); make test runs as root")
+	}
+	l, err := NewLink(Profile{}, LinkOptions{Backend: BackendTUN, TCPCongestion: "reno"})
+	require.NoError(t, err)
+	assert.Equal(t, "reno", l.TCPCongestion())
+	l.Close()
+	_, err = NewLink(Profile{}, LinkOptions{Backend: BackendTUN, TCPCongestion: "no-such-cc"})
+	assert.Error(t, err)
+}

@@ -54,13 +54,24 @@ func newTransport(a *sctp.Association, cfg *Config) (*Transport, error) {
 // 1 s outage repaired 1.16 s after the link's return.
 const DefaultRTOMin = 200 * time.Millisecond
 
+// DefaultCongestionControl is the congestion control of the native
+// stack's DDP associations unless Config.CongestionControl says
+// otherwise: CUBIC (RFC 9438), the window of the TCP flows that share
+// their paths and of MPA's own TCP. With RFC 9260's Reno-like window an
+// association got 4.1 Mbit/s beside a TCP flow's 42.5 on a shared 50
+// Mbit/s bottleneck, and 0.15 of raw TCP at 1% loss (harness --wan).
+const DefaultCongestionControl = sctp.CongestionCUBIC
+
 // forDDP sets what every DDP association of the native stack wants: only
-// unordered messages from the peer (RFC 5043 §10), and TCP's RTO floor
-// (DefaultRTOMin).
+// unordered messages from the peer (RFC 5043 §10), TCP's RTO floor
+// (DefaultRTOMin) and TCP's window (DefaultCongestionControl).
 func forDDP(cfg Config) Config {
 	cfg.UnorderedOnly = true
 	if cfg.RTO.Min == 0 {
 		cfg.RTO.Min = DefaultRTOMin
+	}
+	if cfg.CongestionControl == "" {
+		cfg.CongestionControl = DefaultCongestionControl
 	}
 	return cfg
 }
