@@ -154,7 +154,7 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 	}
 	if len(r.Shares) > 0 {
 		fmt.Fprintf(w, "### Sharing the bottleneck\n\n")
-		fmt.Fprintf(w, "Two raw flows start together through one %s bottleneck (queue of one bandwidth-delay product) on a %v path and run for %v; each flow's throughput, and Jain's fairness index of the two (1: an even split; 0.5: one flow takes everything). TCP is Linux's with %s congestion control; sctp-native uses CUBIC (RFC 9438) for DDP associations, pion RFC 9260's Reno-like window.\n\n",
+		fmt.Fprintf(w, "Two raw flows start together through one %s bottleneck (queue of one bandwidth-delay product) on a %v path and run for %v; each flow's throughput, and Jain's fairness index of the two (1: an even split; 0.5: one flow takes everything). TCP is Linux's with %s congestion control; both SCTP stacks use RFC 9260's Reno-like window (sctp-native can use CUBIC, RFC 9438: `CongestionControl`).\n\n",
 			netem.FormatRate(c.Rate), c.FairRTT, c.FairDuration, r.TCPCongestion)
 		fmt.Fprintf(w, "| flow A | flow B | A (Mbit/s) | B (Mbit/s) | Jain's index |\n|---|---|---:|---:|---:|\n")
 		for _, s := range r.Shares {
