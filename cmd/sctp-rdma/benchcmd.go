@@ -35,6 +35,8 @@ type clientFlags struct {
 	depthFlag bool
 	timeout   time.Duration
 	stall     time.Duration
+	// emulate is bench's --emulate: a profile of internal/netem.
+	emulate string
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
@@ -61,7 +63,12 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if err != nil {
 		return bench.Config{}, nil, err
 	}
-	if f.connect == "" {
+	switch {
+	case f.emulate != "" && f.connect != "":
+		return bench.Config{}, nil, usageError("--emulate runs its own server: no server address with it")
+	case f.emulate != "" && (o.DTLS != nil || o.TLS != nil):
+		return bench.Config{}, nil, usageError("--emulate runs its own server in the clear: no --secure with it")
+	case f.connect == "" && f.emulate == "":
 		return bench.Config{}, nil, usageError("--connect is required")
 	}
 	if f.streams < 1 || f.streams > maxClientStreams {
@@ -112,6 +119,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
+	fs.StringVar(&f.emulate, "emulate", "", `run against a server of this process over an emulated path between two network namespaces (root), e.g. "rtt=50ms,loss=0.1%,rate=100M" (keys: rtt, delay, jitter, loss, burst, duplicate, reorder, rate, queue)`)
 	// perftest's spellings (ib_write_bw and friends), on the same settings.
 	fs.StringVar(&f.size, "s", "64K", "perftest -s: same as --size")
 	fs.Uint64Var(&f.iters, "n", 0, "perftest -n: same as --iters")
@@ -201,6 +209,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer stopCapture()
 	cfg.Transport.Capture = capw
+	run := func(c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c) }
+	if f.emulate != "" {
+		em, err := startEmulated(f.emulate, cfg.Transport.LLP, stderr)
+		if err != nil {
+			return err
+		}
+		defer em.close()
+		cfg.Addr = em.addr
+		run = func(c bench.Config) (*bench.Result, error) { return em.run(ctx, c) }
+	}
 	tty := isTerminal(stdout) && !f.json
 	var errs []error
 	for _, t := range tests {
@@ -214,7 +232,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			c.Test, c.Size = t, s
 			c.Counters = &bench.Counters{}
 			stop := progress(ctx, tty, stderr, c.Counters, fmt.Sprintf("%v %s", t, formatSize(s)))
-			res, err := bench.Run(ctx, c)
+			res, err := run(c)
 			stop()
 			// A run refused or failed before any operation completed has
 			// no row to show, only its error.

@@ -1,0 +1,56 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBenchEmulate: bench --emulate runs its own server across an
+// emulated 20 ms, 50 Mbit/s path: a Write run moves data at no more than
+// the bottleneck's rate, and a Send round trip takes at least the path's
+// 20 ms; over each userspace LLP.
+func TestBenchEmulate(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("bench --emulate needs root (network namespaces); make test runs as root")
+	}
+	for _, llp := range []string{"sctp-native", "mpa"} {
+		t.Run(llp, func(t *testing.T) {
+			code, out, errOut := runCLI("bench", "--llp", llp, "--emulate", "rtt=20ms,rate=50M", "--duration", "1s", "--json", "write")
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, errOut, "emulated path delay 10ms rate 50Mbit")
+			var r jsonResult
+			require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &r), out)
+			assert.Positive(t, r.Forward.Ops)
+			assert.LessOrEqual(t, r.Forward.Gbps, 0.052, "no faster than the bottleneck")
+			assert.Greater(t, r.Forward.Gbps, 0.02, "near the bottleneck's rate")
+
+			code, out, errOut = runCLI("bench", "--llp", llp, "--emulate", "rtt=20ms", "--lat", "--iters", "20", "--json", "send")
+			require.Equal(t, 0, code, errOut)
+			require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &r), out)
+			assert.GreaterOrEqual(t, r.Forward.LatMedUS, 20000.0, "a round trip takes the path's 20 ms")
+			assert.Less(t, r.Forward.LatMedUS, 30000.0)
+		})
+	}
+}
+
+func TestBenchEmulateFlagErrors(t *testing.T) {
+	psk := filepath.Join(t.TempDir(), "psk")
+	require.NoError(t, os.WriteFile(psk, []byte("00112233445566778899aabbccddeeff\n"), 0o600))
+	for args, want := range map[string]string{
+		"--emulate rtt=fast write":                            "--emulate",
+		"--emulate rtt=10ms --connect 127.0.0.1:1 write":      "no server address",
+		"--emulate rtt=10ms --secure --psk " + psk + " write": "in the clear",
+	} {
+		code, _, errOut := runCLI(append([]string{"bench"}, strings.Fields(args)...)...)
+		assert.Equal(t, 2, code, "%v: %s", args, errOut)
+		assert.Contains(t, errOut, want, args)
+	}
+}
