@@ -230,8 +230,17 @@ func startServer(llp string) (*server, error) { return startServerOpts(transport
 
 // startServerOpts is startServer with the listener's options.
 func startServerOpts(o transport.Options) (*server, error) {
-	ln, err := transport.Listen(o, "127.0.0.1:0")
-	if err != nil {
+	return startServerIn(o, "127.0.0.1:0", func(fn func() error) error { return fn() })
+}
+
+// startServerIn starts a bench server listening on addr; in runs the
+// listen call (in a network namespace, for the WAN mode).
+func startServerIn(o transport.Options, addr string, in func(func() error) error) (*server, error) {
+	var ln *transport.Listener
+	if err := in(func() (err error) {
+		ln, err = transport.Listen(o, addr)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

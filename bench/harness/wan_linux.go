@@ -102,7 +102,7 @@ func measureWANCell(cfg *WANConfig, rtt time.Duration, loss float64) (WANCell, e
 	d := cfg.duration(rtt)
 	iters := max(min(cfg.PingIters, int(d/max(rtt, time.Millisecond))), 5)
 
-	servers := map[string]*wanServer{}
+	servers := map[string]*server{}
 	for _, llp := range cfg.LLPs {
 		s, err := startWANServer(l, llp)
 		if err != nil {
@@ -207,36 +207,16 @@ func describeSamples(s map[[2]string][]float64, run int) string {
 	return out
 }
 
-// wanServer is a bench server in namespace A.
-type wanServer struct {
-	addr   string
-	cancel context.CancelFunc
-	done   chan error
+// startWANServer starts a bench server for llp in namespace A.
+func startWANServer(l *netem.Link, llp string) (*server, error) {
+	return startServerIn(transport.Options{LLP: llp}, net.JoinHostPort(l.AddrA, "0"), l.InA)
 }
-
-func startWANServer(l *netem.Link, llp string) (*wanServer, error) {
-	var ln *transport.Listener
-	err := l.InA(func() (err error) {
-		ln, err = transport.Listen(transport.Options{LLP: llp}, net.JoinHostPort(l.AddrA, "0"))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &wanServer{addr: ln.Addr(), cancel: cancel, done: make(chan error, 1)}
-	srv := bench.NewServer(bench.ServerConfig{})
-	go func() { s.done <- srv.Run(ctx, ln) }()
-	return s, nil
-}
-
-func (s *wanServer) stop() { s.cancel(); <-s.done }
 
 // wanRDMA runs one bench test from namespace B (every socket of the
 // client is opened by transport.Dial in the calling goroutine, here on
 // B's thread). The stall watchdog allows for the path's retransmission
 // timeouts.
-func wanRDMA(l *netem.Link, s *wanServer, llp string, c bench.Config, rtt time.Duration) (*bench.Result, error) {
+func wanRDMA(l *netem.Link, s *server, llp string, c bench.Config, rtt time.Duration) (*bench.Result, error) {
 	c.Transport = transport.Options{LLP: llp}
 	c.Addr = s.addr
 	c.StallTimeout = max(15*time.Second, 60*rtt)
