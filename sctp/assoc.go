@@ -27,10 +27,15 @@ import (
 // never stops the processing of acknowledgements. One OS timer per
 // association drives every protocol timer (timers.go).
 type Association struct {
-	mu    sync.Mutex
-	space sync.Cond // writers waiting for send buffer; state changes
-	cfg   Config
-	state State
+	mu sync.Mutex
+	// writers wait for send-buffer space in arrival order (WriteMsg);
+	// only the first is woken when space frees, every one when the
+	// association ends or shuts down. waiterPool recycles their wake-up
+	// channels.
+	writers    []*spaceWaiter
+	waiterPool []*spaceWaiter
+	cfg        Config
+	state      State
 
 	out          func([]byte) error // sends one packet to the peer
 	closeSocket  func()             // the active side's own socket
@@ -167,7 +172,6 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 		done:      make(chan struct{}),
 		pkt:       make([]byte, wire.HeaderLen, maxPacket),
 	}
-	a.space.L = &a.mu
 	a.dq.init(a)
 	a.wake = NewWakeupFunc(a.onTimer)
 	return a
@@ -348,7 +352,7 @@ func (a *Association) terminate(err error) {
 		close(a.estab)
 	}
 	close(a.done)
-	a.space.Broadcast()
+	a.wakeWriters(true)
 	a.dq.end()
 	if a.closeSocket != nil {
 		go a.closeSocket()
@@ -430,7 +434,7 @@ func (a *Association) Close() error {
 		a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
 	}
 	a.closing = true
-	a.space.Broadcast()
+	a.wakeWriters(true)
 	a.checkShutdown(now)
 	a.transmit(now) // the SHUTDOWN, if nothing is outstanding (and arm)
 	a.mu.Unlock()
@@ -441,4 +445,77 @@ func (a *Association) Close() error {
 		return a.err
 	}
 	return nil
+}
+
+// spaceWaiter is one writer waiting for send-buffer space since a time.
+type spaceWaiter struct {
+	ch    chan struct{}
+	since time.Time
+}
+
+// writerPatience is how long the first writer waiting for send-buffer
+// space lets later writers go ahead of it: until then a writer whose
+// message fits is not held back (the writers keep the pipe full); after
+// it, every writer queues behind the waiting ones, so that none starves.
+const writerPatience = 5 * time.Millisecond
+
+// mustQueue reports whether a writer arriving at now, whose message fits
+// or not, waits in line. mu is held.
+func (a *Association) mustQueue(now time.Time, fits bool) bool {
+	return !fits || (len(a.writers) > 0 && now.Sub(a.writers[0].since) >= writerPatience)
+}
+
+// wakeWriters wakes the first writer waiting for space, or all of them.
+// mu is held.
+func (a *Association) wakeWriters(all bool) {
+	for i, w := range a.writers {
+		if i > 0 && !all {
+			return
+		}
+		select {
+		case w.ch <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+	}
+}
+
+// waitForSpace queues the caller behind the writers already waiting and
+// returns once it is first in line and fits() holds, or with the error
+// of writable. mu is held, and released while waiting. (Later writers
+// may go ahead of it for writerPatience: mustQueue.)
+func (a *Association) waitForSpace(sid uint16, fits func() bool, now time.Time) error {
+	var w *spaceWaiter
+	if n := len(a.waiterPool); n > 0 {
+		w, a.waiterPool = a.waiterPool[n-1], a.waiterPool[:n-1]
+	} else {
+		w = &spaceWaiter{ch: make(chan struct{}, 1)}
+	}
+	w.since = now
+	a.writers = append(a.writers, w)
+	var err error
+	for {
+		a.mu.Unlock()
+		<-w.ch
+		a.mu.Lock()
+		if err = a.writable(sid); err != nil || (a.writers[0] == w && fits()) {
+			break
+		}
+	}
+	for i, x := range a.writers {
+		if x == w {
+			copy(a.writers[i:], a.writers[i+1:])
+			a.writers[len(a.writers)-1] = nil
+			a.writers = a.writers[:len(a.writers)-1]
+			break
+		}
+	}
+	select { // a wake-up that came too late
+	case <-w.ch:
+	default:
+	}
+	a.waiterPool = append(a.waiterPool, w)
+	if err == nil {
+		a.wakeWriters(false) // the next in line may fit too
+	}
+	return err
 }

@@ -309,12 +309,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	case res.Reneged && !a.timers.Running(TimerT3Rtx):
 		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
 	}
-	// Writers blocked on a full send buffer wake when a quarter of it is
-	// free again (or it is empty), not on every SACK: with hundreds of
-	// writers (one per stream) a wake-up per SACK is a herd that mostly
-	// goes back to sleep.
+	// The first writer waiting for space is woken when a quarter of the
+	// buffer is free again (or it is empty), not on every SACK, so that
+	// the writers then go ahead in a batch, each waking the next.
 	if freed && (a.sndBuffered <= a.cfg.SendBuffer*3/4 || a.oq.Len() == 0) {
-		a.space.Broadcast()
+		a.wakeWriters(false)
 	}
 	a.checkShutdown(now)
 }
@@ -361,7 +360,7 @@ func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
 	switch a.state {
 	case StateEstablished, StateShutdownPending:
 		a.state = StateShutdownReceived
-		a.space.Broadcast()
+		a.wakeWriters(true)
 		if !a.timers.Running(TimerT5ShutdownGuard) {
 			a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
 		}

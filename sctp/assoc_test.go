@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -195,4 +196,47 @@ func TestAssociation_IdleMemory(t *testing.T) {
 		require.NotNil(t, a)
 		_ = a.Abort()
 	}
+}
+
+// TestWriteMsgFairUnderBackpressure: writers that wait for send-buffer
+// space are served in the order they arrived once the first has waited
+// writerPatience, so none starves: 64 streams' writers contending for a
+// small send buffer each wait at most a few milliseconds per message,
+// and when the first writer is done every other one has sent most of
+// its messages too.
+func TestWriteMsgFairUnderBackpressure(t *testing.T) {
+	cli, _, _, sr := pair(t, &Config{SendBuffer: 64 << 10})
+	const writers, msgs = 64, 100
+	var mu sync.Mutex
+	sent := make([]int, writers)
+	var firstDone []int
+	var longest time.Duration
+	var wg sync.WaitGroup
+	buf := make([]byte, 8<<10)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range msgs {
+				t0 := time.Now()
+				if !assert.NoError(t, cli.WriteMsg(uint16(w), 16, buf)) {
+					return
+				}
+				d := time.Since(t0)
+				mu.Lock()
+				longest = max(longest, d)
+				sent[w]++
+				if sent[w] == msgs && firstDone == nil {
+					firstDone = append([]int(nil), sent...)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sr.wait(t, writers*msgs)
+	least := slices.Min(firstDone)
+	t.Logf("longest WriteMsg %v; fewest messages sent by a writer when the first finished: %d of %d", longest, least, msgs)
+	assert.GreaterOrEqual(t, least, msgs/3, "a writer left behind (17-21 before the queue)")
+	assert.Less(t, longest, 120*time.Millisecond, "a writer starved (140-190 ms before the queue; about 10 ms with it)")
 }

@@ -78,15 +78,21 @@ func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 		releaseChunks(chunks)
 		return fmt.Errorf("%w: %d octets", ErrMessageTooLarge, total)
 	}
-	for {
-		if err := a.writable(sid); err != nil {
+	if err := a.writable(sid); err != nil {
+		releaseChunks(chunks)
+		return err
+	}
+	fits := func() bool { return a.sndBuffered == 0 || a.sndBuffered+size <= a.cfg.SendBuffer }
+	if now := time.Now(); a.mustQueue(now, fits()) {
+		// Writers wait for space in arrival order, and once the first
+		// has waited writerPatience nobody goes ahead of it any more, so
+		// that one stream's writer cannot take the space freed for
+		// another's again and again (with 256 streams on one
+		// association, that left some writers waiting 1.5 s).
+		if err := a.waitForSpace(sid, fits, now); err != nil {
 			releaseChunks(chunks)
 			return err
 		}
-		if a.sndBuffered == 0 || a.sndBuffered+size <= a.cfg.SendBuffer {
-			break
-		}
-		a.space.Wait()
 	}
 	a.pend = append(a.pend, chunks...)
 	a.sndBuffered += size
