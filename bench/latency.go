@@ -129,3 +129,32 @@ func mergeHists(rs []StreamResult) *latRecorder {
 	}
 	return out
 }
+
+// Distribution is the latency distribution of a set of streams that this
+// host measured: their histograms merged, exact to the histograms'
+// precision (unlike Aggregate.Lat, which summarises per-stream
+// summaries).
+type Distribution struct{ r *latRecorder }
+
+// LatencyOf merges the latency histograms of rs (streams without a
+// completed operation are left out); ok is false if one of them was
+// measured by the server (only its summary is known) or none has any.
+func LatencyOf(rs []StreamResult) (d Distribution, ok bool) {
+	r := mergeHists(rs)
+	if r == nil || r.h.TotalCount() == 0 {
+		return Distribution{}, false
+	}
+	return Distribution{r}, true
+}
+
+// Summary returns the distribution's Latency.
+func (d Distribution) Summary() Latency { return d.r.summary() }
+
+// Quantile returns the latency below which the fraction q (0..1) of the
+// operations completed.
+func (d Distribution) Quantile(q float64) time.Duration {
+	if d.r == nil {
+		return 0
+	}
+	return time.Duration(d.r.h.ValueAtQuantile(min(max(q, 0), 1) * 100))
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The histogram's figures match the samples to its precision, whatever
@@ -66,4 +67,33 @@ func TestMergeHists(t *testing.T) {
 	assert.InEpsilon(t, float64(time.Second), float64(m.Max), 0.01)
 	rs = append(rs, StreamResult{Report: Report{Ops: 5}}) // measured by the server
 	assert.Nil(t, mergeHists(rs))
+}
+
+// TestLatencyOf: the distribution of a subset of streams, its quantiles
+// and summary; none for server-measured or empty streams.
+func TestLatencyOf(t *testing.T) {
+	x, y := newLatRecorder(false), newLatRecorder(false)
+	for i := range 90 {
+		x.record(time.Duration(i+1) * time.Millisecond)
+	}
+	for range 10 {
+		y.record(time.Second)
+	}
+	rs := []StreamResult{{Report: Report{Ops: 90, hist: x}}, {Report: Report{Ops: 10, hist: y}}}
+	d, ok := LatencyOf(rs)
+	require.True(t, ok)
+	assert.Equal(t, uint64(100), d.Summary().Count)
+	assert.InEpsilon(t, float64(50*time.Millisecond), float64(d.Quantile(0.5)), 0.02)
+	assert.InEpsilon(t, float64(90*time.Millisecond), float64(d.Quantile(0.9)), 0.02)
+	assert.InEpsilon(t, float64(time.Second), float64(d.Quantile(0.95)), 0.02)
+	assert.Equal(t, d.Quantile(1), d.Quantile(7), "clamped")
+	only, ok := LatencyOf(rs[:1])
+	require.True(t, ok)
+	assert.Less(t, only.Summary().Max, 100*time.Millisecond)
+
+	_, ok = LatencyOf([]StreamResult{{Report: Report{Ops: 5}}})
+	assert.False(t, ok, "measured by the server")
+	_, ok = LatencyOf(nil)
+	assert.False(t, ok)
+	assert.Zero(t, Distribution{}.Quantile(0.5))
 }

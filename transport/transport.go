@@ -32,6 +32,7 @@ import (
 	"github.com/pion/dtls/v3"
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -127,6 +128,15 @@ type Options struct {
 	// authenticate as their configuration says; nil: in the clear.
 	DTLS *dtls.Config
 	TLS  *tls.Config
+	// TCPCongestion, for mpa, is each TCP connection's congestion control
+	// (Linux TCP_CONGESTION, e.g. "cubic", "reno", "bbr"; "": the
+	// system's default). One missing from the host's
+	// net.ipv4.tcp_allowed_congestion_control needs CAP_NET_ADMIN.
+	TCPCongestion string
+	// SCTPCongestion, for sctp-native, is each association's congestion
+	// control: "rfc9260" (RFC 9260 §7.2) or "cubic" (RFC 9438); "": the
+	// stack's default for DDP (native.DefaultCongestionControl).
+	SCTPCongestion string
 	// Capture, if not nil, records every packet of every LLP to a pcapng
 	// file (package capture): sctp-pion's and sctp-native's UDP datagrams,
 	// MPA's TCP byte streams as segments, sctp-kernel's messages as SCTP
@@ -159,7 +169,7 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 		s = max(s, n+1)
 	}
 	cfg := sctpllp.Config{Stack: sctpllp.StackNative, DTLS: o.DTLS,
-		Native: native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation}}
+		Native: native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, CongestionControl: o.SCTPCongestion}}
 	if o.Capture != nil {
 		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
 	}
@@ -284,10 +294,10 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 
 // dialMPA is mpa.Dial, with the TCP connection recorded if o.Capture.
 func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
-	if o.Capture == nil && o.LocalAddr == "" && o.TLS == nil {
+	if o.Capture == nil && o.LocalAddr == "" && o.TLS == nil && o.TCPCongestion == "" {
 		return mpa.Dial(ctx, "tcp", addr, o.mpaConfig())
 	}
-	var d net.Dialer
+	d := net.Dialer{Control: tcpcc.Control(o.TCPCongestion)}
 	if o.LocalAddr != "" {
 		ip, err := netip.ParseAddr(o.LocalAddr)
 		if err != nil {
@@ -482,7 +492,8 @@ func Listen(o Options, addr string) (*Listener, error) {
 		l.mpaCfg = o.mpaConfig()
 		l.admit = newMPAAdmission(o)
 		l.mpaCfg.HandshakeTimeout = l.admit.timeout
-		l.tcp, err = net.Listen("tcp", addr)
+		lc := net.ListenConfig{Control: tcpcc.Control(o.TCPCongestion)}
+		l.tcp, err = lc.Listen(context.Background(), "tcp", addr)
 		if err == nil {
 			// Validates the configuration now rather than at the first peer.
 			if _, err = mpa.NewListener(l.tcp, l.mpaCfg); err != nil {

@@ -1,9 +1,11 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
@@ -22,8 +24,9 @@ type WANConfig struct {
 	// Rate is the bottleneck's rate in each direction, with a queue of
 	// one bandwidth-delay product (default 100 Mbit/s).
 	Rate int64
-	// Duration of each throughput measurement (default 3 s; at least 30
-	// round trips).
+	// Duration of each throughput measurement (default 3 s; at least
+	// MinRoundTrips round trips, so that slow start and the first loss
+	// do not decide a long path's figure).
 	Duration time.Duration
 	// PingIters round trips for each latency figure (default 50, at most
 	// what fits in Duration).
@@ -43,14 +46,22 @@ type WANConfig struct {
 	// HOLRTT and HOLLoss make the path of the head-of-line blocking
 	// runs (default 50 ms and 1%; a negative HOLRTT: none): HOLStreams
 	// concurrent RDMA Reads of HOLSize octets (default 16 and 4 KiB) on
-	// as many streams of one association, against the same on one TCP
-	// connection.
-	HOLRTT     time.Duration
-	HOLLoss    float64
-	HOLStreams int
-	HOLSize    int
-	// TCPCongestion is the TCP congestion control in both namespaces
-	// (raw TCP and MPA): "" keeps the host's default.
+	// as many streams of one association, where the path loses HOLLoss
+	// of the packets carrying one stream's DATA and none of the others';
+	// on as many MPA connections, one of which loses HOLLoss of its
+	// packets; and on one MPA connection, which loses HOLLoss/HOLStreams
+	// of all (the same expected number of losses, shared by every Read).
+	// HOLDuration is each head-of-line run's length (default 20 s).
+	HOLRTT      time.Duration
+	HOLLoss     float64
+	HOLStreams  int
+	HOLSize     int
+	HOLDuration time.Duration
+	// SCTPCongestion is sctp-native's congestion control ("": its
+	// default for DDP; see transport.Options.SCTPCongestion).
+	SCTPCongestion string
+	// TCPCongestion is the congestion control of every TCP socket of the
+	// run (raw TCP and MPA's connections; default DefaultWANTCP).
 	TCPCongestion string
 	// Backend of the link: "" (the kernel's netem where it exists, the
 	// userspace model otherwise), "tun" or "netem".
@@ -58,6 +69,12 @@ type WANConfig struct {
 	// Progress, if not nil, receives a line per measurement.
 	Progress io.Writer
 }
+
+// DefaultWANTCP is the TCP congestion control of WAN runs: CUBIC
+// (RFC 9438), Linux's default and so the TCP most paths carry. A host
+// may default to another (this project's build host runs BBR, which
+// does not slow down for random loss); WANConfig.TCPCongestion chooses.
+const DefaultWANTCP = "cubic"
 
 func (c *WANConfig) defaults() {
 	if len(c.RTTs) == 0 {
@@ -68,6 +85,9 @@ func (c *WANConfig) defaults() {
 	}
 	if c.Rate == 0 {
 		c.Rate = 100e6
+	}
+	if c.TCPCongestion == "" {
+		c.TCPCongestion = DefaultWANTCP
 	}
 	if c.Duration == 0 {
 		c.Duration = 3 * time.Second
@@ -102,6 +122,9 @@ func (c *WANConfig) defaults() {
 	if c.HOLSize == 0 {
 		c.HOLSize = 4 << 10
 	}
+	if c.HOLDuration == 0 {
+		c.HOLDuration = 20 * time.Second
+	}
 }
 
 func (c *WANConfig) logf(format string, args ...any) {
@@ -110,9 +133,19 @@ func (c *WANConfig) logf(format string, args ...any) {
 	}
 }
 
+// MinRoundTrips is the fewest round trips a WAN measurement lasts: 5 s
+// at 50 ms, 10 s at 100 ms.
+const MinRoundTrips = 100
+
+// holDuration is the length of a head-of-line run: one run, Runs times
+// HOLDuration (a tail percentile wants the samples together).
+func (c *WANConfig) holDuration() time.Duration {
+	return max(c.HOLDuration, MinRoundTrips*c.HOLRTT) * time.Duration(max(c.Runs, 1))
+}
+
 // duration is the measurement time on a path of round trip rtt.
 func (c *WANConfig) duration(rtt time.Duration) time.Duration {
-	return max(c.Duration, 30*rtt)
+	return max(c.Duration, MinRoundTrips*rtt)
 }
 
 // WANFigure is one measured quantity of a cell: a throughput in Mbit/s
@@ -161,7 +194,31 @@ type Share struct {
 	MbpsA float64
 	MbpsB float64
 	Jain  float64
+	// Jains are the indexes of every run (Runs); the figures above are
+	// the run with the median index.
+	Jains []float64
 	Err   error
+}
+
+// medianShare returns the run of runs with the median Jain index (the
+// first error if any failed), with every run's index.
+func medianShare(runs []Share) Share {
+	var ok []Share
+	for _, r := range runs {
+		if r.Err != nil {
+			return r
+		}
+		ok = append(ok, r)
+	}
+	if len(ok) == 0 {
+		return Share{}
+	}
+	slices.SortFunc(ok, func(a, b Share) int { return cmp.Compare(a.Jain, b.Jain) })
+	m := ok[len(ok)/2]
+	for _, r := range runs {
+		m.Jains = append(m.Jains, r.Jain)
+	}
+	return m
 }
 
 // JainIndex is Jain's fairness index of the throughputs x.
@@ -178,16 +235,34 @@ func JainIndex(x ...float64) float64 {
 }
 
 // HOL is one head-of-line blocking run: Streams streams with Depth Reads
-// in flight each, their per-operation latencies (post to completion)
-// merged, and the Reads completed per second.
+// in flight each while the path loses packets of one of them (see
+// WANConfig.HOLLoss), the per-operation latencies (post to completion)
+// of the stream that loses packets (Lossy) and of the others (Others)
+// merged, and the Reads completed per second. On one MPA connection
+// (Streams 1) every Read shares the losses: All only.
 type HOL struct {
 	Name           string
 	LLP            string
 	Streams, Depth int
-	Lat            bench.Latency
-	OpsPerSec      float64
-	Err            error
+	// Lossy, Others and All are the latency distributions' summaries;
+	// LossyQ, OthersQ and AllQ their values at HOLQuantiles (for the CDF
+	// plot).
+	Lossy, Others, All    bench.Latency
+	LossyQ, OthersQ, AllQ []time.Duration
+	OpsPerSec             float64
+	// PacketsLost by the link in both directions, of Packets offered.
+	PacketsLost, Packets uint64
+	Err                  error
 }
+
+// HOLQuantiles are the quantiles of HOL's CDFs.
+var HOLQuantiles = func() []float64 {
+	var q []float64
+	for i := 0; i <= 98; i += 2 {
+		q = append(q, float64(i)/100)
+	}
+	return append(q, 0.99, 0.995, 0.999, 1)
+}()
 
 // WANResults are the figures of RunWAN.
 type WANResults struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/netem"
+	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
@@ -37,7 +38,7 @@ func RunWAN(cfg WANConfig) (*WANResults, error) {
 	start := time.Now()
 
 	// The emulator alone: the bottleneck without delay or loss.
-	l, err := netem.NewLink(netem.Profile{Rate: cfg.Rate}, cfg.linkOptions())
+	l, err := cfg.newPath(netem.Profile{Rate: cfg.Rate}, cfg.linkOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (c *WANConfig) linkOptions() netem.LinkOptions {
 func measureWANCell(cfg *WANConfig, rtt time.Duration, loss float64) (WANCell, error) {
 	cell := WANCell{RTT: rtt, Loss: loss}
 	p := netem.Profile{Delay: rtt / 2, Loss: loss, Rate: cfg.Rate}
-	l, err := netem.NewLink(p, cfg.linkOptions())
+	l, err := cfg.newPath(p, cfg.linkOptions())
 	if err != nil {
 		return cell, err
 	}
@@ -207,17 +208,52 @@ func describeSamples(s map[[2]string][]float64, run int) string {
 	return out
 }
 
+// wanPath is an emulated path of a run: its link, and the congestion
+// control of the run's native SCTP.
+type wanPath struct {
+	*netem.Link
+	sctpCC string
+}
+
+// newPath creates the link of a path of the run.
+func (c *WANConfig) newPath(p netem.Profile, o netem.LinkOptions) (*wanPath, error) {
+	l, err := netem.NewLink(p, o)
+	if err != nil {
+		return nil, err
+	}
+	return &wanPath{Link: l, sctpCC: c.SCTPCongestion}, nil
+}
+
+// nativeConfig is the configuration of raw native SCTP on l.
+func (l *wanPath) nativeConfig() native.Config {
+	return native.Config{CongestionControl: l.sctpCC}
+}
+
+// wanOptions are the transport options of llp on l: MPA's connections
+// use the link's TCP congestion control, as raw TCP does, and native
+// SCTP the run's.
+func wanOptions(l *wanPath, llp string) transport.Options {
+	o := transport.Options{LLP: llp}
+	switch llp {
+	case transport.MPA:
+		o.TCPCongestion = l.TCPCongestion()
+	case transport.SCTPNative:
+		o.SCTPCongestion = l.sctpCC
+	}
+	return o
+}
+
 // startWANServer starts a bench server for llp in namespace A.
-func startWANServer(l *netem.Link, llp string) (*server, error) {
-	return startServerIn(transport.Options{LLP: llp}, net.JoinHostPort(l.AddrA, "0"), l.InA)
+func startWANServer(l *wanPath, llp string) (*server, error) {
+	return startServerIn(wanOptions(l, llp), net.JoinHostPort(l.AddrA, "0"), l.InA)
 }
 
 // wanRDMA runs one bench test from namespace B (every socket of the
 // client is opened by transport.Dial in the calling goroutine, here on
 // B's thread). The stall watchdog allows for the path's retransmission
 // timeouts.
-func wanRDMA(l *netem.Link, s *server, llp string, c bench.Config, rtt time.Duration) (*bench.Result, error) {
-	c.Transport = transport.Options{LLP: llp}
+func wanRDMA(l *wanPath, s *server, llp string, c bench.Config, rtt time.Duration) (*bench.Result, error) {
+	c.Transport = wanOptions(l, llp)
 	c.Addr = s.addr
 	c.StallTimeout = max(15*time.Second, 60*rtt)
 	c.ConnectTimeout = max(10*time.Second, 40*rtt)
@@ -255,7 +291,7 @@ func measure(d time.Duration, flows ...*flow) []float64 {
 
 // startTCPFlow starts raw TCP from B to A: one connection, 64 KiB
 // writes.
-func startTCPFlow(l *netem.Link) (*flow, error) {
+func startTCPFlow(l *wanPath) (*flow, error) {
 	ln, err := tcpListenA(l)
 	if err != nil {
 		return nil, err
@@ -312,18 +348,20 @@ func startTCPFlow(l *netem.Link) (*flow, error) {
 }
 
 // tcpListenA listens on TCP in namespace A.
-func tcpListenA(l *netem.Link) (ln net.Listener, err error) {
+func tcpListenA(l *wanPath) (ln net.Listener, err error) {
 	err = l.InA(func() (err error) {
-		ln, err = net.Listen("tcp4", net.JoinHostPort(l.AddrA, "0"))
+		lc := net.ListenConfig{Control: tcpcc.Control(l.TCPCongestion())}
+		ln, err = lc.Listen(context.Background(), "tcp4", net.JoinHostPort(l.AddrA, "0"))
 		return err
 	})
 	return ln, err
 }
 
 // tcpDialB connects from namespace B to addr.
-func tcpDialB(l *netem.Link, addr string) (c net.Conn, err error) {
+func tcpDialB(l *wanPath, addr string) (c net.Conn, err error) {
 	err = l.InB(func() (err error) {
-		c, err = net.DialTimeout("tcp4", addr, 10*time.Second)
+		d := net.Dialer{Timeout: 10 * time.Second, Control: tcpcc.Control(l.TCPCongestion())}
+		c, err = d.Dial("tcp4", addr)
 		return err
 	})
 	return c, err
@@ -331,7 +369,7 @@ func tcpDialB(l *netem.Link, addr string) (c net.Conn, err error) {
 
 // wanTCP is raw TCP from B to A for d: the octets A received in d, as
 // bits per second.
-func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
+func wanTCP(l *wanPath, d time.Duration) (float64, error) {
 	f, err := startTCPFlow(l)
 	if err != nil {
 		return 0, err
@@ -345,7 +383,7 @@ func wanTCP(l *netem.Link, d time.Duration) (float64, error) {
 }
 
 // wanTCPRTT is the median round trip of size-octet ping-pongs over TCP.
-func wanTCPRTT(l *netem.Link, size, n int) (time.Duration, error) {
+func wanTCPRTT(l *wanPath, size, n int) (time.Duration, error) {
 	ln, err := tcpListenA(l)
 	if err != nil {
 		return 0, err
@@ -393,7 +431,7 @@ func wanTCPRTT(l *netem.Link, size, n int) (time.Duration, error) {
 // startSCTPFlow starts raw SCTP of one userspace stack from B to A:
 // user messages of the largest size that fits a packet, on one stream of
 // one association.
-func startSCTPFlow(l *netem.Link, llp string) (*flow, error) {
+func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var (
@@ -405,13 +443,13 @@ func startSCTPFlow(l *netem.Link, llp string) (*flow, error) {
 	err := l.InA(func() error {
 		switch llp {
 		case transport.SCTPNative:
-			ln, err := native.Listen(net.JoinHostPort(l.AddrA, "0"), native.Config{})
+			ln, err := native.Listen(net.JoinHostPort(l.AddrA, "0"), l.nativeConfig())
 			if err != nil {
 				return err
 			}
 			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
 			closeL, addr = ln.Close, ln.Addr().String()
-			dial = func(ctx context.Context) (backend.Transport, error) { return native.Dial(ctx, addr, native.Config{}) }
+			dial = func(ctx context.Context) (backend.Transport, error) { return native.Dial(ctx, addr, l.nativeConfig()) }
 		case transport.SCTPPion:
 			ln, err := pion.Listen(net.JoinHostPort(l.AddrA, "0"), pion.Config{})
 			if err != nil {
@@ -461,7 +499,7 @@ func startSCTPFlow(l *netem.Link, llp string) (*flow, error) {
 
 // wanRawSCTP is raw SCTP of one userspace stack from B to A for d, in
 // bits per second.
-func wanRawSCTP(l *netem.Link, llp string, d time.Duration) (float64, error) {
+func wanRawSCTP(l *wanPath, llp string, d time.Duration) (float64, error) {
 	f, err := startSCTPFlow(l, llp)
 	if err != nil {
 		return 0, err
@@ -475,7 +513,7 @@ func wanRawSCTP(l *netem.Link, llp string, d time.Duration) (float64, error) {
 }
 
 // startFlow starts a raw flow of llp ("tcp" or a userspace SCTP stack).
-func startFlow(l *netem.Link, llp string) (*flow, error) {
+func startFlow(l *wanPath, llp string) (*flow, error) {
 	if llp == "tcp" {
 		return startTCPFlow(l)
 	}
@@ -484,7 +522,7 @@ func startFlow(l *netem.Link, llp string) (*flow, error) {
 
 // wanUDP offers UDP datagrams of 1400 octets from B to A at rate bits per
 // second for d and returns the rate that arrived, in Mbit/s.
-func wanUDP(l *netem.Link, rate float64, d time.Duration) (float64, error) {
+func wanUDP(l *wanPath, rate float64, d time.Duration) (float64, error) {
 	var a, b *net.UDPConn
 	if err := l.InA(func() (err error) {
 		a, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(l.AddrA)})
@@ -540,7 +578,7 @@ func measureOutages(cfg *WANConfig) ([]Outage, error) {
 	p := netem.Profile{Delay: cfg.OutageRTT / 2, Rate: cfg.Rate}
 	var out []Outage
 	for _, llp := range append([]string{"tcp"}, cfg.LLPs...) {
-		l, err := netem.NewLink(p, cfg.linkOptions())
+		l, err := cfg.newPath(p, cfg.linkOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -556,7 +594,7 @@ func measureOutages(cfg *WANConfig) ([]Outage, error) {
 // outageRecovery runs one flow for 6 s with the link down from 1 s to
 // 2 s and returns the time from the link coming back to the flow's next
 // progress (octets for TCP, completed operations for RDMA).
-func outageRecovery(l *netem.Link, llp string, rtt time.Duration) (time.Duration, error) {
+func outageRecovery(l *wanPath, llp string, rtt time.Duration) (time.Duration, error) {
 	progress := new(atomic.Int64)
 	flowDone := make(chan error, 1)
 	var stop func()
@@ -631,6 +669,30 @@ func outageRecovery(l *netem.Link, llp string, rtt time.Duration) (time.Duration
 // measureShares runs pairs of flows through one bottleneck at once for
 // cfg.FairDuration: each userspace SCTP stack against TCP, each against
 // itself, and TCP against TCP as the reference.
+// shareOnce runs the flows of pair side by side once.
+func shareOnce(cfg *WANConfig, p netem.Profile, pr [2]string) (Share, error) {
+	l, err := cfg.newPath(p, cfg.linkOptions())
+	if err != nil {
+		return Share{}, err
+	}
+	defer l.Close()
+	sh := Share{A: pr[0], B: pr[1]}
+	fa, err := startFlow(l, pr[0])
+	if err == nil {
+		var fb *flow
+		fb, err = startFlow(l, pr[1])
+		if err == nil {
+			bps := measure(cfg.FairDuration, fa, fb)
+			sh.MbpsA, sh.MbpsB = bps[0]/1e6, bps[1]/1e6
+			sh.Jain = JainIndex(bps...)
+			fb.stop()
+		}
+		fa.stop()
+	}
+	sh.Err = err
+	return sh, nil
+}
+
 func measureShares(cfg *WANConfig) ([]Share, error) {
 	pairs := [][2]string{{"tcp", "tcp"}}
 	for _, llp := range cfg.LLPs {
@@ -641,69 +703,16 @@ func measureShares(cfg *WANConfig) ([]Share, error) {
 	p := netem.Profile{Delay: cfg.FairRTT / 2, Rate: cfg.Rate}
 	var out []Share
 	for _, pr := range pairs {
-		l, err := netem.NewLink(p, cfg.linkOptions())
-		if err != nil {
-			return nil, err
-		}
-		sh := Share{A: pr[0], B: pr[1]}
-		fa, err := startFlow(l, pr[0])
-		if err == nil {
-			var fb *flow
-			fb, err = startFlow(l, pr[1])
-			if err == nil {
-				bps := measure(cfg.FairDuration, fa, fb)
-				sh.MbpsA, sh.MbpsB = bps[0]/1e6, bps[1]/1e6
-				sh.Jain = JainIndex(bps...)
-				fb.stop()
+		var runs []Share
+		for range cfg.Runs {
+			sh, err := shareOnce(cfg, p, pr)
+			if err != nil {
+				return nil, err
 			}
-			fa.stop()
+			cfg.logf("sharing %s for %v: %s %.1f Mbit/s, %s %.1f Mbit/s, Jain %.3f (%v)", netem.FormatRate(cfg.Rate), cfg.FairDuration, sh.A, sh.MbpsA, sh.B, sh.MbpsB, sh.Jain, sh.Err)
+			runs = append(runs, sh)
 		}
-		sh.Err = err
-		l.Close()
-		cfg.logf("sharing %s for %v: %s %.1f Mbit/s, %s %.1f Mbit/s, Jain %.3f (%v)", netem.FormatRate(cfg.Rate), cfg.FairDuration, sh.A, sh.MbpsA, sh.B, sh.MbpsB, sh.Jain, err)
-		out = append(out, sh)
+		out = append(out, medianShare(runs))
 	}
 	return out, nil
-}
-
-// measureHOL runs cfg.HOLStreams concurrent RDMA Reads over a lossy path:
-// on as many streams of one SCTP association (each stream's segments are
-// delivered as they arrive, RFC 5043 §5.2.1: a loss delays only its own
-// stream), on one MPA stream with that many Reads in flight (one TCP
-// connection: a loss delays every Read behind it), and on as many MPA
-// streams (one TCP connection each).
-func measureHOL(cfg *WANConfig) ([]HOL, error) {
-	p := netem.Profile{Delay: cfg.HOLRTT / 2, Loss: cfg.HOLLoss, Rate: cfg.Rate}
-	l, err := netem.NewLink(p, cfg.linkOptions())
-	if err != nil {
-		return nil, err
-	}
-	defer l.Close()
-	n := cfg.HOLStreams
-	var runs []HOL
-	for _, llp := range cfg.LLPs {
-		if llp == transport.MPA {
-			runs = append(runs, HOL{Name: fmt.Sprintf("mpa, one TCP connection, %d Reads in flight", n), LLP: llp, Streams: 1, Depth: n},
-				HOL{Name: fmt.Sprintf("mpa, %d TCP connections, one Read in flight each", n), LLP: llp, Streams: n, Depth: 1})
-			continue
-		}
-		runs = append(runs, HOL{Name: fmt.Sprintf("%s, %d streams of one association, one Read in flight each", llp, n), LLP: llp, Streams: n, Depth: 1})
-	}
-	d := cfg.duration(cfg.HOLRTT)
-	for i := range runs {
-		h := &runs[i]
-		s, err := startWANServer(l, h.LLP)
-		if err != nil {
-			return nil, err
-		}
-		r, err := wanRDMA(l, s, h.LLP, bench.Config{Test: bench.TestRead, Size: cfg.HOLSize, Streams: h.Streams, Depth: h.Depth, Duration: d}, cfg.HOLRTT)
-		s.stop()
-		h.Err = err
-		if r != nil {
-			h.Lat = r.Forward.Lat // median of the streams' medians, largest p99 and maximum
-			h.OpsPerSec = r.Forward.MsgRate()
-		}
-		cfg.logf("head of line, RTT %v loss %g%%: %s: median %v, p99 %v, max %v, %.0f Reads/s (%v)", cfg.HOLRTT, cfg.HOLLoss*100, h.Name, h.Lat.Median, h.Lat.P99, h.Lat.Max, h.OpsPerSec, err)
-	}
-	return runs, nil
 }

@@ -24,7 +24,7 @@ func TestRunWAN_OneCell(t *testing.T) {
 	res, err := RunWAN(WANConfig{
 		RTTs: []time.Duration{10 * time.Millisecond}, Losses: []float64{0.001}, Rate: 50e6,
 		Duration: time.Second, PingIters: 20, Backend: "tun", Progress: testWriter{t},
-		FairDuration: time.Second, HOLRTT: 10 * time.Millisecond,
+		FairDuration: time.Second, HOLRTT: 10 * time.Millisecond, HOLDuration: 2 * time.Second,
 	})
 	require.NoError(t, err)
 	// Bounds with room for a CI host's load: the figures here are 50.2
@@ -67,7 +67,14 @@ func TestRunWAN_OneCell(t *testing.T) {
 	for _, h := range res.HOL {
 		require.NoError(t, h.Err, h.Name)
 		assert.Positive(t, h.OpsPerSec, h.Name)
-		assert.GreaterOrEqual(t, h.Lat.Median, 10*time.Millisecond, "%s: a Read takes a round trip", h.Name)
+		assert.GreaterOrEqual(t, h.All.Median, 10*time.Millisecond, "%s: a Read takes a round trip", h.Name)
+		assert.Positive(t, h.PacketsLost, "%s: the path lost packets", h.Name)
+		assert.Len(t, h.AllQ, len(HOLQuantiles), h.Name)
+		if h.Streams > 1 {
+			assert.Positive(t, h.Lossy.Count, h.Name)
+			assert.Equal(t, h.All.Count, h.Lossy.Count+h.Others.Count, h.Name)
+			assert.Len(t, h.OthersQ, len(HOLQuantiles), h.Name)
+		}
 	}
 }
 

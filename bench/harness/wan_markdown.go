@@ -7,11 +7,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot/vg"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/netem"
+	"github.com/sctp-rdma/sctp-rdma/sctp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // Markers of the WAN section in docs/benchmarks.md: `harness --wan`
@@ -76,17 +80,18 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 	}
 	fmt.Fprintf(w, "The passive side runs in one network namespace, the active side in another, joined by %s. "+
 		"Each path: a bottleneck of %s in each direction with a tail-drop queue of one bandwidth-delay product (at least 64 KiB), half the round trip as delay each way, the loss rate in each direction, MTU 1500. "+
-		"Throughputs are the octets the receiver got in %v (at least 30 round trips); round trips the median of up to %d ping-pongs. "+
+		"Throughputs are the octets the receiver got in %v (at least %d round trips: 5 s at 50 ms, 10 s at 100 ms); round trips the median of up to %d ping-pongs. "+
 		"Raw TCP: one connection, 64 KiB writes; raw SCTP: user messages of one packet on one stream of one association (Transport.WriteMsg); "+
 		"RDMA Write and Read: `bench`, one stream, depth 16; the round trip: `bench --lat send`, 64 octets, as a full round trip.\n\n",
-		backend, netem.FormatRate(c.Rate), c.Duration, c.PingIters)
-	fmt.Fprintf(w, "TCP (raw TCP and MPA's connections) uses the %s congestion control in the namespaces (`--wan-tcp-cc`; this host's default unless set).", r.TCPCongestion)
+		backend, netem.FormatRate(c.Rate), c.Duration, MinRoundTrips, c.PingIters)
+	fmt.Fprintf(w, "Every TCP socket (raw TCP and MPA's connections) runs %s congestion control (`--wan-tcp-cc`, default %s: Linux's default, whatever the host's is); sctp-native runs %s (`--wan-sctp-cc`), sctp-pion RFC 9260's.", r.TCPCongestion, DefaultWANTCP, c.nativeCCName())
 	if r.TCPCongestion == "bbr" {
 		fmt.Fprintf(w, " BBR, unlike the loss-based CUBIC and Reno, does not slow down for random loss: against it, the loss rows compare the SCTP stacks' loss-based windows with a transport that ignores loss.")
 	}
 	fmt.Fprintf(w, "\n\n")
 	fmt.Fprintf(w, "**The emulator is not the bottleneck**: through the bottleneck alone (no delay, no loss), UDP offered at 1.2x its rate arrived at %.1f Mbit/s and raw TCP moved %.1f Mbit/s, against the configured %s.\n\n",
 		r.EmulatorUDP, r.EmulatorTCP, netem.FormatRate(c.Rate))
+	r.writeTargets(w)
 
 	cols := append([]string{"tcp"}, c.LLPs...)
 	for _, what := range []string{"raw", "write", "read", "rtt"} {
@@ -154,30 +159,50 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 	}
 	if len(r.Shares) > 0 {
 		fmt.Fprintf(w, "### Sharing the bottleneck\n\n")
-		fmt.Fprintf(w, "Two raw flows start together through one %s bottleneck (queue of one bandwidth-delay product) on a %v path and run for %v; each flow's throughput, and Jain's fairness index of the two (1: an even split; 0.5: one flow takes everything). TCP is Linux's with %s congestion control; both SCTP stacks use RFC 9260's Reno-like window (sctp-native can use CUBIC, RFC 9438: `CongestionControl`).\n\n",
-			netem.FormatRate(c.Rate), c.FairRTT, c.FairDuration, r.TCPCongestion)
+		fmt.Fprintf(w, "Two raw flows start together through one %s bottleneck (queue of one bandwidth-delay product) on a %v path and run for %v; each flow's throughput, and Jain's fairness index of the two (1: an even split; 0.5: one flow takes everything); of %d run(s) the one with the median index. TCP is Linux's with %s congestion control; sctp-native uses %s, sctp-pion RFC 9260's Reno-like window.\n\n",
+			netem.FormatRate(c.Rate), c.FairRTT, c.FairDuration, c.Runs, r.TCPCongestion, c.nativeCCName())
 		fmt.Fprintf(w, "| flow A | flow B | A (Mbit/s) | B (Mbit/s) | Jain's index |\n|---|---|---:|---:|---:|\n")
 		for _, s := range r.Shares {
 			if s.Err != nil {
 				fmt.Fprintf(w, "| %s | %s | error: %v | | |\n", flowName(s.A), flowName(s.B), s.Err)
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %s | %.1f | %.1f | %.3f |\n", flowName(s.A), flowName(s.B), s.MbpsA, s.MbpsB, s.Jain)
+			runs := ""
+			if len(s.Jains) > 1 {
+				var js []string
+				for _, j := range s.Jains {
+					js = append(js, fmt.Sprintf("%.3f", j))
+				}
+				runs = " (runs: " + strings.Join(js, ", ") + ")"
+			}
+			fmt.Fprintf(w, "| %s | %s | %.1f | %.1f | %.3f%s |\n", flowName(s.A), flowName(s.B), s.MbpsA, s.MbpsB, s.Jain, runs)
 		}
 		fmt.Fprintln(w)
 	}
 	if len(r.HOL) > 0 {
 		fmt.Fprintf(w, "### Head-of-line blocking\n\n")
-		fmt.Fprintf(w, "%d concurrent RDMA Reads of %d octets over a %v path with %g%% loss each way (%s bottleneck), for %v: on %d streams of one SCTP association, where a lost segment delays only the Read of its own stream (unordered delivery and per-stream DDP-SSN, RFC 5043 §5.2.1), against the same Reads on one MPA stream (one TCP connection: a lost segment delays every Read behind it) and on %d MPA streams (one TCP connection each). Latency of each Read from post to completion; over several streams the median of the streams' medians and the largest p99 and maximum.\n\n",
-			c.HOLStreams, c.HOLSize, c.HOLRTT, c.HOLLoss*100, netem.FormatRate(c.Rate), c.duration(c.HOLRTT), c.HOLStreams, c.HOLStreams)
-		fmt.Fprintf(w, "| run | median | p99 | p99.9 | max | Reads/s |\n|---|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(w, "%d concurrent RDMA Reads of %d octets, one per stream, over a %v path (%s bottleneck, TCP %s) for %v, while the path loses packets of **one stream only**: "+
+			"on %d streams of one SCTP association the link drops %g%% of the packets that carry DATA of stream 1 (its Read Requests and Responses) and none of the others' "+
+			"(each stream's segments are placed as they arrive: unordered delivery and per-stream DDP-SSN, RFC 5043 §5.2.1); "+
+			"on %d MPA connections the first loses %g%% of its packets; on one MPA connection with %d Reads in flight the connection loses %g%% of all its packets, the same expected number of losses, "+
+			"and every Read behind a lost segment waits for its retransmission (one byte stream, RFC 5044). "+
+			"Latency of each Read from post to completion, the streams' histograms merged.\n\n",
+			c.HOLStreams, c.HOLSize, c.HOLRTT, netem.FormatRate(c.Rate), r.TCPCongestion, c.holDuration(),
+			c.HOLStreams, c.HOLLoss*100, c.HOLStreams, c.HOLLoss*100, c.HOLStreams, c.HOLLoss*100/float64(c.HOLStreams))
+		fmt.Fprintf(w, "| run | stream that loses: median | p99 | other streams: median | p99 | p99.9 | every Read: p99 | packets lost | Reads/s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		ms := func(d time.Duration) string {
+			if d == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+		}
 		for _, h := range r.HOL {
 			if h.Err != nil {
-				fmt.Fprintf(w, "| %s | error: %v | | | | |\n", h.Name, h.Err)
+				fmt.Fprintf(w, "| %s | error: %v | | | | | | | |\n", h.Name, h.Err)
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %v | %v | %v | %v | %.0f |\n", h.Name, h.Lat.Median.Round(10*time.Microsecond), h.Lat.P99.Round(10*time.Microsecond),
-				h.Lat.P999.Round(10*time.Microsecond), h.Lat.Max.Round(10*time.Microsecond), h.OpsPerSec)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %d of %d | %.0f |\n", h.Name, ms(h.Lossy.Median), ms(h.Lossy.P99),
+				ms(h.Others.Median), ms(h.Others.P99), ms(h.Others.P999), ms(h.All.P99), h.PacketsLost, h.Packets, h.OpsPerSec)
 		}
 		fmt.Fprintln(w)
 	}
@@ -185,6 +210,65 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 		fmt.Fprintf(w, "![%s](%s)\n\n", p.Title, p.Path)
 	}
 	fmt.Fprintf(w, "%s\n", WANEnd)
+}
+
+// writeTargets states the WAN targets beside what this run measured.
+func (r *WANResults) writeTargets(w io.Writer) {
+	var lines []string
+	for _, cell := range r.Cells {
+		if cell.RTT != 50*time.Millisecond || cell.Loss != 0.001 {
+			continue
+		}
+		if f, ok := cell.Figure(transport.SCTPNative, "raw"); ok && f.Err == nil {
+			lines = append(lines, fmt.Sprintf("| raw sctp-native / raw TCP at 50 ms RTT, 0.1%% loss | ≥ 0.8 | %.2f (%.1f / %.1f Mbit/s) | %s |",
+				f.Ratio, f.Value, f.Base, verdict(f.Ratio >= 0.8)))
+		}
+	}
+	for _, s := range r.Shares {
+		if s.Err == nil && s.A == transport.SCTPNative && s.B == "tcp" {
+			lines = append(lines, fmt.Sprintf("| Jain's index, raw sctp-native beside raw TCP | ≥ 0.9 | %.3f (%.1f / %.1f Mbit/s) | %s |",
+				s.Jain, s.MbpsA, s.MbpsB, verdict(s.Jain >= 0.9)))
+		}
+	}
+	var nat, one *HOL
+	for i := range r.HOL {
+		h := &r.HOL[i]
+		switch {
+		case h.Err != nil:
+		case h.LLP == transport.SCTPNative && h.Streams > 1:
+			nat = h
+		case h.LLP == transport.MPA && h.Streams == 1:
+			one = h
+		}
+	}
+	if nat != nil && one != nil && one.All.P99 > 0 {
+		ratio := float64(nat.Others.P99) / float64(one.All.P99)
+		lines = append(lines, fmt.Sprintf("| p99 Read latency of the streams beside the lossy one (sctp-native) / p99 of every Read on one MPA connection | well below 1 | %.2f (%v / %v) | %s |",
+			ratio, nat.Others.P99.Round(100*time.Microsecond), one.All.P99.Round(100*time.Microsecond), verdict(ratio <= 0.75)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "| target | wanted | measured | |\n|---|---|---|---|\n%s\n\n", strings.Join(lines, "\n"))
+}
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "**not met**"
+}
+
+// nativeCCName names sctp-native's congestion control in the run.
+func (c *WANConfig) nativeCCName() string {
+	switch cc := c.SCTPCongestion; cc {
+	case "", native.DefaultCongestionControl:
+		return "RFC 9260's (§7.2, Reno-like; its default)"
+	case sctp.CongestionCUBIC:
+		return "CUBIC (RFC 9438)"
+	default:
+		return cc
+	}
 }
 
 // WritePlots draws, per loss rate, RDMA Write throughput of each LLP and
@@ -231,5 +315,55 @@ func (r *WANResults) WritePlots(dir, rel string) ([]Plot, error) {
 		}
 		out = append(out, Plot{Title: ch.title, Path: path.Join(rel, name)})
 	}
+	if ch := r.holChart(); ch != nil {
+		p, err := ch.render()
+		if err != nil {
+			return nil, err
+		}
+		const name = "wan-hol-cdf.png"
+		if err := p.Save(9*vg.Inch, 5*vg.Inch, filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+		out = append(out, Plot{Title: ch.title, Path: path.Join(rel, name)})
+	}
 	return out, nil
+}
+
+// holChart is the CDF of the head-of-line runs' Read latencies: per run
+// the streams that lose nothing (solid) and the one that does (dashed);
+// one MPA connection's Reads all share its losses.
+func (r *WANResults) holChart() *chart {
+	c := r.Config
+	ch := &chart{title: fmt.Sprintf("Read latency CDF, %d streams, one losing %g%% (%v, %s)", c.HOLStreams, c.HOLLoss*100, c.HOLRTT, netem.FormatRate(c.Rate)),
+		xLabel: "Read latency (ms)", yLabel: "fraction of Reads", logX: true}
+	add := func(name string, q []time.Duration, dashed bool) {
+		if len(q) != len(HOLQuantiles) {
+			return
+		}
+		s := series{name: name, dashed: dashed}
+		for i, v := range q {
+			s.x = append(s.x, max(float64(v)/float64(time.Millisecond), 0.01))
+			s.y = append(s.y, HOLQuantiles[i])
+		}
+		ch.series = append(ch.series, s)
+	}
+	for _, h := range r.HOL {
+		if h.Err != nil {
+			continue
+		}
+		label := h.LLP
+		if h.LLP == transport.MPA {
+			label = fmt.Sprintf("mpa, %d connections", h.Streams)
+		}
+		if h.Streams == 1 {
+			add("mpa, one connection, every Read", h.AllQ, false)
+			continue
+		}
+		add(label+": other streams", h.OthersQ, false)
+		add(label+": the stream that loses", h.LossyQ, true)
+	}
+	if len(ch.series) == 0 {
+		return nil
+	}
+	return ch
 }

@@ -211,7 +211,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.Transport.Capture = capw
 	run := func(c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c) }
 	if f.emulate != "" {
-		em, err := startEmulated(f.emulate, cfg.Transport.LLP, stderr)
+		t := cfg.Transport
+		so := transport.Options{LLP: t.LLP, IRD: t.IRD, ORD: t.ORD, MTU: t.MTU, TCPCongestion: t.TCPCongestion, SCTPCongestion: t.SCTPCongestion}
+		em, err := startEmulated(f.emulate, so, stderr)
 		if err != nil {
 			return err
 		}

@@ -25,8 +25,8 @@ type emulated struct {
 }
 
 // startEmulated builds the path of profile spec and starts a bench server
-// for llp at its far end.
-func startEmulated(spec, llp string, w io.Writer) (*emulated, error) {
+// with options so at its far end.
+func startEmulated(spec string, so transport.Options, w io.Writer) (*emulated, error) {
 	p, err := netem.ParseProfile(spec)
 	if err != nil {
 		return nil, usageError("--emulate %q: %v", spec, err)
@@ -34,13 +34,13 @@ func startEmulated(spec, llp string, w io.Writer) (*emulated, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("--emulate needs root: it makes two network namespaces and a TUN link between them")
 	}
-	l, err := netem.NewLink(p, netem.LinkOptions{})
+	l, err := netem.NewLink(p, netem.LinkOptions{TCPCongestion: so.TCPCongestion})
 	if err != nil {
 		return nil, err
 	}
 	var ln *transport.Listener
 	if err := l.InA(func() (err error) {
-		ln, err = transport.Listen(transport.Options{LLP: llp}, net.JoinHostPort(l.AddrA, "0"))
+		ln, err = transport.Listen(so, net.JoinHostPort(l.AddrA, "0"))
 		return err
 	}); err != nil {
 		l.Close()

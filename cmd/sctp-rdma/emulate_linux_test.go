@@ -21,11 +21,17 @@ func TestBenchEmulate(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("bench --emulate needs root (network namespaces); make test runs as root")
 	}
-	for _, llp := range []string{"sctp-native", "mpa"} {
+	// Each with a congestion control that is not its default: the
+	// server's end (in this process) takes it too.
+	for llp, cc := range map[string][]string{"sctp-native": {"--sctp-cc", "cubic"}, "mpa": {"--tcp-cc", "reno"}} {
 		t.Run(llp, func(t *testing.T) {
-			code, out, errOut := runCLI("bench", "--llp", llp, "--emulate", "rtt=20ms,rate=50M", "--duration", "1s", "--json", "write")
+			args := append([]string{"bench", "--llp", llp, "--emulate", "rtt=20ms,rate=50M", "--duration", "1s", "--json"}, cc...)
+			code, out, errOut := runCLI(append(args, "write")...)
 			require.Equal(t, 0, code, errOut)
 			assert.Contains(t, errOut, "emulated path delay 10ms rate 50Mbit")
+			if llp == "mpa" {
+				assert.Contains(t, errOut, "TCP reno")
+			}
 			var r jsonResult
 			require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(out)), &r), out)
 			assert.Positive(t, r.Forward.Ops)
@@ -48,6 +54,9 @@ func TestBenchEmulateFlagErrors(t *testing.T) {
 		"--emulate rtt=fast write":                            "--emulate",
 		"--emulate rtt=10ms --connect 127.0.0.1:1 write":      "no server address",
 		"--emulate rtt=10ms --secure --psk " + psk + " write": "in the clear",
+		"--llp sctp-native --tcp-cc cubic write":              "--tcp-cc applies to --llp mpa only",
+		"--llp mpa --sctp-cc cubic write":                     "--sctp-cc applies to --llp sctp-native only",
+		"--llp sctp-native --sctp-cc vegas write":             `--sctp-cc "vegas": want rfc9260 or cubic`,
 	} {
 		code, _, errOut := runCLI(append([]string{"bench"}, strings.Fields(args)...)...)
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)

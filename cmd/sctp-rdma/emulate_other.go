@@ -8,11 +8,12 @@ import (
 	"io"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 type emulated struct{ addr string }
 
-func startEmulated(spec, llp string, w io.Writer) (*emulated, error) {
+func startEmulated(spec string, so transport.Options, w io.Writer) (*emulated, error) {
 	return nil, errors.New("--emulate needs Linux network namespaces")
 }
 

@@ -47,6 +47,9 @@ type llpFlags struct {
 	secureOn bool
 	// logLevel is --log-level: the least severe log record printed.
 	logLevel string
+	// tcpCC and sctpCC are --tcp-cc (mpa) and --sctp-cc (sctp-native):
+	// the congestion control of each connection or association.
+	tcpCC, sctpCC string
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
@@ -65,6 +68,8 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sec.PSK, "psk", "", "with --secure: a file holding a pre-shared key in hex, instead of certificates (sctp-native only)")
 	fs.StringVar(&f.sec.PSKIdentity, "psk-identity", "", "with --psk: the key's identity hint (default sctp-rdma)")
 	fs.StringVar(&f.sec.ServerName, "server-name", "", "with --secure, for a client: the name to verify in the server's certificate (default: the host of --connect)")
+	fs.StringVar(&f.tcpCC, "tcp-cc", "", "for mpa: each TCP connection's congestion control (Linux TCP_CONGESTION: cubic, reno, bbr, ...; default the system's)")
+	fs.StringVar(&f.sctpCC, "sctp-cc", "", "for sctp-native: each association's congestion control, rfc9260 (RFC 9260 §7.2, the default) or cubic (RFC 9438)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "least severe log record printed on standard error: debug, info, warn or error (the libraries' own lines included; JSON with --json)")
 }
 
@@ -120,7 +125,8 @@ func (f *llpFlags) secureOptions(o *transport.Options, server bool, peer string)
 }
 
 func (f *llpFlags) options() (transport.Options, error) {
-	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI}
+	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI,
+		TCPCongestion: f.tcpCC, SCTPCongestion: f.sctpCC}
 	switch f.llp {
 	case transport.SCTPPion, transport.SCTPNative, transport.SCTPKernel, transport.MPA:
 	default:
@@ -137,6 +143,15 @@ func (f *llpFlags) options() (transport.Options, error) {
 	}
 	if f.mtu != 0 && f.llp == transport.SCTPNative && (f.mtu < 576 || f.mtu > 65536) {
 		return o, usageError("--mtu %d: want 576..65536", f.mtu)
+	}
+	if f.tcpCC != "" && f.llp != transport.MPA {
+		return o, usageError("--tcp-cc applies to --llp mpa only")
+	}
+	switch {
+	case f.sctpCC != "" && f.llp != transport.SCTPNative:
+		return o, usageError("--sctp-cc applies to --llp sctp-native only")
+	case f.sctpCC != "" && f.sctpCC != nsctp.CongestionRFC9260 && f.sctpCC != nsctp.CongestionCUBIC:
+		return o, usageError("--sctp-cc %q: want %s or %s", f.sctpCC, nsctp.CongestionRFC9260, nsctp.CongestionCUBIC)
 	}
 	if f.mtu != 0 && f.llp == transport.SCTPPion && (f.mtu < 576 || f.mtu > 8220) {
 		return o, usageError("--mtu %d: want 576..8220 (pion/sctp cannot take packets above 8192 octets)", f.mtu)

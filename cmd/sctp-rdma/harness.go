@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
+	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -34,15 +35,21 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	wanRTTs := fs.String("wan-rtts", "1ms,10ms,50ms,100ms", "round trips of the WAN grid")
 	wanLosses := fs.String("wan-losses", "0,0.01,0.1,1", "loss rates of the WAN grid, per cent per direction")
 	wanRate := fs.String("wan-rate", "100M", "bottleneck rate of the WAN paths, bits per second")
-	wanDur := fs.Duration("wan-duration", 3*time.Second, "each WAN throughput measurement (at least 30 round trips)")
+	wanDur := fs.Duration("wan-duration", 3*time.Second, "each WAN throughput measurement (at least 100 round trips)")
 	wanFair := fs.Duration("wan-fair-duration", 30*time.Second, "each run of two flows sharing the WAN bottleneck")
-	wanCC := fs.String("wan-tcp-cc", "", "TCP congestion control in the WAN namespaces (e.g. reno, bbr; one the host allows): default the host's")
+	wanCC := fs.String("wan-tcp-cc", harness.DefaultWANTCP, "congestion control of every TCP socket of the WAN runs (raw TCP and MPA; one the kernel has, e.g. cubic, reno, bbr)")
+	wanSCTPCC := fs.String("wan-sctp-cc", "", "congestion control of sctp-native in the WAN runs: rfc9260 or cubic (default the stack's default for DDP)")
+	wanHOL := fs.Duration("wan-hol-duration", 20*time.Second, "each head-of-line blocking run of the WAN mode")
 	wanBackend := fs.String("wan-backend", "", `link emulation: "tun" (userspace), "netem" (the kernel's), or "" for the kernel's where it exists`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *wan {
-		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, TCPCongestion: *wanCC, FairDuration: *wanFair, Progress: stderr}
+		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, TCPCongestion: *wanCC, SCTPCongestion: *wanSCTPCC,
+			FairDuration: *wanFair, HOLDuration: *wanHOL, Progress: stderr}
+		if *wanSCTPCC != "" && *wanSCTPCC != nsctp.CongestionRFC9260 && *wanSCTPCC != nsctp.CongestionCUBIC {
+			return usageError("--wan-sctp-cc %q: want %s or %s", *wanSCTPCC, nsctp.CongestionRFC9260, nsctp.CongestionCUBIC)
+		}
 		if *runs == 3 && !flagSet(fs, "runs") {
 			wcfg.Runs = 1
 		}

@@ -19,3 +19,12 @@
 // Link (Linux, root) joins two fresh network namespaces with two TUN
 // devices and runs a Model in each direction.
 package netem
+
+// Backends of a Link.
+const (
+	// BackendTUN runs the Model in this process between two TUN devices.
+	BackendTUN = "tun"
+	// BackendKernel is a veth pair with the kernel's netem qdisc on
+	// both ends (sch_netem).
+	BackendKernel = "netem"
+)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,15 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
-)
-
-// Backends of a Link.
-const (
-	// BackendTUN runs the Model in this process between two TUN devices.
-	BackendTUN = "tun"
-	// BackendKernel is a veth pair with the kernel's netem qdisc on
-	// both ends (sch_netem).
-	BackendKernel = "netem"
 )
 
 // LinkOptions configure NewLink.
@@ -38,12 +30,24 @@ type LinkOptions struct {
 	MTU int
 	// Seed of the models' random draws (0: random).
 	Seed uint64
-	// TCPCongestion, if set, is the TCP congestion control of both
-	// namespaces (net.ipv4.tcp_congestion_control, e.g. "cubic" or
-	// "bbr"); otherwise they start with the host's. A namespace may only
-	// take one the host lists in net.ipv4.tcp_allowed_congestion_control
-	// (reno always).
+	// TCPCongestion, if set, is the TCP congestion control the link's
+	// TCP should use (e.g. "cubic", "reno", "bbr"; one the kernel lists
+	// in net.ipv4.tcp_available_congestion_control). It becomes both
+	// namespaces' default (net.ipv4.tcp_congestion_control) where the
+	// kernel lets a namespace take it: only one the host lists in
+	// net.ipv4.tcp_allowed_congestion_control. Otherwise the namespaces
+	// keep the host's default and each socket must ask for it
+	// (TCP_CONGESTION, which root may set to any available one; see
+	// Link.TCPCongestion and transport.Options.TCPCongestion).
 	TCPCongestion string
+	// LossOnly, if not nil, limits the profile's random loss to the IP
+	// packets for which it returns true (the two directions call it
+	// concurrently; it must not keep the slice): the others pass with
+	// every other impairment but are never lost, counted as Exempt. For
+	// experiments where one flow or one SCTP stream loses packets and
+	// its neighbours do not. TUN backend only (the kernel's netem
+	// cannot select).
+	LossOnly func(packet []byte) bool
 }
 
 // ErrNoNetem reports BackendKernel asked for on a kernel without sch_netem.
@@ -65,6 +69,10 @@ type Link struct {
 	wg      sync.WaitGroup
 	stop    chan struct{}
 	closed  atomic.Bool
+	// tcpCC: LinkOptions.TCPCongestion.
+	tcpCC string
+	// lossOnly: LinkOptions.LossOnly.
+	lossOnly func([]byte) bool
 }
 
 // NewLink creates the namespaces and the link with profile p in each
@@ -97,13 +105,28 @@ func NewLink(p Profile, o LinkOptions) (l *Link, err error) {
 		}
 	}
 	if o.TCPCongestion != "" {
+		if err := tcpAvailable(o.TCPCongestion); err != nil {
+			return l, err
+		}
+		l.tcpCC = o.TCPCongestion
 		for _, ns := range []string{l.NSA, l.NSB} {
-			if err := setSysctl(ns, "net/ipv4/tcp_congestion_control", o.TCPCongestion); err != nil {
+			err := setSysctl(ns, "net/ipv4/tcp_congestion_control", o.TCPCongestion)
+			if errors.Is(err, os.ErrPermission) {
+				break // not allowed as a namespace default: per socket
+			}
+			if err != nil {
 				return l, err
 			}
 		}
 	}
+	l.lossOnly = o.LossOnly
 	backend := o.Backend
+	if backend == "" && o.LossOnly != nil {
+		backend = BackendTUN
+	}
+	if backend == BackendKernel && o.LossOnly != nil {
+		return l, errors.New("netem: LossOnly needs the TUN backend (the kernel's netem cannot select packets)")
+	}
 	if backend == "" {
 		backend = BackendTUN
 		if kernelNetem() {
@@ -131,8 +154,26 @@ func setSysctl(ns, key, val string) error {
 	})
 }
 
-// TCPCongestion returns namespace A's TCP congestion control.
+// tcpAvailable checks that the kernel has congestion control cc.
+func tcpAvailable(cc string) error {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err != nil {
+		return fmt.Errorf("netem: TCP congestion control %q: %w", cc, err)
+	}
+	if !slices.Contains(strings.Fields(string(b)), cc) {
+		return fmt.Errorf("netem: TCP congestion control %q: this kernel has %s", cc, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// TCPCongestion returns the TCP congestion control of the link: the one
+// LinkOptions asked for (which sockets set themselves where the
+// namespaces could not take it as their default), else namespace A's
+// default.
 func (l *Link) TCPCongestion() string {
+	if l.tcpCC != "" {
+		return l.tcpCC
+	}
 	var v string
 	_ = nstest.In(l.NSA, func() error {
 		b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
@@ -391,7 +432,11 @@ func (l *Link) run(in, out *os.File, d *direction) {
 			}
 			d.mu.Lock()
 			var v Verdict
-			at, v = d.m.Admit(time.Now(), n, at[:0])
+			if l.lossOnly != nil && !l.lossOnly(buf[:n]) {
+				at, v = d.m.AdmitExempt(time.Now(), n, at[:0])
+			} else {
+				at, v = d.m.Admit(time.Now(), n, at[:0])
+			}
 			if v == Delivered {
 				b := append([]byte(nil), buf[:n]...)
 				for _, t := range at {

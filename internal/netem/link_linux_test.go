@@ -3,16 +3,22 @@
 package netem
 
 import (
+	"context"
+	"encoding/binary"
 	"io"
 	"net"
 	"os"
 	"sort"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -201,6 +207,57 @@ func TestLink_LossAndOutage(t *testing.T) {
 	assert.Equal(t, 100, count(100), "up again, no loss")
 }
 
+// TestLink_LossOnly: with LossOnly, the loss hits only the packets it
+// selects (here UDP to one port); the others all arrive; the kernel
+// backend refuses it.
+func TestLink_LossOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("netem links need root (network namespaces, TUN); make test runs as root")
+	}
+	var port atomic.Uint32
+	sel := func(p []byte) bool { // IPv4, UDP, destination port
+		ihl := int(p[0]&0xf) * 4
+		return p[0]>>4 == 4 && len(p) >= ihl+8 && p[9] == 17 && uint32(binary.BigEndian.Uint16(p[ihl+2:])) == port.Load()
+	}
+	l, err := NewLink(Profile{Loss: 1}, LinkOptions{LossOnly: sel})
+	require.NoError(t, err)
+	defer l.Close()
+	assert.Equal(t, BackendTUN, l.Backend, "LossOnly picks the TUN backend")
+	a1, b := udpPair(t, l)
+	var a2 *net.UDPConn
+	require.NoError(t, l.InA(func() (err error) {
+		a2, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(l.AddrA)})
+		return err
+	}))
+	defer a2.Close()
+	port.Store(uint32(a1.LocalAddr().(*net.UDPAddr).Port))
+	for range 50 {
+		for _, a := range []*net.UDPConn{a1, a2} {
+			_, err := b.WriteToUDP([]byte("x"), a.LocalAddr().(*net.UDPAddr))
+			require.NoError(t, err)
+		}
+	}
+	buf := make([]byte, 16)
+	got := 0
+	for {
+		_ = a2.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, _, err := a2.ReadFromUDP(buf); err != nil {
+			break
+		}
+		got++
+	}
+	assert.Equal(t, 50, got, "the other port: nothing lost")
+	_ = a1.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	_, _, err = a1.ReadFromUDP(buf)
+	assert.Error(t, err, "the selected port: everything lost")
+	_, ba := l.Counters()
+	assert.Equal(t, uint64(50), ba.Lost)
+	assert.GreaterOrEqual(t, ba.Exempt, uint64(50), "the other port's, and whatever else the namespace sends")
+
+	_, err = NewLink(Profile{}, LinkOptions{Backend: BackendKernel, LossOnly: sel})
+	assert.ErrorContains(t, err, "LossOnly needs the TUN backend")
+}
+
 // TestLink_TCPCongestion: the namespaces take the TCP congestion control
 // asked for (reno: every kernel allows it in a namespace), and report
 // it; one the kernel does not have is an error.
@@ -211,7 +268,34 @@ func TestLink_TCPCongestion(t *testing.T) {
 	l, err := NewLink(Profile{}, LinkOptions{Backend: BackendTUN, TCPCongestion: "reno"})
 	require.NoError(t, err)
 	assert.Equal(t, "reno", l.TCPCongestion())
+	var def string
+	require.NoError(t, l.InB(func() error {
+		b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+		def = strings.TrimSpace(string(b))
+		return err
+	}))
+	assert.Equal(t, "reno", def, "namespace B's default")
 	l.Close()
 	_, err = NewLink(Profile{}, LinkOptions{Backend: BackendTUN, TCPCongestion: "no-such-cc"})
-	assert.Error(t, err)
+	assert.ErrorContains(t, err, `"no-such-cc"`)
+
+	// CUBIC, Linux's default: where the host does not allow it as a
+	// namespace's default (net.ipv4.tcp_allowed_congestion_control), the
+	// link still takes it and sockets ask for it themselves (as root).
+	l, err = NewLink(Profile{}, LinkOptions{Backend: BackendTUN, TCPCongestion: "cubic"})
+	require.NoError(t, err)
+	defer l.Close()
+	assert.Equal(t, "cubic", l.TCPCongestion())
+	var cc string
+	require.NoError(t, l.InA(func() error {
+		lc := net.ListenConfig{Control: tcpcc.Control(l.TCPCongestion())}
+		ln, err := lc.Listen(context.Background(), "tcp4", net.JoinHostPort(l.AddrA, "0"))
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		cc, err = tcpcc.Of(ln.(*net.TCPListener))
+		return err
+	}))
+	assert.Equal(t, "cubic", cc)
 }

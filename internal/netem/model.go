@@ -23,8 +23,8 @@ type Counters struct {
 	// Packets and Octets offered; Lost and QueueDrops dropped by the loss
 	// model and by the full bottleneck queue; Duplicated delivered twice;
 	// Early sent ahead of the delay (reordered); Delivered copies handed
-	// on.
-	Packets, Octets, Lost, QueueDrops, Duplicated, Early, Delivered uint64
+	// on; Exempt offered but spared the loss model (AdmitExempt).
+	Packets, Octets, Lost, QueueDrops, Duplicated, Early, Delivered, Exempt uint64
 }
 
 // Model decides the fate of each packet of one direction. It is not safe
@@ -77,9 +77,21 @@ func (m *Model) lost() bool {
 // appends the times at which its copies leave the link to at (none if it
 // is dropped; two if duplicated).
 func (m *Model) Admit(now time.Time, size int, at []time.Time) ([]time.Time, Verdict) {
+	return m.admit(now, size, false, at)
+}
+
+// AdmitExempt is Admit for a packet that the loss model spares (it
+// still takes its place in the bottleneck, its delay, duplication and
+// reordering): a link whose loss hits only some of the packets.
+func (m *Model) AdmitExempt(now time.Time, size int, at []time.Time) ([]time.Time, Verdict) {
+	m.c.Exempt++
+	return m.admit(now, size, true, at)
+}
+
+func (m *Model) admit(now time.Time, size int, exempt bool, at []time.Time) ([]time.Time, Verdict) {
 	m.c.Packets++
 	m.c.Octets += uint64(size)
-	if m.lost() {
+	if !exempt && m.lost() {
 		m.c.Lost++
 		return at, Lost
 	}

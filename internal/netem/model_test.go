@@ -68,6 +68,24 @@ func TestModelRandomLoss(t *testing.T) {
 	assert.Equal(t, c.Packets-c.Lost, c.Delivered)
 }
 
+// TestModelAdmitExempt: an exempt packet is never lost but still takes
+// its turn at the bottleneck.
+func TestModelAdmitExempt(t *testing.T) {
+	m, err := NewModel(Profile{Loss: 1, Rate: 8000}, 7) // 1 octet per ms
+	require.NoError(t, err)
+	at, v := m.Admit(t0, 100, nil)
+	assert.Equal(t, Lost, v)
+	assert.Empty(t, at)
+	at, v = m.AdmitExempt(t0, 100, nil)
+	require.Equal(t, Delivered, v)
+	assert.Equal(t, []time.Time{t0.Add(100 * time.Millisecond)}, at)
+	at, v = m.AdmitExempt(t0, 10, nil)
+	require.Equal(t, Delivered, v)
+	assert.Equal(t, []time.Time{t0.Add(110 * time.Millisecond)}, at, "queued behind the first")
+	c := m.Counters()
+	assert.Equal(t, Counters{Packets: 3, Octets: 210, Lost: 1, Delivered: 2, Exempt: 2}, c)
+}
+
 // TestModelBurstLoss: the Gilbert model keeps the mean loss and makes runs
 // of losses of the mean length asked for.
 func TestModelBurstLoss(t *testing.T) {
