@@ -196,9 +196,6 @@ func aggregate(rs []StreamResult) Aggregate {
 	return a
 }
 
-// Run connects to the server, runs the test on every stream at once and
-// closes the streams gracefully. The error is non-nil if set-up failed or
-// any stream failed; the Result then holds what did complete.
 // DefaultStallTimeout is Config.StallTimeout's default.
 const DefaultStallTimeout = 3 * time.Second
 
@@ -242,6 +239,9 @@ func watchProgress(ctx context.Context, cancel context.CancelCauseFunc, ops *ato
 	return func() { close(done) }
 }
 
+// Run connects to the server, runs the test on every stream at once and
+// closes the streams gracefully. The error is non-nil if set-up failed or
+// any stream failed; the Result then holds what did complete.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err

@@ -188,7 +188,7 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	a.oq = NewOutstandingQueue(a.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
 	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
-		Cubic: a.cfg.CongestionControl == CongestionCUBIC})
+		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
 	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
 	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Budget: a.cfg.ReceiveBuffer})
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)

@@ -92,6 +92,9 @@ type Config struct {
 	// avoidance and on loss: CongestionRFC9260 (the default) or
 	// CongestionCUBIC (RFC 9438).
 	CongestionControl string
+	// SlowStart is the initial slow start: SlowStartRFC9260 (the
+	// default) or SlowStartHyStart.
+	SlowStart string
 	// UnorderedOnly treats ordered DATA (U bit clear) as a protocol
 	// violation: the association is aborted with a Protocol Violation
 	// cause. RFC 5043 §10 has every DDP segment and session control
@@ -122,6 +125,11 @@ func (c *Config) validate() error {
 	case "", CongestionRFC9260, CongestionCUBIC:
 	default:
 		return fmt.Errorf("%w: CongestionControl %q (want %q or %q)", ErrConfig, c.CongestionControl, CongestionRFC9260, CongestionCUBIC)
+	}
+	switch c.SlowStart {
+	case "", SlowStartRFC9260, SlowStartHyStart:
+	default:
+		return fmt.Errorf("%w: SlowStart %q (want %q or %q)", ErrConfig, c.SlowStart, SlowStartRFC9260, SlowStartHyStart)
 	}
 	return nil
 }
@@ -199,6 +207,17 @@ const (
 	// does: the window of TCP in Linux, Windows and Apple systems, so
 	// that an association and a TCP flow share a bottleneck fairly.
 	CongestionCUBIC = "cubic"
+)
+
+// Slow starts of Config.SlowStart.
+const (
+	// SlowStartRFC9260 is RFC 9260 §7.2.1: slow start until cwnd
+	// exceeds ssthresh or a loss.
+	SlowStartRFC9260 = "rfc9260"
+	// SlowStartHyStart runs the initial slow start with HyStart++ (RFC
+	// 9406): it ends when the round trip grows, before the bottleneck's
+	// queue overflows; later slow starts are RFC 9260's.
+	SlowStartHyStart = "hystart++"
 )
 
 // Errors of an association. Each error an Association returns wraps one of

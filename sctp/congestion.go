@@ -40,6 +40,11 @@ type CongestionConfig struct {
 	// T3-rtx rules stay those of RFC 9260 §7.2. OnAck then needs
 	// AckInfo.Now and AckInfo.SRTT.
 	Cubic bool
+	// HyStart runs the initial slow start with HyStart++ (RFC 9406): it
+	// leaves slow start when the round trip grows (a queue builds)
+	// rather than at the first loss. OnAck then needs AckInfo.LatestRTT
+	// and AckInfo.HighestSent.
+	HyStart bool
 }
 
 // AckInfo is what one received SACK chunk did to the outstanding DATA,
@@ -73,6 +78,14 @@ type AckInfo struct {
 	// epoch began (RFC 9438 §4.2). Unused without CongestionConfig.Cubic.
 	Now  time.Time
 	SRTT time.Duration
+	// LatestRTT is the round trip of the newest chunk this SACK newly
+	// acknowledges among those sent only once (0: none): a sample per
+	// SACK for HyStart++ (RFC 9406 §4.2), apart from the one-per-round-
+	// trip measurements of the RTO (RFC 9260 §6.3.1 C4).
+	LatestRTT time.Duration
+	// HighestSent is the highest TSN sent so far: the end of HyStart++'s
+	// current round (RFC 9406 §4.2, windowEnd).
+	HighestSent uint32
 }
 
 // Congestion holds the congestion-control state of one destination
@@ -97,6 +110,7 @@ type Congestion struct {
 	inFR      bool
 	frExit    uint32
 	cubic     *cubicState // nil: RFC 9260 §7.2.2 congestion avoidance
+	hs        hyStart
 }
 
 // NewCongestion returns the state of a new association: cwnd is
@@ -125,6 +139,7 @@ func NewCongestion(cfg CongestionConfig) Congestion {
 	if cfg.Cubic {
 		c.cubic = &cubicState{}
 	}
+	c.hs.on = cfg.HyStart
 	return c
 }
 
@@ -258,9 +273,20 @@ func (c *Congestion) OnAck(a AckInfo) {
 	acked := max(a.AckedBytes, 0)
 	if c.cwnd <= c.ssthresh {
 		fullyUsed := flightBefore+c.mtu > c.cwnd
+		inc := 0
 		if acked > 0 && fullyUsed && !c.inFR {
-			c.cwnd += min(acked, c.pmdcs)
+			inc = min(acked, c.pmdcs)
 		}
+		if c.hs.active() && !c.inFR {
+			var toCA bool
+			inc, toCA = c.hs.onAck(a, inc)
+			if toCA {
+				// RFC 9406 §4.2: ssthresh = cwnd, less one octet so that
+				// cwnd > ssthresh: congestion avoidance (RFC 9260 §7.2.2).
+				defer func() { c.ssthresh = c.cwnd - 1 }()
+			}
+		}
+		c.cwnd += inc
 	} else if c.cubic != nil {
 		// Grow only a window that is used (as RFC 9260 §7.2.2 does).
 		if acked > 0 && !c.inFR && flightBefore+c.pmdcs > c.cwnd {
@@ -292,6 +318,7 @@ func (c *Congestion) OnAck(a AckInfo) {
 // would otherwise hold back until its exit point. The chunks marked for
 // retransmission leave the flight through OnRetransmitMarked.
 func (c *Congestion) OnT3Timeout() {
+	c.hs.end()
 	c.ssthresh = c.reduced()
 	c.cwnd = c.pmdcs
 	c.pba = 0
@@ -312,6 +339,7 @@ func (c *Congestion) OnFastRetransmit(highestOutstanding uint32) bool {
 	if c.inFR {
 		return false
 	}
+	c.hs.end()
 	c.ssthresh = c.reduced()
 	c.cwnd = c.ssthresh
 	c.pba = 0

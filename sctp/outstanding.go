@@ -48,8 +48,9 @@ type outChunk struct {
 	size    int32
 	state   ChunkState
 	misses  uint8
-	fastRtx bool // fast retransmitted once: no second Fast Retransmit (§7.2.4 step 5)
-	rtx     bool // retransmitted at least once
+	fastRtx bool  // fast retransmitted once: no second Fast Retransmit (§7.2.4 step 5)
+	rtx     bool  // retransmitted at least once
+	sent    int64 // first sent, in nanoseconds after the queue's base
 }
 
 // SACKStatus says what OnSACK did with a SACK.
@@ -140,6 +141,8 @@ type OutstandingQueue struct {
 	timed    bool // an RTT probe is outstanding
 	timedTSN uint32
 	timedAt  time.Time
+
+	base time.Time // the clock of outChunk.sent: the first Add's time
 }
 
 // NewOutstandingQueue returns a queue whose first DATA chunk gets
@@ -218,7 +221,10 @@ func (q *OutstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 	}
 	tsn = q.next
 	q.next++
-	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: ChunkInFlight}
+	if q.base.IsZero() {
+		q.base = now
+	}
+	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: ChunkInFlight, sent: int64(now.Sub(q.base))}
 	if !q.timed {
 		q.timed, q.timedTSN, q.timedAt = true, tsn, now
 	}
@@ -306,6 +312,10 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 		}
 		ack.AckedBytes += int(c.size)
 		htna, haveHTNA = tsn, true
+		if !c.rtx {
+			// Ascending TSNs: the last one is the newest chunk sent once.
+			ack.LatestRTT = max(now.Sub(q.base)-time.Duration(c.sent), 1)
+		}
 		if q.timed && tsn == q.timedTSN {
 			q.timed = false
 			if !c.rtx {
@@ -362,6 +372,7 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	}
 
 	res.HighestOutstanding = q.next - 1
+	ack.HighestSent = q.next - 1
 	ack.AllAcked = q.Len() == 0
 	return res
 }

@@ -77,7 +77,7 @@ func TestOutstandingCumAck_RFC9260_6_2_1(t *testing.T) {
 	q := sent(t, 1, 5, t0)
 	r := q.OnSACK(3, nil, nil, 5000, false, t0)
 	require.Equal(t, SACKProcessed, r.Status)
-	assert.Equal(t, AckInfo{CumTSNAck: 3, CumAdvanced: true, AckedBytes: 300, FlightAcked: 300, ARwnd: 5000}, r.Ack)
+	assert.Equal(t, AckInfo{CumTSNAck: 3, CumAdvanced: true, AckedBytes: 300, FlightAcked: 300, ARwnd: 5000, LatestRTT: 1, HighestSent: 5}, r.Ack)
 	assert.Equal(t, uint32(3), q.CumTSN())
 	assert.Equal(t, 2, q.Len())
 	_, _, _, ok := q.Chunk(3)
@@ -87,7 +87,7 @@ func TestOutstandingCumAck_RFC9260_6_2_1(t *testing.T) {
 	// The same cum ack again is processed: nothing new, a_rwnd updated.
 	r = q.OnSACK(3, nil, nil, 7000, false, t0)
 	assert.Equal(t, SACKProcessed, r.Status)
-	assert.Equal(t, AckInfo{CumTSNAck: 3, ARwnd: 7000}, r.Ack)
+	assert.Equal(t, AckInfo{CumTSNAck: 3, ARwnd: 7000, HighestSent: 5}, r.Ack)
 
 	r = q.OnSACK(5, nil, nil, 5000, false, t0)
 	assert.True(t, r.Ack.AllAcked)
@@ -142,7 +142,7 @@ func TestOutstandingGapAckBlocks_RFC9260_6_2_1(t *testing.T) {
 	q := sent(t, 1, 10, t0)
 	// cum 2; blocks 2-3 and 6: TSNs 4, 5 and 8.
 	r := q.OnSACK(2, gapList{gb(2, 3), gb(6, 6)}, nil, 1000, false, t0)
-	assert.Equal(t, AckInfo{CumTSNAck: 2, CumAdvanced: true, AckedBytes: 500, FlightAcked: 500, ARwnd: 1000}, r.Ack)
+	assert.Equal(t, AckInfo{CumTSNAck: 2, CumAdvanced: true, AckedBytes: 500, FlightAcked: 500, ARwnd: 1000, LatestRTT: 1, HighestSent: 10}, r.Ack)
 	for tsn, want := range map[uint32]ChunkState{3: ChunkInFlight, 4: ChunkGapAcked, 5: ChunkGapAcked,
 		6: ChunkInFlight, 7: ChunkInFlight, 8: ChunkGapAcked, 9: ChunkInFlight, 10: ChunkInFlight} {
 		assert.Equal(t, want, stateOf(q, tsn), "TSN %d", tsn)

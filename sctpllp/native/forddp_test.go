@@ -1,0 +1,26 @@
+package native
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp"
+)
+
+// TestForDDPDefaults: a DDP association of the native stack takes only
+// unordered DATA (RFC 5043 §10), TCP's RTO floor, the default congestion
+// control and slow start unless its configuration says otherwise.
+func TestForDDPDefaults(t *testing.T) {
+	c := forDDP(Config{})
+	assert.True(t, c.UnorderedOnly)
+	assert.Equal(t, DefaultRTOMin, c.RTO.Min)
+	assert.Equal(t, DefaultCongestionControl, c.CongestionControl)
+	assert.Equal(t, DefaultSlowStart, c.SlowStart)
+
+	c = forDDP(Config{RTO: sctp.RTOConfig{Min: time.Second}, CongestionControl: sctp.CongestionCUBIC, SlowStart: sctp.SlowStartHyStart})
+	assert.Equal(t, time.Second, c.RTO.Min)
+	assert.Equal(t, sctp.CongestionCUBIC, c.CongestionControl)
+	assert.Equal(t, sctp.SlowStartHyStart, c.SlowStart)
+}
