@@ -28,6 +28,9 @@ type series struct {
 	name   string
 	x, y   []float64
 	dashed bool
+	// color, if not 0, is 1 + the palette index of the line (and a dashed
+	// line keeps it rather than turning grey): series drawn as pairs.
+	color int
 }
 
 // chart is one figure before rendering.
@@ -35,6 +38,9 @@ type chart struct {
 	title, xLabel, yLabel string
 	logX                  bool
 	series                []series
+	// legendBottomRight places the legend in the lower right corner
+	// (for curves that rise steeply on the left, such as CDFs).
+	legendBottomRight bool
 }
 
 // curves returns the curves of one LLP and kind.
@@ -145,6 +151,10 @@ func (c *chart) render() (*plot.Plot, error) {
 	// Top left, inside the axes: every curve here rises to the right.
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	if c.legendBottomRight {
+		p.Legend.Top, p.Legend.Left = false, false
+		p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
+	}
 	p.Legend.ThumbnailWidth = vg.Points(28)
 	p.Title.Padding = vg.Points(6)
 	for i, s := range c.series {
@@ -160,13 +170,18 @@ func (c *chart) render() (*plot.Plot, error) {
 			return nil, fmt.Errorf("series %q: %w", s.name, err)
 		}
 		col := plotutil.Color(i)
+		if s.color > 0 {
+			col = plotutil.Color(s.color - 1)
+		}
 		l.Color, pts.Color = col, col
 		l.Width = vg.Points(1.5)
 		pts.Shape = draw.CircleGlyph{}
 		pts.Radius = vg.Points(2.5)
 		if s.dashed {
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-			l.Color, pts.Color = color.Gray{Y: 0x40}, color.Gray{Y: 0x40}
+			if s.color == 0 {
+				l.Color, pts.Color = color.Gray{Y: 0x40}, color.Gray{Y: 0x40}
+			}
 		}
 		p.Add(l, pts)
 		p.Legend.Add(s.name, l, pts)

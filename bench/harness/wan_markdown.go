@@ -335,12 +335,13 @@ func (r *WANResults) WritePlots(dir, rel string) ([]Plot, error) {
 func (r *WANResults) holChart() *chart {
 	c := r.Config
 	ch := &chart{title: fmt.Sprintf("Read latency CDF, %d streams, one losing %g%% (%v, %s)", c.HOLStreams, c.HOLLoss*100, c.HOLRTT, netem.FormatRate(c.Rate)),
-		xLabel: "Read latency (ms)", yLabel: "fraction of Reads", logX: true}
+		xLabel: "Read latency (ms)", yLabel: "fraction of Reads", logX: true, legendBottomRight: true}
+	run := 0
 	add := func(name string, q []time.Duration, dashed bool) {
 		if len(q) != len(HOLQuantiles) {
 			return
 		}
-		s := series{name: name, dashed: dashed}
+		s := series{name: name, dashed: dashed, color: run}
 		for i, v := range q {
 			s.x = append(s.x, max(float64(v)/float64(time.Millisecond), 0.01))
 			s.y = append(s.y, HOLQuantiles[i])
@@ -351,6 +352,7 @@ func (r *WANResults) holChart() *chart {
 		if h.Err != nil {
 			continue
 		}
+		run++
 		label := h.LLP
 		if h.LLP == transport.MPA {
 			label = fmt.Sprintf("mpa, %d connections", h.Streams)
