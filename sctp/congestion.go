@@ -277,16 +277,16 @@ func (c *Congestion) OnAck(a AckInfo) {
 		if acked > 0 && fullyUsed && !c.inFR {
 			inc = min(acked, c.pmdcs)
 		}
+		toCA := false
 		if c.hs.active() && !c.inFR {
-			var toCA bool
 			inc, toCA = c.hs.onAck(a, inc)
-			if toCA {
-				// RFC 9406 §4.2: ssthresh = cwnd, less one octet so that
-				// cwnd > ssthresh: congestion avoidance (RFC 9260 §7.2.2).
-				defer func() { c.ssthresh = c.cwnd - 1 }()
-			}
 		}
 		c.cwnd += inc
+		if toCA {
+			// RFC 9406 §4.2: ssthresh = cwnd, less one octet so that
+			// cwnd > ssthresh: congestion avoidance (RFC 9260 §7.2.2).
+			c.ssthresh = c.cwnd - 1
+		}
 	} else if c.cubic != nil {
 		// Grow only a window that is used (as RFC 9260 §7.2.2 does).
 		if acked > 0 && !c.inFR && flightBefore+c.pmdcs > c.cwnd {
