@@ -65,10 +65,13 @@ type Association struct {
 	lastDataSent    time.Time
 	errCount        int
 	fastRtx         bool
-	pkt             []byte
-	gaps            []wire.GapAckBlock
-	dups            []uint32
-	ctrl            []byte // control chunks to bundle into the next packet
+	// cwndLimited: the last transmission left new DATA waiting for
+	// cwnd (neither the peer's window nor the user limited it).
+	cwndLimited bool
+	pkt         []byte
+	gaps        []wire.GapAckBlock
+	dups        []uint32
+	ctrl        []byte // control chunks to bundle into the next packet
 
 	// Receive side.
 	rt       *RecvTracker
@@ -120,7 +123,7 @@ type assocCounters struct {
 	packetsSent, packetsRecv   uint64
 	dataSent, dataRecv         uint64
 	retransmits, fastRetrans   uint64
-	t3Expiries                 uint64
+	t3Expiries, lostRetrans    uint64
 	sacksSent, sacksRecv       uint64
 	dupTSNs, rxDropped         uint64
 	heartbeats, sendErrors     uint64
@@ -134,11 +137,13 @@ type Stats struct {
 	State State
 	// Packets and DATA chunks sent and received; Retransmits counts DATA
 	// chunks sent again (T3-rtx and Fast Retransmit), FastRetransmits the
-	// Fast Retransmit events, T3Expiries the T3-rtx expiries.
+	// Fast Retransmit events, T3Expiries the T3-rtx expiries,
+	// LostRetransmits the fast retransmissions found lost and sent again
+	// before T3-rtx (OutstandingQueue.OnSACK).
 	PacketsSent, PacketsReceived       uint64
 	DataChunksSent, DataChunksReceived uint64
 	Retransmits, FastRetransmits       uint64
-	T3Expiries                         uint64
+	T3Expiries, LostRetransmits        uint64
 	SACKsSent, SACKsReceived           uint64
 	DuplicateTSNs                      uint64
 	MessagesSent, MessagesReceived     uint64
@@ -272,7 +277,7 @@ func (a *Association) Stats() Stats {
 	return Stats{State: a.state,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsRecv,
 		DataChunksSent: c.dataSent, DataChunksReceived: c.dataRecv,
-		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries,
+		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries, LostRetransmits: c.lostRetrans,
 		SACKsSent: c.sacksSent, SACKsReceived: c.sacksRecv, DuplicateTSNs: c.dupTSNs,
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
 		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream,

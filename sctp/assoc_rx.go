@@ -300,6 +300,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 			a.stats.fastRetrans++
 		}
 		a.fastRtx = true
+		a.stats.lostRetrans += uint64(res.LostRetransmits)
 	}
 	switch {
 	case a.oq.Len() == 0:

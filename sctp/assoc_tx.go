@@ -189,14 +189,20 @@ func (a *Association) transmit(now time.Time) {
 			p = a.addChunk(p, c)
 			sentData = true
 		}
+		limited := false
 		if a.oq.Marked() == 0 {
+			imm := a.immediateSACKs()
 			for a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
 				if !a.cc.CanSend(c.n) {
+					limited = !a.cc.CanRetransmit(c.n)
 					break
 				}
 				tsn, _ := a.oq.Add(c.n, now)
 				binary.BigEndian.PutUint32(c.chunk()[4:], tsn)
+				if imm {
+					c.chunk()[1] |= wire.DataFlagImmediate
+				}
 				a.sent[a.oq.slot(tsn)] = c
 				a.pend[a.pendHead] = txChunk{}
 				a.pendHead++
@@ -209,6 +215,7 @@ func (a *Association) transmit(now time.Time) {
 				a.pend, a.pendHead = a.pend[:0], 0
 			}
 		}
+		a.cwndLimited = limited
 	}
 	if len(p) > wire.HeaderLen {
 		wire.SetChecksum(p)
@@ -234,6 +241,26 @@ func (a *Association) transmit(now time.Time) {
 	if a.refused >= 2 {
 		a.portUnreachable(nil)
 	}
+}
+
+// immediateSACKs reports whether the new DATA about to be sent asks for
+// an immediate SACK with the I bit (RFC 9260 §3.3.1; RFC 7053 §4.1: a
+// sender that benefits from a SACK without delay MAY set it): in slow
+// start, outside Fast Recovery, while cwnd limits the sender. §7.2.1
+// grows cwnd by at most one PMDCS per SACK, so with the receiver's SACK
+// for every second packet (§6.2) slow start grows the window 1.5 times a
+// round trip; a SACK per packet makes it the doubling slow start is meant
+// to be, as TCP's per-segment ACKs do (Linux receivers also acknowledge
+// every segment at the start of a connection, their quick-ACK mode). A
+// sender limited by the user or the peer's window does not grow its
+// window and asks for nothing; nor does one in congestion avoidance. mu is
+// held.
+func (a *Association) immediateSACKs() bool {
+	if !a.cwndLimited || !a.cc.InSlowStart() {
+		return false
+	}
+	_, inFR := a.cc.InFastRecovery()
+	return !inFR
 }
 
 // addChunk adds one DATA chunk to the packet p, sending p first if the

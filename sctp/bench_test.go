@@ -68,6 +68,7 @@ func BenchmarkAssociationWriteMsg(b *testing.B) {
 			b.StopTimer()
 			st := cli.Stats()
 			b.ReportMetric(float64(st.PacketsSent)/float64(b.N+2000), "pkts/msg")
+			b.ReportMetric(float64(srv.Stats().SACKsSent)/float64(st.PacketsSent), "sacks/pkt")
 			_ = cli.Close()
 			_ = srv.Abort()
 		})

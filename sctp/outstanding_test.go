@@ -196,6 +196,58 @@ func TestOutstandingFastRetransmit_RFC9260_7_2_4(t *testing.T) {
 	assert.Zero(t, missesOf(q, 2))
 }
 
+// A fast retransmission that is lost again is found by SACKs that newly
+// acknowledge chunks first sent after it (countLostRetransmit: the
+// detection of FreeBSD's SCTP, the idea of RACK, RFC 8985 §2), not left
+// to T3-rtx; SACKs acknowledging only chunks sent before it, or nothing
+// new, do not count.
+func TestOutstandingLostRetransmit(t *testing.T) {
+	t0 := time.Now()
+	q := sent(t, 1, 8, t0) // TSN 2 is lost
+	for end := uint16(2); end <= 4; end++ {
+		q.OnSACK(1, gapList{gb(2, end)}, nil, 1<<20, false, t0)
+	}
+	require.Equal(t, ChunkMarked, stateOf(q, 2))
+	_, ok := q.OnRetransmit(2, t0) // sent again while TSN 9 is next
+	require.True(t, ok)
+
+	// TSNs 6..8 were sent before the retransmission: no indication.
+	for end := uint16(5); end <= 7; end++ {
+		r := q.OnSACK(1, gapList{gb(2, end)}, nil, 1<<20, true, t0)
+		assert.False(t, r.FastRetransmit)
+	}
+	assert.Zero(t, missesOf(q, 2))
+
+	// New data after the retransmission, TSNs 9..12; the retransmission
+	// is lost too. Each SACK newly acknowledging one of them is an
+	// indication; a repeated SACK is not.
+	for i := 0; i < 4; i++ {
+		_, ok := q.Add(100, t0)
+		require.True(t, ok)
+	}
+	r := q.OnSACK(1, gapList{gb(2, 8)}, nil, 1<<20, true, t0) // TSN 9
+	assert.False(t, r.FastRetransmit)
+	assert.Equal(t, 1, missesOf(q, 2))
+	q.OnSACK(1, gapList{gb(2, 8)}, nil, 1<<20, true, t0)
+	assert.Equal(t, 1, missesOf(q, 2), "nothing newly acknowledged")
+	q.OnSACK(1, gapList{gb(2, 9)}, nil, 1<<20, true, t0) // TSN 10
+	assert.Equal(t, 2, missesOf(q, 2))
+	r = q.OnSACK(1, gapList{gb(2, 10)}, nil, 1<<20, true, t0) // TSN 11
+	require.True(t, r.FastRetransmit, "the retransmission is lost: sent again before T3-rtx")
+	assert.Equal(t, 1, r.LostRetransmits)
+	assert.Equal(t, 100, r.MarkedBytes, "it leaves the flight")
+	assert.Equal(t, ChunkMarked, stateOf(q, 2))
+	assert.Equal(t, 1, q.Marked())
+
+	// Sent a third time with TSN 13 next; it arrives and the cum ack
+	// moves past everything.
+	_, ok = q.OnRetransmit(2, t0)
+	require.True(t, ok)
+	r = q.OnSACK(12, nil, nil, 1<<20, true, t0)
+	assert.True(t, r.Ack.AllAcked)
+	assert.Zero(t, r.LostRetransmits)
+}
+
 // A SACK that newly acknowledges nothing brings no miss indication: the
 // HTNA rule of RFC 9260 §7.2.4.
 func TestOutstandingMissIndicationsHTNA_RFC9260_7_2_4(t *testing.T) {

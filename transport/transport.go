@@ -134,8 +134,8 @@ type Options struct {
 	// net.ipv4.tcp_allowed_congestion_control needs CAP_NET_ADMIN.
 	TCPCongestion string
 	// SCTPCongestion, for sctp-native, is each association's congestion
-	// control: "rfc9260" (RFC 9260 §7.2) or "cubic" (RFC 9438); "": the
-	// stack's default for DDP (native.DefaultCongestionControl).
+	// control: "cubic" (RFC 9438) or "rfc9260" (RFC 9260 §7.2); "": the
+	// stack's default for DDP (native.DefaultCongestionControl, cubic).
 	SCTPCongestion string
 	// Capture, if not nil, records every packet of every LLP to a pcapng
 	// file (package capture): sctp-pion's and sctp-native's UDP datagrams,

@@ -261,14 +261,22 @@ func verdict(met bool) string {
 
 // nativeCCName names sctp-native's congestion control in the run.
 func (c *WANConfig) nativeCCName() string {
-	switch cc := c.SCTPCongestion; cc {
-	case "", native.DefaultCongestionControl:
-		return "RFC 9260's (§7.2, Reno-like; its default)"
-	case sctp.CongestionCUBIC:
-		return "CUBIC (RFC 9438)"
-	default:
-		return cc
+	cc := c.SCTPCongestion
+	def := cc == "" || cc == native.DefaultCongestionControl
+	if cc == "" {
+		cc = native.DefaultCongestionControl
 	}
+	name := cc
+	switch cc {
+	case sctp.CongestionRFC9260:
+		name = "RFC 9260's (§7.2, Reno-like)"
+	case sctp.CongestionCUBIC:
+		name = "CUBIC (RFC 9438)"
+	}
+	if def {
+		name += ", the stack's default for DDP"
+	}
+	return name
 }
 
 // WritePlots draws, per loss rate, RDMA Write throughput of each LLP and

@@ -84,7 +84,7 @@ func TestWANMarkdown(t *testing.T) {
 		"| sctp-native, 16 streams | 52.0 ms | 121.0 ms | 51.5 ms | 104.0 ms | 150.0 ms | 105.0 ms | 10 of 30000 | 263 |",
 		"| mpa, one TCP connection | – | – | – | – | – | 104.0 ms | 19 of 28000 | 283 |",
 		"| mpa, 16 TCP connections | error: refused |",
-		"sctp-native runs RFC 9260's (§7.2, Reno-like; its default)",
+		"sctp-native runs CUBIC (RFC 9438), the stack's default for DDP (`--wan-sctp-cc`)",
 		"| raw sctp-native / raw TCP at 50 ms RTT, 0.1% loss | ≥ 0.8 | 0.90 (9.0 / 10.0 Mbit/s) | met |",
 		"| raw sctp-native | raw TCP | 30.9 | 65.4 | 0.887 (runs: 0.950, 0.887, 0.800) |",
 		"| Jain's index, raw sctp-native beside raw TCP | ≥ 0.9 | 0.887 (30.9 / 65.4 Mbit/s) | **not met** |",

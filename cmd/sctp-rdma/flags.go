@@ -69,7 +69,7 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sec.PSKIdentity, "psk-identity", "", "with --psk: the key's identity hint (default sctp-rdma)")
 	fs.StringVar(&f.sec.ServerName, "server-name", "", "with --secure, for a client: the name to verify in the server's certificate (default: the host of --connect)")
 	fs.StringVar(&f.tcpCC, "tcp-cc", "", "for mpa: each TCP connection's congestion control (Linux TCP_CONGESTION: cubic, reno, bbr, ...; default the system's)")
-	fs.StringVar(&f.sctpCC, "sctp-cc", "", "for sctp-native: each association's congestion control, rfc9260 (RFC 9260 §7.2, the default) or cubic (RFC 9438)")
+	fs.StringVar(&f.sctpCC, "sctp-cc", "", "for sctp-native: each association's congestion control, cubic (RFC 9438, the default) or rfc9260 (RFC 9260 §7.2)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "least severe log record printed on standard error: debug, info, warn or error (the libraries' own lines included; JSON with --json)")
 }
 
