@@ -109,15 +109,22 @@ func ipv4Payload(p []byte) (proto byte, payload []byte, ok bool) {
 	return p[9], p[ihl:], true
 }
 
-// sctpStream selects the IPv4 packets whose UDP payload is an SCTP packet
-// (RFC 6951) carrying a DATA chunk of stream sid.
+// sctpStream selects the IPv4 packets that carry an SCTP packet, in UDP
+// (RFC 6951: the userspace stacks) or directly (IP protocol 132: kernel
+// SCTP), with a DATA chunk of stream sid.
 func sctpStream(sid uint16) func([]byte) bool {
 	return func(p []byte) bool {
-		proto, udp, ok := ipv4Payload(p)
-		if !ok || proto != 17 || len(udp) < 8 {
+		proto, pl, ok := ipv4Payload(p)
+		switch {
+		case !ok:
+			return false
+		case proto == 17 && len(pl) >= 8: // SCTP over UDP (RFC 6951)
+			pl = pl[8:]
+		case proto == 132: // kernel SCTP
+		default:
 			return false
 		}
-		pkt, err := wire.ParsePacketNoChecksum(udp[8:])
+		pkt, err := wire.ParsePacketNoChecksum(pl)
 		if err != nil {
 			return false
 		}

@@ -48,6 +48,14 @@ func TestSCTPStreamSelector(t *testing.T) {
 	v6 := sctpOverUDP(d(1))
 	v6[0] = 0x60
 	assert.False(t, sel(v6), "not IPv4")
+
+	// Kernel SCTP: the SCTP packet right after the IP header.
+	direct := func(c interface{ Append([]byte) []byte }) []byte {
+		return ipv4(132, sctpOverUDP(c)[20+8:])
+	}
+	assert.True(t, sel(direct(d(1))), "IP protocol 132")
+	assert.False(t, sel(direct(d(2))))
+	assert.False(t, sel(direct(&wire.SACK{CumTSNAck: 3, ARwnd: 1000})))
 }
 
 // TestFirstTCPConnectionSelector: the selector follows the connection

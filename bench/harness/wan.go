@@ -68,6 +68,9 @@ type WANConfig struct {
 	Backend string
 	// Progress, if not nil, receives a line per measurement.
 	Progress io.Writer
+	// InVM marks the kernel-SCTP run inside the qemu VM: its page
+	// section is WANKernelMarks' (see WANResults.Markdown).
+	InVM bool
 }
 
 // DefaultWANTCP is the TCP congestion control of WAN runs: CUBIC

@@ -18,6 +18,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/netem"
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/transport"
@@ -450,6 +451,14 @@ func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
 			closeL, addr = ln.Close, ln.Addr().String()
 			dial = func(ctx context.Context) (backend.Transport, error) { return native.Dial(ctx, addr, l.nativeConfig()) }
+		case transport.SCTPKernel:
+			ln, err := kernel.Listen(net.JoinHostPort(l.AddrA, "0"), kernel.Config{})
+			if err != nil {
+				return err
+			}
+			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
+			closeL, addr = ln.Close, ln.Addr().String()
+			dial = func(ctx context.Context) (backend.Transport, error) { return kernel.Dial(ctx, addr, kernel.Config{}) }
 		case transport.SCTPPion:
 			ln, err := pion.Listen(net.JoinHostPort(l.AddrA, "0"), pion.Config{})
 			if err != nil {
@@ -459,7 +468,7 @@ func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 			closeL, addr = ln.Close, ln.Addr().String()
 			dial = func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, pion.Config{}) }
 		default:
-			return fmt.Errorf("raw %s: not a userspace SCTP stack", llp)
+			return fmt.Errorf("raw %s: not an SCTP stack", llp)
 		}
 		return nil
 	})

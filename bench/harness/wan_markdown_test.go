@@ -16,13 +16,24 @@ import (
 )
 
 func TestSpliceWAN(t *testing.T) {
+	m := WANMarks
 	sec := []byte(WANBegin + "\nnew\n" + WANEnd + "\n")
-	assert.Equal(t, "# page\n\n"+string(sec), string(SpliceWAN([]byte("# page\n"), sec)), "appended")
+	assert.Equal(t, "# page\n\n"+string(sec), string(m.Splice([]byte("# page\n"), sec)), "appended")
 	old := "# page\n\n" + WANBegin + "\nold\n" + WANEnd + "\n\ntail\n"
-	assert.Equal(t, "# page\n\n"+string(sec)+"tail\n", string(SpliceWAN([]byte(old), sec)), "replaced in place")
-	assert.Equal(t, WANBegin+"\nold\n"+WANEnd+"\n", string(WANSection([]byte(old))))
-	assert.Nil(t, WANSection([]byte("# page\n")))
-	assert.Equal(t, string(sec), string(SpliceWAN(nil, sec)))
+	assert.Equal(t, "# page\n\n"+string(sec)+"tail\n", string(m.Splice([]byte(old), sec)), "replaced in place")
+	assert.Equal(t, WANBegin+"\nold\n"+WANEnd+"\n", string(m.Section([]byte(old))))
+	assert.Nil(t, m.Section([]byte("# page\n")))
+	assert.Equal(t, string(sec), string(m.Splice(nil, sec)))
+
+	// The kernel section beside it: each run replaces its own only.
+	ksec := []byte(WANKernelBegin + "\nkernel new\n" + WANKernelEnd + "\n")
+	both := WANKernelMarks.Splice([]byte(old), ksec)
+	assert.Equal(t, old+"\n"+string(ksec), string(both), "appended at the end")
+	both = m.Splice(both, sec)
+	assert.Contains(t, string(both), "kernel new")
+	assert.Contains(t, string(both), "\nnew\n")
+	assert.NotContains(t, string(both), "old")
+	assert.Equal(t, string(ksec), string(WANKernelMarks.Section(both)))
 }
 
 // TestMedianShare: the run with the median index, every run's index;

@@ -75,10 +75,10 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if flagSet(fs, "llp") {
 			for _, l := range strings.Split(*llps, ",") {
 				switch l {
-				case transport.SCTPPion, transport.SCTPNative, transport.MPA:
+				case transport.SCTPPion, transport.SCTPNative, transport.MPA, transport.SCTPKernel:
 					wcfg.LLPs = append(wcfg.LLPs, l)
 				default:
-					return usageError("--llp %q: the WAN mode measures sctp-native, sctp-pion and mpa", l)
+					return usageError("--llp %q: the WAN mode measures sctp-native, sctp-pion, sctp-kernel (on a kernel with SCTP) and mpa", l)
 				}
 			}
 		}
@@ -132,8 +132,10 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The WAN section comes from its own run (--wan): kept as it is.
 	if old, err := os.ReadFile(*out); err == nil {
-		if sec := harness.WANSection(old); sec != nil {
-			buf = *bytes.NewBuffer(harness.SpliceWAN(buf.Bytes(), sec))
+		for _, m := range []harness.Marks{harness.WANMarks, harness.WANKernelMarks} {
+			if sec := m.Section(old); sec != nil {
+				buf = *bytes.NewBuffer(m.Splice(buf.Bytes(), sec))
+			}
 		}
 	}
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
@@ -174,7 +176,7 @@ func runWAN(cfg harness.WANConfig, out, plots string, stdout io.Writer) error {
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	if err := os.WriteFile(out, harness.SpliceWAN(page, sec.Bytes()), 0o644); err != nil {
+	if err := os.WriteFile(out, res.Marks().Splice(page, sec.Bytes()), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "sctp-rdma harness: wrote the WAN section of %s\n", out)

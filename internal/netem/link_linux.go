@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
@@ -64,6 +65,7 @@ type Link struct {
 	mtu     int
 	devA    string
 	devB    string
+	ns      [2]*namespace // A, B
 	dirs    [2]*direction // A→B, B→A (TUN backend)
 	files   [2]*os.File
 	wg      sync.WaitGroup
@@ -96,11 +98,8 @@ func NewLink(p Profile, o LinkOptions) (l *Link, err error) {
 			l = nil
 		}
 	}()
-	for _, ns := range []string{l.NSA, l.NSB} {
-		if _, err := nstest.IP("netns", "add", ns); err != nil {
-			return l, err
-		}
-		if _, err := nstest.IP("-n", ns, "link", "set", "lo", "up"); err != nil {
+	for i, name := range []string{l.NSA, l.NSB} {
+		if l.ns[i], err = newNamespace(name); err != nil {
 			return l, err
 		}
 	}
@@ -129,7 +128,7 @@ func NewLink(p Profile, o LinkOptions) (l *Link, err error) {
 	}
 	if backend == "" {
 		backend = BackendTUN
-		if kernelNetem() {
+		if (p.Loss == 0 || p.LossBurst <= 1) && kernelNetem() {
 			backend = BackendKernel
 		}
 	}
@@ -183,45 +182,39 @@ func (l *Link) TCPCongestion() string {
 	return v
 }
 
-// kernelNetem reports whether tc can attach netem here: it tries in a
-// throwaway namespace.
+// kernelNetem reports whether the kernel can attach netem here: it tries
+// in a throwaway namespace (loading sch_netem first where modprobe
+// exists).
 func kernelNetem() bool {
 	var rb [4]byte
 	_, _ = rand.Read(rb[:])
-	ns := "nmprobe" + hex.EncodeToString(rb[:])
-	if _, err := nstest.IP("netns", "add", ns); err != nil {
-		return false
-	}
-	defer func() { _, _ = nstest.IP("netns", "del", ns) }()
 	_ = exec.Command("modprobe", "sch_netem").Run()
-	if _, err := nstest.IP("-n", ns, "link", "set", "lo", "up"); err != nil {
+	ns, err := newNamespace("nmprobe" + hex.EncodeToString(rb[:]))
+	if err != nil {
 		return false
 	}
-	return tc(ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms") == nil
+	defer ns.close()
+	return ns.setNetem("lo", Profile{}, 65536, false) == nil
 }
 
-func tc(ns string, args ...string) error {
-	out, err := exec.Command("tc", append([]string{"-n", ns}, args...)...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("tc -n %s %s: %w: %s", ns, strings.Join(args, " "), err, out)
-	}
-	return nil
-}
-
+// setupVeth joins the namespaces with a veth pair and attaches netem to
+// both ends.
 func (l *Link) setupVeth(p Profile) error {
 	l.devA, l.devB = "nm0", "nm1"
-	if _, err := nstest.IP("link", "add", l.devA, "netns", l.NSA, "type", "veth", "peer", "name", l.devB, "netns", l.NSB); err != nil {
-		return err
+	a, b := l.ns[0], l.ns[1]
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: l.devA}, PeerName: l.devB, PeerNamespace: netlink.NsFd(int(b.fd))}
+	if err := a.h.LinkAdd(veth); err != nil {
+		return fmt.Errorf("netem: veth pair: %w", err)
 	}
-	for _, c := range []struct{ ns, dev, addr string }{{l.NSA, l.devA, l.AddrA}, {l.NSB, l.devB, l.AddrB}} {
-		if _, err := nstest.IP("-n", c.ns, "addr", "add", c.addr+"/24", "dev", c.dev); err != nil {
+	for _, c := range []struct {
+		ns        *namespace
+		dev, addr string
+	}{{a, l.devA, l.AddrA}, {b, l.devB, l.AddrB}} {
+		if err := c.ns.setUp(c.dev, c.addr, l.mtu); err != nil {
 			return err
 		}
-		if _, err := nstest.IP("-n", c.ns, "link", "set", c.dev, "mtu", fmt.Sprint(l.mtu), "up"); err != nil {
+		if err := c.ns.setNetem(c.dev, p, l.mtu, false); err != nil {
 			return err
-		}
-		if err := tc(c.ns, append([]string{"qdisc", "add", "dev", c.dev, "root", "netem"}, p.NetemArgs(l.mtu)...)...); err != nil {
-			return fmt.Errorf("%w: %w", ErrNoNetem, err)
 		}
 	}
 	return nil
@@ -229,16 +222,13 @@ func (l *Link) setupVeth(p Profile) error {
 
 func (l *Link) setupTUN(p Profile, seed uint64) error {
 	l.devA, l.devB = "nmt0", "nmt0"
-	for i, c := range []struct{ ns, addr string }{{l.NSA, l.AddrA}, {l.NSB, l.AddrB}} {
-		f, err := openTUN(c.ns, "nmt0")
+	for i, addr := range []string{l.AddrA, l.AddrB} {
+		f, err := openTUN(l.ns[i].name, "nmt0")
 		if err != nil {
 			return err
 		}
 		l.files[i] = f
-		if _, err := nstest.IP("-n", c.ns, "addr", "add", c.addr+"/24", "dev", "nmt0"); err != nil {
-			return err
-		}
-		if _, err := nstest.IP("-n", c.ns, "link", "set", "nmt0", "mtu", fmt.Sprint(l.mtu), "up"); err != nil {
+		if err := l.ns[i].setUp("nmt0", addr, l.mtu); err != nil {
 			return err
 		}
 	}
@@ -299,8 +289,8 @@ func (l *Link) SetProfile(p Profile) error {
 		return err
 	}
 	if l.Backend == BackendKernel {
-		for _, c := range []struct{ ns, dev string }{{l.NSA, l.devA}, {l.NSB, l.devB}} {
-			if err := tc(c.ns, append([]string{"qdisc", "change", "dev", c.dev, "root", "netem"}, p.NetemArgs(l.mtu)...)...); err != nil {
+		for i, dev := range []string{l.devA, l.devB} {
+			if err := l.ns[i].setNetem(dev, p, l.mtu, true); err != nil {
 				return err
 			}
 		}
@@ -323,12 +313,8 @@ func (l *Link) SetProfile(p Profile) error {
 // it back: an outage.
 func (l *Link) SetDown(down bool) error {
 	if l.Backend == BackendKernel {
-		state := "up"
-		if down {
-			state = "down"
-		}
-		for _, c := range []struct{ ns, dev string }{{l.NSA, l.devA}, {l.NSB, l.devB}} {
-			if _, err := nstest.IP("-n", c.ns, "link", "set", c.dev, state); err != nil {
+		for i, dev := range []string{l.devA, l.devB} {
+			if err := l.ns[i].setLinkUp(dev, !down); err != nil {
 				return err
 			}
 		}
@@ -361,8 +347,10 @@ func (l *Link) Close() {
 		}
 	}
 	l.wg.Wait()
-	for _, ns := range []string{l.NSA, l.NSB} {
-		_, _ = nstest.IP("netns", "del", ns)
+	for _, ns := range l.ns {
+		if ns != nil {
+			ns.close()
+		}
 	}
 }
 

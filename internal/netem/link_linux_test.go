@@ -5,9 +5,11 @@ package netem
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -19,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
+	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -298,4 +301,52 @@ func TestLink_TCPCongestion(t *testing.T) {
 		return err
 	}))
 	assert.Equal(t, "cubic", cc)
+}
+
+// The kernel backend's qdisc is what `tc qdisc add … netem` would set:
+// microseconds, per cent, octets per second, a queue limit in packets.
+func TestNetemQdisc(t *testing.T) {
+	q, err := netemAttrs(Profile{Delay: 25 * time.Millisecond, Jitter: time.Millisecond, Loss: 0.001, Duplicate: 0.02, Reorder: 0.05, ReorderCorr: 0.5, Rate: 20e6}, 1500)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(25000), q.Latency)
+	assert.Equal(t, uint32(1000), q.Jitter)
+	assert.Equal(t, uint64(2.5e6), q.Rate64)
+	assert.Equal(t, uint32(Profile{Delay: 25 * time.Millisecond, Rate: 20e6}.QueueOctets()/1500), q.Limit, "one bandwidth-delay product in packets")
+	assert.InDelta(t, 0.1, q.Loss, 1e-6)
+	assert.InDelta(t, 2, q.Duplicate, 1e-6)
+	assert.InDelta(t, 5, q.ReorderProb, 1e-6)
+	assert.InDelta(t, 50, q.ReorderCorr, 1e-6)
+	q, err = netemAttrs(Profile{}, 1500)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(10000), q.Limit, "no bottleneck: netem's usual limit")
+	_, err = netemAttrs(Profile{Loss: 0.01, LossBurst: 4}, 1500)
+	assert.ErrorIs(t, err, ErrBurstsNeedTUN)
+}
+
+// Namespaces are made and removed without iproute2 (netlink and system
+// calls: the busybox guest of internal/vmtest has no usable ip or tc),
+// where `ip netns` and pmtu/nstest.In find them.
+func TestNamespaceLifecycle(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("network namespaces need root; make test runs as root")
+	}
+	ns, err := newNamespace("nmtest" + fmt.Sprint(os.Getpid()))
+	require.NoError(t, err)
+	path := filepath.Join(netnsDir, ns.name)
+	require.FileExists(t, path)
+	var addrs []net.Addr
+	require.NoError(t, nstest.In(ns.name, func() (err error) {
+		ifc, err := net.InterfaceByName("lo")
+		if err != nil {
+			return err
+		}
+		assert.NotZero(t, ifc.Flags&net.FlagUp, "lo is up")
+		addrs, err = ifc.Addrs()
+		return err
+	}))
+	assert.NotEmpty(t, addrs)
+	_, err = newNamespace(ns.name)
+	assert.Error(t, err, "the name is taken")
+	ns.close()
+	assert.NoFileExists(t, path)
 }

@@ -24,13 +24,10 @@ func TestProfileValidate(t *testing.T) {
 	assert.NoError(t, Profile{Delay: 50 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.01, LossBurst: 4, Rate: 100e6}.Validate())
 }
 
-func TestProfileStringAndNetemArgs(t *testing.T) {
+func TestProfileString(t *testing.T) {
 	p := Profile{Delay: 50 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.01, LossBurst: 4, Rate: 100e6}
 	assert.Equal(t, "delay 50ms 5ms loss 1% (bursts of 4) rate 100Mbit queue 1250000B", p.String())
-	assert.Equal(t, []string{"limit", "833", "delay", "50ms", "5ms", "loss", "gemodel", "0.252525%", "25%", "100%", "0%", "rate", "100Mbit"},
-		p.NetemArgs(1500))
 	assert.Equal(t, "none", Profile{}.String())
-	assert.Equal(t, []string{"limit", "10000", "loss", "3%"}, Profile{Loss: 0.03}.NetemArgs(1500))
 	assert.Equal(t, minQueue, Profile{Rate: 1e6}.QueueOctets(), "at least 64 KiB")
 	assert.Equal(t, 5000, Profile{Rate: 1e9, Queue: 5000}.QueueOctets())
 	assert.Equal(t, "64kbit", FormatRate(64000))

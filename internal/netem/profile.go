@@ -124,42 +124,6 @@ func FormatRate(bps int64) string {
 	return fmt.Sprintf("%dbit", bps)
 }
 
-// NetemArgs is the profile as arguments of `tc qdisc add ... netem`, for
-// a kernel that has sch_netem (loss bursts as the "gemodel" of netem, a
-// bad state that loses everything). tc's queue limit counts packets: the
-// octet queue is converted at mtu octets a packet.
-func (p Profile) NetemArgs(mtu int) []string {
-	limit := 10000
-	if p.Rate > 0 {
-		limit = max(p.QueueOctets()/max(mtu, 1), 1)
-	}
-	a := []string{"limit", fmt.Sprint(limit)}
-	if p.Delay > 0 {
-		a = append(a, "delay", p.Delay.String())
-		if p.Jitter > 0 {
-			a = append(a, p.Jitter.String())
-		}
-	}
-	if p.Loss > 0 {
-		if p.LossBurst > 1 {
-			pp, r := p.gilbert()
-			a = append(a, "loss", "gemodel", fmt.Sprintf("%.6g%%", pp*100), fmt.Sprintf("%.6g%%", r*100), "100%", "0%")
-		} else {
-			a = append(a, "loss", fmt.Sprintf("%g%%", p.Loss*100))
-		}
-	}
-	if p.Duplicate > 0 {
-		a = append(a, "duplicate", fmt.Sprintf("%g%%", p.Duplicate*100))
-	}
-	if p.Reorder > 0 {
-		a = append(a, "reorder", fmt.Sprintf("%g%%", p.Reorder*100), fmt.Sprintf("%g%%", p.ReorderCorr*100))
-	}
-	if p.Rate > 0 {
-		a = append(a, "rate", FormatRate(p.Rate))
-	}
-	return a
-}
-
 // gilbert returns the Gilbert model's transition probabilities for the
 // profile's mean loss and burst length: good→bad p and bad→good r, with
 // the stationary loss p/(p+r) = Loss and the mean burst 1/r = LossBurst.

@@ -60,6 +60,7 @@ type config struct {
 	args    []string
 	timeout time.Duration
 	race    bool
+	onLine  func(string)
 }
 
 // WithSysctl sets a sysctl ("net.sctp.udp_port=9899") in the guest before
@@ -88,6 +89,13 @@ func WithTimeout(d time.Duration) Option {
 // detector (default: the same as the calling binary).
 func WithRace(on bool) Option {
 	return func(c *config) { c.race = on }
+}
+
+// WithOutput passes every line of the VM's console (the guest binary's
+// output among it) to fn, as well as to t.Log: how a guest hands results
+// back to the host.
+func WithOutput(fn func(line string)) Option {
+	return func(c *config) { c.onLine = fn }
 }
 
 // RepoRoot returns the module root: the nearest directory at or above the
@@ -189,7 +197,7 @@ func RunInVM(t testing.TB, pkgDir, runRegex string, opts ...Option) {
 	// any failure after the marker, fails the test.
 	start = time.Now()
 	for attempt := 1; ; attempt++ {
-		silent, err := RunScript(ctx, t, root, args, BootWait, nil)
+		silent, err := RunScript(ctx, t, root, args, BootWait, cfg.onLine)
 		elapsed := time.Since(start).Round(time.Millisecond)
 		if silent && attempt == 1 && ctx.Err() == nil {
 			t.Logf("vmtest: the guest printed nothing in %v (no %s): killed, booting a fresh VM once more", BootWait, bootMarker)

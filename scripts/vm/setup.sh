@@ -24,9 +24,10 @@ repo="$(cd "$here/../.." && pwd)"
 cache="${VMTEST_CACHE:-$repo/.cache/vm}"
 flavour="${VMTEST_KERNEL_FLAVOUR:-cloud-amd64}"
 # Modules loaded into the guest (SCTP; veth and netem for the multihoming
-# failover test), with their dependencies resolved from
-# .modinfo and loaded first.
-want_modules=(sctp veth sch_netem)
+# failover test and the kernel-SCTP WAN runs, tun for their userspace
+# emulator), with their dependencies resolved from .modinfo and loaded
+# first.
+want_modules=(sctp veth sch_netem tun)
 
 log() { printf 'vm-setup: %s\n' "$*" >&2; }
 die() { printf 'vm-setup: FATAL: %s\n' "$*" >&2; exit 1; }
