@@ -17,7 +17,10 @@
 //
 // Model is the pure per-direction decision (tested without a network);
 // Link (Linux, root) joins two fresh network namespaces with two TUN
-// devices and runs a Model in each direction.
+// devices and runs a Model in each direction, or, where the kernel has
+// sch_netem, with a veth pair under netem. Namespaces, devices and qdiscs
+// are set up over netlink, not with iproute2, so that a Link works in the
+// busybox guest of internal/vmtest too (the kernel-SCTP WAN runs).
 package netem
 
 // Backends of a Link.

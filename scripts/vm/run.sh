@@ -81,12 +81,16 @@ log="$work/console.log"
 start=$(date +%s.%N)
 echo "run.sh: starting the VM (${smp} vCPUs, ${mem} MiB, TCG)" >&2
 set +e
+# The console goes through an unbuffered filter (sed -u): a buffering one
+# (tr) held the guest's first lines, its boot marker among them, until 4 KiB
+# had accumulated, so a long run with little output looked hung in early
+# boot to vmtest's BootWait watchdog, which killed it.
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp" \
 	-nodefaults -no-reboot -display none -serial stdio -monitor none \
 	-kernel "$cache/vmlinuz" -initrd "$work/initrd" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic" \
-	</dev/null 2>&1 | tr -d '\r' | tee "$log"
+	</dev/null 2>&1 | sed -u 's/\r$//' | tee "$log"
 status=("${PIPESTATUS[@]}")
 set -e
 elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
