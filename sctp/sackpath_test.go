@@ -19,7 +19,7 @@ import (
 // follows the receiver's, and everything is eventually delivered through
 // Fast Retransmit (§7.2.4) and T3-rtx (§6.3.3).
 func TestSACKPathOverTheWire_RFC9260_6_2(t *testing.T) {
-	fastRtx, t3s := 0, 0
+	fastRtx, t3s, lostRtx := 0, 0, 0
 	for seed := uint64(1); seed <= 8; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		init := rng.Uint32()
@@ -98,6 +98,7 @@ func TestSACKPathOverTheWire_RFC9260_6_2(t *testing.T) {
 			if res.FastRetransmit {
 				fastRtx++
 			}
+			lostRtx += res.LostRetransmits
 			require.Equal(t, SACKProcessed, res.Status, "seed %d step %d: a SACK the receiver built", seed, step)
 			require.Equal(t, r.CumTSN(), s.q.CumTSN())
 			flight, marked := flightOf(s.q)
@@ -110,5 +111,6 @@ func TestSACKPathOverTheWire_RFC9260_6_2(t *testing.T) {
 	}
 	assert.Positive(t, fastRtx, "losses were recovered by Fast Retransmit")
 	assert.Positive(t, t3s, "and by T3-rtx")
-	t.Logf("%d fast retransmits, %d T3-rtx expiries", fastRtx, t3s)
+	assert.Positive(t, lostRtx, "and lost fast retransmissions by the SACKs after them")
+	t.Logf("%d fast retransmits (%d of lost retransmissions), %d T3-rtx expiries", fastRtx, lostRtx, t3s)
 }

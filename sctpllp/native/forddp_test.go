@@ -17,10 +17,11 @@ func TestForDDPDefaults(t *testing.T) {
 	assert.True(t, c.UnorderedOnly)
 	assert.Equal(t, DefaultRTOMin, c.RTO.Min)
 	assert.Equal(t, DefaultCongestionControl, c.CongestionControl)
+	assert.Equal(t, sctp.CongestionCUBIC, c.CongestionControl, "CUBIC for DDP, as Linux TCP beside it")
 	assert.Equal(t, DefaultSlowStart, c.SlowStart)
 
-	c = forDDP(Config{RTO: sctp.RTOConfig{Min: time.Second}, CongestionControl: sctp.CongestionCUBIC, SlowStart: sctp.SlowStartHyStart})
+	c = forDDP(Config{RTO: sctp.RTOConfig{Min: time.Second}, CongestionControl: sctp.CongestionRFC9260, SlowStart: sctp.SlowStartHyStart})
 	assert.Equal(t, time.Second, c.RTO.Min)
-	assert.Equal(t, sctp.CongestionCUBIC, c.CongestionControl)
+	assert.Equal(t, sctp.CongestionRFC9260, c.CongestionControl, "a choice is kept")
 	assert.Equal(t, sctp.SlowStartHyStart, c.SlowStart)
 }
