@@ -91,15 +91,19 @@ type Association struct {
 
 	// Association start (active side) and end.
 	initChunk    []byte
-	signer       *CookieSigner // INIT collisions of the active side
+	signer       *CookieSigner // INIT collisions, INITs on an established association
 	verifyCookie func(wire.Header, wire.Chunk, netip.AddrPort) (Cookie, error)
-	cookie       []byte
-	initRetries  int
-	estab        chan struct{} // closed once ESTABLISHED or failed
-	estabDone    bool
-	closing      bool // Close called
-	err          error
-	done         chan struct{}
+	initAcks     *tokenBucket // answers to unexpected INITs (§5.2.2)
+	restart      *peerRestart // set when the peer restarted (§5.2.4 case A)
+	// restartPending: restart is set (read without mu on the receive path).
+	restartPending atomic.Bool
+	cookie         []byte
+	initRetries    int
+	estab          chan struct{} // closed once ESTABLISHED or failed
+	estabDone      bool
+	closing        bool // Close called
+	err            error
+	done           chan struct{}
 
 	// Delivery.
 	dq         deliveryQueue

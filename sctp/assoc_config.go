@@ -247,6 +247,11 @@ var (
 	// ErrProtocolViolation: the peer broke RFC 9260 (the association was
 	// aborted with a Protocol Violation cause).
 	ErrProtocolViolation = errors.New("sctp: protocol violation by the peer")
+	// ErrPeerRestarted: the peer restarted the association (RFC 9260
+	// §5.2.4 case A: a COOKIE ECHO whose cookie carries this
+	// association's tags as Tie-Tags). The association ends; a listener
+	// accepts the peer's new one from the same COOKIE ECHO.
+	ErrPeerRestarted = errors.New("sctp: the peer restarted the association")
 )
 
 // AbortError describes an association that ended with an ABORT. It wraps
@@ -258,7 +263,8 @@ type AbortError struct {
 	// Reason is the local reason, or the error causes the peer sent,
 	// decoded.
 	Reason string
-	// Cause is ErrPeerUnresponsive, ErrProtocolViolation or nil.
+	// Cause is ErrPeerUnresponsive, ErrProtocolViolation,
+	// ErrPeerRestarted or nil.
 	Cause error
 }
 

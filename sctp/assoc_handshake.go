@@ -139,26 +139,121 @@ func (a *Association) handleCookieEcho(c wire.Chunk, now time.Time) {
 func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 	if a.signer == nil {
 		a.signer = NewCookieSigner(0, nil)
-		signer := a.signer
-		a.verifyCookie = func(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
-			ce, err := wire.ParseCookieEcho(c)
-			if err != nil {
-				return Cookie{}, err
-			}
-			return signer.Verify(ce.Cookie, time.Now())
-		}
+		a.verifyCookie = a.verifyOwnCookie
 	}
-	ck := Cookie{LocalVerificationTag: a.localTag, LocalInitialTSN: a.localInitialTSN,
+	a.sendInitAck(in, a.localTag, a.localInitialTSN, 0, 0)
+}
+
+// answerUnexpectedInit answers an INIT on an association past its start
+// (RFC 9260 §5.2.2): an INIT ACK with a new random Initiate Tag and
+// Initial TSN, the association's streams, and a State Cookie of our own
+// signing, bound to the peer's address, that carries our current tags as
+// Tie-Tags. Nothing of the association changes. The answers are
+// rate-limited (an INIT ACK is larger than an INIT: a forged INIT must
+// not make this end a reflector toward its peer).
+func (a *Association) answerUnexpectedInit(in *wire.Init, now time.Time) {
+	if a.initAcks == nil {
+		a.initAcks = &tokenBucket{rate: unexpectedInitRate, burst: unexpectedInitRate, tokens: unexpectedInitRate}
+	}
+	if !a.initAcks.allow(now) {
+		a.stats.badChunks++
+		return
+	}
+	if a.signer == nil {
+		a.signer = NewCookieSigner(0, nil)
+	}
+	a.sendInitAck(in, RandomTag(), RandomTag(), a.localTag, a.peerTag)
+}
+
+// unexpectedInitRate bounds the INIT ACKs per second an association sends
+// for unexpected INITs (§5.2.2).
+const unexpectedInitRate = 10
+
+// sendInitAck sends an INIT ACK for INIT in with Initiate Tag tag and
+// Initial TSN tsn, and a cookie signed by the association's signer with
+// the Tie-Tags given. mu is held.
+func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uint32) {
+	ck := Cookie{LocalVerificationTag: tag, LocalInitialTSN: tsn,
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, uint16(a.cfg.Streams)), InboundStreams: min(in.OutboundStreams, uint16(a.cfg.Streams)),
-		LocalPort: a.localPort, PeerPort: a.peerPort,
+		LocalPort: a.localPort, PeerPort: a.peerPort, PeerAddr: a.peerAddr,
 		PeerAdaptation: in.Params.Adaptation, HasPeerAdaptation: in.Params.HasAdaptation,
-		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig)}
+		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig),
+		LocalTieTag:  localTie, PeerTieTag: peerTie}
 	ack := a.ourInit(true)
+	ack.InitiateTag, ack.InitialTSN = tag, tsn
 	ack.Params.StateCookie = a.signer.Sign(nil, &ck)
 	p := wire.AppendHeader(a.pkt[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: in.InitiateTag})
 	p = ack.Append(p)
 	wire.SetChecksum(p)
 	a.sendPacket(p)
 	a.pkt = append(p[:0], a.hdr[:]...)
+}
+
+// verifyOwnCookie checks a COOKIE ECHO against a cookie of the
+// association's own signer (an INIT collision or an unexpected INIT):
+// signature, lifetime, the peer's address, and the packet's tag and ports
+// against the cookie's (RFC 9260 §5.1.5).
+func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
+	if a.signer == nil {
+		return Cookie{}, ErrCookieTags
+	}
+	ce, err := wire.ParseCookieEcho(c)
+	if err != nil {
+		return Cookie{}, err
+	}
+	ck, err := a.signer.VerifyFrom(ce.Cookie, time.Now(), from)
+	if err != nil {
+		return ck, err
+	}
+	if hdr.VerificationTag != ck.LocalVerificationTag || hdr.SrcPort != ck.PeerPort || hdr.DstPort != ck.LocalPort {
+		return ck, ErrCookieTags
+	}
+	return ck, nil
+}
+
+// peerRestart is a verified COOKIE ECHO of a restarted peer and the
+// chunks bundled after it, for the listener to make the new association
+// from (Listener.readLoop).
+type peerRestart struct {
+	ck   Cookie
+	rest []byte
+}
+
+// foreignCookieEcho takes a COOKIE ECHO whose packet carries another
+// Verification Tag than ours (RFC 9260 §5.2.4). A cookie of our own
+// signing whose Tie-Tags are our current tags, with new tags on both
+// sides, is case A: the peer restarted. A DDP session does not survive
+// that (RFC 5043 §11.3: its state is gone on the peer's side), so the
+// association is not reset in place: it ends with ErrPeerRestarted, and a
+// listener makes the peer's new association from the same COOKIE ECHO.
+// No ABORT is sent: it would carry the old tag, which the restarted peer
+// no longer has. Anything else (cases B and C, a forged or stale cookie)
+// is discarded. mu is held.
+func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
+	it := pkt.Chunks()
+	c, _ := it.Next()
+	ck, err := a.verifyOwnCookie(pkt.Header, c, a.peerAddr)
+	if err != nil || ck.LocalTieTag != a.localTag || ck.PeerTieTag != a.peerTag ||
+		ck.LocalVerificationTag == a.localTag || ck.PeerVerificationTag == a.peerTag {
+		a.stats.badTag++
+		return
+	}
+	a.restart = &peerRestart{ck: ck, rest: it.Rest()}
+	a.restartPending.Store(true)
+	a.terminate(&AbortError{Reason: "the peer restarted the association (RFC 9260 §5.2.4 case A)", Cause: ErrPeerRestarted})
+}
+
+// takeRestart returns the COOKIE ECHO of a restarted peer that ended the
+// association, once.
+func (a *Association) takeRestart() (*peerRestart, bool) {
+	if !a.restartPending.Load() {
+		return nil, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := a.restart
+	a.restart = nil
+	a.restartPending.Store(false)
+	return r, r != nil
 }

@@ -35,6 +35,13 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 		return false
 	}
 	if !a.tagOK(b) {
+		if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho && a.peerTag != 0 {
+			// §8.5.1 D: a COOKIE ECHO follows §5.2.4 whatever its tag;
+			// the chunks bundled after it belong to the association its
+			// cookie makes, not to this one.
+			a.foreignCookieEcho(pkt, now)
+			return false
+		}
 		a.stats.badTag++
 		return false
 	}
@@ -460,12 +467,16 @@ func (a *Association) handleInit(c wire.Chunk, now time.Time) {
 		// our original tag and TSN, so the peer can complete with ours;
 		// our own INIT stays outstanding.
 		a.collisionInitAck(&in, now)
+	case StateShutdownAckSent:
+		// §9.2: discarded; T2-shutdown sends the SHUTDOWN ACK again.
 	default:
-		// §5.2.2 and §5.2.4 case A: a restarted peer. The old
-		// association cannot be resumed: it ends with an ABORT, and the
-		// peer's next INIT reaches the listener.
-		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte("peer restarted")),
-			&AbortError{Reason: "the peer restarted the association (INIT on an established association)"})
+		// §5.2.2: an unexpected INIT. Anyone who knows the peer's
+		// address and port can send one (its tag is zero), so it
+		// changes nothing here: it gets an INIT ACK whose cookie carries
+		// our tags as Tie-Tags, and only a COOKIE ECHO of that cookie,
+		// which proves the sender receives at the peer's address, can
+		// restart the association (§5.2.4 case A, foreignCookieEcho).
+		a.answerUnexpectedInit(&in, now)
 	}
 }
 

@@ -59,8 +59,11 @@
 //   - assoc.go: Association, its lifetime (Close §9.2, Abort §9.1),
 //     counters.
 //   - assoc_handshake.go: the active side's INIT and COOKIE ECHO (§5.1),
-//     INIT collision (§5.2.1), COOKIE ECHO on an existing association
-//     (§5.2.4).
+//     INIT collision (§5.2.1), an unexpected INIT answered with Tie-Tags
+//     and the association left alone (§5.2.2), COOKIE ECHO on an
+//     existing association (§5.2.4: case D answered, case A, a restarted
+//     peer, ends it with ErrPeerRestarted and a listener accepts the new
+//     one from the same COOKIE ECHO).
 //   - assoc_tx.go: WriteMsg, fragmentation (§6.9), transmission within
 //     cwnd and rwnd with retransmissions first (§6.1), SACK bundling
 //     (§6.2).

@@ -399,15 +399,20 @@ func (l *Listener) readLoop() {
 		accepting := l.accepting
 		l.mu.Unlock()
 		if a != nil {
-			if !a.tagMatches(b) && len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho {
-				// A COOKIE ECHO with another tag: the peer restarted and
-				// the old association is still here. It is left to end;
-				// the peer retransmits its COOKIE ECHO.
-				l.resp.CountForeignTag()
-				continue
-			}
 			if a.receive(b, bp) {
 				bp = getBuf(largeBuf)
+				continue
+			}
+			if r, ok := a.takeRestart(); ok && accepting {
+				// The peer restarted (RFC 9260 §5.2.4 case A): the old
+				// association ended; the same COOKIE ECHO makes the new
+				// one.
+				l.forget(a, from)
+				l.adopt(&r.ck, r.rest, bp, from)
+				if l.lastKept {
+					bp = getBuf(largeBuf)
+					l.lastKept = false
+				}
 			}
 			continue
 		}
@@ -423,13 +428,6 @@ func (l *Listener) readLoop() {
 	}
 }
 
-// tagMatches reports whether packet b carries the association's tag.
-func (a *Association) tagMatches(b []byte) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(b) >= wire.HeaderLen && uint32(b[4])<<24|uint32(b[5])<<16|uint32(b[6])<<8|uint32(b[7]) == a.localTag
-}
-
 // unknown runs the stateless handshake for a packet from an unknown peer
 // and makes the association of a valid COOKIE ECHO.
 func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
@@ -438,11 +436,34 @@ func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
 	if !ok {
 		return
 	}
+	l.adopt(&ck, rest, bp, from)
+}
+
+// forget removes association a of peer from from the listener's tables
+// at once (its release, which runs later, then finds it gone).
+func (l *Listener) forget(a *Association, from netip.AddrPort) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.assocs[from] == a {
+		delete(l.assocs, from)
+		if l.perIP[from.Addr()]--; l.perIP[from.Addr()] <= 0 {
+			delete(l.perIP, from.Addr())
+		}
+	}
+}
+
+// adopt makes the association of a verified cookie ck, with the chunks
+// bundled after its COOKIE ECHO, and queues it for Accept: if the
+// listener's caps allow (otherwise an ABORT, or nothing while the accept
+// queue is full: the peer retransmits). l.lastKept reports whether the
+// association kept the buffer bp.
+func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPort) {
+	send := func(p []byte) { _, _ = l.pc.WriteToUDPAddrPort(p, from) }
 	l.mu.Lock()
 	full := len(l.assocs) >= l.cfg.MaxAssociations || l.perIP[from.Addr()] >= l.cfg.MaxAssociationsPerAddress
 	l.mu.Unlock()
 	if full {
-		l.resp.Refuse(&ck, send)
+		l.resp.Refuse(ck, send)
 		return
 	}
 	if len(l.accept) == cap(l.accept) {
@@ -460,18 +481,11 @@ func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
 	l.perIP[from.Addr()]++
 	l.mu.Unlock()
 	a.release = func() {
-		l.mu.Lock()
-		if l.assocs[from] == a {
-			delete(l.assocs, from)
-			if l.perIP[from.Addr()]--; l.perIP[from.Addr()] <= 0 {
-				delete(l.perIP, from.Addr())
-			}
-		}
-		l.mu.Unlock()
+		l.forget(a, from)
 		l.maybeCloseSocket()
 	}
 	l.resp.CountCookieOK()
 	// Established (and its COOKIE ACK sent) before anyone can accept it.
-	l.lastKept = a.adoptCookie(&ck, rest, bp)
+	l.lastKept = a.adoptCookie(ck, rest, bp)
 	l.accept <- a
 }
