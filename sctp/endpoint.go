@@ -280,7 +280,8 @@ type Listener struct {
 	accepting bool
 	closeOnce sync.Once
 	readDone  chan struct{}
-	lastKept  bool // read goroutine only
+	lastKept  bool        // read goroutine only
+	probe     *routeProbe // route MTU per peer; nil with Config.MTU set
 }
 
 // Listen listens for associations over UDP on address (network "udp",
@@ -313,6 +314,9 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 		perIP:     make(map[netip.Addr]int),
 		accepting: true,
 		readDone:  make(chan struct{}),
+	}
+	if c.MTU <= 0 {
+		l.probe = newRouteProbe()
 	}
 	go l.readLoop()
 	return l, nil
@@ -364,6 +368,7 @@ func (l *Listener) maybeCloseSocket() {
 	l.mu.Unlock()
 	if idle {
 		_ = l.pc.Close()
+		l.probe.close()
 	}
 }
 
@@ -390,6 +395,7 @@ func (l *Listener) readLoop() {
 				a.terminate(fmt.Errorf("%w: listener socket: %w", ErrClosed, err))
 				a.mu.Unlock()
 			}
+			l.probe.close()
 			return
 		}
 		from = unmap(from)
@@ -439,6 +445,21 @@ func (l *Listener) unknown(b []byte, bp *[]byte, from netip.AddrPort) {
 	l.adopt(&ck, rest, bp, from)
 }
 
+// maxPacketFor is the largest packet toward peer: from Config.MTU if set,
+// else from the route's MTU as the dialer's connected socket knows it
+// (routeProbe; loopback keeps LoopbackMTU), else DefaultMTU. Asked once
+// per association, after a valid COOKIE ECHO.
+func (l *Listener) maxPacketFor(peer netip.AddrPort) int {
+	if l.cfg.MTU <= 0 && !peer.Addr().IsLoopback() {
+		if mtu := l.probe.mtu(peer); mtu > 0 {
+			c := l.cfg
+			c.MTU = mtu
+			return c.maxPacketFor(peer.Addr())
+		}
+	}
+	return l.cfg.maxPacketFor(peer.Addr())
+}
+
 // forget removes association a of peer from from the listener's tables
 // at once (its release, which runs later, then finds it gone).
 func (l *Listener) forget(a *Association, from netip.AddrPort) {
@@ -472,7 +493,7 @@ func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPor
 		return
 	}
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
-	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.cfg.maxPacketFor(from.Addr()))
+	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.maxPacketFor(from))
 	a.peerAddr = from
 	a.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho
