@@ -198,18 +198,7 @@ func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.
 	if a.signer == nil {
 		return Cookie{}, ErrCookieTags
 	}
-	ce, err := wire.ParseCookieEcho(c)
-	if err != nil {
-		return Cookie{}, err
-	}
-	ck, err := a.signer.VerifyFrom(ce.Cookie, time.Now(), from)
-	if err != nil {
-		return ck, err
-	}
-	if hdr.VerificationTag != ck.LocalVerificationTag || hdr.SrcPort != ck.PeerPort || hdr.DstPort != ck.LocalPort {
-		return ck, ErrCookieTags
-	}
-	return ck, nil
+	return a.signer.VerifyCookieEcho(hdr, c, from)
 }
 
 // peerRestart is a verified COOKIE ECHO of a restarted peer and the

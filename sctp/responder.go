@@ -274,11 +274,20 @@ var ErrCookieTags = errors.New("sctp: COOKIE ECHO tags or ports do not match its
 // VerifyCookieEcho checks a COOKIE ECHO chunk and its packet's header
 // against the cookie it carries (RFC 9260 §5.1.5).
 func (h *Responder) VerifyCookieEcho(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
+	return h.signer.VerifyCookieEcho(hdr, c, from)
+}
+
+// VerifyCookieEcho checks a COOKIE ECHO chunk received from address from,
+// with its packet's common header hdr, against the cookie it carries
+// (RFC 9260 §5.1.5): the signature, the lifetime (step 3, a
+// StaleCookieError), the address the cookie is bound to, and the packet's
+// Verification Tag and ports against the cookie's (ErrCookieTags).
+func (s *CookieSigner) VerifyCookieEcho(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
 	ce, err := wire.ParseCookieEcho(c)
 	if err != nil {
 		return Cookie{}, err
 	}
-	ck, err := h.signer.VerifyFrom(ce.Cookie, time.Now(), from)
+	ck, err := s.VerifyFrom(ce.Cookie, time.Now(), from)
 	if err != nil {
 		return ck, err
 	}
