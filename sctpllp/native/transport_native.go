@@ -56,11 +56,11 @@ const DefaultRTOMin = 200 * time.Millisecond
 
 // DefaultCongestionControl is the congestion control of the native
 // stack's DDP associations unless Config.CongestionControl says
-// otherwise: CUBIC (RFC 9438, which §1 offers to transports other than
-// TCP; RFC 9260 §7 lets an SCTP endpoint use another congestion control
-// that follows RFC 5033's guidelines), as Linux TCP uses by default, so
-// that an association beside a TCP flow reduces its window as much on a
-// loss (β = 0.7 rather than RFC 9260's halving) and both converge alike.
+// otherwise: CUBIC (RFC 9438, written for TCP and Linux TCP's default) in
+// place of RFC 9260 §7.2's Reno-like window, a deliberate departure from
+// RFC 9260 (its slow start, Fast Recovery and T3-rtx rules stay), so that
+// an association beside a TCP flow reduces its window as much on a loss
+// (β = 0.7 rather than halving) and both converge alike.
 // On the emulated 50 ms path with 0.1% loss each way (100 Mbit/s, one
 // bandwidth-delay product of queue, 5 s runs beside CUBIC TCP, medians of
 // seven) raw native SCTP moved 22.7 Mbit/s against TCP's 20.9 with CUBIC
@@ -80,7 +80,8 @@ const DefaultCongestionControl = sctp.CongestionCUBIC
 // round with a SACK every second packet), and its Conservative Slow Start
 // then grows into the full queue within its five rounds; the tail drops
 // that follow end, as without it, in a retransmission lost again and a
-// T3-rtx expiry.
+// T3-rtx expiry. (Measured before slow start asked for a SACK per packet
+// and before lost retransmissions were found without T3-rtx.)
 const DefaultSlowStart = sctp.SlowStartRFC9260
 
 // forDDP sets what every DDP association of the native stack wants: only
