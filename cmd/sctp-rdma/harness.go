@@ -15,6 +15,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -75,7 +76,12 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if flagSet(fs, "llp") {
 			for _, l := range strings.Split(*llps, ",") {
 				switch l {
-				case transport.SCTPPion, transport.SCTPNative, transport.MPA, transport.SCTPKernel:
+				case transport.SCTPKernel:
+					if err := kernel.Available(); err != nil {
+						return usageError("--llp sctp-kernel: %v (make wan-kernel-docs measures kernel SCTP in the qemu VM)", err)
+					}
+					wcfg.LLPs = append(wcfg.LLPs, l)
+				case transport.SCTPPion, transport.SCTPNative, transport.MPA:
 					wcfg.LLPs = append(wcfg.LLPs, l)
 				default:
 					return usageError("--llp %q: the WAN mode measures sctp-native, sctp-pion, sctp-kernel (on a kernel with SCTP) and mpa", l)

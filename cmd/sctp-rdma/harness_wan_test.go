@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 )
 
 func TestParseRate(t *testing.T) {
@@ -24,9 +26,17 @@ func TestHarnessWANFlagErrors(t *testing.T) {
 		{"harness", "--wan", "--wan-rtts", "soon"},
 		{"harness", "--wan", "--wan-losses", "150"},
 		{"harness", "--wan", "--wan-rate", "fast"},
-		{"harness", "--wan", "--llp", "sctp-kernel"},
+		{"harness", "--wan", "--llp", "bogus"},
 	} {
 		code, _, errOut := runCLI(args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)
 	}
+	// sctp-kernel is measured where the kernel has SCTP; this host's has
+	// not: a usage error before any measurement.
+	require.Error(t, kernel.Available(), "this test expects a kernel without SCTP (make test runs on one)")
+	code, _, errOut := runCLI("harness", "--wan", "--llp", "sctp-kernel")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "kernel SCTP unavailable")
+	assert.Contains(t, errOut, "make wan-kernel-docs")
+	assert.NotContains(t, errOut, "emulator", "nothing was measured")
 }

@@ -77,6 +77,16 @@ func kernelSocket(family int) (int, error) {
 	return fd, nil
 }
 
+// Available reports whether this kernel offers SCTP sockets: nil, or an
+// error wrapping ErrUnavailable. It opens and closes one socket.
+func Available() error {
+	fd, err := kernelSocket(unix.AF_INET)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
 // kernelFamily chooses AF_INET or AF_INET6 for a set of addresses.
 func kernelFamily(addrs ...*sctp.SCTPAddr) int {
 	for _, a := range addrs {

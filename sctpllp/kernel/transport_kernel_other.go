@@ -17,6 +17,11 @@ func Dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, err
 	return nil, fmt.Errorf("%w: kernel SCTP sockets are supported on Linux only (GOOS=%s)", ErrUnavailable, runtime.GOOS)
 }
 
+// Available fails with ErrUnavailable: kernel SCTP is Linux only.
+func Available() error {
+	return fmt.Errorf("%w: kernel SCTP sockets are supported on Linux only (GOOS=%s)", ErrUnavailable, runtime.GOOS)
+}
+
 // Listener accepts kernel SCTP associations (Linux only).
 type Listener struct{}
 
