@@ -2,25 +2,23 @@ package mpa
 
 import (
 	"encoding/binary"
-	"hash/crc32"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
 )
 
 // CRCLen is the length of the FPDU CRC field (RFC 5044 §4.1).
 const CRCLen = 4
 
-// castagnoli is the CRC32c table (RFC 5044 §4.4: "the CRC32c polynomial in
-// the manner described in the iSCSI Protocol", RFC 3720 §12.1, B.4).
-// hash/crc32 uses the SSE4.2/ARMv8 CRC instructions for this polynomial.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // CRC32c returns the CRC32c (Castagnoli) of b as RFC 3720 §12.1 defines it:
 // initial value all ones, reflected, final complement. 32 zero octets give
-// 0x8A9136AA.
-func CRC32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+// 0x8A9136AA. The polynomial is RFC 5044 §4.4's ("the CRC32c polynomial in
+// the manner described in the iSCSI Protocol"); internal/crc32c computes it
+// (hash/crc32's CRC32 instruction, or VPCLMULQDQ folding on long FPDUs).
+func CRC32c(b []byte) uint32 { return crc32c.Checksum(b) }
 
 // UpdateCRC32c continues a CRC32c computation over b. Start with crc = 0:
 // UpdateCRC32c(UpdateCRC32c(0, a), b) == CRC32c(a+b).
-func UpdateCRC32c(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
+func UpdateCRC32c(crc uint32, b []byte) uint32 { return crc32c.Update(crc, b) }
 
 // AppendCRC appends the 4-octet CRC field holding crc as it travels on the
 // wire: least-significant octet first, the iSCSI digest byte order

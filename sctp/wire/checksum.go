@@ -2,12 +2,12 @@ package wire
 
 import (
 	"encoding/binary"
-	"hash/crc32"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
 )
 
-// castagnoli is the CRC32c table (RFC 9260 Appendix B). hash/crc32 uses
-// the CPU's CRC32 instruction for it where there is one.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// The CRC32c of RFC 9260 Appendix B is internal/crc32c's: hash/crc32's
+// CRC32 instruction, or VPCLMULQDQ folding on long packets.
 
 var zeroChecksum [4]byte
 
@@ -18,9 +18,9 @@ func Checksum(pkt []byte) uint32 {
 	if len(pkt) < HeaderLen {
 		return 0
 	}
-	c := crc32.Update(0, castagnoli, pkt[:8])
-	c = crc32.Update(c, castagnoli, zeroChecksum[:])
-	return crc32.Update(c, castagnoli, pkt[HeaderLen:])
+	c := crc32c.Update(0, pkt[:8])
+	c = crc32c.Update(c, zeroChecksum[:])
+	return crc32c.Update(c, pkt[HeaderLen:])
 }
 
 // SetChecksum computes the packet's CRC32c and stores it in the common
@@ -32,7 +32,7 @@ func SetChecksum(pkt []byte) {
 		return
 	}
 	clear(pkt[8:HeaderLen])
-	binary.LittleEndian.PutUint32(pkt[8:], crc32.Update(0, castagnoli, pkt))
+	binary.LittleEndian.PutUint32(pkt[8:], crc32c.Update(0, pkt))
 }
 
 // ChecksumOK reports whether the packet's Checksum field holds its CRC32c.
