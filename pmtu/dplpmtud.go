@@ -73,6 +73,12 @@ type ProberConfig struct {
 	RaiseInterval time.Duration
 	// Candidates replaces commonMTUs.
 	Candidates []int
+	// MaxFirst probes Max before the candidate table, once per search
+	// (RFC 8899 §5.3.2 leaves the search order open): where the route's
+	// first hop is the narrowest link, as on most paths, the search is
+	// complete after two probes (BASE, then Max) instead of one per
+	// table entry; where Max fails, the table is walked as usual.
+	MaxFirst bool
 }
 
 func (c ProberConfig) withDefaults() ProberConfig {
@@ -120,6 +126,7 @@ type Prober struct {
 
 	probing   int // size of the outstanding probe, 0 if none
 	probeNo   int // probes sent for that size
+	maxTried  bool // MaxFirst: Max was probed in this search
 	deadline  time.Time
 	confirmAt time.Time
 	raiseAt   time.Time
@@ -158,6 +165,9 @@ func (p *Prober) limit() int {
 // nextCandidate is the first size above the PLPMTU that may pass.
 func (p *Prober) nextCandidate() int {
 	lim := p.limit()
+	if p.cfg.MaxFirst && !p.maxTried && lim == p.cfg.Max && lim > p.plpmtu {
+		return lim
+	}
 	for _, c := range p.cfg.Candidates {
 		if c > p.plpmtu && c <= lim {
 			return c
@@ -198,6 +208,7 @@ func (p *Prober) Next(now time.Time) (size int, ok bool) {
 		}
 		if !now.Before(p.raiseAt) {
 			p.ceiling = 0
+			p.maxTried = false
 			p.state = StateSearching
 			return p.Next(now)
 		}
@@ -214,6 +225,9 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func (p *Prober) send(size int, now time.Time) (int, bool) {
+	if p.state == StateSearching && size == p.cfg.Max {
+		p.maxTried = true
+	}
 	if p.probing != size {
 		p.probing, p.probeNo = size, 0
 	}
@@ -235,6 +249,7 @@ func (p *Prober) failed(now time.Time) {
 		p.ceiling = size
 		p.plpmtu = p.cfg.Base
 		p.state = StateBase
+		p.maxTried = false
 	default:
 		p.ceiling = size
 		if p.nextCandidate() == 0 {

@@ -141,3 +141,37 @@ func TestProberError_RFC8899Sec5_4(t *testing.T) {
 	assert.Equal(t, "search-complete", f.p.State().String())
 	assert.False(t, f.p.Acked(1234, f.now), "an unexpected ack changes nothing")
 }
+
+// TestProberMaxFirst_RFC8899Sec5_3_2: with MaxFirst a path as wide as Max
+// is found with two probes (BASE, Max); a narrower one costs MAX_PROBES
+// lost probes of Max, then the table is walked as without it; after a
+// black hole the search tries Max first again.
+func TestProberMaxFirst_RFC8899Sec5_3_2(t *testing.T) {
+	for _, tc := range []struct{ path, max, want, maxProbes int }{
+		{9000, 9000, 9000, 2},
+		{1500, 1500, 1500, 2},
+		{1280, 9000, 1280, 0},
+		{1350, 9000, 1280, 0},
+	} {
+		f := newFake(t, ProberConfig{Max: tc.max, MaxFirst: true}, tc.path)
+		f.run(30 * time.Second)
+		assert.Equal(t, tc.want, f.p.PLPMTU(), "path %d", tc.path)
+		assert.Equal(t, StateSearchComplete, f.p.State(), "path %d", tc.path)
+		if tc.path == tc.max {
+			assert.Zero(t, f.p.Lost(), "path %d: no probe lost", tc.path)
+		} else {
+			assert.Equal(t, uint64(DefaultMaxProbes)+uint64(DefaultMaxProbes), f.p.Lost(),
+				"path %d: MAX_PROBES of Max, then MAX_PROBES of the first table entry above the path", tc.path)
+		}
+	}
+	// Two round trips of 1 ms: MaxFirst is done, the table walk is not
+	// (it takes one round trip per entry up to 9000).
+	f := newFake(t, ProberConfig{Max: 9000}, 9000)
+	f.run(3 * time.Millisecond)
+	g := newFake(t, ProberConfig{Max: 9000, MaxFirst: true}, 9000)
+	g.run(3 * time.Millisecond)
+	assert.Equal(t, StateSearching, f.p.State())
+	assert.Less(t, f.p.PLPMTU(), 9000)
+	assert.Equal(t, StateSearchComplete, g.p.State())
+	assert.Equal(t, 9000, g.p.PLPMTU())
+}

@@ -64,24 +64,30 @@ func parseHeartbeatProbe(b []byte) (heartbeatProbe, int, error) {
 	if err != nil {
 		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 9260 §3.2", Reason: "bad chunk header", Err: err}
 	}
+	p, err := parseProbeChunk(c)
+	return p, n, err
+}
+
+// parseProbeChunk is parseHeartbeatProbe of a parsed chunk.
+func parseProbeChunk(c wire.Chunk) (heartbeatProbe, error) {
 	if c.Type != wire.ChunkHeartbeat && c.Type != wire.ChunkHeartbeatAck {
-		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("chunk type %d", c.Type)}
+		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("chunk type %d", c.Type)}
 	}
 	v := c.Value
 	if len(v) < paramHeaderLen {
-		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: "no Heartbeat Info parameter", Err: ErrShort}
+		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: "no Heartbeat Info parameter", Err: ErrShort}
 	}
 	ptype := binary.BigEndian.Uint16(v[0:])
 	plen := int(binary.BigEndian.Uint16(v[2:]))
 	if ptype != heartbeatInfoParam {
-		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("parameter type %d, want 1", ptype)}
+		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("parameter type %d, want 1", ptype)}
 	}
 	if plen < paramHeaderLen || plen > len(v) {
-		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("Heartbeat Info length %d in %d", plen, len(v)), Err: ErrShort}
+		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("Heartbeat Info length %d in %d", plen, len(v)), Err: ErrShort}
 	}
 	info := v[paramHeaderLen:plen]
 	if len(info) < probeInfoLen || [8]byte(info[:8]) != probeMagic {
-		return heartbeatProbe{}, 0, errNotProbe
+		return heartbeatProbe{}, errNotProbe
 	}
 	p := heartbeatProbe{
 		Ack:   c.Type == wire.ChunkHeartbeatAck,
@@ -91,9 +97,9 @@ func parseHeartbeatProbe(b []byte) (heartbeatProbe, int, error) {
 	if p.Size%4 != 0 || p.Size != wire.HeaderLen+c.Len() {
 		// Probes fill whole 4-octet SCTP words (RFC 8899 §4.1, RFC 9260
 		// §3.2), as Append makes them.
-		return heartbeatProbe{}, 0, &WireError{What: "heartbeat", Section: "RFC 8899 §4.1", Reason: fmt.Sprintf("probe of %d octets in a %d-octet chunk", p.Size, c.Len())}
+		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 8899 §4.1", Reason: fmt.Sprintf("probe of %d octets in a %d-octet chunk", p.Size, c.Len())}
 	}
-	return p, n, nil
+	return p, nil
 }
 
 // Len returns the chunk's length: Size less the common header.
@@ -129,4 +135,26 @@ func appendProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte
 	b = heartbeatProbe{Nonce: nonce, Size: size}.Append(b)
 	wire.SetChecksum(b[start:])
 	return b
+}
+
+// AppendProbePacket appends an RFC 8899 probe packet of size octets (the
+// SCTP packet: common header hdr, one HEARTBEAT chunk whose Heartbeat
+// Information is padded to the size, and the CRC32c; size is rounded down
+// to a multiple of 4). The peer answers with a HEARTBEAT ACK of the same
+// size that ParseProbeAck recognises. It allocates nothing when b has
+// room. Used by the project's own SCTP stack (package sctp); pion's path
+// (Conn) sends the same probes.
+func AppendProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte {
+	return appendProbePacket(b, hdr, nonce, size)
+}
+
+// ParseProbeAck recognises a probe's HEARTBEAT ACK chunk: the probe's
+// nonce and the SCTP packet size it confirmed. ok is false for any other
+// chunk, among them the stack's own heartbeats.
+func ParseProbeAck(c wire.Chunk) (nonce uint64, size int, ok bool) {
+	p, err := parseProbeChunk(c)
+	if err != nil || !p.Ack {
+		return 0, 0, false
+	}
+	return p.Nonce, p.Size, true
 }

@@ -50,7 +50,9 @@ type Association struct {
 	peerAdaptation        uint32
 	hasPeerAdaptation     bool
 	peerReconfig          bool
-	maxPacket             int // largest SCTP packet
+	maxPacket             int          // largest SCTP packet
+	maxMsg                atomic.Int64 // MaxMessage of maxPacket, read without mu
+	plp                   *plpmtud     // RFC 8899 probing; nil: none
 	hdr                   [wire.HeaderLen]byte
 
 	// Send side.
@@ -181,6 +183,7 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 		done:      make(chan struct{}),
 		pkt:       make([]byte, wire.HeaderLen, maxPacket),
 	}
+	a.maxMsg.Store(int64(maxMessageFor(maxPacket)))
 	a.dq.init(a)
 	a.wake = NewWakeupFunc(a.onTimer)
 	return a
@@ -237,9 +240,9 @@ func (a *Association) NumStreams() (out, in int) {
 // one packet (RFC 9260 §1.3, PMDCS less the DATA chunk header, rounded
 // down to whole words so that the chunk's padding fits too). Longer
 // messages are fragmented (§6.9).
-func (a *Association) MaxMessage() int {
-	return (a.maxPacket - wire.HeaderLen - wire.DataHeaderLen) &^ 3
-}
+// It follows the packetization layer path MTU (RFC 8899: PLPMTUD) where
+// the association probes its path.
+func (a *Association) MaxMessage() int { return int(a.maxMsg.Load()) }
 
 // PeerAdaptation returns the Adaptation Layer Indication of the peer's
 // INIT or INIT ACK (RFC 5061 §4.2.6; RFC 5043 §5.1).
@@ -297,9 +300,21 @@ func (a *Association) sendPacket(b []byte) {
 	if a.cfg.Tap != nil {
 		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
 	}
-	if err := a.out(b); err != nil {
+	var err error
+	if a.plp != nil && len(b) > a.maxPacket {
+		err = a.sendOversize(b)
+	} else {
+		err = a.out(b)
+	}
+	if err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++
+		if a.plp != nil && a.plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
+			// The kernel learned a smaller path MTU; the PLPMTUD timer
+			// applies it (not here: a packet is being built).
+			a.plp.tooBig = true
+			a.timers.Set(TimerPLPMTUD, time.Time{})
+		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			a.refused++
 			a.refusedErr = err
@@ -388,6 +403,7 @@ func (a *Association) establish(now time.Time) {
 		close(a.estab)
 	}
 	a.restartHeartbeat(now)
+	a.startPLPMTUD(now)
 }
 
 // abortLocked sends an ABORT with the given causes and ends the

@@ -53,6 +53,14 @@ type Config struct {
 	// LoopbackMTU to a loopback address and DefaultMTU otherwise. The
 	// largest packet is the MTU less the IP and UDP headers.
 	MTU int
+	// NoPLPMTUD turns RFC 8899 probing off: packets keep the route's MTU
+	// (IP_MTU toward the peer) for the whole association. Without it an
+	// association over UDP to a peer that is not on loopback, with MTU
+	// unset, starts at BASE_PLPMTU and probes up to the route's MTU
+	// (assoc_plpmtud.go).
+	NoPLPMTUD bool
+	// pathProbe, set by Dial for its own UDP socket, turns PLPMTUD on.
+	pathProbe *pathProbe
 	// MaxPacket caps the SCTP packet below what the MTU allows; zero: no
 	// cap. Over DTLS (RFC 8261) a packet must fit one DTLS record, 16384
 	// octets of plaintext (RFC 6347 §4.1), and the record's own header and
@@ -174,6 +182,14 @@ func (c Config) normalized() Config {
 	}
 	c.RTO = c.RTO.normalized()
 	return c
+}
+
+// ipUDPOverhead is the IP and UDP header octets toward addr.
+func ipUDPOverhead(addr netip.Addr) int {
+	if addr.Is6() && !addr.Is4In6() {
+		return 40 + udpOverhead
+	}
+	return 20 + udpOverhead
 }
 
 // maxPacketFor returns the largest SCTP packet to a peer at addr.

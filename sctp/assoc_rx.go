@@ -335,6 +335,20 @@ func (a *Association) handleHeartbeat(c wire.Chunk) {
 	}
 	ack := wire.Heartbeat{Ack: true, Info: hb.Info}
 	if len(a.ctrl)+ack.Len() > a.maxPacket-wire.HeaderLen {
+		// A PLPMTUD probe (RFC 8899 §6.2) may be larger than our packets:
+		// its answer goes alone, as large as the probe, and confirms the
+		// size in both directions (pmtu.AppendProbePacket), so it is
+		// sent with DF set whatever its size.
+		p := ack.Append(append(a.pkt[:0], a.hdr[:]...))
+		wire.SetChecksum(p)
+		a.stats.packetsSent++
+		if a.cfg.Tap != nil {
+			a.cfg.Tap(true, a.localAP, a.peerAddr, p)
+		}
+		if err := a.out(p); err != nil {
+			a.stats.sendErrors++
+		}
+		a.pkt = p[:wire.HeaderLen]
 		return
 	}
 	a.ctrl = ack.Append(a.ctrl)
@@ -346,6 +360,9 @@ const heartbeatInfoLen = 16
 // handleHeartbeatAck takes the answer to our HEARTBEAT: the peer is alive,
 // and the round trip is an RTT measurement (RFC 9260 §8.3).
 func (a *Association) handleHeartbeatAck(c wire.Chunk, now time.Time) {
+	if a.plpmtudAck(c, now) {
+		return
+	}
 	hb, err := wire.ParseHeartbeat(c)
 	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != a.hbNonce || !a.hbPending {
 		return

@@ -34,6 +34,8 @@ func (a *Association) onTimer() {
 			a.abortLocked(nil, &AbortError{Local: true, Reason: "shutdown not completed (T5-shutdown-guard)", Cause: ErrPeerUnresponsive})
 		case TimerHeartbeat:
 			a.heartbeatDue(now)
+		case TimerPLPMTUD:
+			a.plpmtudDue(now)
 		case TimerDelayedAck:
 			// transmit below sends the SACK that is now due.
 		}
@@ -77,6 +79,7 @@ func (a *Association) t3Expired(now time.Time) {
 	}
 	a.cc.OnT3Timeout()
 	a.rto.Backoff()
+	a.plpmtudLoss(now)
 	a.cc.OnRetransmitMarked(a.oq.MarkAllForRetransmit())
 	a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
 }

@@ -159,6 +159,16 @@ func (c *Congestion) PartialBytesAcked() int { return c.pba }
 // marked for retransmission.
 func (c *Congestion) Flight() int { return c.flight }
 
+// SetPathMTU takes a new path MTU and PMDCS (the PLPMTU changed, RFC 8899):
+// later increases and the floors of §7.2.3 use them; cwnd itself is kept.
+func (c *Congestion) SetPathMTU(mtu, pmdcs int) {
+	if mtu <= 0 {
+		return
+	}
+	c.mtu = mtu
+	c.pmdcs = min(max(pmdcs, 1), mtu)
+}
+
 // MTU returns the path MTU in use.
 func (c *Congestion) MTU() int { return c.mtu }
 
@@ -201,7 +211,14 @@ func (c *Congestion) Rwnd() int {
 // window: a chunk may be sent if flight < cwnd and flight+n <=
 // cwnd+PMDCS-1. A Fast Retransmit ignores cwnd altogether (§7.2.4 step
 // 3); the caller sends that one packet without asking.
+//
+// A chunk larger than PMDCS (built before the path MTU fell, RFC 8899)
+// may go when nothing is in flight: otherwise no window would ever admit
+// it.
 func (c *Congestion) CanRetransmit(n int) bool {
+	if c.flight == 0 {
+		return true
+	}
 	return c.flight < c.cwnd && c.flight+n <= c.cwnd+c.pmdcs-1
 }
 

@@ -309,7 +309,11 @@ func TestCanSend_RFC9260_6_1(t *testing.T) {
 		{"A: rwnd exactly fits", 1000, 2000, 1000, true, true},
 		{"A: zero window probe with nothing in flight", 0, 0, 1000, true, true},
 		{"A: no second probe", 1, 0, 1000, false, true},
-		{"A+B: a probe still obeys cwnd", 0, 0, 5000, false, false},
+		{"A+B: a probe still obeys cwnd", 3500, 0, 1000, false, true},
+		// RFC 8899: a chunk built for a larger path MTU than today's
+		// cannot be split; it goes alone into an empty pipe.
+		{"B: a chunk larger than PMDCS into an empty pipe", 0, 100000, 5000, true, true},
+		{"B: not beside anything in flight", 1, 100000, 5000, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,7 +44,17 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 	}
 	conn := nc.(*net.UDPConn)
 	SetSocketBuffers(conn, socketBuffer)
+	probing := cfg == nil || cfg.MTU <= 0 && !cfg.NoPLPMTUD
 	cfg = withRouteMTU(conn, cfg)
+	if probing && cfg != nil && cfg.MTU > 0 {
+		// The route's MTU is known and the peer is not on loopback.
+		if df, err := pmtu.NewSharedDF(conn); err == nil {
+			c := *cfg
+			c.pathProbe = &pathProbe{routeMTU: c.MTU, overhead: ipUDPOverhead(connAddrPort(conn.RemoteAddr()).Addr()),
+				df: df, kernelMTU: func() int { return connRouteMTU(conn) }}
+			cfg = &c
+		}
+	}
 	a, err := DialConn(ctx, conn, cfg)
 	if err != nil {
 		_ = conn.Close()
@@ -141,6 +151,9 @@ func newConnAssociation(conn net.Conn, c Config) *Association {
 	a.peerAddr = raddr
 	a.localAP = connAddrPort(conn.LocalAddr())
 	a.closeSocket = func() { _ = conn.Close() }
+	if c.pathProbe != nil {
+		a.enablePLPMTUD(*c.pathProbe)
+	}
 	return a
 }
 
@@ -280,8 +293,9 @@ type Listener struct {
 	accepting bool
 	closeOnce sync.Once
 	readDone  chan struct{}
-	lastKept  bool        // read goroutine only
-	probe     *routeProbe // route MTU per peer; nil with Config.MTU set
+	lastKept  bool           // read goroutine only
+	probe     *routeProbe    // route MTU per peer; nil with Config.MTU set
+	df        *pmtu.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
 }
 
 // Listen listens for associations over UDP on address (network "udp",
@@ -317,6 +331,11 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	}
 	if c.MTU <= 0 {
 		l.probe = newRouteProbe()
+		if !c.NoPLPMTUD {
+			if df, err := pmtu.NewSharedDF(pc); err == nil {
+				l.df = df
+			}
+		}
 	}
 	go l.readLoop()
 	return l, nil
@@ -494,6 +513,12 @@ func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPor
 	}
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.maxPacketFor(from))
+	if l.df != nil && !from.Addr().IsLoopback() {
+		if mtu := l.probe.mtu(from); mtu > 0 {
+			a.enablePLPMTUD(pathProbe{routeMTU: mtu, overhead: ipUDPOverhead(from.Addr()), df: l.df,
+				kernelMTU: func() int { return l.probe.mtu(from) }})
+		}
+	}
 	a.peerAddr = from
 	a.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho

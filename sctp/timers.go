@@ -32,13 +32,16 @@ const (
 	// TimerReconfig guards an outstanding RE-CONFIG request
 	// (RFC 6525 §5.1.1).
 	TimerReconfig
+	// TimerPLPMTUD paces RFC 8899 probes: PROBE_TIMER, CONFIRMATION_TIMER
+	// and PMTU_RAISE_TIMER of pmtu.Prober, whichever is next.
+	TimerPLPMTUD
 
 	numTimers
 )
 
 var timerNames = [numTimers]string{
 	"T1-init", "T1-cookie", "T2-shutdown", "T3-rtx", "T5-shutdown-guard",
-	"heartbeat", "delayed-ack", "reconfig",
+	"heartbeat", "delayed-ack", "reconfig", "plpmtud",
 }
 
 // String returns the RFC name of the timer.

@@ -13,7 +13,7 @@ func TestTimerNames(t *testing.T) {
 	want := map[TimerID]string{
 		TimerT1Init: "T1-init", TimerT1Cookie: "T1-cookie", TimerT2Shutdown: "T2-shutdown",
 		TimerT3Rtx: "T3-rtx", TimerT5ShutdownGuard: "T5-shutdown-guard", TimerHeartbeat: "heartbeat",
-		TimerDelayedAck: "delayed-ack", TimerReconfig: "reconfig",
+		TimerDelayedAck: "delayed-ack", TimerReconfig: "reconfig", TimerPLPMTUD: "plpmtud",
 	}
 	require.Len(t, want, int(numTimers))
 	for id, name := range want {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
@@ -382,9 +383,16 @@ func TestLinkMTU_NativeSCTP(t *testing.T) {
 			sv := <-acc
 			require.NotNil(t, sv)
 			defer sv.Abort()
+			// RFC 8899: both ends start at BASE_PLPMTU and probe the
+			// route's MTU first (MaxFirst), two round trips.
 			want := (mtu - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
-			assert.Equal(t, want, cl.MaxMessage(), "client: the route's MTU")
-			assert.Equal(t, want, sv.MaxMessage(), "listener: the route's MTU toward the peer")
+			require.Eventually(t, func() bool { return cl.MaxMessage() == want && sv.MaxMessage() == want },
+				5*time.Second, time.Millisecond, "client %d, listener %d, want %d", cl.MaxMessage(), sv.MaxMessage(), want)
+			for _, st := range []sctp.PLPMTUDStats{cl.PLPMTUD(), sv.PLPMTUD()} {
+				assert.Equal(t, "search-complete", st.State)
+				assert.Equal(t, mtu, st.PLPMTU)
+				assert.Zero(t, st.ProbesLost, "the route's MTU is the path's: no probe lost")
+			}
 
 			before, err := topo.Fragments()
 			require.NoError(t, err)
@@ -402,4 +410,178 @@ func TestLinkMTU_NativeSCTP(t *testing.T) {
 			assert.Equal(t, before.Total(), after.Total(), "IP fragments: before %+v after %+v", before, after)
 		})
 	}
+}
+
+// TestBlackHole_NativeSCTP: link B's far end is 1280 while every route
+// says 9000, so packets above 1280 vanish without an ICMP (the veth drops
+// what exceeds the receiving end's MTU) from the first one on. Without
+// RFC 8899 probing the association would send 9000-octet packets into
+// the hole until it died; with it both ends start at BASE_PLPMTU, the
+// probe of the route's 9000 is lost MAX_PROBES times, the table walk
+// confirms 1280 and loses 1400, and 8 MiB then cross in 1280-octet
+// packets, intact, with no IP fragment.
+func TestBlackHole_NativeSCTP(t *testing.T) {
+	topo := topology(t, 9000)
+	require.NoError(t, SetMTU(topo.H2, "b0", 1280))
+	var ln *native.Listener
+	require.NoError(t, In(topo.H2, func() (err error) {
+		ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
+		return err
+	}))
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	acc := make(chan *native.Transport, 1)
+	go func() { s, _ := ln.Accept(ctx); acc <- s }()
+	var cl *native.Transport
+	require.NoError(t, In(topo.H1, func() (err error) {
+		cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
+		return err
+	}))
+	defer cl.Abort()
+	sv := <-acc
+	require.NotNil(t, sv)
+	defer sv.Abort()
+	var got atomic.Int64
+	var bad atomic.Int64
+	sv.Start(func(_ uint16, _ uint32, b []byte) {
+		for i, v := range b {
+			if v != byte(i) {
+				bad.Add(1)
+				break
+			}
+		}
+		got.Add(int64(len(b)))
+	}, func(error) {})
+	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+
+	// Data flows from the start, in BASE_PLPMTU packets while probing.
+	base := (pmtu.DefaultBasePLPMTU - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
+	assert.Equal(t, base, cl.MaxMessage())
+	t0 := time.Now()
+	msg := make([]byte, base)
+	for i := range msg {
+		msg[i] = byte(i)
+	}
+	for range 100 {
+		require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, msg))
+	}
+	require.Eventually(t, func() bool { return got.Load() == int64(100*len(msg)) }, 5*time.Second, time.Millisecond,
+		"DATA in BASE_PLPMTU packets crosses while the search runs")
+
+	want := (1280 - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
+	require.Eventually(t, func() bool {
+		return cl.MaxMessage() == want && cl.PLPMTUD().State == "search-complete"
+	}, 20*time.Second, 5*time.Millisecond)
+	st := cl.PLPMTUD()
+	t.Logf("black hole from the start: 1280 found in %v; client %+v; listener %+v", time.Since(t0), st, sv.PLPMTUD())
+	// Bound: MAX_PROBES·PROBE_TIMER for 9000, the same for 1400, and
+	// the round trips of the others.
+	assert.Less(t, time.Since(t0), 6*pmtu.DefaultProbeTimeout+3*time.Second)
+	assert.Equal(t, 1280, st.PLPMTU)
+	assert.Equal(t, uint64(2*pmtu.DefaultMaxProbes), st.ProbesLost, "9000 and 1400, MAX_PROBES each")
+
+	before, err := topo.Fragments()
+	require.NoError(t, err)
+	got.Store(0)
+	msg = make([]byte, cl.MaxMessage())
+	for i := range msg {
+		msg[i] = byte(i)
+	}
+	n := (8 << 20) / len(msg)
+	for range n {
+		require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, msg))
+	}
+	require.Eventually(t, func() bool { return got.Load() == int64(n*len(msg)) }, 30*time.Second, 10*time.Millisecond)
+	assert.Zero(t, bad.Load(), "payload intact")
+	assert.Equal(t, 1280-pmtu.IPv4HeaderLen-pmtu.UDPHeaderLen, cl.Stats().MaxPacket)
+	assert.Zero(t, cl.Stats().T3Expiries, "no packet larger than the hole after the search")
+	after, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before.Total(), after.Total(), "IP fragments")
+}
+
+// TestMTUDrop_NativeSCTP: the router's second link falls from 9000 to 1280
+// while 32 MiB cross in 9000-sized packets. The router's ICMP
+// "fragmentation needed" teaches the client's kernel the new path MTU, the
+// next full-sized send fails with EMSGSIZE (DF is set) and the PLPMTU
+// drops to the kernel's 1280 at once (RFC 8899 §4.6.2); chunks built for
+// 9000 before the drop go out with DF clear (they cannot be split), new
+// ones fit 1280. Everything arrives intact, and once the old chunks are
+// through nothing is fragmented.
+func TestMTUDrop_NativeSCTP(t *testing.T) {
+	topo := topology(t, 9000)
+	var ln *native.Listener
+	require.NoError(t, In(topo.H2, func() (err error) {
+		ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
+		return err
+	}))
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	acc := make(chan *native.Transport, 1)
+	go func() { s, _ := ln.Accept(ctx); acc <- s }()
+	var cl *native.Transport
+	require.NoError(t, In(topo.H1, func() (err error) {
+		cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
+		return err
+	}))
+	defer cl.Abort()
+	sv := <-acc
+	require.NotNil(t, sv)
+	defer sv.Abort()
+	var got, msgs, bad atomic.Int64
+	sv.Start(func(_ uint16, _ uint32, b []byte) {
+		for i, v := range b {
+			if v != byte(i) {
+				bad.Add(1)
+				break
+			}
+		}
+		got.Add(int64(len(b)))
+		msgs.Add(1)
+	}, func(error) {})
+	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	big := (9000 - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
+	require.Eventually(t, func() bool { return cl.MaxMessage() == big }, 5*time.Second, time.Millisecond)
+
+	total := int64(0)
+	var dropped time.Time
+	buf := make([]byte, big)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for total < 32<<20 {
+		m := cl.MaxMessage() // as DDP does: the MULPDU of the moment
+		require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, buf[:m]))
+		total += int64(m)
+		if dropped.IsZero() && total >= 8<<20 {
+			require.NoError(t, SetMTU(topo.R, "b1", 1280))
+			require.NoError(t, SetMTU(topo.H2, "b0", 1280))
+			dropped = time.Now()
+		}
+	}
+	require.Eventually(t, func() bool { return got.Load() == total }, 30*time.Second, 10*time.Millisecond,
+		"%d of %d octets", got.Load(), total)
+	small := (1280 - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
+	assert.Equal(t, small, cl.MaxMessage())
+	st := cl.PLPMTUD()
+	t.Logf("drop to 1280: %v after it all arrived; %+v; stats %+v", time.Since(dropped), st, cl.Stats())
+	assert.Equal(t, 1280, st.PLPMTU)
+	assert.Positive(t, st.Fragmentable, "chunks built for 9000 went with DF clear")
+	assert.GreaterOrEqual(t, st.TooBig, uint64(1), "EMSGSIZE from the kernel's new path MTU")
+	assert.Zero(t, bad.Load(), "payload intact")
+
+	// After the transition: nothing fragmented anywhere.
+	before, err := topo.Fragments()
+	require.NoError(t, err)
+	got.Store(0)
+	n := (4 << 20) / small
+	for range n {
+		require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, buf[:small]))
+	}
+	require.Eventually(t, func() bool { return got.Load() == int64(n*small) }, 30*time.Second, 10*time.Millisecond)
+	after, err := topo.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before.Total(), after.Total(), "IP fragments after the transition")
 }

@@ -266,3 +266,6 @@ func (t *Transport) TransportStats() backend.Stats {
 
 // Stats returns the stack's own counters of the association.
 func (t *Transport) Stats() sctp.Stats { return t.a.Stats() }
+
+// PLPMTUD returns the association's RFC 8899 probing state and counters.
+func (t *Transport) PLPMTUD() sctp.PLPMTUDStats { return t.a.PLPMTUD() }

@@ -1,0 +1,226 @@
+package sctp
+
+import (
+	"errors"
+	"syscall"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// Packetization Layer Path MTU Discovery for datagram transports (RFC 8899,
+// §6.2 for SCTP) inside the association. The route's MTU toward the peer
+// (IP_MTU) is only the first hop's; a narrower link further on, whose ICMP
+// "fragmentation needed" never arrives, would drop every full-sized packet
+// (a black hole, RFC 8899 §4.3). So an association over UDP starts with
+// packets of BASE_PLPMTU (1200 octets of IP packet) and sends probes: a
+// HEARTBEAT padded to the probed size (pmtu.AppendProbePacket, the same
+// probes the pion path sends), confirmed by its HEARTBEAT ACK. The state
+// machine is pmtu.Prober (RFC 8899 §5.2) with MaxFirst: the route's MTU is
+// probed right after BASE, so where the first hop is the narrowest link
+// the association reaches it in two round trips; otherwise the search
+// walks pmtu's table of common MTUs. In SEARCH_COMPLETE the size is
+// confirmed every pmtu.DefaultConfirmInterval and at once after a T3-rtx
+// expiry (a loss of full-sized packets); MAX_PROBES failed confirmations
+// fall back to BASE (black hole) and search again. Packets go out with DF
+// set (IP_PMTUDISC_DO), so nothing is fragmented on the way; a send the
+// kernel refuses with EMSGSIZE (it learned a smaller path MTU from ICMP)
+// lowers the PLPMTU to the kernel's value at once (RFC 8899 §4.6.2). A
+// DATA chunk built before the PLPMTU fell is larger than the new packet
+// size and cannot be split (it has a TSN): it goes alone with DF clear, so
+// the network may fragment it (RFC 8899 §5.4, RFC 9260 §7.3).
+//
+// The DDP layer reads MaxMessage for each segment, so its MULPDU follows
+// (RFC 5043 §9; sctpllp's shrink grace covers a segment built just before
+// a decrease).
+
+// plpmtudBase is BASE_PLPMTU (RFC 8899 §5.1.2), an IP packet size.
+const plpmtudBase = pmtu.DefaultBasePLPMTU
+
+// pathProbe is what an association over UDP needs for PLPMTUD: the route's
+// MTU (MAX_PLPMTU), the IP and UDP header octets, the socket's DF switch
+// and a query of the kernel's path MTU toward the peer.
+type pathProbe struct {
+	routeMTU int // IP packet size; MAX_PLPMTU
+	overhead int // IP and UDP headers
+	df       *pmtu.SharedDF
+	// kernelMTU returns the kernel's path MTU toward the peer (ICMP
+	// included), 0 when it does not say.
+	kernelMTU func() int
+}
+
+// plpmtud is an association's PLPMTUD state; mu guards it.
+type plpmtud struct {
+	path   pathProbe
+	p      *pmtu.Prober
+	nonce  uint64
+	buf    []byte
+	stats  PLPMTUDStats
+	tooBig bool // a send failed with EMSGSIZE since the last check
+}
+
+// PLPMTUDStats are an association's counters of RFC 8899 probing.
+type PLPMTUDStats struct {
+	// State is the prober's state (pmtu.ProberState.String), "off"
+	// where the association does not probe (loopback, Config.MTU set,
+	// Config.NoPLPMTUD, or not over UDP).
+	State string
+	// PLPMTU is the IP packet size in use (0 when off).
+	PLPMTU int
+	// ProbesSent, ProbesAcked and ProbesLost count probe packets;
+	// TooBig the sends the kernel refused (EMSGSIZE); BlackHoles the
+	// falls back to BASE_PLPMTU after failed confirmations; Fragmentable
+	// the packets sent with DF clear (a chunk larger than a lowered
+	// PLPMTU).
+	ProbesSent, ProbesAcked, ProbesLost uint64
+	TooBig, BlackHoles, Fragmentable    uint64
+}
+
+// enablePLPMTUD makes the association probe its path once established.
+// Called before the association starts; mu need not be held.
+func (a *Association) enablePLPMTUD(pp pathProbe) {
+	if pp.routeMTU <= plpmtudBase || pp.df == nil {
+		return
+	}
+	max := min(pp.routeMTU, a.maxPacket+pp.overhead) // Config.MaxPacket caps it
+	if max <= plpmtudBase {
+		return
+	}
+	pp.routeMTU = max
+	a.plp = &plpmtud{path: pp}
+}
+
+// startPLPMTUD begins probing (RFC 8899 §5.2 PROBE_BASE): packets fall to
+// BASE_PLPMTU until probes confirm more. mu is held.
+func (a *Association) startPLPMTUD(now time.Time) {
+	if a.plp == nil || a.plp.p != nil {
+		return
+	}
+	a.plp.p = pmtu.NewProber(pmtu.ProberConfig{Base: plpmtudBase, Max: a.plp.path.routeMTU, MaxFirst: true}, now)
+	a.applyPLPMTU()
+	a.timers.Set(TimerPLPMTUD, now)
+}
+
+// plpmtudDue sends the probe the prober asks for, if any, and re-arms its
+// timer. mu is held.
+func (a *Association) plpmtudDue(now time.Time) {
+	s := a.plp
+	if s == nil || s.p == nil || a.state == StateClosed {
+		return
+	}
+	if s.tooBig {
+		s.tooBig = false
+		a.plpTooBig(now)
+	}
+	lost := s.p.Lost()
+	blackholeBefore := s.p.State()
+	size, ok := s.p.Next(now)
+	s.stats.ProbesLost += s.p.Lost() - lost
+	if blackholeBefore == pmtu.StateSearchComplete && s.p.State() == pmtu.StateBase {
+		s.stats.BlackHoles++
+	}
+	if ok {
+		s.nonce++
+		s.buf = pmtu.AppendProbePacket(s.buf[:0],
+			wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}, s.nonce, size-s.path.overhead)
+		s.stats.ProbesSent++
+		a.stats.packetsSent++
+		if a.cfg.Tap != nil {
+			a.cfg.Tap(true, a.localAP, a.peerAddr, s.buf)
+		}
+		if err := a.out(s.buf); err != nil && errors.Is(err, syscall.EMSGSIZE) {
+			a.plpTooBig(now)
+		}
+	}
+	a.applyPLPMTU()
+	a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+}
+
+// plpTooBig takes an EMSGSIZE: the kernel knows a smaller path MTU (from
+// an ICMP Packet Too Big), which lowers the PLPMTU (RFC 8899 §4.6.2).
+// mu is held.
+func (a *Association) plpTooBig(now time.Time) {
+	s := a.plp
+	s.stats.TooBig++
+	if m := s.path.kernelMTU(); m > 0 {
+		s.p.PacketTooBig(m, now)
+		a.applyPLPMTU()
+		a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+	}
+}
+
+// plpmtudAck takes a HEARTBEAT ACK; it reports whether it answered one of
+// our probes. mu is held.
+func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
+	s := a.plp
+	if s == nil || s.p == nil {
+		return false
+	}
+	nonce, size, ok := pmtu.ParseProbeAck(c)
+	if !ok {
+		return false
+	}
+	if nonce == s.nonce {
+		s.stats.ProbesAcked++
+		s.p.Acked(size+s.path.overhead, now)
+		a.applyPLPMTU()
+		a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+	}
+	return true
+}
+
+// plpmtudLoss tells the prober that full-sized packets may be lost (a
+// T3-rtx expiry): the PLPMTU is confirmed at once. mu is held.
+func (a *Association) plpmtudLoss(now time.Time) {
+	if a.plp == nil || a.plp.p == nil {
+		return
+	}
+	a.plp.p.SuspectLoss(now)
+	a.timers.Set(TimerPLPMTUD, a.plp.p.Deadline())
+}
+
+// applyPLPMTU sets the packet size from the prober's PLPMTU. mu is held.
+func (a *Association) applyPLPMTU() {
+	n := a.plp.p.PLPMTU() - a.plp.path.overhead
+	if n == a.maxPacket {
+		return
+	}
+	a.setMaxPacket(n)
+}
+
+// setMaxPacket changes the largest packet: new chunks are built for it
+// (MaxMessage) and bundling stops at it. mu is held.
+func (a *Association) setMaxPacket(n int) {
+	a.maxPacket = n
+	a.maxMsg.Store(int64(maxMessageFor(n)))
+	a.cc.SetPathMTU(n, n-wire.HeaderLen)
+}
+
+// maxMessageFor is the largest user message in one DATA chunk of a packet
+// of n octets: PMDCS less the DATA chunk header, whole words.
+func maxMessageFor(n int) int { return (n - wire.HeaderLen - wire.DataHeaderLen) &^ 3 }
+
+// sendOversize sends a packet larger than the current packet size (a
+// chunk built before the PLPMTU fell) with DF clear. mu is held.
+func (a *Association) sendOversize(b []byte) error {
+	df := a.plp.path.df
+	a.plp.stats.Fragmentable++
+	_ = df.Set(false)
+	err := a.out(b)
+	_ = df.Set(true)
+	return err
+}
+
+// PLPMTUD returns the association's RFC 8899 probing counters.
+func (a *Association) PLPMTUD() PLPMTUDStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.plp == nil || a.plp.p == nil {
+		return PLPMTUDStats{State: "off"}
+	}
+	st := a.plp.stats
+	st.State = a.plp.p.State().String()
+	st.PLPMTU = a.plp.p.PLPMTU()
+	return st
+}
