@@ -124,8 +124,8 @@ type Prober struct {
 	plpmtu  int
 	ceiling int // sizes above are known not to pass (0: none known)
 
-	probing   int // size of the outstanding probe, 0 if none
-	probeNo   int // probes sent for that size
+	probing   int  // size of the outstanding probe, 0 if none
+	probeNo   int  // probes sent for that size
 	maxTried  bool // MaxFirst: Max was probed in this search
 	deadline  time.Time
 	confirmAt time.Time
