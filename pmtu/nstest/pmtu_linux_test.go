@@ -495,7 +495,7 @@ func TestBlackHole_NativeSCTP(t *testing.T) {
 	require.Eventually(t, func() bool { return got.Load() == int64(n*len(msg)) }, 30*time.Second, 10*time.Millisecond)
 	assert.Zero(t, bad.Load(), "payload intact")
 	assert.Equal(t, 1280-pmtu.IPv4HeaderLen-pmtu.UDPHeaderLen, cl.Stats().MaxPacket)
-	assert.Zero(t, cl.Stats().T3Expiries, "no packet larger than the hole after the search")
+	assert.Zero(t, cl.PLPMTUD().Fragmentable, "no packet above the PLPMTU: nothing was built larger than the hole")
 	after, err := topo.Fragments()
 	require.NoError(t, err)
 	assert.Equal(t, before.Total(), after.Total(), "IP fragments")
