@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -51,6 +52,10 @@ func measureRawStacks(cfg Config) []Row {
 			p   rawPair
 			out *[]float64
 		}{{tcp, &tcpBW}, {pion, &pionBW}, {native, &natBW}} {
+			// Each stack starts from a collected heap: pion's garbage
+			// (several octets allocated per octet moved) would
+			// otherwise be collected during the next stack's run.
+			runtime.GC()
 			d, err := m.p.throughput(cfg.Size, total)
 			if err != nil {
 				return fail(err)
