@@ -84,17 +84,27 @@ and without the barrier, so no gain is claimed. MPA (256 TCP connections,
 each with a receive and a transmit goroutine, on 2 cores) was not profiled
 within the time box.
 
-**sctp-native, raw against TCP ≥ 0.6** (0.44–0.65 in the runs of 2026-11-26).
+**sctp-native, raw against TCP ≥ 0.6** (0.44–0.65 in the runs of 2026-11-26;
+0.52–0.65 on 2026-11-27 after the two changes below; raw TCP itself moved
+between 28 and 46 Gbit/s from run to run on this shared host).
 A CPU profile of the stack's own benchmark
 (` + "`go test -bench 'BenchmarkAssociationWriteMsg/size=65000' -cpuprofile cpu.out ./sctp/`" + `,
-2.6 GB/s, 0 allocs per message) puts 49% of the time in the two system calls per
-packet (one sendto, one recvfrom of a 64 KiB datagram), 17% in CRC32c (computed
-on send and on receive, SSE4.2), 15% in memmove (the one copy of user data into
-the chunk buffer kept for retransmission), and under 5% in the stack's own
-code. TCP moves the same octets with one copy each way and no user-space
-checksum. What is left to try: UDP GSO/GRO or sendmmsg/recvmmsg (fewer system
-calls when several packets are ready), and RFC 9653's zero checksum, which
-needs a lower layer that has its own integrity check (DTLS).
+0 allocs per message) put 49% of the time in the two system calls per packet
+(one sendto, one recvfrom of a 64 KiB datagram), 17% in CRC32c (computed on
+send and on receive) and 15% in memmove (the one copy of user data into the
+chunk buffer kept for retransmission). Since 2026-11-27 the CRC32c of long
+packets is folded with AVX-512 VPCLMULQDQ (internal/crc32c: 82 GB/s on 64 KiB
+against hash/crc32's 19), which took the benchmark from 2.8 to 3.1–3.6 GB/s,
+and each raw stack's run starts from a collected heap (pion's garbage had
+been collected during sctp-native's run). What remains is the message size:
+a 64 KiB message does not fit one UDP datagram (at most 65,507 octets of
+payload over IPv4, 65,476 of user data after the SCTP headers), so each is a
+full packet and a 60-octet one, two system calls each way for one TCP
+write's worth. With messages of 65,476 octets the same raw flow moved
+30.8–32.4 Gbit/s against 22.7–27.3 with 64 KiB ones (three alternated runs
+of a scratch benchmark of bench/harness's raw flow). UDP GSO cannot join
+the two (a GSO send is at most 64 KiB in all), and sendmmsg would need the
+first packet held back until the next write. TCP has no such boundary.
 
 **sctp-native, 64-octet Send ping-pong ≤ 1.2× its raw round trip** (1.08–1.52 over the runs of 2026-11-26, after rdmap began issuing small requests from the posting goroutine). Since 16:00 that day bench stamps an operation's start before its post, not after: an inline post could outlive the round trip and the latency read too low, so RDMA round trips from earlier runs are slightly optimistic.
 The raw round trip of the stack (12–19 µs, against pion's 36–43 µs) crosses
