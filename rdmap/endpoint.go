@@ -155,6 +155,23 @@ type Endpoint struct {
 	// issuingReq is the request between takeLocked and issuedLocked.
 	issuingReq *sendReq
 	respBusy   bool
+	// txRunning: the transmit goroutine (txLoop) runs; it starts with the
+	// endpoint (for the RTR), ends when nothing in the send queue may be
+	// issued, and starts again when something may (kickTxLocked).
+	// Guarded by mu.
+	txRunning bool
+	// afterDone are the AfterDone functions still to run; finished is
+	// set once Done is closed. Guarded by mu.
+	afterDone []func()
+	finished  bool
+	// txLoopFn and respLoopFn are the loops as func values made once:
+	// "go e.txLoop()" would allocate a closure for each start.
+	txLoopFn, respLoopFn func()
+	// respRunning: the responder goroutine (respLoop) runs; it starts
+	// when an inbound Read or Atomic Request is queued and ends when the
+	// queue is empty, so an idle stream keeps no goroutine for it.
+	// Guarded by mu.
+	respRunning bool
 	// issuing: a goroutine (the transmit loop, or a poster issuing inline)
 	// is handing a send-queue request to DDP; txReady: the transmit loop
 	// has sent the RTR, so requests may be issued. Guarded by mu.
@@ -174,10 +191,7 @@ type Endpoint struct {
 	sent       terminateRecord
 	ctr        epCounters
 
-	txWake   chan struct{}
-	respWake chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
+	done chan struct{}
 	// parts counts the running parts of a started endpoint (partDone).
 	parts atomic.Int32
 }
@@ -207,21 +221,19 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		return v
 	}
 	e := &Endpoint{
-		pd:       pd,
-		dev:      pd.dev,
-		s:        s,
-		ird:      norm(cfg.IRD, DefaultIRD),
-		ord:      norm(cfg.ORD, DefaultORD),
-		sqDepth:  norm(cfg.SQDepth, DefaultSQDepth),
-		rqDepth:  norm(cfg.RQDepth, DefaultRQDepth),
-		sendCQ:   cfg.SendCQ,
-		recvCQ:   cfg.RecvCQ,
-		txWake:   make(chan struct{}, 1),
-		respWake: make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		pd:      pd,
+		dev:     pd.dev,
+		s:       s,
+		ird:     norm(cfg.IRD, DefaultIRD),
+		ord:     norm(cfg.ORD, DefaultORD),
+		sqDepth: norm(cfg.SQDepth, DefaultSQDepth),
+		rqDepth: norm(cfg.RQDepth, DefaultRQDepth),
+		sendCQ:  cfg.SendCQ,
+		recvCQ:  cfg.RecvCQ,
+		done:    make(chan struct{}),
 	}
 	e.sender = ddp.NewSender(&respStream{Stream: s, e: e})
+	e.txLoopFn, e.respLoopFn = e.txLoop, e.respLoop
 	if e.sqDepth == 0 || e.rqDepth == 0 {
 		return nil, fmt.Errorf("%w: queue depths must be positive", ErrInvalidWR)
 	}
@@ -308,12 +320,12 @@ func (e *Endpoint) Start() error {
 		}
 	}
 	e.state = stateRunning
-	// The receive side, the transmit loop and the responder loop; the
-	// last part to end finishes the endpoint (partDone), so no goroutine
-	// waits for the others.
-	e.parts.Store(3)
-	go e.txLoop()
-	go e.respLoop()
+	// The receive side and the transmit loop, and the responder loop
+	// while it runs (kickResponderLocked); the last part to end finishes
+	// the endpoint (partDone), so no goroutine waits for the others.
+	e.parts.Store(2)
+	e.txRunning = true
+	go e.txLoopFn()
 	e.mu.Unlock()
 	e.s.Start(rxHandler{e})
 	return nil
@@ -386,7 +398,7 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 			return r, nil
 		}
 	}
-	e.signal(e.txWake)
+	e.kickTxLocked()
 	e.mu.Unlock()
 	return r, nil
 }
@@ -490,7 +502,29 @@ func (e *Endpoint) partDone() {
 	if e.parts.Add(-1) == 0 {
 		e.pd.removeEndpoint(e)
 		close(e.done)
+		e.mu.Lock()
+		fs := e.afterDone
+		e.afterDone, e.finished = nil, true
+		e.mu.Unlock()
+		for _, f := range fs {
+			go f()
+		}
 	}
+}
+
+// AfterDone arranges for f to run in a goroutine of its own once the
+// endpoint has finished (Done is closed), at once if it has. It is what a
+// watcher of many endpoints uses instead of a goroutine blocked on each
+// Done: an idle endpoint costs a function value, not a goroutine.
+func (e *Endpoint) AfterDone(f func()) {
+	e.mu.Lock()
+	if !e.finished {
+		e.afterDone = append(e.afterDone, f)
+		e.mu.Unlock()
+		return
+	}
+	e.mu.Unlock()
+	go f()
 }
 
 func (e *Endpoint) newSendReqLocked() *sendReq {
@@ -699,7 +733,7 @@ func (e *Endpoint) Close(ctx context.Context) error {
 	}
 	if e.state == stateRunning {
 		e.state = stateClosing
-		e.signal(e.txWake)
+		e.kickTxLocked()
 	}
 	var result error
 	for e.state == stateClosing {

@@ -286,7 +286,7 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 			Err: fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length)}
 	}
 	e.orq.pop()
-	e.signal(e.txWake) // an ORD slot is free
+	e.kickTxLocked() // an ORD slot is free
 	e.finishLocked(r, Completion{Length: m.Length})
 	e.checkOverflowLocked()
 	return nil
@@ -399,7 +399,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	m.Untag.Append(job.ddpHdr[:0])
 	job.segLen = DDPUntaggedHeaderLen + m.Length
 	e.irq.push(*job)
-	e.signal(e.respWake)
+	e.kickResponderLocked()
 	return e.repost(QNReadRequest, m.Cookie)
 }
 
@@ -443,7 +443,7 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 		return newFault(iwarp.TermOperationUnspecified, "Atomic Response for request %d, outstanding %d", resp.ReqID, r.reqID)
 	}
 	e.orq.pop()
-	e.signal(e.txWake)
+	e.kickTxLocked()
 	e.finishLocked(r, Completion{Orig: resp.Orig})
 	e.checkOverflowLocked()
 	return e.repost(QNAtomicResponse, m.Cookie)

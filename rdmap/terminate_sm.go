@@ -41,7 +41,6 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 	e.state = stateDown
 	e.down.Store(true)
 	e.err = cause
-	close(e.stop)
 
 	// Flush (RFC 5040 §5.4: "Completes in error all ULP Operations that
 	// have not been provided to the DDP layer"; §6.2.1: outstanding

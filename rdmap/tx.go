@@ -93,41 +93,55 @@ func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 		e.checkOverflowLocked()
 	}
 	if e.sq.len() > 0 {
-		e.signal(e.txWake)
+		e.kickTxLocked()
 	}
 }
 
+// kickTxLocked starts the transmit goroutine for what the send queue
+// holds, unless it runs, a poster is issuing inline (its issuedLocked
+// kicks again), or the endpoint is not started (Start starts it) or down.
+// mu is held.
+func (e *Endpoint) kickTxLocked() {
+	if e.txRunning || e.issuing || e.sq.len() == 0 || (e.state != stateRunning && e.state != stateClosing) {
+		return
+	}
+	e.txRunning = true
+	e.parts.Add(1) // the receive side is still a part: the endpoint is not done
+	go e.txLoopFn()
+}
+
 // txLoop processes the send queue in submission order (RFC 5040 §5.5 rule
-// 13), after sending the RTR the connection model asks for. A posting
-// goroutine that finds the queue idle issues a small request itself
-// (postSend); the loop takes everything else.
+// 13); its first run sends the RTR the connection model asks for. A
+// posting goroutine that finds the queue idle issues a small request
+// itself (postSend); the loop takes everything else, and ends when nothing
+// may be issued now (an empty queue, or a Read or Atomic waiting for an
+// ORD slot): kickTxLocked starts it again, so that an idle stream holds no
+// goroutine for it.
 func (e *Endpoint) txLoop() {
 	defer e.partDone()
-	if err := e.sendRTR(); err != nil && !errors.Is(err, errTxClosed) {
+	e.mu.Lock()
+	first := !e.txReady
+	e.mu.Unlock()
+	if first {
+		if err := e.sendRTR(); err != nil && !errors.Is(err, errTxClosed) {
+			e.mu.Lock()
+			e.failLocked(txFailure(err))
+			e.mu.Unlock()
+		}
 		e.mu.Lock()
-		e.failLocked(txFailure(err))
+		e.txReady = true
 		e.mu.Unlock()
 	}
-	e.mu.Lock()
-	e.txReady = true
-	e.mu.Unlock()
 	for {
 		e.mu.Lock()
 		var r *sendReq
-		for r == nil {
-			if e.state == stateDown {
-				e.mu.Unlock()
-				return
-			}
-			if r = e.takeLocked(); r != nil {
-				break
-			}
+		if e.state != stateDown {
+			r = e.takeLocked()
+		}
+		if r == nil {
+			e.txRunning = false
 			e.mu.Unlock()
-			select {
-			case <-e.txWake:
-			case <-e.stop:
-			}
-			e.mu.Lock()
+			return
 		}
 		e.mu.Unlock()
 
@@ -224,27 +238,30 @@ func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
 	return err
 }
 
+// kickResponderLocked starts the responder goroutine for a request just
+// queued, unless it runs (it takes the request before it ends) or the
+// endpoint is down. mu is held.
+func (e *Endpoint) kickResponderLocked() {
+	if e.respRunning || (e.state != stateRunning && e.state != stateClosing) {
+		return
+	}
+	e.respRunning = true
+	e.parts.Add(1) // the receive side is still a part: the endpoint is not done
+	go e.respLoopFn()
+}
+
 // respLoop answers inbound Read and Atomic Requests one at a time in the
 // order they were delivered (RFC 5040 §5.5 rules 17 and 20, RFC 7306
 // §5.2.2 rule 8, §5.4 rule 8). It runs apart from the receive path, which
-// never blocks on the network.
+// never blocks on the network, and only while requests are queued: it
+// ends when the queue is empty (kickResponderLocked starts it again), so
+// that an idle stream holds no goroutine for it.
 func (e *Endpoint) respLoop() {
 	defer e.partDone()
 	for {
 		e.mu.Lock()
-		for e.irq.len() == 0 {
-			if e.state == stateDown {
-				e.mu.Unlock()
-				return
-			}
-			e.mu.Unlock()
-			select {
-			case <-e.respWake:
-			case <-e.stop:
-			}
-			e.mu.Lock()
-		}
-		if e.state == stateDown {
+		if e.irq.len() == 0 || e.state == stateDown {
+			e.respRunning = false
 			e.mu.Unlock()
 			return
 		}

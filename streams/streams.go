@@ -284,16 +284,16 @@ func (m *Manager) bind(sess *sctpllp.Session, initiator bool, d iwarp.Depths, pe
 		return nil, fmt.Errorf("streams: start stream %d: %w", s.id, err)
 	}
 	m.wg.Add(1)
-	go m.watch(s)
+	ep.AfterDone(func() { m.ended(s) })
 	return s, nil
 }
 
-// watch labels a stream erroneous when its endpoint ends abnormally
-// (RFC 5040 §7).
-func (m *Manager) watch(s *Stream) {
+// ended labels a stream erroneous when its endpoint ended abnormally
+// (RFC 5040 §7). It runs once the endpoint is done (rdmap's AfterDone):
+// no goroutine waits for each stream meanwhile.
+func (m *Manager) ended(s *Stream) {
 	defer m.wg.Done()
 	defer close(s.done)
-	<-s.ep.Done()
 	err := s.ep.Err()
 	if err != nil && !errors.Is(err, rdmap.ErrClosed) && !errors.Is(err, rdmap.ErrPeerClosed) {
 		s.erroneous.Store(true)
