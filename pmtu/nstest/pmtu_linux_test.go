@@ -364,25 +364,7 @@ func TestLinkMTU_NativeSCTP(t *testing.T) {
 	for _, mtu := range linkMTUs {
 		t.Run(fmt.Sprint(mtu), func(t *testing.T) {
 			topo := topology(t, mtu)
-			var ln *native.Listener
-			require.NoError(t, In(topo.H2, func() (err error) {
-				ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
-				return err
-			}))
-			defer ln.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			acc := make(chan *native.Transport, 1)
-			go func() { s, _ := ln.Accept(ctx); acc <- s }()
-			var cl *native.Transport
-			require.NoError(t, In(topo.H1, func() (err error) {
-				cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
-				return err
-			}))
-			defer cl.Abort()
-			sv := <-acc
-			require.NotNil(t, sv)
-			defer sv.Abort()
+			cl, sv := nativePair(t, topo)
 			// RFC 8899: both ends start at BASE_PLPMTU and probe the
 			// route's MTU first (MaxFirst), two round trips.
 			want := (mtu - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
@@ -423,25 +405,7 @@ func TestLinkMTU_NativeSCTP(t *testing.T) {
 func TestBlackHole_NativeSCTP(t *testing.T) {
 	topo := topology(t, 9000)
 	require.NoError(t, SetMTU(topo.H2, "b0", 1280))
-	var ln *native.Listener
-	require.NoError(t, In(topo.H2, func() (err error) {
-		ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
-		return err
-	}))
-	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	acc := make(chan *native.Transport, 1)
-	go func() { s, _ := ln.Accept(ctx); acc <- s }()
-	var cl *native.Transport
-	require.NoError(t, In(topo.H1, func() (err error) {
-		cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
-		return err
-	}))
-	defer cl.Abort()
-	sv := <-acc
-	require.NotNil(t, sv)
-	defer sv.Abort()
+	cl, sv := nativePair(t, topo)
 	var got atomic.Int64
 	var bad atomic.Int64
 	sv.Start(func(_ uint16, _ uint32, b []byte) {
@@ -511,25 +475,7 @@ func TestBlackHole_NativeSCTP(t *testing.T) {
 // through nothing is fragmented.
 func TestMTUDrop_NativeSCTP(t *testing.T) {
 	topo := topology(t, 9000)
-	var ln *native.Listener
-	require.NoError(t, In(topo.H2, func() (err error) {
-		ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
-		return err
-	}))
-	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	acc := make(chan *native.Transport, 1)
-	go func() { s, _ := ln.Accept(ctx); acc <- s }()
-	var cl *native.Transport
-	require.NoError(t, In(topo.H1, func() (err error) {
-		cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
-		return err
-	}))
-	defer cl.Abort()
-	sv := <-acc
-	require.NotNil(t, sv)
-	defer sv.Abort()
+	cl, sv := nativePair(t, topo)
 	var got, msgs, bad atomic.Int64
 	sv.Start(func(_ uint16, _ uint32, b []byte) {
 		for i, v := range b {
@@ -584,4 +530,30 @@ func TestMTUDrop_NativeSCTP(t *testing.T) {
 	after, err := topo.Fragments()
 	require.NoError(t, err)
 	assert.Equal(t, before.Total(), after.Total(), "IP fragments after the transition")
+}
+
+// nativePair connects the project's own SCTP from h1 to a listener in h2,
+// both with default settings (PLPMTUD on); both ends are aborted at the
+// end of the test.
+func nativePair(t *testing.T, topo *Topology) (cl, sv *native.Transport) {
+	t.Helper()
+	var ln *native.Listener
+	require.NoError(t, In(topo.H2, func() (err error) {
+		ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
+		return err
+	}))
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	acc := make(chan *native.Transport, 1)
+	go func() { s, _ := ln.Accept(ctx); acc <- s }()
+	require.NoError(t, In(topo.H1, func() (err error) {
+		cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
+		return err
+	}))
+	t.Cleanup(func() { _ = cl.Abort() })
+	sv = <-acc
+	require.NotNil(t, sv)
+	t.Cleanup(func() { _ = sv.Abort() })
+	return cl, sv
 }
