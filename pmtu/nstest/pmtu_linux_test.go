@@ -406,18 +406,7 @@ func TestBlackHole_NativeSCTP(t *testing.T) {
 	topo := topology(t, 9000)
 	require.NoError(t, SetMTU(topo.H2, "b0", 1280))
 	cl, sv := nativePair(t, topo)
-	var got atomic.Int64
-	var bad atomic.Int64
-	sv.Start(func(_ uint16, _ uint32, b []byte) {
-		for i, v := range b {
-			if v != byte(i) {
-				bad.Add(1)
-				break
-			}
-		}
-		got.Add(int64(len(b)))
-	}, func(error) {})
-	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	got, bad := startChecking(cl, sv)
 
 	// Data flows from the start, in BASE_PLPMTU packets while probing.
 	base := (pmtu.DefaultBasePLPMTU - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
@@ -476,18 +465,7 @@ func TestBlackHole_NativeSCTP(t *testing.T) {
 func TestMTUDrop_NativeSCTP(t *testing.T) {
 	topo := topology(t, 9000)
 	cl, sv := nativePair(t, topo)
-	var got, msgs, bad atomic.Int64
-	sv.Start(func(_ uint16, _ uint32, b []byte) {
-		for i, v := range b {
-			if v != byte(i) {
-				bad.Add(1)
-				break
-			}
-		}
-		got.Add(int64(len(b)))
-		msgs.Add(1)
-	}, func(error) {})
-	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	got, bad := startChecking(cl, sv)
 	big := (9000 - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
 	require.Eventually(t, func() bool { return cl.MaxMessage() == big }, 5*time.Second, time.Millisecond)
 
@@ -556,4 +534,22 @@ func nativePair(t *testing.T, topo *Topology) (cl, sv *native.Transport) {
 	require.NotNil(t, sv)
 	t.Cleanup(func() { _ = sv.Abort() })
 	return cl, sv
+}
+
+// startChecking starts both ends of a native pair: the server counts the
+// octets it receives (got) and the messages whose octet i is not byte(i)
+// (bad), the pattern the tests write.
+func startChecking(cl, sv *native.Transport) (got, bad *atomic.Int64) {
+	got, bad = new(atomic.Int64), new(atomic.Int64)
+	sv.Start(func(_ uint16, _ uint32, b []byte) {
+		for i, v := range b {
+			if v != byte(i) {
+				bad.Add(1)
+				break
+			}
+		}
+		got.Add(int64(len(b)))
+	}, func(error) {})
+	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	return got, bad
 }
