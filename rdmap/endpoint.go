@@ -595,9 +595,10 @@ func (e *Endpoint) checkOverflowLocked() {
 // abandoned (its completion then goes to the CQ with HelperWRID); a Send or
 // Write already handed to DDP is waited for, since DDP is reading its
 // buffer.
-func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq) (Completion, error) {
+func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq, w chan Completion) (Completion, error) {
 	select {
-	case c := <-r.waiter:
+	case c := <-w:
+		e.helperDone(r, w)
 		return c, c.Err
 	case <-ctx.Done():
 	}
@@ -616,16 +617,39 @@ func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq) (Completion, erro
 		return Completion{}, ctx.Err()
 	}
 	e.mu.Unlock()
-	c := <-r.waiter
+	c := <-w
+	e.helperDone(r, w)
 	return c, c.Err
 }
 
+// helperDone recycles a blocking helper's request and channel once its
+// completion was received: the endpoint is done with both (finishLocked
+// ran, under mu, before the completion was sent), and so is the helper.
+func (e *Endpoint) helperDone(r *sendReq, w chan Completion) {
+	putWaiter(w)
+	e.mu.Lock()
+	r.helper = false
+	e.releaseSendLocked(r)
+	e.mu.Unlock()
+}
+
+// waiterPool recycles the completion channels of the blocking helpers
+// (Send, Write, Read, the atomics, Recv): a new one per call would be an
+// allocation per operation. A channel goes back only once its one
+// completion was received; one a canceled call leaves behind is dropped.
+var waiterPool = sync.Pool{New: func() any { return make(chan Completion, 1) }}
+
+func getWaiter() chan Completion  { return waiterPool.Get().(chan Completion) }
+func putWaiter(w chan Completion) { waiterPool.Put(w) }
+
 func (e *Endpoint) helper(ctx context.Context, wr SendWR) (Completion, error) {
-	r, err := e.postSend(wr, make(chan Completion, 1))
+	w := getWaiter()
+	r, err := e.postSend(wr, w)
 	if err != nil {
+		putWaiter(w) // never given to a request
 		return Completion{}, err
 	}
-	return e.waitHelper(ctx, r)
+	return e.waitHelper(ctx, r, w)
 }
 
 // Send sends b as a Send message and waits for its local completion
@@ -690,19 +714,23 @@ func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 // buffer): the message that later fills it is reported on RecvCQ with
 // HelperWRID, and Recv returns ctx.Err().
 func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
-	r, err := e.postRecv(RecvWR{ID: HelperWRID, Buf: buf}, make(chan Completion, 1))
+	w := getWaiter()
+	r, err := e.postRecv(RecvWR{ID: HelperWRID, Buf: buf}, w)
 	if err != nil {
+		putWaiter(w) // never given to a request
 		return Completion{}, err
 	}
 	select {
-	case c := <-r.waiter:
+	case c := <-w:
+		putWaiter(w)
 		return c, c.Err
 	case <-ctx.Done():
 	}
 	e.mu.Lock()
 	select {
-	case c := <-r.waiter:
+	case c := <-w:
 		e.mu.Unlock()
+		putWaiter(w)
 		return c, c.Err
 	default:
 	}

@@ -211,5 +211,32 @@ func TestRealPathAllocs(t *testing.T) {
 			t.Logf("%s %s: %.3f allocations per operation", llp, op.name, per)
 			assert.Less(t, per, allocBound, "%s %s: %.3f allocations per operation", llp, op.name, per)
 		}
+		// The blocking helpers (Write, Read, FetchAdd: post and wait for
+		// the completion, one at a time) recycle their completion
+		// channel.
+		helpers := []struct {
+			name string
+			op   func() error
+		}{
+			{"Write-4K helper", func() error { return p.ep.Write(p.ctx, p.src, p.stag, p.to) }},
+			{"Read-4K helper", func() error { return p.ep.Read(p.ctx, p.local, 0, 4096, p.stag, p.to) }},
+			{"FetchAdd helper", func() error { _, err := p.ep.FetchAdd(p.ctx, p.stag, p.to, 1, 0); return err }},
+		}
+		for _, h := range helpers {
+			for range 2000 {
+				require.NoError(t, h.op())
+			}
+			var err error
+			per := testing.AllocsPerRun(1, func() {
+				for range 2000 {
+					if e := h.op(); e != nil {
+						err = e
+					}
+				}
+			}) / 2000
+			require.NoError(t, err)
+			t.Logf("%s %s: %.3f allocations per operation", llp, h.name, per)
+			assert.Less(t, per, allocBound, "%s %s: %.3f allocations per operation", llp, h.name, per)
+		}
 	}
 }
