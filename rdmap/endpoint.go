@@ -622,6 +622,15 @@ func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq, w chan Completion
 	return c, c.Err
 }
 
+// recvHelperDone is helperDone for Recv.
+func (e *Endpoint) recvHelperDone(r *recvReq, w chan Completion) {
+	putWaiter(w)
+	e.mu.Lock()
+	r.helper = false
+	e.releaseRecvLocked(r)
+	e.mu.Unlock()
+}
+
 // helperDone recycles a blocking helper's request and channel once its
 // completion was received: the endpoint is done with both (finishLocked
 // ran, under mu, before the completion was sent), and so is the helper.
@@ -722,7 +731,7 @@ func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
 	}
 	select {
 	case c := <-w:
-		putWaiter(w)
+		e.recvHelperDone(r, w)
 		return c, c.Err
 	case <-ctx.Done():
 	}
@@ -730,7 +739,7 @@ func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
 	select {
 	case c := <-w:
 		e.mu.Unlock()
-		putWaiter(w)
+		e.recvHelperDone(r, w)
 		return c, c.Err
 	default:
 	}
