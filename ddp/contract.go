@@ -60,9 +60,12 @@ type Message struct {
 	Length int
 	// FirstTO is the tagged offset of the first segment of a tagged message.
 	FirstTO uint64
-	// Buffer is the posted untagged buffer, sliced to Length (untagged only).
+	// Buffer is the posted untagged buffer, sliced to Length (untagged only);
+	// on a credit queue (Receiver.PostCredits) the Receiver's buffer, valid
+	// until ULP.Deliver returns.
 	Buffer []byte
-	// Cookie is the value given with the posted untagged buffer.
+	// Cookie is the value given with the posted untagged buffer; 0 on a
+	// credit queue.
 	Cookie uint64
 }
 

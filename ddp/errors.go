@@ -145,6 +145,10 @@ var (
 	// ErrBadQueue: PostUntagged or Posted for a QN the Receiver does not
 	// have.
 	ErrBadQueue = errors.New("ddp: no such queue number")
+	// ErrCreditQueue: PostUntagged on a queue of the Receiver's own
+	// buffers, or PostCredits on a queue of the ULP's, or with another size
+	// (Receiver.PostCredits).
+	ErrCreditQueue = errors.New("ddp: queue mixes posted buffers and credits")
 	// ErrQueueFull: PostUntagged with 2^31 buffers already waiting on the
 	// queue (the MSN space would become ambiguous, RFC 5041 §4.3).
 	ErrQueueFull = errors.New("ddp: too many buffers posted on queue")

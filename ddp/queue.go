@@ -135,14 +135,45 @@ func (p *placement) add(mo, end uint64) {
 	p.extra[i] = span{mo, end}
 }
 
+// posted returns the number of buffers waiting on q, of either kind.
+func (q *rxQueue) posted() int {
+	if q.credSize > 0 {
+		return int(q.credits)
+	}
+	return q.bufs.len()
+}
+
+// front returns the buffer of the message in progress (or the next one);
+// q.posted() must be > 0.
+func (q *rxQueue) front() []byte {
+	if q.credSize == 0 {
+		return q.bufs.front().buf
+	}
+	if q.scratch == nil {
+		q.scratch = make([]byte, q.credSize)
+	}
+	return q.scratch
+}
+
 // reset forgets the message, keeping extra's memory.
 func (p *placement) reset() {
 	*p = placement{extra: p.extra[:0]}
 }
 
-// rxQueue is one untagged buffer queue (one QN) of a Receiver.
+// rxQueue is one untagged buffer queue (one QN) of a Receiver. Its
+// buffers are either the ULP's (bufs, PostUntagged) or, once PostCredits
+// was called for it, the Receiver's own: credits implicit buffers of
+// credSize octets, filled one message at a time in scratch.
 type rxQueue struct {
 	bufs bufRing
+	// credits is the number of implicit buffers posted (PostCredits) and
+	// not yet delivered; credSize their size, 0 for a queue of the ULP's
+	// buffers.
+	credits  uint32
+	credSize uint32
+	// scratch holds the message in progress of a credit queue; allocated
+	// when the queue's first segment arrives and reused for every message.
+	scratch []byte
 	// headMSN is the MSN of bufs.front() if any, else the MSN the next
 	// posted buffer receives; it is also the MSN of the next message to
 	// arrive on this queue. Starts at 1 (RFC 5041 §4.3).

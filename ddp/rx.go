@@ -129,12 +129,58 @@ func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint3
 		return 0, fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
 	}
 	q := &r.queues[qn]
+	if q.credSize > 0 {
+		return 0, fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, ErrCreditQueue)
+	}
 	if q.bufs.len() >= 1<<31 {
 		return 0, fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
 	}
 	msn = q.headMSN + uint32(q.bufs.len())
 	q.bufs.push(postedBuf{buf: buf, cookie: cookie})
 	return msn, nil
+}
+
+// PostCredits posts n buffers of size octets that the Receiver owns on
+// queue qn, for a ULP's internal queue whose messages it consumes at once
+// (RDMAP's Read Request, Terminate and Atomic Response queues, RFC 5040
+// §5, RFC 7306 §8): an idle queue then holds no memory, and every message
+// of the queue is placed into one buffer of size octets, allocated when
+// the first segment arrives. A message delivered from such a queue has
+// Message.Buffer valid only until ULP.Deliver returns and Message.Cookie 0;
+// each delivery consumes one buffer, and the ULP posts one back (n = 1)
+// when it is ready for another message. The checks of RFC 5041 §7.1 are
+// those of posted buffers (no buffer: 0x02, beyond size: 0x04/0x05).
+//
+// The first call makes qn a credit queue; it fails with ErrCreditQueue if
+// buffers were posted on qn with PostUntagged or size differs from the
+// first call's, ErrBadQueue for an unknown qn, ErrQueueFull past 2^31
+// buffers, and an error wrapping ErrStopped after a receive failure,
+// Drain or the end of the LLP stream. Drain returns nothing for a credit
+// queue. Safe for concurrent use.
+func (r *Receiver) PostCredits(qn uint32, n, size int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped != nil {
+		return r.stopped
+	}
+	if uint64(qn) >= uint64(len(r.queues)) {
+		return fmt.Errorf("ddp: post credits on QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
+	}
+	if n < 0 || size <= 0 || size > math.MaxUint32 {
+		return fmt.Errorf("ddp: post %d credits of %d octets on QN %d: %w", n, size, qn, ErrCreditQueue)
+	}
+	q := &r.queues[qn]
+	switch {
+	case q.credSize == 0 && q.bufs.len() > 0:
+		return fmt.Errorf("ddp: post credits on QN %d, which holds posted buffers: %w", qn, ErrCreditQueue)
+	case q.credSize != 0 && q.credSize != uint32(size):
+		return fmt.Errorf("ddp: post credits of %d octets on QN %d, whose credits are %d: %w", size, qn, q.credSize, ErrCreditQueue)
+	case uint64(q.credits)+uint64(n) > 1<<31:
+		return fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
+	}
+	q.credSize = uint32(size)
+	q.credits += uint32(n)
+	return nil
 }
 
 // Posted returns the number of buffers posted on qn and not yet delivered
@@ -145,7 +191,7 @@ func (r *Receiver) Posted(qn uint32) int {
 	if uint64(qn) >= uint64(len(r.queues)) {
 		return 0
 	}
-	return r.queues[qn].bufs.len()
+	return r.queues[qn].posted()
 }
 
 // Drain removes and returns every posted buffer not yet delivered, by QN
@@ -169,6 +215,8 @@ func (r *Receiver) Drain() []Posted {
 			out = append(out, Posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
 			q.headMSN++
 		}
+		q.headMSN += q.credits
+		q.credits = 0
 		q.prog.reset()
 	}
 	return out
@@ -277,18 +325,24 @@ func (r *Receiver) handleUntagged(b []byte) error {
 		r.mu.Unlock()
 		return r.fail(b, e, nil)
 	}
-	copy(q.bufs.front().buf[mo:end], payload)
+	buf := q.front()
+	copy(buf[mo:end], payload)
 	q.prog.add(mo, end)
 	if !h.Last {
 		r.mu.Unlock()
 		return nil
 	}
-	p := q.bufs.pop()
+	var cookie uint64
+	if q.credSize > 0 {
+		q.credits--
+	} else {
+		cookie = q.bufs.pop().cookie
+	}
 	q.headMSN++
 	q.prog.reset()
 	r.mu.Unlock()
 
-	r.msg = Message{Untag: *h, Length: int(end), Buffer: p.buf[:end], Cookie: p.cookie}
+	r.msg = Message{Untag: *h, Length: int(end), Buffer: buf[:end], Cookie: cookie}
 	return r.deliver(b)
 }
 
@@ -302,10 +356,13 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 		}
 		return e
 	}
-	if q.bufs.len() == 0 { // check 2
+	if q.posted() == 0 { // check 2
 		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeNoBuffer}
 	}
-	size := uint64(len(q.bufs.front().buf))
+	size := uint64(q.credSize)
+	if size == 0 {
+		size = uint64(len(q.bufs.front().buf))
+	}
 	if end > mo {
 		if mo >= size { // check 3
 			return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO}

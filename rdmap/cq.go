@@ -26,7 +26,10 @@ type CQ struct {
 	overflowed bool
 
 	// wake holds a token when a Poll may find a completion; a Poll that
-	// takes one and leaves more behind passes the token on.
+	// takes one and leaves more behind passes the token on. wake and
+	// notify are made by the first Poll that waits and the first Notify:
+	// the CQs of idle streams hold no channel. Guarded by mu (the
+	// channels themselves are used outside it).
 	wake   chan struct{}
 	notify chan struct{}
 }
@@ -36,11 +39,7 @@ func NewCQ(depth int) *CQ {
 	if depth < 1 {
 		depth = 1
 	}
-	return &CQ{
-		depth:  depth,
-		wake:   make(chan struct{}, 1),
-		notify: make(chan struct{}, 1),
-	}
+	return &CQ{depth: depth}
 }
 
 // Depth returns the CQ's capacity.
@@ -55,7 +54,17 @@ func (cq *CQ) Len() int {
 
 // Notify returns a channel that receives a value (coalesced) whenever a
 // completion is added.
-func (cq *CQ) Notify() <-chan struct{} { return cq.notify }
+func (cq *CQ) Notify() <-chan struct{} {
+	cq.mu.Lock()
+	defer cq.mu.Unlock()
+	if cq.notify == nil {
+		cq.notify = make(chan struct{}, 1)
+		if cq.n+len(cq.overflow) > 0 {
+			cq.notify <- struct{}{} // completions added before the first Notify
+		}
+	}
+	return cq.notify
+}
 
 // Err returns an error wrapping ErrCQOverflow once the CQ has overflowed.
 func (cq *CQ) Err() error {
@@ -77,9 +86,10 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 		cq.ring.push(c)
 		cq.n++
 	}
+	wake, notify := cq.wake, cq.notify
 	cq.mu.Unlock()
-	signal(cq.wake)
-	signal(cq.notify)
+	signal(wake)
+	signal(notify)
 	return overflow
 }
 
@@ -126,23 +136,32 @@ func (cq *CQ) Poll(ctx context.Context) (Completion, error) {
 		cq.mu.Lock()
 		if cq.n > 0 {
 			c := cq.popLocked()
-			more := cq.n > 0
-			cq.mu.Unlock()
-			if more {
-				signal(cq.wake)
+			var pass chan struct{}
+			if cq.n > 0 {
+				pass = cq.wake
 			}
+			cq.mu.Unlock()
+			signal(pass)
 			return c, nil
 		}
+		if cq.wake == nil {
+			cq.wake = make(chan struct{}, 1)
+		}
+		wake := cq.wake
 		cq.mu.Unlock()
 		select {
-		case <-cq.wake:
+		case <-wake:
 		case <-ctx.Done():
 			return Completion{}, ctx.Err()
 		}
 	}
 }
 
+// signal puts a token in ch unless it holds one; a nil ch is ignored.
 func signal(ch chan struct{}) {
+	if ch == nil {
+		return
+	}
 	select {
 	case ch <- struct{}{}:
 	default:

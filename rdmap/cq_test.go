@@ -76,3 +76,45 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "CmpSwap", AtomicCmpSwap.String())
 	assert.Equal(t, "reserved atomic opcode 0x1", AtomicOp(1).String())
 }
+
+// An idle CQ holds no channel (thousands of idle streams have two CQs
+// each); Notify made after completions were added still reports them, and
+// a Poll that waits is woken by the next completion.
+func TestCQ_LazyChannels(t *testing.T) {
+	cq := NewCQ(4)
+	assert.Nil(t, cq.wake)
+	assert.Nil(t, cq.notify)
+	cq.push(Completion{WRID: 1})
+	assert.Nil(t, cq.wake, "a push makes no channel")
+	select {
+	case <-cq.Notify():
+	default:
+		t.Fatal("Notify made after a completion must hold a token")
+	}
+	select {
+	case <-cq.Notify():
+		t.Fatal("one token per added completion batch")
+	default:
+	}
+	c, err := cq.Poll(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), c.WRID)
+
+	got := make(chan Completion)
+	go func() {
+		c, _ := cq.Poll(context.Background())
+		got <- c
+	}()
+	require.Eventually(t, func() bool {
+		cq.mu.Lock()
+		defer cq.mu.Unlock()
+		return cq.wake != nil
+	}, 5*time.Second, time.Millisecond)
+	cq.push(Completion{WRID: 2})
+	assert.Equal(t, uint64(2), (<-got).WRID)
+	select {
+	case <-cq.Notify():
+	default:
+		t.Fatal("Notify reports the second completion")
+	}
+}

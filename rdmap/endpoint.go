@@ -187,7 +187,6 @@ type Endpoint struct {
 	recvSeq    uint64
 	cqOverflow bool
 	closeWait  chan struct{} // closed and replaced on progress while Close waits
-	qbufs      [NumQueues][][]byte
 	sent       terminateRecord
 	ctr        epCounters
 
@@ -293,6 +292,16 @@ func (e *Endpoint) Done() <-chan struct{} { return e.done }
 // holds one Terminate buffer; QN 3 holds ORD+1 Atomic Response buffers.
 const termBufLen = 128
 
+// internalQueues returns the number and size of the internal untagged
+// buffers by QN (QN 0, the ULP's, has none).
+func internalQueues(ird, ord int) [NumQueues]struct{ n, size int } {
+	return [NumQueues]struct{ n, size int }{
+		QNReadRequest:    {ird + 1, AtomicRequestLen},
+		QNTerminate:      {1, termBufLen},
+		QNAtomicResponse: {ord + 1, AtomicResponseLen},
+	}
+}
+
 // Start posts the internal untagged buffers, starts the endpoint's
 // goroutines and the LLP's delivery (llp.Stream.Start).
 func (e *Endpoint) Start() error {
@@ -301,22 +310,15 @@ func (e *Endpoint) Start() error {
 		e.mu.Unlock()
 		return fmt.Errorf("rdmap: Start: endpoint already started or closed: %w", ErrClosed)
 	}
-	sizes := [NumQueues]struct{ n, size int }{
-		QNReadRequest:    {e.ird + 1, AtomicRequestLen},
-		QNTerminate:      {1, termBufLen},
-		QNAtomicResponse: {e.ord + 1, AtomicResponseLen},
-	}
-	for qn := uint32(1); qn < NumQueues; qn++ {
-		sz := sizes[qn]
-		slab := make([]byte, sz.n*sz.size)
-		e.qbufs[qn] = make([][]byte, sz.n)
-		for i := range sz.n {
-			b := slab[i*sz.size : (i+1)*sz.size : (i+1)*sz.size]
-			e.qbufs[qn][i] = b
-			if _, err := e.recv.PostUntagged(qn, b, uint64(i)); err != nil {
-				e.mu.Unlock()
-				return fmt.Errorf("rdmap: Start: %w", err)
-			}
+	// The internal queues are DDP credit queues: no memory until a
+	// message arrives, one buffer per queue afterwards (ddp.PostCredits).
+	for qn, sz := range internalQueues(e.ird, e.ord) {
+		if sz.n == 0 {
+			continue
+		}
+		if err := e.recv.PostCredits(uint32(qn), sz.n, sz.size); err != nil {
+			e.mu.Unlock()
+			return fmt.Errorf("rdmap: Start: %w", err)
 		}
 	}
 	e.state = stateRunning

@@ -323,12 +323,10 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 	return nil
 }
 
-// repostLocked gives an internal queue buffer back to DDP.
-func (e *Endpoint) repost(qn uint32, cookie uint64) error {
-	if cookie >= uint64(len(e.qbufs[qn])) {
-		return newFault(iwarp.TermLocalCatastrophic, "unknown internal buffer %d on queue %d", cookie, qn)
-	}
-	if _, err := e.recv.PostUntagged(qn, e.qbufs[qn][cookie], cookie); err != nil {
+// repost gives an internal queue's buffer back to DDP (a credit,
+// ddp.Receiver.PostCredits).
+func (e *Endpoint) repost(qn uint32) error {
+	if err := e.recv.PostCredits(qn, 1, internalQueues(0, 0)[qn].size); err != nil {
 		return errRxDown
 	}
 	return nil
@@ -400,7 +398,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	job.segLen = DDPUntaggedHeaderLen + m.Length
 	e.irq.push(*job)
 	e.kickResponderLocked()
-	return e.repost(QNReadRequest, m.Cookie)
+	return e.repost(QNReadRequest)
 }
 
 // deliverTerminate surfaces a received Terminate (RFC 5040 §5.4): the
@@ -446,7 +444,7 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	e.kickTxLocked()
 	e.finishLocked(r, Completion{Orig: resp.Orig})
 	e.checkOverflowLocked()
-	return e.repost(QNAtomicResponse, m.Cookie)
+	return e.repost(QNAtomicResponse)
 }
 
 // Failed implements ddp.ULP: the first receive error of the stream. The
