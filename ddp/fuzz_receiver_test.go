@@ -12,10 +12,15 @@ import (
 // Fuzz input format for FuzzReceiver: a sequence of records
 // [op][len:2 big-endian][len octets]. op 0x06 drains the Receiver, op with
 // low bits 0x7 posts a buffer of len%200 octets on QN (op>>3)&3 (the
-// octets are ignored), anything else hands the octets to HandleSegment.
+// octets are ignored) or, on QN 3, a credit queue of fuzzCreditSize-octet
+// buffers (Receiver.PostCredits), len%4 credits; anything else hands the
+// octets to HandleSegment.
 const (
 	fuzzOpDrain = 0x06
 	fuzzOpPost  = 0x07
+
+	fuzzCreditQN   = 3
+	fuzzCreditSize = 24
 )
 
 func fuzzRecord(op byte, data []byte) []byte {
@@ -41,6 +46,9 @@ func fuzzSeeds() [][]byte {
 		cat(fuzzRecord(0, untaggedSeg(false, 1, 1, 0, []byte("ab"))), fuzzRecord(0, untaggedSeg(false, 2, 1, 0, []byte("cd"))),
 			fuzzRecord(0, untaggedSeg(true, 1, 1, 2, []byte("ef"))), fuzzRecord(fuzzOpDrain, nil)),
 		cat(fuzzRecord(0, []byte{0xc1, 0x40}), fuzzRecord(0, nil)),
+		cat(fuzzRecord(0, untaggedSeg(false, 3, 1, 8, []byte("89abcdef"))), fuzzRecord(0, untaggedSeg(true, 3, 1, 16, []byte("ghijklmn"))),
+			fuzzRecord(fuzzOpPost|3<<3, make([]byte, 2)), fuzzRecord(0, untaggedSeg(true, 3, 2, 0, make([]byte, 24))),
+			fuzzRecord(0, untaggedSeg(true, 3, 3, 20, make([]byte, 5)))),
 		cat(fuzzRecord(0, append([]byte{0x42}, make([]byte, 20)...))),
 	}
 }
@@ -124,6 +132,17 @@ func FuzzReceiver(f *testing.F) {
 		}{{0, 0}, {0, 16}, {0, 100}, {1, 40}, {2, 8}} {
 			postBuf(p.qn, p.n)
 		}
+		credits := 0
+		postCredits := func(n int) {
+			if err := r.PostCredits(fuzzCreditQN, n, fuzzCreditSize); err != nil {
+				if !errors.Is(err, ErrStopped) {
+					t.Fatalf("post credits: %v", err)
+				}
+				return
+			}
+			credits += n
+		}
+		postCredits(1)
 
 		var first *RecvError
 		drained := map[uint64]bool{}
@@ -145,6 +164,8 @@ func FuzzReceiver(f *testing.F) {
 					drained[p.Cookie] = true
 				}
 				drainedOnce = true
+			case op&7 == fuzzOpPost && (op>>3)&3 == fuzzCreditQN:
+				postCredits(n % 4)
 			case op&7 == fuzzOpPost:
 				postBuf(uint32(op>>3)&3, n%200)
 			default:
@@ -200,8 +221,16 @@ func FuzzReceiver(f *testing.F) {
 			drained[p.Cookie] = true
 		}
 		got := len(drained)
+		creditMsgs := 0
 		for _, m := range delivered {
 			if m.Tagged {
+				continue
+			}
+			if m.Untag.QN == fuzzCreditQN {
+				if m.Cookie != 0 || m.Length != len(m.Buffer) || m.Length > fuzzCreditSize {
+					t.Fatalf("credit message of %d octets, cookie %d", m.Length, m.Cookie)
+				}
+				creditMsgs++
 				continue
 			}
 			g := posted[m.Cookie]
@@ -212,6 +241,9 @@ func FuzzReceiver(f *testing.F) {
 				t.Fatalf("delivered length %d of a %d-octet buffer", m.Length, len(g.buf))
 			}
 			got++
+		}
+		if creditMsgs > credits {
+			t.Fatalf("%d messages on %d credits", creditMsgs, credits)
 		}
 		if got != len(posted) {
 			t.Fatalf("%d buffers posted, %d delivered or drained", len(posted), got)
