@@ -539,8 +539,5 @@ func (a *Association) waitForSpace(sid uint16, fits func() bool, now time.Time) 
 	default:
 	}
 	a.waiterPool = append(a.waiterPool, w)
-	if err == nil {
-		a.wakeWriters(false) // the next in line may fit too
-	}
 	return err
 }

@@ -240,3 +240,101 @@ func TestWriteMsgFairUnderBackpressure(t *testing.T) {
 	assert.GreaterOrEqual(t, least, msgs/3, "a writer left behind (17-21 before the queue)")
 	assert.Less(t, longest, 120*time.Millisecond, "a writer starved (140-190 ms before the queue; about 10 ms with it)")
 }
+
+// gatedPair is pair with the accepted association's delivery blocked
+// until gate is closed, and cfg for both ends.
+func gatedPair(t *testing.T, cfg *Config) (cli *Association, gate chan struct{}, sr *rxRec) {
+	t.Helper()
+	l, err := Listen("udp4", "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	acc := make(chan *Association, 1)
+	go func() { a, _ := l.Accept(ctx); acc <- a }()
+	cli, err = Dial(ctx, "udp4", l.Addr().String(), cfg)
+	require.NoError(t, err)
+	srv := <-acc
+	require.NotNil(t, srv)
+	gate, sr = make(chan struct{}), newRec()
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	srv.Start(func(sid uint16, ppid uint32, b []byte) { <-gate; sr.fn(sid, ppid, b) }, func(error) {})
+	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
+	return cli, gate, sr
+}
+
+// waitingWriters returns the number of writers waiting for space.
+func waitingWriters(a *Association) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.writers)
+}
+
+// A writer waiting for send-buffer space has not copied its message yet:
+// it reserves the space first and copies just before the chunks go (so
+// that hundreds of waiting writers hold no buffers, and the octets are
+// still in the cache when they are sent). What a waiting writer's caller
+// changes in its buffer meanwhile is what the peer receives.
+func TestWriteMsgCopiesAfterWaiting(t *testing.T) {
+	cli, gate, sr := gatedPair(t, &Config{SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10})
+	fill := make([]byte, 16<<10)
+	// Fill the peer's window and our send buffer: the peer delivers
+	// nothing until the gate opens.
+	sent := 0
+	for cli.Stats().PeerRwnd > 0 || cli.Stats().Flight == 0 {
+		require.NoError(t, cli.WriteMsg(1, 16, fill))
+		sent++
+		require.Less(t, sent, 64, "the window never closed")
+	}
+	late := bytes.Repeat([]byte{'a'}, 16<<10)
+	errc := make(chan error, 1)
+	go func() { errc <- cli.WriteMsg(2, 16, late) }()
+	for waitingWriters(cli) == 0 {
+		select {
+		case err := <-errc:
+			// It fitted after all; fill again.
+			require.NoError(t, err)
+			sent++
+			go func() { errc <- cli.WriteMsg(2, 16, late) }()
+		case <-time.After(time.Millisecond):
+		}
+		require.Less(t, sent, 64)
+	}
+	copy(late, bytes.Repeat([]byte{'b'}, len(late))) // the caller's change while the writer waits
+	require.Equal(t, 1, waitingWriters(cli), "still waiting (and mu orders the change before its copy)")
+	close(gate)
+	require.NoError(t, <-errc)
+	got := sr.wait(t, sent+1)
+	last := got[len(got)-1]
+	assert.Equal(t, uint16(2), last.sid)
+	assert.Equal(t, bytes.Repeat([]byte{'b'}, len(late)), last.b, "copied after the wait")
+}
+
+// Writers waiting for space when the association is aborted return
+// ErrClosed, and no reservation is left behind.
+func TestWriteMsgAbortWhileWaiting(t *testing.T) {
+	cli, gate, _ := gatedPair(t, &Config{SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10})
+	defer close(gate)
+	buf := make([]byte, 16<<10)
+	const writers = 8
+	errc := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for {
+				if err := cli.WriteMsg(uint16(w), 16, buf); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return waitingWriters(cli) == writers }, 10*time.Second, time.Millisecond)
+	require.NoError(t, cli.Abort())
+	for range writers {
+		assert.ErrorIs(t, <-errc, ErrClosed)
+	}
+	cli.mu.Lock()
+	defer cli.mu.Unlock()
+	assert.Zero(t, cli.sndBuffered)
+	assert.Empty(t, cli.writers)
+}

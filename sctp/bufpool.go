@@ -26,6 +26,15 @@ func init() {
 	}
 }
 
+// bufClass returns the capacity of the buffer getBuf(n) returns.
+func bufClass(n int) int {
+	i := 0
+	for i < len(bufClasses)-1 && bufClasses[i] < n {
+		i++
+	}
+	return bufClasses[i]
+}
+
 // getBuf returns a pooled buffer of at least n octets (at most largeBuf),
 // its length its capacity.
 func getBuf(n int) *[]byte {

@@ -55,14 +55,27 @@ func heapAndStacks() uint64 {
 
 // BenchmarkManyStreams opens 10,000 DDP streams on one sctp-native
 // association (both ends in this process), reports the memory an idle
-// stream costs (both ends together), then runs RDMA Writes of 64 KiB on a
-// random tenth of them at once and on one stream alone, and reports the
-// aggregate throughput of the 1,000 against the one (issue 21). Run it
-// with -benchtime=1x: each run opens the streams anew.
+// stream costs (both ends together, and the server's end alone), then
+// runs RDMA Writes of 64 KiB on a random tenth of them at once and on one
+// stream alone, and reports the aggregate throughput of the 1,000 against
+// the one (issue 21). Run it with -benchtime=1x: each run opens the
+// streams anew.
+//
+// Two ways to drive the streams: "goroutine-per-stream", each stream's
+// own goroutine posting and polling its own CQ, and "shared-cq", one
+// goroutine posting on every stream and polling one CQ that all the
+// client's endpoints share (transport.Options.SendCQ), as one perftest
+// thread drives many QPs.
 //
 //	go test -run '^$' -bench BenchmarkManyStreams -benchtime 1x ./transport/
 func BenchmarkManyStreams(b *testing.B) {
+	b.Run("drive=goroutine-per-stream", func(b *testing.B) { benchManyStreams(b, false) })
+	b.Run("drive=shared-cq", func(b *testing.B) { benchManyStreams(b, true) })
+}
+
+func benchManyStreams(b *testing.B, sharedCQ bool) {
 	const n = 10000
+	const inflight = 4
 	for range b.N {
 		ctx, cancel := context.WithCancel(context.Background())
 		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
@@ -73,6 +86,11 @@ func BenchmarkManyStreams(b *testing.B) {
 		served := make(chan error, 1)
 		go func() { served <- ln.Serve(ctx, dev.AllocPD(), h) }()
 
+		var cq *rdmap.CQ
+		if sharedCQ {
+			cq = rdmap.NewCQ(n * inflight)
+			o.SendCQ = cq
+		}
 		before := heapAndStacks()
 		start := time.Now()
 		cl, err := transport.Dial(ctx, o, ln.Addr(), n, dev.AllocPD(), nil)
@@ -85,31 +103,59 @@ func BenchmarkManyStreams(b *testing.B) {
 		mr := h.mr.Load()
 		src := make([]byte, 64<<10)
 		wr := rdmap.SendWR{Op: rdmap.WRWrite, Local: src, RemoteSTag: mr.STag(), RemoteTO: mr.BaseTO()}
-		// run writes on eps for d, up to 4 in flight on each, and returns
-		// the octets placed per second.
+		// run writes on eps for d, up to inflight at once on each, and
+		// returns the octets placed per second.
 		run := func(eps []*rdmap.Endpoint, d time.Duration) float64 {
 			var octets atomic.Uint64
-			var wg sync.WaitGroup
 			deadline := time.Now().Add(d)
+			began := time.Now()
+			if sharedCQ {
+				// One goroutine: the WRID names the endpoint.
+				out := 0
+				for i, ep := range eps {
+					for range inflight {
+						w := wr
+						w.ID = uint64(i)
+						require.NoError(b, ep.PostSend(w))
+						out++
+					}
+				}
+				for out > 0 {
+					c, err := cq.Poll(ctx)
+					if err != nil || c.Err != nil {
+						b.Fatal(err, c.Err)
+					}
+					out--
+					octets.Add(uint64(len(src)))
+					if time.Now().Before(deadline) {
+						w := wr
+						w.ID = c.WRID
+						require.NoError(b, eps[c.WRID].PostSend(w))
+						out++
+					}
+				}
+				return float64(octets.Load()) / time.Since(began).Seconds()
+			}
+			var wg sync.WaitGroup
 			for _, ep := range eps {
 				wg.Go(func() {
-					inflight := 0
+					out := 0
 					for time.Now().Before(deadline) {
-						if inflight == 4 {
+						if out == inflight {
 							if c, err := ep.SendCQ().Poll(ctx); err != nil || c.Err != nil {
 								b.Error(err, c.Err)
 								return
 							}
-							inflight--
+							out--
 							octets.Add(uint64(len(src)))
 						}
 						if err := ep.PostSend(wr); err != nil {
 							b.Error(err)
 							return
 						}
-						inflight++
+						out++
 					}
-					for ; inflight > 0; inflight-- {
+					for ; out > 0; out-- {
 						if _, err := ep.SendCQ().Poll(ctx); err != nil {
 							return
 						}
@@ -117,7 +163,6 @@ func BenchmarkManyStreams(b *testing.B) {
 					}
 				})
 			}
-			began := time.Now()
 			wg.Wait()
 			return float64(octets.Load()) / time.Since(began).Seconds()
 		}

@@ -108,6 +108,12 @@ type Options struct {
 	PrivateData []byte
 	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
 	SQDepth, RQDepth int
+	// SendCQ and RecvCQ, when set, are shared by the endpoints of every
+	// stream (rdmap.EndpointConfig.SendCQ/RecvCQ): one goroutine polling
+	// one CQ can drive thousands of streams, as one verbs thread drives
+	// many QPs on one CQ. A completion's WRID then has to tell the
+	// streams apart. nil: each endpoint has its own.
+	SendCQ, RecvCQ *rdmap.CQ
 	// LocalAddr, for Dial, is the local IP address to connect from
 	// (sctp-pion, sctp-kernel and mpa; empty: the system's choice). For
 	// sctp-kernel it may name several, "ip1/ip2": a multi-homed endpoint
@@ -155,7 +161,7 @@ func (o Options) llp() (string, error) {
 }
 
 func (o Options) endpointConfig() rdmap.EndpointConfig {
-	return rdmap.EndpointConfig{IRD: o.IRD, ORD: o.ORD, SQDepth: o.SQDepth, RQDepth: o.RQDepth}
+	return rdmap.EndpointConfig{IRD: o.IRD, ORD: o.ORD, SQDepth: o.SQDepth, RQDepth: o.RQDepth, SendCQ: o.SendCQ, RecvCQ: o.RecvCQ}
 }
 
 func (o Options) sctpConfig() sctpllp.Config {
@@ -250,7 +256,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 			return nil, fmt.Errorf("%s: %d streams requested, the association has %d", kind, n, assoc.NumStreams()-1)
 		}
 		c.MULPDU = assoc.MULPDU()
-		c.mgr = streams.New(assoc, pd, streams.Config{Endpoint: o.endpointConfig(), PrivateData: o.PrivateData})
+		c.mgr = streams.New(assoc, pd, streams.Config{Endpoint: o.endpointConfig(), SharedCQ: o.SendCQ != nil || o.RecvCQ != nil, PrivateData: o.PrivateData})
 		for i := 0; i < n; i++ {
 			s, err := c.mgr.Open(ctx, uint16(i+1), streams.OpenOptions{Prepare: prepare})
 			if err != nil {
@@ -663,7 +669,7 @@ func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error
 func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, pd *rdmap.PD, h Handler) {
 	l.assocs.add(assoc)
 	defer l.assocs.remove(assoc)
-	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), PrivateData: l.o.PrivateData})
+	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), SharedCQ: l.o.SendCQ != nil || l.o.RecvCQ != nil, PrivateData: l.o.PrivateData})
 	peer := PeerIP(assoc.Transport().RemoteAddr())
 	var wg sync.WaitGroup
 	for {
