@@ -317,11 +317,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	case res.Reneged && !a.timers.Running(TimerT3Rtx):
 		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
 	}
-	// The first writer waiting for space is woken when a quarter of the
+	// The writers waiting for space are served when a quarter of the
 	// buffer is free again (or it is empty), not on every SACK, so that
-	// the writers then go ahead in a batch, each waking the next.
+	// they go ahead in a batch.
 	if freed && (a.sndBuffered <= a.cfg.SendBuffer*3/4 || a.oq.Len() == 0) {
-		a.wakeWriters(false)
+		a.grantWriters()
 	}
 	a.checkShutdown(now)
 }
@@ -385,7 +385,7 @@ func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
 	switch a.state {
 	case StateEstablished, StateShutdownPending:
 		a.state = StateShutdownReceived
-		a.wakeWriters(true)
+		a.wakeAllWriters()
 		if !a.timers.Running(TimerT5ShutdownGuard) {
 			a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
 		}

@@ -54,22 +54,20 @@ func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 		a.mu.Unlock()
 		return fmt.Errorf("%w: %d octets", ErrMessageTooLarge, total)
 	}
-	fits := func() bool { return a.sndBuffered == 0 || a.sndBuffered+size <= a.cfg.SendBuffer }
-	if now := time.Now(); a.mustQueue(now, fits()) {
+	if now := time.Now(); a.mustQueue(now, a.fitsSend(size)) {
 		// Writers wait for space in arrival order, and once the first
 		// has waited writerPatience nobody goes ahead of it any more, so
 		// that one stream's writer cannot take the space freed for
 		// another's again and again (with 256 streams on one
-		// association, that left some writers waiting 1.5 s).
-		if err := a.waitForSpace(sid, fits, now); err != nil {
+		// association, that left some writers waiting 1.5 s). The space
+		// is reserved for a writer when it is woken (grantWriters).
+		if err := a.waitForSpace(sid, size, now); err != nil {
 			a.mu.Unlock()
 			return err
 		}
-		// The next in line may fit too: it copies its message while this
-		// one does.
-		a.wakeWriters(false)
+	} else {
+		a.sndBuffered += size
 	}
-	a.sndBuffered += size
 	a.mu.Unlock()
 
 	// Marshal the chunks outside the lock: DATA header (TSN later), user

@@ -60,6 +60,14 @@ type Config struct {
 	NoSecure bool
 	// Progress, if not nil, receives a line per measurement.
 	Progress io.Writer
+	// Server, if set, starts a bench server for llp in another process
+	// and returns its address and a function that stops it. The
+	// multistream row and curve then run against it, one stream and many
+	// alike: with both ends in one process, the client's hundreds of
+	// goroutines and the server's receive path share one Go scheduler and
+	// delay each other's critical path, which no deployment has.
+	// sctp-rdma harness runs its own "serve". nil: in this process.
+	Server func(llp string) (addr string, stop func(), err error)
 }
 
 func (c *Config) defaults() {
@@ -299,6 +307,16 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 		return fail(err)
 	}
 	defer srv.stop()
+	msrv := srv // the multistream figures' server
+	if cfg.Server != nil && llp != transport.SCTPKernel {
+		addr, stop, err := cfg.Server(llp)
+		if err != nil {
+			return fail(fmt.Errorf("server process: %w", err))
+		}
+		defer stop()
+		msrv = &server{addr: addr}
+		rows[4].Metric += " (server in its own process)"
+	}
 	raw, err := newRaw(llp)
 	if err != nil {
 		return fail(err)
@@ -337,15 +355,26 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 			return fail(fmt.Errorf("send ping-pong: %w", err))
 		}
 		sRTT = append(sRTT, float64(r.Forward.Lat.Median)/1e3)
-		oneBW = append(oneBW, wBW[len(wBW)-1])
-		per := max(iters/uint64(cfg.ManyStreams), 16)
-		r, err = rdmaRun(srv, llp, bench.TestWrite, cfg.Size, cfg.ManyStreams, max(cfg.Depth/4, 1), per, false)
+		if msrv == srv {
+			oneBW = append(oneBW, wBW[len(wBW)-1])
+		} else {
+			r, err := rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, 1, cfg.Depth, iters, false)
+			if err != nil {
+				return fail(fmt.Errorf("1 stream, server process: %w", err))
+			}
+			oneBW = append(oneBW, r.Forward.Gbps())
+		}
+		// At least 64 operations per stream, so that the streams that
+		// finish last (each with a quarter of the depth) are a small
+		// part of the run.
+		per := max(iters/uint64(cfg.ManyStreams), 64)
+		r, err = rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, cfg.ManyStreams, max(cfg.Depth/4, 1), per, false)
 		if err != nil {
 			return fail(fmt.Errorf("%d streams: %w", cfg.ManyStreams, err))
 		}
 		manyBW = append(manyBW, r.Forward.Gbps())
-		cfg.logf("%s run %d: raw %.2f Gbit/s, write %.2f, read %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, %d streams %.2f",
-			llp, run+1, rawBW[run], wBW[run], rBW[run], sBW[run], rawRTT[run], sRTT[run], cfg.ManyStreams, manyBW[run])
+		cfg.logf("%s run %d: raw %.2f Gbit/s, write %.2f, read %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, 1 stream %.2f, %d streams %.2f",
+			llp, run+1, rawBW[run], wBW[run], rBW[run], sBW[run], rawRTT[run], sRTT[run], oneBW[run], cfg.ManyStreams, manyBW[run])
 	}
 	set := func(i int, base, v []float64, lower bool) {
 		rows[i].Base, rows[i].Value = median(base), median(v)
@@ -370,7 +399,7 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	if cfg.NoSweep {
 		return rows, nil
 	}
-	return rows, measureSweeps(&cfg, llp, srv, raw)
+	return rows, measureSweeps(&cfg, llp, srv, msrv, raw)
 }
 
 // idleStreamMemory opens n idle streams (client and server in this

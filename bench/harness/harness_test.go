@@ -75,3 +75,34 @@ func TestMedian(t *testing.T) {
 	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
 	assert.Equal(t, 0.0, median(nil))
 }
+
+// Config.Server runs the multistream figures against its server (in
+// sctp-rdma harness, a "serve" process of its own): called once per LLP,
+// stopped afterwards, and the row says so.
+func TestServerElsewhere(t *testing.T) {
+	var started, stopped []string
+	cfg := Config{LLPs: []string{transport.SCTPNative, transport.MPA}, Size: 4 << 10, Bytes: 64 << 10, PingIters: 10,
+		ManyStreams: 2, Runs: 1, NoSweep: true, NoSecure: true,
+		Server: func(llp string) (string, func(), error) {
+			srv, err := startServer(llp)
+			if err != nil {
+				return "", nil, err
+			}
+			started = append(started, llp)
+			return srv.addr, func() { stopped = append(stopped, llp); srv.stop() }, nil
+		}}
+	res := Run(cfg)
+	assert.Equal(t, []string{transport.SCTPNative, transport.MPA}, started)
+	assert.Equal(t, started, stopped)
+	n := 0
+	for _, r := range res.Rows {
+		require.NoError(t, r.Err, "%s %s", r.LLP, r.Metric)
+		if strings.Contains(r.Metric, "streams vs 1 stream") {
+			assert.Contains(t, r.Metric, "(server in its own process)")
+			assert.Positive(t, r.Value)
+			assert.Positive(t, r.Base)
+			n++
+		}
+	}
+	assert.Equal(t, 2, n)
+}

@@ -35,8 +35,9 @@ func sweepOps(cfg *Config, size int) uint64 {
 
 // measureSweeps draws the curves of one LLP against srv and raw: throughput
 // (raw, Write, Read, Send) and round trip (raw, Send ping-pong) against
-// message size, aggregate RDMA Write throughput against stream count.
-func measureSweeps(cfg *Config, llp string, srv *server, raw rawPair) []Curve {
+// message size, aggregate RDMA Write throughput against stream count
+// (against msrv, Config.Server's when set).
+func measureSweeps(cfg *Config, llp string, srv, msrv *server, raw rawPair) []Curve {
 	type acc struct {
 		c    Curve
 		runs [][]float64 // per X, the values of every run
@@ -116,7 +117,7 @@ func measureSweeps(cfg *Config, llp string, srv *server, raw rawPair) []Curve {
 			if n > 1 {
 				depth = max(cfg.Depth/4, 1)
 			}
-			r, err := rdmaRun(srv, llp, bench.TestWrite, cfg.Size, n, depth, max(total/uint64(n), 8), false)
+			r, err := rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, n, depth, max(total/uint64(n), 8), false)
 			if err != nil {
 				failed(many, i, err)
 				continue

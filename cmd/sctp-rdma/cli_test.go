@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,13 +15,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/sctp-rdma/sctp-rdma/bench"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// asCLI, set in the environment, makes the test binary run as the
+// sctp-rdma command itself: what a test starts with os.Executable (the
+// harness's own "serve", serveProcess) is then the command.
+const asCLI = "SCTP_RDMA_TEST_AS_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCLI) == "1" {
+		main()
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // lockedBuffer is a bytes.Buffer safe for the server's goroutines.
 type lockedBuffer struct {

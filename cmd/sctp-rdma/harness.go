@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
@@ -101,7 +104,8 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *runs < 1 || *streams < 1 || *iters < 1 {
 		return usageError("--runs, --streams and --ping-iters must be positive")
 	}
-	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr, NoSweep: *noSweep, NoSecure: *noSecure}
+	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr, NoSweep: *noSweep, NoSecure: *noSecure,
+		Server: serveProcess}
 	for _, l := range strings.Split(*llps, ",") {
 		switch l {
 		case transport.SCTPPion, transport.SCTPNative, transport.MPA, transport.SCTPKernel:
@@ -215,4 +219,58 @@ func parseRate(s string) (int64, error) {
 		return 0, errors.New("want a rate from 1k to 100G bits per second, such as 100M")
 	}
 	return int64(v * mult), nil
+}
+
+// serveProcess starts "sctp-rdma serve" (this executable) for llp on a
+// free loopback port, for the harness's multistream figures
+// (harness.Config.Server), and returns its address and a function that
+// stops it.
+func serveProcess(llp string) (addr string, stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(exe, "serve", "--json", "--llp", llp, "--listen", "127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	got := make(chan string, 1)
+	go func() {
+		dec := json.NewDecoder(out)
+		var ev struct{ Event, Addr string }
+		for dec.Decode(&ev) == nil {
+			if ev.Event == "listening" {
+				got <- ev.Addr
+				break
+			}
+		}
+		close(got)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case a, ok := <-got:
+		if ok && a != "" {
+			return a, stop, nil
+		}
+	case <-time.After(30 * time.Second):
+	}
+	stop()
+	return "", nil, fmt.Errorf("%s serve --llp %s did not say where it listens: %s", exe, llp, strings.TrimSpace(errBuf.String()))
 }
