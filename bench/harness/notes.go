@@ -118,10 +118,27 @@ reader when the delivery queue is empty would save one hand-off per direction,
 but a callback that then blocks on a full send buffer would wait for SACKs that
 only the blocked goroutine could process; that needs a design, not a flag.
 
-**sctp-native, 256 streams ≥ 0.9 of one stream** (0.56–0.99 over the runs of 2026-11-26: the one-stream figure swings more than the 256-stream one, 16–25 Gbit/s against 13–17; blocked writers wake per quarter of the send buffer, not per SACK). All streams
-share one association, one send buffer (4 MiB) and one congestion window; with
-4 operations in flight per stream, 256 streams queue 1024 × 64 KiB against a
-4 MiB send buffer, and the writers take turns on the association's lock.
+**Multistream rows: the server runs in its own process** (since 2026-11-27,
+` + "`sctp-rdma harness`" + ` starts its own ` + "`serve`" + `; harness.Config.Server). With
+both ends in one process, the client's hundreds of goroutines and the
+server's receive path share one Go scheduler (2 processors here), and the
+receive path waits behind them: a runtime trace of 1,000 streams on one
+sctp-native association in one process showed the server's delivery
+goroutine runnable 1.4× as long as it ran, and Go has no priorities. A
+deployment has the two ends on two hosts; the figure that says what the
+stack does with many streams is the one against a server elsewhere. Between
+two processes (` + "`bench -q 256 --depth 4 --iters 64`" + ` against ` + "`bench -q 1 --depth 16 --iters 1024`" + `,
+three alternated pairs) sctp-native moved 0.88–1.25 of one stream and MPA
+1.07–1.25. In one process, transport's BenchmarkManyStreams (10,000 streams
+open, RDMA Write 64K on a random 1,000 of them) went from 0.48 of one stream
+to 0.70–0.86 with two changes in the stack's send path, found in CPU
+profiles and runtime traces: a writer waiting for send-buffer space used to
+copy its message into a packet buffer first and then wait, so 1,000 waiting
+writers held 64 MiB of copies that had left the cache by the time they were
+checksummed and sent (now the space is reserved first and the copy made
+just before sending); and the SACK that frees space now grants it to the
+waiting writers in order, all at once, instead of waking the first, which
+woke the next, one hand-off at a time.
 
 **sctp-kernel** is not in this table: the host kernel has no SCTP and the
 VM of internal/vmtest emulates its CPU (TCG), so its figures would measure
