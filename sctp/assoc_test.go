@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -333,6 +334,41 @@ func TestWriteMsgAbortWhileWaiting(t *testing.T) {
 	for range writers {
 		assert.ErrorIs(t, <-errc, ErrClosed)
 	}
+	cli.mu.Lock()
+	defer cli.mu.Unlock()
+	assert.Zero(t, cli.sndBuffered)
+	assert.Empty(t, cli.writers)
+}
+
+// Writers waiting for space when the association is closed gracefully
+// return ErrClosed with nothing reserved for them: once the peer has
+// taken what was queued before the close, the send buffer is empty.
+func TestWriteMsgCloseWhileWaiting(t *testing.T) {
+	cli, gate, sr := gatedPair(t, &Config{SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10})
+	buf := make([]byte, 16<<10)
+	const writers = 8
+	var accepted atomic.Int64
+	errc := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for {
+				if err := cli.WriteMsg(uint16(w), 16, buf); err != nil {
+					errc <- err
+					return
+				}
+				accepted.Add(1)
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return waitingWriters(cli) == writers }, 10*time.Second, time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- cli.Close() }()
+	for range writers {
+		assert.ErrorIs(t, <-errc, ErrClosed)
+	}
+	close(gate) // the peer takes what was queued; the SHUTDOWN completes
+	require.NoError(t, <-closed)
+	sr.wait(t, int(accepted.Load()))
 	cli.mu.Lock()
 	defer cli.mu.Unlock()
 	assert.Zero(t, cli.sndBuffered)

@@ -108,3 +108,62 @@ func TestKernelUnavailableIsReported(t *testing.T) {
 		assert.Contains(t, err.Error(), "sctp-kernel")
 	}
 }
+
+// Options.SendCQ and RecvCQ make every stream of a client use the same
+// CQs: one goroutine polls the completions of all of them, told apart by
+// their WRIDs, over each LLP.
+func TestDialSharedCQs(t *testing.T) {
+	for _, llp := range []string{SCTPNative, SCTPPion, MPA} {
+		t.Run(llp, func(t *testing.T) {
+			ln, err := Listen(Options{LLP: llp}, "127.0.0.1:0")
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), echoHandler{}) }()
+			defer func() { cancel(); require.NoError(t, <-done) }()
+
+			sendCQ, recvCQ := rdmap.NewCQ(16), rdmap.NewCQ(16)
+			dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer dcancel()
+			const n = 3
+			bufs := make([][]byte, 0, n)
+			c, err := Dial(dctx, Options{LLP: llp, PrivateData: []byte("ok"), SendCQ: sendCQ, RecvCQ: recvCQ},
+				ln.Addr(), n, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(),
+				func(ep *rdmap.Endpoint) error {
+					b := make([]byte, 64)
+					bufs = append(bufs, b)
+					return ep.PostRecv(rdmap.RecvWR{ID: uint64(100 + len(bufs) - 1), Buf: b})
+				})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, c.Close(dctx)) }()
+			for i, ep := range c.Endpoints {
+				assert.Same(t, sendCQ, ep.SendCQ())
+				assert.Same(t, recvCQ, ep.RecvCQ())
+				msg := []byte{'s', byte('0' + i)}
+				require.NoError(t, ep.PostSend(rdmap.SendWR{ID: uint64(i), Op: rdmap.WRSend, Local: msg}))
+			}
+			sent, echoed := map[uint64]bool{}, map[uint64]string{}
+			for len(sent) < n || len(echoed) < n {
+				select {
+				case <-sendCQ.Notify():
+				case <-recvCQ.Notify():
+				case <-dctx.Done():
+					t.Fatalf("%d sends and %d echoes of %d", len(sent), len(echoed), n)
+				}
+				for c, ok := sendCQ.TryPoll(); ok; c, ok = sendCQ.TryPoll() {
+					require.NoError(t, c.Err)
+					sent[c.WRID] = true
+				}
+				for c, ok := recvCQ.TryPoll(); ok; c, ok = recvCQ.TryPoll() {
+					require.NoError(t, c.Err)
+					echoed[c.WRID] = string(bufs[c.WRID-100][:c.Length])
+				}
+			}
+			assert.Equal(t, map[uint64]bool{0: true, 1: true, 2: true}, sent)
+			assert.Len(t, echoed, n)
+			for id, s := range echoed {
+				assert.Len(t, s, 2, "echo of stream %d", id-100)
+			}
+		})
+	}
+}
