@@ -118,6 +118,26 @@ reader when the delivery queue is empty would save one hand-off per direction,
 but a callback that then blocks on a full send buffer would wait for SACKs that
 only the blocked goroutine could process; that needs a design, not a flag.
 
+**Raw baselines that bound the RDMA figures** (since 2026-11-27). The raw
+sctp-pion and sctp-native receivers used to count the octets of each
+message without touching them; so quick, they drained the socket, parked
+and were woken again for every packet, and the raw flow came out slower
+than the RDMA Write over the same stack, whose receiver places each
+segment (RDMA Write 64K at 1.05–1.36 × "raw"). A runtime trace showed the
+difference: the raw run's socket reader was woken 1,931 times for 8,192
+messages against 597 in the RDMA run, with the processors idle (no
+goroutine running nor in a system call) 42% of the time against 27%. The
+raw receiver now copies each message into a buffer of its own, as any
+application of the raw LLP must (the callback's buffer is valid only
+during the call): raw sctp-native went from 19.0–20.5 to 21.9–24.3 Gbit/s
+in ` + "`BenchmarkWriteNative64K`" + ` (three runs each), and RDMA Write 64K / raw from
+1.05–1.25 to 0.92–1.20, Read from about 1.0 to 0.75–0.87. What the Read
+pays beyond the Write is per-request wake-ups: each 28-octet Read Request
+is a packet of its own that wakes the server's socket reader, its
+delivery goroutine and, when it had stopped, the responder (in a traced
+run of 8,192 Reads: 2,603 delivery wake-ups against 573 for as many
+Writes, and the responder started 868 times).
+
 **Multistream rows: the server runs in its own process** (since 2026-11-27,
 ` + "`sctp-rdma harness`" + ` starts its own ` + "`serve`" + `; harness.Config.Server). With
 both ends in one process, the client's hundreds of goroutines and the
