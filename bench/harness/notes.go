@@ -131,7 +131,7 @@ raw receiver now copies each message into a buffer of its own, as any
 application of the raw LLP must (the callback's buffer is valid only
 during the call): raw sctp-native went from 19.0–20.5 to 21.9–24.3 Gbit/s
 in ` + "`BenchmarkWriteNative64K`" + ` (three runs each), and RDMA Write 64K / raw from
-1.05–1.25 to 0.92–1.20, Read from about 1.0 to 0.75–0.87. What the Read
+1.05–1.25 to 0.92–1.20, Read from 0.88–0.99 (harness runs) to 0.75–0.87. What the Read
 pays beyond the Write is per-request wake-ups: each 28-octet Read Request
 is a packet of its own that wakes the server's socket reader, its
 delivery goroutine and, when it had stopped, the responder (in a traced
