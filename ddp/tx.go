@@ -22,7 +22,11 @@ const MaxMessageLen = math.MaxUint32
 // allocates nothing per segment.
 type Sender struct {
 	llp llp.Stream
-	hdr [UntaggedHeaderLen]byte
+	// more is the LLP's llp.Batcher, if it is one: every segment of a
+	// message but the last goes through it, so that the LLP may send the
+	// message's segments together.
+	more llp.Batcher
+	hdr  [UntaggedHeaderLen]byte
 	// lastMSN holds, per QN, the MSN of the last message started on it; a
 	// missing entry means 0, so the first MSN is 1 (RFC 5041 §4.3).
 	lastMSN map[uint32]uint32
@@ -30,7 +34,17 @@ type Sender struct {
 
 // NewSender returns a Sender that transmits on s.
 func NewSender(s llp.Stream) *Sender {
-	return &Sender{llp: s, lastMSN: make(map[uint32]uint32, 4)}
+	more, _ := s.(llp.Batcher)
+	return &Sender{llp: s, more: more, lastMSN: make(map[uint32]uint32, 4)}
+}
+
+// send hands one segment to the LLP: through llp.Batcher when more
+// segments of the message follow and the LLP batches.
+func (s *Sender) send(hdr, payload []byte, last bool) error {
+	if !last && s.more != nil {
+		return s.more.SendSegmentMore(hdr, payload)
+	}
+	return s.llp.SendSegment(hdr, payload)
 }
 
 // NextMSN returns the MSN the next SendUntagged on qn will use: 1 for a
@@ -83,7 +97,7 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 		}
 		h.Last = len(chunk) == len(payload)
 		hdr := h.Append(s.hdr[:0])
-		if err := s.llp.SendSegment(hdr, chunk); err != nil {
+		if err := s.send(hdr, chunk, h.Last); err != nil {
 			return fmt.Errorf("ddp: send tagged segment STag %#x TO %#x: %w", stag, h.TO, err)
 		}
 		if h.Last {
@@ -122,7 +136,7 @@ func (s *Sender) SendUntagged(rsvdULP [5]byte, qn uint32, payload []byte) (msn u
 		}
 		h.Last = len(chunk) == len(payload)
 		hdr := h.Append(s.hdr[:0])
-		if err := s.llp.SendSegment(hdr, chunk); err != nil {
+		if err := s.send(hdr, chunk, h.Last); err != nil {
 			return s.sentMSN(started, h.MSN), fmt.Errorf("ddp: send untagged segment QN %d MSN %d MO %d: %w", qn, h.MSN, h.MO, err)
 		}
 		if !started {

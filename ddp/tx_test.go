@@ -276,3 +276,37 @@ func BenchmarkSendUntagged(b *testing.B) {
 		}
 	}
 }
+
+// batchStream is a recStream that is an llp.Batcher and records which
+// segments came through SendSegmentMore.
+type batchStream struct {
+	recStream
+	more []bool
+}
+
+func (s *batchStream) SendSegment(hdr, payload []byte) error {
+	s.more = append(s.more, false)
+	return s.recStream.SendSegment(hdr, payload)
+}
+
+func (s *batchStream) SendSegmentMore(hdr, payload []byte) error {
+	s.more = append(s.more, true)
+	return s.recStream.SendSegment(hdr, payload)
+}
+
+// Over an llp.Batcher every segment of a message but the last (the one
+// with L set, RFC 5041 §4.1) goes through SendSegmentMore, tagged and
+// untagged; one-segment messages never do.
+func TestSenderUsesBatcher(t *testing.T) {
+	s := &batchStream{recStream: recStream{schedule: []int{32}}}
+	snd := NewSender(s)
+	require.NoError(t, snd.SendTagged(0x41, 7, 0, make([]byte, 40))) // 18+18+4
+	_, err := snd.SendUntagged([5]byte{}, 0, make([]byte, 20))      // 14+6
+	require.NoError(t, err)
+	require.NoError(t, snd.SendTagged(0x41, 7, 0, []byte("one")))
+	assert.Equal(t, []bool{true, true, false, true, false, false}, s.more)
+	for i, seg := range s.segs {
+		last := Control(seg[0])&ControlLast != 0
+		assert.Equal(t, !s.more[i], last, "segment %d", i)
+	}
+}

@@ -65,6 +65,22 @@ type Stream interface {
 	Info() Info
 }
 
+// Batcher is implemented by a Stream that can gather the segments of one
+// DDP message and hand them to its transport together: MPA writes several
+// FPDUs with one writev, as Linux siw sends a message's FPDUs with
+// MSG_MORE, instead of one system call and one pushed TCP segment each.
+// The DDP sender uses it for every segment of a message but the last.
+type Batcher interface {
+	// SendSegmentMore is SendSegment for a segment that more segments of
+	// the same message follow. The LLP may hold the segment until the
+	// message's last segment comes through SendSegment (or, for a message
+	// of many segments, until it has gathered enough), and keeps payload,
+	// never hdr, until then: the payload must stay unchanged until the
+	// message's last SendSegment returns. Close sends what is held; Abort
+	// discards it. An error of a held segment is returned by a later call.
+	SendSegmentMore(hdr, payload []byte) error
+}
+
 // Handler receives what an LLP delivers for one DDP Stream.
 type Handler interface {
 	// HandleSegment is called once per received DDP segment, in order. seg

@@ -204,6 +204,7 @@ type Conn struct {
 	trailer   [3 + CRCLen]byte
 	iov       [4][]byte
 	bufs      net.Buffers
+	batch     txBatch // FPDUs held by SendSegmentMore
 	txClosed  bool
 	sendCount uint64
 	raw       syscall.RawConn
@@ -231,7 +232,10 @@ type Conn struct {
 	recvSegs, recvBytes atomic.Uint64
 }
 
-var _ llp.Stream = (*Conn)(nil)
+var (
+	_ llp.Stream  = (*Conn)(nil)
+	_ llp.Batcher = (*Conn)(nil)
+)
 
 func newConn(nc net.Conn, cfg *Config, initiator bool) *Conn {
 	c := &Conn{
@@ -336,10 +340,15 @@ func (c *Conn) Close() error {
 	c.closeOnce.Do(func() { close(c.done) })
 
 	c.txMu.Lock()
-	c.txClosed = true
 	var err error
+	if !c.txClosed && c.batch.segs > 0 {
+		err = c.flushBatch() // llp.Stream.Close: what was passed goes first
+	}
+	c.txClosed = true
 	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
-		err = cw.CloseWrite()
+		if cerr := cw.CloseWrite(); err == nil {
+			err = cerr
+		}
 	}
 	c.txMu.Unlock()
 
@@ -380,8 +389,14 @@ func (c *Conn) Abort() error {
 		_ = tc.SetLinger(0) // a *net.TCPConn, or a recorder of one
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closeSocketLocked()
+	c.mu.Unlock()
+	// What SendSegmentMore held is discarded (a sender blocked in a write
+	// holds txMu until the closed socket fails it, and empties the batch).
+	if c.txMu.TryLock() {
+		c.dropBatch()
+		c.txMu.Unlock()
+	}
 	return nil
 }
 

@@ -360,6 +360,16 @@ func (r *respStream) SendSegment(hdr, payload []byte) error {
 	return r.Stream.SendSegment(hdr, payload)
 }
 
+// SendSegmentMore implements llp.Batcher: a segment that is not the last
+// of its message frees no IRD slot, and goes to the LLP's batcher when it
+// has one.
+func (r *respStream) SendSegmentMore(hdr, payload []byte) error {
+	if b, ok := r.Stream.(llp.Batcher); ok {
+		return b.SendSegmentMore(hdr, payload)
+	}
+	return r.Stream.SendSegment(hdr, payload)
+}
+
 // executeAtomic performs the read-modify-write of an Atomic Request under
 // the device's atomic lock (RFC 7306 §5.3), in the byte order of the target
 // memory (§5.1.1: "performed in the endian format of the target memory").
