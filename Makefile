@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs
+.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf
 
 all: build
 
@@ -74,6 +74,17 @@ demo:
 
 clean:
 	$(GO) clean -testcache
+
+# make siw-perf: the perftest comparison with Linux siw in the qemu VM
+# (siw <-> siw, our client against perftest's server, perftest's client
+# against ours), each run SIW_PERF_ITERS x 64 KiB (over a second at the
+# VM's pace), SIW_PERF_RUNS rounds, medians reported (docs/siw-interop.md).
+# About 5 minutes. make test runs one short round as an interop check.
+SIW_PERF_ITERS ?= 1000
+SIW_PERF_RUNS ?= 5
+siw-perf:
+	SIW_PERFTEST_ITERS=$(SIW_PERF_ITERS) SIW_PERFTEST_RUNS=$(SIW_PERF_RUNS) SIW_RUN='^TestSiwInterop$$/perftest' \
+		$(GO) test -count=1 -timeout 45m -v -run '^TestSiwInterop$$' ./interop/siw/ | grep -v '^=== '
 
 # make soak: the load test of internal/soak — 64 streams, every operation,
 # random sizes and deliberate stream terminations — for SOAK (default 10m).

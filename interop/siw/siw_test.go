@@ -284,6 +284,13 @@ func runInSiwVM(t *testing.T, runRegex string) {
 		t.Skip("no qemu-system-x86_64 and not root to install it (CI=true makes this a failure)")
 	}
 	timeout := 8 * time.Minute
+	var perfEnv []string // make siw-perf: longer perftest runs, several rounds
+	for _, name := range []string{"SIW_PERFTEST_ITERS", "SIW_PERFTEST_RUNS"} {
+		if v := os.Getenv(name); v != "" {
+			perfEnv = append(perfEnv, "--env", name+"="+v)
+			timeout = 40 * time.Minute
+		}
+	}
 	if d, ok := t.Deadline(); ok && time.Until(d)-20*time.Second < timeout {
 		timeout = time.Until(d) - 20*time.Second
 	}
@@ -302,6 +309,7 @@ func runInSiwVM(t *testing.T, runRegex string) {
 		if ci {
 			args = append(args, "--env", "CI=true")
 		}
+		args = append(args, perfEnv...)
 		args = append(args, bin, "-test.run", runRegex, "-test.v", "-test.count=1", "-test.timeout", (timeout - 15*time.Second).String())
 		var panicked bool
 		silent, err = vmtest.RunScript(ctx, t, root, args, vmtest.BootWait, func(line string) {
