@@ -151,6 +151,15 @@ type OutstandingQueue struct {
 	timedAt  time.Time
 
 	base time.Time // the clock of outChunk.sent: the first Add's time
+
+	// gapHigh is the highest TSN a Gap Ack Block has covered while above
+	// the cum ack (haveGap): no chunk above it is in ChunkGapAcked, so
+	// the renege check of OnSACK stops there.
+	gapHigh uint32
+	haveGap bool
+	// fullScan makes OnSACK look at every outstanding chunk (a test's
+	// reference for the bounded scan).
+	fullScan bool
 }
 
 // NewOutstandingQueue returns a queue whose first DATA chunk gets
@@ -362,8 +371,27 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	if inFastRecovery && ack.CumAdvanced && len(gaps) > 0 {
 		limit, counting = cum+uint32(gaps[len(gaps)-1].End), true
 	}
+	// Only TSNs below the end of the scan can need anything: a miss
+	// indication (below limit), a lost fast retransmission (below the
+	// HTNA: a chunk is older than what was sent after its
+	// retransmission) or a renege (at most gapHigh). Scanning everything
+	// outstanding on every SACK made the sender spend a fifth of its time
+	// here with thousands of 1500-octet packets in flight.
+	end := cum + 1 // exclusive
+	if counting && TSNGreater(limit, end) {
+		end = limit
+	}
+	if haveHTNA && TSNGreater(htna+1, end) {
+		end = htna + 1
+	}
+	if q.haveGap && TSNGreater(q.gapHigh+1, end) {
+		end = q.gapHigh + 1
+	}
+	if TSNGreater(end, q.next) || q.fullScan {
+		end = q.next
+	}
 	gi := 0
-	for tsn := cum + 1; tsn != q.next; tsn++ {
+	for tsn := cum + 1; TSNLess(tsn, end); tsn++ {
 		off := tsn - cum
 		for gi < len(gaps) && uint32(gaps[gi].End) < off {
 			gi++
@@ -384,6 +412,15 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 		case counting && TSNLess(tsn, limit):
 			q.countMiss(tsn, c, &res)
 		}
+	}
+
+	if len(gaps) > 0 {
+		if h := cum + uint32(gaps[len(gaps)-1].End); !q.haveGap || TSNGreater(h, q.gapHigh) {
+			q.gapHigh, q.haveGap = h, true
+		}
+	}
+	if q.haveGap && TSNLessEq(q.gapHigh, cum) {
+		q.haveGap = false
 	}
 
 	res.HighestOutstanding = q.next - 1
