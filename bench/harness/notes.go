@@ -108,6 +108,20 @@ of a scratch benchmark of bench/harness's raw flow). UDP GSO cannot join
 the two (a GSO send is at most 64 KiB in all), and sendmmsg would need the
 first packet held back until the next write. TCP has no such boundary.
 
+**sctp-native at a path MTU of 1500: far behind MPA** (not in the table,
+which runs over loopback; measured 2026-11-27 between two network
+namespaces joined by veth, ` + "`sctp-rdma serve`" + ` in one, ` + "`bench --size 65536 --depth 16 --duration 3s write`" + `
+in the other, two runs each): sctp-native 1.21–1.25 Gbit/s, MPA 13.4–15.1
+(MPA was 2.1–2.5 before its FPDUs of one message went out in one writev).
+Profiles: the sender's SACK processing scanned every chunk outstanding
+(thousands of 1400-octet chunks) on each SACK, 18% of its CPU; it now scans
+only the TSNs that can need something (1.44–1.65 Gbit/s). What remains is one
+system call per 1500-octet packet on each side (59% of the sender's CPU,
+50% of the receiver's; over veth the sender's sendto also runs the
+receiving stack), where TCP hands the kernel 64 KiB at a time and the
+kernel segments late (GSO, GRO). The same for UDP (UDP_SEGMENT, UDP_GRO) is
+the next step for sctp-native off loopback; not built yet.
+
 **sctp-native, 64-octet Send ping-pong ≤ 1.2× its raw round trip** (1.08–1.52 over the runs of 2026-11-26, after rdmap began issuing small requests from the posting goroutine). Since 16:00 that day bench stamps an operation's start before its post, not after: an inline post could outlive the round trip and the latency read too low, so RDMA round trips from earlier runs are slightly optimistic.
 The raw round trip of the stack (12–19 µs, against pion's 36–43 µs) crosses
 three goroutines per direction: the socket reader, the association's delivery
