@@ -205,6 +205,7 @@ type Conn struct {
 	iov       [4][]byte
 	bufs      net.Buffers
 	batch     txBatch // FPDUs held by SendSegmentMore
+	joined    []byte  // pieces joined for a connection without writev (TLS)
 	txClosed  bool
 	sendCount uint64
 	raw       syscall.RawConn

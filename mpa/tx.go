@@ -101,15 +101,34 @@ func (c *Conn) writeGather(hdr, payload []byte) (int, error) {
 	c.iov = [4][]byte{c.lenWord[:], hdr, payload, c.trailer[:pad+CRCLen]}
 	c.bufs = c.iov[:]
 	wire := FPDUHeaderLen + ulen + pad + CRCLen
-	var err error
-	if bw, ok := c.nc.(BuffersWriter); ok {
-		_, err = bw.WriteBuffers(&c.bufs)
-	} else {
-		_, err = c.bufs.WriteTo(c.nc)
-	}
+	err := c.writePieces(&c.bufs, wire)
 	c.iov = [4][]byte{} // do not retain the caller's slices
 	c.bufs = nil
 	return wire, err
+}
+
+// writePieces sends the n octets of pieces: with one writev on a TCP
+// connection (or a BuffersWriter); on anything else (a TLS connection,
+// where every Write is a record of its own) joined into one Write. txMu
+// is held.
+func (c *Conn) writePieces(pieces *net.Buffers, n int) error {
+	switch nc := c.nc.(type) {
+	case BuffersWriter:
+		_, err := nc.WriteBuffers(pieces)
+		return err
+	case *net.TCPConn:
+		_, err := pieces.WriteTo(nc)
+		return err
+	}
+	if cap(c.joined) < n {
+		c.joined = make([]byte, 0, max(n, 2*cap(c.joined)))
+	}
+	b := c.joined[:0]
+	for _, p := range *pieces {
+		b = append(b, p...)
+	}
+	_, err := c.nc.Write(b)
+	return err
 }
 
 // Batches of FPDUs (llp.Batcher): the FPDUs of one DDP message are written
@@ -237,12 +256,7 @@ func (c *Conn) dropBatch() {
 func (c *Conn) flushBatch() error {
 	b := &c.batch
 	pieces := b.bufs
-	var err error
-	if bw, ok := c.nc.(BuffersWriter); ok {
-		_, err = bw.WriteBuffers(&pieces)
-	} else {
-		_, err = pieces.WriteTo(c.nc)
-	}
+	err := c.writePieces(&pieces, b.wire)
 	wire, segs, ulp := b.wire, b.segs, b.ulp
 	clear(b.bufs) // do not retain the caller's payloads
 	b.bufs, b.segs, b.wire, b.ulp = b.bufs[:0], 0, 0, 0
