@@ -30,17 +30,8 @@ const gatherThreshold = 8192
 // It blocks while TCP applies flow control and allocates nothing.
 func (c *Conn) SendSegment(hdr, payload []byte) error {
 	n := len(hdr) + len(payload)
-	if m := c.MULPDU(); n > m {
-		return fmt.Errorf("mpa: %d-octet segment > MULPDU %d: %w", n, m, llp.ErrSegmentTooLarge)
-	}
-	select {
-	case <-c.firstRx:
-	default:
-		select {
-		case <-c.firstRx:
-		case <-c.done:
-			return c.stateErr()
-		}
+	if err := c.canSend(n); err != nil {
+		return err
 	}
 	c.txMu.Lock()
 	defer c.txMu.Unlock()
@@ -131,6 +122,24 @@ func (c *Conn) writePieces(pieces *net.Buffers, n int) error {
 	return err
 }
 
+// canSend checks a segment of n octets against the MULPDU and, on a
+// Responder, waits for the first FPDU received (RFC 5044 §7.1.2 rule 4).
+func (c *Conn) canSend(n int) error {
+	if m := c.MULPDU(); n > m {
+		return fmt.Errorf("mpa: %d-octet segment > MULPDU %d: %w", n, m, llp.ErrSegmentTooLarge)
+	}
+	select {
+	case <-c.firstRx:
+	default:
+		select {
+		case <-c.firstRx:
+		case <-c.done:
+			return c.stateErr()
+		}
+	}
+	return nil
+}
+
 // Batches of FPDUs (llp.Batcher): the FPDUs of one DDP message are written
 // with one writev, as Linux siw sends them with MSG_MORE, instead of one
 // system call (and, with TCP_NODELAY, one pushed TCP segment) each. With a
@@ -205,17 +214,8 @@ func (c *Conn) SendSegmentMore(hdr, payload []byte) error {
 		return c.SendSegment(hdr, payload)
 	}
 	n := len(hdr) + len(payload)
-	if m := c.MULPDU(); n > m {
-		return fmt.Errorf("mpa: %d-octet segment > MULPDU %d: %w", n, m, llp.ErrSegmentTooLarge)
-	}
-	select {
-	case <-c.firstRx:
-	default:
-		select {
-		case <-c.firstRx:
-		case <-c.done:
-			return c.stateErr()
-		}
+	if err := c.canSend(n); err != nil {
+		return err
 	}
 	c.txMu.Lock()
 	defer c.txMu.Unlock()

@@ -67,8 +67,9 @@ func (r *rxRec) end(t *testing.T) error {
 	}
 }
 
-// pair returns a dialed and an accepted association over loopback.
-func pair(t *testing.T, cfg *Config) (cli, srv *Association, cr, sr *rxRec) {
+// connected returns a dialed and an accepted association over loopback,
+// not started, aborted at the end of the test.
+func connected(t *testing.T, cfg *Config) (cli, srv *Association) {
 	t.Helper()
 	l, err := Listen("udp4", "127.0.0.1:0", cfg)
 	require.NoError(t, err)
@@ -85,10 +86,17 @@ func pair(t *testing.T, cfg *Config) (cli, srv *Association, cr, sr *rxRec) {
 	require.NoError(t, err)
 	srv = <-acc
 	require.NotNil(t, srv)
+	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
+	return cli, srv
+}
+
+// pair returns a dialed and an accepted association over loopback.
+func pair(t *testing.T, cfg *Config) (cli, srv *Association, cr, sr *rxRec) {
+	t.Helper()
+	cli, srv = connected(t, cfg)
 	cr, sr = newRec(), newRec()
 	cli.Start(cr.fn, func(err error) { cr.done <- err })
 	srv.Start(sr.fn, func(err error) { sr.done <- err })
-	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
 	return cli, srv, cr, sr
 }
 
@@ -246,21 +254,10 @@ func TestWriteMsgFairUnderBackpressure(t *testing.T) {
 // until gate is closed, and cfg for both ends.
 func gatedPair(t *testing.T, cfg *Config) (cli *Association, gate chan struct{}, sr *rxRec) {
 	t.Helper()
-	l, err := Listen("udp4", "127.0.0.1:0", cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	acc := make(chan *Association, 1)
-	go func() { a, _ := l.Accept(ctx); acc <- a }()
-	cli, err = Dial(ctx, "udp4", l.Addr().String(), cfg)
-	require.NoError(t, err)
-	srv := <-acc
-	require.NotNil(t, srv)
+	cli, srv := connected(t, cfg)
 	gate, sr = make(chan struct{}), newRec()
 	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
 	srv.Start(func(sid uint16, ppid uint32, b []byte) { <-gate; sr.fn(sid, ppid, b) }, func(error) {})
-	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
 	return cli, gate, sr
 }
 
