@@ -3,6 +3,8 @@ package transport_test
 import (
 	"context"
 	"net/netip"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -198,7 +200,14 @@ func BenchmarkRealPath(b *testing.B) {
 
 // TestRealPathAllocs: in steady state the data path allocates nothing per
 // operation, at either end, over sctp-native and mpa (issue 21). Counted
-// over 2000 operations of each kind after 2000 of warm-up. Under -race
+// over windows of 2000 operations of each kind after 2000 of warm-up and a
+// garbage collection, the fewest of three windows asserted: what sctp
+// allocates when a backlog reaches a new high (a pooled packet buffer
+// more, a delivery-queue slot used for the first time) or after a
+// collection emptied its sync.Pools is not a per-operation cost, and
+// whether it fell inside one window was chance (0.00-0.23 allocations per
+// operation over runs of one binary). A cost per operation shows in every
+// window. Under -race
 // sync.Pool drops a share of what is put back on purpose (the buffer pools
 // of package sctp then allocate now and then), so the bound is looser
 // there; make test also runs this test without -race.
@@ -207,8 +216,9 @@ func TestRealPathAllocs(t *testing.T) {
 		p := newRealPath(t, llp)
 		for _, op := range p.ops() {
 			p.run(op.wr, 2000)
-			per := testing.AllocsPerRun(1, func() { p.run(op.wr, 2000) }) / 2000
-			t.Logf("%s %s: %.3f allocations per operation", llp, op.name, per)
+			runtime.GC()
+			per, all := fewestAllocs(func() { p.run(op.wr, 2000) }, 2000)
+			t.Logf("%s %s: %.3f allocations per operation (windows %.3f)", llp, op.name, per, all)
 			assert.Less(t, per, allocBound, "%s %s: %.3f allocations per operation", llp, op.name, per)
 		}
 		// The blocking helpers (Write, Read, FetchAdd: post and wait for
@@ -227,16 +237,27 @@ func TestRealPathAllocs(t *testing.T) {
 				require.NoError(t, h.op())
 			}
 			var err error
-			per := testing.AllocsPerRun(1, func() {
+			runtime.GC()
+			per, all := fewestAllocs(func() {
 				for range 2000 {
 					if e := h.op(); e != nil {
 						err = e
 					}
 				}
-			}) / 2000
+			}, 2000)
 			require.NoError(t, err)
-			t.Logf("%s %s: %.3f allocations per operation", llp, h.name, per)
+			t.Logf("%s %s: %.3f allocations per operation (windows %.3f)", llp, h.name, per, all)
 			assert.Less(t, per, allocBound, "%s %s: %.3f allocations per operation", llp, h.name, per)
 		}
 	}
+}
+
+// fewestAllocs runs f (n operations) in three windows and returns the
+// fewest allocations per operation of a window, and every window's.
+func fewestAllocs(f func(), n int) (float64, []float64) {
+	all := make([]float64, 3)
+	for i := range all {
+		all[i] = testing.AllocsPerRun(1, f) / float64(n)
+	}
+	return slices.Min(all), all
 }
