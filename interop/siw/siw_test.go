@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,13 +76,31 @@ func TestSiwInterop(t *testing.T) {
 	}
 	for _, tc := range clientCases {
 		t.Run("ours-client-vs-rping-s/"+tc.name, func(t *testing.T) {
-			p := nextPort()
-			srv := startTool(t, "rping", "-s", "-a", addr, "-p", fmt.Sprint(p), "-S", fmt.Sprint(tc.size), "-v")
-			waitListen(t, p)
-			// 5 pings take ~0.1 s; 20 s bounds the stall of knownGuestBug.
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			st, err := Client(ctx, fmt.Sprintf("%s:%d", addr, p), Config{MPA: tc.cfg, Size: tc.size, Count: pings})
+			var (
+				srv *tool
+				st  Stats
+				err error
+			)
+			for attempt := 1; attempt <= 2; attempt++ {
+				p := nextPort()
+				srv = startTool(t, "rping", "-s", "-a", addr, "-p", fmt.Sprint(p), "-S", fmt.Sprint(tc.size), "-v")
+				waitListen(t, p)
+				// 5 pings take ~0.1 s; 20 s bounds the stall of knownGuestBug.
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				st, err = Client(ctx, fmt.Sprintf("%s:%d", addr, p), Config{MPA: tc.cfg, Size: tc.size, Count: pings})
+				cancel()
+				if attempt == 1 && siwDroppedFirstExchange(err, srv.output()) {
+					// Seen in about one CI run in three, each time in a
+					// different scenario, never twice in a row: rping's
+					// server reports a DISCONNECT while it waits for our
+					// first Send and keeps the connection open, so our
+					// client waits out its 20 s (docs/siw-interop.md,
+					// open questions). One more attempt, logged.
+					t.Logf("attempt 1: rping -s reported a DISCONNECT before our first Send was taken and kept the connection open (%v); once more", err)
+					continue
+				}
+				break
+			}
 			if tc.siwNoORD {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, rdmap.ErrPeerClosed)
@@ -354,6 +373,16 @@ func runInSiwVM(t *testing.T, runRegex string) {
 // (drivers/infiniband/core/iwcm.c). Upstream discussed the state half of
 // it as "rdma/siw: let siw_accept() deferr RDMA_MODE until
 // EVENT_ESTABLISHED" (linux-rdma, May 2021).
+// siwDroppedFirstExchange reports the intermittent failure of an rping
+// scenario with our client: our client timed out waiting for the server's
+// first advertisement, and the rping server printed a DISCONNECT event
+// while it waited for ours (state 10, ERROR).
+func siwDroppedFirstExchange(err error, serverOutput string) bool {
+	return err != nil && errors.Is(err, context.DeadlineExceeded) &&
+		strings.Contains(serverOutput, "server DISCONNECT EVENT") &&
+		strings.Contains(serverOutput, "wait for RDMA_READ_ADV state 10")
+}
+
 var knownGuestBug = regexp.MustCompile(`kernel BUG at drivers/infiniband/(core/iwcm\.c|sw/siw/[a-z_]+\.c):\d+`)
 
 func TestKnownGuestBug(t *testing.T) {
