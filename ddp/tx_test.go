@@ -301,7 +301,7 @@ func TestSenderUsesBatcher(t *testing.T) {
 	s := &batchStream{recStream: recStream{schedule: []int{32}}}
 	snd := NewSender(s)
 	require.NoError(t, snd.SendTagged(0x41, 7, 0, make([]byte, 40))) // 18+18+4
-	_, err := snd.SendUntagged([5]byte{}, 0, make([]byte, 20))      // 14+6
+	_, err := snd.SendUntagged([5]byte{}, 0, make([]byte, 20))       // 14+6
 	require.NoError(t, err)
 	require.NoError(t, snd.SendTagged(0x41, 7, 0, []byte("one")))
 	assert.Equal(t, []bool{true, true, false, true, false, false}, s.more)

@@ -308,45 +308,12 @@ func TestWriteMsgCopiesAfterWaiting(t *testing.T) {
 	assert.Equal(t, bytes.Repeat([]byte{'b'}, len(late)), last.b, "copied after the wait")
 }
 
-// Writers waiting for space when the association is aborted return
-// ErrClosed, and no reservation is left behind.
-func TestWriteMsgAbortWhileWaiting(t *testing.T) {
-	cli, gate, _ := gatedPair(t, &Config{SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10})
-	defer close(gate)
-	buf := make([]byte, 16<<10)
-	const writers = 8
-	errc := make(chan error, writers)
-	for w := range writers {
-		go func() {
-			for {
-				if err := cli.WriteMsg(uint16(w), 16, buf); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	require.Eventually(t, func() bool { return waitingWriters(cli) == writers }, 10*time.Second, time.Millisecond)
-	require.NoError(t, cli.Abort())
-	for range writers {
-		assert.ErrorIs(t, <-errc, ErrClosed)
-	}
-	cli.mu.Lock()
-	defer cli.mu.Unlock()
-	assert.Zero(t, cli.sndBuffered)
-	assert.Empty(t, cli.writers)
-}
-
-// Writers waiting for space when the association is closed gracefully
-// return ErrClosed with nothing reserved for them: once the peer has
-// taken what was queued before the close, the send buffer is empty.
-func TestWriteMsgCloseWhileWaiting(t *testing.T) {
-	cli, gate, sr := gatedPair(t, &Config{SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10})
-	buf := make([]byte, 16<<10)
-	const writers = 8
-	var accepted atomic.Int64
-	errc := make(chan error, writers)
-	for w := range writers {
+// startWriters starts n writers of buf on streams 0..n-1 of cli, each
+// writing until WriteMsg fails; the failures come on the channel, and
+// accepted counts the messages WriteMsg took.
+func startWriters(cli *Association, n int, buf []byte, accepted *atomic.Int64) chan error {
+	errc := make(chan error, n)
+	for w := range n {
 		go func() {
 			for {
 				if err := cli.WriteMsg(uint16(w), 16, buf); err != nil {
@@ -357,6 +324,42 @@ func TestWriteMsgCloseWhileWaiting(t *testing.T) {
 			}
 		}()
 	}
+	return errc
+}
+
+// assertNothingReserved: no send-buffer space is held and no writer waits.
+func assertNothingReserved(t *testing.T, a *Association) {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	assert.Zero(t, a.sndBuffered)
+	assert.Empty(t, a.writers)
+}
+
+// Writers waiting for space when the association is aborted return
+// ErrClosed, and no reservation is left behind.
+func TestWriteMsgAbortWhileWaiting(t *testing.T) {
+	cli, gate, _ := gatedPair(t, &Config{SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10})
+	defer close(gate)
+	const writers = 8
+	var accepted atomic.Int64
+	errc := startWriters(cli, writers, make([]byte, 16<<10), &accepted)
+	require.Eventually(t, func() bool { return waitingWriters(cli) == writers }, 10*time.Second, time.Millisecond)
+	require.NoError(t, cli.Abort())
+	for range writers {
+		assert.ErrorIs(t, <-errc, ErrClosed)
+	}
+	assertNothingReserved(t, cli)
+}
+
+// Writers waiting for space when the association is closed gracefully
+// return ErrClosed with nothing reserved for them: once the peer has
+// taken what was queued before the close, the send buffer is empty.
+func TestWriteMsgCloseWhileWaiting(t *testing.T) {
+	cli, gate, sr := gatedPair(t, &Config{SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10})
+	const writers = 8
+	var accepted atomic.Int64
+	errc := startWriters(cli, writers, make([]byte, 16<<10), &accepted)
 	require.Eventually(t, func() bool { return waitingWriters(cli) == writers }, 10*time.Second, time.Millisecond)
 	closed := make(chan error, 1)
 	go func() { closed <- cli.Close() }()
@@ -366,8 +369,5 @@ func TestWriteMsgCloseWhileWaiting(t *testing.T) {
 	close(gate) // the peer takes what was queued; the SHUTDOWN completes
 	require.NoError(t, <-closed)
 	sr.wait(t, int(accepted.Load()))
-	cli.mu.Lock()
-	defer cli.mu.Unlock()
-	assert.Zero(t, cli.sndBuffered)
-	assert.Empty(t, cli.writers)
+	assertNothingReserved(t, cli)
 }
