@@ -37,9 +37,22 @@ type Association struct {
 	cfg        Config
 	state      State
 
-	out          func([]byte) error // sends one packet to the peer
-	closeSocket  func()             // the active side's own socket
-	release      func()             // a Listener's bookkeeping
+	out func([]byte) error // sends one packet to the peer
+	// batch, if not nil, gathers the packets of one transmission
+	// (batching set) into runs sent with one system call each.
+	batch    *txBatch
+	batching bool
+	// rxDeferTx: the receive path is inside a read of several packets
+	// (UDP_GRO) and transmits once after the last (receiveSegments).
+	rxDeferTx bool
+	// rxBorrowed: the packet being received lies in a buffer the
+	// association may not keep; every message is copied out.
+	rxBorrowed bool
+	// corked counts the octets of messages queued by WriteMsgMore since
+	// the last transmission.
+	corked       int
+	closeSocket  func() // the active side's own socket
+	release      func() // a Listener's bookkeeping
 	laddr, raddr net.Addr
 
 	peerAddr              netip.AddrPort
@@ -136,6 +149,7 @@ type assocCounters struct {
 	badTag, badChunks          uint64
 	invalidStream              uint64
 	userMsgsSent, userMsgsRecv uint64
+	offloadRecv                uint64
 }
 
 // Stats are an association's counters and path figures.
@@ -161,6 +175,10 @@ type Stats struct {
 	// ERROR, RFC 9260 §6.5).
 	ReceiveDropped, SendErrors, ForeignTag, BadChunks uint64
 	InvalidStream                                     uint64
+	// OffloadSends counts the system calls that sent more than one
+	// packet (UDP_SEGMENT), OffloadReceives the reads that received more
+	// than one (UDP_GRO); see Config.NoOffload.
+	OffloadSends, OffloadReceives uint64
 	// SRTT, RTO and whether an RTT was measured; Cwnd, SSThresh, Flight
 	// and PeerRwnd in octets.
 	SRTT, RTO                        time.Duration
@@ -288,6 +306,7 @@ func (a *Association) Stats() Stats {
 		SACKsSent: c.sacksSent, SACKsReceived: c.sacksRecv, DuplicateTSNs: c.dupTSNs,
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
 		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream,
+		OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
 		SRTT: a.rto.SRTT(), RTO: a.rto.RTO(), RTTMeasured: a.rto.Measured(),
 		Cwnd: a.cc.Cwnd(), SSThresh: a.cc.SSThresh(), Flight: a.cc.Flight(), PeerRwnd: a.cc.Rwnd(),
 		MaxPacket: a.maxPacket,
@@ -301,11 +320,35 @@ func (a *Association) sendPacket(b []byte) {
 		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
 	}
 	var err error
-	if a.plp != nil && len(b) > a.maxPacket {
+	switch {
+	case a.plp != nil && len(b) > a.maxPacket:
+		a.flushBatch()
 		err = a.sendOversize(b)
-	} else {
+	case a.batching:
+		err = a.batch.add(b)
+	default:
 		err = a.out(b)
 	}
+	a.sendFailed(err)
+}
+
+// offloadSends returns the batch's count of multi-packet sends.
+func (a *Association) offloadSends() uint64 {
+	if a.batch == nil {
+		return 0
+	}
+	return a.batch.offloaded
+}
+
+// flushBatch sends the packets the batch holds. mu is held.
+func (a *Association) flushBatch() {
+	if a.batch != nil {
+		a.sendFailed(a.batch.flush())
+	}
+}
+
+// sendFailed accounts for a send error (nil: none). mu is held.
+func (a *Association) sendFailed(err error) {
 	if err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++

@@ -108,6 +108,13 @@ type Config struct {
 	// cause. RFC 5043 §10 has every DDP segment and session control
 	// message sent unordered, so a DDP peer never sends ordered DATA.
 	UnorderedOnly bool
+	// NoOffload sends and receives every packet with its own system call.
+	// Without it, on Linux, a UDP socket sends each run of equal-size
+	// packets of one transmission with one sendmsg (UDP_SEGMENT) and
+	// receives what the kernel coalesced (UDP_GRO) with one read,
+	// whenever the kernel supports them (udpoffload_linux.go). A path
+	// that refuses offload falls back by itself.
+	NoOffload bool
 
 	// Tap, if not nil, sees every packet the association sends (sent
 	// true) and every packet it receives, with the association's local

@@ -19,9 +19,40 @@ func (a *Association) receive(b []byte, bp *[]byte) bool {
 	}
 	now := time.Now()
 	a.mu.Lock()
+	a.rxBorrowed = bp == nil
 	kept := a.receiveLocked(b, bp, now)
 	a.mu.Unlock()
 	return kept
+}
+
+// receiveSegments takes the packets of one read that the kernel coalesced
+// (UDP_GRO): b holds packets of seg octets each, the last possibly
+// shorter. Each is received as if read alone, except that what they
+// trigger is transmitted once, after the last: one SACK acknowledges the
+// whole read, as Linux TCP acknowledges a coalesced segment (RFC 9260
+// §6.2 asks for a SACK for at least every second packet; the packets of
+// one read arrived together, and holding the SACK for the microseconds
+// the read takes delays nothing). The messages are copied out: b is
+// reused for the next read.
+func (a *Association) receiveSegments(b []byte, seg int) {
+	now := time.Now()
+	for off := 0; off < len(b); off += seg {
+		p := b[off:min(off+seg, len(b))]
+		if !wire.ChecksumOK(p) {
+			continue
+		}
+		a.mu.Lock()
+		a.rxBorrowed, a.rxDeferTx = true, true
+		a.receiveLocked(p, nil, now)
+		a.rxDeferTx = false
+		a.mu.Unlock()
+	}
+	a.mu.Lock()
+	a.stats.offloadRecv++
+	if a.state != StateClosed {
+		a.transmit(now)
+	}
+	a.mu.Unlock()
 }
 
 // receiveLocked is receive with mu held.
@@ -144,7 +175,9 @@ done:
 			a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
 		}
 	}
-	a.transmit(now)
+	if !a.rxDeferTx {
+		a.transmit(now)
+	}
 	return kept
 }
 
@@ -223,7 +256,7 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	refs := false
 	if now2 {
 		m := rxMsg{sid: d.StreamID, ppid: d.PPID, data: d.UserData}
-		if n < copyBelow {
+		if n < copyBelow || a.rxBorrowed {
 			// A small message is copied into a buffer of its size, so
 			// that the packet buffer is not held for it.
 			m.buf = getBuf(n)

@@ -24,6 +24,27 @@ const maxGapBlocks = 256
 // is shutting down, ErrStreamRange for sid beyond the outbound streams and
 // ErrEmptyMessage for no octets. parts are not retained.
 func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+	return a.writeMsg(false, sid, ppid, parts)
+}
+
+// corkLimit is what WriteMsgMore holds at most before it transmits: one
+// run of packets sent with one system call (gsoMaxBytes).
+const corkLimit = gsoMaxBytes
+
+// WriteMsgMore is WriteMsg for a message that more messages follow at
+// once, as the segments of one DDP message do (llp.Batcher): where the
+// association sends runs of packets with one system call (Config.NoOffload
+// unset, Linux), the message may wait in the send queue until the next
+// WriteMsg, until about 64 KiB are waiting, or until a writer has to wait
+// for room, so that the packets of a whole DDP message leave together.
+// Elsewhere it is WriteMsg. Like TCP's MSG_MORE, it leaves the caller to
+// follow it with a WriteMsg; anything that transmits (a SACK arriving, a
+// timer) sends what waits too.
+func (a *Association) WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error {
+	return a.writeMsg(true, sid, ppid, parts)
+}
+
+func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byte) error {
 	total := 0
 	for _, p := range parts {
 		total += len(p)
@@ -61,6 +82,10 @@ func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 		// another's again and again (with 256 streams on one
 		// association, that left some writers waiting 1.5 s). The space
 		// is reserved for a writer when it is woken (grantWriters).
+		// What WriteMsgMore held goes first: its SACKs free the room.
+		if a.corked > 0 {
+			a.transmit(now)
+		}
 		if err := a.waitForSpace(sid, size, now); err != nil {
 			a.mu.Unlock()
 			return err
@@ -111,6 +136,10 @@ func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	}
 	a.pend = append(a.pend, chunks...)
 	a.stats.userMsgsSent++
+	if more && a.batch != nil && a.corked+size < corkLimit {
+		a.corked += size
+		return nil
+	}
 	a.transmit(time.Now())
 	return nil
 }
@@ -162,6 +191,12 @@ func (a *Association) canSendData() bool {
 // §6.1 rule C), then new DATA within cwnd and the peer's window (rules A
 // and B). mu is held.
 func (a *Association) transmit(now time.Time) {
+	a.corked = 0
+	// The packets of this transmission leave in runs, one system call
+	// each, once the last is built (txBatch), when it may send more than
+	// one: a lone packet (a SACK, a request) goes as before, uncopied.
+	batched := a.batch != nil && !a.batching && a.oq != nil && (len(a.pend)-a.pendHead >= 2 || a.oq.Marked() >= 2)
+	a.batching = a.batching || batched
 	p := a.pkt[:wire.HeaderLen]
 	copy(p, a.hdr[:])
 	if len(a.ctrl) > 0 {
@@ -236,6 +271,10 @@ func (a *Association) transmit(now time.Time) {
 		a.sendPacket(p)
 	}
 	a.pkt = p[:wire.HeaderLen]
+	if batched {
+		a.batching = false
+		a.flushBatch()
+	}
 	if sentData {
 		a.lastDataSent = now
 		if !a.timers.Running(TimerT3Rtx) {
@@ -317,8 +356,9 @@ func (a *Association) appendSACK(p []byte) []byte {
 }
 
 // delivered returns octets handed to the user to the receive window, and
-// sends a window update when the window the peer knows of was below one
-// packet and has opened (RFC 9260 §6.2).
+// sends a window update when the peer may be held back by the window it
+// knows of (RFC 9260 §6.2: a SACK "to update the offered window as the
+// receiving application consumes new data").
 func (a *Association) delivered(octets int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -326,8 +366,26 @@ func (a *Association) delivered(octets int) {
 	if a.rt == nil || a.state == StateClosed {
 		return
 	}
-	if int(a.advRwnd) < 2*a.maxPacket && int(a.rwnd()) >= 2*a.maxPacket {
+	if a.windowUpdateDue() {
 		a.ctrl = a.appendSACK(a.ctrl)
 		a.transmit(time.Now())
 	}
+}
+
+// windowUpdateDue reports whether the window has opened enough beyond the
+// one last advertised to be worth a SACK of its own: from below two
+// packets to two packets or more, or, when it was below half the buffer,
+// by a sixteenth of the buffer or two packets, whichever is more (Linux
+// sends its updates at the same point, rcvbuf >> 4; as receiver-side
+// silly window avoidance, the window does not creep open a packet at a
+// time). Without the second, an a_rwnd of a few KiB sent while the
+// delivery goroutine was behind left the sender's window at zero with
+// dropped chunks outstanding, waiting for T3-rtx once the window had
+// long reopened. mu is held.
+func (a *Association) windowUpdateDue() bool {
+	adv, now, buf := int(a.advRwnd), int(a.rwnd()), a.cfg.ReceiveBuffer
+	if adv < 2*a.maxPacket && now >= 2*a.maxPacket {
+		return true
+	}
+	return adv < buf/2 && now >= adv+max(buf/16, 2*a.maxPacket)
 }

@@ -151,6 +151,9 @@ func newConnAssociation(conn net.Conn, c Config) *Association {
 	a.peerAddr = raddr
 	a.localAP = connAddrPort(conn.LocalAddr())
 	a.closeSocket = func() { _ = conn.Close() }
+	if uc, ok := conn.(*net.UDPConn); ok && !c.NoOffload && udpOffloadSupported(uc) {
+		a.batch = newTxBatch(uc, netip.AddrPort{}, out)
+	}
 	if c.pathProbe != nil {
 		a.enablePLPMTUD(*c.pathProbe)
 	}
@@ -244,14 +247,16 @@ func (a *Association) adoptCookie(ck *Cookie, rest []byte, bp *[]byte) bool {
 		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
 	a.establish(now)
 	a.ctrl = wire.CookieAck{}.Append(a.ctrl) // §5.1 step D, bundled with what follows
+	a.rxBorrowed = bp == nil
 	return a.receiveChunks(rest, bp, now)
 }
 
 // readLoop reads the active side's own socket until it is closed.
 func readLoop(conn net.Conn, a *Association) {
+	r := newUDPReader(conn, !a.cfg.NoOffload)
 	bp := getBuf(largeBuf)
 	for {
-		n, err := conn.Read(*bp)
+		n, seg, _, err := r.read(*bp)
 		if err != nil {
 			if errors.Is(err, syscall.ECONNREFUSED) {
 				a.mu.Lock()
@@ -269,6 +274,10 @@ func readLoop(conn net.Conn, a *Association) {
 			}
 			a.mu.Unlock()
 			return
+		}
+		if seg > 0 && seg < n {
+			a.receiveSegments((*bp)[:n], seg)
+			continue
 		}
 		if a.receive((*bp)[:n], bp) {
 			bp = getBuf(largeBuf)
@@ -295,6 +304,7 @@ type Listener struct {
 	readDone  chan struct{}
 	lastKept  bool           // read goroutine only
 	probe     *routeProbe    // route MTU per peer; nil with Config.MTU set
+	offload   bool           // UDP_SEGMENT on the socket (Config.NoOffload)
 	df        *pmtu.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
 }
 
@@ -328,6 +338,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 		perIP:     make(map[netip.Addr]int),
 		accepting: true,
 		readDone:  make(chan struct{}),
+		offload:   !c.NoOffload && udpOffloadSupported(pc),
 	}
 	if c.MTU <= 0 {
 		l.probe = newRouteProbe()
@@ -395,9 +406,10 @@ func (l *Listener) maybeCloseSocket() {
 // association, the others to the Responder.
 func (l *Listener) readLoop() {
 	defer close(l.readDone)
+	r := newUDPReader(l.pc, !l.cfg.NoOffload)
 	bp := getBuf(largeBuf)
 	for {
-		n, from, err := l.pc.ReadFromUDPAddrPort(*bp)
+		n, seg, from, err := r.read(*bp)
 		if err != nil {
 			if transientReadError(err) {
 				continue
@@ -423,6 +435,10 @@ func (l *Listener) readLoop() {
 		a := l.assocs[from]
 		accepting := l.accepting
 		l.mu.Unlock()
+		if seg > 0 && seg < n {
+			l.segments(a, b, seg, from, accepting)
+			continue
+		}
 		if a != nil {
 			if a.receive(b, bp) {
 				bp = getBuf(largeBuf)
@@ -450,6 +466,28 @@ func (l *Listener) readLoop() {
 			bp = getBuf(largeBuf)
 			l.lastKept = false
 		}
+	}
+}
+
+// segments takes the packets of one coalesced read (UDP_GRO) from one
+// peer: to its association a if it has one; otherwise each goes through
+// the stateless handshake, uncopied buffers not being handed over.
+func (l *Listener) segments(a *Association, b []byte, seg int, from netip.AddrPort, accepting bool) {
+	if a != nil {
+		a.receiveSegments(b, seg)
+		if r, ok := a.takeRestart(); ok && accepting {
+			l.forget(a, from) // as in readLoop
+			l.adopt(&r.ck, r.rest, nil, from)
+			l.lastKept = false
+		}
+		return
+	}
+	if !accepting {
+		return
+	}
+	for off := 0; off < len(b); off += seg {
+		l.unknown(b[off:min(off+seg, len(b))], nil, from)
+		l.lastKept = false
 	}
 }
 
@@ -513,6 +551,9 @@ func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPor
 	}
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.maxPacketFor(from))
+	if l.offload {
+		a.batch = newTxBatch(l.pc, from, out)
+	}
 	if l.df != nil && !from.Addr().IsLoopback() {
 		if mtu := l.probe.mtu(from); mtu > 0 {
 			a.enablePLPMTUD(pathProbe{routeMTU: mtu, overhead: ipUDPOverhead(from.Addr()), df: l.df,

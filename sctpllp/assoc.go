@@ -156,9 +156,10 @@ type OpenRequest struct {
 // earlier session; on a stream that never carried a session, chunks other
 // than a Terminate are then answered with a Terminate (§6.1).
 type Association struct {
-	t   backend.Transport
-	cfg Config
-	n   int
+	t    backend.Transport
+	more backend.MoreWriter // t, if it is one
+	cfg  Config
+	n    int
 
 	slots []atomic.Pointer[slot]
 	mu    sync.Mutex // guards slot creation and the fields below
@@ -186,8 +187,10 @@ type Association struct {
 func NewAssociation(t backend.Transport, cfg Config) *Association {
 	cfg = cfg.withDefaults()
 	n := t.NumStreams()
+	more, _ := t.(backend.MoreWriter)
 	a := &Association{
 		t:        t,
+		more:     more,
 		cfg:      cfg,
 		n:        n,
 		slots:    make([]atomic.Pointer[slot], n),

@@ -102,7 +102,10 @@ type Session struct {
 	segsSent, segsRcvd, bytesSent, bytesRcvd atomic.Uint64
 }
 
-var _ llp.Stream = (*Session)(nil)
+var (
+	_ llp.Stream  = (*Session)(nil)
+	_ llp.Batcher = (*Session)(nil)
+)
 
 func newSession(a *Association, sl *slot, active bool) *Session {
 	s := &Session{a: a, sl: sl, sid: sl.sid}
@@ -131,6 +134,17 @@ func (s *Session) MULPDU() int { return s.a.MULPDU() }
 // SendSegment implements llp.Stream: hdr and payload go out as one DDP
 // Segment Chunk (RFC 5043 §5.2.2) with the next DDP-SSN.
 func (s *Session) SendSegment(hdr, payload []byte) error {
+	return s.sendSegment(hdr, payload, false)
+}
+
+// SendSegmentMore implements llp.Batcher: on a transport that can send
+// several messages together (backend.MoreWriter), the DDP Segment Chunk
+// may wait for the message's last segment; elsewhere it is SendSegment.
+func (s *Session) SendSegmentMore(hdr, payload []byte) error {
+	return s.sendSegment(hdr, payload, s.a.more != nil)
+}
+
+func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 	n := len(hdr) + len(payload)
 	if m := s.a.segmentLimit(); n > m {
 		return fmt.Errorf("%w: %d octets, MULPDU %d (RFC 5043 §9)", llp.ErrSegmentTooLarge, n, m)
@@ -145,7 +159,12 @@ func (s *Session) SendSegment(hdr, payload []byte) error {
 	}
 	binary.BigEndian.PutUint16(s.ssnBuf[:], s.txSSN)
 	s.parts[0], s.parts[1], s.parts[2] = s.ssnBuf[:], hdr, payload
-	err := s.a.t.WriteMsg(s.sid, backend.PPIDSegment, s.parts[:]...)
+	var err error
+	if more {
+		err = s.a.more.WriteMsgMore(s.sid, backend.PPIDSegment, s.parts[:]...)
+	} else {
+		err = s.a.t.WriteMsg(s.sid, backend.PPIDSegment, s.parts[:]...)
+	}
 	s.parts[1], s.parts[2] = nil, nil
 	if err == nil {
 		s.txSSN++

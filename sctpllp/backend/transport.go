@@ -120,3 +120,14 @@ type Transport interface {
 	// Abort ends the association at once (SCTP ABORT).
 	Abort() error
 }
+
+// MoreWriter is implemented by a Transport that can hold a message that
+// more messages follow at once and send them together (sctp-native
+// sends a run of packets with one system call, UDP_SEGMENT). The
+// adaptation uses it for every DDP segment of a message but the last
+// (llp.Batcher).
+type MoreWriter interface {
+	// WriteMsgMore is WriteMsg for a message that more follow at once:
+	// it may wait until the next WriteMsg. parts are not retained.
+	WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error
+}

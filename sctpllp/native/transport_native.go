@@ -220,6 +220,11 @@ func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	return nativeErr(t.a.WriteMsg(sid, ppid, parts...))
 }
 
+// WriteMsgMore implements backend.MoreWriter.
+func (t *Transport) WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error {
+	return nativeErr(t.a.WriteMsgMore(sid, ppid, parts...))
+}
+
 // NumStreams implements Transport.
 func (t *Transport) NumStreams() int { return t.n }
 

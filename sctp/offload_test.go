@@ -1,0 +1,220 @@
+package sctp
+
+import (
+	"bytes"
+	"net"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// requireOffload fails the test where the kernel lacks UDP_SEGMENT: the
+// offload tests cannot run there, and must not pass without running.
+func requireOffload(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Fatalf("UDP segmentation offload is Linux's (GOOS %s)", runtime.GOOS)
+	}
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer c.Close()
+	require.True(t, udpOffloadSupported(c), "kernel without UDP_SEGMENT")
+}
+
+// At MTU 1500, the segments of a DDP message (WriteMsgMore, then
+// WriteMsg) leave in runs of packets, one system call each, and arrive
+// coalesced (UDP_GRO): every message intact, in fewer sends and reads
+// than packets, with fewer SACKs than one per two packets.
+func TestOffloadRunsAtMTU1500(t *testing.T) {
+	requireOffload(t)
+	cli, srv, _, sr := pair(t, &Config{MTU: 1500})
+	const msgs = 440
+	n := cli.MaxMessage()
+	want := make([][]byte, msgs)
+	for i := range want {
+		want[i] = bytes.Repeat([]byte{byte(i)}, n-i%7)
+	}
+	for i, m := range want {
+		var err error
+		if i%44 == 43 {
+			err = cli.WriteMsg(1, 16, m)
+		} else {
+			err = cli.WriteMsgMore(1, 16, m)
+		}
+		require.NoError(t, err)
+	}
+	got := sr.wait(t, msgs)
+	for i := range got {
+		require.Equal(t, want[i], got[i].b, "message %d", i)
+	}
+	s, r := cli.Stats(), srv.Stats()
+	t.Logf("sent %d packets in %d multi-packet sends; received %d in %d coalesced reads, %d SACKs",
+		s.PacketsSent, s.OffloadSends, r.PacketsReceived, r.OffloadReceives, r.SACKsSent)
+	assert.Positive(t, s.OffloadSends, "no packets sent in runs")
+	assert.Positive(t, r.OffloadReceives, "no coalesced reads")
+	assert.Less(t, r.SACKsSent, r.PacketsReceived/2)
+	assert.Zero(t, s.SendErrors)
+}
+
+// With Config.NoOffload every packet is its own system call.
+func TestNoOffload(t *testing.T) {
+	cli, srv, _, sr := pair(t, &Config{MTU: 1500, NoOffload: true})
+	m := make([]byte, cli.MaxMessage())
+	for i := range 88 {
+		if i%44 == 43 {
+			require.NoError(t, cli.WriteMsg(1, 16, m))
+		} else {
+			require.NoError(t, cli.WriteMsgMore(1, 16, m))
+		}
+	}
+	sr.wait(t, 88)
+	assert.Zero(t, cli.Stats().OffloadSends)
+	assert.Zero(t, srv.Stats().OffloadReceives)
+}
+
+// A message held by WriteMsgMore goes out when a writer must wait for
+// room: the writer waits for SACKs of what is held, which only its
+// sending brings.
+func TestWriteMsgMoreFlushesBeforeWaiting(t *testing.T) {
+	cli, _, _, sr := pair(t, &Config{MTU: 1500, SendBuffer: 16 << 10})
+	m := make([]byte, cli.MaxMessage())
+	done := make(chan error, 1)
+	go func() {
+		for range 200 {
+			if err := cli.WriteMsgMore(1, 16, m); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("WriteMsgMore blocked on its own held messages")
+	}
+	// The last ones may wait for the next WriteMsg or transmission.
+	require.NoError(t, cli.WriteMsg(1, 16, m))
+	sr.wait(t, 201)
+}
+
+// The receiver announces a window that reopened while the peer may be
+// held back by the one it knows of: after advertising a few KiB of a
+// buffer that the user then drains, a SACK goes out at once; a window
+// that was never small is not announced.
+func TestWindowUpdate_RFC9260_6_2(t *testing.T) {
+	const buf = 1 << 20
+	cli, srv := connected(t, &Config{ReceiveBuffer: buf, MTU: 1500})
+	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+
+	update := func(advertised, consumed int) bool {
+		srv.mu.Lock()
+		srv.rxQueued += buf - advertised
+		srv.advRwnd = uint32(advertised)
+		before := srv.stats.sacksSent
+		srv.mu.Unlock()
+		srv.delivered(consumed)
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		sent := srv.stats.sacksSent > before
+		srv.rxQueued -= buf - advertised - consumed // the rest consumed unannounced
+		srv.advRwnd = srv.rwnd()
+		return sent
+	}
+	assert.True(t, update(4096, buf-4096), "4 KiB advertised, all consumed")
+	require.Eventually(t, func() bool { return cli.Stats().PeerRwnd == buf }, 5*time.Second, time.Millisecond,
+		"the peer learns of the open window")
+	assert.True(t, update(0, 2*1472), "closed window reopened by two packets")
+	assert.False(t, update(buf-4096, 4096), "the window was never small")
+	assert.False(t, update(4096, 1024), "opened by less than two packets")
+}
+
+// txBatch cuts the packets of a transmission into runs the kernel can
+// segment: packets of one size but the last, at most gsoMaxSegments and
+// gsoMaxBytes; a lone packet goes as it is, one too large to share a run
+// goes uncopied; a refused run goes again packet by packet and offload
+// stays off.
+func TestTxBatchRuns(t *testing.T) {
+	type send struct {
+		run   bool // one system call for several packets
+		sizes []int
+	}
+	var sends []send
+	var gsoErr error
+	b := &txBatch{
+		out: func(p []byte) error { sends = append(sends, send{sizes: []int{len(p)}}); return nil },
+		gso: func(p []byte, seg int) error {
+			if gsoErr != nil {
+				return gsoErr
+			}
+			s := send{run: true}
+			for ; len(p) > 0; p = p[min(seg, len(p)):] {
+				s.sizes = append(s.sizes, min(seg, len(p)))
+			}
+			sends = append(sends, s)
+			return nil
+		},
+	}
+	pkts := func(sizes ...int) {
+		for _, n := range sizes {
+			require.NoError(t, b.add(make([]byte, n)))
+		}
+		require.NoError(t, b.flush())
+	}
+	rep := func(n, k int) []int { return slicesRepeat(n, k) }
+
+	pkts(100)
+	assert.Equal(t, []send{{sizes: []int{100}}}, sends, "a lone packet")
+
+	sends = nil
+	pkts(1472, 1472, 1472, 900)
+	assert.Equal(t, []send{{run: true, sizes: []int{1472, 1472, 1472, 900}}}, sends, "equal packets and a shorter last")
+
+	sends = nil
+	pkts(1472, 900, 1472, 1472)
+	assert.Equal(t, []send{{run: true, sizes: []int{1472, 900}}, {run: true, sizes: []int{1472, 1472}}}, sends,
+		"a shorter packet ends its run")
+
+	sends = nil
+	pkts(200, 1472, 1472)
+	assert.Equal(t, []send{{sizes: []int{200}}, {run: true, sizes: []int{1472, 1472}}}, sends,
+		"a larger packet starts a run")
+
+	sends = nil
+	pkts(rep(1000, gsoMaxSegments+1)...)
+	assert.Equal(t, []send{{run: true, sizes: rep(1000, gsoMaxSegments)}, {sizes: []int{1000}}}, sends,
+		"at most gsoMaxSegments packets")
+
+	sends = nil
+	pkts(rep(9000, 8)...)
+	assert.Equal(t, []send{{run: true, sizes: rep(9000, 7)}, {sizes: []int{9000}}}, sends, "at most gsoMaxBytes")
+
+	sends = nil
+	pkts(60000, 60000)
+	assert.Equal(t, []send{{sizes: []int{60000}}, {sizes: []int{60000}}}, sends, "too large to share a run")
+
+	sends = nil
+	gsoErr = syscall.EIO
+	pkts(1472, 1472, 1472)
+	assert.Equal(t, []send{{sizes: []int{1472}}, {sizes: []int{1472}}, {sizes: []int{1472}}}, sends,
+		"a device that cannot segment: packet by packet")
+	gsoErr = nil
+	sends = nil
+	pkts(1472, 1472)
+	assert.Equal(t, []send{{sizes: []int{1472}}, {sizes: []int{1472}}}, sends, "offload stays off")
+	assert.Nil(t, b.buf, "no buffer held between transmissions")
+}
+
+func slicesRepeat(n, k int) []int {
+	s := make([]int, k)
+	for i := range s {
+		s[i] = n
+	}
+	return s
+}

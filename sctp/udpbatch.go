@@ -1,0 +1,154 @@
+package sctp
+
+import (
+	"net"
+	"net/netip"
+)
+
+// txBatch gathers the packets that one transmission sends to one UDP peer
+// and hands each run of equal-size packets to the kernel with one system
+// call (UDP segmentation offload, udpoffload_linux.go), instead of one
+// sendmsg per packet. Packets are copied into a pooled buffer, held only
+// from the first packet of a transmission to its flush, so an idle
+// association holds none. Used with mu held.
+type txBatch struct {
+	out func([]byte) error            // sends one packet
+	gso func(b []byte, seg int) error // sends a run of packets of seg octets
+
+	buf   *[]byte // packets, back to back; nil when empty
+	n     int     // packets in buf
+	seg   int     // size of the first packet: all but the last have it
+	short bool    // the last packet is shorter than seg: the run is over
+	off   bool    // offload failed once: packets go one by one
+
+	offloaded uint64 // system calls that carried more than one packet
+}
+
+// newTxBatch returns a batch for packets to to over conn (to zero for a
+// connected conn); out sends one packet.
+func newTxBatch(conn *net.UDPConn, to netip.AddrPort, out func([]byte) error) *txBatch {
+	oob := newGSOControl()
+	return &txBatch{out: out, gso: func(b []byte, seg int) error {
+		setGSOSegment(oob, seg)
+		return writeGSO(conn, b, oob, to)
+	}}
+}
+
+// add queues packet p (copied), first sending what is queued if p cannot
+// join its run: a run is packets of one size but the last, of at most
+// gsoMaxSegments packets and gsoMaxBytes octets. A packet too large to
+// share a run goes out at once, uncopied. It returns the error of a send
+// it made.
+func (t *txBatch) add(p []byte) error {
+	var err error
+	if t.n > 0 && (t.short || len(p) > t.seg || len((*t.buf))+len(p) > gsoMaxBytes || t.n == gsoMaxSegments) {
+		err = t.flush()
+	}
+	if t.n == 0 && 2*len(p) > gsoMaxBytes {
+		if e := t.out(p); e != nil {
+			err = e
+		}
+		return err
+	}
+	if t.n == 0 {
+		t.buf = getBuf(largeBuf)
+		*t.buf = (*t.buf)[:0]
+		t.seg = len(p)
+	} else if len(p) < t.seg {
+		t.short = true
+	}
+	*t.buf = append(*t.buf, p...)
+	t.n++
+	return err
+}
+
+// flush sends the queued packets: one alone as it is, a run with one
+// system call, or, once the kernel or device has refused offload, one by
+// one. It returns the first send error.
+func (t *txBatch) flush() error {
+	if t.n == 0 {
+		return nil
+	}
+	b := *t.buf
+	var err error
+	switch {
+	case t.n == 1:
+		err = t.out(b)
+	case t.off:
+		err = t.each(b)
+	default:
+		err = t.gso(b, t.seg)
+		if err != nil && offloadUnsupported(err) {
+			t.off = true
+			err = t.each(b)
+		} else {
+			t.offloaded++
+		}
+	}
+	putBuf(t.buf)
+	t.buf, t.n, t.short = nil, 0, false
+	return err
+}
+
+// each sends the packets of b one by one.
+func (t *txBatch) each(b []byte) error {
+	var first error
+	for len(b) > 0 {
+		k := min(t.seg, len(b))
+		if err := t.out(b[:k]); err != nil && first == nil {
+			first = err
+		}
+		b = b[k:]
+	}
+	return first
+}
+
+// discard drops what is queued (the association ended).
+func (t *txBatch) discard() {
+	if t.buf != nil {
+		putBuf(t.buf)
+	}
+	t.buf, t.n, t.short = nil, 0, false
+}
+
+// udpReader reads one datagram at a time, or, with UDP_GRO on, what the
+// kernel coalesced of one peer's datagrams.
+type udpReader struct {
+	conn net.Conn
+	uc   *net.UDPConn // a UDP socket: its reads say where from
+	gro  bool
+	oob  []byte
+}
+
+// newUDPReader reads conn; offload asks for UDP_GRO where conn is a UDP
+// socket and the kernel has it.
+func newUDPReader(conn net.Conn, offload bool) *udpReader {
+	r := &udpReader{conn: conn}
+	if uc, ok := conn.(*net.UDPConn); ok {
+		r.uc = uc
+		if offload && enableGRO(uc) {
+			r.gro = true
+			r.oob = make([]byte, groOOBLen)
+		}
+	}
+	return r
+}
+
+// read reads into b: n octets from from (zero for a conn that is not a
+// UDP socket); seg, if not zero, is the size of each coalesced datagram
+// but the last.
+func (r *udpReader) read(b []byte) (n, seg int, from netip.AddrPort, err error) {
+	switch {
+	case r.gro:
+		var oobn int
+		n, oobn, _, from, err = r.uc.ReadMsgUDPAddrPort(b, r.oob)
+		if err == nil {
+			seg = groSegment(r.oob[:oobn])
+		}
+	case r.uc != nil:
+		n, from, err = r.uc.ReadFromUDPAddrPort(b)
+	default:
+		n, err = r.conn.Read(b)
+	}
+	return n, seg, from, err
+}

@@ -1,0 +1,118 @@
+//go:build linux
+
+package sctp
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"net/netip"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// UDP segmentation offload (Linux 4.18, UDP_SEGMENT) sends a run of
+// equal-size datagrams with one sendmsg: the kernel cuts the buffer into
+// datagrams of the segment size (the last one may be shorter), in the
+// device when it can, in software otherwise. Generic receive offload
+// (Linux 5.0, UDP_GRO) is the other direction: a socket that asks for it
+// may receive several datagrams of one flow in one read, with the
+// segment size in a control message. Without them an SCTP packet of at
+// most the path MTU costs one system call on each side (59% of the
+// sender's and half the receiver's CPU at MTU 1500, docs/benchmarks.md).
+
+// gsoMaxSegments is the most datagrams of one sendmsg (UDP_MAX_SEGMENTS
+// is 64 on older kernels, 128 on newer ones).
+const gsoMaxSegments = 64
+
+// gsoMaxBytes bounds the octets of one sendmsg: the datagrams together
+// must fit one IP packet before segmentation (65,535 octets with the
+// IP and UDP headers; IPv6 needs room for its longer header).
+const gsoMaxBytes = 65535 - 40 - 8
+
+// udpOffloadSupported reports whether c can send with UDP_SEGMENT (the
+// socket option is known to the kernel).
+func udpOffloadSupported(c *net.UDPConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	_ = rc.Control(func(fd uintptr) {
+		_, err := unix.GetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_SEGMENT)
+		ok = err == nil
+	})
+	return ok
+}
+
+// enableGRO asks the kernel to coalesce received datagrams on c
+// (UDP_GRO); it reports whether it will.
+func enableGRO(c *net.UDPConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	_ = rc.Control(func(fd uintptr) {
+		ok = unix.SetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_GRO, 1) == nil
+	})
+	return ok
+}
+
+// gsoOOBLen is the room for the UDP_SEGMENT control message.
+var gsoOOBLen = unix.CmsgSpace(2)
+
+// groOOBLen is the room for the UDP_GRO control message a read may carry.
+var groOOBLen = unix.CmsgSpace(4)
+
+// newGSOControl returns a UDP_SEGMENT control message; setGSOSegment
+// writes its segment size.
+func newGSOControl() []byte {
+	oob := make([]byte, gsoOOBLen)
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	h.Level = unix.IPPROTO_UDP
+	h.Type = unix.UDP_SEGMENT
+	h.SetLen(unix.CmsgLen(2))
+	return oob
+}
+
+// setGSOSegment sets the segment size of a control message from
+// newGSOControl.
+func setGSOSegment(oob []byte, seg int) {
+	binary.NativeEndian.PutUint16(oob[unix.CmsgLen(0):], uint16(seg))
+}
+
+// groSegment returns the segment size of a read whose control messages
+// are oob (0: the read holds one datagram). It allocates nothing.
+func groSegment(oob []byte) int {
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(oob) {
+			return 0
+		}
+		if h.Level == unix.IPPROTO_UDP && h.Type == unix.UDP_GRO && l >= unix.CmsgLen(4) {
+			return int(binary.NativeEndian.Uint32(oob[unix.CmsgLen(0):]))
+		}
+		oob = oob[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(oob)):]
+	}
+	return 0
+}
+
+// offloadUnsupported reports whether a send error says the path cannot
+// segment (a device without checksum offload answers EIO; a kernel or
+// socket without UDP_SEGMENT, EINVAL or ENOPROTOOPT): the batch goes again
+// datagram by datagram and offload stays off.
+func offloadUnsupported(err error) bool {
+	return errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOPROTOOPT) ||
+		errors.Is(err, syscall.EOPNOTSUPP)
+}
+
+// writeGSO sends b as datagrams of seg octets (the last may be shorter)
+// to, or to the connected peer if to is the zero value.
+func writeGSO(c *net.UDPConn, b, oob []byte, to netip.AddrPort) error {
+	_, _, err := c.WriteMsgUDPAddrPort(b, oob, to)
+	return err
+}

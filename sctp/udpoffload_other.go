@@ -1,0 +1,35 @@
+//go:build !linux
+
+package sctp
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+)
+
+// UDP segmentation and receive offload are Linux's; elsewhere every
+// packet is its own system call.
+
+const (
+	gsoMaxSegments = 64
+	gsoMaxBytes    = 65535 - 40 - 8
+)
+
+var groOOBLen = 0
+
+func udpOffloadSupported(*net.UDPConn) bool { return false }
+
+func enableGRO(*net.UDPConn) bool { return false }
+
+func newGSOControl() []byte { return nil }
+
+func setGSOSegment([]byte, int) {}
+
+func groSegment([]byte) int { return 0 }
+
+func offloadUnsupported(error) bool { return true }
+
+func writeGSO(*net.UDPConn, []byte, []byte, netip.AddrPort) error {
+	return errors.ErrUnsupported
+}
