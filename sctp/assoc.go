@@ -42,9 +42,11 @@ type Association struct {
 	// (batching set) into runs sent with one system call each.
 	batch    *txBatch
 	batching bool
-	// rxDeferTx: the receive path is inside a read of several packets
-	// (UDP_GRO) and transmits once after the last (receiveSegments).
-	rxDeferTx bool
+	// rxRun: the receive path is inside a read of several packets
+	// (UDP_GRO, receiveSegments): their messages go to the delivery
+	// queue as one entry, and what they trigger is transmitted once,
+	// after the last.
+	rxRun bool
 	// rxBorrowed: the packet being received lies in a buffer the
 	// association may not keep; every message is copied out.
 	rxBorrowed bool

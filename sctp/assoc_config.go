@@ -112,9 +112,13 @@ type Config struct {
 	// Without it, on Linux, a UDP socket sends each run of equal-size
 	// packets of one transmission with one sendmsg (UDP_SEGMENT) and
 	// receives what the kernel coalesced (UDP_GRO) with one read,
-	// whenever the kernel supports them (udpoffload_linux.go). A path
-	// that refuses offload falls back by itself.
+	// whenever the kernel supports them (udpoffload_linux.go), runs
+	// being sent only to peers that are not on this host (localDestination).
+	// A path that refuses offload falls back by itself.
 	NoOffload bool
+	// offloadLocal sends runs of packets to local destinations too
+	// (localDestination; tests over loopback).
+	offloadLocal bool
 
 	// Tap, if not nil, sees every packet the association sends (sent
 	// true) and every packet it receives, with the association's local

@@ -27,32 +27,44 @@ func (a *Association) receive(b []byte, bp *[]byte) bool {
 
 // receiveSegments takes the packets of one read that the kernel coalesced
 // (UDP_GRO): b holds packets of seg octets each, the last possibly
-// shorter. Each is received as if read alone, except that what they
-// trigger is transmitted once, after the last: one SACK acknowledges the
-// whole read, as Linux TCP acknowledges a coalesced segment (RFC 9260
-// §6.2 asks for a SACK for at least every second packet; the packets of
-// one read arrived together, and holding the SACK for the microseconds
-// the read takes delays nothing). The messages are copied out: b is
-// reused for the next read.
+// shorter. Each is received as if read alone, except that their messages
+// reach the delivery goroutine together (one wake-up for the lot), and
+// what they trigger is transmitted once, after the last: one SACK
+// acknowledges the whole read, as Linux TCP acknowledges a coalesced
+// segment (RFC 9260 §6.2 asks for a SACK for at least every second
+// packet; the packets of one read arrived together, and holding the SACK
+// for the microseconds the read takes delays nothing). The messages are
+// copied out of b, which the caller reuses: delivering them from b instead
+// (a 64 KiB buffer per read, kept until delivered) was slower, 3.5-4.0
+// against 5.1-5.4 Gbit/s over veth at MTU 1500 and 7% in
+// BenchmarkAssociationMTU1500.
 func (a *Association) receiveSegments(b []byte, seg int) {
+	// Checksums first, outside the lock (a read has at most 64 packets;
+	// any beyond are checked in the loop).
+	var bad uint64
+	for i, off := 0, 0; off < len(b) && i < 64; i, off = i+1, off+seg {
+		if !wire.ChecksumOK(b[off:min(off+seg, len(b))]) {
+			bad |= 1 << i
+		}
+	}
 	now := time.Now()
-	for off := 0; off < len(b); off += seg {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rxRun = true
+	for i, off := 0, 0; off < len(b); i, off = i+1, off+seg {
 		p := b[off:min(off+seg, len(b))]
-		if !wire.ChecksumOK(p) {
+		if (i < 64 && bad&(1<<i) != 0) || (i >= 64 && !wire.ChecksumOK(p)) {
 			continue
 		}
-		a.mu.Lock()
-		a.rxBorrowed, a.rxDeferTx = true, true
+		a.rxBorrowed = true
 		a.receiveLocked(p, nil, now)
-		a.rxDeferTx = false
-		a.mu.Unlock()
 	}
-	a.mu.Lock()
+	a.rxRun = false
 	a.stats.offloadRecv++
+	a.dq.commit(nil, false)
 	if a.state != StateClosed {
 		a.transmit(now)
 	}
-	a.mu.Unlock()
 }
 
 // receiveLocked is receive with mu held.
@@ -161,10 +173,15 @@ func (a *Association) receiveChunks(chunks []byte, bp *[]byte, now time.Time) bo
 	}
 done:
 	if a.state == StateClosed {
-		a.dq.commit(nil, false)
+		if !a.rxRun {
+			a.dq.commit(nil, false)
+		}
 		return false
 	}
-	kept := a.dq.commit(bp, refs)
+	kept := false
+	if !a.rxRun { // receiveSegments queues the read's messages
+		kept = a.dq.commit(bp, refs)
+	}
 	if hadData {
 		a.rt.EndPacket(now)
 		if a.state == StateShutdownSent {
@@ -175,7 +192,7 @@ done:
 			a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
 		}
 	}
-	if !a.rxDeferTx {
+	if !a.rxRun {
 		a.transmit(now)
 	}
 	return kept

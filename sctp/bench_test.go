@@ -83,7 +83,7 @@ func BenchmarkAssociationWriteMsg(b *testing.B) {
 func BenchmarkAssociationMTU1500(b *testing.B) {
 	for _, off := range []bool{false, true} {
 		b.Run(fmt.Sprintf("nooffload=%v", off), func(b *testing.B) {
-			cfg := &Config{MTU: 1500, NoOffload: off}
+			cfg := &Config{MTU: 1500, NoOffload: off, offloadLocal: true}
 			cli, srv := benchPair(b, cfg)
 			var got atomic.Int64
 			done := make(chan struct{}, 1)

@@ -151,7 +151,8 @@ func newConnAssociation(conn net.Conn, c Config) *Association {
 	a.peerAddr = raddr
 	a.localAP = connAddrPort(conn.LocalAddr())
 	a.closeSocket = func() { _ = conn.Close() }
-	if uc, ok := conn.(*net.UDPConn); ok && !c.NoOffload && udpOffloadSupported(uc) {
+	if uc, ok := conn.(*net.UDPConn); ok && !c.NoOffload && udpOffloadSupported(uc) &&
+		(c.offloadLocal || !localDestination(raddr.Addr())) {
 		a.batch = newTxBatch(uc, netip.AddrPort{}, out)
 	}
 	if c.pathProbe != nil {
@@ -471,7 +472,7 @@ func (l *Listener) readLoop() {
 
 // segments takes the packets of one coalesced read (UDP_GRO) from one
 // peer: to its association a if it has one; otherwise each goes through
-// the stateless handshake, uncopied buffers not being handed over.
+// the stateless handshake. The buffer b is never handed over.
 func (l *Listener) segments(a *Association, b []byte, seg int, from netip.AddrPort, accepting bool) {
 	if a != nil {
 		a.receiveSegments(b, seg)
@@ -482,12 +483,11 @@ func (l *Listener) segments(a *Association, b []byte, seg int, from netip.AddrPo
 		}
 		return
 	}
-	if !accepting {
-		return
-	}
-	for off := 0; off < len(b); off += seg {
-		l.unknown(b[off:min(off+seg, len(b))], nil, from)
-		l.lastKept = false
+	if accepting {
+		for off := 0; off < len(b); off += seg {
+			l.unknown(b[off:min(off+seg, len(b))], nil, from)
+			l.lastKept = false
+		}
 	}
 }
 
@@ -551,7 +551,7 @@ func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPor
 	}
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.maxPacketFor(from))
-	if l.offload {
+	if l.offload && (l.cfg.offloadLocal || !localDestination(from.Addr())) {
 		a.batch = newTxBatch(l.pc, from, out)
 	}
 	if l.df != nil && !from.Addr().IsLoopback() {

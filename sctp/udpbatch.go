@@ -152,3 +152,33 @@ func (r *udpReader) read(b []byte) (n, seg int, from netip.AddrPort, err error) 
 	}
 	return n, seg, from, err
 }
+
+// localDestination reports whether packets to addr are delivered by this
+// host's own stack: a loopback address or an address of one of its
+// interfaces. Runs of packets (UDP_SEGMENT) are not sent there. Over an
+// interface the kernel (or the device) cuts a run into datagrams before
+// they leave, but a run sent to a local address is delivered whole, and
+// the receiving socket's kernel cuts it up: Debian 12's Linux 6.1 hits a
+// BUG in udp_queue_rcv_skb when such a run reaches its own SCTP-over-UDP
+// tunnel socket (RFC 6951; the kernel-SCTP interop suite in the VM, where
+// the kernel panicked, 2026-11-27). Loopback's MTU of 64 KiB leaves
+// little to gather anyway. When the interfaces cannot be listed, the
+// answer is yes.
+func localDestination(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	if addr.IsLoopback() || addr.IsUnspecified() {
+		return true
+	}
+	ifas, err := net.InterfaceAddrs()
+	if err != nil {
+		return true
+	}
+	for _, ia := range ifas {
+		if n, ok := ia.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok && a.Unmap() == addr {
+				return true
+			}
+		}
+	}
+	return false
+}
