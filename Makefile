@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf
+.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth
 
 all: build
 
@@ -103,3 +103,9 @@ bench:
 
 bench-docs:
 	$(GO) run ./cmd/sctp-rdma harness --out docs/benchmarks.md
+
+# make bench-veth: RDMA Write 64 KiB on each LLP between two network
+# namespaces joined by veth at MTU 1500 (root; medians of RUNS rounds and
+# sctp-native's ratios), where one system call per packet shows.
+bench-veth:
+	bash scripts/bench-veth.sh
