@@ -75,7 +75,14 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 		a.mu.Unlock()
 		return fmt.Errorf("%w: %d octets", ErrMessageTooLarge, total)
 	}
-	if now := time.Now(); a.mustQueue(now, a.fitsSend(size)) {
+	// The clock is read only when someone waits (mustQueue needs it
+	// then): a writer that finds room reads it once, to transmit.
+	fits := a.fitsSend(size)
+	var now time.Time
+	if !fits || len(a.writers) > 0 {
+		now = time.Now()
+	}
+	if a.mustQueue(now, fits) {
 		// Writers wait for space in arrival order, and once the first
 		// has waited writerPatience nobody goes ahead of it any more, so
 		// that one stream's writer cannot take the space freed for

@@ -108,19 +108,29 @@ of a scratch benchmark of bench/harness's raw flow). UDP GSO cannot join
 the two (a GSO send is at most 64 KiB in all), and sendmmsg would need the
 first packet held back until the next write. TCP has no such boundary.
 
-**sctp-native at a path MTU of 1500: far behind MPA** (not in the table,
-which runs over loopback; measured 2026-11-27 between two network
-namespaces joined by veth, ` + "`sctp-rdma serve`" + ` in one, ` + "`bench --size 65536 --depth 16 --duration 3s write`" + `
-in the other, two runs each): sctp-native 1.21–1.25 Gbit/s, MPA 13.4–15.1
-(MPA was 2.1–2.5 before its FPDUs of one message went out in one writev).
-Profiles: the sender's SACK processing scanned every chunk outstanding
-(thousands of 1400-octet chunks) on each SACK, 18% of its CPU; it now scans
-only the TSNs that can need something (1.44–1.65 Gbit/s). What remains is one
-system call per 1500-octet packet on each side (59% of the sender's CPU,
-50% of the receiver's; over veth the sender's sendto also runs the
-receiving stack), where TCP hands the kernel 64 KiB at a time and the
-kernel segments late (GSO, GRO). The same for UDP (UDP_SEGMENT, UDP_GRO) is
-the next step for sctp-native off loopback; not built yet.
+**sctp-native at a path MTU of 1500: 0.40 of MPA, 6.2 times pion** (not in the table,
+which runs over loopback; ` + "`make bench-veth`" + `: two network namespaces joined by veth, ` + "`sctp-rdma serve`" + `
+in one, ` + "`bench --size 65536 --depth 16 --duration 3s write`" + `
+in the other, the LLPs in turn, medians of three rounds, 2026-11-27): sctp-native 6.26 Gbit/s
+(6.10–6.42), MPA 15.57 (14.64–16.27), pion 1.01 (0.92–1.02). Before that day
+sctp-native moved 1.21–1.25 Gbit/s there: the sender's SACK processing
+scanned every chunk outstanding on each SACK (18% of its CPU; now only the
+TSNs that can need something, 1.44–1.65), and every 1500-octet packet was a
+system call on each side (59% of the sender's CPU, 50% of the receiver's).
+Now a transmission's runs of equal-size packets leave with one sendmsg
+(UDP_SEGMENT), the segments of a DDP message are held until its last
+(WriteMsgMore, sctpllp's llp.Batcher), the receiving socket reads what
+the kernel coalesced (UDP_GRO) and answers each read with one SACK
+(sctp/udpbatch.go; BenchmarkAssociationMTU1500, both ends in one process:
+0.8–1.1 µs per 1,452-octet message with offload, 4.1–5.7 without: 4–5 times). A stall
+it uncovered went too: with fewer SACKs, an a_rwnd of a few KiB sent
+while the delivery goroutine was behind left the sender at a zero window
+until T3-rtx, since the window update waited for the window to have been
+below two packets. What separates sctp-native from MPA now is
+per-packet work in user space that TCP does in the kernel (one copy and
+the CRC32c each way, the SACKs); runs are not sent to this host's own
+addresses (a kernel that cuts them up there crashed, docs/sctp-native.md),
+so loopback runs are unaffected.
 
 **sctp-native, 64-octet Send ping-pong ≤ 1.2× its raw round trip** (1.08–1.52 over the runs of 2026-11-26, after rdmap began issuing small requests from the posting goroutine). Since 16:00 that day bench stamps an operation's start before its post, not after: an inline post could outlive the round trip and the latency read too low, so RDMA round trips from earlier runs are slightly optimistic.
 The raw round trip of the stack (12–19 µs, against pion's 36–43 µs) crosses
