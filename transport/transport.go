@@ -143,6 +143,10 @@ type Options struct {
 	// control: "cubic" (RFC 9438) or "rfc9260" (RFC 9260 §7.2); "": the
 	// stack's default for DDP (native.DefaultCongestionControl, cubic).
 	SCTPCongestion string
+	// NoOffload, for sctp-native, sends and receives every packet with
+	// its own system call (sctp.Config.NoOffload: UDP_SEGMENT and
+	// UDP_GRO off).
+	NoOffload bool
 	// Capture, if not nil, records every packet of every LLP to a pcapng
 	// file (package capture): sctp-pion's and sctp-native's UDP datagrams,
 	// MPA's TCP byte streams as segments, sctp-kernel's messages as SCTP
@@ -175,7 +179,8 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 		s = max(s, n+1)
 	}
 	cfg := sctpllp.Config{Stack: sctpllp.StackNative, DTLS: o.DTLS,
-		Native: native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, CongestionControl: o.SCTPCongestion}}
+		Native: native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, CongestionControl: o.SCTPCongestion,
+			NoOffload: o.NoOffload}}
 	if o.Capture != nil {
 		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
 	}

@@ -212,7 +212,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	run := func(c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c) }
 	if f.emulate != "" {
 		t := cfg.Transport
-		so := transport.Options{LLP: t.LLP, IRD: t.IRD, ORD: t.ORD, MTU: t.MTU, TCPCongestion: t.TCPCongestion, SCTPCongestion: t.SCTPCongestion}
+		so := transport.Options{LLP: t.LLP, IRD: t.IRD, ORD: t.ORD, MTU: t.MTU, TCPCongestion: t.TCPCongestion, SCTPCongestion: t.SCTPCongestion,
+			NoOffload: t.NoOffload}
 		em, err := startEmulated(f.emulate, so, stderr)
 		if err != nil {
 			return err

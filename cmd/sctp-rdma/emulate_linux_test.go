@@ -57,6 +57,7 @@ func TestBenchEmulateFlagErrors(t *testing.T) {
 		"--llp sctp-native --tcp-cc cubic write":              "--tcp-cc applies to --llp mpa only",
 		"--llp mpa --sctp-cc cubic write":                     "--sctp-cc applies to --llp sctp-native only",
 		"--llp sctp-native --sctp-cc vegas write":             `--sctp-cc "vegas": want rfc9260 or cubic`,
+		"--llp mpa --no-offload write":                        "--no-offload applies to --llp sctp-native only",
 	} {
 		code, _, errOut := runCLI(append([]string{"bench"}, strings.Fields(args)...)...)
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)

@@ -50,6 +50,8 @@ type llpFlags struct {
 	// tcpCC and sctpCC are --tcp-cc (mpa) and --sctp-cc (sctp-native):
 	// the congestion control of each connection or association.
 	tcpCC, sctpCC string
+	// noOffload is --no-offload (sctp-native): a system call per packet.
+	noOffload bool
 }
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
@@ -70,6 +72,7 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sec.ServerName, "server-name", "", "with --secure, for a client: the name to verify in the server's certificate (default: the host of --connect)")
 	fs.StringVar(&f.tcpCC, "tcp-cc", "", "for mpa: each TCP connection's congestion control (Linux TCP_CONGESTION: cubic, reno, bbr, ...; default the system's)")
 	fs.StringVar(&f.sctpCC, "sctp-cc", "", "for sctp-native: each association's congestion control, cubic (RFC 9438, the default) or rfc9260 (RFC 9260 §7.2)")
+	fs.BoolVar(&f.noOffload, "no-offload", false, "for sctp-native: send and receive every packet with its own system call (UDP_SEGMENT and UDP_GRO off; see docs/sctp-native.md)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "least severe log record printed on standard error: debug, info, warn or error (the libraries' own lines included; JSON with --json)")
 }
 
@@ -126,7 +129,7 @@ func (f *llpFlags) secureOptions(o *transport.Options, server bool, peer string)
 
 func (f *llpFlags) options() (transport.Options, error) {
 	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI,
-		TCPCongestion: f.tcpCC, SCTPCongestion: f.sctpCC}
+		TCPCongestion: f.tcpCC, SCTPCongestion: f.sctpCC, NoOffload: f.noOffload}
 	switch f.llp {
 	case transport.SCTPPion, transport.SCTPNative, transport.SCTPKernel, transport.MPA:
 	default:
@@ -150,6 +153,8 @@ func (f *llpFlags) options() (transport.Options, error) {
 	switch {
 	case f.sctpCC != "" && f.llp != transport.SCTPNative:
 		return o, usageError("--sctp-cc applies to --llp sctp-native only")
+	case f.noOffload && f.llp != transport.SCTPNative:
+		return o, usageError("--no-offload applies to --llp sctp-native only")
 	case f.sctpCC != "" && f.sctpCC != nsctp.CongestionRFC9260 && f.sctpCC != nsctp.CongestionCUBIC:
 		return o, usageError("--sctp-cc %q: want %s or %s", f.sctpCC, nsctp.CongestionRFC9260, nsctp.CongestionCUBIC)
 	}
