@@ -178,8 +178,9 @@ type Stats struct {
 	ReceiveDropped, SendErrors, ForeignTag, BadChunks uint64
 	InvalidStream                                     uint64
 	// OffloadSends counts the system calls that sent more than one
-	// packet (UDP_SEGMENT), OffloadReceives the reads that received more
-	// than one (UDP_GRO); see Config.NoOffload.
+	// packet (UDP_SEGMENT, or sendmmsg to a local address),
+	// OffloadReceives the reads that received more than one (UDP_GRO);
+	// see Config.NoOffload.
 	OffloadSends, OffloadReceives uint64
 	// SRTT, RTO and whether an RTT was measured; Cwnd, SSThresh, Flight
 	// and PeerRwnd in octets.
@@ -316,7 +317,12 @@ func (a *Association) Stats() Stats {
 }
 
 // sendPacket transmits a finished packet (checksum set). mu is held.
-func (a *Association) sendPacket(b []byte) {
+func (a *Association) sendPacket(b []byte) { a.sendPacketFrom(b, false) }
+
+// sendPacketFrom is sendPacket; stable says that b stays unchanged until
+// the transmission ends (a chunk's own buffer), so that a batch may hold
+// it uncopied. mu is held.
+func (a *Association) sendPacketFrom(b []byte, stable bool) {
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
 		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
@@ -327,7 +333,7 @@ func (a *Association) sendPacket(b []byte) {
 		a.flushBatch()
 		err = a.sendOversize(b)
 	case a.batching:
-		err = a.batch.add(b)
+		err = a.batch.add(b, stable)
 	default:
 		err = a.out(b)
 	}

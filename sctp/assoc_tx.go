@@ -27,16 +27,14 @@ func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	return a.writeMsg(false, sid, ppid, parts)
 }
 
-// corkLimit is what WriteMsgMore holds at most before it transmits: one
-// run of packets sent with one system call (gsoMaxBytes).
-const corkLimit = gsoMaxBytes
-
 // WriteMsgMore is WriteMsg for a message that more messages follow at
 // once, as the segments of one DDP message do (llp.Batcher): where the
-// association sends runs of packets with one system call (Config.NoOffload
+// association sends several packets with one system call (Config.NoOffload
 // unset, Linux), the message may wait in the send queue until the next
-// WriteMsg, until about 64 KiB are waiting, or until a writer has to wait
-// for room, so that the packets of a whole DDP message leave together.
+// WriteMsg, until what one system call sends is waiting (a run of 64 KiB;
+// four 64 KiB datagrams to a local address), or until a writer has to
+// wait for room, so that the packets of a whole DDP message leave
+// together.
 // Elsewhere it is WriteMsg. Like TCP's MSG_MORE, it leaves the caller to
 // follow it with a WriteMsg; anything that transmits (a SACK arriving, a
 // timer) sends what waits too.
@@ -143,7 +141,7 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	}
 	a.pend = append(a.pend, chunks...)
 	a.stats.userMsgsSent++
-	if more && a.batch != nil && a.corked+size < corkLimit {
+	if more && a.batch != nil && a.corked+size < a.batch.corkLimit() {
 		a.corked += size
 		return nil
 	}
@@ -336,7 +334,7 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 		b := (*c.buf)[:wire.HeaderLen+c.n]
 		copy(b, a.hdr[:])
 		wire.SetChecksum(b)
-		a.sendPacket(b)
+		a.sendPacketFrom(b, true)
 		return p
 	}
 	return append(p, c.chunk()...)

@@ -161,3 +161,58 @@ func benchPair(b *testing.B, cfg *Config) (cli, srv *Association) {
 	}
 	return cli, srv
 }
+
+// BenchmarkAssociationSegments64K sends 64 KiB over loopback as DDP does:
+// a message of MaxMessage octets and one of the rest (WriteMsgMore, then
+// WriteMsg), with the two packets leaving by one sendmmsg and without
+// (Config.NoOffload).
+func BenchmarkAssociationSegments64K(b *testing.B) {
+	for _, off := range []bool{false, true} {
+		b.Run(fmt.Sprintf("nooffload=%v", off), func(b *testing.B) {
+			cli, srv := benchPair(b, &Config{NoOffload: off})
+			var got atomic.Int64
+			done := make(chan struct{}, 1)
+			want := atomic.Int64{}
+			want.Store(-1)
+			srv.Start(func(_ uint16, _ uint32, p []byte) {
+				if got.Add(1) == want.Load() {
+					done <- struct{}{}
+				}
+			}, func(error) {})
+			cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+			msg := make([]byte, 64<<10)
+			k := cli.MaxMessage()
+			send := func(n int) {
+				for range n {
+					if err := cli.WriteMsgMore(1, 16, msg[:k]); err != nil {
+						b.Fatal(err)
+					}
+					if err := cli.WriteMsg(1, 16, msg[k:]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			send(2000)
+			for got.Load() < 4000 {
+				time.Sleep(time.Millisecond)
+			}
+			got.Store(0)
+			want.Store(int64(2 * b.N))
+			s0 := cli.Stats()
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			send(b.N)
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				b.Fatalf("%d of %d messages arrived", got.Load(), 2*b.N)
+			}
+			b.StopTimer()
+			s1 := cli.Stats()
+			b.ReportMetric(float64(s1.PacketsSent-s0.PacketsSent)/float64(max(s1.OffloadSends-s0.OffloadSends, 1)), "pkts/send")
+			_ = cli.Close()
+			_ = srv.Abort()
+		})
+	}
+}

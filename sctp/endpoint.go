@@ -151,9 +151,8 @@ func newConnAssociation(conn net.Conn, c Config) *Association {
 	a.peerAddr = raddr
 	a.localAP = connAddrPort(conn.LocalAddr())
 	a.closeSocket = func() { _ = conn.Close() }
-	if uc, ok := conn.(*net.UDPConn); ok && !c.NoOffload && udpOffloadSupported(uc) &&
-		(c.offloadLocal || !localDestination(raddr.Addr())) {
-		a.batch = newTxBatch(uc, netip.AddrPort{}, out)
+	if uc, ok := conn.(*net.UDPConn); ok && !c.NoOffload {
+		a.batch = newBatch(uc, netip.AddrPort{}, raddr.Addr(), out, udpOffloadSupported(uc), c.offloadLocal)
 	}
 	if c.pathProbe != nil {
 		a.enablePLPMTUD(*c.pathProbe)
@@ -551,8 +550,8 @@ func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPor
 	}
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.maxPacketFor(from))
-	if l.offload && (l.cfg.offloadLocal || !localDestination(from.Addr())) {
-		a.batch = newTxBatch(l.pc, from, out)
+	if !l.cfg.NoOffload {
+		a.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
 	if l.df != nil && !from.Addr().IsLoopback() {
 		if mtu := l.probe.mtu(from); mtu > 0 {

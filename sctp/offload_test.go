@@ -189,7 +189,7 @@ func TestTxBatchRuns(t *testing.T) {
 	}
 	pkts := func(sizes ...int) {
 		for _, n := range sizes {
-			require.NoError(t, b.add(make([]byte, n)))
+			require.NoError(t, b.add(make([]byte, n), false))
 		}
 		require.NoError(t, b.flush())
 	}
@@ -274,5 +274,53 @@ func TestNoRunsToLocalDestinations(t *testing.T) {
 		}
 	}
 	sr.wait(t, 88)
-	assert.Zero(t, cli.Stats().OffloadSends)
+	cli.mu.Lock()
+	defer cli.mu.Unlock()
+	require.NotNil(t, cli.batch)
+	assert.Nil(t, cli.batch.gso, "runs to a local destination")
+	assert.NotNil(t, cli.batch.mm, "several packets per sendmmsg instead")
+}
+
+// To a local destination a transmission's packets leave by sendmmsg, up
+// to mmsgMax per call, whatever their sizes; packets in the association's
+// shared packet buffer are copied, chunks in their own buffers are not.
+func TestTxBatchMMsg(t *testing.T) {
+	var calls [][][]byte
+	var singles [][]byte
+	b := &txBatch{
+		out: func(p []byte) error { singles = append(singles, p); return nil },
+		mm: func(pkts [][]byte) error {
+			c := make([][]byte, len(pkts))
+			copy(c, pkts)
+			calls = append(calls, c)
+			return nil
+		},
+	}
+	stable := make([]byte, 65000)
+	shared := make([]byte, 60)
+	shared[0] = 1
+	require.NoError(t, b.add(stable, true))
+	require.NoError(t, b.add(shared, false))
+	shared[0] = 2 // the association reuses its packet buffer at once
+	require.NoError(t, b.flush())
+	require.Len(t, calls, 1)
+	require.Len(t, calls[0], 2)
+	assert.Same(t, &stable[0], &calls[0][0][0], "a stable packet is not copied")
+	assert.Equal(t, byte(1), calls[0][1][0], "a shared one is")
+	assert.Nil(t, b.buf, "no buffer held between transmissions")
+
+	calls = nil
+	for range mmsgMax + 3 {
+		require.NoError(t, b.add(make([]byte, 100), false))
+	}
+	require.NoError(t, b.flush())
+	require.Len(t, calls, 2)
+	assert.Len(t, calls[0], mmsgMax)
+	assert.Len(t, calls[1], 3)
+
+	calls = nil
+	require.NoError(t, b.add(make([]byte, 100), false))
+	require.NoError(t, b.flush())
+	assert.Empty(t, calls, "a lone packet goes by itself")
+	assert.Len(t, singles, 1)
 }

@@ -11,9 +11,19 @@ import (
 // sendmsg per packet. Packets are copied into a pooled buffer, held only
 // from the first packet of a transmission to its flush, so an idle
 // association holds none. Used with mu held.
+//
+// To a local destination (localDestination), where runs are not sent, the
+// batch sends up to mmsgMax packets of any sizes with one sendmmsg
+// instead (mm): a DDP segment of 64 KiB over loopback is a full datagram
+// and a short one, which then cost one system call, not two. A packet
+// whose memory stays unchanged until the flush (a chunk sent from its own
+// buffer) is queued by reference; the others are copied.
 type txBatch struct {
 	out func([]byte) error            // sends one packet
-	gso func(b []byte, seg int) error // sends a run of packets of seg octets
+	gso func(b []byte, seg int) error // sends a run of packets of seg octets; nil: mm
+	mm  func(pkts [][]byte) error     // sends packets with one sendmmsg
+	// pkts are the packets queued for mm.
+	pkts [][]byte
 
 	buf   *[]byte // packets, back to back; nil when empty
 	n     int     // packets in buf
@@ -34,12 +44,72 @@ func newTxBatch(conn *net.UDPConn, to netip.AddrPort, out func([]byte) error) *t
 	}}
 }
 
+// newBatch returns the batch of an association with peer over conn (to
+// zero for a connected conn): runs of packets (UDP_SEGMENT) where the
+// kernel has it (gso) and the peer is not local (or local is set, for
+// tests), several packets per sendmmsg otherwise; nil where neither
+// exists.
+func newBatch(conn *net.UDPConn, to netip.AddrPort, peer netip.Addr, out func([]byte) error, gso, local bool) *txBatch {
+	if gso && (local || !localDestination(peer)) {
+		return newTxBatch(conn, to, out)
+	}
+	return newMMsgBatch(conn, to, out)
+}
+
+// newMMsgBatch returns a batch that sends several packets with one
+// sendmmsg to to over conn (to zero for a connected conn), or nil where
+// the system has no sendmmsg.
+func newMMsgBatch(conn *net.UDPConn, to netip.AddrPort, out func([]byte) error) *txBatch {
+	w := newMMsgWriter(conn, to)
+	if w == nil {
+		return nil
+	}
+	return &txBatch{out: out, mm: w.writeMMsg, pkts: make([][]byte, 0, mmsgMax)}
+}
+
+// corkLimit is what WriteMsgMore holds at most before it transmits: what
+// the batch sends with one system call.
+func (t *txBatch) corkLimit() int {
+	if t.gso == nil {
+		return mmsgMaxBytes
+	}
+	return gsoMaxBytes
+}
+
+// addMM queues p for one sendmmsg, by reference if stable.
+func (t *txBatch) addMM(p []byte, stable bool) error {
+	var err error
+	if len(t.pkts) == mmsgMax {
+		err = t.flush()
+	}
+	if !stable {
+		if t.buf != nil && cap(*t.buf)-len(*t.buf) < len(p) {
+			if e := t.flush(); e != nil && err == nil {
+				err = e
+			}
+		}
+		if t.buf == nil {
+			t.buf = getBuf(largeBuf)
+			*t.buf = (*t.buf)[:0]
+		}
+		start := len(*t.buf)
+		*t.buf = append(*t.buf, p...) // within capacity: earlier packets stay put
+		p = (*t.buf)[start:]
+	}
+	t.pkts = append(t.pkts, p)
+	t.n++
+	return err
+}
+
 // add queues packet p (copied), first sending what is queued if p cannot
 // join its run: a run is packets of one size but the last, of at most
 // gsoMaxSegments packets and gsoMaxBytes octets. A packet too large to
 // share a run goes out at once, uncopied. It returns the error of a send
 // it made.
-func (t *txBatch) add(p []byte) error {
+func (t *txBatch) add(p []byte, stable bool) error {
+	if t.gso == nil {
+		return t.addMM(p, stable)
+	}
 	var err error
 	if t.n > 0 && (t.short || len(p) > t.seg || len((*t.buf))+len(p) > gsoMaxBytes || t.n == gsoMaxSegments) {
 		err = t.flush()
@@ -68,6 +138,22 @@ func (t *txBatch) add(p []byte) error {
 func (t *txBatch) flush() error {
 	if t.n == 0 {
 		return nil
+	}
+	if t.gso == nil {
+		var err error
+		if len(t.pkts) == 1 {
+			err = t.out(t.pkts[0])
+		} else {
+			err = t.mm(t.pkts)
+			t.offloaded++
+		}
+		clear(t.pkts)
+		t.pkts, t.n = t.pkts[:0], 0
+		if t.buf != nil {
+			putBuf(t.buf)
+			t.buf = nil
+		}
+		return err
 	}
 	b := *t.buf
 	var err error
@@ -101,14 +187,6 @@ func (t *txBatch) each(b []byte) error {
 		b = b[k:]
 	}
 	return first
-}
-
-// discard drops what is queued (the association ended).
-func (t *txBatch) discard() {
-	if t.buf != nil {
-		putBuf(t.buf)
-	}
-	t.buf, t.n, t.short = nil, 0, false
 }
 
 // udpReader reads one datagram at a time, or, with UDP_GRO on, what the

@@ -116,3 +116,106 @@ func writeGSO(c *net.UDPConn, b, oob []byte, to netip.AddrPort) error {
 	_, _, err := c.WriteMsgUDPAddrPort(b, oob, to)
 	return err
 }
+
+// mmsgMax is the most packets of one sendmmsg, mmsgMaxBytes about the
+// most octets (what WriteMsgMore holds for one: four 64 KiB datagrams).
+const (
+	mmsgMax      = 16
+	mmsgMaxBytes = 4 << 16
+)
+
+// mmsgWriter sends several datagrams with one sendmmsg (Linux 3.0). Its
+// headers and the function handed to the socket's RawConn are made once,
+// so a send allocates nothing.
+type mmsgWriter struct {
+	rc    syscall.RawConn
+	hdrs  [mmsgMax]unix.Mmsghdr
+	iovs  [mmsgMax]unix.Iovec
+	name  [unix.SizeofSockaddrInet6]byte // the peer's address; unused when connected
+	nlen  uint32
+	n     int // datagrams of this call
+	done  int // of which sent
+	err   error
+	write func(fd uintptr) bool
+}
+
+// newMMsgWriter returns a writer to to over c (to zero: c is connected),
+// nil if c has no RawConn.
+func newMMsgWriter(c *net.UDPConn, to netip.AddrPort) *mmsgWriter {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	w := &mmsgWriter{rc: rc}
+	if to.IsValid() {
+		w.nlen = sockaddrOf(&w.name, to, c.LocalAddr())
+	}
+	w.write = w.send
+	return w
+}
+
+// sockaddrOf writes to's address for a socket bound to local into b and
+// returns its length: an IPv4 address to an IPv6 socket is IPv4-mapped.
+func sockaddrOf(b *[unix.SizeofSockaddrInet6]byte, to netip.AddrPort, local net.Addr) uint32 {
+	la, _ := local.(*net.UDPAddr)
+	v6sock := la != nil && la.IP.To4() == nil
+	if to.Addr().Is4() && !v6sock {
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&b[0]))
+		sa.Family = unix.AF_INET
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], to.Port())
+		sa.Addr = to.Addr().As4()
+		return unix.SizeofSockaddrInet4
+	}
+	sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&b[0]))
+	sa.Family = unix.AF_INET6
+	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], to.Port())
+	sa.Addr = to.Addr().As16()
+	return unix.SizeofSockaddrInet6
+}
+
+// writeMMsg sends pkts (at most mmsgMax) with as few sendmmsg calls as
+// the socket takes. It returns the error of the first datagram not sent.
+func (w *mmsgWriter) writeMMsg(pkts [][]byte) error {
+	for i, p := range pkts {
+		w.iovs[i].Base = &p[0]
+		w.iovs[i].SetLen(len(p))
+		h := &w.hdrs[i].Hdr
+		h.Iov = &w.iovs[i]
+		h.SetIovlen(1)
+		if w.nlen > 0 {
+			h.Name = &w.name[0]
+			h.Namelen = w.nlen
+		}
+	}
+	w.n, w.done, w.err = len(pkts), 0, nil
+	var err error
+	for w.done < w.n && err == nil && w.err == nil {
+		err = w.rc.Write(w.write)
+	}
+	for i := range pkts {
+		w.iovs[i].Base = nil
+	}
+	if err != nil {
+		return err
+	}
+	return w.err
+}
+
+// send is the RawConn write function: one sendmmsg of what is left.
+func (w *mmsgWriter) send(fd uintptr) bool {
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&w.hdrs[w.done])), uintptr(w.n-w.done), 0, 0, 0)
+		switch e {
+		case 0:
+			w.done += int(r)
+			return true
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false // wait until the socket is writable
+		default:
+			w.err = e
+			return true
+		}
+	}
+}

@@ -33,3 +33,14 @@ func offloadUnsupported(error) bool { return true }
 func writeGSO(*net.UDPConn, []byte, []byte, netip.AddrPort) error {
 	return errors.ErrUnsupported
 }
+
+const (
+	mmsgMax      = 16
+	mmsgMaxBytes = 4 << 16
+)
+
+type mmsgWriter struct{}
+
+func newMMsgWriter(*net.UDPConn, netip.AddrPort) *mmsgWriter { return nil }
+
+func (*mmsgWriter) writeMMsg([][]byte) error { return errors.ErrUnsupported }
