@@ -126,10 +126,22 @@ func (r *rawSCTP) throughput(size int, total int64) (time.Duration, error) {
 	r.want.Store(total)
 	buf := make([]byte, size)
 	chunk := r.cl.MaxMessage()
+	// The chunks of one message but the last go as DDP sends the
+	// segments of one message, where the stack can hold them for the
+	// last (backend.MoreWriter: sctp-native sends them with one system
+	// call): the raw flow in its best configuration.
+	more, _ := r.cl.(backend.MoreWriter)
 	start := time.Now()
 	for sent := int64(0); sent < total; sent += int64(size) {
 		for off := 0; off < size; off += chunk {
-			if err := r.cl.WriteMsg(1, backend.PPIDSegment, buf[off:min(off+chunk, size)]); err != nil {
+			p := buf[off:min(off+chunk, size)]
+			var err error
+			if more != nil && off+chunk < size {
+				err = more.WriteMsgMore(1, backend.PPIDSegment, p)
+			} else {
+				err = r.cl.WriteMsg(1, backend.PPIDSegment, p)
+			}
+			if err != nil {
 				return 0, err
 			}
 		}
