@@ -287,7 +287,7 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 		a.stats.userMsgsRecv++
 	}
 	for m, ok := a.rs.Next(); ok; m, ok = a.rs.Next() {
-		e.msgs = append(e.msgs, rxMsg{sid: m.StreamID, ppid: m.PPID, data: m.Data, cost: len(m.Data)})
+		e.msgs = append(e.msgs, rxMsg{sid: m.StreamID, ppid: m.PPID, data: m.Data, buf: m.buf, cost: len(m.Data)})
 		a.rxQueued += len(m.Data)
 		a.stats.userMsgsRecv++
 	}

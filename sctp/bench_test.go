@@ -14,7 +14,7 @@ import (
 // message, counted over every goroutine of both ends: the data path
 // allocates nothing per packet in the steady state.
 func BenchmarkAssociationWriteMsg(b *testing.B) {
-	for _, size := range []int{64, 1024, 8192, 65000} {
+	for _, size := range []int{64, 1024, 8192, 65000, 65536} {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
 			l, err := Listen("udp4", "127.0.0.1:0", nil)
 			if err != nil {
