@@ -105,8 +105,15 @@ full packet and a 60-octet one, two system calls each way for one TCP
 write's worth. With messages of 65,476 octets the same raw flow moved
 30.8–32.4 Gbit/s against 22.7–27.3 with 64 KiB ones (three alternated runs
 of a scratch benchmark of bench/harness's raw flow). UDP GSO cannot join
-the two (a GSO send is at most 64 KiB in all), and sendmmsg would need the
-first packet held back until the next write. TCP has no such boundary.
+the two (a GSO send is at most 64 KiB in all, and runs are not sent to a
+local address); since 2026-11-27 the first is held back until the second
+(WriteMsgMore, as DDP sends its segments and the raw flow now does too)
+and both leave with one sendmmsg: 22–24 against 25–31 µs per 64 KiB in
+BenchmarkAssociationSegments64K (sctp alone), no difference measurable
+through the whole RDMA stack (BenchmarkWriteNative64K, four alternated
+pairs, within the noise). The receiver still reads them with two system
+calls (recvmmsg would need a second 64 KiB buffer per socket, not built).
+TCP has no such boundary.
 
 **sctp-native at a path MTU of 1500: 0.40 of MPA, 6.2 times pion** (not in the table,
 which runs over loopback; ` + "`make bench-veth`" + `: two network namespaces joined by veth, ` + "`sctp-rdma serve`" + `
