@@ -8,69 +8,105 @@ import (
 	"time"
 )
 
+// benchLink is a loopback association whose server end counts the
+// messages it receives.
+type benchLink struct {
+	cli, srv  *Association
+	got, want atomic.Int64
+	done      chan struct{}
+}
+
+// newBenchLink connects two ends in this process with cfg (nil: the
+// defaults) and starts both.
+func newBenchLink(b *testing.B, cfg *Config) *benchLink {
+	b.Helper()
+	l, err := Listen("udp4", "127.0.0.1:0", cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = l.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	acc := make(chan *Association, 1)
+	go func() { a, _ := l.Accept(ctx); acc <- a }()
+	cli, err := Dial(ctx, "udp4", l.Addr().String(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := <-acc
+	if srv == nil {
+		b.Fatal("no association accepted")
+	}
+	k := &benchLink{cli: cli, srv: srv, done: make(chan struct{}, 1)}
+	k.want.Store(-1)
+	srv.Start(func(uint16, uint32, []byte) {
+		if k.got.Add(1) == k.want.Load() {
+			k.done <- struct{}{}
+		}
+	}, func(error) {})
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	b.Cleanup(func() { _ = cli.Close(); _ = srv.Abort() })
+	return k
+}
+
+// warmed waits for n messages of a warm-up (pools, window) and starts
+// the count of the measurement: want messages.
+func (k *benchLink) warmed(n, want int) {
+	for k.got.Load() < int64(n) {
+		time.Sleep(time.Millisecond)
+	}
+	k.got.Store(0)
+	k.want.Store(int64(want))
+}
+
+// measure warms the link with send(warm), then times send(b.N), each
+// operation opBytes octets in perOp messages, until they have all
+// arrived; started, if not nil, runs just before the timing starts.
+func (k *benchLink) measure(b *testing.B, opBytes, perOp, warm int, send func(n int), started func()) {
+	send(warm)
+	k.warmed(warm*perOp, perOp*b.N)
+	if started != nil {
+		started()
+	}
+	b.SetBytes(int64(opBytes))
+	b.ReportAllocs()
+	b.ResetTimer()
+	send(b.N)
+	k.wait(b)
+	b.StopTimer()
+}
+
+// wait waits for the messages of the measurement.
+func (k *benchLink) wait(b *testing.B) {
+	select {
+	case <-k.done:
+	case <-time.After(60 * time.Second):
+		b.Fatalf("%d of %d messages arrived", k.got.Load(), k.want.Load())
+	}
+}
+
 // BenchmarkAssociationWriteMsg moves b.N messages of each size through a
 // loopback association (both ends in this process, one UDP datagram per
-// message up to 64 KiB) and reports throughput and allocations per
+// message up to 65,000 octets; 65,536 is two fragments, which DDP never
+// sends but a peer may) and reports throughput and allocations per
 // message, counted over every goroutine of both ends: the data path
 // allocates nothing per packet in the steady state.
 func BenchmarkAssociationWriteMsg(b *testing.B) {
 	for _, size := range []int{64, 1024, 8192, 65000, 65536} {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
-			l, err := Listen("udp4", "127.0.0.1:0", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			acc := make(chan *Association, 1)
-			go func() { a, _ := l.Accept(ctx); acc <- a }()
-			cli, err := Dial(ctx, "udp4", l.Addr().String(), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv := <-acc
-			var got atomic.Int64
-			done := make(chan struct{}, 1)
-			want := atomic.Int64{}
-			want.Store(-1)
-			srv.Start(func(_ uint16, _ uint32, p []byte) {
-				if got.Add(1) == want.Load() {
-					done <- struct{}{}
-				}
-			}, func(error) {})
-			cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+			k := newBenchLink(b, nil)
 			msg := make([]byte, size)
-			// Warm the pools and the window.
-			for range 2000 {
-				if err := cli.WriteMsg(1, 16, msg); err != nil {
-					b.Fatal(err)
+			send := func(n int) {
+				for range n {
+					if err := k.cli.WriteMsg(1, 16, msg); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
-			for got.Load() < 2000 {
-				time.Sleep(time.Millisecond)
-			}
-			got.Store(0)
-			want.Store(int64(b.N))
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if err := cli.WriteMsg(1, 16, msg); err != nil {
-					b.Fatal(err)
-				}
-			}
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				b.Fatalf("%d of %d messages arrived", got.Load(), b.N)
-			}
-			b.StopTimer()
-			st := cli.Stats()
+			k.measure(b, size, 1, 2000, send, nil)
+			st := k.cli.Stats()
 			b.ReportMetric(float64(st.PacketsSent)/float64(b.N+2000), "pkts/msg")
-			b.ReportMetric(float64(srv.Stats().SACKsSent)/float64(st.PacketsSent), "sacks/pkt")
-			_ = cli.Close()
-			_ = srv.Abort()
+			b.ReportMetric(float64(k.srv.Stats().SACKsSent)/float64(st.PacketsSent), "sacks/pkt")
 		})
 	}
 }
@@ -83,83 +119,34 @@ func BenchmarkAssociationWriteMsg(b *testing.B) {
 func BenchmarkAssociationMTU1500(b *testing.B) {
 	for _, off := range []bool{false, true} {
 		b.Run(fmt.Sprintf("nooffload=%v", off), func(b *testing.B) {
-			cfg := &Config{MTU: 1500, NoOffload: off, offloadLocal: true}
-			cli, srv := benchPair(b, cfg)
-			var got atomic.Int64
-			done := make(chan struct{}, 1)
-			want := atomic.Int64{}
-			want.Store(-1)
-			srv.Start(func(_ uint16, _ uint32, p []byte) {
-				if got.Add(1) == want.Load() {
-					done <- struct{}{}
-				}
-			}, func(error) {})
-			cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
-			msg := make([]byte, cli.MaxMessage())
-			const burst = 44
+			k := newBenchLink(b, &Config{MTU: 1500, NoOffload: off, offloadLocal: true})
+			msg := make([]byte, k.cli.MaxMessage())
 			send := func(n int) {
 				for i := range n {
-					var err error
-					if i%burst == burst-1 || i == n-1 {
-						err = cli.WriteMsg(1, 16, msg)
-					} else {
-						err = cli.WriteMsgMore(1, 16, msg)
-					}
-					if err != nil {
+					if err := writeGrouped(k.cli, msg, i, n); err != nil {
 						b.Fatal(err)
 					}
 				}
 			}
-			send(20000) // warm the pools and the window
-			for got.Load() < 20000 {
-				time.Sleep(time.Millisecond)
-			}
-			got.Store(0)
-			want.Store(int64(b.N))
-			s0, r0 := cli.Stats(), srv.Stats()
-			b.SetBytes(int64(len(msg)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			send(b.N)
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				b.Fatalf("%d of %d messages arrived", got.Load(), b.N)
-			}
-			b.StopTimer()
-			s1, r1 := cli.Stats(), srv.Stats()
+			var s0, r0 Stats
+			k.measure(b, len(msg), 1, 20000, send, func() { s0, r0 = k.cli.Stats(), k.srv.Stats() })
+			s1, r1 := k.cli.Stats(), k.srv.Stats()
 			pkts := float64(s1.PacketsSent - s0.PacketsSent)
 			b.ReportMetric(pkts/float64(max(s1.OffloadSends-s0.OffloadSends, 1)), "pkts/gso-send")
 			b.ReportMetric(float64(r1.PacketsReceived-r0.PacketsReceived)/float64(max(r1.OffloadReceives-r0.OffloadReceives, 1)), "pkts/gro-read")
 			b.ReportMetric(float64(r1.SACKsSent-r0.SACKsSent)/pkts, "sacks/pkt")
 			b.ReportMetric(float64(s1.Retransmits-s0.Retransmits)/pkts, "rtx/pkt")
-			_ = cli.Close()
-			_ = srv.Abort()
 		})
 	}
 }
 
-// benchPair returns the two ends of an association over loopback.
-func benchPair(b *testing.B, cfg *Config) (cli, srv *Association) {
-	b.Helper()
-	l, err := Listen("udp4", "127.0.0.1:0", cfg)
-	if err != nil {
-		b.Fatal(err)
+// writeGrouped writes message i of n as the segments of 64 KiB DDP
+// messages at MTU 1500 go: WriteMsgMore but for every 44th and the last.
+func writeGrouped(a *Association, m []byte, i, n int) error {
+	if i%44 == 43 || i == n-1 {
+		return a.WriteMsg(1, 16, m)
 	}
-	b.Cleanup(func() { _ = l.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	acc := make(chan *Association, 1)
-	go func() { a, _ := l.Accept(ctx); acc <- a }()
-	cli, err = Dial(ctx, "udp4", l.Addr().String(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv = <-acc
-	if srv == nil {
-		b.Fatal("no association accepted")
-	}
-	return cli, srv
+	return a.WriteMsgMore(1, 16, m)
 }
 
 // BenchmarkAssociationSegments64K sends 64 KiB over loopback as DDP does:
@@ -169,50 +156,23 @@ func benchPair(b *testing.B, cfg *Config) (cli, srv *Association) {
 func BenchmarkAssociationSegments64K(b *testing.B) {
 	for _, off := range []bool{false, true} {
 		b.Run(fmt.Sprintf("nooffload=%v", off), func(b *testing.B) {
-			cli, srv := benchPair(b, &Config{NoOffload: off})
-			var got atomic.Int64
-			done := make(chan struct{}, 1)
-			want := atomic.Int64{}
-			want.Store(-1)
-			srv.Start(func(_ uint16, _ uint32, p []byte) {
-				if got.Add(1) == want.Load() {
-					done <- struct{}{}
-				}
-			}, func(error) {})
-			cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+			k := newBenchLink(b, &Config{NoOffload: off})
 			msg := make([]byte, 64<<10)
-			k := cli.MaxMessage()
-			send := func(n int) {
-				for range n {
-					if err := cli.WriteMsgMore(1, 16, msg[:k]); err != nil {
+			n := k.cli.MaxMessage()
+			send := func(count int) {
+				for range count {
+					if err := k.cli.WriteMsgMore(1, 16, msg[:n]); err != nil {
 						b.Fatal(err)
 					}
-					if err := cli.WriteMsg(1, 16, msg[k:]); err != nil {
+					if err := k.cli.WriteMsg(1, 16, msg[n:]); err != nil {
 						b.Fatal(err)
 					}
 				}
 			}
-			send(2000)
-			for got.Load() < 4000 {
-				time.Sleep(time.Millisecond)
-			}
-			got.Store(0)
-			want.Store(int64(2 * b.N))
-			s0 := cli.Stats()
-			b.SetBytes(int64(len(msg)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			send(b.N)
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				b.Fatalf("%d of %d messages arrived", got.Load(), 2*b.N)
-			}
-			b.StopTimer()
-			s1 := cli.Stats()
+			var s0 Stats
+			k.measure(b, len(msg), 2, 2000, send, func() { s0 = k.cli.Stats() })
+			s1 := k.cli.Stats()
 			b.ReportMetric(float64(s1.PacketsSent-s0.PacketsSent)/float64(max(s1.OffloadSends-s0.OffloadSends, 1)), "pkts/send")
-			_ = cli.Close()
-			_ = srv.Abort()
 		})
 	}
 }

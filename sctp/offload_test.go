@@ -62,13 +62,7 @@ func testOffloadRuns(t *testing.T, varied bool) {
 		want[i][0], want[i][size-1] = byte(i>>8), 0xee
 	}
 	for i, m := range want {
-		var err error
-		if i%44 == 43 {
-			err = cli.WriteMsg(1, 16, m)
-		} else {
-			err = cli.WriteMsgMore(1, 16, m)
-		}
-		require.NoError(t, err)
+		require.NoError(t, writeGrouped(cli, m, i, msgs))
 	}
 	require.Eventually(t, func() bool { return cli.Stats().Flight == 0 }, 10*time.Second, time.Millisecond,
 		"everything acknowledged before the receiver delivers")
@@ -91,11 +85,7 @@ func TestNoOffload(t *testing.T) {
 	cli, srv, _, sr := pair(t, &Config{MTU: 1500, NoOffload: true})
 	m := make([]byte, cli.MaxMessage())
 	for i := range 88 {
-		if i%44 == 43 {
-			require.NoError(t, cli.WriteMsg(1, 16, m))
-		} else {
-			require.NoError(t, cli.WriteMsgMore(1, 16, m))
-		}
+		require.NoError(t, writeGrouped(cli, m, i, 88))
 	}
 	sr.wait(t, 88)
 	assert.Zero(t, cli.Stats().OffloadSends)
@@ -267,11 +257,7 @@ func TestNoRunsToLocalDestinations(t *testing.T) {
 	cli, _, _, sr := pair(t, &Config{MTU: 1500})
 	m := make([]byte, cli.MaxMessage())
 	for i := range 88 {
-		if i%44 == 43 {
-			require.NoError(t, cli.WriteMsg(1, 16, m))
-		} else {
-			require.NoError(t, cli.WriteMsgMore(1, 16, m))
-		}
+		require.NoError(t, writeGrouped(cli, m, i, 88))
 	}
 	sr.wait(t, 88)
 	cli.mu.Lock()
