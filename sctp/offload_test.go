@@ -310,3 +310,32 @@ func TestTxBatchMMsg(t *testing.T) {
 	assert.Empty(t, calls, "a lone packet goes by itself")
 	assert.Len(t, singles, 1)
 }
+
+// An accepted association sends by sendmmsg too, on the listener's
+// unconnected socket, addressed to its peer: 64 KiB messages in two
+// packets each reach the dialer intact.
+func TestMMsgFromListener(t *testing.T) {
+	_, srv, cr, _ := pair(t, nil)
+	k := srv.MaxMessage()
+	msg := make([]byte, 64<<10)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	for range 50 {
+		require.NoError(t, srv.WriteMsgMore(1, 16, msg[:k]))
+		require.NoError(t, srv.WriteMsg(1, 16, msg[k:]))
+	}
+	got := cr.wait(t, 100)
+	for i, m := range got {
+		if i%2 == 0 {
+			require.Equal(t, msg[:k], m.b, "message %d", i)
+		} else {
+			require.Equal(t, msg[k:], m.b, "message %d", i)
+		}
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	require.NotNil(t, srv.batch)
+	assert.NotNil(t, srv.batch.mm)
+	assert.Positive(t, srv.batch.offloaded, "two packets per sendmmsg")
+}

@@ -14,8 +14,9 @@ import (
 //
 // To a local destination (localDestination), where runs are not sent, the
 // batch sends up to mmsgMax packets of any sizes with one sendmmsg
-// instead (mm): a DDP segment of 64 KiB over loopback is a full datagram
-// and a short one, which then cost one system call, not two. A packet
+// instead (mm): a 64 KiB message over loopback, two DDP segments, is a
+// full datagram and a short one, which then cost one system call, not
+// two. A packet
 // whose memory stays unchanged until the flush (a chunk sent from its own
 // buffer) is queued by reference; the others are copied.
 type txBatch struct {
@@ -101,11 +102,11 @@ func (t *txBatch) addMM(p []byte, stable bool) error {
 	return err
 }
 
-// add queues packet p (copied), first sending what is queued if p cannot
-// join its run: a run is packets of one size but the last, of at most
-// gsoMaxSegments packets and gsoMaxBytes octets. A packet too large to
-// share a run goes out at once, uncopied. It returns the error of a send
-// it made.
+// add queues packet p, first sending what is queued if p cannot join
+// its run: a run is packets of one size but the last, of at most
+// gsoMaxSegments packets and gsoMaxBytes octets, copied into the run's
+// buffer. A packet too large to share a run goes out at once, uncopied.
+// Without runs (mm), see addMM. It returns the error of a send it made.
 func (t *txBatch) add(p []byte, stable bool) error {
 	if t.gso == nil {
 		return t.addMM(p, stable)
@@ -143,8 +144,7 @@ func (t *txBatch) flush() error {
 		var err error
 		if len(t.pkts) == 1 {
 			err = t.out(t.pkts[0])
-		} else {
-			err = t.mm(t.pkts)
+		} else if err = t.mm(t.pkts); err == nil {
 			t.offloaded++
 		}
 		clear(t.pkts)
@@ -164,10 +164,11 @@ func (t *txBatch) flush() error {
 		err = t.each(b)
 	default:
 		err = t.gso(b, t.seg)
-		if err != nil && offloadUnsupported(err) {
+		switch {
+		case err != nil && offloadUnsupported(err):
 			t.off = true
 			err = t.each(b)
-		} else {
+		case err == nil:
 			t.offloaded++
 		}
 	}
