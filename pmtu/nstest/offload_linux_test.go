@@ -3,7 +3,6 @@ package nstest
 import (
 	"context"
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,17 +61,7 @@ func TestOffloadAcrossRouter(t *testing.T) {
 			require.NotNil(t, sv)
 			t.Cleanup(func() { _ = sv.Abort() })
 
-			var got, bad atomic.Int64
-			sv.Start(func(_ uint16, _ uint32, b []byte) {
-				for i, v := range b {
-					if v != byte(i) {
-						bad.Add(1)
-						break
-					}
-				}
-				got.Add(int64(len(b)))
-			}, func(error) {})
-			cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+			got, bad := startChecking(cl, sv)
 			// The path MTU search (RFC 8899) first: runs are of the
 			// packets of the searched size.
 			want := (1500 - 20 - 8 - 12 - 16) &^ 3

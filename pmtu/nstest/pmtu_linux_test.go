@@ -536,10 +536,10 @@ func nativePair(t *testing.T, topo *Topology) (cl, sv *native.Transport) {
 	return cl, sv
 }
 
-// startChecking starts both ends of a native pair: the server counts the
-// octets it receives (got) and the messages whose octet i is not byte(i)
-// (bad), the pattern the tests write.
-func startChecking(cl, sv *native.Transport) (got, bad *atomic.Int64) {
+// startChecking starts both ends of a pair: the server counts the octets
+// it receives (got) and the messages whose octet i is not byte(i) (bad),
+// the pattern the tests write.
+func startChecking(cl, sv backend.Transport) (got, bad *atomic.Int64) {
 	got, bad = new(atomic.Int64), new(atomic.Int64)
 	sv.Start(func(_ uint16, _ uint32, b []byte) {
 		for i, v := range b {
