@@ -61,3 +61,51 @@ func ExampleDial() {
 	// close: <nil>
 	// server's end: <nil>
 }
+
+// The segments of one DDP message go as WriteMsgMore, the last as
+// WriteMsg: the association may hold the first ones and send them all
+// with one system call (a run of packets, UDP_SEGMENT, to a peer on
+// another host; sendmmsg to one on this host). The receiver sees each
+// message, in order.
+func ExampleAssociation_WriteMsgMore() {
+	ln, err := sctp.Listen("udp4", "127.0.0.1:0", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	accepted := make(chan *sctp.Association, 1)
+	go func() {
+		a, err := ln.Accept(ctx)
+		if err != nil {
+			panic(err)
+		}
+		accepted <- a
+	}()
+	cli, err := sctp.Dial(ctx, "udp4", ln.Addr().String(), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer cli.Abort()
+	srv := <-accepted
+	defer srv.Abort()
+
+	got := make(chan int, 3)
+	srv.Start(func(_ uint16, _ uint32, b []byte) { got <- len(b) }, func(error) {})
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+
+	segment := make([]byte, cli.MaxMessage())
+	for i, n := range []int{len(segment), len(segment), 100} {
+		write := cli.WriteMsgMore
+		if i == 2 {
+			write = cli.WriteMsg // the last segment sends what is held
+		}
+		if err := write(1, 16, segment[:n]); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println(<-got == len(segment), <-got == len(segment), <-got)
+	// Output:
+	// true true 100
+}
