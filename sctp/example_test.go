@@ -11,27 +11,8 @@ import (
 // A listener and a dialer on loopback exchange one message each way, then
 // close the association gracefully (RFC 9260 §5.1 start, §9.2 shutdown).
 func ExampleDial() {
-	ln, err := sctp.Listen("udp4", "127.0.0.1:0", nil)
-	if err != nil {
-		panic(err)
-	}
+	ln, cli, srv := loopbackPair()
 	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	accepted := make(chan *sctp.Association, 1)
-	go func() {
-		a, err := ln.Accept(ctx)
-		if err != nil {
-			panic(err)
-		}
-		accepted <- a
-	}()
-	cli, err := sctp.Dial(ctx, "udp4", ln.Addr().String(), nil)
-	if err != nil {
-		panic(err)
-	}
-	srv := <-accepted
 
 	got := make(chan string, 2)
 	srvDone, cliDone := make(chan error, 1), make(chan error, 1)
@@ -68,27 +49,9 @@ func ExampleDial() {
 // another host; sendmmsg to one on this host). The receiver sees each
 // message, in order.
 func ExampleAssociation_WriteMsgMore() {
-	ln, err := sctp.Listen("udp4", "127.0.0.1:0", nil)
-	if err != nil {
-		panic(err)
-	}
+	ln, cli, srv := loopbackPair()
 	defer ln.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	accepted := make(chan *sctp.Association, 1)
-	go func() {
-		a, err := ln.Accept(ctx)
-		if err != nil {
-			panic(err)
-		}
-		accepted <- a
-	}()
-	cli, err := sctp.Dial(ctx, "udp4", ln.Addr().String(), nil)
-	if err != nil {
-		panic(err)
-	}
 	defer cli.Abort()
-	srv := <-accepted
 	defer srv.Abort()
 
 	got := make(chan int, 3)
@@ -108,4 +71,28 @@ func ExampleAssociation_WriteMsgMore() {
 	fmt.Println(<-got == len(segment), <-got == len(segment), <-got)
 	// Output:
 	// true true 100
+}
+
+// loopbackPair starts a listener on loopback and returns it with a dialed
+// association and the one it accepted.
+func loopbackPair() (ln *sctp.Listener, cli, srv *sctp.Association) {
+	ln, err := sctp.Listen("udp4", "127.0.0.1:0", nil)
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	accepted := make(chan *sctp.Association, 1)
+	go func() {
+		a, err := ln.Accept(ctx)
+		if err != nil {
+			panic(err)
+		}
+		accepted <- a
+	}()
+	cli, err = sctp.Dial(ctx, "udp4", ln.Addr().String(), nil)
+	if err != nil {
+		panic(err)
+	}
+	return ln, cli, <-accepted
 }

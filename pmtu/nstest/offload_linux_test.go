@@ -27,37 +27,47 @@ func TestOffloadAcrossRouter(t *testing.T) {
 			topo := topology(t, 1500)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			var sv backend.Transport
-			acc := make(chan backend.Transport, 1)
+			// The listener of either stack, as an address and an accept.
 			var addr string
+			var accept func(context.Context) (backend.Transport, error)
 			require.NoError(t, In(topo.H2, func() error {
-				switch peer {
-				case "native":
-					ln, err := native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
-					if err != nil {
-						return err
-					}
-					t.Cleanup(func() { _ = ln.Close() })
-					addr = ln.Addr().String()
-					go func() { s, _ := ln.Accept(ctx); acc <- s }()
-				default:
-					ln, err := pion.Listen(net.JoinHostPort(topo.H2Addr, "0"), pion.Config{})
-					if err != nil {
-						return err
-					}
-					t.Cleanup(func() { _ = ln.Close() })
-					addr = ln.Addr().String()
-					go func() { s, _ := ln.Accept(ctx); acc <- s }()
+				laddr := net.JoinHostPort(topo.H2Addr, "0")
+				var ln interface {
+					Addr() net.Addr
+					Close() error
 				}
+				if peer == "native" {
+					l, err := native.Listen(laddr, native.Config{})
+					if err != nil {
+						return err
+					}
+					ln, accept = l, func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
+				} else {
+					l, err := pion.Listen(laddr, pion.Config{})
+					if err != nil {
+						return err
+					}
+					ln, accept = l, func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
+				}
+				t.Cleanup(func() { _ = ln.Close() })
+				addr = ln.Addr().String()
 				return nil
 			}))
+			acc := make(chan backend.Transport, 1)
+			go func() {
+				s, err := accept(ctx)
+				if err != nil {
+					s = nil // not a typed nil in the interface
+				}
+				acc <- s
+			}()
 			var cl *native.Transport
 			require.NoError(t, In(topo.H1, func() (err error) {
 				cl, err = native.Dial(ctx, addr, native.Config{})
 				return err
 			}))
 			t.Cleanup(func() { _ = cl.Abort() })
-			sv = <-acc
+			sv := <-acc
 			require.NotNil(t, sv)
 			t.Cleanup(func() { _ = sv.Abort() })
 
