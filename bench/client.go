@@ -27,6 +27,11 @@ type Config struct {
 	// Depth is the number of operations in flight per stream (default 16;
 	// 1 in latency mode).
 	Depth int
+	// RxDepth is the number of receive buffers the server posts per
+	// stream for bandwidth Sends and Writes with Immediate, the active
+	// side's credit window (perftest's rx depth; Setup.RxDepth); 0:
+	// DefaultRxDepth. At most MaxRxDepth.
+	RxDepth int
 	// Iters (default 1000 when Duration is 0) or Duration ends the run.
 	Iters    uint64
 	Duration time.Duration
@@ -78,8 +83,37 @@ func (c *Config) defaults() error {
 	return s.Validate()
 }
 
+// Receive windows of DefaultRxDepth.
+const (
+	rxWindow      = 4 << 20   // per stream: what the raw LLPs buffer (sctp.DefaultBuffer; Linux TCP autotunes to 4–6 MiB)
+	rxWindowTotal = 256 << 20 // all streams of a run together
+)
+
+// DefaultRxDepth is the receive depth of a credited test when
+// Config.RxDepth is 0: enough buffers of size octets for a 4 MiB window
+// per stream, the receive window the raw LLP has (so that a Send is
+// measured against a raw stream with the same buffering, not one a
+// quarter of it), at least depth and at most 4×depth (perftest's
+// defaults, rx depth 512 to tx depth 128) and MaxRxDepth; with many
+// streams, at most 256 MiB of buffers together (but never below depth).
+func DefaultRxDepth(size, depth, streams int) int {
+	size, streams = max(size, 1), max(streams, 1)
+	n := min(max((rxWindow+size-1)/size, depth), 4*depth, MaxRxDepth)
+	if total := rxWindowTotal / streams / size; n > total {
+		n = max(total, depth)
+	}
+	return min(n, MaxRxDepth)
+}
+
 func (c *Config) setup(reverse bool) Setup {
 	s := Setup{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond)}
+	if !c.Latency && (c.Test == TestSend || c.Test == TestWriteImm) {
+		rx := c.RxDepth
+		if rx <= 0 {
+			rx = DefaultRxDepth(c.Size, c.Depth, c.Streams)
+		}
+		s.RxDepth = uint32(rx)
+	}
 	if s.Iters > 0 {
 		s.Duration = 0
 	}
@@ -118,6 +152,9 @@ type Result struct {
 	Size    int
 	Streams int
 	Depth   int
+	// RxDepth is the credited tests' receive depth (Setup.RxDepth), 0
+	// for the others.
+	RxDepth int
 	Latency bool
 	Bidir   bool
 	MULPDU  int
@@ -283,7 +320,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Test: cfg.Test, LLP: opts.LLP, Size: cfg.Size, Streams: cfg.Streams, Depth: cfg.Depth,
-		Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
+		RxDepth: int(cfg.setup(false).RxDepth), Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
 	if res.LLP == "" {
 		res.LLP = transport.SCTPPion
 	}

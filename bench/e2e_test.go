@@ -123,3 +123,68 @@ func TestServerShutdownFlushes(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, context.DeadlineExceeded), "client noticed the server going away: %v", err)
 }
+
+// TestRxDepthCreditWindow: the active side of a credited test keeps at
+// most RxDepth messages beyond the passive side's last credit, whatever
+// its depth, and the passive side posts RxDepth receive buffers (and two
+// spares). A window wider than the buffers posted would end the run with
+// a Terminate (RFC 5041 §7.1: an untagged message without a buffer is
+// fatal); a narrower one is what the server reserves memory for.
+func TestRxDepthCreditWindow(t *testing.T) {
+	for _, llp := range []string{transport.SCTPNative, transport.MPA} {
+		t.Run(llp, func(t *testing.T) {
+			addr, srv, stop := startServerStats(t, llp, ServerConfig{})
+			defer stop()
+			for _, c := range []struct {
+				test           Test
+				depth, rxDepth int
+			}{
+				{TestSend, 16, 1}, {TestSend, 16, 2}, {TestWriteImm, 8, 3}, {TestSend, 4, 64}, {TestSend, 16, 0},
+			} {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				ctr := &Counters{}
+				type out struct {
+					res *Result
+					err error
+				}
+				done := make(chan out, 1)
+				cfg := Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: c.test, Size: 4096,
+					Depth: c.depth, RxDepth: c.rxDepth, Iters: 3000, Counters: ctr}
+				go func() {
+					res, err := Run(ctx, cfg)
+					done <- out{res, err}
+				}()
+				want := c.rxDepth
+				if want == 0 {
+					want = DefaultRxDepth(4096, c.depth, 1)
+				}
+				// The server reserved the registered buffer and want+2
+				// data receives of 4096 octets while the test runs.
+				require.Eventually(t, func() bool { return ctr.Ops.Load() > 0 }, 10*time.Second, time.Millisecond)
+				assert.Equal(t, int64(4096+(want+2)*4096), srv.Stats().Reserved, "%+v", c)
+				o := <-done
+				cancel()
+				require.NoError(t, o.err, "%+v", c)
+				assert.Equal(t, uint64(3000), o.res.Forward.Ops, "%+v", c)
+				assert.Equal(t, want, o.res.RxDepth, "%+v", c)
+			}
+		})
+	}
+}
+
+func TestDefaultRxDepth(t *testing.T) {
+	for _, c := range []struct{ size, depth, streams, want int }{
+		{64 << 10, 16, 1, 64},   // 4 MiB of 64 KiB buffers
+		{1 << 20, 16, 1, 16},    // never below depth
+		{8 << 20, 16, 1, 16},    //
+		{1 << 10, 16, 1, 64},    // at most 4×depth
+		{2, 128, 1, MaxRxDepth}, // and MaxRxDepth
+		{64 << 10, 128, 1, 128}, // a window of depth
+		{64 << 10, 16, 256, 16}, // 256 MiB for all streams, not below depth
+		{64 << 10, 16, 32, 64},  // 32 × 4 MiB fits
+		{64 << 10, 16, 128, 32}, // 128 × 2 MiB
+		{0, 1, 0, 4},            // nonsense sizes and counts are taken as 1
+	} {
+		assert.Equal(t, c.want, DefaultRxDepth(c.size, c.depth, c.streams), "%+v", c)
+	}
+}

@@ -22,6 +22,11 @@ const (
 // MaxDepth is the largest number of operations in flight per stream.
 const MaxDepth = 128
 
+// MaxRxDepth is the largest number of receive buffers the passive side
+// posts for a credited test (Setup.RxDepth): with its two spares and the
+// control receive it stays within rdmap.DefaultRQDepth.
+const MaxRxDepth = 240
+
 // Setup is the client's first Send on each stream (docs/cli.md):
 //
 //	 0                   1                   2                   3
@@ -41,10 +46,12 @@ const MaxDepth = 128
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|                   Duration (milliseconds)                     |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                        Reserved (0)                           |
+//	|                         Rx depth                              |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
-// Exactly one of Iterations and Duration is non-zero.
+// Exactly one of Iterations and Duration is non-zero. Rx depth, 0 in
+// Setups of versions before it existed (the octets were reserved), means
+// Depth.
 type Setup struct {
 	Test     Test
 	Flags    uint8
@@ -52,6 +59,12 @@ type Setup struct {
 	Depth    uint32
 	Iters    uint64
 	Duration time.Duration // whole milliseconds on the wire
+	// RxDepth is the number of data receive buffers the passive side
+	// posts for the credited tests (bandwidth Send and Write with
+	// Immediate; perftest's rx depth): the active side keeps at most this
+	// many messages unacknowledged by a credit. 0 means Depth; at most
+	// MaxRxDepth. Other tests ignore it.
+	RxDepth uint32
 }
 
 // Reverse reports FlagReverse.
@@ -73,6 +86,8 @@ func (s *Setup) Validate() error {
 		return malformed("setup", "atomic operands are 8 octets, not %d", s.Size)
 	case s.Depth == 0 || s.Depth > MaxDepth:
 		return malformed("setup", "depth %d outside 1..%d", s.Depth, MaxDepth)
+	case s.RxDepth > MaxRxDepth:
+		return malformed("setup", "rx depth %d above %d", s.RxDepth, MaxRxDepth)
 	case (s.Iters == 0) == (s.Duration <= 0):
 		return malformed("setup", "exactly one of iterations and duration must be set")
 	case s.Duration < 0 || s.Duration/time.Millisecond > 1<<32-1 || s.Duration%time.Millisecond != 0:
@@ -93,7 +108,7 @@ func (s *Setup) Append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, s.Depth)
 	b = binary.BigEndian.AppendUint64(b, s.Iters)
 	b = binary.BigEndian.AppendUint32(b, uint32(s.Duration/time.Millisecond))
-	return binary.BigEndian.AppendUint32(b, 0)
+	return binary.BigEndian.AppendUint32(b, s.RxDepth)
 }
 
 // ParseSetup decodes and validates a Setup message at the start of b.
@@ -104,7 +119,7 @@ func ParseSetup(b []byte) (Setup, int, error) {
 	if string(b[:4]) != setupMagic {
 		return Setup{}, 0, malformed("setup", "bad magic %q", b[:4])
 	}
-	if b[6] != 0 || b[7] != 0 || binary.BigEndian.Uint32(b[28:]) != 0 {
+	if b[6] != 0 || b[7] != 0 {
 		return Setup{}, 0, malformed("setup", "reserved octets not zero")
 	}
 	s := Setup{
@@ -113,6 +128,7 @@ func ParseSetup(b []byte) (Setup, int, error) {
 		Depth:    binary.BigEndian.Uint32(b[12:]),
 		Iters:    binary.BigEndian.Uint64(b[16:]),
 		Duration: time.Duration(binary.BigEndian.Uint32(b[24:])) * time.Millisecond,
+		RxDepth:  binary.BigEndian.Uint32(b[28:]),
 	}
 	if err := s.Validate(); err != nil {
 		return s, 0, err

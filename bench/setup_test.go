@@ -34,6 +34,8 @@ func TestSetupImage(t *testing.T) {
 func TestSetupRoundTrip(t *testing.T) {
 	for _, s := range []Setup{
 		{Test: TestSend, Size: 1, Depth: MaxDepth, Duration: 1500 * time.Millisecond, Flags: FlagReverse},
+		{Test: TestSend, Size: 64 << 10, Depth: 16, RxDepth: 64, Iters: 10},
+		{Test: TestWriteImm, Size: 1, Depth: 1, RxDepth: MaxRxDepth, Iters: 10},
 		{Test: TestFetchAdd, Size: 8, Depth: 16, Iters: 1 << 40},
 		{Test: TestPing, Size: 1 << 20, Depth: 1, Iters: 3, Flags: FlagReverse | FlagLatency},
 	} {
@@ -59,7 +61,7 @@ func TestSetupRejects(t *testing.T) {
 		"test 8":         mut(func(b []byte) { b[4] = 8 }),
 		"flags":          mut(func(b []byte) { b[5] = 0x80 }),
 		"reserved 6":     mut(func(b []byte) { b[6] = 1 }),
-		"reserved 28":    mut(func(b []byte) { b[31] = 1 }),
+		"rx depth":       mut(func(b []byte) { b[30] = 1 }),
 		"size 0":         mut(func(b []byte) { b[10] = 0 }),
 		"atomic size":    mut(func(b []byte) { b[4] = byte(TestCmpSwap) }),
 		"depth 0":        mut(func(b []byte) { b[15] = 0 }),

@@ -30,6 +30,7 @@ type clientFlags struct {
 	bidir    bool
 	lat      bool
 	inline   int
+	rxDepth  int
 	json     bool
 	// depthFlag: the command has --depth (bench), so 0 is a mistake.
 	depthFlag bool
@@ -95,11 +96,14 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.timeout <= 0 {
 		return bench.Config{}, nil, usageError("--timeout must be positive")
 	}
+	if f.rxDepth < 0 || f.rxDepth > bench.MaxRxDepth {
+		return bench.Config{}, nil, usageError("--rx-depth must be 1..%d", bench.MaxRxDepth)
+	}
 	if f.inline < 0 || f.inline > rdmap.MaxInline {
 		return bench.Config{}, nil, usageError("--inline must be 0..%d", rdmap.MaxInline)
 	}
 	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
-		Iters: f.iters, Duration: f.duration, Latency: f.lat, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout,
+		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout,
 		StallTimeout: f.stall}, sizes, nil
 }
 
@@ -117,11 +121,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.depthFlag = true
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
+	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: a 4 MiB window, depth to 4×depth buffers)", bench.MaxRxDepth))
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
 	fs.StringVar(&f.emulate, "emulate", "", `run against a server of this process over an emulated path between two network namespaces (root), e.g. "rtt=50ms,loss=0.1%,rate=100M" (keys: rtt, delay, jitter, loss, burst, duplicate, reorder, rate, queue)`)
 	// perftest's spellings (ib_write_bw and friends), on the same settings.
 	fs.StringVar(&f.size, "s", "64K", "perftest -s: same as --size")
+	fs.IntVar(&f.rxDepth, "r", 0, "perftest -r: same as --rx-depth")
 	fs.Uint64Var(&f.iters, "n", 0, "perftest -n: same as --iters")
 	fs.IntVar(&f.streams, "q", 1, "perftest -q: same as --streams (SCTP stream pairs play the QPs)")
 	fs.BoolVar(&f.bidir, "b", false, "perftest -b: same as --bidir")
@@ -319,7 +325,14 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 	if c.Latency {
 		depth = 1
 	}
-	fmt.Fprintf(w, " LLP: %s   Streams: %d%s   Depth: %d   Server: %s\n", orDefault(c.Transport.LLP), c.Streams, dir, depth, c.Addr)
+	rx := ""
+	if !c.Latency && (t == bench.TestSend || t == bench.TestWriteImm) {
+		rx = "   Rx depth: auto (4 MiB per stream)"
+		if c.RxDepth > 0 {
+			rx = fmt.Sprintf("   Rx depth: %d", c.RxDepth)
+		}
+	}
+	fmt.Fprintf(w, " LLP: %s   Streams: %d%s   Depth: %d%s   Server: %s\n", orDefault(c.Transport.LLP), c.Streams, dir, depth, rx, c.Addr)
 	fmt.Fprintln(w, rule)
 	if c.Latency {
 		// ib_*_lat's columns, one way: half the measured round trip.
@@ -391,6 +404,7 @@ type jsonResult struct {
 	Size      int          `json:"size"`
 	Streams   int          `json:"streams"`
 	Depth     int          `json:"depth"`
+	RxDepth   int          `json:"rx_depth,omitempty"`
 	Bidir     bool         `json:"bidir"`
 	MULPDU    int          `json:"mulpdu"`
 	Forward   jsonAgg      `json:"forward"`
@@ -439,7 +453,7 @@ func toJSON(r *bench.Result, err error) jsonResult {
 		mode = "lat"
 	}
 	j := jsonResult{Test: r.Test.String(), LLP: r.LLP, Mode: mode, Size: r.Size, Streams: r.Streams, Depth: r.Depth,
-		Bidir: r.Bidir, MULPDU: r.MULPDU,
+		RxDepth: r.RxDepth, Bidir: r.Bidir, MULPDU: r.MULPDU,
 		Forward: aggJSON(r.Forward.Streams, r.Forward.Ops, r.Forward.Bytes, r.Forward.Elapsed, r.Forward.Gbps(), r.Forward.MsgRate(), r.Forward.Lat)}
 	if r.Bidir {
 		a := aggJSON(r.Reverse.Streams, r.Reverse.Ops, r.Reverse.Bytes, r.Reverse.Elapsed, r.Reverse.Gbps(), r.Reverse.MsgRate(), r.Reverse.Lat)

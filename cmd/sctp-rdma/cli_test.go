@@ -115,6 +115,25 @@ func TestBenchTableAndBidir(t *testing.T) {
 	assert.NotContains(t, errOut, "\r", "no progress line without a terminal")
 }
 
+// TestBenchRxDepth: --rx-depth (perftest -r) sets the credited tests'
+// receive depth, shown in the header and the JSON; other tests have none.
+func TestBenchRxDepth(t *testing.T) {
+	addr, stop := serve(t, "--llp", "mpa")
+	defer stop()
+	code, out, errOut := runCLI("bench", "send", "--llp", "mpa", "--connect", addr, "-s", "1K", "-n", "200", "-r", "3", "--depth", "16")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "Depth: 16   Rx depth: 3")
+	code, out, errOut = runCLI("bench", "--llp", "mpa", "--connect", addr, "-s", "64K", "-n", "50", "--json", "--test", "send,write")
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	assert.Contains(t, lines[0], `"rx_depth":64`, "send: a 4 MiB window of 64 KiB buffers")
+	assert.NotContains(t, lines[1], "rx_depth", "write has no receive depth")
+	code, out, errOut = runCLI("bench", "write-imm", "--llp", "mpa", "--connect", addr, "-s", "1K", "-n", "50")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "Rx depth: auto (4 MiB per stream)")
+}
+
 func TestPingVerified(t *testing.T) {
 	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
 		addr, stop := serve(t, "--llp", llp)
@@ -139,6 +158,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"bench", "--connect", "x", "--streams", "0"}, "--streams"},
 		{[]string{"bench", "--connect", "x", "--depth", "1000"}, "--depth"},
 		{[]string{"bench", "--connect", "x", "--inline", "100000"}, "--inline"},
+		{[]string{"bench", "--connect", "x", "--rx-depth", "241"}, "--rx-depth must be 1..240"},
+		{[]string{"bench", "--connect", "x", "-r", "-1"}, "--rx-depth"},
 		{[]string{"bench", "--connect", "x", "--llp", "mpa", "--mtu", "1500"}, "--mtu applies"},
 		{[]string{"bench", "--connect", "x", "--ird", "0"}, "--ird"},
 		{[]string{"bench", "--connect", "x", "--lat", "--bidir"}, "--bidir"},
