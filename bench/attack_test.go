@@ -98,8 +98,11 @@ func TestServer_SetupAmplificationRefused(t *testing.T) {
 // stream and never sends its Setup held a slot for as long as it stayed;
 // with one slot, every other client was refused ("server busy"). The
 // Setup deadline ends the silent stream and frees the slot, counted.
+//
+// The server is a transport.Starter: a stream waiting for its Setup holds
+// no goroutine, and the deadline is a timer.
 func TestServer_SilentClientReleasedAfterDeadline(t *testing.T) {
-	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
+	for _, llp := range []string{transport.SCTPPion, transport.SCTPNative, transport.MPA} {
 		t.Run(llp, func(t *testing.T) {
 			const deadline = 300 * time.Millisecond
 			addr, srv, stop := startServerStats(t, llp, ServerConfig{MaxStreams: 1, SetupTimeout: deadline})

@@ -273,6 +273,34 @@ func (s *Server) Prepare(ep *rdmap.Endpoint) error {
 
 // Serve implements transport.Handler: it runs one stream's exchange.
 func (s *Server) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
+	s.serveFrom(ctx, peer, ep, time.Now())
+}
+
+var _ transport.Starter = (*Server)(nil)
+
+// Start implements transport.Starter: a stream holds no goroutine until
+// the client's Setup (or anything else) arrives or the stream ends; the
+// Setup must still arrive within SetupTimeout of Start (a timer, not a
+// goroutine, enforces it), so idle streams cannot be held open for free.
+// The stream's receive CQ must be its own (the serve command never
+// shares CQs).
+func (s *Server) Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
+	admitted := time.Now()
+	var once sync.Once
+	run := func() {
+		once.Do(func() {
+			s.serveFrom(ctx, peer, ep, admitted)
+			_ = ep.Abort()
+		})
+	}
+	timer := time.AfterFunc(s.cfg.SetupTimeout, run) // serveFrom finds the deadline passed
+	ep.RecvCQ().AfterReady(func() { timer.Stop(); run() })
+	ep.AfterDone(func() { timer.Stop(); run() })
+}
+
+// serveFrom runs one stream's exchange; the client's Setup is due
+// SetupTimeout after admitted.
+func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint, admitted time.Time) {
 	defer s.release(peer)
 	s.mu.Lock()
 	c := s.conns[ep]
@@ -286,7 +314,7 @@ func (s *Server) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 	}
 	defer c.release()
 	defer s.streamEnded(c)
-	err := s.serve(ctx, c)
+	err := s.serve(ctx, c, admitted)
 	if err == nil {
 		// Wait for the client's graceful close (RFC 5040 §6.2).
 		select {
@@ -299,8 +327,8 @@ func (s *Server) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 	}
 }
 
-func (s *Server) serve(ctx context.Context, c *conn) error {
-	sctx, cancel := context.WithTimeoutCause(ctx, s.cfg.SetupTimeout, ErrSetupTimeout)
+func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time) error {
+	sctx, cancel := context.WithDeadlineCause(ctx, admitted.Add(s.cfg.SetupTimeout), ErrSetupTimeout)
 	b, err := c.recvMsg(sctx)
 	cancel()
 	if err != nil {

@@ -24,7 +24,7 @@ func (r *bufRing) push(p postedBuf) {
 	if r.n == len(r.items) {
 		size := 2 * len(r.items)
 		if size == 0 {
-			size = 8
+			size = 2 // an idle stream posts one or two buffers
 		}
 		items := make([]postedBuf, size)
 		for i := 0; i < r.n; i++ {

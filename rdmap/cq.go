@@ -32,6 +32,9 @@ type CQ struct {
 	// channels themselves are used outside it).
 	wake   chan struct{}
 	notify chan struct{}
+	// ready holds the functions AfterReady registered, run (each once) by
+	// the next push. Guarded by mu.
+	ready []func()
 }
 
 // NewCQ returns a completion queue holding depth completions (minimum 1).
@@ -86,11 +89,33 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 		cq.ring.push(c)
 		cq.n++
 	}
-	wake, notify := cq.wake, cq.notify
+	wake, notify, ready := cq.wake, cq.notify, cq.ready
+	cq.ready = nil
 	cq.mu.Unlock()
 	signal(wake)
 	signal(notify)
+	for _, f := range ready {
+		go f()
+	}
 	return overflow
+}
+
+// AfterReady arranges for f to run once, in a goroutine of its own, when
+// the CQ holds a completion: at once if it does, else when the next one
+// is added. It is what a server of many mostly idle streams uses instead
+// of a goroutine blocked in Poll on each: a stream waiting for its first
+// message costs a function value, not a goroutine (2–8 KiB of stack).
+// f is not called if no completion ever comes; pair it with
+// Endpoint.AfterDone to learn of an endpoint that ends first.
+func (cq *CQ) AfterReady(f func()) {
+	cq.mu.Lock()
+	if cq.n+len(cq.overflow) == 0 {
+		cq.ready = append(cq.ready, f)
+		cq.mu.Unlock()
+		return
+	}
+	cq.mu.Unlock()
+	go f()
 }
 
 // popLocked removes the oldest completion; cq.mu held, n > 0.

@@ -118,3 +118,45 @@ func TestCQ_LazyChannels(t *testing.T) {
 		t.Fatal("Notify reports the second completion")
 	}
 }
+
+// TestCQ_AfterReady: a function registered on an empty CQ runs once, in a
+// goroutine of its own, when the next completion arrives (not at
+// registration, not again on later completions); one registered on a CQ
+// holding a completion runs at once.
+func TestCQ_AfterReady(t *testing.T) {
+	cq := NewCQ(4)
+	ran := make(chan int, 4)
+	cq.AfterReady(func() { ran <- 1 })
+	cq.AfterReady(func() { ran <- 2 })
+	select {
+	case v := <-ran:
+		t.Fatalf("f %d ran on an empty CQ", v)
+	case <-time.After(20 * time.Millisecond):
+	}
+	// push runs the functions outside its lock: f may poll the CQ.
+	polled := make(chan Completion, 1)
+	cq.AfterReady(func() {
+		c, _ := cq.TryPoll()
+		polled <- c
+	})
+	cq.push(Completion{WRID: 7})
+	got := []int{<-ran, <-ran}
+	assert.ElementsMatch(t, []int{1, 2}, got)
+	assert.Equal(t, uint64(7), (<-polled).WRID)
+	cq.push(Completion{WRID: 8})
+	select {
+	case v := <-ran:
+		t.Fatalf("f %d ran twice", v)
+	case <-time.After(20 * time.Millisecond):
+	}
+	cq.AfterReady(func() { ran <- 3 })
+	select {
+	case v := <-ran:
+		assert.Equal(t, 3, v, "a CQ holding a completion runs f at once")
+	case <-time.After(5 * time.Second):
+		t.Fatal("f registered on a ready CQ did not run")
+	}
+	cq.mu.Lock()
+	assert.Nil(t, cq.ready, "nothing kept after running")
+	cq.mu.Unlock()
+}

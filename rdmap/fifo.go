@@ -11,7 +11,7 @@ func (q *fifo[T]) len() int { return q.n }
 
 func (q *fifo[T]) push(v T) {
 	if q.n == len(q.buf) {
-		size := max(8, 2*len(q.buf))
+		size := max(2, 2*len(q.buf)) // an idle stream holds one or two entries
 		nb := make([]T, size)
 		for i := range q.n {
 			nb[i] = q.buf[(q.head+i)%len(q.buf)]

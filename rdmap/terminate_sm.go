@@ -111,8 +111,17 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 	if !e.txClosed {
 		e.txClosed = true
 		if t != nil && !aborted {
+			// The Terminate itself may find the LLP unable to send: a full
+			// window, or an MPA responder whose initiator never sent its
+			// first FPDU (RFC 5044 §7.1.2 rule 4: the responder sends nothing before
+			// it). It gets the same grace as a send under way, then the
+			// LLP stream is aborted, failing the send.
+			stuck := time.AfterFunc(abortGrace, func() { _ = e.s.Abort() })
 			var buf [TerminateMaxLen]byte
 			_, err := e.sender.SendUntagged(untaggedRsvd(OpTerminate, 0), QNTerminate, t.Append(buf[:0]))
+			if !stuck.Stop() {
+				aborted = true
+			}
 			e.mu.Lock()
 			e.sent = terminateRecord{sent: err == nil, err: err}
 			e.mu.Unlock()

@@ -445,6 +445,22 @@ type Handler interface {
 	Dropped(peer netip.Addr)
 }
 
+// Starter is a Handler whose streams need no goroutine while idle: the
+// Listener calls Start instead of Serve. Start returns at once; the stream
+// lives until its endpoint ends, which the handler brings about by
+// closing or aborting it when it is done with the stream (the Listener
+// aborts it when Serve's context ends). Where Serve would block waiting
+// for the peer, a Starter registers for what it waits for
+// (rdmap.CQ.AfterReady, rdmap.Endpoint.AfterDone) and runs its goroutine
+// only while the stream has work, so that thousands of idle streams cost
+// their state and no stacks. Over SCTP the Listener keeps no goroutine per
+// Starter stream either; over MPA every stream is a TCP connection with a
+// reader goroutine anyway.
+type Starter interface {
+	Handler
+	Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
+}
+
 // PeerIP returns the IP address of a transport address: a UDP or TCP
 // address, or the first address of a multi-homed SCTP one ("ip1/ip2:port").
 func PeerIP(a net.Addr) netip.Addr {
@@ -655,7 +671,15 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		h.Dropped(ip)
 		return
 	}
-	h.Serve(ctx, ip, ep)
+	if st, ok := h.(Starter); ok {
+		st.Start(ctx, ip, ep)
+		select {
+		case <-ep.Done():
+		case <-ctx.Done():
+		}
+	} else {
+		h.Serve(ctx, ip, ep)
+	}
 	_ = ep.Abort()
 	<-ep.Done()
 }
@@ -692,6 +716,19 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 			continue
 		}
 		wg.Add(1)
+		if st, ok := h.(Starter); ok {
+			// No goroutine while the stream lives: the endpoint's end
+			// (the handler's doing, the peer's, or ctx's) releases it.
+			ep := s.Endpoint()
+			stop := context.AfterFunc(ctx, func() { _ = ep.Abort() })
+			ep.AfterDone(func() {
+				stop()
+				<-s.Done()
+				wg.Done()
+			})
+			st.Start(ctx, peer, ep)
+			continue
+		}
 		go func() {
 			defer wg.Done()
 			h.Serve(ctx, peer, s.Endpoint())
