@@ -12,6 +12,28 @@ with pion's own counters (` + "`PION_LOG_DEBUG=sctp`" + ` prints them when an as
 closes). Other jobs were running: absolute figures moved by up to 2× between
 runs, so only ratios taken within one run are compared.
 
+**Send 64K against the raw LLP (2026-11-27).** The Send row used to give the
+receiver 16 buffers of 64 KiB (the depth) and the sender a credit window of
+16 messages, credits every 8: 1 MiB in flight against the raw LLP's 4 MiB
+receive window. A runtime trace of 5,000 Sends over sctp-native showed the
+processors idle 39% of the time (29% for Writes), the socket readers blocking
+4× as often as in a Write run (824 against 188 wake-ups): the sender waited
+for credits. ` + "`BenchmarkSendNative64K`" + ` with windows of 16, 32 and 64: 0.73–0.77,
+0.80–0.81, 0.86–0.90 of raw. bench now has perftest's rx depth (Setup.RxDepth,
+` + "`--rx-depth`/`-r`" + `), by default a 4 MiB window per stream (64 buffers of 64 KiB,
+at most 4× the depth), credits every half window (a credit every quarter
+window was slower over MPA: each is a message and a wake-up at both ends);
+three pairs after it: sctp-native 0.81–0.91, MPA 0.77–0.87 of raw. What is
+left is the receiver's per-message work the raw flow does not have (a
+receive completion, a wake-up of the polling goroutine, a repost).
+
+**RDMA Read 64K ≥ 0.90 of raw** (0.69–0.76 in ` + "`BenchmarkRead*64K`" + ` pairs on
+2026-11-27). Reads are bounded by ORD: 16 outstanding of 64 KiB, 1 MiB in
+flight, and each costs a request's trip to the responder (whose goroutine
+starts afresh 442–625 times per 5,000 Reads) before its response moves. With
+IRD = ORD = depth = 64 the ratio rose only to 0.75–0.85; the rest is
+per-request hand-offs (see the Read bursts below), not the window.
+
 **sctp-pion, ` + "`bench --bidir`" + `: the reverse direction runs at about half the
 forward one** (Write 64K, depth 16: forward 1.43, reverse 0.72 Gbit/s; reverse
 p99 latency about 200 ms against 30 ms forward). Over MPA the same bench code
