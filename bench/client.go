@@ -85,20 +85,23 @@ func (c *Config) defaults() error {
 
 // Receive windows of DefaultRxDepth.
 const (
-	rxWindow      = 4 << 20   // per stream: what the raw LLPs buffer (sctp.DefaultBuffer; Linux TCP autotunes to 4–6 MiB)
+	// rxWindow is what a raw LLP buffers between its writer and its
+	// reader: sctp-native's 4 MiB send and 4 MiB receive buffers (Linux
+	// TCP's autotuned buffers are larger still).
+	rxWindow      = 8 << 20
 	rxWindowTotal = 256 << 20 // all streams of a run together
 )
 
 // DefaultRxDepth is the receive depth of a credited test when
-// Config.RxDepth is 0: enough buffers of size octets for a 4 MiB window
-// per stream, the receive window the raw LLP has (so that a Send is
-// measured against a raw stream with the same buffering, not one a
-// quarter of it), at least depth and at most 4×depth (perftest's
-// defaults, rx depth 512 to tx depth 128) and MaxRxDepth; with many
-// streams, at most 256 MiB of buffers together (but never below depth).
+// Config.RxDepth is 0: enough buffers of size octets for an 8 MiB window
+// per stream, what the raw LLP holds between writer and reader (its send
+// and receive buffers), so that Sends are measured against a raw stream
+// with the same buffering, not an eighth of it; at least depth, at most
+// MaxRxDepth; with many streams, at most 256 MiB of buffers together (but
+// never below depth).
 func DefaultRxDepth(size, depth, streams int) int {
 	size, streams = max(size, 1), max(streams, 1)
-	n := min(max((rxWindow+size-1)/size, depth), 4*depth, MaxRxDepth)
+	n := min(max((rxWindow+size-1)/size, depth), MaxRxDepth)
 	if total := rxWindowTotal / streams / size; n > total {
 		n = max(total, depth)
 	}

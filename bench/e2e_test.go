@@ -174,16 +174,16 @@ func TestRxDepthCreditWindow(t *testing.T) {
 
 func TestDefaultRxDepth(t *testing.T) {
 	for _, c := range []struct{ size, depth, streams, want int }{
-		{64 << 10, 16, 1, 64},   // 4 MiB of 64 KiB buffers
-		{1 << 20, 16, 1, 16},    // never below depth
-		{8 << 20, 16, 1, 16},    //
-		{1 << 10, 16, 1, 64},    // at most 4×depth
-		{2, 128, 1, MaxRxDepth}, // and MaxRxDepth
-		{64 << 10, 128, 1, 128}, // a window of depth
-		{64 << 10, 16, 256, 16}, // 256 MiB for all streams, not below depth
-		{64 << 10, 16, 32, 64},  // 32 × 4 MiB fits
-		{64 << 10, 16, 128, 32}, // 128 × 2 MiB
-		{0, 1, 0, 4},            // nonsense sizes and counts are taken as 1
+		{64 << 10, 16, 1, 128},           // 8 MiB of 64 KiB buffers
+		{1 << 20, 16, 1, 16},             // never below depth
+		{8 << 20, 16, 1, 16},             //
+		{1 << 10, 16, 1, MaxRxDepth},     // at most MaxRxDepth
+		{64 << 10, 128, 1, 128},          // a window of depth
+		{64 << 10, 16, 256, 16},          // 256 MiB for all streams, not below depth
+		{64 << 10, 16, 32, 128},          // 32 × 8 MiB fits
+		{64 << 10, 16, 128, 32},          // 128 × 2 MiB
+		{0, 1, 0, MaxRxDepth},            // nonsense sizes and counts are taken as 1
+		{8 << 20, MaxDepth, 1, MaxDepth}, //
 	} {
 		assert.Equal(t, c.want, DefaultRxDepth(c.size, c.depth, c.streams), "%+v", c)
 	}

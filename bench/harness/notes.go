@@ -14,18 +14,21 @@ runs, so only ratios taken within one run are compared.
 
 **Send 64K against the raw LLP (2026-11-27).** The Send row used to give the
 receiver 16 buffers of 64 KiB (the depth) and the sender a credit window of
-16 messages, credits every 8: 1 MiB in flight against the raw LLP's 4 MiB
-receive window. A runtime trace of 5,000 Sends over sctp-native showed the
+16 messages, credits every 8: 1 MiB in flight against the 8 MiB the raw LLP
+holds between writer and reader. A runtime trace of 5,000 Sends over sctp-native showed the
 processors idle 39% of the time (29% for Writes), the socket readers blocking
 4× as often as in a Write run (824 against 188 wake-ups): the sender waited
 for credits. ` + "`BenchmarkSendNative64K`" + ` with windows of 16, 32 and 64: 0.73–0.77,
 0.80–0.81, 0.86–0.90 of raw. bench now has perftest's rx depth (Setup.RxDepth,
-` + "`--rx-depth`/`-r`" + `), by default a 4 MiB window per stream (64 buffers of 64 KiB,
-at most 4× the depth), credits every half window (a credit every quarter
-window was slower over MPA: each is a message and a wake-up at both ends);
-three pairs after it: sctp-native 0.81–0.91, MPA 0.77–0.87 of raw. What is
-left is the receiver's per-message work the raw flow does not have (a
-receive completion, a wake-up of the polling goroutine, a repost).
+` + "`--rx-depth`/`-r`" + `), by default an 8 MiB window per stream (128 buffers of 64 KiB):
+what the raw LLP holds between writer and reader, its 4 MiB send and 4 MiB
+receive buffers. Credits come every half window (every quarter was slower
+over MPA: each credit is a message and a wake-up at both ends). Three runs
+each of windows 16, 64 and 128: sctp-native 0.74–0.83, 0.88–0.92, 0.96–0.99;
+MPA 0.62–0.74, 0.78–0.85, 0.73–0.91 (the same configuration moves ±15%
+between runs here). What is left is the receiver's per-message work the raw
+flow does not have (a receive completion, a wake-up of the polling
+goroutine, a repost).
 
 **RDMA Read 64K ≥ 0.90 of raw** (0.69–0.76 in ` + "`BenchmarkRead*64K`" + ` pairs on
 2026-11-27). Reads are bounded by ORD: 16 outstanding of 64 KiB, 1 MiB in

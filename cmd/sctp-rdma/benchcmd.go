@@ -121,7 +121,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.depthFlag = true
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
-	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: a 4 MiB window, depth to 4×depth buffers)", bench.MaxRxDepth))
+	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: an 8 MiB window, at least depth buffers)", bench.MaxRxDepth))
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
 	fs.StringVar(&f.emulate, "emulate", "", `run against a server of this process over an emulated path between two network namespaces (root), e.g. "rtt=50ms,loss=0.1%,rate=100M" (keys: rtt, delay, jitter, loss, burst, duplicate, reorder, rate, queue)`)
@@ -327,7 +327,7 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 	}
 	rx := ""
 	if !c.Latency && (t == bench.TestSend || t == bench.TestWriteImm) {
-		rx = "   Rx depth: auto (4 MiB per stream)"
+		rx = "   Rx depth: auto (8 MiB per stream)"
 		if c.RxDepth > 0 {
 			rx = fmt.Sprintf("   Rx depth: %d", c.RxDepth)
 		}

@@ -127,11 +127,11 @@ func TestBenchRxDepth(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, out)
-	assert.Contains(t, lines[0], `"rx_depth":64`, "send: a 4 MiB window of 64 KiB buffers")
+	assert.Contains(t, lines[0], `"rx_depth":128`, "send: an 8 MiB window of 64 KiB buffers")
 	assert.NotContains(t, lines[1], "rx_depth", "write has no receive depth")
 	code, out, errOut = runCLI("bench", "write-imm", "--llp", "mpa", "--connect", addr, "-s", "1K", "-n", "50")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "Rx depth: auto (4 MiB per stream)")
+	assert.Contains(t, out, "Rx depth: auto (8 MiB per stream)")
 }
 
 func TestPingVerified(t *testing.T) {
