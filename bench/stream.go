@@ -203,12 +203,13 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	partial := func() Report {
 		return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: lat.summary(), hist: lat}
 	}
-	stopping := func() bool {
+	stoppingAt := func(n uint64) bool {
 		if s.Iters > 0 {
-			return posted >= s.Iters
+			return n >= s.Iters
 		}
 		return time.Since(start) >= s.Duration
 	}
+	stopping := func() bool { return stoppingAt(posted) }
 	sendCQ, recvCQ := c.ep.SendCQ(), c.ep.RecvCQ()
 	complete := func(seq uint64, orig uint64, now time.Time) error {
 		if seq != done {
@@ -230,16 +231,27 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		}
 		return nil
 	}
+	batch := make([]rdmap.SendWR, 0, d)
 	for {
 		progress := false
-		for posted-done < uint64(d) && !stopping() && (!s.credited() || posted-credited < window) {
+		// The operations that may go now are posted together
+		// (Endpoint.PostSends), as perftest posts a list of work requests.
+		batch = batch[:0]
+		ops := posted
+		for ; ops-done < uint64(d) && !stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
+			batch = c.appendOps(batch, ops, local)
+		}
+		if ops > posted {
 			// Stamped before the post: an inline post may not return
 			// before the answer is on its way back.
-			postedAt[posted%uint64(d)] = time.Now()
-			if err := c.postOp(posted, local); err != nil {
+			now := time.Now()
+			for n := posted; n < ops; n++ {
+				postedAt[n%uint64(d)] = now
+			}
+			if _, err := c.ep.PostSends(batch); err != nil {
 				return partial(), err
 			}
-			posted++
+			posted = ops
 			progress = true
 		}
 		if done == posted && stopping() {
@@ -313,9 +325,10 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: lat.summary(), hist: lat}, nil
 }
 
-// postOp posts operation seq; the work request that completes it carries
-// WRID seq<<1|1.
-func (c *conn) postOp(seq uint64, local []byte) error {
+// appendOps appends the work requests of operation seq (two for a Write
+// in latency mode: the Write and the zero-length Read behind it); the one
+// that completes it carries WRID seq<<1|1.
+func (c *conn) appendOps(b []rdmap.SendWR, seq uint64, local []byte) []rdmap.SendWR {
 	s := c.setup
 	last := seq<<1 | 1
 	if s.pongMode() {
@@ -330,9 +343,7 @@ func (c *conn) postOp(seq uint64, local []byte) error {
 			// Write latency: the Write and a zero-length Read behind it,
 			// which the peer answers only after placing the Write.
 			wr.ID = seq << 1
-			if err := c.ep.PostSend(wr); err != nil {
-				return err
-			}
+			b = append(b, wr)
 			wr = rdmap.SendWR{ID: last, Op: rdmap.WRRead, RemoteSTag: rs}
 		}
 	case TestRead:
@@ -350,7 +361,7 @@ func (c *conn) postOp(seq uint64, local []byte) error {
 	if wr.Op == rdmap.WRSend || wr.Op == rdmap.WRWrite || wr.Op == rdmap.WRWriteImm {
 		wr.Inline = len(wr.Local) <= c.inline
 	}
-	return c.ep.PostSend(wr)
+	return append(b, wr)
 }
 
 // passive serves the peer's operations until its Fin and returns what it

@@ -120,6 +120,28 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 // returned MSN is 0 and NextMSN(qn) is unchanged; after a failure later the
 // returned MSN is the partial message's.
 func (s *Sender) SendUntagged(rsvdULP [5]byte, qn uint32, payload []byte) (msn uint32, err error) {
+	return s.sendUntagged(rsvdULP, qn, payload, false)
+}
+
+// SendUntaggedMore is SendUntagged for a message that more messages
+// follow at once: where the LLP batches (llp.Batcher), its last segment
+// may be held as well, and leaves with the next message's last segment or
+// at Flush, whichever comes first. payload must stay unchanged until then.
+// Where the LLP does not batch it is SendUntagged.
+func (s *Sender) SendUntaggedMore(rsvdULP [5]byte, qn uint32, payload []byte) (msn uint32, err error) {
+	return s.sendUntagged(rsvdULP, qn, payload, s.more != nil)
+}
+
+// Flush hands the LLP what SendUntaggedMore left held (llp.Batcher.Flush);
+// nothing to do where the LLP does not batch.
+func (s *Sender) Flush() error {
+	if s.more == nil {
+		return nil
+	}
+	return s.more.Flush()
+}
+
+func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold bool) (msn uint32, err error) {
 	if n := uint64(len(payload)); n > MaxMessageLen {
 		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, ErrMessageTooLarge)
 	}
@@ -136,7 +158,7 @@ func (s *Sender) SendUntagged(rsvdULP [5]byte, qn uint32, payload []byte) (msn u
 		}
 		h.Last = len(chunk) == len(payload)
 		hdr := h.Append(s.hdr[:0])
-		if err := s.send(hdr, chunk, h.Last); err != nil {
+		if err := s.send(hdr, chunk, h.Last && !hold); err != nil {
 			return s.sentMSN(started, h.MSN), fmt.Errorf("ddp: send untagged segment QN %d MSN %d MO %d: %w", qn, h.MSN, h.MO, err)
 		}
 		if !started {

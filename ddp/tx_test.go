@@ -281,7 +281,8 @@ func BenchmarkSendUntagged(b *testing.B) {
 // segments came through SendSegmentMore.
 type batchStream struct {
 	recStream
-	more []bool
+	more    []bool
+	flushes []int // the number of segments sent at each Flush
 }
 
 func (s *batchStream) SendSegment(hdr, payload []byte) error {
@@ -292,6 +293,11 @@ func (s *batchStream) SendSegment(hdr, payload []byte) error {
 func (s *batchStream) SendSegmentMore(hdr, payload []byte) error {
 	s.more = append(s.more, true)
 	return s.recStream.SendSegment(hdr, payload)
+}
+
+func (s *batchStream) Flush() error {
+	s.flushes = append(s.flushes, len(s.segs))
+	return nil
 }
 
 // Over an llp.Batcher every segment of a message but the last (the one
@@ -309,4 +315,36 @@ func TestSenderUsesBatcher(t *testing.T) {
 		last := Control(seg[0])&ControlLast != 0
 		assert.Equal(t, !s.more[i], last, "segment %d", i)
 	}
+}
+
+// SendUntaggedMore holds a whole message, its last segment (L set) too,
+// where the LLP batches: the next SendUntagged's last segment or Flush
+// sends it; SendUntagged after it is unchanged. Over an LLP that does not
+// batch it is SendUntagged and Flush does nothing.
+func TestSenderUntaggedMore(t *testing.T) {
+	s := &batchStream{recStream: recStream{schedule: []int{64}}} // MULPDU 64: 46 octets after the header
+	snd := NewSender(s)
+	msn, err := snd.SendUntaggedMore([5]byte{}, 1, make([]byte, 16)) // one segment
+	require.NoError(t, err)
+	assert.Equal(t, uint32(1), msn)
+	msn, err = snd.SendUntaggedMore([5]byte{}, 1, make([]byte, 60)) // 46 + 14
+	require.NoError(t, err)
+	assert.Equal(t, uint32(2), msn)
+	require.NoError(t, snd.Flush())
+	_, err = snd.SendUntagged([5]byte{}, 1, make([]byte, 4))
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true, true, false}, s.more, "every segment of a held message goes through SendSegmentMore")
+	assert.Equal(t, []int{3}, s.flushes)
+	for i, seg := range s.segs {
+		h, _, err := ParseUntaggedHeader(seg)
+		require.NoError(t, err)
+		assert.Equal(t, i != 1, h.Last, "segment %d", i)
+	}
+
+	plain := &recStream{schedule: []int{64}}
+	snd = NewSender(plain)
+	_, err = snd.SendUntaggedMore([5]byte{}, 1, make([]byte, 16))
+	require.NoError(t, err)
+	require.NoError(t, snd.Flush())
+	assert.Len(t, plain.segs, 1)
 }

@@ -65,20 +65,25 @@ type Stream interface {
 	Info() Info
 }
 
-// Batcher is implemented by a Stream that can gather the segments of one
-// DDP message and hand them to its transport together: MPA writes several
-// FPDUs with one writev, as Linux siw sends a message's FPDUs with
-// MSG_MORE, instead of one system call and one pushed TCP segment each.
-// The DDP sender uses it for every segment of a message but the last.
+// Batcher is implemented by a Stream that can gather segments and hand
+// them to its transport together: MPA writes several FPDUs with one
+// writev, as Linux siw sends a message's FPDUs with MSG_MORE, instead of
+// one system call and one pushed TCP segment each; sctp-native bundles
+// them into as few packets, and those into as few system calls, as it
+// can. The DDP sender uses it for every segment of a message but the
+// last, and for whole messages that more follow at once
+// (ddp.Sender.SendUntaggedMore: RDMAP's Read Requests posted together).
 type Batcher interface {
-	// SendSegmentMore is SendSegment for a segment that more segments of
-	// the same message follow. The LLP may hold the segment until the
-	// message's last segment comes through SendSegment (or, for a message
-	// of many segments, until it has gathered enough), and keeps payload,
-	// never hdr, until then: the payload must stay unchanged until the
-	// message's last SendSegment returns. Close sends what is held; Abort
-	// discards it. An error of a held segment is returned by a later call.
+	// SendSegmentMore is SendSegment for a segment that more segments
+	// follow at once. The LLP may hold the segment until a segment comes
+	// through SendSegment, until Flush, or until it has gathered enough,
+	// and keeps payload, never hdr, until then: the payload must stay
+	// unchanged until that SendSegment or Flush returns. Close sends
+	// what is held; Abort discards it. An error of a held segment is
+	// returned by a later call.
 	SendSegmentMore(hdr, payload []byte) error
+	// Flush sends what SendSegmentMore holds, if anything.
+	Flush() error
 }
 
 // Handler receives what an LLP delivers for one DDP Stream.

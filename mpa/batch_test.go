@@ -123,6 +123,29 @@ func TestBatchCloseSendsHeld(t *testing.T) {
 	require.ErrorIs(t, cli.SendSegmentMore(nil, []byte("x")), llp.ErrClosed)
 }
 
+// Flush sends what SendSegmentMore held, in one writev, without a
+// SendSegment behind it (llp.Batcher.Flush: RDMAP's Read Requests posted
+// together, the last of which turned out to have nothing after it); with
+// nothing held it writes nothing.
+func TestBatchFlush(t *testing.T) {
+	cli, cc, sr := batchPair(t, &Config{})
+	require.NoError(t, cli.Flush())
+	assert.Zero(t, cc.writevs.Load()+cc.writes.Load(), "nothing held, nothing written")
+	segs := segments(4, 40, 4)
+	for _, s := range segs {
+		require.NoError(t, cli.SendSegmentMore(s[:1], s[1:]))
+	}
+	assert.Zero(t, cc.writevs.Load(), "held")
+	require.NoError(t, cli.Flush())
+	for i, s := range segs {
+		require.True(t, bytes.Equal(s, sr.next(t)), "segment %d", i)
+	}
+	assert.Equal(t, int64(1), cc.writevs.Load())
+	require.NoError(t, cli.Abort())
+	require.ErrorIs(t, cli.SendSegmentMore(nil, []byte("x")), llp.ErrAborted)
+	require.NoError(t, cli.Flush(), "nothing held after Abort")
+}
+
 // Abort discards what is held; later segments fail at once.
 func TestBatchAbortDiscards(t *testing.T) {
 	cli, cc, _ := batchPair(t, &Config{})

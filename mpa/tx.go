@@ -245,6 +245,20 @@ func (c *Conn) SendSegmentMore(hdr, payload []byte) error {
 	return nil
 }
 
+// Flush implements llp.Batcher: the FPDUs SendSegmentMore holds leave now,
+// in one writev.
+func (c *Conn) Flush() error {
+	c.txMu.Lock()
+	defer c.txMu.Unlock()
+	if c.batch.segs == 0 {
+		return nil
+	}
+	if c.txClosed {
+		return c.stateErr()
+	}
+	return c.flushBatch()
+}
+
 // dropBatch forgets the held FPDUs (Abort); txMu is held.
 func (c *Conn) dropBatch() {
 	clear(c.batch.bufs)

@@ -83,6 +83,10 @@ type sendReq struct {
 	// releaseAfterIssue: the request completed (a fast Read Response)
 	// while its issuer still held it; issuedLocked recycles it.
 	releaseAfterIssue bool
+	// body holds a Read or Atomic Request's message: the LLP may keep it
+	// past the issue, until the requests posted with it leave together
+	// (txLoop, ddp.Sender.SendUntaggedMore).
+	body [AtomicRequestLen]byte
 }
 
 // recvReq is a posted receive work request.
@@ -135,7 +139,11 @@ type Endpoint struct {
 	sendMu   sync.Mutex
 	sender   *ddp.Sender // guarded by sendMu
 	txClosed bool        // guarded by sendMu: no message may follow
-	scratch  [AtomicRequestLen]byte
+	// txHeld: a request went to DDP with SendUntaggedMore and the LLP may
+	// still hold it; the transmit loop flushes before it stops. Guarded
+	// by sendMu.
+	txHeld  bool
+	scratch [AtomicRequestLen]byte
 
 	down atomic.Bool // state == stateDown, readable without mu
 
@@ -155,6 +163,9 @@ type Endpoint struct {
 	// issuingReq is the request between takeLocked and issuedLocked.
 	issuingReq *sendReq
 	respBusy   bool
+	// draining: PostSends issues the requests it posted, as the transmit
+	// loop would, which does not start meanwhile. Guarded by mu.
+	draining bool
 	// txRunning: the transmit goroutine (txLoop) runs; it starts with the
 	// endpoint (for the RTR), ends when nothing in the send queue may be
 	// issued, and starts again when something may (kickTxLocked).
@@ -403,6 +414,67 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 	e.kickTxLocked()
 	e.mu.Unlock()
 	return r, nil
+}
+
+// PostSends posts wrs in order, each as PostSend would, and lets those
+// that can go at once leave together, as a list of work requests given
+// to one ibv_post_send: Read and Atomic Requests posted in one call reach
+// the LLP as one SCTP packet or one MPA writev instead of a system call
+// each. Small requests posted to an idle send queue are issued from this
+// goroutine (as PostSend does one), the rest by the transmit loop. It
+// returns how many were posted: on an error, those before the failing
+// one are.
+func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
+	for i := range wrs {
+		if err := wrs[i].validate(); err != nil {
+			return 0, fmt.Errorf("work request %d: %w", i, err)
+		}
+	}
+	e.mu.Lock()
+	idle := e.sq.len() == 0
+	small := true
+	for i, wr := range wrs {
+		if wr.Inline {
+			wr.Local = bytes.Clone(wr.Local)
+		}
+		r := e.newSendReqLocked()
+		*r = sendReq{wr: wr}
+		if err := e.admitSendLocked(r); err != nil {
+			e.releaseSendLocked(r)
+			if i > 0 {
+				e.kickTxLocked()
+			}
+			e.mu.Unlock()
+			return i, err
+		}
+		e.sq.push(r)
+		e.order.push(r)
+		small = small && len(wr.Local) <= inlineIssueMax
+	}
+	if !idle || !small || e.state != stateRunning || e.issuing || e.txRunning {
+		e.kickTxLocked()
+		e.mu.Unlock()
+		return len(wrs), nil
+	}
+	// Issued here, as the transmit loop would; kickTxLocked waits
+	// (draining) so that the loop does not start for the rest meanwhile.
+	e.draining = true
+	for e.state != stateDown {
+		t := e.takeLocked()
+		if t == nil {
+			break
+		}
+		hold := holdable(t.wr.Op) && e.nextReadyLocked()
+		e.mu.Unlock()
+		err := e.issueHold(t, hold)
+		e.mu.Lock()
+		e.issuedLocked(t, err)
+	}
+	e.draining = false
+	e.kickTxLocked() // for requests still waiting (an ORD slot)
+	e.mu.Unlock()
+	e.flushHeld()
+	return len(wrs), nil
 }
 
 // closedErrLocked is the error of a post to an endpoint that is closing

@@ -102,7 +102,7 @@ func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 // kicks again), or the endpoint is not started (Start starts it) or down.
 // mu is held.
 func (e *Endpoint) kickTxLocked() {
-	if e.txRunning || e.issuing || e.sq.len() == 0 || (e.state != stateRunning && e.state != stateClosing) {
+	if e.txRunning || e.issuing || e.draining || e.sq.len() == 0 || (e.state != stateRunning && e.state != stateClosing) {
 		return
 	}
 	e.txRunning = true
@@ -141,11 +141,19 @@ func (e *Endpoint) txLoop() {
 		if r == nil {
 			e.txRunning = false
 			e.mu.Unlock()
+			e.flushHeld()
 			return
 		}
+		// A Read or Atomic Request with another request right behind it
+		// that may go at once leaves with it: the requests a user posts
+		// together reach the LLP as one packet or one writev, not one
+		// system call each. Only requests whose message RDMAP owns
+		// (sendReq.body) are held: a Send's or Write's buffer is the
+		// user's again once DDP has it (RFC 5040 §5.5 rule 14).
+		hold := holdable(r.wr.Op) && e.nextReadyLocked()
 		e.mu.Unlock()
 
-		err := e.issue(r)
+		err := e.issueHold(r, hold)
 
 		e.mu.Lock()
 		e.issuedLocked(r, err)
@@ -153,8 +161,50 @@ func (e *Endpoint) txLoop() {
 	}
 }
 
+// holdable reports whether a request of type op may be left held in the
+// LLP (sendReq.body).
+func holdable(op WorkType) bool {
+	return op == WRRead || op == WRFetchAdd || op == WRCmpSwap
+}
+
+// nextReadyLocked reports whether takeLocked, once the request being
+// issued is done, will take another at once. mu is held.
+func (e *Endpoint) nextReadyLocked() bool {
+	for i := range e.sq.len() {
+		r := e.sq.at(i)
+		if r.canceled {
+			continue
+		}
+		return !isORD(r.wr.Op) || e.orq.len() < e.ord
+	}
+	return false
+}
+
+// flushHeld sends what the LLP holds of requests issued with hold, when
+// no request followed them after all (one was canceled, or the endpoint
+// went down).
+func (e *Endpoint) flushHeld() {
+	e.sendMu.Lock()
+	held := e.txHeld
+	e.txHeld = false
+	var err error
+	if held && !e.txClosed {
+		err = e.sender.Flush()
+	}
+	e.sendMu.Unlock()
+	if err != nil {
+		e.mu.Lock()
+		e.failLocked(txFailure(err))
+		e.mu.Unlock()
+	}
+}
+
 // issue hands the messages of r to DDP.
-func (e *Endpoint) issue(r *sendReq) error {
+func (e *Endpoint) issue(r *sendReq) error { return e.issueHold(r, false) }
+
+// issueHold hands the messages of r to DDP; with hold (a holdable
+// request) the LLP may keep its message until the next one is issued.
+func (e *Endpoint) issueHold(r *sendReq, hold bool) error {
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
 	if e.txClosed {
@@ -162,6 +212,10 @@ func (e *Endpoint) issue(r *sendReq) error {
 	}
 	wr := &r.wr
 	var err error
+	send := e.sender.SendUntagged
+	if hold {
+		send = e.sender.SendUntaggedMore
+	}
 	switch wr.Op {
 	case WRSend:
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, wr.Local)
@@ -180,7 +234,7 @@ func (e *Endpoint) issue(r *sendReq) error {
 		err = e.sendImmediate(wr.Imm, wr.Solicited)
 	case WRRead:
 		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(e.scratch[:0]))
+		_, err = send(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(r.body[:0]))
 	case WRFetchAdd, WRCmpSwap:
 		ar := AtomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 			Data: wr.Add, Mask: wr.AddMask, CompareMask: ^uint64(0)}
@@ -188,13 +242,16 @@ func (e *Endpoint) issue(r *sendReq) error {
 			ar = AtomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 				Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
 		}
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(e.scratch[:0]))
+		_, err = send(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(r.body[:0]))
 	default:
 		err = fmt.Errorf("%w: work type %v", ErrInvalidWR, wr.Op)
 	}
 	if err == nil {
 		e.countIssued(wr)
 	}
+	// What an earlier held request left in the LLP went out with this
+	// message, unless this one is held too.
+	e.txHeld = hold && err == nil
 	return err
 }
 
@@ -368,6 +425,14 @@ func (r *respStream) SendSegmentMore(hdr, payload []byte) error {
 		return b.SendSegmentMore(hdr, payload)
 	}
 	return r.Stream.SendSegment(hdr, payload)
+}
+
+// Flush implements llp.Batcher.
+func (r *respStream) Flush() error {
+	if b, ok := r.Stream.(llp.Batcher); ok {
+		return b.Flush()
+	}
+	return nil
 }
 
 // executeAtomic performs the read-modify-write of an Atomic Request under

@@ -42,6 +42,23 @@ func (a *Association) WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) err
 	return a.writeMsg(true, sid, ppid, parts)
 }
 
+// Flush sends what WriteMsgMore left waiting, if anything, as WriteMsg
+// would have. It fails only on an association that has ended.
+func (a *Association) Flush() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.corked > 0 {
+		a.transmit(time.Now())
+	}
+	if a.state == StateClosed {
+		if a.err != nil {
+			return fmt.Errorf("%w: %w", ErrClosed, a.err)
+		}
+		return ErrClosed
+	}
+	return nil
+}
+
 func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byte) error {
 	total := 0
 	for _, p := range parts {

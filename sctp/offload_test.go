@@ -339,3 +339,29 @@ func TestMMsgFromListener(t *testing.T) {
 	assert.NotNil(t, srv.batch.mm)
 	assert.Positive(t, srv.batch.offloaded, "two packets per sendmmsg")
 }
+
+// Flush sends what WriteMsgMore holds, bundled (RFC 9260 §6.10): three
+// small messages held, then one packet with three DATA chunks. With
+// nothing held it sends nothing; on an ended association it fails.
+func TestFlushSendsHeld(t *testing.T) {
+	cli, _, _, sr := pair(t, &Config{offloadLocal: true})
+	require.NoError(t, cli.Flush())
+	for i := range 3 {
+		require.NoError(t, cli.WriteMsgMore(1, 16, []byte{byte(i), 'r', 'e', 'q'}))
+	}
+	before := cli.Stats()
+	time.Sleep(50 * time.Millisecond)
+	sr.mu.Lock()
+	assert.Empty(t, sr.msgs, "held until Flush")
+	sr.mu.Unlock()
+	require.NoError(t, cli.Flush())
+	got := sr.wait(t, 3)
+	for i := range 3 {
+		assert.Equal(t, []byte{byte(i), 'r', 'e', 'q'}, got[i].b)
+	}
+	after := cli.Stats()
+	assert.Equal(t, before.DataChunksSent+3, after.DataChunksSent)
+	assert.Equal(t, before.PacketsSent+1, after.PacketsSent, "one packet for the three")
+	require.NoError(t, cli.Abort())
+	require.ErrorIs(t, cli.Flush(), ErrClosed)
+}

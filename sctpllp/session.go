@@ -144,6 +144,15 @@ func (s *Session) SendSegmentMore(hdr, payload []byte) error {
 	return s.sendSegment(hdr, payload, s.a.more != nil)
 }
 
+// Flush implements llp.Batcher: what SendSegmentMore left waiting in the
+// transport (on any stream of the association) is sent now.
+func (s *Session) Flush() error {
+	if s.a.more == nil {
+		return nil
+	}
+	return s.a.more.Flush()
+}
+
 func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 	n := len(hdr) + len(payload)
 	if m := s.a.segmentLimit(); n > m {

@@ -130,4 +130,6 @@ type MoreWriter interface {
 	// WriteMsgMore is WriteMsg for a message that more follow at once:
 	// it may wait until the next WriteMsg. parts are not retained.
 	WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error
+	// Flush sends what WriteMsgMore left waiting, if anything.
+	Flush() error
 }

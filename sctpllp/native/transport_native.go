@@ -225,6 +225,9 @@ func (t *Transport) WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error
 	return nativeErr(t.a.WriteMsgMore(sid, ppid, parts...))
 }
 
+// Flush implements backend.MoreWriter.
+func (t *Transport) Flush() error { return nativeErr(t.a.Flush()) }
+
 // NumStreams implements Transport.
 func (t *Transport) NumStreams() int { return t.n }
 

@@ -42,6 +42,7 @@ func Run(t *testing.T, mk MakePair) {
 	t.Run("AbortUnblocksWriter", func(t *testing.T) { testAbortUnblocksWriter(t, mk) })
 	t.Run("NoCallbackAfterClose", func(t *testing.T) { testNoCallbackAfterClose(t, mk) })
 	t.Run("ResetStreamReuse", func(t *testing.T) { testResetStream(t, mk) })
+	t.Run("MoreWriterFlush", func(t *testing.T) { testMoreWriter(t, mk) })
 }
 
 // msg is one delivered user message.
@@ -200,6 +201,45 @@ func testMessages(t *testing.T, mk MakePair) {
 	}
 	if c.overlap.Load() || s.overlap.Load() {
 		t.Error("fn called concurrently for one stream")
+	}
+}
+
+// testMoreWriter: a backend.MoreWriter delivers what WriteMsgMore held,
+// in order, after a WriteMsg or a Flush (nothing is lost for want of a
+// following message); Flush with nothing held is harmless. A backend that
+// is no MoreWriter has nothing to show here.
+func testMoreWriter(t *testing.T, mk MakePair) {
+	c, s := pair(t, mk)
+	mw, ok := c.tr.(backend.MoreWriter)
+	if !ok {
+		return // the adaptation then sends every segment with WriteMsg
+	}
+	if err := mw.Flush(); err != nil {
+		t.Fatalf("Flush with nothing held: %v", err)
+	}
+	for round, last := range []string{"write", "flush"} {
+		for i := range 3 {
+			b := []byte(fmt.Sprintf("%d:%d:held", round, i))
+			if err := mw.WriteMsgMore(1, backend.PPIDSegment, b); err != nil {
+				t.Fatalf("WriteMsgMore: %v", err)
+			}
+		}
+		n := 3
+		var err error
+		if last == "write" {
+			n = 4
+			err = c.tr.WriteMsg(1, backend.PPIDSegment, []byte(fmt.Sprintf("%d:3:last", round)))
+		} else {
+			err = mw.Flush()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", last, err)
+		}
+		for i := range n {
+			if m := s.next(t); !bytes.HasPrefix(m.b, []byte(fmt.Sprintf("%d:%d:", round, i))) {
+				t.Errorf("%s: message %d: %q", last, i, m.b)
+			}
+		}
 	}
 }
 
