@@ -65,10 +65,16 @@ type placement struct {
 	maxEnd uint64 // highest end of any placed range
 }
 
+// noPlacement is what a nil *placement reads as: nothing placed.
+var noPlacement placement
+
 // check validates the payload range [mo, end) of the next segment, the last
 // segment of the message if last. It changes nothing. The causes are
-// reported as CodeInvalidMO by the Receiver.
+// reported as CodeInvalidMO by the Receiver. A nil p has nothing placed.
 func (p *placement) check(mo, end uint64, last bool) error {
+	if p == nil {
+		p = &noPlacement
+	}
 	if end > mo {
 		if mo < p.prefix {
 			return ErrOverlap
@@ -155,10 +161,15 @@ func (q *rxQueue) front() []byte {
 	return q.scratch
 }
 
-// reset forgets the message, keeping extra's memory.
+// reset forgets the message, keeping extra's memory; nil is a no-op.
 func (p *placement) reset() {
-	*p = placement{extra: p.extra[:0]}
+	if p != nil {
+		*p = placement{extra: p.extra[:0]}
+	}
 }
+
+// active reports a message in progress; false for nil.
+func (p *placement) inProgress() bool { return p != nil && p.active }
 
 // rxQueue is one untagged buffer queue (one QN) of a Receiver. Its
 // buffers are either the ULP's (bufs, PostUntagged) or, once PostCredits
@@ -178,5 +189,16 @@ type rxQueue struct {
 	// posted buffer receives; it is also the MSN of the next message to
 	// arrive on this queue. Starts at 1 (RFC 5041 §4.3).
 	headMSN uint32
-	prog    placement
+	// prog is the placement of the message in progress, made by its
+	// first segment that is not also its last (an idle queue, and one of
+	// single-segment messages, has none) and kept for the next.
+	prog *placement
+}
+
+// progress returns q.prog, making it on first use.
+func (q *rxQueue) progress() *placement {
+	if q.prog == nil {
+		q.prog = new(placement)
+	}
+	return q.prog
 }

@@ -77,7 +77,8 @@ type Receiver struct {
 
 	mu      sync.Mutex
 	queues  []rxQueue // guarded by mu
-	stopped error     // guarded by mu; non-nil: PostUntagged refused
+	inline  [4]rxQueue
+	stopped error // guarded by mu; non-nil: PostUntagged refused
 
 	drained atomic.Bool
 	closed  atomic.Bool
@@ -105,7 +106,12 @@ func NewReceiver(ulp ULP, numQueues int) *Receiver {
 	if ulp == nil || numQueues < 1 {
 		panic(fmt.Sprintf("ddp: NewReceiver(%v, %d): need a ULP and at least one queue", ulp, numQueues))
 	}
-	r := &Receiver{ulp: ulp, queues: make([]rxQueue, numQueues)}
+	r := &Receiver{ulp: ulp}
+	if numQueues <= len(r.inline) {
+		r.queues = r.inline[:numQueues] // one allocation for RDMAP's four
+	} else {
+		r.queues = make([]rxQueue, numQueues)
+	}
 	for i := range r.queues {
 		r.queues[i].headMSN = 1 // RFC 5041 §4.3: the initial MSN is 1
 	}
@@ -327,7 +333,9 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	}
 	buf := q.front()
 	copy(buf[mo:end], payload)
-	q.prog.add(mo, end)
+	if !h.Last || q.prog != nil { // a lone L segment needs no record: reset follows
+		q.progress().add(mo, end)
+	}
 	if !h.Last {
 		r.mu.Unlock()
 		return nil
@@ -351,7 +359,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) *Error {
 	if h.MSN != q.headMSN { // check 5
 		e := &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMSNRange}
-		if q.prog.active && h.MSN == q.headMSN+1 {
+		if q.prog.inProgress() && h.MSN == q.headMSN+1 {
 			e.Err = ErrIncomplete
 		}
 		return e

@@ -27,15 +27,18 @@ type Sender struct {
 	// message's segments together.
 	more llp.Batcher
 	hdr  [UntaggedHeaderLen]byte
-	// lastMSN holds, per QN, the MSN of the last message started on it; a
-	// missing entry means 0, so the first MSN is 1 (RFC 5041 §4.3).
-	lastMSN map[uint32]uint32
+	// lastMSN holds, per QN below 4 (RDMAP's), the MSN of the last
+	// message started on it, and moreMSN those of higher QNs (made on
+	// their first use); 0 or a missing entry means none yet, so the first
+	// MSN is 1 (RFC 5041 §4.3).
+	lastMSN [4]uint32
+	moreMSN map[uint32]uint32
 }
 
 // NewSender returns a Sender that transmits on s.
 func NewSender(s llp.Stream) *Sender {
 	more, _ := s.(llp.Batcher)
-	return &Sender{llp: s, more: more, lastMSN: make(map[uint32]uint32, 4)}
+	return &Sender{llp: s, more: more}
 }
 
 // send hands one segment to the LLP: through llp.Batcher when more
@@ -50,7 +53,24 @@ func (s *Sender) send(hdr, payload []byte, last bool) error {
 // NextMSN returns the MSN the next SendUntagged on qn will use: 1 for a
 // fresh queue, then increasing by one and wrapping from 0xFFFFFFFF to 0
 // (RFC 5041 §4.3).
-func (s *Sender) NextMSN(qn uint32) uint32 { return s.lastMSN[qn] + 1 }
+func (s *Sender) NextMSN(qn uint32) uint32 {
+	if qn < uint32(len(s.lastMSN)) {
+		return s.lastMSN[qn] + 1
+	}
+	return s.moreMSN[qn] + 1
+}
+
+// setLastMSN records msn as the last MSN started on qn.
+func (s *Sender) setLastMSN(qn, msn uint32) {
+	if qn < uint32(len(s.lastMSN)) {
+		s.lastMSN[qn] = msn
+		return
+	}
+	if s.moreMSN == nil {
+		s.moreMSN = make(map[uint32]uint32)
+	}
+	s.moreMSN[qn] = msn
+}
 
 // room returns the payload octets the next segment can carry after a header
 // of hdrLen octets, asking the LLP again (RFC 5041 §3 requirement 1: the
@@ -163,7 +183,7 @@ func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold b
 		}
 		if !started {
 			started = true
-			s.lastMSN[qn] = h.MSN
+			s.setLastMSN(qn, h.MSN)
 		}
 		if h.Last {
 			return h.MSN, nil

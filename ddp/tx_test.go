@@ -173,6 +173,15 @@ func TestSendMSNPerQueueAndWrap_RFC5041_4_3(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, msn)
 	}
+	// QNs beyond RDMAP's four number their messages independently too.
+	for _, want := range []uint32{1, 2} {
+		msn, err := sender.SendUntagged([5]byte{}, 1000, nil)
+		require.NoError(t, err)
+		assert.Equal(t, want, msn)
+	}
+	assert.Equal(t, uint32(3), sender.NextMSN(1000))
+	assert.Equal(t, uint32(1), sender.NextMSN(7))
+	assert.Equal(t, uint32(2), sender.NextMSN(2))
 }
 
 func TestSendRejects(t *testing.T) {

@@ -199,7 +199,9 @@ type Endpoint struct {
 	cqOverflow bool
 	closeWait  chan struct{} // closed and replaced on progress while Close waits
 	sent       terminateRecord
-	ctr        epCounters
+	// ctr holds the counters, made by the first message sent or received
+	// (an idle stream's endpoint is 280 octets smaller without them).
+	ctr atomic.Pointer[epCounters]
 
 	done chan struct{}
 	// parts counts the running parts of a started endpoint (partDone).

@@ -227,11 +227,11 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	// is never ahead of the counters; Terminates are counted as parsed.
 	switch op := Opcode(m.Untag.RsvdULP[0] & 0x0f); {
 	case m.Tagged:
-		e.ctr.countRecv(Opcode(m.Tag.RsvdULP&0x0f), m.Length)
+		e.counters().countRecv(Opcode(m.Tag.RsvdULP&0x0f), m.Length)
 	case m.Untag.QN == QNSend && op != OpImmediate && op != OpImmediateSE:
-		e.ctr.countRecv(op, m.Length)
+		e.counters().countRecv(op, m.Length)
 	case m.Untag.QN != QNTerminate:
-		e.ctr.countRecv(op, 0)
+		e.counters().countRecv(op, 0)
 	}
 	return e.deliver(m)
 }
@@ -414,9 +414,9 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 			te.RDMAHeader = &rr
 		}
 	}
-	e.ctr.countRecv(OpTerminate, 0)
+	e.counters().countRecv(OpTerminate, 0)
 	if err == nil {
-		e.ctr.termRecv.Store(packTerm(t.Code))
+		e.counters().termRecv.Store(packTerm(t.Code))
 	}
 	e.mu.Lock()
 	e.failLocked(te, nil, closeGraceful)

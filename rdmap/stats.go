@@ -72,10 +72,25 @@ func (c *epCounters) countRecv(op Opcode, n int) {
 	}
 }
 
+// counters returns the endpoint's counters, making them on first use.
+func (e *Endpoint) counters() *epCounters {
+	if c := e.ctr.Load(); c != nil {
+		return c
+	}
+	c := new(epCounters)
+	if e.ctr.CompareAndSwap(nil, c) {
+		return c
+	}
+	return e.ctr.Load()
+}
+
 // Stats returns the endpoint's counters.
 func (e *Endpoint) Stats() Stats {
 	var s Stats
-	c := &e.ctr
+	c := e.ctr.Load()
+	if c == nil {
+		return s // nothing sent or received yet
+	}
 	for i := range s.Sent {
 		s.Sent[i] = c.sent[i].Load()
 		s.Received[i] = c.recv[i].Load()

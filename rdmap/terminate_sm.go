@@ -126,8 +126,8 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 			e.sent = terminateRecord{sent: err == nil, err: err}
 			e.mu.Unlock()
 			if err == nil {
-				e.ctr.countSent(OpTerminate, 0)
-				e.ctr.termSent.Store(packTerm(t.Code))
+				e.counters().countSent(OpTerminate, 0)
+				e.counters().termSent.Store(packTerm(t.Code))
 			}
 		}
 	}

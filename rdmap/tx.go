@@ -257,7 +257,7 @@ func (e *Endpoint) issueHold(r *sendReq, hold bool) error {
 
 // countIssued records the messages of a work request DDP took.
 func (e *Endpoint) countIssued(wr *SendWR) {
-	c := &e.ctr
+	c := e.counters()
 	switch wr.Op {
 	case WRSend:
 		c.countSent(OpSend, len(wr.Local))
@@ -370,7 +370,7 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 		err := e.sender.SendTagged(ControlByte(OpReadResponse), rr.SinkSTag, rr.SinkTO, data)
 		e.respLast = false
 		if err == nil {
-			e.ctr.countSent(OpReadResponse, len(data))
+			e.counters().countSent(OpReadResponse, len(data))
 		}
 		return nil, err
 	}
@@ -389,7 +389,7 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 	_, err := e.sender.SendUntagged(untaggedRsvd(OpAtomicResponse, 0), QNAtomicResponse, resp.Append(e.scratch[:0]))
 	e.respLast = false
 	if err == nil {
-		e.ctr.countSent(OpAtomicResponse, 0)
+		e.counters().countSent(OpAtomicResponse, 0)
 	}
 	return nil, err
 }
