@@ -200,6 +200,7 @@ type Conn struct {
 	txMu      sync.Mutex
 	txPos     uint64 // octets sent since the start of Full Operation
 	txBuf     []byte // FPDU image: marked, or unmarked under gatherThreshold
+	txCap     int    // txBuf's capacity, made on first use
 	lenWord   [FPDUHeaderLen]byte
 	trailer   [3 + CRCLen]byte
 	iov       [4][]byte
@@ -265,10 +266,12 @@ func newConn(nc net.Conn, cfg *Config, initiator bool) *Conn {
 // are exchanged.
 func (c *Conn) enterFullOperation() {
 	c.rx.grow()
+	// The FPDU image buffer is made by the first send that needs it
+	// (SendSegment): an idle stream holds none.
 	if c.params.MarkersTx {
-		c.txBuf = make([]byte, 0, maxWireLen)
+		c.txCap = maxWireLen
 	} else {
-		c.txBuf = make([]byte, 0, WireLen(0, gatherThreshold, false))
+		c.txCap = WireLen(0, gatherThreshold, false)
 	}
 	if c.params.MarkersRx {
 		c.rx.scratch = make([]byte, 0, FPDUHeaderLen+0xFFFF+3+CRCLen)

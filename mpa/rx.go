@@ -6,19 +6,30 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// rxBufLen is the receive buffer: one FPDU of any length with Markers,
-// plus room for large reads.
+// rxBufLen is the receive buffer of a connection that carries data: one
+// FPDU of any length with Markers, plus room for large reads.
 const rxBufLen = maxWireLen + 64<<10
+
+// rxIdleLen is the receive buffer Full Operation starts with: enough for
+// small messages (a ping-pong, Read Requests, Terminate), so that an idle
+// stream holds 4 KiB instead of 130 (one TCP connection per DDP stream:
+// 256 idle streams held 66 MB of these at both ends). fill grows it to
+// rxBufLen for the first FPDU that does not fit or the first read that
+// fills it (data arriving faster than it is read); it never shrinks.
+const rxIdleLen = 4 << 10
 
 // rxState is the receive side: one reusable buffer holding startup frames
 // and FPDUs as read from TCP, the stream position for Markers, and the
 // scratch buffer ULPDUs are gathered into when Markers are present.
 type rxState struct {
+	// size is len(buf), readable from any goroutine (tests, stats).
+	size    atomic.Int64
 	buf     []byte
 	r, w    int    // buf[r:w] holds unread octets
 	pos     uint64 // stream position of buf[r] in Full Operation
@@ -28,27 +39,40 @@ type rxState struct {
 // init gives the state its startup buffer: n octets, enough for one
 // startup frame (RFC 5044 §7.1.2: the peer has proved nothing yet, so a
 // connection in startup holds no FPDU-sized buffer).
-func (s *rxState) init(n int) { s.buf = make([]byte, n) }
+func (s *rxState) init(n int) {
+	s.buf = make([]byte, n)
+	s.size.Store(int64(n))
+}
 
-// grow replaces the startup buffer with the Full Operation one, keeping
-// what is buffered (an FPDU may follow the startup frame at once).
-func (s *rxState) grow() {
-	if len(s.buf) >= rxBufLen {
+// grow replaces the startup buffer with Full Operation's first one,
+// keeping what is buffered (an FPDU may follow the startup frame at once).
+func (s *rxState) grow() { s.growTo(max(rxIdleLen, s.w-s.r)) }
+
+// growTo replaces the buffer with one of n octets, keeping what is
+// buffered at its start; a buffer of n or more stays.
+func (s *rxState) growTo(n int) {
+	if len(s.buf) >= n {
 		return
 	}
-	nb := make([]byte, rxBufLen)
+	nb := make([]byte, n)
 	s.w = copy(nb, s.buf[s.r:s.w])
 	s.r = 0
 	s.buf = nb
+	s.size.Store(int64(n))
 }
 
 func (s *rxState) buffered() []byte { return s.buf[s.r:s.w] }
 
 // fill reads from TCP until at least n octets are buffered (n <= rxBufLen).
+// A buffer smaller than rxBufLen grows to it when n does not fit or a read
+// fills it (rxIdleLen).
 func (c *Conn) fill(n int) error {
 	s := &c.rx
 	if s.w-s.r >= n {
 		return nil
+	}
+	if n > len(s.buf) {
+		s.growTo(rxBufLen)
 	}
 	if len(s.buf)-s.r < n {
 		s.w = copy(s.buf, s.buf[s.r:s.w])
@@ -62,6 +86,9 @@ func (c *Conn) fill(n int) error {
 				return nil
 			}
 			return err
+		}
+		if s.w == len(s.buf) && len(s.buf) < rxBufLen {
+			s.growTo(rxBufLen) // more is coming than this buffer reads at once
 		}
 	}
 	return nil

@@ -51,6 +51,9 @@ func (c *Conn) SendSegment(hdr, payload []byte) error {
 	var wire int
 	var err error
 	if c.params.MarkersTx || n < gatherThreshold {
+		if c.txBuf == nil {
+			c.txBuf = make([]byte, 0, c.txCap)
+		}
 		c.txBuf, _ = appendFPDU(c.txBuf[:0], c.txPos, c.params.MarkersTx, c.params.CRC, hdr, payload)
 		wire = len(c.txBuf)
 		_, err = c.nc.Write(c.txBuf)
