@@ -30,6 +30,25 @@ between runs here). What is left is the receiver's per-message work the raw
 flow does not have (a receive completion, a wake-up of the polling
 goroutine, a repost).
 
+**Memory per idle stream (2026-11-27).** The row counts what one more idle
+stream costs, both ends in this process: the growth with 257 streams less
+the growth with 1, over 256, so the association's own state (about 500 KiB
+for sctp-native: its buffer pool, send and receive tables) is not spread
+over the streams; the bench server's record, Setup receive and deadline
+timer for a stream (about 1 KiB) are in it. sctp-native is above the 4 KiB
+target: at each end the RDMAP endpoint (0.6 KiB), the DDP receiver with its
+four queues (0.6 KiB), the sctpllp session (0.5 KiB), two CQs (0.3 KiB),
+the stream manager's record (0.2 KiB); 10,000 streams in transport's
+BenchmarkManyStreams, without the bench server, cost 5.6 KiB each for both
+ends (6.5 before the changes of this day, 9.0 with a goroutine per stream
+at the server). **mpa** has a TCP connection per stream: 25 KiB for both
+ends, of which about 10 KiB are the stacks of three goroutines (each end's
+MPA reader, the listener's per-connection one), 8 KiB the two 4 KiB
+receive buffers an idle connection now starts with (grown to 130 KiB by
+its first large FPDU or full read: 307 KiB per stream before), the rest
+the RDMAP and DDP state and Go's net.TCPConn. **sctp-pion** keeps pion's
+per-stream reader goroutines and buffers.
+
 **RDMA Read 64K ≥ 0.90 of raw** (0.69–0.76 in ` + "`BenchmarkRead*64K`" + ` pairs on
 2026-11-27). Reads are bounded by ORD: 16 outstanding of 64 KiB, 1 MiB in
 flight, and each costs a request's trip to the responder (whose goroutine
