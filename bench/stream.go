@@ -210,7 +210,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		return time.Since(start) >= s.Duration
 	}
 	stopping := func() bool { return stoppingAt(posted) }
-	sendCQ, recvCQ := c.ep.SendCQ(), c.ep.RecvCQ()
+	sendCQ, recvCQ, epDone := c.ep.SendCQ(), c.ep.RecvCQ(), c.ep.Done()
 	complete := func(seq uint64, orig uint64, now time.Time) error {
 		if seq != done {
 			return fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done)
@@ -305,7 +305,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			case <-recvCQ.Notify():
 			case <-ctx.Done():
 				return partial(), ctx.Err()
-			case <-c.ep.Done():
+			case <-epDone:
 				return partial(), c.cause(fmt.Errorf("%w", rdmap.ErrFlushed))
 			}
 		}

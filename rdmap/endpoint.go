@@ -203,6 +203,7 @@ type Endpoint struct {
 	// (an idle stream's endpoint is 280 octets smaller without them).
 	ctr atomic.Pointer[epCounters]
 
+	// done is Done's channel, made by its first call; guarded by mu.
 	done chan struct{}
 	// parts counts the running parts of a started endpoint (partDone).
 	parts atomic.Int32
@@ -242,7 +243,6 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		rqDepth: norm(cfg.RQDepth, DefaultRQDepth),
 		sendCQ:  cfg.SendCQ,
 		recvCQ:  cfg.RecvCQ,
-		done:    make(chan struct{}),
 	}
 	e.sender = ddp.NewSender(&respStream{Stream: s, e: e})
 	e.txLoopFn, e.respLoopFn = e.txLoop, e.respLoop
@@ -296,7 +296,30 @@ func (e *Endpoint) Err() error {
 
 // Done is closed when the endpoint has stopped and all its goroutines and
 // the LLP's delivery have ended.
-func (e *Endpoint) Done() <-chan struct{} { return e.done }
+func (e *Endpoint) Done() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done == nil {
+		// Made on first use: an idle endpoint watched with AfterDone
+		// holds no channel.
+		e.done = make(chan struct{})
+		if e.finished {
+			close(e.done)
+		}
+	}
+	return e.done
+}
+
+// finishDoneLocked marks the endpoint finished, closes Done if it was
+// made, and returns the AfterDone functions to run. mu is held.
+func (e *Endpoint) finishDoneLocked() []func() {
+	fs := e.afterDone
+	e.afterDone, e.finished = nil, true
+	if e.done != nil {
+		close(e.done)
+	}
+	return fs
+}
 
 // Internal untagged buffers: QN 1 holds IRD+1 buffers sized for the larger
 // of the Read Request and Atomic Request headers, so that a peer exceeding
@@ -577,10 +600,8 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 func (e *Endpoint) partDone() {
 	if e.parts.Add(-1) == 0 {
 		e.pd.removeEndpoint(e)
-		close(e.done)
 		e.mu.Lock()
-		fs := e.afterDone
-		e.afterDone, e.finished = nil, true
+		fs := e.finishDoneLocked()
 		e.mu.Unlock()
 		for _, f := range fs {
 			go f()
@@ -841,7 +862,12 @@ func (e *Endpoint) Close(ctx context.Context) error {
 		e.mu.Unlock()
 		e.pd.removeEndpoint(e)
 		err := e.s.Close()
-		close(e.done)
+		e.mu.Lock()
+		fs := e.finishDoneLocked()
+		e.mu.Unlock()
+		for _, f := range fs {
+			go f()
+		}
 		return err
 	}
 	if e.state == stateRunning {
@@ -870,14 +896,15 @@ func (e *Endpoint) Close(ctx context.Context) error {
 		}
 	}
 	e.mu.Unlock()
+	done := e.Done()
 	select {
-	case <-e.done:
+	case <-done:
 	case <-ctx.Done():
 		if result == nil {
 			result = ctx.Err()
 		}
 		_ = e.s.Abort()
-		<-e.done
+		<-done
 	}
 	return result
 }

@@ -88,3 +88,39 @@ func TestAfterDone(t *testing.T) {
 		t.Fatal("AfterDone on a finished endpoint did not run")
 	}
 }
+
+// TestDoneMadeOnFirstUse: an endpoint holds no Done channel until asked
+// for one (streams watch it with AfterDone); one asked for after the end
+// is closed already; an endpoint closed before it was started runs its
+// AfterDone functions too.
+func TestDoneMadeOnFirstUse(t *testing.T) {
+	p := newPair(t, EndpointConfig{}, EndpointConfig{})
+	p.a.mu.Lock()
+	assert.Nil(t, p.a.done, "no channel before Done is called")
+	p.a.mu.Unlock()
+	require.NoError(t, p.b.Close(t.Context()))
+	waitDone(t, p.b)
+	select {
+	case <-p.b.Done():
+	default:
+		t.Fatal("Done made after the end must be closed")
+	}
+
+	pa, pb := newPipes()
+	defer pb.Close()
+	ep, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(pa, EndpointConfig{})
+	require.NoError(t, err)
+	ran := make(chan struct{})
+	ep.AfterDone(func() { close(ran) })
+	require.NoError(t, ep.Close(t.Context()))
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("AfterDone of an endpoint closed before Start did not run")
+	}
+	select {
+	case <-ep.Done():
+	default:
+		t.Fatal("Done of an endpoint closed before Start")
+	}
+}

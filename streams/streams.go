@@ -111,7 +111,12 @@ type Stream struct {
 	session   *sctpllp.Session
 	ep        *rdmap.Endpoint
 	erroneous atomic.Bool
-	done      chan struct{}
+	// done is Done's channel, made by its first call (an idle stream
+	// holds none); finished is set when the manager is done with the
+	// stream. Both guarded by mu.
+	mu       sync.Mutex
+	done     chan struct{}
+	finished bool
 }
 
 // ID returns the SCTP stream identifier (= the DDP stream identifier).
@@ -130,7 +135,27 @@ func (s *Stream) Erroneous() bool { return s.erroneous.Load() }
 
 // Done is closed when the stream's endpoint has stopped and the manager
 // has finished with it (labelling included).
-func (s *Stream) Done() <-chan struct{} { return s.done }
+func (s *Stream) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.finished {
+			close(s.done)
+		}
+	}
+	return s.done
+}
+
+// finish closes Done.
+func (s *Stream) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.finished = true
+	if s.done != nil {
+		close(s.done)
+	}
+}
 
 // Err returns why the stream's endpoint stopped: nil while it runs,
 // rdmap.ErrClosed or rdmap.ErrPeerClosed after a graceful close, an
@@ -274,7 +299,7 @@ func (m *Manager) bind(sess *sctpllp.Session, initiator bool, d iwarp.Depths, pe
 			return nil, fmt.Errorf("streams: prepare stream %d: %w", sess.StreamID(), err)
 		}
 	}
-	s := &Stream{m: m, id: sess.StreamID(), session: sess, ep: ep, done: make(chan struct{})}
+	s := &Stream{m: m, id: sess.StreamID(), session: sess, ep: ep}
 	m.mu.Lock()
 	m.streams[s.id] = s
 	m.mu.Unlock()
@@ -293,7 +318,7 @@ func (m *Manager) bind(sess *sctpllp.Session, initiator bool, d iwarp.Depths, pe
 // no goroutine waits for each stream meanwhile.
 func (m *Manager) ended(s *Stream) {
 	defer m.wg.Done()
-	defer close(s.done)
+	defer s.finish()
 	err := s.ep.Err()
 	if err != nil && !errors.Is(err, rdmap.ErrClosed) && !errors.Is(err, rdmap.ErrPeerClosed) {
 		s.erroneous.Store(true)
