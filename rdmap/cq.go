@@ -3,6 +3,7 @@ package rdmap
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 )
 
@@ -15,15 +16,14 @@ import (
 // not use the CQ are unaffected. Polling returns the kept completions in
 // order.
 type CQ struct {
-	depth int
+	depth      int32
+	overflowed bool // guarded by mu
 
 	mu sync.Mutex
 	// ring holds up to depth completions; it grows on demand so that an
 	// idle CQ costs little memory (thousands of streams each have two).
-	ring       fifo[Completion]
-	n          int
-	overflow   []Completion
-	overflowed bool
+	ring     fifo[Completion]
+	overflow []Completion
 
 	// wake holds a token when a Poll may find a completion; a Poll that
 	// takes one and leaves more behind passes the token on. wake and
@@ -39,20 +39,18 @@ type CQ struct {
 
 // NewCQ returns a completion queue holding depth completions (minimum 1).
 func NewCQ(depth int) *CQ {
-	if depth < 1 {
-		depth = 1
-	}
-	return &CQ{depth: depth}
+	depth = min(max(depth, 1), math.MaxInt32)
+	return &CQ{depth: int32(depth)}
 }
 
 // Depth returns the CQ's capacity.
-func (cq *CQ) Depth() int { return cq.depth }
+func (cq *CQ) Depth() int { return int(cq.depth) }
 
 // Len returns the number of completions waiting, including overflowed ones.
 func (cq *CQ) Len() int {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
-	return cq.n + len(cq.overflow)
+	return cq.ring.len() + len(cq.overflow)
 }
 
 // Notify returns a channel that receives a value (coalesced) whenever a
@@ -62,7 +60,7 @@ func (cq *CQ) Notify() <-chan struct{} {
 	defer cq.mu.Unlock()
 	if cq.notify == nil {
 		cq.notify = make(chan struct{}, 1)
-		if cq.n+len(cq.overflow) > 0 {
+		if cq.ring.len()+len(cq.overflow) > 0 {
 			cq.notify <- struct{}{} // completions added before the first Notify
 		}
 	}
@@ -82,12 +80,11 @@ func (cq *CQ) Err() error {
 // push adds c; it reports whether c overflowed the CQ.
 func (cq *CQ) push(c Completion) (overflow bool) {
 	cq.mu.Lock()
-	if cq.n == cq.depth {
+	if cq.ring.len() == int(cq.depth) {
 		cq.overflow = append(cq.overflow, c)
 		cq.overflowed, overflow = true, true
 	} else {
 		cq.ring.push(c)
-		cq.n++
 	}
 	wake, notify, ready := cq.wake, cq.notify, cq.ready
 	cq.ready = nil
@@ -109,7 +106,7 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 // Endpoint.AfterDone to learn of an endpoint that ends first.
 func (cq *CQ) AfterReady(f func()) {
 	cq.mu.Lock()
-	if cq.n+len(cq.overflow) == 0 {
+	if cq.ring.len()+len(cq.overflow) == 0 {
 		cq.ready = append(cq.ready, f)
 		cq.mu.Unlock()
 		return
@@ -121,12 +118,10 @@ func (cq *CQ) AfterReady(f func()) {
 // popLocked removes the oldest completion; cq.mu held, n > 0.
 func (cq *CQ) popLocked() Completion {
 	c := cq.ring.pop()
-	cq.n--
 	if len(cq.overflow) > 0 {
 		cq.ring.push(cq.overflow[0])
 		cq.overflow[0] = Completion{}
 		cq.overflow = cq.overflow[1:]
-		cq.n++
 	}
 	return c
 }
@@ -135,7 +130,7 @@ func (cq *CQ) popLocked() Completion {
 func (cq *CQ) TryPoll() (Completion, bool) {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
-	if cq.n == 0 {
+	if cq.ring.len() == 0 {
 		return Completion{}, false
 	}
 	return cq.popLocked(), true
@@ -147,7 +142,7 @@ func (cq *CQ) PollN(dst []Completion) int {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
 	k := 0
-	for k < len(dst) && cq.n > 0 {
+	for k < len(dst) && cq.ring.len() > 0 {
 		dst[k] = cq.popLocked()
 		k++
 	}
@@ -159,10 +154,10 @@ func (cq *CQ) PollN(dst []Completion) int {
 func (cq *CQ) Poll(ctx context.Context) (Completion, error) {
 	for {
 		cq.mu.Lock()
-		if cq.n > 0 {
+		if cq.ring.len() > 0 {
 			c := cq.popLocked()
 			var pass chan struct{}
-			if cq.n > 0 {
+			if cq.ring.len() > 0 {
 				pass = cq.wake
 			}
 			cq.mu.Unlock()

@@ -3,27 +3,27 @@ package rdmap
 // fifo is a growable ring buffer: steady push/pop cycles allocate nothing.
 type fifo[T any] struct {
 	buf  []T
-	head int
-	n    int
+	head int32 // 32 bits: an endpoint has five of these, and thousands of
+	n    int32 // streams one endpoint each
 }
 
-func (q *fifo[T]) len() int { return q.n }
+func (q *fifo[T]) len() int { return int(q.n) }
 
 func (q *fifo[T]) push(v T) {
-	if q.n == len(q.buf) {
+	if int(q.n) == len(q.buf) {
 		size := max(2, 2*len(q.buf)) // an idle stream holds one or two entries
 		nb := make([]T, size)
-		for i := range q.n {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+		for i := range int(q.n) {
+			nb[i] = q.buf[(int(q.head)+i)%len(q.buf)]
 		}
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = v
+	q.buf[(int(q.head)+int(q.n))%len(q.buf)] = v
 	q.n++
 }
 
 // at returns the i-th element from the front; 0 <= i < len.
-func (q *fifo[T]) at(i int) T { return q.buf[(q.head+i)%len(q.buf)] }
+func (q *fifo[T]) at(i int) T { return q.buf[(int(q.head)+i)%len(q.buf)] }
 
 // front returns the oldest element; the queue must not be empty.
 func (q *fifo[T]) front() T { return q.buf[q.head] }
@@ -33,7 +33,7 @@ func (q *fifo[T]) pop() T {
 	var zero T
 	v := q.buf[q.head]
 	q.buf[q.head] = zero
-	q.head = (q.head + 1) % len(q.buf)
+	q.head = int32((int(q.head) + 1) % len(q.buf))
 	q.n--
 	return v
 }
