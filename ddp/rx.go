@@ -83,10 +83,10 @@ type Receiver struct {
 	drained atomic.Bool
 	closed  atomic.Bool
 
-	// Used only by the LLP's delivery goroutine.
-	seg     Segment
+	// Used only by the LLP's delivery goroutine. scr is made by the
+	// first segment: an idle stream's Receiver holds none.
+	scr     *rxScratch
 	failure *RecvError
-	msg     Message
 	tag     struct {
 		active  bool
 		haveTag bool // stag was taken from a non-empty segment
@@ -97,6 +97,13 @@ type Receiver struct {
 }
 
 var _ llp.Handler = (*Receiver)(nil)
+
+// rxScratch is the parsed segment and the message being delivered, reused
+// for every segment (Receiver.scr).
+type rxScratch struct {
+	seg Segment
+	msg Message
+}
 
 // NewReceiver returns a Receiver delivering to ulp with untagged queues
 // 0..numQueues-1 (RDMAP uses 4: QN 0 Send and Immediate Data, QN 1 Read and
@@ -257,10 +264,13 @@ func (r *Receiver) HandleSegment(b []byte) error {
 	if r.drained.Load() {
 		return fmt.Errorf("ddp: segment dropped: %w: drained", ErrStopped)
 	}
-	if err := ParseSegment(b, &r.seg); err != nil {
+	if r.scr == nil {
+		r.scr = new(rxScratch)
+	}
+	if err := ParseSegment(b, &r.scr.seg); err != nil {
 		return r.fail(b, err, nil)
 	}
-	if r.seg.Tagged {
+	if r.scr.seg.Tagged {
 		return r.handleTagged(b)
 	}
 	return r.handleUntagged(b)
@@ -269,8 +279,8 @@ func (r *Receiver) HandleSegment(b []byte) error {
 // handleTagged validates, places and tracks one tagged segment
 // (RFC 5041 §4.2, §5.1.1, §7.1 tagged checks).
 func (r *Receiver) handleTagged(b []byte) error {
-	h := &r.seg.Tag
-	payload := r.seg.Payload
+	h := &r.scr.seg.Tag
+	payload := r.scr.seg.Payload
 	n := len(payload)
 	if n > 0 {
 		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
@@ -302,7 +312,7 @@ func (r *Receiver) handleTagged(b []byte) error {
 	if !h.Last {
 		return nil
 	}
-	r.msg = Message{Tagged: true, Tag: *h, Length: int(r.tag.length), FirstTO: r.tag.firstTO}
+	r.scr.msg = Message{Tagged: true, Tag: *h, Length: int(r.tag.length), FirstTO: r.tag.firstTO}
 	r.tag.active, r.tag.haveTag = false, false
 	return r.deliver(b)
 }
@@ -310,14 +320,14 @@ func (r *Receiver) handleTagged(b []byte) error {
 // handleUntagged validates, places and, on L, delivers one untagged segment
 // (RFC 5041 §4.3, §5.1.2, §7.1 untagged checks).
 func (r *Receiver) handleUntagged(b []byte) error {
-	h := &r.seg.Untag
+	h := &r.scr.seg.Untag
 	if err := r.ulp.CheckUntagged(h); err != nil {
 		return r.fail(b, err, nil)
 	}
 	if uint64(h.QN) >= uint64(len(r.queues)) { // check 1
 		return r.fail(b, &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidQN}, nil)
 	}
-	payload := r.seg.Payload
+	payload := r.scr.seg.Payload
 	mo := uint64(h.MO)
 	end := mo + uint64(len(payload))
 
@@ -350,7 +360,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	q.prog.reset()
 	r.mu.Unlock()
 
-	r.msg = Message{Untag: *h, Length: int(end), Buffer: buf[:end], Cookie: cookie}
+	r.scr.msg = Message{Untag: *h, Length: int(end), Buffer: buf[:end], Cookie: cookie}
 	return r.deliver(b)
 }
 
@@ -387,11 +397,11 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	return nil
 }
 
-// deliver hands r.msg to the ULP (RFC 5041 §5.4); an error it returns fails
+// deliver hands r.scr.msg to the ULP (RFC 5041 §5.4); an error it returns fails
 // the stream like a DDP error.
 func (r *Receiver) deliver(b []byte) error {
-	if err := r.ulp.Deliver(&r.msg); err != nil {
-		m := r.msg
+	if err := r.ulp.Deliver(&r.scr.msg); err != nil {
+		m := r.scr.msg
 		return r.fail(b, err, &m)
 	}
 	return nil
