@@ -122,8 +122,8 @@ type Endpoint struct {
 	pd      *PD
 	dev     *Device
 	s       llp.Stream
-	ird     int
-	ord     int
+	ird     int32 // 32 bits (and the flags grouped below): thousands of
+	ord     int32 // streams have an endpoint each
 	sqDepth int
 	rqDepth int
 	sendCQ  *CQ
@@ -142,8 +142,12 @@ type Endpoint struct {
 	// txHeld: a request went to DDP with SendUntaggedMore and the LLP may
 	// still hold it; the transmit loop flushes before it stops. Guarded
 	// by sendMu.
-	txHeld  bool
-	scratch [AtomicRequestLen]byte
+	txHeld bool
+	// scratch holds the messages RDMAP sends from the endpoint: the RTR's
+	// zero-length Read Request, Immediate Data, Atomic Responses (Read
+	// and Atomic Requests have their own, sendReq.body). Guarded by
+	// sendMu.
+	scratch [ReadRequestLen]byte // checked below: the largest of the three
 
 	down atomic.Bool // state == stateDown, readable without mu
 
@@ -174,7 +178,6 @@ type Endpoint struct {
 	// afterDone are the AfterDone functions still to run; finished is
 	// set once Done is closed. Guarded by mu.
 	afterDone []func()
-	finished  bool
 	// txLoopFn and respLoopFn are the loops as func values made once:
 	// "go e.txLoop()" would allocate a closure for each start.
 	txLoopFn, respLoopFn func()
@@ -194,11 +197,13 @@ type Endpoint struct {
 	// respLast: the message being sent is a Read or Atomic Response whose
 	// last segment frees the IRD slot; guarded by sendMu.
 	respLast   bool
+	finished   bool // Done closed (AfterDone); guarded by mu
+	cqOverflow bool
+	termSent   bool // this endpoint put a Terminate on the wire
 	nextReqID  uint32
 	recvSeq    uint64
-	cqOverflow bool
 	closeWait  chan struct{} // closed and replaced on progress while Close waits
-	sent       terminateRecord
+	termErr    error         // the LLP's error sending the Terminate
 	// ctr holds the counters, made by the first message sent or received
 	// (an idle stream's endpoint is 280 octets smaller without them).
 	ctr atomic.Pointer[epCounters]
@@ -209,13 +214,11 @@ type Endpoint struct {
 	parts atomic.Int32
 }
 
-// terminateRecord remembers the Terminate this endpoint put on the wire.
-type terminateRecord struct {
-	sent bool
-	err  error
-}
-
 var _ ddp.ULP = (*ddpULP)(nil)
+
+// Endpoint.scratch holds a Read Request, Immediate Data or an Atomic
+// Response: a negative constant here would not compile.
+const _ = uint(ReadRequestLen-ImmediateLen) + uint(ReadRequestLen-AtomicResponseLen)
 
 // NewEndpoint creates an RDMAP Stream of this PD on the established LLP
 // stream s (RFC 5040 §6.1: s is already in RDMA mode). The endpoint owns s
@@ -237,8 +240,8 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		pd:      pd,
 		dev:     pd.dev,
 		s:       s,
-		ird:     norm(cfg.IRD, DefaultIRD),
-		ord:     norm(cfg.ORD, DefaultORD),
+		ird:     int32(min(norm(cfg.IRD, DefaultIRD), math.MaxInt32)),
+		ord:     int32(min(norm(cfg.ORD, DefaultORD), math.MaxInt32)),
 		sqDepth: norm(cfg.SQDepth, DefaultSQDepth),
 		rqDepth: norm(cfg.RQDepth, DefaultRQDepth),
 		sendCQ:  cfg.SendCQ,
@@ -276,10 +279,10 @@ func (e *Endpoint) RecvCQ() *CQ { return e.recvCQ }
 func (e *Endpoint) PD() *PD { return e.pd }
 
 // IRD and ORD return the effective limits.
-func (e *Endpoint) IRD() int { return e.ird }
+func (e *Endpoint) IRD() int { return int(e.ird) }
 
 // ORD returns the effective outbound Read/Atomic limit.
-func (e *Endpoint) ORD() int { return e.ord }
+func (e *Endpoint) ORD() int { return int(e.ord) }
 
 // LLPInfo describes the LLP stream under the endpoint: its kind, stream
 // identifier, addresses and segment counters (llp.Info).
@@ -348,7 +351,7 @@ func (e *Endpoint) Start() error {
 	}
 	// The internal queues are DDP credit queues: no memory until a
 	// message arrives, one buffer per queue afterwards (ddp.PostCredits).
-	for qn, sz := range internalQueues(e.ird, e.ord) {
+	for qn, sz := range internalQueues(int(e.ird), int(e.ord)) {
 		if sz.n == 0 {
 			continue
 		}

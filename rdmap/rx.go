@@ -384,7 +384,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	if e.respHeld {
 		n++
 	}
-	if n >= e.ird {
+	if n >= int(e.ird) {
 		// Linux siw answers an IRQ overflow with RDMAP / Remote Operation /
 		// "catastrophic error, localized to RDMAP Stream" (siw_init_rresp).
 		f := &rxFault{code: iwarp.TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird)}

@@ -123,7 +123,7 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 				aborted = true
 			}
 			e.mu.Lock()
-			e.sent = terminateRecord{sent: err == nil, err: err}
+			e.termSent, e.termErr = err == nil, err
 			e.mu.Unlock()
 			if err == nil {
 				e.counters().countSent(OpTerminate, 0)
@@ -150,5 +150,5 @@ const abortGrace = 500 * time.Millisecond
 func (e *Endpoint) TerminateSent() (bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.sent.sent, e.sent.err
+	return e.termSent, e.termErr
 }

@@ -52,7 +52,7 @@ func (e *Endpoint) takeLocked() *sendReq {
 	for e.sq.len() > 0 && e.sq.front().canceled {
 		e.sq.pop()
 	}
-	if e.issuing || !e.txReady || e.sq.len() == 0 || (isORD(e.sq.front().wr.Op) && e.orq.len() >= e.ord) {
+	if e.issuing || !e.txReady || e.sq.len() == 0 || (isORD(e.sq.front().wr.Op) && e.orq.len() >= int(e.ord)) {
 		return nil
 	}
 	r := e.sq.pop()
@@ -175,7 +175,7 @@ func (e *Endpoint) nextReadyLocked() bool {
 		if r.canceled {
 			continue
 		}
-		return !isORD(r.wr.Op) || e.orq.len() < e.ord
+		return !isORD(r.wr.Op) || e.orq.len() < int(e.ord)
 	}
 	return false
 }
