@@ -14,25 +14,25 @@ type postedBuf struct {
 // shrinks, so a steady post/deliver cycle allocates nothing.
 type bufRing struct {
 	items []postedBuf
-	head  int
-	n     int
+	head  int32 // 32 bits: a Receiver has four rings, and thousands of
+	n     int32 // streams a Receiver each (at most 2^31-1 buffers)
 }
 
-func (r *bufRing) len() int { return r.n }
+func (r *bufRing) len() int { return int(r.n) }
 
 func (r *bufRing) push(p postedBuf) {
-	if r.n == len(r.items) {
+	if int(r.n) == len(r.items) {
 		size := 2 * len(r.items)
 		if size == 0 {
 			size = 2 // an idle stream posts one or two buffers
 		}
 		items := make([]postedBuf, size)
-		for i := 0; i < r.n; i++ {
-			items[i] = r.items[(r.head+i)%len(r.items)]
+		for i := range int(r.n) {
+			items[i] = r.items[(int(r.head)+i)%len(r.items)]
 		}
 		r.items, r.head = items, 0
 	}
-	r.items[(r.head+r.n)%len(r.items)] = p
+	r.items[(int(r.head)+int(r.n))%len(r.items)] = p
 	r.n++
 }
 
@@ -43,7 +43,7 @@ func (r *bufRing) front() *postedBuf { return &r.items[r.head] }
 func (r *bufRing) pop() postedBuf {
 	p := r.items[r.head]
 	r.items[r.head] = postedBuf{} // do not retain the ULP's memory
-	r.head = (r.head + 1) % len(r.items)
+	r.head = int32((int(r.head) + 1) % len(r.items))
 	r.n--
 	return p
 }

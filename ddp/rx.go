@@ -129,7 +129,7 @@ func NewReceiver(ulp ULP, numQueues int) *Receiver {
 // message it will receive: 1 for the first buffer of a queue, then one more
 // for each (modulo 2^32, RFC 5041 §4.3). The buffer belongs to the Receiver
 // until it is delivered (Message.Buffer) or returned by Drain. It fails with
-// ErrBadQueue for an unknown qn, ErrQueueFull with 2^31 buffers waiting, and
+// ErrBadQueue for an unknown qn, ErrQueueFull with 2^31-1 buffers waiting, and
 // an error wrapping ErrStopped after a receive failure, Drain, or the end of
 // the LLP stream. Safe for concurrent use.
 func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint32, err error) {
@@ -145,7 +145,7 @@ func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint3
 	if q.credSize > 0 {
 		return 0, fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, ErrCreditQueue)
 	}
-	if q.bufs.len() >= 1<<31 {
+	if q.bufs.len() >= math.MaxInt32 {
 		return 0, fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
 	}
 	msn = q.headMSN + uint32(q.bufs.len())

@@ -33,8 +33,9 @@ type CQ struct {
 	wake   chan struct{}
 	notify chan struct{}
 	// ready holds the functions AfterReady registered, run (each once) by
-	// the next push. Guarded by mu.
-	ready []func()
+	// the next push; made by the first (a pointer: 16 octets less in
+	// every CQ). Guarded by mu.
+	ready *[]func()
 }
 
 // NewCQ returns a completion queue holding depth completions (minimum 1).
@@ -86,8 +87,12 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 	} else {
 		cq.ring.push(c)
 	}
-	wake, notify, ready := cq.wake, cq.notify, cq.ready
-	cq.ready = nil
+	wake, notify := cq.wake, cq.notify
+	var ready []func()
+	if cq.ready != nil {
+		ready = *cq.ready
+		cq.ready = nil
+	}
 	cq.mu.Unlock()
 	signal(wake)
 	signal(notify)
@@ -107,7 +112,10 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 func (cq *CQ) AfterReady(f func()) {
 	cq.mu.Lock()
 	if cq.ring.len()+len(cq.overflow) == 0 {
-		cq.ready = append(cq.ready, f)
+		if cq.ready == nil {
+			cq.ready = new([]func())
+		}
+		*cq.ready = append(*cq.ready, f)
 		cq.mu.Unlock()
 		return
 	}

@@ -94,7 +94,7 @@ type Session struct {
 	txMu        sync.Mutex
 	txSSN       uint16
 	ssnBuf      [pmtu.DDPSSNLen]byte
-	parts       [3][]byte
+	parts       *[3][]byte // WriteMsg's arguments, made by the first send (64 octets an idle session does without)
 	termSent    bool
 	termPending atomic.Bool
 	sendClosed  atomic.Bool
@@ -167,6 +167,9 @@ func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 		return s.sendErr()
 	}
 	binary.BigEndian.PutUint16(s.ssnBuf[:], s.txSSN)
+	if s.parts == nil {
+		s.parts = new([3][]byte)
+	}
 	s.parts[0], s.parts[1], s.parts[2] = s.ssnBuf[:], hdr, payload
 	var err error
 	if more {

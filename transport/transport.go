@@ -448,8 +448,9 @@ type Handler interface {
 // Starter is a Handler whose streams need no goroutine while idle: the
 // Listener calls Start instead of Serve. Start returns at once; the stream
 // lives until its endpoint ends, which the handler brings about by
-// closing or aborting it when it is done with the stream (the Listener
-// aborts it when Serve's context ends). Where Serve would block waiting
+// closing or aborting it when it is done with the stream (when Serve's
+// context ends the Listener closes the streams left, aborting those that
+// do not finish within 2 s, as it ends their association). Where Serve would block waiting
 // for the peer, a Starter registers for what it waits for
 // (rdmap.CQ.AfterReady, rdmap.Endpoint.AfterDone) and runs its goroutine
 // only while the stream has work, so that thousands of idle streams cost
@@ -715,20 +716,15 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 			h.Dropped(peer)
 			continue
 		}
-		wg.Add(1)
 		if st, ok := h.(Starter); ok {
-			// No goroutine while the stream lives: the endpoint's end
-			// (the handler's doing, the peer's, or ctx's) releases it.
-			ep := s.Endpoint()
-			stop := context.AfterFunc(ctx, func() { _ = ep.Abort() })
-			ep.AfterDone(func() {
-				stop()
-				<-s.Done()
-				wg.Done()
-			})
-			st.Start(ctx, peer, ep)
+			// Nothing per stream while it lives: the stream manager
+			// forgets it when its endpoint ends (the handler's doing or
+			// the peer's), and closes what is left when ctx ends (m.Close
+			// below, after the Serve goroutines).
+			st.Start(ctx, peer, s.Endpoint())
 			continue
 		}
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			h.Serve(ctx, peer, s.Endpoint())
