@@ -45,32 +45,33 @@ type Params struct {
 // checked against the legal sequences of §6.2–§6.4; a violation terminates
 // this session only.
 type Session struct {
-	a      *Association
-	sl     *slot
-	sid    uint16
-	params Params
-
+	a     *Association
+	sl    *slot
+	sid   uint16
 	state atomic.Uint32 // sessState; written under mu
+	// The fields are ordered so that the flags share words: an idle
+	// stream costs its session at each end.
+	params Params
 
 	mu        sync.Mutex
 	sentFinal bool
 	rxFinal   bool
-	finalAt   time.Time
 	resetDone bool
 	counted   bool // counted in Association.live
-	closeErr  error
-	linger    *time.Timer
-	openRes   chan error // active side: reply to the Initiate
 	// withdrawing: the active side's Open ended before the reply; the
 	// Terminate that withdraws it waits for that reply (RFC 5043 §6.6).
 	withdrawing bool
-	incoming    *Incoming // passive side, until decided
 	// A passive session started by chunks that precede its Initiate
 	// (Association.startSession): earlyCounted while it is counted in
-	// Association.early, earlyTimer ends the wait, earlyFresh when the
-	// stream never carried a session before.
+	// Association.early, earlyTimer (below) ends the wait, earlyFresh
+	// when the stream never carried a session before.
 	earlyCounted bool
 	earlyFresh   bool
+	finalAt      time.Time
+	closeErr     error
+	linger       *time.Timer
+	openRes      chan error // active side: reply to the Initiate
+	incoming     *Incoming  // passive side, until decided
 	earlyTimer   *time.Timer
 
 	// gapTimer runs while chunks are held waiting for a missing DDP-SSN
@@ -80,10 +81,10 @@ type Session struct {
 	ro       reorder
 	h        llp.Handler
 	started  bool
+	rxBroken bool
+	closedOK bool      // HandleClosed delivered
 	queue    []*[]byte // segments received before Start
 	queued   int
-	rxBroken bool
-	closedOK bool // HandleClosed delivered
 	// unoffered is the Incoming of an Initiate just admitted, handed to
 	// Accept by offerIncoming.
 	unoffered *Incoming
