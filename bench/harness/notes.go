@@ -35,12 +35,12 @@ stream costs, both ends in this process: the growth with 257 streams less
 the growth with 1, over 256, so the association's own state (about 500 KiB
 for sctp-native: its buffer pool, send and receive tables) is not spread
 over the streams; the bench server's record, Setup receive and deadline
-timer for a stream (about 1 KiB) are in it. sctp-native is above the 4 KiB
-target: at each end the RDMAP endpoint (0.6 KiB), the DDP receiver with its
-four queues (0.6 KiB), the sctpllp session (0.5 KiB), two CQs (0.3 KiB),
-the stream manager's record (0.2 KiB); 10,000 streams in transport's
-BenchmarkManyStreams, without the bench server, cost 5.6 KiB each for both
-ends (6.5 before the changes of this day, 9.0 with a goroutine per stream
+timer for a stream (about 1 KiB) are in it. sctp-native: at each end the
+RDMAP endpoint (512 octets), the DDP receiver with its four queues (448), the
+sctpllp session (384), two CQs (96 each), the stream manager's record, the
+DDP sender; 10,000 streams in transport's BenchmarkManyStreams, without the
+bench server, cost 3.94–4.01 KiB each for both ends (6.5 before the changes
+of this day, 9.0 with a goroutine per stream
 at the server). **mpa** has a TCP connection per stream: 25 KiB for both
 ends, of which about 10 KiB are the stacks of three goroutines (each end's
 MPA reader, the listener's per-connection one), 8 KiB the two 4 KiB
