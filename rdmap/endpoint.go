@@ -487,17 +487,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 	// Issued here, as the transmit loop would; kickTxLocked waits
 	// (draining) so that the loop does not start for the rest meanwhile.
 	e.draining = true
-	for e.state != stateDown {
-		t := e.takeLocked()
-		if t == nil {
-			break
-		}
-		hold := holdable(t.wr.Op) && e.nextReadyLocked()
-		e.mu.Unlock()
-		err := e.issueHold(t, hold)
-		e.mu.Lock()
-		e.issuedLocked(t, err)
-	}
+	e.issueAllLocked()
 	e.draining = false
 	e.kickTxLocked() // for requests still waiting (an ORD slot)
 	e.mu.Unlock()

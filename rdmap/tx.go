@@ -132,32 +132,32 @@ func (e *Endpoint) txLoop() {
 		e.txReady = true
 		e.mu.Unlock()
 	}
-	for {
-		e.mu.Lock()
-		var r *sendReq
-		if e.state != stateDown {
-			r = e.takeLocked()
-		}
+	e.mu.Lock()
+	e.issueAllLocked()
+	e.txRunning = false
+	e.mu.Unlock()
+	e.flushHeld()
+}
+
+// issueAllLocked issues, in submission order, every request takeLocked
+// gives, releasing mu around each issue. A Read or Atomic Request with
+// another request right behind it that may go at once leaves with it: the
+// requests a user posts together reach the LLP as one packet or one
+// writev, not one system call each. Only requests whose message RDMAP
+// owns (sendReq.body) are held: a Send's or Write's buffer is the user's
+// again once DDP has it (RFC 5040 §5.5 rule 14). The caller flushes what
+// the last may have left held (flushHeld). mu is held.
+func (e *Endpoint) issueAllLocked() {
+	for e.state != stateDown {
+		r := e.takeLocked()
 		if r == nil {
-			e.txRunning = false
-			e.mu.Unlock()
-			e.flushHeld()
 			return
 		}
-		// A Read or Atomic Request with another request right behind it
-		// that may go at once leaves with it: the requests a user posts
-		// together reach the LLP as one packet or one writev, not one
-		// system call each. Only requests whose message RDMAP owns
-		// (sendReq.body) are held: a Send's or Write's buffer is the
-		// user's again once DDP has it (RFC 5040 §5.5 rule 14).
 		hold := holdable(r.wr.Op) && e.nextReadyLocked()
 		e.mu.Unlock()
-
 		err := e.issueHold(r, hold)
-
 		e.mu.Lock()
 		e.issuedLocked(r, err)
-		e.mu.Unlock()
 	}
 }
 
