@@ -71,7 +71,8 @@ func (t *target) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 
 // Example_operations shows every RDMAP operation between two programs:
 // the STag and offset reach the initiator in a Send, then it Writes,
-// Reads, adds atomically and Writes with Immediate Data. The code is the
+// Reads (a list of four, Endpoint.PostSends), adds atomically and Writes
+// with Immediate Data. The code is the
 // same for each lower layer.
 func Example_operations() {
 	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
@@ -115,8 +116,21 @@ func Example_operations() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := ep.Read(ctx, sink, 0, 20, stag, to); err != nil {
+		// Four Reads of five octets each, posted as one list: they leave
+		// together (one SCTP packet, one MPA writev) and complete in order
+		// on the send CQ (RFC 5040 §5.5 rules 13, 15).
+		var reads []rdmap.SendWR
+		for i := range 4 {
+			reads = append(reads, rdmap.SendWR{ID: uint64(i), Op: rdmap.WRRead, Sink: sink,
+				SinkOffset: uint64(i) * 5, Length: 5, RemoteSTag: stag, RemoteTO: to + uint64(i)*5})
+		}
+		if _, err := ep.PostSends(reads); err != nil {
 			log.Fatal(err)
+		}
+		for range reads {
+			if c, err := ep.SendCQ().Poll(ctx); err != nil || c.Err != nil {
+				log.Fatal(err, c.Err)
+			}
 		}
 		// Fetch and Add on an 8-octet aligned word (RFC 7306 §5.1).
 		first, _ := ep.FetchAdd(ctx, stag, to+64, 5, 0)
