@@ -253,6 +253,23 @@ func (tl *tool) waitServer(t *testing.T) string {
 	}
 }
 
+// tryWait is wait without failing on a hang: a tool still running after
+// d is killed and reported with false.
+func (tl *tool) tryWait(t *testing.T, d time.Duration) (string, bool) {
+	t.Helper()
+	select {
+	case err := <-tl.done:
+		tl.done <- err
+		require.NoError(t, err, "%s output:\n%s", tl.cmd.Path, tl.output())
+		return tl.output(), true
+	case <-time.After(d):
+		_ = tl.cmd.Process.Kill()
+		err := <-tl.done
+		tl.done <- err
+		return tl.output(), false
+	}
+}
+
 // wait waits for the tool to exit with status 0 and returns its output.
 func (tl *tool) wait(t *testing.T) string {
 	t.Helper()
