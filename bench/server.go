@@ -83,6 +83,9 @@ type Server struct {
 	cfg    ServerConfig
 	pd     *rdmap.PD
 	active atomic.Int64
+	// started counts the streams Start handed to goroutines of their own
+	// (transport.Starter), which Run waits for.
+	started sync.WaitGroup
 	// reserved is the buffer memory promised to the streams being served.
 	reserved atomic.Int64
 	stats    serverCounters
@@ -134,6 +137,7 @@ func NewServer(cfg ServerConfig) *Server {
 // when every goroutine has finished.
 func (s *Server) Run(ctx context.Context, ln *transport.Listener) error {
 	err := ln.Serve(ctx, s.pd, s)
+	s.started.Wait() // the streams Start left to their own goroutines
 	s.mu.Lock()
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
@@ -287,8 +291,10 @@ var _ transport.Starter = (*Server)(nil)
 func (s *Server) Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
 	admitted := time.Now()
 	var once sync.Once
+	s.started.Add(1) // Run waits for it
 	run := func() {
 		once.Do(func() {
+			defer s.started.Done()
 			s.serveFrom(ctx, peer, ep, admitted)
 			_ = ep.Abort()
 		})
