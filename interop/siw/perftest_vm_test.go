@@ -200,16 +200,33 @@ func perftestScenarios(t *testing.T, addr string) {
 				record(v.String(), tool+" (siw)", tool+" (siw)", "peer reference", cli.figure(), srv.figure())
 			})
 			t.Run("perftest-ours-client-vs-"+tool+"-s"+sfx, func(t *testing.T) {
-				p := nextPort()
-				s := startTool(t, tool, perftestArgs(p)...)
-				waitListen(t, p)
-				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-				defer cancel()
-				r, err := PerftestClient(ctx, fmt.Sprintf("%s:%d", addr, p), PerftestConfig{Verb: v, Size: perftestSize,
-					Iters: perftestIters, MPA: perftestMPA})
-				require.NoError(t, err, "%s -R server output:\n%s", tool, s.output())
-				out := s.wait(t)
-				srv := parsePerftest(out)
+				var r PerftestResult
+				var srv perftestFigures
+				var out string
+				for attempt := 1; ; attempt++ {
+					p := nextPort()
+					s := startTool(t, tool, perftestArgs(p)...)
+					waitListen(t, p)
+					ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+					var err error
+					r, err = PerftestClient(ctx, fmt.Sprintf("%s:%d", addr, p), PerftestConfig{Verb: v, Size: perftestSize,
+						Iters: perftestIters, MPA: perftestMPA})
+					cancel()
+					require.NoError(t, err, "%s -R server output:\n%s", tool, s.output())
+					out = s.wait(t)
+					if attempt == 1 && siwServerTeardownError(out) {
+						// Seen once (ib_send_bw, CI of 2026-11-27): every
+						// Send arrived and our client finished the closing
+						// handshake, yet the siw server's QP went to error
+						// as it closed, so its result line ends in an error
+						// (docs/siw-interop.md, open questions). Once more,
+						// logged; twice fails.
+						t.Logf("attempt 1: %s -R reported an error after its figures (%q); once more", tool, lastLine(out))
+						continue
+					}
+					break
+				}
+				srv = parsePerftest(out)
 				require.True(t, srv.HaveLine, "server output:\n%s", out)
 				assert.Equal(t, perftestIters, r.Iters)
 				assert.Equal(t, int64(perftestIters*perftestSize), r.Bytes)
@@ -336,4 +353,17 @@ func perftestScenarios(t *testing.T, addr string) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.verb, r.client, r.server, medianOf(r.clientBW), medianOf(r.serverBW), r.note)
 	}
 	t.Log("\n" + b.String())
+}
+
+// siwServerTeardownError reports the intermittent failure of a perftest
+// server against our client: its figures are printed, followed on the same
+// line by a completion error, and the closing exchange fails.
+func siwServerTeardownError(out string) bool {
+	return strings.Contains(out, "Bad wc status") && strings.Contains(out, "Failed to close connection")
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

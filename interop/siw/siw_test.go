@@ -412,3 +412,16 @@ func TestKnownGuestBug(t *testing.T) {
 		assert.Equal(t, want, knownGuestBug.FindString(line), line)
 	}
 }
+
+func TestSiwServerTeardownError(t *testing.T) {
+	// ib_send_bw -R's output in the CI run of 2026-11-27.
+	failed := " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n" +
+		" 65536      200              0.00               15.85  \t\t   0.000254 Bad wc status 2\n" +
+		" Unable to write from socket/rdma_cm\n Failed to close connection between server and client\n" +
+		" Trying to close this side resources\n"
+	assert.True(t, siwServerTeardownError(failed))
+	assert.Equal(t, "Trying to close this side resources", lastLine(failed))
+	ok := " 65536      200              0.00               35.88  \t\t   0.000574\n"
+	assert.False(t, siwServerTeardownError(ok))
+	assert.False(t, parsePerftest(failed).HaveLine, "the figures line with the error is not taken")
+}
