@@ -58,18 +58,18 @@ func unpackTerm(v uint32) (iwarp.TermCode, bool) {
 
 // countSent records one message of op with n payload octets.
 func (c *epCounters) countSent(op Opcode, n int) {
-	c.sent[op&0xf].Add(1)
 	if n > 0 {
-		c.octetsSent.Add(uint64(n))
+		c.octetsSent.Add(uint64(n)) // before the count: whoever sees the count sees the octets
 	}
+	c.sent[op&0xf].Add(1)
 }
 
 // countRecv records one accepted message of op that placed n octets.
 func (c *epCounters) countRecv(op Opcode, n int) {
-	c.recv[op&0xf].Add(1)
 	if n > 0 {
-		c.octetsIn.Add(uint64(n))
+		c.octetsIn.Add(uint64(n)) // before the count, as in countSent
 	}
+	c.recv[op&0xf].Add(1)
 }
 
 // counters returns the endpoint's counters, making them on first use.

@@ -53,10 +53,16 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 		poll(t, p.rcqB)
 	}
 
-	a, b := p.a.Stats(), p.b.Stats()
 	want := map[Opcode]uint64{OpWrite: 2, OpReadRequest: 1, OpSend: 1, OpSendSE: 1, OpSendInvalidate: 1,
 		OpSendSEInvalidate: 1, OpImmediate: 1, OpImmediateSE: 1, OpAtomicRequest: 1}
 	back := map[Opcode]uint64{OpReadResponse: 1, OpAtomicResponse: 1}
+	// The responder counts a response once DDP has taken it, which can be
+	// after the requester has placed it and completed its work request.
+	require.Eventually(t, func() bool {
+		st := p.b.Stats()
+		return st.Sent[OpReadResponse] == 1 && st.Sent[OpAtomicResponse] == 1
+	}, 5*time.Second, time.Millisecond)
+	a, b := p.a.Stats(), p.b.Stats()
 	for op := range Opcode(NumOpcodes) {
 		assert.Equal(t, want[op], a.Sent[op], "active sent %v", op)
 		assert.Equal(t, want[op], b.Received[op], "passive received %v", op)
