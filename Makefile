@@ -97,12 +97,14 @@ soak:
 # description, and the PNG plots (gonum/plot: throughput and round trip
 # against message size per LLP, streams scaling), into .cache/bench/ (the
 # tracked docs stay as they are). make bench-docs writes them into
-# docs/benchmarks.md and docs/img, to commit. Set GOGC to compare.
+# docs/benchmarks.md and docs/img, to commit, as medians of 5 runs (a
+# configuration moves by 10-15% between runs on a shared 2-core host). Set
+# GOGC to compare.
 bench:
 	$(GO) run ./cmd/sctp-rdma harness --out .cache/bench/benchmarks.md
 
 bench-docs:
-	$(GO) run ./cmd/sctp-rdma harness --out docs/benchmarks.md
+	$(GO) run ./cmd/sctp-rdma harness --runs 5 --out docs/benchmarks.md
 
 # make bench-veth: RDMA Write 64 KiB on each LLP between two network
 # namespaces joined by veth at MTU 1500 (root; medians of RUNS rounds and
