@@ -26,7 +26,12 @@ receive buffers. Credits come every half window (every quarter was slower
 over MPA: each credit is a message and a wake-up at both ends). Three runs
 each of windows 16, 64 and 128: sctp-native 0.74–0.83, 0.88–0.92, 0.96–0.99;
 MPA 0.62–0.74, 0.78–0.85, 0.73–0.91 (the same configuration moves ±15%
-between runs here). What is left is the receiver's per-message work the raw
+between runs here). The harness's shorter runs (64 MiB) then lagged the
+benchmark's: the 128 receive buffers of 64 KiB were fresh memory whose
+pages were faulted in by the first octets placed in them, during the run
+(2,048 faults). bench now touches a test's buffers before its clock starts,
+as an RDMA registration pins them (` + "`sctp-rdma harness --no-sweep --runs 3`" + `,
+four alternated pairs: MPA Send 0.63–0.77 before, 0.82–0.97 after). What is left is the receiver's per-message work the raw
 flow does not have (a receive completion, a wake-up of the polling
 goroutine, a repost).
 
