@@ -37,6 +37,11 @@ type Config struct {
 	Duration time.Duration
 	// Latency selects the latency variant (ping-pong, one in flight).
 	Latency bool
+	// Events makes both sides of a Send or Write-with-Immediate ping-pong
+	// wait for each completion in the test's goroutine (perftest's -e)
+	// instead of taking it in a CQ handler where it is made (Setup's
+	// FlagEvents).
+	Events bool
 	// Inline posts Sends, Writes and Writes with Immediate of at most this
 	// many octets inline (rdmap.SendWR.Inline, perftest's -I); 0: never.
 	// At most rdmap.MaxInline.
@@ -125,6 +130,9 @@ func (c *Config) setup(reverse bool) Setup {
 	}
 	if c.Latency {
 		s.Flags |= FlagLatency
+	}
+	if c.Events {
+		s.Flags |= FlagEvents
 	}
 	return s
 }

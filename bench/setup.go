@@ -17,6 +17,12 @@ const (
 	FlagReverse uint8 = 1 << 0
 	// FlagLatency selects the latency variant (one operation in flight).
 	FlagLatency uint8 = 1 << 1
+	// FlagEvents makes both sides of a latency ping-pong (Send, Write
+	// with Immediate) wait for each completion in the test's goroutine
+	// (perftest's -e, --events) instead of taking it in a CQ handler on
+	// the goroutine that received the message (rdmap.CQ.SetHandler, the
+	// counterpart of perftest's default busy polling).
+	FlagEvents uint8 = 1 << 2
 )
 
 // MaxDepth is the largest number of operations in flight per stream.
@@ -73,12 +79,15 @@ func (s *Setup) Reverse() bool { return s.Flags&FlagReverse != 0 }
 // Latency reports FlagLatency.
 func (s *Setup) Latency() bool { return s.Flags&FlagLatency != 0 }
 
+// Events reports FlagEvents.
+func (s *Setup) Events() bool { return s.Flags&FlagEvents != 0 }
+
 // Validate checks the rules ParseSetup enforces.
 func (s *Setup) Validate() error {
 	switch {
 	case !s.Test.Valid():
 		return malformed("setup", "unknown test %d", s.Test)
-	case s.Flags&^(FlagReverse|FlagLatency) != 0:
+	case s.Flags&^(FlagReverse|FlagLatency|FlagEvents) != 0:
 		return malformed("setup", "reserved flags %#x set", s.Flags)
 	case s.Size == 0:
 		return malformed("setup", "zero message size")

@@ -206,6 +206,9 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	if s.Test == TestPing {
 		return c.pingActive(ctx)
 	}
+	if s.handled() {
+		return c.activePong(ctx)
+	}
 	d, window := s.depth(), uint64(s.rxDepth())
 	postedAt := make([]time.Time, d)
 	lat := newLatRecorder(s.Latency())
@@ -382,6 +385,9 @@ func (c *conn) appendOps(b []rdmap.SendWR, seq uint64, local []byte) []rdmap.Sen
 // saw. Receive buffers are reposted before credits are returned.
 func (c *conn) passive(ctx context.Context) (Report, error) {
 	s := c.setup
+	if s.handled() {
+		return c.passivePong(ctx)
+	}
 	// A credit per half window: more often costs a message and a wake-up
 	// each (measured slower over MPA with a window of 64), less often
 	// leaves the active side waiting.

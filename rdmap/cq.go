@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // CQ is a completion queue. Endpoints push completions; the user polls.
@@ -36,6 +37,13 @@ type CQ struct {
 	// the next push; made by the first (a pointer: 16 octets less in
 	// every CQ). Guarded by mu.
 	ready *[]func()
+	// handler is SetHandler's function (nil: none), read without mu by
+	// the receive path. hPending: completions were added since the
+	// handler last started and somebody (a receive path that will
+	// dispatch, a goroutine of its own, the running call) will run it;
+	// hRunning: a call is in progress. Guarded by mu.
+	handler            atomic.Pointer[func()]
+	hPending, hRunning bool
 }
 
 // NewCQ returns a completion queue holding depth completions (minimum 1).
@@ -78,14 +86,22 @@ func (cq *CQ) Err() error {
 	return nil
 }
 
-// push adds c; it reports whether c overflowed the CQ.
-func (cq *CQ) push(c Completion) (overflow bool) {
+// push adds c; it reports whether c overflowed the CQ. deferred says that
+// the caller's goroutine runs the handler (dispatch) once it holds no
+// lock of the endpoint; otherwise a goroutine of its own does, unless a
+// run is already due.
+func (cq *CQ) push(c Completion, deferred bool) (overflow bool) {
 	cq.mu.Lock()
 	if cq.ring.len() == int(cq.depth) {
 		cq.overflow = append(cq.overflow, c)
 		cq.overflowed, overflow = true, true
 	} else {
 		cq.ring.push(c)
+	}
+	spawn := false
+	if cq.handler.Load() != nil {
+		spawn = !cq.hPending && !cq.hRunning && !deferred
+		cq.hPending = true
 	}
 	wake, notify := cq.wake, cq.notify
 	var ready []func()
@@ -99,7 +115,72 @@ func (cq *CQ) push(c Completion) (overflow bool) {
 	for _, f := range ready {
 		go f()
 	}
+	if spawn {
+		go cq.dispatch()
+	}
 	return overflow
+}
+
+// SetHandler makes f the CQ's completion handler, called after
+// completions are added; f takes them with TryPoll or PollN. nil removes
+// the handler. It is the direct hand-off of a completion, what a kernel
+// consumer's completion handler is to an RDMA device (and what polling
+// the CQ without sleeping is to perftest): a completion made by an
+// arriving message (a Send received, a Read Response or Atomic Response
+// placed) is handed to f by the goroutine that received the message, once
+// it has processed it and holds no lock of the endpoint — no goroutine
+// is woken for it. Completions made elsewhere (a Send handed to the LLP
+// by a poster, a flush) are handed to f by a goroutine of its own. Calls
+// of f never overlap; completions added while f runs lead to one more
+// call. If the CQ holds completions, a goroutine of its own calls f soon.
+//
+// f runs on the goroutine that receives the endpoint's messages: until
+// it returns, the endpoint (and, over MPA, the connection) receives
+// nothing. It must not block: it may post work requests (PostSend,
+// PostSends, PostRecv; a small request to an idle send queue is handed to
+// the LLP from f itself), but not wait for a completion (Poll, or a
+// blocking helper such as Read or Send), which only the blocked goroutine
+// could deliver. Poll, Notify and AfterReady keep working beside it.
+func (cq *CQ) SetHandler(f func()) {
+	cq.mu.Lock()
+	if f == nil {
+		cq.handler.Store(nil)
+		cq.mu.Unlock()
+		return
+	}
+	cq.handler.Store(&f)
+	spawn := cq.ring.len()+len(cq.overflow) > 0 && !cq.hPending && !cq.hRunning
+	if spawn {
+		cq.hPending = true
+	}
+	cq.mu.Unlock()
+	if spawn {
+		go cq.dispatch()
+	}
+}
+
+// handled reports whether the CQ has a handler.
+func (cq *CQ) handled() bool { return cq.handler.Load() != nil }
+
+// dispatch runs the handler while a run is due and no other call runs.
+func (cq *CQ) dispatch() {
+	cq.mu.Lock()
+	if !cq.hPending || cq.hRunning {
+		cq.mu.Unlock()
+		return
+	}
+	cq.hRunning = true
+	for cq.hPending {
+		cq.hPending = false
+		f := cq.handler.Load()
+		cq.mu.Unlock()
+		if f != nil {
+			(*f)()
+		}
+		cq.mu.Lock()
+	}
+	cq.hRunning = false
+	cq.mu.Unlock()
 }
 
 // AfterReady arranges for f to run once, in a goroutine of its own, when

@@ -201,6 +201,11 @@ type Endpoint struct {
 	cqOverflow bool
 	termSent   bool // this endpoint put a Terminate on the wire
 	nextReqID  uint32
+	// rxEmit: the receive path is emitting (rxEmitBegin); rxDeferred:
+	// the CQs whose handler it will run (dispatchHandlers). Written
+	// under mu by the receiving goroutine only.
+	rxEmit     bool
+	rxDeferred uint8
 	recvSeq    uint64
 	closeWait  chan struct{} // closed and replaced on progress while Close waits
 	termErr    error         // the LLP's error sending the Terminate
@@ -378,10 +383,38 @@ type rxHandler struct{ e *Endpoint }
 
 // HandleSegment implements llp.Handler.
 func (h rxHandler) HandleSegment(seg []byte) error {
-	h.e.rxMu.Lock()
-	err := h.e.recv.HandleSegment(seg)
-	h.e.rxMu.Unlock()
+	e := h.e
+	e.rxMu.Lock()
+	err := e.recv.HandleSegment(seg)
+	// rxDeferred is written under mu by this goroutine only (rxEmit):
+	// read here, by the same goroutine, it needs no lock.
+	deferred := e.rxDeferred
+	e.rxDeferred = 0
+	e.rxMu.Unlock()
+	if deferred != 0 {
+		e.dispatchHandlers(deferred)
+	}
 	return err
+}
+
+// rxEmit marks the receive path's own critical sections: completions it
+// emits to a CQ with a handler are handed to the handler by the
+// receiving goroutine once out of the endpoint's locks (CQ.SetHandler),
+// not by a goroutine started for them. Both run under mu, on the
+// receiving goroutine (rxMu held).
+func (e *Endpoint) rxEmitBegin() { e.rxEmit = true }
+func (e *Endpoint) rxEmitEnd()   { e.rxEmit = false }
+
+// dispatchHandlers runs the handlers of the CQs whose completions the
+// receive path left to it (bit 0: the send CQ, bit 1: the receive CQ),
+// on the receiving goroutine, holding no lock.
+func (e *Endpoint) dispatchHandlers(deferred uint8) {
+	if deferred&1 != 0 {
+		e.sendCQ.dispatch()
+	}
+	if deferred&2 != 0 && e.recvCQ != e.sendCQ {
+		e.recvCQ.dispatch()
+	}
 }
 
 // HandleClosed implements llp.Handler.
@@ -665,7 +698,16 @@ func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c Completion) {
 		waiter <- c // capacity 1, one completion per request
 		return
 	}
-	if cq.push(c) && e.state != stateDown {
+	deferred := e.rxEmit && cq.handled()
+	if deferred {
+		if cq == e.sendCQ {
+			e.rxDeferred |= 1
+		}
+		if cq == e.recvCQ {
+			e.rxDeferred |= 2
+		}
+	}
+	if cq.push(c, deferred) && e.state != stateDown {
 		e.cqOverflow = true
 	}
 }

@@ -287,7 +287,9 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 	}
 	e.orq.pop()
 	e.kickTxLocked() // an ORD slot is free
+	e.rxEmitBegin()
 	e.finishLocked(r, Completion{Length: m.Length})
+	e.rxEmitEnd()
 	e.checkOverflowLocked()
 	return nil
 }
@@ -317,7 +319,9 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 		c.InvalidatedSTag = stag
 	}
 	e.rq.pop()
+	e.rxEmitBegin()
 	e.emitLocked(e.recvCQ, r.waiter, c)
+	e.rxEmitEnd()
 	e.releaseRecvLocked(r)
 	e.checkOverflowLocked()
 	return nil
@@ -442,7 +446,9 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	}
 	e.orq.pop()
 	e.kickTxLocked()
+	e.rxEmitBegin()
 	e.finishLocked(r, Completion{Orig: resp.Orig})
+	e.rxEmitEnd()
 	e.checkOverflowLocked()
 	return e.repost(QNAtomicResponse)
 }

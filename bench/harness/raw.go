@@ -40,8 +40,16 @@ type rawSCTP struct {
 	want   atomic.Int64
 	echo   atomic.Bool
 	arrive chan struct{}
-	echoQ  chan []byte
-	wg     sync.WaitGroup
+	// The round-trip run, driven by the client's receive callback: it
+	// takes each echo on the goroutine that received it and sends the
+	// next message from there, as the RDMA ping-pong's CQ handler does
+	// (bench's handled ping-pong); guarded by mu.
+	mu      sync.Mutex
+	samples []time.Duration
+	left    int
+	t0      time.Time
+	msg     []byte
+	rttErr  error
 }
 
 // newRawSCTP sets up the raw pair of llp (transport.SCTPPion or
@@ -72,7 +80,7 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 		accept = func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
 		dial = func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, cfg) }
 	}
-	r := &rawSCTP{name: llp, ln: ln, arrive: make(chan struct{}, 1), echoQ: make(chan []byte, 64)}
+	r := &rawSCTP{name: llp, ln: ln, arrive: make(chan struct{}, 1)}
 	cl, sv, err := connectPair(ctx, accept, dial)
 	if err != nil {
 		_ = ln.Close()
@@ -90,7 +98,9 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 	var sinkOff int
 	r.sv.Start(func(sid uint16, ppid uint32, b []byte) {
 		if r.echo.Load() {
-			r.echoQ <- append([]byte(nil), b...)
+			// Echoed from the receiving goroutine, as the RDMA
+			// ping-pong's passive handler answers (WriteMsg copies b).
+			_ = r.sv.WriteMsg(1, backend.PPIDSegment, b)
 			return
 		}
 		if sinkOff+len(b) > len(sink) {
@@ -105,18 +115,24 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 		}
 	}, func(error) {})
 	r.cl.Start(func(sid uint16, ppid uint32, b []byte) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.left == 0 {
+			return
+		}
+		r.samples = append(r.samples, time.Since(r.t0))
+		if r.left--; r.left > 0 {
+			r.t0 = time.Now()
+			if r.rttErr = r.cl.WriteMsg(1, backend.PPIDSegment, r.msg); r.rttErr == nil {
+				return
+			}
+			r.left = 0
+		}
 		select {
 		case r.arrive <- struct{}{}:
 		default:
 		}
 	}, func(error) {})
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		for b := range r.echoQ {
-			_ = r.sv.WriteMsg(1, backend.PPIDSegment, b)
-		}
-	}()
 	return r, nil
 }
 
@@ -160,28 +176,38 @@ func (r *rawSCTP) rtt(size, n int) ([]time.Duration, error) {
 	case <-r.arrive:
 	default:
 	}
-	buf := make([]byte, size)
-	out := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		if err := r.cl.WriteMsg(1, backend.PPIDSegment, buf); err != nil {
-			return nil, err
-		}
-		select {
-		case <-r.arrive:
-		case <-time.After(10 * time.Second):
-			return nil, fmt.Errorf("raw %s: echo lost", r.name)
-		}
-		out = append(out, time.Since(t0))
+	r.mu.Lock()
+	r.samples, r.left, r.msg, r.rttErr = make([]time.Duration, 0, n), n, make([]byte, size), nil
+	r.t0 = time.Now()
+	err := r.cl.WriteMsg(1, backend.PPIDSegment, r.msg)
+	if err != nil {
+		r.left = 0
 	}
-	return out, nil
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	// The client's callback sends the other n-1; an echo lost stops it.
+	timeout := time.Duration(n)*time.Millisecond + 10*time.Second
+	select {
+	case <-r.arrive:
+	case <-time.After(timeout):
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rttErr != nil {
+		return nil, r.rttErr
+	}
+	if len(r.samples) < n {
+		r.left = 0
+		return nil, fmt.Errorf("raw %s: echo lost after %d of %d round trips", r.name, len(r.samples), n)
+	}
+	return r.samples, nil
 }
 
 func (r *rawSCTP) close() {
 	_ = r.cl.Close()
 	_ = r.sv.Close()
-	close(r.echoQ)
-	r.wg.Wait()
 	_ = r.ln.Close()
 }
 

@@ -29,6 +29,7 @@ type clientFlags struct {
 	depth    int
 	bidir    bool
 	lat      bool
+	events   bool
 	inline   int
 	rxDepth  int
 	json     bool
@@ -103,7 +104,7 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 		return bench.Config{}, nil, usageError("--inline must be 0..%d", rdmap.MaxInline)
 	}
 	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
-		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout,
+		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Events: f.events, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout,
 		StallTimeout: f.stall}, sizes, nil
 }
 
@@ -121,6 +122,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.depthFlag = true
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
+	fs.BoolVar(&f.events, "events", false, "latency ping-pongs (send, write-imm): wait for each completion in the test's goroutine instead of taking it in a CQ handler where it is made (perftest -e)")
 	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: an 8 MiB window, at least depth buffers)", bench.MaxRxDepth))
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
@@ -128,6 +130,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// perftest's spellings (ib_write_bw and friends), on the same settings.
 	fs.StringVar(&f.size, "s", "64K", "perftest -s: same as --size")
 	fs.IntVar(&f.rxDepth, "r", 0, "perftest -r: same as --rx-depth")
+	fs.BoolVar(&f.events, "e", false, "perftest -e: same as --events")
 	fs.Uint64Var(&f.iters, "n", 0, "perftest -n: same as --iters")
 	fs.IntVar(&f.streams, "q", 1, "perftest -q: same as --streams (SCTP stream pairs play the QPs)")
 	fs.BoolVar(&f.bidir, "b", false, "perftest -b: same as --bidir")
@@ -330,6 +333,13 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 		rx = "   Rx depth: auto (8 MiB per stream)"
 		if c.RxDepth > 0 {
 			rx = fmt.Sprintf("   Rx depth: %d", c.RxDepth)
+		}
+	}
+	if c.Latency && (t == bench.TestSend || t == bench.TestWriteImm) {
+		// perftest prints its CQ mode as "Use event" or polling.
+		rx = "   Completions: CQ handler"
+		if c.Events {
+			rx = "   Completions: events"
 		}
 	}
 	fmt.Fprintf(w, " LLP: %s   Streams: %d%s   Depth: %d%s   Server: %s\n", orDefault(c.Transport.LLP), c.Streams, dir, depth, rx, c.Addr)

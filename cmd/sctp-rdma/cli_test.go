@@ -134,6 +134,29 @@ func TestBenchRxDepth(t *testing.T) {
 	assert.Contains(t, out, "Rx depth: auto (8 MiB per stream)")
 }
 
+// TestBenchLatencyCompletions: the latency ping-pongs run with the
+// completions taken by a CQ handler (the default) and, with --events
+// (perftest -e), waited for in the test's goroutine; both complete every
+// iteration over each LLP.
+func TestBenchLatencyCompletions(t *testing.T) {
+	for _, llp := range []string{"sctp-native", "mpa"} {
+		addr, stop := serve(t, "--llp", llp)
+		for _, mode := range []struct{ flag, header string }{{"", "Completions: CQ handler"}, {"-e", "Completions: events"}} {
+			args := []string{"bench", "send", "write-imm", "--lat", "--llp", llp, "--connect", addr, "-n", "300", "-s", "64"}
+			if mode.flag != "" {
+				args = append(args, mode.flag)
+			}
+			code, out, errOut := runCLI(args...)
+			require.Equal(t, 0, code, "%s %s: %s", llp, mode.flag, errOut)
+			assert.Equal(t, 2, strings.Count(out, mode.header), out)
+			assert.Regexp(t, `(?m)^ 64 +all +300 `, out)
+			assert.Contains(t, out, "Send Latency Test")
+			assert.Contains(t, out, "RDMA Write with Immediate Latency Test")
+		}
+		stop()
+	}
+}
+
 func TestPingVerified(t *testing.T) {
 	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
 		addr, stop := serve(t, "--llp", llp)

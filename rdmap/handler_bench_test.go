@@ -1,0 +1,170 @@
+package rdmap
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/llp"
+)
+
+// stepPipe is one end of an LLP pair that delivers nothing by itself: the
+// test moves segments with step, on its own goroutine. A ping-pong driven
+// by CQ handlers then runs entirely on that goroutine, and a benchmark of
+// it measures the CPU that rdmap and ddp spend per round trip, without
+// the system calls and goroutine wake-ups of a real LLP (which the
+// harness measures beside the raw LLP).
+type stepPipe struct {
+	peer *stepPipe
+	h    llp.Handler
+	mu   sync.Mutex
+	in   [][]byte // segments toward this end, oldest first
+	free [][]byte // their buffers, for reuse (no allocation per segment)
+	once sync.Once
+	done chan struct{}
+}
+
+func newStepPair() (a, b *stepPipe) {
+	a, b = &stepPipe{done: make(chan struct{})}, &stepPipe{done: make(chan struct{})}
+	a.peer, b.peer = b, a
+	return a, b
+}
+
+func (p *stepPipe) MULPDU() int { return 1 << 16 }
+
+func (p *stepPipe) SendSegment(hdr, payload []byte) error {
+	q := p.peer
+	q.mu.Lock()
+	var seg []byte
+	if n := len(q.free); n > 0 {
+		seg, q.free = q.free[n-1][:0], q.free[:n-1]
+	}
+	seg = append(append(seg, hdr...), payload...)
+	q.in = append(q.in, seg)
+	q.mu.Unlock()
+	return nil
+}
+
+func (p *stepPipe) Start(h llp.Handler) { p.h = h }
+
+// step delivers the oldest segment toward this end, if any.
+func (p *stepPipe) step() bool {
+	p.mu.Lock()
+	if len(p.in) == 0 {
+		p.mu.Unlock()
+		return false
+	}
+	seg := p.in[0]
+	copy(p.in, p.in[1:])
+	p.in = p.in[:len(p.in)-1]
+	p.mu.Unlock()
+	_ = p.h.HandleSegment(seg)
+	p.mu.Lock()
+	p.free = append(p.free, seg)
+	p.mu.Unlock()
+	return true
+}
+
+func (p *stepPipe) end(err error) {
+	p.once.Do(func() {
+		if p.h != nil {
+			p.h.HandleClosed(err)
+		}
+		close(p.done)
+	})
+}
+
+func (p *stepPipe) Close() error   { go p.peer.end(nil); go p.end(nil); return nil }
+func (p *stepPipe) Abort() error   { go p.peer.end(llp.ErrAborted); go p.end(llp.ErrAborted); return nil }
+func (p *stepPipe) Info() llp.Info { return llp.Info{Kind: "step"} }
+
+// BenchmarkHandlerPingPong64 is a 64-octet Send ping-pong whose both sides
+// answer from their receive CQ's handler (CQ.SetHandler), on one
+// goroutine: the CPU rdmap and ddp spend per round trip (two Sends, two
+// receives, their completions), 0 allocations.
+func BenchmarkHandlerPingPong64(b *testing.B) {
+	dev := NewDevice(DeviceOptions{})
+	pa, pb := newStepPair()
+	a, err := dev.AllocPD().NewEndpoint(pa, EndpointConfig{})
+	require.NoError(b, err)
+	e2, err := dev.AllocPD().NewEndpoint(pb, EndpointConfig{})
+	require.NoError(b, err)
+	msg := make([]byte, 64)
+	bufA, bufB := make([]byte, 64), make([]byte, 64)
+	require.NoError(b, a.PostRecv(RecvWR{Buf: bufA}))
+	require.NoError(b, e2.PostRecv(RecvWR{Buf: bufB}))
+	var rounds int
+	var failed error
+	drain := func(cq *CQ) {
+		for {
+			c, ok := cq.TryPoll()
+			if !ok {
+				return
+			}
+			if c.Err != nil && failed == nil {
+				failed = c.Err
+			}
+		}
+	}
+	answer := func(e *Endpoint, buf []byte, count bool) func() {
+		return func() {
+			drain(e.SendCQ())
+			for {
+				c, ok := e.RecvCQ().TryPoll()
+				if !ok {
+					return
+				}
+				if c.Err != nil {
+					failed = c.Err
+					return
+				}
+				if count {
+					rounds++
+				}
+				if err := e.PostRecv(RecvWR{Buf: buf}); err != nil {
+					failed = err
+					return
+				}
+				if count && rounds >= b.N {
+					return
+				}
+				if err := e.PostSend(SendWR{Op: WRSend, Local: msg}); err != nil {
+					failed = err
+					return
+				}
+			}
+		}
+	}
+	a.RecvCQ().SetHandler(answer(a, bufA, true))
+	e2.RecvCQ().SetHandler(answer(e2, bufB, false))
+	require.NoError(b, a.Start())
+	require.NoError(b, e2.Start())
+	b.Cleanup(func() {
+		_ = a.Abort()
+		_ = e2.Abort()
+		<-pa.done
+		<-pb.done
+		<-a.Done()
+		<-e2.Done()
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	require.NoError(b, a.PostSend(SendWR{Op: WRSend, Local: msg}))
+	// The first Send may wait for the transmit goroutine (the endpoint
+	// issues requests itself once it is ready); later ones are issued by
+	// the handlers, on this goroutine.
+	for idle := 0; rounds < b.N && failed == nil; {
+		if pb.step() || pa.step() {
+			idle = 0
+			continue
+		}
+		if idle++; idle > 1e6 {
+			b.Fatalf("ping-pong stalled after %d rounds", rounds)
+		}
+		runtime.Gosched()
+	}
+	b.StopTimer()
+	require.NoError(b, failed)
+}

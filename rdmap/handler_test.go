@@ -1,0 +1,301 @@
+package rdmap
+
+import (
+	"encoding/binary"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// onReceivePath reports whether the caller runs inside the endpoint's
+// receive path (rxHandler.HandleSegment), i.e. on the goroutine that
+// received the message, not on one woken for the completion.
+func onReceivePath() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "rdmap.rxHandler.HandleSegment") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// overlapGuard fails the test if the handler it wraps runs twice at once.
+type overlapGuard struct {
+	in, max atomic.Int32
+}
+
+func (g *overlapGuard) enter() {
+	n := g.in.Add(1)
+	for {
+		m := g.max.Load()
+		if n <= m || g.max.CompareAndSwap(m, n) {
+			break
+		}
+	}
+}
+func (g *overlapGuard) leave() { g.in.Add(-1) }
+
+// A ping-pong driven entirely by CQ handlers: each side's handler takes the
+// receive completion on the goroutine that received the Send and posts the
+// next Send from there (the direct completion hand-off of CQ.SetHandler).
+// Every receive completion is handed over on the receive path, calls never
+// overlap, and every Send completion is accounted for.
+func TestCQHandler_PingPongOnReceivePath(t *testing.T) {
+	const rounds = 500
+	p := newPair(t, EndpointConfig{}, EndpointConfig{})
+	bufA, bufB := make([]byte, 64), make([]byte, 64)
+	require.NoError(t, p.a.PostRecv(RecvWR{ID: 1, Buf: bufA}))
+	require.NoError(t, p.b.PostRecv(RecvWR{ID: 2, Buf: bufB}))
+
+	var gA, gB overlapGuard
+	var offPath atomic.Int32
+	var sendsA, sendsB atomic.Int32
+	errs := make(chan error, 4)
+	done := make(chan struct{})
+	var got int
+	msg := make([]byte, 64)
+
+	drainSends := func(cq *CQ, n *atomic.Int32) {
+		for {
+			c, ok := cq.TryPoll()
+			if !ok {
+				return
+			}
+			if c.Err != nil {
+				errs <- c.Err
+			}
+			n.Add(1)
+		}
+	}
+	p.rcqB.SetHandler(func() {
+		gB.enter()
+		defer gB.leave()
+		for {
+			c, ok := p.rcqB.TryPoll()
+			if !ok {
+				break
+			}
+			if !onReceivePath() {
+				offPath.Add(1)
+			}
+			if c.Err != nil {
+				errs <- c.Err
+				return
+			}
+			// Echo what arrived, then take the next ping.
+			if err := p.b.PostRecv(RecvWR{ID: 2, Buf: bufB}); err != nil {
+				errs <- err
+				return
+			}
+			if err := p.b.PostSend(SendWR{ID: 20, Op: WRSend, Local: bufB[:c.Length], Inline: true}); err != nil {
+				errs <- err
+				return
+			}
+		}
+		drainSends(p.cqB, &sendsB)
+	})
+	p.rcqA.SetHandler(func() {
+		gA.enter()
+		defer gA.leave()
+		for {
+			c, ok := p.rcqA.TryPoll()
+			if !ok {
+				break
+			}
+			if !onReceivePath() {
+				offPath.Add(1)
+			}
+			if c.Err != nil {
+				errs <- c.Err
+				return
+			}
+			if binary.BigEndian.Uint32(bufA) != uint32(got) {
+				errs <- assert.AnError
+				return
+			}
+			got++
+			if got == rounds {
+				close(done)
+				continue
+			}
+			if err := p.a.PostRecv(RecvWR{ID: 1, Buf: bufA}); err != nil {
+				errs <- err
+				return
+			}
+			binary.BigEndian.PutUint32(msg, uint32(got))
+			if err := p.a.PostSend(SendWR{ID: 10, Op: WRSend, Local: msg, Inline: true}); err != nil {
+				errs <- err
+				return
+			}
+		}
+		drainSends(p.cqA, &sendsA)
+	})
+	binary.BigEndian.PutUint32(msg, 0)
+	require.NoError(t, p.a.PostSend(SendWR{ID: 10, Op: WRSend, Local: msg, Inline: true}))
+	select {
+	case <-done:
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("ping-pong stalled after %d of %d rounds", got, rounds)
+	}
+	assert.Zero(t, offPath.Load(), "receive completions handed over off the receive path")
+	assert.Equal(t, int32(1), gA.max.Load(), "handler calls overlapped")
+	assert.Equal(t, int32(1), gB.max.Load(), "handler calls overlapped")
+	// Send completions are drained by the handlers (the last ones by the
+	// goroutine a completion made outside the receive path starts).
+	require.Eventually(t, func() bool { return sendsA.Load() == rounds && sendsB.Load() == rounds },
+		5*time.Second, time.Millisecond, "send completions: A %d, B %d", sendsA.Load(), sendsB.Load())
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+}
+
+// A Read's completion is made by its Read Response arriving: the send CQ's
+// handler gets it on the receive path (RFC 5040 §5.5 rule 16: the Read
+// completes when its data is placed).
+func TestCQHandler_ReadCompletionOnReceivePath_RFC5040_5_5(t *testing.T) {
+	var tgt, sink *MR
+	tbuf, sbuf := make([]byte, 4096), make([]byte, 4096)
+	for i := range tbuf {
+		tbuf[i] = byte(i)
+	}
+	p := newPair(t, EndpointConfig{}, EndpointConfig{}, func(p *pair) {
+		var err error
+		tgt, err = p.pdB.Register(tbuf, RemoteRead)
+		require.NoError(t, err)
+		sink, err = p.pdA.Register(sbuf, LocalWrite)
+		require.NoError(t, err)
+	})
+	type seen struct {
+		c      Completion
+		onPath bool
+	}
+	got := make(chan seen, 1)
+	p.cqA.SetHandler(func() {
+		for {
+			c, ok := p.cqA.TryPoll()
+			if !ok {
+				return
+			}
+			got <- seen{c, onReceivePath()}
+		}
+	})
+	require.NoError(t, p.a.PostSend(SendWR{ID: 5, Op: WRRead, Sink: sink, Length: 4096, RemoteSTag: tgt.STag()}))
+	select {
+	case s := <-got:
+		require.NoError(t, s.c.Err)
+		assert.Equal(t, uint64(5), s.c.WRID)
+		assert.True(t, s.onPath, "Read completion handed over off the receive path")
+		assert.Equal(t, tbuf, sbuf)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Read completion")
+	}
+}
+
+// Completions made outside a receive path (here: by concurrent pushers)
+// reach the handler through a goroutine of its own; calls never overlap
+// and none is lost.
+func TestCQHandler_ConcurrentPushersNeverOverlap(t *testing.T) {
+	const pushers, each = 8, 500
+	cq := NewCQ(pushers * each)
+	var g overlapGuard
+	var seen atomic.Int32
+	cq.SetHandler(func() {
+		g.enter()
+		defer g.leave()
+		for {
+			if _, ok := cq.TryPoll(); !ok {
+				return
+			}
+			seen.Add(1)
+		}
+	})
+	var wg sync.WaitGroup
+	for i := range pushers {
+		wg.Go(func() {
+			for j := range each {
+				cq.push(Completion{WRID: uint64(i*each + j)}, false)
+			}
+		})
+	}
+	wg.Wait()
+	require.Eventually(t, func() bool { return seen.Load() == pushers*each }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, int32(1), g.max.Load(), "handler calls overlapped")
+	// Removed: nothing runs it any more; completions wait for a poll.
+	cq.SetHandler(nil)
+	cq.push(Completion{WRID: 1}, false)
+	time.Sleep(10 * time.Millisecond)
+	assert.Equal(t, int32(pushers*each), seen.Load())
+	assert.Equal(t, 1, cq.Len())
+}
+
+// A handler set on a CQ that already holds completions is called for them.
+func TestCQHandler_SetOnNonEmptyCQ(t *testing.T) {
+	cq := NewCQ(4)
+	cq.push(Completion{WRID: 1}, false)
+	cq.push(Completion{WRID: 2}, false)
+	got := make(chan uint64, 4)
+	cq.SetHandler(func() {
+		for {
+			c, ok := cq.TryPoll()
+			if !ok {
+				return
+			}
+			got <- c.WRID
+		}
+	})
+	for _, want := range []uint64{1, 2} {
+		select {
+		case id := <-got:
+			assert.Equal(t, want, id)
+		case <-time.After(5 * time.Second):
+			t.Fatal("handler not called for completions already queued")
+		}
+	}
+}
+
+// Nothing posted is lost: receives flushed by Close reach the handler,
+// with the flush status (RFC 5040 §6.2).
+func TestCQHandler_FlushedReceivesReachHandler(t *testing.T) {
+	p := newPair(t, EndpointConfig{}, EndpointConfig{})
+	for i := range 3 {
+		require.NoError(t, p.a.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 8)}))
+	}
+	var mu sync.Mutex
+	var flushed []uint64
+	p.rcqA.SetHandler(func() {
+		for {
+			c, ok := p.rcqA.TryPoll()
+			if !ok {
+				return
+			}
+			mu.Lock()
+			if c.Status == StatusFlushed {
+				assert.ErrorIs(t, c.Err, ErrFlushed)
+				flushed = append(flushed, c.WRID)
+			}
+			mu.Unlock()
+		}
+	})
+	p.close(t)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(flushed) == 3
+	}, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []uint64{0, 1, 2}, flushed)
+}
