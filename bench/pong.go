@@ -29,8 +29,8 @@ type pong struct {
 	err error
 	// over: the run ended (end closed); later calls only drain.
 	over bool
-	// sent counts posted messages, sendsDone their send completions.
-	sent, sendsDone uint64
+	// comps receives completions (PollN: one lock per call).
+	comps [4]rdmap.Completion
 }
 
 func newPong(c *conn) *pong { return &pong{c: c, end: make(chan struct{})} }
@@ -43,24 +43,30 @@ func (p *pong) finishLocked(err error) {
 	}
 }
 
-// drainSendsLocked takes the send completions; mu is held.
+// drainSendsLocked takes what the send CQ holds: the messages are posted
+// unsignaled (rdmap.SendWR.Unsignaled, as perftest signals only every
+// cq_mod-th), so a completion there is a failure. It runs when the run
+// ends: a failed Send takes the endpoint down, which flushes the posted
+// receive, and the handler sees that first. mu is held.
 func (p *pong) drainSendsLocked() {
 	cq := p.c.ep.SendCQ()
 	for {
-		comp, ok := cq.TryPoll()
-		if !ok {
-			return
+		n := cq.PollN(p.comps[:])
+		for _, comp := range p.comps[:n] {
+			if comp.Err != nil {
+				p.finishLocked(p.c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err)))
+			}
 		}
-		p.sendsDone++
-		if comp.Err != nil {
-			p.finishLocked(p.c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err)))
+		if n < len(p.comps) {
+			return
 		}
 	}
 }
 
 // wait blocks until the run ended, ctx ended or the endpoint went down,
-// removes the handler and waits for the send completions of every
-// message posted, so that the stream's CQs are empty for what follows.
+// and removes the handler. The messages were posted unsignaled: the
+// blocking Send that follows (the Fin, the Report) completes only after
+// every one of them (RFC 5040 §5.5 rule 15).
 func (p *pong) wait(ctx context.Context) error {
 	ep := p.c.ep
 	var err error
@@ -73,23 +79,10 @@ func (p *pong) wait(ctx context.Context) error {
 	}
 	ep.RecvCQ().SetHandler(nil)
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.finishLocked(err)
 	p.drainSendsLocked()
-	err, left := p.err, p.sent-p.sendsDone
-	p.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	for ; left > 0; left-- {
-		comp, perr := ep.SendCQ().Poll(ctx)
-		if perr != nil {
-			return p.c.cause(perr)
-		}
-		if comp.Err != nil {
-			return p.c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err))
-		}
-	}
-	return nil
+	return p.err
 }
 
 // activePong is the measuring side of a handled ping-pong (Setup.handled):
@@ -112,66 +105,72 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 	}
 	postLocked := func(seq uint64) error {
 		batch = c.appendOps(batch[:0], seq, local)
-		postedAt = time.Now() // stamped before the post (see active)
+		batch[0].Unsignaled = true // the answer completes the operation
+		postedAt = time.Now()      // stamped before the post (see active)
 		if _, err := c.ep.PostSends(batch); err != nil {
 			return c.cause(err)
 		}
-		p.sent++
 		return nil
+	}
+	// answeredLocked takes one receive completion; false ends the run.
+	answeredLocked := func(comp rdmap.Completion, now time.Time) bool {
+		if comp.Err != nil {
+			p.finishLocked(c.cause(comp.Err))
+			return false
+		}
+		seq := done
+		if comp.HasImm {
+			seq = comp.Imm
+		}
+		if seq != done {
+			p.finishLocked(fmt.Errorf("answer to operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
+			return false
+		}
+		lat.record(now.Sub(postedAt))
+		done++
+		if c.ctr != nil {
+			c.ctr.Ops.Add(1)
+			c.ctr.Bytes.Add(s.opBytes())
+		}
+		if err := c.repost(comp.WRID); err != nil {
+			p.finishLocked(err)
+			return false
+		}
+		if stopping(done) {
+			p.finishLocked(nil)
+			return false
+		}
+		if err := postLocked(done); err != nil {
+			p.finishLocked(err)
+			return false
+		}
+		return true
 	}
 	recvCQ := c.ep.RecvCQ()
 	recvCQ.SetHandler(func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.drainSendsLocked()
 		for !p.over {
-			comp, ok := recvCQ.TryPoll()
-			if !ok {
-				return
-			}
+			n := recvCQ.PollN(p.comps[:])
 			now := time.Now()
-			if comp.Err != nil {
-				p.finishLocked(c.cause(comp.Err))
-				return
+			for _, comp := range p.comps[:n] {
+				if !answeredLocked(comp, now) {
+					return
+				}
 			}
-			seq := done
-			if comp.HasImm {
-				seq = comp.Imm
-			}
-			if seq != done {
-				p.finishLocked(fmt.Errorf("answer to operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
-				return
-			}
-			lat.record(now.Sub(postedAt))
-			done++
-			if c.ctr != nil {
-				c.ctr.Ops.Add(1)
-				c.ctr.Bytes.Add(s.opBytes())
-			}
-			if err := c.repost(comp.WRID); err != nil {
-				p.finishLocked(err)
-				return
-			}
-			if stopping(done) {
-				p.finishLocked(nil)
-				return
-			}
-			if err := postLocked(done); err != nil {
-				p.finishLocked(err)
+			if n < len(p.comps) {
 				return
 			}
 		}
 	})
 	p.mu.Lock()
-	err := postLocked(0)
-	if err != nil {
+	if err := postLocked(0); err != nil {
 		p.finishLocked(err)
 	}
 	p.mu.Unlock()
-	err = p.wait(ctx)
+	err := p.wait(ctx)
 	p.mu.Lock()
-	elapsed := time.Since(start)
-	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: lat.summary(), hist: lat}
+	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: lat.summary(), hist: lat}
 	p.mu.Unlock()
 	if err != nil {
 		return r, err
@@ -191,49 +190,56 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 	var fin Report
 	reply := c.mr.Bytes()[:s.Size]
 	start := time.Now()
+	// answeredLocked takes one receive completion; false ends the run.
+	answeredLocked := func(comp rdmap.Completion) bool {
+		if comp.Err != nil {
+			p.finishLocked(c.cause(comp.Err))
+			return false
+		}
+		if comp.HasImm && comp.Imm&finBit != 0 {
+			n := comp.Imm &^ finBit
+			fin = Report{Ops: n, Bytes: n * s.opBytes(), Elapsed: time.Since(start)}
+			var err error
+			if n != recvd {
+				fin.Status = StatusVerifyError
+				err = fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
+			}
+			p.finishLocked(err)
+			return false
+		}
+		if err := c.repost(comp.WRID); err != nil {
+			p.finishLocked(err)
+			return false
+		}
+		recvd++
+		if c.ctr != nil {
+			c.ctr.Ops.Add(1)
+			c.ctr.Bytes.Add(s.opBytes())
+		}
+		wr := rdmap.SendWR{Op: rdmap.WRSend, Local: reply, Unsignaled: true}
+		if s.Test == TestWriteImm {
+			wr = rdmap.SendWR{Op: rdmap.WRWriteImm, Local: reply, RemoteSTag: c.peer.STag, Imm: comp.Imm, Unsignaled: true}
+		}
+		if err := c.ep.PostSend(wr); err != nil {
+			p.finishLocked(c.cause(err))
+			return false
+		}
+		return true
+	}
 	recvCQ := c.ep.RecvCQ()
 	recvCQ.SetHandler(func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.drainSendsLocked()
 		for !p.over {
-			comp, ok := recvCQ.TryPoll()
-			if !ok {
-				return
-			}
-			if comp.Err != nil {
-				p.finishLocked(c.cause(comp.Err))
-				return
-			}
-			if comp.HasImm && comp.Imm&finBit != 0 {
-				n := comp.Imm &^ finBit
-				fin = Report{Ops: n, Bytes: n * s.opBytes(), Elapsed: time.Since(start)}
-				var err error
-				if n != recvd {
-					fin.Status = StatusVerifyError
-					err = fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
+			n := recvCQ.PollN(p.comps[:])
+			for _, comp := range p.comps[:n] {
+				if !answeredLocked(comp) {
+					return
 				}
-				p.finishLocked(err)
+			}
+			if n < len(p.comps) {
 				return
 			}
-			if err := c.repost(comp.WRID); err != nil {
-				p.finishLocked(err)
-				return
-			}
-			recvd++
-			if c.ctr != nil {
-				c.ctr.Ops.Add(1)
-				c.ctr.Bytes.Add(s.opBytes())
-			}
-			wr := rdmap.SendWR{Op: rdmap.WRSend, Local: reply}
-			if s.Test == TestWriteImm {
-				wr = rdmap.SendWR{Op: rdmap.WRWriteImm, Local: reply, RemoteSTag: c.peer.STag, Imm: comp.Imm}
-			}
-			if err := c.ep.PostSend(wr); err != nil {
-				p.finishLocked(c.cause(err))
-				return
-			}
-			p.sent++
 		}
 	})
 	err := p.wait(ctx)

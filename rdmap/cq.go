@@ -87,10 +87,11 @@ func (cq *CQ) Err() error {
 }
 
 // push adds c; it reports whether c overflowed the CQ. deferred says that
-// the caller's goroutine runs the handler (dispatch) once it holds no
-// lock of the endpoint; otherwise a goroutine of its own does, unless a
-// run is already due.
-func (cq *CQ) push(c Completion, deferred bool) (overflow bool) {
+// the caller's goroutine will run the handler once it holds no lock of
+// the endpoint: if no call runs, push reserves the next one for it
+// (claimed; the caller then calls runClaimed). Otherwise a goroutine of
+// its own runs the handler, unless a run is already due.
+func (cq *CQ) push(c Completion, deferred bool) (overflow, claimed bool) {
 	cq.mu.Lock()
 	if cq.ring.len() == int(cq.depth) {
 		cq.overflow = append(cq.overflow, c)
@@ -100,8 +101,14 @@ func (cq *CQ) push(c Completion, deferred bool) (overflow bool) {
 	}
 	spawn := false
 	if cq.handler.Load() != nil {
-		spawn = !cq.hPending && !cq.hRunning && !deferred
-		cq.hPending = true
+		switch {
+		case cq.hRunning:
+			cq.hPending = true // the running call goes once more
+		case deferred:
+			cq.hRunning, cq.hPending, claimed = true, false, true
+		case !cq.hPending:
+			cq.hPending, spawn = true, true
+		}
 	}
 	wake, notify := cq.wake, cq.notify
 	var ready []func()
@@ -118,7 +125,7 @@ func (cq *CQ) push(c Completion, deferred bool) (overflow bool) {
 	if spawn {
 		go cq.dispatch()
 	}
-	return overflow
+	return overflow, claimed
 }
 
 // SetHandler makes f the CQ's completion handler, called after
@@ -169,18 +176,27 @@ func (cq *CQ) dispatch() {
 		cq.mu.Unlock()
 		return
 	}
-	cq.hRunning = true
-	for cq.hPending {
-		cq.hPending = false
-		f := cq.handler.Load()
-		cq.mu.Unlock()
-		if f != nil {
+	cq.hRunning, cq.hPending = true, false
+	cq.mu.Unlock()
+	cq.runClaimed()
+}
+
+// runClaimed runs the handler for a run reserved to the caller (hRunning
+// set by it), and again while completions came meanwhile.
+func (cq *CQ) runClaimed() {
+	for {
+		if f := cq.handler.Load(); f != nil {
 			(*f)()
 		}
 		cq.mu.Lock()
+		if !cq.hPending {
+			cq.hRunning = false
+			cq.mu.Unlock()
+			return
+		}
+		cq.hPending = false
+		cq.mu.Unlock()
 	}
-	cq.hRunning = false
-	cq.mu.Unlock()
 }
 
 // AfterReady arranges for f to run once, in a goroutine of its own, when

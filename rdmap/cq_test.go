@@ -14,7 +14,7 @@ func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 	cq := NewCQ(3)
 	assert.Equal(t, 3, cq.Depth())
 	for i := range 5 {
-		over := cq.push(Completion{WRID: uint64(i)}, false)
+		over, _ := cq.push(Completion{WRID: uint64(i)}, false)
 		assert.Equal(t, i >= 3, over)
 	}
 	require.ErrorIs(t, cq.Err(), ErrCQOverflow)

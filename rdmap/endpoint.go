@@ -405,15 +405,16 @@ func (h rxHandler) HandleSegment(seg []byte) error {
 func (e *Endpoint) rxEmitBegin() { e.rxEmit = true }
 func (e *Endpoint) rxEmitEnd()   { e.rxEmit = false }
 
-// dispatchHandlers runs the handlers of the CQs whose completions the
-// receive path left to it (bit 0: the send CQ, bit 1: the receive CQ),
-// on the receiving goroutine, holding no lock.
+// dispatchHandlers runs the handlers of the CQs whose next call the
+// receive path reserved (bit 0: the send CQ, bit 1: the receive CQ; a CQ
+// that is both is reserved once, as the send CQ), on the receiving
+// goroutine, holding no lock.
 func (e *Endpoint) dispatchHandlers(deferred uint8) {
 	if deferred&1 != 0 {
-		e.sendCQ.dispatch()
+		e.sendCQ.runClaimed()
 	}
-	if deferred&2 != 0 && e.recvCQ != e.sendCQ {
-		e.recvCQ.dispatch()
+	if deferred&2 != 0 {
+		e.recvCQ.runClaimed()
 	}
 }
 
@@ -610,7 +611,9 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	n := 0
 	for e.order.len() > 0 && e.order.front().done {
 		h := e.order.pop()
-		e.emitLocked(e.sendCQ, h.waiter, h.comp)
+		if h.waiter != nil || !h.wr.Unsignaled || h.comp.Status != StatusSuccess {
+			e.emitLocked(e.sendCQ, h.waiter, h.comp)
+		}
 		e.releaseSendLocked(h)
 		n++
 	}
@@ -698,16 +701,15 @@ func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c Completion) {
 		waiter <- c // capacity 1, one completion per request
 		return
 	}
-	deferred := e.rxEmit && cq.handled()
-	if deferred {
+	overflow, claimed := cq.push(c, e.rxEmit)
+	if claimed {
 		if cq == e.sendCQ {
 			e.rxDeferred |= 1
-		}
-		if cq == e.recvCQ {
+		} else {
 			e.rxDeferred |= 2
 		}
 	}
-	if cq.push(c, deferred) && e.state != stateDown {
+	if overflow && e.state != stateDown {
 		e.cqOverflow = true
 	}
 }

@@ -299,3 +299,44 @@ func TestCQHandler_FlushedReceivesReachHandler(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 	assert.Equal(t, []uint64{0, 1, 2}, flushed)
 }
+
+// An unsignaled request (SendWR.Unsignaled, the verbs' send without
+// IBV_SEND_SIGNALED) completes without a completion when it succeeds;
+// the signaled one after it completes as usual (RFC 5040 §5.5 rule 15
+// keeps the order), and the peer receives every message.
+func TestSendWR_UnsignaledSucceedsSilently(t *testing.T) {
+	p := newPair(t, EndpointConfig{}, EndpointConfig{})
+	for i := range 3 {
+		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 8)}))
+	}
+	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("a"), Unsignaled: true}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 2, Op: WRSend, Local: []byte("b"), Unsignaled: true}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 3, Op: WRSend, Local: []byte("c")}))
+	for i := range 3 {
+		assert.Equal(t, uint64(i), poll(t, p.rcqB).WRID)
+	}
+	assert.Equal(t, uint64(3), poll(t, p.cqA).WRID)
+	time.Sleep(10 * time.Millisecond)
+	assert.Zero(t, p.cqA.Len(), "unsignaled requests completed visibly")
+}
+
+// Nothing posted is lost silently: unsignaled requests that are flushed
+// (RFC 5040 §6.2: the endpoint is aborted while they wait) complete with
+// the flush status, in submission order, like signaled ones.
+func TestSendWR_UnsignaledFlushedCompletes_RFC5040_6_2(t *testing.T) {
+	v := newVictim(t, EndpointConfig{ORD: 1}, nil)
+	// The peer never answers: the first Read stays outstanding, the
+	// second waits for the ORD slot, the Send waits behind it.
+	require.NoError(t, v.ep.PostSend(SendWR{ID: 10, Op: WRRead, RemoteSTag: 0x100}))
+	require.NoError(t, v.ep.PostSend(SendWR{ID: 11, Op: WRRead, RemoteSTag: 0x100, Unsignaled: true}))
+	require.NoError(t, v.ep.PostSend(SendWR{ID: 12, Op: WRSend, Local: []byte("x"), Unsignaled: true}))
+	require.NoError(t, v.ep.Abort())
+	cq := v.ep.SendCQ()
+	for _, id := range []uint64{10, 11, 12} {
+		c := poll(t, cq)
+		assert.Equal(t, id, c.WRID)
+		assert.Equal(t, StatusFlushed, c.Status)
+		assert.ErrorIs(t, c.Err, ErrFlushed)
+	}
+	v.w.finish(t, v.ep, v.pipe, 0)
+}

@@ -96,6 +96,16 @@ type SendWR struct {
 	// (the verbs' IBV_SEND_INLINE, perftest's -I). Sends, Writes and
 	// Writes with Immediate of at most MaxInline octets only.
 	Inline bool
+	// Unsignaled asks for no completion when the request succeeds (a
+	// work request posted without the verbs' IBV_SEND_SIGNALED): it
+	// still takes its place in the submission order (RFC 5040 §5.5 rule
+	// 15), so a later completion tells that it, too, is done, and one
+	// that fails or is flushed completes with its error as any other
+	// does — nothing posted is lost silently. A ping-pong or a stream of
+	// small Sends saves a completion per message this way (perftest
+	// signals only every cq_mod-th request). Ignored by the blocking
+	// helpers, which wait for the completion.
+	Unsignaled bool
 }
 
 // MaxInline is the largest payload a SendWR may carry Inline.
