@@ -9,10 +9,32 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
+// UsesHandler reports whether test t (latency variant or not) takes its
+// completions in a CQ handler (rdmap.CQ.SetHandler) on the goroutine
+// that received the message that made them, unless the Setup asks for
+// events (FlagEvents): the latency ping-pongs of Send and Write with
+// Immediate, and the bandwidth runs of Read and the atomics, whose every
+// completion an arriving Response makes. The others (bandwidth Write
+// and Send, whose completions the sender makes) wait for completions in
+// the test's goroutine.
+func UsesHandler(t Test, latency bool) bool {
+	if latency {
+		return t == TestSend || t == TestWriteImm
+	}
+	return t == TestRead || t.Atomic()
+}
+
 // handled reports whether a latency ping-pong takes its completions in a
-// CQ handler (rdmap.CQ.SetHandler) rather than in the test's goroutine
-// (FlagEvents).
-func (s Setup) handled() bool { return s.pongMode() && !s.Events() }
+// receive CQ handler.
+func (s Setup) handled() bool {
+	return s.Latency() && !s.Events() && UsesHandler(s.Test, true)
+}
+
+// handledBW reports whether a bandwidth test takes its completions in a
+// send CQ handler.
+func (s Setup) handledBW() bool {
+	return !s.Latency() && !s.Events() && UsesHandler(s.Test, false)
+}
 
 // pong is the state of a ping-pong driven by a receive CQ handler: the
 // handler takes each arriving message's completion on the goroutine that
@@ -64,10 +86,19 @@ func (p *pong) drainSendsLocked() {
 }
 
 // wait blocks until the run ended, ctx ended or the endpoint went down,
-// and removes the handler. The messages were posted unsignaled: the
-// blocking Send that follows (the Fin, the Report) completes only after
-// every one of them (RFC 5040 §5.5 rule 15).
+// and removes the receive CQ's handler. The messages were posted
+// unsignaled: the blocking Send that follows (the Fin, the Report)
+// completes only after every one of them (RFC 5040 §5.5 rule 15).
 func (p *pong) wait(ctx context.Context) error {
+	_ = p.waitCQ(ctx, p.c.ep.RecvCQ())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drainSendsLocked() // may record a failed Send as the cause
+	return p.err
+}
+
+// waitCQ waits as wait does and removes cq's handler.
+func (p *pong) waitCQ(ctx context.Context, cq *rdmap.CQ) error {
 	ep := p.c.ep
 	var err error
 	select {
@@ -77,11 +108,10 @@ func (p *pong) wait(ctx context.Context) error {
 	case <-ep.Done():
 		err = p.c.cause(fmt.Errorf("%w", rdmap.ErrFlushed))
 	}
-	ep.RecvCQ().SetHandler(nil)
+	cq.SetHandler(nil)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finishLocked(err)
-	p.drainSendsLocked()
 	return p.err
 }
 
@@ -252,4 +282,99 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 		return Report{Ops: recvd, Bytes: recvd * s.opBytes(), Elapsed: time.Since(start)}, err
 	}
 	return fin, nil
+}
+
+// activeHandled is the bandwidth variant of a test whose completions are
+// all made by arriving messages (Read, the atomics: the Response arrives):
+// the send CQ's handler takes each completion on the goroutine that
+// received the Response and posts the next requests from there, as
+// perftest polls its CQ and posts at once; the test's goroutine posts the
+// first ones and waits.
+func (c *conn) activeHandled(ctx context.Context) (Report, error) {
+	s := c.setup
+	p := newPong(c)
+	d := s.depth()
+	postedAt := make([]time.Time, d)
+	lat := newLatRecorder(false)
+	var posted, done uint64
+	local := c.mr.Bytes()[:s.Size:s.Size]
+	batch := make([]rdmap.SendWR, 0, d)
+	start := time.Now()
+	stoppingAt := func(n uint64) bool {
+		if s.Iters > 0 {
+			return n >= s.Iters
+		}
+		return time.Since(start) >= s.Duration
+	}
+	// pumpLocked posts what may go now; mu is held.
+	pumpLocked := func() {
+		batch = batch[:0]
+		ops := posted
+		for ; ops-done < uint64(d) && !stoppingAt(ops); ops++ {
+			batch = c.appendOps(batch, ops, local)
+		}
+		if ops == posted {
+			if done == posted {
+				p.finishLocked(nil)
+			}
+			return
+		}
+		now := time.Now()
+		for n := posted; n < ops; n++ {
+			postedAt[n%uint64(d)] = now
+		}
+		posted = ops
+		if _, err := c.ep.PostSends(batch); err != nil {
+			p.finishLocked(c.cause(err))
+		}
+	}
+	sendCQ := c.ep.SendCQ()
+	sendCQ.SetHandler(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for !p.over {
+			n := sendCQ.PollN(p.comps[:])
+			now := time.Now()
+			for _, comp := range p.comps[:n] {
+				if comp.Err != nil {
+					p.finishLocked(c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err)))
+					return
+				}
+				seq := comp.WRID >> 1
+				if seq != done {
+					p.finishLocked(fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
+					return
+				}
+				if (s.Test == TestFetchAdd || s.Test == TestCmpSwap) && comp.Orig != seq {
+					// RFC 7306 §5.2.2 rule 8: operation k sees the counter at k.
+					p.finishLocked(fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, comp.Orig, seq))
+					return
+				}
+				lat.record(now.Sub(postedAt[seq%uint64(d)]))
+				done++
+				if c.ctr != nil {
+					c.ctr.Ops.Add(1)
+					c.ctr.Bytes.Add(s.opBytes())
+				}
+			}
+			if n < len(p.comps) {
+				pumpLocked()
+				return
+			}
+		}
+	})
+	p.mu.Lock()
+	pumpLocked()
+	p.mu.Unlock()
+	err := p.waitCQ(ctx, sendCQ)
+	p.mu.Lock()
+	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: lat.summary(), hist: lat}
+	p.mu.Unlock()
+	if err != nil {
+		return r, err
+	}
+	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
+		return r, c.cause(fmt.Errorf("fin: %w", err))
+	}
+	return r, nil
 }

@@ -209,6 +209,9 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	if s.handled() {
 		return c.activePong(ctx)
 	}
+	if s.handledBW() {
+		return c.activeHandled(ctx)
+	}
 	d, window := s.depth(), uint64(s.rxDepth())
 	postedAt := make([]time.Time, d)
 	lat := newLatRecorder(s.Latency())

@@ -272,6 +272,10 @@ func newRaw(llp string) (rawPair, error) {
 func gbps(b int64, d time.Duration) float64 { return float64(b) * 8 / d.Seconds() / 1e9 }
 
 // rdmaRun runs one bench test against srv and returns the result.
+// rttChunks is the number of alternated raw and RDMA parts of a run's
+// round-trip measurement (measureLLP).
+const rttChunks = 4
+
 func rdmaRun(srv *server, llp string, t bench.Test, size, streams, depth int, iters uint64, lat bool) (*bench.Result, error) {
 	return rdmaRunOpts(srv, transport.Options{LLP: llp}, t, size, streams, depth, iters, lat)
 }
@@ -352,17 +356,26 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 			}
 			*m.out = append(*m.out, r.Forward.Gbps())
 		}
-		s, err := raw.rtt(cfg.PingSize, cfg.PingIters)
-		if err != nil {
-			return fail(fmt.Errorf("raw round trip: %w", err))
+		// The round trips alternate raw and RDMA in rttChunks parts:
+		// on this host a ping-pong settles for a while into one of two
+		// speeds (whether its goroutines share a processor), and one
+		// part each would pair a fast raw with a slow RDMA part as often
+		// as not. The row's figures are the medians of the parts'.
+		chunk := max(cfg.PingIters/rttChunks, 1)
+		for range rttChunks {
+			s, err := raw.rtt(cfg.PingSize, chunk)
+			if err != nil {
+				return fail(fmt.Errorf("raw round trip: %w", err))
+			}
+			slices.Sort(s)
+			rawRTT = append(rawRTT, float64(s[len(s)/2])/1e3)
+			r, err := rdmaRun(srv, llp, bench.TestSend, cfg.PingSize, 1, 1, uint64(chunk), true)
+			if err != nil {
+				return fail(fmt.Errorf("send ping-pong: %w", err))
+			}
+			sRTT = append(sRTT, float64(r.Forward.Lat.Median)/1e3)
 		}
-		slices.Sort(s)
-		rawRTT = append(rawRTT, float64(s[len(s)/2])/1e3)
-		r, err := rdmaRun(srv, llp, bench.TestSend, cfg.PingSize, 1, 1, uint64(cfg.PingIters), true)
-		if err != nil {
-			return fail(fmt.Errorf("send ping-pong: %w", err))
-		}
-		sRTT = append(sRTT, float64(r.Forward.Lat.Median)/1e3)
+		rttRun := func(v []float64) float64 { return median(v[len(v)-rttChunks:]) }
 		if msrv == srv {
 			oneBW = append(oneBW, wBW[len(wBW)-1])
 		} else {
@@ -376,13 +389,13 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 		// finish last (each with a quarter of the depth) are a small
 		// part of the run.
 		per := max(iters/uint64(cfg.ManyStreams), 64)
-		r, err = rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, cfg.ManyStreams, max(cfg.Depth/4, 1), per, false)
+		r, err := rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, cfg.ManyStreams, max(cfg.Depth/4, 1), per, false)
 		if err != nil {
 			return fail(fmt.Errorf("%d streams: %w", cfg.ManyStreams, err))
 		}
 		manyBW = append(manyBW, r.Forward.Gbps())
 		cfg.logf("%s run %d: raw %.2f Gbit/s, write %.2f, read %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, 1 stream %.2f, %d streams %.2f",
-			llp, run+1, rawBW[run], wBW[run], rBW[run], sBW[run], rawRTT[run], sRTT[run], oneBW[run], cfg.ManyStreams, manyBW[run])
+			llp, run+1, rawBW[run], wBW[run], rBW[run], sBW[run], rttRun(rawRTT), rttRun(sRTT), oneBW[run], cfg.ManyStreams, manyBW[run])
 	}
 	set := func(i int, base, v []float64, lower bool) {
 		rows[i].Base, rows[i].Value = median(base), median(v)

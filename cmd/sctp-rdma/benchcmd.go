@@ -335,7 +335,7 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 			rx = fmt.Sprintf("   Rx depth: %d", c.RxDepth)
 		}
 	}
-	if c.Latency && (t == bench.TestSend || t == bench.TestWriteImm) {
+	if bench.UsesHandler(t, c.Latency) {
 		// perftest prints its CQ mode as "Use event" or polling.
 		rx = "   Completions: CQ handler"
 		if c.Events {
