@@ -10,18 +10,16 @@ import (
 )
 
 // UsesHandler reports whether test t (latency variant or not) takes its
-// completions in a CQ handler (rdmap.CQ.SetHandler) on the goroutine
-// that received the message that made them, unless the Setup asks for
-// events (FlagEvents): the latency ping-pongs of Send and Write with
-// Immediate, and the bandwidth runs of Read and the atomics, whose every
-// completion an arriving Response makes. The others (bandwidth Write
-// and Send, whose completions the sender makes) wait for completions in
-// the test's goroutine.
+// completions in a CQ handler (rdmap.CQ.SetHandler) where they are made,
+// unless the Setup asks for events (FlagEvents): the latency ping-pongs
+// of Send and Write with Immediate, and every bandwidth test. The other
+// latency tests (one Write and a Read, one Read, one atomic) and ping
+// wait for each completion in the test's goroutine.
 func UsesHandler(t Test, latency bool) bool {
 	if latency {
 		return t == TestSend || t == TestWriteImm
 	}
-	return t == TestRead || t.Atomic()
+	return t != TestPing
 }
 
 // handled reports whether a latency ping-pong takes its completions in a
@@ -284,19 +282,21 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 	return fin, nil
 }
 
-// activeHandled is the bandwidth variant of a test whose completions are
-// all made by arriving messages (Read, the atomics: the Response arrives):
-// the send CQ's handler takes each completion on the goroutine that
-// received the Response and posts the next requests from there, as
-// perftest polls its CQ and posts at once; the test's goroutine posts the
-// first ones and waits.
+// activeHandled is the bandwidth variant of a test that takes its
+// completions in CQ handlers (Setup.handledBW): the send CQ's handler
+// takes each completion where it is made (a Read or Atomic Response
+// arriving: the receiving goroutine; a Send or Write handed to the LLP:
+// the endpoint's transmit goroutine) and posts the next operations from
+// there, as perftest polls its CQ and posts at once; the receive CQ's
+// handler takes the passive side's credits. The test's goroutine posts
+// the first operations and waits.
 func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 	s := c.setup
 	p := newPong(c)
-	d := s.depth()
+	d, window := s.depth(), uint64(s.rxDepth())
 	postedAt := make([]time.Time, d)
 	lat := newLatRecorder(false)
-	var posted, done uint64
+	var posted, done, credited uint64
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	batch := make([]rdmap.SendWR, 0, d)
 	start := time.Now()
@@ -306,20 +306,24 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		}
 		return time.Since(start) >= s.Duration
 	}
-	// pumpLocked posts what may go now; mu is held.
+	// pumpLocked posts what may go now and ends the run when everything
+	// posted completed and no more may go; mu is held.
 	pumpLocked := func() {
+		if p.over {
+			return
+		}
 		batch = batch[:0]
 		ops := posted
-		for ; ops-done < uint64(d) && !stoppingAt(ops); ops++ {
+		for ; ops-done < uint64(d) && !stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
 		if ops == posted {
-			if done == posted {
+			if done == posted && stoppingAt(posted) {
 				p.finishLocked(nil)
 			}
 			return
 		}
-		now := time.Now()
+		now := time.Now() // stamped before the post (see active)
 		for n := posted; n < ops; n++ {
 			postedAt[n%uint64(d)] = now
 		}
@@ -328,7 +332,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 			p.finishLocked(c.cause(err))
 		}
 	}
-	sendCQ := c.ep.SendCQ()
+	sendCQ, recvCQ := c.ep.SendCQ(), c.ep.RecvCQ()
 	sendCQ.SetHandler(func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -345,7 +349,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 					p.finishLocked(fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
 					return
 				}
-				if (s.Test == TestFetchAdd || s.Test == TestCmpSwap) && comp.Orig != seq {
+				if s.Test.Atomic() && comp.Orig != seq {
 					// RFC 7306 §5.2.2 rule 8: operation k sees the counter at k.
 					p.finishLocked(fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, comp.Orig, seq))
 					return
@@ -363,15 +367,53 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 			}
 		}
 	})
+	if s.credited() {
+		recvCQ.SetHandler(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			for !p.over {
+				n := recvCQ.PollN(p.comps[:])
+				for _, comp := range p.comps[:n] {
+					switch {
+					case comp.Err != nil:
+						p.finishLocked(c.cause(comp.Err))
+						return
+					case comp.HasImm:
+						credited = max(credited, comp.Imm)
+					default:
+						p.finishLocked(fmt.Errorf("unexpected %v of %d octets during the run", comp.Op, comp.Length))
+						return
+					}
+					if err := c.repost(comp.WRID); err != nil {
+						p.finishLocked(err)
+						return
+					}
+				}
+				if n < len(p.comps) {
+					pumpLocked()
+					return
+				}
+			}
+		})
+	}
 	p.mu.Lock()
 	pumpLocked()
 	p.mu.Unlock()
 	err := p.waitCQ(ctx, sendCQ)
+	recvCQ.SetHandler(nil)
 	p.mu.Lock()
-	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: lat.summary(), hist: lat}
+	elapsed := time.Since(start)
+	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: lat.summary(), hist: lat}
 	p.mu.Unlock()
 	if err != nil {
 		return r, err
+	}
+	if s.Test == TestWrite {
+		// The clock stops when the data is placed (see active).
+		if err := c.ep.Read(ctx, nil, 0, 0, c.peer.STag, 0); err != nil {
+			return r, c.cause(fmt.Errorf("write fence: %w", err))
+		}
+		r.Elapsed = time.Since(start)
 	}
 	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
 		return r, c.cause(fmt.Errorf("fin: %w", err))

@@ -135,9 +135,11 @@ func (cq *CQ) push(c Completion, deferred bool) (overflow, claimed bool) {
 // the CQ without sleeping is to perftest): a completion made by an
 // arriving message (a Send received, a Read Response or Atomic Response
 // placed) is handed to f by the goroutine that received the message, once
-// it has processed it and holds no lock of the endpoint — no goroutine
-// is woken for it. Completions made elsewhere (a Send handed to the LLP
-// by a poster, a flush) are handed to f by a goroutine of its own. Calls
+// it has processed it and holds no lock of the endpoint, and one made by
+// the endpoint's transmit goroutine (a Send or Write handed to the LLP)
+// by that goroutine between two messages — no goroutine is woken for
+// it. Completions made elsewhere (a small request issued by its poster,
+// a flush) are handed to f by a goroutine of its own. Calls
 // of f never overlap; completions added while f runs lead to one more
 // call. If the CQ holds completions, a goroutine of its own calls f soon.
 //

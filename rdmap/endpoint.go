@@ -206,6 +206,11 @@ type Endpoint struct {
 	// under mu by the receiving goroutine only.
 	rxEmit     bool
 	rxDeferred uint8
+	// txEmit and txDeferred are the same for the transmit loop, which
+	// runs the handlers of the completions it makes between two issues
+	// (issueAllLocked). Guarded by mu.
+	txEmit     bool
+	txDeferred uint8
 	recvSeq    uint64
 	closeWait  chan struct{} // closed and replaced on progress while Close waits
 	termErr    error         // the LLP's error sending the Terminate
@@ -406,9 +411,9 @@ func (e *Endpoint) rxEmitBegin() { e.rxEmit = true }
 func (e *Endpoint) rxEmitEnd()   { e.rxEmit = false }
 
 // dispatchHandlers runs the handlers of the CQs whose next call the
-// receive path reserved (bit 0: the send CQ, bit 1: the receive CQ; a CQ
+// receive path or the transmit loop reserved (bit 0: the send CQ, bit 1: the receive CQ; a CQ
 // that is both is reserved once, as the send CQ), on the receiving
-// goroutine, holding no lock.
+// or transmitting goroutine, holding no lock.
 func (e *Endpoint) dispatchHandlers(deferred uint8) {
 	if deferred&1 != 0 {
 		e.sendCQ.runClaimed()
@@ -521,7 +526,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 	// Issued here, as the transmit loop would; kickTxLocked waits
 	// (draining) so that the loop does not start for the rest meanwhile.
 	e.draining = true
-	e.issueAllLocked()
+	e.issueAllLocked(false)
 	e.draining = false
 	e.kickTxLocked() // for requests still waiting (an ORD slot)
 	e.mu.Unlock()
@@ -701,12 +706,16 @@ func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c Completion) {
 		waiter <- c // capacity 1, one completion per request
 		return
 	}
-	overflow, claimed := cq.push(c, e.rxEmit)
+	overflow, claimed := cq.push(c, e.rxEmit || e.txEmit)
 	if claimed {
+		bit := uint8(2)
 		if cq == e.sendCQ {
-			e.rxDeferred |= 1
+			bit = 1
+		}
+		if e.rxEmit {
+			e.rxDeferred |= bit
 		} else {
-			e.rxDeferred |= 2
+			e.txDeferred |= bit
 		}
 	}
 	if overflow && e.state != stateDown {

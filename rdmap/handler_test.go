@@ -2,6 +2,7 @@ package rdmap
 
 import (
 	"encoding/binary"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -339,4 +340,97 @@ func TestSendWR_UnsignaledFlushedCompletes_RFC5040_6_2(t *testing.T) {
 		assert.ErrorIs(t, c.Err, ErrFlushed)
 	}
 	v.w.finish(t, v.ep, v.pipe, 0)
+}
+
+// onTransmitLoop reports whether the caller runs on the endpoint's
+// transmit goroutine (txLoop).
+func onTransmitLoop() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "rdmap.(*Endpoint).txLoop") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// Writes too large to be issued by their poster are issued by the
+// transmit goroutine, which hands their completions (RFC 5040 §5.5 rule
+// 14: a Write completes once DDP has it) to the send CQ's handler itself,
+// between two issues; the handler posts the next Writes from there, and
+// the stream of Writes keeps going without the test's goroutine.
+func TestCQHandler_WriteCompletionsOnTransmitLoop(t *testing.T) {
+	const total, depth, size = 200, 4, 64 << 10
+	var tgt *MR
+	p := newPair(t, EndpointConfig{}, EndpointConfig{}, func(p *pair) {
+		var err error
+		tgt, err = p.pdB.Register(make([]byte, size), RemoteWrite)
+		require.NoError(t, err)
+	})
+	src := make([]byte, size)
+	var g overlapGuard
+	var onLoop, offLoop atomic.Int32
+	var mu sync.Mutex
+	posted, done := 0, 0
+	finished := make(chan error, 1)
+	var comps [4]Completion
+	post := func() error { // mu held
+		for ; posted < total && posted-done < depth; posted++ {
+			if err := p.a.PostSend(SendWR{ID: uint64(posted), Op: WRWrite, Local: src, RemoteSTag: tgt.STag()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	p.cqA.SetHandler(func() {
+		g.enter()
+		defer g.leave()
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			n := p.cqA.PollN(comps[:])
+			for _, c := range comps[:n] {
+				if onTransmitLoop() {
+					onLoop.Add(1)
+				} else {
+					offLoop.Add(1)
+				}
+				if c.Err != nil || c.WRID != uint64(done) {
+					finished <- fmt.Errorf("completion %+v, want WRID %d", c, done)
+					return
+				}
+				done++
+			}
+			if n < len(comps) {
+				break
+			}
+		}
+		if done == total {
+			finished <- nil
+			return
+		}
+		if err := post(); err != nil {
+			finished <- err
+		}
+	})
+	mu.Lock()
+	require.NoError(t, post())
+	mu.Unlock()
+	select {
+	case err := <-finished:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("stalled: %d of %d Writes completed", done, total)
+	}
+	assert.Equal(t, int32(1), g.max.Load(), "handler calls overlapped")
+	// The first Writes may complete before the loop is the one issuing
+	// (a goroutine of their own then hands them over); the rest are
+	// handed over on the transmit goroutine.
+	assert.GreaterOrEqual(t, onLoop.Load(), int32(total-depth), "on the transmit loop %d, elsewhere %d", onLoop.Load(), offLoop.Load())
 }

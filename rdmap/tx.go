@@ -133,7 +133,7 @@ func (e *Endpoint) txLoop() {
 		e.mu.Unlock()
 	}
 	e.mu.Lock()
-	e.issueAllLocked()
+	e.issueAllLocked(true)
 	e.txRunning = false
 	e.mu.Unlock()
 	e.flushHeld()
@@ -147,7 +147,12 @@ func (e *Endpoint) txLoop() {
 // owns (sendReq.body) are held: a Send's or Write's buffer is the user's
 // again once DDP has it (RFC 5040 §5.5 rule 14). The caller flushes what
 // the last may have left held (flushHeld). mu is held.
-func (e *Endpoint) issueAllLocked() {
+//
+// The transmit loop (tx) hands the completions it makes to the CQ
+// handlers itself, between two issues and holding no lock
+// (CQ.SetHandler): a handler that posts more keeps the loop going without
+// a goroutine woken per completion.
+func (e *Endpoint) issueAllLocked(tx bool) {
 	for e.state != stateDown {
 		r := e.takeLocked()
 		if r == nil {
@@ -157,7 +162,15 @@ func (e *Endpoint) issueAllLocked() {
 		e.mu.Unlock()
 		err := e.issueHold(r, hold)
 		e.mu.Lock()
+		e.txEmit = tx
 		e.issuedLocked(r, err)
+		e.txEmit = false
+		if d := e.txDeferred; d != 0 {
+			e.txDeferred = 0
+			e.mu.Unlock()
+			e.dispatchHandlers(d)
+			e.mu.Lock()
+		}
 	}
 }
 

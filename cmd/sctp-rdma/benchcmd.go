@@ -337,9 +337,10 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 	}
 	if bench.UsesHandler(t, c.Latency) {
 		// perftest prints its CQ mode as "Use event" or polling.
-		rx = "   Completions: CQ handler"
 		if c.Events {
-			rx = "   Completions: events"
+			rx += "   Completions: events"
+		} else {
+			rx += "   Completions: CQ handler"
 		}
 	}
 	fmt.Fprintf(w, " LLP: %s   Streams: %d%s   Depth: %d%s   Server: %s\n", orDefault(c.Transport.LLP), c.Streams, dir, depth, rx, c.Addr)
