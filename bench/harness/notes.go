@@ -89,31 +89,47 @@ Shrinking pion's advertised window (4 MiB, 1 MiB instead of 16 MiB) made both
 directions slower, not fairer. A fix belongs in sctpllp (a short per-peer
 queue, or SACK-carrying packets ahead of DATA) or in pion.
 
-**64-octet Send ping-pong ≤ 1.2× the raw round trip** (MPA misses it on
-every run, 1.25–1.82; pion met it on the three quieter runs of 2026-11-23
-evening, 1.13–1.16, and missed at 1.31 on 2026-11-22).
-A CPU profile of the client of ` + "`bench send --lat --size 64`" + ` over MPA: 57% system
-calls, runtime.futex 15%, and two goroutine hand-offs per direction that the
-raw echo (one goroutine that reads and writes) does not have: the LLP's
-receive goroutine pushes the completion and wakes the goroutine polling the
-CQ (rdmap.(*CQ).push → chansend → goready → futexwakeup, 11%), and the
-posted Send is written by the endpoint's own txLoop goroutine
-(rdmap.(*Endpoint).txLoop → issue → mpa.(*Conn).SendSegment → write, 44%
-cumulative), which must be woken too. Each wake-up is a futex call and a
-scheduler round, a few µs on this VM: that is the gap (about 6 µs raw TCP
-against 11 µs). Busy-polling the CQ in the bench, as perftest does, was
-tried (spinning up to 50 µs with runtime.Gosched): with both processes on 2
-shared cores the median became 3–6× worse, so it was not adopted. Meeting
-the target needs an inline issue path in rdmap (write from the posting
-goroutine when the send queue is idle) and a cheaper completion wake-up,
-both in rdmap, outside this work. Over sctp-pion the same two hand-offs sit
-on top of pion's read and write loops (each its own goroutine as well).
-The hand-offs cost a roughly fixed few µs, so the ratio depends on how slow
-the raw round trip is: on a quiet run (2026-11-22: pion raw 23.9 µs, RDMA
-31.2 µs) pion missed with 1.31; when other jobs load the host and the raw
-round trip grows to 40 µs, the same cost is a smaller fraction and the table
-can show pion under 1.2. MPA's raw round trip is shorter, so it misses by
-more.
+**64-octet Send ping-pong (2026-11-27: CQ handlers).** Until this day the
+RDMA round trip had two goroutine wake-ups per direction where the raw
+echo has one: the LLP's receive goroutine pushed the completion and woke
+the goroutine polling the CQ, which posted the answer (a runtime trace of
+5,000 MPA round trips: about 4 wake-ups per round trip against raw TCP's
+2, ~3.5 µs each on this VM; MPA 1.75–2.16× raw). rdmap now has
+` + "`CQ.SetHandler`" + `: a completion made by an arriving message is handed to the
+handler by the goroutine that received it, once it holds no lock of the
+endpoint, and bench's ping-pongs (and bandwidth tests) answer from there, as
+perftest polls its CQ and posts at once (` + "`--events`" + ` keeps the waiting
+variant). A trace of 20,000 MPA round trips: 40,015 wake-ups, 2 per round
+trip, all of them the MPA readers', as raw TCP's echo. For a like-with-like
+baseline the raw SCTP round trip now echoes from the stack's receive
+callback too (before, a goroutine took each echo from a channel). The
+replies are posted unsignaled (` + "`SendWR.Unsignaled`" + `, perftest's cq_mod): no
+completion per Send. What is left is CPU. ` + "`BenchmarkHandlerPingPong64`" + ` (both
+endpoints answering from their handlers over a pipe stepped by one
+goroutine: no system call, no wake-up) puts rdmap and ddp at 1.3–1.5 µs per
+round trip (1.6–1.9 before the unsignaled replies and the handler run
+reserved at push), about 13 lock pairs per message through the DDP
+receiver, the RDMAP endpoint and the CQ; with GOMAXPROCS=1 the MPA round
+trip is still 1.5–2.7 µs above raw TCP's 8.3–9.3 µs (MPA framing and CRC32c
+on top). The ratio also moves with the host: a ping-pong settles for a
+while into one of two speeds (whether its two goroutines share a
+processor), so the harness alternates raw and RDMA parts within each run
+(` + "`sctp-rdma harness --no-sweep --runs 3`" + `, two runs after the change: MPA
+1.27 and 1.36, sctp-native 1.13 and 1.23, sctp-pion 1.09 and 1.04; before
+it, MPA 1.89, sctp-native 1.19 against a raw baseline one hand-off slower,
+sctp-pion 1.07 likewise). Meeting 1.2 over MPA and 1.1 over sctp-native
+needs fewer locks per message in rdmap and ddp (one lock for a stream's
+receive path instead of three), not done.
+
+**RDMA Read 64K with CQ handlers (2026-11-27).** The Read completion is
+made by its Response arriving: taken in the send CQ's handler, the next
+Reads leave from the receiving goroutine. ` + "`sctp-rdma harness --no-sweep --runs 3`" + `,
+two alternated pairs of binaries: MPA Read 0.76 and 0.66 of raw before,
+0.98 and 0.78 after; sctp-native 0.81 and 0.86 before, 0.78 and 0.79 after
+(the receiving goroutine now also issues the requests, which a second
+processor did before). Writes and Sends, whose completions the transmit
+goroutine makes, showed no change beyond the noise in four alternated pairs
+of ` + "`BenchmarkWrite/Send{MPA,Native}64K`" + ` (means 0.94–1.02 either way).
 
 **MPA Write and Read against raw TCP** were 0.88 and 0.82 on the quiet run
 of 2026-11-22, 0.77–0.96 and 0.66–0.98 on three quieter runs of 2026-11-23
