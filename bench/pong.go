@@ -12,14 +12,18 @@ import (
 // UsesHandler reports whether test t (latency variant or not) takes its
 // completions in a CQ handler (rdmap.CQ.SetHandler) where they are made,
 // unless the Setup asks for events (FlagEvents): the latency ping-pongs
-// of Send and Write with Immediate, and every bandwidth test. The other
-// latency tests (one Write and a Read, one Read, one atomic) and ping
-// wait for each completion in the test's goroutine.
+// of Send and Write with Immediate, and the bandwidth runs of Read and
+// the atomics, whose every completion an arriving Response makes. The
+// others wait for each completion in the test's goroutine: bandwidth
+// Writes and Sends too, whose completions the endpoint's transmit
+// goroutine makes — handing them to a handler there adds the posting to
+// that goroutine's work for each 64 KiB message, and alternated pairs of
+// benchmarks showed no gain (docs/benchmarks.md).
 func UsesHandler(t Test, latency bool) bool {
 	if latency {
 		return t == TestSend || t == TestWriteImm
 	}
-	return t != TestPing
+	return t == TestRead || t.Atomic()
 }
 
 // handled reports whether a latency ping-pong takes its completions in a
@@ -283,20 +287,18 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 }
 
 // activeHandled is the bandwidth variant of a test that takes its
-// completions in CQ handlers (Setup.handledBW): the send CQ's handler
-// takes each completion where it is made (a Read or Atomic Response
-// arriving: the receiving goroutine; a Send or Write handed to the LLP:
-// the endpoint's transmit goroutine) and posts the next operations from
-// there, as perftest polls its CQ and posts at once; the receive CQ's
-// handler takes the passive side's credits. The test's goroutine posts
-// the first operations and waits.
+// completions in a CQ handler (Setup.handledBW: Read, the atomics): the
+// send CQ's handler takes each completion on the goroutine that received
+// the Response and posts the next operations from there, as perftest
+// polls its CQ and posts at once. The test's goroutine posts the first
+// operations and waits.
 func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 	s := c.setup
 	p := newPong(c)
-	d, window := s.depth(), uint64(s.rxDepth())
+	d := s.depth()
 	postedAt := make([]time.Time, d)
 	lat := newLatRecorder(false)
-	var posted, done, credited uint64
+	var posted, done uint64
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	batch := make([]rdmap.SendWR, 0, d)
 	start := time.Now()
@@ -314,7 +316,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		}
 		batch = batch[:0]
 		ops := posted
-		for ; ops-done < uint64(d) && !stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
+		for ; ops-done < uint64(d) && !stoppingAt(ops); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
 		if ops == posted {
@@ -332,7 +334,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 			p.finishLocked(c.cause(err))
 		}
 	}
-	sendCQ, recvCQ := c.ep.SendCQ(), c.ep.RecvCQ()
+	sendCQ := c.ep.SendCQ()
 	sendCQ.SetHandler(func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -367,53 +369,16 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 			}
 		}
 	})
-	if s.credited() {
-		recvCQ.SetHandler(func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			for !p.over {
-				n := recvCQ.PollN(p.comps[:])
-				for _, comp := range p.comps[:n] {
-					switch {
-					case comp.Err != nil:
-						p.finishLocked(c.cause(comp.Err))
-						return
-					case comp.HasImm:
-						credited = max(credited, comp.Imm)
-					default:
-						p.finishLocked(fmt.Errorf("unexpected %v of %d octets during the run", comp.Op, comp.Length))
-						return
-					}
-					if err := c.repost(comp.WRID); err != nil {
-						p.finishLocked(err)
-						return
-					}
-				}
-				if n < len(p.comps) {
-					pumpLocked()
-					return
-				}
-			}
-		})
-	}
 	p.mu.Lock()
 	pumpLocked()
 	p.mu.Unlock()
 	err := p.waitCQ(ctx, sendCQ)
-	recvCQ.SetHandler(nil)
 	p.mu.Lock()
 	elapsed := time.Since(start)
 	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: lat.summary(), hist: lat}
 	p.mu.Unlock()
 	if err != nil {
 		return r, err
-	}
-	if s.Test == TestWrite {
-		// The clock stops when the data is placed (see active).
-		if err := c.ep.Read(ctx, nil, 0, 0, c.peer.STag, 0); err != nil {
-			return r, c.cause(fmt.Errorf("write fence: %w", err))
-		}
-		r.Elapsed = time.Since(start)
 	}
 	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
 		return r, c.cause(fmt.Errorf("fin: %w", err))

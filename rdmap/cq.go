@@ -147,9 +147,10 @@ func (cq *CQ) push(c Completion, deferred bool) (overflow, claimed bool) {
 // it returns, the endpoint (and, over MPA, the connection) receives
 // nothing. It must not block: it may post work requests (PostSend,
 // PostSends, PostRecv; a small request to an idle send queue is handed to
-// the LLP from f itself), but not wait for a completion (Poll, or a
-// blocking helper such as Read or Send), which only the blocked goroutine
-// could deliver. Poll, Notify and AfterReady keep working beside it.
+// the LLP from f itself, which waits while the LLP applies flow control:
+// a handler posts no more than the peer reads), but not wait for a
+// completion (Poll, or a blocking helper such as Read or Send), which
+// only the blocked goroutine could deliver. Poll, Notify and AfterReady keep working beside it.
 func (cq *CQ) SetHandler(f func()) {
 	cq.mu.Lock()
 	if f == nil {

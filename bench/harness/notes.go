@@ -97,9 +97,9 @@ the goroutine polling the CQ, which posted the answer (a runtime trace of
 2, ~3.5 µs each on this VM; MPA 1.75–2.16× raw). rdmap now has
 ` + "`CQ.SetHandler`" + `: a completion made by an arriving message is handed to the
 handler by the goroutine that received it, once it holds no lock of the
-endpoint, and bench's ping-pongs (and bandwidth tests) answer from there, as
+endpoint, and bench's ping-pongs answer from there, as
 perftest polls its CQ and posts at once (` + "`--events`" + ` keeps the waiting
-variant). A trace of 20,000 MPA round trips: 40,015 wake-ups, 2 per round
+variant; Read and the atomics take their completions likewise, below). A trace of 20,000 MPA round trips: 40,015 wake-ups, 2 per round
 trip, all of them the MPA readers', as raw TCP's echo. For a like-with-like
 baseline the raw SCTP round trip now echoes from the stack's receive
 callback too (before, a goroutine took each echo from a channel). The
@@ -128,8 +128,11 @@ two alternated pairs of binaries: MPA Read 0.76 and 0.66 of raw before,
 0.98 and 0.78 after; sctp-native 0.81 and 0.86 before, 0.78 and 0.79 after
 (the receiving goroutine now also issues the requests, which a second
 processor did before). Writes and Sends, whose completions the transmit
-goroutine makes, showed no change beyond the noise in four alternated pairs
-of ` + "`BenchmarkWrite/Send{MPA,Native}64K`" + ` (means 0.94–1.02 either way).
+goroutine makes (rdmap hands them to a handler on that goroutine, between
+two messages), showed no gain in eight alternated pairs of
+` + "`BenchmarkWrite/Send{MPA,Native}64K`" + ` (MPA Send means 0.95 waiting, 0.89 in the
+handler: the posting joins the transmit goroutine's work for each
+message), so bench keeps them waiting in the test's goroutine.
 
 **MPA Write and Read against raw TCP** were 0.88 and 0.82 on the quiet run
 of 2026-11-22, 0.77–0.96 and 0.66–0.98 on three quieter runs of 2026-11-23
