@@ -67,6 +67,31 @@ func (p *pong) finishLocked(err error) {
 	}
 }
 
+// handler returns a CQ handler that takes cq's completions (PollN: one
+// lock per poll) and gives each to take, mu held, until take returns
+// false or the run ended; then, once cq is empty, it calls after (if not
+// nil), mu held.
+func (p *pong) handler(cq *rdmap.CQ, take func(rdmap.Completion) bool, after func()) func() {
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for !p.over {
+			n := cq.PollN(p.comps[:])
+			for _, comp := range p.comps[:n] {
+				if !take(comp) {
+					return
+				}
+			}
+			if n < len(p.comps) {
+				if after != nil {
+					after()
+				}
+				return
+			}
+		}
+	}
+}
+
 // drainSendsLocked takes what the send CQ holds: the messages are posted
 // unsignaled (rdmap.SendWR.Unsignaled, as perftest signals only every
 // cq_mod-th), so a completion there is a failure. It runs when the run
@@ -145,7 +170,8 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 		return nil
 	}
 	// answeredLocked takes one receive completion; false ends the run.
-	answeredLocked := func(comp rdmap.Completion, now time.Time) bool {
+	answeredLocked := func(comp rdmap.Completion) bool {
+		now := time.Now()
 		if comp.Err != nil {
 			p.finishLocked(c.cause(comp.Err))
 			return false
@@ -179,22 +205,7 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 		return true
 	}
 	recvCQ := c.ep.RecvCQ()
-	recvCQ.SetHandler(func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for !p.over {
-			n := recvCQ.PollN(p.comps[:])
-			now := time.Now()
-			for _, comp := range p.comps[:n] {
-				if !answeredLocked(comp, now) {
-					return
-				}
-			}
-			if n < len(p.comps) {
-				return
-			}
-		}
-	})
+	recvCQ.SetHandler(p.handler(recvCQ, answeredLocked, nil))
 	p.mu.Lock()
 	if err := postLocked(0); err != nil {
 		p.finishLocked(err)
@@ -259,21 +270,7 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 		return true
 	}
 	recvCQ := c.ep.RecvCQ()
-	recvCQ.SetHandler(func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for !p.over {
-			n := recvCQ.PollN(p.comps[:])
-			for _, comp := range p.comps[:n] {
-				if !answeredLocked(comp) {
-					return
-				}
-			}
-			if n < len(p.comps) {
-				return
-			}
-		}
-	})
+	recvCQ.SetHandler(p.handler(recvCQ, answeredLocked, nil))
 	err := p.wait(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -334,41 +331,33 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 			p.finishLocked(c.cause(err))
 		}
 	}
-	sendCQ := c.ep.SendCQ()
-	sendCQ.SetHandler(func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for !p.over {
-			n := sendCQ.PollN(p.comps[:])
-			now := time.Now()
-			for _, comp := range p.comps[:n] {
-				if comp.Err != nil {
-					p.finishLocked(c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err)))
-					return
-				}
-				seq := comp.WRID >> 1
-				if seq != done {
-					p.finishLocked(fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
-					return
-				}
-				if s.Test.Atomic() && comp.Orig != seq {
-					// RFC 7306 §5.2.2 rule 8: operation k sees the counter at k.
-					p.finishLocked(fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, comp.Orig, seq))
-					return
-				}
-				lat.record(now.Sub(postedAt[seq%uint64(d)]))
-				done++
-				if c.ctr != nil {
-					c.ctr.Ops.Add(1)
-					c.ctr.Bytes.Add(s.opBytes())
-				}
-			}
-			if n < len(p.comps) {
-				pumpLocked()
-				return
-			}
+	// completedLocked takes one send completion; false ends the run.
+	completedLocked := func(comp rdmap.Completion) bool {
+		now := time.Now()
+		if comp.Err != nil {
+			p.finishLocked(c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err)))
+			return false
 		}
-	})
+		seq := comp.WRID >> 1
+		if seq != done {
+			p.finishLocked(fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
+			return false
+		}
+		if s.Test.Atomic() && comp.Orig != seq {
+			// RFC 7306 §5.2.2 rule 8: operation k sees the counter at k.
+			p.finishLocked(fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, comp.Orig, seq))
+			return false
+		}
+		lat.record(now.Sub(postedAt[seq%uint64(d)]))
+		done++
+		if c.ctr != nil {
+			c.ctr.Ops.Add(1)
+			c.ctr.Bytes.Add(s.opBytes())
+		}
+		return true
+	}
+	sendCQ := c.ep.SendCQ()
+	sendCQ.SetHandler(p.handler(sendCQ, completedLocked, pumpLocked))
 	p.mu.Lock()
 	pumpLocked()
 	p.mu.Unlock()
