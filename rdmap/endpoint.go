@@ -83,6 +83,12 @@ type sendReq struct {
 	// releaseAfterIssue: the request completed (a fast Read Response)
 	// while its issuer still held it; issuedLocked recycles it.
 	releaseAfterIssue bool
+	// inLLP: issued with hold, its body may still be read by the LLP
+	// (llp.Batcher: until the SendSegment or Flush that sends it
+	// returns); releaseHeld: it completed meanwhile, and unholdLocked
+	// recycles it.
+	inLLP, releaseHeld bool
+	nextHeld           *sendReq
 	// body holds a Read or Atomic Request's message: the LLP may keep it
 	// past the issue, until the requests posted with it leave together
 	// (txLoop, ddp.Sender.SendUntaggedMore).
@@ -166,7 +172,12 @@ type Endpoint struct {
 	freeRecv []*recvReq
 	// issuingReq is the request between takeLocked and issuedLocked.
 	issuingReq *sendReq
-	respBusy   bool
+	// held lists the requests issued with hold whose bodies the LLP may
+	// still read (sendReq.inLLP), linked through sendReq.nextHeld (a
+	// pointer, not a slice: 16 octets less in every endpoint); guarded
+	// by mu.
+	held     *sendReq
+	respBusy bool
 	// draining: PostSends issues the requests it posted, as the transmit
 	// loop would, which does not start meanwhile. Guarded by mu.
 	draining bool
@@ -677,6 +688,10 @@ func (e *Endpoint) releaseSendLocked(r *sendReq) {
 	}
 	if r == e.issuingReq {
 		r.releaseAfterIssue = true // its issuer reads it once more
+		return
+	}
+	if r.inLLP {
+		r.releaseHeld = true // the LLP may still read its body
 		return
 	}
 	*r = sendReq{}

@@ -25,6 +25,13 @@ type batchPipe struct {
 	held   [][2][]byte
 	writes [][]ddp.UntaggedHeader // per write, the untagged segments' headers
 	kinds  []byte                 // every segment in order: R a Read Request, W tagged, S a Send, . other
+	// afterWrite, if set, runs once a write of segs segments is out,
+	// before SendSegment or Flush returns; the payloads held are then read
+	// again (as a capture recording the write does) and changed counts
+	// those that differ from what was sent: the LLP may read them until
+	// it returns.
+	afterWrite func(segs int)
+	changed    int
 }
 
 var _ llp.Batcher = (*batchPipe)(nil)
@@ -54,6 +61,12 @@ func (b *batchPipe) flushLocked() error {
 		return nil
 	}
 	var w []ddp.UntaggedHeader
+	var sent [][]byte
+	if b.afterWrite != nil {
+		for _, s := range b.held {
+			sent = append(sent, bytes.Clone(s[1]))
+		}
+	}
 	for _, s := range b.held {
 		kind := byte('W')
 		if s[0][0]&0x80 == 0 { // untagged (RFC 5041 §4.3)
@@ -73,6 +86,14 @@ func (b *batchPipe) flushLocked() error {
 		if err := b.Pipe.SendSegment(s[0], s[1]); err != nil {
 			b.held = b.held[:0]
 			return err
+		}
+	}
+	if b.afterWrite != nil {
+		b.afterWrite(len(b.held))
+		for i, s := range b.held {
+			if !bytes.Equal(s[1], sent[i]) {
+				b.changed++
+			}
 		}
 	}
 	b.held = b.held[:0]
@@ -249,4 +270,54 @@ func TestPostSends_Rejects(t *testing.T) {
 		require.NoError(t, c.Err)
 		assert.Equal(t, uint64(i), c.WRID)
 	}
+}
+
+// TestPostSends_HeldBodyOutlivesItsCompletion: a Read Request held by the
+// LLP (llp.Batcher.SendSegmentMore keeps the payload) may be answered and
+// complete while the write that carries it is still in SendSegment (on
+// MPA, a capture recording the write reads the pieces after the system
+// call). Its message must stay as sent until that call returns: the
+// request is recycled only afterwards.
+func TestPostSends_HeldBodyOutlivesItsCompletion(t *testing.T) {
+	a, _, bp, src, sink := batchedPair(t, EndpointConfig{ORD: 16}, EndpointConfig{IRD: 16})
+	bp.mu.Lock()
+	waited := make(chan bool, 1)
+	bp.afterWrite = func(segs int) {
+		if segs != 2 {
+			return // not the write of the two Read Requests
+		}
+		// The first Read's Response arrives and completes it meanwhile
+		// (its completion emitted: it left the submission order).
+		completed := func() bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return a.order.len() < 2
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !completed() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		waited <- completed()
+		bp.afterWrite = nil
+	}
+	bp.mu.Unlock()
+	_, err := a.PostSends(reads(2, src, sink))
+	require.NoError(t, err)
+	// Polled only once the write returned: the CQ must not be emptied
+	// under the hook's feet.
+	select {
+	case ok := <-waited:
+		require.True(t, ok, "the first Read did not complete during the write")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the two Read Requests never left in one write")
+	}
+	for i := range 2 {
+		c := poll(t, a.SendCQ())
+		require.NoError(t, c.Err)
+		require.Equal(t, uint64(i), c.WRID)
+		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
+	}
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	assert.Zero(t, bp.changed, "a held Read Request changed before the write carrying it returned")
 }

@@ -159,9 +159,15 @@ func (e *Endpoint) issueAllLocked(tx bool) {
 			return
 		}
 		hold := holdable(r.wr.Op) && e.nextReadyLocked()
+		if hold {
+			r.inLLP, r.nextHeld, e.held = true, e.held, r
+		}
 		e.mu.Unlock()
 		err := e.issueHold(r, hold)
 		e.mu.Lock()
+		if !hold {
+			e.unholdLocked() // the held bodies went out with r's message
+		}
 		e.txEmit = tx
 		e.issuedLocked(r, err)
 		e.txEmit = false
@@ -205,11 +211,32 @@ func (e *Endpoint) flushHeld() {
 		err = e.sender.Flush()
 	}
 	e.sendMu.Unlock()
-	if err != nil {
-		e.mu.Lock()
-		e.failLocked(txFailure(err))
-		e.mu.Unlock()
+	if !held && err == nil {
+		return // nothing held: a later message carried it (unholdLocked ran)
 	}
+	e.mu.Lock()
+	if err != nil {
+		e.failLocked(txFailure(err))
+	}
+	e.unholdLocked()
+	e.mu.Unlock()
+}
+
+// unholdLocked ends the hold of the requests issued with hold: the
+// message that sent them has returned from the LLP, which reads their
+// bodies no more; those that completed meanwhile are recycled now. mu is
+// held.
+func (e *Endpoint) unholdLocked() {
+	for r := e.held; r != nil; {
+		next := r.nextHeld
+		r.inLLP, r.nextHeld = false, nil
+		if r.releaseHeld {
+			r.releaseHeld = false
+			e.releaseSendLocked(r)
+		}
+		r = next
+	}
+	e.held = nil
 }
 
 // issue hands the messages of r to DDP.
