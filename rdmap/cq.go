@@ -19,12 +19,14 @@ import (
 type CQ struct {
 	depth      int32
 	overflowed bool // guarded by mu
+	// hPending, hRunning: see handler below; guarded by mu.
+	hPending, hRunning bool
 
 	mu sync.Mutex
 	// ring holds up to depth completions; it grows on demand so that an
 	// idle CQ costs little memory (thousands of streams each have two).
 	ring     fifo[Completion]
-	overflow []Completion
+	overflow *[]Completion // made by the first overflow (rare): 16 octets less per CQ
 
 	// wake holds a token when a Poll may find a completion; a Poll that
 	// takes one and leaves more behind passes the token on. wake and
@@ -42,8 +44,7 @@ type CQ struct {
 	// handler last started and somebody (a receive path that will
 	// dispatch, a goroutine of its own, the running call) will run it;
 	// hRunning: a call is in progress. Guarded by mu.
-	handler            atomic.Pointer[func()]
-	hPending, hRunning bool
+	handler atomic.Pointer[func()]
 }
 
 // NewCQ returns a completion queue holding depth completions (minimum 1).
@@ -59,7 +60,7 @@ func (cq *CQ) Depth() int { return int(cq.depth) }
 func (cq *CQ) Len() int {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
-	return cq.ring.len() + len(cq.overflow)
+	return cq.ring.len() + cq.overflowLen()
 }
 
 // Notify returns a channel that receives a value (coalesced) whenever a
@@ -69,7 +70,7 @@ func (cq *CQ) Notify() <-chan struct{} {
 	defer cq.mu.Unlock()
 	if cq.notify == nil {
 		cq.notify = make(chan struct{}, 1)
-		if cq.ring.len()+len(cq.overflow) > 0 {
+		if cq.ring.len()+cq.overflowLen() > 0 {
 			cq.notify <- struct{}{} // completions added before the first Notify
 		}
 	}
@@ -94,7 +95,10 @@ func (cq *CQ) Err() error {
 func (cq *CQ) push(c Completion, deferred bool) (overflow, claimed bool) {
 	cq.mu.Lock()
 	if cq.ring.len() == int(cq.depth) {
-		cq.overflow = append(cq.overflow, c)
+		if cq.overflow == nil {
+			cq.overflow = new([]Completion)
+		}
+		*cq.overflow = append(*cq.overflow, c)
 		cq.overflowed, overflow = true, true
 	} else {
 		cq.ring.push(c)
@@ -159,7 +163,7 @@ func (cq *CQ) SetHandler(f func()) {
 		return
 	}
 	cq.handler.Store(&f)
-	spawn := cq.ring.len()+len(cq.overflow) > 0 && !cq.hPending && !cq.hRunning
+	spawn := cq.ring.len()+cq.overflowLen() > 0 && !cq.hPending && !cq.hRunning
 	if spawn {
 		cq.hPending = true
 	}
@@ -211,7 +215,7 @@ func (cq *CQ) runClaimed() {
 // Endpoint.AfterDone to learn of an endpoint that ends first.
 func (cq *CQ) AfterReady(f func()) {
 	cq.mu.Lock()
-	if cq.ring.len()+len(cq.overflow) == 0 {
+	if cq.ring.len()+cq.overflowLen() == 0 {
 		if cq.ready == nil {
 			cq.ready = new([]func())
 		}
@@ -223,13 +227,23 @@ func (cq *CQ) AfterReady(f func()) {
 	go f()
 }
 
+// overflowLen is the number of completions kept beyond the depth; mu is
+// held.
+func (cq *CQ) overflowLen() int {
+	if cq.overflow == nil {
+		return 0
+	}
+	return len(*cq.overflow)
+}
+
 // popLocked removes the oldest completion; cq.mu held, n > 0.
 func (cq *CQ) popLocked() Completion {
 	c := cq.ring.pop()
-	if len(cq.overflow) > 0 {
-		cq.ring.push(cq.overflow[0])
-		cq.overflow[0] = Completion{}
-		cq.overflow = cq.overflow[1:]
+	if cq.overflowLen() > 0 {
+		o := *cq.overflow
+		cq.ring.push(o[0])
+		o[0] = Completion{}
+		*cq.overflow = o[1:]
 	}
 	return c
 }

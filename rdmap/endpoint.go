@@ -136,6 +136,16 @@ type Endpoint struct {
 	recvCQ  *CQ
 	rtrSend iwarp.RTR // RTR to send first (transmit loop only)
 	rtrWait iwarp.RTR // RTR still awaited (receive path only)
+	// rxEmit: the receive path is emitting (rxEmitBegin); rxDeferred:
+	// the CQs whose handler it will run (dispatchHandlers). Written
+	// under mu by the receiving goroutine only.
+	rxEmit     bool
+	rxDeferred uint8
+	// txEmit and txDeferred are the same for the transmit loop, which
+	// runs the handlers of the completions it makes between two issues
+	// (issueAllLocked). Guarded by mu.
+	txEmit     bool
+	txDeferred uint8
 
 	recv *ddp.Receiver
 
@@ -212,27 +222,18 @@ type Endpoint struct {
 	cqOverflow bool
 	termSent   bool // this endpoint put a Terminate on the wire
 	nextReqID  uint32
-	// rxEmit: the receive path is emitting (rxEmitBegin); rxDeferred:
-	// the CQs whose handler it will run (dispatchHandlers). Written
-	// under mu by the receiving goroutine only.
-	rxEmit     bool
-	rxDeferred uint8
-	// txEmit and txDeferred are the same for the transmit loop, which
-	// runs the handlers of the completions it makes between two issues
-	// (issueAllLocked). Guarded by mu.
-	txEmit     bool
-	txDeferred uint8
-	recvSeq    uint64
-	closeWait  chan struct{} // closed and replaced on progress while Close waits
-	termErr    error         // the LLP's error sending the Terminate
+	// parts counts the running parts of a started endpoint (partDone);
+	// beside nextReqID, in what would be padding.
+	parts     atomic.Int32
+	recvSeq   uint64
+	closeWait chan struct{} // closed and replaced on progress while Close waits
+	termErr   error         // the LLP's error sending the Terminate
 	// ctr holds the counters, made by the first message sent or received
 	// (an idle stream's endpoint is 280 octets smaller without them).
 	ctr atomic.Pointer[epCounters]
 
 	// done is Done's channel, made by its first call; guarded by mu.
 	done chan struct{}
-	// parts counts the running parts of a started endpoint (partDone).
-	parts atomic.Int32
 }
 
 var _ ddp.ULP = (*ddpULP)(nil)
