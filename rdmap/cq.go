@@ -173,9 +173,6 @@ func (cq *CQ) SetHandler(f func()) {
 	}
 }
 
-// handled reports whether the CQ has a handler.
-func (cq *CQ) handled() bool { return cq.handler.Load() != nil }
-
 // dispatch runs the handler while a run is due and no other call runs.
 func (cq *CQ) dispatch() {
 	cq.mu.Lock()
