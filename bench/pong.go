@@ -148,22 +148,13 @@ func (p *pong) waitCQ(ctx context.Context, cq *rdmap.CQ) error {
 func (c *conn) activePong(ctx context.Context) (Report, error) {
 	s := c.setup
 	p := newPong(c)
-	lat := newLatRecorder(true)
+	t := c.newTally(1, true)
 	local := c.mr.Bytes()[:s.Size:s.Size]
-	var done uint64
-	var postedAt time.Time
 	batch := make([]rdmap.SendWR, 0, 1)
-	start := time.Now()
-	stopping := func(n uint64) bool {
-		if s.Iters > 0 {
-			return n >= s.Iters
-		}
-		return time.Since(start) >= s.Duration
-	}
 	postLocked := func(seq uint64) error {
 		batch = c.appendOps(batch[:0], seq, local)
 		batch[0].Unsignaled = true // the answer completes the operation
-		postedAt = time.Now()      // stamped before the post (see active)
+		t.stamp(seq, seq+1)
 		if _, err := c.ep.PostSends(batch); err != nil {
 			return c.cause(err)
 		}
@@ -176,29 +167,23 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 			p.finishLocked(c.cause(comp.Err))
 			return false
 		}
-		seq := done
+		seq := t.done
 		if comp.HasImm {
 			seq = comp.Imm
 		}
-		if seq != done {
-			p.finishLocked(fmt.Errorf("answer to operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
+		if err := t.complete(seq, seq, now); err != nil {
+			p.finishLocked(err)
 			return false
-		}
-		lat.record(now.Sub(postedAt))
-		done++
-		if c.ctr != nil {
-			c.ctr.Ops.Add(1)
-			c.ctr.Bytes.Add(s.opBytes())
 		}
 		if err := c.repost(comp.WRID); err != nil {
 			p.finishLocked(err)
 			return false
 		}
-		if stopping(done) {
+		if t.stoppingAt(t.done) {
 			p.finishLocked(nil)
 			return false
 		}
-		if err := postLocked(done); err != nil {
+		if err := postLocked(t.done); err != nil {
 			p.finishLocked(err)
 			return false
 		}
@@ -213,12 +198,12 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 	p.mu.Unlock()
 	err := p.wait(ctx)
 	p.mu.Lock()
-	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: lat.summary(), hist: lat}
+	r := t.report()
 	p.mu.Unlock()
 	if err != nil {
 		return r, err
 	}
-	if err := c.ep.Immediate(ctx, finBit|done, false); err != nil {
+	if err := c.ep.Immediate(ctx, finBit|r.Ops, false); err != nil {
 		return r, c.cause(fmt.Errorf("fin: %w", err))
 	}
 	return r, nil
@@ -293,18 +278,10 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 	s := c.setup
 	p := newPong(c)
 	d := s.depth()
-	postedAt := make([]time.Time, d)
-	lat := newLatRecorder(false)
-	var posted, done uint64
+	t := c.newTally(d, false)
+	var posted uint64
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	batch := make([]rdmap.SendWR, 0, d)
-	start := time.Now()
-	stoppingAt := func(n uint64) bool {
-		if s.Iters > 0 {
-			return n >= s.Iters
-		}
-		return time.Since(start) >= s.Duration
-	}
 	// pumpLocked posts what may go now and ends the run when everything
 	// posted completed and no more may go; mu is held.
 	pumpLocked := func() {
@@ -313,19 +290,16 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		}
 		batch = batch[:0]
 		ops := posted
-		for ; ops-done < uint64(d) && !stoppingAt(ops); ops++ {
+		for ; ops-t.done < uint64(d) && !t.stoppingAt(ops); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
 		if ops == posted {
-			if done == posted && stoppingAt(posted) {
+			if t.done == posted && t.stoppingAt(posted) {
 				p.finishLocked(nil)
 			}
 			return
 		}
-		now := time.Now() // stamped before the post (see active)
-		for n := posted; n < ops; n++ {
-			postedAt[n%uint64(d)] = now
-		}
+		t.stamp(posted, ops)
 		posted = ops
 		if _, err := c.ep.PostSends(batch); err != nil {
 			p.finishLocked(c.cause(err))
@@ -333,26 +307,15 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 	}
 	// completedLocked takes one send completion; false ends the run.
 	completedLocked := func(comp rdmap.Completion) bool {
-		now := time.Now()
-		if comp.Err != nil {
-			p.finishLocked(c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err)))
-			return false
+		err := comp.Err
+		if err != nil {
+			err = c.cause(fmt.Errorf("%v: %w", comp.Op, err))
+		} else {
+			err = t.complete(comp.WRID>>1, comp.Orig, time.Now())
 		}
-		seq := comp.WRID >> 1
-		if seq != done {
-			p.finishLocked(fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done))
+		if err != nil {
+			p.finishLocked(err)
 			return false
-		}
-		if s.Test.Atomic() && comp.Orig != seq {
-			// RFC 7306 §5.2.2 rule 8: operation k sees the counter at k.
-			p.finishLocked(fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, comp.Orig, seq))
-			return false
-		}
-		lat.record(now.Sub(postedAt[seq%uint64(d)]))
-		done++
-		if c.ctr != nil {
-			c.ctr.Ops.Add(1)
-			c.ctr.Bytes.Add(s.opBytes())
 		}
 		return true
 	}
@@ -363,8 +326,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 	p.mu.Unlock()
 	err := p.waitCQ(ctx, sendCQ)
 	p.mu.Lock()
-	elapsed := time.Since(start)
-	r := Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: lat.summary(), hist: lat}
+	r := t.report()
 	p.mu.Unlock()
 	if err != nil {
 		return r, err

@@ -213,44 +213,12 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		return c.activeHandled(ctx)
 	}
 	d, window := s.depth(), uint64(s.rxDepth())
-	postedAt := make([]time.Time, d)
-	lat := newLatRecorder(s.Latency())
-	var posted, done, credited uint64
+	t := c.newTally(d, s.Latency())
+	var posted, credited uint64
 	local := c.mr.Bytes()[:s.Size:s.Size]
-	start := time.Now()
-	// partial is what was measured when a run ends early (a failure, a
-	// stall, Ctrl-C): reported, marked by the error beside it.
-	partial := func() Report {
-		return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: time.Since(start), Lat: lat.summary(), hist: lat}
-	}
-	stoppingAt := func(n uint64) bool {
-		if s.Iters > 0 {
-			return n >= s.Iters
-		}
-		return time.Since(start) >= s.Duration
-	}
-	stopping := func() bool { return stoppingAt(posted) }
+	partial := t.report
+	stopping := func() bool { return t.stoppingAt(posted) }
 	sendCQ, recvCQ, epDone := c.ep.SendCQ(), c.ep.RecvCQ(), c.ep.Done()
-	complete := func(seq uint64, orig uint64, now time.Time) error {
-		if seq != done {
-			return fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, done)
-		}
-		switch s.Test {
-		case TestFetchAdd, TestCmpSwap:
-			// Atomics execute in order at the responder (RFC 7306 §5.2.2
-			// rule 8): operation k sees the counter at k.
-			if orig != seq {
-				return fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, orig, seq)
-			}
-		}
-		lat.record(now.Sub(postedAt[seq%uint64(d)]))
-		done++
-		if c.ctr != nil {
-			c.ctr.Ops.Add(1)
-			c.ctr.Bytes.Add(s.opBytes())
-		}
-		return nil
-	}
 	batch := make([]rdmap.SendWR, 0, d)
 	for {
 		progress := false
@@ -258,23 +226,20 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		// (Endpoint.PostSends), as perftest posts a list of work requests.
 		batch = batch[:0]
 		ops := posted
-		for ; ops-done < uint64(d) && !stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
+		for ; ops-t.done < uint64(d) && !t.stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
 		if ops > posted {
 			// Stamped before the post: an inline post may not return
 			// before the answer is on its way back.
-			now := time.Now()
-			for n := posted; n < ops; n++ {
-				postedAt[n%uint64(d)] = now
-			}
+			t.stamp(posted, ops)
 			if _, err := c.ep.PostSends(batch); err != nil {
 				return partial(), err
 			}
 			posted = ops
 			progress = true
 		}
-		if done == posted && stopping() {
+		if t.done == posted && stopping() {
 			break
 		}
 		for {
@@ -287,7 +252,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 				return partial(), c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err))
 			}
 			if comp.WRID&1 == 1 && !s.pongMode() {
-				if err := complete(comp.WRID>>1, comp.Orig, time.Now()); err != nil {
+				if err := t.complete(comp.WRID>>1, comp.Orig, time.Now()); err != nil {
 					return partial(), err
 				}
 			}
@@ -305,11 +270,11 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			case s.credited() && comp.HasImm:
 				credited = max(credited, comp.Imm)
 			case s.pongMode():
-				seq := done
+				seq := t.done
 				if comp.HasImm {
 					seq = comp.Imm
 				}
-				if err := complete(seq, seq, time.Now()); err != nil {
+				if err := t.complete(seq, seq, time.Now()); err != nil {
 					return partial(), err
 				}
 			default:
@@ -338,11 +303,72 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			return partial(), c.cause(fmt.Errorf("write fence: %w", err))
 		}
 	}
-	elapsed := time.Since(start)
+	r := t.report()
 	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
 		return partial(), c.cause(fmt.Errorf("fin: %w", err))
 	}
-	return Report{Ops: done, Bytes: done * s.opBytes(), Elapsed: elapsed, Lat: lat.summary(), hist: lat}, nil
+	return r, nil
+}
+
+// tally is the progress of an active run: operations complete in order,
+// each timed from its post, until Iters or Duration.
+type tally struct {
+	c        *conn
+	start    time.Time
+	postedAt []time.Time // by operation number modulo the depth
+	lat      *latRecorder
+	done     uint64
+}
+
+func (c *conn) newTally(depth int, precise bool) *tally {
+	return &tally{c: c, start: time.Now(), postedAt: make([]time.Time, depth), lat: newLatRecorder(precise)}
+}
+
+// stoppingAt reports whether the run ends before operation n.
+func (t *tally) stoppingAt(n uint64) bool {
+	s := t.c.setup
+	if s.Iters > 0 {
+		return n >= s.Iters
+	}
+	return time.Since(t.start) >= s.Duration
+}
+
+// stamp records the post of operations [from, to), stamped before the
+// post: an inline post may not return before the answer is on its way
+// back.
+func (t *tally) stamp(from, to uint64) {
+	now := time.Now()
+	for n := from; n < to; n++ {
+		t.postedAt[n%uint64(len(t.postedAt))] = now
+	}
+}
+
+// complete records operation seq (orig: an atomic's original value) done
+// at now.
+func (t *tally) complete(seq, orig uint64, now time.Time) error {
+	s := t.c.setup
+	if seq != t.done {
+		return fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, t.done)
+	}
+	if s.Test.Atomic() && orig != seq {
+		// Atomics execute in order at the responder (RFC 7306 §5.2.2
+		// rule 8): operation k sees the counter at k.
+		return fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, orig, seq)
+	}
+	t.lat.record(now.Sub(t.postedAt[seq%uint64(len(t.postedAt))]))
+	t.done++
+	if ctr := t.c.ctr; ctr != nil {
+		ctr.Ops.Add(1)
+		ctr.Bytes.Add(s.opBytes())
+	}
+	return nil
+}
+
+// report is what was measured so far (the whole run once it ended; a
+// partial Report beside the error of a run that ended early).
+func (t *tally) report() Report {
+	n := t.done
+	return Report{Ops: n, Bytes: n * t.c.setup.opBytes(), Elapsed: time.Since(t.start), Lat: t.lat.summary(), hist: t.lat}
 }
 
 // appendOps appends the work requests of operation seq (two for a Write

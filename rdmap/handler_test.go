@@ -14,15 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// onReceivePath reports whether the caller runs inside the endpoint's
-// receive path (rxHandler.HandleSegment), i.e. on the goroutine that
-// received the message, not on one woken for the completion.
-func onReceivePath() bool {
+// onStack reports whether the caller runs inside fn (a function name as
+// the runtime prints it): on the goroutine that fn runs on, not on one
+// woken for the completion.
+func onStack(fn string) bool {
 	pc := make([]uintptr, 64)
 	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
 	for {
 		f, more := frames.Next()
-		if strings.Contains(f.Function, "rdmap.rxHandler.HandleSegment") {
+		if strings.Contains(f.Function, fn) {
 			return true
 		}
 		if !more {
@@ -30,6 +30,13 @@ func onReceivePath() bool {
 		}
 	}
 }
+
+// onReceivePath: inside the endpoint's receive path, on the goroutine
+// that received the message.
+func onReceivePath() bool { return onStack("rdmap.rxHandler.HandleSegment") }
+
+// onTransmitLoop: on the endpoint's transmit goroutine.
+func onTransmitLoop() bool { return onStack("rdmap.(*Endpoint).txLoop") }
 
 // overlapGuard fails the test if the handler it wraps runs twice at once.
 type overlapGuard struct {
@@ -323,22 +330,6 @@ func TestSendWR_UnsignaledFlushedCompletes_RFC5040_6_2(t *testing.T) {
 		assert.ErrorIs(t, c.Err, ErrFlushed)
 	}
 	v.w.finish(t, v.ep, v.pipe, 0)
-}
-
-// onTransmitLoop reports whether the caller runs on the endpoint's
-// transmit goroutine (txLoop).
-func onTransmitLoop() bool {
-	pc := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
-	for {
-		f, more := frames.Next()
-		if strings.Contains(f.Function, "rdmap.(*Endpoint).txLoop") {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
 }
 
 // Writes too large to be issued by their poster are issued by the
