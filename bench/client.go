@@ -46,6 +46,15 @@ type Config struct {
 	// many octets inline (rdmap.SendWR.Inline, perftest's -I); 0: never.
 	// At most rdmap.MaxInline.
 	Inline int
+	// PostList posts the operations of a bandwidth run in lists of this
+	// many: once that many of the depth are free, they go with one
+	// Endpoint.PostSends (perftest's --post_list); the last list of a run
+	// may be shorter. 0: automatic, a quarter of the depth for the runs
+	// that take their completions in a CQ handler (Read and the atomics:
+	// the responder then wakes once per list, not once per request), 1 for
+	// the others. At most MaxDepth; larger than the depth counts as the
+	// depth.
+	PostList int
 	// Bidir adds, per stream, a reverse stream on which the server is the
 	// active side.
 	Bidir bool
@@ -310,6 +319,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		c := newConn(ep)
 		c.ctr = cfg.Counters
 		c.inline = cfg.Inline
+		c.postList = cfg.PostList
 		if err := c.post(ctrlLen); err != nil { // the server's Advert
 			return err
 		}

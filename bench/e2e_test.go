@@ -188,3 +188,39 @@ func TestDefaultRxDepth(t *testing.T) {
 		assert.Equal(t, c.want, DefaultRxDepth(c.size, c.depth, c.streams), "%+v", c)
 	}
 }
+
+// Bandwidth runs posted in lists (Config.PostList, perftest's --post_list)
+// complete every operation, also when the iterations are no multiple of
+// the list and when the list is longer than the depth, and in a run
+// bounded by time.
+func TestPostList(t *testing.T) {
+	for _, llp := range []string{transport.SCTPNative, transport.MPA} {
+		t.Run(llp, func(t *testing.T) {
+			addr, _, stop := startServerStats(t, llp, ServerConfig{})
+			defer stop()
+			for _, c := range []struct {
+				test            Test
+				depth, postList int
+				iters           uint64
+			}{
+				{TestRead, 8, 0, 1001}, {TestRead, 8, 3, 1001}, {TestRead, 4, 100, 77}, {TestRead, 16, 1, 500},
+				{TestFetchAdd, 8, 5, 333}, {TestWrite, 16, 4, 1001}, {TestSend, 8, 3, 1001}, {TestRead, 8, 3, 0},
+			} {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				cfg := Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: c.test, Size: 4096,
+					Depth: c.depth, PostList: c.postList, Iters: c.iters}
+				if c.iters == 0 {
+					cfg.Duration = 200 * time.Millisecond
+				}
+				res, err := Run(ctx, cfg)
+				cancel()
+				require.NoError(t, err, "%+v", c)
+				if c.iters > 0 {
+					assert.Equal(t, c.iters, res.Forward.Ops, "%+v", c)
+				} else {
+					assert.Positive(t, res.Forward.Ops, "%+v", c)
+				}
+			}
+		})
+	}
+}

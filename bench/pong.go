@@ -175,15 +175,23 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 			p.finishLocked(err)
 			return false
 		}
-		if err := c.repost(comp.WRID); err != nil {
-			p.finishLocked(err)
-			return false
-		}
 		if t.stoppingAt(t.done) {
+			if err := c.repost(comp.WRID); err != nil {
+				p.finishLocked(err)
+				return false
+			}
 			p.finishLocked(nil)
 			return false
 		}
+		// The next message leaves before the buffer is posted again
+		// (reposted below, off the round trip's path): its answer can only
+		// come after it, and more receives than the one in use are posted
+		// (recvCount), so the answer always finds a buffer.
 		if err := postLocked(t.done); err != nil {
+			p.finishLocked(err)
+			return false
+		}
+		if err := c.repost(comp.WRID); err != nil {
 			p.finishLocked(err)
 			return false
 		}
@@ -235,15 +243,7 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 			p.finishLocked(err)
 			return false
 		}
-		if err := c.repost(comp.WRID); err != nil {
-			p.finishLocked(err)
-			return false
-		}
 		recvd++
-		if c.ctr != nil {
-			c.ctr.Ops.Add(1)
-			c.ctr.Bytes.Add(s.opBytes())
-		}
 		wr := rdmap.SendWR{Op: rdmap.WRSend, Local: reply, Unsignaled: true}
 		if s.Test == TestWriteImm {
 			wr = rdmap.SendWR{Op: rdmap.WRWriteImm, Local: reply, RemoteSTag: c.peer.STag, Imm: comp.Imm, Unsignaled: true}
@@ -251,6 +251,17 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 		if err := c.ep.PostSend(wr); err != nil {
 			p.finishLocked(c.cause(err))
 			return false
+		}
+		// Reposted after the answer left, off the round trip's path: the
+		// next message comes only after the answer, and recvCount posts
+		// more receives than the one in use, so it always finds a buffer.
+		if err := c.repost(comp.WRID); err != nil {
+			p.finishLocked(err)
+			return false
+		}
+		if c.ctr != nil {
+			c.ctr.Ops.Add(1)
+			c.ctr.Bytes.Add(s.opBytes())
 		}
 		return true
 	}
@@ -282,6 +293,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 	var posted uint64
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	batch := make([]rdmap.SendWR, 0, d)
+	every := c.postEvery()
 	// pumpLocked posts what may go now and ends the run when everything
 	// posted completed and no more may go; mu is held.
 	pumpLocked := func() {
@@ -290,6 +302,9 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		}
 		batch = batch[:0]
 		ops := posted
+		if !t.listReady(posted, every) {
+			return
+		}
 		for ; ops-t.done < uint64(d) && !t.stoppingAt(ops); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}

@@ -96,3 +96,67 @@ func FuzzSetup(f *testing.F) {
 		require.Equal(t, b[:SetupLen], s.Append(nil))
 	})
 }
+
+// A handled ping-pong reposts a receive after sending its answer (pong.go):
+// both sides must keep a spare receive posted meanwhile, whatever the
+// Setup's depths (RFC 5041 §7.1: an untagged message without a buffer is
+// fatal).
+func TestRecvCount_PingPongKeepsASpare(t *testing.T) {
+	for _, test := range []Test{TestSend, TestWriteImm} {
+		for _, depth := range []uint32{0, 1, 16} {
+			for _, rx := range []uint32{0, 1, 64} {
+				s := Setup{Test: test, Flags: FlagLatency, Size: 64, Depth: depth, RxDepth: rx}
+				require.True(t, s.handled())
+				assert.GreaterOrEqual(t, recvCount(s, true), 2, "active, %+v", s)
+				assert.GreaterOrEqual(t, recvCount(s, false), 2, "passive, %+v", s)
+			}
+		}
+	}
+}
+
+// postEvery: the list length of a bandwidth run (Config.PostList).
+func TestPostEvery(t *testing.T) {
+	for _, c := range []struct {
+		test       Test
+		latency    bool
+		events     bool
+		depth, cfg int
+		want       uint64
+	}{
+		{TestRead, false, false, 16, 0, 4}, // automatic: a quarter of the depth in a handler
+		{TestFetchAdd, false, false, 3, 0, 1},
+		{TestRead, false, true, 16, 0, 1},   // waiting for events: one by one
+		{TestWrite, false, false, 16, 0, 1}, // not handled
+		{TestWrite, false, false, 16, 8, 8},
+		{TestRead, false, false, 16, 100, 16}, // at most the depth
+		{TestRead, true, false, 16, 8, 1},     // latency: depth 1
+		{TestSend, false, false, 16, -3, 1},
+	} {
+		s := Setup{Test: c.test, Size: 64, Depth: uint32(c.depth)}
+		if c.latency {
+			s.Flags |= FlagLatency
+		}
+		if c.events {
+			s.Flags |= FlagEvents
+		}
+		conn := &conn{setup: s, postList: c.cfg}
+		assert.Equal(t, c.want, conn.postEvery(), "%+v", c)
+	}
+}
+
+// listReady: a list goes when every slots are free, or when the run ends
+// before they would be.
+func TestTallyListReady(t *testing.T) {
+	c := &conn{setup: Setup{Test: TestRead, Size: 64, Depth: 8, Iters: 10}}
+	tl := c.newTally(8, false)
+	assert.True(t, tl.listReady(0, 4), "nothing posted: all 8 free")
+	assert.False(t, tl.listReady(5, 4), "3 free")
+	tl.done = 1
+	assert.True(t, tl.listReady(5, 4), "4 free")
+	tl.done = 0
+	assert.False(t, tl.listReady(8, 4), "none free")
+	tl.done = 2
+	assert.True(t, tl.listReady(9, 4), "1 free, and only one operation is left (Iters 10)")
+	tl.done = 1
+	assert.False(t, tl.listReady(8, 4), "1 free, two operations left")
+}

@@ -32,8 +32,10 @@ type conn struct {
 	setup  Setup
 	ctr    *Counters
 	inline int // largest payload posted inline (client side)
-	onPing func(PingLine)
-	test   string // the Setup's test once known (server side, guarded by Server.mu)
+	// postList is Config.PostList (client side; 0 on the server: automatic).
+	postList int
+	onPing   func(PingLine)
+	test     string // the Setup's test once known (server side, guarded by Server.mu)
 	// start and end bound an active run (client side, for aggregates).
 	start, end time.Time
 }
@@ -220,13 +222,14 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	stopping := func() bool { return t.stoppingAt(posted) }
 	sendCQ, recvCQ, epDone := c.ep.SendCQ(), c.ep.RecvCQ(), c.ep.Done()
 	batch := make([]rdmap.SendWR, 0, d)
+	every := c.postEvery()
 	for {
 		progress := false
 		// The operations that may go now are posted together
 		// (Endpoint.PostSends), as perftest posts a list of work requests.
 		batch = batch[:0]
 		ops := posted
-		for ; ops-t.done < uint64(d) && !t.stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
+		for ; t.listReady(posted, every) && ops-t.done < uint64(d) && !t.stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
 		if ops > posted {
@@ -322,6 +325,31 @@ type tally struct {
 
 func (c *conn) newTally(depth int, precise bool) *tally {
 	return &tally{c: c, start: time.Now(), postedAt: make([]time.Time, depth), lat: newLatRecorder(precise)}
+}
+
+// listReady reports whether the next list of operations may be posted
+// with posted operations posted so far: every slots of the depth are free
+// (Config.PostList), or fewer are and the run ends before filling them.
+func (t *tally) listReady(posted, every uint64) bool {
+	free := uint64(len(t.postedAt)) - (posted - t.done)
+	return free >= every || t.stoppingAt(posted+free)
+}
+
+// postEvery is the length of the lists a bandwidth run posts
+// (Config.PostList): automatic (0) is a quarter of the depth for the runs
+// that take completions in a CQ handler, 1 for the others; at most the
+// depth.
+func (c *conn) postEvery() uint64 {
+	s := c.setup
+	d := s.depth()
+	n := c.postList
+	if n == 0 {
+		n = 1
+		if s.handledBW() {
+			n = d / 4
+		}
+	}
+	return uint64(min(max(n, 1), d))
 }
 
 // stoppingAt reports whether the run ends before operation n.

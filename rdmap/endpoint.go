@@ -149,7 +149,9 @@ type Endpoint struct {
 
 	recv *ddp.Receiver
 
-	// rxMu is held while a received segment is processed (PD.fence).
+	// rxMu is held while a received tagged segment is validated and
+	// placed (PD.fence); untagged segments, placed into posted buffers
+	// that no STag names, go without it.
 	rxMu sync.Mutex
 
 	sendMu   sync.Mutex
@@ -395,19 +397,27 @@ func (e *Endpoint) Start() error {
 }
 
 // rxHandler wraps the ddp.Receiver as the llp.Handler, holding rxMu while
-// a segment is processed (see PD.fence).
+// a tagged segment is processed (see PD.fence).
 type rxHandler struct{ e *Endpoint }
 
 // HandleSegment implements llp.Handler.
 func (h rxHandler) HandleSegment(seg []byte) error {
 	e := h.e
-	e.rxMu.Lock()
+	// Only a tagged segment places by STag (RFC 5041 §4.2), which is what
+	// PD.fence waits for: an untagged one (RFC 5041 §4.3) goes to a posted
+	// buffer and saves the lock pair on every Send and request.
+	tagged := len(seg) > 0 && ddp.Control(seg[0]).Tagged()
+	if tagged {
+		e.rxMu.Lock()
+	}
 	err := e.recv.HandleSegment(seg)
 	// rxDeferred is written under mu by this goroutine only (rxEmit):
 	// read here, by the same goroutine, it needs no lock.
 	deferred := e.rxDeferred
 	e.rxDeferred = 0
-	e.rxMu.Unlock()
+	if tagged {
+		e.rxMu.Unlock()
+	}
 	if deferred != 0 {
 		e.dispatchHandlers(deferred)
 	}
@@ -418,7 +428,7 @@ func (h rxHandler) HandleSegment(seg []byte) error {
 // emits to a CQ with a handler are handed to the handler by the
 // receiving goroutine once out of the endpoint's locks (CQ.SetHandler),
 // not by a goroutine started for them. Both run under mu, on the
-// receiving goroutine (rxMu held).
+// receiving goroutine.
 func (e *Endpoint) rxEmitBegin() { e.rxEmit = true }
 func (e *Endpoint) rxEmitEnd()   { e.rxEmit = false }
 

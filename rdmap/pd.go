@@ -74,10 +74,13 @@ func (pd *PD) removeEndpoint(ep *Endpoint) {
 }
 
 // fence waits until no Endpoint of the PD is in the middle of placing a
-// received segment. After an MR's STag was made invalid, this guarantees
-// that the network can no longer modify the buffer (RFC 5040 §8.1.1 item
-// 6): placement that validated the STag before the change has finished, and
-// placement after it fails validation.
+// received tagged segment, and no Atomic Operation of the device is in
+// the middle of its read-modify-write. After an MR's STag was made
+// invalid, this guarantees that the network can no longer modify the
+// buffer (RFC 5040 §8.1.1 item 6): placement or an atomic that validated
+// the STag before the change has finished, and one after it fails
+// validation. Untagged segments are placed into posted receive buffers,
+// which no STag names.
 func (pd *PD) fence() {
 	pd.mu.Lock()
 	eps := make([]*Endpoint, 0, len(pd.endpoints))
@@ -89,4 +92,9 @@ func (pd *PD) fence() {
 		ep.rxMu.Lock()
 		ep.rxMu.Unlock() //nolint:staticcheck // an intentional barrier
 	}
+	// An Atomic Request's target is validated again and modified under
+	// atomicMu by the responder (executeAtomic, RFC 7306 §5.3), not on
+	// the receive path.
+	pd.dev.atomicMu.Lock()
+	pd.dev.atomicMu.Unlock() //nolint:staticcheck // an intentional barrier
 }

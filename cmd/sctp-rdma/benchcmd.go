@@ -31,6 +31,7 @@ type clientFlags struct {
 	lat      bool
 	events   bool
 	inline   int
+	postList int
 	rxDepth  int
 	json     bool
 	// depthFlag: the command has --depth (bench), so 0 is a mistake.
@@ -103,8 +104,11 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.inline < 0 || f.inline > rdmap.MaxInline {
 		return bench.Config{}, nil, usageError("--inline must be 0..%d", rdmap.MaxInline)
 	}
+	if f.postList < 0 || f.postList > bench.MaxDepth {
+		return bench.Config{}, nil, usageError("--post-list must be 0..%d", bench.MaxDepth)
+	}
 	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
-		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Events: f.events, Inline: f.inline, Bidir: f.bidir, ConnectTimeout: f.timeout,
+		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Events: f.events, Inline: f.inline, PostList: f.postList, Bidir: f.bidir, ConnectTimeout: f.timeout,
 		StallTimeout: f.stall}, sizes, nil
 }
 
@@ -125,11 +129,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.events, "events", false, "latency ping-pongs (send, write-imm): wait for each completion in the test's goroutine instead of taking it in a CQ handler where it is made (perftest -e)")
 	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: an 8 MiB window, at least depth buffers)", bench.MaxRxDepth))
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
+	fs.IntVar(&f.postList, "post-list", 0, fmt.Sprintf("bandwidth mode: post operations in lists of this many, once as many slots of the depth are free (perftest --post_list; 0..%d, 0: a quarter of the depth for read and the atomics, 1 for the others)", bench.MaxDepth))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
 	fs.StringVar(&f.emulate, "emulate", "", `run against a server of this process over an emulated path between two network namespaces (root), e.g. "rtt=50ms,loss=0.1%,rate=100M" (keys: rtt, delay, jitter, loss, burst, duplicate, reorder, rate, queue)`)
 	// perftest's spellings (ib_write_bw and friends), on the same settings.
 	fs.StringVar(&f.size, "s", "64K", "perftest -s: same as --size")
 	fs.IntVar(&f.rxDepth, "r", 0, "perftest -r: same as --rx-depth")
+	fs.IntVar(&f.postList, "l", 0, "perftest -l: same as --post-list")
 	fs.BoolVar(&f.events, "e", false, "perftest -e: same as --events")
 	fs.Uint64Var(&f.iters, "n", 0, "perftest -n: same as --iters")
 	fs.IntVar(&f.streams, "q", 1, "perftest -q: same as --streams (SCTP stream pairs play the QPs)")

@@ -91,7 +91,7 @@ func TestServeBenchEveryTest(t *testing.T) {
 	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
 		addr, stop := serve(t, "--llp", llp)
 		code, out, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "512,2K", "--iters", "20",
-			"--streams", "2", "--json", "all")
+			"--streams", "2", "-l", "3", "--json", "all")
 		require.Equal(t, 0, code, errOut)
 		code2, out2, errOut2 := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "64", "--iters", "20", "--lat",
 			"--inline", "64", "--json", "--test", "write,read,send,fetchadd,cmpswap,write-imm")
@@ -194,6 +194,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"bench", "--connect", "x", "--streams", "0"}, "--streams"},
 		{[]string{"bench", "--connect", "x", "--depth", "1000"}, "--depth"},
 		{[]string{"bench", "--connect", "x", "--inline", "100000"}, "--inline"},
+		{[]string{"bench", "--connect", "x", "--post-list", "129"}, "--post-list must be 0..128"},
+		{[]string{"bench", "--connect", "x", "-l", "-1"}, "--post-list"},
 		{[]string{"bench", "--connect", "x", "--rx-depth", "241"}, "--rx-depth must be 1..240"},
 		{[]string{"bench", "--connect", "x", "-r", "-1"}, "--rx-depth"},
 		{[]string{"bench", "--connect", "x", "--llp", "mpa", "--mtu", "1500"}, "--mtu applies"},
