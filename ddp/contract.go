@@ -28,7 +28,8 @@ type ULP interface {
 	// and every earlier message has been delivered. A non-nil return is a
 	// ULP-level error on this message (for example an invalid Read Request):
 	// the DDP layer stops delivery as for a DDP error and reports it through
-	// Failed with the message's last header.
+	// Failed with the message's last header. A Receiver made by
+	// NewReceiverGuarded calls it with the ULP's lock held.
 	Deliver(m *Message) error
 
 	// Failed reports the first receive error of the stream: a DDP error

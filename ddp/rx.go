@@ -70,12 +70,16 @@ type Posted struct {
 //     returned by ULP.Deliver is reported the same way with Message set.
 //
 // PostUntagged, Posted and Drain may be called from any goroutine, including
-// from inside the ULP callbacks. Steady-state placement and delivery
-// allocate nothing.
+// from inside the ULP callbacks (a Receiver made by NewReceiverGuarded:
+// with the ULP's lock held). Steady-state placement and delivery allocate
+// nothing.
 type Receiver struct {
 	ulp ULP
 
-	mu      sync.Mutex
+	// mu guards queues and stopped: own, or the ULP's (guarded).
+	mu      *sync.Mutex
+	own     sync.Mutex
+	guarded bool
 	queues  []rxQueue // guarded by mu
 	inline  [4]rxQueue
 	stopped error // guarded by mu; non-nil: PostUntagged refused
@@ -114,6 +118,49 @@ func NewReceiver(ulp ULP, numQueues int) *Receiver {
 		panic(fmt.Sprintf("ddp: NewReceiver(%v, %d): need a ULP and at least one queue", ulp, numQueues))
 	}
 	r := &Receiver{ulp: ulp}
+	r.mu = &r.own
+	r.initQueues(numQueues)
+	return r
+}
+
+// NewReceiverGuarded is NewReceiver for a ULP whose own lock mu guards the
+// Receiver, so that a message costs one lock, not one of each layer's (a
+// ULP such as RDMAP takes its lock for every message anyway, and posts its
+// receive buffers under it):
+//
+//   - the ULP calls PostUntagged, PostCredits, Posted and Drain with mu
+//     held; they do not take it;
+//   - HandleSegment takes mu to check and place an untagged segment, and
+//     holds it while it calls ULP.Deliver, for tagged messages too: Deliver
+//     runs with mu held and must not take it;
+//   - CheckUntagged, TaggedTarget, Failed and Closed are called without mu
+//     (tagged payload is placed without it).
+//
+// It panics if ulp or mu is nil or numQueues < 1.
+func NewReceiverGuarded(ulp ULP, numQueues int, mu *sync.Mutex) *Receiver {
+	if ulp == nil || mu == nil || numQueues < 1 {
+		panic(fmt.Sprintf("ddp: NewReceiverGuarded(%v, %d, %p): need a ULP, a lock and at least one queue", ulp, numQueues, mu))
+	}
+	r := &Receiver{ulp: ulp, mu: mu, guarded: true}
+	r.initQueues(numQueues)
+	return r
+}
+
+// lock and unlock guard the methods the ULP calls: in a guarded Receiver
+// the ULP holds mu already.
+func (r *Receiver) lock() {
+	if !r.guarded {
+		r.mu.Lock()
+	}
+}
+
+func (r *Receiver) unlock() {
+	if !r.guarded {
+		r.mu.Unlock()
+	}
+}
+
+func (r *Receiver) initQueues(numQueues int) {
 	if numQueues <= len(r.inline) {
 		r.queues = r.inline[:numQueues] // one allocation for RDMAP's four
 	} else {
@@ -122,7 +169,6 @@ func NewReceiver(ulp ULP, numQueues int) *Receiver {
 	for i := range r.queues {
 		r.queues[i].headMSN = 1 // RFC 5041 §4.3: the initial MSN is 1
 	}
-	return r
 }
 
 // PostUntagged adds buf to the end of queue qn and returns the MSN of the
@@ -133,8 +179,8 @@ func NewReceiver(ulp ULP, numQueues int) *Receiver {
 // an error wrapping ErrStopped after a receive failure, Drain, or the end of
 // the LLP stream. Safe for concurrent use.
 func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint32, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.lock()
+	defer r.unlock()
 	if r.stopped != nil {
 		return 0, r.stopped
 	}
@@ -171,8 +217,8 @@ func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint3
 // Drain or the end of the LLP stream. Drain returns nothing for a credit
 // queue. Safe for concurrent use.
 func (r *Receiver) PostCredits(qn uint32, n, size int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.lock()
+	defer r.unlock()
 	if r.stopped != nil {
 		return r.stopped
 	}
@@ -199,8 +245,8 @@ func (r *Receiver) PostCredits(qn uint32, n, size int) error {
 // Posted returns the number of buffers posted on qn and not yet delivered
 // (including one being filled); 0 for an unknown qn.
 func (r *Receiver) Posted(qn uint32) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.lock()
+	defer r.unlock()
 	if uint64(qn) >= uint64(len(r.queues)) {
 		return 0
 	}
@@ -214,8 +260,8 @@ func (r *Receiver) Posted(qn uint32) int {
 // HandleSegment returns an error wrapping ErrStopped and ULP.Failed is not
 // called. Safe for concurrent use; a second Drain returns nothing.
 func (r *Receiver) Drain() []Posted {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.lock()
+	defer r.unlock()
 	r.drained.Store(true)
 	if r.stopped == nil {
 		r.stopped = fmt.Errorf("%w: drained", ErrStopped)
@@ -314,6 +360,10 @@ func (r *Receiver) handleTagged(b []byte) error {
 	}
 	r.scr.msg = Message{Tagged: true, Tag: *h, Length: int(r.tag.length), FirstTO: r.tag.firstTO}
 	r.tag.active, r.tag.haveTag = false, false
+	if r.guarded {
+		r.mu.Lock()
+		return r.deliverLocked(b)
+	}
 	return r.deliver(b)
 }
 
@@ -358,9 +408,11 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	}
 	q.headMSN++
 	q.prog.reset()
-	r.mu.Unlock()
-
 	r.scr.msg = Message{Untag: *h, Length: int(end), Buffer: buf[:end], Cookie: cookie}
+	if r.guarded {
+		return r.deliverLocked(b)
+	}
+	r.mu.Unlock()
 	return r.deliver(b)
 }
 
@@ -393,6 +445,18 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	}
 	if err := q.prog.check(mo, end, h.Last); err != nil {
 		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO, Err: err}
+	}
+	return nil
+}
+
+// deliverLocked is deliver for a guarded Receiver: r.mu is held, and
+// released before an error fails the stream (ULP.Failed runs without it).
+func (r *Receiver) deliverLocked(b []byte) error {
+	err := r.ulp.Deliver(&r.scr.msg)
+	r.mu.Unlock()
+	if err != nil {
+		m := r.scr.msg
+		return r.fail(b, err, &m)
 	}
 	return nil
 }

@@ -285,7 +285,9 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 	if e.recvCQ == nil {
 		e.recvCQ = NewCQ(e.rqDepth)
 	}
-	e.recv = ddp.NewReceiver((*ddpULP)(e), NumQueues)
+	// One lock for the endpoint and its DDP queues: the receive path of a
+	// message takes mu once (ddp.NewReceiverGuarded), and so does PostRecv.
+	e.recv = ddp.NewReceiverGuarded((*ddpULP)(e), NumQueues, &e.mu)
 	if err := e.initRTR(&cfg); err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 		c, err := p.a.Recv(ctx, make([]byte, 8))
 		ch <- res{c, err}
 	}()
-	require.Eventually(t, func() bool { return p.a.recv.Posted(QNSend) == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return postedRecvs(p.a) == 1 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, p.b.Send(ctx, []byte("back")))
 	got := <-ch
 	require.NoError(t, got.err)

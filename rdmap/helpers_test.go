@@ -59,6 +59,14 @@ func (p *pair) close(t testing.TB) {
 	<-p.pipeB.Done()
 }
 
+// postedRecvs is the number of receive buffers DDP holds for e's Send
+// queue (its queues are guarded by e.mu, ddp.NewReceiverGuarded).
+func postedRecvs(e *Endpoint) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.recv.Posted(QNSend)
+}
+
 func waitDone(t testing.TB, e *Endpoint) {
 	t.Helper()
 	select {

@@ -214,7 +214,8 @@ func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
 }
 
 // Deliver implements ddp.ULP: it processes one complete DDP message in
-// order. Called by the ddp.Receiver only.
+// order. Called by the ddp.Receiver only, with mu held
+// (ddp.NewReceiverGuarded).
 func (u *ddpULP) Deliver(m *ddp.Message) error {
 	e := (*Endpoint)(u)
 	if e.down.Load() {
@@ -269,10 +270,8 @@ func (e *Endpoint) deliver(m *ddp.Message) error {
 }
 
 // completeRead completes the oldest outstanding Read (RFC 5040 §5.5 rules
-// 11 and 19).
+// 11 and 19). mu is held (Deliver).
 func (e *Endpoint) completeRead(m *ddp.Message) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.orq.len() == 0 || e.orq.front().wr.Op != WRRead {
 		return newFault(iwarp.TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
 	}
@@ -294,9 +293,9 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 	return nil
 }
 
+// deliverSend completes the oldest posted receive with a Send or Immediate
+// Data (RFC 5040 §5.3, RFC 7306 §6.3). mu is held (Deliver).
 func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.rq.len() == 0 || e.rq.front().seq != m.Cookie {
 		return errRxDown // flushed meanwhile
 	}
@@ -376,10 +375,9 @@ func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
 }
 
 // queueInbound enforces IRD (RFC 5040 §6.1, §8.1.1 item 11; RFC 7306 §5.2:
-// Atomic Requests share it) and hands the request to the responder.
+// Atomic Requests share it) and hands the request to the responder. mu is
+// held (Deliver).
 func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	// The request being answered counts until the last segment of its
 	// response is handed to the LLP (respStream): the peer may send a new
 	// request only once it has that response, and one that arrives before
@@ -422,21 +420,17 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 	if err == nil {
 		e.counters().termRecv.Store(packTerm(t.Code))
 	}
-	e.mu.Lock()
-	e.failLocked(te, nil, closeGraceful)
-	e.mu.Unlock()
+	e.failLocked(te, nil, closeGraceful) // mu is held (Deliver)
 	return errRxDown
 }
 
 // deliverAtomicResponse completes the oldest outstanding Atomic (RFC 7306
-// §5.2.2, §5.4 rule 7).
+// §5.2.2, §5.4 rule 7). mu is held (Deliver).
 func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	if m.Length != AtomicResponseLen {
 		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, AtomicResponseLen)
 	}
 	resp, _, _ := ParseAtomicResponse(m.Buffer)
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.orq.len() == 0 || e.orq.front().wr.Op == WRRead {
 		return newFault(iwarp.TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
 	}
