@@ -126,8 +126,10 @@ type Row struct {
 	// measured figure, in Unit.
 	Base, Value float64
 	Unit        string
-	// Ratio is Value/Base; Target describes the goal and Met whether the
-	// ratio reaches it. Rows without a target have Target "".
+	// Ratio is the median of the ratios of the measurements to their
+	// references taken one after the other (pairedRatio), close to but
+	// not always Value/Base; Target describes the goal and Met whether
+	// the ratio reaches it. Rows without a target have Target "".
 	Ratio  float64
 	Target string
 	Met    bool
@@ -198,6 +200,22 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// pairedRatio is the median of v[i]/base[i]: each measurement over the
+// reference taken just before it in the same run. On this shared host
+// the speed drifts (and a ping-pong settles for a while into one of two
+// speeds), which moves a pair together but not two medians taken apart,
+// so the ratio of the medians would pair a fast reference with a slow
+// measurement as often as not.
+func pairedRatio(base, v []float64) float64 {
+	var r []float64
+	for i := range min(len(base), len(v)) {
+		if base[i] > 0 {
+			r = append(r, v[i]/base[i])
+		}
+	}
+	return median(r)
 }
 
 // Run measures every configured LLP and returns the rows.
@@ -274,7 +292,7 @@ func gbps(b int64, d time.Duration) float64 { return float64(b) * 8 / d.Seconds(
 // rdmaRun runs one bench test against srv and returns the result.
 // rttChunks is the number of alternated raw and RDMA parts of a run's
 // round-trip measurement (measureLLP).
-const rttChunks = 4
+const rttChunks = 8
 
 func rdmaRun(srv *server, llp string, t bench.Test, size, streams, depth int, iters uint64, lat bool) (*bench.Result, error) {
 	return rdmaRunOpts(srv, transport.Options{LLP: llp}, t, size, streams, depth, iters, lat)
@@ -360,7 +378,8 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 		// on this host a ping-pong settles for a while into one of two
 		// speeds (whether its goroutines share a processor), and one
 		// part each would pair a fast raw with a slow RDMA part as often
-		// as not. The row's figures are the medians of the parts'.
+		// as not. The row's figures are the medians of the parts', its
+		// ratio the median of each RDMA part's over the raw part before it.
 		chunk := max(cfg.PingIters/rttChunks, 1)
 		for range rttChunks {
 			s, err := raw.rtt(cfg.PingSize, chunk)
@@ -399,9 +418,7 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	}
 	set := func(i int, base, v []float64, lower bool) {
 		rows[i].Base, rows[i].Value = median(base), median(v)
-		if rows[i].Base > 0 {
-			rows[i].Ratio = rows[i].Value / rows[i].Base
-		}
+		rows[i].Ratio = pairedRatio(base, v)
 		var goal float64
 		if rows[i].Target != "" {
 			fmt.Sscanf(strings.Fields(rows[i].Target)[1], "%g", &goal)

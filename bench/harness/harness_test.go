@@ -76,6 +76,20 @@ func TestMedian(t *testing.T) {
 	assert.Equal(t, 0.0, median(nil))
 }
 
+// pairedRatio pairs each measurement with the reference taken before it:
+// a drift of the host that moves both cancels out, where the ratio of the
+// two medians would compare a fast reference with a slow measurement.
+func TestPairedRatio(t *testing.T) {
+	// Two modes: pairs 1 and 3 ran fast, 2 and 4 slow; RDMA is 1.1× its
+	// raw partner in every pair.
+	raw := []float64{4, 8, 4, 8, 8}
+	rdma := []float64{4.4, 8.8, 4.4, 8.8, 8.8}
+	assert.InDelta(t, 1.1, pairedRatio(raw, rdma), 1e-9)
+	assert.InDelta(t, 8.8/4, median(rdma[2:])/median(raw[:3]), 1e-9, "medians taken apart mix the modes")
+	assert.InDelta(t, 2.0, pairedRatio([]float64{0, 1, 2}, []float64{5, 2, 4}), 1e-9, "a zero reference is skipped")
+	assert.Zero(t, pairedRatio(nil, []float64{1}))
+}
+
 // Config.Server runs the multistream figures against its server (in
 // sctp-rdma harness, a "serve" process of its own): called once per LLP,
 // stopped afterwards, and the row says so.

@@ -78,9 +78,7 @@ func measureRawStacks(cfg Config) []Row {
 	}
 	set := func(r *Row, base, v []float64, goal float64, lower bool) {
 		r.Base, r.Value = median(base), median(v)
-		if r.Base > 0 {
-			r.Ratio = r.Value / r.Base
-		}
+		r.Ratio = pairedRatio(base, v)
 		r.Met = r.Ratio >= goal
 		if lower {
 			r.Met = r.Ratio <= goal

@@ -95,12 +95,7 @@ func measureSecureMode(cfg Config, plain, secured, serverSecured transport.Optio
 	}
 	bw.Base, bw.Value = median(pBW), median(sBW)
 	rtt.Base, rtt.Value = median(pRTT), median(sRTT)
-	if bw.Base > 0 {
-		bw.Ratio = bw.Value / bw.Base
-	}
-	if rtt.Base > 0 {
-		rtt.Ratio = rtt.Value / rtt.Base
-	}
+	bw.Ratio, rtt.Ratio = pairedRatio(pBW, sBW), pairedRatio(pRTT, sRTT)
 	return bw, rtt
 }
 
