@@ -16,7 +16,9 @@
 //     untagged payload into posted buffers (§5.1), and delivers complete
 //     messages to the ULP in order (§5.3, §5.4). Errors carry the RFC 5041
 //     §7.2 type and code ([Error]) and the header copy RFC 5040 §4.8 needs
-//     for a Terminate message ([RecvError]).
+//     for a Terminate message ([RecvError]). A ULP that takes a lock of its
+//     own for every message can have that lock guard the Receiver too
+//     ([NewReceiverGuarded]): a received message then costs one lock.
 //
 // The ULP above (the RDMAP engine) is reached only through the [ULP]
 // interface of contract.go; the LLP below only through llp.Stream and

@@ -68,6 +68,17 @@ responder's goroutine started 667 times). With ` + "`rdmap.Endpoint.PostSends`" 
 one SCTP packet: 6 ms of system calls, 264 responder starts, and RDMA Read
 over sctp-native 2.31–2.92 against 2.15–2.47 GB/s before (three alternated
 pairs of test binaries); MPA within the noise.
+Since the Read completions are taken in a CQ handler (below), the next
+Read left as soon as a slot was free, one by one: a runtime trace of 8,000
+Reads over MPA started the responder's goroutine 4,327 times, each start a
+goroutine wake-up on the other processor for fewer than two requests. The
+bench now posts in lists (` + "`--post-list`/`-l`" + `, perftest's ` + "`--post_list`" + `; by default
+a quarter of the depth for Read and the atomics): 1,429 starts, the two
+processors busy 95% of the window instead of 78%, and four alternated pairs
+of ` + "`BenchmarkReadMPA64K`" + ` test binaries moved 24.0–24.8 Gbit/s before and
+26.8–29.6 after (+18%; sctp-native 16.5–18.5 and 16.7–19.4, +5%). What is
+left is the request direction: every list is a packet the responder's
+stack receives and hands on before its response moves.
 
 **sctp-pion, ` + "`bench --bidir`" + `: the reverse direction runs at about half the
 forward one** (Write 64K, depth 16: forward 1.43, reverse 0.72 Gbit/s; reverse
@@ -119,7 +130,35 @@ processor), so the harness alternates raw and RDMA parts within each run
 it, MPA 1.89, sctp-native 1.19 against a raw baseline one hand-off slower,
 sctp-pion 1.07 likewise). Meeting 1.2 over MPA and 1.1 over sctp-native
 needs fewer locks per message in rdmap and ddp (one lock for a stream's
-receive path instead of three), not done.
+receive path instead of three).
+
+**Fewer locks per message (2026-11-27, later).** A CPU profile of
+` + "`BenchmarkHandlerPingPong64`" + ` put 44% of rdmap's and ddp's time in uncontended
+` + "`sync.Mutex`" + ` pairs (about 22 ns a pair here). A received message now takes
+the endpoint's lock once: the DDP receiver's queues are guarded by the
+RDMAP endpoint's lock (` + "`ddp.NewReceiverGuarded`" + `; Deliver runs with it held),
+so PostRecv also takes one lock instead of two, and the fence lock (PD.fence:
+MR invalidation waits for placement in progress, RFC 5040 §8.1.1 item 6) is
+taken for tagged segments only, since untagged ones go to posted buffers no
+STag names (the fence now also waits for an Atomic in progress, which the
+responder performs outside the receive path). About 8 lock pairs per message
+remain (the endpoint, the CQ's push, poll and handler run, the sender), and
+the ping-pongs repost their receive after answering (a spare is always
+posted), off the round trip's path. ` + "`BenchmarkHandlerPingPong64`" + `, six
+alternated pairs of test binaries: median paired ratio 0.95 of before. The
+round trip over MPA is still about 2.5 µs above raw TCP's on this host: a
+CPU profile of 300,000 round trips each (` + "`go test -cpuprofile`" + ` over the
+harness's own raw echo and RDMA ping-pong, in-process) shows the same
+system calls per round trip (2 reads, one of them EAGAIN, 1 write per
+message and side, strace -c), 3.9 µs more CPU per round trip outside them
+(rdmap, ddp, MPA framing and CRC32c, the bench's clock reads and the
+runtime's scheduling), and 1.6 µs more inside them: the longer a side
+works, the deeper the other side's thread has gone to sleep when the
+message arrives, and the more the sending system call pays to wake it
+(an inter-processor wake-up in this VM). Both shrink only with less CPU per
+message; the harness now pairs each RDMA part with the raw part before it
+(the ratio is the median of the pairs', 8 parts per run), which the host's
+drift moves together.
 
 **RDMA Read 64K with CQ handlers (2026-11-27).** The Read completion is
 made by its Response arriving: taken in the send CQ's handler, the next
