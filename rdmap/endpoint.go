@@ -550,11 +550,13 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 	// Issued here, as the transmit loop would; kickTxLocked waits
 	// (draining) so that the loop does not start for the rest meanwhile.
 	e.draining = true
-	e.issueAllLocked(false)
+	held := e.issueAllLocked(false)
 	e.draining = false
 	e.kickTxLocked() // for requests still waiting (an ORD slot)
 	e.mu.Unlock()
-	e.flushHeld()
+	if held {
+		e.flushHeld()
+	}
 	return len(wrs), nil
 }
 

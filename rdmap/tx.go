@@ -133,10 +133,12 @@ func (e *Endpoint) txLoop() {
 		e.mu.Unlock()
 	}
 	e.mu.Lock()
-	e.issueAllLocked(true)
+	held := e.issueAllLocked(true)
 	e.txRunning = false
 	e.mu.Unlock()
-	e.flushHeld()
+	if held {
+		e.flushHeld()
+	}
 }
 
 // issueAllLocked issues, in submission order, every request takeLocked
@@ -145,18 +147,20 @@ func (e *Endpoint) txLoop() {
 // requests a user posts together reach the LLP as one packet or one
 // writev, not one system call each. Only requests whose message RDMAP
 // owns (sendReq.body) are held: a Send's or Write's buffer is the user's
-// again once DDP has it (RFC 5040 §5.5 rule 14). The caller flushes what
-// the last may have left held (flushHeld). mu is held.
+// again once DDP has it (RFC 5040 §5.5 rule 14). It reports whether the
+// last request it issued was held: the caller then flushes it
+// (flushHeld); otherwise that request's message carried out whatever
+// earlier ones had left in the LLP. mu is held.
 //
 // The transmit loop (tx) hands the completions it makes to the CQ
 // handlers itself, between two issues and holding no lock
 // (CQ.SetHandler): a handler that posts more keeps the loop going without
 // a goroutine woken per completion.
-func (e *Endpoint) issueAllLocked(tx bool) {
+func (e *Endpoint) issueAllLocked(tx bool) (held bool) {
 	for e.state != stateDown {
 		r := e.takeLocked()
 		if r == nil {
-			return
+			return held
 		}
 		hold := holdable(r.wr.Op) && e.nextReadyLocked()
 		if hold {
@@ -165,6 +169,7 @@ func (e *Endpoint) issueAllLocked(tx bool) {
 		e.mu.Unlock()
 		err := e.issueHold(r, hold)
 		e.mu.Lock()
+		held = hold && err == nil
 		if !hold {
 			e.unholdLocked() // the held bodies went out with r's message
 		}
@@ -178,6 +183,7 @@ func (e *Endpoint) issueAllLocked(tx bool) {
 			e.mu.Lock()
 		}
 	}
+	return held
 }
 
 // holdable reports whether a request of type op may be left held in the
