@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
@@ -83,172 +84,216 @@ func (g *guarded) intact() bool {
 // every error is a *RecvError carrying a valid RFC 5041 §7.2 type/code or
 // the test ULP's own error, Failed is called at most once, and every posted
 // buffer is either delivered or returned by Drain.
+//
+// Every input runs twice: with a Receiver of its own lock (NewReceiver) and
+// with one guarded by the ULP's lock (NewReceiverGuarded), where the posts
+// and drains hold that lock and the ULP checks that Deliver, and only
+// Deliver, is called with it held.
 func FuzzReceiver(f *testing.F) {
 	for _, s := range fuzzSeeds() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		u := newTestULP()
-		u.checkErr = func(h *UntaggedHeader) error {
-			if h.RsvdULP[0] == 0xff {
-				return errTestULP
-			}
-			return nil
-		}
-		u.deliverErr = func(m *Message) error {
-			if (m.Tagged && m.Tag.RsvdULP == 0xfe) || (!m.Tagged && m.Untag.RsvdULP[0] == 0xfe) {
-				return errTestULP
-			}
-			return nil
-		}
-		var mem []*guarded
-		for i, r := range []struct {
-			stag   uint32
-			size   int
-			stream int
-		}{{1, 64, 0}, {2, 32, 1}, {3, 0, 0}} {
-			g := newGuarded(r.size, uint64(i))
-			mem = append(mem, g)
-			u.register(r.stag, g.buf, r.stream)
-		}
-		r := NewReceiver(u, 4)
-		posted := map[uint64]*guarded{}
-		var cookie uint64 = 1000
-		postBuf := func(qn uint32, n int) {
-			g := newGuarded(n, cookie)
-			cookie++
-			mem = append(mem, g)
-			if _, err := r.PostUntagged(qn, g.buf, g.cookie); err != nil {
-				if !errors.Is(err, ErrStopped) {
-					t.Fatalf("post: %v", err)
-				}
-				return
-			}
-			posted[g.cookie] = g
-		}
-		for _, p := range []struct {
-			qn uint32
-			n  int
-		}{{0, 0}, {0, 16}, {0, 100}, {1, 40}, {2, 8}} {
-			postBuf(p.qn, p.n)
-		}
-		credits := 0
-		postCredits := func(n int) {
-			if err := r.PostCredits(fuzzCreditQN, n, fuzzCreditSize); err != nil {
-				if !errors.Is(err, ErrStopped) {
-					t.Fatalf("post credits: %v", err)
-				}
-				return
-			}
-			credits += n
-		}
-		postCredits(1)
-
-		var first *RecvError
-		drained := map[uint64]bool{}
-		drainedOnce := false
-		for len(in) >= 3 {
-			op := in[0]
-			n := int(binary.BigEndian.Uint16(in[1:3]))
-			in = in[3:]
-			n = min(n, len(in))
-			data := in[:n]
-			in = in[n:]
-			switch {
-			case op == fuzzOpDrain:
-				for _, p := range r.Drain() {
-					g := posted[p.Cookie]
-					if g == nil || drained[p.Cookie] || !sameBuf(g.buf, p.Buf) {
-						t.Fatalf("drain returned unknown or repeated buffer %d", p.Cookie)
-					}
-					drained[p.Cookie] = true
-				}
-				drainedOnce = true
-			case op&7 == fuzzOpPost && (op>>3)&3 == fuzzCreditQN:
-				postCredits(n % 4)
-			case op&7 == fuzzOpPost:
-				postBuf(uint32(op>>3)&3, n%200)
-			default:
-				err := r.HandleSegment(data)
-				switch {
-				case err == nil:
-					if first != nil {
-						t.Fatal("segment accepted after a failure")
-					}
-				case drainedOnce && first == nil && errors.Is(err, ErrStopped):
-				default:
-					var re *RecvError
-					if !errors.As(err, &re) {
-						t.Fatalf("not a *RecvError: %v", err)
-					}
-					if first != nil {
-						if re != first {
-							t.Fatalf("second distinct failure %v after %v", re, first)
-						}
-						break // dropped, RFC 5041 §7.1
-					}
-					first = re
-					if e, ok := AsError(re.Err); ok {
-						if !iwarp.ValidDDPCode(e.Type, e.Code) {
-							t.Fatalf("invalid type/code %v", e)
-						}
-					} else if !errors.Is(re.Err, errTestULP) {
-						t.Fatalf("unexpected cause %v", re.Err)
-					}
-					if re.SegmentLen != len(data) {
-						t.Fatalf("segment length %d, want %d", re.SegmentLen, len(data))
-					}
-					if len(re.Header) != 0 && !bytes.Equal(re.Header, data[:len(re.Header)]) {
-						t.Fatal("header copy differs")
-					}
-				}
-			}
-			for _, g := range mem {
-				if !g.intact() {
-					t.Fatal("write outside a posted or registered buffer")
-				}
-			}
-		}
-		delivered, failed := u.snapshot()
-		if len(failed) > 1 || (len(failed) == 1 && failed[0] != first) || (first != nil && len(failed) != 1) {
-			t.Fatalf("Failed called %d times", len(failed))
-		}
-		// Nothing posted is lost: delivered + drained == posted.
-		for _, p := range r.Drain() {
-			if drained[p.Cookie] {
-				t.Fatalf("buffer %d drained twice", p.Cookie)
-			}
-			drained[p.Cookie] = true
-		}
-		got := len(drained)
-		creditMsgs := 0
-		for _, m := range delivered {
-			if m.Tagged {
-				continue
-			}
-			if m.Untag.QN == fuzzCreditQN {
-				if m.Cookie != 0 || m.Length != len(m.Buffer) || m.Length > fuzzCreditSize {
-					t.Fatalf("credit message of %d octets, cookie %d", m.Length, m.Cookie)
-				}
-				creditMsgs++
-				continue
-			}
-			g := posted[m.Cookie]
-			if g == nil || drained[m.Cookie] {
-				t.Fatalf("delivered unknown or drained buffer %d", m.Cookie)
-			}
-			if m.Length != len(m.Buffer) || m.Length > len(g.buf) || (m.Length > 0 && &m.Buffer[0] != &g.buf[0]) {
-				t.Fatalf("delivered length %d of a %d-octet buffer", m.Length, len(g.buf))
-			}
-			got++
-		}
-		if creditMsgs > credits {
-			t.Fatalf("%d messages on %d credits", creditMsgs, credits)
-		}
-		if got != len(posted) {
-			t.Fatalf("%d buffers posted, %d delivered or drained", len(posted), got)
-		}
+		fuzzReceiver(t, in, false)
+		fuzzReceiver(t, in, true)
 	})
+}
+
+func fuzzReceiver(t *testing.T, in []byte, guard bool) {
+	u := newTestULP()
+	var guardMu sync.Mutex
+	held := func() bool {
+		if guardMu.TryLock() {
+			guardMu.Unlock()
+			return false
+		}
+		return true
+	}
+	u.checkErr = func(h *UntaggedHeader) error {
+		if guard && held() {
+			t.Fatal("CheckUntagged called with the ULP's lock held")
+		}
+		if h.RsvdULP[0] == 0xff {
+			return errTestULP
+		}
+		return nil
+	}
+	u.deliverErr = func(m *Message) error {
+		if guard && !held() {
+			t.Fatal("Deliver called without the ULP's lock")
+		}
+		if (m.Tagged && m.Tag.RsvdULP == 0xfe) || (!m.Tagged && m.Untag.RsvdULP[0] == 0xfe) {
+			return errTestULP
+		}
+		return nil
+	}
+	// lock and unlock wrap the ULP's calls into the Receiver.
+	lock, unlock := func() {}, func() {}
+	if guard {
+		lock, unlock = guardMu.Lock, guardMu.Unlock
+	}
+	var mem []*guarded
+	for i, r := range []struct {
+		stag   uint32
+		size   int
+		stream int
+	}{{1, 64, 0}, {2, 32, 1}, {3, 0, 0}} {
+		g := newGuarded(r.size, uint64(i))
+		mem = append(mem, g)
+		u.register(r.stag, g.buf, r.stream)
+	}
+	r := NewReceiver(u, 4)
+	if guard {
+		r = NewReceiverGuarded(u, 4, &guardMu)
+	}
+	posted := map[uint64]*guarded{}
+	var cookie uint64 = 1000
+	postBuf := func(qn uint32, n int) {
+		g := newGuarded(n, cookie)
+		cookie++
+		mem = append(mem, g)
+		lock()
+		_, err := r.PostUntagged(qn, g.buf, g.cookie)
+		unlock()
+		if err != nil {
+			if !errors.Is(err, ErrStopped) {
+				t.Fatalf("post: %v", err)
+			}
+			return
+		}
+		posted[g.cookie] = g
+	}
+	for _, p := range []struct {
+		qn uint32
+		n  int
+	}{{0, 0}, {0, 16}, {0, 100}, {1, 40}, {2, 8}} {
+		postBuf(p.qn, p.n)
+	}
+	credits := 0
+	postCredits := func(n int) {
+		lock()
+		err := r.PostCredits(fuzzCreditQN, n, fuzzCreditSize)
+		unlock()
+		if err != nil {
+			if !errors.Is(err, ErrStopped) {
+				t.Fatalf("post credits: %v", err)
+			}
+			return
+		}
+		credits += n
+	}
+	postCredits(1)
+
+	var first *RecvError
+	drained := map[uint64]bool{}
+	drainedOnce := false
+	for len(in) >= 3 {
+		op := in[0]
+		n := int(binary.BigEndian.Uint16(in[1:3]))
+		in = in[3:]
+		n = min(n, len(in))
+		data := in[:n]
+		in = in[n:]
+		switch {
+		case op == fuzzOpDrain:
+			lock()
+			ps := r.Drain()
+			unlock()
+			for _, p := range ps {
+				g := posted[p.Cookie]
+				if g == nil || drained[p.Cookie] || !sameBuf(g.buf, p.Buf) {
+					t.Fatalf("drain returned unknown or repeated buffer %d", p.Cookie)
+				}
+				drained[p.Cookie] = true
+			}
+			drainedOnce = true
+		case op&7 == fuzzOpPost && (op>>3)&3 == fuzzCreditQN:
+			postCredits(n % 4)
+		case op&7 == fuzzOpPost:
+			postBuf(uint32(op>>3)&3, n%200)
+		default:
+			err := r.HandleSegment(data)
+			switch {
+			case err == nil:
+				if first != nil {
+					t.Fatal("segment accepted after a failure")
+				}
+			case drainedOnce && first == nil && errors.Is(err, ErrStopped):
+			default:
+				var re *RecvError
+				if !errors.As(err, &re) {
+					t.Fatalf("not a *RecvError: %v", err)
+				}
+				if first != nil {
+					if re != first {
+						t.Fatalf("second distinct failure %v after %v", re, first)
+					}
+					break // dropped, RFC 5041 §7.1
+				}
+				first = re
+				if e, ok := AsError(re.Err); ok {
+					if !iwarp.ValidDDPCode(e.Type, e.Code) {
+						t.Fatalf("invalid type/code %v", e)
+					}
+				} else if !errors.Is(re.Err, errTestULP) {
+					t.Fatalf("unexpected cause %v", re.Err)
+				}
+				if re.SegmentLen != len(data) {
+					t.Fatalf("segment length %d, want %d", re.SegmentLen, len(data))
+				}
+				if len(re.Header) != 0 && !bytes.Equal(re.Header, data[:len(re.Header)]) {
+					t.Fatal("header copy differs")
+				}
+			}
+		}
+		for _, g := range mem {
+			if !g.intact() {
+				t.Fatal("write outside a posted or registered buffer")
+			}
+		}
+	}
+	delivered, failed := u.snapshot()
+	if len(failed) > 1 || (len(failed) == 1 && failed[0] != first) || (first != nil && len(failed) != 1) {
+		t.Fatalf("Failed called %d times", len(failed))
+	}
+	// Nothing posted is lost: delivered + drained == posted.
+	lock()
+	rest := r.Drain()
+	unlock()
+	for _, p := range rest {
+		if drained[p.Cookie] {
+			t.Fatalf("buffer %d drained twice", p.Cookie)
+		}
+		drained[p.Cookie] = true
+	}
+	got := len(drained)
+	creditMsgs := 0
+	for _, m := range delivered {
+		if m.Tagged {
+			continue
+		}
+		if m.Untag.QN == fuzzCreditQN {
+			if m.Cookie != 0 || m.Length != len(m.Buffer) || m.Length > fuzzCreditSize {
+				t.Fatalf("credit message of %d octets, cookie %d", m.Length, m.Cookie)
+			}
+			creditMsgs++
+			continue
+		}
+		g := posted[m.Cookie]
+		if g == nil || drained[m.Cookie] {
+			t.Fatalf("delivered unknown or drained buffer %d", m.Cookie)
+		}
+		if m.Length != len(m.Buffer) || m.Length > len(g.buf) || (m.Length > 0 && &m.Buffer[0] != &g.buf[0]) {
+			t.Fatalf("delivered length %d of a %d-octet buffer", m.Length, len(g.buf))
+		}
+		got++
+	}
+	if creditMsgs > credits {
+		t.Fatalf("%d messages on %d credits", creditMsgs, credits)
+	}
+	if got != len(posted) {
+		t.Fatalf("%d buffers posted, %d delivered or drained", len(posted), got)
+	}
 }
 
 // sameBuf reports whether a and b are the same slice of the same memory.
