@@ -151,10 +151,13 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 	t := c.newTally(1, true)
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	batch := make([]rdmap.SendWR, 0, 1)
-	postLocked := func(seq uint64) error {
+	// postLocked posts operation seq, stamped now: one clock reading per
+	// round trip, as perftest's latency loop takes one timestamp per
+	// iteration (the answer's arrival is the next post's start).
+	postLocked := func(seq uint64, now time.Time) error {
 		batch = c.appendOps(batch[:0], seq, local)
 		batch[0].Unsignaled = true // the answer completes the operation
-		t.stamp(seq, seq+1)
+		t.stampAt(seq, seq+1, now)
 		if _, err := c.ep.PostSends(batch); err != nil {
 			return c.cause(err)
 		}
@@ -175,7 +178,7 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 			p.finishLocked(err)
 			return false
 		}
-		if t.stoppingAt(t.done) {
+		if t.stoppingAtTime(t.done, now) {
 			if err := c.repost(comp.WRID); err != nil {
 				p.finishLocked(err)
 				return false
@@ -187,7 +190,7 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 		// (reposted below, off the round trip's path): its answer can only
 		// come after it, and more receives than the one in use are posted
 		// (recvCount), so the answer always finds a buffer.
-		if err := postLocked(t.done); err != nil {
+		if err := postLocked(t.done, now); err != nil {
 			p.finishLocked(err)
 			return false
 		}
@@ -200,7 +203,7 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 	recvCQ := c.ep.RecvCQ()
 	recvCQ.SetHandler(p.handler(recvCQ, answeredLocked, nil))
 	p.mu.Lock()
-	if err := postLocked(0); err != nil {
+	if err := postLocked(0, time.Now()); err != nil {
 		p.finishLocked(err)
 	}
 	p.mu.Unlock()

@@ -361,11 +361,22 @@ func (t *tally) stoppingAt(n uint64) bool {
 	return time.Since(t.start) >= s.Duration
 }
 
+// stoppingAtTime is stoppingAt with the clock read at now.
+func (t *tally) stoppingAtTime(n uint64, now time.Time) bool {
+	s := t.c.setup
+	if s.Iters > 0 {
+		return n >= s.Iters
+	}
+	return now.Sub(t.start) >= s.Duration
+}
+
 // stamp records the post of operations [from, to), stamped before the
 // post: an inline post may not return before the answer is on its way
 // back.
-func (t *tally) stamp(from, to uint64) {
-	now := time.Now()
+func (t *tally) stamp(from, to uint64) { t.stampAt(from, to, time.Now()) }
+
+// stampAt is stamp with the clock read at now.
+func (t *tally) stampAt(from, to uint64, now time.Time) {
 	for n := from; n < to; n++ {
 		t.postedAt[n%uint64(len(t.postedAt))] = now
 	}
