@@ -374,6 +374,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	wg.Wait()
 	stopWatch()
+	for i := range res.PerStream {
+		res.PerStream[i].settle() // summarised now that every stream has ended
+	}
 	var cerr error
 	if errors.Is(context.Cause(rctx), ErrPeerUnresponsive) {
 		cl.Abort() // a graceful close would wait for the frozen peer

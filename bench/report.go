@@ -39,12 +39,24 @@ type Report struct {
 // Len returns ReportLen.
 func (r *Report) Len() int { return ReportLen }
 
+// settle fills Lat from the histogram the Report was measured into, if
+// it was not summarised yet (tally.report leaves it to the end of the run).
+func (r *Report) settle() {
+	if r.Lat.Count == 0 && r.hist != nil {
+		r.Lat = r.hist.summary()
+	}
+}
+
 // Append appends the encoded message; it allocates nothing when b has
 // ReportLen octets of spare capacity.
 func (r *Report) Append(b []byte) []byte {
 	b = append(b, reportMagic...)
 	b = append(b, uint8(r.Status), 0, 0, 0)
 	l := &r.Lat
+	if l.Count == 0 && r.hist != nil {
+		s := r.hist.summary()
+		l = &s
+	}
 	for _, v := range [...]uint64{r.Ops, r.Bytes, uint64(r.Elapsed), uint64(l.Min), uint64(l.Median), uint64(l.P99), uint64(l.Max),
 		uint64(l.Mean), uint64(l.Stdev), uint64(l.P999), l.Count} {
 		b = binary.BigEndian.AppendUint64(b, v)

@@ -61,3 +61,23 @@ func FuzzReport(f *testing.F) {
 		require.Equal(t, b[:ReportLen], r.Append(nil))
 	})
 }
+
+// A tally's Report is summarised at the end of the run (settle), not when
+// its stream ends; encoded before that, it still carries the summary.
+func TestReportSettle(t *testing.T) {
+	rec := newLatRecorder(true)
+	for _, d := range []time.Duration{3 * time.Microsecond, 5 * time.Microsecond, 40 * time.Microsecond} {
+		rec.record(d)
+	}
+	r := Report{Ops: 3, hist: rec}
+	assert.Zero(t, r.Lat.Count, "not summarised yet")
+	back, _, err := ParseReport(r.Append(nil))
+	require.NoError(t, err)
+	assert.Equal(t, rec.summary(), back.Lat, "the encoded Report carries the summary")
+	r.settle()
+	assert.Equal(t, rec.summary(), r.Lat)
+	assert.Equal(t, uint64(3), r.Lat.Count)
+	passive := Report{Ops: 3}
+	passive.settle()
+	assert.Zero(t, passive.Lat, "no histogram: nothing to summarise")
+}
