@@ -474,9 +474,11 @@ func (a *Association) abortLocked(causes []byte, err error) {
 // Abort ends the association at once with an ABORT carrying a
 // User-Initiated Abort cause (RFC 9260 §9.1). Messages not yet
 // acknowledged are lost; blocked writers return ErrClosed. The receive
-// callback is not called after Abort returns.
+// callback is not called after Abort returns: Abort waits for a call in
+// progress, unless it is called from that call.
 func (a *Association) Abort() error {
 	a.userClosed.Store(true)
+	defer a.dq.quiesce() // after mu: the callback may be waiting for it
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.state == StateClosed {
@@ -492,9 +494,11 @@ func (a *Association) Abort() error {
 // SHUTDOWN, SHUTDOWN ACK and SHUTDOWN COMPLETE close it. Close waits for
 // the end (bounded by the T5-shutdown-guard timer, 5 RTO.Max) and returns
 // nil if it was graceful. The receive callback is not called after Close
-// returns.
+// returns: Close waits for a call in progress, unless it is called from
+// that call.
 func (a *Association) Close() error {
 	a.userClosed.Store(true)
+	defer a.dq.quiesce() // after mu: the callback may be waiting for it
 	a.mu.Lock()
 	now := time.Now()
 	switch a.state {

@@ -1,6 +1,12 @@
 package sctp
 
-import "sync"
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
 
 // maxDeliveryEntries bounds the packets queued for the delivery goroutine
 // (the memory they hold is bounded by the receive buffer, see
@@ -46,6 +52,14 @@ type deliveryQueue struct {
 	ended  bool
 	fn     func(sid uint16, ppid uint32, b []byte)
 	doneFn func(error)
+
+	// cbMu is held while fn runs, and the user's closing checked under it:
+	// Close and Abort wait for a call in progress (quiesce), so that once
+	// they return fn is not called again. runner is the delivery
+	// goroutine's id: Close or Abort called from fn itself does not wait
+	// for its own caller.
+	cbMu   sync.Mutex
+	runner atomic.Uint64
 
 	// The entry being filled by the receive path (under a.mu).
 	cur      *dqEntry
@@ -123,6 +137,7 @@ func (q *deliveryQueue) end() {
 // run is the delivery goroutine.
 func (q *deliveryQueue) run() {
 	a := q.a
+	q.runner.Store(goroutineID())
 	for {
 		q.mu.Lock()
 		for q.n == 0 && !q.ended {
@@ -138,9 +153,11 @@ func (q *deliveryQueue) run() {
 		octets := e.cost
 		for i := range e.msgs {
 			m := &e.msgs[i]
+			q.cbMu.Lock()
 			if !a.userClosed.Load() && q.fn != nil {
 				q.fn(m.sid, m.ppid, m.data)
 			}
+			q.cbMu.Unlock()
 			octets += m.cost
 			putBuf(m.buf)
 			*m = rxMsg{}
@@ -160,4 +177,30 @@ func (q *deliveryQueue) run() {
 	if q.doneFn != nil {
 		q.doneFn(err)
 	}
+}
+
+// quiesce waits until no call of the receive callback is in progress,
+// unless it is called from the callback itself; the user's closing is set
+// already, so no call starts after it returns.
+func (q *deliveryQueue) quiesce() {
+	if r := q.runner.Load(); r != 0 && r == goroutineID() {
+		return // Close or Abort from fn: its own call is the one in progress
+	}
+	q.cbMu.Lock()
+	q.cbMu.Unlock() //nolint:staticcheck // a barrier
+}
+
+// goroutineID returns the calling goroutine's id, from the first line of
+// its stack ("goroutine 7 [running]:"). Go keeps ids to itself on purpose;
+// it is read only where a Close or Abort must know whether it runs inside
+// the receive callback (rare calls, about a microsecond each).
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
 }
