@@ -255,6 +255,9 @@ type Transport struct {
 	once     sync.Once
 	readers  sync.WaitGroup
 	finished chan struct{} // closed after done was called
+	// ended is closed when pion's association has closed (AcceptStream
+	// failed): after a peer's SHUTDOWN, once its handshake completed.
+	ended    chan struct{}
 	cause    atomic.Pointer[error]
 	sentinel *sctp.Stream
 	pmtu     *pmtu.Conn // nil unless set up by DialPMTU (pmtu_pion.go)
@@ -371,6 +374,7 @@ func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (
 		lowAny:     make(chan struct{}),
 		closed:     make(chan struct{}),
 		finished:   make(chan struct{}),
+		ended:      make(chan struct{}),
 		live:       live,
 		wconn:      wconn,
 	}
@@ -509,6 +513,7 @@ func (t *Transport) sentinelLoop() {
 
 func (t *Transport) acceptLoop() {
 	defer t.readers.Done()
+	defer close(t.ended) // pion's association closed, or was aborted here
 	for {
 		s, err := t.assoc.AcceptStream()
 		if err != nil {
@@ -874,7 +879,18 @@ func (t *Transport) teardown() {
 func (t *Transport) Close() error {
 	if t.closing.CompareAndSwap(false, true) {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HandshakeTimeout)
-		_ = t.assoc.Shutdown(ctx)
+		err := t.assoc.Shutdown(ctx)
+		if errors.Is(err, sctp.ErrShutdownNonEstablished) && t.started.Load() {
+			// The peer's SHUTDOWN came first (both ends close when their
+			// last stream ends, RFC 5040 §7): pion answers it, and tearing
+			// down now could drop the SHUTDOWN ACK the peer waits for
+			// (RFC 9260 §9.2), leaving it retransmitting SHUTDOWN until
+			// its own bound. Wait for the handshake within the same bound.
+			select {
+			case <-t.ended:
+			case <-ctx.Done():
+			}
+		}
 		cancel()
 		t.teardown()
 	}
