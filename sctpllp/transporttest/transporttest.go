@@ -38,6 +38,7 @@ func Run(t *testing.T, mk MakePair) {
 	t.Run("StreamRange", func(t *testing.T) { testStreamRange(t, mk) })
 	t.Run("EmptyMessage", func(t *testing.T) { testEmptyMessage(t, mk) })
 	t.Run("GracefulCloseDelivers", func(t *testing.T) { testGracefulClose(t, mk) })
+	t.Run("CrossedClose", func(t *testing.T) { testCrossedClose(t, mk) })
 	t.Run("AbortReachesPeer", func(t *testing.T) { testAbort(t, mk) })
 	t.Run("AbortUnblocksWriter", func(t *testing.T) { testAbortUnblocksWriter(t, mk) })
 	t.Run("NoCallbackAfterClose", func(t *testing.T) { testNoCallbackAfterClose(t, mk) })
@@ -329,6 +330,52 @@ func testGracefulClose(t *testing.T, mk MakePair) {
 	for _, e := range []*end{c, s} {
 		if err := e.tr.WriteMsg(0, backend.PPIDSegment, []byte("late")); !errors.Is(err, backend.ErrAssociationClosed) || !errors.Is(err, llp.ErrClosed) {
 			t.Errorf("%s: WriteMsg after shutdown: got %v, want ErrAssociationClosed (llp.ErrClosed)", e.tr.Kind(), err)
+		}
+	}
+}
+
+// testCrossedClose: both ends Close at about the same time, as the RDMA
+// adaptation does when the last stream of an association ends (RFC 5040
+// §7), the peer first by a few milliseconds or together. The SHUTDOWNs
+// cross or one answers the other (RFC 9260 §9.2): both Closes return
+// promptly, far within any stack's shutdown bound, and both ends see a
+// graceful end.
+func testCrossedClose(t *testing.T, mk MakePair) {
+	const prompt = 3 * time.Second
+	for _, lead := range []time.Duration{0, 2 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
+		c, s := pair(t, mk)
+		if err := c.tr.WriteMsg(0, backend.PPIDSegment, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		s.next(t)
+		if err := s.tr.WriteMsg(0, backend.PPIDSegment, []byte("y")); err != nil {
+			t.Fatal(err)
+		}
+		c.next(t)
+		peer := make(chan time.Duration, 1)
+		go func() {
+			start := time.Now()
+			_ = s.tr.Close()
+			peer <- time.Since(start)
+		}()
+		time.Sleep(lead)
+		start := time.Now()
+		_ = c.tr.Close()
+		if d := time.Since(start); d > prompt {
+			t.Errorf("peer first by %v: local Close took %v", lead, d)
+		}
+		select {
+		case d := <-peer:
+			if d > prompt {
+				t.Errorf("peer first by %v: the peer's Close took %v", lead, d)
+			}
+		case <-time.After(timeout):
+			t.Fatalf("peer first by %v: the peer's Close did not return", lead)
+		}
+		for _, e := range []*end{c, s} {
+			if err := e.waitDone(t); err != nil {
+				t.Errorf("peer first by %v: %s's done after crossed graceful closes: %v, want nil", lead, e.tr.Kind(), err)
+			}
 		}
 	}
 }
