@@ -76,8 +76,8 @@ func (c *conn) pingActive(ctx context.Context) (Report, error) {
 		}
 	}
 	elapsed := time.Since(start)
-	if err := c.ep.Immediate(ctx, finBit|seq, false); err != nil {
-		return Report{}, c.cause(err)
+	if err := c.sendFin(ctx, seq); err != nil {
+		return Report{}, err
 	}
 	return Report{Ops: seq, Bytes: seq * uint64(n), Elapsed: elapsed, Lat: lat.summary(), hist: lat}, nil
 }

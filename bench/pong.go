@@ -207,17 +207,20 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 		p.finishLocked(err)
 	}
 	p.mu.Unlock()
-	err := p.wait(ctx)
+	return p.finishRun(ctx, t, p.wait(ctx), func() uint64 { return t.done })
+}
+
+// finishRun closes a handled active run that waited with err: its Report, and
+// unless the run failed the Fin telling the peer how many operations were
+// posted (sent, read under mu).
+func (p *pong) finishRun(ctx context.Context, t *tally, err error, sent func() uint64) (Report, error) {
 	p.mu.Lock()
-	r := t.report()
+	r, n := t.report(), sent()
 	p.mu.Unlock()
 	if err != nil {
 		return r, err
 	}
-	if err := c.ep.Immediate(ctx, finBit|r.Ops, false); err != nil {
-		return r, c.cause(fmt.Errorf("fin: %w", err))
-	}
-	return r, nil
+	return r, p.c.sendFin(ctx, n)
 }
 
 // passivePong answers a handled ping-pong: each message is answered from
@@ -342,15 +345,5 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 	p.mu.Lock()
 	pumpLocked()
 	p.mu.Unlock()
-	err := p.waitCQ(ctx, sendCQ)
-	p.mu.Lock()
-	r := t.report()
-	p.mu.Unlock()
-	if err != nil {
-		return r, err
-	}
-	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
-		return r, c.cause(fmt.Errorf("fin: %w", err))
-	}
-	return r, nil
+	return p.finishRun(ctx, t, p.waitCQ(ctx, sendCQ), func() uint64 { return posted })
 }

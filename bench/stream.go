@@ -307,10 +307,19 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		}
 	}
 	r := t.report()
-	if err := c.ep.Immediate(ctx, finBit|posted, false); err != nil {
-		return partial(), c.cause(fmt.Errorf("fin: %w", err))
+	if err := c.sendFin(ctx, posted); err != nil {
+		return partial(), err
 	}
 	return r, nil
+}
+
+// sendFin tells the passive side that the run ended after n operations
+// (Immediate Data with finBit, waited for).
+func (c *conn) sendFin(ctx context.Context, n uint64) error {
+	if err := c.ep.Immediate(ctx, finBit|n, false); err != nil {
+		return c.cause(fmt.Errorf("fin: %w", err))
+	}
+	return nil
 }
 
 // tally is the progress of an active run: operations complete in order,
@@ -354,11 +363,10 @@ func (c *conn) postEvery() uint64 {
 
 // stoppingAt reports whether the run ends before operation n.
 func (t *tally) stoppingAt(n uint64) bool {
-	s := t.c.setup
-	if s.Iters > 0 {
-		return n >= s.Iters
+	if t.c.setup.Iters > 0 {
+		return n >= t.c.setup.Iters // no clock reading
 	}
-	return time.Since(t.start) >= s.Duration
+	return t.stoppingAtTime(n, time.Now())
 }
 
 // stoppingAtTime is stoppingAt with the clock read at now.
