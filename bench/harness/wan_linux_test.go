@@ -64,11 +64,18 @@ func TestRunWAN_OneCell(t *testing.T) {
 		assert.InDelta(t, 0.75, s.Jain, 0.25)
 	}
 	require.Len(t, res.HOL, 4, "native, pion, mpa on one connection, mpa on 16")
+	// Each run expects about 5 losses in 2 s (1% of one stream's packets,
+	// or 1/16 % of all): any one may see none (e^-5.6, 0.4%), all four
+	// together practically never (e^-22).
+	var lost uint64
+	for _, h := range res.HOL {
+		lost += h.PacketsLost
+	}
+	assert.Positive(t, lost, "the HOL paths lost packets")
 	for _, h := range res.HOL {
 		require.NoError(t, h.Err, h.Name)
 		assert.Positive(t, h.OpsPerSec, h.Name)
 		assert.GreaterOrEqual(t, h.All.Median, 10*time.Millisecond, "%s: a Read takes a round trip", h.Name)
-		assert.Positive(t, h.PacketsLost, "%s: the path lost packets", h.Name)
 		assert.Len(t, h.AllQ, len(HOLQuantiles), h.Name)
 		if h.Streams > 1 {
 			assert.Positive(t, h.Lossy.Count, h.Name)
