@@ -100,6 +100,8 @@ type Server struct {
 	// idleTimer gives memory back to the OS once no stream is left
 	// (IdleRelease); guarded by mu.
 	idleTimer *time.Timer
+	// setup holds the streams Start admitted until their Setup arrives.
+	setup setupWait
 	logMu     sync.Mutex
 	// logWindow, logLines, logSuppressed rate-limit the failure log
 	// (logFailure); guarded by logMu.
@@ -127,9 +129,11 @@ func NewServer(cfg ServerConfig) *Server {
 		reserve = DefaultStreamReserve
 	}
 	reserve = max(min(reserve, cfg.MaxStreams/4), 0)
-	return &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn),
+	s := &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn),
 		perClient: make(map[netip.Addr]int), keep: reserve,
 		live: make(map[*rdmap.Endpoint]*conn), finished: newFinishedStreams()}
+	s.setup.timeout, s.setup.expire = cfg.SetupTimeout, s.serveWaiter
+	return s
 }
 
 // Run serves ln until ctx ends; then every stream is aborted (its
@@ -138,6 +142,7 @@ func NewServer(cfg ServerConfig) *Server {
 func (s *Server) Run(ctx context.Context, ln *transport.Listener) error {
 	err := ln.Serve(ctx, s.pd, s)
 	s.started.Wait() // the streams Start left to their own goroutines
+	s.setup.stop()
 	s.mu.Lock()
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
@@ -284,24 +289,25 @@ var _ transport.Starter = (*Server)(nil)
 
 // Start implements transport.Starter: a stream holds no goroutine until
 // the client's Setup (or anything else) arrives or the stream ends; the
-// Setup must still arrive within SetupTimeout of Start (a timer, not a
-// goroutine, enforces it), so idle streams cannot be held open for free.
+// Setup must still arrive within SetupTimeout of Start (one timer for all
+// the streams waiting, not a goroutine or a timer each, enforces it), so
+// idle streams cannot be held open for free.
 // The stream's receive CQ must be its own (the serve command never
 // shares CQs).
 func (s *Server) Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
-	admitted := time.Now()
-	var once sync.Once
+	w := &setupWaiter{s: s, ctx: ctx, ep: ep, peer: peer}
 	s.started.Add(1) // Run waits for it
-	run := func() {
-		once.Do(func() {
-			defer s.started.Done()
-			s.serveFrom(ctx, peer, ep, admitted)
-			_ = ep.Abort()
-		})
-	}
-	timer := time.AfterFunc(s.cfg.SetupTimeout, run) // serveFrom finds the deadline passed
-	ep.RecvCQ().AfterReady(func() { timer.Stop(); run() })
-	ep.AfterDone(func() { timer.Stop(); run() })
+	s.setup.add(w)   // the deadline: serveFrom finds it passed
+	run := w.run     // one function value for both
+	ep.RecvCQ().AfterReady(run)
+	ep.AfterDone(run)
+}
+
+// serveWaiter serves a stream Start admitted, in a goroutine of its own.
+func (s *Server) serveWaiter(w *setupWaiter) {
+	defer s.started.Done()
+	s.serveFrom(w.ctx, w.peer, w.ep, w.admitted)
+	_ = w.ep.Abort()
 }
 
 // serveFrom runs one stream's exchange; the client's Setup is due

@@ -2,6 +2,7 @@ package ddp
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,7 @@ func TestReceiverCreditQueue_RFC5041_5_1_2(t *testing.T) {
 	r, u := newRx(t, 4)
 	require.NoError(t, r.PostCredits(1, 2, 16))
 	assert.Equal(t, 2, r.Posted(1))
-	assert.Nil(t, r.queues[1].scratch, "no memory before a segment arrives")
+	assert.Nil(t, r.queues[1].x, "no memory before a segment arrives")
 
 	require.NoError(t, r.HandleSegment(untaggedSeg(false, 1, 1, 4, []byte("efgh"))))
 	require.NoError(t, r.HandleSegment(untaggedSeg(false, 1, 1, 0, []byte("abcd"))))
@@ -124,4 +125,11 @@ type repostCreditULP struct {
 
 func (p *repostCreditULP) Deliver(m *Message) error {
 	return p.r.PostCredits(m.Untag.QN, 1, 32)
+}
+
+// An idle stream holds a Receiver with four queues: what a queue needs only
+// once a segment arrives is made then, so the Receiver stays small.
+func TestReceiverIdleSize(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(rxQueue{}), uintptr(56))
+	assert.LessOrEqual(t, unsafe.Sizeof(Receiver{}), uintptr(352))
 }

@@ -155,10 +155,11 @@ func (q *rxQueue) front() []byte {
 	if q.credSize == 0 {
 		return q.bufs.front().buf
 	}
-	if q.scratch == nil {
-		q.scratch = make([]byte, q.credSize)
+	x := q.more()
+	if x.scratch == nil {
+		x.scratch = make([]byte, q.credSize)
 	}
-	return q.scratch
+	return x.scratch
 }
 
 // reset forgets the message, keeping extra's memory; nil is a no-op.
@@ -182,23 +183,43 @@ type rxQueue struct {
 	// buffers.
 	credits  uint32
 	credSize uint32
-	// scratch holds the message in progress of a credit queue; allocated
-	// when the queue's first segment arrives and reused for every message.
-	scratch []byte
 	// headMSN is the MSN of bufs.front() if any, else the MSN the next
 	// posted buffer receives; it is also the MSN of the next message to
 	// arrive on this queue. Starts at 1 (RFC 5041 §4.3).
 	headMSN uint32
-	// prog is the placement of the message in progress, made by its
-	// first segment that is not also its last (an idle queue, and one of
-	// single-segment messages, has none) and kept for the next.
-	prog *placement
+	// x holds what only some queues need, made on first use: an idle
+	// queue, and one of single-segment messages in posted buffers, has
+	// none (thousands of streams hold four queues each; 56 octets each).
+	x *queueExtra
 }
 
-// progress returns q.prog, making it on first use.
-func (q *rxQueue) progress() *placement {
-	if q.prog == nil {
-		q.prog = new(placement)
+// queueExtra is the part of an rxQueue made on first use.
+type queueExtra struct {
+	// prog is the placement of the message in progress, made by its
+	// first segment that is not also its last and kept for the next.
+	prog placement
+	// scratch holds the message in progress of a credit queue, reused for
+	// every message.
+	scratch []byte
+}
+
+// more returns q.x, making it on first use.
+func (q *rxQueue) more() *queueExtra {
+	if q.x == nil {
+		q.x = new(queueExtra)
 	}
-	return q.prog
+	return q.x
+}
+
+// progress returns the placement of the message in progress, making it
+// on first use.
+func (q *rxQueue) progress() *placement { return &q.more().prog }
+
+// placed returns the placement of the message in progress, nil when the
+// queue never needed one (which reads as nothing placed).
+func (q *rxQueue) placed() *placement {
+	if q.x == nil {
+		return nil
+	}
+	return &q.x.prog
 }

@@ -276,7 +276,7 @@ func (r *Receiver) Drain() []Posted {
 		}
 		q.headMSN += q.credits
 		q.credits = 0
-		q.prog.reset()
+		q.placed().reset()
 	}
 	return out
 }
@@ -393,7 +393,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	}
 	buf := q.front()
 	copy(buf[mo:end], payload)
-	if !h.Last || q.prog != nil { // a lone L segment needs no record: reset follows
+	if !h.Last || q.x != nil { // a lone L segment needs no record: reset follows
 		q.progress().add(mo, end)
 	}
 	if !h.Last {
@@ -407,7 +407,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 		cookie = q.bufs.pop().cookie
 	}
 	q.headMSN++
-	q.prog.reset()
+	q.placed().reset()
 	r.scr.msg = Message{Untag: *h, Length: int(end), Buffer: buf[:end], Cookie: cookie}
 	if r.guarded {
 		return r.deliverLocked(b)
@@ -421,7 +421,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) *Error {
 	if h.MSN != q.headMSN { // check 5
 		e := &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMSNRange}
-		if q.prog.inProgress() && h.MSN == q.headMSN+1 {
+		if q.placed().inProgress() && h.MSN == q.headMSN+1 {
 			e.Err = ErrIncomplete
 		}
 		return e
@@ -443,7 +443,7 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	} else if mo > size {
 		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO}
 	}
-	if err := q.prog.check(mo, end, h.Last); err != nil {
+	if err := q.placed().check(mo, end, h.Last); err != nil {
 		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO, Err: err}
 	}
 	return nil

@@ -130,8 +130,8 @@ type Endpoint struct {
 	s       llp.Stream
 	ird     int32 // 32 bits (and the flags grouped below): thousands of
 	ord     int32 // streams have an endpoint each
-	sqDepth int
-	rqDepth int
+	sqDepth int32 // 32 bits like ird and ord
+	rqDepth int32
 	sendCQ  *CQ
 	recvCQ  *CQ
 	rtrSend iwarp.RTR // RTR to send first (transmit loop only)
@@ -266,8 +266,8 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		s:       s,
 		ird:     int32(min(norm(cfg.IRD, DefaultIRD), math.MaxInt32)),
 		ord:     int32(min(norm(cfg.ORD, DefaultORD), math.MaxInt32)),
-		sqDepth: norm(cfg.SQDepth, DefaultSQDepth),
-		rqDepth: norm(cfg.RQDepth, DefaultRQDepth),
+		sqDepth: int32(min(norm(cfg.SQDepth, DefaultSQDepth), math.MaxInt32)),
+		rqDepth: int32(min(norm(cfg.RQDepth, DefaultRQDepth), math.MaxInt32)),
 		sendCQ:  cfg.SendCQ,
 		recvCQ:  cfg.RecvCQ,
 	}
@@ -280,10 +280,10 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		return nil, err
 	}
 	if e.sendCQ == nil {
-		e.sendCQ = NewCQ(e.sqDepth)
+		e.sendCQ = NewCQ(int(e.sqDepth))
 	}
 	if e.recvCQ == nil {
-		e.recvCQ = NewCQ(e.rqDepth)
+		e.recvCQ = NewCQ(int(e.rqDepth))
 	}
 	// One lock for the endpoint and its DDP queues: the receive path of a
 	// message takes mu once (ddp.NewReceiverGuarded), and so does PostRecv.
@@ -583,7 +583,7 @@ func (e *Endpoint) admitSendLocked(r *sendReq) error {
 	if isORD(wr.Op) && e.ord == 0 {
 		return fmt.Errorf("%w: %v with ORD 0", ErrInvalidWR, wr.Op)
 	}
-	if e.order.len() >= e.sqDepth {
+	if e.order.len() >= int(e.sqDepth) {
 		return fmt.Errorf("rdmap: post send: %d outstanding: %w", e.order.len(), ErrQueueFull)
 	}
 	if wr.Op == WRRead && wr.Sink != nil {
@@ -613,7 +613,7 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	case stateClosing, stateDown:
 		return nil, e.closedErrLocked("post recv")
 	}
-	if e.rq.len() >= e.rqDepth {
+	if e.rq.len() >= int(e.rqDepth) {
 		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.len(), ErrQueueFull)
 	}
 	r := e.newRecvReqLocked()
@@ -698,7 +698,7 @@ func (e *Endpoint) newSendReqLocked() *sendReq {
 // that failed (its queues may still name it) and those beyond the send
 // queue's depth are left to the garbage collector. mu is held.
 func (e *Endpoint) releaseSendLocked(r *sendReq) {
-	if r.helper || e.state != stateRunning && e.state != stateIdle || len(e.freeSend) >= e.sqDepth {
+	if r.helper || e.state != stateRunning && e.state != stateIdle || len(e.freeSend) >= int(e.sqDepth) {
 		return
 	}
 	if r == e.issuingReq {
@@ -724,7 +724,7 @@ func (e *Endpoint) newRecvReqLocked() *recvReq {
 }
 
 func (e *Endpoint) releaseRecvLocked(r *recvReq) {
-	if r.helper || e.state != stateRunning && e.state != stateIdle || len(e.freeRecv) >= e.rqDepth {
+	if r.helper || e.state != stateRunning && e.state != stateIdle || len(e.freeRecv) >= int(e.rqDepth) {
 		return
 	}
 	*r = recvReq{}

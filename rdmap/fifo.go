@@ -1,45 +1,67 @@
 package rdmap
 
 // fifo is a growable ring buffer: steady push/pop cycles allocate nothing.
+// The zero fifo is empty and holds one pointer: an endpoint has five and
+// each CQ one, thousands of streams an endpoint and two CQs each, and an
+// idle stream's queues are mostly empty, so the ring is made by the first
+// push.
 type fifo[T any] struct {
-	buf  []T
-	head int32 // 32 bits: an endpoint has five of these, and thousands of
-	n    int32 // streams one endpoint each
+	r *ring[T]
 }
 
-func (q *fifo[T]) len() int { return int(q.n) }
+// ring is the storage of a fifo that has held something.
+type ring[T any] struct {
+	buf  []T
+	head int32
+	n    int32
+}
+
+func (q *fifo[T]) len() int {
+	if q.r == nil {
+		return 0
+	}
+	return int(q.r.n)
+}
 
 func (q *fifo[T]) push(v T) {
-	if int(q.n) == len(q.buf) {
-		size := max(2, 2*len(q.buf)) // an idle stream holds one or two entries
-		nb := make([]T, size)
-		for i := range int(q.n) {
-			nb[i] = q.buf[(int(q.head)+i)%len(q.buf)]
-		}
-		q.buf, q.head = nb, 0
+	r := q.r
+	if r == nil {
+		r = new(ring[T])
+		q.r = r
 	}
-	q.buf[(int(q.head)+int(q.n))%len(q.buf)] = v
-	q.n++
+	if int(r.n) == len(r.buf) {
+		size := max(2, 2*len(r.buf)) // an idle stream holds one or two entries
+		nb := make([]T, size)
+		for i := range int(r.n) {
+			nb[i] = r.buf[(int(r.head)+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(int(r.head)+int(r.n))%len(r.buf)] = v
+	r.n++
 }
 
 // at returns the i-th element from the front; 0 <= i < len.
-func (q *fifo[T]) at(i int) T { return q.buf[(int(q.head)+i)%len(q.buf)] }
+func (q *fifo[T]) at(i int) T { r := q.r; return r.buf[(int(r.head)+i)%len(r.buf)] }
 
 // front returns the oldest element; the queue must not be empty.
-func (q *fifo[T]) front() T { return q.buf[q.head] }
+func (q *fifo[T]) front() T { r := q.r; return r.buf[r.head] }
 
 // pop removes and returns the oldest element; the queue must not be empty.
 func (q *fifo[T]) pop() T {
 	var zero T
-	v := q.buf[q.head]
-	q.buf[q.head] = zero
-	q.head = int32((int(q.head) + 1) % len(q.buf))
-	q.n--
+	r := q.r
+	v := r.buf[r.head]
+	r.buf[r.head] = zero
+	r.head = int32((int(r.head) + 1) % len(r.buf))
+	r.n--
 	return v
 }
 
 // reset empties the queue, dropping references.
 func (q *fifo[T]) reset() {
-	clear(q.buf)
-	q.head, q.n = 0, 0
+	if r := q.r; r != nil {
+		clear(r.buf)
+		r.head, r.n = 0, 0
+	}
 }

@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -38,12 +39,20 @@ type heldChunk struct {
 //
 // reorder is not safe for concurrent use.
 type reorder struct {
-	next      uint16
-	sink      chunkSink
-	held      map[uint16]heldChunk // nil until the first early chunk
+	sink    chunkSink
+	budget  *heldBudget // the association's, shared by its streams
+	early   *earlyChunks
+	maxHeld int32
+	next    uint16
+}
+
+// earlyChunks is what a reorder holds once a chunk arrived early, made then
+// and kept: an idle session, and one whose chunks all arrive in order,
+// holds none (thousands of sessions per association, each 40 octets
+// without it).
+type earlyChunks struct {
+	held      map[uint16]heldChunk
 	heldBytes int
-	maxHeld   int
-	budget    *heldBudget // the association's, shared by its streams
 	// gapSince is when the expected DDP-SSN began to be missing while
 	// later chunks are held; zero when none is held.
 	gapSince time.Time
@@ -76,7 +85,7 @@ func (b *heldBudget) give(n int) {
 }
 
 func newReorder(sink chunkSink, maxHeld int, budget *heldBudget) reorder {
-	return reorder{sink: sink, maxHeld: maxHeld, budget: budget}
+	return reorder{sink: sink, maxHeld: int32(min(maxHeld, math.MaxInt32)), budget: budget}
 }
 
 // push processes one received chunk payload (DDP-SSN included); ssn is its
@@ -88,9 +97,12 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		if err := r.sink.deliverChunk(ssn, ppid, body); err != nil {
 			return err
 		}
+		if r.early == nil {
+			return nil
+		}
 		err := r.drain()
-		if len(r.held) > 0 {
-			r.gapSince = time.Now() // a new gap: the next one is missing
+		if len(r.early.held) > 0 {
+			r.early.gapSince = time.Now() // a new gap: the next one is missing
 		}
 		return err
 	}
@@ -98,44 +110,50 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		return fmt.Errorf("%w: DDP-SSN %d, expected %d (duplicate or more than %d ahead)",
 			ErrSSNWindow, ssn, r.next, backend.MaxSSNWindow)
 	}
-	if _, dup := r.held[ssn]; dup {
+	if r.early == nil {
+		r.early = new(earlyChunks)
+	}
+	x := r.early
+	if _, dup := x.held[ssn]; dup {
 		return fmt.Errorf("%w: duplicate DDP-SSN %d", ErrSSNWindow, ssn)
 	}
-	if r.heldBytes+len(body) > r.maxHeld {
+	if x.heldBytes+len(body) > int(r.maxHeld) {
 		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d",
-			ErrHeldLimit, r.heldBytes, len(body), ssn, r.maxHeld)
+			ErrHeldLimit, x.heldBytes, len(body), ssn, r.maxHeld)
 	}
 	if !r.budget.take(len(body)) {
 		return fmt.Errorf("%w: the association holds %d octets for re-sequencing, limit %d (Config.MaxHeldAssocBytes)",
 			ErrHeldLimit, r.budget.n.Load(), r.budget.max)
 	}
-	if r.held == nil {
-		r.held = make(map[uint16]heldChunk)
+	if x.held == nil {
+		x.held = make(map[uint16]heldChunk)
 	}
-	if len(r.held) == 0 {
-		r.gapSince = time.Now()
+	if len(x.held) == 0 {
+		x.gapSince = time.Now()
 	}
 	buf := bufpool.Get(len(body))
 	copy(*buf, body)
-	r.held[ssn] = heldChunk{ppid: ppid, buf: buf}
-	r.heldBytes += len(body)
+	x.held[ssn] = heldChunk{ppid: ppid, buf: buf}
+	x.heldBytes += len(body)
 	return nil
 }
 
-// drain delivers the held chunks that have become contiguous.
+// drain delivers the held chunks that have become contiguous; r.early is
+// not nil.
 func (r *reorder) drain() error {
-	for len(r.held) > 0 {
-		h, ok := r.held[r.next]
+	x := r.early
+	for len(x.held) > 0 {
+		h, ok := x.held[r.next]
 		if !ok {
 			return nil
 		}
 		ssn := r.next
-		delete(r.held, ssn)
+		delete(x.held, ssn)
 		r.next++
-		r.heldBytes -= len(*h.buf)
+		x.heldBytes -= len(*h.buf)
 		r.budget.give(len(*h.buf))
-		if len(r.held) == 0 {
-			r.gapSince = time.Time{}
+		if len(x.held) == 0 {
+			x.gapSince = time.Time{}
 		}
 		err := r.sink.deliverChunk(ssn, h.ppid, *h.buf)
 		bufpool.Put(h.buf)
@@ -147,12 +165,29 @@ func (r *reorder) drain() error {
 }
 
 // pending returns the number of held chunks and octets.
-func (r *reorder) pending() (chunks, octets int) { return len(r.held), r.heldBytes }
+func (r *reorder) pending() (chunks, octets int) {
+	if r.early == nil {
+		return 0, 0
+	}
+	return len(r.early.held), r.early.heldBytes
+}
+
+// gapSince is when the expected DDP-SSN began to be missing while later
+// chunks are held; zero when none is held.
+func (r *reorder) gapSince() time.Time {
+	if r.early == nil {
+		return time.Time{}
+	}
+	return r.early.gapSince
+}
 
 // heldAll reports whether every held chunk satisfies pred (true when none
 // is held).
 func (r *reorder) heldAll(pred func(ppid uint32, chunk []byte) bool) bool {
-	for _, h := range r.held {
+	if r.early == nil {
+		return true
+	}
+	for _, h := range r.early.held {
 		if !pred(h.ppid, *h.buf) {
 			return false
 		}
@@ -162,11 +197,15 @@ func (r *reorder) heldAll(pred func(ppid uint32, chunk []byte) bool) bool {
 
 // release frees every held chunk.
 func (r *reorder) release() {
-	for k, h := range r.held {
-		bufpool.Put(h.buf)
-		delete(r.held, k)
+	x := r.early
+	if x == nil {
+		return
 	}
-	r.budget.give(r.heldBytes)
-	r.heldBytes = 0
-	r.gapSince = time.Time{}
+	for k, h := range x.held {
+		bufpool.Put(h.buf)
+		delete(x.held, k)
+	}
+	r.budget.give(x.heldBytes)
+	x.heldBytes = 0
+	x.gapSince = time.Time{}
 }

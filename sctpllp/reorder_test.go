@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,4 +132,34 @@ func BenchmarkReorderSwappedPairs(b *testing.B) {
 		_ = r.push(ssn, backend.PPIDSegment, buf)
 		ssn += 2
 	}
+}
+
+// An idle session, and one whose chunks all arrive in DDP-SSN order, holds
+// no early-chunk state; the Session stays within Go's 320-octet size
+// class, since every idle stream has one at each end (issue 21: at most
+// 4 KiB per idle stream for both ends).
+func TestReorder_InOrderHoldsNoEarlyState(t *testing.T) {
+	sink := &recSink{}
+	r := newReorder(sink, 1<<20, nil)
+	for ssn := range uint16(5) {
+		require.NoError(t, r.push(ssn, 16, chunkWithSSN(ssn, byte(ssn))))
+	}
+	assert.Nil(t, r.early, "in-order chunks make no early-chunk state")
+	chunks, octets := r.pending()
+	assert.Zero(t, chunks)
+	assert.Zero(t, octets)
+	assert.True(t, r.gapSince().IsZero())
+	assert.True(t, r.heldAll(func(uint32, []byte) bool { return false }), "nothing held")
+	r.release() // a no-op without early state
+
+	// An early chunk makes it; the gap closes and the state stays, empty.
+	require.NoError(t, r.push(6, 16, chunkWithSSN(6, 6)))
+	require.NotNil(t, r.early)
+	assert.False(t, r.gapSince().IsZero())
+	require.NoError(t, r.push(5, 16, chunkWithSSN(5, 5)))
+	assert.Equal(t, []uint16{0, 1, 2, 3, 4, 5, 6}, sink.ssns)
+	assert.True(t, r.gapSince().IsZero())
+
+	assert.LessOrEqual(t, unsafe.Sizeof(reorder{}), uintptr(40))
+	assert.LessOrEqual(t, unsafe.Sizeof(Session{}), uintptr(320))
 }

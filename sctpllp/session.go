@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,7 @@ type Session struct {
 	// when the stream never carried a session before.
 	earlyCounted bool
 	earlyFresh   bool
-	finalAt      time.Time
+	finalAt      time.Duration // since sessionEpoch: when our final chunk went out
 	closeErr     error
 	linger       *time.Timer
 	openRes      chan error // active side: reply to the Initiate
@@ -83,8 +84,8 @@ type Session struct {
 	started  bool
 	rxBroken bool
 	closedOK bool      // HandleClosed delivered
+	queued   int32     // octets in queue (at most MaxHeldBytes, capped at 2^31-1)
 	queue    []*[]byte // segments received before Start
-	queued   int
 	// unoffered is the Incoming of an Initiate just admitted, handed to
 	// Accept by offerIncoming.
 	unoffered *Incoming
@@ -115,6 +116,11 @@ func newSession(a *Association, sl *slot, active bool) *Session {
 	s.ro = newReorder(s, a.cfg.MaxHeldBytes, &a.held)
 	return s
 }
+
+// sessionEpoch is the origin of Session.finalAt: a duration (8 octets)
+// where a time.Time takes 24, in a struct each idle stream has at both
+// ends; both read the monotonic clock.
+var sessionEpoch = time.Now()
 
 func (s *Session) st() sessState { return sessState(s.state.Load()) }
 
@@ -253,7 +259,7 @@ func (s *Session) markSentFinal() {
 		return
 	}
 	s.sentFinal = true
-	s.finalAt = time.Now()
+	s.finalAt = time.Since(sessionEpoch)
 	s.mu.Unlock()
 	s.resetStream()
 }
@@ -278,7 +284,7 @@ func (s *Session) over(now time.Time, quiet time.Duration) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sentFinal && (s.rxFinal || now.Sub(s.finalAt) >= quiet)
+	return s.sentFinal && (s.rxFinal || now.Sub(sessionEpoch)-s.finalAt >= quiet)
 }
 
 // Start implements llp.Stream.
@@ -293,7 +299,7 @@ func (s *Session) Start(h llp.Handler) {
 		bp := s.queue[0]
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
-		s.queued -= len(*bp)
+		s.queued -= int32(len(*bp))
 		if !s.rxBroken {
 			if err := h.HandleSegment(*bp); err != nil {
 				s.rxBroken = true
@@ -495,7 +501,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 			err = &ProtocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
 		}
 		s.fail(err)
-	} else if !s.ro.gapSince.IsZero() && s.gapTimer == nil && s.st() != ssDone {
+	} else if !s.ro.gapSince().IsZero() && s.gapTimer == nil && s.st() != ssDone {
 		s.gapTimer = time.AfterFunc(s.a.cfg.MaxGapTime, s.checkGap)
 	}
 	s.offerIncoming()
@@ -507,7 +513,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 // memory).
 func (s *Session) checkGap() {
 	s.sl.rxMu.Lock()
-	since := s.ro.gapSince
+	since := s.ro.gapSince()
 	var fail bool
 	switch {
 	case s.gapTimer == nil || s.st() == ssDone:
@@ -602,7 +608,7 @@ func (s *Session) expireEarly() {
 		// Nothing to answer: the stream is free at once.
 		s.mu.Lock()
 		s.sentFinal, s.rxFinal, s.resetDone = true, true, true
-		s.finalAt = time.Now()
+		s.finalAt = time.Since(sessionEpoch)
 		s.mu.Unlock()
 		s.finish(fmt.Errorf("%w: stream %d: chunks without a session dropped", llp.ErrClosed, s.sid))
 	}
@@ -736,13 +742,13 @@ func (s *Session) deliverSegment(seg []byte) error {
 		// Before Start (or before the passive ULP decided): keep a copy,
 		// bounded together with the re-sequencing buffer.
 		_, held := s.ro.pending()
-		if held+s.queued+len(seg) > s.a.cfg.MaxHeldBytes {
+		if held+int(s.queued)+len(seg) > min(s.a.cfg.MaxHeldBytes, math.MaxInt32) {
 			return &ProtocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound", Err: ErrHeldLimit}
 		}
 		bp := bufpool.Get(len(seg))
 		copy(*bp, seg)
 		s.queue = append(s.queue, bp)
-		s.queued += len(seg)
+		s.queued += int32(len(seg))
 		return nil
 	}
 	if err := s.h.HandleSegment(seg); err != nil {
