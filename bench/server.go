@@ -102,7 +102,7 @@ type Server struct {
 	idleTimer *time.Timer
 	// setup holds the streams Start admitted until their Setup arrives.
 	setup setupWait
-	logMu     sync.Mutex
+	logMu sync.Mutex
 	// logWindow, logLines, logSuppressed rate-limit the failure log
 	// (logFailure); guarded by logMu.
 	logWindow     time.Time
