@@ -684,7 +684,9 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	if erroneous {
 		return nil // RFC 5040 §7: no further data on an erroneous stream
 	}
-	if cur != nil && !cur.over(time.Now(), a.cfg.QuietTime) {
+	// A running session is not over: the clock (50 ns a read on some
+	// hosts, once per message) is read only for one that is done.
+	if cur != nil && (cur.st() != ssDone || !cur.over(time.Now(), a.cfg.QuietTime)) {
 		if len(b) < pmtu.DDPSSNLen {
 			cur.fail(&ProtocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: ErrTruncated})
 			return cur
