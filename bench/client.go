@@ -366,7 +366,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if cause := context.Cause(rctx); sr.Err != nil && cause != nil && ctx.Err() == nil {
 				sr.Err = cause // the watchdog's verdict, not "context canceled"
 			}
-			sr.Start, sr.End = c.start, c.end
+			sr.Start, sr.End = c.span()
 			if sr.Err != nil {
 				_ = c.ep.Abort()
 			}
@@ -485,8 +485,8 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 	var mine Report
 	if active {
 		mine, err = c.active(ctx)
-		c.end = time.Now()
-		c.start = c.end.Add(-mine.Elapsed)
+		c.end = time.Since(runEpoch)
+		c.start = c.end - mine.Elapsed
 	} else {
 		mine, err = c.passive(ctx)
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,4 +102,11 @@ func TestSetupWait_StopEndsTheTimer(t *testing.T) {
 	q.stop()
 	time.Sleep(60 * time.Millisecond)
 	assert.Empty(t, expired())
+}
+
+// What the server holds per stream waiting for its Setup stays within Go's
+// size classes of 176 and 128 octets (a field beyond costs 16 per stream).
+func TestSetupWait_IdleStreamRecordSizes(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(conn{}), uintptr(176), "conn")
+	assert.LessOrEqual(t, unsafe.Sizeof(setupWaiter{}), uintptr(128), "setupWaiter")
 }

@@ -36,8 +36,21 @@ type conn struct {
 	postList int
 	onPing   func(PingLine)
 	test     string // the Setup's test once known (server side, guarded by Server.mu)
-	// start and end bound an active run (client side, for aggregates).
-	start, end time.Time
+	// start and end bound an active run (client side, for aggregates),
+	// from runEpoch (8 octets each where a time.Time takes 24: a server
+	// holds a conn per idle stream); end is 0 until the run ended.
+	start, end time.Duration
+}
+
+// runEpoch is the origin of conn.start and conn.end (monotonic).
+var runEpoch = time.Now()
+
+// span returns the bounds of the active run, zero times if none ended.
+func (c *conn) span() (start, end time.Time) {
+	if c.end == 0 {
+		return time.Time{}, time.Time{}
+	}
+	return runEpoch.Add(c.start), runEpoch.Add(c.end)
 }
 
 func newConn(ep *rdmap.Endpoint) *conn { return &conn{ep: ep, pd: ep.PD()} }

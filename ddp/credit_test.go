@@ -128,8 +128,10 @@ func (p *repostCreditULP) Deliver(m *Message) error {
 }
 
 // An idle stream holds a Receiver with four queues: what a queue needs only
-// once a segment arrives is made then, so the Receiver stays small.
+// once a buffer is posted or a segment arrives is made then, so the Receiver
+// stays within Go's 256-octet size class (352 with the posted-buffer rings
+// and 448 with the placement records inline).
 func TestReceiverIdleSize(t *testing.T) {
-	assert.LessOrEqual(t, unsafe.Sizeof(rxQueue{}), uintptr(56))
-	assert.LessOrEqual(t, unsafe.Sizeof(Receiver{}), uintptr(352))
+	assert.LessOrEqual(t, unsafe.Sizeof(rxQueue{}), uintptr(32))
+	assert.LessOrEqual(t, unsafe.Sizeof(Receiver{}), uintptr(256))
 }

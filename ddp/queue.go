@@ -11,40 +11,59 @@ type postedBuf struct {
 }
 
 // bufRing is a FIFO of posted buffers. It grows by doubling and never
-// shrinks, so a steady post/deliver cycle allocates nothing.
+// shrinks, so a steady post/deliver cycle allocates nothing. The zero
+// bufRing is empty and one pointer: a Receiver has four, thousands of
+// streams a Receiver each, and most of an idle stream's queues never hold
+// a buffer, so the storage is made by the first push.
 type bufRing struct {
-	items []postedBuf
-	head  int32 // 32 bits: a Receiver has four rings, and thousands of
-	n     int32 // streams a Receiver each (at most 2^31-1 buffers)
+	s *bufStore
 }
 
-func (r *bufRing) len() int { return int(r.n) }
+// bufStore is the storage of a bufRing that has held a buffer.
+type bufStore struct {
+	items []postedBuf
+	head  int32
+	n     int32 // at most 2^31-1 buffers
+}
+
+func (r *bufRing) len() int {
+	if r.s == nil {
+		return 0
+	}
+	return int(r.s.n)
+}
 
 func (r *bufRing) push(p postedBuf) {
-	if int(r.n) == len(r.items) {
-		size := 2 * len(r.items)
+	s := r.s
+	if s == nil {
+		s = new(bufStore)
+		r.s = s
+	}
+	if int(s.n) == len(s.items) {
+		size := 2 * len(s.items)
 		if size == 0 {
 			size = 2 // an idle stream posts one or two buffers
 		}
 		items := make([]postedBuf, size)
-		for i := range int(r.n) {
-			items[i] = r.items[(int(r.head)+i)%len(r.items)]
+		for i := range int(s.n) {
+			items[i] = s.items[(int(s.head)+i)%len(s.items)]
 		}
-		r.items, r.head = items, 0
+		s.items, s.head = items, 0
 	}
-	r.items[(int(r.head)+int(r.n))%len(r.items)] = p
-	r.n++
+	s.items[(int(s.head)+int(s.n))%len(s.items)] = p
+	s.n++
 }
 
 // front returns the oldest buffer; the ring must not be empty.
-func (r *bufRing) front() *postedBuf { return &r.items[r.head] }
+func (r *bufRing) front() *postedBuf { return &r.s.items[r.s.head] }
 
 // pop removes and returns the oldest buffer; the ring must not be empty.
 func (r *bufRing) pop() postedBuf {
-	p := r.items[r.head]
-	r.items[r.head] = postedBuf{} // do not retain the ULP's memory
-	r.head = int32((int(r.head) + 1) % len(r.items))
-	r.n--
+	s := r.s
+	p := s.items[s.head]
+	s.items[s.head] = postedBuf{} // do not retain the ULP's memory
+	s.head = int32((int(s.head) + 1) % len(s.items))
+	s.n--
 	return p
 }
 

@@ -11,6 +11,8 @@ import (
 // and a popped slot no longer holds the ULP's buffer.
 func TestBufRing_OrderAcrossGrowthAndWrap(t *testing.T) {
 	var r bufRing
+	assert.Zero(t, r.len())
+	assert.Nil(t, r.s, "no storage before the first push")
 	var next, want uint64
 	for round := range 200 {
 		for range round%7 + 1 {
@@ -22,9 +24,9 @@ func TestBufRing_OrderAcrossGrowthAndWrap(t *testing.T) {
 				break
 			}
 			require.Equal(t, want, r.front().cookie)
-			head := r.head
+			head := r.s.head
 			require.Equal(t, want, r.pop().cookie)
-			require.Nil(t, r.items[head].buf, "the popped slot keeps no buffer")
+			require.Nil(t, r.s.items[head].buf, "the popped slot keeps no buffer")
 			want++
 		}
 		require.Equal(t, int(next-want), r.len())

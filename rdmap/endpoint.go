@@ -271,7 +271,7 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		sendCQ:  cfg.SendCQ,
 		recvCQ:  cfg.RecvCQ,
 	}
-	e.sender = ddp.NewSender(&respStream{Stream: s, e: e})
+	e.sender = ddp.NewSender((*respStream)(e))
 	e.txLoopFn, e.respLoopFn = e.txLoop, e.respLoop
 	if e.sqDepth == 0 || e.rqDepth == 0 {
 		return nil, fmt.Errorf("%w: queue depths must be positive", ErrInvalidWR)
