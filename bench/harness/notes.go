@@ -39,20 +39,30 @@ goroutine, a repost).
 stream costs, both ends in this process: the growth with 257 streams less
 the growth with 1, over 256, so the association's own state (about 500 KiB
 for sctp-native: its buffer pool, send and receive tables) is not spread
-over the streams; the bench server's record, Setup receive and deadline
-timer for a stream (about 1 KiB) are in it. sctp-native: at each end the
-RDMAP endpoint (512 octets), the DDP receiver with its four queues (448), the
-sctpllp session (384), two CQs (96 each), the stream manager's record, the
-DDP sender; 10,000 streams in transport's BenchmarkManyStreams, without the
-bench server, cost 3.94–4.01 KiB each for both ends (6.5 before the changes
-of this day, 9.0 with a goroutine per stream
-at the server). **mpa** has a TCP connection per stream: 25 KiB for both
+over the streams; the bench server's record, Setup receive and its place
+in the server's Setup-deadline list (about 0.5 KiB) are in it, and so is
+the client's posted receive. sctp-native: at each end the RDMAP endpoint
+(384 octets: its five queues hold no ring until used), the DDP receiver
+with its four queues (256: a queue's ring of posted buffers is made by
+the first post, its placement record and credit buffer by its first
+multi-segment message), the sctpllp session (320:
+the early-chunk state of re-sequencing is made by the first early
+chunk), two CQs (64 each), the stream manager's record, the DDP sender.
+10,000 streams in transport's BenchmarkManyStreams, without the bench
+server, cost 2.96–2.97 KiB each for both ends (3.94–4.01 before these changes,
+6.5 before the first, 9.0 with a goroutine per stream at the
+server); the bench server waits for the Setups of all its streams with one
+timer, not a timer and three closures each. **mpa** has a TCP connection per stream: 25 KiB for both
 ends, of which about 10 KiB are the stacks of three goroutines (each end's
 MPA reader, the listener's per-connection one), 8 KiB the two 4 KiB
 receive buffers an idle connection now starts with (grown to 130 KiB by
 its first large FPDU or full read: 307 KiB per stream before), the rest
-the RDMAP and DDP state and Go's net.TCPConn. **sctp-pion** keeps pion's
-per-stream reader goroutines and buffers.
+the RDMAP and DDP state and Go's net.TCPConn. **sctp-pion** cannot reach
+4 KiB while pion is a library: pion has no notification that a stream is
+readable, so each end keeps a reader goroutine per stream blocked in
+ReadSCTP (8.3 KiB of stacks per stream for both ends, measured with 1,000
+streams), and pion's own per-stream state comes to about 6.5 KiB beside
+the 3.2 KiB the RDMA layers hold.
 
 **RDMA Read 64K ≥ 0.90 of raw** (0.69–0.76 in ` + "`BenchmarkRead*64K`" + ` pairs on
 2026-11-27). Reads are bounded by ORD: 16 outstanding of 64 KiB, 1 MiB in
