@@ -49,9 +49,10 @@ multi-segment message), the sctpllp session (320:
 the early-chunk state of re-sequencing is made by the first early
 chunk), two CQs (64 each), the stream manager's record, the DDP sender.
 10,000 streams in transport's BenchmarkManyStreams, without the bench
-server, cost 2.96–2.97 KiB each for both ends (3.94–4.01 before these changes,
-6.5 before the first, 9.0 with a goroutine per stream at the
-server); the bench server waits for the Setups of all its streams with one
+server, cost 2.96–2.97 KiB each for both ends (earlier the same day:
+3.94–4.01 before the queues, rings and records above were made on first
+use, 6.5 before that, 9.0 with a goroutine per stream at the server); the
+bench server waits for the Setups of all its streams with one
 timer, not a timer and three closures each. **mpa** has a TCP connection per stream: 25 KiB for both
 ends, of which about 10 KiB are the stacks of three goroutines (each end's
 MPA reader, the listener's per-connection one), 8 KiB the two 4 KiB
