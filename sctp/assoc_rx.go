@@ -259,13 +259,13 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 		a.rt.RequestImmediate()
 	}
 	now2, err := a.rs.Push(&d)
-	switch {
-	case errors.Is(err, ErrInvalidStream):
-		// §6.5: acknowledged, discarded, and reported.
-		a.stats.invalidStream++
-		a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCauseInvalidStream(nil, d.StreamID)}).Append(a.ctrl)
-		return false
-	case err != nil:
+	if err != nil { // errors.Is only then: it is a call per message otherwise
+		if errors.Is(err, ErrInvalidStream) {
+			// §6.5: acknowledged, discarded, and reported.
+			a.stats.invalidStream++
+			a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCauseInvalidStream(nil, d.StreamID)}).Append(a.ctrl)
+			return false
+		}
 		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(err.Error())),
 			&AbortError{Local: true, Reason: err.Error(), Cause: ErrProtocolViolation})
 		return false
