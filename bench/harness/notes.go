@@ -171,6 +171,27 @@ message; the harness now pairs each RDMA part with the raw part before it
 (the ratio is the median of the pairs', 8 parts per run), which the host's
 drift moves together.
 
+**Where the sctp-native round trip goes (2026-11-27, later).** The same
+measurement over sctp-native, 100,000 round trips of each kind in its own
+process (raw echo, RDMA Send ping-pong), with the kernel's view as well:
+` + "`perf record -e cpu-clock`" + ` (the VM has no hardware counters) puts the
+difference at 4.4 µs of CPU per round trip, 2.4 µs of it in user space
+(rdmap 1.0, sctpllp 0.6, ddp 0.35, the bench's clock and histogram 0.4
+per round trip, both ends together) and 2.0 µs in the kernel, almost all in
+` + "`finish_task_switch`" + ` and ` + "`_raw_spin_unlock_irqrestore`" + ` (thread switches and
+wake-ups). ` + "`perf stat -e context-switches`" + `: 0.59 per round trip against 0.34.
+A runtime trace of 20,000 round trips of each shows why it is not the
+goroutines: both runs unblock the same goroutines the same number of times
+(the socket reader by the network poller and the delivery goroutine by it,
+once per message), but in the RDMA run a processor had to be woken for an
+arriving packet 0.29 times per packet against 0.19, and a woken thread
+found nothing to do 0.24 times per round trip against 0.15: the longer
+each side works on a message, the more often the other side's threads
+have all gone to sleep when its answer comes. Two per-message costs found
+on the way are gone: the adaptation read the clock (50 ns a read here) for
+every received chunk to ask whether a running session was over, and the
+stack called errors.Is for every DATA chunk the reassembler accepted.
+
 **RDMA Read 64K with CQ handlers (2026-11-27).** The Read completion is
 made by its Response arriving: taken in the send CQ's handler, the next
 Reads leave from the receiving goroutine. ` + "`sctp-rdma harness --no-sweep --runs 3`" + `,
