@@ -184,7 +184,7 @@ A runtime trace of 20,000 round trips of each shows why it is not the
 goroutines: both runs unblock the same goroutines the same number of times
 (the socket reader by the network poller and the delivery goroutine by it,
 once per message), but in the RDMA run a processor had to be woken for an
-arriving packet 0.29 times per packet against 0.19, and a woken thread
+arriving packet 0.29 times per round trip against 0.19, and a woken thread
 found nothing to do 0.24 times per round trip against 0.15: the longer
 each side works on a message, the more often the other side's threads
 have all gone to sleep when its answer comes. Two per-message costs found
