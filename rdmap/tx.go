@@ -74,12 +74,6 @@ func (e *Endpoint) takeLocked() *sendReq {
 // is held.
 func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 	e.issuing = false
-	defer func() {
-		e.issuingReq = nil
-		if r.releaseAfterIssue {
-			e.releaseSendLocked(r)
-		}
-	}()
 	switch {
 	case err != nil:
 		if !errors.Is(err, errTxClosed) {
@@ -94,6 +88,10 @@ func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 	}
 	if e.sq.len() > 0 {
 		e.kickTxLocked()
+	}
+	e.issuingReq = nil
+	if r.releaseAfterIssue {
+		e.releaseSendLocked(r)
 	}
 }
 
