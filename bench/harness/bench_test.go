@@ -23,7 +23,11 @@ func benchOp(b *testing.B, llp string, t bench.Test, size int) {
 	}
 	defer raw.close()
 	total := int64(b.N) * int64(size)
-	d, err := raw.throughput(size, total)
+	move := raw.throughput
+	if t == bench.TestRead {
+		move = raw.reverse // a Read's data goes from server to client
+	}
+	d, err := move(size, total)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -120,3 +120,32 @@ func TestServerElsewhere(t *testing.T) {
 	}
 	assert.Equal(t, 2, n)
 }
+
+// TestRawReverse: every raw pair moves data both ways (a Read's baseline
+// is the server-to-client flow), and a reverse run leaves the pair usable
+// for the forward flow and the round trip.
+func TestRawReverse(t *testing.T) {
+	for _, llp := range []string{transport.SCTPPion, transport.SCTPNative, transport.MPA} {
+		t.Run(llp, func(t *testing.T) {
+			r, err := newRaw(llp)
+			require.NoError(t, err)
+			defer r.close()
+			const total = 1 << 20
+			for range 2 {
+				d, err := r.reverse(16<<10, total)
+				require.NoError(t, err)
+				assert.Positive(t, d)
+				d, err = r.throughput(16<<10, total)
+				require.NoError(t, err)
+				assert.Positive(t, d)
+			}
+			s, err := r.rtt(64, 20)
+			require.NoError(t, err)
+			assert.Len(t, s, 20)
+			if rs, ok := r.(*rawSCTP); ok {
+				assert.False(t, rs.back.Load(), "the client takes round-trip samples again")
+				assert.GreaterOrEqual(t, rs.got.Load(), int64(total))
+			}
+		})
+	}
+}

@@ -22,6 +22,9 @@ type rawPair interface {
 	// throughput moves total octets in messages of size octets from client
 	// to server and returns the time until the last one arrived.
 	throughput(size int, total int64) (time.Duration, error)
+	// reverse is throughput from server to client: the direction of an
+	// RDMA Read's data (the responder sends it), and so its baseline.
+	reverse(size int, total int64) (time.Duration, error)
 	// rtt measures n round trips of size-octet messages and returns the
 	// samples.
 	rtt(size, n int) ([]time.Duration, error)
@@ -39,6 +42,9 @@ type rawSCTP struct {
 	got    atomic.Int64
 	want   atomic.Int64
 	echo   atomic.Bool
+	// back: the client counts what arrives (reverse), instead of taking
+	// round-trip samples.
+	back   atomic.Bool
 	arrive chan struct{}
 	// The round-trip run, driven by the client's receive callback: it
 	// takes each echo on the goroutine that received it and sends the
@@ -94,8 +100,7 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 	// them made the raw receiver so quick that it parked and was woken
 	// for every packet, and the raw flow came out slower than the RDMA
 	// Write that does the copy: 1.05-1.36 × "raw".)
-	sink := make([]byte, 128<<10)
-	var sinkOff int
+	svSink, clSink := &rawSink{buf: make([]byte, 128<<10)}, &rawSink{buf: make([]byte, 128<<10)}
 	r.sv.Start(func(sid uint16, ppid uint32, b []byte) {
 		if r.echo.Load() {
 			// Echoed from the receiving goroutine, as the RDMA
@@ -103,18 +108,13 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 			_ = r.sv.WriteMsg(1, backend.PPIDSegment, b)
 			return
 		}
-		if sinkOff+len(b) > len(sink) {
-			sinkOff = 0
-		}
-		sinkOff += copy(sink[sinkOff:], b)
-		if r.got.Add(int64(len(b))) >= r.want.Load() {
-			select {
-			case r.arrive <- struct{}{}:
-			default:
-			}
-		}
+		r.take(svSink, b)
 	}, func(error) {})
 	r.cl.Start(func(sid uint16, ppid uint32, b []byte) {
+		if r.back.Load() {
+			r.take(clSink, b)
+			return
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.left == 0 {
@@ -136,17 +136,61 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 	return r, nil
 }
 
+// rawSink is the memory a raw receiver copies each message into, as any
+// application of the raw LLP must (a callback's b is valid only during the
+// call) and as DDP places each segment into the registered region: the raw
+// figure then bounds the RDMA one. (Counting octets without touching them
+// made the raw receiver so quick that it parked and was woken for every
+// packet, and the raw flow came out slower than the RDMA Write that does
+// the copy: 1.05-1.36 × "raw".) Used by one receive callback.
+type rawSink struct {
+	buf []byte
+	off int
+}
+
+// take copies b into sink and signals arrive once the run's octets are in.
+func (r *rawSCTP) take(sink *rawSink, b []byte) {
+	if sink.off+len(b) > len(sink.buf) {
+		sink.off = 0
+	}
+	sink.off += copy(sink.buf[sink.off:], b)
+	if r.got.Add(int64(len(b))) >= r.want.Load() {
+		select {
+		case r.arrive <- struct{}{}:
+		default:
+		}
+	}
+}
+
 func (r *rawSCTP) throughput(size int, total int64) (time.Duration, error) {
 	r.echo.Store(false)
+	r.back.Store(false)
+	return r.move(r.cl, size, total)
+}
+
+func (r *rawSCTP) reverse(size int, total int64) (time.Duration, error) {
+	r.echo.Store(false)
+	r.back.Store(true)
+	defer r.back.Store(false)
+	return r.move(r.sv, size, total)
+}
+
+// move sends total octets from one end in messages of size and waits for
+// the other end's callback to take them all.
+func (r *rawSCTP) move(from backend.Transport, size int, total int64) (time.Duration, error) {
+	select { // drop a stale arrival signal
+	case <-r.arrive:
+	default:
+	}
 	r.got.Store(0)
 	r.want.Store(total)
 	buf := make([]byte, size)
-	chunk := r.cl.MaxMessage()
+	chunk := from.MaxMessage()
 	// The chunks of one message but the last go as DDP sends the
 	// segments of one message, where the stack can hold them for the
 	// last (backend.MoreWriter: sctp-native sends them with one system
 	// call): the raw flow in its best configuration.
-	more, _ := r.cl.(backend.MoreWriter)
+	more, _ := from.(backend.MoreWriter)
 	start := time.Now()
 	for sent := int64(0); sent < total; sent += int64(size) {
 		for off := 0; off < size; off += chunk {
@@ -155,7 +199,7 @@ func (r *rawSCTP) throughput(size int, total int64) (time.Duration, error) {
 			if more != nil && off+chunk < size {
 				err = more.WriteMsgMore(1, backend.PPIDSegment, p)
 			} else {
-				err = r.cl.WriteMsg(1, backend.PPIDSegment, p)
+				err = from.WriteMsg(1, backend.PPIDSegment, p)
 			}
 			if err != nil {
 				return 0, err
@@ -239,6 +283,16 @@ func newRawTCP() (*rawTCP, error) {
 }
 
 func (r *rawTCP) throughput(size int, total int64) (time.Duration, error) {
+	return moveTCP(r.cl, r.sv, size, total)
+}
+
+func (r *rawTCP) reverse(size int, total int64) (time.Duration, error) {
+	return moveTCP(r.sv, r.cl, size, total)
+}
+
+// moveTCP writes total octets to from in writes of size and returns the
+// time until to has read them all.
+func moveTCP(from, to net.Conn, size int, total int64) (time.Duration, error) {
 	done := make(chan error, 1)
 	go func() {
 		// A large read buffer: the receiver must not be the bottleneck
@@ -246,7 +300,7 @@ func (r *rawTCP) throughput(size int, total int64) (time.Duration, error) {
 		buf := make([]byte, 1<<20)
 		var got int64
 		for got < total {
-			n, err := r.sv.Read(buf[:min(int64(len(buf)), total-got)])
+			n, err := to.Read(buf[:min(int64(len(buf)), total-got)])
 			got += int64(n)
 			if err != nil {
 				done <- err
@@ -258,7 +312,7 @@ func (r *rawTCP) throughput(size int, total int64) (time.Duration, error) {
 	buf := make([]byte, size)
 	start := time.Now()
 	for sent := int64(0); sent < total; sent += int64(size) {
-		if _, err := r.cl.Write(buf); err != nil {
+		if _, err := from.Write(buf); err != nil {
 			return 0, err
 		}
 	}
