@@ -90,6 +90,23 @@ of ` + "`BenchmarkReadMPA64K`" + ` test binaries moved 24.0–24.8 Gbit/s before
 26.8–29.6 after (+18%; sctp-native 16.5–18.5 and 16.7–19.4, +5%). What is
 left is the request direction: every list is a packet the responder's
 stack receives and hands on before its response moves.
+Since 2026-11-27 (later) the Read row's baseline is the raw flow from
+server to client, the direction a Read's data goes (the responder sends
+it), measured in the same run just before the Reads; the other rows keep
+the client-to-server flow. The two directions differ by stack: over
+sctp-pion the reverse flow is the faster (2.87–3.01 against 2.51–2.89
+Gbit/s in four alternated pairs of 16 MiB), which lowers pion's Read ratio
+rather than raising it. What holds RDMA Read over sctp-pion at 0.82–0.89
+of raw (three runs of ` + "`BenchmarkReadPion64K`" + `, Write 1.00–1.16 and Send
+0.88–0.98 in the same runs) is the window: with 16 Reads of 64 KiB in
+flight a Read waits 3.4–3.9 ms for its response at pion's pace, and
+` + "`bench --llp sctp-pion --test read -s 65536 -n 4000`" + ` moved 0.0041–0.0042
+million Reads a second with the default depth (16) and 0.0048–0.0051 with
+` + "`--depth 64 --ord 64`" + ` (two alternated pairs), Write's pace. perftest's
+ib_read_bw keeps as many Reads in flight as the device allows (its ` + "`-o`" + `);
+the harness keeps one depth, 16, for every test and LLP, and over
+sctp-native and MPA a depth of 64 changed nothing measurable (native
+0.0173–0.0231 against 0.0202–0.0238, MPA 0.030–0.037 against 0.027–0.032).
 
 **sctp-pion, ` + "`bench --bidir`" + `: the reverse direction runs at about half the
 forward one** (Write 64K, depth 16: forward 1.43, reverse 0.72 Gbit/s; reverse
