@@ -99,7 +99,7 @@ Gbit/s in four alternated pairs of 16 MiB), which lowers pion's Read ratio
 rather than raising it. What holds RDMA Read over sctp-pion at 0.82–0.89
 of raw (three runs of ` + "`BenchmarkReadPion64K`" + `, Write 1.00–1.16 and Send
 0.88–0.98 in the same runs) is the window: with 16 Reads of 64 KiB in
-flight a Read waits 3.4–3.9 ms for its response at pion's pace, and
+flight a Read waits 3.9–4.3 ms (median) for its response at pion's pace, and
 ` + "`bench --llp sctp-pion --test read -s 65536 -n 4000`" + ` moved 0.0041–0.0042
 million Reads a second with the default depth (16) and 0.0048–0.0051 with
 ` + "`--depth 64 --ord 64`" + ` (two alternated pairs), Write's pace. perftest's
