@@ -17,12 +17,13 @@ import (
 const rxBufLen = maxWireLen + 64<<10
 
 // rxIdleLen is the receive buffer Full Operation starts with: enough for
-// small messages (a ping-pong, Read Requests, Terminate), so that an idle
-// stream holds 4 KiB instead of 130 (one TCP connection per DDP stream:
-// 256 idle streams held 66 MB of these at both ends). fill grows it to
+// small messages (a 64-octet ping-pong's FPDUs, Read Requests, Terminate,
+// session and bench control messages), so that an idle stream holds 1 KiB
+// instead of 130 (one TCP connection per DDP stream: 256 idle streams held
+// 66 MB of these at both ends; 4 KiB until 2026-11-27). fill grows it to
 // rxBufLen for the first FPDU that does not fit or the first read that
 // fills it (data arriving faster than it is read); it never shrinks.
-const rxIdleLen = 4 << 10
+const rxIdleLen = 1 << 10
 
 // rxState is the receive side: one reusable buffer holding startup frames
 // and FPDUs as read from TCP, the stream position for Markers, and the

@@ -35,7 +35,7 @@ func TestStartup_SmallFirstBuffer(t *testing.T) {
 	require.Less(t, len(conns[0].rx.buf), 4<<10)
 
 	// Full Operation starts with a small buffer (an idle stream holds
-	// 4 KiB), keeping what was buffered after the startup frame.
+	// 1 KiB), keeping what was buffered after the startup frame.
 	c := conns[0]
 	copy(c.rx.buf, "xyz")
 	c.rx.r, c.rx.w = 1, 3
