@@ -592,11 +592,10 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 					continue
 				}
 				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer l.admit.closed()
-					l.serveMPA(ctx, nc, pd, h, ip)
-				}()
+				go l.serveMPA(ctx, nc, pd, h, ip, func() {
+					l.admit.closed()
+					wg.Done()
+				})
 			}
 		}
 		if err != nil {
@@ -618,12 +617,21 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 }
 
 // serveMPA runs the MPA Responder start-up on one TCP connection (RFC 5044
-// §7.1.2, RFC 6581 §9) and serves the stream. h.Admit decides in the
-// start-up's Accept callback; a stream it admitted whose start-up or
-// endpoint then fails (the Reply cannot be sent, the peer resets, ctx
-// ends) is reported with h.Dropped, so the handler's stream count stays
-// balanced.
-func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Handler, ip netip.Addr) {
+// §7.1.2, RFC 6581 §9) and serves the stream; done runs once when the
+// connection's serving has ended. h.Admit decides in the start-up's Accept
+// callback; a stream it admitted whose start-up or endpoint then fails (the
+// Reply cannot be sent, the peer resets, ctx ends) is reported with
+// h.Dropped, so the handler's stream count stays balanced. For a Starter,
+// the goroutine ends once the stream is started: the stream's end (or
+// ctx's, which aborts it) runs done, so an idle stream holds no goroutine
+// of the Listener's (its MPA reader is the only one).
+func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Handler, ip netip.Addr, done func()) {
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			done()
+		}
+	}()
 	admitted := false
 	cfg := *l.mpaCfg
 	cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
@@ -674,13 +682,17 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 	}
 	if st, ok := h.(Starter); ok {
 		st.Start(ctx, ip, ep)
-		select {
-		case <-ep.Done():
-		case <-ctx.Done():
-		}
-	} else {
-		h.Serve(ctx, ip, ep)
+		// Either may already have happened: AfterFunc and AfterDone then
+		// run their function at once.
+		handedOff = true
+		stop := context.AfterFunc(ctx, func() { _ = ep.Abort() })
+		ep.AfterDone(func() {
+			stop()
+			done()
+		})
+		return
 	}
+	h.Serve(ctx, ip, ep)
 	_ = ep.Abort()
 	<-ep.Done()
 }

@@ -53,13 +53,14 @@ server, cost 2.96–2.97 KiB each for both ends (earlier the same day:
 3.94–4.01 before the queues, rings and records above were made on first
 use, 6.5 before that, 9.0 with a goroutine per stream at the server); the
 bench server waits for the Setups of all its streams with one
-timer, not a timer and three closures each. **mpa** has a TCP connection per stream: 17–19 KiB for
-both ends (21.7–25 with 4 KiB receive buffers), of which about 10 KiB are
-the stacks of three goroutines (each end's MPA reader, the listener's
-per-connection one), 2 KiB the two 1 KiB receive buffers an idle
-connection now starts with (grown to 130 KiB by its first large FPDU or
-full read: 307 KiB per stream before), the rest the RDMAP and DDP state
-and Go's net.TCPConn. **sctp-pion** cannot reach
+timer, not a timer and three closures each. **mpa** has a TCP connection per stream: 14.1–14.7 KiB
+for both ends (21.7–25 earlier on 2026-11-27), of which about 7 KiB are
+the stacks of the two ends' MPA readers (a blocking TCP read each; the
+listener no longer keeps a goroutine per started stream: the stream's end
+or the listener's context does its clean-up), 2 KiB the two 1 KiB receive
+buffers an idle connection now starts with (4 KiB before; grown to 130 KiB
+by its first large FPDU or full read: 307 KiB per stream before that), the
+rest the RDMAP and DDP state and Go's net.TCPConn. **sctp-pion** cannot reach
 4 KiB while pion is a library: pion has no notification that a stream is
 readable, so each end keeps a reader goroutine per stream blocked in
 ReadSCTP (8.3 KiB of stacks per stream for both ends, measured with 1,000
