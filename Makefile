@@ -98,13 +98,16 @@ soak:
 # against message size per LLP, streams scaling), into .cache/bench/ (the
 # tracked docs stay as they are). make bench-docs writes them into
 # docs/benchmarks.md and docs/img, to commit, as medians of 5 runs (a
-# configuration moves by 10-15% between runs on a shared 2-core host). Set
-# GOGC to compare.
+# configuration moves by 10-15% between runs on a shared 2-core host). Each
+# throughput measurement moves 256 MiB (about 100 ms at loopback speeds):
+# loopback TCP alone moves either about 15 or about 25 Gbit/s for tens of
+# milliseconds at a time here, and 64 MiB windows swung a row's ratio by
+# 0.4 between runs where 256 MiB ones swung it by 0.2. Set GOGC to compare.
 bench:
-	$(GO) run ./cmd/sctp-rdma harness --out .cache/bench/benchmarks.md
+	$(GO) run ./cmd/sctp-rdma harness --bytes 256M --out .cache/bench/benchmarks.md
 
 bench-docs:
-	$(GO) run ./cmd/sctp-rdma harness --runs 5 --out docs/benchmarks.md
+	$(GO) run ./cmd/sctp-rdma harness --runs 5 --bytes 256M --out docs/benchmarks.md
 
 # make bench-veth: RDMA Write 64 KiB on each LLP between two network
 # namespaces joined by veth at MTU 1500 (root; medians of RUNS rounds and
