@@ -446,6 +446,22 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	return rows, measureSweeps(&cfg, llp, srv, msrv, raw)
 }
 
+// settledMemStats collects until the heap stops shrinking (at most ten
+// times, 20 ms apart) and reads the statistics into ms.
+func settledMemStats(ms *runtime.MemStats) {
+	runtime.GC()
+	runtime.ReadMemStats(ms)
+	for range 10 {
+		time.Sleep(20 * time.Millisecond)
+		runtime.GC()
+		prev := ms.HeapAlloc
+		runtime.ReadMemStats(ms)
+		if ms.HeapAlloc >= prev-prev/100 {
+			break
+		}
+	}
+}
+
 // idleStreamMemory returns what one more idle stream costs, heap and
 // stacks of client and server in this process together, in KiB: the
 // growth with n+1 streams on one association (one connection each for
@@ -469,19 +485,9 @@ func idleStreamMemory(srv *server, llp string, n int) (float64, error) {
 func dialGrowth(srv *server, llp string, n int) (int64, error) {
 	var before, after runtime.MemStats
 	// What went before (another LLP, a previous dial) goes away
-	// asynchronously: collect until the heap stops shrinking, so that its
-	// release is not counted against this one.
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for range 10 {
-		time.Sleep(20 * time.Millisecond)
-		runtime.GC()
-		prev := before.HeapAlloc
-		runtime.ReadMemStats(&before)
-		if before.HeapAlloc >= prev-prev/100 {
-			break
-		}
-	}
+	// asynchronously: settle, so that its release is not counted against
+	// this one.
+	settledMemStats(&before)
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -493,17 +499,7 @@ func dialGrowth(srv *server, llp string, n int) (int64, error) {
 	time.Sleep(200 * time.Millisecond) // let the server side settle
 	// Settle as before the dial: what the dial left in pools (sync.Pool
 	// keeps its buffers through one collection) is not per-stream state.
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	for range 10 {
-		time.Sleep(20 * time.Millisecond)
-		runtime.GC()
-		prev := after.HeapAlloc
-		runtime.ReadMemStats(&after)
-		if after.HeapAlloc >= prev-prev/100 {
-			break
-		}
-	}
+	settledMemStats(&after)
 	_ = cl.Close(ctx)
 	return int64(after.HeapAlloc+after.StackInuse) - int64(before.HeapAlloc+before.StackInuse), nil
 }
