@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -195,6 +196,13 @@ func TestInlineIssue(t *testing.T) {
 		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
 	}
 	payload := func(c Completion) []byte { return bufs[c.WRID][:c.Length] }
+	// The send queue is idle once the start is over (the transmit loop
+	// may still be sending the RTR of the start on a loaded host).
+	require.Eventually(t, func() bool {
+		p.a.mu.Lock()
+		defer p.a.mu.Unlock()
+		return p.a.txReady && !p.a.issuing && !p.a.txRunning
+	}, 5*time.Second, time.Millisecond)
 	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("inline")}))
 	c, ok := p.cqA.TryPoll()
 	require.True(t, ok, "the completion is there when PostSend returns")
