@@ -1,5 +1,7 @@
 package ddp
 
+import "github.com/sctp-rdma/sctp-rdma/internal/ring"
+
 // This file holds the receive-side bookkeeping of one untagged buffer queue
 // (RFC 5041 §5.1.2): the posted buffers in MSN order and the placement
 // state of the message in progress.
@@ -8,63 +10,6 @@ package ddp
 type postedBuf struct {
 	buf    []byte
 	cookie uint64
-}
-
-// bufRing is a FIFO of posted buffers. It grows by doubling and never
-// shrinks, so a steady post/deliver cycle allocates nothing. The zero
-// bufRing is empty and one pointer: a Receiver has four, thousands of
-// streams a Receiver each, and most of an idle stream's queues never hold
-// a buffer, so the storage is made by the first push.
-type bufRing struct {
-	s *bufStore
-}
-
-// bufStore is the storage of a bufRing that has held a buffer.
-type bufStore struct {
-	items []postedBuf
-	head  int32
-	n     int32 // at most 2^31-1 buffers
-}
-
-func (r *bufRing) len() int {
-	if r.s == nil {
-		return 0
-	}
-	return int(r.s.n)
-}
-
-func (r *bufRing) push(p postedBuf) {
-	s := r.s
-	if s == nil {
-		s = new(bufStore)
-		r.s = s
-	}
-	if int(s.n) == len(s.items) {
-		size := 2 * len(s.items)
-		if size == 0 {
-			size = 2 // an idle stream posts one or two buffers
-		}
-		items := make([]postedBuf, size)
-		for i := range int(s.n) {
-			items[i] = s.items[(int(s.head)+i)%len(s.items)]
-		}
-		s.items, s.head = items, 0
-	}
-	s.items[(int(s.head)+int(s.n))%len(s.items)] = p
-	s.n++
-}
-
-// front returns the oldest buffer; the ring must not be empty.
-func (r *bufRing) front() *postedBuf { return &r.s.items[r.s.head] }
-
-// pop removes and returns the oldest buffer; the ring must not be empty.
-func (r *bufRing) pop() postedBuf {
-	s := r.s
-	p := s.items[s.head]
-	s.items[s.head] = postedBuf{} // do not retain the ULP's memory
-	s.head = int32((int(s.head) + 1) % len(s.items))
-	s.n--
-	return p
 }
 
 // span is the half-open octet range [start, end) of a message.
@@ -165,14 +110,14 @@ func (q *rxQueue) posted() int {
 	if q.credSize > 0 {
 		return int(q.credits)
 	}
-	return q.bufs.len()
+	return q.bufs.Len()
 }
 
 // front returns the buffer of the message in progress (or the next one);
 // q.posted() must be > 0.
 func (q *rxQueue) front() []byte {
 	if q.credSize == 0 {
-		return q.bufs.front().buf
+		return q.bufs.Front().buf
 	}
 	x := q.more()
 	if x.scratch == nil {
@@ -196,7 +141,7 @@ func (p *placement) inProgress() bool { return p != nil && p.active }
 // was called for it, the Receiver's own: credits implicit buffers of
 // credSize octets, filled one message at a time in scratch.
 type rxQueue struct {
-	bufs bufRing
+	bufs ring.Ring[postedBuf] // storage made by the first post
 	// credits is the number of implicit buffers posted (PostCredits) and
 	// not yet delivered; credSize their size, 0 for a queue of the ULP's
 	// buffers.
@@ -208,7 +153,7 @@ type rxQueue struct {
 	headMSN uint32
 	// x holds what only some queues need, made on first use: an idle
 	// queue, and one of single-segment messages in posted buffers, has
-	// none (thousands of streams hold four queues each; 56 octets each).
+	// none (thousands of streams hold four queues each; 32 octets each).
 	x *queueExtra
 }
 

@@ -191,11 +191,11 @@ func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint3
 	if q.credSize > 0 {
 		return 0, fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, ErrCreditQueue)
 	}
-	if q.bufs.len() >= math.MaxInt32 {
+	if q.bufs.Len() >= math.MaxInt32 {
 		return 0, fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
 	}
-	msn = q.headMSN + uint32(q.bufs.len())
-	q.bufs.push(postedBuf{buf: buf, cookie: cookie})
+	msn = q.headMSN + uint32(q.bufs.Len())
+	q.bufs.Push(postedBuf{buf: buf, cookie: cookie})
 	return msn, nil
 }
 
@@ -230,7 +230,7 @@ func (r *Receiver) PostCredits(qn uint32, n, size int) error {
 	}
 	q := &r.queues[qn]
 	switch {
-	case q.credSize == 0 && q.bufs.len() > 0:
+	case q.credSize == 0 && q.bufs.Len() > 0:
 		return fmt.Errorf("ddp: post credits on QN %d, which holds posted buffers: %w", qn, ErrCreditQueue)
 	case q.credSize != 0 && q.credSize != uint32(size):
 		return fmt.Errorf("ddp: post credits of %d octets on QN %d, whose credits are %d: %w", size, qn, q.credSize, ErrCreditQueue)
@@ -269,8 +269,8 @@ func (r *Receiver) Drain() []Posted {
 	var out []Posted
 	for qn := range r.queues {
 		q := &r.queues[qn]
-		for q.bufs.len() > 0 {
-			p := q.bufs.pop()
+		for q.bufs.Len() > 0 {
+			p := q.bufs.Pop()
 			out = append(out, Posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
 			q.headMSN++
 		}
@@ -404,7 +404,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	if q.credSize > 0 {
 		q.credits--
 	} else {
-		cookie = q.bufs.pop().cookie
+		cookie = q.bufs.Pop().cookie
 	}
 	q.headMSN++
 	q.placed().reset()
@@ -431,7 +431,7 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	}
 	size := uint64(q.credSize)
 	if size == 0 {
-		size = uint64(len(q.bufs.front().buf))
+		size = uint64(len(q.bufs.Front().buf))
 	}
 	if end > mo {
 		if mo >= size { // check 3

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/ring"
 )
 
 // CQ is a completion queue. Endpoints push completions; the user polls.
@@ -25,7 +27,7 @@ type CQ struct {
 	mu sync.Mutex
 	// ring holds up to depth completions; it grows on demand so that an
 	// idle CQ costs little memory (thousands of streams each have two).
-	ring     fifo[Completion]
+	ring     ring.Ring[Completion]
 	overflow *[]Completion // made by the first overflow (rare): 16 octets less per CQ
 
 	// wake holds a token when a Poll may find a completion; a Poll that
@@ -60,7 +62,7 @@ func (cq *CQ) Depth() int { return int(cq.depth) }
 func (cq *CQ) Len() int {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
-	return cq.ring.len() + cq.overflowLen()
+	return cq.ring.Len() + cq.overflowLen()
 }
 
 // Notify returns a channel that receives a value (coalesced) whenever a
@@ -70,7 +72,7 @@ func (cq *CQ) Notify() <-chan struct{} {
 	defer cq.mu.Unlock()
 	if cq.notify == nil {
 		cq.notify = make(chan struct{}, 1)
-		if cq.ring.len()+cq.overflowLen() > 0 {
+		if cq.ring.Len()+cq.overflowLen() > 0 {
 			cq.notify <- struct{}{} // completions added before the first Notify
 		}
 	}
@@ -94,14 +96,14 @@ func (cq *CQ) Err() error {
 // its own runs the handler, unless a run is already due.
 func (cq *CQ) push(c Completion, deferred bool) (overflow, claimed bool) {
 	cq.mu.Lock()
-	if cq.ring.len() == int(cq.depth) {
+	if cq.ring.Len() == int(cq.depth) {
 		if cq.overflow == nil {
 			cq.overflow = new([]Completion)
 		}
 		*cq.overflow = append(*cq.overflow, c)
 		cq.overflowed, overflow = true, true
 	} else {
-		cq.ring.push(c)
+		cq.ring.Push(c)
 	}
 	spawn := false
 	if cq.handler.Load() != nil {
@@ -163,7 +165,7 @@ func (cq *CQ) SetHandler(f func()) {
 		return
 	}
 	cq.handler.Store(&f)
-	spawn := cq.ring.len()+cq.overflowLen() > 0 && !cq.hPending && !cq.hRunning
+	spawn := cq.ring.Len()+cq.overflowLen() > 0 && !cq.hPending && !cq.hRunning
 	if spawn {
 		cq.hPending = true
 	}
@@ -212,7 +214,7 @@ func (cq *CQ) runClaimed() {
 // Endpoint.AfterDone to learn of an endpoint that ends first.
 func (cq *CQ) AfterReady(f func()) {
 	cq.mu.Lock()
-	if cq.ring.len()+cq.overflowLen() == 0 {
+	if cq.ring.Len()+cq.overflowLen() == 0 {
 		if cq.ready == nil {
 			cq.ready = new([]func())
 		}
@@ -235,10 +237,10 @@ func (cq *CQ) overflowLen() int {
 
 // popLocked removes the oldest completion; cq.mu held, n > 0.
 func (cq *CQ) popLocked() Completion {
-	c := cq.ring.pop()
+	c := cq.ring.Pop()
 	if cq.overflowLen() > 0 {
 		o := *cq.overflow
-		cq.ring.push(o[0])
+		cq.ring.Push(o[0])
 		o[0] = Completion{}
 		*cq.overflow = o[1:]
 	}
@@ -249,7 +251,7 @@ func (cq *CQ) popLocked() Completion {
 func (cq *CQ) TryPoll() (Completion, bool) {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
-	if cq.ring.len() == 0 {
+	if cq.ring.Len() == 0 {
 		return Completion{}, false
 	}
 	return cq.popLocked(), true
@@ -261,7 +263,7 @@ func (cq *CQ) PollN(dst []Completion) int {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
 	k := 0
-	for k < len(dst) && cq.ring.len() > 0 {
+	for k < len(dst) && cq.ring.Len() > 0 {
 		dst[k] = cq.popLocked()
 		k++
 	}
@@ -273,10 +275,10 @@ func (cq *CQ) PollN(dst []Completion) int {
 func (cq *CQ) Poll(ctx context.Context) (Completion, error) {
 	for {
 		cq.mu.Lock()
-		if cq.ring.len() > 0 {
+		if cq.ring.Len() > 0 {
 			c := cq.popLocked()
 			var pass chan struct{}
-			if cq.ring.len() > 0 {
+			if cq.ring.Len() > 0 {
 				pass = cq.wake
 			}
 			cq.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/ring"
+
 	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
@@ -172,11 +174,11 @@ type Endpoint struct {
 	mu    sync.Mutex
 	state epState
 	err   error
-	sq    fifo[*sendReq] // posted, not yet taken by the transmit loop
-	order fifo[*sendReq] // every send WR not yet emitted, in submission order
-	orq   fifo[*sendReq] // Reads and Atomics awaiting their response
-	rq    fifo[*recvReq] // posted receives in MSN order
-	irq   fifo[inbound]  // inbound requests waiting for the responder
+	sq    ring.Ring[*sendReq] // posted, not yet taken by the transmit loop
+	order ring.Ring[*sendReq] // every send WR not yet emitted, in submission order
+	orq   ring.Ring[*sendReq] // Reads and Atomics awaiting their response
+	rq    ring.Ring[*recvReq] // posted receives in MSN order
+	irq   ring.Ring[inbound]  // inbound requests waiting for the responder
 	// freeSend and freeRecv hold requests whose completion was emitted,
 	// for the next posts: the data path allocates no request in steady
 	// state (at most SQ and RQ depth of them are kept).
@@ -486,13 +488,13 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 		e.mu.Unlock()
 		return nil, err
 	}
-	e.sq.push(r)
-	e.order.push(r)
+	e.sq.Push(r)
+	e.order.Push(r)
 	// A small request posted to an idle send queue goes to DDP from this
 	// goroutine: no hand-off to the transmit loop, whose wake-up costs more
 	// than the issue itself for a short message. takeLocked keeps the
 	// one-writer rule; a larger or queued request is left to the loop.
-	if e.sq.len() == 1 && len(wr.Local) <= inlineIssueMax && e.state == stateRunning {
+	if e.sq.Len() == 1 && len(wr.Local) <= inlineIssueMax && e.state == stateRunning {
 		if t := e.takeLocked(); t != nil {
 			e.mu.Unlock()
 			err := e.issue(t)
@@ -522,7 +524,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 		}
 	}
 	e.mu.Lock()
-	idle := e.sq.len() == 0
+	idle := e.sq.Len() == 0
 	small := true
 	for i, wr := range wrs {
 		if wr.Inline {
@@ -538,8 +540,8 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 			e.mu.Unlock()
 			return i, err
 		}
-		e.sq.push(r)
-		e.order.push(r)
+		e.sq.Push(r)
+		e.order.Push(r)
 		small = small && len(wr.Local) <= inlineIssueMax
 	}
 	if !idle || !small || e.state != stateRunning || e.issuing || e.txRunning {
@@ -583,8 +585,8 @@ func (e *Endpoint) admitSendLocked(r *sendReq) error {
 	if isORD(wr.Op) && e.ord == 0 {
 		return fmt.Errorf("%w: %v with ORD 0", ErrInvalidWR, wr.Op)
 	}
-	if e.order.len() >= int(e.sqDepth) {
-		return fmt.Errorf("rdmap: post send: %d outstanding: %w", e.order.len(), ErrQueueFull)
+	if e.order.Len() >= int(e.sqDepth) {
+		return fmt.Errorf("rdmap: post send: %d outstanding: %w", e.order.Len(), ErrQueueFull)
 	}
 	if wr.Op == WRRead && wr.Sink != nil {
 		if _, err := wr.Sink.local(e, wr.SinkOffset, uint64(wr.Length), LocalWrite); err != nil {
@@ -613,8 +615,8 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	case stateClosing, stateDown:
 		return nil, e.closedErrLocked("post recv")
 	}
-	if e.rq.len() >= int(e.rqDepth) {
-		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.len(), ErrQueueFull)
+	if e.rq.Len() >= int(e.rqDepth) {
+		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.Len(), ErrQueueFull)
 	}
 	r := e.newRecvReqLocked()
 	*r = recvReq{wr: wr, seq: e.recvSeq, waiter: waiter, helper: waiter != nil}
@@ -623,7 +625,7 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)
 	}
 	e.recvSeq++
-	e.rq.push(r)
+	e.rq.Push(r)
 	return r, nil
 }
 
@@ -640,8 +642,8 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	}
 	r.comp = c
 	n := 0
-	for e.order.len() > 0 && e.order.front().done {
-		h := e.order.pop()
+	for e.order.Len() > 0 && e.order.Front().done {
+		h := e.order.Pop()
 		if h.waiter != nil || !h.wr.Unsignaled || h.comp.Status != StatusSuccess {
 			e.emitLocked(e.sendCQ, h.waiter, h.comp)
 		}
@@ -952,7 +954,7 @@ func (e *Endpoint) Close(ctx context.Context) error {
 	}
 	var result error
 	for e.state == stateClosing {
-		if e.sq.len() == 0 && e.order.len() == 0 && e.irq.len() == 0 && !e.respBusy {
+		if e.sq.Len() == 0 && e.order.Len() == 0 && e.irq.Len() == 0 && !e.respBusy {
 			e.failLocked(ErrClosed, nil, closeGraceful)
 			break
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/ring"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -136,8 +138,14 @@ func TestDoneMadeOnFirstUse(t *testing.T) {
 func TestIdleStateBudget(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(Endpoint{}), uintptr(384), "Endpoint")
 	assert.LessOrEqual(t, unsafe.Sizeof(CQ{}), uintptr(64), "CQ")
-	var q fifo[*sendReq]
-	assert.Zero(t, q.len())
-	q.reset() // a no-op on a queue that never held anything
-	assert.Nil(t, q.r, "no ring before the first push")
+	var q ring.Ring[*sendReq]
+	assert.Zero(t, q.Len())
+	q.Reset() // a no-op on a queue that never held anything
+	assert.False(t, q.Allocated(), "no ring before the first push")
+	e := &Endpoint{}
+	for _, r := range []*ring.Ring[*sendReq]{&e.sq, &e.order, &e.orq} {
+		assert.False(t, r.Allocated(), "an idle endpoint's queues hold no ring")
+	}
+	assert.False(t, e.rq.Allocated())
+	assert.False(t, e.irq.Allocated())
 }

@@ -291,7 +291,7 @@ func TestPostSends_HeldBodyOutlivesItsCompletion(t *testing.T) {
 		completed := func() bool {
 			a.mu.Lock()
 			defer a.mu.Unlock()
-			return a.order.len() < 2
+			return a.order.Len() < 2
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for !completed() && time.Now().Before(deadline) {

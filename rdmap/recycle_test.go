@@ -49,7 +49,7 @@ func TestHelpersRecycle(t *testing.T) {
 	posted := func() bool {
 		p.b.mu.Lock()
 		defer p.b.mu.Unlock()
-		return p.b.rq.len() == 1
+		return p.b.rq.Len() == 1
 	}
 	for range 10 {
 		// RFC 5041 §7.1: a Send finds a posted buffer, or it is an error.

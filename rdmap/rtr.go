@@ -82,7 +82,7 @@ func (e *Endpoint) sendRTR() error {
 		e.nextReqID++
 		r.reqID = e.nextReqID
 		// Not in e.order: it never produces a completion.
-		e.orq.push(r)
+		e.orq.Push(r)
 		e.mu.Unlock()
 	}
 	e.sendMu.Lock()

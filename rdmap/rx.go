@@ -163,10 +163,10 @@ func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
 func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.orq.len() == 0 || e.orq.front().wr.Op != WRRead {
+	if e.orq.Len() == 0 || e.orq.Front().wr.Op != WRRead {
 		return nil, newFault(iwarp.TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
 	}
-	r := e.orq.front()
+	r := e.orq.Front()
 	if h.STag != r.sinkSTag || r.wr.Sink == nil {
 		return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
 			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", h.STag, r.sinkSTag)}
@@ -272,10 +272,10 @@ func (e *Endpoint) deliver(m *ddp.Message) error {
 // completeRead completes the oldest outstanding Read (RFC 5040 §5.5 rules
 // 11 and 19). mu is held (Deliver).
 func (e *Endpoint) completeRead(m *ddp.Message) error {
-	if e.orq.len() == 0 || e.orq.front().wr.Op != WRRead {
+	if e.orq.Len() == 0 || e.orq.Front().wr.Op != WRRead {
 		return newFault(iwarp.TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
 	}
-	r := e.orq.front()
+	r := e.orq.Front()
 	if m.Tag.STag != r.sinkSTag {
 		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
 			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", m.Tag.STag, r.sinkSTag)}
@@ -284,7 +284,7 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds,
 			Err: fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length)}
 	}
-	e.orq.pop()
+	e.orq.Pop()
 	e.kickTxLocked() // an ORD slot is free
 	e.rxEmitBegin()
 	e.finishLocked(r, Completion{Length: m.Length})
@@ -296,10 +296,10 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 // deliverSend completes the oldest posted receive with a Send or Immediate
 // Data (RFC 5040 §5.3, RFC 7306 §6.3). mu is held (Deliver).
 func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
-	if e.rq.len() == 0 || e.rq.front().seq != m.Cookie {
+	if e.rq.Len() == 0 || e.rq.Front().seq != m.Cookie {
 		return errRxDown // flushed meanwhile
 	}
-	r := e.rq.front()
+	r := e.rq.Front()
 	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.Solicited()}
 	switch {
 	case op == OpImmediate || op == OpImmediateSE:
@@ -317,7 +317,7 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 		}
 		c.InvalidatedSTag = stag
 	}
-	e.rq.pop()
+	e.rq.Pop()
 	e.rxEmitBegin()
 	e.emitLocked(e.recvCQ, r.waiter, c)
 	e.rxEmitEnd()
@@ -382,7 +382,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	// response is handed to the LLP (respStream): the peer may send a new
 	// request only once it has that response, and one that arrives before
 	// is one more than IRD (RFC 5040 §6.1).
-	n := e.irq.len()
+	n := e.irq.Len()
 	if e.respHeld {
 		n++
 	}
@@ -398,7 +398,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	}
 	m.Untag.Append(job.ddpHdr[:0])
 	job.segLen = DDPUntaggedHeaderLen + m.Length
-	e.irq.push(*job)
+	e.irq.Push(*job)
 	e.kickResponderLocked()
 	return e.repost(QNReadRequest)
 }
@@ -431,14 +431,14 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, AtomicResponseLen)
 	}
 	resp, _, _ := ParseAtomicResponse(m.Buffer)
-	if e.orq.len() == 0 || e.orq.front().wr.Op == WRRead {
+	if e.orq.Len() == 0 || e.orq.Front().wr.Op == WRRead {
 		return newFault(iwarp.TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
 	}
-	r := e.orq.front()
+	r := e.orq.Front()
 	if resp.ReqID != r.reqID {
 		return newFault(iwarp.TermOperationUnspecified, "Atomic Response for request %d, outstanding %d", resp.ReqID, r.reqID)
 	}
-	e.orq.pop()
+	e.orq.Pop()
 	e.kickTxLocked()
 	e.rxEmitBegin()
 	e.finishLocked(r, Completion{Orig: resp.Orig})

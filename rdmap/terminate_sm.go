@@ -48,9 +48,9 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 	e.recv.Drain()
 	ferr := fmt.Errorf("%w: %w", ErrFlushed, cause)
 	flushed := Completion{Status: StatusFlushed, Err: ferr}
-	pending := make([]*sendReq, e.order.len())
+	pending := make([]*sendReq, e.order.Len())
 	for i := range pending {
-		pending[i] = e.order.at(i)
+		pending[i] = e.order.At(i)
 	}
 	for _, r := range pending {
 		switch {
@@ -64,11 +64,11 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 			e.finishLocked(r, flushed)
 		}
 	}
-	e.sq.reset()
-	e.orq.reset()
-	e.irq.reset()
-	for e.rq.len() > 0 {
-		r := e.rq.pop()
+	e.sq.Reset()
+	e.orq.Reset()
+	e.irq.Reset()
+	for e.rq.Len() > 0 {
+		r := e.rq.Pop()
 		e.emitLocked(e.recvCQ, r.waiter, Completion{WRID: r.wr.ID, Op: WRRecv, Status: StatusFlushed, Err: ferr})
 	}
 	e.cqOverflow = false

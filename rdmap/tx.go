@@ -49,13 +49,13 @@ const inlineIssueMax = 4096
 // at the head waits while ORD requests are outstanding (RFC 5040 §6.1,
 // RFC 7306 §5.2), and so does everything behind it. mu is held.
 func (e *Endpoint) takeLocked() *sendReq {
-	for e.sq.len() > 0 && e.sq.front().canceled {
-		e.sq.pop()
+	for e.sq.Len() > 0 && e.sq.Front().canceled {
+		e.sq.Pop()
 	}
-	if e.issuing || !e.txReady || e.sq.len() == 0 || (isORD(e.sq.front().wr.Op) && e.orq.len() >= int(e.ord)) {
+	if e.issuing || !e.txReady || e.sq.Len() == 0 || (isORD(e.sq.Front().wr.Op) && e.orq.Len() >= int(e.ord)) {
 		return nil
 	}
-	r := e.sq.pop()
+	r := e.sq.Pop()
 	e.issuing, e.issuingReq = true, r
 	r.issued = true
 	if isORD(r.wr.Op) {
@@ -63,7 +63,7 @@ func (e *Endpoint) takeLocked() *sendReq {
 		r.reqID = e.nextReqID
 		// Registered before the request leaves, so that its response
 		// finds it (RFC 5040 §5.5 rule 19).
-		e.orq.push(r)
+		e.orq.Push(r)
 	}
 	return r
 }
@@ -86,7 +86,7 @@ func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 		e.finishLocked(r, Completion{Length: len(r.wr.Local)})
 		e.checkOverflowLocked()
 	}
-	if e.sq.len() > 0 {
+	if e.sq.Len() > 0 {
 		e.kickTxLocked()
 	}
 	e.issuingReq = nil
@@ -100,7 +100,7 @@ func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 // kicks again), or the endpoint is not started (Start starts it) or down.
 // mu is held.
 func (e *Endpoint) kickTxLocked() {
-	if e.txRunning || e.issuing || e.draining || e.sq.len() == 0 || (e.state != stateRunning && e.state != stateClosing) {
+	if e.txRunning || e.issuing || e.draining || e.sq.Len() == 0 || (e.state != stateRunning && e.state != stateClosing) {
 		return
 	}
 	e.txRunning = true
@@ -193,12 +193,12 @@ func holdable(op WorkType) bool {
 // nextReadyLocked reports whether takeLocked, once the request being
 // issued is done, will take another at once. mu is held.
 func (e *Endpoint) nextReadyLocked() bool {
-	for i := range e.sq.len() {
-		r := e.sq.at(i)
+	for i := range e.sq.Len() {
+		r := e.sq.At(i)
 		if r.canceled {
 			continue
 		}
-		return !isORD(r.wr.Op) || e.orq.len() < int(e.ord)
+		return !isORD(r.wr.Op) || e.orq.Len() < int(e.ord)
 	}
 	return false
 }
@@ -361,7 +361,7 @@ func (e *Endpoint) respLoop() {
 	defer e.partDone()
 	for {
 		e.mu.Lock()
-		if e.irq.len() == 0 || e.state == stateDown {
+		if e.irq.Len() == 0 || e.state == stateDown {
 			e.respRunning = false
 			e.mu.Unlock()
 			return
@@ -369,7 +369,7 @@ func (e *Endpoint) respLoop() {
 		// The request keeps its IRD slot while its response is sent; the
 		// slot is freed just before the last segment goes to the LLP
 		// (respStream), as the peer may reuse it once it has the response.
-		job := e.irq.pop()
+		job := e.irq.Pop()
 		e.respBusy = true
 		e.respHeld = true
 		e.mu.Unlock()
