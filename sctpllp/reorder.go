@@ -110,20 +110,25 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		return fmt.Errorf("%w: DDP-SSN %d, expected %d (duplicate or more than %d ahead)",
 			ErrSSNWindow, ssn, r.next, backend.MaxSSNWindow)
 	}
-	if r.early == nil {
-		r.early = new(earlyChunks)
+	x := r.early // nil until a valid early chunk is held: checks first
+	var heldBytes int
+	if x != nil {
+		if _, dup := x.held[ssn]; dup {
+			return fmt.Errorf("%w: duplicate DDP-SSN %d", ErrSSNWindow, ssn)
+		}
+		heldBytes = x.heldBytes
 	}
-	x := r.early
-	if _, dup := x.held[ssn]; dup {
-		return fmt.Errorf("%w: duplicate DDP-SSN %d", ErrSSNWindow, ssn)
-	}
-	if x.heldBytes+len(body) > int(r.maxHeld) {
+	if heldBytes+len(body) > int(r.maxHeld) {
 		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d",
-			ErrHeldLimit, x.heldBytes, len(body), ssn, r.maxHeld)
+			ErrHeldLimit, heldBytes, len(body), ssn, r.maxHeld)
 	}
 	if !r.budget.take(len(body)) {
 		return fmt.Errorf("%w: the association holds %d octets for re-sequencing, limit %d (Config.MaxHeldAssocBytes)",
 			ErrHeldLimit, r.budget.n.Load(), r.budget.max)
+	}
+	if x == nil {
+		x = new(earlyChunks)
+		r.early = x
 	}
 	if x.held == nil {
 		x.held = make(map[uint16]heldChunk)

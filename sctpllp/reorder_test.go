@@ -152,7 +152,12 @@ func TestReorder_InOrderHoldsNoEarlyState(t *testing.T) {
 	assert.True(t, r.heldAll(func(uint32, []byte) bool { return false }), "nothing held")
 	r.release() // a no-op without early state
 
-	// An early chunk makes it; the gap closes and the state stays, empty.
+	// An early chunk that is refused (beyond the held-octet limit) makes
+	// nothing; a valid one makes it; the gap closes and the state stays,
+	// empty.
+	small := newReorder(&recSink{}, 4, nil)
+	require.ErrorIs(t, small.push(2, 16, chunkWithSSN(2, 1, 2, 3, 4)), ErrHeldLimit)
+	assert.Nil(t, small.early, "a refused early chunk commits nothing")
 	require.NoError(t, r.push(6, 16, chunkWithSSN(6, 6)))
 	require.NotNil(t, r.early)
 	assert.False(t, r.gapSince().IsZero())
