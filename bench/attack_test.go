@@ -59,11 +59,13 @@ func legitRun(t *testing.T, llp, addr string, srv *Server) {
 // TestServer_SetupAmplificationRefused: one 32-octet Setup asking for
 // 4 MiB Sends at depth 128 made the server allocate (depth+3) x size, about
 // 520 MiB. The stream's buffers are now reserved from the server's budget
-// (MaxMemory) before anything is allocated: a Setup that does not fit is
-// refused with StatusNoMemory (the client sees ErrRefused naming the
-// budget), the server allocates well under the request (bound: 64 MiB of
-// all allocations in this process during the attack), counts the refusal,
-// and keeps serving within budget.
+// (MaxMemory) before anything is allocated: a Setup that does not fit (here
+// 16 MiB Sends: the registered buffer and the two receive buffers that the
+// sink of a bandwidth Send holds at this size, 48 MiB against a 32 MiB
+// budget) is refused with StatusNoMemory (the client sees ErrRefused naming
+// the budget), the server allocates well under the request (bound: 64 MiB
+// of all allocations in this process during the attack), counts the
+// refusal, and keeps serving within budget.
 func TestServer_SetupAmplificationRefused(t *testing.T) {
 	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
 		t.Run(llp, func(t *testing.T) {
@@ -75,14 +77,14 @@ func TestServer_SetupAmplificationRefused(t *testing.T) {
 			for range 4 {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				_, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: TestSend,
-					Size: 4 << 20, Depth: MaxDepth, Iters: 1})
+					Size: 16 << 20, Depth: MaxDepth, Iters: 1})
 				cancel()
 				require.ErrorIs(t, err, ErrRefused)
 				assert.Contains(t, err.Error(), "memory budget")
 			}
 			runtime.ReadMemStats(&after)
 			allocated := after.TotalAlloc - before.TotalAlloc
-			assert.Less(t, allocated, uint64(64<<20), "octets allocated while four Setups asked for 4 x 520 MiB")
+			assert.Less(t, allocated, uint64(64<<20), "octets allocated while four Setups asked for 4 x 48 MiB")
 			legitRun(t, llp, addr, srv)
 			require.Eventually(t, func() bool { return srv.Stats().Reserved == 0 }, 5*time.Second, 10*time.Millisecond,
 				"every reservation given back")

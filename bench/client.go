@@ -37,7 +37,8 @@ type Config struct {
 	Duration time.Duration
 	// Latency selects the latency variant (ping-pong, one in flight).
 	Latency bool
-	// Events makes both sides of a Send or Write-with-Immediate ping-pong
+	// Events makes both sides of a Send or Write-with-Immediate ping-pong,
+	// and the receiving side of a bandwidth Send or Write with Immediate,
 	// wait for each completion in the test's goroutine (perftest's -e)
 	// instead of taking it in a CQ handler where it is made (Setup's
 	// FlagEvents).

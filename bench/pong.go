@@ -285,6 +285,71 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 	return fin, nil
 }
 
+// passiveCredited is the receiving side of a bandwidth Send or Write with
+// Immediate Data (Setup.credited) unless the Setup asks for events: a
+// receive CQ handler takes each completion on the goroutine that placed
+// the message, posts its buffer again and returns a credit every half
+// window, as ib_send_bw's server polls its CQ and reposts at once. Waiting
+// for each completion in the test's goroutine instead cost a goroutine
+// wake-up per message (docs/benchmarks.md, notes).
+func (c *conn) passiveCredited(ctx context.Context) (Report, error) {
+	s := c.setup
+	p := newPong(c)
+	every := uint64(max(s.rxDepth()/2, 1))
+	var recvd, since uint64
+	var fin Report
+	start := time.Now()
+	// takeLocked takes one receive completion; false ends the run.
+	takeLocked := func(comp rdmap.Completion) bool {
+		if comp.Err != nil {
+			p.finishLocked(c.cause(comp.Err))
+			return false
+		}
+		if comp.HasImm && comp.Imm&finBit != 0 {
+			n := comp.Imm &^ finBit
+			fin = Report{Ops: n, Bytes: n * s.opBytes(), Elapsed: time.Since(start)}
+			var err error
+			if n != recvd {
+				fin.Status = StatusVerifyError
+				err = fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
+			}
+			p.finishLocked(err)
+			return false
+		}
+		// The buffer goes back before the credit that lets the peer use it.
+		if err := c.repost(comp.WRID); err != nil {
+			p.finishLocked(err)
+			return false
+		}
+		recvd++
+		if c.ctr != nil {
+			c.ctr.Ops.Add(1)
+			c.ctr.Bytes.Add(s.opBytes())
+		}
+		if since++; since >= every {
+			since = 0
+			wr := rdmap.SendWR{Op: rdmap.WRImmediate, Imm: recvd, Unsignaled: true}
+			if err := c.ep.PostSend(wr); err != nil {
+				p.finishLocked(c.cause(err))
+				return false
+			}
+		}
+		return true
+	}
+	recvCQ := c.ep.RecvCQ()
+	recvCQ.SetHandler(p.handler(recvCQ, takeLocked, nil))
+	err := p.wait(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		if fin.Status != 0 {
+			return fin, err
+		}
+		return Report{Ops: recvd, Bytes: recvd * s.opBytes(), Elapsed: time.Since(start)}, err
+	}
+	return fin, nil
+}
+
 // activeHandled is the bandwidth variant of a test that takes its
 // completions in a CQ handler (Setup.handledBW: Read, the atomics): the
 // send CQ's handler takes each completion on the goroutine that received

@@ -18,7 +18,8 @@ const (
 	// FlagLatency selects the latency variant (one operation in flight).
 	FlagLatency uint8 = 1 << 1
 	// FlagEvents makes both sides of a latency ping-pong (Send, Write
-	// with Immediate) wait for each completion in the test's goroutine
+	// with Immediate), and the receiving side of a bandwidth Send or Write
+	// with Immediate, wait for each completion in the test's goroutine
 	// (perftest's -e, --events) instead of taking it in a CQ handler on
 	// the goroutine that received the message (rdmap.CQ.SetHandler, the
 	// counterpart of perftest's default busy polling).

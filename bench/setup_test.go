@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -111,6 +112,39 @@ func TestRecvCount_PingPongKeepsASpare(t *testing.T) {
 				assert.GreaterOrEqual(t, recvCount(s, false), 2, "passive, %+v", s)
 			}
 		}
+	}
+}
+
+// The receives of a bandwidth Send's passive side share a sink of at most
+// rxSink octets (their payloads are never read), which is what the server
+// reserves; every side that reads what it receives keeps a buffer per
+// receive.
+func TestSinkSlots(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		s      Setup
+		active bool
+		slots  int
+		cost   int64
+	}{
+		{"send 64K rx 128", Setup{Test: TestSend, Size: 64 << 10, Depth: 16, RxDepth: 128}, false, 16, 64<<10 + 16*64<<10},
+		{"write-imm 4K rx 240", Setup{Test: TestWriteImm, Size: 4096, Depth: 16, RxDepth: 240}, false, 256, 4096 + 242*4096},
+		{"send 4M", Setup{Test: TestSend, Size: 4 << 20, Depth: 16}, false, 2, 4<<20 + 2*4<<20},
+		{"send 64 octets", Setup{Test: TestSend, Size: 64, Depth: 16, RxDepth: 16}, false, rxSink / ctrlLen, 64 + 18*128},
+		{"active send", Setup{Test: TestSend, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*64<<10},
+		{"latency send", Setup{Test: TestSend, Flags: FlagLatency, Size: 64 << 10}, false, math.MaxInt, -1},
+		{"ping", Setup{Test: TestPing, Size: 64 << 10, Depth: 16}, false, math.MaxInt, -1},
+		{"write", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*64<<10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.slots, sinkSlots(c.s, c.active))
+			if c.cost >= 0 {
+				assert.Equal(t, c.cost, memoryCost(c.s, c.active))
+			}
+			if c.slots != math.MaxInt {
+				assert.LessOrEqual(t, int64(min(c.slots, recvCount(c.s, c.active))*recvLen(c.s)), max(int64(rxSink), 2*int64(recvLen(c.s))))
+			}
+		})
 	}
 }
 
