@@ -56,6 +56,15 @@ type Config struct {
 	// streams that hold chunks which arrived before their session's
 	// Initiate (see Association).
 	MaxPendingInitiates int
+	// MaxOpening bounds the Initiates this side keeps unanswered (Open
+	// calls waiting for the peer's Accept or Reject); further Opens wait
+	// for one of them to end. 0 takes the backend's accept backlog where
+	// it has one (sctp-pion: 16, backend.AcceptBacklogger; a pion peer
+	// discards the Initiate of a stream beyond its backlog until the
+	// T3-rtx timeout, which doubles with each loss), no limit otherwise;
+	// negative, no limit. Set it to 16 against a pion peer from another
+	// stack.
+	MaxOpening int
 	// MaxHeldBytes bounds, per stream, the octets of early chunks held for
 	// re-sequencing plus segments received before Start (RFC 5043 §10).
 	// A stream that exceeds it is terminated.
@@ -178,8 +187,11 @@ type Association struct {
 	dropped  atomic.Uint64
 	ctr      assocCounters
 	idle     *time.Timer // Config.IdleTimeout; guarded by mu
-	held     heldBudget  // re-sequencing octets of all streams (reorder.go)
-	grace    shrinkGrace // see ShrinkGrace
+	// opening holds a token per unanswered Initiate (Config.MaxOpening);
+	// nil: no limit.
+	opening chan struct{}
+	held    heldBudget  // re-sequencing octets of all streams (reorder.go)
+	grace   shrinkGrace // see ShrinkGrace
 }
 
 // NewAssociation runs the adaptation over an established transport and
@@ -198,6 +210,13 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 		done:     make(chan struct{}),
 	}
 	a.held.max = int64(cfg.MaxHeldAssocBytes)
+	maxOpening := cfg.MaxOpening
+	if bl, ok := t.(backend.AcceptBacklogger); ok && maxOpening == 0 {
+		maxOpening = bl.AcceptBacklog()
+	}
+	if maxOpening > 0 {
+		a.opening = make(chan struct{}, maxOpening)
+	}
 	if cfg.IdleTimeout > 0 {
 		a.idle = time.AfterFunc(cfg.IdleTimeout, a.idleExpired)
 	}
@@ -375,7 +394,9 @@ func (a *Association) isEnded() bool {
 // returns ErrSessionTerminated (§6.4). If ctx ends first, Open returns
 // its error at once and the request is withdrawn: a Terminate follows the
 // peer's Accept, never the Initiate alone (§6.6), and the stream stays in
-// use until the peer replies or the association ends.
+// use until the peer replies or the association ends. At most
+// Config.MaxOpening Initiates are unanswered at a time: a further Open
+// waits for one of them to end, within ctx.
 func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*Session, error) {
 	if int(sid) >= a.n {
 		return nil, fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
@@ -393,6 +414,16 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	}
 	if a.isEnded() {
 		return nil, backend.ErrAssociationClosed
+	}
+	if a.opening != nil {
+		select {
+		case a.opening <- struct{}{}:
+			defer func() { <-a.opening }()
+		case <-a.done:
+			return nil, backend.ErrAssociationClosed
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
 	}
 	sl := a.slot(sid)
 	sl.mu.Lock()

@@ -35,6 +35,26 @@ four alternated pairs: MPA Send 0.63–0.77 before, 0.82–0.97 after). What is 
 flow does not have (a receive completion, a wake-up of the polling
 goroutine, a repost).
 
+**Send over MPA: the receiver's cache and its wake-ups (2026-11-27).**
+` + "`perf stat`" + ` on a ` + "`serve --llp mpa`" + ` process while ` + "`bench --llp mpa -s 65536 -n 20000`" + `
+ran against it: the server spent 710–870 ms of CPU on the Sends against
+373–438 ms on as many Writes, and ` + "`perf record`" + ` put its memmove (the copy
+from the MPA receive buffer into the posted buffer, the copy a Write makes
+into its target too) at 13.6% of its samples against 6.5%: the 128
+receive buffers of 64 KiB spanned 8 MiB, beyond the caches, where every
+Write lands in the same 64 KiB. The receiving side of a bandwidth Send
+never reads the payloads, so its buffers now share a sink of 1 MiB (what
+the raw MPA reader reads into; ib_send_bw puts every receive larger than
+half a page into one buffer): 475–567 ms. It also takes its receive
+completions in a CQ handler, reposting and returning credits on the
+goroutine that placed the message instead of waking a polling goroutine
+for each: three alternated pairs against the previous server, 494–682 ms
+and 12,440–14,099 context switches against 803–1,731 ms and
+23,967–35,998, 10.6–13.9 against 5.6–10.8 Gbit/s (client and server in
+two processes). In one process (` + "`BenchmarkSendMPA64K`" + `, six alternated pairs
+of 16,000 Sends, the sink in both) 1,790–2,115 MB/s with the handler
+(median about 2,010) against 1,742–2,226 (about 1,780) without.
+
 **Memory per idle stream (2026-11-27).** The row counts what one more idle
 stream costs, both ends in this process: the growth with 257 streams less
 the growth with 1, over 256, so the association's own state (about 500 KiB

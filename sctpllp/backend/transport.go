@@ -121,6 +121,19 @@ type Transport interface {
 	Abort() error
 }
 
+// AcceptBacklogger is implemented by a Transport whose stack queues only
+// a few streams that the peer started and this side has not yet taken
+// (pion/sctp: 16), discarding the DATA chunk that starts one more without
+// acknowledging it. The peer then sends that chunk again only at its
+// T3-rtx timeout, which doubles with each loss (RFC 9260 §6.3.3): when a
+// burst of sessions opens at once, some Initiates come seconds late. The
+// adaptation keeps at most AcceptBacklog Initiates unanswered by default
+// (sctpllp.Config.MaxOpening), on the assumption that the peer runs the
+// same stack.
+type AcceptBacklogger interface {
+	AcceptBacklog() int
+}
+
 // MoreWriter is implemented by a Transport that can hold a message that
 // more messages follow at once and send them together (sctp-native
 // sends a run of packets with one system call, UDP_SEGMENT). The

@@ -275,7 +275,10 @@ type pionStream struct {
 	eof       atomic.Bool
 }
 
-var _ backend.Transport = (*Transport)(nil)
+var (
+	_ backend.Transport        = (*Transport)(nil)
+	_ backend.AcceptBacklogger = (*Transport)(nil)
+)
 
 // NewTransport runs the SCTP handshake over conn (client: active open)
 // and returns the established transport. conn is owned by the transport
@@ -848,6 +851,16 @@ func (t *Transport) TransportStats() backend.Stats {
 
 // Kind implements Transport.
 func (t *Transport) Kind() string { return "sctp-pion" }
+
+// AcceptBacklog implements backend.AcceptBacklogger: pion queues 16 new
+// incoming streams (its acceptChSize, v1.12.1) and discards the first DATA
+// chunk of a 17th unacknowledged ("sender will retry on T3-rtx timeout"),
+// however quickly acceptLoop takes them: one packet may bundle the first
+// chunks of more streams than that.
+func (t *Transport) AcceptBacklog() int { return pionAcceptBacklog }
+
+// pionAcceptBacklog is pion's accept channel depth (see AcceptBacklog).
+const pionAcceptBacklog = 16
 
 // LocalAddr implements Transport.
 func (t *Transport) LocalAddr() net.Addr { return t.conn.LocalAddr() }
