@@ -34,7 +34,7 @@ func benchOp(b *testing.B, llp string, t bench.Test, size int) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
-	r, err := rdmaRun(srv, llp, t, size, 1, 16, uint64(b.N), false)
+	r, err := rdmaRun(srv, llp, t, size, 1, DefaultDepth, uint64(b.N), false)
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)

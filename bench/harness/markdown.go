@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
 // Markdown writes the results as the docs/benchmarks.md page.
@@ -21,8 +22,8 @@ func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "| load average (1, 5, 15 min) | %s at the start, %s at the end |\n\n", m.LoadAvg, m.LoadAvgEnd)
 	fmt.Fprintf(w, "The machine is shared with other jobs (a load average above its 2 cores means they competed for the CPU): absolute figures vary by up to 2× between runs and hosts; ratios within a row come from the same run and are more stable.\n\n")
 	c := r.Config
-	fmt.Fprintf(w, "Settings: bulk size %d octets, %d MiB per throughput measurement, depth %d per stream (Send: the receiver's rx depth %d, bench's default, an 8 MiB window: what the raw LLP buffers between writer and reader), ping-pong %d octets × %d (raw and RDMA alternated in %d parts per run: the figures are the medians of the parts' medians, the ratio the median of each RDMA part's over the raw part before it), multistream %d streams on one association (one TCP connection each for mpa), loopback, MPA with CRC32c on, sctp-pion with sctpllp defaults (8192-octet packets on loopback), sctp-native with its defaults (the loopback MTU: one datagram per 64 KiB segment).\n\n",
-		c.Size, c.Bytes>>20, c.Depth, bench.DefaultRxDepth(c.Size, c.Depth, 1), c.PingSize, c.PingIters, rttChunks, c.ManyStreams)
+	fmt.Fprintf(w, "Settings: bulk size %d octets, %d MiB per throughput measurement, depth %d (Read: ORD %d, the server offering IRD %d; Send: the receiver's rx depth %d, bench's default, an 8 MiB window: what the raw LLP buffers between writer and reader, its receive buffers sharing a 1 MiB sink), ping-pong %d octets × %d (raw and RDMA alternated in %d parts per run: the figures are the medians of the parts' medians, the ratio the median of each RDMA part's over the raw part before it), multistream %d streams on one association (one TCP connection each for mpa) at depth %d each against one stream at depth %d, loopback, MPA with CRC32c on, sctp-pion with sctpllp defaults (8192-octet packets on loopback), sctp-native with its defaults (the loopback MTU: one datagram per 64 KiB segment).\n\n",
+		c.Size, c.Bytes>>20, c.Depth, max(c.Depth, rdmap.DefaultORD), ServerIRD, bench.DefaultRxDepth(c.Size, c.Depth, 1), c.PingSize, c.PingIters, rttChunks, c.ManyStreams, max(c.StreamDepth/4, 1), c.StreamDepth)
 	fmt.Fprintf(w, "Raw LLP: for sctp-pion and sctp-native, user messages on one stream through the same transport (Transport.WriteMsg; for sctp-native, WriteMsgMore for all but the last of one 64 KiB message, as DDP sends its segments), each at most one unfragmented DATA chunk like a DDP segment, the receiver copying each message into memory of its own as an application (and DDP placement) must; for mpa, a plain loopback TCP connection read into a 1 MiB buffer. The raw round trip echoes %d-octet messages. The rows of LLP \"raw\" compare the raw stacks with one another, measured one after the other in each run; the rows of sctp-native+dtls (SCTP over DTLS 1.2, RFC 8261, pion/dtls) and mpa+tls (MPA over TLS 1.3, crypto/tls) compare each secure mode with the same LLP in the clear, one after the other in each run, with mutual certificate authentication (ECDSA P-256).\n\n", c.PingSize)
 	fmt.Fprintf(w, "| LLP | metric | reference | measured | unit | ratio | target | met |\n|---|---|---:|---:|---|---:|---|---|\n")
 	for _, row := range r.Rows {
@@ -58,7 +59,7 @@ func (r *Results) markdownCurves(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "\n## Plots\n\n")
 	fmt.Fprintf(w, "Sweeps, each point the median of %d runs: throughput with depth %d on one stream, about %d MiB per point (64 to 8192 operations); round trips of %d ping-pongs; stream counts %v with RDMA Write %s (depth %d for one stream, %d per stream for more). The machine is shared (2 cores, other jobs running): single points can be off by tens of per cent; the medians damp this.\n\n",
-		c.Runs, c.Depth, c.SweepBytes>>20, c.SweepPingIters, c.StreamCounts, sizeName(c.Size), c.Depth, max(c.Depth/4, 1))
+		c.Runs, c.Depth, c.SweepBytes>>20, c.SweepPingIters, c.StreamCounts, sizeName(c.Size), c.StreamDepth, max(c.StreamDepth/4, 1))
 	if len(r.Plots) == 0 {
 		fmt.Fprintf(w, "(Plots not written: run `sctp-rdma harness --out FILE`.)\n\n")
 	}

@@ -113,9 +113,9 @@ func measureSweeps(cfg *Config, llp string, srv, msrv *server, raw rawPair) []Cu
 			}
 			// The depth rule of the multistream row: depth per stream
 			// for one stream, a quarter of it per stream for many.
-			depth, total := cfg.Depth, sweepOps(cfg, cfg.Size)
+			depth, total := cfg.StreamDepth, sweepOps(cfg, cfg.Size)
 			if n > 1 {
-				depth = max(cfg.Depth/4, 1)
+				depth = max(cfg.StreamDepth/4, 1)
 			}
 			r, err := rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, n, depth, max(total/uint64(n), 8), false)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
@@ -32,6 +33,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	runs := fs.Int("runs", 3, "repetitions; the median is reported")
 	streams := fs.Int("streams", 256, "stream count of the multistream measurement")
 	iters := fs.Int("ping-iters", 2000, "round trips of the ping-pong measurements")
+	depth := fs.Int("depth", 0, "operations in flight per stream of the throughput measurements (Reads: the client's ORD; the servers offer IRD 128) (default 16)")
 	plots := fs.String("plots", "", "directory for the PNG plots (default: img beside --out; none without --out)")
 	noSweep := fs.Bool("no-sweep", false, "skip the size and stream-count sweeps (no plots)")
 	noSecure := fs.Bool("no-secure", false, "skip the secure modes (sctp-native over DTLS, mpa over TLS) against the clear")
@@ -104,7 +106,10 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *runs < 1 || *streams < 1 || *iters < 1 {
 		return usageError("--runs, --streams and --ping-iters must be positive")
 	}
-	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Progress: stderr, NoSweep: *noSweep, NoSecure: *noSecure,
+	if *depth < 0 || *depth > bench.MaxDepth {
+		return usageError("--depth %d: want 1..%d", *depth, bench.MaxDepth)
+	}
+	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Depth: *depth, Progress: stderr, NoSweep: *noSweep, NoSecure: *noSecure,
 		Server: serveProcess}
 	for _, l := range strings.Split(*llps, ",") {
 		switch l {
