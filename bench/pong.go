@@ -234,19 +234,7 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 	start := time.Now()
 	// answeredLocked takes one receive completion; false ends the run.
 	answeredLocked := func(comp rdmap.Completion) bool {
-		if comp.Err != nil {
-			p.finishLocked(c.cause(comp.Err))
-			return false
-		}
-		if comp.HasImm && comp.Imm&finBit != 0 {
-			n := comp.Imm &^ finBit
-			fin = Report{Ops: n, Bytes: n * s.opBytes(), Elapsed: time.Since(start)}
-			var err error
-			if n != recvd {
-				fin.Status = StatusVerifyError
-				err = fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
-			}
-			p.finishLocked(err)
+		if p.passiveEndLocked(comp, recvd, start, &fin) {
 			return false
 		}
 		recvd++
@@ -271,18 +259,48 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 		}
 		return true
 	}
-	recvCQ := c.ep.RecvCQ()
-	recvCQ.SetHandler(p.handler(recvCQ, answeredLocked, nil))
+	return p.passiveRun(ctx, answeredLocked, &recvd, &fin, start)
+}
+
+// passiveEndLocked takes a receive completion that may end a handled
+// passive run, an error or the peer's Fin (which must count the messages
+// that arrived, recvd), into fin; it reports whether the run ended. mu is
+// held.
+func (p *pong) passiveEndLocked(comp rdmap.Completion, recvd uint64, start time.Time, fin *Report) bool {
+	if comp.Err != nil {
+		p.finishLocked(p.c.cause(comp.Err))
+		return true
+	}
+	if !comp.HasImm || comp.Imm&finBit == 0 {
+		return false
+	}
+	n := comp.Imm &^ finBit
+	*fin = Report{Ops: n, Bytes: n * p.c.setup.opBytes(), Elapsed: time.Since(start)}
+	var err error
+	if n != recvd {
+		fin.Status = StatusVerifyError
+		err = fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
+	}
+	p.finishLocked(err)
+	return true
+}
+
+// passiveRun makes take the receive CQ's handler, waits for the run's end
+// and returns the passive side's Report: the Fin's (*fin), or what arrived
+// (*recvd, read under mu) if the run failed first.
+func (p *pong) passiveRun(ctx context.Context, take func(rdmap.Completion) bool, recvd *uint64, fin *Report, start time.Time) (Report, error) {
+	recvCQ := p.c.ep.RecvCQ()
+	recvCQ.SetHandler(p.handler(recvCQ, take, nil))
 	err := p.wait(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
 		if fin.Status != 0 {
-			return fin, err
+			return *fin, err
 		}
-		return Report{Ops: recvd, Bytes: recvd * s.opBytes(), Elapsed: time.Since(start)}, err
+		return Report{Ops: *recvd, Bytes: *recvd * p.c.setup.opBytes(), Elapsed: time.Since(start)}, err
 	}
-	return fin, nil
+	return *fin, nil
 }
 
 // passiveCredited is the receiving side of a bandwidth Send or Write with
@@ -301,19 +319,7 @@ func (c *conn) passiveCredited(ctx context.Context) (Report, error) {
 	start := time.Now()
 	// takeLocked takes one receive completion; false ends the run.
 	takeLocked := func(comp rdmap.Completion) bool {
-		if comp.Err != nil {
-			p.finishLocked(c.cause(comp.Err))
-			return false
-		}
-		if comp.HasImm && comp.Imm&finBit != 0 {
-			n := comp.Imm &^ finBit
-			fin = Report{Ops: n, Bytes: n * s.opBytes(), Elapsed: time.Since(start)}
-			var err error
-			if n != recvd {
-				fin.Status = StatusVerifyError
-				err = fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
-			}
-			p.finishLocked(err)
+		if p.passiveEndLocked(comp, recvd, start, &fin) {
 			return false
 		}
 		// The buffer goes back before the credit that lets the peer use it.
@@ -336,18 +342,7 @@ func (c *conn) passiveCredited(ctx context.Context) (Report, error) {
 		}
 		return true
 	}
-	recvCQ := c.ep.RecvCQ()
-	recvCQ.SetHandler(p.handler(recvCQ, takeLocked, nil))
-	err := p.wait(ctx)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err != nil {
-		if fin.Status != 0 {
-			return fin, err
-		}
-		return Report{Ops: recvd, Bytes: recvd * s.opBytes(), Elapsed: time.Since(start)}, err
-	}
-	return fin, nil
+	return p.passiveRun(ctx, takeLocked, &recvd, &fin, start)
 }
 
 // activeHandled is the bandwidth variant of a test that takes its
