@@ -28,6 +28,11 @@ type conn struct {
 	ep     *rdmap.Endpoint
 	pd     *rdmap.PD
 	bufs   [][]byte // receive buffers, WRID = index
+	// kept holds receive completions a CQ handler took after its run
+	// ended (pong.keepLocked), returned by recv before the CQ's; nil
+	// until there are any (a pointer: a server holds a conn per idle
+	// stream).
+	kept *[]rdmap.Completion
 	mr     *rdmap.MR
 	peer   Advert
 	setup  Setup
@@ -69,9 +74,14 @@ func (c *conn) repost(id uint64) error {
 
 // recv waits for the next receive completion.
 func (c *conn) recv(ctx context.Context) (rdmap.Completion, error) {
-	comp, err := c.ep.RecvCQ().Poll(ctx)
-	if err != nil {
-		return comp, c.cause(err)
+	var comp rdmap.Completion
+	if c.kept != nil && len(*c.kept) > 0 {
+		comp, *c.kept = (*c.kept)[0], (*c.kept)[1:]
+	} else {
+		var err error
+		if comp, err = c.ep.RecvCQ().Poll(ctx); err != nil {
+			return comp, c.cause(err)
+		}
 	}
 	if comp.Err != nil {
 		return comp, c.cause(comp.Err)
