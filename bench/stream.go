@@ -25,14 +25,14 @@ type Counters struct {
 
 // conn is one side of the bench exchange on one endpoint.
 type conn struct {
-	ep     *rdmap.Endpoint
-	pd     *rdmap.PD
-	bufs   [][]byte // receive buffers, WRID = index
+	ep   *rdmap.Endpoint
+	pd   *rdmap.PD
+	bufs [][]byte // receive buffers, WRID = index
 	// kept holds receive completions a CQ handler took after its run
 	// ended (pong.keepLocked), returned by recv before the CQ's; nil
 	// until there are any (a pointer: a server holds a conn per idle
 	// stream).
-	kept *[]rdmap.Completion
+	kept   *[]rdmap.Completion
 	mr     *rdmap.MR
 	peer   Advert
 	setup  Setup
