@@ -263,8 +263,10 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	h.out = wire.AppendHeader(h.out[:0], wire.Header{SrcPort: hdr.DstPort, DstPort: hdr.SrcPort, VerificationTag: in.InitiateTag})
 	h.out = ack.Append(h.out)
 	wire.SetChecksum(h.out)
-	send(h.out)
+	// Counted before it leaves, as every answer here is: a peer that has
+	// the INIT ACK finds it counted.
 	h.stats.initAcks.Add(1)
+	send(h.out)
 }
 
 // ErrCookieTags reports a verified cookie whose packet carries other tags
