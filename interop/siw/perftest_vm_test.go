@@ -2,6 +2,7 @@ package siw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -216,6 +217,16 @@ func perftestScenarios(t *testing.T, addr string) {
 					r, err = PerftestClient(ctx, fmt.Sprintf("%s:%d", addr, p), PerftestConfig{Verb: v, Size: perftestSize,
 						Iters: perftestIters, MPA: perftestMPA})
 					cancel()
+					if err != nil && attempt == 1 && errors.Is(err, context.DeadlineExceeded) && strings.TrimSpace(s.output()) == "" {
+						// Seen once, in a loaded run of the race suite: the
+						// siw server accepted the connection and then
+						// answered nothing, printing nothing at all, as the
+						// siw-vs-siw pairs above hang now and then. Once
+						// more, logged; twice fails.
+						sout, _, serr := s.tryWait(t, time.Second)
+						t.Logf("attempt 1: %s -R answered nothing (%v; server %v, output %q); once more", tool, err, serr, sout)
+						continue
+					}
 					require.NoError(t, err, "%s -R server output:\n%s", tool, s.output())
 					out = s.wait(t)
 					if attempt == 1 && siwServerTeardownError(out) {
