@@ -35,6 +35,23 @@ four alternated pairs: MPA Send 0.63–0.77 before, 0.82–0.97 after). What is 
 flow does not have (a receive completion, a wake-up of the polling
 goroutine, a repost).
 
+**MPA on a quiet host (2026-11-27, evening).** With the load average
+near 0, loopback TCP moved 26–38 Gbit/s in three of the five runs of a
+` + "`make bench-docs`" + ` (18–22 in the others), while RDMA over MPA stayed at 17–23:
+Write, Read and Send 0.68–0.86 of raw in that run, 0.93–1.13 in the runs of
+the same afternoon whose raw TCP ran at its slower speed
+(` + "`BenchmarkWriteMPA64K`" + `, three runs: RDMA 22.5–23.6 Gbit/s each time, raw
+16.6, 19.6 and 26.8). What MPA adds per octet is user-space work: CRC32c at
+both ends (45 GB/s hot, ` + "`internal/crc32c`" + `) and, at the receiver, the copy
+from the MPA receive buffer into the placement target (about 10 GB/s, 6.5 µs
+per 64 KiB: some 40% of a core at 4.7 GB/s). A larger receive buffer
+(1 MiB instead of 130 KiB) changed nothing (four alternated pairs, 15.1–17.8
+against 15.8–17.6 Gbit/s). The lever is direct placement, reading a tagged
+segment's payload from the socket into its target after the DDP header is
+validated, the copy RNICs and siw (from the skb) avoid; not done yet (the
+target must stay valid while a read blocks, and markers, when negotiated,
+interleave the payload).
+
 **Send over MPA: the receiver's cache and its wake-ups (2026-11-27).**
 ` + "`perf stat`" + ` on a ` + "`serve --llp mpa`" + ` process while ` + "`bench --llp mpa -s 65536 -n 20000`" + `
 ran against it: the server spent 710–870 ms of CPU on the Sends against
