@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -269,7 +270,20 @@ func readLoop(conn net.Conn, a *Association) {
 			}
 			putBuf(bp)
 			a.mu.Lock()
-			if a.state != StateClosed {
+			switch {
+			case a.state == StateClosed:
+			case errors.Is(err, io.EOF) && a.state == StateShutdownAckSent:
+				// A connection-oriented socket (DTLS, RFC 8261) closed
+				// cleanly by the peer (close_notify) after this side's
+				// SHUTDOWN ACK: the peer closes only once its shutdown is
+				// over (Close: after its SHUTDOWN COMPLETE), and with
+				// every chunk of both sides acknowledged before the
+				// SHUTDOWN (RFC 9260 §9.2) nothing is lost. pion/dtls can
+				// report the close before the record that preceded it,
+				// the SHUTDOWN COMPLETE: the shutdown ends as that chunk
+				// would have ended it.
+				a.terminate(nil)
+			default:
 				a.terminate(fmt.Errorf("%w: socket: %w", ErrClosed, err))
 			}
 			a.mu.Unlock()
