@@ -217,6 +217,18 @@ func perftestScenarios(t *testing.T, addr string) {
 					r, err = PerftestClient(ctx, fmt.Sprintf("%s:%d", addr, p), PerftestConfig{Verb: v, Size: perftestSize,
 						Iters: perftestIters, MPA: perftestMPA})
 					cancel()
+					if attempt == 1 && siwServerFailedFirstExchange(err, s.output()) {
+						// Seen once (ib_send_bw, CI of 2026-11-27) and once
+						// between siw peers (ib_read_bw): the siw server's
+						// QP went to ERROR before it answered our version
+						// message (its Send flushed, "Bad wc status 5"), the
+						// connection stayed open and no Terminate reached us,
+						// as in the rping scenarios (docs/siw-interop.md,
+						// open questions). Once more, logged; twice fails.
+						t.Logf("attempt 1: %s -R failed its first exchange (%v; output %q); once more", tool, err, s.output())
+						s.tryWait(t, time.Second)
+						continue
+					}
 					if err != nil && attempt == 1 && errors.Is(err, context.DeadlineExceeded) && strings.TrimSpace(s.output()) == "" {
 						// Seen once, in a loaded run of the race suite: the
 						// siw server accepted the connection and then
@@ -375,6 +387,16 @@ func perftestScenarios(t *testing.T, addr string) {
 // line by a completion error, and the closing exchange fails.
 func siwServerTeardownError(out string) bool {
 	return strings.Contains(out, "Bad wc status") && strings.Contains(out, "Failed to close connection")
+}
+
+// siwServerFailedFirstExchange reports the intermittent failure of a
+// perftest server at the start of a run: our client timed out waiting for
+// its answer to our first control message, and the server printed that its
+// Send of that answer was flushed and the exchange failed.
+func siwServerFailedFirstExchange(err error, out string) bool {
+	return err != nil && errors.Is(err, context.DeadlineExceeded) &&
+		strings.Contains(out, "Bad wc status 5") &&
+		strings.Contains(out, "Failed to exchange data between server and clients")
 }
 
 // lastLine returns the last non-empty line of s.

@@ -425,3 +425,13 @@ func TestSiwServerTeardownError(t *testing.T) {
 	assert.False(t, siwServerTeardownError(ok))
 	assert.False(t, parsePerftest(failed).HaveLine, "the figures line with the error is not taken")
 }
+
+func TestSiwServerFailedFirstExchange(t *testing.T) {
+	// ib_send_bw -R's output in the CI run of 2026-11-27, and our client's error.
+	out := " Bad wc status 5\n Unable to write from socket/rdma_cm\n Failed to exchange data between server and clients\n"
+	err := fmt.Errorf("siw: perftest control message 1 (version): %w", context.DeadlineExceeded)
+	assert.True(t, siwServerFailedFirstExchange(err, out))
+	assert.False(t, siwServerFailedFirstExchange(nil, out), "our client succeeded")
+	assert.False(t, siwServerFailedFirstExchange(fmt.Errorf("x: %w", rdmap.ErrPeerClosed), out), "not the silent stall")
+	assert.False(t, siwServerFailedFirstExchange(err, ""), "the server that answered nothing is another case")
+}
