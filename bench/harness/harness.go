@@ -263,16 +263,19 @@ type server struct {
 
 // Default depths of Config.
 const (
-	// DefaultDepth is the single-stream depth: 64 operations (4 MiB of
-	// 64 KiB messages) in flight. A Read's window is its ORD times its
-	// size, and with 16 Reads of 64 KiB (1 MiB) the responder's send
-	// queue ran dry between a Response and the Request that the Read's
-	// completion let the client post: Read 0.78–0.88 of the raw flow over
-	// sctp-native and sctp-pion where 64 gave 0.92–1.03, Write and Send
-	// unchanged (harness --depth 16 and 64, two alternated pairs,
-	// 2026-11-27). ib_read_bw keeps the device's maximum outstanding (128
-	// on siw) and 128 operations of every kind in flight by default.
-	DefaultDepth = 64
+	// DefaultDepth is the single-stream depth: 128 operations (8 MiB of
+	// 64 KiB messages) in flight, perftest's default for its bandwidth
+	// tests (tx-depth 128; ib_read_bw keeps the device's maximum
+	// outstanding, 128 on siw). A Read's window is its ORD times its
+	// size: with 16 Reads of 64 KiB (1 MiB) the responder's send queue
+	// ran dry between a Response and the Request that the Read's
+	// completion let the client post (Read 0.78–0.88 of the raw flow
+	// over sctp-native and sctp-pion where 64 gave 0.92–1.03), and 64
+	// still held sctp-native's Read at 0.84–0.90 where 128 gave
+	// 0.92–1.07, its Write 0.82–0.87 against 0.98–1.08 (harness --depth
+	// 64 and 128, two alternated pairs, 2026-11-27; MPA and sctp-pion
+	// within their noise).
+	DefaultDepth = 128
 	// DefaultStreamDepth is the multistream measurements' depth (16 for
 	// one stream, 4 per stream for many).
 	DefaultStreamDepth = 16

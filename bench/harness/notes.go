@@ -162,6 +162,16 @@ harness's servers offer IRD 128, siw's maximum): two alternated pairs of
 ` + "`--depth 64`" + `: Read 0.83–0.84 and 0.92–1.02 over sctp-pion, 0.87–1.04 and
 1.03 over sctp-native, MPA 0.78–1.06 and 0.76–0.99 (TCP's two speeds);
 Write 0.95–1.07 and 0.97–1.04, Send 0.87–1.01 and 0.93–1.09.
+Since a later session of 2026-11-27 the depth is 128, perftest's
+tx-depth: sctp-native's Read at 64 stayed at 0.84–0.90 of raw (the
+committed run 0.88), and a CPU profile showed a Read costing no more CPU
+than a Write (60,000 of each, alternated: 2.22–2.51 against 2.11–2.36 s
+of both ends' CPU) while moving 10% less: the Read is paced by its
+window, not by work. Two alternated pairs of ` + "`--depth 64`" + ` and
+` + "`--depth 128`" + ` (` + "`--runs 3 --bytes 256M`" + `): sctp-native Read 0.84, 0.86 against
+1.07, 0.92 and Write 0.87, 0.82 against 0.98, 1.08; MPA (Read 1.00, 0.95
+against 0.65, 0.88: the raw TCP reference at 19–25 Gbit/s) and sctp-pion
+moved within their noise.
 
 **sctp-pion, ` + "`bench --bidir`" + `: the reverse direction runs at about half the
 forward one** (Write 64K, depth 16: forward 1.43, reverse 0.72 Gbit/s; reverse

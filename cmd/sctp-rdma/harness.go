@@ -33,7 +33,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	runs := fs.Int("runs", 3, "repetitions; the median is reported")
 	streams := fs.Int("streams", 256, "stream count of the multistream measurement")
 	iters := fs.Int("ping-iters", 2000, "round trips of the ping-pong measurements")
-	depth := fs.Int("depth", 0, "operations in flight per stream of the throughput measurements (Reads: the client's ORD; the servers offer IRD 128) (default 16)")
+	depth := fs.Int("depth", harness.DefaultDepth, fmt.Sprintf("operations in flight per stream of the single-stream throughput measurements (Reads: the client's ORD; the servers offer IRD %d)", harness.ServerIRD))
 	plots := fs.String("plots", "", "directory for the PNG plots (default: img beside --out; none without --out)")
 	noSweep := fs.Bool("no-sweep", false, "skip the size and stream-count sweeps (no plots)")
 	noSecure := fs.Bool("no-secure", false, "skip the secure modes (sctp-native over DTLS, mpa over TLS) against the clear")
@@ -106,7 +106,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *runs < 1 || *streams < 1 || *iters < 1 {
 		return usageError("--runs, --streams and --ping-iters must be positive")
 	}
-	if *depth < 0 || *depth > bench.MaxDepth {
+	if *depth < 1 || *depth > bench.MaxDepth {
 		return usageError("--depth %d: want 1..%d", *depth, bench.MaxDepth)
 	}
 	cfg := harness.Config{Size: sz, Bytes: int64(vol), Runs: *runs, ManyStreams: *streams, PingIters: *iters, Depth: *depth, Progress: stderr, NoSweep: *noSweep, NoSecure: *noSecure,
