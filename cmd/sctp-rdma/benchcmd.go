@@ -122,7 +122,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f clientFlags
 	f.register(fs, "64K")
 	testList := fs.String("test", "", "tests, comma separated (write, read, send, fetchadd, cmpswap, write-imm, all); also accepted as arguments")
-	fs.IntVar(&f.depth, "depth", 16, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+")")
+	fs.IntVar(&f.depth, "depth", bench.MaxDepth, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+"; perftest's tx-depth, 128 by default there too)")
 	f.depthFlag = true
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
