@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -428,4 +429,27 @@ func TestProgressLineNamesTestAndSize(t *testing.T) {
 	var quiet lockedBuffer
 	progress(context.Background(), false, &quiet, &ctr, "write 64K")()
 	assert.Empty(t, quiet.String())
+}
+
+// TestBenchDefaultsArePerftests: without flags, bench keeps perftest's
+// tx-depth of 128 operations in flight, and every command asks for and
+// offers 128 outstanding Reads (ib_read_bw's device maximum on siw).
+func TestBenchDefaultsArePerftests(t *testing.T) {
+	var f llpFlags
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	f.register(fs)
+	require.NoError(t, fs.Parse(nil))
+	o, err := f.options()
+	require.NoError(t, err)
+	assert.Equal(t, 128, o.IRD)
+	assert.Equal(t, 128, o.ORD)
+
+	addr, stop := serve(t, "--llp", "mpa")
+	defer stop()
+	code, out, errOut := runCLI("bench", "read", "--llp", "mpa", "--connect", addr, "-s", "4K", "-n", "300")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "Depth: 128")
+	code, out, errOut = runCLI("bench", "write", "--llp", "mpa", "--connect", addr, "-s", "4K", "-n", "300", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"depth":128`)
 }
