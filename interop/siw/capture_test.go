@@ -16,6 +16,17 @@ import (
 // revision 2, no CRC, no Markers, rping -C 3 with 64-octet buffers.
 const rpingPcap = "testdata/rping-siw.pcap"
 
+// rpingStallPcap is the connection of a failed run of our rping client
+// against siw's rping -s (scenario ours-client-vs-rping-s/rev2-enhanced-
+// nocrc, server port 7102), captured with siwcap in the siw VM on
+// 2026-11-27: 2 of 199 runs of the two rev2-enhanced scenarios failed
+// this way (docs/siw-interop.md, open questions). siw sent its MPA Reply
+// 29 ms after our Request; our first FPDU left 0.19 ms after the Reply
+// arrived and siw's TCP acknowledged it 47 ms later; then nothing came
+// from siw, no Terminate and no FIN, until our client gave up after 20 s
+// (TCP keepalive probes at 15 s, our RST at 20 s).
+const rpingStallPcap = "testdata/rping-siw-stall.pcap"
+
 // tcpPayloads returns the reassembled TCP payload of each direction of a
 // little-endian Ethernet pcap, keyed by source port (one connection per
 // capture; tcpFlows keys by both ports).
@@ -110,4 +121,43 @@ func TestCapture_RpingExchange(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 3*4, sends, "rping -C 3: four Sends per iteration")
+}
+
+// TestCapture_SiwStallsAfterItsReply pins down what the wire shows when
+// siw's rping server stalls: our client's side is the MPA Request and
+// rping's first message (the 16-octet advertisement Send, RFC 5040 §4.5),
+// which siw's TCP acknowledged; siw's side is its MPA Reply and nothing
+// after it. Our client did what RFC 5044 §7.1.2 allows (an Initiator may
+// send once it has the Reply), so the lost Send is siw's: the same stall
+// happens between two siw peers.
+func TestCapture_SiwStallsAfterItsReply(t *testing.T) {
+	streams := tcpPayloads(t, rpingStallPcap)
+	require.Len(t, streams, 2)
+	srv, ok := streams[7102]
+	require.True(t, ok)
+	rep, n, err := mpa.ParseFrame(srv)
+	require.NoError(t, err)
+	assert.True(t, rep.Reply)
+	assert.True(t, rep.Enhanced)
+	assert.False(t, rep.Reject)
+	assert.Equal(t, len(srv), n, "siw sent its MPA Reply and nothing after it")
+
+	var cli []byte
+	for port, b := range streams {
+		if port != 7102 {
+			cli = b
+		}
+	}
+	req, _, err := mpa.ParseFrame(cli)
+	require.NoError(t, err)
+	assert.False(t, req.Reply)
+	us := ulpdus(t, cli)
+	require.Len(t, us, 1, "our client sent its first message and waited for the server's")
+	h, hn, err := ddp.ParseUntaggedHeader(us[0])
+	require.NoError(t, err)
+	assert.Equal(t, rdmap.ControlByte(rdmap.OpSend), h.RsvdULP[0])
+	assert.Equal(t, uint32(rdmap.QNSend), h.QN)
+	assert.Equal(t, uint32(1), h.MSN)
+	_, _, err = ParseInfo(us[0][hn:])
+	require.NoError(t, err, "rping's advertisement")
 }

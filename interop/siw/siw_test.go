@@ -91,9 +91,11 @@ func TestSiwInterop(t *testing.T) {
 				cancel()
 				if attempt == 1 && siwDroppedFirstExchange(err, srv.output()) {
 					// Seen in about one CI run in three, each time in a
-					// different scenario, never twice in a row: rping's
-					// server reports a DISCONNECT while it waits for our
-					// first Send and keeps the connection open, so our
+					// different scenario, never twice in a row, and in 2
+					// of 199 runs of the rev2-enhanced scenarios in a
+					// loop: siw acknowledges our first Send and never
+					// delivers it, sends nothing more (no Terminate, no
+					// FIN), and rping's server reports a DISCONNECT; our
 					// client waits out its 20 s (docs/siw-interop.md,
 					// open questions). One more attempt, logged.
 					t.Logf("attempt 1: rping -s reported a DISCONNECT before our first Send was taken and kept the connection open (%v); once more", err)
@@ -393,11 +395,13 @@ func runInSiwVM(t *testing.T, runRegex string) {
 // siwDroppedFirstExchange reports the intermittent failure of an rping
 // scenario with our client: our client timed out waiting for the server's
 // first advertisement, and the rping server printed a DISCONNECT event
-// while it waited for ours (state 10, ERROR).
+// (followed, when it had time to print it before we read its output, by
+// "wait for RDMA_READ_ADV state 10", its QP in ERROR). The wire of such a
+// run (rpingStallPcap) shows siw's MPA Reply, our first Send acknowledged
+// by siw's TCP, and nothing more from siw.
 func siwDroppedFirstExchange(err error, serverOutput string) bool {
 	return err != nil && errors.Is(err, context.DeadlineExceeded) &&
-		strings.Contains(serverOutput, "server DISCONNECT EVENT") &&
-		strings.Contains(serverOutput, "wait for RDMA_READ_ADV state 10")
+		strings.Contains(serverOutput, "server DISCONNECT EVENT")
 }
 
 var knownGuestBug = regexp.MustCompile(`kernel BUG at drivers/infiniband/(core/iwcm\.c|sw/siw/[a-z_]+\.c):\d+`)
@@ -434,4 +438,15 @@ func TestSiwServerFailedFirstExchange(t *testing.T) {
 	assert.False(t, siwServerFailedFirstExchange(nil, out), "our client succeeded")
 	assert.False(t, siwServerFailedFirstExchange(fmt.Errorf("x: %w", rdmap.ErrPeerClosed), out), "not the silent stall")
 	assert.False(t, siwServerFailedFirstExchange(err, ""), "the server that answered nothing is another case")
+}
+
+func TestSiwDroppedFirstExchange(t *testing.T) {
+	err := fmt.Errorf("ping 0: waiting for RDMA_WRITE_ADV: %w", context.DeadlineExceeded)
+	// Both outputs of rping -s seen in the siw VM on 2026-11-27.
+	assert.True(t, siwDroppedFirstExchange(err, "server DISCONNECT EVENT...\nwait for RDMA_READ_ADV state 10\n"))
+	assert.True(t, siwDroppedFirstExchange(err, "server DISCONNECT EVENT...\n"))
+	assert.False(t, siwDroppedFirstExchange(err, ""), "a server that printed nothing")
+	assert.False(t, siwDroppedFirstExchange(nil, "server DISCONNECT EVENT...\n"))
+	assert.False(t, siwDroppedFirstExchange(fmt.Errorf("x: %w", rdmap.ErrPeerClosed), "server DISCONNECT EVENT...\n"),
+		"a connection the server closed is not the stall")
 }
