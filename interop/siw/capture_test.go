@@ -125,7 +125,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 
 // TestCapture_SiwStallsAfterItsReply pins down what the wire shows when
 // siw's rping server stalls: our client's side is the MPA Request and
-// rping's first message (the 16-octet advertisement Send, RFC 5040 §4.5),
+// rping's first message (the 16-octet advertisement Send, RFC 5040 §4.6),
 // which siw's TCP acknowledged; siw's side is its MPA Reply and nothing
 // after it. Our client did what RFC 5044 §7.1.2 allows (an Initiator may
 // send once it has the Reply), so the lost Send is siw's: the same stall

@@ -219,12 +219,14 @@ func perftestScenarios(t *testing.T, addr string) {
 					cancel()
 					if attempt == 1 && siwServerFailedFirstExchange(err, s.output()) {
 						// Seen once (ib_send_bw, CI of 2026-11-27) and once
-						// between siw peers (ib_read_bw): the siw server's
-						// QP went to ERROR before it answered our version
-						// message (its Send flushed, "Bad wc status 5"), the
-						// connection stayed open and no Terminate reached us,
-						// as in the rping scenarios (docs/siw-interop.md,
-						// open questions). Once more, logged; twice fails.
+						// between siw peers (ib_read_bw): the siw server
+						// never answered our version message, the connection
+						// stayed open and no Terminate reached us; its work
+						// requests were flushed ("Bad wc status 5") when its
+						// QP went to ERROR. The rping scenarios show the
+						// same, captured: siw acknowledges our first message
+						// and never delivers it (docs/siw-interop.md, open
+						// questions). Once more, logged; twice fails.
 						t.Logf("attempt 1: %s -R failed its first exchange (%v; output %q); once more", tool, err, s.output())
 						s.tryWait(t, time.Second)
 						continue
