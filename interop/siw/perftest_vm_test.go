@@ -145,8 +145,7 @@ func checkEcho(t *testing.T, printed perftestFigures, r PerftestResult) {
 
 // perftestScenarios runs in the VM (TestSiwInterop).
 func perftestScenarios(t *testing.T, addr string) {
-	port := 7300
-	nextPort := func() int { port++; return port }
+	nextPort := nextGuestPort
 	var rows []*perftestRow
 	record := func(verb, client, server, note string, cbw, sbw float64) {
 		for _, r := range rows {

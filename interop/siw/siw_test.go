@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +27,14 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// guestPorts hands out the VM's server ports: every scenario, and every
+// repetition of one under -test.count, listens on a port of its own (a
+// loop that gave each repetition the same ports once got no MPA Reply from
+// a new rping server on its predecessor's port).
+var guestPorts atomic.Int32
+
+func nextGuestPort() int { return 7100 + int(guestPorts.Add(1)) }
 
 // inGuest reports whether this binary runs in the siw VM
 // (scripts/vm/siw-guest.sh).
@@ -51,8 +60,7 @@ func TestSiwInterop(t *testing.T) {
 	setParam := func(t *testing.T, name, v string) {
 		require.NoError(t, os.WriteFile("/sys/module/siw/parameters/"+name, []byte(v), 0o644))
 	}
-	port := 7100
-	nextPort := func() int { port++; return port }
+	nextPort := nextGuestPort
 	const pings = 5
 
 	// Our client (MPA Initiator) against `rping -s` (siw Responder).
