@@ -128,8 +128,10 @@ func TestCapture_RpingExchange(t *testing.T) {
 // rping's first message (the 16-octet advertisement Send, RFC 5040 §4.6),
 // which siw's TCP acknowledged; siw's side is its MPA Reply and nothing
 // after it. Our client did what RFC 5044 §7.1.2 allows (an Initiator may
-// send once it has the Reply), so the lost Send is siw's: the same stall
-// happens between two siw peers.
+// send once it has the Reply), so the lost Send is siw's: siw_accept
+// (Linux 6.1 siw_cm.c) sends its Reply before it installs the QP's
+// data-ready callback, and an FPDU arriving in between meets the
+// connection manager's callback, which ignores data in RDMA mode.
 func TestCapture_SiwStallsAfterItsReply(t *testing.T) {
 	streams := tcpPayloads(t, rpingStallPcap)
 	require.Len(t, streams, 2)

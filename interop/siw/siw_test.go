@@ -406,7 +406,9 @@ func runInSiwVM(t *testing.T, runRegex string) {
 // (followed, when it had time to print it before we read its output, by
 // "wait for RDMA_READ_ADV state 10", its QP in ERROR). The wire of such a
 // run (rpingStallPcap) shows siw's MPA Reply, our first Send acknowledged
-// by siw's TCP, and nothing more from siw.
+// by siw's TCP, and nothing more from siw: siw_accept sends the Reply
+// before it installs the QP's data-ready callback, and the connection
+// manager's callback ignores data in RDMA mode (docs/siw-interop.md).
 func siwDroppedFirstExchange(err error, serverOutput string) bool {
 	return err != nil && errors.Is(err, context.DeadlineExceeded) &&
 		strings.Contains(serverOutput, "server DISCONNECT EVENT")
