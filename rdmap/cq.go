@@ -94,16 +94,16 @@ func (cq *CQ) Err() error {
 // the endpoint: if no call runs, push reserves the next one for it
 // (claimed; the caller then calls runClaimed). Otherwise a goroutine of
 // its own runs the handler, unless a run is already due.
-func (cq *CQ) push(c Completion, deferred bool) (overflow, claimed bool) {
+func (cq *CQ) push(c *Completion, deferred bool) (overflow, claimed bool) {
 	cq.mu.Lock()
 	if cq.ring.Len() == int(cq.depth) {
 		if cq.overflow == nil {
 			cq.overflow = new([]Completion)
 		}
-		*cq.overflow = append(*cq.overflow, c)
+		*cq.overflow = append(*cq.overflow, *c)
 		cq.overflowed, overflow = true, true
 	} else {
-		cq.ring.Push(c)
+		cq.ring.Push(*c)
 	}
 	spawn := false
 	if cq.handler.Load() != nil {

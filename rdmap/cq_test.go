@@ -14,7 +14,7 @@ func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 	cq := NewCQ(3)
 	assert.Equal(t, 3, cq.Depth())
 	for i := range 5 {
-		over, _ := cq.push(Completion{WRID: uint64(i)}, false)
+		over, _ := cq.push(&Completion{WRID: uint64(i)}, false)
 		assert.Equal(t, i >= 3, over)
 	}
 	require.ErrorIs(t, cq.Err(), ErrCQOverflow)
@@ -57,7 +57,7 @@ func TestCQ_PollWaitsAndCancels(t *testing.T) {
 	}
 	time.Sleep(5 * time.Millisecond)
 	for i := range 4 {
-		cq.push(Completion{WRID: uint64(i)}, false)
+		cq.push(&Completion{WRID: uint64(i)}, false)
 	}
 	wg.Wait()
 	close(got)
@@ -84,7 +84,7 @@ func TestCQ_LazyChannels(t *testing.T) {
 	cq := NewCQ(4)
 	assert.Nil(t, cq.wake)
 	assert.Nil(t, cq.notify)
-	cq.push(Completion{WRID: 1}, false)
+	cq.push(&Completion{WRID: 1}, false)
 	assert.Nil(t, cq.wake, "a push makes no channel")
 	select {
 	case <-cq.Notify():
@@ -110,7 +110,7 @@ func TestCQ_LazyChannels(t *testing.T) {
 		defer cq.mu.Unlock()
 		return cq.wake != nil
 	}, 5*time.Second, time.Millisecond)
-	cq.push(Completion{WRID: 2}, false)
+	cq.push(&Completion{WRID: 2}, false)
 	assert.Equal(t, uint64(2), (<-got).WRID)
 	select {
 	case <-cq.Notify():
@@ -139,11 +139,11 @@ func TestCQ_AfterReady(t *testing.T) {
 		c, _ := cq.TryPoll()
 		polled <- c
 	})
-	cq.push(Completion{WRID: 7}, false)
+	cq.push(&Completion{WRID: 7}, false)
 	got := []int{<-ran, <-ran}
 	assert.ElementsMatch(t, []int{1, 2}, got)
 	assert.Equal(t, uint64(7), (<-polled).WRID)
-	cq.push(Completion{WRID: 8}, false)
+	cq.push(&Completion{WRID: 8}, false)
 	select {
 	case v := <-ran:
 		t.Fatalf("f %d ran twice", v)

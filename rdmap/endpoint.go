@@ -481,8 +481,8 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 		wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now
 	}
 	e.mu.Lock()
-	r := e.newSendReqLocked()
-	*r = sendReq{wr: wr, waiter: waiter, helper: waiter != nil}
+	r := e.newSendReqLocked() // zeroed: only the fields set here are written
+	r.wr, r.waiter, r.helper = wr, waiter, waiter != nil
 	if err := e.admitSendLocked(r); err != nil {
 		e.releaseSendLocked(r)
 		e.mu.Unlock()
@@ -531,7 +531,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 			wr.Local = bytes.Clone(wr.Local)
 		}
 		r := e.newSendReqLocked()
-		*r = sendReq{wr: wr}
+		r.wr = wr
 		if err := e.admitSendLocked(r); err != nil {
 			e.releaseSendLocked(r)
 			if i > 0 {
@@ -618,8 +618,8 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	if e.rq.Len() >= int(e.rqDepth) {
 		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.Len(), ErrQueueFull)
 	}
-	r := e.newRecvReqLocked()
-	*r = recvReq{wr: wr, seq: e.recvSeq, waiter: waiter, helper: waiter != nil}
+	r := e.newRecvReqLocked() // zeroed, as newSendReqLocked's
+	r.wr, r.seq, r.waiter, r.helper = wr, e.recvSeq, waiter, waiter != nil
 	if _, err := e.recv.PostUntagged(QNSend, wr.Buf, r.seq); err != nil {
 		e.releaseRecvLocked(r)
 		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)
@@ -645,7 +645,7 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	for e.order.Len() > 0 && e.order.Front().done {
 		h := e.order.Pop()
 		if h.waiter != nil || !h.wr.Unsignaled || h.comp.Status != StatusSuccess {
-			e.emitLocked(e.sendCQ, h.waiter, h.comp)
+			e.emitLocked(e.sendCQ, h.waiter, &h.comp)
 		}
 		e.releaseSendLocked(h)
 		n++
@@ -655,7 +655,6 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	}
 }
 
-// newSendReqLocked returns a recycled request or a new one. mu is held.
 // partDone ends one part of a started endpoint: the receive side, the
 // transmit loop, the responder loop or the terminator. The last one leaves
 // the protection domain and closes Done.
@@ -686,6 +685,8 @@ func (e *Endpoint) AfterDone(f func()) {
 	go f()
 }
 
+// newSendReqLocked returns a recycled request or a new one, zeroed either
+// way (releaseSendLocked zeroes what it keeps). mu is held.
 func (e *Endpoint) newSendReqLocked() *sendReq {
 	if n := len(e.freeSend); n > 0 {
 		r := e.freeSend[n-1]
@@ -733,9 +734,9 @@ func (e *Endpoint) releaseRecvLocked(r *recvReq) {
 	e.freeRecv = append(e.freeRecv, r)
 }
 
-func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c Completion) {
+func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c *Completion) {
 	if waiter != nil {
-		waiter <- c // capacity 1, one completion per request
+		waiter <- *c // capacity 1, one completion per request
 		return
 	}
 	overflow, claimed := cq.push(c, e.rxEmit || e.txEmit)

@@ -219,7 +219,7 @@ func TestCQHandler_ConcurrentPushersNeverOverlap(t *testing.T) {
 	for i := range pushers {
 		wg.Go(func() {
 			for j := range each {
-				cq.push(Completion{WRID: uint64(i*each + j)}, false)
+				cq.push(&Completion{WRID: uint64(i*each + j)}, false)
 			}
 		})
 	}
@@ -228,7 +228,7 @@ func TestCQHandler_ConcurrentPushersNeverOverlap(t *testing.T) {
 	assert.Equal(t, int32(1), g.max.Load(), "handler calls overlapped")
 	// Removed: nothing runs it any more; completions wait for a poll.
 	cq.SetHandler(nil)
-	cq.push(Completion{WRID: 1}, false)
+	cq.push(&Completion{WRID: 1}, false)
 	time.Sleep(10 * time.Millisecond)
 	assert.Equal(t, int32(pushers*each), seen.Load())
 	assert.Equal(t, 1, cq.Len())
@@ -237,8 +237,8 @@ func TestCQHandler_ConcurrentPushersNeverOverlap(t *testing.T) {
 // A handler set on a CQ that already holds completions is called for them.
 func TestCQHandler_SetOnNonEmptyCQ(t *testing.T) {
 	cq := NewCQ(4)
-	cq.push(Completion{WRID: 1}, false)
-	cq.push(Completion{WRID: 2}, false)
+	cq.push(&Completion{WRID: 1}, false)
+	cq.push(&Completion{WRID: 2}, false)
 	got := make(chan uint64, 4)
 	cq.SetHandler(func() {
 		for {

@@ -319,7 +319,7 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 	}
 	e.rq.Pop()
 	e.rxEmitBegin()
-	e.emitLocked(e.recvCQ, r.waiter, c)
+	e.emitLocked(e.recvCQ, r.waiter, &c)
 	e.rxEmitEnd()
 	e.releaseRecvLocked(r)
 	e.checkOverflowLocked()

@@ -438,7 +438,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	s.openRes = res
 	s.counted = true
 	s.setState(ssInitSent)
-	sl.cur = s
+	sl.cur.Store(s)
 	sl.mu.Unlock()
 	a.sessionStarted()
 
@@ -492,11 +492,10 @@ func (a *Association) MarkErroneous(sid uint16) error {
 	}
 	sl := a.slot(sid)
 	sl.mu.Lock()
-	if !sl.erroneous {
+	if !sl.erroneous.Swap(true) {
 		a.ctr.erroneous.Add(1)
 	}
-	sl.erroneous = true
-	s := sl.cur
+	s := sl.cur.Load()
 	sl.mu.Unlock()
 	if s != nil && !s.closePending.Load() {
 		s.requestTerminate()
@@ -701,7 +700,7 @@ func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh
 		s.mu.Unlock()
 	}
 	sl.mu.Lock()
-	sl.cur = s
+	sl.cur.Store(s)
 	sl.mu.Unlock()
 	s.receive(ppid, b)
 	return s
@@ -755,7 +754,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	s.closePending.Store(true)
 	s.mu.Unlock()
 	sl.mu.Lock()
-	sl.cur = s
+	sl.cur.Store(s)
 	sl.mu.Unlock()
 	s.requestTerminate()
 	return nil

@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
@@ -19,15 +20,16 @@ type slot struct {
 	// session's llp.Handler.
 	rxMu sync.Mutex
 
-	mu        sync.Mutex // guards the fields below
-	cur       *Session
-	erroneous bool
+	// mu serialises the changes of cur and erroneous and the decisions
+	// made on them (slotAvailable); every chunk received reads both
+	// (current) without it.
+	mu        sync.Mutex
+	cur       atomic.Pointer[Session]
+	erroneous atomic.Bool
 }
 
 func (sl *slot) current() (*Session, bool) {
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	return sl.cur, sl.erroneous
+	return sl.cur.Load(), sl.erroneous.Load()
 }
 
 // streamFreer is implemented by transports that know when a reset stream
@@ -43,10 +45,10 @@ type streamFreer interface {
 // reused for another DDP Stream Session while any Data Chunk from a prior
 // session might be outstanding").
 func (a *Association) slotAvailable(sl *slot, now time.Time) error {
-	if sl.erroneous {
+	if sl.erroneous.Load() {
 		return ErrErroneous
 	}
-	if sl.cur != nil && !sl.cur.over(now, a.cfg.QuietTime) {
+	if cur := sl.cur.Load(); cur != nil && !cur.over(now, a.cfg.QuietTime) {
 		return backend.ErrStreamInUse
 	}
 	if f, ok := a.t.(streamFreer); ok && !f.StreamFree(sl.sid) {

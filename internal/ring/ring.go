@@ -16,12 +16,18 @@ type Ring[T any] struct {
 	s *store[T]
 }
 
-// store is the storage of a Ring that has held something.
+// store is the storage of a Ring that has held something. The length of
+// buf is a power of two (it starts at two and doubles): an index wraps
+// with a mask, not a division (a 64-bit division is tens of cycles, and
+// every message passes through several rings).
 type store[T any] struct {
 	buf  []T
 	head int32
 	n    int32 // at most 2^31-1 elements
 }
+
+// at is the index in buf of the i-th element from the head.
+func (s *store[T]) at(i int) int { return (int(s.head) + i) & (len(s.buf) - 1) }
 
 // Len returns the number of elements.
 func (q *Ring[T]) Len() int {
@@ -45,18 +51,18 @@ func (q *Ring[T]) Push(v T) {
 		size := max(2, 2*len(s.buf)) // an idle stream holds one or two entries
 		nb := make([]T, size)
 		for i := range int(s.n) {
-			nb[i] = s.buf[(int(s.head)+i)%len(s.buf)]
+			nb[i] = s.buf[s.at(i)]
 		}
 		s.buf, s.head = nb, 0
 	}
-	s.buf[(int(s.head)+int(s.n))%len(s.buf)] = v
+	s.buf[s.at(int(s.n))] = v
 	s.n++
 }
 
 // At returns the i-th element from the front; 0 <= i < Len.
 func (q *Ring[T]) At(i int) T {
 	s := q.s
-	return s.buf[(int(s.head)+i)%len(s.buf)]
+	return s.buf[s.at(i)]
 }
 
 // Front returns the oldest element; the Ring must not be empty.
@@ -70,7 +76,7 @@ func (q *Ring[T]) Pop() T {
 	s := q.s
 	v := s.buf[s.head]
 	s.buf[s.head] = zero
-	s.head = int32((int(s.head) + 1) % len(s.buf))
+	s.head = int32(s.at(1))
 	s.n--
 	return v
 }

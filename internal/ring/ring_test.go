@@ -37,6 +37,8 @@ func TestRing_OrderAcrossGrowthAndWrap(t *testing.T) {
 			want++
 		}
 		require.Equal(t, next-want, q.Len())
+		n := len(q.s.buf)
+		require.Zero(t, n&(n-1), "the storage's length is a power of two (indexes wrap with a mask): %d", n)
 		for i := range q.Len() {
 			require.Equal(t, want+i, *q.At(i))
 		}
