@@ -3,6 +3,7 @@ package ddp
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
@@ -89,6 +90,25 @@ func FuzzParseSegment(f *testing.F) {
 		}
 		if s.HeaderLen+len(s.Payload) != len(b) {
 			t.Fatalf("header %d + payload %d != %d", s.HeaderLen, len(s.Payload), len(b))
+		}
+		// A Segment reused from an earlier parse (the receiver's scratch)
+		// comes out as a fresh one, and either equals what the header
+		// parsers give.
+		dirty := Segment{Tagged: !s.Tagged, HeaderLen: 99, Payload: []byte{1},
+			Tag:   TaggedHeader{Last: true, RsvdULP: 7, STag: 7, TO: 7},
+			Untag: UntaggedHeader{Last: true, RsvdULP: [5]byte{7}, QN: 7, MSN: 7, MO: 7}}
+		if err := ParseSegment(b, &dirty); err != nil || !reflect.DeepEqual(dirty, s) {
+			t.Fatalf("reused segment %+v (%v), fresh %+v", dirty, err, s)
+		}
+		want1 := Segment{Tagged: s.Tagged, HeaderLen: s.HeaderLen, Payload: b[s.HeaderLen:]}
+		var herr error
+		if s.Tagged {
+			want1.Tag, _, herr = ParseTaggedHeader(b)
+		} else {
+			want1.Untag, _, herr = ParseUntaggedHeader(b)
+		}
+		if herr != nil || !reflect.DeepEqual(want1, s) {
+			t.Fatalf("segment %+v, header parser %+v (%v)", s, want1, herr)
 		}
 		want := append([]byte{}, b...)
 		want[0] &^= byte(ControlRsvdMask)

@@ -237,14 +237,20 @@ func (cq *CQ) overflowLen() int {
 
 // popLocked removes the oldest completion; cq.mu held, n > 0.
 func (cq *CQ) popLocked() Completion {
-	c := cq.ring.Pop()
+	var c Completion
+	cq.popToLocked(&c)
+	return c
+}
+
+// popToLocked removes the oldest completion into *dst; cq.mu held, n > 0.
+func (cq *CQ) popToLocked(dst *Completion) {
+	cq.ring.PopTo(dst)
 	if cq.overflowLen() > 0 {
 		o := *cq.overflow
 		cq.ring.Push(o[0])
 		o[0] = Completion{}
 		*cq.overflow = o[1:]
 	}
-	return c
 }
 
 // TryPoll returns the oldest completion, if any, without blocking.
@@ -261,12 +267,12 @@ func (cq *CQ) TryPoll() (Completion, bool) {
 // returns how many.
 func (cq *CQ) PollN(dst []Completion) int {
 	cq.mu.Lock()
-	defer cq.mu.Unlock()
 	k := 0
 	for k < len(dst) && cq.ring.Len() > 0 {
-		dst[k] = cq.popLocked()
+		cq.popToLocked(&dst[k])
 		k++
 	}
+	cq.mu.Unlock()
 	return k
 }
 

@@ -68,6 +68,17 @@ func (q *Ring[T]) At(i int) T {
 // Front returns the oldest element; the Ring must not be empty.
 func (q *Ring[T]) Front() T { return q.s.buf[q.s.head] }
 
+// PopTo removes the oldest element into *dst, as Pop does, without the
+// copies a returned value costs a large T; the Ring must not be empty.
+func (q *Ring[T]) PopTo(dst *T) {
+	var zero T
+	s := q.s
+	*dst = s.buf[s.head]
+	s.buf[s.head] = zero
+	s.head = int32(s.at(1))
+	s.n--
+}
+
 // Pop removes and returns the oldest element; the Ring must not be empty.
 // The slot it leaves holds the zero T: the Ring keeps no reference to what
 // it handed out (a ULP's buffer, a request).
