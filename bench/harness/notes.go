@@ -277,27 +277,31 @@ stack called errors.Is for every DATA chunk the reassembler accepted.
 **The three layers' own CPU per round trip (2026-11-27, last session).**
 ` + "`BenchmarkStackPingPong64`" + ` (package sctpllp) runs the Send ping-pong
 through rdmap, ddp and the adaptation over a backend that delivers on the
-benchmark's goroutine (no stack, no system call, no wake-up): 750–825 ns
-per round trip, 0 allocations, of which uncontended locks 18% and copies
-of request and completion structures most of the rest. Three changes:
-the rings every message passes through wrap their index with a mask (the
-storage's length is a power of two) instead of a 64-bit division;
-requests are taken from the free lists zeroed and only their set fields
-written; the adaptation reads a stream's current session and erroneous
-label atomically instead of under a lock per chunk; completions go to a
-CQ by pointer. Four alternated pairs of binaries: 752–786 → 713–742 ns.
-The real round trip's **median** (what the harness reports) is steady
-here where the mean is not: 50,000 RDMA round trips in one process each,
-ten alternated pairs of binaries: 16.05–16.21 µs (median 16.08) before,
-15.92–16.04 after (median 15.99, one outlier 16.69), against a raw
-median of 14.3–14.5 µs: 1.11 of raw from 1.12. Mean round trips moved
-between 20 and 24 µs from run to run in both. The rest of the gap is the
-cross-processor cost of the same work (the profile above: the layers' CPU
-per round trip is 2–3 times the benchmark's when the goroutines of the
-two ends move between the two processors) and the extra thread wake-ups
-it causes; GOMAXPROCS=1 makes both paths faster without changing the
-ratio (mean round trips of 100,000 in one process, raw then RDMA, six
-pairs: raw 14.5–15.7 µs, RDMA 16.3–17.1, ratios 1.04–1.15).
+benchmark's goroutine (no stack, no system call, no wake-up): 750–760 ns
+per round trip at the start of the session (0 allocations), uncontended
+locks 18% of it and copies of request and completion structures most of
+the rest. Cut to 544–564 ns (four alternated pairs of binaries;
+` + "`BenchmarkHandlerPingPong64`" + `, rdmap and ddp alone, 606–650 → 387 ns):
+an unsignaled Send, Write or Immediate posted to an idle endpoint is
+issued by its poster without entering the send queue and the submission
+order (rdmap's issueQuickLocked: no request pushed, popped, completed and
+zeroed for a message that reports nothing; the one-writer rule, Close and
+the send queue's depth still see it, and a failure flushes it); a
+well-formed DDP header is parsed in place; the rings every message passes
+through wrap with a mask instead of a 64-bit division; completions reach
+and leave a CQ without intermediate copies; the adaptation reads a
+stream's session without a lock per chunk. The real round trip's median
+(what the harness reports; steady here where the mean is not) followed:
+` + "`sctp-rdma harness --llp sctp-native --no-sweep --no-secure --runs 5 --bytes 32M`" + `,
+three alternated pairs of binaries, the session's first commit against
+its last: RDMA 16.05–16.09 µs (1.11 of raw in each) against 15.88–15.91
+(1.09, 1.10, 1.10), raw 14.4–14.9. 50,000 round trips in one process each,
+twelve alternated pairs: median 16.01 → 15.81 µs. What is left is the
+same work done on the other processor half the time (the layers' CPU per
+round trip in the real run is twice the benchmark's) and the thread
+wake-ups it causes; GOMAXPROCS=1 makes both paths faster without changing
+the ratio (six pairs of 100,000 round trips in one process: raw
+14.5–15.7 µs, RDMA 16.3–17.1, ratios 1.04–1.15).
 
 **RDMA Read 64K with CQ handlers (2026-11-27).** The Read completion is
 made by its Response arriving: taken in the send CQ's handler, the next
@@ -337,6 +341,23 @@ in A/B runs on the loaded host the ratio varied between 0.7 and 1.1 with
 and without the barrier, so no gain is claimed. MPA (256 TCP connections,
 each with a receive and a transmit goroutine, on 2 cores) was not profiled
 within the time box.
+
+**sctp-native, 256 streams against one (2026-11-27, last session):** 0.93 in
+a harness run with the server in its own process (five runs: 0.63, 1.00,
+0.92, 0.93, 0.94). In one process, RDMA Write 64K, 2 GiB each: one stream
+at depth 16 moved 21.3–23.8 Gbit/s, 256 streams at depth 4 each 17.1–18.7
+(0.80). Their CPU profiles differ in one place: memmove took 0.33 s for the
+256 streams against 0.11 s for the one stream, the same octets (the
+stack's copy of the user's data into the packet buffers it keeps for
+retransmission, and DDP's placement into the sink regions), three times
+as long per octet: 256 regions of 64 KiB at the receiver (16 MiB) and
+4 MiB of packet buffers in flight do not stay in this processor's caches,
+one 64 KiB region and 1 MiB do. Two variants changed nothing measurable:
+one source buffer shared by all 256 streams (two alternated pairs: 18.3–18.6
+against 18.7–19.0 Gbit/s) and a 1 MiB send buffer instead of 4 MiB (17.1–17.8
+against 17.5–17.6). perftest has a buffer per QP too (without
+--mr_per_qp one MR, a slice of it for each QP: create_mr); on an RNIC
+both copies are DMA, here they are the CPU's. Left as measured.
 
 **sctp-native, raw against TCP ≥ 0.6** (0.44–0.65 in the runs of 2026-11-26;
 0.52–0.65 on 2026-11-27 after the two changes below; raw TCP itself moved
