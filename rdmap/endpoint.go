@@ -487,7 +487,8 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 	}
 	e.mu.Lock()
 	if waiter == nil && e.quickLocked(&wr) {
-		return nil, e.issueQuickLocked(&wr)
+		e.issueQuickLocked(&wr)
+		return nil, nil
 	}
 	r := e.newSendReqLocked() // zeroed: only the fields set here are written
 	r.wr, r.waiter, r.helper = wr, waiter, waiter != nil
@@ -537,9 +538,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 		if wr.Inline {
 			wr.Local = bytes.Clone(wr.Local)
 		}
-		if err := e.issueQuickLocked(&wr); err != nil {
-			return 0, err
-		}
+		e.issueQuickLocked(&wr)
 		return 1, nil
 	}
 	idle := e.sq.Len() == 0
@@ -606,9 +605,9 @@ func (e *Endpoint) quickLocked(wr *SendWR) bool {
 // zeroed again) was a tenth of the layers' CPU per round trip. issuing
 // keeps the one-writer rule meanwhile: the transmit loop and other posters
 // queue behind it, and Close waits for it. A failure takes the endpoint
-// down and completes wr as flushed (RFC 5040 §5.4). mu is held on entry
-// and released on return.
-func (e *Endpoint) issueQuickLocked(wr *SendWR) error {
+// down and completes wr as flushed (RFC 5040 §5.4): the post itself
+// succeeded. mu is held on entry and released on return.
+func (e *Endpoint) issueQuickLocked(wr *SendWR) {
 	r := e.newSendReqLocked()
 	r.wr, r.issued = *wr, true
 	e.issuing, e.issuingReq, e.quick = true, r, true
@@ -635,7 +634,6 @@ func (e *Endpoint) issueQuickLocked(wr *SendWR) error {
 		e.freeSend = append(e.freeSend, r)
 	}
 	e.mu.Unlock()
-	return nil
 }
 
 // closedErrLocked is the error of a post to an endpoint that is closing
