@@ -482,13 +482,15 @@ func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error)
 	if err := wr.validate(); err != nil {
 		return nil, err
 	}
-	if wr.Inline {
-		wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now
-	}
 	e.mu.Lock()
 	if waiter == nil && e.quickLocked(&wr) {
+		// Issued before PostSend returns: an Inline request's buffer is
+		// free again without a copy.
 		e.issueQuickLocked(&wr)
 		return nil, nil
+	}
+	if wr.Inline {
+		wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now (at most MaxInline octets)
 	}
 	r := e.newSendReqLocked() // zeroed: only the fields set here are written
 	r.wr, r.waiter, r.helper = wr, waiter, waiter != nil
@@ -534,11 +536,9 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 	}
 	e.mu.Lock()
 	if len(wrs) == 1 && e.quickLocked(&wrs[0]) {
-		wr := wrs[0]
-		if wr.Inline {
-			wr.Local = bytes.Clone(wr.Local)
-		}
-		e.issueQuickLocked(&wr)
+		// Issued before PostSends returns: an Inline request's buffer is
+		// free again without a copy, and the caller's slice is not kept.
+		e.issueQuickLocked(&wrs[0])
 		return 1, nil
 	}
 	idle := e.sq.Len() == 0

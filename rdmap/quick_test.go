@@ -61,7 +61,17 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	p.a.mu.Lock()
 	assert.Equal(t, free, len(p.a.freeSend), "the same request, reused")
 	p.a.mu.Unlock()
-	assert.Equal(t, uint64(2), p.a.Stats().Sent[OpSend])
+
+	// Inline (the caller may reuse its buffer once the post returns): the
+	// quick issue has handed the data to the LLP by then, no copy needed.
+	require.NoError(t, p.b.PostRecv(RecvWR{ID: 0, Buf: bufs[0]}))
+	msg := []byte("inline")
+	require.NoError(t, p.a.PostSend(SendWR{Op: WRSend, Local: msg, Inline: true, Unsignaled: true}))
+	copy(msg, "XXXXXX")
+	c = poll(t, p.rcqB)
+	require.NoError(t, c.Err)
+	assert.Equal(t, "inline", string(bufs[c.WRID][:c.Length]))
+	assert.Equal(t, uint64(3), p.a.Stats().Sent[OpSend])
 }
 
 // Signaled, larger and quick requests posted together from several
