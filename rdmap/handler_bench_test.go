@@ -1,14 +1,13 @@
-package rdmap
+package rdmap_test
 
 import (
-	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/rdmap/rdmaptest"
 )
 
 // stepPipe is one end of an LLP pair that delivers nothing by itself: the
@@ -86,87 +85,17 @@ func (p *stepPipe) Info() llp.Info { return llp.Info{Kind: "step"} }
 // goroutine: the CPU rdmap and ddp spend per round trip (two unsignaled
 // Sends, two receives and their completions), 0 allocations.
 func BenchmarkHandlerPingPong64(b *testing.B) {
-	dev := NewDevice(DeviceOptions{})
 	pa, pb := newStepPair()
-	a, err := dev.AllocPD().NewEndpoint(pa, EndpointConfig{})
+	pp, err := rdmaptest.StartPingPong(pa, pb, 64, b.N)
 	require.NoError(b, err)
-	e2, err := dev.AllocPD().NewEndpoint(pb, EndpointConfig{})
-	require.NoError(b, err)
-	msg := make([]byte, 64)
-	bufA, bufB := make([]byte, 64), make([]byte, 64)
-	require.NoError(b, a.PostRecv(RecvWR{Buf: bufA}))
-	require.NoError(b, e2.PostRecv(RecvWR{Buf: bufB}))
-	var rounds int
-	var failed error
-	var comps [4]Completion
-	// The Sends are unsignaled (perftest signals only every cq_mod-th):
-	// a completion on the send CQ is a failure.
-	drain := func(cq *CQ) {
-		for n := cq.PollN(comps[:]); n > 0; n = cq.PollN(comps[:]) {
-			if failed == nil {
-				failed = fmt.Errorf("send completion %+v", comps[0])
-			}
-		}
-	}
-	answer := func(e *Endpoint, buf []byte, count bool) func() {
-		return func() {
-			drain(e.SendCQ())
-			for {
-				n := e.RecvCQ().PollN(comps[:])
-				for _, c := range comps[:n] {
-					if c.Err != nil {
-						failed = c.Err
-						return
-					}
-					if count {
-						rounds++
-					}
-					if err := e.PostRecv(RecvWR{Buf: buf}); err != nil {
-						failed = err
-						return
-					}
-					if count && rounds >= b.N {
-						return
-					}
-					if err := e.PostSend(SendWR{Op: WRSend, Local: msg, Unsignaled: true}); err != nil {
-						failed = err
-						return
-					}
-				}
-				if n < len(comps) {
-					return
-				}
-			}
-		}
-	}
-	a.RecvCQ().SetHandler(answer(a, bufA, true))
-	e2.RecvCQ().SetHandler(answer(e2, bufB, false))
-	require.NoError(b, a.Start())
-	require.NoError(b, e2.Start())
 	b.Cleanup(func() {
-		_ = a.Abort()
-		_ = e2.Abort()
+		pp.Abort()
 		<-pa.done
 		<-pb.done
-		<-a.Done()
-		<-e2.Done()
 	})
 	b.ReportAllocs()
 	b.ResetTimer()
-	require.NoError(b, a.PostSend(SendWR{Op: WRSend, Local: msg, Unsignaled: true}))
-	// The first Send may wait for the transmit goroutine (the endpoint
-	// issues requests itself once it is ready); later ones are issued by
-	// the handlers, on this goroutine.
-	for idle := 0; rounds < b.N && failed == nil; {
-		if pb.step() || pa.step() {
-			idle = 0
-			continue
-		}
-		if idle++; idle > 1e6 {
-			b.Fatalf("ping-pong stalled after %d rounds", rounds)
-		}
-		runtime.Gosched()
-	}
+	err = pp.Run(func() bool { return pb.step() || pa.step() })
 	b.StopTimer()
-	require.NoError(b, failed)
+	require.NoError(b, err)
 }

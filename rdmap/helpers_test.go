@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
@@ -214,3 +215,37 @@ func newVictim(t testing.TB, cfg EndpointConfig, setup func(v *victim)) *victim 
 }
 
 func newPipes() (*llptest.Pipe, *llptest.Pipe) { return llptest.NewPair() }
+
+// startOver starts an endpoint over s and its peer over peerStream (the
+// other end of s's pipe), calling prepare first (posting receives, say),
+// and aborts both when the test ends.
+func startOver(t testing.TB, s, peerStream llp.Stream, prepare func(ep, peer *Endpoint)) (ep, peer *Endpoint) {
+	t.Helper()
+	ep, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(s, EndpointConfig{})
+	require.NoError(t, err)
+	peer, err = NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(peerStream, EndpointConfig{})
+	require.NoError(t, err)
+	if prepare != nil {
+		prepare(ep, peer)
+	}
+	require.NoError(t, ep.Start())
+	require.NoError(t, peer.Start())
+	t.Cleanup(func() {
+		_ = ep.Abort()
+		_ = peer.Abort()
+		waitDone(t, ep)
+		waitDone(t, peer)
+	})
+	return ep, peer
+}
+
+// waitIdleTx waits until the endpoint's start is over (the transmit loop
+// sent the RTR and ended): the send queue is idle.
+func waitIdleTx(t *testing.T, e *Endpoint) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.txReady && !e.issuing && !e.txRunning
+	}, 5*time.Second, time.Millisecond)
+}

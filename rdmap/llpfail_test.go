@@ -39,23 +39,11 @@ func (f *failingStream) SendSegment(hdr, payload []byte) error {
 func TestEndpoint_SendPathLLPErrorIsLayer2_RFC5040_4_8(t *testing.T) {
 	a, b := llptest.NewPair()
 	fs := &failingStream{Pipe: a}
-	pd := NewDevice(DeviceOptions{}).AllocPD()
-	ep, err := pd.NewEndpoint(fs, EndpointConfig{})
-	require.NoError(t, err)
-	peer, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(b, EndpointConfig{})
-	require.NoError(t, err)
-	require.NoError(t, ep.Start())
-	require.NoError(t, peer.Start())
-	t.Cleanup(func() {
-		_ = ep.Abort()
-		_ = peer.Abort()
-		waitDone(t, ep)
-		waitDone(t, peer)
-	})
+	ep, _ := startOver(t, fs, b, nil)
 	fs.broken.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = ep.Send(ctx, []byte("x"))
+	err := ep.Send(ctx, []byte("x"))
 	require.ErrorIs(t, err, ErrFlushed)
 	waitDone(t, ep)
 	var te *TerminateError

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -186,7 +185,9 @@ func TestOrdering_RFC7306_7_AtomicsInOrder(t *testing.T) {
 // complete once DDP has it) is in the CQ when PostSend returns; requests
 // posted meanwhile from other goroutines still reach the peer once each,
 // in the order each goroutine posted them (rule 13), with a Send larger
-// than the inline limit among them going through the transmit loop.
+// than the inline limit among them going through the transmit loop, and
+// the unsignaled ones among them through issueQuickLocked when they find
+// the endpoint idle.
 func TestInlineIssue(t *testing.T) {
 	p := newPair(t, EndpointConfig{SQDepth: 1024}, EndpointConfig{RQDepth: 1024})
 	defer p.close(t)
@@ -198,11 +199,7 @@ func TestInlineIssue(t *testing.T) {
 	payload := func(c Completion) []byte { return bufs[c.WRID][:c.Length] }
 	// The send queue is idle once the start is over (the transmit loop
 	// may still be sending the RTR of the start on a loaded host).
-	require.Eventually(t, func() bool {
-		p.a.mu.Lock()
-		defer p.a.mu.Unlock()
-		return p.a.txReady && !p.a.issuing && !p.a.txRunning
-	}, 5*time.Second, time.Millisecond)
+	waitIdleTx(t, p.a)
 	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("inline")}))
 	c, ok := p.cqA.TryPoll()
 	require.True(t, ok, "the completion is there when PostSend returns")
@@ -220,7 +217,9 @@ func TestInlineIssue(t *testing.T) {
 				if i%30 == 29 {
 					msg = append(msg, make([]byte, inlineIssueMax+1)...) // through the loop
 				}
-				assert.NoError(t, p.a.PostSend(SendWR{ID: uint64(w<<16 | i), Op: WRSend, Local: msg}))
+				// Two in three unsignaled: posted to an idle endpoint,
+				// those are issued without queueing (issueQuickLocked).
+				assert.NoError(t, p.a.PostSend(SendWR{ID: uint64(w<<16 | i), Op: WRSend, Local: msg, Unsignaled: i%3 != 0}))
 			}
 		}()
 	}
@@ -234,8 +233,16 @@ func TestInlineIssue(t *testing.T) {
 		assert.Equal(t, next[w], i, "writer %d's Sends arrive in its order", w)
 		next[w] = i + 1
 	}
-	for range writers * each {
+	// Only the signaled ones complete (rule 15: in each writer's order).
+	last := []int{-1, -1, -1}
+	for range writers * each / 3 {
 		c := poll(t, p.cqA)
 		require.NoError(t, c.Err)
+		w, i := int(c.WRID>>16), int(c.WRID&0xffff)
+		assert.Zero(t, i%3, "only signaled requests complete")
+		assert.Greater(t, i, last[w], "writer %d's completions in its order", w)
+		last[w] = i
 	}
+	_, ok = p.cqA.TryPoll()
+	assert.False(t, ok)
 }

@@ -2,7 +2,6 @@ package rdmap
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,17 +11,6 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
-
-// waitIdleTx waits until the endpoint's start is over (the transmit loop
-// sent the RTR and ended): the send queue is idle.
-func waitIdleTx(t *testing.T, e *Endpoint) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return e.txReady && !e.issuing && !e.txRunning
-	}, 5*time.Second, time.Millisecond)
-}
 
 // An unsignaled Send posted to an idle endpoint is issued by the poster
 // without entering the queues (issueQuickLocked): it has reached the peer
@@ -74,85 +62,13 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	assert.Equal(t, uint64(3), p.a.Stats().Sent[OpSend])
 }
 
-// Signaled, larger and quick requests posted together from several
-// goroutines keep each poster's order (RFC 5040 §5.5 rule 13), and every
-// signaled one completes, in submission order per poster (rule 15).
-func TestQuickIssue_MixedPostersKeepOrder(t *testing.T) {
-	p := newPair(t, EndpointConfig{SQDepth: 1024}, EndpointConfig{RQDepth: 1024})
-	const writers, each = 3, 120
-	bufs := make([][]byte, writers*each)
-	for i := range bufs {
-		bufs[i] = make([]byte, inlineIssueMax+16)
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
-	}
-	waitIdleTx(t, p.a)
-	var wg sync.WaitGroup
-	signaled := make([]int, writers)
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				msg := []byte{byte(w), byte(i)}
-				if i%40 == 39 {
-					msg = append(msg, make([]byte, inlineIssueMax+1)...) // through the loop
-				}
-				unsig := i%3 != 0
-				if !unsig {
-					signaled[w]++
-				}
-				assert.NoError(t, p.a.PostSend(SendWR{ID: uint64(w<<16 | i), Op: WRSend, Local: msg, Unsignaled: unsig}))
-			}
-		}()
-	}
-	wg.Wait()
-	next := make([]int, writers)
-	for range writers * each {
-		c := poll(t, p.rcqB)
-		require.NoError(t, c.Err)
-		b := bufs[c.WRID][:c.Length]
-		w, i := int(b[0]), int(b[1])
-		assert.Equal(t, next[w], i, "writer %d's Sends arrive in its order", w)
-		next[w] = i + 1
-	}
-	last := make([]int, writers)
-	for i := range last {
-		last[i] = -1
-	}
-	total := 0
-	for _, n := range signaled {
-		total += n
-	}
-	for range total {
-		c := poll(t, p.cqA)
-		require.NoError(t, c.Err)
-		w, i := int(c.WRID>>16), int(c.WRID&0xffff)
-		assert.Zero(t, i%3, "only signaled requests complete")
-		assert.Greater(t, i, last[w], "writer %d's completions in its order", w)
-		last[w] = i
-	}
-	_, ok := p.cqA.TryPoll()
-	assert.False(t, ok)
-}
-
 // A quick Send that the LLP refuses is not lost: the endpoint goes down
 // with the LLP's error and the Send completes flushed on the send CQ
 // (RFC 5040 §5.4), unsignaled or not.
 func TestQuickIssue_LLPFailureFlushes(t *testing.T) {
 	a, b := llptest.NewPair()
 	fs := &failingStream{Pipe: a}
-	ep, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(fs, EndpointConfig{})
-	require.NoError(t, err)
-	peer, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(b, EndpointConfig{})
-	require.NoError(t, err)
-	require.NoError(t, ep.Start())
-	require.NoError(t, peer.Start())
-	t.Cleanup(func() {
-		_ = ep.Abort()
-		_ = peer.Abort()
-		waitDone(t, ep)
-		waitDone(t, peer)
-	})
+	ep, _ := startOver(t, fs, b, nil)
 	waitIdleTx(t, ep)
 	fs.broken.Store(true)
 	require.NoError(t, ep.PostSend(SendWR{ID: 7, Op: WRSend, Local: []byte("x"), Unsignaled: true}))
@@ -174,19 +90,9 @@ func TestQuickIssue_LLPFailureFlushes(t *testing.T) {
 func TestQuickIssue_CloseWaitsForIt(t *testing.T) {
 	a, b := llptest.NewPair()
 	gate := &gatedStream{Pipe: a, entered: make(chan struct{}), release: make(chan struct{})}
-	ep, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(gate, EndpointConfig{})
-	require.NoError(t, err)
-	peer, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(b, EndpointConfig{})
-	require.NoError(t, err)
 	buf := make([]byte, 16)
-	require.NoError(t, peer.PostRecv(RecvWR{ID: 3, Buf: buf}))
-	require.NoError(t, ep.Start())
-	require.NoError(t, peer.Start())
-	t.Cleanup(func() {
-		_ = ep.Abort()
-		_ = peer.Abort()
-		waitDone(t, ep)
-		waitDone(t, peer)
+	ep, peer := startOver(t, gate, b, func(_, peer *Endpoint) {
+		require.NoError(t, peer.PostRecv(RecvWR{ID: 3, Buf: buf}))
 	})
 	waitIdleTx(t, ep)
 	gate.armed.Store(true)

@@ -2,16 +2,15 @@ package sctpllp
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/rdmap/rdmaptest"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
@@ -118,11 +117,31 @@ func (t *stepTransport) Abort() error {
 // what the 64 B Send RTT row of the harness adds to the raw LLP's round
 // trip (issue 17), where cache misses across goroutines double it.
 func BenchmarkStackPingPong64(b *testing.B) {
-	ta, tb := newStepTransports()
+	pp, step := newStackPingPong(b, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	err := pp.Run(step)
+	b.StopTimer()
+	require.NoError(b, err)
+}
+
+// The benchmark's ping-pong completes its round trips, each message
+// answered once, with nothing on the send CQs (unsignaled Sends).
+func TestStackPingPong(t *testing.T) {
+	pp, step := newStackPingPong(t, 2000)
+	require.NoError(t, pp.Run(step))
+	assert.Equal(t, 2000, pp.Rounds)
+}
+
+// newStackPingPong sets up BenchmarkStackPingPong64's ping-pong of n round
+// trips and returns it with the step that delivers one waiting message;
+// everything ends with tb.
+func newStackPingPong(tb testing.TB, n int) (*rdmaptest.PingPong, func() bool) {
+	ta, tb2 := newStepTransports()
 	aa := NewAssociation(ta, Config{KeepIdle: true})
-	ab := NewAssociation(tb, Config{KeepIdle: true})
+	ab := NewAssociation(tb2, Config{KeepIdle: true})
 	// pump steps both ends on a goroutine of its own until stop is
-	// closed: while the sessions are set up and while they end.
+	// called: while the sessions are set up and while they end.
 	pump := func() (stop func()) {
 		quit, pumped := make(chan struct{}), make(chan struct{})
 		go func() {
@@ -133,7 +152,7 @@ func BenchmarkStackPingPong64(b *testing.B) {
 					return
 				default:
 				}
-				if !ta.step() && !tb.step() {
+				if !ta.step() && !tb2.step() {
 					time.Sleep(50 * time.Microsecond)
 				}
 			}
@@ -157,72 +176,15 @@ func BenchmarkStackPingPong64(b *testing.B) {
 		accepted <- s
 	}()
 	sa, err := aa.Open(ctx, 1, OpenRequest{})
-	require.NoError(b, err)
+	require.NoError(tb, err)
 	sb := <-accepted
-	require.NotNil(b, sb)
+	require.NotNil(tb, sb)
 	stopPump()
-
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
-	a, err := dev.AllocPD().NewEndpoint(sa, rdmap.EndpointConfig{})
-	require.NoError(b, err)
-	e2, err := dev.AllocPD().NewEndpoint(sb, rdmap.EndpointConfig{})
-	require.NoError(b, err)
-	msg := make([]byte, 64)
-	bufA, bufB := make([]byte, 64), make([]byte, 64)
-	require.NoError(b, a.PostRecv(rdmap.RecvWR{Buf: bufA}))
-	require.NoError(b, e2.PostRecv(rdmap.RecvWR{Buf: bufB}))
-	var rounds int
-	var failed error
-	var comps [4]rdmap.Completion
-	// The Sends are unsignaled: a completion on the send CQ is a failure.
-	drain := func(cq *rdmap.CQ) {
-		for n := cq.PollN(comps[:]); n > 0; n = cq.PollN(comps[:]) {
-			if failed == nil {
-				failed = fmt.Errorf("send completion %+v", comps[0])
-			}
-		}
-	}
-	answer := func(e *rdmap.Endpoint, buf []byte, count bool) func() {
-		return func() {
-			drain(e.SendCQ())
-			for {
-				n := e.RecvCQ().PollN(comps[:])
-				for _, c := range comps[:n] {
-					if c.Err != nil {
-						failed = c.Err
-						return
-					}
-					if count {
-						rounds++
-					}
-					if err := e.PostRecv(rdmap.RecvWR{Buf: buf}); err != nil {
-						failed = err
-						return
-					}
-					if count && rounds >= b.N {
-						return
-					}
-					if err := e.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: msg, Unsignaled: true}); err != nil {
-						failed = err
-						return
-					}
-				}
-				if n < len(comps) {
-					return
-				}
-			}
-		}
-	}
-	a.RecvCQ().SetHandler(answer(a, bufA, true))
-	e2.RecvCQ().SetHandler(answer(e2, bufB, false))
-	require.NoError(b, a.Start())
-	require.NoError(b, e2.Start())
-	b.Cleanup(func() {
+	pp, err := rdmaptest.StartPingPong(sa, sb, 64, n)
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
 		defer pump()()
-		_ = a.Abort()
-		_ = e2.Abort()
-		<-a.Done()
-		<-e2.Done()
+		pp.Abort()
 		_ = aa.Abort()
 		_ = ab.Abort()
 		<-aa.Done()
@@ -230,21 +192,7 @@ func BenchmarkStackPingPong64(b *testing.B) {
 	})
 	// Anything the starts sent (an RTR, none for this pair) is delivered
 	// before the clock starts.
-	for ta.step() || tb.step() {
+	for ta.step() || tb2.step() {
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	require.NoError(b, a.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: msg, Unsignaled: true}))
-	for idle := 0; rounds < b.N && failed == nil; {
-		if tb.step() || ta.step() {
-			idle = 0
-			continue
-		}
-		if idle++; idle > 1e6 {
-			b.Fatalf("ping-pong stalled after %d rounds", rounds)
-		}
-		runtime.Gosched()
-	}
-	b.StopTimer()
-	require.NoError(b, failed)
+	return pp, func() bool { return tb2.step() || ta.step() }
 }
