@@ -46,8 +46,8 @@ func NewPingPong(a, b *rdmap.Endpoint, size, n int) (*PingPong, error) {
 	return p, nil
 }
 
-// StartPingPong makes an endpoint over each of sa and sb (a device and a
-// protection domain of their own, default configuration), prepares a
+// StartPingPong makes an endpoint over each of sa and sb (one device, a
+// protection domain for each, default configuration), prepares a
 // ping-pong of n round trips of size-octet Sends between them (NewPingPong)
 // and starts them. Abort ends both.
 func StartPingPong(sa, sb llp.Stream, size, n int) (*PingPong, error) {
