@@ -184,8 +184,8 @@ type Endpoint struct {
 	// state (at most SQ and RQ depth of them are kept).
 	freeSend []*sendReq
 	freeRecv []*recvReq
-	// issuingReq is the request between takeLocked and issuedLocked, or
-	// the one issueQuickLocked is issuing (quick).
+	// issuingReq is the request between takeLocked and issuedLocked (nil
+	// while issueQuickLocked issues a caller's request: quick).
 	issuingReq *sendReq
 	// held lists the requests issued with hold whose bodies the LLP may
 	// still read (sendReq.inLLP), linked through sendReq.nextHeld (a
@@ -196,8 +196,9 @@ type Endpoint struct {
 	// draining: PostSends issues the requests it posted, as the transmit
 	// loop would, which does not start meanwhile. Guarded by mu.
 	draining bool
-	// quick: issueQuickLocked is issuing a request that is in neither
-	// queue (issuingReq); it counts against the send queue's depth.
+	// quick: issueQuickLocked is issuing a caller's request, which is in
+	// neither queue and has no sendReq; it counts against the send
+	// queue's depth.
 	// Guarded by mu.
 	quick bool
 	// txRunning: the transmit goroutine (txLoop) runs; it starts with the
@@ -474,26 +475,28 @@ func isORD(op WorkType) bool { return op == WRRead || op == WRFetchAdd || op == 
 // submission order (rule 15). It may be called from any goroutine, before
 // or after Start.
 func (e *Endpoint) PostSend(wr SendWR) error {
-	_, err := e.postSend(wr, nil)
+	_, err := e.postSend(&wr, nil)
 	return err
 }
 
-func (e *Endpoint) postSend(wr SendWR, waiter chan Completion) (*sendReq, error) {
+// postSend posts *wr (not kept: copied into its request unless issued
+// before the return).
+func (e *Endpoint) postSend(wr *SendWR, waiter chan Completion) (*sendReq, error) {
 	if err := wr.validate(); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
-	if waiter == nil && e.quickLocked(&wr) {
+	if waiter == nil && e.quickLocked(wr) {
 		// Issued before PostSend returns: an Inline request's buffer is
 		// free again without a copy.
-		e.issueQuickLocked(&wr)
+		e.issueQuickLocked(wr)
 		return nil, nil
 	}
-	if wr.Inline {
-		wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now (at most MaxInline octets)
-	}
 	r := e.newSendReqLocked() // zeroed: only the fields set here are written
-	r.wr, r.waiter, r.helper = wr, waiter, waiter != nil
+	r.wr, r.waiter, r.helper = *wr, waiter, waiter != nil
+	if wr.Inline {
+		r.wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now (at most MaxInline octets)
+	}
 	if err := e.admitSendLocked(r); err != nil {
 		e.releaseSendLocked(r)
 		e.mu.Unlock()
@@ -608,13 +611,13 @@ func (e *Endpoint) quickLocked(wr *SendWR) bool {
 // down and completes wr as flushed (RFC 5040 §5.4): the post itself
 // succeeded. mu is held on entry and released on return.
 func (e *Endpoint) issueQuickLocked(wr *SendWR) {
-	r := e.newSendReqLocked()
-	r.wr, r.issued = *wr, true
-	e.issuing, e.issuingReq, e.quick = true, r, true
+	e.issuing, e.quick = true, true
 	e.mu.Unlock()
-	err := e.issue(r)
+	// The caller's request, unchanged until the post returns, is issued
+	// in place: no request taken from the free list, no copy of it.
+	err := e.issueWR(wr, nil, false)
 	e.mu.Lock()
-	e.issuing, e.issuingReq, e.quick = false, nil, false
+	e.issuing, e.quick = false, false
 	if err != nil {
 		if !errors.Is(err, errTxClosed) {
 			e.failLocked(txFailure(err))
@@ -627,12 +630,6 @@ func (e *Endpoint) issueQuickLocked(wr *SendWR) {
 		e.kickTxLocked()
 	}
 	e.progressLocked() // a Close waiting for the issue
-	// Back to the free list: only wr and issued were written (issue
-	// writes nothing else of a Send or Write request).
-	if (e.state == stateRunning || e.state == stateIdle) && len(e.freeSend) < int(e.sqDepth) {
-		r.wr, r.issued = SendWR{}, false
-		e.freeSend = append(e.freeSend, r)
-	}
 	e.mu.Unlock()
 }
 
@@ -903,7 +900,7 @@ func putWaiter(w chan Completion) { waiterPool.Put(w) }
 
 func (e *Endpoint) helper(ctx context.Context, wr SendWR) (Completion, error) {
 	w := getWaiter()
-	r, err := e.postSend(wr, w)
+	r, err := e.postSend(&wr, w)
 	if err != nil {
 		putWaiter(w) // never given to a request
 		return Completion{}, err

@@ -15,8 +15,9 @@ import (
 // An unsignaled Send posted to an idle endpoint is issued by the poster
 // without entering the queues (issueQuickLocked): it has reached the peer
 // when PostSend returns, makes no completion (RFC 5040 §5.5: a successful
-// unsignaled request reports nothing), is counted, and its request went
-// back to the free list; so does one posted alone through PostSends.
+// unsignaled request reports nothing), is counted, and takes no request
+// from the free list (the caller's work request is issued in place); so
+// does one posted alone through PostSends.
 func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
@@ -29,9 +30,10 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	assert.False(t, p.a.quick)
 	assert.False(t, p.a.issuing)
 	assert.Zero(t, p.a.order.Len(), "never queued")
-	free := len(p.a.freeSend)
+	free, made := len(p.a.freeSend), p.a.issuingReq
 	p.a.mu.Unlock()
-	assert.Equal(t, 1, free, "the request is back on the free list")
+	assert.Zero(t, free, "no request was made or taken")
+	assert.Nil(t, made)
 	c := poll(t, p.rcqB)
 	require.NoError(t, c.Err)
 	assert.Equal(t, "quick", string(bufs[c.WRID][:c.Length]))
@@ -47,7 +49,7 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	_, ok = p.cqA.TryPoll()
 	assert.False(t, ok)
 	p.a.mu.Lock()
-	assert.Equal(t, free, len(p.a.freeSend), "the same request, reused")
+	assert.Zero(t, len(p.a.freeSend), "no request was made or taken")
 	p.a.mu.Unlock()
 
 	// Inline (the caller may reuse its buffer once the post returns): the

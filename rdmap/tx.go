@@ -248,13 +248,17 @@ func (e *Endpoint) issue(r *sendReq) error { return e.issueHold(r, false) }
 
 // issueHold hands the messages of r to DDP; with hold (a holdable
 // request) the LLP may keep its message until the next one is issued.
-func (e *Endpoint) issueHold(r *sendReq, hold bool) error {
+func (e *Endpoint) issueHold(r *sendReq, hold bool) error { return e.issueWR(&r.wr, r, hold) }
+
+// issueWR hands the messages of wr to DDP. r is wr's request, which a Read
+// or an Atomic needs (its sink, request identifier and body); the quick
+// issue of a Send, Write or Immediate has none (nil).
+func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
 	if e.txClosed {
 		return errTxClosed
 	}
-	wr := &r.wr
 	var err error
 	send := e.sender.SendUntagged
 	if hold {

@@ -162,8 +162,12 @@ func (s *Session) Flush() error {
 
 func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 	n := len(hdr) + len(payload)
-	if m := s.a.segmentLimit(); n > m {
-		return fmt.Errorf("%w: %d octets, MULPDU %d (RFC 5043 §9)", llp.ErrSegmentTooLarge, n, m)
+	// No MULPDU is below llp.MinMULPDU (RFC 5043 §9): a segment that fits
+	// in it needs no look at the transport's current maximum.
+	if n > llp.MinMULPDU {
+		if m := s.a.segmentLimit(); n > m {
+			return fmt.Errorf("%w: %d octets, MULPDU %d (RFC 5043 §9)", llp.ErrSegmentTooLarge, n, m)
+		}
 	}
 	if s.sendClosed.Load() {
 		return s.sendErr()
@@ -632,6 +636,19 @@ func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
 
 // deliverChunk implements chunkSink: one chunk in DDP-SSN order.
 func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
+	// The data path: a segment of an established session (transition's
+	// actDeliver, RFC 5043 §6.1) goes to DDP without the state machine's
+	// other cases, whose code and stack (a Control, 300 octets) a
+	// message would otherwise pass through.
+	if ppid == backend.PPIDSegment && s.st() == ssEstablished {
+		return s.deliverSegment(chunk[pmtu.DDPSSNLen:])
+	}
+	return s.deliverChunkSM(ssn, ppid, chunk)
+}
+
+// deliverChunkSM delivers a chunk through the session's state machine
+// (session_sm.go).
+func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	var (
 		ev   rxEvent
 		ctrl Control

@@ -125,6 +125,50 @@ func BenchmarkStackPingPong64(b *testing.B) {
 	require.NoError(b, err)
 }
 
+// BenchmarkStackPingPong64Cold is BenchmarkStackPingPong64 with 64 KiB of
+// other memory written before each delivery (a 4 MiB ring, so every line
+// misses): what the kernel's send and receive paths and the scheduler do
+// to the processor's first-level caches between two messages of the real
+// ping-pong. Its ns/op less evict-ns/op (the evictions alone, timed after
+// the run) is what the three layers cost per round trip there: about
+// twice the warm figure, the L1 misses of their data, stacks and code.
+// A run under cachegrind (valgrind --tool=cachegrind --cache-sim=yes)
+// counts those misses without the host's noise (docs/benchmarks.md).
+func BenchmarkStackPingPong64Cold(b *testing.B) {
+	pp, step := newStackPingPong(b, b.N)
+	ev := newEvictor(4<<20, 64<<10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	err := pp.Run(func() bool {
+		ev.evict()
+		return step()
+	})
+	b.StopTimer()
+	require.NoError(b, err)
+	start := time.Now()
+	for range 2 * b.N { // two deliveries per round trip
+		ev.evict()
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N), "evict-ns/op")
+}
+
+// evictor writes one octet of every line of a span of a ring larger than
+// the first- and second-level caches, a different span each time; the
+// ring's length is a power of two.
+type evictor struct {
+	ring      []byte
+	span, off int
+}
+
+func newEvictor(ring, span int) *evictor { return &evictor{ring: make([]byte, ring), span: span} }
+
+func (e *evictor) evict() {
+	for i := 0; i < e.span; i += 64 {
+		e.ring[e.off]++
+		e.off = (e.off + 64) & (len(e.ring) - 1)
+	}
+}
+
 // The benchmark's ping-pong completes its round trips, each message
 // answered once, with nothing on the send CQs (unsignaled Sends).
 func TestStackPingPong(t *testing.T) {
