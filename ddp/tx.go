@@ -26,7 +26,10 @@ type Sender struct {
 	// message but the last goes through it, so that the LLP may send the
 	// message's segments together.
 	more llp.Batcher
-	hdr  [UntaggedHeaderLen]byte
+	// floor is the LLP's llp.Floored floor (0: none): a segment of at
+	// most floor octets is sent without asking MULPDU.
+	floor int32
+	hdr   [UntaggedHeaderLen]byte
 	// lastMSN holds, per QN below 4 (RDMAP's), the MSN of the last
 	// message started on it, and moreMSN those of higher QNs (made on
 	// their first use); 0 or a missing entry means none yet, so the first
@@ -38,7 +41,28 @@ type Sender struct {
 // NewSender returns a Sender that transmits on s.
 func NewSender(s llp.Stream) *Sender {
 	more, _ := s.(llp.Batcher)
-	return &Sender{llp: s, more: more}
+	var floor int32
+	if f, ok := s.(llp.Floored); ok {
+		floor = int32(min(max(f.MULPDUFloor(), 0), math.MaxInt32))
+	}
+	return &Sender{llp: s, more: more, floor: floor}
+}
+
+// segment returns the first segment's payload of what is left of a
+// message, payload, after a header of hdrLen octets: all of it if that
+// fits in the LLP's floor, else as much as the MULPDU allows now.
+func (s *Sender) segment(hdrLen int, payload []byte) ([]byte, error) {
+	if hdrLen+len(payload) <= int(s.floor) {
+		return payload, nil
+	}
+	room, err := s.room(hdrLen)
+	if err != nil {
+		return nil, err
+	}
+	if len(payload) > room {
+		payload = payload[:room]
+	}
+	return payload, nil
 }
 
 // send hands one segment to the LLP: through llp.Batcher when more
@@ -107,13 +131,9 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 	}
 	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
 	for {
-		room, err := s.room(TaggedHeaderLen)
+		chunk, err := s.segment(TaggedHeaderLen, payload)
 		if err != nil {
 			return err
-		}
-		chunk := payload
-		if len(chunk) > room {
-			chunk = chunk[:room]
 		}
 		h.Last = len(chunk) == len(payload)
 		hdr := h.Append(s.hdr[:0])
@@ -168,13 +188,9 @@ func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold b
 	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.NextMSN(qn)}
 	started := false
 	for {
-		room, err := s.room(UntaggedHeaderLen)
+		chunk, err := s.segment(UntaggedHeaderLen, payload)
 		if err != nil {
 			return s.sentMSN(started, h.MSN), err
-		}
-		chunk := payload
-		if len(chunk) > room {
-			chunk = chunk[:room]
 		}
 		h.Last = len(chunk) == len(payload)
 		hdr := h.Append(s.hdr[:0])

@@ -357,3 +357,42 @@ func TestSenderUntaggedMore(t *testing.T) {
 	require.NoError(t, snd.Flush())
 	assert.Len(t, plain.segs, 1)
 }
+
+// flooredStream is a recStream with a MULPDU floor (llp.Floored) that
+// counts the MULPDU questions.
+type flooredStream struct {
+	recStream
+	floor, asks int
+}
+
+func (s *flooredStream) MULPDU() int      { s.asks++; return s.recStream.MULPDU() }
+func (s *flooredStream) MULPDUFloor() int { return s.floor }
+func (s *flooredStream) SendSegment(hdr, payload []byte) error {
+	return s.recStream.SendSegment(hdr, payload)
+}
+
+// A segment that fits in the LLP's floor (llp.Floored: an RFC 5043
+// adaptation's MULPDU is never below 516, RFC 5043 §9) is sent without
+// asking MULPDU; a longer message is still cut at the MULPDU of the moment,
+// asked before each segment (RFC 5041 §5.2).
+func TestSendFloorSkipsMULPDU(t *testing.T) {
+	ls := &flooredStream{recStream: recStream{schedule: []int{1000}}, floor: 516}
+	s := NewSender(ls)
+	_, err := s.SendUntagged([5]byte{}, 0, make([]byte, 516-UntaggedHeaderLen))
+	require.NoError(t, err)
+	require.NoError(t, s.SendTagged(0, 1, 0, make([]byte, 516-TaggedHeaderLen)))
+	assert.Zero(t, ls.asks, "segments within the floor")
+	assert.Len(t, ls.segs, 2)
+
+	_, err = s.SendUntagged([5]byte{}, 0, make([]byte, 1500))
+	require.NoError(t, err)
+	assert.Equal(t, 2, ls.asks, "1500 octets: two segments of at most 1000, each asked")
+	require.Len(t, ls.segs, 4)
+	assert.Len(t, ls.segs[2], 1000)
+	assert.Len(t, ls.segs[3], UntaggedHeaderLen+1500-(1000-UntaggedHeaderLen))
+
+	// A floor the LLP got wrong is the LLP's error, reported as such.
+	bad := &flooredStream{recStream: recStream{schedule: []int{100}}, floor: 516}
+	_, err = NewSender(bad).SendUntagged([5]byte{}, 0, make([]byte, 200))
+	require.ErrorIs(t, err, llp.ErrSegmentTooLarge)
+}

@@ -117,6 +117,16 @@ type Info struct {
 	BytesSent, BytesReceived uint64
 }
 
+// Floored is implemented by a Stream whose MULPDU never falls below a
+// fixed value, as an RFC 5043 adaptation's never falls below MinMULPDU
+// (RFC 5043 §9): a DDP sender sends a segment that fits in the floor
+// without asking MULPDU, whose answer it could not change. MPA's MULPDU
+// follows the TCP segment size (RFC 5044 §5) and has no such floor.
+type Floored interface {
+	// MULPDUFloor returns the value MULPDU never falls below (0: none).
+	MULPDUFloor() int
+}
+
 // Sentinel errors shared by all LLP implementations. Implementations wrap
 // them, so test with errors.Is.
 var (

@@ -458,6 +458,7 @@ type respStream Endpoint
 var (
 	_ llp.Stream  = (*respStream)(nil)
 	_ llp.Batcher = (*respStream)(nil)
+	_ llp.Floored = (*respStream)(nil)
 )
 
 // SendSegment implements llp.Stream.
@@ -491,6 +492,15 @@ func (r *respStream) Flush() error {
 
 // MULPDU implements llp.Stream.
 func (r *respStream) MULPDU() int { return r.s.MULPDU() }
+
+// MULPDUFloor implements llp.Floored with the LLP stream's floor, if it
+// has one.
+func (r *respStream) MULPDUFloor() int {
+	if f, ok := r.s.(llp.Floored); ok {
+		return f.MULPDUFloor()
+	}
+	return 0
+}
 
 // Start implements llp.Stream.
 func (r *respStream) Start(h llp.Handler) { r.s.Start(h) }

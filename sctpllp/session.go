@@ -107,6 +107,7 @@ type Session struct {
 var (
 	_ llp.Stream  = (*Session)(nil)
 	_ llp.Batcher = (*Session)(nil)
+	_ llp.Floored = (*Session)(nil)
 )
 
 func newSession(a *Association, sl *slot, active bool) *Session {
@@ -137,6 +138,10 @@ func (s *Session) StreamID() uint16 { return s.sid }
 // message less the DDP-SSN and BundlingReserve, never below 516
 // (RFC 5043 §9).
 func (s *Session) MULPDU() int { return s.a.MULPDU() }
+
+// MULPDUFloor implements llp.Floored: MULPDU is never below
+// llp.MinMULPDU (RFC 5043 §9).
+func (s *Session) MULPDUFloor() int { return llp.MinMULPDU }
 
 // SendSegment implements llp.Stream: hdr and payload go out as one DDP
 // Segment Chunk (RFC 5043 §5.2.2) with the next DDP-SSN.
