@@ -30,12 +30,15 @@ type CQ struct {
 	ring     ring.Ring[Completion]
 	overflow *[]Completion // made by the first overflow (rare): 16 octets less per CQ
 
-	// wake holds a token when a Poll may find a completion; a Poll that
-	// takes one and leaves more behind passes the token on. wake and
-	// notify are made by the first Poll that waits and the first Notify:
-	// the CQs of idle streams hold no channel. Guarded by mu (the
-	// channels themselves are used outside it).
-	wake   chan struct{}
+	// wake is where Polls wait: its channel holds a token when a waiting
+	// Poll may find a completion (a Poll that takes one and leaves more
+	// behind passes the token on), and a completion is signalled there
+	// only while a Poll waits (pollers.n), so that a CQ polled once (at
+	// set-up) and then handled costs its completions no channel
+	// operation. wake and notify are made by the first Poll that waits
+	// and the first Notify: the CQs of idle streams hold neither. Guarded
+	// by mu (the channels themselves are used outside it).
+	wake   *pollers
 	notify chan struct{}
 	// ready holds the functions AfterReady registered, run (each once) by
 	// the next push; made by the first (a pointer: 16 octets less in
@@ -97,11 +100,8 @@ func (cq *CQ) Err() error {
 func (cq *CQ) push(c *Completion, deferred bool) (overflow, claimed bool) {
 	cq.mu.Lock()
 	if cq.ring.Len() == int(cq.depth) {
-		if cq.overflow == nil {
-			cq.overflow = new([]Completion)
-		}
-		*cq.overflow = append(*cq.overflow, *c)
-		cq.overflowed, overflow = true, true
+		cq.overflowLocked(c)
+		overflow = true
 	} else {
 		cq.ring.Push(*c)
 	}
@@ -116,7 +116,30 @@ func (cq *CQ) push(c *Completion, deferred bool) (overflow, claimed bool) {
 			cq.hPending, spawn = true, true
 		}
 	}
-	wake, notify := cq.wake, cq.notify
+	if !spawn && (cq.wake == nil || cq.wake.n == 0) && cq.notify == nil && cq.ready == nil {
+		// The path of a handler's completions: nobody else to tell.
+		cq.mu.Unlock()
+		return overflow, claimed
+	}
+	cq.tellUnlock(spawn)
+	return overflow, claimed
+}
+
+// overflowLocked keeps c beyond the depth (RFC 5040 §8.1.1 item 10: never
+// a silent drop). mu is held.
+func (cq *CQ) overflowLocked(c *Completion) {
+	if cq.overflow == nil {
+		cq.overflow = new([]Completion)
+	}
+	*cq.overflow = append(*cq.overflow, *c)
+	cq.overflowed = true
+}
+
+// tellUnlock releases mu and tells of a completion just added: a waiting
+// Poll, Notify's channel, the AfterReady functions, and (spawn) a
+// goroutine of its own that runs the handler. mu is held on entry.
+func (cq *CQ) tellUnlock(spawn bool) {
+	wake, notify := cq.wake.waiting(), cq.notify
 	var ready []func()
 	if cq.ready != nil {
 		ready = *cq.ready
@@ -131,7 +154,6 @@ func (cq *CQ) push(c *Completion, deferred bool) (overflow, claimed bool) {
 	if spawn {
 		go cq.dispatch()
 	}
-	return overflow, claimed
 }
 
 // SetHandler makes f the CQ's completion handler, called after
@@ -279,29 +301,54 @@ func (cq *CQ) PollN(dst []Completion) int {
 // Poll waits for the oldest completion or for ctx to end. Any number of
 // goroutines may poll at once.
 func (cq *CQ) Poll(ctx context.Context) (Completion, error) {
+	waited := false
 	for {
 		cq.mu.Lock()
+		if waited {
+			cq.wake.n--
+			waited = false
+		}
 		if cq.ring.Len() > 0 {
 			c := cq.popLocked()
 			var pass chan struct{}
 			if cq.ring.Len() > 0 {
-				pass = cq.wake
+				pass = cq.wake.waiting()
 			}
 			cq.mu.Unlock()
 			signal(pass)
 			return c, nil
 		}
 		if cq.wake == nil {
-			cq.wake = make(chan struct{}, 1)
+			cq.wake = &pollers{ch: make(chan struct{}, 1)}
 		}
-		wake := cq.wake
+		cq.wake.n++
+		waited = true
+		wake := cq.wake.ch
 		cq.mu.Unlock()
 		select {
 		case <-wake:
 		case <-ctx.Done():
+			cq.mu.Lock()
+			cq.wake.n--
+			cq.mu.Unlock()
 			return Completion{}, ctx.Err()
 		}
 	}
+}
+
+// pollers is where the Polls of a CQ wait.
+type pollers struct {
+	ch chan struct{}
+	n  int // Polls waiting (registered under the CQ's mu before they wait)
+}
+
+// waiting returns the channel to signal if a Poll waits, else nil. The
+// CQ's mu is held.
+func (p *pollers) waiting() chan struct{} {
+	if p == nil || p.n == 0 {
+		return nil
+	}
+	return p.ch
 }
 
 // signal puts a token in ch unless it holds one; a nil ch is ignored.

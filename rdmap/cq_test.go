@@ -119,6 +119,63 @@ func TestCQ_LazyChannels(t *testing.T) {
 	}
 }
 
+// A completion is signalled on the Polls' channel only while a Poll waits:
+// a CQ polled once and then drained by PollN (bench polls at set-up, then
+// hands completions to a handler) costs its completions no channel
+// operation; every waiting Poll is still woken, one completion each, and a
+// Poll that gave up (its context ended) is no longer counted.
+func TestCQ_SignalsOnlyWaitingPolls(t *testing.T) {
+	cq := NewCQ(8)
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error)
+	go func() {
+		_, err := cq.Poll(ctx)
+		gaveUp <- err
+	}()
+	waiting := func(n int) func() bool {
+		return func() bool {
+			cq.mu.Lock()
+			defer cq.mu.Unlock()
+			return cq.wake != nil && cq.wake.n == n
+		}
+	}
+	require.Eventually(t, waiting(1), 5*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-gaveUp, context.Canceled)
+	require.True(t, waiting(0)())
+
+	for i := range 3 {
+		cq.push(&Completion{WRID: uint64(i)}, false)
+	}
+	assert.Zero(t, len(cq.wake.ch), "nobody waits: no token")
+	var dst [4]Completion
+	require.Equal(t, 3, cq.PollN(dst[:]))
+
+	got := make(chan uint64, 3)
+	for range 3 {
+		go func() {
+			c, err := cq.Poll(context.Background())
+			assert.NoError(t, err)
+			got <- c.WRID
+		}()
+	}
+	require.Eventually(t, waiting(3), 5*time.Second, time.Millisecond)
+	for i := range 3 {
+		cq.push(&Completion{WRID: uint64(10 + i)}, false)
+	}
+	seen := map[uint64]bool{}
+	for range 3 {
+		select {
+		case id := <-got:
+			seen[id] = true
+		case <-time.After(5 * time.Second):
+			t.Fatal("a waiting Poll was not woken")
+		}
+	}
+	assert.Equal(t, map[uint64]bool{10: true, 11: true, 12: true}, seen)
+	require.True(t, waiting(0)())
+}
+
 // TestCQ_AfterReady: a function registered on an empty CQ runs once, in a
 // goroutine of its own, when the next completion arrives (not at
 // registration, not again on later completions); one registered on a CQ
