@@ -255,15 +255,11 @@ func (e *Endpoint) issueHold(r *sendReq, hold bool) error { return e.issueWR(&r.
 // issue of a Send, Write or Immediate has none (nil).
 func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 	e.sendMu.Lock()
-	defer e.sendMu.Unlock()
 	if e.txClosed {
+		e.sendMu.Unlock()
 		return errTxClosed
 	}
 	var err error
-	send := e.sender.SendUntagged
-	if hold {
-		send = e.sender.SendUntaggedMore
-	}
 	switch wr.Op {
 	case WRSend:
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, wr.Local)
@@ -280,17 +276,8 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 		}
 	case WRImmediate:
 		err = e.sendImmediate(wr.Imm, wr.Solicited)
-	case WRRead:
-		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
-		_, err = send(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(r.body[:0]))
-	case WRFetchAdd, WRCmpSwap:
-		ar := AtomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
-			Data: wr.Add, Mask: wr.AddMask, CompareMask: ^uint64(0)}
-		if wr.Op == WRCmpSwap {
-			ar = AtomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
-				Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
-		}
-		_, err = send(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(r.body[:0]))
+	case WRRead, WRFetchAdd, WRCmpSwap:
+		err = e.issueRequest(wr, r, hold)
 	default:
 		err = fmt.Errorf("%w: work type %v", ErrInvalidWR, wr.Op)
 	}
@@ -300,6 +287,31 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 	// What an earlier held request left in the LLP went out with this
 	// message, unless this one is held too.
 	e.txHeld = hold && err == nil
+	e.sendMu.Unlock()
+	return err
+}
+
+// issueRequest sends the RDMA Read Request or Atomic Request of wr, whose
+// request r holds the sink, request identifier and body (RFC 5040 §4.4,
+// RFC 7306 §4.3); with hold the LLP may keep it until the next message.
+// sendMu is held.
+func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
+	send := e.sender.SendUntagged
+	if hold {
+		send = e.sender.SendUntaggedMore
+	}
+	if wr.Op == WRRead {
+		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
+		_, err := send(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(r.body[:0]))
+		return err
+	}
+	ar := AtomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+		Data: wr.Add, Mask: wr.AddMask, CompareMask: ^uint64(0)}
+	if wr.Op == WRCmpSwap {
+		ar = AtomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+			Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
+	}
+	_, err := send(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(r.body[:0]))
 	return err
 }
 
