@@ -408,7 +408,11 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	}
 	q.headMSN++
 	q.placed().reset()
-	r.scr.msg = Message{Untag: *h, Length: int(end), Buffer: buf[:end], Cookie: cookie}
+	// Field by field: one pointer store (Buffer) instead of a whole
+	// Message copied through the write barrier.
+	m := &r.scr.msg
+	m.Tagged, m.Tag, m.FirstTO = false, TaggedHeader{}, 0
+	m.Untag, m.Length, m.Buffer, m.Cookie = *h, int(end), buf[:end], cookie
 	if r.guarded {
 		return r.deliverLocked(b)
 	}

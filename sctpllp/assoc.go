@@ -349,6 +349,14 @@ func (a *Association) MULPDU() int {
 // MULPDU, or the previous one for ShrinkGrace after the path shrank.
 func (a *Association) segmentLimit() int { return a.grace.limit(a.MULPDU()) }
 
+// checkSegment refuses a segment of n octets above segmentLimit.
+func (a *Association) checkSegment(n int) error {
+	if m := a.segmentLimit(); n > m {
+		return fmt.Errorf("%w: %d octets, MULPDU %d (RFC 5043 §9)", llp.ErrSegmentTooLarge, n, m)
+	}
+	return nil
+}
+
 // Done is closed when the association has ended.
 func (a *Association) Done() <-chan struct{} { return a.done }
 

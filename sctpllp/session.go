@@ -170,8 +170,8 @@ func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 	// No MULPDU is below llp.MinMULPDU (RFC 5043 §9): a segment that fits
 	// in it needs no look at the transport's current maximum.
 	if n > llp.MinMULPDU {
-		if m := s.a.segmentLimit(); n > m {
-			return fmt.Errorf("%w: %d octets, MULPDU %d (RFC 5043 §9)", llp.ErrSegmentTooLarge, n, m)
+		if err := s.a.checkSegment(n); err != nil {
+			return err
 		}
 	}
 	if s.sendClosed.Load() {
@@ -202,11 +202,16 @@ func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 		s.flushTerminate()
 	}
 	if err != nil {
-		return fmt.Errorf("sctpllp: stream %d: %w", s.sid, err)
+		return s.sendFailed(err)
 	}
 	s.segsSent.Add(1)
 	s.bytesSent.Add(uint64(n))
 	return nil
+}
+
+// sendFailed is the error of a segment the transport refused.
+func (s *Session) sendFailed(err error) error {
+	return fmt.Errorf("sctpllp: stream %d: %w", s.sid, err)
 }
 
 func (s *Session) sendErr() error {
@@ -498,6 +503,18 @@ func (s *Session) Info() llp.Info {
 
 // receive handles one chunk of this session; the caller holds sl.rxMu.
 func (s *Session) receive(ppid uint32, b []byte) {
+	// The data path: the next DDP Segment Chunk in DDP-SSN order of an
+	// established session with nothing held early goes straight to DDP
+	// (what reorder.push and deliverChunk would do with it, without their
+	// other cases; RFC 5043 §6.1, §10). An Initiate is never offered
+	// from here, so offerIncoming has nothing to do.
+	if ssn := binary.BigEndian.Uint16(b); ppid == backend.PPIDSegment && ssn == s.ro.next && s.ro.early == nil && s.st() == ssEstablished {
+		s.ro.next++
+		if err := s.deliverSegment(b[pmtu.DDPSSNLen:]); err != nil {
+			s.fail(err)
+		}
+		return
+	}
 	if s.st() == ssDone {
 		s.receiveWhileDone(ppid, b)
 		return

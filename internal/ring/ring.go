@@ -43,6 +43,16 @@ func (q *Ring[T]) Allocated() bool { return q.s != nil }
 // Push adds v at the back.
 func (q *Ring[T]) Push(v T) {
 	s := q.s
+	if s == nil || int(s.n) == len(s.buf) {
+		s = q.grow() // out of line: a steady cycle never gets here
+	}
+	s.buf[s.at(int(s.n))] = v
+	s.n++
+}
+
+// grow makes the storage, or doubles it when full, and returns it.
+func (q *Ring[T]) grow() *store[T] {
+	s := q.s
 	if s == nil {
 		s = new(store[T])
 		q.s = s
@@ -55,8 +65,7 @@ func (q *Ring[T]) Push(v T) {
 		}
 		s.buf, s.head = nb, 0
 	}
-	s.buf[s.at(int(s.n))] = v
-	s.n++
+	return s
 }
 
 // At returns the i-th element from the front; 0 <= i < Len.
