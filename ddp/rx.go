@@ -180,23 +180,34 @@ func (r *Receiver) initQueues(numQueues int) {
 // the LLP stream. Safe for concurrent use.
 func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint32, err error) {
 	r.lock()
-	defer r.unlock()
+	if err := r.admitPost(qn); err != nil {
+		r.unlock()
+		return 0, err
+	}
+	q := &r.queues[qn]
+	msn = q.headMSN + uint32(q.bufs.Len())
+	q.bufs.Push(postedBuf{buf: buf, cookie: cookie})
+	r.unlock()
+	return msn, nil
+}
+
+// admitPost refuses a buffer posted after the Receiver stopped, to an
+// unknown or credit queue, or beyond 2^31-1 waiting. The lock is held.
+func (r *Receiver) admitPost(qn uint32) error {
 	if r.stopped != nil {
-		return 0, r.stopped
+		return r.stopped
 	}
 	if uint64(qn) >= uint64(len(r.queues)) {
-		return 0, fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
+		return fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
 	}
 	q := &r.queues[qn]
 	if q.credSize > 0 {
-		return 0, fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, ErrCreditQueue)
+		return fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, ErrCreditQueue)
 	}
 	if q.bufs.Len() >= math.MaxInt32 {
-		return 0, fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
+		return fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
 	}
-	msn = q.headMSN + uint32(q.bufs.Len())
-	q.bufs.Push(postedBuf{buf: buf, cookie: cookie})
-	return msn, nil
+	return nil
 }
 
 // PostCredits posts n buffers of size octets that the Receiver owns on

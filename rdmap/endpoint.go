@@ -681,23 +681,34 @@ func (e *Endpoint) PostRecv(wr RecvWR) error {
 
 func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	switch e.state {
-	case stateClosing, stateDown:
-		return nil, e.closedErrLocked("post recv")
-	}
-	if e.rq.Len() >= int(e.rqDepth) {
-		return nil, fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.Len(), ErrQueueFull)
+	if err := e.admitRecvLocked(); err != nil {
+		e.mu.Unlock()
+		return nil, err
 	}
 	r := e.newRecvReqLocked() // zeroed, as newSendReqLocked's
 	r.wr, r.seq, r.waiter, r.helper = wr, e.recvSeq, waiter, waiter != nil
 	if _, err := e.recv.PostUntagged(QNSend, wr.Buf, r.seq); err != nil {
 		e.releaseRecvLocked(r)
+		e.mu.Unlock()
 		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)
 	}
 	e.recvSeq++
 	e.rq.Push(r)
+	e.mu.Unlock()
 	return r, nil
+}
+
+// admitRecvLocked refuses a receive posted to a closing or ended endpoint
+// or beyond the receive queue's depth. mu is held.
+func (e *Endpoint) admitRecvLocked() error {
+	switch e.state {
+	case stateClosing, stateDown:
+		return e.closedErrLocked("post recv")
+	}
+	if e.rq.Len() >= int(e.rqDepth) {
+		return fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.Len(), ErrQueueFull)
+	}
+	return nil
 }
 
 // finishLocked records the completion of r and emits every completion that

@@ -261,14 +261,20 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 	}
 	var err error
 	switch wr.Op {
-	case WRSend:
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, wr.Local)
-	case WRSendSE:
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpSendSE, 0), QNSend, wr.Local)
-	case WRSendInv:
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpSendInvalidate, wr.InvalidateSTag), QNSend, wr.Local)
-	case WRSendSEInv:
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpSendSEInvalidate, wr.InvalidateSTag), QNSend, wr.Local)
+	case WRSend, WRSendSE, WRSendInv, WRSendSEInv:
+		// One call for the four Sends (RFC 5040 §4.3: the Invalidate STag
+		// field is zero but in the two with Invalidate), counted here.
+		op := sendOpcodes[wr.Op-WRSend]
+		var inv uint32
+		if op.HasInvalidateSTag() {
+			inv = wr.InvalidateSTag
+		}
+		if _, err = e.sender.SendUntagged(untaggedRsvd(op, inv), QNSend, wr.Local); err == nil {
+			e.counters().countSent(op, len(wr.Local))
+		}
+		e.txHeld = hold && err == nil
+		e.sendMu.Unlock()
+		return err
 	case WRWrite, WRWriteImm:
 		err = e.sender.SendTagged(ControlByte(OpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
 		if err == nil && wr.Op == WRWriteImm {
@@ -319,14 +325,6 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 func (e *Endpoint) countIssued(wr *SendWR) {
 	c := e.counters()
 	switch wr.Op {
-	case WRSend:
-		c.countSent(OpSend, len(wr.Local))
-	case WRSendSE:
-		c.countSent(OpSendSE, len(wr.Local))
-	case WRSendInv:
-		c.countSent(OpSendInvalidate, len(wr.Local))
-	case WRSendSEInv:
-		c.countSent(OpSendSEInvalidate, len(wr.Local))
 	case WRWrite, WRWriteImm:
 		c.countSent(OpWrite, len(wr.Local))
 		if wr.Op == WRWriteImm {
@@ -340,6 +338,10 @@ func (e *Endpoint) countIssued(wr *SendWR) {
 		c.countSent(OpAtomicRequest, 0)
 	}
 }
+
+// sendOpcodes maps the four Send work types, in their order from WRSend,
+// to their RDMAP opcodes (RFC 5040 §4.3).
+var sendOpcodes = [4]Opcode{OpSend, OpSendSE, OpSendInvalidate, OpSendSEInvalidate}
 
 func immediateOp(se bool) Opcode {
 	if se {
