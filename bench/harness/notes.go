@@ -303,6 +303,46 @@ wake-ups it causes; GOMAXPROCS=1 makes both paths faster without changing
 the ratio (six pairs of 100,000 round trips in one process: raw
 14.5–15.7 µs, RDMA 16.3–17.1, ratios 1.04–1.15).
 
+**What a message costs with cold caches (2026-11-27, second session).**
+The gap is the layers' CPU, made dearer by the kernel. With GOMAXPROCS=1
+the two processes' ping-pong runs on one thread that never sleeps (0.00
+voluntary context switches per round trip, user plus system time equal to
+the elapsed time), so a round trip is the CPU it takes: raw 14.26–14.35
+µs, RDMA 15.73–15.83 (four parts of 20,000 each). A CPU profile of it put
+the RDMA callbacks at 2.96 s against the raw echo's 2.58 s for the same
+320,000 round trips, their system calls equal (2.11 and 2.13 s): 1.2 µs of
+user CPU per round trip where ` + "`BenchmarkStackPingPong64`" + ` measured
+0.55 µs for the same work with warm caches. Between two messages the
+kernel's send and receive paths and the scheduler run on the same
+processor and evict the layers' code and data from the first-level
+caches. ` + "`BenchmarkStackPingPong64Cold`" + ` (package sctpllp) writes 64 KiB
+of other memory before each delivery and reproduces it: 930–1,210 ns per
+round trip beyond the evictions themselves against 580–650 warm. Counted
+without the host's noise (cachegrind with 2 KiB first-level caches, so
+that nearly every line a round trip touches is a miss: ` + "`valgrind --tool=cachegrind --cache-sim=yes --I1=2048,2,64 --D1=2048,2,64`" + `
+on ` + "`-bench 'StackPingPong64$' -benchtime 5000x`" + `), a round trip touched
+729 lines of code and 446 of data in 6,121 instructions (the benchmark's
+own backend and handlers about 80, 50 and 600 of them). Cut to 607 and
+352 lines in 5,258 instructions: the quick issue sends the caller's work
+request in place (no request taken from the free list, copied and zeroed
+again); a segment that fits in the adaptation's MULPDU floor (516, RFC
+5043 §9; ` + "`llp.Floored`" + `) is sent without asking the MULPDU through three
+interfaces and checked against nothing; the next DDP Segment Chunk of an
+established session with nothing held early goes to DDP without the
+re-sequencing and state-machine code (and without a 300-octet Control on
+the stack); a CQ's push tells nobody when nobody listens, and the Polls'
+channel is signalled only while a Poll waits; cold paths (ring growth,
+overflow, error formatting, Read and Atomic Requests) moved out of line,
+deferred unlocks out of the hot functions. Warm 410–470 ns, cold
+720–820 (four alternated pairs each). The real round trip followed, in
+the same processes as the raw one (eight parts of 6,000 alternated, five
+alternated pairs of binaries): RDMA median 15.89 → 15.68 µs, ratio
+1.104–1.109 → 1.085–1.102 (medians 1.107 and 1.086), raw 14.3–14.4. With
+two processors, CPU added before a send costs about half of it in the
+round trip (a raw echo spinning 0.22, 0.44 and 0.66 µs per message before
+answering: +0.21, +0.42, +0.68 µs) and lets the other side's threads fall
+asleep more often (0.42 → 0.71 sleeps per round trip at 1.3 µs a side).
+
 **RDMA Read 64K with CQ handlers (2026-11-27).** The Read completion is
 made by its Response arriving: taken in the send CQ's handler, the next
 Reads leave from the receiving goroutine. ` + "`sctp-rdma harness --no-sweep --runs 3`" + `,
