@@ -221,6 +221,17 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	if e.down.Load() {
 		return errRxDown
 	}
+	if e.rtrWait == 0 && !m.Tagged && m.Untag.QN == QNSend {
+		// The data path of Sends and Immediate Data (what the rest of
+		// Deliver and deliver do for them, without their calls).
+		op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+		n := m.Length
+		if op == OpImmediate || op == OpImmediateSE {
+			n = 0
+		}
+		e.counters().countRecv(op, n)
+		return e.deliverSend(m, op)
+	}
 	if consumed, err := e.rtrDeliver(m); consumed || err != nil {
 		return err // RFC 6581 §9.2: the RTR has no completion
 	}

@@ -651,9 +651,21 @@ func (a *Association) onMessage(sid uint16, ppid uint32, b []byte) {
 		a.dropped.Add(1)
 		return
 	}
-	sl := a.slot(sid)
+	sl := a.slots[sid].Load()
+	if sl == nil {
+		sl = a.slot(sid)
+	}
 	sl.rxMu.Lock()
-	s := a.dispatch(sl, ppid, b)
+	var s *Session
+	// The data path (dispatch's first case, without its call): a chunk
+	// with its DDP-SSN for the running session of a stream that is not
+	// erroneous.
+	if cur, erroneous := sl.current(); cur != nil && !erroneous && cur.st() != ssDone && len(b) >= pmtu.DDPSSNLen {
+		cur.receive(ppid, b)
+		s = cur
+	} else {
+		s = a.dispatch(sl, ppid, b)
+	}
 	sl.rxMu.Unlock()
 	if s != nil && s.closePending.Load() {
 		s.deliverClosed()
