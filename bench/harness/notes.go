@@ -322,22 +322,27 @@ without the host's noise (cachegrind with 2 KiB first-level caches, so
 that nearly every line a round trip touches is a miss: ` + "`valgrind --tool=cachegrind --cache-sim=yes --I1=2048,2,64 --D1=2048,2,64`" + `
 on ` + "`-bench 'StackPingPong64$' -benchtime 5000x`" + `), a round trip touched
 729 lines of code and 446 of data in 6,121 instructions (the benchmark's
-own backend and handlers about 80, 50 and 600 of them). Cut to 607 and
-352 lines in 5,258 instructions: the quick issue sends the caller's work
+own backend and handlers about 80, 50 and 600 of them). Cut to 581 and
+339 lines in 5,094 instructions: the quick issue sends the caller's work
 request in place (no request taken from the free list, copied and zeroed
 again); a segment that fits in the adaptation's MULPDU floor (516, RFC
 5043 §9; ` + "`llp.Floored`" + `) is sent without asking the MULPDU through three
-interfaces and checked against nothing; the next DDP Segment Chunk of an
-established session with nothing held early goes to DDP without the
-re-sequencing and state-machine code (and without a 300-octet Control on
-the stack); a CQ's push tells nobody when nobody listens, and the Polls'
-channel is signalled only while a Poll waits; cold paths (ring growth,
-overflow, error formatting, Read and Atomic Requests) moved out of line,
-deferred unlocks out of the hot functions. Warm 410–470 ns, cold
-720–820 (four alternated pairs each). The real round trip followed, in
-the same processes as the raw one (eight parts of 6,000 alternated, five
-alternated pairs of binaries): RDMA median 15.89 → 15.68 µs, ratio
-1.104–1.109 → 1.085–1.102 (medians 1.107 and 1.086), raw 14.3–14.4. With
+interfaces and checked against nothing; a chunk for a stream's running
+session, the next in DDP-SSN order with nothing held early, goes to DDP
+without dispatch, the re-sequencing and the session state machine (and
+without a 300-octet Control on the stack), and a Send reaches its
+completion without rdmap's general dispatch once no RTR is awaited; a
+CQ's push tells nobody when nobody listens, and the Polls' channel is
+signalled only while a Poll waits; the four Sends are issued by one call;
+cold paths (ring growth, overflow, error formatting, Read and Atomic
+Requests, admission checks) moved out of line, deferred unlocks out of
+the hot functions. Warm 400–525 ns, cold 690–1,010 (four alternated pairs
+each). The real round trip followed, in the same processes as the raw
+one (eight parts of 6,000 alternated, alternated pairs of binaries): RDMA
+median 15.89 → 15.57 µs, ratio 1.098–1.110 before (median 1.104, ten
+pairs) against 1.085–1.092 (median 1.087, five), raw 14.3–14.4; three
+` + "`make bench-docs`" + ` runs on the final code: 1.08 in each (1.08, 1.10 and
+1.09 three commits earlier). With
 two processors, CPU added before a send costs about half of it in the
 round trip (a raw echo spinning 0.22, 0.44 and 0.66 µs per message before
 answering: +0.21, +0.42, +0.68 µs) and lets the other side's threads fall
