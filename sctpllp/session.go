@@ -508,7 +508,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 	// (what reorder.push and deliverChunk would do with it, without their
 	// other cases; RFC 5043 §6.1, §10). An Initiate is never offered
 	// from here, so offerIncoming has nothing to do.
-	if ssn := binary.BigEndian.Uint16(b); ppid == backend.PPIDSegment && ssn == s.ro.next && s.ro.early == nil && s.st() == ssEstablished {
+	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && binary.BigEndian.Uint16(b) == s.ro.next && s.ro.early == nil && s.st() == ssEstablished {
 		s.ro.next++
 		if err := s.deliverSegment(b[pmtu.DDPSSNLen:]); err != nil {
 			s.fail(err)
