@@ -549,6 +549,24 @@ func (a *Association) mustQueue(now time.Time, fits bool) bool {
 	return !fits || (len(a.writers) > 0 && now.Sub(a.writers[0].since) >= writerPatience)
 }
 
+// corkTail is the most a message that completes what WriteMsgMore holds
+// may take beyond the send buffer (completesCork): a DDP Message's last
+// segment after its full-sized ones (a 64 KiB RDMA Write over a 64 KiB
+// MTU is a segment of 65,442 octets and one of 94).
+const corkTail = 4096
+
+// completesCork reports whether a message of size octets that does not
+// fit, or would queue behind waiting writers, goes now anyway: a small
+// one while WriteMsgMore holds octets (the rest of a message whose head
+// is held, as DDP sends them), within corkTail beyond the send buffer.
+// Queued, it would send the held head alone and wait behind every other
+// writer for its few octets: two system calls and a wait per message
+// where one sendmmsg carries both (with 256 streams writing 64 KiB
+// messages, half the packets went alone). mu is held.
+func (a *Association) completesCork(size int) bool {
+	return a.corked > 0 && size <= corkTail && a.sndBuffered+size <= a.cfg.SendBuffer+corkTail
+}
+
 // fitsSend reports whether size more octets of buffers fit the send
 // buffer (an empty buffer takes any message). mu is held.
 func (a *Association) fitsSend(size int) bool {

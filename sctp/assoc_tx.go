@@ -97,7 +97,7 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	if !fits || len(a.writers) > 0 {
 		now = time.Now()
 	}
-	if a.mustQueue(now, fits) {
+	if a.mustQueue(now, fits) && !a.completesCork(size) {
 		// Writers wait for space in arrival order, and once the first
 		// has waited writerPatience nobody goes ahead of it any more, so
 		// that one stream's writer cannot take the space freed for

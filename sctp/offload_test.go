@@ -365,3 +365,66 @@ func TestFlushSendsHeld(t *testing.T) {
 	require.NoError(t, cli.Abort())
 	require.ErrorIs(t, cli.Flush(), ErrClosed)
 }
+
+// The rest of a message whose head WriteMsgMore holds goes at once, even
+// with the send buffer full (or writers waiting): queued, it would send the
+// held head alone and wait behind every other writer for a few octets (a
+// DDP Message's last segment after its full ones). It may take at most
+// corkTail beyond the send buffer; once the held head has gone with it,
+// nothing more goes beyond. The peer's SACKs are lost meanwhile, so that
+// no space is freed; the peer gets every message.
+func TestWriteMsgCompletesCork(t *testing.T) {
+	const sendBuf = 64 << 10
+	cli, srv, _, sr := pair(t, &Config{MTU: 1500, SendBuffer: sendBuf, offloadLocal: true})
+	require.NotNil(t, cli.batch, "no batch: WriteMsgMore holds nothing")
+	srv.mu.Lock()
+	out := srv.out
+	srv.out = func([]byte) error { return nil }
+	srv.mu.Unlock()
+	restore := func() { // the SACKs flow again, from a SACK of everything now
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		srv.out = out
+		srv.ctrl = srv.appendSACK(srv.ctrl)
+		srv.transmit(time.Now())
+	}
+	t.Cleanup(restore) // before the association ends
+	room := func() int {
+		cli.mu.Lock()
+		defer cli.mu.Unlock()
+		return sendBuf - cli.sndBuffered
+	}
+	// Fill the send buffer to just below one 2,048-octet class.
+	sent := 0
+	for room() >= 2*bufClass(1000) {
+		require.NoError(t, cli.WriteMsg(1, 16, make([]byte, 1000)))
+		sent++
+	}
+	for room() >= bufClass(1000) {
+		require.NoError(t, cli.WriteMsg(1, 16, make([]byte, 100)))
+		sent++
+	}
+	require.GreaterOrEqual(t, room(), bufClass(100))
+	// The head of a message fits and is held; its tail does not fit.
+	require.NoError(t, cli.WriteMsgMore(3, 16, make([]byte, 100)))
+	require.Less(t, room(), bufClass(1000), "the tail does not fit")
+	tail := make(chan error, 1)
+	go func() { tail <- cli.WriteMsg(3, 16, make([]byte, 1000)) }()
+	select {
+	case err := <-tail:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the rest of a held message waited for space")
+	}
+	assert.Negative(t, room(), "the tail went beyond the send buffer")
+	assert.GreaterOrEqual(t, room(), -corkTail, "by at most corkTail")
+	// Nothing is held now: a message that does not fit waits its turn.
+	cli.mu.Lock()
+	assert.Zero(t, cli.corked)
+	assert.False(t, cli.completesCork(bufClass(100)))
+	cli.mu.Unlock()
+	restore()
+	got := sr.wait(t, sent+2)
+	assert.Equal(t, uint16(3), got[len(got)-2].sid)
+	assert.Equal(t, uint16(3), got[len(got)-1].sid)
+}
