@@ -52,7 +52,14 @@ type Association struct {
 	rxBorrowed bool
 	// corked counts the octets of messages queued by WriteMsgMore since
 	// the last transmission.
-	corked       int
+	corked int
+	// copying counts the writers that were granted space (grantWriters)
+	// and have not queued their message yet: while one is still copying,
+	// the others queue without transmitting, and the last transmits for
+	// all of them (writeMsg); deferred says that one did not transmit
+	// for that reason since the last transmission.
+	copying      int
+	deferred     bool
 	closeSocket  func() // the active side's own socket
 	release      func() // a Listener's bookkeeping
 	laddr, raddr net.Addr
@@ -421,7 +428,7 @@ func (a *Association) terminate(err error) {
 	for i := a.pendHead; i < len(a.pend); i++ {
 		putBuf(a.pend[i].buf)
 	}
-	a.pend, a.pendHead, a.sndBuffered = a.pend[:0], 0, 0
+	a.pend, a.pendHead, a.sndBuffered, a.copying = a.pend[:0], 0, 0, 0
 	if !a.estabDone {
 		a.estabDone = true
 		close(a.estab)
@@ -585,6 +592,7 @@ func (a *Association) grantWriters() {
 			break
 		}
 		a.sndBuffered += w.size
+		a.copying++
 		w.granted = true
 		w.ch <- struct{}{} // capacity 1, one wake-up per wait
 		n++

@@ -97,6 +97,7 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	if !fits || len(a.writers) > 0 {
 		now = time.Now()
 	}
+	granted := false
 	if a.mustQueue(now, fits) && !a.completesCork(size) {
 		// Writers wait for space in arrival order, and once the first
 		// has waited writerPatience nobody goes ahead of it any more, so
@@ -112,19 +113,28 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 			a.mu.Unlock()
 			return err
 		}
+		granted = true
 	} else {
 		a.sndBuffered += size
 	}
 	a.mu.Unlock()
 
-	// Marshal the chunks outside the lock: DATA header (TSN later), user
-	// data, padding, each in a pooled buffer with room for the common
-	// header before it.
+	// Marshal the chunks outside the lock.
 	var one [1]txChunk
 	chunks := one[:0]
 	if nfrag > 1 {
 		chunks = make([]txChunk, 0, nfrag)
 	}
+	chunks = appendChunks(chunks, sid, ppid, parts, total, frag)
+	return a.queue(sid, chunks, size, more, granted)
+}
+
+// appendChunks appends to dst the DATA chunks of one message of total
+// octets, the concatenation of parts, in fragments of at most frag
+// octets: DATA header (TSN later), user data, padding, each in a pooled
+// buffer with room for the common header before it.
+func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, total, frag int) []txChunk {
+	nfrag := (total + frag - 1) / frag
 	pi, po := 0, 0 // position in parts
 	for f := 0; f < nfrag; f++ {
 		n := min(frag, total-f*frag)
@@ -142,24 +152,47 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 			}
 		}
 		b = wire.Pad(b)
-		chunks = append(chunks, txChunk{buf: bp, n: len(b) - wire.HeaderLen})
+		dst = append(dst, txChunk{buf: bp, n: len(b) - wire.HeaderLen})
 	}
+	return dst
+}
 
+// queue adds the chunks of one message, size octets of buffers reserved
+// for them (granted: by grantWriters), to what is pending, and transmits
+// unless WriteMsgMore holds them or writers granted space with this one
+// are still copying.
+func (a *Association) queue(sid uint16, chunks []txChunk, size int, more, granted bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if granted && a.copying > 0 { // 0: the association ended meanwhile
+		a.copying--
+	}
 	if err := a.writable(sid); err != nil {
 		releaseChunks(chunks)
 		if a.state != StateClosed {
 			// Shutting down: the reservation is given back (the end of
-			// the association has reset the accounting already).
+			// the association has reset the accounting already), and
+			// what the writers granted with this one queued goes.
 			a.sndBuffered -= size
+			if a.copying == 0 && a.pendHead < len(a.pend) {
+				a.transmit(time.Now())
+			}
 		}
 		return err
 	}
 	a.pend = append(a.pend, chunks...)
 	a.stats.userMsgsSent++
-	if more && a.batch != nil && a.corked+size < a.batch.corkLimit() {
+	if more && a.batch != nil && a.corked+size < a.batch.corkLimit() && (!a.deferred || a.copying > 0) {
+		// (What writers left to this one to transmit is not held.)
 		a.corked += size
+		return nil
+	}
+	if a.copying > 0 {
+		// Writers granted space by the same SACK are still copying:
+		// the last of them transmits what all queued, in one run of
+		// packets (sendmmsg) where each sent its own with a system
+		// call under mu, one after the other.
+		a.deferred = true
 		return nil
 	}
 	a.transmit(time.Now())
@@ -213,7 +246,7 @@ func (a *Association) canSendData() bool {
 // §6.1 rule C), then new DATA within cwnd and the peer's window (rules A
 // and B). mu is held.
 func (a *Association) transmit(now time.Time) {
-	a.corked = 0
+	a.corked, a.deferred = 0, false
 	// The packets of this transmission leave in runs, one system call
 	// each, once the last is built (txBatch), when it may send more than
 	// one: a lone packet (a SACK, a request) goes as before, uncopied.

@@ -428,3 +428,77 @@ func TestWriteMsgCompletesCork(t *testing.T) {
 	assert.Equal(t, uint16(3), got[len(got)-2].sid)
 	assert.Equal(t, uint16(3), got[len(got)-1].sid)
 }
+
+// reserveGranted reserves send-buffer space for n writers of one message
+// of the given octets each, as grantWriters does when a SACK frees it,
+// and returns each writer's chunks, marshalled as writeMsg does between
+// its grant and queue.
+func reserveGranted(t *testing.T, a *Association, n int, msg []byte) [][]txChunk {
+	t.Helper()
+	out := make([][]txChunk, n)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range out {
+		out[i] = appendChunks(nil, uint16(i), 16, [][]byte{msg}, len(msg), a.MaxMessage())
+		for _, c := range out[i] {
+			a.sndBuffered += cap(*c.buf)
+		}
+		a.copying++
+	}
+	return out
+}
+
+func chunksSize(cs []txChunk) (n int) {
+	for _, c := range cs {
+		n += cap(*c.buf)
+	}
+	return n
+}
+
+// Writers granted space by one SACK queue their messages without
+// transmitting while others granted with them are still copying; the last
+// transmits them all, one run of packets in one system call, where each
+// used to send its own under mu, one after the other.
+func TestGrantedWritersTransmitOnce(t *testing.T) {
+	requireOffload(t)
+	cli, _, _, sr := pair(t, &Config{MTU: 1500, offloadLocal: true})
+	const writers = 4
+	msg := bytes.Repeat([]byte{'g'}, 1000)
+	granted := reserveGranted(t, cli, writers, msg)
+	before := cli.Stats()
+	for i, cs := range granted[:writers-1] {
+		require.NoError(t, cli.queue(uint16(i), cs, chunksSize(cs), false, true))
+	}
+	mid := cli.Stats()
+	assert.Equal(t, before.PacketsSent, mid.PacketsSent, "nothing sent while a granted writer copies")
+	require.NoError(t, cli.queue(writers-1, granted[writers-1], chunksSize(granted[writers-1]), false, true))
+	after := cli.Stats()
+	assert.Equal(t, before.OffloadSends+1, after.OffloadSends, "one system call")
+	assert.GreaterOrEqual(t, after.PacketsSent-before.PacketsSent, uint64(2))
+	got := sr.wait(t, writers)
+	for _, m := range got {
+		assert.Equal(t, msg, m.b)
+	}
+	cli.mu.Lock()
+	defer cli.mu.Unlock()
+	assert.Zero(t, cli.copying)
+	assert.False(t, cli.deferred)
+}
+
+// A message left to a granted writer to transmit is not held when that
+// writer's own message is a WriteMsgMore: it goes at once, without
+// waiting for the rest of the granted writer's message.
+func TestDeferredMessageNotCorked(t *testing.T) {
+	cli, _, _, sr := pair(t, &Config{MTU: 1500, offloadLocal: true})
+	require.NotNil(t, cli.batch, "no batch: WriteMsgMore holds nothing")
+	granted := reserveGranted(t, cli, 1, make([]byte, 500))
+	require.NoError(t, cli.WriteMsg(7, 16, []byte("left to the granted writer")))
+	cli.mu.Lock()
+	assert.True(t, cli.deferred, "the granted writer transmits it")
+	cli.mu.Unlock()
+	start := time.Now()
+	require.NoError(t, cli.queue(0, granted[0], chunksSize(granted[0]), true, true))
+	got := sr.wait(t, 2)
+	assert.Less(t, time.Since(start), 500*time.Millisecond, "held until a timer sent it (1 s)")
+	assert.ElementsMatch(t, []uint16{0, 7}, []uint16{got[0].sid, got[1].sid})
+}
