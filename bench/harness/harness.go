@@ -403,23 +403,29 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	rows[5].Value, rows[5].Err = kib, err
 	iters := uint64(max(cfg.Bytes/int64(cfg.Size), 1))
 	total := int64(iters) * int64(cfg.Size)
-	var rawBW, rawRevBW, wBW, rBW, sBW, rawRTT, sRTT, oneBW, manyBW []float64
+	var rawBW, rawRevBW, rawSendBW, wBW, rBW, sBW, rawRTT, sRTT, oneBW, manyBW []float64
 	for run := 0; run < cfg.Runs; run++ {
-		d, err := raw.throughput(cfg.Size, total)
-		if err != nil {
-			return fail(fmt.Errorf("raw throughput: %w", err))
-		}
-		rawBW = append(rawBW, gbps(total, d))
-		// A Read's data goes from the server (the responder) to the
-		// client: its baseline is the raw flow that way.
-		if d, err = raw.reverse(cfg.Size, total); err != nil {
-			return fail(fmt.Errorf("raw throughput, server to client: %w", err))
-		}
-		rawRevBW = append(rawRevBW, gbps(total, d))
+		// Each RDMA throughput follows its own raw measurement at once:
+		// the raw LLP's speed drifts on this shared host (raw TCP moved
+		// between 12 and 35 Gbit/s within a minute), and a reference
+		// measured two or four measurements earlier paired a fast raw run
+		// with a slow RDMA one as often as not. A Read's data goes from
+		// the server (the responder) to the client: its reference is the
+		// raw flow that way.
 		for _, m := range []struct {
-			t   bench.Test
-			out *[]float64
-		}{{bench.TestWrite, &wBW}, {bench.TestRead, &rBW}, {bench.TestSend, &sBW}} {
+			t        bench.Test
+			reverse  bool
+			raw, out *[]float64
+		}{{bench.TestWrite, false, &rawBW, &wBW}, {bench.TestRead, true, &rawRevBW, &rBW}, {bench.TestSend, false, &rawSendBW, &sBW}} {
+			move, dir := raw.throughput, ""
+			if m.reverse {
+				move, dir = raw.reverse, ", server to client"
+			}
+			d, err := move(cfg.Size, total)
+			if err != nil {
+				return fail(fmt.Errorf("raw throughput%s: %w", dir, err))
+			}
+			*m.raw = append(*m.raw, gbps(total, d))
 			r, err := rdmaRun(srv, llp, m.t, cfg.Size, 1, cfg.Depth, iters, false)
 			if err != nil {
 				return fail(fmt.Errorf("%v: %w", m.t, err))
@@ -465,8 +471,8 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 			return fail(fmt.Errorf("%d streams: %w", cfg.ManyStreams, err))
 		}
 		manyBW = append(manyBW, r.Forward.Gbps())
-		cfg.logf("%s run %d: raw %.2f Gbit/s (%.2f server to client), write %.2f, read %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, 1 stream %.2f, %d streams %.2f",
-			llp, run+1, rawBW[run], rawRevBW[run], wBW[run], rBW[run], sBW[run], rttRun(rawRTT), rttRun(sRTT), oneBW[run], cfg.ManyStreams, manyBW[run])
+		cfg.logf("%s run %d: raw %.2f Gbit/s, write %.2f, raw server to client %.2f, read %.2f, raw %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, 1 stream %.2f, %d streams %.2f",
+			llp, run+1, rawBW[run], wBW[run], rawRevBW[run], rBW[run], rawSendBW[run], sBW[run], rttRun(rawRTT), rttRun(sRTT), oneBW[run], cfg.ManyStreams, manyBW[run])
 	}
 	set := func(i int, base, v []float64, lower bool) {
 		rows[i].Base, rows[i].Value = median(base), median(v)
@@ -483,7 +489,7 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	}
 	set(0, rawBW, wBW, false)
 	set(1, rawRevBW, rBW, false)
-	set(2, rawBW, sBW, false)
+	set(2, rawSendBW, sBW, false)
 	set(3, rawRTT, sRTT, true)
 	set(4, oneBW, manyBW, false)
 	if cfg.NoSweep {
