@@ -131,10 +131,13 @@ func TestSinkSlots(t *testing.T) {
 		{"write-imm 4K rx 240", Setup{Test: TestWriteImm, Size: 4096, Depth: 16, RxDepth: 240}, false, 256, 4096 + 242*4096},
 		{"send 4M", Setup{Test: TestSend, Size: 4 << 20, Depth: 16}, false, 2, 4<<20 + 2*4<<20},
 		{"send 64 octets", Setup{Test: TestSend, Size: 64, Depth: 16, RxDepth: 16}, false, rxSink / ctrlLen, 64 + 18*128},
-		{"active send", Setup{Test: TestSend, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*64<<10},
+		{"active send", Setup{Test: TestSend, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
+		{"active write", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
+		{"active latency send", Setup{Test: TestSend, Flags: FlagLatency, Size: 64 << 10}, true, math.MaxInt, 64<<10 + 8*64<<10},
 		{"latency send", Setup{Test: TestSend, Flags: FlagLatency, Size: 64 << 10}, false, math.MaxInt, -1},
 		{"ping", Setup{Test: TestPing, Size: 64 << 10, Depth: 16}, false, math.MaxInt, -1},
-		{"write", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*64<<10},
+		{"write", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*ctrlLen},
+		{"read", Setup{Test: TestRead, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*ctrlLen},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, c.slots, sinkSlots(c.s, c.active))
@@ -142,7 +145,7 @@ func TestSinkSlots(t *testing.T) {
 				assert.Equal(t, c.cost, memoryCost(c.s, c.active))
 			}
 			if c.slots != math.MaxInt {
-				assert.LessOrEqual(t, int64(min(c.slots, recvCount(c.s, c.active))*recvLen(c.s)), max(int64(rxSink), 2*int64(recvLen(c.s))))
+				assert.LessOrEqual(t, int64(min(c.slots, recvCount(c.s, c.active))*recvLen(c.s, c.active)), max(int64(rxSink), 2*int64(recvLen(c.s, c.active))))
 			}
 		})
 	}
