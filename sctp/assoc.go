@@ -58,11 +58,14 @@ type Association struct {
 	// the others queue without transmitting, and the last transmits for
 	// all of them (writeMsg); deferred says that one did not transmit
 	// for that reason since the last transmission.
-	copying      int
-	deferred     bool
-	closeSocket  func() // the active side's own socket
-	release      func() // a Listener's bookkeeping
-	laddr, raddr net.Addr
+	copying  int
+	deferred bool
+	// crcShift is crc32c.Shift(crcShiftLen): the last length of data
+	// whose CRC32c a packet combined with its headers' (addChunk).
+	crcShift, crcShiftLen uint32
+	closeSocket           func() // the active side's own socket
+	release               func() // a Listener's bookkeeping
+	laddr, raddr          net.Addr
 
 	peerAddr              netip.AddrPort
 	localAP               netip.AddrPort // for Config.Tap
@@ -142,6 +145,11 @@ type Association struct {
 type txChunk struct {
 	buf *[]byte
 	n   int
+	// crc is the CRC32c of the chunk past its DATA header (user data and
+	// padding), taken while the data was copied in, if hasCRC: a packet
+	// of this chunk alone then checksums only the headers (addChunk).
+	crc    uint32
+	hasCRC bool
 }
 
 func (c *txChunk) chunk() []byte { return (*c.buf)[wire.HeaderLen : wire.HeaderLen+c.n] }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
@@ -141,21 +142,41 @@ func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, total,
 		bp := getBuf(wire.HeaderLen + wire.DataHeaderLen + n + 3)
 		d := wire.Data{Unordered: true, Beginning: f == 0, Ending: f == nfrag-1, StreamID: sid, PPID: ppid}
 		b := d.AppendHeader((*bp)[:wire.HeaderLen], n)
+		// A chunk that may leave alone (directChunk) gets the CRC32c of
+		// its data block by block as it is copied, each block still in
+		// the first-level cache: later, over a 64 KiB packet, the check
+		// read the packet again from further out (with 256 streams
+		// writing, 2.1 µs per packet against 1.2 with one stream).
+		crc, withCRC := uint32(0), n >= directChunk
 		for need := n; need > 0; {
 			p := parts[pi][po:]
 			k := min(len(p), need)
+			if withCRC {
+				k = min(k, crcBlock)
+			}
 			b = append(b, p[:k]...)
+			if withCRC {
+				crc = crc32c.Update(crc, b[len(b)-k:])
+			}
 			need -= k
 			po += k
 			if po == len(parts[pi]) {
 				pi, po = pi+1, 0
 			}
 		}
+		end := len(b)
 		b = wire.Pad(b)
-		dst = append(dst, txChunk{buf: bp, n: len(b) - wire.HeaderLen})
+		if withCRC {
+			crc = crc32c.Update(crc, b[end:])
+		}
+		dst = append(dst, txChunk{buf: bp, n: len(b) - wire.HeaderLen, crc: crc, hasCRC: withCRC})
 	}
 	return dst
 }
+
+// crcBlock is how much appendChunks copies before it checksums what it
+// copied: well inside a first-level data cache (32 KiB and more).
+const crcBlock = 8 << 10
 
 // queue adds the chunks of one message, size octets of buffers reserved
 // for them (granted: by grantWriters), to what is pending, and transmits
@@ -383,7 +404,15 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 	if len(p) == wire.HeaderLen && c.n >= directChunk {
 		b := (*c.buf)[:wire.HeaderLen+c.n]
 		copy(b, a.hdr[:])
-		wire.SetChecksum(b)
+		if c.hasCRC {
+			const head = wire.HeaderLen + wire.DataHeaderLen
+			if n := uint32(len(b) - head); n != a.crcShiftLen {
+				a.crcShift, a.crcShiftLen = crc32c.Shift(int(n)), n
+			}
+			wire.SetChecksumTail(b, head, c.crc, a.crcShift)
+		} else {
+			wire.SetChecksum(b)
+		}
 		a.sendPacketFrom(b, true)
 		return p
 	}

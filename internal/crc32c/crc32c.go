@@ -92,3 +92,57 @@ var foldK = func() [6]uint64 {
 	}
 	return k
 }()
+
+// reflected is the polynomial bit-reflected, as the CRC's registers hold
+// it (the bit for x^0 on the left).
+const reflected = 0x82F63B78
+
+// mulModP returns a·b modulo the polynomial, both and the result
+// bit-reflected (the representation a CRC32c value is in).
+func mulModP(a, b uint32) uint32 {
+	var p uint32
+	for m := uint32(1) << 31; m != 0; m >>= 1 {
+		if a&m != 0 {
+			p ^= b
+		}
+		if b&1 != 0 {
+			b = b>>1 ^ reflected
+		} else {
+			b >>= 1
+		}
+	}
+	return p
+}
+
+// x2k holds x^(2^k) modulo the polynomial, bit-reflected, for k < 64.
+var x2k = func() (t [64]uint32) {
+	t[0] = 1 << 30 // x^1: the bit for x^0 is the leftmost
+	for k := 1; k < len(t); k++ {
+		t[k] = mulModP(t[k-1], t[k-1])
+	}
+	return t
+}()
+
+// Shift returns x^(8n) modulo the polynomial, bit-reflected: the factor
+// by which Combine moves a CRC32c past n octets. A caller combining many
+// CRCs over the same length computes it once (CombineShift).
+func Shift(n int) uint32 {
+	r := uint32(1) << 31 // x^0
+	for k, m := 3, uint64(n); m != 0; k, m = k+1, m>>1 {
+		if m&1 != 0 {
+			r = mulModP(r, x2k[k])
+		}
+	}
+	return r
+}
+
+// Combine returns the CRC32c of a buffer A followed by a buffer B of n
+// octets, given the CRC32c of each (Checksum(A), Checksum(B)), without
+// reading either: the CRC of A moved past n octets of zeros, plus that of
+// B (the pre- and post-inversion of the two cancel). So a checksum over
+// octets read once while copying them can be completed later with a
+// header written after them, in front.
+func Combine(crcA, crcB uint32, n int) uint32 { return CombineShift(crcA, crcB, Shift(n)) }
+
+// CombineShift is Combine with the shift of Shift(n) given.
+func CombineShift(crcA, crcB, shift uint32) uint32 { return mulModP(shift, crcA) ^ crcB }

@@ -169,3 +169,31 @@ func TestNoAllocs(t *testing.T) {
 	p := make([]byte, 65476)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { Update(1, p); Checksum(p[:1500]); Checksum(p[:100]) }))
 }
+
+// Combine(Checksum(a), Checksum(b), len(b)) is the CRC32c of a followed
+// by b, for empty and long pieces alike.
+func TestCombine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range [][2]int{{0, 0}, {0, 5}, {5, 0}, {1, 1}, {28, 65448}, {12, 1452}, {300, 7}, {4096, 4096}, {1, 1 << 17}} {
+		a, b := make([]byte, c[0]), make([]byte, c[1])
+		for i := range a {
+			a[i] = byte(rng.Uint32())
+		}
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		want := Checksum(append(append([]byte(nil), a...), b...))
+		assert.Equal(t, want, Combine(Checksum(a), Checksum(b), len(b)), "%d+%d", c[0], c[1])
+		assert.Equal(t, want, CombineShift(Checksum(a), Checksum(b), Shift(len(b))), "%d+%d", c[0], c[1])
+	}
+}
+
+func FuzzCombine(f *testing.F) {
+	f.Add([]byte("SCTP common header and DATA"), []byte("user data"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		want := Checksum(append(append([]byte(nil), a...), b...))
+		if got := Combine(Checksum(a), Checksum(b), len(b)); got != want {
+			t.Fatalf("Combine = %08x, want %08x", got, want)
+		}
+	})
+}

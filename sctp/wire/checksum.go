@@ -35,6 +35,16 @@ func SetChecksum(pkt []byte) {
 	binary.LittleEndian.PutUint32(pkt[8:], crc32c.Update(0, pkt))
 }
 
+// SetChecksumTail is SetChecksum for a packet whose octets from head on
+// have the CRC32c tailCRC, taken when they were written (while the data
+// was copied in, still in the cache); shift is crc32c.Shift of their
+// length. Only the first head octets are read.
+func SetChecksumTail(pkt []byte, head int, tailCRC, shift uint32) {
+	clear(pkt[8:HeaderLen])
+	c := crc32c.CombineShift(crc32c.Update(0, pkt[:head]), tailCRC, shift)
+	binary.LittleEndian.PutUint32(pkt[8:], c)
+}
+
 // ChecksumOK reports whether the packet's Checksum field holds its CRC32c.
 // RFC 9260 §6.8: a packet with a bad checksum is discarded silently. A
 // zero checksum is not accepted: this package never negotiates RFC 9653.

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
 )
 
 // The CRC32c of 32 zero octets is 0x8A9136AA (RFC 3720 §B.4, the same
@@ -43,4 +45,22 @@ func TestZeroChecksumRejected_RFC9260_6_8(t *testing.T) {
 	pkt := hx(t, "1388 1388 01020304 00000000 0b000004")
 	require.NotZero(t, Checksum(pkt))
 	assert.False(t, ChecksumOK(pkt), "a zero checksum is valid only if negotiated (RFC 9653)")
+}
+
+// SetChecksumTail with the CRC32c of the octets from head on, taken
+// beforehand, stores what SetChecksum computes over the whole packet
+// (RFC 9260 §6.8), whatever the Checksum field held.
+func TestSetChecksumTail(t *testing.T) {
+	for _, c := range []struct{ head, tail int }{{HeaderLen, 0}, {HeaderLen + 16, 1024}, {HeaderLen + 16, 65448}, {HeaderLen + 20, 3}, {100, 1400}} {
+		pkt := make([]byte, c.head+c.tail)
+		for i := range pkt {
+			pkt[i] = byte(i*7 + c.tail)
+		}
+		want := append([]byte(nil), pkt...)
+		SetChecksum(want)
+		tail := crc32c.Checksum(pkt[c.head:])
+		SetChecksumTail(pkt, c.head, tail, crc32c.Shift(c.tail))
+		assert.Equal(t, want[8:12], pkt[8:12], "head %d, tail %d", c.head, c.tail)
+		assert.True(t, ChecksumOK(pkt))
+	}
 }
