@@ -367,7 +367,14 @@ evening (load average under 2), and lower on loaded runs: they straddle the
 targets and move with whatever else the shared host runs; they were not profiled in this work
 (the raw side is one TCP stream with a 1 MiB read buffer and no framing or
 CRC32c, the RDMA side frames every segment, computes CRC32c and hands each
-one through the rdmap goroutines described above).
+one through the rdmap goroutines described above). On 2026-11-28 the raw
+TCP flow moved between 12 and 36 Gbit/s from one measurement to the next
+(one harness run: 35.9, 22.1, 22.5, 16.8, 16.5 for the reference of Write)
+while MPA RDMA stayed at 19–22; the row's reference was taken two
+measurements before the Read and four before the Send. Each RDMA
+throughput now follows a raw measurement of its own at once (the pair
+closest in time); in two runs of the mpa rows: Write 0.97, 0.96, Read 0.87,
+1.18, Send 0.86, 0.96. The MPA side is steady; the reference is bimodal.
 
 **256 streams ≥ 90% of one stream** (pion: 0.89–1.01 on three quieter runs,
 0.74 on 2026-11-22; MPA 1.19–1.30). CPU profile of the client of a
@@ -403,6 +410,41 @@ against 18.7–19.0 Gbit/s) and a 1 MiB send buffer instead of 4 MiB (17.1–17.
 against 17.5–17.6). perftest has a buffer per QP too (without
 --mr_per_qp one MR, a slice of it for each QP: create_mr); on an RNIC
 both copies are DMA, here they are the CPU's. Left as measured.
+
+**sctp-native, 256 streams against one (2026-11-28): steady at 0.88.**
+Runs of the row used to swing (0.66, 0.79, 0.92, 0.95 in four harness runs
+of the same binary), the 256-stream figure falling from 14–15 to 8.5–10
+Gbit/s in some runs. Against one server process, successive 256-stream runs
+of one client process slowed down (15.3, 14.8, 11.4, 9.6, 8.9 Gbit/s) where
+fresh client processes did not: each client stream posted 8 receive buffers
+of the message size for credits and the Report (512 KiB per stream, 128 MiB
+for 256 streams, never filled in a Write test), and each Write server 2,
+allocated just before the measured phase, whose garbage collection then ran
+during it. Receive buffers that only ever take control messages are now of
+a control message's size (` + "`bench.recvLen`" + `): three harness runs gave 0.89,
+0.88, 0.88, no 256-stream run below 14.3 Gbit/s. Two changes to the stack's
+send path, found with ` + "`strace -c -f`" + ` on the client (4,096 messages of
+64 KiB over 256 streams): the short last segment of each DDP message
+waited behind every writer for room, sending the held full segment alone
+(now it goes at once, up to 4 KiB beyond the send buffer); and the writers
+that one SACK grants room to each sent their message with a system call of
+its own under the association's lock (now the last of them to finish
+copying sends all, one ` + "`sendmmsg`" + `). Send system calls per message 2.0 →
+1.07, futex calls 3.0 → 1.6; in alternated CLI runs against one server
+(8 pairs) the second change gave 256-stream throughput +7% (median of pair
+ratios), client CPU −4%.
+What remains is the octets: in CPU profiles of one client process moving
+8 GiB either way (` + "`go test -cpuprofile`" + `, 1 stream at depth 16 against 256
+at depth 4 each, server in its own process), the 256 streams took 4.58 s
+against 3.30 s, of which memmove +0.38 s and the CRC32c +0.12 s: the 256
+source regions (16 MiB) are read from memory, not from the caches, beside
+the server's 16 MiB of sinks, the packet buffers in flight and the kernel's
+socket buffers. Checksumming each 8 KiB block as it is copied (still in the
+first-level cache) took copy and checksum of a 64 KiB segment from a cold
+source from 4.9 to 4.3 µs; taking the Write completions in a CQ handler,
+as the Read and atomic runs do, changed nothing (13.4–14.4 Gbit/s either
+way) and was left out. A per-QP buffer is what perftest uses too; on an
+RNIC the copies are DMA.
 
 **sctp-native, raw against TCP ≥ 0.6** (0.44–0.65 in the runs of 2026-11-26;
 0.52–0.65 on 2026-11-27 after the two changes below; raw TCP itself moved
