@@ -29,7 +29,8 @@ import (
 type Association struct {
 	mu sync.Mutex
 	// writers wait for send-buffer space in arrival order (WriteMsg);
-	// only the first is woken when space frees, every one when the
+	// as many as fit are granted space and woken when a SACK frees a
+	// quarter of the buffer (grantWriters), every one when the
 	// association ends or shuts down. waiterPool recycles their wake-up
 	// channels.
 	writers    []*spaceWaiter
