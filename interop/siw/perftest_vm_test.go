@@ -283,37 +283,27 @@ func perftestScenarios(t *testing.T, addr string) {
 				record(v.String(), "ours", tool+" (siw)", note, r.BWAvg, srv.figure())
 			})
 			t.Run("perftest-"+tool+"-c-vs-ours-server"+sfx, func(t *testing.T) {
-				p := nextPort()
 				cfg := PerftestConfig{Verb: v, Size: perftestSize, Iters: perftestIters, MPA: perftestMPA}
-				ln, err := mpa.Listen("tcp", fmt.Sprintf("%s:%d", addr, p), PerftestListenConfig(cfg.MPA, cfg))
-				require.NoError(t, err)
-				defer ln.Close()
-				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-				defer cancel()
-				type result struct {
-					r   PerftestResult
-					err error
-				}
-				res := make(chan result, 1)
-				go func() {
-					r, err := PerftestServe(ctx, ln, cfg)
-					res <- result{r, err}
-				}()
-				c := startTool(t, tool, append(perftestArgs(p), addr)...)
 				var out string
-				select {
-				case err := <-c.done:
-					c.done <- err
-					out = c.output()
-					if err != nil {
-						cancel()
-						r := <-res
-						t.Fatalf("%s -R client failed: %v (our server: %v)\n%s", tool, err, r.err, out)
+				var r perftestServed
+				for attempt := 1; ; attempt++ {
+					var err error
+					out, r, err = runToolAgainstOurs(t, tool, addr, nextPort(), cfg)
+					if err == nil {
+						break
 					}
-				case <-time.After(90 * time.Second):
-					t.Fatalf("%s -R client did not exit; output:\n%s", tool, c.output())
+					if attempt == 1 && r.err == nil && parsePerftest(out).HaveLine && siwServerTeardownError(out) {
+						// Seen once (ib_read_bw, CI of 2026-11-28): every
+						// Read completed, our server served the closing
+						// exchange and returned, yet the siw client's QP
+						// went to error as it closed (the mirror of the
+						// siw server's case above; docs/siw-interop.md).
+						// Once more, logged; twice fails.
+						t.Logf("attempt 1: %s -R client reported an error after its figures (%q); once more", tool, lastLine(out))
+						continue
+					}
+					t.Fatalf("%s -R client failed: %v (our server: %v)\n%s", tool, err, r.err, out)
 				}
-				r := <-res
 				require.NoError(t, r.err, "%s -R client output:\n%s", tool, out)
 				cli := parsePerftest(out)
 				require.True(t, cli.HaveLine, "client output:\n%s", out)
@@ -383,9 +373,46 @@ func perftestScenarios(t *testing.T, addr string) {
 	t.Log("\n" + b.String())
 }
 
+// perftestServed is what our perftest server returned.
+type perftestServed struct {
+	r   PerftestResult
+	err error
+}
+
+// runToolAgainstOurs runs tool -R as the client of our perftest server on
+// port p once and returns the tool's output, what our server returned and
+// the tool's exit error; a tool that does not exit fails the test.
+func runToolAgainstOurs(t *testing.T, tool, addr string, p int, cfg PerftestConfig) (string, perftestServed, error) {
+	t.Helper()
+	ln, err := mpa.Listen("tcp", fmt.Sprintf("%s:%d", addr, p), PerftestListenConfig(cfg.MPA, cfg))
+	require.NoError(t, err)
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res := make(chan perftestServed, 1)
+	go func() {
+		r, err := PerftestServe(ctx, ln, cfg)
+		res <- perftestServed{r, err}
+	}()
+	c := startTool(t, tool, append(perftestArgs(p), addr)...)
+	select {
+	case err := <-c.done:
+		c.done <- err
+		out := c.output()
+		if err != nil {
+			cancel()
+		}
+		return out, <-res, err
+	case <-time.After(90 * time.Second):
+		t.Fatalf("%s -R client did not exit; output:\n%s", tool, c.output())
+		return "", perftestServed{}, nil
+	}
+}
+
 // siwServerTeardownError reports the intermittent failure of a perftest
-// server against our client: its figures are printed, followed on the same
-// line by a completion error, and the closing exchange fails.
+// server against our client (or of a perftest client against our server):
+// its figures are printed, followed on the same line by a completion
+// error, and the closing exchange fails.
 func siwServerTeardownError(out string) bool {
 	return strings.Contains(out, "Bad wc status") && strings.Contains(out, "Failed to close connection")
 }
