@@ -32,6 +32,13 @@ type Config struct {
 	// side's credit window (perftest's rx depth; Setup.RxDepth); 0:
 	// DefaultRxDepth. At most MaxRxDepth.
 	RxDepth int
+	// Buffers makes each stream cycle through this many buffers of Size
+	// on both sides, operation i using buffer i mod Buffers (Setup.Buffers):
+	// one stream then touches the memory of Buffers streams, which
+	// separates what many streams cost from what their buffers cost the
+	// caches. 0 or 1: one buffer per stream, as perftest has for messages
+	// above half a page. At most MaxBuffers; not for TestPing.
+	Buffers int
 	// Iters (default 1000 when Duration is 0) or Duration ends the run.
 	Iters    uint64
 	Duration time.Duration
@@ -124,7 +131,7 @@ func DefaultRxDepth(size, depth, streams int) int {
 }
 
 func (c *Config) setup(reverse bool) Setup {
-	s := Setup{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond)}
+	s := Setup{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond), Buffers: uint16(min(max(c.Buffers, 0), MaxBuffers+1))}
 	if !c.Latency && (c.Test == TestSend || c.Test == TestWriteImm) {
 		rx := c.RxDepth
 		if rx <= 0 {
@@ -176,6 +183,9 @@ type Result struct {
 	// RxDepth is the credited tests' receive depth (Setup.RxDepth), 0
 	// for the others.
 	RxDepth int
+	// Buffers is how many buffers each stream cycled through
+	// (Config.Buffers, Setup.Buffers): 1 by default.
+	Buffers int
 	Latency bool
 	Bidir   bool
 	MULPDU  int
@@ -342,7 +352,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Test: cfg.Test, LLP: opts.LLP, Size: cfg.Size, Streams: cfg.Streams, Depth: cfg.Depth,
-		RxDepth: int(cfg.setup(false).RxDepth), Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
+		RxDepth: int(cfg.setup(false).RxDepth), Buffers: cfg.setup(false).buffers(), Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
 	if res.LLP == "" {
 		res.LLP = transport.SCTPPion
 	}

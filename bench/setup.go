@@ -26,6 +26,10 @@ const (
 	FlagEvents uint8 = 1 << 2
 )
 
+// MaxBuffers is the largest number of buffers a stream cycles through
+// (Setup.Buffers).
+const MaxBuffers = 1024
+
 // MaxDepth is the largest number of operations in flight per stream.
 const MaxDepth = 128
 
@@ -41,7 +45,7 @@ const MaxRxDepth = 240
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|                      Magic "SRB1"                             |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|     Test      |     Flags     |          Reserved (0)         |
+//	|     Test      |     Flags     |            Buffers            |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|                       Message size                            |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -58,7 +62,7 @@ const MaxRxDepth = 240
 //
 // Exactly one of Iterations and Duration is non-zero. Rx depth, 0 in
 // Setups of versions before it existed (the octets were reserved), means
-// Depth.
+// Depth; so does Buffers 0 mean one buffer.
 type Setup struct {
 	Test     Test
 	Flags    uint8
@@ -72,7 +76,18 @@ type Setup struct {
 	// many messages unacknowledged by a credit. 0 means Depth; at most
 	// MaxRxDepth. Other tests ignore it.
 	RxDepth uint32
+	// Buffers is how many buffers of the message size each side's
+	// registered region holds: operation i of the stream uses buffer
+	// i mod Buffers on both sides (its source and its remote target, or
+	// its remote source and its sink), so that one stream touches as much
+	// memory as Buffers streams of one buffer each. 0 means 1; at most
+	// MaxBuffers. A Send's receive buffers are the passive side's own
+	// (sinkSlots) and do not cycle; neither does a ping's echo.
+	Buffers uint16
 }
+
+// buffers returns Buffers, 1 for 0.
+func (s Setup) buffers() int { return max(int(s.Buffers), 1) }
 
 // Reverse reports FlagReverse.
 func (s *Setup) Reverse() bool { return s.Flags&FlagReverse != 0 }
@@ -96,6 +111,10 @@ func (s *Setup) Validate() error {
 		return malformed("setup", "atomic operands are 8 octets, not %d", s.Size)
 	case s.Depth == 0 || s.Depth > MaxDepth:
 		return malformed("setup", "depth %d outside 1..%d", s.Depth, MaxDepth)
+	case s.Buffers > MaxBuffers:
+		return malformed("setup", "%d buffers above %d", s.Buffers, MaxBuffers)
+	case s.Buffers > 1 && s.Test == TestPing:
+		return malformed("setup", "ping echoes in one buffer, not %d", s.Buffers)
 	case s.RxDepth > MaxRxDepth:
 		return malformed("setup", "rx depth %d above %d", s.RxDepth, MaxRxDepth)
 	case (s.Iters == 0) == (s.Duration <= 0):
@@ -113,7 +132,8 @@ func (s *Setup) Len() int { return SetupLen }
 // SetupLen octets of spare capacity.
 func (s *Setup) Append(b []byte) []byte {
 	b = append(b, setupMagic...)
-	b = append(b, uint8(s.Test), s.Flags, 0, 0)
+	b = append(b, uint8(s.Test), s.Flags)
+	b = binary.BigEndian.AppendUint16(b, s.Buffers)
 	b = binary.BigEndian.AppendUint32(b, s.Size)
 	b = binary.BigEndian.AppendUint32(b, s.Depth)
 	b = binary.BigEndian.AppendUint64(b, s.Iters)
@@ -129,9 +149,6 @@ func ParseSetup(b []byte) (Setup, int, error) {
 	if string(b[:4]) != setupMagic {
 		return Setup{}, 0, malformed("setup", "bad magic %q", b[:4])
 	}
-	if b[6] != 0 || b[7] != 0 {
-		return Setup{}, 0, malformed("setup", "reserved octets not zero")
-	}
 	s := Setup{
 		Test: Test(b[4]), Flags: b[5],
 		Size:     binary.BigEndian.Uint32(b[8:]),
@@ -139,6 +156,7 @@ func ParseSetup(b []byte) (Setup, int, error) {
 		Iters:    binary.BigEndian.Uint64(b[16:]),
 		Duration: time.Duration(binary.BigEndian.Uint32(b[24:])) * time.Millisecond,
 		RxDepth:  binary.BigEndian.Uint32(b[28:]),
+		Buffers:  binary.BigEndian.Uint16(b[6:]),
 	}
 	if err := s.Validate(); err != nil {
 		return s, 0, err

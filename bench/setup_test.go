@@ -32,6 +32,20 @@ func TestSetupImage(t *testing.T) {
 	assert.Equal(t, SetupLen, s.Len())
 }
 
+// TestSetupBuffers: octets 6 and 7, reserved before Buffers existed,
+// carry it; 0 (what a client of that time sends) means one buffer.
+func TestSetupBuffers(t *testing.T) {
+	b := append([]byte(nil), setupImage...)
+	b[6], b[7] = 0x01, 0x00
+	s, _, err := ParseSetup(b)
+	require.NoError(t, err)
+	assert.Equal(t, uint16(256), s.Buffers)
+	assert.Equal(t, 256, s.buffers())
+	assert.Equal(t, b, s.Append(nil))
+	s.Buffers = 0
+	assert.Equal(t, 1, s.buffers())
+}
+
 func TestSetupRoundTrip(t *testing.T) {
 	for _, s := range []Setup{
 		{Test: TestSend, Size: 1, Depth: MaxDepth, Duration: 1500 * time.Millisecond, Flags: FlagReverse},
@@ -39,6 +53,8 @@ func TestSetupRoundTrip(t *testing.T) {
 		{Test: TestWriteImm, Size: 1, Depth: 1, RxDepth: MaxRxDepth, Iters: 10},
 		{Test: TestFetchAdd, Size: 8, Depth: 16, Iters: 1 << 40},
 		{Test: TestPing, Size: 1 << 20, Depth: 1, Iters: 3, Flags: FlagReverse | FlagLatency},
+		{Test: TestWrite, Size: 64 << 10, Depth: 16, Iters: 10, Buffers: 256},
+		{Test: TestRead, Size: 1, Depth: 1, Iters: 10, Buffers: MaxBuffers},
 	} {
 		b := s.Append(make([]byte, 0, SetupLen))
 		require.Len(t, b, SetupLen)
@@ -61,7 +77,7 @@ func TestSetupRejects(t *testing.T) {
 		"test 0":         mut(func(b []byte) { b[4] = 0 }),
 		"test 8":         mut(func(b []byte) { b[4] = 8 }),
 		"flags":          mut(func(b []byte) { b[5] = 0x80 }),
-		"reserved 6":     mut(func(b []byte) { b[6] = 1 }),
+		"buffers":        mut(func(b []byte) { b[6], b[7] = MaxBuffers>>8, 1 }), // MaxBuffers+1
 		"rx depth":       mut(func(b []byte) { b[30] = 1 }),
 		"size 0":         mut(func(b []byte) { b[10] = 0 }),
 		"atomic size":    mut(func(b []byte) { b[4] = byte(TestCmpSwap) }),

@@ -121,10 +121,10 @@ func (c *conn) sendMsg(ctx context.Context, m interface{ Append([]byte) []byte }
 	return c.ep.Send(ctx, m.Append(make([]byte, 0, ctrlLen)))
 }
 
-// bufLen is the registered buffer length for a setup: ping needs a source
-// and a sink half.
+// bufLen is the registered buffer length for a setup: Buffers buffers of
+// the message size; ping needs a source and a sink half.
 func bufLen(s Setup) int {
-	n := max(int(s.Size), 8)
+	n := max(int(s.Size), 8) * s.buffers()
 	if s.Test == TestPing {
 		n *= 2
 	}
@@ -472,10 +472,11 @@ func (t *tally) complete(seq, orig uint64, now time.Time) error {
 	if seq != t.done {
 		return fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, t.done)
 	}
-	if s.Test.Atomic() && orig != seq {
+	if want := seq / uint64(s.buffers()); s.Test.Atomic() && orig != want {
 		// Atomics execute in order at the responder (RFC 7306 §5.2.2
-		// rule 8): operation k sees the counter at k.
-		return fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, orig, seq)
+		// rule 8): operation k sees its buffer's counter at k, or, with
+		// n buffers taken in turn, at k/n.
+		return fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, orig, want)
 	}
 	t.lat.record(now.Sub(t.postedAt[seq%uint64(len(t.postedAt))]))
 	t.done++
@@ -507,28 +508,34 @@ func (c *conn) appendOps(b []rdmap.SendWR, seq uint64, local []byte) []rdmap.Sen
 		last = seq << 1
 	}
 	rs := c.peer.STag
+	var to uint64 // the offset of the operation's buffer (Setup.Buffers)
+	if n := uint64(s.buffers()); n > 1 {
+		to = seq % n * uint64(s.Size)
+		local = c.mr.Bytes()[to : to+uint64(s.Size) : to+uint64(s.Size)]
+	}
 	var wr rdmap.SendWR
 	switch s.Test {
 	case TestWrite:
-		wr = rdmap.SendWR{ID: last, Op: rdmap.WRWrite, Local: local, RemoteSTag: rs}
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRWrite, Local: local, RemoteSTag: rs, RemoteTO: to}
 		if s.Latency() {
 			// Write latency: the Write and a zero-length Read behind it,
 			// which the peer answers only after placing the Write.
 			wr.ID = seq << 1
 			b = append(b, wr)
-			wr = rdmap.SendWR{ID: last, Op: rdmap.WRRead, RemoteSTag: rs}
+			wr = rdmap.SendWR{ID: last, Op: rdmap.WRRead, RemoteSTag: rs, RemoteTO: to}
 		}
 	case TestRead:
-		wr = rdmap.SendWR{ID: last, Op: rdmap.WRRead, Sink: c.mr, Length: s.Size, RemoteSTag: rs}
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRRead, Sink: c.mr, SinkOffset: to, Length: s.Size, RemoteSTag: rs, RemoteTO: to}
 	case TestSend:
 		wr = rdmap.SendWR{ID: last, Op: rdmap.WRSend, Local: local}
 	case TestFetchAdd:
-		wr = rdmap.SendWR{ID: last, Op: rdmap.WRFetchAdd, RemoteSTag: rs, Add: 1}
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRFetchAdd, RemoteSTag: rs, RemoteTO: to, Add: 1}
 	case TestCmpSwap:
-		wr = rdmap.SendWR{ID: last, Op: rdmap.WRCmpSwap, RemoteSTag: rs,
-			Compare: seq, CompareMask: ^uint64(0), Swap: seq + 1, SwapMask: ^uint64(0)}
+		k := seq / uint64(s.buffers()) // the buffer's counter (tally.complete)
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRCmpSwap, RemoteSTag: rs, RemoteTO: to,
+			Compare: k, CompareMask: ^uint64(0), Swap: k + 1, SwapMask: ^uint64(0)}
 	case TestWriteImm:
-		wr = rdmap.SendWR{ID: last, Op: rdmap.WRWriteImm, Local: local, RemoteSTag: rs, Imm: seq}
+		wr = rdmap.SendWR{ID: last, Op: rdmap.WRWriteImm, Local: local, RemoteSTag: rs, RemoteTO: to, Imm: seq}
 	}
 	if wr.Op == rdmap.WRSend || wr.Op == rdmap.WRWrite || wr.Op == rdmap.WRWriteImm {
 		wr.Inline = len(wr.Local) <= c.inline

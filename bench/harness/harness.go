@@ -349,6 +349,15 @@ func rdmaRunOpts(srv *server, o transport.Options, t bench.Test, size, streams, 
 		Streams: streams, Depth: depth, Iters: iters, Latency: lat})
 }
 
+// rdmaRunBuffers runs a one-stream Write that cycles through buffers
+// buffers on both sides (bench.Config.Buffers).
+func rdmaRunBuffers(srv *server, llp string, size, depth int, iters uint64, buffers int) (*bench.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	return bench.Run(ctx, bench.Config{Transport: transport.Options{LLP: llp, ORD: max(depth, rdmap.DefaultORD)}, Addr: srv.addr,
+		Test: bench.TestWrite, Size: size, Streams: 1, Depth: depth, Iters: iters, Buffers: buffers})
+}
+
 func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	name := fmt.Sprintf("%dK", cfg.Size>>10)
 	// The targets of issues 17 (sctp-native) and 21 (every LLP).
@@ -366,6 +375,9 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 		{LLP: llp, Metric: fmt.Sprintf("Send %d B ping-pong median RTT vs raw LLP", cfg.PingSize), Unit: "µs", Target: rttTarget},
 		{LLP: llp, Metric: fmt.Sprintf("RDMA Write %s, %d streams vs 1 stream", name, cfg.ManyStreams), Unit: "Gbit/s", Target: "≥ 0.95"},
 		{LLP: llp, Metric: "memory per idle stream (both ends, beyond the association's own)", Unit: "KiB"},
+		// The row above with the working set held equal: what the streams
+		// themselves cost (see oneBufBW below). No target of its own.
+		{LLP: llp, Metric: fmt.Sprintf("RDMA Write %s, %d streams vs 1 stream cycling through %d buffers (the same memory)", name, cfg.ManyStreams, cfg.ManyStreams), Unit: "Gbit/s"},
 	}
 	fail := func(err error) ([]Row, []Curve) {
 		for i := range rows {
@@ -389,6 +401,7 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 		defer stop()
 		msrv = &server{addr: addr}
 		rows[4].Metric += " (server in its own process)"
+		rows[6].Metric += " (server in its own process)"
 	}
 	raw, err := newRaw(llp)
 	if err != nil {
@@ -403,7 +416,7 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	rows[5].Value, rows[5].Err = kib, err
 	iters := uint64(max(cfg.Bytes/int64(cfg.Size), 1))
 	total := int64(iters) * int64(cfg.Size)
-	var rawBW, rawRevBW, rawSendBW, wBW, rBW, sBW, rawRTT, sRTT, oneBW, manyBW []float64
+	var rawBW, rawRevBW, rawSendBW, wBW, rBW, sBW, rawRTT, sRTT, oneBW, oneBufBW, manyBW []float64
 	for run := 0; run < cfg.Runs; run++ {
 		// Each RDMA throughput follows its own raw measurement at once:
 		// the raw LLP's speed drifts on this shared host (raw TCP moved
@@ -462,17 +475,28 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 			}
 			oneBW = append(oneBW, r.Forward.Gbps())
 		}
+		// One stream over as many buffers as the streams below have
+		// (bench.Config.Buffers): the same 2 x 16 MiB of source and sink
+		// for 256 streams of 64 KiB, where one stream of one buffer keeps
+		// both in the processor's second-level cache. The many-stream
+		// row against this one is what the streams cost, without what
+		// their memory costs the caches.
+		r, err := rdmaRunBuffers(msrv, llp, cfg.Size, cfg.StreamDepth, iters, cfg.ManyStreams)
+		if err != nil {
+			return fail(fmt.Errorf("1 stream over %d buffers: %w", cfg.ManyStreams, err))
+		}
+		oneBufBW = append(oneBufBW, r.Forward.Gbps())
 		// At least 64 operations per stream, so that the streams that
 		// finish last (each with a quarter of the depth) are a small
 		// part of the run.
 		per := max(iters/uint64(cfg.ManyStreams), 64)
-		r, err := rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, cfg.ManyStreams, max(cfg.StreamDepth/4, 1), per, false)
+		r, err = rdmaRun(msrv, llp, bench.TestWrite, cfg.Size, cfg.ManyStreams, max(cfg.StreamDepth/4, 1), per, false)
 		if err != nil {
 			return fail(fmt.Errorf("%d streams: %w", cfg.ManyStreams, err))
 		}
 		manyBW = append(manyBW, r.Forward.Gbps())
-		cfg.logf("%s run %d: raw %.2f Gbit/s, write %.2f, raw server to client %.2f, read %.2f, raw %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, 1 stream %.2f, %d streams %.2f",
-			llp, run+1, rawBW[run], wBW[run], rawRevBW[run], rBW[run], rawSendBW[run], sBW[run], rttRun(rawRTT), rttRun(sRTT), oneBW[run], cfg.ManyStreams, manyBW[run])
+		cfg.logf("%s run %d: raw %.2f Gbit/s, write %.2f, raw server to client %.2f, read %.2f, raw %.2f, send %.2f, raw rtt %.1f µs, send rtt %.1f µs, 1 stream %.2f, 1 stream over %d buffers %.2f, %d streams %.2f",
+			llp, run+1, rawBW[run], wBW[run], rawRevBW[run], rBW[run], rawSendBW[run], sBW[run], rttRun(rawRTT), rttRun(sRTT), oneBW[run], cfg.ManyStreams, oneBufBW[run], cfg.ManyStreams, manyBW[run])
 	}
 	set := func(i int, base, v []float64, lower bool) {
 		rows[i].Base, rows[i].Value = median(base), median(v)
@@ -492,6 +516,7 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	set(2, rawSendBW, sBW, false)
 	set(3, rawRTT, sRTT, true)
 	set(4, oneBW, manyBW, false)
+	set(6, oneBufBW, manyBW, false)
 	if cfg.NoSweep {
 		return rows, nil
 	}

@@ -33,6 +33,7 @@ type clientFlags struct {
 	inline   int
 	postList int
 	rxDepth  int
+	buffers  int
 	json     bool
 	// depthFlag: the command has --depth (bench), so 0 is a mistake.
 	depthFlag bool
@@ -107,8 +108,11 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.postList < 0 || f.postList > bench.MaxDepth {
 		return bench.Config{}, nil, usageError("--post-list must be 0..%d", bench.MaxDepth)
 	}
+	if f.buffers < 0 || f.buffers > bench.MaxBuffers {
+		return bench.Config{}, nil, usageError("--buffers must be 1..%d", bench.MaxBuffers)
+	}
 	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
-		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Events: f.events, Inline: f.inline, PostList: f.postList, Bidir: f.bidir, ConnectTimeout: f.timeout,
+		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Events: f.events, Inline: f.inline, PostList: f.postList, Buffers: f.buffers, Bidir: f.bidir, ConnectTimeout: f.timeout,
 		StallTimeout: f.stall}, sizes, nil
 }
 
@@ -130,6 +134,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: an 8 MiB window, at least depth buffers)", bench.MaxRxDepth))
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	fs.IntVar(&f.postList, "post-list", 0, fmt.Sprintf("bandwidth mode: post operations in lists of this many, once as many slots of the depth are free (perftest --post_list; 0..%d, 0: a quarter of the depth for read and the atomics, 1 for the others)", bench.MaxDepth))
+	fs.IntVar(&f.buffers, "buffers", 1, fmt.Sprintf("buffers of the message size each stream cycles through on both sides, operation i in buffer i mod N (1..%d): one stream with N buffers touches the memory of N streams, to tell what streams cost from what their buffers cost the caches", bench.MaxBuffers))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
 	fs.StringVar(&f.emulate, "emulate", "", `run against a server of this process over an emulated path between two network namespaces (root), e.g. "rtt=50ms,loss=0.1%,rate=100M" (keys: rtt, delay, jitter, loss, burst, duplicate, reorder, rate, queue)`)
 	// perftest's spellings (ib_write_bw and friends), on the same settings.
@@ -341,6 +346,9 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 			rx = fmt.Sprintf("   Rx depth: %d", c.RxDepth)
 		}
 	}
+	if c.Buffers > 1 {
+		rx += fmt.Sprintf("   Buffers: %d per stream", c.Buffers)
+	}
 	if bench.UsesHandler(t, c.Latency) {
 		// perftest prints its CQ mode as "Use event" or polling.
 		if c.Events {
@@ -422,6 +430,7 @@ type jsonResult struct {
 	Streams   int          `json:"streams"`
 	Depth     int          `json:"depth"`
 	RxDepth   int          `json:"rx_depth,omitempty"`
+	Buffers   int          `json:"buffers"`
 	Bidir     bool         `json:"bidir"`
 	MULPDU    int          `json:"mulpdu"`
 	Forward   jsonAgg      `json:"forward"`
@@ -470,7 +479,7 @@ func toJSON(r *bench.Result, err error) jsonResult {
 		mode = "lat"
 	}
 	j := jsonResult{Test: r.Test.String(), LLP: r.LLP, Mode: mode, Size: r.Size, Streams: r.Streams, Depth: r.Depth,
-		RxDepth: r.RxDepth, Bidir: r.Bidir, MULPDU: r.MULPDU,
+		RxDepth: r.RxDepth, Buffers: r.Buffers, Bidir: r.Bidir, MULPDU: r.MULPDU,
 		Forward: aggJSON(r.Forward.Streams, r.Forward.Ops, r.Forward.Bytes, r.Forward.Elapsed, r.Forward.Gbps(), r.Forward.MsgRate(), r.Forward.Lat)}
 	if r.Bidir {
 		a := aggJSON(r.Reverse.Streams, r.Reverse.Ops, r.Reverse.Bytes, r.Reverse.Elapsed, r.Reverse.Gbps(), r.Reverse.MsgRate(), r.Reverse.Lat)

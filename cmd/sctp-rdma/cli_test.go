@@ -135,6 +135,26 @@ func TestBenchRxDepth(t *testing.T) {
 	assert.Contains(t, out, "Rx depth: auto (8 MiB per stream)")
 }
 
+// TestBenchBuffers: --buffers N cycles each stream through N buffers on
+// both sides (bench.Config.Buffers); the header and the JSON say so, and a
+// count outside 1..1024 is a usage error.
+func TestBenchBuffers(t *testing.T) {
+	addr, stop := serve(t, "--llp", "sctp-native")
+	defer stop()
+	code, out, errOut := runCLI("bench", "write", "read", "fetchadd", "--connect", addr, "-s", "4K", "-n", "100", "--buffers", "4", "--depth", "8")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 3, strings.Count(out, "Buffers: 4 per stream"), out)
+	code, out, errOut = runCLI("bench", "--connect", addr, "-s", "4K", "-n", "50", "--json", "--buffers", "16")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"buffers":16`)
+	code, out, errOut = runCLI("bench", "--connect", addr, "-s", "4K", "-n", "50", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"buffers":1`)
+	code, _, errOut = runCLI("bench", "--connect", addr, "--buffers", "1025")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--buffers must be 1..1024")
+}
+
 // TestBenchLatencyCompletions: the latency ping-pongs and the bandwidth
 // Read and atomics run with the completions taken by a CQ handler (the
 // default) and, with --events (perftest -e), waited for in the test's
