@@ -570,7 +570,10 @@ func dialGrowth(srv *server, llp string, n int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	time.Sleep(200 * time.Millisecond) // let the server side settle
+	// Let both sides settle: the server's side of the opening, and over
+	// sctp-pion the stream readers, which end 100 ms after the last
+	// message (sctpllp/pion readerIdle).
+	time.Sleep(300 * time.Millisecond)
 	// One collection: settling here as above also collected what earlier
 	// runs were still tearing down, and with 32 MPA streams under load the
 	// difference came out negative (seen in CI).

@@ -98,11 +98,22 @@ or the listener's context does its clean-up), 2 KiB the two 1 KiB receive
 buffers an idle connection now starts with (4 KiB before; grown to 130 KiB
 by its first large FPDU or full read: 307 KiB per stream before that), the
 rest the RDMAP and DDP state and Go's net.TCPConn. **sctp-pion** cannot reach
-4 KiB while pion is a library: pion has no notification that a stream is
-readable, so each end keeps a reader goroutine per stream blocked in
-ReadSCTP (8.3 KiB of stacks per stream for both ends, measured with 1,000
-streams), and pion's own per-stream state comes to about 6.5 KiB beside
-the 3.2 KiB the RDMA layers hold.
+4 KiB while pion is a library. pion has no notification that a stream is
+readable, and each end kept a reader goroutine per stream blocked in
+ReadSCTP (9 KiB of the 14.5 KiB per stream for both ends in the harness of
+2026-11-28: 1,041 goroutines for 512 idle streams). Since 2026-11-28 a
+reader ends after 100 ms without a message, and the transport, which sees
+each packet before pion (it already wraps pion's connection), starts one
+again at the stream's next DATA chunk, or at a RE-CONFIG that resets it
+(` + "`sctpllp/pion/reader.go`" + `; TestPion_IdleStreamsHoldNoReader,
+TestPion_ReaderParkRace, TestPion_ResetReachesParkedReader): 512 idle
+streams now hold 15 goroutines, the row fell to 10.4 KiB, and 1 and 64
+stream throughput did not move (three alternated pairs each, 3.1–3.3 and
+3.0–3.6 Gbit/s either way). What is left is state: pion's Stream, its
+reassembly queue, a read deadline and a condition variable (about
+1.5 KiB per end, heap profile of 513 idle streams), our per-stream record
+with its two channels (0.7 KiB per end), and the 3.85 KiB every SCTP
+backend's RDMA layers hold (the sctp-native row).
 
 **RDMA Read 64K ≥ 0.90 of raw** (0.69–0.76 in ` + "`BenchmarkRead*64K`" + ` pairs on
 2026-11-27). Reads are bounded by ORD: 16 outstanding of 64 KiB, 1 MiB in

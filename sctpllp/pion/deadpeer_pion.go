@@ -26,6 +26,10 @@ type writeErrConn struct {
 	hdr atomic.Pointer[wire.Header]
 	ali aliState   // the Adaptation Layer Indication (pion_ali.go)
 	rtx rtxCounter // retransmitted DATA chunks (stats.go)
+	// rx, once the transport exists, sees each packet before pion does
+	// and wakes the readers of the streams it carries chunks for
+	// (reader.go).
+	rx atomic.Pointer[Transport]
 }
 
 // Read implements net.Conn: pion's next packet, noting the peer's
@@ -34,6 +38,9 @@ func (w *writeErrConn) Read(b []byte) (int, error) {
 	n, err := w.Conn.Read(b)
 	if n > 0 {
 		w.ali.incoming(b[:n])
+		if t := w.rx.Load(); t != nil {
+			t.sniff(b[:n])
+		}
 	}
 	return n, err
 }

@@ -213,11 +213,13 @@ const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + llp.MinMULPDU + pmtu
 //
 // Every message is sent unordered and reliable (RFC 5043 §10) with its PPID.
 // pion hands new incoming streams through a 16-deep channel, so a goroutine
-// drains AcceptStream for the whole life of the association; each stream in
-// use has one reader goroutine. A reader waits for a message with a
+// drains AcceptStream for the whole life of the association. A stream
+// that receives has a reader goroutine, which waits for a message with a
 // zero-length read (pion reports the message size without consuming it),
-// then reads it into a pooled buffer of that size: an idle stream holds no
-// buffer, only its goroutine (≈2–8 KiB of stack) and pion's Stream (< 1 KiB).
+// then reads it into a pooled buffer of that size; a reader that found no
+// message for readerIdle ends, and the stream's next DATA chunk, seen
+// below pion, starts another (reader.go). An idle stream holds no buffer
+// and no goroutine, only pion's Stream (about 1.6 KiB) and ours.
 //
 // Writes gather the parts into a pooled buffer (pion copies the payload
 // into its own chunks) and block while the stream has more than
@@ -254,6 +256,9 @@ type Transport struct {
 	closed   chan struct{} // closed when teardown starts
 	once     sync.Once
 	readers  sync.WaitGroup
+	// noReaders is set (under mu) once pion's association has closed:
+	// no stream reader starts after it (reader.go).
+	noReaders bool
 	finished chan struct{} // closed after done was called
 	// ended is closed when pion's association has closed (AcceptStream
 	// failed): after a peer's SHUTDOWN, once its handshake completed.
@@ -267,12 +272,14 @@ type Transport struct {
 
 type pionStream struct {
 	s         *sctp.Stream
+	sid       uint16
 	low       chan struct{} // signalled by OnBufferedAmountLow
 	reset     chan struct{} // closed by ResetStream
 	resetOnce sync.Once
 	sinceZero atomic.Int64 // messages sent since BufferedAmount was seen 0
 	outClosed atomic.Bool
 	eof       atomic.Bool
+	readerState
 }
 
 var (
@@ -394,6 +401,7 @@ func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
 	t.sentinel = s
+	wconn.rx.Store(t)
 	return t, nil
 }
 
@@ -516,6 +524,13 @@ func (t *Transport) sentinelLoop() {
 
 func (t *Transport) acceptLoop() {
 	defer t.readers.Done()
+	defer func() {
+		// pion's streams are all closed: no reader starts any more, so
+		// that readers' count only falls from here (sync.WaitGroup).
+		t.mu.Lock()
+		t.noReaders = true
+		t.mu.Unlock()
+	}()
 	defer close(t.ended) // pion's association closed, or was aborted here
 	for {
 		s, err := t.assoc.AcceptStream()
@@ -582,45 +597,14 @@ func (t *Transport) register(s *sctp.Stream) *pionStream {
 		t.mu.Unlock()
 	})
 	t.streams[sid] = ps
-	t.readers.Add(1)
+	ps.sid = sid
+	ps.running.Store(true)
+	started := t.addReaderLocked()
 	t.mu.Unlock()
-	go t.readLoop(sid, ps)
-	return ps
-}
-
-func (t *Transport) readLoop(sid uint16, ps *pionStream) {
-	defer t.readers.Done()
-	for {
-		// A zero-length read reports the size of the next message without
-		// consuming it (io.ErrShortBuffer); an idle stream holds no buffer.
-		n, ppid, err := ps.s.ReadSCTP(nil)
-		var bp *[]byte
-		for errors.Is(err, io.ErrShortBuffer) {
-			if bp != nil {
-				bufpool.Put(bp)
-			}
-			bp = bufpool.Get(n)
-			n, ppid, err = ps.s.ReadSCTP(*bp)
-		}
-		if err != nil {
-			if bp != nil {
-				bufpool.Put(bp)
-			}
-			ps.eof.Store(true)
-			t.forgetIfDone(sid, ps)
-			return
-		}
-		var b []byte
-		if bp != nil {
-			b = (*bp)[:n]
-		}
-		if !t.closing.Load() {
-			t.fn(sid, uint32(ppid), b)
-		}
-		if bp != nil {
-			bufpool.Put(bp)
-		}
+	if started {
+		go t.readLoop(ps)
 	}
+	return ps
 }
 
 // forgetIfDone drops a stream whose both directions are reset, so that a

@@ -1,0 +1,152 @@
+package pion
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+)
+
+// inbox collects what a transport delivers, per stream.
+type inbox struct {
+	mu  sync.Mutex
+	got map[uint16][][]byte
+}
+
+func (b *inbox) deliver(sid uint16, _ uint32, p []byte) {
+	b.mu.Lock()
+	b.got[sid] = append(b.got[sid], bytes.Clone(p))
+	b.mu.Unlock()
+}
+
+func (b *inbox) count(sid uint16) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.got[sid])
+}
+
+func startedPair(t *testing.T) (ct, st *Transport, cin, sin *inbox) {
+	t.Helper()
+	ct, st, cerr, serr, _, _ := pionPipePair(t, Config{}, Config{})
+	require.NoError(t, cerr)
+	require.NoError(t, serr)
+	cin, sin = &inbox{got: map[uint16][][]byte{}}, &inbox{got: map[uint16][][]byte{}}
+	ct.Start(cin.deliver, func(error) {})
+	st.Start(sin.deliver, func(error) {})
+	return ct, st, cin, sin
+}
+
+// readers returns how many of tr's streams have a reader.
+func readers(tr *Transport) int {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	n := 0
+	for _, ps := range tr.streams {
+		if ps.running.Load() && !ps.eof.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPion_IdleStreamsHoldNoReader: a stream that received nothing for
+// readerIdle has no reader goroutine at either end (64 streams: the
+// goroutine count falls back to what it was before they were used), and
+// its next message, in either direction, is delivered all the same: the
+// DATA chunk seen below pion starts a reader again; so does a message of
+// the largest size after an idle period.
+func TestPion_IdleStreamsHoldNoReader(t *testing.T) {
+	ct, st, cin, sin := startedPair(t)
+	const n = 64
+	g0 := runtime.NumGoroutine()
+	for round := 1; round <= 3; round++ {
+		for sid := uint16(1); sid <= n; sid++ {
+			require.NoError(t, ct.WriteMsg(sid, backend.PPIDSegment, []byte(fmt.Sprintf("to server %d/%d", sid, round))))
+			require.NoError(t, st.WriteMsg(sid, backend.PPIDSegment, []byte(fmt.Sprintf("to client %d/%d", sid, round))))
+		}
+		for sid := uint16(1); sid <= n; sid++ {
+			require.Eventually(t, func() bool { return sin.count(sid) == round && cin.count(sid) == round }, 5*time.Second, time.Millisecond,
+				"round %d, stream %d", round, sid)
+		}
+		require.Eventually(t, func() bool { return readers(ct) == 0 && readers(st) == 0 }, 10*readerIdle+5*time.Second, 10*time.Millisecond,
+			"round %d: idle streams keep no reader", round)
+		assert.Less(t, runtime.NumGoroutine(), g0+8, "round %d: no goroutine per idle stream (%d streams)", round, n)
+	}
+	for sid := uint16(1); sid <= n; sid++ {
+		assert.Equal(t, fmt.Sprintf("to server %d/3", sid), string(sin.got[sid][2]))
+		assert.Equal(t, fmt.Sprintf("to client %d/3", sid), string(cin.got[sid][2]))
+	}
+
+	big := bytes.Repeat([]byte{0xA5}, ct.MaxMessage())
+	require.NoError(t, ct.WriteMsg(7, backend.PPIDSegment, big))
+	require.Eventually(t, func() bool { return sin.count(7) == 4 }, 5*time.Second, time.Millisecond)
+	sin.mu.Lock()
+	assert.Equal(t, big, sin.got[7][3])
+	sin.mu.Unlock()
+}
+
+// TestPion_ReaderParkRace: with a reader idle time of 1 ms, messages sent
+// with gaps around it make readers park and restart thousands of times,
+// racing the DATA chunks that wake them (readerState); every message is
+// delivered once and in order of arrival on each stream.
+func TestPion_ReaderParkRace(t *testing.T) {
+	old := readerIdle
+	readerIdle = time.Millisecond
+	defer func() { readerIdle = old }()
+	ct, st, _, sin := startedPair(t)
+	const streams, msgs = 4, 300
+	var wg sync.WaitGroup
+	for sid := uint16(1); sid <= streams; sid++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range msgs {
+				if err := ct.WriteMsg(sid, backend.PPIDSegment, []byte(fmt.Sprint(i))); err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(time.Duration(i%5) * 400 * time.Microsecond) // 0 to 1.6 ms
+			}
+		}()
+	}
+	wg.Wait()
+	for sid := uint16(1); sid <= streams; sid++ {
+		require.Eventually(t, func() bool { return sin.count(sid) == msgs }, 10*time.Second, time.Millisecond, "stream %d", sid)
+	}
+	time.Sleep(50 * time.Millisecond)
+	for sid := uint16(1); sid <= streams; sid++ {
+		assert.Equal(t, msgs, sin.count(sid), "stream %d: no message twice", sid)
+	}
+	require.Eventually(t, func() bool { return readers(st) == 0 }, 5*time.Second, time.Millisecond)
+}
+
+// TestPion_ResetReachesParkedReader: the adaptation frees a stream
+// identifier by resetting both directions (RFC 6525, RFC 5043 §6.6); a
+// peer's reset of a stream whose reader had parked wakes it (the RE-CONFIG
+// chunk seen below pion) so that the end is noticed and the identifier
+// becomes free at both ends, and usable again.
+func TestPion_ResetReachesParkedReader(t *testing.T) {
+	ct, st, _, sin := startedPair(t)
+	require.NoError(t, ct.WriteMsg(3, backend.PPIDSegment, []byte("before")))
+	require.Eventually(t, func() bool { return sin.count(3) == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, st.WriteMsg(3, backend.PPIDSegment, []byte("back")))
+	require.Eventually(t, func() bool { return readers(ct) == 0 && readers(st) == 0 }, 10*readerIdle+5*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, ct.ResetStream(3))
+	require.NoError(t, st.ResetStream(3))
+	require.Eventually(t, func() bool { return ct.StreamFree(3) && st.StreamFree(3) }, 10*time.Second, 10*time.Millisecond,
+		"both directions reset, the identifier free at both ends")
+
+	require.NoError(t, ct.WriteMsg(3, backend.PPIDSegment, []byte("after")))
+	require.Eventually(t, func() bool { return sin.count(3) == 2 }, 5*time.Second, time.Millisecond)
+	sin.mu.Lock()
+	assert.Equal(t, "after", string(sin.got[3][1]))
+	sin.mu.Unlock()
+}
