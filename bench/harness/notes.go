@@ -387,6 +387,24 @@ throughput now follows a raw measurement of its own at once (the pair
 closest in time); in two runs of the mpa rows: Write 0.97, 0.96, Read 0.87,
 1.18, Send 0.86, 0.96. The MPA side is steady; the reference is bimodal.
 
+**MPA Read, where the time goes (execution trace, 2026-11-28).** One
+RDMA Read run of 4,096 × 64 KiB at ORD 128 in one process, as the harness
+runs it (` + "`runtime/trace`" + `, states summed per goroutine from ` + "`go tool trace -d=parsed`" + `):
+19.5 Gbit/s against 24.3 for the raw server-to-client flow right after it.
+The responder (the server's goroutine that sends Read Responses) was busy
+102 of the run's 114 ms: 85.5 ms in writev (20.9 µs per 64 KiB response,
+what a whole 64 KiB write of the raw flow costs at 24 Gbit/s: 21.5 µs),
+9.2 ms running (CRC32c of the two FPDUs, about 1.5 µs, and the RDMAP/DDP
+work) and 7.4 ms waiting for room in the socket's send buffer. The
+requester's MPA reader was busy 43% of the time, the server's reader less.
+So the Read is bound by one goroutine's kernel send path, which raw TCP
+shares, plus 4–5 µs per message of MPA and RDMA work beside it: about 0.8
+of raw TCP in its ordinary mode, more when raw TCP is slow, less when it
+runs at its fast one. Only overlapping the CRC and the bookkeeping of the
+next response with the current writev (a second sending goroutine, on a
+host whose second processor the requester's reader already half uses)
+could narrow it; not attempted.
+
 **256 streams ≥ 90% of one stream** (pion: 0.89–1.01 on three quieter runs,
 0.74 on 2026-11-22; MPA 1.19–1.30). CPU profile of the client of a
 256-stream RDMA Write 64K run over sctp-pion: 58% inside pion's single
@@ -456,6 +474,30 @@ source from 4.9 to 4.3 µs; taking the Write completions in a CQ handler,
 as the Read and atomic runs do, changed nothing (13.4–14.4 Gbit/s either
 way) and was left out. A per-QP buffer is what perftest uses too; on an
 RNIC the copies are DMA.
+
+**sctp-native, 256 streams against one, the memory apart (2026-11-28).**
+The 256 streams each have a 64 KiB source at the client and a 64 KiB sink
+at the server (perftest's layout for messages above half a page: a buffer
+per QP), 2 × 16 MiB in all, where one stream's source and sink stay in its
+processor's second-level cache (1 MiB here; the third level, 32 MiB, is
+shared by both processes, the packet buffers in flight and the kernel's
+socket buffers). ` + "`bench --buffers N`" + ` (new) makes one stream cycle through N
+buffers on both sides, operation i in buffer i mod N, so that one stream
+touches what N streams touch; the table's row "256 streams vs 1 stream
+cycling through 256 buffers" compares the same memory and leaves what the
+streams themselves cost. In a ` + "`make bench-docs`" + ` run of 2026-11-28 (five runs, server
+in its own process; not the one of the table above): one stream of one buffer 14.7–18.6 Gbit/s, one
+stream over 256 buffers 13.1–15.4, 256 streams 13.3–14.9: 256 streams
+against one 0.84, against one over 256 buffers 1.01. In a harness run of
+sctp-native alone just before: 0.78 and 0.96. In four alternated CLI triples
+(1 × 1 buffer, 1 × 256 buffers, 256 streams, 65,536 × 64 KiB each; one
+triple with a slow middle run): 16.2–16.6, 15.1–15.2, 14.0–14.8 Gbit/s. So
+the streams (256 transmit goroutines, one association lock, 256 placement
+and ordering records) cost 0–4%, and the rest of the row's shortfall, about
+10%, is the memory of 256 buffers: the client reads each octet from memory
+for its copy into the packet buffer, the server writes each octet to memory
+in placement, where one stream finds both in its cache. An RNIC does both
+by DMA; here the processors do.
 
 **sctp-native, raw against TCP ≥ 0.6** (0.44–0.65 in the runs of 2026-11-26;
 0.52–0.65 on 2026-11-27 after the two changes below; raw TCP itself moved
