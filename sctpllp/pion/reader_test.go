@@ -2,6 +2,7 @@ package pion
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
@@ -149,4 +151,96 @@ func TestPion_ResetReachesParkedReader(t *testing.T) {
 	sin.mu.Lock()
 	assert.Equal(t, "after", string(sin.got[3][1]))
 	sin.mu.Unlock()
+}
+
+// sniffTransport is a Transport with streams 1..n for sniff alone: each
+// stream counts as having its reader, so sniff only marks them.
+func sniffTransport(n int) *Transport {
+	t := &Transport{streams: map[uint16]*pionStream{}}
+	for sid := uint16(1); sid <= uint16(n); sid++ {
+		ps := &pionStream{sid: sid}
+		ps.running.Store(true)
+		t.streams[sid] = ps
+	}
+	return t
+}
+
+func dataChunk(sid uint16, tsn uint32) []byte {
+	d := wire.Data{Beginning: true, Ending: true, Unordered: true, TSN: tsn, StreamID: sid, PPID: backend.PPIDSegment, UserData: []byte("x")}
+	return d.Append(nil)
+}
+
+// resetChunk is a RE-CONFIG chunk with an Outgoing SSN Reset Request
+// (RFC 6525 §4.1) for sids (every stream when none).
+func resetChunk(sids ...uint16) []byte {
+	p := binary.BigEndian.AppendUint16(nil, uint16(wire.ParamOutgoingSSNReset))
+	p = binary.BigEndian.AppendUint16(p, uint16(16+2*len(sids)))
+	p = binary.BigEndian.AppendUint32(p, 7)  // request sequence number
+	p = binary.BigEndian.AppendUint32(p, 6)  // response sequence number
+	p = binary.BigEndian.AppendUint32(p, 99) // sender's last assigned TSN
+	for _, s := range sids {
+		p = binary.BigEndian.AppendUint16(p, s)
+	}
+	p = wire.Pad(p)
+	c := []byte{byte(wire.ChunkReconfig), 0, 0, 0}
+	binary.BigEndian.PutUint16(c[2:], uint16(4+len(p)))
+	return append(c, p...)
+}
+
+func marks(t *Transport) (pending, resetting []uint16) {
+	for sid := uint16(1); int(sid) <= len(t.streams); sid++ {
+		ps := t.streams[sid]
+		if ps.pending.Load() {
+			pending = append(pending, sid)
+		}
+		if ps.resetting.Load() {
+			resetting = append(resetting, sid)
+		}
+	}
+	return pending, resetting
+}
+
+// TestSniff: the DATA chunks of a packet mark their streams' readers
+// (bundled chunks of one stream once; a stream the transport does not
+// have is left to pion's accept path); an Outgoing SSN Reset Request marks
+// the streams it names, or all when it names none; a malformed packet
+// stops the walk without harm.
+func TestSniff(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		pkt                []byte
+		pending, resetting []uint16
+	}{
+		{"bundled DATA", sctpPacket(dataChunk(2, 1), dataChunk(2, 2), dataChunk(5, 3), dataChunk(9, 4)), []uint16{2, 5}, nil},
+		{"reset of two", sctpPacket(resetChunk(3, 4)), []uint16{3, 4}, []uint16{3, 4}},
+		{"reset of all", sctpPacket(resetChunk()), []uint16{1, 2, 3, 4, 5, 6}, []uint16{1, 2, 3, 4, 5, 6}},
+		{"reset of unknown", sctpPacket(resetChunk(40)), nil, nil},
+		{"truncated after a chunk", sctpPacket(dataChunk(6, 1), []byte{0, 0, 0x40, 0})[:wire.HeaderLen+20], []uint16{6}, nil},
+		{"header only", sctpPacket(), nil, nil},
+		{"short", []byte{1, 2, 3}, nil, nil},
+	} {
+		tr := sniffTransport(6)
+		tr.sniff(c.pkt)
+		p, r := marks(tr)
+		assert.Equal(t, c.pending, p, c.name)
+		assert.Equal(t, c.resetting, r, c.name)
+	}
+	tr := sniffTransport(6)
+	pkt := sctpPacket(dataChunk(2, 1), dataChunk(3, 2))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.sniff(pkt) }), "a packet of DATA chunks costs no allocation")
+}
+
+// FuzzSniff: sniff reads packets from the peer before pion checks them;
+// nothing a peer sends makes it panic or mark a stream the transport does
+// not have.
+func FuzzSniff(f *testing.F) {
+	f.Add(sctpPacket(dataChunk(2, 1), dataChunk(5, 3)))
+	f.Add(sctpPacket(resetChunk(3, 4)))
+	f.Add(sctpPacket(resetChunk()))
+	f.Add(sctpPacket(dataChunk(1, 1), resetChunk(1)))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		tr := sniffTransport(6)
+		tr.sniff(p)
+		assert.Len(t, tr.streams, 6)
+	})
 }
