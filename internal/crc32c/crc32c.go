@@ -114,8 +114,9 @@ func mulModP(a, b uint32) uint32 {
 	return p
 }
 
-// x2k holds x^(2^k) modulo the polynomial, bit-reflected, for k < 64.
-var x2k = func() (t [64]uint32) {
+// x2k holds x^(2^k) modulo the polynomial, bit-reflected, for k < 67:
+// Shift needs x^(8n) for every bit of a non-negative int n, up to 2^65.
+var x2k = func() (t [67]uint32) {
 	t[0] = 1 << 30 // x^1: the bit for x^0 is the leftmost
 	for k := 1; k < len(t); k++ {
 		t[k] = mulModP(t[k-1], t[k-1])
@@ -125,8 +126,12 @@ var x2k = func() (t [64]uint32) {
 
 // Shift returns x^(8n) modulo the polynomial, bit-reflected: the factor
 // by which Combine moves a CRC32c past n octets. A caller combining many
-// CRCs over the same length computes it once (CombineShift).
+// CRCs over the same length computes it once (CombineShift). It panics if
+// n is negative (a length, never negative in a correct caller).
 func Shift(n int) uint32 {
+	if n < 0 {
+		panic("crc32c: Shift of a negative length")
+	}
 	r := uint32(1) << 31 // x^0
 	for k, m := 3, uint64(n); m != 0; k, m = k+1, m>>1 {
 		if m&1 != 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -186,6 +187,19 @@ func TestCombine(t *testing.T) {
 		assert.Equal(t, want, Combine(Checksum(a), Checksum(b), len(b)), "%d+%d", c[0], c[1])
 		assert.Equal(t, want, CombineShift(Checksum(a), Checksum(b), Shift(len(b))), "%d+%d", c[0], c[1])
 	}
+}
+
+// Shift of a length beyond 2^31 still works (the table covers every bit
+// of an int); a negative length is a caller's bug and panics with a
+// message, not an index out of range.
+func TestShiftBounds(t *testing.T) {
+	const c = 0x89abcdef
+	for _, n := range [][2]int{{1 << 40, 12345}, {math.MaxInt / 2, math.MaxInt / 2}, {math.MaxInt - 7, 7}} {
+		twice := CombineShift(CombineShift(c, 0, Shift(n[0])), 0, Shift(n[1]))
+		assert.Equal(t, CombineShift(c, 0, Shift(n[0]+n[1])), twice, "%d+%d octets of zeros", n[0], n[1])
+	}
+	assert.NotPanics(t, func() { Shift(math.MaxInt) })
+	assert.PanicsWithValue(t, "crc32c: Shift of a negative length", func() { Shift(-1) })
 }
 
 func FuzzCombine(f *testing.F) {
