@@ -27,19 +27,26 @@ type writeErrConn struct {
 	ali aliState   // the Adaptation Layer Indication (pion_ali.go)
 	rtx rtxCounter // retransmitted DATA chunks (stats.go)
 	// rx, once the transport exists, sees each packet before pion does
-	// and wakes the readers of the streams it carries chunks for
-	// (reader.go).
+	// and, when pion asks for the next, wakes the readers of the streams
+	// it carried chunks for (reader.go).
 	rx atomic.Pointer[Transport]
 }
 
 // Read implements net.Conn: pion's next packet, noting the peer's
 // Adaptation Layer Indication in an INIT or INIT ACK.
 func (w *writeErrConn) Read(b []byte) (int, error) {
+	t := w.rx.Load()
+	if t != nil {
+		t.wakeSniffed() // pion has handled the packet before: wake its streams' readers
+	}
 	n, err := w.Conn.Read(b)
 	if n > 0 {
 		w.ali.incoming(b[:n])
-		if t := w.rx.Load(); t != nil {
+		if t != nil {
 			t.sniff(b[:n])
+			if h := testAfterSniff.Load(); h != nil {
+				(*h)() // tests: pion slow to get to the packet
+			}
 		}
 	}
 	return n, err

@@ -26,6 +26,10 @@ import (
 // gap of 100 ms.
 var readerIdle = 100 * time.Millisecond // a variable for the tests only
 
+// testAfterSniff, when set by a test, runs between a packet's sniff and
+// pion's handling of it: a pion slowed down by a loaded host.
+var testAfterSniff atomic.Pointer[func()]
+
 // readerState is what decides whether a stream has a reader.
 //
 //	running  a reader goroutine exists (or is being started); set by
@@ -62,7 +66,7 @@ func (t *Transport) addReaderLocked() bool {
 	return true
 }
 
-// wake makes sure ps has a reader: a chunk for it is on its way to pion.
+// wake makes sure ps has a reader: pion has queued something for it.
 func (t *Transport) wake(ps *pionStream) {
 	ps.pending.Store(true)
 	if ps.running.Load() || !ps.running.CompareAndSwap(false, true) {
@@ -76,32 +80,28 @@ func (t *Transport) wake(ps *pionStream) {
 	}
 }
 
-// sniff looks at a packet before pion does: each DATA chunk wakes its
-// stream's reader, and an Outgoing SSN Reset Request (RFC 6525 §4.1)
-// wakes the readers of the streams it resets (all of them when it lists
-// none), which stay until pion reports the reset. The packet's checksum is
-// not verified here (pion does that next): a forged packet can at most
-// start one reader per stream for readerIdle. It allocates nothing for a
-// packet of DATA chunks.
+// sniff looks at a packet before pion does and notes the streams whose
+// readers must run once pion has handled it (wakeSniffed): each DATA
+// chunk's stream, and the streams an Outgoing SSN Reset Request (RFC 6525
+// §4.1) resets, all of them when it lists none; those stay awake until
+// pion reports the reset. It runs on pion's read goroutine only, as does
+// wakeSniffed. The packet's checksum is not verified here (pion does that
+// next): a forged packet can at most start one reader per stream for
+// readerIdle. It allocates nothing once its lists have grown.
 func (t *Transport) sniff(p []byte) {
 	if len(p) <= wire.HeaderLen {
 		return
 	}
 	it := wire.NewChunkIter(p[wire.HeaderLen:])
-	last := -1
 	for c, ok := it.Next(); ok; c, ok = it.Next() {
 		switch c.Type {
 		case wire.ChunkData:
 			d, err := wire.ParseData(c)
-			if err != nil || int(d.StreamID) == last {
+			if err != nil {
 				continue
 			}
-			last = int(d.StreamID)
-			t.mu.RLock()
-			ps := t.streams[d.StreamID]
-			t.mu.RUnlock()
-			if ps != nil {
-				t.wake(ps)
+			if n := len(t.sniffed); n == 0 || t.sniffed[n-1] != d.StreamID {
+				t.sniffed = append(t.sniffed, d.StreamID)
 			}
 		case wire.ChunkReconfig:
 			_ = wire.ParseReconfig(c, t.sniffReset, nil)
@@ -109,32 +109,66 @@ func (t *Transport) sniff(p []byte) {
 	}
 }
 
-// sniffReset wakes the readers of the streams an Outgoing SSN Reset
-// Request resets: its value after the request sequence number is the
-// Response Sequence Number, the Sender's Last Assigned TSN and the stream
-// numbers, none meaning every stream (RFC 6525 §4.1).
+// sniffReset notes the streams an Outgoing SSN Reset Request resets: its
+// value after the request sequence number is the Response Sequence
+// Number, the Sender's Last Assigned TSN and the stream numbers, none
+// meaning every stream (RFC 6525 §4.1).
 func (t *Transport) sniffReset(r wire.ReconfigRequest) {
 	if r.Type != wire.ParamOutgoingSSNReset || len(r.Rest) < 8 {
 		return
 	}
 	ids := r.Rest[8:]
-	var reset []*pionStream
-	t.mu.RLock()
 	if len(ids) < 2 {
-		for _, ps := range t.streams {
-			reset = append(reset, ps)
-		}
+		t.resetAll = true
 	}
 	for ; len(ids) >= 2; ids = ids[2:] {
-		if ps := t.streams[binary.BigEndian.Uint16(ids)]; ps != nil {
-			reset = append(reset, ps)
+		t.resetIDs = append(t.resetIDs, binary.BigEndian.Uint16(ids))
+	}
+}
+
+// wakeSniffed wakes the readers of the streams sniff noted. pion's read
+// loop handles a packet completely (its messages queued on their streams,
+// a reset applied) before it reads the next, so when it asks for the next
+// packet, what the last one brought is there to be read: a reader woken
+// now cannot park before it has it, however long pion took to get to
+// the packet (waking at sniff time instead lost messages under load: the
+// reader ran its period and parked before pion had queued them).
+func (t *Transport) wakeSniffed() {
+	if len(t.sniffed) == 0 && len(t.resetIDs) == 0 && !t.resetAll {
+		return
+	}
+	var all []*pionStream
+	t.mu.RLock()
+	for i, sid := range t.sniffed {
+		t.woken = append(t.woken, t.streams[sid])
+		t.sniffed[i] = 0
+	}
+	n := len(t.woken)
+	for _, sid := range t.resetIDs {
+		t.woken = append(t.woken, t.streams[sid])
+	}
+	if t.resetAll {
+		for _, ps := range t.streams {
+			all = append(all, ps)
 		}
 	}
 	t.mu.RUnlock()
-	for _, ps := range reset {
+	t.sniffed, t.resetIDs, t.resetAll = t.sniffed[:0], t.resetIDs[:0], false
+	for i, ps := range t.woken {
+		if ps == nil {
+			continue // not adopted yet: acceptLoop starts its reader
+		}
+		if i >= n {
+			ps.resetting.Store(true)
+		}
+		t.wake(ps)
+	}
+	for _, ps := range all {
 		ps.resetting.Store(true)
 		t.wake(ps)
 	}
+	clear(t.woken)
+	t.woken = t.woken[:0]
 }
 
 // readLoop delivers the messages of ps in periods of readerIdle and ends

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,14 @@ func startedPair(t *testing.T) (ct, st *Transport, cin, sin *inbox) {
 	ct.Start(cin.deliver, func(error) {})
 	st.Start(sin.deliver, func(error) {})
 	return ct, st, cin, sin
+}
+
+// shortReaderIdle sets readerIdle to 1 ms until the test's transports
+// are gone: registered before them, its cleanup runs after theirs.
+func shortReaderIdle(t *testing.T) {
+	old := readerIdle
+	readerIdle = time.Millisecond
+	t.Cleanup(func() { readerIdle = old })
 }
 
 // readers returns how many of tr's streams have a reader.
@@ -99,9 +108,7 @@ func TestPion_IdleStreamsHoldNoReader(t *testing.T) {
 // racing the DATA chunks that wake them (readerState); every message is
 // delivered once and in order of arrival on each stream.
 func TestPion_ReaderParkRace(t *testing.T) {
-	old := readerIdle
-	readerIdle = time.Millisecond
-	defer func() { readerIdle = old }()
+	shortReaderIdle(t)
 	ct, st, _, sin := startedPair(t)
 	const streams, msgs = 4, 300
 	var wg sync.WaitGroup
@@ -127,6 +134,36 @@ func TestPion_ReaderParkRace(t *testing.T) {
 		assert.Equal(t, msgs, sin.count(sid), "stream %d: no message twice", sid)
 	}
 	require.Eventually(t, func() bool { return readers(st) == 0 }, 5*time.Second, time.Millisecond)
+}
+
+// TestPion_SlowPionLosesNoMessage: pion may get to a packet long after
+// the transport saw it (a loaded host: the soak of 600 streams in CI lost
+// two messages when readers were woken at sight, ran their period before
+// pion had queued the message, and parked). Here every third packet
+// reaches pion 5 ms after it was seen, five reader periods: every message
+// still arrives, because readers are woken only once pion asks for the
+// next packet.
+func TestPion_SlowPionLosesNoMessage(t *testing.T) {
+	shortReaderIdle(t)
+	var n atomic.Int64
+	slow := func() {
+		if n.Add(1)%3 == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	testAfterSniff.Store(&slow)
+	t.Cleanup(func() { testAfterSniff.Store(nil) })
+	ct, _, _, sin := startedPair(t)
+	const streams, msgs = 8, 40
+	for i := range msgs {
+		for sid := uint16(1); sid <= streams; sid++ {
+			require.NoError(t, ct.WriteMsg(sid, backend.PPIDSegment, []byte(fmt.Sprint(i))))
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+	for sid := uint16(1); sid <= streams; sid++ {
+		require.Eventually(t, func() bool { return sin.count(sid) == msgs }, 10*time.Second, time.Millisecond, "stream %d", sid)
+	}
 }
 
 // TestPion_ResetReachesParkedReader: the adaptation frees a stream
@@ -204,7 +241,8 @@ func marks(t *Transport) (pending, resetting []uint16) {
 // (bundled chunks of one stream once; a stream the transport does not
 // have is left to pion's accept path); an Outgoing SSN Reset Request marks
 // the streams it names, or all when it names none; a malformed packet
-// stops the walk without harm.
+// stops the walk without harm. Nothing is woken until wakeSniffed, which
+// runs when pion asks for the next packet, the last one handled.
 func TestSniff(t *testing.T) {
 	for _, c := range []struct {
 		name               string
@@ -222,12 +260,18 @@ func TestSniff(t *testing.T) {
 		tr := sniffTransport(6)
 		tr.sniff(c.pkt)
 		p, r := marks(tr)
+		assert.Empty(t, p, "%s: nobody is woken before pion has handled the packet", c.name)
+		assert.Empty(t, r, c.name)
+		tr.wakeSniffed()
+		p, r = marks(tr)
 		assert.Equal(t, c.pending, p, c.name)
 		assert.Equal(t, c.resetting, r, c.name)
 	}
 	tr := sniffTransport(6)
 	pkt := sctpPacket(dataChunk(2, 1), dataChunk(3, 2))
-	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.sniff(pkt) }), "a packet of DATA chunks costs no allocation")
+	tr.sniff(pkt)
+	tr.wakeSniffed()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.sniff(pkt); tr.wakeSniffed() }), "a packet of DATA chunks costs no allocation")
 }
 
 // FuzzSniff: sniff reads packets from the peer before pion checks them;
@@ -241,6 +285,7 @@ func FuzzSniff(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		tr := sniffTransport(6)
 		tr.sniff(p)
+		tr.wakeSniffed()
 		assert.Len(t, tr.streams, 6)
 	})
 }

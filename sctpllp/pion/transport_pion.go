@@ -259,7 +259,12 @@ type Transport struct {
 	// noReaders is set (under mu) once pion's association has closed:
 	// no stream reader starts after it (reader.go).
 	noReaders bool
-	finished  chan struct{} // closed after done was called
+	// The streams the last packet pion read brought something for
+	// (reader.go: sniff, wakeSniffed); pion's read goroutine only.
+	sniffed, resetIDs []uint16
+	resetAll          bool
+	woken             []*pionStream
+	finished          chan struct{} // closed after done was called
 	// ended is closed when pion's association has closed (AcceptStream
 	// failed): after a peer's SHUTDOWN, once its handshake completed.
 	ended    chan struct{}
