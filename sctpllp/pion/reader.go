@@ -20,7 +20,8 @@ import (
 // 9 KiB of the 14.5 KiB an idle stream cost in the harness on
 // 2026-11-28). A reader therefore ends after readerIdle without a
 // message, and the transport, which sees every packet before pion does
-// (writeErrConn.Read), starts another at the stream's next DATA chunk.
+// (writeErrConn.Read), starts another for the stream's next DATA chunk,
+// once pion has handled the packet (wakeSniffed).
 // Restarting costs a goroutine and one pion read deadline (pion runs a
 // goroutine per deadline, only while it is armed): nothing beside a
 // gap of 100 ms.
@@ -36,19 +37,21 @@ var testAfterSniff atomic.Pointer[func()]
 //	         whoever starts one (register, wake), cleared by the reader
 //	         when it parks. It stays set after the stream ended: an
 //	         ended stream gets no reader again.
-//	pending  a chunk for the stream was seen since the reader's period
-//	         began: set by sniff before pion processes the packet,
-//	         cleared by the reader at the start of each period.
+//	pending  pion has queued something for the stream since the
+//	         reader's period began: set by wake (from wakeSniffed, after
+//	         pion handled the packet), cleared by the reader at the start
+//	         of each period.
 //	resetting  the peer asked to reset the stream (RFC 6525 §5.2.2);
 //	         its reader stays until pion reports the end (io.EOF),
 //	         which may come long after the request (pion answers "in
 //	         progress" while DATA before the reset is missing).
 //
-// A reader parks by clearing running and then reading pending; a chunk
-// arriving meanwhile sets pending and then tries to set running. One of
-// the two sees the other's write (both are sequentially consistent), so
-// the chunk's message gets exactly one reader: the parking one carries on,
-// or a new one starts.
+// A reader parks by clearing running and then reading pending; a wake
+// meanwhile sets pending and then tries to set running. One of the two
+// sees the other's write (both are sequentially consistent), so the
+// queued message gets exactly one reader: the parking one carries on, or
+// a new one starts. A message queued before the reader's period ended is
+// read in it (pion's read returns queued data before a deadline error).
 type readerState struct {
 	running   atomic.Bool
 	pending   atomic.Bool
