@@ -78,6 +78,12 @@ type Config struct {
 	// peer's FIN after Close. 0 means DefaultCloseTimeout; negative means
 	// wait indefinitely.
 	CloseTimeout time.Duration
+	// ReaderIdle is how long the receive goroutine waits at an FPDU
+	// boundary before it parks: it ends, its buffer is returned, and the
+	// process's idle poller starts it again when the socket is readable
+	// (Linux, plain TCP; park.go). 0 means DefaultReaderIdle (100 ms);
+	// negative means never park.
+	ReaderIdle time.Duration
 	// Accept, for a Responder, examines the validated MPA Request (RFC 5044
 	// §7.1.2 rule 2, §7.1.4.2: "the Consumer examines Private Data") and
 	// decides the Reply. A non-nil error closes the TCP connection without
@@ -219,6 +225,11 @@ type Conn struct {
 	firstRx     chan struct{}
 	firstRxOnce sync.Once
 
+	// receive goroutine: the handler and whether it refused a segment
+	// (kept across parking, park.go)
+	rxH      llp.Handler
+	rxBroken bool
+
 	// teardown
 	mu        sync.Mutex
 	started   bool
@@ -229,6 +240,13 @@ type Conn struct {
 	done      chan struct{} // closed by Close or Abort
 	rxDone    chan struct{} // closed when the receive goroutine returns
 	closeOnce sync.Once
+	// parking of the receive goroutine (park.go), under mu
+	parked    bool
+	parkTok   uint64
+	idleArmed bool
+	idleMark  uint64
+	closeBy   time.Time
+	parks     atomic.Uint64
 
 	sentSegs, sentBytes atomic.Uint64
 	recvSegs, recvBytes atomic.Uint64
@@ -368,12 +386,18 @@ func (c *Conn) Close() error {
 		c.closeSocketLocked()
 		return err
 	}
+	c.idleArmed = false
 	if t := c.cfg.CloseTimeout; t >= 0 {
 		if t == 0 {
 			t = DefaultCloseTimeout
 		}
-		_ = c.nc.SetReadDeadline(time.Now().Add(t))
+		c.closeBy = time.Now().Add(t)
+		_ = c.nc.SetReadDeadline(c.closeBy)
+	} else {
+		c.closeBy = time.Now().Add(1 << 62) // never: an idle deadline that fires is not the close timeout
+		_ = c.nc.SetReadDeadline(time.Time{})
 	}
+	c.wakeLocked() // a parked reader reads again, until the peer's FIN
 	return err
 }
 
@@ -394,6 +418,7 @@ func (c *Conn) Abort() error {
 	}
 	c.mu.Lock()
 	c.closeSocketLocked()
+	c.wakeLocked() // a parked reader observes the closed socket and ends
 	c.mu.Unlock()
 	// What SendSegmentMore held is discarded (a sender blocked in a write
 	// holds txMu until the closed socket fails it, and empties the batch).

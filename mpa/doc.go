@@ -41,4 +41,10 @@
 // Responder ORD exceeds its IRD, or no RTR option or connection model
 // matches) sends the Terminate RFC 6581 §9 prescribes as its first FPDU,
 // closes the connection and returns a *NegotiationError.
+//
+// The receive goroutine of a plain TCP connection that has had nothing to
+// read for Config.ReaderIdle (100 ms) at an FPDU boundary parks: it gives
+// back its buffer and ends, and one epoll instance of the process starts
+// it again when the socket is readable (park.go, park_linux.go), so that
+// an idle stream holds no goroutine and no receive buffer.
 package mpa

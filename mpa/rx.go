@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
@@ -22,7 +23,8 @@ const rxBufLen = maxWireLen + 64<<10
 // instead of 130 (one TCP connection per DDP stream: 256 idle streams held
 // 66 MB of these at both ends; 4 KiB until 2026-11-27). fill grows it to
 // rxBufLen for the first FPDU that does not fit or the first read that
-// fills it (data arriving faster than it is read); it never shrinks.
+// fills it (data arriving faster than it is read). A reader that parks
+// (park.go) returns it, and takes a new one of rxIdleLen when it wakes.
 const rxIdleLen = 1 << 10
 
 // rxState is the receive side: one reusable buffer holding startup frames
@@ -55,7 +57,12 @@ func (s *rxState) growTo(n int) {
 	if len(s.buf) >= n {
 		return
 	}
-	nb := make([]byte, n)
+	var nb []byte
+	if n == rxBufLen {
+		nb = *rxBufs.Get().(*[]byte)
+	} else {
+		nb = make([]byte, n)
+	}
 	s.w = copy(nb, s.buf[s.r:s.w])
 	s.r = 0
 	s.buf = nb
@@ -63,6 +70,11 @@ func (s *rxState) growTo(n int) {
 }
 
 func (s *rxState) buffered() []byte { return s.buf[s.r:s.w] }
+
+// rxBufs holds the rxBufLen buffers of parked connections (park.go) for
+// the next one that grows: a stream that idles between bursts does not
+// make a new 130 KiB buffer for each.
+var rxBufs = sync.Pool{New: func() any { b := make([]byte, rxBufLen); return &b }}
 
 // fill reads from TCP until at least n octets are buffered (n <= rxBufLen).
 // A buffer smaller than rxBufLen grows to it when n does not fit or a read
@@ -114,8 +126,20 @@ func (c *Conn) Start(h llp.Handler) {
 }
 
 func (c *Conn) receive(h llp.Handler) {
+	c.rxH = h
+	c.receiveMore()
+}
+
+// receiveMore runs the receive loop until the connection ends, or parks
+// (park.go): then it returns, and resume starts it again.
+func (c *Conn) receiveMore() {
+	h := c.rxH
+	err, mpaErr, parked := c.deliver(h)
+	if parked {
+		return
+	}
 	defer close(c.rxDone)
-	err, mpaErr := c.deliver(h)
+	c.disarmIdle()
 	// A Responder blocked in SendSegment waiting for the first FPDU
 	// (RFC 5044 §7.1.2 rule 4) may now send, for example its Terminate.
 	c.firstRxOnce.Do(func() { close(c.firstRx) })
@@ -135,12 +159,12 @@ func (c *Conn) receive(h llp.Handler) {
 }
 
 // deliver runs the Full Operation receive loop. It returns the cause for
-// HandleClosed and whether it is an MPA framing error.
-func (c *Conn) deliver(h llp.Handler) (error, bool) {
+// HandleClosed and whether it is an MPA framing error, or parked when the
+// reader parked (park.go) and the goroutine is to end without either.
+func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 	s := &c.rx
 	markers, crc := c.params.MarkersRx, c.params.CRC
 	limit := c.cfg.maxRecvULPDU()
-	broken := false // the handler refused a segment: drop the rest
 	for {
 		ulen, err := PeekULPDULength(s.buffered(), s.pos, markers)
 		if err != nil {
@@ -148,31 +172,35 @@ func (c *Conn) deliver(h llp.Handler) (error, bool) {
 			if markers && MarkerDue(s.pos) {
 				need += MarkerLen
 			}
-			if err := c.fill(need); err != nil {
-				return c.readErr(err), false
+			parked, err := c.fillOrPark(need)
+			if parked {
+				return nil, false, true
+			}
+			if err != nil {
+				return c.readErr(err), false, false
 			}
 			continue
 		}
 		if ulen > limit {
-			return newError(iwarp.MPACodeMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true
+			return newError(iwarp.MPACodeMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true, false
 		}
-		if err := c.fill(WireLen(s.pos, ulen, markers)); err != nil {
-			return c.readErr(err), false
+		if _, err := c.fillOrPark(WireLen(s.pos, ulen, markers)); err != nil {
+			return c.readErr(err), false, false // never parks: the header is buffered
 		}
 		f, n, err := ParseFPDU(s.buffered(), s.pos, markers, crc, s.scratch)
 		if err != nil {
-			return err, true
+			return err, true, false
 		}
 		s.r += n
 		s.pos += uint64(n)
 		c.recvSegs.Add(1)
 		c.recvBytes.Add(uint64(len(f.ULPDU)))
 		c.firstRxOnce.Do(func() { close(c.firstRx) })
-		if broken {
+		if c.rxBroken {
 			continue // RFC 5041 §7.1: silently drop after a DDP error
 		}
 		if err := h.HandleSegment(f.ULPDU); err != nil {
-			broken = true
+			c.rxBroken = true // the handler refused a segment: drop the rest
 		}
 	}
 }
