@@ -104,7 +104,9 @@ to a pool, for the next connection that grows), registers the socket with
 one epoll instance for the whole process and ends; the poller's one
 goroutine starts it again when the socket is readable, and Close and Abort
 do themselves. 257 idle MPA streams: 514 → 1 goroutines; the row fell to
-8.8 KiB, of which the two mpa.Conn structures about 2.4 KiB (784 octets
+3.6–8.8 KiB in four harness runs (with no stacks left to count, the
+difference of two heaps moves with the collector's timing by more than
+before), of which the two mpa.Conn structures about 2.4 KiB (784 octets
 each with its channels), Go's two TCP connections about 0.5 KiB, the rest
 the RDMAP and DDP state as for sctp-native. RDMA Write 64K and the 64 B
 Send round trip unchanged (four alternated CLI pairs: 16.3–18.4 against
@@ -120,7 +122,8 @@ each packet before pion (it already wraps pion's connection), starts one
 again at the stream's next DATA chunk, or at a RE-CONFIG that resets it
 (` + "`sctpllp/pion/reader.go`" + `; TestPion_IdleStreamsHoldNoReader,
 TestPion_ReaderParkRace, TestPion_ResetReachesParkedReader): 512 idle
-streams now hold 15 goroutines, the row fell to 10.4 KiB, and 1 and 64
+streams now hold 15 goroutines, the row fell to 8.6–10.4 KiB (four harness
+runs), and 1 and 64
 stream throughput did not move (three alternated pairs each, 3.1–3.3 and
 3.0–3.6 Gbit/s either way). What is left is state: pion's Stream, its
 reassembly queue, a read deadline and a condition variable (about
