@@ -97,8 +97,11 @@ soak:
 # description, and the PNG plots (gonum/plot: throughput and round trip
 # against message size per LLP, streams scaling), into .cache/bench/ (the
 # tracked docs stay as they are). make bench-docs writes them into
-# docs/benchmarks.md and docs/img, to commit, as medians of 5 runs (a
-# configuration moves by 10-15% between runs on a shared 2-core host). Each
+# docs/benchmarks.md and docs/img, to commit, as medians of 9 runs (a
+# configuration moves by 10-15% between runs on a shared 2-core host, and
+# loopback TCP, the reference of the mpa rows, between 14 and 38 Gbit/s from
+# one measurement to the next: with 5 runs an mpa ratio moved by 0.3 from one
+# make bench-docs to the next, 2026-11-28). Each
 # throughput measurement moves 256 MiB (about 100 ms at loopback speeds):
 # loopback TCP alone moves either about 15 or about 25 Gbit/s for tens of
 # milliseconds at a time here, and 64 MiB windows swung a row's ratio by
@@ -107,7 +110,7 @@ bench:
 	$(GO) run ./cmd/sctp-rdma harness --bytes 256M --out .cache/bench/benchmarks.md
 
 bench-docs:
-	$(GO) run ./cmd/sctp-rdma harness --runs 5 --bytes 256M --out docs/benchmarks.md
+	$(GO) run ./cmd/sctp-rdma harness --runs 9 --bytes 256M --out docs/benchmarks.md
 
 # make bench-veth: RDMA Write 64 KiB on each LLP between two network
 # namespaces joined by veth at MTU 1500 (root; medians of RUNS rounds and
