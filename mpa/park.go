@@ -3,6 +3,7 @@ package mpa
 import (
 	"errors"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,11 @@ var errNoPoller = errors.New("mpa: no idle poller")
 // (Close replaces the deadline with the close timeout, closeBy, and clears
 // idleArmed). A connection that cannot park (c.raw nil, or ReaderIdle
 // negative) never sets a deadline of its own.
+
+// testBeforePark, when set by a test, runs in a reader that decided to
+// park, before it registers with the poller (mu held): what arrives then
+// must wake it all the same.
+var testBeforePark atomic.Pointer[func(c *Conn)]
 
 // readerIdle returns the idle time after which the reader parks, or 0 if
 // it never does.
@@ -92,6 +98,9 @@ func (c *Conn) fillOrPark(n int) (parked bool, err error) {
 		_ = c.nc.SetReadDeadline(time.Time{})
 		buf := s.buf
 		s.release()
+		if h := testBeforePark.Load(); h != nil {
+			(*h)(c)
+		}
 		tok, perr := p.add(c)
 		if perr != nil {
 			s.restore(buf)

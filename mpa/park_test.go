@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -153,4 +155,61 @@ func TestPark_Race(t *testing.T) {
 	}
 	assert.Positive(t, cli.Parks())
 	assert.Positive(t, srv.Parks())
+}
+
+// TestPark_DataWhileParking: an FPDU that arrives after the reader decided
+// to park (its idle period passed with nothing read) but before it is
+// registered with the poller is delivered: the poller reports a socket
+// that is readable when registered (level-triggered), so the reader comes
+// back for it at once. The window is forced: the peer sends while the
+// parking reader waits in it, until the octets are in its socket.
+func TestPark_DataWhileParking(t *testing.T) {
+	cli, srv, _, rs := idlePair(t, 20*time.Millisecond)
+	require.NoError(t, cli.SendSegment([]byte{1, 2}, []byte("first")))
+	assert.Equal(t, "\x01\x02first", string(rs.next(t)))
+
+	var fired atomic.Bool
+	hookErr := make(chan error, 1)
+	hook := func(c *Conn) {
+		if c != srv || !fired.CompareAndSwap(false, true) {
+			return
+		}
+		err := cli.SendSegment([]byte{3, 4}, []byte("raced the parking"))
+		if err == nil {
+			err = waitReadable(c, 5*time.Second)
+		}
+		hookErr <- err
+	}
+	testBeforePark.Store(&hook)
+	t.Cleanup(func() { testBeforePark.Store(nil) })
+
+	select {
+	case err := <-hookErr:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's reader never parked")
+	}
+	assert.Equal(t, "\x03\x04raced the parking", string(rs.next(t)), "delivered by the reader the poller restarted")
+	require.Eventually(t, func() bool { return parkedNow(srv) }, 5*time.Second, time.Millisecond, "and it parks again")
+	assert.GreaterOrEqual(t, srv.Parks(), uint64(2))
+}
+
+// waitReadable waits until c's socket has octets to read.
+func waitReadable(c *Conn, d time.Duration) error {
+	var perr error
+	ready := false
+	if err := c.raw.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(d/time.Millisecond))
+		ready, perr = n == 1 && fds[0].Revents&unix.POLLIN != 0, err
+	}); err != nil {
+		return err
+	}
+	if perr != nil {
+		return perr
+	}
+	if !ready {
+		return fmt.Errorf("nothing arrived in %v", d)
+	}
+	return nil
 }

@@ -31,6 +31,12 @@ var readerIdle = 100 * time.Millisecond // a variable for the tests only
 // pion's handling of it: a pion slowed down by a loaded host.
 var testAfterSniff atomic.Pointer[func()]
 
+// testPark, when set by a test, runs in a parking reader just before it
+// clears running (afterClear false) and again between that and its
+// re-reading of pending (afterClear true): the two windows in which a
+// wake races the parking (readerState).
+var testPark atomic.Pointer[func(ps *pionStream, afterClear bool)]
+
 // readerState is what decides whether a stream has a reader.
 //
 //	running  a reader goroutine exists (or is being started); set by
@@ -189,7 +195,14 @@ func (t *Transport) readLoop(ps *pionStream) {
 			continue
 		}
 		_ = ps.s.SetReadDeadline(time.Time{}) // ends pion's deadline goroutine
+		hook := testPark.Load()
+		if hook != nil {
+			(*hook)(ps, false)
+		}
 		ps.running.Store(false)
+		if hook != nil {
+			(*hook)(ps, true)
+		}
 		if !ps.pending.Load() || !ps.running.CompareAndSwap(false, true) {
 			return // parked, or a new reader took over
 		}

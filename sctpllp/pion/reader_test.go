@@ -166,6 +166,80 @@ func TestPion_SlowPionLosesNoMessage(t *testing.T) {
 	}
 }
 
+// TestPion_WakeWhileParking forces the two windows in which a message
+// races a reader that is parking (readerState), with the message queued
+// in pion and no other traffic to come, so that a reader that parked
+// wrongly would leave it undelivered:
+//
+//   - before the reader clears running: wake sets pending, sees running
+//     and starts nobody; the parking reader must see pending and carry on;
+//   - between clearing running and re-reading pending: wake starts a new
+//     reader, which delivers the message; the parking one ends (that it
+//     ends rather than reading beside the new one is not observable here:
+//     both would time out and park).
+func TestPion_WakeWhileParking(t *testing.T) {
+	for _, afterClear := range []bool{false, true} {
+		t.Run(fmt.Sprintf("afterClear=%v", afterClear), func(t *testing.T) {
+			ct, st, _, sin := startedPair(t)
+			const sid = 5
+			require.NoError(t, ct.WriteMsg(sid, backend.PPIDSegment, []byte("first")))
+			require.Eventually(t, func() bool { return sin.count(sid) == 1 }, 5*time.Second, time.Millisecond)
+			st.mu.RLock()
+			target := st.streams[sid]
+			st.mu.RUnlock()
+			require.NotNil(t, target)
+
+			// The reader that delivered "first" parks one idle period
+			// (readerIdle, 100 ms) after its period with the message.
+			var fired atomic.Bool
+			hookDone := make(chan error, 1)
+			hook := func(ps *pionStream, stage bool) {
+				if ps != target || stage != afterClear || !fired.CompareAndSwap(false, true) {
+					return
+				}
+				err := ct.WriteMsg(sid, backend.PPIDSegment, []byte("second"))
+				// Hold the parking reader in its window until pion has
+				// queued the message and woken the stream: before the
+				// clear, pending set (running still set: nobody started);
+				// after it, a new reader started (running set again by
+				// wake; that reader clears pending as it begins).
+				woken := func() bool {
+					if afterClear {
+						return target.running.Load()
+					}
+					return target.pending.Load()
+				}
+				deadline := time.Now().Add(5 * time.Second)
+				for err == nil && !woken() {
+					if time.Now().After(deadline) {
+						err = fmt.Errorf("the message never woke the stream")
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+				hookDone <- err
+			}
+			testPark.Store(&hook)
+			t.Cleanup(func() { testPark.Store(nil) })
+
+			select {
+			case err := <-hookDone:
+				require.NoError(t, err)
+			case <-time.After(10*readerIdle + 5*time.Second):
+				t.Fatal("the reader never parked")
+			}
+			require.Eventually(t, func() bool { return sin.count(sid) == 2 }, 10*readerIdle+5*time.Second, time.Millisecond,
+				"the message that raced the parking reader is delivered")
+			require.Eventually(t, func() bool { return readers(st) == 0 }, 10*readerIdle+5*time.Second, time.Millisecond,
+				"and its reader parks afterwards")
+			time.Sleep(2 * readerIdle)
+			assert.Equal(t, 2, sin.count(sid), "delivered once")
+			sin.mu.Lock()
+			assert.Equal(t, "second", string(sin.got[sid][1]))
+			sin.mu.Unlock()
+		})
+	}
+}
+
 // TestPion_ResetReachesParkedReader: the adaptation frees a stream
 // identifier by resetting both directions (RFC 6525, RFC 5043 §6.6); a
 // peer's reset of a stream whose reader had parked wakes it (the RE-CONFIG
