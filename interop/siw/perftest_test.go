@@ -2,9 +2,11 @@ package siw
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"net"
 	"strings"
@@ -402,10 +404,27 @@ func TestPerftest_Loopback(t *testing.T) {
 		v     Verb
 		size  int
 		iters int
-	}{{VerbWrite, 65536, 50}, {VerbRead, 65536, 50}, {VerbSend, 65536, 50}, {VerbSend, 100, 300}, {VerbRead, 3000, 40}} {
-		t.Run(tc.v.String(), func(t *testing.T) {
-			cfg := PerftestConfig{Verb: tc.v, Size: tc.size, Iters: tc.iters, MPA: mpa.Config{NoCRC: true}}
+		cqMod int // 0: perftest's 100, clamped to the tx depth
+	}{
+		{VerbWrite, 65536, 50, 0}, {VerbRead, 65536, 50, 0}, {VerbSend, 65536, 50, 0}, {VerbSend, 100, 300, 0}, {VerbRead, 3000, 40, 0},
+		// cq_mod not dividing the iterations, and every one signaled.
+		{VerbWrite, 4096, 300, 7}, {VerbRead, 3000, 300, 7}, {VerbSend, 100, 1000, 7}, {VerbWrite, 4096, 100, 1}, {VerbRead, 3000, 100, 1},
+	} {
+		t.Run(fmt.Sprintf("%v/cq_mod=%d", tc.v, tc.cqMod), func(t *testing.T) {
+			cfg := PerftestConfig{Verb: tc.v, Size: tc.size, Iters: tc.iters, CQMod: tc.cqMod, MPA: mpa.Config{NoCRC: true}}
 			st, cl := runPerftestLoopback(t, cfg, cfg)
+			// Every CQMod-th work request and the last ask for a
+			// completion (the tx depth, 128, clamps CQMod and bounds the
+			// iterations it waits for); Sends also the last before each
+			// wait for credits.
+			mod := min(cmp.Or(tc.cqMod, 100), min(128, tc.iters))
+			signaled := (tc.iters + mod - 1) / mod
+			if tc.v == VerbSend {
+				assert.GreaterOrEqual(t, cl.Completions, signaled)
+				assert.LessOrEqual(t, cl.Completions, tc.iters)
+			} else {
+				assert.Equal(t, signaled, cl.Completions, "completions taken: one per %d work requests", mod)
+			}
 			assert.Equal(t, tc.iters, cl.Iters)
 			assert.Equal(t, int64(tc.iters*tc.size), cl.Bytes)
 			assert.Equal(t, tc.iters, st.Iters)
