@@ -63,6 +63,22 @@ type Config struct {
 	// the others. At most MaxDepth; larger than the depth counts as the
 	// depth.
 	PostList int
+	// CQMod asks, in a bandwidth run of the client's streams, for a
+	// completion of every CQMod-th operation and of the run's last only
+	// (perftest's -Q, --cq-mod; the others are rdmap.SendWR.Unsignaled):
+	// a completion then completes the operations before it too, posted
+	// earlier on the same send queue (RFC 5040 §5.5), and fewer
+	// completions mean fewer hand-offs between the posting goroutine and
+	// the stack's. With Duration, whose last operation is not known when
+	// it is posted, the last of each posted list is signalled as well.
+	// An unsignalled operation's latency is taken at the completion that
+	// completes it. 0 or 1: every operation (perftest's bandwidth tests
+	// default to 100); at most Depth less the post list plus one (perftest
+	// clamps it to its tx depth; with lists, a full window less one list
+	// must still hold a signalled operation), a larger one counts as that.
+	// Atomics check the value returned by the signalled ones. Ignored in
+	// latency mode, by ping and by the server's reverse streams.
+	CQMod int
 	// Bidir adds, per stream, a reverse stream on which the server is the
 	// active side.
 	Bidir bool
@@ -104,6 +120,18 @@ func (c *Config) defaults() error {
 	s := c.setup(false)
 	return s.Validate()
 }
+
+// EffectiveCQMod is CQMod as a run of c.Test applies it: clamped to the
+// depth less the post list plus one, and 1 (every operation asks for a
+// completion) in latency mode and for ping.
+func (c Config) EffectiveCQMod() int {
+	_ = c.defaults() // the depth's; a size not chosen yet does not matter
+	return int((&conn{setup: c.setup(false), cqMod: clampDepth(c.CQMod), postList: clampDepth(c.PostList)}).cqModulus())
+}
+
+// clampDepth is n within 0..MaxDepth (Config.PostList, Config.CQMod: more
+// than the depth counts as the depth).
+func clampDepth(n int) int16 { return int16(min(max(n, 0), MaxDepth)) }
 
 // Receive windows of DefaultRxDepth.
 const (
@@ -186,6 +214,9 @@ type Result struct {
 	// Buffers is how many buffers each stream cycled through
 	// (Config.Buffers, Setup.Buffers): 1 by default.
 	Buffers int
+	// CQMod is the forward streams' effective Config.CQMod: 1 when every
+	// operation asked for a completion.
+	CQMod   int
 	Latency bool
 	Bidir   bool
 	MULPDU  int
@@ -330,7 +361,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		c := newConn(ep)
 		c.ctr = cfg.Counters
 		c.inline = cfg.Inline
-		c.postList = cfg.PostList
+		c.postList = clampDepth(cfg.PostList)
+		c.cqMod = clampDepth(cfg.CQMod)
 		if err := c.post(ctrlLen); err != nil { // the server's Advert
 			return err
 		}
@@ -352,7 +384,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Test: cfg.Test, LLP: opts.LLP, Size: cfg.Size, Streams: cfg.Streams, Depth: cfg.Depth,
-		RxDepth: int(cfg.setup(false).RxDepth), Buffers: cfg.setup(false).buffers(), Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
+		RxDepth: int(cfg.setup(false).RxDepth), Buffers: cfg.setup(false).buffers(), CQMod: cfg.EffectiveCQMod(), Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
 	if res.LLP == "" {
 		res.LLP = transport.SCTPPion
 	}

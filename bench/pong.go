@@ -393,6 +393,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		for ; ops-t.done < uint64(d) && !t.stoppingAt(ops); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
+		c.signal(batch)
 		if ops == posted {
 			if t.done == posted && t.stoppingAt(posted) {
 				p.finishLocked(nil)
@@ -411,7 +412,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		if err != nil {
 			err = c.cause(fmt.Errorf("%v: %w", comp.Op, err))
 		} else {
-			err = t.complete(comp.WRID>>1, comp.Orig, time.Now())
+			err = t.completeThrough(comp.WRID>>1, comp.Orig, time.Now())
 		}
 		if err != nil {
 			p.finishLocked(err)

@@ -192,7 +192,7 @@ func TestPostEvery(t *testing.T) {
 		if c.events {
 			s.Flags |= FlagEvents
 		}
-		conn := &conn{setup: s, postList: c.cfg}
+		conn := &conn{setup: s, postList: clampDepth(c.cfg)}
 		assert.Equal(t, c.want, conn.postEvery(), "%+v", c)
 	}
 }

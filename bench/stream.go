@@ -38,10 +38,13 @@ type conn struct {
 	setup  Setup
 	ctr    *Counters
 	inline int // largest payload posted inline (client side)
-	// postList is Config.PostList (client side; 0 on the server: automatic).
-	postList int
-	onPing   func(PingLine)
-	test     string // the Setup's test once known (server side, guarded by Server.mu)
+	// postList is Config.PostList (client side; 0 on the server:
+	// automatic) and cqMod Config.CQMod (client side; 0 on the server:
+	// every one), both at most MaxDepth (more counts as the depth), in
+	// 16 bits each: a server holds a conn per idle stream.
+	postList, cqMod int16
+	onPing func(PingLine)
+	test   string // the Setup's test once known (server side, guarded by Server.mu)
 	// start and end bound an active run (client side, for aggregates),
 	// from runEpoch (8 octets each where a time.Time takes 24: a server
 	// holds a conn per idle stream); end is 0 until the run ended.
@@ -307,6 +310,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		for ; t.listReady(posted, every) && ops-t.done < uint64(d) && !t.stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
+		c.signal(batch)
 		if ops > posted {
 			// Stamped before the post: an inline post may not return
 			// before the answer is on its way back.
@@ -330,7 +334,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 				return partial(), c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err))
 			}
 			if comp.WRID&1 == 1 && !s.pongMode() {
-				if err := t.complete(comp.WRID>>1, comp.Orig, time.Now()); err != nil {
+				if err := t.completeThrough(comp.WRID>>1, comp.Orig, time.Now()); err != nil {
 					return partial(), err
 				}
 			}
@@ -426,7 +430,7 @@ func (t *tally) listReady(posted, every uint64) bool {
 func (c *conn) postEvery() uint64 {
 	s := c.setup
 	d := s.depth()
-	n := c.postList
+	n := int(c.postList)
 	if n == 0 {
 		n = 1
 		if s.handledBW() {
@@ -434,6 +438,41 @@ func (c *conn) postEvery() uint64 {
 		}
 	}
 	return uint64(min(max(n, 1), d))
+}
+
+// cqModulus is the effective Config.CQMod of this conn's bandwidth run: 1
+// (every operation signalled) in latency mode, for ping-pongs and on the
+// server; at most the depth less the post list plus one. A run waits for
+// a completion when fewer than a list's worth of its depth are free, with
+// at least depth-list+1 operations outstanding from just after a
+// signalled one: a modulus up to that many puts a signalled operation
+// among them (a larger one could leave none, and the run would wait for
+// ever).
+func (c *conn) cqModulus() uint64 {
+	s := c.setup
+	if c.cqMod <= 1 || s.Latency() || s.pongMode() || s.Test == TestPing {
+		return 1
+	}
+	d, every := uint64(s.depth()), c.postEvery()
+	return min(uint64(c.cqMod), d-every+1)
+}
+
+// signal marks the work requests of a list about to be posted that need
+// no completion (Config.CQMod): all but every cqModulus-th operation and
+// the run's last; with a Duration, whose last is not known in advance,
+// the list's last is signalled too. A Write in latency mode (two work
+// requests per operation) never gets here with a modulus above 1.
+func (c *conn) signal(batch []rdmap.SendWR) {
+	m := c.cqModulus()
+	if m == 1 {
+		return
+	}
+	s := c.setup
+	for i := range batch {
+		seq := batch[i].ID >> 1
+		last := s.Iters > 0 && seq+1 == s.Iters || s.Iters == 0 && i == len(batch)-1
+		batch[i].Unsignaled = (seq+1)%m != 0 && !last
+	}
 }
 
 // stoppingAt reports whether the run ends before operation n.
@@ -465,6 +504,31 @@ func (t *tally) stampAt(from, to uint64, now time.Time) {
 	}
 }
 
+// completeThrough records operations t.done to seq done at now: seq's
+// completion completes the unsignalled ones posted before it
+// (Config.CQMod; RFC 5040 §5.5: a send queue's completions come in the
+// order its work requests were posted). orig is seq's atomic original
+// value; the unsignalled ones return none to check.
+func (t *tally) completeThrough(seq, orig uint64, now time.Time) error {
+	if seq < t.done || seq-t.done >= uint64(len(t.postedAt)) {
+		return fmt.Errorf("completion of operation %d, expected %d to %d (RFC 5040 §5.5 rule 15)", seq, t.done, t.done+uint64(len(t.postedAt))-1)
+	}
+	for t.done < seq {
+		t.record(now)
+	}
+	return t.complete(seq, orig, now)
+}
+
+// record counts operation t.done done at now, unchecked.
+func (t *tally) record(now time.Time) {
+	t.lat.record(now.Sub(t.postedAt[t.done%uint64(len(t.postedAt))]))
+	t.done++
+	if ctr := t.c.ctr; ctr != nil {
+		ctr.Ops.Add(1)
+		ctr.Bytes.Add(t.c.setup.opBytes())
+	}
+}
+
 // complete records operation seq (orig: an atomic's original value) done
 // at now.
 func (t *tally) complete(seq, orig uint64, now time.Time) error {
@@ -478,12 +542,7 @@ func (t *tally) complete(seq, orig uint64, now time.Time) error {
 		// n buffers taken in turn, at k/n.
 		return fmt.Errorf("%v %d returned %d, want %d", s.Test, seq, orig, want)
 	}
-	t.lat.record(now.Sub(t.postedAt[seq%uint64(len(t.postedAt))]))
-	t.done++
-	if ctr := t.c.ctr; ctr != nil {
-		ctr.Ops.Add(1)
-		ctr.Bytes.Add(s.opBytes())
-	}
+	t.record(now)
 	return nil
 }
 

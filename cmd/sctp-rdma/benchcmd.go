@@ -34,6 +34,7 @@ type clientFlags struct {
 	postList int
 	rxDepth  int
 	buffers  int
+	cqMod    int // --cq-mod, -Q
 	json     bool
 	// depthFlag: the command has --depth (bench), so 0 is a mistake.
 	depthFlag bool
@@ -108,11 +109,14 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.postList < 0 || f.postList > bench.MaxDepth {
 		return bench.Config{}, nil, usageError("--post-list must be 0..%d", bench.MaxDepth)
 	}
+	if f.cqMod < 0 || f.cqMod > bench.MaxDepth {
+		return bench.Config{}, nil, usageError("--cq-mod must be 1..%d", bench.MaxDepth)
+	}
 	if f.buffers < 0 || f.buffers > bench.MaxBuffers {
 		return bench.Config{}, nil, usageError("--buffers must be 1..%d", bench.MaxBuffers)
 	}
 	return bench.Config{Transport: o, Addr: withPort(f.connect), Streams: f.streams, Depth: f.depth,
-		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Events: f.events, Inline: f.inline, PostList: f.postList, Buffers: f.buffers, Bidir: f.bidir, ConnectTimeout: f.timeout,
+		RxDepth: f.rxDepth, Iters: f.iters, Duration: f.duration, Latency: f.lat, Events: f.events, Inline: f.inline, PostList: f.postList, CQMod: f.cqMod, Buffers: f.buffers, Bidir: f.bidir, ConnectTimeout: f.timeout,
 		StallTimeout: f.stall}, sizes, nil
 }
 
@@ -134,6 +138,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: an 8 MiB window, at least depth buffers)", bench.MaxRxDepth))
 	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
 	fs.IntVar(&f.postList, "post-list", 0, fmt.Sprintf("bandwidth mode: post operations in lists of this many, once as many slots of the depth are free (perftest --post_list; 0..%d, 0: a quarter of the depth for read and the atomics, 1 for the others)", bench.MaxDepth))
+	fs.IntVar(&f.cqMod, "cq-mod", 1, fmt.Sprintf("bandwidth mode: ask for a completion of every N-th operation and the last only, the others posted unsignalled (perftest -Q, --cq-mod, whose bandwidth tests default to 100; 1..%d, at most the depth less the post list plus one)", bench.MaxDepth))
 	fs.IntVar(&f.buffers, "buffers", 1, fmt.Sprintf("buffers of the message size each stream cycles through on both sides, operation i in buffer i mod N (1..%d): one stream with N buffers touches the memory of N streams, to tell what streams cost from what their buffers cost the caches", bench.MaxBuffers))
 	mode := fs.String("mode", "", "bw or lat (same as --lat); default bw")
 	fs.StringVar(&f.emulate, "emulate", "", `run against a server of this process over an emulated path between two network namespaces (root), e.g. "rtt=50ms,loss=0.1%,rate=100M" (keys: rtt, delay, jitter, loss, burst, duplicate, reorder, rate, queue)`)
@@ -141,6 +146,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&f.size, "s", "64K", "perftest -s: same as --size")
 	fs.IntVar(&f.rxDepth, "r", 0, "perftest -r: same as --rx-depth")
 	fs.IntVar(&f.postList, "l", 0, "perftest -l: same as --post-list")
+	fs.IntVar(&f.cqMod, "Q", 1, "perftest -Q: same as --cq-mod")
 	fs.BoolVar(&f.events, "e", false, "perftest -e: same as --events")
 	fs.Uint64Var(&f.iters, "n", 0, "perftest -n: same as --iters")
 	fs.IntVar(&f.streams, "q", 1, "perftest -q: same as --streams (SCTP stream pairs play the QPs)")
@@ -349,6 +355,11 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 	if c.Buffers > 1 {
 		rx += fmt.Sprintf("   Buffers: %d per stream", c.Buffers)
 	}
+	ct := c
+	ct.Test = t
+	if m := ct.EffectiveCQMod(); m > 1 {
+		rx += fmt.Sprintf("   CQ moderation: %d", m)
+	}
 	if bench.UsesHandler(t, c.Latency) {
 		// perftest prints its CQ mode as "Use event" or polling.
 		if c.Events {
@@ -431,6 +442,7 @@ type jsonResult struct {
 	Depth     int          `json:"depth"`
 	RxDepth   int          `json:"rx_depth,omitempty"`
 	Buffers   int          `json:"buffers"`
+	CQMod     int          `json:"cq_mod"`
 	Bidir     bool         `json:"bidir"`
 	MULPDU    int          `json:"mulpdu"`
 	Forward   jsonAgg      `json:"forward"`
@@ -479,7 +491,7 @@ func toJSON(r *bench.Result, err error) jsonResult {
 		mode = "lat"
 	}
 	j := jsonResult{Test: r.Test.String(), LLP: r.LLP, Mode: mode, Size: r.Size, Streams: r.Streams, Depth: r.Depth,
-		RxDepth: r.RxDepth, Buffers: r.Buffers, Bidir: r.Bidir, MULPDU: r.MULPDU,
+		RxDepth: r.RxDepth, Buffers: r.Buffers, CQMod: max(r.CQMod, 1), Bidir: r.Bidir, MULPDU: r.MULPDU,
 		Forward: aggJSON(r.Forward.Streams, r.Forward.Ops, r.Forward.Bytes, r.Forward.Elapsed, r.Forward.Gbps(), r.Forward.MsgRate(), r.Forward.Lat)}
 	if r.Bidir {
 		a := aggJSON(r.Reverse.Streams, r.Reverse.Ops, r.Reverse.Bytes, r.Reverse.Elapsed, r.Reverse.Gbps(), r.Reverse.MsgRate(), r.Reverse.Lat)

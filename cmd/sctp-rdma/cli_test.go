@@ -155,6 +155,29 @@ func TestBenchBuffers(t *testing.T) {
 	assert.Contains(t, errOut, "--buffers must be 1..1024")
 }
 
+// TestBenchCQMod: --cq-mod N (perftest -Q) runs every bandwidth test with
+// a completion asked for every N-th operation only; the header and the
+// JSON give the modulus applied (clamped to the depth less the post list
+// plus one: Read and the atomics post lists of a quarter of the depth),
+// latency mode ignores it, and a value outside 1..128 is a usage error.
+func TestBenchCQMod(t *testing.T) {
+	addr, stop := serve(t, "--llp", "sctp-native")
+	defer stop()
+	code, out, errOut := runCLI("bench", "all", "--connect", addr, "-s", "4K", "-n", "301", "-Q", "10", "--depth", "16")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 6, strings.Count(out, "CQ moderation: 10"), out)
+	assert.Equal(t, 6, len(regexp.MustCompile(`(?m)^ \d+ +all +301 `).FindAllString(out, -1)), out)
+	code, out, errOut = runCLI("bench", "read", "--connect", addr, "-s", "4K", "-n", "100", "--cq-mod", "100", "--depth", "16", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"cq_mod":13`, "16 - 16/4 + 1")
+	code, out, errOut = runCLI("bench", "send", "--lat", "--connect", addr, "-n", "50", "-Q", "10", "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"cq_mod":1`)
+	code, _, errOut = runCLI("bench", "--connect", addr, "--cq-mod", "129")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--cq-mod must be 1..128")
+}
+
 // TestBenchLatencyCompletions: the latency ping-pongs and the bandwidth
 // Read and atomics run with the completions taken by a CQ handler (the
 // default) and, with --events (perftest -e), waited for in the test's
