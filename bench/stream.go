@@ -43,8 +43,8 @@ type conn struct {
 	// every one), both at most MaxDepth (more counts as the depth), in
 	// 16 bits each: a server holds a conn per idle stream.
 	postList, cqMod int16
-	onPing func(PingLine)
-	test   string // the Setup's test once known (server side, guarded by Server.mu)
+	onPing          func(PingLine)
+	test            string // the Setup's test once known (server side, guarded by Server.mu)
 	// start and end bound an active run (client side, for aggregates),
 	// from runEpoch (8 octets each where a time.Time takes 24: a server
 	// holds a conn per idle stream); end is 0 until the run ended.
