@@ -1,16 +1,12 @@
 package bench
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
-	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // TestSignal: with Config.CQMod, a bandwidth list asks for completions of
@@ -57,45 +53,4 @@ func TestSignal(t *testing.T) {
 		assert.Equal(t, uint64(1), c.cqModulus(), "%v latency", s.Test)
 	}
 	assert.Equal(t, uint64(1), (&conn{setup: bw}).cqModulus(), "the server's conns: every one")
-}
-
-// TestRunCQMod: bandwidth runs with Config.CQMod complete every operation
-// over sctp-native and MPA, for every test (the atomics still check the
-// values the signalled ones return), with iteration counts cq_mod does
-// not divide, with post lists, and with a duration (whose last operation
-// is not known when it is posted); the server checks the count of Sends
-// and Writes with Immediate against the Fin.
-func TestRunCQMod(t *testing.T) {
-	for _, llp := range []string{transport.SCTPNative, transport.MPA} {
-		t.Run(llp, func(t *testing.T) {
-			addr, _, stop := startServerStats(t, llp, ServerConfig{})
-			defer stop()
-			for _, c := range []struct {
-				test                   Test
-				depth, postList, cqMod int
-				iters                  uint64
-			}{
-				{TestWrite, 16, 0, 100, 1001}, {TestRead, 16, 0, 7, 1001}, {TestSend, 16, 0, 5, 1001},
-				{TestWriteImm, 16, 0, 5, 500}, {TestFetchAdd, 8, 0, 3, 333}, {TestCmpSwap, 8, 0, 3, 333},
-				{TestRead, 8, 3, 100, 777}, {TestWrite, 16, 4, 13, 1001}, {TestSend, 8, 0, 8, 0}, {TestRead, 8, 3, 4, 0},
-			} {
-				name := fmt.Sprintf("%+v", c)
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				cfg := Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: c.test, Size: 4096,
-					Depth: c.depth, PostList: c.postList, CQMod: c.cqMod, Iters: c.iters}
-				if c.iters == 0 {
-					cfg.Duration = 200 * time.Millisecond
-				}
-				res, err := Run(ctx, cfg)
-				cancel()
-				require.NoError(t, err, name)
-				if c.iters > 0 {
-					assert.Equal(t, c.iters, res.Forward.Ops, name)
-				} else {
-					assert.Positive(t, res.Forward.Ops, name)
-				}
-				assert.Equal(t, res.Forward.Ops, res.PerStream[0].Ops, name)
-			}
-		})
-	}
 }

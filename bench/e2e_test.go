@@ -189,26 +189,33 @@ func TestDefaultRxDepth(t *testing.T) {
 	}
 }
 
-// Bandwidth runs posted in lists (Config.PostList, perftest's --post_list)
-// complete every operation, also when the iterations are no multiple of
-// the list and when the list is longer than the depth, and in a run
-// bounded by time.
+// TestPostList: bandwidth runs posted in lists (Config.PostList,
+// perftest's --post_list) and with completions asked for every cq_mod-th
+// operation only (Config.CQMod, perftest's -Q) complete every operation
+// over sctp-native and MPA, with lists longer than the depth, iteration
+// counts neither divides, and a duration (whose last operation is not
+// known when it is posted); the atomics still check the values the
+// signalled ones return, and the server checks the count of Sends and
+// Writes with Immediate against the Fin.
 func TestPostList(t *testing.T) {
 	for _, llp := range []string{transport.SCTPNative, transport.MPA} {
 		t.Run(llp, func(t *testing.T) {
 			addr, _, stop := startServerStats(t, llp, ServerConfig{})
 			defer stop()
 			for _, c := range []struct {
-				test            Test
-				depth, postList int
-				iters           uint64
+				test                   Test
+				depth, postList, cqMod int
+				iters                  uint64
 			}{
-				{TestRead, 8, 0, 1001}, {TestRead, 8, 3, 1001}, {TestRead, 4, 100, 77}, {TestRead, 16, 1, 500},
-				{TestFetchAdd, 8, 5, 333}, {TestWrite, 16, 4, 1001}, {TestSend, 8, 3, 1001}, {TestRead, 8, 3, 0},
+				{TestRead, 8, 0, 0, 1001}, {TestRead, 8, 3, 0, 1001}, {TestRead, 4, 100, 0, 77}, {TestRead, 16, 1, 0, 500},
+				{TestFetchAdd, 8, 5, 0, 333}, {TestWrite, 16, 4, 0, 1001}, {TestSend, 8, 3, 0, 1001}, {TestRead, 8, 3, 0, 0},
+				{TestWrite, 16, 0, 100, 1001}, {TestRead, 16, 0, 7, 1001}, {TestSend, 16, 0, 5, 1001},
+				{TestWriteImm, 16, 0, 5, 500}, {TestFetchAdd, 8, 0, 3, 333}, {TestCmpSwap, 8, 0, 3, 333},
+				{TestRead, 8, 3, 100, 777}, {TestWrite, 16, 4, 13, 1001}, {TestSend, 8, 0, 8, 0}, {TestRead, 8, 3, 4, 0},
 			} {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				cfg := Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: c.test, Size: 4096,
-					Depth: c.depth, PostList: c.postList, Iters: c.iters}
+					Depth: c.depth, PostList: c.postList, CQMod: c.cqMod, Iters: c.iters}
 				if c.iters == 0 {
 					cfg.Duration = 200 * time.Millisecond
 				}
