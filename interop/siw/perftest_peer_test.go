@@ -688,12 +688,14 @@ func clientTraffic(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig,
 	}
 	var ref []byte // Read: the first Read's data, which every later Read must return
 	posted := make([]time.Time, cfg.Iters)
-	// signaled[i]: work request i asks for a completion: every CQMod-th
-	// and the last (perftest's cq_mod), and the last posted before the
-	// client waits for Send credits, so that there is a completion to
-	// wait for meanwhile.
+	// signaled[i]: work request i asks for a completion: every mod-th
+	// and the last (perftest's cq_mod, at most the depth, here the Read
+	// sink's slots too, so that a full window holds one), and the last
+	// posted before the client waits for Send credits, so that there is a
+	// completion to wait for meanwhile.
+	mod := min(cfg.CQMod, depth)
 	signaled := make([]bool, cfg.Iters)
-	for i := cfg.CQMod - 1; i < cfg.Iters; i += cfg.CQMod {
+	for i := mod - 1; i < cfg.Iters; i += mod {
 		signaled[i] = true
 	}
 	signaled[cfg.Iters-1] = true
@@ -755,7 +757,9 @@ func clientTraffic(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig,
 			}
 		}
 		if lastSignaled < done {
-			continue // nothing to wait for: credits (above)
+			// A full window holds a signalled request (mod is at most the
+			// depth), and a wait for credits posts or finds one first.
+			return 0, fmt.Errorf("siw: perftest %v: no signalled work request among %d outstanding (%d done)", cfg.Verb, next-done, done)
 		}
 		c, err := ep.SendCQ().Poll(ctx)
 		if err == nil {

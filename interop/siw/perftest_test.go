@@ -405,19 +405,25 @@ func TestPerftest_Loopback(t *testing.T) {
 		size  int
 		iters int
 		cqMod int // 0: perftest's 100, clamped to the tx depth
+		// outReads: ib_read_bw's outstanding Reads (0: 128), which also
+		// bound the client's Read sink slots and so its depth.
+		outReads int
 	}{
-		{VerbWrite, 65536, 50, 0}, {VerbRead, 65536, 50, 0}, {VerbSend, 65536, 50, 0}, {VerbSend, 100, 300, 0}, {VerbRead, 3000, 40, 0},
+		{VerbWrite, 65536, 50, 0, 0}, {VerbRead, 65536, 50, 0, 0}, {VerbSend, 65536, 50, 0, 0}, {VerbSend, 100, 300, 0, 0}, {VerbRead, 3000, 40, 0, 0},
 		// cq_mod not dividing the iterations, and every one signaled.
-		{VerbWrite, 4096, 300, 7}, {VerbRead, 3000, 300, 7}, {VerbSend, 100, 1000, 7}, {VerbWrite, 4096, 100, 1}, {VerbRead, 3000, 100, 1},
+		{VerbWrite, 4096, 300, 7, 0}, {VerbRead, 3000, 300, 7, 0}, {VerbSend, 100, 1000, 7, 0}, {VerbWrite, 4096, 100, 1, 0}, {VerbRead, 3000, 100, 1, 0},
+		// A depth (16 Read slots) below cq_mod: one completion per 16.
+		{VerbRead, 3000, 300, 50, 16},
 	} {
 		t.Run(fmt.Sprintf("%v/cq_mod=%d", tc.v, tc.cqMod), func(t *testing.T) {
-			cfg := PerftestConfig{Verb: tc.v, Size: tc.size, Iters: tc.iters, CQMod: tc.cqMod, MPA: mpa.Config{NoCRC: true}}
+			cfg := PerftestConfig{Verb: tc.v, Size: tc.size, Iters: tc.iters, CQMod: tc.cqMod, OutReads: tc.outReads, MPA: mpa.Config{NoCRC: true}}
 			st, cl := runPerftestLoopback(t, cfg, cfg)
 			// Every CQMod-th work request and the last ask for a
-			// completion (the tx depth, 128, clamps CQMod and bounds the
-			// iterations it waits for); Sends also the last before each
-			// wait for credits.
-			mod := min(cmp.Or(tc.cqMod, 100), min(128, tc.iters))
+			// completion (the depth, at most the tx depth of 128 and for
+			// Reads the outstanding Reads, clamps CQMod; the iterations
+			// bound the tx depth); Sends also the last before each wait
+			// for credits.
+			mod := min(cmp.Or(tc.cqMod, 100), 128, tc.iters, cmp.Or(tc.outReads, 128))
 			signaled := (tc.iters + mod - 1) / mod
 			if tc.v == VerbSend {
 				assert.GreaterOrEqual(t, cl.Completions, signaled)
@@ -434,7 +440,7 @@ func TestPerftest_Loopback(t *testing.T) {
 			switch tc.v {
 			case VerbRead:
 				assert.Equal(t, tc.iters, cl.Verified)
-				assert.Equal(t, uint16(128), cl.Data.ORD)
+				assert.Equal(t, uint16(cmp.Or(tc.outReads, 128)), cl.Data.ORD)
 			case VerbSend:
 				assert.Equal(t, tc.iters, st.Verified)
 				every := max(1, min(tc.iters, 512)/4)
