@@ -16,10 +16,11 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
-// shared is the passive side of BenchmarkManyStreams: every stream's
-// endpoint may write one region registered once in the server's protection
-// domain (an STag of the PD, RFC 5040 §8.1.1), so an idle stream holds
-// nothing of its own beyond what the stack gives every stream.
+// shared is the passive side of BenchmarkManyStreams (and of
+// TestTenThousandStreams): every stream's endpoint may write and read one
+// region registered once in the server's protection domain (an STag of
+// the PD, RFC 5040 §8.1.1), so an idle stream holds nothing of its own
+// beyond what the stack gives every stream.
 type shared struct {
 	once sync.Once
 	mr   atomic.Pointer[rdmap.MR]
@@ -32,7 +33,7 @@ func (s *shared) Prepare(ep *rdmap.Endpoint) error {
 	var err error
 	s.once.Do(func() {
 		var mr *rdmap.MR
-		mr, err = ep.PD().Register(make([]byte, 64<<10), rdmap.RemoteWrite)
+		mr, err = ep.PD().Register(make([]byte, 64<<10), rdmap.RemoteWrite|rdmap.RemoteRead)
 		s.mr.Store(mr)
 	})
 	return err
