@@ -21,7 +21,7 @@ vet:
 FUZZ_CI_TIME ?= 2s
 test: vet
 	$(GO) test -race -count=1 -timeout 12m $(GOTESTFLAGS) $(PKGS)
-	$(GO) test -count=1 -run 'TestRealPathAllocs' ./transport/
+	$(GO) test -count=1 -run 'TestRealPathAllocs|TestTenThousandStreams' ./transport/
 	./scripts/fuzz-all.sh $(FUZZ_CI_TIME)
 
 # make e2e: the end-to-end RDMA suites only: pion on the host, kernel SCTP

@@ -96,9 +96,10 @@ type Options struct {
 	// defaults: 8192-octet packets on loopback for pion, the loopback MTU
 	// for native).
 	MTU int
-	// Streams, for sctp-native and sctp-kernel, is the number of SCTP
-	// streams an association offers in each direction (0: the stack's
-	// default, at least enough for the dialled streams; up to 65535).
+	// Streams is the number of SCTP streams an association offers in
+	// each direction (0: the stack's default, at least enough for the
+	// dialled streams; up to 65535); for sctp-pion, whose INIT always
+	// offers 65535, the streams this end accepts (pion.Config.Streams).
 	Streams int
 	// AllowMissingAdaptation accepts SCTP peers that send no DDP
 	// Adaptation Layer Indication (RFC 5043 §5.1); by default it is sent
@@ -168,8 +169,15 @@ func (o Options) endpointConfig() rdmap.EndpointConfig {
 	return rdmap.EndpointConfig{IRD: o.IRD, ORD: o.ORD, SQDepth: o.SQDepth, RQDepth: o.RQDepth, SendCQ: o.SendCQ, RecvCQ: o.RecvCQ}
 }
 
-func (o Options) sctpConfig() sctpllp.Config {
-	return sctpllp.Config{Pion: pion.Config{MTU: o.MTU, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
+// sctpConfig is the sctp-pion configuration for an association that
+// carries n streams (0 for a listener): Streams, or pion.DefaultStreams,
+// raised to n+1 when the dialled streams need more (as for sctp-native).
+func (o Options) sctpConfig(n int) sctpllp.Config {
+	s := o.Streams
+	if s != 0 || n+1 > pion.DefaultStreams {
+		s = max(s, n+1)
+	}
+	return sctpllp.Config{Pion: pion.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
 		LocalAddr: o.LocalAddr}}
 }
 
@@ -243,7 +251,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 		var assoc *sctpllp.Association
 		switch kind {
 		case SCTPPion:
-			assoc, err = sctpllp.Dial(ctx, addr, o.sctpConfig())
+			assoc, err = sctpllp.Dial(ctx, addr, o.sctpConfig(n))
 		case SCTPNative:
 			assoc, err = sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
 		default:
@@ -511,7 +519,7 @@ func Listen(o Options, addr string) (*Listener, error) {
 	l := &Listener{kind: kind, o: o}
 	switch kind {
 	case SCTPPion:
-		l.sctp, err = sctpllp.Listen(addr, o.sctpConfig())
+		l.sctp, err = sctpllp.Listen(addr, o.sctpConfig(0))
 	case SCTPNative:
 		l.sctp, err = sctpllp.Listen(addr, o.nativeConfig(0, true))
 	case SCTPKernel:
