@@ -31,4 +31,14 @@
 //     per end) and the backend's record (0.7 KiB); the harness's row of
 //     memory per idle stream, both ends with the RDMA layers: 10.4 KiB
 //     (14.5 with a reader per stream, 2026-11-28).
+//   - pion computes the receive window it advertises by summing the
+//     reassembly queues of every stream it holds, for each DATA chunk it
+//     receives (Association.getMyReceiverWindowCredit): the work per
+//     packet grows with the streams an association has used. Opening
+//     10,000 streams on one association (TestTenThousandStreams in
+//     package transport) took 28 s over this backend against 1 s over
+//     sctp-native, 87% of the CPU in that sum (CPU profile, 2026-11-28);
+//     at 256 streams it does not show (docs/benchmarks.md). Streams are
+//     capped at Config.Streams (DefaultStreams, 4,096, unless
+//     transport.Options.Streams asks for more).
 package pion
