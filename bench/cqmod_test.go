@@ -20,7 +20,7 @@ func TestSignal(t *testing.T) {
 		for seq := from; seq < to; seq++ {
 			b = c.appendOps(b, seq, make([]byte, 8))
 		}
-		c.signal(b)
+		c.signal(&tally{c: c, postedAt: make([]time.Time, c.setup.depth())}, b)
 		var got []uint64
 		for _, wr := range b {
 			if !wr.Unsignaled {
@@ -53,4 +53,29 @@ func TestSignal(t *testing.T) {
 		assert.Equal(t, uint64(1), c.cqModulus(), "%v latency", s.Test)
 	}
 	assert.Equal(t, uint64(1), (&conn{setup: bw}).cqModulus(), "the server's conns: every one")
+}
+
+// TestCompleteThrough: a completion completes the operations before it
+// only if each of them was posted without asking for one (Config.CQMod);
+// one that skips an operation that did ask, or every operation when none
+// was quiet, breaks the order of RFC 5040 §5.5 rule 15.
+func TestCompleteThrough(t *testing.T) {
+	c := &conn{setup: Setup{Test: TestWrite, Size: 8, Depth: 8, Iters: 100}, cqMod: 4, postList: 1}
+	ty := &tally{c: c, postedAt: make([]time.Time, 8), lat: newLatRecorder(false)}
+	var b []rdmap.SendWR
+	for seq := range uint64(8) {
+		b = c.appendOps(b, seq, make([]byte, 8))
+	}
+	c.signal(ty, b) // 3 and 7 ask for completions
+	now := time.Now()
+	assert.ErrorContains(t, ty.completeThrough(7, 0, now), "expected 3")
+	assert.Zero(t, ty.done, "nothing counted on an error")
+	assert.NoError(t, ty.completeThrough(3, 0, now))
+	assert.Equal(t, uint64(4), ty.done)
+	assert.NoError(t, ty.completeThrough(7, 0, now))
+	assert.Equal(t, uint64(8), ty.done)
+
+	every := &tally{c: &conn{setup: c.setup}, postedAt: make([]time.Time, 8), lat: newLatRecorder(false)}
+	assert.ErrorContains(t, every.completeThrough(1, 0, now), "expected 0", "every operation signalled: no skipping")
+	assert.NoError(t, every.completeThrough(0, 0, now))
 }

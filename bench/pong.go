@@ -393,7 +393,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		for ; ops-t.done < uint64(d) && !t.stoppingAt(ops); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
-		c.signal(batch)
+		c.signal(t, batch)
 		if ops == posted {
 			if t.done == posted && t.stoppingAt(posted) {
 				p.finishLocked(nil)

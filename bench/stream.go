@@ -310,7 +310,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 		for ; t.listReady(posted, every) && ops-t.done < uint64(d) && !t.stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
 			batch = c.appendOps(batch, ops, local)
 		}
-		c.signal(batch)
+		c.signal(t, batch)
 		if ops > posted {
 			// Stamped before the post: an inline post may not return
 			// before the answer is on its way back.
@@ -407,8 +407,12 @@ type tally struct {
 	c        *conn
 	start    time.Time
 	postedAt []time.Time // by operation number modulo the depth
-	lat      *latRecorder
-	done     uint64
+	// quiet marks the operations posted without a completion asked for
+	// (Config.CQMod), by operation number modulo the depth; nil while
+	// every operation asks for one.
+	quiet []bool
+	lat   *latRecorder
+	done  uint64
 }
 
 func (c *conn) newTally(depth int, precise bool) *tally {
@@ -462,16 +466,20 @@ func (c *conn) cqModulus() uint64 {
 // the run's last; with a Duration, whose last is not known in advance,
 // the list's last is signalled too. A Write in latency mode (two work
 // requests per operation) never gets here with a modulus above 1.
-func (c *conn) signal(batch []rdmap.SendWR) {
+func (c *conn) signal(t *tally, batch []rdmap.SendWR) {
 	m := c.cqModulus()
 	if m == 1 {
 		return
+	}
+	if t.quiet == nil {
+		t.quiet = make([]bool, len(t.postedAt))
 	}
 	s := c.setup
 	for i := range batch {
 		seq := batch[i].ID >> 1
 		last := s.Iters > 0 && seq+1 == s.Iters || s.Iters == 0 && i == len(batch)-1
 		batch[i].Unsignaled = (seq+1)%m != 0 && !last
+		t.quiet[seq%uint64(len(t.quiet))] = batch[i].Unsignaled
 	}
 }
 
@@ -510,13 +518,18 @@ func (t *tally) stampAt(from, to uint64, now time.Time) {
 // order its work requests were posted). orig is seq's atomic original
 // value; the unsignalled ones return none to check.
 func (t *tally) completeThrough(seq, orig uint64, now time.Time) error {
-	if seq < t.done || seq-t.done >= uint64(len(t.postedAt)) {
-		return fmt.Errorf("completion of operation %d, expected %d to %d (RFC 5040 §5.5 rule 15)", seq, t.done, t.done+uint64(len(t.postedAt))-1)
+	if seq > t.done && seq-t.done < uint64(len(t.postedAt)) && t.quiet != nil {
+		for k := t.done; k < seq; k++ {
+			if !t.quiet[k%uint64(len(t.quiet))] {
+				// Operation k asked for a completion of its own.
+				return fmt.Errorf("completion of operation %d, expected %d (RFC 5040 §5.5 rule 15)", seq, k)
+			}
+		}
+		for t.done < seq {
+			t.record(now)
+		}
 	}
-	for t.done < seq {
-		t.record(now)
-	}
-	return t.complete(seq, orig, now)
+	return t.complete(seq, orig, now) // checks seq == t.done
 }
 
 // record counts operation t.done done at now, unchecked.
