@@ -1,0 +1,67 @@
+package membudget
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAccountShareAndBudget(t *testing.T) {
+	b := New(1000)
+	a1 := NewAccount(b, 600)
+	a2 := NewAccount(b, 600)
+
+	require.NoError(t, a1.Charge(600))
+	assert.ErrorIs(t, a1.Charge(1), ErrExhausted, "an account cannot exceed its share")
+	assert.Equal(t, uint64(1), a1.Refused())
+
+	require.NoError(t, a2.Charge(400))
+	assert.ErrorIs(t, a2.Charge(1), ErrExhausted, "nor the budget, even within its share")
+	assert.Equal(t, int64(400), a2.Held(), "a refused charge holds nothing")
+	assert.Equal(t, int64(1000), b.Used())
+	assert.Equal(t, uint64(1), b.Refused())
+
+	a1.Release(100)
+	require.NoError(t, a2.Charge(100))
+	assert.False(t, a2.Fits(1))
+
+	a1.Close()
+	a2.Close()
+	assert.Zero(t, b.Used())
+	assert.Equal(t, int64(1000), b.Peak())
+}
+
+func TestOverReleasePanics(t *testing.T) {
+	a := NewAccount(New(10), 10)
+	require.NoError(t, a.Charge(5))
+	assert.Panics(t, func() { a.Release(6) })
+}
+
+func TestDefaults(t *testing.T) {
+	assert.Equal(t, int64(DefaultLimit), New(0).Limit())
+	assert.Same(t, Process, NewAccount(nil, 1).Budget())
+	assert.NoError(t, NewAccount(New(1), 1).Charge(0))
+}
+
+func TestConcurrentChargesNeverExceed(t *testing.T) {
+	b := New(10_000)
+	var wg sync.WaitGroup
+	for range 8 {
+		a := NewAccount(b, 5_000)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10_000 {
+				if a.Charge(7) == nil {
+					assert.LessOrEqual(t, b.Used(), b.Limit())
+					a.Release(7)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Zero(t, b.Used())
+	assert.LessOrEqual(t, b.Peak(), int64(10_000))
+}
