@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth
+.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth usrsctp
 
 all: build
 
@@ -29,6 +29,12 @@ test: vet
 # of make test, never skipped).
 e2e:
 	$(GO) test -race -count=1 -timeout 10m -v -run 'Suite' ./e2e
+
+# make usrsctp: the interop suite against usrsctp (Debian's libusrsctp) over
+# UDP encapsulation, both directions, verbose (docs/usrsctp-interop.md; also
+# part of make test). About 30 s.
+usrsctp:
+	$(GO) test -race -count=1 -timeout 5m -v ./interop/usrsctp/
 
 # make flood: 100,000 SCTP INITs from as many source addresses against a
 # real `serve` (FLOOD_LLP: sctp-native, the default, or sctp-pion) while a
