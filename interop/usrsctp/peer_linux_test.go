@@ -85,7 +85,6 @@ func ensurePeer(t *testing.T) string {
 // peer is one running testdata/peer.c: commands on its stdin, its event
 // lines collected as they come.
 type peer struct {
-	t     *testing.T
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	port  int // the UDP port usrsctp encapsulates on
@@ -101,7 +100,7 @@ type peer struct {
 func startPeer(t *testing.T, mode string, sctpPort int) *peer {
 	t.Helper()
 	bin := ensurePeer(t)
-	p := &peer{t: t, exited: make(chan struct{})}
+	p := &peer{exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, mode, strconv.Itoa(sctpPort))
 	var err error
 	p.stdin, err = p.cmd.StdinPipe()
@@ -125,7 +124,7 @@ func startPeer(t *testing.T, mode string, sctpPort int) *peer {
 		close(p.exited)
 	}()
 	t.Cleanup(p.stop)
-	f := p.wait(30*time.Second, "port")
+	f := p.wait(t, 30*time.Second, "port")
 	p.port, err = strconv.Atoi(f[1])
 	require.NoError(t, err)
 	return p
@@ -143,10 +142,10 @@ func (w *lockedWriter) Write(b []byte) (int, error) {
 }
 
 // send writes one command line.
-func (p *peer) send(format string, args ...any) {
-	p.t.Helper()
+func (p *peer) send(t *testing.T, format string, args ...any) {
+	t.Helper()
 	_, err := fmt.Fprintf(p.stdin, format+"\n", args...)
-	require.NoError(p.t, err, "peer stdin")
+	require.NoError(t, err, "peer stdin")
 }
 
 // find returns the lines whose fields start with prefix.
@@ -176,14 +175,14 @@ func hasPrefix(f, prefix []string) bool {
 
 // wait returns the first line starting with prefix, waiting for it; it
 // fails the test after timeout or if the peer exits first.
-func (p *peer) wait(timeout time.Duration, prefix ...string) []string {
-	p.t.Helper()
-	return p.waitN(timeout, 1, prefix...)[0]
+func (p *peer) wait(t *testing.T, timeout time.Duration, prefix ...string) []string {
+	t.Helper()
+	return p.waitN(t, timeout, 1, prefix...)[0]
 }
 
 // waitN waits for n lines starting with prefix and returns them.
-func (p *peer) waitN(timeout time.Duration, n int, prefix ...string) [][]string {
-	p.t.Helper()
+func (p *peer) waitN(t *testing.T, timeout time.Duration, n int, prefix ...string) [][]string {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		got := p.find(prefix...)
@@ -192,16 +191,16 @@ func (p *peer) waitN(timeout time.Duration, n int, prefix ...string) [][]string 
 		}
 		for _, fatal := range [][]string{{"fatal"}, {"bad-command"}} {
 			if l := p.find(fatal...); len(l) > 0 {
-				p.t.Fatalf("peer: %s", strings.Join(l[0], " "))
+				t.Fatalf("peer: %s", strings.Join(l[0], " "))
 			}
 		}
 		select {
 		case <-p.exited:
-			p.t.Fatalf("peer exited waiting for %q (%d of %d): %s", prefix, len(got), n, p.log())
+			t.Fatalf("peer exited waiting for %q (%d of %d): %s", prefix, len(got), n, p.log())
 		default:
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("peer: %d of %d lines %q after %v; its output:\n%s", len(got), n, prefix, timeout, p.log())
+			t.Fatalf("peer: %d of %d lines %q after %v; its output:\n%s", len(got), n, prefix, timeout, p.log())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -205,8 +205,8 @@ func (e *env) connect(t *testing.T, mtu int) *nativeAssoc {
 		acc := make(chan res, 1)
 		go func() { a, err := ln.Accept(ctx); acc <- res{a, err} }()
 		port := ln.Addr().(*net.UDPAddr).Port
-		e.p.send("connect %d %d", port, sctp.DefaultPort)
-		l := e.p.waitN(waitEvent, idx+1, "connected")[idx]
+		e.p.send(t, "connect %d %d", port, sctp.DefaultPort)
+		l := e.p.waitN(t, waitEvent, idx+1, "connected")[idx]
 		require.Equal(t, strconv.Itoa(idx), l[1])
 		r := <-acc
 		require.NoError(t, r.err)
@@ -223,10 +223,10 @@ func (e *env) connect(t *testing.T, mtu int) *nativeAssoc {
 		var err error
 		a, err = sctp.Dial(ctx, "udp4", fmt.Sprintf("127.0.0.1:%d", e.p.port), &cfg)
 		require.NoError(t, err)
-		l := e.p.waitN(waitEvent, idx+1, "accepted")[idx]
+		l := e.p.waitN(t, waitEvent, idx+1, "accepted")[idx]
 		require.Equal(t, strconv.Itoa(idx), l[1])
 	}
-	e.p.wait(waitEvent, "assoc", strconv.Itoa(idx), commUp)
+	e.p.wait(t, waitEvent, "assoc", strconv.Itoa(idx), commUp)
 	n := &nativeAssoc{a: a, idx: idx, rx: map[streamKey][]msgSum{}, done: make(chan error, 1)}
 	a.Start(func(sid uint16, ppid uint32, b []byte) {
 		n.mu.Lock()
@@ -265,12 +265,12 @@ func (b batch) want() []msgSum {
 }
 
 // peerSend has the peer send b on association idx.
-func (e *env) peerSend(idx int, b batch) {
+func (e *env) peerSend(t *testing.T, idx int, b batch) {
 	u := 0
 	if b.unordered {
 		u = 1
 	}
-	e.p.send("send %d %d %d %d %d %d %d", idx, b.sid, u, b.ppid, b.size, b.count, b.seed)
+	e.p.send(t, "send %d %d %d %d %d %d %d", idx, b.sid, u, b.ppid, b.size, b.count, b.seed)
 }
 
 // nativeSend sends b from sctp-native (every message unordered: RFC 5043
@@ -370,7 +370,7 @@ func (e *env) bulk(t *testing.T, n *nativeAssoc) {
 	fromPeer := bulkBatches(0, 100, true)
 	fromNative := bulkBatches(6, 200, false)
 	for _, b := range fromPeer {
-		e.peerSend(n.idx, b)
+		e.peerSend(t, n.idx, b)
 	}
 	sendErr := make(chan error, 1)
 	go func() {
@@ -386,7 +386,7 @@ func (e *env) bulk(t *testing.T, n *nativeAssoc) {
 	for _, b := range fromPeer {
 		requireNativeGot(t, n, b)
 	}
-	e.p.waitN(waitBulk, len(fromPeer), "sendok", strconv.Itoa(n.idx))
+	e.p.waitN(t, waitBulk, len(fromPeer), "sendok", strconv.Itoa(n.idx))
 	require.Empty(t, e.p.find("senderr", strconv.Itoa(n.idx)))
 	// The peer's own record of what it sent agrees with gen (the two
 	// generators are the same).
@@ -428,8 +428,8 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 		e.bulk(t, n)
 
 		hbRecv, hbAckSent := e.tap.recv[chunkHeartbeat].Load(), e.tap.sent[chunkHeartbeatAck].Load()
-		p.send("hb %d", n.idx)
-		require.Equal(t, "0", p.wait(waitEvent, "hbreq", strconv.Itoa(n.idx))[2])
+		p.send(t, "hb %d", n.idx)
+		require.Equal(t, "0", p.wait(t, waitEvent, "hbreq", strconv.Itoa(n.idx))[2])
 		require.Eventually(t, func() bool {
 			return e.tap.recv[chunkHeartbeat].Load() > hbRecv && e.tap.sent[chunkHeartbeatAck].Load() > hbAckSent
 		}, waitEvent, 10*time.Millisecond, "usrsctp's HEARTBEAT not acknowledged")
@@ -437,10 +437,10 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 		require.Eventually(t, func() bool { return e.tap.recv[chunkHeartbeatAck].Load() > ackRecv },
 			waitEvent, 10*time.Millisecond, "no HEARTBEAT ACK from usrsctp to sctp-native's HEARTBEAT")
 
-		p.send("shutdown %d", n.idx)
-		require.Equal(t, "0", p.wait(waitEvent, "shutdownreq", strconv.Itoa(n.idx))[2])
+		p.send(t, "shutdown %d", n.idx)
+		require.Equal(t, "0", p.wait(t, waitEvent, "shutdownreq", strconv.Itoa(n.idx))[2])
 		require.NoError(t, n.ended(t), "SHUTDOWN by usrsctp")
-		p.wait(waitEvent, "assoc", strconv.Itoa(n.idx), shutdownComp)
+		p.wait(t, waitEvent, "assoc", strconv.Itoa(n.idx), shutdownComp)
 	})
 
 	// The same bulk with sctp-native's packets at 1500 octets: every
@@ -463,17 +463,17 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 			{sid: 2, ppid: 300, size: 100, count: 3, seed: 32},
 		}
 		for _, b := range before {
-			e.peerSend(n.idx, b)
+			e.peerSend(t, n.idx, b)
 		}
 		for _, b := range before {
 			requireNativeGot(t, n, b)
 		}
-		p.send("reset %d out 1 2", n.idx)
-		require.Equal(t, "0", p.wait(waitEvent, "resetreq", strconv.Itoa(n.idx))[2])
+		p.send(t, "reset %d out 1 2", n.idx)
+		require.Equal(t, "0", p.wait(t, waitEvent, "resetreq", strconv.Itoa(n.idx))[2])
 		// usrsctp may reset the two streams with one request or two.
 		reset := map[string]bool{}
 		for k := 1; !reset["1"] || !reset["2"]; k++ {
-			ev := p.waitN(waitEvent, k, "reset", strconv.Itoa(n.idx))[k-1]
+			ev := p.waitN(t, waitEvent, k, "reset", strconv.Itoa(n.idx))[k-1]
 			flags, err := strconv.Atoi(ev[2])
 			require.NoError(t, err)
 			require.NotZero(t, flags&resetOutgoingSSN, "reset event %v", ev)
@@ -487,7 +487,7 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 			{sid: 2, ppid: 301, size: 100, count: 3, seed: 34},
 		}
 		for _, b := range after {
-			e.peerSend(n.idx, b)
+			e.peerSend(t, n.idx, b)
 		}
 		for _, b := range after {
 			requireNativeGot(t, n, b)
@@ -506,9 +506,9 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 		b1 := batch{sid: 3, unordered: true, ppid: 400, size: 2000, count: 2, seed: 41}
 		require.NoError(t, nativeSend(n.a, b1))
 		e.requirePeerGot(t, n.idx, b1)
-		p.send("reset %d in 3", n.idx)
-		require.Equal(t, "0", p.wait(waitEvent, "resetreq", strconv.Itoa(n.idx))[2])
-		ev := p.wait(waitEvent, "reset", strconv.Itoa(n.idx))
+		p.send(t, "reset %d in 3", n.idx)
+		require.Equal(t, "0", p.wait(t, waitEvent, "resetreq", strconv.Itoa(n.idx))[2])
+		ev := p.wait(t, waitEvent, "reset", strconv.Itoa(n.idx))
 		flags, err := strconv.Atoi(ev[2])
 		require.NoError(t, err)
 		require.Zero(t, flags&(resetDenied|resetFailed), "sctp-native denied or failed the reset: %v", ev)
@@ -530,15 +530,15 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 		require.NoError(t, n.a.Close())
 		e.requirePeerGot(t, n.idx, b) // everything sent before Close arrives (§9.2)
 		require.NoError(t, n.ended(t))
-		p.wait(waitEvent, "shutdown-event", strconv.Itoa(n.idx))
-		p.wait(waitEvent, "assoc", strconv.Itoa(n.idx), shutdownComp)
+		p.wait(t, waitEvent, "shutdown-event", strconv.Itoa(n.idx))
+		p.wait(t, waitEvent, "assoc", strconv.Itoa(n.idx), shutdownComp)
 	})
 
 	// RFC 9260 §9.1: usrsctp aborts; sctp-native reports the peer's ABORT.
 	t.Run("RFC9260_9_1_AbortByUsrsctp", func(t *testing.T) {
 		n := e.connect(t, 0)
-		p.send("abort %d", n.idx)
-		require.Equal(t, "0", p.wait(waitEvent, "abortreq", strconv.Itoa(n.idx))[2])
+		p.send(t, "abort %d", n.idx)
+		require.Equal(t, "0", p.wait(t, waitEvent, "abortreq", strconv.Itoa(n.idx))[2])
 		err := n.ended(t)
 		require.ErrorIs(t, err, sctp.ErrAborted)
 		var ae *sctp.AbortError
@@ -552,7 +552,7 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 		n := e.connect(t, 0)
 		require.NoError(t, n.a.Abort())
 		require.ErrorIs(t, n.ended(t), sctp.ErrAborted)
-		p.wait(waitEvent, "assoc", strconv.Itoa(n.idx), commLost)
+		p.wait(t, waitEvent, "assoc", strconv.Itoa(n.idx), commLost)
 	})
 
 	// The wire, decoded by Wireshark: no malformed packet, no bad CRC32c
