@@ -4,12 +4,36 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth usrsctp
+.PHONY: all build cli release test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth usrsctp
 
 all: build
 
 build:
 	$(GO) build $(PKGS)
+
+# The version and commit that `sctp-rdma --version` prints (main.version,
+# main.commit): git describe's name for the tree ("v0.1.0", "v0.1.0-3-gabc",
+# "-dirty" with uncommitted changes) and the full commit.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+BIN     ?= bin/sctp-rdma
+
+# make cli: the command, with its version, into $(BIN).
+cli:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sctp-rdma
+
+# make release: static linux/amd64 and linux/arm64 binaries of the command
+# into dist/, named with the version, and their SHA-256 checksums
+# (dist/SHA256SUMS; check with sha256sum -c).
+RELEASE_ARCHS ?= amd64 arm64
+release:
+	rm -rf dist && mkdir -p dist
+	for arch in $(RELEASE_ARCHS); do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' \
+	    -o dist/sctp-rdma-$(VERSION)-linux-$$arch ./cmd/sctp-rdma || exit 1; \
+	done
+	cd dist && sha256sum sctp-rdma-* > SHA256SUMS && cat SHA256SUMS
 
 vet:
 	$(GO) vet $(PKGS)

@@ -62,29 +62,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return runCtx(ctx, args, stdout, stderr)
 }
 
-// versionString names the build: the module version and, for a build
-// from a checkout, the VCS revision and whether the tree was modified.
+// version and commit are set by the Makefile's ldflags
+// (-X main.version=$(git describe --tags --always --dirty) -X main.commit=...);
+// a plain go build takes both from the build information instead.
+var version, commit string
+
+// versionString names the build: its version, the commit it was built
+// from (and whether the tree had changes), and the Go release.
 func versionString() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "sctp-rdma (version unknown)"
-	}
-	v := "sctp-rdma " + bi.Main.Version
-	var rev, dirty string
-	for _, st := range bi.Settings {
-		switch st.Key {
-		case "vcs.revision":
-			rev = st.Value
-		case "vcs.modified":
-			if st.Value == "true" {
-				dirty = "+modified"
+	v, rev, dirty, goVer := version, commit, false, ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVer = bi.GoVersion
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, st := range bi.Settings {
+			switch {
+			case st.Key == "vcs.revision" && rev == "":
+				rev = st.Value
+			case st.Key == "vcs.modified":
+				dirty = st.Value == "true"
 			}
 		}
 	}
-	if rev != "" {
-		v += " (" + rev[:min(12, len(rev))] + dirty + ")"
+	if v == "" || v == "(devel)" {
+		v = "devel"
 	}
-	return v + " " + bi.GoVersion
+	c := "commit unknown: built outside a git checkout or with -buildvcs=false"
+	if rev != "" {
+		c = "commit " + rev[:min(12, len(rev))]
+		if dirty {
+			c += ", modified"
+		}
+	}
+	out := fmt.Sprintf("sctp-rdma %s (%s)", v, c)
+	if goVer != "" {
+		out += " " + goVer
+	}
+	return out
 }
 
 // wantsHelp reports whether args ask for a command's help.
