@@ -201,6 +201,15 @@ func (r *StreamResult) Gbps() float64 { return gbps(r.Bytes, r.Elapsed) }
 // MsgRate returns the stream's operations per second.
 func (r *StreamResult) MsgRate() float64 { return rate(r.Ops, r.Elapsed) }
 
+// PeakGbps is the stream's BW peak (Aggregate.PeakGbps), 0 when not
+// measured.
+func (r *StreamResult) PeakGbps() float64 {
+	if r.Ops == 0 {
+		return 0
+	}
+	return peakGbps([]StreamResult{*r}, r.Bytes/r.Ops)
+}
+
 // Result is the outcome of a run.
 type Result struct {
 	Test    Test
@@ -236,6 +245,10 @@ type Aggregate struct {
 	Bytes   uint64
 	Elapsed time.Duration
 	Lat     Latency
+	// PeakGbps is perftest's BW peak (bench/peak.go) in Gbit/s; 0 when
+	// not measured (timed runs, runs above PeakMaxIters, the streams the
+	// server measured).
+	PeakGbps float64
 }
 
 // Gbps returns the aggregate payload throughput in Gbit/s.
@@ -289,6 +302,9 @@ func aggregate(rs []StreamResult) Aggregate {
 		a.Elapsed = max(a.Elapsed, last.Sub(first))
 	}
 	a.Lat = combine(lats)
+	if a.Ops > 0 {
+		a.PeakGbps = peakGbps(rs, a.Bytes/a.Ops)
+	}
 	if merged := mergeHists(rs); merged != nil {
 		a.Lat = merged.summary() // exact percentiles when this host measured every stream
 	}
@@ -363,6 +379,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		c.inline = cfg.Inline
 		c.postList = clampDepth(cfg.PostList)
 		c.cqMod = clampDepth(cfg.CQMod)
+		c.peak = cfg.wantPeak()
 		if err := c.post(ctrlLen); err != nil { // the server's Advert
 			return err
 		}

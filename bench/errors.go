@@ -65,6 +65,20 @@ func (t Test) Valid() bool { _, ok := testNames[t]; return ok }
 // Atomic reports whether t is an RFC 7306 atomic test (8-octet operands).
 func (t Test) Atomic() bool { return t == TestFetchAdd || t == TestCmpSwap }
 
+// RTTFactor is what a latency test's round trips are divided by in the
+// table, perftest's rtt_factor (print_report_lat): 2 for Send, Write and
+// Write with Immediate, whose ib_*_lat ping-pongs report half the round
+// trip; 1 for Read and the atomics (ib_read_lat, ib_atomic_lat), whose
+// figure is the whole round trip of a request and its response, and for
+// ping.
+func (t Test) RTTFactor() int {
+	switch t {
+	case TestSend, TestWrite, TestWriteImm:
+		return 2
+	}
+	return 1
+}
+
 // ParseTest maps a command line name to a Test.
 func ParseTest(s string) (Test, error) {
 	for t, n := range testNames {

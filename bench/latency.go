@@ -21,11 +21,12 @@ type Latency struct {
 	Count uint64
 }
 
-// Halved returns l with every duration halved: the one-way figures that
-// ib_*_lat reports from round trips (RTT/2).
-func (l Latency) Halved() Latency {
-	return Latency{Min: l.Min / 2, Median: l.Median / 2, Mean: l.Mean / 2, Stdev: l.Stdev / 2,
-		P99: l.P99 / 2, P999: l.P999 / 2, Max: l.Max / 2, Count: l.Count}
+// Divided returns l with every duration divided by n (Test.RTTFactor:
+// the one-way figures ib_send_lat and ib_write_lat report are RTT/2).
+func (l Latency) Divided(n int) Latency {
+	d := time.Duration(max(n, 1))
+	return Latency{Min: l.Min / d, Median: l.Median / d, Mean: l.Mean / d, Stdev: l.Stdev / d,
+		P99: l.P99 / d, P999: l.P999 / d, Max: l.Max / d, Count: l.Count}
 }
 
 // Histogram bounds: 1 ns to 100 s.

@@ -38,9 +38,21 @@ func TestLatRecorder(t *testing.T) {
 	assert.Equal(t, Latency{}, (*latRecorder)(nil).summary())
 }
 
-func TestLatencyHalved(t *testing.T) {
+func TestLatencyDivided(t *testing.T) {
 	l := Latency{Min: 2, Median: 4, Mean: 6, Stdev: 8, P99: 10, P999: 12, Max: 14, Count: 3}
-	assert.Equal(t, Latency{Min: 1, Median: 2, Mean: 3, Stdev: 4, P99: 5, P999: 6, Max: 7, Count: 3}, l.Halved())
+	assert.Equal(t, Latency{Min: 1, Median: 2, Mean: 3, Stdev: 4, P99: 5, P999: 6, Max: 7, Count: 3}, l.Divided(2))
+	assert.Equal(t, l, l.Divided(1))
+	assert.Equal(t, l, l.Divided(0))
+}
+
+// TestRTTFactorIsPerftests: perftest's print_report_lat divides by its
+// rtt_factor, 1 for READ and ATOMIC and 2 for every other verb.
+func TestRTTFactorIsPerftests(t *testing.T) {
+	want := map[Test]int{TestWrite: 2, TestSend: 2, TestWriteImm: 2, TestRead: 1, TestFetchAdd: 1, TestCmpSwap: 1, TestPing: 1}
+	for tt, f := range want {
+		assert.Equal(t, f, tt.RTTFactor(), tt.String())
+	}
+	assert.Len(t, want, len(Tests)+1, "every test has its factor checked")
 }
 
 // combine pools means and variances exactly; two streams of constant

@@ -34,6 +34,9 @@ type Report struct {
 	// hist is the histogram behind Lat when this host measured (not
 	// encoded), so that streams aggregate by merging histograms.
 	hist *latRecorder
+	// times are the operations' post and completion times when this host
+	// measured the peak bandwidth (not encoded).
+	times *peakTimes
 }
 
 // Len returns ReportLen.

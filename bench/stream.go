@@ -43,6 +43,9 @@ type conn struct {
 	// every one), both at most MaxDepth (more counts as the depth), in
 	// 16 bits each: a server holds a conn per idle stream.
 	postList, cqMod int16
+	// peak makes an active run record its operations' times for the
+	// peak bandwidth (client side, Config.wantPeak).
+	peak   bool
 	onPing          func(PingLine)
 	test            string // the Setup's test once known (server side, guarded by Server.mu)
 	// start and end bound an active run (client side, for aggregates),
@@ -413,10 +416,17 @@ type tally struct {
 	quiet []bool
 	lat   *latRecorder
 	done  uint64
+	// times are the operations' post and completion times when the run
+	// measures its peak (conn.peak), else nil.
+	times *peakTimes
 }
 
 func (c *conn) newTally(depth int, precise bool) *tally {
-	return &tally{c: c, start: time.Now(), postedAt: make([]time.Time, depth), lat: newLatRecorder(precise)}
+	t := &tally{c: c, start: time.Now(), postedAt: make([]time.Time, depth), lat: newLatRecorder(precise)}
+	if c.peak && !precise && c.setup.Iters > 0 {
+		t.times = newPeakTimes(c.setup.Iters)
+	}
+	return t
 }
 
 // listReady reports whether the next list of operations may be posted
@@ -510,6 +520,12 @@ func (t *tally) stampAt(from, to uint64, now time.Time) {
 	for n := from; n < to; n++ {
 		t.postedAt[n%uint64(len(t.postedAt))] = now
 	}
+	if t.times != nil {
+		at := since(now)
+		for n := from; n < to && n < uint64(len(t.times.posted)); n++ {
+			t.times.posted[n] = at
+		}
+	}
 }
 
 // completeThrough records operations t.done to seq done at now: seq's
@@ -535,6 +551,9 @@ func (t *tally) completeThrough(seq, orig uint64, now time.Time) error {
 // record counts operation t.done done at now, unchecked.
 func (t *tally) record(now time.Time) {
 	t.lat.record(now.Sub(t.postedAt[t.done%uint64(len(t.postedAt))]))
+	if t.times != nil && t.done < uint64(len(t.times.done)) {
+		t.times.done[t.done] = since(now)
+	}
 	t.done++
 	if ctr := t.c.ctr; ctr != nil {
 		ctr.Ops.Add(1)
@@ -567,7 +586,7 @@ func (t *tally) complete(seq, orig uint64, now time.Time) error {
 // CPU during the run).
 func (t *tally) report() Report {
 	n := t.done
-	return Report{Ops: n, Bytes: n * t.c.setup.opBytes(), Elapsed: time.Since(t.start), hist: t.lat}
+	return Report{Ops: n, Bytes: n * t.c.setup.opBytes(), Elapsed: time.Since(t.start), hist: t.lat, times: t.times}
 }
 
 // appendOps appends the work requests of operation seq (two for a Write

@@ -10,7 +10,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
@@ -371,18 +370,26 @@ func printHeader(w io.Writer, t bench.Test, c bench.Config) {
 	fmt.Fprintf(w, " LLP: %s   Streams: %d%s   Depth: %d%s   Server: %s\n", orDefault(c.Transport.LLP), c.Streams, dir, depth, rx, c.Addr)
 	fmt.Fprintln(w, rule)
 	if c.Latency {
-		// ib_*_lat's columns, one way: half the measured round trip.
+		// ib_*_lat's columns, divided as perftest divides them.
+		fmt.Fprintln(w, latHeader(t))
 		fmt.Fprintf(w, " %-10s %-8s %-11s %-11s %-11s %-15s %-11s %-12s %-19s %-19s\n",
 			"#bytes", "stream", "#iterations", "t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]",
 			"t_stdev[usec]", "99% percentile[usec]", "99.9% percentile[usec]")
 		return
 	}
-	fmt.Fprintf(w, " %-10s %-8s %-11s %-12s %-13s %-10s %-10s %-10s %-10s\n",
-		"#bytes", "stream", "#iterations", "BW[Gb/sec]", "MsgRate[Mpps]", "t_min[us]", "t_med[us]", "t_p99[us]", "t_max[us]")
+	// perftest's columns (RESULT_FMT_G), then the latency of the operations.
+	fmt.Fprintf(w, " %-10s %-8s %-11s %-15s %-18s %-13s %-10s %-10s %-10s %-10s\n",
+		"#bytes", "stream", "#iterations", "BW peak[Gb/sec]", "BW average[Gb/sec]", "MsgRate[Mpps]", "t_min[us]", "t_med[us]", "t_p99[us]", "t_max[us]")
 }
 
-// latNote follows a latency test's rows: what the figures are.
-const latNote = " (one-way figures: round trip / 2, as ib_*_lat reports them; --json has the full round trips)"
+// latHeader says what a latency test's figures are: perftest's rule per
+// verb (bench.Test.RTTFactor).
+func latHeader(t bench.Test) string {
+	if t.RTTFactor() == 2 {
+		return " Latency: one way, round trip / 2, as ib_send_lat and ib_write_lat report it (--json has the full round trips)"
+	}
+	return " Latency: the full round trip, as ib_read_lat and ib_atomic_lat report it"
+}
 
 func orDefault(llp string) string {
 	if llp == "" {
@@ -391,21 +398,44 @@ func orDefault(llp string) string {
 	return llp
 }
 
+// peakNote follows a bandwidth table whose BW peak was not measured
+// (perftest's "BW peak won't be measured in this run").
+const peakNote = " (BW peak: measured in runs of --iters up to 20000 per stream, as perftest, not in --duration runs nor for the server's streams)"
+
+func fmtPeak(gb float64) string {
+	if gb <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", gb)
+}
+
 func printRow(w io.Writer, r *bench.Result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	row := func(label string, ops uint64, gb, rate float64, l bench.Latency) {
+	noPeak := false
+	row := func(label string, ops uint64, peak, gb, rate float64, l bench.Latency) {
 		if r.Latency {
-			h := l.Halved()
+			h := l.Divided(r.Test.RTTFactor())
 			fmt.Fprintf(w, " %-10d %-8s %-11d %-11s %-11s %-15s %-11s %-12s  %-19s %-19s\n", r.Size, label, ops,
 				fmtDur(h.Min), fmtDur(h.Max), fmtDur(h.Median), fmtDur(h.Mean), fmtDur(h.Stdev), fmtDur(h.P99), fmtDur(h.P999))
 			return
 		}
-		fmt.Fprintf(w, " %-10d %-8s %-11d %-12.3f %-13.6f %-10s %-10s %-10s %-10s\n", r.Size, label, ops, gb, rate/1e6,
-			fmtDur(l.Min), fmtDur(l.Median), fmtDur(l.P99), fmtDur(l.Max))
+		noPeak = noPeak || peak <= 0
+		lat := []string{fmtDur(l.Min), fmtDur(l.Median), fmtDur(l.P99), fmtDur(l.Max)}
+		if l.Count == 0 {
+			lat = []string{"-", "-", "-", "-"}
+		}
+		fmt.Fprintf(w, " %-10d %-8s %-11d %-15s %-18.3f %-13.6f %-10s %-10s %-10s %-10s\n", r.Size, label, ops, fmtPeak(peak), gb, rate/1e6,
+			lat[0], lat[1], lat[2], lat[3])
 	}
-	row("all", r.Forward.Ops, r.Forward.Gbps(), r.Forward.MsgRate(), r.Forward.Lat)
+	f, b := &r.Forward, &r.Reverse
+	row("all", f.Ops, f.PeakGbps, f.Gbps(), f.MsgRate(), f.Lat)
 	if r.Bidir {
-		row("all-rev", r.Reverse.Ops, r.Reverse.Gbps(), r.Reverse.MsgRate(), r.Reverse.Lat)
+		row("all-rev", b.Ops, b.PeakGbps, b.Gbps(), b.MsgRate(), b.Lat)
+		// perftest -b prints the sum of both directions.
+		peak := 0.0
+		if f.PeakGbps > 0 && b.PeakGbps > 0 {
+			peak = f.PeakGbps + b.PeakGbps
+		}
+		row("both", f.Ops+b.Ops, peak, f.Gbps()+b.Gbps(), f.MsgRate()+b.MsgRate(), bench.Latency{})
 	}
 	if len(r.PerStream) > 1 {
 		for _, s := range r.PerStream {
@@ -417,11 +447,11 @@ func printRow(w io.Writer, r *bench.Result) {
 				fmt.Fprintf(w, " %-10d %-8s FAILED: %v\n", r.Size, label, s.Err)
 				continue
 			}
-			row(label, s.Ops, s.Gbps(), s.MsgRate(), s.Lat)
+			row(label, s.Ops, s.PeakGbps(), s.Gbps(), s.MsgRate(), s.Lat)
 		}
 	}
-	if r.Latency {
-		fmt.Fprintln(w, latNote)
+	if noPeak {
+		fmt.Fprintln(w, peakNote)
 	}
 	for _, s := range r.PerStream {
 		if s.Err != nil {
@@ -429,7 +459,6 @@ func printRow(w io.Writer, r *bench.Result) {
 			break
 		}
 	}
-	tw.Flush()
 }
 
 // jsonResult is the --json form of one run.
@@ -457,9 +486,11 @@ type jsonAgg struct {
 	Bytes    uint64  `json:"bytes"`
 	ElapsedS float64 `json:"elapsed_s"`
 	Gbps     float64 `json:"gbps"`
+	// PeakGbps is perftest's BW peak, absent when not measured.
+	PeakGbps float64 `json:"bw_peak_gbps,omitempty"`
 	MsgRate  float64 `json:"msg_rate"`
 	// Latencies of the run, full round trips for latency tests (the text
-	// table halves them, as ib_*_lat does).
+	// table divides Send and Write ones by two, as ib_*_lat does).
 	LatMinUS   float64 `json:"lat_min_us"`
 	LatMedUS   float64 `json:"lat_median_us"`
 	LatAvgUS   float64 `json:"lat_avg_us"`
@@ -479,8 +510,8 @@ type jsonStream struct {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-func aggJSON(streams int, ops, bytes uint64, el time.Duration, gb, rate float64, l bench.Latency) jsonAgg {
-	return jsonAgg{Streams: streams, Ops: ops, Bytes: bytes, ElapsedS: el.Seconds(), Gbps: gb, MsgRate: rate,
+func aggJSON(streams int, ops, bytes uint64, el time.Duration, gb, peak, rate float64, l bench.Latency) jsonAgg {
+	return jsonAgg{Streams: streams, Ops: ops, Bytes: bytes, ElapsedS: el.Seconds(), Gbps: gb, PeakGbps: peak, MsgRate: rate,
 		LatMinUS: us(l.Min), LatMedUS: us(l.Median), LatAvgUS: us(l.Mean), LatStdevUS: us(l.Stdev),
 		LatP99US: us(l.P99), LatP999US: us(l.P999), LatMaxUS: us(l.Max), LatCount: l.Count}
 }
@@ -492,13 +523,13 @@ func toJSON(r *bench.Result, err error) jsonResult {
 	}
 	j := jsonResult{Test: r.Test.String(), LLP: r.LLP, Mode: mode, Size: r.Size, Streams: r.Streams, Depth: r.Depth,
 		RxDepth: r.RxDepth, Buffers: r.Buffers, CQMod: max(r.CQMod, 1), Bidir: r.Bidir, MULPDU: r.MULPDU,
-		Forward: aggJSON(r.Forward.Streams, r.Forward.Ops, r.Forward.Bytes, r.Forward.Elapsed, r.Forward.Gbps(), r.Forward.MsgRate(), r.Forward.Lat)}
+		Forward: aggJSON(r.Forward.Streams, r.Forward.Ops, r.Forward.Bytes, r.Forward.Elapsed, r.Forward.Gbps(), r.Forward.PeakGbps, r.Forward.MsgRate(), r.Forward.Lat)}
 	if r.Bidir {
-		a := aggJSON(r.Reverse.Streams, r.Reverse.Ops, r.Reverse.Bytes, r.Reverse.Elapsed, r.Reverse.Gbps(), r.Reverse.MsgRate(), r.Reverse.Lat)
+		a := aggJSON(r.Reverse.Streams, r.Reverse.Ops, r.Reverse.Bytes, r.Reverse.Elapsed, r.Reverse.Gbps(), r.Reverse.PeakGbps, r.Reverse.MsgRate(), r.Reverse.Lat)
 		j.Reverse = &a
 	}
 	for _, s := range r.PerStream {
-		js := jsonStream{Stream: s.Stream, Reverse: s.Reverse, jsonAgg: aggJSON(1, s.Ops, s.Bytes, s.Elapsed, s.Gbps(), s.MsgRate(), s.Lat)}
+		js := jsonStream{Stream: s.Stream, Reverse: s.Reverse, jsonAgg: aggJSON(1, s.Ops, s.Bytes, s.Elapsed, s.Gbps(), s.PeakGbps(), s.MsgRate(), s.Lat)}
 		if s.Err != nil {
 			js.Error = s.Err.Error()
 		}

@@ -422,6 +422,7 @@ func TestPerftestHabits(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "-d", "sctp-native", "-s", "4K", "-n", "100", "-q", "2", host, "-p", port},
 		{"bench", "-d", "sctp-native", "--lat", "send", addr},
+		{"bench", "-d", "sctp-native", "--lat", "-n", "100", "read", "fetchadd", addr},
 		{"bench", "-d", "sctp-native", "-b", "-F", "--report_gbits", "-n", "50", "write", addr},
 		{"bench", "-d", "sctp-native", "-D", "1", "-s", "1K", addr, "read"},
 	} {
@@ -430,11 +431,22 @@ func TestPerftestHabits(t *testing.T) {
 		if slices.Contains(args, "--lat") {
 			// ib_send_lat's columns and default size (2 octets), one way.
 			assert.Contains(t, out, "t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]", args)
+			if slices.Contains(args, "read") {
+				// ib_read_lat and ib_atomic_lat: the whole round trip.
+				assert.Regexp(t, `(?m)^ 2 +all +100 `, out, args)
+				assert.Regexp(t, `(?m)^ 8 +all +100 `, out, args)
+				assert.Equal(t, 2, strings.Count(out, "Latency: the full round trip"), out)
+				assert.NotContains(t, out, "round trip / 2", args)
+				continue
+			}
 			assert.Regexp(t, `(?m)^ 2 +all +1000 `, out, args)
 			assert.Contains(t, out, "round trip / 2", args)
 			continue
 		}
-		assert.Contains(t, out, "BW[Gb/sec]", args)
+		assert.Contains(t, out, "BW peak[Gb/sec] BW average[Gb/sec]", args)
+		if slices.Contains(args, "-n") && !slices.Contains(args, "-b") {
+			assert.Regexp(t, `(?m)^ 4096 +all +200 +\d+\.\d{3} +\d+\.\d{3} `, out, "BW peak measured in an iteration run")
+		}
 	}
 	code, _, errOut := runCLI("bench", "-p", port, addr)
 	assert.Equal(t, 2, code)
