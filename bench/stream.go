@@ -46,8 +46,8 @@ type conn struct {
 	// peak makes an active run record its operations' times for the
 	// peak bandwidth (client side, Config.wantPeak).
 	peak   bool
-	onPing          func(PingLine)
-	test            string // the Setup's test once known (server side, guarded by Server.mu)
+	onPing func(PingLine)
+	test   string // the Setup's test once known (server side, guarded by Server.mu)
 	// start and end bound an active run (client side, for aggregates),
 	// from runEpoch (8 octets each where a time.Time takes 24: a server
 	// holds a conn per idle stream); end is 0 until the run ended.
