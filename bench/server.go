@@ -216,11 +216,11 @@ func (s *Server) Admit(peer netip.Addr, privateData []byte) error {
 	defer s.slotMu.Unlock()
 	if s.active.Load() >= int64(s.cfg.MaxStreams) {
 		s.stats.refusedBusy.Add(1)
-		return fmt.Errorf("%w (%d)", ErrBusy, s.cfg.MaxStreams)
+		return fmt.Errorf("%w (serve --max-streams %d)", ErrBusy, s.cfg.MaxStreams)
 	}
 	if share := s.cfg.MaxStreams - s.keep; s.perClient[peer] >= share {
 		s.stats.refusedShare.Add(1)
-		return fmt.Errorf("%w: %d streams, the rest is kept for other clients", ErrClientShare, share)
+		return fmt.Errorf("%w: %d streams, serve's --max-streams %d less its --stream-reserve %d kept for other clients", ErrClientShare, share, s.cfg.MaxStreams, s.keep)
 	}
 	s.active.Add(1)
 	s.perClient[peer]++

@@ -49,7 +49,7 @@ func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
 	fs.IntVar(&f.streams, "streams", 1, "streams per direction (SCTP stream pairs on one association; TCP connections for mpa)")
 	fs.StringVar(&f.size, "size", defSize, "message size: 64K, a list 1K,64K or a power-of-two sweep 64-1M (K/M/G suffixes)")
 	fs.Uint64Var(&f.iters, "iters", 0, "operations per stream (default 1000 unless --duration is given)")
-	fs.DurationVar(&f.duration, "duration", 0, "run each size for this long instead of --iters")
+	fs.Var(durationFlag{&f.duration}, "duration", "run each size for this long instead of --iters: seconds (1, 0.5) or a Go duration (500ms, 2s)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "connection set-up time limit")
 	fs.DurationVar(&f.stall, "stall", bench.DefaultStallTimeout, "end the run when no operation completes for this long (the peer is frozen or gone); negative: never")
 	fs.BoolVar(&f.json, "json", false, "print results as JSON (one object per line) instead of a table")
@@ -129,13 +129,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f clientFlags
 	f.register(fs, "64K")
 	testList := fs.String("test", "", "tests, comma separated (write, read, send, fetchadd, cmpswap, write-imm, all); also accepted as arguments")
-	fs.IntVar(&f.depth, "depth", bench.MaxDepth, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+"; perftest's tx-depth, 128 by default there too)")
+	fs.IntVar(&f.depth, "depth", bench.MaxDepth, "operations in flight per stream in bandwidth mode (1.."+fmt.Sprint(bench.MaxDepth)+"; perftest -t, --tx-depth, 128 by default there too)")
 	f.depthFlag = true
 	fs.BoolVar(&f.bidir, "bidir", false, "measure both directions at once (the server drives one reverse stream per stream)")
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
 	fs.BoolVar(&f.events, "events", false, "latency ping-pongs (send, write-imm): wait for each completion in the test's goroutine instead of taking it in a CQ handler where it is made (perftest -e)")
 	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: an 8 MiB window, at least depth buffers)", bench.MaxRxDepth))
-	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I; 0..%d)", rdmap.MaxInline))
+	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I, --inline_size; 0..%d)", rdmap.MaxInline))
 	fs.IntVar(&f.postList, "post-list", 0, fmt.Sprintf("bandwidth mode: post operations in lists of this many, once as many slots of the depth are free (perftest --post_list; 0..%d, 0: a quarter of the depth for read and the atomics, 1 for the others)", bench.MaxDepth))
 	fs.IntVar(&f.cqMod, "cq-mod", 1, fmt.Sprintf("bandwidth mode: ask for a completion of every N-th operation and the last only, the others posted unsignalled (perftest -Q, --cq-mod, whose bandwidth tests default to 100; 1..%d, at most the depth less the post list plus one)", bench.MaxDepth))
 	fs.IntVar(&f.buffers, "buffers", 1, fmt.Sprintf("buffers of the message size each stream cycles through on both sides, operation i in buffer i mod N (1..%d): one stream with N buffers touches the memory of N streams, to tell what streams cost from what their buffers cost the caches", bench.MaxBuffers))
@@ -146,11 +146,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&f.rxDepth, "r", 0, "perftest -r: same as --rx-depth")
 	fs.IntVar(&f.postList, "l", 0, "perftest -l: same as --post-list")
 	fs.IntVar(&f.cqMod, "Q", 1, "perftest -Q: same as --cq-mod")
+	fs.IntVar(&f.inline, "I", 0, "perftest -I: same as --inline")
+	fs.IntVar(&f.inline, "inline_size", 0, "perftest --inline_size: same as --inline")
+	fs.IntVar(&f.depth, "t", bench.MaxDepth, "perftest -t: same as --depth")
+	fs.IntVar(&f.depth, "tx-depth", bench.MaxDepth, "perftest --tx-depth: same as --depth")
+	fs.IntVar(&f.postList, "post_list", 0, "perftest --post_list: same as --post-list")
 	fs.BoolVar(&f.events, "e", false, "perftest -e: same as --events")
 	fs.Uint64Var(&f.iters, "n", 0, "perftest -n: same as --iters")
 	fs.IntVar(&f.streams, "q", 1, "perftest -q: same as --streams (SCTP stream pairs play the QPs)")
 	fs.BoolVar(&f.bidir, "b", false, "perftest -b: same as --bidir")
-	durSec := fs.Int("D", 0, "perftest -D: run each size for this many seconds (same as --duration Ns)")
+	fs.Var(durationFlag{&f.duration}, "D", "perftest -D: run each size for this many seconds (same as --duration)")
 	allSizes := fs.Bool("a", false, "perftest -a: every power-of-two size from 2 octets to 8 MiB")
 	port := fs.Int("p", 0, "perftest -p: the server's port (with a host given without one)")
 	fs.StringVar(&f.llp, "d", transport.SCTPNative, "perftest -d (device): same as --llp")
@@ -163,11 +168,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := f.startLogging(stderr, f.json); err != nil {
 		return err
 	}
-	if *durSec < 0 {
-		return usageError("-D must be a number of seconds")
-	}
-	if *durSec > 0 {
-		f.duration = time.Duration(*durSec) * time.Second
+	if err := checkGiven(fs); err != nil {
+		return err
 	}
 	if *allSizes {
 		f.size = "2-8M"
@@ -539,6 +541,35 @@ func toJSON(r *bench.Result, err error) jsonResult {
 		j.Error = err.Error()
 	}
 	return j
+}
+
+// checkGiven refuses the settings given explicitly that would otherwise
+// be taken as "the default": -n 0 ran 1000 iterations, -D 0 too, -Q 0
+// was accepted as 1.
+func checkGiven(fs *flag.FlagSet) error {
+	var err error
+	timed := flagGiven(fs, "duration", "D")
+	fs.Visit(func(fl *flag.Flag) {
+		if err != nil {
+			return
+		}
+		v := fl.Value.String()
+		switch fl.Name {
+		case "iters", "n", "count", "C":
+			if v == "0" && !timed {
+				err = usageError("%s 0: want at least 1 operation (or give --duration)", flagName(fl.Name))
+			}
+		case "duration", "D":
+			if v == "0s" {
+				err = usageError("%s 0: want a positive time (seconds, or a Go duration such as 500ms)", flagName(fl.Name))
+			}
+		case "cq-mod", "Q":
+			if v == "0" {
+				err = usageError("%s 0: want 1..%d (1: a completion for every operation)", flagName(fl.Name), bench.MaxDepth)
+			}
+		}
+	})
+	return err
 }
 
 // flagGiven reports whether any of the named flags was set on the command

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -173,6 +175,36 @@ func (f *llpFlags) options() (transport.Options, error) {
 	return o, nil
 }
 
+// durationFlag is --duration and -D: a number of seconds, as perftest's
+// -D takes ("1", "0.5"), or a Go duration ("500ms", "2s").
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return "0s"
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		if secs < 0 || secs > 1e6 {
+			return errors.New("want 0..1000000 seconds")
+		}
+		*f.d = time.Duration(secs * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want seconds (1, 0.5) or a duration (500ms, 2s)")
+	}
+	if d < 0 {
+		return errors.New("want a positive time")
+	}
+	*f.d = d
+	return nil
+}
+
 // parseFlags parses args into fs, mapping -h to errHelp and any other
 // problem to a usage error (the flag package already printed it).
 func parseFlags(fs *flag.FlagSet, args []string) error {
@@ -186,13 +218,21 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // parseInterleaved parses flags and positional arguments in any order
 // ("bench write --size 1K read") and returns the positional ones.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	if !wantsHelp(args) {
+		// A mistake gets one line (exitFor adds how to see the flags),
+		// not the error followed by the whole usage.
+		out := fs.Output()
+		fs.SetOutput(io.Discard)
+		fs.Usage = func() {}
+		defer fs.SetOutput(out)
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, flag.ErrHelp
 			}
-			return nil, fmt.Errorf("%w: %w", errUsage, err)
+			return nil, fmt.Errorf("%w: %s", errUsage, flagError(err))
 		}
 		if fs.NArg() == 0 {
 			return pos, nil
@@ -205,6 +245,40 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// flagValueRE matches the flag package's complaint about a value.
+var flagValueRE = regexp.MustCompile(`^invalid value "(.*)" for flag -(\S+): (.*)$`)
+
+// flagError rewords the flag package's errors as one line naming the
+// flag first: `-n "x": not a whole number`.
+func flagError(err error) string {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		return flagName(name) + ": no such flag"
+	}
+	m := flagValueRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	why := m[3]
+	switch why {
+	case "parse error":
+		why = "not a number"
+		if strings.HasPrefix(m[1], "-") {
+			why = "not a positive whole number"
+		}
+	case "value out of range":
+		why = "out of range"
+	}
+	return fmt.Sprintf("%s %q: %s", flagName(m[2]), m[1], why)
+}
+
+// flagName spells a flag as the help does: -n, --iters.
+func flagName(name string) string {
+	if len(name) > 1 {
+		return "--" + name
+	}
+	return "-" + name
+}
+
 // explain turns a failure into what a user reads: one line that names the
 // cause first, hints on how to act on it, and the whole error chain only
 // at --log-level debug.
@@ -215,6 +289,10 @@ func explain(err error) string {
 	switch {
 	case errors.Is(err, kernel.ErrUnavailable):
 		b.WriteString("\n  this kernel offers no SCTP sockets: load the module (modprobe sctp) or use --llp sctp-native")
+	case errors.Is(err, transport.ErrRejected) && strings.Contains(err.Error(), bench.ErrClientShare.Error()):
+		b.WriteString("\n  ask for fewer --streams, or start the server with --stream-reserve 0 (or a larger --max-streams) to let one client take them all")
+	case errors.Is(err, transport.ErrRejected) && strings.Contains(err.Error(), bench.ErrBusy.Error()):
+		b.WriteString("\n  the server serves --max-streams streams at once over all clients: ask for fewer --streams, or start it with a larger --max-streams")
 	case errors.Is(err, transport.ErrRejected):
 		b.WriteString("\n  the server refused the session (see the reason above)")
 	}

@@ -154,15 +154,18 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	nStreams := fs.Int("streams", 8, "number of DDP streams (SCTP stream pairs) to open")
 	size := fs.String("size", "256K", "largest message size (K/M suffixes); streams use size, size/2, size/4, size/8")
-	breakIdx := fs.Int("break", 2, "index of the stream to break with a protocol error (-1: none)")
+	breakIdx := fs.Int("break", 2, "index (0-based, below --streams) of the stream to break with a protocol error (-1: none)")
 	timeout := fs.Duration("timeout", 60*time.Second, "time limit for the whole demo")
 	llpName := fs.String("llp", "sctp-native", "lower layer: sctp-native or sctp-pion (the demo runs on userspace SCTP)")
 	pcapPath := fs.String("pcap", "", "write every packet of the demo (the active side's view) to a pcapng file")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil || fs.NArg() > 0 {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return 2
+		if err == nil {
+			err = usageError("unexpected argument %q", fs.Arg(0))
+		}
+		return exitFor(stderr, "demo", err)
 	}
 	if *llpName != "sctp-pion" && *llpName != "sctp-native" {
 		fmt.Fprintf(stderr, "sctp-rdma demo: --llp %q: the demo runs over userspace SCTP (sctp-native or sctp-pion) only\n", *llpName)
@@ -178,6 +181,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *nStreams < 1 || *nStreams > 1024 {
 		fmt.Fprintf(stderr, "sctp-rdma demo: --streams must be 1..1024\n")
+		return 2
+	}
+	if *breakIdx < -1 || *breakIdx >= *nStreams {
+		fmt.Fprintf(stderr, "sctp-rdma demo: --break %d: want a stream index 0..%d (below --streams %d), or -1 for none\n", *breakIdx, *nStreams-1, *nStreams)
 		return 2
 	}
 	capw, stopCapture, err := startCapture(*pcapPath, 0, stderr)

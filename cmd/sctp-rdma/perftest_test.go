@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"net"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,4 +78,126 @@ func TestBandwidthColumnsArePerftests(t *testing.T) {
 	assert.Regexp(t, `(?m)^ 65536 +all-rev +500 +- +26\.214 +0\.050000 `, out)
 	assert.Regexp(t, `(?m)^ 65536 +both +1500 +- +78\.643 +0\.150000 `, out, "the sum of both directions")
 	assert.Contains(t, out, "BW peak: measured in runs of --iters up to 20000")
+}
+
+// helpFlagRE finds the flags a help text mentions: -I, --tx-depth.
+var helpFlagRE = regexp.MustCompile(`(?:^|[\s(,'"/])(--?[A-Za-z][\w-]*)`)
+
+// TestHelpMentionsOnlyDefinedFlags: every flag the help of a command
+// names (perftest's and rping's spellings included: "perftest -I",
+// "perftest -t, --tx-depth") is a flag of that command (issue 48: -I and
+// --tx-depth were named but undefined), save the client's --connect that
+// serve's help refers to.
+func TestHelpMentionsOnlyDefinedFlags(t *testing.T) {
+	elsewhere := map[string][]string{"serve": {"--connect"}}
+	for _, cmd := range []string{"bench", "ping", "serve", "demo", "harness"} {
+		code, out, _ := runCLI(cmd, "-h")
+		require.Equal(t, 0, code, cmd)
+		defined := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^  -(\S+)`).FindAllStringSubmatch(out, -1) {
+			defined[m[1]] = true
+		}
+		require.NotEmpty(t, defined, cmd)
+		for _, m := range helpFlagRE.FindAllStringSubmatch(out, -1) {
+			name := m[1]
+			if defined[strings.TrimLeft(name, "-")] || slices.Contains(elsewhere[cmd], name) {
+				continue
+			}
+			t.Errorf("sctp-rdma %s -h mentions %s, which it does not define", cmd, name)
+		}
+	}
+	for _, name := range []string{"I", "inline_size", "t", "tx-depth", "post_list", "D", "Q", "n", "s", "q", "b", "a", "p", "d", "e", "l", "r", "F", "report_gbits"} {
+		_, out, _ := runCLI("bench", "-h")
+		assert.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(name)+`\b`, out, "bench defines perftest's -%s", name)
+	}
+	for _, name := range []string{"C", "S", "a", "p", "c", "v"} {
+		_, out, _ := runCLI("ping", "-h")
+		assert.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(name)+`\b`, out, "ping defines rping's -%s", name)
+	}
+}
+
+// TestFlagMistakesOneLine: a mistake on the command line is one line
+// naming the flag, then where the help is, never the whole usage (issue
+// 48: 109 lines); values that used to mean something else silently are
+// refused; perftest's and rping's spellings run.
+func TestFlagMistakesOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bench", "-X", "1", "192.0.2.1"}, "sctp-rdma bench: -X: no such flag"},
+		{[]string{"bench", "-n", "abc", "192.0.2.1"}, `sctp-rdma bench: -n "abc": not a number`},
+		{[]string{"bench", "--streams", "-3x", "192.0.2.1"}, `sctp-rdma bench: --streams "-3x": not a positive whole number`},
+		{[]string{"bench", "--duration", "soon", "192.0.2.1"}, `sctp-rdma bench: --duration "soon": want seconds (1, 0.5) or a duration (500ms, 2s)`},
+		{[]string{"bench", "-n", "0", "192.0.2.1"}, "sctp-rdma bench: -n 0: want at least 1 operation (or give --duration)"},
+		{[]string{"bench", "--iters", "0", "192.0.2.1"}, "sctp-rdma bench: --iters 0: want at least 1 operation"},
+		{[]string{"bench", "-D", "0", "192.0.2.1"}, "sctp-rdma bench: -D 0: want a positive time"},
+		{[]string{"bench", "--duration", "0", "192.0.2.1"}, "sctp-rdma bench: --duration 0: want a positive time"},
+		{[]string{"bench", "-Q", "0", "192.0.2.1"}, "sctp-rdma bench: -Q 0: want 1..128"},
+		{[]string{"bench", "-I", "100000", "192.0.2.1"}, "sctp-rdma bench: --inline must be 0.."},
+		{[]string{"bench", "-t", "0", "192.0.2.1"}, "sctp-rdma bench: --depth must be 1..128"},
+		{[]string{"ping", "-C", "0", "192.0.2.1"}, "sctp-rdma ping: -C 0: want at least 1 operation"},
+		{[]string{"ping", "-a", "192.0.2.1", "192.0.2.2"}, "sctp-rdma ping: -a 192.0.2.1 and 192.0.2.2: give one server address"},
+		{[]string{"ping", "-p", "7"}, "sctp-rdma ping: -p 7 needs the server's address"},
+		{[]string{"demo", "--streams", "2", "--break", "5"}, "sctp-rdma demo: --break 5: want a stream index 0..1 (below --streams 2), or -1 for none"},
+		{[]string{"demo", "--nope"}, "sctp-rdma demo: --nope: no such flag"},
+		{[]string{"serve", "--max-streams", "many"}, `sctp-rdma serve: --max-streams "many": not a number`},
+	} {
+		code, out, errOut := runCLI(tc.args...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+		assert.Empty(t, out, tc.args)
+		assert.True(t, strings.HasPrefix(errOut, tc.msg), "%v: %q", tc.args, errOut)
+		assert.LessOrEqual(t, strings.Count(errOut, "\n"), 2, "%v: one line and the hint, not the usage: %q", tc.args, errOut)
+		assert.NotContains(t, errOut, "usage:", tc.args)
+	}
+}
+
+// TestPerftestAndRpingSpellingsRun: -I, -t, --tx-depth, --inline_size,
+// --duration 1 (seconds, as perftest -D), and ping -C -S -a -p run.
+func TestPerftestAndRpingSpellingsRun(t *testing.T) {
+	addr, stop := serve(t, "--llp", "sctp-native")
+	defer stop()
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"bench", "-I", "64", "-s", "64", "-n", "50", "send", addr},
+		{"bench", "--inline_size", "64", "-s", "64", "-n", "50", addr},
+		{"bench", "-t", "8", "-n", "50", addr},
+		{"bench", "--tx-depth", "8", "-n", "50", addr},
+		{"bench", "--duration", "0.3", "-s", "1K", addr},
+		{"ping", "-C", "3", "-S", "128", "-a", host, "-p", port},
+		{"ping", "-c", "-a", addr, "-C", "2"},
+	} {
+		code, out, errOut := runCLI(args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		switch {
+		case args[0] == "ping":
+			assert.Contains(t, out, "iterations verified", args)
+		case slices.Contains(args, "-t") || slices.Contains(args, "--tx-depth"):
+			assert.Contains(t, out, "Depth: 8", args)
+		default:
+			assert.Contains(t, out, "BW average[Gb/sec]", args)
+		}
+	}
+	code, out, errOut := runCLI("ping", "-C", "3", "-S", "128", "-a", addr, "--json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"size":128`)
+	assert.Contains(t, out, `"ops":3`)
+}
+
+// TestStreamShareRefusalNamesTheFlags: a client asking for more streams
+// than a server lets one client take is told which serve flags decide it
+// (issue 48: "-q 4095" against a default server gave no hint).
+func TestStreamShareRefusalNamesTheFlags(t *testing.T) {
+	addr, stop := serve(t, "--llp", "sctp-native", "--max-streams", "8")
+	defer stop()
+	code, _, errOut := runCLI("bench", "-q", "8", "-n", "1", addr)
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "this client holds its share of the streams: 6 streams, serve's --max-streams 8 less its --stream-reserve 2 kept for other clients")
+	assert.Contains(t, errOut, "start the server with --stream-reserve 0 (or a larger --max-streams)")
+	// Its share it gets, once the refused run's streams are released.
+	require.Eventually(t, func() bool {
+		code, _, _ := runCLI("bench", "-q", "6", "-n", "1", addr)
+		return code == 0
+	}, 30*time.Second, 200*time.Millisecond)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -19,6 +20,12 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	f.register(fs, "64")
 	count := fs.Uint64("count", 10, "iterations per stream (0 with --duration: run for that long)")
 	verbose := fs.Bool("v", true, "print one line per verified iteration")
+	// rping's spellings, on the same settings.
+	fs.Uint64Var(count, "C", 10, "rping -C: same as --count")
+	fs.StringVar(&f.size, "S", "64", "rping -S: same as --size")
+	addr := fs.String("a", "", "rping -a: the server's address (same as --connect)")
+	port := fs.Int("p", 0, "rping -p: the server's port (with an address given without one)")
+	_ = fs.Bool("c", false, "rping -c: accepted (ping is always the client; serve is the server)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -31,12 +38,30 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case len(pos) == 1:
 		f.connect = pos[0] // as rping -c -a HOST, and as bench HOST
 	}
+	if *addr != "" {
+		if f.connect != "" {
+			return usageError("-a %s and %s: give one server address", *addr, f.connect)
+		}
+		f.connect = *addr
+	}
+	if *port != 0 {
+		if f.connect == "" {
+			return usageError("-p %d needs the server's address (-a HOST)", *port)
+		}
+		if _, _, err := net.SplitHostPort(f.connect); err == nil {
+			return usageError("-p %d and a port in %q: give one", *port, f.connect)
+		}
+		f.connect = net.JoinHostPort(f.connect, fmt.Sprint(*port))
+	}
 	if err := f.startLogging(stderr, f.json); err != nil {
+		return err
+	}
+	if err := checkGiven(fs); err != nil {
 		return err
 	}
 	countSet, itersSet := false, false
 	fs.Visit(func(fl *flag.Flag) {
-		countSet = countSet || fl.Name == "count"
+		countSet = countSet || fl.Name == "count" || fl.Name == "C"
 		itersSet = itersSet || fl.Name == "iters"
 	})
 	if countSet && itersSet && *count != f.iters {

@@ -28,8 +28,9 @@ type Config struct {
 	// Size is the largest message size; stream i uses Size >> (i % 4)
 	// (default 256 KiB).
 	Size int
-	// Break is the index (0-based) of the stream to break with a protocol
-	// error; negative for none. Default 2 when Streams > 2.
+	// Break is the index (0-based, below Streams) of the stream to break
+	// with a protocol error; negative for none. Run refuses an index
+	// beyond the streams rather than break nothing.
 	Break int
 	// NoBreak disables breaking a stream.
 	NoBreak bool
@@ -59,12 +60,7 @@ func (c *Config) defaults() {
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:0"
 	}
-	if c.NoBreak {
-		c.Break = -1
-	} else if c.Break == 0 && c.Streams > 2 {
-		c.Break = 2
-	}
-	if c.Break >= c.Streams {
+	if c.NoBreak || c.Break < 0 {
 		c.Break = -1
 	}
 }
@@ -99,6 +95,9 @@ func (r *Report) OK() error {
 // written to out (if not nil) in a readable form.
 func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	cfg.defaults()
+	if cfg.Break >= cfg.Streams {
+		return nil, fmt.Errorf("demo: break stream %d of %d: the index must be below the number of streams", cfg.Break, cfg.Streams)
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	start := time.Now()

@@ -57,6 +57,14 @@ func TestDemoNoBreak(t *testing.T) {
 // of Initiates waiting for the passive side's ULP (RFC 5043 §6.4: beyond
 // it an Initiate is answered with a Session Terminate): the demo raises
 // the limit to its stream count.
+// TestDemoBreakBeyondStreams: breaking a stream that is not there is an
+// error, not a demo with nothing broken (issue 48).
+func TestDemoBreakBeyondStreams(t *testing.T) {
+	_, err := Run(context.Background(), Config{Streams: 2, Size: 512, Break: 5}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "below the number of streams")
+}
+
 func TestDemoManyStreams(t *testing.T) {
 	rep, err := Run(context.Background(), Config{Streams: 600, Size: 512}, nil)
 	require.NoError(t, err)
