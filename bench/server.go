@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,9 @@ type ServerConfig struct {
 	Log io.Writer
 	// Counters, if not nil, counts the operations served.
 	Counters *Counters
+	// Results, if not nil, is called once per client test, when the last
+	// of its streams ended (RunResult), from that stream's goroutine.
+	Results func(RunResult)
 }
 
 // Server is the passive side of the bench exchange. It serves any number
@@ -97,6 +101,7 @@ type Server struct {
 	conns     map[*rdmap.Endpoint]*conn // prepared, not yet served
 	live      map[*rdmap.Endpoint]*conn // being served (guarded by mu)
 	finished  finishedStreams           // guarded by mu
+	runs      map[runKey]*runGroup      // client tests in progress (guarded by mu)
 	// idleTimer gives memory back to the OS once no stream is left
 	// (IdleRelease); guarded by mu.
 	idleTimer *time.Timer
@@ -131,7 +136,7 @@ func NewServer(cfg ServerConfig) *Server {
 	reserve = max(min(reserve, cfg.MaxStreams/4), 0)
 	s := &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn),
 		perClient: make(map[netip.Addr]int), keep: reserve,
-		live: make(map[*rdmap.Endpoint]*conn), finished: newFinishedStreams()}
+		live: make(map[*rdmap.Endpoint]*conn), finished: newFinishedStreams(), runs: make(map[runKey]*runGroup)}
 	s.setup.timeout, s.setup.expire = cfg.SetupTimeout, s.serveWaiter
 	return s
 }
@@ -226,6 +231,33 @@ func (s *Server) Admit(peer netip.Addr, privateData []byte) error {
 	s.perClient[peer]++
 	s.stats.admitted.Add(1)
 	return nil
+}
+
+// rootCause is what the server logs of a failed stream: the innermost
+// error of err's chain that each layer only prefixed ("x: %w"), so
+// "sctp: association aborted (peer): User-Initiated Abort" or
+// "connection reset by peer", not every layer's wrapping of it.
+func rootCause(err error) string {
+	msg := err.Error()
+	for {
+		var kids []error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			kids = []error{u.Unwrap()}
+		case interface{ Unwrap() []error }:
+			kids = u.Unwrap()
+		}
+		var next error
+		for _, k := range kids {
+			if k != nil && strings.HasSuffix(msg, k.Error()) {
+				next = k
+			}
+		}
+		if next == nil {
+			return msg
+		}
+		err, msg = next, next.Error()
+	}
 }
 
 // LogBurst is how many stream failures the server logs per second at
@@ -326,7 +358,7 @@ func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpo
 	}
 	defer c.release()
 	defer s.streamEnded(c)
-	err := s.serve(ctx, c, admitted)
+	err := s.serve(ctx, c, admitted, peer)
 	if err == nil {
 		// Wait for the client's graceful close (RFC 5040 §6.2).
 		select {
@@ -335,11 +367,11 @@ func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpo
 		}
 	}
 	if s.cfg.Log != nil && err != nil {
-		s.logFailure(fmt.Sprintf("stream failed (%v test): %v", c.setup.Test, err))
+		s.logFailure(fmt.Sprintf("stream failed (%v test, client %v): %s", c.setup.Test, peer, rootCause(err)))
 	}
 }
 
-func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time) error {
+func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer netip.Addr) (err error) {
 	sctx, cancel := context.WithDeadlineCause(ctx, admitted.Add(s.cfg.SetupTimeout), ErrSetupTimeout)
 	b, err := c.recvMsg(sctx)
 	cancel()
@@ -363,6 +395,10 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time) error {
 	s.mu.Lock()
 	c.test = setup.Test.String()
 	s.mu.Unlock()
+	var rep Report
+	if k, ok := s.joinRun(peer, setup); ok {
+		defer func() { s.leaveRun(k, rep, err != nil) }()
+	}
 	active := setup.Reverse()
 	// The stream's buffers are reserved before any is allocated.
 	cost := memoryCost(setup, active)
@@ -387,7 +423,6 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time) error {
 	if c.peer, _, err = ParseAdvert(b); err != nil {
 		return err
 	}
-	var rep Report
 	if active {
 		rep, err = c.active(ctx)
 	} else {

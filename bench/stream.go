@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -98,7 +99,8 @@ func (c *conn) recv(ctx context.Context) (rdmap.Completion, error) {
 // cause prefers the endpoint's reason for stopping over a flush.
 func (c *conn) cause(err error) error {
 	if errors.Is(err, rdmap.ErrFlushed) {
-		if e := c.ep.Err(); e != nil {
+		// The stream's error, unless the completion's already says it.
+		if e := c.ep.Err(); e != nil && !strings.Contains(err.Error(), e.Error()) {
 			return fmt.Errorf("%w (stream: %w)", err, e)
 		}
 	}

@@ -39,6 +39,12 @@ func serveChild(t *testing.T, args string) (*exec.Cmd, string) {
 // test ends.
 func startServer(t *testing.T, cmd *exec.Cmd) string {
 	t.Helper()
+	return startServerLog(t, cmd, nil)
+}
+
+// startServerLog is startServer, copying the server's output to log.
+func startServerLog(t *testing.T, cmd *exec.Cmd, log *lockedBuffer) string {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -51,6 +57,9 @@ func startServer(t *testing.T, cmd *exec.Cmd) string {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			if log != nil {
+				_, _ = log.Write([]byte(sc.Text() + "\n"))
+			}
 			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
 			}
@@ -84,6 +93,39 @@ func TestFrozenPeer(t *testing.T) {
 			// What was measured in the first second is printed, marked.
 			assert.Contains(t, out, "(partial", out)
 			assert.Regexp(t, `65536\s+all\s+[1-9]\d*\s`, out, "a row of the operations done before the freeze")
+		})
+	}
+}
+
+// TestServerLogsStallOnce: the server is frozen 1 s into a run, the
+// client gives up (its stall watchdog aborts the association), then the
+// server resumes: it logs the stream's end once, as one line with the
+// cause, not the whole error chain twice (issue 48).
+func TestServerLogsStallOnce(t *testing.T) {
+	for _, llp := range []string{"sctp-native", "mpa"} {
+		t.Run(llp, func(t *testing.T) {
+			var log lockedBuffer
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), serveChildEnv+"=--listen 127.0.0.1:0 --llp "+llp)
+			addr := startServerLog(t, cmd, &log)
+			time.AfterFunc(time.Second, func() { _ = cmd.Process.Signal(syscall.SIGSTOP) })
+			code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--duration", "3s", "write")
+			require.NotEqual(t, 0, code)
+			require.Contains(t, errOut, "peer unresponsive")
+			require.NoError(t, cmd.Process.Signal(syscall.SIGCONT))
+			require.Eventually(t, func() bool { return strings.Contains(log.String(), "stream failed") }, 30*time.Second, 50*time.Millisecond)
+			time.Sleep(time.Second) // a second line would follow at once
+			var failed []string
+			for _, l := range strings.Split(log.String(), "\n") {
+				if strings.Contains(l, "stream failed") {
+					failed = append(failed, l)
+				}
+			}
+			require.Len(t, failed, 1, log.String())
+			t.Log(failed[0])
+			assert.Regexp(t, `^stream failed \(write test, client 127\.0\.0\.1\): \S`, failed[0])
+			assert.NotContains(t, failed[0], "(stream:", "the chain once")
+			assert.NotContains(t, failed[0], "rdmap:", "the cause, not every layer's wrapping")
 		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"regexp"
 	"slices"
@@ -200,4 +201,28 @@ func TestStreamShareRefusalNamesTheFlags(t *testing.T) {
 		code, _, _ := runCLI("bench", "-q", "6", "-n", "1", addr)
 		return code == 0
 	}, 30*time.Second, 200*time.Millisecond)
+}
+
+// TestServePrintsResultPerClientTest: serve prints one row per client
+// test once its last stream ended: the test, size, streams (forward +
+// reverse for -b) and the operations it served; --json a "result" event.
+func TestServePrintsResultPerClientTest(t *testing.T) {
+	addr, stop := serve(t, "--llp", "sctp-native")
+	code, _, errOut := runCLI("bench", "-n", "50", "-q", "2", "-b", "-s", "4K", addr, "write")
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = runCLI("bench", "--lat", "-n", "30", addr, "read")
+	require.Equal(t, 0, code, errOut)
+	out := stop()
+	assert.Regexp(t, `(?m)^ client +test +mode +#bytes +streams +#iterations +BW average\[Gb/sec\] +MsgRate\[Mpps\] +result$`, out)
+	assert.Equal(t, 1, strings.Count(out, " client "), "one header")
+	assert.Regexp(t, `(?m)^ 127\.0\.0\.1 +write +bw +4096 +2\+2 +200 +\d+\.\d{3} +\d+\.\d{6} +ok$`, out)
+	assert.Regexp(t, `(?m)^ 127\.0\.0\.1 +read +lat +2 +1 +30 +`, out)
+
+	var b bytes.Buffer
+	resultPrinter(&b, true)(bench.RunResult{Test: bench.TestSend, Size: 64, Streams: 1, Ops: 20, Bytes: 1280, Elapsed: time.Millisecond})
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &ev), b.String())
+	assert.Equal(t, "result", ev["event"])
+	assert.Equal(t, "send", ev["test"])
+	assert.Equal(t, 20.0, ev["ops"])
 }

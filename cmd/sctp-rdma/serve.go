@@ -39,6 +39,38 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 	return s.w.Write(b)
 }
 
+// resultPrinter prints one row per client test the server served (the
+// header before the first), or a JSON "result" event per test.
+func resultPrinter(w io.Writer, asJSON bool) func(bench.RunResult) {
+	var once sync.Once
+	return func(r bench.RunResult) {
+		mode := "bw"
+		if r.Latency {
+			mode = "lat"
+		}
+		if asJSON {
+			_ = json.NewEncoder(w).Encode(map[string]any{"event": "result", "client": r.Client.String(), "test": r.Test.String(),
+				"mode": mode, "size": r.Size, "streams": r.Streams, "reverse": r.Reverse, "failed": r.Failed,
+				"ops": r.Ops, "bytes": r.Bytes, "elapsed_s": r.Elapsed.Seconds(), "gbps": r.Gbps(), "msg_rate": r.MsgRate()})
+			return
+		}
+		once.Do(func() {
+			fmt.Fprintf(w, " %-16s %-10s %-4s %-10s %-8s %-11s %-18s %-13s %s\n", "client", "test", "mode", "#bytes", "streams",
+				"#iterations", "BW average[Gb/sec]", "MsgRate[Mpps]", "result")
+		})
+		streams := fmt.Sprint(r.Streams)
+		if r.Reverse > 0 {
+			streams = fmt.Sprintf("%d+%d", r.Streams-r.Reverse, r.Reverse) // forward + reverse (bidirectional)
+		}
+		result := "ok"
+		if r.Failed > 0 {
+			result = fmt.Sprintf("%d of %d streams failed", r.Failed, r.Streams)
+		}
+		fmt.Fprintf(w, " %-16s %-10s %-4s %-10d %-8s %-11d %-18.3f %-13.6f %s\n", r.Client, r.Test, mode, r.Size, streams,
+			r.Ops, r.Gbps(), r.MsgRate()/1e6, result)
+	}
+}
+
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -103,7 +135,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := &syncWriter{w: stdout}
 	ctr := &bench.Counters{}
 	srv := bench.NewServer(bench.ServerConfig{MaxSize: ms, MaxStreams: *maxStreams, MaxMemory: int64(mm),
-		SetupTimeout: *setupTimeout, StreamReserve: max(*streamReserve, -1), Log: out, Counters: ctr})
+		SetupTimeout: *setupTimeout, StreamReserve: max(*streamReserve, -1), Log: out, Counters: ctr,
+		Results: resultPrinter(out, *jsonOut)})
 	src := metrics.Source{Server: srv, Listener: ln}
 	mctx, mstop := context.WithCancel(ctx)
 	defer mstop()
