@@ -107,7 +107,7 @@ func TestServeMetricsDuringBench(t *testing.T) {
 				body := scrape(t, ev.Metrics)
 				active, _ := metric(body, "sctp_rdma_streams_active")
 				s1, ok1 := metric(body, "sctp_rdma_stream_messages_received_total", `opcode="write"`, `stream="`)
-				placed, _ := metric(body, "sctp_rdma_stream_octets_placed_total")
+				placed, _ := metric(body, "sctp_rdma_stream_placed_bytes_total")
 				return active == streams && ok1 && s1 > 10 && placed >= s1*size
 			}, 10*time.Second, 50*time.Millisecond)
 			body := scrape(t, ev.Metrics)
@@ -135,7 +135,7 @@ func TestServeMetricsDuringBench(t *testing.T) {
 			assert.Equal(t, float64(br.Forward.Ops), writes, "Writes received = Writes the bench completed")
 			// Placed: the Writes' octets and the bench's own Setup/Advert
 			// messages (a few dozen octets per stream).
-			placed, _ := metric(body, "sctp_rdma_octets_placed_total")
+			placed, _ := metric(body, "sctp_rdma_placed_bytes_total")
 			assert.GreaterOrEqual(t, placed, float64(br.Forward.Ops*size))
 			assert.LessOrEqual(t, placed, float64(br.Forward.Ops*size+streams*256))
 			fences, _ := metric(body, "sctp_rdma_messages_sent_total", `opcode="read_response"`)

@@ -1,8 +1,11 @@
 package metrics
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,4 +47,47 @@ func TestSnapshotIdle(t *testing.T) {
 	assert.NotNil(t, s.PerStream)
 	assert.NotNil(t, s.PerAssociation)
 	assert.NotNil(t, s.Terminates)
+}
+
+// TestMetricNamesFollowConventions: Prometheus naming (issue 48): octet
+// counts carry the base unit _bytes, never "octets"; durations _seconds;
+// every counter ends in _total and no gauge does.
+func TestMetricNamesFollowConventions(t *testing.T) {
+	ln, err := transport.Listen(transport.Options{LLP: transport.SCTPNative}, "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	c := NewCollector(Source{Server: bench.NewServer(bench.ServerConfig{}), Listener: ln})
+	ch := make(chan *prometheus.Desc, 100)
+	c.Describe(ch)
+	close(ch)
+	nameRE := regexp.MustCompile(`fqName: "([^"]+)"`)
+	var names []string
+	for d := range ch {
+		m := nameRE.FindStringSubmatch(d.String())
+		require.NotNil(t, m, d.String())
+		names = append(names, m[1])
+	}
+	require.Greater(t, len(names), 30)
+	for _, n := range names {
+		assert.True(t, strings.HasPrefix(n, Namespace+"_"), n)
+		assert.NotContains(t, n, "octet", "%s: the unit is _bytes", n)
+		for _, bad := range []string{"_ms", "_us", "_usec", "_millis", "_kb", "_mb", "_bits"} {
+			assert.NotContains(t, n, bad, "%s: base units only", n)
+		}
+	}
+	assert.Contains(t, names, "sctp_rdma_sent_bytes_total")
+	assert.Contains(t, names, "sctp_rdma_placed_bytes_total")
+	assert.Contains(t, names, "sctp_rdma_stream_sent_bytes_total")
+	assert.Contains(t, names, "sctp_rdma_stream_placed_bytes_total")
+	fams, err := newRegistry(c).Gather()
+	require.NoError(t, err)
+	require.NotEmpty(t, fams)
+	for _, f := range fams {
+		switch f.GetType().String() {
+		case "COUNTER":
+			assert.True(t, strings.HasSuffix(f.GetName(), "_total"), "counter %s ends in _total", f.GetName())
+		case "GAUGE":
+			assert.False(t, strings.HasSuffix(f.GetName(), "_total"), "gauge %s does not end in _total", f.GetName())
+		}
+	}
 }
