@@ -225,6 +225,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.bidir && f.lat {
 		return usageError("--bidir applies to bandwidth mode only")
 	}
+	if checkOnly.Load() {
+		return nil
+	}
 	stopProfile, err := startProfile(f.cpuprofile)
 	if err != nil {
 		return err

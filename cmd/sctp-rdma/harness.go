@@ -93,6 +93,9 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				}
 			}
 		}
+		if checkOnly.Load() {
+			return nil
+		}
 		return runWAN(wcfg, *out, *plots, stdout)
 	}
 	sz, err := parseSize(*size)
@@ -121,6 +124,9 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if checkOnly.Load() {
+		return nil
 	}
 	res := harness.Run(cfg)
 	dir := *plots

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,6 +62,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	return runCtx(ctx, args, stdout, stderr)
 }
+
+// checkOnly makes a command return once its flags are parsed and checked,
+// before it listens, connects or measures: TestDocsCommands checks that
+// way the command lines of the docs that need root, a VM or many minutes.
+var checkOnly atomic.Bool
 
 // version and commit are set by the Makefile's ldflags
 // (-X main.version=$(git describe --tags --always --dirty) -X main.commit=...);
@@ -186,6 +192,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *breakIdx < -1 || *breakIdx >= *nStreams {
 		fmt.Fprintf(stderr, "sctp-rdma demo: --break %d: want a stream index 0..%d (below --streams %d), or -1 for none\n", *breakIdx, *nStreams-1, *nStreams)
 		return 2
+	}
+	if checkOnly.Load() {
+		return 0
 	}
 	capw, stopCapture, err := startCapture(*pcapPath, 0, stderr)
 	if err != nil {

@@ -81,6 +81,9 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError("ping takes one --size")
 	}
 	cfg.Test, cfg.Size = bench.TestPing, sizes[0]
+	if checkOnly.Load() {
+		return nil
+	}
 	stopProfile, err := startProfile(f.cpuprofile)
 	if err != nil {
 		return err

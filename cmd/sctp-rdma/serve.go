@@ -117,6 +117,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *setupTimeout <= 0 {
 		return usageError("--setup-timeout must be positive")
 	}
+	if checkOnly.Load() {
+		return nil
+	}
 	stopProfile, err := startProfile(lf.cpuprofile)
 	if err != nil {
 		return err
