@@ -246,7 +246,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"bench", "--connect", "x", "--ird", "0"}, "--ird"},
 		{[]string{"bench", "--connect", "x", "--lat", "--bidir"}, "--bidir"},
 		{[]string{"bench", "--connect", "x", "--mode", "fast"}, "--mode"},
-		{[]string{"bench", "--no-such-flag"}, "flag provided but not defined"},
+		{[]string{"bench", "--no-such-flag"}, "--no-such-flag: no such flag"},
 		{[]string{"ping", "--connect", "x", "--size", "1K,2K"}, "one --size"},
 		{[]string{"ping", "--connect", "x", "extra"}, "give one server address"},
 		{[]string{"ping", "host1", "host2"}, "unexpected arguments"},
