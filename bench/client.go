@@ -202,10 +202,13 @@ func (r *StreamResult) Gbps() float64 { return gbps(r.Bytes, r.Elapsed) }
 func (r *StreamResult) MsgRate() float64 { return rate(r.Ops, r.Elapsed) }
 
 // PeakGbps is the stream's BW peak (Aggregate.PeakGbps), 0 when not
-// measured.
+// measured; a reverse stream's is the server's (Report.PeakGbps).
 func (r *StreamResult) PeakGbps() float64 {
 	if r.Ops == 0 {
 		return 0
+	}
+	if r.times == nil {
+		return r.Report.PeakGbps
 	}
 	return peakGbps([]StreamResult{*r}, r.Bytes/r.Ops)
 }
@@ -304,6 +307,15 @@ func aggregate(rs []StreamResult) Aggregate {
 	a.Lat = combine(lats)
 	if a.Ops > 0 {
 		a.PeakGbps = peakGbps(rs, a.Bytes/a.Ops)
+		if a.Streams == 1 && a.PeakGbps == 0 {
+			// One stream the server measured: its own figure. Over
+			// several, per-stream peaks do not make perftest's merged one.
+			for _, r := range rs {
+				if r.Err == nil || r.Ops > 0 {
+					a.PeakGbps = r.Report.PeakGbps
+				}
+			}
+		}
 	}
 	if merged := mergeHists(rs); merged != nil {
 		a.Lat = merged.summary() // exact percentiles when this host measured every stream

@@ -35,6 +35,12 @@ func (c *Config) wantPeak() bool {
 		c.Iters <= PeakMaxIters && c.Iters*uint64(max(c.Streams, 1)) <= PeakMaxOps
 }
 
+// peakable reports whether the active side of s measures its BW peak
+// (the server on a reverse stream: its memory is charged, memoryCost).
+func (s Setup) peakable() bool {
+	return !s.Latency() && s.Test != TestPing && s.Iters > 0 && s.Iters <= PeakMaxIters
+}
+
 func newPeakTimes(iters uint64) *peakTimes {
 	return &peakTimes{posted: make([]int64, iters), done: make([]int64, iters)}
 }

@@ -2,13 +2,14 @@ package bench
 
 import (
 	"encoding/binary"
+	"math"
 	"time"
 )
 
 // ReportLen is the length of a Report message.
-const ReportLen = 96
+const ReportLen = 104
 
-const reportMagic = "SRR2"
+const reportMagic = "SRR3"
 
 // Report is the server's last message on a stream (docs/cli.md): its
 // verdict and, when it was the active side (FlagReverse), its measurement.
@@ -16,13 +17,14 @@ const reportMagic = "SRR2"
 //	 0                   1                   2                   3
 //	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                      Magic "SRR2"                             |
+//	|                      Magic "SRR3"                             |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|    Status     |               Reserved (0)                    |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|  Operations (64)  | Octets (64) | Elapsed ns (64)             |
 //	|  Latency min, median, p99, max, mean, stdev, p99.9            |
 //	|  (7 × 64, nanoseconds) | Latency count (64)                   |
+//	|  BW peak, Gbit/s (IEEE 754 binary64; 0: not measured)         |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 type Report struct {
 	Status  Status
@@ -30,6 +32,9 @@ type Report struct {
 	Bytes   uint64
 	Elapsed time.Duration
 	Lat     Latency
+	// PeakGbps is the BW peak of the active side's run (bench/peak.go),
+	// 0 when not measured.
+	PeakGbps float64
 
 	// hist is the histogram behind Lat when this host measured (not
 	// encoded), so that streams aggregate by merging histograms.
@@ -60,8 +65,12 @@ func (r *Report) Append(b []byte) []byte {
 		s := r.hist.summary()
 		l = &s
 	}
+	peak := r.PeakGbps
+	if peak == 0 && r.times != nil && r.Ops > 0 {
+		peak = peakGbps([]StreamResult{{Report: *r}}, r.Bytes/r.Ops)
+	}
 	for _, v := range [...]uint64{r.Ops, r.Bytes, uint64(r.Elapsed), uint64(l.Min), uint64(l.Median), uint64(l.P99), uint64(l.Max),
-		uint64(l.Mean), uint64(l.Stdev), uint64(l.P999), l.Count} {
+		uint64(l.Mean), uint64(l.Stdev), uint64(l.P999), l.Count, math.Float64bits(peak)} {
 		b = binary.BigEndian.AppendUint64(b, v)
 	}
 	return b
@@ -78,7 +87,7 @@ func ParseReport(b []byte) (Report, int, error) {
 	if b[5]|b[6]|b[7] != 0 {
 		return Report{}, 0, malformed("report", "reserved octets not zero")
 	}
-	var v [11]uint64
+	var v [12]uint64
 	for i := range v {
 		v[i] = binary.BigEndian.Uint64(b[8+8*i:])
 		if v[i] > 1<<63-1 && i >= 2 && i <= 9 {
@@ -87,7 +96,11 @@ func ParseReport(b []byte) (Report, int, error) {
 	}
 	r := Report{Status: Status(b[4]), Ops: v[0], Bytes: v[1], Elapsed: time.Duration(v[2]),
 		Lat: Latency{Min: time.Duration(v[3]), Median: time.Duration(v[4]), P99: time.Duration(v[5]), Max: time.Duration(v[6]),
-			Mean: time.Duration(v[7]), Stdev: time.Duration(v[8]), P999: time.Duration(v[9]), Count: v[10]}}
+			Mean: time.Duration(v[7]), Stdev: time.Duration(v[8]), P999: time.Duration(v[9]), Count: v[10]},
+		PeakGbps: math.Float64frombits(v[11])}
+	if p := r.PeakGbps; math.IsNaN(p) || math.IsInf(p, 0) || p < 0 {
+		return r, 0, malformed("report", "BW peak %v out of range", p)
+	}
 	if r.Status > statusMax {
 		return r, 0, malformed("report", "unknown status %d", r.Status)
 	}

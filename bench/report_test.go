@@ -9,16 +9,17 @@ import (
 )
 
 func TestReportImage(t *testing.T) {
-	img := []byte{'S', 'R', 'R', '2', 0x03, 0, 0, 0}
+	img := []byte{'S', 'R', 'R', '3', 0x03, 0, 0, 0}
 	for _, v := range []uint64{10, 640, 1000, 1, 2, 3, 4, 5, 6, 7, 8} {
 		img = append(img, 0, 0, 0, 0, 0, 0, 0, byte(v>>8))
 		img[len(img)-1], img[len(img)-2] = byte(v), byte(v>>8)
 	}
+	img = append(img, 0x40, 0x24, 0, 0, 0, 0, 0, 0) // BW peak 10.0 (binary64)
 	r, n, err := ParseReport(img)
 	require.NoError(t, err)
 	assert.Equal(t, ReportLen, n)
 	assert.Equal(t, Report{Status: StatusVerifyError, Ops: 10, Bytes: 640, Elapsed: 1000,
-		Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 5, Stdev: 6, P999: 7, Count: 8}}, r)
+		Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 5, Stdev: 6, P999: 7, Count: 8}, PeakGbps: 10}, r)
 	assert.Equal(t, img, r.Append(nil))
 	assert.Equal(t, ReportLen, r.Len())
 }
@@ -37,6 +38,8 @@ func TestReportRejects(t *testing.T) {
 		"status":    mut(func(b []byte) { b[4] = byte(statusMax) + 1 }),
 		"elapsed":   mut(func(b []byte) { b[24] = 0x80 }),
 		"p99.9":     mut(func(b []byte) { b[80] = 0x80 }),
+		"peak NaN":  mut(func(b []byte) { copy(b[96:], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1}) }),
+		"peak < 0":  mut(func(b []byte) { b[96] = 0xc0 }),
 	} {
 		_, _, err := ParseReport(b)
 		assert.ErrorIs(t, err, ErrMalformed, name)
@@ -51,7 +54,7 @@ func TestReportAppendNoAlloc(t *testing.T) {
 
 func FuzzReport(f *testing.F) {
 	f.Add((&Report{Ops: 3, Bytes: 9, Elapsed: 5, Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 2, Stdev: 1, P999: 4, Count: 3}}).Append(nil))
-	f.Add([]byte("SRR2\x00\x00\x00\x00"))
+	f.Add([]byte("SRR3\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, n, err := ParseReport(b)
 		if err != nil {

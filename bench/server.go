@@ -424,7 +424,11 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer ne
 		return err
 	}
 	if active {
+		c.peak = setup.peakable() // reported back (Report.PeakGbps)
 		rep, err = c.active(ctx)
+		if rep.times != nil && rep.Ops > 0 {
+			rep.PeakGbps = peakGbps([]StreamResult{{Report: rep}}, rep.Bytes/rep.Ops)
+		}
 	} else {
 		rep, err = c.passive(ctx)
 	}

@@ -149,6 +149,7 @@ func TestSinkSlots(t *testing.T) {
 		{"send 64 octets", Setup{Test: TestSend, Size: 64, Depth: 16, RxDepth: 16}, false, rxSink / ctrlLen, 64 + 18*128},
 		{"active send", Setup{Test: TestSend, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
 		{"active write", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
+		{"active write 1000 iterations", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16, Iters: 1000}, true, math.MaxInt, 64<<10 + 8*ctrlLen + 16*1000},
 		{"active latency send", Setup{Test: TestSend, Flags: FlagLatency, Size: 64 << 10}, true, math.MaxInt, 64<<10 + 8*64<<10},
 		{"latency send", Setup{Test: TestSend, Flags: FlagLatency, Size: 64 << 10}, false, math.MaxInt, -1},
 		{"ping", Setup{Test: TestPing, Size: 64 << 10, Depth: 16}, false, math.MaxInt, -1},

@@ -173,7 +173,11 @@ func recvCount(s Setup, active bool) int {
 // the registered buffer and the data receive buffers.
 func memoryCost(s Setup, active bool) int64 {
 	n := min(recvCount(s, active), sinkSlots(s, active))
-	return int64(bufLen(s)) + int64(n)*int64(recvLen(s, active))
+	cost := int64(bufLen(s)) + int64(n)*int64(recvLen(s, active))
+	if active && s.peakable() {
+		cost += 16 * int64(s.Iters) // the peak's post and completion times
+	}
+	return cost
 }
 
 // rxSink bounds the memory the receive buffers of a bandwidth Send or

@@ -405,7 +405,7 @@ func orDefault(llp string) string {
 
 // peakNote follows a bandwidth table whose BW peak was not measured
 // (perftest's "BW peak won't be measured in this run").
-const peakNote = " (BW peak: measured in runs of --iters up to 20000 per stream, as perftest, not in --duration runs nor for the server's streams)"
+const peakNote = " (BW peak: measured in runs of --iters up to 20000 per stream, as perftest, not in --duration runs; the server measures a -b run's reverse streams, whose total peak is shown for one stream only)"
 
 func fmtPeak(gb float64) string {
 	if gb <= 0 {
