@@ -180,7 +180,18 @@ func TestPerftestAndRpingSpellingsRun(t *testing.T) {
 			assert.Contains(t, out, "BW average[Gb/sec]", args)
 		}
 	}
-	code, out, errOut := runCLI("ping", "-C", "3", "-S", "128", "-a", addr, "--json")
+	// -b: both directions' BW peak, the reverse one measured by the
+	// server and returned in its Report.
+	code, out, errOut := runCLI("bench", "-b", "-n", "200", "-s", "4K", "--json", addr, "write")
+	require.Equal(t, 0, code, errOut)
+	var res jsonResult
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	require.NotNil(t, res.Reverse)
+	assert.Positive(t, res.Forward.PeakGbps, out)
+	assert.Positive(t, res.Reverse.PeakGbps, out)
+	assert.GreaterOrEqual(t, res.Forward.PeakGbps, res.Forward.Gbps*0.999, "the peak is at least the average")
+	assert.GreaterOrEqual(t, res.Reverse.PeakGbps, res.Reverse.Gbps*0.999, "the peak is at least the average")
+	code, out, errOut = runCLI("ping", "-C", "3", "-S", "128", "-a", addr, "--json")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, `"size":128`)
 	assert.Contains(t, out, `"ops":3`)
