@@ -508,8 +508,9 @@ func (a *Association) Abort() error {
 // Close shuts the association down gracefully (RFC 9260 §9.2): no more
 // messages are taken, those queued are sent and acknowledged, then
 // SHUTDOWN, SHUTDOWN ACK and SHUTDOWN COMPLETE close it. Close waits for
-// the end (bounded by the T5-shutdown-guard timer, 5 RTO.Max) and returns
-// nil if it was graceful. The receive callback is not called after Close
+// the end (bounded by Association.Max.Retrans while data is outstanding,
+// then by the T5-shutdown-guard timer, 5 RTO.Max from the SHUTDOWN) and
+// returns nil if it was graceful. The receive callback is not called after Close
 // returns: Close waits for a call in progress, unless it is called from
 // that call.
 func (a *Association) Close() error {
@@ -527,7 +528,6 @@ func (a *Association) Close() error {
 		return nil
 	case StateEstablished:
 		a.state = StateShutdownPending
-		a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
 	}
 	a.closing = true
 	a.wakeAllWriters()

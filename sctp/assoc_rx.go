@@ -77,6 +77,20 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 		a.stats.badChunks++
 		return false
 	}
+	if bundlesInit(pkt.ChunkBytes()) {
+		// §8.5.1 A, §6.10: an INIT is alone in its packet; a packet that
+		// bundles one with other chunks is discarded whole, whatever its tag.
+		a.stats.badChunks++
+		return false
+	}
+	if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkShutdownAck &&
+		(a.state == StateCookieWait || a.state == StateCookieEchoed) {
+		// §8.5.1 E: a SHUTDOWN ACK before the association exists is out
+		// of the blue (§8.4 rule 5): SHUTDOWN COMPLETE with the T bit and
+		// the packet's own tag.
+		a.ootbShutdownComplete(pkt.Header)
+		return false
+	}
 	if !a.tagOK(b) {
 		if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho && a.peerTag != 0 {
 			// §8.5.1 D: a COOKIE ECHO follows §5.2.4 whatever its tag;
@@ -96,25 +110,50 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }
 
+// bundlesInit reports whether chunks, the chunks of one packet, hold an
+// INIT among others (RFC 9260 §6.10: an INIT is never bundled).
+func bundlesInit(chunks []byte) bool {
+	it := wire.NewChunkIter(chunks)
+	n, init := 0, false
+	for c, ok := it.Next(); ok; c, ok = it.Next() {
+		n++
+		init = init || c.Type == wire.ChunkInit
+		if init && n > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// ootbShutdownComplete answers an out-of-the-blue SHUTDOWN ACK with a
+// SHUTDOWN COMPLETE with the T bit and the SHUTDOWN ACK's tag (RFC 9260
+// §8.4 rule 5). mu is held.
+func (a *Association) ootbShutdownComplete(h wire.Header) {
+	p := wire.AppendHeader(a.pkt[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: h.VerificationTag})
+	p = wire.ShutdownComplete{T: true}.Append(p)
+	wire.SetChecksum(p)
+	a.sendPacket(p)
+	a.pkt = append(p[:0], a.hdr[:]...)
+}
+
 // tagOK checks the Verification Tag (RFC 9260 §8.5, §8.5.1). In
 // COOKIE-WAIT the peer's tag is not known yet: an INIT ACK carries ours,
 // an ABORT with the T bit carries whatever our INIT had (zero).
 func (a *Association) tagOK(b []byte) bool {
 	tag := binary.BigEndian.Uint32(b[4:8])
-	if tag == a.localTag {
-		return true
-	}
 	if len(b) < wire.HeaderLen+4 {
 		return false
 	}
 	typ, flags := wire.ChunkType(b[wire.HeaderLen]), b[wire.HeaderLen+1]
-	if typ == wire.ChunkInit && tag == 0 {
-		return true // §8.5.1 A: handled by handleInit
-	}
 	if (typ == wire.ChunkAbort || typ == wire.ChunkShutdownComplete) && flags&wire.FlagT != 0 {
+		// §8.5.1 B, C: with the T bit the tag is the peer's own, and only
+		// that; our tag with the T bit set is discarded.
 		return tag == a.peerTag && a.peerTag != 0
 	}
-	return false
+	if tag == a.localTag {
+		return true
+	}
+	return typ == wire.ChunkInit && tag == 0 // §8.5.1 A: handled by handleInit
 }
 
 // receiveChunks processes the chunks of one packet. mu is held.
@@ -434,14 +473,14 @@ func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
 	}
 	switch a.state {
 	case StateEstablished, StateShutdownPending:
+		// No T5 here: it guards the sender of SHUTDOWN (§9.2); in
+		// SHUTDOWN-ACK-SENT T2 and Association.Max.Retrans bound the wait.
 		a.state = StateShutdownReceived
 		a.wakeAllWriters()
-		if !a.timers.Running(TimerT5ShutdownGuard) {
-			a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
-		}
 	case StateShutdownSent:
 		// Both ends sent SHUTDOWN: answer with SHUTDOWN ACK (§9.2).
 		a.timers.Stop(TimerT2Shutdown)
+		a.timers.Stop(TimerT5ShutdownGuard)
 		a.state = StateShutdownReceived
 	case StateShutdownReceived:
 	default:
@@ -471,6 +510,9 @@ func (a *Association) checkShutdown(now time.Time) {
 		a.state = StateShutdownSent
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
 		a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+		// §9.2: the sender of SHUTDOWN bounds the whole sequence by
+		// T5-shutdown-guard, 5 RTO.Max, from the SHUTDOWN on.
+		a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
 		a.timers.Stop(TimerHeartbeat)
 		a.errCount = 0
 	case StateShutdownReceived:
@@ -535,7 +577,10 @@ func (a *Association) handleInit(c wire.Chunk, now time.Time) {
 		// our own INIT stays outstanding.
 		a.collisionInitAck(&in, now)
 	case StateShutdownAckSent:
-		// §9.2: discarded; T2-shutdown sends the SHUTDOWN ACK again.
+		// §9.2: the INIT is discarded and the SHUTDOWN ACK sent again
+		// (the peer may have lost our SHUTDOWN COMPLETE's trigger).
+		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
+		a.transmit(now)
 	default:
 		// §5.2.2: an unexpected INIT. Anyone who knows the peer's
 		// address and port can send one (its tag is zero), so it

@@ -131,10 +131,14 @@ func (a *Association) restartHeartbeat(now time.Time) {
 func (a *Association) heartbeatDue(now time.Time) {
 	defer a.restartHeartbeat(now)
 	if a.hbPending {
+		// §8.3: an unanswered HEARTBEAT counts as an error and backs the
+		// RTO off as a T3-rtx expiry does (§6.3.3 E2), so the next one
+		// comes later; a HEARTBEAT ACK's RTT measurement restores it.
 		a.hbPending = false
 		if a.countError() {
 			return
 		}
+		a.rto.Backoff()
 	}
 	if a.oq != nil && a.oq.Len() > 0 {
 		return

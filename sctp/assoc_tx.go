@@ -299,6 +299,12 @@ func (a *Association) transmit(now time.Time) {
 				if len(p)+c.n > a.maxPacket && len(p) > wire.HeaderLen {
 					break
 				}
+				if tsn == a.oq.CumTSN()+1 {
+					// §7.2.4 step 4: retransmitting the first outstanding
+					// chunk restarts T3-rtx, so that it does not expire
+					// on the fast retransmission's heels.
+					a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
+				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
 				a.cc.OnSend(size)
 				a.stats.retransmits++

@@ -350,15 +350,16 @@ func (h *Responder) OutOfTheBlue(hdr wire.Header, c wire.Chunk, send func([]byte
 // TagOK reports whether a packet of the association whose tags are local
 // (ours, carried by the peer's packets) and peer carries the right
 // Verification Tag (RFC 9260 §8.5), or is one of the §8.5.1 exceptions:
-// an ABORT or SHUTDOWN COMPLETE with the T bit carries the peer's tag.
+// an ABORT or SHUTDOWN COMPLETE with the T bit carries the peer's tag,
+// and is discarded with any other.
 func TagOK(b []byte, local, peer uint32) bool {
 	if len(b) < wire.HeaderLen+4 {
 		return false
 	}
 	tag := binary.BigEndian.Uint32(b[4:8])
-	if tag == local {
-		return true
-	}
 	typ, flags := wire.ChunkType(b[wire.HeaderLen]), b[wire.HeaderLen+1]
-	return (typ == wire.ChunkAbort || typ == wire.ChunkShutdownComplete) && flags&wire.FlagT != 0 && tag == peer
+	if (typ == wire.ChunkAbort || typ == wire.ChunkShutdownComplete) && flags&wire.FlagT != 0 {
+		return tag == peer // §8.5.1 B, C: never our own tag with the T bit
+	}
+	return tag == local
 }

@@ -1,0 +1,325 @@
+package sctp
+
+import (
+	"context"
+	"errors"
+
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
+
+// The tests of this file drive one association chunk by chunk from a raw
+// peer, each named by the RFC section whose rule it checks.
+
+// rawPeerTag is the Initiate Tag the raw peer of dialRaw answers with.
+const rawPeerTag = 0x5150
+
+// dialRaw has Dial (with cfg) associate with the raw peer, which answers
+// as a listener would (4 streams each way, Initial TSN 100). It returns
+// the association, the tag the peer sends with (our Initiate Tag) and the
+// association's Initial TSN.
+func dialRaw(t *testing.T, peer *rawPeer, cfg *Config) (*Association, uint32, uint32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dialed := make(chan *Association, 1)
+	go func() {
+		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), cfg)
+		assert.NoError(t, err)
+		dialed <- a
+	}()
+	_, c := peer.recv(wire.ChunkInit)
+	in, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+	ack.Params.StateCookie = []byte("cookie")
+	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(in.InitiateTag, ack.Append(nil))
+	peer.recv(wire.ChunkCookieEcho)
+	peer.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
+	a := <-dialed
+	require.NotNil(t, a)
+	t.Cleanup(func() { _ = a.Abort() })
+	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	return a, in.InitiateTag, in.InitialTSN
+}
+
+// recvAll returns the types of the chunks the peer receives until one of
+// type want (included) arrives or d passes; ok reports whether it came.
+func (p *rawPeer) recvAll(want wire.ChunkType, d time.Duration) (seen []wire.ChunkType, ok bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		require.NoError(p.t, p.pc.SetReadDeadline(deadline))
+		n, from, err := p.pc.ReadFromUDP(p.buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return seen, false
+		}
+		require.NoError(p.t, err)
+		p.to = from
+		pkt, err := wire.ParsePacket(append([]byte(nil), p.buf[:n]...))
+		require.NoError(p.t, err)
+		it := pkt.Chunks()
+		for c, more := it.Next(); more; c, more = it.Next() {
+			seen = append(seen, c.Type)
+			if c.Type == want {
+				return seen, true
+			}
+		}
+	}
+}
+
+// recvPkt returns the next packet's header and chunks of type want.
+func (p *rawPeer) recvChunk(want wire.ChunkType, d time.Duration) (wire.Header, wire.Chunk, bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		require.NoError(p.t, p.pc.SetReadDeadline(deadline))
+		n, from, err := p.pc.ReadFromUDP(p.buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return wire.Header{}, wire.Chunk{}, false
+		}
+		require.NoError(p.t, err)
+		p.to = from
+		pkt, err := wire.ParsePacket(append([]byte(nil), p.buf[:n]...))
+		require.NoError(p.t, err)
+		it := pkt.Chunks()
+		for c, more := it.Next(); more; c, more = it.Next() {
+			if c.Type == want {
+				return pkt.Header, c, true
+			}
+		}
+	}
+}
+
+// heartbeatRoundTrip sends a HEARTBEAT and waits for its ACK: every
+// packet the peer sent before it has been processed.
+func heartbeatRoundTrip(t *testing.T, peer *rawPeer, tag uint32) {
+	t.Helper()
+	peer.send(tag, (&wire.Heartbeat{Info: []byte("sync")}).Append(nil))
+	_, ok := peer.recvAll(wire.ChunkHeartbeatAck, 5*time.Second)
+	require.True(t, ok, "HEARTBEAT ACK")
+}
+
+// TestRFC9260_8_5_1_B_AbortTBitOwnTag: an ABORT with the T bit set is
+// accepted only with the peer's own tag; with ours (what an attacker who
+// saw one of our packets has) it is discarded.
+func TestRFC9260_8_5_1_B_AbortTBitOwnTag(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag, _ := dialRaw(t, peer, &Config{Streams: 4})
+	peer.send(tag, (&wire.Abort{T: true}).Append(nil))
+	heartbeatRoundTrip(t, peer, tag)
+	require.Equal(t, StateEstablished, a.State(), "T bit with our own tag: discarded")
+	peer.send(rawPeerTag, (&wire.Abort{T: true}).Append(nil))
+	select {
+	case <-a.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("an ABORT with the T bit and the peer's tag ends the association")
+	}
+}
+
+// TestRFC9260_8_5_1_C_ShutdownCompleteTBitOwnTag: in SHUTDOWN-ACK-SENT a
+// SHUTDOWN COMPLETE with the T bit and our own tag is discarded; one
+// without the T bit and our tag ends the association.
+func TestRFC9260_8_5_1_C_ShutdownCompleteTBitOwnTag(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4})
+	peer.send(tag, (&wire.Shutdown{CumTSNAck: tsn - 1}).Append(nil))
+	_, ok := peer.recvAll(wire.ChunkShutdownAck, 5*time.Second)
+	require.True(t, ok)
+	peer.send(tag, wire.ShutdownComplete{T: true}.Append(nil))
+	heartbeatRoundTrip(t, peer, tag)
+	require.Equal(t, StateShutdownAckSent, a.State(), "T bit with our own tag: discarded")
+	peer.send(tag, wire.ShutdownComplete{}.Append(nil))
+	select {
+	case <-a.Done():
+		require.NoError(t, a.Err())
+	case <-time.After(5 * time.Second):
+		t.Fatal("SHUTDOWN COMPLETE not taken")
+	}
+}
+
+// TestRFC9260_8_5_1_A_BundledInitDiscarded: a packet bundling an INIT
+// with another chunk (§6.10 forbids it) is discarded whole on an
+// established association: no INIT ACK, nothing of the other chunk.
+func TestRFC9260_8_5_1_A_BundledInitDiscarded(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag, _ := dialRaw(t, peer, &Config{Streams: 4})
+	in := wire.Init{InitiateTag: 0x7777, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 5}
+	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(0, in.Append(nil), (&wire.Heartbeat{Info: []byte("bundled")}).Append(nil))
+	peer.send(tag, (&wire.Heartbeat{Info: []byte("x")}).Append(nil), in.Append(nil))
+	heartbeatRoundTrip(t, peer, tag)
+	seen, _ := peer.recvAll(wire.ChunkInitAck, 300*time.Millisecond)
+	assert.NotContains(t, seen, wire.ChunkInitAck)
+	// The sync round trip's own HEARTBEAT ACK is the only one.
+	assert.Equal(t, uint64(2), a.Stats().BadChunks, "both packets discarded")
+	assert.Equal(t, StateEstablished, a.State())
+}
+
+// TestRFC9260_8_5_1_E_ShutdownAckBeforeEstablished: a SHUTDOWN ACK in
+// COOKIE-WAIT or COOKIE-ECHOED is out of the blue (§8.4 rule 5): it is
+// answered with a SHUTDOWN COMPLETE with the T bit and the SHUTDOWN ACK's
+// tag, and the start goes on.
+func TestRFC9260_8_5_1_E_ShutdownAckBeforeEstablished(t *testing.T) {
+	peer := newRawPeer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dialed := make(chan error, 1)
+	go func() {
+		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), &Config{Streams: 4})
+		if err == nil {
+			_ = a.Abort()
+		}
+		dialed <- err
+	}()
+	_, c := peer.recv(wire.ChunkInit)
+	in, err := wire.ParseInit(c)
+	require.NoError(t, err)
+
+	peer.send(0x99, wire.ShutdownAck{}.Append(nil)) // COOKIE-WAIT
+	hdr, c, ok := peer.recvChunk(wire.ChunkShutdownComplete, 3*time.Second)
+	require.True(t, ok, "COOKIE-WAIT: SHUTDOWN COMPLETE")
+	assert.Equal(t, uint32(0x99), hdr.VerificationTag)
+	assert.NotZero(t, c.Flags&wire.FlagT)
+
+	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+	ack.Params.StateCookie = []byte("cookie")
+	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(in.InitiateTag, ack.Append(nil))
+	peer.recv(wire.ChunkCookieEcho)
+	peer.send(in.InitiateTag, wire.ShutdownAck{}.Append(nil)) // COOKIE-ECHOED
+	hdr, c, ok = peer.recvChunk(wire.ChunkShutdownComplete, 3*time.Second)
+	require.True(t, ok, "COOKIE-ECHOED: SHUTDOWN COMPLETE")
+	assert.Equal(t, in.InitiateTag, hdr.VerificationTag)
+	assert.NotZero(t, c.Flags&wire.FlagT)
+
+	peer.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
+	require.NoError(t, <-dialed, "the start completes")
+}
+
+// TestRFC9260_9_2_InitInShutdownAckSent: an INIT in SHUTDOWN-ACK-SENT
+// (the peer lost our SHUTDOWN ACK and restarted) is discarded and the
+// SHUTDOWN ACK sent again at once.
+func TestRFC9260_9_2_InitInShutdownAckSent(t *testing.T) {
+	peer := newRawPeer(t)
+	_, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, RTO: RTOConfig{Initial: 4 * time.Second, Min: 4 * time.Second}})
+	peer.send(tag, (&wire.Shutdown{CumTSNAck: tsn - 1}).Append(nil))
+	_, ok := peer.recvAll(wire.ChunkShutdownAck, 3*time.Second)
+	require.True(t, ok)
+	in := wire.Init{InitiateTag: 0x4242, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 5}
+	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(0, in.Append(nil))
+	seen, ok := peer.recvAll(wire.ChunkShutdownAck, 2*time.Second) // T2 is 4 s
+	require.True(t, ok, "SHUTDOWN ACK again, before T2")
+	assert.NotContains(t, seen, wire.ChunkInitAck)
+}
+
+// TestRFC9260_9_2_ShutdownAckSentMaxRetrans: in SHUTDOWN-ACK-SENT the
+// SHUTDOWN ACK is retransmitted on T2 until Association.Max.Retrans (no
+// T5 guard cuts it short: T5 is the SHUTDOWN sender's), then ABORT.
+func TestRFC9260_9_2_ShutdownAckSentMaxRetrans(t *testing.T) {
+	peer := newRawPeer(t)
+	const rto = 30 * time.Millisecond
+	_, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, MaxRetrans: 10, HeartbeatInterval: -1,
+		RTO: RTOConfig{Initial: rto, Min: rto, Max: rto}})
+	peer.send(tag, (&wire.Shutdown{CumTSNAck: tsn - 1}).Append(nil))
+	acks := 0
+	for {
+		seen, ok := peer.recvAll(wire.ChunkAbort, 10*time.Second)
+		require.True(t, ok, "ABORT at the end")
+		for _, s := range seen {
+			if s == wire.ChunkShutdownAck {
+				acks++
+			}
+		}
+		break
+	}
+	assert.Equal(t, 11, acks, "the SHUTDOWN ACK and Association.Max.Retrans retransmissions")
+}
+
+// TestRFC9260_9_2_T5StartsAtShutdown: T5-shutdown-guard starts with the
+// SHUTDOWN, not with Close: data outstanding longer than 5 RTO.Max after
+// Close (but retransmitted within Association.Max.Retrans) still ends in
+// a graceful shutdown.
+func TestRFC9260_9_2_T5StartsAtShutdown(t *testing.T) {
+	peer := newRawPeer(t)
+	const rto = 60 * time.Millisecond // T5 = 300 ms
+	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, MaxRetrans: 20, HeartbeatInterval: -1,
+		RTO: RTOConfig{Initial: rto, Min: rto, Max: rto}})
+	require.NoError(t, a.WriteMsg(1, 16, []byte("last words")))
+	peer.recv(wire.ChunkData)
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	time.Sleep(600 * time.Millisecond) // SHUTDOWN-PENDING, DATA retransmitted
+	peer.send(tag, (&wire.SACK{CumTSNAck: tsn, ARwnd: 1 << 20}).Append(nil))
+	_, ok := peer.recvAll(wire.ChunkShutdown, 3*time.Second)
+	require.True(t, ok, "SHUTDOWN once the data is acknowledged")
+	peer.send(tag, wire.ShutdownAck{}.Append(nil))
+	_, ok = peer.recvAll(wire.ChunkShutdownComplete, 3*time.Second)
+	require.True(t, ok)
+	select {
+	case err := <-closed:
+		require.NoError(t, err, "graceful")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return")
+	}
+}
+
+// TestRFC9260_8_3_HeartbeatBackoff: an unanswered HEARTBEAT backs the RTO
+// off (as Linux does on a heartbeat strike): the RTO grows while the
+// idle peer is silent.
+func TestRFC9260_8_3_HeartbeatBackoff(t *testing.T) {
+	peer := newRawPeer(t)
+	const rto = 50 * time.Millisecond
+	a, _, _ := dialRaw(t, peer, &Config{Streams: 4, MaxRetrans: 50, HeartbeatInterval: 20 * time.Millisecond,
+		RTO: RTOConfig{Initial: rto, Min: rto, Max: 2 * time.Second}})
+	require.Eventually(t, func() bool { return a.Stats().RTO >= 4*rto }, 10*time.Second, 10*time.Millisecond,
+		"the RTO doubles per unanswered HEARTBEAT")
+}
+
+// TestRFC9260_7_2_4_T3RestartedAfterFastRetransmit: the fast
+// retransmission of the first outstanding chunk restarts T3-rtx (step
+// 4), so the next retransmission of that chunk comes an RTO after the
+// fast one, not when the timer started by the original send runs out.
+func TestRFC9260_7_2_4_T3RestartedAfterFastRetransmit(t *testing.T) {
+	peer := newRawPeer(t)
+	const rto = time.Second
+	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, HeartbeatInterval: -1,
+		RTO: RTOConfig{Initial: rto, Min: rto, Max: rto}})
+	for i := range 5 {
+		require.NoError(t, a.WriteMsg(1, 16, []byte{byte(i)}))
+	}
+	got := 0
+	for got < 5 {
+		seen, ok := peer.recvAll(wire.ChunkData, 3*time.Second)
+		require.True(t, ok)
+		for _, s := range seen {
+			if s == wire.ChunkData {
+				got++
+			}
+		}
+	}
+	time.Sleep(400 * time.Millisecond)
+	for end := uint16(2); end <= 4; end++ { // three miss indications for tsn
+		peer.send(tag, (&wire.SACK{CumTSNAck: tsn - 1, ARwnd: 1 << 20, Gaps: []wire.GapAckBlock{{Start: 2, End: end}}}).Append(nil))
+	}
+	_, c, ok := peer.recvChunk(wire.ChunkData, 2*time.Second)
+	require.True(t, ok, "fast retransmission")
+	d, err := wire.ParseData(c)
+	require.NoError(t, err)
+	require.Equal(t, tsn, d.TSN)
+	fast := time.Now()
+	_, c, ok = peer.recvChunk(wire.ChunkData, 3*time.Second)
+	require.True(t, ok, "T3-rtx retransmission")
+	d, err = wire.ParseData(c)
+	require.NoError(t, err)
+	require.Equal(t, tsn, d.TSN)
+	assert.Greater(t, time.Since(fast), 800*time.Millisecond, "T3-rtx restarted at the fast retransmission")
+}
