@@ -91,6 +91,10 @@ type Association struct {
 	cc              Congestion
 	rto             RTOEstimator
 	lastDataSent    time.Time
+	// burstFreed counts the octets that left the flight (acknowledged or
+	// marked for retransmission) since the last transmission: with
+	// Max.Burst, what the next may send (burstBudget).
+	burstFreed int
 	errCount        int
 	fastRtx         bool
 	// cwndLimited: the last transmission left new DATA waiting for

@@ -24,6 +24,8 @@ const (
 	DefaultMaxRetrans = 10
 	// DefaultMaxInitRetrans is Max.Init.Retransmits (RFC 9260 §16).
 	DefaultMaxInitRetrans = 8
+	// DefaultMaxBurst is Max.Burst (RFC 9260 §16).
+	DefaultMaxBurst = 4
 	// DefaultHeartbeatInterval is HB.interval (RFC 9260 §16).
 	DefaultHeartbeatInterval = 30 * time.Second
 	// DefaultBacklog is a Listener's accept queue.
@@ -85,6 +87,10 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// SACKDelay is the delayed-acknowledgement bound (§6.2).
 	SACKDelay time.Duration
+	// MaxBurst is Max.Burst (§6.1 D, §16): the packets one transmission
+	// may send beyond what left the flight since the last one; zero means
+	// DefaultMaxBurst, negative no limit.
+	MaxBurst int
 	// Adaptation is the Adaptation Layer Indication sent in INIT and INIT
 	// ACK; zero means wire.AdaptationDDP (RFC 5043 §5.1). NoAdaptation
 	// sends none (tests of the peer's check).
@@ -176,6 +182,9 @@ func (c Config) normalized() Config {
 	if c.MaxInitRetrans <= 0 {
 		c.MaxInitRetrans = DefaultMaxInitRetrans
 	}
+	if c.MaxBurst == 0 {
+		c.MaxBurst = DefaultMaxBurst
+	}
 	if c.HeartbeatInterval == 0 {
 		c.HeartbeatInterval = DefaultHeartbeatInterval
 	}
@@ -190,6 +199,10 @@ func (c Config) normalized() Config {
 	}
 	if c.MaxAssociationsPerAddress <= 0 {
 		c.MaxAssociationsPerAddress = DefaultMaxAssociationsPerAddress
+	}
+	if c.RTO.AckDelay == 0 {
+		// The peer's SACK delay: 200 ms in Linux, usrsctp, pion and here.
+		c.RTO.AckDelay = DefaultSACKDelay
 	}
 	c.RTO = c.RTO.normalized()
 	return c

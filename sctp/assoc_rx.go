@@ -384,6 +384,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		a.rto.Observe(res.RTT)
 	}
 	res.Ack.Now, res.Ack.SRTT = now, a.rto.SRTT()
+	a.burstFreed += res.Ack.FlightAcked + res.MarkedBytes
 	a.cc.OnAck(res.Ack)
 	if res.Ack.AckedBytes > 0 {
 		a.errCount = 0 // §8.1, §8.3: the peer is alive

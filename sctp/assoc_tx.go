@@ -3,6 +3,7 @@ package sctp
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
@@ -312,8 +313,10 @@ func (a *Association) transmit(now time.Time) {
 				sentData = true
 			}
 		}
-		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size); tsn, size, ok = a.oq.NextMarked(tsn) {
+		budget := a.burstBudget()
+		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size) && size <= budget; tsn, size, ok = a.oq.NextMarked(tsn) {
 			c := &a.sent[a.oq.slot(tsn)]
+			budget -= size
 			a.oq.OnRetransmit(tsn, now)
 			a.cc.OnSend(size)
 			a.stats.retransmits++
@@ -322,6 +325,14 @@ func (a *Association) transmit(now time.Time) {
 		}
 		limited := false
 		if a.oq.Marked() == 0 {
+			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !a.lastDataSent.IsZero() {
+				// §7.2.1: cwnd decays by half per RTO without DATA sent,
+				// to InitialCwnd after a long idle, before data goes again.
+				if idle, rto := now.Sub(a.lastDataSent), a.rto.RTO(); idle >= rto {
+					a.cc.OnIdle(idle, rto)
+					a.lastDataSent = now // that idleness is accounted for
+				}
+			}
 			imm := a.immediateSACKs()
 			for a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
@@ -329,6 +340,10 @@ func (a *Association) transmit(now time.Time) {
 					limited = !a.cc.CanRetransmit(c.n)
 					break
 				}
+				if c.n > budget {
+					break // §6.1 D: Max.Burst
+				}
+				budget -= c.n
 				tsn, _ := a.oq.Add(c.n, now)
 				binary.BigEndian.PutUint32(c.chunk()[4:], tsn)
 				if imm {
@@ -357,6 +372,7 @@ func (a *Association) transmit(now time.Time) {
 		a.batching = false
 		a.flushBatch()
 	}
+	a.burstFreed = 0
 	if sentData {
 		a.lastDataSent = now
 		if !a.timers.Running(TimerT3Rtx) {
@@ -376,6 +392,22 @@ func (a *Association) transmit(now time.Time) {
 	if a.refused >= 2 {
 		a.portUnreachable(nil)
 	}
+}
+
+// burstBudget returns the octets of DATA one transmission may send: the
+// Max.Burst packets of RFC 9260 §6.1 D beyond the flight as it was at the
+// last transmission, i.e. what left the flight since (burstFreed) plus
+// Max.Burst packets. The RFC's formula, cwnd = flightsize + Max.Burst *
+// MTU for the moment, taken with the flight after a SACK, would let a
+// SACK that acknowledges many packets at once (a receiver's coalesced
+// read, UDP_GRO, or a stretch ACK) replace only four of them: the window
+// it opened would stay unused. This keeps the ACK clock and still stops a
+// burst after idleness or from a window opening at once. mu is held.
+func (a *Association) burstBudget() int {
+	if a.cfg.MaxBurst < 0 {
+		return math.MaxInt
+	}
+	return a.cfg.MaxBurst*a.maxPacket + a.burstFreed
 }
 
 // immediateSACKs reports whether the new DATA about to be sent asks for

@@ -323,3 +323,112 @@ func TestRFC9260_7_2_4_T3RestartedAfterFastRetransmit(t *testing.T) {
 	require.Equal(t, tsn, d.TSN)
 	assert.Greater(t, time.Since(fast), 800*time.Millisecond, "T3-rtx restarted at the fast retransmission")
 }
+
+// bulkRaw writes total octets in messages of size octets on a and has the
+// raw peer acknowledge every packet (SACK per packet, in order), until all
+// is acknowledged: cwnd grows in slow start. It returns the next TSN.
+func bulkRaw(t *testing.T, a *Association, peer *rawPeer, tag, tsn uint32, total, size int) uint32 {
+	t.Helper()
+	require.NoError(t, peer.pc.SetReadBuffer(8<<20))
+	werr := make(chan error, 1)
+	go func() {
+		msg := make([]byte, size)
+		for n := 0; n < total; n += size {
+			if err := a.WriteMsg(1, 16, msg); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- nil
+	}()
+	next := tsn
+	for got := 0; got < total; {
+		require.NoError(t, peer.pc.SetReadDeadline(time.Now().Add(10*time.Second)))
+		n, _, err := peer.pc.ReadFromUDP(peer.buf)
+		require.NoError(t, err)
+		pkt, err := wire.ParsePacket(peer.buf[:n])
+		require.NoError(t, err)
+		it := pkt.Chunks()
+		for c, ok := it.Next(); ok; c, ok = it.Next() {
+			if c.Type != wire.ChunkData {
+				continue
+			}
+			d, err := wire.ParseData(c)
+			require.NoError(t, err)
+			if d.TSN == next {
+				next++
+				got += len(d.UserData)
+			}
+		}
+		peer.send(tag, (&wire.SACK{CumTSNAck: next - 1, ARwnd: 1 << 22}).Append(nil))
+	}
+	require.NoError(t, <-werr)
+	require.Eventually(t, func() bool { return a.Stats().Flight == 0 }, 5*time.Second, 5*time.Millisecond)
+	return next
+}
+
+// TestRFC9260_6_1_D_MaxBurst: with a window of a hundred packets open
+// and nothing in flight, one large message leaves as at most Max.Burst
+// packets until a SACK comes back (it left as the whole window before).
+func TestRFC9260_6_1_D_MaxBurst(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, MTU: 1500, HeartbeatInterval: -1, NoOffload: true})
+	bulkRaw(t, a, peer, tag, tsn, 1<<20, 1400)
+	cwnd := a.Stats().Cwnd
+	require.Greater(t, cwnd, 100*1500, "the window grew")
+	require.NoError(t, a.WriteMsg(1, 16, make([]byte, 140_000))) // under an RTO (1 s) after the bulk
+	packets := 0
+	for {
+		require.NoError(t, peer.pc.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+		if _, _, err := peer.pc.ReadFromUDP(peer.buf); err != nil {
+			break
+		}
+		packets++
+	}
+	assert.LessOrEqual(t, packets, 4, "Max.Burst packets before a SACK (cwnd %d)", cwnd)
+	assert.Positive(t, packets)
+}
+
+// TestRFC9260_7_2_1_IdleCwnd: after an idle period of several RTOs the
+// window is halved per RTO and, past the floor, back at the initial
+// window before data goes again.
+func TestRFC9260_7_2_1_IdleCwnd(t *testing.T) {
+	peer := newRawPeer(t)
+	const rto = 100 * time.Millisecond
+	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, MTU: 1500, HeartbeatInterval: -1, NoOffload: true,
+		RTO: RTOConfig{Initial: rto, Min: rto, Max: time.Second, AckDelay: -1}})
+	bulkRaw(t, a, peer, tag, tsn, 1<<20, 1400)
+	st := a.Stats()
+	require.Greater(t, st.Cwnd, 20*1500, "the window grew")
+	require.Less(t, st.RTO, 300*time.Millisecond)
+	time.Sleep(10 * st.RTO)
+	require.NoError(t, a.WriteMsg(1, 16, []byte("after the idle")))
+	assert.LessOrEqual(t, a.Stats().Cwnd, InitialCwnd(a.Stats().MaxPacket), "cwnd decayed while idle")
+}
+
+// TestRFC9260_6_3_1_DelayedSACKNotLoss: with RTO.Min below the peer's
+// SACK delay (DDP associations use 200 ms, the delay of most stacks), a
+// lone message after bulk traffic, whose SACK the peer holds for its
+// delay (§6.2), is not retransmitted: the RTO covers the SACK delay.
+func TestRFC9260_6_3_1_DelayedSACKNotLoss(t *testing.T) {
+	peer := newRawPeer(t)
+	const rto = 100 * time.Millisecond
+	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, MTU: 1500, HeartbeatInterval: -1, NoOffload: true,
+		RTO: RTOConfig{Initial: rto, Min: rto, Max: 10 * time.Second}})
+	next := bulkRaw(t, a, peer, tag, tsn, 256<<10, 1400)
+	before := a.Stats()
+	require.NoError(t, a.WriteMsg(1, 16, []byte("lone")))
+	_, c, ok := peer.recvChunk(wire.ChunkData, 3*time.Second)
+	require.True(t, ok)
+	d, err := wire.ParseData(c)
+	require.NoError(t, err)
+	require.Equal(t, next, d.TSN)
+	const peerDelay = 150 * time.Millisecond // a peer's delayed SACK
+	_, _, again := peer.recvChunk(wire.ChunkData, peerDelay)
+	assert.False(t, again, "retransmitted before the peer's delayed SACK (RTO %v)", before.RTO)
+	peer.send(tag, (&wire.SACK{CumTSNAck: next, ARwnd: 1 << 22}).Append(nil))
+	require.Eventually(t, func() bool { return a.Stats().Flight == 0 }, 5*time.Second, 5*time.Millisecond)
+	st := a.Stats()
+	assert.Equal(t, before.T3Expiries, st.T3Expiries)
+	assert.Equal(t, before.Cwnd, st.Cwnd, "no window cut")
+}

@@ -34,6 +34,12 @@ type RTOConfig struct {
 	Min         time.Duration // RTO.Min; default DefaultRTOMin
 	Max         time.Duration // RTO.Max; default DefaultRTOMax
 	Granularity time.Duration // clock granularity G; default DefaultClockGranularity
+	// AckDelay is how long the peer may hold a SACK (RFC 9260 §6.2: up
+	// to 500 ms, 200 ms as stacks ship): a measured RTO is SRTT +
+	// 4*RTTVAR + AckDelay, so that a lone chunk's delayed SACK is not
+	// taken for a loss where RTO.Min is set below that delay. Zero or
+	// negative: none (Config fills in DefaultSACKDelay).
+	AckDelay time.Duration
 }
 
 // normalized fills the defaults and makes Min <= Initial <= Max.
@@ -49,6 +55,9 @@ func (c RTOConfig) normalized() RTOConfig {
 	}
 	if c.Granularity <= 0 {
 		c.Granularity = DefaultClockGranularity
+	}
+	if c.AckDelay < 0 {
+		c.AckDelay = 0
 	}
 	if c.Max < c.Min {
 		c.Max = c.Min
@@ -147,8 +156,10 @@ func (e *RTOEstimator) Observe(r time.Duration) {
 		e.rttvar = e.cfg.Granularity
 	}
 	// RFC 9260 §6.3.1 C2/C3: RTO <- SRTT + 4 * RTTVAR, then C6 (round up
-	// to RTO.Min) and C7 (cap at RTO.Max).
-	e.rto = clampDuration(e.srtt+4*e.rttvar, e.cfg.Min, e.cfg.Max)
+	// to RTO.Min) and C7 (cap at RTO.Max). A SACK of a chunk arrives up
+	// to one round trip plus the peer's SACK delay (§6.2) after it: the
+	// RTO covers that delay too (AckDelay), as RTO.Min's 1 s does.
+	e.rto = clampDuration(e.srtt+4*e.rttvar+e.cfg.AckDelay, e.cfg.Min, e.cfg.Max)
 }
 
 // Backoff doubles the RTO after a retransmission timer expiry, capped at
