@@ -113,6 +113,14 @@ type Association struct {
 	rxQueued int    // buffer octets queued for delivery (charged to the window)
 	advRwnd  uint32 // a_rwnd of the last SACK
 
+	// RE-CONFIG (RFC 6525 §5.2): the next Re-configuration Request
+	// Sequence Number expected of the peer, the result of the last request
+	// (reconfAnswered), a stream reset answered "In progress".
+	reconfSeq      uint32
+	reconfLast     uint32
+	reconfAnswered bool
+	pendReset      *pendingReset
+
 	// Timers.
 	timers     Timers
 	wake       *Wakeup
@@ -242,6 +250,7 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	a.sent = make([]txChunk, a.oq.Cap())
 	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
 		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
+	a.reconfSeq = peerInitialTSN // RFC 6525 §4.1: it starts at the Initial TSN
 	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
 	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Budget: a.cfg.ReceiveBuffer})
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)

@@ -221,6 +221,9 @@ done:
 	if !a.rxRun { // receiveSegments queues the read's messages
 		kept = a.dq.commit(bp, refs)
 	}
+	if a.pendReset != nil {
+		a.performPendingReset()
+	}
 	if hadData {
 		a.rt.EndPacket(now)
 		if a.state == StateShutdownSent {
@@ -544,17 +547,92 @@ func (a *Association) handleError(c wire.Chunk, now time.Time) {
 	}
 }
 
-// handleReconfig answers a peer's RE-CONFIG (RFC 6525). The stack never
-// needs to reset a stream itself: DDP reuses stream identifiers without
-// it (RFC 5043 §6), and every message is unordered, so an Outgoing SSN
-// Reset Request is acknowledged as performed (§5.2.2).
+// handleReconfig answers a peer's RE-CONFIG (RFC 6525 §5.2). Requests
+// are taken in Re-configuration Request Sequence Number order (§5.2.1): a
+// retransmission of the last is answered again, any other out of order
+// is "Bad Sequence Number". An Outgoing SSN Reset Request resets the
+// expected SSN of our incoming streams to 0 (§5.2.2) once every TSN up to
+// the peer's Sender's Last Assigned TSN is received: until then, or while
+// a message of such a stream is held, the answer is "In progress" and the
+// reset is performed, and reported, when it can be (pendingReset). An
+// Incoming SSN Reset Request has nothing to do: every message this stack
+// sends is unordered, its SSNs are all 0 (§5.2.3). Adding streams and
+// SSN/TSN resets are denied (§5.2.4-§5.2.6). mu is held.
 func (a *Association) handleReconfig(c wire.Chunk) {
-	resp, ok := reconfigResponse(c.Value, a.ctrl)
-	if !ok {
+	var rs [2]wire.ReconfigResponse
+	n := 0
+	err := wire.ParseReconfig(c, func(r wire.ReconfigRequest) {
+		if n < len(rs) {
+			rs[n] = a.reconfigRequest(r)
+			n++
+		}
+	}, nil)
+	if err != nil {
 		a.stats.badChunks++
+	}
+	if n > 0 {
+		a.ctrl = wire.AppendReconfigResponses(a.ctrl, rs[:n]...)
+	}
+}
+
+// reconfigRequest processes one RE-CONFIG request and returns its
+// response. mu is held.
+func (a *Association) reconfigRequest(r wire.ReconfigRequest) wire.ReconfigResponse {
+	resp := wire.ReconfigResponse{SeqNum: r.SeqNum}
+	switch {
+	case a.reconfAnswered && r.SeqNum == a.reconfSeq-1:
+		resp.Result = a.reconfLast // §5.2.1: a retransmission
+		return resp
+	case r.SeqNum != a.reconfSeq:
+		resp.Result = wire.ReconfigErrorBadSeqNumber
+		return resp
+	}
+	switch r.Type {
+	case wire.ParamOutgoingSSNReset:
+		lastTSN, streams, err := r.OutgoingSSNReset()
+		switch {
+		case err != nil:
+			a.stats.badChunks++
+			resp.Result = wire.ReconfigDenied
+		case a.pendReset != nil:
+			resp.Result = wire.ReconfigErrorInProgress
+		case TSNLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
+			resp.Result = wire.ReconfigSuccessPerformed
+		default:
+			// §5.2.2 step 1: deferred until the peer's data up to lastTSN
+			// is in; the peer sends nothing new on those streams meanwhile
+			// (§5.1.2). Bounded: one at a time, the size of one chunk.
+			a.pendReset = &pendingReset{seq: r.SeqNum, lastTSN: lastTSN, streams: append([]byte(nil), streams...)}
+			resp.Result = wire.ReconfigInProgress
+		}
+	case wire.ParamIncomingSSNReset:
+		resp.Result = wire.ReconfigSuccessNothing
+	default:
+		resp.Result = wire.ReconfigDenied
+	}
+	a.reconfSeq++
+	a.reconfAnswered, a.reconfLast = true, resp.Result
+	return resp
+}
+
+// pendingReset is an Outgoing SSN Reset Request answered "In progress".
+type pendingReset struct {
+	seq, lastTSN uint32
+	streams      []byte
+}
+
+// performPendingReset performs a deferred stream reset once it can be and
+// sends its "Performed" (RFC 6525 §5.2.2 steps 2, 3). mu is held.
+func (a *Association) performPendingReset() {
+	p := a.pendReset
+	if !TSNLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
 		return
 	}
-	a.ctrl = resp
+	a.pendReset = nil
+	if a.reconfSeq-1 == p.seq {
+		a.reconfLast = wire.ReconfigSuccessPerformed
+	}
+	a.ctrl = wire.AppendReconfigResponses(a.ctrl, wire.ReconfigResponse{SeqNum: p.seq, Result: wire.ReconfigSuccessPerformed})
 }
 
 // handleInit answers an INIT received on an existing association (RFC
@@ -595,36 +673,3 @@ func (a *Association) handleInit(c wire.Chunk, now time.Time) {
 
 // describeState is for errors and logs.
 func (a *Association) describeState() string { return fmt.Sprintf("%s", a.state) }
-
-// reconfigResponse builds the answer to a RE-CONFIG chunk's requests
-// (RFC 6525 §5.2): an Outgoing SSN Reset Request is performed (every
-// message is unordered: no SSN to reset, §5.2.2), an Incoming SSN Reset
-// Request has nothing to do (our SSNs are never used, §5.2.3), and the
-// requests this stack does not implement (SSN/TSN reset, adding streams)
-// are denied (§5.2.4-§5.2.6). It appends to dst and reports false for a
-// malformed chunk.
-func reconfigResponse(value []byte, dst []byte) ([]byte, bool) {
-	var rs [2]wire.ReconfigResponse
-	n := 0
-	err := wire.ParseReconfig(wire.Chunk{Type: wire.ChunkReconfig, Value: value}, func(r wire.ReconfigRequest) {
-		if n == len(rs) {
-			return
-		}
-		res := wire.ReconfigDenied
-		switch r.Type {
-		case wire.ParamOutgoingSSNReset:
-			res = wire.ReconfigSuccessPerformed
-		case wire.ParamIncomingSSNReset:
-			res = wire.ReconfigSuccessNothing
-		}
-		rs[n] = wire.ReconfigResponse{SeqNum: r.SeqNum, Result: res}
-		n++
-	}, nil)
-	if err != nil {
-		return dst, false
-	}
-	if n == 0 {
-		return dst, true
-	}
-	return wire.AppendReconfigResponses(dst, rs[:n]...), true
-}

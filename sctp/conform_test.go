@@ -2,6 +2,7 @@ package sctp
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 
 	"os"
@@ -26,6 +27,12 @@ const rawPeerTag = 0x5150
 // association's Initial TSN.
 func dialRaw(t *testing.T, peer *rawPeer, cfg *Config) (*Association, uint32, uint32) {
 	t.Helper()
+	return dialRawWith(t, peer, cfg, func(uint16, uint32, []byte) {})
+}
+
+// dialRawWith is dialRaw with fn receiving the messages.
+func dialRawWith(t *testing.T, peer *rawPeer, cfg *Config, fn func(uint16, uint32, []byte)) (*Association, uint32, uint32) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	dialed := make(chan *Association, 1)
@@ -46,7 +53,7 @@ func dialRaw(t *testing.T, peer *rawPeer, cfg *Config) (*Association, uint32, ui
 	a := <-dialed
 	require.NotNil(t, a)
 	t.Cleanup(func() { _ = a.Abort() })
-	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	a.Start(fn, func(error) {})
 	return a, in.InitiateTag, in.InitialTSN
 }
 
@@ -431,4 +438,83 @@ func TestRFC9260_6_3_1_DelayedSACKNotLoss(t *testing.T) {
 	st := a.Stats()
 	assert.Equal(t, before.T3Expiries, st.T3Expiries)
 	assert.Equal(t, before.Cwnd, st.Cwnd, "no window cut")
+}
+
+// outgoingReset is a RE-CONFIG chunk with one Outgoing SSN Reset Request
+// (RFC 6525 §4.1).
+func outgoingReset(seq, lastTSN uint32, streams ...uint16) []byte {
+	v := binary.BigEndian.AppendUint16(nil, uint16(wire.ParamOutgoingSSNReset))
+	v = binary.BigEndian.AppendUint16(v, uint16(16+2*len(streams)))
+	v = binary.BigEndian.AppendUint32(v, seq)
+	v = binary.BigEndian.AppendUint32(v, 0) // Response Sequence Number
+	v = binary.BigEndian.AppendUint32(v, lastTSN)
+	for _, s := range streams {
+		v = binary.BigEndian.AppendUint16(v, s)
+	}
+	return wire.Chunk{Type: wire.ChunkReconfig, Value: wire.Pad(v)}.Append(nil)
+}
+
+// reconfigResult waits for a RE-CONFIG response and returns it.
+func (p *rawPeer) reconfigResult() wire.ReconfigResponse {
+	p.t.Helper()
+	_, c, ok := p.recvChunk(wire.ChunkReconfig, 5*time.Second)
+	require.True(p.t, ok, "RE-CONFIG response")
+	var got []wire.ReconfigResponse
+	require.NoError(p.t, wire.ParseReconfig(c, nil, func(r wire.ReconfigResponse) { got = append(got, r) }))
+	require.Len(p.t, got, 1)
+	return got[0]
+}
+
+// orderedData is an ordered DATA chunk.
+func orderedData(tsn uint32, sid, ssn uint16, s string) []byte {
+	return (&wire.Data{Beginning: true, Ending: true, TSN: tsn, StreamID: sid, SSN: ssn, PPID: 51, UserData: []byte(s)}).Append(nil)
+}
+
+// TestRFC6525_5_2_2_OrderedStreamReset: the peer resets its outgoing
+// stream after ordered messages, as usrsctp does when a WebRTC data
+// channel closes: the reset is performed, the stream's expected SSN is 0
+// again, and the next message at SSN 0 is delivered (it aborted the
+// association with a Protocol Violation before). A reset whose last TSN
+// has not all arrived is "In progress" and performed, and reported, once
+// it has; a retransmitted request gets the same answer, one out of
+// sequence "Bad Sequence Number".
+func TestRFC6525_5_2_2_OrderedStreamReset(t *testing.T) {
+	peer := newRawPeer(t)
+	got := make(chan string, 16)
+	a, tag, _ := dialRawWith(t, peer, &Config{Streams: 4}, func(sid uint16, _ uint32, b []byte) { got <- string(b) })
+	const seq = 100 // the peer's Initial TSN (§4.1)
+	peer.send(tag, orderedData(100, 1, 0, "a"), orderedData(101, 1, 1, "b"))
+	peer.send(tag, outgoingReset(seq, 101, 1))
+	r := peer.reconfigResult()
+	assert.Equal(t, wire.ReconfigResponse{SeqNum: seq, Result: wire.ReconfigSuccessPerformed}, r)
+	peer.send(tag, orderedData(102, 1, 0, "c"))
+	for _, want := range []string{"a", "b", "c"} {
+		select {
+		case m := <-got:
+			require.Equal(t, want, m)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("message %q not delivered (association %v, %v)", want, a.State(), a.Err())
+		}
+	}
+
+	// Deferred: TSN 103 and 104 are not in yet.
+	peer.send(tag, outgoingReset(seq+1, 104, 1))
+	assert.Equal(t, wire.ReconfigInProgress, peer.reconfigResult().Result)
+	peer.send(tag, orderedData(104, 1, 2, "e"))
+	peer.send(tag, orderedData(103, 1, 1, "d"))
+	assert.Equal(t, wire.ReconfigResponse{SeqNum: seq + 1, Result: wire.ReconfigSuccessPerformed}, peer.reconfigResult())
+	peer.send(tag, outgoingReset(seq+1, 104, 1)) // retransmitted
+	assert.Equal(t, wire.ReconfigSuccessPerformed, peer.reconfigResult().Result)
+	peer.send(tag, outgoingReset(seq+7, 104, 1))
+	assert.Equal(t, wire.ReconfigErrorBadSeqNumber, peer.reconfigResult().Result)
+	peer.send(tag, orderedData(105, 1, 0, "f"))
+	for _, want := range []string{"d", "e", "f"} {
+		select {
+		case m := <-got:
+			require.Equal(t, want, m)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("message %q not delivered (association %v, %v)", want, a.State(), a.Err())
+		}
+	}
+	assert.Equal(t, StateEstablished, a.State())
 }

@@ -76,3 +76,14 @@ func AppendReconfigResponses(b []byte, rs ...ReconfigResponse) []byte {
 	binary.BigEndian.PutUint16(b[start+2:], uint16(len(b)-start))
 	return b
 }
+
+// OutgoingSSNReset reads an Outgoing SSN Reset Request (RFC 6525 §4.1):
+// the Sender's Last Assigned TSN and its Stream Numbers, two octets each
+// (aliasing the packet; none: every stream). It fails for another request
+// type or a value that does not hold the fixed fields or whole numbers.
+func (r ReconfigRequest) OutgoingSSNReset() (lastTSN uint32, streams []byte, err error) {
+	if r.Type != ParamOutgoingSSNReset || len(r.Rest) < 8 || (len(r.Rest)-8)%2 != 0 {
+		return 0, nil, ErrParamLength
+	}
+	return binary.BigEndian.Uint32(r.Rest[4:]), r.Rest[8:], nil
+}

@@ -18,6 +18,12 @@ func TestParseReconfig_OutgoingRequest(t *testing.T) {
 	assert.Equal(t, ParamOutgoingSSNReset, reqs[0].Type)
 	assert.Equal(t, uint32(7), reqs[0].SeqNum)
 	assert.Len(t, reqs[0].Rest, 12)
+	last, streams, err := reqs[0].OutgoingSSNReset()
+	require.NoError(t, err)
+	assert.Equal(t, uint32(0x100), last)
+	assert.Equal(t, []byte{0, 1, 0, 2}, streams)
+	_, _, err = ReconfigRequest{Type: ParamOutgoingSSNReset, Rest: make([]byte, 9)}.OutgoingSSNReset()
+	assert.Error(t, err, "half a stream number")
 }
 
 func TestReconfigResponse_RoundTrip(t *testing.T) {
@@ -55,6 +61,11 @@ func FuzzReconfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v []byte) {
 		var rs []ReconfigResponse
 		err := ParseReconfig(Chunk{Type: ChunkReconfig, Value: v}, func(r ReconfigRequest) {
+			if last, streams, err := r.OutgoingSSNReset(); err == nil {
+				require.Equal(t, r.Type, ParamOutgoingSSNReset)
+				require.Zero(t, len(streams)%2)
+				_ = last
+			}
 			rs = append(rs, ReconfigResponse{SeqNum: r.SeqNum, Result: ReconfigDenied})
 		}, func(ReconfigResponse) {})
 		if err != nil || len(rs) == 0 || len(rs) > 100 {
