@@ -95,8 +95,8 @@ type Association struct {
 	// marked for retransmission) since the last transmission: with
 	// Max.Burst, what the next may send (burstBudget).
 	burstFreed int
-	errCount        int
-	fastRtx         bool
+	errCount   int
+	fastRtx    bool
 	// cwndLimited: the last transmission left new DATA waiting for
 	// cwnd (neither the peer's window nor the user limited it).
 	cwndLimited bool
