@@ -139,6 +139,7 @@ type Association struct {
 	restartPending atomic.Bool
 	cookie         []byte
 	initRetries    int
+	staleRetries   int           // Stale Cookie ERRORs taken (§5.2.6)
 	estab          chan struct{} // closed once ESTABLISHED or failed
 	estabDone      bool
 	closing        bool // Close called

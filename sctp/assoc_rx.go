@@ -539,12 +539,30 @@ func (a *Association) handleError(c wire.Chunk, now time.Time) {
 	it := e.CauseIter()
 	for cause, ok := it.Next(); ok; cause, ok = it.Next() {
 		if cause.Code == wire.CauseStaleCookie && a.state == StateCookieEchoed {
-			a.timers.Stop(TimerT1Cookie)
-			a.state = StateCookieWait
-			a.sendInit(now)
+			a.staleCookie(cause, now)
 			return
 		}
 	}
+}
+
+// staleCookie takes a Stale Cookie ERROR in COOKIE-ECHOED (RFC 9260
+// §5.2.6): the start begins again with a new INIT that asks, with a
+// Cookie Preservative, for twice the staleness more cookie lifetime (as
+// Linux asks). Their number is bounded by Max.Init.Retransmits (§5.1.6),
+// so that a peer that always answers so cannot keep the start going for
+// ever. mu is held.
+func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
+	a.timers.Stop(TimerT1Cookie)
+	a.staleRetries++
+	if a.staleRetries > a.cfg.MaxInitRetrans {
+		a.terminate(&handshakeError{reason: "the peer found every State Cookie stale (RFC 9260 §5.2.6)"})
+		return
+	}
+	us, _ := cause.Staleness()
+	in := a.ourInit(false)
+	in.Params.CookiePreservative = uint32(min(2*(uint64(us)/1000+1), 1<<31))
+	a.initChunk = in.Append(a.initChunk[:0])
+	a.sendInit(now)
 }
 
 // handleReconfig answers a peer's RE-CONFIG (RFC 6525 §5.2). Requests

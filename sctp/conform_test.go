@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"net"
 
 	"os"
 	"testing"
@@ -517,4 +518,104 @@ func TestRFC6525_5_2_2_OrderedStreamReset(t *testing.T) {
 		}
 	}
 	assert.Equal(t, StateEstablished, a.State())
+}
+
+// TestRFC9260_5_1_5_StaleCookieError: a COOKIE ECHO whose cookie verifies
+// but has expired is answered with an ERROR with a Stale Cookie cause
+// (step 3) carrying the staleness, with the peer's tag; no association.
+// A Cookie Preservative in the next INIT lengthens the cookie's life.
+func TestRFC9260_5_1_5_StaleCookieError(t *testing.T) {
+	const life = 100 * time.Millisecond
+	l, err := Listen("udp4", "127.0.0.1:0", &Config{Streams: 4, CookieLifespan: life})
+	require.NoError(t, err)
+	defer l.Close()
+	peer := newRawPeer(t)
+	peer.to = l.Addr().(*net.UDPAddr)
+	const peerTag = 0x0C0FFEE
+	in := wire.Init{InitiateTag: peerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 1}
+	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(0, in.Append(nil))
+	_, c := peer.recv(wire.ChunkInitAck)
+	ack, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	time.Sleep(life + 150*time.Millisecond)
+	peer.send(ack.InitiateTag, (&wire.CookieEcho{Cookie: ack.Params.StateCookie}).Append(nil))
+	hdr, c, ok := peer.recvChunk(wire.ChunkError, 3*time.Second)
+	require.True(t, ok, "ERROR for a stale cookie")
+	assert.Equal(t, uint32(peerTag), hdr.VerificationTag)
+	e, err := wire.ParseError(c)
+	require.NoError(t, err)
+	it := e.CauseIter()
+	cause, ok := it.Next()
+	require.True(t, ok)
+	require.Equal(t, wire.CauseStaleCookie, cause.Code)
+	us, err := cause.Staleness()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, us, uint32(100_000), "staleness in µs")
+	assert.Equal(t, uint64(1), l.HandshakeStats().StaleCookies)
+
+	// §5.2.6: a new INIT asks for 1 s more; that cookie outlives life.
+	in.Params.CookiePreservative = 1000
+	peer.send(0, in.Append(nil))
+	_, c = peer.recv(wire.ChunkInitAck)
+	ack, err = wire.ParseInit(c)
+	require.NoError(t, err)
+	time.Sleep(life + 50*time.Millisecond)
+	peer.send(ack.InitiateTag, (&wire.CookieEcho{Cookie: ack.Params.StateCookie}).Append(nil))
+	_, _, ok = peer.recvChunk(wire.ChunkCookieAck, 3*time.Second)
+	require.True(t, ok, "the preserved cookie is still valid")
+}
+
+// TestRFC9260_5_2_6_StaleCookieReaction: the dialer that gets a Stale
+// Cookie ERROR in COOKIE-ECHOED starts again with an INIT with a Cookie
+// Preservative and completes; one that gets nothing else fails after
+// Max.Init.Retransmits of them.
+func TestRFC9260_5_2_6_StaleCookieReaction(t *testing.T) {
+	for _, always := range []bool{false, true} {
+		peer := newRawPeer(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		dialed := make(chan error, 1)
+		go func() {
+			a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), &Config{Streams: 4, MaxInitRetrans: 2})
+			if err == nil {
+				_ = a.Abort()
+			}
+			dialed <- err
+		}()
+		inits := 0
+		for {
+			_, c, ok := peer.recvChunk(wire.ChunkInit, 5*time.Second)
+			if !ok {
+				break
+			}
+			inits++
+			in, err := wire.ParseInit(c)
+			require.NoError(t, err)
+			if inits > 1 {
+				assert.Equal(t, uint32(2*(250+1)), in.Params.CookiePreservative, "twice the staleness, in ms")
+			}
+			ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+			ack.Params.StateCookie = []byte("cookie")
+			ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+			peer.send(in.InitiateTag, ack.Append(nil))
+			peer.recv(wire.ChunkCookieEcho)
+			if !always && inits == 2 {
+				peer.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
+				break
+			}
+			peer.send(in.InitiateTag, (&wire.ErrorChunk{Causes: wire.AppendCauseStaleCookie(nil, 250_000)}).Append(nil))
+			if always && inits == 3 {
+				break
+			}
+		}
+		err := <-dialed
+		cancel()
+		if always {
+			require.ErrorIs(t, err, ErrHandshake)
+			assert.Equal(t, 3, inits, "the INIT and Max.Init.Retransmits more")
+		} else {
+			require.NoError(t, err)
+			assert.Equal(t, 2, inits)
+		}
+	}
 }

@@ -60,6 +60,7 @@ type ResponderConfig struct {
 type handshakeCounters struct {
 	initAcks, rateLimited, badPackets, badInits, refusedALI atomic.Uint64
 	cookiesOK, cookiesBad, backlogFull, foreignTag, ootb    atomic.Uint64
+	staleCookies                                            atomic.Uint64
 	refusedFull                                             atomic.Uint64
 }
 
@@ -89,6 +90,9 @@ type HandshakeStats struct {
 	// not the association's (RFC 9260 §8.5); OutOfTheBlue packets from
 	// unknown addresses that are neither INIT nor COOKIE ECHO (§8.4).
 	ForeignTag, OutOfTheBlue uint64
+	// StaleCookies counts the Stale Cookie ERRORs sent (RFC 9260 §5.1.5
+	// step 3; those COOKIE ECHOs count in CookiesBad too).
+	StaleCookies uint64
 }
 
 // tokenBucket limits the answers to unauthenticated packets.
@@ -153,7 +157,8 @@ func (h *Responder) Stats() HandshakeStats {
 	return HandshakeStats{InitAcks: s.initAcks.Load(), RateLimited: s.rateLimited.Load(),
 		BadPackets: s.badPackets.Load(), BadInits: s.badInits.Load(), RefusedALI: s.refusedALI.Load(),
 		CookiesOK: s.cookiesOK.Load(), CookiesBad: s.cookiesBad.Load(), BacklogFull: s.backlogFull.Load(),
-		ForeignTag: s.foreignTag.Load(), OutOfTheBlue: s.ootb.Load(), RefusedFull: s.refusedFull.Load()}
+		ForeignTag: s.foreignTag.Load(), OutOfTheBlue: s.ootb.Load(), RefusedFull: s.refusedFull.Load(),
+		StaleCookies: s.staleCookies.Load()}
 }
 
 // CountCookieOK, CountBacklogFull and CountForeignTag count what the
@@ -203,6 +208,10 @@ func (h *Responder) Unknown(b []byte, from netip.AddrPort, send func([]byte)) (c
 		ck, err := h.VerifyCookieEcho(pkt.Header, c, from)
 		if err != nil {
 			h.stats.cookiesBad.Add(1)
+			var stale *StaleCookieError
+			if errors.As(err, &stale) && pkt.Header.VerificationTag == ck.LocalVerificationTag {
+				h.staleCookie(&ck, stale, send)
+			}
 			return Cookie{}, nil, false
 		}
 		return ck, it.Rest(), true
@@ -240,8 +249,14 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 		h.stats.rateLimited.Add(1)
 		return
 	}
+	life := h.cfg.CookieLifespan
+	if p := in.Params.CookiePreservative; p > 0 {
+		// §5.2.6: a peer whose cookie went stale asks for more time; it
+		// gets it, up to one more lifespan.
+		life += min(time.Duration(p)*time.Millisecond, h.cfg.CookieLifespan)
+	}
 	ck := Cookie{
-		Lifespan:             h.cfg.CookieLifespan,
+		Lifespan:             life,
 		LocalVerificationTag: RandomTag(), LocalInitialTSN: RandomTag(),
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, h.cfg.OutboundStreams),
@@ -266,6 +281,22 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	// Counted before it leaves, as every answer here is: a peer that has
 	// the INIT ACK finds it counted.
 	h.stats.initAcks.Add(1)
+	send(h.out)
+}
+
+// staleCookie answers a COOKIE ECHO whose cookie verified but expired
+// with an ERROR carrying a Stale Cookie cause (RFC 9260 §5.1.5 step 3),
+// to the address the cookie is bound to, with the peer's tag from the
+// cookie; rate-limited as every answer here.
+func (h *Responder) staleCookie(ck *Cookie, stale *StaleCookieError, send func([]byte)) {
+	if !h.limit.allow(time.Now()) {
+		h.stats.rateLimited.Add(1)
+		return
+	}
+	h.stats.staleCookies.Add(1)
+	h.out = wire.AppendHeader(h.out[:0], wire.Header{SrcPort: ck.LocalPort, DstPort: ck.PeerPort, VerificationTag: ck.PeerVerificationTag})
+	h.out = (&wire.ErrorChunk{Causes: wire.AppendCauseStaleCookie(nil, stale.MeasureOfStaleness())}).Append(h.out)
+	wire.SetChecksum(h.out)
 	send(h.out)
 }
 
