@@ -104,7 +104,9 @@ func (a *Association) sendCookieEcho(now time.Time) {
 // 9260 §5.2.4): one whose cookie verifies and names this association's
 // tags is answered with a COOKIE ACK (case D: our COOKIE ACK was lost),
 // and in COOKIE-WAIT or COOKIE-ECHOED (an INIT collision, case B or D) it
-// establishes the association. Anything else is discarded.
+// establishes the association, in case B with the peer's new tag. Once
+// established, case B (our tag, another peer tag) is discarded: the
+// association's data would follow the TCB the cookie replaces.
 func (a *Association) handleCookieEcho(c wire.Chunk, now time.Time) {
 	if a.verifyCookie == nil {
 		return
@@ -115,11 +117,13 @@ func (a *Association) handleCookieEcho(c wire.Chunk, now time.Time) {
 	}
 	switch a.state {
 	case StateCookieWait, StateCookieEchoed:
-		if a.oq == nil {
+		if a.oq == nil || ck.PeerVerificationTag != a.peerTag {
+			// COOKIE-WAIT, or case B: the peer sent its INIT after
+			// answering ours and picked a new tag; the cookie's tags and
+			// TSN are the peer's now. No DATA has gone yet (writable),
+			// so the TCB is built again from the cookie.
 			a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
 				ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
-		} else if ck.PeerVerificationTag != a.peerTag {
-			return
 		}
 		a.timers.Stop(TimerT1Init)
 		a.timers.Stop(TimerT1Cookie)
@@ -141,7 +145,10 @@ func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 		a.signer = NewCookieSigner(0, nil)
 		a.verifyCookie = a.verifyOwnCookie
 	}
-	a.sendInitAck(in, a.localTag, a.localInitialTSN, 0, 0)
+	// The Tie-Tags are what this end knows of the association: our tag,
+	// and in COOKIE-ECHOED the peer's tag from its INIT ACK (§5.2.1,
+	// §5.2.2), so that the COOKIE ECHO can be told apart (§5.2.4).
+	a.sendInitAck(in, a.localTag, a.localInitialTSN, a.localTag, a.peerTag)
 }
 
 // answerUnexpectedInit answers an INIT on an association past its start

@@ -655,13 +655,11 @@ func (a *Association) performPendingReset() {
 
 // handleInit answers an INIT received on an existing association (RFC
 // 9260 §5.2). In COOKIE-WAIT and COOKIE-ECHOED (an INIT collision,
-// §5.2.1) and once established (§5.2.2) the answer is an INIT ACK; this
-// stack, built for DDP sessions that a new association replaces anyway,
-// does not restart an association in place: the INIT ACK carries a
-// cookie for a new association (Tie-Tags zero), and the peer's COOKIE
-// ECHO, with a tag this association does not know, reaches the listener
-// as a new association once this one is gone. Until then the peer gets
-// an ABORT for the old association.
+// §5.2.1) and once established (§5.2.2) the answer is an INIT ACK whose
+// cookie carries our current tags as Tie-Tags; this stack, built for DDP
+// sessions that a new association replaces anyway, does not restart an
+// established association in place: the COOKIE ECHO of a restarted peer
+// ends this one and the listener makes the new one (foreignCookieEcho).
 func (a *Association) handleInit(c wire.Chunk, now time.Time) {
 	in, err := wire.ParseInit(c)
 	if err != nil {

@@ -619,3 +619,63 @@ func TestRFC9260_5_2_6_StaleCookieReaction(t *testing.T) {
 		}
 	}
 }
+
+// TestRFC9260_5_2_4_B_CollisionNewPeerTag: in COOKIE-ECHOED the peer's own
+// INIT (with a new tag) crosses our COOKIE ECHO. Our INIT ACK carries a
+// cookie whose Tie-Tags are our tag and the peer's tag of its INIT ACK
+// (§5.2.1), and the COOKIE ECHO of that cookie, whose peer tag is new, is
+// case B: the association takes the new tag, answers COOKIE ACK and is
+// established (it was dropped before).
+func TestRFC9260_5_2_4_B_CollisionNewPeerTag(t *testing.T) {
+	peer := newRawPeer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dialed := make(chan *Association, 1)
+	go func() {
+		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), &Config{Streams: 4})
+		assert.NoError(t, err)
+		dialed <- a
+	}()
+	_, c := peer.recv(wire.ChunkInit)
+	ourInit, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+	ack.Params.StateCookie = []byte("cookie")
+	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(ourInit.InitiateTag, ack.Append(nil))
+	peer.recv(wire.ChunkCookieEcho) // COOKIE-ECHOED
+
+	const newTag = 0x6E6577
+	in := wire.Init{InitiateTag: newTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 500}
+	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(0, in.Append(nil))
+	hdr, c := peer.recv(wire.ChunkInitAck)
+	require.Equal(t, uint32(newTag), hdr.VerificationTag)
+	iack, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	require.Equal(t, ourInit.InitiateTag, iack.InitiateTag)
+	ck, err := decodeCookie(iack.Params.StateCookie)
+	require.NoError(t, err)
+	assert.Equal(t, ourInit.InitiateTag, ck.LocalTieTag, "§5.2.1 Local-Tie-Tag")
+	assert.Equal(t, uint32(rawPeerTag), ck.PeerTieTag, "§5.2.1 Peer's-Tie-Tag")
+
+	peer.send(ourInit.InitiateTag, (&wire.CookieEcho{Cookie: iack.Params.StateCookie}).Append(nil))
+	hdr, _, ok := peer.recvChunk(wire.ChunkCookieAck, 3*time.Second)
+	require.True(t, ok, "case B answered")
+	assert.Equal(t, uint32(newTag), hdr.VerificationTag, "with the new peer tag")
+	a := <-dialed
+	require.NotNil(t, a)
+	defer a.Abort()
+	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	require.NoError(t, a.WriteMsg(1, 16, []byte("x")))
+	hdr, c, ok = peer.recvChunk(wire.ChunkData, 3*time.Second)
+	require.True(t, ok)
+	assert.Equal(t, uint32(newTag), hdr.VerificationTag)
+	peer.send(newTag, (&wire.SACK{CumTSNAck: ourInit.InitialTSN, ARwnd: 1 << 20}).Append(nil))
+	peer.send(ourInit.InitiateTag, orderedData(500, 1, 0, "from the new INIT's TSN"))
+	_, c, ok = peer.recvChunk(wire.ChunkSACK, 3*time.Second)
+	require.True(t, ok)
+	s, err := wire.ParseSACK(c, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(500), s.CumTSNAck, "the peer's TSN from the cookie")
+}
