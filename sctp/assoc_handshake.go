@@ -77,6 +77,15 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 			&handshakeError{reason: reason})
 		return
 	}
+	if in.Params.HostName != nil {
+		// §3.3.2.1: a Host Name Address is not resolved: ABORT with an
+		// Unresolvable Address cause.
+		a.peerTag = in.InitiateTag
+		a.setHeader()
+		a.abortLocked(wire.AppendCauseUnresolvableAddress(nil, wire.Param{Type: wire.ParamHostNameAddress, Value: in.Params.HostName}),
+			&handshakeError{reason: "the peer's INIT ACK names a Host Name Address (RFC 9260 §3.3.2.1)"})
+		return
+	}
 	a.adoptPeer(in.InitiateTag, in.InitialTSN, in.ARwnd, int(in.OutboundStreams), int(in.InboundStreams),
 		in.Params.Adaptation, in.Params.HasAdaptation, in.Params.HasExtension(wire.ChunkReconfig))
 	a.cookie = append(a.cookie[:0], in.Params.StateCookie...)
@@ -84,6 +93,14 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	a.initRetries = 0
 	a.state = StateCookieEchoed
 	a.sendCookieEcho(now)
+	if in.Params.Report {
+		// §3.2.1: parameters we do not know whose type asks for a report
+		// are reported in an ERROR bundled after the COOKIE ECHO (which
+		// stays first in its packet).
+		if causes := wire.AppendCauseUnrecognizedParams(nil, in.Params.Raw); len(causes) > 0 {
+			a.ctrl = (&wire.ErrorChunk{Causes: causes}).Append(a.ctrl)
+		}
+	}
 }
 
 // adoptPeer records the peer's INIT or INIT ACK and builds the TCB.
@@ -190,6 +207,10 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 	ack := a.ourInit(true)
 	ack.InitiateTag, ack.InitialTSN = tag, tsn
 	ack.Params.StateCookie = a.signer.Sign(nil, &ck)
+	if in.Params.Report {
+		ack.Params.EchoUnrecognized = in.Params.Raw // §3.2.1
+	}
+	ack.Params.UnrecognizedForwardTSN = in.Params.ForwardTSN // no PR-SCTP here
 	p := wire.AppendHeader(a.pkt[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: in.InitiateTag})
 	p = ack.Append(p)
 	wire.SetChecksum(p)

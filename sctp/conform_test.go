@@ -679,3 +679,123 @@ func TestRFC9260_5_2_4_B_CollisionNewPeerTag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint32(500), s.CumTSNAck, "the peer's TSN from the cookie")
 }
+
+// listenRaw returns a listener and a raw peer pointed at it.
+func listenRaw(t *testing.T) (*Listener, *rawPeer) {
+	l, err := Listen("udp4", "127.0.0.1:0", &Config{Streams: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	peer := newRawPeer(t)
+	peer.to = l.Addr().(*net.UDPAddr)
+	return l, peer
+}
+
+// abortCauses waits for an ABORT and returns its header and causes.
+func (p *rawPeer) abortCauses() (wire.Header, []wire.Cause) {
+	p.t.Helper()
+	hdr, c, ok := p.recvChunk(wire.ChunkAbort, 5*time.Second)
+	require.True(p.t, ok, "ABORT")
+	ab, err := wire.ParseAbort(c)
+	require.NoError(p.t, err)
+	var cs []wire.Cause
+	it := ab.CauseIter()
+	for c, ok := it.Next(); ok; c, ok = it.Next() {
+		cs = append(cs, c)
+	}
+	return hdr, cs
+}
+
+// TestRFC9260_3_3_2_1_HostNameAddress: a Host Name Address in an INIT (at
+// the listener) or an INIT ACK (at the dialer) is answered with an ABORT
+// carrying an Unresolvable Address cause that holds the parameter.
+func TestRFC9260_3_3_2_1_HostNameAddress(t *testing.T) {
+	host := []byte("peer.example\x00")
+	wantCause := wire.AppendCauseUnresolvableAddress(nil, wire.Param{Type: wire.ParamHostNameAddress, Value: host})
+
+	_, peer := listenRaw(t)
+	in := wire.Init{InitiateTag: 0x11, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 1}
+	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
+	in.Params.HostName = host
+	peer.send(0, in.Append(nil))
+	hdr, cs := peer.abortCauses()
+	assert.Equal(t, uint32(0x11), hdr.VerificationTag)
+	require.Len(t, cs, 1)
+	assert.Equal(t, wire.CauseUnresolvableAddress, cs[0].Code)
+	assert.Equal(t, wantCause[4:], cs[0].Info)
+
+	dialer := newRawPeer(t)
+	dialed := make(chan error, 1)
+	go func() {
+		_, err := Dial(context.Background(), "udp4", dialer.pc.LocalAddr().String(), &Config{Streams: 4})
+		dialed <- err
+	}()
+	_, c := dialer.recv(wire.ChunkInit)
+	ours, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+	ack.Params.StateCookie = []byte("cookie")
+	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+	ack.Params.HostName = host
+	dialer.send(ours.InitiateTag, ack.Append(nil))
+	hdr, cs = dialer.abortCauses()
+	assert.Equal(t, uint32(rawPeerTag), hdr.VerificationTag)
+	require.Len(t, cs, 1)
+	assert.Equal(t, wire.CauseUnresolvableAddress, cs[0].Code)
+	assert.ErrorIs(t, <-dialed, ErrHandshake)
+}
+
+// TestRFC9260_3_2_1_UnrecognizedParameters: the dialer reports an INIT
+// ACK parameter it does not know whose type asks for a report, in an
+// ERROR bundled after the COOKIE ECHO; the listener's INIT ACK reports an
+// INIT's Forward-TSN-Supported (no PR-SCTP here, RFC 3758 §3.3.1).
+func TestRFC9260_3_2_1_UnrecognizedParameters(t *testing.T) {
+	dialer := newRawPeer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		a, err := Dial(ctx, "udp4", dialer.pc.LocalAddr().String(), &Config{Streams: 4})
+		if err == nil {
+			_ = a.Abort()
+		}
+	}()
+	_, c := dialer.recv(wire.ChunkInit)
+	ours, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+	ack.Params.StateCookie = []byte("cookie")
+	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+	b := ack.Append(nil)
+	unknown := wire.AppendParam(nil, 0xC123, []byte{1, 2, 3, 4}) // skip and report
+	b = append(b, unknown...)
+	binary.BigEndian.PutUint16(b[2:], uint16(len(b)))
+	dialer.send(ours.InitiateTag, b)
+	seen, ok := dialer.recvAll(wire.ChunkError, 3*time.Second)
+	require.True(t, ok, "ERROR reporting the parameter")
+	require.GreaterOrEqual(t, len(seen), 2)
+	assert.Equal(t, []wire.ChunkType{wire.ChunkCookieEcho, wire.ChunkError}, seen[len(seen)-2:], "bundled after the COOKIE ECHO")
+
+	_, peer := listenRaw(t)
+	in := wire.Init{InitiateTag: 0x12, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 1}
+	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
+	in.Params.ForwardTSN = true
+	peer.send(0, in.Append(nil))
+	_, c = peer.recv(wire.ChunkInitAck)
+	iack, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	assert.Equal(t, 1, iack.Params.PeerUnrecognized, "Forward-TSN-Supported reported")
+	assert.False(t, iack.Params.ForwardTSN)
+}
+
+// TestRFC9260_3_3_10_AdaptationRefusalCause: the listener's refusal of an
+// INIT without the DDP Adaptation Layer Indication (RFC 5043 §5.1) is an
+// ABORT that says why, with a User-Initiated Abort cause.
+func TestRFC9260_3_3_10_AdaptationRefusalCause(t *testing.T) {
+	_, peer := listenRaw(t)
+	in := wire.Init{InitiateTag: 0x13, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 1}
+	peer.send(0, in.Append(nil))
+	hdr, cs := peer.abortCauses()
+	assert.Equal(t, uint32(0x13), hdr.VerificationTag)
+	require.Len(t, cs, 1)
+	assert.Equal(t, wire.CauseUserInitiatedAbort, cs[0].Code)
+	assert.Contains(t, string(cs[0].Info), "RFC 5043 §5.1")
+}

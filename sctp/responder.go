@@ -233,16 +233,19 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 		return
 	}
 	now := time.Now()
+	if in.Params.HostName != nil {
+		// RFC 9260 §3.3.2.1: a Host Name Address is not resolved; the
+		// INIT is refused with an Unresolvable Address cause naming it.
+		h.stats.badInits.Add(1)
+		h.abortInit(hdr, &in, wire.AppendCauseUnresolvableAddress(nil,
+			wire.Param{Type: wire.ParamHostNameAddress, Value: in.Params.HostName}), now, send)
+		return
+	}
 	if !h.cfg.AllowMissingAdaptation && (!in.Params.HasAdaptation || in.Params.Adaptation != wire.AdaptationDDP) {
+		// RFC 5043 §5.1, §11.1: not a DDP peer. The ABORT says why
+		// (RFC 9260 §3.3.10.12: the upper layer's reason).
 		h.stats.refusedALI.Add(1)
-		if h.limit.allow(now) {
-			// RFC 5043 §5.1, §11.1: not a DDP peer. The ABORT carries the
-			// INIT's tag (RFC 9260 §8.4 rule 3 does not apply: we answer).
-			h.out = wire.AppendHeader(h.out[:0], wire.Header{SrcPort: hdr.DstPort, DstPort: hdr.SrcPort, VerificationTag: in.InitiateTag})
-			h.out = (&wire.Abort{}).Append(h.out)
-			wire.SetChecksum(h.out)
-			send(h.out)
-		}
+		h.abortInit(hdr, &in, wire.AppendCause(nil, wire.CauseUserInitiatedAbort, []byte(noDDPIndication)), now, send)
 		return
 	}
 	if !h.limit.allow(now) {
@@ -275,12 +278,30 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	if in.Params.Report {
 		ack.Params.EchoUnrecognized = in.Params.Raw
 	}
+	ack.Params.UnrecognizedForwardTSN = in.Params.ForwardTSN && !h.cfg.ForwardTSN
 	h.out = wire.AppendHeader(h.out[:0], wire.Header{SrcPort: hdr.DstPort, DstPort: hdr.SrcPort, VerificationTag: in.InitiateTag})
 	h.out = ack.Append(h.out)
 	wire.SetChecksum(h.out)
 	// Counted before it leaves, as every answer here is: a peer that has
 	// the INIT ACK finds it counted.
 	h.stats.initAcks.Add(1)
+	send(h.out)
+}
+
+// noDDPIndication is the reason an INIT without the DDP Adaptation Layer
+// Indication is refused with.
+const noDDPIndication = "no DDP Adaptation Layer Indication (RFC 5043 §5.1)"
+
+// abortInit refuses an INIT with an ABORT carrying causes and the INIT's
+// Initiate Tag (we answer it: §8.4 rule 3 does not apply), rate-limited.
+func (h *Responder) abortInit(hdr wire.Header, in *wire.Init, causes []byte, now time.Time, send func([]byte)) {
+	if !h.limit.allow(now) {
+		h.stats.rateLimited.Add(1)
+		return
+	}
+	h.out = wire.AppendHeader(h.out[:0], wire.Header{SrcPort: hdr.DstPort, DstPort: hdr.SrcPort, VerificationTag: in.InitiateTag})
+	h.out = (&wire.Abort{Causes: causes}).Append(h.out)
+	wire.SetChecksum(h.out)
 	send(h.out)
 }
 

@@ -65,6 +65,11 @@ type InitParams struct {
 	EchoUnrecognized []byte
 	// ForwardTSN is the Forward-TSN-Supported parameter (RFC 3758 §3.1).
 	ForwardTSN bool
+	// UnrecognizedForwardTSN, for an INIT ACK being built, reports the
+	// INIT's Forward-TSN-Supported parameter in an Unrecognized Parameter
+	// (RFC 3758 §3.3.1: a receiver without PR-SCTP; RFC 9260 §3.2.1, its
+	// type's bits 11: skip and report). Not set by parsing.
+	UnrecognizedForwardTSN bool
 	// Extensions lists the chunk types of a Supported Extensions
 	// parameter (RFC 5061 §4.2.7), nil if absent.
 	Extensions []byte
@@ -234,6 +239,9 @@ func (p *InitParams) len() int {
 		n += tlvLen(len(p.StateCookie))
 	}
 	forEachToReport(p.EchoUnrecognized, func(q Param) { n += tlvLen(q.Len()) })
+	if p.UnrecognizedForwardTSN {
+		n += tlvLen(tlvLen(0))
+	}
 	if p.ForwardTSN {
 		n += tlvLen(0)
 	}
@@ -280,6 +288,9 @@ func (p *InitParams) append(b []byte) []byte {
 	forEachToReport(p.EchoUnrecognized, func(q Param) {
 		b = AppendParam(appendTLVHeader(b, uint16(ParamUnrecognized), q.Len()), q.Type, q.Value)
 	})
+	if p.UnrecognizedForwardTSN {
+		b = AppendParam(appendTLVHeader(b, uint16(ParamUnrecognized), tlvLen(0)), ParamForwardTSNSupported, nil)
+	}
 	if p.ForwardTSN {
 		b = AppendParam(b, ParamForwardTSNSupported, nil)
 	}
