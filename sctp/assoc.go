@@ -116,10 +116,16 @@ type Association struct {
 	// RE-CONFIG (RFC 6525 §5.2): the next Re-configuration Request
 	// Sequence Number expected of the peer, the result of the last request
 	// (reconfAnswered), a stream reset answered "In progress".
+	// reconfOutSeq is our next request's number, outReq our Outgoing
+	// SSN Reset Request until its response (reconfLastOut: it answered
+	// the peer's last request, §5.2.3).
 	reconfSeq      uint32
 	reconfLast     uint32
 	reconfAnswered bool
+	reconfLastOut  bool
 	pendReset      *pendingReset
+	reconfOutSeq   uint32
+	outReq         []byte
 
 	// Timers.
 	timers     Timers
@@ -251,7 +257,8 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	a.sent = make([]txChunk, a.oq.Cap())
 	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
 		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
-	a.reconfSeq = peerInitialTSN // RFC 6525 §4.1: it starts at the Initial TSN
+	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
+	a.reconfSeq, a.reconfOutSeq = peerInitialTSN, a.localInitialTSN
 	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
 	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Budget: a.cfg.ReceiveBuffer})
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)

@@ -573,18 +573,30 @@ func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
 // the peer's Sender's Last Assigned TSN is received: until then, or while
 // a message of such a stream is held, the answer is "In progress" and the
 // reset is performed, and reported, when it can be (pendingReset). An
-// Incoming SSN Reset Request has nothing to do: every message this stack
-// sends is unordered, its SSNs are all 0 (§5.2.3). Adding streams and
-// SSN/TSN resets are denied (§5.2.4-§5.2.6). mu is held.
+// Incoming SSN Reset Request is answered with our own Outgoing SSN Reset
+// Request (§5.2.3), which resets nothing we hold: every message this
+// stack sends is unordered, its SSNs are all 0. Adding streams and
+// SSN/TSN resets are denied (§5.2.4-§5.2.6). Before the association is
+// established a RE-CONFIG is discarded. mu is held.
 func (a *Association) handleReconfig(c wire.Chunk) {
+	if a.rt == nil || a.oq == nil || a.state == StateCookieWait || a.state == StateCookieEchoed {
+		return
+	}
 	var rs [2]wire.ReconfigResponse
 	n := 0
 	err := wire.ParseReconfig(c, func(r wire.ReconfigRequest) {
-		if n < len(rs) {
-			rs[n] = a.reconfigRequest(r)
+		if resp, ok := a.reconfigRequest(r); ok && n < len(rs) {
+			rs[n] = resp
 			n++
 		}
-	}, nil)
+	}, func(r wire.ReconfigResponse) {
+		// The answer to our Outgoing SSN Reset Request (§5.2.7): done,
+		// unless the peer defers it (it retransmits its Incoming
+		// request meanwhile, and gets ours again).
+		if len(a.outReq) > 0 && r.SeqNum == a.reconfOutSeq-1 && r.Result != wire.ReconfigInProgress {
+			a.outReq = a.outReq[:0:0]
+		}
+	})
 	if err != nil {
 		a.stats.badChunks++
 	}
@@ -594,17 +606,24 @@ func (a *Association) handleReconfig(c wire.Chunk) {
 }
 
 // reconfigRequest processes one RE-CONFIG request and returns its
-// response. mu is held.
-func (a *Association) reconfigRequest(r wire.ReconfigRequest) wire.ReconfigResponse {
-	resp := wire.ReconfigResponse{SeqNum: r.SeqNum}
+// response; ok is false where the answer is our own request instead
+// (§5.2.3). mu is held.
+func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.ReconfigResponse, ok bool) {
+	resp = wire.ReconfigResponse{SeqNum: r.SeqNum}
 	switch {
 	case a.reconfAnswered && r.SeqNum == a.reconfSeq-1:
-		resp.Result = a.reconfLast // §5.2.1: a retransmission
-		return resp
+		// §5.2.1: a retransmission: the same answer.
+		if a.reconfLastOut && len(a.outReq) > 0 {
+			a.ctrl = append(a.ctrl, a.outReq...)
+			return resp, false
+		}
+		resp.Result = a.reconfLast
+		return resp, true
 	case r.SeqNum != a.reconfSeq:
 		resp.Result = wire.ReconfigErrorBadSeqNumber
-		return resp
+		return resp, true
 	}
+	a.reconfLastOut = false
 	switch r.Type {
 	case wire.ParamOutgoingSSNReset:
 		lastTSN, streams, err := r.OutgoingSSNReset()
@@ -624,13 +643,40 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) wire.ReconfigRespo
 			resp.Result = wire.ReconfigInProgress
 		}
 	case wire.ParamIncomingSSNReset:
-		resp.Result = wire.ReconfigSuccessNothing
+		streams, err := r.IncomingSSNReset()
+		switch {
+		case err != nil || !a.outStreamsValid(streams):
+			resp.Result = wire.ReconfigDenied
+		case len(a.outReq) > 0:
+			resp.Result = wire.ReconfigErrorInProgress // ours is unanswered
+		default:
+			// §5.2.3: our Outgoing SSN Reset Request for those streams,
+			// answering this one (its Response Sequence Number). No
+			// message waits for it: our SSNs are all 0.
+			a.outReq = wire.AppendOutgoingSSNReset(a.outReq[:0], a.reconfOutSeq, r.SeqNum, a.oq.NextTSN()-1, streams)
+			a.reconfOutSeq++
+			a.ctrl = append(a.ctrl, a.outReq...)
+			a.reconfSeq++
+			a.reconfAnswered, a.reconfLastOut, a.reconfLast = true, true, wire.ReconfigSuccessPerformed
+			return resp, false
+		}
 	default:
 		resp.Result = wire.ReconfigDenied
 	}
 	a.reconfSeq++
 	a.reconfAnswered, a.reconfLast = true, resp.Result
-	return resp
+	return resp, true
+}
+
+// outStreamsValid reports whether every stream number of streams (two
+// octets each) is one of our outbound streams.
+func (a *Association) outStreamsValid(streams []byte) bool {
+	for i := 0; i+1 < len(streams); i += 2 {
+		if int(streams[i])<<8|int(streams[i+1]) >= a.outStreams {
+			return false
+		}
+	}
+	return true
 }
 
 // pendingReset is an Outgoing SSN Reset Request answered "In progress".

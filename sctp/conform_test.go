@@ -799,3 +799,60 @@ func TestRFC9260_3_3_10_AdaptationRefusalCause(t *testing.T) {
 	assert.Equal(t, wire.CauseUserInitiatedAbort, cs[0].Code)
 	assert.Contains(t, string(cs[0].Info), "RFC 5043 §5.1")
 }
+
+// incomingReset is a RE-CONFIG chunk with one Incoming SSN Reset Request
+// (RFC 6525 §4.2).
+func incomingReset(seq uint32, streams ...uint16) []byte {
+	v := binary.BigEndian.AppendUint16(nil, uint16(wire.ParamIncomingSSNReset))
+	v = binary.BigEndian.AppendUint16(v, uint16(8+2*len(streams)))
+	v = binary.BigEndian.AppendUint32(v, seq)
+	for _, s := range streams {
+		v = binary.BigEndian.AppendUint16(v, s)
+	}
+	return wire.Chunk{Type: wire.ChunkReconfig, Value: wire.Pad(v)}.Append(nil)
+}
+
+// TestRFC6525_5_2_3_IncomingResetAnswered: an Incoming SSN Reset Request
+// is answered, as Linux and usrsctp expect, with our own Outgoing SSN
+// Reset Request for those streams, whose Response Sequence Number is the
+// request's and whose Sender's Last Assigned TSN is our last TSN (it was
+// answered "Nothing to do", which usrsctp reports as a failed reset). A
+// retransmission gets our request again until the peer's response, then
+// Performed; streams we do not have are Denied.
+func TestRFC6525_5_2_3_IncomingResetAnswered(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4})
+	require.NoError(t, a.WriteMsg(3, 16, []byte("one")))
+	peer.recv(wire.ChunkData)
+	const seq = 100
+	outReq := func() (seq, respSeq, last uint32, streams []byte) {
+		t.Helper()
+		_, c, ok := peer.recvChunk(wire.ChunkReconfig, 5*time.Second)
+		require.True(t, ok, "RE-CONFIG")
+		var reqs []wire.ReconfigRequest
+		require.NoError(t, wire.ParseReconfig(c, func(r wire.ReconfigRequest) { reqs = append(reqs, r) }, nil))
+		require.Len(t, reqs, 1)
+		require.Equal(t, wire.ParamOutgoingSSNReset, reqs[0].Type)
+		last, streams, err := reqs[0].OutgoingSSNReset()
+		require.NoError(t, err)
+		return reqs[0].SeqNum, binary.BigEndian.Uint32(reqs[0].Rest), last, append([]byte(nil), streams...)
+	}
+	peer.send(tag, incomingReset(seq, 3))
+	ourSeq, respSeq, last, streams := outReq()
+	assert.Equal(t, tsn, ourSeq, "our request numbers start at our Initial TSN")
+	assert.Equal(t, uint32(seq), respSeq)
+	assert.Equal(t, tsn, last, "Sender's Last Assigned TSN: the one DATA sent")
+	assert.Equal(t, []byte{0, 3}, streams)
+
+	peer.send(tag, incomingReset(seq, 3)) // retransmitted: our request again
+	again, _, _, _ := outReq()
+	assert.Equal(t, ourSeq, again)
+	peer.send(tag, wire.AppendReconfigResponses(nil, wire.ReconfigResponse{SeqNum: ourSeq, Result: wire.ReconfigSuccessPerformed}))
+	peer.send(tag, incomingReset(seq, 3)) // retransmitted after our request's answer
+	assert.Equal(t, wire.ReconfigResponse{SeqNum: seq, Result: wire.ReconfigSuccessPerformed}, peer.reconfigResult())
+	peer.send(tag, incomingReset(seq+1, 9))
+	assert.Equal(t, wire.ReconfigResponse{SeqNum: seq + 1, Result: wire.ReconfigDenied}, peer.reconfigResult())
+	require.NoError(t, a.WriteMsg(3, 16, []byte("two")))
+	_, _, ok := peer.recvChunk(wire.ChunkData, 3*time.Second)
+	assert.True(t, ok, "the stream carries on")
+}

@@ -87,3 +87,30 @@ func (r ReconfigRequest) OutgoingSSNReset() (lastTSN uint32, streams []byte, err
 	}
 	return binary.BigEndian.Uint32(r.Rest[4:]), r.Rest[8:], nil
 }
+
+// IncomingSSNReset reads an Incoming SSN Reset Request (RFC 6525 §4.2):
+// its Stream Numbers, two octets each (aliasing the packet; none: every
+// stream).
+func (r ReconfigRequest) IncomingSSNReset() (streams []byte, err error) {
+	if r.Type != ParamIncomingSSNReset || len(r.Rest)%2 != 0 {
+		return nil, ErrParamLength
+	}
+	return r.Rest, nil
+}
+
+// AppendOutgoingSSNReset appends a RE-CONFIG chunk with one Outgoing SSN
+// Reset Request (RFC 6525 §4.1): request and response sequence numbers,
+// the Sender's Last Assigned TSN and the stream numbers, two octets each
+// (none: every stream; at most 65,516 octets of them).
+func AppendOutgoingSSNReset(b []byte, seq, respSeq, lastTSN uint32, streams []byte) []byte {
+	streams = streams[:min(len(streams), maxTLVValue-ChunkHeaderLen-16)&^1]
+	start := len(b)
+	b = appendChunkHeader(b, ChunkReconfig, 0, ChunkHeaderLen)
+	b = appendTLVHeader(b, uint16(ParamOutgoingSSNReset), 12+len(streams))
+	b = binary.BigEndian.AppendUint32(b, seq)
+	b = binary.BigEndian.AppendUint32(b, respSeq)
+	b = binary.BigEndian.AppendUint32(b, lastTSN)
+	b = append(b, streams...)
+	binary.BigEndian.PutUint16(b[start+2:], uint16(len(b)-start))
+	return pad(b)
+}

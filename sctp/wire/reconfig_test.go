@@ -26,6 +26,31 @@ func TestParseReconfig_OutgoingRequest(t *testing.T) {
 	assert.Error(t, err, "half a stream number")
 }
 
+// RFC 6525 §4.1, §4.2: the Outgoing SSN Reset Request this stack sends
+// in answer to an Incoming one parses back, padded to a word; an
+// Incoming request's streams are read.
+func TestOutgoingSSNReset_RoundTrip(t *testing.T) {
+	b := AppendOutgoingSSNReset(nil, 9, 7, 0x100, []byte{0, 3})
+	assert.Equal(t, hx(t, "82000016 000d0012 00000009 00000007 00000100 0003 0000"), b)
+	c, n, err := ParseChunk(b)
+	require.NoError(t, err)
+	require.Equal(t, len(b), n)
+	var reqs []ReconfigRequest
+	require.NoError(t, ParseReconfig(c, func(r ReconfigRequest) { reqs = append(reqs, r) }, nil))
+	require.Len(t, reqs, 1)
+	last, streams, err := reqs[0].OutgoingSSNReset()
+	require.NoError(t, err)
+	assert.Equal(t, uint32(0x100), last)
+	assert.Equal(t, []byte{0, 3}, streams)
+
+	in := ReconfigRequest{Type: ParamIncomingSSNReset, SeqNum: 7, Rest: []byte{0, 1, 0, 2}}
+	streams, err = in.IncomingSSNReset()
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 1, 0, 2}, streams)
+	_, err = ReconfigRequest{Type: ParamIncomingSSNReset, Rest: []byte{1}}.IncomingSSNReset()
+	assert.Error(t, err)
+}
+
 func TestReconfigResponse_RoundTrip(t *testing.T) {
 	b := AppendReconfigResponses(nil, ReconfigResponse{SeqNum: 7, Result: ReconfigSuccessPerformed},
 		ReconfigResponse{SeqNum: 8, Result: ReconfigDenied})
@@ -65,6 +90,12 @@ func FuzzReconfig(f *testing.F) {
 				require.Equal(t, r.Type, ParamOutgoingSSNReset)
 				require.Zero(t, len(streams)%2)
 				_ = last
+			}
+			if streams, err := r.IncomingSSNReset(); err == nil {
+				b := AppendOutgoingSSNReset(nil, r.SeqNum, r.SeqNum, 1, streams)
+				c, _, err := ParseChunk(b)
+				require.NoError(t, err)
+				require.NoError(t, ParseReconfig(c, nil, nil))
 			}
 			rs = append(rs, ReconfigResponse{SeqNum: r.SeqNum, Result: ReconfigDenied})
 		}, func(ReconfigResponse) {})
