@@ -58,6 +58,13 @@ func fuzzSeeds() [][]byte {
 		(&wire.Abort{Causes: wire.AppendCause(nil, wire.CauseUserInitiatedAbort, []byte("bye"))}).Append(nil),
 		(&wire.ErrorChunk{Causes: wire.AppendCauseStaleCookie(nil, 10)}).Append(nil),
 		wire.AppendReconfigResponses(nil, wire.ReconfigResponse{SeqNum: 1}),
+		wire.AppendOutgoingSSNReset(nil, fuzzPeerTSN, 0, fuzzPeerTSN, []byte{0, 2}),
+		incomingReset(fuzzPeerTSN, 1, 2),
+		append((&wire.Data{TSN: fuzzPeerTSN, StreamID: 3, SSN: 0, PPID: 51, Beginning: true, UserData: []byte("ordered")}).Append(nil),
+			wire.AppendOutgoingSSNReset(nil, fuzzPeerTSN, 0, fuzzPeerTSN, nil)...),
+		append((&wire.Init{InitiateTag: 7, ARwnd: 1 << 16, OutboundStreams: 1, InboundStreams: 1, InitialTSN: 1}).Append(nil), sack...),
+		wire.ShutdownComplete{T: true}.Append(nil),
+		(&wire.Abort{T: true}).Append(nil),
 		(&wire.CookieEcho{Cookie: make([]byte, CookieLen)}).Append(nil),
 		{0xbf, 0, 0, 5, 0xaa, 0, 0, 0},
 	}
