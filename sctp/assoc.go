@@ -184,7 +184,7 @@ type assocCounters struct {
 	dupTSNs, rxDropped         uint64
 	heartbeats, sendErrors     uint64
 	badTag, badChunks          uint64
-	invalidStream              uint64
+	invalidStream, discarded   uint64
 	userMsgsSent, userMsgsRecv uint64
 	offloadRecv                uint64
 }
@@ -212,6 +212,10 @@ type Stats struct {
 	// ERROR, RFC 9260 §6.5).
 	ReceiveDropped, SendErrors, ForeignTag, BadChunks uint64
 	InvalidStream                                     uint64
+	// Discarded counts chunks the association's state does not take (a
+	// DATA chunk before it is established, a COOKIE ACK once it is: the
+	// state table's empty entries, assoc_statetable.go).
+	Discarded uint64
 	// OffloadSends counts the system calls that sent more than one
 	// packet (UDP_SEGMENT, or sendmmsg to a local address),
 	// OffloadReceives the reads that received more than one (UDP_GRO);
@@ -345,7 +349,7 @@ func (a *Association) Stats() Stats {
 		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries, LostRetransmits: c.lostRetrans,
 		SACKsSent: c.sacksSent, SACKsReceived: c.sacksRecv, DuplicateTSNs: c.dupTSNs,
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
-		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream,
+		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream, Discarded: c.discarded,
 		OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
 		SRTT: a.rto.SRTT(), RTO: a.rto.RTO(), RTTMeasured: a.rto.Measured(),
 		Cwnd: a.cc.Cwnd(), SSThresh: a.cc.SSThresh(), Flight: a.cc.Flight(), PeerRwnd: a.cc.Rwnd(),

@@ -58,11 +58,8 @@ func (a *Association) sendInit(now time.Time) {
 }
 
 // handleInitAck takes the INIT ACK in COOKIE-WAIT (RFC 9260 §5.1 step
-// C); in any other state it is discarded (§5.2.3).
+// C); in any other state the state table discards it (§5.2.3).
 func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
-	if a.state != StateCookieWait {
-		return
-	}
 	in, err := wire.ParseInit(c)
 	if err != nil || len(in.Params.StateCookie) == 0 {
 		// §5.1: an INIT ACK without a cookie, or malformed, is an error
@@ -117,40 +114,47 @@ func (a *Association) sendCookieEcho(now time.Time) {
 	a.timers.SetAfter(TimerT1Cookie, now, a.rto.RTO())
 }
 
-// handleCookieEcho takes a COOKIE ECHO on an existing association (RFC
-// 9260 §5.2.4): one whose cookie verifies and names this association's
-// tags is answered with a COOKIE ACK (case D: our COOKIE ACK was lost),
-// and in COOKIE-WAIT or COOKIE-ECHOED (an INIT collision, case B or D) it
-// establishes the association, in case B with the peer's new tag. Once
-// established, case B (our tag, another peer tag) is discarded: the
-// association's data would follow the TCB the cookie replaces.
-func (a *Association) handleCookieEcho(c wire.Chunk, now time.Time) {
-	if a.verifyCookie == nil {
+// cookieEchoStarting takes a COOKIE ECHO in COOKIE-WAIT or COOKIE-ECHOED
+// (RFC 9260 §5.2.4, an INIT collision): one whose cookie verifies and
+// carries our tag establishes the association, answered with a COOKIE
+// ACK: case D, or case B (another peer tag: the peer sent its INIT after
+// answering ours), where the TCB is built again from the cookie (no DATA
+// has gone yet: writable). Anything else is discarded.
+func (a *Association) cookieEchoStarting(c wire.Chunk, now time.Time) {
+	ck, ok := a.ownCookieEcho(c)
+	if !ok {
 		return
+	}
+	if a.oq == nil || ck.PeerVerificationTag != a.peerTag {
+		a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
+			ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
+	}
+	a.timers.Stop(TimerT1Init)
+	a.timers.Stop(TimerT1Cookie)
+	a.ctrl = wire.CookieAck{}.Append(a.ctrl)
+	a.establish(now)
+}
+
+// cookieEchoEstablished takes a COOKIE ECHO once established (RFC 9260
+// §5.2.4 case D: our COOKIE ACK was lost): a verified cookie with this
+// association's tags is answered with a COOKIE ACK again. Case B (our
+// tag, another peer tag) is discarded here: the data in flight belongs
+// to the TCB the cookie would replace, and a DDP session is replaced
+// rather than re-tagged.
+func (a *Association) cookieEchoEstablished(c wire.Chunk) {
+	if ck, ok := a.ownCookieEcho(c); ok && ck.PeerVerificationTag == a.peerTag {
+		a.ctrl = wire.CookieAck{}.Append(a.ctrl)
+	}
+}
+
+// ownCookieEcho verifies a COOKIE ECHO against a cookie this association
+// signed (after an INIT collision), carrying our tag.
+func (a *Association) ownCookieEcho(c wire.Chunk) (Cookie, bool) {
+	if a.verifyCookie == nil {
+		return Cookie{}, false
 	}
 	ck, err := a.verifyCookie(wire.Header{SrcPort: a.peerPort, DstPort: a.localPort, VerificationTag: a.localTag}, c, a.peerAddr)
-	if err != nil || ck.LocalVerificationTag != a.localTag {
-		return
-	}
-	switch a.state {
-	case StateCookieWait, StateCookieEchoed:
-		if a.oq == nil || ck.PeerVerificationTag != a.peerTag {
-			// COOKIE-WAIT, or case B: the peer sent its INIT after
-			// answering ours and picked a new tag; the cookie's tags and
-			// TSN are the peer's now. No DATA has gone yet (writable),
-			// so the TCB is built again from the cookie.
-			a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
-				ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
-		}
-		a.timers.Stop(TimerT1Init)
-		a.timers.Stop(TimerT1Cookie)
-		a.ctrl = wire.CookieAck{}.Append(a.ctrl)
-		a.establish(now)
-	default:
-		if ck.PeerVerificationTag == a.peerTag {
-			a.ctrl = wire.CookieAck{}.Append(a.ctrl)
-		}
-	}
+	return ck, err == nil && ck.LocalVerificationTag == a.localTag
 }
 
 // collisionInitAck answers an INIT received in COOKIE-WAIT or

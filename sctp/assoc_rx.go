@@ -153,7 +153,7 @@ func (a *Association) tagOK(b []byte) bool {
 	if tag == a.localTag {
 		return true
 	}
-	return typ == wire.ChunkInit && tag == 0 // §8.5.1 A: handled by handleInit
+	return typ == wire.ChunkInit && tag == 0 // §8.5.1 A: the state table answers it
 }
 
 // receiveChunks processes the chunks of one packet. mu is held.
@@ -162,49 +162,11 @@ func (a *Association) receiveChunks(chunks []byte, bp *[]byte, now time.Time) bo
 	refs := false
 	hadData := false
 	for c, ok := it.Next(); ok && a.state != StateClosed; c, ok = it.Next() {
-		switch c.Type {
-		case wire.ChunkData:
-			hadData = true
-			if a.handleData(c, now) {
-				refs = true
-			}
-		case wire.ChunkSACK:
-			a.handleSACK(c, now)
-		case wire.ChunkHeartbeat:
-			a.handleHeartbeat(c)
-		case wire.ChunkHeartbeatAck:
-			a.handleHeartbeatAck(c, now)
-		case wire.ChunkInitAck:
-			a.handleInitAck(c, now)
-		case wire.ChunkCookieEcho:
-			a.handleCookieEcho(c, now)
-		case wire.ChunkCookieAck:
-			if a.state == StateCookieEchoed {
-				a.timers.Stop(TimerT1Cookie)
-				a.establish(now)
-			}
-		case wire.ChunkInit:
-			a.handleInit(c, now)
-			return false // §3.3.2: an INIT is alone in its packet
-		case wire.ChunkAbort:
-			ab, _ := wire.ParseAbort(c)
-			a.terminate(&AbortError{Reason: describeCauses(ab.Causes)})
-		case wire.ChunkShutdown:
-			a.handleShutdown(c, now)
-		case wire.ChunkShutdownAck:
-			a.handleShutdownAck(now)
-		case wire.ChunkShutdownComplete:
-			if a.state == StateShutdownAckSent {
-				a.terminate(nil)
-			}
-		case wire.ChunkError:
-			a.handleError(c, now)
-		case wire.ChunkReconfig:
-			a.handleReconfig(c)
-		default:
-			if !a.unknownChunk(c) {
-				goto done // §3.2: the rest of the packet is discarded
-			}
+		v := a.dispatch(c, now) // assoc_statetable.go
+		hadData = hadData || v&rxData != 0
+		refs = refs || v&rxRefs != 0
+		if v&rxStop != 0 {
+			goto done
 		}
 	}
 	if it.Err() != nil {
@@ -494,13 +456,11 @@ func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
 	a.checkShutdown(now)
 }
 
-// handleShutdownAck completes a shutdown we started (RFC 9260 §9.2).
+// handleShutdownAck completes a shutdown we started, in SHUTDOWN-SENT or
+// SHUTDOWN-ACK-SENT (RFC 9260 §9.2).
 func (a *Association) handleShutdownAck(now time.Time) {
-	switch a.state {
-	case StateShutdownSent, StateShutdownAckSent:
-		a.sendChunks(wire.ShutdownComplete{}.Append(a.ctrl[:0]))
-		a.terminate(nil)
-	}
+	a.sendChunks(wire.ShutdownComplete{}.Append(a.ctrl[:0]))
+	a.terminate(nil)
 }
 
 // checkShutdown moves a shutdown on once everything sent is acknowledged
@@ -576,12 +536,9 @@ func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
 // Incoming SSN Reset Request is answered with our own Outgoing SSN Reset
 // Request (§5.2.3), which resets nothing we hold: every message this
 // stack sends is unordered, its SSNs are all 0. Adding streams and
-// SSN/TSN resets are denied (§5.2.4-§5.2.6). Before the association is
-// established a RE-CONFIG is discarded. mu is held.
+// SSN/TSN resets are denied (§5.2.4-§5.2.6). Only with a TCB (the state
+// table). mu is held.
 func (a *Association) handleReconfig(c wire.Chunk) {
-	if a.rt == nil || a.oq == nil || a.state == StateCookieWait || a.state == StateCookieEchoed {
-		return
-	}
 	var rs [2]wire.ReconfigResponse
 	n := 0
 	err := wire.ParseReconfig(c, func(r wire.ReconfigRequest) {
@@ -697,40 +654,6 @@ func (a *Association) performPendingReset() {
 		a.reconfLast = wire.ReconfigSuccessPerformed
 	}
 	a.ctrl = wire.AppendReconfigResponses(a.ctrl, wire.ReconfigResponse{SeqNum: p.seq, Result: wire.ReconfigSuccessPerformed})
-}
-
-// handleInit answers an INIT received on an existing association (RFC
-// 9260 §5.2). In COOKIE-WAIT and COOKIE-ECHOED (an INIT collision,
-// §5.2.1) and once established (§5.2.2) the answer is an INIT ACK whose
-// cookie carries our current tags as Tie-Tags; this stack, built for DDP
-// sessions that a new association replaces anyway, does not restart an
-// established association in place: the COOKIE ECHO of a restarted peer
-// ends this one and the listener makes the new one (foreignCookieEcho).
-func (a *Association) handleInit(c wire.Chunk, now time.Time) {
-	in, err := wire.ParseInit(c)
-	if err != nil {
-		return
-	}
-	switch a.state {
-	case StateCookieWait, StateCookieEchoed:
-		// §5.2.1: both sides sent INIT. Reply with an INIT ACK carrying
-		// our original tag and TSN, so the peer can complete with ours;
-		// our own INIT stays outstanding.
-		a.collisionInitAck(&in, now)
-	case StateShutdownAckSent:
-		// §9.2: the INIT is discarded and the SHUTDOWN ACK sent again
-		// (the peer may have lost our SHUTDOWN COMPLETE's trigger).
-		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
-		a.transmit(now)
-	default:
-		// §5.2.2: an unexpected INIT. Anyone who knows the peer's
-		// address and port can send one (its tag is zero), so it
-		// changes nothing here: it gets an INIT ACK whose cookie carries
-		// our tags as Tie-Tags, and only a COOKIE ECHO of that cookie,
-		// which proves the sender receives at the peer's address, can
-		// restart the association (§5.2.4 case A, foreignCookieEcho).
-		a.answerUnexpectedInit(&in, now)
-	}
 }
 
 // describeState is for errors and logs.

@@ -856,3 +856,42 @@ func TestRFC6525_5_2_3_IncomingResetAnswered(t *testing.T) {
 	_, _, ok := peer.recvChunk(wire.ChunkData, 3*time.Second)
 	assert.True(t, ok, "the stream carries on")
 }
+
+// TestRFC9260_5_1_ChunksBeforeEstablished: in COOKIE-WAIT (the INIT sent,
+// no TCB yet) chunks that need one — DATA, SACK, SHUTDOWN, RE-CONFIG,
+// HEARTBEAT — carrying our tag (anyone who saw the INIT knows it) are
+// discarded without harm, and the start completes.
+func TestRFC9260_5_1_ChunksBeforeEstablished(t *testing.T) {
+	peer := newRawPeer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dialed := make(chan error, 1)
+	go func() {
+		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), &Config{Streams: 4})
+		if err == nil {
+			_ = a.Abort()
+		}
+		dialed <- err
+	}()
+	_, c := peer.recv(wire.ChunkInit)
+	in, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	for _, ch := range [][]byte{
+		orderedData(1, 1, 0, "early"),
+		(&wire.SACK{CumTSNAck: in.InitialTSN, ARwnd: 1 << 20}).Append(nil),
+		(&wire.Shutdown{CumTSNAck: 1}).Append(nil),
+		outgoingReset(1, 1),
+		incomingReset(1, 1),
+		(&wire.Heartbeat{Info: []byte("hb")}).Append(nil),
+		wire.CookieAck{}.Append(nil),
+	} {
+		peer.send(in.InitiateTag, ch)
+	}
+	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+	ack.Params.StateCookie = []byte("cookie")
+	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(in.InitiateTag, ack.Append(nil))
+	peer.recv(wire.ChunkCookieEcho)
+	peer.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
+	require.NoError(t, <-dialed)
+}

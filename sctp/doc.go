@@ -63,14 +63,17 @@
 //     and the association left alone (§5.2.2), COOKIE ECHO on an
 //     existing association (§5.2.4: case D answered, case A, a restarted
 //     peer, ends it with ErrPeerRestarted and a listener accepts the new
-//     one from the same COOKIE ECHO).
+//     one from the same COOKIE ECHO, case B while starting takes the
+//     peer's new tag), Stale Cookie (§5.2.6).
+//   - assoc_statetable.go: the chunk × state table that dispatches every
+//     received chunk to a handler named by its section (RFC 9260 §4).
 //   - assoc_tx.go: WriteMsg, fragmentation (§6.9), transmission within
-//     cwnd and rwnd with retransmissions first (§6.1), SACK bundling
-//     (§6.2).
-//   - assoc_rx.go: the received chunks: DATA (§6.2, §6.5), SACK (§6.2.1,
-//     §6.3.2, §7.2.4), HEARTBEAT (§8.3), SHUTDOWN (§9.2), ERROR, ABORT,
-//     RE-CONFIG (RFC 6525 §5.2), unknown chunk types (§3.2), the
-//     Verification Tag (§8.5).
+//     cwnd, rwnd and Max.Burst with retransmissions first (§6.1), cwnd
+//     after idle (§7.2.1), SACK bundling (§6.2).
+//   - assoc_rx.go: the received packet (CRC, Verification Tag with its
+//     §8.5.1 exceptions, a bundled INIT) and chunks: DATA (§6.2, §6.5),
+//     SACK (§6.2.1, §6.3.2, §7.2.4), HEARTBEAT (§8.3), SHUTDOWN (§9.2),
+//     ERROR, RE-CONFIG (RFC 6525 §5.2), unknown chunk types (§3.2).
 //   - assoc_timers.go: T1, T2, T3-rtx (§6.3.3), T5, HEARTBEAT and the
 //     error counter (§8.1, §8.3).
 //   - deliver.go: the delivery queue, bounded and charged to a_rwnd.
