@@ -249,7 +249,8 @@ type peerRestart struct {
 // association is not reset in place: it ends with ErrPeerRestarted, and a
 // listener makes the peer's new association from the same COOKIE ECHO.
 // No ABORT is sent: it would carry the old tag, which the restarted peer
-// no longer has. Anything else (cases B and C, a forged or stale cookie)
+// no longer has. In SHUTDOWN-ACK-SENT the restart waits: the SHUTDOWN ACK
+// goes again with a Cookie Received While Shutting Down ERROR. Anything else (cases B and C, a forged or stale cookie)
 // is discarded. mu is held.
 func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
 	it := pkt.Chunks()
@@ -258,6 +259,14 @@ func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
 	if err != nil || ck.LocalTieTag != a.localTag || ck.PeerTieTag != a.peerTag ||
 		ck.LocalVerificationTag == a.localTag || ck.PeerVerificationTag == a.peerTag {
 		a.stats.badTag++
+		return
+	}
+	if a.state == StateShutdownAckSent {
+		// §5.2.4 action A, §9.2: no new association while ours shuts
+		// down: the SHUTDOWN ACK again, and an ERROR saying why.
+		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
+		a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCause(nil, wire.CauseCookieWhileShuttingDown, nil)}).Append(a.ctrl)
+		a.transmit(now)
 		return
 	}
 	a.restart = &peerRestart{ck: ck, rest: it.Rest()}

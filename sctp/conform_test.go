@@ -895,3 +895,35 @@ func TestRFC9260_5_1_ChunksBeforeEstablished(t *testing.T) {
 	peer.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
 	require.NoError(t, <-dialed)
 }
+
+// TestRFC9260_5_2_4_A_RestartWhileShuttingDown: a restarted peer's COOKIE
+// ECHO (case A) reaching an association in SHUTDOWN-ACK-SENT makes no new
+// association: the SHUTDOWN ACK is sent again with an ERROR carrying a
+// Cookie Received While Shutting Down cause.
+func TestRFC9260_5_2_4_A_RestartWhileShuttingDown(t *testing.T) {
+	l, peer := listenRaw(t)
+	const peerTag = 0x21212121
+	a, tag, _ := rawAssociate(t, peer, l, peerTag)
+	defer a.Abort()
+	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	a.mu.Lock()
+	ourTSN := a.localInitialTSN
+	a.mu.Unlock()
+	// The restarted peer's INIT, answered while established (§5.2.2).
+	restart := wire.Init{InitiateTag: 0x31313131, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 9}
+	restart.Params.Adaptation, restart.Params.HasAdaptation = wire.AdaptationDDP, true
+	peer.send(0, restart.Append(nil))
+	_, c := peer.recv(wire.ChunkInitAck)
+	ack, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	// The old association's peer shuts down: SHUTDOWN-ACK-SENT.
+	peer.send(tag, (&wire.Shutdown{CumTSNAck: ourTSN - 1}).Append(nil))
+	peer.recv(wire.ChunkShutdownAck)
+	require.Eventually(t, func() bool { return a.State() == StateShutdownAckSent }, 5*time.Second, time.Millisecond)
+
+	peer.send(ack.InitiateTag, (&wire.CookieEcho{Cookie: ack.Params.StateCookie}).Append(nil))
+	seen, ok := peer.recvAll(wire.ChunkError, 3*time.Second)
+	require.True(t, ok, "ERROR Cookie Received While Shutting Down")
+	assert.Contains(t, seen, wire.ChunkShutdownAck)
+	assert.Equal(t, StateShutdownAckSent, a.State(), "the old association shuts down as it was")
+}
