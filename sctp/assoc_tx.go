@@ -292,6 +292,7 @@ func (a *Association) transmit(now time.Time) {
 		}
 	}
 	sentData := false
+	budget := -1 // what Max.Burst leaves this transmission; -1: not sending
 	if a.oq != nil && a.canSendData() {
 		if a.fastRtx {
 			a.fastRtx = false
@@ -313,7 +314,7 @@ func (a *Association) transmit(now time.Time) {
 				sentData = true
 			}
 		}
-		budget := a.burstBudget()
+		budget = a.burstBudget()
 		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size) && size <= budget; tsn, size, ok = a.oq.NextMarked(tsn) {
 			c := &a.sent[a.oq.slot(tsn)]
 			budget -= size
@@ -368,11 +369,13 @@ func (a *Association) transmit(now time.Time) {
 		a.sendPacket(p)
 	}
 	a.pkt = p[:wire.HeaderLen]
+	if budget >= 0 {
+		a.burstUsed(budget)
+	}
 	if batched {
 		a.batching = false
 		a.flushBatch()
 	}
-	a.burstFreed = 0
 	if sentData {
 		a.lastDataSent = now
 		if !a.timers.Running(TimerT3Rtx) {
@@ -394,20 +397,36 @@ func (a *Association) transmit(now time.Time) {
 	}
 }
 
-// burstBudget returns the octets of DATA one transmission may send: the
-// Max.Burst packets of RFC 9260 §6.1 D beyond the flight as it was at the
-// last transmission, i.e. what left the flight since (burstFreed) plus
-// Max.Burst packets. The RFC's formula, cwnd = flightsize + Max.Burst *
-// MTU for the moment, taken with the flight after a SACK, would let a
-// SACK that acknowledges many packets at once (a receiver's coalesced
-// read, UDP_GRO, or a stretch ACK) replace only four of them: the window
-// it opened would stay unused. This keeps the ACK clock and still stops a
-// burst after idleness or from a window opening at once. mu is held.
+// burstBudget returns the octets of DATA one transmission may send (RFC
+// 9260 §6.1 D): Max.Burst packets beyond what left the flight, acknowledged
+// or marked for retransmission, since the flight last grew (burstFreed).
+// The RFC's formula, cwnd = flightsize + Max.Burst * MTU for the moment,
+// taken with the flight after a SACK, would let a SACK that acknowledges
+// many packets at once (a receiver's coalesced read, UDP_GRO, or a stretch
+// SACK) replace only four of them, and each writer's message after it
+// four more: the window it opened would go unused. This keeps the ACK
+// clock, and still stops a burst after idleness (the credit is gone once
+// nothing is in flight) or from a window opening at once. mu is held.
 func (a *Association) burstBudget() int {
 	if a.cfg.MaxBurst < 0 {
 		return math.MaxInt
 	}
 	return a.cfg.MaxBurst*a.maxPacket + a.burstFreed
+}
+
+// burstUsed takes what a transmission sent out of the credit, left is
+// what remained of its budget: the credit of freed octets stays for the
+// next transmission (a writer's, before the next SACK) while data is in
+// flight, within cwnd. mu is held.
+func (a *Association) burstUsed(left int) {
+	if a.cfg.MaxBurst < 0 {
+		return
+	}
+	if a.cc.Flight() == 0 {
+		a.burstFreed = 0
+		return
+	}
+	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.cc.Cwnd())
 }
 
 // immediateSACKs reports whether the new DATA about to be sent asks for
