@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
@@ -106,7 +107,14 @@ type Association struct {
 	rs       *Reassembler
 	rxGaps   []wire.GapAckBlock
 	rxDups   []uint32
-	rxQueued int    // buffer octets queued for delivery (charged to the window)
+	rxQueued int    // memory queued for delivery (charged to rxAcct)
+	// rxAcct is the association's share of the process-wide memory
+	// budget: reassembly, the delivery queue and the packet buffers it
+	// holds are charged to it; a_rwnd is what is left (rwnd).
+	rxAcct *membudget.Account
+	// rxPktCharged: the packet being received is charged already (a
+	// message of it is delivered from its buffer).
+	rxPktCharged bool
 	advRwnd  uint32 // a_rwnd of the last SACK
 
 	// Timers.
@@ -239,7 +247,7 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
 		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
 	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
-	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Budget: a.cfg.ReceiveBuffer})
+	a.initReceiveBudget()
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)
 	a.setHeader()
 }
@@ -438,6 +446,9 @@ func (a *Association) terminate(err error) {
 		putBuf(a.pend[i].buf)
 	}
 	a.pend, a.pendHead, a.sndBuffered, a.copying = a.pend[:0], 0, 0, 0
+	if a.rs != nil {
+		a.rs.Reset() // what is queued for delivery is released as it is handed over
+	}
 	if !a.estabDone {
 		a.estabDone = true
 		close(a.estab)
