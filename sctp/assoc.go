@@ -107,7 +107,7 @@ type Association struct {
 	rs       *Reassembler
 	rxGaps   []wire.GapAckBlock
 	rxDups   []uint32
-	rxQueued int    // memory queued for delivery (charged to rxAcct)
+	rxQueued int // memory queued for delivery (charged to rxAcct)
 	// rxAcct is the association's share of the process-wide memory
 	// budget: reassembly, the delivery queue and the packet buffers it
 	// holds are charged to it; a_rwnd is what is left (rwnd).
@@ -115,7 +115,7 @@ type Association struct {
 	// rxPktCharged: the packet being received is charged already (a
 	// message of it is delivered from its buffer).
 	rxPktCharged bool
-	advRwnd  uint32 // a_rwnd of the last SACK
+	advRwnd      uint32 // a_rwnd of the last SACK
 
 	// Timers.
 	timers     Timers
