@@ -196,6 +196,10 @@ type Reassembler struct {
 	hasRes  bool
 
 	refused, evicted, violations uint64
+	// work counts the steps of loops over held data (fragments copied or
+	// evicted, bitmap words read, waiting messages moved): the attack
+	// tests' measure that work stays linear in what arrives.
+	work uint64
 	// why describes the last ErrReassemblyLimit or ErrFragmentSequence.
 	why string
 }
@@ -356,6 +360,7 @@ func (r *Reassembler) Push(d *wire.Data) (deliverNow bool, err error) {
 }
 
 func (r *Reassembler) push(d *wire.Data) (bool, error) {
+	r.work++
 	f := frag{tsn: d.TSN, stream: d.StreamID, ssn: d.SSN, ppid: d.PPID, next: -1}
 	if d.Beginning {
 		f.flags |= fB
@@ -463,6 +468,7 @@ func (r *Reassembler) ordered(m Message) error {
 		r.violations++
 		return ErrStreamSequence
 	}
+	r.work += uint64(len(st.pending) - i)
 	st.pending = slices.Insert(st.pending, i, m)
 	r.nPend++
 	return nil
@@ -772,6 +778,7 @@ func (r *Reassembler) complete(k, s int32, sT uint32, e int32, eT uint32) {
 	for j := s; ; j = r.frags[j].next {
 		n += int(r.frags[j].n)
 		count++
+		r.work++
 		if j == e {
 			break
 		}
@@ -918,6 +925,7 @@ func (r *Reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
 			best, found = h, true
 		}
 		if r.nPend > 0 {
+			r.work += uint64(len(r.streams))
 			for s := range r.streams {
 				p := r.streams[s].pending
 				if len(p) == 0 {
@@ -939,6 +947,7 @@ func (r *Reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
 			for j := run.head; j >= 0; {
 				nx := r.frags[j].next
 				r.freeFragment(j)
+				r.work++
 				j = nx
 			}
 			for t := run.last; ; t-- {
@@ -979,6 +988,7 @@ func (r *Reassembler) highestFragment(tsn uint32) (uint32, bool) {
 	span := r.hiHeld - tsn // TSNs tsn+1 .. hiHeld
 	for o := uint32(0); o < span; {
 		t := r.hiHeld - o
+		r.work++
 		i := t & r.bitMask
 		w := r.heldBits[i>>6] << (63 - i&63) // bit i at the top
 		if w == 0 {
