@@ -15,7 +15,9 @@
 //
 // Shapes: middle (one message, no fragment with a B or an E bit), begin
 // (one message: a B fragment, then middles, never an E), sparse (every
-// other TSN, middles: held out of order).
+// other TSN, middles: held out of order), gaps (messages of -msg-frags
+// fragments, a B and middles, one TSN left out after each: none ever
+// completes, none is provably dead).
 package main
 
 import (
@@ -270,19 +272,20 @@ func main() {
 	pid := flag.Int("pid", 0, "the server's process id (for CPU time and VmRSS)")
 	n := flag.Int("n", 200000, "fragments to send")
 	size := flag.Int("size", 1, "user data octets per fragment")
-	shape := flag.String("shape", "middle", "middle, begin or sparse (see the package comment)")
+	shape := flag.String("shape", "middle", "middle, begin, sparse or gaps (see the package comment)")
+	msgFrags := flag.Int("msg-frags", 100, "fragments per message of the gaps shape")
 	packet := flag.Int("packet", 60000, "largest SCTP packet sent, octets")
 	probeEvery := flag.Duration("probe-every", 10*time.Millisecond, "HEARTBEAT interval of the probe association (0: no probe)")
 	idle := flag.Duration("idle", time.Second, "the server is idle once its CPU time has not grown for this long")
 	settle := flag.Duration("settle", 60*time.Second, "the longest wait for the server to become idle")
 	flag.Parse()
-	if err := run(*addr, *pid, *n, *size, *shape, *packet, *probeEvery, *idle, *settle); err != nil {
+	if err := run(*addr, *pid, *n, *size, *shape, max(*msgFrags, 1), *packet, *probeEvery, *idle, *settle); err != nil {
 		fmt.Fprintln(os.Stderr, "fragflood:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, pid, n, size int, shape string, packet int, probeEvery, idle, settle time.Duration) error {
+func run(addr string, pid, n, size int, shape string, msgFrags, packet int, probeEvery, idle, settle time.Duration) error {
 	to, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return err
@@ -291,9 +294,9 @@ func run(addr string, pid, n, size int, shape string, packet int, probeEvery, id
 		return errors.New("-pid: the server's process id is needed")
 	}
 	switch shape {
-	case "middle", "begin", "sparse":
+	case "middle", "begin", "sparse", "gaps":
 	default:
-		return fmt.Errorf("-shape %q: want middle, begin or sparse", shape)
+		return fmt.Errorf("-shape %q: want middle, begin, sparse or gaps", shape)
 	}
 	flood, err := handshake(to, 0x0f1a0001)
 	if err != nil {
@@ -343,11 +346,11 @@ func run(addr string, pid, n, size int, shape string, packet int, probeEvery, id
 	tsn := flood.tsn
 	for i := 0; i < n; i++ {
 		d := wire.Data{TSN: tsn, StreamID: 1, PPID: 16, Unordered: true, UserData: data}
-		if shape == "begin" && i == 0 {
+		if shape == "begin" && i == 0 || shape == "gaps" && i%msgFrags == 0 {
 			d.Beginning = true
 		}
 		tsn++
-		if shape == "sparse" {
+		if shape == "sparse" || shape == "gaps" && i%msgFrags == msgFrags-1 {
 			tsn++ // the TSN between stays missing
 		}
 		if len(p)+d.Len() > packet {
