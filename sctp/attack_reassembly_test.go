@@ -276,3 +276,32 @@ func TestProcessMemoryReturnsToBaseline(t *testing.T) {
 	require.Eventually(t, func() bool { return ProcessMemory().Used == base }, 10*time.Second, 10*time.Millisecond,
 		"Process.Used back to %d (now %d)", base, ProcessMemory().Used)
 }
+
+// orderedWork pushes n whole ordered messages of one stream whose SSNs
+// arrive in reverse (each waits for all before it), then the first, and
+// returns the work counter.
+func orderedWork(t *testing.T, n int) uint64 {
+	t.Helper()
+	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 1 << 30, MaxHeldFragments: 1 << 20})
+	one := []byte{1}
+	for i := n; i >= 0; i-- {
+		d := wire.Data{TSN: 1000 + uint32(n-i), SSN: uint16(i), Beginning: true, Ending: true, UserData: one}
+		_, err := r.Push(&d)
+		require.NoError(t, err)
+	}
+	got := 0
+	for _, ok := r.Next(); ok; _, ok = r.Next() {
+		got++
+	}
+	require.Equal(t, n, got, "all but the first (delivered from the packet), in order")
+	return r.work
+}
+
+// TestReassemblyOrderedWorkLinear_RFC9260_6_5: ordered messages that wait
+// for an earlier SSN cost work linear in their count whatever their
+// order (they were a sorted slice, each insertion moving the later ones).
+func TestReassemblyOrderedWorkLinear_RFC9260_6_5(t *testing.T) {
+	w1, w2 := orderedWork(t, 10_000), orderedWork(t, 20_000)
+	t.Logf("10,000 messages %d steps, 20,000 %d steps", w1, w2)
+	assert.Less(t, float64(w2)/float64(w1), 2.5)
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"slices"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
@@ -142,9 +141,11 @@ type fragRun struct {
 }
 
 type inStream struct {
-	next    uint16    // the SSN of the next ordered message to deliver
-	pending []Message // complete ordered messages after next, by SSN
+	next uint16 // the SSN of the next ordered message to deliver
 }
+
+// pendKey names a waiting ordered message: its stream and SSN.
+func pendKey(stream, ssn uint16) uint32 { return uint32(stream)<<16 | uint32(ssn) }
 
 // Reassembler is the receive side of user messages (RFC 9260 §6.5, §6.6,
 // §6.9): it takes the new DATA chunks of an association, puts fragmented
@@ -172,7 +173,14 @@ type Reassembler struct {
 	nStreams int
 	ready    []Message // deliverable, in delivery order, from head
 	head     int
-	nPend    int // ordered messages held in streams[].pending
+	// pend holds complete ordered messages after their stream's next,
+	// pendByLast names them by their last TSN, and pendBits marks their
+	// TSNs (for MakeRoom, as heldBits does the fragments').
+	pend       map[uint32]Message
+	pendByLast map[uint32]uint32
+	pendBits   []uint64
+	nPend      int
+	pendPeak   int // the most waiting at once since pend was made
 
 	frags    []frag
 	freeFrag int32
@@ -404,12 +412,12 @@ func (r *Reassembler) pushWhole(d *wire.Data) (bool, error) {
 		return true, nil
 	}
 	st := r.stream(d.StreamID)
-	if err := r.checkSSN(st, d.SSN); err != nil {
+	if err := r.checkSSN(d.StreamID, st, d.SSN); err != nil {
 		return false, err
 	}
 	if d.SSN == st.next && r.head == len(r.ready) {
 		st.next++
-		r.releaseOrdered(st)
+		r.releaseOrdered(d.StreamID, st)
 		return true, nil
 	}
 	if r.nFrags+r.nPend >= r.maxHeld {
@@ -436,19 +444,19 @@ func (r *Reassembler) limit(why string) error {
 
 // checkSSN rejects an ordered message whose SSN was delivered or is held
 // already.
-func (r *Reassembler) checkSSN(st *inStream, ssn uint16) error {
+func (r *Reassembler) checkSSN(id uint16, st *inStream, ssn uint16) error {
 	if SSNLess(ssn, st.next) || ssn-st.next == 1<<15 {
 		r.violations++
 		return ErrStreamSequence
 	}
-	if _, found := slices.BinarySearchFunc(st.pending, ssn, cmpSSN); found {
-		r.violations++
-		return ErrStreamSequence
+	if r.nPend > 0 {
+		if _, found := r.pend[pendKey(id, ssn)]; found {
+			r.violations++
+			return ErrStreamSequence
+		}
 	}
 	return nil
 }
-
-func cmpSSN(p Message, ssn uint16) int { return int(int16(p.SSN - ssn)) }
 
 // ordered files a complete ordered message, whose memory is counted in
 // held: delivered in its turn, held until then. A message whose SSN was
@@ -459,19 +467,53 @@ func (r *Reassembler) ordered(m Message) error {
 	if m.SSN == st.next {
 		r.ready = append(r.ready, m)
 		st.next++
-		r.releaseOrdered(st)
+		r.releaseOrdered(m.StreamID, st)
 		return nil
 	}
-	i, found := slices.BinarySearchFunc(st.pending, m.SSN, cmpSSN)
-	if found || !SSNGreater(m.SSN, st.next) {
+	key := pendKey(m.StreamID, m.SSN)
+	if _, found := r.pend[key]; found || !SSNGreater(m.SSN, st.next) {
 		r.dropMessage(&m)
 		r.violations++
 		return ErrStreamSequence
 	}
-	r.work += uint64(len(st.pending) - i)
-	st.pending = slices.Insert(st.pending, i, m)
+	if r.pend == nil {
+		r.pend, r.pendByLast = make(map[uint32]Message), make(map[uint32]uint32)
+	}
+	r.ensureBits()
+	if r.nFrags+r.nPend == 0 || TSNGreater(m.LastTSN, r.hiHeld) {
+		r.hiHeld = m.LastTSN
+	}
+	r.pend[key] = m
+	r.pendByLast[m.LastTSN] = key
+	r.pendPeak = max(r.pendPeak, len(r.pend))
+	for t := m.FirstTSN; ; t++ {
+		setBit(r.pendBits, t&r.bitMask, true)
+		r.work++
+		if t == m.LastTSN {
+			break
+		}
+	}
 	r.nPend++
 	return nil
+}
+
+// unpend takes the waiting message key out of pend.
+func (r *Reassembler) unpend(key uint32) Message {
+	m := r.pend[key]
+	delete(r.pend, key)
+	delete(r.pendByLast, m.LastTSN)
+	for t := m.FirstTSN; ; t++ {
+		setBit(r.pendBits, t&r.bitMask, false)
+		r.work++
+		if t == m.LastTSN {
+			break
+		}
+	}
+	r.nPend--
+	if r.nPend == 0 && r.pendPeak > 64 {
+		r.pend, r.pendByLast, r.pendPeak = nil, nil, 0 // a burst's tables go
+	}
+	return m
 }
 
 func (r *Reassembler) dropMessage(m *Message) {
@@ -482,20 +524,14 @@ func (r *Reassembler) dropMessage(m *Message) {
 }
 
 // releaseOrdered moves the held messages whose turn has come to ready.
-func (r *Reassembler) releaseOrdered(st *inStream) {
-	n := 0
-	for n < len(st.pending) && st.pending[n].SSN == st.next {
-		r.ready = append(r.ready, st.pending[n])
-		st.next++
-		n++
-	}
-	if n > 0 {
-		clear(st.pending[:n])
-		st.pending = st.pending[n:]
-		r.nPend -= n
-		if len(st.pending) == 0 {
-			st.pending = nil
+func (r *Reassembler) releaseOrdered(id uint16, st *inStream) {
+	for r.nPend > 0 {
+		key := pendKey(id, st.next)
+		if _, ok := r.pend[key]; !ok {
+			return
 		}
+		r.ready = append(r.ready, r.unpend(key))
+		st.next++
 	}
 }
 
@@ -522,13 +558,28 @@ func (r *Reassembler) isSet(tsn uint32) bool {
 	return r.heldBits[i>>6]&(1<<(i&63)) != 0
 }
 
-func (r *Reassembler) setBit(tsn uint32, on bool) {
-	i := tsn & r.bitMask
+func (r *Reassembler) setBit(tsn uint32, on bool) { setBit(r.heldBits, tsn&r.bitMask, on) }
+
+func setBit(w []uint64, i uint32, on bool) {
 	if on {
-		r.heldBits[i>>6] |= 1 << (i & 63)
+		w[i>>6] |= 1 << (i & 63)
 	} else {
-		r.heldBits[i>>6] &^= 1 << (i & 63)
+		w[i>>6] &^= 1 << (i & 63)
 	}
+}
+
+// ensureBits allocates the bitmaps of held TSNs, a ring of at least the
+// TSN window and the longest message: every TSN held lies that close to
+// the Cumulative TSN Ack point.
+func (r *Reassembler) ensureBits() {
+	if r.heldBits != nil {
+		return
+	}
+	ring := uint32(64)
+	for ring < uint32(r.window+r.maxMsgFrags)+1 {
+		ring <<= 1
+	}
+	r.heldBits, r.pendBits, r.bitMask = make([]uint64, ring/64), make([]uint64, ring/64), ring-1
 }
 
 // runEndingAt returns the run whose last TSN is tsn, or -1.
@@ -605,7 +656,7 @@ func (r *Reassembler) unindex(k int32) {
 // just before and starting just after it.
 func (r *Reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bool, error) {
 	if !d.Unordered {
-		if err := r.checkSSN(r.stream(d.StreamID), d.SSN); err != nil {
+		if err := r.checkSSN(d.StreamID, r.stream(d.StreamID), d.SSN); err != nil {
 			return false, err
 		}
 	}
@@ -656,14 +707,8 @@ func (r *Reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bo
 	r.held += cap(*bp) + fragOverhead
 	f.buf = bp
 	f.n = int32(copy(*bp, d.UserData))
-	if r.heldBits == nil {
-		ring := uint32(64)
-		for ring < uint32(r.window+r.maxMsgFrags)+1 {
-			ring <<= 1
-		}
-		r.heldBits, r.bitMask = make([]uint64, ring/64), ring-1
-	}
-	if r.nFrags == 0 || TSNGreater(d.TSN, r.hiHeld) {
+	r.ensureBits()
+	if r.nFrags+r.nPend == 0 || TSNGreater(d.TSN, r.hiHeld) {
 		r.hiHeld = d.TSN
 	}
 	i := r.newFrag(f)
@@ -917,30 +962,12 @@ func (r *Reassembler) Admit(d *wire.Data, renege func(uint32)) bool {
 // octets fit now.
 func (r *Reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
 	for !r.Fits(n) {
-		// The candidates: the highest fragment, and the last waiting
-		// message of each stream.
-		best, bestStream := uint32(0), -1
-		found := false
-		if h, ok := r.highestFragment(tsn); ok {
-			best, found = h, true
-		}
-		if r.nPend > 0 {
-			r.work += uint64(len(r.streams))
-			for s := range r.streams {
-				p := r.streams[s].pending
-				if len(p) == 0 {
-					continue
-				}
-				if last := p[len(p)-1].LastTSN; TSNGreater(last, tsn) && (!found || TSNGreater(last, best)) {
-					best, bestStream, found = last, s, true
-				}
-			}
-		}
-		if !found {
+		best, ok := r.highestHeld(tsn)
+		if !ok {
 			return false
 		}
-		if bestStream < 0 {
-			k := r.ends[best]
+		var first, last uint32
+		if k := r.runEndingAt(best); k >= 0 {
 			run := r.runs[k]
 			r.unindex(k)
 			r.freeRunAt(k)
@@ -950,39 +977,30 @@ func (r *Reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
 				r.work++
 				j = nx
 			}
-			for t := run.last; ; t-- {
-				r.evicted++
-				renege(t)
-				if t == run.first {
-					break
-				}
-			}
-			r.hiHeld = run.first - 1
+			first, last = run.first, run.last
 			r.shrink()
-			continue
+		} else {
+			m := r.unpend(r.pendByLast[best])
+			first, last = m.FirstTSN, m.LastTSN
+			r.dropMessage(&m)
 		}
-		st := &r.streams[bestStream]
-		m := st.pending[len(st.pending)-1]
-		st.pending[len(st.pending)-1] = Message{}
-		st.pending = st.pending[:len(st.pending)-1]
-		r.nPend--
-		first, last := m.FirstTSN, m.LastTSN
-		r.dropMessage(&m)
-		for t := first; ; t++ {
+		for t := last; ; t-- {
 			r.evicted++
 			renege(t)
-			if t == last {
+			if t == first {
 				break
 			}
 		}
+		r.hiHeld = first - 1
 	}
 	return true
 }
 
-// highestFragment returns the highest TSN of a held fragment above tsn,
-// from hiHeld down, a word of heldBits at a time.
-func (r *Reassembler) highestFragment(tsn uint32) (uint32, bool) {
-	if r.nFrags == 0 || !TSNGreater(r.hiHeld, tsn) {
+// highestHeld returns the highest TSN above tsn that ends a held run of
+// fragments or a waiting ordered message, from hiHeld down, a word of
+// the bitmaps at a time.
+func (r *Reassembler) highestHeld(tsn uint32) (uint32, bool) {
+	if r.nFrags+r.nPend == 0 || !TSNGreater(r.hiHeld, tsn) {
 		return 0, false
 	}
 	span := r.hiHeld - tsn // TSNs tsn+1 .. hiHeld
@@ -990,7 +1008,7 @@ func (r *Reassembler) highestFragment(tsn uint32) (uint32, bool) {
 		t := r.hiHeld - o
 		r.work++
 		i := t & r.bitMask
-		w := r.heldBits[i>>6] << (63 - i&63) // bit i at the top
+		w := (r.heldBits[i>>6] | r.pendBits[i>>6]) << (63 - i&63) // bit i at the top
 		if w == 0 {
 			o += i&63 + 1
 			continue
@@ -1000,11 +1018,15 @@ func (r *Reassembler) highestFragment(tsn uint32) (uint32, bool) {
 			break
 		}
 		t = r.hiHeld - o
-		if k := r.runEndingAt(t); k >= 0 {
+		if r.runEndingAt(t) >= 0 {
 			r.hiHeld = t
 			return t, true
 		}
-		o++ // a TSN a ring's length away, or inside a run: go on
+		if _, ok := r.pendByLast[t]; ok {
+			r.hiHeld = t
+			return t, true
+		}
+		o++ // inside a run or a message, or a TSN a ring's length away: go on
 	}
 	return 0, false
 }
@@ -1024,13 +1046,10 @@ func (r *Reassembler) Reset() {
 	}
 	r.runs, r.frags, r.ends = nil, nil, nil
 	r.freeFrag, r.freeRun = -1, -1
-	for s := range r.streams {
-		for i := range r.streams[s].pending {
-			r.dropMessage(&r.streams[s].pending[i])
-		}
-		r.streams[s].pending = nil
+	for key := range r.pend {
+		m := r.unpend(key)
+		r.dropMessage(&m)
 	}
-	r.nPend = 0
 	for m, ok := r.Next(); ok; m, ok = r.Next() {
 		putBuf(m.buf)
 	}

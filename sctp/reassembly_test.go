@@ -328,7 +328,7 @@ func TestReassemblyMakeRoom_RFC9260_6_2(t *testing.T) {
 	}
 	reneged = nil
 	require.True(t, r.MakeRoom(3, 2*c, renege))
-	assert.Equal(t, []uint32{7, 8}, reneged)
+	assert.Equal(t, []uint32{8, 7}, reneged, "highest first, as fragments")
 	assert.Zero(t, r.Held())
 }
 
@@ -473,10 +473,12 @@ func checkReassembler(t *testing.T, r *Reassembler) {
 		frags += int(n)
 	}
 	require.Equal(t, frags, r.nFrags)
-	for _, st := range r.streams {
-		for _, m := range st.pending {
-			held += m.cost
-		}
+	require.Len(t, r.pend, r.nPend)
+	require.Len(t, r.pendByLast, r.nPend)
+	for key, m := range r.pend {
+		held += m.cost
+		require.Equal(t, key, r.pendByLast[m.LastTSN])
+		require.True(t, SSNGreater(m.SSN, r.streams[m.StreamID].next), "waits for an earlier SSN")
 	}
 	for _, m := range r.ready[r.head:] {
 		held += m.cost
