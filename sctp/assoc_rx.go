@@ -275,11 +275,9 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 		a.dropData()
 		return false
 	}
-	if !copied && !held {
-		a.rxPktCharged = true
-	}
 	if a.rt.Observe(d.TSN) != RecvNew {
 		a.releaseReceive(charge)
+		a.rs.dropReservation()
 		return false
 	}
 	if d.Immediate {
@@ -287,9 +285,7 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	}
 	now2, err := a.rs.Push(&d)
 	if err != nil { // errors.Is only then: it is a call per message otherwise
-		if copied {
-			a.releaseReceive(charge)
-		}
+		a.releaseReceive(charge)
 		if errors.Is(err, ErrInvalidStream) {
 			// §6.5: acknowledged, discarded, and reported.
 			a.stats.invalidStream++
@@ -317,7 +313,9 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 		return false
 	}
 	refs := false
-	if now2 {
+	if !now2 {
+		a.releaseReceive(charge) // held by the Reassembler, charged by Admit
+	} else {
 		m := rxMsg{sid: d.StreamID, ppid: d.PPID, data: d.UserData}
 		if copied {
 			// A small message is copied into a buffer of its size, so
@@ -327,7 +325,8 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 			m.cost = charge
 			a.rxQueued += m.cost
 		} else {
-			refs = true // charged with the packet buffer at commit
+			refs = true // the packet buffer, charged once (commit queues it)
+			a.rxPktCharged = true
 		}
 		e.msgs = append(e.msgs, m)
 		a.stats.userMsgsRecv++
