@@ -46,7 +46,7 @@ var (
 	dHeldBytes     = desc("resequencing_held_bytes", "Octets held for DDP-SSN re-sequencing now, over all associations.")
 	dMPAAdmission  = desc("mpa_connections_total", "What the MPA listener's admission did with TCP connections before their MPA Request (RFC 5044 §7.1.2).", "outcome")
 	dMPAStartup    = desc("mpa_startups_in_progress", "TCP connections in their MPA start-up now.")
-	dRxMemUsed     = desc("sctp_receive_memory_used_bytes", "Memory the sctp-native associations hold for received data now (reassembly, receive queues), charged by buffer capacity.")
+	dRxMemHeld     = desc("sctp_receive_memory_held_bytes", "Memory the sctp-native associations hold for received data now (reassembly, receive queues), charged by buffer capacity.")
 	dRxMemLimit    = desc("sctp_receive_memory_limit_bytes", "The process-wide budget of received data (sctp.SetProcessMemoryLimit).")
 	dRxMemPeak     = desc("sctp_receive_memory_peak_bytes", "The most received data held at once.")
 	dRxMemRefused  = desc("sctp_receive_memory_refused_total", "Charges refused because the budget or an association's share was full (the DATA dropped, RFC 9260 §6.2, or the association aborted).")
@@ -73,7 +73,7 @@ func NewCollector(src Source) *Collector { return &Collector{src: src} }
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dStreamsActive, dStreamsFinished, dAdmitted, dRefused, dSetupTimeouts,
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
-		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemUsed, dRxMemLimit, dRxMemPeak, dRxMemRefused, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
+		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
 		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans} {
 		ch <- d
 	}
@@ -133,7 +133,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dGapTimeouts, s.GapTimeouts)
 	gauge(dHeldBytes, float64(s.HeldBytes))
 	rm := s.ReceiveMemory
-	gauge(dRxMemUsed, float64(rm.Used))
+	gauge(dRxMemHeld, float64(rm.Used))
 	gauge(dRxMemLimit, float64(rm.Limit))
 	gauge(dRxMemPeak, float64(rm.Peak))
 	counter(dRxMemRefused, rm.Refused)
