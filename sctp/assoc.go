@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
@@ -110,8 +111,15 @@ type Association struct {
 	rs       *Reassembler
 	rxGaps   []wire.GapAckBlock
 	rxDups   []uint32
-	rxQueued int    // buffer octets queued for delivery (charged to the window)
-	advRwnd  uint32 // a_rwnd of the last SACK
+	rxQueued int // memory queued for delivery (charged to rxAcct)
+	// rxAcct is the association's share of the process-wide memory
+	// budget: reassembly, the delivery queue and the packet buffers it
+	// holds are charged to it; a_rwnd is what is left (rwnd).
+	rxAcct *membudget.Account
+	// rxPktCharged: the packet being received is charged already (a
+	// message of it is delivered from its buffer).
+	rxPktCharged bool
+	advRwnd      uint32 // a_rwnd of the last SACK
 
 	// RE-CONFIG (RFC 6525 §5.2): the next Re-configuration Request
 	// Sequence Number expected of the peer, the result of the last request
@@ -264,7 +272,7 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
 	a.reconfSeq, a.reconfOutSeq = peerInitialTSN, a.localInitialTSN
 	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
-	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Budget: a.cfg.ReceiveBuffer})
+	a.initReceiveBudget()
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)
 	a.setHeader()
 }
@@ -463,6 +471,9 @@ func (a *Association) terminate(err error) {
 		putBuf(a.pend[i].buf)
 	}
 	a.pend, a.pendHead, a.sndBuffered, a.copying = a.pend[:0], 0, 0, 0
+	if a.rs != nil {
+		a.rs.Reset() // what is queued for delivery is released as it is handed over
+	}
 	if !a.estabDone {
 		a.estabDone = true
 		close(a.estab)

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
@@ -77,6 +78,17 @@ type Config struct {
 	// a_rwnd advertised (RFC 9260 §6.2); SendBuffer the user data a
 	// writer may queue before WriteMsg blocks (counted in pool buffers).
 	ReceiveBuffer, SendBuffer int
+	// MaxMessageFragments and MaxHeldFragments bound reassembly (RFC
+	// 9260 §6.9): the fragments of one user message, and the fragments
+	// and waiting ordered messages held at once (zero:
+	// DefaultMaxMessageFragments, DefaultMaxHeldFragments). A peer beyond
+	// either, or sending fragments that can never complete, is aborted
+	// with a Protocol Violation cause (ErrReassemblyLimit,
+	// ErrFragmentSequence).
+	MaxMessageFragments, MaxHeldFragments int
+	// memBudget, if not nil, is the budget the association's receive
+	// memory is charged to instead of the process-wide one (tests).
+	memBudget *membudget.Budget
 	// MaxRetrans is Association.Max.Retrans: consecutive T3-rtx, T2 or
 	// HEARTBEAT failures after which the peer is unreachable (§8.1).
 	MaxRetrans int

@@ -20,6 +20,7 @@ func (a *Association) receive(b []byte, bp *[]byte) bool {
 	now := time.Now()
 	a.mu.Lock()
 	a.rxBorrowed = bp == nil
+	a.rxPktCharged = false
 	kept := a.receiveLocked(b, bp, now)
 	a.mu.Unlock()
 	return kept
@@ -246,17 +247,41 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	}
 	n := len(d.UserData)
 	e := a.dq.begin()
+	// The memory it takes, charged before it is acknowledged: a message
+	// delivered at once is copied into a buffer of its size, or delivered
+	// from the packet's buffer (charged once per packet); a held one is
+	// charged by Admit.
+	held := a.rs.Holds(&d)
+	copied := !held && (n < copyBelow || a.rxBorrowed)
+	charge := 0
 	switch {
-	case e == nil, a.rxQueued+a.rs.Held() > a.cfg.ReceiveBuffer+a.cfg.ReceiveBuffer/4,
-		int(a.rwnd()) < n && d.TSN != a.rt.CumTSN()+1,
-		!a.rs.Admit(&d, a.rejectHeld):
-		// §6.2: no room; the chunk is dropped unacknowledged. The next
-		// in-sequence TSN is taken beyond the window (up to a quarter of
-		// the buffer more) so that the association always progresses.
-		a.stats.rxDropped++
+	case copied:
+		charge = rxClass(n) + msgOverhead
+	case !held && !a.rxPktCharged:
+		charge = largeBuf
+	}
+	inSeq := d.TSN == a.rt.CumTSN()+1
+	switch {
+	case e == nil,
+		int(a.rwnd()) < max(charge, a.rs.Cost(&d)) && !inSeq,
+		charge > 0 && a.rxAcct.Charge(charge) != nil:
+		a.dropData()
+		return false
+	case held && !a.rs.Admit(&d, a.rejectHeld):
+		if inSeq && a.rs.Held()+a.rs.Cost(&d) > int(a.rxAcct.Limit()) {
+			// Nothing but reassembly holds the share, and nothing above
+			// this TSN could be evicted: what is held can never complete.
+			why := fmt.Sprintf("reassembly needs more than the receive buffer of %d octets (RFC 9260 §6.9)", a.cfg.ReceiveBuffer)
+			a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(why)),
+				&AbortError{Local: true, Reason: why, Cause: ErrReassemblyLimit})
+			return false
+		}
+		a.dropData()
 		return false
 	}
 	if a.rt.Observe(d.TSN) != RecvNew {
+		a.releaseReceive(charge)
+		a.rs.dropReservation()
 		return false
 	}
 	if d.Immediate {
@@ -264,38 +289,65 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	}
 	now2, err := a.rs.Push(&d)
 	if err != nil { // errors.Is only then: it is a call per message otherwise
+		a.releaseReceive(charge)
 		if errors.Is(err, ErrInvalidStream) {
 			// §6.5: acknowledged, discarded, and reported.
 			a.stats.invalidStream++
 			a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCauseInvalidStream(nil, d.StreamID)}).Append(a.ctrl)
 			return false
 		}
-		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(err.Error())),
-			&AbortError{Local: true, Reason: err.Error(), Cause: ErrProtocolViolation})
+		if errors.Is(err, ErrReassemblyBudget) {
+			// The process-wide budget filled since Admit: dropped.
+			a.rt.Renege(d.TSN)
+			a.dropData()
+			return false
+		}
+		why, cause := err.Error(), error(ErrProtocolViolation)
+		if w := a.rs.Why(); w != "" && (errors.Is(err, ErrFragmentSequence) || errors.Is(err, ErrReassemblyLimit)) {
+			why = w
+		}
+		switch {
+		case errors.Is(err, ErrReassemblyLimit):
+			cause = ErrReassemblyLimit
+		case errors.Is(err, ErrFragmentSequence), errors.Is(err, ErrStreamSequence):
+			cause = fmt.Errorf("%w: %w", ErrProtocolViolation, err)
+		}
+		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(why)),
+			&AbortError{Local: true, Reason: why, Cause: cause})
 		return false
 	}
 	refs := false
-	if now2 {
+	if !now2 {
+		a.releaseReceive(charge) // held by the Reassembler, charged by Admit
+	} else {
 		m := rxMsg{sid: d.StreamID, ppid: d.PPID, data: d.UserData}
-		if n < copyBelow || a.rxBorrowed {
+		if copied {
 			// A small message is copied into a buffer of its size, so
 			// that the packet buffer is not held for it.
-			m.buf = getBuf(n)
+			m.buf = getRxBuf(n)
 			m.data = append((*m.buf)[:0], d.UserData...)
-			m.cost = cap(*m.buf)
+			m.cost = charge
 			a.rxQueued += m.cost
 		} else {
-			refs = true // charged with the packet buffer at commit
+			refs = true // the packet buffer, charged once (commit queues it)
+			a.rxPktCharged = true
 		}
 		e.msgs = append(e.msgs, m)
 		a.stats.userMsgsRecv++
 	}
-	for m, ok := a.rs.Next(); ok; m, ok = a.rs.Next() {
-		e.msgs = append(e.msgs, rxMsg{sid: m.StreamID, ppid: m.PPID, data: m.Data, buf: m.buf, cost: len(m.Data)})
-		a.rxQueued += len(m.Data)
+	for m, ok := a.rs.nextHeld(); ok; m, ok = a.rs.nextHeld() {
+		e.msgs = append(e.msgs, rxMsg{sid: m.StreamID, ppid: m.PPID, data: m.Data, buf: m.buf, cost: m.cost})
+		a.rxQueued += m.cost
 		a.stats.userMsgsRecv++
 	}
 	return refs
+}
+
+// dropData drops a new DATA chunk unacknowledged for lack of room (RFC
+// 9260 §6.2); the packet's SACK goes at once, with the current window.
+func (a *Association) dropData() {
+	a.stats.rxDropped++
+	a.rt.DropNoRoom()
 }
 
 // rejectHeld is the Reassembler's renege hook (§6.2 zero window).

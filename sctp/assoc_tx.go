@@ -476,13 +476,6 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 	return append(p, c.chunk()...)
 }
 
-// rwnd returns the a_rwnd to advertise: the receive buffer less what is
-// held for reassembly and queued for the user (RFC 9260 §6.2).
-func (a *Association) rwnd() uint32 {
-	w := int(a.rs.Window()) - a.rxQueued
-	return uint32(max(w, 0))
-}
-
 // appendSACK appends a SACK of the current receive state (RFC 9260
 // §6.2, §3.3.4) to p. mu is held.
 func (a *Association) appendSACK(p []byte) []byte {
@@ -504,6 +497,7 @@ func (a *Association) delivered(octets int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.rxQueued -= octets
+	a.releaseReceive(octets)
 	if a.rt == nil || a.state == StateClosed {
 		return
 	}

@@ -17,13 +17,47 @@ const (
 
 var bufClasses = [...]int{256, 2048, 4096 + bufSlack, 8192 + bufSlack, 16384 + bufSlack, 32768 + bufSlack, largeBuf}
 
+// rxClasses are the classes of received user data held for reassembly or
+// delivery (getRxBuf): bufClasses with smaller steps below 2 KiB, so that
+// a small fragment does not hold (and is not charged) a buffer many times
+// its size.
+var rxClasses = [...]int{64, 128, 256, 512, 1024, 2048, 4096 + bufSlack, 8192 + bufSlack, 16384 + bufSlack, 32768 + bufSlack, largeBuf}
+
 var bufPools [len(bufClasses)]sync.Pool
+
+// smallPools hold the rxClasses below 2 KiB that bufClasses lacks, by
+// capacity.
+var smallPools = map[int]*sync.Pool{64: {}, 128: {}, 512: {}, 1024: {}}
 
 func init() {
 	for i := range bufPools {
 		n := bufClasses[i]
 		bufPools[i].New = func() any { b := make([]byte, n); return &b }
 	}
+	for n, p := range smallPools {
+		p.New = func() any { b := make([]byte, n); return &b }
+	}
+}
+
+// rxClass returns the capacity of the buffer getRxBuf(n) returns.
+func rxClass(n int) int {
+	i := 0
+	for i < len(rxClasses)-1 && rxClasses[i] < n {
+		i++
+	}
+	return rxClasses[i]
+}
+
+// getRxBuf returns a pooled buffer of rxClass(n) octets (n at most
+// largeBuf), its length its capacity.
+func getRxBuf(n int) *[]byte {
+	c := rxClass(n)
+	if p := smallPools[c]; p != nil {
+		bp := p.Get().(*[]byte)
+		*bp = (*bp)[:cap(*bp)]
+		return bp
+	}
+	return getBuf(c)
 }
 
 // bufClass returns the capacity of the buffer getBuf(n) returns.
@@ -53,6 +87,12 @@ func putBuf(bp *[]byte) {
 		return
 	}
 	c := cap(*bp)
+	if c < bufClasses[1] && c != bufClasses[0] {
+		if p := smallPools[c]; p != nil {
+			p.Put(bp)
+		}
+		return
+	}
 	for i, n := range bufClasses {
 		if n == c {
 			bufPools[i].Put(bp)

@@ -114,7 +114,7 @@ func (q *deliveryQueue) commit(bp *[]byte, refsPacket bool) bool {
 	if refsPacket {
 		e.buf = bp
 		if bp != nil {
-			e.cost = cap(*bp)
+			e.cost = cap(*bp) // charged by handleData (rxPktCharged)
 			q.a.rxQueued += e.cost
 		}
 	}
@@ -174,6 +174,9 @@ func (q *deliveryQueue) run() {
 	a.mu.Lock()
 	err := a.err
 	a.mu.Unlock()
+	if a.rxAcct != nil {
+		a.rxAcct.Close() // the association has ended and everything is handed over
+	}
 	if q.doneFn != nil {
 		q.doneFn(err)
 	}

@@ -39,8 +39,11 @@
 //   - reassembly.go: Reassembler, the receiver's user messages: fragments
 //     put together from their B and E bits (§6.9), unordered messages
 //     delivered when complete (§6.6) and ordered ones in SSN order per
-//     stream (§6.5), within a byte budget that gives the a_rwnd, with the
-//     zero-window eviction of §6.2.
+//     stream (§6.5), in constant work per chunk, with caps on fragments
+//     per message and held (§6.9) and the zero-window eviction of §6.2.
+//   - memory.go: the association's share of the process-wide budget of
+//     received data (internal/membudget), charged by the buffers held;
+//     a_rwnd is what is left of it.
 //   - cookie.go: CookieSigner and Cookie, the stateless State Cookie
 //     (§5.1.3, §5.1.5) with the Tie-Tags of §5.2.2/§5.2.4, signed with
 //     HMAC-SHA256 under rotating secrets.

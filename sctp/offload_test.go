@@ -132,6 +132,7 @@ func TestWindowUpdate_RFC9260_6_2(t *testing.T) {
 	update := func(advertised, consumed int) bool {
 		srv.mu.Lock()
 		srv.rxQueued += buf - advertised
+		require.NoError(t, srv.rxAcct.Charge(buf-advertised), "what the queue holds is charged to the association's share")
 		srv.advRwnd = uint32(advertised)
 		before := srv.stats.sacksSent
 		srv.mu.Unlock()
@@ -140,6 +141,7 @@ func TestWindowUpdate_RFC9260_6_2(t *testing.T) {
 		defer srv.mu.Unlock()
 		sent := srv.stats.sacksSent > before
 		srv.rxQueued -= buf - advertised - consumed // the rest consumed unannounced
+		srv.rxAcct.Release(buf - advertised - consumed)
 		srv.advRwnd = srv.rwnd()
 		return sent
 	}

@@ -70,7 +70,7 @@ func TestReassemblyOrdered_RFC9260_6_5(t *testing.T) {
 	require.NoError(t, dl.push(t, r, chunk(1, 0, 0, "BE", "s0 m0")))
 	require.NoError(t, dl.push(t, r, chunk(3, 0, 2, "BE", "s0 m2")))
 	require.NoError(t, dl.push(t, r, chunk(4, 1, 0, "BE", "s1 m0")))
-	assert.Equal(t, 5, r.Held(), "m2 waits for m1, copied")
+	assert.Equal(t, cost(5), r.Held(), "m2 waits for m1, copied: charged its buffer and bookkeeping")
 	require.NoError(t, dl.push(t, r, chunk(5, 0, 3, "BE", "s0 m3")))
 	require.NoError(t, dl.push(t, r, chunk(2, 0, 1, "BE", "s0 m1")))
 	assert.Equal(t, []string{"s0 m0", "s1 m0", "s0 m1", "s0 m2", "s0 m3"}, dl.data())
@@ -143,7 +143,7 @@ func TestReassemblyFragments_RFC9260_6_9(t *testing.T) {
 				assert.Equal(t, uint16(1), m.StreamID)
 				assert.Equal(t, unordered, m.Unordered)
 				assert.Zero(t, r.Held())
-				assert.Empty(t, r.frags)
+				assert.Zero(t, r.Fragments())
 			})
 		}
 	}
@@ -221,7 +221,7 @@ func TestReassemblyStreamSequence_RFC9260_6_5(t *testing.T) {
 	require.NoError(t, dl.push(t, r, chunk(20, 0, 5, "B", "y")))
 	require.NoError(t, dl.push(t, r, chunk(11, 0, 5, "E", "x")))
 	assert.ErrorIs(t, dl.push(t, r, chunk(21, 0, 5, "E", "y")), ErrStreamSequence)
-	assert.Equal(t, 2+2+1, r.Held(), "m2 and message 5 wait for m1; one fragment of the second message 5")
+	assert.Equal(t, 3*cost(2), r.Held(), "m2 and message 5 wait for m1; one fragment of the second message 5")
 	assert.Equal(t, uint64(5), r.Violations())
 	require.NoError(t, dl.push(t, r, chunk(2, 0, 1, "BE", "m1")))
 	assert.Equal(t, []string{"m0", "m1", "m2"}, dl.data())
@@ -243,7 +243,7 @@ func TestReassemblyInvalid_RFC9260_6_5(t *testing.T) {
 	now, err := r.Push(&d)
 	require.NoError(t, err, "a duplicate TSN is ignored")
 	assert.False(t, now)
-	assert.Equal(t, 1, r.Held())
+	assert.Equal(t, cost(1), r.Held())
 
 	z := NewReassembler(ReassemblyConfig{})
 	assert.Equal(t, DefaultReassemblyBudget, z.Budget())
@@ -251,45 +251,48 @@ func TestReassemblyInvalid_RFC9260_6_5(t *testing.T) {
 }
 
 func TestReassemblyBudget_RFC9260_6_2(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 10})
+	c := cost(6) // a small chunk: the smallest buffer and its bookkeeping
+	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: c + c/2})
 	var dl delivered
 	require.NoError(t, dl.push(t, r, chunk(1, 0, 0, "B", "123456")))
-	assert.Equal(t, uint32(4), r.Window(), "a_rwnd: the free budget")
-	assert.True(t, r.Fits(4))
-	assert.False(t, r.Fits(5))
+	assert.Equal(t, c, r.Held(), "charged by the buffer held, not the octets")
+	assert.Equal(t, uint32(c/2), r.Window(), "a_rwnd: the free budget")
+	assert.True(t, r.Fits(c/2))
+	assert.False(t, r.Fits(c/2+1))
 	err := dl.push(t, r, chunk(2, 0, 0, "E", "12345"))
 	require.ErrorIs(t, err, ErrReassemblyBudget)
 	assert.Equal(t, uint64(1), r.Refused())
-	assert.Equal(t, 6, r.Held(), "nothing kept")
+	assert.Equal(t, c, r.Held(), "nothing kept")
 
 	// A whole unordered message is not held: it always passes.
 	require.NoError(t, dl.push(t, r, chunk(3, 0, 0, "BEU", "a large unordered message")))
 	// Nor is an ordered one whose turn it is; one that must wait is.
-	r2 := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 3})
+	r2 := NewReassembler(ReassemblyConfig{Streams: 1, Budget: c - 1})
 	require.ErrorIs(t, dl.push(t, r2, chunk(2, 0, 1, "BE", "1234")), ErrReassemblyBudget)
 	require.NoError(t, dl.push(t, r2, chunk(1, 0, 0, "BE", "1234")))
 
-	// Octets handed out by Next leave the budget.
-	r3 := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 8})
+	// Memory handed out by Next leaves the budget.
+	r3 := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 2 * c})
 	d := chunk(1, 0, 0, "BU", "1234")
 	_, err = r3.Push(&d)
 	require.NoError(t, err)
 	d = chunk(2, 0, 0, "EU", "5678")
 	_, err = r3.Push(&d)
 	require.NoError(t, err)
-	assert.Equal(t, 8, r3.Held())
-	assert.Zero(t, r3.Window())
+	assert.Equal(t, cost(8), r3.Held(), "the message, put together, holds one small buffer")
 	m, ok := r3.Next()
 	require.True(t, ok)
 	assert.Equal(t, "12345678", string(m.Data))
 	assert.Zero(t, r3.Held())
+	assert.Equal(t, uint32(2*c), r3.Window())
 }
 
 // With no room left, a DATA chunk below the highest TSN held makes room by
 // evicting the highest TSNs held for reordering, which the caller reneges
 // (RFC 9260 §6.2); one above them does not.
 func TestReassemblyMakeRoom_RFC9260_6_2(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 2, Budget: 12})
+	c := cost(1) // every chunk here is small: one charge each
+	r := NewReassembler(ReassemblyConfig{Streams: 2, Budget: 3 * c})
 	var dl delivered
 	require.NoError(t, dl.push(t, r, chunk(10, 0, 0, "B", "aaaa")))  // waits for 11
 	require.NoError(t, dl.push(t, r, chunk(14, 1, 1, "BE", "bbbb"))) // waits for s1 m0
@@ -298,34 +301,34 @@ func TestReassemblyMakeRoom_RFC9260_6_2(t *testing.T) {
 
 	var reneged []uint32
 	renege := func(tsn uint32) { reneged = append(reneged, tsn) }
-	assert.False(t, r.MakeRoom(25, 2, renege), "above everything held: dropped, nothing evicted")
+	assert.False(t, r.MakeRoom(25, c, renege), "above everything held: dropped, nothing evicted")
 	assert.Empty(t, reneged)
-	require.True(t, r.MakeRoom(11, 2, renege))
+	require.True(t, r.MakeRoom(11, c, renege))
 	assert.Equal(t, []uint32{20}, reneged, "the highest TSN goes first, and only as much as needed")
 	assert.Equal(t, uint64(1), r.Evicted())
 	require.NoError(t, dl.push(t, r, chunk(11, 0, 0, "E", "dd")))
 	assert.Equal(t, []string{"aaaadd"}, dl.data())
 
 	// Fragments go too, but never below the new TSN.
-	r = NewReassembler(ReassemblyConfig{Streams: 1, Budget: 6})
-	for _, c := range []wire.Data{chunk(1, 0, 0, "BU", "11"), chunk(5, 0, 0, "BU", "22"), chunk(6, 0, 0, "U", "33")} {
-		_, err := r.Push(&c)
+	r = NewReassembler(ReassemblyConfig{Streams: 1, Budget: 3 * c})
+	for _, d := range []wire.Data{chunk(1, 0, 0, "BU", "11"), chunk(5, 0, 0, "BU", "22"), chunk(6, 0, 0, "U", "33")} {
+		_, err := r.Push(&d)
 		require.NoError(t, err)
 	}
 	reneged = nil
-	assert.False(t, r.MakeRoom(3, 6, renege), "the fragment at TSN 1 stays")
+	assert.False(t, r.MakeRoom(3, 3*c, renege), "the fragment at TSN 1 stays")
 	assert.Equal(t, []uint32{6, 5}, reneged)
-	assert.Equal(t, 2, r.Held())
+	assert.Equal(t, c, r.Held())
 
 	// An ordered message of several fragments is reneged TSN by TSN.
-	r = NewReassembler(ReassemblyConfig{Streams: 1, Budget: 4})
-	for _, c := range []wire.Data{chunk(7, 0, 1, "B", "ab"), chunk(8, 0, 1, "E", "cd")} {
-		_, err := r.Push(&c)
+	r = NewReassembler(ReassemblyConfig{Streams: 1, Budget: 2 * c})
+	for _, d := range []wire.Data{chunk(7, 0, 1, "B", "ab"), chunk(8, 0, 1, "E", "cd")} {
+		_, err := r.Push(&d)
 		require.NoError(t, err)
 	}
 	reneged = nil
-	require.True(t, r.MakeRoom(3, 1, renege))
-	assert.Equal(t, []uint32{7, 8}, reneged)
+	require.True(t, r.MakeRoom(3, 2*c, renege))
+	assert.Equal(t, []uint32{8, 7}, reneged, "highest first, as fragments")
 	assert.Zero(t, r.Held())
 }
 
@@ -422,8 +425,66 @@ func TestReassemblyRandom_RFC9260_6_9(t *testing.T) {
 			}
 		}
 		assert.Zero(t, r.Held())
-		assert.Empty(t, r.frags)
+		assert.Zero(t, r.Fragments())
 	}
+}
+
+// checkReassembler checks the invariants of r: every held fragment in
+// exactly one run of consecutive TSNs indexed by its ends, at most one
+// boundary between messages in a run and no complete message, and the
+// memory charged exactly that of the fragments, waiting messages and
+// messages not yet handed out.
+func checkReassembler(t *testing.T, r *Reassembler) {
+	t.Helper()
+	held, frags := 0, 0
+	for k := range r.runs {
+		run := &r.runs[k]
+		if run.count == 0 {
+			continue
+		}
+		require.Equal(t, int32(k), r.ends[run.first])
+		require.Equal(t, int32(k), r.ends[run.last])
+		n, cuts := int32(0), 0
+		tsn := run.first
+		for j := run.head; j >= 0; j = r.frags[j].next {
+			f := &r.frags[j]
+			require.Equal(t, tsn, f.tsn, "consecutive TSNs")
+			require.True(t, r.isSet(f.tsn))
+			if f.flags&fE != 0 && j != run.tail {
+				cuts++
+				require.Equal(t, j, run.cutE)
+				require.Equal(t, n+1, run.prefix)
+			}
+			held += cap(*f.buf) + fragOverhead
+			n++
+			tsn++
+			if j == run.tail {
+				require.Equal(t, int32(-1), f.next)
+			}
+		}
+		require.Equal(t, run.count, n)
+		require.Equal(t, run.last, tsn-1)
+		require.LessOrEqual(t, cuts, 1)
+		if cuts == 0 {
+			require.Equal(t, int32(-1), run.cutE)
+		}
+		complete := r.frags[run.head].flags&fB != 0 && (cuts > 0 || r.frags[run.tail].flags&fE != 0)
+		require.False(t, complete, "a complete message left in a run")
+		frags += int(n)
+	}
+	require.Equal(t, frags, r.nFrags)
+	require.Len(t, r.pend, r.nPend)
+	require.Len(t, r.pendByLast, r.nPend)
+	for key, m := range r.pend {
+		held += m.cost
+		require.Equal(t, key, r.pendByLast[m.LastTSN])
+		require.True(t, SSNGreater(m.SSN, r.streams[m.StreamID].next), "waits for an earlier SSN")
+	}
+	for _, m := range r.ready[r.head:] {
+		held += m.cost
+	}
+	require.Equal(t, held, r.Held())
+	require.Equal(t, int64(held), r.acct.Held())
 }
 
 // FuzzReassembler pushes peer-chosen chunks (any TSN, stream, SSN, flags,
@@ -450,20 +511,7 @@ func FuzzReassembler(f *testing.F) {
 				}
 			}
 			require.LessOrEqual(t, r.Held(), r.Budget())
-			held := 0
-			for _, fr := range r.frags {
-				held += len(fr.userData)
-			}
-			for _, st := range r.streams {
-				for _, m := range st.pending {
-					held += len(m.Data)
-				}
-			}
-			for _, m := range r.ready[r.head:] {
-				held += len(m.Data)
-			}
-			require.Equal(t, held, r.Held())
-			require.True(t, slices.IsSortedFunc(r.frags, func(x, y fragment) int { return tsnCmp(x.tsn, y.tsn) }))
+			checkReassembler(t, r)
 		}
 	})
 }
@@ -473,7 +521,8 @@ func FuzzReassembler(f *testing.F) {
 // them, and the sender retransmits them later.
 func TestReassemblyMakeRoomWithTracker_RFC9260_6_2(t *testing.T) {
 	tr := NewRecvTracker(10, RecvTrackerConfig{})
-	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 9})
+	c := cost(1)
+	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 3 * c})
 	var dl delivered
 	recv := func(c wire.Data) {
 		t.Helper()
@@ -488,7 +537,7 @@ func TestReassemblyMakeRoomWithTracker_RFC9260_6_2(t *testing.T) {
 	recv(chunk(12, 0, 0, "U", "aaaa"))
 	recv(chunk(13, 0, 0, "EU", "bb"))
 	recv(chunk(15, 0, 0, "BU", "xxx"))
-	assert.Equal(t, 9, r.Held(), "full")
+	assert.Equal(t, 3*c, r.Held(), "full")
 	assert.Equal(t, []wire.GapAckBlock{gb(3, 4), gb(6, 6)}, gaps(tr))
 	recv(chunk(10, 0, 0, "BEU", "first")) // not held: needs no room
 	recv(chunk(11, 0, 0, "BU", "cc"))
@@ -509,8 +558,10 @@ func TestReassemblyMakeRoomWithTracker_RFC9260_6_2(t *testing.T) {
 	// Full, and the new chunk is above everything held: dropped.
 	recv(chunk(17, 0, 0, "BU", "123456789"))
 	recv(chunk(18, 0, 0, "U", "0"))
-	assert.False(t, tr.Received(18), "dropped, not acknowledged")
-	assert.Equal(t, uint32(17), tr.CumTSN())
+	recv(chunk(19, 0, 0, "U", "1"))
+	recv(chunk(20, 0, 0, "U", "2"))
+	assert.False(t, tr.Received(20), "dropped, not acknowledged")
+	assert.Equal(t, uint32(19), tr.CumTSN())
 }
 
 func TestReassemblyHolds(t *testing.T) {

@@ -228,6 +228,14 @@ func (r *RecvTracker) markPacket() {
 	}
 }
 
+// DropNoRoom records a new DATA chunk of the current packet dropped
+// unacknowledged for lack of room: RFC 9260 §6.2 has the receiver send a
+// SACK at once with the current window, showing only what was accepted.
+func (r *RecvTracker) DropNoRoom() {
+	r.markPacket()
+	r.pktDrop = true
+}
+
 // RequestImmediate asks for the SACK of the current packet without delay:
 // a DATA chunk with the I bit set (RFC 9260 §6.2) or a FORWARD TSN that
 // needs an answer.
@@ -329,6 +337,27 @@ func (r *RecvTracker) scan(from, limit uint32, clear bool) uint32 {
 	return limit + 1
 }
 
+// scanDown returns the highest offset o in [1, from] from the Cumulative
+// TSN Ack point whose TSN is held, or 0; a word of the bitmap at a time.
+func (r *RecvTracker) scanDown(from uint32) uint32 {
+	for o := from; o > 0; {
+		i := (r.cum + o) & r.mask
+		w := r.bits[i>>6] << (63 - i&63) // bit i at the top
+		if w != 0 {
+			z := uint32(bits.LeadingZeros64(w))
+			if z >= o {
+				return 0
+			}
+			return o - z
+		}
+		if o <= i&63+1 {
+			return 0
+		}
+		o -= i&63 + 1
+	}
+	return 0
+}
+
 // AppendDuplicates appends the Duplicate TSNs received since the last SACK
 // (RFC 9260 §3.3.4: each time a duplicate arrives it is listed, up to the
 // configured cap). It allocates only if dst lacks the room.
@@ -364,12 +393,7 @@ func (r *RecvTracker) Renege(tsn uint32) bool {
 	if tsn == r.highest {
 		r.highest = r.cum
 		if r.held > 0 {
-			for o := d - 1; o > 0; o-- {
-				if r.isSet(r.cum + o) {
-					r.highest = r.cum + o
-					break
-				}
-			}
+			r.highest = r.cum + r.scanDown(d-1)
 		}
 	}
 	return true

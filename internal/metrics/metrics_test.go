@@ -30,6 +30,10 @@ func TestCollectorLint(t *testing.T) {
 		n, err := testutil.GatherAndCount(newRegistry(c))
 		require.NoError(t, err)
 		assert.Greater(t, n, 40, "every server-wide series is present when idle")
+		used, err := testutil.GatherAndCount(newRegistry(c), Namespace+"_sctp_receive_memory_held_bytes", Namespace+"_sctp_receive_memory_limit_bytes",
+			Namespace+"_sctp_receive_memory_peak_bytes", Namespace+"_sctp_receive_memory_refused_total")
+		require.NoError(t, err)
+		assert.Equal(t, 4, used, "the process-wide receive memory budget")
 		require.NoError(t, ln.Close())
 	}
 }

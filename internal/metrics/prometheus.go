@@ -46,6 +46,10 @@ var (
 	dHeldBytes     = desc("resequencing_held_bytes", "Octets held for DDP-SSN re-sequencing now, over all associations.")
 	dMPAAdmission  = desc("mpa_connections_total", "What the MPA listener's admission did with TCP connections before their MPA Request (RFC 5044 §7.1.2).", "outcome")
 	dMPAStartup    = desc("mpa_startups_in_progress", "TCP connections in their MPA start-up now.")
+	dRxMemHeld     = desc("sctp_receive_memory_held_bytes", "Memory the sctp-native associations hold for received data now (reassembly, receive queues), charged by buffer capacity.")
+	dRxMemLimit    = desc("sctp_receive_memory_limit_bytes", "The process-wide budget of received data (sctp.SetProcessMemoryLimit).")
+	dRxMemPeak     = desc("sctp_receive_memory_peak_bytes", "The most received data held at once.")
+	dRxMemRefused  = desc("sctp_receive_memory_refused_total", "Charges refused because the budget or an association's share was full (the DATA dropped, RFC 9260 §6.2, or the association aborted).")
 	dHandshake     = desc("sctp_handshake_packets_total", "What the sctp-pion listener's stateless handshake did with unauthenticated packets (RFC 9260 §5.1.3, §8.4, §8.5).", "outcome")
 	dSMsgSent      = desc("stream_messages_sent_total", "A live stream's RDMAP messages sent, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
 	dSMsgRecv      = desc("stream_messages_received_total", "A live stream's RDMAP messages received, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
@@ -69,7 +73,7 @@ func NewCollector(src Source) *Collector { return &Collector{src: src} }
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dStreamsActive, dStreamsFinished, dAdmitted, dRefused, dSetupTimeouts,
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
-		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
+		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
 		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans} {
 		ch <- d
 	}
@@ -128,6 +132,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dIdleClosed, s.IdleClosed)
 	counter(dGapTimeouts, s.GapTimeouts)
 	gauge(dHeldBytes, float64(s.HeldBytes))
+	rm := s.ReceiveMemory
+	gauge(dRxMemHeld, float64(rm.Used))
+	gauge(dRxMemLimit, float64(rm.Limit))
+	gauge(dRxMemPeak, float64(rm.Peak))
+	counter(dRxMemRefused, rm.Refused)
 	h := s.Handshake
 	for _, o := range []struct {
 		name string

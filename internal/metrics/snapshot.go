@@ -154,6 +154,10 @@ type Snapshot struct {
 	IdleClosed  uint64 `json:"idle_associations_closed"`
 	GapTimeouts uint64 `json:"gap_timeouts"`
 	HeldBytes   int64  `json:"resequencing_held_bytes"`
+	// ReceiveMemory is the process-wide budget of received data the
+	// sctp-native associations hold (reassembly, receive queues), with
+	// the charges it refused.
+	ReceiveMemory sctp.MemoryStats `json:"sctp_receive_memory"`
 	// Handshake counts the sctp-pion listener's stateless handshake and
 	// the unauthenticated packets it dropped or answered.
 	Handshake sctp.HandshakeStats `json:"handshake"`
@@ -168,6 +172,7 @@ type Snapshot struct {
 // Take reads every counter of src.
 func Take(src Source) Snapshot {
 	var s Snapshot
+	s.ReceiveMemory = sctp.ProcessMemory()
 	if l := src.Listener; l != nil {
 		s.LLP = l.Kind()
 		at := l.AssocTotals()

@@ -39,6 +39,8 @@ func WriteText(w io.Writer, prefix string, s Snapshot) {
 		prefix, s.AssociationsActive+s.AssociationsFinished, s.AssociationsActive, s.IdleClosed,
 		nonZero(s.SessionControl.Received, functionNames[:]), nonZero(s.SessionControl.Sent, functionNames[:]),
 		s.ErroneousStreams, s.Retransmissions, s.GapTimeouts)
+	rm := s.ReceiveMemory
+	fmt.Fprintf(w, "%sSCTP receive memory: %d of %d octets held, peak %d; %d charges refused\n", prefix, rm.Used, rm.Limit, rm.Peak, rm.Refused)
 }
 
 // nonZero lists the counters of m that are not zero, in the order of

@@ -1,0 +1,67 @@
+package sctp
+
+import "github.com/sctp-rdma/sctp-rdma/internal/membudget"
+
+// MemoryStats is the process-wide budget of received data that peers make
+// this process hold (reassembly, receive queues), over every association
+// of the process: each association is charged by the buffers it holds,
+// within its share (Config.ReceiveBuffer).
+type MemoryStats struct {
+	// Limit is the budget in octets; Used the octets charged now; Peak
+	// the most charged at once.
+	Limit, Used, Peak int64
+	// Refused counts the charges refused because the budget, or an
+	// association's share, was full (the DATA was dropped, RFC 9260
+	// §6.2, or the association aborted).
+	Refused uint64
+}
+
+// SetProcessMemoryLimit sets the process-wide budget of received data in
+// octets (<= 0: the default, 512 MiB). Octets already held stay charged.
+func SetProcessMemoryLimit(limit int64) { membudget.Process.SetLimit(limit) }
+
+// ProcessMemory returns the process-wide budget's figures.
+func ProcessMemory() MemoryStats {
+	p := membudget.Process
+	return MemoryStats{Limit: p.Limit(), Used: p.Used(), Peak: p.Peak(), Refused: p.Refused()}
+}
+
+// initReceiveBudget sets up the receive side's memory: the association's
+// account in the process-wide budget (Config.memBudget in tests) and the
+// Reassembler charged to it. mu is held.
+func (a *Association) initReceiveBudget() {
+	if a.rxAcct == nil {
+		b := a.cfg.memBudget
+		if b == nil {
+			b = membudget.Process
+		}
+		a.rxAcct = membudget.NewAccount(b, int64(a.cfg.ReceiveBuffer))
+	}
+	if a.rs != nil {
+		a.rs.Reset()
+	}
+	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Account: a.rxAcct,
+		MaxMessageFragments: a.cfg.MaxMessageFragments, MaxHeldFragments: a.cfg.MaxHeldFragments,
+		Window: a.rt.Window(), Received: a.rt.Received})
+}
+
+// rwnd returns the a_rwnd to advertise (RFC 9260 §6.2): what is left of
+// the association's share, and no more than is left of the process-wide
+// budget.
+func (a *Association) rwnd() uint32 {
+	if a.rxAcct == nil {
+		return uint32(a.cfg.ReceiveBuffer)
+	}
+	free := a.rxAcct.Limit() - a.rxAcct.Held()
+	if b := a.rxAcct.Budget(); b.Limit()-b.Used() < free {
+		free = b.Limit() - b.Used()
+	}
+	return uint32(max(free, 0))
+}
+
+// releaseReceive gives back the memory of octets delivered or dropped.
+func (a *Association) releaseReceive(octets int) {
+	if a.rxAcct != nil {
+		a.rxAcct.Release(octets)
+	}
+}
