@@ -22,12 +22,13 @@ func (r *Reassembler) ResetStreams(streams []byte) bool {
 	}
 	affected := func(id int) bool { return set == nil || set[id] }
 	for i := range r.frags {
-		if f := &r.frags[i]; !f.u && int(f.stream) < len(r.streams) && affected(int(f.stream)) {
+		f := &r.frags[i]
+		if f.buf != nil && f.flags&fU == 0 && int(f.stream) < len(r.streams) && affected(int(f.stream)) {
 			return false
 		}
 	}
-	for id := range r.streams {
-		if affected(id) && len(r.streams[id].pending) > 0 {
+	for key := range r.pend {
+		if id := int(key >> 16); id < len(r.streams) && affected(id) {
 			return false
 		}
 	}
