@@ -61,9 +61,9 @@ func (c Control) Check() error {
 		return nil
 	}
 	if c.Tagged() {
-		return &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTaggedVersion, Err: ErrVersion}
+		return NewError(iwarp.TermDDPTaggedVersion, ErrVersion)
 	}
-	return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeUntaggedVersion, Err: ErrVersion}
+	return NewError(iwarp.TermDDPUntaggedVersion, ErrVersion)
 }
 
 // HeaderLen returns the length of the DDP header this control field begins:
@@ -81,7 +81,7 @@ func (c Control) HeaderLen() int {
 // version error of Check.
 func ParseControl(b []byte) (Control, int, error) {
 	if len(b) < ControlLen {
-		return 0, 0, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic, Err: ErrTruncated}
+		return 0, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
 	}
 	c := Control(b[0])
 	if err := c.Check(); err != nil {

@@ -56,12 +56,12 @@ func TestControlVersion_RFC5041_7_2(t *testing.T) {
 		typ  iwarp.DDPErrorType
 		code uint8
 	}{
-		{0x80, iwarp.DDPTypeTagged, iwarp.DDPCodeTaggedVersion},
-		{0xc2, iwarp.DDPTypeTagged, iwarp.DDPCodeTaggedVersion},
-		{0x83, iwarp.DDPTypeTagged, iwarp.DDPCodeTaggedVersion},
-		{0x00, iwarp.DDPTypeUntagged, iwarp.DDPCodeUntaggedVersion},
-		{0x42, iwarp.DDPTypeUntagged, iwarp.DDPCodeUntaggedVersion},
-		{0x03, iwarp.DDPTypeUntagged, iwarp.DDPCodeUntaggedVersion},
+		{0x80, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
+		{0xc2, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
+		{0x83, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
+		{0x00, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
+		{0x42, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
+		{0x03, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
 	}
 	for _, tt := range tests {
 		_, _, err := ParseControl([]byte{tt.b})

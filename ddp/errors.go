@@ -7,8 +7,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// The DDP Error Types and Codes of RFC 5041 §7.2 are defined once, in
-// package iwarp (iwarp.DDPTypeTagged, iwarp.DDPCodeInvalidSTag, ...,
+// The DDP Error Types and Codes of RFC 5041 §7.2 are rows of the one
+// Terminate table of package iwarp (iwarp.TermDDPInvalidSTag, ...,
 // iwarp.DDPCodeName, iwarp.ValidDDPCode); the RDMAP layer carries them in a
 // Terminate with Layer iwarp.LayerDDP (RFC 5040 §4.8).
 
@@ -28,9 +28,10 @@ type Error struct {
 	Err error
 }
 
-// NewError returns an *Error of type t and code wrapping cause (may be nil).
-func NewError(t iwarp.DDPErrorType, code uint8, cause error) *Error {
-	return &Error{Type: t, Code: code, Err: cause}
+// NewError returns the *Error of the DDP Terminate code c (Layer 1, one of
+// the iwarp.TermDDP* rows) wrapping cause (may be nil).
+func NewError(c iwarp.TermCode, cause error) *Error {
+	return &Error{Type: iwarp.DDPErrorType(c.EType), Code: c.Code, Err: cause}
 }
 
 // Error implements error.
@@ -64,33 +65,21 @@ func AsError(err error) (*Error, bool) {
 	return nil, false
 }
 
-// Prototype errors, one per row of RFC 5041 §7.2, for errors.Is. They carry
-// no cause; do not modify them.
+// Prototype errors, one per row of RFC 5041 §7.2 (the iwarp.TermDDP* rows),
+// for errors.Is. They carry no cause; do not modify them.
 var (
-	// ErrLocalCatastrophic matches every *Error of Type 0x0 Code 0x00: local catastrophic.
-	ErrLocalCatastrophic = &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic}
-	// ErrInvalidSTag matches every *Error of Type 0x1 Code 0x00: invalid STag.
-	ErrInvalidSTag = &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag}
-	// ErrBaseBounds matches every *Error of Type 0x1 Code 0x01: base or bounds violation.
-	ErrBaseBounds = &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds}
-	// ErrSTagNotAssociated matches every *Error of Type 0x1 Code 0x02: STag not associated with DDP Stream.
-	ErrSTagNotAssociated = &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeSTagNotAssociated}
-	// ErrTOWrap matches every *Error of Type 0x1 Code 0x03: TO wrap.
-	ErrTOWrap = &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTOWrap}
-	// ErrTaggedVersion matches every *Error of Type 0x1 Code 0x04: invalid DDP version (tagged).
-	ErrTaggedVersion = &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTaggedVersion}
-	// ErrInvalidQN matches every *Error of Type 0x2 Code 0x01: invalid QN.
-	ErrInvalidQN = &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidQN}
-	// ErrNoBuffer matches every *Error of Type 0x2 Code 0x02: invalid MSN - no buffer available.
-	ErrNoBuffer = &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeNoBuffer}
-	// ErrMSNRange matches every *Error of Type 0x2 Code 0x03: invalid MSN - MSN range is not valid.
-	ErrMSNRange = &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMSNRange}
-	// ErrInvalidMO matches every *Error of Type 0x2 Code 0x04: invalid MO.
-	ErrInvalidMO = &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO}
-	// ErrMessageTooLong matches every *Error of Type 0x2 Code 0x05: DDP message too long for available buffer.
-	ErrMessageTooLong = &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMessageTooLong}
-	// ErrUntaggedVersion matches every *Error of Type 0x2 Code 0x06: invalid DDP version (untagged).
-	ErrUntaggedVersion = &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeUntaggedVersion}
+	ErrLocalCatastrophic = NewError(iwarp.TermDDPLocalCatastrophic, nil)
+	ErrInvalidSTag       = NewError(iwarp.TermDDPInvalidSTag, nil)
+	ErrBaseBounds        = NewError(iwarp.TermDDPBaseBounds, nil)
+	ErrSTagNotAssociated = NewError(iwarp.TermDDPSTagNotAssociated, nil)
+	ErrTOWrap            = NewError(iwarp.TermDDPTOWrap, nil)
+	ErrTaggedVersion     = NewError(iwarp.TermDDPTaggedVersion, nil)
+	ErrInvalidQN         = NewError(iwarp.TermDDPInvalidQN, nil)
+	ErrNoBuffer          = NewError(iwarp.TermDDPNoBuffer, nil)
+	ErrMSNRange          = NewError(iwarp.TermDDPMSNRange, nil)
+	ErrInvalidMO         = NewError(iwarp.TermDDPInvalidMO, nil)
+	ErrMessageTooLong    = NewError(iwarp.TermDDPMessageTooLong, nil)
+	ErrUntaggedVersion   = NewError(iwarp.TermDDPUntaggedVersion, nil)
 )
 
 // Causes wrapped inside *Error values (and returned by the local API), for

@@ -44,7 +44,7 @@ func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 
 func TestErrorWrappingIsAs(t *testing.T) {
 	cause := errors.New("cause")
-	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(iwarp.DDPTypeUntagged, iwarp.DDPCodeNoBuffer, cause)})
+	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(iwarp.TermDDPNoBuffer, cause)})
 	assert.ErrorIs(t, err, ErrNoBuffer)
 	assert.NotErrorIs(t, err, ErrMSNRange)
 	assert.NotErrorIs(t, err, ErrInvalidSTag)
@@ -52,7 +52,7 @@ func TestErrorWrappingIsAs(t *testing.T) {
 	e, ok := AsError(err)
 	require.True(t, ok)
 	assert.Equal(t, iwarp.DDPTypeUntagged, e.Type)
-	assert.Equal(t, iwarp.DDPCodeNoBuffer, e.Code)
+	assert.Equal(t, iwarp.TermDDPNoBuffer.Code, e.Code)
 	assert.Contains(t, e.Error(), "untagged buffer error (type 0x2, code 0x02)")
 	assert.Contains(t, e.Error(), "cause")
 	var re *RecvError

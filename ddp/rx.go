@@ -342,18 +342,18 @@ func (r *Receiver) handleTagged(b []byte) error {
 	if n > 0 {
 		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
 		if r.tag.active && r.tag.haveTag && h.STag != r.tag.stag {
-			return r.fail(b, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag, Err: ErrSTagChanged}, nil)
+			return r.fail(b, NewError(iwarp.TermDDPInvalidSTag, ErrSTagChanged), nil)
 		}
 		if h.TO > math.MaxUint64-uint64(n) { // RFC 5041 §7.1 tagged check 5
-			return r.fail(b, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTOWrap}, nil)
+			return r.fail(b, NewError(iwarp.TermDDPTOWrap, nil), nil)
 		}
 		dst, err := r.ulp.TaggedTarget(h, n) // checks 1-4
 		if err != nil {
 			return r.fail(b, err, nil)
 		}
 		if len(dst) != n {
-			return r.fail(b, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic,
-				Err: fmt.Errorf("%w: %d octets for a %d-octet payload", ErrTargetLength, len(dst), n)}, nil)
+			return r.fail(b, NewError(iwarp.TermDDPLocalCatastrophic,
+				fmt.Errorf("%w: %d octets for a %d-octet payload", ErrTargetLength, len(dst), n)), nil)
 		}
 		copy(dst, payload)
 	}
@@ -386,7 +386,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 		return r.fail(b, err, nil)
 	}
 	if uint64(h.QN) >= uint64(len(r.queues)) { // check 1
-		return r.fail(b, &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidQN}, nil)
+		return r.fail(b, NewError(iwarp.TermDDPInvalidQN, nil), nil)
 	}
 	payload := r.scr.seg.Payload
 	mo := uint64(h.MO)
@@ -435,14 +435,14 @@ func (r *Receiver) handleUntagged(b []byte) error {
 // h on q. r.mu is held.
 func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) *Error {
 	if h.MSN != q.headMSN { // check 5
-		e := &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMSNRange}
+		e := NewError(iwarp.TermDDPMSNRange, nil)
 		if q.placed().inProgress() && h.MSN == q.headMSN+1 {
 			e.Err = ErrIncomplete
 		}
 		return e
 	}
 	if q.posted() == 0 { // check 2
-		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeNoBuffer}
+		return NewError(iwarp.TermDDPNoBuffer, nil)
 	}
 	size := uint64(q.credSize)
 	if size == 0 {
@@ -450,16 +450,16 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	}
 	if end > mo {
 		if mo >= size { // check 3
-			return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO}
+			return NewError(iwarp.TermDDPInvalidMO, nil)
 		}
 		if end > size { // check 4
-			return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeMessageTooLong}
+			return NewError(iwarp.TermDDPMessageTooLong, nil)
 		}
 	} else if mo > size {
-		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO}
+		return NewError(iwarp.TermDDPInvalidMO, nil)
 	}
 	if err := q.placed().check(mo, end, h.Last); err != nil {
-		return &Error{Type: iwarp.DDPTypeUntagged, Code: iwarp.DDPCodeInvalidMO, Err: err}
+		return NewError(iwarp.TermDDPInvalidMO, err)
 	}
 	return nil
 }

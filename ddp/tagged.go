@@ -53,7 +53,7 @@ func ParseTaggedHeader(b []byte) (TaggedHeader, int, error) {
 		return TaggedHeader{}, 0, ErrNotTagged
 	}
 	if len(b) < TaggedHeaderLen {
-		return TaggedHeader{}, 0, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic, Err: ErrTruncated}
+		return TaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
 	}
 	return TaggedHeader{
 		Last:    c.Last(),

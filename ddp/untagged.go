@@ -58,7 +58,7 @@ func ParseUntaggedHeader(b []byte) (UntaggedHeader, int, error) {
 		return UntaggedHeader{}, 0, ErrNotUntagged
 	}
 	if len(b) < UntaggedHeaderLen {
-		return UntaggedHeader{}, 0, &Error{Type: iwarp.DDPTypeLocalCatastrophic, Code: iwarp.DDPCodeLocalCatastrophic, Err: ErrTruncated}
+		return UntaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
 	}
 	h := UntaggedHeader{
 		Last: c.Last(),

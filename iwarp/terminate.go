@@ -25,21 +25,6 @@ const (
 	RDMAETypeRemoteOperation uint8 = 0x2
 )
 
-// RDMA layer error codes (RFC 5040 §4.8 Figure 9).
-const (
-	RDMACodeInvalidSTag        uint8 = 0x00 // remote protection: Invalid STag
-	RDMACodeBaseBounds         uint8 = 0x01 // remote protection: Base or bounds violation
-	RDMACodeAccessRights       uint8 = 0x02 // remote protection: Access rights violation
-	RDMACodeSTagNotAssociated  uint8 = 0x03 // remote protection: STag not associated with RDMAP Stream
-	RDMACodeTOWrap             uint8 = 0x04 // remote protection: TO wrap
-	RDMACodeInvalidVersion     uint8 = 0x05 // remote operation: Invalid RDMAP version
-	RDMACodeUnexpectedOpcode   uint8 = 0x06 // remote operation: Unexpected OpCode
-	RDMACodeCatastrophicStream uint8 = 0x07 // remote operation: Catastrophic error, localized to RDMAP Stream
-	RDMACodeCatastrophicGlobal uint8 = 0x08 // remote operation: Catastrophic error, global
-	RDMACodeCannotInvalidate   uint8 = 0x09 // remote protection or operation: STag cannot be Invalidated
-	RDMACodeUnspecified        uint8 = 0xFF // remote protection or operation: Unspecified Error
-)
-
 // DDPErrorType is the 4-bit DDP Error Type of RFC 5041 §7.2, carried as the
 // EType of a Terminate with Layer 1.
 type DDPErrorType uint8
@@ -47,7 +32,7 @@ type DDPErrorType uint8
 // DDP Error Types, RFC 5041 §7.2.
 const (
 	// DDPTypeLocalCatastrophic (0x0) is a catastrophic error local to the
-	// receiving endpoint; its only code is DDPCodeLocalCatastrophic.
+	// receiving endpoint.
 	DDPTypeLocalCatastrophic DDPErrorType = 0x0
 	// DDPTypeTagged (0x1) is a Tagged Buffer error.
 	DDPTypeTagged DDPErrorType = 0x1
@@ -58,70 +43,10 @@ const (
 	DDPTypeLLP DDPErrorType = 0x3
 )
 
-// DDP Error Codes, RFC 5041 §7.2 (the §7.1 checks they report in comments).
-const (
-	// DDPCodeLocalCatastrophic (type 0x0, code 0x00).
-	DDPCodeLocalCatastrophic uint8 = 0x00
-
-	// DDPCodeInvalidSTag (tagged, 0x00): Invalid STag (§7.1 tagged check 1).
-	DDPCodeInvalidSTag uint8 = 0x00
-	// DDPCodeBaseBounds (tagged, 0x01): Base or bounds violation (checks 3, 4).
-	DDPCodeBaseBounds uint8 = 0x01
-	// DDPCodeSTagNotAssociated (tagged, 0x02): STag not associated with DDP
-	// Stream (checks 1, 2; RFC 5041 §8.2).
-	DDPCodeSTagNotAssociated uint8 = 0x02
-	// DDPCodeTOWrap (tagged, 0x03): TO wrap (check 5).
-	DDPCodeTOWrap uint8 = 0x03
-	// DDPCodeTaggedVersion (tagged, 0x04): Invalid DDP version (§4.1 DV).
-	DDPCodeTaggedVersion uint8 = 0x04
-
-	// DDPCodeInvalidQN (untagged, 0x01): Invalid QN (untagged check 1).
-	DDPCodeInvalidQN uint8 = 0x01
-	// DDPCodeNoBuffer (untagged, 0x02): Invalid MSN - no buffer available
-	// (check 2).
-	DDPCodeNoBuffer uint8 = 0x02
-	// DDPCodeMSNRange (untagged, 0x03): Invalid MSN - MSN range is not
-	// valid (check 5).
-	DDPCodeMSNRange uint8 = 0x03
-	// DDPCodeInvalidMO (untagged, 0x04): Invalid MO (check 3).
-	DDPCodeInvalidMO uint8 = 0x04
-	// DDPCodeMessageTooLong (untagged, 0x05): DDP Message too long for
-	// available buffer (check 4).
-	DDPCodeMessageTooLong uint8 = 0x05
-	// DDPCodeUntaggedVersion (untagged, 0x06): Invalid DDP version.
-	DDPCodeUntaggedVersion uint8 = 0x06
-)
-
-// LLP error type and codes of MPA (layer 2). RFC 6581 §8 fixes the error
-// type for MPA at 0x0; the IANA "MPA Errors" registry (RFC 6580 §3.3,
-// RFC 6581 §11) holds the codes: 0x01-0x04 from RFC 5044 §8, 0x05-0x07 from
-// RFC 6581 §8. RFC 6581 uses codes 6 and 7 over SCTP as well (§9.1, §9.2:
-// "the TERM message MUST contain Layer 2, Error Type 0, Error Code 6").
-const (
-	// LLPETypeMPA is the Terminate error type of MPA errors.
-	LLPETypeMPA uint8 = 0x0
-
-	// MPACodeConnectionLost: TCP connection closed, terminated, or lost,
-	// including by timeout, too many retries, RST or FIN (RFC 5044 §8).
-	MPACodeConnectionLost uint8 = 0x01
-	// MPACodeCRC: received MPA CRC does not match the calculated value for
-	// the FPDU (RFC 5044 §8).
-	MPACodeCRC uint8 = 0x02
-	// MPACodeMarker: with a valid CRC, the received Marker and the ULPDU
-	// Length fields do not agree on the start of an FPDU (RFC 5044 §8).
-	MPACodeMarker uint8 = 0x03
-	// MPACodeInvalidFrame: invalid MPA Request Frame or MPA Reply Frame
-	// received (RFC 5044 §8).
-	MPACodeInvalidFrame uint8 = 0x04
-	// MPACodeLocalCatastrophic: a local error of enhanced connection
-	// establishment with no more specific code (RFC 6581 §8, §9.3).
-	MPACodeLocalCatastrophic uint8 = 0x05
-	// MPACodeInsufficientIRD: insufficient IRD resources (RFC 6581 §8,
-	// §9.1).
-	MPACodeInsufficientIRD uint8 = 0x06
-	// MPACodeNoMatchingRTR: no matching RTR option (RFC 6581 §8, §9.2).
-	MPACodeNoMatchingRTR uint8 = 0x07
-)
+// LLPETypeMPA is the Terminate error type of MPA errors (layer 2): RFC 6581
+// §8 fixes it at 0x0; the codes are the IANA "MPA Errors" registry
+// (RFC 6580 §3.3), used over SCTP as well (RFC 6581 §9.1, §9.2).
+const LLPETypeMPA uint8 = 0x0
 
 // TermCode is the Layer / Error Type / Error Code triple of a Terminate
 // message (RFC 5040 §4.8 Figures 8 and 9): RDMA layer causes (Layer 0),
@@ -133,106 +58,94 @@ type TermCode struct {
 	Code  uint8
 }
 
-// Every row of RFC 5040 §4.8 Figure 9 for the RDMA layer.
+// TermRow is one row of the Terminate code space: a code and its name.
+type TermRow struct {
+	Code TermCode
+	Name string
+}
+
+// termTable is the whole Terminate code space, filled in declaration order
+// by the row calls below: each (Layer, EType, Code) triple is written once,
+// there, and names (String, DDPCodeName), the checks (Known, ValidDDPCode)
+// and the ddp.Err* prototypes all come from it.
+var termTable []TermRow
+
+func row(layer, etype, code uint8, name string) TermCode {
+	c := TermCode{Layer: layer, EType: etype, Code: code}
+	termTable = append(termTable, TermRow{Code: c, Name: name})
+	return c
+}
+
+// The RDMA layer rows of RFC 5040 §4.8 Figure 9.
 var (
-	// TermLocalCatastrophic: RDMA, Local Catastrophic Error (no code).
-	TermLocalCatastrophic = TermCode{LayerRDMA, RDMAETypeLocalCatastrophic, 0}
-	// TermInvalidSTag: RDMA, Remote Protection, Invalid STag (0x00).
-	TermInvalidSTag = TermCode{LayerRDMA, RDMAETypeRemoteProtection, RDMACodeInvalidSTag}
-	// TermBaseBounds: RDMA, Remote Protection, Base or bounds violation (0x01).
-	TermBaseBounds = TermCode{LayerRDMA, RDMAETypeRemoteProtection, RDMACodeBaseBounds}
-	// TermAccessRights: RDMA, Remote Protection, Access rights violation (0x02).
-	TermAccessRights = TermCode{LayerRDMA, RDMAETypeRemoteProtection, RDMACodeAccessRights}
-	// TermSTagNotAssociated: RDMA, Remote Protection, STag not associated
-	// with RDMAP Stream (0x03).
-	TermSTagNotAssociated = TermCode{LayerRDMA, RDMAETypeRemoteProtection, RDMACodeSTagNotAssociated}
-	// TermTOWrap: RDMA, Remote Protection, TO wrap (0x04).
-	TermTOWrap = TermCode{LayerRDMA, RDMAETypeRemoteProtection, RDMACodeTOWrap}
-	// TermProtectionCannotInvalidate: RDMA, Remote Protection, STag cannot
-	// be Invalidated (0x09).
-	TermProtectionCannotInvalidate = TermCode{LayerRDMA, RDMAETypeRemoteProtection, RDMACodeCannotInvalidate}
-	// TermProtectionUnspecified: RDMA, Remote Protection, Unspecified (0xFF).
-	TermProtectionUnspecified = TermCode{LayerRDMA, RDMAETypeRemoteProtection, RDMACodeUnspecified}
-	// TermInvalidVersion: RDMA, Remote Operation, Invalid RDMAP version (0x05).
-	TermInvalidVersion = TermCode{LayerRDMA, RDMAETypeRemoteOperation, RDMACodeInvalidVersion}
-	// TermUnexpectedOpcode: RDMA, Remote Operation, Unexpected OpCode (0x06).
-	TermUnexpectedOpcode = TermCode{LayerRDMA, RDMAETypeRemoteOperation, RDMACodeUnexpectedOpcode}
-	// TermCatastrophicStream: RDMA, Remote Operation, Catastrophic error
-	// localized to RDMAP Stream (0x07).
-	TermCatastrophicStream = TermCode{LayerRDMA, RDMAETypeRemoteOperation, RDMACodeCatastrophicStream}
-	// TermCatastrophicGlobal: RDMA, Remote Operation, Catastrophic error,
-	// global (0x08).
-	TermCatastrophicGlobal = TermCode{LayerRDMA, RDMAETypeRemoteOperation, RDMACodeCatastrophicGlobal}
-	// TermOperationCannotInvalidate: RDMA, Remote Operation, STag cannot be
-	// Invalidated (0x09).
-	TermOperationCannotInvalidate = TermCode{LayerRDMA, RDMAETypeRemoteOperation, RDMACodeCannotInvalidate}
-	// TermOperationUnspecified: RDMA, Remote Operation, Unspecified (0xFF).
-	TermOperationUnspecified = TermCode{LayerRDMA, RDMAETypeRemoteOperation, RDMACodeUnspecified}
+	TermLocalCatastrophic          = row(LayerRDMA, RDMAETypeLocalCatastrophic, 0x00, "local catastrophic error")
+	TermInvalidSTag                = row(LayerRDMA, RDMAETypeRemoteProtection, 0x00, "invalid STag")
+	TermBaseBounds                 = row(LayerRDMA, RDMAETypeRemoteProtection, 0x01, "base or bounds violation")
+	TermAccessRights               = row(LayerRDMA, RDMAETypeRemoteProtection, 0x02, "access rights violation")
+	TermSTagNotAssociated          = row(LayerRDMA, RDMAETypeRemoteProtection, 0x03, "STag not associated with RDMAP Stream")
+	TermTOWrap                     = row(LayerRDMA, RDMAETypeRemoteProtection, 0x04, "TO wrap")
+	TermProtectionCannotInvalidate = row(LayerRDMA, RDMAETypeRemoteProtection, 0x09, "STag cannot be invalidated")
+	TermProtectionUnspecified      = row(LayerRDMA, RDMAETypeRemoteProtection, 0xFF, "unspecified error")
+	TermInvalidVersion             = row(LayerRDMA, RDMAETypeRemoteOperation, 0x05, "invalid RDMAP version")
+	TermUnexpectedOpcode           = row(LayerRDMA, RDMAETypeRemoteOperation, 0x06, "unexpected opcode")
+	TermCatastrophicStream         = row(LayerRDMA, RDMAETypeRemoteOperation, 0x07, "catastrophic error, localized to RDMAP Stream")
+	TermCatastrophicGlobal         = row(LayerRDMA, RDMAETypeRemoteOperation, 0x08, "catastrophic error, global")
+	TermOperationCannotInvalidate  = row(LayerRDMA, RDMAETypeRemoteOperation, 0x09, "STag cannot be invalidated")
+	TermOperationUnspecified       = row(LayerRDMA, RDMAETypeRemoteOperation, 0xFF, "unspecified error")
 )
 
-// Every row of RFC 5041 §7.2, as carried in a Terminate with Layer 1.
+// The DDP rows of RFC 5041 §7.2 (Layer 1); comments name the §7.1 check.
 var (
-	// TermDDPLocalCatastrophic: DDP, Local Catastrophic.
-	TermDDPLocalCatastrophic = DDPTermCode(DDPTypeLocalCatastrophic, DDPCodeLocalCatastrophic)
-	// TermDDPInvalidSTag: DDP, Tagged Buffer Error, Invalid STag.
-	TermDDPInvalidSTag = DDPTermCode(DDPTypeTagged, DDPCodeInvalidSTag)
-	// TermDDPBaseBounds: DDP, Tagged Buffer Error, Base or bounds violation.
-	TermDDPBaseBounds = DDPTermCode(DDPTypeTagged, DDPCodeBaseBounds)
-	// TermDDPSTagNotAssociated: DDP, Tagged Buffer Error, STag not
-	// associated with DDP Stream.
-	TermDDPSTagNotAssociated = DDPTermCode(DDPTypeTagged, DDPCodeSTagNotAssociated)
-	// TermDDPTOWrap: DDP, Tagged Buffer Error, TO wrap.
-	TermDDPTOWrap = DDPTermCode(DDPTypeTagged, DDPCodeTOWrap)
-	// TermDDPTaggedVersion: DDP, Tagged Buffer Error, Invalid DDP version.
-	TermDDPTaggedVersion = DDPTermCode(DDPTypeTagged, DDPCodeTaggedVersion)
-	// TermDDPInvalidQN: DDP, Untagged Buffer Error, Invalid QN.
-	TermDDPInvalidQN = DDPTermCode(DDPTypeUntagged, DDPCodeInvalidQN)
-	// TermDDPNoBuffer: DDP, Untagged Buffer Error, Invalid MSN - no buffer
-	// available.
-	TermDDPNoBuffer = DDPTermCode(DDPTypeUntagged, DDPCodeNoBuffer)
-	// TermDDPMSNRange: DDP, Untagged Buffer Error, Invalid MSN - MSN range
-	// is not valid.
-	TermDDPMSNRange = DDPTermCode(DDPTypeUntagged, DDPCodeMSNRange)
-	// TermDDPInvalidMO: DDP, Untagged Buffer Error, Invalid MO.
-	TermDDPInvalidMO = DDPTermCode(DDPTypeUntagged, DDPCodeInvalidMO)
-	// TermDDPMessageTooLong: DDP, Untagged Buffer Error, DDP Message too
-	// long for available buffer.
-	TermDDPMessageTooLong = DDPTermCode(DDPTypeUntagged, DDPCodeMessageTooLong)
-	// TermDDPUntaggedVersion: DDP, Untagged Buffer Error, Invalid DDP
-	// version.
-	TermDDPUntaggedVersion = DDPTermCode(DDPTypeUntagged, DDPCodeUntaggedVersion)
+	TermDDPLocalCatastrophic = row(LayerDDP, uint8(DDPTypeLocalCatastrophic), 0x00, "local catastrophic")
+	TermDDPInvalidSTag       = row(LayerDDP, uint8(DDPTypeTagged), 0x00, "invalid STag")                           // tagged check 1
+	TermDDPBaseBounds        = row(LayerDDP, uint8(DDPTypeTagged), 0x01, "base or bounds violation")               // checks 3, 4
+	TermDDPSTagNotAssociated = row(LayerDDP, uint8(DDPTypeTagged), 0x02, "STag not associated with DDP stream")    // checks 1, 2; §8.2
+	TermDDPTOWrap            = row(LayerDDP, uint8(DDPTypeTagged), 0x03, "TO wrap")                                // check 5
+	TermDDPTaggedVersion     = row(LayerDDP, uint8(DDPTypeTagged), 0x04, "invalid DDP version")                    // §4.1 DV
+	TermDDPInvalidQN         = row(LayerDDP, uint8(DDPTypeUntagged), 0x01, "invalid QN")                           // untagged check 1
+	TermDDPNoBuffer          = row(LayerDDP, uint8(DDPTypeUntagged), 0x02, "invalid MSN - no buffer available")    // check 2
+	TermDDPMSNRange          = row(LayerDDP, uint8(DDPTypeUntagged), 0x03, "invalid MSN - MSN range is not valid") // check 5
+	TermDDPInvalidMO         = row(LayerDDP, uint8(DDPTypeUntagged), 0x04, "invalid MO")                           // check 3
+	TermDDPMessageTooLong    = row(LayerDDP, uint8(DDPTypeUntagged), 0x05, "DDP message too long for available buffer")
+	TermDDPUntaggedVersion   = row(LayerDDP, uint8(DDPTypeUntagged), 0x06, "invalid DDP version")
 )
 
-// Every MPA row (layer 2, error type 0) of RFC 5044 §8 and RFC 6581 §8.
+// The MPA rows (Layer 2, error type 0): 0x01-0x04 of RFC 5044 §8, 0x05-0x07
+// of RFC 6581 §8 (codes 6 and 7 over SCTP too, RFC 6581 §9.1, §9.2).
 var (
-	// TermMPAConnectionLost: LLP, MPA, TCP connection closed or lost.
-	TermMPAConnectionLost = MPATermCode(MPACodeConnectionLost)
-	// TermMPACRC: LLP, MPA, MPA CRC error.
-	TermMPACRC = MPATermCode(MPACodeCRC)
-	// TermMPAMarker: LLP, MPA, Marker and ULPDU Length disagree.
-	TermMPAMarker = MPATermCode(MPACodeMarker)
-	// TermMPAInvalidFrame: LLP, MPA, invalid MPA Request or Reply Frame.
-	TermMPAInvalidFrame = MPATermCode(MPACodeInvalidFrame)
-	// TermMPALocalCatastrophic: LLP, MPA, local catastrophic error of the
-	// enhanced connection establishment.
-	TermMPALocalCatastrophic = MPATermCode(MPACodeLocalCatastrophic)
-	// TermInsufficientIRD: LLP, MPA, insufficient IRD resources (RFC 6581
-	// §9.1; over MPA and SCTP alike).
-	TermInsufficientIRD = MPATermCode(MPACodeInsufficientIRD)
-	// TermNoMatchingRTR: LLP, MPA, no matching RTR option (RFC 6581 §9.2;
-	// over MPA and SCTP alike).
-	TermNoMatchingRTR = MPATermCode(MPACodeNoMatchingRTR)
+	TermMPAConnectionLost    = row(LayerLLP, LLPETypeMPA, 0x01, "TCP connection lost")
+	TermMPACRC               = row(LayerLLP, LLPETypeMPA, 0x02, "MPA CRC error")
+	TermMPAMarker            = row(LayerLLP, LLPETypeMPA, 0x03, "MPA marker and ULPDU length disagree")
+	TermMPAInvalidFrame      = row(LayerLLP, LLPETypeMPA, 0x04, "invalid MPA Request or Reply frame")
+	TermMPALocalCatastrophic = row(LayerLLP, LLPETypeMPA, 0x05, "local catastrophic error")
+	TermInsufficientIRD      = row(LayerLLP, LLPETypeMPA, 0x06, "insufficient IRD resources")
+	TermNoMatchingRTR        = row(LayerLLP, LLPETypeMPA, 0x07, "no matching RTR option")
 )
+
+// TermCodes returns every row of the Terminate code space, in the order of
+// RFC 5040 Figure 9, RFC 5041 §7.2 and RFC 5044 §8 / RFC 6581 §8. The
+// caller must not modify it.
+func TermCodes() []TermRow { return termTable }
+
+// lookup returns the row of c.
+func lookup(c TermCode) (TermRow, bool) {
+	for _, r := range termTable {
+		if r.Code == c {
+			return r, true
+		}
+	}
+	return TermRow{}, false
+}
+
+// Known reports whether c is a row of the Terminate code space.
+func (c TermCode) Known() bool {
+	_, ok := lookup(c)
+	return ok
+}
 
 // DDPTermCode returns the Terminate code (Layer 1) of a DDP error.
 func DDPTermCode(t DDPErrorType, code uint8) TermCode {
 	return TermCode{Layer: LayerDDP, EType: uint8(t), Code: code}
-}
-
-// MPATermCode returns the Terminate code (Layer 2, error type 0) of an MPA
-// error code.
-func MPATermCode(code uint8) TermCode {
-	return TermCode{Layer: LayerLLP, EType: LLPETypeMPA, Code: code}
 }
 
 // IsRemoteProtection reports whether c is an RDMA layer Remote Protection
@@ -259,32 +172,6 @@ var rdmaETypeNames = [...]string{
 	RDMAETypeRemoteOperation:   "remote operation error",
 }
 
-var rdmaCodeNames = map[[2]uint8]string{
-	{RDMAETypeRemoteProtection, RDMACodeInvalidSTag}:       "invalid STag",
-	{RDMAETypeRemoteProtection, RDMACodeBaseBounds}:        "base or bounds violation",
-	{RDMAETypeRemoteProtection, RDMACodeAccessRights}:      "access rights violation",
-	{RDMAETypeRemoteProtection, RDMACodeSTagNotAssociated}: "STag not associated with RDMAP Stream",
-	{RDMAETypeRemoteProtection, RDMACodeTOWrap}:            "TO wrap",
-	{RDMAETypeRemoteProtection, RDMACodeCannotInvalidate}:  "STag cannot be invalidated",
-	{RDMAETypeRemoteProtection, RDMACodeUnspecified}:       "unspecified error",
-	{RDMAETypeRemoteOperation, RDMACodeInvalidVersion}:     "invalid RDMAP version",
-	{RDMAETypeRemoteOperation, RDMACodeUnexpectedOpcode}:   "unexpected opcode",
-	{RDMAETypeRemoteOperation, RDMACodeCatastrophicStream}: "catastrophic error, localized to RDMAP Stream",
-	{RDMAETypeRemoteOperation, RDMACodeCatastrophicGlobal}: "catastrophic error, global",
-	{RDMAETypeRemoteOperation, RDMACodeCannotInvalidate}:   "STag cannot be invalidated",
-	{RDMAETypeRemoteOperation, RDMACodeUnspecified}:        "unspecified error",
-}
-
-var mpaCodeNames = [...]string{
-	MPACodeConnectionLost:    "TCP connection lost",
-	MPACodeCRC:               "MPA CRC error",
-	MPACodeMarker:            "MPA marker and ULPDU length disagree",
-	MPACodeInvalidFrame:      "invalid MPA Request or Reply frame",
-	MPACodeLocalCatastrophic: "local catastrophic error",
-	MPACodeInsufficientIRD:   "insufficient IRD resources",
-	MPACodeNoMatchingRTR:     "no matching RTR option",
-}
-
 // String returns the RFC 5041 §7.2 description of the type.
 func (t DDPErrorType) String() string {
 	switch t {
@@ -302,40 +189,10 @@ func (t DDPErrorType) String() string {
 
 // DDPCodeName returns the RFC 5041 §7.2 description of code within type t.
 func DDPCodeName(t DDPErrorType, code uint8) string {
-	switch t {
-	case DDPTypeLocalCatastrophic:
-		if code == DDPCodeLocalCatastrophic {
-			return "local catastrophic"
-		}
-	case DDPTypeTagged:
-		switch code {
-		case DDPCodeInvalidSTag:
-			return "invalid STag"
-		case DDPCodeBaseBounds:
-			return "base or bounds violation"
-		case DDPCodeSTagNotAssociated:
-			return "STag not associated with DDP stream"
-		case DDPCodeTOWrap:
-			return "TO wrap"
-		case DDPCodeTaggedVersion:
-			return "invalid DDP version"
-		}
-	case DDPTypeUntagged:
-		switch code {
-		case DDPCodeInvalidQN:
-			return "invalid QN"
-		case DDPCodeNoBuffer:
-			return "invalid MSN - no buffer available"
-		case DDPCodeMSNRange:
-			return "invalid MSN - MSN range is not valid"
-		case DDPCodeInvalidMO:
-			return "invalid MO"
-		case DDPCodeMessageTooLong:
-			return "DDP message too long for available buffer"
-		case DDPCodeUntaggedVersion:
-			return "invalid DDP version"
-		}
-	case DDPTypeLLP:
+	if r, ok := lookup(DDPTermCode(t, code)); ok {
+		return r.Name
+	}
+	if t == DDPTypeLLP {
 		return fmt.Sprintf("LLP code %#02x", code)
 	}
 	return fmt.Sprintf("unknown code %#02x", code)
@@ -345,21 +202,14 @@ func DDPCodeName(t DDPErrorType, code uint8) string {
 // DDP layer or its ULP may report. DDPTypeLLP is reserved for the LLP and
 // is not valid here.
 func ValidDDPCode(t DDPErrorType, code uint8) bool {
-	switch t {
-	case DDPTypeLocalCatastrophic:
-		return code == DDPCodeLocalCatastrophic
-	case DDPTypeTagged:
-		return code <= DDPCodeTaggedVersion
-	case DDPTypeUntagged:
-		return code >= DDPCodeInvalidQN && code <= DDPCodeUntaggedVersion
-	}
-	return false
+	return DDPTermCode(t, code).Known()
 }
 
 // String names the code, for example "RDMA remote protection error: invalid
 // STag (0/1/0x00)".
 func (c TermCode) String() string {
 	num := fmt.Sprintf("(%d/%d/%#02x)", c.Layer, c.EType, c.Code)
+	r, known := lookup(c)
 	switch c.Layer {
 	case LayerRDMA:
 		if c.EType == RDMAETypeLocalCatastrophic {
@@ -369,9 +219,9 @@ func (c TermCode) String() string {
 		if int(c.EType) < len(rdmaETypeNames) {
 			et = rdmaETypeNames[c.EType]
 		}
-		name, ok := rdmaCodeNames[[2]uint8{c.EType, c.Code}]
-		if !ok {
-			name = "unknown code"
+		name := "unknown code"
+		if known {
+			name = r.Name
 		}
 		return "RDMA " + et + ": " + name + " " + num
 	case LayerDDP:
@@ -381,8 +231,8 @@ func (c TermCode) String() string {
 		}
 		return "DDP " + t.String() + ": " + DDPCodeName(t, c.Code) + " " + num
 	case LayerLLP:
-		if c.EType == LLPETypeMPA && int(c.Code) < len(mpaCodeNames) && mpaCodeNames[c.Code] != "" {
-			return "LLP error: " + mpaCodeNames[c.Code] + " " + num
+		if known {
+			return "LLP error: " + r.Name + " " + num
 		}
 		return "LLP error " + num
 	default:

@@ -60,18 +60,18 @@ func TestDDPCodes_RFC5041_7_2(t *testing.T) {
 		code uint8
 		name string
 	}{
-		{DDPTypeLocalCatastrophic, DDPCodeLocalCatastrophic, "local catastrophic"},
-		{DDPTypeTagged, DDPCodeInvalidSTag, "invalid STag"},
-		{DDPTypeTagged, DDPCodeBaseBounds, "base or bounds violation"},
-		{DDPTypeTagged, DDPCodeSTagNotAssociated, "STag not associated with DDP stream"},
-		{DDPTypeTagged, DDPCodeTOWrap, "TO wrap"},
-		{DDPTypeTagged, DDPCodeTaggedVersion, "invalid DDP version"},
-		{DDPTypeUntagged, DDPCodeInvalidQN, "invalid QN"},
-		{DDPTypeUntagged, DDPCodeNoBuffer, "invalid MSN - no buffer available"},
-		{DDPTypeUntagged, DDPCodeMSNRange, "invalid MSN - MSN range is not valid"},
-		{DDPTypeUntagged, DDPCodeInvalidMO, "invalid MO"},
-		{DDPTypeUntagged, DDPCodeMessageTooLong, "DDP message too long for available buffer"},
-		{DDPTypeUntagged, DDPCodeUntaggedVersion, "invalid DDP version"},
+		{DDPTypeLocalCatastrophic, 0x00, "local catastrophic"},
+		{DDPTypeTagged, 0x00, "invalid STag"},
+		{DDPTypeTagged, 0x01, "base or bounds violation"},
+		{DDPTypeTagged, 0x02, "STag not associated with DDP stream"},
+		{DDPTypeTagged, 0x03, "TO wrap"},
+		{DDPTypeTagged, 0x04, "invalid DDP version"},
+		{DDPTypeUntagged, 0x01, "invalid QN"},
+		{DDPTypeUntagged, 0x02, "invalid MSN - no buffer available"},
+		{DDPTypeUntagged, 0x03, "invalid MSN - MSN range is not valid"},
+		{DDPTypeUntagged, 0x04, "invalid MO"},
+		{DDPTypeUntagged, 0x05, "DDP message too long for available buffer"},
+		{DDPTypeUntagged, 0x06, "invalid DDP version"},
 	}
 	for _, r := range rows {
 		assert.Equal(t, r.name, DDPCodeName(r.t, r.code))
@@ -99,6 +99,23 @@ func TestMPACodes_RFC6581_8(t *testing.T) {
 		assert.Equal(t, TermCode{Layer: 2, EType: 0, Code: code}, c)
 		assert.NotContains(t, c.String(), "LLP error (", "named")
 	}
+}
+
+// TestTermCodes_OneRowEach: the table has every row of RFC 5040 Figure 9
+// (14), RFC 5041 §7.2 (12) and RFC 5044 §8 / RFC 6581 §8 (7), each once, and
+// every row is Known and named by String.
+func TestTermCodes_OneRowEach(t *testing.T) {
+	rows := TermCodes()
+	assert.Len(t, rows, 14+12+7)
+	seen := map[TermCode]bool{}
+	for _, r := range rows {
+		assert.False(t, seen[r.Code], "%v twice", r.Code)
+		seen[r.Code] = true
+		assert.True(t, r.Code.Known())
+		assert.NotEmpty(t, r.Name)
+		assert.NotContains(t, r.Code.String(), "unknown")
+	}
+	assert.False(t, TermCode{Layer: LayerLLP, EType: 1, Code: 1}.Known())
 }
 
 func TestTermCode_Pack(t *testing.T) {

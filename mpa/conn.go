@@ -460,7 +460,7 @@ func (c *Conn) ioError(op string, err error) error {
 		return fmt.Errorf("mpa: %s: %w", op, llp.ErrAborted)
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
+		return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
 	}
-	return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
+	return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
 }

@@ -427,7 +427,7 @@ func TestBadCRC(t *testing.T) {
 	assert.Equal(t, []byte("good one"), r.next(t))
 	err = r.end(t)
 	require.ErrorIs(t, err, ErrCRC)
-	assert.Equal(t, uint8(iwarp.MPACodeCRC), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.TermMPACRC.Code), llpCode(t, err))
 	assert.Empty(t, r.segs, "nothing delivered after the error")
 	require.NoError(t, cli.SendSegment([]byte("TERM"), []byte("inate")))
 	assert.Equal(t, (&FPDU{ULPDU: []byte("TERMinate"), CRC: true}).Append(nil), <-got)
@@ -461,7 +461,7 @@ func TestCorruptMarker(t *testing.T) {
 	assert.Len(t, r.next(t), 300)
 	err = r.end(t)
 	require.ErrorIs(t, err, ErrMarker)
-	assert.Equal(t, uint8(iwarp.MPACodeMarker), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), llpCode(t, err))
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -490,7 +490,7 @@ func TestOversizedULPDU(t *testing.T) {
 	assert.Len(t, r.next(t), 1000)
 	err = r.end(t)
 	require.ErrorIs(t, err, ErrULPDUTooLarge)
-	assert.Equal(t, uint8(iwarp.MPACodeMarker), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), llpCode(t, err))
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -612,13 +612,13 @@ func TestEnhancedNegotiation(t *testing.T) {
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
 		require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
-		assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
 		assert.Equal(t, iwarp.RTRRead, srv.Params().RTR, "the Responder offered what it supports")
 		// The Responder receives the Initiator's Terminate as its first
 		// FPDU (RFC 6581 §9.3), then the end of the connection.
 		sr := newRecorder()
 		srv.Start(sr)
-		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.MPATermCode(iwarp.MPACodeNoMatchingRTR)), sr.next(t))
+		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.TermNoMatchingRTR), sr.next(t))
 		assert.NoError(t, sr.end(t))
 	})
 	t.Run("insufficient IRD is code 6", func(t *testing.T) {
@@ -633,7 +633,7 @@ func TestEnhancedNegotiation(t *testing.T) {
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
 		require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
-		assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, err))
 		wait()
 	})
 }
@@ -658,7 +658,7 @@ func TestStartupErrors(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Rev: 1}).Append(nil), &Config{})
 		require.ErrorIs(t, err, ErrActiveActive)
 		require.ErrorIs(t, err, ErrBadKey)
-		assert.Equal(t, uint8(iwarp.MPACodeInvalidFrame), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), llpCode(t, err))
 	})
 	t.Run("bad key", func(t *testing.T) {
 		err := initiatorCase(t, cat([]byte("HTTP/1.1 200 OK\r"), []byte{0, 1, 0, 0}), &Config{})
@@ -683,7 +683,7 @@ func TestStartupErrors(t *testing.T) {
 	t.Run("private data over acceptance limit", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 1, PrivateData: make([]byte, 257)}).Append(nil), &Config{MaxPrivateData: 256})
 		require.ErrorIs(t, err, ErrPrivateDataLength)
-		assert.Equal(t, uint8(iwarp.MPACodeInvalidFrame), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), llpCode(t, err))
 	})
 	t.Run("peer closes during startup", func(t *testing.T) {
 		addr, wait := rawPeer(t, func(nc net.Conn) {
@@ -694,7 +694,7 @@ func TestStartupErrors(t *testing.T) {
 		defer wait()
 		_, err := Dial(testCtx(t), "tcp", addr, &Config{})
 		require.ErrorIs(t, err, ErrConnectionLost)
-		assert.Equal(t, uint8(iwarp.MPACodeConnectionLost), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
 	})
 
 	responderCase := func(t *testing.T, request []byte, cfg *Config) error {
@@ -774,7 +774,7 @@ func TestHandshakeTimeout(t *testing.T) {
 
 	_, err = Dial(context.Background(), "tcp", silent(), &Config{HandshakeTimeout: 50 * time.Millisecond})
 	require.Error(t, err)
-	assert.Equal(t, uint8(iwarp.MPACodeConnectionLost), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
 
 	// Cancellation without a deadline.
 	ctx3, cancel3 := context.WithCancel(context.Background())
@@ -794,7 +794,7 @@ func TestAbort(t *testing.T) {
 	require.NoError(t, cli.Abort())
 	err := sr.end(t)
 	require.ErrorIs(t, err, llp.ErrAborted)
-	assert.Equal(t, uint8(iwarp.MPACodeConnectionLost), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
 	require.ErrorIs(t, cr.end(t), llp.ErrAborted)
 	require.ErrorIs(t, cli.SendSegment(nil, []byte("x")), llp.ErrAborted)
 	<-cli.Done()
@@ -940,7 +940,7 @@ func FuzzReceive(f *testing.F) {
 		if cause != nil {
 			var le *llp.Error
 			require.ErrorAs(t, cause, &le)
-			require.Contains(t, []uint8{iwarp.MPACodeConnectionLost, iwarp.MPACodeCRC, iwarp.MPACodeMarker}, le.Code)
+			require.Contains(t, []uint8{iwarp.TermMPAConnectionLost.Code, iwarp.TermMPACRC.Code, iwarp.TermMPAMarker.Code}, le.Code)
 		}
 	})
 }

@@ -10,7 +10,7 @@ import (
 
 // The Terminate layer, error type and codes of MPA errors (RFC 5044 §8,
 // RFC 6581 §8) are defined once, in package iwarp (iwarp.LLPETypeMPA,
-// iwarp.MPACodeConnectionLost ... iwarp.MPACodeNoMatchingRTR). Every
+// iwarp.TermMPAConnectionLost.Code ... iwarp.TermNoMatchingRTR.Code). Every
 // *llp.Error this package returns carries one of them.
 
 // Causes carried in the Err field of the *llp.Error values this package
@@ -55,18 +55,18 @@ var (
 	ErrInvalidConfig = errors.New("mpa: invalid configuration")
 )
 
-// newError returns the *llp.Error for an MPA error code with its cause.
-func newError(code uint8, cause error) *llp.Error {
-	return &llp.Error{EType: iwarp.LLPETypeMPA, Code: code, Err: cause}
+// newError returns the *llp.Error for an MPA Terminate code with its cause.
+func newError(c iwarp.TermCode, cause error) *llp.Error {
+	return &llp.Error{EType: c.EType, Code: c.Code, Err: cause}
 }
 
 // frameError is the *llp.Error for an improperly formatted startup frame
 // (RFC 5044 §8 code 4).
 func frameError(cause error, format string, args ...any) *llp.Error {
 	if format == "" {
-		return newError(iwarp.MPACodeInvalidFrame, cause)
+		return newError(iwarp.TermMPAInvalidFrame, cause)
 	}
-	return newError(iwarp.MPACodeInvalidFrame, fmt.Errorf("%w: "+format, append([]any{cause}, args...)...))
+	return newError(iwarp.TermMPAInvalidFrame, fmt.Errorf("%w: "+format, append([]any{cause}, args...)...))
 }
 
 // RejectError reports that the Responder's ULP rejected the connection:

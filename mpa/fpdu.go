@@ -156,7 +156,7 @@ func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 // (Markers included) when crc is true (§4.4), and only then, as §8 code 3
 // says, the Markers are checked against the FPDU start (§4.3). It returns
 // the FPDU, the octets consumed, and ErrTruncated while b does not hold the
-// whole FPDU, or an *llp.Error: iwarp.MPACodeCRC wrapping ErrCRC, iwarp.MPACodeMarker
+// whole FPDU, or an *llp.Error: iwarp.TermMPACRC.Code wrapping ErrCRC, iwarp.TermMPAMarker.Code
 // wrapping ErrMarker.
 //
 // Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
@@ -175,7 +175,7 @@ func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, 
 	f.CRCValue, _, _ = ParseCRC(b[n-CRCLen:])
 	if crc {
 		if got := CRC32c(b[:n-CRCLen]); got != f.CRCValue {
-			return FPDU{}, 0, newError(iwarp.MPACodeCRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
+			return FPDU{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
 		}
 	}
 	if !markers {

@@ -151,7 +151,7 @@ func TestFPDUErrors(t *testing.T) {
 			require.ErrorIs(t, err, ErrCRC)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
-			assert.Equal(t, uint8(iwarp.MPACodeCRC), le.Code)
+			assert.Equal(t, uint8(iwarp.TermMPACRC.Code), le.Code)
 			// Without CRC checking the field may hold any value.
 			if i >= len(wire)-4 {
 				_, _, err = ParseFPDU(bad, 0, false, false, nil)
@@ -276,7 +276,7 @@ func FuzzParseFPDU(f *testing.F) {
 			if err != ErrTruncated {
 				var le *llp.Error
 				require.ErrorAs(t, err, &le)
-				require.Contains(t, []uint8{iwarp.MPACodeCRC, iwarp.MPACodeMarker}, le.Code)
+				require.Contains(t, []uint8{iwarp.TermMPACRC.Code, iwarp.TermMPAMarker.Code}, le.Code)
 			}
 			return
 		}

@@ -93,7 +93,7 @@ func InsertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 // (RFC 5044 §4.2, §4.3). It appends the unmarked image (ULPDU_Length,
 // ULPDU, pad, CRC field) to dst and returns it with the number of octets of
 // b consumed. Errors: ErrTruncated while b does not hold the whole FPDU;
-// *llp.Error iwarp.MPACodeMarker wrapping ErrMarker. It does not check the CRC (see
+// *llp.Error iwarp.TermMPAMarker.Code wrapping ErrMarker. It does not check the CRC (see
 // ParseFPDU, which checks it first, RFC 5044 §8 code 3).
 func StripMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
 	ulen, err := PeekULPDULength(b, pos, true)
@@ -148,5 +148,5 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 }
 
 func markerError(pos uint64, got, want uint16) error {
-	return newError(iwarp.MPACodeMarker, fmt.Errorf("%w: marker at stream offset %d has FPDUPTR %#04x, FPDU start gives %#04x (RFC 5044 §4.3)", ErrMarker, pos, got, want))
+	return newError(iwarp.TermMPAMarker, fmt.Errorf("%w: marker at stream offset %d has FPDUPTR %#04x, FPDU start gives %#04x (RFC 5044 §4.3)", ErrMarker, pos, got, want))
 }

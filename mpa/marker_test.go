@@ -108,7 +108,7 @@ func TestStripMarkersErrors(t *testing.T) {
 			require.ErrorIs(t, err, ErrMarker, "pos %d off %d", pos, off)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
-			assert.Equal(t, uint8(iwarp.MPACodeMarker), le.Code)
+			assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), le.Code)
 			// ParseFPDU reports the CRC first (RFC 5044 §8 code 3 applies
 			// only when the CRC is valid)...
 			_, _, err = ParseFPDU(bad, pos, true, true, nil)

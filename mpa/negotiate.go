@@ -17,8 +17,8 @@ import (
 // Reply it cannot honour and, as RFC 6581 requires, sent the Responder a
 // Terminate (layer 2, type 0, Err.Code) as its first FPDU and closed the
 // TCP connection: insufficient IRD for the Responder ORD
-// (iwarp.MPACodeInsufficientIRD, ErrInsufficientIRD, §9.1), or no RTR indication or
-// connection model both ends support (iwarp.MPACodeNoMatchingRTR, ErrNoMatchingRTR,
+// (iwarp.TermInsufficientIRD.Code, ErrInsufficientIRD, §9.1), or no RTR indication or
+// connection model both ends support (iwarp.TermNoMatchingRTR.Code, ErrNoMatchingRTR,
 // §9.2).
 type NegotiationError struct {
 	// Err carries the Terminate error type and code; its cause matches
@@ -67,7 +67,7 @@ func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error)
 //
 // Errors: an improperly formatted Reply, or a Request received instead
 // (Initiator/Initiator startup), closes nc and returns an *llp.Error with
-// iwarp.MPACodeInvalidFrame (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
+// iwarp.TermMPAInvalidFrame.Code (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
 // returns a *RejectError and leaves nc open for the caller (rule 3); an
 // accepting Reply that RFC 6581 obliges the Initiator to answer with a
 // Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
@@ -163,7 +163,7 @@ func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, e
 		d, err := iwarp.NegotiateInitiator(local, local.IRD, v)
 		p.ORD = uint16(d.ORD)
 		if err != nil {
-			fail = newError(iwarp.MPACodeInsufficientIRD, err)
+			fail = newError(iwarp.TermInsufficientIRD, err)
 		} else if rtr, err := iwarp.NegotiateRTR(req.IRDORD, v); err != nil {
 			// RFC 6581 §9.2: the Responder MUST echo Control Flag A; the
 			// Initiator MUST generate one of the negotiated RTR indications
@@ -172,14 +172,14 @@ func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, e
 			if v.PeerToPeer != req.IRDORD.PeerToPeer {
 				err = fmt.Errorf("%w: %w", err, ErrEnhancedMismatch)
 			}
-			fail = newError(iwarp.MPACodeNoMatchingRTR, err)
+			fail = newError(iwarp.TermNoMatchingRTR, err)
 		} else {
 			p.PeerToPeer, p.RTR = v.PeerToPeer, rtr
 		}
 	}
 	c.enterFullOperation()
 	if fail != nil {
-		termErr := c.terminateNegotiation(ctx, fail.Code)
+		termErr := c.terminateNegotiation(ctx, fail.TermCode())
 		return nil, &NegotiationError{Err: fail, Params: c.params, TermErr: termErr}
 	}
 	return c, nil
@@ -197,7 +197,7 @@ const negotiationLinger = time.Second
 // negotiationLinger (ctx permitting), the socket, so that the close does
 // not reset a connection whose Terminate may still be unread. It returns
 // the error of sending the Terminate.
-func (c *Conn) terminateNegotiation(ctx context.Context, code uint8) error {
+func (c *Conn) terminateNegotiation(ctx context.Context, code iwarp.TermCode) error {
 	deadline := time.Now().Add(negotiationLinger)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -209,7 +209,7 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code uint8) error {
 		_ = c.nc.SetDeadline(time.Unix(1, 0))
 	})
 	var ulpdu [iwarp.EstablishmentTerminateLen]byte
-	err := c.SendSegment(nil, iwarp.AppendEstablishmentTerminate(ulpdu[:0], iwarp.MPATermCode(code)))
+	err := c.SendSegment(nil, iwarp.AppendEstablishmentTerminate(ulpdu[:0], code))
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
@@ -237,12 +237,12 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code uint8) error {
 // (rule 8: Responder/Responder startups time out).
 //
 // Errors: an improperly formatted Request, an unsupported revision or a
-// Reply key closes nc and returns an *llp.Error with iwarp.MPACodeInvalidFrame;
+// Reply key closes nc and returns an *llp.Error with iwarp.TermMPAInvalidFrame.Code;
 // an Accept error closes nc and returns it; a rejection sends the Reply
 // with R = 1, leaves nc open and returns an error matching ErrRejected.
 // An accepting Decision whose ORD exceeds the Initiator IRD is turned into
 // such a rejection naming that ORD (RFC 6581 §9.1), reported as an
-// *llp.Error with iwarp.MPACodeInsufficientIRD matching ErrRejected and
+// *llp.Error with iwarp.TermInsufficientIRD.Code matching ErrRejected and
 // ErrInsufficientIRD.
 func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	if cfg == nil {
@@ -326,7 +326,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 		// serve gets that Reject rather than an Accept breaking the MUST.
 		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != iwarp.NoNegotiation && out != iwarp.NoNegotiation && out > in {
 			rep.Reject = true
-			insufficient = newError(iwarp.MPACodeInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
+			insufficient = newError(iwarp.TermInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
 				ErrRejected, iwarp.ErrInsufficientIRD, out, in))
 		}
 		p.PeerIRD, p.PeerORD = req.IRDORD.IRD, req.IRDORD.ORD
@@ -334,7 +334,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	}
 	if err := rep.Validate(); err != nil {
 		_ = c.nc.Close()
-		return nil, nil, newError(iwarp.MPACodeLocalCatastrophic, err)
+		return nil, nil, newError(iwarp.TermMPALocalCatastrophic, err)
 	}
 	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.Len()))); err != nil {
 		return nil, nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
@@ -393,7 +393,7 @@ func (c *Conn) readFrame() (Frame, error) {
 }
 
 func (c *Conn) startupReadErr(err error) error {
-	return newError(iwarp.MPACodeConnectionLost, fmt.Errorf("%w: %w", ErrConnectionLost, err))
+	return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %w", ErrConnectionLost, err))
 }
 
 // bound applies ctx and the handshake timeout to nc for the startup phase.

@@ -125,13 +125,13 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assert.Equal(t, wantTermFPDU(iwarp.MPACodeInsufficientIRD), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 6")
+	assert.Equal(t, wantTermFPDU(iwarp.TermInsufficientIRD.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 6")
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
 	require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
 	assert.NotErrorIs(t, err, iwarp.ErrNoMatchingRTR)
-	assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, err))
 	var ne *NegotiationError
 	require.ErrorAs(t, err, &ne)
 	// RFC 6581 §9.1: the Responder's values reach the ULP.
@@ -151,13 +151,13 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
 	assert.Equal(t, iwarp.RTRSend|iwarp.RTRWrite, s.req.IRDORD.RTR, "B and C set for the options the Initiator supports")
-	assert.Equal(t, wantTermFPDU(iwarp.MPACodeNoMatchingRTR), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
+	assert.Equal(t, wantTermFPDU(iwarp.TermNoMatchingRTR.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
 	require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
 	assert.NotErrorIs(t, err, iwarp.ErrInsufficientIRD)
-	assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
 }
 
 // TestDial_TermOnConnectionModelMismatch_RFC6581_9_2: the Responder MUST
@@ -179,12 +179,12 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 			close(dialed)
 			s := awaitScripted(t, seen)
 			assert.NoError(t, s.err, "the Initiator's FIN")
-			assert.Equal(t, wantTermFPDU(iwarp.MPACodeNoMatchingRTR), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
+			assert.Equal(t, wantTermFPDU(iwarp.TermNoMatchingRTR.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
 			assert.True(t, s.closed, "the Initiator's socket is closed")
 			assert.Nil(t, c)
 			require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
 			require.ErrorIs(t, err, ErrEnhancedMismatch)
-			assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), llpCode(t, err))
+			assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
 		})
 	}
 }
@@ -199,7 +199,7 @@ func TestClient_TermWithMarkers_RFC6581_9_1(t *testing.T) {
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	want := wantTermFPDU(iwarp.MPACodeInsufficientIRD)
+	want := wantTermFPDU(iwarp.TermInsufficientIRD.Code)
 	want = append([]byte{0, 0, 0, 0}, want[:len(want)-CRCLen]...) // Marker, then no CRC
 	want = append(want, 0, 0, 0, 0)
 	assert.Equal(t, want, s.rest)
@@ -237,7 +237,7 @@ func TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1(t *testing.T) {
 	serr := <-errc
 	require.ErrorIs(t, serr, ErrRejected)
 	require.ErrorIs(t, serr, iwarp.ErrInsufficientIRD)
-	assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), llpCode(t, serr))
+	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, serr))
 }
 
 // TestResponderReadRTRRaisesIRD_RFC6581_9_1: a Responder that offers only
@@ -255,7 +255,7 @@ func TestResponderReadRTRRaisesIRD_RFC6581_9_1(t *testing.T) {
 // TestNegotiationErrorText_RFC6581_9_1: the error says what happened on the wire and
 // why (RFC 6581 §9.1).
 func TestNegotiationErrorText_RFC6581_9_1(t *testing.T) {
-	e := &NegotiationError{Err: newError(iwarp.MPACodeInsufficientIRD, iwarp.ErrInsufficientIRD)}
+	e := &NegotiationError{Err: newError(iwarp.TermInsufficientIRD, iwarp.ErrInsufficientIRD)}
 	assert.Equal(t, "mpa: negotiation failed, Terminate sent, connection closed: llp error (type 0x0, code 0x06): iwarp: insufficient IRD resources", e.Error())
 	e.TermErr = errors.New("broken pipe")
 	assert.Contains(t, e.Error(), "sending the Terminate failed: broken pipe")

@@ -171,7 +171,7 @@ func parseKey(b []byte) (reply bool, err error) {
 // ParseFrame parses an MPA Request or Reply Frame at the start of b. It
 // returns the frame, the octets consumed, and an error: ErrTruncated when b
 // holds less than the whole frame, otherwise an *llp.Error with code
-// iwarp.MPACodeInvalidFrame wrapping ErrBadKey (a Key that is neither Request nor
+// iwarp.TermMPAInvalidFrame.Code wrapping ErrBadKey (a Key that is neither Request nor
 // Reply, RFC 5044 §7.1.2 rule 5) or ErrPrivateDataLength (PD_Length over
 // 512, RFC 5044 §7.1.1; an enhanced frame shorter than its IRD/ORD data,
 // RFC 6581 §6). Res bits are not checked (RFC 5044 §7.1.1). Revision

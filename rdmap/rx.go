@@ -105,13 +105,13 @@ func readFaultCode(f stagFault) iwarp.TermCode {
 func writeFault(f stagFault) error {
 	switch f {
 	case faultInvalidSTag, faultAccess:
-		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag}
+		return ddp.NewError(iwarp.TermDDPInvalidSTag, nil)
 	case faultNotAssociated:
-		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeSTagNotAssociated}
+		return ddp.NewError(iwarp.TermDDPSTagNotAssociated, nil)
 	case faultBounds:
-		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds}
+		return ddp.NewError(iwarp.TermDDPBaseBounds, nil)
 	case faultWrap:
-		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeTOWrap}
+		return ddp.NewError(iwarp.TermDDPTOWrap, nil)
 	}
 	// No other fault exists; Remote Operation is the error type Figure 10
 	// allows for any message.
@@ -168,21 +168,21 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 	}
 	r := e.orq.Front()
 	if h.STag != r.sinkSTag || r.wr.Sink == nil {
-		return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
-			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", h.STag, r.sinkSTag)}
+		return nil, ddp.NewError(iwarp.TermDDPInvalidSTag,
+			fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", h.STag, r.sinkSTag))
 	}
 	n := uint64(length)
 	if h.TO < r.sinkTO || h.TO-r.sinkTO > uint64(r.wr.Length) || n > uint64(r.wr.Length)-(h.TO-r.sinkTO) {
-		return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds,
-			Err: fmt.Errorf("read response TO %#x+%d outside the requested %#x+%d", h.TO, n, r.sinkTO, r.wr.Length)}
+		return nil, ddp.NewError(iwarp.TermDDPBaseBounds,
+			fmt.Errorf("read response TO %#x+%d outside the requested %#x+%d", h.TO, n, r.sinkTO, r.wr.Length))
 	}
 	m := r.wr.Sink
 	d := e.dev
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if !m.valid || m.key != uint8(h.STag) || m.access&LocalWrite == 0 {
-		return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
-			Err: errors.New("read sink MR was invalidated or re-registered")}
+		return nil, ddp.NewError(iwarp.TermDDPInvalidSTag,
+			errors.New("read sink MR was invalidated or re-registered"))
 	}
 	buf, f := m.window(h.TO, n)
 	if f != faultNone {
@@ -288,12 +288,12 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 	}
 	r := e.orq.Front()
 	if m.Tag.STag != r.sinkSTag {
-		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeInvalidSTag,
-			Err: fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", m.Tag.STag, r.sinkSTag)}
+		return ddp.NewError(iwarp.TermDDPInvalidSTag,
+			fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", m.Tag.STag, r.sinkSTag))
 	}
 	if uint64(m.Length) != uint64(r.wr.Length) {
-		return &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.DDPCodeBaseBounds,
-			Err: fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length)}
+		return ddp.NewError(iwarp.TermDDPBaseBounds,
+			fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length))
 	}
 	e.orq.Pop()
 	e.kickTxLocked() // an ORD slot is free

@@ -161,7 +161,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	close(r.dialed)
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assertTerm(t, s.rest, iwarp.MPACodeInsufficientIRD)
+	assertTerm(t, s.rest, iwarp.TermInsufficientIRD.Code)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
@@ -169,7 +169,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(iwarp.MPACodeInsufficientIRD), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), ne.Err.Code)
 }
 
 // TestDial_TermOnNoMatchingRTR_RFC6581_9_2: this end requests the
@@ -190,7 +190,7 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
 	assert.False(t, s.req.IRDORD.PeerToPeer, "this end asked for the client-server model")
-	assertTerm(t, s.rest, iwarp.MPACodeNoMatchingRTR)
+	assertTerm(t, s.rest, iwarp.TermNoMatchingRTR.Code)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
@@ -198,7 +198,7 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(iwarp.MPACodeNoMatchingRTR), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), ne.Err.Code)
 }
 
 // TestDial_ORDZeroWhenResponderIRDZero_RFC6581_9_1: "the initiator MUST

@@ -208,7 +208,7 @@ func Take(src Source) Snapshot {
 		s.StreamsFinished = tot.Finished
 		s.RDMAP = rdmapOf(tot.Stats)
 		s.Terminates = []Terminate{}
-		crc := iwarp.TermCode{Layer: iwarp.LayerLLP, EType: iwarp.LLPETypeMPA, Code: iwarp.MPACodeCRC}
+		crc := iwarp.TermMPACRC
 		for _, tc := range tot.Terminates {
 			s.Terminates = append(s.Terminates, Terminate{Layer: tc.Code.Layer, Type: tc.Code.EType, Code: tc.Code.Code,
 				Name: tc.Code.String(), Sent: tc.Sent, Received: tc.Received})
