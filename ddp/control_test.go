@@ -23,7 +23,7 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewControl(tt.tagged, tt.last)
+			c := iwarp.NewDDPControl(tt.tagged, tt.last)
 			assert.Equal(t, tt.want, byte(c))
 			assert.Equal(t, []byte{tt.want}, c.Append(nil))
 			assert.Equal(t, 1, c.Len())
@@ -32,7 +32,7 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 			assert.Equal(t, 1, n)
 			assert.Equal(t, tt.tagged, got.Tagged())
 			assert.Equal(t, tt.last, got.Last())
-			assert.Equal(t, uint8(Version), got.DV())
+			assert.Equal(t, uint8(iwarp.DDPVersion), got.DV())
 		})
 	}
 }
@@ -81,8 +81,8 @@ func TestControlEmpty(t *testing.T) {
 }
 
 func TestControlHeaderLen(t *testing.T) {
-	assert.Equal(t, TaggedHeaderLen, NewControl(true, false).HeaderLen())
-	assert.Equal(t, UntaggedHeaderLen, NewControl(false, true).HeaderLen())
+	assert.Equal(t, iwarp.DDPTaggedHeaderLen, iwarp.NewDDPControl(true, false).HeaderLen())
+	assert.Equal(t, iwarp.DDPUntaggedHeaderLen, iwarp.NewDDPControl(false, true).HeaderLen())
 }
 
 func FuzzParseControl(f *testing.F) {
@@ -102,10 +102,10 @@ func FuzzParseControl(f *testing.F) {
 			}
 			return
 		}
-		if n != 1 || c.DV() != Version {
+		if n != 1 || c.DV() != iwarp.DDPVersion {
 			t.Fatalf("n=%d dv=%d", n, c.DV())
 		}
-		if got := c.Append(nil); got[0] != b[0]&^byte(ControlRsvdMask) {
+		if got := c.Append(nil); got[0] != b[0]&^byte(iwarp.DDPControlRsvdMask) {
 			t.Fatalf("round trip %#x -> %#x", b[0], got[0])
 		}
 	})

@@ -395,7 +395,7 @@ func TestReceiverDeliverError(t *testing.T) {
 	require.NotNil(t, re.Message)
 	assert.Equal(t, uint64(2), re.Message.Cookie)
 	assert.Equal(t, []byte("bc"), re.Message.Buffer)
-	assert.Equal(t, seg[:UntaggedHeaderLen], re.Header)
+	assert.Equal(t, seg[:iwarp.DDPUntaggedHeaderLen], re.Header)
 	assert.Equal(t, len(seg), re.SegmentLen)
 	_, failed := u.snapshot()
 	require.Len(t, failed, 1)
@@ -617,7 +617,7 @@ func BenchmarkPlaceTagged(b *testing.B) {
 	r := NewReceiver(u, 4)
 	u.r = r
 	var segs [][]byte
-	const room = 1448 - TaggedHeaderLen
+	const room = 1448 - iwarp.DDPTaggedHeaderLen
 	for off := 0; off < 64<<10; off += room {
 		n := min(room, 64<<10-off)
 		segs = append(segs, taggedSeg(off+n == 64<<10, 0x40, 1, uint64(off), make([]byte, n)))
@@ -648,7 +648,7 @@ func BenchmarkPlaceUntagged(b *testing.B) {
 		}
 	}
 	var segs [][]byte
-	const room = 1448 - UntaggedHeaderLen
+	const room = 1448 - iwarp.DDPUntaggedHeaderLen
 	for off := 0; off < 64<<10; off += room {
 		n := min(room, 64<<10-off)
 		segs = append(segs, untaggedSeg(off+n == 64<<10, 0, 1, uint32(off), make([]byte, n)))

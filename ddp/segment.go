@@ -1,6 +1,9 @@
 package ddp
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // Segment is one parsed DDP segment: a DDP header and the ULP payload after
 // it (RFC 5041 §4.4, Figure 6). The LLP supplies the segment length
@@ -12,7 +15,7 @@ type Segment struct {
 	Tag TaggedHeader
 	// Untag is the untagged header (RFC 5041 §4.3), if !Tagged.
 	Untag UntaggedHeader
-	// HeaderLen is TaggedHeaderLen or UntaggedHeaderLen.
+	// HeaderLen is iwarp.DDPTaggedHeaderLen or iwarp.DDPUntaggedHeaderLen.
 	HeaderLen int
 	// Payload is the ULP payload; it aliases the parsed slice.
 	Payload []byte
@@ -38,7 +41,7 @@ func ParseSegment(b []byte, s *Segment) error {
 	// zeroed first and no header passes through a return value, which were
 	// a tenth of the receive path's CPU for a small message. Anything else
 	// takes the general path below, whose errors are the documented ones.
-	if len(b) >= UntaggedHeaderLen && Control(b[0]).DV() == Version {
+	if len(b) >= iwarp.DDPUntaggedHeaderLen && Control(b[0]).DV() == iwarp.DDPVersion {
 		c := Control(b[0])
 		if c.Tagged() {
 			s.Tagged, s.Untag = true, UntaggedHeader{}
@@ -46,7 +49,7 @@ func ParseSegment(b []byte, s *Segment) error {
 			h.Last, h.RsvdULP = c.Last(), b[1]
 			h.STag = binary.BigEndian.Uint32(b[2:6])
 			h.TO = binary.BigEndian.Uint64(b[6:14])
-			s.HeaderLen, s.Payload = TaggedHeaderLen, b[TaggedHeaderLen:]
+			s.HeaderLen, s.Payload = iwarp.DDPTaggedHeaderLen, b[iwarp.DDPTaggedHeaderLen:]
 			return nil
 		}
 		s.Tagged, s.Tag = false, TaggedHeader{}
@@ -56,7 +59,7 @@ func ParseSegment(b []byte, s *Segment) error {
 		h.QN = binary.BigEndian.Uint32(b[6:10])
 		h.MSN = binary.BigEndian.Uint32(b[10:14])
 		h.MO = binary.BigEndian.Uint32(b[14:18])
-		s.HeaderLen, s.Payload = UntaggedHeaderLen, b[UntaggedHeaderLen:]
+		s.HeaderLen, s.Payload = iwarp.DDPUntaggedHeaderLen, b[iwarp.DDPUntaggedHeaderLen:]
 		return nil
 	}
 	*s = Segment{}
@@ -95,7 +98,7 @@ func (s *Segment) Append(b []byte) []byte {
 // Len returns the segment's length on the wire: header plus payload.
 func (s *Segment) Len() int {
 	if s.Tagged {
-		return TaggedHeaderLen + len(s.Payload)
+		return iwarp.DDPTaggedHeaderLen + len(s.Payload)
 	}
-	return UntaggedHeaderLen + len(s.Payload)
+	return iwarp.DDPUntaggedHeaderLen + len(s.Payload)
 }

@@ -19,7 +19,7 @@ func TestParseSegment_RFC5041_4_4(t *testing.T) {
 	assert.True(t, s.Tagged)
 	assert.True(t, s.Last())
 	assert.Equal(t, TaggedHeader{Last: true, RsvdULP: 0x40, STag: 0x12345678, TO: 0x1122334455667788}, s.Tag)
-	assert.Equal(t, TaggedHeaderLen, s.HeaderLen)
+	assert.Equal(t, iwarp.DDPTaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("hi"), s.Payload)
 	assert.Equal(t, &tagged[14], &s.Payload[0], "payload aliases the input")
 	assert.Equal(t, tagged, s.Append(nil))
@@ -31,13 +31,13 @@ func TestParseSegment_RFC5041_4_4(t *testing.T) {
 	assert.False(t, s.Last())
 	assert.Equal(t, UntaggedHeader{RsvdULP: [5]byte{0x43}, QN: 1, MSN: 9, MO: 4}, s.Untag)
 	assert.Equal(t, TaggedHeader{}, s.Tag, "stale tagged header cleared")
-	assert.Equal(t, UntaggedHeaderLen, s.HeaderLen)
+	assert.Equal(t, iwarp.DDPUntaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("x"), s.Payload)
 	assert.Equal(t, untagged, s.Append(nil))
 	assert.Equal(t, len(untagged), s.Len())
 
 	// Header only: empty payload (zero-length message, RFC 5041 §5.2).
-	require.NoError(t, ParseSegment(untagged[:UntaggedHeaderLen], &s))
+	require.NoError(t, ParseSegment(untagged[:iwarp.DDPUntaggedHeaderLen], &s))
 	assert.Empty(t, s.Payload)
 }
 
@@ -111,7 +111,7 @@ func FuzzParseSegment(f *testing.F) {
 			t.Fatalf("segment %+v, header parser %+v (%v)", s, want1, herr)
 		}
 		want := append([]byte{}, b...)
-		want[0] &^= byte(ControlRsvdMask)
+		want[0] &^= byte(iwarp.DDPControlRsvdMask)
 		if got := s.Append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip mismatch")
 		}

@@ -41,10 +41,10 @@ func TestTaggedHeaderWire_RFC5041_4_2_Figure4(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.wire, tt.h.Append(nil))
-			assert.Equal(t, TaggedHeaderLen, tt.h.Len())
+			assert.Equal(t, iwarp.DDPTaggedHeaderLen, tt.h.Len())
 			got, n, err := ParseTaggedHeader(append(append([]byte{}, tt.wire...), 0xaa, 0xbb))
 			require.NoError(t, err)
-			assert.Equal(t, TaggedHeaderLen, n)
+			assert.Equal(t, iwarp.DDPTaggedHeaderLen, n)
 			assert.Equal(t, tt.h, got)
 		})
 	}
@@ -54,19 +54,19 @@ func TestTaggedHeaderAppendKeepsPrefix(t *testing.T) {
 	h := TaggedHeader{STag: 7, TO: 9}
 	b := h.Append([]byte{1, 2, 3})
 	assert.Equal(t, []byte{1, 2, 3}, b[:3])
-	assert.Len(t, b, 3+TaggedHeaderLen)
+	assert.Len(t, b, 3+iwarp.DDPTaggedHeaderLen)
 }
 
 func TestTaggedHeaderAppendNoAlloc(t *testing.T) {
 	h := TaggedHeader{Last: true, RsvdULP: 1, STag: 2, TO: 3}
-	buf := make([]byte, 0, TaggedHeaderLen)
+	buf := make([]byte, 0, iwarp.DDPTaggedHeaderLen)
 	allocs := testing.AllocsPerRun(100, func() { buf = h.Append(buf[:0]) })
 	assert.Zero(t, allocs)
 }
 
 func TestParseTaggedHeaderErrors(t *testing.T) {
 	good := (&TaggedHeader{STag: 1}).Append(nil)
-	for n := 1; n < TaggedHeaderLen; n++ {
+	for n := 1; n < iwarp.DDPTaggedHeaderLen; n++ {
 		_, c, err := ParseTaggedHeader(good[:n])
 		assert.ErrorIs(t, err, ErrTruncated, "len %d", n)
 		assert.ErrorIs(t, err, ErrLocalCatastrophic)
@@ -104,11 +104,11 @@ func FuzzParseTaggedHeader(f *testing.F) {
 			}
 			return
 		}
-		if n != TaggedHeaderLen {
+		if n != iwarp.DDPTaggedHeaderLen {
 			t.Fatalf("consumed %d", n)
 		}
 		want := append([]byte{}, b[:n]...)
-		want[0] &^= byte(ControlRsvdMask)
+		want[0] &^= byte(iwarp.DDPControlRsvdMask)
 		if got := h.Append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip %x -> %x", b[:n], got)
 		}

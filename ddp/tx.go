@@ -2,6 +2,7 @@ package ddp
 
 import (
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"math"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
@@ -29,7 +30,7 @@ type Sender struct {
 	// floor is the LLP's llp.Floored floor (0: none): a segment of at
 	// most floor octets is sent without asking MULPDU.
 	floor int32
-	hdr   [UntaggedHeaderLen]byte
+	hdr   [iwarp.DDPUntaggedHeaderLen]byte
 	// lastMSN holds, per QN below 4 (RDMAP's), the MSN of the last
 	// message started on it, and moreMSN those of higher QNs (made on
 	// their first use); 0 or a missing entry means none yet, so the first
@@ -131,7 +132,7 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 	}
 	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
 	for {
-		chunk, err := s.segment(TaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarp.DDPTaggedHeaderLen, payload)
 		if err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold b
 	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.NextMSN(qn)}
 	started := false
 	for {
-		chunk, err := s.segment(UntaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarp.DDPUntaggedHeaderLen, payload)
 		if err != nil {
 			return s.sentMSN(started, h.MSN), err
 		}

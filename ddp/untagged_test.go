@@ -42,10 +42,10 @@ func TestUntaggedHeaderWire_RFC5041_4_3_Figure5(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.wire, tt.h.Append(nil))
-			assert.Equal(t, UntaggedHeaderLen, tt.h.Len())
+			assert.Equal(t, iwarp.DDPUntaggedHeaderLen, tt.h.Len())
 			got, n, err := ParseUntaggedHeader(append(append([]byte{}, tt.wire...), 0x99))
 			require.NoError(t, err)
-			assert.Equal(t, UntaggedHeaderLen, n)
+			assert.Equal(t, iwarp.DDPUntaggedHeaderLen, n)
 			assert.Equal(t, tt.h, got)
 		})
 	}
@@ -53,14 +53,14 @@ func TestUntaggedHeaderWire_RFC5041_4_3_Figure5(t *testing.T) {
 
 func TestUntaggedHeaderAppendNoAlloc(t *testing.T) {
 	h := UntaggedHeader{Last: true, QN: 1, MSN: 2, MO: 3}
-	buf := make([]byte, 0, UntaggedHeaderLen)
+	buf := make([]byte, 0, iwarp.DDPUntaggedHeaderLen)
 	allocs := testing.AllocsPerRun(100, func() { buf = h.Append(buf[:0]) })
 	assert.Zero(t, allocs)
 }
 
 func TestParseUntaggedHeaderErrors(t *testing.T) {
 	good := (&UntaggedHeader{MSN: 1}).Append(nil)
-	for n := 1; n < UntaggedHeaderLen; n++ {
+	for n := 1; n < iwarp.DDPUntaggedHeaderLen; n++ {
 		_, c, err := ParseUntaggedHeader(good[:n])
 		assert.ErrorIs(t, err, ErrTruncated, "len %d", n)
 		assert.Zero(t, c)
@@ -93,11 +93,11 @@ func FuzzParseUntaggedHeader(f *testing.F) {
 			}
 			return
 		}
-		if n != UntaggedHeaderLen {
+		if n != iwarp.DDPUntaggedHeaderLen {
 			t.Fatalf("consumed %d", n)
 		}
 		want := append([]byte{}, b[:n]...)
-		want[0] &^= byte(ControlRsvdMask)
+		want[0] &^= byte(iwarp.DDPControlRsvdMask)
 		if got := h.Append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip %x -> %x", b[:n], got)
 		}

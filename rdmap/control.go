@@ -19,7 +19,7 @@ const (
 	OpSendInvalidate     Opcode = 0x4 // Send with Invalidate (QN 0)
 	OpSendSE             Opcode = 0x5 // Send with Solicited Event (QN 0)
 	OpSendSEInvalidate   Opcode = 0x6 // Send with SE and Invalidate (QN 0)
-	OpTerminate          Opcode = 0x7 // Terminate (QN 2)
+	OpTerminate          Opcode = Opcode(iwarp.RDMAPOpTerminate)
 	OpImmediate          Opcode = 0x8 // Immediate Data (QN 0), RFC 7306 §6
 	OpImmediateSE        Opcode = 0x9 // Immediate Data with SE (QN 0), RFC 7306 §6
 	OpAtomicRequest      Opcode = 0xA // Atomic Request (QN 1), RFC 7306 §5.2.1
@@ -31,7 +31,7 @@ const (
 const (
 	QNSend           uint32 = 0 // Send, Send with Invalidate/SE, Immediate Data
 	QNReadRequest    uint32 = 1 // RDMA Read Request and Atomic Request
-	QNTerminate      uint32 = 2 // Terminate
+	QNTerminate      uint32 = iwarp.RDMAPQNTerminate
 	QNAtomicResponse uint32 = 3 // Atomic Response
 	// NumQueues is the number of untagged queues RDMAP uses.
 	NumQueues = 4
@@ -98,7 +98,7 @@ func (o Opcode) Solicited() bool {
 
 // Version is the RDMA Version (RV) this implementation speaks: 01b, RFC 5040
 // §4.1.
-const Version uint8 = 0x1
+const Version = iwarp.RDMAPVersion
 
 // ControlLen is the length of the RDMAP Control Field.
 const ControlLen = 1
@@ -119,7 +119,7 @@ type Control struct {
 func ControlFor(op Opcode) Control { return Control{Version: Version, Opcode: op} }
 
 // ControlByte returns the encoded RDMAP Control Field for op (RV 01b).
-func ControlByte(op Opcode) uint8 { return Version<<6 | uint8(op)&0x0f }
+func ControlByte(op Opcode) uint8 { return iwarp.RDMAPControlByte(uint8(op)) }
 
 // ParseControl decodes the RDMAP Control Field from b[0]. It rejects an RDMA
 // Version other than 01b (RFC 5040 §7.2 check 3: Terminate "Invalid RDMAP

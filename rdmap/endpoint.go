@@ -110,7 +110,7 @@ type inbound struct {
 	atomic bool
 	rr     ReadRequest
 	ar     AtomicRequest
-	ddpHdr [DDPUntaggedHeaderLen]byte
+	ddpHdr [iwarp.DDPUntaggedHeaderLen]byte
 	segLen int
 }
 

@@ -2,6 +2,7 @@ package rdmap
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"testing"
 	"time"
 
@@ -148,7 +149,7 @@ func (w *wire) terminate(t testing.TB) (Terminate, []byte) {
 }
 
 func asTerminate(seg []byte) (Terminate, bool) {
-	if len(seg) < ddp.UntaggedHeaderLen || seg[0]&0x80 != 0 {
+	if len(seg) < iwarp.DDPUntaggedHeaderLen || seg[0]&0x80 != 0 {
 		return Terminate{}, false
 	}
 	h, n, err := ddp.ParseUntaggedHeader(seg)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -282,16 +281,16 @@ func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	} else {
 		require.True(t, tm.D, "DDP header included")
 		assert.True(t, tm.M)
-		hl := ddp.UntaggedHeaderLen
+		hl := iwarp.DDPUntaggedHeaderLen
 		if bad[0]&0x80 != 0 {
-			hl = ddp.TaggedHeaderLen
+			hl = iwarp.DDPTaggedHeaderLen
 		}
 		assert.Equal(t, bad[:hl], tm.DDPHeader, "terminated DDP header (RFC 5040 §4.8)")
 		assert.Equal(t, uint16(len(bad)), tm.SegmentLen)
 	}
 	assert.Equal(t, c.r, tm.R, "RDMA header")
 	if c.r {
-		want, _, err := ParseReadRequest(bad[ddp.UntaggedHeaderLen:])
+		want, _, err := ParseReadRequest(bad[iwarp.DDPUntaggedHeaderLen:])
 		require.NoError(t, err)
 		assert.Equal(t, want, tm.RDMAHeader)
 	}

@@ -408,7 +408,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 		return f
 	}
 	m.Untag.Append(job.ddpHdr[:0])
-	job.segLen = DDPUntaggedHeaderLen + m.Length
+	job.segLen = iwarp.DDPUntaggedHeaderLen + m.Length
 	e.irq.Push(*job)
 	e.kickResponderLocked()
 	return e.repost(QNReadRequest)

@@ -7,29 +7,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// Lengths used by the Terminate Header (RFC 5040 §4.8 Figure 7).
-const (
-	// TerminateControlLen is the Terminate Control field (19 bits) plus
-	// the 13 reserved bits.
-	TerminateControlLen = 4
-	// TerminateSegLenLen is the DDP Segment Length field.
-	TerminateSegLenLen = 2
-	// DDPTaggedHeaderLen is a terminated tagged DDP header (112 bits).
-	DDPTaggedHeaderLen = 14
-	// DDPUntaggedHeaderLen is a terminated untagged DDP header (144 bits).
-	DDPUntaggedHeaderLen = 18
-	// TerminateMaxLen is the longest Terminate Header: control, segment
-	// length, untagged DDP header and RDMA Read Request header.
-	TerminateMaxLen = TerminateControlLen + TerminateSegLenLen + DDPUntaggedHeaderLen + ReadRequestLen
-)
-
-// HdrCt bits of the Terminate Control field (RFC 5040 §4.8 Figure 8), as
-// they sit in the third octet of the header.
-const (
-	hdrctM = 0x80 // bit 16: DDP Segment Length valid
-	hdrctD = 0x40 // bit 17: DDP Header included
-	hdrctR = 0x20 // bit 18: RDMAP Header included
-)
+// TerminateMaxLen is the longest Terminate Header (RFC 5040 §4.8 Figure
+// 7): control, segment length, untagged DDP header and RDMA Read Request
+// header. The field lengths and the Terminate Control encoder are iwarp's.
+const TerminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + ReadRequestLen
 
 // Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
 // the untagged DDP header of a Terminate on QN 2.
@@ -62,35 +43,28 @@ type Terminate struct {
 // header can only be located after a DDP header). The reserved bits are
 // ignored (RFC 5040 §4.8). Octets after the header are not consumed.
 func ParseTerminate(b []byte) (Terminate, int, error) {
-	if len(b) < TerminateControlLen {
-		return Terminate{}, 0, truncated("Terminate header", TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
+	if len(b) < iwarp.TerminateControlLen {
+		return Terminate{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	t := Terminate{
-		Code: iwarp.TermCode{Layer: b[0] >> 4, EType: b[0] & 0x0f, Code: b[1]},
-		M:    b[2]&hdrctM != 0,
-		D:    b[2]&hdrctD != 0,
-		R:    b[2]&hdrctR != 0,
-	}
-	n := TerminateControlLen
+	var t Terminate
+	t.Code, t.M, t.D, t.R = iwarp.DecodeTerminateControl(b)
+	n := iwarp.TerminateControlLen
 	if t.R && !t.D {
 		return t, 0, &ProtocolError{Code: iwarp.TermOperationUnspecified,
 			Reason: "Terminate has R set without D: the RDMA header cannot be located (RFC 5040 §4.8)"}
 	}
 	if t.M || t.D {
-		if len(b) < n+TerminateSegLenLen {
-			return t, 0, truncated("Terminate DDP Segment Length", n+TerminateSegLenLen, len(b), iwarp.TermOperationUnspecified)
+		if len(b) < n+iwarp.TerminateSegLenLen {
+			return t, 0, truncated("Terminate DDP Segment Length", n+iwarp.TerminateSegLenLen, len(b), iwarp.TermOperationUnspecified)
 		}
 		t.SegmentLen = binary.BigEndian.Uint16(b[n:])
-		n += TerminateSegLenLen
+		n += iwarp.TerminateSegLenLen
 	}
 	if t.D {
 		if len(b) < n+1 {
 			return t, 0, truncated("Terminated DDP header", n+1, len(b), iwarp.TermOperationUnspecified)
 		}
-		hl := DDPUntaggedHeaderLen
-		if b[n]&0x80 != 0 { // T bit, RFC 5041 §4.2
-			hl = DDPTaggedHeaderLen
-		}
+		hl := iwarp.DDPControl(b[n]).HeaderLen() // by the T bit, RFC 5041 §4.1
 		if len(b) < n+hl {
 			return t, 0, truncated("Terminated DDP header", n+hl, len(b), iwarp.TermOperationUnspecified)
 		}
@@ -111,18 +85,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 // Append appends the encoded header to b; it does not allocate when b has
 // Len octets of spare capacity. Reserved bits are sent as zero.
 func (t *Terminate) Append(b []byte) []byte {
-	c := t.Code
-	var hc uint8
-	if t.M {
-		hc |= hdrctM
-	}
-	if t.D {
-		hc |= hdrctD
-	}
-	if t.R {
-		hc |= hdrctR
-	}
-	b = append(b, (c.Layer&0x0f)<<4|c.EType&0x0f, c.Code, hc, 0)
+	b = iwarp.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
 	if t.M || t.D {
 		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
 	}
@@ -137,9 +100,9 @@ func (t *Terminate) Append(b []byte) []byte {
 
 // Len returns the encoded length.
 func (t *Terminate) Len() int {
-	n := TerminateControlLen
+	n := iwarp.TerminateControlLen
 	if t.M || t.D {
-		n += TerminateSegLenLen
+		n += iwarp.TerminateSegLenLen
 	}
 	if t.D {
 		n += len(t.DDPHeader)

@@ -131,7 +131,7 @@ func FuzzTerminate(f *testing.F) {
 		require.Equal(t, b[:2], out[:2])
 		require.Equal(t, b[4:n], out[4:])
 		if tm.D {
-			require.Contains(t, []int{DDPTaggedHeaderLen, DDPUntaggedHeaderLen}, len(tm.DDPHeader))
+			require.Contains(t, []int{iwarp.DDPTaggedHeaderLen, iwarp.DDPUntaggedHeaderLen}, len(tm.DDPHeader))
 		}
 	})
 }

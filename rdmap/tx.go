@@ -477,7 +477,7 @@ var (
 
 // SendSegment implements llp.Stream.
 func (r *respStream) SendSegment(hdr, payload []byte) error {
-	if e := (*Endpoint)(r); e.respLast && len(hdr) > 0 && ddp.Control(hdr[0])&ddp.ControlLast != 0 {
+	if e := (*Endpoint)(r); e.respLast && len(hdr) > 0 && ddp.Control(hdr[0])&iwarp.DDPControlLast != 0 {
 		e.respLast = false
 		e.mu.Lock()
 		e.respHeld = false

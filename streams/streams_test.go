@@ -207,7 +207,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 
 	v := pairs[victim-1]
 	bad := ddp.TaggedHeader{Last: true, RsvdULP: rdmap.ControlByte(rdmap.OpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
-	var hb [ddp.TaggedHeaderLen]byte
+	var hb [iwarp.DDPTaggedHeaderLen]byte
 	hdr := bad.Append(hb[:0])
 	require.NoError(t, v.c.Session().SendSegment(hdr, []byte("hostile")))
 

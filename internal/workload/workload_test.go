@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -89,7 +88,7 @@ func TestRun_BreakOneStream_RFC5041_7_2(t *testing.T) {
 		assert.True(t, s.Terminate.Remote)
 		assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code)
 		assert.Equal(t, s.Injected, s.Terminate.DDPHeader)
-		assert.Len(t, s.Injected, ddp.TaggedHeaderLen)
+		assert.Len(t, s.Injected, iwarp.DDPTaggedHeaderLen)
 		assert.True(t, s.Erroneous)
 		assert.True(t, s.ServerErroneous)
 		var te *rdmap.TerminateError

@@ -287,7 +287,7 @@ func sctpExchange(t *testing.T) sctpRun {
 	// Terminate carrying the offending DDP header (RFC 5040 §4.8).
 	run.bogusSTag = tmr.STag() ^ 0x00FF0000
 	h := ddp.TaggedHeader{Last: true, RsvdULP: rdmap.ControlByte(rdmap.OpWrite), STag: run.bogusSTag, TO: 0x40}
-	var hb [ddp.TaggedHeaderLen]byte
+	var hb [iwarp.DDPTaggedHeaderLen]byte
 	require.NoError(t, crec1.SendSegment(h.Append(hb[:0]), []byte("intruder")))
 	select {
 	case <-cep.Done():

@@ -1,0 +1,60 @@
+package iwarp
+
+// RDMAP definitions the connection managers need before an RDMAP endpoint
+// exists (the establishment Terminate of RFC 6581 §9); package rdmap builds
+// its Control Field and Terminate Header with the same ones.
+const (
+	// RDMAPVersion is the RDMA Version (RV) field, 01b (RFC 5040 §4.1).
+	RDMAPVersion uint8 = 0x1
+	// RDMAPOpTerminate is the Terminate opcode (RFC 5040 §4.1 Figure 4).
+	RDMAPOpTerminate uint8 = 0x7
+	// RDMAPQNTerminate is the untagged queue of Terminate messages
+	// (RFC 5040 §4.1 Figure 4).
+	RDMAPQNTerminate uint32 = 2
+)
+
+// RDMAPControlByte returns the RDMAP Control Field (RFC 5040 §4.1 Figure 3)
+// for opcode op: RV 01b, reserved bits 0, the 4-bit opcode.
+func RDMAPControlByte(op uint8) uint8 { return RDMAPVersion<<6 | op&0x0f }
+
+// Lengths of the Terminate Header (RFC 5040 §4.8 Figure 7).
+const (
+	// TerminateControlLen is the Terminate Control field (19 bits) plus
+	// the 13 reserved bits.
+	TerminateControlLen = 4
+	// TerminateSegLenLen is the DDP Segment Length field.
+	TerminateSegLenLen = 2
+)
+
+// HdrCt bits of the Terminate Control field (RFC 5040 §4.8 Figure 8), as
+// they sit in its third octet.
+const (
+	hdrctM = 0x80 // bit 16: DDP Segment Length valid
+	hdrctD = 0x40 // bit 17: DDP Header included
+	hdrctR = 0x20 // bit 18: RDMAP Header included
+)
+
+// AppendTerminateControl appends the Terminate Control field (RFC 5040
+// §4.8 Figure 8): Layer, EType and Error Code of code, the HdrCt bits M, D
+// and R, and the reserved bits as zero.
+func AppendTerminateControl(b []byte, code TermCode, m, d, r bool) []byte {
+	var hc uint8
+	if m {
+		hc |= hdrctM
+	}
+	if d {
+		hc |= hdrctD
+	}
+	if r {
+		hc |= hdrctR
+	}
+	return append(b, (code.Layer&0x0f)<<4|code.EType&0x0f, code.Code, hc, 0)
+}
+
+// DecodeTerminateControl reads the Terminate Control field from b, which
+// holds at least TerminateControlLen octets; the reserved bits are ignored
+// (RFC 5040 §4.8).
+func DecodeTerminateControl(b []byte) (code TermCode, m, d, r bool) {
+	code = TermCode{Layer: b[0] >> 4, EType: b[0] & 0x0f, Code: b[1]}
+	return code, b[2]&hdrctM != 0, b[2]&hdrctD != 0, b[2]&hdrctR != 0
+}
