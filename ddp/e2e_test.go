@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
@@ -27,7 +26,7 @@ func TestEndToEndPipe(t *testing.T) {
 	r := NewReceiver(u, 4)
 
 	// Change the MULPDU after every 97th segment, mid-message.
-	mulpdus := []int{1448, 9000, 600, 65536, llp.MinMULPDU, 1500}
+	mulpdus := []int{1448, 9000, 600, 65536, iwarp.SCTPMinMULPDU, 1500}
 	var sent atomic.Int64
 	a.SetTap(func([]byte) {
 		if n := sent.Add(1); n%97 == 0 {

@@ -118,9 +118,10 @@ type Info struct {
 }
 
 // Floored is implemented by a Stream whose MULPDU never falls below a
-// fixed value, as an RFC 5043 adaptation's never falls below MinMULPDU
-// (RFC 5043 §9): a DDP sender sends a segment that fits in the floor
-// without asking MULPDU, whose answer it could not change. MPA's MULPDU
+// fixed value, as an RFC 5043 adaptation's never falls below
+// iwarp.SCTPMinMULPDU (RFC 5043 §9): a DDP sender sends a segment that fits
+// in the floor without asking MULPDU, whose answer it could not change.
+// MPA's MULPDU
 // follows the TCP segment size (RFC 5044 §5) and has no such floor.
 type Floored interface {
 	// MULPDUFloor returns the value MULPDU never falls below (0: none).
@@ -139,10 +140,6 @@ var (
 	// abortively (SCTP ABORT, TCP RST, peer gone).
 	ErrAborted = errors.New("llp: stream aborted")
 )
-
-// MinMULPDU is the smallest MULPDU an RFC 5043 adaptation may report: a
-// session-control message with 512 octets of private data (RFC 5043 §9).
-const MinMULPDU = 516
 
 // Error is an error detected by the LLP that maps onto an RDMAP Terminate of
 // layer 2 (LLP), RFC 5040 §4.8 Figure 9; for MPA the type and code are those

@@ -65,7 +65,7 @@ type Config struct {
 	// means 512. (Linux siw accepts at most 256.)
 	MaxPrivateData int
 	// MaxRecvULPDU is the largest ULPDU Length accepted on receive. 0 means
-	// MaxULPDU (64768, RFC 5044 §3).
+	// iwarp.MPAMaxULPDU (RFC 5044 §3).
 	MaxRecvULPDU int
 	// MaxMULPDU caps the MULPDU reported to DDP below the value derived from
 	// the TCP MSS. 0 means no cap. Values under 128 are raised to 128.
@@ -128,7 +128,7 @@ func (c *Config) maxPrivateData() int {
 
 func (c *Config) maxRecvULPDU() int {
 	if c.MaxRecvULPDU <= 0 || c.MaxRecvULPDU > 0xFFFF {
-		return MaxULPDU
+		return iwarp.MPAMaxULPDU
 	}
 	return c.MaxRecvULPDU
 }
@@ -207,8 +207,8 @@ type Conn struct {
 	txPos     uint64 // octets sent since the start of Full Operation
 	txBuf     []byte // FPDU image: marked, or unmarked under gatherThreshold
 	txCap     int    // txBuf's capacity, made on first use
-	lenWord   [FPDUHeaderLen]byte
-	trailer   [3 + CRCLen]byte
+	lenWord   [iwarp.MPAFPDUHeaderLen]byte
+	trailer   [3 + iwarp.MPACRCLen]byte
 	iov       [4][]byte
 	bufs      net.Buffers
 	batch     txBatch // FPDUs held by SendSegmentMore
@@ -292,7 +292,7 @@ func (c *Conn) enterFullOperation() {
 		c.txCap = WireLen(0, gatherThreshold, false)
 	}
 	if c.params.MarkersRx {
-		c.rx.scratch = make([]byte, 0, FPDUHeaderLen+0xFFFF+3+CRCLen)
+		c.rx.scratch = make([]byte, 0, iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)
 	}
 	c.refreshMULPDU()
 }
@@ -328,7 +328,7 @@ func (c *Conn) refreshMULPDU() {
 	}
 	m := MULPDUFor(emss, c.params.MarkersTx)
 	if c.cfg.MaxMULPDU > 0 {
-		m = max(min(m, c.cfg.MaxMULPDU), MinMULPDU)
+		m = max(min(m, c.cfg.MaxMULPDU), iwarp.MPAMinMULPDU)
 	}
 	c.mulpdu.Store(int64(m))
 }

@@ -246,7 +246,7 @@ func TestManySegmentsRandomSizes(t *testing.T) {
 			cli.Start(cr)
 			srv.Start(sr)
 			m := cli.MULPDU()
-			require.GreaterOrEqual(t, m, MinMULPDU)
+			require.GreaterOrEqual(t, m, iwarp.MPAMinMULPDU)
 			rng := rand.New(rand.NewPCG(3, 4))
 			fill := rand.NewChaCha8([32]byte{7})
 			const count = 300
@@ -361,17 +361,17 @@ func TestMarkersOnTheWire(t *testing.T) {
 	starts := map[int]bool{}
 	pos := 0
 	skip := func() {
-		for pos%MarkerInterval == 0 && pos < len(stream) {
-			pos += MarkerLen
+		for pos%iwarp.MPAMarkerInterval == 0 && pos < len(stream) {
+			pos += iwarp.MPAMarkerLen
 		}
 	}
 	for _, n := range sizes {
 		skip()
 		starts[pos] = true
-		left := FPDUHeaderLen + n + PadLen(n) + CRCLen
+		left := iwarp.MPAFPDUHeaderLen + n + PadLen(n) + iwarp.MPACRCLen
 		for left > 0 {
-			if pos%MarkerInterval == 0 {
-				pos += MarkerLen
+			if pos%iwarp.MPAMarkerInterval == 0 {
+				pos += iwarp.MPAMarkerLen
 				continue
 			}
 			pos++
@@ -380,7 +380,7 @@ func TestMarkersOnTheWire(t *testing.T) {
 	}
 	require.Equal(t, len(stream), pos, "stream length matches FPDUs plus Markers")
 	markers := 0
-	for off := 0; off < len(stream); off += MarkerInterval {
+	for off := 0; off < len(stream); off += iwarp.MPAMarkerInterval {
 		m := stream[off : off+4]
 		require.Equal(t, []byte{0, 0}, m[:2], "RESERVED at %d", off)
 		ptr := int(m[2])<<8 | int(m[3])

@@ -2,12 +2,10 @@ package mpa
 
 import (
 	"encoding/binary"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
 )
-
-// CRCLen is the length of the FPDU CRC field (RFC 5044 §4.1).
-const CRCLen = 4
 
 // CRC32c returns the CRC32c (Castagnoli) of b as RFC 3720 §12.1 defines it:
 // initial value all ones, reflected, final complement. 32 zero octets give
@@ -30,8 +28,8 @@ func AppendCRC(b []byte, crc uint32) []byte { return binary.LittleEndian.AppendU
 // ParseCRC reads a CRC field from the start of b, returning the value, the
 // octets consumed (4) and ErrTruncated if b is shorter than 4 octets.
 func ParseCRC(b []byte) (uint32, int, error) {
-	if len(b) < CRCLen {
+	if len(b) < iwarp.MPACRCLen {
 		return 0, 0, ErrTruncated
 	}
-	return binary.LittleEndian.Uint32(b), CRCLen, nil
+	return binary.LittleEndian.Uint32(b), iwarp.MPACRCLen, nil
 }

@@ -7,20 +7,14 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// FPDU size constants (RFC 5044 §3, §4.1, §4.5).
-const (
-	// FPDUHeaderLen is the ULPDU_Length field.
-	FPDUHeaderLen = 2
-	// MaxULPDU is the largest ULPDU DDP may post to MPA (RFC 5044 §3).
-	MaxULPDU = 64768
-	// MinMULPDU is the smallest MULPDU MPA may report (RFC 5044 §3, §4.5).
-	MinMULPDU = 128
-)
+// The FPDU field sizes and ULPDU limits (RFC 5044 §3, §4.1, §4.5) are
+// iwarp's: iwarp.MPAFPDUHeaderLen, iwarp.MPACRCLen, iwarp.MPAMaxULPDU,
+// iwarp.MPAMinMULPDU.
 
 // PadLen returns the number of pad octets (0–3) after a ULPDU of n octets,
 // making the FPDU (2-octet header + ULPDU + pad) a multiple of 4
 // (RFC 5044 §4.1).
-func PadLen(n int) int { return (-(FPDUHeaderLen + n)) & 3 }
+func PadLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
 
 // WireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
 // octets occupies in the TCP stream when its first octet is at stream
@@ -29,36 +23,25 @@ func PadLen(n int) int { return (-(FPDUHeaderLen + n)) & 3 }
 // it (RFC 5044 §4.3). A Marker due exactly after the CRC belongs to the
 // next FPDU and is not counted.
 func WireLen(pos uint64, ulpduLen int, markers bool) int {
-	body := FPDUHeaderLen + ulpduLen + PadLen(ulpduLen) + CRCLen
+	body := iwarp.MPAFPDUHeaderLen + ulpduLen + PadLen(ulpduLen) + iwarp.MPACRCLen
 	if !markers {
 		return body
 	}
 	n := body
-	off := int(pos % MarkerInterval)
+	off := int(pos % iwarp.MPAMarkerInterval)
 	if off == 0 {
-		n += MarkerLen // RFC 5044 §4.3: FPDUPTR 0, part of this FPDU
-		off = MarkerLen
+		n += iwarp.MPAMarkerLen // RFC 5044 §4.3: FPDUPTR 0, part of this FPDU
+		off = iwarp.MPAMarkerLen
 	}
-	if room := MarkerInterval - off; body > room {
-		n += MarkerLen * ((body - room + MarkerInterval - MarkerLen - 1) / (MarkerInterval - MarkerLen))
+	if room := iwarp.MPAMarkerInterval - off; body > room {
+		n += iwarp.MPAMarkerLen * ((body - room + iwarp.MPAMarkerInterval - iwarp.MPAMarkerLen - 1) / (iwarp.MPAMarkerInterval - iwarp.MPAMarkerLen))
 	}
 	return n
 }
 
 // MULPDUFor returns the MULPDU for an effective MSS of emss octets
-// (RFC 5044 §4.5):
-//
-//	with Markers:    EMSS - (6 + 4 * Ceiling(EMSS / 512) + EMSS mod 4)
-//	without Markers: EMSS - (6 + EMSS mod 4)
-//
-// clamped to [MinMULPDU, MaxULPDU] (RFC 5044 §3, §4.5: never below 128).
-func MULPDUFor(emss int, markers bool) int {
-	m := emss - (FPDUHeaderLen + CRCLen + emss%4)
-	if markers {
-		m -= MarkerLen * ((emss + MarkerInterval - 1) / MarkerInterval)
-	}
-	return min(max(m, MinMULPDU), MaxULPDU)
-}
+// (RFC 5044 §4.5); it is iwarp.MPAMULPDU.
+func MULPDUFor(emss int, markers bool) int { return iwarp.MPAMULPDU(emss, markers) }
 
 // FPDU is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
 // Markers of §4.3 Figure 4):
@@ -142,9 +125,9 @@ func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([
 func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 	i := 0
 	if markers && MarkerDue(pos) {
-		i = MarkerLen
+		i = iwarp.MPAMarkerLen
 	}
-	if len(b) < i+FPDUHeaderLen {
+	if len(b) < i+iwarp.MPAFPDUHeaderLen {
 		return 0, ErrTruncated
 	}
 	return int(binary.BigEndian.Uint16(b[i:])), nil
@@ -172,21 +155,21 @@ func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, 
 		return FPDU{}, 0, ErrTruncated
 	}
 	f := FPDU{Pos: pos, Markers: markers, CRC: crc}
-	f.CRCValue, _, _ = ParseCRC(b[n-CRCLen:])
+	f.CRCValue, _, _ = ParseCRC(b[n-iwarp.MPACRCLen:])
 	if crc {
-		if got := CRC32c(b[:n-CRCLen]); got != f.CRCValue {
+		if got := CRC32c(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
 			return FPDU{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
 		}
 	}
 	if !markers {
-		f.ULPDU = b[FPDUHeaderLen : FPDUHeaderLen+ulen : FPDUHeaderLen+ulen]
+		f.ULPDU = b[iwarp.MPAFPDUHeaderLen : iwarp.MPAFPDUHeaderLen+ulen : iwarp.MPAFPDUHeaderLen+ulen]
 		return f, n, nil
 	}
 	unmarked, err := stripMarkers(dst[:0], b[:n], pos)
 	if err != nil {
 		return FPDU{}, 0, err
 	}
-	f.ULPDU = unmarked[FPDUHeaderLen : FPDUHeaderLen+ulen : FPDUHeaderLen+ulen]
+	f.ULPDU = unmarked[iwarp.MPAFPDUHeaderLen : iwarp.MPAFPDUHeaderLen+ulen : iwarp.MPAFPDUHeaderLen+ulen]
 	return f, n, nil
 }
 
@@ -203,10 +186,10 @@ type markWriter struct {
 func (w *markWriter) begin() {
 	if MarkerDue(w.pos) {
 		w.b = Marker{}.Append(w.b)
-		w.pos += MarkerLen
+		w.pos += iwarp.MPAMarkerLen
 	}
 	w.fpduPos = w.pos
-	w.nextMark = w.pos - w.pos%MarkerInterval + MarkerInterval
+	w.nextMark = w.pos - w.pos%iwarp.MPAMarkerInterval + iwarp.MPAMarkerInterval
 }
 
 // write appends p, inserting a Marker wherever one is due before an octet
@@ -233,10 +216,10 @@ func (w *markWriter) beforeCRC() {
 
 func (w *markWriter) mark() {
 	w.b = Marker{FPDUPTR: uint16(w.pos - w.fpduPos)}.Append(w.b)
-	w.pos += MarkerLen
-	w.nextMark += MarkerInterval
+	w.pos += iwarp.MPAMarkerLen
+	w.nextMark += iwarp.MPAMarkerInterval
 }
 
 // maxWireLen bounds WireLen for any ULPDU_Length and position: the largest
 // FPDU body plus a leading Marker and one Marker per 508 octets of body.
-const maxWireLen = FPDUHeaderLen + 0xFFFF + 3 + CRCLen + MarkerLen*(2+(FPDUHeaderLen+0xFFFF+3+CRCLen)/(MarkerInterval-MarkerLen))
+const maxWireLen = iwarp.MPAFPDUHeaderLen + 0xFFFF + 3 + iwarp.MPACRCLen + iwarp.MPAMarkerLen*(2+(iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)/(iwarp.MPAMarkerInterval-iwarp.MPAMarkerLen))

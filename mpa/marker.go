@@ -7,13 +7,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// Marker constants (RFC 5044 §4.2, §4.3).
-const (
-	// MarkerLen is the length of a Marker.
-	MarkerLen = 4
-	// MarkerInterval is the spacing of Markers in the TCP octet stream.
-	MarkerInterval = 512
-)
+// The Marker length and interval (RFC 5044 §4.2, §4.3) are iwarp's:
+// iwarp.MPAMarkerLen, iwarp.MPAMarkerInterval.
 
 // Marker is an MPA Marker (RFC 5044 §4.2 Figure 3):
 //
@@ -41,10 +36,10 @@ type Marker struct {
 // requires of receivers. It returns ErrTruncated if b is shorter than 4
 // octets.
 func ParseMarker(b []byte) (Marker, int, error) {
-	if len(b) < MarkerLen {
+	if len(b) < iwarp.MPAMarkerLen {
 		return Marker{}, 0, ErrTruncated
 	}
-	return Marker{FPDUPTR: binary.BigEndian.Uint16(b[2:]) &^ 3}, MarkerLen, nil
+	return Marker{FPDUPTR: binary.BigEndian.Uint16(b[2:]) &^ 3}, iwarp.MPAMarkerLen, nil
 }
 
 // Append appends m with RESERVED zero and the two low bits of FPDUPTR zero
@@ -53,12 +48,12 @@ func (m Marker) Append(b []byte) []byte {
 	return append(b, 0, 0, byte(m.FPDUPTR>>8), byte(m.FPDUPTR&^3))
 }
 
-// Len returns MarkerLen.
-func (Marker) Len() int { return MarkerLen }
+// Len returns iwarp.MPAMarkerLen.
+func (Marker) Len() int { return iwarp.MPAMarkerLen }
 
 // MarkerDue reports whether a Marker begins at stream position pos
 // (RFC 5044 §4.3: (SeqNum - SeqStart) mod 512 == 0).
-func MarkerDue(pos uint64) bool { return pos%MarkerInterval == 0 }
+func MarkerDue(pos uint64) bool { return pos%iwarp.MPAMarkerInterval == 0 }
 
 // InsertMarkers appends to dst the FPDU image unmarked (ULPDU_Length,
 // ULPDU, pad, CRC field, as RFC 5044 §4.1 Figure 2 shows it) with Markers
@@ -72,9 +67,9 @@ func InsertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	body := FPDUHeaderLen + ulen + PadLen(ulen)
-	if len(unmarked) != body+CRCLen {
-		return dst, fmt.Errorf("%w: FPDU image of %d octets, ULPDU_Length %d needs %d", ErrTruncated, len(unmarked), ulen, body+CRCLen)
+	body := iwarp.MPAFPDUHeaderLen + ulen + PadLen(ulen)
+	if len(unmarked) != body+iwarp.MPACRCLen {
+		return dst, fmt.Errorf("%w: FPDU image of %d octets, ULPDU_Length %d needs %d", ErrTruncated, len(unmarked), ulen, body+iwarp.MPACRCLen)
 	}
 	start := len(dst)
 	w := markWriter{b: dst, pos: pos}
@@ -120,11 +115,11 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 		if m.FPDUPTR != 0 {
 			return dst, markerError(pos, m.FPDUPTR, 0)
 		}
-		i = MarkerLen
-		pos += MarkerLen
+		i = iwarp.MPAMarkerLen
+		pos += iwarp.MPAMarkerLen
 	}
 	fpduPos := pos
-	nextMark := pos - pos%MarkerInterval + MarkerInterval
+	nextMark := pos - pos%iwarp.MPAMarkerInterval + iwarp.MPAMarkerInterval
 	for i < len(wire) {
 		if pos == nextMark {
 			m, _, err := ParseMarker(wire[i:])
@@ -134,9 +129,9 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 			if want := uint16(pos-fpduPos) &^ 3; m.FPDUPTR != want {
 				return dst, markerError(pos, m.FPDUPTR, want)
 			}
-			i += MarkerLen
-			pos += MarkerLen
-			nextMark += MarkerInterval
+			i += iwarp.MPAMarkerLen
+			pos += iwarp.MPAMarkerLen
+			nextMark += iwarp.MPAMarkerInterval
 			continue
 		}
 		k := min(len(wire)-i, int(nextMark-pos))

@@ -27,14 +27,14 @@ func TestMarkerWire(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, n, err := ParseMarker(tc.wire)
 			require.NoError(t, err)
-			assert.Equal(t, MarkerLen, n)
+			assert.Equal(t, iwarp.MPAMarkerLen, n)
 			assert.Equal(t, tc.m, m)
 			out := tc.out
 			if out == nil {
 				out = tc.wire
 			}
 			assert.Equal(t, out, m.Append(nil))
-			assert.Equal(t, MarkerLen, m.Len())
+			assert.Equal(t, iwarp.MPAMarkerLen, m.Len())
 		})
 	}
 	_, _, err := ParseMarker([]byte{0, 0, 0})
@@ -49,7 +49,7 @@ func TestMarkerWire(t *testing.T) {
 func TestInsertMarkersFigure4(t *testing.T) {
 	ulpdu := []byte("0123456789ABCDEF")
 	unmarked := (&FPDU{ULPDU: ulpdu}).Append(nil) // no CRC: field zero
-	pos := uint64(MarkerInterval - 12)
+	pos := uint64(iwarp.MPAMarkerInterval - 12)
 	got, err := InsertMarkers(nil, unmarked, pos, false)
 	require.NoError(t, err)
 	want := cat([]byte{0x00, 0x10}, ulpdu[:10], []byte{0, 0, 0x00, 0x0c}, ulpdu[10:], []byte{0, 0}, []byte{0, 0, 0, 0})
@@ -101,7 +101,7 @@ func TestStripMarkersErrors(t *testing.T) {
 	ulpdu := bytes.Repeat([]byte{0x5a}, 1500)
 	for _, pos := range []uint64{0, 100, 508} {
 		w := (&FPDU{ULPDU: ulpdu, Pos: pos, Markers: true, CRC: true}).Append(nil)
-		for off := int(-pos % MarkerInterval); off < len(w); off += MarkerInterval {
+		for off := int(-pos % iwarp.MPAMarkerInterval); off < len(w); off += iwarp.MPAMarkerInterval {
 			bad := bytes.Clone(w)
 			bad[off+3] ^= 0x04 // FPDUPTR off by 4
 			_, _, err := StripMarkers(nil, bad, pos)

@@ -200,7 +200,7 @@ func TestClient_TermWithMarkers_RFC6581_9_1(t *testing.T) {
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
 	want := wantTermFPDU(iwarp.TermInsufficientIRD.Code)
-	want = append([]byte{0, 0, 0, 0}, want[:len(want)-CRCLen]...) // Marker, then no CRC
+	want = append([]byte{0, 0, 0, 0}, want[:len(want)-iwarp.MPACRCLen]...) // Marker, then no CRC
 	want = append(want, 0, 0, 0, 0)
 	assert.Equal(t, want, s.rest)
 	assert.True(t, s.closed, "the Initiator's socket is closed")

@@ -168,9 +168,9 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 	for {
 		ulen, err := PeekULPDULength(s.buffered(), s.pos, markers)
 		if err != nil {
-			need := FPDUHeaderLen
+			need := iwarp.MPAFPDUHeaderLen
 			if markers && MarkerDue(s.pos) {
-				need += MarkerLen
+				need += iwarp.MPAMarkerLen
 			}
 			parked, err := c.fillOrPark(need)
 			if parked {

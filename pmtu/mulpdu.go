@@ -1,9 +1,13 @@
 package pmtu
 
-import "github.com/sctp-rdma/sctp-rdma/sctp/wire"
+import (
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+)
 
 // Header sizes (RFC 791 §3.1, RFC 8200 §3, RFC 768, RFC 4960 §3 and
-// §3.3.1, RFC 5043 §4, RFC 793 §3.1).
+// §3.3.1, RFC 5043 §4, RFC 793 §3.1). The iWARP sizes (the RFC 5043 §9
+// MULPDU floor, MPA's framing) are iwarp's.
 const (
 	// IPv4HeaderLen is the IPv4 header without options.
 	IPv4HeaderLen = 20
@@ -21,21 +25,6 @@ const (
 	BundlingReserve = 32
 	// TCPHeaderLen is the TCP header without options.
 	TCPHeaderLen = 20
-	// MinMULPDU is the smallest MULPDU of the SCTP adaptation: a session
-	// control message with 512 octets of private data (RFC 5043 §9).
-	MinMULPDU = 516
-	// MinMPAMULPDU is the smallest MULPDU MPA reports (RFC 5044 §4.5 "not
-	// less than 128").
-	MinMPAMULPDU = 128
-	// MaxMPAULPDU is the largest ULPDU an FPDU can carry (RFC 5044 §3).
-	MaxMPAULPDU = 64768
-	// MPAFPDUOverhead is the ULPDU_Length field plus the CRC (RFC 5044
-	// §4.1).
-	MPAFPDUOverhead = 2 + 4
-	// MPAMarkerLen and MPAMarkerInterval describe the markers of RFC 5044
-	// §4.3.
-	MPAMarkerLen      = 4
-	MPAMarkerInterval = 512
 	// IPv6MinMTU is the smallest link MTU of IPv6 (RFC 8200 §5).
 	IPv6MinMTU = 1280
 )
@@ -77,33 +66,19 @@ func SCTPMaxMessage(pmtu int, ipv6, udp bool) int {
 // never below 516. Below a path MTU of about 600 octets (IPv4) the result
 // is clamped at 516 and such segments need IP fragmentation.
 func SCTPMULPDU(pmtu int, ipv6, udp bool) int {
-	return max(SCTPMaxMessage(pmtu, ipv6, udp)-DDPSSNLen-BundlingReserve, MinMULPDU)
+	return max(SCTPMaxMessage(pmtu, ipv6, udp)-DDPSSNLen-BundlingReserve, iwarp.SCTPMinMULPDU)
 }
 
 // MinSCTPPathMTU is the smallest path MTU whose SCTPMULPDU is at least 516
 // without clamping, i.e. the smallest path on which the RFC 5043 adaptation runs
 // without IP fragmentation.
 func MinSCTPPathMTU(ipv6, udp bool) int {
-	msg := (MinMULPDU + DDPSSNLen + BundlingReserve + 3) &^ 3 // SCTPMaxMessage is a multiple of 4
+	msg := (iwarp.SCTPMinMULPDU + DDPSSNLen + BundlingReserve + 3) &^ 3 // SCTPMaxMessage is a multiple of 4
 	n := msg + wire.DataHeaderLen + wire.HeaderLen + IPHeaderLen(ipv6)
 	if udp {
 		n += UDPHeaderLen
 	}
 	return n
-}
-
-// MPAMULPDU is the MULPDU of MPA for an effective MSS (RFC 5044 §4.5):
-//
-//	with Markers:    EMSS - (6 + 4 * Ceiling(EMSS / 512) + EMSS mod 4)
-//	without Markers: EMSS - (6 + EMSS mod 4)
-//
-// clamped to [128, 64768]. It equals mpa.MULPDUFor.
-func MPAMULPDU(emss int, markers bool) int {
-	m := emss - (MPAFPDUOverhead + emss%4)
-	if markers {
-		m -= MPAMarkerLen * ((emss + MPAMarkerInterval - 1) / MPAMarkerInterval)
-	}
-	return min(max(m, MinMPAMULPDU), MaxMPAULPDU)
 }
 
 // TCPMSS is the MSS a TCP sender uses on a path MTU with optLen octets of

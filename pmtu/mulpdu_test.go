@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
 
@@ -41,20 +40,8 @@ func TestSCTPMULPDU_RFC5043Sec9(t *testing.T) {
 	assert.Less(t, pmtu.SCTPMaxMessage(m-1, false, true)-pmtu.DDPSSNLen-pmtu.BundlingReserve, 516)
 }
 
-// TestMPAMULPDU_RFC5044Sec4_5 compares with mpa.MULPDUFor over a range of
-// EMSS values, markers on and off.
-func TestMPAMULPDU_RFC5044Sec4_5(t *testing.T) {
-	for emss := 0; emss <= 70000; emss += 7 {
-		for _, mk := range []bool{false, true} {
-			if got, want := pmtu.MPAMULPDU(emss, mk), mpa.MULPDUFor(emss, mk); got != want {
-				t.Fatalf("emss %d markers %v: %d, mpa %d", emss, mk, got, want)
-			}
-		}
-	}
-	// RFC 5044 §4.5 worked values: EMSS 1460 without markers: 1460-(6+0).
-	assert.Equal(t, 1454, pmtu.MPAMULPDU(1460, false))
-	// With markers: 1460 - (6 + 4*3 + 0) = 1442.
-	assert.Equal(t, 1442, pmtu.MPAMULPDU(1460, true))
+// TestTCPMSS_RFC9293_3_7_1: the MSS a sender uses excludes the options.
+func TestTCPMSS_RFC9293_3_7_1(t *testing.T) {
 	assert.Equal(t, 1448, pmtu.TCPMSS(1500, false, 12))
 	assert.Equal(t, 1220, pmtu.TCPMSS(1280, true, 0))
 }

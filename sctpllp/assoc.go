@@ -340,7 +340,7 @@ func (a *Association) NumStreams() int { return a.n }
 // MaxMessage less the DDP-SSN (2) and BundlingReserve, and never below
 // 516 (RFC 5043 §9).
 func (a *Association) MULPDU() int {
-	m := max(a.t.MaxMessage()-pmtu.DDPSSNLen-pmtu.BundlingReserve, llp.MinMULPDU)
+	m := max(a.t.MaxMessage()-pmtu.DDPSSNLen-pmtu.BundlingReserve, iwarp.SCTPMinMULPDU)
 	a.grace.observe(m)
 	return m
 }

@@ -109,7 +109,7 @@ func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
 	pt := c.Transport().(*pion.Transport)
 	assert.Equal(t, 1444, pt.MaxMessage())
 	assert.Equal(t, 1444-2-pmtu.BundlingReserve, c.MULPDU())
-	assert.GreaterOrEqual(t, c.MULPDU(), llp.MinMULPDU)
+	assert.GreaterOrEqual(t, c.MULPDU(), iwarp.SCTPMinMULPDU)
 	rcv, snd := pt.SocketBuffers()
 	t.Logf("UDP socket buffers granted: SO_RCVBUF %d, SO_SNDBUF %d (requested %d)", rcv, snd, pion.DefaultSocketBuffer)
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})

@@ -140,8 +140,8 @@ func (s *Session) StreamID() uint16 { return s.sid }
 func (s *Session) MULPDU() int { return s.a.MULPDU() }
 
 // MULPDUFloor implements llp.Floored: MULPDU is never below
-// llp.MinMULPDU (RFC 5043 §9).
-func (s *Session) MULPDUFloor() int { return llp.MinMULPDU }
+// iwarp.SCTPMinMULPDU (RFC 5043 §9).
+func (s *Session) MULPDUFloor() int { return iwarp.SCTPMinMULPDU }
 
 // SendSegment implements llp.Stream: hdr and payload go out as one DDP
 // Segment Chunk (RFC 5043 §5.2.2) with the next DDP-SSN.
@@ -167,9 +167,9 @@ func (s *Session) Flush() error {
 
 func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 	n := len(hdr) + len(payload)
-	// No MULPDU is below llp.MinMULPDU (RFC 5043 §9): a segment that fits
+	// No MULPDU is below iwarp.SCTPMinMULPDU (RFC 5043 §9): a segment that fits
 	// in it needs no look at the transport's current maximum.
-	if n > llp.MinMULPDU {
+	if n > iwarp.SCTPMinMULPDU {
 		if err := s.a.checkSegment(n); err != nil {
 			return err
 		}

@@ -242,7 +242,7 @@ func TestSession_MULPDU_RFC5043_9(t *testing.T) {
 	err := s.SendSegment(make([]byte, 14), make([]byte, m-13))
 	assert.ErrorIs(t, err, llp.ErrSegmentTooLarge)
 	ft.maxMsg = 300
-	assert.Equal(t, llp.MinMULPDU, a.MULPDU())
+	assert.Equal(t, iwarp.SCTPMinMULPDU, a.MULPDU())
 }
 
 // Local Close: Terminate after the queued segments, delivery continues

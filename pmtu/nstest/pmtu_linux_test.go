@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -73,7 +74,7 @@ func TestLinkMTU_MPA(t *testing.T) {
 			mss := tcpMSS(t, c)
 			// Timestamps (12 octets of options) are on by default.
 			require.Contains(t, []int{pmtu.TCPMSS(mtu, false, 0), pmtu.TCPMSS(mtu, false, 12)}, mss)
-			mul := pmtu.MPAMULPDU(mss, false)
+			mul := iwarp.MPAMULPDU(mss, false)
 			require.Equal(t, mpa.MULPDUFor(mss, false), mul)
 			require.Equal(t, mul, p.mulpdu(), "RFC 5044 §4.5 MULPDU")
 
@@ -183,15 +184,15 @@ func TestMTUDrop_MPA(t *testing.T) {
 	mss := tcpMSS(t, c)
 	require.Less(t, mss, bigMSS)
 	require.LessOrEqual(t, mss, pmtu.TCPMSS(1280, false, 0))
-	small := pmtu.MPAMULPDU(mss, false)
-	assert.Equal(t, pmtu.MPAMULPDU(bigMSS, false), maxOf(p.rec.sizes(0)))
+	small := iwarp.MPAMULPDU(mss, false)
+	assert.Equal(t, iwarp.MPAMULPDU(bigMSS, false), maxOf(p.rec.sizes(0)))
 	after := p.rec.sizes(1)
 	require.NotEmpty(t, after)
 	assert.Equal(t, small, maxOf(after[max(0, len(after)-200):]), "segments shrink to the new MULPDU")
 	end, err := topo.Fragments()
 	require.NoError(t, err)
 	assert.Equal(t, before.Total(), end.Total(), "IP fragments nothing under TCP")
-	t.Logf("MSS %d -> %d, MULPDU %d -> %d", bigMSS, mss, pmtu.MPAMULPDU(bigMSS, false), small)
+	t.Logf("MSS %d -> %d, MULPDU %d -> %d", bigMSS, mss, iwarp.MPAMULPDU(bigMSS, false), small)
 }
 
 // TestBlackHole_PionSCTP: link B's far end falls to 1280 while the router

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"net"
 	"os"
 	"sync"
@@ -367,7 +368,7 @@ func testKernelMaxMessage(t *testing.T) {
 		// header (16), 4-aligned: lo's 65536 gives 65488.
 		want := (int(st.PrimaryPeerAddr.MTU) - 20 - 12 - 16) &^ 3
 		assert.Equal(t, want, tr.MaxMessage())
-		assert.GreaterOrEqual(t, tr.MaxMessage(), llp.MinMULPDU)
+		assert.GreaterOrEqual(t, tr.MaxMessage(), iwarp.SCTPMinMULPDU)
 	}
 	c.Abort()
 	s.Abort()
@@ -1015,7 +1016,7 @@ func testKernelLinkMTU(t *testing.T) {
 		assert.Equal(t, want, c.MaxMessage(), "link MTU %d", mtu)
 		assert.Equal(t, want, s.MaxMessage(), "link MTU %d", mtu)
 		a := sctpllp.NewAssociation(c, sctpllp.Config{KeepIdle: true})
-		assert.Equal(t, max(want-pmtu.DDPSSNLen-pmtu.BundlingReserve, llp.MinMULPDU), a.MULPDU(), "link MTU %d", mtu)
+		assert.Equal(t, max(want-pmtu.DDPSSNLen-pmtu.BundlingReserve, iwarp.SCTPMinMULPDU), a.MULPDU(), "link MTU %d", mtu)
 		_ = a.Abort()
 		s.Abort()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"io"
 	"net"
 	"sync"
@@ -206,7 +207,7 @@ func maxMessageForPacket(packet int) int {
 
 // minPionPacket is the smallest packet budget that carries a 516-octet
 // MULPDU plus the DDP-SSN in one DATA chunk (RFC 5043 §9).
-const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + llp.MinMULPDU + pmtu.DDPSSNLen + 2
+const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + iwarp.SCTPMinMULPDU + pmtu.DDPSSNLen + 2
 
 // Transport is the Transport over github.com/pion/sctp (v1.12.1; the
 // behaviours noted below were measured on v1.11.3 and still hold).

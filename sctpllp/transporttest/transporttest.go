@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -146,8 +147,8 @@ func testIdentity(t *testing.T, mk MakePair) {
 		if e.tr.Kind() == "" || e.tr.LocalAddr() == nil || e.tr.RemoteAddr() == nil {
 			t.Errorf("Kind %q, LocalAddr %v, RemoteAddr %v: want all set", e.tr.Kind(), e.tr.LocalAddr(), e.tr.RemoteAddr())
 		}
-		if m := e.tr.MaxMessage(); m < llp.MinMULPDU+4 {
-			t.Errorf("MaxMessage %d below what RFC 5043 §9 needs (%d)", m, llp.MinMULPDU+4)
+		if m := e.tr.MaxMessage(); m < iwarp.SCTPMinMULPDU+4 {
+			t.Errorf("MaxMessage %d below what RFC 5043 §9 needs (%d)", m, iwarp.SCTPMinMULPDU+4)
 		}
 		if ind, ok := e.tr.PeerAdaptation(); ok && ind != backend.AdaptationIndicationDDP {
 			t.Errorf("PeerAdaptation %#x, want %#x (RFC 5043 §5.1)", ind, backend.AdaptationIndicationDDP)
