@@ -17,6 +17,23 @@ const NoNegotiation = 0x3FFF
 // NoNegotiation.
 const MaxIRDORD = NoNegotiation
 
+// IRD/ORD defaults and limits of every LLP's connection manager and of
+// rdmap.EndpointConfig (RFC 6581 §9.1).
+const (
+	// DefaultIRD is the IRD an endpoint offers when its config leaves it 0.
+	DefaultIRD = 16
+	// DefaultORD is the ORD an endpoint asks for when its config leaves it 0.
+	DefaultORD = 16
+	// MaxIRD is the largest IRD or ORD that can be negotiated: the 14-bit
+	// field's all-ones value is NoNegotiation. Larger requests are clamped
+	// to it.
+	MaxIRD = NoNegotiation - 1
+	// DefaultMaxIRD is how far a responder raises its IRD by default to
+	// meet the initiator ORD (RFC 6581 §9.1: "the responder IRD MAY be
+	// increased").
+	DefaultMaxIRD = 128
+)
+
 // RTR is a set of Ready-to-Receive indication options, Control Flags B, C
 // and D of RFC 6581 §9.2. The RTR itself is an ordinary zero-length RDMAP
 // message (a Send, an RDMA Write or an RDMA Read) that the connection

@@ -36,14 +36,14 @@ type Depths struct {
 //     model, the responder IRD MAY be increased").
 //
 // Values in local outside 0..MaxIRDORD are clamped (negative to 0, above
-// 14 bits to 0x3FFE).
+// 14 bits to MaxIRD).
 func NegotiateResponder(local Depths, maxIRD int, supported RTR, req IRDORD) (reply IRDORD, d Depths) {
 	d = clampDepths(local)
 	reply.IRD, reply.ORD = uint16(d.IRD), uint16(d.ORD)
 	if req.ORD == NoNegotiation {
 		reply.IRD = NoNegotiation
 	} else if d.IRD != NoNegotiation && int(req.ORD) > d.IRD && maxIRD > d.IRD {
-		d.IRD = min(int(req.ORD), maxIRD, MaxIRDORD-1)
+		d.IRD = min(int(req.ORD), maxIRD, MaxIRD)
 		reply.IRD = uint16(d.IRD)
 	}
 	if req.IRD == NoNegotiation {
@@ -116,12 +116,12 @@ func NegotiateRTR(req, reply IRDORD) (RTR, error) {
 }
 
 // clampDepths brings d into the 14-bit range: negative values become 0,
-// values beyond 14 bits the largest negotiable depth (0x3FFE), so that
+// values beyond 14 bits the largest negotiable depth (MaxIRD), so that
 // only an explicit NoNegotiation means "not negotiated".
 func clampDepths(d Depths) Depths {
 	c := func(v int) int {
 		if v > MaxIRDORD {
-			return MaxIRDORD - 1
+			return MaxIRD
 		}
 		return max(v, 0)
 	}

@@ -18,8 +18,6 @@ import (
 
 // Defaults of EndpointConfig.
 const (
-	DefaultIRD     = 16
-	DefaultORD     = 16
 	DefaultSQDepth = 256
 	DefaultRQDepth = 256
 )
@@ -272,8 +270,8 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		pd:      pd,
 		dev:     pd.dev,
 		s:       s,
-		ird:     int32(min(norm(cfg.IRD, DefaultIRD), math.MaxInt32)),
-		ord:     int32(min(norm(cfg.ORD, DefaultORD), math.MaxInt32)),
+		ird:     int32(min(norm(cfg.IRD, iwarp.DefaultIRD), math.MaxInt32)),
+		ord:     int32(min(norm(cfg.ORD, iwarp.DefaultORD), math.MaxInt32)),
 		sqDepth: int32(min(norm(cfg.SQDepth, DefaultSQDepth), math.MaxInt32)),
 		rqDepth: int32(min(norm(cfg.RQDepth, DefaultRQDepth), math.MaxInt32)),
 		sendCQ:  cfg.SendCQ,

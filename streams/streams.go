@@ -47,19 +47,13 @@ type Config struct {
 	// MaxIRD caps how far the passive side raises its IRD to meet the
 	// initiator's ORD (RFC 6581 §9.1: the initiator ORD is "a request to
 	// the responder to support a responder IRD of at least this value").
-	// Default DefaultMaxIRD.
+	// Default iwarp.DefaultMaxIRD.
 	MaxIRD int
 }
 
-// DefaultMaxIRD is the default Config.MaxIRD.
-const DefaultMaxIRD = 128
-
-// DefaultIRDORD is the IRD and ORD requested when the template leaves them 0.
-const DefaultIRDORD = 16
-
 func (c Config) maxIRD() int {
 	if c.MaxIRD <= 0 {
-		return DefaultMaxIRD
+		return iwarp.DefaultMaxIRD
 	}
 	return c.MaxIRD
 }
@@ -67,10 +61,10 @@ func (c Config) maxIRD() int {
 func (c Config) irdOrd() (ird, ord int) {
 	ird, ord = c.Endpoint.IRD, c.Endpoint.ORD
 	if ird == 0 {
-		ird = DefaultIRDORD
+		ird = iwarp.DefaultIRD
 	}
 	if ord == 0 {
-		ord = DefaultIRDORD
+		ord = iwarp.DefaultORD
 	}
 	if ird < 0 {
 		ird = 0

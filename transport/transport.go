@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"net"
 	"net/netip"
 	"strings"
@@ -210,12 +211,12 @@ func (o Options) kernelConfig(n int) kernel.Config {
 func (o Options) mpaConfig() *mpa.Config {
 	ird, ord := o.IRD, o.ORD
 	if ird <= 0 {
-		ird = rdmap.DefaultIRD
+		ird = iwarp.DefaultIRD
 	}
 	if ord <= 0 {
-		ord = rdmap.DefaultORD
+		ord = iwarp.DefaultORD
 	}
-	return &mpa.Config{Enhanced: true, IRD: uint16(min(ird, 0x3FFE)), ORD: uint16(min(ord, 0x3FFE)), PrivateData: o.PrivateData}
+	return &mpa.Config{Enhanced: true, IRD: uint16(min(ird, iwarp.MaxIRD)), ORD: uint16(min(ord, iwarp.MaxIRD)), PrivateData: o.PrivateData}
 }
 
 // Prepare is called for every endpoint after it was created and before it

@@ -11,6 +11,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"io"
 	"os"
 	"runtime"
@@ -341,7 +342,7 @@ func rdmaRun(srv *server, llp string, t bench.Test, size, streams, depth int, it
 // of D, D Reads may be outstanding, as every other operation may.
 func rdmaRunOpts(srv *server, o transport.Options, t bench.Test, size, streams, depth int, iters uint64, lat bool) (*bench.Result, error) {
 	if o.ORD == 0 {
-		o.ORD = max(depth, rdmap.DefaultORD)
+		o.ORD = max(depth, iwarp.DefaultORD)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -354,7 +355,7 @@ func rdmaRunOpts(srv *server, o transport.Options, t bench.Test, size, streams, 
 func rdmaRunBuffers(srv *server, llp string, size, depth int, iters uint64, buffers int) (*bench.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return bench.Run(ctx, bench.Config{Transport: transport.Options{LLP: llp, ORD: max(depth, rdmap.DefaultORD)}, Addr: srv.addr,
+	return bench.Run(ctx, bench.Config{Transport: transport.Options{LLP: llp, ORD: max(depth, iwarp.DefaultORD)}, Addr: srv.addr,
 		Test: bench.TestWrite, Size: size, Streams: 1, Depth: depth, Iters: iters, Buffers: buffers})
 }
 

@@ -2,11 +2,11 @@ package harness
 
 import (
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"io"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
 // Markdown writes the results as the docs/benchmarks.md page.
@@ -23,7 +23,7 @@ func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "The machine is shared with other jobs (a load average above its 2 cores means they competed for the CPU): absolute figures vary by up to 2× between runs and hosts; ratios within a row come from the same run and are more stable.\n\n")
 	c := r.Config
 	fmt.Fprintf(w, "Settings: bulk size %d octets, %d MiB per throughput measurement, depth %d (Read: ORD %d, the server offering IRD %d; Send: the receiver's rx depth %d, bench's default, an 8 MiB window: what the raw LLP buffers between writer and reader, its receive buffers sharing a 1 MiB sink), ping-pong %d octets × %d (raw and RDMA alternated in %d parts per run: the figures are the medians of the parts' medians, the ratio the median of each RDMA part's over the raw part before it), memory per idle stream the median of %d measurements (each opening %d idle streams beside one and dividing the heap and stack growth by their number), multistream %d streams on one association (one TCP connection each for mpa) at depth %d each, each with its own buffer at both ends as perftest has, against one stream at depth %d with one buffer, and against one stream cycling through %d buffers (bench --buffers: the streams' memory without their streams), loopback, MPA with CRC32c on, sctp-pion with sctpllp defaults (8192-octet packets on loopback), sctp-native with its defaults (the loopback MTU: one datagram per 64 KiB segment).\n\n",
-		c.Size, c.Bytes>>20, c.Depth, max(c.Depth, rdmap.DefaultORD), ServerIRD, bench.DefaultRxDepth(c.Size, c.Depth, 1), c.PingSize, c.PingIters, rttChunks, idleSamples, max(c.ManyStreams, idleStreams), c.ManyStreams, max(c.StreamDepth/4, 1), c.StreamDepth, c.ManyStreams)
+		c.Size, c.Bytes>>20, c.Depth, max(c.Depth, iwarp.DefaultORD), ServerIRD, bench.DefaultRxDepth(c.Size, c.Depth, 1), c.PingSize, c.PingIters, rttChunks, idleSamples, max(c.ManyStreams, idleStreams), c.ManyStreams, max(c.StreamDepth/4, 1), c.StreamDepth, c.ManyStreams)
 	fmt.Fprintf(w, "Raw LLP: for sctp-pion and sctp-native, user messages on one stream through the same transport (Transport.WriteMsg; for sctp-native, WriteMsgMore for all but the last of one 64 KiB message, as DDP sends its segments), each at most one unfragmented DATA chunk like a DDP segment, the receiver copying each message into memory of its own as an application (and DDP placement) must; for mpa, a plain loopback TCP connection read into a 1 MiB buffer. The raw round trip echoes %d-octet messages. The rows of LLP \"raw\" compare the raw stacks with one another, measured one after the other in each run; the rows of sctp-native+dtls (SCTP over DTLS 1.2, RFC 8261, pion/dtls) and mpa+tls (MPA over TLS 1.3, crypto/tls) compare each secure mode with the same LLP in the clear, one after the other in each run, with mutual certificate authentication (ECDSA P-256).\n\n", c.PingSize)
 	fmt.Fprintf(w, "| LLP | metric | reference | measured | unit | ratio | target | met |\n|---|---|---:|---:|---|---:|---|---|\n")
 	for _, row := range r.Rows {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"io"
 	"log/slog"
 	"net"
@@ -146,8 +147,8 @@ func (f *llpFlags) options() (transport.Options, error) {
 	default:
 		return o, usageError("--llp %q: want sctp-pion, sctp-native, sctp-kernel or mpa", f.llp)
 	}
-	if f.ird < 1 || f.ird > 0x3FFE || f.ord < 1 || f.ord > 0x3FFE {
-		return o, usageError("--ird and --ord must be 1..16382 (14-bit fields, RFC 6581 §9)")
+	if f.ird < 1 || f.ird > iwarp.MaxIRD || f.ord < 1 || f.ord > iwarp.MaxIRD {
+		return o, usageError(fmt.Sprintf("--ird and --ord must be 1..%d (14-bit fields, RFC 6581 §9)", iwarp.MaxIRD))
 	}
 	if f.allowNoALI && f.llp == transport.MPA {
 		return o, usageError("--sctp-allow-missing-ali applies to the SCTP lower layers only")
