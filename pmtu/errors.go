@@ -21,7 +21,8 @@ type WireError struct {
 	Section string
 	// Reason describes the problem.
 	Reason string
-	// Err is ErrShort for truncation, nil otherwise.
+	// Err is the cause: wrapping ErrShort for truncation, a sctp/wire error
+	// from its parser, or nil.
 	Err error
 }
 
@@ -30,5 +31,5 @@ func (e *WireError) Error() string {
 	return fmt.Sprintf("pmtu: bad SCTP %s (%s): %s", e.What, e.Section, e.Reason)
 }
 
-// Unwrap returns ErrShort for truncations.
+// Unwrap returns the cause.
 func (e *WireError) Unwrap() error { return e.Err }

@@ -16,11 +16,9 @@ var errNotProbe = errors.New("pmtu: not a PMTU probe heartbeat")
 var probeMagic = [8]byte{'s', 'r', 'P', 'M', 'T', 'U', 'p', 'r'}
 
 const (
-	heartbeatInfoParam = 1 // RFC 4960 §3.3.5 Heartbeat Info Type
-	paramHeaderLen     = 4
-	probeInfoLen       = 8 + 8 + 4 // magic, nonce, size
+	probeInfoLen = 8 + 8 + 4 // magic, nonce, size
 	// probeChunkMin is the smallest probe chunk (no padding).
-	probeChunkMin = wire.ChunkHeaderLen + paramHeaderLen + probeInfoLen
+	probeChunkMin = wire.ChunkHeaderLen + wire.ParamHeaderLen + probeInfoLen
 )
 
 // heartbeatProbe is the RFC 8899 probe packet's only chunk: a HEARTBEAT
@@ -70,22 +68,14 @@ func parseHeartbeatProbe(b []byte) (heartbeatProbe, int, error) {
 
 // parseProbeChunk is parseHeartbeatProbe of a parsed chunk.
 func parseProbeChunk(c wire.Chunk) (heartbeatProbe, error) {
-	if c.Type != wire.ChunkHeartbeat && c.Type != wire.ChunkHeartbeatAck {
-		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("chunk type %d", c.Type)}
+	hb, err := wire.ParseHeartbeat(c)
+	if err != nil {
+		if errors.Is(err, wire.ErrParamLength) || len(c.Value) < wire.ParamHeaderLen {
+			err = fmt.Errorf("%w: %w", ErrShort, err)
+		}
+		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 9260 §3.3.5", Reason: "no Heartbeat Info parameter", Err: err}
 	}
-	v := c.Value
-	if len(v) < paramHeaderLen {
-		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: "no Heartbeat Info parameter", Err: ErrShort}
-	}
-	ptype := binary.BigEndian.Uint16(v[0:])
-	plen := int(binary.BigEndian.Uint16(v[2:]))
-	if ptype != heartbeatInfoParam {
-		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("parameter type %d, want 1", ptype)}
-	}
-	if plen < paramHeaderLen || plen > len(v) {
-		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 4960 §3.3.5", Reason: fmt.Sprintf("Heartbeat Info length %d in %d", plen, len(v)), Err: ErrShort}
-	}
-	info := v[paramHeaderLen:plen]
+	info := hb.Info
 	if len(info) < probeInfoLen || [8]byte(info[:8]) != probeMagic {
 		return heartbeatProbe{}, errNotProbe
 	}
@@ -114,7 +104,7 @@ func (p heartbeatProbe) Append(b []byte) []byte {
 	}
 	start := len(b)
 	b = wire.BeginChunk(b, typ, 0)
-	b = binary.BigEndian.AppendUint16(b, heartbeatInfoParam)
+	b = binary.BigEndian.AppendUint16(b, uint16(wire.ParamHeartbeatInfo))
 	b = binary.BigEndian.AppendUint16(b, uint16(n-wire.ChunkHeaderLen))
 	b = append(b, probeMagic[:]...)
 	b = binary.BigEndian.AppendUint64(b, p.Nonce)
