@@ -1,19 +1,14 @@
 // Package iwarp holds every iWARP wire definition that more than one layer
-// needs, once, the way Linux siw keeps them in one header (iwarp.h):
+// needs, once, the way Linux siw keeps them in one header (iwarp.h): the
+// Terminate code space of RFC 5040 §4.8 with the DDP rows of RFC 5041 §7.2
+// and the MPA rows of RFC 5044 §8 / RFC 6581 §8 as one table
+// ([TermCodes]); the DDP header layouts (RFC 5041 §4); the RDMAP Terminate
+// Control field (RFC 5040 §4.8); MPA's framing sizes (RFC 5044 §3, §4);
+// the RFC 5043 §9 MULPDU floor; the RFC 6581 §9 IRD/ORD word, RTR options,
+// defaults and limits ([IRDORD], [DefaultIRD], [MaxIRD]) and the §9.1
+// negotiation rules ([NegotiateResponder], [NegotiateInitiator]).
 //
-//   - the RDMAP Terminate Layer / Error Type / Error Code space of
-//     RFC 5040 §4.8 (Figure 9), with the DDP rows of RFC 5041 §7.2 and the
-//     MPA rows of RFC 5044 §8 and RFC 6581 §8 ([TermCode] and its tables);
-//   - the enhanced RDMA connection establishment word of RFC 6581 §9 (IRD,
-//     ORD, connection model and RTR options: [IRDORD], [RTR]), which MPA
-//     carries in its Request/Reply frames and the RFC 5043 adaptation in
-//     its session control private data;
-//   - the IRD/ORD negotiation rules of RFC 6581 §9.1 ([NegotiateResponder],
-//     [NegotiateInitiator]), so every LLP turns the exchanged words into an
-//     endpoint's queue depths the same way.
-//
-// Package iwarp imports nothing of this module: rdmap, ddp, mpa, sctpllp
-// and the tools above them import it. Layout details that only one layer
-// parses (DDP headers, RDMAP headers, MPA frames, SCTP chunks) stay in that
-// layer's package, one file per message.
+// Package iwarp imports nothing of this module: rdmap, ddp, mpa, pmtu,
+// sctpllp and the tools above them import it. What only one layer parses
+// (RDMAP Read Requests, MPA frames, SCTP chunks) stays in that layer.
 package iwarp
