@@ -1,9 +1,6 @@
 package ddp
 
-import (
-	"encoding/binary"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
-)
+import "github.com/sctp-rdma/sctp-rdma/iwarp"
 
 // Segment is one parsed DDP segment: a DDP header and the ULP payload after
 // it (RFC 5041 §4.4, Figure 6). The LLP supplies the segment length
@@ -45,20 +42,12 @@ func ParseSegment(b []byte, s *Segment) error {
 		c := Control(b[0])
 		if c.Tagged() {
 			s.Tagged, s.Untag = true, UntaggedHeader{}
-			h := &s.Tag
-			h.Last, h.RsvdULP = c.Last(), b[1]
-			h.STag = binary.BigEndian.Uint32(b[2:6])
-			h.TO = binary.BigEndian.Uint64(b[6:14])
+			s.Tag.Decode(b)
 			s.HeaderLen, s.Payload = iwarp.DDPTaggedHeaderLen, b[iwarp.DDPTaggedHeaderLen:]
 			return nil
 		}
 		s.Tagged, s.Tag = false, TaggedHeader{}
-		h := &s.Untag
-		h.Last = c.Last()
-		copy(h.RsvdULP[:], b[1:6])
-		h.QN = binary.BigEndian.Uint32(b[6:10])
-		h.MSN = binary.BigEndian.Uint32(b[10:14])
-		h.MO = binary.BigEndian.Uint32(b[14:18])
+		s.Untag.Decode(b)
 		s.HeaderLen, s.Payload = iwarp.DDPUntaggedHeaderLen, b[iwarp.DDPUntaggedHeaderLen:]
 		return nil
 	}

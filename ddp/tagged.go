@@ -23,5 +23,7 @@ func ParseTaggedHeader(b []byte) (TaggedHeader, int, error) {
 	if len(b) < iwarp.DDPTaggedHeaderLen {
 		return TaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
 	}
-	return iwarp.DecodeDDPTaggedHeader(b), iwarp.DDPTaggedHeaderLen, nil
+	var h TaggedHeader
+	h.Decode(b)
+	return h, iwarp.DDPTaggedHeaderLen, nil
 }

@@ -23,5 +23,7 @@ func ParseUntaggedHeader(b []byte) (UntaggedHeader, int, error) {
 	if len(b) < iwarp.DDPUntaggedHeaderLen {
 		return UntaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
 	}
-	return iwarp.DecodeDDPUntaggedHeader(b), iwarp.DDPUntaggedHeaderLen, nil
+	var h UntaggedHeader
+	h.Decode(b)
+	return h, iwarp.DDPUntaggedHeaderLen, nil
 }

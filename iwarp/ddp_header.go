@@ -97,15 +97,16 @@ type DDPTaggedHeader struct {
 	TO uint64
 }
 
-// DecodeDDPTaggedHeader reads the fields of a tagged header from b, which
-// holds at least DDPTaggedHeaderLen octets; it checks nothing.
-func DecodeDDPTaggedHeader(b []byte) DDPTaggedHeader {
-	return DDPTaggedHeader{
-		Last:    DDPControl(b[0]).Last(),
-		RsvdULP: b[1],
-		STag:    binary.BigEndian.Uint32(b[2:6]),
-		TO:      binary.BigEndian.Uint64(b[6:DDPTaggedHeaderLen]),
-	}
+// Decode sets h from the tagged header at the start of b, which holds at
+// least DDPTaggedHeaderLen octets; it checks nothing (ddp.ParseSegment and
+// ddp.ParseTaggedHeader check first). It decodes in place, for the
+// receive path.
+func (h *DDPTaggedHeader) Decode(b []byte) {
+	_ = b[DDPTaggedHeaderLen-1]
+	h.Last = DDPControl(b[0]).Last()
+	h.RsvdULP = b[1]
+	h.STag = binary.BigEndian.Uint32(b[2:6])
+	h.TO = binary.BigEndian.Uint64(b[6:DDPTaggedHeaderLen])
 }
 
 // Append appends the header's wire image (T=1, reserved bits zero, DV=1) to
@@ -145,17 +146,17 @@ type DDPUntaggedHeader struct {
 	MO uint32
 }
 
-// DecodeDDPUntaggedHeader reads the fields of an untagged header from b,
-// which holds at least DDPUntaggedHeaderLen octets; it checks nothing.
-func DecodeDDPUntaggedHeader(b []byte) DDPUntaggedHeader {
-	h := DDPUntaggedHeader{
-		Last: DDPControl(b[0]).Last(),
-		QN:   binary.BigEndian.Uint32(b[6:10]),
-		MSN:  binary.BigEndian.Uint32(b[10:14]),
-		MO:   binary.BigEndian.Uint32(b[14:DDPUntaggedHeaderLen]),
-	}
+// Decode sets h from the untagged header at the start of b, which holds
+// at least DDPUntaggedHeaderLen octets; it checks nothing (ddp.ParseSegment
+// and ddp.ParseUntaggedHeader check first). It decodes in place, for the
+// receive path.
+func (h *DDPUntaggedHeader) Decode(b []byte) {
+	_ = b[DDPUntaggedHeaderLen-1]
+	h.Last = DDPControl(b[0]).Last()
 	copy(h.RsvdULP[:], b[1:6])
-	return h
+	h.QN = binary.BigEndian.Uint32(b[6:10])
+	h.MSN = binary.BigEndian.Uint32(b[10:14])
+	h.MO = binary.BigEndian.Uint32(b[14:DDPUntaggedHeaderLen])
 }
 
 // Append appends the header's wire image (T=0, reserved bits zero, DV=1) to
