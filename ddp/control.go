@@ -8,9 +8,9 @@ type Control = iwarp.DDPControl
 
 // CheckControl validates the control field as a Data Sink must (RFC 5041
 // §4.1): DV must be iwarp.DDPVersion; the reserved bits are not checked. A
-// bad DV is reported as *Error with Type TypeTagged, Code CodeTaggedVersion
-// (0x04) when T is set, and Type TypeUntagged, Code CodeUntaggedVersion
-// (0x06) otherwise (RFC 5041 §7.2), wrapping ErrVersion.
+// bad DV is reported as the *Error of iwarp.TermDDPTaggedVersion when T is
+// set and of iwarp.TermDDPUntaggedVersion otherwise (RFC 5041 §7.2),
+// wrapping ErrVersion.
 func CheckControl(c Control) error {
 	if c.DV() == iwarp.DDPVersion {
 		return nil
@@ -23,7 +23,7 @@ func CheckControl(c Control) error {
 
 // ParseControl parses and checks the control field at the start of b. It
 // returns the field, the octets consumed (1) and an error: a *Error of
-// TypeLocalCatastrophic wrapping ErrTruncated if b is empty, or the
+// iwarp.TermDDPLocalCatastrophic wrapping ErrTruncated if b is empty, or the
 // version error of CheckControl.
 func ParseControl(b []byte) (Control, int, error) {
 	if len(b) < iwarp.DDPControlLen {
