@@ -10,6 +10,7 @@ import (
 
 	"github.com/pion/dtls/v3"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
@@ -24,20 +25,24 @@ const (
 	// DefaultMaxPendingInitiates is the default limit of Initiates waiting
 	// for the ULP (RFC 5043 §6.4).
 	DefaultMaxPendingInitiates = 64
-	// DefaultMaxHeldBytes bounds the octets held per stream for
-	// re-sequencing and before Start. The held amount is not bounded by the
-	// sender's unacknowledged octets (SCTP gap-acknowledges the early
-	// chunks), only by the 32767-chunk window of RFC 5043 §10; 4 MiB was
-	// exceeded by loss recovery on loopback at MTU 8192, 64 MiB was not.
-	DefaultMaxHeldBytes = 64 << 20
-	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: four
-	// times pion's default receive buffer (what a peer may have in flight
-	// is bounded by the window; a gap holds at most that much).
-	DefaultMaxHeldAssocBytes = 64 << 20
-	// DefaultMaxGapTime is Config.MaxGapTime's default: longer than any
-	// retransmission timeout short of a dead peer (pion.Config's
-	// DefaultDeadPeerTimeout is 30 s).
-	DefaultMaxGapTime = 30 * time.Second
+	// DefaultMaxHeldBytes bounds what one stream holds for re-sequencing
+	// and before Start, charged as held (buffer size classes, ring,
+	// bookkeeping): the association's share (docs/security.md, "DDP
+	// re-sequencer").
+	DefaultMaxHeldBytes = DefaultMaxHeldAssocBytes
+	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: 64
+	// associations from one address (sctp's per-address cap) at 4 MiB
+	// hold 256 MiB, half of membudget.DefaultLimit, and the per-address
+	// share holds them to DefaultMaxHeldAddrBytes in any case.
+	DefaultMaxHeldAssocBytes = 4 << 20
+	// DefaultMaxHeldAddrBytes is Config.MaxHeldAddrBytes's default: all
+	// the associations from one peer IP address together, 1/16 of
+	// membudget.DefaultLimit.
+	DefaultMaxHeldAddrBytes = 32 << 20
+	// DefaultMaxGapTime is Config.MaxGapTime's default: three successive
+	// T3-rtx of the missing chunk at RTO.Min (1+2+4 s) fit in it, and a
+	// stalled gap frees its memory within DefaultIdleTimeout.
+	DefaultMaxGapTime = 10 * time.Second
 	// DefaultIdleTimeout is Config.IdleTimeout for accepted associations.
 	DefaultIdleTimeout = 10 * time.Second
 	// DefaultQuietTime is how long a stream identifier stays quarantined
@@ -65,16 +70,23 @@ type Config struct {
 	// negative, no limit. Set it to 16 against a pion peer from another
 	// stack.
 	MaxOpening int
-	// MaxHeldBytes bounds, per stream, the octets of early chunks held for
-	// re-sequencing plus segments received before Start (RFC 5043 §10).
-	// A stream that exceeds it is terminated.
+	// MaxHeldBytes bounds, per stream, the memory held for early chunks
+	// (re-sequencing, RFC 5043 §10) plus segments received before Start,
+	// charged as held: buffer size classes and bookkeeping, not payload.
+	// A stream that exceeds it is terminated (ErrHeldLimit).
 	MaxHeldBytes int
-	// MaxHeldAssocBytes bounds the octets held for re-sequencing by all
-	// the streams of the association together (default
-	// DefaultMaxHeldAssocBytes): a peer spreading DDP-SSN gaps over many
-	// streams cannot hold MaxHeldBytes on each. The stream whose chunk
-	// does not fit is terminated.
+	// MaxHeldAssocBytes is the association's share of Budget for what its
+	// streams hold together (default DefaultMaxHeldAssocBytes): a peer
+	// spreading DDP-SSN gaps over many streams cannot hold MaxHeldBytes on
+	// each. MaxHeldAddrBytes bounds all the associations from one peer IP
+	// address together (default DefaultMaxHeldAddrBytes; negative: no
+	// such bound). A charge beyond either, or beyond Budget, aborts the
+	// association (ErrMemoryShare, AssocStats.ShareAborts).
 	MaxHeldAssocBytes int
+	MaxHeldAddrBytes  int
+	// Budget is the process-wide budget the shares draw on; nil:
+	// membudget.Process.
+	Budget *membudget.Budget
 	// MaxGapTime bounds how long a stream waits for a missing DDP-SSN
 	// while later chunks are held (default DefaultMaxGapTime); then the
 	// stream is terminated and its held chunks freed.
@@ -122,6 +134,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxHeldAssocBytes <= 0 {
 		c.MaxHeldAssocBytes = DefaultMaxHeldAssocBytes
+	}
+	if c.MaxHeldAddrBytes == 0 {
+		c.MaxHeldAddrBytes = DefaultMaxHeldAddrBytes
+	}
+	if c.Budget == nil {
+		c.Budget = membudget.Process
 	}
 	if c.MaxGapTime <= 0 {
 		c.MaxGapTime = DefaultMaxGapTime
@@ -190,8 +208,14 @@ type Association struct {
 	// opening holds a token per unanswered Initiate (Config.MaxOpening);
 	// nil: no limit.
 	opening chan struct{}
-	held    heldBudget  // re-sequencing octets of all streams (reorder.go)
+	held    heldAccount // what the streams hold for the peer (heldmem.go)
 	grace   shrinkGrace // see ShrinkGrace
+	// shareErr: the association is aborted for its memory share
+	// (overShare); idleGraced: idleExpired gave early chunks their
+	// QuietTime once. Guarded by mu.
+	shareErr   error
+	idleGraced bool
+	gone       atomic.Bool // the transport is done (onTransportDone)
 }
 
 // NewAssociation runs the adaptation over an established transport and
@@ -209,7 +233,10 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 		incoming: make(chan *Incoming, cfg.MaxPendingInitiates),
 		done:     make(chan struct{}),
 	}
-	a.held.max = int64(cfg.MaxHeldAssocBytes)
+	a.held.acct = membudget.NewAccount(cfg.Budget, int64(cfg.MaxHeldAssocBytes))
+	if cfg.MaxHeldAddrBytes > 0 {
+		a.held.addr = shareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
+	}
 	maxOpening := cfg.MaxOpening
 	if bl, ok := t.(backend.AcceptBacklogger); ok && maxOpening == 0 {
 		maxOpening = bl.AcceptBacklog()
@@ -546,6 +573,7 @@ func (a *Association) stop(abort bool) {
 func (a *Association) sessionStarted() {
 	a.mu.Lock()
 	a.live++
+	a.idleGraced = false
 	a.mu.Unlock()
 }
 
@@ -575,11 +603,18 @@ func (a *Association) sessionEnded() {
 	}
 }
 
-// idleExpired aborts the association if no session is live, pending or
-// early since Config.IdleTimeout (re-armed when the last one ends).
+// idleExpired aborts the association if no session is live or pending
+// since Config.IdleTimeout (re-armed when the last one ends). Chunks held
+// for an Initiate that has not arrived get one QuietTime more, once: a
+// peer that keeps sending such chunks never opens a session.
 func (a *Association) idleExpired() {
 	a.mu.Lock()
-	idle := a.live == 0 && a.pendingIn == 0 && a.early == 0 && !a.ended && !a.shuttingDown
+	idle := a.live == 0 && a.pendingIn == 0 && !a.ended && !a.shuttingDown
+	if idle && a.early > 0 && !a.idleGraced {
+		a.idleGraced = true
+		a.idle.Reset(a.cfg.QuietTime)
+		idle = false
+	}
 	a.mu.Unlock()
 	if idle {
 		a.ctr.idleClosed.Add(1)
@@ -617,6 +652,7 @@ func (a *Association) onInitiate(s *Session, c Control) error {
 	}
 	a.pendingIn++
 	a.live++
+	a.idleGraced = false
 	a.mu.Unlock()
 	s.mu.Lock()
 	s.setState(ssInitReceived)
@@ -786,16 +822,23 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 func (a *Association) onTransportDone(err error) {
 	a.mu.Lock()
 	a.ended = true
+	if a.shareErr != nil {
+		err = a.shareErr
+	}
 	if a.idle != nil {
 		a.idle.Stop()
 	}
 	a.mu.Unlock()
+	a.gone.Store(true)
 	for i := range a.slots {
 		sl := a.slots[i].Load()
 		if sl == nil {
 			continue
 		}
 		s, _ := sl.current()
+		if s != nil && s.closePending.Load() {
+			s.deliverClosed() // frees what it still holds
+		}
 		if s == nil || s.closePending.Load() {
 			continue
 		}
@@ -808,6 +851,7 @@ func (a *Association) onTransportDone(err error) {
 		s.sendClosed.Store(true)
 		s.finish(cause)
 	}
+	a.held.close()
 	a.err = err
 	close(a.done)
 }

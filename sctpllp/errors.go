@@ -61,6 +61,12 @@ var (
 	// ErrHeldLimit reports that a stream exceeded the bound on octets held
 	// for re-sequencing (RFC 5043 §10).
 	ErrHeldLimit = errors.New("sctpllp: re-sequencing buffer limit exceeded")
+	// ErrMemoryShare reports an association aborted because what its peer
+	// made this side hold (early chunks, segments before Start) did not
+	// fit its share (Config.MaxHeldAssocBytes, MaxHeldAddrBytes) or the
+	// process budget; the error also wraps membudget.ErrExhausted and
+	// llp.ErrAborted.
+	ErrMemoryShare = errors.New("sctpllp: association over its memory share")
 	// ErrSSNWindow reports a DDP-SSN that is a duplicate or lies more than
 	// 32767 ahead of the next expected one (RFC 5043 §10).
 	ErrSSNWindow = errors.New("sctpllp: DDP-SSN outside the receive window")

@@ -23,6 +23,7 @@ type fakeTransport struct {
 	mu     sync.Mutex
 	resets []uint16
 	ended  bool
+	raddr  net.Addr // the peer's address, nil by default
 }
 
 type fakeMsg struct {
@@ -57,7 +58,7 @@ func (f *fakeTransport) ResetStream(sid uint16) error {
 func (f *fakeTransport) PeerAdaptation() (uint32, bool) { return 0, false }
 func (f *fakeTransport) Kind() string                   { return "fake" }
 func (f *fakeTransport) LocalAddr() net.Addr            { return nil }
-func (f *fakeTransport) RemoteAddr() net.Addr           { return nil }
+func (f *fakeTransport) RemoteAddr() net.Addr           { return f.raddr }
 func (f *fakeTransport) Close() error                   { f.end(nil); return nil }
 func (f *fakeTransport) Abort() error                   { f.end(llp.ErrAborted); return nil }
 func (f *fakeTransport) end(err error) {

@@ -3,8 +3,8 @@ package sctpllp
 import (
 	"fmt"
 	"math"
-	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
@@ -17,75 +17,68 @@ type chunkSink interface {
 	deliverChunk(ssn uint16, ppid uint32, chunk []byte) error
 }
 
-// heldChunk is an early chunk copied into a pooled buffer.
+// heldChunk is an early chunk copied into a pooled buffer; buf nil: none.
 type heldChunk struct {
-	ppid uint32
 	buf  *[]byte
+	ppid uint32
 }
+
+// Ring sizes: the ring covers DDP-SSNs [next, next+len); a chunk d ahead
+// needs len > d, at most MaxSSNWindow+1 = 32768 entries (RFC 5043 §10).
+const (
+	minRing       = 16
+	heldEntryCost = int(unsafe.Sizeof(heldChunk{}))
+	earlyCost     = int(unsafe.Sizeof(earlyChunks{}))
+)
 
 // reorder re-sequences the chunks of one DDP Stream Session by DDP-SSN
 // (RFC 5043 §5.2.1, §10): the SCTP chunks are unordered, so the receiver
 // restores the submission order from the DDP-SSN and never from the TSN.
 //
 // A chunk carrying the next expected DDP-SSN is handed to the sink straight
-// from the caller's buffer, without a copy, followed by every held chunk it
-// makes contiguous. A chunk that is early (at most MaxSSNWindow ahead) is
-// copied into a pooled buffer and held; the held octets are bounded by
-// maxHeld. A duplicate of a held chunk, a DDP-SSN that was already
-// delivered or one further ahead than the window is a protocol violation
-// (RFC 5043 §10: "An invalid DDP-SSN MAY result in termination of the DDP
-// stream"); the resources of an early chunk are committed only after that
-// validity check.
-//
-// reorder is not safe for concurrent use.
+// from the caller's buffer, followed by the held chunks it makes
+// contiguous. An early chunk (at most MaxSSNWindow ahead) is copied into a
+// pooled buffer and stored in a ring indexed by its DDP-SSN: each chunk
+// costs O(1) to hold and to release, whatever the order. A duplicate, an
+// old DDP-SSN or one beyond the window is a protocol violation (§10). What
+// is held (buffer size classes, ring, bookkeeping) is charged to the
+// association's heldAccount and bounded per stream by maxHeld, before
+// anything is committed. Not safe for concurrent use.
 type reorder struct {
 	sink    chunkSink
-	budget  *heldBudget // the association's, shared by its streams
+	acct    *heldAccount // the association's; nil: only maxHeld bounds it
 	early   *earlyChunks
 	maxHeld int32
 	next    uint16
 }
 
-// earlyChunks is what a reorder holds once a chunk arrived early, made then
-// and kept: an idle session, and one whose chunks all arrive in order,
-// holds none (thousands of sessions per association, each 40 octets
-// without it).
+// earlyChunks is what a reorder holds once a chunk arrived early: an idle
+// session, and one whose chunks all arrive in order, has none.
 type earlyChunks struct {
-	held      map[uint16]heldChunk
-	heldBytes int
+	// ring[ssn&(len-1)] holds DDP-SSN ssn, for ssn in [next, next+len);
+	// len is a power of two.
+	ring    []heldChunk
+	n       int // chunks held
+	charged int // octets charged: this struct, the ring, the buffers
 	// gapSince is when the expected DDP-SSN began to be missing while
 	// later chunks are held; zero when none is held.
 	gapSince time.Time
 }
 
-// heldBudget bounds the octets held for re-sequencing by all the streams
-// of one association together (Config.MaxHeldAssocBytes).
-type heldBudget struct {
-	max int64
-	n   atomic.Int64
+func newReorder(sink chunkSink, maxHeld int, acct *heldAccount) reorder {
+	return reorder{sink: sink, maxHeld: int32(min(maxHeld, math.MaxInt32)), acct: acct}
 }
 
-// take reserves n octets, or reports that they do not fit.
-func (b *heldBudget) take(n int) bool {
-	if b == nil {
-		return true
-	}
-	if b.n.Add(int64(n)) > b.max {
-		b.n.Add(-int64(n))
-		return false
-	}
-	return true
-}
+// idle reports that no chunk is held (the data path may bypass push).
+func (r *reorder) idle() bool { return r.early == nil || r.early.n == 0 }
 
-// give returns n octets.
-func (b *heldBudget) give(n int) {
-	if b != nil {
-		b.n.Add(-int64(n))
+// ringFor is the ring length that holds a chunk d ahead.
+func ringFor(d uint16) int {
+	n := minRing
+	for n <= int(d) {
+		n <<= 1
 	}
-}
-
-func newReorder(sink chunkSink, maxHeld int, budget *heldBudget) reorder {
-	return reorder{sink: sink, maxHeld: int32(min(maxHeld, math.MaxInt32)), budget: budget}
+	return n
 }
 
 // push processes one received chunk payload (DDP-SSN included); ssn is its
@@ -97,11 +90,11 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		if err := r.sink.deliverChunk(ssn, ppid, body); err != nil {
 			return err
 		}
-		if r.early == nil {
+		if r.idle() {
 			return nil
 		}
 		err := r.drain()
-		if len(r.early.held) > 0 {
+		if r.early != nil && r.early.n > 0 {
 			r.early.gapSince = time.Now() // a new gap: the next one is missing
 		}
 		return err
@@ -111,54 +104,84 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 			ErrSSNWindow, ssn, r.next, backend.MaxSSNWindow)
 	}
 	x := r.early // nil until a valid early chunk is held: checks first
-	var heldBytes int
+	charged, ringLen := 0, 0
 	if x != nil {
-		if _, dup := x.held[ssn]; dup {
+		ringLen = len(x.ring)
+		if int(d) < ringLen && x.ring[int(ssn)&(ringLen-1)].buf != nil {
 			return fmt.Errorf("%w: duplicate DDP-SSN %d", ErrSSNWindow, ssn)
 		}
-		heldBytes = x.heldBytes
+		charged = x.charged
 	}
-	if heldBytes+len(body) > int(r.maxHeld) {
-		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d",
-			ErrHeldLimit, heldBytes, len(body), ssn, r.maxHeld)
+	cost := bufCost(len(body))
+	grow := 0
+	if int(d) >= ringLen {
+		grow = ringFor(d)
+		cost += (grow - ringLen) * heldEntryCost
 	}
-	if !r.budget.take(len(body)) {
-		return fmt.Errorf("%w: the association holds %d octets for re-sequencing, limit %d (Config.MaxHeldAssocBytes)",
-			ErrHeldLimit, r.budget.n.Load(), r.budget.max)
+	if x == nil {
+		cost += earlyCost
+	}
+	if charged+cost > int(r.maxHeld) {
+		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d (Config.MaxHeldBytes)",
+			ErrHeldLimit, charged, cost, ssn, r.maxHeld)
+	}
+	if err := r.acct.charge(cost); err != nil {
+		return err
 	}
 	if x == nil {
 		x = new(earlyChunks)
 		r.early = x
 	}
-	if x.held == nil {
-		x.held = make(map[uint16]heldChunk)
+	if grow > 0 {
+		x.resize(r.next, grow)
 	}
-	if len(x.held) == 0 {
+	if x.n == 0 {
 		x.gapSince = time.Now()
 	}
 	buf := bufpool.Get(len(body))
 	copy(*buf, body)
-	x.held[ssn] = heldChunk{ppid: ppid, buf: buf}
-	x.heldBytes += len(body)
+	x.ring[int(ssn)&(len(x.ring)-1)] = heldChunk{buf: buf, ppid: ppid}
+	x.n++
+	x.charged += cost
 	return nil
 }
 
+// resize moves the held chunks into a ring of n entries; next is the
+// first DDP-SSN it covers.
+func (x *earlyChunks) resize(next uint16, n int) {
+	ring := make([]heldChunk, n)
+	if old := len(x.ring); old > 0 && x.n > 0 {
+		for k := range old {
+			ssn := int(next) + k
+			if h := x.ring[ssn&(old-1)]; h.buf != nil {
+				ring[ssn&(n-1)] = h
+			}
+		}
+	}
+	x.ring = ring
+}
+
 // drain delivers the held chunks that have become contiguous; r.early is
-// not nil.
+// not nil. A ring longer than minRing is freed once empty.
 func (r *reorder) drain() error {
 	x := r.early
-	for len(x.held) > 0 {
-		h, ok := x.held[r.next]
-		if !ok {
+	mask := len(x.ring) - 1
+	for x.n > 0 {
+		i := int(r.next) & mask
+		h := x.ring[i]
+		if h.buf == nil {
 			return nil
 		}
 		ssn := r.next
-		delete(x.held, ssn)
+		x.ring[i] = heldChunk{}
+		x.n--
 		r.next++
-		x.heldBytes -= len(*h.buf)
-		r.budget.give(len(*h.buf))
-		if len(x.held) == 0 {
+		c := heldCost(cap(*h.buf))
+		x.charged -= c
+		r.acct.release(c)
+		if x.n == 0 {
 			x.gapSince = time.Time{}
+			r.shrink()
 		}
 		err := r.sink.deliverChunk(ssn, h.ppid, *h.buf)
 		bufpool.Put(h.buf)
@@ -169,12 +192,25 @@ func (r *reorder) drain() error {
 	return nil
 }
 
-// pending returns the number of held chunks and octets.
+// shrink frees an empty ring longer than minRing (a far gap must not keep
+// its 512 KiB once closed); a short one stays for the next gap.
+func (r *reorder) shrink() {
+	x := r.early
+	if len(x.ring) <= minRing {
+		return
+	}
+	c := x.charged
+	r.early = nil
+	r.acct.release(c)
+}
+
+// pending returns the number of held chunks and the octets charged for
+// them (buffers, ring, bookkeeping).
 func (r *reorder) pending() (chunks, octets int) {
 	if r.early == nil {
 		return 0, 0
 	}
-	return len(r.early.held), r.early.heldBytes
+	return r.early.n, r.early.charged
 }
 
 // gapSince is when the expected DDP-SSN began to be missing while later
@@ -192,25 +228,28 @@ func (r *reorder) heldAll(pred func(ppid uint32, chunk []byte) bool) bool {
 	if r.early == nil {
 		return true
 	}
-	for _, h := range r.early.held {
-		if !pred(h.ppid, *h.buf) {
+	for _, h := range r.early.ring {
+		if h.buf != nil && !pred(h.ppid, *h.buf) {
 			return false
 		}
 	}
 	return true
 }
 
-// release frees every held chunk.
+// release frees every held chunk and gives back what was charged.
 func (r *reorder) release() {
 	x := r.early
 	if x == nil {
 		return
 	}
-	for k, h := range x.held {
-		bufpool.Put(h.buf)
-		delete(x.held, k)
+	r.early = nil
+	if x.n > 0 {
+		for i, h := range x.ring {
+			if h.buf != nil {
+				bufpool.Put(h.buf)
+				x.ring[i] = heldChunk{}
+			}
+		}
 	}
-	r.budget.give(x.heldBytes)
-	x.heldBytes = 0
-	x.gapSince = time.Time{}
+	r.acct.release(x.charged)
 }

@@ -46,7 +46,7 @@ func TestReorder_OutOfOrder_RFC5043_10(t *testing.T) {
 	}
 	n, oct := r.pending()
 	assert.Zero(t, n)
-	assert.Zero(t, oct)
+	assert.Equal(t, earlyCost+minRing*heldEntryCost, oct, "only the short ring stays, for the next gap")
 }
 
 func TestReorder_Wraparound(t *testing.T) {
@@ -72,13 +72,18 @@ func TestReorder_WindowViolations_RFC5043_10(t *testing.T) {
 	r.release()
 }
 
+// The per-stream bound counts what is held: a 60-octet chunk costs its
+// 512-octet buffer, its header, the ring and the bookkeeping.
 func TestReorder_HeldLimit(t *testing.T) {
-	r := newReorder(&recSink{}, 100, nil)
+	first := earlyCost + minRing*heldEntryCost + bufCost(60)
+	r := newReorder(&recSink{}, first+bufCost(40), nil)
 	require.NoError(t, r.push(1, backend.PPIDSegment, make([]byte, 60)))
-	assert.ErrorIs(t, r.push(2, backend.PPIDSegment, make([]byte, 41)), ErrHeldLimit)
-	require.NoError(t, r.push(2, backend.PPIDSegment, make([]byte, 40)))
 	_, oct := r.pending()
-	assert.Equal(t, 100, oct)
+	assert.Equal(t, first, oct)
+	assert.ErrorIs(t, r.push(2, backend.PPIDSegment, make([]byte, 513)), ErrHeldLimit, "a 1 KiB buffer does not fit")
+	require.NoError(t, r.push(2, backend.PPIDSegment, make([]byte, 40)))
+	_, oct = r.pending()
+	assert.Equal(t, first+bufCost(40), oct)
 	r.release()
 	_, oct = r.pending()
 	assert.Zero(t, oct)

@@ -84,7 +84,7 @@ type Session struct {
 	started  bool
 	rxBroken bool
 	closedOK bool      // HandleClosed delivered
-	queued   int32     // octets in queue (at most MaxHeldBytes, capped at 2^31-1)
+	queued   int32     // octets charged for queue (at most MaxHeldBytes, capped at 2^31-1)
 	queue    []*[]byte // segments received before Start
 	// unoffered is the Incoming of an Initiate just admitted, handed to
 	// Accept by offerIncoming.
@@ -313,7 +313,9 @@ func (s *Session) Start(h llp.Handler) {
 		bp := s.queue[0]
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
-		s.queued -= int32(len(*bp))
+		c := heldCost(cap(*bp)) + queueEntryCost
+		s.queued -= int32(c)
+		s.a.held.release(c)
 		if !s.rxBroken {
 			if err := h.HandleSegment(*bp); err != nil {
 				s.rxBroken = true
@@ -325,6 +327,17 @@ func (s *Session) Start(h llp.Handler) {
 	s.started = true
 	s.sl.rxMu.Unlock()
 	s.deliverClosed()
+}
+
+// dropQueue frees the segments received before a Start that will not
+// come; the caller holds sl.rxMu.
+func (s *Session) dropQueue() {
+	for i, bp := range s.queue {
+		s.a.held.release(heldCost(cap(*bp)) + queueEntryCost)
+		bufpool.Put(bp)
+		s.queue[i] = nil
+	}
+	s.queue, s.queued = nil, 0
 }
 
 // deliverClosed calls HandleClosed once the session has ended, exactly
@@ -343,6 +356,9 @@ func (s *Session) deliverClosed() {
 			if s.gapTimer != nil {
 				s.gapTimer.Stop()
 				s.gapTimer = nil
+			}
+			if !s.started && s.a.gone.Load() {
+				s.dropQueue() // no Start can deliver them after the end
 			}
 		}
 		if s.started && !s.closedOK && s.closePending.Load() {
@@ -508,10 +524,10 @@ func (s *Session) receive(ppid uint32, b []byte) {
 	// (what reorder.push and deliverChunk would do with it, without their
 	// other cases; RFC 5043 §6.1, §10). An Initiate is never offered
 	// from here, so offerIncoming has nothing to do.
-	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && binary.BigEndian.Uint16(b) == s.ro.next && s.ro.early == nil && s.st() == ssEstablished {
+	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && binary.BigEndian.Uint16(b) == s.ro.next && s.ro.idle() && s.st() == ssEstablished {
 		s.ro.next++
 		if err := s.deliverSegment(b[pmtu.DDPSSNLen:]); err != nil {
-			s.fail(err)
+			s.rxFailed(err)
 		}
 		return
 	}
@@ -521,7 +537,9 @@ func (s *Session) receive(ppid uint32, b []byte) {
 	}
 	ssn := binary.BigEndian.Uint16(b)
 	err := s.ro.push(ssn, ppid, b)
-	if err != nil && !errors.Is(err, errSessionOver) {
+	if errors.Is(err, ErrMemoryShare) {
+		s.rxFailed(err)
+	} else if err != nil && !errors.Is(err, errSessionOver) {
 		var pe *ProtocolError
 		if !errors.As(err, &pe) {
 			err = &ProtocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
@@ -531,6 +549,19 @@ func (s *Session) receive(ppid uint32, b []byte) {
 		s.gapTimer = time.AfterFunc(s.a.cfg.MaxGapTime, s.checkGap)
 	}
 	s.offerIncoming()
+}
+
+// rxFailed ends the session after an error of its receive path: a peer
+// over the association's memory share loses the association (overShare:
+// an ABORT, no Session Terminate), any other error terminates this session.
+func (s *Session) rxFailed(err error) {
+	if errors.Is(err, ErrMemoryShare) {
+		s.a.overShare(err)
+		s.sendClosed.Store(true)
+		s.finish(&AssociationError{Err: fmt.Errorf("%w: %w", llp.ErrAborted, err)})
+		return
+	}
+	s.fail(err)
 }
 
 // checkGap ends the session when the DDP-SSN it waits for has been
@@ -768,6 +799,9 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	return nil // actDrop
 }
 
+// queueEntryCost is a queued segment's slot in Session.queue.
+const queueEntryCost = 8
+
 // errSessionOver stops the reorderer after the session's last chunk.
 var errSessionOver = errors.New("sctpllp: session over")
 
@@ -779,15 +813,20 @@ func (s *Session) deliverSegment(seg []byte) error {
 	}
 	if !s.started {
 		// Before Start (or before the passive ULP decided): keep a copy,
-		// bounded together with the re-sequencing buffer.
+		// bounded together with the re-sequencing buffer and charged as
+		// held (the buffer and its slot in queue).
 		_, held := s.ro.pending()
-		if held+int(s.queued)+len(seg) > min(s.a.cfg.MaxHeldBytes, math.MaxInt32) {
-			return &ProtocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound", Err: ErrHeldLimit}
+		cost := bufCost(len(seg)) + queueEntryCost
+		if held+int(s.queued)+cost > min(s.a.cfg.MaxHeldBytes, math.MaxInt32) {
+			return &ProtocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound (Config.MaxHeldBytes)", Err: ErrHeldLimit}
+		}
+		if err := s.a.held.charge(cost); err != nil {
+			return err
 		}
 		bp := bufpool.Get(len(seg))
 		copy(*bp, seg)
 		s.queue = append(s.queue, bp)
-		s.queued += int32(len(seg))
+		s.queued += int32(cost)
 		return nil
 	}
 	if err := s.h.HandleSegment(seg); err != nil {

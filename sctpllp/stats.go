@@ -24,11 +24,15 @@ type AssocStats struct {
 	// DroppedChunks counts chunks dropped because their stream carries no
 	// session (see Association.Dropped).
 	DroppedChunks uint64
-	// HeldBytes is the octets held for re-sequencing now, out of
-	// Config.MaxHeldAssocBytes; GapTimeouts counts the streams ended
-	// because a DDP-SSN stayed missing for Config.MaxGapTime.
+	// HeldBytes is the memory charged now for what the peer made this
+	// side hold (early chunks, segments before Start, as held: size
+	// classes and bookkeeping), out of Config.MaxHeldAssocBytes;
+	// GapTimeouts counts the streams ended because a DDP-SSN stayed
+	// missing for Config.MaxGapTime; ShareAborts is 1 when the
+	// association was aborted for its memory share (ErrMemoryShare).
 	HeldBytes   int64
 	GapTimeouts uint64
+	ShareAborts uint64
 	// IdleClosed is 1 when the association was aborted for having no
 	// session for Config.IdleTimeout (a sum counts such associations).
 	IdleClosed uint64
@@ -42,6 +46,7 @@ type assocCounters struct {
 	erroneous        atomic.Uint64
 	gapTimeouts      atomic.Uint64
 	idleClosed       atomic.Uint64
+	shareAborts      atomic.Uint64
 }
 
 func (c *assocCounters) control(sent bool, f FunctionCode) {
@@ -64,7 +69,8 @@ func (a *Association) Stats() AssocStats {
 	}
 	s.ErroneousStreams = a.ctr.erroneous.Load()
 	s.DroppedChunks = a.dropped.Load()
-	s.HeldBytes, s.GapTimeouts = a.held.n.Load(), a.ctr.gapTimeouts.Load()
+	s.HeldBytes, s.GapTimeouts = a.held.heldNow(), a.ctr.gapTimeouts.Load()
+	s.ShareAborts = a.ctr.shareAborts.Load()
 	s.IdleClosed = a.ctr.idleClosed.Load()
 	if ts, ok := a.t.(backend.StatsReporter); ok {
 		s.Transport = ts.TransportStats()
@@ -83,6 +89,7 @@ func (s *AssocStats) Add(o AssocStats) {
 	s.DroppedChunks += o.DroppedChunks
 	s.HeldBytes += o.HeldBytes
 	s.GapTimeouts += o.GapTimeouts
+	s.ShareAborts += o.ShareAborts
 	s.IdleClosed += o.IdleClosed
 	s.Transport.Retransmissions += o.Transport.Retransmissions
 	s.Transport.HasRetransmissions = s.Transport.HasRetransmissions || o.Transport.HasRetransmissions
