@@ -31,19 +31,14 @@ const (
 	earlyCost     = int(unsafe.Sizeof(earlyChunks{}))
 )
 
-// reorder re-sequences the chunks of one DDP Stream Session by DDP-SSN
-// (RFC 5043 §5.2.1, §10): the SCTP chunks are unordered, so the receiver
-// restores the submission order from the DDP-SSN and never from the TSN.
-//
-// A chunk carrying the next expected DDP-SSN is handed to the sink straight
-// from the caller's buffer, followed by the held chunks it makes
-// contiguous. An early chunk (at most MaxSSNWindow ahead) is copied into a
-// pooled buffer and stored in a ring indexed by its DDP-SSN: each chunk
-// costs O(1) to hold and to release, whatever the order. A duplicate, an
-// old DDP-SSN or one beyond the window is a protocol violation (§10). What
-// is held (buffer size classes, ring, bookkeeping) is charged to the
-// association's heldAccount and bounded per stream by maxHeld, before
-// anything is committed. Not safe for concurrent use.
+// reorder re-sequences one DDP Stream Session's chunks by DDP-SSN (RFC 5043
+// §5.2.1, §10; never by TSN). The next expected chunk goes to the sink from
+// the caller's buffer, then the held chunks it makes contiguous; an early
+// one (at most MaxSSNWindow ahead) is copied into a pooled buffer in a ring
+// indexed by DDP-SSN: O(1) per chunk whatever the order. A duplicate, an
+// old DDP-SSN or one beyond the window is a violation (§10). What is held
+// is charged to the association's heldAccount and bounded by maxHeld
+// before anything is committed. Not safe for concurrent use.
 type reorder struct {
 	sink    chunkSink
 	acct    *heldAccount // the association's; nil: only maxHeld bounds it
