@@ -349,3 +349,20 @@ func TestAttack_64AssociationsOneAddress(t *testing.T) {
 	require.NoError(t, a.Close())
 	assert.Equal(t, base, membudget.Process.Used(), "the process budget back to its baseline")
 }
+
+// TestHeld_WithdrawnInitiateFreesQueue: segments that follow an Initiate
+// are queued (and charged) for the ULP's decision; when the initiator
+// withdraws it with a Terminate before the decision (RFC 5043 §6.6), no
+// Start will ever take them: they are freed at once, not at the
+// association's end.
+func TestHeld_WithdrawnInitiateFreesQueue(t *testing.T) {
+	b := membudget.New(1 << 20)
+	a, ft := newFakeAssoc(t, Config{Budget: b})
+	ft.injectCtl(4, Control{SSN: 0, Function: FuncInitiate})
+	ft.injectSeg(4, 1, make([]byte, 300))
+	ft.injectSeg(4, 2, make([]byte, 300))
+	assert.Equal(t, int64(2*(bufCost(300)+queueEntryCost)), a.Stats().HeldBytes)
+	ft.injectCtl(4, Control{SSN: 3, Function: FuncTerminate})
+	require.Eventually(t, func() bool { return b.Used() == 0 }, 5*time.Second, time.Millisecond)
+	assert.Zero(t, a.Stats().HeldBytes)
+}

@@ -68,12 +68,15 @@ type Session struct {
 	// when the stream never carried a session before.
 	earlyCounted bool
 	earlyFresh   bool
-	finalAt      time.Duration // since sessionEpoch: when our final chunk went out
-	closeErr     error
-	linger       *time.Timer
-	openRes      chan error // active side: reply to the Initiate
-	incoming     *Incoming  // passive side, until decided
-	earlyTimer   *time.Timer
+	// handed: the ULP has the Session (Open returned it, or Accept), so a
+	// Start may still come.
+	handed     bool
+	finalAt    time.Duration // since sessionEpoch: when our final chunk went out
+	closeErr   error
+	linger     *time.Timer
+	openRes    chan error // active side: reply to the Initiate
+	incoming   *Incoming  // passive side, until decided
+	earlyTimer *time.Timer
 
 	// gapTimer runs while chunks are held waiting for a missing DDP-SSN
 	// (Config.MaxGapTime); guarded by sl.rxMu.
@@ -357,8 +360,11 @@ func (s *Session) deliverClosed() {
 				s.gapTimer.Stop()
 				s.gapTimer = nil
 			}
-			if !s.started && s.a.gone.Load() {
-				s.dropQueue() // no Start can deliver them after the end
+			s.mu.Lock()
+			handed := s.handed
+			s.mu.Unlock()
+			if !s.started && (!handed || s.a.gone.Load()) {
+				s.dropQueue() // no Start will deliver them
 			}
 		}
 		if s.started && !s.closedOK && s.closePending.Load() {
@@ -743,6 +749,7 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 		s.params.PeerPrivateData = append([]byte(nil), ctrl.PrivateData...)
 		s.params.PeerIRDORD = ctrl.IRDORD
 		s.setState(next)
+		s.handed = s.openRes != nil // Open returns the session
 		res := s.openRes
 		s.openRes = nil
 		withdrawn := s.withdrawing
@@ -903,6 +910,7 @@ func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
 	s.incoming = nil
 	if accept {
 		s.setState(ssEstablished)
+		s.handed = true
 		s.params.LocalIRDORD = c.IRDORD
 	} else {
 		s.setState(ssDone)
