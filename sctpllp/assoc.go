@@ -30,10 +30,11 @@ const (
 	// bookkeeping): the association's share (docs/security.md, "DDP
 	// re-sequencer").
 	DefaultMaxHeldBytes = DefaultMaxHeldAssocBytes
-	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: 64
-	// associations from one address (sctp's per-address cap) at 4 MiB
-	// hold 256 MiB, half of membudget.DefaultLimit, and the per-address
-	// share holds them to DefaultMaxHeldAddrBytes in any case.
+	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: the
+	// per-address share holds sctp's 64 associations per address to
+	// DefaultMaxHeldAddrBytes, so with sctp's own 4 MiB receive buffer
+	// each one address charges at most 288 MiB of membudget.DefaultLimit
+	// (docs/security.md, "DDP re-sequencer").
 	DefaultMaxHeldAssocBytes = 4 << 20
 	// DefaultMaxHeldAddrBytes is Config.MaxHeldAddrBytes's default: all
 	// the associations from one peer IP address together, 1/16 of
