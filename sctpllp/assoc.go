@@ -30,16 +30,17 @@ const (
 	// bookkeeping): the association's share (docs/security.md, "DDP
 	// re-sequencer").
 	DefaultMaxHeldBytes = DefaultMaxHeldAssocBytes
-	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: the
-	// per-address share holds sctp's 64 associations per address to
-	// DefaultMaxHeldAddrBytes, so with sctp's own 4 MiB receive buffer
-	// each one address charges at most 288 MiB of membudget.DefaultLimit
+	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: twice
+	// what loss recovery held over sctp-native on loopback (7.7 MB), and
+	// the per-address share holds sctp's 64 associations per address to
+	// DefaultMaxHeldAddrBytes: with sctp's own 4 MiB receive buffer each,
+	// one address charges at most 320 MiB of membudget.DefaultLimit
 	// (docs/security.md, "DDP re-sequencer").
-	DefaultMaxHeldAssocBytes = 4 << 20
+	DefaultMaxHeldAssocBytes = 16 << 20
 	// DefaultMaxHeldAddrBytes is Config.MaxHeldAddrBytes's default: all
-	// the associations from one peer IP address together, 1/16 of
+	// the associations from one peer IP address together, 1/8 of
 	// membudget.DefaultLimit.
-	DefaultMaxHeldAddrBytes = 32 << 20
+	DefaultMaxHeldAddrBytes = 64 << 20
 	// DefaultMaxGapTime is Config.MaxGapTime's default: three successive
 	// T3-rtx of the missing chunk at RTO.Min (1+2+4 s) fit in it, and a
 	// stalled gap frees its memory within DefaultIdleTimeout.

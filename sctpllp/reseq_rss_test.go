@@ -151,9 +151,12 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 	}, time.Minute, 10*time.Millisecond, "every session accepted")
 	heap1, rss1 := liveHeap(), vmRSS(t)
 
-	// Just under the share each: 16 x 458 segments of 536 octets charged,
-	// and 16 rings of 512 entries.
-	perStream := (DefaultMaxHeldAssocBytes - 256<<10) / (sessions * bufCost(23))
+	// Just under the share each: 16 streams of perStream segments of 536
+	// octets charged, their rings and bookkeeping.
+	perStream := DefaultMaxHeldAssocBytes / (sessions * bufCost(23))
+	for sessions*(perStream*bufCost(23)+ringFor(uint16(perStream))*heldEntryCost+earlyCost) > DefaultMaxHeldAssocBytes-64<<10 {
+		perStream--
+	}
 	total := 0
 	for _, p := range ps {
 		total += p.send(perStream)
