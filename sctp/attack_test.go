@@ -132,6 +132,9 @@ func TestListener_AssociationCaps(t *testing.T) {
 	l, err := Listen("udp4", "127.0.0.1:0", &Config{MaxAssociationsPerAddress: 2, MaxAssociations: 3})
 	require.NoError(t, err)
 	defer l.Close()
+	l.mu.Lock()
+	l.evictAfter = time.Hour // no eviction: the caps alone
+	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	accepted := acceptAll(ctx, t, l, nil)
