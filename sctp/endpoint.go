@@ -229,7 +229,7 @@ func newResponderFor(c Config) *Responder {
 		ad = c.Adaptation
 	}
 	return NewResponder(ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
-		InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad,
+		InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad, NoAdaptation: c.NoAdaptation,
 		AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan})
 }
 
