@@ -297,4 +297,3 @@ func readLoop(conn net.Conn, a *Association) {
 		}
 	}
 }
-

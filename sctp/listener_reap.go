@@ -136,33 +136,28 @@ func (l *Listener) makeRoom(ip netip.Addr, tag uint32) bool {
 }
 
 // victim picks the association a full table gives up for a new peer, or
-// nil: first the one longest busy without progress (the reaper's view),
-// then, of the idle ones, the longest idle of the address that holds the
-// most associations, so that a peer with many associations loses one
-// before a peer with one; none that had a packet or made progress within
-// l.evictAfter. l.mu is held.
+// nil. Candidates have had no packet from their peer for l.evictAfter,
+// or have been busy without progress that long (the reaper's view: a
+// peer that acknowledges nothing but keeps sending); of those, one of
+// the address that holds the most associations goes first, so that a
+// peer with many loses one before a peer with one, and of that address
+// the one useless longest. l.mu is held.
 func (l *Listener) victim(now time.Time) *member {
-	var stalled, idle *member
-	var stalledFor, idleFor time.Duration
-	idleIP := 0
+	var v *member
+	var vFor time.Duration
+	vIP := 0
 	for _, m := range l.assocs {
-		if m.busy {
-			if d := now.Sub(m.since); d >= l.evictAfter && d > stalledFor {
-				stalled, stalledFor = m, d
-			}
-			continue
-		}
 		d := now.Sub(time.Unix(0, m.lastRecv.Load()))
+		if m.busy {
+			d = max(d, now.Sub(m.since))
+		}
 		if d < l.evictAfter {
 			continue
 		}
 		n := l.perIP[m.key.peer.Addr()]
-		if n > idleIP || n == idleIP && d > idleFor {
-			idle, idleFor, idleIP = m, d, n
+		if n > vIP || n == vIP && d > vFor {
+			v, vFor, vIP = m, d, n
 		}
 	}
-	if stalled != nil {
-		return stalled
-	}
-	return idle
+	return v
 }

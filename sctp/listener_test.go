@@ -2,7 +2,10 @@ package sctp
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -289,4 +292,281 @@ func TestRFC5061_4_2_6_ListenerNoAdaptation(t *testing.T) {
 		}
 		require.NoError(t, l.Close())
 	}
+}
+
+// TestListener_FloodedAssociationDelaysNoOther: one association's
+// packets are made expensive (3 ms each, in the listener's Tap) and 2,000
+// of them sent at once: about 5 s of work for that association. Another
+// association's HEARTBEATs, sent while that work is under way, are
+// answered at once (within 1 s here, a wide margin on a loaded host: the
+// read loop only demultiplexes, each association's queue has its own
+// worker). The flooded queue holds what its cap allows and the rest is
+// dropped and counted.
+func TestListener_FloodedAssociationDelaysNoOther(t *testing.T) {
+	var floodAddr atomic.Pointer[net.UDPAddr]
+	tap := func(sent bool, _, remote netip.AddrPort, _ []byte) {
+		if fa := floodAddr.Load(); !sent && fa != nil && remote == fa.AddrPort() {
+			time.Sleep(3 * time.Millisecond)
+		}
+	}
+	l, err := Listen("udp4", "127.0.0.1:0", &Config{Tap: tap, ReceiveBuffer: 64 << 10})
+	require.NoError(t, err)
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	acceptAll(ctx, t, l, nil)
+
+	f := newRawClient(t, l, "127.0.0.1")
+	fa := f.handshake(DefaultPort)
+	v := newRawClient(t, l, "127.0.0.2")
+	va := v.handshake(DefaultPort)
+	floodAddr.Store(f.pc.LocalAddr().(*net.UDPAddr))
+
+	var floodAcks atomic.Int64
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		buf := make([]byte, 1<<16)
+		for {
+			n, _, err := f.pc.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			if pkt, err := wire.ParsePacket(buf[:n]); err == nil {
+				it := pkt.Chunks()
+				for c, ok := it.Next(); ok; c, ok = it.Next() {
+					if c.Type == wire.ChunkHeartbeatAck {
+						floodAcks.Add(1)
+					}
+				}
+			}
+		}
+	}()
+	defer func() { _ = f.pc.Close(); <-readerDone }()
+
+	const flood = 2000
+	for range flood {
+		f.send(fa.port, fa.tag, heartbeat("flood"))
+	}
+	require.Eventually(t, func() bool { return floodAcks.Load() > 0 }, 10*time.Second, time.Millisecond, "the flood is being worked on")
+	var worst time.Duration
+	for i := range 20 {
+		start := time.Now()
+		v.send(va.port, va.tag, heartbeat("probe"))
+		_, _, ok := v.recv(wire.ChunkHeartbeatAck, 10*time.Second)
+		require.True(t, ok, "probe %d answered", i)
+		worst = max(worst, time.Since(start))
+	}
+	during := floodAcks.Load()
+	t.Logf("worst HEARTBEAT round trip %v while the flood was worked on (%d of its packets answered by then); drops %d",
+		worst, during, l.Stats().QueueDrops)
+	assert.Less(t, during, int64(flood/2), "the probes ran while the flood was being worked on")
+	assert.Less(t, worst, time.Second, "no HEARTBEAT waits for the other association's work")
+	assert.Positive(t, l.Stats().QueueDrops, "the flooded queue is bounded")
+}
+
+// stallKind is how an attacker's association stalls after its handshake.
+type stallKind int
+
+const (
+	stallSilent     stallKind = iota // sends nothing more, answers nothing
+	stallRetransmit                  // the listener's DATA is never acknowledged
+	stallShutdown                    // SHUTDOWN with the listener's DATA unacknowledged, then nothing
+)
+
+// attackPort is the SCTP port of an attacker's association of kind k.
+func attackPort(k stallKind, i int) uint16 { return uint16(10000 + int(k)*1000 + i) }
+
+func kindOfPort(p uint16) (stallKind, bool) {
+	if p < 10000 || p >= 13000 {
+		return 0, false
+	}
+	return stallKind((p - 10000) / 1000), true
+}
+
+// attack opens an association from c for each port, pipelined
+// (retransmitting what goes unanswered, as a peer would: a full backlog
+// drops a COOKIE ECHO), each stalling as its port's kind says, and
+// returns how many were accepted and refused.
+func (c *rawClient) attack(ports []uint16) (ok, refused int) {
+	c.t.Helper()
+	type hs struct {
+		initTag, tag, tsn uint32
+		cookie            []byte
+		done              bool
+	}
+	st := map[uint16]*hs{}
+	for _, p := range ports {
+		st[p] = &hs{initTag: RandomTag()}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for ok+refused < len(ports) {
+		if !time.Now().Before(deadline) {
+			c.t.Errorf("handshakes: %d+%d of %d", ok, refused, len(ports))
+			return ok, refused
+		}
+		for p, s := range st {
+			switch {
+			case s.done:
+			case s.cookie == nil:
+				c.init(p, s.initTag)
+			default:
+				c.send(p, s.tag, (&wire.CookieEcho{Cookie: s.cookie}).Append(nil))
+			}
+		}
+		for {
+			h, ch, okr := c.recv(0, 300*time.Millisecond)
+			if !okr {
+				break
+			}
+			s := st[h.DstPort]
+			if s == nil || s.done {
+				continue
+			}
+			switch ch.Type {
+			case wire.ChunkInitAck:
+				if s.cookie != nil {
+					continue
+				}
+				ack, err := wire.ParseInit(ch)
+				if !assert.NoError(c.t, err) {
+					return ok, refused
+				}
+				s.tag, s.tsn = ack.InitiateTag, ack.InitialTSN
+				s.cookie = append([]byte(nil), ack.Params.StateCookie...)
+				c.send(h.DstPort, s.tag, (&wire.CookieEcho{Cookie: s.cookie}).Append(nil))
+			case wire.ChunkCookieAck:
+				s.done = true
+				ok++
+				if k, _ := kindOfPort(h.DstPort); k == stallShutdown {
+					c.send(h.DstPort, s.tag, (&wire.Shutdown{CumTSNAck: s.tsn - 1}).Append(nil))
+				}
+			case wire.ChunkAbort:
+				if s.cookie != nil {
+					s.done = true
+					refused++
+				}
+			}
+		}
+	}
+	return ok, refused
+}
+
+// TestListener_StalledAssociationsEvictedAndReaped: 2,000 associations
+// from 32 addresses complete the handshake and stall, a third each way:
+// silent, retransmitting into silence (the listener's DATA is never
+// acknowledged), SHUTDOWN pending with the DATA unacknowledged and the
+// peer gone. They fill the 1,024-slot table, yet a new address completes
+// a handshake and a transfer at once (a stalled association is evicted
+// for it), and every stalled one is gone within the stated bound:
+// HeartbeatInterval + 1.5 RTO + StallTimeout + a reaper tick, here 1 s +
+// 1.5 s + 5 s + 1 s. An idle association costs at most one goroutine
+// (its delivery; no receive worker while its queue is empty).
+func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
+	const (
+		addrs   = 32
+		total   = 2000
+		stall   = 5 * time.Second
+		hb      = time.Second
+		rtoMax  = time.Second
+		bound   = hb + 3*rtoMax/2 + stall + time.Second
+		evict   = 300 * time.Millisecond
+		perAddr = (total + addrs - 1) / addrs
+	)
+	rec := newRec()
+	cfg := &Config{StallTimeout: stall, HeartbeatInterval: hb, InitAckRate: 1 << 20,
+		RTO: RTOConfig{Initial: 200 * time.Millisecond, Min: 100 * time.Millisecond, Max: rtoMax}}
+	l, err := Listen("udp4", "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	defer l.Close()
+	l.mu.Lock()
+	l.evictAfter = evict
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	var started atomic.Int64
+	var mu sync.Mutex
+	var all []*Association
+	go func() {
+		for {
+			a, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			all = append(all, a)
+			mu.Unlock()
+			k, attacker := kindOfPort(a.peerPort)
+			if !attacker {
+				a.Start(rec.fn, func(error) {})
+				continue
+			}
+			a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+			started.Add(1)
+			if k != stallSilent {
+				_ = a.WriteMsg(1, 16, make([]byte, 100))
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range all {
+			_ = a.Abort()
+		}
+	})
+	base := runtime.NumGoroutine()
+
+	attackStart := time.Now()
+	var ok, refused atomic.Int64
+	var wg sync.WaitGroup
+	for i, n := 0, 0; i < addrs; i++ {
+		c := newRawClient(t, l, fmt.Sprintf("127.0.20.%d", i+1))
+		var ports []uint16
+		for j := 0; j < perAddr && n < total; j, n = j+1, n+1 {
+			ports = append(ports, attackPort(stallKind(n%3), j))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, r := c.attack(ports)
+			ok.Add(int64(o))
+			refused.Add(int64(r))
+		}()
+	}
+	wg.Wait()
+	attackEnd := time.Now()
+	st := l.Stats()
+	t.Logf("%d handshakes in %v: %d accepted, %d refused; held %d, evicted %d, stalled %d", total,
+		attackEnd.Sub(attackStart).Round(time.Millisecond), ok.Load(), refused.Load(), st.Associations, st.Evicted, st.Stalled)
+	require.Equal(t, int64(total), ok.Load()+refused.Load())
+	assert.LessOrEqual(t, st.Associations, DefaultMaxAssociations)
+	require.Eventually(t, func() bool { return started.Load() == ok.Load() }, 30*time.Second, 10*time.Millisecond, "every accepted one started")
+	held := l.Stats().Associations
+	require.Eventually(t, func() bool { return runtime.NumGoroutine()-base <= held+16 },
+		30*time.Second, 10*time.Millisecond, "at most one goroutine per held association")
+	t.Logf("goroutines: %d for %d associations", runtime.NumGoroutine()-base, held)
+
+	// A new address, once the stalled ones are evictable (quiet for
+	// evict), with the table still full.
+	if d := evict - time.Since(attackEnd); d > 0 {
+		time.Sleep(d)
+	}
+	require.Equal(t, DefaultMaxAssociations, l.Stats().Associations, "the attack filled the table")
+	cli, _, err := dialFrom(ctx, t, l, "127.0.0.99")
+	require.NoError(t, err, "a new address completes its handshake: %+v %+v", l.Stats(), l.HandshakeStats())
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	require.NoError(t, cli.WriteMsg(2, 16, []byte("served")))
+	got := rec.wait(t, 1)
+	assert.Equal(t, []byte("served"), got[0].b)
+
+	require.Eventually(t, func() bool { return l.Stats().Associations == 1 }, 4*bound, 50*time.Millisecond,
+		"the stalled associations are gone")
+	gone := time.Since(attackEnd)
+	st = l.Stats()
+	t.Logf("stalled ones gone %v after the attack (bound %v from each handshake); evicted %d, reaped %d, queue drops %d",
+		gone.Round(time.Millisecond), bound, st.Evicted, st.Stalled, st.QueueDrops)
+	assert.Less(t, gone, 2*bound, "within the bound (and a margin for a loaded host)")
+	assert.Positive(t, st.Evicted)
+	assert.Equal(t, StateEstablished, cli.State(), "the new client's association lives on")
 }
