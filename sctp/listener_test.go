@@ -474,7 +474,10 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 		perAddr = (total + addrs - 1) / addrs
 	)
 	rec := newRec()
-	cfg := &Config{StallTimeout: stall, HeartbeatInterval: hb, InitAckRate: 1 << 20,
+	// Small buffers and packets: the race detector multiplies what 1,024
+	// associations hold.
+	cfg := &Config{StallTimeout: stall, HeartbeatInterval: hb, InitAckRate: 1 << 20, MTU: 1500,
+		SendBuffer: 64 << 10, ReceiveBuffer: 64 << 10,
 		RTO: RTOConfig{Initial: 200 * time.Millisecond, Min: 100 * time.Millisecond, Max: rtoMax}}
 	l, err := Listen("udp4", "127.0.0.1:0", cfg)
 	require.NoError(t, err)
@@ -484,7 +487,6 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	var started atomic.Int64
 	var mu sync.Mutex
 	var all []*Association
 	go func() {
@@ -502,7 +504,6 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 				continue
 			}
 			a.Start(func(uint16, uint32, []byte) {}, func(error) {})
-			started.Add(1)
 			if k != stallSilent {
 				_ = a.WriteMsg(1, 16, make([]byte, 100))
 			}
@@ -541,7 +542,7 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 		attackEnd.Sub(attackStart).Round(time.Millisecond), ok.Load(), refused.Load(), st.Associations, st.Evicted, st.Stalled)
 	require.Equal(t, int64(total), ok.Load()+refused.Load())
 	assert.LessOrEqual(t, st.Associations, DefaultMaxAssociations)
-	require.Eventually(t, func() bool { return started.Load() == ok.Load() }, 30*time.Second, 10*time.Millisecond, "every accepted one started")
+	require.Eventually(t, func() bool { return len(l.accept) == 0 }, 30*time.Second, 10*time.Millisecond, "every accepted one started")
 	held := l.Stats().Associations
 	require.Eventually(t, func() bool { return runtime.NumGoroutine()-base <= held+16 },
 		30*time.Second, 10*time.Millisecond, "at most one goroutine per held association")
@@ -569,4 +570,35 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 	assert.Less(t, gone, 2*bound, "within the bound (and a margin for a loaded host)")
 	assert.Positive(t, st.Evicted)
 	assert.Equal(t, StateEstablished, cli.State(), "the new client's association lives on")
+}
+
+// TestRFC9260_8_1_MaxRetransEndsSilentPeer: a listener's DATA that the
+// peer never acknowledges ends the association after
+// Association.Max.Retrans + 1 consecutive T3-rtx expiries (RFC 9260 §8.1,
+// §8.2), with ErrPeerUnresponsive, also without the stall timeout. The
+// time that takes is the RTO's back-off (§6.3.3 E2) summed up to RTO.Max:
+// with the defaults of §16 (1 s, 60 s, 10) about 6 minutes
+// (docs/security.md), which is why a listener also has StallTimeout.
+func TestRFC9260_8_1_MaxRetransEndsSilentPeer(t *testing.T) {
+	l, err := Listen("udp4", "127.0.0.1:0", &Config{StallTimeout: -1, MaxRetrans: 3,
+		RTO: RTOConfig{Initial: 100 * time.Millisecond, Min: 50 * time.Millisecond, Max: 200 * time.Millisecond}})
+	require.NoError(t, err)
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	accepted := acceptAll(ctx, t, l, nil)
+	c := newRawClient(t, l, "127.0.0.1")
+	c.handshake(DefaultPort)
+	srv := <-accepted
+	t.Cleanup(func() { _ = srv.Abort() })
+	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	require.NoError(t, srv.WriteMsg(1, 16, []byte("never acknowledged")))
+	select {
+	case <-srv.Done():
+	case <-ctx.Done():
+		t.Fatalf("not ended: %+v", srv.Stats())
+	}
+	require.ErrorIs(t, srv.Err(), ErrPeerUnresponsive)
+	assert.Equal(t, uint64(4), srv.Stats().T3Expiries, "Max.Retrans + 1 expiries")
+	assert.Equal(t, uint64(0), l.Stats().Stalled, "ended by Max.Retrans, not the reaper")
 }
