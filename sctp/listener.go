@@ -76,6 +76,7 @@ type member struct {
 	peer     netip.AddrPort
 	lastRecv atomic.Int64 // UnixNano of the last packet queued for it
 
+	work    func() // l.work(m)
 	qmu     sync.Mutex
 	q       []rxItem
 	head    int
@@ -335,6 +336,7 @@ func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPor
 	a.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho
 	m := &member{a: a, key: key, tag: ck.LocalVerificationTag, peer: from, since: time.Now()}
+	m.work = func() { l.work(m) }
 	m.lastRecv.Store(time.Now().UnixNano())
 	l.mu.Lock()
 	if l.assocs[key] != nil || l.byTag[m.tag] != nil {
