@@ -55,6 +55,7 @@ type Listener struct {
 	listenerQueueCap int64
 	stats            listenerCounters
 	evictAfter       time.Duration // l.mu; defaultEvictAfter
+	stallTimeout     time.Duration // l.mu; Config.StallTimeout
 }
 
 // assocKey tells a listener's associations apart by the peer's UDP
@@ -149,6 +150,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 		queueCap:         qc,
 		listenerQueueCap: max(int64(listenerQueueBytes), 4*int64(qc)),
 		evictAfter:       defaultEvictAfter,
+		stallTimeout:     c.StallTimeout,
 	}
 	if c.MTU <= 0 {
 		l.probe = newRouteProbe()

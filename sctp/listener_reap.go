@@ -82,6 +82,7 @@ func (l *Listener) reap() {
 		for _, m := range l.assocs {
 			ms = append(ms, m)
 		}
+		stall := l.stallTimeout
 		l.mu.Unlock()
 		now := time.Now()
 		for i, m := range ms {
@@ -98,7 +99,7 @@ func (l *Listener) reap() {
 				m.busy, m.since = true, now
 			}
 			m.mark = p
-			stalled := m.busy && now.Sub(m.since) >= l.cfg.StallTimeout
+			stalled := m.busy && now.Sub(m.since) >= stall
 			l.mu.Unlock()
 			if stalled {
 				l.stats.stalled.Add(1)
