@@ -326,7 +326,12 @@ func (a *Association) PeerAdaptation() (uint32, bool) {
 func (a *Association) LocalAddr() net.Addr { return a.laddr }
 
 // RemoteAddr returns the peer's UDP address.
-func (a *Association) RemoteAddr() net.Addr { return a.raddr }
+// It follows the peer's UDP port when a NAT rebinds it (RFC 6951 §5.4).
+func (a *Association) RemoteAddr() net.Addr {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.raddr
+}
 
 // State returns the association's state.
 func (a *Association) State() State {
@@ -485,7 +490,9 @@ func (a *Association) terminate(err error) {
 		go a.closeSocket()
 	}
 	if a.release != nil {
-		go a.release()
+		// At once, so that the next packet from the peer gets the answer
+		// of RFC 9260 §8.4 (a listener's table lock nests inside mu).
+		a.release()
 	}
 }
 

@@ -154,6 +154,12 @@ type Config struct {
 	InitAckRate int
 	// CookieLifespan is Valid.Cookie.Life (DefaultCookieLifespan).
 	CookieLifespan time.Duration
+	// StallTimeout ends a Listener's association that waits for its peer
+	// without progress this long: DATA outstanding and no new TSN
+	// acknowledged (a closed window too), a shutdown unfinished, a
+	// HEARTBEAT unanswered. Zero means DefaultStallTimeout, negative
+	// never (then only Association.Max.Retrans and T5 end them).
+	StallTimeout time.Duration
 }
 
 // validate reports a setting out of range (wrapping ErrConfig).

@@ -45,6 +45,8 @@ type ResponderConfig struct {
 	// Adaptation is the Adaptation Layer Indication of our INIT ACK (RFC
 	// 5061 §4.2.6); RFC 5043 §5.1 uses wire.AdaptationDDP.
 	Adaptation uint32
+	// NoAdaptation sends no Adaptation Layer Indication at all.
+	NoAdaptation bool
 	// AllowMissingAdaptation accepts an INIT without the DDP indication;
 	// otherwise such an INIT gets an ABORT (RFC 5043 §5.1, §11.1).
 	AllowMissingAdaptation bool
@@ -274,7 +276,7 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	ack.Params.StateCookie = h.ck
 	ack.Params.Extensions = h.cfg.Extensions
 	ack.Params.ForwardTSN = h.cfg.ForwardTSN
-	ack.Params.Adaptation, ack.Params.HasAdaptation = h.cfg.Adaptation, true
+	ack.Params.Adaptation, ack.Params.HasAdaptation = h.cfg.Adaptation, !h.cfg.NoAdaptation
 	if in.Params.Report {
 		ack.Params.EchoUnrecognized = in.Params.Raw
 	}
