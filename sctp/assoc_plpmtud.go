@@ -18,9 +18,12 @@ import (
 // HEARTBEAT padded to the probed size (pmtu.AppendProbePacket, the same
 // probes the pion path sends), confirmed by its HEARTBEAT ACK. The state
 // machine is pmtu.Prober (RFC 8899 §5.2) with MaxFirst: the route's MTU is
-// probed right after BASE, so where the first hop is the narrowest link
-// the association reaches it in two round trips; otherwise the search
-// walks pmtu's table of common MTUs. In SEARCH_COMPLETE the size is
+// probed once right after BASE, so where the first hop is the narrowest
+// link the association reaches it in two round trips; otherwise, one
+// PROBE_TIMER later, the search walks pmtu's table of common MTUs. This
+// runs on every path, loopback too: lo's 65536 reaches our own stack in
+// two round trips, while pion reads 8 KiB of a datagram and so confirms
+// 8220 after a second. In SEARCH_COMPLETE the size is
 // confirmed every pmtu.DefaultConfirmInterval and at once after a T3-rtx
 // expiry (a loss of full-sized packets); MAX_PROBES failed confirmations
 // fall back to BASE (black hole) and search again. Packets go out with DF
@@ -63,8 +66,8 @@ type plpmtud struct {
 // PLPMTUDStats are an association's counters of RFC 8899 probing.
 type PLPMTUDStats struct {
 	// State is the prober's state (pmtu.ProberState.String), "off"
-	// where the association does not probe (loopback, Config.MTU set,
-	// Config.NoPLPMTUD, or not over UDP).
+	// where the association does not probe (Config.MTU set,
+	// Config.NoPLPMTUD, or not over UDP: over DTLS).
 	State string
 	// PLPMTU is the IP packet size in use (0 when off).
 	PLPMTU int
@@ -123,7 +126,7 @@ func (a *Association) plpmtudDue(now time.Time) {
 	if ok {
 		s.nonce++
 		s.buf = pmtu.AppendProbePacket(s.buf[:0],
-			wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}, s.nonce, size-s.path.overhead)
+			wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}, s.nonce, probePacketSize(size, s.path.overhead))
 		s.stats.ProbesSent++
 		a.stats.packetsSent++
 		if a.cfg.Tap != nil {
@@ -161,14 +164,20 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 	if !ok {
 		return false
 	}
-	if nonce == s.nonce {
+	if pr := s.p.Probing(); nonce == s.nonce && pr != 0 && size == probePacketSize(pr, s.path.overhead) {
 		s.stats.ProbesAcked++
-		s.p.Acked(size+s.path.overhead, now)
+		s.p.Acked(pr, now)
 		a.applyPLPMTU()
 		a.timers.Set(TimerPLPMTUD, s.p.Deadline())
 	}
 	return true
 }
+
+// probePacketSize is the SCTP packet of a probe of an IP packet of size
+// octets: less the IP and UDP headers, in whole 4-octet words (RFC 9260
+// §3.2), as every SCTP packet is; so a table entry of 1450 (1422 octets
+// of SCTP) is probed with 1420 and its ack still confirms 1450.
+func probePacketSize(size, overhead int) int { return (size - overhead) &^ 3 }
 
 // plpmtudLoss tells the prober that full-sized packets may be lost (a
 // T3-rtx expiry): the PLPMTU is confirmed at once. mu is held.
