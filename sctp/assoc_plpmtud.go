@@ -58,7 +58,6 @@ type plpmtud struct {
 	path   pathProbe
 	p      *pmtu.Prober
 	nonce  uint64
-	buf    []byte
 	stats  PLPMTUDStats
 	tooBig bool // a send failed with EMSGSIZE since the last check
 }
@@ -124,15 +123,21 @@ func (a *Association) plpmtudDue(now time.Time) {
 		s.stats.BlackHoles++
 	}
 	if ok {
+		// A pool buffer for the probe's send only: an idle association
+		// holds no 64 KiB probe (TestAssociation_IdleMemory).
 		s.nonce++
-		s.buf = pmtu.AppendProbePacket(s.buf[:0],
-			wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}, s.nonce, probePacketSize(size, s.path.overhead))
+		n := probePacketSize(size, s.path.overhead)
+		bp := getBuf(n)
+		b := pmtu.AppendProbePacket((*bp)[:0],
+			wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}, s.nonce, n)
 		s.stats.ProbesSent++
 		a.stats.packetsSent++
 		if a.cfg.Tap != nil {
-			a.cfg.Tap(true, a.localAP, a.peerAddr, s.buf)
+			a.cfg.Tap(true, a.localAP, a.peerAddr, b)
 		}
-		if err := a.out(s.buf); err != nil && errors.Is(err, syscall.EMSGSIZE) {
+		err := a.out(b)
+		putBuf(bp)
+		if err != nil && errors.Is(err, syscall.EMSGSIZE) {
 			a.plpTooBig(now)
 		}
 	}
