@@ -314,10 +314,18 @@ func (a *Association) transmit(now time.Time) {
 				sentData = true
 			}
 		}
+		// After a T3-rtx expiry cwnd is one packet (§7.2.3): a chunk built
+		// before the PLPMTU fell may be all the window takes, alone in
+		// flight, and the peer would delay its SACK (§6.2) for each. It
+		// asks for an immediate one (RFC 7053 §4.1) in slow start.
+		rtxImm := a.cc.InSlowStart()
 		budget = a.burstBudget()
 		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size) && size <= budget; tsn, size, ok = a.oq.NextMarked(tsn) {
 			c := &a.sent[a.oq.slot(tsn)]
 			budget -= size
+			if rtxImm {
+				c.chunk()[1] |= wire.DataFlagImmediate
+			}
 			a.oq.OnRetransmit(tsn, now)
 			a.cc.OnSend(size)
 			a.stats.retransmits++
