@@ -194,13 +194,22 @@ func (a *Association) plpmtudLoss(now time.Time) {
 	a.timers.Set(TimerPLPMTUD, a.plp.p.Deadline())
 }
 
-// applyPLPMTU sets the packet size from the prober's PLPMTU. mu is held.
+// applyPLPMTU sets the packet size from the prober's PLPMTU. When it
+// falls, the chunks in flight in larger packets are taken as lost and
+// sent again at once (with DF clear, sendOversize), without a window
+// reduction, as Linux SCTP does on a PMTU decrease: waiting for T3-rtx,
+// backed off while the black hole was being confirmed, cost seconds
+// (TestBlackHoleMidTransfer_NativeSCTP). mu is held.
 func (a *Association) applyPLPMTU() {
 	n := a.plp.p.PLPMTU() - a.plp.path.overhead
 	if n == a.maxPacket {
 		return
 	}
+	fell := n < a.maxPacket
 	a.setMaxPacket(n)
+	if fell && a.oq != nil {
+		a.cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
+	}
 }
 
 // setMaxPacket changes the largest packet: new chunks are built for it
