@@ -14,9 +14,11 @@ import (
 // (IP_MTU) is only the first hop's; a narrower link further on, whose ICMP
 // "fragmentation needed" never arrives, would drop every full-sized packet
 // (a black hole, RFC 8899 §4.3). So an association over UDP starts with
-// packets of BASE_PLPMTU (1200 octets of IP packet) and sends probes: a
-// HEARTBEAT padded to the probed size (pmtu.AppendProbePacket, the same
-// probes the pion path sends), confirmed by its HEARTBEAT ACK. The state
+// packets of BASE_PLPMTU (1200 octets of IP packet) and sends probes
+// confirmed by their HEARTBEAT ACK: a HEARTBEAT and a PAD chunk (RFC 8899
+// §6.2.1.2, pmtu.AppendPadProbePacket) to a peer that answered one at
+// BASE, else a HEARTBEAT padded in its information (pmtu.AppendProbePacket,
+// the pion path's probe: pion drops packets with a PAD chunk). The state
 // machine is pmtu.Prober (RFC 8899 §5.2) with MaxFirst: the route's MTU is
 // probed once right after BASE, so where the first hop is the narrowest
 // link the association reaches it in two round trips; otherwise, one
@@ -55,11 +57,15 @@ type pathProbe struct {
 
 // plpmtud is an association's PLPMTUD state; mu guards it.
 type plpmtud struct {
-	path   pathProbe
-	p      *pmtu.Prober
-	nonce  uint64
-	stats  PLPMTUDStats
-	tooBig bool // a send failed with EMSGSIZE since the last check
+	path  pathProbe
+	p     *pmtu.Prober
+	nonce uint64
+	// padNonce is the nonce of the PAD probe sent at BASE (0: none yet);
+	// padOK that the peer answered it (RFC 8899 §6.2.1.2).
+	padNonce uint64
+	padOK    bool
+	stats    PLPMTUDStats
+	tooBig   bool // a send failed with EMSGSIZE since the last check
 }
 
 // PLPMTUDStats are an association's counters of RFC 8899 probing.
@@ -77,6 +83,10 @@ type PLPMTUDStats struct {
 	// PLPMTU).
 	ProbesSent, ProbesAcked, ProbesLost uint64
 	TooBig, BlackHoles, Fragmentable    uint64
+	// PAD is true once the peer answered a probe of a HEARTBEAT and a PAD
+	// chunk (RFC 8899 §6.2.1.2), which it gets from then on; without it
+	// (pion drops such packets) probes pad the Heartbeat Information.
+	PAD bool
 }
 
 // enablePLPMTUD makes the association probe its path once established.
@@ -123,26 +133,47 @@ func (a *Association) plpmtudDue(now time.Time) {
 		s.stats.BlackHoles++
 	}
 	if ok {
-		// A pool buffer for the probe's send only: an idle association
-		// holds no 64 KiB probe (TestAssociation_IdleMemory).
+		if s.p.State() == pmtu.StateBase && s.padNonce == 0 {
+			// Whether the peer answers RFC 8899 §6.2.1.2's probe (PAD
+			// chunk) is learnt at BASE: one of those beside the padded
+			// HEARTBEAT every stack answers.
+			s.nonce++
+			s.padNonce = s.nonce
+			a.sendProbe(now, size, true)
+		}
 		s.nonce++
-		n := probePacketSize(size, s.path.overhead)
-		bp := getBuf(n)
-		b := pmtu.AppendProbePacket((*bp)[:0],
-			wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}, s.nonce, n)
-		s.stats.ProbesSent++
-		a.stats.packetsSent++
-		if a.cfg.Tap != nil {
-			a.cfg.Tap(true, a.localAP, a.peerAddr, b)
-		}
-		err := a.out(b)
-		putBuf(bp)
-		if err != nil && errors.Is(err, syscall.EMSGSIZE) {
-			a.plpTooBig(now)
-		}
+		a.sendProbe(now, size, s.padOK)
 	}
 	a.applyPLPMTU()
 	a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+}
+
+// sendProbe sends a probe of size octets of IP packet with nonce s.nonce:
+// a HEARTBEAT and a PAD chunk (pad), or a HEARTBEAT padded in its
+// information. The buffer is the pool's for the send only: an idle
+// association holds no 64 KiB probe (TestAssociation_IdleMemory). mu is
+// held.
+func (a *Association) sendProbe(now time.Time, size int, pad bool) {
+	s := a.plp
+	n := probePacketSize(size, s.path.overhead)
+	bp := getBuf(n)
+	hdr := wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}
+	var b []byte
+	if pad {
+		b = pmtu.AppendPadProbePacket((*bp)[:0], hdr, s.nonce, n)
+	} else {
+		b = pmtu.AppendProbePacket((*bp)[:0], hdr, s.nonce, n)
+	}
+	s.stats.ProbesSent++
+	a.stats.packetsSent++
+	if a.cfg.Tap != nil {
+		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
+	}
+	err := a.out(b)
+	putBuf(bp)
+	if err != nil && errors.Is(err, syscall.EMSGSIZE) {
+		a.plpTooBig(now)
+	}
 }
 
 // plpTooBig takes an EMSGSIZE: the kernel knows a smaller path MTU (from
@@ -169,7 +200,10 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 	if !ok {
 		return false
 	}
-	if pr := s.p.Probing(); nonce == s.nonce && pr != 0 && size == probePacketSize(pr, s.path.overhead) {
+	if nonce == s.padNonce && !s.padOK {
+		s.padOK = true // the peer answers PAD probes: send those from now on
+	}
+	if pr := s.p.Probing(); (nonce == s.nonce || nonce == s.padNonce) && pr != 0 && size == probePacketSize(pr, s.path.overhead) {
 		s.stats.ProbesAcked++
 		s.p.Acked(pr, now)
 		a.applyPLPMTU()
@@ -243,6 +277,7 @@ func (a *Association) PLPMTUD() PLPMTUDStats {
 		return PLPMTUDStats{State: "off"}
 	}
 	st := a.plp.stats
+	st.PAD = a.plp.padOK
 	st.State = a.plp.p.State().String()
 	st.PLPMTU = a.plp.p.PLPMTU()
 	return st

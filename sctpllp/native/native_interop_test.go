@@ -105,6 +105,7 @@ func waitPionSize(t *testing.T, nt backend.Transport, cfg native.Config) {
 	n := nt.(*native.Transport)
 	require.Eventually(t, func() bool { return n.PLPMTUD().PLPMTU == 8220 }, 20*time.Second, 5*time.Millisecond,
 		"%+v", n.PLPMTUD())
+	assert.False(t, n.PLPMTUD().PAD, "pion drops a packet with a PAD chunk: padded HEARTBEATs only")
 }
 
 func TestNativeDialsPion(t *testing.T) {
