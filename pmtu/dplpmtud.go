@@ -77,7 +77,12 @@ type ProberConfig struct {
 	// (RFC 8899 §5.3.2 leaves the search order open): where the route's
 	// first hop is the narrowest link, as on most paths, the search is
 	// complete after two probes (BASE, then Max) instead of one per
-	// table entry; where Max fails, the table is walked as usual.
+	// table entry. That first probe of Max is sent once: when it is lost
+	// the table is walked at once (§5.3.1: after a PROBE_TIMER expiry "a
+	// new probe of the same size or any other size" may follow), so a
+	// peer that takes less than the route (pion reads 8 KiB of a 64 KiB
+	// loopback datagram) costs one PROBE_TIMER, not MAX_PROBES of them;
+	// Max is probed MAX_PROBES times again once the table is exhausted.
 	MaxFirst bool
 }
 
@@ -127,6 +132,7 @@ type Prober struct {
 	probing   int  // size of the outstanding probe, 0 if none
 	probeNo   int  // probes sent for that size
 	maxTried  bool // MaxFirst: Max was probed in this search
+	maxQuick  bool // MaxFirst: the outstanding probe of Max is its single try
 	deadline  time.Time
 	confirmAt time.Time
 	raiseAt   time.Time
@@ -188,10 +194,16 @@ func (p *Prober) Next(now time.Time) (size int, ok bool) {
 	if p.probing != 0 {
 		// PROBE_TIMER expired.
 		p.lost++
-		if p.probeNo < p.cfg.MaxProbes {
+		switch {
+		case p.maxQuick && p.probing == p.cfg.Max:
+			// MaxFirst's single try: walk the table instead.
+			p.maxQuick = false
+			p.probing, p.probeNo = 0, 0
+		case p.probeNo < p.cfg.MaxProbes:
 			return p.send(p.probing, now)
+		default:
+			p.failed(now)
 		}
-		p.failed(now)
 	}
 	switch p.state {
 	case StateBase, StateError:
@@ -225,10 +237,12 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func (p *Prober) send(size int, now time.Time) (int, bool) {
-	if p.state == StateSearching && size == p.cfg.Max {
-		p.maxTried = true
-	}
 	if p.probing != size {
+		p.maxQuick = false
+		if p.state == StateSearching && size == p.cfg.Max {
+			p.maxQuick = p.cfg.MaxFirst && !p.maxTried
+			p.maxTried = true
+		}
 		p.probing, p.probeNo = size, 0
 	}
 	p.probeNo++
@@ -290,6 +304,12 @@ func (p *Prober) Acked(size int, now time.Time) bool {
 		p.ceiling = 0
 	}
 	p.deadline = now
+	if p.state == StateSearching && p.nextCandidate() == 0 {
+		// Nothing left to probe: SEARCH_COMPLETE now, not at the next
+		// Next, so that whoever sees the PLPMTU also sees the state.
+		p.complete(now)
+		p.deadline = now
+	}
 	return p.plpmtu != old
 }
 

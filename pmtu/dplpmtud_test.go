@@ -143,9 +143,9 @@ func TestProberError_RFC8899Sec5_4(t *testing.T) {
 }
 
 // TestProberMaxFirst_RFC8899Sec5_3_2: with MaxFirst a path as wide as Max
-// is found with two probes (BASE, Max); a narrower one costs MAX_PROBES
-// lost probes of Max, then the table is walked as without it; after a
-// black hole the search tries Max first again.
+// is found with two probes (BASE, Max); a narrower one costs one lost
+// probe of Max (§5.3.1: after a PROBE_TIMER expiry a probe of any other
+// size may follow), then the table is walked as without it.
 func TestProberMaxFirst_RFC8899Sec5_3_2(t *testing.T) {
 	for _, tc := range []struct{ path, max, want, maxProbes int }{
 		{9000, 9000, 9000, 2},
@@ -160,8 +160,8 @@ func TestProberMaxFirst_RFC8899Sec5_3_2(t *testing.T) {
 		if tc.path == tc.max {
 			assert.Zero(t, f.p.Lost(), "path %d: no probe lost", tc.path)
 		} else {
-			assert.Equal(t, uint64(DefaultMaxProbes)+uint64(DefaultMaxProbes), f.p.Lost(),
-				"path %d: MAX_PROBES of Max, then MAX_PROBES of the first table entry above the path", tc.path)
+			assert.Equal(t, 1+uint64(DefaultMaxProbes), f.p.Lost(),
+				"path %d: one probe of Max, then MAX_PROBES of the first table entry above the path", tc.path)
 		}
 	}
 	// Two round trips of 1 ms: MaxFirst is done, the table walk is not
@@ -174,4 +174,44 @@ func TestProberMaxFirst_RFC8899Sec5_3_2(t *testing.T) {
 	assert.Less(t, f.p.PLPMTU(), 9000)
 	assert.Equal(t, StateSearchComplete, g.p.State())
 	assert.Equal(t, 9000, g.p.PLPMTU())
+}
+
+// TestProberPeerNarrowerThanRoute_RFC8899Sec5_3_1: the route says 65535
+// (loopback) but the peer takes at most 8220-octet packets (pion reads
+// 8 KiB): the lost probe of Max costs one PROBE_TIMER, the table walk
+// reaches 8220 one round trip per entry, and the search completes after
+// MAX_PROBES lost probes of 9000 without ever probing Max again.
+func TestProberPeerNarrowerThanRoute_RFC8899Sec5_3_1(t *testing.T) {
+	f := newFake(t, ProberConfig{Max: 65535, MaxFirst: true}, 8220)
+	t0 := f.now
+	for f.p.PLPMTU() != 8220 {
+		f.run(time.Millisecond)
+		require.Less(t, f.now.Sub(t0), 10*time.Second)
+	}
+	assert.Less(t, f.now.Sub(t0), DefaultProbeTimeout+50*time.Millisecond, "one PROBE_TIMER, then round trips")
+	assert.Equal(t, uint64(1), f.p.Lost())
+	f.run(10 * time.Second)
+	assert.Equal(t, StateSearchComplete, f.p.State())
+	assert.Equal(t, 8220, f.p.PLPMTU())
+	assert.Equal(t, 1+uint64(DefaultMaxProbes), f.p.Lost(), "Max once, 9000 MAX_PROBES times")
+}
+
+// TestProberCompletesOnLastAck: the ack of the last size the search can
+// try enters SEARCH_COMPLETE at once, so that a reader who sees the new
+// PLPMTU also sees the state (no Next needed in between).
+func TestProberCompletesOnLastAck(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := NewProber(ProberConfig{Max: 9000, MaxFirst: true}, now)
+	size, ok := p.Next(now)
+	require.True(t, ok)
+	require.Equal(t, DefaultBasePLPMTU, size)
+	p.Acked(size, now)
+	size, ok = p.Next(now)
+	require.True(t, ok)
+	require.Equal(t, 9000, size)
+	assert.True(t, p.Acked(size, now))
+	assert.Equal(t, 9000, p.PLPMTU())
+	assert.Equal(t, StateSearchComplete, p.State())
+	_, ok = p.Next(now)
+	assert.False(t, ok, "nothing to probe until CONFIRMATION_TIMER")
 }

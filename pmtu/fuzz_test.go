@@ -11,6 +11,8 @@ func FuzzParseHeartbeatProbe(f *testing.F) {
 	f.Add(heartbeatProbe{Nonce: 7, Size: 48}.Append(nil))
 	f.Add(heartbeatProbe{Ack: true, Nonce: 1, Size: 1400}.Append(nil))
 	f.Add([]byte{4, 0, 0, 8, 0, 1, 0, 4})
+	f.Add(heartbeatProbe{Pad: true, Nonce: 3, Size: 1172}.Append(nil))
+	f.Add(heartbeatProbe{Ack: true, Pad: true, Nonce: 4, Size: 65504}.Append(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, n, err := parseHeartbeatProbe(b)
 		if err != nil {
@@ -20,7 +22,7 @@ func FuzzParseHeartbeatProbe(f *testing.F) {
 			t.Fatalf("consumed %d of %d", n, len(b))
 		}
 		out := p.Append(nil)
-		if len(out) != p.Size-wire.HeaderLen {
+		if len(out) != p.Len() || !p.Pad && len(out) != p.Size-wire.HeaderLen {
 			t.Fatalf("re-encoded %d octets for size %d", len(out), p.Size)
 		}
 		q, _, err := parseHeartbeatProbe(out)

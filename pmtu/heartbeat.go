@@ -12,8 +12,15 @@ import (
 // this package's probes (another sender's heartbeat).
 var errNotProbe = errors.New("pmtu: not a PMTU probe heartbeat")
 
-// probeMagic opens the Heartbeat Information of every probe.
-var probeMagic = [8]byte{'s', 'r', 'P', 'M', 'T', 'U', 'p', 'r'}
+// probeMagic opens the Heartbeat Information of every probe padded in
+// its information; probeMagicPad that of a probe padded by a PAD chunk.
+var (
+	probeMagic    = [8]byte{'s', 'r', 'P', 'M', 'T', 'U', 'p', 'r'}
+	probeMagicPad = [8]byte{'s', 'r', 'P', 'M', 'T', 'U', 'p', 'd'}
+)
+
+// maxProbeSize is the largest probe: a UDP/IPv4 datagram's payload.
+const maxProbeSize = 65535 - 20 - 8
 
 const (
 	probeInfoLen = 8 + 8 + 4 // magic, nonce, size
@@ -45,9 +52,17 @@ const (
 //	|                 Probed packet size (4 octets)                 |
 //	|                 zero padding                                  |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// With Pad (RFC 8899 §6.2.1.2's recommended form) the information is not
+// padded ("srPMTUpd" instead of "srPMTUpr"): a PAD chunk (RFC 4820) after
+// the HEARTBEAT fills the packet, the peer skips it (its type's upper
+// bits, RFC 9260 §3.2) and the HEARTBEAT ACK is small, so the probe
+// confirms the size in the forward direction only.
 type heartbeatProbe struct {
 	// Ack is true for a HEARTBEAT ACK.
 	Ack bool
+	// Pad is true for a probe whose size a PAD chunk fills.
+	Pad bool
 	// Nonce identifies the probe.
 	Nonce uint64
 	// Size is the SCTP packet size (common header included) the probe
@@ -76,13 +91,22 @@ func parseProbeChunk(c wire.Chunk) (heartbeatProbe, error) {
 		return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 9260 §3.3.5", Reason: "no Heartbeat Info parameter", Err: err}
 	}
 	info := hb.Info
-	if len(info) < probeInfoLen || [8]byte(info[:8]) != probeMagic {
+	if len(info) < probeInfoLen || [8]byte(info[:8]) != probeMagic && [8]byte(info[:8]) != probeMagicPad {
 		return heartbeatProbe{}, errNotProbe
 	}
 	p := heartbeatProbe{
 		Ack:   c.Type == wire.ChunkHeartbeatAck,
+		Pad:   [8]byte(info[:8]) == probeMagicPad,
 		Nonce: binary.BigEndian.Uint64(info[8:]),
 		Size:  int(binary.BigEndian.Uint32(info[16:])),
+	}
+	if p.Pad {
+		// The HEARTBEAT alone; a PAD chunk of at least its header filled
+		// the rest of the probe.
+		if p.Size%4 != 0 || c.Len() != probeChunkMin || p.Size < wire.HeaderLen+probeChunkMin+wire.ChunkHeaderLen || p.Size > maxProbeSize {
+			return heartbeatProbe{}, &WireError{What: "heartbeat", Section: "RFC 8899 §6.2.1.2", Reason: fmt.Sprintf("PAD probe of %d octets with a %d-octet HEARTBEAT", p.Size, c.Len())}
+		}
+		return p, nil
 	}
 	if p.Size%4 != 0 || p.Size != wire.HeaderLen+c.Len() {
 		// Probes fill whole 4-octet SCTP words (RFC 8899 §4.1, RFC 9260
@@ -92,8 +116,14 @@ func parseProbeChunk(c wire.Chunk) (heartbeatProbe, error) {
 	return p, nil
 }
 
-// Len returns the chunk's length: Size less the common header.
-func (p heartbeatProbe) Len() int { return max(p.Size-wire.HeaderLen, probeChunkMin) }
+// Len returns the chunk's length: Size less the common header (Pad: the
+// unpadded HEARTBEAT).
+func (p heartbeatProbe) Len() int {
+	if p.Pad {
+		return probeChunkMin
+	}
+	return max(p.Size-wire.HeaderLen, probeChunkMin)
+}
 
 // Append appends the chunk; it allocates nothing when b has room.
 func (p heartbeatProbe) Append(b []byte) []byte {
@@ -106,9 +136,15 @@ func (p heartbeatProbe) Append(b []byte) []byte {
 	b = wire.BeginChunk(b, typ, 0)
 	b = binary.BigEndian.AppendUint16(b, uint16(wire.ParamHeartbeatInfo))
 	b = binary.BigEndian.AppendUint16(b, uint16(n-wire.ChunkHeaderLen))
-	b = append(b, probeMagic[:]...)
+	size := n + wire.HeaderLen
+	if p.Pad {
+		b = append(b, probeMagicPad[:]...)
+		size = p.Size
+	} else {
+		b = append(b, probeMagic[:]...)
+	}
 	b = binary.BigEndian.AppendUint64(b, p.Nonce)
-	b = binary.BigEndian.AppendUint32(b, uint32(n+wire.HeaderLen))
+	b = binary.BigEndian.AppendUint32(b, uint32(size))
 	for range n - probeChunkMin {
 		b = append(b, 0)
 	}
@@ -136,6 +172,28 @@ func appendProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte
 // (Conn) sends the same probes.
 func AppendProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte {
 	return appendProbePacket(b, hdr, nonce, size)
+}
+
+// AppendPadProbePacket appends an RFC 8899 §6.2.1.2 probe packet of size
+// octets (rounded down to a multiple of 4, at least 44): hdr, a HEARTBEAT
+// with the probe's nonce and size, a PAD chunk (RFC 4820) filling the
+// rest, and the CRC32c. The peer skips the PAD chunk and answers with a
+// small HEARTBEAT ACK that ParseProbeAck recognises. It allocates nothing
+// when b has room. A peer that drops packets with chunk types it does not
+// know (pion) never answers it.
+func AppendPadProbePacket(b []byte, hdr wire.Header, nonce uint64, size int) []byte {
+	size = min(max(size&^3, wire.HeaderLen+probeChunkMin+wire.ChunkHeaderLen), maxProbeSize&^3)
+	start := len(b)
+	b = wire.AppendHeader(b, hdr)
+	b = heartbeatProbe{Pad: true, Nonce: nonce, Size: size}.Append(b)
+	pad := len(b)
+	b = wire.BeginChunk(b, wire.ChunkPad, 0)
+	for range size - (pad - start) - wire.ChunkHeaderLen {
+		b = append(b, 0)
+	}
+	b, _ = wire.EndChunk(b, pad) // at most a 64 KiB packet
+	wire.SetChecksum(b[start:])
+	return b
 }
 
 // ParseProbeAck recognises a probe's HEARTBEAT ACK chunk: the probe's

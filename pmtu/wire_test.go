@@ -154,3 +154,46 @@ func TestSplitPacket_RFC4960Sec6_10(t *testing.T) {
 	_, err = splitPacket(pkt, 1300, nil, func([]byte, bool) error { return stop })
 	assert.ErrorIs(t, err, stop)
 }
+
+// TestPadProbe_RFC8899Sec6_2_1_2: the recommended probe is a HEARTBEAT
+// (nonce and probed size in its information, not padded) and a PAD chunk
+// (RFC 4820, type 132) filling the packet to the probed size; the peer's
+// HEARTBEAT ACK echoes the small information and confirms that size.
+func TestPadProbe_RFC8899Sec6_2_1_2(t *testing.T) {
+	hdr := wire.Header{SrcPort: 5000, DstPort: 5000, VerificationTag: 0x01020304}
+	for _, size := range []int{44, 1172, 1422, 65504} {
+		b := AppendPadProbePacket(nil, hdr, 9, size)
+		want := size &^ 3
+		require.Len(t, b, want)
+		assert.True(t, wire.ChecksumOK(b))
+		it := wire.NewChunkIter(b[wire.HeaderLen:])
+		hb, ok := it.Next()
+		require.True(t, ok)
+		assert.Equal(t, wire.ChunkHeartbeat, hb.Type)
+		assert.Equal(t, probeChunkMin, hb.Len())
+		pad, ok := it.Next()
+		require.True(t, ok)
+		assert.Equal(t, wire.ChunkPad, pad.Type)
+		assert.Equal(t, want-wire.HeaderLen-probeChunkMin, pad.Len())
+		_, ok = it.Next()
+		assert.False(t, ok)
+		require.NoError(t, it.Err())
+
+		// The peer's answer: the HEARTBEAT's information in a HEARTBEAT ACK.
+		ack := wire.Chunk{Type: wire.ChunkHeartbeatAck, Value: hb.Value}
+		nonce, got, ok := ParseProbeAck(ack)
+		require.True(t, ok, "size %d", size)
+		assert.Equal(t, uint64(9), nonce)
+		assert.Equal(t, want, got)
+	}
+	// A PAD-form HEARTBEAT that claims a packet smaller than itself plus
+	// a PAD header, or not in whole words, is no probe.
+	for _, size := range []int{40, 1174} {
+		c := heartbeatProbe{Pad: true, Nonce: 1, Size: size}.Append(nil)
+		_, _, err := parseHeartbeatProbe(c)
+		var we *WireError
+		require.ErrorAs(t, err, &we, "size %d", size)
+	}
+	buf := make([]byte, 0, 2048)
+	assert.Equal(t, 0.0, testing.AllocsPerRun(10, func() { buf = AppendPadProbePacket(buf[:0], hdr, 1, 1500) }))
+}

@@ -52,15 +52,16 @@ type Config struct {
 	// inbound streams accepted (MIS); at most 65535. The association uses
 	// the smaller of each and the peer's (RFC 9260 §5.1.1).
 	Streams int
-	// MTU is the path MTU in octets, IP header included; zero means
-	// LoopbackMTU to a loopback address and DefaultMTU otherwise. The
-	// largest packet is the MTU less the IP and UDP headers.
+	// MTU is the path MTU in octets, IP header included, fixed for the
+	// association (no probing); zero means the route's MTU toward the
+	// peer as the ceiling of RFC 8899 probing (LoopbackMTU on loopback,
+	// DefaultMTU where the kernel does not say). The largest packet is
+	// the MTU less the IP and UDP headers.
 	MTU int
 	// NoPLPMTUD turns RFC 8899 probing off: packets keep the route's MTU
 	// (IP_MTU toward the peer) for the whole association. Without it an
-	// association over UDP to a peer that is not on loopback, with MTU
-	// unset, starts at BASE_PLPMTU and probes up to the route's MTU
-	// (assoc_plpmtud.go).
+	// association over UDP with MTU unset, loopback included, starts at
+	// BASE_PLPMTU and probes up to the route's MTU (assoc_plpmtud.go).
 	NoPLPMTUD bool
 	// pathProbe, set by Dial for its own UDP socket, turns PLPMTUD on.
 	pathProbe *pathProbe

@@ -14,13 +14,18 @@ import (
 // (IP_MTU) is only the first hop's; a narrower link further on, whose ICMP
 // "fragmentation needed" never arrives, would drop every full-sized packet
 // (a black hole, RFC 8899 §4.3). So an association over UDP starts with
-// packets of BASE_PLPMTU (1200 octets of IP packet) and sends probes: a
-// HEARTBEAT padded to the probed size (pmtu.AppendProbePacket, the same
-// probes the pion path sends), confirmed by its HEARTBEAT ACK. The state
+// packets of BASE_PLPMTU (1200 octets of IP packet) and sends probes
+// confirmed by their HEARTBEAT ACK: a HEARTBEAT and a PAD chunk (RFC 8899
+// §6.2.1.2, pmtu.AppendPadProbePacket) to a peer that answered one at
+// BASE, else a HEARTBEAT padded in its information (pmtu.AppendProbePacket,
+// the pion path's probe: pion drops packets with a PAD chunk). The state
 // machine is pmtu.Prober (RFC 8899 §5.2) with MaxFirst: the route's MTU is
-// probed right after BASE, so where the first hop is the narrowest link
-// the association reaches it in two round trips; otherwise the search
-// walks pmtu's table of common MTUs. In SEARCH_COMPLETE the size is
+// probed once right after BASE, so where the first hop is the narrowest
+// link the association reaches it in two round trips; otherwise, one
+// PROBE_TIMER later, the search walks pmtu's table of common MTUs. This
+// runs on every path, loopback too: lo's 65536 reaches our own stack in
+// two round trips, while pion reads 8 KiB of a datagram and so confirms
+// 8220 after a second. In SEARCH_COMPLETE the size is
 // confirmed every pmtu.DefaultConfirmInterval and at once after a T3-rtx
 // expiry (a loss of full-sized packets); MAX_PROBES failed confirmations
 // fall back to BASE (black hole) and search again. Packets go out with DF
@@ -52,19 +57,22 @@ type pathProbe struct {
 
 // plpmtud is an association's PLPMTUD state; mu guards it.
 type plpmtud struct {
-	path   pathProbe
-	p      *pmtu.Prober
-	nonce  uint64
-	buf    []byte
-	stats  PLPMTUDStats
-	tooBig bool // a send failed with EMSGSIZE since the last check
+	path  pathProbe
+	p     *pmtu.Prober
+	nonce uint64
+	// padNonce is the nonce of the PAD probe sent at BASE (0: none yet);
+	// padOK that the peer answered it (RFC 8899 §6.2.1.2).
+	padNonce uint64
+	padOK    bool
+	stats    PLPMTUDStats
+	tooBig   bool // a send failed with EMSGSIZE since the last check
 }
 
 // PLPMTUDStats are an association's counters of RFC 8899 probing.
 type PLPMTUDStats struct {
 	// State is the prober's state (pmtu.ProberState.String), "off"
-	// where the association does not probe (loopback, Config.MTU set,
-	// Config.NoPLPMTUD, or not over UDP).
+	// where the association does not probe (Config.MTU set,
+	// Config.NoPLPMTUD, or not over UDP: over DTLS).
 	State string
 	// PLPMTU is the IP packet size in use (0 when off).
 	PLPMTU int
@@ -75,6 +83,10 @@ type PLPMTUDStats struct {
 	// PLPMTU).
 	ProbesSent, ProbesAcked, ProbesLost uint64
 	TooBig, BlackHoles, Fragmentable    uint64
+	// PAD is true once the peer answered a probe of a HEARTBEAT and a PAD
+	// chunk (RFC 8899 §6.2.1.2), which it gets from then on; without it
+	// (pion drops such packets) probes pad the Heartbeat Information.
+	PAD bool
 }
 
 // enablePLPMTUD makes the association probe its path once established.
@@ -121,20 +133,47 @@ func (a *Association) plpmtudDue(now time.Time) {
 		s.stats.BlackHoles++
 	}
 	if ok {
+		if s.p.State() == pmtu.StateBase && s.padNonce == 0 {
+			// Whether the peer answers RFC 8899 §6.2.1.2's probe (PAD
+			// chunk) is learnt at BASE: one of those beside the padded
+			// HEARTBEAT every stack answers.
+			s.nonce++
+			s.padNonce = s.nonce
+			a.sendProbe(now, size, true)
+		}
 		s.nonce++
-		s.buf = pmtu.AppendProbePacket(s.buf[:0],
-			wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}, s.nonce, size-s.path.overhead)
-		s.stats.ProbesSent++
-		a.stats.packetsSent++
-		if a.cfg.Tap != nil {
-			a.cfg.Tap(true, a.localAP, a.peerAddr, s.buf)
-		}
-		if err := a.out(s.buf); err != nil && errors.Is(err, syscall.EMSGSIZE) {
-			a.plpTooBig(now)
-		}
+		a.sendProbe(now, size, s.padOK)
 	}
 	a.applyPLPMTU()
 	a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+}
+
+// sendProbe sends a probe of size octets of IP packet with nonce s.nonce:
+// a HEARTBEAT and a PAD chunk (pad), or a HEARTBEAT padded in its
+// information. The buffer is the pool's for the send only: an idle
+// association holds no 64 KiB probe (TestAssociation_IdleMemory). mu is
+// held.
+func (a *Association) sendProbe(now time.Time, size int, pad bool) {
+	s := a.plp
+	n := probePacketSize(size, s.path.overhead)
+	bp := getBuf(n)
+	hdr := wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}
+	var b []byte
+	if pad {
+		b = pmtu.AppendPadProbePacket((*bp)[:0], hdr, s.nonce, n)
+	} else {
+		b = pmtu.AppendProbePacket((*bp)[:0], hdr, s.nonce, n)
+	}
+	s.stats.ProbesSent++
+	a.stats.packetsSent++
+	if a.cfg.Tap != nil {
+		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
+	}
+	err := a.out(b)
+	putBuf(bp)
+	if err != nil && errors.Is(err, syscall.EMSGSIZE) {
+		a.plpTooBig(now)
+	}
 }
 
 // plpTooBig takes an EMSGSIZE: the kernel knows a smaller path MTU (from
@@ -161,14 +200,23 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 	if !ok {
 		return false
 	}
-	if nonce == s.nonce {
+	if nonce == s.padNonce && !s.padOK {
+		s.padOK = true // the peer answers PAD probes: send those from now on
+	}
+	if pr := s.p.Probing(); (nonce == s.nonce || nonce == s.padNonce) && pr != 0 && size == probePacketSize(pr, s.path.overhead) {
 		s.stats.ProbesAcked++
-		s.p.Acked(size+s.path.overhead, now)
+		s.p.Acked(pr, now)
 		a.applyPLPMTU()
 		a.timers.Set(TimerPLPMTUD, s.p.Deadline())
 	}
 	return true
 }
+
+// probePacketSize is the SCTP packet of a probe of an IP packet of size
+// octets: less the IP and UDP headers, in whole 4-octet words (RFC 9260
+// §3.2), as every SCTP packet is; so a table entry of 1450 (1422 octets
+// of SCTP) is probed with 1420 and its ack still confirms 1450.
+func probePacketSize(size, overhead int) int { return (size - overhead) &^ 3 }
 
 // plpmtudLoss tells the prober that full-sized packets may be lost (a
 // T3-rtx expiry): the PLPMTU is confirmed at once. mu is held.
@@ -180,13 +228,22 @@ func (a *Association) plpmtudLoss(now time.Time) {
 	a.timers.Set(TimerPLPMTUD, a.plp.p.Deadline())
 }
 
-// applyPLPMTU sets the packet size from the prober's PLPMTU. mu is held.
+// applyPLPMTU sets the packet size from the prober's PLPMTU. When it
+// falls, the chunks in flight in larger packets are taken as lost and
+// sent again at once (with DF clear, sendOversize), without a window
+// reduction, as Linux SCTP does on a PMTU decrease: waiting for T3-rtx,
+// backed off while the black hole was being confirmed, cost seconds
+// (TestBlackHoleMidTransfer_NativeSCTP). mu is held.
 func (a *Association) applyPLPMTU() {
 	n := a.plp.p.PLPMTU() - a.plp.path.overhead
 	if n == a.maxPacket {
 		return
 	}
+	fell := n < a.maxPacket
 	a.setMaxPacket(n)
+	if fell && a.oq != nil {
+		a.cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
+	}
 }
 
 // setMaxPacket changes the largest packet: new chunks are built for it
@@ -220,6 +277,7 @@ func (a *Association) PLPMTUD() PLPMTUDStats {
 		return PLPMTUDStats{State: "off"}
 	}
 	st := a.plp.stats
+	st.PAD = a.plp.padOK
 	st.State = a.plp.p.State().String()
 	st.PLPMTU = a.plp.p.PLPMTU()
 	return st

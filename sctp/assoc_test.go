@@ -87,7 +87,21 @@ func connected(t *testing.T, cfg *Config) (cli, srv *Association) {
 	srv = <-acc
 	require.NotNil(t, srv)
 	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
+	waitPLPMTUD(t, cli, srv)
 	return cli, srv
+}
+
+// waitPLPMTUD waits until RFC 8899 probing of each association is done
+// (two round trips over loopback), so that a test sees the packet size it
+// runs at, and no probe among its packets.
+func waitPLPMTUD(t *testing.T, as ...*Association) {
+	t.Helper()
+	for _, a := range as {
+		require.Eventually(t, func() bool {
+			s := a.PLPMTUD().State
+			return s == "off" || s == "search-complete"
+		}, 10*time.Second, time.Millisecond, "PLPMTUD: %+v", a.PLPMTUD())
+	}
 }
 
 // pair returns a dialed and an accepted association over loopback.

@@ -314,10 +314,22 @@ func (a *Association) transmit(now time.Time) {
 				sentData = true
 			}
 		}
+		// After a T3-rtx expiry cwnd is one packet (§7.2.3), and a chunk
+		// built before the PLPMTU fell is several of the new packets: it
+		// may be all the window takes, alone in flight, and the peer would
+		// delay its SACK (§6.2) for each. Such a retransmission asks for an
+		// immediate SACK (RFC 7053 §4.1): in slow start, or oversize.
+		rtxImm := a.cc.InSlowStart()
 		budget = a.burstBudget()
-		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size) && size <= budget; tsn, size, ok = a.oq.NextMarked(tsn) {
+		// A chunk larger than the whole budget (built before the PLPMTU
+		// fell: 8944 octets against 4 × 1252) goes alone, first.
+		full := budget
+		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size) && (size <= budget || budget == full); tsn, size, ok = a.oq.NextMarked(tsn) {
 			c := &a.sent[a.oq.slot(tsn)]
 			budget -= size
+			if rtxImm || c.n > a.maxPacket-wire.HeaderLen {
+				c.chunk()[1] |= wire.DataFlagImmediate
+			}
 			a.oq.OnRetransmit(tsn, now)
 			a.cc.OnSend(size)
 			a.stats.retransmits++
@@ -341,7 +353,7 @@ func (a *Association) transmit(now time.Time) {
 					limited = !a.cc.CanRetransmit(c.n)
 					break
 				}
-				if c.n > budget {
+				if c.n > budget && budget != full {
 					break // §6.1 D: Max.Burst
 				}
 				budget -= c.n

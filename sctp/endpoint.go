@@ -47,7 +47,8 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 	probing := cfg == nil || cfg.MTU <= 0 && !cfg.NoPLPMTUD
 	cfg = withRouteMTU(conn, cfg)
 	if probing && cfg != nil && cfg.MTU > 0 {
-		// The route's MTU is known and the peer is not on loopback.
+		// The route's MTU is known (loopback included: RFC 8899 on
+		// every path, the peer's reads may be smaller than the route).
 		if df, err := pmtu.NewSharedDF(conn); err == nil {
 			c := *cfg
 			c.pathProbe = &pathProbe{routeMTU: c.MTU, overhead: ipUDPOverhead(connAddrPort(conn.RemoteAddr()).Addr()),
@@ -64,9 +65,9 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 
 // withRouteMTU returns cfg with the MTU of the route to the peer of the
 // connected socket conn (IP_MTU: the interface's MTU, or a smaller one the
-// kernel learned from ICMP) when cfg sets none and the peer is not on
-// loopback, so that a jumbo-frame path carries larger packets and a
-// tunnel smaller ones. Where the kernel does not say, cfg is unchanged.
+// kernel learned from ICMP; lo's 65536 to a loopback peer) when cfg sets
+// none, so that a jumbo-frame path carries larger packets and a tunnel
+// smaller ones. Where the kernel does not say, cfg is unchanged.
 func withRouteMTU(conn *net.UDPConn, cfg *Config) *Config {
 	if cfg != nil && cfg.MTU > 0 {
 		return cfg
@@ -83,13 +84,11 @@ func withRouteMTU(conn *net.UDPConn, cfg *Config) *Config {
 	return &c
 }
 
-// connRouteMTU is the route MTU of a connected UDP socket to a peer not on
-// loopback, or 0.
+// connRouteMTU is the route MTU of a connected UDP socket, or 0. To a
+// loopback peer it is lo's (65536): PLPMTUD probes it like any other
+// (the peer may read less: pion takes 8 KiB).
 func connRouteMTU(conn *net.UDPConn) int {
 	ra := connAddrPort(conn.RemoteAddr()).Addr()
-	if ra.IsLoopback() {
-		return 0
-	}
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return 0

@@ -328,7 +328,7 @@ func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPor
 	if !l.cfg.NoOffload {
 		a.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
-	if l.df != nil && !from.Addr().IsLoopback() {
+	if l.df != nil {
 		if mtu := l.probe.mtu(from); mtu > 0 {
 			a.enablePLPMTUD(pathProbe{routeMTU: mtu, overhead: ipUDPOverhead(from.Addr()), df: l.df,
 				kernelMTU: func() int { return l.probe.mtu(from) }})

@@ -502,6 +502,26 @@ func (q *OutstandingQueue) MarkAllForRetransmit() int {
 	return n
 }
 
+// MarkLargerForRetransmit marks every chunk in flight larger than limit
+// octets for retransmission: chunks sent in packets the path no longer
+// carries, once the PLPMTU fell (RFC 8899 §4.3 black hole, §4.6.2 Packet
+// Too Big). Nothing else changes: the loss is the path's size, not
+// congestion. It returns their size, for Congestion.OnRetransmitMarked.
+func (q *OutstandingQueue) MarkLargerForRetransmit(limit int) int {
+	n := 0
+	for tsn := q.cum + 1; tsn != q.next; tsn++ {
+		c := &q.ring[tsn&q.mask]
+		if c.state != ChunkInFlight || int(c.size) <= limit {
+			continue
+		}
+		n += int(c.size)
+		c.state, c.misses = ChunkMarked, 0
+		q.marked++
+		q.timed = false
+	}
+	return n
+}
+
 // FirstMarked returns the lowest TSN marked for retransmission and its
 // size; RFC 9260 §6.1 rule C sends these before any new DATA.
 func (q *OutstandingQueue) FirstMarked() (tsn uint32, size int, ok bool) {

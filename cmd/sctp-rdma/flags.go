@@ -70,7 +70,7 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.llp, "llp", transport.SCTPNative, "lower layer: sctp-native (the project's own userspace SCTP over UDP), sctp-pion (userspace SCTP over UDP, pion/sctp), sctp-kernel (Linux SCTP), mpa (MPA over TCP)")
 	fs.IntVar(&f.ird, "ird", DefaultReadDepth, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
 	fs.IntVar(&f.ord, "ord", DefaultReadDepth, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
-	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion and sctp-native (0: on loopback 8192-octet packets for pion, the loopback MTU for native; 1500 otherwise; pion at most 8220)")
+	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion and sctp-native (0: pion sends 8192-octet packets on loopback and 1500-octet ones otherwise; native probes the path, RFC 8899, up to the route's MTU; pion at most 8220)")
 	fs.BoolVar(&f.allowNoALI, "sctp-allow-missing-ali", false, "accept SCTP peers whose INIT/INIT-ACK lacks the DDP Adaptation Layer Indication (RFC 5043 §5.1; sent and required by default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
 	fs.StringVar(&f.pcap, "pcap", "", "write every packet this command sends and receives to a pcapng file (Wireshark, tshark; no root needed)")
