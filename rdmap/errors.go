@@ -40,6 +40,9 @@ var (
 	// ErrAccess reports a local protection violation (MR access rights,
 	// bounds, invalid or deregistered MR) detected when posting.
 	ErrAccess = errors.New("rdmap: local protection error")
+	// ErrUnaligned reports an Atomic Operation whose remote TO is not a
+	// multiple of 8 (RFC 7306 §5.1); it also wraps ErrInvalidWR.
+	ErrUnaligned = errors.New("rdmap: atomic target not 8-octet aligned")
 	// ErrPeerClosed reports that the peer tore the stream down gracefully
 	// while work requests were outstanding.
 	ErrPeerClosed = errors.New("rdmap: peer closed the stream")
