@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
 // The Terminate code space (RFC 5040 §4.8 Figures 8 and 9, with the DDP
@@ -45,7 +46,7 @@ var (
 	ErrUnaligned = errors.New("rdmap: atomic target not 8-octet aligned")
 	// ErrPeerClosed reports that the peer tore the stream down gracefully
 	// while work requests were outstanding.
-	ErrPeerClosed = errors.New("rdmap: peer closed the stream")
+	ErrPeerClosed = errors.New("rdmap: the peer closed the stream")
 )
 
 // ProtocolError is a malformed or invalid RDMAP header found by a wire
@@ -103,11 +104,10 @@ type TerminateError struct {
 
 // Error implements error.
 func (e *TerminateError) Error() string {
-	dir := "sent"
+	s := "rdmap: terminate sent: " + e.Code.String()
 	if e.Remote {
-		dir = "received"
+		s = "rdmap: the peer terminated the stream (terminate received: " + e.Code.String() + ")"
 	}
-	s := "rdmap: terminate " + dir + ": " + e.Code.String()
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -116,3 +116,7 @@ func (e *TerminateError) Error() string {
 
 // Unwrap returns the cause.
 func (e *TerminateError) Unwrap() error { return e.Err }
+
+// Is reports a received Terminate as llp.ErrAborted: the peer ended the
+// stream abortively (RFC 5040 §6.2.1), as an SCTP ABORT or TCP RST does.
+func (e *TerminateError) Is(target error) bool { return e.Remote && target == llp.ErrAborted }

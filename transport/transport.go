@@ -34,6 +34,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
+	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -66,6 +67,22 @@ var ErrTLSHandshake = errors.New("transport: TLS handshake failed")
 // ErrRejected is wrapped by every error caused by the peer refusing a
 // stream (RFC 5043 §6.3 Reject, RFC 5044 §7.1.2 rule 3 rejecting Reply).
 var ErrRejected = errors.New("transport: peer rejected the session")
+
+// The end-of-peer errors: what an endpoint's error (Endpoint.Err) and its
+// flushed completions wrap when the peer went away, the same over every
+// LLP. A peer where nothing listens is Dial's *DialError with
+// syscall.ECONNREFUSED.
+var (
+	// ErrPeerClosed: the peer closed the stream gracefully (RFC 5040
+	// §6.2: session close and SHUTDOWN over SCTP, a FIN over MPA), as a
+	// Listener does with every stream when its Serve's context ends.
+	ErrPeerClosed = rdmap.ErrPeerClosed
+	// ErrPeerAborted: the stream ended without a graceful close: the
+	// peer's Terminate, SCTP ABORT or TCP RST; its process died (over UDP
+	// the ICMP port unreachable, errors.Is syscall.ECONNREFUSED as well);
+	// or it stopped answering (sctpllp/backend.ErrPeerUnresponsive).
+	ErrPeerAborted = llp.ErrAborted
+)
 
 // DialError is Dial's error when the lower layer could not be set up to
 // the peer: the TCP connection or MPA negotiation (mpa), the association
@@ -702,6 +719,16 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		return
 	}
 	h.Serve(ctx, ip, ep)
+	closeEndpoint(ep)
+}
+
+// closeEndpoint ends a stream whose handler returned: gracefully (RFC 5040
+// §6.2), so that the peer learns ErrPeerClosed rather than a Terminate,
+// aborting it if that takes more than 2 s (a peer that stopped answering).
+func closeEndpoint(ep *rdmap.Endpoint) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = ep.Close(ctx)
+	cancel()
 	_ = ep.Abort()
 	<-ep.Done()
 }
@@ -749,7 +776,7 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 		go func() {
 			defer wg.Done()
 			h.Serve(ctx, peer, s.Endpoint())
-			_ = s.Endpoint().Abort()
+			closeEndpoint(s.Endpoint())
 			<-s.Done()
 		}()
 	}
