@@ -43,6 +43,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
+	"github.com/sctp-rdma/sctp-rdma/trace"
 )
 
 // LLP names accepted by Options.LLP.
@@ -171,6 +172,12 @@ type Options struct {
 	// MPA's TCP byte streams as segments, sctp-kernel's messages as SCTP
 	// DATA chunks.
 	Capture *capture.Writer
+	// Trace, if not nil, receives the protocol trace (package trace):
+	// every stream's end (a Terminate sent or received, or a close) over
+	// every LLP, and for sctp-native each association's SACKs with cwnd,
+	// flight and RTO, its T3-rtx expiries and its end. The caller closes
+	// it after Dial's client or Serve is done.
+	Trace *trace.Writer
 }
 
 func (o Options) llp() (string, error) {
@@ -209,6 +216,9 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 			NoOffload: o.NoOffload}}
 	if o.Capture != nil {
 		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
+	}
+	if o.Trace != nil {
+		cfg.Native.Tracer = o.Trace
 	}
 	return cfg
 }
@@ -302,6 +312,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 				return nil, fmt.Errorf("%s: open stream %d: %w", kind, i+1, err)
 			}
 			c.Endpoints = append(c.Endpoints, s.Endpoint())
+			o.traceEnd(s.Endpoint())
 		}
 	case MPA:
 		for i := 0; i < n; i++ {
@@ -395,7 +406,16 @@ func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*
 		_ = ep.Abort()
 		return nil, fmt.Errorf("mpa: start endpoint: %w", err)
 	}
+	o.traceEnd(ep)
 	return ep, nil
+}
+
+// traceEnd records the end of ep's stream in o.Trace, if set.
+func (o Options) traceEnd(ep *rdmap.Endpoint) {
+	if o.Trace == nil {
+		return
+	}
+	ep.AfterDone(func() { o.Trace.StreamEnded(ep.LLPInfo(), ep.Err()) })
 }
 
 // Abort tears every stream and connection down at once (SCTP ABORT, TCP
@@ -764,6 +784,7 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 			h.Dropped(peer)
 			continue
 		}
+		l.o.traceEnd(s.Endpoint())
 		if st, ok := h.(Starter); ok {
 			// Nothing per stream while it lives: the stream manager
 			// forgets it when its endpoint ends (the handler's doing or
