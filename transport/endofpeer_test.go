@@ -45,6 +45,12 @@ func echoFuncs() *HandlerFuncs {
 	}
 }
 
+// idleStarter is a Starter whose streams do nothing until Serve's
+// context ends.
+type idleStarter struct{ *HandlerFuncs }
+
+func (idleStarter) Start(context.Context, netip.Addr, *rdmap.Endpoint) {}
+
 func runChild(llp string) int {
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
@@ -183,6 +189,27 @@ func runUntilDown(t *testing.T, ctx context.Context, ep *rdmap.Endpoint, buf []b
 //     *DialError with syscall.ECONNREFUSED.
 func TestEndOfPeerErrors(t *testing.T) {
 	for _, llp := range []string{SCTPNative, SCTPPion, MPA} {
+		t.Run(llp+"/closed-starter", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			o := Options{LLP: llp}
+			dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+			ln, err := Listen(o, "127.0.0.1:0")
+			require.NoError(t, err)
+			sctx, stop := context.WithCancel(ctx)
+			served := make(chan error, 1)
+			go func() { served <- ln.Serve(sctx, dev.AllocPD(), idleStarter{&HandlerFuncs{}}) }()
+			cl, err := Dial(ctx, o, ln.Addr(), 1, dev.AllocPD(), nil)
+			require.NoError(t, err)
+			defer cl.Abort()
+			ep := cl.Endpoints[0]
+			require.NoError(t, ep.PostRecv(rdmap.RecvWR{ID: 9, Buf: make([]byte, 64)}))
+			stop()
+			require.NoError(t, <-served)
+			c, err := ep.RecvCQ().Poll(ctx)
+			require.NoError(t, err)
+			require.ErrorIs(t, c.Err, ErrPeerClosed, "a Starter's streams are closed gracefully too")
+		})
 		t.Run(llp+"/closed", func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

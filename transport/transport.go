@@ -731,7 +731,7 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		// Either may already have happened: AfterFunc and AfterDone then
 		// run their function at once.
 		handedOff = true
-		stop := context.AfterFunc(ctx, func() { _ = ep.Abort() })
+		stop := context.AfterFunc(ctx, func() { closeEndpoint(ep) })
 		ep.AfterDone(func() {
 			stop()
 			done()
