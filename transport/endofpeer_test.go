@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
@@ -172,23 +173,37 @@ func runUntilDown(t *testing.T, ctx context.Context, ep *rdmap.Endpoint, buf []b
 	}
 }
 
-// TestEndOfPeerErrors: each way a peer goes away gives one clear error,
-// with the same errors.Is target over every LLP that runs here
-// (sctp-kernel needs the VM: its Dial maps the kernel's ECONNREFUSED the
-// same way, transport_kernel_linux.go):
-//   - closed: the server stops (its Serve's context ends): the streams
-//     are closed gracefully (RFC 5040 §6.2) and the client's posted work
-//     completes with ErrPeerClosed;
-//   - aborted: the server's handler aborts its endpoint: its Terminate
-//     (RFC 5040 §6.2.1) is ErrPeerAborted at the client;
-//   - killed: the server process gets SIGKILL: ErrPeerAborted (over UDP
-//     the ICMP port unreachable, syscall.ECONNREFUSED, RFC 6951 §5.5; over
-//     TCP the RST; a dead process's TCP close without unread data is a FIN,
-//     which no one can tell from a close: ErrPeerClosed);
-//   - refused (a listener that was closed) and nothing listening: Dial's
-//     *DialError with syscall.ECONNREFUSED.
+// TestEndOfPeerErrors: each way a peer goes away gives one clear error
+// with the same errors.Is target over every LLP. Closed (Serve's context
+// ends; a Starter's too): ErrPeerClosed (RFC 5040 §6.2). Aborted (the
+// handler aborts: a Terminate, §6.2.1): ErrPeerAborted. Killed (SIGKILL):
+// ErrPeerAborted, with ECONNREFUSED over UDP (ICMP, RFC 6951 §5.5) and
+// ECONNRESET over TCP; a dead process's kernel may close TCP or kernel
+// SCTP gracefully, which is ErrPeerClosed. Refused and nothing listening:
+// Dial's *DialError with syscall.ECONNREFUSED.
 func TestEndOfPeerErrors(t *testing.T) {
 	for _, llp := range []string{SCTPNative, SCTPPion, MPA} {
+		endOfPeerCases(t, llp)
+	}
+}
+
+// TestEndOfPeerErrors_Kernel is TestEndOfPeerErrors over sctp-kernel. The
+// development and CI kernels have no SCTP: the test then boots the qemu VM
+// of internal/vmtest and runs itself there (never a skip).
+func TestEndOfPeerErrors_Kernel(t *testing.T) {
+	if !vmtest.KernelHasSCTP() {
+		if vmtest.InVM() {
+			t.Fatal("running in the test VM but the kernel has no SCTP: sctp.ko not loaded")
+		}
+		vmtest.RunInVM(t, ".", "^TestEndOfPeerErrors_Kernel$", vmtest.WithTimeout(5*time.Minute))
+		return
+	}
+	endOfPeerCases(t, SCTPKernel)
+}
+
+// endOfPeerCases runs TestEndOfPeerErrors' cases over llp.
+func endOfPeerCases(t *testing.T, llp string) {
+	{
 		t.Run(llp+"/closed-starter", func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -285,14 +300,16 @@ func TestEndOfPeerErrors(t *testing.T) {
 			kill()
 			err = runUntilDown(t, ctx, ep, buf)
 			t.Logf("%s, peer killed: %v", llp, err)
-			if llp == MPA && errors.Is(err, ErrPeerClosed) {
-				return // the kernel's FIN for the dead process
+			if (llp == MPA || llp == SCTPKernel) && errors.Is(err, ErrPeerClosed) {
+				return // the kernel's FIN or SHUTDOWN for the dead process
 			}
 			require.ErrorIs(t, err, ErrPeerAborted)
 			require.ErrorIs(t, ep.Err(), ErrPeerAborted)
-			if llp == MPA {
+			switch llp {
+			case MPA:
 				assert.ErrorIs(t, err, syscall.ECONNRESET)
-			} else {
+			case SCTPKernel: // the kernel ABORTs a dead process's association
+			default:
 				assert.ErrorIs(t, err, syscall.ECONNREFUSED)
 			}
 		})
