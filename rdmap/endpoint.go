@@ -946,14 +946,20 @@ func (e *Endpoint) Read(ctx context.Context, sink *MR, off uint64, n uint32, rst
 }
 
 // FetchAdd performs a masked Atomic FetchAdd on the 8 octets at rstag/rto
-// (RFC 7306 §5.1.1) and returns the original value.
+// (RFC 7306 §5.1.1) and returns the original value. add, mask and the
+// result are plain values (big-endian on the wire); the peer adds in its
+// host byte order, so it sets its word with MR.PutUint64, not
+// binary.BigEndian. rto must be a multiple of 8: otherwise ErrUnaligned,
+// before anything is sent.
 func (e *Endpoint) FetchAdd(ctx context.Context, rstag uint32, rto uint64, add, mask uint64) (uint64, error) {
 	c, err := e.helper(ctx, SendWR{Op: WRFetchAdd, RemoteSTag: rstag, RemoteTO: rto, Add: add, AddMask: mask})
 	return c.Orig, err
 }
 
 // CmpSwap performs a masked Atomic CmpSwap (RFC 7306 §5.1.2) and returns
-// the original value.
+// the original value: if orig&compareMask == compare&compareMask, the
+// peer's word becomes orig&^swapMask | swap&swapMask. Byte order and the
+// 8-octet alignment of rto as for FetchAdd.
 func (e *Endpoint) CmpSwap(ctx context.Context, rstag uint32, rto uint64, compare, compareMask, swap, swapMask uint64) (uint64, error) {
 	c, err := e.helper(ctx, SendWR{Op: WRCmpSwap, RemoteSTag: rstag, RemoteTO: rto,
 		Compare: compare, CompareMask: compareMask, Swap: swap, SwapMask: swapMask})

@@ -29,11 +29,12 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	require.NoError(t, p.a.Send(ctx, []byte("hello")))
 	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSendSE}))
 	c := poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 7, Op: WRRecv, Length: 5}, c)
+	assert.Equal(t, Completion{WRID: 7, Op: WRRecv, Length: 5, Buf: buf}, c)
 	assert.Equal(t, "hello", string(buf[:5]))
 	// A zero-length Send consumes a buffer (§5.3) and SE surfaces.
 	c = poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 8, Op: WRRecv, Solicited: true}, c)
+	assert.Len(t, c.Buf, 10, "the posted buffer")
+	assert.Equal(t, Completion{WRID: 8, Op: WRRecv, Solicited: true, Buf: c.Buf}, c)
 	c = poll(t, p.cqA)
 	assert.Equal(t, Completion{WRID: 1, Op: WRSendSE}, c)
 
@@ -112,11 +113,12 @@ func TestEndpoint_ImmediateAndWriteImm_RFC7306_6(t *testing.T) {
 	require.NoError(t, p.a.Immediate(ctx, 99, true))
 	require.NoError(t, p.a.WriteImm(ctx, []byte("written"), tgt.STag(), 3, 0xabc, false))
 	c := poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 0, Op: WRRecvImm, Imm: 0x0102030405060708, HasImm: true}, c)
+	assert.Len(t, c.Buf, 8, "the posted buffer")
+	assert.Equal(t, Completion{WRID: 0, Op: WRRecvImm, Imm: 0x0102030405060708, HasImm: true, Buf: c.Buf}, c)
 	c = poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 1, Op: WRRecvImm, Imm: 99, HasImm: true, Solicited: true}, c)
+	assert.Equal(t, Completion{WRID: 1, Op: WRRecvImm, Imm: 99, HasImm: true, Solicited: true, Buf: c.Buf}, c)
 	c = poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 2, Op: WRRecvImm, Imm: 0xabc, HasImm: true}, c)
+	assert.Equal(t, Completion{WRID: 2, Op: WRRecvImm, Imm: 0xabc, HasImm: true, Buf: c.Buf}, c)
 	// The Immediate Data completes after the Write is placed (RFC 7306 §7).
 	assert.Equal(t, "written", string(tbuf[3:10]))
 }
@@ -132,7 +134,8 @@ func TestEndpoint_SendWithInvalidate_RFC5040_5_3(t *testing.T) {
 	require.NoError(t, p.b.PostRecv(RecvWR{ID: 5, Buf: make([]byte, 4)}))
 	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSendSEInv, InvalidateSTag: mr.STag(), Local: []byte("inv")}))
 	c := poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 5, Op: WRRecv, Length: 3, Solicited: true, InvalidatedSTag: mr.STag()}, c)
+	assert.Len(t, c.Buf, 4, "the posted buffer")
+	assert.Equal(t, Completion{WRID: 5, Op: WRRecv, Length: 3, Solicited: true, InvalidatedSTag: mr.STag(), Buf: c.Buf}, c)
 	assert.False(t, mr.Valid(), "invalidated before the Send completed")
 	assert.Equal(t, Completion{WRID: 1, Op: WRSendSEInv, Length: 3}, poll(t, p.cqA))
 	_ = ctx

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
 // The Terminate code space (RFC 5040 §4.8 Figures 8 and 9, with the DDP
@@ -40,9 +41,12 @@ var (
 	// ErrAccess reports a local protection violation (MR access rights,
 	// bounds, invalid or deregistered MR) detected when posting.
 	ErrAccess = errors.New("rdmap: local protection error")
+	// ErrUnaligned reports an Atomic Operation whose remote TO is not a
+	// multiple of 8 (RFC 7306 §5.1); it also wraps ErrInvalidWR.
+	ErrUnaligned = errors.New("rdmap: atomic target not 8-octet aligned")
 	// ErrPeerClosed reports that the peer tore the stream down gracefully
 	// while work requests were outstanding.
-	ErrPeerClosed = errors.New("rdmap: peer closed the stream")
+	ErrPeerClosed = errors.New("rdmap: the peer closed the stream")
 )
 
 // ProtocolError is a malformed or invalid RDMAP header found by a wire
@@ -100,11 +104,10 @@ type TerminateError struct {
 
 // Error implements error.
 func (e *TerminateError) Error() string {
-	dir := "sent"
+	s := "rdmap: terminate sent: " + e.Code.String()
 	if e.Remote {
-		dir = "received"
+		s = "rdmap: the peer terminated the stream (terminate received: " + e.Code.String() + ")"
 	}
-	s := "rdmap: terminate " + dir + ": " + e.Code.String()
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -113,3 +116,7 @@ func (e *TerminateError) Error() string {
 
 // Unwrap returns the cause.
 func (e *TerminateError) Unwrap() error { return e.Err }
+
+// Is reports a received Terminate as llp.ErrAborted: the peer ended the
+// stream abortively (RFC 5040 §6.2.1), as an SCTP ABORT or TCP RST does.
+func (e *TerminateError) Is(target error) bool { return e.Remote && target == llp.ErrAborted }

@@ -1,6 +1,7 @@
 package rdmap
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -105,6 +106,51 @@ func (m *MR) Bytes() []byte {
 	m.pd.dev.mu.RLock()
 	defer m.pd.dev.mu.RUnlock()
 	return m.buf
+}
+
+// Uint64 reads the 8 octets at tagged offset to as the atomics of RFC
+// 7306 §5.1 see them: in host byte order (binary.NativeEndian), under the
+// lock the responder's read-modify-write holds. A target's initial value
+// goes in with PutUint64, not binary.BigEndian: FetchAdd of 100 stored
+// big-endian would find 0x6400000000000000 on a little-endian host.
+func (m *MR) Uint64(to uint64) (uint64, error) {
+	d := m.pd.dev
+	d.atomicMu.Lock()
+	defer d.atomicMu.Unlock()
+	b, err := m.word(to)
+	if err != nil {
+		return 0, err
+	}
+	return binary.NativeEndian.Uint64(b), nil
+}
+
+// PutUint64 stores v at tagged offset to in host byte order, the value a
+// later FetchAdd or CmpSwap on it finds (see Uint64).
+func (m *MR) PutUint64(to, v uint64) error {
+	d := m.pd.dev
+	d.atomicMu.Lock()
+	defer d.atomicMu.Unlock()
+	b, err := m.word(to)
+	if err != nil {
+		return err
+	}
+	binary.NativeEndian.PutUint64(b, v)
+	return nil
+}
+
+// word returns the 8 octets at tagged offset to.
+func (m *MR) word(to uint64) ([]byte, error) {
+	d := m.pd.dev
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if m.deregistered {
+		return nil, ErrClosed
+	}
+	b, f := m.window(to, 8)
+	if f != faultNone {
+		return nil, fmt.Errorf("%w: 8 octets at TO %#x outside the region", ErrAccess, to)
+	}
+	return b, nil
 }
 
 // BaseTO returns the Tagged Offset of the region's first octet.

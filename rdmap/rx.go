@@ -311,7 +311,7 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 		return errRxDown // flushed meanwhile
 	}
 	r := e.rq.Front()
-	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.Solicited()}
+	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.Solicited(), Buf: r.wr.Buf}
 	switch {
 	case op == OpImmediate || op == OpImmediateSE:
 		imm, _, err := ParseImmediate(m.Buffer) // RFC 7306 §6.3: exactly 8 octets

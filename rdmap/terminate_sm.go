@@ -69,7 +69,7 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 	e.irq.Reset()
 	for e.rq.Len() > 0 {
 		r := e.rq.Pop()
-		e.emitLocked(e.recvCQ, r.waiter, &Completion{WRID: r.wr.ID, Op: WRRecv, Status: StatusFlushed, Err: ferr})
+		e.emitLocked(e.recvCQ, r.waiter, &Completion{WRID: r.wr.ID, Op: WRRecv, Status: StatusFlushed, Err: ferr, Buf: r.wr.Buf})
 	}
 	e.cqOverflow = false
 	e.progressLocked()

@@ -87,9 +87,14 @@ type SendWR struct {
 	Sink       *MR
 	SinkOffset uint64
 	Length     uint32
-	// Add and AddMask are the FetchAdd operands.
-	Add, AddMask uint64
-	// Compare, CompareMask, Swap and SwapMask are the CmpSwap operands.
+	// Add and AddMask are the FetchAdd operands, Compare, CompareMask,
+	// Swap and SwapMask the CmpSwap ones: plain values, which the request
+	// carries big-endian (RFC 7306 §5.1). The responder applies them to
+	// its 8 octets in its host byte order (binary.NativeEndian, "the endian
+	// format of the target memory"; MR.Uint64 reads them so) and
+	// Completion.Orig is the value it found. RemoteTO must be a multiple of
+	// 8 (ErrUnaligned otherwise, before anything is sent).
+	Add, AddMask                         uint64
 	Compare, CompareMask, Swap, SwapMask uint64
 	// Inline copies Local when the request is posted, so the caller may
 	// reuse the buffer as soon as PostSend returns, before the completion
@@ -170,9 +175,18 @@ type Completion struct {
 	// Solicited is set for a received Send with SE or Immediate Data with
 	// SE (RFC 5040 §5.3: the Data Sink may generate an Event).
 	Solicited bool
-	// Orig is the Original Remote Data Value of an Atomic Operation.
+	// Orig is the Original Remote Data Value of an Atomic Operation: the
+	// value the target's 8 octets held, read in the target's host byte
+	// order (RFC 7306 §5.1.1).
 	Orig uint64
+	// Buf is the buffer of the receive work request (RecvWR.Buf) for
+	// WRRecv and WRRecvImm, flushed ones too, so that it can be posted
+	// again; the message is Buf[:Length]. nil for send completions.
+	Buf []byte
 }
+
+// Data returns the received message, Buf[:Length].
+func (c *Completion) Data() []byte { return c.Buf[:c.Length] }
 
 func (wr *SendWR) validate() error {
 	bad := func(f string, a ...any) error {
@@ -196,7 +210,12 @@ func (wr *SendWR) validate() error {
 		if wr.RemoteTO > math.MaxUint64-uint64(wr.Length) {
 			return bad("remote TO %#x + %d wraps", wr.RemoteTO, wr.Length)
 		}
-	case WRFetchAdd, WRCmpSwap, WRImmediate:
+	case WRFetchAdd, WRCmpSwap:
+		if wr.RemoteTO%8 != 0 {
+			return fmt.Errorf("%w: %w: %v: remote TO %#x is not a multiple of 8 (RFC 7306 §5.1: an atomic targets a 64-bit aligned address)",
+				ErrInvalidWR, ErrUnaligned, wr.Op, wr.RemoteTO)
+		}
+	case WRImmediate:
 	default:
 		return fmt.Errorf("%w: unknown work type %d", ErrInvalidWR, uint8(wr.Op))
 	}

@@ -466,6 +466,9 @@ func (a *Association) terminate(err error) {
 	}
 	a.state = StateClosed
 	a.err = err
+	if a.cfg.Tracer != nil {
+		a.traceEvent(Event{Kind: EventClosed, Err: err}, time.Now())
+	}
 	a.timers.StopAll()
 	a.wake.Stop()
 	for i := range a.sent {

@@ -90,6 +90,10 @@ type Config struct {
 	// memBudget, if not nil, is the budget the association's receive
 	// memory is charged to instead of the process-wide one (tests).
 	memBudget *membudget.Budget
+	// Tracer, if not nil, receives the association's SACK, T3-rtx and
+	// end events with its window and RTO (trace.go; package trace writes
+	// them as JSON lines). nil: nothing is traced, at no cost.
+	Tracer Tracer
 	// MaxRetrans is Association.Max.Retrans: consecutive T3-rtx, T2 or
 	// HEARTBEAT failures after which the peer is unreachable (§8.1).
 	MaxRetrans int

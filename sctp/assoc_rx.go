@@ -416,6 +416,10 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		a.fastRtx = true
 		a.stats.lostRetrans += uint64(res.LostRetransmits)
 	}
+	if a.cfg.Tracer != nil {
+		a.traceEvent(Event{Kind: EventSACK, CumTSN: cum, Gaps: len(gaps), Dups: len(dups), ARwnd: arwnd,
+			Acked: res.Ack.AckedBytes, Marked: res.MarkedBytes, FastRetransmit: res.FastRetransmit}, now)
+	}
 	switch {
 	case a.oq.Len() == 0:
 		a.timers.Stop(TimerT3Rtx) // §6.3.2 R2

@@ -80,8 +80,12 @@ func (a *Association) t3Expired(now time.Time) {
 	a.cc.OnT3Timeout()
 	a.rto.Backoff()
 	a.plpmtudLoss(now)
-	a.cc.OnRetransmitMarked(a.oq.MarkAllForRetransmit())
+	marked := a.oq.MarkAllForRetransmit()
+	a.cc.OnRetransmitMarked(marked)
 	a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
+	if a.cfg.Tracer != nil {
+		a.traceEvent(Event{Kind: EventT3Expiry, Marked: marked}, now)
+	}
 }
 
 // t2Expired retransmits SHUTDOWN or SHUTDOWN ACK (RFC 9260 §9.2).

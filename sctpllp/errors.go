@@ -134,7 +134,9 @@ type AssociationError struct {
 // Error implements error.
 func (e *AssociationError) Error() string {
 	if e.Err == nil {
-		return "sctpllp: association ended"
+		// A graceful SHUTDOWN under a session not closed first (RFC 5043
+		// §6): what a peer process that died without closing leaves.
+		return "sctpllp: association shut down with the stream still open"
 	}
 	return "sctpllp: association ended: " + e.Err.Error()
 }

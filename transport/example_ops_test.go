@@ -132,7 +132,10 @@ func Example_operations() {
 				log.Fatal(err, c.Err)
 			}
 		}
-		// Fetch and Add on an 8-octet aligned word (RFC 7306 §5.1).
+		// Fetch and Add on an 8-octet aligned word (RFC 7306 §5.1). The
+		// advert above is this program's own format, big-endian; the
+		// word is in the target's host byte order, as RFC 7306 §5.1.1
+		// has it (the target sets it with rdmap.MR.PutUint64).
 		first, _ := ep.FetchAdd(ctx, stag, to+64, 5, 0)
 		second, _ := ep.FetchAdd(ctx, stag, to+64, 5, 0)
 		// Write with Immediate Data: the Write is placed before the

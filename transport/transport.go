@@ -34,6 +34,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
+	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -42,6 +43,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
+	"github.com/sctp-rdma/sctp-rdma/trace"
 )
 
 // LLP names accepted by Options.LLP.
@@ -66,6 +68,22 @@ var ErrTLSHandshake = errors.New("transport: TLS handshake failed")
 // ErrRejected is wrapped by every error caused by the peer refusing a
 // stream (RFC 5043 §6.3 Reject, RFC 5044 §7.1.2 rule 3 rejecting Reply).
 var ErrRejected = errors.New("transport: peer rejected the session")
+
+// The end-of-peer errors: what an endpoint's error (Endpoint.Err) and its
+// flushed completions wrap when the peer went away, the same over every
+// LLP. A peer where nothing listens is Dial's *DialError with
+// syscall.ECONNREFUSED.
+var (
+	// ErrPeerClosed: the peer closed the stream gracefully (RFC 5040
+	// §6.2: session close and SHUTDOWN over SCTP, a FIN over MPA), as a
+	// Listener does with every stream when its Serve's context ends.
+	ErrPeerClosed = rdmap.ErrPeerClosed
+	// ErrPeerAborted: the stream ended without a graceful close: the
+	// peer's Terminate, SCTP ABORT or TCP RST; its process died (over UDP
+	// the ICMP port unreachable, errors.Is syscall.ECONNREFUSED as well);
+	// or it stopped answering (sctpllp/backend.ErrPeerUnresponsive).
+	ErrPeerAborted = llp.ErrAborted
+)
 
 // DialError is Dial's error when the lower layer could not be set up to
 // the peer: the TCP connection or MPA negotiation (mpa), the association
@@ -154,6 +172,12 @@ type Options struct {
 	// MPA's TCP byte streams as segments, sctp-kernel's messages as SCTP
 	// DATA chunks.
 	Capture *capture.Writer
+	// Trace, if not nil, receives the protocol trace (package trace):
+	// every stream's end (a Terminate sent or received, or a close) over
+	// every LLP, and for sctp-native each association's SACKs with cwnd,
+	// flight and RTO, its T3-rtx expiries and its end. The caller closes
+	// it after Dial's client or Serve is done.
+	Trace *trace.Writer
 }
 
 func (o Options) llp() (string, error) {
@@ -192,6 +216,9 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 			NoOffload: o.NoOffload}}
 	if o.Capture != nil {
 		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
+	}
+	if o.Trace != nil {
+		cfg.Native.Tracer = o.Trace
 	}
 	return cfg
 }
@@ -285,6 +312,7 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 				return nil, fmt.Errorf("%s: open stream %d: %w", kind, i+1, err)
 			}
 			c.Endpoints = append(c.Endpoints, s.Endpoint())
+			o.traceEnd(s.Endpoint())
 		}
 	case MPA:
 		for i := 0; i < n; i++ {
@@ -378,7 +406,16 @@ func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*
 		_ = ep.Abort()
 		return nil, fmt.Errorf("mpa: start endpoint: %w", err)
 	}
+	o.traceEnd(ep)
 	return ep, nil
+}
+
+// traceEnd records the end of ep's stream in o.Trace, if set.
+func (o Options) traceEnd(ep *rdmap.Endpoint) {
+	if o.Trace == nil {
+		return
+	}
+	ep.AfterDone(func() { o.Trace.StreamEnded(ep.LLPInfo(), ep.Err()) })
 }
 
 // Abort tears every stream and connection down at once (SCTP ABORT, TCP
@@ -694,7 +731,7 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		// Either may already have happened: AfterFunc and AfterDone then
 		// run their function at once.
 		handedOff = true
-		stop := context.AfterFunc(ctx, func() { _ = ep.Abort() })
+		stop := context.AfterFunc(ctx, func() { closeEndpoint(ep) })
 		ep.AfterDone(func() {
 			stop()
 			done()
@@ -702,6 +739,16 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		return
 	}
 	h.Serve(ctx, ip, ep)
+	closeEndpoint(ep)
+}
+
+// closeEndpoint ends a stream whose handler returned: gracefully (RFC 5040
+// §6.2), so that the peer learns ErrPeerClosed rather than a Terminate,
+// aborting it if that takes more than 2 s (a peer that stopped answering).
+func closeEndpoint(ep *rdmap.Endpoint) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = ep.Close(ctx)
+	cancel()
 	_ = ep.Abort()
 	<-ep.Done()
 }
@@ -737,6 +784,7 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 			h.Dropped(peer)
 			continue
 		}
+		l.o.traceEnd(s.Endpoint())
 		if st, ok := h.(Starter); ok {
 			// Nothing per stream while it lives: the stream manager
 			// forgets it when its endpoint ends (the handler's doing or
@@ -749,7 +797,7 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 		go func() {
 			defer wg.Done()
 			h.Serve(ctx, peer, s.Endpoint())
-			_ = s.Endpoint().Abort()
+			closeEndpoint(s.Endpoint())
 			<-s.Done()
 		}()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
 
@@ -15,7 +16,14 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs a re-executed test binary's server role (endofpeer_test.go),
+// else the tests under goleak.
+func TestMain(m *testing.M) {
+	if llp := os.Getenv(childEnv); llp != "" {
+		os.Exit(runChild(llp))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // echoHandler admits streams whose private data is "ok" and answers every
 // Send with the same octets.

@@ -239,6 +239,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer stopCapture()
 	cfg.Transport.Capture = capw
+	tw, stopTrace, err := startTrace(f.trace, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
+	cfg.Transport.Trace = tw
 	run := func(c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c) }
 	if f.emulate != "" {
 		t := cfg.Transport

@@ -44,6 +44,8 @@ type llpFlags struct {
 	// pcapSnap is --pcap-snaplen.
 	pcap     string
 	pcapSnap int
+	// trace is --trace: the protocol trace as JSON lines (package trace).
+	trace string
 	// sec are the secure-mode key files (--cert, --key, --ca, --psk,
 	// --psk-identity, --server-name); secureOn is --secure.
 	sec      secure.Files
@@ -74,6 +76,7 @@ func (f *llpFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowNoALI, "sctp-allow-missing-ali", false, "accept SCTP peers whose INIT/INIT-ACK lacks the DDP Adaptation Layer Indication (RFC 5043 §5.1; sent and required by default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
 	fs.StringVar(&f.pcap, "pcap", "", "write every packet this command sends and receives to a pcapng file (Wireshark, tshark; no root needed)")
+	fs.StringVar(&f.trace, "trace", "", "write a protocol trace to the file: JSON lines of each stream's end and, over sctp-native, each SACK with cwnd and RTO, T3-rtx expiries (docs/trace.md)")
 	fs.IntVar(&f.pcapSnap, "pcap-snaplen", 0, "with --pcap, keep at most this many octets of each packet (0: whole packets)")
 	fs.BoolVar(&f.secureOn, "secure", false, "encrypt and authenticate: SCTP over DTLS for sctp-native (RFC 8261), MPA over TLS 1.3 for mpa (implied by --cert, --ca or --psk)")
 	fs.StringVar(&f.sec.Cert, "cert", "", "with --secure: this end's certificate (PEM file)")

@@ -95,6 +95,12 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer stopCapture()
 	cfg.Transport.Capture = capw
+	tw, stopTrace, err := startTrace(f.trace, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
+	cfg.Transport.Trace = tw
 	var mu sync.Mutex
 	if *verbose && !f.json {
 		fmt.Fprintf(stdout, "PING %s over %s: %d-octet buffers, RDMA Read + Write-back, verified\n", cfg.Addr, orDefault(cfg.Transport.LLP), cfg.Size)

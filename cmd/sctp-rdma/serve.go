@@ -131,6 +131,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer stopCapture()
 	o.Capture = capw
+	tw, stopTrace, err := startTrace(lf.trace, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
+	o.Trace = tw
 	ln, err := transport.Listen(o, withPort(*listen))
 	if err != nil {
 		return err

@@ -654,7 +654,22 @@ func (t *kernelTransport) establish(ctx context.Context) error {
 		case n.Type == kernelSNAssocChange && n.State == kernelCommUp:
 			up = true
 		case n.Type == kernelSNAssocChange:
-			return fmt.Errorf("sctpllp: association set-up failed (sac_state %d, sac_error %d)", n.State, n.Error)
+			err := fmt.Errorf("sctpllp: association set-up failed (sac_state %d, sac_error %d)", n.State, n.Error)
+			if n.State == kernelCantStrAssoc {
+				// The socket's error says why: ECONNREFUSED for the ABORT
+				// of a port where nothing listens, ETIMEDOUT when the
+				// INITs went unanswered.
+				var serr error
+				_ = t.rc.Control(func(fd uintptr) {
+					if v, e := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR); e == nil && v != 0 {
+						serr = unix.Errno(v)
+					}
+				})
+				if serr != nil {
+					return fmt.Errorf("%w: %w", err, os.NewSyscallError("connect", serr))
+				}
+			}
+			return err
 		case n.Type == kernelSNAdaptation && up:
 			t.peerAdapt, t.peerAdaptOK = n.Adaptation, true
 			return nil

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
@@ -40,6 +41,12 @@ func (w *writeErrConn) Read(b []byte) (int, error) {
 		t.wakeSniffed() // pion has handled the packet before: wake its streams' readers
 	}
 	n, err := w.Conn.Read(b)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		// The ICMP port unreachable of a connected UDP socket (RFC 6951
+		// §5.5): nothing listens there, or the peer process is gone. pion
+		// reports only that its association closed.
+		w.err.CompareAndSwap(nil, &err)
+	}
 	if n > 0 {
 		w.ali.incoming(b[:n])
 		if t != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
@@ -366,6 +367,9 @@ func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (
 	}
 	if err != nil {
 		_ = conn.Close()
+		if werr := wconn.failed(); errors.Is(werr, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("sctpllp: SCTP handshake: peer port unreachable (ICMP): %w", werr)
+		}
 		return nil, fmt.Errorf("sctpllp: SCTP handshake: %w", err)
 	}
 	if ind, ok := wconn.ali.peerIndication(); !cfg.AllowMissingAdaptation && (!ok || ind != backend.AdaptationIndicationDDP) {
@@ -501,9 +505,15 @@ func (t *Transport) setCause(err error) {
 		// example ECONNREFUSED after an ICMP port unreachable: the peer
 		// process is gone), and its read loop then reports only the
 		// closed conn. That is a failure, not a graceful end.
-		err = fmt.Errorf("%w: %w", llp.ErrAborted, werr)
+		if errors.Is(werr, syscall.ECONNREFUSED) {
+			err = fmt.Errorf("%w: peer port unreachable (ICMP): %w", llp.ErrAborted, werr)
+		} else {
+			err = fmt.Errorf("%w: %w", llp.ErrAborted, werr)
+		}
 	} else if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		err = nil // graceful SHUTDOWN by the peer
+	} else if errors.Is(err, syscall.ECONNREFUSED) {
+		err = fmt.Errorf("%w: peer port unreachable (ICMP): %w", llp.ErrAborted, err)
 	} else if err != nil {
 		err = fmt.Errorf("%w: %w", llp.ErrAborted, err)
 	}
