@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build cli release test vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth usrsctp
+.PHONY: all build cli release test test-short vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth usrsctp
 
 all: build
 
@@ -47,6 +47,14 @@ test: vet
 	$(GO) test -race -count=1 -timeout 12m $(GOTESTFLAGS) $(PKGS)
 	$(GO) test -count=1 -run 'TestRealPathAllocs|TestTenThousandStreams' ./transport/
 	./scripts/fuzz-all.sh $(FUZZ_CI_TIME)
+
+# make test-short: the short tier (go test -short): vet, then every test
+# that needs no root, VM, apt, network namespace or tshark, without the
+# long ones (soaks, 10,000 streams, WAN cells); under 2 minutes on a 2-core
+# host. Without -race, which doubles it (make test keeps -race). What it
+# leaves out skips with "full tier only (make test): needs ...".
+test-short: vet
+	$(GO) test -short -count=1 -timeout 5m $(GOTESTFLAGS) $(PKGS)
 
 # make e2e: the end-to-end RDMA suites only: pion on the host, kernel SCTP
 # and kernel↔pion interop in the qemu VM (e2e.TestKernelSuiteInVM; also part

@@ -263,6 +263,9 @@ func TestReadClassicPcap(t *testing.T) {
 // machine where that fails fails the test.
 func ensureTshark(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs tshark from apt")
+	}
 	out, err := exec.Command(filepath.Join("..", "scripts", "tshark-setup.sh")).CombinedOutput()
 	require.NoError(t, err, "scripts/tshark-setup.sh: %s", out)
 }

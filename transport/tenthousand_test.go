@@ -46,6 +46,9 @@ func (c *collecting) Prepare(ep *rdmap.Endpoint) error {
 // benchmark beside it (BenchmarkManyStreams) measures what such streams
 // cost idle and under traffic; this keeps the 10,000 working in make test.
 func TestTenThousandStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs a minute for 10,000 streams")
+	}
 	t.Run(transport.SCTPNative, func(t *testing.T) { manyStreams(t, transport.SCTPNative, 10000) })
 	t.Run(transport.SCTPPion, func(t *testing.T) { manyStreams(t, transport.SCTPPion, pionStreams) })
 }

@@ -18,6 +18,9 @@ import (
 // figure is measured beside raw TCP's, and every flow recovers from the
 // outage.
 func TestRunWAN_OneCell(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root and network namespaces")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("the WAN mode needs root (network namespaces); make test runs as root")
 	}

@@ -18,6 +18,9 @@ import (
 // the bottleneck's rate, and a Send round trip takes at least the path's
 // 20 ms; over each userspace LLP.
 func TestBenchEmulate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root and network namespaces")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("bench --emulate needs root (network namespaces); make test runs as root")
 	}

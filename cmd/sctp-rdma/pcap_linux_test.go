@@ -96,6 +96,9 @@ func tsharkExpertWarnings(t *testing.T, path string) map[string]int {
 // Immediate), Atomic Request and Response (RFC 5040 §4.3, RFC 7306 §4.1).
 // Kernel SCTP's recorder is tested in the VM (TestCLIKernelSCTPInVM).
 func TestBenchPcap_DecodesEveryLLP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs tshark from apt")
+	}
 	out, err := exec.Command(filepath.Join("..", "..", "scripts", "tshark-setup.sh")).CombinedOutput()
 	require.NoError(t, err, "scripts/tshark-setup.sh: %s", out)
 	want := []string{"0", "1", "2", "3", "8", "10", "11"}

@@ -17,6 +17,9 @@ import (
 // checks that --version names git describe's version and the commit
 // (issue 48: a build printed "sctp-rdma (devel)" and no commit).
 func TestVersionFromMakefile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs make, git and a build of the CLI")
+	}
 	root, err := vmtest.RepoRoot()
 	require.NoError(t, err)
 	git := func(args ...string) string {

@@ -37,6 +37,9 @@ const (
 // took and its first line on stderr; together they are the transcript in
 // docs/cli.md, which this test keeps exact (addresses normalised).
 func TestTranscripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs a build of the CLI and 15 s of runs")
+	}
 	bin := filepath.Join(t.TempDir(), "sctp-rdma")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	out, err := build.CombinedOutput()

@@ -31,6 +31,9 @@ type link struct {
 // requireRoot fails without root: make test runs as root (CI included).
 func requireRoot(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root and network namespaces")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("the network namespace fault tests need root (CAP_NET_ADMIN); make test runs as root")
 	}

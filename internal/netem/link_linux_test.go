@@ -30,6 +30,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // are about, whatever the kernel has.
 func newTestLink(t *testing.T, p Profile) *Link {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root, TUN and network namespaces")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("netem links need root (network namespaces, TUN); make test runs as root")
 	}
@@ -214,6 +217,9 @@ func TestLink_LossAndOutage(t *testing.T) {
 // selects (here UDP to one port); the others all arrive; the kernel
 // backend refuses it.
 func TestLink_LossOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root, TUN and network namespaces")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("netem links need root (network namespaces, TUN); make test runs as root")
 	}
@@ -265,6 +271,9 @@ func TestLink_LossOnly(t *testing.T) {
 // asked for (reno: every kernel allows it in a namespace), and report
 // it; one the kernel does not have is an error.
 func TestLink_TCPCongestion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root, TUN and network namespaces")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("netem links need root (network namespaces, TUN); make test runs as root")
 	}
@@ -327,6 +336,9 @@ func TestNetemQdisc(t *testing.T) {
 // calls: the busybox guest of internal/vmtest has no usable ip or tc),
 // where `ip netns` and pmtu/nstest.In find them.
 func TestNamespaceLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root, TUN and network namespaces")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("network namespaces need root; make test runs as root")
 	}

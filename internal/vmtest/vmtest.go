@@ -131,6 +131,9 @@ func fileExists(p string) bool {
 // go test.
 func RunInVM(t testing.TB, pkgDir, runRegex string, opts ...Option) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs a qemu VM")
+	}
 	cfg := config{race: raceEnabled}
 	for _, o := range opts {
 		o(&cfg)

@@ -53,6 +53,9 @@ func TestRunScriptExitStatus(t *testing.T) {
 	if InVM() {
 		return
 	}
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs a qemu VM")
+	}
 	root, err := RepoRoot()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -42,6 +42,9 @@ var (
 // .cache/usrsctp/, once per test binary. Any failure fails the test.
 func ensurePeer(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs usrsctp and tshark from apt")
+	}
 	root := repoRoot(t)
 	setupOnce.Do(func() {
 		out, err := exec.Command(filepath.Join(root, "scripts", "usrsctp-setup.sh")).CombinedOutput()

@@ -43,6 +43,9 @@ func repoRoot(t *testing.T) string {
 // ensureTshark installs tshark through the project's script (idempotent).
 func ensureTshark(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs tshark from apt")
+	}
 	out, err := exec.Command(filepath.Join(repoRoot(t), "scripts", "tshark-setup.sh")).CombinedOutput()
 	require.NoError(t, err, "scripts/tshark-setup.sh: %s", out)
 }

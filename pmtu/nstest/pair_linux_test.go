@@ -26,6 +26,9 @@ import (
 // privilege is a failure: these tests must run in CI.
 func requireRoot(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root and network namespaces")
+	}
 	if os.Geteuid() == 0 {
 		return
 	}
