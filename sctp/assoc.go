@@ -119,7 +119,10 @@ type Association struct {
 	// rxPktCharged: the packet being received is charged already (a
 	// message of it is delivered from its buffer).
 	rxPktCharged bool
-	advRwnd      uint32 // a_rwnd of the last SACK
+	// rxPktCap is the capacity of the buffer of the packet being received
+	// (0 when borrowed): what delivering from it holds, and is charged.
+	rxPktCap int
+	advRwnd  uint32 // a_rwnd of the last SACK
 
 	// RE-CONFIG (RFC 6525 §5.2): the next Re-configuration Request
 	// Sequence Number expected of the peer, the result of the last request

@@ -19,11 +19,20 @@ func (a *Association) receive(b []byte, bp *[]byte) bool {
 	}
 	now := time.Now()
 	a.mu.Lock()
-	a.rxBorrowed = bp == nil
+	a.setRxPacket(bp)
 	a.rxPktCharged = false
 	kept := a.receiveLocked(b, bp, now)
 	a.mu.Unlock()
 	return kept
+}
+
+// setRxPacket records the buffer of the packet about to be received
+// (nil: borrowed, every message is copied out of it).
+func (a *Association) setRxPacket(bp *[]byte) {
+	a.rxBorrowed, a.rxPktCap = bp == nil, 0
+	if bp != nil {
+		a.rxPktCap = cap(*bp)
+	}
 }
 
 // receiveSegments takes the packets of one read that the kernel coalesced
@@ -57,7 +66,7 @@ func (a *Association) receiveSegments(b []byte, seg int) {
 		if (i < 64 && bad&(1<<i) != 0) || (i >= 64 && !wire.ChecksumOK(p)) {
 			continue
 		}
-		a.rxBorrowed = true
+		a.setRxPacket(nil)
 		a.receiveLocked(p, nil, now)
 	}
 	a.rxRun = false
@@ -258,7 +267,7 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	case copied:
 		charge = rxClass(n) + msgOverhead
 	case !held && !a.rxPktCharged:
-		charge = largeBuf
+		charge = a.rxPktCap // what commit adds to rxQueued and delivery releases
 	}
 	inSeq := d.TSN == a.rt.CumTSN()+1
 	switch {

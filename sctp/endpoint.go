@@ -246,7 +246,7 @@ func (a *Association) adoptCookie(ck *Cookie, rest []byte, bp *[]byte) bool {
 		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
 	a.establish(now)
 	a.ctrl = wire.CookieAck{}.Append(a.ctrl) // §5.1 step D, bundled with what follows
-	a.rxBorrowed = bp == nil
+	a.setRxPacket(bp)
 	return a.receiveChunks(rest, bp, now)
 }
 
