@@ -98,18 +98,21 @@ func TestMultihomingFailoverInVM(t *testing.T) {
 		done <- outcome{res, err}
 	}()
 
-	// Which link carries the association: packets sent on each link's
+	// Which link carries the association: octets sent on each link's
 	// local end, per phase (the primary, then the other while it fails).
+	// Octets, not packets: the other path's HEARTBEATs (and, on a loaded
+	// host, a retransmission after a spurious T3-rtx, RFC 9260 §6.4.1)
+	// are packets too, but few octets beside the data.
 	type event struct {
 		name     string
 		at       time.Time
-		tx1, tx2 uint64 // packets sent on each link during the phase that ends here
+		tx1, tx2 uint64 // octets sent on each link during the phase that ends here
 	}
 	var events []event
-	prev1, prev2 := net1.txPackets(t), net2.txPackets(t)
+	prev1, prev2 := net1.txOctets(t), net2.txOctets(t)
 	at := func(d time.Duration, name string, f func()) {
 		time.Sleep(time.Until(start.Add(d)))
-		c1, c2 := net1.txPackets(t), net2.txPackets(t)
+		c1, c2 := net1.txOctets(t), net2.txOctets(t)
 		f()
 		events = append(events, event{name, time.Now(), c1 - prev1, c2 - prev2})
 		prev1, prev2 = c1, c2
@@ -121,7 +124,7 @@ func TestMultihomingFailoverInVM(t *testing.T) {
 	at(10*time.Second, "primary link repaired (netem removed)", func() { net1.setLoss(t, 0) })
 	o := <-done
 	require.NoError(t, o.err)
-	c1, c2 := net1.txPackets(t), net2.txPackets(t)
+	c1, c2 := net1.txOctets(t), net2.txOctets(t)
 	events = append(events, event{"end of the run", time.Now(), c1 - prev1, c2 - prev2})
 	res := o.res
 
@@ -169,9 +172,9 @@ func TestMultihomingFailoverInVM(t *testing.T) {
 		res.Succeeded, res.Octets, res.Elapsed.Round(time.Millisecond), len(samples))
 	phases := []string{"start, both links up", "primary link down", "primary link back up", "primary link losing everything", "primary link repaired"}
 	for i, e := range events {
-		t.Logf("PHASE %-32s packets sent on the primary link %6d, on the other %6d", phases[i], e.tx1, e.tx2)
+		t.Logf("PHASE %-32s octets sent on the primary link %9d, on the other %9d", phases[i], e.tx1, e.tx2)
 	}
-	assert.Greater(t, events[0].tx1, 10*events[0].tx2, "the primary path carries the data")
+	assert.Greater(t, events[0].tx1, 4*events[0].tx2, "the primary path carries the data")
 	assert.Greater(t, events[1].tx2, events[1].tx1, "the other path carries it while the primary is down")
 	assert.Greater(t, events[3].tx2, events[3].tx1/4, "and while the primary loses everything")
 	for i, e := range events[:len(events)-1] {
@@ -249,12 +252,12 @@ func (n *twoLinkNet) do(t *testing.T, f func()) {
 	f()
 }
 
-// txPackets is the number of packets sent on the link's local end.
-func (n *twoLinkNet) txPackets(t *testing.T) uint64 {
+// txOctets is the number of octets sent on the link's local end.
+func (n *twoLinkNet) txOctets(t *testing.T) uint64 {
 	t.Helper()
 	l, err := netlink.LinkByName(n.here)
 	require.NoError(t, err)
-	return l.Attrs().Statistics.TxPackets
+	return l.Attrs().Statistics.TxBytes
 }
 
 // setUp brings both ends of the link up or down.
