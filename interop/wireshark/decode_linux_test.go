@@ -68,7 +68,7 @@ func startCapture(t *testing.T, filter string) *capture {
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 	}
 	c := &capture{path: filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".pcapng")}
-	c.cmd = exec.Command("tshark", "-i", "lo", "-f", filter, "-w", c.path, "-q")
+	c.cmd = exec.Command("tshark", "-i", "lo", "-B", "64", "-f", filter, "-w", c.path, "-q")
 	stderr, err := c.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, c.cmd.Start())
