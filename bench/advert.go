@@ -1,6 +1,9 @@
 package bench
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // AdvertLen is the length of an Advert message.
 const AdvertLen = 24
@@ -18,7 +21,8 @@ const (
 	StatusVerifyError Status = 3 // data or count verification failed
 	StatusFailed      Status = 4 // the run failed at the sender of the message
 	StatusNoMemory    Status = 5 // the server's buffer memory budget is exhausted
-	statusMax                = StatusNoMemory
+	StatusStopped     Status = 6 // the server was told to stop during the run
+	statusMax                = StatusStopped
 )
 
 // String describes the status for error messages.
@@ -36,8 +40,19 @@ func (s Status) String() string {
 		return "the run failed at the server"
 	case StatusNoMemory:
 		return "the server's buffer memory budget (--max-memory) cannot hold this test's buffers now"
+	case StatusStopped:
+		return ErrServerEnded.Error()
 	}
 	return "unknown status"
+}
+
+// err is the client's error for a Report or Advert carrying s (not
+// StatusOK): ErrServerEnded for StatusStopped, else ErrRefused.
+func (s Status) err() error {
+	if s == StatusStopped {
+		return ErrServerEnded
+	}
+	return fmt.Errorf("%w: %v", ErrRefused, s)
 }
 
 // Advert is each side's second message on a stream (docs/cli.md): the

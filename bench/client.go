@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -438,6 +439,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if cause := context.Cause(rctx); sr.Err != nil && cause != nil && ctx.Err() == nil {
 				sr.Err = cause // the watchdog's verdict, not "context canceled"
 			}
+			if errors.Is(sr.Err, rdmap.ErrPeerClosed) || errors.Is(sr.Err, llp.ErrClosed) {
+				// Only a server that stops closes a stream before the
+				// client does (RFC 5040 §6.2 graceful termination); an
+				// operation posted meanwhile finds the LLP stream closed.
+				sr.Err = ErrServerEnded
+			}
 			sr.Start, sr.End = c.span()
 			if sr.Err != nil {
 				_ = c.ep.Abort()
@@ -462,7 +469,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var errs []error
 	var fwd, rev []StreamResult
+	ended := false
 	for _, r := range res.PerStream {
+		ended = ended || errors.Is(r.Err, ErrServerEnded)
 		if r.Err != nil {
 			dir := ""
 			if r.Reverse {
@@ -477,11 +486,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	res.Forward, res.Reverse = aggregate(fwd), aggregate(rev)
+	if ended {
+		// One line: the other streams' errors follow from it.
+		return res, ErrServerEnded
+	}
 	if len(errs) == 0 && cerr != nil {
 		errs = append(errs, fmt.Errorf("close: %w", cerr))
 	}
 	return res, errors.Join(errs...)
 }
+
+// ErrServerEnded ends a run the server stopped serving (its serve command
+// was told to stop): its Report said so, or it closed the streams.
+var ErrServerEnded = errors.New("the server ended the run")
 
 // ErrRefused is wrapped when the server's Advert or Report carries a
 // non-zero Status.
@@ -573,7 +590,7 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 		return mine, err
 	}
 	if theirs.Status != StatusOK {
-		return mine, fmt.Errorf("%w: %v", ErrRefused, theirs.Status)
+		return mine, theirs.Status.err()
 	}
 	if active {
 		return mine, nil

@@ -314,7 +314,7 @@ func (s *Server) Prepare(ep *rdmap.Endpoint) error {
 
 // Serve implements transport.Handler: it runs one stream's exchange.
 func (s *Server) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
-	s.serveFrom(ctx, peer, ep, time.Now())
+	_ = s.serveFrom(ctx, peer, ep, time.Now())
 }
 
 var _ transport.Starter = (*Server)(nil)
@@ -338,13 +338,16 @@ func (s *Server) Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 // serveWaiter serves a stream Start admitted, in a goroutine of its own.
 func (s *Server) serveWaiter(w *setupWaiter) {
 	defer s.started.Done()
-	s.serveFrom(w.ctx, w.peer, w.ep, w.admitted)
-	_ = w.ep.Abort()
+	if err := s.serveFrom(w.ctx, w.peer, w.ep, w.admitted); err != nil && w.ctx.Err() == nil {
+		_ = w.ep.Abort() // a failed stream ends at once (RFC 5040 §6.2.1)
+		return
+	}
+	closeStream(w.ep)
 }
 
 // serveFrom runs one stream's exchange; the client's Setup is due
 // SetupTimeout after admitted.
-func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint, admitted time.Time) {
+func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint, admitted time.Time) error {
 	defer s.release(peer)
 	s.mu.Lock()
 	c := s.conns[ep]
@@ -354,7 +357,7 @@ func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpo
 	}
 	s.mu.Unlock()
 	if c == nil {
-		return
+		return nil
 	}
 	defer c.release()
 	defer s.streamEnded(c)
@@ -366,9 +369,15 @@ func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpo
 		case <-ctx.Done():
 		}
 	}
-	if s.cfg.Log != nil && err != nil {
+	if ctx.Err() != nil {
+		// Closed before its buffers go: the client's operations still in
+		// flight find their STags until the stream is down.
+		closeStream(ep)
+	}
+	if s.cfg.Log != nil && err != nil && ctx.Err() == nil {
 		s.logFailure(fmt.Sprintf("stream failed (%v test, client %v): %s", c.setup.Test, peer, rootCause(err)))
 	}
+	return err
 }
 
 func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer netip.Addr) (err error) {
@@ -432,11 +441,33 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer ne
 	} else {
 		rep, err = c.passive(ctx)
 	}
-	if err != nil && rep.Status == StatusOK {
+	rctx := ctx
+	switch {
+	case ctx.Err() != nil:
+		// The server is stopping: the Report still goes out, so that the
+		// client learns why its run ended.
+		rep.Status = StatusStopped
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+		defer cancel()
+	case err != nil && rep.Status == StatusOK:
 		rep.Status = StatusFailed
 	}
-	if serr := c.sendMsg(ctx, &rep); serr != nil && err == nil {
+	if serr := c.sendMsg(rctx, &rep); serr != nil && err == nil {
 		err = serr
 	}
 	return err
+}
+
+// stopGrace bounds what a stopping server waits for per stream: its Report
+// to go out and the client to close its side.
+const stopGrace = 2 * time.Second
+
+// closeStream ends a served stream gracefully (RFC 5040 §6.2), so that the
+// client learns rdmap.ErrPeerClosed rather than a Terminate; Close aborts
+// it after stopGrace.
+func closeStream(ep *rdmap.Endpoint) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	_ = ep.Close(ctx)
+	cancel()
 }

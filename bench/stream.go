@@ -125,6 +125,18 @@ func (c *conn) recvMsg(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// unexpected is the error of a receive completion a run did not expect:
+// the server's Report when the server ended the run early, else the
+// operation and its length.
+func (c *conn) unexpected(comp rdmap.Completion) error {
+	if !comp.HasImm && comp.Length == ReportLen {
+		if r, _, err := ParseReport(c.bufs[comp.WRID][:comp.Length]); err == nil && r.Status != StatusOK {
+			return r.Status.err()
+		}
+	}
+	return fmt.Errorf("unexpected %v of %d octets during a %v test", comp.Op, comp.Length, c.setup.Test)
+}
+
 func (c *conn) sendMsg(ctx context.Context, m interface{ Append([]byte) []byte }) error {
 	return c.ep.Send(ctx, m.Append(make([]byte, 0, ctrlLen)))
 }
@@ -369,7 +381,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 					return partial(), err
 				}
 			default:
-				return partial(), fmt.Errorf("unexpected %v of %d octets during the run", comp.Op, comp.Length)
+				return partial(), c.unexpected(comp)
 			}
 			if err := c.repost(comp.WRID); err != nil {
 				return partial(), err
@@ -700,7 +712,7 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 				}
 			}
 		default:
-			return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, fmt.Errorf("unexpected %v during a %v test", comp.Op, s.Test)
+			return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.unexpected(comp)
 		}
 	}
 }

@@ -303,7 +303,7 @@ func explain(err error) string {
 	if h := otherLLPHint(err); h != "" {
 		b.WriteString("\n  " + h)
 	}
-	if short != err.Error() {
+	if short != err.Error() && !errors.Is(err, bench.ErrServerEnded) { // its chain is that line
 		if slog.Default().Enabled(context.Background(), slog.LevelDebug) {
 			b.WriteString("\n  detail: " + err.Error())
 		} else {
@@ -317,10 +317,13 @@ func explain(err error) string {
 // failures every user meets: nothing listening at the address, no answer.
 func cause(err error) string {
 	msg := err.Error()
-	if errors.Is(err, bench.ErrPeerUnresponsive) {
+	for _, first := range []error{bench.ErrPeerUnresponsive, bench.ErrServerEnded} {
+		if !errors.Is(err, first) {
+			continue
+		}
 		// "write 64K: stream 1: peer unresponsive for 3s (…)" reads
 		// cause first as "peer unresponsive for 3s (…), in write 64K: stream 1".
-		if i := strings.Index(msg, bench.ErrPeerUnresponsive.Error()); i > 0 {
+		if i := strings.Index(msg, first.Error()); i > 0 {
 			return msg[i:] + ", in " + strings.TrimSuffix(msg[:i], ": ")
 		}
 		return msg
