@@ -49,7 +49,7 @@ type Config struct {
 	// and the receiving side of a bandwidth Send or Write with Immediate,
 	// wait for each completion in the test's goroutine (perftest's -e)
 	// instead of taking it in a CQ handler where it is made (Setup's
-	// FlagEvents).
+	// flagEvents).
 	Events bool
 	// Inline posts Sends, Writes and Writes with Immediate of at most this
 	// many octets inline (rdmap.SendWR.Inline, perftest's -I); 0: never.
@@ -159,8 +159,8 @@ func DefaultRxDepth(size, depth, streams int) int {
 	return min(n, MaxRxDepth)
 }
 
-func (c *Config) setup(reverse bool) Setup {
-	s := Setup{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond), Buffers: uint16(min(max(c.Buffers, 0), MaxBuffers+1))}
+func (c *Config) setup(reverse bool) setupMsg {
+	s := setupMsg{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond), Buffers: uint16(min(max(c.Buffers, 0), MaxBuffers+1))}
 	if !c.Latency && (c.Test == TestSend || c.Test == TestWriteImm) {
 		rx := c.RxDepth
 		if rx <= 0 {
@@ -172,13 +172,13 @@ func (c *Config) setup(reverse bool) Setup {
 		s.Duration = 0
 	}
 	if reverse {
-		s.Flags |= FlagReverse
+		s.Flags |= flagReverse
 	}
 	if c.Latency {
-		s.Flags |= FlagLatency
+		s.Flags |= flagLatency
 	}
 	if c.Events {
-		s.Flags |= FlagEvents
+		s.Flags |= flagEvents
 	}
 	return s
 }
@@ -250,7 +250,7 @@ type Aggregate struct {
 	Elapsed time.Duration
 	Lat     Latency
 	// PeakGbps is perftest's BW peak (bench/peak.go) in Gbit/s; 0 when
-	// not measured (timed runs, runs above PeakMaxIters, the streams the
+	// not measured (timed runs, runs above peakMaxIters, the streams the
 	// server measured).
 	PeakGbps float64
 }
@@ -500,9 +500,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // was told to stop): its Report said so, or it closed the streams.
 var ErrServerEnded = errors.New("the server ended the run")
 
-// ErrRefused is wrapped when the server's Advert or Report carries a
+// errRefused is wrapped when the server's Advert or Report carries a
 // non-zero Status.
-var ErrRefused = errors.New("server refused")
+var errRefused = errors.New("server refused")
 
 // barrier holds every stream of a run until all have finished their
 // set-up exchange, so that the measured phase of every stream starts
@@ -531,7 +531,7 @@ func (b *barrier) arrive() {
 
 // runStream is the client side of one stream's exchange (docs/cli.md).
 // It passes start (arriving exactly once) after the server's Advert.
-func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, error) {
+func runStream(ctx context.Context, c *conn, s setupMsg, start *barrier) (Report, error) {
 	arrived := false
 	defer func() {
 		if !arrived {
@@ -546,12 +546,12 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 	if err != nil {
 		return Report{}, fmt.Errorf("waiting for the server's advert: %w", err)
 	}
-	adv, _, err := ParseAdvert(b)
+	adv, _, err := parseAdvert(b)
 	if err != nil {
 		return Report{}, err
 	}
-	if adv.Status != StatusOK {
-		return Report{}, fmt.Errorf("%w: %v", ErrRefused, adv.Status)
+	if adv.Status != statusOK {
+		return Report{}, fmt.Errorf("%w: %v", errRefused, adv.Status)
 	}
 	if adv.Length < uint64(bufLen(s)) {
 		return Report{}, fmt.Errorf("server advertised %d octets, the test needs %d", adv.Length, bufLen(s))
@@ -568,7 +568,7 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 	case <-ctx.Done():
 		return Report{}, ctx.Err()
 	}
-	if err := c.sendMsg(ctx, &Advert{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
+	if err := c.sendMsg(ctx, &advertMsg{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
 		return Report{}, err
 	}
 	var mine Report
@@ -585,11 +585,11 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 	if b, err = c.recvMsg(ctx); err != nil {
 		return mine, fmt.Errorf("waiting for the server's report: %w", err)
 	}
-	theirs, _, err := ParseReport(b)
+	theirs, _, err := parseReport(b)
 	if err != nil {
 		return mine, err
 	}
-	if theirs.Status != StatusOK {
+	if theirs.Status != statusOK {
 		return mine, theirs.Status.err()
 	}
 	if active {

@@ -91,7 +91,7 @@ func TestServerRejects(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		require.ErrorIs(t, err, ErrRefused, llp)
+		require.ErrorIs(t, err, errRefused, llp)
 		assert.Contains(t, err.Error(), "max-size")
 		stop()
 	}

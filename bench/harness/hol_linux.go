@@ -90,8 +90,8 @@ func holDist(rs []bench.StreamResult) (bench.Latency, []time.Duration) {
 	if !ok {
 		return bench.Latency{}, nil
 	}
-	q := make([]time.Duration, len(HOLQuantiles))
-	for i, v := range HOLQuantiles {
+	q := make([]time.Duration, len(holQuantiles))
+	for i, v := range holQuantiles {
 		q[i] = d.Quantile(v)
 	}
 	return d.Summary(), q

@@ -62,8 +62,8 @@ type llpFlags struct {
 // DefaultReadDepth is the default of --ird and --ord: 128 Reads or
 // Atomics outstanding per stream, as perftest's ib_read_bw keeps its
 // device's maximum outstanding (siw's is 128) against a server that
-// offers as many. With 16, a bench read of 64 KiB had a window of 1 MiB
-// and measured it rather than the protocol (docs/benchmarks.md, notes).
+// offers as many: a smaller window measures itself rather than the
+// protocol (docs/benchmarks-notes.md).
 // The queues behind it are allocated on first use: an idle stream pays
 // nothing for it.
 const DefaultReadDepth = bench.MaxDepth
