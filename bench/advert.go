@@ -55,27 +55,10 @@ func (s Status) err() error {
 	return fmt.Errorf("%w: %v", errRefused, s)
 }
 
-// Advert is each side's second message on a stream (docs/cli.md): the
-// registered buffer the peer may target with Writes, Reads and Atomics.
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                      Magic "SRA1"                             |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|    Status     |               Reserved (0)                    |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                           STag                                |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                        Reserved (0)                           |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                  Buffer length (64 bits)                      |
-//	+                                                               +
-//	|                                                               |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// The buffer's Tagged Offsets start at 0. A non-zero Status refuses the
-// test; STag and length are then zero.
+// advertMsg is the Advert, each side's second message on a stream (its
+// layout is in docs/cli.md): the registered buffer the peer may target
+// with Writes, Reads and Atomics, its Tagged Offsets starting at 0. A
+// non-zero Status refuses the test; STag and length are then zero.
 type advertMsg struct {
 	Status Status
 	STag   uint32

@@ -66,19 +66,12 @@ type Config struct {
 	PostList int
 	// CQMod asks, in a bandwidth run of the client's streams, for a
 	// completion of every CQMod-th operation and of the run's last only
-	// (perftest's -Q, --cq-mod; the others are rdmap.SendWR.Unsignaled):
-	// a completion then completes the operations before it too, posted
-	// earlier on the same send queue (RFC 5040 §5.5), and fewer
-	// completions mean fewer hand-offs between the posting goroutine and
-	// the stack's. With Duration, whose last operation is not known when
-	// it is posted, the last of each posted list is signalled as well.
-	// An unsignalled operation's latency is taken at the completion that
-	// completes it. 0 or 1: every operation (perftest's bandwidth tests
-	// default to 100); at most Depth less the post list plus one (perftest
-	// clamps it to its tx depth; with lists, a full window less one list
-	// must still hold a signalled operation), a larger one counts as that.
-	// Atomics check the value returned by the signalled ones. Ignored in
-	// latency mode, by ping and by the server's reverse streams.
+	// (perftest's -Q; the others are rdmap.SendWR.Unsignaled; with
+	// Duration the last of each list too): a completion completes the
+	// operations posted before it (RFC 5040 §5.5), each timed there. 0 or
+	// 1: every operation; at most Depth less the post list plus one (a full
+	// window less one list must hold a signalled operation), more counts
+	// as that. Ignored in latency mode, by ping and by reverse streams.
 	CQMod int
 	// Bidir adds, per stream, a reverse stream on which the server is the
 	// active side.

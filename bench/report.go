@@ -11,21 +11,9 @@ const reportLen = 104
 
 const reportMagic = "SRR3"
 
-// Report is the server's last message on a stream (docs/cli.md): its
-// verdict and, when it was the active side (flagReverse), its measurement.
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                      Magic "SRR3"                             |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|    Status     |               Reserved (0)                    |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|  Operations (64)  | Octets (64) | Elapsed ns (64)             |
-//	|  Latency min, median, p99, max, mean, stdev, p99.9            |
-//	|  (7 × 64, nanoseconds) | Latency count (64)                   |
-//	|  BW peak, Gbit/s (IEEE 754 binary64; 0: not measured)         |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+// Report is the server's last message on a stream (its layout is in
+// docs/cli.md): its verdict and, when it was the active side (Reverse),
+// its measurement.
 type Report struct {
 	Status  Status
 	Ops     uint64

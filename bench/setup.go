@@ -38,31 +38,10 @@ const MaxDepth = 128
 // control receive it stays within rdmap.DefaultRQDepth.
 const MaxRxDepth = 240
 
-// Setup is the client's first Send on each stream (docs/cli.md):
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                      Magic "SRB1"                             |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|     Test      |     Flags     |            Buffers            |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                       Message size                            |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                          Depth                                |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                     Iterations (64 bits)                      |
-//	+                                                               +
-//	|                                                               |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                   Duration (milliseconds)                     |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                         Rx depth                              |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// Exactly one of Iterations and Duration is non-zero. Rx depth, 0 in
-// Setups of versions before it existed (the octets were reserved), means
-// Depth; so does Buffers 0 mean one buffer.
+// setupMsg is the Setup, the client's first Send on each stream (its
+// layout is in docs/cli.md, "The control exchange on each stream").
+// Exactly one of Iters and Duration is non-zero; RxDepth 0 means Depth
+// (the octets were reserved before it existed), Buffers 0 one buffer.
 type setupMsg struct {
 	Test     Test
 	Flags    uint8

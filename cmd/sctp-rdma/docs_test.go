@@ -177,23 +177,14 @@ func definedFlags(t *testing.T, cmd string) map[string]bool {
 var docExitRE = regexp.MustCompile(`exit status (\d+)`)
 
 // TestDocsCommands runs every `sctp-rdma` command line quoted in a code
-// block of README.md and docs/*.md, so that a renamed flag, a changed
-// default or a wrong address in the docs fails here:
-//   - usage synopses ("[--llp L]", "HOST[:PORT]") are checked for their
-//     flags only: each must be one the command defines;
-//   - harness and --emulate lines (root, network namespaces, or many
-//     minutes) and --secure lines (a deployment's key files; generated
-//     here) are parsed and checked without running (checkOnly), and the
-//     test log says so;
-//   - every other line runs: serve in-process on a free port, clients
-//     against the docs' own server when the same file starts one, a
-//     test server of their --llp otherwise (the transcript's
-//     127.0.0.1:18515, :18516 and :18599 are an sctp-native server, an
-//     mpa server and a closed port), with --duration cut to 0.3 s and
-//     bench given -n 20 when it names no iterations; the exit status must
-//     be the one the docs give ("exit status N"), 0 otherwise. The
-//     transcript's freeze and Ctrl-C cases run without the freeze or the
-//     signal (TestTranscripts does those): they must then succeed.
+// block of README.md and docs/*.md (docs/cli.md says how): synopses are
+// checked for their flags; harness, --emulate and --secure lines are
+// parsed and checked only (checkOnly); every other line runs, serve
+// in-process on a free port, clients against the page's own server or a
+// test server of their --llp (the transcript's :18515, :18516 and :18599
+// are sctp-native, mpa and a closed port), cut to 0.3 s or -n 20, and
+// must exit as the page says. The transcript's freeze and Ctrl-C cases
+// run without the freeze or the signal (TestTranscripts does those).
 func TestDocsCommands(t *testing.T) {
 	root, err := vmtest.RepoRoot()
 	require.NoError(t, err)
