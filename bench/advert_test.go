@@ -17,14 +17,14 @@ var advertImage = []byte{
 }
 
 func TestAdvertImage(t *testing.T) {
-	a, n, err := ParseAdvert(advertImage)
+	a, n, err := parseAdvert(advertImage)
 	require.NoError(t, err)
-	assert.Equal(t, AdvertLen, n)
-	assert.Equal(t, Advert{STag: 0x0012AB34, Length: 65536}, a)
-	assert.Equal(t, advertImage, a.Append(nil))
-	assert.Equal(t, AdvertLen, a.Len())
-	refused := Advert{Status: StatusTooLarge}
-	got, _, err := ParseAdvert(refused.Append(nil))
+	assert.Equal(t, advertLen, n)
+	assert.Equal(t, advertMsg{STag: 0x0012AB34, Length: 65536}, a)
+	assert.Equal(t, advertImage, a.appendTo(nil))
+	assert.Equal(t, advertLen, len(a.appendTo(nil)))
+	refused := advertMsg{Status: statusTooLarge}
+	got, _, err := parseAdvert(refused.appendTo(nil))
 	require.NoError(t, err)
 	assert.Equal(t, refused, got)
 	assert.Contains(t, got.Status.String(), "max-size")
@@ -44,26 +44,26 @@ func TestAdvertRejects(t *testing.T) {
 		"status":      mut(func(b []byte) { b[4] = 9 }),
 		"stag 0":      mut(func(b []byte) { b[9], b[10], b[11] = 0, 0, 0 }),
 	} {
-		_, _, err := ParseAdvert(b)
-		assert.ErrorIs(t, err, ErrMalformed, name)
+		_, _, err := parseAdvert(b)
+		assert.ErrorIs(t, err, errMalformed, name)
 	}
 }
 
 func TestAdvertAppendNoAlloc(t *testing.T) {
-	a := Advert{STag: 7, Length: 8}
-	b := make([]byte, 0, AdvertLen)
-	assert.Zero(t, testing.AllocsPerRun(100, func() { b = a.Append(b[:0]) }))
+	a := advertMsg{STag: 7, Length: 8}
+	b := make([]byte, 0, advertLen)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b = a.appendTo(b[:0]) }))
 }
 
 func FuzzAdvert(f *testing.F) {
 	f.Add(advertImage)
-	f.Add((&Advert{Status: StatusBadSetup}).Append(nil))
+	f.Add((&advertMsg{Status: statusBadSetup}).appendTo(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, n, err := ParseAdvert(b)
+		a, n, err := parseAdvert(b)
 		if err != nil {
 			return
 		}
-		require.Equal(t, AdvertLen, n)
-		require.Equal(t, b[:AdvertLen], a.Append(nil))
+		require.Equal(t, advertLen, n)
+		require.Equal(t, b[:advertLen], a.appendTo(nil))
 	})
 }

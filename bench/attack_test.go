@@ -46,7 +46,7 @@ func startServerOpts(t *testing.T, o transport.Options, cfg ServerConfig) (strin
 func legitRun(t *testing.T, llp, addr string, srv *Server) {
 	t.Helper()
 	for _, test := range []Test{TestWrite, TestRead} {
-		require.Eventually(t, func() bool { return srv.Active() == 0 }, 10*time.Second, time.Millisecond,
+		require.Eventually(t, func() bool { return srv.activeStreams() == 0 }, 10*time.Second, time.Millisecond,
 			"the previous stream's slot is freed")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		res, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: test, Size: 4096, Depth: 4, Iters: 50})
@@ -56,16 +56,15 @@ func legitRun(t *testing.T, llp, addr string, srv *Server) {
 	}
 }
 
-// TestServer_SetupAmplificationRefused: one 32-octet Setup asking for
-// 4 MiB Sends at depth 128 made the server allocate (depth+3) x size, about
-// 520 MiB. The stream's buffers are now reserved from the server's budget
-// (MaxMemory) before anything is allocated: a Setup that does not fit (here
-// 16 MiB Sends: the registered buffer and the two receive buffers that the
-// sink of a bandwidth Send holds at this size, 48 MiB against a 32 MiB
-// budget) is refused with StatusNoMemory (the client sees ErrRefused naming
-// the budget), the server allocates well under the request (bound: 64 MiB
-// of all allocations in this process during the attack), counts the
-// refusal, and keeps serving within budget.
+// TestServer_SetupAmplificationRefused: one 32-octet Setup must not make
+// the server allocate gigabytes. A stream's buffers are reserved from the
+// server's budget (MaxMemory) before anything is allocated: a Setup that
+// does not fit (16 MiB Sends: the registered buffer and the two receive
+// buffers the sink of a bandwidth Send holds at this size, 48 MiB against
+// a 32 MiB budget) is refused with statusNoMemory (the client's error
+// names the budget), the server allocates well under the request (at most
+// 64 MiB in this process during the attack), counts the refusal, and
+// keeps serving within budget.
 func TestServer_SetupAmplificationRefused(t *testing.T) {
 	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
 		t.Run(llp, func(t *testing.T) {
@@ -79,7 +78,7 @@ func TestServer_SetupAmplificationRefused(t *testing.T) {
 				_, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: TestSend,
 					Size: 16 << 20, Depth: MaxDepth, Iters: 1})
 				cancel()
-				require.ErrorIs(t, err, ErrRefused)
+				require.ErrorIs(t, err, errRefused)
 				assert.Contains(t, err.Error(), "memory budget")
 			}
 			runtime.ReadMemStats(&after)
@@ -119,12 +118,12 @@ func TestServer_SilentClientReleasedAfterDeadline(t *testing.T) {
 			})
 			require.NoError(t, err)
 			defer func() { _ = silent.Close(ctx) }()
-			require.Eventually(t, func() bool { return srv.Active() == 1 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return srv.activeStreams() == 1 }, 5*time.Second, time.Millisecond)
 			start := time.Now()
 			require.Eventually(t, func() bool { return srv.Stats().SetupTimeouts == 1 }, 10*time.Second, 5*time.Millisecond,
 				"the silent stream is ended after the Setup deadline")
 			assert.GreaterOrEqual(t, time.Since(start), deadline/2)
-			require.Eventually(t, func() bool { return srv.Active() == 0 }, 5*time.Second, time.Millisecond, "slot freed")
+			require.Eventually(t, func() bool { return srv.activeStreams() == 0 }, 5*time.Second, time.Millisecond, "slot freed")
 			legitRun(t, llp, addr, srv)
 		})
 	}
@@ -157,14 +156,14 @@ func TestServer_ClientShareLeavesReserve(t *testing.T) {
 }
 
 // TestServer_FailureLogRateLimited: a burst of failing streams logs at
-// most LogBurst lines a second, then one line counting the rest.
+// most logBurst lines a second, then one line counting the rest.
 func TestServer_FailureLogRateLimited(t *testing.T) {
 	var buf bytes.Buffer
 	s := NewServer(ServerConfig{Log: &buf})
 	for i := range 50 {
 		s.logFailure(fmt.Sprintf("stream failed %d", i))
 	}
-	assert.Equal(t, LogBurst, strings.Count(buf.String(), "stream failed"))
+	assert.Equal(t, logBurst, strings.Count(buf.String(), "stream failed"))
 	s.logMu.Lock()
 	s.logWindow = time.Now().Add(-2 * time.Second)
 	s.logMu.Unlock()

@@ -23,14 +23,14 @@ func TestAppendOpsBuffers(t *testing.T) {
 		t.Run(test.String(), func(t *testing.T) {
 			_, b := endpointPair(t)
 			c := newConn(b)
-			c.setup = Setup{Test: test, Size: size, Depth: 4, Iters: 1, Buffers: n}
+			c.setup = setupMsg{Test: test, Size: size, Depth: 4, Iters: 1, Buffers: n}
 			if test.Atomic() {
 				c.setup.Size = 8
 			}
 			sz := uint64(c.setup.Size)
 			require.NoError(t, c.prepareData(true))
 			require.Equal(t, int(n*sz), len(c.mr.Bytes()), "the registered region holds the n buffers")
-			c.peer = Advert{STag: 0x1234, Length: n * sz}
+			c.peer = advertMsg{STag: 0x1234, Length: n * sz}
 			region := c.mr.Bytes()
 			for seq := uint64(0); seq < 7; seq++ {
 				wrs := c.appendOps(nil, seq, region[:sz])
@@ -111,7 +111,7 @@ func TestRunBuffers(t *testing.T) {
 }
 
 // TestServerRejectsBuffers: a Setup asking for more buffers than the
-// server's budget holds is refused with StatusNoMemory before anything is
+// server's budget holds is refused with statusNoMemory before anything is
 // allocated, and a ping with more than one buffer is malformed.
 func TestServerRejectsBuffers(t *testing.T) {
 	addr, srv, stop := startServerStats(t, transport.SCTPNative, ServerConfig{MaxMemory: 1 << 20})
@@ -125,5 +125,5 @@ func TestServerRejectsBuffers(t *testing.T) {
 	assert.Zero(t, srv.Stats().Reserved)
 	_, err = Run(ctx, Config{Transport: transport.Options{LLP: transport.SCTPNative}, Addr: addr, Test: TestPing, Size: 64,
 		Iters: 10, Buffers: 2})
-	require.ErrorIs(t, err, ErrMalformed)
+	require.ErrorIs(t, err, errMalformed)
 }

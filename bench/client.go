@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -48,7 +49,7 @@ type Config struct {
 	// and the receiving side of a bandwidth Send or Write with Immediate,
 	// wait for each completion in the test's goroutine (perftest's -e)
 	// instead of taking it in a CQ handler where it is made (Setup's
-	// FlagEvents).
+	// flagEvents).
 	Events bool
 	// Inline posts Sends, Writes and Writes with Immediate of at most this
 	// many octets inline (rdmap.SendWR.Inline, perftest's -I); 0: never.
@@ -65,19 +66,12 @@ type Config struct {
 	PostList int
 	// CQMod asks, in a bandwidth run of the client's streams, for a
 	// completion of every CQMod-th operation and of the run's last only
-	// (perftest's -Q, --cq-mod; the others are rdmap.SendWR.Unsignaled):
-	// a completion then completes the operations before it too, posted
-	// earlier on the same send queue (RFC 5040 §5.5), and fewer
-	// completions mean fewer hand-offs between the posting goroutine and
-	// the stack's. With Duration, whose last operation is not known when
-	// it is posted, the last of each posted list is signalled as well.
-	// An unsignalled operation's latency is taken at the completion that
-	// completes it. 0 or 1: every operation (perftest's bandwidth tests
-	// default to 100); at most Depth less the post list plus one (perftest
-	// clamps it to its tx depth; with lists, a full window less one list
-	// must still hold a signalled operation), a larger one counts as that.
-	// Atomics check the value returned by the signalled ones. Ignored in
-	// latency mode, by ping and by the server's reverse streams.
+	// (perftest's -Q; the others are rdmap.SendWR.Unsignaled; with
+	// Duration the last of each list too): a completion completes the
+	// operations posted before it (RFC 5040 §5.5), each timed there. 0 or
+	// 1: every operation; at most Depth less the post list plus one (a full
+	// window less one list must hold a signalled operation), more counts
+	// as that. Ignored in latency mode, by ping and by reverse streams.
 	CQMod int
 	// Bidir adds, per stream, a reverse stream on which the server is the
 	// active side.
@@ -158,8 +152,8 @@ func DefaultRxDepth(size, depth, streams int) int {
 	return min(n, MaxRxDepth)
 }
 
-func (c *Config) setup(reverse bool) Setup {
-	s := Setup{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond), Buffers: uint16(min(max(c.Buffers, 0), MaxBuffers+1))}
+func (c *Config) setup(reverse bool) setupMsg {
+	s := setupMsg{Test: c.Test, Size: uint32(c.Size), Depth: uint32(c.Depth), Iters: c.Iters, Duration: c.Duration.Truncate(time.Millisecond), Buffers: uint16(min(max(c.Buffers, 0), MaxBuffers+1))}
 	if !c.Latency && (c.Test == TestSend || c.Test == TestWriteImm) {
 		rx := c.RxDepth
 		if rx <= 0 {
@@ -171,13 +165,13 @@ func (c *Config) setup(reverse bool) Setup {
 		s.Duration = 0
 	}
 	if reverse {
-		s.Flags |= FlagReverse
+		s.Flags |= flagReverse
 	}
 	if c.Latency {
-		s.Flags |= FlagLatency
+		s.Flags |= flagLatency
 	}
 	if c.Events {
-		s.Flags |= FlagEvents
+		s.Flags |= flagEvents
 	}
 	return s
 }
@@ -249,7 +243,7 @@ type Aggregate struct {
 	Elapsed time.Duration
 	Lat     Latency
 	// PeakGbps is perftest's BW peak (bench/peak.go) in Gbit/s; 0 when
-	// not measured (timed runs, runs above PeakMaxIters, the streams the
+	// not measured (timed runs, runs above peakMaxIters, the streams the
 	// server measured).
 	PeakGbps float64
 }
@@ -438,6 +432,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if cause := context.Cause(rctx); sr.Err != nil && cause != nil && ctx.Err() == nil {
 				sr.Err = cause // the watchdog's verdict, not "context canceled"
 			}
+			if errors.Is(sr.Err, rdmap.ErrPeerClosed) || errors.Is(sr.Err, llp.ErrClosed) {
+				// Only a server that stops closes a stream before the
+				// client does (RFC 5040 §6.2 graceful termination); an
+				// operation posted meanwhile finds the LLP stream closed.
+				sr.Err = ErrServerEnded
+			}
 			sr.Start, sr.End = c.span()
 			if sr.Err != nil {
 				_ = c.ep.Abort()
@@ -462,7 +462,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var errs []error
 	var fwd, rev []StreamResult
+	ended := false
 	for _, r := range res.PerStream {
+		ended = ended || errors.Is(r.Err, ErrServerEnded)
 		if r.Err != nil {
 			dir := ""
 			if r.Reverse {
@@ -477,15 +479,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	res.Forward, res.Reverse = aggregate(fwd), aggregate(rev)
+	if ended {
+		// One line: the other streams' errors follow from it.
+		return res, ErrServerEnded
+	}
 	if len(errs) == 0 && cerr != nil {
 		errs = append(errs, fmt.Errorf("close: %w", cerr))
 	}
 	return res, errors.Join(errs...)
 }
 
-// ErrRefused is wrapped when the server's Advert or Report carries a
+// ErrServerEnded ends a run the server stopped serving (its serve command
+// was told to stop): its Report said so, or it closed the streams.
+var ErrServerEnded = errors.New("the server ended the run")
+
+// errRefused is wrapped when the server's Advert or Report carries a
 // non-zero Status.
-var ErrRefused = errors.New("server refused")
+var errRefused = errors.New("server refused")
 
 // barrier holds every stream of a run until all have finished their
 // set-up exchange, so that the measured phase of every stream starts
@@ -514,7 +524,7 @@ func (b *barrier) arrive() {
 
 // runStream is the client side of one stream's exchange (docs/cli.md).
 // It passes start (arriving exactly once) after the server's Advert.
-func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, error) {
+func runStream(ctx context.Context, c *conn, s setupMsg, start *barrier) (Report, error) {
 	arrived := false
 	defer func() {
 		if !arrived {
@@ -529,12 +539,12 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 	if err != nil {
 		return Report{}, fmt.Errorf("waiting for the server's advert: %w", err)
 	}
-	adv, _, err := ParseAdvert(b)
+	adv, _, err := parseAdvert(b)
 	if err != nil {
 		return Report{}, err
 	}
-	if adv.Status != StatusOK {
-		return Report{}, fmt.Errorf("%w: %v", ErrRefused, adv.Status)
+	if adv.Status != statusOK {
+		return Report{}, fmt.Errorf("%w: %v", errRefused, adv.Status)
 	}
 	if adv.Length < uint64(bufLen(s)) {
 		return Report{}, fmt.Errorf("server advertised %d octets, the test needs %d", adv.Length, bufLen(s))
@@ -551,7 +561,7 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 	case <-ctx.Done():
 		return Report{}, ctx.Err()
 	}
-	if err := c.sendMsg(ctx, &Advert{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
+	if err := c.sendMsg(ctx, &advertMsg{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
 		return Report{}, err
 	}
 	var mine Report
@@ -568,12 +578,12 @@ func runStream(ctx context.Context, c *conn, s Setup, start *barrier) (Report, e
 	if b, err = c.recvMsg(ctx); err != nil {
 		return mine, fmt.Errorf("waiting for the server's report: %w", err)
 	}
-	theirs, _, err := ParseReport(b)
+	theirs, _, err := parseReport(b)
 	if err != nil {
 		return mine, err
 	}
-	if theirs.Status != StatusOK {
-		return mine, fmt.Errorf("%w: %v", ErrRefused, theirs.Status)
+	if theirs.Status != statusOK {
+		return mine, theirs.Status.err()
 	}
 	if active {
 		return mine, nil

@@ -29,7 +29,7 @@ func TestSignal(t *testing.T) {
 		}
 		return got
 	}
-	bw := Setup{Test: TestWrite, Size: 8, Depth: 32, Iters: 100}
+	bw := setupMsg{Test: TestWrite, Size: 8, Depth: 32, Iters: 100}
 	c := &conn{setup: bw, cqMod: 10, postList: 1}
 	assert.Equal(t, uint64(10), c.cqModulus())
 	assert.Equal(t, []uint64{9, 19, 29}, signaled(c, 0, 32))
@@ -44,9 +44,9 @@ func TestSignal(t *testing.T) {
 	assert.Equal(t, uint64(1), c.cqModulus())
 	assert.Len(t, signaled(c, 0, 32), 32)
 
-	for _, s := range []Setup{
-		{Test: TestWrite, Size: 8, Depth: 1, Iters: 100, Flags: FlagLatency},
-		{Test: TestSend, Size: 8, Depth: 1, Iters: 100, Flags: FlagLatency},
+	for _, s := range []setupMsg{
+		{Test: TestWrite, Size: 8, Depth: 1, Iters: 100, Flags: flagLatency},
+		{Test: TestSend, Size: 8, Depth: 1, Iters: 100, Flags: flagLatency},
 		{Test: TestPing, Size: 64, Depth: 1, Iters: 100},
 	} {
 		c := &conn{setup: s, cqMod: 10}
@@ -60,7 +60,7 @@ func TestSignal(t *testing.T) {
 // one that skips an operation that did ask, or every operation when none
 // was quiet, breaks the order of RFC 5040 §5.5 rule 15.
 func TestCompleteThrough(t *testing.T) {
-	c := &conn{setup: Setup{Test: TestWrite, Size: 8, Depth: 8, Iters: 100}, cqMod: 4, postList: 1}
+	c := &conn{setup: setupMsg{Test: TestWrite, Size: 8, Depth: 8, Iters: 100}, cqMod: 4, postList: 1}
 	ty := &tally{c: c, postedAt: make([]time.Time, 8), lat: newLatRecorder(false)}
 	var b []rdmap.SendWR
 	for seq := range uint64(8) {

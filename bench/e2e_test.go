@@ -91,7 +91,7 @@ func TestServerRejects(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		require.ErrorIs(t, err, ErrRefused, llp)
+		require.ErrorIs(t, err, errRefused, llp)
 		assert.Contains(t, err.Error(), "max-size")
 		stop()
 	}
@@ -107,21 +107,47 @@ func TestDuration(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Forward.Elapsed, 200*time.Millisecond)
 }
 
-func TestServerShutdownFlushes(t *testing.T) {
-	addr, stop := startServer(t, transport.SCTPPion, ServerConfig{})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	errc := make(chan error, 1)
-	ctr := &Counters{}
-	go func() {
-		_, err := Run(ctx, Config{Addr: addr, Test: TestWrite, Size: 4096, Duration: 30 * time.Second, Counters: ctr})
-		errc <- err
-	}()
-	require.Eventually(t, func() bool { return ctr.Ops.Load() > 10 }, 10*time.Second, 5*time.Millisecond)
-	stop() // the server aborts every stream and returns
-	err := <-errc
-	require.Error(t, err)
-	assert.False(t, errors.Is(err, context.DeadlineExceeded), "client noticed the server going away: %v", err)
+// TestServerStopEndsRun: a server told to stop mid-run (serve's Ctrl-C or
+// SIGTERM) sends its Report saying so and closes its streams gracefully;
+// the client returns ErrServerEnded alone, one line, on every LLP, with
+// what it measured before, whatever the test and direction.
+func TestServerStopEndsRun(t *testing.T) {
+	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
+		for _, c := range []struct {
+			test       Test
+			lat, bidir bool
+		}{{TestWrite, false, false}, {TestSend, true, false}, {TestRead, false, true}} {
+			t.Run(fmt.Sprintf("%s/%v/lat=%v/bidir=%v", llp, c.test, c.lat, c.bidir), func(t *testing.T) {
+				addr, stop := startServer(t, llp, ServerConfig{})
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				type out struct {
+					res *Result
+					err error
+				}
+				done := make(chan out, 1)
+				ctr := &Counters{}
+				go func() {
+					res, err := Run(ctx, Config{Transport: transport.Options{LLP: llp}, Addr: addr, Test: c.test, Size: 4096,
+						Streams: 2, Latency: c.lat, Bidir: c.bidir, Duration: 30 * time.Second, Counters: ctr})
+					done <- out{res, err}
+				}()
+				require.Eventually(t, func() bool { return ctr.Ops.Load() > 10 }, 10*time.Second, time.Millisecond)
+				stop()
+				o := <-done
+				require.ErrorIs(t, o.err, ErrServerEnded)
+				assert.Equal(t, "the server ended the run", o.err.Error())
+				assert.False(t, errors.Is(o.err, context.DeadlineExceeded))
+				require.NotNil(t, o.res, "partial results are kept")
+				assert.Positive(t, o.res.Forward.Ops)
+				for _, sr := range o.res.PerStream {
+					if sr.Err != nil {
+						assert.ErrorIs(t, sr.Err, ErrServerEnded, "stream %d: no Terminate, no other cause", sr.Stream)
+					}
+				}
+			})
+		}
+	}
 }
 
 // TestRxDepthCreditWindow: the active side of a credited test keeps at

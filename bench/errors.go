@@ -5,12 +5,12 @@ import (
 	"fmt"
 )
 
-// ErrMalformed is wrapped by every *MessageError: a control message of the
+// errMalformed is wrapped by every *messageError: a control message of the
 // bench exchange (docs/cli.md) that is truncated or carries invalid values.
-var ErrMalformed = errors.New("bench: malformed control message")
+var errMalformed = errors.New("bench: malformed control message")
 
-// MessageError describes a malformed control message.
-type MessageError struct {
+// messageError describes a malformed control message.
+type messageError struct {
 	// Message names the message ("setup", "advert", "report").
 	Message string
 	// Reason says which rule was broken.
@@ -18,15 +18,15 @@ type MessageError struct {
 }
 
 // Error implements error.
-func (e *MessageError) Error() string {
+func (e *messageError) Error() string {
 	return fmt.Sprintf("bench: malformed %s message: %s", e.Message, e.Reason)
 }
 
-// Unwrap returns ErrMalformed.
-func (e *MessageError) Unwrap() error { return ErrMalformed }
+// Unwrap returns errMalformed.
+func (e *messageError) Unwrap() error { return errMalformed }
 
 func malformed(msg, format string, args ...any) error {
-	return &MessageError{Message: msg, Reason: fmt.Sprintf(format, args...)}
+	return &messageError{Message: msg, Reason: fmt.Sprintf(format, args...)}
 }
 
 // Test names one benchmark operation.
@@ -59,8 +59,8 @@ func (t Test) String() string {
 	return fmt.Sprintf("test(%d)", uint8(t))
 }
 
-// Valid reports whether t is a defined test.
-func (t Test) Valid() bool { _, ok := testNames[t]; return ok }
+// valid reports whether t is a defined test.
+func (t Test) valid() bool { _, ok := testNames[t]; return ok }
 
 // Atomic reports whether t is an RFC 7306 atomic test (8-octet operands).
 func (t Test) Atomic() bool { return t == TestFetchAdd || t == TestCmpSwap }

@@ -12,15 +12,15 @@ import (
 //	opt_delta = min over i <= j of (tcompleted[j] - tposted[i]) / (j - i + 1),
 //
 // and BW peak = message size / opt_delta. perftest measures it in
-// iteration runs of at most PeakMaxIters iterations per queue pair and not
+// iteration runs of at most peakMaxIters iterations per queue pair and not
 // in timed runs ("BW peak won't be measured in this run"); so does bench.
 
-// PeakMaxIters is the most iterations per stream of a run whose peak is
-// measured (perftest's limit); PeakMaxOps bounds the operations of all
+// peakMaxIters is the most iterations per stream of a run whose peak is
+// measured (perftest's limit); peakMaxOps bounds the operations of all
 // streams together (16 octets of timestamps each).
 const (
-	PeakMaxIters = 20000
-	PeakMaxOps   = 1 << 20
+	peakMaxIters = 20000
+	peakMaxOps   = 1 << 20
 )
 
 // peakTimes holds the post and completion times of an active run's
@@ -32,13 +32,13 @@ type peakTimes struct {
 // wantPeak reports whether a client run of cfg records peakTimes.
 func (c *Config) wantPeak() bool {
 	return !c.Latency && c.Test != TestPing && c.Duration <= 0 && c.Iters > 0 &&
-		c.Iters <= PeakMaxIters && c.Iters*uint64(max(c.Streams, 1)) <= PeakMaxOps
+		c.Iters <= peakMaxIters && c.Iters*uint64(max(c.Streams, 1)) <= peakMaxOps
 }
 
 // peakable reports whether the active side of s measures its BW peak
 // (the server on a reverse stream: its memory is charged, memoryCost).
-func (s Setup) peakable() bool {
-	return !s.Latency() && s.Test != TestPing && s.Iters > 0 && s.Iters <= PeakMaxIters
+func (s setupMsg) peakable() bool {
+	return !s.Latency() && s.Test != TestPing && s.Iters > 0 && s.Iters <= peakMaxIters
 }
 
 func newPeakTimes(iters uint64) *peakTimes {

@@ -67,7 +67,7 @@ func TestPeakGbps(t *testing.T) {
 	assert.InEpsilon(t, want, r.PeakGbps(), 1e-6)
 	assert.InEpsilon(t, want, peakGbps([]StreamResult{r}, 1250), 1e-6)
 	assert.Zero(t, peakGbps([]StreamResult{r, {Report: Report{Ops: 3}}}, 1250))
-	cfg := Config{Iters: PeakMaxIters, Streams: 1}
+	cfg := Config{Iters: peakMaxIters, Streams: 1}
 	assert.True(t, cfg.wantPeak())
 	cfg.Iters++
 	assert.False(t, cfg.wantPeak(), "perftest: no peak above 20000 iterations")

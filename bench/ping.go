@@ -9,9 +9,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
-// Pattern fills b with the deterministic pattern of ping iteration seq,
+// fillPattern fills b with the deterministic pattern of ping iteration seq,
 // which both sides can recompute.
-func Pattern(b []byte, seq uint64) {
+func fillPattern(b []byte, seq uint64) {
 	x := seq*0x9E3779B97F4A7C15 | 1
 	for i := range b {
 		x ^= x << 13
@@ -46,7 +46,7 @@ func (c *conn) pingActive(ctx context.Context) (Report, error) {
 		if s.Iters == 0 && time.Since(start) >= s.Duration {
 			break
 		}
-		Pattern(src, seq)
+		fillPattern(src, seq)
 		clear(sink)
 		t0 := time.Now()
 		if err := c.ep.Immediate(ctx, seq, false); err != nil {
@@ -64,7 +64,7 @@ func (c *conn) pingActive(ctx context.Context) (Report, error) {
 			return Report{}, err
 		}
 		if !bytes.Equal(src, sink) {
-			return Report{Status: StatusVerifyError}, fmt.Errorf("ping %d: data written back differs from the source (%d octets)", seq, n)
+			return Report{Status: statusVerifyError}, fmt.Errorf("ping %d: data written back differs from the source (%d octets)", seq, n)
 		}
 		lat.record(rtt)
 		if c.ctr != nil {
@@ -94,7 +94,7 @@ func (c *conn) pingReply(ctx context.Context, comp rdmap.Completion) error {
 		return c.cause(err)
 	}
 	want := local[n : 2*n]
-	Pattern(want, comp.Imm)
+	fillPattern(want, comp.Imm)
 	if !bytes.Equal(local[:n], want) {
 		return fmt.Errorf("ping %d: data read from the client differs from the pattern", comp.Imm)
 	}

@@ -11,7 +11,7 @@ import (
 
 // UsesHandler reports whether test t (latency variant or not) takes its
 // completions in a CQ handler (rdmap.CQ.SetHandler) where they are made,
-// unless the Setup asks for events (FlagEvents): the latency ping-pongs
+// unless the Setup asks for events (flagEvents): the latency ping-pongs
 // of Send and Write with Immediate, and the bandwidth runs of Read and
 // the atomics, whose every completion an arriving Response makes. The
 // others wait for each completion in the test's goroutine: bandwidth
@@ -28,13 +28,13 @@ func UsesHandler(t Test, latency bool) bool {
 
 // handled reports whether a latency ping-pong takes its completions in a
 // receive CQ handler.
-func (s Setup) handled() bool {
+func (s setupMsg) handled() bool {
 	return s.Latency() && !s.Events() && UsesHandler(s.Test, true)
 }
 
 // handledBW reports whether a bandwidth test takes its completions in a
 // send CQ handler.
-func (s Setup) handledBW() bool {
+func (s setupMsg) handledBW() bool {
 	return !s.Latency() && !s.Events() && UsesHandler(s.Test, false)
 }
 
@@ -297,7 +297,7 @@ func (p *pong) passiveEndLocked(comp rdmap.Completion, recvd uint64, start time.
 	*fin = Report{Ops: n, Bytes: n * p.c.setup.opBytes(), Elapsed: time.Since(start)}
 	var err error
 	if n != recvd {
-		fin.Status = StatusVerifyError
+		fin.Status = statusVerifyError
 		err = fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
 	}
 	p.finishLocked(err)

@@ -46,14 +46,14 @@ func TestPassiveHandler_KeepsTheReportAfterTheFin(t *testing.T) {
 		t.Run(test.String(), func(t *testing.T) {
 			a, b := endpointPair(t)
 			c := newConn(b)
-			c.setup = Setup{Test: test, Size: 64, Depth: 4, RxDepth: 4}
+			c.setup = setupMsg{Test: test, Size: 64, Depth: 4, RxDepth: 4}
 			require.True(t, c.setup.credited())
 			require.NoError(t, c.prepareData(false))
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			require.NoError(t, a.Immediate(ctx, finBit|0, false))
 			report := Report{Ops: 7, Bytes: 448, Elapsed: time.Second}
-			require.NoError(t, a.Send(ctx, report.Append(nil)))
+			require.NoError(t, a.Send(ctx, report.appendTo(nil)))
 			require.Eventually(t, func() bool { return b.RecvCQ().Len() == 2 }, 5*time.Second, time.Millisecond,
 				"the Fin and the Report wait in the CQ before the run starts")
 
@@ -65,7 +65,7 @@ func TestPassiveHandler_KeepsTheReportAfterTheFin(t *testing.T) {
 			defer cancelShort()
 			msg, err := c.recvMsg(short)
 			require.NoError(t, err, "the Report that came with the Fin")
-			got, _, err := ParseReport(msg)
+			got, _, err := parseReport(msg)
 			require.NoError(t, err)
 			assert.Equal(t, report.Ops, got.Ops)
 		})

@@ -6,26 +6,14 @@ import (
 	"time"
 )
 
-// ReportLen is the length of a Report message.
-const ReportLen = 104
+// reportLen is the length of a Report message.
+const reportLen = 104
 
 const reportMagic = "SRR3"
 
-// Report is the server's last message on a stream (docs/cli.md): its
-// verdict and, when it was the active side (FlagReverse), its measurement.
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                      Magic "SRR3"                             |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|    Status     |               Reserved (0)                    |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|  Operations (64)  | Octets (64) | Elapsed ns (64)             |
-//	|  Latency min, median, p99, max, mean, stdev, p99.9            |
-//	|  (7 × 64, nanoseconds) | Latency count (64)                   |
-//	|  BW peak, Gbit/s (IEEE 754 binary64; 0: not measured)         |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+// Report is the server's last message on a stream (its layout is in
+// docs/cli.md): its verdict and, when it was the active side (Reverse),
+// its measurement.
 type Report struct {
 	Status  Status
 	Ops     uint64
@@ -44,9 +32,6 @@ type Report struct {
 	times *peakTimes
 }
 
-// Len returns ReportLen.
-func (r *Report) Len() int { return ReportLen }
-
 // settle fills Lat from the histogram the Report was measured into, if
 // it was not summarised yet (tally.report leaves it to the end of the run).
 func (r *Report) settle() {
@@ -55,9 +40,9 @@ func (r *Report) settle() {
 	}
 }
 
-// Append appends the encoded message; it allocates nothing when b has
-// ReportLen octets of spare capacity.
-func (r *Report) Append(b []byte) []byte {
+// appendTo appends the encoded message; it allocates nothing when b has
+// reportLen octets of spare capacity.
+func (r *Report) appendTo(b []byte) []byte {
 	b = append(b, reportMagic...)
 	b = append(b, uint8(r.Status), 0, 0, 0)
 	l := &r.Lat
@@ -76,10 +61,10 @@ func (r *Report) Append(b []byte) []byte {
 	return b
 }
 
-// ParseReport decodes a Report at the start of b.
-func ParseReport(b []byte) (Report, int, error) {
-	if len(b) < ReportLen {
-		return Report{}, 0, malformed("report", "%d octets, want %d", len(b), ReportLen)
+// parseReport decodes a Report at the start of b.
+func parseReport(b []byte) (Report, int, error) {
+	if len(b) < reportLen {
+		return Report{}, 0, malformed("report", "%d octets, want %d", len(b), reportLen)
 	}
 	if string(b[:4]) != reportMagic {
 		return Report{}, 0, malformed("report", "bad magic %q", b[:4])
@@ -104,5 +89,5 @@ func ParseReport(b []byte) (Report, int, error) {
 	if r.Status > statusMax {
 		return r, 0, malformed("report", "unknown status %d", r.Status)
 	}
-	return r, ReportLen, nil
+	return r, reportLen, nil
 }

@@ -15,24 +15,24 @@ func TestReportImage(t *testing.T) {
 		img[len(img)-1], img[len(img)-2] = byte(v), byte(v>>8)
 	}
 	img = append(img, 0x40, 0x24, 0, 0, 0, 0, 0, 0) // BW peak 10.0 (binary64)
-	r, n, err := ParseReport(img)
+	r, n, err := parseReport(img)
 	require.NoError(t, err)
-	assert.Equal(t, ReportLen, n)
-	assert.Equal(t, Report{Status: StatusVerifyError, Ops: 10, Bytes: 640, Elapsed: 1000,
+	assert.Equal(t, reportLen, n)
+	assert.Equal(t, Report{Status: statusVerifyError, Ops: 10, Bytes: 640, Elapsed: 1000,
 		Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 5, Stdev: 6, P999: 7, Count: 8}, PeakGbps: 10}, r)
-	assert.Equal(t, img, r.Append(nil))
-	assert.Equal(t, ReportLen, r.Len())
+	assert.Equal(t, img, r.appendTo(nil))
+	assert.Equal(t, reportLen, len(r.appendTo(nil)))
 }
 
 func TestReportRejects(t *testing.T) {
-	good := (&Report{Ops: 1, Elapsed: time.Second}).Append(nil)
+	good := (&Report{Ops: 1, Elapsed: time.Second}).appendTo(nil)
 	mut := func(f func(b []byte)) []byte {
 		b := append([]byte(nil), good...)
 		f(b)
 		return b
 	}
 	for name, b := range map[string][]byte{
-		"truncated": good[:ReportLen-1],
+		"truncated": good[:reportLen-1],
 		"magic":     mut(func(b []byte) { b[0] = 's' }),
 		"reserved":  mut(func(b []byte) { b[7] = 1 }),
 		"status":    mut(func(b []byte) { b[4] = byte(statusMax) + 1 }),
@@ -41,27 +41,27 @@ func TestReportRejects(t *testing.T) {
 		"peak NaN":  mut(func(b []byte) { copy(b[96:], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1}) }),
 		"peak < 0":  mut(func(b []byte) { b[96] = 0xc0 }),
 	} {
-		_, _, err := ParseReport(b)
-		assert.ErrorIs(t, err, ErrMalformed, name)
+		_, _, err := parseReport(b)
+		assert.ErrorIs(t, err, errMalformed, name)
 	}
 }
 
 func TestReportAppendNoAlloc(t *testing.T) {
 	r := Report{Ops: 5}
-	b := make([]byte, 0, ReportLen)
-	assert.Zero(t, testing.AllocsPerRun(100, func() { b = r.Append(b[:0]) }))
+	b := make([]byte, 0, reportLen)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b = r.appendTo(b[:0]) }))
 }
 
 func FuzzReport(f *testing.F) {
-	f.Add((&Report{Ops: 3, Bytes: 9, Elapsed: 5, Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 2, Stdev: 1, P999: 4, Count: 3}}).Append(nil))
+	f.Add((&Report{Ops: 3, Bytes: 9, Elapsed: 5, Lat: Latency{Min: 1, Median: 2, P99: 3, Max: 4, Mean: 2, Stdev: 1, P999: 4, Count: 3}}).appendTo(nil))
 	f.Add([]byte("SRR3\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, n, err := ParseReport(b)
+		r, n, err := parseReport(b)
 		if err != nil {
 			return
 		}
-		require.Equal(t, ReportLen, n)
-		require.Equal(t, b[:ReportLen], r.Append(nil))
+		require.Equal(t, reportLen, n)
+		require.Equal(t, b[:reportLen], r.appendTo(nil))
 	})
 }
 
@@ -74,7 +74,7 @@ func TestReportSettle(t *testing.T) {
 	}
 	r := Report{Ops: 3, hist: rec}
 	assert.Zero(t, r.Lat.Count, "not summarised yet")
-	back, _, err := ParseReport(r.Append(nil))
+	back, _, err := parseReport(r.appendTo(nil))
 	require.NoError(t, err)
 	assert.Equal(t, rec.summary(), back.Lat, "the encoded Report carries the summary")
 	r.settle()

@@ -46,7 +46,7 @@ type runGroup struct {
 
 // joinRun counts a stream of peer that received Setup s into its test's
 // group (a no-op without ServerConfig.Results).
-func (s *Server) joinRun(peer netip.Addr, st Setup) (runKey, bool) {
+func (s *Server) joinRun(peer netip.Addr, st setupMsg) (runKey, bool) {
 	if s.cfg.Results == nil {
 		return runKey{}, false
 	}

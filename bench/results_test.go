@@ -26,9 +26,9 @@ func TestRunResultsGroupStreams(t *testing.T) {
 	var got []RunResult
 	s := NewServer(ServerConfig{Results: func(r RunResult) { got = append(got, r) }})
 	a, b := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
-	st := Setup{Test: TestWrite, Size: 4096}
+	st := setupMsg{Test: TestWrite, Size: 4096}
 	k1, _ := s.joinRun(a, st)
-	k2, _ := s.joinRun(a, Setup{Test: TestWrite, Size: 4096, Flags: FlagReverse})
+	k2, _ := s.joinRun(a, setupMsg{Test: TestWrite, Size: 4096, Flags: flagReverse})
 	k3, _ := s.joinRun(b, st)
 	s.leaveRun(k1, Report{Ops: 10, Bytes: 40960}, false)
 	assert.Empty(t, got, "one stream of the test is still running")

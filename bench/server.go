@@ -19,29 +19,29 @@ import (
 // §6.2 Initiate, RFC 5044 §7.1.1 MPA Request); the server rejects others.
 const Hello = "sctp-rdma bench/1"
 
-// ErrNotBench is the reason a server rejects a stream request without
+// errNotBench is the reason a server rejects a stream request without
 // Hello.
-var ErrNotBench = errors.New("not a sctp-rdma bench client")
+var errNotBench = errors.New("not a sctp-rdma bench client")
 
 // ErrBusy is the reason a server rejects a stream beyond MaxStreams.
 var ErrBusy = errors.New("server busy: stream limit reached")
 
-// ErrMemoryBudget is the reason a server refuses a test whose buffers do
+// errMemoryBudget is the reason a server refuses a test whose buffers do
 // not fit in what is left of ServerConfig.MaxMemory.
-var ErrMemoryBudget = errors.New("server buffer memory budget exhausted")
+var errMemoryBudget = errors.New("server buffer memory budget exhausted")
 
 // ErrClientShare is the reason a server rejects a stream of a client that
 // holds its share of MaxStreams (all but ServerConfig.StreamReserve).
 var ErrClientShare = errors.New("server busy: this client holds its share of the streams")
 
-// ErrSetupTimeout ends a stream whose client sent no Setup within
+// errSetupTimeout ends a stream whose client sent no Setup within
 // ServerConfig.SetupTimeout.
-var ErrSetupTimeout = errors.New("no Setup from the client in time")
+var errSetupTimeout = errors.New("no Setup from the client in time")
 
 // Server defaults.
 const (
-	// DefaultMaxMemory is ServerConfig.MaxMemory's default.
-	DefaultMaxMemory = 1 << 30
+	// defaultMaxMemory is ServerConfig.MaxMemory's default.
+	defaultMaxMemory = 1 << 30
 	// DefaultStreamReserve is ServerConfig.StreamReserve's default.
 	DefaultStreamReserve = 64
 	// DefaultSetupTimeout is ServerConfig.SetupTimeout's default.
@@ -53,11 +53,11 @@ type ServerConfig struct {
 	// MaxSize is the largest message size accepted (0: 64 MiB).
 	MaxSize int
 	// MaxMemory bounds the octets of buffers the server allocates for all
-	// streams together (0: DefaultMaxMemory). A stream's share (its
+	// streams together (0: defaultMaxMemory). A stream's share (its
 	// registered buffer and its receive buffers, depth x size for Sends)
 	// is reserved from the Setup before anything is allocated, and given
 	// back when the stream ends; a Setup that does not fit is refused
-	// with StatusNoMemory, so one 32-octet Setup cannot make the server
+	// with statusNoMemory, so one 32-octet Setup cannot make the server
 	// allocate gigabytes.
 	MaxMemory int64
 	// SetupTimeout bounds the wait for a client's Setup once its stream is
@@ -103,7 +103,7 @@ type Server struct {
 	finished  finishedStreams           // guarded by mu
 	runs      map[runKey]*runGroup      // client tests in progress (guarded by mu)
 	// idleTimer gives memory back to the OS once no stream is left
-	// (IdleRelease); guarded by mu.
+	// (idleRelease); guarded by mu.
 	idleTimer *time.Timer
 	// setup holds the streams Start admitted until their Setup arrives.
 	setup setupWait
@@ -124,7 +124,7 @@ func NewServer(cfg ServerConfig) *Server {
 		cfg.MaxStreams = 4096
 	}
 	if cfg.MaxMemory <= 0 {
-		cfg.MaxMemory = DefaultMaxMemory
+		cfg.MaxMemory = defaultMaxMemory
 	}
 	if cfg.SetupTimeout <= 0 {
 		cfg.SetupTimeout = DefaultSetupTimeout
@@ -156,8 +156,8 @@ func (s *Server) Run(ctx context.Context, ln *transport.Listener) error {
 	return err
 }
 
-// Active returns the number of streams being served.
-func (s *Server) Active() int { return int(s.active.Load()) }
+// activeStreams returns the number of streams being served.
+func (s *Server) activeStreams() int { return int(s.active.Load()) }
 
 // serverCounters count what the server's caps did.
 type serverCounters struct {
@@ -186,7 +186,7 @@ type ServerStats struct {
 // Stats returns the server's counters.
 func (s *Server) Stats() ServerStats {
 	return ServerStats{
-		Active: s.Active(), Reserved: s.reserved.Load(), MaxMemory: s.cfg.MaxMemory,
+		Active: s.activeStreams(), Reserved: s.reserved.Load(), MaxMemory: s.cfg.MaxMemory,
 		Admitted: s.stats.admitted.Load(), RefusedBusy: s.stats.refusedBusy.Load(),
 		RefusedNotBench: s.stats.refusedNotBench.Load(),
 		RefusedMemory:   s.stats.refusedMemory.Load(), SetupTimeouts: s.stats.setupTimeouts.Load(),
@@ -215,7 +215,7 @@ func (s *Server) reserve(n int64) bool {
 func (s *Server) Admit(peer netip.Addr, privateData []byte) error {
 	if string(privateData) != Hello {
 		s.stats.refusedNotBench.Add(1)
-		return ErrNotBench
+		return errNotBench
 	}
 	s.slotMu.Lock()
 	defer s.slotMu.Unlock()
@@ -260,12 +260,12 @@ func rootCause(err error) string {
 	}
 }
 
-// LogBurst is how many stream failures the server logs per second at
+// logBurst is how many stream failures the server logs per second at
 // most; beyond it lines are counted and summed up in the next line, so a
 // flood of failing streams cannot flood the log.
-const LogBurst = 10
+const logBurst = 10
 
-// logFailure writes line unless LogBurst lines went out this second.
+// logFailure writes line unless logBurst lines went out this second.
 func (s *Server) logFailure(line string) {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
@@ -276,7 +276,7 @@ func (s *Server) logFailure(line string) {
 		}
 		s.logWindow, s.logLines, s.logSuppressed = now, 0, 0
 	}
-	if s.logLines >= LogBurst {
+	if s.logLines >= logBurst {
 		s.logSuppressed++
 		return
 	}
@@ -314,7 +314,7 @@ func (s *Server) Prepare(ep *rdmap.Endpoint) error {
 
 // Serve implements transport.Handler: it runs one stream's exchange.
 func (s *Server) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
-	s.serveFrom(ctx, peer, ep, time.Now())
+	_ = s.serveFrom(ctx, peer, ep, time.Now())
 }
 
 var _ transport.Starter = (*Server)(nil)
@@ -338,13 +338,16 @@ func (s *Server) Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 // serveWaiter serves a stream Start admitted, in a goroutine of its own.
 func (s *Server) serveWaiter(w *setupWaiter) {
 	defer s.started.Done()
-	s.serveFrom(w.ctx, w.peer, w.ep, w.admitted)
-	_ = w.ep.Abort()
+	if err := s.serveFrom(w.ctx, w.peer, w.ep, w.admitted); err != nil && w.ctx.Err() == nil {
+		_ = w.ep.Abort() // a failed stream ends at once (RFC 5040 §6.2.1)
+		return
+	}
+	closeStream(w.ep)
 }
 
 // serveFrom runs one stream's exchange; the client's Setup is due
 // SetupTimeout after admitted.
-func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint, admitted time.Time) {
+func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint, admitted time.Time) error {
 	defer s.release(peer)
 	s.mu.Lock()
 	c := s.conns[ep]
@@ -354,7 +357,7 @@ func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpo
 	}
 	s.mu.Unlock()
 	if c == nil {
-		return
+		return nil
 	}
 	defer c.release()
 	defer s.streamEnded(c)
@@ -366,29 +369,35 @@ func (s *Server) serveFrom(ctx context.Context, peer netip.Addr, ep *rdmap.Endpo
 		case <-ctx.Done():
 		}
 	}
-	if s.cfg.Log != nil && err != nil {
+	if ctx.Err() != nil {
+		// Closed before its buffers go: the client's operations still in
+		// flight find their STags until the stream is down.
+		closeStream(ep)
+	}
+	if s.cfg.Log != nil && err != nil && ctx.Err() == nil {
 		s.logFailure(fmt.Sprintf("stream failed (%v test, client %v): %s", c.setup.Test, peer, rootCause(err)))
 	}
+	return err
 }
 
 func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer netip.Addr) (err error) {
-	sctx, cancel := context.WithDeadlineCause(ctx, admitted.Add(s.cfg.SetupTimeout), ErrSetupTimeout)
+	sctx, cancel := context.WithDeadlineCause(ctx, admitted.Add(s.cfg.SetupTimeout), errSetupTimeout)
 	b, err := c.recvMsg(sctx)
 	cancel()
 	if err != nil {
-		if errors.Is(context.Cause(sctx), ErrSetupTimeout) && ctx.Err() == nil {
+		if errors.Is(context.Cause(sctx), errSetupTimeout) && ctx.Err() == nil {
 			s.stats.setupTimeouts.Add(1)
-			return fmt.Errorf("%w (%v)", ErrSetupTimeout, s.cfg.SetupTimeout)
+			return fmt.Errorf("%w (%v)", errSetupTimeout, s.cfg.SetupTimeout)
 		}
 		return err
 	}
-	setup, _, err := ParseSetup(b)
+	setup, _, err := parseSetup(b)
 	if err == nil && int(setup.Size) > s.cfg.MaxSize {
-		_ = c.sendMsg(ctx, &Advert{Status: StatusTooLarge})
+		_ = c.sendMsg(ctx, &advertMsg{Status: statusTooLarge})
 		return fmt.Errorf("size %d above --max-size %d", setup.Size, s.cfg.MaxSize)
 	}
 	if err != nil {
-		_ = c.sendMsg(ctx, &Advert{Status: StatusBadSetup})
+		_ = c.sendMsg(ctx, &advertMsg{Status: statusBadSetup})
 		return err
 	}
 	c.setup = setup
@@ -404,8 +413,8 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer ne
 	cost := memoryCost(setup, active)
 	if !s.reserve(cost) {
 		s.stats.refusedMemory.Add(1)
-		_ = c.sendMsg(ctx, &Advert{Status: StatusNoMemory})
-		return fmt.Errorf("%w: the test needs %d octets, %d of %d reserved", ErrMemoryBudget, cost, s.reserved.Load(), s.cfg.MaxMemory)
+		_ = c.sendMsg(ctx, &advertMsg{Status: statusNoMemory})
+		return fmt.Errorf("%w: the test needs %d octets, %d of %d reserved", errMemoryBudget, cost, s.reserved.Load(), s.cfg.MaxMemory)
 	}
 	defer s.reserved.Add(-cost)
 	if err := c.post(ctrlLen); err != nil { // the client's Advert
@@ -414,13 +423,13 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer ne
 	if err := c.prepareData(active); err != nil {
 		return err
 	}
-	if err := c.sendMsg(ctx, &Advert{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
+	if err := c.sendMsg(ctx, &advertMsg{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
 		return err
 	}
 	if b, err = c.recvMsg(ctx); err != nil {
 		return err
 	}
-	if c.peer, _, err = ParseAdvert(b); err != nil {
+	if c.peer, _, err = parseAdvert(b); err != nil {
 		return err
 	}
 	if active {
@@ -432,11 +441,33 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer ne
 	} else {
 		rep, err = c.passive(ctx)
 	}
-	if err != nil && rep.Status == StatusOK {
-		rep.Status = StatusFailed
+	rctx := ctx
+	switch {
+	case ctx.Err() != nil:
+		// The server is stopping: the Report still goes out, so that the
+		// client learns why its run ended.
+		rep.Status = statusStopped
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+		defer cancel()
+	case err != nil && rep.Status == statusOK:
+		rep.Status = statusFailed
 	}
-	if serr := c.sendMsg(ctx, &rep); serr != nil && err == nil {
+	if serr := c.sendMsg(rctx, &rep); serr != nil && err == nil {
 		err = serr
 	}
 	return err
+}
+
+// stopGrace bounds what a stopping server waits for per stream: its Report
+// to go out and the client to close its side.
+const stopGrace = 2 * time.Second
+
+// closeStream ends a served stream gracefully (RFC 5040 §6.2), so that the
+// client learns rdmap.ErrPeerClosed rather than a Terminate; Close aborts
+// it after stopGrace.
+func closeStream(ep *rdmap.Endpoint) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	_ = ep.Close(ctx)
+	cancel()
 }

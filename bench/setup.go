@@ -5,25 +5,25 @@ import (
 	"time"
 )
 
-// SetupLen is the length of a Setup message.
-const SetupLen = 32
+// setupLen is the length of a Setup message.
+const setupLen = 32
 
 // setupMagic begins every Setup message.
 const setupMagic = "SRB1"
 
 // Setup flags.
 const (
-	// FlagReverse asks the server to take the active role.
-	FlagReverse uint8 = 1 << 0
-	// FlagLatency selects the latency variant (one operation in flight).
-	FlagLatency uint8 = 1 << 1
-	// FlagEvents makes both sides of a latency ping-pong (Send, Write
+	// flagReverse asks the server to take the active role.
+	flagReverse uint8 = 1 << 0
+	// flagLatency selects the latency variant (one operation in flight).
+	flagLatency uint8 = 1 << 1
+	// flagEvents makes both sides of a latency ping-pong (Send, Write
 	// with Immediate), and the receiving side of a bandwidth Send or Write
 	// with Immediate, wait for each completion in the test's goroutine
 	// (perftest's -e, --events) instead of taking it in a CQ handler on
 	// the goroutine that received the message (rdmap.CQ.SetHandler, the
 	// counterpart of perftest's default busy polling).
-	FlagEvents uint8 = 1 << 2
+	flagEvents uint8 = 1 << 2
 )
 
 // MaxBuffers is the largest number of buffers a stream cycles through
@@ -38,32 +38,11 @@ const MaxDepth = 128
 // control receive it stays within rdmap.DefaultRQDepth.
 const MaxRxDepth = 240
 
-// Setup is the client's first Send on each stream (docs/cli.md):
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                      Magic "SRB1"                             |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|     Test      |     Flags     |            Buffers            |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                       Message size                            |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                          Depth                                |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                     Iterations (64 bits)                      |
-//	+                                                               +
-//	|                                                               |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                   Duration (milliseconds)                     |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                         Rx depth                              |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// Exactly one of Iterations and Duration is non-zero. Rx depth, 0 in
-// Setups of versions before it existed (the octets were reserved), means
-// Depth; so does Buffers 0 mean one buffer.
-type Setup struct {
+// setupMsg is the Setup, the client's first Send on each stream (its
+// layout is in docs/cli.md, "The control exchange on each stream").
+// Exactly one of Iters and Duration is non-zero; RxDepth 0 means Depth
+// (the octets were reserved before it existed), Buffers 0 one buffer.
+type setupMsg struct {
 	Test     Test
 	Flags    uint8
 	Size     uint32
@@ -87,23 +66,23 @@ type Setup struct {
 }
 
 // buffers returns Buffers, 1 for 0.
-func (s Setup) buffers() int { return max(int(s.Buffers), 1) }
+func (s setupMsg) buffers() int { return max(int(s.Buffers), 1) }
 
-// Reverse reports FlagReverse.
-func (s *Setup) Reverse() bool { return s.Flags&FlagReverse != 0 }
+// Reverse reports flagReverse.
+func (s *setupMsg) Reverse() bool { return s.Flags&flagReverse != 0 }
 
-// Latency reports FlagLatency.
-func (s *Setup) Latency() bool { return s.Flags&FlagLatency != 0 }
+// Latency reports flagLatency.
+func (s *setupMsg) Latency() bool { return s.Flags&flagLatency != 0 }
 
-// Events reports FlagEvents.
-func (s *Setup) Events() bool { return s.Flags&FlagEvents != 0 }
+// Events reports flagEvents.
+func (s *setupMsg) Events() bool { return s.Flags&flagEvents != 0 }
 
-// Validate checks the rules ParseSetup enforces.
-func (s *Setup) Validate() error {
+// Validate checks the rules parseSetup enforces.
+func (s *setupMsg) Validate() error {
 	switch {
-	case !s.Test.Valid():
+	case !s.Test.valid():
 		return malformed("setup", "unknown test %d", s.Test)
-	case s.Flags&^(FlagReverse|FlagLatency|FlagEvents) != 0:
+	case s.Flags&^(flagReverse|flagLatency|flagEvents) != 0:
 		return malformed("setup", "reserved flags %#x set", s.Flags)
 	case s.Size == 0:
 		return malformed("setup", "zero message size")
@@ -125,12 +104,9 @@ func (s *Setup) Validate() error {
 	return nil
 }
 
-// Len returns SetupLen.
-func (s *Setup) Len() int { return SetupLen }
-
-// Append appends the encoded message; it allocates nothing when b has
-// SetupLen octets of spare capacity.
-func (s *Setup) Append(b []byte) []byte {
+// appendTo appends the encoded message; it allocates nothing when b has
+// setupLen octets of spare capacity.
+func (s *setupMsg) appendTo(b []byte) []byte {
 	b = append(b, setupMagic...)
 	b = append(b, uint8(s.Test), s.Flags)
 	b = binary.BigEndian.AppendUint16(b, s.Buffers)
@@ -141,15 +117,15 @@ func (s *Setup) Append(b []byte) []byte {
 	return binary.BigEndian.AppendUint32(b, s.RxDepth)
 }
 
-// ParseSetup decodes and validates a Setup message at the start of b.
-func ParseSetup(b []byte) (Setup, int, error) {
-	if len(b) < SetupLen {
-		return Setup{}, 0, malformed("setup", "%d octets, want %d", len(b), SetupLen)
+// parseSetup decodes and validates a Setup message at the start of b.
+func parseSetup(b []byte) (setupMsg, int, error) {
+	if len(b) < setupLen {
+		return setupMsg{}, 0, malformed("setup", "%d octets, want %d", len(b), setupLen)
 	}
 	if string(b[:4]) != setupMagic {
-		return Setup{}, 0, malformed("setup", "bad magic %q", b[:4])
+		return setupMsg{}, 0, malformed("setup", "bad magic %q", b[:4])
 	}
-	s := Setup{
+	s := setupMsg{
 		Test: Test(b[4]), Flags: b[5],
 		Size:     binary.BigEndian.Uint32(b[8:]),
 		Depth:    binary.BigEndian.Uint32(b[12:]),
@@ -161,5 +137,5 @@ func ParseSetup(b []byte) (Setup, int, error) {
 	if err := s.Validate(); err != nil {
 		return s, 0, err
 	}
-	return s, SetupLen, nil
+	return s, setupLen, nil
 }

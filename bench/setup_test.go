@@ -22,14 +22,14 @@ var setupImage = []byte{
 }
 
 func TestSetupImage(t *testing.T) {
-	s, n, err := ParseSetup(setupImage)
+	s, n, err := parseSetup(setupImage)
 	require.NoError(t, err)
-	assert.Equal(t, SetupLen, n)
-	assert.Equal(t, Setup{Test: TestWrite, Flags: FlagLatency, Size: 4096, Depth: 1, Iters: 1000}, s)
+	assert.Equal(t, setupLen, n)
+	assert.Equal(t, setupMsg{Test: TestWrite, Flags: flagLatency, Size: 4096, Depth: 1, Iters: 1000}, s)
 	assert.True(t, s.Latency())
 	assert.False(t, s.Reverse())
-	assert.Equal(t, setupImage, s.Append(nil))
-	assert.Equal(t, SetupLen, s.Len())
+	assert.Equal(t, setupImage, s.appendTo(nil))
+	assert.Equal(t, setupLen, len(s.appendTo(nil)))
 }
 
 // TestSetupBuffers: octets 6 and 7, reserved before Buffers existed,
@@ -37,30 +37,30 @@ func TestSetupImage(t *testing.T) {
 func TestSetupBuffers(t *testing.T) {
 	b := append([]byte(nil), setupImage...)
 	b[6], b[7] = 0x01, 0x00
-	s, _, err := ParseSetup(b)
+	s, _, err := parseSetup(b)
 	require.NoError(t, err)
 	assert.Equal(t, uint16(256), s.Buffers)
 	assert.Equal(t, 256, s.buffers())
-	assert.Equal(t, b, s.Append(nil))
+	assert.Equal(t, b, s.appendTo(nil))
 	s.Buffers = 0
 	assert.Equal(t, 1, s.buffers())
 }
 
 func TestSetupRoundTrip(t *testing.T) {
-	for _, s := range []Setup{
-		{Test: TestSend, Size: 1, Depth: MaxDepth, Duration: 1500 * time.Millisecond, Flags: FlagReverse},
+	for _, s := range []setupMsg{
+		{Test: TestSend, Size: 1, Depth: MaxDepth, Duration: 1500 * time.Millisecond, Flags: flagReverse},
 		{Test: TestSend, Size: 64 << 10, Depth: 16, RxDepth: 64, Iters: 10},
 		{Test: TestWriteImm, Size: 1, Depth: 1, RxDepth: MaxRxDepth, Iters: 10},
 		{Test: TestFetchAdd, Size: 8, Depth: 16, Iters: 1 << 40},
-		{Test: TestPing, Size: 1 << 20, Depth: 1, Iters: 3, Flags: FlagReverse | FlagLatency},
+		{Test: TestPing, Size: 1 << 20, Depth: 1, Iters: 3, Flags: flagReverse | flagLatency},
 		{Test: TestWrite, Size: 64 << 10, Depth: 16, Iters: 10, Buffers: 256},
 		{Test: TestRead, Size: 1, Depth: 1, Iters: 10, Buffers: MaxBuffers},
 	} {
-		b := s.Append(make([]byte, 0, SetupLen))
-		require.Len(t, b, SetupLen)
-		got, n, err := ParseSetup(append(b, 0xEE)) // trailing octets are not consumed
+		b := s.appendTo(make([]byte, 0, setupLen))
+		require.Len(t, b, setupLen)
+		got, n, err := parseSetup(append(b, 0xEE)) // trailing octets are not consumed
 		require.NoError(t, err)
-		assert.Equal(t, SetupLen, n)
+		assert.Equal(t, setupLen, n)
 		assert.Equal(t, s, got)
 	}
 }
@@ -72,7 +72,7 @@ func TestSetupRejects(t *testing.T) {
 		return b
 	}
 	for name, b := range map[string][]byte{
-		"truncated":      setupImage[:SetupLen-1],
+		"truncated":      setupImage[:setupLen-1],
 		"magic":          mut(func(b []byte) { b[0] = 'X' }),
 		"test 0":         mut(func(b []byte) { b[4] = 0 }),
 		"test 8":         mut(func(b []byte) { b[4] = 8 }),
@@ -86,31 +86,31 @@ func TestSetupRejects(t *testing.T) {
 		"iters and time": mut(func(b []byte) { b[27] = 1 }),
 		"neither":        mut(func(b []byte) { b[22], b[23] = 0, 0 }),
 	} {
-		_, _, err := ParseSetup(b)
-		var me *MessageError
+		_, _, err := parseSetup(b)
+		var me *messageError
 		require.ErrorAs(t, err, &me, name)
-		assert.ErrorIs(t, err, ErrMalformed, name)
+		assert.ErrorIs(t, err, errMalformed, name)
 		assert.Equal(t, "setup", me.Message)
 	}
 }
 
 func TestSetupAppendNoAlloc(t *testing.T) {
-	s := Setup{Test: TestRead, Size: 64, Depth: 4, Iters: 9}
-	b := make([]byte, 0, SetupLen)
-	assert.Zero(t, testing.AllocsPerRun(100, func() { b = s.Append(b[:0]) }))
+	s := setupMsg{Test: TestRead, Size: 64, Depth: 4, Iters: 9}
+	b := make([]byte, 0, setupLen)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b = s.appendTo(b[:0]) }))
 }
 
 func FuzzSetup(f *testing.F) {
 	f.Add(setupImage)
-	f.Add((&Setup{Test: TestSend, Size: 1, Depth: 2, Duration: time.Second}).Append(nil))
+	f.Add((&setupMsg{Test: TestSend, Size: 1, Depth: 2, Duration: time.Second}).appendTo(nil))
 	f.Add([]byte("SRB1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, n, err := ParseSetup(b)
+		s, n, err := parseSetup(b)
 		if err != nil {
 			return
 		}
-		require.Equal(t, SetupLen, n)
-		require.Equal(t, b[:SetupLen], s.Append(nil))
+		require.Equal(t, setupLen, n)
+		require.Equal(t, b[:setupLen], s.appendTo(nil))
 	})
 }
 
@@ -122,7 +122,7 @@ func TestRecvCount_PingPongKeepsASpare(t *testing.T) {
 	for _, test := range []Test{TestSend, TestWriteImm} {
 		for _, depth := range []uint32{0, 1, 16} {
 			for _, rx := range []uint32{0, 1, 64} {
-				s := Setup{Test: test, Flags: FlagLatency, Size: 64, Depth: depth, RxDepth: rx}
+				s := setupMsg{Test: test, Flags: flagLatency, Size: 64, Depth: depth, RxDepth: rx}
 				require.True(t, s.handled())
 				assert.GreaterOrEqual(t, recvCount(s, true), 2, "active, %+v", s)
 				assert.GreaterOrEqual(t, recvCount(s, false), 2, "passive, %+v", s)
@@ -138,23 +138,23 @@ func TestRecvCount_PingPongKeepsASpare(t *testing.T) {
 func TestSinkSlots(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		s      Setup
+		s      setupMsg
 		active bool
 		slots  int
 		cost   int64
 	}{
-		{"send 64K rx 128", Setup{Test: TestSend, Size: 64 << 10, Depth: 16, RxDepth: 128}, false, 16, 64<<10 + 16*64<<10},
-		{"write-imm 4K rx 240", Setup{Test: TestWriteImm, Size: 4096, Depth: 16, RxDepth: 240}, false, 256, 4096 + 242*4096},
-		{"send 4M", Setup{Test: TestSend, Size: 4 << 20, Depth: 16}, false, 2, 4<<20 + 2*4<<20},
-		{"send 64 octets", Setup{Test: TestSend, Size: 64, Depth: 16, RxDepth: 16}, false, rxSink / ctrlLen, 64 + 18*128},
-		{"active send", Setup{Test: TestSend, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
-		{"active write", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
-		{"active write 1000 iterations", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16, Iters: 1000}, true, math.MaxInt, 64<<10 + 8*ctrlLen + 16*1000},
-		{"active latency send", Setup{Test: TestSend, Flags: FlagLatency, Size: 64 << 10}, true, math.MaxInt, 64<<10 + 8*64<<10},
-		{"latency send", Setup{Test: TestSend, Flags: FlagLatency, Size: 64 << 10}, false, math.MaxInt, -1},
-		{"ping", Setup{Test: TestPing, Size: 64 << 10, Depth: 16}, false, math.MaxInt, -1},
-		{"write", Setup{Test: TestWrite, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*ctrlLen},
-		{"read", Setup{Test: TestRead, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*ctrlLen},
+		{"send 64K rx 128", setupMsg{Test: TestSend, Size: 64 << 10, Depth: 16, RxDepth: 128}, false, 16, 64<<10 + 16*64<<10},
+		{"write-imm 4K rx 240", setupMsg{Test: TestWriteImm, Size: 4096, Depth: 16, RxDepth: 240}, false, 256, 4096 + 242*4096},
+		{"send 4M", setupMsg{Test: TestSend, Size: 4 << 20, Depth: 16}, false, 2, 4<<20 + 2*4<<20},
+		{"send 64 octets", setupMsg{Test: TestSend, Size: 64, Depth: 16, RxDepth: 16}, false, rxSink / ctrlLen, 64 + 18*128},
+		{"active send", setupMsg{Test: TestSend, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
+		{"active write", setupMsg{Test: TestWrite, Size: 64 << 10, Depth: 16}, true, math.MaxInt, 64<<10 + 8*ctrlLen},
+		{"active write 1000 iterations", setupMsg{Test: TestWrite, Size: 64 << 10, Depth: 16, Iters: 1000}, true, math.MaxInt, 64<<10 + 8*ctrlLen + 16*1000},
+		{"active latency send", setupMsg{Test: TestSend, Flags: flagLatency, Size: 64 << 10}, true, math.MaxInt, 64<<10 + 8*64<<10},
+		{"latency send", setupMsg{Test: TestSend, Flags: flagLatency, Size: 64 << 10}, false, math.MaxInt, -1},
+		{"ping", setupMsg{Test: TestPing, Size: 64 << 10, Depth: 16}, false, math.MaxInt, -1},
+		{"write", setupMsg{Test: TestWrite, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*ctrlLen},
+		{"read", setupMsg{Test: TestRead, Size: 64 << 10, Depth: 16}, false, math.MaxInt, 64<<10 + 2*ctrlLen},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, c.slots, sinkSlots(c.s, c.active))
@@ -186,12 +186,12 @@ func TestPostEvery(t *testing.T) {
 		{TestRead, true, false, 16, 8, 1},     // latency: depth 1
 		{TestSend, false, false, 16, -3, 1},
 	} {
-		s := Setup{Test: c.test, Size: 64, Depth: uint32(c.depth)}
+		s := setupMsg{Test: c.test, Size: 64, Depth: uint32(c.depth)}
 		if c.latency {
-			s.Flags |= FlagLatency
+			s.Flags |= flagLatency
 		}
 		if c.events {
-			s.Flags |= FlagEvents
+			s.Flags |= flagEvents
 		}
 		conn := &conn{setup: s, postList: clampDepth(c.cfg)}
 		assert.Equal(t, c.want, conn.postEvery(), "%+v", c)
@@ -201,7 +201,7 @@ func TestPostEvery(t *testing.T) {
 // listReady: a list goes when every slots are free, or when the run ends
 // before they would be.
 func TestTallyListReady(t *testing.T) {
-	c := &conn{setup: Setup{Test: TestRead, Size: 64, Depth: 8, Iters: 10}}
+	c := &conn{setup: setupMsg{Test: TestRead, Size: 64, Depth: 8, Iters: 10}}
 	tl := c.newTally(8, false)
 	assert.True(t, tl.listReady(0, 4), "nothing posted: all 8 free")
 	assert.False(t, tl.listReady(5, 4), "3 free")

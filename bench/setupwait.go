@@ -15,8 +15,8 @@ import (
 // server keeps its waiters in one list in admission order, and since they
 // all have the same deadline (SetupTimeout after admission) one timer for
 // the oldest serves them all. An idle stream costs this record (128
-// octets) and one function value, where a timer and its closures per
-// stream cost about 300 (issue 21: memory per idle stream).
+// octets) and one function value, less than a timer and its closures
+// per stream (issue 21: memory per idle stream).
 type setupWaiter struct {
 	s        *Server
 	ctx      context.Context

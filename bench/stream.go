@@ -35,8 +35,8 @@ type conn struct {
 	// stream).
 	kept   *[]rdmap.Completion
 	mr     *rdmap.MR
-	peer   Advert
-	setup  Setup
+	peer   advertMsg
+	setup  setupMsg
 	ctr    *Counters
 	inline int // largest payload posted inline (client side)
 	// postList is Config.PostList (client side; 0 on the server:
@@ -125,13 +125,25 @@ func (c *conn) recvMsg(ctx context.Context) ([]byte, error) {
 	}
 }
 
-func (c *conn) sendMsg(ctx context.Context, m interface{ Append([]byte) []byte }) error {
-	return c.ep.Send(ctx, m.Append(make([]byte, 0, ctrlLen)))
+// unexpected is the error of a receive completion a run did not expect:
+// the server's Report when the server ended the run early, else the
+// operation and its length.
+func (c *conn) unexpected(comp rdmap.Completion) error {
+	if !comp.HasImm && comp.Length == reportLen {
+		if r, _, err := parseReport(c.bufs[comp.WRID][:comp.Length]); err == nil && r.Status != statusOK {
+			return r.Status.err()
+		}
+	}
+	return fmt.Errorf("unexpected %v of %d octets during a %v test", comp.Op, comp.Length, c.setup.Test)
+}
+
+func (c *conn) sendMsg(ctx context.Context, m interface{ appendTo([]byte) []byte }) error {
+	return c.ep.Send(ctx, m.appendTo(make([]byte, 0, ctrlLen)))
 }
 
 // bufLen is the registered buffer length for a setup: Buffers buffers of
 // the message size; ping needs a source and a sink half.
-func bufLen(s Setup) int {
+func bufLen(s setupMsg) int {
 	n := max(int(s.Size), 8) * s.buffers()
 	if s.Test == TestPing {
 		n *= 2
@@ -143,11 +155,9 @@ func bufLen(s Setup) int {
 // test's message size where they take the test's messages (the passive
 // side of Send, Write with Immediate Data and ping, the client of a
 // ping-pong), a control message's elsewhere (credits, the Fin, the
-// Report). Bandwidth clients used to post 8 buffers of the message size
-// per stream that nothing filled, and Write and Read servers 2: 160 MiB
-// for 256 streams of 64 KiB, allocated just before the measured phase,
-// whose garbage collection then ran during it.
-func recvLen(s Setup, active bool) int {
+// Report): buffers of the message size that nothing fills would cost
+// memory, and garbage collection during the measured phase.
+func recvLen(s setupMsg, active bool) int {
 	data := s.pongMode()
 	if !active {
 		data = s.Test == TestSend || s.Test == TestWriteImm || s.Test == TestPing
@@ -159,7 +169,7 @@ func recvLen(s Setup, active bool) int {
 }
 
 // recvCount is the number of data receive buffers a side posts.
-func recvCount(s Setup, active bool) int {
+func recvCount(s setupMsg, active bool) int {
 	if active {
 		return 8 // credits, pongs, the Report
 	}
@@ -171,7 +181,7 @@ func recvCount(s Setup, active bool) int {
 
 // memoryCost is the buffer memory, in octets, prepareData allocates for s:
 // the registered buffer and the data receive buffers.
-func memoryCost(s Setup, active bool) int64 {
+func memoryCost(s setupMsg, active bool) int64 {
 	n := min(recvCount(s, active), sinkSlots(s, active))
 	cost := int64(bufLen(s)) + int64(n)*int64(recvLen(s, active))
 	if active && s.peakable() {
@@ -193,7 +203,7 @@ const rxSink = 1 << 20
 // measure the cache, not the protocol (ib_send_bw goes further: every
 // receive larger than half a page lands in the same buffer). Every other
 // role reads what it receives and keeps one buffer per receive.
-func sinkSlots(s Setup, active bool) int {
+func sinkSlots(s setupMsg, active bool) int {
 	if active || !s.credited() {
 		return math.MaxInt
 	}
@@ -254,18 +264,18 @@ func (c *conn) release() {
 
 // pongMode: latency variants of Send and Write-with-Immediate are
 // ping-pongs; the reply completes the operation.
-func (s Setup) pongMode() bool {
+func (s setupMsg) pongMode() bool {
 	return s.Latency() && (s.Test == TestSend || s.Test == TestWriteImm)
 }
 
 // credited: bandwidth Sends and Write-with-Immediates consume receive
 // buffers at the passive side, which returns credits (RFC 5041 §7.1: an
 // untagged message without a buffer is fatal, iWARP has no RNR retry).
-func (s Setup) credited() bool {
+func (s setupMsg) credited() bool {
 	return !s.Latency() && (s.Test == TestSend || s.Test == TestWriteImm)
 }
 
-func (s Setup) depth() int {
+func (s setupMsg) depth() int {
 	if s.Latency() {
 		return 1
 	}
@@ -275,14 +285,14 @@ func (s Setup) depth() int {
 // rxDepth is the credit window of a credited test: the data receive
 // buffers the passive side keeps posted (Setup.RxDepth, default Depth);
 // depth() for the other tests.
-func (s Setup) rxDepth() int {
+func (s setupMsg) rxDepth() int {
 	if !s.credited() || s.RxDepth == 0 {
 		return s.depth()
 	}
 	return int(s.RxDepth)
 }
 
-func (s Setup) opBytes() uint64 {
+func (s setupMsg) opBytes() uint64 {
 	if s.Test.Atomic() {
 		return 8
 	}
@@ -369,7 +379,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 					return partial(), err
 				}
 			default:
-				return partial(), fmt.Errorf("unexpected %v of %d octets during the run", comp.Op, comp.Length)
+				return partial(), c.unexpected(comp)
 			}
 			if err := c.repost(comp.WRID); err != nil {
 				return partial(), err
@@ -651,8 +661,8 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 		return c.passiveCredited(ctx)
 	}
 	// A credit per half window: more often costs a message and a wake-up
-	// each (measured slower over MPA with a window of 64), less often
-	// leaves the active side waiting.
+	// each, less often leaves the active side waiting
+	// (docs/benchmarks-notes.md).
 	every := uint64(max(s.rxDepth()/2, 1))
 	var recvd, bytes, since uint64
 	start := time.Now()
@@ -665,7 +675,7 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 			n := comp.Imm &^ finBit
 			r := Report{Ops: n, Bytes: n * s.opBytes(), Elapsed: time.Since(start)}
 			if (s.Test == TestSend || s.Test == TestWriteImm || s.Test == TestPing) && n != recvd {
-				r.Status = StatusVerifyError
+				r.Status = statusVerifyError
 				return r, fmt.Errorf("peer sent %d messages, %d arrived", n, recvd)
 			}
 			return r, nil
@@ -682,7 +692,7 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 		switch {
 		case s.Test == TestPing:
 			if err := c.pingReply(ctx, comp); err != nil {
-				return Report{Status: StatusVerifyError}, err
+				return Report{Status: statusVerifyError}, err
 			}
 		case s.pongMode() && s.Test == TestSend:
 			if err := c.ep.Send(ctx, c.mr.Bytes()[:s.Size]); err != nil {
@@ -700,7 +710,7 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 				}
 			}
 		default:
-			return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, fmt.Errorf("unexpected %v during a %v test", comp.Op, s.Test)
+			return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.unexpected(comp)
 		}
 	}
 }

@@ -86,20 +86,20 @@ func (s *Server) streamEnded(c *conn) {
 	}
 }
 
-// IdleRelease is how long a server with no stream waits before it gives
+// idleRelease is how long a server with no stream waits before it gives
 // the memory its streams' buffers used back to the operating system
 // (debug.FreeOSMemory): the Go runtime would otherwise keep it for
 // minutes, and a server's resident size after a burst of clients (or an
 // attack) would not come down.
-const IdleRelease = 5 * time.Second
+const idleRelease = 5 * time.Second
 
 // releaseWhenIdleLocked arms the idle release; s.mu is held.
 func (s *Server) releaseWhenIdleLocked() {
 	if s.idleTimer != nil {
-		s.idleTimer.Reset(IdleRelease)
+		s.idleTimer.Reset(idleRelease)
 		return
 	}
-	s.idleTimer = time.AfterFunc(IdleRelease, func() {
+	s.idleTimer = time.AfterFunc(idleRelease, func() {
 		s.mu.Lock()
 		idle := len(s.live) == 0 && len(s.conns) == 0
 		s.mu.Unlock()

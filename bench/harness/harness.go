@@ -45,7 +45,7 @@ type Config struct {
 	Depth int
 	// StreamDepth is the depth of the multistream measurements: one
 	// stream at StreamDepth against many at a quarter of it each (default
-	// DefaultStreamDepth).
+	// defaultStreamDepth).
 	StreamDepth int
 	// Runs is the number of repetitions; the median is reported (default 3).
 	Runs int
@@ -100,7 +100,7 @@ func (c *Config) defaults() {
 		c.Depth = DefaultDepth
 	}
 	if c.StreamDepth <= 0 {
-		c.StreamDepth = DefaultStreamDepth
+		c.StreamDepth = defaultStreamDepth
 	}
 	if c.Runs <= 0 {
 		c.Runs = 3
@@ -181,8 +181,8 @@ type Results struct {
 	Took  time.Duration
 }
 
-// Describe returns the machine description.
-func Describe() Machine {
+// describe returns the machine description.
+func describe() Machine {
 	m := Machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), GOMAXPROC: runtime.GOMAXPROCS(0), CPU: "unknown", Kernel: runtime.GOOS}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
@@ -232,7 +232,7 @@ func pairedRatio(base, v []float64) float64 {
 func Run(cfg Config) Results {
 	cfg.defaults()
 	start := time.Now()
-	res := Results{Config: cfg, Machine: Describe()}
+	res := Results{Config: cfg, Machine: describe()}
 	if slices.Contains(cfg.LLPs, transport.SCTPNative) && slices.Contains(cfg.LLPs, transport.SCTPPion) {
 		res.Rows = append(res.Rows, measureRawStacks(cfg)...)
 	}
@@ -268,18 +268,12 @@ const (
 	// 64 KiB messages) in flight, perftest's default for its bandwidth
 	// tests (tx-depth 128; ib_read_bw keeps the device's maximum
 	// outstanding, 128 on siw). A Read's window is its ORD times its
-	// size: with 16 Reads of 64 KiB (1 MiB) the responder's send queue
-	// ran dry between a Response and the Request that the Read's
-	// completion let the client post (Read 0.78–0.88 of the raw flow
-	// over sctp-native and sctp-pion where 64 gave 0.92–1.03), and 64
-	// still held sctp-native's Read at 0.84–0.90 where 128 gave
-	// 0.92–1.07, its Write 0.82–0.87 against 0.98–1.08 (harness --depth
-	// 64 and 128, two alternated pairs, 2026-11-27; MPA and sctp-pion
-	// within their noise).
+	// size: a smaller one measures the window, not the protocol
+	// (docs/benchmarks-notes.md, "Depth of the throughput rows").
 	DefaultDepth = 128
-	// DefaultStreamDepth is the multistream measurements' depth (16 for
+	// defaultStreamDepth is the multistream measurements' depth (16 for
 	// one stream, 4 per stream for many).
-	DefaultStreamDepth = 16
+	defaultStreamDepth = 16
 )
 
 func startServer(llp string) (*server, error) {
@@ -413,10 +407,9 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	// At least 128 streams: the difference of two heaps moves by a few
 	// hundred KiB with what other goroutines are doing, which 32 streams
 	// of under 4 KiB each do not outweigh.
-	// The median of idleSamples measurements: one moved by ±0.15 KiB
-	// between harness runs (sctp-native 3.73–3.98 on 2026-11-28), and by
-	// more over MPA and pion once their idle readers park, with no stacks
-	// left to count.
+	// The median of idleSamples measurements: one moves between harness
+	// runs, more over MPA and pion once their idle readers park, with no
+	// stacks left to count.
 	var kibs []float64
 	for range idleSamples {
 		kib, err := idleStreamMemory(srv, llp, max(cfg.ManyStreams, idleStreams))
@@ -434,10 +427,9 @@ func measureLLP(cfg Config, llp string) ([]Row, []Curve) {
 	var rawBW, rawRevBW, rawSendBW, wBW, rBW, sBW, rawRTT, sRTT, oneBW, oneBufBW, manyBW []float64
 	for run := 0; run < cfg.Runs; run++ {
 		// Each RDMA throughput follows its own raw measurement at once:
-		// the raw LLP's speed drifts on this shared host (raw TCP moved
-		// between 12 and 35 Gbit/s within a minute), and a reference
-		// measured two or four measurements earlier paired a fast raw run
-		// with a slow RDMA one as often as not. A Read's data goes from
+		// the raw LLP's speed drifts on a shared host, and a reference
+		// taken measurements earlier can pair a fast raw run with a slow
+		// RDMA one (docs/benchmarks-notes.md). A Read's data goes from
 		// the server (the responder) to the client: its reference is the
 		// raw flow that way.
 		for _, m := range []struct {

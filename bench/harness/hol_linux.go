@@ -13,19 +13,12 @@ import (
 )
 
 // measureHOL shows head-of-line blocking: cfg.HOLStreams concurrent RDMA
-// Reads, one per stream, while the path loses packets of one stream only.
-//   - SCTP: the streams of one association; the link loses HOLLoss of
-//     the packets that carry DATA of the first stream (SCTP stream 1, in
-//     both directions: its Read Requests and Responses) and none of the
-//     others'. Each stream's segments are placed as they arrive
-//     (unordered delivery, per-stream DDP-SSN, RFC 5043 §5.2.1), so a
-//     loss should delay its own stream only.
-//   - MPA on as many TCP connections: the first loses HOLLoss of its
-//     packets, the others none.
-//   - MPA on one TCP connection with HOLStreams Reads in flight: the
-//     connection loses HOLLoss/HOLStreams of its packets, the same
-//     expected number of losses as above, and every Read behind a lost
-//     segment waits for its retransmission (RFC 5044: one byte stream).
+// Reads, one per stream, while the path loses packets of one stream only:
+// over SCTP the packets carrying DATA of SCTP stream 1 of one association
+// (each stream is placed as it arrives, RFC 5043 §5.2.1, so a loss should
+// delay its own stream only); over MPA on as many TCP connections, those
+// of the first; over MPA on one connection, HOLLoss/HOLStreams of all (the
+// same expected losses; every Read behind a lost segment waits, RFC 5044).
 func measureHOL(cfg *WANConfig) ([]HOL, error) {
 	n := cfg.HOLStreams
 	type run struct {
@@ -90,8 +83,8 @@ func holDist(rs []bench.StreamResult) (bench.Latency, []time.Duration) {
 	if !ok {
 		return bench.Latency{}, nil
 	}
-	q := make([]time.Duration, len(HOLQuantiles))
-	for i, v := range HOLQuantiles {
+	q := make([]time.Duration, len(holQuantiles))
+	for i, v := range holQuantiles {
 		q[i] = d.Quantile(v)
 	}
 	return d.Summary(), q

@@ -75,17 +75,17 @@ func (r *Results) charts() (names []string, charts []*chart) {
 		add("throughput-"+llp+".png", &chart{
 			title:  llp + ": throughput against message size (median of " + fmt.Sprint(r.Config.Runs) + " runs)",
 			xLabel: "message size (octets)", yLabel: "Gbit/s", logX: true,
-			series: lines(r.curves(llp, KindThroughput))})
+			series: lines(r.curves(llp, kindThroughput))})
 		add("rtt-"+llp+".png", &chart{
 			title:  llp + ": median round trip against message size",
 			xLabel: "message size (octets)", yLabel: "µs", logX: true,
-			series: lines(r.curves(llp, KindRTT))})
+			series: lines(r.curves(llp, kindRTT))})
 	}
 	st := &chart{title: "RDMA Write " + sizeLabel(float64(r.Config.Size)) + ": aggregate throughput against streams, relative to 1 stream",
 		xLabel: "streams on one association (one TCP connection each for mpa)", yLabel: "× one-stream throughput", logX: true}
 	var xmax float64
 	for _, llp := range r.Config.LLPs {
-		for _, c := range r.curves(llp, KindStreams) {
+		for _, c := range r.curves(llp, kindStreams) {
 			if c.X[0] != 1 || c.Y[0] <= 0 {
 				continue
 			}

@@ -9,9 +9,9 @@ import (
 
 // Curve kinds.
 const (
-	KindThroughput = "throughput" // Gbit/s against message size
-	KindRTT        = "rtt"        // median round trip in µs against message size
-	KindStreams    = "streams"    // aggregate Gbit/s against stream count
+	kindThroughput = "throughput" // Gbit/s against message size
+	kindRTT        = "rtt"        // median round trip in µs against message size
+	kindStreams    = "streams"    // aggregate Gbit/s against stream count
 )
 
 // Curve is one measured line of a plot: the median of Config.Runs runs at
@@ -49,18 +49,18 @@ func measureSweeps(cfg *Config, llp string, srv, msrv *server, raw rawPair) []Cu
 		}
 		return a
 	}
-	rawBW := mk(KindThroughput, "raw LLP", cfg.SweepSizes)
+	rawBW := mk(kindThroughput, "raw LLP", cfg.SweepSizes)
 	ops := []struct {
 		t bench.Test
 		a *acc
 	}{
-		{bench.TestWrite, mk(KindThroughput, "RDMA Write", cfg.SweepSizes)},
-		{bench.TestRead, mk(KindThroughput, "RDMA Read", cfg.SweepSizes)},
-		{bench.TestSend, mk(KindThroughput, "Send", cfg.SweepSizes)},
+		{bench.TestWrite, mk(kindThroughput, "RDMA Write", cfg.SweepSizes)},
+		{bench.TestRead, mk(kindThroughput, "RDMA Read", cfg.SweepSizes)},
+		{bench.TestSend, mk(kindThroughput, "Send", cfg.SweepSizes)},
 	}
-	rawRTT := mk(KindRTT, "raw LLP", cfg.RTTSizes)
-	sendRTT := mk(KindRTT, "Send ping-pong", cfg.RTTSizes)
-	many := mk(KindStreams, "RDMA Write", cfg.StreamCounts)
+	rawRTT := mk(kindRTT, "raw LLP", cfg.RTTSizes)
+	sendRTT := mk(kindRTT, "Send ping-pong", cfg.RTTSizes)
+	many := mk(kindStreams, "RDMA Write", cfg.StreamCounts)
 	all := []*acc{rawBW, ops[0].a, ops[1].a, ops[2].a, rawRTT, sendRTT, many}
 	failed := func(a *acc, i int, err error) {
 		if a.c.Err == nil {

@@ -25,7 +25,7 @@ type WANConfig struct {
 	// one bandwidth-delay product (default 100 Mbit/s).
 	Rate int64
 	// Duration of each throughput measurement (default 3 s; at least
-	// MinRoundTrips round trips, so that slow start and the first loss
+	// minRoundTrips round trips, so that slow start and the first loss
 	// do not decide a long path's figure).
 	Duration time.Duration
 	// PingIters round trips for each latency figure (default 50, at most
@@ -136,19 +136,19 @@ func (c *WANConfig) logf(format string, args ...any) {
 	}
 }
 
-// MinRoundTrips is the fewest round trips a WAN measurement lasts: 5 s
+// minRoundTrips is the fewest round trips a WAN measurement lasts: 5 s
 // at 50 ms, 10 s at 100 ms.
-const MinRoundTrips = 100
+const minRoundTrips = 100
 
 // holDuration is the length of a head-of-line run: one run, Runs times
 // HOLDuration (a tail percentile wants the samples together).
 func (c *WANConfig) holDuration() time.Duration {
-	return max(c.HOLDuration, MinRoundTrips*c.HOLRTT) * time.Duration(max(c.Runs, 1))
+	return max(c.HOLDuration, minRoundTrips*c.HOLRTT) * time.Duration(max(c.Runs, 1))
 }
 
 // duration is the measurement time on a path of round trip rtt.
 func (c *WANConfig) duration(rtt time.Duration) time.Duration {
-	return max(c.Duration, MinRoundTrips*rtt)
+	return max(c.Duration, minRoundTrips*rtt)
 }
 
 // WANFigure is one measured quantity of a cell: a throughput in Mbit/s
@@ -171,8 +171,8 @@ type WANCell struct {
 	Figures []WANFigure
 }
 
-// Figure returns the cell's figure of llp and what.
-func (c *WANCell) Figure(llp, what string) (WANFigure, bool) {
+// figure returns the cell's figure of llp and what.
+func (c *WANCell) figure(llp, what string) (WANFigure, bool) {
 	for _, f := range c.Figures {
 		if f.LLP == llp && f.What == what {
 			return f, true
@@ -224,8 +224,8 @@ func medianShare(runs []Share) Share {
 	return m
 }
 
-// JainIndex is Jain's fairness index of the throughputs x.
-func JainIndex(x ...float64) float64 {
+// jainIndex is Jain's fairness index of the throughputs x.
+func jainIndex(x ...float64) float64 {
 	var sum, sq float64
 	for _, v := range x {
 		sum += v
@@ -248,7 +248,7 @@ type HOL struct {
 	LLP            string
 	Streams, Depth int
 	// Lossy, Others and All are the latency distributions' summaries;
-	// LossyQ, OthersQ and AllQ their values at HOLQuantiles (for the CDF
+	// LossyQ, OthersQ and AllQ their values at holQuantiles (for the CDF
 	// plot).
 	Lossy, Others, All    bench.Latency
 	LossyQ, OthersQ, AllQ []time.Duration
@@ -258,8 +258,8 @@ type HOL struct {
 	Err                  error
 }
 
-// HOLQuantiles are the quantiles of HOL's CDFs.
-var HOLQuantiles = func() []float64 {
+// holQuantiles are the quantiles of HOL's CDFs.
+var holQuantiles = func() []float64 {
 	var q []float64
 	for i := 0; i <= 98; i += 2 {
 		q = append(q, float64(i)/100)
@@ -287,5 +287,5 @@ type WANResults struct {
 	Took                     time.Duration
 }
 
-// ErrWANUnsupported reports RunWAN on a system without network namespaces.
-var ErrWANUnsupported = errors.New("harness: the WAN mode needs Linux network namespaces and root")
+// errWANUnsupported reports RunWAN on a system without network namespaces.
+var errWANUnsupported = errors.New("harness: the WAN mode needs Linux network namespaces and root")

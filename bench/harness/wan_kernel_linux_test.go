@@ -71,8 +71,8 @@ func TestWANKernelInVM(t *testing.T) {
 	vmtest.RunInVM(t, ".", "^TestWANKernelInVM$", opts...)
 	sec := joinPieces(t, pieces)
 	s := string(sec)
-	require.True(t, strings.HasPrefix(s, WANKernelBegin), "the section from the guest")
-	require.True(t, strings.HasSuffix(s, WANKernelEnd+"\n"))
+	require.True(t, strings.HasPrefix(s, wanKernelBegin), "the section from the guest")
+	require.True(t, strings.HasSuffix(s, wanKernelEnd+"\n"))
 	assert.Contains(t, s, "Linux kernel SCTP")
 	assert.Contains(t, s, "the kernel's netem on a veth pair")
 	if !full {
@@ -103,7 +103,7 @@ func wanKernelGuest(t *testing.T, full bool) {
 		for _, k := range []struct{ llp, what string }{{"tcp", "raw"}, {transport.SCTPKernel, "raw"},
 			{transport.SCTPKernel, "write"}, {transport.SCTPKernel, "read"}, {transport.SCTPKernel, "rtt"},
 			{transport.MPA, "write"}, {transport.MPA, "read"}, {transport.MPA, "rtt"}} {
-			f, ok := c.Figure(k.llp, k.what)
+			f, ok := c.figure(k.llp, k.what)
 			require.True(t, ok, "%v %g: %s %s", c.RTT, c.Loss, k.llp, k.what)
 			if full && f.Err != nil {
 				// The grid's lossy long paths may stall a run for longer

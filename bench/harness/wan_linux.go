@@ -33,9 +33,9 @@ import (
 func RunWAN(cfg WANConfig) (*WANResults, error) {
 	cfg.defaults()
 	if os.Geteuid() != 0 {
-		return nil, ErrWANUnsupported
+		return nil, errWANUnsupported
 	}
-	res := &WANResults{Config: cfg, Machine: Describe()}
+	res := &WANResults{Config: cfg, Machine: describe()}
 	start := time.Now()
 
 	// The emulator alone: the bottleneck without delay or loss.
@@ -693,7 +693,7 @@ func shareOnce(cfg *WANConfig, p netem.Profile, pr [2]string) (Share, error) {
 		if err == nil {
 			bps := measure(cfg.FairDuration, fa, fb)
 			sh.MbpsA, sh.MbpsB = bps[0]/1e6, bps[1]/1e6
-			sh.Jain = JainIndex(bps...)
+			sh.Jain = jainIndex(bps...)
 			fb.stop()
 		}
 		fa.stop()

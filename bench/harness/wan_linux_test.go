@@ -38,7 +38,7 @@ func TestRunWAN_OneCell(t *testing.T) {
 	c := res.Cells[0]
 	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
 		for _, what := range []string{"write", "read", "rtt"} {
-			f, ok := c.Figure(llp, what)
+			f, ok := c.figure(llp, what)
 			require.True(t, ok, "%s %s", llp, what)
 			require.NoError(t, f.Err, "%s %s", llp, what)
 			assert.Positive(t, f.Value, "%s %s", llp, what)
@@ -46,12 +46,12 @@ func TestRunWAN_OneCell(t *testing.T) {
 		}
 	}
 	for _, llp := range []string{"tcp", transport.SCTPNative, transport.SCTPPion} {
-		f, ok := c.Figure(llp, "raw")
+		f, ok := c.figure(llp, "raw")
 		require.True(t, ok, llp)
 		require.NoError(t, f.Err, llp)
 		assert.Positive(t, f.Value, llp)
 	}
-	rtt, _ := c.Figure("tcp", "rtt")
+	rtt, _ := c.figure("tcp", "rtt")
 	assert.GreaterOrEqual(t, rtt.Value, 10.0, "a round trip is at least the path's 10 ms")
 	require.Len(t, res.Outages, 4)
 	for _, o := range res.Outages {
@@ -79,20 +79,20 @@ func TestRunWAN_OneCell(t *testing.T) {
 		require.NoError(t, h.Err, h.Name)
 		assert.Positive(t, h.OpsPerSec, h.Name)
 		assert.GreaterOrEqual(t, h.All.Median, 10*time.Millisecond, "%s: a Read takes a round trip", h.Name)
-		assert.Len(t, h.AllQ, len(HOLQuantiles), h.Name)
+		assert.Len(t, h.AllQ, len(holQuantiles), h.Name)
 		if h.Streams > 1 {
 			assert.Positive(t, h.Lossy.Count, h.Name)
 			assert.Equal(t, h.All.Count, h.Lossy.Count+h.Others.Count, h.Name)
-			assert.Len(t, h.OthersQ, len(HOLQuantiles), h.Name)
+			assert.Len(t, h.OthersQ, len(holQuantiles), h.Name)
 		}
 	}
 }
 
 func TestJainIndex(t *testing.T) {
-	assert.InDelta(t, 1, JainIndex(50, 50), 1e-9)
-	assert.InDelta(t, 0.5, JainIndex(100, 0), 1e-9)
-	assert.InDelta(t, 0.9, JainIndex(75, 25), 0.1)
-	assert.Zero(t, JainIndex(0, 0))
+	assert.InDelta(t, 1, jainIndex(50, 50), 1e-9)
+	assert.InDelta(t, 0.5, jainIndex(100, 0), 1e-9)
+	assert.InDelta(t, 0.9, jainIndex(75, 25), 0.1)
+	assert.Zero(t, jainIndex(0, 0))
 }
 
 type testWriter struct{ t *testing.T }

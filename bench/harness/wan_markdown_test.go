@@ -17,16 +17,16 @@ import (
 
 func TestSpliceWAN(t *testing.T) {
 	m := WANMarks
-	sec := []byte(WANBegin + "\nnew\n" + WANEnd + "\n")
+	sec := []byte(wanBegin + "\nnew\n" + wanEnd + "\n")
 	assert.Equal(t, "# page\n\n"+string(sec), string(m.Splice([]byte("# page\n"), sec)), "appended")
-	old := "# page\n\n" + WANBegin + "\nold\n" + WANEnd + "\n\ntail\n"
+	old := "# page\n\n" + wanBegin + "\nold\n" + wanEnd + "\n\ntail\n"
 	assert.Equal(t, "# page\n\n"+string(sec)+"tail\n", string(m.Splice([]byte(old), sec)), "replaced in place")
-	assert.Equal(t, WANBegin+"\nold\n"+WANEnd+"\n", string(m.Section([]byte(old))))
+	assert.Equal(t, wanBegin+"\nold\n"+wanEnd+"\n", string(m.Section([]byte(old))))
 	assert.Nil(t, m.Section([]byte("# page\n")))
 	assert.Equal(t, string(sec), string(m.Splice(nil, sec)))
 
 	// The kernel section beside it: each run replaces its own only.
-	ksec := []byte(WANKernelBegin + "\nkernel new\n" + WANKernelEnd + "\n")
+	ksec := []byte(wanKernelBegin + "\nkernel new\n" + wanKernelEnd + "\n")
 	both := WANKernelMarks.Splice([]byte(old), ksec)
 	assert.Equal(t, old+"\n"+string(ksec), string(both), "appended at the end")
 	both = m.Splice(both, sec)
@@ -65,8 +65,8 @@ func TestWANMarkdown(t *testing.T) {
 	}}}
 	r.Outages = []Outage{{LLP: "tcp", Recovery: 612 * time.Millisecond}, {LLP: "mpa", Err: errors.New("no progress")}}
 	q := func(base time.Duration) []time.Duration {
-		out := make([]time.Duration, len(HOLQuantiles))
-		for i, v := range HOLQuantiles {
+		out := make([]time.Duration, len(holQuantiles))
+		for i, v := range holQuantiles {
 			out[i] = base + time.Duration(v*float64(base))
 		}
 		return out
@@ -83,8 +83,8 @@ func TestWANMarkdown(t *testing.T) {
 	var b bytes.Buffer
 	r.Markdown(&b, []Plot{{Title: "t", Path: "img/wan.png"}})
 	s := b.String()
-	assert.True(t, strings.HasPrefix(s, WANBegin))
-	assert.True(t, strings.HasSuffix(s, WANEnd+"\n"))
+	assert.True(t, strings.HasPrefix(s, wanBegin))
+	assert.True(t, strings.HasSuffix(s, wanEnd+"\n"))
 	for _, want := range []string{
 		"UDP offered at 1.2x its rate arrived at 99.8 Mbit/s and raw TCP moved 95.1 Mbit/s",
 		"| 10ms | 0.1% | 90 | 80 (0.89) |",
@@ -112,7 +112,7 @@ func TestWANMarkdown(t *testing.T) {
 	assert.Equal(t, "sctp-native: the stream that loses", ch.series[1].name)
 	assert.True(t, ch.series[1].dashed)
 	assert.Equal(t, "mpa, one connection, every Read", ch.series[2].name)
-	assert.Equal(t, HOLQuantiles, ch.series[0].y)
+	assert.Equal(t, holQuantiles, ch.series[0].y)
 	assert.InDelta(t, 50, ch.series[0].x[0], 1e-9, "ms")
 	dir := t.TempDir()
 	plots, err := r.WritePlots(dir, "img")

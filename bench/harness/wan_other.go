@@ -3,4 +3,4 @@
 package harness
 
 // RunWAN needs Linux network namespaces.
-func RunWAN(cfg WANConfig) (*WANResults, error) { return nil, ErrWANUnsupported }
+func RunWAN(cfg WANConfig) (*WANResults, error) { return nil, errWANUnsupported }

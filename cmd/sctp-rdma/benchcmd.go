@@ -553,8 +553,8 @@ func toJSON(r *bench.Result, err error) jsonResult {
 }
 
 // checkGiven refuses the settings given explicitly that would otherwise
-// be taken as "the default": -n 0 ran 1000 iterations, -D 0 too, -Q 0
-// was accepted as 1.
+// be taken as "the default" (-n 0, -D 0, -Q 0): a run does what its
+// command line says or nothing.
 func checkGiven(fs *flag.FlagSet) error {
 	var err error
 	timed := flagGiven(fs, "duration", "D")

@@ -41,8 +41,9 @@ func (c docCommand) String() string { return fmt.Sprintf("%s:%d: %s", c.file, c.
 var outputLineRE = regexp.MustCompile(`^sctp-rdma( [\w-]+)?:`)
 
 // docCommands extracts every command line of the code blocks of
-// README.md and docs/*.md: "$ " prompts, trailing "&", "# comments" and
-// "(annotations)" after a run of spaces removed.
+// README.md and docs/*.md, a line ending in "\\" joined with the next:
+// "$ " prompts, trailing "&", "# comments" and "(annotations)" after a
+// run of spaces removed.
 func docCommands(t *testing.T, root string) []docCommand {
 	files := []string{"README.md"}
 	md, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -56,6 +57,9 @@ func docCommands(t *testing.T, root string) []docCommand {
 		require.NoError(t, err)
 		in, transcript := false, false
 		prose := ""
+		// cont holds the lines of a command continued with "\" so far,
+		// from line contAt (0-based).
+		cont, contAt := "", 0
 		for i, l := range strings.Split(string(b), "\n") {
 			tr := strings.TrimSpace(l)
 			switch {
@@ -65,7 +69,7 @@ func docCommands(t *testing.T, root string) []docCommand {
 				transcript = false
 			}
 			if strings.HasPrefix(tr, "```") {
-				in = !in
+				in, cont = !in, ""
 				continue
 			}
 			if !in {
@@ -74,6 +78,18 @@ func docCommands(t *testing.T, root string) []docCommand {
 				}
 				continue
 			}
+			at := i
+			if cont != "" {
+				tr, at = cont+" "+tr, contAt
+			}
+			if body, ok := strings.CutSuffix(tr, "\\"); ok {
+				if cont == "" {
+					contAt = i
+				}
+				cont = strings.TrimSpace(body)
+				continue
+			}
+			cont = ""
 			tr = strings.TrimPrefix(tr, "$ ")
 			if !strings.HasPrefix(tr, "sctp-rdma ") || outputLineRE.MatchString(tr) {
 				continue
@@ -86,10 +102,27 @@ func docCommands(t *testing.T, root string) []docCommand {
 			}
 			tr = strings.TrimSuffix(strings.TrimSpace(tr), " &")
 			args := shellSplit(tr)[1:]
-			out = append(out, docCommand{file: f, line: i + 1, text: tr, args: args, prose: prose, transcript: transcript})
+			out = append(out, docCommand{file: f, line: at + 1, text: tr, args: args, prose: prose, transcript: transcript})
 		}
 	}
 	return out
+}
+
+// TestDocCommandsJoinsContinuations: a command continued over lines with
+// "\\" is one command, numbered by its first line; a fence ends it.
+func TestDocCommandsJoinsContinuations(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "docs"), 0o755))
+	readme := "Run:\n\n```\n$ sctp-rdma bench --size 64K \\\n    --duration 5 \\\n    127.0.0.1 write\nsctp-rdma ping \\\n```\n"
+	require.NoError(t, os.WriteFile(filepath.Join(root, "README.md"), []byte(readme), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "docs", "x.md"), []byte("```\nsctp-rdma demo\n```\n"), 0o644))
+	cmds := docCommands(t, root)
+	require.Len(t, cmds, 2)
+	assert.Equal(t, "sctp-rdma bench --size 64K --duration 5 127.0.0.1 write", cmds[0].text)
+	assert.Equal(t, []string{"bench", "--size", "64K", "--duration", "5", "127.0.0.1", "write"}, cmds[0].args)
+	assert.Equal(t, 4, cmds[0].line)
+	assert.Equal(t, "Run:", cmds[0].prose)
+	assert.Equal(t, []string{"demo"}, cmds[1].args, "the dangling continuation ended at its fence")
 }
 
 // shellSplit splits a command line at spaces, keeping double-quoted runs
@@ -144,23 +177,14 @@ func definedFlags(t *testing.T, cmd string) map[string]bool {
 var docExitRE = regexp.MustCompile(`exit status (\d+)`)
 
 // TestDocsCommands runs every `sctp-rdma` command line quoted in a code
-// block of README.md and docs/*.md, so that a renamed flag, a changed
-// default or a wrong address in the docs fails here:
-//   - usage synopses ("[--llp L]", "HOST[:PORT]") are checked for their
-//     flags only: each must be one the command defines;
-//   - harness and --emulate lines (root, network namespaces, or many
-//     minutes) and --secure lines (a deployment's key files; generated
-//     here) are parsed and checked without running (checkOnly), and the
-//     test log says so;
-//   - every other line runs: serve in-process on a free port, clients
-//     against the docs' own server when the same file starts one, a
-//     test server of their --llp otherwise (the transcript's
-//     127.0.0.1:18515, :18516 and :18599 are an sctp-native server, an
-//     mpa server and a closed port), with --duration cut to 0.3 s and
-//     bench given -n 20 when it names no iterations; the exit status must
-//     be the one the docs give ("exit status N"), 0 otherwise. The
-//     transcript's freeze and Ctrl-C cases run without the freeze or the
-//     signal (TestTranscripts does those): they must then succeed.
+// block of README.md and docs/*.md (docs/cli.md says how): synopses are
+// checked for their flags; harness, --emulate and --secure lines are
+// parsed and checked only (checkOnly); every other line runs, serve
+// in-process on a free port, clients against the page's own server or a
+// test server of their --llp (the transcript's :18515, :18516 and :18599
+// are sctp-native, mpa and a closed port), cut to 0.3 s or -n 20, and
+// must exit as the page says. The transcript's freeze, stop and Ctrl-C
+// cases run without the signal (TestTranscripts does those).
 func TestDocsCommands(t *testing.T) {
 	root, err := vmtest.RepoRoot()
 	require.NoError(t, err)
@@ -230,7 +254,7 @@ func TestDocsCommands(t *testing.T) {
 		if m := docExitRE.FindStringSubmatch(c.prose); m != nil {
 			want, _ = strconv.Atoi(m[1])
 		}
-		situational := strings.Contains(c.prose, "SIGSTOP") || strings.Contains(c.prose, "SIGINT")
+		situational := strings.Contains(c.prose, "SIGSTOP") || strings.Contains(c.prose, "SIGINT") || strings.Contains(c.prose, "SIGTERM")
 		if situational {
 			want = 0
 		}
@@ -374,7 +398,7 @@ func rewriteFiles(args []string, dir string) []string {
 	out := slices.Clone(args)
 	for i, a := range out {
 		switch a {
-		case "--pcap", "--cpuprofile", "--out", "--plots", "--cert", "--key", "--ca", "--psk":
+		case "--pcap", "--cpuprofile", "--out", "--plots", "--cert", "--key", "--ca", "--psk", "--trace":
 			if i+1 < len(out) && !filepath.IsAbs(out[i+1]) {
 				out[i+1] = filepath.Join(dir, filepath.Base(out[i+1]))
 			}

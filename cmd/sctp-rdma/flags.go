@@ -62,8 +62,8 @@ type llpFlags struct {
 // DefaultReadDepth is the default of --ird and --ord: 128 Reads or
 // Atomics outstanding per stream, as perftest's ib_read_bw keeps its
 // device's maximum outstanding (siw's is 128) against a server that
-// offers as many. With 16, a bench read of 64 KiB had a window of 1 MiB
-// and measured it rather than the protocol (docs/benchmarks.md, notes).
+// offers as many: a smaller window measures itself rather than the
+// protocol (docs/benchmarks-notes.md).
 // The queues behind it are allocated on first use: an idle stream pays
 // nothing for it.
 const DefaultReadDepth = bench.MaxDepth
@@ -303,7 +303,7 @@ func explain(err error) string {
 	if h := otherLLPHint(err); h != "" {
 		b.WriteString("\n  " + h)
 	}
-	if short != err.Error() {
+	if short != err.Error() && !errors.Is(err, bench.ErrServerEnded) { // its chain is that line
 		if slog.Default().Enabled(context.Background(), slog.LevelDebug) {
 			b.WriteString("\n  detail: " + err.Error())
 		} else {
@@ -317,10 +317,13 @@ func explain(err error) string {
 // failures every user meets: nothing listening at the address, no answer.
 func cause(err error) string {
 	msg := err.Error()
-	if errors.Is(err, bench.ErrPeerUnresponsive) {
+	for _, first := range []error{bench.ErrPeerUnresponsive, bench.ErrServerEnded} {
+		if !errors.Is(err, first) {
+			continue
+		}
 		// "write 64K: stream 1: peer unresponsive for 3s (…)" reads
 		// cause first as "peer unresponsive for 3s (…), in write 64K: stream 1".
-		if i := strings.Index(msg, bench.ErrPeerUnresponsive.Error()); i > 0 {
+		if i := strings.Index(msg, first.Error()); i > 0 {
 			return msg[i:] + ", in " + strings.TrimSuffix(msg[:i], ": ")
 		}
 		return msg

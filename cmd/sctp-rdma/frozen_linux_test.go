@@ -77,7 +77,7 @@ func startServerLog(t *testing.T, cmd *exec.Cmd, log *lockedBuffer) string {
 // TestFrozenPeer: the server process is stopped (SIGSTOP) 1 s into a 4 s
 // bench run. The run ends within its duration plus the stall grace (3 s),
 // with a non-zero exit and a first line naming the cause, over every LLP
-// of the host (issue 19: a frozen MPA peer used to hang the client).
+// of the host (issue 19: a frozen MPA peer must not hang the client).
 func TestFrozenPeer(t *testing.T) {
 	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
 		t.Run(llp, func(t *testing.T) {

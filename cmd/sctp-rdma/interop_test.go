@@ -41,10 +41,9 @@ func checkInterop(t *testing.T, out, llp string) {
 
 // TestInteropDefaults_RFC8899Loopback: `serve --llp X` and `bench --llp Y
 // --streams 4 write read send` complete for every pair of sctp-native and
-// sctp-pion on loopback at their defaults. sctp-native used to send 64 KiB
-// datagrams to a loopback peer, of which pion reads 8 KiB: Read from a
-// native server and Write to a pion server stalled. RFC 8899 probing on
-// loopback too (sctp/assoc_plpmtud.go) finds what the peer takes.
+// sctp-pion on loopback at their defaults: pion reads 8 KiB datagrams, so
+// sctp-native must not send 64 KiB ones to a loopback peer; RFC 8899
+// probing on loopback too (sctp/assoc_plpmtud.go) finds what it takes.
 func TestInteropDefaults_RFC8899Loopback(t *testing.T) {
 	for _, srv := range interopStacks {
 		for _, cli := range interopStacks {

@@ -1,7 +1,5 @@
 // Command sctp-rdma serves, connects, benchmarks and demonstrates RDMA
-// (RDMAP/DDP, RFC 5040/5041/7306) over SCTP (RFC 5043) and MPA/TCP.
-//
-// Usage:
+// (RDMAP/DDP, RFC 5040/5041/7306) over SCTP (RFC 5043) and MPA/TCP:
 //
 //	sctp-rdma serve [flags]            passive side of bench and ping
 //	sctp-rdma bench [flags] [test...]  perftest-like bandwidth and latency tests
@@ -9,9 +7,7 @@
 //	sctp-rdma harness [flags]          raw LLP versus RDMA figures (make bench)
 //	sctp-rdma demo [flags]             loopback demo over userspace SCTP
 //
-// docs/cli.md describes the flags, the output and the control exchange.
-//
-// Run "sctp-rdma <command> -h" for the flags of a command.
+// "sctp-rdma CMD -h" lists a command's flags; docs/cli.md describes all.
 package main
 
 import (

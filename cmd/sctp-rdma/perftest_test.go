@@ -29,8 +29,8 @@ func perftestRTTFactor(t bench.Test) float64 {
 
 // TestLatencyColumnsArePerftests prints a latency table for every test
 // from known round trips and compares every column with the round trip
-// divided as perftest divides it (issue 48: read and the atomics were
-// halved too), and the header line with what the figures are.
+// divided as perftest divides it (issue 48: read and the atomics are
+// not halved), and the header line with what the figures are.
 func TestLatencyColumnsArePerftests(t *testing.T) {
 	rtt := bench.Latency{Min: 10 * time.Microsecond, Max: 90 * time.Microsecond, Median: 20 * time.Microsecond,
 		Mean: 30 * time.Microsecond, Stdev: 4 * time.Microsecond, P99: 60 * time.Microsecond, P999: 80 * time.Microsecond, Count: 1000}
@@ -86,9 +86,8 @@ var helpFlagRE = regexp.MustCompile(`(?:^|[\s(,'"/])(--?[A-Za-z][\w-]*)`)
 
 // TestHelpMentionsOnlyDefinedFlags: every flag the help of a command
 // names (perftest's and rping's spellings included: "perftest -I",
-// "perftest -t, --tx-depth") is a flag of that command (issue 48: -I and
-// --tx-depth were named but undefined), save the client's --connect that
-// serve's help refers to.
+// "perftest -t, --tx-depth") is a flag of that command (issue 48), save
+// the client's --connect that serve's help refers to.
 func TestHelpMentionsOnlyDefinedFlags(t *testing.T) {
 	elsewhere := map[string][]string{"serve": {"--connect"}}
 	for _, cmd := range []string{"bench", "ping", "serve", "demo", "harness"} {
@@ -119,8 +118,8 @@ func TestHelpMentionsOnlyDefinedFlags(t *testing.T) {
 
 // TestFlagMistakesOneLine: a mistake on the command line is one line
 // naming the flag, then where the help is, never the whole usage (issue
-// 48: 109 lines); values that used to mean something else silently are
-// refused; perftest's and rping's spellings run.
+// 48); values that would silently mean something else are refused;
+// perftest's and rping's spellings run.
 func TestFlagMistakesOneLine(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -199,7 +198,7 @@ func TestPerftestAndRpingSpellingsRun(t *testing.T) {
 
 // TestStreamShareRefusalNamesTheFlags: a client asking for more streams
 // than a server lets one client take is told which serve flags decide it
-// (issue 48: "-q 4095" against a default server gave no hint).
+// (issue 48: "-q 4095" against a default server).
 func TestStreamShareRefusalNamesTheFlags(t *testing.T) {
 	addr, stop := serve(t, "--llp", "sctp-native", "--max-streams", "8")
 	defer stop()

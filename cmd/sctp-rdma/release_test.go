@@ -15,7 +15,7 @@ import (
 
 // TestVersionFromMakefile builds the command as `make cli` does and
 // checks that --version names git describe's version and the commit
-// (issue 48: a build printed "sctp-rdma (devel)" and no commit).
+// (issue 48: not "sctp-rdma (devel)" without a commit).
 func TestVersionFromMakefile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full tier only (make test): needs make, git and a build of the CLI")

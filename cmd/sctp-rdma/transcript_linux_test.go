@@ -31,9 +31,9 @@ const (
 )
 
 // TestTranscripts runs the built binary through the cases a new user meets
-// (issue 19): a peer that freezes mid-run over each kind of LLP, Ctrl-C,
-// a port where nothing listens, a server of another LLP, bad sizes and
-// settings. Each case asserts its exit status, a bound on how long it
+// (issue 19): a peer that freezes or is stopped mid-run over each kind of
+// LLP, Ctrl-C, a port where nothing listens, a server of another LLP, bad
+// sizes and settings. Each case asserts its exit status, a bound on how long it
 // took and its first line on stderr; together they are the transcript in
 // docs/cli.md, which this test keeps exact (addresses normalised).
 func TestTranscripts(t *testing.T) {
@@ -101,6 +101,17 @@ func TestTranscripts(t *testing.T) {
 			},
 			"bench", "--llp", llp, "--duration", "4s", srv.addr, "write")
 		_ = srv.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	for _, llp := range []string{"mpa", "sctp-native"} {
+		srv := startServe(llp)
+		norm = strings.NewReplacer(srv.addr, "127.0.0.1:18515")
+		step("A server stopped (SIGTERM) 1 s into a 4 s run, --llp "+llp, 4*time.Second, 1,
+			"sctp-rdma bench: the server ended the run, in write 64K",
+			func(*exec.Cmd) {
+				time.Sleep(time.Second)
+				require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
+			},
+			"bench", "--llp", llp, "--duration", "4s", srv.addr, "write")
 	}
 
 	srv := startServe("sctp-native")

@@ -6,36 +6,31 @@ import (
 )
 
 // What travels between the two sides besides the operations themselves.
-//
-// The server's first Send on every stream is the advertisement: the STag of
-// its target region (write area, write-with-immediate area, atomic
-// counter), the STag the client may invalidate with a Send with Invalidate,
-// the largest operation size, how many receive buffers it keeps posted and
-// the offsets of the areas in the target:
-//
-//	0       4        8     12       16        24            32
-//	| STag  | invSTag | max | window | immOff  | counterOff  |
-//
-// Every message the client sends (Send, Send with SE, Send with
-// Invalidate, Send with SE and Invalidate, Immediate Data, the Immediate
-// Data of a Write with Immediate, and the sync) consumes one of the
-// server's receive buffers in order (RFC 5041 §5.3: MSN order on queue 0),
-// so both sides number the messages of a stream 0, 1, 2, ... and derive
-// every payload from (stream, message number, length, kind): the server
-// regenerates it and compares every octet.
-//
-// The sync is Immediate Data of kind 'P'; the server answers it, once it
-// has re-posted every buffer consumed before, with the pong Send:
-//
-//	0         4         8          16
-//	| invSTag | received | counter  |
-//
-// invSTag is the STag to invalidate next (a new one after a Send with
-// Invalidate), received the number of messages the server has taken so
-// far, counter the server's own reading of the atomic counter.
+// Every message the client sends (the Sends of each kind, Immediate Data,
+// the Immediate Data of a Write with Immediate, and the sync) consumes one
+// of the server's receive buffers in order (RFC 5041 §5.3: MSN order on
+// queue 0), so both sides number the messages of a stream 0, 1, 2, ...
+// and derive every payload from (stream, message number, length, kind):
+// the server regenerates it and compares every octet.
+
 const (
+	// advertLen is the length of the advertisement, the server's first
+	// Send on every stream: the STag of its target region (write area,
+	// write-with-immediate area, atomic counter), the STag the client may
+	// invalidate, the largest operation size, the receive buffers it keeps
+	// posted and the offsets of the areas in the target:
+	//
+	//	0       4        8     12       16        24            32
+	//	| STag  | invSTag | max | window | immOff  | counterOff  |
 	advertLen = 32
-	pongLen   = 16
+	// pongLen is the length of the pong, the server's answer to the sync
+	// (Immediate Data of kind 'P') once it has re-posted every buffer
+	// consumed before: the STag to invalidate next, the messages it has
+	// taken so far and its own reading of the atomic counter.
+	//
+	//	0         4         8          16
+	//	| invSTag | received | counter  |
+	pongLen = 16
 )
 
 type advert struct {

@@ -1,29 +1,25 @@
 // Package workload is the verification workload shared by the end-to-end
 // suite (e2e), `sctp-rdma demo` (internal/demo) and `make soak`
 // (internal/soak): over one SCTP association, many DDP streams each run
-// every RDMAP operation — Send, Send with SE, Send with Invalidate, Send
-// with SE and Invalidate (RFC 5040 §5.3), RDMA Write and Read (§5.1, §5.2),
-// Atomic FetchAdd and CmpSwap (RFC 7306 §5), Immediate Data and Write with
-// Immediate Data (RFC 7306 §6) — with random or configured sizes, and every
-// octet is verified at both ends: the client reads back what it wrote and
-// checks every atomic's original value, the server regenerates every
-// message it receives and compares it, checks the invalidation, the data
-// of a Write with Immediate when its Immediate Data arrives and reports its
-// own reading of the atomic counter.
-//
-// Optionally one stream is broken on purpose right after its set-up: the
-// client puts a tagged DDP segment for an STag the server never advertised
-// on the wire, the server must answer with a Terminate "DDP layer, tagged
-// buffer error, invalid STag" (RFC 5041 §7.2) carrying the offending header
-// (RFC 5040 §4.8), and the stream is labelled erroneous at both ends
-// (RFC 5040 §7) while every other stream completes. Streams may also be
-// killed at random times (a local Abort, RFC 5040 §6.2.1, or such a hostile
-// segment) and, in a run of fixed duration, replaced by fresh ones; every
-// operation posted is accounted for as succeeded or flushed.
-//
-// Failures are plain errors in the Result; nothing here panics or needs a
-// testing.T.
+// every RDMAP operation (RFC 5040 §5, RFC 7306 §5, §6) with random or
+// configured sizes, and every octet is verified at both ends. One stream
+// may be broken on purpose (an STag never advertised: the server answers
+// with a Terminate, RFC 5041 §7.2) and streams killed at random times;
+// every operation posted is accounted for as succeeded or flushed.
+// Failures are plain errors in the Result; nothing here panics.
 package workload
+
+// What is verified: the client reads back what it wrote and checks every
+// atomic's original value; the server regenerates every message it
+// receives and compares it, checks the invalidation and the data of a
+// Write with Immediate when its Immediate Data arrives, and reports its
+// own reading of the atomic counter. A broken stream's tagged segment
+// carries an STag the server never advertised: the server must answer
+// with a Terminate "DDP layer, tagged buffer error, invalid STag" carrying
+// the offending header (RFC 5040 §4.8), and the stream is labelled
+// erroneous at both ends (RFC 5040 §7) while every other stream completes;
+// a killed stream gets a local Abort (RFC 5040 §6.2.1) or such a segment
+// and, in a run of fixed duration, is replaced by a fresh one.
 
 import (
 	"context"

@@ -1,0 +1,176 @@
+// Command newcomer is the program a new user writes from the README and
+// go doc: a server made of transport.HandlerFuncs and a client that opens
+// four DDP streams and, on each, asks for the server's buffer, then RDMA
+// Writes, Reads it back, adds atomically and Writes with Immediate Data.
+// examples/newcomer's test runs it over every userspace LLP, so that the
+// API a newcomer meets first keeps building and working.
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/transport"
+)
+
+func main() {
+	llp := flag.String("llp", transport.SCTPNative, "lower layer: sctp-native, sctp-pion or mpa")
+	streams := flag.Int("streams", 4, "DDP streams to open")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := run(ctx, *llp, *streams, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "newcomer:", err)
+		os.Exit(1)
+	}
+}
+
+// Offsets in each stream's 4 KiB target region.
+const (
+	textAt    = 0   // what the client Writes and Reads back
+	counterAt = 64  // the atomic counter: 8-octet aligned (RFC 7306 §5.1)
+	immAt     = 128 // what the Write with Immediate Data places
+)
+
+// server registers a region per stream and answers two messages: "where?"
+// with the region's STag and tagged offset (this program's own format,
+// big-endian: RFC 5040 leaves it to the ULP), and the Immediate Data of a
+// Write with Immediate with what that Write placed.
+func server() transport.Handler {
+	var mu sync.Mutex
+	regions := map[*rdmap.Endpoint]*rdmap.MR{}
+	return &transport.HandlerFuncs{
+		OnPrepare: func(ep *rdmap.Endpoint) error {
+			mr, err := ep.PD().Register(make([]byte, 4096), rdmap.RemoteRead|rdmap.RemoteWrite|rdmap.RemoteAtomic)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			regions[ep] = mr
+			mu.Unlock()
+			// Receives are posted before the client can send (RFC 5041
+			// §7.1: an untagged message without a buffer is an error).
+			if err := ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 64)}); err != nil {
+				return err
+			}
+			return ep.PostRecv(rdmap.RecvWR{ID: 2, Buf: make([]byte, 8)})
+		},
+		OnServe: func(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
+			mu.Lock()
+			mr := regions[ep]
+			delete(regions, ep)
+			mu.Unlock()
+			if _, err := ep.RecvCQ().Poll(ctx); err != nil { // "where?"
+				return
+			}
+			adv := binary.BigEndian.AppendUint32(nil, mr.STag())
+			if err := ep.Send(ctx, binary.BigEndian.AppendUint64(adv, mr.BaseTO())); err != nil {
+				return
+			}
+			c, err := ep.RecvCQ().Poll(ctx) // the Immediate Data (RFC 7306 §6)
+			if err != nil || !c.HasImm {
+				return
+			}
+			n := min(c.Imm, 64)
+			_ = ep.Send(ctx, []byte(fmt.Sprintf("imm %d: %s", c.Imm, mr.Bytes()[immAt:immAt+n])))
+			<-ep.Done() // until the client closes
+		},
+	}
+}
+
+// run serves on a loopback port, dials it with n streams and runs every
+// operation on each, writing one line per stream to w.
+func run(ctx context.Context, llp string, n int, w io.Writer) error {
+	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	o := transport.Options{LLP: llp}
+	ln, err := transport.Listen(o, "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- ln.Serve(sctx, dev.AllocPD(), server()) }()
+	defer func() {
+		stop()
+		<-served
+	}()
+
+	pd := dev.AllocPD()
+	cl, err := transport.Dial(ctx, o, ln.Addr(), n, pd, nil)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, ep := range cl.Endpoints {
+		line, err := useStream(ctx, pd, ep, i)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stream %d: %w", i, err))
+			continue
+		}
+		fmt.Fprintln(w, line)
+	}
+	errs = append(errs, cl.Close(ctx))
+	return errors.Join(errs...)
+}
+
+// useStream asks where the server's region is, then Writes, Reads back,
+// adds twice atomically and Writes with Immediate Data.
+func useStream(ctx context.Context, pd *rdmap.PD, ep *rdmap.Endpoint, i int) (string, error) {
+	buf := make([]byte, 64)
+	if err := ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: buf}); err != nil {
+		return "", err
+	}
+	if err := ep.Send(ctx, []byte("where?")); err != nil {
+		return "", err
+	}
+	c, err := ep.RecvCQ().Poll(ctx)
+	if err != nil {
+		return "", err
+	}
+	if c.Length != 12 {
+		return "", fmt.Errorf("advert of %d octets, want 12", c.Length)
+	}
+	stag, to := binary.BigEndian.Uint32(buf), binary.BigEndian.Uint64(buf[4:12])
+
+	text := []byte(fmt.Sprintf("hello from stream %d", i))
+	if err := ep.Write(ctx, text, stag, to+textAt); err != nil {
+		return "", fmt.Errorf("write: %w", err)
+	}
+	sink, err := pd.Register(make([]byte, len(text)), rdmap.LocalWrite)
+	if err != nil {
+		return "", err
+	}
+	if err := ep.Read(ctx, sink, 0, uint32(len(text)), stag, to+textAt); err != nil {
+		return "", fmt.Errorf("read: %w", err)
+	}
+	// The counter is in the server's host byte order (RFC 7306 §5.1.1);
+	// FetchAdd returns what it held before the addition.
+	first, err := ep.FetchAdd(ctx, stag, to+counterAt, 5, 0)
+	if err != nil {
+		return "", fmt.Errorf("fetchadd: %w", err)
+	}
+	second, err := ep.FetchAdd(ctx, stag, to+counterAt, 5, 0)
+	if err != nil {
+		return "", fmt.Errorf("fetchadd: %w", err)
+	}
+	if err := ep.PostRecv(rdmap.RecvWR{ID: 2, Buf: buf}); err != nil { // for the answer
+		return "", err
+	}
+	placed := []byte("after the write")
+	if err := ep.WriteImm(ctx, placed, stag, to+immAt, uint64(len(placed)), false); err != nil {
+		return "", fmt.Errorf("write with immediate: %w", err)
+	}
+	if c, err = ep.RecvCQ().Poll(ctx); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("stream %d: read %q, fetchadd %d then %d, %s", i, sink.Bytes(), first, second, buf[:c.Length]), nil
+}
