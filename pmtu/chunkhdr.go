@@ -3,10 +3,10 @@ package pmtu
 import (
 	"encoding/binary"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
-// The SCTP packet and chunk layouts are package sctp/wire's; this file
+// The SCTP packet and chunk layouts are package internal/sctp/wire's; this file
 // holds what path MTU tracking does with them.
 
 // unbundleable reports chunk types that must be alone in a packet

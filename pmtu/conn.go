@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // PionMaxPacket is the largest SCTP packet github.com/pion/sctp v1.11.3

@@ -21,7 +21,7 @@ type WireError struct {
 	Section string
 	// Reason describes the problem.
 	Reason string
-	// Err is the cause: wrapping ErrShort for truncation, a sctp/wire error
+	// Err is the cause: wrapping ErrShort for truncation, a internal/sctp/wire error
 	// from its parser, or nil.
 	Err error
 }

@@ -1,8 +1,8 @@
 package pmtu
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // Header sizes (RFC 791 §3.1, RFC 8200 §3, RFC 768, RFC 4960 §3 and

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -5,8 +5,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // Packetization Layer Path MTU Discovery for datagram transports (RFC 8899,

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // receive processes one packet from the peer, held in the pooled buffer

@@ -3,7 +3,7 @@ package sctp
 import (
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // The receive side's dispatch: what each chunk type does in each state of

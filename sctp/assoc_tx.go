@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // directChunk is the size from which a DATA chunk that starts a packet is

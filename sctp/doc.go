@@ -4,7 +4,7 @@
 //
 // The stack is layered:
 //
-//   - sctp/wire encodes and decodes packets, chunks and parameters.
+//   - internal/sctp/wire encodes and decodes packets, chunks and parameters.
 //   - This package holds the protocol logic that needs no I/O: each piece
 //     is a small type with no goroutines and no allocation in the steady
 //     state, driven by the caller with explicit times.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // socketBuffer is the UDP socket buffer each way: room for a window of

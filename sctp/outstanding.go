@@ -3,7 +3,7 @@ package sctp
 import (
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // FastRetransmitThreshold is the number of miss indications after which

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // DefaultReassemblyBudget is the byte budget of a Reassembler unless told

@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // TestSACKPathOverTheWire_RFC9260_6_2 connects a sender (OutstandingQueue
 // and Congestion) to a receiver (RecvTracker) through a lossy, reordering
-// channel, every SACK going through the wire format (sctp/wire SACK
+// channel, every SACK going through the wire format (internal/sctp/wire SACK
 // Append, ParseChunk, ParseSACK): every SACK the receiver builds is one
 // the sender accepts (§6.2.1), the sender's Cumulative TSN Ack Point
 // follows the receiver's, and everything is eventually delivered through

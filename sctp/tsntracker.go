@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // Defaults of RecvTrackerConfig.

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 

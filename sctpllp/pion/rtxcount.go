@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // rtxCounter counts the retransmitted DATA chunks among the packets a

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 
 	"github.com/pion/logging"
 	"github.com/pion/sctp"
@@ -28,7 +28,7 @@ import (
 
 // pion's limits. The header sizes that turn a path MTU into pion's SCTP
 // packet budget and into the largest unfragmented user message are pmtu's
-// (IP, UDP: RFC 6951 §5) and sctp/wire's (RFC 9260 §3, §3.3.1).
+// (IP, UDP: RFC 6951 §5) and internal/sctp/wire's (RFC 9260 §3, §3.3.1).
 const (
 	// pionMaxPacket is the largest SCTP packet pion handles: its receive
 	// buffer is a fixed 8192 octets and larger packets break the

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // rawPeer is an SCTP endpoint driven by hand, packet by packet, with this
@@ -139,7 +139,7 @@ func TestPionInterop_RFC9260(t *testing.T) {
 		}
 		close(streamCh)
 	}()
-	msg := []byte("hello from sctp/wire, in two fragments")
+	msg := []byte("hello from internal/sctp/wire, in two fragments")
 	first := wire.Data{Beginning: true, TSN: myTSN, StreamID: 1, SSN: 0, PPID: 53, UserData: msg[:10]}
 	last := wire.Data{Ending: true, TSN: myTSN + 1, StreamID: 1, SSN: 0, PPID: 53, UserData: msg[10:]}
 	p.send(p.peerTag, first.Append, last.Append)

@@ -178,7 +178,7 @@ func (c Cause) Params() ParamIter {
 // Cookie Received While Shutting Down) are written with a nil info.
 func AppendCause(b []byte, code CauseCode, info []byte) []byte {
 	if len(info) > maxTLVValue {
-		panic("sctp/wire: " + code.String() + " cause longer than 65535 octets")
+		panic("internal/sctp/wire: " + code.String() + " cause longer than 65535 octets")
 	}
 	return append(appendTLVHeader(b, uint16(code), len(info)), info...)
 }

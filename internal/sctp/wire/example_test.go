@@ -3,7 +3,7 @@ package wire_test
 import (
 	"fmt"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // A packet with a SACK and a DATA chunk carrying a DDP segment (RFC 5043
@@ -59,7 +59,7 @@ func Example() {
 	// tag 0x5ca1ab1e, 60 octets
 	// SACK: cum ack 41, gap blocks [{2 3}]
 	// DATA: TSN 1000 stream 7 U=true "DDP segment"
-	// sctp/wire: bad checksum
+	// internal/sctp/wire: bad checksum
 }
 
 // An endpoint that meets a chunk type it does not implement does what the

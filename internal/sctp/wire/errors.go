@@ -9,7 +9,7 @@ type Error struct {
 }
 
 // Error returns the message.
-func (e *Error) Error() string { return "sctp/wire: " + e.msg }
+func (e *Error) Error() string { return "internal/sctp/wire: " + e.msg }
 
 // Is makes every malformation error match ErrMalformed.
 func (e *Error) Is(target error) bool {

@@ -163,5 +163,5 @@ func TestErrorsIs(t *testing.T) {
 		ErrZeroInitiateTag, ErrZeroStreams, ErrSmallARwnd, ErrMissingStateCookie, ErrMissingHeartbeatInfo} {
 		assert.NotErrorIs(t, e, ErrMalformed, e.Error())
 	}
-	assert.Equal(t, "sctp/wire: bad checksum", ErrChecksum.Error())
+	assert.Equal(t, "internal/sctp/wire: bad checksum", ErrChecksum.Error())
 }

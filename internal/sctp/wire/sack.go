@@ -78,7 +78,7 @@ func (s *SACK) Len() int { return SACKHeaderLen + 4*(len(s.Gaps)+len(s.Dups)) }
 // caps them to what the packet has room for.
 func (s *SACK) Append(b []byte) []byte {
 	if len(s.Gaps) > 65535 || len(s.Dups) > 65535 {
-		panic("sctp/wire: more than 65535 gap ack blocks or duplicate TSNs")
+		panic("internal/sctp/wire: more than 65535 gap ack blocks or duplicate TSNs")
 	}
 	b = appendChunkHeader(b, ChunkSACK, 0, s.Len())
 	b = binary.BigEndian.AppendUint32(b, s.CumTSNAck)

@@ -90,7 +90,7 @@ func (p Param) Append(b []byte) []byte { return AppendParam(b, p.Type, p.Value) 
 // EndChunk). It panics if the value is longer than 65531 octets.
 func AppendParam(b []byte, t ParamType, value []byte) []byte {
 	if len(value) > maxTLVValue {
-		panic("sctp/wire: " + t.String() + " parameter longer than 65535 octets")
+		panic("internal/sctp/wire: " + t.String() + " parameter longer than 65535 octets")
 	}
 	return append(appendTLVHeader(b, uint16(t), len(value)), value...)
 }

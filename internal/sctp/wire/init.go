@@ -97,7 +97,7 @@ func (i *Init) Append(b []byte) []byte {
 	b = i.Params.append(b)
 	b, err := EndChunk(b, start)
 	if err != nil {
-		panic("sctp/wire: " + i.chunkType().String() + " chunk longer than 65535 octets")
+		panic("internal/sctp/wire: " + i.chunkType().String() + " chunk longer than 65535 octets")
 	}
 	return b
 }

@@ -215,7 +215,7 @@ func EndChunk(b []byte, start int) ([]byte, error) {
 // fit 16 bits.
 func appendChunkHeader(b []byte, t ChunkType, flags uint8, l int) []byte {
 	if l > MaxChunkLen {
-		panic("sctp/wire: " + t.String() + " chunk longer than 65535 octets")
+		panic("internal/sctp/wire: " + t.String() + " chunk longer than 65535 octets")
 	}
 	return append(b, byte(t), flags, byte(l>>8), byte(l))
 }
