@@ -84,13 +84,13 @@ type Association struct {
 
 	// Send side.
 	localInitialTSN uint32
-	oq              *OutstandingQueue
+	oq              *outstandingQueue
 	sent            []txChunk // by oq.Index(tsn)
 	pend            []txChunk // not yet given a TSN
 	pendHead        int
 	sndBuffered     int // buffer octets held in pend and sent
-	cc              Congestion
-	rto             RTOEstimator
+	cc              congestion
+	rto             rtoEstimator
 	lastDataSent    time.Time
 	// burstFreed counts the octets that left the flight (acknowledged or
 	// marked for retransmission) since the last transmission: with
@@ -107,8 +107,8 @@ type Association struct {
 	ctrl        []byte // control chunks to bundle into the next packet
 
 	// Receive side.
-	rt       *RecvTracker
-	rs       *Reassembler
+	rt       *recvTracker
+	rs       *reassembler
 	rxGaps   []wire.GapAckBlock
 	rxDups   []uint32
 	rxQueued int // memory queued for delivery (charged to rxAcct)
@@ -138,9 +138,9 @@ type Association struct {
 	reconfOutSeq   uint32
 	outReq         []byte
 
-	// Timers.
-	timers     Timers
-	wake       *Wakeup
+	// timers.
+	timers     timers
+	wake       *wakeup
 	hbNonce    uint64
 	hbPending  bool
 	refused    int // ICMP port unreachable reports since the last packet from the peer
@@ -207,7 +207,7 @@ type Stats struct {
 	// chunks sent again (T3-rtx and Fast Retransmit), FastRetransmits the
 	// Fast Retransmit events, T3Expiries the T3-rtx expiries,
 	// LostRetransmits the fast retransmissions found lost and sent again
-	// before T3-rtx (OutstandingQueue.OnSACK).
+	// before T3-rtx (outstandingQueue.OnSACK).
 	PacketsSent, PacketsReceived       uint64
 	DataChunksSent, DataChunksReceived uint64
 	Retransmits, FastRetransmits       uint64
@@ -249,14 +249,14 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 		laddr:     laddr,
 		raddr:     raddr,
 		maxPacket: maxPacket,
-		rto:       NewRTOEstimator(cfg.RTO),
+		rto:       newRTOEstimator(cfg.RTO),
 		estab:     make(chan struct{}),
 		done:      make(chan struct{}),
 		pkt:       make([]byte, wire.HeaderLen, maxPacket),
 	}
 	a.maxMsg.Store(int64(maxMessageFor(maxPacket)))
 	a.dq.init(a)
-	a.wake = NewWakeupFunc(a.onTimer)
+	a.wake = newWakeupFunc(a.onTimer)
 	return a
 }
 
@@ -268,13 +268,13 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	// buffer slots) hold a window of 2048 packets of large messages, or
 	// 2048 small ones; an idle association costs little.
 	chunks := min(max(a.cfg.SendBuffer/bufClasses[1], 64), 1<<16)
-	a.oq = NewOutstandingQueue(a.localInitialTSN, chunks)
+	a.oq = newOutstandingQueue(a.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
-	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
+	a.cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
 		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
 	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
 	a.reconfSeq, a.reconfOutSeq = peerInitialTSN, a.localInitialTSN
-	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
+	a.rt = newRecvTracker(peerInitialTSN, recvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
 	a.initReceiveBudget()
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)
 	a.setHeader()
@@ -421,7 +421,7 @@ func (a *Association) sendFailed(err error) {
 			// The kernel learned a smaller path MTU; the PLPMTUD timer
 			// applies it (not here: a packet is being built).
 			a.plp.tooBig = true
-			a.timers.Set(TimerPLPMTUD, time.Time{})
+			a.timers.Set(timerPLPMTUD, time.Time{})
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			a.refused++

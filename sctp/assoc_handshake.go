@@ -53,7 +53,7 @@ func (a *Association) sendInit(now time.Time) {
 	a.sendPacket(p)
 	a.pkt = p[:wire.HeaderLen]
 	a.state = StateCookieWait
-	a.timers.SetAfter(TimerT1Init, now, a.rto.RTO())
+	a.timers.SetAfter(timerT1Init, now, a.rto.RTO())
 	a.arm(now)
 }
 
@@ -86,7 +86,7 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	a.adoptPeer(in.InitiateTag, in.InitialTSN, in.ARwnd, int(in.OutboundStreams), int(in.InboundStreams),
 		in.Params.Adaptation, in.Params.HasAdaptation, in.Params.HasExtension(wire.ChunkReconfig))
 	a.cookie = append(a.cookie[:0], in.Params.StateCookie...)
-	a.timers.Stop(TimerT1Init)
+	a.timers.Stop(timerT1Init)
 	a.initRetries = 0
 	a.state = StateCookieEchoed
 	a.sendCookieEcho(now)
@@ -111,7 +111,7 @@ func (a *Association) adoptPeer(tag, initialTSN, arwnd uint32, peerOS, peerMIS i
 // sendCookieEcho sends the COOKIE ECHO (§5.1 step C) and starts T1-cookie.
 func (a *Association) sendCookieEcho(now time.Time) {
 	a.ctrl = (&wire.CookieEcho{Cookie: a.cookie}).Append(a.ctrl)
-	a.timers.SetAfter(TimerT1Cookie, now, a.rto.RTO())
+	a.timers.SetAfter(timerT1Cookie, now, a.rto.RTO())
 }
 
 // cookieEchoStarting takes a COOKIE ECHO in COOKIE-WAIT or COOKIE-ECHOED
@@ -129,8 +129,8 @@ func (a *Association) cookieEchoStarting(c wire.Chunk, now time.Time) {
 		a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
 			ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
 	}
-	a.timers.Stop(TimerT1Init)
-	a.timers.Stop(TimerT1Cookie)
+	a.timers.Stop(timerT1Init)
+	a.timers.Stop(timerT1Cookie)
 	a.ctrl = wire.CookieAck{}.Append(a.ctrl)
 	a.establish(now)
 }
@@ -163,7 +163,7 @@ func (a *Association) ownCookieEcho(c wire.Chunk) (Cookie, bool) {
 // handshake completes the one association.
 func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 	if a.signer == nil {
-		a.signer = NewCookieSigner(0, nil)
+		a.signer = newCookieSigner(0, nil)
 		a.verifyCookie = a.verifyOwnCookie
 	}
 	// The Tie-Tags are what this end knows of the association: our tag,
@@ -188,9 +188,9 @@ func (a *Association) answerUnexpectedInit(in *wire.Init, now time.Time) {
 		return
 	}
 	if a.signer == nil {
-		a.signer = NewCookieSigner(0, nil)
+		a.signer = newCookieSigner(0, nil)
 	}
-	a.sendInitAck(in, RandomTag(), RandomTag(), a.localTag, a.peerTag)
+	a.sendInitAck(in, randomTag(), randomTag(), a.localTag, a.peerTag)
 }
 
 // unexpectedInitRate bounds the INIT ACKs per second an association sends
@@ -228,7 +228,7 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 // against the cookie's (RFC 9260 §5.1.5).
 func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
 	if a.signer == nil {
-		return Cookie{}, ErrCookieTags
+		return Cookie{}, errCookieTags
 	}
 	return a.signer.VerifyCookieEcho(hdr, c, from)
 }

@@ -203,7 +203,7 @@ done:
 			// and the SHUTDOWN again, and T2 restarts.
 			a.ctrl = a.appendSACK(a.ctrl)
 			a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-			a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+			a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
 		}
 	}
 	if !a.rxRun {
@@ -282,13 +282,13 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 			// this TSN could be evicted: what is held can never complete.
 			why := fmt.Sprintf("reassembly needs more than the receive buffer of %d octets (RFC 9260 §6.9)", a.cfg.ReceiveBuffer)
 			a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(why)),
-				&AbortError{Local: true, Reason: why, Cause: ErrReassemblyLimit})
+				&AbortError{Local: true, Reason: why, Cause: errReassemblyLimit})
 			return false
 		}
 		a.dropData()
 		return false
 	}
-	if a.rt.Observe(d.TSN) != RecvNew {
+	if a.rt.Observe(d.TSN) != recvNew {
 		a.releaseReceive(charge)
 		a.rs.dropReservation()
 		return false
@@ -299,26 +299,26 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	now2, err := a.rs.Push(&d)
 	if err != nil { // errors.Is only then: it is a call per message otherwise
 		a.releaseReceive(charge)
-		if errors.Is(err, ErrInvalidStream) {
+		if errors.Is(err, errInvalidStream) {
 			// §6.5: acknowledged, discarded, and reported.
 			a.stats.invalidStream++
 			a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCauseInvalidStream(nil, d.StreamID)}).Append(a.ctrl)
 			return false
 		}
-		if errors.Is(err, ErrReassemblyBudget) {
+		if errors.Is(err, errReassemblyBudget) {
 			// The process-wide budget filled since Admit: dropped.
 			a.rt.Renege(d.TSN)
 			a.dropData()
 			return false
 		}
 		why, cause := err.Error(), error(ErrProtocolViolation)
-		if w := a.rs.Why(); w != "" && (errors.Is(err, ErrFragmentSequence) || errors.Is(err, ErrReassemblyLimit)) {
+		if w := a.rs.Why(); w != "" && (errors.Is(err, errFragmentSequence) || errors.Is(err, errReassemblyLimit)) {
 			why = w
 		}
 		switch {
-		case errors.Is(err, ErrReassemblyLimit):
-			cause = ErrReassemblyLimit
-		case errors.Is(err, ErrFragmentSequence), errors.Is(err, ErrStreamSequence):
+		case errors.Is(err, errReassemblyLimit):
+			cause = errReassemblyLimit
+		case errors.Is(err, errFragmentSequence), errors.Is(err, errStreamSequence):
 			cause = fmt.Errorf("%w: %w", ErrProtocolViolation, err)
 		}
 		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(why)),
@@ -384,10 +384,10 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	_, inFR := a.cc.InFastRecovery()
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {
-	case SACKStale:
+	case sackStale:
 		return
-	case SACKInvalid:
-		if TSNGreaterEq(cum, a.oq.NextTSN()) {
+	case sackInvalid:
+		if tsnGreaterEq(cum, a.oq.NextTSN()) {
 			// §6.2.1: acknowledging a TSN never sent; RFC 9260 lets the
 			// receiver abort (Linux does, with a Protocol Violation).
 			a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte("SACK of a TSN not sent")),
@@ -397,7 +397,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		return
 	}
 	freed := false
-	for tsn := oldCum + 1; TSNLessEq(tsn, cum); tsn++ {
+	for tsn := oldCum + 1; tsnLessEq(tsn, cum); tsn++ {
 		i := a.oq.slot(tsn)
 		if c := a.sent[i]; c.buf != nil {
 			a.sndBuffered -= cap(*c.buf)
@@ -431,11 +431,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	}
 	switch {
 	case a.oq.Len() == 0:
-		a.timers.Stop(TimerT3Rtx) // §6.3.2 R2
+		a.timers.Stop(timerT3Rtx) // §6.3.2 R2
 	case res.Ack.CumAdvanced:
-		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // R3
-	case res.Reneged && !a.timers.Running(TimerT3Rtx):
-		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
+		a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // R3
+	case res.Reneged && !a.timers.Running(timerT3Rtx):
+		a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
 	}
 	// The writers waiting for space are served when a quarter of the
 	// buffer is free again (or it is empty), not on every SACK, so that
@@ -510,8 +510,8 @@ func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
 		a.wakeAllWriters()
 	case StateShutdownSent:
 		// Both ends sent SHUTDOWN: answer with SHUTDOWN ACK (§9.2).
-		a.timers.Stop(TimerT2Shutdown)
-		a.timers.Stop(TimerT5ShutdownGuard)
+		a.timers.Stop(timerT2Shutdown)
+		a.timers.Stop(timerT5ShutdownGuard)
 		a.state = StateShutdownReceived
 	case StateShutdownReceived:
 	default:
@@ -538,17 +538,17 @@ func (a *Association) checkShutdown(now time.Time) {
 	case StateShutdownPending:
 		a.state = StateShutdownSent
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-		a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+		a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
 		// §9.2: the sender of SHUTDOWN bounds the whole sequence by
 		// T5-shutdown-guard, 5 RTO.Max, from the SHUTDOWN on.
-		a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
-		a.timers.Stop(TimerHeartbeat)
+		a.timers.SetAfter(timerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
+		a.timers.Stop(timerHeartbeat)
 		a.errCount = 0
 	case StateShutdownReceived:
 		a.state = StateShutdownAckSent
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
-		a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
-		a.timers.Stop(TimerHeartbeat)
+		a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+		a.timers.Stop(timerHeartbeat)
 		a.errCount = 0
 	}
 }
@@ -577,7 +577,7 @@ func (a *Association) handleError(c wire.Chunk, now time.Time) {
 // so that a peer that always answers so cannot keep the start going for
 // ever. mu is held.
 func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
-	a.timers.Stop(TimerT1Cookie)
+	a.timers.Stop(timerT1Cookie)
 	a.staleRetries++
 	if a.staleRetries > a.cfg.MaxInitRetrans {
 		a.terminate(&handshakeError{reason: "the peer found every State Cookie stale (RFC 9260 §5.2.6)"})
@@ -655,7 +655,7 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.Reconfi
 			resp.Result = wire.ReconfigDenied
 		case a.pendReset != nil:
 			resp.Result = wire.ReconfigErrorInProgress
-		case TSNLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
+		case tsnLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
 			resp.Result = wire.ReconfigSuccessPerformed
 		default:
 			// §5.2.2 step 1: deferred until the peer's data up to lastTSN
@@ -711,7 +711,7 @@ type pendingReset struct {
 // sends its "Performed" (RFC 6525 §5.2.2 steps 2, 3). mu is held.
 func (a *Association) performPendingReset() {
 	p := a.pendReset
-	if !TSNLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
+	if !tsnLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
 		return
 	}
 	a.pendReset = nil

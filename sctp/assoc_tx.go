@@ -305,7 +305,7 @@ func (a *Association) transmit(now time.Time) {
 					// §7.2.4 step 4: retransmitting the first outstanding
 					// chunk restarts T3-rtx, so that it does not expire
 					// on the fast retransmission's heels.
-					a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
+					a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
 				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
 				a.cc.OnSend(size)
@@ -340,7 +340,7 @@ func (a *Association) transmit(now time.Time) {
 		if a.oq.Marked() == 0 {
 			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !a.lastDataSent.IsZero() {
 				// §7.2.1: cwnd decays by half per RTO without DATA sent,
-				// to InitialCwnd after a long idle, before data goes again.
+				// to initialCwnd after a long idle, before data goes again.
 				if idle, rto := now.Sub(a.lastDataSent), a.rto.RTO(); idle >= rto {
 					a.cc.OnIdle(idle, rto)
 					a.lastDataSent = now // that idleness is accounted for
@@ -390,17 +390,17 @@ func (a *Association) transmit(now time.Time) {
 	}
 	if sentData {
 		a.lastDataSent = now
-		if !a.timers.Running(TimerT3Rtx) {
-			a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
+		if !a.timers.Running(timerT3Rtx) {
+			a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
 		}
 	}
 	if a.rt != nil {
 		if at, ok := a.rt.SACKDeadline(); ok {
-			if !a.timers.Running(TimerDelayedAck) {
-				a.timers.Set(TimerDelayedAck, at)
+			if !a.timers.Running(timerDelayedAck) {
+				a.timers.Set(timerDelayedAck, at)
 			}
 		} else {
-			a.timers.Stop(TimerDelayedAck)
+			a.timers.Stop(timerDelayedAck)
 		}
 	}
 	a.arm(now)
@@ -496,7 +496,7 @@ func (a *Association) appendSACK(p []byte) []byte {
 	s := wire.SACK{CumTSNAck: a.rt.CumTSN(), ARwnd: a.rwnd(), Gaps: a.gaps, Dups: a.dups}
 	a.advRwnd = s.ARwnd
 	a.rt.SACKSent()
-	a.timers.Stop(TimerDelayedAck)
+	a.timers.Stop(timerDelayedAck)
 	a.stats.sacksSent++
 	return s.Append(p)
 }

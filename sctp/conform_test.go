@@ -411,7 +411,7 @@ func TestRFC9260_7_2_1_IdleCwnd(t *testing.T) {
 	require.Less(t, st.RTO, 300*time.Millisecond)
 	time.Sleep(10 * st.RTO)
 	require.NoError(t, a.WriteMsg(1, 16, []byte("after the idle")))
-	assert.LessOrEqual(t, a.Stats().Cwnd, InitialCwnd(a.Stats().MaxPacket), "cwnd decayed while idle")
+	assert.LessOrEqual(t, a.Stats().Cwnd, initialCwnd(a.Stats().MaxPacket), "cwnd decayed while idle")
 }
 
 // TestRFC9260_6_3_1_DelayedSACKNotLoss: with RTO.Min below the peer's

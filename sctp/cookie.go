@@ -15,18 +15,18 @@ import (
 	"time"
 )
 
-// DefaultCookieLifespan is Valid.Cookie.Life, the lifespan of a State
+// defaultCookieLifespan is Valid.Cookie.Life, the lifespan of a State
 // Cookie (RFC 9260 §16).
-const DefaultCookieLifespan = 60 * time.Second
+const defaultCookieLifespan = 60 * time.Second
 
-// DefaultCookieRotation is how long a CookieSigner signs with one secret
+// defaultCookieRotation is how long a CookieSigner signs with one secret
 // before drawing a new one, unless told otherwise.
-const DefaultCookieRotation = 60 * time.Second
+const defaultCookieRotation = 60 * time.Second
 
-// CookieLen is the length of a signed State Cookie: a fixed 76-octet
+// cookieLen is the length of a signed State Cookie: a fixed 76-octet
 // body, of which the last 4 octets name the signing secret, followed by
 // its 32-octet HMAC-SHA256.
-const CookieLen = cookieMACOff + sha256.Size
+const cookieLen = cookieMACOff + sha256.Size
 
 // The fixed binary layout of a cookie, network byte order.
 const (
@@ -62,40 +62,40 @@ const (
 
 // Errors of CookieSigner.Verify.
 var (
-	// ErrCookieMalformed: the cookie does not have the layout this
+	// errCookieMalformed: the cookie does not have the layout this
 	// package writes (wrong length, or, after its MAC verified, a field
 	// this package never writes).
-	ErrCookieMalformed = errors.New("sctp: malformed state cookie")
-	// ErrCookieMAC: the MAC does not verify under the current or the
+	errCookieMalformed = errors.New("sctp: malformed state cookie")
+	// errCookieMAC: the MAC does not verify under the current or the
 	// previous secret (RFC 9260 §5.1.5 step 2: discard silently).
-	ErrCookieMAC = errors.New("sctp: state cookie MAC does not verify")
-	// ErrCookieStale: the cookie outlived its lifespan (RFC 9260 §5.1.5
-	// step 3). Verify returns it wrapped in a *StaleCookieError.
-	ErrCookieStale = errors.New("sctp: stale state cookie")
-	// ErrCookieAddress: a cookie bound to one peer address came from
+	errCookieMAC = errors.New("sctp: state cookie MAC does not verify")
+	// errCookieStale: the cookie outlived its lifespan (RFC 9260 §5.1.5
+	// step 3). Verify returns it wrapped in a *staleCookieError.
+	errCookieStale = errors.New("sctp: stale state cookie")
+	// errCookieAddress: a cookie bound to one peer address came from
 	// another (VerifyFrom).
-	ErrCookieAddress = errors.New("sctp: state cookie from another address")
+	errCookieAddress = errors.New("sctp: state cookie from another address")
 )
 
-// StaleCookieError reports a cookie whose MAC verified but whose lifespan
-// has run out. errors.Is(err, ErrCookieStale) holds for it.
-type StaleCookieError struct {
+// staleCookieError reports a cookie whose MAC verified but whose lifespan
+// has run out. errors.Is(err, errCookieStale) holds for it.
+type staleCookieError struct {
 	// Staleness is how long ago the cookie expired.
 	Staleness time.Duration
 }
 
 // Error implements error.
-func (e *StaleCookieError) Error() string {
-	return fmt.Sprintf("%v: expired %v ago", ErrCookieStale, e.Staleness)
+func (e *staleCookieError) Error() string {
+	return fmt.Sprintf("%v: expired %v ago", errCookieStale, e.Staleness)
 }
 
-// Unwrap returns ErrCookieStale.
-func (e *StaleCookieError) Unwrap() error { return ErrCookieStale }
+// Unwrap returns errCookieStale.
+func (e *staleCookieError) Unwrap() error { return errCookieStale }
 
 // MeasureOfStaleness returns the Measure of Staleness of the Stale Cookie
 // error cause (RFC 9260 §3.3.10.3): the time since the cookie expired, in
 // microseconds, saturated to 32 bits.
-func (e *StaleCookieError) MeasureOfStaleness() uint32 {
+func (e *staleCookieError) MeasureOfStaleness() uint32 {
 	us := e.Staleness.Microseconds()
 	if us < 0 {
 		return 0
@@ -113,7 +113,7 @@ type Cookie struct {
 	Created time.Time
 	// Lifespan is how long after Created the cookie is accepted
 	// (RFC 9260 §5.1.3: Valid.Cookie.Life, plus any Cookie Preservative
-	// increment the endpoint grants). Sign sets DefaultCookieLifespan if
+	// increment the endpoint grants). Sign sets defaultCookieLifespan if
 	// it is zero; it is carried in milliseconds.
 	Lifespan time.Duration
 
@@ -212,7 +212,7 @@ func (c *Cookie) encodeBody(b []byte) {
 // has exactly one encoding.
 func decodeCookie(b []byte) (Cookie, error) {
 	if b[ckVersion] != cookieVersion || b[ckFlags]&^cookieFlagAll != 0 {
-		return Cookie{}, ErrCookieMalformed
+		return Cookie{}, errCookieMalformed
 	}
 	be := binary.BigEndian
 	flags := b[ckFlags]
@@ -235,7 +235,7 @@ func decodeCookie(b []byte) (Cookie, error) {
 		PeerTieTag:           be.Uint32(b[ckPeerTie:]),
 	}
 	if !c.HasPeerAdaptation && c.PeerAdaptation != 0 {
-		return Cookie{}, ErrCookieMalformed
+		return Cookie{}, errCookieMalformed
 	}
 	port := be.Uint16(b[ckAddrPort:])
 	a16 := [16]byte(b[ckAddr : ckAddr+16])
@@ -243,16 +243,16 @@ func decodeCookie(b []byte) (Cookie, error) {
 	switch {
 	case flags&cookieFlagAddr == 0:
 		if flags&cookieFlagAddr4 != 0 || port != 0 || a16 != [16]byte{} {
-			return Cookie{}, ErrCookieMalformed
+			return Cookie{}, errCookieMalformed
 		}
 	case flags&cookieFlagAddr4 != 0:
 		if !addr.Is4In6() {
-			return Cookie{}, ErrCookieMalformed
+			return Cookie{}, errCookieMalformed
 		}
 		c.PeerAddr = netip.AddrPortFrom(addr.Unmap(), port)
 	default:
 		if addr.Is4In6() {
-			return Cookie{}, ErrCookieMalformed
+			return Cookie{}, errCookieMalformed
 		}
 		c.PeerAddr = netip.AddrPortFrom(addr, port)
 	}
@@ -281,12 +281,12 @@ func newCookieKey(gen uint32) cookieKey {
 // secret is kept for one more period, so a cookie verifies during at
 // least one full period after it was signed and during at most two.
 // The rotation period should therefore be at least the cookie lifespan;
-// a cookie older than two periods fails with ErrCookieMAC instead of
-// ErrCookieStale, which RFC 9260 allows (§5.1.5 step 2 discards any cookie
+// a cookie older than two periods fails with errCookieMAC instead of
+// errCookieStale, which RFC 9260 allows (§5.1.5 step 2 discards any cookie
 // that does not authenticate).
 //
 // A CookieSigner is safe for concurrent use. Sign into a buffer with
-// CookieLen free octets, and Verify of a valid cookie, do not allocate
+// cookieLen free octets, and Verify of a valid cookie, do not allocate
 // (except when a rotation falls due, which draws a new secret).
 type CookieSigner struct {
 	mu        sync.Mutex
@@ -297,12 +297,12 @@ type CookieSigner struct {
 	scratch   [sha256.Size]byte
 }
 
-// NewCookieSigner returns a signer that rotates its secret every rotation
-// (DefaultCookieRotation if zero or negative) and reads the time from now
+// newCookieSigner returns a signer that rotates its secret every rotation
+// (defaultCookieRotation if zero or negative) and reads the time from now
 // (time.Now if nil).
-func NewCookieSigner(rotation time.Duration, now func() time.Time) *CookieSigner {
+func newCookieSigner(rotation time.Duration, now func() time.Time) *CookieSigner {
 	if rotation <= 0 {
-		rotation = DefaultCookieRotation
+		rotation = defaultCookieRotation
 	}
 	if now == nil {
 		now = time.Now
@@ -336,9 +336,9 @@ func (s *CookieSigner) rotateLocked(now time.Time) {
 }
 
 // Sign stamps c.Created with the signer's clock (to the microsecond),
-// sets c.Lifespan to DefaultCookieLifespan if it is zero or negative
+// sets c.Lifespan to defaultCookieLifespan if it is zero or negative
 // (lifespans are carried in milliseconds, at most about 49 days, and c is
-// updated to the value carried), and appends the signed cookie, CookieLen
+// updated to the value carried), and appends the signed cookie, cookieLen
 // octets, to dst. It allocates only if dst lacks the room.
 func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 	now := s.now()
@@ -348,7 +348,7 @@ func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 
 	c.Created = time.UnixMicro(now.UnixMicro())
 	if c.Lifespan <= 0 {
-		c.Lifespan = DefaultCookieLifespan
+		c.Lifespan = defaultCookieLifespan
 	}
 	c.Lifespan = min(c.Lifespan, math.MaxUint32*time.Millisecond).Truncate(time.Millisecond)
 	if a := c.PeerAddr.Addr(); a.IsValid() {
@@ -361,7 +361,7 @@ func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 	}
 
 	off := len(dst)
-	dst = slices.Grow(dst, CookieLen)[:off+CookieLen]
+	dst = slices.Grow(dst, cookieLen)[:off+cookieLen]
 	b := dst[off:]
 	c.encodeBody(b)
 	binary.BigEndian.PutUint32(b[ckGeneration:], s.cur.gen)
@@ -374,14 +374,14 @@ func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 // Verify checks a cookie from a COOKIE ECHO (RFC 9260 §5.1.5) at time now
 // and returns its content. In order:
 //
-//   - a cookie that is not CookieLen octets long is ErrCookieMalformed;
+//   - a cookie that is not cookieLen octets long is errCookieMalformed;
 //   - the MAC is compared in constant time (hmac.Equal) against the one
 //     computed under the secret the cookie names, which must be the
 //     current or the previous one (steps 1 and 2); a mismatch is
-//     ErrCookieMAC, and nothing in the cookie is looked at before;
-//   - a body this package would not have written is ErrCookieMalformed;
-//   - a cookie past Created+Lifespan is a *StaleCookieError (wrapping
-//     ErrCookieStale) whose MeasureOfStaleness goes into the Stale Cookie
+//     errCookieMAC, and nothing in the cookie is looked at before;
+//   - a body this package would not have written is errCookieMalformed;
+//   - a cookie past Created+Lifespan is a *staleCookieError (wrapping
+//     errCookieStale) whose MeasureOfStaleness goes into the Stale Cookie
 //     error cause (step 3).
 //
 // Verify does not check the cookie against the packet: the Verification
@@ -400,7 +400,7 @@ func (s *CookieSigner) Verify(b []byte, now time.Time) (Cookie, error) {
 
 // VerifyFrom is Verify for a COOKIE ECHO that arrived from the UDP
 // address from: a cookie bound to a peer address (Cookie.PeerAddr set)
-// that arrives from another address fails with ErrCookieAddress, checked
+// that arrives from another address fails with errCookieAddress, checked
 // before staleness so that no Stale Cookie error goes to an address that
 // never sent the INIT.
 func (s *CookieSigner) VerifyFrom(b []byte, now time.Time, from netip.AddrPort) (Cookie, error) {
@@ -411,15 +411,15 @@ func (s *CookieSigner) VerifyFrom(b []byte, now time.Time, from netip.AddrPort) 
 	if c.PeerAddr.IsValid() {
 		f := netip.AddrPortFrom(from.Addr().Unmap().WithZone(""), from.Port())
 		if f != c.PeerAddr {
-			return Cookie{}, ErrCookieAddress
+			return Cookie{}, errCookieAddress
 		}
 	}
 	return c, checkStale(&c, now)
 }
 
 func (s *CookieSigner) verifyMAC(b []byte, now time.Time) (Cookie, error) {
-	if len(b) != CookieLen {
-		return Cookie{}, ErrCookieMalformed
+	if len(b) != cookieLen {
+		return Cookie{}, errCookieMalformed
 	}
 	s.mu.Lock()
 	s.rotateLocked(now)
@@ -432,14 +432,14 @@ func (s *CookieSigner) verifyMAC(b []byte, now time.Time) (Cookie, error) {
 		k = &s.prev
 	default:
 		s.mu.Unlock()
-		return Cookie{}, ErrCookieMAC
+		return Cookie{}, errCookieMAC
 	}
 	k.mac.Reset()
 	k.mac.Write(b[:cookieMACOff])
 	ok := hmac.Equal(k.mac.Sum(s.scratch[:0]), b[cookieMACOff:])
 	s.mu.Unlock()
 	if !ok {
-		return Cookie{}, ErrCookieMAC
+		return Cookie{}, errCookieMAC
 	}
 	return decodeCookie(b)
 }
@@ -451,7 +451,7 @@ func checkStale(c *Cookie, now time.Time) error {
 		return nil
 	}
 	if n := now.UnixMicro(); n > expiry {
-		return &StaleCookieError{Staleness: time.Duration(n-expiry) * time.Microsecond}
+		return &staleCookieError{Staleness: time.Duration(n-expiry) * time.Microsecond}
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func resign(s *CookieSigner, b []byte) {
 
 func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(0, clk.Now)
+	s := newCookieSigner(0, clk.Now)
 	cases := map[string]func(*Cookie){
 		"IPv4 peer":             func(*Cookie) {},
 		"IPv6 peer":             func(c *Cookie) { c.PeerAddr = netip.MustParseAddrPort("[2001:db8::1]:443") },
@@ -85,10 +85,10 @@ func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 			c := sampleCookie()
 			mod(&c)
 			b := s.Sign(nil, &c)
-			require.Len(t, b, CookieLen)
+			require.Len(t, b, cookieLen)
 			assert.Equal(t, time.UnixMicro(clk.Now().UnixMicro()), c.Created, "Sign stamps the creation time")
 			if name != "preservative lifespan" {
-				assert.Equal(t, DefaultCookieLifespan, c.Lifespan, "Valid.Cookie.Life (RFC 9260 §16)")
+				assert.Equal(t, defaultCookieLifespan, c.Lifespan, "Valid.Cookie.Life (RFC 9260 §16)")
 			}
 			got, err := s.Verify(b, clk.Now())
 			require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 
 func TestCookieSignNormalizes(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(0, clk.Now)
+	s := newCookieSigner(0, clk.Now)
 	c := sampleCookie()
 	c.PeerAddr = netip.MustParseAddrPort("[::ffff:192.0.2.7]:9899")
 	c.HasPeerAdaptation = false
@@ -133,25 +133,25 @@ func TestCookieSignNormalizes(t *testing.T) {
 
 func TestCookieSignAppends(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(0, clk.Now)
+	s := newCookieSigner(0, clk.Now)
 	c1, c2 := sampleCookie(), sampleCookie()
 	c2.PeerInitialTSN = 99
 	prefix := []byte{1, 2, 3}
 	b := s.Sign(append([]byte(nil), prefix...), &c1)
 	b = s.Sign(b, &c2)
-	require.Len(t, b, 3+2*CookieLen)
+	require.Len(t, b, 3+2*cookieLen)
 	assert.Equal(t, prefix, b[:3])
-	got, err := s.Verify(b[3:3+CookieLen], clk.Now())
+	got, err := s.Verify(b[3:3+cookieLen], clk.Now())
 	require.NoError(t, err)
 	assert.Equal(t, c1, got)
-	got, err = s.Verify(b[3+CookieLen:], clk.Now())
+	got, err = s.Verify(b[3+cookieLen:], clk.Now())
 	require.NoError(t, err)
 	assert.Equal(t, uint32(99), got.PeerInitialTSN)
 }
 
 func TestCookieTamperedEveryByte_RFC9260_5_1_5_Step2(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(0, clk.Now)
+	s := newCookieSigner(0, clk.Now)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
 	for i := range b {
@@ -159,7 +159,7 @@ func TestCookieTamperedEveryByte_RFC9260_5_1_5_Step2(t *testing.T) {
 			x := append([]byte(nil), b...)
 			x[i] ^= mask
 			_, err := s.Verify(x, clk.Now())
-			require.ErrorIs(t, err, ErrCookieMAC, "byte %d ^ %#x", i, mask)
+			require.ErrorIs(t, err, errCookieMAC, "byte %d ^ %#x", i, mask)
 		}
 	}
 	_, err := s.Verify(b, clk.Now())
@@ -168,12 +168,12 @@ func TestCookieTamperedEveryByte_RFC9260_5_1_5_Step2(t *testing.T) {
 
 func TestCookieMalformedLength(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(0, clk.Now)
+	s := newCookieSigner(0, clk.Now)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
-	for _, x := range [][]byte{nil, {}, b[:1], b[:CookieLen-1], append(append([]byte(nil), b...), 0), make([]byte, 4096)} {
+	for _, x := range [][]byte{nil, {}, b[:1], b[:cookieLen-1], append(append([]byte(nil), b...), 0), make([]byte, 4096)} {
 		_, err := s.Verify(x, clk.Now())
-		assert.ErrorIs(t, err, ErrCookieMalformed, "length %d", len(x))
+		assert.ErrorIs(t, err, errCookieMalformed, "length %d", len(x))
 	}
 }
 
@@ -181,7 +181,7 @@ func TestCookieMalformedLength(t *testing.T) {
 // so that every accepted cookie has one encoding.
 func TestCookieMalformedBodyUnderValidMAC(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(0, clk.Now)
+	s := newCookieSigner(0, clk.Now)
 	cases := map[string]func(b []byte){
 		"unknown version":              func(b []byte) { b[ckVersion] = 2 },
 		"unknown flag":                 func(b []byte) { b[ckFlags] |= 0x10 },
@@ -205,14 +205,14 @@ func TestCookieMalformedBodyUnderValidMAC(t *testing.T) {
 			mod(b)
 			resign(s, b)
 			_, err := s.Verify(b, clk.Now())
-			assert.ErrorIs(t, err, ErrCookieMalformed)
+			assert.ErrorIs(t, err, errCookieMalformed)
 		})
 	}
 }
 
 func TestCookieStale_RFC9260_5_1_5_Step3(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(24*time.Hour, clk.Now)
+	s := newCookieSigner(24*time.Hour, clk.Now)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
 	created := c.Created
@@ -236,8 +236,8 @@ func TestCookieStale_RFC9260_5_1_5_Step3(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrCookieStale)
-			var se *StaleCookieError
+			require.ErrorIs(t, err, errCookieStale)
+			var se *staleCookieError
 			require.True(t, errors.As(err, &se))
 			assert.Equal(t, tc.stale, se.Staleness)
 			assert.Equal(t, tc.measure, se.MeasureOfStaleness(), "Measure of Staleness (RFC 9260 §3.3.10.3), µs")
@@ -245,13 +245,13 @@ func TestCookieStale_RFC9260_5_1_5_Step3(t *testing.T) {
 			assert.Equal(t, c, got, "the content comes back for the ERROR reply")
 		})
 	}
-	assert.Zero(t, (&StaleCookieError{Staleness: -time.Second}).MeasureOfStaleness())
+	assert.Zero(t, (&staleCookieError{Staleness: -time.Second}).MeasureOfStaleness())
 }
 
 func TestCookieRotation(t *testing.T) {
 	clk := newFakeClock()
 	t0 := clk.Now()
-	s := NewCookieSigner(time.Minute, clk.Now)
+	s := newCookieSigner(time.Minute, clk.Now)
 	c := sampleCookie()
 	c.Lifespan = time.Hour // staleness out of the way
 	old := s.Sign(nil, &c)
@@ -269,13 +269,13 @@ func TestCookieRotation(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = s.Verify(old, t0.Add(121*time.Second))
-	require.ErrorIs(t, err, ErrCookieMAC, "two rotations ago: rejected")
+	require.ErrorIs(t, err, errCookieMAC, "two rotations ago: rejected")
 	_, err = s.Verify(fresh, t0.Add(121*time.Second))
 	require.NoError(t, err, "one rotation ago: accepted")
 
 	// A gap of several periods at once replaces both secrets.
 	_, err = s.Verify(fresh, t0.Add(10*time.Minute))
-	require.ErrorIs(t, err, ErrCookieMAC)
+	require.ErrorIs(t, err, errCookieMAC)
 
 	// A clock that steps back does not rotate.
 	clk.Advance(10 * time.Minute)
@@ -287,17 +287,17 @@ func TestCookieRotation(t *testing.T) {
 
 func TestCookieOtherSignerRejected_RFC9260_5_1_5_Step2(t *testing.T) {
 	clk := newFakeClock()
-	a := NewCookieSigner(0, clk.Now)
-	b := NewCookieSigner(0, clk.Now)
+	a := newCookieSigner(0, clk.Now)
+	b := newCookieSigner(0, clk.Now)
 	b.cur.gen = a.cur.gen // same generation number, different secret
 	c := sampleCookie()
 	_, err := b.Verify(a.Sign(nil, &c), clk.Now())
-	assert.ErrorIs(t, err, ErrCookieMAC)
+	assert.ErrorIs(t, err, errCookieMAC)
 }
 
 func TestCookieVerifyFromBindsAddress(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(time.Hour, clk.Now)
+	s := newCookieSigner(time.Hour, clk.Now)
 	c := sampleCookie() // bound to 192.0.2.7:9899
 	b := s.Sign(nil, &c)
 	cases := []struct {
@@ -306,9 +306,9 @@ func TestCookieVerifyFromBindsAddress(t *testing.T) {
 	}{
 		{"192.0.2.7:9899", nil},
 		{"[::ffff:192.0.2.7]:9899", nil},
-		{"192.0.2.7:9898", ErrCookieAddress},
-		{"192.0.2.8:9899", ErrCookieAddress},
-		{"[2001:db8::7]:9899", ErrCookieAddress},
+		{"192.0.2.7:9898", errCookieAddress},
+		{"192.0.2.8:9899", errCookieAddress},
+		{"[2001:db8::7]:9899", errCookieAddress},
 	}
 	for _, tc := range cases {
 		got, err := s.VerifyFrom(b, clk.Now(), netip.MustParseAddrPort(tc.from))
@@ -321,14 +321,14 @@ func TestCookieVerifyFromBindsAddress(t *testing.T) {
 	}
 	// Wrong address wins over staleness: no Stale Cookie error to a stranger.
 	_, err := s.VerifyFrom(b, clk.Now().Add(2*time.Minute), netip.MustParseAddrPort("198.51.100.1:1"))
-	assert.ErrorIs(t, err, ErrCookieAddress)
+	assert.ErrorIs(t, err, errCookieAddress)
 	_, err = s.VerifyFrom(b, clk.Now().Add(2*time.Minute), netip.MustParseAddrPort("192.0.2.7:9899"))
-	assert.ErrorIs(t, err, ErrCookieStale)
+	assert.ErrorIs(t, err, errCookieStale)
 	// A tampered cookie is a MAC failure, whatever the address.
 	x := append([]byte(nil), b...)
 	x[ckAddr+15] ^= 1
 	_, err = s.VerifyFrom(x, clk.Now(), netip.MustParseAddrPort("192.0.2.7:9899"))
-	assert.ErrorIs(t, err, ErrCookieMAC)
+	assert.ErrorIs(t, err, errCookieMAC)
 
 	// An unbound cookie is accepted from anywhere.
 	u := sampleCookie()
@@ -340,12 +340,12 @@ func TestCookieVerifyFromBindsAddress(t *testing.T) {
 
 func TestCookieNoAllocs(t *testing.T) {
 	clk := newFakeClock()
-	s := NewCookieSigner(time.Hour, clk.Now)
+	s := newCookieSigner(time.Hour, clk.Now)
 	c := sampleCookie()
-	buf := make([]byte, 0, CookieLen)
+	buf := make([]byte, 0, cookieLen)
 	good := s.Sign(nil, &c)
 	bad := append([]byte(nil), good...)
-	bad[CookieLen-1] ^= 1
+	bad[cookieLen-1] ^= 1
 	now := clk.Now()
 	from := c.PeerAddr
 	assert.Zero(t, testing.AllocsPerRun(200, func() { _ = s.Sign(buf[:0], &c) }), "Sign into a sized buffer")
@@ -362,13 +362,13 @@ func TestCookieNoAllocs(t *testing.T) {
 func TestCookieSignerConcurrent(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	clk := newFakeClock()
-	s := NewCookieSigner(time.Second, clk.Now)
+	s := newCookieSigner(time.Second, clk.Now)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 0, CookieLen)
+			buf := make([]byte, 0, cookieLen)
 			for i := 0; i < 500; i++ {
 				c := sampleCookie()
 				c.PeerInitialTSN = uint32(i)
@@ -377,7 +377,7 @@ func TestCookieSignerConcurrent(t *testing.T) {
 					clk.Advance(300 * time.Millisecond)
 				}
 				got, err := s.Verify(buf, c.Created)
-				if err != nil && !errors.Is(err, ErrCookieMAC) { // a rotation may pass in between
+				if err != nil && !errors.Is(err, errCookieMAC) { // a rotation may pass in between
 					t.Errorf("verify: %v", err)
 					return
 				}
@@ -392,8 +392,8 @@ func TestCookieSignerConcurrent(t *testing.T) {
 }
 
 func TestNewCookieSignerDefaults(t *testing.T) {
-	s := NewCookieSigner(0, nil)
-	assert.Equal(t, DefaultCookieRotation, s.period)
+	s := newCookieSigner(0, nil)
+	assert.Equal(t, defaultCookieRotation, s.period)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
 	_, err := s.Verify(b, time.Now())
@@ -406,13 +406,13 @@ func TestNewCookieSignerDefaults(t *testing.T) {
 // whatever they accept re-encodes to the same octets.
 func FuzzCookieVerify(f *testing.F) {
 	clk := newFakeClock()
-	s := NewCookieSigner(time.Hour, clk.Now)
+	s := newCookieSigner(time.Hour, clk.Now)
 	c := sampleCookie()
 	good := s.Sign(nil, &c)
 	f.Add(good)
-	f.Add(good[:CookieLen-1])
+	f.Add(good[:cookieLen-1])
 	f.Add([]byte{})
-	f.Add(make([]byte, CookieLen))
+	f.Add(make([]byte, cookieLen))
 	u := sampleCookie()
 	u.PeerAddr = netip.AddrPort{}
 	f.Add(s.Sign(nil, &u))
@@ -424,22 +424,22 @@ func FuzzCookieVerify(f *testing.F) {
 		for _, at := range []time.Time{now, now.Add(2 * time.Minute)} {
 			got, err := s.Verify(b, at)
 			switch {
-			case err == nil, errors.Is(err, ErrCookieStale):
-				require.Len(t, b, CookieLen)
+			case err == nil, errors.Is(err, errCookieStale):
+				require.Len(t, b, cookieLen)
 				re := make([]byte, ckGeneration)
 				got.encodeBody(re)
 				require.Equal(t, b[:ckGeneration], re, "an accepted cookie re-encodes to itself")
-			case errors.Is(err, ErrCookieMAC), errors.Is(err, ErrCookieMalformed):
+			case errors.Is(err, errCookieMAC), errors.Is(err, errCookieMalformed):
 			default:
 				t.Fatalf("unexpected error %v", err)
 			}
 			_, err2 := s.VerifyFrom(b, at, netip.MustParseAddrPort("192.0.2.7:9899"))
-			if err2 != nil && !errors.Is(err2, ErrCookieAddress) && !errors.Is(err2, ErrCookieStale) &&
-				!errors.Is(err2, ErrCookieMAC) && !errors.Is(err2, ErrCookieMalformed) {
+			if err2 != nil && !errors.Is(err2, errCookieAddress) && !errors.Is(err2, errCookieStale) &&
+				!errors.Is(err2, errCookieMAC) && !errors.Is(err2, errCookieMalformed) {
 				t.Fatalf("unexpected error %v", err2)
 			}
-			require.Equal(t, errors.Is(err, ErrCookieMAC), errors.Is(err2, ErrCookieMAC))
-			require.Equal(t, errors.Is(err, ErrCookieMalformed), errors.Is(err2, ErrCookieMalformed))
+			require.Equal(t, errors.Is(err, errCookieMAC), errors.Is(err2, errCookieMAC))
+			require.Equal(t, errors.Is(err, errCookieMalformed), errors.Is(err2, errCookieMalformed))
 		}
 	})
 }

@@ -19,7 +19,7 @@
 //
 //   - serial.go: serial-number comparison of TSNs and SSNs (§1.6, with
 //     RFC 1982).
-//   - rto.go: RTOEstimator, the retransmission timeout: SRTT, RTTVAR and
+//   - rto.go: rtoEstimator, the retransmission timeout: SRTT, RTTVAR and
 //     RTO (§6.3.1 rules C1-C7 and G1), back-off on expiry (§6.3.3 E2), and
 //     the RTO.Initial/Min/Max parameters (§16), configurable.
 //   - congestion.go: Congestion, cwnd/ssthresh/partial_bytes_acked with
@@ -27,12 +27,12 @@
 //     reductions and the idle decay (§7.2.1-§7.2.4, §6.3.3 E1), the flight
 //     size and the peer's receive window with the zero window probe
 //     (§6.1 rules A-C, §6.2.1).
-//   - outstanding.go: OutstandingQueue, the sender's DATA chunks in flight:
+//   - outstanding.go: outstandingQueue, the sender's DATA chunks in flight:
 //     SACK processing with Cumulative TSN Ack and Gap Ack Blocks
 //     (§6.2.1 D), reneging, miss indications and Fast Retransmit (§7.2.4),
 //     marking for retransmission on T3-rtx expiry (§6.3.3 E3), and RTT
 //     samples under Karn's rule (§6.3.1 C4, C5).
-//   - tsntracker.go: RecvTracker, the receiver's view of the peer's TSNs:
+//   - tsntracker.go: recvTracker, the receiver's view of the peer's TSNs:
 //     the Cumulative TSN Ack point, Gap Ack Blocks and Duplicate TSNs for
 //     the SACK (§3.3.4, §6.2, §6.7) in a bounded window, and when to send
 //     the SACK (§6.2 delayed acknowledgement, §5.1 first DATA).

@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
-
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -49,7 +48,7 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 	if probing && cfg != nil && cfg.MTU > 0 {
 		// The route's MTU is known (loopback included: RFC 8899 on
 		// every path, the peer's reads may be smaller than the route).
-		if df, err := pmtu.NewSharedDF(conn); err == nil {
+		if df, err := dplpmtud.NewSharedDF(conn); err == nil {
 			c := *cfg
 			c.pathProbe = &pathProbe{routeMTU: c.MTU, overhead: ipUDPOverhead(connAddrPort(conn.RemoteAddr()).Addr()),
 				df: df, kernelMTU: func() int { return connRouteMTU(conn) }}
@@ -93,7 +92,7 @@ func connRouteMTU(conn *net.UDPConn) int {
 	if err != nil {
 		return 0
 	}
-	mtu, err := pmtu.UDPPathMTU(rc, ra.Is6() && !ra.Is4In6())
+	mtu, err := dplpmtud.UDPPathMTU(rc, ra.Is6() && !ra.Is4In6())
 	if err != nil || mtu < 576 {
 		return 0
 	}
@@ -117,7 +116,7 @@ func DialConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, er
 	c = c.normalized()
 	a := newConnAssociation(conn, c)
 	a.localPort, a.peerPort = c.LocalPort, c.PeerPort
-	a.localTag, a.localInitialTSN = RandomTag(), RandomTag()
+	a.localTag, a.localInitialTSN = randomTag(), randomTag()
 	go readLoop(conn, a)
 
 	a.mu.Lock()

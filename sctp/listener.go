@@ -10,8 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
-
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -44,9 +43,9 @@ type Listener struct {
 	accepting bool
 	closeOnce sync.Once
 	readDone  chan struct{}
-	probe     *routeProbe    // route MTU per peer; nil with Config.MTU set
-	offload   bool           // UDP_SEGMENT on the socket (Config.NoOffload)
-	df        *pmtu.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
+	probe     *routeProbe        // route MTU per peer; nil with Config.MTU set
+	offload   bool               // UDP_SEGMENT on the socket (Config.NoOffload)
+	df        *dplpmtud.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
 
 	// queued counts the buffer octets held in every association's queue;
 	// queueCap and listenerQueueCap bound one queue and all of them.
@@ -155,7 +154,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if c.MTU <= 0 {
 		l.probe = newRouteProbe()
 		if !c.NoPLPMTUD {
-			if df, err := pmtu.NewSharedDF(pc); err == nil {
+			if df, err := dplpmtud.NewSharedDF(pc); err == nil {
 				l.df = df
 			}
 		}

@@ -54,7 +54,7 @@ type ResponderConfig struct {
 	// second; zero means DefaultInitAckRate.
 	InitAckRate int
 	// CookieLifespan is Valid.Cookie.Life; zero means
-	// DefaultCookieLifespan.
+	// defaultCookieLifespan.
 	CookieLifespan time.Duration
 }
 
@@ -149,8 +149,8 @@ func NewResponder(cfg ResponderConfig) *Responder {
 	if cfg.InboundStreams == 0 {
 		cfg.InboundStreams = 0xFFFF
 	}
-	return &Responder{cfg: cfg, signer: NewCookieSigner(0, nil), limit: newTokenBucket(cfg.InitAckRate),
-		out: make([]byte, 0, 512), ck: make([]byte, 0, CookieLen)}
+	return &Responder{cfg: cfg, signer: newCookieSigner(0, nil), limit: newTokenBucket(cfg.InitAckRate),
+		out: make([]byte, 0, 512), ck: make([]byte, 0, cookieLen)}
 }
 
 // Stats returns the counters.
@@ -173,9 +173,9 @@ func (h *Responder) CountBacklogFull() { h.stats.backlogFull.Add(1) }
 // CountForeignTag counts a packet dropped for its Verification Tag.
 func (h *Responder) CountForeignTag() { h.stats.foreignTag.Add(1) }
 
-// RandomTag returns a random nonzero 32-bit value, for Initiate Tags and
+// randomTag returns a random nonzero 32-bit value, for Initiate Tags and
 // Initial TSNs (RFC 9260 §5.3.1).
-func RandomTag() uint32 {
+func randomTag() uint32 {
 	var b [4]byte
 	for {
 		_, _ = rand.Read(b[:])
@@ -210,7 +210,7 @@ func (h *Responder) Unknown(b []byte, from netip.AddrPort, send func([]byte)) (c
 		ck, err := h.VerifyCookieEcho(pkt.Header, c, from)
 		if err != nil {
 			h.stats.cookiesBad.Add(1)
-			var stale *StaleCookieError
+			var stale *staleCookieError
 			if errors.As(err, &stale) && pkt.Header.VerificationTag == ck.LocalVerificationTag {
 				h.staleCookie(&ck, stale, send)
 			}
@@ -262,7 +262,7 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	}
 	ck := Cookie{
 		Lifespan:             life,
-		LocalVerificationTag: RandomTag(), LocalInitialTSN: RandomTag(),
+		LocalVerificationTag: randomTag(), LocalInitialTSN: randomTag(),
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, h.cfg.OutboundStreams),
 		InboundStreams:  min(in.OutboundStreams, h.cfg.InboundStreams),
@@ -311,7 +311,7 @@ func (h *Responder) abortInit(hdr wire.Header, in *wire.Init, causes []byte, now
 // with an ERROR carrying a Stale Cookie cause (RFC 9260 §5.1.5 step 3),
 // to the address the cookie is bound to, with the peer's tag from the
 // cookie; rate-limited as every answer here.
-func (h *Responder) staleCookie(ck *Cookie, stale *StaleCookieError, send func([]byte)) {
+func (h *Responder) staleCookie(ck *Cookie, stale *staleCookieError, send func([]byte)) {
 	if !h.limit.allow(time.Now()) {
 		h.stats.rateLimited.Add(1)
 		return
@@ -323,9 +323,9 @@ func (h *Responder) staleCookie(ck *Cookie, stale *StaleCookieError, send func([
 	send(h.out)
 }
 
-// ErrCookieTags reports a verified cookie whose packet carries other tags
+// errCookieTags reports a verified cookie whose packet carries other tags
 // or ports than the cookie (RFC 9260 §5.1.5 step 3).
-var ErrCookieTags = errors.New("sctp: COOKIE ECHO tags or ports do not match its cookie")
+var errCookieTags = errors.New("sctp: COOKIE ECHO tags or ports do not match its cookie")
 
 // VerifyCookieEcho checks a COOKIE ECHO chunk and its packet's header
 // against the cookie it carries (RFC 9260 §5.1.5).
@@ -336,8 +336,8 @@ func (h *Responder) VerifyCookieEcho(hdr wire.Header, c wire.Chunk, from netip.A
 // VerifyCookieEcho checks a COOKIE ECHO chunk received from address from,
 // with its packet's common header hdr, against the cookie it carries
 // (RFC 9260 §5.1.5): the signature, the lifetime (step 3, a
-// StaleCookieError), the address the cookie is bound to, and the packet's
-// Verification Tag and ports against the cookie's (ErrCookieTags).
+// staleCookieError), the address the cookie is bound to, and the packet's
+// Verification Tag and ports against the cookie's (errCookieTags).
 func (s *CookieSigner) VerifyCookieEcho(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
 	ce, err := wire.ParseCookieEcho(c)
 	if err != nil {
@@ -348,7 +348,7 @@ func (s *CookieSigner) VerifyCookieEcho(hdr wire.Header, c wire.Chunk, from neti
 		return ck, err
 	}
 	if hdr.VerificationTag != ck.LocalVerificationTag || hdr.SrcPort != ck.PeerPort || hdr.DstPort != ck.LocalPort {
-		return ck, ErrCookieTags
+		return ck, errCookieTags
 	}
 	return ck, nil
 }

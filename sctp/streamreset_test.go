@@ -14,7 +14,7 @@ import (
 // an earlier SSN, cannot be reset yet (In progress), and the others of
 // the request are left alone then too.
 func TestReassemblerResetStreams_RFC6525_5_2_2(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 4, Budget: 1 << 16})
+	r := newReassembler(reassemblyConfig{Streams: 4, Budget: 1 << 16})
 	push := func(d wire.Data) {
 		t.Helper()
 		_, err := r.Push(&d)

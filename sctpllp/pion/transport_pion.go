@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"io"
 	"net"
 	"sync"
@@ -12,7 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 
 	"github.com/pion/logging"
 	"github.com/pion/sctp"
@@ -272,8 +273,8 @@ type Transport struct {
 	ended    chan struct{}
 	cause    atomic.Pointer[error]
 	sentinel *sctp.Stream
-	pmtu     *pmtu.Conn // nil unless set up by DialPMTU (pmtu_pion.go)
-	live     *liveConn  // nil when DeadPeerTimeout is negative (deadpeer_pion.go)
+	pmtu     *dplpmtud.Conn // nil unless set up by DialPMTU (pmtu_pion.go)
+	live     *liveConn      // nil when DeadPeerTimeout is negative (deadpeer_pion.go)
 	wconn    *writeErrConn
 }
 
@@ -679,7 +680,7 @@ func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	}
 	// The hard limit is what pion was set up for; under path MTU tracking
 	// the adaptation enforces the current path (with ShrinkGrace), and
-	// pmtu.Conn sends a message built before a drop with DF clear.
+	// dplpmtud.Conn sends a message built before a drop with DF clear.
 	if m := t.maxMsg; total > m {
 		return fmt.Errorf("%w: %d octets, largest unfragmented message %d", llp.ErrSegmentTooLarge, total, m)
 	}
@@ -943,7 +944,7 @@ type Listener struct {
 	pending map[*muxConn]struct{}
 	// wrap, when set (ListenPMTU, pmtu_pion.go), puts path MTU
 	// tracking between pion and each association's conn.
-	wrap    func(c *muxConn) (*pmtu.Conn, error)
+	wrap    func(c *muxConn) (*dplpmtud.Conn, error)
 	onClose func()
 }
 
@@ -1037,7 +1038,7 @@ func (l *Listener) handshake(c *muxConn) {
 	cfg := l.cfg
 	cfg.snap = c.snap
 	var conn net.Conn = c
-	var pc *pmtu.Conn
+	var pc *dplpmtud.Conn
 	if l.wrap != nil {
 		var err error
 		if pc, err = l.wrap(c); err != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pmtu
+package dplpmtud
 
 import (
 	"encoding/binary"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package nstest
+package netns
 
 import (
 	"bufio"

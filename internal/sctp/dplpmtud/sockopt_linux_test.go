@@ -1,6 +1,6 @@
 //go:build linux
 
-package pmtu
+package dplpmtud
 
 import (
 	"encoding/binary"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
 
 // TestParseSCTPStatus decodes a struct sctp_status image laid out as
@@ -48,7 +50,7 @@ func TestTCPMaxSegLoopback(t *testing.T) {
 	require.NoError(t, err)
 	// Before data flows Linux may report half the loopback MSS.
 	assert.Positive(t, mss)
-	assert.LessOrEqual(t, mss, TCPMSS(65536, false, 0))
+	assert.LessOrEqual(t, mss, pmtu.TCPMSS(65536, false, 0))
 	require.NoError(t, setDontFragment(rc, false, true), "IP_MTU_DISCOVER on TCP")
 }
 

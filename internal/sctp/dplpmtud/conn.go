@@ -1,4 +1,4 @@
-package pmtu
+package dplpmtud
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
 
 // PionMaxPacket is the largest SCTP packet github.com/pion/sctp v1.11.3
@@ -62,7 +63,7 @@ type ConnConfig struct {
 //     as RFC 8899 §5.4 allows; Stats.Fragmentable counts them.
 //
 // The path MTU, read with Path().MTU(), is what the SCTP adaptation sizes
-// its messages by (SCTPMaxMessage). Read and Write may be called
+// its messages by (pmtu.SCTPMaxMessage). Read and Write may be called
 // concurrently with each other; Conn serialises writers.
 type Conn struct {
 	net.Conn
@@ -110,7 +111,7 @@ func NewConn(c net.Conn, cfg ConnConfig) (*Conn, error) {
 	if ua, ok := c.RemoteAddr().(*net.UDPAddr); ok {
 		pc.ipv6 = ua.IP.To4() == nil
 	}
-	ceiling := cfg.MaxPacket + UDPHeaderLen + IPHeaderLen(pc.ipv6)
+	ceiling := cfg.MaxPacket + pmtu.UDPHeaderLen + pmtu.IPHeaderLen(pc.ipv6)
 	pc.kernelFn, pc.setDF = cfg.KernelMTU, cfg.SetDF
 	if uc, ok := c.(*net.UDPConn); ok && pc.kernelFn == nil {
 		rc, err := uc.SyscallConn()
@@ -160,8 +161,8 @@ func (c *Conn) ProberState() ProberState {
 // IPv6 reports whether the path is IPv6.
 func (c *Conn) IPv6() bool { return c.ipv6 }
 
-// MaxMessage is SCTPMaxMessage of the current path MTU over UDP.
-func (c *Conn) MaxMessage() int { return SCTPMaxMessage(c.path.MTU(), c.ipv6, true) }
+// MaxMessage is pmtu.SCTPMaxMessage of the current path MTU over UDP.
+func (c *Conn) MaxMessage() int { return pmtu.SCTPMaxMessage(c.path.MTU(), c.ipv6, true) }
 
 // Close stops probing and closes the socket.
 func (c *Conn) Close() error {
@@ -230,7 +231,7 @@ func (c *Conn) syncLocked(src Source) {
 
 func (c *Conn) sendProbeLocked(size int) {
 	c.nonce++
-	pkt := size - UDPHeaderLen - IPHeaderLen(c.ipv6)
+	pkt := size - pmtu.UDPHeaderLen - pmtu.IPHeaderLen(c.ipv6)
 	c.probeBuf = appendProbePacket(c.probeBuf[:0], c.hdr, c.nonce, pkt)
 	c.path.count(func(s *Stats) { s.ProbesSent++ })
 	if _, err := c.Conn.Write(c.probeBuf); isTooBig(err) {
@@ -265,7 +266,7 @@ func (c *Conn) packetLimit() int {
 	if c.kernelMTU > 0 {
 		m = min(m, c.kernelMTU)
 	}
-	return m - UDPHeaderLen - IPHeaderLen(c.ipv6)
+	return m - pmtu.UDPHeaderLen - pmtu.IPHeaderLen(c.ipv6)
 }
 
 // observeLocked learns the common header of the association from an
@@ -281,7 +282,7 @@ func (c *Conn) observeLocked(p []byte) {
 			c.poke()
 		}
 	}
-	big := len(p)+UDPHeaderLen+IPHeaderLen(c.ipv6) > c.prober.cfg.Base
+	big := len(p)+pmtu.UDPHeaderLen+pmtu.IPHeaderLen(c.ipv6) > c.prober.cfg.Base
 	retx := false
 	dataTSNs(p, func(tsn uint32) {
 		switch {
@@ -398,7 +399,7 @@ func (c *Conn) consumeProbeAck(p []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Probe sizes are rounded down to whole 4-octet SCTP words.
-	hdrs := UDPHeaderLen + IPHeaderLen(c.ipv6)
+	hdrs := pmtu.UDPHeaderLen + pmtu.IPHeaderLen(c.ipv6)
 	size := c.prober.Probing()
 	if size == 0 || (size-hdrs)&^3 != hb.Size {
 		return true

@@ -1,4 +1,4 @@
-package pmtu
+package dplpmtud
 
 import (
 	"testing"

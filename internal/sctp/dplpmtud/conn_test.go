@@ -1,4 +1,4 @@
-package pmtu
+package dplpmtud
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,7 @@ type fakeConn struct{ n *fakeNet }
 func (c fakeConn) Write(b []byte) (int, error) {
 	n := c.n
 	n.mu.Lock()
-	fits := len(b)+UDPHeaderLen+IPv4HeaderLen <= n.mtu
+	fits := len(b)+pmtu.UDPHeaderLen+pmtu.IPv4HeaderLen <= n.mtu
 	if fits && (len(b) < 13 || wire.ChunkType(b[12]) != wire.ChunkHeartbeat) {
 		n.got = append(n.got, append([]byte(nil), b...))
 	}
@@ -142,7 +143,7 @@ func TestConnDiscoversAndHidesAcks(t *testing.T) {
 			require.Eventually(t, func() bool {
 				return c.Path().MTU() == mtu && c.ProberState() == StateSearchComplete
 			}, 5*time.Second, time.Millisecond)
-			assert.Equal(t, SCTPMaxMessage(mtu, false, true), c.MaxMessage())
+			assert.Equal(t, pmtu.SCTPMaxMessage(mtu, false, true), c.MaxMessage())
 			other := packet([2]int{3, 16})
 			n.toConn <- other
 			time.Sleep(20 * time.Millisecond)
@@ -276,7 +277,7 @@ func TestConnKernelUDP(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, m, 65535, "loopback MTU")
 	established(t, c)
-	want := PionMaxPacket + UDPHeaderLen + IPv4HeaderLen
+	want := PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
 	require.Eventually(t, func() bool { return c.Path().MTU() == want }, 5*time.Second, time.Millisecond)
 	_, err = TCPMaxSeg(rc)
 	assert.Error(t, err, "TCP_MAXSEG on a UDP socket")
