@@ -5,7 +5,7 @@
 //
 // What each recorder shows, and what it cannot:
 //
-//   - Userspace SCTP over UDP (PacketConn): every datagram as the socket
+//   - Userspace SCTP over UDP (wrapPacketConn): every datagram as the socket
 //     sent and received it, as IP/UDP/SCTP (RFC 6951). Wireshark decodes
 //     SCTP over UDP on port 9899; for another port, "Decode As" SCTP or
 //     tshark's `-d udp.port==PORT,sctp`. This is exactly the wire.

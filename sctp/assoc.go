@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -148,10 +149,10 @@ type Association struct {
 
 	// Association start (active side) and end.
 	initChunk    []byte
-	signer       *CookieSigner // INIT collisions, INITs on an established association
-	verifyCookie func(wire.Header, wire.Chunk, netip.AddrPort) (Cookie, error)
-	initAcks     *tokenBucket // answers to unexpected INITs (§5.2.2)
-	restart      *peerRestart // set when the peer restarted (§5.2.4 case A)
+	signer       *handshake.CookieSigner // INIT collisions, INITs on an established association
+	verifyCookie func(wire.Header, wire.Chunk, netip.AddrPort) (handshake.Cookie, error)
+	initAcks     *handshake.TokenBucket // answers to unexpected INITs (§5.2.2)
+	restart      *peerRestart           // set when the peer restarted (§5.2.4 case A)
 	// restartPending: restart is set (read without mu on the receive path).
 	restartPending atomic.Bool
 	cookie         []byte

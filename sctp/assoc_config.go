@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -393,3 +394,7 @@ func (s State) String() string {
 	}
 	return "State?"
 }
+
+// HandshakeStats counts a listener's unauthenticated packets and how each
+// was answered (Listener.HandshakeStats).
+type HandshakeStats = handshake.Stats

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -149,9 +150,9 @@ func (a *Association) cookieEchoEstablished(c wire.Chunk) {
 
 // ownCookieEcho verifies a COOKIE ECHO against a cookie this association
 // signed (after an INIT collision), carrying our tag.
-func (a *Association) ownCookieEcho(c wire.Chunk) (Cookie, bool) {
+func (a *Association) ownCookieEcho(c wire.Chunk) (handshake.Cookie, bool) {
 	if a.verifyCookie == nil {
-		return Cookie{}, false
+		return handshake.Cookie{}, false
 	}
 	ck, err := a.verifyCookie(wire.Header{SrcPort: a.peerPort, DstPort: a.localPort, VerificationTag: a.localTag}, c, a.peerAddr)
 	return ck, err == nil && ck.LocalVerificationTag == a.localTag
@@ -163,7 +164,7 @@ func (a *Association) ownCookieEcho(c wire.Chunk) (Cookie, bool) {
 // handshake completes the one association.
 func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 	if a.signer == nil {
-		a.signer = newCookieSigner(0, nil)
+		a.signer = handshake.NewCookieSigner(0, nil)
 		a.verifyCookie = a.verifyOwnCookie
 	}
 	// The Tie-Tags are what this end knows of the association: our tag,
@@ -181,16 +182,16 @@ func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 // not make this end a reflector toward its peer).
 func (a *Association) answerUnexpectedInit(in *wire.Init, now time.Time) {
 	if a.initAcks == nil {
-		a.initAcks = &tokenBucket{rate: unexpectedInitRate, burst: unexpectedInitRate, tokens: unexpectedInitRate}
+		a.initAcks = handshake.NewTokenBucketDepth(unexpectedInitRate, unexpectedInitRate)
 	}
-	if !a.initAcks.allow(now) {
+	if !a.initAcks.Allow(now) {
 		a.stats.badChunks++
 		return
 	}
 	if a.signer == nil {
-		a.signer = newCookieSigner(0, nil)
+		a.signer = handshake.NewCookieSigner(0, nil)
 	}
-	a.sendInitAck(in, randomTag(), randomTag(), a.localTag, a.peerTag)
+	a.sendInitAck(in, handshake.RandomTag(), handshake.RandomTag(), a.localTag, a.peerTag)
 }
 
 // unexpectedInitRate bounds the INIT ACKs per second an association sends
@@ -201,7 +202,7 @@ const unexpectedInitRate = 10
 // Initial TSN tsn, and a cookie signed by the association's signer with
 // the Tie-Tags given. mu is held.
 func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uint32) {
-	ck := Cookie{LocalVerificationTag: tag, LocalInitialTSN: tsn,
+	ck := handshake.Cookie{LocalVerificationTag: tag, LocalInitialTSN: tsn,
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, uint16(a.cfg.Streams)), InboundStreams: min(in.OutboundStreams, uint16(a.cfg.Streams)),
 		LocalPort: a.localPort, PeerPort: a.peerPort, PeerAddr: a.peerAddr,
@@ -226,9 +227,9 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 // association's own signer (an INIT collision or an unexpected INIT):
 // signature, lifetime, the peer's address, and the packet's tag and ports
 // against the cookie's (RFC 9260 §5.1.5).
-func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
+func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (handshake.Cookie, error) {
 	if a.signer == nil {
-		return Cookie{}, errCookieTags
+		return handshake.Cookie{}, handshake.ErrCookieTags
 	}
 	return a.signer.VerifyCookieEcho(hdr, c, from)
 }
@@ -237,7 +238,7 @@ func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.
 // chunks bundled after it, for the listener to make the new association
 // from (Listener.readLoop).
 type peerRestart struct {
-	ck   Cookie
+	ck   handshake.Cookie
 	rest []byte
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -387,7 +388,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	case sackStale:
 		return
 	case sackInvalid:
-		if tsnGreaterEq(cum, a.oq.NextTSN()) {
+		if seq.TSNGreaterEq(cum, a.oq.NextTSN()) {
 			// §6.2.1: acknowledging a TSN never sent; RFC 9260 lets the
 			// receiver abort (Linux does, with a Protocol Violation).
 			a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte("SACK of a TSN not sent")),
@@ -397,7 +398,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		return
 	}
 	freed := false
-	for tsn := oldCum + 1; tsnLessEq(tsn, cum); tsn++ {
+	for tsn := oldCum + 1; seq.TSNLessEq(tsn, cum); tsn++ {
 		i := a.oq.slot(tsn)
 		if c := a.sent[i]; c.buf != nil {
 			a.sndBuffered -= cap(*c.buf)
@@ -655,7 +656,7 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.Reconfi
 			resp.Result = wire.ReconfigDenied
 		case a.pendReset != nil:
 			resp.Result = wire.ReconfigErrorInProgress
-		case tsnLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
+		case seq.TSNLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
 			resp.Result = wire.ReconfigSuccessPerformed
 		default:
 			// §5.2.2 step 1: deferred until the peer's data up to lastTSN
@@ -711,7 +712,7 @@ type pendingReset struct {
 // sends its "Performed" (RFC 6525 §5.2.2 steps 2, 3). mu is held.
 func (a *Association) performPendingReset() {
 	p := a.pendReset
-	if !tsnLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
+	if !seq.TSNLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
 		return
 	}
 	a.pendReset = nil

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -654,7 +655,7 @@ func TestRFC9260_5_2_4_B_CollisionNewPeerTag(t *testing.T) {
 	iack, err := wire.ParseInit(c)
 	require.NoError(t, err)
 	require.Equal(t, ourInit.InitiateTag, iack.InitiateTag)
-	ck, err := decodeCookie(iack.Params.StateCookie)
+	ck, err := handshake.DecodeCookie(iack.Params.StateCookie)
 	require.NoError(t, err)
 	assert.Equal(t, ourInit.InitiateTag, ck.LocalTieTag, "§5.2.1 Local-Tie-Tag")
 	assert.Equal(t, uint32(rawPeerTag), ck.PeerTieTag, "§5.2.1 Peer's-Tie-Tag")

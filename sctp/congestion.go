@@ -3,6 +3,8 @@ package sctp
 import (
 	"math"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 )
 
 // DefaultMTU is the path MTU a [congestionConfig] assumes when it is given
@@ -323,7 +325,7 @@ func (c *congestion) OnAck(a ackInfo) {
 	if a.AllAcked {
 		c.pba = 0
 	}
-	if c.inFR && tsnGreaterEq(a.CumTSNAck, c.frExit) {
+	if c.inFR && seq.TSNGreaterEq(a.CumTSNAck, c.frExit) {
 		c.inFR = false
 	}
 }

@@ -3,6 +3,8 @@ package sctp
 import (
 	"math"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 )
 
 // HyStart++ (RFC 9406): the initial slow start ends when the round trip
@@ -67,7 +69,7 @@ func (c *congestion) InCSS() bool { return c.hs.active() && c.hs.css }
 func (h *hyStart) onAck(a ackInfo, inc int) (grow int, toCA bool) {
 	// RFC 9406 §4.2: at the start of each round, the last round's
 	// minimum becomes the reference and sampling starts again.
-	if !h.started || TSNGreater(a.CumTSNAck, h.windowEnd) {
+	if !h.started || seq.TSNGreater(a.CumTSNAck, h.windowEnd) {
 		if h.started && h.css {
 			h.cssRounds++
 			if h.cssRounds >= hsCSSRounds {

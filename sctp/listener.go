@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -28,7 +30,7 @@ import (
 type Listener struct {
 	pc     *net.UDPConn
 	cfg    Config
-	resp   *Responder
+	resp   *handshake.Responder
 	accept chan *Association
 	done   chan struct{}
 
@@ -132,7 +134,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	SetSocketBuffers(pc, socketBuffer)
+	sockbuf.SetSocketBuffers(pc, socketBuffer)
 	qc := 2*c.ReceiveBuffer + 256<<10
 	l := &Listener{
 		pc:               pc,
@@ -310,7 +312,7 @@ func (l *Listener) forget(m *member) {
 // when the table is full (otherwise an ABORT, or nothing while the accept
 // queue is full: the peer retransmits). It reports whether the
 // association kept the buffer bp. l.admit is held.
-func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPort) bool {
+func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from netip.AddrPort) bool {
 	send := func(p []byte) { _, _ = l.pc.WriteToUDPAddrPort(p, from) }
 	key := assocKey{peer: from, peerPort: ck.PeerPort, localPort: ck.LocalPort}
 	if !l.makeRoom(from.Addr(), ck.LocalVerificationTag) {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -83,7 +84,7 @@ func (c *rawClient) init(port uint16, tag uint32) {
 // handshake sets up the association of SCTP port port.
 func (c *rawClient) handshake(port uint16) rawAssoc {
 	c.t.Helper()
-	ourTag := randomTag()
+	ourTag := handshake.RandomTag()
 	c.init(port, ourTag)
 	_, ch, ok := c.recv(wire.ChunkInitAck, 5*time.Second)
 	require.True(c.t, ok, "INIT ACK")
@@ -397,7 +398,7 @@ func (c *rawClient) attack(ports []uint16) (ok, refused int) {
 	}
 	st := map[uint16]*hs{}
 	for _, p := range ports {
-		st[p] = &hs{initTag: randomTag()}
+		st[p] = &hs{initTag: handshake.RandomTag()}
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for ok+refused < len(ports) {

@@ -3,6 +3,7 @@ package sctp
 import (
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -251,7 +252,7 @@ func (q *outstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 // untimeIfAtOrAbove drops the RTT probe if tsn is at or below it: a chunk
 // at or below the probe is being retransmitted (RFC 9260 §6.3.1 C5).
 func (q *outstandingQueue) untimeIfAtOrAbove(tsn uint32) {
-	if q.timed && tsnLessEq(tsn, q.timedTSN) {
+	if q.timed && seq.TSNLessEq(tsn, q.timedTSN) {
 		q.timed = false
 	}
 }
@@ -259,7 +260,7 @@ func (q *outstandingQueue) untimeIfAtOrAbove(tsn uint32) {
 // validSACK checks the SACK's Cumulative TSN Ack and Gap Ack Blocks
 // against what was sent.
 func (q *outstandingQueue) validSACK(cum uint32, gaps []wire.GapAckBlock) sackStatus {
-	if tsnLess(cum, q.cum) {
+	if seq.TSNLess(cum, q.cum) {
 		return sackStale
 	}
 	sent := q.next - 1 - cum // TSNs sent above the SACK's cum ack
@@ -306,7 +307,7 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	if st != sackProcessed {
 		return sackResult{Status: st}
 	}
-	res := sackResult{Ack: ackInfo{CumTSNAck: cum, ARwnd: aRwnd, CumAdvanced: TSNGreater(cum, q.cum)}}
+	res := sackResult{Ack: ackInfo{CumTSNAck: cum, ARwnd: aRwnd, CumAdvanced: seq.TSNGreater(cum, q.cum)}}
 	ack := &res.Ack
 
 	// Duplicate TSNs still held (gap-acked chunks) have a known size
@@ -345,7 +346,7 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	}
 
 	// Cumulative TSN Ack: acknowledged chunks leave the queue.
-	for tsn := q.cum + 1; tsnLessEq(tsn, cum); tsn++ {
+	for tsn := q.cum + 1; seq.TSNLessEq(tsn, cum); tsn++ {
 		c := &q.ring[tsn&q.mask]
 		newlyAcked(tsn, c)
 		*c = outChunk{}
@@ -378,20 +379,20 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	// outstanding on every SACK made the sender spend a fifth of its time
 	// here with thousands of 1500-octet packets in flight.
 	end := cum + 1 // exclusive
-	if counting && TSNGreater(limit, end) {
+	if counting && seq.TSNGreater(limit, end) {
 		end = limit
 	}
-	if haveHTNA && TSNGreater(htna+1, end) {
+	if haveHTNA && seq.TSNGreater(htna+1, end) {
 		end = htna + 1
 	}
-	if q.haveGap && TSNGreater(q.gapHigh+1, end) {
+	if q.haveGap && seq.TSNGreater(q.gapHigh+1, end) {
 		end = q.gapHigh + 1
 	}
-	if TSNGreater(end, q.next) || q.fullScan {
+	if seq.TSNGreater(end, q.next) || q.fullScan {
 		end = q.next
 	}
 	gi := 0
-	for tsn := cum + 1; tsnLess(tsn, end); tsn++ {
+	for tsn := cum + 1; seq.TSNLess(tsn, end); tsn++ {
 		off := tsn - cum
 		for gi < len(gaps) && uint32(gaps[gi].End) < off {
 			gi++
@@ -406,20 +407,20 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 			res.Reneged = true
 			q.countMiss(tsn, c, &res)
 		case c.fastRtx:
-			if haveHTNA && c.state == chunkInFlight && tsnGreaterEq(htna, c.rtxNext) {
+			if haveHTNA && c.state == chunkInFlight && seq.TSNGreaterEq(htna, c.rtxNext) {
 				q.countLostRetransmit(tsn, c, &res)
 			}
-		case counting && tsnLess(tsn, limit):
+		case counting && seq.TSNLess(tsn, limit):
 			q.countMiss(tsn, c, &res)
 		}
 	}
 
 	if len(gaps) > 0 {
-		if h := cum + uint32(gaps[len(gaps)-1].End); !q.haveGap || TSNGreater(h, q.gapHigh) {
+		if h := cum + uint32(gaps[len(gaps)-1].End); !q.haveGap || seq.TSNGreater(h, q.gapHigh) {
 			q.gapHigh, q.haveGap = h, true
 		}
 	}
-	if q.haveGap && tsnLessEq(q.gapHigh, cum) {
+	if q.haveGap && seq.TSNLessEq(q.gapHigh, cum) {
 		q.haveGap = false
 	}
 
@@ -536,7 +537,7 @@ func (q *outstandingQueue) NextMarked(after uint32) (tsn uint32, size int, ok bo
 	}
 	start := after + 1
 	if !q.outstanding(start) {
-		if !tsnLess(after, q.cum) {
+		if !seq.TSNLess(after, q.cum) {
 			return 0, 0, false
 		}
 		start = q.cum + 1

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -605,7 +606,7 @@ func FuzzOutstandingSACK(f *testing.F) {
 			case 5:
 				s.cc.OnIdle(time.Duration(ops[i])*time.Millisecond, 10*time.Millisecond)
 			}
-			require.True(t, tsnGreaterEq(s.q.CumTSN(), prevCum), "the cum ack point never moves back")
+			require.True(t, seq.TSNGreaterEq(s.q.CumTSN(), prevCum), "the cum ack point never moves back")
 			require.LessOrEqual(t, s.q.Len(), s.q.Cap())
 			flight, marked := flightOf(s.q)
 			require.Equal(t, flight, s.cc.Flight(), "op %d: Congestion's flight is the chunks in flight", i)

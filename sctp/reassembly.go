@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -445,7 +446,7 @@ func (r *reassembler) limit(why string) error {
 // checkSSN rejects an ordered message whose SSN was delivered or is held
 // already.
 func (r *reassembler) checkSSN(id uint16, st *inStream, ssn uint16) error {
-	if ssnLess(ssn, st.next) || ssn-st.next == 1<<15 {
+	if seq.SSNLess(ssn, st.next) || ssn-st.next == 1<<15 {
 		r.violations++
 		return errStreamSequence
 	}
@@ -471,7 +472,7 @@ func (r *reassembler) ordered(m message) error {
 		return nil
 	}
 	key := pendKey(m.StreamID, m.SSN)
-	if _, found := r.pend[key]; found || !ssnGreater(m.SSN, st.next) {
+	if _, found := r.pend[key]; found || !seq.SSNGreater(m.SSN, st.next) {
 		r.dropMessage(&m)
 		r.violations++
 		return errStreamSequence
@@ -480,7 +481,7 @@ func (r *reassembler) ordered(m message) error {
 		r.pend, r.pendByLast = make(map[uint32]message), make(map[uint32]uint32)
 	}
 	r.ensureBits()
-	if r.nFrags+r.nPend == 0 || TSNGreater(m.LastTSN, r.hiHeld) {
+	if r.nFrags+r.nPend == 0 || seq.TSNGreater(m.LastTSN, r.hiHeld) {
 		r.hiHeld = m.LastTSN
 	}
 	r.pend[key] = m
@@ -708,7 +709,7 @@ func (r *reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bo
 	f.buf = bp
 	f.n = int32(copy(*bp, d.UserData))
 	r.ensureBits()
-	if r.nFrags+r.nPend == 0 || TSNGreater(d.TSN, r.hiHeld) {
+	if r.nFrags+r.nPend == 0 || seq.TSNGreater(d.TSN, r.hiHeld) {
 		r.hiHeld = d.TSN
 	}
 	i := r.newFrag(f)
@@ -1000,7 +1001,7 @@ func (r *reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
 // fragments or a waiting ordered message, from hiHeld down, a word of
 // the bitmaps at a time.
 func (r *reassembler) highestHeld(tsn uint32) (uint32, bool) {
-	if r.nFrags+r.nPend == 0 || !TSNGreater(r.hiHeld, tsn) {
+	if r.nFrags+r.nPend == 0 || !seq.TSNGreater(r.hiHeld, tsn) {
 		return 0, false
 	}
 	span := r.hiHeld - tsn // TSNs tsn+1 .. hiHeld

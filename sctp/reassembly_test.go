@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -478,7 +479,7 @@ func checkReassembler(t *testing.T, r *reassembler) {
 	for key, m := range r.pend {
 		held += m.cost
 		require.Equal(t, key, r.pendByLast[m.LastTSN])
-		require.True(t, ssnGreater(m.SSN, r.streams[m.StreamID].next), "waits for an earlier SSN")
+		require.True(t, seq.SSNGreater(m.SSN, r.streams[m.StreamID].next), "waits for an earlier SSN")
 	}
 	for _, m := range r.ready[r.head:] {
 		held += m.cost

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -210,7 +211,7 @@ func (r *recvTracker) Observe(tsn uint32) recvResult {
 	r.pktNew = true
 	r.flip(tsn)
 	r.held++
-	if TSNGreater(tsn, r.highest) {
+	if seq.TSNGreater(tsn, r.highest) {
 		r.highest = tsn
 	}
 	for r.isSet(r.cum + 1) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -338,7 +339,7 @@ func checkRecvAgainstModel(t *testing.T, r *recvTracker, m *recvModel) {
 	require.Equal(t, append([]uint32(nil), m.dups...), r.AppendDuplicates(nil), "duplicates")
 	want := r.CumTSN()
 	for k := range m.held {
-		if tsn := m.init - 1 + uint32(k); TSNGreater(tsn, want) {
+		if tsn := m.init - 1 + uint32(k); seq.TSNGreater(tsn, want) {
 			want = tsn
 		}
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
 	"github.com/sctp-rdma/sctp-rdma/internal/pionlog"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
-	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
@@ -462,7 +462,7 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
+	sockbuf.SetSocketBuffers(uc, cfg.SocketBuffer)
 	return NewTransport(ctx, uc, true, cfg)
 }
 
@@ -875,7 +875,7 @@ func (t *Transport) SocketBuffers() (rcv, snd int) {
 	if t.udp == nil {
 		return 0, 0
 	}
-	return nsctp.SocketBuffers(t.udp)
+	return sockbuf.SocketBuffers(t.udp)
 }
 
 // teardown closes pion and the conn once.
@@ -965,7 +965,7 @@ func listenPion(laddr string, cfg Config, setup func(l *Listener, uc *net.UDPCon
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
+	sockbuf.SetSocketBuffers(uc, cfg.SocketBuffer)
 	l := &Listener{
 		mux:     newUDPMux(uc, 64, cfg),
 		cfg:     cfg,
@@ -1006,7 +1006,7 @@ func (l *Listener) HandshakeStats() HandshakeStats {
 func (l *Listener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
 
 // SocketBuffers reports the UDP socket buffer sizes the kernel granted.
-func (l *Listener) SocketBuffers() (rcv, snd int) { return nsctp.SocketBuffers(l.mux.pc) }
+func (l *Listener) SocketBuffers() (rcv, snd int) { return sockbuf.SocketBuffers(l.mux.pc) }
 
 func (l *Listener) acceptLoop() {
 	defer l.wg.Done()

@@ -1,4 +1,4 @@
-package sctp
+package handshake
 
 import (
 	"crypto/hmac"
@@ -70,7 +70,7 @@ func resign(s *CookieSigner, b []byte) {
 
 func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(0, clk.Now)
+	s := NewCookieSigner(0, clk.Now)
 	cases := map[string]func(*Cookie){
 		"IPv4 peer":             func(*Cookie) {},
 		"IPv6 peer":             func(c *Cookie) { c.PeerAddr = netip.MustParseAddrPort("[2001:db8::1]:443") },
@@ -85,10 +85,10 @@ func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 			c := sampleCookie()
 			mod(&c)
 			b := s.Sign(nil, &c)
-			require.Len(t, b, cookieLen)
+			require.Len(t, b, CookieLen)
 			assert.Equal(t, time.UnixMicro(clk.Now().UnixMicro()), c.Created, "Sign stamps the creation time")
 			if name != "preservative lifespan" {
-				assert.Equal(t, defaultCookieLifespan, c.Lifespan, "Valid.Cookie.Life (RFC 9260 §16)")
+				assert.Equal(t, DefaultCookieLifespan, c.Lifespan, "Valid.Cookie.Life (RFC 9260 §16)")
 			}
 			got, err := s.Verify(b, clk.Now())
 			require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 
 func TestCookieSignNormalizes(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(0, clk.Now)
+	s := NewCookieSigner(0, clk.Now)
 	c := sampleCookie()
 	c.PeerAddr = netip.MustParseAddrPort("[::ffff:192.0.2.7]:9899")
 	c.HasPeerAdaptation = false
@@ -133,25 +133,25 @@ func TestCookieSignNormalizes(t *testing.T) {
 
 func TestCookieSignAppends(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(0, clk.Now)
+	s := NewCookieSigner(0, clk.Now)
 	c1, c2 := sampleCookie(), sampleCookie()
 	c2.PeerInitialTSN = 99
 	prefix := []byte{1, 2, 3}
 	b := s.Sign(append([]byte(nil), prefix...), &c1)
 	b = s.Sign(b, &c2)
-	require.Len(t, b, 3+2*cookieLen)
+	require.Len(t, b, 3+2*CookieLen)
 	assert.Equal(t, prefix, b[:3])
-	got, err := s.Verify(b[3:3+cookieLen], clk.Now())
+	got, err := s.Verify(b[3:3+CookieLen], clk.Now())
 	require.NoError(t, err)
 	assert.Equal(t, c1, got)
-	got, err = s.Verify(b[3+cookieLen:], clk.Now())
+	got, err = s.Verify(b[3+CookieLen:], clk.Now())
 	require.NoError(t, err)
 	assert.Equal(t, uint32(99), got.PeerInitialTSN)
 }
 
 func TestCookieTamperedEveryByte_RFC9260_5_1_5_Step2(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(0, clk.Now)
+	s := NewCookieSigner(0, clk.Now)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
 	for i := range b {
@@ -168,10 +168,10 @@ func TestCookieTamperedEveryByte_RFC9260_5_1_5_Step2(t *testing.T) {
 
 func TestCookieMalformedLength(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(0, clk.Now)
+	s := NewCookieSigner(0, clk.Now)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
-	for _, x := range [][]byte{nil, {}, b[:1], b[:cookieLen-1], append(append([]byte(nil), b...), 0), make([]byte, 4096)} {
+	for _, x := range [][]byte{nil, {}, b[:1], b[:CookieLen-1], append(append([]byte(nil), b...), 0), make([]byte, 4096)} {
 		_, err := s.Verify(x, clk.Now())
 		assert.ErrorIs(t, err, errCookieMalformed, "length %d", len(x))
 	}
@@ -181,7 +181,7 @@ func TestCookieMalformedLength(t *testing.T) {
 // so that every accepted cookie has one encoding.
 func TestCookieMalformedBodyUnderValidMAC(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(0, clk.Now)
+	s := NewCookieSigner(0, clk.Now)
 	cases := map[string]func(b []byte){
 		"unknown version":              func(b []byte) { b[ckVersion] = 2 },
 		"unknown flag":                 func(b []byte) { b[ckFlags] |= 0x10 },
@@ -212,7 +212,7 @@ func TestCookieMalformedBodyUnderValidMAC(t *testing.T) {
 
 func TestCookieStale_RFC9260_5_1_5_Step3(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(24*time.Hour, clk.Now)
+	s := NewCookieSigner(24*time.Hour, clk.Now)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
 	created := c.Created
@@ -251,7 +251,7 @@ func TestCookieStale_RFC9260_5_1_5_Step3(t *testing.T) {
 func TestCookieRotation(t *testing.T) {
 	clk := newFakeClock()
 	t0 := clk.Now()
-	s := newCookieSigner(time.Minute, clk.Now)
+	s := NewCookieSigner(time.Minute, clk.Now)
 	c := sampleCookie()
 	c.Lifespan = time.Hour // staleness out of the way
 	old := s.Sign(nil, &c)
@@ -287,8 +287,8 @@ func TestCookieRotation(t *testing.T) {
 
 func TestCookieOtherSignerRejected_RFC9260_5_1_5_Step2(t *testing.T) {
 	clk := newFakeClock()
-	a := newCookieSigner(0, clk.Now)
-	b := newCookieSigner(0, clk.Now)
+	a := NewCookieSigner(0, clk.Now)
+	b := NewCookieSigner(0, clk.Now)
 	b.cur.gen = a.cur.gen // same generation number, different secret
 	c := sampleCookie()
 	_, err := b.Verify(a.Sign(nil, &c), clk.Now())
@@ -297,7 +297,7 @@ func TestCookieOtherSignerRejected_RFC9260_5_1_5_Step2(t *testing.T) {
 
 func TestCookieVerifyFromBindsAddress(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(time.Hour, clk.Now)
+	s := NewCookieSigner(time.Hour, clk.Now)
 	c := sampleCookie() // bound to 192.0.2.7:9899
 	b := s.Sign(nil, &c)
 	cases := []struct {
@@ -340,12 +340,12 @@ func TestCookieVerifyFromBindsAddress(t *testing.T) {
 
 func TestCookieNoAllocs(t *testing.T) {
 	clk := newFakeClock()
-	s := newCookieSigner(time.Hour, clk.Now)
+	s := NewCookieSigner(time.Hour, clk.Now)
 	c := sampleCookie()
-	buf := make([]byte, 0, cookieLen)
+	buf := make([]byte, 0, CookieLen)
 	good := s.Sign(nil, &c)
 	bad := append([]byte(nil), good...)
-	bad[cookieLen-1] ^= 1
+	bad[CookieLen-1] ^= 1
 	now := clk.Now()
 	from := c.PeerAddr
 	assert.Zero(t, testing.AllocsPerRun(200, func() { _ = s.Sign(buf[:0], &c) }), "Sign into a sized buffer")
@@ -362,13 +362,13 @@ func TestCookieNoAllocs(t *testing.T) {
 func TestCookieSignerConcurrent(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	clk := newFakeClock()
-	s := newCookieSigner(time.Second, clk.Now)
+	s := NewCookieSigner(time.Second, clk.Now)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 0, cookieLen)
+			buf := make([]byte, 0, CookieLen)
 			for i := 0; i < 500; i++ {
 				c := sampleCookie()
 				c.PeerInitialTSN = uint32(i)
@@ -392,8 +392,8 @@ func TestCookieSignerConcurrent(t *testing.T) {
 }
 
 func TestNewCookieSignerDefaults(t *testing.T) {
-	s := newCookieSigner(0, nil)
-	assert.Equal(t, defaultCookieRotation, s.period)
+	s := NewCookieSigner(0, nil)
+	assert.Equal(t, DefaultCookieRotation, s.period)
 	c := sampleCookie()
 	b := s.Sign(nil, &c)
 	_, err := s.Verify(b, time.Now())
@@ -406,13 +406,13 @@ func TestNewCookieSignerDefaults(t *testing.T) {
 // whatever they accept re-encodes to the same octets.
 func FuzzCookieVerify(f *testing.F) {
 	clk := newFakeClock()
-	s := newCookieSigner(time.Hour, clk.Now)
+	s := NewCookieSigner(time.Hour, clk.Now)
 	c := sampleCookie()
 	good := s.Sign(nil, &c)
 	f.Add(good)
-	f.Add(good[:cookieLen-1])
+	f.Add(good[:CookieLen-1])
 	f.Add([]byte{})
-	f.Add(make([]byte, cookieLen))
+	f.Add(make([]byte, CookieLen))
 	u := sampleCookie()
 	u.PeerAddr = netip.AddrPort{}
 	f.Add(s.Sign(nil, &u))
@@ -425,7 +425,7 @@ func FuzzCookieVerify(f *testing.F) {
 			got, err := s.Verify(b, at)
 			switch {
 			case err == nil, errors.Is(err, errCookieStale):
-				require.Len(t, b, cookieLen)
+				require.Len(t, b, CookieLen)
 				re := make([]byte, ckGeneration)
 				got.encodeBody(re)
 				require.Equal(t, b[:ckGeneration], re, "an accepted cookie re-encodes to itself")

@@ -1,4 +1,4 @@
-package sctp
+package seq
 
 // Serial-number arithmetic for TSNs and stream sequence numbers.
 //
@@ -16,39 +16,39 @@ package sctp
 // implementation is the signed difference: s1 < s2 exactly when
 // int32(s2-s1) > 0 (int16 for SSNs).
 
-// tsnLess reports whether a precedes b in 32-bit serial arithmetic
+// TSNLess reports whether a precedes b in 32-bit serial arithmetic
 // (RFC 9260 §1.6, RFC 1982 §3.2).
-func tsnLess(a, b uint32) bool { return int32(b-a) > 0 }
+func TSNLess(a, b uint32) bool { return int32(b-a) > 0 }
 
-// tsnLessEq reports whether a equals b or precedes it (RFC 9260 §1.6).
-func tsnLessEq(a, b uint32) bool { return a == b || int32(b-a) > 0 }
+// TSNLessEq reports whether a equals b or precedes it (RFC 9260 §1.6).
+func TSNLessEq(a, b uint32) bool { return a == b || int32(b-a) > 0 }
 
 // TSNGreater reports whether a follows b in 32-bit serial arithmetic
 // (RFC 9260 §1.6).
 func TSNGreater(a, b uint32) bool { return int32(a-b) > 0 }
 
-// tsnGreaterEq reports whether a equals b or follows it (RFC 9260 §1.6).
-func tsnGreaterEq(a, b uint32) bool { return a == b || int32(a-b) > 0 }
+// TSNGreaterEq reports whether a equals b or follows it (RFC 9260 §1.6).
+func TSNGreaterEq(a, b uint32) bool { return a == b || int32(a-b) > 0 }
 
-// tsnMax returns the later of a and b in serial arithmetic; for a pair
+// TSNMax returns the later of a and b in serial arithmetic; for a pair
 // whose order is undefined (2^31 apart) it returns a.
-func tsnMax(a, b uint32) uint32 {
+func TSNMax(a, b uint32) uint32 {
 	if TSNGreater(b, a) {
 		return b
 	}
 	return a
 }
 
-// ssnLess reports whether a precedes b in 16-bit serial arithmetic
+// SSNLess reports whether a precedes b in 16-bit serial arithmetic
 // (RFC 9260 §1.6 for Stream Sequence Numbers, RFC 1982 §3.2).
-func ssnLess(a, b uint16) bool { return int16(b-a) > 0 }
+func SSNLess(a, b uint16) bool { return int16(b-a) > 0 }
 
-// ssnLessEq reports whether a equals b or precedes it (RFC 9260 §1.6).
-func ssnLessEq(a, b uint16) bool { return a == b || int16(b-a) > 0 }
+// SSNLessEq reports whether a equals b or precedes it (RFC 9260 §1.6).
+func SSNLessEq(a, b uint16) bool { return a == b || int16(b-a) > 0 }
 
-// ssnGreater reports whether a follows b in 16-bit serial arithmetic
+// SSNGreater reports whether a follows b in 16-bit serial arithmetic
 // (RFC 9260 §1.6).
-func ssnGreater(a, b uint16) bool { return int16(a-b) > 0 }
+func SSNGreater(a, b uint16) bool { return int16(a-b) > 0 }
 
-// ssnGreaterEq reports whether a equals b or follows it (RFC 9260 §1.6).
-func ssnGreaterEq(a, b uint16) bool { return a == b || int16(a-b) > 0 }
+// SSNGreaterEq reports whether a equals b or follows it (RFC 9260 §1.6).
+func SSNGreaterEq(a, b uint16) bool { return a == b || int16(a-b) > 0 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sctp
+package sockbuf
 
 import "net"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sctp
+package sockbuf
 
 import "net"
 

@@ -1,4 +1,4 @@
-package sctp
+package seq
 
 import (
 	"math"
@@ -41,11 +41,11 @@ func TestTSNCompare_RFC9260_1_6_Table(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.less, tsnLess(c.a, c.b), "less")
+			assert.Equal(t, c.less, TSNLess(c.a, c.b), "less")
 			assert.Equal(t, c.greater, TSNGreater(c.a, c.b), "greater")
-			assert.Equal(t, c.less || c.a == c.b, tsnLessEq(c.a, c.b), "lessEq")
-			assert.Equal(t, c.greater || c.a == c.b, tsnGreaterEq(c.a, c.b), "greaterEq")
-			assert.Equal(t, c.greater, tsnLess(c.b, c.a), "antisymmetry")
+			assert.Equal(t, c.less || c.a == c.b, TSNLessEq(c.a, c.b), "lessEq")
+			assert.Equal(t, c.greater || c.a == c.b, TSNGreaterEq(c.a, c.b), "greaterEq")
+			assert.Equal(t, c.greater, TSNLess(c.b, c.a), "antisymmetry")
 		})
 	}
 }
@@ -68,10 +68,10 @@ func TestSSNCompare_RFC9260_1_6_Table(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.less, ssnLess(c.a, c.b), "less")
-			assert.Equal(t, c.greater, ssnGreater(c.a, c.b), "greater")
-			assert.Equal(t, c.less || c.a == c.b, ssnLessEq(c.a, c.b), "lessEq")
-			assert.Equal(t, c.greater || c.a == c.b, ssnGreaterEq(c.a, c.b), "greaterEq")
+			assert.Equal(t, c.less, SSNLess(c.a, c.b), "less")
+			assert.Equal(t, c.greater, SSNGreater(c.a, c.b), "greater")
+			assert.Equal(t, c.less || c.a == c.b, SSNLessEq(c.a, c.b), "lessEq")
+			assert.Equal(t, c.greater || c.a == c.b, SSNGreaterEq(c.a, c.b), "greaterEq")
 		})
 	}
 }
@@ -81,9 +81,9 @@ func TestSSNCompare_RFC1982_3_2_Exhaustive(t *testing.T) {
 	for a := 0; a <= math.MaxUint16; a += 257 {
 		for b := 0; b <= math.MaxUint16; b++ {
 			x, y := uint16(a), uint16(b)
-			if ssnLess(x, y) != rfc1982Less16(x, y) || ssnGreater(x, y) != rfc1982Less16(y, x) {
+			if SSNLess(x, y) != rfc1982Less16(x, y) || SSNGreater(x, y) != rfc1982Less16(y, x) {
 				t.Fatalf("SSN %d vs %d: less=%v greater=%v, RFC 1982 says less=%v greater=%v",
-					x, y, ssnLess(x, y), ssnGreater(x, y), rfc1982Less16(x, y), rfc1982Less16(y, x))
+					x, y, SSNLess(x, y), SSNGreater(x, y), rfc1982Less16(x, y), rfc1982Less16(y, x))
 			}
 		}
 	}
@@ -97,15 +97,15 @@ func TestTSNCompare_RFC1982_3_2_Random(t *testing.T) {
 		if i%2 == 1 {
 			b = r.Uint32()
 		}
-		if tsnLess(a, b) != rfc1982Less32(a, b) || TSNGreater(a, b) != rfc1982Less32(b, a) {
+		if TSNLess(a, b) != rfc1982Less32(a, b) || TSNGreater(a, b) != rfc1982Less32(b, a) {
 			t.Fatalf("TSN %d vs %d disagrees with RFC 1982", a, b)
 		}
 	}
 }
 
 func TestTSNMax_RFC9260_1_6(t *testing.T) {
-	assert.Equal(t, uint32(3), tsnMax(math.MaxUint32, 3))
-	assert.Equal(t, uint32(3), tsnMax(3, math.MaxUint32))
-	assert.Equal(t, uint32(9), tsnMax(9, 9))
-	assert.Equal(t, uint32(0), tsnMax(0, 1<<31), "undefined order keeps the first")
+	assert.Equal(t, uint32(3), TSNMax(math.MaxUint32, 3))
+	assert.Equal(t, uint32(3), TSNMax(3, math.MaxUint32))
+	assert.Equal(t, uint32(9), TSNMax(9, 9))
+	assert.Equal(t, uint32(0), TSNMax(0, 1<<31), "undefined order keeps the first")
 }

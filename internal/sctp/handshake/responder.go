@@ -1,4 +1,4 @@
-package sctp
+package handshake
 
 import (
 	"crypto/rand"
@@ -54,7 +54,7 @@ type ResponderConfig struct {
 	// second; zero means DefaultInitAckRate.
 	InitAckRate int
 	// CookieLifespan is Valid.Cookie.Life; zero means
-	// defaultCookieLifespan.
+	// DefaultCookieLifespan.
 	CookieLifespan time.Duration
 }
 
@@ -66,8 +66,8 @@ type handshakeCounters struct {
 	refusedFull                                             atomic.Uint64
 }
 
-// HandshakeStats are a listener's counters of unauthenticated traffic.
-type HandshakeStats struct {
+// Stats are a listener's counters of unauthenticated traffic.
+type Stats struct {
 	// InitAcks counts the INIT ACKs sent (each a State Cookie, no state).
 	InitAcks uint64
 	// RateLimited counts INITs and out-of-the-blue packets left
@@ -97,8 +97,8 @@ type HandshakeStats struct {
 	StaleCookies uint64
 }
 
-// tokenBucket limits the answers to unauthenticated packets.
-type tokenBucket struct {
+// TokenBucket limits the answers to unauthenticated packets.
+type TokenBucket struct {
 	mu     sync.Mutex
 	rate   float64
 	burst  float64
@@ -106,11 +106,15 @@ type tokenBucket struct {
 	last   time.Time
 }
 
-func newTokenBucket(rate int) *tokenBucket {
-	return &tokenBucket{rate: float64(rate), burst: initAckBurst, tokens: initAckBurst}
+// NewTokenBucket allows rate answers a second, initAckBurst at once.
+func NewTokenBucket(rate int) *TokenBucket { return NewTokenBucketDepth(rate, initAckBurst) }
+
+// NewTokenBucketDepth allows rate answers a second, depth at once.
+func NewTokenBucketDepth(rate, depth int) *TokenBucket {
+	return &TokenBucket{rate: float64(rate), burst: float64(depth), tokens: float64(depth)}
 }
 
-func (b *tokenBucket) allow(now time.Time) bool {
+func (b *TokenBucket) Allow(now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.last.IsZero() {
@@ -131,7 +135,7 @@ func (b *tokenBucket) allow(now time.Time) bool {
 type Responder struct {
 	cfg    ResponderConfig
 	signer *CookieSigner
-	limit  *tokenBucket
+	limit  *TokenBucket
 	stats  handshakeCounters
 	out    []byte
 	ck     []byte
@@ -149,14 +153,14 @@ func NewResponder(cfg ResponderConfig) *Responder {
 	if cfg.InboundStreams == 0 {
 		cfg.InboundStreams = 0xFFFF
 	}
-	return &Responder{cfg: cfg, signer: newCookieSigner(0, nil), limit: newTokenBucket(cfg.InitAckRate),
-		out: make([]byte, 0, 512), ck: make([]byte, 0, cookieLen)}
+	return &Responder{cfg: cfg, signer: NewCookieSigner(0, nil), limit: NewTokenBucket(cfg.InitAckRate),
+		out: make([]byte, 0, 512), ck: make([]byte, 0, CookieLen)}
 }
 
 // Stats returns the counters.
-func (h *Responder) Stats() HandshakeStats {
+func (h *Responder) Stats() Stats {
 	s := &h.stats
-	return HandshakeStats{InitAcks: s.initAcks.Load(), RateLimited: s.rateLimited.Load(),
+	return Stats{InitAcks: s.initAcks.Load(), RateLimited: s.rateLimited.Load(),
 		BadPackets: s.badPackets.Load(), BadInits: s.badInits.Load(), RefusedALI: s.refusedALI.Load(),
 		CookiesOK: s.cookiesOK.Load(), CookiesBad: s.cookiesBad.Load(), BacklogFull: s.backlogFull.Load(),
 		ForeignTag: s.foreignTag.Load(), OutOfTheBlue: s.ootb.Load(), RefusedFull: s.refusedFull.Load(),
@@ -173,9 +177,9 @@ func (h *Responder) CountBacklogFull() { h.stats.backlogFull.Add(1) }
 // CountForeignTag counts a packet dropped for its Verification Tag.
 func (h *Responder) CountForeignTag() { h.stats.foreignTag.Add(1) }
 
-// randomTag returns a random nonzero 32-bit value, for Initiate Tags and
+// RandomTag returns a random nonzero 32-bit value, for Initiate Tags and
 // Initial TSNs (RFC 9260 §5.3.1).
-func randomTag() uint32 {
+func RandomTag() uint32 {
 	var b [4]byte
 	for {
 		_, _ = rand.Read(b[:])
@@ -250,7 +254,7 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 		h.abortInit(hdr, &in, wire.AppendCause(nil, wire.CauseUserInitiatedAbort, []byte(noDDPIndication)), now, send)
 		return
 	}
-	if !h.limit.allow(now) {
+	if !h.limit.Allow(now) {
 		h.stats.rateLimited.Add(1)
 		return
 	}
@@ -262,7 +266,7 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	}
 	ck := Cookie{
 		Lifespan:             life,
-		LocalVerificationTag: randomTag(), LocalInitialTSN: randomTag(),
+		LocalVerificationTag: RandomTag(), LocalInitialTSN: RandomTag(),
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, h.cfg.OutboundStreams),
 		InboundStreams:  min(in.OutboundStreams, h.cfg.InboundStreams),
@@ -297,7 +301,7 @@ const noDDPIndication = "no DDP Adaptation Layer Indication (RFC 5043 §5.1)"
 // abortInit refuses an INIT with an ABORT carrying causes and the INIT's
 // Initiate Tag (we answer it: §8.4 rule 3 does not apply), rate-limited.
 func (h *Responder) abortInit(hdr wire.Header, in *wire.Init, causes []byte, now time.Time, send func([]byte)) {
-	if !h.limit.allow(now) {
+	if !h.limit.Allow(now) {
 		h.stats.rateLimited.Add(1)
 		return
 	}
@@ -312,7 +316,7 @@ func (h *Responder) abortInit(hdr wire.Header, in *wire.Init, causes []byte, now
 // to the address the cookie is bound to, with the peer's tag from the
 // cookie; rate-limited as every answer here.
 func (h *Responder) staleCookie(ck *Cookie, stale *staleCookieError, send func([]byte)) {
-	if !h.limit.allow(time.Now()) {
+	if !h.limit.Allow(time.Now()) {
 		h.stats.rateLimited.Add(1)
 		return
 	}
@@ -323,9 +327,9 @@ func (h *Responder) staleCookie(ck *Cookie, stale *staleCookieError, send func([
 	send(h.out)
 }
 
-// errCookieTags reports a verified cookie whose packet carries other tags
+// ErrCookieTags reports a verified cookie whose packet carries other tags
 // or ports than the cookie (RFC 9260 §5.1.5 step 3).
-var errCookieTags = errors.New("sctp: COOKIE ECHO tags or ports do not match its cookie")
+var ErrCookieTags = errors.New("sctp: COOKIE ECHO tags or ports do not match its cookie")
 
 // VerifyCookieEcho checks a COOKIE ECHO chunk and its packet's header
 // against the cookie it carries (RFC 9260 §5.1.5).
@@ -348,7 +352,7 @@ func (s *CookieSigner) VerifyCookieEcho(hdr wire.Header, c wire.Chunk, from neti
 		return ck, err
 	}
 	if hdr.VerificationTag != ck.LocalVerificationTag || hdr.SrcPort != ck.PeerPort || hdr.DstPort != ck.LocalPort {
-		return ck, errCookieTags
+		return ck, ErrCookieTags
 	}
 	return ck, nil
 }
@@ -357,7 +361,7 @@ func (s *CookieSigner) VerifyCookieEcho(hdr wire.Header, c wire.Chunk, from neti
 // ABORT (rate-limited), and counts it.
 func (h *Responder) Refuse(ck *Cookie, send func([]byte)) {
 	h.stats.refusedFull.Add(1)
-	if !h.limit.allow(time.Now()) {
+	if !h.limit.Allow(time.Now()) {
 		h.stats.rateLimited.Add(1)
 		return
 	}
@@ -387,7 +391,7 @@ func (h *Responder) OutOfTheBlue(hdr wire.Header, c wire.Chunk, send func([]byte
 	case wire.ChunkAbort, wire.ChunkCookieAck, wire.ChunkShutdownComplete, wire.ChunkError:
 		return
 	}
-	if !h.limit.allow(time.Now()) {
+	if !h.limit.Allow(time.Now()) {
 		h.stats.rateLimited.Add(1)
 		return
 	}

@@ -1,4 +1,4 @@
-package sctp
+package handshake
 
 import (
 	"crypto/hmac"
@@ -15,18 +15,18 @@ import (
 	"time"
 )
 
-// defaultCookieLifespan is Valid.Cookie.Life, the lifespan of a State
+// DefaultCookieLifespan is Valid.Cookie.Life, the lifespan of a State
 // Cookie (RFC 9260 §16).
-const defaultCookieLifespan = 60 * time.Second
+const DefaultCookieLifespan = 60 * time.Second
 
-// defaultCookieRotation is how long a CookieSigner signs with one secret
+// DefaultCookieRotation is how long a CookieSigner signs with one secret
 // before drawing a new one, unless told otherwise.
-const defaultCookieRotation = 60 * time.Second
+const DefaultCookieRotation = 60 * time.Second
 
-// cookieLen is the length of a signed State Cookie: a fixed 76-octet
+// CookieLen is the length of a signed State Cookie: a fixed 76-octet
 // body, of which the last 4 octets name the signing secret, followed by
 // its 32-octet HMAC-SHA256.
-const cookieLen = cookieMACOff + sha256.Size
+const CookieLen = cookieMACOff + sha256.Size
 
 // The fixed binary layout of a cookie, network byte order.
 const (
@@ -207,10 +207,10 @@ func (c *Cookie) encodeBody(b []byte) {
 	copy(b[ckAddr:ckAddr+16], a16[:])
 }
 
-// decodeCookie parses a cookie body whose MAC has verified. Any field this
+// DecodeCookie parses a cookie body whose MAC has verified. Any field this
 // package never writes makes it malformed, so that every accepted cookie
 // has exactly one encoding.
-func decodeCookie(b []byte) (Cookie, error) {
+func DecodeCookie(b []byte) (Cookie, error) {
 	if b[ckVersion] != cookieVersion || b[ckFlags]&^cookieFlagAll != 0 {
 		return Cookie{}, errCookieMalformed
 	}
@@ -286,7 +286,7 @@ func newCookieKey(gen uint32) cookieKey {
 // that does not authenticate).
 //
 // A CookieSigner is safe for concurrent use. Sign into a buffer with
-// cookieLen free octets, and Verify of a valid cookie, do not allocate
+// CookieLen free octets, and Verify of a valid cookie, do not allocate
 // (except when a rotation falls due, which draws a new secret).
 type CookieSigner struct {
 	mu        sync.Mutex
@@ -297,12 +297,12 @@ type CookieSigner struct {
 	scratch   [sha256.Size]byte
 }
 
-// newCookieSigner returns a signer that rotates its secret every rotation
+// NewCookieSigner returns a signer that rotates its secret every rotation
 // (defaultCookieRotation if zero or negative) and reads the time from now
 // (time.Now if nil).
-func newCookieSigner(rotation time.Duration, now func() time.Time) *CookieSigner {
+func NewCookieSigner(rotation time.Duration, now func() time.Time) *CookieSigner {
 	if rotation <= 0 {
-		rotation = defaultCookieRotation
+		rotation = DefaultCookieRotation
 	}
 	if now == nil {
 		now = time.Now
@@ -348,7 +348,7 @@ func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 
 	c.Created = time.UnixMicro(now.UnixMicro())
 	if c.Lifespan <= 0 {
-		c.Lifespan = defaultCookieLifespan
+		c.Lifespan = DefaultCookieLifespan
 	}
 	c.Lifespan = min(c.Lifespan, math.MaxUint32*time.Millisecond).Truncate(time.Millisecond)
 	if a := c.PeerAddr.Addr(); a.IsValid() {
@@ -361,7 +361,7 @@ func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 	}
 
 	off := len(dst)
-	dst = slices.Grow(dst, cookieLen)[:off+cookieLen]
+	dst = slices.Grow(dst, CookieLen)[:off+CookieLen]
 	b := dst[off:]
 	c.encodeBody(b)
 	binary.BigEndian.PutUint32(b[ckGeneration:], s.cur.gen)
@@ -418,7 +418,7 @@ func (s *CookieSigner) VerifyFrom(b []byte, now time.Time, from netip.AddrPort) 
 }
 
 func (s *CookieSigner) verifyMAC(b []byte, now time.Time) (Cookie, error) {
-	if len(b) != cookieLen {
+	if len(b) != CookieLen {
 		return Cookie{}, errCookieMalformed
 	}
 	s.mu.Lock()
@@ -441,7 +441,7 @@ func (s *CookieSigner) verifyMAC(b []byte, now time.Time) (Cookie, error) {
 	if !ok {
 		return Cookie{}, errCookieMAC
 	}
-	return decodeCookie(b)
+	return DecodeCookie(b)
 }
 
 func checkStale(c *Cookie, now time.Time) error {
