@@ -19,15 +19,11 @@ import (
 // unordered, one per DATA chunk when they fit the path, and delivered
 // whole.
 //
-// Concurrency: one mutex guards the protocol state. A writer marshals its
-// message into pooled chunk buffers outside the lock, then, under it,
-// queues the chunks and sends what the congestion and receive windows
-// allow from its own goroutine. The goroutine that reads the UDP socket
-// processes each packet under the lock (SACKs, retransmissions, the SACKs
-// it owes) and hands received messages to a delivery goroutine, so that a
-// receive callback that blocks (or writes, and waits for the send buffer)
-// never stops the processing of acknowledgements. One OS timer per
-// association drives every protocol timer (timers.go).
+// One mutex guards the protocol state: a writer queues and sends under it
+// from its own goroutine; the reading goroutine processes each packet
+// under it and hands messages to a delivery goroutine, so a blocking
+// receive callback never stops acknowledgements; one OS timer drives
+// every protocol timer.
 type Association struct {
 	mu sync.Mutex
 	// writers wait for send-buffer space in arrival order (WriteMsg);

@@ -38,17 +38,12 @@ func (a *Association) setRxPacket(bp *[]byte) {
 
 // receiveSegments takes the packets of one read that the kernel coalesced
 // (UDP_GRO): b holds packets of seg octets each, the last possibly
-// shorter. Each is received as if read alone, except that their messages
-// reach the delivery goroutine together (one wake-up for the lot), and
-// what they trigger is transmitted once, after the last: one SACK
-// acknowledges the whole read, as Linux TCP acknowledges a coalesced
-// segment (RFC 9260 §6.2 asks for a SACK for at least every second
-// packet; the packets of one read arrived together, and holding the SACK
-// for the microseconds the read takes delays nothing). The messages are
-// copied out of b, which the caller reuses: delivering them from b instead
-// (a 64 KiB buffer per read, kept until delivered) was slower, 3.5-4.0
-// against 5.1-5.4 Gbit/s over veth at MTU 1500 and 7% in
-// BenchmarkAssociationMTU1500.
+// shorter. Each is received as if read alone, but their messages reach
+// the delivery goroutine together and what they trigger is sent once,
+// after the last: one SACK for the whole read, as Linux TCP acknowledges
+// a coalesced segment (RFC 9260 §6.2 asks for one per second packet; these
+// arrived together). The messages are copied out of b, which the caller
+// reuses (see docs/sctp-native.md, "Notes on the data path").
 func (a *Association) receiveSegments(b []byte, seg int) {
 	// Checksums first, outside the lock (a read has at most 64 packets;
 	// any beyond are checked in the loop).

@@ -455,16 +455,10 @@ func (q *outstandingQueue) countMiss(tsn uint32, c *outChunk, res *sackResult) {
 // fastRetransmitThreshold such indications the retransmission is taken
 // as lost and the chunk is marked to be sent again.
 //
-// RFC 9260 §7.2.4 fast retransmits a chunk only once, so a lost
-// retransmission is found only by T3-rtx, which restarts the window from
-// one packet: on a 50 ms path with 0.1% loss that happened about once a
-// run and cost seconds. Counting the indications from the retransmission
-// on, not from the original transmission, is the detection of FreeBSD's
-// SCTP (each fast retransmission records the next TSN, and acknowledging
-// past it strikes the chunk again) and the idea of TCP's RACK (RFC 8985
-// §2: a packet is lost when one sent after it is delivered). The window is
-// not reduced again: the sender is still in the Fast Recovery the first
-// loss started, since the missing chunk holds back its exit point.
+// RFC 9260 §7.2.4 fast retransmits a chunk only once, so otherwise only
+// T3-rtx, restarting from one packet, finds a lost retransmission. This is
+// FreeBSD SCTP's detection and TCP RACK's idea (RFC 8985 §2). The window
+// is not reduced again: the first loss's Fast Recovery still holds.
 func (q *outstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *sackResult) {
 	c.misses++
 	if c.misses < fastRetransmitThreshold {

@@ -30,8 +30,8 @@ func splitPacket(pkt []byte, limit int, buf []byte, emit func(piece []byte, over
 	}
 	if len(pkt) <= wire.HeaderLen || !wellFormed(pkt[wire.HeaderLen:]) {
 		// Nothing to split (no chunk, or chunks that must stay as they
-		// are): the packet goes whole, flagged (a packet of the common
-		// header alone used to vanish here; FuzzSplitPacket found it).
+		// are): the packet goes whole, flagged, a bare common header too
+		// (FuzzSplitPacket).
 		return buf, emit(pkt, true)
 	}
 	hdr := pkt[:wire.HeaderLen]
