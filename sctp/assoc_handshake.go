@@ -242,17 +242,14 @@ type peerRestart struct {
 	rest []byte
 }
 
-// foreignCookieEcho takes a COOKIE ECHO whose packet carries another
-// Verification Tag than ours (RFC 9260 §5.2.4). A cookie of our own
-// signing whose Tie-Tags are our current tags, with new tags on both
-// sides, is case A: the peer restarted. A DDP session does not survive
-// that (RFC 5043 §11.3: its state is gone on the peer's side), so the
-// association is not reset in place: it ends with ErrPeerRestarted, and a
-// listener makes the peer's new association from the same COOKIE ECHO.
-// No ABORT is sent: it would carry the old tag, which the restarted peer
-// no longer has. In SHUTDOWN-ACK-SENT the restart waits: the SHUTDOWN ACK
-// goes again with a Cookie Received While Shutting Down ERROR. Anything else (cases B and C, a forged or stale cookie)
-// is discarded. mu is held.
+// foreignCookieEcho takes a COOKIE ECHO with another Verification Tag
+// than ours (RFC 9260 §5.2.4). Our own cookie whose Tie-Tags are our tags,
+// with new tags on both sides, is case A, a restarted peer: a DDP session
+// does not survive it (RFC 5043 §11.3), so the association ends with
+// ErrPeerRestarted, without an ABORT (the peer lost the old tag), and a
+// listener makes the new one from the same COOKIE ECHO. In
+// SHUTDOWN-ACK-SENT the SHUTDOWN ACK goes again with a Cookie Received
+// While Shutting Down ERROR. Anything else is discarded. mu is held.
 func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
 	it := pkt.Chunks()
 	c, _ := it.Next()

@@ -586,19 +586,15 @@ func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
 	a.sendInit(now)
 }
 
-// handleReconfig answers a peer's RE-CONFIG (RFC 6525 §5.2). Requests
-// are taken in Re-configuration Request Sequence Number order (§5.2.1): a
-// retransmission of the last is answered again, any other out of order
-// is "Bad Sequence Number". An Outgoing SSN Reset Request resets the
-// expected SSN of our incoming streams to 0 (§5.2.2) once every TSN up to
-// the peer's Sender's Last Assigned TSN is received: until then, or while
-// a message of such a stream is held, the answer is "In progress" and the
-// reset is performed, and reported, when it can be (pendingReset). An
-// Incoming SSN Reset Request is answered with our own Outgoing SSN Reset
-// Request (§5.2.3), which resets nothing we hold: every message this
-// stack sends is unordered, its SSNs are all 0. Adding streams and
-// SSN/TSN resets are denied (§5.2.4-§5.2.6). Only with a TCB (the state
-// table). mu is held.
+// handleReconfig answers a peer's RE-CONFIG (RFC 6525 §5.2), requests in
+// sequence-number order (§5.2.1; the last one again is answered again,
+// others "Bad Sequence Number"). An Outgoing SSN Reset (§5.2.2) resets
+// our incoming streams' SSNs once every TSN up to the peer's last
+// assigned one is in and none of their messages is held; until then the
+// answer is "In progress" (pendingReset). An Incoming SSN Reset (§5.2.3)
+// is answered with our own Outgoing one (our messages are unordered, SSN
+// 0). Adding streams and SSN/TSN resets are denied (§5.2.4-§5.2.6). Only
+// with a TCB (the state table). mu is held.
 func (a *Association) handleReconfig(c wire.Chunk) {
 	var rs [2]wire.ReconfigResponse
 	n := 0

@@ -436,18 +436,13 @@ func (a *Association) burstUsed(left int) {
 	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.cc.Cwnd())
 }
 
-// immediateSACKs reports whether the new DATA about to be sent asks for
-// an immediate SACK with the I bit (RFC 9260 §3.3.1; RFC 7053 §4.1: a
-// sender that benefits from a SACK without delay MAY set it): in slow
-// start, outside Fast Recovery, while cwnd limits the sender. §7.2.1
-// grows cwnd by at most one PMDCS per SACK, so with the receiver's SACK
-// for every second packet (§6.2) slow start grows the window 1.5 times a
-// round trip; a SACK per packet makes it the doubling slow start is meant
-// to be, as TCP's per-segment ACKs do (Linux receivers also acknowledge
-// every segment at the start of a connection, their quick-ACK mode). A
-// sender limited by the user or the peer's window does not grow its
-// window and asks for nothing; nor does one in congestion avoidance. mu is
-// held.
+// immediateSACKs reports whether new DATA asks for an immediate SACK with
+// the I bit (RFC 9260 §3.3.1, RFC 7053 §4.1): in slow start, outside Fast
+// Recovery, while cwnd limits the sender. §7.2.1 grows cwnd by one PMDCS
+// per SACK, so a SACK per second packet (§6.2) grows it 1.5 times a round
+// trip; one per packet makes it double, as TCP's per-segment ACKs (and
+// Linux's quick-ACK mode) do. A sender limited by the user or the peer's
+// window, or in congestion avoidance, asks for nothing. mu is held.
 func (a *Association) immediateSACKs() bool {
 	if !a.cwndLimited || !a.cc.InSlowStart() {
 		return false

@@ -95,13 +95,13 @@ type ackInfo struct {
 // flight size and the peer's receive window (§6.1, §6.2.1). It decides
 // whether the next DATA chunk may be sent and applies the window rules
 // when chunks are sent, acknowledged, marked for retransmission, or lost.
-//
-// It is built for a sender that keeps an outstanding queue: the queue
-// knows which chunks are in flight and tells Congestion about every
-// change through OnSend, OnRetransmitMarked and OnAck, so that Flight is
-// always the size of the chunks in flight. The zero value is not usable;
-// build one with newCongestion. No method allocates.
 type congestion struct {
+	// It is built for a sender that keeps an outstanding queue: the queue
+	// knows which chunks are in flight and tells Congestion about every
+	// change through OnSend, OnRetransmitMarked and OnAck, so that Flight is
+	// always the size of the chunks in flight. The zero value is not usable;
+	// build one with newCongestion. No method allocates.
+
 	mtu       int
 	pmdcs     int
 	cwnd      int
@@ -213,11 +213,11 @@ func (c *congestion) Rwnd() int {
 // window: a chunk may be sent if flight < cwnd and flight+n <=
 // cwnd+PMDCS-1. A Fast Retransmit ignores cwnd altogether (§7.2.4 step
 // 3); the caller sends that one packet without asking.
-//
-// A chunk larger than PMDCS (built before the path MTU fell, RFC 8899)
-// may go when nothing is in flight: otherwise no window would ever admit
-// it.
 func (c *congestion) CanRetransmit(n int) bool {
+	// A chunk larger than PMDCS (built before the path MTU fell, RFC 8899)
+	// may go when nothing is in flight: otherwise no window would ever admit
+	// it.
+
 	if c.flight == 0 {
 		return true
 	}
@@ -258,31 +258,31 @@ func (c *congestion) OnRetransmitMarked(n int) {
 }
 
 // OnAck applies one received SACK, in this order:
-//
-//   - The newly acknowledged chunks that were in flight leave it, and the
-//     peer's window becomes the SACK's a_rwnd minus what is still
-//     outstanding (RFC 9260 §6.2.1 D ii, see Rwnd).
-//   - In slow start (cwnd <= ssthresh), cwnd grows by
-//     min(AckedBytes, PMDCS) if, before the SACK, the window was fully
-//     used (the flight size left less than one MTU of cwnd unused) and
-//     the sender is not in Fast Recovery (§7.2.1; the upper bound L of
-//     §7.2.1 is 1).
-//   - In congestion avoidance, partial_bytes_acked grows by AckedBytes
-//     and DuplicateBytes; once it reaches cwnd it is capped at cwnd if the
-//     flight before the SACK was below cwnd, and otherwise loses cwnd
-//     while cwnd grows by PMDCS (§7.2.2). As in slow start, the window
-//     does not grow in Fast Recovery: cwnd was just set from ssthresh and
-//     §7.2.4 keeps it there until recovery ends.
-//   - partial_bytes_acked returns to 0 once everything sent is
-//     acknowledged (§7.2.2).
-//   - Fast Recovery ends when the Cumulative TSN Ack reaches the exit
-//     point (§6.2.1 D iv, §7.2.4). This comes after the window rules, so
-//     the SACK that ends recovery does not also grow the window.
-//
-// Dropping a SACK whose Cumulative TSN Ack is behind the Cumulative TSN
-// Ack Point (§6.2.1 D i) is the outstanding queue's job; such a SACK
-// must not reach OnAck.
 func (c *congestion) OnAck(a ackInfo) {
+	//   - The newly acknowledged chunks that were in flight leave it, and the
+	//     peer's window becomes the SACK's a_rwnd minus what is still
+	//     outstanding (RFC 9260 §6.2.1 D ii, see Rwnd).
+	//   - In slow start (cwnd <= ssthresh), cwnd grows by
+	//     min(AckedBytes, PMDCS) if, before the SACK, the window was fully
+	//     used (the flight size left less than one MTU of cwnd unused) and
+	//     the sender is not in Fast Recovery (§7.2.1; the upper bound L of
+	//     §7.2.1 is 1).
+	//   - In congestion avoidance, partial_bytes_acked grows by AckedBytes
+	//     and DuplicateBytes; once it reaches cwnd it is capped at cwnd if the
+	//     flight before the SACK was below cwnd, and otherwise loses cwnd
+	//     while cwnd grows by PMDCS (§7.2.2). As in slow start, the window
+	//     does not grow in Fast Recovery: cwnd was just set from ssthresh and
+	//     §7.2.4 keeps it there until recovery ends.
+	//   - partial_bytes_acked returns to 0 once everything sent is
+	//     acknowledged (§7.2.2).
+	//   - Fast Recovery ends when the Cumulative TSN Ack reaches the exit
+	//     point (§6.2.1 D iv, §7.2.4). This comes after the window rules, so
+	//     the SACK that ends recovery does not also grow the window.
+	//
+	// Dropping a SACK whose Cumulative TSN Ack is behind the Cumulative TSN
+	// Ack Point (§6.2.1 D i) is the outstanding queue's job; such a SACK
+	// must not reach OnAck.
+
 	flightBefore := c.flight
 	if a.FlightAcked > 0 {
 		c.flight = max(c.flight-a.FlightAcked, 0)

@@ -130,17 +130,17 @@ type sackResult struct {
 // miss indications for Fast Retransmit (§7.2.4), marks chunks for
 // retransmission on a T3-rtx expiry (§6.3.3 E3), and takes RTT samples
 // under Karn's rule (§6.3.1 C4, C5).
-//
-// It holds no payload: the caller keeps each chunk's data in a parallel
-// array of Cap() entries at Index(tsn). It keeps the byte counts of a
-// congestion right by reporting every change of the flight (ackInfo,
-// MarkedBytes, and the sizes given to Add or returned by OnRetransmit and
-// MarkAllForRetransmit), so that Congestion.Flight always equals the size
-// of the chunks in state chunkInFlight.
-//
-// Not safe for concurrent use. Nothing allocates after
-// newOutstandingQueue.
 type outstandingQueue struct {
+	// It holds no payload: the caller keeps each chunk's data in a parallel
+	// array of Cap() entries at Index(tsn). It keeps the byte counts of a
+	// congestion right by reporting every change of the flight (ackInfo,
+	// MarkedBytes, and the sizes given to Add or returned by OnRetransmit and
+	// MarkAllForRetransmit), so that Congestion.Flight always equals the size
+	// of the chunks in state chunkInFlight.
+	//
+	// Not safe for concurrent use. Nothing allocates after
+	// newOutstandingQueue.
+
 	ring   []outChunk
 	mask   uint32
 	cum    uint32 // Cumulative TSN Ack Point
@@ -282,27 +282,27 @@ func (q *outstandingQueue) validSACK(cum uint32, gaps []wire.GapAckBlock) sackSt
 // Blocks gaps, its Duplicate TSNs dups and its a_rwnd, received at now.
 // inFastRecovery is the Congestion's state before this SACK (it changes
 // how miss indications are counted). In order (RFC 9260 §6.2.1 D):
-//
-//   - a SACK behind the Cumulative TSN Ack Point is dropped (D i), one
-//     that acknowledges TSNs never sent or has malformed Gap Ack Blocks is
-//     invalid (sackInvalid);
-//   - chunks up to cum are acknowledged and leave the queue; chunks in the
-//     Gap Ack Blocks become chunkGapAcked;
-//   - a chunk gap-acked before and missing now was reneged on (D iii): it
-//     gets one miss indication;
-//   - every other missing chunk below the Highest TSN Newly Acknowledged
-//     (HTNA) of this SACK gets a miss indication; in Fast Recovery, a SACK
-//     that advances the Cumulative TSN Ack Point gives one to every TSN it
-//     reports missing (§7.2.4). A chunk fast retransmitted once gets none
-//     (step 5), nor does one already marked for retransmission; instead
-//     a chunk fast retransmitted gets one from each SACK that newly
-//     acknowledges a chunk first sent after the retransmission
-//     (countLostRetransmit: the retransmission was lost);
-//   - a chunk reaching fastRetransmitThreshold is marked for
-//     retransmission (step 1).
-//
-// It never panics, whatever the SACK holds.
 func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []uint32, aRwnd uint32, inFastRecovery bool, now time.Time) sackResult {
+	//   - a SACK behind the Cumulative TSN Ack Point is dropped (D i), one
+	//     that acknowledges TSNs never sent or has malformed Gap Ack Blocks is
+	//     invalid (sackInvalid);
+	//   - chunks up to cum are acknowledged and leave the queue; chunks in the
+	//     Gap Ack Blocks become chunkGapAcked;
+	//   - a chunk gap-acked before and missing now was reneged on (D iii): it
+	//     gets one miss indication;
+	//   - every other missing chunk below the Highest TSN Newly Acknowledged
+	//     (HTNA) of this SACK gets a miss indication; in Fast Recovery, a SACK
+	//     that advances the Cumulative TSN Ack Point gives one to every TSN it
+	//     reports missing (§7.2.4). A chunk fast retransmitted once gets none
+	//     (step 5), nor does one already marked for retransmission; instead
+	//     a chunk fast retransmitted gets one from each SACK that newly
+	//     acknowledges a chunk first sent after the retransmission
+	//     (countLostRetransmit: the retransmission was lost);
+	//   - a chunk reaching fastRetransmitThreshold is marked for
+	//     retransmission (step 1).
+	//
+	// It never panics, whatever the SACK holds.
+
 	st := q.validSACK(cum, gaps)
 	if st != sackProcessed {
 		return sackResult{Status: st}

@@ -153,21 +153,21 @@ func pendKey(stream, ssn uint16) uint32 { return uint32(stream)<<16 | uint32(ssn
 // messages together from their B and E bits and consecutive TSNs, and
 // hands messages over unordered ones as soon as they are complete and
 // ordered ones in Stream Sequence Number order per stream.
-//
-// Work is constant per chunk (a message costs its fragments once more
-// when it is put together): held fragments form runs of consecutive TSNs
-// indexed by their ends. A whole message that may be delivered at once is
-// not copied (Push says so). Memory held is charged to a budget by the
-// buffers' capacity and bookkeeping; what does not fit is refused, and
-// MakeRoom applies the zero-window rule of RFC 9260 §6.2.
-//
-// Use, per DATA chunk d that is not a duplicate (recvTracker.Received):
-// if !Admit(d, tracker.Renege) drop it unacknowledged; otherwise
-// recvTracker.Observe it, Push it, deliver d.UserData if Push says so,
-// then deliver every message Next returns.
-//
-// Not safe for concurrent use.
 type reassembler struct {
+	// Work is constant per chunk (a message costs its fragments once more
+	// when it is put together): held fragments form runs of consecutive TSNs
+	// indexed by their ends. A whole message that may be delivered at once is
+	// not copied (Push says so). Memory held is charged to a budget by the
+	// buffers' capacity and bookkeeping; what does not fit is refused, and
+	// MakeRoom applies the zero-window rule of RFC 9260 §6.2.
+	//
+	// Use, per DATA chunk d that is not a duplicate (recvTracker.Received):
+	// if !Admit(d, tracker.Renege) drop it unacknowledged; otherwise
+	// recvTracker.Observe it, Push it, deliver d.UserData if Push says so,
+	// then deliver every message Next returns.
+	//
+	// Not safe for concurrent use.
+
 	acct     *membudget.Account
 	held     int // charged by this Reassembler
 	streams  []inStream

@@ -81,16 +81,16 @@ func clampDuration(d, lo, hi time.Duration) time.Duration {
 // It holds SRTT and RTTVAR and implements rules C1-C7 and G1 of §6.3.1
 // and the back-off rule E2 of §6.3.3. Arithmetic is in integer
 // nanoseconds with RTO.Alpha = 1/8 and RTO.Beta = 1/4 (§16).
-//
-// Karn's algorithm (§6.3.1 rule C5) is the caller's side of the
-// contract: Observe must be given only measurements taken from DATA
-// chunks that were never retransmitted (the outstanding queue's
-// [sackResult] carries only such samples), and at most one per round
-// trip (rule C4).
-//
-// The zero value is not usable; build one with newRTOEstimator. The
-// methods never allocate.
 type rtoEstimator struct {
+	// Karn's algorithm (§6.3.1 rule C5) is the caller's side of the
+	// contract: Observe must be given only measurements taken from DATA
+	// chunks that were never retransmitted (the outstanding queue's
+	// [sackResult] carries only such samples), and at most one per round
+	// trip (rule C4).
+	//
+	// The zero value is not usable; build one with newRTOEstimator. The
+	// methods never allocate.
+
 	cfg      RTOConfig
 	srtt     time.Duration
 	rttvar   time.Duration

@@ -165,11 +165,11 @@ func (t *timers) Expired(now time.Time) timerSet {
 // and syncs again. That keeps the number of timer resets per packet at
 // zero in the steady state, when the T3-rtx and delayed-ack deadlines
 // only move later.
-//
-// The loop selects on C(); after a receive from it, it calls Fired, then
-// handles Timers.Expired, then Sync. Wakeup is not safe for concurrent
-// use.
 type wakeup struct {
+	// The loop selects on C(); after a receive from it, it calls Fired, then
+	// handles Timers.Expired, then Sync. Wakeup is not safe for concurrent
+	// use.
+
 	timer *time.Timer
 	at    time.Time
 	armed bool

@@ -73,19 +73,19 @@ func (r recvResult) String() string {
 // Cumulative TSN Ack point, the TSNs received beyond it (reported as Gap
 // Ack Blocks), the duplicates received since the last SACK, and when the
 // next SACK is due.
-//
-// Memory is bounded: the TSNs beyond the Cumulative TSN Ack point live in
-// a fixed bitmap of Window bits, and a TSN further away than that is
-// dropped and counted (Dropped). Nothing allocates after newRecvTracker.
-//
-// Use per received packet: Observe each DATA chunk's TSN (and
-// RequestImmediate for a DATA chunk with the I bit), then EndPacket; a
-// SACK is due when SACKDue says so, at the latest at SACKDeadline (arm
-// timerDelayedAck with it). To build the SACK, take CumTSN,
-// AppendGapBlocks and AppendDuplicates, then call SACKSent.
-//
-// Not safe for concurrent use.
 type recvTracker struct {
+	// Memory is bounded: the TSNs beyond the Cumulative TSN Ack point live in
+	// a fixed bitmap of Window bits, and a TSN further away than that is
+	// dropped and counted (Dropped). Nothing allocates after newRecvTracker.
+	//
+	// Use per received packet: Observe each DATA chunk's TSN (and
+	// RequestImmediate for a DATA chunk with the I bit), then EndPacket; a
+	// SACK is due when SACKDue says so, at the latest at SACKDeadline (arm
+	// timerDelayedAck with it). To build the SACK, take CumTSN,
+	// AppendGapBlocks and AppendDuplicates, then call SACKSent.
+	//
+	// Not safe for concurrent use.
+
 	window   uint32
 	mask     uint32
 	bits     []uint64 // bit (tsn & mask) set: tsn received, tsn > cum
@@ -248,25 +248,25 @@ func (r *recvTracker) RequestImmediate() {
 // EndPacket applies the delayed-acknowledgement rules of RFC 9260 §6.2
 // once all DATA chunks of a packet have been observed. The SACK is due at
 // once when:
-//
-//   - this is the first DATA of the association (§5.1);
-//   - the packet carried duplicates (a MUST without new DATA, a MAY with
-//     it; taken in both cases, so the sender learns early);
-//   - TSNs are held beyond the Cumulative TSN Ack point: a gap, reported
-//     in every packet's SACK until filled (§6.7);
-//   - the packet filled the last gap, so the sender learns at once (as a
-//     TCP receiver does, RFC 5681 §4.2);
-//   - a chunk was dropped for lying beyond the window, so the sender sees
-//     the window it overran;
-//   - a DATA chunk had the I bit set (RequestImmediate);
-//   - it is the second packet with new DATA since the last SACK (§6.2:
-//     at least every second packet).
-//
-// Otherwise a packet with new DATA starts the delayed-ack deadline,
-// SACKDelay after now, unless one is running already (§6.2: within
-// 200 ms of the arrival of any unacknowledged DATA). A packet with no
-// DATA changes nothing.
 func (r *recvTracker) EndPacket(now time.Time) {
+	//   - this is the first DATA of the association (§5.1);
+	//   - the packet carried duplicates (a MUST without new DATA, a MAY with
+	//     it; taken in both cases, so the sender learns early);
+	//   - TSNs are held beyond the Cumulative TSN Ack point: a gap, reported
+	//     in every packet's SACK until filled (§6.7);
+	//   - the packet filled the last gap, so the sender learns at once (as a
+	//     TCP receiver does, RFC 5681 §4.2);
+	//   - a chunk was dropped for lying beyond the window, so the sender sees
+	//     the window it overran;
+	//   - a DATA chunk had the I bit set (RequestImmediate);
+	//   - it is the second packet with new DATA since the last SACK (§6.2:
+	//     at least every second packet).
+	//
+	// Otherwise a packet with new DATA starts the delayed-ack deadline,
+	// SACKDelay after now, unless one is running already (§6.2: within
+	// 200 ms of the arrival of any unacknowledged DATA). A packet with no
+	// DATA changes nothing.
+
 	data := r.pktNew || r.pktDup || r.pktDrop
 	switch {
 	case !data && !r.pktImmediate:

@@ -11,15 +11,15 @@ import (
 // sendmsg per packet. Packets are copied into a pooled buffer, held only
 // from the first packet of a transmission to its flush, so an idle
 // association holds none. Used with mu held.
-//
-// To a local destination (localDestination), where runs are not sent, the
-// batch sends up to mmsgMax packets of any sizes with one sendmmsg
-// instead (mm): a 64 KiB message over loopback, two DDP segments, is a
-// full datagram and a short one, which then cost one system call, not
-// two. A packet
-// whose memory stays unchanged until the flush (a chunk sent from its own
-// buffer) is queued by reference; the others are copied.
 type txBatch struct {
+	// To a local destination (localDestination), where runs are not sent, the
+	// batch sends up to mmsgMax packets of any sizes with one sendmmsg
+	// instead (mm): a 64 KiB message over loopback, two DDP segments, is a
+	// full datagram and a short one, which then cost one system call, not
+	// two. A packet
+	// whose memory stays unchanged until the flush (a chunk sent from its own
+	// buffer) is queued by reference; the others are copied.
+
 	out func([]byte) error            // sends one packet
 	gso func(b []byte, seg int) error // sends a run of packets of seg octets; nil: mm
 	mm  func(pkts [][]byte) error     // sends packets with one sendmmsg

@@ -42,30 +42,30 @@ type ConnConfig struct {
 
 // Conn wraps the connected UDP socket under a userspace SCTP stack (SCTP
 // over UDP, RFC 6951) and owns the path MTU of its single path:
-//
-//   - It turns path MTU discovery on (IP_PMTUDISC_DO), so no datagram is
-//     fragmented by IP: a datagram above the kernel's path MTU fails with
-//     EMSGSIZE and an ICMP "fragmentation needed" (RFC 1191) or "packet
-//     too big" (RFC 8201) lowers the kernel's path MTU, which Conn reads
-//     (IP_MTU / IPV6_MTU) and applies at once. The EMSGSIZE the kernel
-//     reports on a connected socket after such an ICMP never reaches the
-//     stack above (pion ends the association on any read or write error).
-//   - It runs RFC 8899 DPLPMTUD with padded HEARTBEAT probes (see
-//     heartbeatProbe) to find the path MTU where no ICMP arrives, and
-//     hides the HEARTBEAT ACKs from the stack above.
-//   - It re-bundles every outgoing SCTP packet larger than the path MTU
-//     into several packets, chunk by chunk (splitPacket), so the stack
-//     above can keep a fixed, large packet budget (pion's MTU cannot
-//     change after association set-up). A single chunk larger than the
-//     path MTU — a DATA chunk sent before the MTU fell, whose TSN SCTP
-//     cannot re-fragment (RFC 4960 §6.9) — is sent with DF clear and so
-//     IP-fragmented at the sender, as Linux SCTP does for such chunks and
-//     as RFC 8899 §5.4 allows; Stats.Fragmentable counts them.
-//
-// The path MTU, read with Path().MTU(), is what the SCTP adaptation sizes
-// its messages by (pmtu.SCTPMaxMessage). Read and Write may be called
-// concurrently with each other; Conn serialises writers.
 type Conn struct {
+	//   - It turns path MTU discovery on (IP_PMTUDISC_DO), so no datagram is
+	//     fragmented by IP: a datagram above the kernel's path MTU fails with
+	//     EMSGSIZE and an ICMP "fragmentation needed" (RFC 1191) or "packet
+	//     too big" (RFC 8201) lowers the kernel's path MTU, which Conn reads
+	//     (IP_MTU / IPV6_MTU) and applies at once. The EMSGSIZE the kernel
+	//     reports on a connected socket after such an ICMP never reaches the
+	//     stack above (pion ends the association on any read or write error).
+	//   - It runs RFC 8899 DPLPMTUD with padded HEARTBEAT probes (see
+	//     heartbeatProbe) to find the path MTU where no ICMP arrives, and
+	//     hides the HEARTBEAT ACKs from the stack above.
+	//   - It re-bundles every outgoing SCTP packet larger than the path MTU
+	//     into several packets, chunk by chunk (splitPacket), so the stack
+	//     above can keep a fixed, large packet budget (pion's MTU cannot
+	//     change after association set-up). A single chunk larger than the
+	//     path MTU — a DATA chunk sent before the MTU fell, whose TSN SCTP
+	//     cannot re-fragment (RFC 4960 §6.9) — is sent with DF clear and so
+	//     IP-fragmented at the sender, as Linux SCTP does for such chunks and
+	//     as RFC 8899 §5.4 allows; Stats.Fragmentable counts them.
+	//
+	// The path MTU, read with Path().MTU(), is what the SCTP adaptation sizes
+	// its messages by (pmtu.SCTPMaxMessage). Read and Write may be called
+	// concurrently with each other; Conn serialises writers.
+
 	net.Conn
 	kernelFn  func() (int, error) // nil: no kernel view
 	setDF     func(on bool) error // nil: cannot switch DF

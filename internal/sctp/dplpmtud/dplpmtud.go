@@ -116,14 +116,14 @@ func (c ProberConfig) withDefaults() ProberConfig {
 // acknowledgement (Acked) and what the network says (PacketTooBig,
 // SuspectLoss), and calls Next again at Deadline. Time is passed in, so
 // tests run it on a fake clock. A Prober is not safe for concurrent use.
-//
-// The search walks up the candidate table (probe, wait for the ack or
-// MaxProbes timeouts) and stops at the first size that fails; in
-// SEARCH_COMPLETE it re-confirms the PLPMTU every ConfirmInterval or at
-// once on a loss signal, and falls back to BASE_PLPMTU when MaxProbes
-// confirmations go unanswered (black hole, §4.3). A Packet Too Big with a
-// size between base and PLPMTU lowers the PLPMTU at once (§4.6.2).
 type Prober struct {
+	// The search walks up the candidate table (probe, wait for the ack or
+	// MaxProbes timeouts) and stops at the first size that fails; in
+	// SEARCH_COMPLETE it re-confirms the PLPMTU every ConfirmInterval or at
+	// once on a loss signal, and falls back to BASE_PLPMTU when MaxProbes
+	// confirmations go unanswered (black hole, §4.3). A Packet Too Big with a
+	// size between base and PLPMTU lowers the PLPMTU at once (§4.6.2).
+
 	cfg     ProberConfig
 	state   ProberState
 	plpmtu  int

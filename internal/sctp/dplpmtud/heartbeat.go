@@ -32,33 +32,33 @@ const (
 // (RFC 4960 §3.3.5) whose Heartbeat Information is padded so that the SCTP
 // packet reaches the probed size. The peer echoes the information in a
 // HEARTBEAT ACK (RFC 4960 §8.3), which Ack marks.
-//
-// RFC 8899 §6.2.1 suggests HEARTBEAT plus a PAD chunk (RFC 4820); pion
-// v1.11.3 rejects the whole packet on any chunk type it does not know, PAD
-// included, and Linux answers a padded Heartbeat Information as well, so
-// the padding sits inside the information instead. The price: the
-// HEARTBEAT ACK is as large as the probe, so a probe confirms the size in
-// both directions.
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|   Type = 4/5  | Chunk  Flags  |      Heartbeat Length         |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|    Heartbeat Info Type=1      |         HB Info Length        |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                 "srPMTUpr" (8 octets)                         |
-//	|                 Nonce (8 octets)                              |
-//	|                 Probed packet size (4 octets)                 |
-//	|                 zero padding                                  |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// With Pad (RFC 8899 §6.2.1.2's recommended form) the information is not
-// padded ("srPMTUpd" instead of "srPMTUpr"): a PAD chunk (RFC 4820) after
-// the HEARTBEAT fills the packet, the peer skips it (its type's upper
-// bits, RFC 9260 §3.2) and the HEARTBEAT ACK is small, so the probe
-// confirms the size in the forward direction only.
 type heartbeatProbe struct {
+	// RFC 8899 §6.2.1 suggests HEARTBEAT plus a PAD chunk (RFC 4820); pion
+	// v1.11.3 rejects the whole packet on any chunk type it does not know, PAD
+	// included, and Linux answers a padded Heartbeat Information as well, so
+	// the padding sits inside the information instead. The price: the
+	// HEARTBEAT ACK is as large as the probe, so a probe confirms the size in
+	// both directions.
+	//
+	//	 0                   1                   2                   3
+	//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|   Type = 4/5  | Chunk  Flags  |      Heartbeat Length         |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|    Heartbeat Info Type=1      |         HB Info Length        |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|                 "srPMTUpr" (8 octets)                         |
+	//	|                 Nonce (8 octets)                              |
+	//	|                 Probed packet size (4 octets)                 |
+	//	|                 zero padding                                  |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//
+	// With Pad (RFC 8899 §6.2.1.2's recommended form) the information is not
+	// padded ("srPMTUpd" instead of "srPMTUpr"): a PAD chunk (RFC 4820) after
+	// the HEARTBEAT fills the packet, the peer skips it (its type's upper
+	// bits, RFC 9260 §3.2) and the HEARTBEAT ACK is small, so the probe
+	// confirms the size in the forward direction only.
+
 	// Ack is true for a HEARTBEAT ACK.
 	Ack bool
 	// Pad is true for a probe whose size a PAD chunk fills.

@@ -284,11 +284,11 @@ func newCookieKey(gen uint32) cookieKey {
 // a cookie older than two periods fails with errCookieMAC instead of
 // errCookieStale, which RFC 9260 allows (§5.1.5 step 2 discards any cookie
 // that does not authenticate).
-//
-// A CookieSigner is safe for concurrent use. Sign into a buffer with
-// CookieLen free octets, and Verify of a valid cookie, do not allocate
-// (except when a rotation falls due, which draws a new secret).
 type CookieSigner struct {
+	// A CookieSigner is safe for concurrent use. Sign into a buffer with
+	// CookieLen free octets, and Verify of a valid cookie, do not allocate
+	// (except when a rotation falls due, which draws a new secret).
+
 	mu        sync.Mutex
 	period    time.Duration
 	now       func() time.Time
@@ -373,24 +373,24 @@ func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 
 // Verify checks a cookie from a COOKIE ECHO (RFC 9260 §5.1.5) at time now
 // and returns its content. In order:
-//
-//   - a cookie that is not cookieLen octets long is errCookieMalformed;
-//   - the MAC is compared in constant time (hmac.Equal) against the one
-//     computed under the secret the cookie names, which must be the
-//     current or the previous one (steps 1 and 2); a mismatch is
-//     errCookieMAC, and nothing in the cookie is looked at before;
-//   - a body this package would not have written is errCookieMalformed;
-//   - a cookie past Created+Lifespan is a *staleCookieError (wrapping
-//     errCookieStale) whose MeasureOfStaleness goes into the Stale Cookie
-//     error cause (step 3).
-//
-// Verify does not check the cookie against the packet: the Verification
-// Tag and ports of the COOKIE ECHO (step 3 of §5.1.5 compares them with
-// LocalVerificationTag, LocalPort and PeerPort) and the source address
-// (see VerifyFrom) are the caller's. With a stale cookie the content is
-// returned too, since the ERROR chunk that reports it goes to the peer
-// with its Verification Tag. It never panics, whatever b holds.
 func (s *CookieSigner) Verify(b []byte, now time.Time) (Cookie, error) {
+	//   - a cookie that is not cookieLen octets long is errCookieMalformed;
+	//   - the MAC is compared in constant time (hmac.Equal) against the one
+	//     computed under the secret the cookie names, which must be the
+	//     current or the previous one (steps 1 and 2); a mismatch is
+	//     errCookieMAC, and nothing in the cookie is looked at before;
+	//   - a body this package would not have written is errCookieMalformed;
+	//   - a cookie past Created+Lifespan is a *staleCookieError (wrapping
+	//     errCookieStale) whose MeasureOfStaleness goes into the Stale Cookie
+	//     error cause (step 3).
+	//
+	// Verify does not check the cookie against the packet: the Verification
+	// Tag and ports of the COOKIE ECHO (step 3 of §5.1.5 compares them with
+	// LocalVerificationTag, LocalPort and PeerPort) and the source address
+	// (see VerifyFrom) are the caller's. With a stale cookie the content is
+	// returned too, since the ERROR chunk that reports it goes to the peer
+	// with its Verification Tag. It never panics, whatever b holds.
+
 	c, err := s.verifyMAC(b, now)
 	if err != nil {
 		return Cookie{}, err

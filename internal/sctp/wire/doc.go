@@ -8,7 +8,8 @@
 // appends to a caller's buffer and allocates nothing when the buffer has
 // room. Every length read from the wire is checked; bad input yields an
 // error, never a panic.
-//
+package wire
+
 // # Reading a packet
 //
 //	pkt, err := wire.ParsePacket(buf) // common header and checksum
@@ -44,4 +45,3 @@
 // relative to the start of the buffer they are given, so they are given
 // the packet from its first octet (or a scratch buffer whose first octet
 // stands for an aligned position).
-package wire

@@ -41,15 +41,15 @@ func (i *Init) chunkType() ChunkType {
 // errors, it checks the rules of RFC 9260 §3.3.2 and §3.3.3 that decide
 // whether the chunk is usable, in this order, returning the decoded chunk
 // with the error so that the caller can answer:
-//
-//   - ErrZeroInitiateTag: an INIT is discarded silently, an INIT ACK
-//     destroys the association being set up;
-//   - ErrZeroStreams, ErrSmallARwnd: the packet is discarded (an INIT ACK
-//     with no streams also ends the association being set up) and an
-//     ABORT SHOULD be sent;
-//   - ErrMissingStateCookie: an INIT ACK without a State Cookie, reported
-//     as a Missing Mandatory Parameter (§3.3.10.2).
 func ParseInit(c Chunk) (Init, error) {
+	//   - ErrZeroInitiateTag: an INIT is discarded silently, an INIT ACK
+	//     destroys the association being set up;
+	//   - ErrZeroStreams, ErrSmallARwnd: the packet is discarded (an INIT ACK
+	//     with no streams also ends the association being set up) and an
+	//     ABORT SHOULD be sent;
+	//   - ErrMissingStateCookie: an INIT ACK without a State Cookie, reported
+	//     as a Missing Mandatory Parameter (§3.3.10.2).
+
 	if c.Type != ChunkInit && c.Type != ChunkInitAck {
 		return Init{}, ErrChunkType
 	}

@@ -27,17 +27,17 @@ const AdaptationDDP uint32 = 1
 // InitParams are the optional and variable-length parameters of an INIT
 // (RFC 9260 §3.3.2.1) or INIT ACK (§3.3.3.1), and those of the extensions
 // this stack takes part in (RFC 3758, RFC 5061, RFC 5043).
-//
-// Parsed, the byte slices alias the packet; a repeated parameter keeps
-// its last value. A parameter of a type not listed here is handled as its
-// type's two highest bits say (RFC 9260 §3.2.1): skipped, or ending the
-// parameters, and reported or not (Unrecognized, Report, Stopped). A
-// parameter of a listed type that does not belong in the chunk at hand
-// (a State Cookie in an INIT) is decoded all the same; the caller ignores
-// it, as RFC 9260 §3.3.2 suggests.
-//
-// Append writes the fields that are set, in the order of the fields.
 type InitParams struct {
+	// Parsed, the byte slices alias the packet; a repeated parameter keeps
+	// its last value. A parameter of a type not listed here is handled as its
+	// type's two highest bits say (RFC 9260 §3.2.1): skipped, or ending the
+	// parameters, and reported or not (Unrecognized, Report, Stopped). A
+	// parameter of a listed type that does not belong in the chunk at hand
+	// (a State Cookie in an INIT) is decoded all the same; the caller ignores
+	// it, as RFC 9260 §3.3.2 suggests.
+	//
+	// Append writes the fields that are set, in the order of the fields.
+
 	// Addrs are the addresses of the IPv4 Address and IPv6 Address
 	// parameters (RFC 9260 §3.3.2.1): the first MaxInitAddrs of NumAddrs.
 	// RFC 6951 §5.5: over UDP an endpoint lists none.
