@@ -83,7 +83,7 @@ type Config struct {
 	// MaxMessageFragments and MaxHeldFragments bound reassembly (RFC
 	// 9260 §6.9): the fragments of one user message, and the fragments
 	// and waiting ordered messages held at once (zero:
-	// defaultMaxMessageFragments, defaultMaxHeldFragments). A peer beyond
+	// 8192, 16384). A peer beyond
 	// either, or sending fragments that can never complete, is aborted
 	// with a Protocol Violation cause (errReassemblyLimit,
 	// errFragmentSequence).
@@ -107,7 +107,7 @@ type Config struct {
 	SACKDelay time.Duration
 	// MaxBurst is Max.Burst (§6.1 D, §16): the packets one transmission
 	// may send beyond what left the flight since the last one; zero means
-	// defaultMaxBurst, negative no limit.
+	// 4, negative no limit.
 	MaxBurst int
 	// Adaptation is the Adaptation Layer Indication sent in INIT and INIT
 	// ACK; zero means wire.AdaptationDDP (RFC 5043 §5.1). NoAdaptation
@@ -158,7 +158,7 @@ type Config struct {
 	// InitAckRate bounds the answers to unauthenticated packets per
 	// second (DefaultInitAckRate).
 	InitAckRate int
-	// CookieLifespan is Valid.Cookie.Life (defaultCookieLifespan).
+	// CookieLifespan is Valid.Cookie.Life (60 s).
 	CookieLifespan time.Duration
 	// StallTimeout ends a Listener's association that waits for its peer
 	// without progress this long: DATA outstanding and no new TSN

@@ -30,15 +30,15 @@ const maxRTTSample = time.Hour
 // turn every loss into a one-second stall); see [newRTOEstimator] for
 // how inconsistent values are reconciled.
 type RTOConfig struct {
-	Initial     time.Duration // RTO.Initial; default defaultRTOInitial
-	Min         time.Duration // RTO.Min; default defaultRTOMin
-	Max         time.Duration // RTO.Max; default defaultRTOMax
-	Granularity time.Duration // clock granularity G; default defaultClockGranularity
+	Initial     time.Duration // RTO.Initial; default 1 s
+	Min         time.Duration // RTO.Min; default 1 s
+	Max         time.Duration // RTO.Max; default 60 s
+	Granularity time.Duration // clock granularity G; default 1 ms
 	// AckDelay is how long the peer may hold a SACK (RFC 9260 §6.2: up
 	// to 500 ms, 200 ms as stacks ship): a measured RTO is SRTT +
 	// 4*RTTVAR + AckDelay, so that a lone chunk's delayed SACK is not
 	// taken for a loss where RTO.Min is set below that delay. Zero or
-	// negative: none (Config fills in defaultSACKDelay).
+	// negative: none (Config fills in 200 ms).
 	AckDelay time.Duration
 }
 
