@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func newFile(t *testing.T) (*Writer, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.pcapng")
-	w, err := Create(path)
+	w, err := create(path)
 	require.NoError(t, err)
 	return w, path
 }
@@ -44,7 +44,7 @@ func TestPacketConn_RoundTrip(t *testing.T) {
 	w, path := newFile(t)
 	a := udpSocket(t, "0.0.0.0:0")
 	b := udpSocket(t, "127.0.0.1:0")
-	pc := w.PacketConn(a)
+	pc := w.wrapPacketConn(a)
 	bAddr := b.LocalAddr().(*net.UDPAddr)
 	_, err := pc.WriteTo([]byte("to b"), bAddr)
 	require.NoError(t, err)
@@ -304,7 +304,7 @@ func TestTshark_DecodesEachRecorder(t *testing.T) {
 	pkt := wire.AppendHeader(nil, wire.Header{SrcPort: 5000, DstPort: 5000})
 	pkt = (&wire.Data{Unordered: true, Beginning: true, Ending: true, TSN: 1, StreamID: 1, PPID: 16, UserData: []byte("ddp")}).Append(pkt)
 	wire.SetChecksum(pkt)
-	_, err := w.PacketConn(a).WriteTo(pkt, to)
+	_, err := w.wrapPacketConn(a).WriteTo(pkt, to)
 	require.NoError(t, err)
 	r := w.SCTP(netip.MustParseAddrPort("127.0.0.1:5001"), netip.MustParseAddrPort("127.0.0.1:5002"))
 	r.Sent(2, 16, true, []byte("segment"))

@@ -48,12 +48,12 @@ func BenchmarkPacketConnWrite(b *testing.B) {
 			b.ReportAllocs()
 			var conn net.PacketConn = a
 			if rec {
-				w, err := Create(filepath.Join(b.TempDir(), "b.pcapng"))
+				w, err := create(filepath.Join(b.TempDir(), "b.pcapng"))
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer w.Close()
-				conn = w.PacketConn(a)
+				conn = w.wrapPacketConn(a)
 			}
 			buf := make([]byte, 1400)
 			to := sink.LocalAddr()

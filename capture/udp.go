@@ -14,9 +14,9 @@ type packetConn struct {
 	local net.Addr
 }
 
-// PacketConn returns pc recording each datagram it reads or writes as an
+// wrapPacketConn returns pc recording each datagram it reads or writes as an
 // IP/UDP packet between pc's local address and the peer's.
-func (w *Writer) PacketConn(pc net.PacketConn) net.PacketConn {
+func (w *Writer) wrapPacketConn(pc net.PacketConn) net.PacketConn {
 	return &packetConn{PacketConn: pc, w: w, local: pc.LocalAddr()}
 }
 
@@ -53,32 +53,32 @@ type datagramConn struct {
 	noted         atomic.Bool // the comment was given
 }
 
-// SCTPPort is the UDP port of SCTP over UDP (RFC 6951 §5), the one
+// sctpPort is the UDP port of SCTP over UDP (RFC 6951 §5), the one
 // Wireshark decodes as SCTP without configuration.
-const SCTPPort = 9899
+const sctpPort = 9899
 
-// SCTPOverUDPConn is DatagramConn for SCTP over UDP (RFC 6951): the
+// SCTPOverUDPConn is wrapDatagram for SCTP over UDP (RFC 6951): the
 // server's UDP port (the local one if serverLocal, else the remote one)
-// is written as SCTPPort so that Wireshark and tshark decode the SCTP
+// is written as sctpPort so that Wireshark and tshark decode the SCTP
 // packets without configuration. The first packet of the conn carries a
 // pcapng comment naming the real port.
 func (w *Writer) SCTPOverUDPConn(c net.Conn, serverLocal bool) net.Conn {
-	dc := w.DatagramConn(c).(*datagramConn)
+	dc := w.wrapDatagram(c).(*datagramConn)
 	p := &dc.remote
 	if serverLocal {
 		p = &dc.local
 	}
-	if real := p.Port(); real != SCTPPort {
-		dc.note = fmt.Sprintf("SCTP over UDP (RFC 6951): UDP port %d written as %d", real, SCTPPort)
-		*p = netip.AddrPortFrom(p.Addr(), SCTPPort)
+	if real := p.Port(); real != sctpPort {
+		dc.note = fmt.Sprintf("SCTP over UDP (RFC 6951): UDP port %d written as %d", real, sctpPort)
+		*p = netip.AddrPortFrom(p.Addr(), sctpPort)
 	}
 	return dc
 }
 
-// DatagramConn returns c, a conn whose every Read and Write is one UDP
+// wrapDatagram returns c, a conn whose every Read and Write is one UDP
 // datagram, recording each as an IP/UDP packet between c's local and
 // remote addresses.
-func (w *Writer) DatagramConn(c net.Conn) net.Conn {
+func (w *Writer) wrapDatagram(c net.Conn) net.Conn {
 	l, r := endpoints(addrPort(c.LocalAddr()), addrPort(c.RemoteAddr()))
 	return &datagramConn{Conn: c, w: w, local: l, remote: r}
 }
@@ -116,7 +116,7 @@ func (c *datagramConn) comment() string {
 // packets itself (the project's own SCTP, sctp.Config.Tap): each call
 // records one datagram between the association's local and remote UDP
 // addresses, sent or received. As for SCTPOverUDPConn, the server's UDP
-// port (the local one if serverLocal) is written as SCTPPort so that
+// port (the local one if serverLocal) is written as sctpPort so that
 // Wireshark decodes the packets as SCTP; the first record says so.
 func (w *Writer) SCTPOverUDPTap(serverLocal bool) func(sent bool, local, remote netip.AddrPort, pkt []byte) {
 	var noted atomic.Bool
@@ -127,11 +127,11 @@ func (w *Writer) SCTPOverUDPTap(serverLocal bool) func(sent bool, local, remote 
 			p = &l
 		}
 		note := ""
-		if real := p.Port(); real != SCTPPort {
+		if real := p.Port(); real != sctpPort {
 			if noted.CompareAndSwap(false, true) {
-				note = fmt.Sprintf("SCTP over UDP (RFC 6951): UDP port %d written as %d", real, SCTPPort)
+				note = fmt.Sprintf("SCTP over UDP (RFC 6951): UDP port %d written as %d", real, sctpPort)
 			}
-			*p = netip.AddrPortFrom(p.Addr(), SCTPPort)
+			*p = netip.AddrPortFrom(p.Addr(), sctpPort)
 		}
 		if sent {
 			w.recordUDPNote(l, r, pkt, note)

@@ -20,8 +20,8 @@ import (
 // bufferSize is the file buffer of the goroutine that writes the file.
 const bufferSize = 1 << 20
 
-// DefaultMaxQueued is Options.MaxQueued's default.
-const DefaultMaxQueued = 32 << 20
+// defaultMaxQueued is Options.MaxQueued's default.
+const defaultMaxQueued = 32 << 20
 
 // queueSlots bounds the packets waiting for the file. Each record's
 // buffer grows to the largest packet it carried (at most 64 KiB), so the
@@ -42,7 +42,7 @@ type Options struct {
 	// are written as 0 (Wireshark does not verify them by default).
 	SnapLen int
 	// MaxQueued bounds the octets of packet data waiting for the file
-	// (default DefaultMaxQueued, 32 MiB; and at most 512 packets). The
+	// (default defaultMaxQueued, 32 MiB; and at most 512 packets). The
 	// data path never waits for the file: a packet that does not fit is
 	// dropped and counted, like a kernel capture buffer that overflows.
 	MaxQueued int
@@ -110,9 +110,9 @@ type Writer struct {
 	errv                     atomic.Pointer[error]
 }
 
-// Create creates (or truncates) the file at path and returns a Writer
+// create creates (or truncates) the file at path and returns a Writer
 // recording IP packets to it.
-func Create(path string) (*Writer, error) { return CreateWith(path, Options{}) }
+func create(path string) (*Writer, error) { return CreateWith(path, Options{}) }
 
 // CreateWith is Create with options.
 func CreateWith(path string, opts Options) (*Writer, error) {
@@ -139,7 +139,7 @@ func NewFrameWriter(w io.Writer, linkType uint16) (*Writer, error) {
 
 func newWriter(w io.Writer, lt layers.LinkType, opts Options, closer io.Closer) (*Writer, error) {
 	if opts.MaxQueued <= 0 {
-		opts.MaxQueued = DefaultMaxQueued
+		opts.MaxQueued = defaultMaxQueued
 	}
 	bw := bufio.NewWriterSize(w, bufferSize)
 	intf := pcapgo.NgInterface{Name: "sctp-rdma", Description: "packets of one sctp-rdma process", LinkType: lt,

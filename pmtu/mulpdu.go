@@ -1,8 +1,8 @@
 package pmtu
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 )
 
 // Header sizes (RFC 791 §3.1, RFC 8200 §3, RFC 768, RFC 4960 §3 and
@@ -23,10 +23,10 @@ const (
 	// asks the MULPDU to stay below the maximum "to allow bundling of
 	// Control Chunks"; sctpllp and its backends use this definition.
 	BundlingReserve = 32
-	// TCPHeaderLen is the TCP header without options.
-	TCPHeaderLen = 20
-	// IPv6MinMTU is the smallest link MTU of IPv6 (RFC 8200 §5).
-	IPv6MinMTU = 1280
+	// tcpHeaderLen is the TCP header without options.
+	tcpHeaderLen = 20
+	// ipv6MinMTU is the smallest link MTU of IPv6 (RFC 8200 §5).
+	iPv6MinMTU = 1280
 )
 
 // IPHeaderLen returns the IP header length of the family.
@@ -37,10 +37,10 @@ func IPHeaderLen(ipv6 bool) int {
 	return IPv4HeaderLen
 }
 
-// SCTPPacketSize is the SCTP packet (common header and chunks) that fits a
+// sctpPacketSize is the SCTP packet (common header and chunks) that fits a
 // path MTU: the MTU less the IP header and, for SCTP over UDP (RFC 6951
 // §5), the UDP header.
-func SCTPPacketSize(pmtu int, ipv6, udp bool) int {
+func sctpPacketSize(pmtu int, ipv6, udp bool) int {
 	n := pmtu - IPHeaderLen(ipv6)
 	if udp {
 		n -= UDPHeaderLen
@@ -49,12 +49,12 @@ func SCTPPacketSize(pmtu int, ipv6, udp bool) int {
 }
 
 // SCTPMaxMessage is the largest SCTP user message sent as one DATA chunk in
-// one packet of at most SCTPPacketSize octets: the packet less the common
+// one packet of at most sctpPacketSize octets: the packet less the common
 // and DATA chunk headers, rounded down to a multiple of 4 because chunks
 // are padded to 4 octets (RFC 4960 §3.2). This is what
 // backend.Transport.MaxMessage reports.
 func SCTPMaxMessage(pmtu int, ipv6, udp bool) int {
-	n := SCTPPacketSize(pmtu, ipv6, udp) - wire.HeaderLen - wire.DataHeaderLen
+	n := sctpPacketSize(pmtu, ipv6, udp) - wire.HeaderLen - wire.DataHeaderLen
 	if n < 0 {
 		return 0
 	}
@@ -86,5 +86,5 @@ func MinSCTPPathMTU(ipv6, udp bool) int {
 // enables by default, RFC 7323 §3): the value TCP_MAXSEG reports on a
 // connected Linux socket (RFC 9293 §3.7.1: the MSS excludes options).
 func TCPMSS(pmtu int, ipv6 bool, optLen int) int {
-	return pmtu - IPHeaderLen(ipv6) - TCPHeaderLen - optLen
+	return pmtu - IPHeaderLen(ipv6) - tcpHeaderLen - optLen
 }

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // Association is one SCTP association of the project's own stack, over
@@ -18,15 +19,11 @@ import (
 // unordered, one per DATA chunk when they fit the path, and delivered
 // whole.
 //
-// Concurrency: one mutex guards the protocol state. A writer marshals its
-// message into pooled chunk buffers outside the lock, then, under it,
-// queues the chunks and sends what the congestion and receive windows
-// allow from its own goroutine. The goroutine that reads the UDP socket
-// processes each packet under the lock (SACKs, retransmissions, the SACKs
-// it owes) and hands received messages to a delivery goroutine, so that a
-// receive callback that blocks (or writes, and waits for the send buffer)
-// never stops the processing of acknowledgements. One OS timer per
-// association drives every protocol timer (timers.go).
+// One mutex guards the protocol state: a writer queues and sends under it
+// from its own goroutine; the reading goroutine processes each packet
+// under it and hands messages to a delivery goroutine, so a blocking
+// receive callback never stops acknowledgements; one OS timer drives
+// every protocol timer.
 type Association struct {
 	mu sync.Mutex
 	// writers wait for send-buffer space in arrival order (WriteMsg);
@@ -84,13 +81,13 @@ type Association struct {
 
 	// Send side.
 	localInitialTSN uint32
-	oq              *OutstandingQueue
+	oq              *outstandingQueue
 	sent            []txChunk // by oq.Index(tsn)
 	pend            []txChunk // not yet given a TSN
 	pendHead        int
 	sndBuffered     int // buffer octets held in pend and sent
-	cc              Congestion
-	rto             RTOEstimator
+	cc              congestion
+	rto             rtoEstimator
 	lastDataSent    time.Time
 	// burstFreed counts the octets that left the flight (acknowledged or
 	// marked for retransmission) since the last transmission: with
@@ -107,8 +104,8 @@ type Association struct {
 	ctrl        []byte // control chunks to bundle into the next packet
 
 	// Receive side.
-	rt       *RecvTracker
-	rs       *Reassembler
+	rt       *recvTracker
+	rs       *reassembler
 	rxGaps   []wire.GapAckBlock
 	rxDups   []uint32
 	rxQueued int // memory queued for delivery (charged to rxAcct)
@@ -138,9 +135,9 @@ type Association struct {
 	reconfOutSeq   uint32
 	outReq         []byte
 
-	// Timers.
-	timers     Timers
-	wake       *Wakeup
+	// timers.
+	timers     timers
+	wake       *wakeup
 	hbNonce    uint64
 	hbPending  bool
 	refused    int // ICMP port unreachable reports since the last packet from the peer
@@ -148,10 +145,10 @@ type Association struct {
 
 	// Association start (active side) and end.
 	initChunk    []byte
-	signer       *CookieSigner // INIT collisions, INITs on an established association
-	verifyCookie func(wire.Header, wire.Chunk, netip.AddrPort) (Cookie, error)
-	initAcks     *tokenBucket // answers to unexpected INITs (§5.2.2)
-	restart      *peerRestart // set when the peer restarted (§5.2.4 case A)
+	signer       *handshake.CookieSigner // INIT collisions, INITs on an established association
+	verifyCookie func(wire.Header, wire.Chunk, netip.AddrPort) (handshake.Cookie, error)
+	initAcks     *handshake.TokenBucket // answers to unexpected INITs (§5.2.2)
+	restart      *peerRestart           // set when the peer restarted (§5.2.4 case A)
 	// restartPending: restart is set (read without mu on the receive path).
 	restartPending atomic.Bool
 	cookie         []byte
@@ -207,7 +204,7 @@ type Stats struct {
 	// chunks sent again (T3-rtx and Fast Retransmit), FastRetransmits the
 	// Fast Retransmit events, T3Expiries the T3-rtx expiries,
 	// LostRetransmits the fast retransmissions found lost and sent again
-	// before T3-rtx (OutstandingQueue.OnSACK).
+	// before T3-rtx (outstandingQueue.OnSACK).
 	PacketsSent, PacketsReceived       uint64
 	DataChunksSent, DataChunksReceived uint64
 	Retransmits, FastRetransmits       uint64
@@ -249,14 +246,14 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 		laddr:     laddr,
 		raddr:     raddr,
 		maxPacket: maxPacket,
-		rto:       NewRTOEstimator(cfg.RTO),
+		rto:       newRTOEstimator(cfg.RTO),
 		estab:     make(chan struct{}),
 		done:      make(chan struct{}),
 		pkt:       make([]byte, wire.HeaderLen, maxPacket),
 	}
 	a.maxMsg.Store(int64(maxMessageFor(maxPacket)))
 	a.dq.init(a)
-	a.wake = NewWakeupFunc(a.onTimer)
+	a.wake = newWakeupFunc(a.onTimer)
 	return a
 }
 
@@ -268,13 +265,13 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	// buffer slots) hold a window of 2048 packets of large messages, or
 	// 2048 small ones; an idle association costs little.
 	chunks := min(max(a.cfg.SendBuffer/bufClasses[1], 64), 1<<16)
-	a.oq = NewOutstandingQueue(a.localInitialTSN, chunks)
+	a.oq = newOutstandingQueue(a.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
-	a.cc = NewCongestion(CongestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
+	a.cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
 		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
 	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
 	a.reconfSeq, a.reconfOutSeq = peerInitialTSN, a.localInitialTSN
-	a.rt = NewRecvTracker(peerInitialTSN, RecvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
+	a.rt = newRecvTracker(peerInitialTSN, recvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
 	a.initReceiveBudget()
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)
 	a.setHeader()
@@ -421,7 +418,7 @@ func (a *Association) sendFailed(err error) {
 			// The kernel learned a smaller path MTU; the PLPMTUD timer
 			// applies it (not here: a packet is being built).
 			a.plp.tooBig = true
-			a.timers.Set(TimerPLPMTUD, time.Time{})
+			a.timers.Set(timerPLPMTUD, time.Time{})
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			a.refused++

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // Defaults of Config.
 const (
-	// DefaultStreams is the number of streams offered in each direction.
-	DefaultStreams = 4096
+	// defaultStreams is the number of streams offered in each direction.
+	defaultStreams = 4096
 	// DefaultPort is the SCTP port of both ends when none is configured
 	// (the SCTP ports of an association over UDP are carried but mean
 	// nothing to the UDP demultiplexing, RFC 6951 §5.2; pion uses 5000).
@@ -21,20 +22,20 @@ const (
 	// DefaultBuffer is the default receive buffer (the a_rwnd budget) and
 	// send buffer of an association.
 	DefaultBuffer = 4 << 20
-	// DefaultMaxRetrans is Association.Max.Retrans (RFC 9260 §16).
-	DefaultMaxRetrans = 10
-	// DefaultMaxInitRetrans is Max.Init.Retransmits (RFC 9260 §16).
-	DefaultMaxInitRetrans = 8
-	// DefaultMaxBurst is Max.Burst (RFC 9260 §16).
-	DefaultMaxBurst = 4
-	// DefaultHeartbeatInterval is HB.interval (RFC 9260 §16).
-	DefaultHeartbeatInterval = 30 * time.Second
+	// defaultMaxRetrans is Association.Max.Retrans (RFC 9260 §16).
+	defaultMaxRetrans = 10
+	// defaultMaxInitRetrans is Max.Init.Retransmits (RFC 9260 §16).
+	defaultMaxInitRetrans = 8
+	// defaultMaxBurst is Max.Burst (RFC 9260 §16).
+	defaultMaxBurst = 4
+	// defaultHeartbeatInterval is HB.interval (RFC 9260 §16).
+	defaultHeartbeatInterval = 30 * time.Second
 	// DefaultBacklog is a Listener's accept queue.
 	DefaultBacklog = 128
-	// DefaultMaxAssociations and DefaultMaxAssociationsPerAddress bound a
+	// defaultMaxAssociations and defaultMaxAssociationsPerAddress bound a
 	// Listener's associations in all and per peer IP address.
-	DefaultMaxAssociations           = 1024
-	DefaultMaxAssociationsPerAddress = 64
+	defaultMaxAssociations           = 1024
+	defaultMaxAssociationsPerAddress = 64
 	// LoopbackMTU is the path MTU assumed to a loopback address: Linux's
 	// loopback MTU, so that a 64 KiB DDP segment travels in one datagram.
 	LoopbackMTU = 65536
@@ -82,10 +83,10 @@ type Config struct {
 	// MaxMessageFragments and MaxHeldFragments bound reassembly (RFC
 	// 9260 §6.9): the fragments of one user message, and the fragments
 	// and waiting ordered messages held at once (zero:
-	// DefaultMaxMessageFragments, DefaultMaxHeldFragments). A peer beyond
+	// 8192, 16384). A peer beyond
 	// either, or sending fragments that can never complete, is aborted
-	// with a Protocol Violation cause (ErrReassemblyLimit,
-	// ErrFragmentSequence).
+	// with a Protocol Violation cause (errReassemblyLimit,
+	// errFragmentSequence).
 	MaxMessageFragments, MaxHeldFragments int
 	// memBudget, if not nil, is the budget the association's receive
 	// memory is charged to instead of the process-wide one (tests).
@@ -106,7 +107,7 @@ type Config struct {
 	SACKDelay time.Duration
 	// MaxBurst is Max.Burst (§6.1 D, §16): the packets one transmission
 	// may send beyond what left the flight since the last one; zero means
-	// DefaultMaxBurst, negative no limit.
+	// 4, negative no limit.
 	MaxBurst int
 	// Adaptation is the Adaptation Layer Indication sent in INIT and INIT
 	// ACK; zero means wire.AdaptationDDP (RFC 5043 §5.1). NoAdaptation
@@ -157,7 +158,7 @@ type Config struct {
 	// InitAckRate bounds the answers to unauthenticated packets per
 	// second (DefaultInitAckRate).
 	InitAckRate int
-	// CookieLifespan is Valid.Cookie.Life (DefaultCookieLifespan).
+	// CookieLifespan is Valid.Cookie.Life (60 s).
 	CookieLifespan time.Duration
 	// StallTimeout ends a Listener's association that waits for its peer
 	// without progress this long: DATA outstanding and no new TSN
@@ -184,7 +185,7 @@ func (c *Config) validate() error {
 
 func (c Config) normalized() Config {
 	if c.Streams <= 0 || c.Streams > 0xFFFF {
-		c.Streams = DefaultStreams
+		c.Streams = defaultStreams
 	}
 	if c.LocalPort == 0 {
 		c.LocalPort = DefaultPort
@@ -200,16 +201,16 @@ func (c Config) normalized() Config {
 		c.SendBuffer = DefaultBuffer
 	}
 	if c.MaxRetrans <= 0 {
-		c.MaxRetrans = DefaultMaxRetrans
+		c.MaxRetrans = defaultMaxRetrans
 	}
 	if c.MaxInitRetrans <= 0 {
-		c.MaxInitRetrans = DefaultMaxInitRetrans
+		c.MaxInitRetrans = defaultMaxInitRetrans
 	}
 	if c.MaxBurst == 0 {
-		c.MaxBurst = DefaultMaxBurst
+		c.MaxBurst = defaultMaxBurst
 	}
 	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = DefaultHeartbeatInterval
+		c.HeartbeatInterval = defaultHeartbeatInterval
 	}
 	if c.Adaptation == 0 {
 		c.Adaptation = wire.AdaptationDDP
@@ -218,14 +219,14 @@ func (c Config) normalized() Config {
 		c.Backlog = DefaultBacklog
 	}
 	if c.MaxAssociations <= 0 {
-		c.MaxAssociations = DefaultMaxAssociations
+		c.MaxAssociations = defaultMaxAssociations
 	}
 	if c.MaxAssociationsPerAddress <= 0 {
-		c.MaxAssociationsPerAddress = DefaultMaxAssociationsPerAddress
+		c.MaxAssociationsPerAddress = defaultMaxAssociationsPerAddress
 	}
 	if c.RTO.AckDelay == 0 {
 		// The peer's SACK delay: 200 ms in Linux, usrsctp, pion and here.
-		c.RTO.AckDelay = DefaultSACKDelay
+		c.RTO.AckDelay = defaultSACKDelay
 	}
 	c.RTO = c.RTO.normalized()
 	return c
@@ -259,7 +260,7 @@ func (c *Config) maxPacketFor(addr netip.Addr) int {
 	return n
 }
 
-// Congestion control algorithms of Config.CongestionControl.
+// congestion control algorithms of Config.CongestionControl.
 const (
 	// CongestionRFC9260 is RFC 9260 §7.2: slow start, congestion
 	// avoidance by one PMDCS per window (Reno's), ssthresh cwnd/2 on
@@ -393,3 +394,7 @@ func (s State) String() string {
 	}
 	return "State?"
 }
+
+// HandshakeStats counts a listener's unauthenticated packets and how each
+// was answered (Listener.HandshakeStats).
+type HandshakeStats = handshake.Stats

@@ -6,7 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 const (
@@ -65,7 +66,7 @@ func fuzzSeeds() [][]byte {
 		append((&wire.Init{InitiateTag: 7, ARwnd: 1 << 16, OutboundStreams: 1, InboundStreams: 1, InitialTSN: 1}).Append(nil), sack...),
 		wire.ShutdownComplete{T: true}.Append(nil),
 		(&wire.Abort{T: true}).Append(nil),
-		(&wire.CookieEcho{Cookie: make([]byte, CookieLen)}).Append(nil),
+		(&wire.CookieEcho{Cookie: make([]byte, handshake.CookieLen)}).Append(nil),
 		{0xbf, 0, 0, 5, 0xaa, 0, 0, 0},
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // handshakeError: the association start failed.
@@ -53,7 +54,7 @@ func (a *Association) sendInit(now time.Time) {
 	a.sendPacket(p)
 	a.pkt = p[:wire.HeaderLen]
 	a.state = StateCookieWait
-	a.timers.SetAfter(TimerT1Init, now, a.rto.RTO())
+	a.timers.SetAfter(timerT1Init, now, a.rto.RTO())
 	a.arm(now)
 }
 
@@ -86,7 +87,7 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	a.adoptPeer(in.InitiateTag, in.InitialTSN, in.ARwnd, int(in.OutboundStreams), int(in.InboundStreams),
 		in.Params.Adaptation, in.Params.HasAdaptation, in.Params.HasExtension(wire.ChunkReconfig))
 	a.cookie = append(a.cookie[:0], in.Params.StateCookie...)
-	a.timers.Stop(TimerT1Init)
+	a.timers.Stop(timerT1Init)
 	a.initRetries = 0
 	a.state = StateCookieEchoed
 	a.sendCookieEcho(now)
@@ -111,7 +112,7 @@ func (a *Association) adoptPeer(tag, initialTSN, arwnd uint32, peerOS, peerMIS i
 // sendCookieEcho sends the COOKIE ECHO (§5.1 step C) and starts T1-cookie.
 func (a *Association) sendCookieEcho(now time.Time) {
 	a.ctrl = (&wire.CookieEcho{Cookie: a.cookie}).Append(a.ctrl)
-	a.timers.SetAfter(TimerT1Cookie, now, a.rto.RTO())
+	a.timers.SetAfter(timerT1Cookie, now, a.rto.RTO())
 }
 
 // cookieEchoStarting takes a COOKIE ECHO in COOKIE-WAIT or COOKIE-ECHOED
@@ -129,8 +130,8 @@ func (a *Association) cookieEchoStarting(c wire.Chunk, now time.Time) {
 		a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
 			ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
 	}
-	a.timers.Stop(TimerT1Init)
-	a.timers.Stop(TimerT1Cookie)
+	a.timers.Stop(timerT1Init)
+	a.timers.Stop(timerT1Cookie)
 	a.ctrl = wire.CookieAck{}.Append(a.ctrl)
 	a.establish(now)
 }
@@ -149,9 +150,9 @@ func (a *Association) cookieEchoEstablished(c wire.Chunk) {
 
 // ownCookieEcho verifies a COOKIE ECHO against a cookie this association
 // signed (after an INIT collision), carrying our tag.
-func (a *Association) ownCookieEcho(c wire.Chunk) (Cookie, bool) {
+func (a *Association) ownCookieEcho(c wire.Chunk) (handshake.Cookie, bool) {
 	if a.verifyCookie == nil {
-		return Cookie{}, false
+		return handshake.Cookie{}, false
 	}
 	ck, err := a.verifyCookie(wire.Header{SrcPort: a.peerPort, DstPort: a.localPort, VerificationTag: a.localTag}, c, a.peerAddr)
 	return ck, err == nil && ck.LocalVerificationTag == a.localTag
@@ -163,7 +164,7 @@ func (a *Association) ownCookieEcho(c wire.Chunk) (Cookie, bool) {
 // handshake completes the one association.
 func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 	if a.signer == nil {
-		a.signer = NewCookieSigner(0, nil)
+		a.signer = handshake.NewCookieSigner(0, nil)
 		a.verifyCookie = a.verifyOwnCookie
 	}
 	// The Tie-Tags are what this end knows of the association: our tag,
@@ -181,16 +182,16 @@ func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 // not make this end a reflector toward its peer).
 func (a *Association) answerUnexpectedInit(in *wire.Init, now time.Time) {
 	if a.initAcks == nil {
-		a.initAcks = &tokenBucket{rate: unexpectedInitRate, burst: unexpectedInitRate, tokens: unexpectedInitRate}
+		a.initAcks = handshake.NewTokenBucketDepth(unexpectedInitRate, unexpectedInitRate)
 	}
-	if !a.initAcks.allow(now) {
+	if !a.initAcks.Allow(now) {
 		a.stats.badChunks++
 		return
 	}
 	if a.signer == nil {
-		a.signer = NewCookieSigner(0, nil)
+		a.signer = handshake.NewCookieSigner(0, nil)
 	}
-	a.sendInitAck(in, RandomTag(), RandomTag(), a.localTag, a.peerTag)
+	a.sendInitAck(in, handshake.RandomTag(), handshake.RandomTag(), a.localTag, a.peerTag)
 }
 
 // unexpectedInitRate bounds the INIT ACKs per second an association sends
@@ -201,7 +202,7 @@ const unexpectedInitRate = 10
 // Initial TSN tsn, and a cookie signed by the association's signer with
 // the Tie-Tags given. mu is held.
 func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uint32) {
-	ck := Cookie{LocalVerificationTag: tag, LocalInitialTSN: tsn,
+	ck := handshake.Cookie{LocalVerificationTag: tag, LocalInitialTSN: tsn,
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, uint16(a.cfg.Streams)), InboundStreams: min(in.OutboundStreams, uint16(a.cfg.Streams)),
 		LocalPort: a.localPort, PeerPort: a.peerPort, PeerAddr: a.peerAddr,
@@ -226,9 +227,9 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 // association's own signer (an INIT collision or an unexpected INIT):
 // signature, lifetime, the peer's address, and the packet's tag and ports
 // against the cookie's (RFC 9260 §5.1.5).
-func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (Cookie, error) {
+func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.AddrPort) (handshake.Cookie, error) {
 	if a.signer == nil {
-		return Cookie{}, ErrCookieTags
+		return handshake.Cookie{}, handshake.ErrCookieTags
 	}
 	return a.signer.VerifyCookieEcho(hdr, c, from)
 }
@@ -237,21 +238,18 @@ func (a *Association) verifyOwnCookie(hdr wire.Header, c wire.Chunk, from netip.
 // chunks bundled after it, for the listener to make the new association
 // from (Listener.readLoop).
 type peerRestart struct {
-	ck   Cookie
+	ck   handshake.Cookie
 	rest []byte
 }
 
-// foreignCookieEcho takes a COOKIE ECHO whose packet carries another
-// Verification Tag than ours (RFC 9260 §5.2.4). A cookie of our own
-// signing whose Tie-Tags are our current tags, with new tags on both
-// sides, is case A: the peer restarted. A DDP session does not survive
-// that (RFC 5043 §11.3: its state is gone on the peer's side), so the
-// association is not reset in place: it ends with ErrPeerRestarted, and a
-// listener makes the peer's new association from the same COOKIE ECHO.
-// No ABORT is sent: it would carry the old tag, which the restarted peer
-// no longer has. In SHUTDOWN-ACK-SENT the restart waits: the SHUTDOWN ACK
-// goes again with a Cookie Received While Shutting Down ERROR. Anything else (cases B and C, a forged or stale cookie)
-// is discarded. mu is held.
+// foreignCookieEcho takes a COOKIE ECHO with another Verification Tag
+// than ours (RFC 9260 §5.2.4). Our own cookie whose Tie-Tags are our tags,
+// with new tags on both sides, is case A, a restarted peer: a DDP session
+// does not survive it (RFC 5043 §11.3), so the association ends with
+// ErrPeerRestarted, without an ABORT (the peer lost the old tag), and a
+// listener makes the new one from the same COOKIE ECHO. In
+// SHUTDOWN-ACK-SENT the SHUTDOWN ACK goes again with a Cookie Received
+// While Shutting Down ERROR. Anything else is discarded. mu is held.
 func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
 	it := pkt.Chunks()
 	c, _ := it.Next()

@@ -5,8 +5,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // Packetization Layer Path MTU Discovery for datagram transports (RFC 8899,
@@ -16,17 +16,17 @@ import (
 // (a black hole, RFC 8899 §4.3). So an association over UDP starts with
 // packets of BASE_PLPMTU (1200 octets of IP packet) and sends probes
 // confirmed by their HEARTBEAT ACK: a HEARTBEAT and a PAD chunk (RFC 8899
-// §6.2.1.2, pmtu.AppendPadProbePacket) to a peer that answered one at
-// BASE, else a HEARTBEAT padded in its information (pmtu.AppendProbePacket,
+// §6.2.1.2, dplpmtud.AppendPadProbePacket) to a peer that answered one at
+// BASE, else a HEARTBEAT padded in its information (dplpmtud.AppendProbePacket,
 // the pion path's probe: pion drops packets with a PAD chunk). The state
-// machine is pmtu.Prober (RFC 8899 §5.2) with MaxFirst: the route's MTU is
+// machine is dplpmtud.Prober (RFC 8899 §5.2) with MaxFirst: the route's MTU is
 // probed once right after BASE, so where the first hop is the narrowest
 // link the association reaches it in two round trips; otherwise, one
 // PROBE_TIMER later, the search walks pmtu's table of common MTUs. This
 // runs on every path, loopback too: lo's 65536 reaches our own stack in
 // two round trips, while pion reads 8 KiB of a datagram and so confirms
 // 8220 after a second. In SEARCH_COMPLETE the size is
-// confirmed every pmtu.DefaultConfirmInterval and at once after a T3-rtx
+// confirmed every dplpmtud.DefaultConfirmInterval and at once after a T3-rtx
 // expiry (a loss of full-sized packets); MAX_PROBES failed confirmations
 // fall back to BASE (black hole) and search again. Packets go out with DF
 // set (IP_PMTUDISC_DO), so nothing is fragmented on the way; a send the
@@ -41,7 +41,7 @@ import (
 // a decrease).
 
 // plpmtudBase is BASE_PLPMTU (RFC 8899 §5.1.2), an IP packet size.
-const plpmtudBase = pmtu.DefaultBasePLPMTU
+const plpmtudBase = dplpmtud.DefaultBasePLPMTU
 
 // pathProbe is what an association over UDP needs for PLPMTUD: the route's
 // MTU (MAX_PLPMTU), the IP and UDP header octets, the socket's DF switch
@@ -49,7 +49,7 @@ const plpmtudBase = pmtu.DefaultBasePLPMTU
 type pathProbe struct {
 	routeMTU int // IP packet size; MAX_PLPMTU
 	overhead int // IP and UDP headers
-	df       *pmtu.SharedDF
+	df       *dplpmtud.SharedDF
 	// kernelMTU returns the kernel's path MTU toward the peer (ICMP
 	// included), 0 when it does not say.
 	kernelMTU func() int
@@ -58,7 +58,7 @@ type pathProbe struct {
 // plpmtud is an association's PLPMTUD state; mu guards it.
 type plpmtud struct {
 	path  pathProbe
-	p     *pmtu.Prober
+	p     *dplpmtud.Prober
 	nonce uint64
 	// padNonce is the nonce of the PAD probe sent at BASE (0: none yet);
 	// padOK that the peer answered it (RFC 8899 §6.2.1.2).
@@ -70,7 +70,7 @@ type plpmtud struct {
 
 // PLPMTUDStats are an association's counters of RFC 8899 probing.
 type PLPMTUDStats struct {
-	// State is the prober's state (pmtu.ProberState.String), "off"
+	// State is the prober's state (dplpmtud.ProberState.String), "off"
 	// where the association does not probe (Config.MTU set,
 	// Config.NoPLPMTUD, or not over UDP: over DTLS).
 	State string
@@ -109,9 +109,9 @@ func (a *Association) startPLPMTUD(now time.Time) {
 	if a.plp == nil || a.plp.p != nil {
 		return
 	}
-	a.plp.p = pmtu.NewProber(pmtu.ProberConfig{Base: plpmtudBase, Max: a.plp.path.routeMTU, MaxFirst: true}, now)
+	a.plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: a.plp.path.routeMTU, MaxFirst: true}, now)
 	a.applyPLPMTU()
-	a.timers.Set(TimerPLPMTUD, now)
+	a.timers.Set(timerPLPMTUD, now)
 }
 
 // plpmtudDue sends the probe the prober asks for, if any, and re-arms its
@@ -129,11 +129,11 @@ func (a *Association) plpmtudDue(now time.Time) {
 	blackholeBefore := s.p.State()
 	size, ok := s.p.Next(now)
 	s.stats.ProbesLost += s.p.Lost() - lost
-	if blackholeBefore == pmtu.StateSearchComplete && s.p.State() == pmtu.StateBase {
+	if blackholeBefore == dplpmtud.StateSearchComplete && s.p.State() == dplpmtud.StateBase {
 		s.stats.BlackHoles++
 	}
 	if ok {
-		if s.p.State() == pmtu.StateBase && s.padNonce == 0 {
+		if s.p.State() == dplpmtud.StateBase && s.padNonce == 0 {
 			// Whether the peer answers RFC 8899 §6.2.1.2's probe (PAD
 			// chunk) is learnt at BASE: one of those beside the padded
 			// HEARTBEAT every stack answers.
@@ -145,7 +145,7 @@ func (a *Association) plpmtudDue(now time.Time) {
 		a.sendProbe(now, size, s.padOK)
 	}
 	a.applyPLPMTU()
-	a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+	a.timers.Set(timerPLPMTUD, s.p.Deadline())
 }
 
 // sendProbe sends a probe of size octets of IP packet with nonce s.nonce:
@@ -160,9 +160,9 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 	hdr := wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}
 	var b []byte
 	if pad {
-		b = pmtu.AppendPadProbePacket((*bp)[:0], hdr, s.nonce, n)
+		b = dplpmtud.AppendPadProbePacket((*bp)[:0], hdr, s.nonce, n)
 	} else {
-		b = pmtu.AppendProbePacket((*bp)[:0], hdr, s.nonce, n)
+		b = dplpmtud.AppendProbePacket((*bp)[:0], hdr, s.nonce, n)
 	}
 	s.stats.ProbesSent++
 	a.stats.packetsSent++
@@ -185,7 +185,7 @@ func (a *Association) plpTooBig(now time.Time) {
 	if m := s.path.kernelMTU(); m > 0 {
 		s.p.PacketTooBig(m, now)
 		a.applyPLPMTU()
-		a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+		a.timers.Set(timerPLPMTUD, s.p.Deadline())
 	}
 }
 
@@ -196,7 +196,7 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 	if s == nil || s.p == nil {
 		return false
 	}
-	nonce, size, ok := pmtu.ParseProbeAck(c)
+	nonce, size, ok := dplpmtud.ParseProbeAck(c)
 	if !ok {
 		return false
 	}
@@ -207,7 +207,7 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 		s.stats.ProbesAcked++
 		s.p.Acked(pr, now)
 		a.applyPLPMTU()
-		a.timers.Set(TimerPLPMTUD, s.p.Deadline())
+		a.timers.Set(timerPLPMTUD, s.p.Deadline())
 	}
 	return true
 }
@@ -225,7 +225,7 @@ func (a *Association) plpmtudLoss(now time.Time) {
 		return
 	}
 	a.plp.p.SuspectLoss(now)
-	a.timers.Set(TimerPLPMTUD, a.plp.p.Deadline())
+	a.timers.Set(timerPLPMTUD, a.plp.p.Deadline())
 }
 
 // applyPLPMTU sets the packet size from the prober's PLPMTU. When it

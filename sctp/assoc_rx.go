@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // receive processes one packet from the peer, held in the pooled buffer
@@ -37,17 +38,12 @@ func (a *Association) setRxPacket(bp *[]byte) {
 
 // receiveSegments takes the packets of one read that the kernel coalesced
 // (UDP_GRO): b holds packets of seg octets each, the last possibly
-// shorter. Each is received as if read alone, except that their messages
-// reach the delivery goroutine together (one wake-up for the lot), and
-// what they trigger is transmitted once, after the last: one SACK
-// acknowledges the whole read, as Linux TCP acknowledges a coalesced
-// segment (RFC 9260 §6.2 asks for a SACK for at least every second
-// packet; the packets of one read arrived together, and holding the SACK
-// for the microseconds the read takes delays nothing). The messages are
-// copied out of b, which the caller reuses: delivering them from b instead
-// (a 64 KiB buffer per read, kept until delivered) was slower, 3.5-4.0
-// against 5.1-5.4 Gbit/s over veth at MTU 1500 and 7% in
-// BenchmarkAssociationMTU1500.
+// shorter. Each is received as if read alone, but their messages reach
+// the delivery goroutine together and what they trigger is sent once,
+// after the last: one SACK for the whole read, as Linux TCP acknowledges
+// a coalesced segment (RFC 9260 §6.2 asks for one per second packet; these
+// arrived together). The messages are copied out of b, which the caller
+// reuses (see docs/sctp-native.md, "Notes on the data path").
 func (a *Association) receiveSegments(b []byte, seg int) {
 	// Checksums first, outside the lock (a read has at most 64 packets;
 	// any beyond are checked in the loop).
@@ -203,7 +199,7 @@ done:
 			// and the SHUTDOWN again, and T2 restarts.
 			a.ctrl = a.appendSACK(a.ctrl)
 			a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-			a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+			a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
 		}
 	}
 	if !a.rxRun {
@@ -282,13 +278,13 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 			// this TSN could be evicted: what is held can never complete.
 			why := fmt.Sprintf("reassembly needs more than the receive buffer of %d octets (RFC 9260 §6.9)", a.cfg.ReceiveBuffer)
 			a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(why)),
-				&AbortError{Local: true, Reason: why, Cause: ErrReassemblyLimit})
+				&AbortError{Local: true, Reason: why, Cause: errReassemblyLimit})
 			return false
 		}
 		a.dropData()
 		return false
 	}
-	if a.rt.Observe(d.TSN) != RecvNew {
+	if a.rt.Observe(d.TSN) != recvNew {
 		a.releaseReceive(charge)
 		a.rs.dropReservation()
 		return false
@@ -299,26 +295,26 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	now2, err := a.rs.Push(&d)
 	if err != nil { // errors.Is only then: it is a call per message otherwise
 		a.releaseReceive(charge)
-		if errors.Is(err, ErrInvalidStream) {
+		if errors.Is(err, errInvalidStream) {
 			// §6.5: acknowledged, discarded, and reported.
 			a.stats.invalidStream++
 			a.ctrl = (&wire.ErrorChunk{Causes: wire.AppendCauseInvalidStream(nil, d.StreamID)}).Append(a.ctrl)
 			return false
 		}
-		if errors.Is(err, ErrReassemblyBudget) {
+		if errors.Is(err, errReassemblyBudget) {
 			// The process-wide budget filled since Admit: dropped.
 			a.rt.Renege(d.TSN)
 			a.dropData()
 			return false
 		}
 		why, cause := err.Error(), error(ErrProtocolViolation)
-		if w := a.rs.Why(); w != "" && (errors.Is(err, ErrFragmentSequence) || errors.Is(err, ErrReassemblyLimit)) {
+		if w := a.rs.Why(); w != "" && (errors.Is(err, errFragmentSequence) || errors.Is(err, errReassemblyLimit)) {
 			why = w
 		}
 		switch {
-		case errors.Is(err, ErrReassemblyLimit):
-			cause = ErrReassemblyLimit
-		case errors.Is(err, ErrFragmentSequence), errors.Is(err, ErrStreamSequence):
+		case errors.Is(err, errReassemblyLimit):
+			cause = errReassemblyLimit
+		case errors.Is(err, errFragmentSequence), errors.Is(err, errStreamSequence):
 			cause = fmt.Errorf("%w: %w", ErrProtocolViolation, err)
 		}
 		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(why)),
@@ -384,10 +380,10 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	_, inFR := a.cc.InFastRecovery()
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {
-	case SACKStale:
+	case sackStale:
 		return
-	case SACKInvalid:
-		if TSNGreaterEq(cum, a.oq.NextTSN()) {
+	case sackInvalid:
+		if seq.TSNGreaterEq(cum, a.oq.NextTSN()) {
 			// §6.2.1: acknowledging a TSN never sent; RFC 9260 lets the
 			// receiver abort (Linux does, with a Protocol Violation).
 			a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte("SACK of a TSN not sent")),
@@ -397,7 +393,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		return
 	}
 	freed := false
-	for tsn := oldCum + 1; TSNLessEq(tsn, cum); tsn++ {
+	for tsn := oldCum + 1; seq.TSNLessEq(tsn, cum); tsn++ {
 		i := a.oq.slot(tsn)
 		if c := a.sent[i]; c.buf != nil {
 			a.sndBuffered -= cap(*c.buf)
@@ -431,11 +427,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	}
 	switch {
 	case a.oq.Len() == 0:
-		a.timers.Stop(TimerT3Rtx) // §6.3.2 R2
+		a.timers.Stop(timerT3Rtx) // §6.3.2 R2
 	case res.Ack.CumAdvanced:
-		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // R3
-	case res.Reneged && !a.timers.Running(TimerT3Rtx):
-		a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
+		a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // R3
+	case res.Reneged && !a.timers.Running(timerT3Rtx):
+		a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
 	}
 	// The writers waiting for space are served when a quarter of the
 	// buffer is free again (or it is empty), not on every SACK, so that
@@ -510,8 +506,8 @@ func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
 		a.wakeAllWriters()
 	case StateShutdownSent:
 		// Both ends sent SHUTDOWN: answer with SHUTDOWN ACK (§9.2).
-		a.timers.Stop(TimerT2Shutdown)
-		a.timers.Stop(TimerT5ShutdownGuard)
+		a.timers.Stop(timerT2Shutdown)
+		a.timers.Stop(timerT5ShutdownGuard)
 		a.state = StateShutdownReceived
 	case StateShutdownReceived:
 	default:
@@ -538,17 +534,17 @@ func (a *Association) checkShutdown(now time.Time) {
 	case StateShutdownPending:
 		a.state = StateShutdownSent
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-		a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+		a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
 		// §9.2: the sender of SHUTDOWN bounds the whole sequence by
 		// T5-shutdown-guard, 5 RTO.Max, from the SHUTDOWN on.
-		a.timers.SetAfter(TimerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
-		a.timers.Stop(TimerHeartbeat)
+		a.timers.SetAfter(timerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
+		a.timers.Stop(timerHeartbeat)
 		a.errCount = 0
 	case StateShutdownReceived:
 		a.state = StateShutdownAckSent
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
-		a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
-		a.timers.Stop(TimerHeartbeat)
+		a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+		a.timers.Stop(timerHeartbeat)
 		a.errCount = 0
 	}
 }
@@ -577,7 +573,7 @@ func (a *Association) handleError(c wire.Chunk, now time.Time) {
 // so that a peer that always answers so cannot keep the start going for
 // ever. mu is held.
 func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
-	a.timers.Stop(TimerT1Cookie)
+	a.timers.Stop(timerT1Cookie)
 	a.staleRetries++
 	if a.staleRetries > a.cfg.MaxInitRetrans {
 		a.terminate(&handshakeError{reason: "the peer found every State Cookie stale (RFC 9260 §5.2.6)"})
@@ -590,19 +586,15 @@ func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
 	a.sendInit(now)
 }
 
-// handleReconfig answers a peer's RE-CONFIG (RFC 6525 §5.2). Requests
-// are taken in Re-configuration Request Sequence Number order (§5.2.1): a
-// retransmission of the last is answered again, any other out of order
-// is "Bad Sequence Number". An Outgoing SSN Reset Request resets the
-// expected SSN of our incoming streams to 0 (§5.2.2) once every TSN up to
-// the peer's Sender's Last Assigned TSN is received: until then, or while
-// a message of such a stream is held, the answer is "In progress" and the
-// reset is performed, and reported, when it can be (pendingReset). An
-// Incoming SSN Reset Request is answered with our own Outgoing SSN Reset
-// Request (§5.2.3), which resets nothing we hold: every message this
-// stack sends is unordered, its SSNs are all 0. Adding streams and
-// SSN/TSN resets are denied (§5.2.4-§5.2.6). Only with a TCB (the state
-// table). mu is held.
+// handleReconfig answers a peer's RE-CONFIG (RFC 6525 §5.2), requests in
+// sequence-number order (§5.2.1; the last one again is answered again,
+// others "Bad Sequence Number"). An Outgoing SSN Reset (§5.2.2) resets
+// our incoming streams' SSNs once every TSN up to the peer's last
+// assigned one is in and none of their messages is held; until then the
+// answer is "In progress" (pendingReset). An Incoming SSN Reset (§5.2.3)
+// is answered with our own Outgoing one (our messages are unordered, SSN
+// 0). Adding streams and SSN/TSN resets are denied (§5.2.4-§5.2.6). Only
+// with a TCB (the state table). mu is held.
 func (a *Association) handleReconfig(c wire.Chunk) {
 	var rs [2]wire.ReconfigResponse
 	n := 0
@@ -655,7 +647,7 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.Reconfi
 			resp.Result = wire.ReconfigDenied
 		case a.pendReset != nil:
 			resp.Result = wire.ReconfigErrorInProgress
-		case TSNLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
+		case seq.TSNLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
 			resp.Result = wire.ReconfigSuccessPerformed
 		default:
 			// §5.2.2 step 1: deferred until the peer's data up to lastTSN
@@ -711,7 +703,7 @@ type pendingReset struct {
 // sends its "Performed" (RFC 6525 §5.2.2 steps 2, 3). mu is held.
 func (a *Association) performPendingReset() {
 	p := a.pendReset
-	if !TSNLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
+	if !seq.TSNLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
 		return
 	}
 	a.pendReset = nil

@@ -3,7 +3,7 @@ package sctp
 import (
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // The receive side's dispatch: what each chunk type does in each state of
@@ -197,7 +197,7 @@ func sec5_2_4CookieEchoEstablished(a *Association, c wire.Chunk, now time.Time) 
 }
 
 func sec5_1CookieAck(a *Association, c wire.Chunk, now time.Time) rxVerdict {
-	a.timers.Stop(TimerT1Cookie)
+	a.timers.Stop(timerT1Cookie)
 	a.establish(now)
 	return 0
 }

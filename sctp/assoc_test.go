@@ -120,8 +120,8 @@ func TestAssociation_EstablishExchangeClose(t *testing.T) {
 	assert.True(t, ok)
 	assert.EqualValues(t, 1, ad, "RFC 5043 §5.1: the DDP indication")
 	out, in := cli.NumStreams()
-	assert.Equal(t, DefaultStreams, out)
-	assert.Equal(t, DefaultStreams, in)
+	assert.Equal(t, defaultStreams, out)
+	assert.Equal(t, defaultStreams, in)
 
 	require.NoError(t, cli.WriteMsg(3, 16, []byte("hello "), []byte("world")))
 	require.NoError(t, srv.WriteMsg(7, 17, []byte("back")))
@@ -180,7 +180,7 @@ func TestAssociation_Bulk(t *testing.T) {
 // TestAssociation_IdleMemory: an established, idle association pair (both
 // ends, the dialer's socket and read buffer included) holds well under
 // 512 KiB of heap, so that a listener's association cap bounds its
-// memory (DefaultMaxAssociations × this).
+// memory (defaultMaxAssociations × this).
 func TestAssociation_IdleMemory(t *testing.T) {
 	l, err := Listen("udp4", "127.0.0.1:0", nil)
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // onTimer runs when the association's OS timer fires: every expired
@@ -21,22 +21,22 @@ func (a *Association) onTimer() {
 	exp := a.timers.Expired(now)
 	for id, rest, ok := exp.Pop(); ok && a.state != StateClosed; id, rest, ok = rest.Pop() {
 		switch id {
-		case TimerT1Init:
+		case timerT1Init:
 			a.t1Expired(now, false)
-		case TimerT1Cookie:
+		case timerT1Cookie:
 			a.t1Expired(now, true)
-		case TimerT3Rtx:
+		case timerT3Rtx:
 			a.t3Expired(now)
-		case TimerT2Shutdown:
+		case timerT2Shutdown:
 			a.t2Expired(now)
-		case TimerT5ShutdownGuard:
+		case timerT5ShutdownGuard:
 			// §9.2: the shutdown did not complete in time.
 			a.abortLocked(nil, &AbortError{Local: true, Reason: "shutdown not completed (T5-shutdown-guard)", Cause: ErrPeerUnresponsive})
-		case TimerHeartbeat:
+		case timerHeartbeat:
 			a.heartbeatDue(now)
-		case TimerPLPMTUD:
+		case timerPLPMTUD:
 			a.plpmtudDue(now)
-		case TimerDelayedAck:
+		case timerDelayedAck:
 			// transmit below sends the SACK that is now due.
 		}
 	}
@@ -82,7 +82,7 @@ func (a *Association) t3Expired(now time.Time) {
 	a.plpmtudLoss(now)
 	marked := a.oq.MarkAllForRetransmit()
 	a.cc.OnRetransmitMarked(marked)
-	a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
+	a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
 	if a.cfg.Tracer != nil {
 		a.traceEvent(Event{Kind: EventT3Expiry, Marked: marked}, now)
 	}
@@ -102,7 +102,7 @@ func (a *Association) t2Expired(now time.Time) {
 	default:
 		return
 	}
-	a.timers.SetAfter(TimerT2Shutdown, now, a.rto.RTO())
+	a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
 }
 
 // countError counts a retransmission or HEARTBEAT without answer; past
@@ -126,7 +126,7 @@ func (a *Association) restartHeartbeat(now time.Time) {
 	}
 	rto := a.rto.RTO()
 	jitter := time.Duration(rand.Int64N(int64(rto)+1)) - rto/2
-	a.timers.SetAfter(TimerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
+	a.timers.SetAfter(timerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
 }
 
 // heartbeatDue sends a HEARTBEAT to an idle peer and counts one that went

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // directChunk is the size from which a DATA chunk that starts a packet is
@@ -29,17 +29,13 @@ func (a *Association) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	return a.writeMsg(false, sid, ppid, parts)
 }
 
-// WriteMsgMore is WriteMsg for a message that more messages follow at
-// once, as the segments of one DDP message do (llp.Batcher): where the
-// association sends several packets with one system call (Config.NoOffload
-// unset, Linux), the message may wait in the send queue until the next
-// WriteMsg, until what one system call sends is waiting (a run of 64 KiB;
-// four 64 KiB datagrams to a local address), or until a writer has to
-// wait for room, so that the packets of a whole DDP message leave
-// together.
-// Elsewhere it is WriteMsg. Like TCP's MSG_MORE, it leaves the caller to
-// follow it with a WriteMsg; anything that transmits (a SACK arriving, a
-// timer) sends what waits too.
+// WriteMsgMore is WriteMsg for a message that more follow at once, as the
+// segments of one DDP message do (llp.Batcher). Where several packets go
+// in one system call (Linux, Config.NoOffload unset) the message may wait
+// until the next WriteMsg, until one system call's worth waits, or until
+// a writer waits for room, so that a whole DDP message leaves together;
+// elsewhere it is WriteMsg. As with TCP's MSG_MORE, the caller follows it
+// with a WriteMsg; anything that transmits (a SACK, a timer) sends it too.
 func (a *Association) WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error {
 	return a.writeMsg(true, sid, ppid, parts)
 }
@@ -145,9 +141,8 @@ func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, total,
 		b := d.AppendHeader((*bp)[:wire.HeaderLen], n)
 		// A chunk that may leave alone (directChunk) gets the CRC32c of
 		// its data block by block as it is copied, each block still in
-		// the first-level cache: later, over a 64 KiB packet, the check
-		// read the packet again from further out (with 256 streams
-		// writing, 2.1 µs per packet against 1.2 with one stream).
+		// the first-level cache, rather than in a second pass over the
+		// whole packet.
 		crc, withCRC := uint32(0), n >= directChunk
 		for need := n; need > 0; {
 			p := parts[pi][po:]
@@ -305,7 +300,7 @@ func (a *Association) transmit(now time.Time) {
 					// §7.2.4 step 4: retransmitting the first outstanding
 					// chunk restarts T3-rtx, so that it does not expire
 					// on the fast retransmission's heels.
-					a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO())
+					a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
 				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
 				a.cc.OnSend(size)
@@ -340,7 +335,7 @@ func (a *Association) transmit(now time.Time) {
 		if a.oq.Marked() == 0 {
 			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !a.lastDataSent.IsZero() {
 				// §7.2.1: cwnd decays by half per RTO without DATA sent,
-				// to InitialCwnd after a long idle, before data goes again.
+				// to initialCwnd after a long idle, before data goes again.
 				if idle, rto := now.Sub(a.lastDataSent), a.rto.RTO(); idle >= rto {
 					a.cc.OnIdle(idle, rto)
 					a.lastDataSent = now // that idleness is accounted for
@@ -390,17 +385,17 @@ func (a *Association) transmit(now time.Time) {
 	}
 	if sentData {
 		a.lastDataSent = now
-		if !a.timers.Running(TimerT3Rtx) {
-			a.timers.SetAfter(TimerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
+		if !a.timers.Running(timerT3Rtx) {
+			a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
 		}
 	}
 	if a.rt != nil {
 		if at, ok := a.rt.SACKDeadline(); ok {
-			if !a.timers.Running(TimerDelayedAck) {
-				a.timers.Set(TimerDelayedAck, at)
+			if !a.timers.Running(timerDelayedAck) {
+				a.timers.Set(timerDelayedAck, at)
 			}
 		} else {
-			a.timers.Stop(TimerDelayedAck)
+			a.timers.Stop(timerDelayedAck)
 		}
 	}
 	a.arm(now)
@@ -441,18 +436,13 @@ func (a *Association) burstUsed(left int) {
 	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.cc.Cwnd())
 }
 
-// immediateSACKs reports whether the new DATA about to be sent asks for
-// an immediate SACK with the I bit (RFC 9260 §3.3.1; RFC 7053 §4.1: a
-// sender that benefits from a SACK without delay MAY set it): in slow
-// start, outside Fast Recovery, while cwnd limits the sender. §7.2.1
-// grows cwnd by at most one PMDCS per SACK, so with the receiver's SACK
-// for every second packet (§6.2) slow start grows the window 1.5 times a
-// round trip; a SACK per packet makes it the doubling slow start is meant
-// to be, as TCP's per-segment ACKs do (Linux receivers also acknowledge
-// every segment at the start of a connection, their quick-ACK mode). A
-// sender limited by the user or the peer's window does not grow its
-// window and asks for nothing; nor does one in congestion avoidance. mu is
-// held.
+// immediateSACKs reports whether new DATA asks for an immediate SACK with
+// the I bit (RFC 9260 §3.3.1, RFC 7053 §4.1): in slow start, outside Fast
+// Recovery, while cwnd limits the sender. §7.2.1 grows cwnd by one PMDCS
+// per SACK, so a SACK per second packet (§6.2) grows it 1.5 times a round
+// trip; one per packet makes it double, as TCP's per-segment ACKs (and
+// Linux's quick-ACK mode) do. A sender limited by the user or the peer's
+// window, or in congestion avoidance, asks for nothing. mu is held.
 func (a *Association) immediateSACKs() bool {
 	if !a.cwndLimited || !a.cc.InSlowStart() {
 		return false
@@ -496,7 +486,7 @@ func (a *Association) appendSACK(p []byte) []byte {
 	s := wire.SACK{CumTSNAck: a.rt.CumTSN(), ARwnd: a.rwnd(), Gaps: a.gaps, Dups: a.dups}
 	a.advRwnd = s.ARwnd
 	a.rt.SACKSent()
-	a.timers.Stop(TimerDelayedAck)
+	a.timers.Stop(timerDelayedAck)
 	a.stats.sacksSent++
 	return s.Append(p)
 }

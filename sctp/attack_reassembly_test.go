@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // reassemblyWork pushes n one-octet fragments of one message in the
 // given order (the last one, with E, completes it) and returns the
-// Reassembler's work counter.
+// reassembler's work counter.
 func reassemblyWork(t *testing.T, n int, order string) uint64 {
 	t.Helper()
-	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 1 << 30, MaxMessageFragments: 1 << 20, MaxHeldFragments: 1 << 20})
+	r := newReassembler(reassemblyConfig{Streams: 1, Budget: 1 << 30, MaxMessageFragments: 1 << 20, MaxHeldFragments: 1 << 20})
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
@@ -64,7 +64,7 @@ func TestReassemblyWorkLinear_RFC9260_6_9(t *testing.T) {
 func TestReassemblyMakeRoomWorkBounded_RFC9260_6_2(t *testing.T) {
 	const n = 4000
 	c := cost(1)
-	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: n * c})
+	r := newReassembler(reassemblyConfig{Streams: 1, Budget: n * c})
 	one := []byte{1}
 	for i := range n {
 		d := wire.Data{TSN: 10000 + 2*uint32(i), Unordered: true, UserData: one}
@@ -137,13 +137,13 @@ func requireAbort(t *testing.T, peer *rawPeer, done chan error, text string, sen
 
 // TestFragmentCap_RFC9260_6_9: a message of more fragments than
 // Config.MaxMessageFragments ends the association with an ABORT whose
-// Protocol Violation cause says so; the user sees ErrReassemblyLimit, and
+// Protocol Violation cause says so; the user sees errReassemblyLimit, and
 // every octet charged is given back.
 func TestFragmentCap_RFC9260_6_9(t *testing.T) {
 	b := membudget.New(64 << 20)
 	peer, _, tag, done, _ := floodPeer(t, &Config{Streams: 4, MaxMessageFragments: 1000, memBudget: b})
 	sendFragments(peer, tag, 100, 5000, 1, true)
-	requireAbort(t, peer, done, "more than 1000 fragments", ErrReassemblyLimit)
+	requireAbort(t, peer, done, "more than 1000 fragments", errReassemblyLimit)
 	assert.LessOrEqual(t, b.Peak(), int64(1001*cost(1)), "held no more than the cap (and the reservation of the one beyond)")
 	require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, 10*time.Millisecond, "everything released")
 }
@@ -164,7 +164,7 @@ func TestHeldFragmentCap_RFC9260_6_9(t *testing.T) {
 		}
 	}
 	peer.send(tag, p)
-	requireAbort(t, peer, done, "more than 500 fragments", ErrReassemblyLimit)
+	requireAbort(t, peer, done, "more than 500 fragments", errReassemblyLimit)
 	require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, 10*time.Millisecond)
 }
 
@@ -175,7 +175,7 @@ func TestFragmentsNeverComplete_RFC9260_6_9(t *testing.T) {
 	b := membudget.New(64 << 20)
 	peer, _, tag, done, _ := floodPeer(t, &Config{Streams: 4, memBudget: b})
 	sendFragments(peer, tag, 100, 200_000, 1, false)
-	requireAbort(t, peer, done, "can never complete", ErrFragmentSequence)
+	requireAbort(t, peer, done, "can never complete", errFragmentSequence)
 	assert.LessOrEqual(t, b.Peak(), int64(largeBuf), "nothing held")
 	require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, 10*time.Millisecond)
 }
@@ -187,7 +187,7 @@ func TestFragmentsNeverCompleteAfterWhole_RFC9260_6_9(t *testing.T) {
 	first := wire.Data{TSN: 100, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, UserData: []byte("a")}
 	whole := wire.Data{TSN: 101, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, Ending: true, UserData: []byte("b")}
 	peer.send(tag, first.Append(nil), whole.Append(nil))
-	requireAbort(t, peer, done, "does not continue", ErrFragmentSequence)
+	requireAbort(t, peer, done, "does not continue", errFragmentSequence)
 }
 
 // TestReassemblyShare_RFC9260_6_9: one peer fills its share with 257-octet
@@ -209,7 +209,7 @@ func TestReassemblyShare_RFC9260_6_9(t *testing.T) {
 	orec.wait(t, 1)
 
 	sendFragments(peer, tag, 100, 4*share/257, 257, true)
-	requireAbort(t, peer, done, "more than the receive buffer", ErrReassemblyLimit)
+	requireAbort(t, peer, done, "more than the receive buffer", errReassemblyLimit)
 	assert.LessOrEqual(t, b.Peak(), int64(share), "never beyond its share")
 	assert.Greater(t, b.Peak(), int64(share*3/4), "charged by the buffers held: a 512-octet class and bookkeeping per fragment")
 	assert.Equal(t, StateClosed, attacked.State())
@@ -226,7 +226,7 @@ func TestReassemblyShare_RFC9260_6_9(t *testing.T) {
 // learns of the window it overran instead of waiting for T3-rtx.
 func TestRFC9260_6_2_SACKForDroppedData(t *testing.T) {
 	peer := newRawPeer(t)
-	a, tag := establishRaw(t, peer, &Config{Streams: 4, ReceiveBuffer: 1500, SACKDelay: MaxSACKDelay, memBudget: membudget.New(1 << 20)})
+	a, tag := establishRaw(t, peer, &Config{Streams: 4, ReceiveBuffer: 1500, SACKDelay: maxSACKDelay, memBudget: membudget.New(1 << 20)})
 	// Not started: what is accepted stays queued and holds the window.
 	msg := make([]byte, 1000)
 	d := wire.Data{TSN: 100, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, Ending: true, UserData: msg}
@@ -272,7 +272,7 @@ func TestProcessMemoryReturnsToBaseline(t *testing.T) {
 	require.Eventually(t, func() bool { return ProcessMemory().Used >= base+100*int64(cost(500)) }, 10*time.Second, time.Millisecond,
 		"the held fragments are charged to the process")
 	sendFragments(peer, tag, 202, 1, 500, true) // B after a fragment without E: a violation
-	requireAbort(t, peer, done, "does not continue", ErrFragmentSequence)
+	requireAbort(t, peer, done, "does not continue", errFragmentSequence)
 	require.Eventually(t, func() bool { return ProcessMemory().Used == base }, 10*time.Second, 10*time.Millisecond,
 		"Process.Used back to %d (now %d)", base, ProcessMemory().Used)
 }
@@ -282,7 +282,7 @@ func TestProcessMemoryReturnsToBaseline(t *testing.T) {
 // returns the work counter.
 func orderedWork(t *testing.T, n int) uint64 {
 	t.Helper()
-	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 1 << 30, MaxHeldFragments: 1 << 20})
+	r := newReassembler(reassemblyConfig{Streams: 1, Budget: 1 << 30, MaxHeldFragments: 1 << 20})
 	one := []byte{1}
 	for i := n; i >= 0; i-- {
 		d := wire.Data{TSN: 1000 + uint32(n-i), SSN: uint16(i), Beginning: true, Ending: true, UserData: one}

@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // The tests of this file drive one association chunk by chunk from a raw
@@ -411,7 +412,7 @@ func TestRFC9260_7_2_1_IdleCwnd(t *testing.T) {
 	require.Less(t, st.RTO, 300*time.Millisecond)
 	time.Sleep(10 * st.RTO)
 	require.NoError(t, a.WriteMsg(1, 16, []byte("after the idle")))
-	assert.LessOrEqual(t, a.Stats().Cwnd, InitialCwnd(a.Stats().MaxPacket), "cwnd decayed while idle")
+	assert.LessOrEqual(t, a.Stats().Cwnd, initialCwnd(a.Stats().MaxPacket), "cwnd decayed while idle")
 }
 
 // TestRFC9260_6_3_1_DelayedSACKNotLoss: with RTO.Min below the peer's
@@ -654,7 +655,7 @@ func TestRFC9260_5_2_4_B_CollisionNewPeerTag(t *testing.T) {
 	iack, err := wire.ParseInit(c)
 	require.NoError(t, err)
 	require.Equal(t, ourInit.InitiateTag, iack.InitiateTag)
-	ck, err := decodeCookie(iack.Params.StateCookie)
+	ck, err := handshake.DecodeCookie(iack.Params.StateCookie)
 	require.NoError(t, err)
 	assert.Equal(t, ourInit.InitiateTag, ck.LocalTieTag, "§5.2.1 Local-Tie-Tag")
 	assert.Equal(t, uint32(rawPeerTag), ck.PeerTieTag, "§5.2.1 Peer's-Tie-Tag")

@@ -3,24 +3,26 @@ package sctp
 import (
 	"math"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 )
 
-// DefaultMTU is the path MTU a [CongestionConfig] assumes when it is given
+// DefaultMTU is the path MTU a [congestionConfig] assumes when it is given
 // none.
 const DefaultMTU = 1500
 
-// InitialCwnd returns the congestion window of RFC 9260 §7.2.1 for a path
+// initialCwnd returns the congestion window of RFC 9260 §7.2.1 for a path
 // of the given MTU: min(4*MTU, max(2*MTU, 4404)), used before any DATA is
 // sent and after a sufficiently long idle period.
-func InitialCwnd(mtu int) int {
+func initialCwnd(mtu int) int {
 	return min(4*mtu, max(2*mtu, 4404))
 }
 
-// CongestionConfig sets up a [Congestion]. Byte counts in this file are
+// congestionConfig sets up a [Congestion]. Byte counts in this file are
 // whatever unit the caller counts DATA chunks in; RFC 9260 §7.2.2 counts
 // the whole chunk (header and padding included) and the same count is used
 // against the peer's receive window, which errs on the safe side.
-type CongestionConfig struct {
+type congestionConfig struct {
 	// MTU is the path MTU in bytes; DefaultMTU if zero or negative.
 	MTU int
 	// PMDCS is the Path Maximum Data Chunk Size (RFC 9260 §1.3): the
@@ -38,19 +40,19 @@ type CongestionConfig struct {
 	// Cubic selects CUBIC (RFC 9438) for congestion avoidance and for
 	// the window reduction on loss; slow start, Fast Recovery and the
 	// T3-rtx rules stay those of RFC 9260 §7.2. OnAck then needs
-	// AckInfo.Now and AckInfo.SRTT.
+	// ackInfo.Now and ackInfo.SRTT.
 	Cubic bool
 	// HyStart runs the initial slow start with HyStart++ (RFC 9406): it
 	// leaves slow start when the round trip grows (a queue builds)
-	// rather than at the first loss. OnAck then needs AckInfo.LatestRTT
-	// and AckInfo.HighestSent.
+	// rather than at the first loss. OnAck then needs ackInfo.LatestRTT
+	// and ackInfo.HighestSent.
 	HyStart bool
 }
 
-// AckInfo is what one received SACK chunk did to the outstanding DATA,
-// as the sender's outstanding queue found it ([OutstandingQueue.OnSACK]
+// ackInfo is what one received SACK chunk did to the outstanding DATA,
+// as the sender's outstanding queue found it ([outstandingQueue.OnSACK]
 // fills it in). It is the input of [Congestion.OnAck].
-type AckInfo struct {
+type ackInfo struct {
 	// CumTSNAck is the SACK's Cumulative TSN Ack.
 	CumTSNAck uint32
 	// CumAdvanced reports that the SACK advanced the Cumulative TSN Ack
@@ -75,7 +77,7 @@ type AckInfo struct {
 	AllAcked bool
 	// Now and SRTT are the SACK's arrival time and the path's smoothed
 	// round trip: CUBIC's window is a function of the time since its
-	// epoch began (RFC 9438 §4.2). Unused without CongestionConfig.Cubic.
+	// epoch began (RFC 9438 §4.2). Unused without congestionConfig.Cubic.
 	Now  time.Time
 	SRTT time.Duration
 	// LatestRTT is the round trip of the newest chunk this SACK newly
@@ -88,18 +90,18 @@ type AckInfo struct {
 	HighestSent uint32
 }
 
-// Congestion holds the congestion-control state of one destination
+// congestion holds the congestion-control state of one destination
 // (RFC 9260 §7.2: cwnd, ssthresh, partial_bytes_acked) together with the
 // flight size and the peer's receive window (§6.1, §6.2.1). It decides
 // whether the next DATA chunk may be sent and applies the window rules
 // when chunks are sent, acknowledged, marked for retransmission, or lost.
-//
-// It is built for a sender that keeps an outstanding queue: the queue
-// knows which chunks are in flight and tells Congestion about every
-// change through OnSend, OnRetransmitMarked and OnAck, so that Flight is
-// always the size of the chunks in flight. The zero value is not usable;
-// build one with NewCongestion. No method allocates.
-type Congestion struct {
+type congestion struct {
+	// It is built for a sender that keeps an outstanding queue: the queue
+	// knows which chunks are in flight and tells Congestion about every
+	// change through OnSend, OnRetransmitMarked and OnAck, so that Flight is
+	// always the size of the chunks in flight. The zero value is not usable;
+	// build one with newCongestion. No method allocates.
+
 	mtu       int
 	pmdcs     int
 	cwnd      int
@@ -113,10 +115,10 @@ type Congestion struct {
 	hs        hyStart
 }
 
-// NewCongestion returns the state of a new association: cwnd is
-// InitialCwnd(MTU), ssthresh as configured, rwnd the peer's a_rwnd
+// newCongestion returns the state of a new association: cwnd is
+// initialCwnd(MTU), ssthresh as configured, rwnd the peer's a_rwnd
 // (RFC 9260 §7.2.1, §6.2.1 A).
-func NewCongestion(cfg CongestionConfig) Congestion {
+func newCongestion(cfg congestionConfig) congestion {
 	if cfg.MTU <= 0 {
 		cfg.MTU = DefaultMTU
 	}
@@ -129,10 +131,10 @@ func NewCongestion(cfg CongestionConfig) Congestion {
 			cfg.SSThresh = math.MaxInt32
 		}
 	}
-	c := Congestion{
+	c := congestion{
 		mtu:       cfg.MTU,
 		pmdcs:     cfg.PMDCS,
-		cwnd:      InitialCwnd(cfg.MTU),
+		cwnd:      initialCwnd(cfg.MTU),
 		ssthresh:  cfg.SSThresh,
 		peerARwnd: cfg.PeerARwnd,
 	}
@@ -144,24 +146,24 @@ func NewCongestion(cfg CongestionConfig) Congestion {
 }
 
 // Cubic reports whether the window follows CUBIC (RFC 9438).
-func (c *Congestion) Cubic() bool { return c.cubic != nil }
+func (c *congestion) Cubic() bool { return c.cubic != nil }
 
 // Cwnd returns the congestion window in bytes.
-func (c *Congestion) Cwnd() int { return c.cwnd }
+func (c *congestion) Cwnd() int { return c.cwnd }
 
 // SSThresh returns the slow-start threshold in bytes.
-func (c *Congestion) SSThresh() int { return c.ssthresh }
+func (c *congestion) SSThresh() int { return c.ssthresh }
 
 // PartialBytesAcked returns partial_bytes_acked (RFC 9260 §7.2.2).
-func (c *Congestion) PartialBytesAcked() int { return c.pba }
+func (c *congestion) PartialBytesAcked() int { return c.pba }
 
 // Flight returns the flight size: bytes sent and neither acknowledged nor
 // marked for retransmission.
-func (c *Congestion) Flight() int { return c.flight }
+func (c *congestion) Flight() int { return c.flight }
 
 // SetPathMTU takes a new path MTU and PMDCS (the PLPMTU changed, RFC 8899):
 // later increases and the floors of §7.2.3 use them; cwnd itself is kept.
-func (c *Congestion) SetPathMTU(mtu, pmdcs int) {
+func (c *congestion) SetPathMTU(mtu, pmdcs int) {
 	if mtu <= 0 {
 		return
 	}
@@ -170,22 +172,22 @@ func (c *Congestion) SetPathMTU(mtu, pmdcs int) {
 }
 
 // MTU returns the path MTU in use.
-func (c *Congestion) MTU() int { return c.mtu }
+func (c *congestion) MTU() int { return c.mtu }
 
 // PMDCS returns the Path Maximum Data Chunk Size in use.
-func (c *Congestion) PMDCS() int { return c.pmdcs }
+func (c *congestion) PMDCS() int { return c.pmdcs }
 
 // InSlowStart reports whether cwnd <= ssthresh, where RFC 9260 §7.2.1
 // applies slow start (§7.2.2 applies congestion avoidance above it).
-func (c *Congestion) InSlowStart() bool { return c.cwnd <= c.ssthresh }
+func (c *congestion) InSlowStart() bool { return c.cwnd <= c.ssthresh }
 
 // InFastRecovery reports whether the sender is in Fast Recovery and, if
 // so, the exit point: the highest TSN outstanding when it entered
 // (RFC 9260 §7.2.4).
-func (c *Congestion) InFastRecovery() (exit uint32, ok bool) { return c.frExit, c.inFR }
+func (c *congestion) InFastRecovery() (exit uint32, ok bool) { return c.frExit, c.inFR }
 
 // PeerARwnd returns the peer's last Advertised Receiver Window Credit.
-func (c *Congestion) PeerARwnd() uint32 { return c.peerARwnd }
+func (c *congestion) PeerARwnd() uint32 { return c.peerARwnd }
 
 // Rwnd returns the sender's view of the peer's receive window: the last
 // a_rwnd minus the bytes in flight, never below zero. This is rules B, C
@@ -193,7 +195,7 @@ func (c *Congestion) PeerARwnd() uint32 { return c.peerARwnd }
 // subtracts a chunk (B), marking it for retransmission gives it back (C),
 // and each SACK resets the window to its a_rwnd minus what is still
 // outstanding (D ii).
-func (c *Congestion) Rwnd() int {
+func (c *congestion) Rwnd() int {
 	r := int64(c.peerARwnd) - int64(c.flight)
 	if r < 0 {
 		return 0
@@ -211,11 +213,11 @@ func (c *Congestion) Rwnd() int {
 // window: a chunk may be sent if flight < cwnd and flight+n <=
 // cwnd+PMDCS-1. A Fast Retransmit ignores cwnd altogether (§7.2.4 step
 // 3); the caller sends that one packet without asking.
-//
-// A chunk larger than PMDCS (built before the path MTU fell, RFC 8899)
-// may go when nothing is in flight: otherwise no window would ever admit
-// it.
-func (c *Congestion) CanRetransmit(n int) bool {
+func (c *congestion) CanRetransmit(n int) bool {
+	// A chunk larger than PMDCS (built before the path MTU fell, RFC 8899)
+	// may go when nothing is in flight: otherwise no window would ever admit
+	// it.
+
 	if c.flight == 0 {
 		return true
 	}
@@ -227,7 +229,7 @@ func (c *Congestion) CanRetransmit(n int) bool {
 // peer's rwnd must hold it (rule A), except that with nothing in flight
 // one chunk may always be sent whatever the rwnd, the zero window probe
 // of rule A.
-func (c *Congestion) CanSend(n int) bool {
+func (c *congestion) CanSend(n int) bool {
 	if !c.CanRetransmit(n) {
 		return false
 	}
@@ -239,7 +241,7 @@ func (c *Congestion) CanSend(n int) bool {
 
 // OnSend accounts a DATA chunk of n bytes sent or retransmitted: it
 // enters the flight and leaves the peer's rwnd (RFC 9260 §6.2.1 B).
-func (c *Congestion) OnSend(n int) {
+func (c *congestion) OnSend(n int) {
 	if n > 0 {
 		c.flight += n
 	}
@@ -249,38 +251,38 @@ func (c *Congestion) OnSend(n int) {
 // marked for retransmission by a T3-rtx expiry or a Fast Retransmit:
 // they leave the flight and return to the peer's rwnd (RFC 9260 §6.2.1
 // C).
-func (c *Congestion) OnRetransmitMarked(n int) {
+func (c *congestion) OnRetransmitMarked(n int) {
 	if n > 0 {
 		c.flight = max(c.flight-n, 0)
 	}
 }
 
 // OnAck applies one received SACK, in this order:
-//
-//   - The newly acknowledged chunks that were in flight leave it, and the
-//     peer's window becomes the SACK's a_rwnd minus what is still
-//     outstanding (RFC 9260 §6.2.1 D ii, see Rwnd).
-//   - In slow start (cwnd <= ssthresh), cwnd grows by
-//     min(AckedBytes, PMDCS) if, before the SACK, the window was fully
-//     used (the flight size left less than one MTU of cwnd unused) and
-//     the sender is not in Fast Recovery (§7.2.1; the upper bound L of
-//     §7.2.1 is 1).
-//   - In congestion avoidance, partial_bytes_acked grows by AckedBytes
-//     and DuplicateBytes; once it reaches cwnd it is capped at cwnd if the
-//     flight before the SACK was below cwnd, and otherwise loses cwnd
-//     while cwnd grows by PMDCS (§7.2.2). As in slow start, the window
-//     does not grow in Fast Recovery: cwnd was just set from ssthresh and
-//     §7.2.4 keeps it there until recovery ends.
-//   - partial_bytes_acked returns to 0 once everything sent is
-//     acknowledged (§7.2.2).
-//   - Fast Recovery ends when the Cumulative TSN Ack reaches the exit
-//     point (§6.2.1 D iv, §7.2.4). This comes after the window rules, so
-//     the SACK that ends recovery does not also grow the window.
-//
-// Dropping a SACK whose Cumulative TSN Ack is behind the Cumulative TSN
-// Ack Point (§6.2.1 D i) is the outstanding queue's job; such a SACK
-// must not reach OnAck.
-func (c *Congestion) OnAck(a AckInfo) {
+func (c *congestion) OnAck(a ackInfo) {
+	//   - The newly acknowledged chunks that were in flight leave it, and the
+	//     peer's window becomes the SACK's a_rwnd minus what is still
+	//     outstanding (RFC 9260 §6.2.1 D ii, see Rwnd).
+	//   - In slow start (cwnd <= ssthresh), cwnd grows by
+	//     min(AckedBytes, PMDCS) if, before the SACK, the window was fully
+	//     used (the flight size left less than one MTU of cwnd unused) and
+	//     the sender is not in Fast Recovery (§7.2.1; the upper bound L of
+	//     §7.2.1 is 1).
+	//   - In congestion avoidance, partial_bytes_acked grows by AckedBytes
+	//     and DuplicateBytes; once it reaches cwnd it is capped at cwnd if the
+	//     flight before the SACK was below cwnd, and otherwise loses cwnd
+	//     while cwnd grows by PMDCS (§7.2.2). As in slow start, the window
+	//     does not grow in Fast Recovery: cwnd was just set from ssthresh and
+	//     §7.2.4 keeps it there until recovery ends.
+	//   - partial_bytes_acked returns to 0 once everything sent is
+	//     acknowledged (§7.2.2).
+	//   - Fast Recovery ends when the Cumulative TSN Ack reaches the exit
+	//     point (§6.2.1 D iv, §7.2.4). This comes after the window rules, so
+	//     the SACK that ends recovery does not also grow the window.
+	//
+	// Dropping a SACK whose Cumulative TSN Ack is behind the Cumulative TSN
+	// Ack Point (§6.2.1 D i) is the outstanding queue's job; such a SACK
+	// must not reach OnAck.
+
 	flightBefore := c.flight
 	if a.FlightAcked > 0 {
 		c.flight = max(c.flight-a.FlightAcked, 0)
@@ -323,7 +325,7 @@ func (c *Congestion) OnAck(a AckInfo) {
 	if a.AllAcked {
 		c.pba = 0
 	}
-	if c.inFR && TSNGreaterEq(a.CumTSNAck, c.frExit) {
+	if c.inFR && seq.TSNGreaterEq(a.CumTSNAck, c.frExit) {
 		c.inFR = false
 	}
 }
@@ -334,7 +336,7 @@ func (c *Congestion) OnAck(a AckInfo) {
 // Recovery: the window restarts from slow start, which Fast Recovery
 // would otherwise hold back until its exit point. The chunks marked for
 // retransmission leave the flight through OnRetransmitMarked.
-func (c *Congestion) OnT3Timeout() {
+func (c *congestion) OnT3Timeout() {
 	c.hs.end()
 	c.ssthresh = c.reduced()
 	c.cwnd = c.pmdcs
@@ -352,7 +354,7 @@ func (c *Congestion) OnT3Timeout() {
 //
 // Note that with cwnd below 4*MTU this formula raises cwnd, exactly as
 // RFC 9260 writes it.
-func (c *Congestion) OnFastRetransmit(highestOutstanding uint32) bool {
+func (c *congestion) OnFastRetransmit(highestOutstanding uint32) bool {
 	if c.inFR {
 		return false
 	}
@@ -368,7 +370,7 @@ func (c *Congestion) OnFastRetransmit(highestOutstanding uint32) bool {
 // reduced is ssthresh after a loss: max(cwnd/2, 4*MTU) (RFC 9260 §7.2.3),
 // or with CUBIC max(cwnd*β_cubic, 4*MTU), β_cubic = 0.7, which also
 // starts a new CUBIC epoch (RFC 9438 §4.6, §4.7, §4.8).
-func (c *Congestion) reduced() int {
+func (c *congestion) reduced() int {
 	if c.cubic == nil {
 		return max(c.cwnd/2, 4*c.mtu)
 	}
@@ -382,8 +384,8 @@ func (c *Congestion) reduced() int {
 // 4*MTU and never raised: RFC 9260 §7.2.1 and §7.2.2 adjust it to
 // max(cwnd/2, 4*MTU) per RTO. Once cwnd is at that floor, a further RTO
 // of idleness counts as the "sufficiently long idle period" of §7.2.1
-// after which cwnd is at most InitialCwnd(MTU).
-func (c *Congestion) OnIdle(idle, rto time.Duration) {
+// after which cwnd is at most initialCwnd(MTU).
+func (c *congestion) OnIdle(idle, rto time.Duration) {
 	if rto <= 0 || idle < rto {
 		return
 	}
@@ -393,14 +395,14 @@ func (c *Congestion) OnIdle(idle, rto time.Duration) {
 		c.cwnd = max(c.cwnd/2, floor)
 	}
 	if n > 0 {
-		c.cwnd = min(c.cwnd, InitialCwnd(c.mtu))
+		c.cwnd = min(c.cwnd, initialCwnd(c.mtu))
 	}
 }
 
 // SetMTU follows a path MTU change. cwnd and ssthresh keep their values;
 // later rules use the new MTU and PMDCS (a PMDCS outside 1..mtu means
 // mtu).
-func (c *Congestion) SetMTU(mtu, pmdcs int) {
+func (c *congestion) SetMTU(mtu, pmdcs int) {
 	if mtu <= 0 {
 		return
 	}

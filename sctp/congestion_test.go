@@ -10,8 +10,8 @@ import (
 )
 
 // ccState builds a Congestion in a chosen state, for table tests.
-func ccState(mtu, cwnd, ssthresh, pba, flight int, aRwnd uint32) Congestion {
-	c := NewCongestion(CongestionConfig{MTU: mtu, PeerARwnd: aRwnd, SSThresh: ssthresh})
+func ccState(mtu, cwnd, ssthresh, pba, flight int, aRwnd uint32) congestion {
+	c := newCongestion(congestionConfig{MTU: mtu, PeerARwnd: aRwnd, SSThresh: ssthresh})
 	c.cwnd, c.pba, c.flight = cwnd, pba, flight
 	return c
 }
@@ -27,12 +27,12 @@ func TestInitialCwnd_RFC9260_7_2_1(t *testing.T) {
 		{9000, 18000}, // 2*MTU
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, InitialCwnd(c.mtu), "MTU %d", c.mtu)
+		assert.Equal(t, c.want, initialCwnd(c.mtu), "MTU %d", c.mtu)
 	}
 }
 
 func TestNewCongestion_RFC9260_7_2_1_Init(t *testing.T) {
-	c := NewCongestion(CongestionConfig{MTU: 1500, PeerARwnd: 65536})
+	c := newCongestion(congestionConfig{MTU: 1500, PeerARwnd: 65536})
 	assert.Equal(t, 4404, c.Cwnd())
 	assert.Equal(t, 65536, c.SSThresh(), "ssthresh starts at the peer's a_rwnd")
 	assert.Equal(t, 65536, c.Rwnd(), "RFC 9260 §6.2.1 A: rwnd starts at a_rwnd")
@@ -43,16 +43,16 @@ func TestNewCongestion_RFC9260_7_2_1_Init(t *testing.T) {
 	assert.False(t, fr)
 	assert.Equal(t, 1500, c.PMDCS())
 
-	d := NewCongestion(CongestionConfig{})
+	d := newCongestion(congestionConfig{})
 	assert.Equal(t, DefaultMTU, d.MTU())
 	assert.Equal(t, math.MaxInt32, d.SSThresh(), "arbitrarily high without a_rwnd")
 
-	e := NewCongestion(CongestionConfig{MTU: 1200, PMDCS: 5000, SSThresh: 9999, PeerARwnd: math.MaxUint32})
+	e := newCongestion(congestionConfig{MTU: 1200, PMDCS: 5000, SSThresh: 9999, PeerARwnd: math.MaxUint32})
 	assert.Equal(t, 1200, e.PMDCS(), "PMDCS above the MTU means the MTU")
 	assert.Equal(t, 9999, e.SSThresh())
 	assert.Equal(t, math.MaxInt32, e.Rwnd(), "rwnd saturates")
 
-	f := NewCongestion(CongestionConfig{PeerARwnd: math.MaxUint32})
+	f := newCongestion(congestionConfig{PeerARwnd: math.MaxUint32})
 	assert.Equal(t, math.MaxInt32, f.SSThresh())
 }
 
@@ -61,28 +61,28 @@ func TestSlowStart_RFC9260_7_2_1(t *testing.T) {
 	cases := []struct {
 		name     string
 		flight   int
-		ack      AckInfo
+		ack      ackInfo
 		inFR     bool
 		wantCwnd int
 	}{
 		{"fully used, grows by the acked bytes", 4000,
-			AckInfo{CumAdvanced: true, AckedBytes: 600, FlightAcked: 600}, false, 4600},
+			ackInfo{CumAdvanced: true, AckedBytes: 600, FlightAcked: 600}, false, 4600},
 		{"grows by at most one PMDCS (L = 1)", 4000,
-			AckInfo{CumAdvanced: true, AckedBytes: 3000, FlightAcked: 3000}, false, 5000},
+			ackInfo{CumAdvanced: true, AckedBytes: 3000, FlightAcked: 3000}, false, 5000},
 		{"flight left less than one MTU unused: fully used", 3001,
-			AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, false, 5000},
+			ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, false, 5000},
 		{"a whole MTU unused: not fully used, no growth", 3000,
-			AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, false, 4000},
+			ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, false, 4000},
 		{"application-limited sender: no growth", 1000,
-			AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, false, 4000},
+			ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, false, 4000},
 		{"in Fast Recovery: no growth", 4000,
-			AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, true, 4000},
+			ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000}, true, 4000},
 		{"gap-acked data counts too (RFC 9260 no longer needs the cum ack to advance)", 4000,
-			AckInfo{AckedBytes: 1000, FlightAcked: 1000}, false, 5000},
+			ackInfo{AckedBytes: 1000, FlightAcked: 1000}, false, 5000},
 		{"nothing newly acked: no growth", 4000,
-			AckInfo{}, false, 4000},
+			ackInfo{}, false, 4000},
 		{"acked bytes that were not in flight still count", 4000,
-			AckInfo{CumAdvanced: true, AckedBytes: 800}, false, 4800},
+			ackInfo{CumAdvanced: true, AckedBytes: 800}, false, 4800},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestSlowStartAtSSThresh_RFC9260_7_2_1(t *testing.T) {
 	// cwnd == ssthresh is still slow start; the next SACK moves cwnd above it.
 	c := ccState(1000, 4000, 4000, 0, 4000, 1<<20)
 	require.True(t, c.InSlowStart())
-	c.OnAck(AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
+	c.OnAck(ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
 	assert.Equal(t, 5000, c.Cwnd())
 	assert.False(t, c.InSlowStart())
 }
@@ -113,7 +113,7 @@ func TestCongestionAvoidance_RFC9260_7_2_2(t *testing.T) {
 	// MTU 1000, ssthresh 2000, cwnd 4000: congestion avoidance.
 	type step struct {
 		flightBefore int
-		ack          AckInfo
+		ack          ackInfo
 		wantPBA      int
 		wantCwnd     int
 	}
@@ -122,25 +122,25 @@ func TestCongestionAvoidance_RFC9260_7_2_2(t *testing.T) {
 		steps []step
 	}{
 		{"partial_bytes_acked accumulates below cwnd", []step{
-			{4000, AckInfo{AckedBytes: 1000, FlightAcked: 1000}, 1000, 4000},
-			{4000, AckInfo{AckedBytes: 1500, FlightAcked: 1500}, 2500, 4000},
+			{4000, ackInfo{AckedBytes: 1000, FlightAcked: 1000}, 1000, 4000},
+			{4000, ackInfo{AckedBytes: 1500, FlightAcked: 1500}, 2500, 4000},
 		}},
 		{"reaching cwnd with cwnd outstanding: pba -= cwnd, cwnd += PMDCS", []step{
-			{4000, AckInfo{AckedBytes: 3000, FlightAcked: 3000}, 3000, 4000},
-			{4000, AckInfo{AckedBytes: 1500, FlightAcked: 1500}, 500, 5000},
+			{4000, ackInfo{AckedBytes: 3000, FlightAcked: 3000}, 3000, 4000},
+			{4000, ackInfo{AckedBytes: 1500, FlightAcked: 1500}, 500, 5000},
 		}},
 		{"reaching cwnd with less than cwnd outstanding: pba capped at cwnd", []step{
-			{3999, AckInfo{AckedBytes: 3000, FlightAcked: 3000}, 3000, 4000},
-			{3999, AckInfo{AckedBytes: 2500, FlightAcked: 2500}, 4000, 4000},
+			{3999, ackInfo{AckedBytes: 3000, FlightAcked: 3000}, 3000, 4000},
+			{3999, ackInfo{AckedBytes: 2500, FlightAcked: 2500}, 4000, 4000},
 			// The next SACK with the window full grows cwnd.
-			{4000, AckInfo{AckedBytes: 100, FlightAcked: 100}, 100, 5000},
+			{4000, ackInfo{AckedBytes: 100, FlightAcked: 100}, 100, 5000},
 		}},
 		{"gap-acked and duplicate bytes count", []step{
-			{4000, AckInfo{AckedBytes: 2000, FlightAcked: 2000, DuplicateBytes: 2000}, 0, 5000},
+			{4000, ackInfo{AckedBytes: 2000, FlightAcked: 2000, DuplicateBytes: 2000}, 0, 5000},
 		}},
 		{"everything acknowledged: pba back to 0", []step{
-			{4000, AckInfo{AckedBytes: 2000, FlightAcked: 2000}, 2000, 4000},
-			{2000, AckInfo{AckedBytes: 2000, FlightAcked: 2000, AllAcked: true}, 0, 4000},
+			{4000, ackInfo{AckedBytes: 2000, FlightAcked: 2000}, 2000, 4000},
+			{2000, ackInfo{AckedBytes: 2000, FlightAcked: 2000, AllAcked: true}, 0, 4000},
 		}},
 	}
 	for _, tc := range cases {
@@ -161,7 +161,7 @@ func TestCongestionAvoidance_RFC9260_7_2_2(t *testing.T) {
 func TestCongestionAvoidanceNoGrowthInFastRecovery_RFC9260_7_2_4(t *testing.T) {
 	c := ccState(1000, 8000, 2000, 0, 8000, 1<<20)
 	c.inFR, c.frExit = true, 50
-	c.OnAck(AckInfo{CumTSNAck: 10, AckedBytes: 8000, FlightAcked: 8000, ARwnd: 1 << 20})
+	c.OnAck(ackInfo{CumTSNAck: 10, AckedBytes: 8000, FlightAcked: 8000, ARwnd: 1 << 20})
 	assert.Equal(t, 8000, c.Cwnd())
 	assert.Zero(t, c.PartialBytesAcked())
 }
@@ -178,7 +178,7 @@ func TestT3Timeout_RFC9260_7_2_3(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewCongestion(CongestionConfig{MTU: tc.mtu, PMDCS: tc.pmdcs, PeerARwnd: 1 << 20})
+			c := newCongestion(congestionConfig{MTU: tc.mtu, PMDCS: tc.pmdcs, PeerARwnd: 1 << 20})
 			c.cwnd, c.pba, c.inFR, c.frExit = tc.cwnd, 777, true, 9
 			c.OnT3Timeout()
 			assert.Equal(t, tc.wantSSThresh, c.SSThresh())
@@ -202,7 +202,7 @@ func TestT3TimeoutOnePacketInFlight_RFC9260_7_2_3(t *testing.T) {
 	assert.False(t, c.CanRetransmit(1))
 	assert.False(t, c.CanSend(1))
 	// The SACK for it reopens the window: slow start from PMDCS.
-	c.OnAck(AckInfo{CumTSNAck: 1, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20, AllAcked: true})
+	c.OnAck(ackInfo{CumTSNAck: 1, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20, AllAcked: true})
 	assert.Equal(t, 2000, c.Cwnd())
 	assert.True(t, c.CanSend(1000))
 }
@@ -226,19 +226,19 @@ func TestFastRetransmit_RFC9260_7_2_4(t *testing.T) {
 
 	// A SACK below the exit point keeps Fast Recovery and does not grow cwnd.
 	c.flight = 10000
-	c.OnAck(AckInfo{CumTSNAck: 1233, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
+	c.OnAck(ackInfo{CumTSNAck: 1233, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
 	_, fr = c.InFastRecovery()
 	assert.True(t, fr)
 	assert.Equal(t, 10000, c.Cwnd())
 
 	// Reaching the exit point ends it (RFC 9260 §6.2.1 D iv); that SACK
 	// does not grow cwnd, the next one does.
-	c.OnAck(AckInfo{CumTSNAck: 1234, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
+	c.OnAck(ackInfo{CumTSNAck: 1234, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
 	_, fr = c.InFastRecovery()
 	assert.False(t, fr)
 	assert.Equal(t, 10000, c.Cwnd())
 	c.flight = 10000
-	c.OnAck(AckInfo{CumTSNAck: 1235, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
+	c.OnAck(ackInfo{CumTSNAck: 1235, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
 	assert.Equal(t, 11000, c.Cwnd())
 
 	// A new loss after recovery ended enters Fast Recovery again.
@@ -248,7 +248,7 @@ func TestFastRetransmit_RFC9260_7_2_4(t *testing.T) {
 
 func TestFastRetransmitSmallWindow_RFC9260_7_2_4(t *testing.T) {
 	// cwnd below 4*MTU: the RFC 9260 formula raises it to 4*MTU.
-	c := NewCongestion(CongestionConfig{MTU: 1500, PeerARwnd: 1 << 20})
+	c := newCongestion(congestionConfig{MTU: 1500, PeerARwnd: 1 << 20})
 	require.Equal(t, 4404, c.Cwnd())
 	c.OnFastRetransmit(7)
 	assert.Equal(t, 6000, c.SSThresh())
@@ -258,16 +258,16 @@ func TestFastRetransmitSmallWindow_RFC9260_7_2_4(t *testing.T) {
 func TestFastRecoveryExitAcrossWrap_RFC9260_7_2_4(t *testing.T) {
 	c := ccState(1000, 20000, 100000, 0, 0, 1<<20)
 	c.OnFastRetransmit(math.MaxUint32 - 1)
-	c.OnAck(AckInfo{CumTSNAck: math.MaxUint32 - 2, ARwnd: 1 << 20})
+	c.OnAck(ackInfo{CumTSNAck: math.MaxUint32 - 2, ARwnd: 1 << 20})
 	_, fr := c.InFastRecovery()
 	assert.True(t, fr)
-	c.OnAck(AckInfo{CumTSNAck: 3, ARwnd: 1 << 20}) // past the exit, across the wrap
+	c.OnAck(ackInfo{CumTSNAck: 3, ARwnd: 1 << 20}) // past the exit, across the wrap
 	_, fr = c.InFastRecovery()
 	assert.False(t, fr)
 }
 
 func TestRwnd_RFC9260_6_2_1(t *testing.T) {
-	c := NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 10000})
+	c := newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 10000})
 	c.OnSend(3000) // B: rwnd -= chunk
 	assert.Equal(t, 7000, c.Rwnd())
 	assert.Equal(t, 3000, c.Flight())
@@ -275,7 +275,7 @@ func TestRwnd_RFC9260_6_2_1(t *testing.T) {
 	assert.Equal(t, 8000, c.Rwnd())
 	assert.Equal(t, 2000, c.Flight())
 	// D ii: rwnd = a_rwnd - bytes still outstanding after the SACK.
-	c.OnAck(AckInfo{CumTSNAck: 5, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 5000})
+	c.OnAck(ackInfo{CumTSNAck: 5, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 5000})
 	assert.Equal(t, 1000, c.Flight())
 	assert.Equal(t, 4000, c.Rwnd())
 	assert.Equal(t, uint32(5000), c.PeerARwnd())
@@ -285,7 +285,7 @@ func TestRwnd_RFC9260_6_2_1(t *testing.T) {
 	// Bad accounting from a caller never drives the flight negative.
 	c.OnRetransmitMarked(1 << 30)
 	assert.Zero(t, c.Flight())
-	c.OnAck(AckInfo{FlightAcked: 1 << 30, AckedBytes: -5, DuplicateBytes: -5, ARwnd: 1})
+	c.OnAck(ackInfo{FlightAcked: 1 << 30, AckedBytes: -5, DuplicateBytes: -5, ARwnd: 1})
 	assert.Zero(t, c.Flight())
 	c.OnSend(-3)
 	assert.Zero(t, c.Flight())
@@ -354,7 +354,7 @@ func TestOnIdle_RFC9260_7_2_1(t *testing.T) {
 }
 
 func TestSetMTU(t *testing.T) {
-	c := NewCongestion(CongestionConfig{MTU: 1000})
+	c := newCongestion(congestionConfig{MTU: 1000})
 	c.SetMTU(9000, 0)
 	assert.Equal(t, 9000, c.MTU())
 	assert.Equal(t, 9000, c.PMDCS())
@@ -369,12 +369,12 @@ func TestSetMTU(t *testing.T) {
 }
 
 func TestCongestionNoAllocs(t *testing.T) {
-	c := NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 1 << 20})
+	c := newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 20})
 	allocs := testing.AllocsPerRun(100, func() {
 		if c.CanSend(1000) {
 			c.OnSend(1000)
 		}
-		c.OnAck(AckInfo{CumTSNAck: 1, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
+		c.OnAck(ackInfo{CumTSNAck: 1, CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
 		c.OnFastRetransmit(1)
 		c.OnT3Timeout()
 		c.OnIdle(time.Second, time.Millisecond)

@@ -14,9 +14,9 @@ import (
 // t0 is an arbitrary start of time for the window curves.
 var t0 = time.Unix(1000, 0)
 
-func cubicCA(t *testing.T, w int) *Congestion {
+func cubicCA(t *testing.T, w int) *congestion {
 	t.Helper()
-	c := NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 1 << 30, SSThresh: 4000, Cubic: true})
+	c := newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 30, SSThresh: 4000, Cubic: true})
 	require.True(t, c.Cubic())
 	c.cwnd = w * 1000
 	c.OnSend(c.cwnd)
@@ -25,10 +25,10 @@ func cubicCA(t *testing.T, w int) *Congestion {
 
 // ackAll acknowledges what is in flight one segment at a time at now,
 // keeping the window full.
-func ackAll(c *Congestion, now time.Time, srtt time.Duration) {
+func ackAll(c *congestion, now time.Time, srtt time.Duration) {
 	n := c.Flight() / 1000
 	for range n {
-		c.OnAck(AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: now, SRTT: srtt})
+		c.OnAck(ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: now, SRTT: srtt})
 		for c.Flight()+1000 <= c.Cwnd() {
 			c.OnSend(1000)
 		}
@@ -45,7 +45,7 @@ func TestCubicDecrease_RFC9438_4_6(t *testing.T) {
 	assert.Equal(t, 70000, c.Cwnd())
 	assert.Equal(t, 100.0, c.cubic.wMax)
 
-	r := NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 1 << 30})
+	r := newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 30})
 	r.cwnd = 100000
 	r.OnFastRetransmit(1)
 	assert.Equal(t, 50000, r.Cwnd(), "RFC 9260 §7.2.3 without CUBIC")
@@ -65,7 +65,7 @@ func TestCubicDecrease_RFC9438_4_6(t *testing.T) {
 func TestCubicFastConvergence_RFC9438_4_7(t *testing.T) {
 	c := cubicCA(t, 100)
 	c.OnFastRetransmit(1)
-	c.OnAck(AckInfo{CumTSNAck: 2, CumAdvanced: true, AllAcked: true, ARwnd: 1 << 30, Now: t0, SRTT: time.Millisecond})
+	c.OnAck(ackInfo{CumTSNAck: 2, CumAdvanced: true, AllAcked: true, ARwnd: 1 << 30, Now: t0, SRTT: time.Millisecond})
 	c.cwnd = 80000
 	c.OnFastRetransmit(10)
 	assert.InDelta(t, 80*(1+cubicBeta)/2, c.cubic.wMax, 1e-9)
@@ -125,18 +125,18 @@ func TestCubicRenoFriendly_RFC9438_4_3(t *testing.T) {
 // TestCubicSlowStartUnchanged: below ssthresh the window grows as RFC
 // 9260 §7.2.1 says, CUBIC or not; a window not fully used does not grow.
 func TestCubicSlowStartUnchanged(t *testing.T) {
-	c := NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 1 << 30, Cubic: true})
-	r := NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 1 << 30})
-	for _, x := range []*Congestion{&c, &r} {
+	c := newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 30, Cubic: true})
+	r := newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 30})
+	for _, x := range []*congestion{&c, &r} {
 		x.OnSend(x.Cwnd())
-		x.OnAck(AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: t0})
+		x.OnAck(ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: t0})
 	}
 	assert.Equal(t, r.Cwnd(), c.Cwnd())
 
 	idle := cubicCA(t, 50)
 	idle.flight = 10000 // application-limited
 	before := idle.Cwnd()
-	idle.OnAck(AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: t0.Add(10 * time.Second), SRTT: time.Millisecond})
+	idle.OnAck(ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: t0.Add(10 * time.Second), SRTT: time.Millisecond})
 	assert.Equal(t, before, idle.Cwnd())
 }
 
@@ -145,7 +145,7 @@ func TestCubicNoAllocs(t *testing.T) {
 	now := t0
 	allocs := testing.AllocsPerRun(1000, func() {
 		now = now.Add(time.Millisecond)
-		c.OnAck(AckInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: now, SRTT: time.Millisecond})
+		c.OnAck(ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 30, Now: now, SRTT: time.Millisecond})
 		c.OnSend(1000)
 	})
 	assert.Zero(t, allocs)

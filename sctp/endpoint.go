@@ -10,9 +10,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
-
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // socketBuffer is the UDP socket buffer each way: room for a window of
@@ -43,13 +44,13 @@ func Dial(ctx context.Context, network, address string, cfg *Config) (*Associati
 		return nil, err
 	}
 	conn := nc.(*net.UDPConn)
-	SetSocketBuffers(conn, socketBuffer)
+	sockbuf.SetSocketBuffers(conn, socketBuffer)
 	probing := cfg == nil || cfg.MTU <= 0 && !cfg.NoPLPMTUD
 	cfg = withRouteMTU(conn, cfg)
 	if probing && cfg != nil && cfg.MTU > 0 {
 		// The route's MTU is known (loopback included: RFC 8899 on
 		// every path, the peer's reads may be smaller than the route).
-		if df, err := pmtu.NewSharedDF(conn); err == nil {
+		if df, err := dplpmtud.NewSharedDF(conn); err == nil {
 			c := *cfg
 			c.pathProbe = &pathProbe{routeMTU: c.MTU, overhead: ipUDPOverhead(connAddrPort(conn.RemoteAddr()).Addr()),
 				df: df, kernelMTU: func() int { return connRouteMTU(conn) }}
@@ -93,7 +94,7 @@ func connRouteMTU(conn *net.UDPConn) int {
 	if err != nil {
 		return 0
 	}
-	mtu, err := pmtu.UDPPathMTU(rc, ra.Is6() && !ra.Is4In6())
+	mtu, err := dplpmtud.UDPPathMTU(rc, ra.Is6() && !ra.Is4In6())
 	if err != nil || mtu < 576 {
 		return 0
 	}
@@ -117,7 +118,7 @@ func DialConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, er
 	c = c.normalized()
 	a := newConnAssociation(conn, c)
 	a.localPort, a.peerPort = c.LocalPort, c.PeerPort
-	a.localTag, a.localInitialTSN = RandomTag(), RandomTag()
+	a.localTag, a.localInitialTSN = handshake.RandomTag(), handshake.RandomTag()
 	go readLoop(conn, a)
 
 	a.mu.Lock()
@@ -222,12 +223,12 @@ func AcceptConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, 
 }
 
 // newResponderFor is the Responder of a passive side configured by c.
-func newResponderFor(c Config) *Responder {
+func newResponderFor(c Config) *handshake.Responder {
 	var ad uint32
 	if !c.NoAdaptation {
 		ad = c.Adaptation
 	}
-	return NewResponder(ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
+	return handshake.NewResponder(handshake.ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
 		InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad, NoAdaptation: c.NoAdaptation,
 		AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan})
 }
@@ -236,7 +237,7 @@ func newResponderFor(c Config) *Responder {
 // cookie (RFC 9260 §5.1.5), queues its COOKIE ACK and takes the chunks
 // bundled after the COOKIE ECHO, held in bp. It reports whether bp now
 // belongs to the association.
-func (a *Association) adoptCookie(ck *Cookie, rest []byte, bp *[]byte) bool {
+func (a *Association) adoptCookie(ck *handshake.Cookie, rest []byte, bp *[]byte) bool {
 	a.localPort, a.peerPort = ck.LocalPort, ck.PeerPort
 	a.localTag, a.localInitialTSN = ck.LocalVerificationTag, ck.LocalInitialTSN
 	now := time.Now()

@@ -3,6 +3,8 @@ package sctp
 import (
 	"math"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 )
 
 // HyStart++ (RFC 9406): the initial slow start ends when the round trip
@@ -14,7 +16,7 @@ import (
 // of a few rounds, growing a quarter as fast, guards against a false
 // exit caused by jitter. RFC 9406 is written for TCP; SCTP's round is the
 // flight between the TSN that was highest when the round began and its
-// acknowledgement, its RTT samples one per SACK (AckInfo.LatestRTT), and
+// acknowledgement, its RTT samples one per SACK (ackInfo.LatestRTT), and
 // the growth per SACK stays RFC 9260 §7.2.1's min(acked, PMDCS) (L = 1).
 
 // RFC 9406 §4.3 constants.
@@ -58,16 +60,16 @@ func (h *hyStart) end() {
 
 // InCSS reports whether the window is in HyStart++'s Conservative Slow
 // Start (RFC 9406 §4.2).
-func (c *Congestion) InCSS() bool { return c.hs.active() && c.hs.css }
+func (c *congestion) InCSS() bool { return c.hs.active() && c.hs.css }
 
 // onAck applies one SACK in slow start or CSS. inc is the growth RFC 9260
 // §7.2.1 allows (0 if the window was not fully used); it returns the
 // growth to apply, and toCA when CSS has run its CSS_ROUNDS rounds and
 // the window enters congestion avoidance (ssthresh = cwnd).
-func (h *hyStart) onAck(a AckInfo, inc int) (grow int, toCA bool) {
+func (h *hyStart) onAck(a ackInfo, inc int) (grow int, toCA bool) {
 	// RFC 9406 §4.2: at the start of each round, the last round's
 	// minimum becomes the reference and sampling starts again.
-	if !h.started || TSNGreater(a.CumTSNAck, h.windowEnd) {
+	if !h.started || seq.TSNGreater(a.CumTSNAck, h.windowEnd) {
 		if h.started && h.css {
 			h.cssRounds++
 			if h.cssRounds >= hsCSSRounds {

@@ -12,12 +12,12 @@ const hsMTU = 1500
 
 // hsSender drives a Congestion with HyStart++ through rounds of SACKs.
 type hsSender struct {
-	c   Congestion
+	c   congestion
 	cum uint32
 }
 
 func newHSSender(on bool) *hsSender {
-	return &hsSender{c: NewCongestion(CongestionConfig{MTU: hsMTU, PeerARwnd: 1 << 30, HyStart: on})}
+	return &hsSender{c: newCongestion(congestionConfig{MTU: hsMTU, PeerARwnd: 1 << 30, HyStart: on})}
 }
 
 // round feeds one round of n SACKs, each acknowledging two full packets
@@ -28,7 +28,7 @@ func (s *hsSender) round(n int, rtt time.Duration) {
 	for range n {
 		s.c.flight = s.c.cwnd
 		s.cum += 2
-		s.c.OnAck(AckInfo{CumTSNAck: s.cum, AckedBytes: 2 * hsMTU, FlightAcked: 2 * hsMTU, LatestRTT: rtt, HighestSent: end})
+		s.c.OnAck(ackInfo{CumTSNAck: s.cum, AckedBytes: 2 * hsMTU, FlightAcked: 2 * hsMTU, LatestRTT: rtt, HighestSent: end})
 	}
 }
 
@@ -59,7 +59,7 @@ func TestHyStartDelayIncrease_RFC9406_4_2(t *testing.T) {
 		require.False(t, s.c.InCSS(), "%d samples: not enough", i)
 		s.c.flight = s.c.cwnd
 		s.cum += 2
-		s.c.OnAck(AckInfo{CumTSNAck: s.cum, AckedBytes: 2 * hsMTU, FlightAcked: 2 * hsMTU, LatestRTT: 63 * time.Millisecond, HighestSent: end})
+		s.c.OnAck(ackInfo{CumTSNAck: s.cum, AckedBytes: 2 * hsMTU, FlightAcked: 2 * hsMTU, LatestRTT: 63 * time.Millisecond, HighestSent: end})
 	}
 	require.True(t, s.c.InCSS(), "the 8th sample")
 	assert.Equal(t, before+7*hsMTU+hsMTU/4, s.c.Cwnd(), "CSS grows by PMDCS/4 per SACK")
@@ -130,7 +130,7 @@ func TestHyStartOff(t *testing.T) {
 // TSN sent; a retransmitted chunk gives none (Karn).
 func TestOutstandingLatestRTT(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	q := NewOutstandingQueue(1, 16)
+	q := newOutstandingQueue(1, 16)
 	for i := range 4 {
 		_, ok := q.Add(100, t0.Add(time.Duration(i)*time.Millisecond))
 		require.True(t, ok)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // The I bit asks for a SACK per packet only in slow start, outside Fast
@@ -28,7 +28,7 @@ func TestImmediateSACKsRule_RFC7053(t *testing.T) {
 		{"fast recovery", true, 1 << 20, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Association{cc: NewCongestion(CongestionConfig{MTU: 1000, SSThresh: tc.ssthresh, PeerARwnd: 1 << 20}), cwndLimited: tc.cwndLimited}
+			a := &Association{cc: newCongestion(congestionConfig{MTU: 1000, SSThresh: tc.ssthresh, PeerARwnd: 1 << 20}), cwndLimited: tc.cwndLimited}
 			if tc.fr {
 				a.cc.OnFastRetransmit(10)
 				a.cc.cwnd = a.cc.ssthresh - 1 // still slow start by the numbers

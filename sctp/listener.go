@@ -10,9 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
-
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // Listener accepts associations on one UDP socket. Unauthenticated
@@ -29,7 +30,7 @@ import (
 type Listener struct {
 	pc     *net.UDPConn
 	cfg    Config
-	resp   *Responder
+	resp   *handshake.Responder
 	accept chan *Association
 	done   chan struct{}
 
@@ -44,9 +45,9 @@ type Listener struct {
 	accepting bool
 	closeOnce sync.Once
 	readDone  chan struct{}
-	probe     *routeProbe    // route MTU per peer; nil with Config.MTU set
-	offload   bool           // UDP_SEGMENT on the socket (Config.NoOffload)
-	df        *pmtu.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
+	probe     *routeProbe        // route MTU per peer; nil with Config.MTU set
+	offload   bool               // UDP_SEGMENT on the socket (Config.NoOffload)
+	df        *dplpmtud.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
 
 	// queued counts the buffer octets held in every association's queue;
 	// queueCap and listenerQueueCap bound one queue and all of them.
@@ -133,7 +134,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	SetSocketBuffers(pc, socketBuffer)
+	sockbuf.SetSocketBuffers(pc, socketBuffer)
 	qc := 2*c.ReceiveBuffer + 256<<10
 	l := &Listener{
 		pc:               pc,
@@ -155,7 +156,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if c.MTU <= 0 {
 		l.probe = newRouteProbe()
 		if !c.NoPLPMTUD {
-			if df, err := pmtu.NewSharedDF(pc); err == nil {
+			if df, err := dplpmtud.NewSharedDF(pc); err == nil {
 				l.df = df
 			}
 		}
@@ -311,7 +312,7 @@ func (l *Listener) forget(m *member) {
 // when the table is full (otherwise an ABORT, or nothing while the accept
 // queue is full: the peer retransmits). It reports whether the
 // association kept the buffer bp. l.admit is held.
-func (l *Listener) adopt(ck *Cookie, rest []byte, bp *[]byte, from netip.AddrPort) bool {
+func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from netip.AddrPort) bool {
 	send := func(p []byte) { _, _ = l.pc.WriteToUDPAddrPort(p, from) }
 	key := assocKey{peer: from, peerPort: ck.PeerPort, localPort: ck.LocalPort}
 	if !l.makeRoom(from.Addr(), ck.LocalVerificationTag) {

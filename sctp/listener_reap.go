@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // DefaultStallTimeout is a Listener's Config.StallTimeout when none is

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // listenerQueueBytes is the least the receive queues of all of a

@@ -14,7 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // rawClient speaks SCTP chunk by chunk to a Listener from one UDP
@@ -83,7 +84,7 @@ func (c *rawClient) init(port uint16, tag uint32) {
 // handshake sets up the association of SCTP port port.
 func (c *rawClient) handshake(port uint16) rawAssoc {
 	c.t.Helper()
-	ourTag := RandomTag()
+	ourTag := handshake.RandomTag()
 	c.init(port, ourTag)
 	_, ch, ok := c.recv(wire.ChunkInitAck, 5*time.Second)
 	require.True(c.t, ok, "INIT ACK")
@@ -397,7 +398,7 @@ func (c *rawClient) attack(ports []uint16) (ok, refused int) {
 	}
 	st := map[uint16]*hs{}
 	for _, p := range ports {
-		st[p] = &hs{initTag: RandomTag()}
+		st[p] = &hs{initTag: handshake.RandomTag()}
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for ok+refused < len(ports) {
@@ -545,9 +546,9 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 	t.Logf("%d handshakes in %v: %d accepted, %d refused; held %d, evicted %d", total,
 		attackEnd.Sub(attackStart).Round(time.Millisecond), ok.Load(), refused.Load(), st.Associations, st.Evicted)
 	require.Equal(t, int64(total), ok.Load()+refused.Load())
-	require.Equal(t, DefaultMaxAssociations, st.Associations, "the attack filled the table")
+	require.Equal(t, defaultMaxAssociations, st.Associations, "the attack filled the table")
 	require.Eventually(t, func() bool { return len(l.accept) == 0 }, 30*time.Second, 10*time.Millisecond, "every accepted one started")
-	require.Eventually(t, func() bool { return runtime.NumGoroutine()-base <= DefaultMaxAssociations+16 },
+	require.Eventually(t, func() bool { return runtime.NumGoroutine()-base <= defaultMaxAssociations+16 },
 		30*time.Second, 10*time.Millisecond, "at most one goroutine per held association")
 	t.Logf("goroutines: %d for %d associations", runtime.NumGoroutine()-base, l.Stats().Associations)
 
@@ -562,7 +563,7 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 		prev = cur
 		return quiet
 	}, 60*time.Second, evict, "the attack's packets worked off")
-	require.Equal(t, DefaultMaxAssociations, l.Stats().Associations, "the table is still full")
+	require.Equal(t, defaultMaxAssociations, l.Stats().Associations, "the table is still full")
 	evicted := l.Stats().Evicted
 	uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 99)})
 	require.NoError(t, err)

@@ -28,7 +28,7 @@ func ProcessMemory() MemoryStats {
 
 // initReceiveBudget sets up the receive side's memory: the association's
 // account in the process-wide budget (Config.memBudget in tests) and the
-// Reassembler charged to it. mu is held.
+// reassembler charged to it. mu is held.
 func (a *Association) initReceiveBudget() {
 	if a.rxAcct == nil {
 		b := a.cfg.memBudget
@@ -40,7 +40,7 @@ func (a *Association) initReceiveBudget() {
 	if a.rs != nil {
 		a.rs.Reset()
 	}
-	a.rs = NewReassembler(ReassemblyConfig{Streams: a.inStreams, Account: a.rxAcct,
+	a.rs = newReassembler(reassemblyConfig{Streams: a.inStreams, Account: a.rxAcct,
 		MaxMessageFragments: a.cfg.MaxMessageFragments, MaxHeldFragments: a.cfg.MaxHeldFragments,
 		Window: a.rt.Window(), Received: a.rt.Received})
 }

@@ -459,8 +459,8 @@ func chunksSize(cs []txChunk) (n int) {
 
 // Writers granted space by one SACK queue their messages without
 // transmitting while others granted with them are still copying; the last
-// transmits them all, one run of packets in one system call, where each
-// used to send its own under mu, one after the other.
+// transmits them all, one run of packets in one system call, rather than
+// each sending its own under mu, one after the other.
 func TestGrantedWritersTransmitOnce(t *testing.T) {
 	requireOffload(t)
 	cli, _, _, sr := pair(t, &Config{MTU: 1500, offloadLocal: true})

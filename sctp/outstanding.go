@@ -3,42 +3,43 @@ package sctp
 import (
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
-// FastRetransmitThreshold is the number of miss indications after which
+// fastRetransmitThreshold is the number of miss indications after which
 // a DATA chunk is fast retransmitted (RFC 9260 §7.2.4: three).
-const FastRetransmitThreshold = 3
+const fastRetransmitThreshold = 3
 
-// ChunkState is the sender's view of one outstanding DATA chunk.
-type ChunkState uint8
+// chunkState is the sender's view of one outstanding DATA chunk.
+type chunkState uint8
 
 const (
-	// ChunkInFlight: sent and not acknowledged; counted in the flight.
-	ChunkInFlight ChunkState = iota + 1
-	// ChunkGapAcked: acknowledged by a Gap Ack Block but not yet by the
+	// chunkInFlight: sent and not acknowledged; counted in the flight.
+	chunkInFlight chunkState = iota + 1
+	// chunkGapAcked: acknowledged by a Gap Ack Block but not yet by the
 	// Cumulative TSN Ack; the peer may still renege on it (RFC 9260 §7.1:
 	// Gap Ack Blocks are advisory). Not in the flight.
-	ChunkGapAcked
-	// ChunkReneged: acknowledged by a Gap Ack Block once, then reported
+	chunkGapAcked
+	// chunkReneged: acknowledged by a Gap Ack Block once, then reported
 	// missing again (RFC 9260 §6.2.1 D iii). Not in the flight, not yet
 	// marked for retransmission.
-	ChunkReneged
-	// ChunkMarked: marked for retransmission by a T3-rtx expiry or a Fast
+	chunkReneged
+	// chunkMarked: marked for retransmission by a T3-rtx expiry or a Fast
 	// Retransmit; waiting to be sent again. Not in the flight.
-	ChunkMarked
+	chunkMarked
 )
 
 // String names the state.
-func (s ChunkState) String() string {
+func (s chunkState) String() string {
 	switch s {
-	case ChunkInFlight:
+	case chunkInFlight:
 		return "in-flight"
-	case ChunkGapAcked:
+	case chunkGapAcked:
 		return "gap-acked"
-	case ChunkReneged:
+	case chunkReneged:
 		return "reneged"
-	case ChunkMarked:
+	case chunkMarked:
 		return "marked"
 	}
 	return "ChunkState?"
@@ -46,7 +47,7 @@ func (s ChunkState) String() string {
 
 type outChunk struct {
 	size    int32
-	state   ChunkState
+	state   chunkState
 	misses  uint8
 	fastRtx bool  // fast retransmitted once: no second Fast Retransmit (§7.2.4 step 5)
 	rtx     bool  // retransmitted at least once
@@ -57,50 +58,50 @@ type outChunk struct {
 	rtxNext uint32
 }
 
-// SACKStatus says what OnSACK did with a SACK.
-type SACKStatus uint8
+// sackStatus says what OnSACK did with a SACK.
+type sackStatus uint8
 
 const (
-	// SACKProcessed: the SACK was applied.
-	SACKProcessed SACKStatus = iota
-	// SACKStale: its Cumulative TSN Ack is behind the Cumulative TSN Ack
+	// sackProcessed: the SACK was applied.
+	sackProcessed sackStatus = iota
+	// sackStale: its Cumulative TSN Ack is behind the Cumulative TSN Ack
 	// Point, an out-of-order SACK; dropped (RFC 9260 §6.2.1 D i).
-	SACKStale
-	// SACKInvalid: it acknowledges TSNs never sent, or its Gap Ack Blocks
+	sackStale
+	// sackInvalid: it acknowledges TSNs never sent, or its Gap Ack Blocks
 	// are not ascending, non-overlapping ranges above the Cumulative TSN
 	// Ack; dropped without any effect. The association may treat it as a
 	// protocol violation.
-	SACKInvalid
+	sackInvalid
 )
 
 // String names the status.
-func (s SACKStatus) String() string {
+func (s sackStatus) String() string {
 	switch s {
-	case SACKProcessed:
+	case sackProcessed:
 		return "processed"
-	case SACKStale:
+	case sackStale:
 		return "stale"
-	case SACKInvalid:
+	case sackInvalid:
 		return "invalid"
 	}
 	return "SACKStatus?"
 }
 
-// SACKResult is what one SACK did to the OutstandingQueue and what the
+// sackResult is what one SACK did to the outstandingQueue and what the
 // caller does next.
-type SACKResult struct {
-	// Status: only a SACKProcessed result carries the fields below.
-	Status SACKStatus
+type sackResult struct {
+	// Status: only a sackProcessed result carries the fields below.
+	Status sackStatus
 	// Ack goes to Congestion.OnAck.
-	Ack AckInfo
+	Ack ackInfo
 	// RTT is a round-trip measurement taken from a chunk this SACK
 	// acknowledged, valid if RTTValid: at most one per round trip (RFC
 	// 9260 §6.3.1 C4) and never from a retransmitted chunk nor from one
 	// sent before a chunk at or below it was retransmitted (C5, Karn).
-	// It goes to RTOEstimator.Observe.
+	// It goes to rtoEstimator.Observe.
 	RTT      time.Duration
 	RTTValid bool
-	// FastRetransmit reports that chunks reached FastRetransmitThreshold
+	// FastRetransmit reports that chunks reached fastRetransmitThreshold
 	// miss indications and were marked for retransmission (RFC 9260
 	// §7.2.4 step 1). The caller calls Congestion.OnFastRetransmit with
 	// HighestOutstanding, then sends the earliest marked chunks that fit
@@ -122,29 +123,29 @@ type SACKResult struct {
 	HighestOutstanding uint32
 }
 
-// OutstandingQueue is the sender's record of the DATA chunks it has sent
+// outstandingQueue is the sender's record of the DATA chunks it has sent
 // and the peer has not yet acknowledged cumulatively, in a fixed ring of
 // small descriptors indexed by TSN. It assigns TSNs, applies SACKs (RFC
 // 9260 §6.2.1 D: Cumulative TSN Ack, Gap Ack Blocks, reneging), counts
 // miss indications for Fast Retransmit (§7.2.4), marks chunks for
 // retransmission on a T3-rtx expiry (§6.3.3 E3), and takes RTT samples
 // under Karn's rule (§6.3.1 C4, C5).
-//
-// It holds no payload: the caller keeps each chunk's data in a parallel
-// array of Cap() entries at Index(tsn). It keeps the byte counts of a
-// Congestion right by reporting every change of the flight (AckInfo,
-// MarkedBytes, and the sizes given to Add or returned by OnRetransmit and
-// MarkAllForRetransmit), so that Congestion.Flight always equals the size
-// of the chunks in state ChunkInFlight.
-//
-// Not safe for concurrent use. Nothing allocates after
-// NewOutstandingQueue.
-type OutstandingQueue struct {
+type outstandingQueue struct {
+	// It holds no payload: the caller keeps each chunk's data in a parallel
+	// array of Cap() entries at Index(tsn). It keeps the byte counts of a
+	// congestion right by reporting every change of the flight (ackInfo,
+	// MarkedBytes, and the sizes given to Add or returned by OnRetransmit and
+	// MarkAllForRetransmit), so that Congestion.Flight always equals the size
+	// of the chunks in state chunkInFlight.
+	//
+	// Not safe for concurrent use. Nothing allocates after
+	// newOutstandingQueue.
+
 	ring   []outChunk
 	mask   uint32
 	cum    uint32 // Cumulative TSN Ack Point
 	next   uint32 // next TSN to assign
-	marked int    // chunks in ChunkMarked
+	marked int    // chunks in chunkMarked
 
 	timed    bool // an RTT probe is outstanding
 	timedTSN uint32
@@ -153,7 +154,7 @@ type OutstandingQueue struct {
 	base time.Time // the clock of outChunk.sent: the first Add's time
 
 	// gapHigh is the highest TSN a Gap Ack Block has covered while above
-	// the cum ack (haveGap): no chunk above it is in ChunkGapAcked, so
+	// the cum ack (haveGap): no chunk above it is in chunkGapAcked, so
 	// the renege check of OnSACK stops there.
 	gapHigh uint32
 	haveGap bool
@@ -162,17 +163,17 @@ type OutstandingQueue struct {
 	fullScan bool
 }
 
-// NewOutstandingQueue returns a queue whose first DATA chunk gets
+// newOutstandingQueue returns a queue whose first DATA chunk gets
 // initialTSN (the Initial TSN of our INIT or INIT ACK), holding up to
 // capacity chunks (rounded up to a power of two, at least 1, at most
 // 2^30).
-func NewOutstandingQueue(initialTSN uint32, capacity int) *OutstandingQueue {
+func newOutstandingQueue(initialTSN uint32, capacity int) *outstandingQueue {
 	capacity = min(max(capacity, 1), 1<<30)
 	n := 1
 	for n < capacity {
 		n <<= 1
 	}
-	return &OutstandingQueue{
+	return &outstandingQueue{
 		ring: make([]outChunk, n),
 		mask: uint32(n - 1),
 		cum:  initialTSN - 1,
@@ -181,36 +182,36 @@ func NewOutstandingQueue(initialTSN uint32, capacity int) *OutstandingQueue {
 }
 
 // Cap returns how many chunks can be outstanding.
-func (q *OutstandingQueue) Cap() int { return len(q.ring) }
+func (q *outstandingQueue) Cap() int { return len(q.ring) }
 
 // Len returns how many chunks are outstanding: sent and not cumulatively
 // acknowledged, whatever their state.
-func (q *OutstandingQueue) Len() int { return int(q.next - q.cum - 1) }
+func (q *outstandingQueue) Len() int { return int(q.next - q.cum - 1) }
 
 // Full reports whether Add would fail.
-func (q *OutstandingQueue) Full() bool { return q.Len() >= len(q.ring) }
+func (q *outstandingQueue) Full() bool { return q.Len() >= len(q.ring) }
 
 // CumTSN returns the Cumulative TSN Ack Point: every TSN up to it is
 // acknowledged.
-func (q *OutstandingQueue) CumTSN() uint32 { return q.cum }
+func (q *outstandingQueue) CumTSN() uint32 { return q.cum }
 
 // NextTSN returns the TSN the next Add assigns.
-func (q *OutstandingQueue) NextTSN() uint32 { return q.next }
+func (q *outstandingQueue) NextTSN() uint32 { return q.next }
 
 // HighestOutstanding returns the highest TSN sent, if any is outstanding.
-func (q *OutstandingQueue) HighestOutstanding() (uint32, bool) { return q.next - 1, q.Len() > 0 }
+func (q *outstandingQueue) HighestOutstanding() (uint32, bool) { return q.next - 1, q.Len() > 0 }
 
 // Marked returns how many chunks wait for retransmission.
-func (q *OutstandingQueue) Marked() int { return q.marked }
+func (q *outstandingQueue) Marked() int { return q.marked }
 
 // outstanding reports whether tsn is outstanding.
-func (q *OutstandingQueue) outstanding(tsn uint32) bool {
+func (q *outstandingQueue) outstanding(tsn uint32) bool {
 	return tsn-q.cum-1 < q.next-q.cum-1
 }
 
 // Index returns the ring slot of an outstanding TSN, where the caller
 // keeps its payload; slots are in [0, Cap()).
-func (q *OutstandingQueue) Index(tsn uint32) (int, bool) {
+func (q *outstandingQueue) Index(tsn uint32) (int, bool) {
 	if !q.outstanding(tsn) {
 		return 0, false
 	}
@@ -219,7 +220,7 @@ func (q *OutstandingQueue) Index(tsn uint32) (int, bool) {
 
 // Chunk returns the size, state and miss indications of an outstanding
 // TSN.
-func (q *OutstandingQueue) Chunk(tsn uint32) (size int, state ChunkState, misses int, ok bool) {
+func (q *outstandingQueue) Chunk(tsn uint32) (size int, state chunkState, misses int, ok bool) {
 	if !q.outstanding(tsn) {
 		return 0, 0, 0, false
 	}
@@ -232,7 +233,7 @@ func (q *OutstandingQueue) Chunk(tsn uint32) (size int, state ChunkState, misses
 // caller then calls Congestion.OnSend(size). If no RTT measurement is
 // under way, this chunk becomes the one timed (RFC 9260 §6.3.1 C4: one
 // measurement per round trip).
-func (q *OutstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
+func (q *outstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 	if q.Full() {
 		return 0, false
 	}
@@ -241,7 +242,7 @@ func (q *OutstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 	if q.base.IsZero() {
 		q.base = now
 	}
-	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: ChunkInFlight, sent: int64(now.Sub(q.base))}
+	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: chunkInFlight, sent: int64(now.Sub(q.base))}
 	if !q.timed {
 		q.timed, q.timedTSN, q.timedAt = true, tsn, now
 	}
@@ -250,63 +251,63 @@ func (q *OutstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 
 // untimeIfAtOrAbove drops the RTT probe if tsn is at or below it: a chunk
 // at or below the probe is being retransmitted (RFC 9260 §6.3.1 C5).
-func (q *OutstandingQueue) untimeIfAtOrAbove(tsn uint32) {
-	if q.timed && TSNLessEq(tsn, q.timedTSN) {
+func (q *outstandingQueue) untimeIfAtOrAbove(tsn uint32) {
+	if q.timed && seq.TSNLessEq(tsn, q.timedTSN) {
 		q.timed = false
 	}
 }
 
 // validSACK checks the SACK's Cumulative TSN Ack and Gap Ack Blocks
 // against what was sent.
-func (q *OutstandingQueue) validSACK(cum uint32, gaps []wire.GapAckBlock) SACKStatus {
-	if TSNLess(cum, q.cum) {
-		return SACKStale
+func (q *outstandingQueue) validSACK(cum uint32, gaps []wire.GapAckBlock) sackStatus {
+	if seq.TSNLess(cum, q.cum) {
+		return sackStale
 	}
 	sent := q.next - 1 - cum // TSNs sent above the SACK's cum ack
 	if int32(sent) < 0 {
-		return SACKInvalid
+		return sackInvalid
 	}
 	prevEnd := uint32(0)
 	for _, g := range gaps {
 		s, e := uint32(g.Start), uint32(g.End)
 		if s == 0 || s > e || s <= prevEnd || e > sent {
-			return SACKInvalid
+			return sackInvalid
 		}
 		prevEnd = e
 	}
-	return SACKProcessed
+	return sackProcessed
 }
 
 // OnSACK applies a SACK chunk: its Cumulative TSN Ack cum, its Gap Ack
 // Blocks gaps, its Duplicate TSNs dups and its a_rwnd, received at now.
 // inFastRecovery is the Congestion's state before this SACK (it changes
 // how miss indications are counted). In order (RFC 9260 §6.2.1 D):
-//
-//   - a SACK behind the Cumulative TSN Ack Point is dropped (D i), one
-//     that acknowledges TSNs never sent or has malformed Gap Ack Blocks is
-//     invalid (SACKInvalid);
-//   - chunks up to cum are acknowledged and leave the queue; chunks in the
-//     Gap Ack Blocks become ChunkGapAcked;
-//   - a chunk gap-acked before and missing now was reneged on (D iii): it
-//     gets one miss indication;
-//   - every other missing chunk below the Highest TSN Newly Acknowledged
-//     (HTNA) of this SACK gets a miss indication; in Fast Recovery, a SACK
-//     that advances the Cumulative TSN Ack Point gives one to every TSN it
-//     reports missing (§7.2.4). A chunk fast retransmitted once gets none
-//     (step 5), nor does one already marked for retransmission; instead
-//     a chunk fast retransmitted gets one from each SACK that newly
-//     acknowledges a chunk first sent after the retransmission
-//     (countLostRetransmit: the retransmission was lost);
-//   - a chunk reaching FastRetransmitThreshold is marked for
-//     retransmission (step 1).
-//
-// It never panics, whatever the SACK holds.
-func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []uint32, aRwnd uint32, inFastRecovery bool, now time.Time) SACKResult {
+func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []uint32, aRwnd uint32, inFastRecovery bool, now time.Time) sackResult {
+	//   - a SACK behind the Cumulative TSN Ack Point is dropped (D i), one
+	//     that acknowledges TSNs never sent or has malformed Gap Ack Blocks is
+	//     invalid (sackInvalid);
+	//   - chunks up to cum are acknowledged and leave the queue; chunks in the
+	//     Gap Ack Blocks become chunkGapAcked;
+	//   - a chunk gap-acked before and missing now was reneged on (D iii): it
+	//     gets one miss indication;
+	//   - every other missing chunk below the Highest TSN Newly Acknowledged
+	//     (HTNA) of this SACK gets a miss indication; in Fast Recovery, a SACK
+	//     that advances the Cumulative TSN Ack Point gives one to every TSN it
+	//     reports missing (§7.2.4). A chunk fast retransmitted once gets none
+	//     (step 5), nor does one already marked for retransmission; instead
+	//     a chunk fast retransmitted gets one from each SACK that newly
+	//     acknowledges a chunk first sent after the retransmission
+	//     (countLostRetransmit: the retransmission was lost);
+	//   - a chunk reaching fastRetransmitThreshold is marked for
+	//     retransmission (step 1).
+	//
+	// It never panics, whatever the SACK holds.
+
 	st := q.validSACK(cum, gaps)
-	if st != SACKProcessed {
-		return SACKResult{Status: st}
+	if st != sackProcessed {
+		return sackResult{Status: st}
 	}
-	res := SACKResult{Ack: AckInfo{CumTSNAck: cum, ARwnd: aRwnd, CumAdvanced: TSNGreater(cum, q.cum)}}
+	res := sackResult{Ack: ackInfo{CumTSNAck: cum, ARwnd: aRwnd, CumAdvanced: seq.TSNGreater(cum, q.cum)}}
 	ack := &res.Ack
 
 	// Duplicate TSNs still held (gap-acked chunks) have a known size
@@ -321,13 +322,13 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	haveHTNA := false
 	newlyAcked := func(tsn uint32, c *outChunk) {
 		switch c.state {
-		case ChunkGapAcked, ChunkReneged:
+		case chunkGapAcked, chunkReneged:
 			// Acknowledged before; a reneged chunk that was not sent again
 			// is not counted twice.
 			return
-		case ChunkInFlight:
+		case chunkInFlight:
 			ack.FlightAcked += int(c.size)
-		case ChunkMarked:
+		case chunkMarked:
 			q.marked--
 		}
 		ack.AckedBytes += int(c.size)
@@ -345,7 +346,7 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	}
 
 	// Cumulative TSN Ack: acknowledged chunks leave the queue.
-	for tsn := q.cum + 1; TSNLessEq(tsn, cum); tsn++ {
+	for tsn := q.cum + 1; seq.TSNLessEq(tsn, cum); tsn++ {
 		c := &q.ring[tsn&q.mask]
 		newlyAcked(tsn, c)
 		*c = outChunk{}
@@ -358,7 +359,7 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 			tsn := cum + off
 			c := &q.ring[tsn&q.mask]
 			newlyAcked(tsn, c)
-			c.state, c.misses = ChunkGapAcked, 0
+			c.state, c.misses = chunkGapAcked, 0
 		}
 	}
 
@@ -378,20 +379,20 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	// outstanding on every SACK made the sender spend a fifth of its time
 	// here with thousands of 1500-octet packets in flight.
 	end := cum + 1 // exclusive
-	if counting && TSNGreater(limit, end) {
+	if counting && seq.TSNGreater(limit, end) {
 		end = limit
 	}
-	if haveHTNA && TSNGreater(htna+1, end) {
+	if haveHTNA && seq.TSNGreater(htna+1, end) {
 		end = htna + 1
 	}
-	if q.haveGap && TSNGreater(q.gapHigh+1, end) {
+	if q.haveGap && seq.TSNGreater(q.gapHigh+1, end) {
 		end = q.gapHigh + 1
 	}
-	if TSNGreater(end, q.next) || q.fullScan {
+	if seq.TSNGreater(end, q.next) || q.fullScan {
 		end = q.next
 	}
 	gi := 0
-	for tsn := cum + 1; TSNLess(tsn, end); tsn++ {
+	for tsn := cum + 1; seq.TSNLess(tsn, end); tsn++ {
 		off := tsn - cum
 		for gi < len(gaps) && uint32(gaps[gi].End) < off {
 			gi++
@@ -401,25 +402,25 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 		}
 		c := &q.ring[tsn&q.mask]
 		switch {
-		case c.state == ChunkGapAcked:
-			c.state = ChunkReneged
+		case c.state == chunkGapAcked:
+			c.state = chunkReneged
 			res.Reneged = true
 			q.countMiss(tsn, c, &res)
 		case c.fastRtx:
-			if haveHTNA && c.state == ChunkInFlight && TSNGreaterEq(htna, c.rtxNext) {
+			if haveHTNA && c.state == chunkInFlight && seq.TSNGreaterEq(htna, c.rtxNext) {
 				q.countLostRetransmit(tsn, c, &res)
 			}
-		case counting && TSNLess(tsn, limit):
+		case counting && seq.TSNLess(tsn, limit):
 			q.countMiss(tsn, c, &res)
 		}
 	}
 
 	if len(gaps) > 0 {
-		if h := cum + uint32(gaps[len(gaps)-1].End); !q.haveGap || TSNGreater(h, q.gapHigh) {
+		if h := cum + uint32(gaps[len(gaps)-1].End); !q.haveGap || seq.TSNGreater(h, q.gapHigh) {
 			q.gapHigh, q.haveGap = h, true
 		}
 	}
-	if q.haveGap && TSNLessEq(q.gapHigh, cum) {
+	if q.haveGap && seq.TSNLessEq(q.gapHigh, cum) {
 		q.haveGap = false
 	}
 
@@ -431,18 +432,18 @@ func (q *OutstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 
 // countMiss adds one miss indication to a missing chunk and marks it for
 // retransmission at the threshold.
-func (q *OutstandingQueue) countMiss(tsn uint32, c *outChunk, res *SACKResult) {
-	if c.fastRtx || (c.state != ChunkInFlight && c.state != ChunkReneged) {
+func (q *outstandingQueue) countMiss(tsn uint32, c *outChunk, res *sackResult) {
+	if c.fastRtx || (c.state != chunkInFlight && c.state != chunkReneged) {
 		return
 	}
 	c.misses++
-	if c.misses < FastRetransmitThreshold {
+	if c.misses < fastRetransmitThreshold {
 		return
 	}
-	if c.state == ChunkInFlight {
+	if c.state == chunkInFlight {
 		res.MarkedBytes += int(c.size)
 	}
-	c.state, c.misses, c.fastRtx = ChunkMarked, 0, true
+	c.state, c.misses, c.fastRtx = chunkMarked, 0, true
 	q.marked++
 	q.untimeIfAtOrAbove(tsn)
 	res.FastRetransmit = true
@@ -451,26 +452,20 @@ func (q *OutstandingQueue) countMiss(tsn uint32, c *outChunk, res *SACKResult) {
 // countLostRetransmit adds one miss indication to a chunk that was fast
 // retransmitted and is still missing although this SACK newly
 // acknowledged a chunk first sent after that retransmission; at
-// FastRetransmitThreshold such indications the retransmission is taken
+// fastRetransmitThreshold such indications the retransmission is taken
 // as lost and the chunk is marked to be sent again.
 //
-// RFC 9260 §7.2.4 fast retransmits a chunk only once, so a lost
-// retransmission is found only by T3-rtx, which restarts the window from
-// one packet: on a 50 ms path with 0.1% loss that happened about once a
-// run and cost seconds. Counting the indications from the retransmission
-// on, not from the original transmission, is the detection of FreeBSD's
-// SCTP (each fast retransmission records the next TSN, and acknowledging
-// past it strikes the chunk again) and the idea of TCP's RACK (RFC 8985
-// §2: a packet is lost when one sent after it is delivered). The window is
-// not reduced again: the sender is still in the Fast Recovery the first
-// loss started, since the missing chunk holds back its exit point.
-func (q *OutstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *SACKResult) {
+// RFC 9260 §7.2.4 fast retransmits a chunk only once, so otherwise only
+// T3-rtx, restarting from one packet, finds a lost retransmission. This is
+// FreeBSD SCTP's detection and TCP RACK's idea (RFC 8985 §2). The window
+// is not reduced again: the first loss's Fast Recovery still holds.
+func (q *outstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *sackResult) {
 	c.misses++
-	if c.misses < FastRetransmitThreshold {
+	if c.misses < fastRetransmitThreshold {
 		return
 	}
 	res.MarkedBytes += int(c.size)
-	c.state, c.misses = ChunkMarked, 0
+	c.state, c.misses = chunkMarked, 0
 	q.marked++
 	q.untimeIfAtOrAbove(tsn)
 	res.FastRetransmit = true
@@ -480,20 +475,20 @@ func (q *OutstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *SAC
 // MarkAllForRetransmit applies a T3-rtx expiry (RFC 9260 §6.3.3 E3): every
 // outstanding chunk not acknowledged by a Gap Ack Block is marked for
 // retransmission. It returns the size of those that were in flight, for
-// Congestion.OnRetransmitMarked. The RTT measurement under way is dropped
+// congestion.OnRetransmitMarked. The RTT measurement under way is dropped
 // (Karn).
-func (q *OutstandingQueue) MarkAllForRetransmit() int {
+func (q *outstandingQueue) MarkAllForRetransmit() int {
 	n := 0
 	for tsn := q.cum + 1; tsn != q.next; tsn++ {
 		c := &q.ring[tsn&q.mask]
 		switch c.state {
-		case ChunkInFlight:
+		case chunkInFlight:
 			n += int(c.size)
-		case ChunkReneged:
+		case chunkReneged:
 		default:
 			continue
 		}
-		c.state, c.misses = ChunkMarked, 0
+		c.state, c.misses = chunkMarked, 0
 		q.marked++
 	}
 	if q.marked > 0 {
@@ -507,15 +502,15 @@ func (q *OutstandingQueue) MarkAllForRetransmit() int {
 // carries, once the PLPMTU fell (RFC 8899 §4.3 black hole, §4.6.2 Packet
 // Too Big). Nothing else changes: the loss is the path's size, not
 // congestion. It returns their size, for Congestion.OnRetransmitMarked.
-func (q *OutstandingQueue) MarkLargerForRetransmit(limit int) int {
+func (q *outstandingQueue) MarkLargerForRetransmit(limit int) int {
 	n := 0
 	for tsn := q.cum + 1; tsn != q.next; tsn++ {
 		c := &q.ring[tsn&q.mask]
-		if c.state != ChunkInFlight || int(c.size) <= limit {
+		if c.state != chunkInFlight || int(c.size) <= limit {
 			continue
 		}
 		n += int(c.size)
-		c.state, c.misses = ChunkMarked, 0
+		c.state, c.misses = chunkMarked, 0
 		q.marked++
 		q.timed = false
 	}
@@ -524,25 +519,25 @@ func (q *OutstandingQueue) MarkLargerForRetransmit(limit int) int {
 
 // FirstMarked returns the lowest TSN marked for retransmission and its
 // size; RFC 9260 §6.1 rule C sends these before any new DATA.
-func (q *OutstandingQueue) FirstMarked() (tsn uint32, size int, ok bool) {
+func (q *outstandingQueue) FirstMarked() (tsn uint32, size int, ok bool) {
 	return q.NextMarked(q.cum)
 }
 
 // NextMarked returns the lowest TSN above after that is marked for
 // retransmission, and its size.
-func (q *OutstandingQueue) NextMarked(after uint32) (tsn uint32, size int, ok bool) {
+func (q *outstandingQueue) NextMarked(after uint32) (tsn uint32, size int, ok bool) {
 	if q.marked == 0 {
 		return 0, 0, false
 	}
 	start := after + 1
 	if !q.outstanding(start) {
-		if !TSNLess(after, q.cum) {
+		if !seq.TSNLess(after, q.cum) {
 			return 0, 0, false
 		}
 		start = q.cum + 1
 	}
 	for tsn := start; tsn != q.next; tsn++ {
-		if c := &q.ring[tsn&q.mask]; c.state == ChunkMarked {
+		if c := &q.ring[tsn&q.mask]; c.state == chunkMarked {
 			return tsn, int(c.size), true
 		}
 	}
@@ -553,15 +548,15 @@ func (q *OutstandingQueue) NextMarked(after uint32) (tsn uint32, size int, ok bo
 // returns its size, for Congestion.OnSend; ok is false if tsn is not
 // marked. A retransmitted chunk never yields an RTT measurement (RFC 9260
 // §6.3.1 C5).
-func (q *OutstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok bool) {
+func (q *outstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok bool) {
 	if !q.outstanding(tsn) {
 		return 0, false
 	}
 	c := &q.ring[tsn&q.mask]
-	if c.state != ChunkMarked {
+	if c.state != chunkMarked {
 		return 0, false
 	}
-	c.state, c.rtx, c.misses = ChunkInFlight, true, 0
+	c.state, c.rtx, c.misses = chunkInFlight, true, 0
 	if c.fastRtx {
 		c.rtxNext = q.next
 	}
@@ -571,4 +566,4 @@ func (q *OutstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok
 }
 
 // slot returns the ring index of tsn, for the caller's parallel array.
-func (q *OutstandingQueue) slot(tsn uint32) int { return int(tsn & q.mask) }
+func (q *outstandingQueue) slot(tsn uint32) int { return int(tsn & q.mask) }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // FuzzOutstandingBoundedScan drives two queues with the same operations
@@ -21,7 +21,7 @@ func FuzzOutstandingBoundedScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		t0 := time.Unix(1000, 0)
 		const init = 0xfffffff0 // the TSNs wrap
-		a, b := NewOutstandingQueue(init, 256), NewOutstandingQueue(init, 256)
+		a, b := newOutstandingQueue(init, 256), newOutstandingQueue(init, 256)
 		b.fullScan = true
 		now := t0
 		for i := 0; i < len(ops); i++ {

@@ -8,15 +8,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 type gapList = []wire.GapAckBlock
 
 // sent returns a queue with n chunks of 100 bytes sent at t0, TSNs init..init+n-1.
-func sent(t *testing.T, init uint32, n int, t0 time.Time) *OutstandingQueue {
+func sent(t *testing.T, init uint32, n int, t0 time.Time) *outstandingQueue {
 	t.Helper()
-	q := NewOutstandingQueue(init, 64)
+	q := newOutstandingQueue(init, 64)
 	for i := 0; i < n; i++ {
 		tsn, ok := q.Add(100, t0)
 		require.True(t, ok)
@@ -25,19 +26,19 @@ func sent(t *testing.T, init uint32, n int, t0 time.Time) *OutstandingQueue {
 	return q
 }
 
-func stateOf(q *OutstandingQueue, tsn uint32) ChunkState {
+func stateOf(q *outstandingQueue, tsn uint32) chunkState {
 	_, s, _, _ := q.Chunk(tsn)
 	return s
 }
 
-func missesOf(q *OutstandingQueue, tsn uint32) int {
+func missesOf(q *outstandingQueue, tsn uint32) int {
 	_, _, m, _ := q.Chunk(tsn)
 	return m
 }
 
 func TestOutstandingAdd(t *testing.T) {
 	t0 := time.Now()
-	q := NewOutstandingQueue(math.MaxUint32-1, 3)
+	q := newOutstandingQueue(math.MaxUint32-1, 3)
 	assert.Equal(t, 4, q.Cap(), "rounded up to a power of two")
 	assert.Equal(t, uint32(math.MaxUint32-2), q.CumTSN())
 	_, ok := q.HighestOutstanding()
@@ -54,7 +55,7 @@ func TestOutstandingAdd(t *testing.T) {
 		size, st, misses, ok := q.Chunk(tsn)
 		require.True(t, ok)
 		assert.Equal(t, 10*(i+1), size)
-		assert.Equal(t, ChunkInFlight, st)
+		assert.Equal(t, chunkInFlight, st)
 		assert.Zero(t, misses)
 	}
 	assert.True(t, q.Full())
@@ -69,15 +70,15 @@ func TestOutstandingAdd(t *testing.T) {
 	assert.False(t, ok, "not sent")
 	_, _, _, ok = q.Chunk(math.MaxUint32 - 2)
 	assert.False(t, ok, "the initial cum ack point is not outstanding")
-	assert.Equal(t, 1, NewOutstandingQueue(0, 0).Cap())
+	assert.Equal(t, 1, newOutstandingQueue(0, 0).Cap())
 }
 
 func TestOutstandingCumAck_RFC9260_6_2_1(t *testing.T) {
 	t0 := time.Now()
 	q := sent(t, 1, 5, t0)
 	r := q.OnSACK(3, nil, nil, 5000, false, t0)
-	require.Equal(t, SACKProcessed, r.Status)
-	assert.Equal(t, AckInfo{CumTSNAck: 3, CumAdvanced: true, AckedBytes: 300, FlightAcked: 300, ARwnd: 5000, LatestRTT: 1, HighestSent: 5}, r.Ack)
+	require.Equal(t, sackProcessed, r.Status)
+	assert.Equal(t, ackInfo{CumTSNAck: 3, CumAdvanced: true, AckedBytes: 300, FlightAcked: 300, ARwnd: 5000, LatestRTT: 1, HighestSent: 5}, r.Ack)
 	assert.Equal(t, uint32(3), q.CumTSN())
 	assert.Equal(t, 2, q.Len())
 	_, _, _, ok := q.Chunk(3)
@@ -86,8 +87,8 @@ func TestOutstandingCumAck_RFC9260_6_2_1(t *testing.T) {
 
 	// The same cum ack again is processed: nothing new, a_rwnd updated.
 	r = q.OnSACK(3, nil, nil, 7000, false, t0)
-	assert.Equal(t, SACKProcessed, r.Status)
-	assert.Equal(t, AckInfo{CumTSNAck: 3, ARwnd: 7000, HighestSent: 5}, r.Ack)
+	assert.Equal(t, sackProcessed, r.Status)
+	assert.Equal(t, ackInfo{CumTSNAck: 3, ARwnd: 7000, HighestSent: 5}, r.Ack)
 
 	r = q.OnSACK(5, nil, nil, 5000, false, t0)
 	assert.True(t, r.Ack.AllAcked)
@@ -100,10 +101,10 @@ func TestOutstandingStaleSACK_RFC9260_6_2_1_Di(t *testing.T) {
 	q := sent(t, 1, 5, t0)
 	q.OnSACK(3, nil, nil, 5000, false, t0)
 	r := q.OnSACK(2, gapList{gb(1, 1)}, nil, 9999, false, t0)
-	assert.Equal(t, SACKStale, r.Status)
-	assert.Equal(t, AckInfo{}, r.Ack)
+	assert.Equal(t, sackStale, r.Status)
+	assert.Equal(t, ackInfo{}, r.Ack)
 	assert.Equal(t, uint32(3), q.CumTSN())
-	assert.Equal(t, ChunkInFlight, stateOf(q, 4), "nothing applied")
+	assert.Equal(t, chunkInFlight, stateOf(q, 4), "nothing applied")
 }
 
 func TestOutstandingInvalidSACK(t *testing.T) {
@@ -125,16 +126,16 @@ func TestOutstandingInvalidSACK(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := sent(t, 1, 10, t0)
 			r := q.OnSACK(tc.cum, tc.gaps, nil, 1, false, t0)
-			assert.Equal(t, SACKInvalid, r.Status)
+			assert.Equal(t, sackInvalid, r.Status)
 			assert.Equal(t, uint32(0), q.CumTSN())
 			for tsn := uint32(1); tsn <= 10; tsn++ {
-				assert.Equal(t, ChunkInFlight, stateOf(q, tsn))
+				assert.Equal(t, chunkInFlight, stateOf(q, tsn))
 			}
 		})
 	}
 	q := sent(t, 1, 10, t0)
 	r := q.OnSACK(2, gapList{gb(2, 3), gb(5, 8)}, nil, 1, false, t0)
-	assert.Equal(t, SACKProcessed, r.Status, "the last block may end at the highest TSN sent")
+	assert.Equal(t, sackProcessed, r.Status, "the last block may end at the highest TSN sent")
 }
 
 func TestOutstandingGapAckBlocks_RFC9260_6_2_1(t *testing.T) {
@@ -142,9 +143,9 @@ func TestOutstandingGapAckBlocks_RFC9260_6_2_1(t *testing.T) {
 	q := sent(t, 1, 10, t0)
 	// cum 2; blocks 2-3 and 6: TSNs 4, 5 and 8.
 	r := q.OnSACK(2, gapList{gb(2, 3), gb(6, 6)}, nil, 1000, false, t0)
-	assert.Equal(t, AckInfo{CumTSNAck: 2, CumAdvanced: true, AckedBytes: 500, FlightAcked: 500, ARwnd: 1000, LatestRTT: 1, HighestSent: 10}, r.Ack)
-	for tsn, want := range map[uint32]ChunkState{3: ChunkInFlight, 4: ChunkGapAcked, 5: ChunkGapAcked,
-		6: ChunkInFlight, 7: ChunkInFlight, 8: ChunkGapAcked, 9: ChunkInFlight, 10: ChunkInFlight} {
+	assert.Equal(t, ackInfo{CumTSNAck: 2, CumAdvanced: true, AckedBytes: 500, FlightAcked: 500, ARwnd: 1000, LatestRTT: 1, HighestSent: 10}, r.Ack)
+	for tsn, want := range map[uint32]chunkState{3: chunkInFlight, 4: chunkGapAcked, 5: chunkGapAcked,
+		6: chunkInFlight, 7: chunkInFlight, 8: chunkGapAcked, 9: chunkInFlight, 10: chunkInFlight} {
 		assert.Equal(t, want, stateOf(q, tsn), "TSN %d", tsn)
 	}
 	// HTNA is 8: TSNs 3, 6, 7 get a miss indication, 9 and 10 do not (§7.2.4).
@@ -156,7 +157,7 @@ func TestOutstandingGapAckBlocks_RFC9260_6_2_1(t *testing.T) {
 	assert.Equal(t, 100, r.Ack.AckedBytes, "only TSN 3 is new; 8 was gap-acked before")
 	assert.Equal(t, 100, r.Ack.FlightAcked)
 	assert.Equal(t, 5, q.Len())
-	assert.Equal(t, ChunkGapAcked, stateOf(q, 8))
+	assert.Equal(t, chunkGapAcked, stateOf(q, 8))
 }
 
 // Three miss indications, each from a SACK that newly acknowledges a TSN
@@ -174,7 +175,7 @@ func TestOutstandingFastRetransmit_RFC9260_7_2_4(t *testing.T) {
 	require.True(t, r.FastRetransmit)
 	assert.Equal(t, 100, r.MarkedBytes, "leaves the flight: Congestion.OnRetransmitMarked")
 	assert.Equal(t, uint32(8), r.HighestOutstanding, "the Fast Recovery exit point")
-	assert.Equal(t, ChunkMarked, stateOf(q, 2))
+	assert.Equal(t, chunkMarked, stateOf(q, 2))
 	assert.Zero(t, missesOf(q, 2), "the counter restarts")
 	assert.Equal(t, 1, q.Marked())
 	tsn, size, ok := q.FirstMarked()
@@ -187,12 +188,12 @@ func TestOutstandingFastRetransmit_RFC9260_7_2_4(t *testing.T) {
 	size, ok = q.OnRetransmit(2, t0)
 	require.True(t, ok)
 	assert.Equal(t, 100, size)
-	assert.Equal(t, ChunkInFlight, stateOf(q, 2))
+	assert.Equal(t, chunkInFlight, stateOf(q, 2))
 	for end := uint16(5); end <= 7; end++ {
 		r = q.OnSACK(1, gapList{gb(2, end)}, nil, 1<<20, false, t0)
 		assert.False(t, r.FastRetransmit)
 	}
-	assert.Equal(t, ChunkInFlight, stateOf(q, 2))
+	assert.Equal(t, chunkInFlight, stateOf(q, 2))
 	assert.Zero(t, missesOf(q, 2))
 }
 
@@ -207,7 +208,7 @@ func TestOutstandingLostRetransmit(t *testing.T) {
 	for end := uint16(2); end <= 4; end++ {
 		q.OnSACK(1, gapList{gb(2, end)}, nil, 1<<20, false, t0)
 	}
-	require.Equal(t, ChunkMarked, stateOf(q, 2))
+	require.Equal(t, chunkMarked, stateOf(q, 2))
 	_, ok := q.OnRetransmit(2, t0) // sent again while TSN 9 is next
 	require.True(t, ok)
 
@@ -236,7 +237,7 @@ func TestOutstandingLostRetransmit(t *testing.T) {
 	require.True(t, r.FastRetransmit, "the retransmission is lost: sent again before T3-rtx")
 	assert.Equal(t, 1, r.LostRetransmits)
 	assert.Equal(t, 100, r.MarkedBytes, "it leaves the flight")
-	assert.Equal(t, ChunkMarked, stateOf(q, 2))
+	assert.Equal(t, chunkMarked, stateOf(q, 2))
 	assert.Equal(t, 1, q.Marked())
 
 	// Sent a third time with TSN 13 next; it arrives and the cum ack
@@ -301,8 +302,8 @@ func TestOutstandingRenege_RFC9260_6_2_1_Diii(t *testing.T) {
 	require.Equal(t, 200, r.Ack.FlightAcked)
 	r = q.OnSACK(0, nil, nil, 1<<20, false, t0) // the receiver reneged
 	assert.True(t, r.Reneged, "start T3-rtx if it is not running")
-	assert.Equal(t, ChunkReneged, stateOf(q, 2))
-	assert.Equal(t, ChunkReneged, stateOf(q, 3))
+	assert.Equal(t, chunkReneged, stateOf(q, 2))
+	assert.Equal(t, chunkReneged, stateOf(q, 3))
 	assert.Equal(t, 1, missesOf(q, 2), "one miss indication toward Fast Retransmit")
 	assert.Zero(t, r.Ack.FlightAcked, "a reneged chunk does not come back into the flight")
 	assert.Zero(t, r.Ack.AckedBytes)
@@ -313,8 +314,8 @@ func TestOutstandingRenege_RFC9260_6_2_1_Diii(t *testing.T) {
 	assert.Equal(t, 2, missesOf(q, 2))
 	r = q.OnSACK(0, gapList{gb(4, 5)}, nil, 1<<20, false, t0)
 	assert.True(t, r.FastRetransmit)
-	assert.Equal(t, ChunkMarked, stateOf(q, 2))
-	assert.Equal(t, ChunkMarked, stateOf(q, 3))
+	assert.Equal(t, chunkMarked, stateOf(q, 2))
+	assert.Equal(t, chunkMarked, stateOf(q, 3))
 	assert.Equal(t, 100, r.MarkedBytes, "TSN 1 was in flight; the reneged 2 and 3 were not")
 	assert.Equal(t, 3, q.Marked())
 
@@ -336,7 +337,7 @@ func TestOutstandingDuplicateBytes_RFC9260_7_2_2(t *testing.T) {
 
 func TestOutstandingRTT_RFC9260_6_3_1_C4_C5(t *testing.T) {
 	t0 := time.Now()
-	q := NewOutstandingQueue(1, 16)
+	q := newOutstandingQueue(1, 16)
 	q.Add(100, t0)                          // TSN 1: timed
 	q.Add(100, t0.Add(10*time.Millisecond)) // TSN 2: one measurement per round trip
 	r := q.OnSACK(1, nil, nil, 1<<20, false, t0.Add(50*time.Millisecond))
@@ -362,7 +363,7 @@ func TestOutstandingRTT_RFC9260_6_3_1_C4_C5(t *testing.T) {
 
 	// C5: no measurement from a chunk sent before a lower chunk was
 	// retransmitted.
-	q = NewOutstandingQueue(1, 16)
+	q = newOutstandingQueue(1, 16)
 	q.Add(100, t0) // TSN 1: timed
 	require.True(t, q.OnSACK(1, nil, nil, 1<<20, false, t0.Add(time.Millisecond)).RTTValid)
 	for i := 0; i < 4; i++ {
@@ -372,7 +373,7 @@ func TestOutstandingRTT_RFC9260_6_3_1_C4_C5(t *testing.T) {
 	q.OnSACK(1, gapList{gb(2, 3)}, nil, 1<<20, false, t0)
 	r = q.OnSACK(1, gapList{gb(2, 4)}, nil, 1<<20, false, t0)
 	require.True(t, r.FastRetransmit)
-	require.Equal(t, ChunkMarked, stateOf(q, 2))
+	require.Equal(t, chunkMarked, stateOf(q, 2))
 	q.Add(100, t0.Add(time.Second)) // TSN 6: timed, the probe is free again
 	_, ok = q.OnRetransmit(2, t0.Add(time.Second+time.Millisecond))
 	require.True(t, ok)
@@ -390,7 +391,7 @@ func TestOutstandingT3_RFC9260_6_3_3_E3(t *testing.T) {
 	q.OnSACK(1, gapList{gb(2, 2)}, nil, 1<<20, false, t0) // TSN 3 gap-acked
 	assert.Equal(t, 400, q.MarkAllForRetransmit(), "TSNs 2, 4, 5, 6 were in flight")
 	assert.Equal(t, 4, q.Marked())
-	assert.Equal(t, ChunkGapAcked, stateOf(q, 3), "gap-acked chunks are not retransmitted")
+	assert.Equal(t, chunkGapAcked, stateOf(q, 3), "gap-acked chunks are not retransmitted")
 	var got []uint32
 	for tsn, _, ok := q.FirstMarked(); ok; tsn, _, ok = q.NextMarked(tsn) {
 		got = append(got, tsn)
@@ -421,22 +422,22 @@ func TestOutstandingT3_RFC9260_6_3_3_E3(t *testing.T) {
 }
 
 func TestOutstandingStrings(t *testing.T) {
-	assert.Equal(t, "in-flight", ChunkInFlight.String())
-	assert.Equal(t, "gap-acked", ChunkGapAcked.String())
-	assert.Equal(t, "reneged", ChunkReneged.String())
-	assert.Equal(t, "marked", ChunkMarked.String())
-	assert.Equal(t, "ChunkState?", ChunkState(0).String())
-	assert.Equal(t, "processed", SACKProcessed.String())
-	assert.Equal(t, "stale", SACKStale.String())
-	assert.Equal(t, "invalid", SACKInvalid.String())
-	assert.Equal(t, "SACKStatus?", SACKStatus(9).String())
+	assert.Equal(t, "in-flight", chunkInFlight.String())
+	assert.Equal(t, "gap-acked", chunkGapAcked.String())
+	assert.Equal(t, "reneged", chunkReneged.String())
+	assert.Equal(t, "marked", chunkMarked.String())
+	assert.Equal(t, "ChunkState?", chunkState(0).String())
+	assert.Equal(t, "processed", sackProcessed.String())
+	assert.Equal(t, "stale", sackStale.String())
+	assert.Equal(t, "invalid", sackInvalid.String())
+	assert.Equal(t, "SACKStatus?", sackStatus(9).String())
 }
 
-// sender wires an OutstandingQueue to a Congestion the way an association
+// sender wires an outstandingQueue to a Congestion the way an association
 // does, for the scenario and fuzz tests.
 type sender struct {
-	q  *OutstandingQueue
-	cc Congestion
+	q  *outstandingQueue
+	cc congestion
 }
 
 func (s *sender) send(size int, now time.Time) bool {
@@ -450,10 +451,10 @@ func (s *sender) send(size int, now time.Time) bool {
 	return true
 }
 
-func (s *sender) sack(cum uint32, gaps gapList, dups []uint32, aRwnd uint32, now time.Time) SACKResult {
+func (s *sender) sack(cum uint32, gaps gapList, dups []uint32, aRwnd uint32, now time.Time) sackResult {
 	_, fr := s.cc.InFastRecovery()
 	r := s.q.OnSACK(cum, gaps, dups, aRwnd, fr, now)
-	if r.Status != SACKProcessed {
+	if r.Status != sackProcessed {
 		return r
 	}
 	s.cc.OnAck(r.Ack)
@@ -478,13 +479,13 @@ func (s *sender) retransmitOne(now time.Time) {
 
 // flightOf is the size of the chunks in flight, which Congestion.Flight
 // must always equal.
-func flightOf(q *OutstandingQueue) (flight, marked int) {
+func flightOf(q *outstandingQueue) (flight, marked int) {
 	for tsn := q.CumTSN() + 1; tsn != q.NextTSN(); tsn++ {
 		size, st, _, _ := q.Chunk(tsn)
 		switch st {
-		case ChunkInFlight:
+		case chunkInFlight:
 			flight += size
-		case ChunkMarked:
+		case chunkMarked:
 			marked++
 		}
 	}
@@ -493,7 +494,7 @@ func flightOf(q *OutstandingQueue) (flight, marked int) {
 
 func TestSenderLossAndRecovery_RFC9260_7_2_4(t *testing.T) {
 	t0 := time.Now()
-	s := &sender{q: NewOutstandingQueue(100, 256), cc: NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 1 << 20})}
+	s := &sender{q: newOutstandingQueue(100, 256), cc: newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 20})}
 	n := 0
 	for s.send(1000, t0) {
 		n++
@@ -527,7 +528,7 @@ func TestSenderLossAndRecovery_RFC9260_7_2_4(t *testing.T) {
 
 func TestOutstandingNoAllocs(t *testing.T) {
 	t0 := time.Now()
-	s := &sender{q: NewOutstandingQueue(1, 1024), cc: NewCongestion(CongestionConfig{MTU: 1000, PeerARwnd: 1 << 30})}
+	s := &sender{q: newOutstandingQueue(1, 1024), cc: newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 30})}
 	gaps := gapList{gb(2, 3), gb(5, 5)}
 	dups := []uint32{1}
 	allocs := testing.AllocsPerRun(100, func() {
@@ -552,18 +553,18 @@ func TestOutstandingNoAllocs(t *testing.T) {
 	assert.Zero(t, allocs)
 }
 
-// FuzzOutstandingSACK drives a sender (OutstandingQueue + Congestion) with
+// FuzzOutstandingSACK drives a sender (outstandingQueue + Congestion) with
 // peer-chosen SACKs: arbitrary Cumulative TSN Acks, Gap Ack Blocks and
 // Duplicate TSNs, mixed with sends, T3-rtx expiries and retransmissions.
 // It never panics, the cum ack point never moves back, and the flight the
-// Congestion counts is always the size of the chunks in flight.
+// congestion counts is always the size of the chunks in flight.
 func FuzzOutstandingSACK(f *testing.F) {
 	f.Add(uint32(1), []byte{0, 0, 0, 0, 1, 2, 1, 2, 1, 4, 3, 4, 2, 0, 5})
 	f.Add(uint32(math.MaxUint32-2), []byte{0, 0, 0, 0, 0, 0, 1, 0, 3, 1, 2, 2, 5, 5, 3, 4, 4, 1, 6, 0})
 	f.Add(uint32(7), []byte{})
 	f.Fuzz(func(t *testing.T, init uint32, ops []byte) {
 		t0 := time.Unix(1000, 0)
-		s := &sender{q: NewOutstandingQueue(init, 32), cc: NewCongestion(CongestionConfig{MTU: 500, PeerARwnd: 1 << 16})}
+		s := &sender{q: newOutstandingQueue(init, 32), cc: newCongestion(congestionConfig{MTU: 500, PeerARwnd: 1 << 16})}
 		var gaps gapList
 		for i := 0; i < len(ops); i++ {
 			now := t0.Add(time.Duration(i) * time.Millisecond)
@@ -591,11 +592,11 @@ func FuzzOutstandingSACK(f *testing.F) {
 				dups := []uint32{cum, cum + 1, cum + uint32(ops[i%len(ops)])}
 				r := s.sack(cum, gaps, dups, uint32(ops[i%len(ops)])<<8, now)
 				switch r.Status {
-				case SACKProcessed:
+				case sackProcessed:
 					require.Equal(t, cum, s.q.CumTSN())
 					require.GreaterOrEqual(t, r.Ack.AckedBytes, r.Ack.FlightAcked)
 					require.GreaterOrEqual(t, r.Ack.FlightAcked, 0)
-				case SACKStale, SACKInvalid:
+				case sackStale, sackInvalid:
 					require.Equal(t, prevCum, s.q.CumTSN())
 				}
 			case 3:
@@ -605,7 +606,7 @@ func FuzzOutstandingSACK(f *testing.F) {
 			case 5:
 				s.cc.OnIdle(time.Duration(ops[i])*time.Millisecond, 10*time.Millisecond)
 			}
-			require.True(t, TSNGreaterEq(s.q.CumTSN(), prevCum), "the cum ack point never moves back")
+			require.True(t, seq.TSNGreaterEq(s.q.CumTSN(), prevCum), "the cum ack point never moves back")
 			require.LessOrEqual(t, s.q.Len(), s.q.Cap())
 			flight, marked := flightOf(s.q)
 			require.Equal(t, flight, s.cc.Flight(), "op %d: Congestion's flight is the chunks in flight", i)

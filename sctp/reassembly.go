@@ -6,22 +6,23 @@ import (
 	"math/bits"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
-// DefaultReassemblyBudget is the byte budget of a Reassembler unless told
+// defaultReassemblyBudget is the byte budget of a Reassembler unless told
 // otherwise: the receive buffer whose free space is advertised as a_rwnd.
-const DefaultReassemblyBudget = 4 << 20
+const defaultReassemblyBudget = 4 << 20
 
 // Defaults of the reassembly caps (RFC 9260 §6.9 lets a receiver bound
 // the reassembly it does).
 const (
-	// DefaultMaxMessageFragments caps the fragments of one user message:
+	// defaultMaxMessageFragments caps the fragments of one user message:
 	// a 4 MiB message at the smallest path MTU (512) has about 9,000.
-	DefaultMaxMessageFragments = 8192
-	// DefaultMaxHeldFragments caps the fragments and waiting ordered
+	defaultMaxMessageFragments = 8192
+	// defaultMaxHeldFragments caps the fragments and waiting ordered
 	// messages held at once.
-	DefaultMaxHeldFragments = 16384
+	defaultMaxHeldFragments = 16384
 )
 
 // Memory charged for each held fragment and message beyond its buffer:
@@ -33,38 +34,38 @@ const (
 
 // Errors of Reassembler.Push.
 var (
-	// ErrReassemblyBudget: the chunk does not fit the memory budget, and
+	// errReassemblyBudget: the chunk does not fit the memory budget, and
 	// it is not kept. RFC 9260 §6.2 has the receiver drop DATA it has no
 	// room for; the caller avoids acknowledging it by calling Admit
-	// before RecvTracker.Observe.
-	ErrReassemblyBudget = errors.New("sctp: reassembly byte budget exceeded")
-	// ErrInvalidStream: the chunk's stream is beyond the inbound streams
+	// before recvTracker.Observe.
+	errReassemblyBudget = errors.New("sctp: reassembly byte budget exceeded")
+	// errInvalidStream: the chunk's stream is beyond the inbound streams
 	// of the association. RFC 9260 §6.5: the chunk is acknowledged and
 	// discarded, and an ERROR with an Invalid Stream Identifier cause is
 	// sent.
-	ErrInvalidStream = errors.New("sctp: DATA on a stream beyond the inbound streams")
-	// ErrFragmentSequence: fragments that cannot belong to one user
+	errInvalidStream = errors.New("sctp: DATA on a stream beyond the inbound streams")
+	// errFragmentSequence: fragments that cannot belong to one user
 	// message (RFC 9260 §6.9: a message's fragments have consecutive TSNs,
 	// the first with the B bit, the last with the E bit, all of one
 	// stream, one U bit and, if ordered, one SSN), or a fragment whose
 	// message can never complete. The chunk is not kept; it is a
 	// protocol violation of the peer.
-	ErrFragmentSequence = errors.New("sctp: DATA fragments out of sequence")
-	// ErrStreamSequence: an ordered message whose Stream Sequence Number
+	errFragmentSequence = errors.New("sctp: DATA fragments out of sequence")
+	// errStreamSequence: an ordered message whose Stream Sequence Number
 	// was delivered already or is held already (RFC 9260 §6.5: SSNs of a
 	// stream are consecutive). The chunk is not kept; a protocol
 	// violation of the peer.
-	ErrStreamSequence = errors.New("sctp: ordered DATA with a stream sequence number out of sequence")
-	// ErrReassemblyLimit: the peer exceeded a bound of reassembly (RFC
+	errStreamSequence = errors.New("sctp: ordered DATA with a stream sequence number out of sequence")
+	// errReassemblyLimit: the peer exceeded a bound of reassembly (RFC
 	// 9260 §6.9): more fragments in one message or held at once than the
 	// caps, or a message that cannot be reassembled within the receive
 	// buffer. The association is aborted with a Protocol Violation
 	// cause; errors.Is(err, ErrProtocolViolation) holds too.
-	ErrReassemblyLimit = fmt.Errorf("%w: reassembly limit exceeded", ErrProtocolViolation)
+	errReassemblyLimit = fmt.Errorf("%w: reassembly limit exceeded", ErrProtocolViolation)
 )
 
-// ReassemblyConfig sets up a Reassembler.
-type ReassemblyConfig struct {
+// reassemblyConfig sets up a Reassembler.
+type reassemblyConfig struct {
 	// Streams is the number of inbound streams (the MIS of our INIT or
 	// INIT ACK, capped by the peer's OS); at least 1.
 	Streams int
@@ -72,7 +73,7 @@ type ReassemblyConfig struct {
 	// and the bookkeeping of each fragment and message): fragments of
 	// messages not yet complete, ordered messages waiting for an earlier
 	// one, and messages waiting for Next. Zero means
-	// DefaultReassemblyBudget. Ignored if Account is set.
+	// defaultReassemblyBudget. Ignored if Account is set.
 	Budget int
 	// Account, if not nil, is charged instead of a budget of its own:
 	// the association's share of the process-wide budget, which its
@@ -81,18 +82,18 @@ type ReassemblyConfig struct {
 	// MaxMessageFragments and MaxHeldFragments are the caps (zero: the
 	// defaults).
 	MaxMessageFragments, MaxHeldFragments int
-	// Window is the RecvTracker's window (zero: DefaultRecvWindow): new
+	// Window is the recvTracker's window (zero: defaultRecvWindow): new
 	// TSNs lie at most that far beyond the Cumulative TSN Ack point.
 	Window int
 	// Received, if not nil, reports whether a TSN has been received
-	// (RecvTracker.Received): a fragment next to a received TSN that is
-	// not its neighbour in the message can never complete (ErrFragmentSequence).
+	// (recvTracker.Received): a fragment next to a received TSN that is
+	// not its neighbour in the message can never complete (errFragmentSequence).
 	Received func(tsn uint32) bool
 }
 
-// Message is a user message put together by a Reassembler (RFC 9260
+// message is a user message put together by a Reassembler (RFC 9260
 // §6.9), or one delivered straight from a chunk.
-type Message struct {
+type message struct {
 	StreamID uint16
 	// SSN is the Stream Sequence Number; meaningless if Unordered.
 	SSN       uint16
@@ -147,36 +148,36 @@ type inStream struct {
 // pendKey names a waiting ordered message: its stream and SSN.
 func pendKey(stream, ssn uint16) uint32 { return uint32(stream)<<16 | uint32(ssn) }
 
-// Reassembler is the receive side of user messages (RFC 9260 §6.5, §6.6,
+// reassembler is the receive side of user messages (RFC 9260 §6.5, §6.6,
 // §6.9): it takes the new DATA chunks of an association, puts fragmented
 // messages together from their B and E bits and consecutive TSNs, and
 // hands messages over unordered ones as soon as they are complete and
 // ordered ones in Stream Sequence Number order per stream.
-//
-// Work is constant per chunk (a message costs its fragments once more
-// when it is put together): held fragments form runs of consecutive TSNs
-// indexed by their ends. A whole message that may be delivered at once is
-// not copied (Push says so). Memory held is charged to a budget by the
-// buffers' capacity and bookkeeping; what does not fit is refused, and
-// MakeRoom applies the zero-window rule of RFC 9260 §6.2.
-//
-// Use, per DATA chunk d that is not a duplicate (RecvTracker.Received):
-// if !Admit(d, tracker.Renege) drop it unacknowledged; otherwise
-// RecvTracker.Observe it, Push it, deliver d.UserData if Push says so,
-// then deliver every message Next returns.
-//
-// Not safe for concurrent use.
-type Reassembler struct {
+type reassembler struct {
+	// Work is constant per chunk (a message costs its fragments once more
+	// when it is put together): held fragments form runs of consecutive TSNs
+	// indexed by their ends. A whole message that may be delivered at once is
+	// not copied (Push says so). Memory held is charged to a budget by the
+	// buffers' capacity and bookkeeping; what does not fit is refused, and
+	// MakeRoom applies the zero-window rule of RFC 9260 §6.2.
+	//
+	// Use, per DATA chunk d that is not a duplicate (recvTracker.Received):
+	// if !Admit(d, tracker.Renege) drop it unacknowledged; otherwise
+	// recvTracker.Observe it, Push it, deliver d.UserData if Push says so,
+	// then deliver every message Next returns.
+	//
+	// Not safe for concurrent use.
+
 	acct     *membudget.Account
 	held     int // charged by this Reassembler
 	streams  []inStream
 	nStreams int
-	ready    []Message // deliverable, in delivery order, from head
+	ready    []message // deliverable, in delivery order, from head
 	head     int
 	// pend holds complete ordered messages after their stream's next,
 	// pendByLast names them by their last TSN, and pendBits marks their
 	// TSNs (for MakeRoom, as heldBits does the fragments').
-	pend       map[uint32]Message
+	pend       map[uint32]message
 	pendByLast map[uint32]uint32
 	pendBits   []uint64
 	nPend      int
@@ -208,28 +209,28 @@ type Reassembler struct {
 	// evicted, bitmap words read, waiting messages moved): the attack
 	// tests' measure that work stays linear in what arrives.
 	work uint64
-	// why describes the last ErrReassemblyLimit or ErrFragmentSequence.
+	// why describes the last errReassemblyLimit or errFragmentSequence.
 	why string
 }
 
-// NewReassembler returns a Reassembler.
-func NewReassembler(cfg ReassemblyConfig) *Reassembler {
+// newReassembler returns a Reassembler.
+func newReassembler(cfg reassemblyConfig) *reassembler {
 	if cfg.Budget <= 0 {
-		cfg.Budget = DefaultReassemblyBudget
+		cfg.Budget = defaultReassemblyBudget
 	}
 	if cfg.Account == nil {
 		cfg.Account = membudget.NewAccount(membudget.New(1<<62), int64(cfg.Budget))
 	}
 	if cfg.MaxMessageFragments <= 0 {
-		cfg.MaxMessageFragments = DefaultMaxMessageFragments
+		cfg.MaxMessageFragments = defaultMaxMessageFragments
 	}
 	if cfg.MaxHeldFragments <= 0 {
-		cfg.MaxHeldFragments = DefaultMaxHeldFragments
+		cfg.MaxHeldFragments = defaultMaxHeldFragments
 	}
 	if cfg.Window <= 0 {
-		cfg.Window = DefaultRecvWindow
+		cfg.Window = defaultRecvWindow
 	}
-	return &Reassembler{
+	return &reassembler{
 		acct:        cfg.Account,
 		nStreams:    min(max(cfg.Streams, 1), 65536),
 		freeFrag:    -1,
@@ -244,7 +245,7 @@ func NewReassembler(cfg ReassemblyConfig) *Reassembler {
 // stream returns the ordered-delivery state of stream id (< nStreams),
 // allocating every stream's on the first ordered message: DDP sends only
 // unordered messages (RFC 5043 §10), which need none.
-func (r *Reassembler) stream(id uint16) *inStream {
+func (r *reassembler) stream(id uint16) *inStream {
 	if r.streams == nil {
 		r.streams = make([]inStream, r.nStreams)
 	}
@@ -252,7 +253,7 @@ func (r *Reassembler) stream(id uint16) *inStream {
 }
 
 // nextSSN is the SSN of the next ordered message of stream id.
-func (r *Reassembler) nextSSN(id uint16) uint16 {
+func (r *reassembler) nextSSN(id uint16) uint16 {
 	if r.streams == nil {
 		return 0
 	}
@@ -261,43 +262,43 @@ func (r *Reassembler) nextSSN(id uint16) uint16 {
 
 // Held returns the memory charged for what is held: fragments, waiting
 // ordered messages and messages not yet taken with Next.
-func (r *Reassembler) Held() int { return r.held }
+func (r *reassembler) Held() int { return r.held }
 
 // Fragments returns the number of fragments held.
-func (r *Reassembler) Fragments() int { return r.nFrags }
+func (r *reassembler) Fragments() int { return r.nFrags }
 
 // Budget returns the byte budget.
-func (r *Reassembler) Budget() int { return int(r.acct.Limit()) }
+func (r *reassembler) Budget() int { return int(r.acct.Limit()) }
 
 // Window returns the free part of the budget: the a_rwnd to advertise
 // (RFC 9260 §6.2).
-func (r *Reassembler) Window() uint32 {
+func (r *reassembler) Window() uint32 {
 	return uint32(max(r.acct.Limit()-r.acct.Held(), 0))
 }
 
 // Fits reports whether n more octets can be charged.
-func (r *Reassembler) Fits(n int) bool { return r.acct.Fits(n) }
+func (r *reassembler) Fits(n int) bool { return r.acct.Fits(n) }
 
 // Refused counts the chunks refused for the budget.
-func (r *Reassembler) Refused() uint64 { return r.refused }
+func (r *reassembler) Refused() uint64 { return r.refused }
 
 // Evicted counts the chunks MakeRoom evicted.
-func (r *Reassembler) Evicted() uint64 { return r.evicted }
+func (r *reassembler) Evicted() uint64 { return r.evicted }
 
 // Violations counts the chunks refused as protocol violations
-// (ErrFragmentSequence, ErrStreamSequence, ErrInvalidStream,
-// ErrReassemblyLimit).
-func (r *Reassembler) Violations() uint64 { return r.violations }
+// (errFragmentSequence, errStreamSequence, errInvalidStream,
+// errReassemblyLimit).
+func (r *reassembler) Violations() uint64 { return r.violations }
 
-// Why describes the last ErrFragmentSequence or ErrReassemblyLimit, for
+// Why describes the last errFragmentSequence or errReassemblyLimit, for
 // the cause of the ABORT.
-func (r *Reassembler) Why() string { return r.why }
+func (r *reassembler) Why() string { return r.why }
 
 // Pending returns the number of messages Next would return now.
-func (r *Reassembler) Pending() int { return len(r.ready) - r.head }
+func (r *reassembler) Pending() int { return len(r.ready) - r.head }
 
 // Next returns the next message to deliver; its memory leaves the budget.
-func (r *Reassembler) Next() (Message, bool) {
+func (r *reassembler) Next() (message, bool) {
 	m, ok := r.nextHeld()
 	if ok {
 		r.acct.Release(m.cost)
@@ -307,12 +308,12 @@ func (r *Reassembler) Next() (Message, bool) {
 
 // nextHeld is Next for a caller that takes over the message's charge
 // (m.cost) and releases it once the message is delivered.
-func (r *Reassembler) nextHeld() (Message, bool) {
+func (r *reassembler) nextHeld() (message, bool) {
 	if r.head == len(r.ready) {
-		return Message{}, false
+		return message{}, false
 	}
 	m := r.ready[r.head]
-	r.ready[r.head] = Message{}
+	r.ready[r.head] = message{}
 	r.head++
 	switch {
 	case r.head == len(r.ready):
@@ -332,7 +333,7 @@ func cost(n int) int { return rxClass(n) + fragOverhead }
 
 // charge takes c octets for the chunk of TSN tsn: the reservation of
 // Admit, or a new charge.
-func (r *Reassembler) charge(tsn uint32, c int) bool {
+func (r *reassembler) charge(tsn uint32, c int) bool {
 	if r.hasRes && r.resTSN == tsn {
 		r.hasRes = false
 		if r.resCost >= c {
@@ -346,28 +347,28 @@ func (r *Reassembler) charge(tsn uint32, c int) bool {
 }
 
 // dropReservation gives back an Admit's reservation no Push used.
-func (r *Reassembler) dropReservation() {
+func (r *reassembler) dropReservation() {
 	if r.hasRes {
 		r.acct.Release(r.resCost)
 		r.hasRes = false
 	}
 }
 
-// Push takes a new DATA chunk (one RecvTracker.Observe found new). If
+// Push takes a new DATA chunk (one recvTracker.Observe found new). If
 // deliverNow is true, the chunk is a whole message whose turn it is: the
 // caller delivers d.UserData itself, from the packet, before what Next
 // returns; nothing was copied. Otherwise the user data was copied and
 // will come out of Next once its message is complete and in order, or
-// Push returned an error and kept nothing: ErrReassemblyBudget,
-// ErrInvalidStream, ErrFragmentSequence, ErrStreamSequence,
-// ErrReassemblyLimit, or wire.ErrNoUserData for an empty chunk.
-func (r *Reassembler) Push(d *wire.Data) (deliverNow bool, err error) {
+// Push returned an error and kept nothing: errReassemblyBudget,
+// errInvalidStream, errFragmentSequence, errStreamSequence,
+// errReassemblyLimit, or wire.ErrNoUserData for an empty chunk.
+func (r *reassembler) Push(d *wire.Data) (deliverNow bool, err error) {
 	now, err := r.push(d)
 	r.dropReservation()
 	return now, err
 }
 
-func (r *Reassembler) push(d *wire.Data) (bool, error) {
+func (r *reassembler) push(d *wire.Data) (bool, error) {
 	r.work++
 	f := frag{tsn: d.TSN, stream: d.StreamID, ssn: d.SSN, ppid: d.PPID, next: -1}
 	if d.Beginning {
@@ -382,7 +383,7 @@ func (r *Reassembler) push(d *wire.Data) (bool, error) {
 	left, right := int32(-1), int32(-1)
 	if r.nFrags > 0 {
 		if r.isHeld(d.TSN) {
-			return false, nil // a duplicate RecvTracker should have caught: nothing to add
+			return false, nil // a duplicate recvTracker should have caught: nothing to add
 		}
 		// The held neighbours in TSN order must be able to belong with it.
 		left, right = r.runEndingAt(d.TSN-1), r.runStartingAt(d.TSN+1)
@@ -390,13 +391,13 @@ func (r *Reassembler) push(d *wire.Data) (bool, error) {
 			right >= 0 && !adjacent(&f, &r.frags[r.runs[right].head]) {
 			r.violations++
 			r.why = fmt.Sprintf("DATA TSN %d does not continue the fragments next to it (RFC 9260 §6.9)", d.TSN)
-			return false, ErrFragmentSequence
+			return false, errFragmentSequence
 		}
 	}
 	switch {
 	case int(d.StreamID) >= r.nStreams:
 		r.violations++
-		return false, ErrInvalidStream
+		return false, errInvalidStream
 	case len(d.UserData) == 0:
 		r.violations++
 		return false, wire.ErrNoUserData
@@ -407,7 +408,7 @@ func (r *Reassembler) push(d *wire.Data) (bool, error) {
 }
 
 // pushWhole handles an unfragmented message.
-func (r *Reassembler) pushWhole(d *wire.Data) (bool, error) {
+func (r *reassembler) pushWhole(d *wire.Data) (bool, error) {
 	if d.Unordered {
 		return true, nil
 	}
@@ -428,31 +429,31 @@ func (r *Reassembler) pushWhole(d *wire.Data) (bool, error) {
 	if !r.charge(d.TSN, c) {
 		putBuf(bp)
 		r.refused++
-		return false, ErrReassemblyBudget
+		return false, errReassemblyBudget
 	}
 	r.held += c
-	m := Message{StreamID: d.StreamID, SSN: d.SSN, PPID: d.PPID, FirstTSN: d.TSN, LastTSN: d.TSN,
+	m := message{StreamID: d.StreamID, SSN: d.SSN, PPID: d.PPID, FirstTSN: d.TSN, LastTSN: d.TSN,
 		Data: append((*bp)[:0], d.UserData...), buf: bp, cost: c}
 	return false, r.ordered(m)
 }
 
-func (r *Reassembler) limit(why string) error {
+func (r *reassembler) limit(why string) error {
 	r.violations++
 	r.why = why
-	return ErrReassemblyLimit
+	return errReassemblyLimit
 }
 
 // checkSSN rejects an ordered message whose SSN was delivered or is held
 // already.
-func (r *Reassembler) checkSSN(id uint16, st *inStream, ssn uint16) error {
-	if SSNLess(ssn, st.next) || ssn-st.next == 1<<15 {
+func (r *reassembler) checkSSN(id uint16, st *inStream, ssn uint16) error {
+	if seq.SSNLess(ssn, st.next) || ssn-st.next == 1<<15 {
 		r.violations++
-		return ErrStreamSequence
+		return errStreamSequence
 	}
 	if r.nPend > 0 {
 		if _, found := r.pend[pendKey(id, ssn)]; found {
 			r.violations++
-			return ErrStreamSequence
+			return errStreamSequence
 		}
 	}
 	return nil
@@ -461,8 +462,8 @@ func (r *Reassembler) checkSSN(id uint16, st *inStream, ssn uint16) error {
 // ordered files a complete ordered message, whose memory is counted in
 // held: delivered in its turn, held until then. A message whose SSN was
 // delivered or is held already (two fragmented messages of one SSN) is
-// dropped: ErrStreamSequence.
-func (r *Reassembler) ordered(m Message) error {
+// dropped: errStreamSequence.
+func (r *reassembler) ordered(m message) error {
 	st := r.stream(m.StreamID)
 	if m.SSN == st.next {
 		r.ready = append(r.ready, m)
@@ -471,16 +472,16 @@ func (r *Reassembler) ordered(m Message) error {
 		return nil
 	}
 	key := pendKey(m.StreamID, m.SSN)
-	if _, found := r.pend[key]; found || !SSNGreater(m.SSN, st.next) {
+	if _, found := r.pend[key]; found || !seq.SSNGreater(m.SSN, st.next) {
 		r.dropMessage(&m)
 		r.violations++
-		return ErrStreamSequence
+		return errStreamSequence
 	}
 	if r.pend == nil {
-		r.pend, r.pendByLast = make(map[uint32]Message), make(map[uint32]uint32)
+		r.pend, r.pendByLast = make(map[uint32]message), make(map[uint32]uint32)
 	}
 	r.ensureBits()
-	if r.nFrags+r.nPend == 0 || TSNGreater(m.LastTSN, r.hiHeld) {
+	if r.nFrags+r.nPend == 0 || seq.TSNGreater(m.LastTSN, r.hiHeld) {
 		r.hiHeld = m.LastTSN
 	}
 	r.pend[key] = m
@@ -498,7 +499,7 @@ func (r *Reassembler) ordered(m Message) error {
 }
 
 // unpend takes the waiting message key out of pend.
-func (r *Reassembler) unpend(key uint32) Message {
+func (r *reassembler) unpend(key uint32) message {
 	m := r.pend[key]
 	delete(r.pend, key)
 	delete(r.pendByLast, m.LastTSN)
@@ -516,15 +517,15 @@ func (r *Reassembler) unpend(key uint32) Message {
 	return m
 }
 
-func (r *Reassembler) dropMessage(m *Message) {
+func (r *reassembler) dropMessage(m *message) {
 	r.held -= m.cost
 	r.acct.Release(m.cost)
 	putBuf(m.buf)
-	*m = Message{}
+	*m = message{}
 }
 
 // releaseOrdered moves the held messages whose turn has come to ready.
-func (r *Reassembler) releaseOrdered(id uint16, st *inStream) {
+func (r *reassembler) releaseOrdered(id uint16, st *inStream) {
 	for r.nPend > 0 {
 		key := pendKey(id, st.next)
 		if _, ok := r.pend[key]; !ok {
@@ -538,7 +539,7 @@ func (r *Reassembler) releaseOrdered(id uint16, st *inStream) {
 func tsnCmp(a, b uint32) int { return int(int32(a - b)) }
 
 // isHeld reports whether a fragment of TSN tsn is held.
-func (r *Reassembler) isHeld(tsn uint32) bool {
+func (r *reassembler) isHeld(tsn uint32) bool {
 	if r.heldBits == nil {
 		return false
 	}
@@ -553,12 +554,12 @@ func (r *Reassembler) isHeld(tsn uint32) bool {
 	return r.isSet(tsn-1) && r.isSet(tsn+1) // inside a run
 }
 
-func (r *Reassembler) isSet(tsn uint32) bool {
+func (r *reassembler) isSet(tsn uint32) bool {
 	i := tsn & r.bitMask
 	return r.heldBits[i>>6]&(1<<(i&63)) != 0
 }
 
-func (r *Reassembler) setBit(tsn uint32, on bool) { setBit(r.heldBits, tsn&r.bitMask, on) }
+func (r *reassembler) setBit(tsn uint32, on bool) { setBit(r.heldBits, tsn&r.bitMask, on) }
 
 func setBit(w []uint64, i uint32, on bool) {
 	if on {
@@ -571,7 +572,7 @@ func setBit(w []uint64, i uint32, on bool) {
 // ensureBits allocates the bitmaps of held TSNs, a ring of at least the
 // TSN window and the longest message: every TSN held lies that close to
 // the Cumulative TSN Ack point.
-func (r *Reassembler) ensureBits() {
+func (r *reassembler) ensureBits() {
 	if r.heldBits != nil {
 		return
 	}
@@ -583,7 +584,7 @@ func (r *Reassembler) ensureBits() {
 }
 
 // runEndingAt returns the run whose last TSN is tsn, or -1.
-func (r *Reassembler) runEndingAt(tsn uint32) int32 {
+func (r *reassembler) runEndingAt(tsn uint32) int32 {
 	if k, ok := r.ends[tsn]; ok && r.runs[k].last == tsn {
 		return k
 	}
@@ -591,14 +592,14 @@ func (r *Reassembler) runEndingAt(tsn uint32) int32 {
 }
 
 // runStartingAt returns the run whose first TSN is tsn, or -1.
-func (r *Reassembler) runStartingAt(tsn uint32) int32 {
+func (r *reassembler) runStartingAt(tsn uint32) int32 {
 	if k, ok := r.ends[tsn]; ok && r.runs[k].first == tsn {
 		return k
 	}
 	return -1
 }
 
-func (r *Reassembler) newFrag(f *frag) int32 {
+func (r *reassembler) newFrag(f *frag) int32 {
 	if r.freeFrag >= 0 {
 		i := r.freeFrag
 		r.freeFrag = r.frags[i].next
@@ -610,7 +611,7 @@ func (r *Reassembler) newFrag(f *frag) int32 {
 }
 
 // freeFragment gives back fragment i, its buffer and its charge.
-func (r *Reassembler) freeFragment(i int32) {
+func (r *reassembler) freeFragment(i int32) {
 	f := &r.frags[i]
 	c := cap(*f.buf) + fragOverhead
 	r.held -= c
@@ -622,7 +623,7 @@ func (r *Reassembler) freeFragment(i int32) {
 	r.nFrags--
 }
 
-func (r *Reassembler) newRun() int32 {
+func (r *reassembler) newRun() int32 {
 	if r.freeRun >= 0 {
 		i := r.freeRun
 		r.freeRun = r.runs[i].head
@@ -632,13 +633,13 @@ func (r *Reassembler) newRun() int32 {
 	return int32(len(r.runs) - 1)
 }
 
-func (r *Reassembler) freeRunAt(i int32) {
+func (r *reassembler) freeRunAt(i int32) {
 	r.runs[i] = fragRun{head: r.freeRun}
 	r.freeRun = i
 }
 
 // index records run k under its first and last TSN.
-func (r *Reassembler) index(k int32) {
+func (r *reassembler) index(k int32) {
 	if r.ends == nil {
 		r.ends = make(map[uint32]int32)
 	}
@@ -646,7 +647,7 @@ func (r *Reassembler) index(k int32) {
 	r.ends[r.runs[k].last] = k
 }
 
-func (r *Reassembler) unindex(k int32) {
+func (r *reassembler) unindex(k int32) {
 	delete(r.ends, r.runs[k].first)
 	delete(r.ends, r.runs[k].last)
 }
@@ -654,7 +655,7 @@ func (r *Reassembler) unindex(k int32) {
 // pushFragment files one fragment and puts its message together if that
 // completes it (RFC 9260 §6.9). left and right are the held runs ending
 // just before and starting just after it.
-func (r *Reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bool, error) {
+func (r *reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bool, error) {
 	if !d.Unordered {
 		if err := r.checkSSN(d.StreamID, r.stream(d.StreamID), d.SSN); err != nil {
 			return false, err
@@ -667,12 +668,12 @@ func (r *Reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bo
 		if !d.Beginning && left < 0 && r.received(d.TSN-1) {
 			r.violations++
 			r.why = fmt.Sprintf("DATA TSN %d without the B bit follows TSN %d, which is not a fragment of its message: it can never complete (RFC 9260 §6.9)", d.TSN, d.TSN-1)
-			return false, ErrFragmentSequence
+			return false, errFragmentSequence
 		}
 		if !d.Ending && right < 0 && r.received(d.TSN+1) {
 			r.violations++
 			r.why = fmt.Sprintf("DATA TSN %d without the E bit precedes TSN %d, which is not a fragment of its message: it can never complete (RFC 9260 §6.9)", d.TSN, d.TSN+1)
-			return false, ErrFragmentSequence
+			return false, errFragmentSequence
 		}
 	}
 	if r.nFrags+r.nPend >= r.maxHeld {
@@ -702,13 +703,13 @@ func (r *Reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bo
 	if !r.charge(d.TSN, cap(*bp)+fragOverhead) {
 		putBuf(bp)
 		r.refused++
-		return false, ErrReassemblyBudget
+		return false, errReassemblyBudget
 	}
 	r.held += cap(*bp) + fragOverhead
 	f.buf = bp
 	f.n = int32(copy(*bp, d.UserData))
 	r.ensureBits()
-	if r.nFrags+r.nPend == 0 || TSNGreater(d.TSN, r.hiHeld) {
+	if r.nFrags+r.nPend == 0 || seq.TSNGreater(d.TSN, r.hiHeld) {
 		r.hiHeld = d.TSN
 	}
 	i := r.newFrag(f)
@@ -720,7 +721,7 @@ func (r *Reassembler) pushFragment(d *wire.Data, f *frag, left, right int32) (bo
 
 // link files fragment i between the runs left and right (either -1) and
 // takes out the message it completes.
-func (r *Reassembler) link(i, left, right int32) {
+func (r *reassembler) link(i, left, right int32) {
 	f := &r.frags[i]
 	t := f.tsn
 	// The message around t: its first fragment (s, at TSN sT) and its last
@@ -805,7 +806,7 @@ func (r *Reassembler) link(i, left, right int32) {
 
 // complete takes the message of fragments s (TSN sT) to e (TSN eT) out of
 // run k and hands it over or files it.
-func (r *Reassembler) complete(k, s int32, sT uint32, e int32, eT uint32) {
+func (r *reassembler) complete(k, s int32, sT uint32, e int32, eT uint32) {
 	run := r.runs[k]
 	r.unindex(k)
 	// What stays: the fragments before s and after e.
@@ -817,7 +818,7 @@ func (r *Reassembler) complete(k, s int32, sT uint32, e int32, eT uint32) {
 		after = r.frags[e].next
 	}
 	first := &r.frags[s]
-	m := Message{StreamID: first.stream, SSN: first.ssn, PPID: first.ppid, Unordered: first.flags&fU != 0,
+	m := message{StreamID: first.stream, SSN: first.ssn, PPID: first.ppid, Unordered: first.flags&fU != 0,
 		FirstTSN: sT, LastTSN: eT}
 	n, count := 0, int32(0)
 	for j := s; ; j = r.frags[j].next {
@@ -887,7 +888,7 @@ func (r *Reassembler) complete(k, s int32, sT uint32, e int32, eT uint32) {
 
 // shrink lets go of the fragment tables once nothing is held, if a burst
 // made them large.
-func (r *Reassembler) shrink() {
+func (r *reassembler) shrink() {
 	if r.nFrags != 0 {
 		return
 	}
@@ -914,7 +915,7 @@ func adjacent(a, b *frag) bool {
 // (charging it to the budget) rather than have the caller deliver it
 // at once: not for a whole unordered message, nor for a whole ordered one
 // whose turn it is while nothing waits in Next.
-func (r *Reassembler) Holds(d *wire.Data) bool {
+func (r *reassembler) Holds(d *wire.Data) bool {
 	if !d.Beginning || !d.Ending {
 		return true
 	}
@@ -926,7 +927,7 @@ func (r *Reassembler) Holds(d *wire.Data) bool {
 
 // Cost returns the memory Push would charge for the chunk: zero if it is
 // not held.
-func (r *Reassembler) Cost(d *wire.Data) int {
+func (r *reassembler) Cost(d *wire.Data) int {
 	if !r.Holds(d) {
 		return 0
 	}
@@ -937,9 +938,9 @@ func (r *Reassembler) Cost(d *wire.Data) int {
 // held, or its charge was reserved in the budget, if need be after
 // MakeRoom made room for it (calling renege with each TSN it evicted);
 // the Push of the chunk uses the reservation. A chunk not admitted is
-// dropped before RecvTracker.Observe, so that it is not acknowledged
+// dropped before recvTracker.Observe, so that it is not acknowledged
 // (RFC 9260 §6.2).
-func (r *Reassembler) Admit(d *wire.Data, renege func(uint32)) bool {
+func (r *reassembler) Admit(d *wire.Data, renege func(uint32)) bool {
 	c := r.Cost(d)
 	if c == 0 {
 		return true
@@ -957,10 +958,10 @@ func (r *Reassembler) Admit(d *wire.Data, renege func(uint32)) bool {
 // chunk of TSN tsn that needs n octets: while they do not fit, it evicts
 // the held run of fragments or waiting ordered message with the highest
 // TSN, if that is above tsn, calling renege with each TSN it evicts so
-// that the caller forgets it (RecvTracker.Renege; the sender retransmits
+// that the caller forgets it (recvTracker.Renege; the sender retransmits
 // it). It never evicts messages already deliverable. It reports whether n
 // octets fit now.
-func (r *Reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
+func (r *reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
 	for !r.Fits(n) {
 		best, ok := r.highestHeld(tsn)
 		if !ok {
@@ -999,8 +1000,8 @@ func (r *Reassembler) MakeRoom(tsn uint32, n int, renege func(uint32)) bool {
 // highestHeld returns the highest TSN above tsn that ends a held run of
 // fragments or a waiting ordered message, from hiHeld down, a word of
 // the bitmaps at a time.
-func (r *Reassembler) highestHeld(tsn uint32) (uint32, bool) {
-	if r.nFrags+r.nPend == 0 || !TSNGreater(r.hiHeld, tsn) {
+func (r *reassembler) highestHeld(tsn uint32) (uint32, bool) {
+	if r.nFrags+r.nPend == 0 || !seq.TSNGreater(r.hiHeld, tsn) {
 		return 0, false
 	}
 	span := r.hiHeld - tsn // TSNs tsn+1 .. hiHeld
@@ -1032,7 +1033,7 @@ func (r *Reassembler) highestHeld(tsn uint32) (uint32, bool) {
 }
 
 // Reset gives back everything held (the association ended).
-func (r *Reassembler) Reset() {
+func (r *reassembler) Reset() {
 	r.dropReservation()
 	for k := range r.runs {
 		if r.runs[k].count == 0 {

@@ -10,16 +10,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // delivered collects what a Reassembler hands over, the way an
 // association does: the chunk itself if Push says so, then Next.
 type delivered struct {
-	msgs []Message
+	msgs []message
 }
 
-func (dl *delivered) push(t *testing.T, r *Reassembler, d wire.Data) error {
+func (dl *delivered) push(t *testing.T, r *reassembler, d wire.Data) error {
 	t.Helper()
 	now, err := r.Push(&d)
 	if err != nil {
@@ -27,7 +28,7 @@ func (dl *delivered) push(t *testing.T, r *Reassembler, d wire.Data) error {
 		return err
 	}
 	if now {
-		dl.msgs = append(dl.msgs, Message{StreamID: d.StreamID, SSN: d.SSN, PPID: d.PPID, Unordered: d.Unordered,
+		dl.msgs = append(dl.msgs, message{StreamID: d.StreamID, SSN: d.SSN, PPID: d.PPID, Unordered: d.Unordered,
 			FirstTSN: d.TSN, LastTSN: d.TSN, Data: append([]byte(nil), d.UserData...)})
 	}
 	for m, ok := r.Next(); ok; m, ok = r.Next() {
@@ -53,7 +54,7 @@ func chunk(tsn uint32, s, ssn uint16, flags string, data string) wire.Data {
 }
 
 func TestReassemblyUnorderedWhole_RFC9260_6_6(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 4, Budget: 100})
+	r := newReassembler(reassemblyConfig{Streams: 4, Budget: 100})
 	d := chunk(10, 3, 77, "BEU", "segment")
 	now, err := r.Push(&d)
 	require.NoError(t, err)
@@ -65,7 +66,7 @@ func TestReassemblyUnorderedWhole_RFC9260_6_6(t *testing.T) {
 }
 
 func TestReassemblyOrdered_RFC9260_6_5(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 2})
+	r := newReassembler(reassemblyConfig{Streams: 2})
 	var dl delivered
 	require.NoError(t, dl.push(t, r, chunk(1, 0, 0, "BE", "s0 m0")))
 	require.NoError(t, dl.push(t, r, chunk(3, 0, 2, "BE", "s0 m2")))
@@ -89,7 +90,7 @@ func TestReassemblyOrdered_RFC9260_6_5(t *testing.T) {
 // An ordered message whose turn it is, while earlier ones of the stream
 // still wait in Next, is queued behind them, not delivered from the packet.
 func TestReassemblyOrderedBehindQueue_RFC9260_6_5(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 1})
+	r := newReassembler(reassemblyConfig{Streams: 1})
 	d1 := chunk(2, 0, 1, "BE", "m1")
 	now, err := r.Push(&d1)
 	require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestReassemblyFragments_RFC9260_6_9(t *testing.T) {
 	for _, unordered := range []bool{false, true} {
 		for _, p := range perms {
 			t.Run(fmt.Sprintf("U=%v order %v", unordered, p), func(t *testing.T) {
-				r := NewReassembler(ReassemblyConfig{Streams: 2})
+				r := newReassembler(reassemblyConfig{Streams: 2})
 				if !unordered {
 					// SSN 5 is its turn after 0..4.
 					r.stream(1).next = 5
@@ -152,7 +153,7 @@ func TestReassemblyFragments_RFC9260_6_9(t *testing.T) {
 // Fragments of messages of several streams, across the TSN wrap, with an
 // ordered fragmented message that must wait for the one before it.
 func TestReassemblyInterleavedStreams_RFC9260_6_9(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 3})
+	r := newReassembler(reassemblyConfig{Streams: 3})
 	var dl delivered
 	base := uint32(0xfffffffd)
 	in := []wire.Data{
@@ -187,18 +188,18 @@ func TestReassemblyFragmentSequence_RFC9260_6_9(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewReassembler(ReassemblyConfig{Streams: 2})
+			r := newReassembler(reassemblyConfig{Streams: 2})
 			_, err := r.Push(&tc.first)
 			require.NoError(t, err)
 			held := r.Held()
 			_, err = r.Push(&tc.bad)
-			require.ErrorIs(t, err, ErrFragmentSequence)
+			require.ErrorIs(t, err, errFragmentSequence)
 			assert.Equal(t, held, r.Held(), "nothing kept")
 			assert.Equal(t, uint64(1), r.Violations())
 		})
 	}
 	// Unordered fragments ignore the SSN.
-	r := NewReassembler(ReassemblyConfig{Streams: 1})
+	r := newReassembler(reassemblyConfig{Streams: 1})
 	var dl delivered
 	require.NoError(t, dl.push(t, r, chunk(1, 0, 7, "BU", "a")))
 	require.NoError(t, dl.push(t, r, chunk(2, 0, 9, "EU", "b")))
@@ -206,21 +207,21 @@ func TestReassemblyFragmentSequence_RFC9260_6_9(t *testing.T) {
 }
 
 func TestReassemblyStreamSequence_RFC9260_6_5(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 1})
+	r := newReassembler(reassemblyConfig{Streams: 1})
 	var dl delivered
 	require.NoError(t, dl.push(t, r, chunk(1, 0, 0, "BE", "m0")))
 	require.NoError(t, dl.push(t, r, chunk(3, 0, 2, "BE", "m2")))
-	assert.ErrorIs(t, dl.push(t, r, chunk(4, 0, 0, "BE", "m0 again")), ErrStreamSequence, "delivered already")
-	assert.ErrorIs(t, dl.push(t, r, chunk(5, 0, 2, "BE", "m2 again")), ErrStreamSequence, "held already")
-	assert.ErrorIs(t, dl.push(t, r, chunk(6, 0, 0, "B", "m0 again")), ErrStreamSequence, "a fragment too")
-	assert.ErrorIs(t, dl.push(t, r, chunk(7, 0, 1+1<<15, "BE", "undefined order")), ErrStreamSequence)
+	assert.ErrorIs(t, dl.push(t, r, chunk(4, 0, 0, "BE", "m0 again")), errStreamSequence, "delivered already")
+	assert.ErrorIs(t, dl.push(t, r, chunk(5, 0, 2, "BE", "m2 again")), errStreamSequence, "held already")
+	assert.ErrorIs(t, dl.push(t, r, chunk(6, 0, 0, "B", "m0 again")), errStreamSequence, "a fragment too")
+	assert.ErrorIs(t, dl.push(t, r, chunk(7, 0, 1+1<<15, "BE", "undefined order")), errStreamSequence)
 	// Two fragmented messages with one SSN: once one is complete, the
 	// other's fragments are refused. The fragment kept before stays until
 	// MakeRoom evicts it.
 	require.NoError(t, dl.push(t, r, chunk(10, 0, 5, "B", "x")))
 	require.NoError(t, dl.push(t, r, chunk(20, 0, 5, "B", "y")))
 	require.NoError(t, dl.push(t, r, chunk(11, 0, 5, "E", "x")))
-	assert.ErrorIs(t, dl.push(t, r, chunk(21, 0, 5, "E", "y")), ErrStreamSequence)
+	assert.ErrorIs(t, dl.push(t, r, chunk(21, 0, 5, "E", "y")), errStreamSequence)
 	assert.Equal(t, 3*cost(2), r.Held(), "m2 and message 5 wait for m1; one fragment of the second message 5")
 	assert.Equal(t, uint64(5), r.Violations())
 	require.NoError(t, dl.push(t, r, chunk(2, 0, 1, "BE", "m1")))
@@ -228,10 +229,10 @@ func TestReassemblyStreamSequence_RFC9260_6_5(t *testing.T) {
 }
 
 func TestReassemblyInvalid_RFC9260_6_5(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 2})
+	r := newReassembler(reassemblyConfig{Streams: 2})
 	d := chunk(1, 2, 0, "BEU", "x")
 	_, err := r.Push(&d)
-	assert.ErrorIs(t, err, ErrInvalidStream, "answered with an Invalid Stream Identifier cause")
+	assert.ErrorIs(t, err, errInvalidStream, "answered with an Invalid Stream Identifier cause")
 	d = chunk(1, 1, 0, "BEU", "")
 	_, err = r.Push(&d)
 	assert.ErrorIs(t, err, wire.ErrNoUserData)
@@ -245,14 +246,14 @@ func TestReassemblyInvalid_RFC9260_6_5(t *testing.T) {
 	assert.False(t, now)
 	assert.Equal(t, cost(1), r.Held())
 
-	z := NewReassembler(ReassemblyConfig{})
-	assert.Equal(t, DefaultReassemblyBudget, z.Budget())
+	z := newReassembler(reassemblyConfig{})
+	assert.Equal(t, defaultReassemblyBudget, z.Budget())
 	assert.Equal(t, 1, z.nStreams, "at least one inbound stream")
 }
 
 func TestReassemblyBudget_RFC9260_6_2(t *testing.T) {
 	c := cost(6) // a small chunk: the smallest buffer and its bookkeeping
-	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: c + c/2})
+	r := newReassembler(reassemblyConfig{Streams: 1, Budget: c + c/2})
 	var dl delivered
 	require.NoError(t, dl.push(t, r, chunk(1, 0, 0, "B", "123456")))
 	assert.Equal(t, c, r.Held(), "charged by the buffer held, not the octets")
@@ -260,19 +261,19 @@ func TestReassemblyBudget_RFC9260_6_2(t *testing.T) {
 	assert.True(t, r.Fits(c/2))
 	assert.False(t, r.Fits(c/2+1))
 	err := dl.push(t, r, chunk(2, 0, 0, "E", "12345"))
-	require.ErrorIs(t, err, ErrReassemblyBudget)
+	require.ErrorIs(t, err, errReassemblyBudget)
 	assert.Equal(t, uint64(1), r.Refused())
 	assert.Equal(t, c, r.Held(), "nothing kept")
 
 	// A whole unordered message is not held: it always passes.
 	require.NoError(t, dl.push(t, r, chunk(3, 0, 0, "BEU", "a large unordered message")))
 	// Nor is an ordered one whose turn it is; one that must wait is.
-	r2 := NewReassembler(ReassemblyConfig{Streams: 1, Budget: c - 1})
-	require.ErrorIs(t, dl.push(t, r2, chunk(2, 0, 1, "BE", "1234")), ErrReassemblyBudget)
+	r2 := newReassembler(reassemblyConfig{Streams: 1, Budget: c - 1})
+	require.ErrorIs(t, dl.push(t, r2, chunk(2, 0, 1, "BE", "1234")), errReassemblyBudget)
 	require.NoError(t, dl.push(t, r2, chunk(1, 0, 0, "BE", "1234")))
 
 	// Memory handed out by Next leaves the budget.
-	r3 := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 2 * c})
+	r3 := newReassembler(reassemblyConfig{Streams: 1, Budget: 2 * c})
 	d := chunk(1, 0, 0, "BU", "1234")
 	_, err = r3.Push(&d)
 	require.NoError(t, err)
@@ -292,12 +293,12 @@ func TestReassemblyBudget_RFC9260_6_2(t *testing.T) {
 // (RFC 9260 §6.2); one above them does not.
 func TestReassemblyMakeRoom_RFC9260_6_2(t *testing.T) {
 	c := cost(1) // every chunk here is small: one charge each
-	r := NewReassembler(ReassemblyConfig{Streams: 2, Budget: 3 * c})
+	r := newReassembler(reassemblyConfig{Streams: 2, Budget: 3 * c})
 	var dl delivered
 	require.NoError(t, dl.push(t, r, chunk(10, 0, 0, "B", "aaaa")))  // waits for 11
 	require.NoError(t, dl.push(t, r, chunk(14, 1, 1, "BE", "bbbb"))) // waits for s1 m0
 	require.NoError(t, dl.push(t, r, chunk(20, 0, 1, "BE", "cccc"))) // waits for s0 m0
-	require.ErrorIs(t, dl.push(t, r, chunk(11, 0, 0, "E", "dd")), ErrReassemblyBudget)
+	require.ErrorIs(t, dl.push(t, r, chunk(11, 0, 0, "E", "dd")), errReassemblyBudget)
 
 	var reneged []uint32
 	renege := func(tsn uint32) { reneged = append(reneged, tsn) }
@@ -310,7 +311,7 @@ func TestReassemblyMakeRoom_RFC9260_6_2(t *testing.T) {
 	assert.Equal(t, []string{"aaaadd"}, dl.data())
 
 	// Fragments go too, but never below the new TSN.
-	r = NewReassembler(ReassemblyConfig{Streams: 1, Budget: 3 * c})
+	r = newReassembler(reassemblyConfig{Streams: 1, Budget: 3 * c})
 	for _, d := range []wire.Data{chunk(1, 0, 0, "BU", "11"), chunk(5, 0, 0, "BU", "22"), chunk(6, 0, 0, "U", "33")} {
 		_, err := r.Push(&d)
 		require.NoError(t, err)
@@ -321,7 +322,7 @@ func TestReassemblyMakeRoom_RFC9260_6_2(t *testing.T) {
 	assert.Equal(t, c, r.Held())
 
 	// An ordered message of several fragments is reneged TSN by TSN.
-	r = NewReassembler(ReassemblyConfig{Streams: 1, Budget: 2 * c})
+	r = newReassembler(reassemblyConfig{Streams: 1, Budget: 2 * c})
 	for _, d := range []wire.Data{chunk(7, 0, 1, "B", "ab"), chunk(8, 0, 1, "E", "cd")} {
 		_, err := r.Push(&d)
 		require.NoError(t, err)
@@ -333,7 +334,7 @@ func TestReassemblyMakeRoom_RFC9260_6_2(t *testing.T) {
 }
 
 func TestReassemblyNoAllocs(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 16})
+	r := newReassembler(reassemblyConfig{Streams: 16})
 	payload := make([]byte, 1400)
 	tsn := uint32(1)
 	ssn := uint16(0)
@@ -365,14 +366,14 @@ func TestReassemblyRandom_RFC9260_6_9(t *testing.T) {
 	for seed := uint64(0); seed < 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		const streams = 4
-		r := NewReassembler(ReassemblyConfig{Streams: streams, Budget: 1 << 20})
+		r := newReassembler(reassemblyConfig{Streams: streams, Budget: 1 << 20})
 		var chunks []wire.Data
-		var want []Message
+		var want []message
 		tsn := rng.Uint32()
 		var ssn [streams]uint16
 		for m := 0; m < 60; m++ {
 			s := uint16(rng.IntN(streams))
-			msg := Message{StreamID: s, Unordered: rng.IntN(3) == 0, PPID: 16, FirstTSN: tsn}
+			msg := message{StreamID: s, Unordered: rng.IntN(3) == 0, PPID: 16, FirstTSN: tsn}
 			if !msg.Unordered {
 				msg.SSN = ssn[s]
 				ssn[s]++
@@ -406,7 +407,7 @@ func TestReassemblyRandom_RFC9260_6_9(t *testing.T) {
 			require.NoError(t, dl.push(t, r, c), "seed %d", seed)
 		}
 		require.Len(t, dl.msgs, len(want), "seed %d", seed)
-		byTSN := map[uint32]Message{}
+		byTSN := map[uint32]message{}
 		for _, m := range want {
 			byTSN[m.FirstTSN] = m
 		}
@@ -434,7 +435,7 @@ func TestReassemblyRandom_RFC9260_6_9(t *testing.T) {
 // boundary between messages in a run and no complete message, and the
 // memory charged exactly that of the fragments, waiting messages and
 // messages not yet handed out.
-func checkReassembler(t *testing.T, r *Reassembler) {
+func checkReassembler(t *testing.T, r *reassembler) {
 	t.Helper()
 	held, frags := 0, 0
 	for k := range r.runs {
@@ -478,7 +479,7 @@ func checkReassembler(t *testing.T, r *Reassembler) {
 	for key, m := range r.pend {
 		held += m.cost
 		require.Equal(t, key, r.pendByLast[m.LastTSN])
-		require.True(t, SSNGreater(m.SSN, r.streams[m.StreamID].next), "waits for an earlier SSN")
+		require.True(t, seq.SSNGreater(m.SSN, r.streams[m.StreamID].next), "waits for an earlier SSN")
 	}
 	for _, m := range r.ready[r.head:] {
 		held += m.cost
@@ -495,7 +496,7 @@ func FuzzReassembler(f *testing.F) {
 	f.Add([]byte{0x01, 0, 0, 0x02, 5, 0x11, 1, 0, 0x03, 0, 0x0f, 0x22, 3})
 	f.Add([]byte{0x02, 1, 1, 0x01, 9, 0, 0x03, 2, 2, 0xff, 0x80, 0x40})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		r := NewReassembler(ReassemblyConfig{Streams: 3, Budget: 64})
+		r := newReassembler(reassemblyConfig{Streams: 3, Budget: 64})
 		payload := make([]byte, 40)
 		for i := 0; i+3 <= len(ops); i += 3 {
 			op, a, b := ops[i], ops[i+1], ops[i+2]
@@ -517,12 +518,12 @@ func FuzzReassembler(f *testing.F) {
 }
 
 // The zero-window rule end to end (RFC 9260 §6.2): the TSNs MakeRoom
-// evicts are reneged in the RecvTracker, so the next SACK stops reporting
+// evicts are reneged in the recvTracker, so the next SACK stops reporting
 // them, and the sender retransmits them later.
 func TestReassemblyMakeRoomWithTracker_RFC9260_6_2(t *testing.T) {
-	tr := NewRecvTracker(10, RecvTrackerConfig{})
+	tr := newRecvTracker(10, recvTrackerConfig{})
 	c := cost(1)
-	r := NewReassembler(ReassemblyConfig{Streams: 1, Budget: 3 * c})
+	r := newReassembler(reassemblyConfig{Streams: 1, Budget: 3 * c})
 	var dl delivered
 	recv := func(c wire.Data) {
 		t.Helper()
@@ -531,7 +532,7 @@ func TestReassemblyMakeRoomWithTracker_RFC9260_6_2(t *testing.T) {
 		}) {
 			return // dropped, not acknowledged
 		}
-		require.Equal(t, RecvNew, tr.Observe(c.TSN))
+		require.Equal(t, recvNew, tr.Observe(c.TSN))
 		require.NoError(t, dl.push(t, r, c))
 	}
 	recv(chunk(12, 0, 0, "U", "aaaa"))
@@ -565,7 +566,7 @@ func TestReassemblyMakeRoomWithTracker_RFC9260_6_2(t *testing.T) {
 }
 
 func TestReassemblyHolds(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 2})
+	r := newReassembler(reassemblyConfig{Streams: 2})
 	for _, tc := range []struct {
 		d    wire.Data
 		want bool

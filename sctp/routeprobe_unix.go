@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 )
 
 // routeProbe tells a listener the route MTU toward each new peer, as a
@@ -65,7 +65,7 @@ func (p *routeProbe) mtu(peer netip.AddrPort) int {
 	if err := rc.Control(func(fd uintptr) { cerr = unix.Connect(int(fd), sa) }); err != nil || cerr != nil {
 		return 0
 	}
-	mtu, err := pmtu.UDPPathMTU(rc, v6)
+	mtu, err := dplpmtud.UDPPathMTU(rc, v6)
 	if err != nil || mtu < 576 {
 		return 0
 	}

@@ -4,20 +4,20 @@ import "time"
 
 // Protocol parameter defaults of RFC 9260 §16.
 const (
-	// DefaultRTOInitial is RTO.Initial, the RTO before any measurement
+	// defaultRTOInitial is RTO.Initial, the RTO before any measurement
 	// (RFC 9260 §16, §6.3.1 rule C1).
-	DefaultRTOInitial = 1 * time.Second
-	// DefaultRTOMin is RTO.Min, the floor of every computed RTO
+	defaultRTOInitial = 1 * time.Second
+	// defaultRTOMin is RTO.Min, the floor of every computed RTO
 	// (RFC 9260 §16, §6.3.1 rule C6).
-	DefaultRTOMin = 1 * time.Second
-	// DefaultRTOMax is RTO.Max, the ceiling of the RTO, also of its
+	defaultRTOMin = 1 * time.Second
+	// defaultRTOMax is RTO.Max, the ceiling of the RTO, also of its
 	// back-off (RFC 9260 §16, §6.3.1 rule C7, §6.3.3 rule E2).
-	DefaultRTOMax = 60 * time.Second
-	// DefaultClockGranularity is the clock granularity G used by rule G1
+	defaultRTOMax = 60 * time.Second
+	// defaultClockGranularity is the clock granularity G used by rule G1
 	// of RFC 9260 §6.3.1. RFC 9260 reports that granularities of 100 ms
 	// or finer work better; Go's monotonic clock is far finer, so the
 	// default is one millisecond.
-	DefaultClockGranularity = time.Millisecond
+	defaultClockGranularity = time.Millisecond
 )
 
 // maxRTTSample bounds an RTT sample so that the fixed-point arithmetic
@@ -27,34 +27,34 @@ const maxRTTSample = time.Hour
 // RTOConfig holds the RTO protocol parameters of RFC 9260 §16. A zero
 // field takes its RFC default. RTO.Min may be lowered (for example to
 // 10 ms for DDP over loopback, where the default one-second floor would
-// turn every loss into a one-second stall); see [NewRTOEstimator] for
+// turn every loss into a one-second stall); see [newRTOEstimator] for
 // how inconsistent values are reconciled.
 type RTOConfig struct {
-	Initial     time.Duration // RTO.Initial; default DefaultRTOInitial
-	Min         time.Duration // RTO.Min; default DefaultRTOMin
-	Max         time.Duration // RTO.Max; default DefaultRTOMax
-	Granularity time.Duration // clock granularity G; default DefaultClockGranularity
+	Initial     time.Duration // RTO.Initial; default 1 s
+	Min         time.Duration // RTO.Min; default 1 s
+	Max         time.Duration // RTO.Max; default 60 s
+	Granularity time.Duration // clock granularity G; default 1 ms
 	// AckDelay is how long the peer may hold a SACK (RFC 9260 §6.2: up
 	// to 500 ms, 200 ms as stacks ship): a measured RTO is SRTT +
 	// 4*RTTVAR + AckDelay, so that a lone chunk's delayed SACK is not
 	// taken for a loss where RTO.Min is set below that delay. Zero or
-	// negative: none (Config fills in DefaultSACKDelay).
+	// negative: none (Config fills in 200 ms).
 	AckDelay time.Duration
 }
 
 // normalized fills the defaults and makes Min <= Initial <= Max.
 func (c RTOConfig) normalized() RTOConfig {
 	if c.Initial <= 0 {
-		c.Initial = DefaultRTOInitial
+		c.Initial = defaultRTOInitial
 	}
 	if c.Min <= 0 {
-		c.Min = DefaultRTOMin
+		c.Min = defaultRTOMin
 	}
 	if c.Max <= 0 {
-		c.Max = DefaultRTOMax
+		c.Max = defaultRTOMax
 	}
 	if c.Granularity <= 0 {
-		c.Granularity = DefaultClockGranularity
+		c.Granularity = defaultClockGranularity
 	}
 	if c.AckDelay < 0 {
 		c.AckDelay = 0
@@ -76,21 +76,21 @@ func clampDuration(d, lo, hi time.Duration) time.Duration {
 	return d
 }
 
-// RTOEstimator computes the retransmission timeout of one destination
+// rtoEstimator computes the retransmission timeout of one destination
 // transport address (RFC 9260 §6.3: SCTP keeps one per destination).
 // It holds SRTT and RTTVAR and implements rules C1-C7 and G1 of §6.3.1
 // and the back-off rule E2 of §6.3.3. Arithmetic is in integer
 // nanoseconds with RTO.Alpha = 1/8 and RTO.Beta = 1/4 (§16).
-//
-// Karn's algorithm (§6.3.1 rule C5) is the caller's side of the
-// contract: Observe must be given only measurements taken from DATA
-// chunks that were never retransmitted (the outstanding queue's
-// [SACKResult] carries only such samples), and at most one per round
-// trip (rule C4).
-//
-// The zero value is not usable; build one with NewRTOEstimator. The
-// methods never allocate.
-type RTOEstimator struct {
+type rtoEstimator struct {
+	// Karn's algorithm (§6.3.1 rule C5) is the caller's side of the
+	// contract: Observe must be given only measurements taken from DATA
+	// chunks that were never retransmitted (the outstanding queue's
+	// [sackResult] carries only such samples), and at most one per round
+	// trip (rule C4).
+	//
+	// The zero value is not usable; build one with newRTOEstimator. The
+	// methods never allocate.
+
 	cfg      RTOConfig
 	srtt     time.Duration
 	rttvar   time.Duration
@@ -98,36 +98,36 @@ type RTOEstimator struct {
 	measured bool
 }
 
-// NewRTOEstimator returns an estimator whose RTO is RTO.Initial (rule C1).
+// newRTOEstimator returns an estimator whose RTO is RTO.Initial (rule C1).
 // Zero fields of cfg take the RFC 9260 §16 defaults; if Max is below Min
 // it is raised to Min, and Initial is clamped into [Min, Max].
-func NewRTOEstimator(cfg RTOConfig) RTOEstimator {
+func newRTOEstimator(cfg RTOConfig) rtoEstimator {
 	cfg = cfg.normalized()
-	return RTOEstimator{cfg: cfg, rto: cfg.Initial}
+	return rtoEstimator{cfg: cfg, rto: cfg.Initial}
 }
 
 // Config returns the parameters in use, defaults filled in.
-func (e *RTOEstimator) Config() RTOConfig { return e.cfg }
+func (e *rtoEstimator) Config() RTOConfig { return e.cfg }
 
 // RTO returns the current retransmission timeout.
-func (e *RTOEstimator) RTO() time.Duration { return e.rto }
+func (e *rtoEstimator) RTO() time.Duration { return e.rto }
 
 // SRTT returns the smoothed round-trip time (zero before the first
 // measurement).
-func (e *RTOEstimator) SRTT() time.Duration { return e.srtt }
+func (e *rtoEstimator) SRTT() time.Duration { return e.srtt }
 
 // RTTVAR returns the round-trip time variation (zero before the first
 // measurement).
-func (e *RTOEstimator) RTTVAR() time.Duration { return e.rttvar }
+func (e *rtoEstimator) RTTVAR() time.Duration { return e.rttvar }
 
 // Measured reports whether any RTT measurement has been taken.
-func (e *RTOEstimator) Measured() bool { return e.measured }
+func (e *rtoEstimator) Measured() bool { return e.measured }
 
 // Observe feeds one valid RTT measurement r (see the type's comment on
 // Karn's rule). A negative r, which only a broken clock can produce, is
 // ignored. Observing recomputes the RTO from SRTT and RTTVAR, which also
 // ends any back-off.
-func (e *RTOEstimator) Observe(r time.Duration) {
+func (e *rtoEstimator) Observe(r time.Duration) {
 	if r < 0 {
 		return
 	}
@@ -165,7 +165,7 @@ func (e *RTOEstimator) Observe(r time.Duration) {
 // Backoff doubles the RTO after a retransmission timer expiry, capped at
 // RTO.Max (RFC 9260 §6.3.3 rule E2, bounded as rule C7 allows). The next
 // Observe recomputes the RTO from SRTT and RTTVAR.
-func (e *RTOEstimator) Backoff() {
+func (e *rtoEstimator) Backoff() {
 	if e.rto >= e.cfg.Max/2 {
 		e.rto = e.cfg.Max
 		return

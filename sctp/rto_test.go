@@ -11,7 +11,7 @@ import (
 const ms = time.Millisecond
 
 func TestRTODefaults_RFC9260_16(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{})
+	e := newRTOEstimator(RTOConfig{})
 	assert.Equal(t, RTOConfig{Initial: time.Second, Min: time.Second, Max: 60 * time.Second, Granularity: ms}, e.Config())
 	// RFC 9260 §6.3.1 C1: RTO.Initial until a measurement is made.
 	assert.Equal(t, time.Second, e.RTO())
@@ -39,7 +39,7 @@ func TestRTOConfigNormalized(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := NewRTOEstimator(c.in)
+			e := newRTOEstimator(c.in)
 			assert.Equal(t, c.want, e.Config())
 			assert.Equal(t, c.want.Initial, e.RTO())
 		})
@@ -48,7 +48,7 @@ func TestRTOConfigNormalized(t *testing.T) {
 
 // Hand-computed: RTO.Alpha 1/8, RTO.Beta 1/4, K = 4, G = 1 ms, RTO.Min 10 ms.
 func TestRTOObserve_RFC9260_6_3_1_C2_C3_Table(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{Min: 10 * ms})
+	e := newRTOEstimator(RTOConfig{Min: 10 * ms})
 	steps := []struct {
 		r, srtt, rttvar, rto time.Duration
 	}{
@@ -71,31 +71,31 @@ func TestRTOObserve_RFC9260_6_3_1_C2_C3_Table(t *testing.T) {
 }
 
 func TestRTOMinFloor_RFC9260_6_3_1_C6(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{}) // RTO.Min = 1 s
+	e := newRTOEstimator(RTOConfig{}) // RTO.Min = 1 s
 	e.Observe(100 * ms)               // 100 + 4*50 = 300 ms
 	assert.Equal(t, time.Second, e.RTO(), "rounded up to RTO.Min")
 	assert.Equal(t, 100*ms, e.SRTT(), "SRTT itself is not clamped")
 
-	lo := NewRTOEstimator(RTOConfig{Min: 10 * ms})
+	lo := newRTOEstimator(RTOConfig{Min: 10 * ms})
 	lo.Observe(time.Microsecond) // SRTT 1 µs, RTTVAR floored at G = 1 ms: 4.001 ms
 	assert.Equal(t, 10*ms, lo.RTO())
 }
 
 func TestRTOMaxCeiling_RFC9260_6_3_1_C7(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{Min: 10 * ms, Max: 2 * time.Second})
+	e := newRTOEstimator(RTOConfig{Min: 10 * ms, Max: 2 * time.Second})
 	e.Observe(time.Second) // 1 + 4*0.5 = 3 s
 	assert.Equal(t, 2*time.Second, e.RTO())
 }
 
 func TestRTOGranularity_RFC9260_6_3_1_G1(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{Min: ms, Granularity: ms})
+	e := newRTOEstimator(RTOConfig{Min: ms, Granularity: ms})
 	e.Observe(0) // SRTT 0, RTTVAR 0 -> G
 	assert.Equal(t, ms, e.RTTVAR())
 	assert.Equal(t, 4*ms, e.RTO())
 
 	// A perfectly steady path: RTTVAR decays by 3/4 per sample down to G,
 	// so the RTO settles at SRTT + 4G and never at SRTT itself.
-	e = NewRTOEstimator(RTOConfig{Min: ms, Granularity: ms})
+	e = newRTOEstimator(RTOConfig{Min: ms, Granularity: ms})
 	for i := 0; i < 100; i++ {
 		e.Observe(20 * ms)
 	}
@@ -105,7 +105,7 @@ func TestRTOGranularity_RFC9260_6_3_1_G1(t *testing.T) {
 }
 
 func TestRTOBackoff_RFC9260_6_3_3_E2(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{Min: 10 * ms, Max: 5 * time.Second})
+	e := newRTOEstimator(RTOConfig{Min: 10 * ms, Max: 5 * time.Second})
 	// Before any measurement the back-off applies to RTO.Initial (C1 + E2).
 	e.Backoff()
 	assert.Equal(t, 2*time.Second, e.RTO())
@@ -127,7 +127,7 @@ func TestRTOBackoff_RFC9260_6_3_3_E2(t *testing.T) {
 }
 
 func TestRTOBackoffNoOverflow_RFC9260_6_3_3_E2(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{Max: time.Duration(1<<62 + 1)})
+	e := newRTOEstimator(RTOConfig{Max: time.Duration(1<<62 + 1)})
 	for i := 0; i < 200; i++ {
 		e.Backoff()
 		require.Positive(t, e.RTO())
@@ -136,14 +136,14 @@ func TestRTOBackoffNoOverflow_RFC9260_6_3_3_E2(t *testing.T) {
 }
 
 func TestRTOObserveRejectsNegative(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{})
+	e := newRTOEstimator(RTOConfig{})
 	e.Observe(-time.Second)
 	assert.False(t, e.Measured())
 	assert.Equal(t, time.Second, e.RTO())
 }
 
 func TestRTOObserveHugeSampleIsBounded(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{})
+	e := newRTOEstimator(RTOConfig{})
 	e.Observe(time.Duration(1 << 62))
 	assert.Equal(t, time.Hour, e.SRTT())
 	e.Observe(time.Duration(1 << 62))
@@ -152,7 +152,7 @@ func TestRTOObserveHugeSampleIsBounded(t *testing.T) {
 }
 
 func TestRTONoAllocs(t *testing.T) {
-	e := NewRTOEstimator(RTOConfig{Min: 10 * ms})
+	e := newRTOEstimator(RTOConfig{Min: 10 * ms})
 	allocs := testing.AllocsPerRun(100, func() {
 		e.Observe(30 * ms)
 		e.Backoff()

@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
-// TestSACKPathOverTheWire_RFC9260_6_2 connects a sender (OutstandingQueue
-// and Congestion) to a receiver (RecvTracker) through a lossy, reordering
-// channel, every SACK going through the wire format (sctp/wire SACK
+// TestSACKPathOverTheWire_RFC9260_6_2 connects a sender (outstandingQueue
+// and Congestion) to a receiver (recvTracker) through a lossy, reordering
+// channel, every SACK going through the wire format (internal/sctp/wire SACK
 // Append, ParseChunk, ParseSACK): every SACK the receiver builds is one
 // the sender accepts (§6.2.1), the sender's Cumulative TSN Ack Point
 // follows the receiver's, and everything is eventually delivered through
@@ -23,8 +23,8 @@ func TestSACKPathOverTheWire_RFC9260_6_2(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		init := rng.Uint32()
-		s := &sender{q: NewOutstandingQueue(init, 512), cc: NewCongestion(CongestionConfig{MTU: 1200, PeerARwnd: 1 << 20})}
-		r := NewRecvTracker(init, RecvTrackerConfig{Window: 1024})
+		s := &sender{q: newOutstandingQueue(init, 512), cc: newCongestion(congestionConfig{MTU: 1200, PeerARwnd: 1 << 20})}
+		r := newRecvTracker(init, recvTrackerConfig{Window: 1024})
 		const total = 2000
 		sentNew := 0
 		var inFlight []uint32 // the channel: TSNs on their way, in order of arrival
@@ -99,7 +99,7 @@ func TestSACKPathOverTheWire_RFC9260_6_2(t *testing.T) {
 				fastRtx++
 			}
 			lostRtx += res.LostRetransmits
-			require.Equal(t, SACKProcessed, res.Status, "seed %d step %d: a SACK the receiver built", seed, step)
+			require.Equal(t, sackProcessed, res.Status, "seed %d step %d: a SACK the receiver built", seed, step)
 			require.Equal(t, r.CumTSN(), s.q.CumTSN())
 			flight, marked := flightOf(s.q)
 			require.Equal(t, flight, s.cc.Flight())

@@ -7,7 +7,7 @@ package sctp
 // nothing, while an ordered message of one of them is held (a fragment or
 // one waiting for an earlier SSN): the caller answers "In progress". The
 // work is linear in the request, the held fragments and the streams.
-func (r *Reassembler) ResetStreams(streams []byte) bool {
+func (r *reassembler) ResetStreams(streams []byte) bool {
 	if r.streams == nil {
 		return true // no ordered message yet: every expected SSN is 0
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // TestReassemblerResetStreams_RFC6525_5_2_2: a reset stream expects SSN 0
@@ -14,7 +14,7 @@ import (
 // an earlier SSN, cannot be reset yet (In progress), and the others of
 // the request are left alone then too.
 func TestReassemblerResetStreams_RFC6525_5_2_2(t *testing.T) {
-	r := NewReassembler(ReassemblyConfig{Streams: 4, Budget: 1 << 16})
+	r := newReassembler(reassemblyConfig{Streams: 4, Budget: 1 << 16})
 	push := func(d wire.Data) {
 		t.Helper()
 		_, err := r.Push(&d)

@@ -5,36 +5,36 @@ import (
 	"time"
 )
 
-// TimerID names one of the timers of an association.
-type TimerID uint8
+// timerID names one of the timers of an association.
+type timerID uint8
 
 // The timers of one association. Each is a single deadline; a timer
 // that RFC 9260 keeps per destination address (T3-rtx, heartbeat) is one
 // deadline here because the stack runs one path per association.
 const (
-	// TimerT1Init guards an INIT until the INIT ACK arrives
+	// timerT1Init guards an INIT until the INIT ACK arrives
 	// (RFC 9260 §5.1 step A, §5.1.6).
-	TimerT1Init TimerID = iota
-	// TimerT1Cookie guards a COOKIE ECHO until the COOKIE ACK arrives
+	timerT1Init timerID = iota
+	// timerT1Cookie guards a COOKIE ECHO until the COOKIE ACK arrives
 	// (RFC 9260 §5.1 step C, §5.1.6).
-	TimerT1Cookie
-	// TimerT2Shutdown guards SHUTDOWN and SHUTDOWN ACK (RFC 9260 §9.2).
-	TimerT2Shutdown
-	// TimerT3Rtx is the retransmission timer of DATA (RFC 9260 §6.3.2).
-	TimerT3Rtx
-	// TimerT5ShutdownGuard bounds the whole shutdown (RFC 9260 §9.2).
-	TimerT5ShutdownGuard
-	// TimerHeartbeat paces HEARTBEATs to an idle destination
+	timerT1Cookie
+	// timerT2Shutdown guards SHUTDOWN and SHUTDOWN ACK (RFC 9260 §9.2).
+	timerT2Shutdown
+	// timerT3Rtx is the retransmission timer of DATA (RFC 9260 §6.3.2).
+	timerT3Rtx
+	// timerT5ShutdownGuard bounds the whole shutdown (RFC 9260 §9.2).
+	timerT5ShutdownGuard
+	// timerHeartbeat paces HEARTBEATs to an idle destination
 	// (RFC 9260 §8.3).
-	TimerHeartbeat
-	// TimerDelayedAck bounds the delay of a SACK (RFC 9260 §6.2).
-	TimerDelayedAck
-	// TimerReconfig guards an outstanding RE-CONFIG request
+	timerHeartbeat
+	// timerDelayedAck bounds the delay of a SACK (RFC 9260 §6.2).
+	timerDelayedAck
+	// timerReconfig guards an outstanding RE-CONFIG request
 	// (RFC 6525 §5.1.1).
-	TimerReconfig
-	// TimerPLPMTUD paces RFC 8899 probes: PROBE_TIMER, CONFIRMATION_TIMER
+	timerReconfig
+	// timerPLPMTUD paces RFC 8899 probes: PROBE_TIMER, CONFIRMATION_TIMER
 	// and PMTU_RAISE_TIMER of pmtu.Prober, whichever is next.
-	TimerPLPMTUD
+	timerPLPMTUD
 
 	numTimers
 )
@@ -45,39 +45,39 @@ var timerNames = [numTimers]string{
 }
 
 // String returns the RFC name of the timer.
-func (id TimerID) String() string {
+func (id timerID) String() string {
 	if id < numTimers {
 		return timerNames[id]
 	}
 	return "timer?"
 }
 
-// TimerSet is a set of TimerIDs.
-type TimerSet uint16
+// timerSet is a set of TimerIDs.
+type timerSet uint16
 
 // Has reports whether id is in the set.
-func (s TimerSet) Has(id TimerID) bool { return id < numTimers && s&(1<<id) != 0 }
+func (s timerSet) Has(id timerID) bool { return id < numTimers && s&(1<<id) != 0 }
 
 // Empty reports whether the set is empty.
-func (s TimerSet) Empty() bool { return s == 0 }
+func (s timerSet) Empty() bool { return s == 0 }
 
 // Len returns the number of timers in the set.
-func (s TimerSet) Len() int { return bits.OnesCount16(uint16(s)) }
+func (s timerSet) Len() int { return bits.OnesCount16(uint16(s)) }
 
-// Pop returns the lowest TimerID of the set and the set without it; ok is
+// Pop returns the lowest timerID of the set and the set without it; ok is
 // false for an empty set. It lets a loop handle expired timers without
 // allocating:
 //
 //	for id, rest, ok := set.Pop(); ok; id, rest, ok = rest.Pop() { ... }
-func (s TimerSet) Pop() (id TimerID, rest TimerSet, ok bool) {
+func (s timerSet) Pop() (id timerID, rest timerSet, ok bool) {
 	if s == 0 {
 		return 0, 0, false
 	}
-	id = TimerID(bits.TrailingZeros16(uint16(s)))
+	id = timerID(bits.TrailingZeros16(uint16(s)))
 	return id, s &^ (1 << id), true
 }
 
-// Timers holds the deadlines of one association's timers so that its
+// timers holds the deadlines of one association's timers so that its
 // single event loop can compute its next wake-up (Next) and find what
 // expired (Expired) instead of running one OS timer per timer, let alone
 // per packet. Deadlines are time.Time values read from the monotonic
@@ -86,14 +86,14 @@ func (s TimerSet) Pop() (id TimerID, rest TimerSet, ok bool) {
 // The zero value has every timer stopped. Timers is not safe for
 // concurrent use: it belongs to the association's loop. No method
 // allocates.
-type Timers struct {
+type timers struct {
 	at      [numTimers]time.Time
-	running TimerSet
+	running timerSet
 }
 
 // Set starts timer id, or restarts it, to expire at the deadline at.
 // Unknown ids are ignored.
-func (t *Timers) Set(id TimerID, at time.Time) {
+func (t *timers) Set(id timerID, at time.Time) {
 	if id >= numTimers {
 		return
 	}
@@ -102,12 +102,12 @@ func (t *Timers) Set(id TimerID, at time.Time) {
 }
 
 // SetAfter starts or restarts timer id to expire d after now.
-func (t *Timers) SetAfter(id TimerID, now time.Time, d time.Duration) {
+func (t *timers) SetAfter(id timerID, now time.Time, d time.Duration) {
 	t.Set(id, now.Add(d))
 }
 
 // Stop stops timer id; stopping a stopped timer does nothing.
-func (t *Timers) Stop(id TimerID) {
+func (t *timers) Stop(id timerID) {
 	if id >= numTimers {
 		return
 	}
@@ -116,16 +116,16 @@ func (t *Timers) Stop(id TimerID) {
 }
 
 // StopAll stops every timer (for example when the association closes).
-func (t *Timers) StopAll() { *t = Timers{} }
+func (t *timers) StopAll() { *t = timers{} }
 
 // Running reports whether timer id is running.
-func (t *Timers) Running(id TimerID) bool { return t.running.Has(id) }
+func (t *timers) Running(id timerID) bool { return t.running.Has(id) }
 
 // RunningSet returns the set of running timers.
-func (t *Timers) RunningSet() TimerSet { return t.running }
+func (t *timers) RunningSet() timerSet { return t.running }
 
 // Deadline returns the deadline of timer id and whether it is running.
-func (t *Timers) Deadline(id TimerID) (time.Time, bool) {
+func (t *timers) Deadline(id timerID) (time.Time, bool) {
 	if !t.running.Has(id) {
 		return time.Time{}, false
 	}
@@ -134,7 +134,7 @@ func (t *Timers) Deadline(id TimerID) (time.Time, bool) {
 
 // Next returns the earliest deadline of the running timers, which timer
 // it is (the lowest id among equal deadlines), and ok=false if none runs.
-func (t *Timers) Next() (at time.Time, id TimerID, ok bool) {
+func (t *timers) Next() (at time.Time, id timerID, ok bool) {
 	for i, rest, more := t.running.Pop(); more; i, rest, more = rest.Pop() {
 		if !ok || t.at[i].Before(at) {
 			at, id, ok = t.at[i], i, true
@@ -146,8 +146,8 @@ func (t *Timers) Next() (at time.Time, id TimerID, ok bool) {
 // Expired stops every running timer whose deadline is at or before now
 // and returns them. Timers are one-shot: a handler that wants its timer
 // again (T3-rtx with data still outstanding, the heartbeat) sets it anew.
-func (t *Timers) Expired(now time.Time) TimerSet {
-	var out TimerSet
+func (t *timers) Expired(now time.Time) timerSet {
+	var out timerSet
 	for i, rest, more := t.running.Pop(); more; i, rest, more = rest.Pop() {
 		if !t.at[i].After(now) {
 			out |= 1 << i
@@ -158,49 +158,49 @@ func (t *Timers) Expired(now time.Time) TimerSet {
 	return out
 }
 
-// Wakeup is the single OS timer of an association. Sync
+// wakeup is the single OS timer of an association. Sync
 // (or Update) arms it only when the earliest deadline of the Timers moves
 // earlier than the one it is armed for: stopping or postponing timers
 // leaves it alone, and the loop then wakes early, finds nothing expired
 // and syncs again. That keeps the number of timer resets per packet at
 // zero in the steady state, when the T3-rtx and delayed-ack deadlines
 // only move later.
-//
-// The loop selects on C(); after a receive from it, it calls Fired, then
-// handles Timers.Expired, then Sync. Wakeup is not safe for concurrent
-// use.
-type Wakeup struct {
+type wakeup struct {
+	// The loop selects on C(); after a receive from it, it calls Fired, then
+	// handles Timers.Expired, then Sync. Wakeup is not safe for concurrent
+	// use.
+
 	timer *time.Timer
 	at    time.Time
 	armed bool
 }
 
-// NewWakeupFunc returns a Wakeup whose timer calls f in its own goroutine
+// newWakeupFunc returns a Wakeup whose timer calls f in its own goroutine
 // when it fires (time.AfterFunc) instead of sending on C; f calls Fired
 // first, under the lock that guards the Wakeup. C returns nil.
-func NewWakeupFunc(f func()) *Wakeup {
+func newWakeupFunc(f func()) *wakeup {
 	t := time.AfterFunc(time.Hour, f)
 	t.Stop()
-	return &Wakeup{timer: t}
+	return &wakeup{timer: t}
 }
 
-// NewWakeup returns a Wakeup with its timer stopped.
-func NewWakeup() *Wakeup {
+// newWakeup returns a Wakeup with its timer stopped.
+func newWakeup() *wakeup {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &Wakeup{timer: t}
+	return &wakeup{timer: t}
 }
 
 // C returns the channel on which the timer delivers.
-func (w *Wakeup) C() <-chan time.Time { return w.timer.C }
+func (w *wakeup) C() <-chan time.Time { return w.timer.C }
 
 // Armed returns the deadline the timer is armed for, if it is.
-func (w *Wakeup) Armed() (time.Time, bool) { return w.at, w.armed }
+func (w *wakeup) Armed() (time.Time, bool) { return w.at, w.armed }
 
 // Update arms the timer for next if it is not armed or is armed for a
 // later deadline, and reports whether it did. With ok false (no timer
 // running) it does nothing: a wake-up still pending is harmless.
-func (w *Wakeup) Update(next time.Time, ok bool, now time.Time) bool {
+func (w *wakeup) Update(next time.Time, ok bool, now time.Time) bool {
 	if !ok || (w.armed && !next.Before(w.at)) {
 		return false
 	}
@@ -210,16 +210,16 @@ func (w *Wakeup) Update(next time.Time, ok bool, now time.Time) bool {
 }
 
 // Sync arms the timer for the earliest deadline of t (see Update).
-func (w *Wakeup) Sync(t *Timers, now time.Time) bool {
+func (w *wakeup) Sync(t *timers, now time.Time) bool {
 	next, _, ok := t.Next()
 	return w.Update(next, ok, now)
 }
 
 // Fired records that the armed deadline was delivered on C.
-func (w *Wakeup) Fired() { w.armed = false }
+func (w *wakeup) Fired() { w.armed = false }
 
 // Stop stops the timer; the Wakeup can be armed again.
-func (w *Wakeup) Stop() {
+func (w *wakeup) Stop() {
 	w.timer.Stop()
 	w.armed = false
 }

@@ -10,32 +10,33 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // gb is a Gap Ack Block: offsets from the Cumulative TSN Ack (RFC 9260 §3.3.4).
 func gb(start, end uint16) wire.GapAckBlock { return wire.GapAckBlock{Start: start, End: end} }
 
-func observeAll(t *testing.T, r *RecvTracker, want RecvResult, tsns ...uint32) {
+func observeAll(t *testing.T, r *recvTracker, want recvResult, tsns ...uint32) {
 	t.Helper()
 	for _, tsn := range tsns {
 		require.Equal(t, want, r.Observe(tsn), "TSN %d", tsn)
 	}
 }
 
-func gaps(r *RecvTracker) []wire.GapAckBlock {
+func gaps(r *recvTracker) []wire.GapAckBlock {
 	return r.AppendGapBlocks(nil, math.MaxInt)
 }
 
 func TestRecvTrackerInOrder_RFC9260_6_2(t *testing.T) {
-	r := NewRecvTracker(100, RecvTrackerConfig{})
+	r := newRecvTracker(100, recvTrackerConfig{})
 	assert.Equal(t, uint32(99), r.CumTSN(), "Last Rcvd TSN starts at the initial TSN - 1 (RFC 9260 §14.2)")
-	observeAll(t, r, RecvNew, 100, 101, 102, 103, 104)
+	observeAll(t, r, recvNew, 100, 101, 102, 103, 104)
 	assert.Equal(t, uint32(104), r.CumTSN())
 	assert.Equal(t, uint32(104), r.Highest())
 	assert.False(t, r.HasGaps())
 	assert.Empty(t, gaps(r))
-	assert.Equal(t, DefaultRecvWindow, r.Window())
+	assert.Equal(t, defaultRecvWindow, r.Window())
 }
 
 func TestRecvTrackerGapAckBlocks_RFC9260_3_3_4(t *testing.T) {
@@ -59,8 +60,8 @@ func TestRecvTrackerGapAckBlocks_RFC9260_3_3_4(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewRecvTracker(tc.init, RecvTrackerConfig{})
-			observeAll(t, r, RecvNew, tc.recv...)
+			r := newRecvTracker(tc.init, recvTrackerConfig{})
+			observeAll(t, r, recvNew, tc.recv...)
 			assert.Equal(t, tc.wantCum, r.CumTSN())
 			assert.Equal(t, tc.wantGaps, gaps(r))
 			assert.True(t, r.HasGaps())
@@ -72,21 +73,21 @@ func TestRecvTrackerGapAckBlocks_RFC9260_3_3_4(t *testing.T) {
 }
 
 func TestRecvTrackerGapFilled_RFC9260_6_7(t *testing.T) {
-	r := NewRecvTracker(1, RecvTrackerConfig{})
-	observeAll(t, r, RecvNew, 1, 3, 4, 6)
+	r := newRecvTracker(1, recvTrackerConfig{})
+	observeAll(t, r, recvNew, 1, 3, 4, 6)
 	assert.Equal(t, []wire.GapAckBlock{gb(2, 3), gb(5, 5)}, gaps(r))
 	assert.Equal(t, 3, r.Held())
-	observeAll(t, r, RecvNew, 2)
+	observeAll(t, r, recvNew, 2)
 	assert.Equal(t, uint32(4), r.CumTSN())
 	assert.Equal(t, []wire.GapAckBlock{gb(2, 2)}, gaps(r), "offsets follow the new cum ack")
-	observeAll(t, r, RecvNew, 5)
+	observeAll(t, r, recvNew, 5)
 	assert.Equal(t, uint32(6), r.CumTSN())
 	assert.False(t, r.HasGaps())
 	assert.Zero(t, r.Held())
 }
 
 func TestRecvTrackerMaxGapBlocks(t *testing.T) {
-	r := NewRecvTracker(1, RecvTrackerConfig{})
+	r := newRecvTracker(1, recvTrackerConfig{})
 	for tsn := uint32(2); tsn < 40; tsn += 2 {
 		r.Observe(tsn)
 	}
@@ -98,9 +99,9 @@ func TestRecvTrackerMaxGapBlocks(t *testing.T) {
 }
 
 func TestRecvTrackerDuplicates_RFC9260_6_2(t *testing.T) {
-	r := NewRecvTracker(1, RecvTrackerConfig{MaxDuplicates: 3})
-	observeAll(t, r, RecvNew, 1, 2, 3, 5)
-	observeAll(t, r, RecvDuplicate, 2, 5, 3, 1, 0, math.MaxUint32-5)
+	r := newRecvTracker(1, recvTrackerConfig{MaxDuplicates: 3})
+	observeAll(t, r, recvNew, 1, 2, 3, 5)
+	observeAll(t, r, recvDuplicate, 2, 5, 3, 1, 0, math.MaxUint32-5)
 	// Each arrival is listed, up to the cap (RFC 9260 §3.3.4).
 	assert.Equal(t, []uint32{2, 5, 3}, r.AppendDuplicates(nil))
 	assert.Equal(t, 3, r.DuplicatesNotReported())
@@ -108,39 +109,39 @@ func TestRecvTrackerDuplicates_RFC9260_6_2(t *testing.T) {
 	r.SACKSent()
 	assert.Empty(t, r.AppendDuplicates(nil), "reported once: the list starts over after a SACK")
 	assert.Zero(t, r.DuplicatesNotReported())
-	observeAll(t, r, RecvDuplicate, 3, 3)
+	observeAll(t, r, recvDuplicate, 3, 3)
 	assert.Equal(t, []uint32{3, 3}, r.AppendDuplicates(nil))
 }
 
 func TestRecvTrackerWindow_RFC9260_6_2(t *testing.T) {
-	r := NewRecvTracker(1, RecvTrackerConfig{Window: 100})
+	r := newRecvTracker(1, recvTrackerConfig{Window: 100})
 	assert.Equal(t, 100, r.Window())
-	assert.Equal(t, RecvOutOfWindow, r.Observe(101), "cum 0: offset 101 is beyond a window of 100")
-	assert.Equal(t, RecvNew, r.Observe(100))
-	assert.Equal(t, RecvOutOfWindow, r.Observe(1<<31), "exactly half the serial space away: undefined, dropped")
-	assert.Equal(t, RecvOutOfWindow, r.Observe(1<<20))
+	assert.Equal(t, recvOutOfWindow, r.Observe(101), "cum 0: offset 101 is beyond a window of 100")
+	assert.Equal(t, recvNew, r.Observe(100))
+	assert.Equal(t, recvOutOfWindow, r.Observe(1<<31), "exactly half the serial space away: undefined, dropped")
+	assert.Equal(t, recvOutOfWindow, r.Observe(1<<20))
 	assert.Equal(t, uint64(3), r.Dropped())
 	assert.False(t, r.Received(101))
 	assert.False(t, r.Received(1<<31))
 	assert.Equal(t, []wire.GapAckBlock{gb(100, 100)}, gaps(r))
 	// The window moves with the cum ack.
 	for tsn := uint32(1); tsn <= 99; tsn++ {
-		require.Equal(t, RecvNew, r.Observe(tsn))
+		require.Equal(t, recvNew, r.Observe(tsn))
 	}
 	assert.Equal(t, uint32(100), r.CumTSN())
-	assert.Equal(t, RecvNew, r.Observe(200))
+	assert.Equal(t, recvNew, r.Observe(200))
 	assert.Equal(t, []wire.GapAckBlock{gb(100, 100)}, gaps(r))
 
-	big := NewRecvTracker(1, RecvTrackerConfig{Window: 1 << 20})
-	assert.Equal(t, MaxRecvWindow, big.Window(), "16-bit Gap Ack Block offsets bound the window")
-	assert.Equal(t, RecvNew, big.Observe(MaxRecvWindow))
-	assert.Equal(t, RecvOutOfWindow, big.Observe(MaxRecvWindow+1))
+	big := newRecvTracker(1, recvTrackerConfig{Window: 1 << 20})
+	assert.Equal(t, maxRecvWindow, big.Window(), "16-bit Gap Ack Block offsets bound the window")
+	assert.Equal(t, recvNew, big.Observe(maxRecvWindow))
+	assert.Equal(t, recvOutOfWindow, big.Observe(maxRecvWindow+1))
 	assert.Equal(t, []wire.GapAckBlock{gb(65535, 65535)}, gaps(big))
 }
 
 func TestRecvTrackerRenege_RFC9260_6_2(t *testing.T) {
-	r := NewRecvTracker(1, RecvTrackerConfig{})
-	observeAll(t, r, RecvNew, 1, 2, 3, 5, 6, 9)
+	r := newRecvTracker(1, recvTrackerConfig{})
+	observeAll(t, r, recvNew, 1, 2, 3, 5, 6, 9)
 	assert.False(t, r.Renege(3), "at or below the cum ack: cannot be reneged")
 	assert.False(t, r.Renege(4), "not held")
 	assert.False(t, r.Renege(1<<30), "outside the window")
@@ -152,7 +153,7 @@ func TestRecvTrackerRenege_RFC9260_6_2(t *testing.T) {
 	assert.True(t, r.Renege(6))
 	assert.Equal(t, uint32(3), r.Highest())
 	assert.False(t, r.HasGaps())
-	assert.Equal(t, RecvNew, r.Observe(6), "a reneged TSN is new again")
+	assert.Equal(t, recvNew, r.Observe(6), "a reneged TSN is new again")
 }
 
 func TestRecvTrackerDelayedAck_RFC9260_6_2(t *testing.T) {
@@ -178,7 +179,7 @@ func TestRecvTrackerDelayedAck_RFC9260_6_2(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewRecvTracker(1, RecvTrackerConfig{Window: 1000})
+			r := newRecvTracker(1, recvTrackerConfig{Window: 1000})
 			if tc.name[:5] != "first" {
 				r.Observe(1)
 				r.EndPacket(t0)
@@ -204,7 +205,7 @@ func TestRecvTrackerDelayedAck_RFC9260_6_2(t *testing.T) {
 
 func TestRecvTrackerDelayedAckDeadline_RFC9260_6_2(t *testing.T) {
 	t0 := time.Now()
-	r := NewRecvTracker(1, RecvTrackerConfig{})
+	r := newRecvTracker(1, recvTrackerConfig{})
 	r.Observe(1)
 	r.EndPacket(t0)
 	r.SACKSent()
@@ -234,7 +235,7 @@ func TestRecvTrackerDelayedAckDeadline_RFC9260_6_2(t *testing.T) {
 	for _, tc := range []struct{ cfg, want time.Duration }{
 		{0, 200 * time.Millisecond}, {10 * time.Millisecond, 10 * time.Millisecond}, {time.Second, 500 * time.Millisecond},
 	} {
-		r := NewRecvTracker(1, RecvTrackerConfig{SACKDelay: tc.cfg})
+		r := newRecvTracker(1, recvTrackerConfig{SACKDelay: tc.cfg})
 		r.Observe(1)
 		r.EndPacket(t0)
 		r.SACKSent()
@@ -246,16 +247,16 @@ func TestRecvTrackerDelayedAckDeadline_RFC9260_6_2(t *testing.T) {
 }
 
 func TestRecvResultString(t *testing.T) {
-	assert.Equal(t, "new", RecvNew.String())
-	assert.Equal(t, "duplicate", RecvDuplicate.String())
-	assert.Equal(t, "out-of-window", RecvOutOfWindow.String())
-	assert.Equal(t, "RecvResult?", RecvResult(9).String())
+	assert.Equal(t, "new", recvNew.String())
+	assert.Equal(t, "duplicate", recvDuplicate.String())
+	assert.Equal(t, "out-of-window", recvOutOfWindow.String())
+	assert.Equal(t, "RecvResult?", recvResult(9).String())
 }
 
 func TestRecvTrackerNoAllocs(t *testing.T) {
-	r := NewRecvTracker(1, RecvTrackerConfig{Window: 4096})
+	r := newRecvTracker(1, recvTrackerConfig{Window: 4096})
 	gapBuf := make([]wire.GapAckBlock, 0, 64)
-	dupBuf := make([]uint32, 0, DefaultMaxDuplicates)
+	dupBuf := make([]uint32, 0, defaultMaxDuplicates)
 	tsn := uint32(1)
 	now := time.Now()
 	allocs := testing.AllocsPerRun(200, func() {
@@ -272,7 +273,7 @@ func TestRecvTrackerNoAllocs(t *testing.T) {
 	assert.Zero(t, allocs)
 }
 
-// recvModel is the obvious, unbounded implementation RecvTracker is checked
+// recvModel is the obvious, unbounded implementation recvTracker is checked
 // against: TSNs are unwrapped to 64 bits.
 type recvModel struct {
 	init    uint32
@@ -289,27 +290,27 @@ func (m *recvModel) unwrap(tsn uint32) int64 {
 	return m.cum + int64(int32(tsn-base))
 }
 
-func (m *recvModel) observe(tsn uint32) RecvResult {
+func (m *recvModel) observe(tsn uint32) recvResult {
 	base := m.init - 1 + uint32(m.cum)
 	if tsn-base == 1<<31 {
-		return RecvOutOfWindow
+		return recvOutOfWindow
 	}
 	u := m.unwrap(tsn)
 	if u <= m.cum || m.held[u] {
 		if len(m.dups) < m.maxDups {
 			m.dups = append(m.dups, tsn)
 		}
-		return RecvDuplicate
+		return recvDuplicate
 	}
 	if u-m.cum > m.window {
-		return RecvOutOfWindow
+		return recvOutOfWindow
 	}
 	m.held[u] = true
 	for m.held[m.cum+1] {
 		delete(m.held, m.cum+1)
 		m.cum++
 	}
-	return RecvNew
+	return recvNew
 }
 
 func (m *recvModel) gapBlocks() []wire.GapAckBlock {
@@ -330,7 +331,7 @@ func (m *recvModel) gapBlocks() []wire.GapAckBlock {
 	return out
 }
 
-func checkRecvAgainstModel(t *testing.T, r *RecvTracker, m *recvModel) {
+func checkRecvAgainstModel(t *testing.T, r *recvTracker, m *recvModel) {
 	t.Helper()
 	require.Equal(t, m.init-1+uint32(m.cum), r.CumTSN(), "cum")
 	require.Equal(t, len(m.held), r.Held(), "held")
@@ -338,7 +339,7 @@ func checkRecvAgainstModel(t *testing.T, r *RecvTracker, m *recvModel) {
 	require.Equal(t, append([]uint32(nil), m.dups...), r.AppendDuplicates(nil), "duplicates")
 	want := r.CumTSN()
 	for k := range m.held {
-		if tsn := m.init - 1 + uint32(k); TSNGreater(tsn, want) {
+		if tsn := m.init - 1 + uint32(k); seq.TSNGreater(tsn, want) {
 			want = tsn
 		}
 	}
@@ -358,7 +359,7 @@ func TestRecvTrackerRandomAgainstModel(t *testing.T) {
 			init = math.MaxUint32 - 50
 		}
 		window := 1 + rng.IntN(300)
-		r := NewRecvTracker(init, RecvTrackerConfig{Window: window, MaxDuplicates: 8})
+		r := newRecvTracker(init, recvTrackerConfig{Window: window, MaxDuplicates: 8})
 		m := &recvModel{init: init, held: map[int64]bool{}, window: int64(window), maxDups: 8}
 		for i := 0; i < 3000; i++ {
 			base := init - 1 + uint32(m.cum)
@@ -373,7 +374,7 @@ func TestRecvTrackerRandomAgainstModel(t *testing.T) {
 	}
 }
 
-// FuzzRecvTracker feeds peer-chosen TSNs (and reneging) to a RecvTracker
+// FuzzRecvTracker feeds peer-chosen TSNs (and reneging) to a recvTracker
 // and checks it against the unbounded model after every step: same
 // classification, cum ack, Gap Ack Blocks, duplicates and highest TSN.
 func FuzzRecvTracker(f *testing.F) {
@@ -382,7 +383,7 @@ func FuzzRecvTracker(f *testing.F) {
 	f.Add(uint32(0), uint8(255), []byte{})
 	f.Fuzz(func(t *testing.T, init uint32, win uint8, ops []byte) {
 		window := int(win) + 1
-		r := NewRecvTracker(init, RecvTrackerConfig{Window: window, MaxDuplicates: 4})
+		r := newRecvTracker(init, recvTrackerConfig{Window: window, MaxDuplicates: 4})
 		m := &recvModel{init: init, held: map[int64]bool{}, window: int64(window), maxDups: 4}
 		now := time.Unix(0, 0)
 		for i, op := range ops {

@@ -11,15 +11,15 @@ import (
 // sendmsg per packet. Packets are copied into a pooled buffer, held only
 // from the first packet of a transmission to its flush, so an idle
 // association holds none. Used with mu held.
-//
-// To a local destination (localDestination), where runs are not sent, the
-// batch sends up to mmsgMax packets of any sizes with one sendmmsg
-// instead (mm): a 64 KiB message over loopback, two DDP segments, is a
-// full datagram and a short one, which then cost one system call, not
-// two. A packet
-// whose memory stays unchanged until the flush (a chunk sent from its own
-// buffer) is queued by reference; the others are copied.
 type txBatch struct {
+	// To a local destination (localDestination), where runs are not sent, the
+	// batch sends up to mmsgMax packets of any sizes with one sendmmsg
+	// instead (mm): a 64 KiB message over loopback, two DDP segments, is a
+	// full datagram and a short one, which then cost one system call, not
+	// two. A packet
+	// whose memory stays unchanged until the flush (a chunk sent from its own
+	// buffer) is queued by reference; the others are copied.
+
 	out func([]byte) error            // sends one packet
 	gso func(b []byte, seg int) error // sends a run of packets of seg octets; nil: mm
 	mm  func(pkts [][]byte) error     // sends packets with one sendmmsg
@@ -235,14 +235,10 @@ func (r *udpReader) read(b []byte) (n, seg int, from netip.AddrPort, err error) 
 // localDestination reports whether packets to addr are delivered by this
 // host's own stack: a loopback address or an address of one of its
 // interfaces. Runs of packets (UDP_SEGMENT) are not sent there. Over an
-// interface the kernel (or the device) cuts a run into datagrams before
-// they leave, but a run sent to a local address is delivered whole, and
-// the receiving socket's kernel cuts it up: Debian 12's Linux 6.1 hits a
-// BUG in udp_queue_rcv_skb when such a run reaches its own SCTP-over-UDP
-// tunnel socket (RFC 6951; the kernel-SCTP interop suite in the VM, where
-// the kernel panicked, 2026-11-27). Loopback's MTU of 64 KiB leaves
-// little to gather anyway. When the interfaces cannot be listed, the
-// answer is yes.
+// interface a run is cut into datagrams before it leaves, but a run to a
+// local address is delivered whole, which Linux 6.1's udp_queue_rcv_skb
+// cannot take on its own SCTP-over-UDP tunnel socket (RFC 6951; see
+// docs/sctp-native.md). When the interfaces cannot be listed: yes.
 func localDestination(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	if addr.IsLoopback() || addr.IsUnspecified() {

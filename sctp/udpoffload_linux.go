@@ -20,8 +20,8 @@ import (
 // (Linux 5.0, UDP_GRO) is the other direction: a socket that asks for it
 // may receive several datagrams of one flow in one read, with the
 // segment size in a control message. Without them an SCTP packet of at
-// most the path MTU costs one system call on each side (59% of the
-// sender's and half the receiver's CPU at MTU 1500, docs/benchmarks.md).
+// most the path MTU costs one system call on each side (the cost is in
+// docs/benchmarks.md).
 
 // gsoMaxSegments is the most datagrams of one sendmsg (UDP_MAX_SEGMENTS
 // is 64 on older kernels, 128 on newer ones).

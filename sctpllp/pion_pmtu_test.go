@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
@@ -41,7 +42,7 @@ func (h *pmtuSegCounter) count() (int, int) {
 
 // pmtuPair dials with path MTU tracking to a plain pion listener on
 // loopback and opens session 1.
-func pmtuPair(t *testing.T, pcfg pmtu.ConnConfig) (*pion.Transport, *Association, *Session, *Session) {
+func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (*pion.Transport, *Association, *Session, *Session) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -79,7 +80,7 @@ func pmtuPair(t *testing.T, pcfg pmtu.ConnConfig) (*pion.Transport, *Association
 // loopback reaches pion's largest packet and MULPDU is RFC 5043 §9's value
 // for it.
 func TestPionPMTU_ProbesLoopback_RFC5043_9(t *testing.T) {
-	tr, ca, cs, ss := pmtuPair(t, pmtu.ConnConfig{Prober: pmtu.ProberConfig{ProbeTimeout: 50 * time.Millisecond}})
+	tr, ca, cs, ss := pmtuPair(t, dplpmtud.ConnConfig{Prober: dplpmtud.ProberConfig{ProbeTimeout: 50 * time.Millisecond}})
 	want := pion.DefaultLoopbackMTU
 	require.Eventually(t, func() bool {
 		s, ok := tr.PathMTU()
@@ -100,9 +101,9 @@ func TestPionPMTU_ProbesLoopback_RFC5043_9(t *testing.T) {
 // TestPionPMTU_MULPDUFollowsPath_RFC5043_9: when the path MTU falls, the
 // MULPDU falls with it at the next segment, larger segments are refused
 // (RFC 5043 §9), and pion's packets — bundled up to its fixed 8192-octet
-// budget — are cut to the path by the pmtu.Conn.
+// budget — are cut to the path by the dplpmtud.Conn.
 func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
-	tr, ca, cs, ss := pmtuPair(t, pmtu.ConnConfig{NoProbing: true})
+	tr, ca, cs, ss := pmtuPair(t, dplpmtud.ConnConfig{NoProbing: true})
 	big := pion.DefaultLoopbackMTU
 	assert.Equal(t, big, tr.PMTUConn().Path().MTU(), "loopback: capped at pion's packet")
 	assert.Equal(t, 8130, ca.MULPDU())
@@ -111,7 +112,7 @@ func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 	ss.Start(h)
 	cs.Start(&pmtuSegCounter{done: make(chan struct{})})
 
-	tr.PMTUConn().Path().Set(1280, pmtu.SourceTooBig)
+	tr.PMTUConn().Path().Set(1280, dplpmtud.SourceTooBig)
 	assert.Equal(t, 1224, tr.MaxMessage())
 	assert.Equal(t, 1190, ca.MULPDU())
 	assert.Equal(t, 1190, cs.MULPDU())
@@ -152,7 +153,7 @@ func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 func TestPionPMTU_ListenerTracksEachPeer_RFC5043_9(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	pcfg := pmtu.ConnConfig{Prober: pmtu.ProberConfig{ProbeTimeout: 50 * time.Millisecond}}
+	pcfg := dplpmtud.ConnConfig{Prober: dplpmtud.ProberConfig{ProbeTimeout: 50 * time.Millisecond}}
 	l, err := pion.ListenPMTU("127.0.0.1:0", pion.Config{}, pcfg)
 	require.NoError(t, err)
 	ct, err := pion.DialPMTU(ctx, l.Addr().String(), pion.Config{}, pcfg)

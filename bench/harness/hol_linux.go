@@ -8,7 +8,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/netem"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
+	"github.com/sctp-rdma/sctp-rdma/internal/netns"
 )
 
 // vethPair makes two network namespaces joined by one veth pair at mtu
@@ -32,8 +32,8 @@ func vethPair(t *testing.T, mtu int) (nsA, addrA, nsB, addrB string) {
 	addrA, addrB = "10.77.0.1", "10.77.0.2"
 	m := strconv.Itoa(mtu)
 	t.Cleanup(func() {
-		_, _ = nstest.IP("netns", "del", nsA)
-		_, _ = nstest.IP("netns", "del", nsB)
+		_, _ = netns.IP("netns", "del", nsA)
+		_, _ = netns.IP("netns", "del", nsB)
 	})
 	for _, c := range [][]string{
 		{"netns", "add", nsA}, {"netns", "add", nsB},
@@ -43,7 +43,7 @@ func vethPair(t *testing.T, mtu int) (nsA, addrA, nsB, addrB string) {
 		{"-n", nsA, "link", "set", "lo", "up"}, {"-n", nsB, "link", "set", "lo", "up"},
 		{"-n", nsA, "link", "set", "va", "up"}, {"-n", nsB, "link", "set", "vb", "up"},
 	} {
-		_, err := nstest.IP(c...)
+		_, err := netns.IP(c...)
 		require.NoError(t, err)
 	}
 	return nsA, addrA, nsB, addrB

@@ -13,9 +13,9 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
+	"github.com/sctp-rdma/sctp-rdma/internal/netns"
 )
 
 // LinkOptions configure NewLink.
@@ -145,7 +145,7 @@ func NewLink(p Profile, o LinkOptions) (l *Link, err error) {
 // setSysctl writes a network sysctl (a path below /proc/sys) of
 // namespace ns.
 func setSysctl(ns, key, val string) error {
-	return nstest.In(ns, func() error {
+	return netns.In(ns, func() error {
 		if err := os.WriteFile("/proc/sys/"+key, []byte(val), 0o644); err != nil {
 			return fmt.Errorf("netem: %s = %s in %s: %w", key, val, ns, err)
 		}
@@ -174,7 +174,7 @@ func (l *Link) TCPCongestion() string {
 		return l.tcpCC
 	}
 	var v string
-	_ = nstest.In(l.NSA, func() error {
+	_ = netns.In(l.NSA, func() error {
 		b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
 		v = strings.TrimSpace(string(b))
 		return err
@@ -251,7 +251,7 @@ func (l *Link) setupTUN(p Profile, seed uint64) error {
 // namespace ns.
 func openTUN(ns, dev string) (*os.File, error) {
 	var f *os.File
-	err := nstest.In(ns, func() error {
+	err := netns.In(ns, func() error {
 		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {
 			return fmt.Errorf("open /dev/net/tun: %w", err)
@@ -274,10 +274,10 @@ func openTUN(ns, dev string) (*os.File, error) {
 
 // InA runs fn on an OS thread in namespace A: the sockets fn opens live
 // there (goroutines fn starts do not).
-func (l *Link) InA(fn func() error) error { return nstest.In(l.NSA, fn) }
+func (l *Link) InA(fn func() error) error { return netns.In(l.NSA, fn) }
 
 // InB runs fn in namespace B, as InA.
-func (l *Link) InB(fn func() error) error { return nstest.In(l.NSB, fn) }
+func (l *Link) InB(fn func() error) error { return netns.In(l.NSB, fn) }
 
 // MTU is the link's MTU.
 func (l *Link) MTU() int { return l.mtu }

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/netns"
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
-	"github.com/sctp-rdma/sctp-rdma/pmtu/nstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -334,7 +334,7 @@ func TestNetemQdisc(t *testing.T) {
 
 // Namespaces are made and removed without iproute2 (netlink and system
 // calls: the busybox guest of internal/vmtest has no usable ip or tc),
-// where `ip netns` and pmtu/nstest.In find them.
+// where `ip netns` and pmtu/netns.In find them.
 func TestNamespaceLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full tier only (make test): needs root, TUN and network namespaces")
@@ -347,7 +347,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 	path := filepath.Join(netnsDir, ns.name)
 	require.FileExists(t, path)
 	var addrs []net.Addr
-	require.NoError(t, nstest.In(ns.name, func() (err error) {
+	require.NoError(t, netns.In(ns.name, func() (err error) {
 		ifc, err := net.InterfaceByName("lo")
 		if err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 
 // netnsDir holds named network namespaces, as iproute2's `ip netns`
 // keeps them: a bind mount of the namespace on a file named after it.
-// pmtu/nstest.In and `ip netns exec` find them there.
+// internal/netns.In and `ip netns exec` find them there.
 const netnsDir = "/run/netns"
 
 // namespace is a named network namespace with a netlink handle inside

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/netns"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
@@ -30,7 +31,7 @@ func TestOffloadAcrossRouter(t *testing.T) {
 			// The listener of either stack, as an address and an accept.
 			var addr string
 			var accept func(context.Context) (backend.Transport, error)
-			require.NoError(t, In(topo.H2, func() error {
+			require.NoError(t, netns.In(topo.H2, func() error {
 				laddr := net.JoinHostPort(topo.H2Addr, "0")
 				var ln interface {
 					Addr() net.Addr
@@ -62,7 +63,7 @@ func TestOffloadAcrossRouter(t *testing.T) {
 				acc <- s
 			}()
 			var cl *native.Transport
-			require.NoError(t, In(topo.H1, func() (err error) {
+			require.NoError(t, netns.In(topo.H1, func() (err error) {
 				cl, err = native.Dial(ctx, addr, native.Config{})
 				return err
 			}))

@@ -14,9 +14,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/netns"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
-	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
@@ -38,10 +39,10 @@ func requireRoot(t *testing.T) {
 	t.Skip("needs root for network namespaces (runs in CI)")
 }
 
-func topology(t *testing.T, mtu int) *Topology {
+func topology(t *testing.T, mtu int) *netns.Topology {
 	t.Helper()
 	requireRoot(t)
-	topo, err := NewTopology(mtu)
+	topo, err := netns.NewTopology(mtu)
 	require.NoError(t, err)
 	t.Cleanup(topo.Destroy)
 	// PMTU_CAPTURE=file.pcap records link A at h1 with tshark (debugging).
@@ -163,25 +164,25 @@ func (p *pair) write(ctx context.Context, data []byte) error {
 
 // pionPair sets up SCTP over UDP (pion) from h1 to h2 with path MTU
 // tracking on the client.
-func pionPair(t *testing.T, topo *Topology, pcfg pmtu.ConnConfig) (*pair, *pion.Transport) {
+func pionPair(t *testing.T, topo *netns.Topology, pcfg dplpmtud.ConnConfig) (*pair, *pion.Transport) {
 	t.Helper()
 	return pionPairAt(t, topo, topo.H2Addr, pcfg)
 }
 
 // pionPairAt is pionPair towards the server address addr (IPv4 or IPv6).
-func pionPairAt(t *testing.T, topo *Topology, addr string, pcfg pmtu.ConnConfig) (*pair, *pion.Transport) {
+func pionPairAt(t *testing.T, topo *netns.Topology, addr string, pcfg dplpmtud.ConnConfig) (*pair, *pion.Transport) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var ln *sctpllp.Listener
-	require.NoError(t, In(topo.H2, func() error {
+	require.NoError(t, netns.In(topo.H2, func() error {
 		var err error
 		ln, err = sctpllp.Listen(net.JoinHostPort(addr, "0"), sctpllp.Config{})
 		return err
 	}))
 	t.Cleanup(func() { _ = ln.Close() })
 	var tr *pion.Transport
-	require.NoError(t, In(topo.H1, func() error {
+	require.NoError(t, netns.In(topo.H1, func() error {
 		var err error
 		tr, err = pion.DialPMTU(ctx, ln.Addr(), pion.Config{}, pcfg)
 		return err
@@ -211,12 +212,12 @@ func pionPairAt(t *testing.T, topo *Topology, addr string, pcfg pmtu.ConnConfig)
 }
 
 // mpaPair sets up MPA over TCP from h1 to h2.
-func mpaPair(t *testing.T, topo *Topology) (*pair, *mpa.Conn) {
+func mpaPair(t *testing.T, topo *netns.Topology) (*pair, *mpa.Conn) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var ln net.Listener
-	require.NoError(t, In(topo.H2, func() error {
+	require.NoError(t, netns.In(topo.H2, func() error {
 		var err error
 		ln, err = net.Listen("tcp", net.JoinHostPort(topo.H2Addr, "0"))
 		return err
@@ -237,7 +238,7 @@ func mpaPair(t *testing.T, topo *Topology) (*pair, *mpa.Conn) {
 		ch <- res{c, err}
 	}()
 	var cc *mpa.Conn
-	require.NoError(t, In(topo.H1, func() error {
+	require.NoError(t, netns.In(topo.H1, func() error {
 		var err error
 		cc, err = mpa.Dial(ctx, "tcp", ln.Addr().String(), &mpa.Config{})
 		return err
@@ -254,7 +255,7 @@ func tcpMSS(t *testing.T, c *mpa.Conn) int {
 	require.True(t, ok)
 	rc, err := tc.SyscallConn()
 	require.NoError(t, err)
-	mss, err := pmtu.TCPMaxSeg(rc)
+	mss, err := dplpmtud.TCPMaxSeg(rc)
 	require.NoError(t, err)
 	return mss
 }
@@ -266,7 +267,7 @@ func waitPMTU(t *testing.T, tr *pion.Transport, want int, within time.Duration) 
 	start := time.Now()
 	require.Eventually(t, func() bool {
 		s, _ := tr.PathMTU()
-		return s.PMTU == want && tr.PMTUConn().ProberState() == pmtu.StateSearchComplete
+		return s.PMTU == want && tr.PMTUConn().ProberState() == dplpmtud.StateSearchComplete
 	}, within, 5*time.Millisecond, "path MTU never reached %d: %+v state %v", want, tr.PMTUConn().Stats(), tr.PMTUConn().ProberState())
 	return time.Since(start)
 }

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/netns"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
@@ -35,8 +37,8 @@ func TestLinkMTU_PionSCTP(t *testing.T) {
 	for _, mtu := range linkMTUs {
 		t.Run(fmt.Sprint(mtu), func(t *testing.T) {
 			topo := topology(t, mtu)
-			p, tr := pionPair(t, topo, pmtu.ConnConfig{})
-			want := min(mtu, pmtu.PionMaxPacket+pmtu.UDPHeaderLen+pmtu.IPv4HeaderLen)
+			p, tr := pionPair(t, topo, dplpmtud.ConnConfig{})
+			want := min(mtu, dplpmtud.PionMaxPacket+pmtu.UDPHeaderLen+pmtu.IPv4HeaderLen)
 			d := waitPMTU(t, tr, want, 10*time.Second)
 			t.Logf("path MTU %d found in %v", want, d)
 			mul := pmtu.SCTPMULPDU(want, false, true)
@@ -98,13 +100,13 @@ func TestLinkMTU_MPA(t *testing.T) {
 // dropMidWrite starts a long RDMA Write, lowers link B (router and h2
 // ends) from 9000 to 1280 once count segments were sent, and waits for the
 // Write. It returns when the drop happened.
-func dropMidWrite(t *testing.T, topo *Topology, p *pair, data []byte, count int) time.Time {
+func dropMidWrite(t *testing.T, topo *netns.Topology, p *pair, data []byte, count int) time.Time {
 	t.Helper()
 	return dropLinkMidWrite(t, topo, p, data, count, [2]string{topo.R, "b1"}, [2]string{topo.H2, "b0"})
 }
 
 // dropLinkMidWrite is dropMidWrite for the link whose two ends are given.
-func dropLinkMidWrite(t *testing.T, topo *Topology, p *pair, data []byte, count int, end1, end2 [2]string) time.Time {
+func dropLinkMidWrite(t *testing.T, topo *netns.Topology, p *pair, data []byte, count int, end1, end2 [2]string) time.Time {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -113,8 +115,8 @@ func dropLinkMidWrite(t *testing.T, topo *Topology, p *pair, data []byte, count 
 	require.Eventually(t, func() bool { return p.rec.count() >= count }, 30*time.Second, time.Millisecond)
 	p.rec.setPhase(1)
 	t0 := time.Now()
-	require.NoError(t, SetMTU(end1[0], end1[1], 1280))
-	require.NoError(t, SetMTU(end2[0], end2[1], 1280))
+	require.NoError(t, netns.SetMTU(end1[0], end1[1], 1280))
+	require.NoError(t, netns.SetMTU(end2[0], end2[1], 1280))
 	require.NoError(t, <-errc, "the Write completes across the MTU drop")
 	t.Logf("write of %d MiB finished %v after the drop", len(data)>>20, time.Since(t0))
 	require.True(t, bytes.Equal(data, p.target.Bytes()[:len(data)]), "data intact")
@@ -128,8 +130,8 @@ func dropLinkMidWrite(t *testing.T, topo *Topology, p *pair, data []byte, count 
 // nothing, and after the transition nothing is fragmented anywhere.
 func TestMTUDrop_PionSCTP(t *testing.T) {
 	topo := topology(t, 9000)
-	p, tr := pionPair(t, topo, pmtu.ConnConfig{})
-	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	p, tr := pionPair(t, topo, dplpmtud.ConnConfig{})
+	big := dplpmtud.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
 	waitPMTU(t, tr, big, 10*time.Second)
 	before, err := topo.Fragments()
 	require.NoError(t, err)
@@ -203,12 +205,12 @@ func TestMTUDrop_MPA(t *testing.T) {
 // then runs with 1280-sized segments and no fragments.
 func TestBlackHole_PionSCTP(t *testing.T) {
 	topo := topology(t, 9000)
-	pcfg := pmtu.ConnConfig{Prober: pmtu.ProberConfig{ConfirmInterval: 2 * time.Second}}
+	pcfg := dplpmtud.ConnConfig{Prober: dplpmtud.ProberConfig{ConfirmInterval: 2 * time.Second}}
 	p, tr := pionPair(t, topo, pcfg)
-	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	big := dplpmtud.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
 	waitPMTU(t, tr, big, 10*time.Second)
 
-	require.NoError(t, SetMTU(topo.H2, "b0", 1280))
+	require.NoError(t, netns.SetMTU(topo.H2, "b0", 1280))
 	t0 := time.Now()
 	var tBase time.Duration
 	require.Eventually(t, func() bool {
@@ -216,7 +218,7 @@ func TestBlackHole_PionSCTP(t *testing.T) {
 		if s.PMTU <= 1280 && tBase == 0 {
 			tBase = time.Since(t0)
 		}
-		return s.PMTU == 1280 && tr.PMTUConn().ProberState() == pmtu.StateSearchComplete
+		return s.PMTU == 1280 && tr.PMTUConn().ProberState() == dplpmtud.StateSearchComplete
 	}, 20*time.Second, 5*time.Millisecond)
 	tFinal := time.Since(t0)
 	st := tr.PMTUConn().Stats()
@@ -224,7 +226,7 @@ func TestBlackHole_PionSCTP(t *testing.T) {
 	// Bound: ConfirmInterval + MAX_PROBES·PROBE_TIMER to detect, then the
 	// base and 1280 probes (RTTs) and MAX_PROBES·PROBE_TIMER for the
 	// failing 1400 probe.
-	bound := 2*time.Second + 6*pmtu.DefaultProbeTimeout + 3*time.Second
+	bound := 2*time.Second + 6*dplpmtud.DefaultProbeTimeout + 3*time.Second
 	assert.Less(t, tFinal, bound)
 	assert.GreaterOrEqual(t, st.BlackHoles, uint64(1))
 
@@ -250,9 +252,9 @@ func TestBlackHole_PionSCTP(t *testing.T) {
 // and the router fragments nothing.
 func TestIPv6_PionSCTP(t *testing.T) {
 	topo := topology(t, 9000)
-	p, tr := pionPairAt(t, topo, topo.H2Addr6, pmtu.ConnConfig{})
+	p, tr := pionPairAt(t, topo, topo.H2Addr6, dplpmtud.ConnConfig{})
 	require.True(t, tr.PMTUConn().IPv6())
-	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv6HeaderLen
+	big := dplpmtud.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv6HeaderLen
 	waitPMTU(t, tr, big, 10*time.Second)
 	assert.Equal(t, pmtu.SCTPMULPDU(big, true, true), p.mulpdu())
 	before, err := topo.Fragments()
@@ -284,16 +286,16 @@ func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var pl *pion.Listener
-	require.NoError(t, In(topo.H2, func() error {
+	require.NoError(t, netns.In(topo.H2, func() error {
 		var err error
-		pl, err = pion.ListenPMTU(net.JoinHostPort(topo.H2Addr, "0"), pion.Config{}, pmtu.ConnConfig{})
+		pl, err = pion.ListenPMTU(net.JoinHostPort(topo.H2Addr, "0"), pion.Config{}, dplpmtud.ConnConfig{})
 		return err
 	}))
 	t.Cleanup(func() { _ = pl.Close() })
 	var ct *pion.Transport
-	require.NoError(t, In(topo.H1, func() error {
+	require.NoError(t, netns.In(topo.H1, func() error {
 		var err error
-		ct, err = pion.DialPMTU(ctx, pl.Addr().String(), pion.Config{}, pmtu.ConnConfig{})
+		ct, err = pion.DialPMTU(ctx, pl.Addr().String(), pion.Config{}, dplpmtud.ConnConfig{})
 		return err
 	}))
 	ca := sctpllp.NewAssociation(ct, sctpllp.Config{})
@@ -322,7 +324,7 @@ func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
 	// The passive side writes.
 	p := newPair(t, ss, r.s, ss.MULPDU)
 
-	big := pmtu.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	big := dplpmtud.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
 	waitPMTU(t, st, big, 10*time.Second)
 	assert.Equal(t, pmtu.SCTPMULPDU(big, false, true), p.mulpdu())
 	before, err := topo.Fragments()
@@ -410,14 +412,14 @@ func TestLinkMTU_NativeSCTP(t *testing.T) {
 // then cross in 1280-octet packets, intact, with no IP fragment.
 func TestBlackHole_NativeSCTP(t *testing.T) {
 	topo := topology(t, 9000)
-	require.NoError(t, SetMTU(topo.H2, "b0", 1280))
+	require.NoError(t, netns.SetMTU(topo.H2, "b0", 1280))
 	cl, sv := nativePair(t, topo)
 	got, bad := startChecking(cl, sv)
 
 	// Data flows from the start, in BASE_PLPMTU packets while probing
 	// (nothing larger before a probe confirms it: the first to be
 	// confirmed, 1280, needs the 9000 probe's PROBE_TIMER first).
-	base := (pmtu.DefaultBasePLPMTU - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
+	base := (dplpmtud.DefaultBasePLPMTU - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3
 	assert.Contains(t, []int{base, (1280 - pmtu.IPv4HeaderLen - pmtu.UDPHeaderLen - 12 - 16) &^ 3}, cl.MaxMessage())
 	t0 := time.Now()
 	msg := make([]byte, base)
@@ -438,9 +440,9 @@ func TestBlackHole_NativeSCTP(t *testing.T) {
 	t.Logf("black hole from the start: 1280 found in %v; client %+v; listener %+v", time.Since(t0), st, sv.PLPMTUD())
 	// Bound: one PROBE_TIMER for 9000, MAX_PROBES of them for 1400, and
 	// the round trips of the others.
-	assert.Less(t, time.Since(t0), (1+pmtu.DefaultMaxProbes)*pmtu.DefaultProbeTimeout+3*time.Second)
+	assert.Less(t, time.Since(t0), (1+dplpmtud.DefaultMaxProbes)*dplpmtud.DefaultProbeTimeout+3*time.Second)
 	assert.Equal(t, 1280, st.PLPMTU)
-	assert.Equal(t, uint64(1+pmtu.DefaultMaxProbes), st.ProbesLost, "9000 once, 1400 MAX_PROBES times")
+	assert.Equal(t, uint64(1+dplpmtud.DefaultMaxProbes), st.ProbesLost, "9000 once, 1400 MAX_PROBES times")
 
 	before, err := topo.Fragments()
 	require.NoError(t, err)
@@ -488,8 +490,8 @@ func TestMTUDrop_NativeSCTP(t *testing.T) {
 		require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, buf[:m]))
 		total += int64(m)
 		if dropped.IsZero() && total >= 8<<20 {
-			require.NoError(t, SetMTU(topo.R, "b1", 1280))
-			require.NoError(t, SetMTU(topo.H2, "b0", 1280))
+			require.NoError(t, netns.SetMTU(topo.R, "b1", 1280))
+			require.NoError(t, netns.SetMTU(topo.H2, "b0", 1280))
 			dropped = time.Now()
 		}
 	}
@@ -549,8 +551,8 @@ func TestBlackHoleMidTransfer_NativeSCTP(t *testing.T) {
 		require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, buf[:m]))
 		total += int64(m)
 		if dropped.IsZero() && total >= 8<<20 {
-			require.NoError(t, SetMTU(topo.R, "b1", 1280))
-			require.NoError(t, SetMTU(topo.H2, "b0", 1280))
+			require.NoError(t, netns.SetMTU(topo.R, "b1", 1280))
+			require.NoError(t, netns.SetMTU(topo.H2, "b0", 1280))
 			dropped = time.Now()
 			go func(dropped time.Time) { // the writes below block meanwhile
 				for cl.PLPMTUD().BlackHoles == 0 && time.Since(dropped) < time.Minute {
@@ -595,10 +597,10 @@ func TestBlackHoleMidTransfer_NativeSCTP(t *testing.T) {
 // nativePair connects the project's own SCTP from h1 to a listener in h2,
 // both with default settings (PLPMTUD on); both ends are aborted at the
 // end of the test.
-func nativePair(t *testing.T, topo *Topology) (cl, sv *native.Transport) {
+func nativePair(t *testing.T, topo *netns.Topology) (cl, sv *native.Transport) {
 	t.Helper()
 	var ln *native.Listener
-	require.NoError(t, In(topo.H2, func() (err error) {
+	require.NoError(t, netns.In(topo.H2, func() (err error) {
 		ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
 		return err
 	}))
@@ -607,7 +609,7 @@ func nativePair(t *testing.T, topo *Topology) (cl, sv *native.Transport) {
 	defer cancel()
 	acc := make(chan *native.Transport, 1)
 	go func() { s, _ := ln.Accept(ctx); acc <- s }()
-	require.NoError(t, In(topo.H1, func() (err error) {
+	require.NoError(t, netns.In(topo.H1, func() (err error) {
 		cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
 		return err
 	}))

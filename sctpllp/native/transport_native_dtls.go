@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/pionlog"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
 
 	"github.com/pion/dtls/v3"
 	dtlsnet "github.com/pion/dtls/v3/pkg/net"
@@ -93,7 +94,7 @@ func DialDTLS(ctx context.Context, raddr string, cfg Config, dcfg *dtls.Config) 
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	sctp.SetSocketBuffers(uc, dtlsSocketBuffer)
+	sockbuf.SetSocketBuffers(uc, dtlsSocketBuffer)
 	dc, err := dtls.Client(connectedPacketConn{uc}, ua, withSlog(dcfg))
 	if err != nil {
 		_ = uc.Close()

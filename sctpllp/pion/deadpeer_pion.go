@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 

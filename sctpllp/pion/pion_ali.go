@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // The Adaptation Layer Indication parameter (RFC 5061 §4.2.6): type 0xC006,

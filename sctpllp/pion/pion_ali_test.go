@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 
 	"github.com/pion/transport/v5/dpipe"
 	"github.com/stretchr/testify/assert"

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
@@ -13,7 +13,7 @@ import (
 // state (RFC 9260 §5.1.3): the UDP demultiplexer (udpmux.go) validates
 // the packet (CRC32c, an INIT alone, RFC 9260 §3.3.2 field rules, the
 // DDP Adaptation Layer Indication of RFC 5043 §5.1) and sends an INIT ACK
-// whose State Cookie, signed with an HMAC by sctp.CookieSigner, carries
+// whose State Cookie, signed with an HMAC by handshake.CookieSigner, carries
 // both ends' tags, TSNs, windows and ports. Nothing is allocated for the
 // peer until it returns a valid COOKIE ECHO from the address the cookie
 // names: only then is a conn made and a pion association started, from
@@ -46,26 +46,26 @@ const (
 	DefaultMaxAssociationsPerAddress = 64
 	// DefaultInitAckRate is the INIT ACKs and out-of-the-blue answers a
 	// listener sends per second at most (Config.InitAckRate).
-	DefaultInitAckRate = sctp.DefaultInitAckRate
+	DefaultInitAckRate = handshake.DefaultInitAckRate
 )
 
 // HandshakeStats are a listener's counters of unauthenticated traffic
-// (see sctp.HandshakeStats).
-type HandshakeStats = sctp.HandshakeStats
+// (see handshake.Stats).
+type HandshakeStats = handshake.Stats
 
 // snapInit is what a valid COOKIE ECHO established: the two INIT chunks
 // pion's SNAP option takes, and what the demultiplexer needs to check and
 // rewrite the association's packets.
 type snapInit struct {
-	cookie        sctp.Cookie
+	cookie        handshake.Cookie
 	local, remote []byte // INIT chunks: ours (from the INIT ACK) and the peer's
 }
 
-// handshaker answers a listener's unauthenticated packets (sctp.Responder)
+// handshaker answers a listener's unauthenticated packets (handshake.Responder)
 // and turns a verified cookie into pion's SNAP INITs; it runs on the
 // demultiplexer's read goroutine only.
 type handshaker struct {
-	*sctp.Responder
+	*handshake.Responder
 	arwnd     uint32
 	maxAssocs int
 	maxPerIP  int
@@ -84,7 +84,7 @@ func newHandshaker(cfg Config) *handshaker {
 		maxIP = DefaultMaxAssociationsPerAddress
 	}
 	arwnd := max(cfg.ReceiveBuffer, wire.MinARwnd)
-	r := sctp.NewResponder(sctp.ResponderConfig{ARwnd: arwnd, Extensions: pionExtensions, ForwardTSN: true,
+	r := handshake.NewResponder(handshake.ResponderConfig{ARwnd: arwnd, Extensions: pionExtensions, ForwardTSN: true,
 		Adaptation: ad, AllowMissingAdaptation: cfg.AllowMissingAdaptation, InitAckRate: cfg.InitAckRate})
 	return &handshaker{Responder: r, arwnd: arwnd, maxAssocs: maxA, maxPerIP: maxIP}
 }
@@ -102,7 +102,7 @@ func (h *handshaker) unknown(b []byte, from netip.AddrPort, send func([]byte)) (
 
 // snap turns a verified cookie into the association's two INITs (RFC
 // 9260 §5.1.5), for pion's SNAP option.
-func (h *handshaker) snap(ck sctp.Cookie) *snapInit {
+func (h *handshaker) snap(ck handshake.Cookie) *snapInit {
 	local := wire.Init{InitiateTag: ck.LocalVerificationTag, ARwnd: h.arwnd, OutboundStreams: 0xFFFF,
 		InboundStreams: 0xFFFF, InitialTSN: ck.LocalInitialTSN}
 	local.Params.Extensions = pionExtensions
@@ -125,7 +125,7 @@ func (h *handshaker) sendCookieAck(s *snapInit, send func([]byte)) { h.SendCooki
 // tagOK reports whether a packet of the association s carries its
 // Verification Tag (RFC 9260 §8.5, §8.5.1).
 func tagOK(b []byte, s *snapInit) bool {
-	return sctp.TagOK(b, s.cookie.LocalVerificationTag, s.cookie.PeerVerificationTag)
+	return handshake.TagOK(b, s.cookie.LocalVerificationTag, s.cookie.PeerVerificationTag)
 }
 
 // rewritePorts sets the SCTP ports of pkt and its CRC32c, when they differ.

@@ -1,6 +1,6 @@
 package pion
 
-import "github.com/sctp-rdma/sctp-rdma/sctp/wire"
+import "github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 
 // stripBareHeartbeats removes from an outgoing SCTP packet every HEARTBEAT
 // chunk without its Heartbeat Info parameter. pion v1.11.3 sends such a

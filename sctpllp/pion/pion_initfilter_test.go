@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

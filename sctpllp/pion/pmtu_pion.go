@@ -6,18 +6,19 @@ import (
 	"net"
 	"sync"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
 
 // DialPMTU is Dial with path MTU tracking: the UDP socket is
-// wrapped in a pmtu.Conn (IP_PMTUDISC_DO, EMSGSIZE and ICMP handling,
+// wrapped in a dplpmtud.Conn (IP_PMTUDISC_DO, EMSGSIZE and ICMP handling,
 // RFC 8899 probing, re-bundling to the path MTU) and MaxMessage — hence
 // Association.MULPDU and every Session's MULPDU — follows the tracked path
 // MTU from then on (RFC 5043 §9). pion's own packet budget is set once to
 // its maximum (8192 octets, cfg.MTU is ignored): pion v1.11.3 cannot
-// change it after set-up, and pmtu.Conn cuts its packets to the path.
+// change it after set-up, and dplpmtud.Conn cuts its packets to the path.
 // See docs/pmtu.md.
-func DialPMTU(ctx context.Context, raddr string, cfg Config, pcfg pmtu.ConnConfig) (*Transport, error) {
+func DialPMTU(ctx context.Context, raddr string, cfg Config, pcfg dplpmtud.ConnConfig) (*Transport, error) {
 	cfg = cfg.withDefaults()
 	ua, err := net.ResolveUDPAddr("udp", raddr)
 	if err != nil {
@@ -34,11 +35,11 @@ func DialPMTU(ctx context.Context, raddr string, cfg Config, pcfg pmtu.ConnConfi
 
 // NewTransportPMTU is NewTransport over a connected UDP socket
 // with path MTU tracking (see DialPMTU). uc is owned by the transport.
-func NewTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Config, pcfg pmtu.ConnConfig) (*Transport, error) {
+func NewTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Config, pcfg dplpmtud.ConnConfig) (*Transport, error) {
 	if pcfg.MaxPacket <= 0 || pcfg.MaxPacket > pionMaxPacket {
 		pcfg.MaxPacket = pionMaxPacket
 	}
-	pc, err := pmtu.NewConn(uc, pcfg)
+	pc, err := dplpmtud.NewConn(uc, pcfg)
 	if err != nil {
 		_ = uc.Close()
 		return nil, fmt.Errorf("sctpllp: %w", err)
@@ -64,44 +65,44 @@ func (t *Transport) pmtuMaxMessage() int {
 
 // PathMTU returns the path MTU statistics of a transport made by
 // DialPMTU (ok false for one without tracking).
-func (t *Transport) PathMTU() (s pmtu.Stats, ok bool) {
+func (t *Transport) PathMTU() (s dplpmtud.Stats, ok bool) {
 	if t.pmtu == nil {
-		return pmtu.Stats{}, false
+		return dplpmtud.Stats{}, false
 	}
 	return t.pmtu.Stats(), true
 }
 
 // PMTUConn returns the path MTU tracker of a transport made by
 // DialPMTU, or nil.
-func (t *Transport) PMTUConn() *pmtu.Conn { return t.pmtu }
+func (t *Transport) PMTUConn() *dplpmtud.Conn { return t.pmtu }
 
 // ListenPMTU is Listen with path MTU tracking on every accepted
 // association (see DialPMTU). The listening socket is shared, so the
 // kernel's path MTU towards each peer is read through a helper socket
-// (pmtu.PathQuerier) created here, in the caller's network namespace, and
-// DF is switched on the shared socket with nesting (pmtu.SharedDF).
-func ListenPMTU(laddr string, cfg Config, pcfg pmtu.ConnConfig) (*Listener, error) {
+// (dplpmtud.PathQuerier) created here, in the caller's network namespace, and
+// DF is switched on the shared socket with nesting (dplpmtud.SharedDF).
+func ListenPMTU(laddr string, cfg Config, pcfg dplpmtud.ConnConfig) (*Listener, error) {
 	if pcfg.MaxPacket <= 0 || pcfg.MaxPacket > pionMaxPacket {
 		pcfg.MaxPacket = pionMaxPacket
 	}
 	// pion's packet budget: its largest packet for either family.
 	cfg.MTU = pcfg.MaxPacket + pmtu.UDPHeaderLen + pmtu.IPv6HeaderLen
-	q, err := pmtu.NewPathQuerier()
+	q, err := dplpmtud.NewPathQuerier()
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
 	l, err := listenPion(laddr, cfg, func(l *Listener, uc *net.UDPConn) error {
-		df, err := pmtu.NewSharedDF(uc)
+		df, err := dplpmtud.NewSharedDF(uc)
 		if err != nil {
 			return err
 		}
-		l.wrap = func(c *muxConn) (*pmtu.Conn, error) {
+		l.wrap = func(c *muxConn) (*dplpmtud.Conn, error) {
 			peer := c.raddr
 			cc := pcfg
 			cc.KernelMTU = func() (int, error) { return q.PathMTU(peer) }
 			cc.SetDF = df.Set
 			q.Ref()
-			pc, err := pmtu.NewConn(&releaseConn{muxConn: c, release: func() { _ = q.Close() }}, cc)
+			pc, err := dplpmtud.NewConn(&releaseConn{muxConn: c, release: func() { _ = q.Close() }}, cc)
 			if err != nil {
 				_ = q.Close()
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/pion/sctp"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // readerIdle is how long a stream's reader waits for a message before it

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // rtxCounter counts the retransmitted DATA chunks among the packets a
@@ -39,7 +39,7 @@ func (r *rtxCounter) observe(pkt []byte) {
 		case !r.seen.Load():
 			r.seen.Store(true)
 			r.highest.Store(tsn)
-		case sctp.TSNGreater(tsn, r.highest.Load()):
+		case seq.TSNGreater(tsn, r.highest.Load()):
 			r.highest.Store(tsn)
 		default:
 			r.rtx.Add(1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"io"
 	"net"
 	"sync"
@@ -12,7 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 
 	"github.com/pion/logging"
 	"github.com/pion/sctp"
@@ -20,15 +21,15 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
 	"github.com/sctp-rdma/sctp-rdma/internal/pionlog"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
-	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
 // pion's limits. The header sizes that turn a path MTU into pion's SCTP
 // packet budget and into the largest unfragmented user message are pmtu's
-// (IP, UDP: RFC 6951 §5) and sctp/wire's (RFC 9260 §3, §3.3.1).
+// (IP, UDP: RFC 6951 §5) and internal/sctp/wire's (RFC 9260 §3, §3.3.1).
 const (
 	// pionMaxPacket is the largest SCTP packet pion handles: its receive
 	// buffer is a fixed 8192 octets and larger packets break the
@@ -272,8 +273,8 @@ type Transport struct {
 	ended    chan struct{}
 	cause    atomic.Pointer[error]
 	sentinel *sctp.Stream
-	pmtu     *pmtu.Conn // nil unless set up by DialPMTU (pmtu_pion.go)
-	live     *liveConn  // nil when DeadPeerTimeout is negative (deadpeer_pion.go)
+	pmtu     *dplpmtud.Conn // nil unless set up by DialPMTU (pmtu_pion.go)
+	live     *liveConn      // nil when DeadPeerTimeout is negative (deadpeer_pion.go)
 	wconn    *writeErrConn
 }
 
@@ -461,7 +462,7 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
+	sockbuf.SetSocketBuffers(uc, cfg.SocketBuffer)
 	return NewTransport(ctx, uc, true, cfg)
 }
 
@@ -679,7 +680,7 @@ func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	}
 	// The hard limit is what pion was set up for; under path MTU tracking
 	// the adaptation enforces the current path (with ShrinkGrace), and
-	// pmtu.Conn sends a message built before a drop with DF clear.
+	// dplpmtud.Conn sends a message built before a drop with DF clear.
 	if m := t.maxMsg; total > m {
 		return fmt.Errorf("%w: %d octets, largest unfragmented message %d", llp.ErrSegmentTooLarge, total, m)
 	}
@@ -874,7 +875,7 @@ func (t *Transport) SocketBuffers() (rcv, snd int) {
 	if t.udp == nil {
 		return 0, 0
 	}
-	return nsctp.SocketBuffers(t.udp)
+	return sockbuf.SocketBuffers(t.udp)
 }
 
 // teardown closes pion and the conn once.
@@ -943,7 +944,7 @@ type Listener struct {
 	pending map[*muxConn]struct{}
 	// wrap, when set (ListenPMTU, pmtu_pion.go), puts path MTU
 	// tracking between pion and each association's conn.
-	wrap    func(c *muxConn) (*pmtu.Conn, error)
+	wrap    func(c *muxConn) (*dplpmtud.Conn, error)
 	onClose func()
 }
 
@@ -964,7 +965,7 @@ func listenPion(laddr string, cfg Config, setup func(l *Listener, uc *net.UDPCon
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	nsctp.SetSocketBuffers(uc, cfg.SocketBuffer)
+	sockbuf.SetSocketBuffers(uc, cfg.SocketBuffer)
 	l := &Listener{
 		mux:     newUDPMux(uc, 64, cfg),
 		cfg:     cfg,
@@ -1005,7 +1006,7 @@ func (l *Listener) HandshakeStats() HandshakeStats {
 func (l *Listener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
 
 // SocketBuffers reports the UDP socket buffer sizes the kernel granted.
-func (l *Listener) SocketBuffers() (rcv, snd int) { return nsctp.SocketBuffers(l.mux.pc) }
+func (l *Listener) SocketBuffers() (rcv, snd int) { return sockbuf.SocketBuffers(l.mux.pc) }
 
 func (l *Listener) acceptLoop() {
 	defer l.wg.Done()
@@ -1037,7 +1038,7 @@ func (l *Listener) handshake(c *muxConn) {
 	cfg := l.cfg
 	cfg.snap = c.snap
 	var conn net.Conn = c
-	var pc *pmtu.Conn
+	var pc *dplpmtud.Conn
 	if l.wrap != nil {
 		var err error
 		if pc, err = l.wrap(c); err != nil {

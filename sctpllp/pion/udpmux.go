@@ -11,7 +11,7 @@ import (
 	"github.com/pion/transport/v5/deadline"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // udpMux turns one UDP socket into one net.Conn per remote address, for the

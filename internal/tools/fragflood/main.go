@@ -36,7 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 func procStatus(pid int, key string) int64 {

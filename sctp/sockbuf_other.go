@@ -1,8 +1,0 @@
-//go:build !unix
-
-package sctp
-
-import "net"
-
-// SocketBuffers is not available on this platform.
-func SocketBuffers(*net.UDPConn) (rcv, snd int) { return 0, 0 }
