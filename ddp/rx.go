@@ -10,9 +10,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// Posted is an untagged buffer returned by Receiver.Drain: posted with
+// posted is an untagged buffer returned by Receiver.Drain: posted with
 // PostUntagged and never delivered.
-type Posted struct {
+type posted struct {
 	// QN and MSN identify the message the buffer was reserved for.
 	QN, MSN uint32
 	// Cookie is the value given to PostUntagged.
@@ -35,7 +35,7 @@ type Posted struct {
 //     RFC 5041 §7.2. RFC 5041 §6.2.2 makes "DDP Header has one or more
 //     invalid fields" fatal, and the header's fields cannot even be read, so
 //     it is reported as Type 0x0 Local Catastrophic, Code 0x00, wrapping
-//     ErrTruncated, with an empty RecvError.Header. A bad DV is Type 0x1
+//     errTruncated, with an empty RecvError.Header. A bad DV is Type 0x1
 //     Code 0x04 (T=1) or Type 0x2 Code 0x06 (T=0); the DV is checked before
 //     the length.
 //   - Tagged segments (RFC 5041 §7.1 tagged checks): a non-empty segment
@@ -58,7 +58,7 @@ type Posted struct {
 //     is 0x04, with MO+length beyond it 0x05; a zero-length segment only
 //     needs MO <= buffer length. Segments of one message may come in any MO
 //     order; one that would place octets already placed is 0x04 wrapping
-//     ErrOverlap, and an L segment that leaves octets below its end unplaced
+//     errOverlap, and an L segment that leaves octets below its end unplaced
 //     is 0x04 wrapping ErrHole (or ErrBeyondLast if octets were placed above
 //     its end, since the L segment carries the highest MO). Zero-length
 //     untagged messages consume a buffer. Messages of different queues may
@@ -109,11 +109,11 @@ type rxScratch struct {
 	msg Message
 }
 
-// NewReceiver returns a Receiver delivering to ulp with untagged queues
+// newReceiver returns a Receiver delivering to ulp with untagged queues
 // 0..numQueues-1 (RDMAP uses 4: QN 0 Send and Immediate Data, QN 1 Read and
 // Atomic Requests, QN 2 Terminate, QN 3 Atomic Responses; RFC 5040 §5,
 // RFC 7306 §8). It panics if ulp is nil or numQueues < 1.
-func NewReceiver(ulp ULP, numQueues int) *Receiver {
+func newReceiver(ulp ULP, numQueues int) *Receiver {
 	if ulp == nil || numQueues < 1 {
 		panic(fmt.Sprintf("ddp: NewReceiver(%v, %d): need a ULP and at least one queue", ulp, numQueues))
 	}
@@ -175,7 +175,7 @@ func (r *Receiver) initQueues(numQueues int) {
 // message it will receive: 1 for the first buffer of a queue, then one more
 // for each (modulo 2^32, RFC 5041 §4.3). The buffer belongs to the Receiver
 // until it is delivered (Message.Buffer) or returned by Drain. It fails with
-// ErrBadQueue for an unknown qn, ErrQueueFull with 2^31-1 buffers waiting, and
+// errBadQueue for an unknown qn, ErrQueueFull with 2^31-1 buffers waiting, and
 // an error wrapping ErrStopped after a receive failure, Drain, or the end of
 // the LLP stream. Safe for concurrent use.
 func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint32, err error) {
@@ -198,14 +198,14 @@ func (r *Receiver) admitPost(qn uint32) error {
 		return r.stopped
 	}
 	if uint64(qn) >= uint64(len(r.queues)) {
-		return fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
+		return fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), errBadQueue)
 	}
 	q := &r.queues[qn]
 	if q.credSize > 0 {
-		return fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, ErrCreditQueue)
+		return fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, errCreditQueue)
 	}
 	if q.bufs.Len() >= math.MaxInt32 {
-		return fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
+		return fmt.Errorf("ddp: post QN %d: %w", qn, errQueueFull)
 	}
 	return nil
 }
@@ -234,26 +234,26 @@ func (r *Receiver) PostCredits(qn uint32, n, size int) error {
 		return r.stopped
 	}
 	if uint64(qn) >= uint64(len(r.queues)) {
-		return fmt.Errorf("ddp: post credits on QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
+		return fmt.Errorf("ddp: post credits on QN %d of %d: %w", qn, len(r.queues), errBadQueue)
 	}
 	if n < 0 || size <= 0 || size > math.MaxUint32 {
-		return fmt.Errorf("ddp: post %d credits of %d octets on QN %d: %w", n, size, qn, ErrCreditQueue)
+		return fmt.Errorf("ddp: post %d credits of %d octets on QN %d: %w", n, size, qn, errCreditQueue)
 	}
 	q := &r.queues[qn]
 	switch {
 	case q.credSize == 0 && q.bufs.Len() > 0:
-		return fmt.Errorf("ddp: post credits on QN %d, which holds posted buffers: %w", qn, ErrCreditQueue)
+		return fmt.Errorf("ddp: post credits on QN %d, which holds posted buffers: %w", qn, errCreditQueue)
 	case q.credSize != 0 && q.credSize != uint32(size):
-		return fmt.Errorf("ddp: post credits of %d octets on QN %d, whose credits are %d: %w", size, qn, q.credSize, ErrCreditQueue)
+		return fmt.Errorf("ddp: post credits of %d octets on QN %d, whose credits are %d: %w", size, qn, q.credSize, errCreditQueue)
 	case uint64(q.credits)+uint64(n) > 1<<31:
-		return fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
+		return fmt.Errorf("ddp: post QN %d: %w", qn, errQueueFull)
 	}
 	q.credSize = uint32(size)
 	q.credits += uint32(n)
 	return nil
 }
 
-// Posted returns the number of buffers posted on qn and not yet delivered
+// posted returns the number of buffers posted on qn and not yet delivered
 // (including one being filled); 0 for an unknown qn.
 func (r *Receiver) Posted(qn uint32) int {
 	r.lock()
@@ -270,19 +270,19 @@ func (r *Receiver) Posted(qn uint32) int {
 // with ErrStopped and every further segment is dropped without placement:
 // HandleSegment returns an error wrapping ErrStopped and ULP.Failed is not
 // called. Safe for concurrent use; a second Drain returns nothing.
-func (r *Receiver) Drain() []Posted {
+func (r *Receiver) Drain() []posted {
 	r.lock()
 	defer r.unlock()
 	r.drained.Store(true)
 	if r.stopped == nil {
-		r.stopped = fmt.Errorf("%w: drained", ErrStopped)
+		r.stopped = fmt.Errorf("%w: drained", errStopped)
 	}
-	var out []Posted
+	var out []posted
 	for qn := range r.queues {
 		q := &r.queues[qn]
 		for q.bufs.Len() > 0 {
 			p := q.bufs.Pop()
-			out = append(out, Posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
+			out = append(out, posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
 			q.headMSN++
 		}
 		q.headMSN += q.credits
@@ -304,7 +304,7 @@ func (r *Receiver) HandleClosed(err error) {
 		if cause == nil {
 			cause = llp.ErrClosed
 		}
-		r.stopped = fmt.Errorf("%w: LLP stream ended: %w", ErrStopped, cause)
+		r.stopped = fmt.Errorf("%w: LLP stream ended: %w", errStopped, cause)
 	}
 	r.mu.Unlock()
 	r.ulp.Closed(err)
@@ -319,7 +319,7 @@ func (r *Receiver) HandleSegment(b []byte) error {
 		return r.failure
 	}
 	if r.drained.Load() {
-		return fmt.Errorf("ddp: segment dropped: %w: drained", ErrStopped)
+		return fmt.Errorf("ddp: segment dropped: %w: drained", errStopped)
 	}
 	if r.scr == nil {
 		r.scr = new(rxScratch)
@@ -342,7 +342,7 @@ func (r *Receiver) handleTagged(b []byte) error {
 	if n > 0 {
 		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
 		if r.tag.active && r.tag.haveTag && h.STag != r.tag.stag {
-			return r.fail(b, NewError(iwarp.TermDDPInvalidSTag, ErrSTagChanged), nil)
+			return r.fail(b, NewError(iwarp.TermDDPInvalidSTag, errSTagChanged), nil)
 		}
 		if h.TO > math.MaxUint64-uint64(n) { // RFC 5041 §7.1 tagged check 5
 			return r.fail(b, NewError(iwarp.TermDDPTOWrap, nil), nil)
@@ -353,7 +353,7 @@ func (r *Receiver) handleTagged(b []byte) error {
 		}
 		if len(dst) != n {
 			return r.fail(b, NewError(iwarp.TermDDPLocalCatastrophic,
-				fmt.Errorf("%w: %d octets for a %d-octet payload", ErrTargetLength, len(dst), n)), nil)
+				fmt.Errorf("%w: %d octets for a %d-octet payload", errTargetLength, len(dst), n)), nil)
 		}
 		copy(dst, payload)
 	}
@@ -395,7 +395,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	r.mu.Lock()
 	if r.drained.Load() {
 		r.mu.Unlock()
-		return fmt.Errorf("ddp: segment dropped: %w: drained", ErrStopped)
+		return fmt.Errorf("ddp: segment dropped: %w: drained", errStopped)
 	}
 	q := &r.queues[h.QN]
 	if e := r.checkUntagged(q, h, mo, end); e != nil {
@@ -437,7 +437,7 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	if h.MSN != q.headMSN { // check 5
 		e := NewError(iwarp.TermDDPMSNRange, nil)
 		if q.placed().inProgress() && h.MSN == q.headMSN+1 {
-			e.Err = ErrIncomplete
+			e.Err = errIncomplete
 		}
 		return e
 	}
@@ -498,7 +498,7 @@ func (r *Receiver) fail(b []byte, cause error, m *Message) error {
 	r.failure = re
 	r.mu.Lock()
 	if r.stopped == nil {
-		r.stopped = fmt.Errorf("%w after receive failure: %w", ErrStopped, re)
+		r.stopped = fmt.Errorf("%w after receive failure: %w", errStopped, re)
 	}
 	r.mu.Unlock()
 	r.ulp.Failed(re)

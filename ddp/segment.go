@@ -19,7 +19,7 @@ type Segment struct {
 }
 
 // Last reports the L flag of whichever header the segment has.
-func (s *Segment) Last() bool {
+func (s *Segment) last() bool {
 	if s.Tagged {
 		return s.Tag.Last
 	}
@@ -32,7 +32,7 @@ func (s *Segment) Last() bool {
 // those of ParseControl, ParseTaggedHeader and ParseUntaggedHeader: the
 // version errors of RFC 5041 §7.2 (Type 0x1 Code 0x04, Type 0x2 Code 0x06)
 // and, for a segment shorter than its header, TypeLocalCatastrophic wrapping
-// ErrTruncated.
+// errTruncated.
 func ParseSegment(b []byte, s *Segment) error {
 	// A well-formed header (the common case) is parsed in place: s is not
 	// zeroed first and no header passes through a return value, which were
@@ -53,7 +53,7 @@ func ParseSegment(b []byte, s *Segment) error {
 	}
 	*s = Segment{}
 	if len(b) == 0 {
-		_, _, err := ParseControl(b)
+		_, _, err := parseControl(b)
 		return err
 	}
 	s.Tagged = Control(b[0]).Tagged()

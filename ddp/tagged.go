@@ -13,15 +13,15 @@ type TaggedHeader = iwarp.DDPTaggedHeader
 // TypeLocalCatastrophic wrapping ErrTruncated if b is shorter than the
 // header. Reserved bits are not checked (RFC 5041 §4.1).
 func ParseTaggedHeader(b []byte) (TaggedHeader, int, error) {
-	c, _, err := ParseControl(b)
+	c, _, err := parseControl(b)
 	if err != nil {
 		return TaggedHeader{}, 0, err
 	}
 	if !c.Tagged() {
-		return TaggedHeader{}, 0, ErrNotTagged
+		return TaggedHeader{}, 0, errNotTagged
 	}
 	if len(b) < iwarp.DDPTaggedHeaderLen {
-		return TaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
+		return TaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, errTruncated)
 	}
 	var h TaggedHeader
 	h.Decode(b)

@@ -8,10 +8,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// MaxMessageLen is the largest DDP message: the untagged MO is 32 bits
+// maxMessageLen is the largest DDP message: the untagged MO is 32 bits
 // (RFC 5041 §4.3), and this implementation applies the same limit to tagged
 // messages.
-const MaxMessageLen = math.MaxUint32
+const maxMessageLen = math.MaxUint32
 
 // Sender is the Data Source side of one DDP Stream (RFC 5041 §5.2, §5.3): it
 // segments ULP messages to the LLP's MULPDU and writes the DDP headers.
@@ -78,7 +78,7 @@ func (s *Sender) send(hdr, payload []byte, last bool) error {
 // NextMSN returns the MSN the next SendUntagged on qn will use: 1 for a
 // fresh queue, then increasing by one and wrapping from 0xFFFFFFFF to 0
 // (RFC 5041 §4.3).
-func (s *Sender) NextMSN(qn uint32) uint32 {
+func (s *Sender) nextMSN(qn uint32) uint32 {
 	if qn < uint32(len(s.lastMSN)) {
 		return s.lastMSN[qn] + 1
 	}
@@ -103,7 +103,7 @@ func (s *Sender) setLastMSN(qn, msn uint32) {
 func (s *Sender) room(hdrLen int) (int, error) {
 	m := s.llp.MULPDU()
 	if m < hdrLen+1 {
-		return 0, fmt.Errorf("ddp: send: MULPDU %d, header %d: %w", m, hdrLen, ErrMULPDUTooSmall)
+		return 0, fmt.Errorf("ddp: send: MULPDU %d, header %d: %w", m, hdrLen, errMULPDUTooSmall)
 	}
 	return m - hdrLen, nil
 }
@@ -124,11 +124,11 @@ func (s *Sender) room(hdrLen int) (int, error) {
 // deliver it; the ULP must then tear the stream down.
 func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byte) error {
 	n := uint64(len(payload))
-	if n > MaxMessageLen {
-		return fmt.Errorf("ddp: send tagged: %d octets: %w", n, ErrMessageTooLarge)
+	if n > maxMessageLen {
+		return fmt.Errorf("ddp: send tagged: %d octets: %w", n, errMessageTooLarge)
 	}
 	if to > math.MaxUint64-n {
-		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, ErrTOWrapSend)
+		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, errTOWrapSend)
 	}
 	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
 	for {
@@ -183,10 +183,10 @@ func (s *Sender) Flush() error {
 }
 
 func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold bool) (msn uint32, err error) {
-	if n := uint64(len(payload)); n > MaxMessageLen {
-		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, ErrMessageTooLarge)
+	if n := uint64(len(payload)); n > maxMessageLen {
+		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, errMessageTooLarge)
 	}
-	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.NextMSN(qn)}
+	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
 	started := false
 	for {
 		chunk, err := s.segment(iwarp.DDPUntaggedHeaderLen, payload)

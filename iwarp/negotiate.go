@@ -67,7 +67,7 @@ func NegotiateResponder(local Depths, maxIRD int, supported RTR, req IRDORD) (re
 	if reply.RTR != RTRSend && reply.RTR&^RTRSend != 0 {
 		reply.RTR &^= RTRSend
 	}
-	if reply.RTR.Has(RTRRead) && reply.IRD == 0 {
+	if reply.RTR.has(RTRRead) && reply.IRD == 0 {
 		reply.IRD, d.IRD = 1, 1
 	}
 	return reply, d
@@ -120,7 +120,7 @@ func NegotiateRTR(req, reply IRDORD) (RTR, error) {
 // only an explicit NoNegotiation means "not negotiated".
 func clampDepths(d Depths) Depths {
 	c := func(v int) int {
-		if v > MaxIRDORD {
+		if v > maxIRDORD {
 			return MaxIRD
 		}
 		return max(v, 0)

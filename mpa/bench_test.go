@@ -58,7 +58,7 @@ func BenchmarkFPDUFraming(b *testing.B) {
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
 				for b.Loop() {
-					f := FPDU{ULPDU: ulpdu, Pos: pos, Markers: mk, CRC: true}
+					f := fpdu{ULPDU: ulpdu, Pos: pos, Markers: mk, CRC: true}
 					wire = f.Append(wire[:0])
 					if _, _, err := ParseFPDU(wire, pos, mk, true, dst); err != nil {
 						b.Fatal(err)

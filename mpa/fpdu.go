@@ -11,19 +11,19 @@ import (
 // iwarp's: iwarp.MPAFPDUHeaderLen, iwarp.MPACRCLen, iwarp.MPAMaxULPDU,
 // iwarp.MPAMinMULPDU.
 
-// PadLen returns the number of pad octets (0–3) after a ULPDU of n octets,
+// padLen returns the number of pad octets (0–3) after a ULPDU of n octets,
 // making the FPDU (2-octet header + ULPDU + pad) a multiple of 4
 // (RFC 5044 §4.1).
-func PadLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
+func padLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
 
-// WireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
+// wireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
 // octets occupies in the TCP stream when its first octet is at stream
 // position pos: header, ULPDU, pad and CRC, plus, when markers is true, the
-// Marker preceding it if one is due at pos and every Marker falling inside
+// marker preceding it if one is due at pos and every Marker falling inside
 // it (RFC 5044 §4.3). A Marker due exactly after the CRC belongs to the
 // next FPDU and is not counted.
-func WireLen(pos uint64, ulpduLen int, markers bool) int {
-	body := iwarp.MPAFPDUHeaderLen + ulpduLen + PadLen(ulpduLen) + iwarp.MPACRCLen
+func wireLen(pos uint64, ulpduLen int, markers bool) int {
+	body := iwarp.MPAFPDUHeaderLen + ulpduLen + padLen(ulpduLen) + iwarp.MPACRCLen
 	if !markers {
 		return body
 	}
@@ -43,7 +43,7 @@ func WireLen(pos uint64, ulpduLen int, markers bool) int {
 // (RFC 5044 §4.5); it is iwarp.MPAMULPDU.
 func MULPDUFor(emss int, markers bool) int { return iwarp.MPAMULPDU(emss, markers) }
 
-// FPDU is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
+// fpdu is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
 // Markers of §4.3 Figure 4):
 //
 //	0                   1                   2                   3
@@ -60,7 +60,7 @@ func MULPDUFor(emss int, markers bool) int { return iwarp.MPAMULPDU(emss, marker
 //
 // The CRC32c covers every octet of the FPDU before the CRC field, Markers
 // included, a preceding FPDUPTR-0 Marker included (RFC 5044 §4.4).
-type FPDU struct {
+type fpdu struct {
 	// ULPDU is the DDP segment carried.
 	ULPDU []byte
 	// Pos is the stream position of the FPDU's first octet, counted from
@@ -78,12 +78,12 @@ type FPDU struct {
 }
 
 // Len returns the wire length of f: WireLen(f.Pos, len(f.ULPDU), f.Markers).
-func (f *FPDU) Len() int { return WireLen(f.Pos, len(f.ULPDU), f.Markers) }
+func (f *fpdu) Len() int { return wireLen(f.Pos, len(f.ULPDU), f.Markers) }
 
 // Append appends the wire form of f at stream position f.Pos and records
 // the CRC in f.CRCValue. It allocates nothing when b has room for f.Len()
 // more octets. len(f.ULPDU) must not exceed 65535; callers enforce MULPDU.
-func (f *FPDU) Append(b []byte) []byte {
+func (f *fpdu) Append(b []byte) []byte {
 	b, f.CRCValue = appendFPDU(b, f.Pos, f.Markers, f.CRC, f.ULPDU, nil)
 	return b
 }
@@ -98,7 +98,7 @@ func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([
 		b = binary.BigEndian.AppendUint16(b, uint16(ulen))
 		b = append(b, hdr...)
 		b = append(b, payload...)
-		b = append(b, pad[:PadLen(ulen)]...)
+		b = append(b, pad[:padLen(ulen)]...)
 	} else {
 		w := markWriter{b: b, pos: pos}
 		w.begin()
@@ -107,28 +107,28 @@ func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([
 		w.write(l[:])
 		w.write(hdr)
 		w.write(payload)
-		w.write(pad[:PadLen(ulen)])
+		w.write(pad[:padLen(ulen)])
 		w.beforeCRC()
 		b = w.b
 	}
 	var c uint32
 	if crc {
-		c = CRC32c(b[start:])
+		c = crC32c(b[start:])
 	}
-	return AppendCRC(b, c), c
+	return appendCRC(b, c), c
 }
 
-// PeekULPDULength reads the ULPDU_Length of the FPDU starting at the
+// peekULPDULength reads the ULPDU_Length of the FPDU starting at the
 // beginning of b, at stream position pos. With markers it skips a Marker
 // due at pos (the FPDUPTR-0 Marker is verified later, by ParseFPDU). It
 // returns ErrTruncated while b is too short.
-func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
+func peekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 	i := 0
-	if markers && MarkerDue(pos) {
+	if markers && markerDue(pos) {
 		i = iwarp.MPAMarkerLen
 	}
 	if len(b) < i+iwarp.MPAFPDUHeaderLen {
-		return 0, ErrTruncated
+		return 0, errTruncated
 	}
 	return int(binary.BigEndian.Uint16(b[i:])), nil
 }
@@ -145,20 +145,20 @@ func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 // Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
 // gathered around them into dst[:0] (grown only if too small), so a caller
 // that passes a 65535-octet dst parses without allocating.
-func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, error) {
-	ulen, err := PeekULPDULength(b, pos, markers)
+func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (fpdu, int, error) {
+	ulen, err := peekULPDULength(b, pos, markers)
 	if err != nil {
-		return FPDU{}, 0, err
+		return fpdu{}, 0, err
 	}
-	n := WireLen(pos, ulen, markers)
+	n := wireLen(pos, ulen, markers)
 	if len(b) < n {
-		return FPDU{}, 0, ErrTruncated
+		return fpdu{}, 0, errTruncated
 	}
-	f := FPDU{Pos: pos, Markers: markers, CRC: crc}
-	f.CRCValue, _, _ = ParseCRC(b[n-iwarp.MPACRCLen:])
+	f := fpdu{Pos: pos, Markers: markers, CRC: crc}
+	f.CRCValue, _, _ = parseCRC(b[n-iwarp.MPACRCLen:])
 	if crc {
-		if got := CRC32c(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
-			return FPDU{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
+		if got := crC32c(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
+			return fpdu{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", errCRC, got, f.CRCValue))
 		}
 	}
 	if !markers {
@@ -167,7 +167,7 @@ func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, 
 	}
 	unmarked, err := stripMarkers(dst[:0], b[:n], pos)
 	if err != nil {
-		return FPDU{}, 0, err
+		return fpdu{}, 0, err
 	}
 	f.ULPDU = unmarked[iwarp.MPAFPDUHeaderLen : iwarp.MPAFPDUHeaderLen+ulen : iwarp.MPAFPDUHeaderLen+ulen]
 	return f, n, nil
@@ -184,8 +184,8 @@ type markWriter struct {
 
 // begin emits the FPDUPTR-0 Marker if one is due before the FPDU header.
 func (w *markWriter) begin() {
-	if MarkerDue(w.pos) {
-		w.b = Marker{}.Append(w.b)
+	if markerDue(w.pos) {
+		w.b = marker{}.Append(w.b)
 		w.pos += iwarp.MPAMarkerLen
 	}
 	w.fpduPos = w.pos
@@ -215,11 +215,11 @@ func (w *markWriter) beforeCRC() {
 }
 
 func (w *markWriter) mark() {
-	w.b = Marker{FPDUPTR: uint16(w.pos - w.fpduPos)}.Append(w.b)
+	w.b = marker{FPDUPTR: uint16(w.pos - w.fpduPos)}.Append(w.b)
 	w.pos += iwarp.MPAMarkerLen
 	w.nextMark += iwarp.MPAMarkerInterval
 }
 
 // maxWireLen bounds WireLen for any ULPDU_Length and position: the largest
-// FPDU body plus a leading Marker and one Marker per 508 octets of body.
+// fpdu body plus a leading Marker and one Marker per 508 octets of body.
 const maxWireLen = iwarp.MPAFPDUHeaderLen + 0xFFFF + 3 + iwarp.MPACRCLen + iwarp.MPAMarkerLen*(2+(iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)/(iwarp.MPAMarkerInterval-iwarp.MPAMarkerLen))

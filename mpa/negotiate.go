@@ -118,17 +118,17 @@ func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
 		// RFC 5044 §7.1.2 rule 8: Request and Reply keys differ so that
 		// Initiator/Initiator startups are detected.
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrActiveActive, "")
+		return Frame{}, frameError(errActiveActive, "")
 	}
 	if rep.Rev < Rev1 || rep.Rev > req.Rev {
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrRevision, "Reply revision %d to a revision %d Request (RFC 5044 §7.1.1)", rep.Rev, req.Rev)
+		return Frame{}, frameError(errRevision, "Reply revision %d to a revision %d Request (RFC 5044 §7.1.1)", rep.Rev, req.Rev)
 	}
 	if rep.Enhanced != req.Enhanced {
 		// RFC 6581 §10: an enhanced Responder answers enhanced Requests
 		// enhanced and unenhanced Requests unenhanced.
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrEnhancedMismatch, "Request S=%t, Reply S=%t (RFC 6581 §10)", req.Enhanced, rep.Enhanced)
+		return Frame{}, frameError(errEnhancedMismatch, "Request S=%t, Reply S=%t (RFC 6581 §10)", req.Enhanced, rep.Enhanced)
 	}
 	return rep, nil
 }
@@ -170,7 +170,7 @@ func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, e
 			// or send a TERM "indicating failure to negotiate a mutually
 			// compatible connection model or RTR option ... Error Code 7".
 			if v.PeerToPeer != req.IRDORD.PeerToPeer {
-				err = fmt.Errorf("%w: %w", err, ErrEnhancedMismatch)
+				err = fmt.Errorf("%w: %w", err, errEnhancedMismatch)
 			}
 			fail = newError(iwarp.TermNoMatchingRTR, err)
 		} else {
@@ -261,7 +261,7 @@ func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", insufficient)
 	}
 	if rep.Reject {
-		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", ErrRejected)
+		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", errRejected)
 	}
 	c.enterFullOperation()
 	return c, nil
@@ -277,7 +277,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	}
 	if req.Reply {
 		_ = c.nc.Close()
-		return nil, nil, frameError(ErrBadKey, "MPA Reply Frame received while waiting for a Request (RFC 5044 §7.1.2 rule 5)")
+		return nil, nil, frameError(errBadKey, "MPA Reply Frame received while waiting for a Request (RFC 5044 §7.1.2 rule 5)")
 	}
 	// RFC 5044 §7.1.1 Rev: close if we cannot interoperate. Revision 0 is
 	// the RDMA Consortium protocol (RFC 5044 Appendix C), which this
@@ -285,7 +285,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	// revision-2 Responder to keep accepting revision 1.
 	if req.Rev < Rev1 || req.Rev > c.cfg.revision() {
 		_ = c.nc.Close()
-		return nil, nil, frameError(ErrRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
+		return nil, nil, frameError(errRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
 	}
 	d := Decision{}
 	if c.cfg.Accept != nil {
@@ -327,12 +327,12 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != iwarp.NoNegotiation && out != iwarp.NoNegotiation && out > in {
 			rep.Reject = true
 			insufficient = newError(iwarp.TermInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
-				ErrRejected, iwarp.ErrInsufficientIRD, out, in))
+				errRejected, iwarp.ErrInsufficientIRD, out, in))
 		}
 		p.PeerIRD, p.PeerORD = req.IRDORD.IRD, req.IRDORD.ORD
 		p.PeerToPeer, p.RTR = rep.IRDORD.PeerToPeer, rep.IRDORD.RTR
 	}
-	if err := rep.Validate(); err != nil {
+	if err := rep.validate(); err != nil {
 		_ = c.nc.Close()
 		return nil, nil, newError(iwarp.TermMPALocalCatastrophic, err)
 	}
@@ -374,7 +374,7 @@ func (c *Conn) readFrame() (Frame, error) {
 	}
 	if pd := n - FrameHeaderLen; pd > c.cfg.maxPrivateData() {
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrPrivateDataLength, "PD_Length %d exceeds the accepted %d (RFC 5044 §7.1.2 rule 9)", pd, c.cfg.maxPrivateData())
+		return Frame{}, frameError(errPrivateDataLength, "PD_Length %d exceeds the accepted %d (RFC 5044 §7.1.2 rule 9)", pd, c.cfg.maxPrivateData())
 	}
 	if err := c.fill(n); err != nil {
 		return Frame{}, fmt.Errorf("mpa: read startup frame: %w", c.startupReadErr(err))
@@ -403,7 +403,7 @@ func (c *Conn) bound(ctx context.Context) func(error) error {
 	deadline, has := ctx.Deadline()
 	if t := c.cfg.HandshakeTimeout; t >= 0 {
 		if t == 0 {
-			t = DefaultHandshakeTimeout
+			t = defaultHandshakeTimeout
 		}
 		if d := time.Now().Add(t); !has || d.Before(deadline) {
 			deadline, has = d, true

@@ -118,7 +118,7 @@ func awaitScripted(t *testing.T, seen <-chan scripted) scripted {
 // set (RFC 6581 §9.1: "it MUST send a TERM message to the responder
 // indicating insufficient resources and terminate the connection ... Layer
 // 2, Error Type 0, Error Code 6"). Dial sends that Terminate as its first
-// FPDU, closes the TCP connection and returns one error naming the cause.
+// fpdu, closes the TCP connection and returns one error naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, IRD: 4, ORD: 4})
@@ -183,7 +183,7 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 			assert.True(t, s.closed, "the Initiator's socket is closed")
 			assert.Nil(t, c)
 			require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
-			require.ErrorIs(t, err, ErrEnhancedMismatch)
+			require.ErrorIs(t, err, errEnhancedMismatch)
 			assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
 		})
 	}
@@ -235,7 +235,7 @@ func TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1(t *testing.T) {
 	assert.Equal(t, iwarp.IRDORD{IRD: 8, ORD: 6}, re.Reply.IRDORD, "the Reject names the required ORD")
 	assert.Equal(t, []byte("need 6"), re.Reply.PrivateData)
 	serr := <-errc
-	require.ErrorIs(t, serr, ErrRejected)
+	require.ErrorIs(t, serr, errRejected)
 	require.ErrorIs(t, serr, iwarp.ErrInsufficientIRD)
 	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, serr))
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // rxBufLen is the receive buffer of a connection that carries data: one
-// FPDU of any length with Markers, plus room for large reads.
+// fpdu of any length with Markers, plus room for large reads.
 const rxBufLen = maxWireLen + 64<<10
 
 // rxIdleLen is the receive buffer Full Operation starts with: enough for
@@ -166,10 +166,10 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 	markers, crc := c.params.MarkersRx, c.params.CRC
 	limit := c.cfg.maxRecvULPDU()
 	for {
-		ulen, err := PeekULPDULength(s.buffered(), s.pos, markers)
+		ulen, err := peekULPDULength(s.buffered(), s.pos, markers)
 		if err != nil {
 			need := iwarp.MPAFPDUHeaderLen
-			if markers && MarkerDue(s.pos) {
+			if markers && markerDue(s.pos) {
 				need += iwarp.MPAMarkerLen
 			}
 			parked, err := c.fillOrPark(need)
@@ -184,7 +184,7 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 		if ulen > limit {
 			return newError(iwarp.TermMPAMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true, false
 		}
-		if _, err := c.fillOrPark(WireLen(s.pos, ulen, markers)); err != nil {
+		if _, err := c.fillOrPark(wireLen(s.pos, ulen, markers)); err != nil {
 			return c.readErr(err), false, false // never parks: the header is buffered
 		}
 		f, n, err := ParseFPDU(s.buffered(), s.pos, markers, crc, s.scratch)

@@ -33,8 +33,8 @@ const (
 	QNReadRequest    uint32 = 1 // RDMA Read Request and Atomic Request
 	QNTerminate      uint32 = iwarp.RDMAPQNTerminate
 	QNAtomicResponse uint32 = 3 // Atomic Response
-	// NumQueues is the number of untagged queues RDMAP uses.
-	NumQueues = 4
+	// numQueues is the number of untagged queues RDMAP uses.
+	numQueues = 4
 )
 
 var opcodeNames = [...]string{
@@ -62,15 +62,15 @@ func (o Opcode) String() string {
 
 // Valid reports whether o is defined by RFC 5040 or RFC 7306 (0x0-0xB);
 // 0xC-0xF are reserved.
-func (o Opcode) Valid() bool { return o < opcodeReservedLowest }
+func (o Opcode) valid() bool { return o < opcodeReservedLowest }
 
 // Tagged reports whether messages with this opcode use the DDP Tagged
 // Buffer Model (RFC 5040 Figure 4 "Tagged Flag").
-func (o Opcode) Tagged() bool { return o == OpWrite || o == OpReadResponse }
+func (o Opcode) tagged() bool { return o == OpWrite || o == OpReadResponse }
 
 // QN returns the untagged Queue Number messages with this opcode use, and
 // false for tagged or reserved opcodes.
-func (o Opcode) QN() (uint32, bool) {
+func (o Opcode) qn() (uint32, bool) {
 	switch o {
 	case OpSend, OpSendInvalidate, OpSendSE, OpSendSEInvalidate, OpImmediate, OpImmediateSE:
 		return QNSend, true
@@ -92,21 +92,21 @@ func (o Opcode) HasInvalidateSTag() bool {
 }
 
 // Solicited reports whether the opcode carries a Solicited Event.
-func (o Opcode) Solicited() bool {
+func (o Opcode) solicited() bool {
 	return o == OpSendSE || o == OpSendSEInvalidate || o == OpImmediateSE
 }
 
-// Version is the RDMA Version (RV) this implementation speaks: 01b, RFC 5040
+// version is the RDMA Version (RV) this implementation speaks: 01b, RFC 5040
 // §4.1.
-const Version = iwarp.RDMAPVersion
+const version = iwarp.RDMAPVersion
 
-// ControlLen is the length of the RDMAP Control Field.
-const ControlLen = 1
+// controlLen is the length of the RDMAP Control Field.
+const controlLen = 1
 
-// Control is the RDMAP Control Field, the first octet of the DDP RsvdULP
+// control is the RDMAP Control Field, the first octet of the DDP RsvdULP
 // field (RFC 5040 §4.1 Figure 3): RV (2 bits), Rsv (2 bits), Opcode (4 bits).
-type Control struct {
-	// Version is the 2-bit RDMA Version.
+type control struct {
+	// version is the 2-bit RDMA Version.
 	Version uint8
 	// Reserved holds the 2 reserved bits as received (set to zero on
 	// transmit, ignored on receive).
@@ -115,42 +115,42 @@ type Control struct {
 	Opcode Opcode
 }
 
-// ControlFor returns the control field of version 01b for op.
-func ControlFor(op Opcode) Control { return Control{Version: Version, Opcode: op} }
+// controlFor returns the control field of version 01b for op.
+func controlFor(op Opcode) control { return control{Version: version, Opcode: op} }
 
 // ControlByte returns the encoded RDMAP Control Field for op (RV 01b).
 func ControlByte(op Opcode) uint8 { return iwarp.RDMAPControlByte(uint8(op)) }
 
-// ParseControl decodes the RDMAP Control Field from b[0]. It rejects an RDMA
-// Version other than 01b (RFC 5040 §7.2 check 3: Terminate "Invalid RDMAP
+// parseControl decodes the RDMAP Control Field from b[0]. It rejects an RDMA
+// version other than 01b (RFC 5040 §7.2 check 3: Terminate "Invalid RDMAP
 // version") and the reserved opcodes 0xC-0xF (§7.2 check 2: "Unexpected
 // OpCode"). The reserved bits are ignored (§4.1).
-func ParseControl(b []byte) (Control, int, error) {
-	if len(b) < ControlLen {
-		return Control{}, 0, truncated("RDMAP control field", ControlLen, len(b), iwarp.TermOperationUnspecified)
+func parseControl(b []byte) (control, int, error) {
+	if len(b) < controlLen {
+		return control{}, 0, truncated("RDMAP control field", controlLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	c := DecodeControl(b[0])
-	if c.Version != Version {
-		return c, ControlLen, &ProtocolError{Code: iwarp.TermInvalidVersion,
-			Reason: fmt.Sprintf("RDMA version %d, want %d (RFC 5040 §4.1)", c.Version, Version)}
+	c := decodeControl(b[0])
+	if c.Version != version {
+		return c, controlLen, &protocolError{Code: iwarp.TermInvalidVersion,
+			Reason: fmt.Sprintf("RDMA version %d, want %d (RFC 5040 §4.1)", c.Version, version)}
 	}
-	if !c.Opcode.Valid() {
-		return c, ControlLen, &ProtocolError{Code: iwarp.TermUnexpectedOpcode,
+	if !c.Opcode.valid() {
+		return c, controlLen, &protocolError{Code: iwarp.TermUnexpectedOpcode,
 			Reason: fmt.Sprintf("reserved opcode %#x (RFC 5040 §4.1 Figure 4)", uint8(c.Opcode))}
 	}
-	return c, ControlLen, nil
+	return c, controlLen, nil
 }
 
-// DecodeControl splits a control octet into its fields without validation.
-func DecodeControl(v uint8) Control {
-	return Control{Version: v >> 6, Reserved: v >> 4 & 0x3, Opcode: Opcode(v & 0x0f)}
+// decodeControl splits a control octet into its fields without validation.
+func decodeControl(v uint8) control {
+	return control{Version: v >> 6, Reserved: v >> 4 & 0x3, Opcode: Opcode(v & 0x0f)}
 }
 
 // Byte returns the encoded control octet; reserved bits are sent as zero.
-func (c Control) Byte() uint8 { return (c.Version&0x3)<<6 | uint8(c.Opcode)&0x0f }
+func (c control) Byte() uint8 { return (c.Version&0x3)<<6 | uint8(c.Opcode)&0x0f }
 
 // Append appends the encoded control octet to b.
-func (c Control) Append(b []byte) []byte { return append(b, c.Byte()) }
+func (c control) Append(b []byte) []byte { return append(b, c.Byte()) }
 
 // Len returns ControlLen.
-func (c Control) Len() int { return ControlLen }
+func (c control) Len() int { return controlLen }

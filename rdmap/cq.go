@@ -83,7 +83,7 @@ func (cq *CQ) Notify() <-chan struct{} {
 }
 
 // Err returns an error wrapping ErrCQOverflow once the CQ has overflowed.
-func (cq *CQ) Err() error {
+func (cq *CQ) err() error {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
 	if cq.overflowed {

@@ -17,7 +17,7 @@ func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 		over, _ := cq.push(&Completion{WRID: uint64(i)}, false)
 		assert.Equal(t, i >= 3, over)
 	}
-	require.ErrorIs(t, cq.Err(), ErrCQOverflow)
+	require.ErrorIs(t, cq.err(), ErrCQOverflow)
 	assert.Equal(t, 5, cq.Len())
 	select {
 	case <-cq.Notify():
@@ -72,9 +72,9 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "WriteImm", WRWriteImm.String())
 	assert.Equal(t, "WorkType(99)", WorkType(99).String())
 	assert.Equal(t, "flushed", StatusFlushed.String())
-	assert.Equal(t, "Status(9)", Status(9).String())
+	assert.Equal(t, "Status(9)", status(9).String())
 	assert.Equal(t, "CmpSwap", AtomicCmpSwap.String())
-	assert.Equal(t, "reserved atomic opcode 0x1", AtomicOp(1).String())
+	assert.Equal(t, "reserved atomic opcode 0x1", atomicOp(1).String())
 }
 
 // An idle CQ holds no channel (thousands of idle streams have two CQs

@@ -69,7 +69,7 @@ func NewDevice(opts DeviceOptions) *Device {
 }
 
 // RegisteredBytes returns the octets of memory currently registered.
-func (d *Device) RegisteredBytes() int64 {
+func (d *Device) registeredBytes() int64 {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.regBytes
@@ -96,7 +96,7 @@ func (d *Device) AllocPD() *PD {
 }
 
 // NumMRs returns the number of registered memory regions.
-func (d *Device) NumMRs() int {
+func (d *Device) numMRs() int {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return len(d.mrs)

@@ -18,15 +18,15 @@ import (
 
 // Defaults of EndpointConfig.
 const (
-	DefaultSQDepth = 256
-	DefaultRQDepth = 256
+	defaultSQDepth = 256
+	defaultRQDepth = 256
 )
 
-// HelperWRID is the WRID of the completion of a blocking helper's work
+// helperWRID is the WRID of the completion of a blocking helper's work
 // request whose context ended after the request could no longer be
 // withdrawn: the completion is then reported on the CQ instead of being
 // dropped.
-const HelperWRID = math.MaxUint64
+const helperWRID = math.MaxUint64
 
 // EndpointConfig configures an Endpoint.
 type EndpointConfig struct {
@@ -92,7 +92,7 @@ type sendReq struct {
 	// body holds a Read or Atomic Request's message: the LLP may keep it
 	// past the issue, until the requests posted with it leave together
 	// (txLoop, ddp.Sender.SendUntaggedMore).
-	body [AtomicRequestLen]byte
+	body [atomicRequestLen]byte
 }
 
 // recvReq is a posted receive work request.
@@ -106,8 +106,8 @@ type recvReq struct {
 // inbound is a validated Read or Atomic Request waiting for the responder.
 type inbound struct {
 	atomic bool
-	rr     ReadRequest
-	ar     AtomicRequest
+	rr     readRequest
+	ar     atomicRequest
 	ddpHdr [iwarp.DDPUntaggedHeaderLen]byte
 	segLen int
 }
@@ -165,7 +165,7 @@ type Endpoint struct {
 	// zero-length Read Request, Immediate Data, Atomic Responses (Read
 	// and Atomic Requests have their own, sendReq.body). Guarded by
 	// sendMu.
-	scratch [ReadRequestLen]byte // checked below: the largest of the three
+	scratch [readRequestLen]byte // checked below: the largest of the three
 
 	down atomic.Bool // state == stateDown, readable without mu
 
@@ -248,7 +248,7 @@ var _ ddp.ULP = (*ddpULP)(nil)
 
 // Endpoint.scratch holds a Read Request, Immediate Data or an Atomic
 // Response: a negative constant here would not compile.
-const _ = uint(ReadRequestLen-ImmediateLen) + uint(ReadRequestLen-AtomicResponseLen)
+const _ = uint(readRequestLen-immediateLen) + uint(readRequestLen-atomicResponseLen)
 
 // NewEndpoint creates an RDMAP Stream of this PD on the established LLP
 // stream s (RFC 5040 §6.1: s is already in RDMA mode). The endpoint owns s
@@ -272,8 +272,8 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		s:       s,
 		ird:     int32(min(norm(cfg.IRD, iwarp.DefaultIRD), math.MaxInt32)),
 		ord:     int32(min(norm(cfg.ORD, iwarp.DefaultORD), math.MaxInt32)),
-		sqDepth: int32(min(norm(cfg.SQDepth, DefaultSQDepth), math.MaxInt32)),
-		rqDepth: int32(min(norm(cfg.RQDepth, DefaultRQDepth), math.MaxInt32)),
+		sqDepth: int32(min(norm(cfg.SQDepth, defaultSQDepth), math.MaxInt32)),
+		rqDepth: int32(min(norm(cfg.RQDepth, defaultRQDepth), math.MaxInt32)),
 		sendCQ:  cfg.SendCQ,
 		recvCQ:  cfg.RecvCQ,
 	}
@@ -293,7 +293,7 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 	}
 	// One lock for the endpoint and its DDP queues: the receive path of a
 	// message takes mu once (ddp.NewReceiverGuarded), and so does PostRecv.
-	e.recv = ddp.NewReceiverGuarded((*ddpULP)(e), NumQueues, &e.mu)
+	e.recv = ddp.NewReceiverGuarded((*ddpULP)(e), numQueues, &e.mu)
 	if err := e.initRTR(&cfg); err != nil {
 		return nil, err
 	}
@@ -365,11 +365,11 @@ const termBufLen = 128
 
 // internalQueues returns the number and size of the internal untagged
 // buffers by QN (QN 0, the ULP's, has none).
-func internalQueues(ird, ord int) [NumQueues]struct{ n, size int } {
-	return [NumQueues]struct{ n, size int }{
-		QNReadRequest:    {ird + 1, AtomicRequestLen},
+func internalQueues(ird, ord int) [numQueues]struct{ n, size int } {
+	return [numQueues]struct{ n, size int }{
+		QNReadRequest:    {ird + 1, atomicRequestLen},
 		QNTerminate:      {1, termBufLen},
-		QNAtomicResponse: {ord + 1, AtomicResponseLen},
+		QNAtomicResponse: {ord + 1, atomicResponseLen},
 	}
 }
 
@@ -718,7 +718,7 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	r.done = true
 	c.WRID, c.Op = r.wr.ID, r.wr.Op
 	if r.waiter == nil && r.canceled {
-		c.WRID = HelperWRID
+		c.WRID = helperWRID
 	}
 	r.comp = c
 	n := 0
@@ -842,7 +842,7 @@ func (e *Endpoint) checkOverflowLocked() {
 	if e.cqOverflow {
 		e.cqOverflow = false
 		e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: ErrCQOverflow},
-			&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+			&terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	}
 }
 
@@ -861,7 +861,7 @@ func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq, w chan Completion
 	e.mu.Lock()
 	if !r.issued && !r.done {
 		r.canceled = true
-		c := Completion{Status: StatusError, Err: ctx.Err()}
+		c := Completion{Status: statusError, Err: ctx.Err()}
 		e.finishLocked(r, c)
 		e.checkOverflowLocked()
 		e.mu.Unlock()
@@ -969,11 +969,11 @@ func (e *Endpoint) CmpSwap(ctx context.Context, rstag uint32, rto uint64, compar
 // Swap unconditionally swaps v into the 8 octets at rstag/rto and returns
 // the original value: a CmpSwap with compare mask 0 (RFC 7306 reserves the
 // draft's unmasked Swap opcode).
-func (e *Endpoint) Swap(ctx context.Context, rstag uint32, rto uint64, v uint64) (uint64, error) {
+func (e *Endpoint) swap(ctx context.Context, rstag uint32, rto uint64, v uint64) (uint64, error) {
 	return e.CmpSwap(ctx, rstag, rto, 0, 0, v, math.MaxUint64)
 }
 
-// Immediate sends imm as an Immediate Data message, with Solicited Event if
+// immediate sends imm as an Immediate Data message, with Solicited Event if
 // se (RFC 7306 §6).
 func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 	_, err := e.helper(ctx, SendWR{Op: WRImmediate, Imm: imm, Solicited: se})
@@ -983,10 +983,10 @@ func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 // Recv posts buf and waits for the Send or Immediate Data that consumes it.
 // If ctx ends first, buf stays posted (DDP cannot withdraw a posted
 // buffer): the message that later fills it is reported on RecvCQ with
-// HelperWRID, and Recv returns ctx.Err().
+// helperWRID, and Recv returns ctx.Err().
 func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
 	w := getWaiter()
-	r, err := e.postRecv(RecvWR{ID: HelperWRID, Buf: buf}, w)
+	r, err := e.postRecv(RecvWR{ID: helperWRID, Buf: buf}, w)
 	if err != nil {
 		putWaiter(w) // never given to a request
 		return Completion{}, err
@@ -1088,7 +1088,7 @@ func (e *Endpoint) Abort() error {
 		return fmt.Errorf("rdmap: abort: %w", ErrClosed)
 	}
 	e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: errAbortedByUser},
-		&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+		&terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	return nil
 }
 

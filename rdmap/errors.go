@@ -49,9 +49,9 @@ var (
 	ErrPeerClosed = errors.New("rdmap: the peer closed the stream")
 )
 
-// ProtocolError is a malformed or invalid RDMAP header found by a wire
+// protocolError is a malformed or invalid RDMAP header found by a wire
 // decoder, with the Terminate code the receiver reports for it.
-type ProtocolError struct {
+type protocolError struct {
 	// Code is the Terminate code this error maps to.
 	Code iwarp.TermCode
 	// Reason describes the violated rule.
@@ -61,7 +61,7 @@ type ProtocolError struct {
 }
 
 // Error implements error.
-func (e *ProtocolError) Error() string {
+func (e *protocolError) Error() string {
 	s := "rdmap: " + e.Reason + " [" + e.Code.String() + "]"
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -70,10 +70,10 @@ func (e *ProtocolError) Error() string {
 }
 
 // Unwrap returns the underlying sentinel.
-func (e *ProtocolError) Unwrap() error { return e.Err }
+func (e *protocolError) Unwrap() error { return e.Err }
 
 func truncated(what string, need, have int, code iwarp.TermCode) error {
-	return &ProtocolError{
+	return &protocolError{
 		Code:   code,
 		Reason: fmt.Sprintf("%s needs %d octets, have %d", what, need, have),
 		Err:    ErrTruncated,
@@ -96,7 +96,7 @@ type TerminateError struct {
 	// DDPHeader is the terminated DDP header (14 or 18 octets), if any.
 	DDPHeader []byte
 	// RDMAHeader is the terminated RDMA Read Request header, if any.
-	RDMAHeader *ReadRequest
+	RDMAHeader *readRequest
 	// Err is the local cause (for a Terminate sent), or a parse error of a
 	// malformed received Terminate; nil otherwise.
 	Err error

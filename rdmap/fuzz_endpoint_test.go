@@ -78,9 +78,9 @@ func joinSegments(segs ...[]byte) []byte {
 func FuzzEndpointReceive(f *testing.F) {
 	w := &wire{} // only for MSN bookkeeping of the seeds
 	ctl := ControlByte
-	atom := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
-	imm := Immediate{Data: 42}
-	term := Terminate{Code: iwarp.TermAccessRights}
+	atom := atomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
+	imm := immediate{Data: 42}
+	term := terminate{Code: iwarp.TermAccessRights}
 	f.Add(joinSegments(tagged(ctl(OpWrite), fzRW, 0, []byte("hello"))))
 	f.Add(joinSegments(w.untagged(ctl(OpSend), 0, 0, []byte("hi")), w.untagged(ctl(OpSendSE), 0, 0, nil)))
 	w = &wire{}
@@ -108,7 +108,7 @@ func FuzzEndpointReceive(f *testing.F) {
 		v.ep, err = v.pd.NewEndpoint(a, EndpointConfig{IRD: 2, ORD: 2, RQDepth: 8})
 		require.NoError(t, err)
 		var backs [][]byte
-		reg := func(n int, acc Access, opts ...MROption) uint32 {
+		reg := func(n int, acc Access, opts ...mrOption) uint32 {
 			back, region := guarded(n)
 			backs = append(backs, back)
 			m, err := v.pd.Register(region, acc, opts...)

@@ -30,7 +30,7 @@ const wrapBase = math.MaxUint64 - 4095
 
 func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 	h := &hostileEnv{bufs: map[*MR][]byte{}}
-	reg := func(pd *PD, n int, a Access, opts ...MROption) *MR {
+	reg := func(pd *PD, n int, a Access, opts ...mrOption) *MR {
 		b := make([]byte, n)
 		m, err := pd.Register(b, a, opts...)
 		require.NoError(t, err)
@@ -61,7 +61,7 @@ func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 }
 
 func readReq(sink uint32, sinkTO uint64, size uint32, src uint32, srcTO uint64) []byte {
-	r := ReadRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
+	r := readRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
 	return r.Append(nil)
 }
 
@@ -158,27 +158,27 @@ func TestTerminateOnTheWire(t *testing.T) {
 			}},
 		{name: "Atomic Response without an Atomic", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
-				r := AtomicResponse{ReqID: 1}
+				r := atomicResponse{ReqID: 1}
 				return [][]byte{w(h).untagged(ctl(OpAtomicResponse), 0, 3, r.Append(nil))}
 			}},
 		{name: "Atomic misaligned (RFC 7306 §8.2)", want: iwarp.TermCatastrophicStream,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
+				a := atomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic without remote atomic access", want: iwarp.TermAccessRights,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
+				a := atomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic bounds", want: iwarp.TermBaseBounds,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: AtomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
+				a := atomicRequest{Op: AtomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic reserved AOpCode 0x1 (RFC 7306 §5.2.1 rule 4)", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: 1, ReqID: 1, STag: h.at.STag()}
+				a := atomicRequest{Op: 1, ReqID: 1, STag: h.at.STag()}
 				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Immediate Data of 4 octets (RFC 7306 §6.3)", want: iwarp.TermOperationUnspecified, recvs: 1,
@@ -254,7 +254,7 @@ type hostileCase struct {
 }
 
 // runHostile injects the case's segments into a fresh victim and checks the
-// Terminate on the wire, the local error and that exactly one Terminate is
+// terminate on the wire, the local error and that exactly one Terminate is
 // sent and nothing is placed afterwards.
 func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	ctl := ControlByte
@@ -344,8 +344,8 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	require.NoError(t, v.ep.PostSend(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
 	<-v.w.segs
 	hdr := termUntaggedDDP
-	tm := Terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
-		RDMAHeader: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
+	tm := terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
+		RDMAHeader: readRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
 	v.w.inject(t, v.w.untagged(ControlByte(OpTerminate), 0, 2, tm.Append(nil)))
 	waitDone2 := func() {
 		_ = v.w.pipe.Close()

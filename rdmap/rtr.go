@@ -19,11 +19,11 @@ import (
 // the Responder answers with a zero-length Read Response, taking one IRD
 // slot at the Responder and one ORD slot at the Initiator (RFC 6581 §9.1).
 
-// RTRSTag is the STag carried by zero-length Write and Read RTRs. The STag
+// rtrsTag is the STag carried by zero-length Write and Read RTRs. The STag
 // of a zero-length tagged message is not validated (RFC 5040 §5.2.1,
 // §7.2), but Linux siw sends 1 because some hardware (iw_cxgb4) treats
 // STag 0 specially; this package does the same.
-const RTRSTag uint32 = 1
+const rtrsTag uint32 = 1
 
 // rtrCookie marks the internal queue 0 buffer reserved for a Send RTR.
 const rtrCookie = math.MaxUint64
@@ -78,7 +78,7 @@ func (e *Endpoint) sendRTR() error {
 			e.mu.Unlock()
 			return errTxClosed
 		}
-		r := &sendReq{wr: SendWR{Op: WRRead}, sinkSTag: RTRSTag, issued: true}
+		r := &sendReq{wr: SendWR{Op: WRRead}, sinkSTag: rtrsTag, issued: true}
 		e.nextReqID++
 		r.reqID = e.nextReqID
 		// Not in e.order: it never produces a completion.
@@ -95,9 +95,9 @@ func (e *Endpoint) sendRTR() error {
 	case iwarp.RTRSend:
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, nil)
 	case iwarp.RTRWrite:
-		err = e.sender.SendTagged(ControlByte(OpWrite), RTRSTag, 0, nil)
+		err = e.sender.SendTagged(ControlByte(OpWrite), rtrsTag, 0, nil)
 	case iwarp.RTRRead:
-		rr := ReadRequest{SinkSTag: RTRSTag, SrcSTag: RTRSTag}
+		rr := readRequest{SinkSTag: rtrsTag, SrcSTag: rtrsTag}
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(e.scratch[:0]))
 	}
 	if err != nil {
@@ -165,7 +165,7 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 		return false, nil
 	case want&iwarp.RTRSend != 0 && m.Untag.QN == QNSend && op == OpSend && m.Length == 0 && m.Cookie == rtrCookie:
 		return true, nil
-	case want&iwarp.RTRRead != 0 && m.Untag.QN == QNReadRequest && op == OpReadRequest && m.Length == ReadRequestLen:
+	case want&iwarp.RTRRead != 0 && m.Untag.QN == QNReadRequest && op == OpReadRequest && m.Length == readRequestLen:
 		rr, _, perr := ParseReadRequest(m.Buffer)
 		if perr == nil && rr.Size == 0 {
 			return false, nil

@@ -21,7 +21,7 @@ var errRxDown = errors.New("rdmap: endpoint down, segment dropped")
 type rxFault struct {
 	code   iwarp.TermCode
 	reason string
-	rdma   *ReadRequest
+	rdma   *readRequest
 	// Header copies for faults found outside the DDP receive path (by the
 	// responder).
 	ddpHdr []byte
@@ -39,8 +39,8 @@ func newFault(code iwarp.TermCode, format string, a ...any) *rxFault {
 // Figure 10): the DDP header and segment length whenever the error is tied
 // to a segment, except for local catastrophic and LLP errors; the Read
 // Request header when the error concerns a Read Request (§7.1 case 3).
-func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *ReadRequest) *Terminate {
-	t := &Terminate{Code: code}
+func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *readRequest) *terminate {
+	t := &terminate{Code: code}
 	if len(hdr) == 0 || code.Layer == iwarp.LayerLLP || (code.Layer == iwarp.LayerRDMA && code.EType == iwarp.RDMAETypeLocalCatastrophic) {
 		return t
 	}
@@ -53,7 +53,7 @@ func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *ReadReque
 	return t
 }
 
-func (f *rxFault) terminate() *Terminate { return buildTerminate(f.code, f.ddpHdr, f.segLen, f.rdma) }
+func (f *rxFault) terminate() *terminate { return buildTerminate(f.code, f.ddpHdr, f.segLen, f.rdma) }
 
 func (f *rxFault) terminateError() *TerminateError {
 	t := f.terminate()
@@ -120,9 +120,9 @@ func writeFault(f stagFault) error {
 
 func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
 
-func parseCtl(v uint8) (Control, error) {
+func parseCtl(v uint8) (control, error) {
 	b := [1]byte{v}
-	c, _, err := ParseControl(b[:])
+	c, _, err := parseControl(b[:])
 	return c, err
 }
 
@@ -200,14 +200,14 @@ func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
 	if e.down.Load() {
 		return errRxDown
 	}
-	if h.QN >= NumQueues {
+	if h.QN >= numQueues {
 		return nil // DDP reports "invalid QN" (RFC 5041 §7.2)
 	}
 	c, err := parseCtl(h.RsvdULP[0])
 	if err != nil {
 		return err
 	}
-	if qn, ok := c.Opcode.QN(); !ok || qn != h.QN {
+	if qn, ok := c.Opcode.qn(); !ok || qn != h.QN {
 		return newFault(iwarp.TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
 	}
 	return e.rtrUntagged(h)
@@ -311,14 +311,14 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
 		return errRxDown // flushed meanwhile
 	}
 	r := e.rq.Front()
-	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.Solicited(), Buf: r.wr.Buf}
+	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.solicited(), Buf: r.wr.Buf}
 	switch {
 	case op == OpImmediate || op == OpImmediateSE:
-		imm, _, err := ParseImmediate(m.Buffer) // RFC 7306 §6.3: exactly 8 octets
+		imm, _, err := parseImmediate(m.Buffer) // RFC 7306 §6.3: exactly 8 octets
 		if err != nil {
 			return err
 		}
-		c.Op, c.Imm, c.HasImm, c.Length = WRRecvImm, imm.Data, true, 0
+		c.Op, c.Imm, c.HasImm, c.Length = wrRecvImm, imm.Data, true, 0
 	case op.HasInvalidateSTag():
 		// RFC 5040 §5.3, §7.2 checks 4 and 5: invalidate before the Send is
 		// delivered.
@@ -350,8 +350,8 @@ func (e *Endpoint) repost(qn uint32) error {
 // incoming RDMA Request Messages" checks 4a-4e, skipped for a zero-length
 // read per §5.2.1) and queues it for the responder, enforcing IRD.
 func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
-	if m.Length != ReadRequestLen {
-		return newFault(iwarp.TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, ReadRequestLen)
+	if m.Length != readRequestLen {
+		return newFault(iwarp.TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, readRequestLen)
 	}
 	rr, _, _ := ParseReadRequest(m.Buffer)
 	if rr.Size > 0 {
@@ -367,10 +367,10 @@ func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 // deliverAtomicRequest validates an Atomic Request (RFC 7306 §5.2.1,
 // §8.2: STag, access, bounds, 64-bit alignment) and queues it.
 func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
-	if m.Length != AtomicRequestLen {
-		return newFault(iwarp.TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, AtomicRequestLen)
+	if m.Length != atomicRequestLen {
+		return newFault(iwarp.TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, atomicRequestLen)
 	}
-	ar, _, err := ParseAtomicRequest(m.Buffer)
+	ar, _, err := parseAtomicRequest(m.Buffer)
 	if err != nil {
 		return err
 	}
@@ -438,10 +438,10 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 // deliverAtomicResponse completes the oldest outstanding Atomic (RFC 7306
 // §5.2.2, §5.4 rule 7). mu is held (Deliver).
 func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
-	if m.Length != AtomicResponseLen {
-		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, AtomicResponseLen)
+	if m.Length != atomicResponseLen {
+		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, atomicResponseLen)
 	}
-	resp, _, _ := ParseAtomicResponse(m.Buffer)
+	resp, _, _ := parseAtomicResponse(m.Buffer)
 	if e.orq.Len() == 0 || e.orq.Front().wr.Op == WRRead {
 		return newFault(iwarp.TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
 	}
@@ -467,9 +467,9 @@ func (u *ddpULP) Failed(re *ddp.RecvError) {
 		return
 	}
 	code := iwarp.TermLocalCatastrophic
-	var rdma *ReadRequest
+	var rdma *readRequest
 	var f *rxFault
-	var pe *ProtocolError
+	var pe *protocolError
 	var de *ddp.Error
 	switch {
 	case errors.As(re.Err, &f):
@@ -501,7 +501,7 @@ func (u *ddpULP) Closed(err error) {
 		var le *llp.Error
 		if errors.As(err, &le) {
 			code := le.TermCode()
-			e.failLocked(&TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort)
+			e.failLocked(&TerminateError{Code: code, Err: err}, &terminate{Code: code}, closeAbort)
 		} else {
 			e.failLocked(fmt.Errorf("rdmap: LLP stream failed: %w", err), nil, closeAbort)
 		}

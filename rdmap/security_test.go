@@ -202,7 +202,7 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 		}
 	}
 	waitDone(t, p1.a)
-	require.ErrorIs(t, small.Err(), ErrCQOverflow)
+	require.ErrorIs(t, small.err(), ErrCQOverflow)
 	var te *TerminateError
 	require.ErrorAs(t, p1.a.Err(), &te)
 	assert.Equal(t, iwarp.TermLocalCatastrophic, te.Code)

@@ -7,18 +7,18 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// TerminateMaxLen is the longest Terminate Header (RFC 5040 §4.8 Figure
+// terminateMaxLen is the longest Terminate Header (RFC 5040 §4.8 Figure
 // 7): control, segment length, untagged DDP header and RDMA Read Request
 // header. The field lengths and the Terminate Control encoder are iwarp's.
-const TerminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + ReadRequestLen
+const terminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + readRequestLen
 
-// Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
+// terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
 // the untagged DDP header of a Terminate on QN 2.
 //
 // The DDP Segment Length field is on the wire when M or D is set; the
 // terminated DDP header when D is set (its T bit tells 14 from 18
 // octets); the terminated RDMA Read Request header when R is set.
-type Terminate struct {
+type terminate struct {
 	// Code is the Layer / EType / Error Code.
 	Code iwarp.TermCode
 	// M: the DDP Segment Length is valid.
@@ -34,7 +34,7 @@ type Terminate struct {
 	// buffer.
 	DDPHeader []byte
 	// RDMAHeader is the terminated Read Request header, sent when R.
-	RDMAHeader ReadRequest
+	RDMAHeader readRequest
 }
 
 // ParseTerminate decodes a Terminate Header from the start of b. It checks
@@ -42,15 +42,15 @@ type Terminate struct {
 // DDP header's length matches its T bit, and rejects R without D (the RDMA
 // header can only be located after a DDP header). The reserved bits are
 // ignored (RFC 5040 §4.8). Octets after the header are not consumed.
-func ParseTerminate(b []byte) (Terminate, int, error) {
+func ParseTerminate(b []byte) (terminate, int, error) {
 	if len(b) < iwarp.TerminateControlLen {
-		return Terminate{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
+		return terminate{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	var t Terminate
+	var t terminate
 	t.Code, t.M, t.D, t.R = iwarp.DecodeTerminateControl(b)
 	n := iwarp.TerminateControlLen
 	if t.R && !t.D {
-		return t, 0, &ProtocolError{Code: iwarp.TermOperationUnspecified,
+		return t, 0, &protocolError{Code: iwarp.TermOperationUnspecified,
 			Reason: "Terminate has R set without D: the RDMA header cannot be located (RFC 5040 §4.8)"}
 	}
 	if t.M || t.D {
@@ -84,7 +84,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 
 // Append appends the encoded header to b; it does not allocate when b has
 // Len octets of spare capacity. Reserved bits are sent as zero.
-func (t *Terminate) Append(b []byte) []byte {
+func (t *terminate) Append(b []byte) []byte {
 	b = iwarp.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
 	if t.M || t.D {
 		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
@@ -99,7 +99,7 @@ func (t *Terminate) Append(b []byte) []byte {
 }
 
 // Len returns the encoded length.
-func (t *Terminate) Len() int {
+func (t *terminate) Len() int {
 	n := iwarp.TerminateControlLen
 	if t.M || t.D {
 		n += iwarp.TerminateSegLenLen
@@ -108,12 +108,12 @@ func (t *Terminate) Len() int {
 		n += len(t.DDPHeader)
 	}
 	if t.R {
-		n += ReadRequestLen
+		n += readRequestLen
 	}
 	return n
 }
 
 // String summarises the header for logs.
-func (t *Terminate) String() string {
+func (t *terminate) String() string {
 	return fmt.Sprintf("Terminate{%v M=%t D=%t R=%t seglen=%d ddp=% x}", t.Code, t.M, t.D, t.R, t.SegmentLen, t.DDPHeader)
 }

@@ -33,7 +33,7 @@ const (
 // work request, and starts the terminator, which sends t (if non-nil) and
 // tears the LLP stream down. Only the first call has an effect (RFC 5040
 // §7.1 rule 4: the first error is the one reported). e.mu is held.
-func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
+func (e *Endpoint) failLocked(cause error, t *terminate, how closeMode) {
 	if e.state == stateDown {
 		return
 	}
@@ -84,7 +84,7 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 
 // terminator sends the single Terminate (on QN 2, RFC 5040 §5.4), after
 // which nothing else is sent, then closes or aborts the LLP stream.
-func (e *Endpoint) terminator(t *Terminate, how closeMode) {
+func (e *Endpoint) terminator(t *terminate, how closeMode) {
 	defer e.partDone()
 	locked := e.sendMu.TryLock()
 	aborted := false
@@ -117,7 +117,7 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 			// it). It gets the same grace as a send under way, then the
 			// LLP stream is aborted, failing the send.
 			stuck := time.AfterFunc(abortGrace, func() { _ = e.s.Abort() })
-			var buf [TerminateMaxLen]byte
+			var buf [terminateMaxLen]byte
 			_, err := e.sender.SendUntagged(untaggedRsvd(OpTerminate, 0), QNTerminate, t.Append(buf[:0]))
 			if !stuck.Stop() {
 				aborted = true

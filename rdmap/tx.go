@@ -28,13 +28,13 @@ func untaggedRsvd(op Opcode, inv uint32) [5]byte {
 // (RFC 5040 §4.8 Figure 9), exactly as when the receive side notices the
 // same failure first (Closed); anything else is a local catastrophic
 // error.
-func txFailure(err error) (*TerminateError, *Terminate, closeMode) {
+func txFailure(err error) (*TerminateError, *terminate, closeMode) {
 	var le *llp.Error
 	if errors.As(err, &le) {
 		code := le.TermCode()
-		return &TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort
+		return &TerminateError{Code: code, Err: err}, &terminate{Code: code}, closeAbort
 	}
-	return &TerminateError{Code: iwarp.TermLocalCatastrophic, Err: err}, &Terminate{Code: iwarp.TermLocalCatastrophic}, closeAbort
+	return &TerminateError{Code: iwarp.TermLocalCatastrophic, Err: err}, &terminate{Code: iwarp.TermLocalCatastrophic}, closeAbort
 }
 
 // inlineIssueMax is the largest Send or Write a posting goroutine hands to
@@ -307,14 +307,14 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 		send = e.sender.SendUntaggedMore
 	}
 	if wr.Op == WRRead {
-		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
+		rr := readRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
 		_, err := send(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(r.body[:0]))
 		return err
 	}
-	ar := AtomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+	ar := atomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 		Data: wr.Add, Mask: wr.AddMask, CompareMask: ^uint64(0)}
 	if wr.Op == WRCmpSwap {
-		ar = AtomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+		ar = atomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 			Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
 	}
 	_, err := send(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(r.body[:0]))
@@ -352,7 +352,7 @@ func immediateOp(se bool) Opcode {
 
 // sendImmediate sends one Immediate Data message; sendMu is held.
 func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
-	i := Immediate{Data: imm}
+	i := immediate{Data: imm}
 	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), QNSend, i.Append(e.scratch[:0]))
 	return err
 }
@@ -441,7 +441,7 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 	if f != nil {
 		return job.fault(*f, "Atomic Request target no longer valid"), nil
 	}
-	resp := AtomicResponse{ReqID: ar.ReqID, Orig: orig}
+	resp := atomicResponse{ReqID: ar.ReqID, Orig: orig}
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
 	if e.txClosed {
@@ -531,7 +531,7 @@ func (r *respStream) Info() llp.Info { return r.s.Info() }
 // executeAtomic performs the read-modify-write of an Atomic Request under
 // the device's atomic lock (RFC 7306 §5.3), in the byte order of the target
 // memory (§5.1.1: "performed in the endian format of the target memory").
-func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *iwarp.TermCode) {
+func (e *Endpoint) executeAtomic(ar *atomicRequest) (uint64, *iwarp.TermCode) {
 	e.dev.atomicMu.Lock()
 	defer e.dev.atomicMu.Unlock()
 	buf, _, f := e.dev.remote(e, ar.STag, ar.TO, 8, RemoteAtomic)
@@ -544,6 +544,6 @@ func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *iwarp.TermCode) {
 		return 0, &c
 	}
 	orig := binary.NativeEndian.Uint64(buf)
-	binary.NativeEndian.PutUint64(buf, ar.Apply(orig))
+	binary.NativeEndian.PutUint64(buf, ar.apply(orig))
 	return orig, nil
 }

@@ -82,7 +82,7 @@ func TestReceiveCompletionReturnsItsBuffer(t *testing.T) {
 	require.NoError(t, p.a.Immediate(ctx5(t), 9, false))
 	c, err = p.rcqB.Poll(ctx5(t))
 	require.NoError(t, err)
-	assert.Equal(t, WRRecvImm, c.Op)
+	assert.Equal(t, wrRecvImm, c.Op)
 	assert.Same(t, &b2[0], &c.Buf[0])
 	assert.Empty(t, c.Data())
 

@@ -33,20 +33,20 @@ const (
 	// CmpSwap with CompareMask 0 and SwapMask all ones.
 	WRCmpSwap
 	// WRImmediate is an Immediate Data message (0x8); with Solicited set,
-	// Immediate Data with SE (0x9).
+	// immediate Data with SE (0x9).
 	WRImmediate
 	// WRRecv is the completion of a receive work request consumed by a
 	// Send of any kind.
 	WRRecv
-	// WRRecvImm is the completion of a receive work request consumed by an
-	// Immediate Data message (RFC 7306 §6.3): Imm holds the data.
-	WRRecvImm
+	// wrRecvImm is the completion of a receive work request consumed by an
+	// immediate Data message (RFC 7306 §6.3): Imm holds the data.
+	wrRecvImm
 )
 
 var workNames = [...]string{
 	WRSend: "Send", WRSendSE: "SendSE", WRSendInv: "SendInv", WRSendSEInv: "SendSEInv",
 	WRWrite: "Write", WRWriteImm: "WriteImm", WRRead: "Read", WRFetchAdd: "FetchAdd",
-	WRCmpSwap: "CmpSwap", WRImmediate: "Immediate", WRRecv: "Recv", WRRecvImm: "RecvImm",
+	WRCmpSwap: "CmpSwap", WRImmediate: "Immediate", WRRecv: "Recv", wrRecvImm: "RecvImm",
 }
 
 // String names the work type.
@@ -126,28 +126,28 @@ type RecvWR struct {
 	Buf []byte
 }
 
-// Status is the outcome of a work request.
-type Status uint8
+// status is the outcome of a work request.
+type status uint8
 
 // Completion statuses.
 const (
 	// StatusSuccess: the operation completed.
-	StatusSuccess Status = iota
+	StatusSuccess status = iota
 	// StatusFlushed: the request was still posted when the endpoint left
 	// the running state; Err wraps ErrFlushed and the cause.
 	StatusFlushed
-	// StatusError: the request failed; Err says why.
-	StatusError
+	// statusError: the request failed; Err says why.
+	statusError
 )
 
 // String names the status.
-func (s Status) String() string {
+func (s status) String() string {
 	switch s {
 	case StatusSuccess:
 		return "success"
 	case StatusFlushed:
 		return "flushed"
-	case StatusError:
+	case statusError:
 		return "error"
 	}
 	return fmt.Sprintf("Status(%d)", uint8(s))
@@ -159,8 +159,8 @@ type Completion struct {
 	WRID uint64
 	// Op is the work request's type; WRRecv or WRRecvImm for receives.
 	Op WorkType
-	// Status and Err give the outcome; Err is nil on success.
-	Status Status
+	// status and Err give the outcome; Err is nil on success.
+	Status status
 	Err    error
 	// Length is the number of octets transferred: the Send's length at the
 	// receiver, the payload length of Sends, Writes and Reads at the

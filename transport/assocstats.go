@@ -9,26 +9,26 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
-// AssocStats is one live SCTP association of a Listener and its counters
+// assocStats is one live SCTP association of a Listener and its counters
 // (session control, erroneous streams, the SCTP stack's RTT and
 // retransmissions).
-type AssocStats struct {
+type assocStats struct {
 	// LLP is "sctp-pion" or "sctp-kernel"; Peer the peer's address.
 	LLP, Peer string
 	sctpllp.AssocStats
 }
 
-// AssocTotals sum the counters of every association a Listener served.
-type AssocTotals struct {
+// assocTotals sum the counters of every association a Listener served.
+type assocTotals struct {
 	// Live and Finished count the associations being served and ended.
 	Live, Finished uint64
-	// AssocStats is the sum over live and finished associations (SRTT
+	// assocStats is the sum over live and finished associations (SRTT
 	// is not summed: see AssocStats.Add).
 	sctpllp.AssocStats
 }
 
 // assocTable tracks a listener's associations for Associations and
-// AssocTotals.
+// assocTotals.
 type assocTable struct {
 	mu       sync.Mutex
 	live     map[*sctpllp.Association]struct{}
@@ -66,25 +66,25 @@ func (t *assocTable) snapshot() []*sctpllp.Association {
 
 // Associations returns the SCTP associations being served, ordered by
 // peer (none for MPA).
-func (l *Listener) Associations() []AssocStats {
+func (l *Listener) Associations() []assocStats {
 	live := l.assocs.snapshot()
-	out := make([]AssocStats, len(live))
+	out := make([]assocStats, len(live))
 	for i, a := range live {
 		t := a.Transport()
-		out[i] = AssocStats{LLP: t.Kind(), AssocStats: a.Stats()}
+		out[i] = assocStats{LLP: t.Kind(), AssocStats: a.Stats()}
 		if ra := t.RemoteAddr(); ra != nil {
 			out[i].Peer = ra.String()
 		}
 	}
-	slices.SortFunc(out, func(a, b AssocStats) int { return strings.Compare(a.Peer, b.Peer) })
+	slices.SortFunc(out, func(a, b assocStats) int { return strings.Compare(a.Peer, b.Peer) })
 	return out
 }
 
-// AssocTotals returns the sums over every association served so far.
-func (l *Listener) AssocTotals() AssocTotals {
+// assocTotals returns the sums over every association served so far.
+func (l *Listener) AssocTotals() assocTotals {
 	live := l.assocs.snapshot()
 	l.assocs.mu.Lock()
-	tot := AssocTotals{Finished: l.assocs.n, AssocStats: l.assocs.finished}
+	tot := assocTotals{Finished: l.assocs.n, AssocStats: l.assocs.finished}
 	l.assocs.mu.Unlock()
 	tot.Live = uint64(len(live))
 	for _, a := range live {

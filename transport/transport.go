@@ -54,8 +54,8 @@ const (
 	MPA        = "mpa"
 )
 
-// LLPs lists the lower layers in the order the tool documents them.
-var LLPs = []string{SCTPPion, SCTPNative, SCTPKernel, MPA}
+// llPs lists the lower layers in the order the tool documents them.
+var llPs = []string{SCTPPion, SCTPNative, SCTPKernel, MPA}
 
 // ErrUnknownLLP reports an Options.LLP that is none of LLPs.
 var ErrUnknownLLP = errors.New("transport: unknown lower layer")
@@ -508,9 +508,9 @@ type Starter interface {
 	Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 }
 
-// PeerIP returns the IP address of a transport address: a UDP or TCP
+// peerIP returns the IP address of a transport address: a UDP or TCP
 // address, or the first address of a multi-homed SCTP one ("ip1/ip2:port").
-func PeerIP(a net.Addr) netip.Addr {
+func peerIP(a net.Addr) netip.Addr {
 	switch v := a.(type) {
 	case *net.UDPAddr:
 		return v.AddrPort().Addr().Unmap()
@@ -768,7 +768,7 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 	l.assocs.add(assoc)
 	defer l.assocs.remove(assoc)
 	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), SharedCQ: l.o.SendCQ != nil || l.o.RecvCQ != nil, PrivateData: l.o.PrivateData})
-	peer := PeerIP(assoc.Transport().RemoteAddr())
+	peer := peerIP(assoc.Transport().RemoteAddr())
 	var wg sync.WaitGroup
 	for {
 		in, err := m.Accept(ctx)
