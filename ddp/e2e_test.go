@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 )
 
 // Sender → llptest pipe → Receiver with random message sizes from 0 to

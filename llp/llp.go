@@ -6,7 +6,7 @@
 //	rdmap → ddp → llp ← sctpllp, mpa
 //
 // An LLP implementation (the RFC 5043 SCTP adaptation in package sctpllp,
-// MPA over TCP in package mpa, or the in-process pair in llp/llptest) hands
+// MPA over TCP in package mpa, or the in-process pair in internal/llptest) hands
 // the DDP layer one established DDP Stream as a [Stream]. Connection set-up
 // (SCTP session control, MPA Request/Reply, private data, IRD/ORD
 // negotiation) belongs to the LLP package that performs it; by the time a

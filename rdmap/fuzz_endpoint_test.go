@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 // Deterministic STags for the fuzz target (see fuzzVictim): MRs registered

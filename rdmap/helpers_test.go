@@ -10,8 +10,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/llp"
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

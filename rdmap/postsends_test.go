@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/llp"
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 // batchPipe is an llp.Batcher over an llptest.Pipe with MPA's semantics:

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 )
 
 // An unsignaled Send posted to an idle endpoint is issued by the poster
