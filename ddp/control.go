@@ -24,7 +24,7 @@ func checkControl(c Control) error {
 // parseControl parses and checks the control field at the start of b. It
 // returns the field, the octets consumed (1) and an error: a *Error of
 // iwarp.TermDDPLocalCatastrophic wrapping ErrTruncated if b is empty, or the
-// version error of CheckControl.
+// Version error of CheckControl.
 func parseControl(b []byte) (Control, int, error) {
 	if len(b) < iwarp.DDPControlLen {
 		return 0, 0, NewError(iwarp.TermDDPLocalCatastrophic, errTruncated)

@@ -9,7 +9,7 @@ import (
 )
 
 // A credit queue (Receiver.PostCredits) receives messages like a queue of
-// posted buffers (RFC 5041 §5.1.2: placement at MO, delivery on L, MSN in
+// Posted buffers (RFC 5041 §5.1.2: placement at MO, delivery on L, MSN in
 // order) but into one buffer of the Receiver's, allocated when the first
 // segment arrives: an idle queue holds no memory.
 func TestReceiverCreditQueue_RFC5041_5_1_2(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 //
 // errors.Is(err, target) with a target *Error matches any *Error in err's
 // chain with the same Type and Code, so the prototypes below (ErrInvalidSTag,
-// errNoBuffer, ...) can be used as sentinels; errors.As(err, &e) with
+// ErrNoBuffer, ...) can be used as sentinels; errors.As(err, &e) with
 // e *Error extracts the error for a Terminate message (RFC 5040 §4.8).
 type Error struct {
 	// Type is the 4-bit DDP Error Type.
@@ -86,7 +86,7 @@ var (
 // errors.Is.
 var (
 	// errTruncated: a segment shorter than its DDP header. RFC 5041 §7.2
-	// has no row for it; the receiver reports it as TypeLocalCatastrophic
+	// Has no row for it; the receiver reports it as TypeLocalCatastrophic
 	// (see Receiver).
 	errTruncated = errors.New("ddp: segment shorter than its DDP header")
 	// errVersion: the DV field is not 1 (RFC 5041 §4.1).
@@ -119,7 +119,7 @@ var (
 	errTargetLength = errors.New("ddp: ULP placement target has the wrong length")
 
 	// errMessageTooLarge: SendTagged/SendUntagged given more than
-	// maxMessageLen octets.
+	// MaxMessageLen octets.
 	errMessageTooLarge = errors.New("ddp: message longer than 2^32-1 octets")
 	// errMULPDUTooSmall: the LLP's MULPDU cannot carry a DDP header plus one
 	// octet of payload.

@@ -148,7 +148,7 @@ type rxQueue struct {
 	credits  uint32
 	credSize uint32
 	// headMSN is the MSN of bufs.front() if any, else the MSN the next
-	// posted buffer receives; it is also the MSN of the next message to
+	// Posted buffer receives; it is also the MSN of the next message to
 	// arrive on this queue. Starts at 1 (RFC 5041 §4.3).
 	headMSN uint32
 	// x holds what only some queues need, made on first use: an idle

@@ -30,50 +30,49 @@ type posted struct {
 //
 // Receive rules and the choices this implementation makes where RFC 5041
 // leaves room:
-//
-//   - A segment shorter than its DDP header (or empty) has no row in
-//     RFC 5041 §7.2. RFC 5041 §6.2.2 makes "DDP Header has one or more
-//     invalid fields" fatal, and the header's fields cannot even be read, so
-//     it is reported as Type 0x0 Local Catastrophic, Code 0x00, wrapping
-//     errTruncated, with an empty RecvError.Header. A bad DV is Type 0x1
-//     Code 0x04 (T=1) or Type 0x2 Code 0x06 (T=0); the DV is checked before
-//     the length.
-//   - Tagged segments (RFC 5041 §7.1 tagged checks): a non-empty segment
-//     whose TO+length wraps 64 bits is Code 0x03 (check 5) before the ULP is
-//     asked; a segment of a message in progress naming a different STag than
-//     its first non-empty segment is Code 0x00 wrapping ErrSTagChanged
-//     (RFC 5041 §4.2); checks 1-4 are the ULP's (TaggedTarget). Zero-length
-//     tagged segments are not checked or placed (RFC 5041 §5.2) but count
-//     toward delivery. FirstTO is the TO of the message's first segment in
-//     arrival order; Length the sum of its payloads.
-//   - Untagged segments (RFC 5041 §7.1 untagged checks, §7.2 codes): after
-//     ULP.CheckUntagged, an unknown QN is 0x01. The LLP delivers in order
-//     and a DDP Data Source posts a message's L segment after all its other
-//     segments (RFC 5041 §4.1), so each queue has at most one message in
-//     progress, the one for its oldest posted buffer; the only acceptable
-//     MSN is that buffer's MSN (the next expected one). That MSN with no
-//     buffer posted is 0x02; any other MSN is 0x03 (wrapping ErrIncomplete
-//     when it is the following MSN and the message in progress never got its
-//     L segment). A non-empty segment with MO at or beyond the buffer's end
-//     is 0x04, with MO+length beyond it 0x05; a zero-length segment only
-//     needs MO <= buffer length. Segments of one message may come in any MO
-//     order; one that would place octets already placed is 0x04 wrapping
-//     errOverlap, and an L segment that leaves octets below its end unplaced
-//     is 0x04 wrapping ErrHole (or ErrBeyondLast if octets were placed above
-//     its end, since the L segment carries the highest MO). Zero-length
-//     untagged messages consume a buffer. Messages of different queues may
-//     be interleaved.
-//   - Every check happens before any octet of the segment is placed. On the
-//     first error the Receiver builds a *RecvError (copy of the DDP header,
-//     segment length), calls ULP.Failed once, returns the error from
-//     HandleSegment and drops every later segment (RFC 5041 §7.1). An error
-//     returned by ULP.Deliver is reported the same way with Message set.
-//
-// PostUntagged, Posted and Drain may be called from any goroutine, including
-// from inside the ULP callbacks (a Receiver made by NewReceiverGuarded:
-// with the ULP's lock held). Steady-state placement and delivery allocate
-// nothing.
 type Receiver struct {
+	//   - A segment shorter than its DDP header (or empty) has no row in
+	//     RFC 5041 §7.2. RFC 5041 §6.2.2 makes "DDP Header has one or more
+	//     invalid fields" fatal, and the header's fields cannot even be read, so
+	//     it is reported as Type 0x0 Local Catastrophic, Code 0x00, wrapping
+	//     ErrTruncated, with an empty RecvError.Header. A bad DV is Type 0x1
+	//     Code 0x04 (T=1) or Type 0x2 Code 0x06 (T=0); the DV is checked before
+	//     the length.
+	//   - Tagged segments (RFC 5041 §7.1 tagged checks): a non-empty segment
+	//     whose TO+length wraps 64 bits is Code 0x03 (check 5) before the ULP is
+	//     asked; a segment of a message in progress naming a different STag than
+	//     its first non-empty segment is Code 0x00 wrapping ErrSTagChanged
+	//     (RFC 5041 §4.2); checks 1-4 are the ULP's (TaggedTarget). Zero-length
+	//     Tagged segments are not checked or placed (RFC 5041 §5.2) but count
+	//     toward delivery. FirstTO is the TO of the message's first segment in
+	//     arrival order; Length the sum of its payloads.
+	//   - Untagged segments (RFC 5041 §7.1 untagged checks, §7.2 codes): after
+	//     ULP.CheckUntagged, an unknown QN is 0x01. The LLP delivers in order
+	//     and a DDP Data Source posts a message's L segment after all its other
+	//     segments (RFC 5041 §4.1), so each queue has at most one message in
+	//     progress, the one for its oldest posted buffer; the only acceptable
+	//     MSN is that buffer's MSN (the next expected one). That MSN with no
+	//     buffer posted is 0x02; any other MSN is 0x03 (wrapping ErrIncomplete
+	//     when it is the following MSN and the message in progress never got its
+	//     L segment). A non-empty segment with MO at or beyond the buffer's end
+	//     is 0x04, with MO+length beyond it 0x05; a zero-length segment only
+	//     needs MO <= buffer length. Segments of one message may come in any MO
+	//     order; one that would place octets already placed is 0x04 wrapping
+	//     ErrOverlap, and an L segment that leaves octets below its end unplaced
+	//     is 0x04 wrapping ErrHole (or ErrBeyondLast if octets were placed above
+	//     its end, since the L segment carries the highest MO). Zero-length
+	//     untagged messages consume a buffer. Messages of different queues may
+	//     be interleaved.
+	//   - Every check happens before any octet of the segment is placed. On the
+	//     first error the Receiver builds a *RecvError (copy of the DDP header,
+	//     segment length), calls ULP.Failed once, returns the error from
+	//     HandleSegment and drops every later segment (RFC 5041 §7.1). An error
+	//     returned by ULP.Deliver is reported the same way with Message set.
+	//
+	// PostUntagged, Posted and Drain may be called from any goroutine, including
+	// from inside the ULP callbacks (a Receiver made by NewReceiverGuarded:
+	// with the ULP's lock held). Steady-state placement and delivery allocate
+	// nothing.
 	ulp ULP
 
 	// mu guards queues and stopped: own, or the ULP's (guarded).
@@ -127,17 +126,16 @@ func newReceiver(ulp ULP, numQueues int) *Receiver {
 // Receiver, so that a message costs one lock, not one of each layer's (a
 // ULP such as RDMAP takes its lock for every message anyway, and posts its
 // receive buffers under it):
-//
-//   - the ULP calls PostUntagged, PostCredits, Posted and Drain with mu
-//     held; they do not take it;
-//   - HandleSegment takes mu to check and place an untagged segment, and
-//     holds it while it calls ULP.Deliver, for tagged messages too: Deliver
-//     runs with mu held and must not take it;
-//   - CheckUntagged, TaggedTarget, Failed and Closed are called without mu
-//     (tagged payload is placed without it).
-//
-// It panics if ulp or mu is nil or numQueues < 1.
 func NewReceiverGuarded(ulp ULP, numQueues int, mu *sync.Mutex) *Receiver {
+	//   - the ULP calls PostUntagged, PostCredits, Posted and Drain with mu
+	//     held; they do not take it;
+	//   - HandleSegment takes mu to check and place an untagged segment, and
+	//     holds it while it calls ULP.Deliver, for tagged messages too: Deliver
+	//     runs with mu held and must not take it;
+	//   - CheckUntagged, TaggedTarget, Failed and Closed are called without mu
+	//     (tagged payload is placed without it).
+	//
+	// It panics if ulp or mu is nil or numQueues < 1.
 	if ulp == nil || mu == nil || numQueues < 1 {
 		panic(fmt.Sprintf("ddp: NewReceiverGuarded(%v, %d, %p): need a ULP, a lock and at least one queue", ulp, numQueues, mu))
 	}
@@ -175,7 +173,7 @@ func (r *Receiver) initQueues(numQueues int) {
 // message it will receive: 1 for the first buffer of a queue, then one more
 // for each (modulo 2^32, RFC 5041 §4.3). The buffer belongs to the Receiver
 // until it is delivered (Message.Buffer) or returned by Drain. It fails with
-// errBadQueue for an unknown qn, ErrQueueFull with 2^31-1 buffers waiting, and
+// ErrBadQueue for an unknown qn, ErrQueueFull with 2^31-1 buffers waiting, and
 // an error wrapping ErrStopped after a receive failure, Drain, or the end of
 // the LLP stream. Safe for concurrent use.
 func (r *Receiver) PostUntagged(qn uint32, buf []byte, cookie uint64) (msn uint32, err error) {
@@ -220,14 +218,13 @@ func (r *Receiver) admitPost(qn uint32) error {
 // each delivery consumes one buffer, and the ULP posts one back (n = 1)
 // when it is ready for another message. The checks of RFC 5041 §7.1 are
 // those of posted buffers (no buffer: 0x02, beyond size: 0x04/0x05).
-//
-// The first call makes qn a credit queue; it fails with ErrCreditQueue if
-// buffers were posted on qn with PostUntagged or size differs from the
-// first call's, ErrBadQueue for an unknown qn, ErrQueueFull past 2^31
-// buffers, and an error wrapping ErrStopped after a receive failure,
-// Drain or the end of the LLP stream. Drain returns nothing for a credit
-// queue. Safe for concurrent use.
 func (r *Receiver) PostCredits(qn uint32, n, size int) error {
+	// The first call makes qn a credit queue; it fails with ErrCreditQueue if
+	// buffers were posted on qn with PostUntagged or size differs from the
+	// first call's, ErrBadQueue for an unknown qn, ErrQueueFull past 2^31
+	// buffers, and an error wrapping ErrStopped after a receive failure,
+	// Drain or the end of the LLP stream. Drain returns nothing for a credit
+	// queue. Safe for concurrent use.
 	r.lock()
 	defer r.unlock()
 	if r.stopped != nil {
@@ -253,7 +250,7 @@ func (r *Receiver) PostCredits(qn uint32, n, size int) error {
 	return nil
 }
 
-// posted returns the number of buffers posted on qn and not yet delivered
+// Posted returns the number of buffers posted on qn and not yet delivered
 // (including one being filled); 0 for an unknown qn.
 func (r *Receiver) Posted(qn uint32) int {
 	r.lock()
@@ -311,7 +308,7 @@ func (r *Receiver) HandleClosed(err error) {
 }
 
 // HandleSegment implements llp.Handler: it validates, places and, on the
-// last segment of a message, delivers one DDP segment (see Receiver). It
+// Last segment of a message, delivers one DDP segment (see Receiver). It
 // returns nil, or the *RecvError of the first failure (also for every
 // segment after it), or an error wrapping ErrStopped after Drain.
 func (r *Receiver) HandleSegment(b []byte) error {

@@ -30,9 +30,9 @@ func (s *Segment) last() bool {
 // It allocates nothing; s.Payload aliases b. On error s is left zeroed
 // except that s.Tagged reflects the T flag when b is not empty. Errors are
 // those of ParseControl, ParseTaggedHeader and ParseUntaggedHeader: the
-// version errors of RFC 5041 §7.2 (Type 0x1 Code 0x04, Type 0x2 Code 0x06)
+// Version errors of RFC 5041 §7.2 (Type 0x1 Code 0x04, Type 0x2 Code 0x06)
 // and, for a segment shorter than its header, TypeLocalCatastrophic wrapping
-// errTruncated.
+// ErrTruncated.
 func ParseSegment(b []byte, s *Segment) error {
 	// A well-formed header (the common case) is parsed in place: s is not
 	// zeroed first and no header passes through a return value, which were

@@ -8,7 +8,7 @@ type TaggedHeader = iwarp.DDPTaggedHeader
 
 // ParseTaggedHeader parses a tagged DDP header at the start of b. It returns
 // the header and iwarp.DDPTaggedHeaderLen octets consumed, or an error: the
-// version error of ParseControl (Type 0x1, Code 0x04) if DV is not 1; a
+// Version error of ParseControl (Type 0x1, Code 0x04) if DV is not 1; a
 // plain error wrapping ErrNotTagged if T is clear; a *Error of
 // TypeLocalCatastrophic wrapping ErrTruncated if b is shorter than the
 // header. Reserved bits are not checked (RFC 5041 §4.1).

@@ -111,18 +111,17 @@ func (s *Sender) room(hdrLen int) (int, error) {
 // SendTagged sends payload as one tagged DDP message (RFC 5041 §4.2,
 // §5.2) into the Data Sink's buffer stag starting at tagged offset to, with
 // rsvdULP (the RDMAP control octet) in every segment.
-//
-// The message is cut into segments of at most MULPDU octets, MULPDU being
-// asked of the LLP before every segment; the TO advances by each segment's
-// payload; only the last segment has L set (RFC 5041 §4.1). A zero-length
-// message is one segment with L set. It fails before sending anything if the
-// payload is longer than MaxMessageLen (ErrMessageTooLarge), if to+len(payload)
-// wraps 64 bits (ErrTOWrapSend, RFC 5041 §7.1 tagged check 5), or if the
-// MULPDU cannot carry a header and one octet (ErrMULPDUTooSmall). An error
-// after the first segment was accepted (the LLP failed, or the MULPDU shrank
-// below the minimum) leaves a partial message at the peer, which will never
-// deliver it; the ULP must then tear the stream down.
 func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byte) error {
+	// The message is cut into segments of at most MULPDU octets, MULPDU being
+	// asked of the LLP before every segment; the TO advances by each segment's
+	// payload; only the last segment has L set (RFC 5041 §4.1). A zero-length
+	// message is one segment with L set. It fails before sending anything if the
+	// payload is longer than MaxMessageLen (ErrMessageTooLarge), if to+len(payload)
+	// wraps 64 bits (ErrTOWrapSend, RFC 5041 §7.1 tagged check 5), or if the
+	// MULPDU cannot carry a header and one octet (ErrMULPDUTooSmall). An error
+	// after the first segment was accepted (the LLP failed, or the MULPDU shrank
+	// below the minimum) leaves a partial message at the peer, which will never
+	// deliver it; the ULP must then tear the stream down.
 	n := uint64(len(payload))
 	if n > maxMessageLen {
 		return fmt.Errorf("ddp: send tagged: %d octets: %w", n, errMessageTooLarge)
@@ -152,15 +151,14 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 // SendUntagged sends payload as one untagged DDP message (RFC 5041 §4.3,
 // §5.2) to queue qn and returns the MSN it used. rsvdULP goes into every
 // segment (RDMAP: control octet, then the Invalidate STag).
-//
-// MSNs are counted per QN starting at 1 and wrap after 0xFFFFFFFF
-// (RFC 5041 §4.3); the MO starts at 0 and advances by each segment's
-// payload; only the last segment has L set. Segmentation and errors are as
-// for SendTagged (without the TO check). The MSN is consumed only once the
-// LLP has accepted the first segment: after a failure before that the
-// returned MSN is 0 and NextMSN(qn) is unchanged; after a failure later the
-// returned MSN is the partial message's.
 func (s *Sender) SendUntagged(rsvdULP [5]byte, qn uint32, payload []byte) (msn uint32, err error) {
+	// MSNs are counted per QN starting at 1 and wrap after 0xFFFFFFFF
+	// (RFC 5041 §4.3); the MO starts at 0 and advances by each segment's
+	// payload; only the last segment has L set. Segmentation and errors are as
+	// for SendTagged (without the TO check). The MSN is consumed only once the
+	// LLP has accepted the first segment: after a failure before that the
+	// returned MSN is 0 and NextMSN(qn) is unchanged; after a failure later the
+	// returned MSN is the partial message's.
 	return s.sendUntagged(rsvdULP, qn, payload, false)
 }
 

@@ -7,8 +7,8 @@
 // the RFC 5043 §9 MULPDU floor; the RFC 6581 §9 IRD/ORD word, RTR options,
 // defaults and limits ([IRDORD], [DefaultIRD], [MaxIRD]) and the §9.1
 // negotiation rules ([NegotiateResponder], [NegotiateInitiator]).
-//
+package iwarp
+
 // Package iwarp imports nothing of this module: rdmap, ddp, mpa, pmtu,
 // sctpllp and the tools above them import it. What only one layer parses
 // (RDMAP Read Requests, MPA frames, SCTP chunks) stays in that layer.
-package iwarp

@@ -137,7 +137,7 @@ const (
 
 // ParseIRDORD parses the 4-octet word at the start of b. Every 32-bit value
 // is valid; B, C and D are ignored when A is 0 (RFC 6581 §9.2). It returns
-// errTruncated if b is shorter than IRDORDLen.
+// ErrTruncated if b is shorter than IRDORDLen.
 func ParseIRDORD(b []byte) (IRDORD, int, error) {
 	if len(b) < IRDORDLen {
 		return IRDORD{}, 0, fmt.Errorf("%w: IRD/ORD word needs %d octets, have %d", errTruncated, IRDORDLen, len(b))

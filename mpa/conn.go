@@ -60,7 +60,7 @@ type Config struct {
 	// RTR is the set of RTR indications this end's RDMAP layer can send
 	// (Initiator) or accept (Responder) (RFC 6581 §9.2). 0 means iwarp.RTRAll.
 	RTR iwarp.RTR
-	// maxPrivateData is the largest Private Data field this end accepts in
+	// MaxPrivateData is the largest Private Data field this end accepts in
 	// the peer's frame, at most 512 (RFC 5044 §7.1.1, §7.1.2 rule 9). 0
 	// means 512. (Linux siw accepts at most 256.)
 	MaxPrivateData int

@@ -356,7 +356,7 @@ func TestMarkersOnTheWire(t *testing.T) {
 	require.NoError(t, err)
 	stream = all[reqLen:]
 
-	// fpdu starts (ULPDU_Length positions) derived independently: walk the
+	// FPDU starts (ULPDU_Length positions) derived independently: walk the
 	// stream skipping every 4 octets at multiples of 512.
 	starts := map[int]bool{}
 	pos := 0
@@ -615,7 +615,7 @@ func TestEnhancedNegotiation(t *testing.T) {
 		assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
 		assert.Equal(t, iwarp.RTRRead, srv.Params().RTR, "the Responder offered what it supports")
 		// The Responder receives the Initiator's Terminate as its first
-		// fpdu (RFC 6581 §9.3), then the end of the connection.
+		// FPDU (RFC 6581 §9.3), then the end of the connection.
 		sr := newRecorder()
 		srv.Start(sr)
 		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.TermNoMatchingRTR), sr.next(t))

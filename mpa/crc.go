@@ -7,15 +7,15 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
 )
 
-// crC32c returns the CRC32c (Castagnoli) of b as RFC 3720 §12.1 defines it:
+// crcOf returns the CRC32c (Castagnoli) of b as RFC 3720 §12.1 defines it:
 // initial value all ones, reflected, final complement. 32 zero octets give
 // 0x8A9136AA. The polynomial is RFC 5044 §4.4's ("the CRC32c polynomial in
 // the manner described in the iSCSI Protocol"); internal/crc32c computes it
 // (hash/crc32's CRC32 instruction, or VPCLMULQDQ folding on long FPDUs).
-func crC32c(b []byte) uint32 { return crc32c.Checksum(b) }
+func crcOf(b []byte) uint32 { return crc32c.Checksum(b) }
 
 // updateCRC32c continues a CRC32c computation over b. Start with crc = 0:
-// updateCRC32c(UpdateCRC32c(0, a), b) == CRC32c(a+b).
+// UpdateCRC32c(UpdateCRC32c(0, a), b) == CRC32c(a+b).
 func updateCRC32c(crc uint32, b []byte) uint32 { return crc32c.Update(crc, b) }
 
 // appendCRC appends the 4-octet CRC field holding crc as it travels on the

@@ -41,8 +41,8 @@ func TestCRC32cRFC3720B4(t *testing.T) {
 		{"iSCSI SCSI Read (10) PDU", iscsiRead, 0xD9963A56, []byte{0x56, 0x3a, 0x96, 0xd9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.val, crC32c(tc.in))
-			assert.Equal(t, tc.wire, appendCRC(nil, crC32c(tc.in)))
+			assert.Equal(t, tc.val, crcOf(tc.in))
+			assert.Equal(t, tc.wire, appendCRC(nil, crcOf(tc.in)))
 			v, n, err := parseCRC(tc.wire)
 			require.NoError(t, err)
 			assert.Equal(t, 4, n)
@@ -87,6 +87,6 @@ func BenchmarkCRC32c64KiB(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = crC32c(buf)
+		_ = crcOf(buf)
 	}
 }

@@ -21,7 +21,7 @@ var (
 	errBadKey = errors.New("mpa: startup frame key mismatch")
 	// errActiveActive: an MPA Request arrived where an MPA Reply was expected,
 	// i.e. both ends started as Initiator (RFC 5044 §7.1.2 rule 8). It wraps
-	// errBadKey. Code 4.
+	// ErrBadKey. Code 4.
 	errActiveActive = fmt.Errorf("%w: peer is also an Initiator (Initiator/Initiator startup)", errBadKey)
 	// errRevision: the startup frame carries an MPA revision this end cannot
 	// interoperate with (RFC 5044 §7.1.1 Rev, RFC 6581 §6). Code 4.
@@ -46,7 +46,7 @@ var (
 	// ErrULPDUTooLarge: a received ULPDU Length exceeds the receive limit
 	// (by default 64768, RFC 5044 §3). RFC 5044 §8 has no code of its own for
 	// it: the length cannot have been produced by a conforming sender, so the
-	// fpdu start is lost, which is the framing failure of code 3.
+	// FPDU start is lost, which is the framing failure of code 3.
 	ErrULPDUTooLarge = errors.New("mpa: ULPDU length beyond receive limit")
 	// ErrConnectionLost: the TCP connection ended in the middle of an FPDU or
 	// failed (RFC 5044 §8 code 1).

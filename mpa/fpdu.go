@@ -19,7 +19,7 @@ func padLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
 // wireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
 // octets occupies in the TCP stream when its first octet is at stream
 // position pos: header, ULPDU, pad and CRC, plus, when markers is true, the
-// marker preceding it if one is due at pos and every Marker falling inside
+// Marker preceding it if one is due at pos and every Marker falling inside
 // it (RFC 5044 §4.3). A Marker due exactly after the CRC belongs to the
 // next FPDU and is not counted.
 func wireLen(pos uint64, ulpduLen int, markers bool) int {
@@ -113,7 +113,7 @@ func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([
 	}
 	var c uint32
 	if crc {
-		c = crC32c(b[start:])
+		c = crcOf(b[start:])
 	}
 	return appendCRC(b, c), c
 }
@@ -141,11 +141,10 @@ func peekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 // the FPDU, the octets consumed, and ErrTruncated while b does not hold the
 // whole FPDU, or an *llp.Error: iwarp.TermMPACRC.Code wrapping ErrCRC, iwarp.TermMPAMarker.Code
 // wrapping ErrMarker.
-//
-// Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
-// gathered around them into dst[:0] (grown only if too small), so a caller
-// that passes a 65535-octet dst parses without allocating.
 func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (fpdu, int, error) {
+	// Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
+	// gathered around them into dst[:0] (grown only if too small), so a caller
+	// that passes a 65535-octet dst parses without allocating.
 	ulen, err := peekULPDULength(b, pos, markers)
 	if err != nil {
 		return fpdu{}, 0, err
@@ -157,7 +156,7 @@ func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (fpdu, int, 
 	f := fpdu{Pos: pos, Markers: markers, CRC: crc}
 	f.CRCValue, _, _ = parseCRC(b[n-iwarp.MPACRCLen:])
 	if crc {
-		if got := crC32c(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
+		if got := crcOf(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
 			return fpdu{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", errCRC, got, f.CRCValue))
 		}
 	}
@@ -221,5 +220,5 @@ func (w *markWriter) mark() {
 }
 
 // maxWireLen bounds WireLen for any ULPDU_Length and position: the largest
-// fpdu body plus a leading Marker and one Marker per 508 octets of body.
+// FPDU body plus a leading Marker and one Marker per 508 octets of body.
 const maxWireLen = iwarp.MPAFPDUHeaderLen + 0xFFFF + 3 + iwarp.MPACRCLen + iwarp.MPAMarkerLen*(2+(iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)/(iwarp.MPAMarkerInterval-iwarp.MPAMarkerLen))

@@ -12,7 +12,7 @@ import (
 )
 
 // rfc5044Figure5 is the annotated FPDU of RFC 5044 §4.4 Figure 5: the first
-// fpdu of a stream with Markers, so it starts with an FPDUPTR-0 Marker, and
+// FPDU of a stream with Markers, so it starts with an FPDUPTR-0 Marker, and
 // carries a 42-octet DDP Send (MSN 1, 24 octets of zeros).
 func rfc5044Figure5() []byte {
 	b := []byte{

@@ -22,7 +22,7 @@ import (
 // immediately before the first FPDU of the Full Operation Phase and then at
 // every 512th octet of that half connection (RFC 5044 §4.3). Stream
 // positions in this package count octets from that first Marker, so a
-// marker is due wherever pos%512 == 0.
+// Marker is due wherever pos%512 == 0.
 type marker struct {
 	// FPDUPTR is the number of octets from the first octet of the ULPDU
 	// Length field of the FPDU containing the Marker to the first octet of
@@ -79,7 +79,7 @@ func insertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 	if !crc {
 		return append(w.b, unmarked[body:]...), nil
 	}
-	return appendCRC(w.b, crC32c(w.b[start:])), nil
+	return appendCRC(w.b, crcOf(w.b[start:])), nil
 }
 
 // StripMarkers removes the Markers from the marked FPDU at the start of b,

@@ -85,7 +85,7 @@ func TestMarkerBeforeCRC(t *testing.T) {
 	require.Len(t, w, 12)
 	assert.Equal(t, []byte{0, 2, 0xab, 0xcd}, w[:4])
 	assert.Equal(t, []byte{0, 0, 0, 4}, w[4:8], "Marker before the CRC points back 4 octets")
-	assert.Equal(t, appendCRC(nil, crC32c(w[:8])), w[8:])
+	assert.Equal(t, appendCRC(nil, crcOf(w[:8])), w[8:])
 
 	// At pos 504 the FPDU ends exactly at 512: no Marker inside it.
 	f = fpdu{ULPDU: []byte{0xab, 0xcd}, Pos: 504, Markers: true, CRC: true}
@@ -94,7 +94,7 @@ func TestMarkerBeforeCRC(t *testing.T) {
 	next := fpdu{ULPDU: []byte{1, 2}, Pos: 512, Markers: true, CRC: true}
 	w2 := next.Append(nil)
 	assert.Equal(t, []byte{0, 0, 0, 0, 0, 2, 1, 2}, w2[:8])
-	assert.Equal(t, appendCRC(nil, crC32c(w2[:8])), w2[8:], "the leading Marker is in the CRC")
+	assert.Equal(t, appendCRC(nil, crcOf(w2[:8])), w2[8:], "the leading Marker is in the CRC")
 }
 
 func TestStripMarkersErrors(t *testing.T) {

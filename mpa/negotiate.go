@@ -64,16 +64,15 @@ func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error)
 // §7.1.2 rules 1 and 3, RFC 6581 §5, §9): it sends the MPA Request Frame,
 // waits for and validates the MPA Reply Frame and returns the Conn in Full
 // Operation. ctx and Config.HandshakeTimeout bound the exchange.
-//
-// Errors: an improperly formatted Reply, or a Request received instead
-// (Initiator/Initiator startup), closes nc and returns an *llp.Error with
-// iwarp.TermMPAInvalidFrame.Code (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
-// returns a *RejectError and leaves nc open for the caller (rule 3); an
-// accepting Reply that RFC 6581 obliges the Initiator to answer with a
-// Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
-// connection model) sends that Terminate, closes nc and returns a
-// *NegotiationError.
 func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
+	// Errors: an improperly formatted Reply, or a Request received instead
+	// (Initiator/Initiator startup), closes nc and returns an *llp.Error with
+	// iwarp.TermMPAInvalidFrame.Code (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
+	// returns a *RejectError and leaves nc open for the caller (rule 3); an
+	// accepting Reply that RFC 6581 obliges the Initiator to answer with a
+	// Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
+	// connection model) sends that Terminate, closes nc and returns a
+	// *NegotiationError.
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -235,16 +234,15 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code iwarp.TermCode) er
 // returns the Conn in Full Operation. The Conn sends no FPDU before it has
 // received one (rule 4). ctx and Config.HandshakeTimeout bound the wait
 // (rule 8: Responder/Responder startups time out).
-//
-// Errors: an improperly formatted Request, an unsupported revision or a
-// Reply key closes nc and returns an *llp.Error with iwarp.TermMPAInvalidFrame.Code;
-// an Accept error closes nc and returns it; a rejection sends the Reply
-// with R = 1, leaves nc open and returns an error matching ErrRejected.
-// An accepting Decision whose ORD exceeds the Initiator IRD is turned into
-// such a rejection naming that ORD (RFC 6581 §9.1), reported as an
-// *llp.Error with iwarp.TermInsufficientIRD.Code matching ErrRejected and
-// ErrInsufficientIRD.
 func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
+	// Errors: an improperly formatted Request, an unsupported revision or a
+	// Reply key closes nc and returns an *llp.Error with iwarp.TermMPAInvalidFrame.Code;
+	// an Accept error closes nc and returns it; a rejection sends the Reply
+	// with R = 1, leaves nc open and returns an error matching ErrRejected.
+	// An accepting Decision whose ORD exceeds the Initiator IRD is turned into
+	// such a rejection naming that ORD (RFC 6581 §9.1), reported as an
+	// *llp.Error with iwarp.TermInsufficientIRD.Code matching ErrRejected and
+	// ErrInsufficientIRD.
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -323,7 +321,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 		// if the initiator IRD is not sufficient for the ULP-required ORD
 		// and specify the required ORD in the MPA Reject Frame responder
 		// ORD." An ULP that insists on more ORD than the Initiator can
-		// serve gets that Reject rather than an Accept breaking the MUST.
+		// Serve gets that Reject rather than an Accept breaking the MUST.
 		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != iwarp.NoNegotiation && out != iwarp.NoNegotiation && out > in {
 			rep.Reject = true
 			insufficient = newError(iwarp.TermInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",

@@ -118,7 +118,7 @@ func awaitScripted(t *testing.T, seen <-chan scripted) scripted {
 // set (RFC 6581 §9.1: "it MUST send a TERM message to the responder
 // indicating insufficient resources and terminate the connection ... Layer
 // 2, Error Type 0, Error Code 6"). Dial sends that Terminate as its first
-// fpdu, closes the TCP connection and returns one error naming the cause.
+// FPDU, closes the TCP connection and returns one error naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, IRD: 4, ORD: 4})

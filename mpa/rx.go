@@ -14,14 +14,13 @@ import (
 )
 
 // rxBufLen is the receive buffer of a connection that carries data: one
-// fpdu of any length with Markers, plus room for large reads.
+// FPDU of any length with Markers, plus room for large reads.
 const rxBufLen = maxWireLen + 64<<10
 
 // rxIdleLen is the receive buffer Full Operation starts with: enough for
 // small messages (a 64-octet ping-pong's FPDUs, Read Requests, Terminate,
 // session and bench control messages), so that an idle stream holds 1 KiB
-// instead of 130 (one TCP connection per DDP stream: 256 idle streams held
-// 66 MB of these at both ends; 4 KiB until 2026-11-27). fill grows it to
+// instead of 130 (one TCP connection per DDP stream). fill grows it to
 // rxBufLen for the first FPDU that does not fit or the first read that
 // fills it (data arriving faster than it is read). A reader that parks
 // (park.go) returns it, and takes a new one of rxIdleLen when it wakes.

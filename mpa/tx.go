@@ -20,16 +20,16 @@ const gatherThreshold = 8192
 
 // SendSegment implements llp.Stream: hdr followed by payload becomes the
 // ULPDU of one FPDU (RFC 5044 §3: exactly one ULPDU per FPDU), with pad,
-// crC32c (zero when CRCs are not in use, RFC 5044 §4.1) and, when the peer
+// CRC32c (zero when CRCs are not in use, RFC 5044 §4.1) and, when the peer
 // asked for them, Markers at its 512-octet stream positions (RFC 5044
 // §4.3), written to TCP in one call. A segment over MULPDU is rejected with
 // an error wrapping llp.ErrSegmentTooLarge. On a Responder it first waits
 // until one FPDU has been received and validated (RFC 5044 §7.1.2 rule 4),
 // which needs Start to have been called, or until the receive side ends,
-// Close or Abort.
-// Large unmarked FPDUs go out with writev, without copying the payload.
-// It blocks while TCP applies flow control and allocates nothing.
+// Close or Abort. It blocks while TCP applies flow control.
 func (c *Conn) SendSegment(hdr, payload []byte) error {
+	// Large unmarked FPDUs go out with writev, without copying the
+	// payload; nothing is allocated.
 	n := len(hdr) + len(payload)
 	if err := c.canSend(n); err != nil {
 		return err

@@ -82,7 +82,7 @@ func parseAtomicRequest(b []byte) (atomicRequest, int, error) {
 }
 
 // Append appends the encoded header to b; it does not allocate when b has
-// atomicRequestLen octets of spare capacity.
+// AtomicRequestLen octets of spare capacity.
 func (a *atomicRequest) Append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(a.Op)&0x0f)
 	b = binary.BigEndian.AppendUint32(b, a.ReqID)

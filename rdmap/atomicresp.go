@@ -32,7 +32,7 @@ func parseAtomicResponse(b []byte) (atomicResponse, int, error) {
 }
 
 // Append appends the encoded header to b; it does not allocate when b has
-// atomicResponseLen octets of spare capacity.
+// AtomicResponseLen octets of spare capacity.
 func (a *atomicResponse) Append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, a.ReqID)
 	return binary.BigEndian.AppendUint64(b, a.Orig)

@@ -106,7 +106,7 @@ const controlLen = 1
 // control is the RDMAP Control Field, the first octet of the DDP RsvdULP
 // field (RFC 5040 §4.1 Figure 3): RV (2 bits), Rsv (2 bits), Opcode (4 bits).
 type control struct {
-	// version is the 2-bit RDMA Version.
+	// Version is the 2-bit RDMA Version.
 	Version uint8
 	// Reserved holds the 2 reserved bits as received (set to zero on
 	// transmit, ignored on receive).
@@ -122,8 +122,8 @@ func controlFor(op Opcode) control { return control{Version: version, Opcode: op
 func ControlByte(op Opcode) uint8 { return iwarp.RDMAPControlByte(uint8(op)) }
 
 // parseControl decodes the RDMAP Control Field from b[0]. It rejects an RDMA
-// version other than 01b (RFC 5040 §7.2 check 3: Terminate "Invalid RDMAP
-// version") and the reserved opcodes 0xC-0xF (§7.2 check 2: "Unexpected
+// Version other than 01b (RFC 5040 §7.2 check 3: Terminate "Invalid RDMAP
+// Version") and the reserved opcodes 0xC-0xF (§7.2 check 2: "Unexpected
 // OpCode"). The reserved bits are ignored (§4.1).
 func parseControl(b []byte) (control, int, error) {
 	if len(b) < controlLen {

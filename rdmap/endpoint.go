@@ -43,7 +43,7 @@ type EndpointConfig struct {
 	SQDepth, RQDepth int
 	// SendCQ and RecvCQ receive the completions of send and receive work
 	// requests; they may be the same CQ. nil: a private CQ of the queue's
-	// depth (see SendCQ, RecvCQ methods).
+	// Depth (see SendCQ, RecvCQ methods).
 	SendCQ, RecvCQ *CQ
 	// SendRTR, on the Initiator of a peer-to-peer connection (RFC 6581
 	// §9.2), is the one negotiated RTR option the endpoint sends as its
@@ -115,16 +115,18 @@ type inbound struct {
 // Endpoint is one RDMAP Stream (RFC 5040 §1.3): the "QP" of the verbs
 // model, running over one llp.Stream. It implements ddp.ULP.
 //
-// Goroutines: the LLP's delivery goroutine runs the receive path (ddp
-// Receiver and the ddp.ULP methods below, which never block on the
-// network); a transmit goroutine processes the send queue in order
-// (RFC 5040 §5.5 rule 13); a responder goroutine answers inbound Read and
-// Atomic Requests in order (§5.5 rule 20, RFC 7306 §5.2.2 rule 8), so that a
-// send queue waiting for ORD never holds up responses the peer is waiting
-// for. One mutex serialises the ddp.Sender among them. A terminator
-// goroutine sends the single Terminate and tears the LLP stream down. None
-// outlives the endpoint: Done is closed when all have ended.
+// Its goroutines (receive, transmit, responder, terminator) end with it:
+// Done is closed when all have ended.
 type Endpoint struct {
+	// Goroutines: the LLP's delivery goroutine runs the receive path (ddp
+	// Receiver and the ddp.ULP methods, which never block on the
+	// network); a transmit goroutine processes the send queue in order
+	// (RFC 5040 §5.5 rule 13); a responder goroutine answers inbound Read
+	// and Atomic Requests in order (§5.5 rule 20, RFC 7306 §5.2.2 rule 8),
+	// so that a send queue waiting for ORD never holds up responses the
+	// peer is waiting for. One mutex serialises the ddp.Sender among them.
+	// A terminator goroutine sends the single Terminate and tears the LLP
+	// stream down.
 	pd      *PD
 	dev     *Device
 	s       llp.Stream
@@ -217,14 +219,14 @@ type Endpoint struct {
 	respRunning bool
 	// issuing: a goroutine (the transmit loop, or a poster issuing inline)
 	// is handing a send-queue request to DDP; txReady: the transmit loop
-	// has sent the RTR, so requests may be issued. Guarded by mu.
+	// Has sent the RTR, so requests may be issued. Guarded by mu.
 	issuing, txReady bool
 	// respHeld: the request being answered still counts against IRD
 	// (RFC 5040 §6.1) until its response's last segment is handed to the
 	// LLP; guarded by mu.
 	respHeld bool
 	// respLast: the message being sent is a Read or Atomic Response whose
-	// last segment frees the IRD slot; guarded by sendMu.
+	// Last segment frees the IRD slot; guarded by sendMu.
 	respLast   bool
 	finished   bool // Done closed (AfterDone); guarded by mu
 	cqOverflow bool
@@ -582,7 +584,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 
 // quickLocked reports whether wr may be issued by issueQuickLocked: an
 // unsignaled Send, Write or Immediate of at most inlineIssueMax octets
-// posted to a running endpoint with nothing posted before it outstanding
+// Posted to a running endpoint with nothing posted before it outstanding
 // (the send queue and the submission order empty) and nobody issuing.
 // Such a request passes admitSendLocked's checks by construction, and the
 // RFC 5040 §5.5 rules hold without the queues: it is the only request in
@@ -973,7 +975,7 @@ func (e *Endpoint) swap(ctx context.Context, rstag uint32, rto uint64, v uint64)
 	return e.CmpSwap(ctx, rstag, rto, 0, 0, v, math.MaxUint64)
 }
 
-// immediate sends imm as an Immediate Data message, with Solicited Event if
+// Immediate sends imm as an Immediate Data message, with Solicited Event if
 // se (RFC 7306 §6).
 func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 	_, err := e.helper(ctx, SendWR{Op: WRImmediate, Imm: imm, Solicited: se})
@@ -983,7 +985,7 @@ func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 // Recv posts buf and waits for the Send or Immediate Data that consumes it.
 // If ctx ends first, buf stays posted (DDP cannot withdraw a posted
 // buffer): the message that later fills it is reported on RecvCQ with
-// helperWRID, and Recv returns ctx.Err().
+// HelperWRID, and Recv returns ctx.Err().
 func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
 	w := getWaiter()
 	r, err := e.postRecv(RecvWR{ID: helperWRID, Buf: buf}, w)
@@ -1014,9 +1016,9 @@ func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
 // LLP graceful termination): no more work requests are accepted, it waits
 // until the send queue is drained, every outstanding Read and Atomic has
 // completed and every inbound request was answered, then flushes the
-// posted receives, closes the LLP stream and waits for the peer to close
+// Posted receives, closes the LLP stream and waits for the peer to close
 // its side. If ctx ends first, the stream is aborted (everything still
-// posted is flushed) and ctx.Err() is returned. Closing an endpoint that
+// Posted is flushed) and ctx.Err() is returned. Closing an endpoint that
 // already stopped waits for Done.
 func (e *Endpoint) Close(ctx context.Context) error {
 	e.mu.Lock()
@@ -1076,7 +1078,7 @@ func (e *Endpoint) Close(ctx context.Context) error {
 
 // Abort performs an RDMAP Abortive Termination requested by the local user
 // (RFC 5040 §6.2.1): a Terminate "local catastrophic error" is sent, every
-// posted work request is flushed and the LLP stream is closed. It does not
+// Posted work request is flushed and the LLP stream is closed. It does not
 // wait; see Done.
 func (e *Endpoint) Abort() error {
 	e.mu.Lock()

@@ -17,7 +17,7 @@ import (
 // Sentinel errors. The engine wraps them; test with errors.Is.
 var (
 	// ErrFlushed marks the completion of a work request that was still
-	// posted when the Endpoint entered the error state (Terminate sent or
+	// Posted when the Endpoint entered the error state (Terminate sent or
 	// received, LLP failure, or Close). RFC 5040 §5.4, §6.2.1: "the state of
 	// all outstanding RDMA Messages is indeterminate and the Messages SHOULD
 	// be considered Completed in error".

@@ -254,7 +254,7 @@ type hostileCase struct {
 }
 
 // runHostile injects the case's segments into a fresh victim and checks the
-// terminate on the wire, the local error and that exactly one Terminate is
+// Terminate on the wire, the local error and that exactly one Terminate is
 // sent and nothing is placed afterwards.
 func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	ctl := ControlByte

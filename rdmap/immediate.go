@@ -32,7 +32,7 @@ func parseImmediate(b []byte) (immediate, int, error) {
 }
 
 // Append appends the 8 octets to b; it does not allocate when b has
-// immediateLen octets of spare capacity.
+// ImmediateLen octets of spare capacity.
 func (i *immediate) Append(b []byte) []byte { return binary.BigEndian.AppendUint64(b, i.Data) }
 
 // Len returns ImmediateLen.

@@ -43,7 +43,7 @@ func ParseReadRequest(b []byte) (readRequest, int, error) {
 }
 
 // Append appends the encoded header to b; it does not allocate when b has
-// readRequestLen octets of spare capacity.
+// ReadRequestLen octets of spare capacity.
 func (r *readRequest) Append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, r.SinkSTag)
 	b = binary.BigEndian.AppendUint64(b, r.SinkTO)

@@ -19,11 +19,11 @@ import (
 // the Responder answers with a zero-length Read Response, taking one IRD
 // slot at the Responder and one ORD slot at the Initiator (RFC 6581 §9.1).
 
-// rtrsTag is the STag carried by zero-length Write and Read RTRs. The STag
+// rtrSTag is the STag carried by zero-length Write and Read RTRs. The STag
 // of a zero-length tagged message is not validated (RFC 5040 §5.2.1,
 // §7.2), but Linux siw sends 1 because some hardware (iw_cxgb4) treats
 // STag 0 specially; this package does the same.
-const rtrsTag uint32 = 1
+const rtrSTag uint32 = 1
 
 // rtrCookie marks the internal queue 0 buffer reserved for a Send RTR.
 const rtrCookie = math.MaxUint64
@@ -78,7 +78,7 @@ func (e *Endpoint) sendRTR() error {
 			e.mu.Unlock()
 			return errTxClosed
 		}
-		r := &sendReq{wr: SendWR{Op: WRRead}, sinkSTag: rtrsTag, issued: true}
+		r := &sendReq{wr: SendWR{Op: WRRead}, sinkSTag: rtrSTag, issued: true}
 		e.nextReqID++
 		r.reqID = e.nextReqID
 		// Not in e.order: it never produces a completion.
@@ -95,9 +95,9 @@ func (e *Endpoint) sendRTR() error {
 	case iwarp.RTRSend:
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, nil)
 	case iwarp.RTRWrite:
-		err = e.sender.SendTagged(ControlByte(OpWrite), rtrsTag, 0, nil)
+		err = e.sender.SendTagged(ControlByte(OpWrite), rtrSTag, 0, nil)
 	case iwarp.RTRRead:
-		rr := readRequest{SinkSTag: rtrsTag, SrcSTag: rtrsTag}
+		rr := readRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
 		_, err = e.sender.SendUntagged(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(e.scratch[:0]))
 	}
 	if err != nil {
@@ -111,7 +111,7 @@ func noRTR(format string, a ...any) error {
 }
 
 // rtrTagged is the TaggedTarget check while the RTR is awaited: a non-empty
-// tagged segment can never be the RTR.
+// Tagged segment can never be the RTR.
 func (e *Endpoint) rtrTagged(h *ddp.TaggedHeader, length int) error {
 	if e.rtrWait == 0 {
 		return nil

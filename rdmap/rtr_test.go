@@ -112,14 +112,14 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 // zero-length Read Response carrying the sink STag 1 unchanged.
 func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 	v := newVictim(t, EndpointConfig{ExpectRTR: iwarp.RTRRead | iwarp.RTRWrite}, nil)
-	rr := readRequest{SinkSTag: rtrsTag, SrcSTag: rtrsTag}
+	rr := readRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
 	v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, QNReadRequest, rr.Append(nil)))
 	select {
 	case seg := <-v.w.segs:
 		h, n, err := ddp.ParseTaggedHeader(seg)
 		require.NoError(t, err)
 		assert.Equal(t, ControlByte(OpReadResponse), h.RsvdULP)
-		assert.Equal(t, rtrsTag, h.STag)
+		assert.Equal(t, rtrSTag, h.STag)
 		assert.Equal(t, len(seg), n, "zero-length")
 	case <-time.After(5 * time.Second):
 		t.Fatal("no Read Response")
@@ -169,9 +169,9 @@ func FuzzEndpointReceiveRTR(f *testing.F) {
 	ctl := ControlByte
 	w := &wire{}
 	f.Add(append([]byte{0}, joinSegments(w.untagged(ctl(OpSend), 0, QNSend, nil), w.untagged(ctl(OpSend), 0, QNSend, []byte("x")))...))
-	f.Add(append([]byte{1}, joinSegments(tagged(ctl(OpWrite), rtrsTag, 0, nil), tagged(ctl(OpWrite), fzRW, 0, []byte("hello")))...))
+	f.Add(append([]byte{1}, joinSegments(tagged(ctl(OpWrite), rtrSTag, 0, nil), tagged(ctl(OpWrite), fzRW, 0, []byte("hello")))...))
 	w = &wire{}
-	f.Add(append([]byte{2}, joinSegments(w.untagged(ctl(OpReadRequest), 0, QNReadRequest, readReq(rtrsTag, 0, 0, rtrsTag, 0)))...))
+	f.Add(append([]byte{2}, joinSegments(w.untagged(ctl(OpReadRequest), 0, QNReadRequest, readReq(rtrSTag, 0, 0, rtrSTag, 0)))...))
 	w = &wire{}
 	f.Add(append([]byte{3}, joinSegments(w.untagged(ctl(OpSend), 0, QNSend, []byte("early")))...))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -347,7 +347,7 @@ func (e *Endpoint) repost(qn uint32) error {
 }
 
 // deliverReadRequest validates an RDMA Read Request (RFC 5040 §7.2 "On
-// incoming RDMA Request Messages" checks 4a-4e, skipped for a zero-length
+// Incoming RDMA Request Messages" checks 4a-4e, skipped for a zero-length
 // read per §5.2.1) and queues it for the responder, enforcing IRD.
 func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 	if m.Length != readRequestLen {

@@ -28,14 +28,14 @@ type Stats struct {
 	Received [NumOpcodes]uint64
 	// OctetsSent counts the ULP payload octets handed to DDP: the data of
 	// Sends, Writes and Read Responses (Request, Immediate Data, Atomic and
-	// terminate messages carry no user data).
+	// Terminate messages carry no user data).
 	OctetsSent uint64
 	// OctetsPlaced counts the octets of the received Writes, Read
 	// Responses and Sends, placed into local buffers (RFC 5040 §5.1-§5.3):
 	// what a passive peer of a one-sided test can see of it.
 	OctetsPlaced uint64
 	// TerminateSent and TerminateReceived hold the layer/type/code of the
-	// terminate this endpoint sent or received (RFC 5040 §4.8), when
+	// Terminate this endpoint sent or received (RFC 5040 §4.8), when
 	// HasTerminateSent or HasTerminateReceived.
 	TerminateSent, TerminateReceived       iwarp.TermCode
 	HasTerminateSent, HasTerminateReceived bool

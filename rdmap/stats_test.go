@@ -77,7 +77,7 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 	assert.False(t, a.HasTerminateSent || a.HasTerminateReceived || b.HasTerminateSent || b.HasTerminateReceived)
 
 	// A Write to an STag invalidated above: the passive side sends the
-	// terminate (RFC 5041 §7.2 Invalid STag), the active side receives it.
+	// Terminate (RFC 5041 §7.2 Invalid STag), the active side receives it.
 	require.NoError(t, p.a.PostSend(SendWR{ID: 4, Op: WRWrite, Local: make([]byte, 8), RemoteSTag: inv.STag()}))
 	<-p.a.Done()
 	var te *TerminateError

@@ -146,15 +146,14 @@ func (e *Endpoint) txLoop() {
 // writev, not one system call each. Only requests whose message RDMAP
 // owns (sendReq.body) are held: a Send's or Write's buffer is the user's
 // again once DDP has it (RFC 5040 §5.5 rule 14). It reports whether the
-// last request it issued was held: the caller then flushes it
+// Last request it issued was held: the caller then flushes it
 // (flushHeld); otherwise that request's message carried out whatever
 // earlier ones had left in the LLP. mu is held.
-//
-// The transmit loop (tx) hands the completions it makes to the CQ
-// handlers itself, between two issues and holding no lock
-// (CQ.SetHandler): a handler that posts more keeps the loop going without
-// a goroutine woken per completion.
 func (e *Endpoint) issueAllLocked(tx bool) (held bool) {
+	// The transmit loop (tx) hands the completions it makes to the CQ
+	// handlers itself, between two issues and holding no lock
+	// (CQ.SetHandler): a handler that posts more keeps the loop going without
+	// a goroutine woken per completion.
 	for e.state != stateDown {
 		r := e.takeLocked()
 		if r == nil {
@@ -463,11 +462,11 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 // only after it has that segment, so a request the receive path sees
 // before is one too many, and one it sees after is never refused for a
 // slot not yet given back.
-//
+type respStream Endpoint
+
 // It is the Endpoint itself under another method set (a conversion, not a
 // wrapper: one allocation less per stream), forwarding the rest of
 // llp.Stream to the endpoint's LLP stream.
-type respStream Endpoint
 
 var (
 	_ llp.Stream  = (*respStream)(nil)
@@ -488,7 +487,7 @@ func (r *respStream) SendSegment(hdr, payload []byte) error {
 
 // SendSegmentMore implements llp.Batcher: a segment that is not the last
 // of its message frees no IRD slot, and goes to the LLP's batcher when it
-// has one.
+// Has one.
 func (r *respStream) SendSegmentMore(hdr, payload []byte) error {
 	if b, ok := r.s.(llp.Batcher); ok {
 		return b.SendSegmentMore(hdr, payload)
@@ -508,7 +507,7 @@ func (r *respStream) Flush() error {
 func (r *respStream) MULPDU() int { return r.s.MULPDU() }
 
 // MULPDUFloor implements llp.Floored with the LLP stream's floor, if it
-// has one.
+// Has one.
 func (r *respStream) MULPDUFloor() int {
 	if f, ok := r.s.(llp.Floored); ok {
 		return f.MULPDUFloor()

@@ -62,7 +62,7 @@ func TestRFC7306_5_1_1_AtomicByteOrder(t *testing.T) {
 }
 
 // TestReceiveCompletionReturnsItsBuffer: a receive completion carries the
-// posted buffer, for a Send, an Immediate Data message and a flush, so the
+// Posted buffer, for a Send, an Immediate Data message and a flush, so the
 // buffer can be posted again from the completion alone.
 func TestReceiveCompletionReturnsItsBuffer(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})

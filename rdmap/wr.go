@@ -33,13 +33,13 @@ const (
 	// CmpSwap with CompareMask 0 and SwapMask all ones.
 	WRCmpSwap
 	// WRImmediate is an Immediate Data message (0x8); with Solicited set,
-	// immediate Data with SE (0x9).
+	// Immediate Data with SE (0x9).
 	WRImmediate
 	// WRRecv is the completion of a receive work request consumed by a
 	// Send of any kind.
 	WRRecv
 	// wrRecvImm is the completion of a receive work request consumed by an
-	// immediate Data message (RFC 7306 §6.3): Imm holds the data.
+	// Immediate Data message (RFC 7306 §6.3): Imm holds the data.
 	wrRecvImm
 )
 
@@ -159,7 +159,7 @@ type Completion struct {
 	WRID uint64
 	// Op is the work request's type; WRRecv or WRRecvImm for receives.
 	Op WorkType
-	// status and Err give the outcome; Err is nil on success.
+	// Status and Err give the outcome; Err is nil on success.
 	Status status
 	Err    error
 	// Length is the number of octets transferred: the Send's length at the

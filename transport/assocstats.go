@@ -22,13 +22,13 @@ type assocStats struct {
 type assocTotals struct {
 	// Live and Finished count the associations being served and ended.
 	Live, Finished uint64
-	// assocStats is the sum over live and finished associations (SRTT
+	// AssocStats is the sum over live and finished associations (SRTT
 	// is not summed: see AssocStats.Add).
 	sctpllp.AssocStats
 }
 
 // assocTable tracks a listener's associations for Associations and
-// assocTotals.
+// AssocTotals.
 type assocTable struct {
 	mu       sync.Mutex
 	live     map[*sctpllp.Association]struct{}
@@ -80,7 +80,7 @@ func (l *Listener) Associations() []assocStats {
 	return out
 }
 
-// assocTotals returns the sums over every association served so far.
+// AssocTotals returns the sums over every association served so far.
 func (l *Listener) AssocTotals() assocTotals {
 	live := l.assocs.snapshot()
 	l.assocs.mu.Lock()
