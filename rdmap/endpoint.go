@@ -369,9 +369,9 @@ const termBufLen = 128
 // buffers by QN (QN 0, the ULP's, has none).
 func internalQueues(ird, ord int) [numQueues]struct{ n, size int } {
 	return [numQueues]struct{ n, size int }{
-		QNReadRequest:    {ird + 1, atomicRequestLen},
-		QNTerminate:      {1, termBufLen},
-		QNAtomicResponse: {ord + 1, atomicResponseLen},
+		iwarp.RDMAPQNReadRequest:    {ird + 1, atomicRequestLen},
+		iwarp.RDMAPQNTerminate:      {1, termBufLen},
+		iwarp.RDMAPQNAtomicResponse: {ord + 1, atomicResponseLen},
 	}
 }
 
@@ -687,7 +687,7 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	}
 	r := e.newRecvReqLocked() // zeroed, as newSendReqLocked's
 	r.wr, r.seq, r.waiter, r.helper = wr, e.recvSeq, waiter, waiter != nil
-	if _, err := e.recv.PostUntagged(QNSend, wr.Buf, r.seq); err != nil {
+	if _, err := e.recv.PostUntagged(iwarp.RDMAPQNSend, wr.Buf, r.seq); err != nil {
 		e.releaseRecvLocked(r)
 		e.mu.Unlock()
 		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)

@@ -66,7 +66,7 @@ func (p *pair) close(t testing.TB) {
 func postedRecvs(e *Endpoint) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.recv.Posted(QNSend)
+	return e.recv.Posted(iwarp.RDMAPQNSend)
 }
 
 func waitDone(t testing.TB, e *Endpoint) {
@@ -153,7 +153,7 @@ func asTerminate(seg []byte) (terminate, bool) {
 		return terminate{}, false
 	}
 	h, n, err := ddp.ParseUntaggedHeader(seg)
-	if err != nil || h.QN != QNTerminate || h.RsvdULP[0] != ControlByte(OpTerminate) || !h.Last || h.MO != 0 {
+	if err != nil || h.QN != iwarp.RDMAPQNTerminate || h.RsvdULP[0] != iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate) || !h.Last || h.MO != 0 {
 		return terminate{}, false
 	}
 	tm, _, err := ParseTerminate(seg[n:])

@@ -142,13 +142,13 @@ func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
 		return nil, err
 	}
 	switch c.Opcode {
-	case OpWrite:
+	case iwarp.RDMAPOpWrite:
 		buf, _, f := e.dev.remote(e, h.STag, h.TO, uint64(length), RemoteWrite)
 		if f != faultNone {
 			return nil, writeFault(f)
 		}
 		return buf, nil
-	case OpReadResponse:
+	case iwarp.RDMAPOpReadResponse:
 		return e.readResponseTarget(h, length)
 	}
 	return nil, newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP segment", c.Opcode)
@@ -207,7 +207,7 @@ func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
 	if err != nil {
 		return err
 	}
-	if qn, ok := c.Opcode.qn(); !ok || qn != h.QN {
+	if qn, ok := opQN(c.Opcode); !ok || qn != h.QN {
 		return newFault(iwarp.TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
 	}
 	return e.rtrUntagged(h)
@@ -221,12 +221,12 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	if e.down.Load() {
 		return errRxDown
 	}
-	if e.rtrWait == 0 && !m.Tagged && m.Untag.QN == QNSend {
+	if e.rtrWait == 0 && !m.Tagged && m.Untag.QN == iwarp.RDMAPQNSend {
 		// The data path of Sends and Immediate Data (what the rest of
 		// Deliver and deliver do for them, without their calls).
-		op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+		op := opcode(m.Untag.RsvdULP[0] & 0x0f)
 		n := m.Length
-		if op == OpImmediate || op == OpImmediateSE {
+		if op == iwarp.RDMAPOpImmediate || op == iwarp.RDMAPOpImmediateSE {
 			n = 0
 		}
 		e.counters().countRecv(op, n)
@@ -237,12 +237,12 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	}
 	// Counted before it is processed, so that a completion the ULP polls
 	// is never ahead of the counters; Terminates are counted as parsed.
-	switch op := Opcode(m.Untag.RsvdULP[0] & 0x0f); {
+	switch op := opcode(m.Untag.RsvdULP[0] & 0x0f); {
 	case m.Tagged:
-		e.counters().countRecv(Opcode(m.Tag.RsvdULP&0x0f), m.Length)
-	case m.Untag.QN == QNSend && op != OpImmediate && op != OpImmediateSE:
+		e.counters().countRecv(opcode(m.Tag.RsvdULP&0x0f), m.Length)
+	case m.Untag.QN == iwarp.RDMAPQNSend && op != iwarp.RDMAPOpImmediate && op != iwarp.RDMAPOpImmediateSE:
 		e.counters().countRecv(op, m.Length)
-	case m.Untag.QN != QNTerminate:
+	case m.Untag.QN != iwarp.RDMAPQNTerminate:
 		e.counters().countRecv(op, 0)
 	}
 	return e.deliver(m)
@@ -256,25 +256,25 @@ func (e *Endpoint) deliver(m *ddp.Message) error {
 			return err
 		}
 		switch c.Opcode {
-		case OpWrite:
+		case iwarp.RDMAPOpWrite:
 			return nil // placed; not delivered to the ULP (RFC 5040 §5.1)
-		case OpReadResponse:
+		case iwarp.RDMAPOpReadResponse:
 			return e.completeRead(m)
 		}
 		return newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP message", c.Opcode)
 	}
-	op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+	op := opcode(m.Untag.RsvdULP[0] & 0x0f)
 	switch m.Untag.QN {
-	case QNSend:
+	case iwarp.RDMAPQNSend:
 		return e.deliverSend(m, op)
-	case QNReadRequest:
-		if op == OpReadRequest {
+	case iwarp.RDMAPQNReadRequest:
+		if op == iwarp.RDMAPOpReadRequest {
 			return e.deliverReadRequest(m)
 		}
 		return e.deliverAtomicRequest(m)
-	case QNTerminate:
+	case iwarp.RDMAPQNTerminate:
 		return e.deliverTerminate(m)
-	case QNAtomicResponse:
+	case iwarp.RDMAPQNAtomicResponse:
 		return e.deliverAtomicResponse(m)
 	}
 	return newFault(iwarp.TermOperationUnspecified, "message on queue %d", m.Untag.QN)
@@ -306,14 +306,14 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 
 // deliverSend completes the oldest posted receive with a Send or Immediate
 // Data (RFC 5040 §5.3, RFC 7306 §6.3). mu is held (Deliver).
-func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
+func (e *Endpoint) deliverSend(m *ddp.Message, op opcode) error {
 	if e.rq.Len() == 0 || e.rq.Front().seq != m.Cookie {
 		return errRxDown // flushed meanwhile
 	}
 	r := e.rq.Front()
-	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.solicited(), Buf: r.wr.Buf}
+	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: opSolicited(op), Buf: r.wr.Buf}
 	switch {
-	case op == OpImmediate || op == OpImmediateSE:
+	case op == iwarp.RDMAPOpImmediate || op == iwarp.RDMAPOpImmediateSE:
 		imm, _, err := parseImmediate(m.Buffer) // RFC 7306 §6.3: exactly 8 octets
 		if err != nil {
 			return err
@@ -411,7 +411,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	job.segLen = iwarp.DDPUntaggedHeaderLen + m.Length
 	e.irq.Push(*job)
 	e.kickResponderLocked()
-	return e.repost(QNReadRequest)
+	return e.repost(iwarp.RDMAPQNReadRequest)
 }
 
 // deliverTerminate surfaces a received Terminate (RFC 5040 §5.4): the
@@ -427,7 +427,7 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 			te.RDMAHeader = &rr
 		}
 	}
-	e.counters().countRecv(OpTerminate, 0)
+	e.counters().countRecv(iwarp.RDMAPOpTerminate, 0)
 	if err == nil {
 		e.counters().termRecv.Store(packTerm(t.Code))
 	}
@@ -455,7 +455,7 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	e.finishLocked(r, Completion{Orig: resp.Orig})
 	e.rxEmitEnd()
 	e.checkOverflowLocked()
-	return e.repost(QNAtomicResponse)
+	return e.repost(iwarp.RDMAPQNAtomicResponse)
 }
 
 // Failed implements ddp.ULP: the first receive error of the stream. The

@@ -15,9 +15,9 @@ import (
 // NOT send any more Messages".
 var errTxClosed = errors.New("rdmap: stream no longer sends")
 
-func untaggedRsvd(op Opcode, inv uint32) [5]byte {
+func untaggedRsvd(op opcode, inv uint32) [5]byte {
 	var r [5]byte
-	r[0] = ControlByte(op)
+	r[0] = iwarp.RDMAPControlByte(op)
 	binary.BigEndian.PutUint32(r[1:], inv)
 	return r
 }
@@ -268,14 +268,14 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 		if op.HasInvalidateSTag() {
 			inv = wr.InvalidateSTag
 		}
-		if _, err = e.sender.SendUntagged(untaggedRsvd(op, inv), QNSend, wr.Local); err == nil {
+		if _, err = e.sender.SendUntagged(untaggedRsvd(op, inv), iwarp.RDMAPQNSend, wr.Local); err == nil {
 			e.counters().countSent(op, len(wr.Local))
 		}
 		e.txHeld = hold && err == nil
 		e.sendMu.Unlock()
 		return err
 	case WRWrite, WRWriteImm:
-		err = e.sender.SendTagged(ControlByte(OpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
+		err = e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
 		if err == nil && wr.Op == WRWriteImm {
 			err = e.sendImmediate(wr.Imm, wr.Solicited)
 		}
@@ -307,7 +307,7 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 	}
 	if wr.Op == WRRead {
 		rr := readRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
-		_, err := send(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(r.body[:0]))
+		_, err := send(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.Append(r.body[:0]))
 		return err
 	}
 	ar := atomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
@@ -316,7 +316,7 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 		ar = atomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 			Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
 	}
-	_, err := send(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(r.body[:0]))
+	_, err := send(untaggedRsvd(iwarp.RDMAPOpAtomicRequest, 0), iwarp.RDMAPQNReadRequest, ar.Append(r.body[:0]))
 	return err
 }
 
@@ -325,34 +325,34 @@ func (e *Endpoint) countIssued(wr *SendWR) {
 	c := e.counters()
 	switch wr.Op {
 	case WRWrite, WRWriteImm:
-		c.countSent(OpWrite, len(wr.Local))
+		c.countSent(iwarp.RDMAPOpWrite, len(wr.Local))
 		if wr.Op == WRWriteImm {
 			c.countSent(immediateOp(wr.Solicited), 0)
 		}
 	case WRImmediate:
 		c.countSent(immediateOp(wr.Solicited), 0)
 	case WRRead:
-		c.countSent(OpReadRequest, 0)
+		c.countSent(iwarp.RDMAPOpReadRequest, 0)
 	case WRFetchAdd, WRCmpSwap:
-		c.countSent(OpAtomicRequest, 0)
+		c.countSent(iwarp.RDMAPOpAtomicRequest, 0)
 	}
 }
 
 // sendOpcodes maps the four Send work types, in their order from WRSend,
 // to their RDMAP opcodes (RFC 5040 §4.3).
-var sendOpcodes = [4]Opcode{OpSend, OpSendSE, OpSendInvalidate, OpSendSEInvalidate}
+var sendOpcodes = [4]opcode{iwarp.RDMAPOpSend, iwarp.RDMAPOpSendSE, iwarp.RDMAPOpSendInvalidate, iwarp.RDMAPOpSendSEInvalidate}
 
-func immediateOp(se bool) Opcode {
+func immediateOp(se bool) opcode {
 	if se {
-		return OpImmediateSE
+		return iwarp.RDMAPOpImmediateSE
 	}
-	return OpImmediate
+	return iwarp.RDMAPOpImmediate
 }
 
 // sendImmediate sends one Immediate Data message; sendMu is held.
 func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
 	i := immediate{Data: imm}
-	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), QNSend, i.Append(e.scratch[:0]))
+	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), iwarp.RDMAPQNSend, i.Append(e.scratch[:0]))
 	return err
 }
 
@@ -428,10 +428,10 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 		}
 		// RFC 5040 §4.4: Sink STag and TO are copied without interpretation.
 		e.respLast = true
-		err := e.sender.SendTagged(ControlByte(OpReadResponse), rr.SinkSTag, rr.SinkTO, data)
+		err := e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse), rr.SinkSTag, rr.SinkTO, data)
 		e.respLast = false
 		if err == nil {
-			e.counters().countSent(OpReadResponse, len(data))
+			e.counters().countSent(iwarp.RDMAPOpReadResponse, len(data))
 		}
 		return nil, err
 	}
@@ -447,10 +447,10 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 		return nil, errTxClosed
 	}
 	e.respLast = true
-	_, err := e.sender.SendUntagged(untaggedRsvd(OpAtomicResponse, 0), QNAtomicResponse, resp.Append(e.scratch[:0]))
+	_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpAtomicResponse, 0), iwarp.RDMAPQNAtomicResponse, resp.Append(e.scratch[:0]))
 	e.respLast = false
 	if err == nil {
-		e.counters().countSent(OpAtomicResponse, 0)
+		e.counters().countSent(iwarp.RDMAPOpAtomicResponse, 0)
 	}
 	return nil, err
 }
