@@ -10,9 +10,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// posted is an untagged buffer returned by Receiver.Drain: posted with
+// Posted is an untagged buffer returned by Receiver.Drain: posted with
 // PostUntagged and never delivered.
-type posted struct {
+type Posted struct {
 	// QN and MSN identify the message the buffer was reserved for.
 	QN, MSN uint32
 	// Cookie is the value given to PostUntagged.
@@ -267,19 +267,19 @@ func (r *Receiver) Posted(qn uint32) int {
 // with ErrStopped and every further segment is dropped without placement:
 // HandleSegment returns an error wrapping ErrStopped and ULP.Failed is not
 // called. Safe for concurrent use; a second Drain returns nothing.
-func (r *Receiver) Drain() []posted {
+func (r *Receiver) Drain() []Posted {
 	r.lock()
 	defer r.unlock()
 	r.drained.Store(true)
 	if r.stopped == nil {
 		r.stopped = fmt.Errorf("%w: drained", errStopped)
 	}
-	var out []posted
+	var out []Posted
 	for qn := range r.queues {
 		q := &r.queues[qn]
 		for q.bufs.Len() > 0 {
 			p := q.bufs.Pop()
-			out = append(out, posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
+			out = append(out, Posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
 			q.headMSN++
 		}
 		q.headMSN += q.credits

@@ -401,7 +401,7 @@ func TestReceiverDeliverError(t *testing.T) {
 	require.Len(t, failed, 1)
 	drained := r.Drain()
 	require.Len(t, drained, 1, "the delivered message's buffer belongs to the ULP")
-	assert.Equal(t, posted{QN: 0, MSN: 3, Cookie: 3, Buf: drained[0].Buf}, drained[0])
+	assert.Equal(t, Posted{QN: 0, MSN: 3, Cookie: 3, Buf: drained[0].Buf}, drained[0])
 }
 
 // Drain returns every undelivered buffer with qn/msn/cookie (RFC 5041
@@ -418,9 +418,9 @@ func TestReceiverDrain(t *testing.T) {
 	require.NoError(t, r.HandleSegment(untaggedSeg(false, 0, 2, 0, []byte("partial"))))
 	got := r.Drain()
 	require.Len(t, got, 3)
-	assert.Equal(t, posted{QN: 0, MSN: 2, Cookie: 11, Buf: b2}, got[0])
-	assert.Equal(t, posted{QN: 1, MSN: 1, Cookie: 20, Buf: b4}, got[1])
-	assert.Equal(t, posted{QN: 3, MSN: 1, Cookie: 30, Buf: b3}, got[2])
+	assert.Equal(t, Posted{QN: 0, MSN: 2, Cookie: 11, Buf: b2}, got[0])
+	assert.Equal(t, Posted{QN: 1, MSN: 1, Cookie: 20, Buf: b4}, got[1])
+	assert.Equal(t, Posted{QN: 3, MSN: 1, Cookie: 30, Buf: b3}, got[2])
 	for qn := uint32(0); qn < 4; qn++ {
 		assert.Zero(t, r.Posted(qn))
 	}

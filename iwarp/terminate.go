@@ -58,8 +58,8 @@ type TermCode struct {
 	Code  uint8
 }
 
-// termRow is one row of the Terminate code space: a code and its name.
-type termRow struct {
+// TermRow is one row of the Terminate code space: a code and its name.
+type TermRow struct {
 	Code TermCode
 	Name string
 }
@@ -68,11 +68,11 @@ type termRow struct {
 // by the row calls below: each (Layer, EType, Code) triple is written once,
 // there, and names (String, DDPCodeName), the checks (Known, ValidDDPCode)
 // and the ddp.Err* prototypes all come from it.
-var termTable []termRow
+var termTable []TermRow
 
 func row(layer, etype, code uint8, name string) TermCode {
 	c := TermCode{Layer: layer, EType: etype, Code: code}
-	termTable = append(termTable, termRow{Code: c, Name: name})
+	termTable = append(termTable, TermRow{Code: c, Name: name})
 	return c
 }
 
@@ -125,16 +125,16 @@ var (
 // TermCodes returns every row of the Terminate code space, in the order of
 // RFC 5040 Figure 9, RFC 5041 §7.2 and RFC 5044 §8 / RFC 6581 §8. The
 // caller must not modify it.
-func TermCodes() []termRow { return termTable }
+func TermCodes() []TermRow { return termTable }
 
 // lookup returns the row of c.
-func lookup(c TermCode) (termRow, bool) {
+func lookup(c TermCode) (TermRow, bool) {
 	for _, r := range termTable {
 		if r.Code == c {
 			return r, true
 		}
 	}
-	return termRow{}, false
+	return TermRow{}, false
 }
 
 // Known reports whether c is a row of the Terminate code space.

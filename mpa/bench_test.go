@@ -58,8 +58,8 @@ func BenchmarkFPDUFraming(b *testing.B) {
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
 				for b.Loop() {
-					f := fpdu{ULPDU: ulpdu, Pos: pos, Markers: mk, CRC: true}
-					wire = f.Append(wire[:0])
+					f := FPDU{ULPDU: ulpdu, Pos: pos, Markers: mk, CRC: true}
+					wire = f.append(wire[:0])
 					if _, _, err := ParseFPDU(wire, pos, mk, true, dst); err != nil {
 						b.Fatal(err)
 					}

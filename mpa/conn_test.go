@@ -408,11 +408,11 @@ func TestBadCRC(t *testing.T) {
 		rep := Frame{Reply: true, CRC: true, Rev: 1}
 		var b []byte
 		b = rep.Append(b)
-		b = (&fpdu{ULPDU: []byte("good one"), CRC: true}).Append(b)
-		bad := (&fpdu{ULPDU: []byte("bad one!"), Pos: 16, CRC: true}).Append(nil)
+		b = (&FPDU{ULPDU: []byte("good one"), CRC: true}).append(b)
+		bad := (&FPDU{ULPDU: []byte("bad one!"), Pos: 16, CRC: true}).append(nil)
 		bad[len(bad)-1] ^= 1
 		b = append(b, bad...)
-		b = (&fpdu{ULPDU: []byte("after"), Pos: 32, CRC: true}).Append(b)
+		b = (&FPDU{ULPDU: []byte("after"), Pos: 32, CRC: true}).append(b)
 		_, _ = nc.Write(b)
 		// The Initiator can still send (its Terminate).
 		buf := make([]byte, 64)
@@ -430,7 +430,7 @@ func TestBadCRC(t *testing.T) {
 	assert.Equal(t, uint8(iwarp.TermMPACRC.Code), llpCode(t, err))
 	assert.Empty(t, r.segs, "nothing delivered after the error")
 	require.NoError(t, cli.SendSegment([]byte("TERM"), []byte("inate")))
-	assert.Equal(t, (&fpdu{ULPDU: []byte("TERMinate"), CRC: true}).Append(nil), <-got)
+	assert.Equal(t, (&FPDU{ULPDU: []byte("TERMinate"), CRC: true}).append(nil), <-got)
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -445,9 +445,9 @@ func TestCorruptMarker(t *testing.T) {
 		}
 		b := (&Frame{Reply: true, Rev: 1}).Append(nil)
 		var s []byte
-		s = (&fpdu{ULPDU: make([]byte, 300), Markers: true}).Append(s)
+		s = (&FPDU{ULPDU: make([]byte, 300), Markers: true}).append(s)
 		f2 := len(s)
-		s = (&fpdu{ULPDU: make([]byte, 900), Pos: uint64(len(s)), Markers: true}).Append(s)
+		s = (&FPDU{ULPDU: make([]byte, 900), Pos: uint64(len(s)), Markers: true}).append(s)
 		require.Equal(t, []byte{0, 0, 0, byte(512 - f2)}, s[512:516])
 		s[515] += 8 // point 8 octets too far back
 		_, _ = nc.Write(append(b, s...))
@@ -474,8 +474,8 @@ func TestOversizedULPDU(t *testing.T) {
 			return
 		}
 		b := (&Frame{Reply: true, CRC: true, Rev: 1}).Append(nil)
-		b = (&fpdu{ULPDU: make([]byte, 1000), CRC: true}).Append(b)
-		b = (&fpdu{ULPDU: make([]byte, 1001), CRC: true}).Append(b)
+		b = (&FPDU{ULPDU: make([]byte, 1000), CRC: true}).append(b)
+		b = (&FPDU{ULPDU: make([]byte, 1001), CRC: true}).append(b)
 		_, _ = nc.Write(b)
 		_, _ = io.Copy(io.Discard, nc)
 	})
@@ -901,11 +901,11 @@ func TestSiwInterop(t *testing.T) {
 // input): no panic, HandleClosed exactly once, and the cause is nil or
 // typed.
 func FuzzReceive(f *testing.F) {
-	good := (&fpdu{ULPDU: []byte("hello"), CRC: true}).Append(nil)
+	good := (&FPDU{ULPDU: []byte("hello"), CRC: true}).append(nil)
 	f.Add(uint8(0), good)
 	f.Add(uint8(1), good)
-	f.Add(uint8(2), (&fpdu{ULPDU: make([]byte, 700), Markers: true}).Append(nil))
-	f.Add(uint8(3), append((&fpdu{ULPDU: make([]byte, 700), Markers: true, CRC: true}).Append(nil), 0, 0))
+	f.Add(uint8(2), (&FPDU{ULPDU: make([]byte, 700), Markers: true}).append(nil))
+	f.Add(uint8(3), append((&FPDU{ULPDU: make([]byte, 700), Markers: true, CRC: true}).append(nil), 0, 0))
 	f.Add(uint8(0), []byte{0xff, 0xff, 1, 2, 3})
 	f.Fuzz(func(t *testing.T, mode uint8, stream []byte) {
 		markers, crc := mode&2 != 0, mode&1 != 0

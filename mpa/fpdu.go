@@ -43,7 +43,7 @@ func wireLen(pos uint64, ulpduLen int, markers bool) int {
 // (RFC 5044 §4.5); it is iwarp.MPAMULPDU.
 func MULPDUFor(emss int, markers bool) int { return iwarp.MPAMULPDU(emss, markers) }
 
-// fpdu is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
+// FPDU is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
 // Markers of §4.3 Figure 4):
 //
 //	0                   1                   2                   3
@@ -60,7 +60,7 @@ func MULPDUFor(emss int, markers bool) int { return iwarp.MPAMULPDU(emss, marker
 //
 // The CRC32c covers every octet of the FPDU before the CRC field, Markers
 // included, a preceding FPDUPTR-0 Marker included (RFC 5044 §4.4).
-type fpdu struct {
+type FPDU struct {
 	// ULPDU is the DDP segment carried.
 	ULPDU []byte
 	// Pos is the stream position of the FPDU's first octet, counted from
@@ -78,12 +78,12 @@ type fpdu struct {
 }
 
 // Len returns the wire length of f: WireLen(f.Pos, len(f.ULPDU), f.Markers).
-func (f *fpdu) Len() int { return wireLen(f.Pos, len(f.ULPDU), f.Markers) }
+func (f *FPDU) len() int { return wireLen(f.Pos, len(f.ULPDU), f.Markers) }
 
 // Append appends the wire form of f at stream position f.Pos and records
 // the CRC in f.CRCValue. It allocates nothing when b has room for f.Len()
 // more octets. len(f.ULPDU) must not exceed 65535; callers enforce MULPDU.
-func (f *fpdu) Append(b []byte) []byte {
+func (f *FPDU) append(b []byte) []byte {
 	b, f.CRCValue = appendFPDU(b, f.Pos, f.Markers, f.CRC, f.ULPDU, nil)
 	return b
 }
@@ -141,23 +141,23 @@ func peekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 // the FPDU, the octets consumed, and ErrTruncated while b does not hold the
 // whole FPDU, or an *llp.Error: iwarp.TermMPACRC.Code wrapping ErrCRC, iwarp.TermMPAMarker.Code
 // wrapping ErrMarker.
-func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (fpdu, int, error) {
+func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, error) {
 	// Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
 	// gathered around them into dst[:0] (grown only if too small), so a caller
 	// that passes a 65535-octet dst parses without allocating.
 	ulen, err := peekULPDULength(b, pos, markers)
 	if err != nil {
-		return fpdu{}, 0, err
+		return FPDU{}, 0, err
 	}
 	n := wireLen(pos, ulen, markers)
 	if len(b) < n {
-		return fpdu{}, 0, errTruncated
+		return FPDU{}, 0, errTruncated
 	}
-	f := fpdu{Pos: pos, Markers: markers, CRC: crc}
+	f := FPDU{Pos: pos, Markers: markers, CRC: crc}
 	f.CRCValue, _, _ = parseCRC(b[n-iwarp.MPACRCLen:])
 	if crc {
 		if got := crcOf(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
-			return fpdu{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", errCRC, got, f.CRCValue))
+			return FPDU{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", errCRC, got, f.CRCValue))
 		}
 	}
 	if !markers {
@@ -166,7 +166,7 @@ func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (fpdu, int, 
 	}
 	unmarked, err := stripMarkers(dst[:0], b[:n], pos)
 	if err != nil {
-		return fpdu{}, 0, err
+		return FPDU{}, 0, err
 	}
 	f.ULPDU = unmarked[iwarp.MPAFPDUHeaderLen : iwarp.MPAFPDUHeaderLen+ulen : iwarp.MPAFPDUHeaderLen+ulen]
 	return f, n, nil

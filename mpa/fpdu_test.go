@@ -62,10 +62,10 @@ func TestFPDURFC5044Figures(t *testing.T) {
 		{"Figure 6 FPDU with Marker", 0x1ec, rfc5044Figure6(), 2, 0x98589284},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fpdu{ULPDU: ddpSend(tc.msn), Pos: tc.pos, Markers: true, CRC: true}
-			assert.Equal(t, tc.wire, f.Append(nil))
+			f := FPDU{ULPDU: ddpSend(tc.msn), Pos: tc.pos, Markers: true, CRC: true}
+			assert.Equal(t, tc.wire, f.append(nil))
 			assert.Equal(t, tc.crc, f.CRCValue)
-			assert.Equal(t, len(tc.wire), f.Len())
+			assert.Equal(t, len(tc.wire), f.len())
 
 			got, n, err := ParseFPDU(tc.wire, tc.pos, true, true, nil)
 			require.NoError(t, err)
@@ -94,9 +94,9 @@ func TestFPDUWireNoMarkers(t *testing.T) {
 		{"30 zeros with CRC", make([]byte, 30), true, appendCRC(append([]byte{0, 30}, make([]byte, 30)...), 0xc452d409)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := fpdu{ULPDU: tc.ulpdu, CRC: tc.crc}
-			assert.Equal(t, tc.wire, f.Append(nil))
-			assert.Equal(t, len(tc.wire), f.Len())
+			f := FPDU{ULPDU: tc.ulpdu, CRC: tc.crc}
+			assert.Equal(t, tc.wire, f.append(nil))
+			assert.Equal(t, len(tc.wire), f.len())
 			assert.Zero(t, len(tc.wire)%4)
 			got, n, err := ParseFPDU(tc.wire, 12345, false, tc.crc, nil)
 			require.NoError(t, err)
@@ -132,8 +132,8 @@ func TestSiwCaptureFPDUs(t *testing.T) {
 }
 
 func TestFPDUErrors(t *testing.T) {
-	f := fpdu{ULPDU: []byte("hello, world"), CRC: true}
-	wire := f.Append(nil)
+	f := FPDU{ULPDU: []byte("hello, world"), CRC: true}
+	wire := f.append(nil)
 	t.Run("truncated", func(t *testing.T) {
 		for i := range len(wire) {
 			_, _, err := ParseFPDU(wire[:i], 0, false, true, nil)
@@ -206,8 +206,8 @@ func TestWireLenMatchesLayout(t *testing.T) {
 			require.Equal(t, n, wireLen(pos, ulen, true), "pos %d ulen %d", pos, ulen)
 			require.LessOrEqual(t, n, maxWireLen)
 			if ulen < 5000 {
-				f := fpdu{ULPDU: make([]byte, ulen), Pos: pos, Markers: true, CRC: true}
-				require.Len(t, f.Append(nil), n)
+				f := FPDU{ULPDU: make([]byte, ulen), Pos: pos, Markers: true, CRC: true}
+				require.Len(t, f.append(nil), n)
 			}
 		}
 	}
@@ -227,8 +227,8 @@ func TestFPDURoundTripRandom(t *testing.T) {
 					u[i] = byte(rng.Uint32())
 				}
 				want = append(want, u)
-				f := fpdu{ULPDU: u, Pos: uint64(len(stream)), Markers: mk, CRC: crc}
-				stream = f.Append(stream)
+				f := FPDU{ULPDU: u, Pos: uint64(len(stream)), Markers: mk, CRC: crc}
+				stream = f.append(stream)
 			}
 			dst := make([]byte, 0, 70000)
 			pos := uint64(0)
@@ -253,8 +253,8 @@ func TestFPDUAppendNoAlloc(t *testing.T) {
 	u := make([]byte, 4000)
 	b := make([]byte, 0, 8000)
 	for _, mk := range []bool{false, true} {
-		f := fpdu{ULPDU: u, Pos: 100, Markers: mk, CRC: true}
-		assert.Zero(t, testing.AllocsPerRun(50, func() { b = f.Append(b[:0]) }))
+		f := FPDU{ULPDU: u, Pos: 100, Markers: mk, CRC: true}
+		assert.Zero(t, testing.AllocsPerRun(50, func() { b = f.append(b[:0]) }))
 		dst := make([]byte, 0, 8000)
 		assert.Zero(t, testing.AllocsPerRun(50, func() { _, _, _ = ParseFPDU(b, 100, mk, true, dst) }))
 	}
@@ -266,7 +266,7 @@ func TestFPDUAppendNoAlloc(t *testing.T) {
 func FuzzParseFPDU(f *testing.F) {
 	f.Add(rfc5044Figure5(), uint16(0), true, true)
 	f.Add(rfc5044Figure6(), uint16(0x1ec), true, true)
-	f.Add((&fpdu{ULPDU: []byte("abc"), CRC: true}).Append(nil), uint16(0), false, true)
+	f.Add((&FPDU{ULPDU: []byte("abc"), CRC: true}).append(nil), uint16(0), false, true)
 	f.Add([]byte{0, 0, 0, 0, 0xff, 0xff}, uint16(0), true, false)
 	f.Add([]byte{0, 0, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0}, uint16(508), true, false)
 	f.Fuzz(func(t *testing.T, b []byte, pos16 uint16, mk, crc bool) {
@@ -282,8 +282,8 @@ func FuzzParseFPDU(f *testing.F) {
 		}
 		require.LessOrEqual(t, n, len(b))
 		require.Equal(t, wireLen(pos, len(fp.ULPDU), mk), n)
-		re := fpdu{ULPDU: fp.ULPDU, Pos: pos, Markers: mk, CRC: crc}
-		w := re.Append(nil)
+		re := FPDU{ULPDU: fp.ULPDU, Pos: pos, Markers: mk, CRC: crc}
+		w := re.append(nil)
 		require.Len(t, w, n)
 		if crc {
 			// CRC verified: every octet is reproduced except ignored ones

@@ -48,7 +48,7 @@ func TestMarkerWire(t *testing.T) {
 // ULPDU whose FPDU contains a Marker 12 octets after the length field.
 func TestInsertMarkersFigure4(t *testing.T) {
 	ulpdu := []byte("0123456789ABCDEF")
-	unmarked := (&fpdu{ULPDU: ulpdu}).Append(nil) // no CRC: field zero
+	unmarked := (&FPDU{ULPDU: ulpdu}).append(nil) // no CRC: field zero
 	pos := uint64(iwarp.MPAMarkerInterval - 12)
 	got, err := insertMarkers(nil, unmarked, pos, false)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestInsertMarkersFigure4(t *testing.T) {
 // TestInsertMarkersFigure6 inserts the Marker of RFC 5044 Figure 6 into the
 // unmarked FPDU and recomputes the CRC over the marked octets (§4.4).
 func TestInsertMarkersFigure6(t *testing.T) {
-	unmarked := (&fpdu{ULPDU: ddpSend(2), CRC: true}).Append(nil)
+	unmarked := (&FPDU{ULPDU: ddpSend(2), CRC: true}).append(nil)
 	got, err := insertMarkers(nil, unmarked, 0x1ec, true)
 	require.NoError(t, err)
 	assert.Equal(t, rfc5044Figure6(), got)
@@ -80,19 +80,19 @@ func TestInsertMarkersFigure6(t *testing.T) {
 func TestMarkerBeforeCRC(t *testing.T) {
 	// A 2-octet ULPDU makes a 4-octet body and a 4-octet CRC; starting at
 	// position 508, the CRC would begin at 512, where a Marker is due.
-	f := fpdu{ULPDU: []byte{0xab, 0xcd}, Pos: 508, Markers: true, CRC: true}
-	w := f.Append(nil)
+	f := FPDU{ULPDU: []byte{0xab, 0xcd}, Pos: 508, Markers: true, CRC: true}
+	w := f.append(nil)
 	require.Len(t, w, 12)
 	assert.Equal(t, []byte{0, 2, 0xab, 0xcd}, w[:4])
 	assert.Equal(t, []byte{0, 0, 0, 4}, w[4:8], "Marker before the CRC points back 4 octets")
 	assert.Equal(t, appendCRC(nil, crcOf(w[:8])), w[8:])
 
 	// At pos 504 the FPDU ends exactly at 512: no Marker inside it.
-	f = fpdu{ULPDU: []byte{0xab, 0xcd}, Pos: 504, Markers: true, CRC: true}
-	w = f.Append(nil)
+	f = FPDU{ULPDU: []byte{0xab, 0xcd}, Pos: 504, Markers: true, CRC: true}
+	w = f.append(nil)
 	require.Len(t, w, 8)
-	next := fpdu{ULPDU: []byte{1, 2}, Pos: 512, Markers: true, CRC: true}
-	w2 := next.Append(nil)
+	next := FPDU{ULPDU: []byte{1, 2}, Pos: 512, Markers: true, CRC: true}
+	w2 := next.append(nil)
 	assert.Equal(t, []byte{0, 0, 0, 0, 0, 2, 1, 2}, w2[:8])
 	assert.Equal(t, appendCRC(nil, crcOf(w2[:8])), w2[8:], "the leading Marker is in the CRC")
 }
@@ -100,7 +100,7 @@ func TestMarkerBeforeCRC(t *testing.T) {
 func TestStripMarkersErrors(t *testing.T) {
 	ulpdu := bytes.Repeat([]byte{0x5a}, 1500)
 	for _, pos := range []uint64{0, 100, 508} {
-		w := (&fpdu{ULPDU: ulpdu, Pos: pos, Markers: true, CRC: true}).Append(nil)
+		w := (&FPDU{ULPDU: ulpdu, Pos: pos, Markers: true, CRC: true}).append(nil)
 		for off := int(-pos % iwarp.MPAMarkerInterval); off < len(w); off += iwarp.MPAMarkerInterval {
 			bad := bytes.Clone(w)
 			bad[off+3] ^= 0x04 // FPDUPTR off by 4
@@ -136,7 +136,7 @@ func TestStripMarkersErrors(t *testing.T) {
 func FuzzMarkerStrip(f *testing.F) {
 	f.Add(rfc5044Figure5(), uint16(0))
 	f.Add(rfc5044Figure6(), uint16(0x1ec))
-	f.Add((&fpdu{ULPDU: make([]byte, 1200), Pos: 300, Markers: true}).Append(nil), uint16(300))
+	f.Add((&FPDU{ULPDU: make([]byte, 1200), Pos: 300, Markers: true}).append(nil), uint16(300))
 	f.Add([]byte{0, 0, 0, 8, 0, 2}, uint16(0))
 	f.Fuzz(func(t *testing.T, b []byte, pos16 uint16) {
 		pos := uint64(pos16) &^ 3

@@ -106,7 +106,7 @@ type recvReq struct {
 // inbound is a validated Read or Atomic Request waiting for the responder.
 type inbound struct {
 	atomic bool
-	rr     readRequest
+	rr     ReadRequest
 	ar     atomicRequest
 	ddpHdr [iwarp.DDPUntaggedHeaderLen]byte
 	segLen int
@@ -844,7 +844,7 @@ func (e *Endpoint) checkOverflowLocked() {
 	if e.cqOverflow {
 		e.cqOverflow = false
 		e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: ErrCQOverflow},
-			&terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+			&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	}
 }
 
@@ -1090,7 +1090,7 @@ func (e *Endpoint) Abort() error {
 		return fmt.Errorf("rdmap: abort: %w", ErrClosed)
 	}
 	e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: errAbortedByUser},
-		&terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+		&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	return nil
 }
 

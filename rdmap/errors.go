@@ -96,7 +96,7 @@ type TerminateError struct {
 	// DDPHeader is the terminated DDP header (14 or 18 octets), if any.
 	DDPHeader []byte
 	// RDMAHeader is the terminated RDMA Read Request header, if any.
-	RDMAHeader *readRequest
+	RDMAHeader *ReadRequest
 	// Err is the local cause (for a Terminate sent), or a parse error of a
 	// malformed received Terminate; nil otherwise.
 	Err error

@@ -80,7 +80,7 @@ func FuzzEndpointReceive(f *testing.F) {
 	ctl := iwarp.RDMAPControlByte
 	atom := atomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
 	imm := immediate{Data: 42}
-	term := terminate{Code: iwarp.TermAccessRights}
+	term := Terminate{Code: iwarp.TermAccessRights}
 	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello"))))
 	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("hi")), w.untagged(ctl(iwarp.RDMAPOpSendSE), 0, 0, nil)))
 	w = &wire{}
@@ -92,7 +92,7 @@ func FuzzEndpointReceive(f *testing.F) {
 	w = &wire{}
 	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpSendInvalidate), fzINV, 0, []byte("x"))))
 	w = &wire{}
-	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpTerminate), 0, 2, term.Append(nil))))
+	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpTerminate), 0, 2, term.append(nil))))
 	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 250, make([]byte, 10))))
 	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpReadResponse), fzSNK, 0, make([]byte, 4))))
 	f.Add([]byte{0, 3, 0x41, 0x43, 0})
@@ -108,7 +108,7 @@ func FuzzEndpointReceive(f *testing.F) {
 		v.ep, err = v.pd.NewEndpoint(a, EndpointConfig{IRD: 2, ORD: 2, RQDepth: 8})
 		require.NoError(t, err)
 		var backs [][]byte
-		reg := func(n int, acc Access, opts ...mrOption) uint32 {
+		reg := func(n int, acc Access, opts ...MROption) uint32 {
 			back, region := guarded(n)
 			backs = append(backs, back)
 			m, err := v.pd.Register(region, acc, opts...)

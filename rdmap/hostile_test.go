@@ -30,7 +30,7 @@ const wrapBase = math.MaxUint64 - 4095
 
 func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 	h := &hostileEnv{bufs: map[*MR][]byte{}}
-	reg := func(pd *PD, n int, a Access, opts ...mrOption) *MR {
+	reg := func(pd *PD, n int, a Access, opts ...MROption) *MR {
 		b := make([]byte, n)
 		m, err := pd.Register(b, a, opts...)
 		require.NoError(t, err)
@@ -61,8 +61,8 @@ func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 }
 
 func readReq(sink uint32, sinkTO uint64, size uint32, src uint32, srcTO uint64) []byte {
-	r := readRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
-	return r.Append(nil)
+	r := ReadRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
+	return r.append(nil)
 }
 
 // TestTerminateOnTheWire checks layer/type/code, header copies and that
@@ -368,9 +368,9 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	require.NoError(t, v.ep.PostSend(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
 	<-v.w.segs
 	hdr := termUntaggedDDP
-	tm := terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
-		RDMAHeader: readRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
-	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), 0, 2, tm.Append(nil)))
+	tm := Terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
+		RDMAHeader: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
+	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), 0, 2, tm.append(nil)))
 	waitDone2 := func() {
 		_ = v.w.pipe.Close()
 		waitDone(t, v.ep)

@@ -25,7 +25,7 @@ func (pd *PD) ID() uint32 { return pd.id }
 // rights and returns it with a fresh, unpredictable STag (RFC 5040 §8.1.1
 // items 4, 5 and 8). buf is used in place: remote peers with the STag
 // read and write it directly, within the rights granted.
-func (pd *PD) Register(buf []byte, access Access, opts ...mrOption) (*MR, error) {
+func (pd *PD) Register(buf []byte, access Access, opts ...MROption) (*MR, error) {
 	if access&^accessAll != 0 {
 		return nil, fmt.Errorf("%w: unknown access bits %#x", ErrInvalidWR, uint8(access&^accessAll))
 	}

@@ -10,9 +10,9 @@ import (
 // §4.4 Figure 6).
 const readRequestLen = 28
 
-// readRequest is the RDMA Read Request Header (RFC 5040 §4.4), which follows
+// ReadRequest is the RDMA Read Request Header (RFC 5040 §4.4), which follows
 // the untagged DDP header of a Read Request on QN 1.
-type readRequest struct {
+type ReadRequest struct {
 	// SinkSTag names the Data Sink's tagged buffer; it is copied into the
 	// Read Response without interpretation.
 	SinkSTag uint32
@@ -29,11 +29,11 @@ type readRequest struct {
 // ParseReadRequest decodes a Read Request Header from the start of b. Every
 // bit pattern of the 28 octets is a valid header; STag, bounds and access
 // checks (RFC 5040 §7.2) belong to the responder.
-func ParseReadRequest(b []byte) (readRequest, int, error) {
+func ParseReadRequest(b []byte) (ReadRequest, int, error) {
 	if len(b) < readRequestLen {
-		return readRequest{}, 0, truncated("RDMA Read Request header", readRequestLen, len(b), iwarp.TermOperationUnspecified)
+		return ReadRequest{}, 0, truncated("RDMA Read Request header", readRequestLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	return readRequest{
+	return ReadRequest{
 		SinkSTag: binary.BigEndian.Uint32(b[0:4]),
 		SinkTO:   binary.BigEndian.Uint64(b[4:12]),
 		Size:     binary.BigEndian.Uint32(b[12:16]),
@@ -44,7 +44,7 @@ func ParseReadRequest(b []byte) (readRequest, int, error) {
 
 // Append appends the encoded header to b; it does not allocate when b has
 // ReadRequestLen octets of spare capacity.
-func (r *readRequest) Append(b []byte) []byte {
+func (r *ReadRequest) append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, r.SinkSTag)
 	b = binary.BigEndian.AppendUint64(b, r.SinkTO)
 	b = binary.BigEndian.AppendUint32(b, r.Size)
@@ -53,12 +53,12 @@ func (r *readRequest) Append(b []byte) []byte {
 }
 
 // Len returns ReadRequestLen.
-func (r *readRequest) Len() int { return readRequestLen }
+func (r *ReadRequest) len() int { return readRequestLen }
 
 // Advance returns the header updated after n octets of the read were sent,
 // as the Terminated RDMA Header of RFC 5040 §4.8 requires: both offsets move
 // by n and Size becomes the number of octets left.
-func (r readRequest) advance(n uint32) readRequest {
+func (r ReadRequest) advance(n uint32) ReadRequest {
 	if n > r.Size {
 		n = r.Size
 	}

@@ -17,7 +17,7 @@ var readReqImage = []byte{
 }
 
 func TestReadRequest_RFC5040_4_4_Figure6(t *testing.T) {
-	want := readRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}
+	want := ReadRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}
 	tests := []struct {
 		name string
 		in   []byte
@@ -38,24 +38,24 @@ func TestReadRequest_RFC5040_4_4_Figure6(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, readRequestLen, n)
 			assert.Equal(t, want, r)
-			assert.Equal(t, readReqImage, r.Append(nil))
-			assert.Equal(t, readRequestLen, r.Len())
+			assert.Equal(t, readReqImage, r.append(nil))
+			assert.Equal(t, readRequestLen, r.len())
 		})
 	}
 }
 
 // RFC 5040 §4.8: after 2048 octets sent, offsets move and size shrinks.
 func TestReadRequest_Advance_RFC5040_4_8(t *testing.T) {
-	r := readRequest{SinkSTag: 1, SinkTO: 100, Size: 5000, SrcSTag: 2, SrcTO: 200}
+	r := ReadRequest{SinkSTag: 1, SinkTO: 100, Size: 5000, SrcSTag: 2, SrcTO: 200}
 	a := r.advance(2048)
-	assert.Equal(t, readRequest{SinkSTag: 1, SinkTO: 2148, Size: 2952, SrcSTag: 2, SrcTO: 2248}, a)
+	assert.Equal(t, ReadRequest{SinkSTag: 1, SinkTO: 2148, Size: 2952, SrcSTag: 2, SrcTO: 2248}, a)
 	assert.Equal(t, uint32(0), r.advance(9999).Size)
 }
 
 func TestReadRequest_AppendNoAlloc(t *testing.T) {
-	r := readRequest{SinkSTag: 1, Size: 2}
+	r := ReadRequest{SinkSTag: 1, Size: 2}
 	buf := make([]byte, 0, readRequestLen)
-	allocs := testing.AllocsPerRun(100, func() { _ = r.Append(buf[:0]) })
+	allocs := testing.AllocsPerRun(100, func() { _ = r.append(buf[:0]) })
 	assert.Zero(t, allocs)
 }
 
@@ -69,6 +69,6 @@ func FuzzReadRequest(f *testing.F) {
 			require.Less(t, len(b), readRequestLen)
 			return
 		}
-		require.Equal(t, b[:n], r.Append(nil))
+		require.Equal(t, b[:n], r.append(nil))
 	})
 }

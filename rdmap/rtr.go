@@ -97,8 +97,8 @@ func (e *Endpoint) sendRTR() error {
 	case iwarp.RTRWrite:
 		err = e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), rtrSTag, 0, nil)
 	case iwarp.RTRRead:
-		rr := readRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
-		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.Append(e.scratch[:0]))
+		rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
+		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(e.scratch[:0]))
 	}
 	if err != nil {
 		return fmt.Errorf("rdmap: sending the %v RTR: %w", e.rtrSend, err)

@@ -21,7 +21,7 @@ var errRxDown = errors.New("rdmap: endpoint down, segment dropped")
 type rxFault struct {
 	code   iwarp.TermCode
 	reason string
-	rdma   *readRequest
+	rdma   *ReadRequest
 	// Header copies for faults found outside the DDP receive path (by the
 	// responder).
 	ddpHdr []byte
@@ -39,8 +39,8 @@ func newFault(code iwarp.TermCode, format string, a ...any) *rxFault {
 // Figure 10): the DDP header and segment length whenever the error is tied
 // to a segment, except for local catastrophic and LLP errors; the Read
 // Request header when the error concerns a Read Request (§7.1 case 3).
-func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *readRequest) *terminate {
-	t := &terminate{Code: code}
+func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *ReadRequest) *Terminate {
+	t := &Terminate{Code: code}
 	if len(hdr) == 0 || code.Layer == iwarp.LayerLLP || (code.Layer == iwarp.LayerRDMA && code.EType == iwarp.RDMAETypeLocalCatastrophic) {
 		return t
 	}
@@ -53,7 +53,7 @@ func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *readReque
 	return t
 }
 
-func (f *rxFault) terminate() *terminate { return buildTerminate(f.code, f.ddpHdr, f.segLen, f.rdma) }
+func (f *rxFault) terminate() *Terminate { return buildTerminate(f.code, f.ddpHdr, f.segLen, f.rdma) }
 
 func (f *rxFault) terminateError() *TerminateError {
 	t := f.terminate()
@@ -467,7 +467,7 @@ func (u *ddpULP) Failed(re *ddp.RecvError) {
 		return
 	}
 	code := iwarp.TermLocalCatastrophic
-	var rdma *readRequest
+	var rdma *ReadRequest
 	var f *rxFault
 	var pe *protocolError
 	var de *ddp.Error
@@ -501,7 +501,7 @@ func (u *ddpULP) Closed(err error) {
 		var le *llp.Error
 		if errors.As(err, &le) {
 			code := le.TermCode()
-			e.failLocked(&TerminateError{Code: code, Err: err}, &terminate{Code: code}, closeAbort)
+			e.failLocked(&TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort)
 		} else {
 			e.failLocked(fmt.Errorf("rdmap: LLP stream failed: %w", err), nil, closeAbort)
 		}

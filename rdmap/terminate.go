@@ -12,13 +12,13 @@ import (
 // header. The field lengths and the Terminate Control encoder are iwarp's.
 const terminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + readRequestLen
 
-// terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
+// Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
 // the untagged DDP header of a Terminate on QN 2.
 //
 // The DDP Segment Length field is on the wire when M or D is set; the
 // terminated DDP header when D is set (its T bit tells 14 from 18
 // octets); the terminated RDMA Read Request header when R is set.
-type terminate struct {
+type Terminate struct {
 	// Code is the Layer / EType / Error Code.
 	Code iwarp.TermCode
 	// M: the DDP Segment Length is valid.
@@ -34,7 +34,7 @@ type terminate struct {
 	// buffer.
 	DDPHeader []byte
 	// RDMAHeader is the terminated Read Request header, sent when R.
-	RDMAHeader readRequest
+	RDMAHeader ReadRequest
 }
 
 // ParseTerminate decodes a Terminate Header from the start of b. It checks
@@ -42,11 +42,11 @@ type terminate struct {
 // DDP header's length matches its T bit, and rejects R without D (the RDMA
 // header can only be located after a DDP header). The reserved bits are
 // ignored (RFC 5040 §4.8). Octets after the header are not consumed.
-func ParseTerminate(b []byte) (terminate, int, error) {
+func ParseTerminate(b []byte) (Terminate, int, error) {
 	if len(b) < iwarp.TerminateControlLen {
-		return terminate{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
+		return Terminate{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	var t terminate
+	var t Terminate
 	t.Code, t.M, t.D, t.R = iwarp.DecodeTerminateControl(b)
 	n := iwarp.TerminateControlLen
 	if t.R && !t.D {
@@ -84,7 +84,7 @@ func ParseTerminate(b []byte) (terminate, int, error) {
 
 // Append appends the encoded header to b; it does not allocate when b has
 // Len octets of spare capacity. Reserved bits are sent as zero.
-func (t *terminate) Append(b []byte) []byte {
+func (t *Terminate) append(b []byte) []byte {
 	b = iwarp.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
 	if t.M || t.D {
 		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
@@ -93,13 +93,13 @@ func (t *terminate) Append(b []byte) []byte {
 		b = append(b, t.DDPHeader...)
 	}
 	if t.R {
-		b = t.RDMAHeader.Append(b)
+		b = t.RDMAHeader.append(b)
 	}
 	return b
 }
 
 // Len returns the encoded length.
-func (t *terminate) Len() int {
+func (t *Terminate) len() int {
 	n := iwarp.TerminateControlLen
 	if t.M || t.D {
 		n += iwarp.TerminateSegLenLen
@@ -114,6 +114,6 @@ func (t *terminate) Len() int {
 }
 
 // String summarises the header for logs.
-func (t *terminate) String() string {
+func (t *Terminate) String() string {
 	return fmt.Sprintf("Terminate{%v M=%t D=%t R=%t seglen=%d ddp=% x}", t.Code, t.M, t.D, t.R, t.SegmentLen, t.DDPHeader)
 }

@@ -35,7 +35,7 @@ const (
 // work request, and starts the terminator, which sends t (if non-nil) and
 // tears the LLP stream down. Only the first call has an effect (RFC 5040
 // §7.1 rule 4: the first error is the one reported). e.mu is held.
-func (e *Endpoint) failLocked(cause error, t *terminate, how closeMode) {
+func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 	if e.state == stateDown {
 		return
 	}
@@ -86,7 +86,7 @@ func (e *Endpoint) failLocked(cause error, t *terminate, how closeMode) {
 
 // terminator sends the single Terminate (on QN 2, RFC 5040 §5.4), after
 // which nothing else is sent, then closes or aborts the LLP stream.
-func (e *Endpoint) terminator(t *terminate, how closeMode) {
+func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 	defer e.partDone()
 	locked := e.sendMu.TryLock()
 	aborted := false
@@ -120,7 +120,7 @@ func (e *Endpoint) terminator(t *terminate, how closeMode) {
 			// LLP stream is aborted, failing the send.
 			stuck := time.AfterFunc(abortGrace, func() { _ = e.s.Abort() })
 			var buf [terminateMaxLen]byte
-			_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpTerminate, 0), iwarp.RDMAPQNTerminate, t.Append(buf[:0]))
+			_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpTerminate, 0), iwarp.RDMAPQNTerminate, t.append(buf[:0]))
 			if !stuck.Stop() {
 				aborted = true
 			}

@@ -30,38 +30,38 @@ func TestTerminate_RFC5040_4_8_Figure7(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []byte
-		want terminate
+		want Terminate
 	}{
 		{
 			name: "local catastrophic, no headers",
 			in:   []byte{0x00, 0x00, 0x00, 0x00},
-			want: terminate{Code: iwarp.TermLocalCatastrophic},
+			want: Terminate{Code: iwarp.TermLocalCatastrophic},
 		},
 		{
 			name: "DDP tagged invalid STag with tagged header (M,D)",
 			in:   cat([]byte{0x11, 0x00, 0xc0, 0x00}, []byte{0x00, 0x40}, termTaggedDDP),
-			want: terminate{Code: iwarp.TermDDPInvalidSTag, M: true, D: true, SegmentLen: 64, DDPHeader: termTaggedDDP},
+			want: Terminate{Code: iwarp.TermDDPInvalidSTag, M: true, D: true, SegmentLen: 64, DDPHeader: termTaggedDDP},
 		},
 		{
 			name: "RDMA remote protection invalid STag with Read Request (M,D,R)",
 			in:   cat([]byte{0x01, 0x00, 0xe0, 0x00}, []byte{0x00, 0x2e}, termUntaggedDDP, readReqImage),
-			want: terminate{Code: iwarp.TermInvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP,
-				RDMAHeader: readRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}},
+			want: Terminate{Code: iwarp.TermInvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP,
+				RDMAHeader: ReadRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}},
 		},
 		{
 			name: "remote operation unexpected opcode, D without M",
 			in:   cat([]byte{0x02, 0x06, 0x40, 0x00}, []byte{0x00, 0x00}, termUntaggedDDP),
-			want: terminate{Code: iwarp.TermUnexpectedOpcode, D: true, DDPHeader: termUntaggedDDP},
+			want: Terminate{Code: iwarp.TermUnexpectedOpcode, D: true, DDPHeader: termUntaggedDDP},
 		},
 		{
 			name: "M without D carries only the length",
 			in:   []byte{0x12, 0x05, 0x80, 0x00, 0x12, 0x34},
-			want: terminate{Code: iwarp.TermDDPMessageTooLong, M: true, SegmentLen: 0x1234},
+			want: Terminate{Code: iwarp.TermDDPMessageTooLong, M: true, SegmentLen: 0x1234},
 		},
 		{
 			name: "LLP code, reserved bits ignored",
 			in:   []byte{0x20, 0x06, 0x1f, 0xff},
-			want: terminate{Code: iwarp.TermInsufficientIRD},
+			want: Terminate{Code: iwarp.TermInsufficientIRD},
 		},
 	}
 	for _, tc := range tests {
@@ -73,12 +73,12 @@ func TestTerminate_RFC5040_4_8_Figure7(t *testing.T) {
 				tc.want.DDPHeader = nil
 			}
 			assert.Equal(t, tc.want, got)
-			out := got.Append(nil)
+			out := got.append(nil)
 			want := append([]byte{}, tc.in...)
 			want[2] &= 0xe0 // reserved bits are sent as zero
 			want[3] = 0
 			assert.Equal(t, want, out)
-			assert.Equal(t, len(out), got.Len())
+			assert.Equal(t, len(out), got.len())
 		})
 	}
 }
@@ -108,10 +108,10 @@ func TestTerminate_Malformed(t *testing.T) {
 }
 
 func TestTerminate_AppendNoAlloc(t *testing.T) {
-	tm := terminate{Code: iwarp.TermInvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP}
+	tm := Terminate{Code: iwarp.TermInvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP}
 	buf := make([]byte, 0, terminateMaxLen)
-	assert.Equal(t, terminateMaxLen, tm.Len())
-	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = tm.Append(buf[:0]) }))
+	assert.Equal(t, terminateMaxLen, tm.len())
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = tm.append(buf[:0]) }))
 }
 
 func FuzzTerminate(f *testing.F) {
@@ -125,9 +125,9 @@ func FuzzTerminate(f *testing.F) {
 			return
 		}
 		require.LessOrEqual(t, n, len(b))
-		out := tm.Append(nil)
+		out := tm.append(nil)
 		require.Equal(t, n, len(out))
-		require.Equal(t, n, tm.Len())
+		require.Equal(t, n, tm.len())
 		require.Equal(t, b[:2], out[:2])
 		require.Equal(t, b[4:n], out[4:])
 		if tm.D {

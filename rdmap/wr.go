@@ -126,13 +126,13 @@ type RecvWR struct {
 	Buf []byte
 }
 
-// status is the outcome of a work request.
-type status uint8
+// Status is the outcome of a work request.
+type Status uint8
 
 // Completion statuses.
 const (
 	// StatusSuccess: the operation completed.
-	StatusSuccess status = iota
+	StatusSuccess Status = iota
 	// StatusFlushed: the request was still posted when the endpoint left
 	// the running state; Err wraps ErrFlushed and the cause.
 	StatusFlushed
@@ -141,7 +141,7 @@ const (
 )
 
 // String names the status.
-func (s status) String() string {
+func (s Status) String() string {
 	switch s {
 	case StatusSuccess:
 		return "success"
@@ -160,7 +160,7 @@ type Completion struct {
 	// Op is the work request's type; WRRecv or WRRecvImm for receives.
 	Op WorkType
 	// Status and Err give the outcome; Err is nil on success.
-	Status status
+	Status Status
 	Err    error
 	// Length is the number of octets transferred: the Send's length at the
 	// receiver, the payload length of Sends, Writes and Reads at the

@@ -211,26 +211,26 @@ func (m *Manager) Open(ctx context.Context, sid uint16, opt OpenOptions) (*Strea
 	return s, nil
 }
 
-// incoming is a peer's request for a session, to accept or reject.
-type incoming struct {
+// Incoming is a peer's request for a session, to accept or reject.
+type Incoming struct {
 	m  *Manager
 	in *sctpllp.Incoming
 }
 
 // StreamID is the requested stream.
-func (in *incoming) StreamID() uint16 { return in.in.StreamID }
+func (in *Incoming) StreamID() uint16 { return in.in.StreamID }
 
 // PrivateData is the initiator's private data.
-func (in *incoming) PrivateData() []byte { return in.in.PrivateData }
+func (in *Incoming) PrivateData() []byte { return in.in.PrivateData }
 
 // Accept accepts the session and starts its endpoint. privateData nil
 // sends Config.PrivateData.
-func (in *incoming) Accept(privateData []byte) (*Stream, error) {
+func (in *Incoming) Accept(privateData []byte) (*Stream, error) {
 	return in.AcceptWith(OpenOptions{PrivateData: privateData})
 }
 
 // AcceptWith accepts the session with options (private data, Prepare).
-func (in *incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
+func (in *Incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
 	privateData := opt.PrivateData
 	m := in.m
 	ird, ord := m.cfg.irdOrd()
@@ -262,15 +262,15 @@ func (in *incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
 }
 
 // Reject refuses the session with privateData (RFC 5043 §6.3).
-func (in *incoming) Reject(privateData []byte) error { return in.in.Reject(privateData) }
+func (in *Incoming) Reject(privateData []byte) error { return in.in.Reject(privateData) }
 
 // Accept waits for the peer's next session request.
-func (m *Manager) Accept(ctx context.Context) (*incoming, error) {
+func (m *Manager) Accept(ctx context.Context) (*Incoming, error) {
 	in, err := m.assoc.Accept(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &incoming{m: m, in: in}, nil
+	return &Incoming{m: m, in: in}, nil
 }
 
 // bind creates and starts the endpoint for an established session and

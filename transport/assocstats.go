@@ -9,17 +9,17 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
-// assocStats is one live SCTP association of a Listener and its counters
+// AssocStats is one live SCTP association of a Listener and its counters
 // (session control, erroneous streams, the SCTP stack's RTT and
 // retransmissions).
-type assocStats struct {
+type AssocStats struct {
 	// LLP is "sctp-pion" or "sctp-kernel"; Peer the peer's address.
 	LLP, Peer string
 	sctpllp.AssocStats
 }
 
-// assocTotals sum the counters of every association a Listener served.
-type assocTotals struct {
+// AssocTotals sum the counters of every association a Listener served.
+type AssocTotals struct {
 	// Live and Finished count the associations being served and ended.
 	Live, Finished uint64
 	// AssocStats is the sum over live and finished associations (SRTT
@@ -66,25 +66,25 @@ func (t *assocTable) snapshot() []*sctpllp.Association {
 
 // Associations returns the SCTP associations being served, ordered by
 // peer (none for MPA).
-func (l *Listener) Associations() []assocStats {
+func (l *Listener) Associations() []AssocStats {
 	live := l.assocs.snapshot()
-	out := make([]assocStats, len(live))
+	out := make([]AssocStats, len(live))
 	for i, a := range live {
 		t := a.Transport()
-		out[i] = assocStats{LLP: t.Kind(), AssocStats: a.Stats()}
+		out[i] = AssocStats{LLP: t.Kind(), AssocStats: a.Stats()}
 		if ra := t.RemoteAddr(); ra != nil {
 			out[i].Peer = ra.String()
 		}
 	}
-	slices.SortFunc(out, func(a, b assocStats) int { return strings.Compare(a.Peer, b.Peer) })
+	slices.SortFunc(out, func(a, b AssocStats) int { return strings.Compare(a.Peer, b.Peer) })
 	return out
 }
 
 // AssocTotals returns the sums over every association served so far.
-func (l *Listener) AssocTotals() assocTotals {
+func (l *Listener) AssocTotals() AssocTotals {
 	live := l.assocs.snapshot()
 	l.assocs.mu.Lock()
-	tot := assocTotals{Finished: l.assocs.n, AssocStats: l.assocs.finished}
+	tot := AssocTotals{Finished: l.assocs.n, AssocStats: l.assocs.finished}
 	l.assocs.mu.Unlock()
 	tot.Live = uint64(len(live))
 	for _, a := range live {

@@ -30,7 +30,7 @@ func TestListenerAssociations_RFC5043_6(t *testing.T) {
 	require.NoError(t, err)
 	// The server counts an Accept once its write returned, which may be
 	// after the client has read it: wait for the counts to settle.
-	var as []assocStats
+	var as []AssocStats
 	require.Eventually(t, func() bool {
 		as = ln.Associations()
 		return len(as) == 1 && as[0].ControlSent[sctpllp.FuncAccept]+as[0].ControlSent[sctpllp.FuncEnhancedAccept] == 3
