@@ -75,7 +75,7 @@ func ParseSegment(b []byte, s *Segment) error {
 }
 
 // Append appends the segment's wire image (header, then payload) to b.
-func (s *Segment) Append(b []byte) []byte {
+func (s *Segment) append(b []byte) []byte {
 	if s.Tagged {
 		b = s.Tag.Append(b)
 	} else {
@@ -85,7 +85,7 @@ func (s *Segment) Append(b []byte) []byte {
 }
 
 // Len returns the segment's length on the wire: header plus payload.
-func (s *Segment) Len() int {
+func (s *Segment) len() int {
 	if s.Tagged {
 		return iwarp.DDPTaggedHeaderLen + len(s.Payload)
 	}

@@ -22,8 +22,8 @@ func TestParseSegment_RFC5041_4_4(t *testing.T) {
 	assert.Equal(t, iwarp.DDPTaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("hi"), s.Payload)
 	assert.Equal(t, &tagged[14], &s.Payload[0], "payload aliases the input")
-	assert.Equal(t, tagged, s.Append(nil))
-	assert.Equal(t, len(tagged), s.Len())
+	assert.Equal(t, tagged, s.append(nil))
+	assert.Equal(t, len(tagged), s.len())
 
 	untagged := []byte{0x01, 0x43, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 4, 'x'}
 	require.NoError(t, ParseSegment(untagged, &s))
@@ -33,8 +33,8 @@ func TestParseSegment_RFC5041_4_4(t *testing.T) {
 	assert.Equal(t, TaggedHeader{}, s.Tag, "stale tagged header cleared")
 	assert.Equal(t, iwarp.DDPUntaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("x"), s.Payload)
-	assert.Equal(t, untagged, s.Append(nil))
-	assert.Equal(t, len(untagged), s.Len())
+	assert.Equal(t, untagged, s.append(nil))
+	assert.Equal(t, len(untagged), s.len())
 
 	// Header only: empty payload (zero-length message, RFC 5041 §5.2).
 	require.NoError(t, ParseSegment(untagged[:iwarp.DDPUntaggedHeaderLen], &s))
@@ -112,7 +112,7 @@ func FuzzParseSegment(f *testing.F) {
 		}
 		want := append([]byte{}, b...)
 		want[0] &^= byte(iwarp.DDPControlRsvdMask)
-		if got := s.Append(nil); !bytes.Equal(got, want) {
+		if got := s.append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip mismatch")
 		}
 	})

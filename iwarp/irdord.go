@@ -160,7 +160,7 @@ func ParseIRDORD(b []byte) (IRDORD, int, error) {
 }
 
 // Len returns IRDORDLen.
-func (IRDORD) Len() int { return IRDORDLen }
+func (IRDORD) len() int { return IRDORDLen }
 
 // Wire returns w as Append puts it on the wire: IRD and ORD cut to 14 bits,
 // and no RTR options unless PeerToPeer (RFC 6581 §9.2).

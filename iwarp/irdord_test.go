@@ -32,7 +32,7 @@ func TestIRDORD_Wire_RFC6581_9(t *testing.T) {
 			assert.Equal(t, IRDORDLen, n)
 			assert.Equal(t, tc.v, v)
 			assert.Equal(t, tc.wire, tc.v.Append(nil))
-			assert.Equal(t, IRDORDLen, tc.v.Len())
+			assert.Equal(t, IRDORDLen, tc.v.len())
 			assert.NoError(t, v.Validate())
 			assert.Equal(t, tc.v, tc.v.Wire())
 		})

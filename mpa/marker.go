@@ -82,7 +82,7 @@ func insertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 	return appendCRC(w.b, crcOf(w.b[start:])), nil
 }
 
-// StripMarkers removes the Markers from the marked FPDU at the start of b,
+// removeMarkers removes the Markers from the marked FPDU at the start of b,
 // whose first octet is at stream position pos, verifying that each points
 // at the FPDU's ULPDU_Length field (a Marker preceding the FPDU must be 0)
 // (RFC 5044 §4.2, §4.3). It appends the unmarked image (ULPDU_Length,
@@ -90,7 +90,7 @@ func insertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 // b consumed. Errors: ErrTruncated while b does not hold the whole FPDU;
 // *llp.Error iwarp.TermMPAMarker.Code wrapping ErrMarker. It does not check the CRC (see
 // ParseFPDU, which checks it first, RFC 5044 §8 code 3).
-func StripMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
+func removeMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
 	ulen, err := peekULPDULength(b, pos, true)
 	if err != nil {
 		return dst, 0, err

@@ -55,7 +55,7 @@ func TestInsertMarkersFigure4(t *testing.T) {
 	want := cat([]byte{0x00, 0x10}, ulpdu[:10], []byte{0, 0, 0x00, 0x0c}, ulpdu[10:], []byte{0, 0}, []byte{0, 0, 0, 0})
 	assert.Equal(t, want, got)
 
-	back, n, err := StripMarkers(nil, got, pos)
+	back, n, err := removeMarkers(nil, got, pos)
 	require.NoError(t, err)
 	assert.Equal(t, len(got), n)
 	assert.Equal(t, unmarked, back)
@@ -104,7 +104,7 @@ func TestStripMarkersErrors(t *testing.T) {
 		for off := int(-pos % iwarp.MPAMarkerInterval); off < len(w); off += iwarp.MPAMarkerInterval {
 			bad := bytes.Clone(w)
 			bad[off+3] ^= 0x04 // FPDUPTR off by 4
-			_, _, err := StripMarkers(nil, bad, pos)
+			_, _, err := removeMarkers(nil, bad, pos)
 			require.ErrorIs(t, err, errMarker, "pos %d off %d", pos, off)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
@@ -120,11 +120,11 @@ func TestStripMarkersErrors(t *testing.T) {
 			ok := bytes.Clone(w)
 			ok[off] ^= 0xff
 			ok[off+3] ^= 0x03
-			_, _, err = StripMarkers(nil, ok, pos)
+			_, _, err = removeMarkers(nil, ok, pos)
 			assert.NoError(t, err)
 		}
 		for i := range len(w) {
-			_, _, err := StripMarkers(nil, w[:i], pos)
+			_, _, err := removeMarkers(nil, w[:i], pos)
 			require.ErrorIs(t, err, errTruncated)
 		}
 	}
@@ -140,7 +140,7 @@ func FuzzMarkerStrip(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 8, 0, 2}, uint16(0))
 	f.Fuzz(func(t *testing.T, b []byte, pos16 uint16) {
 		pos := uint64(pos16) &^ 3
-		un, n, err := StripMarkers(nil, b, pos)
+		un, n, err := removeMarkers(nil, b, pos)
 		if err != nil {
 			if err != errTruncated {
 				require.ErrorIs(t, err, errMarker)
@@ -151,7 +151,7 @@ func FuzzMarkerStrip(f *testing.F) {
 		re, err := insertMarkers(nil, un, pos, false)
 		require.NoError(t, err)
 		require.Len(t, re, n)
-		un2, _, err := StripMarkers(nil, re, pos)
+		un2, _, err := removeMarkers(nil, re, pos)
 		require.NoError(t, err)
 		require.Equal(t, un, un2)
 	})

@@ -106,7 +106,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 }
 
 func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
-	if _, err := c.nc.Write(req.Append(make([]byte, 0, req.Len()))); err != nil {
+	if _, err := c.nc.Write(req.Append(make([]byte, 0, req.len()))); err != nil {
 		return Frame{}, fmt.Errorf("mpa: send MPA Request: %w", err)
 	}
 	rep, err := c.readFrame()
@@ -334,7 +334,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 		_ = c.nc.Close()
 		return nil, nil, newError(iwarp.TermMPALocalCatastrophic, err)
 	}
-	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.Len()))); err != nil {
+	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.len()))); err != nil {
 		return nil, nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
 	}
 	p.Revision = rep.Rev

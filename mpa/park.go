@@ -180,4 +180,4 @@ func (s *rxState) restore(b []byte) {
 
 // Parks returns how many times the receive goroutine parked (see
 // Config.ReaderIdle).
-func (c *Conn) Parks() uint64 { return c.parks.Load() }
+func (c *Conn) parkCount() uint64 { return c.parks.Load() }

@@ -92,7 +92,7 @@ func (f *Frame) pdLen() int {
 }
 
 // Len returns the length of f on the wire.
-func (f *Frame) Len() int { return FrameHeaderLen + f.pdLen() }
+func (f *Frame) len() int { return FrameHeaderLen + f.pdLen() }
 
 // Validate checks what Append cannot express or what the RFCs forbid a
 // sender: Private Data over 512 octets (RFC 5044 §7.1.1), revision 0 or

@@ -60,7 +60,7 @@ func TestFrameWire(t *testing.T) {
 			assert.Equal(t, len(tc.wire), n)
 			assert.Equal(t, tc.f, f)
 			assert.Equal(t, tc.wire, tc.f.Append(nil))
-			assert.Equal(t, len(tc.wire), tc.f.Len())
+			assert.Equal(t, len(tc.wire), tc.f.len())
 			require.NoError(t, tc.f.validate())
 			// Every proper prefix is truncated, never an error of form.
 			for i := range len(tc.wire) {
@@ -165,7 +165,7 @@ func FuzzParseRequest(f *testing.F) {
 			return
 		}
 		require.LessOrEqual(t, n, len(b))
-		require.Equal(t, n, fr.Len())
+		require.Equal(t, n, fr.len())
 		w := fr.Append(nil)
 		require.Len(t, w, n)
 		fr2, n2, err := ParseFrame(w)

@@ -59,7 +59,7 @@ func NewCQ(depth int) *CQ {
 }
 
 // Depth returns the CQ's capacity.
-func (cq *CQ) Depth() int { return int(cq.depth) }
+func (cq *CQ) queueDepth() int { return int(cq.depth) }
 
 // Len returns the number of completions waiting, including overflowed ones.
 func (cq *CQ) Len() int {

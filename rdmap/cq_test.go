@@ -12,7 +12,7 @@ import (
 
 func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 	cq := NewCQ(3)
-	assert.Equal(t, 3, cq.Depth())
+	assert.Equal(t, 3, cq.queueDepth())
 	for i := range 5 {
 		over, _ := cq.push(&Completion{WRID: uint64(i)}, false)
 		assert.Equal(t, i >= 3, over)
@@ -36,7 +36,7 @@ func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 	require.Equal(t, 1, cq.PollN(make([]Completion, 10)))
 	_, ok = cq.TryPoll()
 	assert.False(t, ok)
-	assert.Equal(t, 1, NewCQ(0).Depth())
+	assert.Equal(t, 1, NewCQ(0).queueDepth())
 }
 
 func TestCQ_PollWaitsAndCancels(t *testing.T) {

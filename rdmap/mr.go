@@ -161,14 +161,14 @@ func (m *MR) BaseTO() uint64 {
 }
 
 // Access returns the region's access rights.
-func (m *MR) Access() Access {
+func (m *MR) accessRights() Access {
 	m.pd.dev.mu.RLock()
 	defer m.pd.dev.mu.RUnlock()
 	return m.access
 }
 
 // PD returns the region's protection domain.
-func (m *MR) PD() *PD { return m.pd }
+func (m *MR) protectionDomain() *PD { return m.pd }
 
 // Valid reports whether the STag is currently valid.
 func (m *MR) Valid() bool {

@@ -333,7 +333,7 @@ func (m *Manager) forget(s *Stream) {
 }
 
 // Streams returns the streams whose endpoints are still running.
-func (m *Manager) Streams() []*Stream {
+func (m *Manager) allStreams() []*Stream {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*Stream, 0, len(m.streams))
@@ -371,7 +371,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, s := range m.Streams() {
+	for _, s := range m.allStreams() {
 		wg.Add(1)
 		go func(s *Stream) {
 			defer wg.Done()
