@@ -18,23 +18,23 @@ type atomicOp uint8
 // reserved in the published RFC; an unmasked swap is CmpSwap with a zero
 // compare mask and an all-ones swap mask.
 const (
-	AtomicFetchAdd atomicOp = 0x0 // masked FetchAdd, RFC 7306 §5.1.1
-	AtomicCmpSwap  atomicOp = 0x2 // masked CmpSwap, RFC 7306 §5.1.2
+	atomicFetchAdd atomicOp = 0x0 // masked FetchAdd, RFC 7306 §5.1.1
+	atomicCmpSwap  atomicOp = 0x2 // masked CmpSwap, RFC 7306 §5.1.2
 )
 
 // String names the atomic operation.
 func (a atomicOp) String() string {
 	switch a {
-	case AtomicFetchAdd:
+	case atomicFetchAdd:
 		return "FetchAdd"
-	case AtomicCmpSwap:
+	case atomicCmpSwap:
 		return "CmpSwap"
 	}
 	return fmt.Sprintf("reserved atomic opcode %#x", uint8(a))
 }
 
 // Valid reports whether a is defined by RFC 7306 (FetchAdd or CmpSwap).
-func (a atomicOp) valid() bool { return a == AtomicFetchAdd || a == AtomicCmpSwap }
+func (a atomicOp) valid() bool { return a == atomicFetchAdd || a == atomicCmpSwap }
 
 // atomicRequest is the Atomic Operation Request Header (RFC 7306 §5.2.1),
 // following the untagged DDP header of an Atomic Request on QN 1.
@@ -104,9 +104,9 @@ func (a *atomicRequest) Len() int { return atomicRequestLen }
 // matches.
 func (a *atomicRequest) apply(orig uint64) uint64 {
 	switch a.Op {
-	case AtomicFetchAdd:
+	case atomicFetchAdd:
 		return maskedAdd(orig, a.Data, a.Mask)
-	case AtomicCmpSwap:
+	case atomicCmpSwap:
 		if (a.Compare^orig)&a.CompareMask == 0 {
 			return orig&^a.Mask | a.Data&a.Mask
 		}

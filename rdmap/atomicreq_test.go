@@ -22,7 +22,7 @@ var atomicReqImage = []byte{
 }
 
 func TestAtomicRequest_RFC7306_5_2_1_Figure4(t *testing.T) {
-	want := atomicRequest{Op: AtomicCmpSwap, ReqID: 7, STag: 0xdeadbeef, TO: 8,
+	want := atomicRequest{Op: atomicCmpSwap, ReqID: 7, STag: 0xdeadbeef, TO: 8,
 		Data: 0x0102030405060708, Mask: ^uint64(0), Compare: 0x1112131415161718, CompareMask: 0xffffffff}
 	a, n, err := parseAtomicRequest(atomicReqImage)
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func TestAtomicRequest_RFC7306_5_2_1_Figure4(t *testing.T) {
 	img[0], img[3] = 0xff, 0xf0 // AOpCode 0 = FetchAdd, reserved all ones
 	a, _, err = parseAtomicRequest(img)
 	require.NoError(t, err)
-	assert.Equal(t, AtomicFetchAdd, a.Op)
+	assert.Equal(t, atomicFetchAdd, a.Op)
 	assert.Equal(t, []byte{0, 0, 0, 0}, a.Append(nil)[:4])
 }
 
@@ -85,7 +85,7 @@ func TestAtomic_FetchAdd_RFC7306_5_1_1_Pseudocode(t *testing.T) {
 		{0xff01ff01ff01ff01, 0x0101010101010101, 0x8080808080808080, 0x0002000200020002},
 	}
 	for _, tc := range tests {
-		a := atomicRequest{Op: AtomicFetchAdd, Data: tc.add, Mask: tc.mask}
+		a := atomicRequest{Op: atomicFetchAdd, Data: tc.add, Mask: tc.mask}
 		assert.Equal(t, tc.want, a.apply(tc.orig))
 		assert.Equal(t, tc.want, refFetchAdd(tc.orig, tc.add, tc.mask))
 	}
@@ -95,7 +95,7 @@ func TestAtomic_FetchAdd_RFC7306_5_1_1_Pseudocode(t *testing.T) {
 		if r.IntN(4) == 0 {
 			m = 0
 		}
-		a := atomicRequest{Op: AtomicFetchAdd, Data: d, Mask: m}
+		a := atomicRequest{Op: atomicFetchAdd, Data: d, Mask: m}
 		require.Equal(t, refFetchAdd(o, d, m), a.apply(o), "orig %x add %x mask %x", o, d, m)
 	}
 }
@@ -114,7 +114,7 @@ func TestAtomic_CmpSwap_RFC7306_5_1_2_Pseudocode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := atomicRequest{Op: AtomicCmpSwap, Compare: tc.cmp, CompareMask: tc.cmpMask, Data: tc.swap, Mask: tc.swMask}
+			a := atomicRequest{Op: atomicCmpSwap, Compare: tc.cmp, CompareMask: tc.cmpMask, Data: tc.swap, Mask: tc.swMask}
 			assert.Equal(t, tc.want, a.apply(tc.orig))
 		})
 	}

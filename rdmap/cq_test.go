@@ -73,7 +73,7 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "WorkType(99)", WorkType(99).String())
 	assert.Equal(t, "flushed", StatusFlushed.String())
 	assert.Equal(t, "Status(9)", Status(9).String())
-	assert.Equal(t, "CmpSwap", AtomicCmpSwap.String())
+	assert.Equal(t, "CmpSwap", atomicCmpSwap.String())
 	assert.Equal(t, "reserved atomic opcode 0x1", atomicOp(1).String())
 }
 

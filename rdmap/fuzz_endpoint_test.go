@@ -78,7 +78,7 @@ func joinSegments(segs ...[]byte) []byte {
 func FuzzEndpointReceive(f *testing.F) {
 	w := &wire{} // only for MSN bookkeeping of the seeds
 	ctl := iwarp.RDMAPControlByte
-	atom := atomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
+	atom := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
 	imm := immediate{Data: 42}
 	term := Terminate{Code: iwarp.TermAccessRights}
 	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello"))))

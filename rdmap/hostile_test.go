@@ -181,17 +181,17 @@ func TestTerminateOnTheWire(t *testing.T) {
 			}},
 		{name: "Atomic misaligned (RFC 7306 §8.2)", want: iwarp.TermCatastrophicStream,
 			segs: func(h *hostileEnv) [][]byte {
-				a := atomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
+				a := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic without remote atomic access", want: iwarp.TermAccessRights,
 			segs: func(h *hostileEnv) [][]byte {
-				a := atomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
+				a := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic bounds", want: iwarp.TermBaseBounds,
 			segs: func(h *hostileEnv) [][]byte {
-				a := atomicRequest{Op: AtomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
+				a := atomicRequest{Op: atomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic reserved AOpCode 0x1 (RFC 7306 §5.2.1 rule 4)", want: iwarp.TermUnexpectedOpcode,

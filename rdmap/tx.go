@@ -310,10 +310,10 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 		_, err := send(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(r.body[:0]))
 		return err
 	}
-	ar := atomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+	ar := atomicRequest{Op: atomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 		Data: wr.Add, Mask: wr.AddMask, CompareMask: ^uint64(0)}
 	if wr.Op == WRCmpSwap {
-		ar = atomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+		ar = atomicRequest{Op: atomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 			Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
 	}
 	_, err := send(untaggedRsvd(iwarp.RDMAPOpAtomicRequest, 0), iwarp.RDMAPQNReadRequest, ar.Append(r.body[:0]))

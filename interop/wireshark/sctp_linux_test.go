@@ -638,12 +638,12 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	require.Len(t, ar, 2)
 	fa, cas := ar[0], ar[1]
 	target := run.tmrBase + uint64(run.size)
-	assert.Equal(t, uint64(rdmap.AtomicFetchAdd), fa.uint(t, "rdmap.atomic.opcode"))
+	assert.Equal(t, uint64(0x0), fa.uint(t, "rdmap.atomic.opcode")) // FetchAdd (RFC 7306 §5.2.1 Figure 5)
 	assert.Equal(t, uint64(run.tmrSTag), fa.uint(t, "rdmap.atomic.stag"))
 	assert.Equal(t, target, fa.uint(t, "rdmap.atomic.to"))
 	assert.Equal(t, uint64(5), fa.uint(t, "rdmap.atomic.add_data"))
 	assert.Equal(t, uint64(2), fa.uint(t, "ddpsctp.msn"))
-	assert.Equal(t, uint64(rdmap.AtomicCmpSwap), cas.uint(t, "rdmap.atomic.opcode"))
+	assert.Equal(t, uint64(0x2), cas.uint(t, "rdmap.atomic.opcode")) // CmpSwap
 	assert.Equal(t, uint64(run.tmrSTag), cas.uint(t, "rdmap.atomic.stag"))
 	assert.Equal(t, target, cas.uint(t, "rdmap.atomic.to"))
 	assert.Equal(t, uint64(5), cas.uint(t, "rdmap.atomic.compare_data"))
