@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -31,11 +31,11 @@ func TestServerTotals_OneSidedTests(t *testing.T) {
 			}
 			require.Eventually(t, func() bool { return srv.Totals().Finished == 4 }, 10*time.Second, 10*time.Millisecond)
 			tot := srv.Totals()
-			assert.Equal(t, uint64(2*iters), tot.Received[rdmap.OpWrite], "Writes placed at the server")
+			assert.Equal(t, uint64(2*iters), tot.Received[iwarp.RDMAPOpWrite], "Writes placed at the server")
 			assert.GreaterOrEqual(t, tot.OctetsPlaced, uint64(2*iters*size))
 			// Each Write stream also ends with a zero-length Read, its fence.
-			assert.Equal(t, uint64(2*iters+2), tot.Sent[rdmap.OpReadResponse])
-			assert.Equal(t, uint64(2*iters+2), tot.Received[rdmap.OpReadRequest])
+			assert.Equal(t, uint64(2*iters+2), tot.Sent[iwarp.RDMAPOpReadResponse])
+			assert.Equal(t, uint64(2*iters+2), tot.Received[iwarp.RDMAPOpReadRequest])
 			assert.GreaterOrEqual(t, tot.OctetsSent, uint64(2*iters*size))
 			assert.Empty(t, tot.Terminates, "graceful ends send no Terminate")
 			assert.Empty(t, srv.Streams())
@@ -57,7 +57,7 @@ func TestServerStreams_Live(t *testing.T) {
 	var st []StreamStats
 	require.Eventually(t, func() bool {
 		st = srv.Streams()
-		return len(st) == 1 && st[0].Received[rdmap.OpWrite] > 10
+		return len(st) == 1 && st[0].Received[iwarp.RDMAPOpWrite] > 10
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, transport.SCTPPion, st[0].LLP)
 	assert.Equal(t, uint16(1), st[0].StreamID)

@@ -27,7 +27,7 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 			assert.Equal(t, tt.want, byte(c))
 			assert.Equal(t, []byte{tt.want}, c.Append(nil))
 			assert.Equal(t, 1, c.Len())
-			got, n, err := ParseControl([]byte{tt.want})
+			got, n, err := parseControl([]byte{tt.want})
 			require.NoError(t, err)
 			assert.Equal(t, 1, n)
 			assert.Equal(t, tt.tagged, got.Tagged())
@@ -40,7 +40,7 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 // RFC 5041 §4.1: reserved bits are "set to zero on transmit, and not checked
 // on receive".
 func TestControlReservedBits_NotCheckedOnReceive_ZeroOnTransmit(t *testing.T) {
-	c, n, err := ParseControl([]byte{0xfd}) // T L rsvd=1111 DV=01
+	c, n, err := parseControl([]byte{0xfd}) // T L rsvd=1111 DV=01
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.True(t, c.Tagged())
@@ -64,20 +64,20 @@ func TestControlVersion_RFC5041_7_2(t *testing.T) {
 		{0x03, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
 	}
 	for _, tt := range tests {
-		_, _, err := ParseControl([]byte{tt.b})
+		_, _, err := parseControl([]byte{tt.b})
 		var e *Error
 		require.ErrorAs(t, err, &e, "%#x", tt.b)
 		assert.Equal(t, tt.typ, e.Type)
 		assert.Equal(t, tt.code, e.Code)
-		assert.ErrorIs(t, err, ErrVersion)
+		assert.ErrorIs(t, err, errVersion)
 	}
 }
 
 func TestControlEmpty(t *testing.T) {
-	_, n, err := ParseControl(nil)
+	_, n, err := parseControl(nil)
 	assert.Equal(t, 0, n)
-	assert.ErrorIs(t, err, ErrTruncated)
-	assert.ErrorIs(t, err, ErrLocalCatastrophic)
+	assert.ErrorIs(t, err, errTruncated)
+	assert.ErrorIs(t, err, errLocalCatastrophic)
 }
 
 func TestControlHeaderLen(t *testing.T) {
@@ -91,7 +91,7 @@ func FuzzParseControl(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, n, err := ParseControl(b)
+		c, n, err := parseControl(b)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code) {

@@ -9,7 +9,7 @@ import (
 )
 
 // A credit queue (Receiver.PostCredits) receives messages like a queue of
-// posted buffers (RFC 5041 §5.1.2: placement at MO, delivery on L, MSN in
+// Posted buffers (RFC 5041 §5.1.2: placement at MO, delivery on L, MSN in
 // order) but into one buffer of the Receiver's, allocated when the first
 // segment arrives: an idle queue holds no memory.
 func TestReceiverCreditQueue_RFC5041_5_1_2(t *testing.T) {
@@ -52,12 +52,12 @@ func TestReceiverCreditQueueErrors_RFC5041_7_1(t *testing.T) {
 		want error
 	}{
 		{name: "T2 C2 no credit left", ok: [][]byte{untaggedSeg(true, 2, 1, 0, []byte{1})},
-			bad: untaggedSeg(true, 2, 2, 0, []byte{1}), want: ErrNoBuffer},
-		{name: "T2 C3 MSN ahead", bad: untaggedSeg(true, 2, 2, 0, []byte{1}), want: ErrMSNRange},
-		{name: "T2 C4 MO at the credit size", bad: untaggedSeg(true, 2, 1, 8, []byte{1}), want: ErrInvalidMO},
-		{name: "T2 C5 longer than the credit size", bad: untaggedSeg(true, 2, 1, 0, make([]byte, 9)), want: ErrMessageTooLong},
+			bad: untaggedSeg(true, 2, 2, 0, []byte{1}), want: errNoBuffer},
+		{name: "T2 C3 MSN ahead", bad: untaggedSeg(true, 2, 2, 0, []byte{1}), want: errMSNRange},
+		{name: "T2 C4 MO at the credit size", bad: untaggedSeg(true, 2, 1, 8, []byte{1}), want: errInvalidMO},
+		{name: "T2 C5 longer than the credit size", bad: untaggedSeg(true, 2, 1, 0, make([]byte, 9)), want: errMessageTooLong},
 		{name: "T2 C5 last octets beyond the size", ok: [][]byte{untaggedSeg(false, 2, 1, 0, []byte{1, 2, 3, 4})},
-			bad: untaggedSeg(true, 2, 1, 4, make([]byte, 5)), want: ErrMessageTooLong},
+			bad: untaggedSeg(true, 2, 1, 4, make([]byte, 5)), want: errMessageTooLong},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,7 +72,7 @@ func TestReceiverCreditQueueErrors_RFC5041_7_1(t *testing.T) {
 			assert.ErrorIs(t, err, tc.want)
 			_, failed := u.snapshot()
 			require.Len(t, failed, 1)
-			assert.ErrorIs(t, r.PostCredits(2, 1, 8), ErrStopped, "no credit after the failure")
+			assert.ErrorIs(t, r.PostCredits(2, 1, 8), errStopped, "no credit after the failure")
 			assert.Empty(t, r.Drain(), "credits are the Receiver's: nothing for the ULP to flush")
 		})
 	}
@@ -83,15 +83,15 @@ func TestReceiverCreditQueueMisuse(t *testing.T) {
 	r, _ := newRx(t, 4)
 	_, err := r.PostUntagged(0, make([]byte, 4), 1)
 	require.NoError(t, err)
-	assert.ErrorIs(t, r.PostCredits(0, 1, 4), ErrCreditQueue, "QN 0 holds posted buffers")
+	assert.ErrorIs(t, r.PostCredits(0, 1, 4), errCreditQueue, "QN 0 holds posted buffers")
 	require.NoError(t, r.PostCredits(1, 1, 4))
 	_, err = r.PostUntagged(1, make([]byte, 4), 1)
-	assert.ErrorIs(t, err, ErrCreditQueue)
-	assert.ErrorIs(t, r.PostCredits(1, 1, 8), ErrCreditQueue, "another size")
-	assert.ErrorIs(t, r.PostCredits(1, -1, 4), ErrCreditQueue)
-	assert.ErrorIs(t, r.PostCredits(2, 1, 0), ErrCreditQueue)
-	assert.ErrorIs(t, r.PostCredits(4, 1, 4), ErrBadQueue)
-	assert.ErrorIs(t, r.PostCredits(3, 1<<31+1, 4), ErrQueueFull)
+	assert.ErrorIs(t, err, errCreditQueue)
+	assert.ErrorIs(t, r.PostCredits(1, 1, 8), errCreditQueue, "another size")
+	assert.ErrorIs(t, r.PostCredits(1, -1, 4), errCreditQueue)
+	assert.ErrorIs(t, r.PostCredits(2, 1, 0), errCreditQueue)
+	assert.ErrorIs(t, r.PostCredits(4, 1, 4), errBadQueue)
+	assert.ErrorIs(t, r.PostCredits(3, 1<<31+1, 4), errQueueFull)
 	assert.Equal(t, 1, r.Posted(1))
 	ps := r.Drain()
 	require.Len(t, ps, 1, "only QN 0's buffer")
@@ -101,7 +101,7 @@ func TestReceiverCreditQueueMisuse(t *testing.T) {
 // Steady-state delivery on a credit queue allocates nothing once its
 // buffer exists.
 func TestReceiverCreditQueueZeroAllocs(t *testing.T) {
-	r := NewReceiver(&repostCreditULP{}, 2)
+	r := newReceiver(&repostCreditULP{}, 2)
 	r.ulp.(*repostCreditULP).r = r
 	require.NoError(t, r.PostCredits(1, 1, 32))
 	seg := untaggedSeg(true, 1, 1, 0, make([]byte, 28))

@@ -1,5 +1,9 @@
-// Package ddp implements the Direct Data Placement protocol, RFC 5041.
-//
+// Package ddp implements the Direct Data Placement protocol, RFC 5041: a
+// Sender that segments tagged and untagged messages to the LLP's MULPDU and a
+// Receiver that validates, places and delivers them in order, for the ULP
+// above (rdmap) through the ULP interface.
+package ddp
+
 // The package has three parts:
 //
 //   - Wire formats, one file per format: the DDP Control Field
@@ -23,4 +27,3 @@
 // The ULP above (the RDMAP engine) is reached only through the [ULP]
 // interface of contract.go; the LLP below only through llp.Stream and
 // llp.Handler.
-package ddp

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 )
 
 // Sender → llptest pipe → Receiver with random message sizes from 0 to
@@ -23,7 +23,7 @@ func TestEndToEndPipe(t *testing.T) {
 	const regionSize = 8 << 20
 	region := make([]byte, regionSize)
 	u.register(0x1000, region, 0)
-	r := NewReceiver(u, 4)
+	r := newReceiver(u, 4)
 
 	// Change the MULPDU after every 97th segment, mid-message.
 	mulpdus := []int{1448, 9000, 600, 65536, iwarp.SCTPMinMULPDU, 1500}
@@ -64,7 +64,7 @@ func TestEndToEndPipe(t *testing.T) {
 		buf := make([]byte, size+rng.IntN(100))
 		msn, err := r.PostUntagged(qn, buf, uint64(i))
 		require.NoError(t, err)
-		assert.Equal(t, sender.NextMSN(qn), msn, "both ends count MSNs per QN from 1")
+		assert.Equal(t, sender.nextMSN(qn), msn, "both ends count MSNs per QN from 1")
 		got, err := sender.SendUntagged([5]byte{0x41, byte(i)}, qn, data)
 		require.NoError(t, err)
 		assert.Equal(t, msn, got)
@@ -107,7 +107,7 @@ func TestEndToEndPipe(t *testing.T) {
 func TestEndToEndInjectedError(t *testing.T) {
 	a, b := llptest.NewPair()
 	u := newTestULP()
-	r := NewReceiver(u, 4)
+	r := newReceiver(u, 4)
 	b.Start(r)
 	_, err := r.PostUntagged(0, make([]byte, 8), 1)
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestEndToEndInjectedError(t *testing.T) {
 	delivered, failed := u.snapshot()
 	require.Len(t, delivered, 1)
 	require.Len(t, failed, 1)
-	assert.ErrorIs(t, failed[0], ErrMSNRange)
+	assert.ErrorIs(t, failed[0], errMSNRange)
 	assert.Equal(t, bad[:iwarp.DDPUntaggedHeaderLen], failed[0].Header)
 	assert.Equal(t, len(bad), failed[0].SegmentLen)
 }

@@ -56,8 +56,8 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Type == e.Type && t.Code == e.Code
 }
 
-// AsError returns the first *Error in err's chain, if any.
-func AsError(err error) (*Error, bool) {
+// asError returns the first *Error in err's chain, if any.
+func asError(err error) (*Error, bool) {
 	var e *Error
 	if errors.As(err, &e) {
 		return e, true
@@ -68,77 +68,77 @@ func AsError(err error) (*Error, bool) {
 // Prototype errors, one per row of RFC 5041 §7.2 (the iwarp.TermDDP* rows),
 // for errors.Is. They carry no cause; do not modify them.
 var (
-	ErrLocalCatastrophic = NewError(iwarp.TermDDPLocalCatastrophic, nil)
-	ErrInvalidSTag       = NewError(iwarp.TermDDPInvalidSTag, nil)
-	ErrBaseBounds        = NewError(iwarp.TermDDPBaseBounds, nil)
-	ErrSTagNotAssociated = NewError(iwarp.TermDDPSTagNotAssociated, nil)
-	ErrTOWrap            = NewError(iwarp.TermDDPTOWrap, nil)
-	ErrTaggedVersion     = NewError(iwarp.TermDDPTaggedVersion, nil)
-	ErrInvalidQN         = NewError(iwarp.TermDDPInvalidQN, nil)
-	ErrNoBuffer          = NewError(iwarp.TermDDPNoBuffer, nil)
-	ErrMSNRange          = NewError(iwarp.TermDDPMSNRange, nil)
-	ErrInvalidMO         = NewError(iwarp.TermDDPInvalidMO, nil)
-	ErrMessageTooLong    = NewError(iwarp.TermDDPMessageTooLong, nil)
-	ErrUntaggedVersion   = NewError(iwarp.TermDDPUntaggedVersion, nil)
+	errLocalCatastrophic = NewError(iwarp.TermDDPLocalCatastrophic, nil)
+	errInvalidSTag       = NewError(iwarp.TermDDPInvalidSTag, nil)
+	errBaseBounds        = NewError(iwarp.TermDDPBaseBounds, nil)
+	errSTagNotAssociated = NewError(iwarp.TermDDPSTagNotAssociated, nil)
+	errTOWrap            = NewError(iwarp.TermDDPTOWrap, nil)
+	errTaggedVersion     = NewError(iwarp.TermDDPTaggedVersion, nil)
+	errInvalidQN         = NewError(iwarp.TermDDPInvalidQN, nil)
+	errNoBuffer          = NewError(iwarp.TermDDPNoBuffer, nil)
+	errMSNRange          = NewError(iwarp.TermDDPMSNRange, nil)
+	errInvalidMO         = NewError(iwarp.TermDDPInvalidMO, nil)
+	errMessageTooLong    = NewError(iwarp.TermDDPMessageTooLong, nil)
+	errUntaggedVersion   = NewError(iwarp.TermDDPUntaggedVersion, nil)
 )
 
 // Causes wrapped inside *Error values (and returned by the local API), for
 // errors.Is.
 var (
-	// ErrTruncated: a segment shorter than its DDP header. RFC 5041 §7.2
-	// has no row for it; the receiver reports it as TypeLocalCatastrophic
+	// errTruncated: a segment shorter than its DDP header. RFC 5041 §7.2
+	// Has no row for it; the receiver reports it as TypeLocalCatastrophic
 	// (see Receiver).
-	ErrTruncated = errors.New("ddp: segment shorter than its DDP header")
-	// ErrVersion: the DV field is not 1 (RFC 5041 §4.1).
-	ErrVersion = errors.New("ddp: DDP version is not 1")
-	// ErrNotTagged: ParseTaggedHeader was given a header with T clear
+	errTruncated = errors.New("ddp: segment shorter than its DDP header")
+	// errVersion: the DV field is not 1 (RFC 5041 §4.1).
+	errVersion = errors.New("ddp: DDP version is not 1")
+	// errNotTagged: ParseTaggedHeader was given a header with T clear
 	// (RFC 5041 §4.1).
-	ErrNotTagged = errors.New("ddp: T bit clear: not a tagged header")
-	// ErrNotUntagged: ParseUntaggedHeader was given a header with T set
+	errNotTagged = errors.New("ddp: T bit clear: not a tagged header")
+	// errNotUntagged: ParseUntaggedHeader was given a header with T set
 	// (RFC 5041 §4.1).
-	ErrNotUntagged = errors.New("ddp: T bit set: not an untagged header")
-	// ErrSTagChanged: a segment of a tagged message in progress names a
+	errNotUntagged = errors.New("ddp: T bit set: not an untagged header")
+	// errSTagChanged: a segment of a tagged message in progress names a
 	// different STag (RFC 5041 §4.2: every segment of a message carries the
 	// same STag), reported as CodeInvalidSTag.
-	ErrSTagChanged = errors.New("ddp: STag changed within a tagged message")
-	// ErrOverlap: a segment would place octets of an untagged message that
+	errSTagChanged = errors.New("ddp: STag changed within a tagged message")
+	// errOverlap: a segment would place octets of an untagged message that
 	// an earlier segment already placed, reported as CodeInvalidMO.
-	ErrOverlap = errors.New("ddp: segment overlaps octets already placed")
-	// ErrHole: the last segment (L=1) of an untagged message arrived while
+	errOverlap = errors.New("ddp: segment overlaps octets already placed")
+	// errHole: the last segment (L=1) of an untagged message arrived while
 	// octets below its MO were never placed, reported as CodeInvalidMO.
-	ErrHole = errors.New("ddp: message has unplaced octets at its last segment")
-	// ErrBeyondLast: octets placed beyond the end given by the last
+	errHole = errors.New("ddp: message has unplaced octets at its last segment")
+	// errBeyondLast: octets placed beyond the end given by the last
 	// segment (RFC 5041 §4.1: the L segment carries the highest MO),
 	// reported as CodeInvalidMO.
-	ErrBeyondLast = errors.New("ddp: octets placed beyond the last segment's end")
-	// ErrIncomplete: a new message began on a queue whose previous message
+	errBeyondLast = errors.New("ddp: octets placed beyond the last segment's end")
+	// errIncomplete: a new message began on a queue whose previous message
 	// never received its last segment, reported as CodeMSNRange.
-	ErrIncomplete = errors.New("ddp: previous message on this queue incomplete")
-	// ErrTargetLength: ULP.TaggedTarget returned a slice of the wrong
+	errIncomplete = errors.New("ddp: previous message on this queue incomplete")
+	// errTargetLength: ULP.TaggedTarget returned a slice of the wrong
 	// length, reported as TypeLocalCatastrophic.
-	ErrTargetLength = errors.New("ddp: ULP placement target has the wrong length")
+	errTargetLength = errors.New("ddp: ULP placement target has the wrong length")
 
-	// ErrMessageTooLarge: SendTagged/SendUntagged given more than
+	// errMessageTooLarge: SendTagged/SendUntagged given more than
 	// MaxMessageLen octets.
-	ErrMessageTooLarge = errors.New("ddp: message longer than 2^32-1 octets")
-	// ErrMULPDUTooSmall: the LLP's MULPDU cannot carry a DDP header plus one
+	errMessageTooLarge = errors.New("ddp: message longer than 2^32-1 octets")
+	// errMULPDUTooSmall: the LLP's MULPDU cannot carry a DDP header plus one
 	// octet of payload.
-	ErrMULPDUTooSmall = errors.New("ddp: MULPDU too small for a DDP header and one octet")
-	// ErrTOWrapSend: SendTagged's TO plus length wraps 64 bits (RFC 5041
+	errMULPDUTooSmall = errors.New("ddp: MULPDU too small for a DDP header and one octet")
+	// errTOWrapSend: SendTagged's TO plus length wraps 64 bits (RFC 5041
 	// §7.1 tagged check 5 would reject it at the Data Sink).
-	ErrTOWrapSend = errors.New("ddp: TO plus message length wraps 64 bits")
+	errTOWrapSend = errors.New("ddp: TO plus message length wraps 64 bits")
 
-	// ErrStopped: PostUntagged after the Receiver failed, was drained, or
+	// errStopped: PostUntagged after the Receiver failed, was drained, or
 	// its LLP stream closed. The wrapping error says which.
-	ErrStopped = errors.New("ddp: receiver stopped")
-	// ErrBadQueue: PostUntagged or Posted for a QN the Receiver does not
+	errStopped = errors.New("ddp: receiver stopped")
+	// errBadQueue: PostUntagged or Posted for a QN the Receiver does not
 	// have.
-	ErrBadQueue = errors.New("ddp: no such queue number")
-	// ErrCreditQueue: PostUntagged on a queue of the Receiver's own
+	errBadQueue = errors.New("ddp: no such queue number")
+	// errCreditQueue: PostUntagged on a queue of the Receiver's own
 	// buffers, or PostCredits on a queue of the ULP's, or with another size
 	// (Receiver.PostCredits).
-	ErrCreditQueue = errors.New("ddp: queue mixes posted buffers and credits")
-	// ErrQueueFull: PostUntagged with 2^31 buffers already waiting on the
+	errCreditQueue = errors.New("ddp: queue mixes posted buffers and credits")
+	// errQueueFull: PostUntagged with 2^31 buffers already waiting on the
 	// queue (the MSN space would become ambiguous, RFC 5041 §4.3).
-	ErrQueueFull = errors.New("ddp: too many buffers posted on queue")
+	errQueueFull = errors.New("ddp: too many buffers posted on queue")
 )

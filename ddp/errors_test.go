@@ -18,18 +18,18 @@ func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 		code  uint8
 		name  string
 	}{
-		{ErrLocalCatastrophic, 0x0, 0x00, "local catastrophic"},
-		{ErrInvalidSTag, 0x1, 0x00, "invalid STag"},
-		{ErrBaseBounds, 0x1, 0x01, "base or bounds violation"},
-		{ErrSTagNotAssociated, 0x1, 0x02, "STag not associated with DDP stream"},
-		{ErrTOWrap, 0x1, 0x03, "TO wrap"},
-		{ErrTaggedVersion, 0x1, 0x04, "invalid DDP version"},
-		{ErrInvalidQN, 0x2, 0x01, "invalid QN"},
-		{ErrNoBuffer, 0x2, 0x02, "invalid MSN - no buffer available"},
-		{ErrMSNRange, 0x2, 0x03, "invalid MSN - MSN range is not valid"},
-		{ErrInvalidMO, 0x2, 0x04, "invalid MO"},
-		{ErrMessageTooLong, 0x2, 0x05, "DDP message too long for available buffer"},
-		{ErrUntaggedVersion, 0x2, 0x06, "invalid DDP version"},
+		{errLocalCatastrophic, 0x0, 0x00, "local catastrophic"},
+		{errInvalidSTag, 0x1, 0x00, "invalid STag"},
+		{errBaseBounds, 0x1, 0x01, "base or bounds violation"},
+		{errSTagNotAssociated, 0x1, 0x02, "STag not associated with DDP stream"},
+		{errTOWrap, 0x1, 0x03, "TO wrap"},
+		{errTaggedVersion, 0x1, 0x04, "invalid DDP version"},
+		{errInvalidQN, 0x2, 0x01, "invalid QN"},
+		{errNoBuffer, 0x2, 0x02, "invalid MSN - no buffer available"},
+		{errMSNRange, 0x2, 0x03, "invalid MSN - MSN range is not valid"},
+		{errInvalidMO, 0x2, 0x04, "invalid MO"},
+		{errMessageTooLong, 0x2, 0x05, "DDP message too long for available buffer"},
+		{errUntaggedVersion, 0x2, 0x06, "invalid DDP version"},
 	}
 	for _, r := range rows {
 		assert.Equal(t, r.typ, r.proto.Type)
@@ -39,17 +39,17 @@ func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 		assert.Equal(t, iwarp.DDPTermCode(r.typ, r.code), r.proto.TermCode())
 		assert.Contains(t, r.proto.Error(), r.name)
 	}
-	assert.Equal(t, iwarp.TermDDPNoBuffer, ErrNoBuffer.TermCode(), "RFC 5040 §4.8: Terminate layer 1 is DDP")
+	assert.Equal(t, iwarp.TermDDPNoBuffer, errNoBuffer.TermCode(), "RFC 5040 §4.8: Terminate layer 1 is DDP")
 }
 
 func TestErrorWrappingIsAs(t *testing.T) {
 	cause := errors.New("cause")
 	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(iwarp.TermDDPNoBuffer, cause)})
-	assert.ErrorIs(t, err, ErrNoBuffer)
-	assert.NotErrorIs(t, err, ErrMSNRange)
-	assert.NotErrorIs(t, err, ErrInvalidSTag)
+	assert.ErrorIs(t, err, errNoBuffer)
+	assert.NotErrorIs(t, err, errMSNRange)
+	assert.NotErrorIs(t, err, errInvalidSTag)
 	assert.ErrorIs(t, err, cause)
-	e, ok := AsError(err)
+	e, ok := asError(err)
 	require.True(t, ok)
 	assert.Equal(t, iwarp.DDPTypeUntagged, e.Type)
 	assert.Equal(t, iwarp.TermDDPNoBuffer.Code, e.Code)
@@ -57,6 +57,6 @@ func TestErrorWrappingIsAs(t *testing.T) {
 	assert.Contains(t, e.Error(), "cause")
 	var re *RecvError
 	require.ErrorAs(t, err, &re)
-	_, ok = AsError(errors.New("plain"))
+	_, ok = asError(errors.New("plain"))
 	assert.False(t, ok)
 }

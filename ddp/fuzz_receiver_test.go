@@ -142,7 +142,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 		mem = append(mem, g)
 		u.register(r.stag, g.buf, r.stream)
 	}
-	r := NewReceiver(u, 4)
+	r := newReceiver(u, 4)
 	if guard {
 		r = NewReceiverGuarded(u, 4, &guardMu)
 	}
@@ -156,7 +156,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 		_, err := r.PostUntagged(qn, g.buf, g.cookie)
 		unlock()
 		if err != nil {
-			if !errors.Is(err, ErrStopped) {
+			if !errors.Is(err, errStopped) {
 				t.Fatalf("post: %v", err)
 			}
 			return
@@ -175,7 +175,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 		err := r.PostCredits(fuzzCreditQN, n, fuzzCreditSize)
 		unlock()
 		if err != nil {
-			if !errors.Is(err, ErrStopped) {
+			if !errors.Is(err, errStopped) {
 				t.Fatalf("post credits: %v", err)
 			}
 			return
@@ -218,7 +218,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 				if first != nil {
 					t.Fatal("segment accepted after a failure")
 				}
-			case drainedOnce && first == nil && errors.Is(err, ErrStopped):
+			case drainedOnce && first == nil && errors.Is(err, errStopped):
 			default:
 				var re *RecvError
 				if !errors.As(err, &re) {
@@ -231,7 +231,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 					break // dropped, RFC 5041 §7.1
 				}
 				first = re
-				if e, ok := AsError(re.Err); ok {
+				if e, ok := asError(re.Err); ok {
 					if !iwarp.ValidDDPCode(e.Type, e.Code) {
 						t.Fatalf("invalid type/code %v", e)
 					}

@@ -142,7 +142,7 @@ func TestGuardedReceiver_DeliverErrorFailsWithoutTheLock(t *testing.T) {
 	assert.Len(t, u.failed, 1)
 	assert.Equal(t, 1, u.closed)
 	_, err = r.PostUntagged(0, make([]byte, 8), 3)
-	require.ErrorIs(t, err, ErrStopped)
+	require.ErrorIs(t, err, errStopped)
 	drained := r.Drain()
 	require.Len(t, drained, 1)
 	assert.Equal(t, uint64(2), drained[0].Cookie)

@@ -41,11 +41,11 @@ func (p *placement) check(mo, end uint64, last bool) error {
 	}
 	if end > mo {
 		if mo < p.prefix {
-			return ErrOverlap
+			return errOverlap
 		}
 		for _, s := range p.extra {
 			if s.start < end && mo < s.end {
-				return ErrOverlap
+				return errOverlap
 			}
 		}
 	}
@@ -54,10 +54,10 @@ func (p *placement) check(mo, end uint64, last bool) error {
 		// after every other segment of the message; with an in-order LLP
 		// every octet must be placed once it has arrived (§5.4).
 		if p.maxEnd > end {
-			return ErrBeyondLast
+			return errBeyondLast
 		}
 		if p.placed+(end-mo) != end {
-			return ErrHole
+			return errHole
 		}
 	}
 	return nil
@@ -148,7 +148,7 @@ type rxQueue struct {
 	credits  uint32
 	credSize uint32
 	// headMSN is the MSN of bufs.front() if any, else the MSN the next
-	// posted buffer receives; it is also the MSN of the next message to
+	// Posted buffer receives; it is also the MSN of the next message to
 	// arrive on this queue. Starts at 1 (RFC 5041 §4.3).
 	headMSN uint32
 	// x holds what only some queues need, made on first use: an idle

@@ -30,50 +30,49 @@ type Posted struct {
 //
 // Receive rules and the choices this implementation makes where RFC 5041
 // leaves room:
-//
-//   - A segment shorter than its DDP header (or empty) has no row in
-//     RFC 5041 §7.2. RFC 5041 §6.2.2 makes "DDP Header has one or more
-//     invalid fields" fatal, and the header's fields cannot even be read, so
-//     it is reported as Type 0x0 Local Catastrophic, Code 0x00, wrapping
-//     ErrTruncated, with an empty RecvError.Header. A bad DV is Type 0x1
-//     Code 0x04 (T=1) or Type 0x2 Code 0x06 (T=0); the DV is checked before
-//     the length.
-//   - Tagged segments (RFC 5041 §7.1 tagged checks): a non-empty segment
-//     whose TO+length wraps 64 bits is Code 0x03 (check 5) before the ULP is
-//     asked; a segment of a message in progress naming a different STag than
-//     its first non-empty segment is Code 0x00 wrapping ErrSTagChanged
-//     (RFC 5041 §4.2); checks 1-4 are the ULP's (TaggedTarget). Zero-length
-//     tagged segments are not checked or placed (RFC 5041 §5.2) but count
-//     toward delivery. FirstTO is the TO of the message's first segment in
-//     arrival order; Length the sum of its payloads.
-//   - Untagged segments (RFC 5041 §7.1 untagged checks, §7.2 codes): after
-//     ULP.CheckUntagged, an unknown QN is 0x01. The LLP delivers in order
-//     and a DDP Data Source posts a message's L segment after all its other
-//     segments (RFC 5041 §4.1), so each queue has at most one message in
-//     progress, the one for its oldest posted buffer; the only acceptable
-//     MSN is that buffer's MSN (the next expected one). That MSN with no
-//     buffer posted is 0x02; any other MSN is 0x03 (wrapping ErrIncomplete
-//     when it is the following MSN and the message in progress never got its
-//     L segment). A non-empty segment with MO at or beyond the buffer's end
-//     is 0x04, with MO+length beyond it 0x05; a zero-length segment only
-//     needs MO <= buffer length. Segments of one message may come in any MO
-//     order; one that would place octets already placed is 0x04 wrapping
-//     ErrOverlap, and an L segment that leaves octets below its end unplaced
-//     is 0x04 wrapping ErrHole (or ErrBeyondLast if octets were placed above
-//     its end, since the L segment carries the highest MO). Zero-length
-//     untagged messages consume a buffer. Messages of different queues may
-//     be interleaved.
-//   - Every check happens before any octet of the segment is placed. On the
-//     first error the Receiver builds a *RecvError (copy of the DDP header,
-//     segment length), calls ULP.Failed once, returns the error from
-//     HandleSegment and drops every later segment (RFC 5041 §7.1). An error
-//     returned by ULP.Deliver is reported the same way with Message set.
-//
-// PostUntagged, Posted and Drain may be called from any goroutine, including
-// from inside the ULP callbacks (a Receiver made by NewReceiverGuarded:
-// with the ULP's lock held). Steady-state placement and delivery allocate
-// nothing.
 type Receiver struct {
+	//   - A segment shorter than its DDP header (or empty) has no row in
+	//     RFC 5041 §7.2. RFC 5041 §6.2.2 makes "DDP Header has one or more
+	//     invalid fields" fatal, and the header's fields cannot even be read, so
+	//     it is reported as Type 0x0 Local Catastrophic, Code 0x00, wrapping
+	//     ErrTruncated, with an empty RecvError.Header. A bad DV is Type 0x1
+	//     Code 0x04 (T=1) or Type 0x2 Code 0x06 (T=0); the DV is checked before
+	//     the length.
+	//   - Tagged segments (RFC 5041 §7.1 tagged checks): a non-empty segment
+	//     whose TO+length wraps 64 bits is Code 0x03 (check 5) before the ULP is
+	//     asked; a segment of a message in progress naming a different STag than
+	//     its first non-empty segment is Code 0x00 wrapping ErrSTagChanged
+	//     (RFC 5041 §4.2); checks 1-4 are the ULP's (TaggedTarget). Zero-length
+	//     Tagged segments are not checked or placed (RFC 5041 §5.2) but count
+	//     toward delivery. FirstTO is the TO of the message's first segment in
+	//     arrival order; Length the sum of its payloads.
+	//   - Untagged segments (RFC 5041 §7.1 untagged checks, §7.2 codes): after
+	//     ULP.CheckUntagged, an unknown QN is 0x01. The LLP delivers in order
+	//     and a DDP Data Source posts a message's L segment after all its other
+	//     segments (RFC 5041 §4.1), so each queue has at most one message in
+	//     progress, the one for its oldest posted buffer; the only acceptable
+	//     MSN is that buffer's MSN (the next expected one). That MSN with no
+	//     buffer posted is 0x02; any other MSN is 0x03 (wrapping ErrIncomplete
+	//     when it is the following MSN and the message in progress never got its
+	//     L segment). A non-empty segment with MO at or beyond the buffer's end
+	//     is 0x04, with MO+length beyond it 0x05; a zero-length segment only
+	//     needs MO <= buffer length. Segments of one message may come in any MO
+	//     order; one that would place octets already placed is 0x04 wrapping
+	//     ErrOverlap, and an L segment that leaves octets below its end unplaced
+	//     is 0x04 wrapping ErrHole (or ErrBeyondLast if octets were placed above
+	//     its end, since the L segment carries the highest MO). Zero-length
+	//     untagged messages consume a buffer. Messages of different queues may
+	//     be interleaved.
+	//   - Every check happens before any octet of the segment is placed. On the
+	//     first error the Receiver builds a *RecvError (copy of the DDP header,
+	//     segment length), calls ULP.Failed once, returns the error from
+	//     HandleSegment and drops every later segment (RFC 5041 §7.1). An error
+	//     returned by ULP.Deliver is reported the same way with Message set.
+	//
+	// PostUntagged, Posted and Drain may be called from any goroutine, including
+	// from inside the ULP callbacks (a Receiver made by NewReceiverGuarded:
+	// with the ULP's lock held). Steady-state placement and delivery allocate
+	// nothing.
 	ulp ULP
 
 	// mu guards queues and stopped: own, or the ULP's (guarded).
@@ -109,11 +108,11 @@ type rxScratch struct {
 	msg Message
 }
 
-// NewReceiver returns a Receiver delivering to ulp with untagged queues
+// newReceiver returns a Receiver delivering to ulp with untagged queues
 // 0..numQueues-1 (RDMAP uses 4: QN 0 Send and Immediate Data, QN 1 Read and
 // Atomic Requests, QN 2 Terminate, QN 3 Atomic Responses; RFC 5040 §5,
 // RFC 7306 §8). It panics if ulp is nil or numQueues < 1.
-func NewReceiver(ulp ULP, numQueues int) *Receiver {
+func newReceiver(ulp ULP, numQueues int) *Receiver {
 	if ulp == nil || numQueues < 1 {
 		panic(fmt.Sprintf("ddp: NewReceiver(%v, %d): need a ULP and at least one queue", ulp, numQueues))
 	}
@@ -127,17 +126,16 @@ func NewReceiver(ulp ULP, numQueues int) *Receiver {
 // Receiver, so that a message costs one lock, not one of each layer's (a
 // ULP such as RDMAP takes its lock for every message anyway, and posts its
 // receive buffers under it):
-//
-//   - the ULP calls PostUntagged, PostCredits, Posted and Drain with mu
-//     held; they do not take it;
-//   - HandleSegment takes mu to check and place an untagged segment, and
-//     holds it while it calls ULP.Deliver, for tagged messages too: Deliver
-//     runs with mu held and must not take it;
-//   - CheckUntagged, TaggedTarget, Failed and Closed are called without mu
-//     (tagged payload is placed without it).
-//
-// It panics if ulp or mu is nil or numQueues < 1.
 func NewReceiverGuarded(ulp ULP, numQueues int, mu *sync.Mutex) *Receiver {
+	//   - the ULP calls PostUntagged, PostCredits, Posted and Drain with mu
+	//     held; they do not take it;
+	//   - HandleSegment takes mu to check and place an untagged segment, and
+	//     holds it while it calls ULP.Deliver, for tagged messages too: Deliver
+	//     runs with mu held and must not take it;
+	//   - CheckUntagged, TaggedTarget, Failed and Closed are called without mu
+	//     (tagged payload is placed without it).
+	//
+	// It panics if ulp or mu is nil or numQueues < 1.
 	if ulp == nil || mu == nil || numQueues < 1 {
 		panic(fmt.Sprintf("ddp: NewReceiverGuarded(%v, %d, %p): need a ULP, a lock and at least one queue", ulp, numQueues, mu))
 	}
@@ -198,14 +196,14 @@ func (r *Receiver) admitPost(qn uint32) error {
 		return r.stopped
 	}
 	if uint64(qn) >= uint64(len(r.queues)) {
-		return fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
+		return fmt.Errorf("ddp: post QN %d of %d: %w", qn, len(r.queues), errBadQueue)
 	}
 	q := &r.queues[qn]
 	if q.credSize > 0 {
-		return fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, ErrCreditQueue)
+		return fmt.Errorf("ddp: post a buffer on QN %d: %w", qn, errCreditQueue)
 	}
 	if q.bufs.Len() >= math.MaxInt32 {
-		return fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
+		return fmt.Errorf("ddp: post QN %d: %w", qn, errQueueFull)
 	}
 	return nil
 }
@@ -220,33 +218,32 @@ func (r *Receiver) admitPost(qn uint32) error {
 // each delivery consumes one buffer, and the ULP posts one back (n = 1)
 // when it is ready for another message. The checks of RFC 5041 §7.1 are
 // those of posted buffers (no buffer: 0x02, beyond size: 0x04/0x05).
-//
-// The first call makes qn a credit queue; it fails with ErrCreditQueue if
-// buffers were posted on qn with PostUntagged or size differs from the
-// first call's, ErrBadQueue for an unknown qn, ErrQueueFull past 2^31
-// buffers, and an error wrapping ErrStopped after a receive failure,
-// Drain or the end of the LLP stream. Drain returns nothing for a credit
-// queue. Safe for concurrent use.
 func (r *Receiver) PostCredits(qn uint32, n, size int) error {
+	// The first call makes qn a credit queue; it fails with ErrCreditQueue if
+	// buffers were posted on qn with PostUntagged or size differs from the
+	// first call's, ErrBadQueue for an unknown qn, ErrQueueFull past 2^31
+	// buffers, and an error wrapping ErrStopped after a receive failure,
+	// Drain or the end of the LLP stream. Drain returns nothing for a credit
+	// queue. Safe for concurrent use.
 	r.lock()
 	defer r.unlock()
 	if r.stopped != nil {
 		return r.stopped
 	}
 	if uint64(qn) >= uint64(len(r.queues)) {
-		return fmt.Errorf("ddp: post credits on QN %d of %d: %w", qn, len(r.queues), ErrBadQueue)
+		return fmt.Errorf("ddp: post credits on QN %d of %d: %w", qn, len(r.queues), errBadQueue)
 	}
 	if n < 0 || size <= 0 || size > math.MaxUint32 {
-		return fmt.Errorf("ddp: post %d credits of %d octets on QN %d: %w", n, size, qn, ErrCreditQueue)
+		return fmt.Errorf("ddp: post %d credits of %d octets on QN %d: %w", n, size, qn, errCreditQueue)
 	}
 	q := &r.queues[qn]
 	switch {
 	case q.credSize == 0 && q.bufs.Len() > 0:
-		return fmt.Errorf("ddp: post credits on QN %d, which holds posted buffers: %w", qn, ErrCreditQueue)
+		return fmt.Errorf("ddp: post credits on QN %d, which holds posted buffers: %w", qn, errCreditQueue)
 	case q.credSize != 0 && q.credSize != uint32(size):
-		return fmt.Errorf("ddp: post credits of %d octets on QN %d, whose credits are %d: %w", size, qn, q.credSize, ErrCreditQueue)
+		return fmt.Errorf("ddp: post credits of %d octets on QN %d, whose credits are %d: %w", size, qn, q.credSize, errCreditQueue)
 	case uint64(q.credits)+uint64(n) > 1<<31:
-		return fmt.Errorf("ddp: post QN %d: %w", qn, ErrQueueFull)
+		return fmt.Errorf("ddp: post QN %d: %w", qn, errQueueFull)
 	}
 	q.credSize = uint32(size)
 	q.credits += uint32(n)
@@ -275,7 +272,7 @@ func (r *Receiver) Drain() []Posted {
 	defer r.unlock()
 	r.drained.Store(true)
 	if r.stopped == nil {
-		r.stopped = fmt.Errorf("%w: drained", ErrStopped)
+		r.stopped = fmt.Errorf("%w: drained", errStopped)
 	}
 	var out []Posted
 	for qn := range r.queues {
@@ -304,14 +301,14 @@ func (r *Receiver) HandleClosed(err error) {
 		if cause == nil {
 			cause = llp.ErrClosed
 		}
-		r.stopped = fmt.Errorf("%w: LLP stream ended: %w", ErrStopped, cause)
+		r.stopped = fmt.Errorf("%w: LLP stream ended: %w", errStopped, cause)
 	}
 	r.mu.Unlock()
 	r.ulp.Closed(err)
 }
 
 // HandleSegment implements llp.Handler: it validates, places and, on the
-// last segment of a message, delivers one DDP segment (see Receiver). It
+// Last segment of a message, delivers one DDP segment (see Receiver). It
 // returns nil, or the *RecvError of the first failure (also for every
 // segment after it), or an error wrapping ErrStopped after Drain.
 func (r *Receiver) HandleSegment(b []byte) error {
@@ -319,7 +316,7 @@ func (r *Receiver) HandleSegment(b []byte) error {
 		return r.failure
 	}
 	if r.drained.Load() {
-		return fmt.Errorf("ddp: segment dropped: %w: drained", ErrStopped)
+		return fmt.Errorf("ddp: segment dropped: %w: drained", errStopped)
 	}
 	if r.scr == nil {
 		r.scr = new(rxScratch)
@@ -342,7 +339,7 @@ func (r *Receiver) handleTagged(b []byte) error {
 	if n > 0 {
 		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
 		if r.tag.active && r.tag.haveTag && h.STag != r.tag.stag {
-			return r.fail(b, NewError(iwarp.TermDDPInvalidSTag, ErrSTagChanged), nil)
+			return r.fail(b, NewError(iwarp.TermDDPInvalidSTag, errSTagChanged), nil)
 		}
 		if h.TO > math.MaxUint64-uint64(n) { // RFC 5041 §7.1 tagged check 5
 			return r.fail(b, NewError(iwarp.TermDDPTOWrap, nil), nil)
@@ -353,7 +350,7 @@ func (r *Receiver) handleTagged(b []byte) error {
 		}
 		if len(dst) != n {
 			return r.fail(b, NewError(iwarp.TermDDPLocalCatastrophic,
-				fmt.Errorf("%w: %d octets for a %d-octet payload", ErrTargetLength, len(dst), n)), nil)
+				fmt.Errorf("%w: %d octets for a %d-octet payload", errTargetLength, len(dst), n)), nil)
 		}
 		copy(dst, payload)
 	}
@@ -395,7 +392,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	r.mu.Lock()
 	if r.drained.Load() {
 		r.mu.Unlock()
-		return fmt.Errorf("ddp: segment dropped: %w: drained", ErrStopped)
+		return fmt.Errorf("ddp: segment dropped: %w: drained", errStopped)
 	}
 	q := &r.queues[h.QN]
 	if e := r.checkUntagged(q, h, mo, end); e != nil {
@@ -437,7 +434,7 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	if h.MSN != q.headMSN { // check 5
 		e := NewError(iwarp.TermDDPMSNRange, nil)
 		if q.placed().inProgress() && h.MSN == q.headMSN+1 {
-			e.Err = ErrIncomplete
+			e.Err = errIncomplete
 		}
 		return e
 	}
@@ -498,7 +495,7 @@ func (r *Receiver) fail(b []byte, cause error, m *Message) error {
 	r.failure = re
 	r.mu.Lock()
 	if r.stopped == nil {
-		r.stopped = fmt.Errorf("%w after receive failure: %w", ErrStopped, re)
+		r.stopped = fmt.Errorf("%w after receive failure: %w", errStopped, re)
 	}
 	r.mu.Unlock()
 	r.ulp.Failed(re)

@@ -16,7 +16,7 @@ import (
 func newRx(t *testing.T, numQueues int) (*Receiver, *testULP) {
 	t.Helper()
 	u := newTestULP()
-	return NewReceiver(u, numQueues), u
+	return newReceiver(u, numQueues), u
 }
 
 func post(t *testing.T, r *Receiver, qn uint32, buf []byte, cookie uint64) uint32 {
@@ -228,49 +228,49 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 		}
 	}
 	cases := []rxErrCase{
-		{name: "T0 empty segment", bad: []byte{}, want: ErrLocalCatastrophic, cause: ErrTruncated, noHdr: true},
-		{name: "T0 truncated tagged header", bad: []byte{0xc1, 0, 0, 0, 1}, want: ErrLocalCatastrophic, cause: ErrTruncated, noHdr: true},
-		{name: "T0 truncated untagged header", bad: untaggedSeg(true, 0, 1, 0, nil)[:17], want: ErrLocalCatastrophic, cause: ErrTruncated, noHdr: true},
-		{name: "T1 C0 invalid STag (check 1)", bad: taggedSeg(true, 0, 99, 0, []byte{1}), want: ErrInvalidSTag},
+		{name: "T0 empty segment", bad: []byte{}, want: errLocalCatastrophic, cause: errTruncated, noHdr: true},
+		{name: "T0 truncated tagged header", bad: []byte{0xc1, 0, 0, 0, 1}, want: errLocalCatastrophic, cause: errTruncated, noHdr: true},
+		{name: "T0 truncated untagged header", bad: untaggedSeg(true, 0, 1, 0, nil)[:17], want: errLocalCatastrophic, cause: errTruncated, noHdr: true},
+		{name: "T1 C0 invalid STag (check 1)", bad: taggedSeg(true, 0, 99, 0, []byte{1}), want: errInvalidSTag},
 		{name: "T1 C0 STag changed within message (§4.2)", ok: [][]byte{taggedSeg(false, 0, 1, 0, []byte{1})},
-			bad: taggedSeg(true, 0, 3, 1, []byte{1}), want: ErrInvalidSTag, cause: ErrSTagChanged},
-		{name: "T1 C1 TO beyond bounds (check 3)", bad: taggedSeg(true, 0, 1, 64, []byte{1}), want: ErrBaseBounds},
-		{name: "T1 C1 TO+len beyond bounds (check 4)", bad: taggedSeg(true, 0, 1, 60, []byte{1, 2, 3, 4, 5}), want: ErrBaseBounds},
-		{name: "T1 C2 STag of another stream (§8.2)", bad: taggedSeg(true, 0, 2, 0, []byte{1}), want: ErrSTagNotAssociated},
-		{name: "T1 C3 TO wrap (check 5)", bad: taggedSeg(true, 0, 1, math.MaxUint64-2, []byte{1, 2, 3, 4}), want: ErrTOWrap},
-		{name: "T1 C4 tagged DV 2", bad: func() []byte { b := taggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0xc2; return b }(), want: ErrTaggedVersion, cause: ErrVersion},
-		{name: "T2 C1 invalid QN (check 1)", bad: untaggedSeg(true, 4, 1, 0, []byte{1}), want: ErrInvalidQN},
-		{name: "T2 C1 huge QN", bad: untaggedSeg(true, 0xffffffff, 1, 0, nil), want: ErrInvalidQN},
+			bad: taggedSeg(true, 0, 3, 1, []byte{1}), want: errInvalidSTag, cause: errSTagChanged},
+		{name: "T1 C1 TO beyond bounds (check 3)", bad: taggedSeg(true, 0, 1, 64, []byte{1}), want: errBaseBounds},
+		{name: "T1 C1 TO+len beyond bounds (check 4)", bad: taggedSeg(true, 0, 1, 60, []byte{1, 2, 3, 4, 5}), want: errBaseBounds},
+		{name: "T1 C2 STag of another stream (§8.2)", bad: taggedSeg(true, 0, 2, 0, []byte{1}), want: errSTagNotAssociated},
+		{name: "T1 C3 TO wrap (check 5)", bad: taggedSeg(true, 0, 1, math.MaxUint64-2, []byte{1, 2, 3, 4}), want: errTOWrap},
+		{name: "T1 C4 tagged DV 2", bad: func() []byte { b := taggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0xc2; return b }(), want: errTaggedVersion, cause: errVersion},
+		{name: "T2 C1 invalid QN (check 1)", bad: untaggedSeg(true, 4, 1, 0, []byte{1}), want: errInvalidQN},
+		{name: "T2 C1 huge QN", bad: untaggedSeg(true, 0xffffffff, 1, 0, nil), want: errInvalidQN},
 		{name: "T2 C2 no buffer posted (check 2)", setup: func(r *Receiver, u *testULP) {},
-			bad: untaggedSeg(true, 3, 1, 0, []byte{1}), want: ErrNoBuffer},
+			bad: untaggedSeg(true, 3, 1, 0, []byte{1}), want: errNoBuffer},
 		{name: "T2 C2 zero-length message needs a buffer too", setup: func(r *Receiver, u *testULP) {},
-			bad: untaggedSeg(true, 0, 1, 0, nil), want: ErrNoBuffer},
+			bad: untaggedSeg(true, 0, 1, 0, nil), want: errNoBuffer},
 		{name: "T2 C2 next MSN after buffers used up", ok: [][]byte{untaggedSeg(true, 0, 1, 0, []byte{1})},
-			bad: untaggedSeg(true, 0, 2, 0, []byte{1}), want: ErrNoBuffer},
+			bad: untaggedSeg(true, 0, 2, 0, []byte{1}), want: errNoBuffer},
 		{name: "T2 C3 MSN skips ahead (check 5)", setup: func(r *Receiver, u *testULP) {
 			_, _ = r.PostUntagged(0, make([]byte, 8), 1)
 			_, _ = r.PostUntagged(0, make([]byte, 8), 2)
-		}, bad: untaggedSeg(true, 0, 2, 0, []byte{1}), want: ErrMSNRange},
-		{name: "T2 C3 MSN 0 first", bad: untaggedSeg(true, 0, 0, 0, []byte{1}), want: ErrMSNRange},
+		}, bad: untaggedSeg(true, 0, 2, 0, []byte{1}), want: errMSNRange},
+		{name: "T2 C3 MSN 0 first", bad: untaggedSeg(true, 0, 0, 0, []byte{1}), want: errMSNRange},
 		{name: "T2 C3 MSN already delivered", ok: [][]byte{untaggedSeg(true, 1, 1, 0, []byte{1})},
-			bad: untaggedSeg(true, 1, 1, 1, []byte{1}), want: ErrMSNRange},
+			bad: untaggedSeg(true, 1, 1, 1, []byte{1}), want: errMSNRange},
 		{name: "T2 C3 next message before last segment", ok: [][]byte{untaggedSeg(false, 0, 1, 0, []byte{1})},
-			bad: untaggedSeg(true, 0, 2, 0, []byte{1}), want: ErrMSNRange, cause: ErrIncomplete},
-		{name: "T2 C4 MO at buffer end (check 3)", bad: untaggedSeg(true, 0, 1, 32, []byte{1}), want: ErrInvalidMO},
-		{name: "T2 C4 MO huge", bad: untaggedSeg(false, 0, 1, 0xffffffff, []byte{1, 2}), want: ErrInvalidMO},
-		{name: "T2 C4 zero-length MO beyond buffer", bad: untaggedSeg(true, 0, 1, 33, nil), want: ErrInvalidMO},
+			bad: untaggedSeg(true, 0, 2, 0, []byte{1}), want: errMSNRange, cause: errIncomplete},
+		{name: "T2 C4 MO at buffer end (check 3)", bad: untaggedSeg(true, 0, 1, 32, []byte{1}), want: errInvalidMO},
+		{name: "T2 C4 MO huge", bad: untaggedSeg(false, 0, 1, 0xffffffff, []byte{1, 2}), want: errInvalidMO},
+		{name: "T2 C4 zero-length MO beyond buffer", bad: untaggedSeg(true, 0, 1, 33, nil), want: errInvalidMO},
 		{name: "T2 C4 overlap", ok: [][]byte{untaggedSeg(false, 0, 1, 4, []byte{1, 2, 3, 4})},
-			bad: untaggedSeg(false, 0, 1, 7, []byte{1, 2}), want: ErrInvalidMO, cause: ErrOverlap},
+			bad: untaggedSeg(false, 0, 1, 7, []byte{1, 2}), want: errInvalidMO, cause: errOverlap},
 		{name: "T2 C4 overlap of prefix", ok: [][]byte{untaggedSeg(false, 0, 1, 0, []byte{1, 2, 3, 4})},
-			bad: untaggedSeg(false, 0, 1, 0, []byte{1}), want: ErrInvalidMO, cause: ErrOverlap},
+			bad: untaggedSeg(false, 0, 1, 0, []byte{1}), want: errInvalidMO, cause: errOverlap},
 		{name: "T2 C4 hole at L", ok: [][]byte{untaggedSeg(false, 0, 1, 0, []byte{1, 2})},
-			bad: untaggedSeg(true, 0, 1, 4, []byte{1, 2}), want: ErrInvalidMO, cause: ErrHole},
-		{name: "T2 C4 L alone at MO>0", bad: untaggedSeg(true, 0, 1, 4, []byte{1}), want: ErrInvalidMO, cause: ErrHole},
+			bad: untaggedSeg(true, 0, 1, 4, []byte{1, 2}), want: errInvalidMO, cause: errHole},
+		{name: "T2 C4 L alone at MO>0", bad: untaggedSeg(true, 0, 1, 4, []byte{1}), want: errInvalidMO, cause: errHole},
 		{name: "T2 C4 L below placed octets", ok: [][]byte{untaggedSeg(false, 0, 1, 10, []byte{1, 2})},
-			bad: untaggedSeg(true, 0, 1, 0, []byte{1, 2}), want: ErrInvalidMO, cause: ErrBeyondLast},
-		{name: "T2 C5 MO+len beyond buffer (check 4)", bad: untaggedSeg(true, 0, 1, 30, []byte{1, 2, 3}), want: ErrMessageTooLong},
-		{name: "T2 C5 message longer than buffer", bad: untaggedSeg(true, 0, 1, 0, make([]byte, 33)), want: ErrMessageTooLong},
-		{name: "T2 C6 untagged DV 0", bad: func() []byte { b := untaggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0x40; return b }(), want: ErrUntaggedVersion, cause: ErrVersion},
+			bad: untaggedSeg(true, 0, 1, 0, []byte{1, 2}), want: errInvalidMO, cause: errBeyondLast},
+		{name: "T2 C5 MO+len beyond buffer (check 4)", bad: untaggedSeg(true, 0, 1, 30, []byte{1, 2, 3}), want: errMessageTooLong},
+		{name: "T2 C5 message longer than buffer", bad: untaggedSeg(true, 0, 1, 0, make([]byte, 33)), want: errMessageTooLong},
+		{name: "T2 C6 untagged DV 0", bad: func() []byte { b := untaggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0x40; return b }(), want: errUntaggedVersion, cause: errVersion},
 		{name: "ULP CheckUntagged error", setup: func(r *Receiver, u *testULP) {
 			reg(r, u)
 			u.checkErr = func(h *UntaggedHeader) error {
@@ -306,7 +306,7 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 			if tc.cause != nil {
 				assert.ErrorIs(t, err, tc.cause)
 			}
-			if e, ok := AsError(err); ok {
+			if e, ok := asError(err); ok {
 				assert.True(t, iwarp.ValidDDPCode(e.Type, e.Code), "%v", e)
 				want := tc.want.(*Error)
 				assert.Equal(t, want.Type, e.Type)
@@ -333,7 +333,7 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 			assert.Len(t, delivered, len(okDelivered), "nothing delivered after the error")
 
 			_, perr := r.PostUntagged(0, make([]byte, 4), 0)
-			assert.ErrorIs(t, perr, ErrStopped)
+			assert.ErrorIs(t, perr, errStopped)
 			assert.ErrorIs(t, perr, tc.want)
 
 			// Nothing posted is lost: Drain returns every undelivered buffer.
@@ -368,10 +368,10 @@ func (w wrongLenULP) TaggedTarget(h *TaggedHeader, length int) ([]byte, error) {
 
 func TestReceiverTaggedTargetWrongLength(t *testing.T) {
 	u := newTestULP()
-	r := NewReceiver(wrongLenULP{u}, 1)
+	r := newReceiver(wrongLenULP{u}, 1)
 	err := r.HandleSegment(taggedSeg(true, 0, 1, 0, []byte{1, 2}))
-	assert.ErrorIs(t, err, ErrLocalCatastrophic)
-	assert.ErrorIs(t, err, ErrTargetLength)
+	assert.ErrorIs(t, err, errLocalCatastrophic)
+	assert.ErrorIs(t, err, errTargetLength)
 }
 
 // An error returned by ULP.Deliver fails the stream with Message set.
@@ -427,11 +427,11 @@ func TestReceiverDrain(t *testing.T) {
 	assert.Empty(t, r.Drain())
 
 	_, err := r.PostUntagged(0, make([]byte, 1), 1)
-	assert.ErrorIs(t, err, ErrStopped)
+	assert.ErrorIs(t, err, errStopped)
 	err = r.HandleSegment(untaggedSeg(true, 0, 3, 0, nil))
-	assert.ErrorIs(t, err, ErrStopped)
+	assert.ErrorIs(t, err, errStopped)
 	err = r.HandleSegment(taggedSeg(true, 0, 1, 0, nil))
-	assert.ErrorIs(t, err, ErrStopped)
+	assert.ErrorIs(t, err, errStopped)
 	delivered, failed := u.snapshot()
 	assert.Empty(t, failed)
 	assert.Len(t, delivered, 1)
@@ -446,7 +446,7 @@ func TestReceiverHandleClosedOnce(t *testing.T) {
 	assert.Equal(t, []error{nil}, u.closed)
 	u.mu.Unlock()
 	_, err := r.PostUntagged(0, nil, 2)
-	assert.ErrorIs(t, err, ErrStopped)
+	assert.ErrorIs(t, err, errStopped)
 	assert.ErrorIs(t, err, llp.ErrClosed)
 	assert.Len(t, r.Drain(), 1, "buffers posted before the close are still returned")
 
@@ -462,11 +462,11 @@ func TestReceiverHandleClosedOnce(t *testing.T) {
 func TestReceiverPostErrors(t *testing.T) {
 	r, _ := newRx(t, 2)
 	_, err := r.PostUntagged(2, nil, 0)
-	assert.ErrorIs(t, err, ErrBadQueue)
+	assert.ErrorIs(t, err, errBadQueue)
 	assert.Zero(t, r.Posted(2))
 	assert.Zero(t, r.Posted(math.MaxUint32))
-	assert.Panics(t, func() { NewReceiver(newTestULP(), 0) })
-	assert.Panics(t, func() { NewReceiver(nil, 4) })
+	assert.Panics(t, func() { newReceiver(newTestULP(), 0) })
+	assert.Panics(t, func() { newReceiver(nil, 4) })
 }
 
 // repostULP re-posts every delivered buffer from inside Deliver.
@@ -488,7 +488,7 @@ func (p *repostULP) Deliver(m *Message) error {
 func TestReceiverConcurrentPosting(t *testing.T) {
 	u := newTestULP()
 	p := &repostULP{testULP: u}
-	r := NewReceiver(p, 2)
+	r := newReceiver(p, 2)
 	p.r = r
 	post(t, r, 0, make([]byte, 16), 0)
 
@@ -534,21 +534,21 @@ func TestPlacementMerging(t *testing.T) {
 	add(0, 10)
 	assert.Equal(t, uint64(40), p.prefix)
 	assert.Equal(t, []span{{45, 60}}, p.extra)
-	assert.ErrorIs(t, p.check(39, 41, false), ErrOverlap)
-	assert.ErrorIs(t, p.check(44, 46, false), ErrOverlap)
-	assert.ErrorIs(t, p.check(60, 61, true), ErrHole)
+	assert.ErrorIs(t, p.check(39, 41, false), errOverlap)
+	assert.ErrorIs(t, p.check(44, 46, false), errOverlap)
+	assert.ErrorIs(t, p.check(60, 61, true), errHole)
 	add(40, 45)
 	assert.Equal(t, uint64(60), p.prefix)
 	assert.Empty(t, p.extra)
 	require.NoError(t, p.check(60, 61, true))
 	require.NoError(t, p.check(60, 60, true), "zero-length L at the end")
-	assert.ErrorIs(t, p.check(59, 59, true), ErrBeyondLast)
+	assert.ErrorIs(t, p.check(59, 59, true), errBeyondLast)
 }
 
 // Steady-state placement and delivery allocate nothing.
 func TestReceiverZeroAllocs(t *testing.T) {
 	u := &benchULP{mem: make([]byte, 1<<20)}
-	r := NewReceiver(u, 4)
+	r := newReceiver(u, 4)
 	u.r = r
 	for i := 0; i < 4; i++ {
 		_, err := r.PostUntagged(0, make([]byte, 4096), uint64(i))
@@ -594,7 +594,7 @@ type benchULP struct {
 
 func (b *benchULP) TaggedTarget(h *TaggedHeader, n int) ([]byte, error) {
 	if h.TO >= uint64(len(b.mem)) || h.TO+uint64(n) > uint64(len(b.mem)) {
-		return nil, ErrBaseBounds
+		return nil, errBaseBounds
 	}
 	return b.mem[h.TO : h.TO+uint64(n)], nil
 }
@@ -614,7 +614,7 @@ func (b *benchULP) Closed(error)          {}
 // messages.
 func BenchmarkPlaceTagged(b *testing.B) {
 	u := &benchULP{mem: make([]byte, 64<<10)}
-	r := NewReceiver(u, 4)
+	r := newReceiver(u, 4)
 	u.r = r
 	var segs [][]byte
 	const room = 1448 - iwarp.DDPTaggedHeaderLen
@@ -640,7 +640,7 @@ func BenchmarkPlaceTagged(b *testing.B) {
 // 64 KiB messages, buffers re-posted on delivery.
 func BenchmarkPlaceUntagged(b *testing.B) {
 	u := &benchULP{}
-	r := NewReceiver(u, 4)
+	r := newReceiver(u, 4)
 	u.r = r
 	for i := 0; i < 4; i++ {
 		if _, err := r.PostUntagged(0, make([]byte, 64<<10), uint64(i)); err != nil {

@@ -19,7 +19,7 @@ type Segment struct {
 }
 
 // Last reports the L flag of whichever header the segment has.
-func (s *Segment) Last() bool {
+func (s *Segment) last() bool {
 	if s.Tagged {
 		return s.Tag.Last
 	}
@@ -30,7 +30,7 @@ func (s *Segment) Last() bool {
 // It allocates nothing; s.Payload aliases b. On error s is left zeroed
 // except that s.Tagged reflects the T flag when b is not empty. Errors are
 // those of ParseControl, ParseTaggedHeader and ParseUntaggedHeader: the
-// version errors of RFC 5041 §7.2 (Type 0x1 Code 0x04, Type 0x2 Code 0x06)
+// Version errors of RFC 5041 §7.2 (Type 0x1 Code 0x04, Type 0x2 Code 0x06)
 // and, for a segment shorter than its header, TypeLocalCatastrophic wrapping
 // ErrTruncated.
 func ParseSegment(b []byte, s *Segment) error {
@@ -53,7 +53,7 @@ func ParseSegment(b []byte, s *Segment) error {
 	}
 	*s = Segment{}
 	if len(b) == 0 {
-		_, _, err := ParseControl(b)
+		_, _, err := parseControl(b)
 		return err
 	}
 	s.Tagged = Control(b[0]).Tagged()
@@ -75,7 +75,7 @@ func ParseSegment(b []byte, s *Segment) error {
 }
 
 // Append appends the segment's wire image (header, then payload) to b.
-func (s *Segment) Append(b []byte) []byte {
+func (s *Segment) append(b []byte) []byte {
 	if s.Tagged {
 		b = s.Tag.Append(b)
 	} else {
@@ -85,7 +85,7 @@ func (s *Segment) Append(b []byte) []byte {
 }
 
 // Len returns the segment's length on the wire: header plus payload.
-func (s *Segment) Len() int {
+func (s *Segment) len() int {
 	if s.Tagged {
 		return iwarp.DDPTaggedHeaderLen + len(s.Payload)
 	}

@@ -17,24 +17,24 @@ func TestParseSegment_RFC5041_4_4(t *testing.T) {
 	var s Segment
 	require.NoError(t, ParseSegment(tagged, &s))
 	assert.True(t, s.Tagged)
-	assert.True(t, s.Last())
+	assert.True(t, s.last())
 	assert.Equal(t, TaggedHeader{Last: true, RsvdULP: 0x40, STag: 0x12345678, TO: 0x1122334455667788}, s.Tag)
 	assert.Equal(t, iwarp.DDPTaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("hi"), s.Payload)
 	assert.Equal(t, &tagged[14], &s.Payload[0], "payload aliases the input")
-	assert.Equal(t, tagged, s.Append(nil))
-	assert.Equal(t, len(tagged), s.Len())
+	assert.Equal(t, tagged, s.append(nil))
+	assert.Equal(t, len(tagged), s.len())
 
 	untagged := []byte{0x01, 0x43, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 4, 'x'}
 	require.NoError(t, ParseSegment(untagged, &s))
 	assert.False(t, s.Tagged)
-	assert.False(t, s.Last())
+	assert.False(t, s.last())
 	assert.Equal(t, UntaggedHeader{RsvdULP: [5]byte{0x43}, QN: 1, MSN: 9, MO: 4}, s.Untag)
 	assert.Equal(t, TaggedHeader{}, s.Tag, "stale tagged header cleared")
 	assert.Equal(t, iwarp.DDPUntaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("x"), s.Payload)
-	assert.Equal(t, untagged, s.Append(nil))
-	assert.Equal(t, len(untagged), s.Len())
+	assert.Equal(t, untagged, s.append(nil))
+	assert.Equal(t, len(untagged), s.len())
 
 	// Header only: empty payload (zero-length message, RFC 5041 §5.2).
 	require.NoError(t, ParseSegment(untagged[:iwarp.DDPUntaggedHeaderLen], &s))
@@ -47,13 +47,13 @@ func TestParseSegmentErrors(t *testing.T) {
 		b    []byte
 		want error
 	}{
-		{"empty", nil, ErrTruncated},
-		{"tagged short", []byte{0xc1, 0, 0}, ErrTruncated},
-		{"untagged short", make([]byte, 17), ErrUntaggedVersion}, // DV=0 checked first
-		{"untagged short DV ok", append([]byte{0x41}, make([]byte, 16)...), ErrTruncated},
-		{"tagged DV 0", append([]byte{0x80}, make([]byte, 13)...), ErrTaggedVersion},
-		{"tagged DV 3", append([]byte{0xc3}, make([]byte, 13)...), ErrTaggedVersion},
-		{"untagged DV 2", append([]byte{0x02}, make([]byte, 17)...), ErrUntaggedVersion},
+		{"empty", nil, errTruncated},
+		{"tagged short", []byte{0xc1, 0, 0}, errTruncated},
+		{"untagged short", make([]byte, 17), errUntaggedVersion}, // DV=0 checked first
+		{"untagged short DV ok", append([]byte{0x41}, make([]byte, 16)...), errTruncated},
+		{"tagged DV 0", append([]byte{0x80}, make([]byte, 13)...), errTaggedVersion},
+		{"tagged DV 3", append([]byte{0xc3}, make([]byte, 13)...), errTaggedVersion},
+		{"untagged DV 2", append([]byte{0x02}, make([]byte, 17)...), errUntaggedVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,7 +112,7 @@ func FuzzParseSegment(f *testing.F) {
 		}
 		want := append([]byte{}, b...)
 		want[0] &^= byte(iwarp.DDPControlRsvdMask)
-		if got := s.Append(nil); !bytes.Equal(got, want) {
+		if got := s.append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip mismatch")
 		}
 	})

@@ -8,20 +8,20 @@ type TaggedHeader = iwarp.DDPTaggedHeader
 
 // ParseTaggedHeader parses a tagged DDP header at the start of b. It returns
 // the header and iwarp.DDPTaggedHeaderLen octets consumed, or an error: the
-// version error of ParseControl (Type 0x1, Code 0x04) if DV is not 1; a
+// Version error of ParseControl (Type 0x1, Code 0x04) if DV is not 1; a
 // plain error wrapping ErrNotTagged if T is clear; a *Error of
 // TypeLocalCatastrophic wrapping ErrTruncated if b is shorter than the
 // header. Reserved bits are not checked (RFC 5041 §4.1).
 func ParseTaggedHeader(b []byte) (TaggedHeader, int, error) {
-	c, _, err := ParseControl(b)
+	c, _, err := parseControl(b)
 	if err != nil {
 		return TaggedHeader{}, 0, err
 	}
 	if !c.Tagged() {
-		return TaggedHeader{}, 0, ErrNotTagged
+		return TaggedHeader{}, 0, errNotTagged
 	}
 	if len(b) < iwarp.DDPTaggedHeaderLen {
-		return TaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
+		return TaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, errTruncated)
 	}
 	var h TaggedHeader
 	h.Decode(b)

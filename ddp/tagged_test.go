@@ -68,22 +68,22 @@ func TestParseTaggedHeaderErrors(t *testing.T) {
 	good := (&TaggedHeader{STag: 1}).Append(nil)
 	for n := 1; n < iwarp.DDPTaggedHeaderLen; n++ {
 		_, c, err := ParseTaggedHeader(good[:n])
-		assert.ErrorIs(t, err, ErrTruncated, "len %d", n)
-		assert.ErrorIs(t, err, ErrLocalCatastrophic)
+		assert.ErrorIs(t, err, errTruncated, "len %d", n)
+		assert.ErrorIs(t, err, errLocalCatastrophic)
 		assert.Zero(t, c)
 	}
 	_, _, err := ParseTaggedHeader(nil)
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, errTruncated)
 
 	// RFC 5041 §7.2: Type 1 Code 0x04 for a tagged header with DV != 1.
 	bad := append([]byte{}, good...)
 	bad[0] = 0x82
 	_, _, err = ParseTaggedHeader(bad)
-	assert.ErrorIs(t, err, ErrTaggedVersion)
+	assert.ErrorIs(t, err, errTaggedVersion)
 
 	untagged := (&UntaggedHeader{}).Append(nil)
 	_, _, err = ParseTaggedHeader(untagged)
-	assert.ErrorIs(t, err, ErrNotTagged)
+	assert.ErrorIs(t, err, errNotTagged)
 }
 
 func FuzzParseTaggedHeader(f *testing.F) {
@@ -99,7 +99,7 @@ func FuzzParseTaggedHeader(f *testing.F) {
 				t.Fatalf("consumed %d on error", n)
 			}
 			var e *Error
-			if !errors.Is(err, ErrNotTagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
+			if !errors.Is(err, errNotTagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

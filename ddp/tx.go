@@ -8,10 +8,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// MaxMessageLen is the largest DDP message: the untagged MO is 32 bits
+// maxMessageLen is the largest DDP message: the untagged MO is 32 bits
 // (RFC 5041 §4.3), and this implementation applies the same limit to tagged
 // messages.
-const MaxMessageLen = math.MaxUint32
+const maxMessageLen = math.MaxUint32
 
 // Sender is the Data Source side of one DDP Stream (RFC 5041 §5.2, §5.3): it
 // segments ULP messages to the LLP's MULPDU and writes the DDP headers.
@@ -78,7 +78,7 @@ func (s *Sender) send(hdr, payload []byte, last bool) error {
 // NextMSN returns the MSN the next SendUntagged on qn will use: 1 for a
 // fresh queue, then increasing by one and wrapping from 0xFFFFFFFF to 0
 // (RFC 5041 §4.3).
-func (s *Sender) NextMSN(qn uint32) uint32 {
+func (s *Sender) nextMSN(qn uint32) uint32 {
 	if qn < uint32(len(s.lastMSN)) {
 		return s.lastMSN[qn] + 1
 	}
@@ -103,7 +103,7 @@ func (s *Sender) setLastMSN(qn, msn uint32) {
 func (s *Sender) room(hdrLen int) (int, error) {
 	m := s.llp.MULPDU()
 	if m < hdrLen+1 {
-		return 0, fmt.Errorf("ddp: send: MULPDU %d, header %d: %w", m, hdrLen, ErrMULPDUTooSmall)
+		return 0, fmt.Errorf("ddp: send: MULPDU %d, header %d: %w", m, hdrLen, errMULPDUTooSmall)
 	}
 	return m - hdrLen, nil
 }
@@ -111,24 +111,23 @@ func (s *Sender) room(hdrLen int) (int, error) {
 // SendTagged sends payload as one tagged DDP message (RFC 5041 §4.2,
 // §5.2) into the Data Sink's buffer stag starting at tagged offset to, with
 // rsvdULP (the RDMAP control octet) in every segment.
-//
-// The message is cut into segments of at most MULPDU octets, MULPDU being
-// asked of the LLP before every segment; the TO advances by each segment's
-// payload; only the last segment has L set (RFC 5041 §4.1). A zero-length
-// message is one segment with L set. It fails before sending anything if the
-// payload is longer than MaxMessageLen (ErrMessageTooLarge), if to+len(payload)
-// wraps 64 bits (ErrTOWrapSend, RFC 5041 §7.1 tagged check 5), or if the
-// MULPDU cannot carry a header and one octet (ErrMULPDUTooSmall). An error
-// after the first segment was accepted (the LLP failed, or the MULPDU shrank
-// below the minimum) leaves a partial message at the peer, which will never
-// deliver it; the ULP must then tear the stream down.
 func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byte) error {
+	// The message is cut into segments of at most MULPDU octets, MULPDU being
+	// asked of the LLP before every segment; the TO advances by each segment's
+	// payload; only the last segment has L set (RFC 5041 §4.1). A zero-length
+	// message is one segment with L set. It fails before sending anything if the
+	// payload is longer than MaxMessageLen (ErrMessageTooLarge), if to+len(payload)
+	// wraps 64 bits (ErrTOWrapSend, RFC 5041 §7.1 tagged check 5), or if the
+	// MULPDU cannot carry a header and one octet (ErrMULPDUTooSmall). An error
+	// after the first segment was accepted (the LLP failed, or the MULPDU shrank
+	// below the minimum) leaves a partial message at the peer, which will never
+	// deliver it; the ULP must then tear the stream down.
 	n := uint64(len(payload))
-	if n > MaxMessageLen {
-		return fmt.Errorf("ddp: send tagged: %d octets: %w", n, ErrMessageTooLarge)
+	if n > maxMessageLen {
+		return fmt.Errorf("ddp: send tagged: %d octets: %w", n, errMessageTooLarge)
 	}
 	if to > math.MaxUint64-n {
-		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, ErrTOWrapSend)
+		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, errTOWrapSend)
 	}
 	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
 	for {
@@ -152,15 +151,14 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 // SendUntagged sends payload as one untagged DDP message (RFC 5041 §4.3,
 // §5.2) to queue qn and returns the MSN it used. rsvdULP goes into every
 // segment (RDMAP: control octet, then the Invalidate STag).
-//
-// MSNs are counted per QN starting at 1 and wrap after 0xFFFFFFFF
-// (RFC 5041 §4.3); the MO starts at 0 and advances by each segment's
-// payload; only the last segment has L set. Segmentation and errors are as
-// for SendTagged (without the TO check). The MSN is consumed only once the
-// LLP has accepted the first segment: after a failure before that the
-// returned MSN is 0 and NextMSN(qn) is unchanged; after a failure later the
-// returned MSN is the partial message's.
 func (s *Sender) SendUntagged(rsvdULP [5]byte, qn uint32, payload []byte) (msn uint32, err error) {
+	// MSNs are counted per QN starting at 1 and wrap after 0xFFFFFFFF
+	// (RFC 5041 §4.3); the MO starts at 0 and advances by each segment's
+	// payload; only the last segment has L set. Segmentation and errors are as
+	// for SendTagged (without the TO check). The MSN is consumed only once the
+	// LLP has accepted the first segment: after a failure before that the
+	// returned MSN is 0 and NextMSN(qn) is unchanged; after a failure later the
+	// returned MSN is the partial message's.
 	return s.sendUntagged(rsvdULP, qn, payload, false)
 }
 
@@ -183,10 +181,10 @@ func (s *Sender) Flush() error {
 }
 
 func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold bool) (msn uint32, err error) {
-	if n := uint64(len(payload)); n > MaxMessageLen {
-		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, ErrMessageTooLarge)
+	if n := uint64(len(payload)); n > maxMessageLen {
+		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, errMessageTooLarge)
 	}
-	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.NextMSN(qn)}
+	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
 	started := false
 	for {
 		chunk, err := s.segment(iwarp.DDPUntaggedHeaderLen, payload)

@@ -14,17 +14,17 @@ import (
 // §4.3: 32-bit MO). The buffer is reserved address space (MAP_NORESERVE),
 // never touched, so the test costs no memory.
 func TestSendRejectsMessageOver4GiB(t *testing.T) {
-	size := int(uint64(MaxMessageLen) + 1)
+	size := int(uint64(maxMessageLen) + 1)
 	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, syscall.Munmap(mem)) }()
 
 	s := &recStream{schedule: []int{1448}}
 	sender := NewSender(s)
-	assert.ErrorIs(t, sender.SendTagged(0, 1, 0, mem), ErrMessageTooLarge)
+	assert.ErrorIs(t, sender.SendTagged(0, 1, 0, mem), errMessageTooLarge)
 	msn, err := sender.SendUntagged([5]byte{}, 0, mem)
-	assert.ErrorIs(t, err, ErrMessageTooLarge)
+	assert.ErrorIs(t, err, errMessageTooLarge)
 	assert.Zero(t, msn)
 	assert.Empty(t, s.segs)
-	assert.Equal(t, uint32(1), sender.NextMSN(0))
+	assert.Equal(t, uint32(1), sender.nextMSN(0))
 }

@@ -154,7 +154,7 @@ func TestSendMSNPerQueueAndWrap_RFC5041_4_3(t *testing.T) {
 	s := &recStream{schedule: []int{1448}}
 	sender := NewSender(s)
 	for qn := uint32(0); qn < 4; qn++ {
-		assert.Equal(t, uint32(1), sender.NextMSN(qn))
+		assert.Equal(t, uint32(1), sender.nextMSN(qn))
 	}
 	for i := uint32(1); i <= 3; i++ {
 		msn, err := sender.SendUntagged([5]byte{}, 0, []byte{1})
@@ -164,12 +164,12 @@ func TestSendMSNPerQueueAndWrap_RFC5041_4_3(t *testing.T) {
 	msn, err := sender.SendUntagged([5]byte{}, 1, nil)
 	require.NoError(t, err)
 	assert.Equal(t, uint32(1), msn, "independent per QN")
-	assert.Equal(t, uint32(4), sender.NextMSN(0))
-	assert.Equal(t, uint32(2), sender.NextMSN(1))
+	assert.Equal(t, uint32(4), sender.nextMSN(0))
+	assert.Equal(t, uint32(2), sender.nextMSN(1))
 
 	sender.lastMSN[2] = 0xfffffffe
 	for _, want := range []uint32{0xffffffff, 0, 1} {
-		assert.Equal(t, want, sender.NextMSN(2))
+		assert.Equal(t, want, sender.nextMSN(2))
 		msn, err := sender.SendUntagged([5]byte{}, 2, []byte{9})
 		require.NoError(t, err)
 		assert.Equal(t, want, msn)
@@ -180,29 +180,29 @@ func TestSendMSNPerQueueAndWrap_RFC5041_4_3(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, msn)
 	}
-	assert.Equal(t, uint32(3), sender.NextMSN(1000))
-	assert.Equal(t, uint32(1), sender.NextMSN(7))
-	assert.Equal(t, uint32(2), sender.NextMSN(2))
+	assert.Equal(t, uint32(3), sender.nextMSN(1000))
+	assert.Equal(t, uint32(1), sender.nextMSN(7))
+	assert.Equal(t, uint32(2), sender.nextMSN(2))
 }
 
 func TestSendRejects(t *testing.T) {
 	s := &recStream{schedule: []int{iwarp.DDPTaggedHeaderLen}}
 	sender := NewSender(s)
 	err := sender.SendTagged(0, 1, 0, []byte{1})
-	assert.ErrorIs(t, err, ErrMULPDUTooSmall)
+	assert.ErrorIs(t, err, errMULPDUTooSmall)
 	err = sender.SendTagged(0, 1, 0, nil)
-	assert.ErrorIs(t, err, ErrMULPDUTooSmall, "even a zero-length message needs header+1")
+	assert.ErrorIs(t, err, errMULPDUTooSmall, "even a zero-length message needs header+1")
 	s.schedule = []int{iwarp.DDPUntaggedHeaderLen}
 	msn, err := sender.SendUntagged([5]byte{}, 0, []byte{1})
-	assert.ErrorIs(t, err, ErrMULPDUTooSmall)
+	assert.ErrorIs(t, err, errMULPDUTooSmall)
 	assert.Zero(t, msn)
-	assert.Equal(t, uint32(1), sender.NextMSN(0), "MSN not consumed when nothing was sent")
+	assert.Equal(t, uint32(1), sender.nextMSN(0), "MSN not consumed when nothing was sent")
 	assert.Empty(t, s.segs)
 
 	// RFC 5041 §7.1 tagged check 5: TO + length must not wrap 64 bits.
 	s.schedule = []int{1448}
 	err = sender.SendTagged(0, 1, math.MaxUint64-9, make([]byte, 10))
-	assert.ErrorIs(t, err, ErrTOWrapSend)
+	assert.ErrorIs(t, err, errTOWrapSend)
 	require.NoError(t, sender.SendTagged(0, 1, math.MaxUint64-9, make([]byte, 9)))
 	require.NoError(t, sender.SendTagged(0, 1, math.MaxUint64, nil), "zero length never wraps")
 }
@@ -213,10 +213,10 @@ func TestSendMULPDUShrinksMidMessage(t *testing.T) {
 	s := &recStream{schedule: []int{100, 100, 18}}
 	sender := NewSender(s)
 	msn, err := sender.SendUntagged([5]byte{}, 0, make([]byte, 1000))
-	assert.ErrorIs(t, err, ErrMULPDUTooSmall)
+	assert.ErrorIs(t, err, errMULPDUTooSmall)
 	assert.Equal(t, uint32(1), msn)
 	assert.Len(t, s.segs, 2)
-	assert.Equal(t, uint32(2), sender.NextMSN(0))
+	assert.Equal(t, uint32(2), sender.nextMSN(0))
 }
 
 func TestSendLLPErrorWrapped(t *testing.T) {
@@ -227,14 +227,14 @@ func TestSendLLPErrorWrapped(t *testing.T) {
 	msn, err := sender.SendUntagged([5]byte{}, 0, []byte("x"))
 	assert.ErrorIs(t, err, llp.ErrClosed)
 	assert.Zero(t, msn)
-	assert.Equal(t, uint32(1), sender.NextMSN(0))
+	assert.Equal(t, uint32(1), sender.nextMSN(0))
 
 	s = &recStream{schedule: []int{100}, failAt: 3, err: llp.ErrAborted}
 	sender = NewSender(s)
 	msn, err = sender.SendUntagged([5]byte{}, 0, make([]byte, 500))
 	assert.ErrorIs(t, err, llp.ErrAborted)
 	assert.Equal(t, uint32(1), msn)
-	assert.Equal(t, uint32(2), sender.NextMSN(0))
+	assert.Equal(t, uint32(2), sender.nextMSN(0))
 	assert.Len(t, s.segs, 2)
 }
 

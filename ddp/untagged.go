@@ -13,15 +13,15 @@ type UntaggedHeader = iwarp.DDPUntaggedHeader
 // TypeLocalCatastrophic wrapping ErrTruncated if b is shorter than the
 // header. Reserved bits are not checked (RFC 5041 §4.1).
 func ParseUntaggedHeader(b []byte) (UntaggedHeader, int, error) {
-	c, _, err := ParseControl(b)
+	c, _, err := parseControl(b)
 	if err != nil {
 		return UntaggedHeader{}, 0, err
 	}
 	if c.Tagged() {
-		return UntaggedHeader{}, 0, ErrNotUntagged
+		return UntaggedHeader{}, 0, errNotUntagged
 	}
 	if len(b) < iwarp.DDPUntaggedHeaderLen {
-		return UntaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, ErrTruncated)
+		return UntaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, errTruncated)
 	}
 	var h UntaggedHeader
 	h.Decode(b)

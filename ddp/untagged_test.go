@@ -62,17 +62,17 @@ func TestParseUntaggedHeaderErrors(t *testing.T) {
 	good := (&UntaggedHeader{MSN: 1}).Append(nil)
 	for n := 1; n < iwarp.DDPUntaggedHeaderLen; n++ {
 		_, c, err := ParseUntaggedHeader(good[:n])
-		assert.ErrorIs(t, err, ErrTruncated, "len %d", n)
+		assert.ErrorIs(t, err, errTruncated, "len %d", n)
 		assert.Zero(t, c)
 	}
 	// RFC 5041 §7.2: Type 2 Code 0x06 for an untagged header with DV != 1.
 	bad := append([]byte{}, good...)
 	bad[0] = 0x00
 	_, _, err := ParseUntaggedHeader(bad)
-	assert.ErrorIs(t, err, ErrUntaggedVersion)
+	assert.ErrorIs(t, err, errUntaggedVersion)
 
 	_, _, err = ParseUntaggedHeader((&TaggedHeader{}).Append(nil))
-	assert.ErrorIs(t, err, ErrNotUntagged)
+	assert.ErrorIs(t, err, errNotUntagged)
 }
 
 func FuzzParseUntaggedHeader(f *testing.F) {
@@ -88,7 +88,7 @@ func FuzzParseUntaggedHeader(f *testing.F) {
 				t.Fatalf("consumed %d on error", n)
 			}
 			var e *Error
-			if !errors.Is(err, ErrNotUntagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
+			if !errors.Is(err, errNotUntagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

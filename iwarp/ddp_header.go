@@ -27,15 +27,15 @@ type DDPControl uint8
 
 // Bits of the DDP Control Field (RFC 5041 §4.1).
 const (
-	// DDPControlTagged is the T flag: the payload goes to a Tagged Buffer.
-	DDPControlTagged DDPControl = 0x80
+	// ddpControlTagged is the T flag: the payload goes to a Tagged Buffer.
+	ddpControlTagged DDPControl = 0x80
 	// DDPControlLast is the L flag: the last segment of a DDP message.
 	DDPControlLast DDPControl = 0x40
 	// DDPControlRsvdMask covers the 4 reserved bits: "MUST be set to zero on
 	// transmit, and not checked on receive".
 	DDPControlRsvdMask DDPControl = 0x3c
-	// DDPControlDVMask covers the 2-bit DDP version.
-	DDPControlDVMask DDPControl = 0x03
+	// ddpControlDVMask covers the 2-bit DDP version.
+	ddpControlDVMask DDPControl = 0x03
 )
 
 // NewDDPControl returns the control field a sender transmits: T and L as
@@ -43,7 +43,7 @@ const (
 func NewDDPControl(tagged, last bool) DDPControl {
 	c := DDPControl(DDPVersion)
 	if tagged {
-		c |= DDPControlTagged
+		c |= ddpControlTagged
 	}
 	if last {
 		c |= DDPControlLast
@@ -52,13 +52,13 @@ func NewDDPControl(tagged, last bool) DDPControl {
 }
 
 // Tagged reports the T flag.
-func (c DDPControl) Tagged() bool { return c&DDPControlTagged != 0 }
+func (c DDPControl) Tagged() bool { return c&ddpControlTagged != 0 }
 
 // Last reports the L flag.
 func (c DDPControl) Last() bool { return c&DDPControlLast != 0 }
 
 // DV returns the 2-bit DDP version.
-func (c DDPControl) DV() uint8 { return uint8(c & DDPControlDVMask) }
+func (c DDPControl) DV() uint8 { return uint8(c & ddpControlDVMask) }
 
 // HeaderLen returns the length of the DDP header this control field begins:
 // DDPTaggedHeaderLen or DDPUntaggedHeaderLen (RFC 5041 §4.2, §4.3).

@@ -20,7 +20,7 @@ func TestEstablishmentTerminate_ParsesAsRDMAP(t *testing.T) {
 		h, n, err := ddp.ParseUntaggedHeader(b)
 		require.NoError(t, err)
 		assert.True(t, h.Last)
-		assert.Equal(t, uint32(rdmap.QNTerminate), h.QN)
+		assert.Equal(t, uint32(iwarp.RDMAPQNTerminate), h.QN)
 		assert.Equal(t, uint32(1), h.MSN, "RFC 5041 §4.3: the first MSN is one")
 		assert.Equal(t, uint32(0), h.MO)
 		assert.Equal(t, byte(0x47), h.RsvdULP[0], "RDMAP RV 01b, opcode Terminate")

@@ -13,9 +13,9 @@ const IRDORDLen = 4
 // negotiation of that value is not desired (RFC 6581 §9.1).
 const NoNegotiation = 0x3FFF
 
-// MaxIRDORD is the largest IRD or ORD the 14-bit fields can carry; it is
+// maxIRDORD is the largest IRD or ORD the 14-bit fields can carry; it is
 // NoNegotiation.
-const MaxIRDORD = NoNegotiation
+const maxIRDORD = NoNegotiation
 
 // IRD/ORD defaults and limits of every LLP's connection manager and of
 // rdmap.EndpointConfig (RFC 6581 §9.1).
@@ -55,7 +55,7 @@ const (
 )
 
 // Has reports whether every option in o is in r.
-func (r RTR) Has(o RTR) bool { return r&o == o }
+func (r RTR) has(o RTR) bool { return r&o == o }
 
 // Pick returns the single option the Initiator sends out of r: a
 // zero-length RDMA Write (what Linux siw sends by default), else a
@@ -140,7 +140,7 @@ const (
 // ErrTruncated if b is shorter than IRDORDLen.
 func ParseIRDORD(b []byte) (IRDORD, int, error) {
 	if len(b) < IRDORDLen {
-		return IRDORD{}, 0, fmt.Errorf("%w: IRD/ORD word needs %d octets, have %d", ErrTruncated, IRDORDLen, len(b))
+		return IRDORD{}, 0, fmt.Errorf("%w: IRD/ORD word needs %d octets, have %d", errTruncated, IRDORDLen, len(b))
 	}
 	hi := binary.BigEndian.Uint16(b)
 	lo := binary.BigEndian.Uint16(b[2:])
@@ -160,7 +160,7 @@ func ParseIRDORD(b []byte) (IRDORD, int, error) {
 }
 
 // Len returns IRDORDLen.
-func (IRDORD) Len() int { return IRDORDLen }
+func (IRDORD) len() int { return IRDORDLen }
 
 // Wire returns w as Append puts it on the wire: IRD and ORD cut to 14 bits,
 // and no RTR options unless PeerToPeer (RFC 6581 §9.2).
@@ -177,7 +177,7 @@ func (w IRDORD) Wire() IRDORD {
 
 // Validate reports ErrInvalidIRDORD if IRD or ORD exceeds 14 bits.
 func (w IRDORD) Validate() error {
-	if w.IRD > MaxIRDORD || w.ORD > MaxIRDORD {
+	if w.IRD > maxIRDORD || w.ORD > maxIRDORD {
 		return fmt.Errorf("%w: IRD %d ORD %d", ErrInvalidIRDORD, w.IRD, w.ORD)
 	}
 	return nil

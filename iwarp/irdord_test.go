@@ -32,7 +32,7 @@ func TestIRDORD_Wire_RFC6581_9(t *testing.T) {
 			assert.Equal(t, IRDORDLen, n)
 			assert.Equal(t, tc.v, v)
 			assert.Equal(t, tc.wire, tc.v.Append(nil))
-			assert.Equal(t, IRDORDLen, tc.v.Len())
+			assert.Equal(t, IRDORDLen, tc.v.len())
 			assert.NoError(t, v.Validate())
 			assert.Equal(t, tc.v, tc.v.Wire())
 		})
@@ -55,7 +55,7 @@ func TestIRDORD_FlagsWithoutA_RFC6581_9_2(t *testing.T) {
 
 func TestIRDORD_Errors(t *testing.T) {
 	_, _, err := ParseIRDORD([]byte{0, 1, 0})
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, errTruncated)
 	assert.ErrorIs(t, IRDORD{ORD: 0x4000}.Validate(), ErrInvalidIRDORD)
 	assert.ErrorIs(t, IRDORD{IRD: 0x4000}.Validate(), ErrInvalidIRDORD)
 	assert.Equal(t, IRDORD{IRD: 0, ORD: 1}, IRDORD{IRD: 0x4000, ORD: 0x4001}.Wire(), "cut to 14 bits")
@@ -75,8 +75,8 @@ func TestRTR(t *testing.T) {
 	assert.Equal(t, "send|write|read", RTRAll.String())
 	assert.Equal(t, "none", RTR(0).String())
 	assert.Equal(t, "write|0x10", (RTRWrite | 0x10).String())
-	assert.True(t, RTRAll.Has(RTRRead|RTRSend))
-	assert.False(t, RTRWrite.Has(RTRRead))
+	assert.True(t, RTRAll.has(RTRRead|RTRSend))
+	assert.False(t, RTRWrite.has(RTRRead))
 	assert.Equal(t, "IRD 1 ORD 2 p2p rtr=read", IRDORD{PeerToPeer: true, RTR: RTRRead, IRD: 1, ORD: 2}.String())
 	assert.Equal(t, "IRD 1 ORD 2", IRDORD{IRD: 1, ORD: 2}.String())
 }
@@ -91,7 +91,7 @@ func FuzzParseIRDORD(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, n, err := ParseIRDORD(b)
 		if len(b) < IRDORDLen {
-			require.ErrorIs(t, err, ErrTruncated)
+			require.ErrorIs(t, err, errTruncated)
 			return
 		}
 		require.NoError(t, err)

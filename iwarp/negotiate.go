@@ -16,28 +16,27 @@ type Depths struct {
 // raise"), supported the RTR options it can receive (0: all), req the
 // initiator's word. It returns the word for the Accept and the depths the
 // responder's endpoint runs with:
-//
-//   - responder ORD = min(local ORD, initiator IRD): "The responder MUST
-//     set its ORD at most to the initiator IRD";
-//   - responder IRD raised towards the initiator ORD, up to maxIRD: "the
-//     responder IRD MAY be increased";
-//   - an initiator ORD of 0x3FFF leaves the local IRD unchanged and is
-//     answered with IRD 0x3FFF; an initiator IRD of 0x3FFF leaves the local
-//     ORD unchanged and is answered with ORD 0x3FFF;
-//   - flag A is echoed (§9.2); with the peer-to-peer model the reply offers
-//     the requested options it supports, or, if none, every option it
-//     supports (the initiator then fails with [TermNoMatchingRTR]). A
-//     zero-length Send RTR takes the first MSN of the Send queue and a
-//     Write or Read RTR does not, so the responder must know which will
-//     come: Send is offered only when it is the sole option (§9.2 lets the
-//     responder reply with a subset). A Read RTR needs one inbound Read
-//     whatever the initiator ORD, so an IRD of 0 becomes 1 (§9.1: "If the
-//     initiator ORD is insufficient to support the selected connection
-//     model, the responder IRD MAY be increased").
-//
-// Values in local outside 0..MaxIRDORD are clamped (negative to 0, above
-// 14 bits to MaxIRD).
 func NegotiateResponder(local Depths, maxIRD int, supported RTR, req IRDORD) (reply IRDORD, d Depths) {
+	//   - responder ORD = min(local ORD, initiator IRD): "The responder MUST
+	//     set its ORD at most to the initiator IRD";
+	//   - responder IRD raised towards the initiator ORD, up to maxIRD: "the
+	//     responder IRD MAY be increased";
+	//   - an initiator ORD of 0x3FFF leaves the local IRD unchanged and is
+	//     answered with IRD 0x3FFF; an initiator IRD of 0x3FFF leaves the local
+	//     ORD unchanged and is answered with ORD 0x3FFF;
+	//   - flag A is echoed (§9.2); with the peer-to-peer model the reply offers
+	//     the requested options it supports, or, if none, every option it
+	//     supports (the initiator then fails with [TermNoMatchingRTR]). A
+	//     zero-length Send RTR takes the first MSN of the Send queue and a
+	//     Write or Read RTR does not, so the responder must know which will
+	//     come: Send is offered only when it is the sole option (§9.2 lets the
+	//     responder reply with a subset). A Read RTR needs one inbound Read
+	//     whatever the initiator ORD, so an IRD of 0 becomes 1 (§9.1: "If the
+	//     initiator ORD is insufficient to support the selected connection
+	//     model, the responder IRD MAY be increased").
+	//
+	// Values in local outside 0..MaxIRDORD are clamped (negative to 0, above
+	// 14 bits to MaxIRD).
 	d = clampDepths(local)
 	reply.IRD, reply.ORD = uint16(d.IRD), uint16(d.ORD)
 	if req.ORD == NoNegotiation {
@@ -67,7 +66,7 @@ func NegotiateResponder(local Depths, maxIRD int, supported RTR, req IRDORD) (re
 	if reply.RTR != RTRSend && reply.RTR&^RTRSend != 0 {
 		reply.RTR &^= RTRSend
 	}
-	if reply.RTR.Has(RTRRead) && reply.IRD == 0 {
+	if reply.RTR.has(RTRRead) && reply.IRD == 0 {
 		reply.IRD, d.IRD = 1, 1
 	}
 	return reply, d
@@ -120,7 +119,7 @@ func NegotiateRTR(req, reply IRDORD) (RTR, error) {
 // only an explicit NoNegotiation means "not negotiated".
 func clampDepths(d Depths) Depths {
 	c := func(v int) int {
-		if v > MaxIRDORD {
+		if v > maxIRDORD {
 			return MaxIRD
 		}
 		return max(v, 0)

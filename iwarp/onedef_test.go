@@ -158,6 +158,16 @@ func TestOneDefinition_WireConstants(t *testing.T) {
 		`(?i)^(mpa)?min(mpa)?mulpdu$`, `(?i)^(mpa)?markerlen$`, `(?i)^(mpa)?marker(interval|period)$`,
 		`(?i)^(sctp)?minmulpdu$`, `^(MPA)?MULPDUFor$`,
 		`^DefaultIRD$`, `^DefaultORD$`, `^DefaultIRDORD$`, `^DefaultMaxIRD$`, `^MaxIRD$`,
+		`^(RDMAP)?NumOpcodes$`,
+	}
+	// RFC 5040 §4.1 opcodes and queue numbers, RFC 7306 §4.1.
+	for _, op := range []string{"Write", "ReadRequest", "ReadResponse", "Send", "SendInvalidate",
+		"SendSE", "SendSEInvalidate", "Terminate", "Immediate", "ImmediateSE", "AtomicRequest",
+		"AtomicResponse"} {
+		byName = append(byName, `^(RDMAP)?Op`+op+`$`)
+	}
+	for _, qn := range []string{"Send", "ReadRequest", "Terminate", "AtomicResponse"} {
+		byName = append(byName, `^(RDMAP)?QN`+qn+`$`)
 	}
 	for _, re := range byName {
 		r := regexp.MustCompile(re)

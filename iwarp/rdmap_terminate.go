@@ -1,21 +1,11 @@
 package iwarp
 
-// RDMAP definitions the connection managers need before an RDMAP endpoint
-// exists (the establishment Terminate of RFC 6581 §9); package rdmap builds
-// its Control Field and Terminate Header with the same ones.
-const (
-	// RDMAPVersion is the RDMA Version (RV) field, 01b (RFC 5040 §4.1).
-	RDMAPVersion uint8 = 0x1
-	// RDMAPOpTerminate is the Terminate opcode (RFC 5040 §4.1 Figure 4).
-	RDMAPOpTerminate uint8 = 0x7
-	// RDMAPQNTerminate is the untagged queue of Terminate messages
-	// (RFC 5040 §4.1 Figure 4).
-	RDMAPQNTerminate uint32 = 2
-)
+// RDMAPVersion is the RDMA Version (RV) field, 01b (RFC 5040 §4.1).
+const RDMAPVersion uint8 = 0x1
 
 // RDMAPControlByte returns the RDMAP Control Field (RFC 5040 §4.1 Figure 3)
 // for opcode op: RV 01b, reserved bits 0, the 4-bit opcode.
-func RDMAPControlByte(op uint8) uint8 { return RDMAPVersion<<6 | op&0x0f }
+func RDMAPControlByte(op RDMAPOpcode) uint8 { return RDMAPVersion<<6 | uint8(op)&0x0f }
 
 // Lengths of the Terminate Header (RFC 5040 §4.8 Figure 7).
 const (

@@ -19,10 +19,10 @@ const (
 	// RDMAETypeLocalCatastrophic is a local catastrophic error; it has no
 	// code (sent as 0).
 	RDMAETypeLocalCatastrophic uint8 = 0x0
-	// RDMAETypeRemoteProtection is a remote protection error.
-	RDMAETypeRemoteProtection uint8 = 0x1
-	// RDMAETypeRemoteOperation is a remote operation error.
-	RDMAETypeRemoteOperation uint8 = 0x2
+	// rdmaeTypeRemoteProtection is a remote protection error.
+	rdmaeTypeRemoteProtection uint8 = 0x1
+	// rdmaeTypeRemoteOperation is a remote operation error.
+	rdmaeTypeRemoteOperation uint8 = 0x2
 )
 
 // DDPErrorType is the 4-bit DDP Error Type of RFC 5041 §7.2, carried as the
@@ -31,16 +31,16 @@ type DDPErrorType uint8
 
 // DDP Error Types, RFC 5041 §7.2.
 const (
-	// DDPTypeLocalCatastrophic (0x0) is a catastrophic error local to the
+	// ddpTypeLocalCatastrophic (0x0) is a catastrophic error local to the
 	// receiving endpoint.
-	DDPTypeLocalCatastrophic DDPErrorType = 0x0
+	ddpTypeLocalCatastrophic DDPErrorType = 0x0
 	// DDPTypeTagged (0x1) is a Tagged Buffer error.
 	DDPTypeTagged DDPErrorType = 0x1
 	// DDPTypeUntagged (0x2) is an Untagged Buffer error.
 	DDPTypeUntagged DDPErrorType = 0x2
-	// DDPTypeLLP (0x3) is reserved for use by the LLP (RFC 5041 §7.2); the
+	// ddpTypeLLP (0x3) is reserved for use by the LLP (RFC 5041 §7.2); the
 	// DDP layer itself never produces it.
-	DDPTypeLLP DDPErrorType = 0x3
+	ddpTypeLLP DDPErrorType = 0x3
 )
 
 // LLPETypeMPA is the Terminate error type of MPA errors (layer 2): RFC 6581
@@ -79,24 +79,24 @@ func row(layer, etype, code uint8, name string) TermCode {
 // The RDMA layer rows of RFC 5040 §4.8 Figure 9.
 var (
 	TermLocalCatastrophic          = row(LayerRDMA, RDMAETypeLocalCatastrophic, 0x00, "local catastrophic error")
-	TermInvalidSTag                = row(LayerRDMA, RDMAETypeRemoteProtection, 0x00, "invalid STag")
-	TermBaseBounds                 = row(LayerRDMA, RDMAETypeRemoteProtection, 0x01, "base or bounds violation")
-	TermAccessRights               = row(LayerRDMA, RDMAETypeRemoteProtection, 0x02, "access rights violation")
-	TermSTagNotAssociated          = row(LayerRDMA, RDMAETypeRemoteProtection, 0x03, "STag not associated with RDMAP Stream")
-	TermTOWrap                     = row(LayerRDMA, RDMAETypeRemoteProtection, 0x04, "TO wrap")
-	TermProtectionCannotInvalidate = row(LayerRDMA, RDMAETypeRemoteProtection, 0x09, "STag cannot be invalidated")
-	TermProtectionUnspecified      = row(LayerRDMA, RDMAETypeRemoteProtection, 0xFF, "unspecified error")
-	TermInvalidVersion             = row(LayerRDMA, RDMAETypeRemoteOperation, 0x05, "invalid RDMAP version")
-	TermUnexpectedOpcode           = row(LayerRDMA, RDMAETypeRemoteOperation, 0x06, "unexpected opcode")
-	TermCatastrophicStream         = row(LayerRDMA, RDMAETypeRemoteOperation, 0x07, "catastrophic error, localized to RDMAP Stream")
-	TermCatastrophicGlobal         = row(LayerRDMA, RDMAETypeRemoteOperation, 0x08, "catastrophic error, global")
-	TermOperationCannotInvalidate  = row(LayerRDMA, RDMAETypeRemoteOperation, 0x09, "STag cannot be invalidated")
-	TermOperationUnspecified       = row(LayerRDMA, RDMAETypeRemoteOperation, 0xFF, "unspecified error")
+	TermInvalidSTag                = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x00, "invalid STag")
+	TermBaseBounds                 = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x01, "base or bounds violation")
+	TermAccessRights               = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x02, "access rights violation")
+	TermSTagNotAssociated          = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x03, "STag not associated with RDMAP Stream")
+	TermTOWrap                     = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x04, "TO wrap")
+	TermProtectionCannotInvalidate = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x09, "STag cannot be invalidated")
+	TermProtectionUnspecified      = row(LayerRDMA, rdmaeTypeRemoteProtection, 0xFF, "unspecified error")
+	TermInvalidVersion             = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x05, "invalid RDMAP version")
+	TermUnexpectedOpcode           = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x06, "unexpected opcode")
+	TermCatastrophicStream         = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x07, "catastrophic error, localized to RDMAP Stream")
+	termCatastrophicGlobal         = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x08, "catastrophic error, global")
+	TermOperationCannotInvalidate  = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x09, "STag cannot be invalidated")
+	TermOperationUnspecified       = row(LayerRDMA, rdmaeTypeRemoteOperation, 0xFF, "unspecified error")
 )
 
 // The DDP rows of RFC 5041 §7.2 (Layer 1); comments name the §7.1 check.
 var (
-	TermDDPLocalCatastrophic = row(LayerDDP, uint8(DDPTypeLocalCatastrophic), 0x00, "local catastrophic")
+	TermDDPLocalCatastrophic = row(LayerDDP, uint8(ddpTypeLocalCatastrophic), 0x00, "local catastrophic")
 	TermDDPInvalidSTag       = row(LayerDDP, uint8(DDPTypeTagged), 0x00, "invalid STag")                           // tagged check 1
 	TermDDPBaseBounds        = row(LayerDDP, uint8(DDPTypeTagged), 0x01, "base or bounds violation")               // checks 3, 4
 	TermDDPSTagNotAssociated = row(LayerDDP, uint8(DDPTypeTagged), 0x02, "STag not associated with DDP stream")    // checks 1, 2; §8.2
@@ -138,7 +138,7 @@ func lookup(c TermCode) (TermRow, bool) {
 }
 
 // Known reports whether c is a row of the Terminate code space.
-func (c TermCode) Known() bool {
+func (c TermCode) known() bool {
 	_, ok := lookup(c)
 	return ok
 }
@@ -151,8 +151,8 @@ func DDPTermCode(t DDPErrorType, code uint8) TermCode {
 // IsRemoteProtection reports whether c is an RDMA layer Remote Protection
 // Error: for these RFC 5040 §4.8 Figure 10 includes the RDMA header of a
 // terminated Read Request.
-func (c TermCode) IsRemoteProtection() bool {
-	return c.Layer == LayerRDMA && c.EType == RDMAETypeRemoteProtection
+func (c TermCode) isRemoteProtection() bool {
+	return c.Layer == LayerRDMA && c.EType == rdmaeTypeRemoteProtection
 }
 
 // Pack returns c as one number, Layer<<16 | EType<<8 | Code, for counters
@@ -168,20 +168,20 @@ func UnpackTermCode(v uint32) TermCode {
 
 var rdmaETypeNames = [...]string{
 	RDMAETypeLocalCatastrophic: "local catastrophic error",
-	RDMAETypeRemoteProtection:  "remote protection error",
-	RDMAETypeRemoteOperation:   "remote operation error",
+	rdmaeTypeRemoteProtection:  "remote protection error",
+	rdmaeTypeRemoteOperation:   "remote operation error",
 }
 
 // String returns the RFC 5041 §7.2 description of the type.
 func (t DDPErrorType) String() string {
 	switch t {
-	case DDPTypeLocalCatastrophic:
+	case ddpTypeLocalCatastrophic:
 		return "local catastrophic"
 	case DDPTypeTagged:
 		return "tagged buffer error"
 	case DDPTypeUntagged:
 		return "untagged buffer error"
-	case DDPTypeLLP:
+	case ddpTypeLLP:
 		return "LLP error"
 	}
 	return fmt.Sprintf("reserved error type %#x", uint8(t))
@@ -192,7 +192,7 @@ func DDPCodeName(t DDPErrorType, code uint8) string {
 	if r, ok := lookup(DDPTermCode(t, code)); ok {
 		return r.Name
 	}
-	if t == DDPTypeLLP {
+	if t == ddpTypeLLP {
 		return fmt.Sprintf("LLP code %#02x", code)
 	}
 	return fmt.Sprintf("unknown code %#02x", code)
@@ -202,7 +202,7 @@ func DDPCodeName(t DDPErrorType, code uint8) string {
 // DDP layer or its ULP may report. DDPTypeLLP is reserved for the LLP and
 // is not valid here.
 func ValidDDPCode(t DDPErrorType, code uint8) bool {
-	return DDPTermCode(t, code).Known()
+	return DDPTermCode(t, code).known()
 }
 
 // String names the code, for example "RDMA remote protection error: invalid
@@ -226,7 +226,7 @@ func (c TermCode) String() string {
 		return "RDMA " + et + ": " + name + " " + num
 	case LayerDDP:
 		t := DDPErrorType(c.EType)
-		if t == DDPTypeLocalCatastrophic {
+		if t == ddpTypeLocalCatastrophic {
 			return "DDP local catastrophic " + num
 		}
 		return "DDP " + t.String() + ": " + DDPCodeName(t, c.Code) + " " + num

@@ -23,7 +23,7 @@ func TestTermCode_RFC5040_Figure9_Names(t *testing.T) {
 		{TermInvalidVersion, "RDMA remote operation error: invalid RDMAP version (0/2/0x05)"},
 		{TermUnexpectedOpcode, "RDMA remote operation error: unexpected opcode (0/2/0x06)"},
 		{TermCatastrophicStream, "RDMA remote operation error: catastrophic error, localized to RDMAP Stream (0/2/0x07)"},
-		{TermCatastrophicGlobal, "RDMA remote operation error: catastrophic error, global (0/2/0x08)"},
+		{termCatastrophicGlobal, "RDMA remote operation error: catastrophic error, global (0/2/0x08)"},
 		{TermOperationCannotInvalidate, "RDMA remote operation error: STag cannot be invalidated (0/2/0x09)"},
 		{TermOperationUnspecified, "RDMA remote operation error: unspecified error (0/2/0xff)"},
 		{TermDDPInvalidSTag, "DDP tagged buffer error: invalid STag (1/1/0x00)"},
@@ -48,8 +48,8 @@ func TestTermCode_RFC5040_Figure9_Names(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, tc.c.String())
 	}
-	assert.True(t, TermTOWrap.IsRemoteProtection())
-	assert.False(t, TermUnexpectedOpcode.IsRemoteProtection())
+	assert.True(t, TermTOWrap.isRemoteProtection())
+	assert.False(t, TermUnexpectedOpcode.isRemoteProtection())
 }
 
 // TestDDPCodes_RFC5041_7_2: every row of the table is valid and named, and
@@ -60,7 +60,7 @@ func TestDDPCodes_RFC5041_7_2(t *testing.T) {
 		code uint8
 		name string
 	}{
-		{DDPTypeLocalCatastrophic, 0x00, "local catastrophic"},
+		{ddpTypeLocalCatastrophic, 0x00, "local catastrophic"},
 		{DDPTypeTagged, 0x00, "invalid STag"},
 		{DDPTypeTagged, 0x01, "base or bounds violation"},
 		{DDPTypeTagged, 0x02, "STag not associated with DDP stream"},
@@ -78,16 +78,16 @@ func TestDDPCodes_RFC5041_7_2(t *testing.T) {
 		assert.True(t, ValidDDPCode(r.t, r.code))
 		assert.Equal(t, TermCode{Layer: LayerDDP, EType: uint8(r.t), Code: r.code}, DDPTermCode(r.t, r.code))
 	}
-	assert.False(t, ValidDDPCode(DDPTypeLocalCatastrophic, 1))
+	assert.False(t, ValidDDPCode(ddpTypeLocalCatastrophic, 1))
 	assert.False(t, ValidDDPCode(DDPTypeTagged, 5))
 	assert.False(t, ValidDDPCode(DDPTypeUntagged, 0))
 	assert.False(t, ValidDDPCode(DDPTypeUntagged, 7))
-	assert.False(t, ValidDDPCode(DDPTypeLLP, 0), "reserved for the LLP")
+	assert.False(t, ValidDDPCode(ddpTypeLLP, 0), "reserved for the LLP")
 	assert.False(t, ValidDDPCode(4, 0))
 	assert.Equal(t, "reserved error type 0x9", DDPErrorType(9).String())
-	assert.Equal(t, "LLP error", DDPTypeLLP.String())
+	assert.Equal(t, "LLP error", ddpTypeLLP.String())
 	assert.Contains(t, DDPCodeName(DDPTypeTagged, 0x77), "unknown")
-	assert.Equal(t, "LLP code 0x05", DDPCodeName(DDPTypeLLP, 5))
+	assert.Equal(t, "LLP code 0x05", DDPCodeName(ddpTypeLLP, 5))
 }
 
 // TestMPACodes_RFC6581_8: the IANA MPA Errors registry, layer 2 type 0.
@@ -111,11 +111,11 @@ func TestTermCodes_OneRowEach(t *testing.T) {
 	for _, r := range rows {
 		assert.False(t, seen[r.Code], "%v twice", r.Code)
 		seen[r.Code] = true
-		assert.True(t, r.Code.Known())
+		assert.True(t, r.Code.known())
 		assert.NotEmpty(t, r.Name)
 		assert.NotContains(t, r.Code.String(), "unknown")
 	}
-	assert.False(t, TermCode{Layer: LayerLLP, EType: 1, Code: 1}.Known())
+	assert.False(t, TermCode{Layer: LayerLLP, EType: 1, Code: 1}.known())
 }
 
 func TestTermCode_Pack(t *testing.T) {

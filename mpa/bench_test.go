@@ -59,7 +59,7 @@ func BenchmarkFPDUFraming(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					f := FPDU{ULPDU: ulpdu, Pos: pos, Markers: mk, CRC: true}
-					wire = f.Append(wire[:0])
+					wire = f.append(wire[:0])
 					if _, _, err := ParseFPDU(wire, pos, mk, true, dst); err != nil {
 						b.Fatal(err)
 					}

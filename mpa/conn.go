@@ -15,15 +15,15 @@ import (
 
 // Defaults of Config.
 const (
-	// DefaultHandshakeTimeout bounds the startup phase when the context has
+	// defaultHandshakeTimeout bounds the startup phase when the context has
 	// no earlier deadline (RFC 5044 §7.1.2 rules 8 and 10).
-	DefaultHandshakeTimeout = 30 * time.Second
-	// DefaultCloseTimeout bounds how long the receive side waits for the
+	defaultHandshakeTimeout = 30 * time.Second
+	// defaultCloseTimeout bounds how long the receive side waits for the
 	// peer's FIN after Close.
-	DefaultCloseTimeout = 10 * time.Second
-	// FallbackMSS is the EMSS assumed when the TCP MSS cannot be read
+	defaultCloseTimeout = 10 * time.Second
+	// fallbackMSS is the EMSS assumed when the TCP MSS cannot be read
 	// (RFC 5044 §5.1: use a likely value from the MTU).
-	FallbackMSS = 1460
+	fallbackMSS = 1460
 )
 
 // Config configures one end of an MPA connection. The zero value is an
@@ -120,8 +120,8 @@ func (c *Config) rtr() iwarp.RTR {
 }
 
 func (c *Config) maxPrivateData() int {
-	if c.MaxPrivateData <= 0 || c.MaxPrivateData > MaxPrivateData {
-		return MaxPrivateData
+	if c.MaxPrivateData <= 0 || c.MaxPrivateData > maxPrivateData {
+		return maxPrivateData
 	}
 	return c.MaxPrivateData
 }
@@ -136,16 +136,16 @@ func (c *Config) maxRecvULPDU() int {
 func (c *Config) validate(initiator bool) error {
 	switch {
 	case c.Revision > Rev2:
-		return fmt.Errorf("%w: revision %d (1 or 2)", ErrInvalidConfig, c.Revision)
+		return fmt.Errorf("%w: revision %d (1 or 2)", errInvalidConfig, c.Revision)
 	case initiator && c.Enhanced && c.revision() < Rev2:
-		return fmt.Errorf("%w: enhanced connection establishment needs revision 2 (RFC 6581 §6)", ErrInvalidConfig)
+		return fmt.Errorf("%w: enhanced connection establishment needs revision 2 (RFC 6581 §6)", errInvalidConfig)
 	case initiator && c.PeerToPeer && !c.Enhanced:
-		return fmt.Errorf("%w: peer-to-peer needs enhanced connection establishment (RFC 6581 §9.2)", ErrInvalidConfig)
+		return fmt.Errorf("%w: peer-to-peer needs enhanced connection establishment (RFC 6581 §9.2)", errInvalidConfig)
 	case c.IRD > iwarp.NoNegotiation || c.ORD > iwarp.NoNegotiation:
-		return fmt.Errorf("%w: IRD/ORD are 14-bit values (RFC 6581 §9)", ErrInvalidConfig)
-	case len(c.PrivateData) > MaxPrivateData,
-		initiator && c.Enhanced && len(c.PrivateData) > MaxPrivateData-iwarp.IRDORDLen:
-		return fmt.Errorf("%w: %d octets of private data", ErrPrivateDataLength, len(c.PrivateData))
+		return fmt.Errorf("%w: IRD/ORD are 14-bit values (RFC 6581 §9)", errInvalidConfig)
+	case len(c.PrivateData) > maxPrivateData,
+		initiator && c.Enhanced && len(c.PrivateData) > maxPrivateData-iwarp.IRDORDLen:
+		return fmt.Errorf("%w: %d octets of private data", errPrivateDataLength, len(c.PrivateData))
 	}
 	return nil
 }
@@ -289,7 +289,7 @@ func (c *Conn) enterFullOperation() {
 	if c.params.MarkersTx {
 		c.txCap = maxWireLen
 	} else {
-		c.txCap = WireLen(0, gatherThreshold, false)
+		c.txCap = wireLen(0, gatherThreshold, false)
 	}
 	if c.params.MarkersRx {
 		c.rx.scratch = make([]byte, 0, iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)
@@ -319,7 +319,7 @@ func (c *Conn) MULPDU() int { return int(c.mulpdu.Load()) }
 // refreshMULPDU re-reads the TCP MSS. Called with txMu held or before the
 // Conn is shared.
 func (c *Conn) refreshMULPDU() {
-	emss := FallbackMSS
+	emss := fallbackMSS
 	if c.raw != nil {
 		c.mssVal = 0
 		if c.raw.Control(c.mssFn) == nil && c.mssVal > 0 {
@@ -389,7 +389,7 @@ func (c *Conn) Close() error {
 	c.idleArmed = false
 	if t := c.cfg.CloseTimeout; t >= 0 {
 		if t == 0 {
-			t = DefaultCloseTimeout
+			t = defaultCloseTimeout
 		}
 		c.closeBy = time.Now().Add(t)
 		_ = c.nc.SetReadDeadline(c.closeBy)

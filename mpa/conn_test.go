@@ -368,7 +368,7 @@ func TestMarkersOnTheWire(t *testing.T) {
 	for _, n := range sizes {
 		skip()
 		starts[pos] = true
-		left := iwarp.MPAFPDUHeaderLen + n + PadLen(n) + iwarp.MPACRCLen
+		left := iwarp.MPAFPDUHeaderLen + n + padLen(n) + iwarp.MPACRCLen
 		for left > 0 {
 			if pos%iwarp.MPAMarkerInterval == 0 {
 				pos += iwarp.MPAMarkerLen
@@ -408,11 +408,11 @@ func TestBadCRC(t *testing.T) {
 		rep := Frame{Reply: true, CRC: true, Rev: 1}
 		var b []byte
 		b = rep.Append(b)
-		b = (&FPDU{ULPDU: []byte("good one"), CRC: true}).Append(b)
-		bad := (&FPDU{ULPDU: []byte("bad one!"), Pos: 16, CRC: true}).Append(nil)
+		b = (&FPDU{ULPDU: []byte("good one"), CRC: true}).append(b)
+		bad := (&FPDU{ULPDU: []byte("bad one!"), Pos: 16, CRC: true}).append(nil)
 		bad[len(bad)-1] ^= 1
 		b = append(b, bad...)
-		b = (&FPDU{ULPDU: []byte("after"), Pos: 32, CRC: true}).Append(b)
+		b = (&FPDU{ULPDU: []byte("after"), Pos: 32, CRC: true}).append(b)
 		_, _ = nc.Write(b)
 		// The Initiator can still send (its Terminate).
 		buf := make([]byte, 64)
@@ -426,11 +426,11 @@ func TestBadCRC(t *testing.T) {
 	cli.Start(r)
 	assert.Equal(t, []byte("good one"), r.next(t))
 	err = r.end(t)
-	require.ErrorIs(t, err, ErrCRC)
+	require.ErrorIs(t, err, errCRC)
 	assert.Equal(t, uint8(iwarp.TermMPACRC.Code), llpCode(t, err))
 	assert.Empty(t, r.segs, "nothing delivered after the error")
 	require.NoError(t, cli.SendSegment([]byte("TERM"), []byte("inate")))
-	assert.Equal(t, (&FPDU{ULPDU: []byte("TERMinate"), CRC: true}).Append(nil), <-got)
+	assert.Equal(t, (&FPDU{ULPDU: []byte("TERMinate"), CRC: true}).append(nil), <-got)
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -445,9 +445,9 @@ func TestCorruptMarker(t *testing.T) {
 		}
 		b := (&Frame{Reply: true, Rev: 1}).Append(nil)
 		var s []byte
-		s = (&FPDU{ULPDU: make([]byte, 300), Markers: true}).Append(s)
+		s = (&FPDU{ULPDU: make([]byte, 300), Markers: true}).append(s)
 		f2 := len(s)
-		s = (&FPDU{ULPDU: make([]byte, 900), Pos: uint64(len(s)), Markers: true}).Append(s)
+		s = (&FPDU{ULPDU: make([]byte, 900), Pos: uint64(len(s)), Markers: true}).append(s)
 		require.Equal(t, []byte{0, 0, 0, byte(512 - f2)}, s[512:516])
 		s[515] += 8 // point 8 octets too far back
 		_, _ = nc.Write(append(b, s...))
@@ -460,7 +460,7 @@ func TestCorruptMarker(t *testing.T) {
 	cli.Start(r)
 	assert.Len(t, r.next(t), 300)
 	err = r.end(t)
-	require.ErrorIs(t, err, ErrMarker)
+	require.ErrorIs(t, err, errMarker)
 	assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), llpCode(t, err))
 	require.NoError(t, cli.Close())
 	wait()
@@ -474,8 +474,8 @@ func TestOversizedULPDU(t *testing.T) {
 			return
 		}
 		b := (&Frame{Reply: true, CRC: true, Rev: 1}).Append(nil)
-		b = (&FPDU{ULPDU: make([]byte, 1000), CRC: true}).Append(b)
-		b = (&FPDU{ULPDU: make([]byte, 1001), CRC: true}).Append(b)
+		b = (&FPDU{ULPDU: make([]byte, 1000), CRC: true}).append(b)
+		b = (&FPDU{ULPDU: make([]byte, 1001), CRC: true}).append(b)
 		_, _ = nc.Write(b)
 		_, _ = io.Copy(io.Discard, nc)
 	})
@@ -516,7 +516,7 @@ func TestReject(t *testing.T) {
 			}()
 			c, err := Dial(testCtx(t), "tcp", ln.Addr().String(), &Config{Enhanced: enh, IRD: 3, ORD: 3, PrivateData: []byte("let me in")})
 			assert.Nil(t, c)
-			require.ErrorIs(t, err, ErrRejected)
+			require.ErrorIs(t, err, errRejected)
 			var re *RejectError
 			require.ErrorAs(t, err, &re)
 			assert.True(t, re.Reply.Reject)
@@ -525,7 +525,7 @@ func TestReject(t *testing.T) {
 				// RFC 6581 §9.1: the Responder names the ORD it requires.
 				assert.Equal(t, iwarp.IRDORD{IRD: 2, ORD: 9}, re.Reply.IRDORD)
 			}
-			require.ErrorIs(t, <-errc, ErrRejected)
+			require.ErrorIs(t, <-errc, errRejected)
 		})
 	}
 }
@@ -656,33 +656,33 @@ func TestStartupErrors(t *testing.T) {
 	}
 	t.Run("Initiator/Initiator", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Rev: 1}).Append(nil), &Config{})
-		require.ErrorIs(t, err, ErrActiveActive)
-		require.ErrorIs(t, err, ErrBadKey)
+		require.ErrorIs(t, err, errActiveActive)
+		require.ErrorIs(t, err, errBadKey)
 		assert.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), llpCode(t, err))
 	})
 	t.Run("bad key", func(t *testing.T) {
 		err := initiatorCase(t, cat([]byte("HTTP/1.1 200 OK\r"), []byte{0, 1, 0, 0}), &Config{})
-		require.ErrorIs(t, err, ErrBadKey)
+		require.ErrorIs(t, err, errBadKey)
 	})
 	t.Run("reply revision above request", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 2}).Append(nil), &Config{})
-		require.ErrorIs(t, err, ErrRevision)
+		require.ErrorIs(t, err, errRevision)
 	})
 	t.Run("reply revision 0", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 0}).Append(nil), &Config{})
-		require.ErrorIs(t, err, ErrRevision)
+		require.ErrorIs(t, err, errRevision)
 	})
 	t.Run("unenhanced reply to enhanced request", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 2}).Append(nil), &Config{Enhanced: true})
-		require.ErrorIs(t, err, ErrEnhancedMismatch)
+		require.ErrorIs(t, err, errEnhancedMismatch)
 	})
 	t.Run("A not echoed", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 2, Enhanced: true}).Append(nil), &Config{Enhanced: true, PeerToPeer: true})
-		require.ErrorIs(t, err, ErrEnhancedMismatch)
+		require.ErrorIs(t, err, errEnhancedMismatch)
 	})
 	t.Run("private data over acceptance limit", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 1, PrivateData: make([]byte, 257)}).Append(nil), &Config{MaxPrivateData: 256})
-		require.ErrorIs(t, err, ErrPrivateDataLength)
+		require.ErrorIs(t, err, errPrivateDataLength)
 		assert.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), llpCode(t, err))
 	})
 	t.Run("peer closes during startup", func(t *testing.T) {
@@ -723,19 +723,19 @@ func TestStartupErrors(t *testing.T) {
 	}
 	t.Run("Reply key to a Responder", func(t *testing.T) {
 		err := responderCase(t, (&Frame{Reply: true, Rev: 1}).Append(nil), &Config{})
-		require.ErrorIs(t, err, ErrBadKey)
+		require.ErrorIs(t, err, errBadKey)
 	})
 	t.Run("revision 0 request (RDMAC)", func(t *testing.T) {
 		err := responderCase(t, (&Frame{Markers: true, CRC: true, Rev: 0}).Append(nil), &Config{})
-		require.ErrorIs(t, err, ErrRevision)
+		require.ErrorIs(t, err, errRevision)
 	})
 	t.Run("revision 2 request to a revision 1 Responder", func(t *testing.T) {
 		err := responderCase(t, (&Frame{Rev: 2, Enhanced: true}).Append(nil), &Config{Revision: 1})
-		require.ErrorIs(t, err, ErrRevision)
+		require.ErrorIs(t, err, errRevision)
 	})
 	t.Run("PD_Length over 512", func(t *testing.T) {
 		err := responderCase(t, cat(keyReq(), []byte{0, 1, 0x02, 0x01}), &Config{})
-		require.ErrorIs(t, err, ErrPrivateDataLength)
+		require.ErrorIs(t, err, errPrivateDataLength)
 	})
 	t.Run("Accept error", func(t *testing.T) {
 		boom := errors.New("boom")
@@ -901,11 +901,11 @@ func TestSiwInterop(t *testing.T) {
 // input): no panic, HandleClosed exactly once, and the cause is nil or
 // typed.
 func FuzzReceive(f *testing.F) {
-	good := (&FPDU{ULPDU: []byte("hello"), CRC: true}).Append(nil)
+	good := (&FPDU{ULPDU: []byte("hello"), CRC: true}).append(nil)
 	f.Add(uint8(0), good)
 	f.Add(uint8(1), good)
-	f.Add(uint8(2), (&FPDU{ULPDU: make([]byte, 700), Markers: true}).Append(nil))
-	f.Add(uint8(3), append((&FPDU{ULPDU: make([]byte, 700), Markers: true, CRC: true}).Append(nil), 0, 0))
+	f.Add(uint8(2), (&FPDU{ULPDU: make([]byte, 700), Markers: true}).append(nil))
+	f.Add(uint8(3), append((&FPDU{ULPDU: make([]byte, 700), Markers: true, CRC: true}).append(nil), 0, 0))
 	f.Add(uint8(0), []byte{0xff, 0xff, 1, 2, 3})
 	f.Fuzz(func(t *testing.T, mode uint8, stream []byte) {
 		markers, crc := mode&2 != 0, mode&1 != 0
@@ -989,7 +989,7 @@ func TestRejectLeavesTCPOpen(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, []byte("use TCP"), re.Reply.PrivateData)
 	r := <-ch
-	require.ErrorIs(t, r.err, ErrRejected)
+	require.ErrorIs(t, r.err, errRejected)
 	defer r.nc.Close()
 	// Streaming mode continues on the same connection.
 	_, err = nc.Write([]byte("plain"))
@@ -1016,9 +1016,9 @@ func TestConfigValidation(t *testing.T) {
 			defer b.Close()
 			_, err := Client(context.Background(), a, cfg)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrPrivateDataLength), "%v", err)
+			assert.True(t, errors.Is(err, errInvalidConfig) || errors.Is(err, errPrivateDataLength), "%v", err)
 		})
 	}
 	_, err := Listen("tcp", "127.0.0.1:0", &Config{Revision: 9})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, errInvalidConfig)
 }

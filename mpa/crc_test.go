@@ -41,15 +41,15 @@ func TestCRC32cRFC3720B4(t *testing.T) {
 		{"iSCSI SCSI Read (10) PDU", iscsiRead, 0xD9963A56, []byte{0x56, 0x3a, 0x96, 0xd9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.val, CRC32c(tc.in))
-			assert.Equal(t, tc.wire, AppendCRC(nil, CRC32c(tc.in)))
-			v, n, err := ParseCRC(tc.wire)
+			assert.Equal(t, tc.val, crcOf(tc.in))
+			assert.Equal(t, tc.wire, appendCRC(nil, crcOf(tc.in)))
+			v, n, err := parseCRC(tc.wire)
 			require.NoError(t, err)
 			assert.Equal(t, 4, n)
 			assert.Equal(t, tc.val, v)
 			// Incremental computation over any split gives the same value.
 			for cut := 0; cut <= len(tc.in); cut += 7 {
-				assert.Equal(t, tc.val, UpdateCRC32c(UpdateCRC32c(0, tc.in[:cut]), tc.in[cut:]))
+				assert.Equal(t, tc.val, updateCRC32c(updateCRC32c(0, tc.in[:cut]), tc.in[cut:]))
 			}
 		})
 	}
@@ -57,25 +57,25 @@ func TestCRC32cRFC3720B4(t *testing.T) {
 
 func TestParseCRCTruncated(t *testing.T) {
 	for n := range 4 {
-		_, _, err := ParseCRC(make([]byte, n))
-		assert.ErrorIs(t, err, ErrTruncated)
+		_, _, err := parseCRC(make([]byte, n))
+		assert.ErrorIs(t, err, errTruncated)
 	}
 }
 
 func TestAppendCRCNoAlloc(t *testing.T) {
 	b := make([]byte, 0, 8)
-	assert.Zero(t, testing.AllocsPerRun(100, func() { b = AppendCRC(b[:0], 0x12345678) }))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b = appendCRC(b[:0], 0x12345678) }))
 }
 
 func FuzzParseCRC(f *testing.F) {
 	f.Add([]byte{0xaa, 0x36, 0x91, 0x8a})
 	f.Add([]byte{1, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v, n, err := ParseCRC(b)
+		v, n, err := parseCRC(b)
 		if err != nil {
 			return
 		}
-		require.Equal(t, b[:n], AppendCRC(nil, v))
+		require.Equal(t, b[:n], appendCRC(nil, v))
 	})
 }
 
@@ -87,6 +87,6 @@ func BenchmarkCRC32c64KiB(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = CRC32c(buf)
+		_ = crcOf(buf)
 	}
 }

@@ -1,7 +1,9 @@
 // Package mpa implements Marker PDU Aligned Framing for TCP, the iWARP
 // lower layer protocol of RFC 5044, with the enhanced RDMA connection
-// establishment of RFC 6581, as an llp.Stream for the DDP layer (RFC 5041).
-//
+// establishment of RFC 6581, as an llp.Stream for the DDP layer (RFC 5041):
+// Client and Server negotiate on a net.Conn and return a Conn.
+package mpa
+
 // # Wire formats
 //
 // One file per wire message, each with a Parse function returning (value,
@@ -47,4 +49,3 @@
 // back its buffer and ends, and one epoll instance of the process starts
 // it again when the socket is readable (park.go, park_linux.go), so that
 // an idle stream holds no goroutine and no receive buffer.
-package mpa

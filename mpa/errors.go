@@ -16,33 +16,33 @@ import (
 // Causes carried in the Err field of the *llp.Error values this package
 // returns (test them with errors.Is), and errors of the local API.
 var (
-	// ErrBadKey: the 16-octet Key of a startup frame is not the one expected
+	// errBadKey: the 16-octet Key of a startup frame is not the one expected
 	// (RFC 5044 §7.1.1, §7.1.2 rule 5). Code 4.
-	ErrBadKey = errors.New("mpa: startup frame key mismatch")
-	// ErrActiveActive: an MPA Request arrived where an MPA Reply was expected,
+	errBadKey = errors.New("mpa: startup frame key mismatch")
+	// errActiveActive: an MPA Request arrived where an MPA Reply was expected,
 	// i.e. both ends started as Initiator (RFC 5044 §7.1.2 rule 8). It wraps
 	// ErrBadKey. Code 4.
-	ErrActiveActive = fmt.Errorf("%w: peer is also an Initiator (Initiator/Initiator startup)", ErrBadKey)
-	// ErrRevision: the startup frame carries an MPA revision this end cannot
+	errActiveActive = fmt.Errorf("%w: peer is also an Initiator (Initiator/Initiator startup)", errBadKey)
+	// errRevision: the startup frame carries an MPA revision this end cannot
 	// interoperate with (RFC 5044 §7.1.1 Rev, RFC 6581 §6). Code 4.
-	ErrRevision = errors.New("mpa: unsupported MPA revision")
-	// ErrPrivateDataLength: PD_Length exceeds 512 octets (RFC 5044 §7.1.1)
+	errRevision = errors.New("mpa: unsupported MPA revision")
+	// errPrivateDataLength: PD_Length exceeds 512 octets (RFC 5044 §7.1.1)
 	// or the configured acceptance limit (RFC 5044 §7.1.2 rule 9), or is too
 	// short for the enhanced connection establishment data (RFC 6581 §6).
 	// Code 4.
-	ErrPrivateDataLength = errors.New("mpa: invalid private data length")
-	// ErrEnhancedMismatch: the Reply's S flag or Control Flag A does not
+	errPrivateDataLength = errors.New("mpa: invalid private data length")
+	// errEnhancedMismatch: the Reply's S flag or Control Flag A does not
 	// answer the Request as RFC 6581 §9.2 and §10 require. Code 4.
-	ErrEnhancedMismatch = errors.New("mpa: enhanced connection establishment mismatch")
-	// ErrTruncated: the input ends before the message does. Parse functions
+	errEnhancedMismatch = errors.New("mpa: enhanced connection establishment mismatch")
+	// errTruncated: the input ends before the message does. Parse functions
 	// return it (unwrapped, not as *llp.Error) so a stream reader knows to
 	// read more.
-	ErrTruncated = errors.New("mpa: truncated input")
-	// ErrCRC: the FPDU's CRC32c does not match (RFC 5044 §4.4, §8 code 2).
-	ErrCRC = errors.New("mpa: FPDU CRC32c mismatch")
-	// ErrMarker: a Marker's FPDUPTR does not point at the FPDU's ULPDU Length
+	errTruncated = errors.New("mpa: truncated input")
+	// errCRC: the FPDU's CRC32c does not match (RFC 5044 §4.4, §8 code 2).
+	errCRC = errors.New("mpa: FPDU CRC32c mismatch")
+	// errMarker: a Marker's FPDUPTR does not point at the FPDU's ULPDU Length
 	// field (RFC 5044 §4.3, §8 code 3).
-	ErrMarker = errors.New("mpa: marker does not point at the FPDU start")
+	errMarker = errors.New("mpa: marker does not point at the FPDU start")
 	// ErrULPDUTooLarge: a received ULPDU Length exceeds the receive limit
 	// (by default 64768, RFC 5044 §3). RFC 5044 §8 has no code of its own for
 	// it: the length cannot have been produced by a conforming sender, so the
@@ -51,8 +51,8 @@ var (
 	// ErrConnectionLost: the TCP connection ended in the middle of an FPDU or
 	// failed (RFC 5044 §8 code 1).
 	ErrConnectionLost = errors.New("mpa: TCP connection lost")
-	// ErrInvalidConfig reports a Config this package cannot use.
-	ErrInvalidConfig = errors.New("mpa: invalid configuration")
+	// errInvalidConfig reports a Config this package cannot use.
+	errInvalidConfig = errors.New("mpa: invalid configuration")
 )
 
 // newError returns the *llp.Error for an MPA Terminate code with its cause.
@@ -84,9 +84,9 @@ func (e *RejectError) Error() string {
 	return fmt.Sprintf("mpa: connection rejected by the responder (%d octets of private data)", len(e.Reply.PrivateData))
 }
 
-// ErrRejected is matched by errors.Is for every *RejectError, and is what
+// errRejected is matched by errors.Is for every *RejectError, and is what
 // the Responder side returns after it sent a rejecting Reply.
-var ErrRejected = errors.New("mpa: connection rejected")
+var errRejected = errors.New("mpa: connection rejected")
 
 // Is makes errors.Is(err, ErrRejected) true for a *RejectError.
-func (e *RejectError) Is(target error) bool { return target == ErrRejected }
+func (e *RejectError) Is(target error) bool { return target == errRejected }

@@ -11,19 +11,19 @@ import (
 // iwarp's: iwarp.MPAFPDUHeaderLen, iwarp.MPACRCLen, iwarp.MPAMaxULPDU,
 // iwarp.MPAMinMULPDU.
 
-// PadLen returns the number of pad octets (0–3) after a ULPDU of n octets,
+// padLen returns the number of pad octets (0–3) after a ULPDU of n octets,
 // making the FPDU (2-octet header + ULPDU + pad) a multiple of 4
 // (RFC 5044 §4.1).
-func PadLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
+func padLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
 
-// WireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
+// wireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
 // octets occupies in the TCP stream when its first octet is at stream
 // position pos: header, ULPDU, pad and CRC, plus, when markers is true, the
 // Marker preceding it if one is due at pos and every Marker falling inside
 // it (RFC 5044 §4.3). A Marker due exactly after the CRC belongs to the
 // next FPDU and is not counted.
-func WireLen(pos uint64, ulpduLen int, markers bool) int {
-	body := iwarp.MPAFPDUHeaderLen + ulpduLen + PadLen(ulpduLen) + iwarp.MPACRCLen
+func wireLen(pos uint64, ulpduLen int, markers bool) int {
+	body := iwarp.MPAFPDUHeaderLen + ulpduLen + padLen(ulpduLen) + iwarp.MPACRCLen
 	if !markers {
 		return body
 	}
@@ -78,12 +78,12 @@ type FPDU struct {
 }
 
 // Len returns the wire length of f: WireLen(f.Pos, len(f.ULPDU), f.Markers).
-func (f *FPDU) Len() int { return WireLen(f.Pos, len(f.ULPDU), f.Markers) }
+func (f *FPDU) len() int { return wireLen(f.Pos, len(f.ULPDU), f.Markers) }
 
 // Append appends the wire form of f at stream position f.Pos and records
 // the CRC in f.CRCValue. It allocates nothing when b has room for f.Len()
 // more octets. len(f.ULPDU) must not exceed 65535; callers enforce MULPDU.
-func (f *FPDU) Append(b []byte) []byte {
+func (f *FPDU) append(b []byte) []byte {
 	b, f.CRCValue = appendFPDU(b, f.Pos, f.Markers, f.CRC, f.ULPDU, nil)
 	return b
 }
@@ -98,7 +98,7 @@ func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([
 		b = binary.BigEndian.AppendUint16(b, uint16(ulen))
 		b = append(b, hdr...)
 		b = append(b, payload...)
-		b = append(b, pad[:PadLen(ulen)]...)
+		b = append(b, pad[:padLen(ulen)]...)
 	} else {
 		w := markWriter{b: b, pos: pos}
 		w.begin()
@@ -107,28 +107,28 @@ func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([
 		w.write(l[:])
 		w.write(hdr)
 		w.write(payload)
-		w.write(pad[:PadLen(ulen)])
+		w.write(pad[:padLen(ulen)])
 		w.beforeCRC()
 		b = w.b
 	}
 	var c uint32
 	if crc {
-		c = CRC32c(b[start:])
+		c = crcOf(b[start:])
 	}
-	return AppendCRC(b, c), c
+	return appendCRC(b, c), c
 }
 
-// PeekULPDULength reads the ULPDU_Length of the FPDU starting at the
+// peekULPDULength reads the ULPDU_Length of the FPDU starting at the
 // beginning of b, at stream position pos. With markers it skips a Marker
 // due at pos (the FPDUPTR-0 Marker is verified later, by ParseFPDU). It
 // returns ErrTruncated while b is too short.
-func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
+func peekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 	i := 0
-	if markers && MarkerDue(pos) {
+	if markers && markerDue(pos) {
 		i = iwarp.MPAMarkerLen
 	}
 	if len(b) < i+iwarp.MPAFPDUHeaderLen {
-		return 0, ErrTruncated
+		return 0, errTruncated
 	}
 	return int(binary.BigEndian.Uint16(b[i:])), nil
 }
@@ -141,24 +141,23 @@ func PeekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 // the FPDU, the octets consumed, and ErrTruncated while b does not hold the
 // whole FPDU, or an *llp.Error: iwarp.TermMPACRC.Code wrapping ErrCRC, iwarp.TermMPAMarker.Code
 // wrapping ErrMarker.
-//
-// Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
-// gathered around them into dst[:0] (grown only if too small), so a caller
-// that passes a 65535-octet dst parses without allocating.
 func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, error) {
-	ulen, err := PeekULPDULength(b, pos, markers)
+	// Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
+	// gathered around them into dst[:0] (grown only if too small), so a caller
+	// that passes a 65535-octet dst parses without allocating.
+	ulen, err := peekULPDULength(b, pos, markers)
 	if err != nil {
 		return FPDU{}, 0, err
 	}
-	n := WireLen(pos, ulen, markers)
+	n := wireLen(pos, ulen, markers)
 	if len(b) < n {
-		return FPDU{}, 0, ErrTruncated
+		return FPDU{}, 0, errTruncated
 	}
 	f := FPDU{Pos: pos, Markers: markers, CRC: crc}
-	f.CRCValue, _, _ = ParseCRC(b[n-iwarp.MPACRCLen:])
+	f.CRCValue, _, _ = parseCRC(b[n-iwarp.MPACRCLen:])
 	if crc {
-		if got := CRC32c(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
-			return FPDU{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", ErrCRC, got, f.CRCValue))
+		if got := crcOf(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
+			return FPDU{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", errCRC, got, f.CRCValue))
 		}
 	}
 	if !markers {
@@ -184,8 +183,8 @@ type markWriter struct {
 
 // begin emits the FPDUPTR-0 Marker if one is due before the FPDU header.
 func (w *markWriter) begin() {
-	if MarkerDue(w.pos) {
-		w.b = Marker{}.Append(w.b)
+	if markerDue(w.pos) {
+		w.b = marker{}.Append(w.b)
 		w.pos += iwarp.MPAMarkerLen
 	}
 	w.fpduPos = w.pos
@@ -215,7 +214,7 @@ func (w *markWriter) beforeCRC() {
 }
 
 func (w *markWriter) mark() {
-	w.b = Marker{FPDUPTR: uint16(w.pos - w.fpduPos)}.Append(w.b)
+	w.b = marker{FPDUPTR: uint16(w.pos - w.fpduPos)}.Append(w.b)
 	w.pos += iwarp.MPAMarkerLen
 	w.nextMark += iwarp.MPAMarkerInterval
 }

@@ -63,9 +63,9 @@ func TestFPDURFC5044Figures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := FPDU{ULPDU: ddpSend(tc.msn), Pos: tc.pos, Markers: true, CRC: true}
-			assert.Equal(t, tc.wire, f.Append(nil))
+			assert.Equal(t, tc.wire, f.append(nil))
 			assert.Equal(t, tc.crc, f.CRCValue)
-			assert.Equal(t, len(tc.wire), f.Len())
+			assert.Equal(t, len(tc.wire), f.len())
 
 			got, n, err := ParseFPDU(tc.wire, tc.pos, true, true, nil)
 			require.NoError(t, err)
@@ -76,7 +76,7 @@ func TestFPDURFC5044Figures(t *testing.T) {
 	}
 	// Figure 6's stream began with a 492-octet FPDU (leading Marker
 	// included), for example one carrying a 480-octet ULPDU.
-	assert.Equal(t, 0x1ec, WireLen(0, 492-4-6-2, true))
+	assert.Equal(t, 0x1ec, wireLen(0, 492-4-6-2, true))
 }
 
 // TestFPDUWireNoMarkers checks hand-built Figure 2 images.
@@ -91,12 +91,12 @@ func TestFPDUWireNoMarkers(t *testing.T) {
 		{"1 octet pad 1", []byte{0xab}, false, []byte{0, 1, 0xab, 0, 0, 0, 0, 0}},
 		{"2 octets pad 0", []byte{1, 2}, false, []byte{0, 2, 1, 2, 0, 0, 0, 0}},
 		{"3 octets pad 3", []byte{1, 2, 3}, false, []byte{0, 3, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0}},
-		{"30 zeros with CRC", make([]byte, 30), true, AppendCRC(append([]byte{0, 30}, make([]byte, 30)...), 0xc452d409)},
+		{"30 zeros with CRC", make([]byte, 30), true, appendCRC(append([]byte{0, 30}, make([]byte, 30)...), 0xc452d409)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := FPDU{ULPDU: tc.ulpdu, CRC: tc.crc}
-			assert.Equal(t, tc.wire, f.Append(nil))
-			assert.Equal(t, len(tc.wire), f.Len())
+			assert.Equal(t, tc.wire, f.append(nil))
+			assert.Equal(t, len(tc.wire), f.len())
 			assert.Zero(t, len(tc.wire)%4)
 			got, n, err := ParseFPDU(tc.wire, 12345, false, tc.crc, nil)
 			require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestSiwCaptureFPDUs(t *testing.T) {
 			}
 			// Enabling the check must fail: the zero field is no CRC32c.
 			_, _, err = ParseFPDU(b, 0, false, true, nil)
-			assert.ErrorIs(t, err, ErrCRC)
+			assert.ErrorIs(t, err, errCRC)
 			b = b[n:]
 			count++
 		}
@@ -133,11 +133,11 @@ func TestSiwCaptureFPDUs(t *testing.T) {
 
 func TestFPDUErrors(t *testing.T) {
 	f := FPDU{ULPDU: []byte("hello, world"), CRC: true}
-	wire := f.Append(nil)
+	wire := f.append(nil)
 	t.Run("truncated", func(t *testing.T) {
 		for i := range len(wire) {
 			_, _, err := ParseFPDU(wire[:i], 0, false, true, nil)
-			assert.ErrorIs(t, err, ErrTruncated)
+			assert.ErrorIs(t, err, errTruncated)
 		}
 	})
 	t.Run("CRC mismatch is code 2", func(t *testing.T) {
@@ -148,7 +148,7 @@ func TestFPDUErrors(t *testing.T) {
 				continue // a corrupted length is a framing matter
 			}
 			_, _, err := ParseFPDU(bad, 0, false, true, nil)
-			require.ErrorIs(t, err, ErrCRC)
+			require.ErrorIs(t, err, errCRC)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, uint8(iwarp.TermMPACRC.Code), le.Code)
@@ -163,7 +163,7 @@ func TestFPDUErrors(t *testing.T) {
 
 func TestPadAndMULPDU(t *testing.T) {
 	for n, want := range map[int]int{0: 2, 1: 1, 2: 0, 3: 3, 4: 2, 1458: 0} {
-		assert.Equal(t, want, PadLen(n), "PadLen(%d)", n)
+		assert.Equal(t, want, padLen(n), "PadLen(%d)", n)
 	}
 	// RFC 5044 §4.5 formulas.
 	assert.Equal(t, 1460-(6+0), MULPDUFor(1460, false))
@@ -179,9 +179,9 @@ func TestPadAndMULPDU(t *testing.T) {
 	for _, emss := range []int{536, 1220, 1448, 1460, 8948, 9000} {
 		m := MULPDUFor(emss, true)
 		for pos := uint64(0); pos < iwarp.MPAMarkerInterval; pos += 4 {
-			assert.LessOrEqual(t, WireLen(pos, m, true), emss, "emss %d pos %d", emss, pos)
+			assert.LessOrEqual(t, wireLen(pos, m, true), emss, "emss %d pos %d", emss, pos)
 		}
-		assert.LessOrEqual(t, WireLen(0, MULPDUFor(emss, false), false), emss)
+		assert.LessOrEqual(t, wireLen(0, MULPDUFor(emss, false), false), emss)
 	}
 }
 
@@ -190,7 +190,7 @@ func TestPadAndMULPDU(t *testing.T) {
 func TestWireLenMatchesLayout(t *testing.T) {
 	for pos := uint64(0); pos < 2*iwarp.MPAMarkerInterval; pos += 4 {
 		for _, ulen := range []int{0, 1, 2, 3, 4, 500, 502, 503, 504, 505, 506, 507, 508, 509, 510, 1014, 1020, 2048, 4093, iwarp.MPAMaxULPDU, 0xFFFF} {
-			body := iwarp.MPAFPDUHeaderLen + ulen + PadLen(ulen) + iwarp.MPACRCLen
+			body := iwarp.MPAFPDUHeaderLen + ulen + padLen(ulen) + iwarp.MPACRCLen
 			// brute force
 			n, p, left := 0, pos, body
 			if p%iwarp.MPAMarkerInterval == 0 {
@@ -203,11 +203,11 @@ func TestWireLenMatchesLayout(t *testing.T) {
 				}
 				n, p, left = n+1, p+1, left-1
 			}
-			require.Equal(t, n, WireLen(pos, ulen, true), "pos %d ulen %d", pos, ulen)
+			require.Equal(t, n, wireLen(pos, ulen, true), "pos %d ulen %d", pos, ulen)
 			require.LessOrEqual(t, n, maxWireLen)
 			if ulen < 5000 {
 				f := FPDU{ULPDU: make([]byte, ulen), Pos: pos, Markers: true, CRC: true}
-				require.Len(t, f.Append(nil), n)
+				require.Len(t, f.append(nil), n)
 			}
 		}
 	}
@@ -228,7 +228,7 @@ func TestFPDURoundTripRandom(t *testing.T) {
 				}
 				want = append(want, u)
 				f := FPDU{ULPDU: u, Pos: uint64(len(stream)), Markers: mk, CRC: crc}
-				stream = f.Append(stream)
+				stream = f.append(stream)
 			}
 			dst := make([]byte, 0, 70000)
 			pos := uint64(0)
@@ -254,7 +254,7 @@ func TestFPDUAppendNoAlloc(t *testing.T) {
 	b := make([]byte, 0, 8000)
 	for _, mk := range []bool{false, true} {
 		f := FPDU{ULPDU: u, Pos: 100, Markers: mk, CRC: true}
-		assert.Zero(t, testing.AllocsPerRun(50, func() { b = f.Append(b[:0]) }))
+		assert.Zero(t, testing.AllocsPerRun(50, func() { b = f.append(b[:0]) }))
 		dst := make([]byte, 0, 8000)
 		assert.Zero(t, testing.AllocsPerRun(50, func() { _, _, _ = ParseFPDU(b, 100, mk, true, dst) }))
 	}
@@ -266,14 +266,14 @@ func TestFPDUAppendNoAlloc(t *testing.T) {
 func FuzzParseFPDU(f *testing.F) {
 	f.Add(rfc5044Figure5(), uint16(0), true, true)
 	f.Add(rfc5044Figure6(), uint16(0x1ec), true, true)
-	f.Add((&FPDU{ULPDU: []byte("abc"), CRC: true}).Append(nil), uint16(0), false, true)
+	f.Add((&FPDU{ULPDU: []byte("abc"), CRC: true}).append(nil), uint16(0), false, true)
 	f.Add([]byte{0, 0, 0, 0, 0xff, 0xff}, uint16(0), true, false)
 	f.Add([]byte{0, 0, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0}, uint16(508), true, false)
 	f.Fuzz(func(t *testing.T, b []byte, pos16 uint16, mk, crc bool) {
 		pos := uint64(pos16) &^ 3 // stream positions of FPDUs are multiples of 4
 		fp, n, err := ParseFPDU(b, pos, mk, crc, nil)
 		if err != nil {
-			if err != ErrTruncated {
+			if err != errTruncated {
 				var le *llp.Error
 				require.ErrorAs(t, err, &le)
 				require.Contains(t, []uint8{iwarp.TermMPACRC.Code, iwarp.TermMPAMarker.Code}, le.Code)
@@ -281,9 +281,9 @@ func FuzzParseFPDU(f *testing.F) {
 			return
 		}
 		require.LessOrEqual(t, n, len(b))
-		require.Equal(t, WireLen(pos, len(fp.ULPDU), mk), n)
+		require.Equal(t, wireLen(pos, len(fp.ULPDU), mk), n)
 		re := FPDU{ULPDU: fp.ULPDU, Pos: pos, Markers: mk, CRC: crc}
-		w := re.Append(nil)
+		w := re.append(nil)
 		require.Len(t, w, n)
 		if crc {
 			// CRC verified: every octet is reproduced except ignored ones

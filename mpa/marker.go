@@ -10,7 +10,7 @@ import (
 // The Marker length and interval (RFC 5044 §4.2, §4.3) are iwarp's:
 // iwarp.MPAMarkerLen, iwarp.MPAMarkerInterval.
 
-// Marker is an MPA Marker (RFC 5044 §4.2 Figure 3):
+// marker is an MPA Marker (RFC 5044 §4.2 Figure 3):
 //
 //	0                   1                   2                   3
 //	0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -23,7 +23,7 @@ import (
 // every 512th octet of that half connection (RFC 5044 §4.3). Stream
 // positions in this package count octets from that first Marker, so a
 // Marker is due wherever pos%512 == 0.
-type Marker struct {
+type marker struct {
 	// FPDUPTR is the number of octets from the first octet of the ULPDU
 	// Length field of the FPDU containing the Marker to the first octet of
 	// the Marker; 0 for a Marker that falls between FPDUs (it then belongs
@@ -31,45 +31,45 @@ type Marker struct {
 	FPDUPTR uint16
 }
 
-// ParseMarker parses a Marker at the start of b. RESERVED is ignored and
+// parseMarker parses a Marker at the start of b. RESERVED is ignored and
 // the two low bits of FPDUPTR are treated as zero, as RFC 5044 §4.2
 // requires of receivers. It returns ErrTruncated if b is shorter than 4
 // octets.
-func ParseMarker(b []byte) (Marker, int, error) {
+func parseMarker(b []byte) (marker, int, error) {
 	if len(b) < iwarp.MPAMarkerLen {
-		return Marker{}, 0, ErrTruncated
+		return marker{}, 0, errTruncated
 	}
-	return Marker{FPDUPTR: binary.BigEndian.Uint16(b[2:]) &^ 3}, iwarp.MPAMarkerLen, nil
+	return marker{FPDUPTR: binary.BigEndian.Uint16(b[2:]) &^ 3}, iwarp.MPAMarkerLen, nil
 }
 
 // Append appends m with RESERVED zero and the two low bits of FPDUPTR zero
 // (RFC 5044 §4.2). It allocates nothing when b has room for 4 octets.
-func (m Marker) Append(b []byte) []byte {
+func (m marker) Append(b []byte) []byte {
 	return append(b, 0, 0, byte(m.FPDUPTR>>8), byte(m.FPDUPTR&^3))
 }
 
 // Len returns iwarp.MPAMarkerLen.
-func (Marker) Len() int { return iwarp.MPAMarkerLen }
+func (marker) Len() int { return iwarp.MPAMarkerLen }
 
-// MarkerDue reports whether a Marker begins at stream position pos
+// markerDue reports whether a Marker begins at stream position pos
 // (RFC 5044 §4.3: (SeqNum - SeqStart) mod 512 == 0).
-func MarkerDue(pos uint64) bool { return pos%iwarp.MPAMarkerInterval == 0 }
+func markerDue(pos uint64) bool { return pos%iwarp.MPAMarkerInterval == 0 }
 
-// InsertMarkers appends to dst the FPDU image unmarked (ULPDU_Length,
+// insertMarkers appends to dst the FPDU image unmarked (ULPDU_Length,
 // ULPDU, pad, CRC field, as RFC 5044 §4.1 Figure 2 shows it) with Markers
 // inserted for stream position pos (RFC 5044 §4.3). When crc is true the
 // CRC field is recomputed over the marked octets, as the receiver will
 // check it (RFC 5044 §4.4); otherwise it is copied. It returns an error
 // wrapping ErrTruncated if unmarked is not exactly one whole FPDU. It
 // allocates nothing when dst has room for WireLen octets.
-func InsertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
-	ulen, err := PeekULPDULength(unmarked, 0, false)
+func insertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
+	ulen, err := peekULPDULength(unmarked, 0, false)
 	if err != nil {
 		return dst, err
 	}
-	body := iwarp.MPAFPDUHeaderLen + ulen + PadLen(ulen)
+	body := iwarp.MPAFPDUHeaderLen + ulen + padLen(ulen)
 	if len(unmarked) != body+iwarp.MPACRCLen {
-		return dst, fmt.Errorf("%w: FPDU image of %d octets, ULPDU_Length %d needs %d", ErrTruncated, len(unmarked), ulen, body+iwarp.MPACRCLen)
+		return dst, fmt.Errorf("%w: FPDU image of %d octets, ULPDU_Length %d needs %d", errTruncated, len(unmarked), ulen, body+iwarp.MPACRCLen)
 	}
 	start := len(dst)
 	w := markWriter{b: dst, pos: pos}
@@ -79,10 +79,10 @@ func InsertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 	if !crc {
 		return append(w.b, unmarked[body:]...), nil
 	}
-	return AppendCRC(w.b, CRC32c(w.b[start:])), nil
+	return appendCRC(w.b, crcOf(w.b[start:])), nil
 }
 
-// StripMarkers removes the Markers from the marked FPDU at the start of b,
+// removeMarkers removes the Markers from the marked FPDU at the start of b,
 // whose first octet is at stream position pos, verifying that each points
 // at the FPDU's ULPDU_Length field (a Marker preceding the FPDU must be 0)
 // (RFC 5044 §4.2, §4.3). It appends the unmarked image (ULPDU_Length,
@@ -90,14 +90,14 @@ func InsertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 // b consumed. Errors: ErrTruncated while b does not hold the whole FPDU;
 // *llp.Error iwarp.TermMPAMarker.Code wrapping ErrMarker. It does not check the CRC (see
 // ParseFPDU, which checks it first, RFC 5044 §8 code 3).
-func StripMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
-	ulen, err := PeekULPDULength(b, pos, true)
+func removeMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
+	ulen, err := peekULPDULength(b, pos, true)
 	if err != nil {
 		return dst, 0, err
 	}
-	n := WireLen(pos, ulen, true)
+	n := wireLen(pos, ulen, true)
 	if len(b) < n {
-		return dst, 0, ErrTruncated
+		return dst, 0, errTruncated
 	}
 	out, err := stripMarkers(dst, b[:n], pos)
 	if err != nil {
@@ -110,8 +110,8 @@ func StripMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
 // dst, verifying every Marker.
 func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 	i := 0
-	if MarkerDue(pos) {
-		m, _, _ := ParseMarker(wire)
+	if markerDue(pos) {
+		m, _, _ := parseMarker(wire)
 		if m.FPDUPTR != 0 {
 			return dst, markerError(pos, m.FPDUPTR, 0)
 		}
@@ -122,7 +122,7 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 	nextMark := pos - pos%iwarp.MPAMarkerInterval + iwarp.MPAMarkerInterval
 	for i < len(wire) {
 		if pos == nextMark {
-			m, _, err := ParseMarker(wire[i:])
+			m, _, err := parseMarker(wire[i:])
 			if err != nil {
 				return dst, err
 			}
@@ -143,5 +143,5 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 }
 
 func markerError(pos uint64, got, want uint16) error {
-	return newError(iwarp.TermMPAMarker, fmt.Errorf("%w: marker at stream offset %d has FPDUPTR %#04x, FPDU start gives %#04x (RFC 5044 §4.3)", ErrMarker, pos, got, want))
+	return newError(iwarp.TermMPAMarker, fmt.Errorf("%w: marker at stream offset %d has FPDUPTR %#04x, FPDU start gives %#04x (RFC 5044 §4.3)", errMarker, pos, got, want))
 }

@@ -15,17 +15,17 @@ func TestMarkerWire(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		wire []byte
-		m    Marker
+		m    marker
 		out  []byte
 	}{
-		{"between FPDUs", []byte{0, 0, 0, 0}, Marker{}, nil},
-		{"Figure 4 FPDUPTR 0x000C", []byte{0, 0, 0x00, 0x0c}, Marker{FPDUPTR: 12}, nil},
-		{"Figure 6 FPDUPTR 0x0014", []byte{0, 0, 0x00, 0x14}, Marker{FPDUPTR: 0x14}, nil},
-		{"reserved ignored on receive", []byte{0xde, 0xad, 0x01, 0x00}, Marker{FPDUPTR: 0x100}, []byte{0, 0, 0x01, 0x00}},
-		{"low two bits treated as zero", []byte{0, 0, 0x02, 0x07}, Marker{FPDUPTR: 0x204}, []byte{0, 0, 0x02, 0x04}},
+		{"between FPDUs", []byte{0, 0, 0, 0}, marker{}, nil},
+		{"Figure 4 FPDUPTR 0x000C", []byte{0, 0, 0x00, 0x0c}, marker{FPDUPTR: 12}, nil},
+		{"Figure 6 FPDUPTR 0x0014", []byte{0, 0, 0x00, 0x14}, marker{FPDUPTR: 0x14}, nil},
+		{"reserved ignored on receive", []byte{0xde, 0xad, 0x01, 0x00}, marker{FPDUPTR: 0x100}, []byte{0, 0, 0x01, 0x00}},
+		{"low two bits treated as zero", []byte{0, 0, 0x02, 0x07}, marker{FPDUPTR: 0x204}, []byte{0, 0, 0x02, 0x04}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, n, err := ParseMarker(tc.wire)
+			m, n, err := parseMarker(tc.wire)
 			require.NoError(t, err)
 			assert.Equal(t, iwarp.MPAMarkerLen, n)
 			assert.Equal(t, tc.m, m)
@@ -37,25 +37,25 @@ func TestMarkerWire(t *testing.T) {
 			assert.Equal(t, iwarp.MPAMarkerLen, m.Len())
 		})
 	}
-	_, _, err := ParseMarker([]byte{0, 0, 0})
-	assert.ErrorIs(t, err, ErrTruncated)
-	assert.True(t, MarkerDue(0))
-	assert.True(t, MarkerDue(1024))
-	assert.False(t, MarkerDue(4))
+	_, _, err := parseMarker([]byte{0, 0, 0})
+	assert.ErrorIs(t, err, errTruncated)
+	assert.True(t, markerDue(0))
+	assert.True(t, markerDue(1024))
+	assert.False(t, markerDue(4))
 }
 
 // TestInsertMarkersFigure4 reproduces RFC 5044 §4.3 Figure 4: a 16-octet
 // ULPDU whose FPDU contains a Marker 12 octets after the length field.
 func TestInsertMarkersFigure4(t *testing.T) {
 	ulpdu := []byte("0123456789ABCDEF")
-	unmarked := (&FPDU{ULPDU: ulpdu}).Append(nil) // no CRC: field zero
+	unmarked := (&FPDU{ULPDU: ulpdu}).append(nil) // no CRC: field zero
 	pos := uint64(iwarp.MPAMarkerInterval - 12)
-	got, err := InsertMarkers(nil, unmarked, pos, false)
+	got, err := insertMarkers(nil, unmarked, pos, false)
 	require.NoError(t, err)
 	want := cat([]byte{0x00, 0x10}, ulpdu[:10], []byte{0, 0, 0x00, 0x0c}, ulpdu[10:], []byte{0, 0}, []byte{0, 0, 0, 0})
 	assert.Equal(t, want, got)
 
-	back, n, err := StripMarkers(nil, got, pos)
+	back, n, err := removeMarkers(nil, got, pos)
 	require.NoError(t, err)
 	assert.Equal(t, len(got), n)
 	assert.Equal(t, unmarked, back)
@@ -64,13 +64,13 @@ func TestInsertMarkersFigure4(t *testing.T) {
 // TestInsertMarkersFigure6 inserts the Marker of RFC 5044 Figure 6 into the
 // unmarked FPDU and recomputes the CRC over the marked octets (§4.4).
 func TestInsertMarkersFigure6(t *testing.T) {
-	unmarked := (&FPDU{ULPDU: ddpSend(2), CRC: true}).Append(nil)
-	got, err := InsertMarkers(nil, unmarked, 0x1ec, true)
+	unmarked := (&FPDU{ULPDU: ddpSend(2), CRC: true}).append(nil)
+	got, err := insertMarkers(nil, unmarked, 0x1ec, true)
 	require.NoError(t, err)
 	assert.Equal(t, rfc5044Figure6(), got)
 
-	got, err = InsertMarkers(nil, unmarked[:len(unmarked)-1], 0x1ec, true)
-	assert.ErrorIs(t, err, ErrTruncated)
+	got, err = insertMarkers(nil, unmarked[:len(unmarked)-1], 0x1ec, true)
+	assert.ErrorIs(t, err, errTruncated)
 	assert.Empty(t, got)
 }
 
@@ -81,51 +81,51 @@ func TestMarkerBeforeCRC(t *testing.T) {
 	// A 2-octet ULPDU makes a 4-octet body and a 4-octet CRC; starting at
 	// position 508, the CRC would begin at 512, where a Marker is due.
 	f := FPDU{ULPDU: []byte{0xab, 0xcd}, Pos: 508, Markers: true, CRC: true}
-	w := f.Append(nil)
+	w := f.append(nil)
 	require.Len(t, w, 12)
 	assert.Equal(t, []byte{0, 2, 0xab, 0xcd}, w[:4])
 	assert.Equal(t, []byte{0, 0, 0, 4}, w[4:8], "Marker before the CRC points back 4 octets")
-	assert.Equal(t, AppendCRC(nil, CRC32c(w[:8])), w[8:])
+	assert.Equal(t, appendCRC(nil, crcOf(w[:8])), w[8:])
 
 	// At pos 504 the FPDU ends exactly at 512: no Marker inside it.
 	f = FPDU{ULPDU: []byte{0xab, 0xcd}, Pos: 504, Markers: true, CRC: true}
-	w = f.Append(nil)
+	w = f.append(nil)
 	require.Len(t, w, 8)
 	next := FPDU{ULPDU: []byte{1, 2}, Pos: 512, Markers: true, CRC: true}
-	w2 := next.Append(nil)
+	w2 := next.append(nil)
 	assert.Equal(t, []byte{0, 0, 0, 0, 0, 2, 1, 2}, w2[:8])
-	assert.Equal(t, AppendCRC(nil, CRC32c(w2[:8])), w2[8:], "the leading Marker is in the CRC")
+	assert.Equal(t, appendCRC(nil, crcOf(w2[:8])), w2[8:], "the leading Marker is in the CRC")
 }
 
 func TestStripMarkersErrors(t *testing.T) {
 	ulpdu := bytes.Repeat([]byte{0x5a}, 1500)
 	for _, pos := range []uint64{0, 100, 508} {
-		w := (&FPDU{ULPDU: ulpdu, Pos: pos, Markers: true, CRC: true}).Append(nil)
+		w := (&FPDU{ULPDU: ulpdu, Pos: pos, Markers: true, CRC: true}).append(nil)
 		for off := int(-pos % iwarp.MPAMarkerInterval); off < len(w); off += iwarp.MPAMarkerInterval {
 			bad := bytes.Clone(w)
 			bad[off+3] ^= 0x04 // FPDUPTR off by 4
-			_, _, err := StripMarkers(nil, bad, pos)
-			require.ErrorIs(t, err, ErrMarker, "pos %d off %d", pos, off)
+			_, _, err := removeMarkers(nil, bad, pos)
+			require.ErrorIs(t, err, errMarker, "pos %d off %d", pos, off)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), le.Code)
 			// ParseFPDU reports the CRC first (RFC 5044 §8 code 3 applies
 			// only when the CRC is valid)...
 			_, _, err = ParseFPDU(bad, pos, true, true, nil)
-			assert.ErrorIs(t, err, ErrCRC)
+			assert.ErrorIs(t, err, errCRC)
 			// ...and the Marker when CRCs are off.
 			_, _, err = ParseFPDU(bad, pos, true, false, nil)
-			assert.ErrorIs(t, err, ErrMarker)
+			assert.ErrorIs(t, err, errMarker)
 			// Bits the receiver ignores do not matter.
 			ok := bytes.Clone(w)
 			ok[off] ^= 0xff
 			ok[off+3] ^= 0x03
-			_, _, err = StripMarkers(nil, ok, pos)
+			_, _, err = removeMarkers(nil, ok, pos)
 			assert.NoError(t, err)
 		}
 		for i := range len(w) {
-			_, _, err := StripMarkers(nil, w[:i], pos)
-			require.ErrorIs(t, err, ErrTruncated)
+			_, _, err := removeMarkers(nil, w[:i], pos)
+			require.ErrorIs(t, err, errTruncated)
 		}
 	}
 }
@@ -136,22 +136,22 @@ func TestStripMarkersErrors(t *testing.T) {
 func FuzzMarkerStrip(f *testing.F) {
 	f.Add(rfc5044Figure5(), uint16(0))
 	f.Add(rfc5044Figure6(), uint16(0x1ec))
-	f.Add((&FPDU{ULPDU: make([]byte, 1200), Pos: 300, Markers: true}).Append(nil), uint16(300))
+	f.Add((&FPDU{ULPDU: make([]byte, 1200), Pos: 300, Markers: true}).append(nil), uint16(300))
 	f.Add([]byte{0, 0, 0, 8, 0, 2}, uint16(0))
 	f.Fuzz(func(t *testing.T, b []byte, pos16 uint16) {
 		pos := uint64(pos16) &^ 3
-		un, n, err := StripMarkers(nil, b, pos)
+		un, n, err := removeMarkers(nil, b, pos)
 		if err != nil {
-			if err != ErrTruncated {
-				require.ErrorIs(t, err, ErrMarker)
+			if err != errTruncated {
+				require.ErrorIs(t, err, errMarker)
 			}
 			return
 		}
 		require.LessOrEqual(t, n, len(b))
-		re, err := InsertMarkers(nil, un, pos, false)
+		re, err := insertMarkers(nil, un, pos, false)
 		require.NoError(t, err)
 		require.Len(t, re, n)
-		un2, _, err := StripMarkers(nil, re, pos)
+		un2, _, err := removeMarkers(nil, re, pos)
 		require.NoError(t, err)
 		require.Equal(t, un, un2)
 	})
@@ -161,16 +161,16 @@ func FuzzParseMarker(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0x14})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, n, err := ParseMarker(b)
+		m, n, err := parseMarker(b)
 		if err != nil {
-			require.ErrorIs(t, err, ErrTruncated)
+			require.ErrorIs(t, err, errTruncated)
 			return
 		}
 		w := m.Append(nil)
 		require.Len(t, w, n)
 		require.Equal(t, b[2]&0xff, w[2])
 		require.Equal(t, b[3]&^3, w[3])
-		m2, _, err := ParseMarker(w)
+		m2, _, err := parseMarker(w)
 		require.NoError(t, err)
 		require.Equal(t, m, m2)
 	})

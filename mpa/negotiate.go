@@ -64,16 +64,15 @@ func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error)
 // §7.1.2 rules 1 and 3, RFC 6581 §5, §9): it sends the MPA Request Frame,
 // waits for and validates the MPA Reply Frame and returns the Conn in Full
 // Operation. ctx and Config.HandshakeTimeout bound the exchange.
-//
-// Errors: an improperly formatted Reply, or a Request received instead
-// (Initiator/Initiator startup), closes nc and returns an *llp.Error with
-// iwarp.TermMPAInvalidFrame.Code (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
-// returns a *RejectError and leaves nc open for the caller (rule 3); an
-// accepting Reply that RFC 6581 obliges the Initiator to answer with a
-// Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
-// connection model) sends that Terminate, closes nc and returns a
-// *NegotiationError.
 func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
+	// Errors: an improperly formatted Reply, or a Request received instead
+	// (Initiator/Initiator startup), closes nc and returns an *llp.Error with
+	// iwarp.TermMPAInvalidFrame.Code (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
+	// returns a *RejectError and leaves nc open for the caller (rule 3); an
+	// accepting Reply that RFC 6581 obliges the Initiator to answer with a
+	// Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
+	// connection model) sends that Terminate, closes nc and returns a
+	// *NegotiationError.
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -107,7 +106,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 }
 
 func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
-	if _, err := c.nc.Write(req.Append(make([]byte, 0, req.Len()))); err != nil {
+	if _, err := c.nc.Write(req.Append(make([]byte, 0, req.len()))); err != nil {
 		return Frame{}, fmt.Errorf("mpa: send MPA Request: %w", err)
 	}
 	rep, err := c.readFrame()
@@ -118,17 +117,17 @@ func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
 		// RFC 5044 §7.1.2 rule 8: Request and Reply keys differ so that
 		// Initiator/Initiator startups are detected.
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrActiveActive, "")
+		return Frame{}, frameError(errActiveActive, "")
 	}
 	if rep.Rev < Rev1 || rep.Rev > req.Rev {
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrRevision, "Reply revision %d to a revision %d Request (RFC 5044 §7.1.1)", rep.Rev, req.Rev)
+		return Frame{}, frameError(errRevision, "Reply revision %d to a revision %d Request (RFC 5044 §7.1.1)", rep.Rev, req.Rev)
 	}
 	if rep.Enhanced != req.Enhanced {
 		// RFC 6581 §10: an enhanced Responder answers enhanced Requests
 		// enhanced and unenhanced Requests unenhanced.
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrEnhancedMismatch, "Request S=%t, Reply S=%t (RFC 6581 §10)", req.Enhanced, rep.Enhanced)
+		return Frame{}, frameError(errEnhancedMismatch, "Request S=%t, Reply S=%t (RFC 6581 §10)", req.Enhanced, rep.Enhanced)
 	}
 	return rep, nil
 }
@@ -170,7 +169,7 @@ func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, e
 			// or send a TERM "indicating failure to negotiate a mutually
 			// compatible connection model or RTR option ... Error Code 7".
 			if v.PeerToPeer != req.IRDORD.PeerToPeer {
-				err = fmt.Errorf("%w: %w", err, ErrEnhancedMismatch)
+				err = fmt.Errorf("%w: %w", err, errEnhancedMismatch)
 			}
 			fail = newError(iwarp.TermNoMatchingRTR, err)
 		} else {
@@ -235,16 +234,15 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code iwarp.TermCode) er
 // returns the Conn in Full Operation. The Conn sends no FPDU before it has
 // received one (rule 4). ctx and Config.HandshakeTimeout bound the wait
 // (rule 8: Responder/Responder startups time out).
-//
-// Errors: an improperly formatted Request, an unsupported revision or a
-// Reply key closes nc and returns an *llp.Error with iwarp.TermMPAInvalidFrame.Code;
-// an Accept error closes nc and returns it; a rejection sends the Reply
-// with R = 1, leaves nc open and returns an error matching ErrRejected.
-// An accepting Decision whose ORD exceeds the Initiator IRD is turned into
-// such a rejection naming that ORD (RFC 6581 §9.1), reported as an
-// *llp.Error with iwarp.TermInsufficientIRD.Code matching ErrRejected and
-// ErrInsufficientIRD.
 func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
+	// Errors: an improperly formatted Request, an unsupported revision or a
+	// Reply key closes nc and returns an *llp.Error with iwarp.TermMPAInvalidFrame.Code;
+	// an Accept error closes nc and returns it; a rejection sends the Reply
+	// with R = 1, leaves nc open and returns an error matching ErrRejected.
+	// An accepting Decision whose ORD exceeds the Initiator IRD is turned into
+	// such a rejection naming that ORD (RFC 6581 §9.1), reported as an
+	// *llp.Error with iwarp.TermInsufficientIRD.Code matching ErrRejected and
+	// ErrInsufficientIRD.
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -261,7 +259,7 @@ func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", insufficient)
 	}
 	if rep.Reject {
-		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", ErrRejected)
+		return nil, fmt.Errorf("mpa: MPA Reply sent with R=1: %w", errRejected)
 	}
 	c.enterFullOperation()
 	return c, nil
@@ -277,7 +275,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	}
 	if req.Reply {
 		_ = c.nc.Close()
-		return nil, nil, frameError(ErrBadKey, "MPA Reply Frame received while waiting for a Request (RFC 5044 §7.1.2 rule 5)")
+		return nil, nil, frameError(errBadKey, "MPA Reply Frame received while waiting for a Request (RFC 5044 §7.1.2 rule 5)")
 	}
 	// RFC 5044 §7.1.1 Rev: close if we cannot interoperate. Revision 0 is
 	// the RDMA Consortium protocol (RFC 5044 Appendix C), which this
@@ -285,7 +283,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	// revision-2 Responder to keep accepting revision 1.
 	if req.Rev < Rev1 || req.Rev > c.cfg.revision() {
 		_ = c.nc.Close()
-		return nil, nil, frameError(ErrRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
+		return nil, nil, frameError(errRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
 	}
 	d := Decision{}
 	if c.cfg.Accept != nil {
@@ -323,20 +321,20 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 		// if the initiator IRD is not sufficient for the ULP-required ORD
 		// and specify the required ORD in the MPA Reject Frame responder
 		// ORD." An ULP that insists on more ORD than the Initiator can
-		// serve gets that Reject rather than an Accept breaking the MUST.
+		// Serve gets that Reject rather than an Accept breaking the MUST.
 		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != iwarp.NoNegotiation && out != iwarp.NoNegotiation && out > in {
 			rep.Reject = true
 			insufficient = newError(iwarp.TermInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
-				ErrRejected, iwarp.ErrInsufficientIRD, out, in))
+				errRejected, iwarp.ErrInsufficientIRD, out, in))
 		}
 		p.PeerIRD, p.PeerORD = req.IRDORD.IRD, req.IRDORD.ORD
 		p.PeerToPeer, p.RTR = rep.IRDORD.PeerToPeer, rep.IRDORD.RTR
 	}
-	if err := rep.Validate(); err != nil {
+	if err := rep.validate(); err != nil {
 		_ = c.nc.Close()
 		return nil, nil, newError(iwarp.TermMPALocalCatastrophic, err)
 	}
-	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.Len()))); err != nil {
+	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.len()))); err != nil {
 		return nil, nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
 	}
 	p.Revision = rep.Rev
@@ -374,7 +372,7 @@ func (c *Conn) readFrame() (Frame, error) {
 	}
 	if pd := n - FrameHeaderLen; pd > c.cfg.maxPrivateData() {
 		_ = c.nc.Close()
-		return Frame{}, frameError(ErrPrivateDataLength, "PD_Length %d exceeds the accepted %d (RFC 5044 §7.1.2 rule 9)", pd, c.cfg.maxPrivateData())
+		return Frame{}, frameError(errPrivateDataLength, "PD_Length %d exceeds the accepted %d (RFC 5044 §7.1.2 rule 9)", pd, c.cfg.maxPrivateData())
 	}
 	if err := c.fill(n); err != nil {
 		return Frame{}, fmt.Errorf("mpa: read startup frame: %w", c.startupReadErr(err))
@@ -403,7 +401,7 @@ func (c *Conn) bound(ctx context.Context) func(error) error {
 	deadline, has := ctx.Deadline()
 	if t := c.cfg.HandshakeTimeout; t >= 0 {
 		if t == 0 {
-			t = DefaultHandshakeTimeout
+			t = defaultHandshakeTimeout
 		}
 		if d := time.Now().Add(t); !has || d.Before(deadline) {
 			deadline, has = d, true

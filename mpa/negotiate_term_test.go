@@ -183,7 +183,7 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 			assert.True(t, s.closed, "the Initiator's socket is closed")
 			assert.Nil(t, c)
 			require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
-			require.ErrorIs(t, err, ErrEnhancedMismatch)
+			require.ErrorIs(t, err, errEnhancedMismatch)
 			assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
 		})
 	}
@@ -235,7 +235,7 @@ func TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1(t *testing.T) {
 	assert.Equal(t, iwarp.IRDORD{IRD: 8, ORD: 6}, re.Reply.IRDORD, "the Reject names the required ORD")
 	assert.Equal(t, []byte("need 6"), re.Reply.PrivateData)
 	serr := <-errc
-	require.ErrorIs(t, serr, ErrRejected)
+	require.ErrorIs(t, serr, errRejected)
 	require.ErrorIs(t, serr, iwarp.ErrInsufficientIRD)
 	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, serr))
 }

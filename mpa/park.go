@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// DefaultReaderIdle is Config.ReaderIdle's default.
-const DefaultReaderIdle = 100 * time.Millisecond
+// defaultReaderIdle is Config.ReaderIdle's default.
+const defaultReaderIdle = 100 * time.Millisecond
 
 // errNoPoller: this system has no poller for parked connections.
 var errNoPoller = errors.New("mpa: no idle poller")
@@ -42,7 +42,7 @@ func (c *Conn) readerIdle() time.Duration {
 	case t < 0 || c.raw == nil:
 		return 0
 	case t == 0:
-		return DefaultReaderIdle
+		return defaultReaderIdle
 	default:
 		return t
 	}
@@ -180,4 +180,4 @@ func (s *rxState) restore(b []byte) {
 
 // Parks returns how many times the receive goroutine parked (see
 // Config.ReaderIdle).
-func (c *Conn) Parks() uint64 { return c.parks.Load() }
+func (c *Conn) parkCount() uint64 { return c.parks.Load() }

@@ -75,7 +75,7 @@ func TestPark_IdleConnectionHoldsNoReader(t *testing.T) {
 	big := bytes.Repeat([]byte{0x5A}, cli.c.MULPDU()-2)
 	require.NoError(t, cli.c.SendSegment([]byte{9, 9}, big))
 	assert.Equal(t, append([]byte{9, 9}, big...), srv.r.next(t))
-	assert.GreaterOrEqual(t, srv.c.Parks(), uint64(3))
+	assert.GreaterOrEqual(t, srv.c.parkCount(), uint64(3))
 }
 
 // TestPark_PeerCloseAndAbortWhileParked: a parked end still sees the
@@ -153,8 +153,8 @@ func TestPark_Race(t *testing.T) {
 			require.Len(t, got, 2+i*37%3000)
 		}
 	}
-	assert.Positive(t, cli.Parks())
-	assert.Positive(t, srv.Parks())
+	assert.Positive(t, cli.parkCount())
+	assert.Positive(t, srv.parkCount())
 }
 
 // TestPark_DataWhileParking: an FPDU that arrives after the reader decided
@@ -191,7 +191,7 @@ func TestPark_DataWhileParking(t *testing.T) {
 	}
 	assert.Equal(t, "\x03\x04raced the parking", string(rs.next(t)), "delivered by the reader the poller restarted")
 	require.Eventually(t, func() bool { return parkedNow(srv) }, 5*time.Second, time.Millisecond, "and it parks again")
-	assert.GreaterOrEqual(t, srv.Parks(), uint64(2))
+	assert.GreaterOrEqual(t, srv.parkCount(), uint64(2))
 }
 
 // waitReadable waits until c's socket has octets to read.

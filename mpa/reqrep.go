@@ -12,9 +12,9 @@ const (
 	// FrameHeaderLen is the fixed part of an MPA Request or Reply Frame:
 	// the 16-octet Key, the flags octet, Rev and PD_Length.
 	FrameHeaderLen = 20
-	// MaxPrivateData is the largest Private Data field RFC 5044 §7.1.1
+	// maxPrivateData is the largest Private Data field RFC 5044 §7.1.1
 	// allows (including, for an enhanced frame, the 4-octet IRD/ORD data).
-	MaxPrivateData = 512
+	maxPrivateData = 512
 
 	// Rev1 is the MPA revision of RFC 5044.
 	Rev1 = 1
@@ -25,12 +25,12 @@ const (
 
 // The Keys of RFC 5044 §7.1.1, in byte order.
 const (
-	// RequestKey is sent by the Initiator: 4D 50 41 20 49 44 20 52 65 71 20
+	// requestKey is sent by the Initiator: 4D 50 41 20 49 44 20 52 65 71 20
 	// 46 72 61 6D 65.
-	RequestKey = "MPA ID Req Frame"
-	// ReplyKey is sent by the Responder: 4D 50 41 20 49 44 20 52 65 70 20 46
+	requestKey = "MPA ID Req Frame"
+	// replyKey is sent by the Responder: 4D 50 41 20 49 44 20 52 65 70 20 46
 	// 72 61 6D 65.
-	ReplyKey = "MPA ID Rep Frame"
+	replyKey = "MPA ID Rep Frame"
 )
 
 // Flag bits of octet 16 (RFC 5044 §7.1.1 Figure 8, RFC 6581 §6).
@@ -92,20 +92,20 @@ func (f *Frame) pdLen() int {
 }
 
 // Len returns the length of f on the wire.
-func (f *Frame) Len() int { return FrameHeaderLen + f.pdLen() }
+func (f *Frame) len() int { return FrameHeaderLen + f.pdLen() }
 
 // Validate checks what Append cannot express or what the RFCs forbid a
 // sender: Private Data over 512 octets (RFC 5044 §7.1.1), revision 0 or
 // S = 1 below revision 2 (RFC 6581 §6).
-func (f *Frame) Validate() error {
-	if f.pdLen() > MaxPrivateData {
-		return fmt.Errorf("%w: %d octets of private data exceed %d", ErrPrivateDataLength, f.pdLen(), MaxPrivateData)
+func (f *Frame) validate() error {
+	if f.pdLen() > maxPrivateData {
+		return fmt.Errorf("%w: %d octets of private data exceed %d", errPrivateDataLength, f.pdLen(), maxPrivateData)
 	}
 	if f.Rev == 0 {
-		return fmt.Errorf("%w: revision 0 (RDMA Consortium MPA) is not supported", ErrRevision)
+		return fmt.Errorf("%w: revision 0 (RDMA Consortium MPA) is not supported", errRevision)
 	}
 	if f.Enhanced && f.Rev < Rev2 {
-		return fmt.Errorf("%w: S needs revision 2 or higher, have %d", ErrRevision, f.Rev)
+		return fmt.Errorf("%w: S needs revision 2 or higher, have %d", errRevision, f.Rev)
 	}
 	return nil
 }
@@ -116,9 +116,9 @@ func (f *Frame) Validate() error {
 // room for f.Len() more octets.
 func (f *Frame) Append(b []byte) []byte {
 	if f.Reply {
-		b = append(b, ReplyKey...)
+		b = append(b, replyKey...)
 	} else {
-		b = append(b, RequestKey...)
+		b = append(b, requestKey...)
 	}
 	var flags byte
 	if f.Markers {
@@ -146,26 +146,26 @@ func (f *Frame) Append(b []byte) []byte {
 // ParseFrame does. It lets a stream reader learn how much to read.
 func FrameLen(b []byte) (int, error) {
 	if len(b) < FrameHeaderLen {
-		return 0, ErrTruncated
+		return 0, errTruncated
 	}
 	if _, err := parseKey(b); err != nil {
 		return 0, err
 	}
 	pd := int(binary.BigEndian.Uint16(b[18:]))
-	if pd > MaxPrivateData {
-		return 0, frameError(ErrPrivateDataLength, "PD_Length %d exceeds %d (RFC 5044 §7.1.1)", pd, MaxPrivateData)
+	if pd > maxPrivateData {
+		return 0, frameError(errPrivateDataLength, "PD_Length %d exceeds %d (RFC 5044 §7.1.1)", pd, maxPrivateData)
 	}
 	return FrameHeaderLen + pd, nil
 }
 
 func parseKey(b []byte) (reply bool, err error) {
 	switch string(b[:16]) {
-	case RequestKey:
+	case requestKey:
 		return false, nil
-	case ReplyKey:
+	case replyKey:
 		return true, nil
 	}
-	return false, frameError(ErrBadKey, "key % x (RFC 5044 §7.1.1)", b[:16])
+	return false, frameError(errBadKey, "key % x (RFC 5044 §7.1.1)", b[:16])
 }
 
 // ParseFrame parses an MPA Request or Reply Frame at the start of b. It
@@ -183,7 +183,7 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		return Frame{}, 0, err
 	}
 	if len(b) < n {
-		return Frame{}, 0, ErrTruncated
+		return Frame{}, 0, errTruncated
 	}
 	reply, _ := parseKey(b)
 	flags, rev := b[16], b[17]
@@ -201,7 +201,7 @@ func ParseFrame(b []byte) (Frame, int, error) {
 	if f.Enhanced {
 		v, m, err := iwarp.ParseIRDORD(pd)
 		if err != nil {
-			return Frame{}, 0, frameError(ErrPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), iwarp.IRDORDLen)
+			return Frame{}, 0, frameError(errPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), iwarp.IRDORDLen)
 		}
 		f.IRDORD = v
 		pd = pd[m:]

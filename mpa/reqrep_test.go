@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func keyReq() []byte { return []byte(RequestKey) }
-func keyRep() []byte { return []byte(ReplyKey) }
+func keyReq() []byte { return []byte(requestKey) }
+func keyRep() []byte { return []byte(replyKey) }
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
@@ -60,12 +60,12 @@ func TestFrameWire(t *testing.T) {
 			assert.Equal(t, len(tc.wire), n)
 			assert.Equal(t, tc.f, f)
 			assert.Equal(t, tc.wire, tc.f.Append(nil))
-			assert.Equal(t, len(tc.wire), tc.f.Len())
-			require.NoError(t, tc.f.Validate())
+			assert.Equal(t, len(tc.wire), tc.f.len())
+			require.NoError(t, tc.f.validate())
 			// Every proper prefix is truncated, never an error of form.
 			for i := range len(tc.wire) {
 				_, _, err := ParseFrame(tc.wire[:i])
-				assert.ErrorIs(t, err, ErrTruncated, "prefix %d", i)
+				assert.ErrorIs(t, err, errTruncated, "prefix %d", i)
 			}
 			// Trailing octets (the first FPDU) are not consumed.
 			_, n, err = ParseFrame(append(append([]byte{}, tc.wire...), 0, 0, 0, 0))
@@ -99,11 +99,11 @@ func TestFrameReceiveRules(t *testing.T) {
 		wire  []byte
 		cause error
 	}{
-		{"bad key", cat([]byte("MPA ID Xyz Frame"), []byte{0, 1, 0, 0}), ErrBadKey},
-		{"lower-case key", cat([]byte("mpa id req frame"), []byte{0, 1, 0, 0}), ErrBadKey},
-		{"PD_Length 513", cat(keyReq(), []byte{0, 1, 0x02, 0x01}, make([]byte, 513)), ErrPrivateDataLength},
-		{"PD_Length 0xffff", cat(keyRep(), []byte{0, 1, 0xff, 0xff}), ErrPrivateDataLength},
-		{"S with PD_Length 3", cat(keyReq(), []byte{0x10, 0x02, 0x00, 0x03, 0, 1, 0}), ErrPrivateDataLength},
+		{"bad key", cat([]byte("MPA ID Xyz Frame"), []byte{0, 1, 0, 0}), errBadKey},
+		{"lower-case key", cat([]byte("mpa id req frame"), []byte{0, 1, 0, 0}), errBadKey},
+		{"PD_Length 513", cat(keyReq(), []byte{0, 1, 0x02, 0x01}, make([]byte, 513)), errPrivateDataLength},
+		{"PD_Length 0xffff", cat(keyRep(), []byte{0, 1, 0xff, 0xff}), errPrivateDataLength},
+		{"S with PD_Length 3", cat(keyReq(), []byte{0x10, 0x02, 0x00, 0x03, 0, 1, 0}), errPrivateDataLength},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := ParseFrame(tc.wire)
@@ -117,11 +117,11 @@ func TestFrameReceiveRules(t *testing.T) {
 }
 
 func TestFrameValidate(t *testing.T) {
-	assert.ErrorIs(t, (&Frame{Rev: 1, PrivateData: make([]byte, 513)}).Validate(), ErrPrivateDataLength)
-	assert.ErrorIs(t, (&Frame{Rev: 2, Enhanced: true, PrivateData: make([]byte, 509)}).Validate(), ErrPrivateDataLength)
-	assert.ErrorIs(t, (&Frame{Rev: 0}).Validate(), ErrRevision)
-	assert.ErrorIs(t, (&Frame{Rev: 1, Enhanced: true}).Validate(), ErrRevision)
-	assert.NoError(t, (&Frame{Rev: 2, Enhanced: true, PrivateData: make([]byte, 508)}).Validate())
+	assert.ErrorIs(t, (&Frame{Rev: 1, PrivateData: make([]byte, 513)}).validate(), errPrivateDataLength)
+	assert.ErrorIs(t, (&Frame{Rev: 2, Enhanced: true, PrivateData: make([]byte, 509)}).validate(), errPrivateDataLength)
+	assert.ErrorIs(t, (&Frame{Rev: 0}).validate(), errRevision)
+	assert.ErrorIs(t, (&Frame{Rev: 1, Enhanced: true}).validate(), errRevision)
+	assert.NoError(t, (&Frame{Rev: 2, Enhanced: true, PrivateData: make([]byte, 508)}).validate())
 }
 
 func TestFrameAppendNoAlloc(t *testing.T) {
@@ -158,14 +158,14 @@ func FuzzParseRequest(f *testing.F) {
 		fr, n, err := ParseFrame(b)
 		if err != nil {
 			var le *llp.Error
-			if !assert.ObjectsAreEqual(err, ErrTruncated) {
+			if !assert.ObjectsAreEqual(err, errTruncated) {
 				require.ErrorAs(t, err, &le)
 				require.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), le.Code)
 			}
 			return
 		}
 		require.LessOrEqual(t, n, len(b))
-		require.Equal(t, n, fr.Len())
+		require.Equal(t, n, fr.len())
 		w := fr.Append(nil)
 		require.Len(t, w, n)
 		fr2, n2, err := ParseFrame(w)

@@ -20,8 +20,7 @@ const rxBufLen = maxWireLen + 64<<10
 // rxIdleLen is the receive buffer Full Operation starts with: enough for
 // small messages (a 64-octet ping-pong's FPDUs, Read Requests, Terminate,
 // session and bench control messages), so that an idle stream holds 1 KiB
-// instead of 130 (one TCP connection per DDP stream: 256 idle streams held
-// 66 MB of these at both ends; 4 KiB until 2026-11-27). fill grows it to
+// instead of 130 (one TCP connection per DDP stream). fill grows it to
 // rxBufLen for the first FPDU that does not fit or the first read that
 // fills it (data arriving faster than it is read). A reader that parks
 // (park.go) returns it, and takes a new one of rxIdleLen when it wakes.
@@ -166,10 +165,10 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 	markers, crc := c.params.MarkersRx, c.params.CRC
 	limit := c.cfg.maxRecvULPDU()
 	for {
-		ulen, err := PeekULPDULength(s.buffered(), s.pos, markers)
+		ulen, err := peekULPDULength(s.buffered(), s.pos, markers)
 		if err != nil {
 			need := iwarp.MPAFPDUHeaderLen
-			if markers && MarkerDue(s.pos) {
+			if markers && markerDue(s.pos) {
 				need += iwarp.MPAMarkerLen
 			}
 			parked, err := c.fillOrPark(need)
@@ -184,7 +183,7 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 		if ulen > limit {
 			return newError(iwarp.TermMPAMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true, false
 		}
-		if _, err := c.fillOrPark(WireLen(s.pos, ulen, markers)); err != nil {
+		if _, err := c.fillOrPark(wireLen(s.pos, ulen, markers)); err != nil {
 			return c.readErr(err), false, false // never parks: the header is buffered
 		}
 		f, n, err := ParseFPDU(s.buffered(), s.pos, markers, crc, s.scratch)

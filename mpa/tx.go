@@ -26,10 +26,10 @@ const gatherThreshold = 8192
 // an error wrapping llp.ErrSegmentTooLarge. On a Responder it first waits
 // until one FPDU has been received and validated (RFC 5044 §7.1.2 rule 4),
 // which needs Start to have been called, or until the receive side ends,
-// Close or Abort.
-// Large unmarked FPDUs go out with writev, without copying the payload.
-// It blocks while TCP applies flow control and allocates nothing.
+// Close or Abort. It blocks while TCP applies flow control.
 func (c *Conn) SendSegment(hdr, payload []byte) error {
+	// Large unmarked FPDUs go out with writev, without copying the
+	// payload; nothing is allocated.
 	n := len(hdr) + len(payload)
 	if err := c.canSend(n); err != nil {
 		return err
@@ -68,12 +68,12 @@ func (c *Conn) SendSegment(hdr, payload []byte) error {
 	return nil
 }
 
-// BuffersWriter is implemented by a net.Conn that wraps a TCP connection
+// buffersWriter is implemented by a net.Conn that wraps a TCP connection
 // (a recorder, package capture) and can still send several buffers with
 // one writev: net.Buffers.WriteTo uses writev only on the net package's
 // own conns, so without it a wrapped conn would take one write per piece
 // of each FPDU.
-type BuffersWriter interface {
+type buffersWriter interface {
 	WriteBuffers(b *net.Buffers) (int64, error)
 }
 
@@ -82,15 +82,15 @@ type BuffersWriter interface {
 // without copying them.
 func (c *Conn) writeGather(hdr, payload []byte) (int, error) {
 	ulen := len(hdr) + len(payload)
-	pad := PadLen(ulen)
+	pad := padLen(ulen)
 	binary.BigEndian.PutUint16(c.lenWord[:], uint16(ulen))
 	c.trailer = [len(c.trailer)]byte{}
 	var crc uint32
 	if c.params.CRC {
-		crc = UpdateCRC32c(0, c.lenWord[:])
-		crc = UpdateCRC32c(crc, hdr)
-		crc = UpdateCRC32c(crc, payload)
-		crc = UpdateCRC32c(crc, c.trailer[:pad])
+		crc = updateCRC32c(0, c.lenWord[:])
+		crc = updateCRC32c(crc, hdr)
+		crc = updateCRC32c(crc, payload)
+		crc = updateCRC32c(crc, c.trailer[:pad])
 	}
 	binary.LittleEndian.PutUint32(c.trailer[pad:], crc) // RFC 5044 §4.4, LSB first
 	c.iov = [4][]byte{c.lenWord[:], hdr, payload, c.trailer[:pad+iwarp.MPACRCLen]}
@@ -108,7 +108,7 @@ func (c *Conn) writeGather(hdr, payload []byte) (int, error) {
 // is held.
 func (c *Conn) writePieces(pieces *net.Buffers, n int) error {
 	switch nc := c.nc.(type) {
-	case BuffersWriter:
+	case buffersWriter:
 		_, err := nc.WriteBuffers(pieces)
 		return err
 	case *net.TCPConn:
@@ -183,7 +183,7 @@ func (b *txBatch) add(crcOn bool, hdr, payload []byte) bool {
 		b.bufs = make(net.Buffers, 0, 3*maxBatchFPDUs)
 	}
 	ulen := len(hdr) + len(payload)
-	pad := PadLen(ulen)
+	pad := padLen(ulen)
 	slot := b.arena[b.segs*(batchHead+batchTail):]
 	head := slot[:iwarp.MPAFPDUHeaderLen+len(hdr)]
 	binary.BigEndian.PutUint16(head, uint16(ulen))
@@ -192,9 +192,9 @@ func (b *txBatch) add(crcOn bool, hdr, payload []byte) bool {
 	clear(tail[:pad])
 	var crc uint32
 	if crcOn {
-		crc = UpdateCRC32c(0, head)
-		crc = UpdateCRC32c(crc, payload)
-		crc = UpdateCRC32c(crc, tail[:pad])
+		crc = updateCRC32c(0, head)
+		crc = updateCRC32c(crc, payload)
+		crc = updateCRC32c(crc, tail[:pad])
 	}
 	binary.LittleEndian.PutUint32(tail[pad:], crc) // RFC 5044 §4.4, LSB first
 	b.bufs = append(b.bufs, head)

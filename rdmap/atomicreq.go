@@ -7,41 +7,41 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// AtomicRequestLen is the length of the Atomic Operation Request Header
+// atomicRequestLen is the length of the Atomic Operation Request Header
 // (RFC 7306 §5.2.1 Figure 4).
-const AtomicRequestLen = 52
+const atomicRequestLen = 52
 
-// AtomicOp is the 4-bit Atomic Operation Code (RFC 7306 §5.2.1 Figure 5).
-type AtomicOp uint8
+// atomicOp is the 4-bit Atomic Operation Code (RFC 7306 §5.2.1 Figure 5).
+type atomicOp uint8
 
 // Atomic Operation Codes of RFC 7306. 0x1 (the draft's unmasked Swap) is
 // reserved in the published RFC; an unmasked swap is CmpSwap with a zero
 // compare mask and an all-ones swap mask.
 const (
-	AtomicFetchAdd AtomicOp = 0x0 // masked FetchAdd, RFC 7306 §5.1.1
-	AtomicCmpSwap  AtomicOp = 0x2 // masked CmpSwap, RFC 7306 §5.1.2
+	atomicFetchAdd atomicOp = 0x0 // masked FetchAdd, RFC 7306 §5.1.1
+	atomicCmpSwap  atomicOp = 0x2 // masked CmpSwap, RFC 7306 §5.1.2
 )
 
 // String names the atomic operation.
-func (a AtomicOp) String() string {
+func (a atomicOp) String() string {
 	switch a {
-	case AtomicFetchAdd:
+	case atomicFetchAdd:
 		return "FetchAdd"
-	case AtomicCmpSwap:
+	case atomicCmpSwap:
 		return "CmpSwap"
 	}
 	return fmt.Sprintf("reserved atomic opcode %#x", uint8(a))
 }
 
 // Valid reports whether a is defined by RFC 7306 (FetchAdd or CmpSwap).
-func (a AtomicOp) Valid() bool { return a == AtomicFetchAdd || a == AtomicCmpSwap }
+func (a atomicOp) valid() bool { return a == atomicFetchAdd || a == atomicCmpSwap }
 
-// AtomicRequest is the Atomic Operation Request Header (RFC 7306 §5.2.1),
+// atomicRequest is the Atomic Operation Request Header (RFC 7306 §5.2.1),
 // following the untagged DDP header of an Atomic Request on QN 1.
-type AtomicRequest struct {
+type atomicRequest struct {
 	// Op is the AOpCode (low 4 bits of the first word; the 28 bits above
 	// it are reserved: zero on transmit, ignored on receive).
-	Op AtomicOp
+	Op atomicOp
 	// ReqID is the Request Identifier, reflected in the response.
 	ReqID uint32
 	// STag and TO address the 64-bit target at the responder.
@@ -56,16 +56,16 @@ type AtomicRequest struct {
 	CompareMask uint64
 }
 
-// ParseAtomicRequest decodes an Atomic Request Header from the start of b.
+// parseAtomicRequest decodes an Atomic Request Header from the start of b.
 // An AOpCode other than FetchAdd or CmpSwap is an error (RFC 7306 §5.2.1
 // rule 4); this implementation reports it as a Remote Operation Error,
 // Unexpected OpCode. The parsed header is returned with the error.
-func ParseAtomicRequest(b []byte) (AtomicRequest, int, error) {
-	if len(b) < AtomicRequestLen {
-		return AtomicRequest{}, 0, truncated("Atomic Request header", AtomicRequestLen, len(b), iwarp.TermOperationUnspecified)
+func parseAtomicRequest(b []byte) (atomicRequest, int, error) {
+	if len(b) < atomicRequestLen {
+		return atomicRequest{}, 0, truncated("Atomic Request header", atomicRequestLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	a := AtomicRequest{
-		Op:          AtomicOp(b[3] & 0x0f),
+	a := atomicRequest{
+		Op:          atomicOp(b[3] & 0x0f),
 		ReqID:       binary.BigEndian.Uint32(b[4:8]),
 		STag:        binary.BigEndian.Uint32(b[8:12]),
 		TO:          binary.BigEndian.Uint64(b[12:20]),
@@ -74,16 +74,16 @@ func ParseAtomicRequest(b []byte) (AtomicRequest, int, error) {
 		Compare:     binary.BigEndian.Uint64(b[36:44]),
 		CompareMask: binary.BigEndian.Uint64(b[44:52]),
 	}
-	if !a.Op.Valid() {
-		return a, AtomicRequestLen, &ProtocolError{Code: iwarp.TermUnexpectedOpcode,
+	if !a.Op.valid() {
+		return a, atomicRequestLen, &protocolError{Code: iwarp.TermUnexpectedOpcode,
 			Reason: fmt.Sprintf("unsupported atomic operation code %#x (RFC 7306 §5.2.1 Figure 5)", uint8(a.Op))}
 	}
-	return a, AtomicRequestLen, nil
+	return a, atomicRequestLen, nil
 }
 
 // Append appends the encoded header to b; it does not allocate when b has
 // AtomicRequestLen octets of spare capacity.
-func (a *AtomicRequest) Append(b []byte) []byte {
+func (a *atomicRequest) Append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(a.Op)&0x0f)
 	b = binary.BigEndian.AppendUint32(b, a.ReqID)
 	b = binary.BigEndian.AppendUint32(b, a.STag)
@@ -95,18 +95,18 @@ func (a *AtomicRequest) Append(b []byte) []byte {
 }
 
 // Len returns AtomicRequestLen.
-func (a *AtomicRequest) Len() int { return AtomicRequestLen }
+func (a *atomicRequest) Len() int { return atomicRequestLen }
 
 // Apply computes the new value of the target from its original value
 // (RFC 7306 §5.1.1 and §5.1.2 pseudocode). For FetchAdd a set bit in Mask
 // marks the most significant bit of a field: the carry out of it is
 // discarded. For CmpSwap the masked swap happens when the masked compare
 // matches.
-func (a *AtomicRequest) Apply(orig uint64) uint64 {
+func (a *atomicRequest) apply(orig uint64) uint64 {
 	switch a.Op {
-	case AtomicFetchAdd:
+	case atomicFetchAdd:
 		return maskedAdd(orig, a.Data, a.Mask)
-	case AtomicCmpSwap:
+	case atomicCmpSwap:
 		if (a.Compare^orig)&a.CompareMask == 0 {
 			return orig&^a.Mask | a.Data&a.Mask
 		}

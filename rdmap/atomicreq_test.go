@@ -22,35 +22,35 @@ var atomicReqImage = []byte{
 }
 
 func TestAtomicRequest_RFC7306_5_2_1_Figure4(t *testing.T) {
-	want := AtomicRequest{Op: AtomicCmpSwap, ReqID: 7, STag: 0xdeadbeef, TO: 8,
+	want := atomicRequest{Op: atomicCmpSwap, ReqID: 7, STag: 0xdeadbeef, TO: 8,
 		Data: 0x0102030405060708, Mask: ^uint64(0), Compare: 0x1112131415161718, CompareMask: 0xffffffff}
-	a, n, err := ParseAtomicRequest(atomicReqImage)
+	a, n, err := parseAtomicRequest(atomicReqImage)
 	require.NoError(t, err)
-	assert.Equal(t, AtomicRequestLen, n)
+	assert.Equal(t, atomicRequestLen, n)
 	assert.Equal(t, want, a)
 	assert.Equal(t, atomicReqImage, a.Append(nil))
-	assert.Equal(t, AtomicRequestLen, a.Len())
+	assert.Equal(t, atomicRequestLen, a.Len())
 
 	// Reserved bits are ignored on receive and sent as zero.
 	img := append([]byte{}, atomicReqImage...)
 	img[0], img[3] = 0xff, 0xf0 // AOpCode 0 = FetchAdd, reserved all ones
-	a, _, err = ParseAtomicRequest(img)
+	a, _, err = parseAtomicRequest(img)
 	require.NoError(t, err)
-	assert.Equal(t, AtomicFetchAdd, a.Op)
+	assert.Equal(t, atomicFetchAdd, a.Op)
 	assert.Equal(t, []byte{0, 0, 0, 0}, a.Append(nil)[:4])
 }
 
 func TestAtomicRequest_Invalid(t *testing.T) {
-	_, _, err := ParseAtomicRequest(atomicReqImage[:51])
+	_, _, err := parseAtomicRequest(atomicReqImage[:51])
 	require.ErrorIs(t, err, ErrTruncated)
 	for _, op := range []byte{0x1, 0x3, 0xf} { // 0x1: the draft's Swap, reserved in RFC 7306
 		img := append([]byte{}, atomicReqImage...)
 		img[3] = op
-		a, _, err := ParseAtomicRequest(img)
-		var pe *ProtocolError
+		a, _, err := parseAtomicRequest(img)
+		var pe *protocolError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, iwarp.TermUnexpectedOpcode, pe.Code)
-		assert.Equal(t, AtomicOp(op), a.Op)
+		assert.Equal(t, atomicOp(op), a.Op)
 	}
 }
 
@@ -85,8 +85,8 @@ func TestAtomic_FetchAdd_RFC7306_5_1_1_Pseudocode(t *testing.T) {
 		{0xff01ff01ff01ff01, 0x0101010101010101, 0x8080808080808080, 0x0002000200020002},
 	}
 	for _, tc := range tests {
-		a := AtomicRequest{Op: AtomicFetchAdd, Data: tc.add, Mask: tc.mask}
-		assert.Equal(t, tc.want, a.Apply(tc.orig))
+		a := atomicRequest{Op: atomicFetchAdd, Data: tc.add, Mask: tc.mask}
+		assert.Equal(t, tc.want, a.apply(tc.orig))
 		assert.Equal(t, tc.want, refFetchAdd(tc.orig, tc.add, tc.mask))
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -95,8 +95,8 @@ func TestAtomic_FetchAdd_RFC7306_5_1_1_Pseudocode(t *testing.T) {
 		if r.IntN(4) == 0 {
 			m = 0
 		}
-		a := AtomicRequest{Op: AtomicFetchAdd, Data: d, Mask: m}
-		require.Equal(t, refFetchAdd(o, d, m), a.Apply(o), "orig %x add %x mask %x", o, d, m)
+		a := atomicRequest{Op: atomicFetchAdd, Data: d, Mask: m}
+		require.Equal(t, refFetchAdd(o, d, m), a.apply(o), "orig %x add %x mask %x", o, d, m)
 	}
 }
 
@@ -114,8 +114,8 @@ func TestAtomic_CmpSwap_RFC7306_5_1_2_Pseudocode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := AtomicRequest{Op: AtomicCmpSwap, Compare: tc.cmp, CompareMask: tc.cmpMask, Data: tc.swap, Mask: tc.swMask}
-			assert.Equal(t, tc.want, a.Apply(tc.orig))
+			a := atomicRequest{Op: atomicCmpSwap, Compare: tc.cmp, CompareMask: tc.cmpMask, Data: tc.swap, Mask: tc.swMask}
+			assert.Equal(t, tc.want, a.apply(tc.orig))
 		})
 	}
 }
@@ -125,7 +125,7 @@ func FuzzAtomicRequest(f *testing.F) {
 	f.Add(make([]byte, 52))
 	f.Add([]byte{0, 0, 0, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, n, err := ParseAtomicRequest(b)
+		a, n, err := parseAtomicRequest(b)
 		if err != nil {
 			return
 		}

@@ -14,13 +14,13 @@ var atomicRespImage = []byte{
 }
 
 func TestAtomicResponse_RFC7306_5_2_2_Figure6(t *testing.T) {
-	a, n, err := ParseAtomicResponse(atomicRespImage)
+	a, n, err := parseAtomicResponse(atomicRespImage)
 	require.NoError(t, err)
-	assert.Equal(t, AtomicResponseLen, n)
-	assert.Equal(t, AtomicResponse{ReqID: 7, Orig: 1<<63 | 1}, a)
+	assert.Equal(t, atomicResponseLen, n)
+	assert.Equal(t, atomicResponse{ReqID: 7, Orig: 1<<63 | 1}, a)
 	assert.Equal(t, atomicRespImage, a.Append(nil))
 	assert.Equal(t, 12, a.Len())
-	_, _, err = ParseAtomicResponse(atomicRespImage[:11])
+	_, _, err = parseAtomicResponse(atomicRespImage[:11])
 	require.ErrorIs(t, err, ErrTruncated)
 }
 
@@ -28,7 +28,7 @@ func FuzzAtomicResponse(f *testing.F) {
 	f.Add(atomicRespImage)
 	f.Add([]byte{1})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, n, err := ParseAtomicResponse(b)
+		a, n, err := parseAtomicResponse(b)
 		if err != nil {
 			return
 		}

@@ -6,151 +6,96 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// Opcode is the 4-bit RDMA Message OpCode of the RDMAP Control Field
-// (RFC 5040 §4.1 Figure 4, RFC 7306 §4.1 Figure 2).
-type Opcode uint8
+// opcode is the RDMA Message OpCode (RFC 5040 §4.1), defined in iwarp.
+type opcode = iwarp.RDMAPOpcode
 
-// RDMA Message OpCodes.
-const (
-	OpWrite              Opcode = 0x0 // RDMA Write (tagged)
-	OpReadRequest        Opcode = 0x1 // RDMA Read Request (untagged, QN 1)
-	OpReadResponse       Opcode = 0x2 // RDMA Read Response (tagged)
-	OpSend               Opcode = 0x3 // Send (QN 0)
-	OpSendInvalidate     Opcode = 0x4 // Send with Invalidate (QN 0)
-	OpSendSE             Opcode = 0x5 // Send with Solicited Event (QN 0)
-	OpSendSEInvalidate   Opcode = 0x6 // Send with SE and Invalidate (QN 0)
-	OpTerminate          Opcode = Opcode(iwarp.RDMAPOpTerminate)
-	OpImmediate          Opcode = 0x8 // Immediate Data (QN 0), RFC 7306 §6
-	OpImmediateSE        Opcode = 0x9 // Immediate Data with SE (QN 0), RFC 7306 §6
-	OpAtomicRequest      Opcode = 0xA // Atomic Request (QN 1), RFC 7306 §5.2.1
-	OpAtomicResponse     Opcode = 0xB // Atomic Response (QN 3), RFC 7306 §5.2.2
-	opcodeReservedLowest Opcode = 0xC
-)
+// opcodeReservedLowest is the first reserved opcode (0xC-0xF).
+const opcodeReservedLowest = iwarp.RDMAPOpAtomicResponse + 1
 
-// Untagged Queue Numbers (RFC 5040 §4.1 Figure 4, RFC 7306 §4.1).
-const (
-	QNSend           uint32 = 0 // Send, Send with Invalidate/SE, Immediate Data
-	QNReadRequest    uint32 = 1 // RDMA Read Request and Atomic Request
-	QNTerminate      uint32 = iwarp.RDMAPQNTerminate
-	QNAtomicResponse uint32 = 3 // Atomic Response
-	// NumQueues is the number of untagged queues RDMAP uses.
-	NumQueues = 4
-)
+// numQueues is the number of untagged queues RDMAP uses.
+const numQueues = 4
 
-var opcodeNames = [...]string{
-	OpWrite:            "RDMA Write",
-	OpReadRequest:      "RDMA Read Request",
-	OpReadResponse:     "RDMA Read Response",
-	OpSend:             "Send",
-	OpSendInvalidate:   "Send with Invalidate",
-	OpSendSE:           "Send with Solicited Event",
-	OpSendSEInvalidate: "Send with Solicited Event and Invalidate",
-	OpTerminate:        "Terminate",
-	OpImmediate:        "Immediate Data",
-	OpImmediateSE:      "Immediate Data with Solicited Event",
-	OpAtomicRequest:    "Atomic Request",
-	OpAtomicResponse:   "Atomic Response",
-}
+// opValid reports whether o is defined by RFC 5040 or RFC 7306 (0x0-0xB).
+func opValid(o opcode) bool { return o < opcodeReservedLowest }
 
-// String returns the RFC name of the opcode.
-func (o Opcode) String() string {
-	if int(o) < len(opcodeNames) {
-		return opcodeNames[o]
-	}
-	return fmt.Sprintf("reserved opcode %#x", uint8(o))
-}
-
-// Valid reports whether o is defined by RFC 5040 or RFC 7306 (0x0-0xB);
-// 0xC-0xF are reserved.
-func (o Opcode) Valid() bool { return o < opcodeReservedLowest }
-
-// Tagged reports whether messages with this opcode use the DDP Tagged
+// opTagged reports whether messages with this opcode use the DDP Tagged
 // Buffer Model (RFC 5040 Figure 4 "Tagged Flag").
-func (o Opcode) Tagged() bool { return o == OpWrite || o == OpReadResponse }
+func opTagged(o opcode) bool { return o == iwarp.RDMAPOpWrite || o == iwarp.RDMAPOpReadResponse }
 
-// QN returns the untagged Queue Number messages with this opcode use, and
+// opQN returns the untagged Queue Number messages with this opcode use, and
 // false for tagged or reserved opcodes.
-func (o Opcode) QN() (uint32, bool) {
+func opQN(o opcode) (uint32, bool) {
 	switch o {
-	case OpSend, OpSendInvalidate, OpSendSE, OpSendSEInvalidate, OpImmediate, OpImmediateSE:
-		return QNSend, true
-	case OpReadRequest, OpAtomicRequest:
-		return QNReadRequest, true
-	case OpTerminate:
-		return QNTerminate, true
-	case OpAtomicResponse:
-		return QNAtomicResponse, true
+	case iwarp.RDMAPOpSend, iwarp.RDMAPOpSendInvalidate, iwarp.RDMAPOpSendSE,
+		iwarp.RDMAPOpSendSEInvalidate, iwarp.RDMAPOpImmediate, iwarp.RDMAPOpImmediateSE:
+		return iwarp.RDMAPQNSend, true
+	case iwarp.RDMAPOpReadRequest, iwarp.RDMAPOpAtomicRequest:
+		return iwarp.RDMAPQNReadRequest, true
+	case iwarp.RDMAPOpTerminate:
+		return iwarp.RDMAPQNTerminate, true
+	case iwarp.RDMAPOpAtomicResponse:
+		return iwarp.RDMAPQNAtomicResponse, true
 	}
 	return 0, false
 }
 
-// HasInvalidateSTag reports whether the Invalidate STag field is valid for
-// this opcode (RFC 5040 §4.1: only Send with Invalidate and Send with SE and
-// Invalidate).
-func (o Opcode) HasInvalidateSTag() bool {
-	return o == OpSendInvalidate || o == OpSendSEInvalidate
+// opSolicited reports whether the opcode carries a Solicited Event.
+func opSolicited(o opcode) bool {
+	return o == iwarp.RDMAPOpSendSE || o == iwarp.RDMAPOpSendSEInvalidate || o == iwarp.RDMAPOpImmediateSE
 }
 
-// Solicited reports whether the opcode carries a Solicited Event.
-func (o Opcode) Solicited() bool {
-	return o == OpSendSE || o == OpSendSEInvalidate || o == OpImmediateSE
-}
-
-// Version is the RDMA Version (RV) this implementation speaks: 01b, RFC 5040
+// version is the RDMA Version (RV) this implementation speaks: 01b, RFC 5040
 // §4.1.
-const Version = iwarp.RDMAPVersion
+const version = iwarp.RDMAPVersion
 
-// ControlLen is the length of the RDMAP Control Field.
-const ControlLen = 1
+// controlLen is the length of the RDMAP Control Field.
+const controlLen = 1
 
-// Control is the RDMAP Control Field, the first octet of the DDP RsvdULP
-// field (RFC 5040 §4.1 Figure 3): RV (2 bits), Rsv (2 bits), Opcode (4 bits).
-type Control struct {
+// control is the RDMAP Control Field, the first octet of the DDP RsvdULP
+// field (RFC 5040 §4.1 Figure 3): RV (2 bits), Rsv (2 bits), opcode (4 bits).
+type control struct {
 	// Version is the 2-bit RDMA Version.
 	Version uint8
 	// Reserved holds the 2 reserved bits as received (set to zero on
 	// transmit, ignored on receive).
 	Reserved uint8
-	// Opcode is the 4-bit RDMA Message OpCode.
-	Opcode Opcode
+	// opcode is the 4-bit RDMA Message OpCode.
+	Opcode opcode
 }
 
-// ControlFor returns the control field of version 01b for op.
-func ControlFor(op Opcode) Control { return Control{Version: Version, Opcode: op} }
+// controlFor returns the control field of version 01b for op.
+func controlFor(op opcode) control { return control{Version: version, Opcode: op} }
 
-// ControlByte returns the encoded RDMAP Control Field for op (RV 01b).
-func ControlByte(op Opcode) uint8 { return iwarp.RDMAPControlByte(uint8(op)) }
-
-// ParseControl decodes the RDMAP Control Field from b[0]. It rejects an RDMA
+// parseControl decodes the RDMAP Control Field from b[0]. It rejects an RDMA
 // Version other than 01b (RFC 5040 §7.2 check 3: Terminate "Invalid RDMAP
-// version") and the reserved opcodes 0xC-0xF (§7.2 check 2: "Unexpected
+// Version") and the reserved opcodes 0xC-0xF (§7.2 check 2: "Unexpected
 // OpCode"). The reserved bits are ignored (§4.1).
-func ParseControl(b []byte) (Control, int, error) {
-	if len(b) < ControlLen {
-		return Control{}, 0, truncated("RDMAP control field", ControlLen, len(b), iwarp.TermOperationUnspecified)
+func parseControl(b []byte) (control, int, error) {
+	if len(b) < controlLen {
+		return control{}, 0, truncated("RDMAP control field", controlLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	c := DecodeControl(b[0])
-	if c.Version != Version {
-		return c, ControlLen, &ProtocolError{Code: iwarp.TermInvalidVersion,
-			Reason: fmt.Sprintf("RDMA version %d, want %d (RFC 5040 §4.1)", c.Version, Version)}
+	c := decodeControl(b[0])
+	if c.Version != version {
+		return c, controlLen, &protocolError{Code: iwarp.TermInvalidVersion,
+			Reason: fmt.Sprintf("RDMA version %d, want %d (RFC 5040 §4.1)", c.Version, version)}
 	}
-	if !c.Opcode.Valid() {
-		return c, ControlLen, &ProtocolError{Code: iwarp.TermUnexpectedOpcode,
+	if !opValid(c.Opcode) {
+		return c, controlLen, &protocolError{Code: iwarp.TermUnexpectedOpcode,
 			Reason: fmt.Sprintf("reserved opcode %#x (RFC 5040 §4.1 Figure 4)", uint8(c.Opcode))}
 	}
-	return c, ControlLen, nil
+	return c, controlLen, nil
 }
 
-// DecodeControl splits a control octet into its fields without validation.
-func DecodeControl(v uint8) Control {
-	return Control{Version: v >> 6, Reserved: v >> 4 & 0x3, Opcode: Opcode(v & 0x0f)}
+// decodeControl splits a control octet into its fields without validation.
+func decodeControl(v uint8) control {
+	return control{Version: v >> 6, Reserved: v >> 4 & 0x3, Opcode: opcode(v & 0x0f)}
 }
 
 // Byte returns the encoded control octet; reserved bits are sent as zero.
-func (c Control) Byte() uint8 { return (c.Version&0x3)<<6 | uint8(c.Opcode)&0x0f }
+func (c control) Byte() uint8 { return (c.Version&0x3)<<6 | uint8(c.Opcode)&0x0f }
 
 // Append appends the encoded control octet to b.
-func (c Control) Append(b []byte) []byte { return append(b, c.Byte()) }
+func (c control) Append(b []byte) []byte { return append(b, c.Byte()) }
 
 // Len returns ControlLen.
-func (c Control) Len() int { return ControlLen }
+func (c control) Len() int { return controlLen }

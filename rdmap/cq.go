@@ -59,7 +59,7 @@ func NewCQ(depth int) *CQ {
 }
 
 // Depth returns the CQ's capacity.
-func (cq *CQ) Depth() int { return int(cq.depth) }
+func (cq *CQ) queueDepth() int { return int(cq.depth) }
 
 // Len returns the number of completions waiting, including overflowed ones.
 func (cq *CQ) Len() int {
@@ -83,7 +83,7 @@ func (cq *CQ) Notify() <-chan struct{} {
 }
 
 // Err returns an error wrapping ErrCQOverflow once the CQ has overflowed.
-func (cq *CQ) Err() error {
+func (cq *CQ) err() error {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
 	if cq.overflowed {
@@ -158,28 +158,25 @@ func (cq *CQ) tellUnlock(spawn bool) {
 
 // SetHandler makes f the CQ's completion handler, called after
 // completions are added; f takes them with TryPoll or PollN. nil removes
-// the handler. It is the direct hand-off of a completion, what a kernel
-// consumer's completion handler is to an RDMA device (and what polling
-// the CQ without sleeping is to perftest): a completion made by an
-// arriving message (a Send received, a Read Response or Atomic Response
-// placed) is handed to f by the goroutine that received the message, once
-// it has processed it and holds no lock of the endpoint, and one made by
-// the endpoint's transmit goroutine (a Send or Write handed to the LLP)
-// by that goroutine between two messages — no goroutine is woken for
-// it. Completions made elsewhere (a small request issued by its poster,
-// a flush) are handed to f by a goroutine of its own. Calls
-// of f never overlap; completions added while f runs lead to one more
-// call. If the CQ holds completions, a goroutine of its own calls f soon.
+// the handler. Calls of f never overlap; completions added while f runs
+// lead to one more call. Poll, Notify and AfterReady keep working beside it.
 //
-// f runs on the goroutine that receives the endpoint's messages: until
-// it returns, the endpoint (and, over MPA, the connection) receives
-// nothing. It must not block: it may post work requests (PostSend,
-// PostSends, PostRecv; a small request to an idle send queue is handed to
-// the LLP from f itself, which waits while the LLP applies flow control:
-// a handler posts no more than the peer reads), but not wait for a
-// completion (Poll, or a blocking helper such as Read or Send), which
-// only the blocked goroutine could deliver. Poll, Notify and AfterReady keep working beside it.
+// f may run on the goroutine that receives the endpoint's messages: it
+// must not block. It may post work requests (PostSend, PostSends,
+// PostRecv) but must not wait for a completion (Poll, or a blocking helper
+// such as Read or Send), which only the blocked goroutine could deliver.
 func (cq *CQ) SetHandler(f func()) {
+	// The direct hand-off of a completion, what a kernel consumer's
+	// completion handler is to an RDMA device: a completion made by an
+	// arriving message (a Send received, a Read or Atomic Response placed)
+	// is handed to f by the receiving goroutine once it holds no lock of
+	// the endpoint; one made by the transmit goroutine (a Send or Write
+	// handed to the LLP) by that goroutine between two messages. No
+	// goroutine is woken for either. Completions made elsewhere (a small
+	// request issued by its poster, a flush) go to f from a goroutine of
+	// its own. A small request posted from f to an idle send queue is
+	// handed to the LLP from f itself, which waits while the LLP applies
+	// flow control: a handler posts no more than the peer reads.
 	cq.mu.Lock()
 	if f == nil {
 		cq.handler.Store(nil)

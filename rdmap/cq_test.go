@@ -12,12 +12,12 @@ import (
 
 func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 	cq := NewCQ(3)
-	assert.Equal(t, 3, cq.Depth())
+	assert.Equal(t, 3, cq.queueDepth())
 	for i := range 5 {
 		over, _ := cq.push(&Completion{WRID: uint64(i)}, false)
 		assert.Equal(t, i >= 3, over)
 	}
-	require.ErrorIs(t, cq.Err(), ErrCQOverflow)
+	require.ErrorIs(t, cq.err(), ErrCQOverflow)
 	assert.Equal(t, 5, cq.Len())
 	select {
 	case <-cq.Notify():
@@ -36,7 +36,7 @@ func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 	require.Equal(t, 1, cq.PollN(make([]Completion, 10)))
 	_, ok = cq.TryPoll()
 	assert.False(t, ok)
-	assert.Equal(t, 1, NewCQ(0).Depth())
+	assert.Equal(t, 1, NewCQ(0).queueDepth())
 }
 
 func TestCQ_PollWaitsAndCancels(t *testing.T) {
@@ -73,8 +73,8 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "WorkType(99)", WorkType(99).String())
 	assert.Equal(t, "flushed", StatusFlushed.String())
 	assert.Equal(t, "Status(9)", Status(9).String())
-	assert.Equal(t, "CmpSwap", AtomicCmpSwap.String())
-	assert.Equal(t, "reserved atomic opcode 0x1", AtomicOp(1).String())
+	assert.Equal(t, "CmpSwap", atomicCmpSwap.String())
+	assert.Equal(t, "reserved atomic opcode 0x1", atomicOp(1).String())
 }
 
 // An idle CQ holds no channel (thousands of idle streams have two CQs

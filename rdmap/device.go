@@ -29,13 +29,13 @@ var ErrResourceLimit = errors.New("rdmap: device resource limit reached")
 // lock that makes Atomic Operations atomic with respect to each other
 // across all RDMAP Streams of the device (RFC 7306 §5.3).
 //
-// STags are 32 bits: a 24-bit index naming the table slot and an 8-bit key
-// that changes on every re-registration, as on hardware RNICs. The index
-// is drawn uniformly at random from crypto/rand (random probing until a
-// free, non-zero slot is found), and so is the initial key, so that STags
-// are "difficult to predict" and sparsely populate the full 32-bit range
-// (RFC 5040 §8.1.1 item 8). STag 0 is never issued.
+// STags are a random 24-bit slot index and a random 8-bit key that changes
+// on every re-registration, hard to predict (RFC 5040 §8.1.1 item 8);
+// STag 0 is never issued.
 type Device struct {
+	// The index is drawn from crypto/rand by random probing until a free,
+	// non-zero slot is found, and so is the initial key, so that STags
+	// sparsely populate the full 32-bit range, as on hardware RNICs.
 	maxMRs   int
 	maxBytes int64 // 0: unlimited
 
@@ -69,7 +69,7 @@ func NewDevice(opts DeviceOptions) *Device {
 }
 
 // RegisteredBytes returns the octets of memory currently registered.
-func (d *Device) RegisteredBytes() int64 {
+func (d *Device) registeredBytes() int64 {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.regBytes
@@ -96,7 +96,7 @@ func (d *Device) AllocPD() *PD {
 }
 
 // NumMRs returns the number of registered memory regions.
-func (d *Device) NumMRs() int {
+func (d *Device) numMRs() int {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return len(d.mrs)

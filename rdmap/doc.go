@@ -1,7 +1,11 @@
 // Package rdmap implements the Remote Direct Memory Access Protocol (RDMAP,
 // RFC 5040) with the RFC 7306 extensions (Atomic Operations and Immediate
-// Data) on top of the DDP layer of package ddp.
-//
+// Data) on top of the DDP layer of package ddp: the verbs of an "RNIC"
+// (Device, PD, MR, CQ, Endpoint, work requests and completions), and the
+// engine behind an Endpoint, which validates every incoming message and
+// sends exactly one Terminate on the first error (RFC 5040 §4.8, §5.4).
+package rdmap
+
 // The package has three parts:
 //
 //   - Wire formats, one file per RDMAP header (control.go, readreq.go,
@@ -29,4 +33,3 @@
 //   - Remote invalidation (Send with Invalidate) requires an STag registered
 //     WithRemoteInvalidate and bound to the receiving Endpoint
 //     (WithEndpoint); see invalidateRemote for the Terminate codes.
-package rdmap

@@ -18,15 +18,15 @@ import (
 
 // Defaults of EndpointConfig.
 const (
-	DefaultSQDepth = 256
-	DefaultRQDepth = 256
+	defaultSQDepth = 256
+	defaultRQDepth = 256
 )
 
-// HelperWRID is the WRID of the completion of a blocking helper's work
+// helperWRID is the WRID of the completion of a blocking helper's work
 // request whose context ended after the request could no longer be
 // withdrawn: the completion is then reported on the CQ instead of being
 // dropped.
-const HelperWRID = math.MaxUint64
+const helperWRID = math.MaxUint64
 
 // EndpointConfig configures an Endpoint.
 type EndpointConfig struct {
@@ -43,7 +43,7 @@ type EndpointConfig struct {
 	SQDepth, RQDepth int
 	// SendCQ and RecvCQ receive the completions of send and receive work
 	// requests; they may be the same CQ. nil: a private CQ of the queue's
-	// depth (see SendCQ, RecvCQ methods).
+	// Depth (see SendCQ, RecvCQ methods).
 	SendCQ, RecvCQ *CQ
 	// SendRTR, on the Initiator of a peer-to-peer connection (RFC 6581
 	// §9.2), is the one negotiated RTR option the endpoint sends as its
@@ -92,7 +92,7 @@ type sendReq struct {
 	// body holds a Read or Atomic Request's message: the LLP may keep it
 	// past the issue, until the requests posted with it leave together
 	// (txLoop, ddp.Sender.SendUntaggedMore).
-	body [AtomicRequestLen]byte
+	body [atomicRequestLen]byte
 }
 
 // recvReq is a posted receive work request.
@@ -107,7 +107,7 @@ type recvReq struct {
 type inbound struct {
 	atomic bool
 	rr     ReadRequest
-	ar     AtomicRequest
+	ar     atomicRequest
 	ddpHdr [iwarp.DDPUntaggedHeaderLen]byte
 	segLen int
 }
@@ -115,16 +115,18 @@ type inbound struct {
 // Endpoint is one RDMAP Stream (RFC 5040 §1.3): the "QP" of the verbs
 // model, running over one llp.Stream. It implements ddp.ULP.
 //
-// Goroutines: the LLP's delivery goroutine runs the receive path (ddp
-// Receiver and the ddp.ULP methods below, which never block on the
-// network); a transmit goroutine processes the send queue in order
-// (RFC 5040 §5.5 rule 13); a responder goroutine answers inbound Read and
-// Atomic Requests in order (§5.5 rule 20, RFC 7306 §5.2.2 rule 8), so that a
-// send queue waiting for ORD never holds up responses the peer is waiting
-// for. One mutex serialises the ddp.Sender among them. A terminator
-// goroutine sends the single Terminate and tears the LLP stream down. None
-// outlives the endpoint: Done is closed when all have ended.
+// Its goroutines (receive, transmit, responder, terminator) end with it:
+// Done is closed when all have ended.
 type Endpoint struct {
+	// Goroutines: the LLP's delivery goroutine runs the receive path (ddp
+	// Receiver and the ddp.ULP methods, which never block on the
+	// network); a transmit goroutine processes the send queue in order
+	// (RFC 5040 §5.5 rule 13); a responder goroutine answers inbound Read
+	// and Atomic Requests in order (§5.5 rule 20, RFC 7306 §5.2.2 rule 8),
+	// so that a send queue waiting for ORD never holds up responses the
+	// peer is waiting for. One mutex serialises the ddp.Sender among them.
+	// A terminator goroutine sends the single Terminate and tears the LLP
+	// stream down.
 	pd      *PD
 	dev     *Device
 	s       llp.Stream
@@ -165,7 +167,7 @@ type Endpoint struct {
 	// zero-length Read Request, Immediate Data, Atomic Responses (Read
 	// and Atomic Requests have their own, sendReq.body). Guarded by
 	// sendMu.
-	scratch [ReadRequestLen]byte // checked below: the largest of the three
+	scratch [readRequestLen]byte // checked below: the largest of the three
 
 	down atomic.Bool // state == stateDown, readable without mu
 
@@ -217,14 +219,14 @@ type Endpoint struct {
 	respRunning bool
 	// issuing: a goroutine (the transmit loop, or a poster issuing inline)
 	// is handing a send-queue request to DDP; txReady: the transmit loop
-	// has sent the RTR, so requests may be issued. Guarded by mu.
+	// Has sent the RTR, so requests may be issued. Guarded by mu.
 	issuing, txReady bool
 	// respHeld: the request being answered still counts against IRD
 	// (RFC 5040 §6.1) until its response's last segment is handed to the
 	// LLP; guarded by mu.
 	respHeld bool
 	// respLast: the message being sent is a Read or Atomic Response whose
-	// last segment frees the IRD slot; guarded by sendMu.
+	// Last segment frees the IRD slot; guarded by sendMu.
 	respLast   bool
 	finished   bool // Done closed (AfterDone); guarded by mu
 	cqOverflow bool
@@ -248,7 +250,7 @@ var _ ddp.ULP = (*ddpULP)(nil)
 
 // Endpoint.scratch holds a Read Request, Immediate Data or an Atomic
 // Response: a negative constant here would not compile.
-const _ = uint(ReadRequestLen-ImmediateLen) + uint(ReadRequestLen-AtomicResponseLen)
+const _ = uint(readRequestLen-immediateLen) + uint(readRequestLen-atomicResponseLen)
 
 // NewEndpoint creates an RDMAP Stream of this PD on the established LLP
 // stream s (RFC 5040 §6.1: s is already in RDMA mode). The endpoint owns s
@@ -272,8 +274,8 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 		s:       s,
 		ird:     int32(min(norm(cfg.IRD, iwarp.DefaultIRD), math.MaxInt32)),
 		ord:     int32(min(norm(cfg.ORD, iwarp.DefaultORD), math.MaxInt32)),
-		sqDepth: int32(min(norm(cfg.SQDepth, DefaultSQDepth), math.MaxInt32)),
-		rqDepth: int32(min(norm(cfg.RQDepth, DefaultRQDepth), math.MaxInt32)),
+		sqDepth: int32(min(norm(cfg.SQDepth, defaultSQDepth), math.MaxInt32)),
+		rqDepth: int32(min(norm(cfg.RQDepth, defaultRQDepth), math.MaxInt32)),
 		sendCQ:  cfg.SendCQ,
 		recvCQ:  cfg.RecvCQ,
 	}
@@ -293,7 +295,7 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 	}
 	// One lock for the endpoint and its DDP queues: the receive path of a
 	// message takes mu once (ddp.NewReceiverGuarded), and so does PostRecv.
-	e.recv = ddp.NewReceiverGuarded((*ddpULP)(e), NumQueues, &e.mu)
+	e.recv = ddp.NewReceiverGuarded((*ddpULP)(e), numQueues, &e.mu)
 	if err := e.initRTR(&cfg); err != nil {
 		return nil, err
 	}
@@ -365,11 +367,11 @@ const termBufLen = 128
 
 // internalQueues returns the number and size of the internal untagged
 // buffers by QN (QN 0, the ULP's, has none).
-func internalQueues(ird, ord int) [NumQueues]struct{ n, size int } {
-	return [NumQueues]struct{ n, size int }{
-		QNReadRequest:    {ird + 1, AtomicRequestLen},
-		QNTerminate:      {1, termBufLen},
-		QNAtomicResponse: {ord + 1, AtomicResponseLen},
+func internalQueues(ird, ord int) [numQueues]struct{ n, size int } {
+	return [numQueues]struct{ n, size int }{
+		iwarp.RDMAPQNReadRequest:    {ird + 1, atomicRequestLen},
+		iwarp.RDMAPQNTerminate:      {1, termBufLen},
+		iwarp.RDMAPQNAtomicResponse: {ord + 1, atomicResponseLen},
 	}
 }
 
@@ -582,7 +584,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 
 // quickLocked reports whether wr may be issued by issueQuickLocked: an
 // unsignaled Send, Write or Immediate of at most inlineIssueMax octets
-// posted to a running endpoint with nothing posted before it outstanding
+// Posted to a running endpoint with nothing posted before it outstanding
 // (the send queue and the submission order empty) and nobody issuing.
 // Such a request passes admitSendLocked's checks by construction, and the
 // RFC 5040 §5.5 rules hold without the queues: it is the only request in
@@ -685,7 +687,7 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	}
 	r := e.newRecvReqLocked() // zeroed, as newSendReqLocked's
 	r.wr, r.seq, r.waiter, r.helper = wr, e.recvSeq, waiter, waiter != nil
-	if _, err := e.recv.PostUntagged(QNSend, wr.Buf, r.seq); err != nil {
+	if _, err := e.recv.PostUntagged(iwarp.RDMAPQNSend, wr.Buf, r.seq); err != nil {
 		e.releaseRecvLocked(r)
 		e.mu.Unlock()
 		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)
@@ -718,7 +720,7 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	r.done = true
 	c.WRID, c.Op = r.wr.ID, r.wr.Op
 	if r.waiter == nil && r.canceled {
-		c.WRID = HelperWRID
+		c.WRID = helperWRID
 	}
 	r.comp = c
 	n := 0
@@ -861,7 +863,7 @@ func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq, w chan Completion
 	e.mu.Lock()
 	if !r.issued && !r.done {
 		r.canceled = true
-		c := Completion{Status: StatusError, Err: ctx.Err()}
+		c := Completion{Status: statusError, Err: ctx.Err()}
 		e.finishLocked(r, c)
 		e.checkOverflowLocked()
 		e.mu.Unlock()
@@ -969,7 +971,7 @@ func (e *Endpoint) CmpSwap(ctx context.Context, rstag uint32, rto uint64, compar
 // Swap unconditionally swaps v into the 8 octets at rstag/rto and returns
 // the original value: a CmpSwap with compare mask 0 (RFC 7306 reserves the
 // draft's unmasked Swap opcode).
-func (e *Endpoint) Swap(ctx context.Context, rstag uint32, rto uint64, v uint64) (uint64, error) {
+func (e *Endpoint) swap(ctx context.Context, rstag uint32, rto uint64, v uint64) (uint64, error) {
 	return e.CmpSwap(ctx, rstag, rto, 0, 0, v, math.MaxUint64)
 }
 
@@ -986,7 +988,7 @@ func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 // HelperWRID, and Recv returns ctx.Err().
 func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
 	w := getWaiter()
-	r, err := e.postRecv(RecvWR{ID: HelperWRID, Buf: buf}, w)
+	r, err := e.postRecv(RecvWR{ID: helperWRID, Buf: buf}, w)
 	if err != nil {
 		putWaiter(w) // never given to a request
 		return Completion{}, err
@@ -1014,9 +1016,9 @@ func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
 // LLP graceful termination): no more work requests are accepted, it waits
 // until the send queue is drained, every outstanding Read and Atomic has
 // completed and every inbound request was answered, then flushes the
-// posted receives, closes the LLP stream and waits for the peer to close
+// Posted receives, closes the LLP stream and waits for the peer to close
 // its side. If ctx ends first, the stream is aborted (everything still
-// posted is flushed) and ctx.Err() is returned. Closing an endpoint that
+// Posted is flushed) and ctx.Err() is returned. Closing an endpoint that
 // already stopped waits for Done.
 func (e *Endpoint) Close(ctx context.Context) error {
 	e.mu.Lock()
@@ -1076,7 +1078,7 @@ func (e *Endpoint) Close(ctx context.Context) error {
 
 // Abort performs an RDMAP Abortive Termination requested by the local user
 // (RFC 5040 §6.2.1): a Terminate "local catastrophic error" is sent, every
-// posted work request is flushed and the LLP stream is closed. It does not
+// Posted work request is flushed and the LLP stream is closed. It does not
 // wait; see Done.
 func (e *Endpoint) Abort() error {
 	e.mu.Lock()

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 func fill(r *rand.Rand, b []byte) {
@@ -86,7 +88,7 @@ func TestEndpoint_WriteReadAtomic(t *testing.T) {
 	old, err = p.a.CmpSwap(ctx, tgt.STag(), 0x1000+64, 42, ^uint64(0), 9, ^uint64(0))
 	require.NoError(t, err)
 	assert.Equal(t, uint64(7), old, "compare fails: unchanged")
-	old, err = p.a.Swap(ctx, tgt.STag(), 0x1000+64, 1234)
+	old, err = p.a.swap(ctx, tgt.STag(), 0x1000+64, 1234)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(7), old)
 	assert.Equal(t, uint64(1234), binary.NativeEndian.Uint64(tbuf[64:]))
@@ -114,11 +116,11 @@ func TestEndpoint_ImmediateAndWriteImm_RFC7306_6(t *testing.T) {
 	require.NoError(t, p.a.WriteImm(ctx, []byte("written"), tgt.STag(), 3, 0xabc, false))
 	c := poll(t, p.rcqB)
 	assert.Len(t, c.Buf, 8, "the posted buffer")
-	assert.Equal(t, Completion{WRID: 0, Op: WRRecvImm, Imm: 0x0102030405060708, HasImm: true, Buf: c.Buf}, c)
+	assert.Equal(t, Completion{WRID: 0, Op: wrRecvImm, Imm: 0x0102030405060708, HasImm: true, Buf: c.Buf}, c)
 	c = poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 1, Op: WRRecvImm, Imm: 99, HasImm: true, Solicited: true, Buf: c.Buf}, c)
+	assert.Equal(t, Completion{WRID: 1, Op: wrRecvImm, Imm: 99, HasImm: true, Solicited: true, Buf: c.Buf}, c)
 	c = poll(t, p.rcqB)
-	assert.Equal(t, Completion{WRID: 2, Op: WRRecvImm, Imm: 0xabc, HasImm: true, Buf: c.Buf}, c)
+	assert.Equal(t, Completion{WRID: 2, Op: wrRecvImm, Imm: 0xabc, HasImm: true, Buf: c.Buf}, c)
 	// The Immediate Data completes after the Write is placed (RFC 7306 §7).
 	assert.Equal(t, "written", string(tbuf[3:10]))
 }
@@ -189,7 +191,7 @@ func TestEndpoint_ORD_RFC5040_6_1(t *testing.T) {
 	var mu sync.Mutex
 	outstanding, maxOut := 0, 0
 	p.pipeA.SetTap(func(seg []byte) {
-		if seg[0]&0x80 == 0 && seg[1] == ControlByte(OpReadRequest) {
+		if seg[0]&0x80 == 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest) {
 			mu.Lock()
 			outstanding++
 			maxOut = max(maxOut, outstanding)
@@ -197,7 +199,7 @@ func TestEndpoint_ORD_RFC5040_6_1(t *testing.T) {
 		}
 	})
 	p.pipeB.SetTap(func(seg []byte) {
-		if seg[0]&0x80 != 0 && seg[0]&0x40 != 0 && seg[1] == ControlByte(OpReadResponse) {
+		if seg[0]&0x80 != 0 && seg[0]&0x40 != 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			mu.Lock()
 			outstanding--
 			mu.Unlock()

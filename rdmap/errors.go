@@ -17,7 +17,7 @@ import (
 // Sentinel errors. The engine wraps them; test with errors.Is.
 var (
 	// ErrFlushed marks the completion of a work request that was still
-	// posted when the Endpoint entered the error state (Terminate sent or
+	// Posted when the Endpoint entered the error state (Terminate sent or
 	// received, LLP failure, or Close). RFC 5040 §5.4, §6.2.1: "the state of
 	// all outstanding RDMA Messages is indeterminate and the Messages SHOULD
 	// be considered Completed in error".
@@ -49,9 +49,9 @@ var (
 	ErrPeerClosed = errors.New("rdmap: the peer closed the stream")
 )
 
-// ProtocolError is a malformed or invalid RDMAP header found by a wire
+// protocolError is a malformed or invalid RDMAP header found by a wire
 // decoder, with the Terminate code the receiver reports for it.
-type ProtocolError struct {
+type protocolError struct {
 	// Code is the Terminate code this error maps to.
 	Code iwarp.TermCode
 	// Reason describes the violated rule.
@@ -61,7 +61,7 @@ type ProtocolError struct {
 }
 
 // Error implements error.
-func (e *ProtocolError) Error() string {
+func (e *protocolError) Error() string {
 	s := "rdmap: " + e.Reason + " [" + e.Code.String() + "]"
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -70,10 +70,10 @@ func (e *ProtocolError) Error() string {
 }
 
 // Unwrap returns the underlying sentinel.
-func (e *ProtocolError) Unwrap() error { return e.Err }
+func (e *protocolError) Unwrap() error { return e.Err }
 
 func truncated(what string, need, have int, code iwarp.TermCode) error {
-	return &ProtocolError{
+	return &protocolError{
 		Code:   code,
 		Reason: fmt.Sprintf("%s needs %d octets, have %d", what, need, have),
 		Err:    ErrTruncated,

@@ -6,7 +6,7 @@ import (
 	"log"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 

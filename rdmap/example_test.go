@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 

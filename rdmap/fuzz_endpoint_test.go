@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 // Deterministic STags for the fuzz target (see fuzzVictim): MRs registered
@@ -77,24 +77,24 @@ func joinSegments(segs ...[]byte) []byte {
 // and none otherwise.
 func FuzzEndpointReceive(f *testing.F) {
 	w := &wire{} // only for MSN bookkeeping of the seeds
-	ctl := ControlByte
-	atom := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
-	imm := Immediate{Data: 42}
+	ctl := iwarp.RDMAPControlByte
+	atom := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
+	imm := immediate{Data: 42}
 	term := Terminate{Code: iwarp.TermAccessRights}
-	f.Add(joinSegments(tagged(ctl(OpWrite), fzRW, 0, []byte("hello"))))
-	f.Add(joinSegments(w.untagged(ctl(OpSend), 0, 0, []byte("hi")), w.untagged(ctl(OpSendSE), 0, 0, nil)))
+	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello"))))
+	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("hi")), w.untagged(ctl(iwarp.RDMAPOpSendSE), 0, 0, nil)))
 	w = &wire{}
-	f.Add(joinSegments(w.untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 100, fzRO, 10))))
+	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 100, fzRO, 10))))
 	w = &wire{}
-	f.Add(joinSegments(w.untagged(ctl(OpAtomicRequest), 0, 1, atom.Append(nil))))
+	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, atom.Append(nil))))
 	w = &wire{}
-	f.Add(joinSegments(w.untagged(ctl(OpImmediate), 0, 0, imm.Append(nil))))
+	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpImmediate), 0, 0, imm.Append(nil))))
 	w = &wire{}
-	f.Add(joinSegments(w.untagged(ctl(OpSendInvalidate), fzINV, 0, []byte("x"))))
+	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpSendInvalidate), fzINV, 0, []byte("x"))))
 	w = &wire{}
-	f.Add(joinSegments(w.untagged(ctl(OpTerminate), 0, 2, term.Append(nil))))
-	f.Add(joinSegments(tagged(ctl(OpWrite), fzRW, 250, make([]byte, 10))))
-	f.Add(joinSegments(tagged(ctl(OpReadResponse), fzSNK, 0, make([]byte, 4))))
+	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpTerminate), 0, 2, term.append(nil))))
+	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 250, make([]byte, 10))))
+	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpReadResponse), fzSNK, 0, make([]byte, 4))))
 	f.Add([]byte{0, 3, 0x41, 0x43, 0})
 
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmaptest"
 	"github.com/sctp-rdma/sctp-rdma/llp"
-	"github.com/sctp-rdma/sctp-rdma/rdmap/rdmaptest"
 )
 
 // stepPipe is one end of an LLP pair that delivers nothing by itself: the

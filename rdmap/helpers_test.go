@@ -10,8 +10,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/llp"
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -66,7 +66,7 @@ func (p *pair) close(t testing.TB) {
 func postedRecvs(e *Endpoint) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.recv.Posted(QNSend)
+	return e.recv.Posted(iwarp.RDMAPQNSend)
 }
 
 func waitDone(t testing.TB, e *Endpoint) {
@@ -153,7 +153,7 @@ func asTerminate(seg []byte) (Terminate, bool) {
 		return Terminate{}, false
 	}
 	h, n, err := ddp.ParseUntaggedHeader(seg)
-	if err != nil || h.QN != QNTerminate || h.RsvdULP[0] != ControlByte(OpTerminate) || !h.Last || h.MO != 0 {
+	if err != nil || h.QN != iwarp.RDMAPQNTerminate || h.RsvdULP[0] != iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate) || !h.Last || h.MO != 0 {
 		return Terminate{}, false
 	}
 	tm, _, err := ParseTerminate(seg[n:])

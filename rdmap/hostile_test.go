@@ -62,7 +62,7 @@ func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 
 func readReq(sink uint32, sinkTO uint64, size uint32, src uint32, srcTO uint64) []byte {
 	r := ReadRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
-	return r.Append(nil)
+	return r.append(nil)
 }
 
 // TestTerminateOnTheWire checks layer/type/code, header copies and that
@@ -72,75 +72,89 @@ func readReq(sink uint32, sinkTO uint64, size uint32, src uint32, srcTO uint64) 
 func TestTerminateOnTheWire(t *testing.T) {
 	type tc = hostileCase
 	w := func(h *hostileEnv) *wire { return h.v.w }
-	ctl := ControlByte
+	ctl := iwarp.RDMAPControlByte
 	cases := []tc{
 		{name: "Write invalid STag (RFC 5041 §7.1 tagged 1)", want: iwarp.TermDDPInvalidSTag,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.rw.STag()^0x100, 0, []byte{1})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag()^0x100, 0, []byte{1})}
+			}},
 		{name: "Write stale key", want: iwarp.TermDDPInvalidSTag,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.rw.STag()^1, 0, []byte{1})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag()^1, 0, []byte{1})}
+			}},
 		{name: "Write base/bounds (RFC 5041 §7.1 tagged 4)", want: iwarp.TermDDPBaseBounds,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.rw.STag(), 4095, []byte{1, 2})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag(), 4095, []byte{1, 2})}
+			}},
 		{name: "Write TO below base", want: iwarp.TermDDPBaseBounds,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.wrap.STag(), 5, []byte{1})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.wrap.STag(), 5, []byte{1})}
+			}},
 		{name: "Write STag of another stream (RFC 5041 §8.2)", want: iwarp.TermDDPSTagNotAssociated,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.bound.STag(), 0, []byte{1})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.bound.STag(), 0, []byte{1})}
+			}},
 		{name: "Write STag of another PD", want: iwarp.TermDDPSTagNotAssociated,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.otherPD.STag(), 0, []byte{1})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.otherPD.STag(), 0, []byte{1})}
+			}},
 		{name: "Write TO wrap (RFC 5041 §7.1 tagged 5)", want: iwarp.TermDDPTOWrap,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{tagged(ctl(OpWrite), h.wrap.STag(), math.MaxUint64-1, []byte{1, 2, 3})}
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.wrap.STag(), math.MaxUint64-1, []byte{1, 2, 3})}
 			}},
 		{name: "Write without remote write access (RFC 5041 §7.1 tagged 1, RFC 5040 Figure 10)", want: iwarp.TermDDPInvalidSTag,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpWrite), h.ro.STag(), 0, []byte{1})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.ro.STag(), 0, []byte{1})}
+			}},
 		{name: "tagged DDP version", want: iwarp.TermDDPTaggedVersion,
 			segs: func(h *hostileEnv) [][]byte {
-				s := tagged(ctl(OpWrite), h.rw.STag(), 0, []byte{1})
+				s := tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag(), 0, []byte{1})
 				s[0] = 0xc2 // DV = 2
 				return [][]byte{s}
 			}},
 		{name: "Read Request invalid STag (RFC 5040 §7.2 4a)", want: iwarp.TermInvalidSTag, r: true,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag()^0x100, 0))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag()^0x100, 0))}
 			}},
 		{name: "Read Request STag of another stream (4b)", want: iwarp.TermSTagNotAssociated, r: true,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.bound.STag(), 0))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.bound.STag(), 0))}
 			}},
 		{name: "Read Request other PD (4b)", want: iwarp.TermSTagNotAssociated, r: true,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
 			}},
 		{name: "Read Request bounds (4c/4d)", want: iwarp.TermBaseBounds, r: true,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 4097, h.ro.STag(), 0))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 4097, h.ro.STag(), 0))}
 			}},
 		{name: "Read Request TO wrap (4e)", want: iwarp.TermTOWrap, r: true,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 16, h.wrap.STag(), math.MaxUint64-7))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 16, h.wrap.STag(), math.MaxUint64-7))}
 			}},
 		{name: "Read Request without remote read access", want: iwarp.TermAccessRights, r: true,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.rw.STag(), 0))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.rw.STag(), 0))}
 			}},
 		{name: "Read Request of wrong length", want: iwarp.TermOperationUnspecified,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0)[:20])}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0)[:20])}
 			}},
 		{name: "IRD exceeded (RFC 5040 §6.1, siw code)", want: iwarp.TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
 			}},
 		{name: "Send with Invalidate unknown STag (siw: remote operation)", want: iwarp.TermOperationCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpSendInvalidate), h.inv.STag()^0x100, 0, []byte("x"))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSendInvalidate), h.inv.STag()^0x100, 0, []byte("x"))}
 			}},
 		{name: "Send with Invalidate not permitted", want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpSendSEInvalidate), h.rw.STag(), 0, []byte("x"))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSendSEInvalidate), h.rw.STag(), 0, []byte("x"))}
 			}},
 		{name: "Send with Invalidate of a shared STag (RFC 5040 §8.1.1 item 7)", want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
 			}},
 		{name: "invalid RDMAP version untagged (RFC 5040 §7.2 3)", want: iwarp.TermInvalidVersion, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(0x03, 0, 0, []byte("x"))} }},
@@ -149,66 +163,76 @@ func TestTerminateOnTheWire(t *testing.T) {
 		{name: "reserved opcode (RFC 5040 §7.2 2)", want: iwarp.TermUnexpectedOpcode, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(0x4c, 0, 0, []byte("x"))} }},
 		{name: "Send on the Read Request queue", want: iwarp.TermUnexpectedOpcode,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 1, []byte("x"))} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 1, []byte("x"))}
+			}},
 		{name: "untagged opcode in a tagged segment", want: iwarp.TermUnexpectedOpcode,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(ctl(OpSend), h.rw.STag(), 0, []byte{1})} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpSend), h.rw.STag(), 0, []byte{1})}
+			}},
 		{name: "Read Response without a Read", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{tagged(ctl(OpReadResponse), h.sink.STag(), 0, []byte{1})}
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag(), 0, []byte{1})}
 			}},
 		{name: "Atomic Response without an Atomic", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
-				r := AtomicResponse{ReqID: 1}
-				return [][]byte{w(h).untagged(ctl(OpAtomicResponse), 0, 3, r.Append(nil))}
+				r := atomicResponse{ReqID: 1}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicResponse), 0, 3, r.Append(nil))}
 			}},
 		{name: "Atomic misaligned (RFC 7306 §8.2)", want: iwarp.TermCatastrophicStream,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
-				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
+				a := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic without remote atomic access", want: iwarp.TermAccessRights,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: AtomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
-				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
+				a := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic bounds", want: iwarp.TermBaseBounds,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: AtomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
-				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
+				a := atomicRequest{Op: atomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Atomic reserved AOpCode 0x1 (RFC 7306 §5.2.1 rule 4)", want: iwarp.TermUnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
-				a := AtomicRequest{Op: 1, ReqID: 1, STag: h.at.STag()}
-				return [][]byte{w(h).untagged(ctl(OpAtomicRequest), 0, 1, a.Append(nil))}
+				a := atomicRequest{Op: 1, ReqID: 1, STag: h.at.STag()}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
 		{name: "Immediate Data of 4 octets (RFC 7306 §6.3)", want: iwarp.TermOperationUnspecified, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpImmediate), 0, 0, []byte{1, 2, 3, 4})}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpImmediate), 0, 0, []byte{1, 2, 3, 4})}
 			}},
 		{name: "Immediate Data of 9 octets", want: iwarp.TermOperationUnspecified, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{w(h).untagged(ctl(OpImmediateSE), 0, 0, make([]byte, 9))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpImmediateSE), 0, 0, make([]byte, 9))}
 			}},
 		{name: "DDP no buffer (RFC 5041 §7.2 0x2/0x02)", want: iwarp.TermDDPNoBuffer,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))}
+			}},
 		{name: "DDP invalid QN", want: iwarp.TermDDPInvalidQN,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 5, []byte("x"))} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 5, []byte("x"))}
+			}},
 		{name: "DDP MSN range", want: iwarp.TermDDPMSNRange, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				w(h).msn[0] = 7
-				return [][]byte{w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))}
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))}
 			}},
 		{name: "DDP message too long", want: iwarp.TermDDPMessageTooLong, recvs: 1,
-			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(ctl(OpSend), 0, 0, make([]byte, 65))} }},
+			segs: func(h *hostileEnv) [][]byte {
+				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, make([]byte, 65))}
+			}},
 		{name: "DDP invalid MO", want: iwarp.TermDDPInvalidMO, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
-				s := w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))
+				s := w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))
 				binary.BigEndian.PutUint32(s[14:18], 64)
 				return [][]byte{s}
 			}},
 		{name: "DDP untagged version", want: iwarp.TermDDPUntaggedVersion, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
-				s := w(h).untagged(ctl(OpSend), 0, 0, []byte("x"))
+				s := w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))
 				s[0] = 0x42
 				return [][]byte{s}
 			}},
@@ -219,21 +243,21 @@ func TestTerminateOnTheWire(t *testing.T) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{tagged(ctl(OpReadResponse), h.sink.STag()^1, 0, make([]byte, 16))}
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag()^1, 0, make([]byte, 16))}
 			}},
 		{name: "Read Response beyond the requested range", want: iwarp.TermDDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, SinkOffset: 8, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{tagged(ctl(OpReadResponse), h.sink.STag(), 16, make([]byte, 16))}
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag(), 16, make([]byte, 16))}
 			}},
 		{name: "Read Response short", want: iwarp.TermDDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
-				return [][]byte{tagged(ctl(OpReadResponse), h.sink.STag(), 0, make([]byte, 8))}
+				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag(), 0, make([]byte, 8))}
 			}},
 	}
 	for _, c := range cases {
@@ -257,7 +281,7 @@ type hostileCase struct {
 // Terminate on the wire, the local error and that exactly one Terminate is
 // sent and nothing is placed afterwards.
 func runHostile(t *testing.T, c hostileCase) *hostileEnv {
-	ctl := ControlByte
+	ctl := iwarp.RDMAPControlByte
 	h := newHostile(t, c.cfg, c.recvs)
 	v := h.v
 	if c.before != nil {
@@ -307,7 +331,7 @@ func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	_, perr = v.ep.postRecv(RecvWR{Buf: make([]byte, 8)}, nil)
 	assert.True(t, errors.As(perr, &pte), "%v", perr)
 	// Anything injected after the error is silently dropped (RFC 5041 §7.1).
-	v.w.inject(t, tagged(ctl(OpWrite), h.rw.STag(), 0, []byte{0xee}))
+	v.w.inject(t, tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag(), 0, []byte{0xee}))
 	assert.Equal(t, 1, v.w.finish(t, v.ep, v.pipe, 1), "exactly one Terminate")
 	assert.Zero(t, h.bufs[h.rw][0], "nothing placed after the error")
 	return h
@@ -325,7 +349,7 @@ func TestTerminate_IRDExceeded_Queued_RFC5040_8_1_1_Item11(t *testing.T) {
 	big := readReq(1, 0, 4096, h.ro.STag(), 0)
 	release := holdReadResponse(t, v, big)
 	for range 2 {
-		v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, big))
+		v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, big))
 	}
 	require.Eventually(t, func() bool { return v.ep.Err() != nil }, 5*time.Second, time.Millisecond,
 		"the third outstanding Read Request exceeds IRD=2")
@@ -346,7 +370,7 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	hdr := termUntaggedDDP
 	tm := Terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
 		RDMAHeader: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
-	v.w.inject(t, v.w.untagged(ControlByte(OpTerminate), 0, 2, tm.Append(nil)))
+	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), 0, 2, tm.append(nil)))
 	waitDone2 := func() {
 		_ = v.w.pipe.Close()
 		waitDone(t, v.ep)

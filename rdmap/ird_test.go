@@ -34,7 +34,7 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 			v.pipe.SetMULPDU(128) // a 4 KiB response is ~36 segments
 			req := readReq(1, 0, 4096, h.ro.STag(), 0)
 			release := holdReadResponse(t, v, req)
-			v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, req))
+			v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, req))
 			if tc.refuse {
 				require.Eventually(t, func() bool { return v.ep.Err() != nil }, 5*time.Second, time.Millisecond,
 					"a second Read Request during the first's response exceeds IRD=1")
@@ -62,7 +62,7 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 				case seg := <-v.w.segs:
 					_, isTerm := asTerminate(seg)
 					require.False(t, isTerm, "no Terminate with IRD=2: %v", v.ep.Err())
-					if seg[0]&0xC0 == 0xC0 && Opcode(seg[1]&0x0f) == OpReadResponse {
+					if seg[0]&0xC0 == 0xC0 && opcode(seg[1]&0x0f) == iwarp.RDMAPOpReadResponse {
 						last++ // tagged, L set: a Read Response complete
 					}
 				case <-deadline:
@@ -89,7 +89,7 @@ func TestRDMAWriteWithoutRemoteWrite_RFC5041_7_1(t *testing.T) {
 		name: "Write to a read-only STag",
 		want: iwarp.TermDDPInvalidSTag,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(ControlByte(OpWrite), h.ro.STag(), 0, []byte{1, 2, 3})}
+			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.ro.STag(), 0, []byte{1, 2, 3})}
 		},
 	})
 	assert.Equal(t, make([]byte, 4096), h.bufs[h.ro], "nothing placed")
@@ -105,13 +105,13 @@ func holdReadResponse(t *testing.T, v *victim, req []byte) (release func()) {
 	held := make(chan struct{})
 	first := true
 	v.pipe.SetTap(func(seg []byte) {
-		if first && seg[0]&0x80 != 0 && Opcode(seg[1]&0x0f) == OpReadResponse {
+		if first && seg[0]&0x80 != 0 && opcode(seg[1]&0x0f) == iwarp.RDMAPOpReadResponse {
 			first = false
 			close(inResponse)
 			<-held
 		}
 	})
-	v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, 1, req))
+	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, req))
 	select {
 	case <-inResponse:
 	case <-time.After(5 * time.Second):

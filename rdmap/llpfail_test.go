@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 // failingStream is an LLP stream whose sends fail with an LLP error once

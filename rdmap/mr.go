@@ -62,7 +62,7 @@ func WithEndpoint(ep *Endpoint) MROption { return func(c *mrConfig) { c.ep = ep 
 // WithRemoteInvalidate allows the peer to invalidate the STag with a Send
 // with Invalidate (RFC 5040 §5.3). It takes effect only for an STag bound
 // to the receiving Endpoint with WithEndpoint: an STag shared by several
-// streams must not be remotely invalidated (RFC 5040 §8.1.1 item 7).
+// Streams must not be remotely invalidated (RFC 5040 §8.1.1 item 7).
 func WithRemoteInvalidate() MROption { return func(c *mrConfig) { c.remoteInv = true } }
 
 // WithBaseTO sets the Tagged Offset of the region's first octet (default
@@ -161,14 +161,14 @@ func (m *MR) BaseTO() uint64 {
 }
 
 // Access returns the region's access rights.
-func (m *MR) Access() Access {
+func (m *MR) accessRights() Access {
 	m.pd.dev.mu.RLock()
 	defer m.pd.dev.mu.RUnlock()
 	return m.access
 }
 
 // PD returns the region's protection domain.
-func (m *MR) PD() *PD { return m.pd }
+func (m *MR) protectionDomain() *PD { return m.pd }
 
 // Valid reports whether the STag is currently valid.
 func (m *MR) Valid() bool {
@@ -250,14 +250,13 @@ func (m *MR) Deregister() error {
 // Invalidate received on ep (RFC 5040 §5.3, §7.2 checks 4 and 5). It runs
 // on ep's receive path, which therefore is not placing anything; since the
 // STag must be bound to ep, no other stream can be placing into it either.
-//
-// Terminate codes, following Linux siw (siw_qp_rx.c): an STag that does not
-// exist or is already invalid is a Remote Operation Error "STag cannot be
-// Invalidated" (0/2/0x09); an existing STag the peer may not invalidate
-// (other PD, not bound to this stream, or registered without
-// WithRemoteInvalidate) is a Remote Protection Error "STag cannot be
-// Invalidated" (0/1/0x09).
 func (d *Device) invalidateRemote(ep *Endpoint, stag uint32) (iwarp.TermCode, bool) {
+	// Terminate codes, following Linux siw (siw_qp_rx.c): an STag that does not
+	// exist or is already invalid is a Remote Operation Error "STag cannot be
+	// Invalidated" (0/2/0x09); an existing STag the peer may not invalidate
+	// (other PD, not bound to this stream, or registered without
+	// WithRemoteInvalidate) is a Remote Protection Error "STag cannot be
+	// Invalidated" (0/1/0x09).
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	m := d.mrs[stag>>8]

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // orderedPair has a readable region at B and a sink at A.
@@ -59,7 +61,7 @@ func TestOrdering_RFC5040_5_5_Rule11_19_20_ReadResponsesInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var respTOs []uint64
 	p.pipeB.SetTap(func(seg []byte) {
-		if seg[0]&0x80 != 0 && seg[1] == ControlByte(OpReadResponse) {
+		if seg[0]&0x80 != 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			to := binary.BigEndian.Uint64(seg[6:14])
 			mu.Lock()
 			if len(respTOs) == 0 || to < respTOs[len(respTOs)-1] || to-respTOs[len(respTOs)-1] >= 4096 {
@@ -101,32 +103,32 @@ func TestOrdering_RFC5040_5_5_Rule12_ReadAfterWrite(t *testing.T) {
 func TestOrdering_RFC5040_5_5_Rule13_14_SubmissionOrder(t *testing.T) {
 	p, src, sink, tgt := orderedPair(t, EndpointConfig{}, EndpointConfig{})
 	var mu sync.Mutex
-	var opsOnWire []Opcode
+	var opsOnWire []opcode
 	lastSegs := 0
 	p.pipeA.SetTap(func(seg []byte) {
 		mu.Lock()
 		defer mu.Unlock()
 		if seg[0]&0x40 != 0 { // L bit: one message done
-			opsOnWire = append(opsOnWire, Opcode(seg[1]&0x0f))
+			opsOnWire = append(opsOnWire, opcode(seg[1]&0x0f))
 			lastSegs++
 		}
 	})
 	for i := range 10 {
 		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 1<<16)}))
 	}
-	want := []Opcode{}
+	want := []opcode{}
 	for i := range 30 {
 		var wr SendWR
 		switch i % 3 {
 		case 0:
 			wr = SendWR{Op: WRWrite, Local: make([]byte, 5000), RemoteSTag: tgt.STag()}
-			want = append(want, OpWrite)
+			want = append(want, iwarp.RDMAPOpWrite)
 		case 1:
 			wr = SendWR{Op: WRRead, Sink: sink, Length: 10, RemoteSTag: src.STag()}
-			want = append(want, OpReadRequest)
+			want = append(want, iwarp.RDMAPOpReadRequest)
 		case 2:
 			wr = SendWR{Op: WRSend, Local: make([]byte, 3000)}
-			want = append(want, OpSend)
+			want = append(want, iwarp.RDMAPOpSend)
 		}
 		wr.ID = uint64(i)
 		require.NoError(t, p.a.PostSend(wr))
@@ -150,7 +152,7 @@ func TestOrdering_RFC5040_11_2_SendThenRead(t *testing.T) {
 	sendDone := make(chan bool, 1)
 	var once sync.Once
 	p.pipeB.SetTap(func(seg []byte) {
-		if seg[0]&0x80 != 0 && seg[1] == ControlByte(OpReadResponse) {
+		if seg[0]&0x80 != 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			once.Do(func() { sendDone <- p.rcqB.Len() == 1 })
 		}
 	})

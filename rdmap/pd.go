@@ -16,10 +16,10 @@ type PD struct {
 }
 
 // Device returns the device the PD belongs to.
-func (pd *PD) Device() *Device { return pd.dev }
+func (pd *PD) device() *Device { return pd.dev }
 
 // ID returns the PD's local identifier (never sent on the wire).
-func (pd *PD) ID() uint32 { return pd.id }
+func (pd *PD) pdID() uint32 { return pd.id }
 
 // Register makes buf a memory region of this PD with the given access
 // rights and returns it with a fresh, unpredictable STag (RFC 5040 §8.1.1

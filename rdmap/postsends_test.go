@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
 )
 
 // batchPipe is an llp.Batcher over an llptest.Pipe with MPA's semantics:
@@ -75,9 +76,9 @@ func (b *batchPipe) flushLocked() error {
 			if err == nil {
 				w = append(w, h)
 				switch h.QN {
-				case QNReadRequest:
+				case iwarp.RDMAPQNReadRequest:
 					kind = 'R'
-				case QNSend:
+				case iwarp.RDMAPQNSend:
 					kind = 'S'
 				}
 			}
@@ -115,7 +116,7 @@ func (b *batchPipe) readRequestWrites() []int {
 	for _, w := range b.writes {
 		k := 0
 		for _, h := range w {
-			if h.QN == QNReadRequest && h.Last {
+			if h.QN == iwarp.RDMAPQNReadRequest && h.Last {
 				k++
 			}
 		}

@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/llp/llptest"
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // An unsignaled Send posted to an idle endpoint is issued by the poster
@@ -61,7 +62,7 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	c = poll(t, p.rcqB)
 	require.NoError(t, c.Err)
 	assert.Equal(t, "inline", string(bufs[c.WRID][:c.Length]))
-	assert.Equal(t, uint64(3), p.a.Stats().Sent[OpSend])
+	assert.Equal(t, uint64(3), p.a.Stats().Sent[iwarp.RDMAPOpSend])
 }
 
 // A quick Send that the LLP refuses is not lost: the endpoint goes down

@@ -6,9 +6,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// ReadRequestLen is the length of the RDMA Read Request Header (RFC 5040
+// readRequestLen is the length of the RDMA Read Request Header (RFC 5040
 // §4.4 Figure 6).
-const ReadRequestLen = 28
+const readRequestLen = 28
 
 // ReadRequest is the RDMA Read Request Header (RFC 5040 §4.4), which follows
 // the untagged DDP header of a Read Request on QN 1.
@@ -30,8 +30,8 @@ type ReadRequest struct {
 // bit pattern of the 28 octets is a valid header; STag, bounds and access
 // checks (RFC 5040 §7.2) belong to the responder.
 func ParseReadRequest(b []byte) (ReadRequest, int, error) {
-	if len(b) < ReadRequestLen {
-		return ReadRequest{}, 0, truncated("RDMA Read Request header", ReadRequestLen, len(b), iwarp.TermOperationUnspecified)
+	if len(b) < readRequestLen {
+		return ReadRequest{}, 0, truncated("RDMA Read Request header", readRequestLen, len(b), iwarp.TermOperationUnspecified)
 	}
 	return ReadRequest{
 		SinkSTag: binary.BigEndian.Uint32(b[0:4]),
@@ -39,12 +39,12 @@ func ParseReadRequest(b []byte) (ReadRequest, int, error) {
 		Size:     binary.BigEndian.Uint32(b[12:16]),
 		SrcSTag:  binary.BigEndian.Uint32(b[16:20]),
 		SrcTO:    binary.BigEndian.Uint64(b[20:28]),
-	}, ReadRequestLen, nil
+	}, readRequestLen, nil
 }
 
 // Append appends the encoded header to b; it does not allocate when b has
 // ReadRequestLen octets of spare capacity.
-func (r *ReadRequest) Append(b []byte) []byte {
+func (r *ReadRequest) append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, r.SinkSTag)
 	b = binary.BigEndian.AppendUint64(b, r.SinkTO)
 	b = binary.BigEndian.AppendUint32(b, r.Size)
@@ -53,12 +53,12 @@ func (r *ReadRequest) Append(b []byte) []byte {
 }
 
 // Len returns ReadRequestLen.
-func (r *ReadRequest) Len() int { return ReadRequestLen }
+func (r *ReadRequest) len() int { return readRequestLen }
 
 // Advance returns the header updated after n octets of the read were sent,
 // as the Terminated RDMA Header of RFC 5040 §4.8 requires: both offsets move
 // by n and Size becomes the number of octets left.
-func (r ReadRequest) Advance(n uint32) ReadRequest {
+func (r ReadRequest) advance(n uint32) ReadRequest {
 	if n > r.Size {
 		n = r.Size
 	}

@@ -36,10 +36,10 @@ func TestReadRequest_RFC5040_4_4_Figure6(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, ReadRequestLen, n)
+			assert.Equal(t, readRequestLen, n)
 			assert.Equal(t, want, r)
-			assert.Equal(t, readReqImage, r.Append(nil))
-			assert.Equal(t, ReadRequestLen, r.Len())
+			assert.Equal(t, readReqImage, r.append(nil))
+			assert.Equal(t, readRequestLen, r.len())
 		})
 	}
 }
@@ -47,15 +47,15 @@ func TestReadRequest_RFC5040_4_4_Figure6(t *testing.T) {
 // RFC 5040 §4.8: after 2048 octets sent, offsets move and size shrinks.
 func TestReadRequest_Advance_RFC5040_4_8(t *testing.T) {
 	r := ReadRequest{SinkSTag: 1, SinkTO: 100, Size: 5000, SrcSTag: 2, SrcTO: 200}
-	a := r.Advance(2048)
+	a := r.advance(2048)
 	assert.Equal(t, ReadRequest{SinkSTag: 1, SinkTO: 2148, Size: 2952, SrcSTag: 2, SrcTO: 2248}, a)
-	assert.Equal(t, uint32(0), r.Advance(9999).Size)
+	assert.Equal(t, uint32(0), r.advance(9999).Size)
 }
 
 func TestReadRequest_AppendNoAlloc(t *testing.T) {
 	r := ReadRequest{SinkSTag: 1, Size: 2}
-	buf := make([]byte, 0, ReadRequestLen)
-	allocs := testing.AllocsPerRun(100, func() { _ = r.Append(buf[:0]) })
+	buf := make([]byte, 0, readRequestLen)
+	allocs := testing.AllocsPerRun(100, func() { _ = r.append(buf[:0]) })
 	assert.Zero(t, allocs)
 }
 
@@ -66,9 +66,9 @@ func FuzzReadRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, n, err := ParseReadRequest(b)
 		if err != nil {
-			require.Less(t, len(b), ReadRequestLen)
+			require.Less(t, len(b), readRequestLen)
 			return
 		}
-		require.Equal(t, b[:n], r.Append(nil))
+		require.Equal(t, b[:n], r.append(nil))
 	})
 }

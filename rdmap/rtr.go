@@ -19,11 +19,11 @@ import (
 // the Responder answers with a zero-length Read Response, taking one IRD
 // slot at the Responder and one ORD slot at the Initiator (RFC 6581 §9.1).
 
-// RTRSTag is the STag carried by zero-length Write and Read RTRs. The STag
+// rtrSTag is the STag carried by zero-length Write and Read RTRs. The STag
 // of a zero-length tagged message is not validated (RFC 5040 §5.2.1,
 // §7.2), but Linux siw sends 1 because some hardware (iw_cxgb4) treats
 // STag 0 specially; this package does the same.
-const RTRSTag uint32 = 1
+const rtrSTag uint32 = 1
 
 // rtrCookie marks the internal queue 0 buffer reserved for a Send RTR.
 const rtrCookie = math.MaxUint64
@@ -55,7 +55,7 @@ func (e *Endpoint) initRTR(cfg *EndpointConfig) error {
 	e.rtrSend = cfg.SendRTR
 	e.rtrWait = cfg.ExpectRTR
 	if e.rtrWait&iwarp.RTRSend != 0 {
-		if _, err := e.recv.PostUntagged(QNSend, []byte{}, rtrCookie); err != nil {
+		if _, err := e.recv.PostUntagged(iwarp.RDMAPQNSend, []byte{}, rtrCookie); err != nil {
 			return fmt.Errorf("rdmap: RTR buffer: %w", err)
 		}
 	}
@@ -78,7 +78,7 @@ func (e *Endpoint) sendRTR() error {
 			e.mu.Unlock()
 			return errTxClosed
 		}
-		r := &sendReq{wr: SendWR{Op: WRRead}, sinkSTag: RTRSTag, issued: true}
+		r := &sendReq{wr: SendWR{Op: WRRead}, sinkSTag: rtrSTag, issued: true}
 		e.nextReqID++
 		r.reqID = e.nextReqID
 		// Not in e.order: it never produces a completion.
@@ -93,12 +93,12 @@ func (e *Endpoint) sendRTR() error {
 	var err error
 	switch e.rtrSend {
 	case iwarp.RTRSend:
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpSend, 0), QNSend, nil)
+		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpSend, 0), iwarp.RDMAPQNSend, nil)
 	case iwarp.RTRWrite:
-		err = e.sender.SendTagged(ControlByte(OpWrite), RTRSTag, 0, nil)
+		err = e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), rtrSTag, 0, nil)
 	case iwarp.RTRRead:
-		rr := ReadRequest{SinkSTag: RTRSTag, SrcSTag: RTRSTag}
-		_, err = e.sender.SendUntagged(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(e.scratch[:0]))
+		rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
+		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(e.scratch[:0]))
 	}
 	if err != nil {
 		return fmt.Errorf("rdmap: sending the %v RTR: %w", e.rtrSend, err)
@@ -111,7 +111,7 @@ func noRTR(format string, a ...any) error {
 }
 
 // rtrTagged is the TaggedTarget check while the RTR is awaited: a non-empty
-// tagged segment can never be the RTR.
+// Tagged segment can never be the RTR.
 func (e *Endpoint) rtrTagged(h *ddp.TaggedHeader, length int) error {
 	if e.rtrWait == 0 {
 		return nil
@@ -126,13 +126,13 @@ func (e *Endpoint) rtrUntagged(h *ddp.UntaggedHeader) error {
 	if e.rtrWait == 0 {
 		return nil
 	}
-	op := Opcode(h.RsvdULP[0] & 0x0f)
+	op := opcode(h.RsvdULP[0] & 0x0f)
 	switch {
-	case h.QN == QNTerminate:
+	case h.QN == iwarp.RDMAPQNTerminate:
 		return nil // the Initiator's TERM "no matching RTR" (RFC 6581 §9.2)
-	case e.rtrWait&iwarp.RTRSend != 0 && h.QN == QNSend && op == OpSend:
+	case e.rtrWait&iwarp.RTRSend != 0 && h.QN == iwarp.RDMAPQNSend && op == iwarp.RDMAPOpSend:
 		return nil
-	case e.rtrWait&iwarp.RTRRead != 0 && h.QN == QNReadRequest && op == OpReadRequest:
+	case e.rtrWait&iwarp.RTRRead != 0 && h.QN == iwarp.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest:
 		return nil
 	}
 	return noRTR("%v on queue %d, expecting %v", op, h.QN, e.rtrWait)
@@ -154,18 +154,18 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		if want&iwarp.RTRWrite != 0 && c.Opcode == OpWrite && m.Length == 0 {
+		if want&iwarp.RTRWrite != 0 && c.Opcode == iwarp.RDMAPOpWrite && m.Length == 0 {
 			return true, nil
 		}
 		return false, noRTR("tagged %v of %d octets, expecting %v", c.Opcode, m.Length, want)
 	}
-	op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+	op := opcode(m.Untag.RsvdULP[0] & 0x0f)
 	switch {
-	case m.Untag.QN == QNTerminate:
+	case m.Untag.QN == iwarp.RDMAPQNTerminate:
 		return false, nil
-	case want&iwarp.RTRSend != 0 && m.Untag.QN == QNSend && op == OpSend && m.Length == 0 && m.Cookie == rtrCookie:
+	case want&iwarp.RTRSend != 0 && m.Untag.QN == iwarp.RDMAPQNSend && op == iwarp.RDMAPOpSend && m.Length == 0 && m.Cookie == rtrCookie:
 		return true, nil
-	case want&iwarp.RTRRead != 0 && m.Untag.QN == QNReadRequest && op == OpReadRequest && m.Length == ReadRequestLen:
+	case want&iwarp.RTRRead != 0 && m.Untag.QN == iwarp.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest && m.Length == readRequestLen:
 		rr, _, perr := ParseReadRequest(m.Buffer)
 		if perr == nil && rr.Size == 0 {
 			return false, nil

@@ -84,12 +84,16 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 		expect iwarp.RTR
 		seg    func(w *wire) []byte
 	}{
-		{"send-instead-of-write", iwarp.RTRWrite, func(w *wire) []byte { return w.untagged(ControlByte(OpSend), 0, QNSend, nil) }},
-		{"nonzero-write", iwarp.RTRWrite, func(*wire) []byte { return tagged(ControlByte(OpWrite), 1, 0, []byte{1, 2, 3, 4}) }},
-		{"write-instead-of-send", iwarp.RTRSend, func(*wire) []byte { return tagged(ControlByte(OpWrite), 1, 0, nil) }},
+		{"send-instead-of-write", iwarp.RTRWrite, func(w *wire) []byte {
+			return w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, nil)
+		}},
+		{"nonzero-write", iwarp.RTRWrite, func(*wire) []byte {
+			return tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, []byte{1, 2, 3, 4})
+		}},
+		{"write-instead-of-send", iwarp.RTRSend, func(*wire) []byte { return tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, nil) }},
 		{"nonzero-read", iwarp.RTRRead, func(w *wire) []byte {
 			rr := ReadRequest{SinkSTag: 1, Size: 4, SrcSTag: 1}
-			return w.untagged(ControlByte(OpReadRequest), 0, QNReadRequest, rr.Append(nil))
+			return w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, rr.append(nil))
 		}},
 	}
 	for _, tc := range cases {
@@ -112,14 +116,14 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 // zero-length Read Response carrying the sink STag 1 unchanged.
 func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 	v := newVictim(t, EndpointConfig{ExpectRTR: iwarp.RTRRead | iwarp.RTRWrite}, nil)
-	rr := ReadRequest{SinkSTag: RTRSTag, SrcSTag: RTRSTag}
-	v.w.inject(t, v.w.untagged(ControlByte(OpReadRequest), 0, QNReadRequest, rr.Append(nil)))
+	rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
+	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, rr.append(nil)))
 	select {
 	case seg := <-v.w.segs:
 		h, n, err := ddp.ParseTaggedHeader(seg)
 		require.NoError(t, err)
-		assert.Equal(t, ControlByte(OpReadResponse), h.RsvdULP)
-		assert.Equal(t, RTRSTag, h.STag)
+		assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse), h.RsvdULP)
+		assert.Equal(t, rtrSTag, h.STag)
 		assert.Equal(t, len(seg), n, "zero-length")
 	case <-time.After(5 * time.Second):
 		t.Fatal("no Read Response")
@@ -166,14 +170,14 @@ const RTRAllForTest = iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead
 // a receive-side failure (including a first message that is not the RTR)
 // puts exactly one Terminate on the wire.
 func FuzzEndpointReceiveRTR(f *testing.F) {
-	ctl := ControlByte
+	ctl := iwarp.RDMAPControlByte
 	w := &wire{}
-	f.Add(append([]byte{0}, joinSegments(w.untagged(ctl(OpSend), 0, QNSend, nil), w.untagged(ctl(OpSend), 0, QNSend, []byte("x")))...))
-	f.Add(append([]byte{1}, joinSegments(tagged(ctl(OpWrite), RTRSTag, 0, nil), tagged(ctl(OpWrite), fzRW, 0, []byte("hello")))...))
+	f.Add(append([]byte{0}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, nil), w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, []byte("x")))...))
+	f.Add(append([]byte{1}, joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), rtrSTag, 0, nil), tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello")))...))
 	w = &wire{}
-	f.Add(append([]byte{2}, joinSegments(w.untagged(ctl(OpReadRequest), 0, QNReadRequest, readReq(RTRSTag, 0, 0, RTRSTag, 0)))...))
+	f.Add(append([]byte{2}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, readReq(rtrSTag, 0, 0, rtrSTag, 0)))...))
 	w = &wire{}
-	f.Add(append([]byte{3}, joinSegments(w.untagged(ctl(OpSend), 0, QNSend, []byte("early")))...))
+	f.Add(append([]byte{3}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, []byte("early")))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
 			return

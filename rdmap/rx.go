@@ -120,9 +120,9 @@ func writeFault(f stagFault) error {
 
 func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
 
-func parseCtl(v uint8) (Control, error) {
+func parseCtl(v uint8) (control, error) {
 	b := [1]byte{v}
-	c, _, err := ParseControl(b[:])
+	c, _, err := parseControl(b[:])
 	return c, err
 }
 
@@ -142,13 +142,13 @@ func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
 		return nil, err
 	}
 	switch c.Opcode {
-	case OpWrite:
+	case iwarp.RDMAPOpWrite:
 		buf, _, f := e.dev.remote(e, h.STag, h.TO, uint64(length), RemoteWrite)
 		if f != faultNone {
 			return nil, writeFault(f)
 		}
 		return buf, nil
-	case OpReadResponse:
+	case iwarp.RDMAPOpReadResponse:
 		return e.readResponseTarget(h, length)
 	}
 	return nil, newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP segment", c.Opcode)
@@ -200,14 +200,14 @@ func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
 	if e.down.Load() {
 		return errRxDown
 	}
-	if h.QN >= NumQueues {
+	if h.QN >= numQueues {
 		return nil // DDP reports "invalid QN" (RFC 5041 §7.2)
 	}
 	c, err := parseCtl(h.RsvdULP[0])
 	if err != nil {
 		return err
 	}
-	if qn, ok := c.Opcode.QN(); !ok || qn != h.QN {
+	if qn, ok := opQN(c.Opcode); !ok || qn != h.QN {
 		return newFault(iwarp.TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
 	}
 	return e.rtrUntagged(h)
@@ -221,12 +221,12 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	if e.down.Load() {
 		return errRxDown
 	}
-	if e.rtrWait == 0 && !m.Tagged && m.Untag.QN == QNSend {
+	if e.rtrWait == 0 && !m.Tagged && m.Untag.QN == iwarp.RDMAPQNSend {
 		// The data path of Sends and Immediate Data (what the rest of
 		// Deliver and deliver do for them, without their calls).
-		op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+		op := opcode(m.Untag.RsvdULP[0] & 0x0f)
 		n := m.Length
-		if op == OpImmediate || op == OpImmediateSE {
+		if op == iwarp.RDMAPOpImmediate || op == iwarp.RDMAPOpImmediateSE {
 			n = 0
 		}
 		e.counters().countRecv(op, n)
@@ -237,12 +237,12 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	}
 	// Counted before it is processed, so that a completion the ULP polls
 	// is never ahead of the counters; Terminates are counted as parsed.
-	switch op := Opcode(m.Untag.RsvdULP[0] & 0x0f); {
+	switch op := opcode(m.Untag.RsvdULP[0] & 0x0f); {
 	case m.Tagged:
-		e.counters().countRecv(Opcode(m.Tag.RsvdULP&0x0f), m.Length)
-	case m.Untag.QN == QNSend && op != OpImmediate && op != OpImmediateSE:
+		e.counters().countRecv(opcode(m.Tag.RsvdULP&0x0f), m.Length)
+	case m.Untag.QN == iwarp.RDMAPQNSend && op != iwarp.RDMAPOpImmediate && op != iwarp.RDMAPOpImmediateSE:
 		e.counters().countRecv(op, m.Length)
-	case m.Untag.QN != QNTerminate:
+	case m.Untag.QN != iwarp.RDMAPQNTerminate:
 		e.counters().countRecv(op, 0)
 	}
 	return e.deliver(m)
@@ -256,25 +256,25 @@ func (e *Endpoint) deliver(m *ddp.Message) error {
 			return err
 		}
 		switch c.Opcode {
-		case OpWrite:
+		case iwarp.RDMAPOpWrite:
 			return nil // placed; not delivered to the ULP (RFC 5040 §5.1)
-		case OpReadResponse:
+		case iwarp.RDMAPOpReadResponse:
 			return e.completeRead(m)
 		}
 		return newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP message", c.Opcode)
 	}
-	op := Opcode(m.Untag.RsvdULP[0] & 0x0f)
+	op := opcode(m.Untag.RsvdULP[0] & 0x0f)
 	switch m.Untag.QN {
-	case QNSend:
+	case iwarp.RDMAPQNSend:
 		return e.deliverSend(m, op)
-	case QNReadRequest:
-		if op == OpReadRequest {
+	case iwarp.RDMAPQNReadRequest:
+		if op == iwarp.RDMAPOpReadRequest {
 			return e.deliverReadRequest(m)
 		}
 		return e.deliverAtomicRequest(m)
-	case QNTerminate:
+	case iwarp.RDMAPQNTerminate:
 		return e.deliverTerminate(m)
-	case QNAtomicResponse:
+	case iwarp.RDMAPQNAtomicResponse:
 		return e.deliverAtomicResponse(m)
 	}
 	return newFault(iwarp.TermOperationUnspecified, "message on queue %d", m.Untag.QN)
@@ -306,19 +306,19 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 
 // deliverSend completes the oldest posted receive with a Send or Immediate
 // Data (RFC 5040 §5.3, RFC 7306 §6.3). mu is held (Deliver).
-func (e *Endpoint) deliverSend(m *ddp.Message, op Opcode) error {
+func (e *Endpoint) deliverSend(m *ddp.Message, op opcode) error {
 	if e.rq.Len() == 0 || e.rq.Front().seq != m.Cookie {
 		return errRxDown // flushed meanwhile
 	}
 	r := e.rq.Front()
-	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: op.Solicited(), Buf: r.wr.Buf}
+	c := Completion{WRID: r.wr.ID, Op: WRRecv, Length: m.Length, Solicited: opSolicited(op), Buf: r.wr.Buf}
 	switch {
-	case op == OpImmediate || op == OpImmediateSE:
-		imm, _, err := ParseImmediate(m.Buffer) // RFC 7306 §6.3: exactly 8 octets
+	case op == iwarp.RDMAPOpImmediate || op == iwarp.RDMAPOpImmediateSE:
+		imm, _, err := parseImmediate(m.Buffer) // RFC 7306 §6.3: exactly 8 octets
 		if err != nil {
 			return err
 		}
-		c.Op, c.Imm, c.HasImm, c.Length = WRRecvImm, imm.Data, true, 0
+		c.Op, c.Imm, c.HasImm, c.Length = wrRecvImm, imm.Data, true, 0
 	case op.HasInvalidateSTag():
 		// RFC 5040 §5.3, §7.2 checks 4 and 5: invalidate before the Send is
 		// delivered.
@@ -347,11 +347,11 @@ func (e *Endpoint) repost(qn uint32) error {
 }
 
 // deliverReadRequest validates an RDMA Read Request (RFC 5040 §7.2 "On
-// incoming RDMA Request Messages" checks 4a-4e, skipped for a zero-length
+// Incoming RDMA Request Messages" checks 4a-4e, skipped for a zero-length
 // read per §5.2.1) and queues it for the responder, enforcing IRD.
 func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
-	if m.Length != ReadRequestLen {
-		return newFault(iwarp.TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, ReadRequestLen)
+	if m.Length != readRequestLen {
+		return newFault(iwarp.TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, readRequestLen)
 	}
 	rr, _, _ := ParseReadRequest(m.Buffer)
 	if rr.Size > 0 {
@@ -367,10 +367,10 @@ func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 // deliverAtomicRequest validates an Atomic Request (RFC 7306 §5.2.1,
 // §8.2: STag, access, bounds, 64-bit alignment) and queues it.
 func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
-	if m.Length != AtomicRequestLen {
-		return newFault(iwarp.TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, AtomicRequestLen)
+	if m.Length != atomicRequestLen {
+		return newFault(iwarp.TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, atomicRequestLen)
 	}
-	ar, _, err := ParseAtomicRequest(m.Buffer)
+	ar, _, err := parseAtomicRequest(m.Buffer)
 	if err != nil {
 		return err
 	}
@@ -411,7 +411,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	job.segLen = iwarp.DDPUntaggedHeaderLen + m.Length
 	e.irq.Push(*job)
 	e.kickResponderLocked()
-	return e.repost(QNReadRequest)
+	return e.repost(iwarp.RDMAPQNReadRequest)
 }
 
 // deliverTerminate surfaces a received Terminate (RFC 5040 §5.4): the
@@ -427,7 +427,7 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 			te.RDMAHeader = &rr
 		}
 	}
-	e.counters().countRecv(OpTerminate, 0)
+	e.counters().countRecv(iwarp.RDMAPOpTerminate, 0)
 	if err == nil {
 		e.counters().termRecv.Store(packTerm(t.Code))
 	}
@@ -438,10 +438,10 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 // deliverAtomicResponse completes the oldest outstanding Atomic (RFC 7306
 // §5.2.2, §5.4 rule 7). mu is held (Deliver).
 func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
-	if m.Length != AtomicResponseLen {
-		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, AtomicResponseLen)
+	if m.Length != atomicResponseLen {
+		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, atomicResponseLen)
 	}
-	resp, _, _ := ParseAtomicResponse(m.Buffer)
+	resp, _, _ := parseAtomicResponse(m.Buffer)
 	if e.orq.Len() == 0 || e.orq.Front().wr.Op == WRRead {
 		return newFault(iwarp.TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
 	}
@@ -455,7 +455,7 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	e.finishLocked(r, Completion{Orig: resp.Orig})
 	e.rxEmitEnd()
 	e.checkOverflowLocked()
-	return e.repost(QNAtomicResponse)
+	return e.repost(iwarp.RDMAPQNAtomicResponse)
 }
 
 // Failed implements ddp.ULP: the first receive error of the stream. The
@@ -469,7 +469,7 @@ func (u *ddpULP) Failed(re *ddp.RecvError) {
 	code := iwarp.TermLocalCatastrophic
 	var rdma *ReadRequest
 	var f *rxFault
-	var pe *ProtocolError
+	var pe *protocolError
 	var de *ddp.Error
 	switch {
 	case errors.As(re.Err, &f):

@@ -19,11 +19,11 @@ import (
 func TestSecurity_RFC5040_8_1_1_Item1_PDIsolation(t *testing.T) {
 	runHostile(t, hostileCase{want: iwarp.TermDDPSTagNotAssociated,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(ControlByte(OpWrite), h.otherPD.STag(), 0, []byte{1})}
+			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.otherPD.STag(), 0, []byte{1})}
 		}})
 	h := runHostile(t, hostileCase{want: iwarp.TermSTagNotAssociated, r: true,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(ControlByte(OpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
+			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
 		}})
 	assert.Equal(t, make([]byte, 64), h.bufs[h.otherPD])
 }
@@ -33,7 +33,7 @@ func TestSecurity_RFC5040_8_1_1_Item1_PDIsolation(t *testing.T) {
 func TestSecurity_RFC5040_8_1_1_Item2_StreamScope(t *testing.T) {
 	h := runHostile(t, hostileCase{want: iwarp.TermDDPSTagNotAssociated,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(ControlByte(OpWrite), h.bound.STag(), 0, []byte{1})}
+			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.bound.STag(), 0, []byte{1})}
 		}})
 	assert.Equal(t, make([]byte, 64), h.bufs[h.bound])
 }
@@ -49,8 +49,8 @@ func TestSecurity_RFC5040_8_1_1_Item3_Bounds(t *testing.T) {
 		mr, err = v.pd.Register(region, RemoteWrite|RemoteRead)
 		require.NoError(t, err)
 	})
-	v.w.inject(t, tagged(ControlByte(OpWrite), mr.STag(), 0, bytes.Repeat([]byte{0xaa}, 32)))
-	v.w.inject(t, tagged(ControlByte(OpWrite), mr.STag(), 1, bytes.Repeat([]byte{0xbb}, 32)))
+	v.w.inject(t, tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), mr.STag(), 0, bytes.Repeat([]byte{0xaa}, 32)))
+	v.w.inject(t, tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), mr.STag(), 1, bytes.Repeat([]byte{0xbb}, 32)))
 	tm, _ := v.w.terminate(t)
 	assert.Equal(t, iwarp.TermDDPBaseBounds, tm.Code)
 	v.w.finish(t, v.ep, v.pipe, 1)
@@ -131,12 +131,12 @@ func TestSecurity_RFC5040_8_1_1_Item6_NoModifyAfterRevoke(t *testing.T) {
 func TestSecurity_RFC5040_8_1_1_Item7_NoRemoteInvalidateShared(t *testing.T) {
 	h := runHostile(t, hostileCase{want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(ControlByte(OpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
+			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
 		}})
 	assert.True(t, h.invShared.Valid())
 	h = runHostile(t, hostileCase{want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(ControlByte(OpSendInvalidate), h.bound.STag(), 0, []byte("x"))}
+			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.bound.STag(), 0, []byte("x"))}
 		}})
 	assert.True(t, h.bound.Valid())
 }
@@ -202,7 +202,7 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 		}
 	}
 	waitDone(t, p1.a)
-	require.ErrorIs(t, small.Err(), ErrCQOverflow)
+	require.ErrorIs(t, small.err(), ErrCQOverflow)
 	var te *TerminateError
 	require.ErrorAs(t, p1.a.Err(), &te)
 	assert.Equal(t, iwarp.TermLocalCatastrophic, te.Code)
@@ -228,7 +228,7 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 func TestSecurity_RFC5040_8_1_1_Item11_ReadRequestCap(t *testing.T) {
 	runHostile(t, hostileCase{want: iwarp.TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(ControlByte(OpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
+			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
 		}})
 }
 
@@ -237,7 +237,7 @@ func TestSecurity_RFC5040_8_1_1_Item11_ReadRequestCap(t *testing.T) {
 func TestSecurity_RFC5041_8_3_InvalidAccessSurfaced(t *testing.T) {
 	h := runHostile(t, hostileCase{want: iwarp.TermDDPInvalidSTag,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(ControlByte(OpWrite), 0x01020304, 0, []byte{1})}
+			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), 0x01020304, 0, []byte{1})}
 		}})
 	var te *TerminateError
 	require.ErrorAs(t, h.v.ep.Err(), &te)
@@ -250,7 +250,7 @@ func TestSecurity_RFC5041_8_3_InvalidAccessSurfaced(t *testing.T) {
 func TestSecurity_RFC5041_8_3_TOWrapAtTopOfRange(t *testing.T) {
 	runHostile(t, hostileCase{want: iwarp.TermTOWrap, r: true,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(ControlByte(OpReadRequest), 0, 1, readReq(1, 0, 8, h.wrap.STag(), math.MaxUint64-3))}
+			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.wrap.STag(), math.MaxUint64-3))}
 		}})
 }
 

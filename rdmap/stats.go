@@ -6,26 +6,22 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// NumOpcodes is the size of the RDMAP opcode space (the 4-bit RDMA
-// Message OpCode, RFC 5040 §4.1; 0xC-0xF are reserved, RFC 7306 §4.1).
-const NumOpcodes = 16
-
 // Stats are an endpoint's counters since it was created. The data path
 // keeps them with atomic additions only (no lock, no allocation); Stats
 // reads them one by one, so a snapshot taken while traffic flows may mix
 // instants by a few messages.
 type Stats struct {
 	// Sent counts the RDMA Messages handed to DDP, by opcode (index with
-	// an Opcode; RFC 5040 §4.3, RFC 7306 §4.1): Sends and Writes as their
+	// an opcode; RFC 5040 §4.3, RFC 7306 §4.1): Sends and Writes as their
 	// work requests are issued, Read and Atomic Responses as they are
 	// answered, the Terminate as it goes out. RTR messages of RFC 6581
 	// §9.2 are not RDMAP operations and are not counted.
-	Sent [NumOpcodes]uint64
+	Sent [iwarp.RDMAPNumOpcodes]uint64
 	// Received counts the complete RDMA Messages DDP delivered, by opcode,
 	// counted before they are processed (a completion is never ahead of
 	// its count). A segment DDP refused (RFC 5041 §7.2: an invalid STag, a
 	// bounds violation) never became a message and is not counted.
-	Received [NumOpcodes]uint64
+	Received [iwarp.RDMAPNumOpcodes]uint64
 	// OctetsSent counts the ULP payload octets handed to DDP: the data of
 	// Sends, Writes and Read Responses (Request, Immediate Data, Atomic and
 	// Terminate messages carry no user data).
@@ -43,7 +39,7 @@ type Stats struct {
 
 // epCounters are the atomics behind Stats.
 type epCounters struct {
-	sent, recv           [NumOpcodes]atomic.Uint64
+	sent, recv           [iwarp.RDMAPNumOpcodes]atomic.Uint64
 	octetsSent, octetsIn atomic.Uint64
 	termSent, termRecv   atomic.Uint32 // 1<<24 | layer<<16 | type<<8 | code once set
 }
@@ -57,7 +53,7 @@ func unpackTerm(v uint32) (iwarp.TermCode, bool) {
 }
 
 // countSent records one message of op with n payload octets.
-func (c *epCounters) countSent(op Opcode, n int) {
+func (c *epCounters) countSent(op opcode, n int) {
 	if n > 0 {
 		c.octetsSent.Add(uint64(n)) // before the count: whoever sees the count sees the octets
 	}
@@ -65,7 +61,7 @@ func (c *epCounters) countSent(op Opcode, n int) {
 }
 
 // countRecv records one accepted message of op that placed n octets.
-func (c *epCounters) countRecv(op Opcode, n int) {
+func (c *epCounters) countRecv(op opcode, n int) {
 	if n > 0 {
 		c.octetsIn.Add(uint64(n)) // before the count, as in countSent
 	}

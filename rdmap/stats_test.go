@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // TestEndpointStats_CountsEveryOpcode_RFC5040_4_3 checks the counters of
@@ -53,17 +55,17 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 		poll(t, p.rcqB)
 	}
 
-	want := map[Opcode]uint64{OpWrite: 2, OpReadRequest: 1, OpSend: 1, OpSendSE: 1, OpSendInvalidate: 1,
-		OpSendSEInvalidate: 1, OpImmediate: 1, OpImmediateSE: 1, OpAtomicRequest: 1}
-	back := map[Opcode]uint64{OpReadResponse: 1, OpAtomicResponse: 1}
+	want := map[opcode]uint64{iwarp.RDMAPOpWrite: 2, iwarp.RDMAPOpReadRequest: 1, iwarp.RDMAPOpSend: 1, iwarp.RDMAPOpSendSE: 1, iwarp.RDMAPOpSendInvalidate: 1,
+		iwarp.RDMAPOpSendSEInvalidate: 1, iwarp.RDMAPOpImmediate: 1, iwarp.RDMAPOpImmediateSE: 1, iwarp.RDMAPOpAtomicRequest: 1}
+	back := map[opcode]uint64{iwarp.RDMAPOpReadResponse: 1, iwarp.RDMAPOpAtomicResponse: 1}
 	// The responder counts a response once DDP has taken it, which can be
 	// after the requester has placed it and completed its work request.
 	require.Eventually(t, func() bool {
 		st := p.b.Stats()
-		return st.Sent[OpReadResponse] == 1 && st.Sent[OpAtomicResponse] == 1
+		return st.Sent[iwarp.RDMAPOpReadResponse] == 1 && st.Sent[iwarp.RDMAPOpAtomicResponse] == 1
 	}, 5*time.Second, time.Millisecond)
 	a, b := p.a.Stats(), p.b.Stats()
-	for op := range Opcode(NumOpcodes) {
+	for op := range opcode(iwarp.RDMAPNumOpcodes) {
 		assert.Equal(t, want[op], a.Sent[op], "active sent %v", op)
 		assert.Equal(t, want[op], b.Received[op], "passive received %v", op)
 		assert.Equal(t, back[op], b.Sent[op], "passive sent %v", op)
@@ -87,15 +89,15 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 	assert.True(t, a.HasTerminateReceived)
 	assert.Equal(t, te.Code, a.TerminateReceived)
 	assert.Equal(t, te.Code, b.TerminateSent)
-	assert.Equal(t, uint64(1), b.Sent[OpTerminate])
-	assert.Equal(t, uint64(1), a.Received[OpTerminate])
-	assert.Equal(t, uint64(2), b.Received[OpWrite], "DDP refused the faulty Write (RFC 5041 §7.2): it never became a message")
+	assert.Equal(t, uint64(1), b.Sent[iwarp.RDMAPOpTerminate])
+	assert.Equal(t, uint64(1), a.Received[iwarp.RDMAPOpTerminate])
+	assert.Equal(t, uint64(2), b.Received[iwarp.RDMAPOpWrite], "DDP refused the faulty Write (RFC 5041 §7.2): it never became a message")
 
 	var sum Stats
 	sum.Add(a)
 	sum.Add(b)
 	assert.Equal(t, a.OctetsSent+b.OctetsSent, sum.OctetsSent)
-	assert.Equal(t, uint64(3), sum.Sent[OpWrite])
+	assert.Equal(t, uint64(3), sum.Sent[iwarp.RDMAPOpWrite])
 	assert.Equal(t, b.TerminateSent, sum.TerminateSent)
 }
 
@@ -104,8 +106,8 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 func TestEndpointStats_NoAllocation(t *testing.T) {
 	var c epCounters
 	allocs := testing.AllocsPerRun(1000, func() {
-		c.countSent(OpWrite, 100)
-		c.countRecv(OpSend, 100)
+		c.countSent(iwarp.RDMAPOpWrite, 100)
+		c.countRecv(iwarp.RDMAPOpSend, 100)
 	})
 	assert.Zero(t, allocs)
 }

@@ -7,10 +7,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
-// TerminateMaxLen is the longest Terminate Header (RFC 5040 §4.8 Figure
+// terminateMaxLen is the longest Terminate Header (RFC 5040 §4.8 Figure
 // 7): control, segment length, untagged DDP header and RDMA Read Request
 // header. The field lengths and the Terminate Control encoder are iwarp's.
-const TerminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + ReadRequestLen
+const terminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + readRequestLen
 
 // Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
 // the untagged DDP header of a Terminate on QN 2.
@@ -50,7 +50,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 	t.Code, t.M, t.D, t.R = iwarp.DecodeTerminateControl(b)
 	n := iwarp.TerminateControlLen
 	if t.R && !t.D {
-		return t, 0, &ProtocolError{Code: iwarp.TermOperationUnspecified,
+		return t, 0, &protocolError{Code: iwarp.TermOperationUnspecified,
 			Reason: "Terminate has R set without D: the RDMA header cannot be located (RFC 5040 §4.8)"}
 	}
 	if t.M || t.D {
@@ -84,7 +84,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 
 // Append appends the encoded header to b; it does not allocate when b has
 // Len octets of spare capacity. Reserved bits are sent as zero.
-func (t *Terminate) Append(b []byte) []byte {
+func (t *Terminate) append(b []byte) []byte {
 	b = iwarp.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
 	if t.M || t.D {
 		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
@@ -93,13 +93,13 @@ func (t *Terminate) Append(b []byte) []byte {
 		b = append(b, t.DDPHeader...)
 	}
 	if t.R {
-		b = t.RDMAHeader.Append(b)
+		b = t.RDMAHeader.append(b)
 	}
 	return b
 }
 
 // Len returns the encoded length.
-func (t *Terminate) Len() int {
+func (t *Terminate) len() int {
 	n := iwarp.TerminateControlLen
 	if t.M || t.D {
 		n += iwarp.TerminateSegLenLen
@@ -108,7 +108,7 @@ func (t *Terminate) Len() int {
 		n += len(t.DDPHeader)
 	}
 	if t.R {
-		n += ReadRequestLen
+		n += readRequestLen
 	}
 	return n
 }

@@ -3,6 +3,8 @@ package rdmap
 import (
 	"fmt"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // This file is the endpoint's termination state machine (RFC 5040 §5.4,
@@ -117,8 +119,8 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 			// it). It gets the same grace as a send under way, then the
 			// LLP stream is aborted, failing the send.
 			stuck := time.AfterFunc(abortGrace, func() { _ = e.s.Abort() })
-			var buf [TerminateMaxLen]byte
-			_, err := e.sender.SendUntagged(untaggedRsvd(OpTerminate, 0), QNTerminate, t.Append(buf[:0]))
+			var buf [terminateMaxLen]byte
+			_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpTerminate, 0), iwarp.RDMAPQNTerminate, t.append(buf[:0]))
 			if !stuck.Stop() {
 				aborted = true
 			}
@@ -126,7 +128,7 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 			e.termSent, e.termErr = err == nil, err
 			e.mu.Unlock()
 			if err == nil {
-				e.counters().countSent(OpTerminate, 0)
+				e.counters().countSent(iwarp.RDMAPOpTerminate, 0)
 				e.counters().termSent.Store(packTerm(t.Code))
 			}
 		}

@@ -73,12 +73,12 @@ func TestTerminate_RFC5040_4_8_Figure7(t *testing.T) {
 				tc.want.DDPHeader = nil
 			}
 			assert.Equal(t, tc.want, got)
-			out := got.Append(nil)
+			out := got.append(nil)
 			want := append([]byte{}, tc.in...)
 			want[2] &= 0xe0 // reserved bits are sent as zero
 			want[3] = 0
 			assert.Equal(t, want, out)
-			assert.Equal(t, len(out), got.Len())
+			assert.Equal(t, len(out), got.len())
 		})
 	}
 }
@@ -100,7 +100,7 @@ func TestTerminate_Malformed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, n, err := ParseTerminate(tc.in)
-			var pe *ProtocolError
+			var pe *protocolError
 			require.ErrorAs(t, err, &pe)
 			assert.Zero(t, n)
 		})
@@ -109,9 +109,9 @@ func TestTerminate_Malformed(t *testing.T) {
 
 func TestTerminate_AppendNoAlloc(t *testing.T) {
 	tm := Terminate{Code: iwarp.TermInvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP}
-	buf := make([]byte, 0, TerminateMaxLen)
-	assert.Equal(t, TerminateMaxLen, tm.Len())
-	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = tm.Append(buf[:0]) }))
+	buf := make([]byte, 0, terminateMaxLen)
+	assert.Equal(t, terminateMaxLen, tm.len())
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = tm.append(buf[:0]) }))
 }
 
 func FuzzTerminate(f *testing.F) {
@@ -125,9 +125,9 @@ func FuzzTerminate(f *testing.F) {
 			return
 		}
 		require.LessOrEqual(t, n, len(b))
-		out := tm.Append(nil)
+		out := tm.append(nil)
 		require.Equal(t, n, len(out))
-		require.Equal(t, n, tm.Len())
+		require.Equal(t, n, tm.len())
 		require.Equal(t, b[:2], out[:2])
 		require.Equal(t, b[4:n], out[4:])
 		if tm.D {

@@ -15,9 +15,9 @@ import (
 // NOT send any more Messages".
 var errTxClosed = errors.New("rdmap: stream no longer sends")
 
-func untaggedRsvd(op Opcode, inv uint32) [5]byte {
+func untaggedRsvd(op opcode, inv uint32) [5]byte {
 	var r [5]byte
-	r[0] = ControlByte(op)
+	r[0] = iwarp.RDMAPControlByte(op)
 	binary.BigEndian.PutUint32(r[1:], inv)
 	return r
 }
@@ -146,15 +146,14 @@ func (e *Endpoint) txLoop() {
 // writev, not one system call each. Only requests whose message RDMAP
 // owns (sendReq.body) are held: a Send's or Write's buffer is the user's
 // again once DDP has it (RFC 5040 §5.5 rule 14). It reports whether the
-// last request it issued was held: the caller then flushes it
+// Last request it issued was held: the caller then flushes it
 // (flushHeld); otherwise that request's message carried out whatever
 // earlier ones had left in the LLP. mu is held.
-//
-// The transmit loop (tx) hands the completions it makes to the CQ
-// handlers itself, between two issues and holding no lock
-// (CQ.SetHandler): a handler that posts more keeps the loop going without
-// a goroutine woken per completion.
 func (e *Endpoint) issueAllLocked(tx bool) (held bool) {
+	// The transmit loop (tx) hands the completions it makes to the CQ
+	// handlers itself, between two issues and holding no lock
+	// (CQ.SetHandler): a handler that posts more keeps the loop going without
+	// a goroutine woken per completion.
 	for e.state != stateDown {
 		r := e.takeLocked()
 		if r == nil {
@@ -269,14 +268,14 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 		if op.HasInvalidateSTag() {
 			inv = wr.InvalidateSTag
 		}
-		if _, err = e.sender.SendUntagged(untaggedRsvd(op, inv), QNSend, wr.Local); err == nil {
+		if _, err = e.sender.SendUntagged(untaggedRsvd(op, inv), iwarp.RDMAPQNSend, wr.Local); err == nil {
 			e.counters().countSent(op, len(wr.Local))
 		}
 		e.txHeld = hold && err == nil
 		e.sendMu.Unlock()
 		return err
 	case WRWrite, WRWriteImm:
-		err = e.sender.SendTagged(ControlByte(OpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
+		err = e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
 		if err == nil && wr.Op == WRWriteImm {
 			err = e.sendImmediate(wr.Imm, wr.Solicited)
 		}
@@ -308,16 +307,16 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 	}
 	if wr.Op == WRRead {
 		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
-		_, err := send(untaggedRsvd(OpReadRequest, 0), QNReadRequest, rr.Append(r.body[:0]))
+		_, err := send(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(r.body[:0]))
 		return err
 	}
-	ar := AtomicRequest{Op: AtomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+	ar := atomicRequest{Op: atomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 		Data: wr.Add, Mask: wr.AddMask, CompareMask: ^uint64(0)}
 	if wr.Op == WRCmpSwap {
-		ar = AtomicRequest{Op: AtomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
+		ar = atomicRequest{Op: atomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 			Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
 	}
-	_, err := send(untaggedRsvd(OpAtomicRequest, 0), QNReadRequest, ar.Append(r.body[:0]))
+	_, err := send(untaggedRsvd(iwarp.RDMAPOpAtomicRequest, 0), iwarp.RDMAPQNReadRequest, ar.Append(r.body[:0]))
 	return err
 }
 
@@ -326,34 +325,34 @@ func (e *Endpoint) countIssued(wr *SendWR) {
 	c := e.counters()
 	switch wr.Op {
 	case WRWrite, WRWriteImm:
-		c.countSent(OpWrite, len(wr.Local))
+		c.countSent(iwarp.RDMAPOpWrite, len(wr.Local))
 		if wr.Op == WRWriteImm {
 			c.countSent(immediateOp(wr.Solicited), 0)
 		}
 	case WRImmediate:
 		c.countSent(immediateOp(wr.Solicited), 0)
 	case WRRead:
-		c.countSent(OpReadRequest, 0)
+		c.countSent(iwarp.RDMAPOpReadRequest, 0)
 	case WRFetchAdd, WRCmpSwap:
-		c.countSent(OpAtomicRequest, 0)
+		c.countSent(iwarp.RDMAPOpAtomicRequest, 0)
 	}
 }
 
 // sendOpcodes maps the four Send work types, in their order from WRSend,
 // to their RDMAP opcodes (RFC 5040 §4.3).
-var sendOpcodes = [4]Opcode{OpSend, OpSendSE, OpSendInvalidate, OpSendSEInvalidate}
+var sendOpcodes = [4]opcode{iwarp.RDMAPOpSend, iwarp.RDMAPOpSendSE, iwarp.RDMAPOpSendInvalidate, iwarp.RDMAPOpSendSEInvalidate}
 
-func immediateOp(se bool) Opcode {
+func immediateOp(se bool) opcode {
 	if se {
-		return OpImmediateSE
+		return iwarp.RDMAPOpImmediateSE
 	}
-	return OpImmediate
+	return iwarp.RDMAPOpImmediate
 }
 
 // sendImmediate sends one Immediate Data message; sendMu is held.
 func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
-	i := Immediate{Data: imm}
-	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), QNSend, i.Append(e.scratch[:0]))
+	i := immediate{Data: imm}
+	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), iwarp.RDMAPQNSend, i.Append(e.scratch[:0]))
 	return err
 }
 
@@ -429,10 +428,10 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 		}
 		// RFC 5040 §4.4: Sink STag and TO are copied without interpretation.
 		e.respLast = true
-		err := e.sender.SendTagged(ControlByte(OpReadResponse), rr.SinkSTag, rr.SinkTO, data)
+		err := e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse), rr.SinkSTag, rr.SinkTO, data)
 		e.respLast = false
 		if err == nil {
-			e.counters().countSent(OpReadResponse, len(data))
+			e.counters().countSent(iwarp.RDMAPOpReadResponse, len(data))
 		}
 		return nil, err
 	}
@@ -441,17 +440,17 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 	if f != nil {
 		return job.fault(*f, "Atomic Request target no longer valid"), nil
 	}
-	resp := AtomicResponse{ReqID: ar.ReqID, Orig: orig}
+	resp := atomicResponse{ReqID: ar.ReqID, Orig: orig}
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
 	if e.txClosed {
 		return nil, errTxClosed
 	}
 	e.respLast = true
-	_, err := e.sender.SendUntagged(untaggedRsvd(OpAtomicResponse, 0), QNAtomicResponse, resp.Append(e.scratch[:0]))
+	_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpAtomicResponse, 0), iwarp.RDMAPQNAtomicResponse, resp.Append(e.scratch[:0]))
 	e.respLast = false
 	if err == nil {
-		e.counters().countSent(OpAtomicResponse, 0)
+		e.counters().countSent(iwarp.RDMAPOpAtomicResponse, 0)
 	}
 	return nil, err
 }
@@ -463,11 +462,11 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 // only after it has that segment, so a request the receive path sees
 // before is one too many, and one it sees after is never refused for a
 // slot not yet given back.
-//
+type respStream Endpoint
+
 // It is the Endpoint itself under another method set (a conversion, not a
 // wrapper: one allocation less per stream), forwarding the rest of
 // llp.Stream to the endpoint's LLP stream.
-type respStream Endpoint
 
 var (
 	_ llp.Stream  = (*respStream)(nil)
@@ -488,7 +487,7 @@ func (r *respStream) SendSegment(hdr, payload []byte) error {
 
 // SendSegmentMore implements llp.Batcher: a segment that is not the last
 // of its message frees no IRD slot, and goes to the LLP's batcher when it
-// has one.
+// Has one.
 func (r *respStream) SendSegmentMore(hdr, payload []byte) error {
 	if b, ok := r.s.(llp.Batcher); ok {
 		return b.SendSegmentMore(hdr, payload)
@@ -508,7 +507,7 @@ func (r *respStream) Flush() error {
 func (r *respStream) MULPDU() int { return r.s.MULPDU() }
 
 // MULPDUFloor implements llp.Floored with the LLP stream's floor, if it
-// has one.
+// Has one.
 func (r *respStream) MULPDUFloor() int {
 	if f, ok := r.s.(llp.Floored); ok {
 		return f.MULPDUFloor()
@@ -531,7 +530,7 @@ func (r *respStream) Info() llp.Info { return r.s.Info() }
 // executeAtomic performs the read-modify-write of an Atomic Request under
 // the device's atomic lock (RFC 7306 §5.3), in the byte order of the target
 // memory (§5.1.1: "performed in the endian format of the target memory").
-func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *iwarp.TermCode) {
+func (e *Endpoint) executeAtomic(ar *atomicRequest) (uint64, *iwarp.TermCode) {
 	e.dev.atomicMu.Lock()
 	defer e.dev.atomicMu.Unlock()
 	buf, _, f := e.dev.remote(e, ar.STag, ar.TO, 8, RemoteAtomic)
@@ -544,6 +543,6 @@ func (e *Endpoint) executeAtomic(ar *AtomicRequest) (uint64, *iwarp.TermCode) {
 		return 0, &c
 	}
 	orig := binary.NativeEndian.Uint64(buf)
-	binary.NativeEndian.PutUint64(buf, ar.Apply(orig))
+	binary.NativeEndian.PutUint64(buf, ar.apply(orig))
 	return orig, nil
 }

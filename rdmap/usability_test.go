@@ -62,7 +62,7 @@ func TestRFC7306_5_1_1_AtomicByteOrder(t *testing.T) {
 }
 
 // TestReceiveCompletionReturnsItsBuffer: a receive completion carries the
-// posted buffer, for a Send, an Immediate Data message and a flush, so the
+// Posted buffer, for a Send, an Immediate Data message and a flush, so the
 // buffer can be posted again from the completion alone.
 func TestReceiveCompletionReturnsItsBuffer(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
@@ -82,7 +82,7 @@ func TestReceiveCompletionReturnsItsBuffer(t *testing.T) {
 	require.NoError(t, p.a.Immediate(ctx5(t), 9, false))
 	c, err = p.rcqB.Poll(ctx5(t))
 	require.NoError(t, err)
-	assert.Equal(t, WRRecvImm, c.Op)
+	assert.Equal(t, wrRecvImm, c.Op)
 	assert.Same(t, &b2[0], &c.Buf[0])
 	assert.Empty(t, c.Data())
 

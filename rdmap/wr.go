@@ -38,15 +38,15 @@ const (
 	// WRRecv is the completion of a receive work request consumed by a
 	// Send of any kind.
 	WRRecv
-	// WRRecvImm is the completion of a receive work request consumed by an
+	// wrRecvImm is the completion of a receive work request consumed by an
 	// Immediate Data message (RFC 7306 §6.3): Imm holds the data.
-	WRRecvImm
+	wrRecvImm
 )
 
 var workNames = [...]string{
 	WRSend: "Send", WRSendSE: "SendSE", WRSendInv: "SendInv", WRSendSEInv: "SendSEInv",
 	WRWrite: "Write", WRWriteImm: "WriteImm", WRRead: "Read", WRFetchAdd: "FetchAdd",
-	WRCmpSwap: "CmpSwap", WRImmediate: "Immediate", WRRecv: "Recv", WRRecvImm: "RecvImm",
+	WRCmpSwap: "CmpSwap", WRImmediate: "Immediate", WRRecv: "Recv", wrRecvImm: "RecvImm",
 }
 
 // String names the work type.
@@ -136,8 +136,8 @@ const (
 	// StatusFlushed: the request was still posted when the endpoint left
 	// the running state; Err wraps ErrFlushed and the cause.
 	StatusFlushed
-	// StatusError: the request failed; Err says why.
-	StatusError
+	// statusError: the request failed; Err says why.
+	statusError
 )
 
 // String names the status.
@@ -147,7 +147,7 @@ func (s Status) String() string {
 		return "success"
 	case StatusFlushed:
 		return "flushed"
-	case StatusError:
+	case statusError:
 		return "error"
 	}
 	return fmt.Sprintf("Status(%d)", uint8(s))

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/rdmap/rdmaptest"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmaptest"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 

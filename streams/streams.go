@@ -6,14 +6,14 @@
 // The active side opens sessions on chosen stream identifiers with
 // [Manager.Open]; the passive side receives them with [Manager.Accept]. Each
 // yields a [Stream] whose Endpoint is an ordinary *rdmap.Endpoint.
-//
+package streams
+
 // A protocol error on one stream makes its endpoint send the RDMAP
 // Terminate on that stream only; the manager then labels the stream
 // erroneous on the association (RFC 5040 §7: the LLP "MUST label the Stream
 // as an erroneous Stream and MUST NOT allow any further data transfer on
 // that Stream"), and every other stream keeps working. When every stream is
 // torn down or erroneous the association shuts down (done by sctpllp).
-package streams
 
 import (
 	"context"
@@ -105,7 +105,7 @@ type Stream struct {
 	session   *sctpllp.Session
 	ep        *rdmap.Endpoint
 	erroneous atomic.Bool
-	// done is Done's channel, made by its first call (an idle stream
+	// Done is Done's channel, made by its first call (an idle stream
 	// holds none); finished is set when the manager is done with the
 	// stream. Both guarded by mu.
 	mu       sync.Mutex
@@ -128,7 +128,7 @@ func (s *Stream) Session() *sctpllp.Session { return s.session }
 func (s *Stream) Erroneous() bool { return s.erroneous.Load() }
 
 // Done is closed when the stream's endpoint has stopped and the manager
-// has finished with it (labelling included).
+// Has finished with it (labelling included).
 func (s *Stream) Done() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -333,7 +333,7 @@ func (m *Manager) forget(s *Stream) {
 }
 
 // Streams returns the streams whose endpoints are still running.
-func (m *Manager) Streams() []*Stream {
+func (m *Manager) allStreams() []*Stream {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*Stream, 0, len(m.streams))
@@ -371,7 +371,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	var errs []error
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, s := range m.Streams() {
+	for _, s := range m.allStreams() {
 		wg.Add(1)
 		go func(s *Stream) {
 			defer wg.Done()

@@ -206,7 +206,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	}
 
 	v := pairs[victim-1]
-	bad := ddp.TaggedHeader{Last: true, RsvdULP: rdmap.ControlByte(rdmap.OpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
+	bad := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
 	var hb [iwarp.DDPTaggedHeaderLen]byte
 	hdr := bad.Append(hb[:0])
 	require.NoError(t, v.c.Session().SendSegment(hdr, []byte("hostile")))
@@ -235,10 +235,10 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 		require.NoError(t, err)
 		var seg ddp.Segment
 		require.NoError(t, ddp.ParseSegment(sc.Segment, &seg))
-		if seg.Tagged || seg.Untag.QN != rdmap.QNTerminate {
+		if seg.Tagged || seg.Untag.QN != iwarp.RDMAPQNTerminate {
 			continue
 		}
-		assert.Equal(t, rdmap.ControlByte(rdmap.OpTerminate), seg.Untag.RsvdULP[0])
+		assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), seg.Untag.RsvdULP[0])
 		term, _, err := rdmap.ParseTerminate(seg.Payload)
 		require.NoError(t, err)
 		assert.Equal(t, te.Code, term.Code)
@@ -254,7 +254,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 			sc, _, _ := sctpllp.ParseSegmentChunk(c.b)
 			var seg ddp.Segment
 			if ddp.ParseSegment(sc.Segment, &seg) == nil && !seg.Tagged {
-				assert.NotEqual(t, rdmap.QNTerminate, seg.Untag.QN, "no Terminate on a healthy stream")
+				assert.NotEqual(t, iwarp.RDMAPQNTerminate, seg.Untag.QN, "no Terminate on a healthy stream")
 			}
 		}
 	}

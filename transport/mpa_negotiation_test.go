@@ -138,9 +138,9 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 	}
 	h, hl, err := ddp.ParseUntaggedHeader(f.ULPDU)
 	require.NoError(t, err)
-	assert.Equal(t, rdmap.QNTerminate, h.QN)
+	assert.Equal(t, iwarp.RDMAPQNTerminate, h.QN)
 	assert.Equal(t, uint32(1), h.MSN)
-	assert.Equal(t, rdmap.ControlByte(rdmap.OpTerminate), h.RsvdULP[0])
+	assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), h.RsvdULP[0])
 	term, _, err := rdmap.ParseTerminate(f.ULPDU[hl:])
 	require.NoError(t, err)
 	assert.Equal(t, iwarp.TermCode{Layer: iwarp.LayerLLP, EType: iwarp.LLPETypeMPA, Code: code}, term.Code)

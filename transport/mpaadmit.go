@@ -13,10 +13,10 @@ import (
 // MPA start-up defaults (Options.MaxStartups, MaxStartupsPerAddress,
 // StartupTimeout, FDReserve).
 const (
-	DefaultMaxStartups           = 256
-	DefaultMaxStartupsPerAddress = 16
-	DefaultStartupTimeout        = 5 * time.Second
-	DefaultFDReserve             = 64
+	defaultMaxStartups           = 256
+	defaultMaxStartupsPerAddress = 16
+	defaultStartupTimeout        = 5 * time.Second
+	defaultFDReserve             = 64
 )
 
 // Errors of MPA admission: why a TCP connection was closed (with a RST)
@@ -65,16 +65,16 @@ func newMPAAdmission(o Options) *mpaAdmission {
 	a := &mpaAdmission{maxStartups: o.MaxStartups, maxPerAddr: o.MaxStartupsPerAddress, timeout: o.StartupTimeout,
 		fdReserve: o.FDReserve, perAddr: make(map[netip.Addr]int)}
 	if a.maxStartups <= 0 {
-		a.maxStartups = DefaultMaxStartups
+		a.maxStartups = defaultMaxStartups
 	}
 	if a.maxPerAddr <= 0 {
-		a.maxPerAddr = DefaultMaxStartupsPerAddress
+		a.maxPerAddr = defaultMaxStartupsPerAddress
 	}
 	if a.timeout <= 0 {
-		a.timeout = DefaultStartupTimeout
+		a.timeout = defaultStartupTimeout
 	}
 	if a.fdReserve <= 0 {
-		a.fdReserve = DefaultFDReserve
+		a.fdReserve = defaultFDReserve
 	}
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < 1<<30 {

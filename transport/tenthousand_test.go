@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -115,7 +116,7 @@ func manyStreams(t *testing.T, llp string, n int) {
 	var wrong int
 	for _, ep := range h.eps {
 		s := ep.Stats()
-		if s.Received[rdmap.OpWrite] != 1 || s.OctetsPlaced != 4 {
+		if s.Received[iwarp.RDMAPOpWrite] != 1 || s.OctetsPlaced != 4 {
 			wrong++
 		}
 	}

@@ -1,20 +1,13 @@
 // Package transport turns a lower layer name and an address into running
-// RDMAP endpoints, the same way for every LLP (RFC 5040 §6.1: the LLP
-// stream is in RDMA mode before the endpoint exists): Dial opens n streams
-// to a peer and starts an rdmap.Endpoint on each; Listen and Serve accept
-// streams and hand each started endpoint to a Handler. The sctp-rdma tool,
-// package bench and the end-to-end suites use it; so can any program.
+// RDMAP endpoints, the same way for every LLP (RFC 5040 §6.1): Dial opens n
+// Streams to a peer and starts an rdmap.Endpoint on each; Listen and Serve
+// accept streams and hand each started endpoint to a Handler.
 //
-//   - sctp-native: one association of the project's own userspace SCTP
-//     (package sctp over UDP, RFC 9260/6951), optionally inside DTLS (RFC
-//     8261), with one DDP stream per SCTP stream pair (RFC 5043 §4, §8),
-//     managed by package streams.
-//   - sctp-pion: the same over github.com/pion/sctp (the library default).
-//   - sctp-kernel: the same over a Linux kernel SCTP association.
-//   - mpa: one TCP connection per stream with MPA framing (RFC 5044) and
-//     the enhanced RFC 6581 start-up carrying IRD/ORD, optionally inside
-//     TLS 1.3; the endpoint is made directly on the mpa.Conn with the
-//     negotiated IRD/ORD.
+// The LLPs: sctp-native (the project's own SCTP over UDP, optionally in
+// DTLS), sctp-pion (github.com/pion/sctp, the library default) and
+// sctp-kernel (Linux SCTP), each one DDP stream per SCTP stream pair
+// (RFC 5043); mpa, one TCP connection per stream (RFC 5044/6581), in TLS 1.3
+// if asked.
 package transport
 
 import (
@@ -54,8 +47,8 @@ const (
 	MPA        = "mpa"
 )
 
-// LLPs lists the lower layers in the order the tool documents them.
-var LLPs = []string{SCTPPion, SCTPNative, SCTPKernel, MPA}
+// llpNames lists the lower layers in the order the tool documents them.
+var llpNames = []string{SCTPPion, SCTPNative, SCTPKernel, MPA}
 
 // ErrUnknownLLP reports an Options.LLP that is none of LLPs.
 var ErrUnknownLLP = errors.New("transport: unknown lower layer")
@@ -132,7 +125,7 @@ type Options struct {
 	// stream (rdmap.EndpointConfig.SendCQ/RecvCQ): one goroutine polling
 	// one CQ can drive thousands of streams, as one verbs thread drives
 	// many QPs on one CQ. A completion's WRID then has to tell the
-	// streams apart. nil: each endpoint has its own.
+	// Streams apart. nil: each endpoint has its own.
 	SendCQ, RecvCQ *rdmap.CQ
 	// LocalAddr, for Dial, is the local IP address to connect from
 	// (sctp-pion, sctp-kernel and mpa; empty: the system's choice). For
@@ -160,7 +153,7 @@ type Options struct {
 	// net.ipv4.tcp_allowed_congestion_control needs CAP_NET_ADMIN.
 	TCPCongestion string
 	// SCTPCongestion, for sctp-native, is each association's congestion
-	// control: "cubic" (RFC 9438) or "rfc9260" (RFC 9260 §7.2); "": the
+	// Control: "cubic" (RFC 9438) or "rfc9260" (RFC 9260 §7.2); "": the
 	// stack's default for DDP (native.DefaultCongestionControl, cubic).
 	SCTPCongestion string
 	// NoOffload, for sctp-native, sends and receives every packet with
@@ -493,24 +486,22 @@ type Handler interface {
 
 // Starter is a Handler whose streams need no goroutine while idle: the
 // Listener calls Start instead of Serve. Start returns at once; the stream
-// lives until its endpoint ends, which the handler brings about by
-// closing or aborting it when it is done with the stream (when Serve's
+// lives until the handler closes or aborts its endpoint (when Serve's
 // context ends the Listener closes the streams left, aborting those that
-// do not finish within 2 s, as it ends their association). Where Serve would block waiting
-// for the peer, a Starter registers for what it waits for
-// (rdmap.CQ.AfterReady, rdmap.Endpoint.AfterDone) and runs its goroutine
-// only while the stream has work, so that thousands of idle streams cost
-// their state and no stacks. Over SCTP the Listener keeps no goroutine per
-// Starter stream either; over MPA every stream is a TCP connection with a
-// reader goroutine anyway.
+// do not finish within 2 s). Where Serve would block waiting for the peer,
+// a Starter registers for it (rdmap.CQ.AfterReady,
+// rdmap.Endpoint.AfterDone) and runs only while the stream has work.
 type Starter interface {
+	// Thousands of idle streams then cost their state and no stacks. Over
+	// SCTP the Listener keeps no goroutine per Starter stream either; over
+	// MPA every stream is a TCP connection with a reader goroutine anyway.
 	Handler
 	Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 }
 
-// PeerIP returns the IP address of a transport address: a UDP or TCP
+// peerIP returns the IP address of a transport address: a UDP or TCP
 // address, or the first address of a multi-homed SCTP one ("ip1/ip2:port").
-func PeerIP(a net.Addr) netip.Addr {
+func peerIP(a net.Addr) netip.Addr {
 	switch v := a.(type) {
 	case *net.UDPAddr:
 		return v.AddrPort().Addr().Unmap()
@@ -601,7 +592,7 @@ func (l *Listener) Addr() string {
 func (l *Listener) Kind() string { return l.kind }
 
 // Serve accepts streams until ctx ends, runs h on each with an endpoint of
-// pd, then closes the listener and waits for every handler, stream and
+// PD, then closes the listener and waits for every handler, stream and
 // association to finish. It returns nil after ctx ended, or the listener's
 // failure.
 func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
@@ -768,7 +759,7 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 	l.assocs.add(assoc)
 	defer l.assocs.remove(assoc)
 	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), SharedCQ: l.o.SendCQ != nil || l.o.RecvCQ != nil, PrivateData: l.o.PrivateData})
-	peer := PeerIP(assoc.Transport().RemoteAddr())
+	peer := peerIP(assoc.Transport().RemoteAddr())
 	var wg sync.WaitGroup
 	for {
 		in, err := m.Accept(ctx)

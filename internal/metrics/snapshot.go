@@ -26,18 +26,18 @@ type Source struct {
 // opcodeNames are the label values of the RDMAP opcodes (RFC 5040 §4.3,
 // RFC 7306 §4.1), in opcode order.
 var opcodeNames = [...]string{
-	rdmap.OpWrite:            "write",
-	rdmap.OpReadRequest:      "read_request",
-	rdmap.OpReadResponse:     "read_response",
-	rdmap.OpSend:             "send",
-	rdmap.OpSendInvalidate:   "send_invalidate",
-	rdmap.OpSendSE:           "send_se",
-	rdmap.OpSendSEInvalidate: "send_se_invalidate",
-	rdmap.OpTerminate:        "terminate",
-	rdmap.OpImmediate:        "immediate",
-	rdmap.OpImmediateSE:      "immediate_se",
-	rdmap.OpAtomicRequest:    "atomic_request",
-	rdmap.OpAtomicResponse:   "atomic_response",
+	iwarp.RDMAPOpWrite:            "write",
+	iwarp.RDMAPOpReadRequest:      "read_request",
+	iwarp.RDMAPOpReadResponse:     "read_response",
+	iwarp.RDMAPOpSend:             "send",
+	iwarp.RDMAPOpSendInvalidate:   "send_invalidate",
+	iwarp.RDMAPOpSendSE:           "send_se",
+	iwarp.RDMAPOpSendSEInvalidate: "send_se_invalidate",
+	iwarp.RDMAPOpTerminate:        "terminate",
+	iwarp.RDMAPOpImmediate:        "immediate",
+	iwarp.RDMAPOpImmediateSE:      "immediate_se",
+	iwarp.RDMAPOpAtomicRequest:    "atomic_request",
+	iwarp.RDMAPOpAtomicResponse:   "atomic_response",
 }
 
 // functionNames are the label values of the session control function
@@ -55,7 +55,7 @@ var functionNames = [...]string{
 // ByName is a set of counters keyed by a label value.
 type ByName map[string]uint64
 
-func opcodes(v [rdmap.NumOpcodes]uint64) ByName {
+func opcodes(v [iwarp.RDMAPNumOpcodes]uint64) ByName {
 	m := make(ByName, len(opcodeNames))
 	for op, name := range opcodeNames {
 		m[name] = v[op]

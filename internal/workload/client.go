@@ -413,7 +413,7 @@ func postAndWait(ctx context.Context, ep *rdmap.Endpoint, wr rdmap.SendWR) error
 // It carries data: a zero-length Write needs no valid STag (it is one of
 // the RTR forms of RFC 6581 §9.2).
 func (c *clientStream) inject() ([]byte, error) {
-	h := ddp.TaggedHeader{Last: true, RsvdULP: rdmap.ControlByte(rdmap.OpWrite), STag: c.adv.stag ^ 0xFF}
+	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
 	hb := h.Append(nil)
 	return hb, c.st.Session().SendSegment(hb, []byte("not for you"))
 }

@@ -312,7 +312,7 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 
 	// A tagged segment for an unknown STag: the responder answers with a
 	// Terminate carrying the offending DDP header (RFC 5040 §4.8).
-	h := ddp.TaggedHeader{Last: true, RsvdULP: rdmap.ControlByte(rdmap.OpWrite), STag: tmr.STag() ^ 0x00FF0000}
+	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: tmr.STag() ^ 0x00FF0000}
 	var hb [iwarp.DDPTaggedHeaderLen]byte
 	require.NoError(t, cc.SendSegment(h.Append(hb[:0]), []byte("intruder")))
 	select {

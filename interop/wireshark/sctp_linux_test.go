@@ -286,7 +286,7 @@ func sctpExchange(t *testing.T) sctpRun {
 	// A tagged segment for an unknown STag: the responder answers with a
 	// Terminate carrying the offending DDP header (RFC 5040 §4.8).
 	run.bogusSTag = tmr.STag() ^ 0x00FF0000
-	h := ddp.TaggedHeader{Last: true, RsvdULP: rdmap.ControlByte(rdmap.OpWrite), STag: run.bogusSTag, TO: 0x40}
+	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: run.bogusSTag, TO: 0x40}
 	var hb [iwarp.DDPTaggedHeaderLen]byte
 	require.NoError(t, crec1.SendSegment(h.Append(hb[:0]), []byte("intruder")))
 	select {
@@ -430,7 +430,7 @@ func checkSegment(t *testing.T, c chunk, s sentSeg) {
 	assert.Equal(t, uint64(h.MSN), c.uint(t, "ddpsctp.msn"), where)
 	assert.Equal(t, uint64(h.MO), c.uint(t, "ddpsctp.mo"), where)
 	assert.False(t, c.has("ddpsctp.stag"), where)
-	if op := rdmap.Opcode(h.RsvdULP[0] & 0x0f); op.HasInvalidateSTag() {
+	if op := iwarp.RDMAPOpcode(h.RsvdULP[0] & 0x0f); op.HasInvalidateSTag() {
 		inv := uint64(h.RsvdULP[1])<<24 | uint64(h.RsvdULP[2])<<16 | uint64(h.RsvdULP[3])<<8 | uint64(h.RsvdULP[4])
 		assert.Equal(t, inv, c.uint(t, "rdmap.inval_stag"), where)
 	}
@@ -470,7 +470,7 @@ func TestDissectorDecodesOurSCTP_RFC5043_5_2(t *testing.T) {
 		}
 	}
 	for op := uint64(0); op <= 0xB; op++ {
-		assert.Positive(t, opcodes[op], "RDMAP opcode %#x (%v) decoded", op, rdmap.Opcode(op))
+		assert.Positive(t, opcodes[op], "RDMAP opcode %#x (%v) decoded", op, iwarp.RDMAPOpcode(op))
 	}
 	for fc := uint64(funcInitiate); fc <= funcEnhancedReject; fc++ {
 		assert.Positive(t, functions[fc], "function code %#x (%v) decoded", fc, sctpllp.FunctionCode(fc))
@@ -527,7 +527,7 @@ func TestDissectorDecodesOurSCTP_RFC5043_5_2(t *testing.T) {
 }
 
 // segs returns the DDP segments of one direction with a given opcode.
-func segs(t *testing.T, dr decodedRun, ds dirStream, op rdmap.Opcode) []chunk {
+func segs(t *testing.T, dr decodedRun, ds dirStream, op iwarp.RDMAPOpcode) []chunk {
 	var out []chunk
 	for _, c := range dr.byDir[ds] {
 		if c.has("rdmap.opcode") && c.uint(t, "rdmap.opcode") == uint64(op) {
@@ -559,14 +559,14 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 
 	// RDMA Write: the 20000 octets at tmr's base; then the Write of Write
 	// with Immediate (3000 octets, same TO). Then the bogus Write.
-	writes := segs(t, dr, cli, rdmap.OpWrite)
+	writes := segs(t, dr, cli, iwarp.RDMAPOpWrite)
 	n := len(writes)
 	require.GreaterOrEqual(t, n, 3)
 	checkTagged(t, writes[:n-2], run.tmrSTag, run.tmrBase, run.size, "RDMA Write")
 	assert.Equal(t, run.bogusSTag, uint32(writes[n-1].uint(t, "ddpsctp.stag")), "bogus Write")
 
 	// RDMA Read, client from server: Request (RFC 5040 §4.4) and Responses.
-	rr := segs(t, dr, cli, rdmap.OpReadRequest)
+	rr := segs(t, dr, cli, iwarp.RDMAPOpReadRequest)
 	require.Len(t, rr, 1)
 	r := rr[0]
 	assert.Equal(t, uint64(run.sinkSTag), r.uint(t, "rdmap.read.sink_stag"))
@@ -574,13 +574,13 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	assert.Equal(t, uint64(run.size), r.uint(t, "rdmap.read.size"))
 	assert.Equal(t, uint64(run.tmrSTag), r.uint(t, "rdmap.read.src_stag"))
 	assert.Equal(t, run.tmrBase, r.uint(t, "rdmap.read.src_to"))
-	assert.Equal(t, uint64(rdmap.QNReadRequest), r.uint(t, "ddpsctp.qn"))
+	assert.Equal(t, uint64(iwarp.RDMAPQNReadRequest), r.uint(t, "ddpsctp.qn"))
 	assert.Equal(t, uint64(1), r.uint(t, "ddpsctp.msn"))
 	assert.Equal(t, uint64(0), r.uint(t, "ddpsctp.mo"))
-	checkTagged(t, segs(t, dr, srv, rdmap.OpReadResponse), run.sinkSTag, run.sinkBase, run.size, "Read Response to the client")
+	checkTagged(t, segs(t, dr, srv, iwarp.RDMAPOpReadResponse), run.sinkSTag, run.sinkBase, run.size, "Read Response to the client")
 
 	// RDMA Read, server from client.
-	rr = segs(t, dr, srv, rdmap.OpReadRequest)
+	rr = segs(t, dr, srv, iwarp.RDMAPOpReadRequest)
 	require.Len(t, rr, 1)
 	r = rr[0]
 	assert.Equal(t, uint64(run.ssinkSTag), r.uint(t, "rdmap.read.sink_stag"))
@@ -588,7 +588,7 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	assert.Equal(t, uint64(run.rsize), r.uint(t, "rdmap.read.size"))
 	assert.Equal(t, uint64(run.cmrSTag), r.uint(t, "rdmap.read.src_stag"))
 	assert.Equal(t, run.cmrBase, r.uint(t, "rdmap.read.src_to"))
-	checkTagged(t, segs(t, dr, cli, rdmap.OpReadResponse), run.ssinkSTag, run.ssinkBase, run.rsize, "Read Response to the server")
+	checkTagged(t, segs(t, dr, cli, iwarp.RDMAPOpReadResponse), run.ssinkSTag, run.ssinkBase, run.rsize, "Read Response to the server")
 
 	// Sends on QN 0: MSN 1, 2, ... in order; the 20000-octet Send in
 	// segments with contiguous MO (RFC 5041 §4.3).
@@ -608,23 +608,23 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 		}
 	}
 	assert.Equal(t, uint64(9), msn, "eight untagged messages on QN 0 (five Sends, three Immediate Data)")
-	big := segs(t, dr, cli, rdmap.OpSend)
+	big := segs(t, dr, cli, iwarp.RDMAPOpSend)
 	require.NotEmpty(t, big)
 	assert.Equal(t, uint64(1), big[0].uint(t, "ddpsctp.msn"))
-	inv := segs(t, dr, cli, rdmap.OpSendInvalidate)
+	inv := segs(t, dr, cli, iwarp.RDMAPOpSendInvalidate)
 	require.Len(t, inv, 1)
 	assert.Equal(t, uint64(run.inv1), inv[0].uint(t, "rdmap.inval_stag"))
-	inv = segs(t, dr, cli, rdmap.OpSendSEInvalidate)
+	inv = segs(t, dr, cli, iwarp.RDMAPOpSendSEInvalidate)
 	require.Len(t, inv, 1)
 	assert.Equal(t, uint64(run.inv2), inv[0].uint(t, "rdmap.inval_stag"))
 
 	// Immediate Data (RFC 7306 §6.2): the plain one, the SE one and the
 	// one of the Write with Immediate.
-	imm := segs(t, dr, cli, rdmap.OpImmediate)
+	imm := segs(t, dr, cli, iwarp.RDMAPOpImmediate)
 	require.Len(t, imm, 2)
 	assert.Equal(t, run.imm, imm[0].uint(t, "rdmap.immediate"))
 	assert.Equal(t, run.writeImm, imm[1].uint(t, "rdmap.immediate"))
-	immSE := segs(t, dr, cli, rdmap.OpImmediateSE)
+	immSE := segs(t, dr, cli, iwarp.RDMAPOpImmediateSE)
 	require.Len(t, immSE, 1)
 	assert.Equal(t, run.imm+1, immSE[0].uint(t, "rdmap.immediate"))
 	wimm := writes[n-2]
@@ -634,32 +634,32 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 
 	// Atomics (RFC 7306 §5.2): FetchAdd then CmpSwap on QN 1 after the
 	// Read Request (MSN 2, 3); the responses on QN 3 (MSN 1, 2).
-	ar := segs(t, dr, cli, rdmap.OpAtomicRequest)
+	ar := segs(t, dr, cli, iwarp.RDMAPOpAtomicRequest)
 	require.Len(t, ar, 2)
 	fa, cas := ar[0], ar[1]
 	target := run.tmrBase + uint64(run.size)
-	assert.Equal(t, uint64(rdmap.AtomicFetchAdd), fa.uint(t, "rdmap.atomic.opcode"))
+	assert.Equal(t, uint64(0x0), fa.uint(t, "rdmap.atomic.opcode")) // FetchAdd (RFC 7306 §5.2.1 Figure 5)
 	assert.Equal(t, uint64(run.tmrSTag), fa.uint(t, "rdmap.atomic.stag"))
 	assert.Equal(t, target, fa.uint(t, "rdmap.atomic.to"))
 	assert.Equal(t, uint64(5), fa.uint(t, "rdmap.atomic.add_data"))
 	assert.Equal(t, uint64(2), fa.uint(t, "ddpsctp.msn"))
-	assert.Equal(t, uint64(rdmap.AtomicCmpSwap), cas.uint(t, "rdmap.atomic.opcode"))
+	assert.Equal(t, uint64(0x2), cas.uint(t, "rdmap.atomic.opcode")) // CmpSwap
 	assert.Equal(t, uint64(run.tmrSTag), cas.uint(t, "rdmap.atomic.stag"))
 	assert.Equal(t, target, cas.uint(t, "rdmap.atomic.to"))
 	assert.Equal(t, uint64(5), cas.uint(t, "rdmap.atomic.compare_data"))
 	assert.Equal(t, uint64(99), cas.uint(t, "rdmap.atomic.swap_data"))
 	assert.Equal(t, uint64(3), cas.uint(t, "ddpsctp.msn"))
-	resp := segs(t, dr, srv, rdmap.OpAtomicResponse)
+	resp := segs(t, dr, srv, iwarp.RDMAPOpAtomicResponse)
 	require.Len(t, resp, 2)
 	assert.Equal(t, fa.uint(t, "rdmap.atomic.req_id"), resp[0].uint(t, "rdmap.atomic.orig_req_id"))
 	assert.Equal(t, uint64(0), resp[0].uint(t, "rdmap.atomic.orig_value"))
 	assert.Equal(t, cas.uint(t, "rdmap.atomic.req_id"), resp[1].uint(t, "rdmap.atomic.orig_req_id"))
 	assert.Equal(t, uint64(5), resp[1].uint(t, "rdmap.atomic.orig_value"))
-	assert.Equal(t, uint64(rdmap.QNAtomicResponse), resp[1].uint(t, "ddpsctp.qn"))
+	assert.Equal(t, uint64(iwarp.RDMAPQNAtomicResponse), resp[1].uint(t, "ddpsctp.qn"))
 	assert.Equal(t, uint64(2), resp[1].uint(t, "ddpsctp.msn"))
 
 	// Terminates (RFC 5040 §4.8): stream 1's names the bogus segment.
-	term := segs(t, dr, srv, rdmap.OpTerminate)
+	term := segs(t, dr, srv, iwarp.RDMAPOpTerminate)
 	require.Len(t, term, 1)
 	tc := term[0]
 	assert.Equal(t, uint64(run.term1.Layer), tc.uint(t, "rdmap.term.layer"))
@@ -668,10 +668,10 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	assert.Equal(t, uint64(1), tc.uint(t, "rdmap.term.d"))
 	assert.Equal(t, uint64(run.bogusSTag), tc.uint(t, "rdmap.term.ddp.stag"))
 	assert.Equal(t, uint64(0x40), tc.uint(t, "rdmap.term.ddp.to"))
-	assert.Equal(t, uint64(rdmap.OpWrite), tc.uint(t, "rdmap.term.ddp.opcode"))
-	assert.Equal(t, uint64(rdmap.QNTerminate), tc.uint(t, "ddpsctp.qn"))
+	assert.Equal(t, uint64(iwarp.RDMAPOpWrite), tc.uint(t, "rdmap.term.ddp.opcode"))
+	assert.Equal(t, uint64(iwarp.RDMAPQNTerminate), tc.uint(t, "ddpsctp.qn"))
 	t.Logf("stream 1 Terminate: %s (%v)", tc.str("rdmap.term.name"), run.term1)
-	term = segs(t, dr, dirStream{true, 2}, rdmap.OpTerminate)
+	term = segs(t, dr, dirStream{true, 2}, iwarp.RDMAPOpTerminate)
 	require.Len(t, term, 1)
 	tc = term[0]
 	assert.Equal(t, iwarp.TermLocalCatastrophic, run.term2)

@@ -31,10 +31,10 @@ type PingPong struct {
 	msg  []byte
 }
 
-// NewPingPong prepares a ping-pong of n round trips of size-octet Sends
+// newPingPong prepares a ping-pong of n round trips of size-octet Sends
 // between a and b, which must not be started yet: it posts a receive on
 // each and sets both receive CQs' handlers. Start a and b, then call Serve.
-func NewPingPong(a, b *rdmap.Endpoint, size, n int) (*PingPong, error) {
+func newPingPong(a, b *rdmap.Endpoint, size, n int) (*PingPong, error) {
 	p := &PingPong{a: a, b: b, n: n, msg: make([]byte, size)}
 	for _, e := range []*rdmap.Endpoint{a, b} {
 		buf := make([]byte, size)
@@ -60,7 +60,7 @@ func StartPingPong(sa, sb llp.Stream, size, n int) (*PingPong, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := NewPingPong(a, b, size, n)
+	p, err := newPingPong(a, b, size, n)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (p *PingPong) Abort() {
 // Serve posts A's first Send. The first may wait for A's transmit
 // goroutine (an endpoint issues requests itself once its start is over);
 // the handlers issue the later ones, on the delivering goroutine.
-func (p *PingPong) Serve() error {
+func (p *PingPong) serve() error {
 	return p.a.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: p.msg, Unsignaled: true})
 }
 
@@ -99,10 +99,10 @@ func (p *PingPong) Serve() error {
 // while nothing waits (the first Send may wait for A's transmit goroutine)
 // and gives up after a million idle steps.
 func (p *PingPong) Run(step func() bool) error {
-	if err := p.Serve(); err != nil {
+	if err := p.serve(); err != nil {
 		return err
 	}
-	for idle := 0; !p.Done(); {
+	for idle := 0; !p.done(); {
 		if step() {
 			idle = 0
 			continue
@@ -116,7 +116,7 @@ func (p *PingPong) Run(step func() bool) error {
 }
 
 // Done reports whether the ping-pong completed its rounds or failed.
-func (p *PingPong) Done() bool { return p.Rounds >= p.n || p.Err != nil }
+func (p *PingPong) done() bool { return p.Rounds >= p.n || p.Err != nil }
 
 // drain takes what cq holds: nothing is expected there.
 func (p *PingPong) drain(cq *rdmap.CQ, comps []rdmap.Completion) {

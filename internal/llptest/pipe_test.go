@@ -83,7 +83,7 @@ func TestPipeRejectsSegmentLargerThanMULPDU(t *testing.T) {
 }
 
 func TestPipeFlowControlBlocksSender(t *testing.T) {
-	a, b := NewPairDepth(2)
+	a, b := newPairDepth(2)
 	require.NoError(t, a.SendSegment([]byte{1}, nil))
 	require.NoError(t, a.SendSegment([]byte{2}, nil))
 	sent := make(chan error, 1)
@@ -139,7 +139,7 @@ func TestPipeTapAndInject(t *testing.T) {
 	rb := newRecorder()
 	b.Start(rb)
 	require.NoError(t, a.SendSegment([]byte{0xAA}, []byte{0xBB}))
-	big := make([]byte, 4*DefaultMULPDU)
+	big := make([]byte, 4*defaultMULPDU)
 	require.NoError(t, a.Inject(big), "Inject bypasses MULPDU")
 	require.NoError(t, a.Close())
 	require.NoError(t, <-rb.closed)

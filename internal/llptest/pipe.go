@@ -13,12 +13,12 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// DefaultMULPDU is the MULPDU of a new pipe end: an Ethernet-sized segment.
-const DefaultMULPDU = 1448
+// defaultMULPDU is the MULPDU of a new pipe end: an Ethernet-sized segment.
+const defaultMULPDU = 1448
 
-// DefaultDepth is the number of segments a direction queues before
+// defaultDepth is the number of segments a direction queues before
 // SendSegment blocks.
-const DefaultDepth = 256
+const defaultDepth = 256
 
 // Pipe is one end of an in-process LLP stream pair.
 type Pipe struct {
@@ -40,16 +40,16 @@ type Pipe struct {
 }
 
 // NewPair returns two connected ends with DefaultMULPDU and DefaultDepth.
-func NewPair() (a, b *Pipe) { return NewPairDepth(DefaultDepth) }
+func NewPair() (a, b *Pipe) { return newPairDepth(defaultDepth) }
 
-// NewPairDepth returns two connected ends whose queues hold depth segments.
-func NewPairDepth(depth int) (a, b *Pipe) {
+// newPairDepth returns two connected ends whose queues hold depth segments.
+func newPairDepth(depth int) (a, b *Pipe) {
 	ab, ba := newQueue(depth), newQueue(depth)
 	a = &Pipe{name: "a", out: ab, in: ba, done: make(chan struct{})}
 	b = &Pipe{name: "b", out: ba, in: ab, done: make(chan struct{})}
 	a.peer, b.peer = b, a
-	a.mulpdu.Store(DefaultMULPDU)
-	b.mulpdu.Store(DefaultMULPDU)
+	a.mulpdu.Store(defaultMULPDU)
+	b.mulpdu.Store(defaultMULPDU)
 	return a, b
 }
 
