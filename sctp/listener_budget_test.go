@@ -210,7 +210,18 @@ func TestListener_64AssociationsOneAddress_ProcessBudget(t *testing.T) {
 	assert.LessOrEqual(t, b.Peak(), b.Limit())
 
 	// Every attacker association that ended was aborted for one of the
-	// two documented causes; the others had DATA dropped per §6.2.
+	// two documented causes; the others had DATA dropped per §6.2. A
+	// reclaim is counted before its abort, whose user hears of it after.
+	countReclaimed := func() (n int) {
+		for _, err := range ended {
+			if errors.Is(err, ErrProcessMemory) {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return uint64(countReclaimed()) == b.Reclaims() },
+		10*time.Second, time.Millisecond, "every reclaimed association told its user")
 	mu.Lock()
 	var limitAborts, reclaimed int
 	for _, err := range ended {
