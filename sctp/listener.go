@@ -94,6 +94,19 @@ type member struct {
 // listenerCounters are a listener's own counters.
 type listenerCounters struct {
 	queueDrops, evicted, stalled, rebinds atomic.Uint64
+	associations                          atomic.Int64 // processListeners only
+}
+
+// processListeners sums the counters of every Listener of the process.
+var processListeners listenerCounters
+
+// ListenerTotals returns the counters of every Listener of the process
+// together, closed ones included (Associations: those held now), as
+// ProcessMemory does for the memory budget.
+func ListenerTotals() ListenerStats {
+	s := &processListeners
+	return ListenerStats{Associations: int(s.associations.Load()), QueueDrops: s.queueDrops.Load(),
+		Evicted: s.evicted.Load(), Stalled: s.stalled.Load(), Rebinds: s.rebinds.Load()}
 }
 
 // ListenerStats are a listener's counters of its associations.
@@ -297,6 +310,7 @@ func (l *Listener) forget(m *member) {
 		return
 	}
 	delete(l.assocs, m.key)
+	processListeners.associations.Add(-1)
 	if l.byTag[m.tag] == m {
 		delete(l.byTag, m.tag)
 	}
@@ -349,6 +363,7 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 		return false
 	}
 	l.assocs[key] = m
+	processListeners.associations.Add(1)
 	l.byTag[m.tag] = m
 	l.perIP[from.Addr()]++
 	l.mu.Unlock()

@@ -103,6 +103,7 @@ func (l *Listener) reap() {
 			l.mu.Unlock()
 			if stalled {
 				l.stats.stalled.Add(1)
+				processListeners.stalled.Add(1)
 				m.a.abortStalled("no progress for the listener's stall timeout")
 			}
 		}
@@ -130,6 +131,7 @@ func (l *Listener) makeRoom(ip netip.Addr, tag uint32) bool {
 			return false
 		}
 		l.stats.evicted.Add(1)
+		processListeners.evicted.Add(1)
 		// Its end removes it from the table (forget) before this returns.
 		v.a.abortStalled("evicted: the listener's table is full")
 	}

@@ -126,6 +126,7 @@ func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPor
 	if m.qBytes+size > l.queueCap || l.queued.Load()+int64(size) > l.listenerQueueCap {
 		m.qmu.Unlock()
 		l.stats.queueDrops.Add(1)
+		processListeners.queueDrops.Add(1)
 		if handed {
 			return false // the caller reuses it
 		}
@@ -260,5 +261,6 @@ func (l *Listener) rebind(m *member, b []byte, seg int, from netip.AddrPort) boo
 	a.mu.Unlock()
 	m.peer = from
 	l.stats.rebinds.Add(1)
+	processListeners.rebinds.Add(1)
 	return true
 }

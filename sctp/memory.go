@@ -1,6 +1,17 @@
 package sctp
 
-import "github.com/sctp-rdma/sctp-rdma/internal/membudget"
+import (
+	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+)
+
+// ErrProcessMemory: the association was aborted with an Out of Resource
+// cause (RFC 9260 §3.3.10.4) because the process-wide budget was full, it
+// held the most of it, and an association holding less than its fair part
+// needed room (membudget.Budget reclaims).
+var ErrProcessMemory = fmt.Errorf("sctp: process memory budget reclaimed: %w", membudget.ErrExhausted)
 
 // MemoryStats is the process-wide budget of received data that peers make
 // this process hold (reassembly, receive queues), over every association
@@ -14,6 +25,8 @@ type MemoryStats struct {
 	// association's share, was full (the DATA was dropped, RFC 9260
 	// §6.2, or the association aborted).
 	Refused uint64
+	// Reclaims counts the associations aborted with ErrProcessMemory.
+	Reclaims uint64
 }
 
 // SetProcessMemoryLimit sets the process-wide budget of received data in
@@ -23,7 +36,7 @@ func SetProcessMemoryLimit(limit int64) { membudget.Process.SetLimit(limit) }
 // ProcessMemory returns the process-wide budget's figures.
 func ProcessMemory() MemoryStats {
 	p := membudget.Process
-	return MemoryStats{Limit: p.Limit(), Used: p.Used(), Peak: p.Peak(), Refused: p.Refused()}
+	return MemoryStats{Limit: p.Limit(), Used: p.Used(), Peak: p.Peak(), Refused: p.Refused(), Reclaims: p.Reclaims()}
 }
 
 // initReceiveBudget sets up the receive side's memory: the association's
@@ -36,6 +49,7 @@ func (a *Association) initReceiveBudget() {
 			b = membudget.Process
 		}
 		a.rxAcct = membudget.NewAccount(b, int64(a.cfg.ReceiveBuffer))
+		a.rxAcct.SetReclaim(a.reclaimMemory)
 	}
 	if a.rs != nil {
 		a.rs.Reset()
@@ -64,4 +78,15 @@ func (a *Association) releaseReceive(octets int) {
 	if a.rxAcct != nil {
 		a.rxAcct.Release(octets)
 	}
+}
+
+// reclaimMemory aborts the association for the process-wide budget
+// (ErrProcessMemory): ending it releases what its reassembly holds, and
+// what is queued for delivery as it is handed over.
+func (a *Association) reclaimMemory() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	const why = "the process-wide receive budget is full and this association holds the most of it"
+	a.abortLocked(wire.AppendCause(nil, wire.CauseOutOfResource, nil),
+		&AbortError{Local: true, Reason: why, Cause: ErrProcessMemory})
 }

@@ -17,33 +17,37 @@ import (
 )
 
 // blackholeConn drops every packet written once its switch is on: the
-// peer is silent, with neither ABORT nor ICMP.
+// peer is silent, with neither ABORT nor ICMP. It counts the packets it
+// passes on.
 type blackholeConn struct {
 	net.Conn
-	on *atomic.Bool
+	on     *atomic.Bool
+	passed *atomic.Int64
 }
 
 func (b blackholeConn) Write(p []byte) (int, error) {
 	if b.on.Load() {
 		return len(p), nil
 	}
+	b.passed.Add(1)
 	return b.Conn.Write(p)
 }
 
-// deadPeerPair is pipePair over a link that can be cut.
-func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *atomic.Bool) {
+// deadPeerPair is pipePair over a link that can be cut; passed counts the
+// packets both ends sent over it.
+func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *atomic.Bool, passed *atomic.Int64) {
 	t.Helper()
-	cut = new(atomic.Bool)
+	cut, passed = new(atomic.Bool), new(atomic.Int64)
 	ca, cb := dpipe.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ch := make(chan *pion.Transport, 1)
 	go func() {
-		st, err := pion.NewTransport(ctx, blackholeConn{cb, cut}, false, cfg.Pion)
+		st, err := pion.NewTransport(ctx, blackholeConn{cb, cut, passed}, false, cfg.Pion)
 		assert.NoError(t, err)
 		ch <- st
 	}()
-	ct, err := pion.NewTransport(ctx, blackholeConn{ca, cut}, true, cfg.Pion)
+	ct, err := pion.NewTransport(ctx, blackholeConn{ca, cut, passed}, true, cfg.Pion)
 	require.NoError(t, err)
 	st := <-ch
 	require.NotNil(t, st)
@@ -52,7 +56,7 @@ func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *a
 		_ = client.Abort()
 		_ = server.Abort()
 	})
-	return client, server, cut
+	return client, server, cut, passed
 }
 
 // pion.Config.DeadPeerTimeout: a silent peer ends the association (and
@@ -60,7 +64,7 @@ func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *a
 // interval, with ErrPeerUnresponsive; pion alone would retransmit forever.
 func TestPion_DeadPeerTimeout_SilentPeer(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	c, s, cut := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
+	c, s, cut, _ := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
 	cs, _, ch, _ := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cut.Store(true)
 	start := time.Now()
@@ -84,12 +88,18 @@ func TestPion_DeadPeerTimeout_SilentPeer(t *testing.T) {
 }
 
 // An idle but live peer is kept: heartbeats are answered, so silence in
-// the data path alone never ends the association.
+// the data path alone never ends the association. The association idles
+// through 12 probes and their answers (a probe per DeadPeerTimeout/4 of
+// silence: at least 1.5 timeouts without data); the timeout is wide
+// enough (1 s) that a loaded host's scheduling delays do not make an
+// answered probe late.
 func TestPion_DeadPeerTimeout_IdlePeerKept(t *testing.T) {
-	const timeout = 200 * time.Millisecond
-	c, s, _ := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
+	const timeout = time.Second
+	c, s, _, passed := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
-	time.Sleep(8 * timeout)
+	idle := passed.Load()
+	require.Eventually(t, func() bool { return passed.Load() >= idle+24 }, 60*time.Second, 10*time.Millisecond,
+		"12 probes and their answers")
 	for _, a := range []*Association{c, s} {
 		select {
 		case <-a.Done():

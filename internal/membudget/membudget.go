@@ -9,6 +9,7 @@ package membudget
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 )
 
@@ -26,6 +27,13 @@ type Budget struct {
 	used    atomic.Int64
 	peak    atomic.Int64
 	refused atomic.Uint64
+
+	// The accounts that can be reclaimed (SetReclaim), the one being
+	// reclaimed now (at most one at a time) and the count of reclaims.
+	mu       sync.Mutex
+	owners   map[*Account]struct{}
+	victim   atomic.Pointer[Account]
+	reclaims atomic.Uint64
 }
 
 // New returns a Budget of limit octets (limit <= 0: DefaultLimit).
@@ -59,6 +67,46 @@ func (b *Budget) Peak() int64 { return b.peak.Load() }
 
 // Refused counts the charges that did not fit.
 func (b *Budget) Refused() uint64 { return b.refused.Load() }
+
+// Reclaims counts the accounts whose owner was asked to give up all it
+// holds (SetReclaim) so that a smaller one could be charged.
+func (b *Budget) Reclaims() uint64 { return b.reclaims.Load() }
+
+// reclaimFor is called when req could not be charged n octets for lack of
+// room in b. If req holds less than its fair part of b (the limit over the
+// accounts that can be reclaimed), the account holding the most, if that
+// is more than req would hold, is reclaimed: its owner's reclaim function
+// runs on a goroutine of its own, one at a time. An account over its fair
+// part is only refused (its owner drops what it was given, RFC 9260 §6.2).
+func (b *Budget) reclaimFor(req *Account, n int64) {
+	if b.victim.Load() != nil {
+		return
+	}
+	b.mu.Lock()
+	k := int64(len(b.owners))
+	if k == 0 || req.held.Load()+n > b.limit.Load()/k {
+		b.mu.Unlock()
+		return
+	}
+	var v *Account
+	var most int64
+	for o := range b.owners {
+		if h := o.held.Load(); h > most {
+			v, most = o, h
+		}
+	}
+	if v == nil || v == req || most <= req.held.Load()+n || !b.victim.CompareAndSwap(nil, v) {
+		b.mu.Unlock()
+		return
+	}
+	delete(b.owners, v)
+	b.mu.Unlock()
+	b.reclaims.Add(1)
+	go func() {
+		defer b.victim.Store(nil)
+		v.reclaim()
+	}()
+}
 
 // reserve charges n octets if they fit.
 func (b *Budget) reserve(n int64) bool {
@@ -94,6 +142,7 @@ type Account struct {
 	limit   int64
 	held    atomic.Int64
 	refused atomic.Uint64
+	reclaim func() // SetReclaim
 }
 
 // NewAccount returns an account of at most limit octets in b (b nil:
@@ -125,9 +174,25 @@ func (a *Account) Charge(n int) error {
 	if !a.b.reserve(m) {
 		a.held.Add(-m)
 		a.refused.Add(1)
+		a.b.reclaimFor(a, m)
 		return ErrExhausted
 	}
 	return nil
+}
+
+// SetReclaim makes the account one the budget can reclaim: when the
+// budget is full and a smaller account is refused, fn of the account
+// holding the most is called, once, on a goroutine of its own; fn must end
+// what holds the account's memory (the association is aborted) so that
+// Close gives it back. Called once, before the first charge.
+func (a *Account) SetReclaim(fn func()) {
+	a.reclaim = fn
+	a.b.mu.Lock()
+	if a.b.owners == nil {
+		a.b.owners = make(map[*Account]struct{})
+	}
+	a.b.owners[a] = struct{}{}
+	a.b.mu.Unlock()
 }
 
 // Fits says whether n more octets would be charged now (not a promise:
@@ -150,6 +215,11 @@ func (a *Account) Release(n int) {
 
 // Close releases everything still held (the association ended).
 func (a *Account) Close() {
+	if a.reclaim != nil {
+		a.b.mu.Lock()
+		delete(a.b.owners, a)
+		a.b.mu.Unlock()
+	}
 	if h := a.held.Swap(0); h > 0 {
 		a.b.release(h)
 	}

@@ -3,6 +3,7 @@ package membudget
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,4 +65,38 @@ func TestConcurrentChargesNeverExceed(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, b.Used())
 	assert.LessOrEqual(t, b.Peak(), int64(10_000))
+}
+
+// TestReclaimTheBiggestForASmallOne: with the budget full, a refused
+// account under its fair part has the biggest account reclaimed (once,
+// one at a time); an account over its fair part is only refused.
+func TestReclaimTheBiggestForASmallOne(t *testing.T) {
+	b := New(1000)
+	reclaimed := make(chan *Account, 4)
+	acct := func() *Account {
+		a := NewAccount(b, 1000)
+		a.SetReclaim(func() { reclaimed <- a; a.Close() })
+		return a
+	}
+	big, mid, small := acct(), acct(), acct()
+	require.NoError(t, big.Charge(660))
+	require.NoError(t, mid.Charge(340))
+
+	assert.ErrorIs(t, mid.Charge(10), ErrExhausted, "over its fair part (333): refused only")
+	assert.Zero(t, b.Reclaims())
+
+	assert.ErrorIs(t, small.Charge(10), ErrExhausted)
+	assert.Same(t, big, <-reclaimed, "the biggest is reclaimed")
+	assert.Equal(t, uint64(1), b.Reclaims())
+	require.Eventually(t, func() bool { return b.victim.Load() == nil }, time.Second, time.Millisecond)
+	require.NoError(t, small.Charge(10), "its memory given back")
+	assert.Equal(t, int64(350), b.Used())
+
+	require.NoError(t, small.Charge(650))
+	assert.ErrorIs(t, small.Charge(10), ErrExhausted, "the biggest now: nothing to reclaim for it")
+	assert.Equal(t, uint64(1), b.Reclaims())
+	mid.Close()
+	small.Close()
+	assert.Zero(t, b.Used())
+	assert.Empty(t, b.owners)
 }

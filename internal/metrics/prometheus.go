@@ -50,6 +50,12 @@ var (
 	dRxMemLimit    = desc("sctp_receive_memory_limit_bytes", "The process-wide budget of received data (sctp.SetProcessMemoryLimit).")
 	dRxMemPeak     = desc("sctp_receive_memory_peak_bytes", "The most received data held at once.")
 	dRxMemRefused  = desc("sctp_receive_memory_refused_total", "Charges refused because the budget or an association's share was full (the DATA dropped, RFC 9260 §6.2, or the association aborted).")
+	dRxMemReclaims = desc("sctp_receive_memory_reclaims_total", "Associations aborted with Out of Resource because the budget was full and they held the most of it (RFC 9260 §3.3.10.4).")
+	dLnAssocs      = desc("sctp_listener_associations", "Associations the sctp-native listeners hold now.")
+	dLnQueueDrops  = desc("sctp_listener_queue_drops_total", "Packets of known associations dropped because their receive queue, or all queues together, were full.")
+	dLnEvicted     = desc("sctp_listener_evicted_total", "Associations aborted to make room for a new peer in a full table.")
+	dLnStalled     = desc("sctp_listener_stalled_total", "Associations aborted for making no progress for the stall timeout.")
+	dLnRebinds     = desc("sctp_listener_rebinds_total", "Changes of a peer's UDP port taken from a packet with the association's tag (RFC 6951 §5.4).")
 	dHandshake     = desc("sctp_handshake_packets_total", "What the sctp-pion listener's stateless handshake did with unauthenticated packets (RFC 9260 §5.1.3, §8.4, §8.5).", "outcome")
 	dSMsgSent      = desc("stream_messages_sent_total", "A live stream's RDMAP messages sent, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
 	dSMsgRecv      = desc("stream_messages_received_total", "A live stream's RDMAP messages received, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
@@ -73,7 +79,8 @@ func NewCollector(src Source) *Collector { return &Collector{src: src} }
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dStreamsActive, dStreamsFinished, dAdmitted, dRefused, dSetupTimeouts,
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
-		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
+		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dRxMemReclaims,
+		dLnAssocs, dLnQueueDrops, dLnEvicted, dLnStalled, dLnRebinds, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
 		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans} {
 		ch <- d
 	}
@@ -137,6 +144,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dRxMemLimit, float64(rm.Limit))
 	gauge(dRxMemPeak, float64(rm.Peak))
 	counter(dRxMemRefused, rm.Refused)
+	counter(dRxMemReclaims, rm.Reclaims)
+	ls := s.Listeners
+	gauge(dLnAssocs, float64(ls.Associations))
+	counter(dLnQueueDrops, ls.QueueDrops)
+	counter(dLnEvicted, ls.Evicted)
+	counter(dLnStalled, ls.Stalled)
+	counter(dLnRebinds, ls.Rebinds)
 	h := s.Handshake
 	for _, o := range []struct {
 		name string

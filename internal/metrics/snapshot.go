@@ -158,6 +158,9 @@ type Snapshot struct {
 	// sctp-native associations hold (reassembly, receive queues), with
 	// the charges it refused.
 	ReceiveMemory sctp.MemoryStats `json:"sctp_receive_memory"`
+	// Listeners sums the sctp-native listeners' counters of their
+	// associations: held now, evicted, reaped, queue drops, rebindings.
+	Listeners sctp.ListenerStats `json:"sctp_listeners"`
 	// Handshake counts the sctp-pion listener's stateless handshake and
 	// the unauthenticated packets it dropped or answered.
 	Handshake sctp.HandshakeStats `json:"handshake"`
@@ -173,6 +176,7 @@ type Snapshot struct {
 func Take(src Source) Snapshot {
 	var s Snapshot
 	s.ReceiveMemory = sctp.ProcessMemory()
+	s.Listeners = sctp.ListenerTotals()
 	if l := src.Listener; l != nil {
 		s.LLP = l.Kind()
 		at := l.AssocTotals()

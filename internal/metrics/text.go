@@ -40,7 +40,10 @@ func WriteText(w io.Writer, prefix string, s Snapshot) {
 		nonZero(s.SessionControl.Received, functionNames[:]), nonZero(s.SessionControl.Sent, functionNames[:]),
 		s.ErroneousStreams, s.Retransmissions, s.GapTimeouts)
 	rm := s.ReceiveMemory
-	fmt.Fprintf(w, "%sSCTP receive memory: %d of %d octets held, peak %d; %d charges refused\n", prefix, rm.Used, rm.Limit, rm.Peak, rm.Refused)
+	fmt.Fprintf(w, "%sSCTP receive memory: %d of %d octets held, peak %d; %d charges refused, %d associations aborted to reclaim it\n", prefix, rm.Used, rm.Limit, rm.Peak, rm.Refused, rm.Reclaims)
+	ls := s.Listeners
+	fmt.Fprintf(w, "%sSCTP listeners: %d associations held; %d evicted for a new peer, %d aborted for making no progress; %d packets dropped at a full queue; %d NAT rebindings\n",
+		prefix, ls.Associations, ls.Evicted, ls.Stalled, ls.QueueDrops, ls.Rebinds)
 }
 
 // nonZero lists the counters of m that are not zero, in the order of

@@ -29,15 +29,21 @@ type Transport struct {
 	n int
 }
 
-func newTransport(a *sctp.Association, cfg *Config) (*Transport, error) {
+// newTransport checks the peer's Adaptation Layer Indication, which came
+// in its INIT ACK if dialed, else in its INIT.
+func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, error) {
 	if !cfg.AllowMissingAdaptation {
 		ind, ok := a.PeerAdaptation()
 		if !ok || ind != backend.AdaptationIndicationDDP {
 			_ = a.Abort()
-			if !ok {
-				return nil, fmt.Errorf("%w (peer sent none)", backend.ErrAdaptationMismatch)
+			chunk := "INIT"
+			if dialed {
+				chunk = "INIT ACK"
 			}
-			return nil, fmt.Errorf("%w (peer sent %#08x)", backend.ErrAdaptationMismatch, ind)
+			if !ok {
+				return nil, fmt.Errorf("%w: its %s carried no Adaptation Layer Indication (RFC 5061 §4.2.6)", backend.ErrAdaptationMismatch, chunk)
+			}
+			return nil, fmt.Errorf("%w: its %s indicated %#08x, not DDP's %#08x", backend.ErrAdaptationMismatch, chunk, ind, backend.AdaptationIndicationDDP)
 		}
 	}
 	out, in := a.NumStreams()
@@ -108,7 +114,7 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, nativeErr(err)
 	}
-	return newTransport(a, &cfg)
+	return newTransport(a, &cfg, true)
 }
 
 // Listener accepts associations of the native stack, over UDP
@@ -146,7 +152,7 @@ func (l *Listener) Accept(ctx context.Context) (*Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := newTransport(a, &l.cfg)
+		t, err := newTransport(a, &l.cfg, false)
 		if err == nil {
 			return t, nil
 		}

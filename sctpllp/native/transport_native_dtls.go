@@ -112,7 +112,7 @@ func DialDTLS(ctx context.Context, raddr string, cfg Config, dcfg *dtls.Config) 
 	if err != nil {
 		return nil, nativeErr(err)
 	}
-	return newTransport(a, &c)
+	return newTransport(a, &c, true)
 }
 
 // dtlsListener accepts DTLS connections and starts an association in each.
@@ -210,7 +210,7 @@ func (d *dtlsListener) serve(c net.Conn) {
 		d.failed.Add(1)
 		return
 	}
-	t, err := newTransport(a, &cfg)
+	t, err := newTransport(a, &cfg, false)
 	if err != nil {
 		return
 	}

@@ -28,6 +28,22 @@ func (r *recordConn) Write(p []byte) (int, error) {
 	return r.Conn.Write(p)
 }
 
+// countHeartbeats counts the HEARTBEAT chunks r has written.
+func countHeartbeats(r *recordConn) int {
+	n := 0
+	for _, p := range r.packets() {
+		if pkt, err := wire.ParsePacket(p); err == nil {
+			it := pkt.Chunks()
+			for c, ok := it.Next(); ok; c, ok = it.Next() {
+				if c.Type == wire.ChunkHeartbeat {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 func (r *recordConn) packets() [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -42,7 +58,9 @@ func (r *recordConn) packets() [][]byte {
 // §3.3.5, §8.3), which a live peer answers, so the idle association
 // survives many probe intervals.
 func TestPion_IdleProbeIsNotData_RFC5043_5_1(t *testing.T) {
-	const timeout = 200 * time.Millisecond // a probe every 50 ms of silence
+	// A probe every 250 ms of silence; 1 s is wide enough that a loaded
+	// host's scheduling delays do not make an answered probe late.
+	const timeout = time.Second
 	cfg := Config{DeadPeerTimeout: timeout}
 	ct, st, cerr, serr, rc, rs := pionPipePair(t, cfg, cfg)
 	require.NoError(t, cerr)
@@ -54,7 +72,9 @@ func TestPion_IdleProbeIsNotData_RFC5043_5_1(t *testing.T) {
 	require.NoError(t, ct.WriteMsg(1, backend.PPIDSegment, []byte("before")))
 	require.Eventually(t, func() bool { return got.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
 
-	time.Sleep(8 * timeout) // idle: only probes and their answers
+	// Idle through eight probes (at least a timeout without data):
+	// only probes and their answers.
+	require.Eventually(t, func() bool { return countHeartbeats(rc)+countHeartbeats(rs) >= 8 }, 60*time.Second, 10*time.Millisecond)
 	select {
 	case err := <-ended:
 		t.Fatalf("idle association with a live peer ended: %v", err)

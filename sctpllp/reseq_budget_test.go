@@ -1,0 +1,66 @@
+package sctpllp
+
+import (
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
+)
+
+// TestAttack_64AssociationsOneAddress_ProcessBudget (issue 43): as
+// TestAttack_64AssociationsOneAddress, but the per-address share lifted
+// so that a small process budget (32 MiB, an eighth of the 64 shares of
+// 4 MiB) is the bound: the octets charged never exceed it, an association
+// whose charge does not fit is aborted with ErrMemoryShare and gives back
+// what it held, the live heap grows by at most twice the budget, and a
+// fresh association from another address still holds an early chunk and
+// completes a session both ways.
+func TestAttack_64AssociationsOneAddress_ProcessBudget(t *testing.T) {
+	t.Cleanup(dropHeap)
+	const share, limit = 4 << 20, 32 << 20
+	b := membudget.New(limit)
+	cfg := Config{Budget: b, MaxHeldAssocBytes: share, MaxHeldAddrBytes: -1}
+	heap0 := liveHeap()
+	evil := &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 5000}
+	var atk []*reseqAttack
+	aborted := 0
+	for i := range 64 {
+		k := newReseqAttack(t, cfg, evil, uint64(i))
+		if k.fill(share * 9 / 10) {
+			require.ErrorIs(t, k.a.Err(), ErrMemoryShare)
+			require.ErrorIs(t, k.a.Err(), membudget.ErrExhausted)
+			aborted++
+		}
+		atk = append(atk, k)
+		require.LessOrEqual(t, b.Peak(), b.Limit())
+	}
+	growth := liveHeap() - heap0
+	t.Logf("64 associations, one address: %d aborted, %d octets charged of %d (peak %d, %d refused); live heap +%d (%.2fx the budget)",
+		aborted, b.Used(), b.Limit(), b.Peak(), b.Refused(), growth, float64(growth)/float64(limit))
+	assert.GreaterOrEqual(t, aborted, 64-limit/(share*9/10), "those beyond the budget aborted")
+	assert.LessOrEqual(t, growth, int64(2*limit), "live heap within twice the budget")
+
+	ft := newFake(64)
+	ft.raddr = &net.UDPAddr{IP: net.IPv4(198, 51, 100, 7), Port: 5000}
+	a := NewAssociation(ft, Config{KeepIdle: true, Budget: b})
+	defer a.Close()
+	s, h := passiveSession(t, a, ft, 5)
+	ft.injectSeg(5, 2, []byte("second")) // early: held, charged
+	assert.Positive(t, a.Stats().HeldBytes)
+	ft.injectSeg(5, 1, []byte("first"))
+	h.waitCount(t, 2)
+	assert.Equal(t, [][]byte{[]byte("first"), []byte("second")}, h.segs)
+	require.NoError(t, s.SendSegment([]byte{0xC0}, []byte("write")))
+	m := ft.next(t)
+	assert.Equal(t, append([]byte{0, 1, 0xC0}, "write"...), m.b)
+	assert.NoError(t, a.Err())
+
+	for _, k := range atk {
+		_ = k.a.Abort()
+	}
+	require.NoError(t, a.Close())
+	assert.Zero(t, b.Used(), "the budget back to zero")
+}
