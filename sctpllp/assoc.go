@@ -25,34 +25,34 @@ const (
 	// DefaultMaxPendingInitiates is the default limit of Initiates waiting
 	// for the ULP (RFC 5043 §6.4).
 	DefaultMaxPendingInitiates = 64
-	// DefaultMaxHeldBytes bounds what one stream holds for re-sequencing
+	// defaultMaxHeldBytes bounds what one stream holds for re-sequencing
 	// and before Start, charged as held (buffer size classes, ring,
 	// bookkeeping): the association's share (docs/security.md, "DDP
 	// re-sequencer").
-	DefaultMaxHeldBytes = DefaultMaxHeldAssocBytes
-	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: twice
+	defaultMaxHeldBytes = defaultMaxHeldAssocBytes
+	// defaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: twice
 	// what loss recovery held over sctp-native on loopback (7.7 MB), and
 	// the per-address share holds sctp's 64 associations per address to
-	// DefaultMaxHeldAddrBytes: with sctp's own 4 MiB receive buffer each,
+	// defaultMaxHeldAddrBytes: with sctp's own 4 MiB receive buffer each,
 	// one address charges at most 320 MiB of membudget.DefaultLimit
 	// (docs/security.md, "DDP re-sequencer").
-	DefaultMaxHeldAssocBytes = 16 << 20
-	// DefaultMaxHeldAddrBytes is Config.MaxHeldAddrBytes's default: all
+	defaultMaxHeldAssocBytes = 16 << 20
+	// defaultMaxHeldAddrBytes is Config.MaxHeldAddrBytes's default: all
 	// the associations from one peer IP address together, 1/8 of
 	// membudget.DefaultLimit.
-	DefaultMaxHeldAddrBytes = 64 << 20
-	// DefaultMaxGapTime is Config.MaxGapTime's default: three successive
+	defaultMaxHeldAddrBytes = 64 << 20
+	// defaultMaxGapTime is Config.MaxGapTime's default: three successive
 	// T3-rtx of the missing chunk at RTO.Min (1+2+4 s) fit in it, and a
 	// stalled gap frees its memory within DefaultIdleTimeout.
-	DefaultMaxGapTime = 10 * time.Second
+	defaultMaxGapTime = 10 * time.Second
 	// DefaultIdleTimeout is Config.IdleTimeout for accepted associations.
 	DefaultIdleTimeout = 10 * time.Second
-	// DefaultQuietTime is how long a stream identifier stays quarantined
+	// defaultQuietTime is how long a stream identifier stays quarantined
 	// after this side's final chunk when the peer's final chunk is not
 	// seen (RFC 5043 §6.6).
-	DefaultQuietTime = 2 * time.Second
-	// DefaultLinger is how long Close waits for the peer's Terminate.
-	DefaultLinger = 5 * time.Second
+	defaultQuietTime = 2 * time.Second
+	// defaultLinger is how long Close waits for the peer's Terminate.
+	defaultLinger = 5 * time.Second
 )
 
 // Config configures the adaptation. Zero fields take the defaults.
@@ -75,22 +75,22 @@ type Config struct {
 	// MaxHeldBytes bounds, per stream, the memory held for early chunks
 	// (re-sequencing, RFC 5043 §10) plus segments received before Start,
 	// charged as held: buffer size classes and bookkeeping, not payload.
-	// A stream that exceeds it is terminated (ErrHeldLimit).
+	// A stream that exceeds it is terminated (errHeldLimit).
 	MaxHeldBytes int
 	// MaxHeldAssocBytes is the association's share of Budget for what its
-	// streams hold together (default DefaultMaxHeldAssocBytes): a peer
+	// streams hold together (default defaultMaxHeldAssocBytes): a peer
 	// spreading DDP-SSN gaps over many streams cannot hold MaxHeldBytes on
 	// each. MaxHeldAddrBytes bounds all the associations from one peer IP
-	// address together (default DefaultMaxHeldAddrBytes; negative: no
+	// address together (default defaultMaxHeldAddrBytes; negative: no
 	// such bound). A charge beyond either, or beyond Budget, aborts the
-	// association (ErrMemoryShare, AssocStats.ShareAborts).
+	// association (errMemoryShare, AssocStats.ShareAborts).
 	MaxHeldAssocBytes int
 	MaxHeldAddrBytes  int
 	// Budget is the process-wide budget the shares draw on; nil:
 	// membudget.Process.
 	Budget *membudget.Budget
 	// MaxGapTime bounds how long a stream waits for a missing DDP-SSN
-	// while later chunks are held (default DefaultMaxGapTime); then the
+	// while later chunks are held (default defaultMaxGapTime); then the
 	// stream is terminated and its held chunks freed.
 	MaxGapTime time.Duration
 	// IdleTimeout closes (aborts) the association once no session has
@@ -99,9 +99,9 @@ type Config struct {
 	// NewAssociation and Dial, DefaultIdleTimeout for associations a
 	// Listener accepts; negative, no limit.
 	IdleTimeout time.Duration
-	// QuietTime: see DefaultQuietTime.
+	// QuietTime: see defaultQuietTime.
 	QuietTime time.Duration
-	// Linger: see DefaultLinger.
+	// Linger: see defaultLinger.
 	Linger time.Duration
 	// KeepIdle keeps the association up when every session has ended.
 	// By default the association is shut down once every stream that
@@ -132,25 +132,25 @@ func (c Config) withDefaults() Config {
 		c.MaxPendingInitiates = DefaultMaxPendingInitiates
 	}
 	if c.MaxHeldBytes <= 0 {
-		c.MaxHeldBytes = DefaultMaxHeldBytes
+		c.MaxHeldBytes = defaultMaxHeldBytes
 	}
 	if c.MaxHeldAssocBytes <= 0 {
-		c.MaxHeldAssocBytes = DefaultMaxHeldAssocBytes
+		c.MaxHeldAssocBytes = defaultMaxHeldAssocBytes
 	}
 	if c.MaxHeldAddrBytes == 0 {
-		c.MaxHeldAddrBytes = DefaultMaxHeldAddrBytes
+		c.MaxHeldAddrBytes = defaultMaxHeldAddrBytes
 	}
 	if c.Budget == nil {
 		c.Budget = membudget.Process
 	}
 	if c.MaxGapTime <= 0 {
-		c.MaxGapTime = DefaultMaxGapTime
+		c.MaxGapTime = defaultMaxGapTime
 	}
 	if c.QuietTime <= 0 {
-		c.QuietTime = DefaultQuietTime
+		c.QuietTime = defaultQuietTime
 	}
 	if c.Linger <= 0 {
-		c.Linger = DefaultLinger
+		c.Linger = defaultLinger
 	}
 	return c
 }
@@ -211,7 +211,7 @@ type Association struct {
 	// nil: no limit.
 	opening chan struct{}
 	held    heldAccount // what the streams hold for the peer (heldmem.go)
-	grace   shrinkGrace // see ShrinkGrace
+	grace   shrinkGrace // see shrinkGraceTime
 	// shareErr: the association is aborted for its memory share
 	// (overShare); idleGraced: idleExpired gave early chunks their
 	// QuietTime once. Guarded by mu.
@@ -375,7 +375,7 @@ func (a *Association) MULPDU() int {
 }
 
 // segmentLimit is the largest DDP segment SendSegment accepts now: the
-// MULPDU, or the previous one for ShrinkGrace after the path shrank.
+// MULPDU, or the previous one for shrinkGraceTime after the path shrank.
 func (a *Association) segmentLimit() int { return a.grace.limit(a.MULPDU()) }
 
 // checkSegment refuses a segment of n octets above segmentLimit.
@@ -403,7 +403,7 @@ func (a *Association) Err() error {
 
 // Dropped returns the number of chunks dropped because their stream
 // identifier is outside NumStreams.
-func (a *Association) Dropped() uint64 { return a.dropped.Load() }
+func (a *Association) droppedChunks() uint64 { return a.dropped.Load() }
 
 func (a *Association) slot(sid uint16) *slot {
 	if sl := a.slots[sid].Load(); sl != nil {
@@ -438,7 +438,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	if int(sid) >= a.n {
 		return nil, fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
 	}
-	c := Control{Function: FuncInitiate, PrivateData: req.PrivateData}
+	c := controlMsg{Function: FuncInitiate, PrivateData: req.PrivateData}
 	if req.Enhanced {
 		if req.IRD < 0 || req.IRD > iwarp.NoNegotiation || req.ORD < 0 || req.ORD > iwarp.NoNegotiation {
 			return nil, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, req.IRD, req.ORD)
@@ -446,7 +446,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 		c.Function = FuncEnhancedInitiate
 		c.IRDORD = iwarp.IRDORD{PeerToPeer: req.PeerToPeer, RTR: req.RTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}.Wire()
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	if a.isEnded() {
@@ -518,7 +518,7 @@ func (a *Association) Accept(ctx context.Context) (*Incoming, error) {
 }
 
 // MarkErroneous labels stream sid erroneous (RFC 5040 §7): its session
-// ends (HandleClosed with an error wrapping ErrErroneous, a Session
+// ends (HandleClosed with an error wrapping errErroneous, a Session
 // Terminate to the peer), no further data is sent or delivered on it, and
 // the identifier is never used again on this association. When every
 // stream that carried a session is closed or erroneous the association is
@@ -536,7 +536,7 @@ func (a *Association) MarkErroneous(sid uint16) error {
 	sl.mu.Unlock()
 	if s != nil && !s.closePending.Load() {
 		s.requestTerminate()
-		s.finish(fmt.Errorf("%w: %w: stream %d", llp.ErrClosed, ErrErroneous, sid))
+		s.finish(fmt.Errorf("%w: %w: stream %d", llp.ErrClosed, errErroneous, sid))
 	}
 	return nil
 }
@@ -635,8 +635,8 @@ func (a *Association) incomingDone() {
 // Accept by Session.offerIncoming once the chunks processed together with
 // the Initiate are done, so an Initiate withdrawn by a Terminate that
 // arrived before it is never offered.
-func (a *Association) onInitiate(s *Session, c Control) error {
-	s.params.Enhanced = c.Function.Enhanced()
+func (a *Association) onInitiate(s *Session, c controlMsg) error {
+	s.params.Enhanced = c.Function.isEnhanced()
 	s.params.PeerIRDORD = c.IRDORD
 	s.params.PeerPrivateData = append([]byte(nil), c.PrivateData...)
 	in := &Incoming{s: s, StreamID: s.sid, Enhanced: s.params.Enhanced, IRDORD: c.IRDORD,
@@ -730,12 +730,12 @@ func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 			return sc.SSN, unboundSegment
 		}
 	case backend.PPIDControl:
-		c, _, err := ParseControl(b)
+		c, _, err := parseControl(b)
 		switch {
 		case err != nil:
 		case c.Function == FuncTerminate:
 			return c.SSN, unboundTerminate
-		case c.Function.Base() == FuncInitiate:
+		case c.Function.base() == FuncInitiate:
 			return c.SSN, unboundInitiate
 		default:
 			return c.SSN, unboundControl
@@ -776,7 +776,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	// hosts, once per message) is read only for one that is done.
 	if cur != nil && (cur.st() != ssDone || !cur.over(time.Now(), a.cfg.QuietTime)) {
 		if len(b) < pmtu.DDPSSNLen {
-			cur.fail(&ProtocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: ErrTruncated})
+			cur.fail(&protocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: errTruncated})
 			return cur
 		}
 		cur.receive(ppid, b)
@@ -808,7 +808,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	s := newSession(a, sl, false)
 	s.mu.Lock()
 	s.setState(ssDone)
-	s.closeErr = &ProtocolError{StreamID: sl.sid, Reason: "chunk on a stream without a session"}
+	s.closeErr = &protocolError{StreamID: sl.sid, Reason: "chunk on a stream without a session"}
 	s.closePending.Store(true)
 	s.mu.Unlock()
 	sl.mu.Lock()

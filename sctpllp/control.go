@@ -32,16 +32,16 @@ const (
 )
 
 // Valid reports whether f is one of the seven defined function codes.
-func (f FunctionCode) Valid() bool { return f >= FuncInitiate && f <= FuncEnhancedReject }
+func (f FunctionCode) isValid() bool { return f >= FuncInitiate && f <= FuncEnhancedReject }
 
 // Enhanced reports whether f is one of the RFC 6581 enhanced codes, whose
 // private data begins with the IRD/ORD word.
-func (f FunctionCode) Enhanced() bool { return f >= FuncEnhancedInitiate && f <= FuncEnhancedReject }
+func (f FunctionCode) isEnhanced() bool { return f >= FuncEnhancedInitiate && f <= FuncEnhancedReject }
 
 // Base maps an enhanced code to its RFC 5043 counterpart (Enhanced Initiate
 // to Initiate, ...); other codes are returned unchanged.
-func (f FunctionCode) Base() FunctionCode {
-	if f.Enhanced() {
+func (f FunctionCode) base() FunctionCode {
+	if f.isEnhanced() {
 		return f - 4
 	}
 	return f
@@ -68,12 +68,12 @@ func (f FunctionCode) String() string {
 	return fmt.Sprintf("FunctionCode(%#04x)", uint16(f))
 }
 
-// MaxPrivateData is the largest private data of a session control message,
+// maxPrivateData is the largest private data of a session control message,
 // the enhanced IRD/ORD word included (RFC 5043 §5.2.3, RFC 6581 §7).
-const MaxPrivateData = 512
+const maxPrivateData = 512
 
-// ControlHeaderLen is the length of the DDP-SSN and function code fields.
-const ControlHeaderLen = 4
+// controlHeaderLen is the length of the DDP-SSN and function code fields.
+const controlHeaderLen = 4
 
 // Control is the payload of a DDP Stream Session Control chunk, PPID 17
 // (RFC 5043 §5.2.3):
@@ -96,7 +96,7 @@ const ControlHeaderLen = 4
 // initiator what it requires. The Enhanced Reject is the SCTP form of that
 // rejecting enhanced Reply, so this package sends and requires the word in
 // all three enhanced codes, with the same layout as MPA (A|B|IRD, C|D|ORD).
-type Control struct {
+type controlMsg struct {
 	// SSN is the DDP Source Sequence Number (RFC 5043 §5.2.1).
 	SSN uint16
 	// Function is the function code.
@@ -105,40 +105,40 @@ type Control struct {
 	// only when Function.Enhanced().
 	IRDORD iwarp.IRDORD
 	// PrivateData is the ULP private data (after the IRD/ORD word for the
-	// enhanced codes). Absent (nil) in a Terminate. After ParseControl it
+	// enhanced codes). Absent (nil) in a Terminate. After parseControl it
 	// aliases the parsed buffer.
 	PrivateData []byte
 }
 
-// ParseControl parses a DDP Stream Session Control chunk payload, which is
-// all of b. It rejects unknown function codes (*UnknownFunctionError),
-// private data longer than 512 octets (ErrPrivateDataTooLong), a Terminate
-// with private data (ErrTerminateWithData) and an enhanced message without
-// the IRD/ORD word (ErrMissingIRDORD).
-func ParseControl(b []byte) (Control, int, error) {
-	if len(b) < ControlHeaderLen {
-		return Control{}, 0, fmt.Errorf("%w: session control of %d octets", ErrTruncated, len(b))
+// parseControl parses a DDP Stream Session Control chunk payload, which is
+// all of b. It rejects unknown function codes (*unknownFunctionError),
+// private data longer than 512 octets (errPrivateDataTooLong), a Terminate
+// with private data (errTerminateWithData) and an enhanced message without
+// the IRD/ORD word (errMissingIRDORD).
+func parseControl(b []byte) (controlMsg, int, error) {
+	if len(b) < controlHeaderLen {
+		return controlMsg{}, 0, fmt.Errorf("%w: session control of %d octets", errTruncated, len(b))
 	}
-	c := Control{
+	c := controlMsg{
 		SSN:      binary.BigEndian.Uint16(b),
 		Function: FunctionCode(binary.BigEndian.Uint16(b[2:])),
 	}
-	pd := b[ControlHeaderLen:]
-	if !c.Function.Valid() {
-		return Control{}, 0, &UnknownFunctionError{Code: c.Function}
+	pd := b[controlHeaderLen:]
+	if !c.Function.isValid() {
+		return controlMsg{}, 0, &unknownFunctionError{Code: c.Function}
 	}
-	if len(pd) > MaxPrivateData {
-		return Control{}, 0, fmt.Errorf("%w: %d octets in %v", ErrPrivateDataTooLong, len(pd), c.Function)
+	if len(pd) > maxPrivateData {
+		return controlMsg{}, 0, fmt.Errorf("%w: %d octets in %v", errPrivateDataTooLong, len(pd), c.Function)
 	}
 	switch {
 	case c.Function == FuncTerminate:
 		if len(pd) != 0 {
-			return Control{}, 0, fmt.Errorf("%w: %d octets", ErrTerminateWithData, len(pd))
+			return controlMsg{}, 0, fmt.Errorf("%w: %d octets", errTerminateWithData, len(pd))
 		}
-	case c.Function.Enhanced():
+	case c.Function.isEnhanced():
 		w, n, err := iwarp.ParseIRDORD(pd)
 		if err != nil {
-			return Control{}, 0, fmt.Errorf("%w: %v: %w", ErrMissingIRDORD, c.Function, err)
+			return controlMsg{}, 0, fmt.Errorf("%w: %v: %w", errMissingIRDORD, c.Function, err)
 		}
 		c.IRDORD = w
 		c.PrivateData = pd[n:]
@@ -149,9 +149,9 @@ func ParseControl(b []byte) (Control, int, error) {
 }
 
 // Len returns the encoded length of the message.
-func (c Control) Len() int {
-	n := ControlHeaderLen + len(c.PrivateData)
-	if c.Function.Enhanced() {
+func (c controlMsg) wireLen() int {
+	n := controlHeaderLen + len(c.PrivateData)
+	if c.Function.isEnhanced() {
 		n += iwarp.IRDORDLen
 	}
 	return n
@@ -160,17 +160,17 @@ func (c Control) Len() int {
 // Validate reports whether c can be sent: a defined function code, no
 // private data in a Terminate, at most 512 octets of private data
 // including the IRD/ORD word, and IRD/ORD values that fit 14 bits.
-func (c Control) Validate() error {
-	if !c.Function.Valid() {
-		return &UnknownFunctionError{Code: c.Function}
+func (c controlMsg) validate() error {
+	if !c.Function.isValid() {
+		return &unknownFunctionError{Code: c.Function}
 	}
 	if c.Function == FuncTerminate && len(c.PrivateData) != 0 {
-		return ErrTerminateWithData
+		return errTerminateWithData
 	}
-	if c.Len()-ControlHeaderLen > MaxPrivateData {
-		return fmt.Errorf("%w: %d octets", ErrPrivateDataTooLong, c.Len()-ControlHeaderLen)
+	if c.wireLen()-controlHeaderLen > maxPrivateData {
+		return fmt.Errorf("%w: %d octets", errPrivateDataTooLong, c.wireLen()-controlHeaderLen)
 	}
-	if c.Function.Enhanced() {
+	if c.Function.isEnhanced() {
 		return c.IRDORD.Validate()
 	}
 	return nil
@@ -178,11 +178,11 @@ func (c Control) Validate() error {
 
 // Append appends the encoded message to b. It allocates nothing when b has
 // capacity for Len more octets. Append does not validate; call Validate
-// first for values that did not come from ParseControl.
-func (c Control) Append(b []byte) []byte {
+// first for values that did not come from parseControl.
+func (c controlMsg) appendTo(b []byte) []byte {
 	b = binary.BigEndian.AppendUint16(b, c.SSN)
 	b = binary.BigEndian.AppendUint16(b, uint16(c.Function))
-	if c.Function.Enhanced() {
+	if c.Function.isEnhanced() {
 		b = c.IRDORD.Append(b)
 	}
 	return append(b, c.PrivateData...)

@@ -73,8 +73,8 @@ func (f *fakeTransport) end(err error) {
 }
 
 // inject delivers a control message from the peer.
-func (f *fakeTransport) injectCtl(sid uint16, c Control) {
-	f.fn(sid, backend.PPIDControl, c.Append(nil))
+func (f *fakeTransport) injectCtl(sid uint16, c controlMsg) {
+	f.fn(sid, backend.PPIDControl, c.appendTo(nil))
 }
 
 func (f *fakeTransport) injectSeg(sid uint16, ssn uint16, seg []byte) {
@@ -92,11 +92,11 @@ func (f *fakeTransport) next(t *testing.T) fakeMsg {
 	}
 }
 
-func (f *fakeTransport) nextCtl(t *testing.T) (uint16, Control) {
+func (f *fakeTransport) nextCtl(t *testing.T) (uint16, controlMsg) {
 	t.Helper()
 	m := f.next(t)
 	require.Equal(t, backend.PPIDControl, m.ppid)
-	c, _, err := ParseControl(m.b)
+	c, _, err := parseControl(m.b)
 	require.NoError(t, err)
 	return m.sid, c
 }

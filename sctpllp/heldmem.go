@@ -54,7 +54,7 @@ type heldAccount struct {
 	done bool
 }
 
-// charge takes n octets, or returns an error wrapping ErrMemoryShare and
+// charge takes n octets, or returns an error wrapping errMemoryShare and
 // membudget.ErrExhausted.
 func (h *heldAccount) charge(n int) error {
 	if h == nil || n <= 0 {
@@ -63,12 +63,12 @@ func (h *heldAccount) charge(n int) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.over || h.done {
-		return fmt.Errorf("%w: the association is over its share", ErrMemoryShare)
+		return fmt.Errorf("%w: the association is over its share", errMemoryShare)
 	}
 	if h.addr != nil && !h.addr.take(int64(n)) {
 		h.over = true
 		return fmt.Errorf("%w: its peer address holds %d octets, %d more do not fit in %d (Config.MaxHeldAddrBytes; %w)",
-			ErrMemoryShare, h.addr.held.Load(), n, h.addr.limit, membudget.ErrExhausted)
+			errMemoryShare, h.addr.held.Load(), n, h.addr.limit, membudget.ErrExhausted)
 	}
 	if err := h.acct.Charge(n); err != nil {
 		if h.addr != nil {
@@ -77,7 +77,7 @@ func (h *heldAccount) charge(n int) error {
 		h.over = true
 		b := h.acct.Budget()
 		return fmt.Errorf("%w: it holds %d octets, %d more do not fit in its share of %d (Config.MaxHeldAssocBytes) or the process budget (%d of %d used): %w",
-			ErrMemoryShare, h.acct.Held(), n, h.acct.Limit(), b.Used(), b.Limit(), err)
+			errMemoryShare, h.acct.Held(), n, h.acct.Limit(), b.Used(), b.Limit(), err)
 	}
 	h.held += int64(n)
 	return nil
@@ -213,7 +213,7 @@ func (s *addrShare) drop() {
 }
 
 // overShare aborts the association whose charge did not fit its share
-// (err wraps ErrMemoryShare): counted, and the cause of Err and of every
+// (err wraps errMemoryShare): counted, and the cause of Err and of every
 // session's end. Called from the receive path: the ABORT is sent from
 // another goroutine.
 func (a *Association) overShare(err error) {
@@ -235,5 +235,5 @@ func (a *Association) overShare(err error) {
 var shareAborts atomic.Uint64
 
 // ShareAborts is the number of associations this process aborted because
-// what they made it hold did not fit their share (ErrMemoryShare).
-func ShareAborts() uint64 { return shareAborts.Load() }
+// what they made it hold did not fit their share (errMemoryShare).
+func processShareAborts() uint64 { return shareAborts.Load() }

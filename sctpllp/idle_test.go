@@ -146,7 +146,7 @@ func TestIdle_StalledSessionClosed(t *testing.T) {
 			_, h := passiveSession(t, a, ft, 1)
 			ft.injectSeg(1, 3, make([]byte, 100)) // DDP-SSN 1 and 2 never come
 			assert.Positive(t, b.Used())
-			require.ErrorIs(t, h.waitClosed(t), ErrHeldLimit)
+			require.ErrorIs(t, h.waitClosed(t), errHeldLimit)
 			select {
 			case <-a.Done():
 			case <-time.After(10 * time.Second):

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// ShrinkGrace is how long after the path shrank a DDP segment built for
+// shrinkGraceTime is how long after the path shrank a DDP segment built for
 // the previous, larger MULPDU is still accepted by Session.SendSegment.
 //
 // A DDP sender reads MULPDU once per segment (RFC 5041 §5.2: segments
@@ -19,7 +19,7 @@ import (
 // RFC 8899 §5.4 allows while a path shrinks. Segments above the previous
 // MULPDU, and any oversize segment after the grace, are still refused
 // with llp.ErrSegmentTooLarge (RFC 5043 §9).
-const ShrinkGrace = 500 * time.Millisecond
+const shrinkGraceTime = 500 * time.Millisecond
 
 // shrinkGrace remembers the last MULPDU reported and, after a decrease,
 // the previous value until the grace ends. Every DDP segment passes
@@ -42,7 +42,7 @@ func (g *shrinkGrace) observe(m int) {
 	g.mu.Lock()
 	if last := int(g.last.Load()); last != 0 && m < last {
 		g.prev = max(last, g.prev)
-		g.until = g.clock().Add(ShrinkGrace)
+		g.until = g.clock().Add(shrinkGraceTime)
 		g.grace.Store(true)
 	}
 	g.last.Store(int64(m))

@@ -153,7 +153,7 @@ func TestPion_InitiateAcceptPrivateData_RFC5043_5_2_3(t *testing.T) {
 		cs.Start(newRec())
 	}
 	_, err := c.Open(context.Background(), 9, OpenRequest{PrivateData: make([]byte, 513)})
-	assert.ErrorIs(t, err, ErrPrivateDataTooLong)
+	assert.ErrorIs(t, err, errPrivateDataTooLong)
 }
 
 func TestPion_EnhancedIRDORD_RFC6581_9(t *testing.T) {
@@ -272,9 +272,9 @@ func TestPion_IllegalSequenceTerminatesOneSession_RFC5043_6_1(t *testing.T) {
 	_, ss1, ch1, sh1 := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cs2, _, _, sh2 := openPair(t, c, s, 2, OpenRequest{}, AcceptParams{})
 	// A second Initiate on stream 1 with the next DDP-SSN.
-	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, Control{SSN: 1, Function: FuncInitiate}.Append(nil)))
+	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, controlMsg{SSN: 1, Function: FuncInitiate}.appendTo(nil)))
 	err := sh1.waitClosed(t)
-	assert.ErrorIs(t, err, ErrProtocol)
+	assert.ErrorIs(t, err, errProtocol)
 	// The client's session 1 sees the Terminate as a graceful peer end.
 	assert.NoError(t, ch1.waitClosed(t))
 	assert.ErrorIs(t, ss1.SendSegment(nil, []byte{1}), llp.ErrClosed)

@@ -96,14 +96,14 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 	}
 	if d > backend.MaxSSNWindow {
 		return fmt.Errorf("%w: DDP-SSN %d, expected %d (duplicate or more than %d ahead)",
-			ErrSSNWindow, ssn, r.next, backend.MaxSSNWindow)
+			errSSNWindow, ssn, r.next, backend.MaxSSNWindow)
 	}
 	x := r.early // nil until a valid early chunk is held: checks first
 	charged, ringLen := 0, 0
 	if x != nil {
 		ringLen = len(x.ring)
 		if int(d) < ringLen && x.ring[int(ssn)&(ringLen-1)].buf != nil {
-			return fmt.Errorf("%w: duplicate DDP-SSN %d", ErrSSNWindow, ssn)
+			return fmt.Errorf("%w: duplicate DDP-SSN %d", errSSNWindow, ssn)
 		}
 		charged = x.charged
 	}
@@ -118,7 +118,7 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 	}
 	if charged+cost > int(r.maxHeld) {
 		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d (Config.MaxHeldBytes)",
-			ErrHeldLimit, charged, cost, ssn, r.maxHeld)
+			errHeldLimit, charged, cost, ssn, r.maxHeld)
 	}
 	if err := r.acct.charge(cost); err != nil {
 		return err

@@ -66,11 +66,11 @@ func TestReorder_Wraparound(t *testing.T) {
 func TestReorder_WindowViolations_RFC5043_10(t *testing.T) {
 	r := newReorder(&recSink{}, 1<<20, nil)
 	require.NoError(t, r.push(backend.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(backend.MaxSSNWindow)), "exactly 32767 ahead is legal")
-	assert.ErrorIs(t, r.push(backend.MaxSSNWindow+1, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow)
-	assert.ErrorIs(t, r.push(backend.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "duplicate of held")
+	assert.ErrorIs(t, r.push(backend.MaxSSNWindow+1, backend.PPIDSegment, chunkWithSSN(0)), errSSNWindow)
+	assert.ErrorIs(t, r.push(backend.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(0)), errSSNWindow, "duplicate of held")
 	require.NoError(t, r.push(0, backend.PPIDSegment, chunkWithSSN(0)))
-	assert.ErrorIs(t, r.push(0, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "already delivered")
-	assert.ErrorIs(t, r.push(65535, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "behind")
+	assert.ErrorIs(t, r.push(0, backend.PPIDSegment, chunkWithSSN(0)), errSSNWindow, "already delivered")
+	assert.ErrorIs(t, r.push(65535, backend.PPIDSegment, chunkWithSSN(0)), errSSNWindow, "behind")
 	r.release()
 }
 
@@ -82,7 +82,7 @@ func TestReorder_HeldLimit(t *testing.T) {
 	require.NoError(t, r.push(1, backend.PPIDSegment, make([]byte, 60)))
 	_, oct := r.pending()
 	assert.Equal(t, first, oct)
-	assert.ErrorIs(t, r.push(2, backend.PPIDSegment, make([]byte, 513)), ErrHeldLimit, "a 1 KiB buffer does not fit")
+	assert.ErrorIs(t, r.push(2, backend.PPIDSegment, make([]byte, 513)), errHeldLimit, "a 1 KiB buffer does not fit")
 	require.NoError(t, r.push(2, backend.PPIDSegment, make([]byte, 40)))
 	_, oct = r.pending()
 	assert.Equal(t, first+bufCost(40), oct)
@@ -163,7 +163,7 @@ func TestReorder_InOrderHoldsNoEarlyState(t *testing.T) {
 	// nothing; a valid one makes it; the gap closes and the state stays,
 	// empty.
 	small := newReorder(&recSink{}, 4, nil)
-	require.ErrorIs(t, small.push(2, 16, chunkWithSSN(2, 1, 2, 3, 4)), ErrHeldLimit)
+	require.ErrorIs(t, small.push(2, 16, chunkWithSSN(2, 1, 2, 3, 4)), errHeldLimit)
 	assert.Nil(t, small.early, "a refused early chunk commits nothing")
 	require.NoError(t, r.push(6, 16, chunkWithSSN(6, 6)))
 	require.NotNil(t, r.early)
@@ -199,7 +199,7 @@ func FuzzReorder(f *testing.F) {
 			body := chunkWithSSN(ssn, make([]byte, int(ops[i+1])*8)...)
 			err := r.push(ssn, backend.PPIDSegment, body)
 			if err != nil {
-				require.True(t, errors.Is(err, ErrSSNWindow) || errors.Is(err, ErrHeldLimit), "%v", err)
+				require.True(t, errors.Is(err, errSSNWindow) || errors.Is(err, errHeldLimit), "%v", err)
 			}
 			_, oct := r.pending()
 			require.Equal(t, int64(oct), b.Used())

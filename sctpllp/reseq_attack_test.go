@@ -157,7 +157,7 @@ func newReseqAttack(t *testing.T, cfg Config, raddr net.Addr, seed uint64) *rese
 		s := &atkStream{sid: sid, kind: atkNoInitiate, next: 0, hi: 1}
 		if sid < 48 {
 			s.kind = [3]int{atkStarted, atkQueued, atkUndecided}[sid%3]
-			ft.injectCtl(sid, Control{SSN: 0, Function: FuncInitiate})
+			ft.injectCtl(sid, controlMsg{SSN: 0, Function: FuncInitiate})
 			s.next, s.hi = 1, 2
 		}
 		k.streams = append(k.streams, s)
@@ -212,11 +212,11 @@ func (k *reseqAttack) fill(target int64) bool {
 // chunks before an Initiate from one association (default configuration,
 // membudget.Process): the live heap grows by at most twice the share it is
 // charged against; beyond the share the association is aborted with
-// ErrMemoryShare, and the process budget comes back to where it was.
+// errMemoryShare, and the process budget comes back to where it was.
 func TestAttack_OneAssociation_HeldMemoryWithinTwiceShare(t *testing.T) {
 	t.Cleanup(dropHeap)
 	base := membudget.Process.Used()
-	share := int64(DefaultMaxHeldAssocBytes)
+	share := int64(defaultMaxHeldAssocBytes)
 	heap0 := liveHeap()
 	k := newReseqAttack(t, Config{}, nil, 1)
 	require.False(t, k.fill(share*9/10), "aborted below 90%% of its share: %v", k.a.Err())
@@ -228,7 +228,7 @@ func TestAttack_OneAssociation_HeldMemoryWithinTwiceShare(t *testing.T) {
 	assert.LessOrEqual(t, membudget.Process.Used()-base, share)
 
 	require.True(t, k.fill(2*share), "the association goes over its share")
-	require.ErrorIs(t, k.a.Err(), ErrMemoryShare)
+	require.ErrorIs(t, k.a.Err(), errMemoryShare)
 	assert.Equal(t, uint64(1), k.a.Stats().ShareAborts)
 	assert.Equal(t, base, membudget.Process.Used(), "the process budget back to its baseline")
 }
@@ -248,20 +248,20 @@ func TestAttack_64AssociationsOneAddress(t *testing.T) {
 	aborted := 0
 	for i := range 64 {
 		k := newReseqAttack(t, Config{}, evil, uint64(i))
-		if k.fill(DefaultMaxHeldAssocBytes * 9 / 10) {
-			require.ErrorIs(t, k.a.Err(), ErrMemoryShare)
+		if k.fill(defaultMaxHeldAssocBytes * 9 / 10) {
+			require.ErrorIs(t, k.a.Err(), errMemoryShare)
 			aborted++
 		}
 		atk = append(atk, k)
 		require.Less(t, membudget.Process.Used(), membudget.Process.Limit())
-		require.LessOrEqual(t, membudget.Process.Used()-base, int64(DefaultMaxHeldAddrBytes))
+		require.LessOrEqual(t, membudget.Process.Used()-base, int64(defaultMaxHeldAddrBytes))
 	}
 	used := membudget.Process.Used() - base
 	growth := liveHeap() - heap0
 	t.Logf("64 associations from one address: %d aborted for their share, %d octets charged (address share %d), live heap +%d",
-		aborted, used, DefaultMaxHeldAddrBytes, growth)
+		aborted, used, defaultMaxHeldAddrBytes, growth)
 	assert.Positive(t, aborted, "the address share stopped some")
-	assert.LessOrEqual(t, growth, 2*int64(DefaultMaxHeldAddrBytes))
+	assert.LessOrEqual(t, growth, 2*int64(defaultMaxHeldAddrBytes))
 
 	// A fresh client from another address.
 	ft := newFake(64)

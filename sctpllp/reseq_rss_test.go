@@ -55,7 +55,7 @@ func dialEarlyPeer(ctx context.Context, t *testing.T, addr string, sessions int)
 	tr.Start(func(uint16, uint32, []byte) {}, func(error) { close(p.done) })
 	t.Cleanup(p.close)
 	for sid := 1; sid <= sessions; sid++ {
-		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, Control{Function: FuncInitiate}.Append(nil)))
+		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, controlMsg{Function: FuncInitiate}.appendTo(nil)))
 	}
 	return p
 }
@@ -153,8 +153,8 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 
 	// Just under the share each: 16 streams of perStream segments of 536
 	// octets charged, their rings and bookkeeping.
-	perStream := DefaultMaxHeldAssocBytes / (sessions * bufCost(23))
-	for sessions*(perStream*bufCost(23)+ringFor(uint16(perStream))*heldEntryCost+earlyCost) > DefaultMaxHeldAssocBytes-64<<10 {
+	perStream := defaultMaxHeldAssocBytes / (sessions * bufCost(23))
+	for sessions*(perStream*bufCost(23)+ringFor(uint16(perStream))*heldEntryCost+earlyCost) > defaultMaxHeldAssocBytes-64<<10 {
 		perStream--
 	}
 	total := 0
@@ -189,8 +189,8 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 	}
 	mu.Unlock()
 	t.Logf("%d associations x %d sessions from one address: %d early 21-octet segments sent (%.1f MB of DATA chunks); %d associations aborted for their share; %d octets charged by the re-sequencers (address share %d; the process budget %d); live heap +%d, RSS +%d over the same associations idle",
-		peers, sessions, total, float64(total*(21+2+16))/1e6, ended, used, DefaultMaxHeldAddrBytes, procUsed, heap2-heap1, rss2-rss1)
-	assert.LessOrEqual(t, used, int64(DefaultMaxHeldAddrBytes))
+		peers, sessions, total, float64(total*(21+2+16))/1e6, ended, used, defaultMaxHeldAddrBytes, procUsed, heap2-heap1, rss2-rss1)
+	assert.LessOrEqual(t, used, int64(defaultMaxHeldAddrBytes))
 	assert.Less(t, procUsed, membudget.Process.Limit())
 	assert.Positive(t, ended, "the address share aborted the associations beyond it")
 	// The live heap also holds what package sctp keeps of the traffic

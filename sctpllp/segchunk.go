@@ -32,7 +32,7 @@ type SegmentChunk struct {
 // the DDP receiver.
 func ParseSegmentChunk(b []byte) (SegmentChunk, int, error) {
 	if len(b) < pmtu.DDPSSNLen {
-		return SegmentChunk{}, 0, fmt.Errorf("%w: DDP segment chunk of %d octets", ErrTruncated, len(b))
+		return SegmentChunk{}, 0, fmt.Errorf("%w: DDP segment chunk of %d octets", errTruncated, len(b))
 	}
 	return SegmentChunk{SSN: binary.BigEndian.Uint16(b), Segment: b[pmtu.DDPSSNLen:]}, len(b), nil
 }

@@ -21,8 +21,8 @@ func TestSegmentChunk_RFC5043_5_2_2(t *testing.T) {
 		{name: "ssn 0xBEEF", wire: []byte{0xBE, 0xEF, 0xFF},
 			want: SegmentChunk{SSN: 0xBEEF, Segment: []byte{0xFF}}},
 		{name: "ssn only", wire: []byte{0x7F, 0xFF}, want: SegmentChunk{SSN: 0x7FFF, Segment: []byte{}}},
-		{name: "one octet", wire: []byte{0x01}, wantErr: ErrTruncated},
-		{name: "empty", wire: nil, wantErr: ErrTruncated},
+		{name: "one octet", wire: []byte{0x01}, wantErr: errTruncated},
+		{name: "empty", wire: nil, wantErr: errTruncated},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -229,10 +229,10 @@ func (s *Session) sendErr() error {
 
 // sendControl writes a session control message with the next DDP-SSN; the
 // caller holds txMu.
-func (s *Session) sendControlLocked(c Control) error {
+func (s *Session) sendControlLocked(c controlMsg) error {
 	c.SSN = s.txSSN
-	var buf [ControlHeaderLen + iwarp.IRDORDLen + MaxPrivateData]byte
-	b := c.Append(buf[:0])
+	var buf [controlHeaderLen + iwarp.IRDORDLen + maxPrivateData]byte
+	b := c.appendTo(buf[:0])
 	if err := s.a.t.WriteMsg(s.sid, backend.PPIDControl, b); err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (s *Session) flushTerminate() {
 		send := s.termPending.Swap(false) && !s.termSent
 		if send {
 			s.termSent = true
-			_ = s.sendControlLocked(Control{Function: FuncTerminate})
+			_ = s.sendControlLocked(controlMsg{Function: FuncTerminate})
 		}
 		s.txMu.Unlock()
 		if send {
@@ -450,7 +450,7 @@ func (s *Session) finish(err error) {
 // segments already handed to SendSegment, then the outgoing stream is
 // reset. Segments from the peer are delivered until its Terminate, which
 // ends the session with HandleClosed(nil); without one within
-// Config.Linger the session ends with ErrCloseTimeout.
+// Config.Linger the session ends with errCloseTimeout.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	switch s.st() {
@@ -458,7 +458,7 @@ func (s *Session) Close() error {
 		s.setState(ssLocalClosed)
 		s.linger = time.AfterFunc(s.a.cfg.Linger, func() {
 			if s.st() == ssLocalClosed {
-				s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, ErrCloseTimeout))
+				s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, errCloseTimeout))
 			}
 		})
 		s.mu.Unlock()
@@ -543,12 +543,12 @@ func (s *Session) receive(ppid uint32, b []byte) {
 	}
 	ssn := binary.BigEndian.Uint16(b)
 	err := s.ro.push(ssn, ppid, b)
-	if errors.Is(err, ErrMemoryShare) {
+	if errors.Is(err, errMemoryShare) {
 		s.rxFailed(err)
 	} else if err != nil && !errors.Is(err, errSessionOver) {
-		var pe *ProtocolError
+		var pe *protocolError
 		if !errors.As(err, &pe) {
-			err = &ProtocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
+			err = &protocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
 		}
 		s.fail(err)
 	} else if !s.ro.gapSince().IsZero() && s.gapTimer == nil && s.st() != ssDone {
@@ -561,7 +561,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 // over the association's memory share loses the association (overShare:
 // an ABORT, no Session Terminate), any other error terminates this session.
 func (s *Session) rxFailed(err error) {
-	if errors.Is(err, ErrMemoryShare) {
+	if errors.Is(err, errMemoryShare) {
 		s.a.overShare(err)
 		s.sendClosed.Store(true)
 		s.finish(&AssociationError{Err: fmt.Errorf("%w: %w", llp.ErrAborted, err)})
@@ -590,7 +590,7 @@ func (s *Session) checkGap() {
 	}
 	if fail {
 		s.a.ctr.gapTimeouts.Add(1)
-		s.fail(&ProtocolError{StreamID: s.sid, Err: ErrHeldLimit,
+		s.fail(&protocolError{StreamID: s.sid, Err: errHeldLimit,
 			Reason: fmt.Sprintf("DDP-SSN %d missing for %v while later chunks are held (Config.MaxGapTime, RFC 5043 §10)", s.ro.next, s.a.cfg.MaxGapTime)})
 	}
 	s.sl.rxMu.Unlock()
@@ -660,12 +660,12 @@ func (s *Session) expireEarly() {
 	fresh := s.earlyFresh
 	s.mu.Unlock()
 	onlyTerminates := s.ro.heldAll(func(ppid uint32, chunk []byte) bool {
-		c, _, err := ParseControl(chunk)
+		c, _, err := parseControl(chunk)
 		return ppid == backend.PPIDControl && err == nil && c.Function == FuncTerminate
 	})
 	s.ro.release()
 	if fresh && !onlyTerminates {
-		s.fail(&ProtocolError{StreamID: s.sid,
+		s.fail(&protocolError{StreamID: s.sid,
 			Reason: "chunks on a stream without a session and no Initiate within the quiet time (RFC 5043 §6.1)"})
 	} else {
 		// Nothing to answer: the stream is free at once.
@@ -685,8 +685,8 @@ func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
 	if ppid != backend.PPIDControl {
 		return
 	}
-	c, _, err := ParseControl(b)
-	if err == nil && (c.Function == FuncTerminate || c.Function.Base() == FuncReject) {
+	c, _, err := parseControl(b)
+	if err == nil && (c.Function == FuncTerminate || c.Function.base() == FuncReject) {
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
@@ -710,35 +710,35 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	var (
 		ev   rxEvent
-		ctrl Control
+		ctrl controlMsg
 	)
 	switch ppid {
 	case backend.PPIDSegment:
 		ev = evSegment
 	case backend.PPIDControl:
-		c, _, err := ParseControl(chunk)
+		c, _, err := parseControl(chunk)
 		if err != nil {
-			return &ProtocolError{StreamID: s.sid, Reason: "malformed session control (RFC 5043 §5.2.3)", Err: err}
+			return &protocolError{StreamID: s.sid, Reason: "malformed session control (RFC 5043 §5.2.3)", Err: err}
 		}
 		ctrl = c
 		ev = eventOf(c.Function)
 		s.a.ctr.control(false, c.Function)
 	default:
-		return &ProtocolError{StreamID: s.sid,
+		return &protocolError{StreamID: s.sid,
 			Reason: fmt.Sprintf("PPID %d on a DDP association (RFC 5043 §5.1, §5.2)", ppid)}
 	}
 	st := s.st()
 	if st == ssIdle {
 		s.endEarly() // the chunk with DDP-SSN 0 is here
 	}
-	next, act := transition(st, ev, s.params.Enhanced, ctrl.Function.Enhanced())
+	next, act := transition(st, ev, s.params.Enhanced, ctrl.Function.isEnhanced())
 	switch act {
 	case actViolation:
 		what := "DDP segment"
 		if ev != evSegment {
 			what = ctrl.Function.String()
 		}
-		return &ProtocolError{StreamID: s.sid,
+		return &protocolError{StreamID: s.sid,
 			Reason: fmt.Sprintf("%s with DDP-SSN %d in state %v (RFC 5043 §6.1)", what, ssn, st)}
 	case actDeliver:
 		return s.deliverSegment(chunk[pmtu.DDPSSNLen:])
@@ -775,12 +775,12 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 		var err error
 		switch act {
 		case actRejected:
-			err = &RejectError{StreamID: s.sid, Enhanced: ctrl.Function.Enhanced(), IRDORD: ctrl.IRDORD,
+			err = &RejectError{StreamID: s.sid, Enhanced: ctrl.Function.isEnhanced(), IRDORD: ctrl.IRDORD,
 				PrivateData: append([]byte(nil), ctrl.PrivateData...)}
 		case actNonULPRejected:
 			err = fmt.Errorf("%w: stream %d (RFC 5043 §6.4)", ErrSessionTerminated, s.sid)
 		default:
-			err = fmt.Errorf("%w: stream %d: initiator withdrew", ErrIncomingDone, s.sid)
+			err = fmt.Errorf("%w: stream %d: initiator withdrew", errIncomingDone, s.sid)
 		}
 		// The active side's only chunk was its Initiate; the passive
 		// side that saw a withdrawal sent nothing: either way this side
@@ -825,7 +825,7 @@ func (s *Session) deliverSegment(seg []byte) error {
 		_, held := s.ro.pending()
 		cost := bufCost(len(seg)) + queueEntryCost
 		if held+int(s.queued)+cost > min(s.a.cfg.MaxHeldBytes, math.MaxInt32) {
-			return &ProtocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound (Config.MaxHeldBytes)", Err: ErrHeldLimit}
+			return &protocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound (Config.MaxHeldBytes)", Err: errHeldLimit}
 		}
 		if err := s.a.held.charge(cost); err != nil {
 			return err
@@ -868,24 +868,24 @@ type AcceptParams struct {
 	// PeerToPeer is flag A, RTR flags B–D of the responder's word
 	// (RFC 6581 §9.2). The responder echoes the initiator's A whatever
 	// PeerToPeer says, and PeerToPeer set against an initiator's A of 0 is
-	// an error (ErrConnectionModel): "The responder MUST set Control Flag A
+	// an error (errConnectionModel): "The responder MUST set Control Flag A
 	// to 0 if Control Flag A is 0 in the request". B–D are sent only in the
 	// peer-to-peer model.
 	PeerToPeer bool
 	RTR        iwarp.RTR
 }
 
-// ErrConnectionModel reports an Accept or Reject of an Enhanced Initiate
+// errConnectionModel reports an Accept or Reject of an Enhanced Initiate
 // that asks for the peer-to-peer model when the initiator asked for the
 // client-server one: the responder echoes flag A (RFC 6581 §9.2).
-var ErrConnectionModel = errors.New("sctpllp: the responder must echo the initiator's connection model")
+var errConnectionModel = errors.New("sctpllp: the responder must echo the initiator's connection model")
 
 func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
 	if p.IRD < 0 || p.IRD > iwarp.NoNegotiation || p.ORD < 0 || p.ORD > iwarp.NoNegotiation {
 		return iwarp.IRDORD{}, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, p.IRD, p.ORD)
 	}
 	if p.PeerToPeer && !in.IRDORD.PeerToPeer {
-		return iwarp.IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", ErrConnectionModel)
+		return iwarp.IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", errConnectionModel)
 	}
 	return iwarp.IRDORD{
 		PeerToPeer: in.IRDORD.PeerToPeer, // RFC 6581 §9.2: the responder echoes A
@@ -894,18 +894,18 @@ func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
 	}.Wire(), nil
 }
 
-func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
-	if err := c.Validate(); err != nil {
+func (in *Incoming) decide(c controlMsg, accept bool) (*Session, error) {
+	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	if !in.decided.CompareAndSwap(false, true) {
-		return nil, ErrIncomingDone
+		return nil, errIncomingDone
 	}
 	s := in.s
 	s.mu.Lock()
 	if s.st() != ssInitReceived {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: stream %d", ErrIncomingDone, s.sid)
+		return nil, fmt.Errorf("%w: stream %d", errIncomingDone, s.sid)
 	}
 	s.incoming = nil
 	if accept {
@@ -942,7 +942,7 @@ func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
 // Segments the initiator sent after its Initiate are delivered after
 // Start.
 func (in *Incoming) Accept(p AcceptParams) (*Session, error) {
-	c := Control{Function: FuncAccept, PrivateData: p.PrivateData}
+	c := controlMsg{Function: FuncAccept, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {
@@ -964,7 +964,7 @@ func (in *Incoming) Reject(privateData []byte) error {
 // RejectWith rejects with explicit IRD/ORD values for an Enhanced Reject,
 // for example the ORD the responder requires (RFC 6581 §9.1).
 func (in *Incoming) RejectWith(p AcceptParams) error {
-	c := Control{Function: FuncReject, PrivateData: p.PrivateData}
+	c := controlMsg{Function: FuncReject, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {

@@ -60,7 +60,7 @@ const (
 )
 
 func eventOf(f FunctionCode) rxEvent {
-	switch f.Base() {
+	switch f.base() {
 	case FuncInitiate:
 		return evInitiate
 	case FuncAccept:

@@ -29,7 +29,7 @@ type AssocStats struct {
 	// classes and bookkeeping), out of Config.MaxHeldAssocBytes;
 	// GapTimeouts counts the streams ended because a DDP-SSN stayed
 	// missing for Config.MaxGapTime; ShareAborts is 1 when the
-	// association was aborted for its memory share (ErrMemoryShare).
+	// association was aborted for its memory share (errMemoryShare).
 	HeldBytes   int64
 	GapTimeouts uint64
 	ShareAborts uint64
