@@ -22,7 +22,7 @@ type AssocStats struct {
 	// identifier is never used again on this association).
 	ErroneousStreams uint64
 	// DroppedChunks counts chunks dropped because their stream carries no
-	// session (see Association.Dropped).
+	// session (Association.droppedChunks).
 	DroppedChunks uint64
 	// HeldBytes is the memory charged now for what the peer made this
 	// side hold (early chunks, segments before Start, as held: size

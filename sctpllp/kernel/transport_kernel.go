@@ -16,10 +16,10 @@ var (
 	// platform is not Linux. Dial and Listen check it first.
 	ErrUnavailable = errors.New("sctpllp: kernel SCTP unavailable")
 
-	// ErrMessageTooLarge reports a received user message longer than
+	// errMessageTooLarge reports a received user message longer than
 	// Config.MaxReceiveMessage. The message is not delivered in part:
 	// the association is aborted.
-	ErrMessageTooLarge = errors.New("sctpllp: received SCTP message exceeds the receive limit")
+	errMessageTooLarge = errors.New("sctpllp: received SCTP message exceeds the receive limit")
 
 	// ErrShutdownTimeout reports a graceful shutdown (Close) that the
 	// peer did not complete within Config.CloseTimeout: the
@@ -82,7 +82,7 @@ type Config struct {
 
 	// MaxReceiveMessage is the largest user message the receiver accepts, in
 	// octets (default 4 MiB). A longer message is never delivered in part:
-	// the association is aborted with ErrMessageTooLarge. The receive
+	// the association is aborted with errMessageTooLarge. The receive
 	// buffer starts at 64 KiB and grows up to this limit on demand.
 	MaxReceiveMessage int
 

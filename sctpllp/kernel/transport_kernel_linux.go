@@ -307,7 +307,7 @@ type Listener struct {
 // Refused reports how many incoming associations failed set-up or the
 // adaptation check (and were aborted, RFC 5043 §7.1) and why the last
 // one did.
-func (l *Listener) Refused() (uint64, error) {
+func (l *Listener) refusedCount() (uint64, error) {
 	var err error
 	if p := l.lastRefusal.Load(); p != nil {
 		err = *p
@@ -717,7 +717,7 @@ var errKernelEOF = errors.New("sctpllp: end of association")
 // readMessage returns the next complete message (data or notification).
 // The slice is valid until the next call. A message is delivered only if it
 // ends with MSG_EOR: pieces are assembled, and a message longer than
-// MaxReceiveMessage fails with ErrMessageTooLarge.
+// MaxReceiveMessage fails with errMessageTooLarge.
 func (t *kernelTransport) readMessage() (msg []byte, notif bool, err error) {
 	t.rOff = 0
 	for {
@@ -747,7 +747,7 @@ func (t *kernelTransport) readMessage() (msg []byte, notif bool, err error) {
 			return nil, false, errors.New("sctpllp: notification interleaved with a partial message")
 		}
 		if t.rFlags&unix.MSG_TRUNC != 0 {
-			return nil, false, fmt.Errorf("%w: MSG_TRUNC", ErrMessageTooLarge)
+			return nil, false, fmt.Errorf("%w: MSG_TRUNC", errMessageTooLarge)
 		}
 		t.rOff += t.rN
 		if t.rFlags&kernelMsgEOR != 0 {
@@ -756,7 +756,7 @@ func (t *kernelTransport) readMessage() (msg []byte, notif bool, err error) {
 		// No MSG_EOR: more of the same message follows.
 		if t.rOff == len(t.rBuf) {
 			if len(t.rBuf) >= t.cfg.MaxReceiveMessage {
-				return nil, false, fmt.Errorf("%w: more than %d octets on stream %d", ErrMessageTooLarge, t.cfg.MaxReceiveMessage, t.rInfo.Stream)
+				return nil, false, fmt.Errorf("%w: more than %d octets on stream %d", errMessageTooLarge, t.cfg.MaxReceiveMessage, t.rInfo.Stream)
 			}
 			nb := make([]byte, min(2*len(t.rBuf), t.cfg.MaxReceiveMessage))
 			copy(nb, t.rBuf[:t.rOff])

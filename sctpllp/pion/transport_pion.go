@@ -46,20 +46,20 @@ const (
 const (
 	// DefaultStreams is the default stream count.
 	DefaultStreams = 4096
-	// DefaultDeadPeerTimeout is Config.DeadPeerTimeout's default: a
+	// defaultDeadPeerTimeout is Config.DeadPeerTimeout's default: a
 	// peer silent this long (probes unanswered) is declared dead, the
 	// association fails and every outstanding work request is flushed.
-	DefaultDeadPeerTimeout = 30 * time.Second
+	defaultDeadPeerTimeout = 30 * time.Second
 	// DefaultSocketBuffer is the requested UDP socket buffer (both ways).
 	DefaultSocketBuffer = 8 << 20
-	// DefaultPionReceiveBuffer is pion's receive window.
-	DefaultPionReceiveBuffer = 16 << 20
-	// DefaultStreamSendBuffer bounds the unacknowledged octets per stream.
-	DefaultStreamSendBuffer = 4 << 20
-	// DefaultSendBuffer bounds the unacknowledged octets per association.
-	DefaultSendBuffer = 16 << 20
-	// DefaultHandshakeTimeout bounds the SCTP four-way handshake.
-	DefaultHandshakeTimeout = 10 * time.Second
+	// defaultPionReceiveBuffer is pion's receive window.
+	defaultPionReceiveBuffer = 16 << 20
+	// defaultStreamSendBuffer bounds the unacknowledged octets per stream.
+	defaultStreamSendBuffer = 4 << 20
+	// defaultSendBuffer bounds the unacknowledged octets per association.
+	defaultSendBuffer = 16 << 20
+	// defaultHandshakeTimeout bounds the SCTP four-way handshake.
+	defaultHandshakeTimeout = 10 * time.Second
 	// DefaultLoopbackMTU is the path MTU assumed towards a loopback
 	// address: pion's largest packet plus UDP and IPv4 headers.
 	DefaultLoopbackMTU = pionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
@@ -108,12 +108,12 @@ type Config struct {
 	// RFC 5043 §5.1), and pion's RTO is capped at
 	// DeadPeerTimeout/3; after DeadPeerTimeout of silence the association
 	// is aborted and ends with an error wrapping ErrPeerUnresponsive and
-	// llp.ErrAborted. 0 means DefaultDeadPeerTimeout (30 s); negative keeps
+	// llp.ErrAborted. 0 means defaultDeadPeerTimeout (30 s); negative keeps
 	// pion's own behaviour, no failure detection at all. Any packet from
 	// the peer counts as alive.
 	DeadPeerTimeout time.Duration
 	// InitAckRate bounds the INIT ACKs (and answers to out-of-the-blue
-	// packets) a listener sends per second; 0 means DefaultInitAckRate.
+	// packets) a listener sends per second; 0 means defaultInitAckRate.
 	// A listener answers INITs statelessly (pion_handshake.go): an INIT
 	// costs one INIT ACK and no memory.
 	InitAckRate int
@@ -122,7 +122,7 @@ type Config struct {
 	LocalAddr string
 	// MaxAssociations and MaxAssociationsPerAddress bound a listener's
 	// associations, in total and per peer IP address (0:
-	// DefaultMaxAssociations 1024, DefaultMaxAssociationsPerAddress 64);
+	// defaultMaxAssociations 1024, defaultMaxAssociationsPerAddress 64);
 	// a valid COOKIE ECHO beyond them is answered with an ABORT.
 	MaxAssociations, MaxAssociationsPerAddress int
 	// LegacyHandshake makes a listener hand every INIT to a new pion
@@ -152,7 +152,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.DeadPeerTimeout == 0 {
-		c.DeadPeerTimeout = DefaultDeadPeerTimeout
+		c.DeadPeerTimeout = defaultDeadPeerTimeout
 	}
 	if c.Streams <= 0 || c.Streams > 0xFFFF {
 		c.Streams = DefaultStreams
@@ -161,16 +161,16 @@ func (c Config) withDefaults() Config {
 		c.SocketBuffer = DefaultSocketBuffer
 	}
 	if c.ReceiveBuffer == 0 {
-		c.ReceiveBuffer = DefaultPionReceiveBuffer
+		c.ReceiveBuffer = defaultPionReceiveBuffer
 	}
 	if c.StreamSendBuffer <= 0 {
-		c.StreamSendBuffer = DefaultStreamSendBuffer
+		c.StreamSendBuffer = defaultStreamSendBuffer
 	}
 	if c.SendBuffer <= 0 {
-		c.SendBuffer = DefaultSendBuffer
+		c.SendBuffer = defaultSendBuffer
 	}
 	if c.HandshakeTimeout <= 0 {
-		c.HandshakeTimeout = DefaultHandshakeTimeout
+		c.HandshakeTimeout = defaultHandshakeTimeout
 	}
 	return c
 }
@@ -563,22 +563,22 @@ func (t *Transport) acceptLoop() {
 	}
 }
 
-// MaxRefusedStreams is how many stream identifiers beyond Config.Streams
+// maxRefusedStreams is how many stream identifiers beyond Config.Streams
 // a peer may use before the association is aborted.
-const MaxRefusedStreams = 64
+const maxRefusedStreams = 64
 
 // refuseStream answers a stream the peer started beyond Streams: pion
 // advertises 65535 streams in INIT whatever the local limit, so the limit
 // is enforced here. The stream is reset (RFC 6525, pion's Close) and gets
 // no reader, so it costs no goroutine (RFC 9260 §6.5 drops DATA on an
 // invalid stream; RFC 5043 §8 bounds the streams). After
-// MaxRefusedStreams such streams the peer is taken for hostile: the
+// maxRefusedStreams such streams the peer is taken for hostile: the
 // association is aborted with an error wrapping ErrStreamRange. It
 // reports whether it aborted.
 func (t *Transport) refuseStream(s *sctp.Stream) bool {
 	n := t.refused.Add(1)
 	_ = s.Close()
-	if n <= MaxRefusedStreams {
+	if n <= maxRefusedStreams {
 		return false
 	}
 	t.setCause(fmt.Errorf("%w: the peer used %d stream identifiers at or above %d (Config.Streams)", backend.ErrStreamRange, n, t.numStreams))
@@ -589,7 +589,7 @@ func (t *Transport) refuseStream(s *sctp.Stream) bool {
 
 // RefusedStreams returns how many streams the peer started beyond
 // Config.Streams (each was reset without being read).
-func (t *Transport) RefusedStreams() uint64 { return t.refused.Load() }
+func (t *Transport) refusedCount() uint64 { return t.refused.Load() }
 
 // register adopts a pion stream and starts its reader, once per stream.
 func (t *Transport) register(s *sctp.Stream) *pionStream {
@@ -787,7 +787,7 @@ func (t *Transport) MaxMessage() int {
 func (t *Transport) Buffered() int { return int(t.assoc.BufferedAmount()) }
 
 // PacketSize returns the SCTP packet budget given to pion (WithMTU).
-func (t *Transport) PacketSize() int { return t.packet }
+func (t *Transport) packetLimit() int { return t.packet }
 
 // ResetStream implements Transport: it resets the outgoing stream
 // (RFC 6525); pion frees the identifier when the peer has reset its
@@ -994,9 +994,9 @@ func (l *Listener) Peers() int {
 
 // HandshakeStats returns the counters of the listener's stateless
 // handshake and of the packets it dropped or answered unauthenticated.
-func (l *Listener) HandshakeStats() HandshakeStats {
+func (l *Listener) HandshakeStats() handshakeStats {
 	if l.mux.hs == nil {
-		return HandshakeStats{}
+		return handshakeStats{}
 	}
 	return l.mux.hs.Stats()
 }
@@ -1005,7 +1005,7 @@ func (l *Listener) HandshakeStats() HandshakeStats {
 func (l *Listener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
 
 // SocketBuffers reports the UDP socket buffer sizes the kernel granted.
-func (l *Listener) SocketBuffers() (rcv, snd int) { return nsctp.SocketBuffers(l.mux.pc) }
+func (l *Listener) socketBuffers() (rcv, snd int) { return nsctp.SocketBuffers(l.mux.pc) }
 
 func (l *Listener) acceptLoop() {
 	defer l.wg.Done()
