@@ -8,16 +8,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/dtls/v3"
-
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // Defaults of Config.
@@ -107,25 +103,11 @@ type Config struct {
 	// By default the association is shut down once every stream that
 	// carried a session is closed or erroneous (RFC 5040 §7).
 	KeepIdle bool
-	// Stack selects the userspace SCTP stack of Dial and Listen:
-	// StackPion (the default, github.com/pion/sctp) or StackNative (the
-	// project's own, package sctp).
-	Stack string
-	// Pion configures the pion backend.
-	Pion pion.Config
-	// Native configures the native backend.
-	Native native.Config
-	// DTLS, with StackNative, runs every association inside a DTLS
-	// connection (RFC 8261) authenticated and encrypted as it says; nil:
-	// plain SCTP over UDP.
-	DTLS *dtls.Config
+	// Stack is the SCTP stack of Dial and Listen with its options, such
+	// as native.Stack(native.Config{...}, nil) or pion.Stack(pion.Config{...});
+	// Dial and Listen fail without one. NewAssociation does not use it.
+	Stack backend.Stack
 }
-
-// Userspace SCTP stacks of Config.Stack.
-const (
-	StackPion   = "pion"
-	StackNative = "native"
-)
 
 func (c Config) withDefaults() Config {
 	if c.MaxPendingInitiates <= 0 {
@@ -253,30 +235,16 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 	return a
 }
 
-// ErrUnknownStack reports a Config.Stack that is neither StackPion nor
-// StackNative.
-var ErrUnknownStack = errors.New("sctpllp: unknown userspace SCTP stack")
+// errNoStack reports a Dial or Listen without Config.Stack.
+var errNoStack = errors.New("sctpllp: Config.Stack is nil: choose an SCTP stack (native.Stack, pion.Stack)")
 
-// Dial opens a userspace SCTP association over UDP to raddr (Config.Stack)
-// and runs the adaptation on it.
+// Dial opens an association to raddr with Config.Stack and runs the
+// adaptation on it.
 func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
-	var t backend.Transport
-	var err error
-	if cfg.DTLS != nil && cfg.Stack != StackNative {
-		return nil, fmt.Errorf("%w: DTLS needs Stack %q", ErrUnknownStack, StackNative)
+	if cfg.Stack == nil {
+		return nil, errNoStack
 	}
-	switch cfg.Stack {
-	case "", StackPion:
-		t, err = pion.Dial(ctx, raddr, cfg.Pion)
-	case StackNative:
-		if cfg.DTLS != nil {
-			t, err = native.DialDTLS(ctx, raddr, cfg.Native, cfg.DTLS)
-		} else {
-			t, err = native.Dial(ctx, raddr, cfg.Native)
-		}
-	default:
-		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
-	}
+	t, err := cfg.Stack.Dial(ctx, raddr)
 	if err != nil {
 		return nil, err
 	}
@@ -285,49 +253,28 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
 
 // Listener accepts associations and runs the adaptation on each.
 type Listener struct {
-	pl  *pion.Listener
-	nl  *native.Listener
+	l   backend.Listener
 	cfg Config
 }
 
-// Listen listens for userspace SCTP associations (Config.Stack) over UDP
-// on laddr.
+// Listen listens for associations of Config.Stack on laddr.
 func Listen(laddr string, cfg Config) (*Listener, error) {
-	if cfg.DTLS != nil && cfg.Stack != StackNative {
-		return nil, fmt.Errorf("%w: DTLS needs Stack %q", ErrUnknownStack, StackNative)
+	if cfg.Stack == nil {
+		return nil, errNoStack
 	}
-	l := &Listener{cfg: cfg}
-	var err error
-	switch cfg.Stack {
-	case "", StackPion:
-		l.pl, err = pion.Listen(laddr, cfg.Pion)
-	case StackNative:
-		if cfg.DTLS != nil {
-			l.nl, err = native.ListenDTLS(laddr, cfg.Native, cfg.DTLS)
-		} else {
-			l.nl, err = native.Listen(laddr, cfg.Native)
-		}
-	default:
-		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
-	}
+	bl, err := cfg.Stack.Listen(laddr)
 	if err != nil {
 		return nil, err
 	}
-	if l.cfg.IdleTimeout == 0 {
-		l.cfg.IdleTimeout = DefaultIdleTimeout
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	return l, nil
+	return &Listener{l: bl, cfg: cfg}, nil
 }
 
 // Accept waits for the next association.
 func (l *Listener) Accept(ctx context.Context) (*Association, error) {
-	var t backend.Transport
-	var err error
-	if l.nl != nil {
-		t, err = l.nl.Accept(ctx)
-	} else {
-		t, err = l.pl.Accept(ctx)
-	}
+	t, err := l.l.Accept(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -335,29 +282,19 @@ func (l *Listener) Accept(ctx context.Context) (*Association, error) {
 }
 
 // Addr returns the listening address.
-func (l *Listener) Addr() string {
-	if l.nl != nil {
-		return l.nl.Addr().String()
-	}
-	return l.pl.Addr().String()
-}
+func (l *Listener) Addr() string { return l.l.Addr().String() }
 
 // HandshakeStats returns the counters of the listener's stateless
-// handshake (see sctp.HandshakeStats).
+// handshake (see sctp.HandshakeStats); zero for a stack without one.
 func (l *Listener) HandshakeStats() sctp.HandshakeStats {
-	if l.nl != nil {
-		return l.nl.HandshakeStats()
+	if h, ok := l.l.(interface{ HandshakeStats() sctp.HandshakeStats }); ok {
+		return h.HandshakeStats()
 	}
-	return l.pl.HandshakeStats()
+	return sctp.HandshakeStats{}
 }
 
 // Close stops listening; accepted associations continue.
-func (l *Listener) Close() error {
-	if l.nl != nil {
-		return l.nl.Close()
-	}
-	return l.pl.Close()
-}
+func (l *Listener) Close() error { return l.l.Close() }
 
 // Transport returns the underlying transport.
 func (a *Association) Transport() backend.Transport { return a.t }

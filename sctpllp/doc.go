@@ -14,7 +14,7 @@
 // of package sctpllp/backend, which sctpllp/transporttest proves for every
 // one of them: sctpllp/native (the project's own stack, package sctp),
 // sctpllp/pion (github.com/pion/sctp) and sctpllp/kernel (Linux kernel
-// SCTP). NewAssociation takes any of them; Dial and Listen pick native or
-// pion from Config.Stack (the kernel backend is dialled with kernel.Dial,
-// which needs a kernel with SCTP).
+// SCTP). NewAssociation takes a Transport of any of them; Dial and Listen
+// use the backend.Stack in Config.Stack (native.Stack, pion.Stack), so
+// sctpllp imports none of them.
 package sctpllp

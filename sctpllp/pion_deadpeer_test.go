@@ -31,7 +31,7 @@ func (b blackholeConn) Write(p []byte) (int, error) {
 }
 
 // deadPeerPair is pipePair over a link that can be cut.
-func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *atomic.Bool) {
+func deadPeerPair(t *testing.T, cfg Config, pcfg pion.Config) (client, server *Association, cut *atomic.Bool) {
 	t.Helper()
 	cut = new(atomic.Bool)
 	ca, cb := dpipe.Pipe()
@@ -39,11 +39,11 @@ func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *a
 	defer cancel()
 	ch := make(chan *pion.Transport, 1)
 	go func() {
-		st, err := pion.NewTransport(ctx, blackholeConn{cb, cut}, false, cfg.Pion)
+		st, err := pion.NewTransport(ctx, blackholeConn{cb, cut}, false, pcfg)
 		assert.NoError(t, err)
 		ch <- st
 	}()
-	ct, err := pion.NewTransport(ctx, blackholeConn{ca, cut}, true, cfg.Pion)
+	ct, err := pion.NewTransport(ctx, blackholeConn{ca, cut}, true, pcfg)
 	require.NoError(t, err)
 	st := <-ch
 	require.NotNil(t, st)
@@ -60,7 +60,7 @@ func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *a
 // interval, with ErrPeerUnresponsive; pion alone would retransmit forever.
 func TestPion_DeadPeerTimeout_SilentPeer(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	c, s, cut := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
+	c, s, cut := deadPeerPair(t, Config{KeepIdle: true}, pion.Config{DeadPeerTimeout: timeout})
 	cs, _, ch, _ := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cut.Store(true)
 	start := time.Now()
@@ -87,7 +87,7 @@ func TestPion_DeadPeerTimeout_SilentPeer(t *testing.T) {
 // the data path alone never ends the association.
 func TestPion_DeadPeerTimeout_IdlePeerKept(t *testing.T) {
 	const timeout = 200 * time.Millisecond
-	c, s, _ := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
+	c, s, _ := deadPeerPair(t, Config{KeepIdle: true}, pion.Config{DeadPeerTimeout: timeout})
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	time.Sleep(8 * timeout)
 	for _, a := range []*Association{c, s} {

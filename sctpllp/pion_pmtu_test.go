@@ -45,7 +45,7 @@ func pmtuPair(t *testing.T, pcfg pmtu.ConnConfig) (*pion.Transport, *Association
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := Listen("127.0.0.1:0", Config{})
+	l, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{})})
 	require.NoError(t, err)
 	tr, err := pion.DialPMTU(ctx, l.Addr(), pion.Config{}, pcfg)
 	require.NoError(t, err)

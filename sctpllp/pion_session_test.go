@@ -19,9 +19,13 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
-// udpPair sets up two associations over pion on 127.0.0.1 UDP.
+// udpPair sets up two associations over cfg.Stack (default pion) on
+// 127.0.0.1 UDP.
 func udpPair(t *testing.T, cfg Config) (client, server *Association) {
 	t.Helper()
+	if cfg.Stack == nil {
+		cfg.Stack = pion.Stack(pion.Config{})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l, err := Listen("127.0.0.1:0", cfg)
@@ -56,11 +60,11 @@ func pipePair(t *testing.T, cfg Config) (client, server *Association) {
 	defer cancel()
 	ch := make(chan *pion.Transport, 1)
 	go func() {
-		st, err := pion.NewTransport(ctx, cb, false, cfg.Pion)
+		st, err := pion.NewTransport(ctx, cb, false, pion.Config{})
 		assert.NoError(t, err)
 		ch <- st
 	}()
-	ct, err := pion.NewTransport(ctx, ca, true, cfg.Pion)
+	ct, err := pion.NewTransport(ctx, ca, true, pion.Config{})
 	require.NoError(t, err)
 	st := <-ch
 	require.NotNil(t, st)
@@ -105,7 +109,7 @@ func openPair(t *testing.T, client, server *Association, sid uint16, req OpenReq
 // RFC 5043 §9 over real pion: MULPDU from the MTU, ≥ 516, and a segment of
 // exactly MULPDU arrives in one piece.
 func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
-	c, s := udpPair(t, Config{Pion: pion.Config{MTU: 1500}, KeepIdle: true})
+	c, s := udpPair(t, Config{Stack: pion.Stack(pion.Config{MTU: 1500}), KeepIdle: true})
 	pt := c.Transport().(*pion.Transport)
 	assert.Equal(t, 1444, pt.MaxMessage())
 	assert.Equal(t, 1444-2-pmtu.BundlingReserve, c.MULPDU())
@@ -355,7 +359,7 @@ func TestPion_OpenOnBusyStream(t *testing.T) {
 // Data volume with flow control: the writer blocks instead of buffering
 // without bound, and everything arrives in order.
 func TestPion_BulkInOrder(t *testing.T) {
-	c, s := udpPair(t, Config{KeepIdle: true, Pion: pion.Config{StreamSendBuffer: 64 << 10, SendBuffer: 128 << 10}})
+	c, s := udpPair(t, Config{KeepIdle: true, Stack: pion.Stack(pion.Config{StreamSendBuffer: 64 << 10, SendBuffer: 128 << 10})})
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	const n = 3000
 	payload := make([]byte, cs.MULPDU()-4)

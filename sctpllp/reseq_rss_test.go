@@ -100,7 +100,7 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 	t.Cleanup(dropHeap)
 	// The gaps stay open for the whole test (its own bound is tested in
 	// TestReorder_GapTimer_RFC5043_10).
-	ln, err := Listen("127.0.0.1:0", Config{Stack: StackNative, MaxGapTime: time.Hour})
+	ln, err := Listen("127.0.0.1:0", Config{Stack: native.Stack(native.Config{}, nil), MaxGapTime: time.Hour})
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
