@@ -155,17 +155,12 @@ type OpenRequest struct {
 }
 
 // Association runs the RFC 5043 adaptation over one SCTP association:
-// many DDP Stream Sessions, one per SCTP stream pair.
-//
-// Every chunk of a session, session control included, is taken in DDP-SSN
-// order (RFC 5043 §5.2.1, §6.1). Chunks are unordered (§10), so chunks
-// that follow an Initiate may arrive before it (a Terminate withdrawing it,
-// for example): on a stream without a session they are held for the
-// Initiate, on at most Config.MaxPendingInitiates streams at a time. When
-// the Initiate does not arrive within Config.QuietTime of the first of
-// them they belong to no session and are dropped, like a late chunk of an
-// earlier session; on a stream that never carried a session, chunks other
-// than a Terminate are then answered with a Terminate (§6.1).
+// many DDP Stream Sessions, one per SCTP stream pair. Every chunk of a
+// session, session control included, is taken in DDP-SSN order (RFC 5043
+// §5.2.1, §6.1). Chunks that arrive before their session's Initiate are
+// held for it, on at most Config.MaxPendingInitiates streams, for up to
+// Config.QuietTime; then they are dropped, and on a stream that never
+// carried a session answered with a Terminate (§6.1).
 type Association struct {
 	t    backend.Transport
 	more backend.MoreWriter // t, if it is one

@@ -41,8 +41,7 @@ const (
 	pionStreamSentinel = 0xFFFF
 )
 
-// Defaults of Config, measured on loopback (2 cores; see the package
-// documentation and BenchmarkPionWriteMsg).
+// Defaults of Config (why: docs/sctp-userspace.md, "Settings and why").
 const (
 	// DefaultStreams is the default stream count.
 	DefaultStreams = 4096
@@ -96,21 +95,13 @@ type Config struct {
 	// log/slog's default logger (internal/pionlog), with the attribute
 	// pion=SCOPE.
 	LoggerFactory logging.LoggerFactory
-	// DeadPeerTimeout, when positive, bounds how long the association
-	// survives without receiving a single packet from the peer: pion's
-	// T3-rtx timer never gives up (it has no Association.Max.Retrans, RFC
-	// 9260 §8.1) and sends no HEARTBEAT of its own (§8.3), so a peer that
-	// vanished without an ABORT or an ICMP error is otherwise never
-	// noticed. While nothing arrives, an SCTP HEARTBEAT with a Heartbeat
-	// Info parameter (RFC 9260 §3.3.5, §8.3) is sent every
-	// DeadPeerTimeout/4, which a live peer answers even when idle (pion's
-	// own HEARTBEAT is malformed, see pion_hbfilter.go; DATA would break
-	// RFC 5043 §5.1), and pion's RTO is capped at
-	// DeadPeerTimeout/3; after DeadPeerTimeout of silence the association
-	// is aborted and ends with an error wrapping ErrPeerUnresponsive and
-	// llp.ErrAborted. 0 means defaultDeadPeerTimeout (30 s); negative keeps
-	// pion's own behaviour, no failure detection at all. Any packet from
-	// the peer counts as alive.
+	// DeadPeerTimeout, when positive, aborts the association after that
+	// long without a packet from the peer (ending with ErrPeerUnresponsive
+	// and llp.ErrAborted): pion's T3-rtx never gives up and it sends no
+	// HEARTBEAT of its own (RFC 9260 §8.1, §8.3). Meanwhile a HEARTBEAT
+	// goes out every DeadPeerTimeout/4 and pion's RTO is capped at
+	// DeadPeerTimeout/3 (deadpeer_pion.go). 0 means 30 s; negative keeps
+	// pion's behaviour, no failure detection at all.
 	DeadPeerTimeout time.Duration
 	// InitAckRate bounds the INIT ACKs (and answers to out-of-the-blue
 	// packets) a listener sends per second; 0 means defaultInitAckRate.
@@ -210,32 +201,15 @@ func maxMessageForPacket(packet int) int {
 // MULPDU plus the DDP-SSN in one DATA chunk (RFC 5043 §9).
 const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + iwarp.SCTPMinMULPDU + pmtu.DDPSSNLen + 2
 
-// Transport is the Transport over github.com/pion/sctp (v1.12.1; the
-// behaviours noted below were measured on v1.11.3 and still hold).
-//
-// Every message is sent unordered and reliable (RFC 5043 §10) with its PPID.
-// pion hands new incoming streams through a 16-deep channel, so a goroutine
-// drains AcceptStream for the whole life of the association. A stream
-// that receives has a reader goroutine, which waits for a message with a
-// zero-length read (pion reports the message size without consuming it),
-// then reads it into a pooled buffer of that size; a reader that found no
-// message for readerIdle ends, and the stream's next DATA chunk, seen
-// below pion, starts another (reader.go). An idle stream holds no buffer
-// and no goroutine, only pion's Stream (about 1.6 KiB) and ours.
-//
-// Writes gather the parts into a pooled buffer (pion copies the payload
-// into its own chunks) and block while the stream has more than
-// StreamSendBuffer or the association more than SendBuffer octets
-// unacknowledged, or the stream has backend.MaxOutstandingSegments chunks outstanding
-// (RFC 5043 §10); session control messages (PPID 17) are never held back.
-//
-// pion cannot send or report the Adaptation Layer Indication of RFC 5043
-// §5.1 (it skips the parameter), so PeerAdaptation returns ok=false; the
-// peer must be configured for DDP out of band. pion has no path failure
-// detection (its T3-rtx timer never gives up): a silent peer is noticed
-// only by the ULP, and by Config.DeadPeerTimeout (on by default). A connected
-// UDP socket (Dial) also ends on an ICMP port unreachable: a peer
-// process that died is detected at the next packet sent.
+// Transport is the backend.Transport over github.com/pion/sctp. Every
+// message is sent unordered and reliable (RFC 5043 §10) with its PPID. A
+// stream that receives has a reader goroutine while messages arrive
+// (reader.go). Writes block while a stream has more than StreamSendBuffer,
+// the association more than SendBuffer octets unacknowledged, or the stream
+// backend.MaxOutstandingSegments chunks outstanding (RFC 5043 §10); session
+// control (PPID 17) is never held back. pion has no path failure detection:
+// Config.DeadPeerTimeout (on by default) and, for Dial's connected socket,
+// an ICMP port unreachable end the association. More: docs/sctp-userspace.md.
 type Transport struct {
 	assoc      *sctp.Association
 	conn       net.Conn
