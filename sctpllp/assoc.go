@@ -14,6 +14,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
 // Defaults of Config.
@@ -187,8 +188,8 @@ type Association struct {
 	// opening holds a token per unanswered Initiate (Config.MaxOpening);
 	// nil: no limit.
 	opening chan struct{}
-	held    heldAccount // what the streams hold for the peer (heldmem.go)
-	grace   shrinkGrace // see shrinkGraceTime
+	held    reseq.Account // what the streams hold for the peer
+	grace   shrinkGrace   // see shrinkGraceTime
 	// shareErr: the association is aborted for its memory share
 	// (overShare); idleGraced: idleExpired gave early chunks their
 	// QuietTime once. Guarded by mu.
@@ -212,9 +213,9 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 		incoming: make(chan *Incoming, cfg.MaxPendingInitiates),
 		done:     make(chan struct{}),
 	}
-	a.held.acct = membudget.NewAccount(cfg.Budget, int64(cfg.MaxHeldAssocBytes))
+	a.held.Acct = membudget.NewAccount(cfg.Budget, int64(cfg.MaxHeldAssocBytes))
 	if cfg.MaxHeldAddrBytes > 0 {
-		a.held.addr = shareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
+		a.held.Addr = reseq.ShareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
 	}
 	maxOpening := cfg.MaxOpening
 	if bl, ok := t.(backend.AcceptBacklogger); ok && maxOpening == 0 {
@@ -785,7 +786,7 @@ func (a *Association) onTransportDone(err error) {
 		s.sendClosed.Store(true)
 		s.finish(cause)
 	}
-	a.held.close()
+	a.held.Close()
 	a.err = err
 	close(a.done)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
 // Wire-format errors (RFC 5043 §5.2). Parse functions wrap them; test with
@@ -60,16 +61,16 @@ var (
 	errCloseTimeout = errors.New("sctpllp: no session terminate from peer")
 	// errHeldLimit reports that a stream exceeded the bound on octets held
 	// for re-sequencing (RFC 5043 §10).
-	errHeldLimit = errors.New("sctpllp: re-sequencing buffer limit exceeded")
+	errHeldLimit = reseq.ErrHeldLimit
 	// errMemoryShare reports an association aborted because what its peer
 	// made this side hold (early chunks, segments before Start) did not
 	// fit its share (Config.MaxHeldAssocBytes, MaxHeldAddrBytes) or the
 	// process budget; the error also wraps membudget.ErrExhausted and
 	// llp.ErrAborted.
-	errMemoryShare = errors.New("sctpllp: association over its memory share")
+	errMemoryShare = reseq.ErrMemoryShare
 	// errSSNWindow reports a DDP-SSN that is a duplicate or lies more than
 	// 32767 ahead of the next expected one (RFC 5043 §10).
-	errSSNWindow = errors.New("sctpllp: DDP-SSN outside the receive window")
+	errSSNWindow = reseq.ErrSSNWindow
 )
 
 // protocolError is a violation of RFC 5043 by the peer, detected on one DDP

@@ -1,6 +1,7 @@
 package sctpllp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 func TestReorder_AssociationShare_RFC5043_10(t *testing.T) {
 	b := membudget.New(64 << 20)
 	early := make([]byte, 4000)
-	one := earlyCost + minRing*heldEntryCost + bufCost(len(early)+2)
+	one := reseq.EarlyCost + reseq.MinRing*reseq.HeldEntryCost + reseq.BufCost(len(early)+2)
 	a, ft := newFakeAssoc(t, Config{MaxHeldBytes: 1 << 20, MaxHeldAssocBytes: 2*one + one/2, Budget: b})
 	var hs []*recHandler
 	for sid := uint16(1); sid <= 3; sid++ {
@@ -33,7 +34,7 @@ func TestReorder_AssociationShare_RFC5043_10(t *testing.T) {
 		ft.injectSeg(1, ssn, []byte{1})
 	}
 	hs[0].waitCount(t, 5)
-	assert.Equal(t, int64(earlyCost+minRing*heldEntryCost), a.Stats().HeldBytes, "the buffer given back, the short ring kept")
+	assert.Equal(t, int64(reseq.EarlyCost+reseq.MinRing*reseq.HeldEntryCost), a.Stats().HeldBytes, "the buffer given back, the short ring kept")
 
 	ft.injectSeg(1, 7, early)
 	ft.injectSeg(2, 5, early)
@@ -80,7 +81,7 @@ func TestReorder_GapTimer_RFC5043_10(t *testing.T) {
 	}
 	st := a.Stats()
 	assert.Equal(t, uint64(1), st.GapTimeouts)
-	assert.Equal(t, int64(earlyCost+minRing*heldEntryCost), st.HeldBytes, "stream 1's chunks freed; stream 2 keeps its short ring")
+	assert.Equal(t, int64(reseq.EarlyCost+reseq.MinRing*reseq.HeldEntryCost), st.HeldBytes, "stream 1's chunks freed; stream 2 keeps its short ring")
 }
 
 // TestHeld_WithdrawnInitiateFreesQueue: segments that follow an Initiate
@@ -94,7 +95,7 @@ func TestHeld_WithdrawnInitiateFreesQueue(t *testing.T) {
 	ft.injectCtl(4, controlMsg{SSN: 0, Function: FuncInitiate})
 	ft.injectSeg(4, 1, make([]byte, 300))
 	ft.injectSeg(4, 2, make([]byte, 300))
-	assert.Equal(t, int64(2*(bufCost(300)+queueEntryCost)), a.Stats().HeldBytes)
+	assert.Equal(t, int64(2*(reseq.BufCost(300)+queueEntryCost)), a.Stats().HeldBytes)
 	ft.injectCtl(4, controlMsg{SSN: 3, Function: FuncTerminate})
 	require.Eventually(t, func() bool { return b.Used() == 0 }, 5*time.Second, time.Millisecond)
 	assert.Zero(t, a.Stats().HeldBytes)

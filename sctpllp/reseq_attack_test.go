@@ -22,47 +22,6 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
-// TestReorder_AnyOrderLinear_RFC5043_10: the whole window of RFC 5043 §10
-// (32767 chunks ahead) in reverse order, and a random permutation, come out
-// in DDP-SSN order; each chunk is stored and found by its DDP-SSN, so the
-// ring grows by doubling (at most 12 times) and nothing is walked per
-// chunk. What was charged comes back to the last octet.
-func TestReorder_AnyOrderLinear_RFC5043_10(t *testing.T) {
-	t.Cleanup(dropHeap)
-	b := membudget.New(1 << 30)
-	acct := &heldAccount{acct: membudget.NewAccount(b, 1<<30)}
-	const n = backend.MaxSSNWindow + 1
-	for _, order := range []string{"reverse", "random"} {
-		t.Run(order, func(t *testing.T) {
-			sink := &recSink{}
-			r := newReorder(sink, 1<<30, acct)
-			r.next = 65000 // across the wrap
-			ssns := make([]uint16, n)
-			for i := range ssns {
-				ssns[i] = r.next + uint16(n-1-i)
-			}
-			if order == "random" {
-				rng := rand.New(rand.NewPCG(1, 2))
-				rng.Shuffle(n, func(i, j int) { ssns[i], ssns[j] = ssns[j], ssns[i] })
-			}
-			first := r.next
-			for _, ssn := range ssns {
-				require.NoError(t, r.push(ssn, backend.PPIDSegment, chunkWithSSN(ssn, byte(ssn))))
-			}
-			require.Len(t, sink.ssns, n)
-			for i, ssn := range sink.ssns {
-				require.Equal(t, first+uint16(i), ssn)
-				require.Equal(t, byte(ssn), sink.bodies[i][2])
-			}
-			assert.Nil(t, r.early, "the long ring freed once empty")
-			assert.Zero(t, b.Used())
-			// At the peak: 32767 buffers of 512 octets, the 32768-entry
-			// ring, the bookkeeping; never more.
-			assert.LessOrEqual(t, b.Peak(), int64((n-1)*bufCost(3)+n*heldEntryCost+earlyCost))
-		})
-	}
-}
-
 // liveHeap is the heap of live objects after a full collection (twice:
 // sync.Pool keeps a victim cache for one cycle).
 func liveHeap() int64 {

@@ -16,6 +16,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 )
 
@@ -153,8 +154,8 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 
 	// Just under the share each: 16 streams of perStream segments of 536
 	// octets charged, their rings and bookkeeping.
-	perStream := defaultMaxHeldAssocBytes / (sessions * bufCost(23))
-	for sessions*(perStream*bufCost(23)+ringFor(uint16(perStream))*heldEntryCost+earlyCost) > defaultMaxHeldAssocBytes-64<<10 {
+	perStream := defaultMaxHeldAssocBytes / (sessions * reseq.BufCost(23))
+	for sessions*(perStream*reseq.BufCost(23)+reseq.RingFor(uint16(perStream))*reseq.HeldEntryCost+reseq.EarlyCost) > defaultMaxHeldAssocBytes-64<<10 {
 		perStream--
 	}
 	total := 0

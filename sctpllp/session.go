@@ -14,6 +14,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
 // Params are the values negotiated by a session's set-up, available from
@@ -82,7 +83,7 @@ type Session struct {
 	// (Config.MaxGapTime); guarded by sl.rxMu.
 	gapTimer *time.Timer
 	// Receive side, guarded by sl.rxMu.
-	ro       reorder
+	ro       reseq.Reorder
 	h        llp.Handler
 	started  bool
 	rxBroken bool
@@ -117,7 +118,7 @@ func newSession(a *Association, sl *slot, active bool) *Session {
 	s := &Session{a: a, sl: sl, sid: sl.sid}
 	s.params.StreamID = sl.sid
 	s.params.Active = active
-	s.ro = newReorder(s, a.cfg.MaxHeldBytes, &a.held)
+	s.ro = reseq.New(s.deliverChunk, a.cfg.MaxHeldBytes, &a.held)
 	return s
 }
 
@@ -316,9 +317,9 @@ func (s *Session) Start(h llp.Handler) {
 		bp := s.queue[0]
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
-		c := heldCost(cap(*bp)) + queueEntryCost
+		c := reseq.HeldCost(cap(*bp)) + queueEntryCost
 		s.queued -= int32(c)
-		s.a.held.release(c)
+		s.a.held.Release(c)
 		if !s.rxBroken {
 			if err := h.HandleSegment(*bp); err != nil {
 				s.rxBroken = true
@@ -336,7 +337,7 @@ func (s *Session) Start(h llp.Handler) {
 // come; the caller holds sl.rxMu.
 func (s *Session) dropQueue() {
 	for i, bp := range s.queue {
-		s.a.held.release(heldCost(cap(*bp)) + queueEntryCost)
+		s.a.held.Release(reseq.HeldCost(cap(*bp)) + queueEntryCost)
 		bufpool.Put(bp)
 		s.queue[i] = nil
 	}
@@ -355,7 +356,7 @@ func (s *Session) deliverClosed() {
 			err error
 		)
 		if s.closePending.Load() {
-			s.ro.release() // gives the association's budget back
+			s.ro.Release() // gives the association's budget back
 			if s.gapTimer != nil {
 				s.gapTimer.Stop()
 				s.gapTimer = nil
@@ -527,11 +528,10 @@ func (s *Session) Info() llp.Info {
 func (s *Session) receive(ppid uint32, b []byte) {
 	// The data path: the next DDP Segment Chunk in DDP-SSN order of an
 	// established session with nothing held early goes straight to DDP
-	// (what reorder.push and deliverChunk would do with it, without their
+	// (what reseq.Reorder.Push and deliverChunk would do with it, without their
 	// other cases; RFC 5043 §6.1, §10). An Initiate is never offered
 	// from here, so offerIncoming has nothing to do.
-	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && binary.BigEndian.Uint16(b) == s.ro.next && s.ro.idle() && s.st() == ssEstablished {
-		s.ro.next++
+	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && s.st() == ssEstablished && s.ro.InOrder(binary.BigEndian.Uint16(b)) {
 		if err := s.deliverSegment(b[pmtu.DDPSSNLen:]); err != nil {
 			s.rxFailed(err)
 		}
@@ -542,7 +542,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 		return
 	}
 	ssn := binary.BigEndian.Uint16(b)
-	err := s.ro.push(ssn, ppid, b)
+	err := s.ro.Push(ssn, ppid, b)
 	if errors.Is(err, errMemoryShare) {
 		s.rxFailed(err)
 	} else if err != nil && !errors.Is(err, errSessionOver) {
@@ -551,7 +551,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 			err = &protocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
 		}
 		s.fail(err)
-	} else if !s.ro.gapSince().IsZero() && s.gapTimer == nil && s.st() != ssDone {
+	} else if !s.ro.GapSince().IsZero() && s.gapTimer == nil && s.st() != ssDone {
 		s.gapTimer = time.AfterFunc(s.a.cfg.MaxGapTime, s.checkGap)
 	}
 	s.offerIncoming()
@@ -576,7 +576,7 @@ func (s *Session) rxFailed(err error) {
 // memory).
 func (s *Session) checkGap() {
 	s.sl.rxMu.Lock()
-	since := s.ro.gapSince()
+	since := s.ro.GapSince()
 	var fail bool
 	switch {
 	case s.gapTimer == nil || s.st() == ssDone:
@@ -591,7 +591,7 @@ func (s *Session) checkGap() {
 	if fail {
 		s.a.ctr.gapTimeouts.Add(1)
 		s.fail(&protocolError{StreamID: s.sid, Err: errHeldLimit,
-			Reason: fmt.Sprintf("DDP-SSN %d missing for %v while later chunks are held (Config.MaxGapTime, RFC 5043 §10)", s.ro.next, s.a.cfg.MaxGapTime)})
+			Reason: fmt.Sprintf("DDP-SSN %d missing for %v while later chunks are held (Config.MaxGapTime, RFC 5043 §10)", s.ro.Next(), s.a.cfg.MaxGapTime)})
 	}
 	s.sl.rxMu.Unlock()
 	if fail {
@@ -659,11 +659,11 @@ func (s *Session) expireEarly() {
 	s.mu.Lock()
 	fresh := s.earlyFresh
 	s.mu.Unlock()
-	onlyTerminates := s.ro.heldAll(func(ppid uint32, chunk []byte) bool {
+	onlyTerminates := s.ro.HeldAll(func(ppid uint32, chunk []byte) bool {
 		c, _, err := parseControl(chunk)
 		return ppid == backend.PPIDControl && err == nil && c.Function == FuncTerminate
 	})
-	s.ro.release()
+	s.ro.Release()
 	if fresh && !onlyTerminates {
 		s.fail(&protocolError{StreamID: s.sid,
 			Reason: "chunks on a stream without a session and no Initiate within the quiet time (RFC 5043 §6.1)"})
@@ -693,7 +693,7 @@ func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
 	}
 }
 
-// deliverChunk implements chunkSink: one chunk in DDP-SSN order.
+// deliverChunk is the session's reseq.Sink: one chunk in DDP-SSN order.
 func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 	// The data path: a segment of an established session (transition's
 	// actDeliver, RFC 5043 §6.1) goes to DDP without the state machine's
@@ -822,12 +822,12 @@ func (s *Session) deliverSegment(seg []byte) error {
 		// Before Start (or before the passive ULP decided): keep a copy,
 		// bounded together with the re-sequencing buffer and charged as
 		// held (the buffer and its slot in queue).
-		_, held := s.ro.pending()
-		cost := bufCost(len(seg)) + queueEntryCost
+		_, held := s.ro.Pending()
+		cost := reseq.BufCost(len(seg)) + queueEntryCost
 		if held+int(s.queued)+cost > min(s.a.cfg.MaxHeldBytes, math.MaxInt32) {
 			return &protocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound (Config.MaxHeldBytes)", Err: errHeldLimit}
 		}
-		if err := s.a.held.charge(cost); err != nil {
+		if err := s.a.held.Charge(cost); err != nil {
 			return err
 		}
 		bp := bufpool.Get(len(seg))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -419,4 +420,11 @@ func TestSession_StreamLimit(t *testing.T) {
 	// Streams inside the limit still work.
 	s, _ := passiveSession(t, a, ft, 63)
 	assert.Equal(t, uint16(63), s.StreamID())
+}
+
+// A Session stays within Go's 320-octet size class, since every idle
+// stream has one at each end (issue 21: at most 4 KiB per idle stream for
+// both ends).
+func TestSession_SizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(Session{}), uintptr(320))
 }

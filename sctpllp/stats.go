@@ -69,7 +69,7 @@ func (a *Association) Stats() AssocStats {
 	}
 	s.ErroneousStreams = a.ctr.erroneous.Load()
 	s.DroppedChunks = a.dropped.Load()
-	s.HeldBytes, s.GapTimeouts = a.held.heldNow(), a.ctr.gapTimeouts.Load()
+	s.HeldBytes, s.GapTimeouts = a.held.HeldNow(), a.ctr.gapTimeouts.Load()
 	s.ShareAborts = a.ctr.shareAborts.Load()
 	s.IdleClosed = a.ctr.idleClosed.Load()
 	if ts, ok := a.t.(backend.StatsReporter); ok {
