@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -407,7 +408,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	res := make(chan error, 1)
 	s.openRes = res
 	s.counted = true
-	s.setState(ssInitSent)
+	s.setState(sessionsm.InitSent)
 	sl.cur.Store(s)
 	sl.mu.Unlock()
 	a.sessionStarted()
@@ -439,7 +440,7 @@ func (a *Association) Accept(ctx context.Context) (*Incoming, error) {
 	for {
 		select {
 		case in := <-a.incoming:
-			if in.s.st() == ssInitReceived {
+			if in.s.st() == sessionsm.InitReceived {
 				return in, nil
 			}
 		case <-a.done:
@@ -579,7 +580,7 @@ func (a *Association) onInitiate(s *Session, c controlMsg) error {
 		a.mu.Unlock()
 		// RFC 5043 §6.4: too many requests pending a ULP decision.
 		s.mu.Lock()
-		s.setState(ssDone)
+		s.setState(sessionsm.Done)
 		s.mu.Unlock()
 		s.requestTerminate()
 		s.finish(fmt.Errorf("%w: too many pending Initiates", llp.ErrClosed))
@@ -590,7 +591,7 @@ func (a *Association) onInitiate(s *Session, c controlMsg) error {
 	a.idleGraced = false
 	a.mu.Unlock()
 	s.mu.Lock()
-	s.setState(ssInitReceived)
+	s.setState(sessionsm.InitReceived)
 	s.incoming = in
 	s.counted = true
 	s.mu.Unlock()
@@ -631,7 +632,7 @@ func (a *Association) onMessage(sid uint16, ppid uint32, b []byte) {
 	// The data path (dispatch's first case, without its call): a chunk
 	// with its DDP-SSN for the running session of a stream that is not
 	// erroneous.
-	if cur, erroneous := sl.current(); cur != nil && !erroneous && cur.st() != ssDone && len(b) >= pmtu.DDPSSNLen {
+	if cur, erroneous := sl.current(); cur != nil && !erroneous && cur.st() != sessionsm.Done && len(b) >= pmtu.DDPSSNLen {
 		cur.receive(ppid, b)
 		s = cur
 	} else {
@@ -707,7 +708,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	}
 	// A running session is not over: the clock (50 ns a read on some
 	// hosts, once per message) is read only for one that is done.
-	if cur != nil && (cur.st() != ssDone || !cur.over(time.Now(), a.cfg.QuietTime)) {
+	if cur != nil && (cur.st() != sessionsm.Done || !cur.over(time.Now(), a.cfg.QuietTime)) {
 		if len(b) < pmtu.DDPSSNLen {
 			cur.fail(&protocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: errTruncated})
 			return cur
@@ -730,7 +731,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 		}
 		return nil // a late or stray Terminate needs no answer
 	}
-	if cur != nil && cur.st() == ssDone {
+	if cur != nil && cur.st() == sessionsm.Done {
 		cur.receiveWhileDone(ppid, b)
 		if cur.over(time.Now(), a.cfg.QuietTime) {
 			return nil
@@ -740,7 +741,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	// (RFC 5043 §6.1) with a Terminate of DDP-SSN 0, and quarantine it.
 	s := newSession(a, sl, false)
 	s.mu.Lock()
-	s.setState(ssDone)
+	s.setState(sessionsm.Done)
 	s.closeErr = &protocolError{StreamID: sl.sid, Reason: "chunk on a stream without a session"}
 	s.closePending.Store(true)
 	s.mu.Unlock()
@@ -778,7 +779,7 @@ func (a *Association) onTransportDone(err error) {
 			continue
 		}
 		var cause error
-		if s.st() == ssLocalClosed && err == nil {
+		if s.st() == sessionsm.LocalClosed && err == nil {
 			cause = nil // our Terminate went out before the graceful end
 		} else {
 			cause = &AssociationError{Err: err}

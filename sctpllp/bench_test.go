@@ -3,6 +3,7 @@ package sctpllp
 import (
 	"context"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -22,7 +23,7 @@ func BenchmarkSendSegmentPath(b *testing.B) {
 	defer a.Abort()
 	sl := a.slot(1)
 	s := newSession(a, sl, true)
-	s.setState(ssEstablished)
+	s.setState(sessionsm.Established)
 	hdr := make([]byte, 14)
 	payload := make([]byte, 1024)
 	b.ReportAllocs()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -50,7 +51,7 @@ type Session struct {
 	a     *Association
 	sl    *slot
 	sid   uint16
-	state atomic.Uint32 // sessState; written under mu
+	state atomic.Uint32 // sessionsm.State; written under mu
 	// The fields are ordered so that the flags share words: an idle
 	// stream costs its session at each end.
 	params Params
@@ -127,10 +128,10 @@ func newSession(a *Association, sl *slot, active bool) *Session {
 // ends; both read the monotonic clock.
 var sessionEpoch = time.Now()
 
-func (s *Session) st() sessState { return sessState(s.state.Load()) }
+func (s *Session) st() sessionsm.State { return sessionsm.State(s.state.Load()) }
 
 // setState changes the state; the caller holds s.mu.
-func (s *Session) setState(st sessState) { s.state.Store(uint32(st)) }
+func (s *Session) setState(st sessionsm.State) { s.state.Store(uint32(st)) }
 
 // Params returns the values negotiated at set-up.
 func (s *Session) Params() Params { return s.params }
@@ -182,7 +183,7 @@ func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 		return s.sendErr()
 	}
 	s.txMu.Lock()
-	if st := s.st(); st != ssEstablished || s.sendClosed.Load() {
+	if st := s.st(); st != sessionsm.Established || s.sendClosed.Load() {
 		s.txMu.Unlock()
 		return s.sendErr()
 	}
@@ -297,7 +298,7 @@ func (s *Session) resetStream() {
 // it is done, our final chunk is out and the peer's final chunk was seen or
 // the quiet time has passed since ours (RFC 5043 §6.6).
 func (s *Session) over(now time.Time, quiet time.Duration) bool {
-	if s.st() != ssDone {
+	if s.st() != sessionsm.Done {
 		return false
 	}
 	s.mu.Lock()
@@ -418,7 +419,7 @@ func (s *Session) finish(err error) {
 		s.mu.Unlock()
 		return
 	}
-	s.setState(ssDone)
+	s.setState(sessionsm.Done)
 	s.closeErr = err
 	if s.linger != nil {
 		s.linger.Stop()
@@ -455,17 +456,17 @@ func (s *Session) finish(err error) {
 func (s *Session) Close() error {
 	s.mu.Lock()
 	switch s.st() {
-	case ssEstablished:
-		s.setState(ssLocalClosed)
+	case sessionsm.Established:
+		s.setState(sessionsm.LocalClosed)
 		s.linger = time.AfterFunc(s.a.cfg.Linger, func() {
-			if s.st() == ssLocalClosed {
+			if s.st() == sessionsm.LocalClosed {
 				s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, errCloseTimeout))
 			}
 		})
 		s.mu.Unlock()
 		s.requestTerminate()
 		return nil
-	case ssDone, ssLocalClosed:
+	case sessionsm.Done, sessionsm.LocalClosed:
 		s.mu.Unlock()
 		return nil
 	}
@@ -480,7 +481,7 @@ func (s *Session) Close() error {
 // receive side ends now with an error wrapping llp.ErrAborted.
 func (s *Session) Abort() error {
 	s.sendClosed.Store(true)
-	if s.st() == ssDone && s.closePending.Load() {
+	if s.st() == sessionsm.Done && s.closePending.Load() {
 		s.requestTerminateIfUnsent()
 		return nil
 	}
@@ -531,13 +532,13 @@ func (s *Session) receive(ppid uint32, b []byte) {
 	// (what reseq.Reorder.Push and deliverChunk would do with it, without their
 	// other cases; RFC 5043 §6.1, §10). An Initiate is never offered
 	// from here, so offerIncoming has nothing to do.
-	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && s.st() == ssEstablished && s.ro.InOrder(binary.BigEndian.Uint16(b)) {
+	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && s.st() == sessionsm.Established && s.ro.InOrder(binary.BigEndian.Uint16(b)) {
 		if err := s.deliverSegment(b[pmtu.DDPSSNLen:]); err != nil {
 			s.rxFailed(err)
 		}
 		return
 	}
-	if s.st() == ssDone {
+	if s.st() == sessionsm.Done {
 		s.receiveWhileDone(ppid, b)
 		return
 	}
@@ -551,7 +552,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 			err = &protocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
 		}
 		s.fail(err)
-	} else if !s.ro.GapSince().IsZero() && s.gapTimer == nil && s.st() != ssDone {
+	} else if !s.ro.GapSince().IsZero() && s.gapTimer == nil && s.st() != sessionsm.Done {
 		s.gapTimer = time.AfterFunc(s.a.cfg.MaxGapTime, s.checkGap)
 	}
 	s.offerIncoming()
@@ -579,7 +580,7 @@ func (s *Session) checkGap() {
 	since := s.ro.GapSince()
 	var fail bool
 	switch {
-	case s.gapTimer == nil || s.st() == ssDone:
+	case s.gapTimer == nil || s.st() == sessionsm.Done:
 	case since.IsZero():
 		s.gapTimer = nil
 	case time.Since(since) >= s.a.cfg.MaxGapTime:
@@ -609,7 +610,7 @@ func (s *Session) offerIncoming() {
 		return
 	}
 	s.unoffered = nil
-	if s.st() != ssInitReceived {
+	if s.st() != sessionsm.InitReceived {
 		return
 	}
 	select {
@@ -619,7 +620,7 @@ func (s *Session) offerIncoming() {
 		// queue: treat a full queue as the limit of RFC 5043 §6.4 too.
 		s.mu.Lock()
 		s.incoming = nil
-		s.setState(ssDone)
+		s.setState(sessionsm.Done)
 		s.mu.Unlock()
 		s.a.incomingDone()
 		s.requestTerminate()
@@ -652,7 +653,7 @@ func (s *Session) endEarly() {
 // on a stream without a session (§6.1).
 func (s *Session) expireEarly() {
 	s.sl.rxMu.Lock()
-	if s.st() != ssIdle || s.closePending.Load() {
+	if s.st() != sessionsm.Idle || s.closePending.Load() {
 		s.sl.rxMu.Unlock()
 		return
 	}
@@ -696,25 +697,25 @@ func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
 // deliverChunk is the session's reseq.Sink: one chunk in DDP-SSN order.
 func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 	// The data path: a segment of an established session (transition's
-	// actDeliver, RFC 5043 §6.1) goes to DDP without the state machine's
+	// sessionsm.ActDeliver, RFC 5043 §6.1) goes to DDP without the state machine's
 	// other cases, whose code and stack (a Control, 300 octets) a
 	// message would otherwise pass through.
-	if ppid == backend.PPIDSegment && s.st() == ssEstablished {
+	if ppid == backend.PPIDSegment && s.st() == sessionsm.Established {
 		return s.deliverSegment(chunk[pmtu.DDPSSNLen:])
 	}
 	return s.deliverChunkSM(ssn, ppid, chunk)
 }
 
 // deliverChunkSM delivers a chunk through the session's state machine
-// (session_sm.go).
+// (package sessionsm).
 func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	var (
-		ev   rxEvent
+		ev   sessionsm.Event
 		ctrl controlMsg
 	)
 	switch ppid {
 	case backend.PPIDSegment:
-		ev = evSegment
+		ev = sessionsm.EvSegment
 	case backend.PPIDControl:
 		c, _, err := parseControl(chunk)
 		if err != nil {
@@ -728,23 +729,23 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 			Reason: fmt.Sprintf("PPID %d on a DDP association (RFC 5043 §5.1, §5.2)", ppid)}
 	}
 	st := s.st()
-	if st == ssIdle {
+	if st == sessionsm.Idle {
 		s.endEarly() // the chunk with DDP-SSN 0 is here
 	}
-	next, act := transition(st, ev, s.params.Enhanced, ctrl.Function.isEnhanced())
+	next, act := sessionsm.Transition(st, ev, s.params.Enhanced, ctrl.Function.isEnhanced())
 	switch act {
-	case actViolation:
+	case sessionsm.ActViolation:
 		what := "DDP segment"
-		if ev != evSegment {
+		if ev != sessionsm.EvSegment {
 			what = ctrl.Function.String()
 		}
 		return &protocolError{StreamID: s.sid,
 			Reason: fmt.Sprintf("%s with DDP-SSN %d in state %v (RFC 5043 §6.1)", what, ssn, st)}
-	case actDeliver:
+	case sessionsm.ActDeliver:
 		return s.deliverSegment(chunk[pmtu.DDPSSNLen:])
-	case actNewSession:
+	case sessionsm.ActNewSession:
 		return s.a.onInitiate(s, ctrl)
-	case actEstablish:
+	case sessionsm.ActEstablish:
 		s.mu.Lock()
 		s.params.PeerPrivateData = append([]byte(nil), ctrl.PrivateData...)
 		s.params.PeerIRDORD = ctrl.IRDORD
@@ -768,16 +769,16 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 			res <- nil
 		}
 		return nil
-	case actRejected, actNonULPRejected, actWithdrawn:
+	case sessionsm.ActRejected, sessionsm.ActNonULPRejected, sessionsm.ActWithdrawn:
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
 		var err error
 		switch act {
-		case actRejected:
+		case sessionsm.ActRejected:
 			err = &RejectError{StreamID: s.sid, Enhanced: ctrl.Function.isEnhanced(), IRDORD: ctrl.IRDORD,
 				PrivateData: append([]byte(nil), ctrl.PrivateData...)}
-		case actNonULPRejected:
+		case sessionsm.ActNonULPRejected:
 			err = fmt.Errorf("%w: stream %d (RFC 5043 §6.4)", ErrSessionTerminated, s.sid)
 		default:
 			err = fmt.Errorf("%w: stream %d: initiator withdrew", errIncomingDone, s.sid)
@@ -789,21 +790,21 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 		s.markSentFinal()
 		s.finish(err)
 		return errSessionOver
-	case actPeerTerminate:
+	case sessionsm.ActPeerTerminate:
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
 		s.requestTerminate()
 		s.finish(nil)
 		return errSessionOver
-	case actPeerFinal:
+	case sessionsm.ActPeerFinal:
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
 		s.finish(nil)
 		return errSessionOver
 	}
-	return nil // actDrop
+	return nil // sessionsm.ActDrop
 }
 
 // queueEntryCost is a queued segment's slot in Session.queue.
@@ -903,17 +904,17 @@ func (in *Incoming) decide(c controlMsg, accept bool) (*Session, error) {
 	}
 	s := in.s
 	s.mu.Lock()
-	if s.st() != ssInitReceived {
+	if s.st() != sessionsm.InitReceived {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: stream %d", errIncomingDone, s.sid)
 	}
 	s.incoming = nil
 	if accept {
-		s.setState(ssEstablished)
+		s.setState(sessionsm.Established)
 		s.handed = true
 		s.params.LocalIRDORD = c.IRDORD
 	} else {
-		s.setState(ssDone)
+		s.setState(sessionsm.Done)
 	}
 	s.mu.Unlock()
 	s.a.incomingDone()
@@ -974,4 +975,17 @@ func (in *Incoming) RejectWith(p AcceptParams) error {
 	}
 	_, err := in.decide(c, false)
 	return err
+}
+
+// eventOf is the state machine event of a session control message.
+func eventOf(f FunctionCode) sessionsm.Event {
+	switch f.base() {
+	case FuncInitiate:
+		return sessionsm.EvInitiate
+	case FuncAccept:
+		return sessionsm.EvAccept
+	case FuncReject:
+		return sessionsm.EvReject
+	}
+	return sessionsm.EvTerminate
 }

@@ -343,43 +343,6 @@ func TestSession_AssociationFailure_RFC5043_11_3(t *testing.T) {
 	assert.ErrorIs(t, err, backend.ErrAssociationClosed)
 }
 
-func TestSession_StateMachineTable(t *testing.T) {
-	type row struct {
-		st     sessState
-		ev     rxEvent
-		enh    bool
-		evEnh  bool
-		next   sessState
-		action rxAction
-	}
-	rows := []row{
-		{ssIdle, evInitiate, false, false, ssInitReceived, actNewSession},
-		{ssIdle, evSegment, false, false, ssDone, actViolation},
-		{ssIdle, evTerminate, false, false, ssDone, actViolation},
-		{ssInitSent, evAccept, false, false, ssEstablished, actEstablish},
-		{ssInitSent, evAccept, true, true, ssEstablished, actEstablish},
-		{ssInitSent, evAccept, true, false, ssDone, actViolation},
-		{ssInitSent, evReject, false, false, ssDone, actRejected},
-		{ssInitSent, evTerminate, true, false, ssDone, actNonULPRejected},
-		{ssInitSent, evSegment, false, false, ssDone, actViolation},
-		{ssInitReceived, evSegment, false, false, ssInitReceived, actDeliver},
-		{ssInitReceived, evTerminate, false, false, ssDone, actWithdrawn},
-		{ssInitReceived, evInitiate, false, false, ssDone, actViolation},
-		{ssEstablished, evSegment, false, false, ssEstablished, actDeliver},
-		{ssEstablished, evTerminate, false, false, ssDone, actPeerTerminate},
-		{ssEstablished, evInitiate, false, false, ssDone, actViolation},
-		{ssEstablished, evAccept, false, false, ssDone, actViolation},
-		{ssLocalClosed, evSegment, false, false, ssLocalClosed, actDeliver},
-		{ssLocalClosed, evTerminate, false, false, ssDone, actPeerFinal},
-		{ssDone, evSegment, false, false, ssDone, actDrop},
-	}
-	for _, r := range rows {
-		next, act := transition(r.st, r.ev, r.enh, r.evEnh)
-		assert.Equal(t, r.next, next, "%v ev %d", r.st, r.ev)
-		assert.Equal(t, r.action, act, "%v ev %d", r.st, r.ev)
-	}
-}
-
 // FuzzReceive feeds arbitrary chunks to the receive path of an
 // association: whatever the peer sends, nothing panics.
 func FuzzReceive(f *testing.F) {
