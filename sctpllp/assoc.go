@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"sync"
 	"sync/atomic"
@@ -372,7 +373,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	if int(sid) >= a.n {
 		return nil, fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
 	}
-	c := controlMsg{Function: FuncInitiate, PrivateData: req.PrivateData}
+	c := ddpchunk.Control{Function: FuncInitiate, PrivateData: req.PrivateData}
 	if req.Enhanced {
 		if req.IRD < 0 || req.IRD > iwarp.NoNegotiation || req.ORD < 0 || req.ORD > iwarp.NoNegotiation {
 			return nil, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, req.IRD, req.ORD)
@@ -380,7 +381,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 		c.Function = FuncEnhancedInitiate
 		c.IRDORD = iwarp.IRDORD{PeerToPeer: req.PeerToPeer, RTR: req.RTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}.Wire()
 	}
-	if err := c.validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	if a.isEnded() {
@@ -569,8 +570,8 @@ func (a *Association) incomingDone() {
 // Accept by Session.offerIncoming once the chunks processed together with
 // the Initiate are done, so an Initiate withdrawn by a Terminate that
 // arrived before it is never offered.
-func (a *Association) onInitiate(s *Session, c controlMsg) error {
-	s.params.Enhanced = c.Function.isEnhanced()
+func (a *Association) onInitiate(s *Session, c ddpchunk.Control) error {
+	s.params.Enhanced = ddpchunk.Enhanced(c.Function)
 	s.params.PeerIRDORD = c.IRDORD
 	s.params.PeerPrivateData = append([]byte(nil), c.PrivateData...)
 	in := &Incoming{s: s, StreamID: s.sid, Enhanced: s.params.Enhanced, IRDORD: c.IRDORD,
@@ -660,16 +661,16 @@ const (
 func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 	switch ppid {
 	case backend.PPIDSegment:
-		if sc, _, err := ParseSegmentChunk(b); err == nil {
+		if sc, _, err := ddpchunk.ParseSegment(b); err == nil {
 			return sc.SSN, unboundSegment
 		}
 	case backend.PPIDControl:
-		c, _, err := parseControl(b)
+		c, _, err := ddpchunk.ParseControl(b)
 		switch {
 		case err != nil:
 		case c.Function == FuncTerminate:
 			return c.SSN, unboundTerminate
-		case c.Function.base() == FuncInitiate:
+		case ddpchunk.Base(c.Function) == FuncInitiate:
 			return c.SSN, unboundInitiate
 		default:
 			return c.SSN, unboundControl

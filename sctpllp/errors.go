@@ -6,41 +6,15 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
-// Wire-format errors (RFC 5043 §5.2). Parse functions wrap them; test with
-// errors.Is.
+// Wire-format errors of package chunk that this package returns too.
 var (
-	// errTruncated reports a chunk payload shorter than its fixed fields.
-	errTruncated = errors.New("sctpllp: chunk payload truncated")
-	// errPrivateDataTooLong reports private data longer than 512 octets,
-	// the enhanced IRD/ORD word included (RFC 5043 §5.2.3, RFC 6581 §7).
-	errPrivateDataTooLong = errors.New("sctpllp: private data longer than 512 octets")
-	// errTerminateWithData reports a DDP Stream Session Terminate that
-	// carries private data (RFC 5043 §5.2.3: it MUST NOT).
-	errTerminateWithData = errors.New("sctpllp: session terminate carries private data")
-	// errMissingIRDORD reports an enhanced session control message whose
-	// private data is too short for the IRD/ORD word (RFC 6581 §9).
-	errMissingIRDORD = errors.New("sctpllp: enhanced session control without IRD/ORD word")
-	// errUnknownFunction is wrapped by *unknownFunctionError.
-	errUnknownFunction = errors.New("sctpllp: unknown session control function code")
+	errTruncated          = ddpchunk.ErrTruncated
+	errPrivateDataTooLong = ddpchunk.ErrPrivateDataTooLong
 )
-
-// unknownFunctionError reports a session control message with a function
-// code that neither RFC 5043 §5.2.3 nor RFC 6581 §7 defines.
-type unknownFunctionError struct {
-	// Code is the function code received.
-	Code FunctionCode
-}
-
-// Error implements error.
-func (e *unknownFunctionError) Error() string {
-	return fmt.Sprintf("sctpllp: unknown session control function code %#04x", uint16(e.Code))
-}
-
-// Unwrap returns errUnknownFunction.
-func (e *unknownFunctionError) Unwrap() error { return errUnknownFunction }
 
 // Session and association errors.
 var (

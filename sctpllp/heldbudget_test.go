@@ -1,6 +1,7 @@
 package sctpllp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 	"testing"
 	"time"
@@ -92,11 +93,11 @@ func TestReorder_GapTimer_RFC5043_10(t *testing.T) {
 func TestHeld_WithdrawnInitiateFreesQueue(t *testing.T) {
 	b := membudget.New(1 << 20)
 	a, ft := newFakeAssoc(t, Config{Budget: b})
-	ft.injectCtl(4, controlMsg{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 	ft.injectSeg(4, 1, make([]byte, 300))
 	ft.injectSeg(4, 2, make([]byte, 300))
 	assert.Equal(t, int64(2*(reseq.BufCost(300)+queueEntryCost)), a.Stats().HeldBytes)
-	ft.injectCtl(4, controlMsg{SSN: 3, Function: FuncTerminate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 3, Function: FuncTerminate})
 	require.Eventually(t, func() bool { return b.Used() == 0 }, 5*time.Second, time.Millisecond)
 	assert.Zero(t, a.Stats().HeldBytes)
 }

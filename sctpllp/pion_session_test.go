@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"sync"
 	"testing"
 	"time"
@@ -276,7 +277,7 @@ func TestPion_IllegalSequenceTerminatesOneSession_RFC5043_6_1(t *testing.T) {
 	_, ss1, ch1, sh1 := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cs2, _, _, sh2 := openPair(t, c, s, 2, OpenRequest{}, AcceptParams{})
 	// A second Initiate on stream 1 with the next DDP-SSN.
-	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, controlMsg{SSN: 1, Function: FuncInitiate}.appendTo(nil)))
+	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, ddpchunk.Control{SSN: 1, Function: FuncInitiate}.Append(nil)))
 	err := sh1.waitClosed(t)
 	assert.ErrorIs(t, err, errProtocol)
 	// The client's session 1 sees the Terminate as a graceful peer end.

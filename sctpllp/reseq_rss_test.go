@@ -3,6 +3,7 @@ package sctpllp
 import (
 	"bufio"
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"os"
 	"strconv"
 	"strings"
@@ -56,7 +57,7 @@ func dialEarlyPeer(ctx context.Context, t *testing.T, addr string, sessions int)
 	tr.Start(func(uint16, uint32, []byte) {}, func(error) { close(p.done) })
 	t.Cleanup(p.close)
 	for sid := 1; sid <= sessions; sid++ {
-		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, controlMsg{Function: FuncInitiate}.appendTo(nil)))
+		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, ddpchunk.Control{Function: FuncInitiate}.Append(nil)))
 	}
 	return p
 }
@@ -73,7 +74,7 @@ func (p *earlyPeer) send(n int) int {
 	sent := 0
 	for range n {
 		for sid := 1; sid <= p.sessions; sid++ {
-			if err := p.tr.WriteMsg(uint16(sid), backend.PPIDSegment, SegmentChunk{SSN: p.next, Segment: seg}.Append(nil)); err != nil {
+			if err := p.tr.WriteMsg(uint16(sid), backend.PPIDSegment, ddpchunk.Segment{SSN: p.next, Segment: seg}.Append(nil)); err != nil {
 				return sent
 			}
 			sent++

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"math"
 	"sync"
@@ -231,10 +232,10 @@ func (s *Session) sendErr() error {
 
 // sendControl writes a session control message with the next DDP-SSN; the
 // caller holds txMu.
-func (s *Session) sendControlLocked(c controlMsg) error {
+func (s *Session) sendControlLocked(c ddpchunk.Control) error {
 	c.SSN = s.txSSN
-	var buf [controlHeaderLen + iwarp.IRDORDLen + maxPrivateData]byte
-	b := c.appendTo(buf[:0])
+	var buf [ddpchunk.HeaderLen + iwarp.IRDORDLen + ddpchunk.MaxPrivateData]byte
+	b := c.Append(buf[:0])
 	if err := s.a.t.WriteMsg(s.sid, backend.PPIDControl, b); err != nil {
 		return err
 	}
@@ -260,7 +261,7 @@ func (s *Session) flushTerminate() {
 		send := s.termPending.Swap(false) && !s.termSent
 		if send {
 			s.termSent = true
-			_ = s.sendControlLocked(controlMsg{Function: FuncTerminate})
+			_ = s.sendControlLocked(ddpchunk.Control{Function: FuncTerminate})
 		}
 		s.txMu.Unlock()
 		if send {
@@ -661,7 +662,7 @@ func (s *Session) expireEarly() {
 	fresh := s.earlyFresh
 	s.mu.Unlock()
 	onlyTerminates := s.ro.HeldAll(func(ppid uint32, chunk []byte) bool {
-		c, _, err := parseControl(chunk)
+		c, _, err := ddpchunk.ParseControl(chunk)
 		return ppid == backend.PPIDControl && err == nil && c.Function == FuncTerminate
 	})
 	s.ro.Release()
@@ -686,8 +687,8 @@ func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
 	if ppid != backend.PPIDControl {
 		return
 	}
-	c, _, err := parseControl(b)
-	if err == nil && (c.Function == FuncTerminate || c.Function.base() == FuncReject) {
+	c, _, err := ddpchunk.ParseControl(b)
+	if err == nil && (c.Function == FuncTerminate || ddpchunk.Base(c.Function) == FuncReject) {
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
@@ -711,13 +712,13 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	var (
 		ev   sessionsm.Event
-		ctrl controlMsg
+		ctrl ddpchunk.Control
 	)
 	switch ppid {
 	case backend.PPIDSegment:
 		ev = sessionsm.EvSegment
 	case backend.PPIDControl:
-		c, _, err := parseControl(chunk)
+		c, _, err := ddpchunk.ParseControl(chunk)
 		if err != nil {
 			return &protocolError{StreamID: s.sid, Reason: "malformed session control (RFC 5043 §5.2.3)", Err: err}
 		}
@@ -732,7 +733,7 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	if st == sessionsm.Idle {
 		s.endEarly() // the chunk with DDP-SSN 0 is here
 	}
-	next, act := sessionsm.Transition(st, ev, s.params.Enhanced, ctrl.Function.isEnhanced())
+	next, act := sessionsm.Transition(st, ev, s.params.Enhanced, ddpchunk.Enhanced(ctrl.Function))
 	switch act {
 	case sessionsm.ActViolation:
 		what := "DDP segment"
@@ -776,7 +777,7 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 		var err error
 		switch act {
 		case sessionsm.ActRejected:
-			err = &RejectError{StreamID: s.sid, Enhanced: ctrl.Function.isEnhanced(), IRDORD: ctrl.IRDORD,
+			err = &RejectError{StreamID: s.sid, Enhanced: ddpchunk.Enhanced(ctrl.Function), IRDORD: ctrl.IRDORD,
 				PrivateData: append([]byte(nil), ctrl.PrivateData...)}
 		case sessionsm.ActNonULPRejected:
 			err = fmt.Errorf("%w: stream %d (RFC 5043 §6.4)", ErrSessionTerminated, s.sid)
@@ -895,8 +896,8 @@ func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
 	}.Wire(), nil
 }
 
-func (in *Incoming) decide(c controlMsg, accept bool) (*Session, error) {
-	if err := c.validate(); err != nil {
+func (in *Incoming) decide(c ddpchunk.Control, accept bool) (*Session, error) {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	if !in.decided.CompareAndSwap(false, true) {
@@ -943,7 +944,7 @@ func (in *Incoming) decide(c controlMsg, accept bool) (*Session, error) {
 // Segments the initiator sent after its Initiate are delivered after
 // Start.
 func (in *Incoming) Accept(p AcceptParams) (*Session, error) {
-	c := controlMsg{Function: FuncAccept, PrivateData: p.PrivateData}
+	c := ddpchunk.Control{Function: FuncAccept, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {
@@ -965,7 +966,7 @@ func (in *Incoming) Reject(privateData []byte) error {
 // RejectWith rejects with explicit IRD/ORD values for an Enhanced Reject,
 // for example the ORD the responder requires (RFC 6581 §9.1).
 func (in *Incoming) RejectWith(p AcceptParams) error {
-	c := controlMsg{Function: FuncReject, PrivateData: p.PrivateData}
+	c := ddpchunk.Control{Function: FuncReject, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {
@@ -979,7 +980,7 @@ func (in *Incoming) RejectWith(p AcceptParams) error {
 
 // eventOf is the state machine event of a session control message.
 func eventOf(f FunctionCode) sessionsm.Event {
-	switch f.base() {
+	switch ddpchunk.Base(f) {
 	case FuncInitiate:
 		return sessionsm.EvInitiate
 	case FuncAccept:

@@ -3,6 +3,7 @@ package sctpllp
 import (
 	"context"
 	"errors"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"testing"
 	"time"
 	"unsafe"
@@ -28,7 +29,7 @@ func newFakeAssoc(t *testing.T, cfg Config) (*Association, *fakeTransport) {
 // passiveSession plays an initiator on sid and accepts locally.
 func passiveSession(t *testing.T, a *Association, ft *fakeTransport, sid uint16) (*Session, *recHandler) {
 	t.Helper()
-	ft.injectCtl(sid, controlMsg{SSN: 0, Function: FuncInitiate, PrivateData: []byte("hello")})
+	ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("hello")})
 	in, err := a.Accept(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, sid, in.StreamID)
@@ -37,7 +38,7 @@ func passiveSession(t *testing.T, a *Association, ft *fakeTransport, sid uint16)
 	require.NoError(t, err)
 	gsid, c := ft.nextCtl(t)
 	assert.Equal(t, sid, gsid)
-	assert.Equal(t, controlMsg{SSN: 0, Function: FuncAccept, PrivateData: []byte("yes")}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncAccept, PrivateData: []byte("yes")}, c)
 	h := newRec()
 	s.Start(h)
 	return s, h
@@ -62,10 +63,10 @@ func TestSession_PassiveAcceptAndSSN_RFC5043_6_2(t *testing.T) {
 	assert.Equal(t, uint64(2), s.Info().SegmentsReceived)
 
 	// Peer Terminate: HandleClosed(nil), our Terminate follows (§6.2).
-	ft.injectCtl(3, controlMsg{SSN: 3, Function: FuncTerminate})
+	ft.injectCtl(3, ddpchunk.Control{SSN: 3, Function: FuncTerminate})
 	require.NoError(t, h.waitClosed(t))
 	_, c := ft.nextCtl(t)
-	assert.Equal(t, controlMsg{SSN: 3, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 3, Function: FuncTerminate}, c)
 	assert.ErrorIs(t, s.SendSegment(nil, []byte{1}), llp.ErrClosed)
 }
 
@@ -73,7 +74,7 @@ func TestSession_PassiveAcceptAndSSN_RFC5043_6_2(t *testing.T) {
 // the Accept are held and delivered after Start.
 func TestSession_SegmentsBeforeAccept_RFC5043_6_6(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
-	ft.injectCtl(1, controlMsg{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(1, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 	ft.injectSeg(1, 2, []byte("b"))
 	ft.injectSeg(1, 1, []byte("a"))
 	in, err := a.Accept(context.Background())
@@ -93,10 +94,10 @@ func TestSession_IllegalSequences_RFC5043_6_1(t *testing.T) {
 		poke func(ft *fakeTransport, sid uint16)
 	}{
 		{"second Initiate", func(ft *fakeTransport, sid uint16) {
-			ft.injectCtl(sid, controlMsg{SSN: 1, Function: FuncInitiate})
+			ft.injectCtl(sid, ddpchunk.Control{SSN: 1, Function: FuncInitiate})
 		}},
 		{"Accept from initiator", func(ft *fakeTransport, sid uint16) {
-			ft.injectCtl(sid, controlMsg{SSN: 1, Function: FuncAccept})
+			ft.injectCtl(sid, ddpchunk.Control{SSN: 1, Function: FuncAccept})
 		}},
 		{"unknown PPID", func(ft *fakeTransport, sid uint16) {
 			ft.fn(sid, 51, []byte{0, 1, 2, 3})
@@ -146,7 +147,7 @@ func TestSession_SegmentWithoutSession(t *testing.T) {
 	ft.injectSeg(9, 0, []byte{1, 2})
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(9), sid)
-	assert.Equal(t, controlMsg{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
 	ft.injectSeg(9, 1, []byte{1, 2})
 	ft.quiet(t)
 	_, err := a.Open(context.Background(), 9, OpenRequest{})
@@ -158,8 +159,8 @@ func TestSession_OpenRejectedAndTerminated_RFC5043_6_3(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
 	go func() {
 		_, c := ft.nextCtl(t)
-		assert.Equal(t, controlMsg{Function: FuncInitiate, PrivateData: []byte("req")}, c)
-		ft.injectCtl(4, controlMsg{Function: FuncReject, PrivateData: []byte("no thanks")})
+		assert.Equal(t, ddpchunk.Control{Function: FuncInitiate, PrivateData: []byte("req")}, c)
+		ft.injectCtl(4, ddpchunk.Control{Function: FuncReject, PrivateData: []byte("no thanks")})
 	}()
 	_, err := a.Open(context.Background(), 4, OpenRequest{PrivateData: []byte("req")})
 	var re *RejectError
@@ -169,7 +170,7 @@ func TestSession_OpenRejectedAndTerminated_RFC5043_6_3(t *testing.T) {
 
 	go func() {
 		ft.nextCtl(t)
-		ft.injectCtl(5, controlMsg{Function: FuncTerminate})
+		ft.injectCtl(5, ddpchunk.Control{Function: FuncTerminate})
 	}()
 	_, err = a.Open(context.Background(), 5, OpenRequest{})
 	assert.ErrorIs(t, err, ErrSessionTerminated)
@@ -178,7 +179,7 @@ func TestSession_OpenRejectedAndTerminated_RFC5043_6_3(t *testing.T) {
 	go func() {
 		_, c := ft.nextCtl(t)
 		assert.Equal(t, FuncInitiate, c.Function)
-		ft.injectCtl(4, controlMsg{Function: FuncAccept})
+		ft.injectCtl(4, ddpchunk.Control{Function: FuncAccept})
 	}()
 	s, err := a.Open(context.Background(), 4, OpenRequest{})
 	require.NoError(t, err)
@@ -192,7 +193,7 @@ func TestSession_EnhancedFlavourMismatch_RFC6581_10(t *testing.T) {
 		_, c := ft.nextCtl(t)
 		assert.Equal(t, FuncEnhancedInitiate, c.Function)
 		assert.Equal(t, iwarp.IRDORD{IRD: 8, ORD: 4}, c.IRDORD)
-		ft.injectCtl(6, controlMsg{Function: FuncAccept})
+		ft.injectCtl(6, ddpchunk.Control{Function: FuncAccept})
 	}()
 	_, err := a.Open(context.Background(), 6, OpenRequest{Enhanced: true, IRD: 8, ORD: 4})
 	assert.ErrorIs(t, err, errProtocol)
@@ -202,19 +203,19 @@ func TestSession_EnhancedFlavourMismatch_RFC6581_10(t *testing.T) {
 func TestSession_PendingLimit_RFC5043_6_4(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{MaxPendingInitiates: 2})
 	for sid := uint16(1); sid <= 3; sid++ {
-		ft.injectCtl(sid, controlMsg{Function: FuncInitiate})
+		ft.injectCtl(sid, ddpchunk.Control{Function: FuncInitiate})
 	}
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(3), sid)
-	assert.Equal(t, controlMsg{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
 	in, err := a.Accept(context.Background())
 	require.NoError(t, err)
 	require.NoError(t, in.Reject([]byte("r")))
 	_, c = ft.nextCtl(t)
-	assert.Equal(t, controlMsg{Function: FuncReject, PrivateData: []byte("r")}, c)
+	assert.Equal(t, ddpchunk.Control{Function: FuncReject, PrivateData: []byte("r")}, c)
 	assert.ErrorIs(t, in.Reject(nil), errIncomingDone)
 	// A slot freed up: a fourth Initiate is taken.
-	ft.injectCtl(10, controlMsg{Function: FuncInitiate})
+	ft.injectCtl(10, ddpchunk.Control{Function: FuncInitiate})
 	ft.quiet(t)
 }
 
@@ -253,9 +254,9 @@ func TestSession_LocalCloseThenPeerTerminate(t *testing.T) {
 	s, h := passiveSession(t, a, ft, 1)
 	require.NoError(t, s.Close())
 	_, c := ft.nextCtl(t)
-	assert.Equal(t, controlMsg{SSN: 1, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 1, Function: FuncTerminate}, c)
 	ft.injectSeg(1, 1, []byte("late"))
-	ft.injectCtl(1, controlMsg{SSN: 2, Function: FuncTerminate})
+	ft.injectCtl(1, ddpchunk.Control{SSN: 2, Function: FuncTerminate})
 	require.NoError(t, h.waitClosed(t))
 	assert.Equal(t, 1, h.count())
 	ft.mu.Lock()
@@ -372,7 +373,7 @@ func TestSession_StreamLimit(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
 	require.Equal(t, 64, a.NumStreams())
 	for sid := uint16(64); sid < 64+100; sid++ {
-		ft.injectCtl(sid, controlMsg{SSN: 0, Function: FuncInitiate})
+		ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 		ft.injectSeg(sid, 1, make([]byte, 1000))
 	}
 	assert.Equal(t, uint64(200), a.droppedChunks())
