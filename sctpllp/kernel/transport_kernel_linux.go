@@ -959,20 +959,20 @@ func (t *kernelTransport) setCause(err error) {
 
 // WriteMsg implements Transport: one sendmsg with SCTP_SNDINFO carrying the
 // stream, the PPID in network order and SCTP_UNORDERED (RFC 5043 §10).
-//
-// RFC 5043 §10: Linux accepts any number of unordered chunks for a stream
-// before assigning TSNs, so the sender itself refrains from having more
-// than 32767 DDP Segment chunks of one stream unacknowledged. The kernel
-// reports no per-chunk acknowledgements to a one-to-one socket; it does
-// account every DATA chunk it holds (queued or sent and unacknowledged) in
-// the socket's wmem_queued until the chunk is acknowledged and freed. A
-// segment is therefore admitted while its stream has sent fewer than
-// backend.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
-// chunk handed over before acknowledged); past that the writer waits for
-// SCTP_SENDER_DRY_EVENT (or a 10 ms re-probe) and reads wmem_queued again.
-// Session control messages (PPID 17) are never held back; two chunks of the
-// window are kept for them.
 func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+	// RFC 5043 §10: Linux accepts any number of unordered chunks for a stream
+	// before assigning TSNs, so the sender itself refrains from having more
+	// than 32767 DDP Segment chunks of one stream unacknowledged. The kernel
+	// reports no per-chunk acknowledgements to a one-to-one socket; it does
+	// account every DATA chunk it holds (queued or sent and unacknowledged) in
+	// the socket's wmem_queued until the chunk is acknowledged and freed. A
+	// segment is therefore admitted while its stream has sent fewer than
+	// backend.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
+	// chunk handed over before acknowledged); past that the writer waits for
+	// SCTP_SENDER_DRY_EVENT (or a 10 ms re-probe) and reads wmem_queued again.
+	// Session control messages (PPID 17) are never held back; two chunks of the
+	// window are kept for them.
+
 	if int(sid) >= t.streams {
 		return fmt.Errorf("%w: %d (association has %d streams)", backend.ErrStreamRange, sid, t.streams)
 	}
@@ -1186,15 +1186,15 @@ const (
 // TransportStats reports the kernel's smoothed RTT of the primary path
 // (SCTP_STATUS sstat_primary.spinfo_srtt, milliseconds) and its count of
 // retransmitted chunks (SCTP_GET_ASSOC_STATS sas_rtxchunks).
-//
-// The kernel keeps the SRTT in jiffies and reports whole milliseconds, so a
-// path faster than a jiffy (loopback, a VM) reads 0 even after it was
-// measured. A measurement is recognised by the primary path's RTO having
-// left the association's initial RTO (SCTP_RTOINFO srto_initial): the
-// kernel sets RTO = SRTT + 4·RTTVAR, clamped to [RTO.Min, RTO.Max], on the
-// first measurement (RFC 9260 §6.3.1 C2/C3). SRTT is then reported as 0,
-// meaning "below the kernel's resolution".
 func (t *kernelTransport) TransportStats() backend.Stats {
+	// The kernel keeps the SRTT in jiffies and reports whole milliseconds, so a
+	// path faster than a jiffy (loopback, a VM) reads 0 even after it was
+	// measured. A measurement is recognised by the primary path's RTO having
+	// left the association's initial RTO (SCTP_RTOINFO srto_initial): the
+	// kernel sets RTO = SRTT + 4·RTTVAR, clamped to [RTO.Min, RTO.Max], on the
+	// first measurement (RFC 9260 §6.3.1 C2/C3). SRTT is then reported as 0,
+	// meaning "below the kernel's resolution".
+
 	var st backend.Stats
 	_ = t.rc.Control(func(fd uintptr) {
 		var status sctp.Status
@@ -1232,18 +1232,18 @@ const kernelResetGrace = time.Second
 // final chunk is out (RFC 5043 §6.6), and pion, like this backend, resets
 // only its outgoing direction (pion does not implement the Incoming SSN
 // Reset Request at all).
-//
-// Two requests crossing each other are answered "in progress" by Linux, so
-// the ends take turns: the dialer of the association asks at once; the
-// accepting side first waits (up to a second) for the peer's reset of the
-// other direction to arrive, then asks. A request that fails anyway is
-// repeated until ResetTimeout.
-//
-// It fails with an error wrapping errors.ErrUnsupported when the peer did
-// not negotiate RE-CONFIG. Start must have been called: the outcome arrives
-// as notifications. Called from fn, it starts the reset and returns nil: fn's
-// goroutine is the one that reads the notifications.
 func (t *kernelTransport) ResetStream(sid uint16) error {
+	// Two requests crossing each other are answered "in progress" by Linux, so
+	// the ends take turns: the dialer of the association asks at once; the
+	// accepting side first waits (up to a second) for the peer's reset of the
+	// other direction to arrive, then asks. A request that fails anyway is
+	// repeated until ResetTimeout.
+	//
+	// It fails with an error wrapping errors.ErrUnsupported when the peer did
+	// not negotiate RE-CONFIG. Start must have been called: the outcome arrives
+	// as notifications. Called from fn, it starts the reset and returns nil: fn's
+	// goroutine is the one that reads the notifications.
+
 	if int(sid) >= t.streams {
 		return fmt.Errorf("%w: %d (association has %d streams)", backend.ErrStreamRange, sid, t.streams)
 	}

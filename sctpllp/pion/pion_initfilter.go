@@ -68,21 +68,14 @@ func rfc9260BaseParam(typ uint16) bool {
 }
 
 // stripInitParams rewrites, in place, an SCTP packet whose only chunk is
-// INIT (RFC 9260 §6.10: INIT is never bundled) so that a receiver that
-// parses only the parameter types known accepts it as RFC 9260 requires:
-//   - a base-SCTP parameter known does not parse (rfc9260BaseParam) is
-//     removed, and the following ones are kept;
-//   - from the first other unknown parameter whose type's high bits are 00
-//     or 01 (RFC 9260 §3.2.1: "stop processing this parameter and do not
-//     process any further parameters within this chunk"), that parameter
-//     and all after it are removed;
-//   - unknown types with high bits 10 or 11 are left for the receiver to
-//     skip.
-//
-// The chunk length and the CRC32c (RFC 9260 Appendix A, stored as pion and
-// Linux store it) are updated. It returns the new packet length and whether
-// the packet changed. It never panics and never writes outside pkt; a
-// malformed packet is left unchanged with an error.
+// INIT (RFC 9260 §6.10) so that a receiver that parses only the parameter
+// types known accepts it as RFC 9260 requires: a known base-SCTP parameter
+// that does not parse (rfc9260BaseParam) is removed; from the first other
+// unknown parameter with high type bits 00 or 01 (RFC 9260 §3.2.1) on,
+// every parameter is removed; types with high bits 10 or 11 stay for the
+// receiver to skip. The chunk length and CRC32c are updated. It returns the
+// new length and whether the packet changed; it never panics or writes
+// outside pkt, and leaves a malformed packet unchanged with an error.
 func stripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, err error) {
 	if len(pkt) < wire.HeaderLen+wire.ChunkHeaderLen {
 		return len(pkt), false, errInitFilterShort

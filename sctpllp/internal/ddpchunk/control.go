@@ -90,19 +90,19 @@ const HeaderLen = 4
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|            Private Data (Dependent on Function Code)          |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// For the enhanced codes 0x005–0x007 the private data begins with the
-// 32-bit IRD/ORD word of RFC 6581 §9, carried here in IRDORD; PrivateData
-// holds only the ULP private data that follows it.
-//
-// RFC 6581 §7 names the Enhanced Initiate and Enhanced Accept as carrying
-// the word, and §9 places it in "the MPA Request and Reply Frames" — a
-// rejecting MPA Reply included, whose responder ORD §9.1 uses to tell the
-// initiator what it requires. The Enhanced Reject is the SCTP form of that
-// rejecting enhanced Reply, so this package sends and requires the word in
-// all three enhanced codes, with the same layout as MPA (A|B|IRD, C|D|ORD).
 type Control struct {
+	// For the enhanced codes 0x005–0x007 the private data begins with the
+	// 32-bit IRD/ORD word of RFC 6581 §9, carried here in IRDORD; PrivateData
+	// holds only the ULP private data that follows it.
+	//
+	// RFC 6581 §7 names the Enhanced Initiate and Enhanced Accept as carrying
+	// the word, and §9 places it in "the MPA Request and Reply Frames" — a
+	// rejecting MPA Reply included, whose responder ORD §9.1 uses to tell the
+	// initiator what it requires. The Enhanced Reject is the SCTP form of that
+	// rejecting enhanced Reply, so this package sends and requires the word in
+	// all three enhanced codes, with the same layout as MPA (A|B|IRD, C|D|ORD).
 	// SSN is the DDP Source Sequence Number (RFC 5043 §5.2.1).
+
 	SSN uint16
 	// Function is the function code.
 	Function FunctionCode
