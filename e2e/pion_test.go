@@ -5,12 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/dtls/v3"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/secure/securetest"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 func TestMain(m *testing.M) {
@@ -18,17 +20,17 @@ func TestMain(m *testing.M) {
 }
 
 // userspacePair returns the Factory of a userspace SCTP stack
-// (sctpllp.StackPion or sctpllp.StackNative) over UDP loopback.
-func userspacePair(stack string) func(t *testing.T) (client, server *sctpllp.Association) {
-	return securePair(stack, nil, nil)
+// (pion.Stack or native.Stack) over UDP loopback.
+func userspacePair(stack backend.Stack) func(t *testing.T) (client, server *sctpllp.Association) {
+	return securePair(stack, stack)
 }
 
-// securePair is userspacePair with the server and client DTLS
-// configurations (nil: plain).
-func securePair(stack string, sdtls, cdtls *dtls.Config) func(t *testing.T) (client, server *sctpllp.Association) {
+// securePair is userspacePair with the server's and the client's stack
+// apart (as the two ends of DTLS).
+func securePair(sstack, cstack backend.Stack) func(t *testing.T) (client, server *sctpllp.Association) {
 	return func(t *testing.T) (client, server *sctpllp.Association) {
 		t.Helper()
-		cfg := sctpllp.Config{Stack: stack, DTLS: sdtls}
+		cfg := sctpllp.Config{Stack: sstack}
 		ln, err := sctpllp.Listen("127.0.0.1:0", cfg)
 		require.NoError(t, err)
 		defer ln.Close()
@@ -43,7 +45,7 @@ func securePair(stack string, sdtls, cdtls *dtls.Config) func(t *testing.T) (cli
 			a, err := ln.Accept(ctx)
 			ch <- res{a, err}
 		}()
-		cfg.DTLS = cdtls
+		cfg.Stack = cstack
 		client, err = sctpllp.Dial(ctx, ln.Addr(), cfg)
 		require.NoError(t, err)
 		r := <-ch
@@ -58,13 +60,13 @@ func securePair(stack string, sdtls, cdtls *dtls.Config) func(t *testing.T) (cli
 // TestPionSuite runs the end-to-end suite over userspace SCTP (pion/sctp
 // over UDP on 127.0.0.1).
 func TestPionSuite(t *testing.T) {
-	Run(t, userspacePair(sctpllp.StackPion), Options{Streams: 8, MaxSize: 64 << 10})
+	Run(t, userspacePair(pion.Stack(pion.Config{})), Options{Streams: 8, MaxSize: 64 << 10})
 }
 
 // TestNativeSuite runs the end-to-end suite over the project's own
 // userspace SCTP on 127.0.0.1.
 func TestNativeSuite(t *testing.T) {
-	Run(t, userspacePair(sctpllp.StackNative), Options{Streams: 8, MaxSize: 64 << 10})
+	Run(t, userspacePair(native.Stack(native.Config{}, nil)), Options{Streams: 8, MaxSize: 64 << 10})
 }
 
 // TestNativeDTLSSuite runs the end-to-end suite over the project's own
@@ -76,5 +78,5 @@ func TestNativeDTLSSuite(t *testing.T) {
 	require.NoError(t, err)
 	cd, err := cf.DTLS(false)
 	require.NoError(t, err)
-	Run(t, securePair(sctpllp.StackNative, sd, cd), Options{Streams: 8, MaxSize: 64 << 10})
+	Run(t, securePair(native.Stack(native.Config{}, sd), native.Stack(native.Config{}, cd)), Options{Streams: 8, MaxSize: 64 << 10})
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/pion/dtls/v3"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
@@ -16,8 +16,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
 // Defaults of Config.
@@ -25,34 +24,34 @@ const (
 	// DefaultMaxPendingInitiates is the default limit of Initiates waiting
 	// for the ULP (RFC 5043 §6.4).
 	DefaultMaxPendingInitiates = 64
-	// DefaultMaxHeldBytes bounds what one stream holds for re-sequencing
+	// defaultMaxHeldBytes bounds what one stream holds for re-sequencing
 	// and before Start, charged as held (buffer size classes, ring,
 	// bookkeeping): the association's share (docs/security.md, "DDP
 	// re-sequencer").
-	DefaultMaxHeldBytes = DefaultMaxHeldAssocBytes
-	// DefaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: twice
+	defaultMaxHeldBytes = defaultMaxHeldAssocBytes
+	// defaultMaxHeldAssocBytes is Config.MaxHeldAssocBytes's default: twice
 	// what loss recovery held over sctp-native on loopback (7.7 MB), and
 	// the per-address share holds sctp's 64 associations per address to
-	// DefaultMaxHeldAddrBytes: with sctp's own 4 MiB receive buffer each,
+	// defaultMaxHeldAddrBytes: with sctp's own 4 MiB receive buffer each,
 	// one address charges at most 320 MiB of membudget.DefaultLimit
 	// (docs/security.md, "DDP re-sequencer").
-	DefaultMaxHeldAssocBytes = 16 << 20
-	// DefaultMaxHeldAddrBytes is Config.MaxHeldAddrBytes's default: all
+	defaultMaxHeldAssocBytes = 16 << 20
+	// defaultMaxHeldAddrBytes is Config.MaxHeldAddrBytes's default: all
 	// the associations from one peer IP address together, 1/8 of
 	// membudget.DefaultLimit.
-	DefaultMaxHeldAddrBytes = 64 << 20
-	// DefaultMaxGapTime is Config.MaxGapTime's default: three successive
+	defaultMaxHeldAddrBytes = 64 << 20
+	// defaultMaxGapTime is Config.MaxGapTime's default: three successive
 	// T3-rtx of the missing chunk at RTO.Min (1+2+4 s) fit in it, and a
 	// stalled gap frees its memory within DefaultIdleTimeout.
-	DefaultMaxGapTime = 10 * time.Second
+	defaultMaxGapTime = 10 * time.Second
 	// DefaultIdleTimeout is Config.IdleTimeout for accepted associations.
 	DefaultIdleTimeout = 10 * time.Second
-	// DefaultQuietTime is how long a stream identifier stays quarantined
+	// defaultQuietTime is how long a stream identifier stays quarantined
 	// after this side's final chunk when the peer's final chunk is not
 	// seen (RFC 5043 §6.6).
-	DefaultQuietTime = 2 * time.Second
-	// DefaultLinger is how long Close waits for the peer's Terminate.
-	DefaultLinger = 5 * time.Second
+	defaultQuietTime = 2 * time.Second
+	// defaultLinger is how long Close waits for the peer's Terminate.
+	defaultLinger = 5 * time.Second
 )
 
 // Config configures the adaptation. Zero fields take the defaults.
@@ -75,22 +74,22 @@ type Config struct {
 	// MaxHeldBytes bounds, per stream, the memory held for early chunks
 	// (re-sequencing, RFC 5043 §10) plus segments received before Start,
 	// charged as held: buffer size classes and bookkeeping, not payload.
-	// A stream that exceeds it is terminated (ErrHeldLimit).
+	// A stream that exceeds it is terminated (errHeldLimit).
 	MaxHeldBytes int
 	// MaxHeldAssocBytes is the association's share of Budget for what its
-	// streams hold together (default DefaultMaxHeldAssocBytes): a peer
+	// streams hold together (default defaultMaxHeldAssocBytes): a peer
 	// spreading DDP-SSN gaps over many streams cannot hold MaxHeldBytes on
 	// each. MaxHeldAddrBytes bounds all the associations from one peer IP
-	// address together (default DefaultMaxHeldAddrBytes; negative: no
+	// address together (default defaultMaxHeldAddrBytes; negative: no
 	// such bound). A charge beyond either, or beyond Budget, aborts the
-	// association (ErrMemoryShare, AssocStats.ShareAborts).
+	// association (errMemoryShare, AssocStats.ShareAborts).
 	MaxHeldAssocBytes int
 	MaxHeldAddrBytes  int
 	// Budget is the process-wide budget the shares draw on; nil:
 	// membudget.Process.
 	Budget *membudget.Budget
 	// MaxGapTime bounds how long a stream waits for a missing DDP-SSN
-	// while later chunks are held (default DefaultMaxGapTime); then the
+	// while later chunks are held (default defaultMaxGapTime); then the
 	// stream is terminated and its held chunks freed.
 	MaxGapTime time.Duration
 	// IdleTimeout closes (aborts) the association once no session has
@@ -99,58 +98,44 @@ type Config struct {
 	// NewAssociation and Dial, DefaultIdleTimeout for associations a
 	// Listener accepts; negative, no limit.
 	IdleTimeout time.Duration
-	// QuietTime: see DefaultQuietTime.
+	// QuietTime: see defaultQuietTime.
 	QuietTime time.Duration
-	// Linger: see DefaultLinger.
+	// Linger: see defaultLinger.
 	Linger time.Duration
 	// KeepIdle keeps the association up when every session has ended.
 	// By default the association is shut down once every stream that
 	// carried a session is closed or erroneous (RFC 5040 §7).
 	KeepIdle bool
-	// Stack selects the userspace SCTP stack of Dial and Listen:
-	// StackPion (the default, github.com/pion/sctp) or StackNative (the
-	// project's own, package sctp).
-	Stack string
-	// Pion configures the pion backend.
-	Pion pion.Config
-	// Native configures the native backend.
-	Native native.Config
-	// DTLS, with StackNative, runs every association inside a DTLS
-	// connection (RFC 8261) authenticated and encrypted as it says; nil:
-	// plain SCTP over UDP.
-	DTLS *dtls.Config
+	// Stack is the SCTP stack of Dial and Listen with its options, such
+	// as native.Stack(native.Config{...}, nil) or pion.Stack(pion.Config{...});
+	// Dial and Listen fail without one. NewAssociation does not use it.
+	Stack backend.Stack
 }
-
-// Userspace SCTP stacks of Config.Stack.
-const (
-	StackPion   = "pion"
-	StackNative = "native"
-)
 
 func (c Config) withDefaults() Config {
 	if c.MaxPendingInitiates <= 0 {
 		c.MaxPendingInitiates = DefaultMaxPendingInitiates
 	}
 	if c.MaxHeldBytes <= 0 {
-		c.MaxHeldBytes = DefaultMaxHeldBytes
+		c.MaxHeldBytes = defaultMaxHeldBytes
 	}
 	if c.MaxHeldAssocBytes <= 0 {
-		c.MaxHeldAssocBytes = DefaultMaxHeldAssocBytes
+		c.MaxHeldAssocBytes = defaultMaxHeldAssocBytes
 	}
 	if c.MaxHeldAddrBytes == 0 {
-		c.MaxHeldAddrBytes = DefaultMaxHeldAddrBytes
+		c.MaxHeldAddrBytes = defaultMaxHeldAddrBytes
 	}
 	if c.Budget == nil {
 		c.Budget = membudget.Process
 	}
 	if c.MaxGapTime <= 0 {
-		c.MaxGapTime = DefaultMaxGapTime
+		c.MaxGapTime = defaultMaxGapTime
 	}
 	if c.QuietTime <= 0 {
-		c.QuietTime = DefaultQuietTime
+		c.QuietTime = defaultQuietTime
 	}
 	if c.Linger <= 0 {
-		c.Linger = DefaultLinger
+		c.Linger = defaultLinger
 	}
 	return c
 }
@@ -173,17 +158,12 @@ type OpenRequest struct {
 }
 
 // Association runs the RFC 5043 adaptation over one SCTP association:
-// many DDP Stream Sessions, one per SCTP stream pair.
-//
-// Every chunk of a session, session control included, is taken in DDP-SSN
-// order (RFC 5043 §5.2.1, §6.1). Chunks are unordered (§10), so chunks
-// that follow an Initiate may arrive before it (a Terminate withdrawing it,
-// for example): on a stream without a session they are held for the
-// Initiate, on at most Config.MaxPendingInitiates streams at a time. When
-// the Initiate does not arrive within Config.QuietTime of the first of
-// them they belong to no session and are dropped, like a late chunk of an
-// earlier session; on a stream that never carried a session, chunks other
-// than a Terminate are then answered with a Terminate (§6.1).
+// many DDP Stream Sessions, one per SCTP stream pair. Every chunk of a
+// session, session control included, is taken in DDP-SSN order (RFC 5043
+// §5.2.1, §6.1). Chunks that arrive before their session's Initiate are
+// held for it, on at most Config.MaxPendingInitiates streams, for up to
+// Config.QuietTime; then they are dropped, and on a stream that never
+// carried a session answered with a Terminate (§6.1).
 type Association struct {
 	t    backend.Transport
 	more backend.MoreWriter // t, if it is one
@@ -210,8 +190,8 @@ type Association struct {
 	// opening holds a token per unanswered Initiate (Config.MaxOpening);
 	// nil: no limit.
 	opening chan struct{}
-	held    heldAccount // what the streams hold for the peer (heldmem.go)
-	grace   shrinkGrace // see ShrinkGrace
+	held    reseq.Account // what the streams hold for the peer
+	grace   shrinkGrace   // see shrinkGraceTime
 	// shareErr: the association is aborted for its memory share
 	// (overShare); idleGraced: idleExpired gave early chunks their
 	// QuietTime once. Guarded by mu.
@@ -235,9 +215,9 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 		incoming: make(chan *Incoming, cfg.MaxPendingInitiates),
 		done:     make(chan struct{}),
 	}
-	a.held.acct = membudget.NewAccount(cfg.Budget, int64(cfg.MaxHeldAssocBytes))
+	a.held.Acct = membudget.NewAccount(cfg.Budget, int64(cfg.MaxHeldAssocBytes))
 	if cfg.MaxHeldAddrBytes > 0 {
-		a.held.addr = shareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
+		a.held.Addr = reseq.ShareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
 	}
 	maxOpening := cfg.MaxOpening
 	if bl, ok := t.(backend.AcceptBacklogger); ok && maxOpening == 0 {
@@ -253,30 +233,16 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 	return a
 }
 
-// ErrUnknownStack reports a Config.Stack that is neither StackPion nor
-// StackNative.
-var ErrUnknownStack = errors.New("sctpllp: unknown userspace SCTP stack")
+// errNoStack reports a Dial or Listen without Config.Stack.
+var errNoStack = errors.New("sctpllp: Config.Stack is nil: choose an SCTP stack (native.Stack, pion.Stack)")
 
-// Dial opens a userspace SCTP association over UDP to raddr (Config.Stack)
-// and runs the adaptation on it.
+// Dial opens an association to raddr with Config.Stack and runs the
+// adaptation on it.
 func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
-	var t backend.Transport
-	var err error
-	if cfg.DTLS != nil && cfg.Stack != StackNative {
-		return nil, fmt.Errorf("%w: DTLS needs Stack %q", ErrUnknownStack, StackNative)
+	if cfg.Stack == nil {
+		return nil, errNoStack
 	}
-	switch cfg.Stack {
-	case "", StackPion:
-		t, err = pion.Dial(ctx, raddr, cfg.Pion)
-	case StackNative:
-		if cfg.DTLS != nil {
-			t, err = native.DialDTLS(ctx, raddr, cfg.Native, cfg.DTLS)
-		} else {
-			t, err = native.Dial(ctx, raddr, cfg.Native)
-		}
-	default:
-		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
-	}
+	t, err := cfg.Stack.Dial(ctx, raddr)
 	if err != nil {
 		return nil, err
 	}
@@ -285,49 +251,28 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Association, error) {
 
 // Listener accepts associations and runs the adaptation on each.
 type Listener struct {
-	pl  *pion.Listener
-	nl  *native.Listener
+	l   backend.Listener
 	cfg Config
 }
 
-// Listen listens for userspace SCTP associations (Config.Stack) over UDP
-// on laddr.
+// Listen listens for associations of Config.Stack on laddr.
 func Listen(laddr string, cfg Config) (*Listener, error) {
-	if cfg.DTLS != nil && cfg.Stack != StackNative {
-		return nil, fmt.Errorf("%w: DTLS needs Stack %q", ErrUnknownStack, StackNative)
+	if cfg.Stack == nil {
+		return nil, errNoStack
 	}
-	l := &Listener{cfg: cfg}
-	var err error
-	switch cfg.Stack {
-	case "", StackPion:
-		l.pl, err = pion.Listen(laddr, cfg.Pion)
-	case StackNative:
-		if cfg.DTLS != nil {
-			l.nl, err = native.ListenDTLS(laddr, cfg.Native, cfg.DTLS)
-		} else {
-			l.nl, err = native.Listen(laddr, cfg.Native)
-		}
-	default:
-		return nil, fmt.Errorf("%w %q", ErrUnknownStack, cfg.Stack)
-	}
+	bl, err := cfg.Stack.Listen(laddr)
 	if err != nil {
 		return nil, err
 	}
-	if l.cfg.IdleTimeout == 0 {
-		l.cfg.IdleTimeout = DefaultIdleTimeout
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	return l, nil
+	return &Listener{l: bl, cfg: cfg}, nil
 }
 
 // Accept waits for the next association.
 func (l *Listener) Accept(ctx context.Context) (*Association, error) {
-	var t backend.Transport
-	var err error
-	if l.nl != nil {
-		t, err = l.nl.Accept(ctx)
-	} else {
-		t, err = l.pl.Accept(ctx)
-	}
+	t, err := l.l.Accept(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -335,29 +280,19 @@ func (l *Listener) Accept(ctx context.Context) (*Association, error) {
 }
 
 // Addr returns the listening address.
-func (l *Listener) Addr() string {
-	if l.nl != nil {
-		return l.nl.Addr().String()
-	}
-	return l.pl.Addr().String()
-}
+func (l *Listener) Addr() string { return l.l.Addr().String() }
 
 // HandshakeStats returns the counters of the listener's stateless
-// handshake (see sctp.HandshakeStats).
+// handshake (see sctp.HandshakeStats); zero for a stack without one.
 func (l *Listener) HandshakeStats() sctp.HandshakeStats {
-	if l.nl != nil {
-		return l.nl.HandshakeStats()
+	if h, ok := l.l.(interface{ HandshakeStats() sctp.HandshakeStats }); ok {
+		return h.HandshakeStats()
 	}
-	return l.pl.HandshakeStats()
+	return sctp.HandshakeStats{}
 }
 
 // Close stops listening; accepted associations continue.
-func (l *Listener) Close() error {
-	if l.nl != nil {
-		return l.nl.Close()
-	}
-	return l.pl.Close()
-}
+func (l *Listener) Close() error { return l.l.Close() }
 
 // Transport returns the underlying transport.
 func (a *Association) Transport() backend.Transport { return a.t }
@@ -375,7 +310,7 @@ func (a *Association) MULPDU() int {
 }
 
 // segmentLimit is the largest DDP segment SendSegment accepts now: the
-// MULPDU, or the previous one for ShrinkGrace after the path shrank.
+// MULPDU, or the previous one for shrinkGraceTime after the path shrank.
 func (a *Association) segmentLimit() int { return a.grace.limit(a.MULPDU()) }
 
 // checkSegment refuses a segment of n octets above segmentLimit.
@@ -403,7 +338,7 @@ func (a *Association) Err() error {
 
 // Dropped returns the number of chunks dropped because their stream
 // identifier is outside NumStreams.
-func (a *Association) Dropped() uint64 { return a.dropped.Load() }
+func (a *Association) droppedChunks() uint64 { return a.dropped.Load() }
 
 func (a *Association) slot(sid uint16) *slot {
 	if sl := a.slots[sid].Load(); sl != nil {
@@ -438,7 +373,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	if int(sid) >= a.n {
 		return nil, fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
 	}
-	c := Control{Function: FuncInitiate, PrivateData: req.PrivateData}
+	c := ddpchunk.Control{Function: FuncInitiate, PrivateData: req.PrivateData}
 	if req.Enhanced {
 		if req.IRD < 0 || req.IRD > iwarp.NoNegotiation || req.ORD < 0 || req.ORD > iwarp.NoNegotiation {
 			return nil, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, req.IRD, req.ORD)
@@ -474,7 +409,7 @@ func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*S
 	res := make(chan error, 1)
 	s.openRes = res
 	s.counted = true
-	s.setState(ssInitSent)
+	s.setState(sessionsm.InitSent)
 	sl.cur.Store(s)
 	sl.mu.Unlock()
 	a.sessionStarted()
@@ -506,7 +441,7 @@ func (a *Association) Accept(ctx context.Context) (*Incoming, error) {
 	for {
 		select {
 		case in := <-a.incoming:
-			if in.s.st() == ssInitReceived {
+			if in.s.st() == sessionsm.InitReceived {
 				return in, nil
 			}
 		case <-a.done:
@@ -518,7 +453,7 @@ func (a *Association) Accept(ctx context.Context) (*Incoming, error) {
 }
 
 // MarkErroneous labels stream sid erroneous (RFC 5040 §7): its session
-// ends (HandleClosed with an error wrapping ErrErroneous, a Session
+// ends (HandleClosed with an error wrapping errErroneous, a Session
 // Terminate to the peer), no further data is sent or delivered on it, and
 // the identifier is never used again on this association. When every
 // stream that carried a session is closed or erroneous the association is
@@ -536,7 +471,7 @@ func (a *Association) MarkErroneous(sid uint16) error {
 	sl.mu.Unlock()
 	if s != nil && !s.closePending.Load() {
 		s.requestTerminate()
-		s.finish(fmt.Errorf("%w: %w: stream %d", llp.ErrClosed, ErrErroneous, sid))
+		s.finish(fmt.Errorf("%w: %w: stream %d", llp.ErrClosed, errErroneous, sid))
 	}
 	return nil
 }
@@ -635,8 +570,8 @@ func (a *Association) incomingDone() {
 // Accept by Session.offerIncoming once the chunks processed together with
 // the Initiate are done, so an Initiate withdrawn by a Terminate that
 // arrived before it is never offered.
-func (a *Association) onInitiate(s *Session, c Control) error {
-	s.params.Enhanced = c.Function.Enhanced()
+func (a *Association) onInitiate(s *Session, c ddpchunk.Control) error {
+	s.params.Enhanced = ddpchunk.Enhanced(c.Function)
 	s.params.PeerIRDORD = c.IRDORD
 	s.params.PeerPrivateData = append([]byte(nil), c.PrivateData...)
 	in := &Incoming{s: s, StreamID: s.sid, Enhanced: s.params.Enhanced, IRDORD: c.IRDORD,
@@ -646,7 +581,7 @@ func (a *Association) onInitiate(s *Session, c Control) error {
 		a.mu.Unlock()
 		// RFC 5043 §6.4: too many requests pending a ULP decision.
 		s.mu.Lock()
-		s.setState(ssDone)
+		s.setState(sessionsm.Done)
 		s.mu.Unlock()
 		s.requestTerminate()
 		s.finish(fmt.Errorf("%w: too many pending Initiates", llp.ErrClosed))
@@ -657,7 +592,7 @@ func (a *Association) onInitiate(s *Session, c Control) error {
 	a.idleGraced = false
 	a.mu.Unlock()
 	s.mu.Lock()
-	s.setState(ssInitReceived)
+	s.setState(sessionsm.InitReceived)
 	s.incoming = in
 	s.counted = true
 	s.mu.Unlock()
@@ -698,7 +633,7 @@ func (a *Association) onMessage(sid uint16, ppid uint32, b []byte) {
 	// The data path (dispatch's first case, without its call): a chunk
 	// with its DDP-SSN for the running session of a stream that is not
 	// erroneous.
-	if cur, erroneous := sl.current(); cur != nil && !erroneous && cur.st() != ssDone && len(b) >= pmtu.DDPSSNLen {
+	if cur, erroneous := sl.current(); cur != nil && !erroneous && cur.st() != sessionsm.Done && len(b) >= pmtu.DDPSSNLen {
 		cur.receive(ppid, b)
 		s = cur
 	} else {
@@ -726,16 +661,16 @@ const (
 func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 	switch ppid {
 	case backend.PPIDSegment:
-		if sc, _, err := ParseSegmentChunk(b); err == nil {
+		if sc, _, err := ddpchunk.ParseSegment(b); err == nil {
 			return sc.SSN, unboundSegment
 		}
 	case backend.PPIDControl:
-		c, _, err := ParseControl(b)
+		c, _, err := ddpchunk.ParseControl(b)
 		switch {
 		case err != nil:
 		case c.Function == FuncTerminate:
 			return c.SSN, unboundTerminate
-		case c.Function.Base() == FuncInitiate:
+		case ddpchunk.Base(c.Function) == FuncInitiate:
 			return c.SSN, unboundInitiate
 		default:
 			return c.SSN, unboundControl
@@ -774,9 +709,9 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	}
 	// A running session is not over: the clock (50 ns a read on some
 	// hosts, once per message) is read only for one that is done.
-	if cur != nil && (cur.st() != ssDone || !cur.over(time.Now(), a.cfg.QuietTime)) {
+	if cur != nil && (cur.st() != sessionsm.Done || !cur.over(time.Now(), a.cfg.QuietTime)) {
 		if len(b) < pmtu.DDPSSNLen {
-			cur.fail(&ProtocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: ErrTruncated})
+			cur.fail(&protocolError{StreamID: sl.sid, Reason: "chunk without DDP-SSN", Err: errTruncated})
 			return cur
 		}
 		cur.receive(ppid, b)
@@ -797,7 +732,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 		}
 		return nil // a late or stray Terminate needs no answer
 	}
-	if cur != nil && cur.st() == ssDone {
+	if cur != nil && cur.st() == sessionsm.Done {
 		cur.receiveWhileDone(ppid, b)
 		if cur.over(time.Now(), a.cfg.QuietTime) {
 			return nil
@@ -807,8 +742,8 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	// (RFC 5043 §6.1) with a Terminate of DDP-SSN 0, and quarantine it.
 	s := newSession(a, sl, false)
 	s.mu.Lock()
-	s.setState(ssDone)
-	s.closeErr = &ProtocolError{StreamID: sl.sid, Reason: "chunk on a stream without a session"}
+	s.setState(sessionsm.Done)
+	s.closeErr = &protocolError{StreamID: sl.sid, Reason: "chunk on a stream without a session"}
 	s.closePending.Store(true)
 	s.mu.Unlock()
 	sl.mu.Lock()
@@ -845,7 +780,7 @@ func (a *Association) onTransportDone(err error) {
 			continue
 		}
 		var cause error
-		if s.st() == ssLocalClosed && err == nil {
+		if s.st() == sessionsm.LocalClosed && err == nil {
 			cause = nil // our Terminate went out before the graceful end
 		} else {
 			cause = &AssociationError{Err: err}
@@ -853,7 +788,7 @@ func (a *Association) onTransportDone(err error) {
 		s.sendClosed.Store(true)
 		s.finish(cause)
 	}
-	a.held.close()
+	a.held.Close()
 	a.err = err
 	close(a.done)
 }

@@ -3,6 +3,7 @@ package sctpllp
 import (
 	"context"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -22,7 +23,7 @@ func BenchmarkSendSegmentPath(b *testing.B) {
 	defer a.Abort()
 	sl := a.slot(1)
 	s := newSession(a, sl, true)
-	s.setState(ssEstablished)
+	s.setState(sessionsm.Established)
 	hdr := make([]byte, 14)
 	payload := make([]byte, 1024)
 	b.ReportAllocs()
@@ -48,7 +49,7 @@ func (d *discardTransport) Start(fn func(uint16, uint32, []byte), done func(erro
 func BenchmarkPionWriteMsg(b *testing.B) {
 	for _, mtu := range []int{1500, 4096, pion.DefaultLoopbackMTU} {
 		b.Run(fmt.Sprintf("mtu=%d", mtu), func(b *testing.B) {
-			c, s := benchPair(b, Config{KeepIdle: true, Pion: pion.Config{MTU: mtu}})
+			c, s := benchPair(b, Config{KeepIdle: true, Stack: pion.Stack(pion.Config{MTU: mtu})})
 			cs, sh := benchOpen(b, c, s)
 			payload := make([]byte, cs.MULPDU()-14)
 			hdr := make([]byte, 14)
@@ -81,6 +82,9 @@ func (h *countHandler) HandleClosed(err error) {
 }
 
 func benchPair(b *testing.B, cfg Config) (*Association, *Association) {
+	if cfg.Stack == nil {
+		cfg.Stack = pion.Stack(pion.Config{})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l, err := Listen("127.0.0.1:0", cfg)

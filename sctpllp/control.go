@@ -1,189 +1,19 @@
 package sctpllp
 
-import (
-	"encoding/binary"
-	"fmt"
-
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
-)
+import "github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 
 // FunctionCode is the 16-bit function code of a DDP Stream Session Control
-// message (RFC 5043 §5.2.3, RFC 6581 §7).
-type FunctionCode uint16
+// message (RFC 5043 §5.2.3, RFC 6581 §7); its String is the RFC name.
+type FunctionCode = ddpchunk.FunctionCode
 
 // Function codes of RFC 5043 §5.2.3 and RFC 6581 §7 (IANA "SCTP Function
 // Codes for DDP Session Control").
 const (
-	// FuncInitiate is DDP Stream Session Initiate.
-	FuncInitiate FunctionCode = 0x001
-	// FuncAccept is DDP Stream Session Accept.
-	FuncAccept FunctionCode = 0x002
-	// FuncReject is DDP Stream Session Reject.
-	FuncReject FunctionCode = 0x003
-	// FuncTerminate is DDP Stream Session Terminate.
-	FuncTerminate FunctionCode = 0x004
-	// FuncEnhancedInitiate is Enhanced DDP Stream Session Initiate
-	// (RFC 6581 §7).
-	FuncEnhancedInitiate FunctionCode = 0x005
-	// FuncEnhancedAccept is Enhanced DDP Stream Session Accept.
-	FuncEnhancedAccept FunctionCode = 0x006
-	// FuncEnhancedReject is Enhanced DDP Stream Session Reject.
-	FuncEnhancedReject FunctionCode = 0x007
+	FuncInitiate         = ddpchunk.FuncInitiate
+	FuncAccept           = ddpchunk.FuncAccept
+	FuncReject           = ddpchunk.FuncReject
+	FuncTerminate        = ddpchunk.FuncTerminate
+	FuncEnhancedInitiate = ddpchunk.FuncEnhancedInitiate
+	FuncEnhancedAccept   = ddpchunk.FuncEnhancedAccept
+	FuncEnhancedReject   = ddpchunk.FuncEnhancedReject
 )
-
-// Valid reports whether f is one of the seven defined function codes.
-func (f FunctionCode) Valid() bool { return f >= FuncInitiate && f <= FuncEnhancedReject }
-
-// Enhanced reports whether f is one of the RFC 6581 enhanced codes, whose
-// private data begins with the IRD/ORD word.
-func (f FunctionCode) Enhanced() bool { return f >= FuncEnhancedInitiate && f <= FuncEnhancedReject }
-
-// Base maps an enhanced code to its RFC 5043 counterpart (Enhanced Initiate
-// to Initiate, ...); other codes are returned unchanged.
-func (f FunctionCode) Base() FunctionCode {
-	if f.Enhanced() {
-		return f - 4
-	}
-	return f
-}
-
-// String returns the RFC name of the function code.
-func (f FunctionCode) String() string {
-	switch f {
-	case FuncInitiate:
-		return "Initiate"
-	case FuncAccept:
-		return "Accept"
-	case FuncReject:
-		return "Reject"
-	case FuncTerminate:
-		return "Terminate"
-	case FuncEnhancedInitiate:
-		return "EnhancedInitiate"
-	case FuncEnhancedAccept:
-		return "EnhancedAccept"
-	case FuncEnhancedReject:
-		return "EnhancedReject"
-	}
-	return fmt.Sprintf("FunctionCode(%#04x)", uint16(f))
-}
-
-// MaxPrivateData is the largest private data of a session control message,
-// the enhanced IRD/ORD word included (RFC 5043 §5.2.3, RFC 6581 §7).
-const MaxPrivateData = 512
-
-// ControlHeaderLen is the length of the DDP-SSN and function code fields.
-const ControlHeaderLen = 4
-
-// Control is the payload of a DDP Stream Session Control chunk, PPID 17
-// (RFC 5043 §5.2.3):
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|          DDP-SSN              |    Function Code              |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|            Private Data (Dependent on Function Code)          |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// For the enhanced codes 0x005–0x007 the private data begins with the
-// 32-bit IRD/ORD word of RFC 6581 §9, carried here in IRDORD; PrivateData
-// holds only the ULP private data that follows it.
-//
-// RFC 6581 §7 names the Enhanced Initiate and Enhanced Accept as carrying
-// the word, and §9 places it in "the MPA Request and Reply Frames" — a
-// rejecting MPA Reply included, whose responder ORD §9.1 uses to tell the
-// initiator what it requires. The Enhanced Reject is the SCTP form of that
-// rejecting enhanced Reply, so this package sends and requires the word in
-// all three enhanced codes, with the same layout as MPA (A|B|IRD, C|D|ORD).
-type Control struct {
-	// SSN is the DDP Source Sequence Number (RFC 5043 §5.2.1).
-	SSN uint16
-	// Function is the function code.
-	Function FunctionCode
-	// IRDORD is the enhanced connection establishment word; meaningful
-	// only when Function.Enhanced().
-	IRDORD iwarp.IRDORD
-	// PrivateData is the ULP private data (after the IRD/ORD word for the
-	// enhanced codes). Absent (nil) in a Terminate. After ParseControl it
-	// aliases the parsed buffer.
-	PrivateData []byte
-}
-
-// ParseControl parses a DDP Stream Session Control chunk payload, which is
-// all of b. It rejects unknown function codes (*UnknownFunctionError),
-// private data longer than 512 octets (ErrPrivateDataTooLong), a Terminate
-// with private data (ErrTerminateWithData) and an enhanced message without
-// the IRD/ORD word (ErrMissingIRDORD).
-func ParseControl(b []byte) (Control, int, error) {
-	if len(b) < ControlHeaderLen {
-		return Control{}, 0, fmt.Errorf("%w: session control of %d octets", ErrTruncated, len(b))
-	}
-	c := Control{
-		SSN:      binary.BigEndian.Uint16(b),
-		Function: FunctionCode(binary.BigEndian.Uint16(b[2:])),
-	}
-	pd := b[ControlHeaderLen:]
-	if !c.Function.Valid() {
-		return Control{}, 0, &UnknownFunctionError{Code: c.Function}
-	}
-	if len(pd) > MaxPrivateData {
-		return Control{}, 0, fmt.Errorf("%w: %d octets in %v", ErrPrivateDataTooLong, len(pd), c.Function)
-	}
-	switch {
-	case c.Function == FuncTerminate:
-		if len(pd) != 0 {
-			return Control{}, 0, fmt.Errorf("%w: %d octets", ErrTerminateWithData, len(pd))
-		}
-	case c.Function.Enhanced():
-		w, n, err := iwarp.ParseIRDORD(pd)
-		if err != nil {
-			return Control{}, 0, fmt.Errorf("%w: %v: %w", ErrMissingIRDORD, c.Function, err)
-		}
-		c.IRDORD = w
-		c.PrivateData = pd[n:]
-	default:
-		c.PrivateData = pd
-	}
-	return c, len(b), nil
-}
-
-// Len returns the encoded length of the message.
-func (c Control) Len() int {
-	n := ControlHeaderLen + len(c.PrivateData)
-	if c.Function.Enhanced() {
-		n += iwarp.IRDORDLen
-	}
-	return n
-}
-
-// Validate reports whether c can be sent: a defined function code, no
-// private data in a Terminate, at most 512 octets of private data
-// including the IRD/ORD word, and IRD/ORD values that fit 14 bits.
-func (c Control) Validate() error {
-	if !c.Function.Valid() {
-		return &UnknownFunctionError{Code: c.Function}
-	}
-	if c.Function == FuncTerminate && len(c.PrivateData) != 0 {
-		return ErrTerminateWithData
-	}
-	if c.Len()-ControlHeaderLen > MaxPrivateData {
-		return fmt.Errorf("%w: %d octets", ErrPrivateDataTooLong, c.Len()-ControlHeaderLen)
-	}
-	if c.Function.Enhanced() {
-		return c.IRDORD.Validate()
-	}
-	return nil
-}
-
-// Append appends the encoded message to b. It allocates nothing when b has
-// capacity for Len more octets. Append does not validate; call Validate
-// first for values that did not come from ParseControl.
-func (c Control) Append(b []byte) []byte {
-	b = binary.BigEndian.AppendUint16(b, c.SSN)
-	b = binary.BigEndian.AppendUint16(b, uint16(c.Function))
-	if c.Function.Enhanced() {
-		b = c.IRDORD.Append(b)
-	}
-	return append(b, c.PrivateData...)
-}

@@ -6,77 +6,52 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
-// Wire-format errors (RFC 5043 §5.2). Parse functions wrap them; test with
-// errors.Is.
+// Wire-format errors of package chunk that this package returns too.
 var (
-	// ErrTruncated reports a chunk payload shorter than its fixed fields.
-	ErrTruncated = errors.New("sctpllp: chunk payload truncated")
-	// ErrPrivateDataTooLong reports private data longer than 512 octets,
-	// the enhanced IRD/ORD word included (RFC 5043 §5.2.3, RFC 6581 §7).
-	ErrPrivateDataTooLong = errors.New("sctpllp: private data longer than 512 octets")
-	// ErrTerminateWithData reports a DDP Stream Session Terminate that
-	// carries private data (RFC 5043 §5.2.3: it MUST NOT).
-	ErrTerminateWithData = errors.New("sctpllp: session terminate carries private data")
-	// ErrMissingIRDORD reports an enhanced session control message whose
-	// private data is too short for the IRD/ORD word (RFC 6581 §9).
-	ErrMissingIRDORD = errors.New("sctpllp: enhanced session control without IRD/ORD word")
-	// ErrUnknownFunction is wrapped by *UnknownFunctionError.
-	ErrUnknownFunction = errors.New("sctpllp: unknown session control function code")
+	errTruncated          = ddpchunk.ErrTruncated
+	errPrivateDataTooLong = ddpchunk.ErrPrivateDataTooLong
 )
-
-// UnknownFunctionError reports a session control message with a function
-// code that neither RFC 5043 §5.2.3 nor RFC 6581 §7 defines.
-type UnknownFunctionError struct {
-	// Code is the function code received.
-	Code FunctionCode
-}
-
-// Error implements error.
-func (e *UnknownFunctionError) Error() string {
-	return fmt.Sprintf("sctpllp: unknown session control function code %#04x", uint16(e.Code))
-}
-
-// Unwrap returns ErrUnknownFunction.
-func (e *UnknownFunctionError) Unwrap() error { return ErrUnknownFunction }
 
 // Session and association errors.
 var (
-	// ErrProtocol is wrapped by *ProtocolError: the peer broke a rule of
+	// errProtocol is wrapped by *protocolError: the peer broke a rule of
 	// RFC 5043 (illegal session sequence, DDP-SSN window, unknown PPID).
-	ErrProtocol = errors.New("sctpllp: protocol violation")
+	errProtocol = errors.New("sctpllp: protocol violation")
 	// ErrSessionTerminated reports that the peer answered an Initiate with
 	// a DDP Stream Session Terminate (RFC 5043 §6.4: not accepted by the
 	// ULP, for example because too many Initiates were pending).
 	ErrSessionTerminated = errors.New("sctpllp: session terminated by peer")
-	// ErrErroneous reports a stream labelled erroneous (RFC 5040 §7).
-	ErrErroneous = errors.New("sctpllp: stream labelled erroneous")
-	// ErrIncomingDone reports a second decision on an *Incoming, or a
+	// errErroneous reports a stream labelled erroneous (RFC 5040 §7).
+	errErroneous = errors.New("sctpllp: stream labelled erroneous")
+	// errIncomingDone reports a second decision on an *Incoming, or a
 	// decision after the peer withdrew the Initiate.
-	ErrIncomingDone = errors.New("sctpllp: incoming session already decided or withdrawn")
-	// ErrCloseTimeout reports that the peer did not answer a local Session
+	errIncomingDone = errors.New("sctpllp: incoming session already decided or withdrawn")
+	// errCloseTimeout reports that the peer did not answer a local Session
 	// Terminate within Config.Linger.
-	ErrCloseTimeout = errors.New("sctpllp: no session terminate from peer")
-	// ErrHeldLimit reports that a stream exceeded the bound on octets held
+	errCloseTimeout = errors.New("sctpllp: no session terminate from peer")
+	// errHeldLimit reports that a stream exceeded the bound on octets held
 	// for re-sequencing (RFC 5043 §10).
-	ErrHeldLimit = errors.New("sctpllp: re-sequencing buffer limit exceeded")
-	// ErrMemoryShare reports an association aborted because what its peer
+	errHeldLimit = reseq.ErrHeldLimit
+	// errMemoryShare reports an association aborted because what its peer
 	// made this side hold (early chunks, segments before Start) did not
 	// fit its share (Config.MaxHeldAssocBytes, MaxHeldAddrBytes) or the
 	// process budget; the error also wraps membudget.ErrExhausted and
 	// llp.ErrAborted.
-	ErrMemoryShare = errors.New("sctpllp: association over its memory share")
-	// ErrSSNWindow reports a DDP-SSN that is a duplicate or lies more than
+	errMemoryShare = reseq.ErrMemoryShare
+	// errSSNWindow reports a DDP-SSN that is a duplicate or lies more than
 	// 32767 ahead of the next expected one (RFC 5043 §10).
-	ErrSSNWindow = errors.New("sctpllp: DDP-SSN outside the receive window")
+	errSSNWindow = reseq.ErrSSNWindow
 )
 
-// ProtocolError is a violation of RFC 5043 by the peer, detected on one DDP
+// protocolError is a violation of RFC 5043 by the peer, detected on one DDP
 // stream. The session on that stream is terminated; other streams continue
-// (RFC 5043 §6.1, §11.3). It unwraps to both ErrProtocol and the specific
-// cause (ErrSSNWindow, ErrHeldLimit, a wire-format error, ...).
-type ProtocolError struct {
+// (RFC 5043 §6.1, §11.3). It unwraps to both errProtocol and the specific
+// cause (errSSNWindow, errHeldLimit, a wire-format error, ...).
+type protocolError struct {
 	// StreamID is the SCTP stream identifier.
 	StreamID uint16
 	// Reason describes the violation.
@@ -86,7 +61,7 @@ type ProtocolError struct {
 }
 
 // Error implements error.
-func (e *ProtocolError) Error() string {
+func (e *protocolError) Error() string {
 	s := fmt.Sprintf("sctpllp: protocol violation on stream %d: %s", e.StreamID, e.Reason)
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
@@ -94,12 +69,12 @@ func (e *ProtocolError) Error() string {
 	return s
 }
 
-// Unwrap returns ErrProtocol and the cause.
-func (e *ProtocolError) Unwrap() []error {
+// Unwrap returns errProtocol and the cause.
+func (e *protocolError) Unwrap() []error {
 	if e.Err != nil {
-		return []error{ErrProtocol, e.Err}
+		return []error{errProtocol, e.Err}
 	}
-	return []error{ErrProtocol}
+	return []error{errProtocol}
 }
 
 // RejectError is returned by Open when the peer's ULP rejected the session

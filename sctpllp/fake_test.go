@@ -1,6 +1,7 @@
 package sctpllp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"net"
 	"sync"
 	"testing"
@@ -73,12 +74,12 @@ func (f *fakeTransport) end(err error) {
 }
 
 // inject delivers a control message from the peer.
-func (f *fakeTransport) injectCtl(sid uint16, c Control) {
+func (f *fakeTransport) injectCtl(sid uint16, c ddpchunk.Control) {
 	f.fn(sid, backend.PPIDControl, c.Append(nil))
 }
 
 func (f *fakeTransport) injectSeg(sid uint16, ssn uint16, seg []byte) {
-	f.fn(sid, backend.PPIDSegment, SegmentChunk{SSN: ssn, Segment: seg}.Append(nil))
+	f.fn(sid, backend.PPIDSegment, ddpchunk.Segment{SSN: ssn, Segment: seg}.Append(nil))
 }
 
 func (f *fakeTransport) next(t *testing.T) fakeMsg {
@@ -92,11 +93,11 @@ func (f *fakeTransport) next(t *testing.T) fakeMsg {
 	}
 }
 
-func (f *fakeTransport) nextCtl(t *testing.T) (uint16, Control) {
+func (f *fakeTransport) nextCtl(t *testing.T) (uint16, ddpchunk.Control) {
 	t.Helper()
 	m := f.next(t)
 	require.Equal(t, backend.PPIDControl, m.ppid)
-	c, _, err := ParseControl(m.b)
+	c, _, err := ddpchunk.ParseControl(m.b)
 	require.NoError(t, err)
 	return m.sid, c
 }

@@ -1,6 +1,8 @@
 package sctpllp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 	"testing"
 	"time"
 
@@ -14,13 +16,13 @@ import (
 // TestReorder_AssociationShare_RFC5043_10: a peer that leaves a DDP-SSN gap
 // on each of many streams held up to MaxHeldBytes on every one of them.
 // The streams of one association now share MaxHeldAssocBytes, charged as
-// held: the chunk that does not fit aborts the association (ErrMemoryShare
+// held: the chunk that does not fit aborts the association (errMemoryShare
 // in Err and in every session's end, counted), and the budget is given
 // back. A gap filled in time gives its share back at once.
 func TestReorder_AssociationShare_RFC5043_10(t *testing.T) {
 	b := membudget.New(64 << 20)
 	early := make([]byte, 4000)
-	one := earlyCost + minRing*heldEntryCost + bufCost(len(early)+2)
+	one := reseq.EarlyCost + reseq.MinRing*reseq.HeldEntryCost + reseq.BufCost(len(early)+2)
 	a, ft := newFakeAssoc(t, Config{MaxHeldBytes: 1 << 20, MaxHeldAssocBytes: 2*one + one/2, Budget: b})
 	var hs []*recHandler
 	for sid := uint16(1); sid <= 3; sid++ {
@@ -33,7 +35,7 @@ func TestReorder_AssociationShare_RFC5043_10(t *testing.T) {
 		ft.injectSeg(1, ssn, []byte{1})
 	}
 	hs[0].waitCount(t, 5)
-	assert.Equal(t, int64(earlyCost+minRing*heldEntryCost), a.Stats().HeldBytes, "the buffer given back, the short ring kept")
+	assert.Equal(t, int64(reseq.EarlyCost+reseq.MinRing*reseq.HeldEntryCost), a.Stats().HeldBytes, "the buffer given back, the short ring kept")
 
 	ft.injectSeg(1, 7, early)
 	ft.injectSeg(2, 5, early)
@@ -42,10 +44,10 @@ func TestReorder_AssociationShare_RFC5043_10(t *testing.T) {
 	<-a.Done()
 	for _, h := range hs {
 		err := h.waitClosed(t)
-		require.ErrorIs(t, err, ErrMemoryShare)
+		require.ErrorIs(t, err, errMemoryShare)
 		assert.ErrorIs(t, err, llp.ErrAborted)
 	}
-	require.ErrorIs(t, a.Err(), ErrMemoryShare)
+	require.ErrorIs(t, a.Err(), errMemoryShare)
 	assert.ErrorIs(t, a.Err(), membudget.ErrExhausted)
 	assert.ErrorIs(t, a.Err(), llp.ErrAborted)
 	st := a.Stats()
@@ -70,7 +72,7 @@ func TestReorder_GapTimer_RFC5043_10(t *testing.T) {
 		ft.injectSeg(2, ssn-1, []byte{1})
 	}
 	err := stuck.waitClosed(t)
-	require.ErrorIs(t, err, ErrHeldLimit)
+	require.ErrorIs(t, err, errHeldLimit)
 	assert.Contains(t, err.Error(), "missing for 200ms")
 	moving.waitCount(t, 8)
 	select {
@@ -80,7 +82,7 @@ func TestReorder_GapTimer_RFC5043_10(t *testing.T) {
 	}
 	st := a.Stats()
 	assert.Equal(t, uint64(1), st.GapTimeouts)
-	assert.Equal(t, int64(earlyCost+minRing*heldEntryCost), st.HeldBytes, "stream 1's chunks freed; stream 2 keeps its short ring")
+	assert.Equal(t, int64(reseq.EarlyCost+reseq.MinRing*reseq.HeldEntryCost), st.HeldBytes, "stream 1's chunks freed; stream 2 keeps its short ring")
 }
 
 // TestHeld_WithdrawnInitiateFreesQueue: segments that follow an Initiate
@@ -91,11 +93,11 @@ func TestReorder_GapTimer_RFC5043_10(t *testing.T) {
 func TestHeld_WithdrawnInitiateFreesQueue(t *testing.T) {
 	b := membudget.New(1 << 20)
 	a, ft := newFakeAssoc(t, Config{Budget: b})
-	ft.injectCtl(4, Control{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 	ft.injectSeg(4, 1, make([]byte, 300))
 	ft.injectSeg(4, 2, make([]byte, 300))
-	assert.Equal(t, int64(2*(bufCost(300)+queueEntryCost)), a.Stats().HeldBytes)
-	ft.injectCtl(4, Control{SSN: 3, Function: FuncTerminate})
+	assert.Equal(t, int64(2*(reseq.BufCost(300)+queueEntryCost)), a.Stats().HeldBytes)
+	ft.injectCtl(4, ddpchunk.Control{SSN: 3, Function: FuncTerminate})
 	require.Eventually(t, func() bool { return b.Used() == 0 }, 5*time.Second, time.Millisecond)
 	assert.Zero(t, a.Stats().HeldBytes)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/llp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // TestListener_IdleAssociationsClosed: associations that never open a
@@ -19,7 +20,7 @@ import (
 // given back; an association that carries a session stays.
 func TestListener_IdleAssociationsClosed(t *testing.T) {
 	const n = 30
-	ln, err := Listen("127.0.0.1:0", Config{IdleTimeout: 300 * time.Millisecond})
+	ln, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{}), IdleTimeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -37,11 +38,11 @@ func TestListener_IdleAssociationsClosed(t *testing.T) {
 	}()
 	var idle []*Association
 	for range n {
-		c, err := Dial(ctx, ln.Addr(), Config{})
+		c, err := Dial(ctx, ln.Addr(), Config{Stack: pion.Stack(pion.Config{})})
 		require.NoError(t, err)
 		idle = append(idle, c)
 	}
-	legit, err := Dial(ctx, ln.Addr(), Config{})
+	legit, err := Dial(ctx, ln.Addr(), Config{Stack: pion.Stack(pion.Config{})})
 	require.NoError(t, err)
 	defer legit.Abort()
 	// Associations are accepted in the order their handshakes completed
@@ -146,7 +147,7 @@ func TestIdle_StalledSessionClosed(t *testing.T) {
 			_, h := passiveSession(t, a, ft, 1)
 			ft.injectSeg(1, 3, make([]byte, 100)) // DDP-SSN 1 and 2 never come
 			assert.Positive(t, b.Used())
-			require.ErrorIs(t, h.waitClosed(t), ErrHeldLimit)
+			require.ErrorIs(t, h.waitClosed(t), errHeldLimit)
 			select {
 			case <-a.Done():
 			case <-time.After(10 * time.Second):

@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +20,7 @@ import (
 func TestIRDORD_ClientServerFlags_RFC6581_9_2(t *testing.T) {
 	// The word's own encoding is tested in package iwarp; here: an
 	// enhanced session control message carrying B or C without A.
-	c, _, err := ParseControl([]byte{0, 0, 0, 6, 0x40, 0x04, 0x80, 0x08, 'x'})
+	c, _, err := ddpchunk.ParseControl([]byte{0, 0, 0, 6, 0x40, 0x04, 0x80, 0x08, 'x'})
 	require.NoError(t, err, "an Enhanced Accept with B or C but not A is accepted")
 	assert.Equal(t, iwarp.IRDORD{IRD: 4, ORD: 8}, c.IRDORD)
 }
@@ -35,7 +36,7 @@ func TestSession_EnhancedControlFlags_RFC6581_9_2(t *testing.T) {
 	go func() {
 		m := ft.next(t)
 		assert.Equal(t, []byte{0, 0, 0, 5, 0x00, 0x08, 0x00, 0x04}, m.b, "B, C, D zero without A")
-		ft.injectCtl(m.sid, Control{Function: FuncEnhancedAccept, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 8}})
+		ft.injectCtl(m.sid, ddpchunk.Control{Function: FuncEnhancedAccept, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 8}})
 	}()
 	s, err := a.Open(context.Background(), 1, OpenRequest{Enhanced: true, IRD: 8, ORD: 4, RTR: iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead})
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func TestSession_EnhancedControlFlags_RFC6581_9_2(t *testing.T) {
 	in := acceptWithin(t, a)
 	assert.Equal(t, iwarp.IRDORD{IRD: 16, ORD: 2}, in.IRDORD)
 	_, err = in.Accept(AcceptParams{IRD: 2, ORD: 16, PeerToPeer: true})
-	assert.ErrorIs(t, err, ErrConnectionModel, "the responder cannot choose A = 1 (§9.2)")
+	assert.ErrorIs(t, err, errConnectionModel, "the responder cannot choose A = 1 (§9.2)")
 	ps, err := in.Accept(AcceptParams{IRD: 2, ORD: 16, RTR: iwarp.RTRWrite})
 	require.NoError(t, err)
 	m := ft.next(t)
@@ -62,15 +63,4 @@ func TestSession_EnhancedControlFlags_RFC6581_9_2(t *testing.T) {
 	require.NoError(t, err)
 	m = ft.next(t)
 	assert.Equal(t, []byte{0, 0, 0, 6, 0x80, 0x01, 0x80, 0x01}, m.b)
-}
-
-// clientServerZeroed returns a copy of b whose IRD/ORD word at offset 0 has
-// B, C and D cleared when A is 0, as a receiver reads it (RFC 6581 §9.2).
-func clientServerZeroed(b []byte) []byte {
-	b = append([]byte(nil), b...)
-	if len(b) >= iwarp.IRDORDLen && b[0]&0x80 == 0 {
-		b[0] &^= 0x40
-		b[2] &^= 0xC0
-	}
-	return b
 }

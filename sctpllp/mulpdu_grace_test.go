@@ -8,7 +8,7 @@ import (
 )
 
 // TestShrinkGrace: after the MULPDU decreases, the previous value is
-// accepted for ShrinkGrace and no longer; increases grant nothing
+// accepted for shrinkGraceTime and no longer; increases grant nothing
 // (RFC 5043 §9, RFC 8899 §5.4).
 func TestShrinkGrace(t *testing.T) {
 	now := time.Unix(1000, 0)
@@ -22,12 +22,12 @@ func TestShrinkGrace(t *testing.T) {
 		{"first report", 0, 8130, 8130},
 		{"unchanged", time.Second, 8130, 8130},
 		{"drop to 1190: previous still accepted", 0, 1190, 8130},
-		{"within the grace", ShrinkGrace - time.Millisecond, 0, 8130},
+		{"within the grace", shrinkGraceTime - time.Millisecond, 0, 8130},
 		{"grace over", 2 * time.Millisecond, 0, 1190},
 		{"rise to 1400: no grace needed", 0, 1400, 1400},
 		{"drop to 1000", 0, 1000, 1400},
 		{"second drop within the grace keeps the largest", time.Millisecond, 600, 1400},
-		{"over again", ShrinkGrace, 0, 600},
+		{"over again", shrinkGraceTime, 0, 600},
 	}
 	cur := 0
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"sync"
 	"testing"
 	"time"
@@ -52,13 +53,13 @@ func TestOpen_InitiatesBoundedByAcceptBacklog(t *testing.T) {
 	second, c := ft.nextCtl(t)
 	require.Equal(t, FuncInitiate, c.Function)
 	ft.quiet(t) // the third waits for a reply
-	ft.injectCtl(first, Control{SSN: 0, Function: FuncAccept})
+	ft.injectCtl(first, ddpchunk.Control{SSN: 0, Function: FuncAccept})
 	third, c := ft.nextCtl(t)
 	require.Equal(t, FuncInitiate, c.Function)
 	assert.ElementsMatch(t, []uint16{1, 2, 3}, []uint16{first, second, third})
 	// A Reject ends an Initiate too.
-	ft.injectCtl(second, Control{SSN: 0, Function: FuncReject})
-	ft.injectCtl(third, Control{SSN: 0, Function: FuncAccept})
+	ft.injectCtl(second, ddpchunk.Control{SSN: 0, Function: FuncReject})
+	ft.injectCtl(third, ddpchunk.Control{SSN: 0, Function: FuncAccept})
 	var accepted, rejected int
 	for _, r := range res {
 		select {

@@ -35,7 +35,7 @@ func (b blackholeConn) Write(p []byte) (int, error) {
 
 // deadPeerPair is pipePair over a link that can be cut; passed counts the
 // packets both ends sent over it.
-func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *atomic.Bool, passed *atomic.Int64) {
+func deadPeerPair(t *testing.T, cfg Config, pcfg pion.Config) (client, server *Association, cut *atomic.Bool, passed *atomic.Int64) {
 	t.Helper()
 	cut, passed = new(atomic.Bool), new(atomic.Int64)
 	ca, cb := dpipe.Pipe()
@@ -43,11 +43,11 @@ func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *a
 	defer cancel()
 	ch := make(chan *pion.Transport, 1)
 	go func() {
-		st, err := pion.NewTransport(ctx, blackholeConn{cb, cut, passed}, false, cfg.Pion)
+		st, err := pion.NewTransport(ctx, blackholeConn{cb, cut, passed}, false, pcfg)
 		assert.NoError(t, err)
 		ch <- st
 	}()
-	ct, err := pion.NewTransport(ctx, blackholeConn{ca, cut, passed}, true, cfg.Pion)
+	ct, err := pion.NewTransport(ctx, blackholeConn{ca, cut, passed}, true, pcfg)
 	require.NoError(t, err)
 	st := <-ch
 	require.NotNil(t, st)
@@ -64,7 +64,7 @@ func deadPeerPair(t *testing.T, cfg Config) (client, server *Association, cut *a
 // interval, with ErrPeerUnresponsive; pion alone would retransmit forever.
 func TestPion_DeadPeerTimeout_SilentPeer(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	c, s, cut, _ := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
+	c, s, cut, _ := deadPeerPair(t, Config{KeepIdle: true}, pion.Config{DeadPeerTimeout: timeout})
 	cs, _, ch, _ := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cut.Store(true)
 	start := time.Now()
@@ -95,7 +95,7 @@ func TestPion_DeadPeerTimeout_SilentPeer(t *testing.T) {
 // answered probe late.
 func TestPion_DeadPeerTimeout_IdlePeerKept(t *testing.T) {
 	const timeout = time.Second
-	c, s, _, passed := deadPeerPair(t, Config{KeepIdle: true, Pion: pion.Config{DeadPeerTimeout: timeout}})
+	c, s, _, passed := deadPeerPair(t, Config{KeepIdle: true}, pion.Config{DeadPeerTimeout: timeout})
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	idle := passed.Load()
 	require.Eventually(t, func() bool { return passed.Load() >= idle+24 }, 60*time.Second, 10*time.Millisecond,

@@ -147,7 +147,7 @@ func TestPionListener_StatelessInit_RFC9260_5_1_3(t *testing.T) {
 // 47 KB each, held for the handshake timeout.
 func TestPionListener_INITFlood_Bounded(t *testing.T) {
 	const n = 20000
-	ln, err := Listen("127.0.0.1:0", Config{Pion: pion.Config{InitAckRate: 1000000}})
+	ln, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{InitAckRate: 1000000})})
 	require.NoError(t, err)
 	defer ln.Close()
 	to := ln.Addr()
@@ -220,7 +220,7 @@ func legitSession(ctx context.Context, to string, ln *Listener) error {
 			accepted <- a
 		}
 	}()
-	cli, err := Dial(ctx, to, Config{})
+	cli, err := Dial(ctx, to, Config{Stack: pion.Stack(pion.Config{})})
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func openSession(ctx context.Context, cli, srv *Association) error {
 // no tag: the same packet killed the association before); the
 // association carries on.
 func TestPionListener_SpoofedAbortIgnored_RFC9260_8_5(t *testing.T) {
-	ln, err := Listen("127.0.0.1:0", Config{})
+	ln, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{})})
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -316,7 +316,7 @@ func (c *connectedUDP) RemoteAddr() net.Addr        { return c.raddr }
 // MaxAssociationsPerAddress associations; a valid COOKIE ECHO beyond gets
 // an ABORT and nothing is kept; another address is still served.
 func TestPionListener_AssociationCaps(t *testing.T) {
-	ln, err := Listen("127.0.0.1:0", Config{Pion: pion.Config{MaxAssociationsPerAddress: 2}})
+	ln, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{MaxAssociationsPerAddress: 2})})
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -46,7 +46,7 @@ func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (*pion.Transport, *Associa
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := Listen("127.0.0.1:0", Config{})
+	l, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{})})
 	require.NoError(t, err)
 	tr, err := pion.DialPMTU(ctx, l.Addr(), pion.Config{}, pcfg)
 	require.NoError(t, err)
@@ -117,12 +117,12 @@ func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 	assert.Equal(t, 1190, ca.MULPDU())
 	assert.Equal(t, 1190, cs.MULPDU())
 	// A segment sized for the previous MULPDU, built before the drop, is
-	// still sent during ShrinkGrace; nothing above it is, and after the
+	// still sent during shrinkGraceTime; nothing above it is, and after the
 	// grace nothing above the new MULPDU is (RFC 5043 §9).
 	require.NoError(t, cs.SendSegment(make([]byte, 18), make([]byte, 8130-18)))
 	err := cs.SendSegment(make([]byte, 18), make([]byte, 8130-18+1))
 	require.ErrorIs(t, err, llp.ErrSegmentTooLarge)
-	time.Sleep(ShrinkGrace + 50*time.Millisecond)
+	time.Sleep(shrinkGraceTime + 50*time.Millisecond)
 	err = cs.SendSegment(make([]byte, 18), make([]byte, 1190-18+1))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, llp.ErrSegmentTooLarge))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"sync"
 	"testing"
 	"time"
@@ -19,9 +20,13 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
-// udpPair sets up two associations over pion on 127.0.0.1 UDP.
+// udpPair sets up two associations over cfg.Stack (default pion) on
+// 127.0.0.1 UDP.
 func udpPair(t *testing.T, cfg Config) (client, server *Association) {
 	t.Helper()
+	if cfg.Stack == nil {
+		cfg.Stack = pion.Stack(pion.Config{})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l, err := Listen("127.0.0.1:0", cfg)
@@ -56,11 +61,11 @@ func pipePair(t *testing.T, cfg Config) (client, server *Association) {
 	defer cancel()
 	ch := make(chan *pion.Transport, 1)
 	go func() {
-		st, err := pion.NewTransport(ctx, cb, false, cfg.Pion)
+		st, err := pion.NewTransport(ctx, cb, false, pion.Config{})
 		assert.NoError(t, err)
 		ch <- st
 	}()
-	ct, err := pion.NewTransport(ctx, ca, true, cfg.Pion)
+	ct, err := pion.NewTransport(ctx, ca, true, pion.Config{})
 	require.NoError(t, err)
 	st := <-ch
 	require.NotNil(t, st)
@@ -105,7 +110,7 @@ func openPair(t *testing.T, client, server *Association, sid uint16, req OpenReq
 // RFC 5043 §9 over real pion: MULPDU from the MTU, ≥ 516, and a segment of
 // exactly MULPDU arrives in one piece.
 func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
-	c, s := udpPair(t, Config{Pion: pion.Config{MTU: 1500}, KeepIdle: true})
+	c, s := udpPair(t, Config{Stack: pion.Stack(pion.Config{MTU: 1500}), KeepIdle: true})
 	pt := c.Transport().(*pion.Transport)
 	assert.Equal(t, 1444, pt.MaxMessage())
 	assert.Equal(t, 1444-2-pmtu.BundlingReserve, c.MULPDU())
@@ -153,7 +158,7 @@ func TestPion_InitiateAcceptPrivateData_RFC5043_5_2_3(t *testing.T) {
 		cs.Start(newRec())
 	}
 	_, err := c.Open(context.Background(), 9, OpenRequest{PrivateData: make([]byte, 513)})
-	assert.ErrorIs(t, err, ErrPrivateDataTooLong)
+	assert.ErrorIs(t, err, errPrivateDataTooLong)
 }
 
 func TestPion_EnhancedIRDORD_RFC6581_9(t *testing.T) {
@@ -272,9 +277,9 @@ func TestPion_IllegalSequenceTerminatesOneSession_RFC5043_6_1(t *testing.T) {
 	_, ss1, ch1, sh1 := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cs2, _, _, sh2 := openPair(t, c, s, 2, OpenRequest{}, AcceptParams{})
 	// A second Initiate on stream 1 with the next DDP-SSN.
-	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, Control{SSN: 1, Function: FuncInitiate}.Append(nil)))
+	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, ddpchunk.Control{SSN: 1, Function: FuncInitiate}.Append(nil)))
 	err := sh1.waitClosed(t)
-	assert.ErrorIs(t, err, ErrProtocol)
+	assert.ErrorIs(t, err, errProtocol)
 	// The client's session 1 sees the Terminate as a graceful peer end.
 	assert.NoError(t, ch1.waitClosed(t))
 	assert.ErrorIs(t, ss1.SendSegment(nil, []byte{1}), llp.ErrClosed)
@@ -355,7 +360,7 @@ func TestPion_OpenOnBusyStream(t *testing.T) {
 // Data volume with flow control: the writer blocks instead of buffering
 // without bound, and everything arrives in order.
 func TestPion_BulkInOrder(t *testing.T) {
-	c, s := udpPair(t, Config{KeepIdle: true, Pion: pion.Config{StreamSendBuffer: 64 << 10, SendBuffer: 128 << 10}})
+	c, s := udpPair(t, Config{KeepIdle: true, Stack: pion.Stack(pion.Config{StreamSendBuffer: 64 << 10, SendBuffer: 128 << 10})})
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	const n = 3000
 	payload := make([]byte, cs.MULPDU()-4)

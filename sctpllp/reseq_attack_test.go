@@ -7,6 +7,7 @@ package sctpllp
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -21,47 +22,6 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
-
-// TestReorder_AnyOrderLinear_RFC5043_10: the whole window of RFC 5043 §10
-// (32767 chunks ahead) in reverse order, and a random permutation, come out
-// in DDP-SSN order; each chunk is stored and found by its DDP-SSN, so the
-// ring grows by doubling (at most 12 times) and nothing is walked per
-// chunk. What was charged comes back to the last octet.
-func TestReorder_AnyOrderLinear_RFC5043_10(t *testing.T) {
-	t.Cleanup(dropHeap)
-	b := membudget.New(1 << 30)
-	acct := &heldAccount{acct: membudget.NewAccount(b, 1<<30)}
-	const n = backend.MaxSSNWindow + 1
-	for _, order := range []string{"reverse", "random"} {
-		t.Run(order, func(t *testing.T) {
-			sink := &recSink{}
-			r := newReorder(sink, 1<<30, acct)
-			r.next = 65000 // across the wrap
-			ssns := make([]uint16, n)
-			for i := range ssns {
-				ssns[i] = r.next + uint16(n-1-i)
-			}
-			if order == "random" {
-				rng := rand.New(rand.NewPCG(1, 2))
-				rng.Shuffle(n, func(i, j int) { ssns[i], ssns[j] = ssns[j], ssns[i] })
-			}
-			first := r.next
-			for _, ssn := range ssns {
-				require.NoError(t, r.push(ssn, backend.PPIDSegment, chunkWithSSN(ssn, byte(ssn))))
-			}
-			require.Len(t, sink.ssns, n)
-			for i, ssn := range sink.ssns {
-				require.Equal(t, first+uint16(i), ssn)
-				require.Equal(t, byte(ssn), sink.bodies[i][2])
-			}
-			assert.Nil(t, r.early, "the long ring freed once empty")
-			assert.Zero(t, b.Used())
-			// At the peak: 32767 buffers of 512 octets, the 32768-entry
-			// ring, the bookkeeping; never more.
-			assert.LessOrEqual(t, b.Peak(), int64((n-1)*bufCost(3)+n*heldEntryCost+earlyCost))
-		})
-	}
-}
 
 // liveHeap is the heap of live objects after a full collection (twice:
 // sync.Pool keeps a victim cache for one cycle).
@@ -157,7 +117,7 @@ func newReseqAttack(t *testing.T, cfg Config, raddr net.Addr, seed uint64) *rese
 		s := &atkStream{sid: sid, kind: atkNoInitiate, next: 0, hi: 1}
 		if sid < 48 {
 			s.kind = [3]int{atkStarted, atkQueued, atkUndecided}[sid%3]
-			ft.injectCtl(sid, Control{SSN: 0, Function: FuncInitiate})
+			ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 			s.next, s.hi = 1, 2
 		}
 		k.streams = append(k.streams, s)
@@ -212,11 +172,11 @@ func (k *reseqAttack) fill(target int64) bool {
 // chunks before an Initiate from one association (default configuration,
 // membudget.Process): the live heap grows by at most twice the share it is
 // charged against; beyond the share the association is aborted with
-// ErrMemoryShare, and the process budget comes back to where it was.
+// errMemoryShare, and the process budget comes back to where it was.
 func TestAttack_OneAssociation_HeldMemoryWithinTwiceShare(t *testing.T) {
 	t.Cleanup(dropHeap)
 	base := membudget.Process.Used()
-	share := int64(DefaultMaxHeldAssocBytes)
+	share := int64(defaultMaxHeldAssocBytes)
 	heap0 := liveHeap()
 	k := newReseqAttack(t, Config{}, nil, 1)
 	require.False(t, k.fill(share*9/10), "aborted below 90%% of its share: %v", k.a.Err())
@@ -228,7 +188,7 @@ func TestAttack_OneAssociation_HeldMemoryWithinTwiceShare(t *testing.T) {
 	assert.LessOrEqual(t, membudget.Process.Used()-base, share)
 
 	require.True(t, k.fill(2*share), "the association goes over its share")
-	require.ErrorIs(t, k.a.Err(), ErrMemoryShare)
+	require.ErrorIs(t, k.a.Err(), errMemoryShare)
 	assert.Equal(t, uint64(1), k.a.Stats().ShareAborts)
 	assert.Equal(t, base, membudget.Process.Used(), "the process budget back to its baseline")
 }
@@ -248,20 +208,20 @@ func TestAttack_64AssociationsOneAddress(t *testing.T) {
 	aborted := 0
 	for i := range 64 {
 		k := newReseqAttack(t, Config{}, evil, uint64(i))
-		if k.fill(DefaultMaxHeldAssocBytes * 9 / 10) {
-			require.ErrorIs(t, k.a.Err(), ErrMemoryShare)
+		if k.fill(defaultMaxHeldAssocBytes * 9 / 10) {
+			require.ErrorIs(t, k.a.Err(), errMemoryShare)
 			aborted++
 		}
 		atk = append(atk, k)
 		require.Less(t, membudget.Process.Used(), membudget.Process.Limit())
-		require.LessOrEqual(t, membudget.Process.Used()-base, int64(DefaultMaxHeldAddrBytes))
+		require.LessOrEqual(t, membudget.Process.Used()-base, int64(defaultMaxHeldAddrBytes))
 	}
 	used := membudget.Process.Used() - base
 	growth := liveHeap() - heap0
 	t.Logf("64 associations from one address: %d aborted for their share, %d octets charged (address share %d), live heap +%d",
-		aborted, used, DefaultMaxHeldAddrBytes, growth)
+		aborted, used, defaultMaxHeldAddrBytes, growth)
 	assert.Positive(t, aborted, "the address share stopped some")
-	assert.LessOrEqual(t, growth, 2*int64(DefaultMaxHeldAddrBytes))
+	assert.LessOrEqual(t, growth, 2*int64(defaultMaxHeldAddrBytes))
 
 	// A fresh client from another address.
 	ft := newFake(64)

@@ -14,7 +14,7 @@ import (
 // TestAttack_64AssociationsOneAddress, but the per-address share lifted
 // so that a small process budget (32 MiB, an eighth of the 64 shares of
 // 4 MiB) is the bound: the octets charged never exceed it, an association
-// whose charge does not fit is aborted with ErrMemoryShare and gives back
+// whose charge does not fit is aborted with errMemoryShare and gives back
 // what it held, the live heap grows by at most twice the budget, and a
 // fresh association from another address still holds an early chunk and
 // completes a session both ways.
@@ -30,7 +30,7 @@ func TestAttack_64AssociationsOneAddress_ProcessBudget(t *testing.T) {
 	for i := range 64 {
 		k := newReseqAttack(t, cfg, evil, uint64(i))
 		if k.fill(share * 9 / 10) {
-			require.ErrorIs(t, k.a.Err(), ErrMemoryShare)
+			require.ErrorIs(t, k.a.Err(), errMemoryShare)
 			require.ErrorIs(t, k.a.Err(), membudget.ErrExhausted)
 			aborted++
 		}

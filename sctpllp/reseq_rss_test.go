@@ -3,6 +3,7 @@ package sctpllp
 import (
 	"bufio"
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 )
 
@@ -55,7 +57,7 @@ func dialEarlyPeer(ctx context.Context, t *testing.T, addr string, sessions int)
 	tr.Start(func(uint16, uint32, []byte) {}, func(error) { close(p.done) })
 	t.Cleanup(p.close)
 	for sid := 1; sid <= sessions; sid++ {
-		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, Control{Function: FuncInitiate}.Append(nil)))
+		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, ddpchunk.Control{Function: FuncInitiate}.Append(nil)))
 	}
 	return p
 }
@@ -72,7 +74,7 @@ func (p *earlyPeer) send(n int) int {
 	sent := 0
 	for range n {
 		for sid := 1; sid <= p.sessions; sid++ {
-			if err := p.tr.WriteMsg(uint16(sid), backend.PPIDSegment, SegmentChunk{SSN: p.next, Segment: seg}.Append(nil)); err != nil {
+			if err := p.tr.WriteMsg(uint16(sid), backend.PPIDSegment, ddpchunk.Segment{SSN: p.next, Segment: seg}.Append(nil)); err != nil {
 				return sent
 			}
 			sent++
@@ -100,7 +102,7 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 	t.Cleanup(dropHeap)
 	// The gaps stay open for the whole test (its own bound is tested in
 	// TestReorder_GapTimer_RFC5043_10).
-	ln, err := Listen("127.0.0.1:0", Config{Stack: StackNative, MaxGapTime: time.Hour})
+	ln, err := Listen("127.0.0.1:0", Config{Stack: native.Stack(native.Config{}, nil), MaxGapTime: time.Hour})
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -153,8 +155,8 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 
 	// Just under the share each: 16 streams of perStream segments of 536
 	// octets charged, their rings and bookkeeping.
-	perStream := DefaultMaxHeldAssocBytes / (sessions * bufCost(23))
-	for sessions*(perStream*bufCost(23)+ringFor(uint16(perStream))*heldEntryCost+earlyCost) > DefaultMaxHeldAssocBytes-64<<10 {
+	perStream := defaultMaxHeldAssocBytes / (sessions * reseq.BufCost(23))
+	for sessions*(perStream*reseq.BufCost(23)+reseq.RingFor(uint16(perStream))*reseq.HeldEntryCost+reseq.EarlyCost) > defaultMaxHeldAssocBytes-64<<10 {
 		perStream--
 	}
 	total := 0
@@ -189,8 +191,8 @@ func TestAttack_NativeRSS_DDPResequencer(t *testing.T) {
 	}
 	mu.Unlock()
 	t.Logf("%d associations x %d sessions from one address: %d early 21-octet segments sent (%.1f MB of DATA chunks); %d associations aborted for their share; %d octets charged by the re-sequencers (address share %d; the process budget %d); live heap +%d, RSS +%d over the same associations idle",
-		peers, sessions, total, float64(total*(21+2+16))/1e6, ended, used, DefaultMaxHeldAddrBytes, procUsed, heap2-heap1, rss2-rss1)
-	assert.LessOrEqual(t, used, int64(DefaultMaxHeldAddrBytes))
+		peers, sessions, total, float64(total*(21+2+16))/1e6, ended, used, defaultMaxHeldAddrBytes, procUsed, heap2-heap1, rss2-rss1)
+	assert.LessOrEqual(t, used, int64(defaultMaxHeldAddrBytes))
 	assert.Less(t, procUsed, membudget.Process.Limit())
 	assert.Positive(t, ended, "the address share aborted the associations beyond it")
 	// The live heap also holds what package sctp keeps of the traffic

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/sessionsm"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
 // Params are the values negotiated by a session's set-up, available from
@@ -49,7 +52,7 @@ type Session struct {
 	a     *Association
 	sl    *slot
 	sid   uint16
-	state atomic.Uint32 // sessState; written under mu
+	state atomic.Uint32 // sessionsm.State; written under mu
 	// The fields are ordered so that the flags share words: an idle
 	// stream costs its session at each end.
 	params Params
@@ -82,7 +85,7 @@ type Session struct {
 	// (Config.MaxGapTime); guarded by sl.rxMu.
 	gapTimer *time.Timer
 	// Receive side, guarded by sl.rxMu.
-	ro       reorder
+	ro       reseq.Reorder
 	h        llp.Handler
 	started  bool
 	rxBroken bool
@@ -117,7 +120,7 @@ func newSession(a *Association, sl *slot, active bool) *Session {
 	s := &Session{a: a, sl: sl, sid: sl.sid}
 	s.params.StreamID = sl.sid
 	s.params.Active = active
-	s.ro = newReorder(s, a.cfg.MaxHeldBytes, &a.held)
+	s.ro = reseq.New(s.deliverChunk, a.cfg.MaxHeldBytes, &a.held)
 	return s
 }
 
@@ -126,10 +129,10 @@ func newSession(a *Association, sl *slot, active bool) *Session {
 // ends; both read the monotonic clock.
 var sessionEpoch = time.Now()
 
-func (s *Session) st() sessState { return sessState(s.state.Load()) }
+func (s *Session) st() sessionsm.State { return sessionsm.State(s.state.Load()) }
 
 // setState changes the state; the caller holds s.mu.
-func (s *Session) setState(st sessState) { s.state.Store(uint32(st)) }
+func (s *Session) setState(st sessionsm.State) { s.state.Store(uint32(st)) }
 
 // Params returns the values negotiated at set-up.
 func (s *Session) Params() Params { return s.params }
@@ -181,7 +184,7 @@ func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 		return s.sendErr()
 	}
 	s.txMu.Lock()
-	if st := s.st(); st != ssEstablished || s.sendClosed.Load() {
+	if st := s.st(); st != sessionsm.Established || s.sendClosed.Load() {
 		s.txMu.Unlock()
 		return s.sendErr()
 	}
@@ -229,9 +232,9 @@ func (s *Session) sendErr() error {
 
 // sendControl writes a session control message with the next DDP-SSN; the
 // caller holds txMu.
-func (s *Session) sendControlLocked(c Control) error {
+func (s *Session) sendControlLocked(c ddpchunk.Control) error {
 	c.SSN = s.txSSN
-	var buf [ControlHeaderLen + iwarp.IRDORDLen + MaxPrivateData]byte
+	var buf [ddpchunk.HeaderLen + iwarp.IRDORDLen + ddpchunk.MaxPrivateData]byte
 	b := c.Append(buf[:0])
 	if err := s.a.t.WriteMsg(s.sid, backend.PPIDControl, b); err != nil {
 		return err
@@ -258,7 +261,7 @@ func (s *Session) flushTerminate() {
 		send := s.termPending.Swap(false) && !s.termSent
 		if send {
 			s.termSent = true
-			_ = s.sendControlLocked(Control{Function: FuncTerminate})
+			_ = s.sendControlLocked(ddpchunk.Control{Function: FuncTerminate})
 		}
 		s.txMu.Unlock()
 		if send {
@@ -296,7 +299,7 @@ func (s *Session) resetStream() {
 // it is done, our final chunk is out and the peer's final chunk was seen or
 // the quiet time has passed since ours (RFC 5043 §6.6).
 func (s *Session) over(now time.Time, quiet time.Duration) bool {
-	if s.st() != ssDone {
+	if s.st() != sessionsm.Done {
 		return false
 	}
 	s.mu.Lock()
@@ -316,9 +319,9 @@ func (s *Session) Start(h llp.Handler) {
 		bp := s.queue[0]
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
-		c := heldCost(cap(*bp)) + queueEntryCost
+		c := reseq.HeldCost(cap(*bp)) + queueEntryCost
 		s.queued -= int32(c)
-		s.a.held.release(c)
+		s.a.held.Release(c)
 		if !s.rxBroken {
 			if err := h.HandleSegment(*bp); err != nil {
 				s.rxBroken = true
@@ -336,7 +339,7 @@ func (s *Session) Start(h llp.Handler) {
 // come; the caller holds sl.rxMu.
 func (s *Session) dropQueue() {
 	for i, bp := range s.queue {
-		s.a.held.release(heldCost(cap(*bp)) + queueEntryCost)
+		s.a.held.Release(reseq.HeldCost(cap(*bp)) + queueEntryCost)
 		bufpool.Put(bp)
 		s.queue[i] = nil
 	}
@@ -355,7 +358,7 @@ func (s *Session) deliverClosed() {
 			err error
 		)
 		if s.closePending.Load() {
-			s.ro.release() // gives the association's budget back
+			s.ro.Release() // gives the association's budget back
 			if s.gapTimer != nil {
 				s.gapTimer.Stop()
 				s.gapTimer = nil
@@ -417,7 +420,7 @@ func (s *Session) finish(err error) {
 		s.mu.Unlock()
 		return
 	}
-	s.setState(ssDone)
+	s.setState(sessionsm.Done)
 	s.closeErr = err
 	if s.linger != nil {
 		s.linger.Stop()
@@ -450,21 +453,21 @@ func (s *Session) finish(err error) {
 // segments already handed to SendSegment, then the outgoing stream is
 // reset. Segments from the peer are delivered until its Terminate, which
 // ends the session with HandleClosed(nil); without one within
-// Config.Linger the session ends with ErrCloseTimeout.
+// Config.Linger the session ends with errCloseTimeout.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	switch s.st() {
-	case ssEstablished:
-		s.setState(ssLocalClosed)
+	case sessionsm.Established:
+		s.setState(sessionsm.LocalClosed)
 		s.linger = time.AfterFunc(s.a.cfg.Linger, func() {
-			if s.st() == ssLocalClosed {
-				s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, ErrCloseTimeout))
+			if s.st() == sessionsm.LocalClosed {
+				s.finish(fmt.Errorf("%w: %w", llp.ErrClosed, errCloseTimeout))
 			}
 		})
 		s.mu.Unlock()
 		s.requestTerminate()
 		return nil
-	case ssDone, ssLocalClosed:
+	case sessionsm.Done, sessionsm.LocalClosed:
 		s.mu.Unlock()
 		return nil
 	}
@@ -479,7 +482,7 @@ func (s *Session) Close() error {
 // receive side ends now with an error wrapping llp.ErrAborted.
 func (s *Session) Abort() error {
 	s.sendClosed.Store(true)
-	if s.st() == ssDone && s.closePending.Load() {
+	if s.st() == sessionsm.Done && s.closePending.Load() {
 		s.requestTerminateIfUnsent()
 		return nil
 	}
@@ -527,31 +530,30 @@ func (s *Session) Info() llp.Info {
 func (s *Session) receive(ppid uint32, b []byte) {
 	// The data path: the next DDP Segment Chunk in DDP-SSN order of an
 	// established session with nothing held early goes straight to DDP
-	// (what reorder.push and deliverChunk would do with it, without their
+	// (what reseq.Reorder.Push and deliverChunk would do with it, without their
 	// other cases; RFC 5043 §6.1, §10). An Initiate is never offered
 	// from here, so offerIncoming has nothing to do.
-	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && binary.BigEndian.Uint16(b) == s.ro.next && s.ro.idle() && s.st() == ssEstablished {
-		s.ro.next++
+	if ppid == backend.PPIDSegment && len(b) >= pmtu.DDPSSNLen && s.st() == sessionsm.Established && s.ro.InOrder(binary.BigEndian.Uint16(b)) {
 		if err := s.deliverSegment(b[pmtu.DDPSSNLen:]); err != nil {
 			s.rxFailed(err)
 		}
 		return
 	}
-	if s.st() == ssDone {
+	if s.st() == sessionsm.Done {
 		s.receiveWhileDone(ppid, b)
 		return
 	}
 	ssn := binary.BigEndian.Uint16(b)
-	err := s.ro.push(ssn, ppid, b)
-	if errors.Is(err, ErrMemoryShare) {
+	err := s.ro.Push(ssn, ppid, b)
+	if errors.Is(err, errMemoryShare) {
 		s.rxFailed(err)
 	} else if err != nil && !errors.Is(err, errSessionOver) {
-		var pe *ProtocolError
+		var pe *protocolError
 		if !errors.As(err, &pe) {
-			err = &ProtocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
+			err = &protocolError{StreamID: s.sid, Reason: "invalid DDP-SSN (RFC 5043 §10)", Err: err}
 		}
 		s.fail(err)
-	} else if !s.ro.gapSince().IsZero() && s.gapTimer == nil && s.st() != ssDone {
+	} else if !s.ro.GapSince().IsZero() && s.gapTimer == nil && s.st() != sessionsm.Done {
 		s.gapTimer = time.AfterFunc(s.a.cfg.MaxGapTime, s.checkGap)
 	}
 	s.offerIncoming()
@@ -561,7 +563,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 // over the association's memory share loses the association (overShare:
 // an ABORT, no Session Terminate), any other error terminates this session.
 func (s *Session) rxFailed(err error) {
-	if errors.Is(err, ErrMemoryShare) {
+	if errors.Is(err, errMemoryShare) {
 		s.a.overShare(err)
 		s.sendClosed.Store(true)
 		s.finish(&AssociationError{Err: fmt.Errorf("%w: %w", llp.ErrAborted, err)})
@@ -576,10 +578,10 @@ func (s *Session) rxFailed(err error) {
 // memory).
 func (s *Session) checkGap() {
 	s.sl.rxMu.Lock()
-	since := s.ro.gapSince()
+	since := s.ro.GapSince()
 	var fail bool
 	switch {
-	case s.gapTimer == nil || s.st() == ssDone:
+	case s.gapTimer == nil || s.st() == sessionsm.Done:
 	case since.IsZero():
 		s.gapTimer = nil
 	case time.Since(since) >= s.a.cfg.MaxGapTime:
@@ -590,8 +592,8 @@ func (s *Session) checkGap() {
 	}
 	if fail {
 		s.a.ctr.gapTimeouts.Add(1)
-		s.fail(&ProtocolError{StreamID: s.sid, Err: ErrHeldLimit,
-			Reason: fmt.Sprintf("DDP-SSN %d missing for %v while later chunks are held (Config.MaxGapTime, RFC 5043 §10)", s.ro.next, s.a.cfg.MaxGapTime)})
+		s.fail(&protocolError{StreamID: s.sid, Err: errHeldLimit,
+			Reason: fmt.Sprintf("DDP-SSN %d missing for %v while later chunks are held (Config.MaxGapTime, RFC 5043 §10)", s.ro.Next(), s.a.cfg.MaxGapTime)})
 	}
 	s.sl.rxMu.Unlock()
 	if fail {
@@ -609,7 +611,7 @@ func (s *Session) offerIncoming() {
 		return
 	}
 	s.unoffered = nil
-	if s.st() != ssInitReceived {
+	if s.st() != sessionsm.InitReceived {
 		return
 	}
 	select {
@@ -619,7 +621,7 @@ func (s *Session) offerIncoming() {
 		// queue: treat a full queue as the limit of RFC 5043 §6.4 too.
 		s.mu.Lock()
 		s.incoming = nil
-		s.setState(ssDone)
+		s.setState(sessionsm.Done)
 		s.mu.Unlock()
 		s.a.incomingDone()
 		s.requestTerminate()
@@ -652,20 +654,20 @@ func (s *Session) endEarly() {
 // on a stream without a session (§6.1).
 func (s *Session) expireEarly() {
 	s.sl.rxMu.Lock()
-	if s.st() != ssIdle || s.closePending.Load() {
+	if s.st() != sessionsm.Idle || s.closePending.Load() {
 		s.sl.rxMu.Unlock()
 		return
 	}
 	s.mu.Lock()
 	fresh := s.earlyFresh
 	s.mu.Unlock()
-	onlyTerminates := s.ro.heldAll(func(ppid uint32, chunk []byte) bool {
-		c, _, err := ParseControl(chunk)
+	onlyTerminates := s.ro.HeldAll(func(ppid uint32, chunk []byte) bool {
+		c, _, err := ddpchunk.ParseControl(chunk)
 		return ppid == backend.PPIDControl && err == nil && c.Function == FuncTerminate
 	})
-	s.ro.release()
+	s.ro.Release()
 	if fresh && !onlyTerminates {
-		s.fail(&ProtocolError{StreamID: s.sid,
+		s.fail(&protocolError{StreamID: s.sid,
 			Reason: "chunks on a stream without a session and no Initiate within the quiet time (RFC 5043 §6.1)"})
 	} else {
 		// Nothing to answer: the stream is free at once.
@@ -685,66 +687,66 @@ func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
 	if ppid != backend.PPIDControl {
 		return
 	}
-	c, _, err := ParseControl(b)
-	if err == nil && (c.Function == FuncTerminate || c.Function.Base() == FuncReject) {
+	c, _, err := ddpchunk.ParseControl(b)
+	if err == nil && (c.Function == FuncTerminate || ddpchunk.Base(c.Function) == FuncReject) {
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
 	}
 }
 
-// deliverChunk implements chunkSink: one chunk in DDP-SSN order.
+// deliverChunk is the session's reseq.Sink: one chunk in DDP-SSN order.
 func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 	// The data path: a segment of an established session (transition's
-	// actDeliver, RFC 5043 §6.1) goes to DDP without the state machine's
+	// sessionsm.ActDeliver, RFC 5043 §6.1) goes to DDP without the state machine's
 	// other cases, whose code and stack (a Control, 300 octets) a
 	// message would otherwise pass through.
-	if ppid == backend.PPIDSegment && s.st() == ssEstablished {
+	if ppid == backend.PPIDSegment && s.st() == sessionsm.Established {
 		return s.deliverSegment(chunk[pmtu.DDPSSNLen:])
 	}
 	return s.deliverChunkSM(ssn, ppid, chunk)
 }
 
 // deliverChunkSM delivers a chunk through the session's state machine
-// (session_sm.go).
+// (package sessionsm).
 func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	var (
-		ev   rxEvent
-		ctrl Control
+		ev   sessionsm.Event
+		ctrl ddpchunk.Control
 	)
 	switch ppid {
 	case backend.PPIDSegment:
-		ev = evSegment
+		ev = sessionsm.EvSegment
 	case backend.PPIDControl:
-		c, _, err := ParseControl(chunk)
+		c, _, err := ddpchunk.ParseControl(chunk)
 		if err != nil {
-			return &ProtocolError{StreamID: s.sid, Reason: "malformed session control (RFC 5043 §5.2.3)", Err: err}
+			return &protocolError{StreamID: s.sid, Reason: "malformed session control (RFC 5043 §5.2.3)", Err: err}
 		}
 		ctrl = c
 		ev = eventOf(c.Function)
 		s.a.ctr.control(false, c.Function)
 	default:
-		return &ProtocolError{StreamID: s.sid,
+		return &protocolError{StreamID: s.sid,
 			Reason: fmt.Sprintf("PPID %d on a DDP association (RFC 5043 §5.1, §5.2)", ppid)}
 	}
 	st := s.st()
-	if st == ssIdle {
+	if st == sessionsm.Idle {
 		s.endEarly() // the chunk with DDP-SSN 0 is here
 	}
-	next, act := transition(st, ev, s.params.Enhanced, ctrl.Function.Enhanced())
+	next, act := sessionsm.Transition(st, ev, s.params.Enhanced, ddpchunk.Enhanced(ctrl.Function))
 	switch act {
-	case actViolation:
+	case sessionsm.ActViolation:
 		what := "DDP segment"
-		if ev != evSegment {
+		if ev != sessionsm.EvSegment {
 			what = ctrl.Function.String()
 		}
-		return &ProtocolError{StreamID: s.sid,
+		return &protocolError{StreamID: s.sid,
 			Reason: fmt.Sprintf("%s with DDP-SSN %d in state %v (RFC 5043 §6.1)", what, ssn, st)}
-	case actDeliver:
+	case sessionsm.ActDeliver:
 		return s.deliverSegment(chunk[pmtu.DDPSSNLen:])
-	case actNewSession:
+	case sessionsm.ActNewSession:
 		return s.a.onInitiate(s, ctrl)
-	case actEstablish:
+	case sessionsm.ActEstablish:
 		s.mu.Lock()
 		s.params.PeerPrivateData = append([]byte(nil), ctrl.PrivateData...)
 		s.params.PeerIRDORD = ctrl.IRDORD
@@ -768,19 +770,19 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 			res <- nil
 		}
 		return nil
-	case actRejected, actNonULPRejected, actWithdrawn:
+	case sessionsm.ActRejected, sessionsm.ActNonULPRejected, sessionsm.ActWithdrawn:
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
 		var err error
 		switch act {
-		case actRejected:
-			err = &RejectError{StreamID: s.sid, Enhanced: ctrl.Function.Enhanced(), IRDORD: ctrl.IRDORD,
+		case sessionsm.ActRejected:
+			err = &RejectError{StreamID: s.sid, Enhanced: ddpchunk.Enhanced(ctrl.Function), IRDORD: ctrl.IRDORD,
 				PrivateData: append([]byte(nil), ctrl.PrivateData...)}
-		case actNonULPRejected:
+		case sessionsm.ActNonULPRejected:
 			err = fmt.Errorf("%w: stream %d (RFC 5043 §6.4)", ErrSessionTerminated, s.sid)
 		default:
-			err = fmt.Errorf("%w: stream %d: initiator withdrew", ErrIncomingDone, s.sid)
+			err = fmt.Errorf("%w: stream %d: initiator withdrew", errIncomingDone, s.sid)
 		}
 		// The active side's only chunk was its Initiate; the passive
 		// side that saw a withdrawal sent nothing: either way this side
@@ -789,21 +791,21 @@ func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 		s.markSentFinal()
 		s.finish(err)
 		return errSessionOver
-	case actPeerTerminate:
+	case sessionsm.ActPeerTerminate:
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
 		s.requestTerminate()
 		s.finish(nil)
 		return errSessionOver
-	case actPeerFinal:
+	case sessionsm.ActPeerFinal:
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
 		s.finish(nil)
 		return errSessionOver
 	}
-	return nil // actDrop
+	return nil // sessionsm.ActDrop
 }
 
 // queueEntryCost is a queued segment's slot in Session.queue.
@@ -822,12 +824,12 @@ func (s *Session) deliverSegment(seg []byte) error {
 		// Before Start (or before the passive ULP decided): keep a copy,
 		// bounded together with the re-sequencing buffer and charged as
 		// held (the buffer and its slot in queue).
-		_, held := s.ro.pending()
-		cost := bufCost(len(seg)) + queueEntryCost
+		_, held := s.ro.Pending()
+		cost := reseq.BufCost(len(seg)) + queueEntryCost
 		if held+int(s.queued)+cost > min(s.a.cfg.MaxHeldBytes, math.MaxInt32) {
-			return &ProtocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound (Config.MaxHeldBytes)", Err: ErrHeldLimit}
+			return &protocolError{StreamID: s.sid, Reason: "segments before Start exceed the held-octet bound (Config.MaxHeldBytes)", Err: errHeldLimit}
 		}
-		if err := s.a.held.charge(cost); err != nil {
+		if err := s.a.held.Charge(cost); err != nil {
 			return err
 		}
 		bp := bufpool.Get(len(seg))
@@ -868,24 +870,24 @@ type AcceptParams struct {
 	// PeerToPeer is flag A, RTR flags B–D of the responder's word
 	// (RFC 6581 §9.2). The responder echoes the initiator's A whatever
 	// PeerToPeer says, and PeerToPeer set against an initiator's A of 0 is
-	// an error (ErrConnectionModel): "The responder MUST set Control Flag A
+	// an error (errConnectionModel): "The responder MUST set Control Flag A
 	// to 0 if Control Flag A is 0 in the request". B–D are sent only in the
 	// peer-to-peer model.
 	PeerToPeer bool
 	RTR        iwarp.RTR
 }
 
-// ErrConnectionModel reports an Accept or Reject of an Enhanced Initiate
+// errConnectionModel reports an Accept or Reject of an Enhanced Initiate
 // that asks for the peer-to-peer model when the initiator asked for the
 // client-server one: the responder echoes flag A (RFC 6581 §9.2).
-var ErrConnectionModel = errors.New("sctpllp: the responder must echo the initiator's connection model")
+var errConnectionModel = errors.New("sctpllp: the responder must echo the initiator's connection model")
 
 func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
 	if p.IRD < 0 || p.IRD > iwarp.NoNegotiation || p.ORD < 0 || p.ORD > iwarp.NoNegotiation {
 		return iwarp.IRDORD{}, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, p.IRD, p.ORD)
 	}
 	if p.PeerToPeer && !in.IRDORD.PeerToPeer {
-		return iwarp.IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", ErrConnectionModel)
+		return iwarp.IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", errConnectionModel)
 	}
 	return iwarp.IRDORD{
 		PeerToPeer: in.IRDORD.PeerToPeer, // RFC 6581 §9.2: the responder echoes A
@@ -894,26 +896,26 @@ func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
 	}.Wire(), nil
 }
 
-func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
+func (in *Incoming) decide(c ddpchunk.Control, accept bool) (*Session, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	if !in.decided.CompareAndSwap(false, true) {
-		return nil, ErrIncomingDone
+		return nil, errIncomingDone
 	}
 	s := in.s
 	s.mu.Lock()
-	if s.st() != ssInitReceived {
+	if s.st() != sessionsm.InitReceived {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: stream %d", ErrIncomingDone, s.sid)
+		return nil, fmt.Errorf("%w: stream %d", errIncomingDone, s.sid)
 	}
 	s.incoming = nil
 	if accept {
-		s.setState(ssEstablished)
+		s.setState(sessionsm.Established)
 		s.handed = true
 		s.params.LocalIRDORD = c.IRDORD
 	} else {
-		s.setState(ssDone)
+		s.setState(sessionsm.Done)
 	}
 	s.mu.Unlock()
 	s.a.incomingDone()
@@ -942,7 +944,7 @@ func (in *Incoming) decide(c Control, accept bool) (*Session, error) {
 // Segments the initiator sent after its Initiate are delivered after
 // Start.
 func (in *Incoming) Accept(p AcceptParams) (*Session, error) {
-	c := Control{Function: FuncAccept, PrivateData: p.PrivateData}
+	c := ddpchunk.Control{Function: FuncAccept, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {
@@ -964,7 +966,7 @@ func (in *Incoming) Reject(privateData []byte) error {
 // RejectWith rejects with explicit IRD/ORD values for an Enhanced Reject,
 // for example the ORD the responder requires (RFC 6581 §9.1).
 func (in *Incoming) RejectWith(p AcceptParams) error {
-	c := Control{Function: FuncReject, PrivateData: p.PrivateData}
+	c := ddpchunk.Control{Function: FuncReject, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {
@@ -974,4 +976,17 @@ func (in *Incoming) RejectWith(p AcceptParams) error {
 	}
 	_, err := in.decide(c, false)
 	return err
+}
+
+// eventOf is the state machine event of a session control message.
+func eventOf(f FunctionCode) sessionsm.Event {
+	switch ddpchunk.Base(f) {
+	case FuncInitiate:
+		return sessionsm.EvInitiate
+	case FuncAccept:
+		return sessionsm.EvAccept
+	case FuncReject:
+		return sessionsm.EvReject
+	}
+	return sessionsm.EvTerminate
 }

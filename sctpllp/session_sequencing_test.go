@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/ddpchunk"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func openAccepted(t *testing.T, a *Association, ft *fakeTransport, sid uint16) *
 		assert.Equal(t, sid, gsid)
 		assert.Equal(t, uint16(0), c.SSN)
 		assert.Equal(t, FuncInitiate, c.Function)
-		ft.injectCtl(sid, Control{SSN: 0, Function: FuncAccept})
+		ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncAccept})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -70,8 +71,8 @@ func TestSession_WithdrawnInitiateArrivingFirst_RFC5043_6_6(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, ft := newFakeAssoc(t, Config{QuietTime: time.Hour})
-			initiate := Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("req")}
-			terminate := Control{SSN: 1, Function: FuncTerminate}
+			initiate := ddpchunk.Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("req")}
+			terminate := ddpchunk.Control{SSN: 1, Function: FuncTerminate}
 			if tc.termFirst {
 				ft.injectCtl(2, terminate)
 				ft.injectCtl(2, initiate)
@@ -86,8 +87,8 @@ func TestSession_WithdrawnInitiateArrivingFirst_RFC5043_6_6(t *testing.T) {
 			s := openAccepted(t, a, ft, 2)
 			require.NoError(t, s.Abort())
 			ft.nextCtl(t)
-			ft.injectCtl(2, Control{SSN: 1, Function: FuncTerminate})
-			ft.injectCtl(2, Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("again")})
+			ft.injectCtl(2, ddpchunk.Control{SSN: 1, Function: FuncTerminate})
+			ft.injectCtl(2, ddpchunk.Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("again")})
 			in := acceptWithin(t, a)
 			assert.Equal(t, []byte("again"), in.PrivateData)
 		})
@@ -104,7 +105,7 @@ func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
 	noIncoming(t, a)
 	_, err := a.Open(context.Background(), 4, OpenRequest{})
 	assert.ErrorIs(t, err, backend.ErrStreamInUse, "the peer's session is starting there")
-	ft.injectCtl(4, Control{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 	in := acceptWithin(t, a)
 	s, err := in.Accept(AcceptParams{})
 	require.NoError(t, err)
@@ -112,18 +113,18 @@ func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
 	h := newRec()
 	s.Start(h)
 	assert.Equal(t, [][]byte{[]byte("a"), []byte("b")}, h.segs)
-	ft.injectCtl(4, Control{SSN: 3, Function: FuncTerminate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 3, Function: FuncTerminate})
 	require.NoError(t, h.waitClosed(t))
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(4), sid)
-	assert.Equal(t, Control{SSN: 1, Function: FuncTerminate}, c, "our final chunk (§6.2)")
+	assert.Equal(t, ddpchunk.Control{SSN: 1, Function: FuncTerminate}, c, "our final chunk (§6.2)")
 
 	// An Accept held before an Initiate breaks §6.2 once in order.
-	ft.injectCtl(5, Control{SSN: 1, Function: FuncAccept})
-	ft.injectCtl(5, Control{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(5, ddpchunk.Control{SSN: 1, Function: FuncAccept})
+	ft.injectCtl(5, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 	sid, c = ft.nextCtl(t)
 	assert.Equal(t, uint16(5), sid)
-	assert.Equal(t, Control{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
 	noIncoming(t, a)
 }
 
@@ -134,10 +135,10 @@ func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
 func TestSession_EarlyChunksWithoutInitiate_RFC5043_6_1(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{QuietTime: 50 * time.Millisecond})
 	ft.injectSeg(6, 3, []byte("stray"))
-	ft.injectCtl(7, Control{SSN: 9, Function: FuncTerminate})
+	ft.injectCtl(7, ddpchunk.Control{SSN: 9, Function: FuncTerminate})
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(6), sid)
-	assert.Equal(t, Control{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
 	ft.quiet(t)
 	time.Sleep(60 * time.Millisecond)
 	s6 := openAccepted(t, a, ft, 6)
@@ -147,7 +148,7 @@ func TestSession_EarlyChunksWithoutInitiate_RFC5043_6_1(t *testing.T) {
 	// chunks of that session: dropped without an answer.
 	require.NoError(t, s6.Abort())
 	ft.nextCtl(t)
-	ft.injectCtl(6, Control{SSN: 1, Function: FuncTerminate})
+	ft.injectCtl(6, ddpchunk.Control{SSN: 1, Function: FuncTerminate})
 	ft.injectSeg(6, 5, []byte("late"))
 	time.Sleep(60 * time.Millisecond)
 	ft.quiet(t)
@@ -166,8 +167,8 @@ func TestSession_EarlyChunkStreamsBounded_RFC5043_10(t *testing.T) {
 	ft.injectSeg(3, 1, []byte("x"))
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(3), sid)
-	assert.Equal(t, Control{SSN: 0, Function: FuncTerminate}, c)
-	ft.injectCtl(1, Control{SSN: 0, Function: FuncInitiate})
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
+	ft.injectCtl(1, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
 	in := acceptWithin(t, a)
 	assert.Equal(t, uint16(1), in.StreamID)
 }
@@ -216,13 +217,13 @@ func TestSession_WithdrawWaitsForReply_RFC5043_6_6(t *testing.T) {
 			// The Initiate may not have arrived: nothing may follow it yet.
 			ft.quiet(t)
 
-			ft.injectCtl(3, Control{SSN: 0, Function: tc.reply})
+			ft.injectCtl(3, ddpchunk.Control{SSN: 0, Function: tc.reply})
 			if tc.terminate {
 				sid, c := ft.nextCtl(t)
 				assert.Equal(t, uint16(3), sid)
 				assert.Equal(t, FuncTerminate, c.Function)
 				assert.Equal(t, uint16(1), c.SSN, "the Terminate follows the Initiate in DDP-SSN order")
-				ft.injectCtl(3, Control{SSN: 1, Function: FuncTerminate})
+				ft.injectCtl(3, ddpchunk.Control{SSN: 1, Function: FuncTerminate})
 			}
 			ft.quiet(t)
 			// Both sides' final chunks were seen: the identifier is free

@@ -22,14 +22,14 @@ type AssocStats struct {
 	// identifier is never used again on this association).
 	ErroneousStreams uint64
 	// DroppedChunks counts chunks dropped because their stream carries no
-	// session (see Association.Dropped).
+	// session (Association.droppedChunks).
 	DroppedChunks uint64
 	// HeldBytes is the memory charged now for what the peer made this
 	// side hold (early chunks, segments before Start, as held: size
 	// classes and bookkeeping), out of Config.MaxHeldAssocBytes;
 	// GapTimeouts counts the streams ended because a DDP-SSN stayed
 	// missing for Config.MaxGapTime; ShareAborts is 1 when the
-	// association was aborted for its memory share (ErrMemoryShare).
+	// association was aborted for its memory share (errMemoryShare).
 	HeldBytes   int64
 	GapTimeouts uint64
 	ShareAborts uint64
@@ -69,7 +69,7 @@ func (a *Association) Stats() AssocStats {
 	}
 	s.ErroneousStreams = a.ctr.erroneous.Load()
 	s.DroppedChunks = a.dropped.Load()
-	s.HeldBytes, s.GapTimeouts = a.held.heldNow(), a.ctr.gapTimeouts.Load()
+	s.HeldBytes, s.GapTimeouts = a.held.HeldNow(), a.ctr.gapTimeouts.Load()
 	s.ShareAborts = a.ctr.shareAborts.Load()
 	s.IdleClosed = a.ctr.idleClosed.Load()
 	if ts, ok := a.t.(backend.StatsReporter); ok {

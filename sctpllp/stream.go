@@ -46,7 +46,7 @@ type streamFreer interface {
 // session might be outstanding").
 func (a *Association) slotAvailable(sl *slot, now time.Time) error {
 	if sl.erroneous.Load() {
-		return ErrErroneous
+		return errErroneous
 	}
 	if cur := sl.cur.Load(); cur != nil && !cur.over(now, a.cfg.QuietTime) {
 		return backend.ErrStreamInUse

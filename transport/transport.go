@@ -195,8 +195,8 @@ func (o Options) sctpConfig(n int) sctpllp.Config {
 	if s != 0 || n+1 > pion.DefaultStreams {
 		s = max(s, n+1)
 	}
-	return sctpllp.Config{Pion: pion.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
-		LocalAddr: o.LocalAddr}}
+	return sctpllp.Config{Stack: pion.Stack(pion.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
+		LocalAddr: o.LocalAddr})}
 }
 
 func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
@@ -204,16 +204,15 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 	if s != 0 {
 		s = max(s, n+1)
 	}
-	cfg := sctpllp.Config{Stack: sctpllp.StackNative, DTLS: o.DTLS,
-		Native: native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, CongestionControl: o.SCTPCongestion,
-			NoOffload: o.NoOffload}}
+	ncfg := native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, CongestionControl: o.SCTPCongestion,
+		NoOffload: o.NoOffload}
 	if o.Capture != nil {
-		cfg.Native.Tap = o.Capture.SCTPOverUDPTap(server)
+		ncfg.Tap = o.Capture.SCTPOverUDPTap(server)
 	}
 	if o.Trace != nil {
-		cfg.Native.Tracer = o.Trace
+		ncfg.Tracer = o.Trace
 	}
-	return cfg
+	return sctpllp.Config{Stack: native.Stack(ncfg, o.DTLS)}
 }
 
 func (o Options) kernelConfig(n int) kernel.Config {

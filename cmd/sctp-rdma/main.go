@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/demo"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
 func main() {
@@ -198,9 +197,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer stopCapture()
-	stack := sctpllp.StackNative
+	stack := demo.StackNative
 	if *llpName == "sctp-pion" {
-		stack = sctpllp.StackPion
+		stack = demo.StackPion
 	}
 	cfg := demo.Config{Streams: *nStreams, Size: sz, Break: *breakIdx, NoBreak: *breakIdx < 0, Timeout: *timeout, Capture: capw, Stack: stack}
 	rep, err := demo.Run(ctx, cfg, stdout)

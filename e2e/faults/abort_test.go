@@ -17,6 +17,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -115,8 +117,8 @@ func here(fn func() error) error { return fn() }
 // RFC 5040 §5.4, §6.2.1: each endpoint flushes its queues.
 func TestPeerAbort_SCTP(t *testing.T) {
 	leakCheck(t)
-	addr, serverAssoc := pionServer(t, "127.0.0.1:0", sctpllp.Config{}, here)
-	mgr, res := sctpFault(t, addr, sctpllp.Config{}, here, abortNow(t, serverAssoc))
+	addr, serverAssoc := pionServer(t, "127.0.0.1:0", sctpllp.Config{Stack: pion.Stack(pion.Config{})}, here)
+	mgr, res := sctpFault(t, addr, sctpllp.Config{Stack: pion.Stack(pion.Config{})}, here, abortNow(t, serverAssoc))
 	// The cause is the peer's ABORT chunk — or, when the peer's socket is
 	// gone before pion read the ABORT, the ICMP port unreachable that the
 	// next write draws (ECONNREFUSED). Never a graceful end.
@@ -130,7 +132,7 @@ func TestPeerAbort_SCTP(t *testing.T) {
 // stack: the association's error is the peer's ABORT.
 func TestPeerAbort_Native(t *testing.T) {
 	leakCheck(t)
-	cfg := sctpllp.Config{Stack: sctpllp.StackNative}
+	cfg := sctpllp.Config{Stack: native.Stack(native.Config{}, nil)}
 	addr, serverAssoc := pionServer(t, "127.0.0.1:0", cfg, here)
 	mgr, res := sctpFault(t, addr, cfg, here, abortNow(t, serverAssoc))
 	aerr := mgr.Association().Err()

@@ -15,6 +15,9 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -47,7 +50,7 @@ func runChild(role string) int {
 	ctx := context.Background()
 	switch role {
 	case childPion, childNative:
-		ln, err := sctpllp.Listen("127.0.0.1:0", sctpllp.Config{Stack: role})
+		ln, err := sctpllp.Listen("127.0.0.1:0", sctpllp.Config{Stack: childStack(role)})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			return 2
@@ -132,4 +135,12 @@ func (c *child) kill(t *testing.T) time.Time {
 		t.Fatal("killed child did not exit")
 	}
 	return at
+}
+
+// childStack is the SCTP stack of a child's role.
+func childStack(role string) backend.Stack {
+	if role == childNative {
+		return native.Stack(native.Config{}, nil)
+	}
+	return pion.Stack(pion.Config{})
 }

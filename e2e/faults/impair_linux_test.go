@@ -21,6 +21,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -57,8 +59,8 @@ var (
 func TestImpairedLink(t *testing.T) {
 	for _, p := range profiles {
 		t.Run(p.Name, func(t *testing.T) {
-			t.Run("Pion", func(t *testing.T) { impairedPion(t, p, sctpllp.StackPion) })
-			t.Run("Native", func(t *testing.T) { impairedPion(t, p, sctpllp.StackNative) })
+			t.Run("Pion", func(t *testing.T) { impairedPion(t, p, childPion) })
+			t.Run("Native", func(t *testing.T) { impairedPion(t, p, childNative) })
 			t.Run("MPA", func(t *testing.T) { impairedMPA(t, p) })
 		})
 	}
@@ -165,11 +167,10 @@ func impairedPion(t *testing.T, p impairment, stack string) {
 // native stack's RTO.Min lowered to 200 ms (RFC 9260 §16 allows tuning
 // it), as pion's is.
 func impairedConfig(stack string) sctpllp.Config {
-	cfg := sctpllp.Config{Stack: stack}
-	if stack == sctpllp.StackNative {
-		cfg.Native.RTO = nsctp.RTOConfig{Min: 200 * time.Millisecond}
+	if stack == childNative {
+		return sctpllp.Config{Stack: native.Stack(native.Config{RTO: nsctp.RTOConfig{Min: 200 * time.Millisecond}}, nil)}
 	}
-	return cfg
+	return sctpllp.Config{Stack: pion.Stack(pion.Config{})}
 }
 
 func impairedMPA(t *testing.T, p impairment) {

@@ -18,6 +18,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -123,7 +125,7 @@ func checkAssociationLost(t *testing.T, mgr *streams.Manager, loads []*load) {
 func TestPeerKilled_Pion(t *testing.T) {
 	leakCheck(t)
 	c := startChild(t, childPion)
-	mgr, res := sctpFault(t, c.addr, sctpllp.Config{}, here, func() time.Time { return c.kill(t) })
+	mgr, res := sctpFault(t, c.addr, sctpllp.Config{Stack: pion.Stack(pion.Config{})}, here, func() time.Time { return c.kill(t) })
 	// Detected by the ICMP port unreachable on the connected UDP socket.
 	assert.ErrorIs(t, mgr.Association().Err(), syscall.ECONNREFUSED)
 	t.Logf("pion, SIGKILL: %v", res)
@@ -136,7 +138,7 @@ func TestPeerKilled_Pion(t *testing.T) {
 func TestPeerKilled_Native(t *testing.T) {
 	leakCheck(t)
 	c := startChild(t, childNative)
-	mgr, res := sctpFault(t, c.addr, sctpllp.Config{Stack: sctpllp.StackNative}, here, func() time.Time { return c.kill(t) })
+	mgr, res := sctpFault(t, c.addr, sctpllp.Config{Stack: native.Stack(native.Config{}, nil)}, here, func() time.Time { return c.kill(t) })
 	assert.ErrorIs(t, mgr.Association().Err(), syscall.ECONNREFUSED)
 	t.Logf("native, SIGKILL: %v", res)
 }

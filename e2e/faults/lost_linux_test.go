@@ -33,7 +33,7 @@ const lossDetect = 2 * time.Second
 func TestAssociationLost_Pion(t *testing.T) {
 	leakCheck(t)
 	l := newLink(t, impairment{Name: "clean"})
-	cfg := sctpllp.Config{Pion: pion.Config{DeadPeerTimeout: lossDetect}}
+	cfg := sctpllp.Config{Stack: pion.Stack(pion.Config{DeadPeerTimeout: lossDetect})}
 	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
 	mgr, res := sctpFault(t, addr, cfg, l.inA, blackholeNow(t, l))
 	assert.ErrorIs(t, mgr.Association().Err(), backend.ErrPeerUnresponsive)
@@ -50,8 +50,8 @@ func TestAssociationLost_Pion(t *testing.T) {
 func TestAssociationLost_Native(t *testing.T) {
 	leakCheck(t)
 	l := newLink(t, impairment{Name: "clean"})
-	cfg := sctpllp.Config{Stack: sctpllp.StackNative, Native: native.Config{MaxRetrans: 5,
-		RTO: nsctp.RTOConfig{Initial: 200 * time.Millisecond, Min: 100 * time.Millisecond, Max: 400 * time.Millisecond}}}
+	cfg := sctpllp.Config{Stack: native.Stack(native.Config{MaxRetrans: 5,
+		RTO: nsctp.RTOConfig{Initial: 200 * time.Millisecond, Min: 100 * time.Millisecond, Max: 400 * time.Millisecond}}, nil)}
 	addr, _ := pionServer(t, net.JoinHostPort(l.addrB, "0"), cfg, l.inB)
 	mgr, res := sctpFault(t, addr, cfg, l.inA, blackholeNow(t, l))
 	assert.ErrorIs(t, mgr.Association().Err(), backend.ErrPeerUnresponsive)

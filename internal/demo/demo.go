@@ -18,6 +18,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
@@ -42,10 +44,16 @@ type Config struct {
 	// Capture, if not nil, records every packet of the association as
 	// the active side sends and receives it.
 	Capture *capture.Writer
-	// Stack is the userspace SCTP stack: sctpllp.StackNative (the
-	// default) or sctpllp.StackPion.
+	// Stack is the userspace SCTP stack: StackNative (the default) or
+	// StackPion.
 	Stack string
 }
+
+// Userspace SCTP stacks of Config.Stack.
+const (
+	StackNative = "native"
+	StackPion   = "pion"
+)
 
 func (c *Config) defaults() {
 	if c.Streams <= 0 {
@@ -104,15 +112,24 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	// Every stream opens at once: the passive side lets as many Initiates
 	// wait for its ULP (RFC 5043 §6.4: beyond the limit an Initiate is
 	// answered with a Session Terminate).
-	acfg := sctpllp.Config{MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates),
-		Stack: cfg.Stack, Pion: pion.Config{Capture: cfg.Capture}}
-	if acfg.Stack == "" {
-		acfg.Stack = sctpllp.StackNative
+	acfg := sctpllp.Config{MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates)}
+	var listen backend.Stack
+	if cfg.Stack == "" {
+		cfg.Stack = StackNative
 	}
-	if cfg.Capture != nil {
-		acfg.Native.Tap = cfg.Capture.SCTPOverUDPTap(false)
+	switch cfg.Stack {
+	case StackPion:
+		acfg.Stack, listen = pion.Stack(pion.Config{Capture: cfg.Capture}), pion.Stack(pion.Config{})
+	case StackNative:
+		var ncfg native.Config
+		if cfg.Capture != nil {
+			ncfg.Tap = cfg.Capture.SCTPOverUDPTap(false)
+		}
+		acfg.Stack, listen = native.Stack(ncfg, nil), native.Stack(native.Config{}, nil)
+	default:
+		return nil, fmt.Errorf("demo: unknown stack %q", cfg.Stack)
 	}
-	client, server, err := workload.Loopback(ctx, cfg.Addr, acfg)
+	client, server, err := workload.Loopback(ctx, cfg.Addr, acfg, listen)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +148,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 		_ = server.Abort()
 		return nil, err
 	}
-	rep := &Report{Result: *res, Stack: acfg.Stack}
+	rep := &Report{Result: *res, Stack: cfg.Stack}
 	// RFC 5040 §7: with every stream closed or erroneous the association
 	// shuts down by itself.
 	cerr := workload.AwaitEnd(client, 10*time.Second)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // Config configures a soak run.
@@ -118,8 +119,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	// Every stream opens at once: the passive side lets as many Initiates
 	// wait for its ULP (RFC 5043 §6.4: beyond the limit an Initiate is
 	// answered with a Session Terminate).
-	acfg := sctpllp.Config{KeepIdle: true, MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates)}
-	client, server, err := workload.Loopback(sctx, "127.0.0.1:0", acfg)
+	acfg := sctpllp.Config{Stack: pion.Stack(pion.Config{}), KeepIdle: true, MaxPendingInitiates: max(cfg.Streams, sctpllp.DefaultMaxPendingInitiates)}
+	client, server, err := workload.Loopback(sctx, "127.0.0.1:0", acfg, nil)
 	if err != nil {
 		return nil, err
 	}

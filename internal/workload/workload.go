@@ -34,6 +34,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
@@ -391,13 +392,15 @@ func drawSize(rng *rand.Rand, lo, hi int) int {
 	return lo + min(rng.IntN(1<<b), span)
 }
 
-// Loopback establishes a userspace SCTP (pion) association to itself on
-// addr (for example 127.0.0.1:0): client dialled, server accepted. A
-// cfg.Pion.Capture records the client's side only: every packet once.
-func Loopback(ctx context.Context, addr string, cfg sctpllp.Config) (client, server *sctpllp.Association, err error) {
+// Loopback establishes an association of cfg.Stack to itself on addr
+// (for example 127.0.0.1:0): client dialled, server accepted. The server
+// listens with listen when it is not nil (a stack without the client's
+// capture, so that every packet is recorded once), cfg.Stack otherwise.
+func Loopback(ctx context.Context, addr string, cfg sctpllp.Config, listen backend.Stack) (client, server *sctpllp.Association, err error) {
 	lcfg := cfg
-	lcfg.Pion.Capture = nil // the dialer records every packet once
-	lcfg.Native.Tap = nil
+	if listen != nil {
+		lcfg.Stack = listen
+	}
 	ln, err := sctpllp.Listen(addr, lcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)

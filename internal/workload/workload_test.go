@@ -14,6 +14,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -22,7 +23,10 @@ func loopback(t *testing.T, cfg sctpllp.Config) (client, server *sctpllp.Associa
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	client, server, err := Loopback(ctx, "127.0.0.1:0", cfg)
+	if cfg.Stack == nil {
+		cfg.Stack = pion.Stack(pion.Config{})
+	}
+	client, server, err := Loopback(ctx, "127.0.0.1:0", cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Abort(); _ = server.Abort() })
 	return client, server

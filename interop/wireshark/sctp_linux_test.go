@@ -22,6 +22,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
 
 // sentSeg is one DDP segment as the RDMAP endpoint handed it to the LLP:
@@ -114,7 +115,7 @@ const (
 func sctpExchange(t *testing.T) sctpRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cfg := sctpllp.Config{KeepIdle: true}
+	cfg := sctpllp.Config{Stack: pion.Stack(pion.Config{}), KeepIdle: true}
 	ln, err := sctpllp.Listen("127.0.0.1:0", cfg)
 	require.NoError(t, err)
 	defer ln.Close()

@@ -177,7 +177,7 @@ func pionPairAt(t *testing.T, topo *netns.Topology, addr string, pcfg dplpmtud.C
 	var ln *sctpllp.Listener
 	require.NoError(t, netns.In(topo.H2, func() error {
 		var err error
-		ln, err = sctpllp.Listen(net.JoinHostPort(addr, "0"), sctpllp.Config{})
+		ln, err = sctpllp.Listen(net.JoinHostPort(addr, "0"), sctpllp.Config{Stack: pion.Stack(pion.Config{})})
 		return err
 	}))
 	t.Cleanup(func() { _ = ln.Close() })

@@ -33,60 +33,33 @@ const MaxSSNWindow = 32767
 // an Accept/Reject), which flow control never holds back.
 const MaxOutstandingSegments = MaxSSNWindow - 2
 
-// Transport is one SCTP association as the RFC 5043 adaptation uses it. It
-// has three implementations, each in its own package: the project's own
-// userspace SCTP over UDP (sctpllp/native, on package sctp), pion/sctp over
-// UDP (sctpllp/pion) and Linux kernel SCTP (sctpllp/kernel, Linux only).
-// All the adaptation logic (DDP-SSN, session control, reordering, MULPDU)
-// lives above this interface, in sctpllp, and is shared by all three.
-//
-// # Contract
-//
-// Every implementation behaves as follows; package sctpllp/transporttest
-// checks it, and every backend runs that suite unchanged (native and pion
-// on the host, kernel SCTP in the test VM):
-//
-//   - Messages: WriteMsg(sid, ppid, parts...) delivers the concatenation of
-//     parts to the peer's fn as one message with the same sid and ppid, or
-//     fails; a message of at most MaxMessage() octets is never refused for
-//     its size, and messages up to 64 KiB + 64 octets (the largest DDP
-//     segment plus headers) are delivered whole. A longer message than
-//     MaxMessage may be refused with an error wrapping
-//     llp.ErrSegmentTooLarge (pion) or sent fragmented (kernel); the
-//     adaptation never sends one.
-//   - Order: none promised. Messages are sent unordered (U=1, RFC 5043 §10)
-//     and the adaptation re-sequences them by DDP-SSN; fn calls for one
-//     stream never overlap.
-//   - Errors, each wrapped with detail (test with errors.Is):
-//     ErrStreamRange for sid >= NumStreams() (WriteMsg, ResetStream; the
-//     association carries on); ErrEmptyMessage for a message of no octets;
-//     ErrAssociationClosed (which wraps llp.ErrClosed) for WriteMsg and
-//     ResetStream once the association has ended, by Close or Abort on
-//     either side or by failure; llp.ErrAborted in done's cause when the
-//     peer aborted or stopped answering (with ErrPeerUnresponsive when the
-//     backend's dead-peer detection gave up: native and pion).
-//   - Close: a graceful SHUTDOWN. Every message whose WriteMsg returned nil
-//     before Close is delivered to the peer before the peer's done(nil).
-//   - Abort: an ABORT. Messages not yet acknowledged may be lost; a
-//     WriteMsg blocked on flow control returns ErrAssociationClosed; the
-//     peer's done gets a non-nil cause.
-//   - After Close or Abort returns, fn is not called again, and done is
-//     called exactly once per Start in every case.
+// Transport is one SCTP association as the RFC 5043 adaptation uses it:
+// the project's own SCTP (sctpllp/native), pion/sctp (sctpllp/pion) or
+// Linux kernel SCTP (sctpllp/kernel). The adaptation (DDP-SSN, session
+// control, re-sequencing, MULPDU) lives above it, in sctpllp. Each
+// method's comment is part of the contract; sctpllp/transporttest checks
+// it and every backend runs that suite unchanged. Errors are wrapped with
+// detail (test with errors.Is); after Close or Abort returns fn is not
+// called again, and done is called exactly once.
 type Transport interface {
-	// Start begins delivery of received user messages to fn. fn is called
-	// with one complete SCTP user message, its stream identifier and its
-	// PPID (host order). b is valid only during the call. Calls for the same
-	// stream never overlap and arrive in the order SCTP delivered them;
-	// calls for different streams may run concurrently. fn is not called
-	// after Close or Abort returns. When the association ends, done is
-	// called once with the cause (nil after a graceful shutdown by the
-	// peer). Start must be called exactly once.
+	// Start begins delivery of received user messages to fn: one complete
+	// message with its stream identifier and PPID (host order); b is valid
+	// only during the call. Calls for one stream never overlap; no order is
+	// promised (messages are unordered and re-sequenced by DDP-SSN); other
+	// streams may run concurrently. When the association ends done gets
+	// the cause once: nil after a graceful shutdown, llp.ErrAborted (with
+	// ErrPeerUnresponsive from dead-peer detection) after an ABORT or a
+	// silent peer. Start must be called exactly once.
 	Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error))
 
 	// WriteMsg sends the concatenation of parts as one unordered user
-	// message (U=1, RFC 5043 §10) on stream sid with the given PPID. It
-	// blocks while the stream's or association's send buffer is full. parts
-	// are not retained after it returns.
+	// message (U=1, RFC 5043 §10) on stream sid with ppid; parts are not
+	// retained. It blocks while a send buffer is full. A message of at most
+	// MaxMessage octets is never refused for its size, and up to 64 KiB +
+	// 64 octets is delivered whole; longer ones may fail wrapping
+	// llp.ErrSegmentTooLarge. Errors: ErrStreamRange (sid >= NumStreams,
+	// the association carries on), ErrEmptyMessage, ErrAssociationClosed
+	// (wraps llp.ErrClosed) once the association has ended.
 	WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error
 
 	// NumStreams is the number of streams usable in each direction (the
@@ -102,6 +75,7 @@ type Transport interface {
 	// ResetStream closes stream sid in both directions so that its
 	// identifier can be used by a later session (RFC 6525 where the stack
 	// supports it); it is a no-op where the stack has no per-stream reset.
+	// Errors as WriteMsg's: ErrStreamRange, ErrAssociationClosed.
 	ResetStream(sid uint16) error
 
 	// PeerAdaptation reports the Adaptation Layer Indication the peer sent
@@ -115,9 +89,13 @@ type Transport interface {
 	LocalAddr() net.Addr
 	RemoteAddr() net.Addr
 
-	// Close shuts the association down gracefully (SCTP SHUTDOWN).
+	// Close shuts the association down gracefully (SCTP SHUTDOWN): every
+	// message whose WriteMsg returned nil before Close reaches the peer
+	// before the peer's done(nil).
 	Close() error
-	// Abort ends the association at once (SCTP ABORT).
+	// Abort ends the association at once (SCTP ABORT): unacknowledged
+	// messages may be lost, a WriteMsg blocked on flow control returns
+	// ErrAssociationClosed, and the peer's done gets a non-nil cause.
 	Abort() error
 }
 

@@ -7,24 +7,24 @@ import "sync"
 // when one particular chunk has: "the sending DDP must simply refrain from
 // sending more than 32767 Data Chunks for a single stream without
 // acknowledgment".
-//
-// It counts, per stream, the chunks sent since the association was last
-// seen idle (nothing queued, nothing unacknowledged). A stream whose count
-// reached the limit may send again only once an idle probe succeeds, which
-// resets every stream's count: all chunks counted so far are acknowledged
-// then. The count is therefore never below the true number of
-// unacknowledged chunks of the stream, and the bound holds whatever the
-// order in which SCTP transmits or acknowledges them.
-//
-// Liveness: while one stream waits for the idle point, segments of every
-// other stream wait too (draining), so that the association does become
-// idle even when other streams send continuously; the stall costs about
-// one round trip per 32765 chunks of a stream.
-//
-// The caller serialises admit and sent with the lock it holds around the
-// send itself (kernelTransport.wmu), so that no chunk is in the middle of
-// being handed to SCTP while the idle probe runs.
 type chunkWindow struct {
+	// It counts, per stream, the chunks sent since the association was last
+	// seen idle (nothing queued, nothing unacknowledged). A stream whose count
+	// reached the limit may send again only once an idle probe succeeds, which
+	// resets every stream's count: all chunks counted so far are acknowledged
+	// then. The count is therefore never below the true number of
+	// unacknowledged chunks of the stream, and the bound holds whatever the
+	// order in which SCTP transmits or acknowledges them.
+	//
+	// Liveness: while one stream waits for the idle point, segments of every
+	// other stream wait too (draining), so that the association does become
+	// idle even when other streams send continuously; the stall costs about
+	// one round trip per 32765 chunks of a stream.
+	//
+	// The caller serialises admit and sent with the lock it holds around the
+	// send itself (kernelTransport.wmu), so that no chunk is in the middle of
+	// being handed to SCTP while the idle probe runs.
+
 	limit  uint16
 	counts []uint16 // per stream, chunks since the last idle probe
 	// draining is set while a stream waits for the idle point; every

@@ -16,10 +16,10 @@ var (
 	// platform is not Linux. Dial and Listen check it first.
 	ErrUnavailable = errors.New("sctpllp: kernel SCTP unavailable")
 
-	// ErrMessageTooLarge reports a received user message longer than
+	// errMessageTooLarge reports a received user message longer than
 	// Config.MaxReceiveMessage. The message is not delivered in part:
 	// the association is aborted.
-	ErrMessageTooLarge = errors.New("sctpllp: received SCTP message exceeds the receive limit")
+	errMessageTooLarge = errors.New("sctpllp: received SCTP message exceeds the receive limit")
 
 	// ErrShutdownTimeout reports a graceful shutdown (Close) that the
 	// peer did not complete within Config.CloseTimeout: the
@@ -36,18 +36,12 @@ type Config struct {
 	// 65535.
 	Streams int
 
-	// LocalAddr, for Dial, binds the socket to "ip:port" (or
-	// "ip1/ip2:port" for a multi-homed endpoint) before connecting. Empty:
-	// the kernel chooses.
-	//
-	// Multihoming (RFC 9260 §6.4, RFC 5043 §7.2 "for network fault
-	// tolerance") is off unless asked for: an endpoint is multi-homed when
-	// it binds several addresses, LocalAddr "ip1/ip2:port" for a dialer
-	// and Listen's "ip1/ip2:port", and a dialer names every address of a
-	// multi-homed peer as "ip1/ip2:port" (sctp_connectx). The kernel then
-	// sends on the primary path and moves to another when the primary
-	// fails: after PathMaxRetrans consecutive retransmission timeouts on
-	// it (RFC 9260 §8.2), each of RTO between RTOMin and RTOMax.
+	// LocalAddr, for Dial, binds the socket to "ip:port" before
+	// connecting (empty: the kernel chooses). "ip1/ip2:port", here, in
+	// Listen's address or in Dial's peer address, makes the endpoint or the
+	// peer multi-homed (RFC 9260 §6.4, RFC 5043 §7.2; sctp_connectx): the
+	// kernel sends on the primary path and moves to another after
+	// PathMaxRetrans consecutive timeouts on it (RFC 9260 §8.2).
 	LocalAddr string
 
 	// PathMaxRetrans is Path.Max.Retrans (RFC 9260 §8.2, §16: default 5):
@@ -76,13 +70,13 @@ type Config struct {
 
 	// SendBuffer and ReceiveBuffer are SO_SNDBUF/SO_RCVBUF in octets
 	// (default 4 MiB each; forced past net.core.[wr]mem_max when the process
-	// may). Kernel SCTP with its defaults moves about 1 MB/s of 64 KiB
-	// messages; large buffers and SCTP_NODELAY make it hundreds of Mbit/s.
+	// may): kernel SCTP with its small default buffers is far slower
+	// (docs/kernel-sctp.md).
 	SendBuffer, ReceiveBuffer int
 
 	// MaxReceiveMessage is the largest user message the receiver accepts, in
 	// octets (default 4 MiB). A longer message is never delivered in part:
-	// the association is aborted with ErrMessageTooLarge. The receive
+	// the association is aborted with errMessageTooLarge. The receive
 	// buffer starts at 64 KiB and grows up to this limit on demand.
 	MaxReceiveMessage int
 

@@ -307,7 +307,7 @@ type Listener struct {
 // Refused reports how many incoming associations failed set-up or the
 // adaptation check (and were aborted, RFC 5043 §7.1) and why the last
 // one did.
-func (l *Listener) Refused() (uint64, error) {
+func (l *Listener) refusedCount() (uint64, error) {
 	var err error
 	if p := l.lastRefusal.Load(); p != nil {
 		err = *p
@@ -717,7 +717,7 @@ var errKernelEOF = errors.New("sctpllp: end of association")
 // readMessage returns the next complete message (data or notification).
 // The slice is valid until the next call. A message is delivered only if it
 // ends with MSG_EOR: pieces are assembled, and a message longer than
-// MaxReceiveMessage fails with ErrMessageTooLarge.
+// MaxReceiveMessage fails with errMessageTooLarge.
 func (t *kernelTransport) readMessage() (msg []byte, notif bool, err error) {
 	t.rOff = 0
 	for {
@@ -747,7 +747,7 @@ func (t *kernelTransport) readMessage() (msg []byte, notif bool, err error) {
 			return nil, false, errors.New("sctpllp: notification interleaved with a partial message")
 		}
 		if t.rFlags&unix.MSG_TRUNC != 0 {
-			return nil, false, fmt.Errorf("%w: MSG_TRUNC", ErrMessageTooLarge)
+			return nil, false, fmt.Errorf("%w: MSG_TRUNC", errMessageTooLarge)
 		}
 		t.rOff += t.rN
 		if t.rFlags&kernelMsgEOR != 0 {
@@ -756,7 +756,7 @@ func (t *kernelTransport) readMessage() (msg []byte, notif bool, err error) {
 		// No MSG_EOR: more of the same message follows.
 		if t.rOff == len(t.rBuf) {
 			if len(t.rBuf) >= t.cfg.MaxReceiveMessage {
-				return nil, false, fmt.Errorf("%w: more than %d octets on stream %d", ErrMessageTooLarge, t.cfg.MaxReceiveMessage, t.rInfo.Stream)
+				return nil, false, fmt.Errorf("%w: more than %d octets on stream %d", errMessageTooLarge, t.cfg.MaxReceiveMessage, t.rInfo.Stream)
 			}
 			nb := make([]byte, min(2*len(t.rBuf), t.cfg.MaxReceiveMessage))
 			copy(nb, t.rBuf[:t.rOff])
@@ -959,20 +959,20 @@ func (t *kernelTransport) setCause(err error) {
 
 // WriteMsg implements Transport: one sendmsg with SCTP_SNDINFO carrying the
 // stream, the PPID in network order and SCTP_UNORDERED (RFC 5043 §10).
-//
-// RFC 5043 §10: Linux accepts any number of unordered chunks for a stream
-// before assigning TSNs, so the sender itself refrains from having more
-// than 32767 DDP Segment chunks of one stream unacknowledged. The kernel
-// reports no per-chunk acknowledgements to a one-to-one socket; it does
-// account every DATA chunk it holds (queued or sent and unacknowledged) in
-// the socket's wmem_queued until the chunk is acknowledged and freed. A
-// segment is therefore admitted while its stream has sent fewer than
-// backend.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
-// chunk handed over before acknowledged); past that the writer waits for
-// SCTP_SENDER_DRY_EVENT (or a 10 ms re-probe) and reads wmem_queued again.
-// Session control messages (PPID 17) are never held back; two chunks of the
-// window are kept for them.
 func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+	// RFC 5043 §10: Linux accepts any number of unordered chunks for a stream
+	// before assigning TSNs, so the sender itself refrains from having more
+	// than 32767 DDP Segment chunks of one stream unacknowledged. The kernel
+	// reports no per-chunk acknowledgements to a one-to-one socket; it does
+	// account every DATA chunk it holds (queued or sent and unacknowledged) in
+	// the socket's wmem_queued until the chunk is acknowledged and freed. A
+	// segment is therefore admitted while its stream has sent fewer than
+	// backend.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
+	// chunk handed over before acknowledged); past that the writer waits for
+	// SCTP_SENDER_DRY_EVENT (or a 10 ms re-probe) and reads wmem_queued again.
+	// Session control messages (PPID 17) are never held back; two chunks of the
+	// window are kept for them.
+
 	if int(sid) >= t.streams {
 		return fmt.Errorf("%w: %d (association has %d streams)", backend.ErrStreamRange, sid, t.streams)
 	}
@@ -1186,15 +1186,15 @@ const (
 // TransportStats reports the kernel's smoothed RTT of the primary path
 // (SCTP_STATUS sstat_primary.spinfo_srtt, milliseconds) and its count of
 // retransmitted chunks (SCTP_GET_ASSOC_STATS sas_rtxchunks).
-//
-// The kernel keeps the SRTT in jiffies and reports whole milliseconds, so a
-// path faster than a jiffy (loopback, a VM) reads 0 even after it was
-// measured. A measurement is recognised by the primary path's RTO having
-// left the association's initial RTO (SCTP_RTOINFO srto_initial): the
-// kernel sets RTO = SRTT + 4·RTTVAR, clamped to [RTO.Min, RTO.Max], on the
-// first measurement (RFC 9260 §6.3.1 C2/C3). SRTT is then reported as 0,
-// meaning "below the kernel's resolution".
 func (t *kernelTransport) TransportStats() backend.Stats {
+	// The kernel keeps the SRTT in jiffies and reports whole milliseconds, so a
+	// path faster than a jiffy (loopback, a VM) reads 0 even after it was
+	// measured. A measurement is recognised by the primary path's RTO having
+	// left the association's initial RTO (SCTP_RTOINFO srto_initial): the
+	// kernel sets RTO = SRTT + 4·RTTVAR, clamped to [RTO.Min, RTO.Max], on the
+	// first measurement (RFC 9260 §6.3.1 C2/C3). SRTT is then reported as 0,
+	// meaning "below the kernel's resolution".
+
 	var st backend.Stats
 	_ = t.rc.Control(func(fd uintptr) {
 		var status sctp.Status
@@ -1232,18 +1232,18 @@ const kernelResetGrace = time.Second
 // final chunk is out (RFC 5043 §6.6), and pion, like this backend, resets
 // only its outgoing direction (pion does not implement the Incoming SSN
 // Reset Request at all).
-//
-// Two requests crossing each other are answered "in progress" by Linux, so
-// the ends take turns: the dialer of the association asks at once; the
-// accepting side first waits (up to a second) for the peer's reset of the
-// other direction to arrive, then asks. A request that fails anyway is
-// repeated until ResetTimeout.
-//
-// It fails with an error wrapping errors.ErrUnsupported when the peer did
-// not negotiate RE-CONFIG. Start must have been called: the outcome arrives
-// as notifications. Called from fn, it starts the reset and returns nil: fn's
-// goroutine is the one that reads the notifications.
 func (t *kernelTransport) ResetStream(sid uint16) error {
+	// Two requests crossing each other are answered "in progress" by Linux, so
+	// the ends take turns: the dialer of the association asks at once; the
+	// accepting side first waits (up to a second) for the peer's reset of the
+	// other direction to arrive, then asks. A request that fails anyway is
+	// repeated until ResetTimeout.
+	//
+	// It fails with an error wrapping errors.ErrUnsupported when the peer did
+	// not negotiate RE-CONFIG. Start must have been called: the outcome arrives
+	// as notifications. Called from fn, it starts the reset and returns nil: fn's
+	// goroutine is the one that reads the notifications.
+
 	if int(sid) >= t.streams {
 		return fmt.Errorf("%w: %d (association has %d streams)", backend.ErrStreamRange, sid, t.streams)
 	}

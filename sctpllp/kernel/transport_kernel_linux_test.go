@@ -440,7 +440,7 @@ func testKernelMessageTooLarge(t *testing.T) {
 	// association is aborted.
 	require.NoError(t, c.WriteMsg(0, backend.PPIDSegment, make([]byte, 300<<10)))
 	err := ss.end(t)
-	require.ErrorIs(t, err, ErrMessageTooLarge)
+	require.ErrorIs(t, err, errMessageTooLarge)
 	assert.Empty(t, ss.msgs)
 	err = cs.end(t)
 	require.ErrorIs(t, err, llp.ErrAborted)
@@ -649,7 +649,7 @@ func testKernelAdaptationRequired(t *testing.T) {
 	require.NoError(t, err)
 	tr := <-accepted
 	require.NotNil(t, tr)
-	n, why := ln.Refused()
+	n, why := ln.refusedCount()
 	assert.Equal(t, uint64(1), n, "the peer without DDP was refused")
 	assert.ErrorIs(t, why, backend.ErrAdaptationMismatch)
 	ind, ok = tr.PeerAdaptation()
@@ -708,7 +708,7 @@ func testKernelDialAcceptErrors(t *testing.T) {
 	}
 	require.NoError(t, err)
 	require.NoError(t, <-got)
-	n, _ := ln.Refused()
+	n, _ := ln.refusedCount()
 	assert.Zero(t, n)
 	c.Abort()
 

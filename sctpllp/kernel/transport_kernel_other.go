@@ -43,4 +43,4 @@ func (l *Listener) Addr() net.Addr { return nil }
 func (l *Listener) Close() error { return nil }
 
 // Refused reports no refusals.
-func (l *Listener) Refused() (uint64, error) { return 0, nil }
+func (l *Listener) refusedCount() (uint64, error) { return 0, nil }

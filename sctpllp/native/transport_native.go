@@ -51,43 +51,25 @@ func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, er
 }
 
 // DefaultRTOMin is the RTO.Min of the native stack's DDP associations
-// unless Config.RTO.Min says otherwise: TCP's floor (Linux TCP's 200 ms;
-// RFC 6298 §2.4 allows it), not RFC 9260 §16's suggested 1 s, which
-// turns every loss that fast retransmit cannot repair (a retransmission
-// lost again, the tail of a flight) into a one-second stall where MPA's
-// TCP waits 200 ms. Measured on a 10 ms, 50 Mbit/s emulated path with
-// tail drops (harness --wan): raw throughput 0.51 of raw TCP with 1 s, a
-// 1 s outage repaired 1.16 s after the link's return.
+// unless Config.RTO.Min says otherwise: TCP's floor (RFC 6298 §2.4 allows
+// it), not RFC 9260 §16's 1 s, which turns each loss fast retransmit
+// cannot repair into a one-second stall where MPA's TCP waits 200 ms
+// (measurements: docs/sctp-native.md, "Settings").
 const DefaultRTOMin = 200 * time.Millisecond
 
 // DefaultCongestionControl is the congestion control of the native
 // stack's DDP associations unless Config.CongestionControl says
-// otherwise: CUBIC (RFC 9438, written for TCP and Linux TCP's default) in
-// place of RFC 9260 §7.2's Reno-like window, a deliberate departure from
-// RFC 9260 (its slow start, Fast Recovery and T3-rtx rules stay), so that
-// an association beside a TCP flow reduces its window as much on a loss
-// (β = 0.7 rather than halving) and both converge alike.
-// On the emulated 50 ms path with 0.1% loss each way (100 Mbit/s, one
-// bandwidth-delay product of queue, 5 s runs beside CUBIC TCP, medians of
-// seven) raw native SCTP moved 22.7 Mbit/s against TCP's 20.9 with CUBIC
-// and 18.8 against 21.8 with RFC 9260's Reno; beside CUBIC TCP on a 10 ms
-// path the two shared the bottleneck as evenly (Jain's index 0.915
-// against 0.899 over three 30 s runs). sctp.CongestionRFC9260 remains a
-// choice (--sctp-cc rfc9260).
+// otherwise: CUBIC (RFC 9438) in place of RFC 9260 §7.2's Reno-like
+// window, a deliberate departure, so that an association beside a TCP
+// flow backs off as much on a loss and both converge alike
+// (docs/sctp-native.md, "Settings"). sctp.CongestionRFC9260 remains a choice.
 const DefaultCongestionControl = sctp.CongestionCUBIC
 
 // DefaultSlowStart is the initial slow start of the native stack's DDP
 // associations unless Config.SlowStart says otherwise: RFC 9260's.
-// HyStart++ (RFC 9406, sctp.SlowStartHyStart) is there to choose but
-// showed no gain on the emulated paths (harness --wan, 50 ms, 100 Mbit/s,
-// a queue of one bandwidth-delay product, raw native SCTP for 5 s: 53.6,
-// 86.1 and 53.8 Mbit/s against 60.1, 60.2 and 60.3 with RFC 9260's): it
-// detects the queue a round late (slow start grows the window 1.5 times a
-// round with a SACK every second packet), and its Conservative Slow Start
-// then grows into the full queue within its five rounds; the tail drops
-// that follow end, as without it, in a retransmission lost again and a
-// T3-rtx expiry. (Measured before slow start asked for a SACK per packet
-// and before lost retransmissions were found without T3-rtx.)
+// HyStart++ (RFC 9406, sctp.SlowStartHyStart) is there to choose; it
+// showed no gain on emulated wide-area paths (docs/sctp-native.md,
+// "Settings").
 const DefaultSlowStart = sctp.SlowStartRFC9260
 
 // forDDP sets what every DDP association of the native stack wants: only

@@ -28,17 +28,17 @@ import (
 
 // Limits of SCTP over DTLS.
 const (
-	// DTLSOverhead is what a DTLS 1.2 record adds to a packet: the 13-octet
+	// dtlsOverhead is what a DTLS 1.2 record adds to a packet: the 13-octet
 	// record header, and at most 48 octets of explicit nonce, MAC or tag
 	// and padding for the cipher suites pion/dtls offers.
-	DTLSOverhead = 13 + 48
-	// DTLSMaxPacket is the largest SCTP packet over DTLS: one record's
+	dtlsOverhead = 13 + 48
+	// dtlsMaxPacket is the largest SCTP packet over DTLS: one record's
 	// plaintext (at most 2^14 octets, RFC 6347 §4.1, RFC 8261 §5) in one
 	// datagram of at most 8192 octets, the most pion/dtls reads.
-	DTLSMaxPacket = (8192 - DTLSOverhead) &^ 3
-	// DefaultDTLSHandshakeTimeout bounds a DTLS handshake and the SCTP
+	dtlsMaxPacket = (8192 - dtlsOverhead) &^ 3
+	// defaultDTLSHandshakeTimeout bounds a DTLS handshake and the SCTP
 	// association start over it, on either side.
-	DefaultDTLSHandshakeTimeout = 10 * time.Second
+	defaultDTLSHandshakeTimeout = 10 * time.Second
 	// maxDTLSHandshakes bounds the handshakes a listener runs at once; an
 	// INIT flood over DTLS meets pion/dtls's stateless HelloVerifyRequest
 	// cookie first (RFC 6347 §4.2.1).
@@ -71,9 +71,9 @@ func dtlsConfig(cfg Config, raddr net.Addr) Config {
 			mtu = sctp.LoopbackMTU
 		}
 	}
-	cfg.MTU = mtu - DTLSOverhead
-	if cfg.MaxPacket <= 0 || cfg.MaxPacket > DTLSMaxPacket {
-		cfg.MaxPacket = DTLSMaxPacket
+	cfg.MTU = mtu - dtlsOverhead
+	if cfg.MaxPacket <= 0 || cfg.MaxPacket > dtlsMaxPacket {
+		cfg.MaxPacket = dtlsMaxPacket
 	}
 	return cfg
 }
@@ -88,7 +88,7 @@ func DialDTLS(ctx context.Context, raddr string, cfg Config, dcfg *dtls.Config) 
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	hctx, cancel := context.WithTimeout(ctx, DefaultDTLSHandshakeTimeout)
+	hctx, cancel := context.WithTimeout(ctx, defaultDTLSHandshakeTimeout)
 	defer cancel()
 	uc, err := net.DialUDP("udp", nil, ua)
 	if err != nil {
@@ -191,7 +191,7 @@ func (d *dtlsListener) loop() {
 
 // serve runs the DTLS handshake and the association start on c.
 func (d *dtlsListener) serve(c net.Conn) {
-	ctx, cancel := context.WithTimeout(d.ctx, DefaultDTLSHandshakeTimeout)
+	ctx, cancel := context.WithTimeout(d.ctx, defaultDTLSHandshakeTimeout)
 	defer cancel()
 	dc, ok := c.(*dtls.Conn)
 	if !ok {

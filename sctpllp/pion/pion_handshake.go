@@ -40,18 +40,18 @@ var pionExtensions = []byte{byte(wire.ChunkReconfig), byte(wire.ChunkForwardTSN)
 
 // Handshake defaults of the passive side.
 const (
-	// DefaultMaxAssociations and DefaultMaxAssociationsPerAddress are
+	// defaultMaxAssociations and defaultMaxAssociationsPerAddress are
 	// Config.MaxAssociations' and MaxAssociationsPerAddress' defaults.
-	DefaultMaxAssociations           = 1024
-	DefaultMaxAssociationsPerAddress = 64
-	// DefaultInitAckRate is the INIT ACKs and out-of-the-blue answers a
+	defaultMaxAssociations           = 1024
+	defaultMaxAssociationsPerAddress = 64
+	// defaultInitAckRate is the INIT ACKs and out-of-the-blue answers a
 	// listener sends per second at most (Config.InitAckRate).
-	DefaultInitAckRate = handshake.DefaultInitAckRate
+	defaultInitAckRate = handshake.DefaultInitAckRate
 )
 
-// HandshakeStats are a listener's counters of unauthenticated traffic
+// handshakeStats are a listener's counters of unauthenticated traffic
 // (see handshake.Stats).
-type HandshakeStats = handshake.Stats
+type handshakeStats = handshake.Stats
 
 // snapInit is what a valid COOKIE ECHO established: the two INIT chunks
 // pion's SNAP option takes, and what the demultiplexer needs to check and
@@ -78,10 +78,10 @@ func newHandshaker(cfg Config) *handshaker {
 	}
 	maxA, maxIP := cfg.MaxAssociations, cfg.MaxAssociationsPerAddress
 	if maxA <= 0 {
-		maxA = DefaultMaxAssociations
+		maxA = defaultMaxAssociations
 	}
 	if maxIP <= 0 {
-		maxIP = DefaultMaxAssociationsPerAddress
+		maxIP = defaultMaxAssociationsPerAddress
 	}
 	arwnd := max(cfg.ReceiveBuffer, wire.MinARwnd)
 	r := handshake.NewResponder(handshake.ResponderConfig{ARwnd: arwnd, Extensions: pionExtensions, ForwardTSN: true,

@@ -12,11 +12,11 @@ import "github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 // which killed kernel↔pion associations at random idle moments. pion
 // itself ignores such a chunk unanswered, so the probe is worthless
 // anyway; dropping it loses one RTT sample.
-//
-// It returns pkt unchanged (changed false) when there is nothing to
-// remove or the packet does not parse; otherwise a new packet with a
-// fresh CRC32c, which is empty (len 0) when nothing else was in it.
 func stripBareHeartbeats(pkt []byte) (out []byte, changed bool) {
+	// It returns pkt unchanged (changed false) when there is nothing to
+	// remove or the packet does not parse; otherwise a new packet with a
+	// fresh CRC32c, which is empty (len 0) when nothing else was in it.
+
 	if len(pkt) < wire.HeaderLen {
 		return pkt, false
 	}

@@ -22,13 +22,13 @@ import (
 // What it cannot do is the "report" of bits 01 (an Unrecognized Parameter
 // cause in INIT-ACK): pion builds the INIT-ACK.
 
-// Errors of StripInitParams. A packet it cannot parse is passed on
+// Errors of stripInitParams. A packet it cannot parse is passed on
 // unchanged by InitFilterConn (pion then judges it).
 var (
-	// ErrInitFilterShort reports a packet shorter than its headers say.
-	ErrInitFilterShort = errors.New("sctpllp: SCTP packet truncated")
-	// ErrInitFilterNotInit reports a packet whose first chunk is not INIT.
-	ErrInitFilterNotInit = errors.New("sctpllp: not an SCTP INIT packet")
+	// errInitFilterShort reports a packet shorter than its headers say.
+	errInitFilterShort = errors.New("sctpllp: SCTP packet truncated")
+	// errInitFilterNotInit reports a packet whose first chunk is not INIT.
+	errInitFilterNotInit = errors.New("sctpllp: not an SCTP INIT packet")
 )
 
 // sctpInitFixedLen is the INIT's fixed fields after its chunk header,
@@ -40,10 +40,10 @@ const (
 	sctpParamActionMask = 0xC000
 )
 
-// KnownInitParam reports whether pion/sctp v1.11.3 parses INIT
+// knownInitParam reports whether pion/sctp v1.11.3 parses INIT
 // parameter type typ (its buildParam): every other type with the high bits
 // 00 or 01 makes it refuse the INIT.
-func KnownInitParam(typ uint16) bool {
+func knownInitParam(typ uint16) bool {
 	switch typ {
 	case 1, 7, 13, 16, // heartbeat info, state cookie, outgoing reset req, re-config response
 		0x8000, 0x8001, 0x8002, 0x8003, 0x8004, 0x8008, // ECN, zero checksum, random, chunk list, HMAC, supported ext
@@ -67,39 +67,32 @@ func rfc9260BaseParam(typ uint16) bool {
 	return false
 }
 
-// StripInitParams rewrites, in place, an SCTP packet whose only chunk is
-// INIT (RFC 9260 §6.10: INIT is never bundled) so that a receiver that
-// parses only the parameter types known accepts it as RFC 9260 requires:
-//   - a base-SCTP parameter known does not parse (rfc9260BaseParam) is
-//     removed, and the following ones are kept;
-//   - from the first other unknown parameter whose type's high bits are 00
-//     or 01 (RFC 9260 §3.2.1: "stop processing this parameter and do not
-//     process any further parameters within this chunk"), that parameter
-//     and all after it are removed;
-//   - unknown types with high bits 10 or 11 are left for the receiver to
-//     skip.
-//
-// The chunk length and the CRC32c (RFC 9260 Appendix A, stored as pion and
-// Linux store it) are updated. It returns the new packet length and whether
-// the packet changed. It never panics and never writes outside pkt; a
-// malformed packet is left unchanged with an error.
-func StripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, err error) {
+// stripInitParams rewrites, in place, an SCTP packet whose only chunk is
+// INIT (RFC 9260 §6.10) so that a receiver that parses only the parameter
+// types known accepts it as RFC 9260 requires: a known base-SCTP parameter
+// that does not parse (rfc9260BaseParam) is removed; from the first other
+// unknown parameter with high type bits 00 or 01 (RFC 9260 §3.2.1) on,
+// every parameter is removed; types with high bits 10 or 11 stay for the
+// receiver to skip. The chunk length and CRC32c are updated. It returns the
+// new length and whether the packet changed; it never panics or writes
+// outside pkt, and leaves a malformed packet unchanged with an error.
+func stripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, err error) {
 	if len(pkt) < wire.HeaderLen+wire.ChunkHeaderLen {
-		return len(pkt), false, ErrInitFilterShort
+		return len(pkt), false, errInitFilterShort
 	}
 	chunk := pkt[wire.HeaderLen:]
 	if chunk[0] != byte(wire.ChunkInit) {
-		return len(pkt), false, ErrInitFilterNotInit
+		return len(pkt), false, errInitFilterNotInit
 	}
 	clen := int(binary.BigEndian.Uint16(chunk[2:]))
 	if clen < wire.ChunkHeaderLen+sctpInitFixedLen || clen > len(chunk) {
-		return len(pkt), false, ErrInitFilterShort
+		return len(pkt), false, errInitFilterShort
 	}
 	// Validate the whole parameter list before touching anything.
 	for off := wire.ChunkHeaderLen + sctpInitFixedLen; off+wire.ParamHeaderLen <= clen; {
 		plen := int(binary.BigEndian.Uint16(chunk[off+2:]))
 		if plen < wire.ParamHeaderLen || off+plen > clen {
-			return len(pkt), false, ErrInitFilterShort
+			return len(pkt), false, errInitFilterShort
 		}
 		off += (plen + 3) &^ 3
 	}
@@ -132,7 +125,7 @@ func StripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, 
 
 // InitFilterConn wraps the packet connection a passive pion/sctp endpoint
 // reads from (a connected UDP socket for SCTP over UDP, RFC 6951) and
-// rewrites each incoming INIT with StripInitParams and KnownInitParam,
+// rewrites each incoming INIT with stripInitParams and knownInitParam,
 // so that pion accepts INITs from Linux kernel SCTP. Every other packet,
 // and everything written, passes unchanged.
 type InitFilterConn struct {
@@ -150,7 +143,7 @@ func NewInitFilterConn(c net.Conn) *InitFilterConn { return &InitFilterConn{Conn
 func (f *InitFilterConn) Read(b []byte) (int, error) {
 	n, err := f.Conn.Read(b)
 	if n > wire.HeaderLen && b[wire.HeaderLen] == byte(wire.ChunkInit) {
-		if m, changed, serr := StripInitParams(b[:n], KnownInitParam); serr == nil && changed {
+		if m, changed, serr := stripInitParams(b[:n], knownInitParam); serr == nil && changed {
 			f.stripped.Add(1)
 			n = m
 		}

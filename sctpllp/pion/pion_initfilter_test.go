@@ -75,7 +75,7 @@ func TestStripInitParams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pkt := initPacket(tc.in...)
-			n, changed, err := StripInitParams(pkt, KnownInitParam)
+			n, changed, err := stripInitParams(pkt, knownInitParam)
 			require.NoError(t, err)
 			assert.Equal(t, tc.changed, changed)
 			assert.Equal(t, initPacket(tc.want...), pkt[:n])
@@ -90,16 +90,16 @@ func TestStripInitParamsRejectsMalformed(t *testing.T) {
 		pkt  []byte
 		want error
 	}{
-		{"short", good[:14], ErrInitFilterShort},
-		{"not INIT", func() []byte { b := append([]byte(nil), good...); b[12] = 2; return b }(), ErrInitFilterNotInit},
-		{"chunk length past packet", func() []byte { b := append([]byte(nil), good...); b[15] += 8; return b }(), ErrInitFilterShort},
-		{"chunk length below INIT", func() []byte { b := append([]byte(nil), good...); b[14], b[15] = 0, 8; return b }(), ErrInitFilterShort},
-		{"parameter length 2", func() []byte { b := append([]byte(nil), good...); b[35] = 2; return b }(), ErrInitFilterShort},
-		{"parameter past chunk", func() []byte { b := append([]byte(nil), good...); b[43] = 0x40; return b }(), ErrInitFilterShort},
+		{"short", good[:14], errInitFilterShort},
+		{"not INIT", func() []byte { b := append([]byte(nil), good...); b[12] = 2; return b }(), errInitFilterNotInit},
+		{"chunk length past packet", func() []byte { b := append([]byte(nil), good...); b[15] += 8; return b }(), errInitFilterShort},
+		{"chunk length below INIT", func() []byte { b := append([]byte(nil), good...); b[14], b[15] = 0, 8; return b }(), errInitFilterShort},
+		{"parameter length 2", func() []byte { b := append([]byte(nil), good...); b[35] = 2; return b }(), errInitFilterShort},
+		{"parameter past chunk", func() []byte { b := append([]byte(nil), good...); b[43] = 0x40; return b }(), errInitFilterShort},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := append([]byte(nil), tc.pkt...)
-			n, changed, err := StripInitParams(tc.pkt, KnownInitParam)
+			n, changed, err := stripInitParams(tc.pkt, knownInitParam)
 			assert.ErrorIs(t, err, tc.want)
 			assert.False(t, changed)
 			assert.Equal(t, len(tc.pkt), n)
@@ -115,7 +115,7 @@ func FuzzStripInitParams(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 4})
 	f.Fuzz(func(t *testing.T, pkt []byte) {
 		orig := append([]byte(nil), pkt...)
-		n, changed, err := StripInitParams(pkt, KnownInitParam)
+		n, changed, err := stripInitParams(pkt, knownInitParam)
 		if err != nil || !changed {
 			if n != len(pkt) || string(orig) != string(pkt) {
 				t.Fatalf("unchanged packet modified")
@@ -130,7 +130,7 @@ func FuzzStripInitParams(f *testing.F) {
 			t.Fatalf("bad checksum")
 		}
 		// The result needs no further rewriting and parses.
-		m, again, err := StripInitParams(append([]byte(nil), out...), KnownInitParam)
+		m, again, err := stripInitParams(append([]byte(nil), out...), knownInitParam)
 		if err != nil || again || m != n {
 			t.Fatalf("second pass: %d %v %v", m, again, err)
 		}

@@ -30,12 +30,12 @@ func DialPMTU(ctx context.Context, raddr string, cfg Config, pcfg dplpmtud.ConnC
 	}
 	_ = uc.SetReadBuffer(cfg.SocketBuffer)
 	_ = uc.SetWriteBuffer(cfg.SocketBuffer)
-	return NewTransportPMTU(ctx, uc, true, cfg, pcfg)
+	return newTransportPMTU(ctx, uc, true, cfg, pcfg)
 }
 
-// NewTransportPMTU is NewTransport over a connected UDP socket
+// newTransportPMTU is NewTransport over a connected UDP socket
 // with path MTU tracking (see DialPMTU). uc is owned by the transport.
-func NewTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Config, pcfg dplpmtud.ConnConfig) (*Transport, error) {
+func newTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Config, pcfg dplpmtud.ConnConfig) (*Transport, error) {
 	if pcfg.MaxPacket <= 0 || pcfg.MaxPacket > pionMaxPacket {
 		pcfg.MaxPacket = pionMaxPacket
 	}

@@ -14,17 +14,13 @@ import (
 )
 
 // readerIdle is how long a stream's reader waits for a message before it
-// ends. pion has no callback for a readable stream, only a blocking read,
-// so a stream that receives needs a goroutine in ReadSCTP; one per idle
-// stream would be two goroutine stacks per DDP stream (one at each end,
-// 9 KiB of the 14.5 KiB an idle stream cost in the harness on
-// 2026-11-28). A reader therefore ends after readerIdle without a
-// message, and the transport, which sees every packet before pion does
-// (writeErrConn.Read), starts another for the stream's next DATA chunk,
-// once pion has handled the packet (wakeSniffed).
-// Restarting costs a goroutine and one pion read deadline (pion runs a
-// goroutine per deadline, only while it is armed): nothing beside a
-// gap of 100 ms.
+// ends. pion offers only a blocking read, so a receiving stream needs a
+// goroutine; one per idle stream would cost two goroutine stacks per DDP
+// stream. A reader ends after readerIdle without a message, and the
+// transport, which sees every packet before pion does (writeErrConn.Read),
+// starts another for the stream's next DATA chunk once pion has handled
+// the packet (wakeSniffed); restarting costs one goroutine and one pion
+// read deadline.
 var readerIdle = 100 * time.Millisecond // a variable for the tests only
 
 // testAfterSniff, when set by a test, runs between a packet's sniff and
@@ -37,27 +33,14 @@ var testAfterSniff atomic.Pointer[func()]
 // wake races the parking (readerState).
 var testPark atomic.Pointer[func(ps *pionStream, afterClear bool)]
 
-// readerState is what decides whether a stream has a reader.
-//
-//	running  a reader goroutine exists (or is being started); set by
-//	         whoever starts one (register, wake), cleared by the reader
-//	         when it parks. It stays set after the stream ended: an
-//	         ended stream gets no reader again.
-//	pending  pion has queued something for the stream since the
-//	         reader's period began: set by wake (from wakeSniffed, after
-//	         pion handled the packet), cleared by the reader at the start
-//	         of each period.
-//	resetting  the peer asked to reset the stream (RFC 6525 §5.2.2);
-//	         its reader stays until pion reports the end (io.EOF),
-//	         which may come long after the request (pion answers "in
-//	         progress" while DATA before the reset is missing).
-//
-// A reader parks by clearing running and then reading pending; a wake
-// meanwhile sets pending and then tries to set running. One of the two
-// sees the other's write (both are sequentially consistent), so the
-// queued message gets exactly one reader: the parking one carries on, or
-// a new one starts. A message queued before the reader's period ended is
-// read in it (pion's read returns queued data before a deadline error).
+// readerState is what decides whether a stream has a reader: running (a
+// reader exists or is starting; cleared by the reader when it parks, kept
+// after the stream ended), pending (pion queued something since the
+// reader's period began; set by wake) and resetting (the peer asked to
+// reset the stream, RFC 6525 §5.2.2; the reader stays until io.EOF). A
+// reader parks by clearing running and then reading pending; a wake sets
+// pending and then tries to set running. Both are sequentially consistent,
+// so a queued message gets exactly one reader.
 type readerState struct {
 	running   atomic.Bool
 	pending   atomic.Bool

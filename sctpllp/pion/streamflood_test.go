@@ -16,7 +16,7 @@ import (
 // the local limit, and started a reader goroutine for every stream id a
 // peer wrote on (65,533 ids: +293 MB, 65.5k goroutines). A stream beyond
 // Config.Streams is now reset without a reader; the ids below the
-// limit keep working; after MaxRefusedStreams such ids the association is
+// limit keep working; after maxRefusedStreams such ids the association is
 // aborted with ErrStreamRange (RFC 9260 §6.5, RFC 5043 §8).
 func TestPion_StreamIDFlood_RFC5043_8(t *testing.T) {
 	const limit = 8
@@ -42,23 +42,23 @@ func TestPion_StreamIDFlood_RFC5043_8(t *testing.T) {
 	require.NoError(t, ct.WriteMsg(1, backend.PPIDSegment, []byte("legit")))
 	require.Eventually(t, func() bool { return count(1) == 1 }, 5*time.Second, time.Millisecond)
 
-	for sid := uint16(limit); sid < limit+MaxRefusedStreams; sid++ {
+	for sid := uint16(limit); sid < limit+maxRefusedStreams; sid++ {
 		require.NoError(t, ct.WriteMsg(sid, backend.PPIDSegment, []byte("flood")))
 	}
-	require.Eventually(t, func() bool { return st.RefusedStreams() == MaxRefusedStreams }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return st.refusedCount() == maxRefusedStreams }, 10*time.Second, time.Millisecond)
 	st.mu.Lock()
 	for sid := range st.streams { // a stream here has its reader (readLoop)
 		assert.Less(t, sid, uint16(limit), "no state and no reader for refused stream %d", sid)
 	}
 	st.mu.Unlock()
-	for sid := uint16(limit); sid < limit+MaxRefusedStreams; sid++ {
+	for sid := uint16(limit); sid < limit+maxRefusedStreams; sid++ {
 		assert.Zero(t, count(sid), "nothing delivered on stream %d", sid)
 	}
 	require.NoError(t, ct.WriteMsg(2, backend.PPIDSegment, []byte("still served")))
 	require.Eventually(t, func() bool { return count(2) == 1 }, 5*time.Second, time.Millisecond)
 
 	// One more: the peer is hostile, the association ends.
-	require.NoError(t, ct.WriteMsg(limit+MaxRefusedStreams, backend.PPIDSegment, []byte("one too many")))
+	require.NoError(t, ct.WriteMsg(limit+maxRefusedStreams, backend.PPIDSegment, []byte("one too many")))
 	select {
 	case err := <-sdone:
 		require.ErrorIs(t, err, backend.ErrStreamRange)

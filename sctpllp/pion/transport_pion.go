@@ -42,25 +42,24 @@ const (
 	pionStreamSentinel = 0xFFFF
 )
 
-// Defaults of Config, measured on loopback (2 cores; see the package
-// documentation and BenchmarkPionWriteMsg).
+// Defaults of Config (why: docs/sctp-userspace.md, "Settings and why").
 const (
 	// DefaultStreams is the default stream count.
 	DefaultStreams = 4096
-	// DefaultDeadPeerTimeout is Config.DeadPeerTimeout's default: a
+	// defaultDeadPeerTimeout is Config.DeadPeerTimeout's default: a
 	// peer silent this long (probes unanswered) is declared dead, the
 	// association fails and every outstanding work request is flushed.
-	DefaultDeadPeerTimeout = 30 * time.Second
+	defaultDeadPeerTimeout = 30 * time.Second
 	// DefaultSocketBuffer is the requested UDP socket buffer (both ways).
 	DefaultSocketBuffer = 8 << 20
-	// DefaultPionReceiveBuffer is pion's receive window.
-	DefaultPionReceiveBuffer = 16 << 20
-	// DefaultStreamSendBuffer bounds the unacknowledged octets per stream.
-	DefaultStreamSendBuffer = 4 << 20
-	// DefaultSendBuffer bounds the unacknowledged octets per association.
-	DefaultSendBuffer = 16 << 20
-	// DefaultHandshakeTimeout bounds the SCTP four-way handshake.
-	DefaultHandshakeTimeout = 10 * time.Second
+	// defaultPionReceiveBuffer is pion's receive window.
+	defaultPionReceiveBuffer = 16 << 20
+	// defaultStreamSendBuffer bounds the unacknowledged octets per stream.
+	defaultStreamSendBuffer = 4 << 20
+	// defaultSendBuffer bounds the unacknowledged octets per association.
+	defaultSendBuffer = 16 << 20
+	// defaultHandshakeTimeout bounds the SCTP four-way handshake.
+	defaultHandshakeTimeout = 10 * time.Second
 	// DefaultLoopbackMTU is the path MTU assumed towards a loopback
 	// address: pion's largest packet plus UDP and IPv4 headers.
 	DefaultLoopbackMTU = pionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
@@ -97,24 +96,16 @@ type Config struct {
 	// log/slog's default logger (internal/pionlog), with the attribute
 	// pion=SCOPE.
 	LoggerFactory logging.LoggerFactory
-	// DeadPeerTimeout, when positive, bounds how long the association
-	// survives without receiving a single packet from the peer: pion's
-	// T3-rtx timer never gives up (it has no Association.Max.Retrans, RFC
-	// 9260 §8.1) and sends no HEARTBEAT of its own (§8.3), so a peer that
-	// vanished without an ABORT or an ICMP error is otherwise never
-	// noticed. While nothing arrives, an SCTP HEARTBEAT with a Heartbeat
-	// Info parameter (RFC 9260 §3.3.5, §8.3) is sent every
-	// DeadPeerTimeout/4, which a live peer answers even when idle (pion's
-	// own HEARTBEAT is malformed, see pion_hbfilter.go; DATA would break
-	// RFC 5043 §5.1), and pion's RTO is capped at
-	// DeadPeerTimeout/3; after DeadPeerTimeout of silence the association
-	// is aborted and ends with an error wrapping ErrPeerUnresponsive and
-	// llp.ErrAborted. 0 means DefaultDeadPeerTimeout (30 s); negative keeps
-	// pion's own behaviour, no failure detection at all. Any packet from
-	// the peer counts as alive.
+	// DeadPeerTimeout, when positive, aborts the association after that
+	// long without a packet from the peer (ending with ErrPeerUnresponsive
+	// and llp.ErrAborted): pion's T3-rtx never gives up and it sends no
+	// HEARTBEAT of its own (RFC 9260 §8.1, §8.3). Meanwhile a HEARTBEAT
+	// goes out every DeadPeerTimeout/4 and pion's RTO is capped at
+	// DeadPeerTimeout/3 (deadpeer_pion.go). 0 means 30 s; negative keeps
+	// pion's behaviour, no failure detection at all.
 	DeadPeerTimeout time.Duration
 	// InitAckRate bounds the INIT ACKs (and answers to out-of-the-blue
-	// packets) a listener sends per second; 0 means DefaultInitAckRate.
+	// packets) a listener sends per second; 0 means defaultInitAckRate.
 	// A listener answers INITs statelessly (pion_handshake.go): an INIT
 	// costs one INIT ACK and no memory.
 	InitAckRate int
@@ -123,7 +114,7 @@ type Config struct {
 	LocalAddr string
 	// MaxAssociations and MaxAssociationsPerAddress bound a listener's
 	// associations, in total and per peer IP address (0:
-	// DefaultMaxAssociations 1024, DefaultMaxAssociationsPerAddress 64);
+	// defaultMaxAssociations 1024, defaultMaxAssociationsPerAddress 64);
 	// a valid COOKIE ECHO beyond them is answered with an ABORT.
 	MaxAssociations, MaxAssociationsPerAddress int
 	// LegacyHandshake makes a listener hand every INIT to a new pion
@@ -153,7 +144,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.DeadPeerTimeout == 0 {
-		c.DeadPeerTimeout = DefaultDeadPeerTimeout
+		c.DeadPeerTimeout = defaultDeadPeerTimeout
 	}
 	if c.Streams <= 0 || c.Streams > 0xFFFF {
 		c.Streams = DefaultStreams
@@ -162,16 +153,16 @@ func (c Config) withDefaults() Config {
 		c.SocketBuffer = DefaultSocketBuffer
 	}
 	if c.ReceiveBuffer == 0 {
-		c.ReceiveBuffer = DefaultPionReceiveBuffer
+		c.ReceiveBuffer = defaultPionReceiveBuffer
 	}
 	if c.StreamSendBuffer <= 0 {
-		c.StreamSendBuffer = DefaultStreamSendBuffer
+		c.StreamSendBuffer = defaultStreamSendBuffer
 	}
 	if c.SendBuffer <= 0 {
-		c.SendBuffer = DefaultSendBuffer
+		c.SendBuffer = defaultSendBuffer
 	}
 	if c.HandshakeTimeout <= 0 {
-		c.HandshakeTimeout = DefaultHandshakeTimeout
+		c.HandshakeTimeout = defaultHandshakeTimeout
 	}
 	return c
 }
@@ -211,32 +202,15 @@ func maxMessageForPacket(packet int) int {
 // MULPDU plus the DDP-SSN in one DATA chunk (RFC 5043 §9).
 const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + iwarp.SCTPMinMULPDU + pmtu.DDPSSNLen + 2
 
-// Transport is the Transport over github.com/pion/sctp (v1.12.1; the
-// behaviours noted below were measured on v1.11.3 and still hold).
-//
-// Every message is sent unordered and reliable (RFC 5043 §10) with its PPID.
-// pion hands new incoming streams through a 16-deep channel, so a goroutine
-// drains AcceptStream for the whole life of the association. A stream
-// that receives has a reader goroutine, which waits for a message with a
-// zero-length read (pion reports the message size without consuming it),
-// then reads it into a pooled buffer of that size; a reader that found no
-// message for readerIdle ends, and the stream's next DATA chunk, seen
-// below pion, starts another (reader.go). An idle stream holds no buffer
-// and no goroutine, only pion's Stream (about 1.6 KiB) and ours.
-//
-// Writes gather the parts into a pooled buffer (pion copies the payload
-// into its own chunks) and block while the stream has more than
-// StreamSendBuffer or the association more than SendBuffer octets
-// unacknowledged, or the stream has backend.MaxOutstandingSegments chunks outstanding
-// (RFC 5043 §10); session control messages (PPID 17) are never held back.
-//
-// pion cannot send or report the Adaptation Layer Indication of RFC 5043
-// §5.1 (it skips the parameter), so PeerAdaptation returns ok=false; the
-// peer must be configured for DDP out of band. pion has no path failure
-// detection (its T3-rtx timer never gives up): a silent peer is noticed
-// only by the ULP, and by Config.DeadPeerTimeout (on by default). A connected
-// UDP socket (Dial) also ends on an ICMP port unreachable: a peer
-// process that died is detected at the next packet sent.
+// Transport is the backend.Transport over github.com/pion/sctp. Every
+// message is sent unordered and reliable (RFC 5043 §10) with its PPID. A
+// stream that receives has a reader goroutine while messages arrive
+// (reader.go). Writes block while a stream has more than StreamSendBuffer,
+// the association more than SendBuffer octets unacknowledged, or the stream
+// backend.MaxOutstandingSegments chunks outstanding (RFC 5043 §10); session
+// control (PPID 17) is never held back. pion has no path failure detection:
+// Config.DeadPeerTimeout (on by default) and, for Dial's connected socket,
+// an ICMP port unreachable end the association. More: docs/sctp-userspace.md.
 type Transport struct {
 	assoc      *sctp.Association
 	conn       net.Conn
@@ -564,22 +538,22 @@ func (t *Transport) acceptLoop() {
 	}
 }
 
-// MaxRefusedStreams is how many stream identifiers beyond Config.Streams
+// maxRefusedStreams is how many stream identifiers beyond Config.Streams
 // a peer may use before the association is aborted.
-const MaxRefusedStreams = 64
+const maxRefusedStreams = 64
 
 // refuseStream answers a stream the peer started beyond Streams: pion
 // advertises 65535 streams in INIT whatever the local limit, so the limit
 // is enforced here. The stream is reset (RFC 6525, pion's Close) and gets
 // no reader, so it costs no goroutine (RFC 9260 §6.5 drops DATA on an
 // invalid stream; RFC 5043 §8 bounds the streams). After
-// MaxRefusedStreams such streams the peer is taken for hostile: the
+// maxRefusedStreams such streams the peer is taken for hostile: the
 // association is aborted with an error wrapping ErrStreamRange. It
 // reports whether it aborted.
 func (t *Transport) refuseStream(s *sctp.Stream) bool {
 	n := t.refused.Add(1)
 	_ = s.Close()
-	if n <= MaxRefusedStreams {
+	if n <= maxRefusedStreams {
 		return false
 	}
 	t.setCause(fmt.Errorf("%w: the peer used %d stream identifiers at or above %d (Config.Streams)", backend.ErrStreamRange, n, t.numStreams))
@@ -590,7 +564,7 @@ func (t *Transport) refuseStream(s *sctp.Stream) bool {
 
 // RefusedStreams returns how many streams the peer started beyond
 // Config.Streams (each was reset without being read).
-func (t *Transport) RefusedStreams() uint64 { return t.refused.Load() }
+func (t *Transport) refusedCount() uint64 { return t.refused.Load() }
 
 // register adopts a pion stream and starts its reader, once per stream.
 func (t *Transport) register(s *sctp.Stream) *pionStream {
@@ -788,7 +762,7 @@ func (t *Transport) MaxMessage() int {
 func (t *Transport) Buffered() int { return int(t.assoc.BufferedAmount()) }
 
 // PacketSize returns the SCTP packet budget given to pion (WithMTU).
-func (t *Transport) PacketSize() int { return t.packet }
+func (t *Transport) packetLimit() int { return t.packet }
 
 // ResetStream implements Transport: it resets the outgoing stream
 // (RFC 6525); pion frees the identifier when the peer has reset its
@@ -995,9 +969,9 @@ func (l *Listener) Peers() int {
 
 // HandshakeStats returns the counters of the listener's stateless
 // handshake and of the packets it dropped or answered unauthenticated.
-func (l *Listener) HandshakeStats() HandshakeStats {
+func (l *Listener) HandshakeStats() handshakeStats {
 	if l.mux.hs == nil {
-		return HandshakeStats{}
+		return handshakeStats{}
 	}
 	return l.mux.hs.Stats()
 }
@@ -1006,7 +980,7 @@ func (l *Listener) HandshakeStats() HandshakeStats {
 func (l *Listener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
 
 // SocketBuffers reports the UDP socket buffer sizes the kernel granted.
-func (l *Listener) SocketBuffers() (rcv, snd int) { return sockbuf.SocketBuffers(l.mux.pc) }
+func (l *Listener) socketBuffers() (rcv, snd int) { return sockbuf.SocketBuffers(l.mux.pc) }
 
 func (l *Listener) acceptLoop() {
 	defer l.wg.Done()

@@ -1,4 +1,4 @@
-package sctpllp
+package ddpchunk
 
 import (
 	"bytes"
@@ -13,20 +13,20 @@ func TestSegmentChunk_RFC5043_5_2_2(t *testing.T) {
 	tests := []struct {
 		name    string
 		wire    []byte
-		want    SegmentChunk
+		want    Segment
 		wantErr error
 	}{
 		{name: "ssn 0, untagged header start", wire: []byte{0x00, 0x00, 0x41, 0x00, 0x00, 0x00},
-			want: SegmentChunk{SSN: 0, Segment: []byte{0x41, 0x00, 0x00, 0x00}}},
+			want: Segment{SSN: 0, Segment: []byte{0x41, 0x00, 0x00, 0x00}}},
 		{name: "ssn 0xBEEF", wire: []byte{0xBE, 0xEF, 0xFF},
-			want: SegmentChunk{SSN: 0xBEEF, Segment: []byte{0xFF}}},
-		{name: "ssn only", wire: []byte{0x7F, 0xFF}, want: SegmentChunk{SSN: 0x7FFF, Segment: []byte{}}},
+			want: Segment{SSN: 0xBEEF, Segment: []byte{0xFF}}},
+		{name: "ssn only", wire: []byte{0x7F, 0xFF}, want: Segment{SSN: 0x7FFF, Segment: []byte{}}},
 		{name: "one octet", wire: []byte{0x01}, wantErr: ErrTruncated},
 		{name: "empty", wire: nil, wantErr: ErrTruncated},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, n, err := ParseSegmentChunk(tc.wire)
+			got, n, err := ParseSegment(tc.wire)
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, tc.wantErr)
 				assert.Zero(t, n)
@@ -46,7 +46,7 @@ func TestSegmentChunk_RFC5043_5_2_2(t *testing.T) {
 }
 
 func TestSegmentChunk_AppendNoAlloc(t *testing.T) {
-	c := SegmentChunk{SSN: 7, Segment: bytes.Repeat([]byte{1}, 100)}
+	c := Segment{SSN: 7, Segment: bytes.Repeat([]byte{1}, 100)}
 	buf := make([]byte, 0, 256)
 	allocs := testing.AllocsPerRun(100, func() { buf = c.Append(buf[:0]) })
 	assert.Zero(t, allocs)
@@ -57,7 +57,7 @@ func FuzzSegmentChunk(f *testing.F) {
 	f.Add([]byte{0xff})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, n, err := ParseSegmentChunk(b)
+		c, n, err := ParseSegment(b)
 		if err != nil {
 			return
 		}

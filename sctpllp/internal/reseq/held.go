@@ -1,4 +1,4 @@
-package sctpllp
+package reseq
 
 import (
 	"fmt"
@@ -9,26 +9,25 @@ import (
 	"unsafe"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
 // What holding one buffer costs beyond its capacity: the *[]byte header
 // bufpool hands out.
 const sliceHeaderCost = int(unsafe.Sizeof([]byte(nil)))
 
-// heldCost is the memory a pooled buffer of capacity c occupies: its size
+// HeldCost is the memory a pooled buffer of capacity c occupies: its size
 // class (bufpool's classes are powers of two, which are Go size classes;
 // above 32 KiB Go rounds to 8 KiB pages) plus its header.
-func heldCost(c int) int {
+func HeldCost(c int) int {
 	if c > 32<<10 {
 		c = (c + 8191) &^ 8191
 	}
 	return c + sliceHeaderCost
 }
 
-// bufCost is heldCost of the buffer bufpool.Get(n) returns (its classes:
+// BufCost is HeldCost of the buffer bufpool.Get(n) returns (its classes:
 // 512 octets to 64 KiB).
-func bufCost(n int) int {
+func BufCost(n int) int {
 	c := 512
 	for c < n && c < 1<<16 {
 		c <<= 1
@@ -36,18 +35,18 @@ func bufCost(n int) int {
 	if n > c {
 		c = n // beyond bufpool's classes: allocated at its length
 	}
-	return heldCost(c)
+	return HeldCost(c)
 }
 
-// heldAccount charges what one association holds for its peer (early
+// Account charges what one association holds for its peer (early
 // chunks, segments before Start, the re-sequencing rings) against the
 // association's share of the process budget (a membudget.Account) and
 // against its peer address's share. Once a charge does not fit, every
 // later one fails too (the association is being aborted); after close,
 // releases are no-ops.
-type heldAccount struct {
-	acct *membudget.Account
-	addr *addrShare // nil: no per-address share
+type Account struct {
+	Acct *membudget.Account
+	Addr *AddrShare // nil: no per-address share
 	mu   sync.Mutex
 	held int64 // what this association holds, in both shares
 	over bool
@@ -56,7 +55,7 @@ type heldAccount struct {
 
 // charge takes n octets, or returns an error wrapping ErrMemoryShare and
 // membudget.ErrExhausted.
-func (h *heldAccount) charge(n int) error {
+func (h *Account) Charge(n int) error {
 	if h == nil || n <= 0 {
 		return nil
 	}
@@ -65,26 +64,26 @@ func (h *heldAccount) charge(n int) error {
 	if h.over || h.done {
 		return fmt.Errorf("%w: the association is over its share", ErrMemoryShare)
 	}
-	if h.addr != nil && !h.addr.take(int64(n)) {
+	if h.Addr != nil && !h.Addr.take(int64(n)) {
 		h.over = true
 		return fmt.Errorf("%w: its peer address holds %d octets, %d more do not fit in %d (Config.MaxHeldAddrBytes; %w)",
-			ErrMemoryShare, h.addr.held.Load(), n, h.addr.limit, membudget.ErrExhausted)
+			ErrMemoryShare, h.Addr.held.Load(), n, h.Addr.limit, membudget.ErrExhausted)
 	}
-	if err := h.acct.Charge(n); err != nil {
-		if h.addr != nil {
-			h.addr.give(int64(n))
+	if err := h.Acct.Charge(n); err != nil {
+		if h.Addr != nil {
+			h.Addr.give(int64(n))
 		}
 		h.over = true
-		b := h.acct.Budget()
+		b := h.Acct.Budget()
 		return fmt.Errorf("%w: it holds %d octets, %d more do not fit in its share of %d (Config.MaxHeldAssocBytes) or the process budget (%d of %d used): %w",
-			ErrMemoryShare, h.acct.Held(), n, h.acct.Limit(), b.Used(), b.Limit(), err)
+			ErrMemoryShare, h.Acct.Held(), n, h.Acct.Limit(), b.Used(), b.Limit(), err)
 	}
 	h.held += int64(n)
 	return nil
 }
 
 // release gives back n octets charged before.
-func (h *heldAccount) release(n int) {
+func (h *Account) Release(n int) {
 	if h == nil || n <= 0 {
 		return
 	}
@@ -95,15 +94,15 @@ func (h *heldAccount) release(n int) {
 	}
 	m := min(int64(n), h.held)
 	h.held -= m
-	h.acct.Release(int(m))
-	if h.addr != nil {
-		h.addr.give(m)
+	h.Acct.Release(int(m))
+	if h.Addr != nil {
+		h.Addr.give(m)
 	}
 }
 
 // close gives back everything still charged (the association ended; what
 // its sessions still reference is garbage once they are dropped).
-func (h *heldAccount) close() {
+func (h *Account) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done {
@@ -111,29 +110,29 @@ func (h *heldAccount) close() {
 	}
 	h.done = true
 	if h.held > 0 {
-		h.acct.Release(int(h.held))
-		if h.addr != nil {
-			h.addr.give(h.held)
+		h.Acct.Release(int(h.held))
+		if h.Addr != nil {
+			h.Addr.give(h.held)
 		}
 		h.held = 0
 	}
-	if h.addr != nil {
-		h.addr.drop()
+	if h.Addr != nil {
+		h.Addr.drop()
 	}
 }
 
 // heldNow is the octets charged now.
-func (h *heldAccount) heldNow() int64 {
+func (h *Account) HeldNow() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.held
 }
 
-// addrShare is what all the associations from one peer address hold
+// AddrShare is what all the associations from one peer address hold
 // together (Config.MaxHeldAddrBytes): the per-address association cap
 // (sctp.Config.MaxAssociationsPerAddress, 64) times the per-association
 // share would otherwise let one address take most of the process budget.
-type addrShare struct {
+type AddrShare struct {
 	key   addrKey
 	limit int64
 	held  atomic.Int64
@@ -147,12 +146,12 @@ type addrKey struct {
 
 var (
 	addrSharesMu sync.Mutex
-	addrShares   = map[addrKey]*addrShare{}
+	addrShares   = map[addrKey]*AddrShare{}
 )
 
-// shareOf returns the share of addr's IP address in b, counting one more
+// ShareOf returns the share of addr's IP address in b, counting one more
 // association; nil when addr has no IP address.
-func shareOf(b *membudget.Budget, addr net.Addr, limit int64) *addrShare {
+func ShareOf(b *membudget.Budget, addr net.Addr, limit int64) *AddrShare {
 	ip, ok := addrIP(addr)
 	if !ok {
 		return nil
@@ -162,7 +161,7 @@ func shareOf(b *membudget.Budget, addr net.Addr, limit int64) *addrShare {
 	defer addrSharesMu.Unlock()
 	s := addrShares[k]
 	if s == nil {
-		s = &addrShare{key: k, limit: limit}
+		s = &AddrShare{key: k, limit: limit}
 		addrShares[k] = s
 	}
 	s.refs++
@@ -188,7 +187,7 @@ func addrIP(addr net.Addr) (netip.Addr, bool) {
 	return ap.Addr().Unmap(), true
 }
 
-func (s *addrShare) take(n int64) bool {
+func (s *AddrShare) take(n int64) bool {
 	for {
 		h := s.held.Load()
 		if h+n > s.limit {
@@ -200,10 +199,10 @@ func (s *addrShare) take(n int64) bool {
 	}
 }
 
-func (s *addrShare) give(n int64) { s.held.Add(-n) }
+func (s *AddrShare) give(n int64) { s.held.Add(-n) }
 
 // drop counts one association less; the last one removes the share.
-func (s *addrShare) drop() {
+func (s *AddrShare) drop() {
 	addrSharesMu.Lock()
 	defer addrSharesMu.Unlock()
 	s.refs--
@@ -211,29 +210,3 @@ func (s *addrShare) drop() {
 		delete(addrShares, s.key)
 	}
 }
-
-// overShare aborts the association whose charge did not fit its share
-// (err wraps ErrMemoryShare): counted, and the cause of Err and of every
-// session's end. Called from the receive path: the ABORT is sent from
-// another goroutine.
-func (a *Association) overShare(err error) {
-	a.mu.Lock()
-	first := a.shareErr == nil
-	if first {
-		a.shareErr = fmt.Errorf("%w: %w", llp.ErrAborted, err)
-	}
-	a.mu.Unlock()
-	if first {
-		a.ctr.shareAborts.Add(1)
-		shareAborts.Add(1)
-		go a.stop(true)
-	}
-}
-
-// shareAborts counts the associations of the process aborted for their
-// memory share.
-var shareAborts atomic.Uint64
-
-// ShareAborts is the number of associations this process aborted because
-// what they made it hold did not fit their share (ErrMemoryShare).
-func ShareAborts() uint64 { return shareAborts.Load() }

@@ -1,6 +1,11 @@
-package sctpllp
+// Package reseq is the RFC 5043 §10 re-sequencer of package sctpllp: a
+// ring per DDP stream indexed by DDP-SSN, and the accounting of what it
+// holds for the peer against the association's and the peer address's
+// shares of a membudget.Budget.
+package reseq
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -10,12 +15,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
-// chunkSink receives the chunks of one DDP stream in DDP-SSN order.
-type chunkSink interface {
-	// deliverChunk handles one chunk payload (DDP-SSN included). chunk is
-	// valid only during the call. A non-nil error stops the reorderer.
-	deliverChunk(ssn uint16, ppid uint32, chunk []byte) error
-}
+// Sink receives the chunks of one DDP stream in DDP-SSN order: one chunk
+// payload (DDP-SSN included), valid only during the call. A non-nil error
+// stops the reorderer.
+type Sink func(ssn uint16, ppid uint32, chunk []byte) error
 
 // heldChunk is an early chunk copied into a pooled buffer; buf nil: none.
 type heldChunk struct {
@@ -26,9 +29,9 @@ type heldChunk struct {
 // Ring sizes: the ring covers DDP-SSNs [next, next+len); a chunk d ahead
 // needs len > d, at most MaxSSNWindow+1 = 32768 entries (RFC 5043 §10).
 const (
-	minRing       = 16
-	heldEntryCost = int(unsafe.Sizeof(heldChunk{}))
-	earlyCost     = int(unsafe.Sizeof(earlyChunks{}))
+	MinRing       = 16
+	HeldEntryCost = int(unsafe.Sizeof(heldChunk{}))
+	EarlyCost     = int(unsafe.Sizeof(earlyChunks{}))
 )
 
 // reorder re-sequences one DDP Stream Session's chunks by DDP-SSN (RFC 5043
@@ -37,11 +40,11 @@ const (
 // one (at most MaxSSNWindow ahead) is copied into a pooled buffer in a ring
 // indexed by DDP-SSN: O(1) per chunk whatever the order. A duplicate, an
 // old DDP-SSN or one beyond the window is a violation (§10). What is held
-// is charged to the association's heldAccount and bounded by maxHeld
+// is charged to the association's Account and bounded by maxHeld
 // before anything is committed. Not safe for concurrent use.
-type reorder struct {
-	sink    chunkSink
-	acct    *heldAccount // the association's; nil: only maxHeld bounds it
+type Reorder struct {
+	sink    Sink
+	acct    *Account // the association's; nil: only maxHeld bounds it
 	early   *earlyChunks
 	maxHeld int32
 	next    uint16
@@ -60,16 +63,31 @@ type earlyChunks struct {
 	gapSince time.Time
 }
 
-func newReorder(sink chunkSink, maxHeld int, acct *heldAccount) reorder {
-	return reorder{sink: sink, maxHeld: int32(min(maxHeld, math.MaxInt32)), acct: acct}
+// Errors of Push and Account.Charge.
+var (
+	// ErrSSNWindow reports a DDP-SSN that is a duplicate or lies more than
+	// 32767 ahead of the next expected one (RFC 5043 §10).
+	ErrSSNWindow = errors.New("sctpllp: DDP-SSN outside the receive window")
+	// ErrHeldLimit reports that a stream exceeded the bound on octets held
+	// for re-sequencing (RFC 5043 §10).
+	ErrHeldLimit = errors.New("sctpllp: re-sequencing buffer limit exceeded")
+	// ErrMemoryShare reports a charge that did not fit the association's
+	// or its peer address's share, or the process budget.
+	ErrMemoryShare = errors.New("sctpllp: association over its memory share")
+)
+
+// New returns the re-sequencer of one stream: chunks go to sink, at most
+// maxHeld octets are held, charged to acct (nil: only maxHeld bounds it).
+func New(sink Sink, maxHeld int, acct *Account) Reorder {
+	return Reorder{sink: sink, maxHeld: int32(min(maxHeld, math.MaxInt32)), acct: acct}
 }
 
 // idle reports that no chunk is held (the data path may bypass push).
-func (r *reorder) idle() bool { return r.early == nil || r.early.n == 0 }
+func (r *Reorder) Idle() bool { return r.early == nil || r.early.n == 0 }
 
-// ringFor is the ring length that holds a chunk d ahead.
-func ringFor(d uint16) int {
-	n := minRing
+// RingFor is the ring length that holds a chunk d ahead.
+func RingFor(d uint16) int {
+	n := MinRing
 	for n <= int(d) {
 		n <<= 1
 	}
@@ -78,14 +96,14 @@ func ringFor(d uint16) int {
 
 // push processes one received chunk payload (DDP-SSN included); ssn is its
 // DDP-SSN, already parsed by the caller.
-func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
+func (r *Reorder) Push(ssn uint16, ppid uint32, body []byte) error {
 	d := ssn - r.next
 	if d == 0 {
 		r.next++
-		if err := r.sink.deliverChunk(ssn, ppid, body); err != nil {
+		if err := r.sink(ssn, ppid, body); err != nil {
 			return err
 		}
-		if r.idle() {
+		if r.Idle() {
 			return nil
 		}
 		err := r.drain()
@@ -107,20 +125,20 @@ func (r *reorder) push(ssn uint16, ppid uint32, body []byte) error {
 		}
 		charged = x.charged
 	}
-	cost := bufCost(len(body))
+	cost := BufCost(len(body))
 	grow := 0
 	if int(d) >= ringLen {
-		grow = ringFor(d)
-		cost += (grow - ringLen) * heldEntryCost
+		grow = RingFor(d)
+		cost += (grow - ringLen) * HeldEntryCost
 	}
 	if x == nil {
-		cost += earlyCost
+		cost += EarlyCost
 	}
 	if charged+cost > int(r.maxHeld) {
 		return fmt.Errorf("%w: %d octets held, %d more for DDP-SSN %d, limit %d (Config.MaxHeldBytes)",
 			ErrHeldLimit, charged, cost, ssn, r.maxHeld)
 	}
-	if err := r.acct.charge(cost); err != nil {
+	if err := r.acct.Charge(cost); err != nil {
 		return err
 	}
 	if x == nil {
@@ -157,8 +175,8 @@ func (x *earlyChunks) resize(next uint16, n int) {
 }
 
 // drain delivers the held chunks that have become contiguous; r.early is
-// not nil. A ring longer than minRing is freed once empty.
-func (r *reorder) drain() error {
+// not nil. A ring longer than MinRing is freed once empty.
+func (r *Reorder) drain() error {
 	x := r.early
 	mask := len(x.ring) - 1
 	for x.n > 0 {
@@ -171,14 +189,14 @@ func (r *reorder) drain() error {
 		x.ring[i] = heldChunk{}
 		x.n--
 		r.next++
-		c := heldCost(cap(*h.buf))
+		c := HeldCost(cap(*h.buf))
 		x.charged -= c
-		r.acct.release(c)
+		r.acct.Release(c)
 		if x.n == 0 {
 			x.gapSince = time.Time{}
 			r.shrink()
 		}
-		err := r.sink.deliverChunk(ssn, h.ppid, *h.buf)
+		err := r.sink(ssn, h.ppid, *h.buf)
 		bufpool.Put(h.buf)
 		if err != nil {
 			return err
@@ -187,21 +205,21 @@ func (r *reorder) drain() error {
 	return nil
 }
 
-// shrink frees an empty ring longer than minRing (a far gap must not keep
+// shrink frees an empty ring longer than MinRing (a far gap must not keep
 // its 512 KiB once closed); a short one stays for the next gap.
-func (r *reorder) shrink() {
+func (r *Reorder) shrink() {
 	x := r.early
-	if len(x.ring) <= minRing {
+	if len(x.ring) <= MinRing {
 		return
 	}
 	c := x.charged
 	r.early = nil
-	r.acct.release(c)
+	r.acct.Release(c)
 }
 
 // pending returns the number of held chunks and the octets charged for
 // them (buffers, ring, bookkeeping).
-func (r *reorder) pending() (chunks, octets int) {
+func (r *Reorder) Pending() (chunks, octets int) {
 	if r.early == nil {
 		return 0, 0
 	}
@@ -210,7 +228,7 @@ func (r *reorder) pending() (chunks, octets int) {
 
 // gapSince is when the expected DDP-SSN began to be missing while later
 // chunks are held; zero when none is held.
-func (r *reorder) gapSince() time.Time {
+func (r *Reorder) GapSince() time.Time {
 	if r.early == nil {
 		return time.Time{}
 	}
@@ -219,7 +237,7 @@ func (r *reorder) gapSince() time.Time {
 
 // heldAll reports whether every held chunk satisfies pred (true when none
 // is held).
-func (r *reorder) heldAll(pred func(ppid uint32, chunk []byte) bool) bool {
+func (r *Reorder) HeldAll(pred func(ppid uint32, chunk []byte) bool) bool {
 	if r.early == nil {
 		return true
 	}
@@ -232,7 +250,7 @@ func (r *reorder) heldAll(pred func(ppid uint32, chunk []byte) bool) bool {
 }
 
 // release frees every held chunk and gives back what was charged.
-func (r *reorder) release() {
+func (r *Reorder) Release() {
 	x := r.early
 	if x == nil {
 		return
@@ -246,5 +264,19 @@ func (r *reorder) release() {
 			}
 		}
 	}
-	r.acct.release(x.charged)
+	r.acct.Release(x.charged)
+}
+
+// Next is the DDP-SSN expected next.
+func (r *Reorder) Next() uint16 { return r.next }
+
+// InOrder reports whether ssn is the next expected DDP-SSN with nothing
+// held, and if so takes it as delivered: the data path's shortcut past
+// Push.
+func (r *Reorder) InOrder(ssn uint16) bool {
+	if ssn != r.next || !r.Idle() {
+		return false
+	}
+	r.next++
+	return true
 }

@@ -1,4 +1,4 @@
-package sctpllp
+package ddpchunk
 
 import (
 	"bytes"
@@ -86,8 +86,8 @@ func TestControl_Validate(t *testing.T) {
 
 func TestFunctionCode_Names(t *testing.T) {
 	assert.Equal(t, "EnhancedReject", FuncEnhancedReject.String())
-	assert.Equal(t, FuncInitiate, FuncEnhancedInitiate.Base())
-	assert.Equal(t, FuncTerminate, FuncTerminate.Base())
+	assert.Equal(t, FuncInitiate, Base(FuncEnhancedInitiate))
+	assert.Equal(t, FuncTerminate, Base(FuncTerminate))
 	assert.Equal(t, "FunctionCode(0x0009)", FunctionCode(9).String())
 }
 
@@ -116,12 +116,23 @@ func FuzzControl(f *testing.F) {
 			t.Fatalf("parsed message does not validate: %v", err)
 		}
 		want := b
-		if c.Function.Enhanced() {
+		if Enhanced(c.Function) {
 			// B, C, D without A are ignored on reception (RFC 6581 §9.2).
-			want = append(b[:ControlHeaderLen:ControlHeaderLen], clientServerZeroed(b[ControlHeaderLen:])...)
+			want = append(b[:HeaderLen:HeaderLen], clientServerZeroed(b[HeaderLen:])...)
 		}
 		if !bytes.Equal(c.Append(nil), want) || c.Len() != len(b) {
 			t.Fatalf("round trip mismatch")
 		}
 	})
+}
+
+// clientServerZeroed returns a copy of b whose IRD/ORD word at offset 0 has
+// B, C and D cleared when A is 0, as a receiver reads it (RFC 6581 §9.2).
+func clientServerZeroed(b []byte) []byte {
+	b = append([]byte(nil), b...)
+	if len(b) >= iwarp.IRDORDLen && b[0]&0x80 == 0 {
+		b[0] &^= 0x40
+		b[2] &^= 0xC0
+	}
+	return b
 }
