@@ -20,10 +20,14 @@ const maxIRDORD = NoNegotiation
 // IRD/ORD defaults and limits of every LLP's connection manager and of
 // rdmap.EndpointConfig (RFC 6581 §9.1).
 const (
-	// DefaultIRD is the IRD an endpoint offers when its config leaves it 0.
-	DefaultIRD = 16
-	// DefaultORD is the ORD an endpoint asks for when its config leaves it 0.
-	DefaultORD = 16
+	// DefaultIRD is the IRD an endpoint offers when its config leaves it 0,
+	// and the CLI's --ird: 128, as perftest's ib_read_bw keeps its
+	// device's maximum outstanding (siw's is 128) against a server that
+	// offers as many; the queues behind it take memory on first use only.
+	DefaultIRD = 128
+	// DefaultORD is the ORD an endpoint asks for when its config leaves it
+	// 0, and the CLI's --ord: DefaultIRD, so that two default ends meet.
+	DefaultORD = DefaultIRD
 	// MaxIRD is the largest IRD or ORD that can be negotiated: the 14-bit
 	// field's all-ones value is NoNegotiation. Larger requests are clamped
 	// to it.

@@ -36,7 +36,7 @@ type EndpointConfig struct {
 	// number of outbound Read and Atomic Requests; requests beyond it wait
 	// in the send queue. Both are negotiated by the LLP set-up (MPA
 	// enhanced, RFC 6581; RFC 5043 session control) and passed in. 0 means
-	// the default (16); a negative value means none.
+	// iwarp.DefaultIRD/DefaultORD (128); a negative value means none.
 	IRD, ORD int
 	// SQDepth and RQDepth bound the send work requests not yet completed
 	// and the receive work requests posted (0: 256).

@@ -22,9 +22,9 @@ const (
 // Errors of MPA admission: why a TCP connection was closed (with a RST)
 // before its MPA start-up.
 var (
-	ErrTooManyStartups    = errors.New("transport: too many MPA start-ups in progress")
-	ErrTooManyFromAddress = errors.New("transport: too many MPA start-ups from this address")
-	ErrNearFDLimit        = errors.New("transport: too close to the file descriptor limit")
+	errTooManyStartups    = errors.New("transport: too many MPA start-ups in progress")
+	errTooManyFromAddress = errors.New("transport: too many MPA start-ups from this address")
+	errNearFDLimit        = errors.New("transport: too close to the file descriptor limit")
 )
 
 // MPAStats count what the MPA listener's admission did with the TCP
@@ -34,9 +34,9 @@ type MPAStats struct {
 	// those in it now; Open the accepted connections still open.
 	Admitted           uint64
 	InStartup, Open    int
-	RefusedStartups    uint64 // at MaxStartups (ErrTooManyStartups)
-	RefusedPerAddress  uint64 // at MaxStartupsPerAddress (ErrTooManyFromAddress)
-	RefusedFDs         uint64 // within FDReserve of RLIMIT_NOFILE (ErrNearFDLimit)
+	RefusedStartups    uint64 // at MaxStartups
+	RefusedPerAddress  uint64 // at MaxStartupsPerAddress
+	RefusedFDs         uint64 // within FDReserve of RLIMIT_NOFILE
 	StartupTimeouts    uint64 // start-ups that did not finish within StartupTimeout
 	StartupFailures    uint64 // start-ups that failed otherwise (bad frame, reset, rejected, TLS)
 	TLSFailures        uint64 // of those, TLS handshakes that failed (Options.TLS)
@@ -98,13 +98,13 @@ func (a *mpaAdmission) admit(nc net.Conn) (netip.Addr, error) {
 	switch {
 	case a.fdLimit > 0 && a.open+a.fdReserve >= a.fdLimit:
 		a.refusedFDs.Add(1)
-		return ip, ErrNearFDLimit
+		return ip, errNearFDLimit
 	case a.inStartup >= a.maxStartups:
 		a.refusedStartups.Add(1)
-		return ip, ErrTooManyStartups
+		return ip, errTooManyStartups
 	case a.perAddr[ip] >= a.maxPerAddr:
 		a.refusedPerAddr.Add(1)
-		return ip, ErrTooManyFromAddress
+		return ip, errTooManyFromAddress
 	}
 	a.inStartup++
 	a.perAddr[ip]++

@@ -3,11 +3,11 @@
 // Streams to a peer and starts an rdmap.Endpoint on each; Listen and Serve
 // accept streams and hand each started endpoint to a Handler.
 //
-// The LLPs: sctp-native (the project's own SCTP over UDP, optionally in
-// DTLS), sctp-pion (github.com/pion/sctp, the library default) and
-// sctp-kernel (Linux SCTP), each one DDP stream per SCTP stream pair
-// (RFC 5043); mpa, one TCP connection per stream (RFC 5044/6581), in TLS 1.3
-// if asked.
+// The LLPs (LLPs, one registry row each): sctp-native (the project's own
+// SCTP over UDP, optionally in DTLS; the default, as the CLI's), sctp-pion
+// (github.com/pion/sctp) and sctp-kernel (Linux SCTP), each one DDP stream
+// per SCTP stream pair (RFC 5043); mpa, one TCP connection per stream (RFC
+// 5044/6581), in TLS 1.3 if asked.
 package transport
 
 import (
@@ -31,7 +31,6 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
@@ -39,18 +38,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/trace"
 )
 
-// LLP names accepted by Options.LLP.
-const (
-	SCTPPion   = "sctp-pion"
-	SCTPNative = native.Kind
-	SCTPKernel = "sctp-kernel"
-	MPA        = "mpa"
-)
-
-// llpNames lists the lower layers in the order the tool documents them.
-var llpNames = []string{SCTPPion, SCTPNative, SCTPKernel, MPA}
-
-// ErrUnknownLLP reports an Options.LLP that is none of LLPs.
+// ErrUnknownLLP reports an Options.LLP that is none of LLPs' names.
 var ErrUnknownLLP = errors.New("transport: unknown lower layer")
 
 // ErrTLSHandshake reports an MPA connection whose TLS handshake failed:
@@ -98,11 +86,13 @@ func (e *DialError) Unwrap() error { return e.Err }
 
 // Options configure both ends. Zero fields take defaults.
 type Options struct {
-	// LLP is one of SCTPPion (default), SCTPNative (the project's own
-	// userspace SCTP, package sctp), SCTPKernel, MPA.
+	// LLP is one of LLPs' names: SCTPNative (the project's own userspace
+	// SCTP, package sctp; "" means it, as for the CLI), SCTPPion,
+	// SCTPKernel, MPA.
 	LLP string
 	// IRD and ORD are this end's wishes, negotiated per stream by RFC 6581
-	// (MPA enhanced Request/Reply, SCTP Enhanced Initiate/Accept). 0: 16.
+	// (MPA enhanced Request/Reply, SCTP Enhanced Initiate/Accept). 0:
+	// iwarp.DefaultIRD and DefaultORD, the CLI's --ird and --ord.
 	IRD, ORD int
 	// MTU is the path MTU for sctp-pion and sctp-native (0: their
 	// defaults: 8192-octet packets on loopback for pion, the loopback MTU
@@ -171,16 +161,6 @@ type Options struct {
 	// flight and RTO, its T3-rtx expiries and its end. The caller closes
 	// it after Dial's client or Serve is done.
 	Trace *trace.Writer
-}
-
-func (o Options) llp() (string, error) {
-	switch o.LLP {
-	case "", SCTPPion:
-		return SCTPPion, nil
-	case SCTPNative, SCTPKernel, MPA:
-		return o.LLP, nil
-	}
-	return "", fmt.Errorf("%w %q (want %s, %s, %s or %s)", ErrUnknownLLP, o.LLP, SCTPPion, SCTPNative, SCTPKernel, MPA)
 }
 
 func (o Options) endpointConfig() rdmap.EndpointConfig {
@@ -258,78 +238,14 @@ type Client struct {
 // each, calling prepare (if not nil) on each before it starts. On error
 // everything opened is torn down.
 func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
-	kind, err := o.llp()
+	e, err := lookupLLP(o.LLP)
 	if err != nil {
 		return nil, err
 	}
 	if n < 1 {
 		return nil, fmt.Errorf("transport: %d streams requested", n)
 	}
-	c := &Client{}
-	switch kind {
-	case SCTPPion, SCTPNative, SCTPKernel:
-		var assoc *sctpllp.Association
-		switch kind {
-		case SCTPPion:
-			assoc, err = sctpllp.Dial(ctx, addr, o.sctpConfig(n))
-		case SCTPNative:
-			assoc, err = sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
-		default:
-			var t backend.Transport
-			t, err = kernel.Dial(ctx, addr, o.kernelConfig(n))
-			if err == nil {
-				assoc = sctpllp.NewAssociation(t, sctpllp.Config{})
-			}
-		}
-		if err != nil {
-			return nil, &DialError{LLP: kind, Addr: addr, Err: err}
-		}
-		if n > assoc.NumStreams()-1 {
-			_ = assoc.Abort()
-			return nil, fmt.Errorf("%s: %d streams requested, the association has %d", kind, n, assoc.NumStreams()-1)
-		}
-		c.MULPDU = assoc.MULPDU()
-		c.mgr = streams.New(assoc, pd, streams.Config{Endpoint: o.endpointConfig(), SharedCQ: o.SendCQ != nil || o.RecvCQ != nil, PrivateData: o.PrivateData})
-		for i := 0; i < n; i++ {
-			s, err := c.mgr.Open(ctx, uint16(i+1), streams.OpenOptions{Prepare: prepare})
-			if err != nil {
-				c.abort()
-				var re *sctpllp.RejectError
-				if errors.As(err, &re) {
-					return nil, fmt.Errorf("%w: stream %d: %q", ErrRejected, i+1, re.PrivateData)
-				}
-				if errors.Is(err, sctpllp.ErrSessionTerminated) {
-					return nil, fmt.Errorf("%w: stream %d: %w", ErrRejected, i+1, err)
-				}
-				return nil, fmt.Errorf("%s: open stream %d: %w", kind, i+1, err)
-			}
-			c.Endpoints = append(c.Endpoints, s.Endpoint())
-			o.traceEnd(s.Endpoint())
-		}
-	case MPA:
-		for i := 0; i < n; i++ {
-			conn, err := o.dialMPA(ctx, addr)
-			if err != nil {
-				c.abort()
-				var re *mpa.RejectError
-				if errors.As(err, &re) {
-					return nil, fmt.Errorf("%w: connection %d: %q", ErrRejected, i+1, re.Reply.PrivateData)
-				}
-				return nil, &DialError{LLP: kind, Addr: addr, Err: err}
-			}
-			ep, err := newMPAEndpoint(conn, o, pd, prepare)
-			if err != nil {
-				c.abort()
-				return nil, err
-			}
-			if i == 0 {
-				c.MULPDU = conn.MULPDU()
-			}
-			c.conns = append(c.conns, conn)
-			c.Endpoints = append(c.Endpoints, ep)
-		}
-	}
-	return c, nil
+	return e.dial(ctx, o, addr, n, pd, prepare)
 }
 
 // dialMPA is mpa.Dial, with the TCP connection recorded if o.Capture.
@@ -540,33 +456,13 @@ type Listener struct {
 
 // Listen announces on addr over o.LLP.
 func Listen(o Options, addr string) (*Listener, error) {
-	kind, err := o.llp()
+	e, err := lookupLLP(o.LLP)
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{kind: kind, o: o}
-	switch kind {
-	case SCTPPion:
-		l.sctp, err = sctpllp.Listen(addr, o.sctpConfig(0))
-	case SCTPNative:
-		l.sctp, err = sctpllp.Listen(addr, o.nativeConfig(0, true))
-	case SCTPKernel:
-		l.kern, err = kernel.Listen(addr, o.kernelConfig(0))
-	case MPA:
-		l.mpaCfg = o.mpaConfig()
-		l.admit = newMPAAdmission(o)
-		l.mpaCfg.HandshakeTimeout = l.admit.timeout
-		lc := net.ListenConfig{Control: tcpcc.Control(o.TCPCongestion)}
-		l.tcp, err = lc.Listen(context.Background(), "tcp", addr)
-		if err == nil {
-			// Validates the configuration now rather than at the first peer.
-			if _, err = mpa.NewListener(l.tcp, l.mpaCfg); err != nil {
-				_ = l.tcp.Close()
-			}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: listen %s: %w", kind, addr, err)
+	l := &Listener{kind: e.Name, o: o}
+	if err := e.listen(l, addr); err != nil {
+		return nil, fmt.Errorf("%s: listen %s: %w", e.Name, addr, err)
 	}
 	return l, nil
 }
@@ -607,8 +503,7 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 	}
 	for {
 		var err error
-		switch l.kind {
-		case SCTPPion, SCTPNative, SCTPKernel:
+		if l.tcp == nil {
 			var assoc *sctpllp.Association
 			assoc, err = l.acceptAssoc(ctx)
 			if err == nil {
@@ -618,7 +513,7 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 					l.serveAssoc(ctx, assoc, pd, h)
 				}()
 			}
-		case MPA:
+		} else {
 			var nc net.Conn
 			nc, err = l.tcp.Accept()
 			if err == nil {

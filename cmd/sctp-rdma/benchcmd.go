@@ -158,7 +158,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(durationFlag{&f.duration}, "D", "perftest -D: run each size for this many seconds (same as --duration)")
 	allSizes := fs.Bool("a", false, "perftest -a: every power-of-two size from 2 octets to 8 MiB")
 	port := fs.Int("p", 0, "perftest -p: the server's port (with a host given without one)")
-	fs.StringVar(&f.llp, "d", transport.SCTPNative, "perftest -d (device): same as --llp")
+	fs.StringVar(&f.llp, "d", transport.LLPs()[0].Name, "perftest -d (device): same as --llp")
 	_ = fs.Bool("F", false, "perftest -F: accepted and ignored (no CPU frequency check here)")
 	_ = fs.Bool("report_gbits", false, "perftest --report_gbits: accepted; bandwidth is always reported in Gbit/s")
 	pos, err := parseInterleaved(fs, args)

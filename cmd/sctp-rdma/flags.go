@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,19 +60,25 @@ type llpFlags struct {
 	noOffload bool
 }
 
-// DefaultReadDepth is the default of --ird and --ord: 128 Reads or
-// Atomics outstanding per stream, as perftest's ib_read_bw keeps its
-// device's maximum outstanding (siw's is 128) against a server that
-// offers as many: a smaller window measures itself rather than the
-// protocol (docs/benchmarks-notes.md).
-// The queues behind it are allocated on first use: an idle stream pays
-// nothing for it.
-const DefaultReadDepth = bench.MaxDepth
+// llpHelp is the --llp help: every LLP of the transport registry, the
+// default first.
+func llpHelp() string {
+	var b strings.Builder
+	b.WriteString("lower layer:")
+	for i, l := range transport.LLPs() {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s (%s)", l.Name, l.Description)
+	}
+	return b.String()
+}
 
 func (f *llpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.llp, "llp", transport.SCTPNative, "lower layer: sctp-native (the project's own userspace SCTP over UDP), sctp-pion (userspace SCTP over UDP, pion/sctp), sctp-kernel (Linux SCTP), mpa (MPA over TCP)")
-	fs.IntVar(&f.ird, "ird", DefaultReadDepth, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
-	fs.IntVar(&f.ord, "ord", DefaultReadDepth, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
+	// The library's defaults (TestCLIDefaultsAreTheLibrarys).
+	fs.StringVar(&f.llp, "llp", transport.LLPs()[0].Name, llpHelp())
+	fs.IntVar(&f.ird, "ird", iwarp.DefaultIRD, "inbound RDMA Read/Atomic queue depth offered (RFC 6581 §9.1)")
+	fs.IntVar(&f.ord, "ord", iwarp.DefaultORD, "outbound RDMA Read/Atomic queue depth requested (RFC 6581 §9.1)")
 	fs.IntVar(&f.mtu, "mtu", 0, "path MTU for sctp-pion and sctp-native (0: pion sends 8192-octet packets on loopback and 1500-octet ones otherwise; native probes the path, RFC 8899, up to the route's MTU; pion at most 8220)")
 	fs.BoolVar(&f.allowNoALI, "sctp-allow-missing-ali", false, "accept SCTP peers whose INIT/INIT-ACK lacks the DDP Adaptation Layer Indication (RFC 5043 §5.1; sent and required by default)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of this command to the file (go tool pprof)")
@@ -128,13 +135,15 @@ func (f *llpFlags) secureOptions(o *transport.Options, server bool, peer string)
 		}
 	}
 	var err error
-	switch f.llp {
-	case transport.SCTPNative:
+	llp, _ := lookupLLP(f.llp)
+	switch {
+	case slices.Contains(llp.Options, "DTLS"):
 		o.DTLS, err = files.DTLS(server)
-	case transport.MPA:
+	case slices.Contains(llp.Options, "TLS"):
 		o.TLS, err = files.TLS(server)
 	default:
-		return usageError("--secure needs --llp sctp-native (SCTP over DTLS) or mpa (MPA over TLS), not %s", f.llp)
+		return usageError("--secure needs --llp %s (in DTLS or TLS), not %s",
+			strings.Join(append(llpsReading("DTLS"), llpsReading("TLS")...), " or "), f.llp)
 	}
 	if err != nil {
 		return usageError("--secure: %v", err)
@@ -145,38 +154,67 @@ func (f *llpFlags) secureOptions(o *transport.Options, server bool, peer string)
 func (f *llpFlags) options() (transport.Options, error) {
 	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI,
 		TCPCongestion: f.tcpCC, SCTPCongestion: f.sctpCC, NoOffload: f.noOffload}
-	switch f.llp {
-	case transport.SCTPPion, transport.SCTPNative, transport.SCTPKernel, transport.MPA:
-	default:
-		return o, usageError("--llp %q: want sctp-pion, sctp-native, sctp-kernel or mpa", f.llp)
+	llp, ok := lookupLLP(f.llp)
+	if !ok {
+		return o, usageError("--llp %q: want %s", f.llp, strings.Join(llpNames(), ", "))
+	}
+	for _, fl := range []struct {
+		set         bool
+		name, field string
+	}{
+		{f.allowNoALI, "--sctp-allow-missing-ali", "AllowMissingAdaptation"},
+		{f.mtu != 0, "--mtu", "MTU"},
+		{f.tcpCC != "", "--tcp-cc", "TCPCongestion"},
+		{f.sctpCC != "", "--sctp-cc", "SCTPCongestion"},
+		{f.noOffload, "--no-offload", "NoOffload"},
+	} {
+		if fl.set && !slices.Contains(llp.Options, fl.field) {
+			return o, usageError("%s applies to --llp %s only", fl.name, strings.Join(llpsReading(fl.field), " and "))
+		}
 	}
 	if f.ird < 1 || f.ird > iwarp.MaxIRD || f.ord < 1 || f.ord > iwarp.MaxIRD {
 		return o, usageError(fmt.Sprintf("--ird and --ord must be 1..%d (14-bit fields, RFC 6581 §9)", iwarp.MaxIRD))
 	}
-	if f.allowNoALI && f.llp == transport.MPA {
-		return o, usageError("--sctp-allow-missing-ali applies to the SCTP lower layers only")
-	}
-	if f.mtu != 0 && f.llp != transport.SCTPPion && f.llp != transport.SCTPNative {
-		return o, usageError("--mtu applies to --llp sctp-pion and sctp-native only (kernel SCTP and TCP discover the path MTU)")
-	}
 	if f.mtu != 0 && f.llp == transport.SCTPNative && (f.mtu < 576 || f.mtu > 65536) {
 		return o, usageError("--mtu %d: want 576..65536", f.mtu)
 	}
-	if f.tcpCC != "" && f.llp != transport.MPA {
-		return o, usageError("--tcp-cc applies to --llp mpa only")
-	}
-	switch {
-	case f.sctpCC != "" && f.llp != transport.SCTPNative:
-		return o, usageError("--sctp-cc applies to --llp sctp-native only")
-	case f.noOffload && f.llp != transport.SCTPNative:
-		return o, usageError("--no-offload applies to --llp sctp-native only")
-	case f.sctpCC != "" && f.sctpCC != nsctp.CongestionRFC9260 && f.sctpCC != nsctp.CongestionCUBIC:
+	if f.sctpCC != "" && f.sctpCC != nsctp.CongestionRFC9260 && f.sctpCC != nsctp.CongestionCUBIC {
 		return o, usageError("--sctp-cc %q: want %s or %s", f.sctpCC, nsctp.CongestionRFC9260, nsctp.CongestionCUBIC)
 	}
 	if f.mtu != 0 && f.llp == transport.SCTPPion && (f.mtu < 576 || f.mtu > 8220) {
 		return o, usageError("--mtu %d: want 576..8220 (pion/sctp cannot take packets above 8192 octets)", f.mtu)
 	}
 	return o, nil
+}
+
+// lookupLLP returns the registry row of the LLP name.
+func lookupLLP(name string) (transport.LLP, bool) {
+	for _, l := range transport.LLPs() {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return transport.LLP{}, false
+}
+
+// llpNames are the registry's LLP names, the default first.
+func llpNames() []string {
+	var names []string
+	for _, l := range transport.LLPs() {
+		names = append(names, l.Name)
+	}
+	return names
+}
+
+// llpsReading are the LLPs that read the transport.Options field.
+func llpsReading(field string) []string {
+	var names []string
+	for _, l := range transport.LLPs() {
+		if slices.Contains(l.Options, field) {
+			names = append(names, l.Name)
+		}
+	}
+	return names
 }
 
 // durationFlag is --duration and -D: a number of seconds, as perftest's

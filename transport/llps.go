@@ -1,0 +1,195 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
+	"github.com/sctp-rdma/sctp-rdma/mpa"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
+	"github.com/sctp-rdma/sctp-rdma/streams"
+)
+
+// LLP names accepted by Options.LLP.
+const (
+	SCTPNative = native.Kind
+	SCTPPion   = "sctp-pion"
+	SCTPKernel = "sctp-kernel"
+	MPA        = "mpa"
+)
+
+// LLP describes one lower layer of the registry: its Options.LLP Name, a
+// Description (the CLI's --llp help and docs/cli.md), and the Options
+// fields it reads beyond those every LLP reads (IRD, ORD, SQDepth,
+// RQDepth, SendCQ, RecvCQ, PrivateData, Capture, Trace).
+type LLP struct {
+	Name, Description string
+	Options           []string
+}
+
+// llpEntry is one row of the registry: what LLPs shows and how Dial and
+// Listen set the lower layer up. Adding an LLP is adding a row.
+type llpEntry struct {
+	LLP
+	// dial connects n streams to addr (its errors are Dial's).
+	dial func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error)
+	// listen binds l to addr: l.sctp, l.kern or l.tcp.
+	listen func(l *Listener, addr string) error
+}
+
+// registry lists the lower layers; the first is the default (Options.LLP
+// ""), as it is the CLI's.
+var registry = []llpEntry{
+	{LLP: LLP{Name: SCTPNative, Description: "the project's own userspace SCTP over UDP (package sctp), optionally in DTLS",
+		Options: []string{"MTU", "Streams", "AllowMissingAdaptation", "DTLS", "SCTPCongestion", "NoOffload"}},
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+			return dialAssoc(ctx, o, SCTPNative, n, pd, prepare, func() (*sctpllp.Association, error) {
+				return sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
+			}, addr)
+		},
+		listen: func(l *Listener, addr string) (err error) {
+			l.sctp, err = sctpllp.Listen(addr, l.o.nativeConfig(0, true))
+			return err
+		}},
+	{LLP: LLP{Name: SCTPPion, Description: "userspace SCTP over UDP (github.com/pion/sctp)",
+		Options: []string{"MTU", "Streams", "AllowMissingAdaptation", "LocalAddr"}},
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+			return dialAssoc(ctx, o, SCTPPion, n, pd, prepare, func() (*sctpllp.Association, error) {
+				return sctpllp.Dial(ctx, addr, o.sctpConfig(n))
+			}, addr)
+		},
+		listen: func(l *Listener, addr string) (err error) {
+			l.sctp, err = sctpllp.Listen(addr, l.o.sctpConfig(0))
+			return err
+		}},
+	{LLP: LLP{Name: SCTPKernel, Description: "Linux kernel SCTP",
+		Options: []string{"Streams", "AllowMissingAdaptation", "LocalAddr"}},
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+			return dialAssoc(ctx, o, SCTPKernel, n, pd, prepare, func() (*sctpllp.Association, error) {
+				t, err := kernel.Dial(ctx, addr, o.kernelConfig(n))
+				if err != nil {
+					return nil, err
+				}
+				return sctpllp.NewAssociation(t, sctpllp.Config{}), nil
+			}, addr)
+		},
+		listen: func(l *Listener, addr string) (err error) {
+			l.kern, err = kernel.Listen(addr, l.o.kernelConfig(0))
+			return err
+		}},
+	{LLP: LLP{Name: MPA, Description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",
+		Options: []string{"LocalAddr", "TLS", "TCPCongestion", "MaxStartups", "MaxStartupsPerAddress", "StartupTimeout", "FDReserve"}},
+		dial:   dialMPAStreams,
+		listen: listenMPA},
+}
+
+// LLPs returns the lower layers Options.LLP accepts, the default first.
+func LLPs() []LLP {
+	out := make([]LLP, len(registry))
+	for i, e := range registry {
+		out[i] = e.LLP
+		out[i].Options = append([]string(nil), e.Options...)
+	}
+	return out
+}
+
+// lookupLLP returns the registry row of name ("": the default), or
+// ErrUnknownLLP naming the accepted ones.
+func lookupLLP(name string) (*llpEntry, error) {
+	if name == "" {
+		return &registry[0], nil
+	}
+	names := make([]string, len(registry))
+	for i := range registry {
+		if registry[i].Name == name {
+			return &registry[i], nil
+		}
+		names[i] = registry[i].Name
+	}
+	return nil, fmt.Errorf("%w %q (want %s)", ErrUnknownLLP, name, strings.Join(names, ", "))
+}
+
+// dialAssoc opens the association (connect) and n streams on it: every
+// SCTP lower layer's Dial.
+func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD, prepare Prepare,
+	connect func() (*sctpllp.Association, error), addr string) (*Client, error) {
+	assoc, err := connect()
+	if err != nil {
+		return nil, &DialError{LLP: kind, Addr: addr, Err: err}
+	}
+	if n > assoc.NumStreams()-1 {
+		_ = assoc.Abort()
+		return nil, fmt.Errorf("%s: %d streams requested, the association has %d", kind, n, assoc.NumStreams()-1)
+	}
+	c := &Client{MULPDU: assoc.MULPDU()}
+	c.mgr = streams.New(assoc, pd, streams.Config{Endpoint: o.endpointConfig(), SharedCQ: o.SendCQ != nil || o.RecvCQ != nil, PrivateData: o.PrivateData})
+	for i := 0; i < n; i++ {
+		s, err := c.mgr.Open(ctx, uint16(i+1), streams.OpenOptions{Prepare: prepare})
+		if err != nil {
+			c.abort()
+			var re *sctpllp.RejectError
+			if errors.As(err, &re) {
+				return nil, fmt.Errorf("%w: stream %d: %q", ErrRejected, i+1, re.PrivateData)
+			}
+			if errors.Is(err, sctpllp.ErrSessionTerminated) {
+				return nil, fmt.Errorf("%w: stream %d: %w", ErrRejected, i+1, err)
+			}
+			return nil, fmt.Errorf("%s: open stream %d: %w", kind, i+1, err)
+		}
+		c.Endpoints = append(c.Endpoints, s.Endpoint())
+		o.traceEnd(s.Endpoint())
+	}
+	return c, nil
+}
+
+// dialMPAStreams opens n MPA connections to addr, one stream each.
+func dialMPAStreams(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+	c := &Client{}
+	for i := 0; i < n; i++ {
+		conn, err := o.dialMPA(ctx, addr)
+		if err != nil {
+			c.abort()
+			var re *mpa.RejectError
+			if errors.As(err, &re) {
+				return nil, fmt.Errorf("%w: connection %d: %q", ErrRejected, i+1, re.Reply.PrivateData)
+			}
+			return nil, &DialError{LLP: MPA, Addr: addr, Err: err}
+		}
+		ep, err := newMPAEndpoint(conn, o, pd, prepare)
+		if err != nil {
+			c.abort()
+			return nil, err
+		}
+		if i == 0 {
+			c.MULPDU = conn.MULPDU()
+		}
+		c.conns = append(c.conns, conn)
+		c.Endpoints = append(c.Endpoints, ep)
+	}
+	return c, nil
+}
+
+// listenMPA binds a TCP listener whose connections run the MPA Responder
+// start-up under the admission caps (mpaadmit.go).
+func listenMPA(l *Listener, addr string) error {
+	l.mpaCfg = l.o.mpaConfig()
+	l.admit = newMPAAdmission(l.o)
+	l.mpaCfg.HandshakeTimeout = l.admit.timeout
+	lc := net.ListenConfig{Control: tcpcc.Control(l.o.TCPCongestion)}
+	var err error
+	l.tcp, err = lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		return err
+	}
+	// Validates the configuration now rather than at the first peer.
+	if _, err = mpa.NewListener(l.tcp, l.mpaCfg); err != nil {
+		_ = l.tcp.Close()
+	}
+	return err
+}

@@ -1,0 +1,47 @@
+package transport
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRegistry: the zero Options mean the registry's first LLP,
+// sctp-native; each name is there once with a description; an unknown
+// name is ErrUnknownLLP naming every accepted one; LLPs hands out copies.
+func TestRegistry(t *testing.T) {
+	llps := LLPs()
+	require.NotEmpty(t, llps)
+	assert.Equal(t, SCTPNative, llps[0].Name, "the default, as the CLI's")
+	seen := map[string]bool{}
+	for _, l := range llps {
+		assert.False(t, seen[l.Name], "%s listed twice", l.Name)
+		seen[l.Name] = true
+		assert.NotEmpty(t, l.Description, l.Name)
+		for _, f := range l.Options {
+			_, ok := reflect.TypeFor[Options]().FieldByName(f)
+			assert.True(t, ok, "%s reads Options.%s: no such field", l.Name, f)
+		}
+	}
+	assert.Equal(t, map[string]bool{SCTPNative: true, SCTPPion: true, SCTPKernel: true, MPA: true}, seen)
+
+	ln, err := Listen(Options{}, "127.0.0.1:0")
+	require.NoError(t, err)
+	assert.Equal(t, SCTPNative, ln.Kind())
+	require.NoError(t, ln.Close())
+
+	_, err = Listen(Options{LLP: "carrier-pigeon"}, "127.0.0.1:0")
+	require.ErrorIs(t, err, ErrUnknownLLP)
+	_, derr := Dial(t.Context(), Options{LLP: "carrier-pigeon"}, "127.0.0.1:1", 1, nil, nil)
+	require.ErrorIs(t, derr, ErrUnknownLLP)
+	for _, l := range llps {
+		assert.Contains(t, err.Error(), l.Name)
+	}
+
+	llps[0].Name = "changed"
+	llps[0].Options[0] = "changed"
+	assert.Equal(t, SCTPNative, LLPs()[0].Name)
+	assert.NotEqual(t, "changed", LLPs()[0].Options[0])
+}
