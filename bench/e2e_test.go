@@ -33,8 +33,8 @@ func TestRunEveryTest(t *testing.T) {
 // mutual certificate authentication from PEM files.
 func TestRunEveryTest_Secure(t *testing.T) {
 	sd, cd, st, ct := securetest.Configs(t)
-	runEveryTest(t, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, DTLS: sd}, transport.Options{LLP: transport.SCTPNative, DTLS: cd})
-	runEveryTest(t, "mpa+tls", transport.Options{LLP: transport.MPA, TLS: st}, transport.Options{LLP: transport.MPA, TLS: ct})
+	runEveryTest(t, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: sd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: cd}})
+	runEveryTest(t, "mpa+tls", transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: st}}, transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: ct}})
 }
 
 func runEveryTest(t *testing.T, name string, so, co transport.Options) {

@@ -7,26 +7,6 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
-// HandlerFunc is a Handler made of its Serve function, as
-// http.HandlerFunc: it admits every stream, posts no receive in Prepare
-// (so the peer must not Send before f has posted one) and ignores Dropped.
-// HandlerFuncs sets each of the four.
-type HandlerFunc func(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
-
-// Admit admits every stream.
-func (HandlerFunc) Admit(netip.Addr, []byte) error { return nil }
-
-// Prepare posts nothing.
-func (HandlerFunc) Prepare(*rdmap.Endpoint) error { return nil }
-
-// Serve calls f.
-func (f HandlerFunc) Serve(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
-	f(ctx, peer, ep)
-}
-
-// Dropped does nothing.
-func (HandlerFunc) Dropped(netip.Addr) {}
-
 // HandlerFuncs is a Handler of optional functions: a nil OnAdmit admits
 // every stream, a nil OnPrepare posts nothing, a nil OnServe returns when
 // ctx ends or the endpoint does, a nil OnDropped ignores the drop.

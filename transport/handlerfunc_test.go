@@ -14,9 +14,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
-// TestHandlerAdapters: HandlerFunc serves with its function alone;
-// HandlerFuncs calls the functions it has (OnAdmit's error rejects the
-// stream with its text, RFC 5043 §6.3) and defaults the others.
+// TestHandlerAdapters: HandlerFuncs serves with OnServe alone, calls the
+// functions it has (OnAdmit's error rejects the stream with its text, RFC
+// 5043 §6.3) and defaults the others.
 func TestHandlerAdapters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -32,11 +32,11 @@ func TestHandlerAdapters(t *testing.T) {
 	}
 
 	var served atomic.Int32
-	addr, stop := serve(HandlerFunc(func(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
+	addr, stop := serve(&HandlerFuncs{OnServe: func(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint) {
 		served.Add(1)
 		assert.True(t, peer.IsLoopback())
 		<-ctx.Done()
-	}))
+	}})
 	cl, err := Dial(ctx, o, addr, 2, dev.AllocPD(), nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return served.Load() == 2 }, 20*time.Second, 10*time.Millisecond)

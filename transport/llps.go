@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"strings"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
@@ -25,18 +26,20 @@ const (
 )
 
 // LLP describes one lower layer of the registry: its Options.LLP Name, a
-// Description (the CLI's --llp help and docs/cli.md), and the Options
-// fields it reads beyond those every LLP reads (IRD, ORD, SQDepth,
-// RQDepth, SendCQ, RecvCQ, PrivateData, Capture, Trace).
+// Description (the CLI's --llp help and docs/cli.md), and Options, the
+// fields of its own group of Options (Options.Native, Pion, Kernel, MPA).
 type LLP struct {
 	Name, Description string
 	Options           []string
 }
 
 // llpEntry is one row of the registry: what LLPs shows and how Dial and
-// Listen set the lower layer up. Adding an LLP is adding a row.
+// Listen set the lower layer up. Adding an LLP is adding a row (and its
+// group of Options).
 type llpEntry struct {
-	LLP
+	name, description string
+	// options is the type of the LLP's group of Options.
+	options reflect.Type
 	// dial connects n streams to addr (its errors are Dial's).
 	dial func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error)
 	// listen binds l to addr: l.sctp, l.kern or l.tcp.
@@ -46,8 +49,8 @@ type llpEntry struct {
 // registry lists the lower layers; the first is the default (Options.LLP
 // ""), as it is the CLI's.
 var registry = []llpEntry{
-	{LLP: LLP{Name: SCTPNative, Description: "the project's own userspace SCTP over UDP (package sctp), optionally in DTLS",
-		Options: []string{"MTU", "Streams", "AllowMissingAdaptation", "DTLS", "SCTPCongestion", "NoOffload"}},
+	{name: SCTPNative, description: "the project's own userspace SCTP over UDP (package sctp), optionally in DTLS",
+		options: reflect.TypeFor[NativeOptions](),
 		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPNative, n, pd, prepare, func() (*sctpllp.Association, error) {
 				return sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
@@ -57,8 +60,8 @@ var registry = []llpEntry{
 			l.sctp, err = sctpllp.Listen(addr, l.o.nativeConfig(0, true))
 			return err
 		}},
-	{LLP: LLP{Name: SCTPPion, Description: "userspace SCTP over UDP (github.com/pion/sctp)",
-		Options: []string{"MTU", "Streams", "AllowMissingAdaptation", "LocalAddr"}},
+	{name: SCTPPion, description: "userspace SCTP over UDP (github.com/pion/sctp)",
+		options: reflect.TypeFor[PionOptions](),
 		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPPion, n, pd, prepare, func() (*sctpllp.Association, error) {
 				return sctpllp.Dial(ctx, addr, o.sctpConfig(n))
@@ -68,8 +71,8 @@ var registry = []llpEntry{
 			l.sctp, err = sctpllp.Listen(addr, l.o.sctpConfig(0))
 			return err
 		}},
-	{LLP: LLP{Name: SCTPKernel, Description: "Linux kernel SCTP",
-		Options: []string{"Streams", "AllowMissingAdaptation", "LocalAddr"}},
+	{name: SCTPKernel, description: "Linux kernel SCTP",
+		options: reflect.TypeFor[KernelOptions](),
 		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPKernel, n, pd, prepare, func() (*sctpllp.Association, error) {
 				t, err := kernel.Dial(ctx, addr, o.kernelConfig(n))
@@ -83,18 +86,20 @@ var registry = []llpEntry{
 			l.kern, err = kernel.Listen(addr, l.o.kernelConfig(0))
 			return err
 		}},
-	{LLP: LLP{Name: MPA, Description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",
-		Options: []string{"LocalAddr", "TLS", "TCPCongestion", "MaxStartups", "MaxStartupsPerAddress", "StartupTimeout", "FDReserve"}},
-		dial:   dialMPAStreams,
-		listen: listenMPA},
+	{name: MPA, description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",
+		options: reflect.TypeFor[MPAOptions](),
+		dial:    dialMPAStreams,
+		listen:  listenMPA},
 }
 
 // LLPs returns the lower layers Options.LLP accepts, the default first.
 func LLPs() []LLP {
 	out := make([]LLP, len(registry))
 	for i, e := range registry {
-		out[i] = e.LLP
-		out[i].Options = append([]string(nil), e.Options...)
+		out[i] = LLP{Name: e.name, Description: e.description}
+		for f := range e.options.Fields() {
+			out[i].Options = append(out[i].Options, f.Name)
+		}
 	}
 	return out
 }
@@ -107,10 +112,10 @@ func lookupLLP(name string) (*llpEntry, error) {
 	}
 	names := make([]string, len(registry))
 	for i := range registry {
-		if registry[i].Name == name {
+		if registry[i].name == name {
 			return &registry[i], nil
 		}
-		names[i] = registry[i].Name
+		names[i] = registry[i].name
 	}
 	return nil, fmt.Errorf("%w %q (want %s)", ErrUnknownLLP, name, strings.Join(names, ", "))
 }
@@ -181,7 +186,7 @@ func listenMPA(l *Listener, addr string) error {
 	l.mpaCfg = l.o.mpaConfig()
 	l.admit = newMPAAdmission(l.o)
 	l.mpaCfg.HandshakeTimeout = l.admit.timeout
-	lc := net.ListenConfig{Control: tcpcc.Control(l.o.TCPCongestion)}
+	lc := net.ListenConfig{Control: tcpcc.Control(l.o.MPA.TCPCongestion)}
 	var err error
 	l.tcp, err = lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {

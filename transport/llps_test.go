@@ -10,7 +10,8 @@ import (
 
 // TestRegistry: the zero Options mean the registry's first LLP,
 // sctp-native; each name is there once with a description; an unknown
-// name is ErrUnknownLLP naming every accepted one; LLPs hands out copies.
+// name is ErrUnknownLLP naming every accepted one; each row's group of
+// Options is a field of Options; LLPs hands out copies.
 func TestRegistry(t *testing.T) {
 	llps := LLPs()
 	require.NotEmpty(t, llps)
@@ -20,12 +21,18 @@ func TestRegistry(t *testing.T) {
 		assert.False(t, seen[l.Name], "%s listed twice", l.Name)
 		seen[l.Name] = true
 		assert.NotEmpty(t, l.Description, l.Name)
-		for _, f := range l.Options {
-			_, ok := reflect.TypeFor[Options]().FieldByName(f)
-			assert.True(t, ok, "%s reads Options.%s: no such field", l.Name, f)
-		}
+		assert.NotEmpty(t, l.Options, l.Name)
 	}
 	assert.Equal(t, map[string]bool{SCTPNative: true, SCTPPion: true, SCTPKernel: true, MPA: true}, seen)
+
+	// Each row's group is a field of Options, and only one row's.
+	groups := map[reflect.Type]int{}
+	for f := range reflect.TypeFor[Options]().Fields() {
+		groups[f.Type]++
+	}
+	for _, e := range registry {
+		assert.Equal(t, 1, groups[e.options], "%s's %v is one field of Options", e.name, e.options)
+	}
 
 	ln, err := Listen(Options{}, "127.0.0.1:0")
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// MPA start-up defaults (Options.MaxStartups, MaxStartupsPerAddress,
+// MPA start-up defaults (MPAOptions.MaxStartups, MaxStartupsPerAddress,
 // StartupTimeout, FDReserve).
 const (
 	defaultMaxStartups           = 256
@@ -39,7 +39,7 @@ type MPAStats struct {
 	RefusedFDs         uint64 // within FDReserve of RLIMIT_NOFILE
 	StartupTimeouts    uint64 // start-ups that did not finish within StartupTimeout
 	StartupFailures    uint64 // start-ups that failed otherwise (bad frame, reset, rejected, TLS)
-	TLSFailures        uint64 // of those, TLS handshakes that failed (Options.TLS)
+	TLSFailures        uint64 // of those, TLS handshakes that failed (MPAOptions.TLS)
 	FDLimit, FDReserve int
 }
 
@@ -62,8 +62,8 @@ type mpaAdmission struct {
 }
 
 func newMPAAdmission(o Options) *mpaAdmission {
-	a := &mpaAdmission{maxStartups: o.MaxStartups, maxPerAddr: o.MaxStartupsPerAddress, timeout: o.StartupTimeout,
-		fdReserve: o.FDReserve, perAddr: make(map[netip.Addr]int)}
+	a := &mpaAdmission{maxStartups: o.MPA.MaxStartups, maxPerAddr: o.MPA.MaxStartupsPerAddress, timeout: o.MPA.StartupTimeout,
+		fdReserve: o.MPA.FDReserve, perAddr: make(map[netip.Addr]int)}
 	if a.maxStartups <= 0 {
 		a.maxStartups = defaultMaxStartups
 	}

@@ -75,7 +75,7 @@ func legitMPA(t *testing.T, ip, addr string) {
 // after StartupTimeout and counted.
 func TestMPA_SilentConnectionFlood_Bounded(t *testing.T) {
 	const n = 1000
-	ln, stop := serveMPAListener(t, Options{MaxStartups: 100, MaxStartupsPerAddress: 20, StartupTimeout: 500 * time.Millisecond})
+	ln, stop := serveMPAListener(t, Options{MPA: MPAOptions{MaxStartups: 100, MaxStartupsPerAddress: 20, StartupTimeout: 500 * time.Millisecond}})
 	defer stop()
 	runtime.GC()
 	var before runtime.MemStats
@@ -115,7 +115,7 @@ func TestMPA_SilentConnectionFlood_Bounded(t *testing.T) {
 // TestMPA_StartupCaps: MaxStartups bounds the start-ups from all addresses
 // together.
 func TestMPA_StartupCaps(t *testing.T) {
-	ln, stop := serveMPAListener(t, Options{MaxStartups: 10, MaxStartupsPerAddress: 4, StartupTimeout: 5 * time.Second})
+	ln, stop := serveMPAListener(t, Options{MPA: MPAOptions{MaxStartups: 10, MaxStartupsPerAddress: 4, StartupTimeout: 5 * time.Second}})
 	defer stop()
 	var conns []net.Conn
 	for i := range 5 {
@@ -149,7 +149,7 @@ func TestMPA_RefusesNearFDLimit(t *testing.T) {
 	lim := syscall.Rlimit{Cur: uint64(len(fds) + 400), Max: old.Max}
 	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
 	defer func() { require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)) }()
-	ln, stop := serveMPAListener(t, Options{MaxStartups: 1000, MaxStartupsPerAddress: 1000, StartupTimeout: 5 * time.Second, FDReserve: 250})
+	ln, stop := serveMPAListener(t, Options{MPA: MPAOptions{MaxStartups: 1000, MaxStartupsPerAddress: 1000, StartupTimeout: 5 * time.Second, FDReserve: 250}})
 	defer stop()
 	st := ln.MPAStats()
 	require.Equal(t, int(lim.Cur), st.FDLimit)
@@ -173,7 +173,7 @@ func TestMPA_RefusesNearFDLimit(t *testing.T) {
 // and closed at once (4,000 x 4 took +617 MB before): the listener's heap
 // comes back within 4 MiB and every connection is accounted for.
 func TestMPA_ConnectCloseChurn_Bounded(t *testing.T) {
-	ln, stop := serveMPAListener(t, Options{MaxStartups: 1000, MaxStartupsPerAddress: 1000})
+	ln, stop := serveMPAListener(t, Options{MPA: MPAOptions{MaxStartups: 1000, MaxStartupsPerAddress: 1000}})
 	defer stop()
 	runtime.GC()
 	var before runtime.MemStats

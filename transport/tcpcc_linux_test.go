@@ -22,11 +22,11 @@ func socketCC(t *testing.T, sc syscall.Conn) string {
 	return cc
 }
 
-// TestMPATCPCongestion: Options.TCPCongestion reaches the listening
+// TestMPATCPCongestion: MPAOptions.TCPCongestion reaches the listening
 // socket, every connection it accepts and every dialled one; a name the
 // kernel does not know fails Listen and Dial with an error naming it.
 func TestMPATCPCongestion(t *testing.T) {
-	o := Options{LLP: MPA, TCPCongestion: "reno", PrivateData: []byte("ok")}
+	o := Options{LLP: MPA, MPA: MPAOptions{TCPCongestion: "reno"}, PrivateData: []byte("ok")}
 	ln, err := Listen(o, "127.0.0.1:0")
 	require.NoError(t, err)
 	assert.Equal(t, "reno", socketCC(t, ln.tcp.(*net.TCPListener)))
@@ -44,7 +44,7 @@ func TestMPATCPCongestion(t *testing.T) {
 	}
 	require.NoError(t, c.Close(dctx))
 
-	bad := Options{LLP: MPA, TCPCongestion: "no-such-cc"}
+	bad := Options{LLP: MPA, MPA: MPAOptions{TCPCongestion: "no-such-cc"}}
 	_, err = Listen(bad, "127.0.0.1:0")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"no-such-cc"`)

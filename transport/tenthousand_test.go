@@ -32,7 +32,7 @@ func (c *collecting) Prepare(ep *rdmap.Endpoint) error {
 }
 
 // TestTenThousandStreams: one association, sctp-native or sctp-pion
-// (transport.Options.Streams raising pion's default of 4,096; under the
+// (Options.Native.Streams, Pion.Streams raising pion's default of 4,096; under the
 // race detector pion opens pionStreams, 600, 10,000 taking minutes there:
 // make test runs the test once more without it, pion at 10,000 too),
 // carries 10,000 DDP
@@ -59,7 +59,7 @@ func manyStreams(t *testing.T, llp string, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
-	o := transport.Options{LLP: llp, Streams: n + 1, SQDepth: 4, RQDepth: 4}
+	o := transport.Options{LLP: llp, Native: transport.NativeOptions{Streams: n + 1}, Pion: transport.PionOptions{Streams: n + 1}, SQDepth: 4, RQDepth: 4}
 	ln, err := transport.Listen(o, "127.0.0.1:0")
 	require.NoError(t, err)
 	h := &collecting{}

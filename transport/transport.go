@@ -84,7 +84,9 @@ func (e *DialError) Error() string { return e.LLP + ": connect " + e.Addr + ": "
 // Unwrap returns the lower layer's cause.
 func (e *DialError) Unwrap() error { return e.Err }
 
-// Options configure both ends. Zero fields take defaults.
+// Options configure both ends. Zero fields take defaults. The fields at
+// the top are read by every LLP; Native, Pion, Kernel and MPA are one
+// LLP's each, and only the group of the LLP named is read.
 type Options struct {
 	// LLP is one of LLPs' names: SCTPNative (the project's own userspace
 	// SCTP, package sctp; "" means it, as for the CLI), SCTPPion,
@@ -94,19 +96,6 @@ type Options struct {
 	// (MPA enhanced Request/Reply, SCTP Enhanced Initiate/Accept). 0:
 	// iwarp.DefaultIRD and DefaultORD, the CLI's --ird and --ord.
 	IRD, ORD int
-	// MTU is the path MTU for sctp-pion and sctp-native (0: their
-	// defaults: 8192-octet packets on loopback for pion, the loopback MTU
-	// for native).
-	MTU int
-	// Streams is the number of SCTP streams an association offers in
-	// each direction (0: the stack's default, at least enough for the
-	// dialled streams; up to 65535); for sctp-pion, whose INIT always
-	// offers 65535, the streams this end accepts (pion.Config.Streams).
-	Streams int
-	// AllowMissingAdaptation accepts SCTP peers that send no DDP
-	// Adaptation Layer Indication (RFC 5043 §5.1); by default it is sent
-	// and required in both SCTP modes.
-	AllowMissingAdaptation bool
 	// PrivateData is sent with every Initiate / MPA Request or Reply.
 	PrivateData []byte
 	// SQDepth and RQDepth size the endpoints' queues (0: rdmap defaults).
@@ -117,39 +106,6 @@ type Options struct {
 	// many QPs on one CQ. A completion's WRID then has to tell the
 	// Streams apart. nil: each endpoint has its own.
 	SendCQ, RecvCQ *rdmap.CQ
-	// LocalAddr, for Dial, is the local IP address to connect from
-	// (sctp-pion, sctp-kernel and mpa; empty: the system's choice). For
-	// sctp-kernel it may name several, "ip1/ip2": a multi-homed endpoint
-	// (kernel.Config.LocalAddr); Listen's and Dial's address may likewise
-	// be "ip1/ip2:port" there.
-	LocalAddr string
-	// MaxStartups, MaxStartupsPerAddress, StartupTimeout and FDReserve
-	// bound an MPA listener's connections before their MPA Request
-	// (mpaadmit.go; 0: DefaultMaxStartups 256, DefaultMaxStartupsPerAddress
-	// 16, DefaultStartupTimeout 5 s, DefaultFDReserve 64).
-	MaxStartups, MaxStartupsPerAddress int
-	StartupTimeout                     time.Duration
-	FDReserve                          int
-	// DTLS, for sctp-native, runs every association inside DTLS (RFC
-	// 8261): the same configuration serves Dial (client side) and Listen
-	// (server side). TLS, for mpa, runs every MPA connection inside TLS
-	// (crypto/tls; TLS 1.3 unless the configuration allows less). Both
-	// authenticate as their configuration says; nil: in the clear.
-	DTLS *dtls.Config
-	TLS  *tls.Config
-	// TCPCongestion, for mpa, is each TCP connection's congestion control
-	// (Linux TCP_CONGESTION, e.g. "cubic", "reno", "bbr"; "": the
-	// system's default). One missing from the host's
-	// net.ipv4.tcp_allowed_congestion_control needs CAP_NET_ADMIN.
-	TCPCongestion string
-	// SCTPCongestion, for sctp-native, is each association's congestion
-	// Control: "cubic" (RFC 9438) or "rfc9260" (RFC 9260 §7.2); "": the
-	// stack's default for DDP (native.DefaultCongestionControl, cubic).
-	SCTPCongestion string
-	// NoOffload, for sctp-native, sends and receives every packet with
-	// its own system call (sctp.Config.NoOffload: UDP_SEGMENT and
-	// UDP_GRO off).
-	NoOffload bool
 	// Capture, if not nil, records every packet of every LLP to a pcapng
 	// file (package capture): sctp-pion's and sctp-native's UDP datagrams,
 	// MPA's TCP byte streams as segments, sctp-kernel's messages as SCTP
@@ -161,6 +117,79 @@ type Options struct {
 	// flight and RTO, its T3-rtx expiries and its end. The caller closes
 	// it after Dial's client or Serve is done.
 	Trace *trace.Writer
+
+	Native NativeOptions // sctp-native's
+	Pion   PionOptions   // sctp-pion's
+	Kernel KernelOptions // sctp-kernel's
+	MPA    MPAOptions    // mpa's
+}
+
+// NativeOptions are sctp-native's Options.
+type NativeOptions struct {
+	// MTU is the path MTU (0: the loopback MTU to a loopback address,
+	// else probed, RFC 8899). Streams is the number of SCTP streams an
+	// association offers in each direction (0: the stack's default, at
+	// least enough for the dialled streams; up to 65535).
+	MTU, Streams int
+	// AllowMissingAdaptation accepts peers that send no DDP Adaptation
+	// Layer Indication (RFC 5043 §5.1); by default it is sent and required.
+	AllowMissingAdaptation bool
+	// DTLS runs every association inside DTLS (RFC 8261): the same
+	// configuration serves Dial (client side) and Listen (server side);
+	// nil: in the clear.
+	DTLS *dtls.Config
+	// CongestionControl is each association's: "cubic" (RFC 9438) or
+	// "rfc9260" (RFC 9260 §7.2); "": native.DefaultCongestionControl.
+	CongestionControl string
+	// NoOffload sends and receives every packet with its own system call
+	// (sctp.Config.NoOffload: UDP_SEGMENT and UDP_GRO off).
+	NoOffload bool
+}
+
+// PionOptions are sctp-pion's Options.
+type PionOptions struct {
+	// MTU is the path MTU (0: 8192-octet packets on loopback, else 1500).
+	// Streams is the number of streams this end accepts
+	// (pion.Config.Streams; its INIT always offers 65535).
+	MTU, Streams int
+	// AllowMissingAdaptation: as NativeOptions'.
+	AllowMissingAdaptation bool
+	// LocalAddr, for Dial, is the local IP address to connect from
+	// (empty: the system's choice).
+	LocalAddr string
+}
+
+// KernelOptions are sctp-kernel's Options.
+type KernelOptions struct {
+	// Streams is the number of SCTP streams offered in each direction (0:
+	// 64, at least enough for the dialled streams).
+	Streams int
+	// AllowMissingAdaptation: as NativeOptions'.
+	AllowMissingAdaptation bool
+	// LocalAddr, for Dial, is the local IP address to connect from; it
+	// may name several, "ip1/ip2": a multi-homed endpoint
+	// (kernel.Config.LocalAddr). Listen's and Dial's address may likewise
+	// be "ip1/ip2:port".
+	LocalAddr string
+}
+
+// MPAOptions are mpa's Options.
+type MPAOptions struct {
+	// LocalAddr, for Dial, is the local IP address to connect from.
+	LocalAddr string
+	// TLS runs every MPA connection inside TLS (crypto/tls; TLS 1.3
+	// unless the configuration allows less); nil: in the clear.
+	TLS *tls.Config
+	// TCPCongestion is each TCP connection's congestion control (Linux
+	// TCP_CONGESTION, e.g. "cubic", "bbr"; "": the system's). One missing
+	// from net.ipv4.tcp_allowed_congestion_control needs CAP_NET_ADMIN.
+	TCPCongestion string
+	// MaxStartups, MaxStartupsPerAddress, StartupTimeout and FDReserve
+	// bound a listener's connections before their MPA Request
+	// (mpaadmit.go; 0: 256, 16, 5 s and 64).
+	MaxStartups, MaxStartupsPerAddress int
+	StartupTimeout                     time.Duration
+	FDReserve                          int
 }
 
 func (o Options) endpointConfig() rdmap.EndpointConfig {
@@ -171,38 +200,38 @@ func (o Options) endpointConfig() rdmap.EndpointConfig {
 // carries n streams (0 for a listener): Streams, or pion.DefaultStreams,
 // raised to n+1 when the dialled streams need more (as for sctp-native).
 func (o Options) sctpConfig(n int) sctpllp.Config {
-	s := o.Streams
+	s := o.Pion.Streams
 	if s != 0 || n+1 > pion.DefaultStreams {
 		s = max(s, n+1)
 	}
-	return sctpllp.Config{Stack: pion.Stack(pion.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture,
-		LocalAddr: o.LocalAddr})}
+	return sctpllp.Config{Stack: pion.Stack(pion.Config{MTU: o.Pion.MTU, Streams: s, AllowMissingAdaptation: o.Pion.AllowMissingAdaptation, Capture: o.Capture,
+		LocalAddr: o.Pion.LocalAddr})}
 }
 
 func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
-	s := o.Streams
+	s := o.Native.Streams
 	if s != 0 {
 		s = max(s, n+1)
 	}
-	ncfg := native.Config{MTU: o.MTU, Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, CongestionControl: o.SCTPCongestion,
-		NoOffload: o.NoOffload}
+	ncfg := native.Config{MTU: o.Native.MTU, Streams: s, AllowMissingAdaptation: o.Native.AllowMissingAdaptation,
+		CongestionControl: o.Native.CongestionControl, NoOffload: o.Native.NoOffload}
 	if o.Capture != nil {
 		ncfg.Tap = o.Capture.SCTPOverUDPTap(server)
 	}
 	if o.Trace != nil {
 		ncfg.Tracer = o.Trace
 	}
-	return sctpllp.Config{Stack: native.Stack(ncfg, o.DTLS)}
+	return sctpllp.Config{Stack: native.Stack(ncfg, o.Native.DTLS)}
 }
 
 func (o Options) kernelConfig(n int) kernel.Config {
-	s := o.Streams
+	s := o.Kernel.Streams
 	if s == 0 {
 		s = max(64, n+1)
 	}
-	kc := kernel.Config{Streams: s, AllowMissingAdaptation: o.AllowMissingAdaptation, Capture: o.Capture}
-	if o.LocalAddr != "" {
-		kc.LocalAddr = o.LocalAddr + ":0" // "ip" or, multi-homed, "ip1/ip2"
+	kc := kernel.Config{Streams: s, AllowMissingAdaptation: o.Kernel.AllowMissingAdaptation, Capture: o.Capture}
+	if o.Kernel.LocalAddr != "" {
+		kc.LocalAddr = o.Kernel.LocalAddr + ":0" // "ip" or, multi-homed, "ip1/ip2"
 	}
 	return kc
 }
@@ -250,12 +279,12 @@ func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prep
 
 // dialMPA is mpa.Dial, with the TCP connection recorded if o.Capture.
 func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
-	if o.Capture == nil && o.LocalAddr == "" && o.TLS == nil && o.TCPCongestion == "" {
+	if o.Capture == nil && o.MPA.LocalAddr == "" && o.MPA.TLS == nil && o.MPA.TCPCongestion == "" {
 		return mpa.Dial(ctx, "tcp", addr, o.mpaConfig())
 	}
-	d := net.Dialer{Control: tcpcc.Control(o.TCPCongestion)}
-	if o.LocalAddr != "" {
-		ip, err := netip.ParseAddr(o.LocalAddr)
+	d := net.Dialer{Control: tcpcc.Control(o.MPA.TCPCongestion)}
+	if o.MPA.LocalAddr != "" {
+		ip, err := netip.ParseAddr(o.MPA.LocalAddr)
 		if err != nil {
 			return nil, fmt.Errorf("mpa: local address: %w", err)
 		}
@@ -269,8 +298,8 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 	if o.Capture != nil {
 		rc = o.Capture.Conn(nc, true)
 	}
-	if o.TLS != nil {
-		tc := tls.Client(rc, o.TLS)
+	if o.MPA.TLS != nil {
+		tc := tls.Client(rc, o.MPA.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = rc.Close()
 			return nil, fmt.Errorf("%w with %s (does it run MPA over TLS, with a certificate this end trusts?): %w", ErrTLSHandshake, addr, err)
@@ -280,7 +309,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 	c, err := mpa.Client(ctx, rc, o.mpaConfig())
 	if err != nil {
 		_ = rc.Close()
-		if o.TLS != nil && strings.Contains(err.Error(), "remote error: tls:") {
+		if o.MPA.TLS != nil && strings.Contains(err.Error(), "remote error: tls:") {
 			// TLS 1.3: the server judges the client's certificate after
 			// the client's side of the handshake is done; its alert
 			// arrives on the first read.
@@ -460,9 +489,9 @@ func Listen(o Options, addr string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{kind: e.Name, o: o}
+	l := &Listener{kind: e.name, o: o}
 	if err := e.listen(l, addr); err != nil {
-		return nil, fmt.Errorf("%s: listen %s: %w", e.Name, addr, err)
+		return nil, fmt.Errorf("%s: listen %s: %w", e.name, addr, err)
 	}
 	return l, nil
 }
@@ -576,8 +605,8 @@ func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Ha
 		nc = l.o.Capture.Conn(nc, false)
 	}
 	began := time.Now()
-	if l.o.TLS != nil {
-		tc := tls.Server(nc, l.o.TLS)
+	if l.o.MPA.TLS != nil {
+		tc := tls.Server(nc, l.o.MPA.TLS)
 		hctx, cancel := context.WithTimeout(ctx, l.admit.timeout)
 		err := tc.HandshakeContext(hctx)
 		cancel()

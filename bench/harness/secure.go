@@ -36,11 +36,11 @@ func measureSecure(cfg Config) []Row {
 			err = firstErr(e1, e2, e3, e4)
 			if slices.Contains(cfg.LLPs, transport.SCTPNative) {
 				modes = append(modes, mode{transport.SCTPNative, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative},
-					transport.Options{LLP: transport.SCTPNative, DTLS: cd}, transport.Options{LLP: transport.SCTPNative, DTLS: sd}})
+					transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: cd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: sd}}})
 			}
 			if slices.Contains(cfg.LLPs, transport.MPA) {
 				modes = append(modes, mode{transport.MPA, "mpa+tls", transport.Options{LLP: transport.MPA},
-					transport.Options{LLP: transport.MPA, TLS: ct}, transport.Options{LLP: transport.MPA, TLS: st}})
+					transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: ct}}, transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: st}}})
 			}
 		}
 	}

@@ -58,7 +58,7 @@ type WANConfig struct {
 	HOLSize     int
 	HOLDuration time.Duration
 	// SCTPCongestion is sctp-native's congestion control ("": its
-	// default for DDP; see transport.Options.SCTPCongestion).
+	// default for DDP; see transport.Options.Native.CongestionControl).
 	SCTPCongestion string
 	// TCPCongestion is the congestion control of every TCP socket of the
 	// run (raw TCP and MPA's connections; default DefaultWANTCP).

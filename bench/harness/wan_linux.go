@@ -237,9 +237,9 @@ func wanOptions(l *wanPath, llp string) transport.Options {
 	o := transport.Options{LLP: llp}
 	switch llp {
 	case transport.MPA:
-		o.TCPCongestion = l.TCPCongestion()
+		o.MPA.TCPCongestion = l.TCPCongestion()
 	case transport.SCTPNative:
-		o.SCTPCongestion = l.sctpCC
+		o.Native.CongestionControl = l.sctpCC
 	}
 	return o
 }

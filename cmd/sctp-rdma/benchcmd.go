@@ -70,7 +70,7 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	switch {
 	case f.emulate != "" && f.connect != "":
 		return bench.Config{}, nil, usageError("--emulate runs its own server: no server address with it")
-	case f.emulate != "" && (o.DTLS != nil || o.TLS != nil):
+	case f.emulate != "" && (o.Native.DTLS != nil || o.MPA.TLS != nil):
 		return bench.Config{}, nil, usageError("--emulate runs its own server in the clear: no --secure with it")
 	case f.connect == "" && f.emulate == "":
 		return bench.Config{}, nil, usageError("--connect is required")
@@ -248,8 +248,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	run := func(c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c) }
 	if f.emulate != "" {
 		t := cfg.Transport
-		so := transport.Options{LLP: t.LLP, IRD: t.IRD, ORD: t.ORD, MTU: t.MTU, TCPCongestion: t.TCPCongestion, SCTPCongestion: t.SCTPCongestion,
-			NoOffload: t.NoOffload}
+		// The server's: the client's LLP options, in the clear.
+		so := transport.Options{LLP: t.LLP, IRD: t.IRD, ORD: t.ORD, Native: t.Native, Pion: t.Pion, Kernel: t.Kernel, MPA: t.MPA}
+		so.Native.DTLS, so.MPA.TLS = nil, nil
 		em, err := startEmulated(f.emulate, so, stderr)
 		if err != nil {
 			return err

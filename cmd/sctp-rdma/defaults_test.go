@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"net/netip"
 	"os"
 	"regexp"
 	"strings"
@@ -50,12 +49,7 @@ func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
 	served := make(chan error, 1)
 	go func() {
 		served <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(),
-			transport.HandlerFunc(func(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
-				select {
-				case <-ctx.Done():
-				case <-ep.Done():
-				}
-			}))
+			&transport.HandlerFuncs{})
 	}()
 	type seen struct {
 		llp            string

@@ -34,7 +34,7 @@ func startEmulated(spec string, so transport.Options, w io.Writer) (*emulated, e
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("--emulate needs root: it makes two network namespaces and a TUN link between them")
 	}
-	l, err := netem.NewLink(p, netem.LinkOptions{TCPCongestion: so.TCPCongestion})
+	l, err := netem.NewLink(p, netem.LinkOptions{TCPCongestion: so.MPA.TCPCongestion})
 	if err != nil {
 		return nil, err
 	}

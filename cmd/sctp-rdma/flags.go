@@ -138,9 +138,9 @@ func (f *llpFlags) secureOptions(o *transport.Options, server bool, peer string)
 	llp, _ := lookupLLP(f.llp)
 	switch {
 	case slices.Contains(llp.Options, "DTLS"):
-		o.DTLS, err = files.DTLS(server)
+		o.Native.DTLS, err = files.DTLS(server)
 	case slices.Contains(llp.Options, "TLS"):
-		o.TLS, err = files.TLS(server)
+		o.MPA.TLS, err = files.TLS(server)
 	default:
 		return usageError("--secure needs --llp %s (in DTLS or TLS), not %s",
 			strings.Join(append(llpsReading("DTLS"), llpsReading("TLS")...), " or "), f.llp)
@@ -152,8 +152,13 @@ func (f *llpFlags) secureOptions(o *transport.Options, server bool, peer string)
 }
 
 func (f *llpFlags) options() (transport.Options, error) {
-	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord, MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI,
-		TCPCongestion: f.tcpCC, SCTPCongestion: f.sctpCC, NoOffload: f.noOffload}
+	// Each flag goes to every LLP group that has its field (only --llp's
+	// is read); a flag of none of --llp's fields is refused below.
+	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord,
+		Native: transport.NativeOptions{MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI, CongestionControl: f.sctpCC, NoOffload: f.noOffload},
+		Pion:   transport.PionOptions{MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI},
+		Kernel: transport.KernelOptions{AllowMissingAdaptation: f.allowNoALI},
+		MPA:    transport.MPAOptions{TCPCongestion: f.tcpCC}}
 	llp, ok := lookupLLP(f.llp)
 	if !ok {
 		return o, usageError("--llp %q: want %s", f.llp, strings.Join(llpNames(), ", "))
@@ -165,7 +170,7 @@ func (f *llpFlags) options() (transport.Options, error) {
 		{f.allowNoALI, "--sctp-allow-missing-ali", "AllowMissingAdaptation"},
 		{f.mtu != 0, "--mtu", "MTU"},
 		{f.tcpCC != "", "--tcp-cc", "TCPCongestion"},
-		{f.sctpCC != "", "--sctp-cc", "SCTPCongestion"},
+		{f.sctpCC != "", "--sctp-cc", "CongestionControl"},
 		{f.noOffload, "--no-offload", "NoOffload"},
 	} {
 		if fl.set && !slices.Contains(llp.Options, fl.field) {

@@ -39,7 +39,7 @@ type LinkOptions struct {
 	// net.ipv4.tcp_allowed_congestion_control. Otherwise the namespaces
 	// keep the host's default and each socket must ask for it
 	// (TCP_CONGESTION, which root may set to any available one; see
-	// Link.TCPCongestion and transport.Options.TCPCongestion).
+	// Link.TCPCongestion and transport.Options.MPA.TCPCongestion).
 	TCPCongestion string
 	// LossOnly, if not nil, limits the profile's random loss to the IP
 	// packets for which it returns true (the two directions call it

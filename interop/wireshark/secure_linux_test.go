@@ -47,9 +47,9 @@ func TestSecureModesHideDDP(t *testing.T) {
 		decodeAs, data string // tshark -d rule for the port, and the application data field
 		clear          []string
 	}{
-		{"sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, DTLS: sd}, transport.Options{LLP: transport.SCTPNative, DTLS: cd},
+		{"sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: sd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: cd}},
 			"udp", "udp.port==%d,dtls", "dtls.app_data", []string{"sctp", "rdmap", "ddp"}},
-		{"mpa+tls", transport.Options{LLP: transport.MPA, TLS: st}, transport.Options{LLP: transport.MPA, TLS: ct},
+		{"mpa+tls", transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: st}}, transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: ct}},
 			"tcp", "tcp.port==%d,tls", "tls.app_data", []string{"iwarp_mpa", "iwarp_ddp", "iwarp_rdma"}},
 		{"sctp-native in the clear", transport.Options{LLP: transport.SCTPNative}, transport.Options{LLP: transport.SCTPNative},
 			"udp", "udp.port==%d,sctp", "rdmap", nil},
