@@ -342,7 +342,8 @@ func (a *Association) transmit(now time.Time) {
 				}
 			}
 			imm := a.immediateSACKs()
-			for a.pendHead < len(a.pend) && !a.oq.Full() {
+			wait := a.deferRun()
+			for !wait && a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
 				if !a.cc.CanSend(c.n) {
 					limited = !a.cc.CanRetransmit(c.n)
@@ -434,6 +435,47 @@ func (a *Association) burstUsed(left int) {
 		return
 	}
 	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.cc.Cwnd())
+}
+
+// deferRun reports whether new DATA should wait for the next SACK rather
+// than leave now in a short run (the deferral of Linux TCP's segmentation
+// offload, tcp_tso_should_defer). A sender whose window opens by the few
+// packets one SACK acknowledges would send runs of that size, each read
+// whole by the receiver (UDP_GRO) and answered with one SACK: the run
+// stays a few packets long however large the window, at two system calls
+// on each side per run. Waiting while a quarter of the window is in
+// flight, the SACKs of which arrive anyway, lets the runs grow to runGoal.
+// Only with runs (UDP_SEGMENT), in congestion avoidance (slow start grows
+// cwnd per SACK) and outside Fast Recovery. mu is held.
+func (a *Association) deferRun() bool {
+	if a.batch == nil || a.batch.gso == nil || a.cc.InSlowStart() {
+		return false
+	}
+	if _, inFR := a.cc.InFastRecovery(); inFR {
+		return false
+	}
+	cwnd, flight := a.cc.Cwnd(), a.cc.Flight()
+	goal := min(runGoal(a.maxPacket), cwnd/4)
+	if flight < goal || flight < 4*a.maxPacket {
+		return false // too little in flight for its SACKs to free a run
+	}
+	room := min(cwnd+a.cc.PMDCS()-1-flight, a.cc.Rwnd())
+	if room >= goal {
+		return false
+	}
+	// Only a sender with a run's worth waiting defers: a shorter message
+	// (a request, the end of a transfer) goes now.
+	pending := 0
+	for i := a.pendHead; i < len(a.pend) && pending < goal; i++ {
+		pending += a.pend[i].n
+	}
+	return pending >= goal
+}
+
+// runGoal is the run of packets of maxPacket octets deferRun waits for:
+// half of what one UDP_SEGMENT send takes.
+func runGoal(maxPacket int) int {
+	return min(gsoMaxBytes/2, gsoMaxSegments/2*maxPacket)
 }
 
 // immediateSACKs reports whether new DATA asks for an immediate SACK with
