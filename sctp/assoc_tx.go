@@ -507,10 +507,7 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 		copy(b, a.hdr[:])
 		if c.hasCRC {
 			const head = wire.HeaderLen + wire.DataHeaderLen
-			if n := uint32(len(b) - head); n != a.crcShiftLen {
-				a.crcShift, a.crcShiftLen = crc32c.Shift(int(n)), n
-			}
-			wire.SetChecksumTail(b, head, c.crc, a.crcShift)
+			a.setChecksumTail(b, head, c.crc)
 		} else {
 			wire.SetChecksum(b)
 		}
@@ -518,6 +515,37 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 		return p
 	}
 	return append(p, c.chunk()...)
+}
+
+// setChecksumTail completes the checksum of a packet of one DATA chunk
+// whose data (from head on) has the CRC32c tail: with the tables of
+// a.crcTab for the length that repeats (the full-size chunks of a
+// transfer), otherwise with crc32c.Shift, remembered for the last length;
+// the second packet in a row of one length that misses the tables makes
+// them that length's, so that lengths alternating with it (last
+// fragments) do not rebuild them each time. mu is held.
+func (a *Association) setChecksumTail(b []byte, head int, tail uint32) {
+	n := len(b) - head
+	if a.crcTab != nil && a.crcTab.Len() == n {
+		a.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+		return
+	}
+	if uint32(n) == a.crcShiftLen {
+		a.crcMiss++
+	} else {
+		a.crcShift, a.crcShiftLen, a.crcMiss = crc32c.Shift(n), uint32(n), 1
+	}
+	if a.crcMiss >= 2 {
+		if a.crcTab == nil {
+			a.crcTab = new(wire.TailShift)
+		}
+		a.crcTab.Reset(n)
+		a.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+		return
+	}
+	wire.SetChecksumTail(b, head, tail, a.crcShift)
 }
 
 // appendSACK appends a SACK of the current receive state (RFC 9260
