@@ -62,9 +62,13 @@ type Association struct {
 	// crcShift is crc32c.Shift(crcShiftLen): the last length of data
 	// whose CRC32c a packet combined with its headers' (addChunk).
 	crcShift, crcShiftLen uint32
-	closeSocket           func() // the active side's own socket
-	release               func() // a Listener's bookkeeping
-	laddr, raddr          net.Addr
+	// crcTab is the shift as tables for the length that repeats, crcMiss
+	// the packets in a row of length crcShiftLen (setChecksumTail).
+	crcTab       *wire.TailShift
+	crcMiss      int
+	closeSocket  func() // the active side's own socket
+	release      func() // a Listener's bookkeeping
+	laddr, raddr net.Addr
 
 	peerAddr              netip.AddrPort
 	localAP               netip.AddrPort // for Config.Tap

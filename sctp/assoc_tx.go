@@ -342,7 +342,8 @@ func (a *Association) transmit(now time.Time) {
 				}
 			}
 			imm := a.immediateSACKs()
-			for a.pendHead < len(a.pend) && !a.oq.Full() {
+			wait := a.deferRun()
+			for !wait && a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
 				if !a.cc.CanSend(c.n) {
 					limited = !a.cc.CanRetransmit(c.n)
@@ -436,6 +437,47 @@ func (a *Association) burstUsed(left int) {
 	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.cc.Cwnd())
 }
 
+// deferRun reports whether new DATA should wait for the next SACK rather
+// than leave now in a short run (the deferral of Linux TCP's segmentation
+// offload, tcp_tso_should_defer). A sender whose window opens by the few
+// packets one SACK acknowledges would send runs of that size, each read
+// whole by the receiver (UDP_GRO) and answered with one SACK: the run
+// stays a few packets long however large the window, at two system calls
+// on each side per run. Waiting while a quarter of the window is in
+// flight, the SACKs of which arrive anyway, lets the runs grow to runGoal.
+// Only with runs (UDP_SEGMENT), in congestion avoidance (slow start grows
+// cwnd per SACK) and outside Fast Recovery. mu is held.
+func (a *Association) deferRun() bool {
+	if a.batch == nil || a.batch.gso == nil || a.cc.InSlowStart() {
+		return false
+	}
+	if _, inFR := a.cc.InFastRecovery(); inFR {
+		return false
+	}
+	cwnd, flight := a.cc.Cwnd(), a.cc.Flight()
+	goal := min(runGoal(a.maxPacket), cwnd/4)
+	if flight < goal || flight < 4*a.maxPacket {
+		return false // too little in flight for its SACKs to free a run
+	}
+	room := min(cwnd+a.cc.PMDCS()-1-flight, a.cc.Rwnd())
+	if room >= goal {
+		return false
+	}
+	// Only a sender with a run's worth waiting defers: a shorter message
+	// (a request, the end of a transfer) goes now.
+	pending := 0
+	for i := a.pendHead; i < len(a.pend) && pending < goal; i++ {
+		pending += a.pend[i].n
+	}
+	return pending >= goal
+}
+
+// runGoal is the run of packets of maxPacket octets deferRun waits for:
+// half of what one UDP_SEGMENT send takes.
+func runGoal(maxPacket int) int {
+	return min(gsoMaxBytes/2, gsoMaxSegments/2*maxPacket)
+}
+
 // immediateSACKs reports whether new DATA asks for an immediate SACK with
 // the I bit (RFC 9260 §3.3.1, RFC 7053 §4.1): in slow start, outside Fast
 // Recovery, while cwnd limits the sender. §7.2.1 grows cwnd by one PMDCS
@@ -465,10 +507,7 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 		copy(b, a.hdr[:])
 		if c.hasCRC {
 			const head = wire.HeaderLen + wire.DataHeaderLen
-			if n := uint32(len(b) - head); n != a.crcShiftLen {
-				a.crcShift, a.crcShiftLen = crc32c.Shift(int(n)), n
-			}
-			wire.SetChecksumTail(b, head, c.crc, a.crcShift)
+			a.setChecksumTail(b, head, c.crc)
 		} else {
 			wire.SetChecksum(b)
 		}
@@ -476,6 +515,37 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 		return p
 	}
 	return append(p, c.chunk()...)
+}
+
+// setChecksumTail completes the checksum of a packet of one DATA chunk
+// whose data (from head on) has the CRC32c tail: with the tables of
+// a.crcTab for the length that repeats (the full-size chunks of a
+// transfer), otherwise with crc32c.Shift, remembered for the last length;
+// the second packet in a row of one length that misses the tables makes
+// them that length's, so that lengths alternating with it (last
+// fragments) do not rebuild them each time. mu is held.
+func (a *Association) setChecksumTail(b []byte, head int, tail uint32) {
+	n := len(b) - head
+	if a.crcTab != nil && a.crcTab.Len() == n {
+		a.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+		return
+	}
+	if uint32(n) == a.crcShiftLen {
+		a.crcMiss++
+	} else {
+		a.crcShift, a.crcShiftLen, a.crcMiss = crc32c.Shift(n), uint32(n), 1
+	}
+	if a.crcMiss >= 2 {
+		if a.crcTab == nil {
+			a.crcTab = new(wire.TailShift)
+		}
+		a.crcTab.Reset(n)
+		a.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+		return
+	}
+	wire.SetChecksumTail(b, head, tail, a.crcShift)
 }
 
 // appendSACK appends a SACK of the current receive state (RFC 9260

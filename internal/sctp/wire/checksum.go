@@ -51,3 +51,48 @@ func SetChecksumTail(pkt []byte, head int, tailCRC, shift uint32) {
 func ChecksumOK(pkt []byte) bool {
 	return len(pkt) >= HeaderLen && binary.LittleEndian.Uint32(pkt[8:]) == Checksum(pkt)
 }
+
+// TailShift is crc32c.Shift(n) for one length n as tables: moving a CRC
+// past n octets is a multiplication modulo the polynomial, linear in the
+// CRC, so four tables of 256 entries (one per octet of the CRC) replace
+// crc32c.CombineShift's bit-by-bit multiplication, which cost more per
+// packet than checksumming the packet's headers. Building one costs 32 of
+// those multiplications: worth it for a length that repeats.
+type TailShift struct {
+	n int
+	t [4][256]uint32
+}
+
+// Reset makes s the shift past n octets (n >= 0).
+func (s *TailShift) Reset(n int) {
+	sh := crc32c.Shift(n)
+	s.n = n
+	for k := range s.t {
+		t := &s.t[k]
+		t[0] = 0
+		for j := 0; j < 8; j++ {
+			t[1<<j] = crc32c.CombineShift(1<<(8*k+j), 0, sh)
+		}
+		for i := 3; i < 256; i++ {
+			if low := i & -i; low != i {
+				t[i] = t[low] ^ t[i^low]
+			}
+		}
+	}
+}
+
+// Len is the length s shifts past.
+func (s *TailShift) Len() int { return s.n }
+
+// apply returns crc moved past s.Len() octets of zeros.
+func (s *TailShift) apply(crc uint32) uint32 {
+	return s.t[0][byte(crc)] ^ s.t[1][byte(crc>>8)] ^ s.t[2][byte(crc>>16)] ^ s.t[3][crc>>24]
+}
+
+// SetChecksumTailShift is SetChecksumTail with the shift as tables; s.Len()
+// is len(pkt)-head.
+func SetChecksumTailShift(pkt []byte, head int, tailCRC uint32, s *TailShift) {
+	clear(pkt[8:HeaderLen])
+	c := s.apply(crc32c.Update(0, pkt[:head])) ^ tailCRC
+	binary.LittleEndian.PutUint32(pkt[8:], c)
+}

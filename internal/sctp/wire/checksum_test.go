@@ -64,3 +64,23 @@ func TestSetChecksumTail(t *testing.T) {
 		assert.True(t, ChecksumOK(pkt))
 	}
 }
+
+// SetChecksumTailShift, the table form, stores the same checksum as
+// SetChecksumTail, for a table built afresh and for one reused after a
+// Reset to another length.
+func TestSetChecksumTailShift(t *testing.T) {
+	var s TailShift
+	for _, c := range []struct{ head, tail int }{{HeaderLen, 0}, {HeaderLen + 16, 1024}, {HeaderLen + 16, 65448}, {HeaderLen + 20, 3}, {100, 1400}, {HeaderLen + 16, 1436}} {
+		pkt := make([]byte, c.head+c.tail)
+		for i := range pkt {
+			pkt[i] = byte(i*13 + c.head)
+		}
+		want := append([]byte(nil), pkt...)
+		SetChecksum(want)
+		s.Reset(c.tail)
+		require.Equal(t, c.tail, s.Len())
+		SetChecksumTailShift(pkt, c.head, crc32c.Checksum(pkt[c.head:]), &s)
+		assert.Equal(t, want[8:12], pkt[8:12], "head %d, tail %d", c.head, c.tail)
+		assert.True(t, ChecksumOK(pkt))
+	}
+}
