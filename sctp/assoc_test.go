@@ -237,7 +237,10 @@ func TestWriteMsgFairUnderBackpressure(t *testing.T) {
 	// bound): overtaken counts the messages of other writers that completed
 	// while one WriteMsg waited. Waiting writers are granted space in turn,
 	// so a wait sees each other writer finish a few messages (without turns a
-	// writer can be overtaken without bound).
+	// writer can be overtaken without bound, thousands here). A goroutine
+	// preempted between reading the counter and calling WriteMsg counts what
+	// completed meanwhile too, and one SACK can free room for a burst of
+	// writers: the bound leaves room for both.
 	var done atomic.Int64
 	var overtaken int64
 	var wg sync.WaitGroup
@@ -267,7 +270,7 @@ func TestWriteMsgFairUnderBackpressure(t *testing.T) {
 	least := slices.Min(firstDone)
 	t.Logf("most messages of others completed during one WriteMsg: %d; fewest sent by a writer when the first finished: %d of %d", overtaken, least, msgs)
 	assert.GreaterOrEqual(t, least, msgs/3, "a writer left behind")
-	assert.LessOrEqual(t, overtaken, int64(6*writers), "a writer starved: overtaken by more than six messages of every other writer")
+	assert.LessOrEqual(t, overtaken, int64(12*writers), "a writer starved: overtaken by more than twelve messages of every other writer")
 }
 
 // gatedPair is pair with the accepted association's delivery blocked
