@@ -343,6 +343,7 @@ func (a *Association) transmit(now time.Time) {
 			}
 			imm := a.immediateSACKs()
 			wait := a.deferRun()
+			a.cc.heldBack = wait
 			for !wait && a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
 				if !a.cc.CanSend(c.n) {

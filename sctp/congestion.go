@@ -110,9 +110,14 @@ type congestion struct {
 	flight    int
 	peerARwnd uint32
 	inFR      bool
-	frExit    uint32
-	cubic     *cubicState // nil: RFC 9260 §7.2.2 congestion avoidance
-	hs        hyStart
+	// heldBack: the last transmission kept new DATA back for a longer run
+	// (Association.deferRun) while the window was nearly full; the next
+	// SACK counts the window as used, as Linux counts TSO deferral as
+	// cwnd-limited.
+	heldBack bool
+	frExit   uint32
+	cubic    *cubicState // nil: RFC 9260 §7.2.2 congestion avoidance
+	hs       hyStart
 }
 
 // newCongestion returns the state of a new association: cwnd is
@@ -308,13 +313,13 @@ func (c *congestion) OnAck(a ackInfo) {
 		}
 	} else if c.cubic != nil {
 		// Grow only a window that is used (as RFC 9260 §7.2.2 does).
-		if acked > 0 && !c.inFR && flightBefore+c.pmdcs > c.cwnd {
+		if acked > 0 && !c.inFR && (flightBefore+c.pmdcs > c.cwnd || c.heldBack) {
 			c.cwnd = c.cubic.onAck(c.cwnd, c.pmdcs, acked, a.Now, a.SRTT)
 		}
 	} else if !c.inFR {
 		c.pba += acked + max(a.DuplicateBytes, 0)
 		if c.pba >= c.cwnd {
-			if flightBefore < c.cwnd {
+			if flightBefore < c.cwnd && !c.heldBack {
 				c.pba = c.cwnd
 			} else {
 				c.pba -= c.cwnd
@@ -325,6 +330,7 @@ func (c *congestion) OnAck(a ackInfo) {
 	if a.AllAcked {
 		c.pba = 0
 	}
+	c.heldBack = false
 	if c.inFR && seq.TSNGreaterEq(a.CumTSNAck, c.frExit) {
 		c.inFR = false
 	}

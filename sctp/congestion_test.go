@@ -381,3 +381,21 @@ func TestCongestionNoAllocs(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// A window kept short of full by the run deferral (heldBack) counts as
+// used: partial_bytes_acked reaching cwnd grows cwnd as with the window
+// full, where it would be capped otherwise; the next SACK, the deferral
+// over, applies the plain rule again.
+func TestCongestionAvoidanceHeldBack(t *testing.T) {
+	c := ccState(1000, 4000, 2000, 0, 0, 1<<20)
+	c.pba, c.flight, c.heldBack = 3000, 3000, true
+	c.OnAck(ackInfo{AckedBytes: 1500, FlightAcked: 1500, ARwnd: 1 << 20})
+	assert.Equal(t, 5000, c.Cwnd(), "held back: the window counts as used")
+	assert.Equal(t, 500, c.PartialBytesAcked())
+	assert.False(t, c.heldBack, "one SACK only")
+
+	c.pba, c.flight = 4500, 3000
+	c.OnAck(ackInfo{AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20})
+	assert.Equal(t, 5000, c.Cwnd(), "not held back: the window below cwnd does not grow")
+	assert.Equal(t, 5000, c.PartialBytesAcked())
+}
