@@ -641,6 +641,12 @@ func (t *kernelTransport) establish(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if serr := t.socketError(); serr != nil {
+				// The poller saw the socket's error (EPOLLERR: the wait
+				// returns "not pollable") before the failure's
+				// notification was read: the socket says why.
+				return fmt.Errorf("sctpllp: association set-up failed: %w", os.NewSyscallError("connect", serr))
+			}
 			return err
 		}
 		if !notif {
@@ -659,13 +665,7 @@ func (t *kernelTransport) establish(ctx context.Context) error {
 				// The socket's error says why: ECONNREFUSED for the ABORT
 				// of a port where nothing listens, ETIMEDOUT when the
 				// INITs went unanswered.
-				var serr error
-				_ = t.rc.Control(func(fd uintptr) {
-					if v, e := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR); e == nil && v != 0 {
-						serr = unix.Errno(v)
-					}
-				})
-				if serr != nil {
+				if serr := t.socketError(); serr != nil {
 					return fmt.Errorf("%w: %w", err, os.NewSyscallError("connect", serr))
 				}
 			}
@@ -675,6 +675,17 @@ func (t *kernelTransport) establish(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// socketError returns the socket's pending error (SO_ERROR), or nil.
+func (t *kernelTransport) socketError() error {
+	var serr error
+	_ = t.rc.Control(func(fd uintptr) {
+		if v, e := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR); e == nil && v != 0 {
+			serr = unix.Errno(v)
+		}
+	})
+	return serr
 }
 
 // recvOnce is the rc.Read callback: one recvmsg into rBuf[rOff:].
