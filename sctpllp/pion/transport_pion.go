@@ -469,22 +469,25 @@ func (t *Transport) setCause(err error) {
 	// writes can make the adaptation close the association (all sessions
 	// erroneous, RFC 5040 §7) before this runs, and that local Close must
 	// not turn the peer's ABORT into a graceful end.
+	werr := t.wconn.failed()
 	if errors.Is(err, sctp.ErrChunk) && !t.aborting.Load() {
 		err = fmt.Errorf("%w: peer sent SCTP ABORT: %w", llp.ErrAborted, err)
 	} else if t.aborting.Load() {
 		err = fmt.Errorf("%w: local abort", llp.ErrAborted)
-	} else if t.closing.Load() {
-		err = nil
-	} else if werr := t.wconn.failed(); werr != nil && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
+	} else if werr != nil && (t.closing.Load() || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
 		// pion's write loop closes the conn when a write fails (for
 		// example ECONNREFUSED after an ICMP port unreachable: the peer
 		// process is gone), and its read loop then reports only the
-		// closed conn. That is a failure, not a graceful end.
+		// closed conn. That is a failure, not a graceful end, also when
+		// the adaptation's Close (its sessions failing on those writes)
+		// came first.
 		if errors.Is(werr, syscall.ECONNREFUSED) {
 			err = fmt.Errorf("%w: peer port unreachable (ICMP): %w", llp.ErrAborted, werr)
 		} else {
 			err = fmt.Errorf("%w: %w", llp.ErrAborted, werr)
 		}
+	} else if t.closing.Load() {
+		err = nil
 	} else if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		err = nil // graceful SHUTDOWN by the peer
 	} else if errors.Is(err, syscall.ECONNREFUSED) {
