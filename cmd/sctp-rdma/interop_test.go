@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // interopStacks are the SCTP stacks every pair of which must work at
@@ -56,4 +60,27 @@ func TestInteropDefaults_RFC8899Loopback(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestStallDefault_RFC9260_6_3_3: --stall's default outlasts three T3-rtx
+// expiries back to back for sctp-pion (RTO.Min 1 s, doubled at each expiry,
+// §6.3.3 E2), keeps 3 s for the other LLPs, and a given --stall wins.
+func TestStallDefault_RFC9260_6_3_3(t *testing.T) {
+	pionRTOMin := time.Second
+	backoff := pionRTOMin + 2*pionRTOMin + 4*pionRTOMin
+	for _, c := range []struct {
+		llp  string
+		flag time.Duration
+		want time.Duration
+	}{
+		{"", 0, bench.DefaultStallTimeout},
+		{transport.SCTPNative, 0, bench.DefaultStallTimeout},
+		{transport.MPA, 0, bench.DefaultStallTimeout},
+		{transport.SCTPPion, 0, pionStallTimeout},
+		{transport.SCTPPion, time.Second, time.Second},
+		{transport.SCTPNative, -1, -1},
+	} {
+		assert.Equal(t, c.want, stallTimeout(c.flag, c.llp), "llp %q flag %v", c.llp, c.flag)
+	}
+	assert.Greater(t, pionStallTimeout, backoff)
 }
