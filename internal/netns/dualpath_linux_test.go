@@ -1,0 +1,61 @@
+//go:build linux
+
+package netns
+
+import (
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// udpReaches reports whether a UDP datagram sent from address from in
+// ns A to address to in ns B arrives within a second.
+func udpReaches(t *testing.T, d *DualPath, from, to string) bool {
+	t.Helper()
+	var srv *net.UDPConn
+	require.NoError(t, In(d.B, func() (err error) {
+		srv, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(to)})
+		return err
+	}))
+	defer srv.Close()
+	var cli *net.UDPConn
+	if err := In(d.A, func() (err error) {
+		cli, err = net.DialUDP("udp4", &net.UDPAddr{IP: net.ParseIP(from)}, srv.LocalAddr().(*net.UDPAddr))
+		return err
+	}); err != nil {
+		return false // a cut link has no route: "network is unreachable"
+	}
+	defer cli.Close()
+	_, _ = cli.Write([]byte("x"))
+	require.NoError(t, srv.SetReadDeadline(time.Now().Add(time.Second)))
+	var b [8]byte
+	_, err := srv.Read(b[:])
+	return err == nil
+}
+
+// TestDualPath: both links carry traffic; a cut or black-holed link
+// carries none while the other still does; each comes back.
+func TestDualPath(t *testing.T) {
+	require.Zero(t, os.Geteuid(), "needs root: network namespaces")
+	d, err := NewDualPath(1500)
+	require.NoError(t, err)
+	t.Cleanup(d.Destroy)
+	for i := range 2 {
+		assert.True(t, udpReaches(t, d, d.AAddr[i], d.BAddr[i]), "link %d", i)
+	}
+	require.NoError(t, d.Cut(0))
+	assert.False(t, udpReaches(t, d, d.AAddr[0], d.BAddr[0]), "cut link")
+	assert.True(t, udpReaches(t, d, d.AAddr[1], d.BAddr[1]), "the other link")
+	require.NoError(t, d.Restore(0))
+	require.Eventually(t, func() bool { return udpReaches(t, d, d.AAddr[0], d.BAddr[0]) }, 10*time.Second, 100*time.Millisecond)
+
+	require.NoError(t, d.BlackHole(1))
+	assert.False(t, udpReaches(t, d, d.AAddr[1], d.BAddr[1]), "black-holed link")
+	assert.True(t, udpReaches(t, d, d.AAddr[0], d.BAddr[0]))
+	require.NoError(t, d.Heal(1))
+	assert.True(t, udpReaches(t, d, d.AAddr[1], d.BAddr[1]))
+}
