@@ -231,10 +231,14 @@ type Conn struct {
 	rxBroken bool
 
 	// teardown
-	mu        sync.Mutex
-	started   bool
-	closed    bool // Close called
-	aborted   bool // Abort called
+	mu      sync.Mutex
+	started bool
+	closed  bool // Close called
+	aborted bool // Abort called
+	// reset is the first ECONNRESET/EPIPE a send drew: the kernel reports
+	// a peer's RST once, to whichever call comes first, and the reader
+	// then sees only end of file.
+	reset     error
 	rxEnded   bool // receive goroutine no longer reads
 	ncClosed  bool
 	done      chan struct{} // closed by Close or Abort
@@ -460,6 +464,11 @@ func (c *Conn) ioError(op string, err error) error {
 		return fmt.Errorf("mpa: %s: %w", op, llp.ErrAborted)
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		c.mu.Lock()
+		if c.reset == nil {
+			c.reset = err
+		}
+		c.mu.Unlock()
 		return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
 	}
 	return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))

@@ -8,7 +8,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1021,4 +1024,53 @@ func TestConfigValidation(t *testing.T) {
 	}
 	_, err := Listen("tcp", "127.0.0.1:0", &Config{Revision: 9})
 	require.ErrorIs(t, err, errInvalidConfig)
+}
+
+// resetOnWrite is a client TCP conn whose writes fail with ECONNRESET
+// once armed: the kernel hands a peer's RST to the first call that comes.
+type resetOnWrite struct {
+	net.Conn
+	armed atomic.Bool
+}
+
+func (r *resetOnWrite) Write(b []byte) (int, error) {
+	if r.armed.Load() {
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.ECONNRESET)}
+	}
+	return r.Conn.Write(b)
+}
+
+// TestRFC5044_8_ResetSeenBySendFirst: the peer's RST reaches a send
+// first (ECONNRESET) and the receive side then reads only end of file;
+// the stream still ends with "TCP connection lost" (RFC 5044 §8 code 1)
+// naming the reset, not with a graceful close.
+func TestRFC5044_8_ResetSeenBySendFirst(t *testing.T) {
+	ln, err := Listen("tcp", "127.0.0.1:0", &Config{})
+	require.NoError(t, err)
+	defer ln.Close()
+	ch := make(chan *Conn, 1)
+	go func() {
+		c, err := ln.Accept(testCtx(t))
+		assert.NoError(t, err)
+		ch <- c
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	rc := &resetOnWrite{Conn: nc}
+	cli, err := Client(testCtx(t), rc, &Config{})
+	require.NoError(t, err)
+	srv := <-ch
+	require.NotNil(t, srv)
+	teardown(t, cli, srv)
+	cr := newRecorder()
+	cli.Start(cr)
+
+	rc.armed.Store(true)
+	serr := cli.SendSegment(nil, []byte("x"))
+	require.ErrorIs(t, serr, syscall.ECONNRESET)
+	require.NoError(t, srv.NetConn().Close()) // FIN: what the reader sees after the RST
+	err = cr.end(t)
+	require.ErrorIs(t, err, ErrConnectionLost)
+	assert.ErrorIs(t, err, syscall.ECONNRESET)
+	assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
 }

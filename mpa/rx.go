@@ -208,11 +208,13 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 func (c *Conn) readErr(err error) error {
 	partial := c.rx.w > c.rx.r
 	c.mu.Lock()
-	closed, aborted := c.closed, c.aborted
+	closed, aborted, reset := c.closed, c.aborted, c.reset
 	c.mu.Unlock()
 	switch {
 	case aborted:
 		return fmt.Errorf("mpa: receive: %w", llp.ErrAborted)
+	case errors.Is(err, io.EOF) && reset != nil:
+		return c.ioError("receive", reset) // the RST a send saw first, not a FIN
 	case errors.Is(err, io.EOF) && !partial:
 		return nil // the peer's FIN at an FPDU boundary: graceful (RFC 5044 §7.2)
 	case errors.Is(err, io.EOF):
