@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := iwarp.NewDDPControl(tt.tagged, tt.last)
+			c := iwarpwire.NewDDPControl(tt.tagged, tt.last)
 			assert.Equal(t, tt.want, byte(c))
 			assert.Equal(t, []byte{tt.want}, c.Append(nil))
 			assert.Equal(t, 1, c.Len())
@@ -32,7 +33,7 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 			assert.Equal(t, 1, n)
 			assert.Equal(t, tt.tagged, got.Tagged())
 			assert.Equal(t, tt.last, got.Last())
-			assert.Equal(t, uint8(iwarp.DDPVersion), got.DV())
+			assert.Equal(t, uint8(iwarpwire.DDPVersion), got.DV())
 		})
 	}
 }
@@ -56,12 +57,12 @@ func TestControlVersion_RFC5041_7_2(t *testing.T) {
 		typ  iwarp.DDPErrorType
 		code uint8
 	}{
-		{0x80, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
-		{0xc2, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
-		{0x83, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
-		{0x00, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
-		{0x42, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
-		{0x03, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
+		{0x80, iwarp.DDPTypeTagged, iwarp.Term.DDPTaggedVersion.Code},
+		{0xc2, iwarp.DDPTypeTagged, iwarp.Term.DDPTaggedVersion.Code},
+		{0x83, iwarp.DDPTypeTagged, iwarp.Term.DDPTaggedVersion.Code},
+		{0x00, iwarp.DDPTypeUntagged, iwarp.Term.DDPUntaggedVersion.Code},
+		{0x42, iwarp.DDPTypeUntagged, iwarp.Term.DDPUntaggedVersion.Code},
+		{0x03, iwarp.DDPTypeUntagged, iwarp.Term.DDPUntaggedVersion.Code},
 	}
 	for _, tt := range tests {
 		_, _, err := parseControl([]byte{tt.b})
@@ -81,8 +82,8 @@ func TestControlEmpty(t *testing.T) {
 }
 
 func TestControlHeaderLen(t *testing.T) {
-	assert.Equal(t, iwarp.DDPTaggedHeaderLen, iwarp.NewDDPControl(true, false).HeaderLen())
-	assert.Equal(t, iwarp.DDPUntaggedHeaderLen, iwarp.NewDDPControl(false, true).HeaderLen())
+	assert.Equal(t, iwarpwire.DDPTaggedHeaderLen, iwarpwire.NewDDPControl(true, false).HeaderLen())
+	assert.Equal(t, iwarpwire.DDPUntaggedHeaderLen, iwarpwire.NewDDPControl(false, true).HeaderLen())
 }
 
 func FuzzParseControl(f *testing.F) {
@@ -94,7 +95,7 @@ func FuzzParseControl(f *testing.F) {
 		c, n, err := parseControl(b)
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code) {
+			if !errors.As(err, &e) || !iwarpwire.ValidDDPCode(e.Type, e.Code) {
 				t.Fatalf("untyped or invalid error %v", err)
 			}
 			if n != 0 {
@@ -102,10 +103,10 @@ func FuzzParseControl(f *testing.F) {
 			}
 			return
 		}
-		if n != 1 || c.DV() != iwarp.DDPVersion {
+		if n != 1 || c.DV() != iwarpwire.DDPVersion {
 			t.Fatalf("n=%d dv=%d", n, c.DV())
 		}
-		if got := c.Append(nil); got[0] != b[0]&^byte(iwarp.DDPControlRsvdMask) {
+		if got := c.Append(nil); got[0] != b[0]&^byte(iwarpwire.DDPControlRsvdMask) {
 			t.Fatalf("round trip %#x -> %#x", b[0], got[0])
 		}
 	})

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // The DDP Error Types and Codes of RFC 5041 §7.2 are rows of the one
-// Terminate table of package iwarp (iwarp.TermDDPInvalidSTag, ...,
-// iwarp.DDPCodeName, iwarp.ValidDDPCode); the RDMAP layer carries them in a
+// Terminate table of package iwarp (iwarp.Term.DDPInvalidSTag, ...,
+// iwarpwire.DDPCodeName, iwarpwire.ValidDDPCode); the RDMAP layer carries them in a
 // Terminate with Layer iwarp.LayerDDP (RFC 5040 §4.8).
 
 // Error is a DDP error with its RFC 5041 §7.2 Error Type and Error Code.
@@ -29,14 +30,14 @@ type Error struct {
 }
 
 // NewError returns the *Error of the DDP Terminate code c (Layer 1, one of
-// the iwarp.TermDDP* rows) wrapping cause (may be nil).
+// the iwarp.Term.DDP* rows) wrapping cause (may be nil).
 func NewError(c iwarp.TermCode, cause error) *Error {
 	return &Error{Type: iwarp.DDPErrorType(c.EType), Code: c.Code, Err: cause}
 }
 
 // Error implements error.
 func (e *Error) Error() string {
-	s := fmt.Sprintf("ddp: %s (type %#x, code %#02x): %s", e.Type, uint8(e.Type), e.Code, iwarp.DDPCodeName(e.Type, e.Code))
+	s := fmt.Sprintf("ddp: %s (type %#x, code %#02x): %s", e.Type, uint8(e.Type), e.Code, iwarpwire.DDPCodeName(e.Type, e.Code))
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -48,7 +49,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // TermCode returns the Terminate code (Layer 1) that reports e
 // (RFC 5040 §4.8, RFC 5041 §7.2).
-func (e *Error) TermCode() iwarp.TermCode { return iwarp.DDPTermCode(e.Type, e.Code) }
+func (e *Error) TermCode() iwarp.TermCode { return iwarpwire.DDPTermCode(e.Type, e.Code) }
 
 // Is reports whether target is an *Error with the same Type and Code.
 func (e *Error) Is(target error) bool {
@@ -65,21 +66,21 @@ func asError(err error) (*Error, bool) {
 	return nil, false
 }
 
-// Prototype errors, one per row of RFC 5041 §7.2 (the iwarp.TermDDP* rows),
+// Prototype errors, one per row of RFC 5041 §7.2 (the iwarp.Term.DDP* rows),
 // for errors.Is. They carry no cause; do not modify them.
 var (
-	errLocalCatastrophic = NewError(iwarp.TermDDPLocalCatastrophic, nil)
-	errInvalidSTag       = NewError(iwarp.TermDDPInvalidSTag, nil)
-	errBaseBounds        = NewError(iwarp.TermDDPBaseBounds, nil)
-	errSTagNotAssociated = NewError(iwarp.TermDDPSTagNotAssociated, nil)
-	errTOWrap            = NewError(iwarp.TermDDPTOWrap, nil)
-	errTaggedVersion     = NewError(iwarp.TermDDPTaggedVersion, nil)
-	errInvalidQN         = NewError(iwarp.TermDDPInvalidQN, nil)
-	errNoBuffer          = NewError(iwarp.TermDDPNoBuffer, nil)
-	errMSNRange          = NewError(iwarp.TermDDPMSNRange, nil)
-	errInvalidMO         = NewError(iwarp.TermDDPInvalidMO, nil)
-	errMessageTooLong    = NewError(iwarp.TermDDPMessageTooLong, nil)
-	errUntaggedVersion   = NewError(iwarp.TermDDPUntaggedVersion, nil)
+	errLocalCatastrophic = NewError(iwarp.Term.DDPLocalCatastrophic, nil)
+	errInvalidSTag       = NewError(iwarp.Term.DDPInvalidSTag, nil)
+	errBaseBounds        = NewError(iwarp.Term.DDPBaseBounds, nil)
+	errSTagNotAssociated = NewError(iwarp.Term.DDPSTagNotAssociated, nil)
+	errTOWrap            = NewError(iwarp.Term.DDPTOWrap, nil)
+	errTaggedVersion     = NewError(iwarp.Term.DDPTaggedVersion, nil)
+	errInvalidQN         = NewError(iwarp.Term.DDPInvalidQN, nil)
+	errNoBuffer          = NewError(iwarp.Term.DDPNoBuffer, nil)
+	errMSNRange          = NewError(iwarp.Term.DDPMSNRange, nil)
+	errInvalidMO         = NewError(iwarp.Term.DDPInvalidMO, nil)
+	errMessageTooLong    = NewError(iwarp.Term.DDPMessageTooLong, nil)
+	errUntaggedVersion   = NewError(iwarp.Term.DDPUntaggedVersion, nil)
 )
 
 // Causes wrapped inside *Error values (and returned by the local API), for

@@ -17,7 +17,7 @@ type inbox struct {
 }
 
 func (b *inbox) TaggedTarget(*ddp.TaggedHeader, int) ([]byte, error) {
-	return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPInvalidSTag.Code} // no tagged buffers
+	return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPInvalidSTag.Code} // no tagged buffers
 }
 func (b *inbox) CheckUntagged(*ddp.UntaggedHeader) error { return nil }
 func (b *inbox) Deliver(m *ddp.Message) error {

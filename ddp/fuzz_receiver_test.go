@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 )
 
 // Fuzz input format for FuzzReceiver: a sequence of records
@@ -232,7 +232,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 				}
 				first = re
 				if e, ok := asError(re.Err); ok {
-					if !iwarp.ValidDDPCode(e.Type, e.Code) {
+					if !iwarpwire.ValidDDPCode(e.Type, e.Code) {
 						t.Fatalf("invalid type/code %v", e)
 					}
 				} else if !errors.Is(re.Err, errTestULP) {

@@ -42,7 +42,7 @@ func (u *guardULP) unheld(where string) {
 func (u *guardULP) TaggedTarget(h *TaggedHeader, length int) ([]byte, error) {
 	u.unheld("TaggedTarget")
 	if h.STag != 1 || h.TO+uint64(length) > uint64(len(u.buf)) {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPInvalidSTag.Code}
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPInvalidSTag.Code}
 	}
 	return u.buf[h.TO : h.TO+uint64(length)], nil
 }

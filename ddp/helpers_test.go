@@ -58,17 +58,17 @@ func (u *testULP) TaggedTarget(h *TaggedHeader, length int) ([]byte, error) {
 	defer u.mu.Unlock()
 	r, ok := u.regions[h.STag]
 	if !ok {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPInvalidSTag.Code}
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPInvalidSTag.Code}
 	}
 	if r.stream != u.stream {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPSTagNotAssociated.Code}
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPSTagNotAssociated.Code}
 	}
 	n := uint64(length)
 	if h.TO > math.MaxUint64-n {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPTOWrap.Code}
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPTOWrap.Code}
 	}
 	if h.TO >= uint64(len(r.buf)) || h.TO+n > uint64(len(r.buf)) {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPBaseBounds.Code,
+		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPBaseBounds.Code,
 			Err: fmt.Errorf("TO %d + %d > %d", h.TO, n, len(r.buf))}
 	}
 	return r.buf[h.TO : h.TO+n : h.TO+n], nil

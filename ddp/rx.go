@@ -339,17 +339,17 @@ func (r *Receiver) handleTagged(b []byte) error {
 	if n > 0 {
 		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
 		if r.tag.active && r.tag.haveTag && h.STag != r.tag.stag {
-			return r.fail(b, NewError(iwarp.TermDDPInvalidSTag, errSTagChanged), nil)
+			return r.fail(b, NewError(iwarp.Term.DDPInvalidSTag, errSTagChanged), nil)
 		}
 		if h.TO > math.MaxUint64-uint64(n) { // RFC 5041 §7.1 tagged check 5
-			return r.fail(b, NewError(iwarp.TermDDPTOWrap, nil), nil)
+			return r.fail(b, NewError(iwarp.Term.DDPTOWrap, nil), nil)
 		}
 		dst, err := r.ulp.TaggedTarget(h, n) // checks 1-4
 		if err != nil {
 			return r.fail(b, err, nil)
 		}
 		if len(dst) != n {
-			return r.fail(b, NewError(iwarp.TermDDPLocalCatastrophic,
+			return r.fail(b, NewError(iwarp.Term.DDPLocalCatastrophic,
 				fmt.Errorf("%w: %d octets for a %d-octet payload", errTargetLength, len(dst), n)), nil)
 		}
 		copy(dst, payload)
@@ -383,7 +383,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 		return r.fail(b, err, nil)
 	}
 	if uint64(h.QN) >= uint64(len(r.queues)) { // check 1
-		return r.fail(b, NewError(iwarp.TermDDPInvalidQN, nil), nil)
+		return r.fail(b, NewError(iwarp.Term.DDPInvalidQN, nil), nil)
 	}
 	payload := r.scr.seg.Payload
 	mo := uint64(h.MO)
@@ -432,14 +432,14 @@ func (r *Receiver) handleUntagged(b []byte) error {
 // h on q. r.mu is held.
 func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) *Error {
 	if h.MSN != q.headMSN { // check 5
-		e := NewError(iwarp.TermDDPMSNRange, nil)
+		e := NewError(iwarp.Term.DDPMSNRange, nil)
 		if q.placed().inProgress() && h.MSN == q.headMSN+1 {
 			e.Err = errIncomplete
 		}
 		return e
 	}
 	if q.posted() == 0 { // check 2
-		return NewError(iwarp.TermDDPNoBuffer, nil)
+		return NewError(iwarp.Term.DDPNoBuffer, nil)
 	}
 	size := uint64(q.credSize)
 	if size == 0 {
@@ -447,16 +447,16 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	}
 	if end > mo {
 		if mo >= size { // check 3
-			return NewError(iwarp.TermDDPInvalidMO, nil)
+			return NewError(iwarp.Term.DDPInvalidMO, nil)
 		}
 		if end > size { // check 4
-			return NewError(iwarp.TermDDPMessageTooLong, nil)
+			return NewError(iwarp.Term.DDPMessageTooLong, nil)
 		}
 	} else if mo > size {
-		return NewError(iwarp.TermDDPInvalidMO, nil)
+		return NewError(iwarp.Term.DDPInvalidMO, nil)
 	}
 	if err := q.placed().check(mo, end, h.Last); err != nil {
-		return NewError(iwarp.TermDDPInvalidMO, err)
+		return NewError(iwarp.Term.DDPInvalidMO, err)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -307,7 +307,7 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 				assert.ErrorIs(t, err, tc.cause)
 			}
 			if e, ok := asError(err); ok {
-				assert.True(t, iwarp.ValidDDPCode(e.Type, e.Code), "%v", e)
+				assert.True(t, iwarpwire.ValidDDPCode(e.Type, e.Code), "%v", e)
 				want := tc.want.(*Error)
 				assert.Equal(t, want.Type, e.Type)
 				assert.Equal(t, want.Code, e.Code)
@@ -395,7 +395,7 @@ func TestReceiverDeliverError(t *testing.T) {
 	require.NotNil(t, re.Message)
 	assert.Equal(t, uint64(2), re.Message.Cookie)
 	assert.Equal(t, []byte("bc"), re.Message.Buffer)
-	assert.Equal(t, seg[:iwarp.DDPUntaggedHeaderLen], re.Header)
+	assert.Equal(t, seg[:iwarpwire.DDPUntaggedHeaderLen], re.Header)
 	assert.Equal(t, len(seg), re.SegmentLen)
 	_, failed := u.snapshot()
 	require.Len(t, failed, 1)
@@ -617,7 +617,7 @@ func BenchmarkPlaceTagged(b *testing.B) {
 	r := newReceiver(u, 4)
 	u.r = r
 	var segs [][]byte
-	const room = 1448 - iwarp.DDPTaggedHeaderLen
+	const room = 1448 - iwarpwire.DDPTaggedHeaderLen
 	for off := 0; off < 64<<10; off += room {
 		n := min(room, 64<<10-off)
 		segs = append(segs, taggedSeg(off+n == 64<<10, 0x40, 1, uint64(off), make([]byte, n)))
@@ -648,7 +648,7 @@ func BenchmarkPlaceUntagged(b *testing.B) {
 		}
 	}
 	var segs [][]byte
-	const room = 1448 - iwarp.DDPUntaggedHeaderLen
+	const room = 1448 - iwarpwire.DDPUntaggedHeaderLen
 	for off := 0; off < 64<<10; off += room {
 		n := min(room, 64<<10-off)
 		segs = append(segs, untaggedSeg(off+n == 64<<10, 0, 1, uint32(off), make([]byte, n)))

@@ -1,6 +1,8 @@
 package ddp
 
-import "github.com/sctp-rdma/sctp-rdma/iwarp"
+import (
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+)
 
 // Segment is one parsed DDP segment: a DDP header and the ULP payload after
 // it (RFC 5041 §4.4, Figure 6). The LLP supplies the segment length
@@ -12,7 +14,7 @@ type Segment struct {
 	Tag TaggedHeader
 	// Untag is the untagged header (RFC 5041 §4.3), if !Tagged.
 	Untag UntaggedHeader
-	// HeaderLen is iwarp.DDPTaggedHeaderLen or iwarp.DDPUntaggedHeaderLen.
+	// HeaderLen is iwarpwire.DDPTaggedHeaderLen or iwarpwire.DDPUntaggedHeaderLen.
 	HeaderLen int
 	// Payload is the ULP payload; it aliases the parsed slice.
 	Payload []byte
@@ -38,17 +40,17 @@ func ParseSegment(b []byte, s *Segment) error {
 	// zeroed first and no header passes through a return value, which were
 	// a tenth of the receive path's CPU for a small message. Anything else
 	// takes the general path below, whose errors are the documented ones.
-	if len(b) >= iwarp.DDPUntaggedHeaderLen && Control(b[0]).DV() == iwarp.DDPVersion {
+	if len(b) >= iwarpwire.DDPUntaggedHeaderLen && Control(b[0]).DV() == iwarpwire.DDPVersion {
 		c := Control(b[0])
 		if c.Tagged() {
 			s.Tagged, s.Untag = true, UntaggedHeader{}
 			s.Tag.Decode(b)
-			s.HeaderLen, s.Payload = iwarp.DDPTaggedHeaderLen, b[iwarp.DDPTaggedHeaderLen:]
+			s.HeaderLen, s.Payload = iwarpwire.DDPTaggedHeaderLen, b[iwarpwire.DDPTaggedHeaderLen:]
 			return nil
 		}
 		s.Tagged, s.Tag = false, TaggedHeader{}
 		s.Untag.Decode(b)
-		s.HeaderLen, s.Payload = iwarp.DDPUntaggedHeaderLen, b[iwarp.DDPUntaggedHeaderLen:]
+		s.HeaderLen, s.Payload = iwarpwire.DDPUntaggedHeaderLen, b[iwarpwire.DDPUntaggedHeaderLen:]
 		return nil
 	}
 	*s = Segment{}
@@ -87,7 +89,7 @@ func (s *Segment) append(b []byte) []byte {
 // Len returns the segment's length on the wire: header plus payload.
 func (s *Segment) len() int {
 	if s.Tagged {
-		return iwarp.DDPTaggedHeaderLen + len(s.Payload)
+		return iwarpwire.DDPTaggedHeaderLen + len(s.Payload)
 	}
-	return iwarp.DDPUntaggedHeaderLen + len(s.Payload)
+	return iwarpwire.DDPUntaggedHeaderLen + len(s.Payload)
 }

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +19,7 @@ func TestParseSegment_RFC5041_4_4(t *testing.T) {
 	assert.True(t, s.Tagged)
 	assert.True(t, s.last())
 	assert.Equal(t, TaggedHeader{Last: true, RsvdULP: 0x40, STag: 0x12345678, TO: 0x1122334455667788}, s.Tag)
-	assert.Equal(t, iwarp.DDPTaggedHeaderLen, s.HeaderLen)
+	assert.Equal(t, iwarpwire.DDPTaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("hi"), s.Payload)
 	assert.Equal(t, &tagged[14], &s.Payload[0], "payload aliases the input")
 	assert.Equal(t, tagged, s.append(nil))
@@ -31,13 +31,13 @@ func TestParseSegment_RFC5041_4_4(t *testing.T) {
 	assert.False(t, s.last())
 	assert.Equal(t, UntaggedHeader{RsvdULP: [5]byte{0x43}, QN: 1, MSN: 9, MO: 4}, s.Untag)
 	assert.Equal(t, TaggedHeader{}, s.Tag, "stale tagged header cleared")
-	assert.Equal(t, iwarp.DDPUntaggedHeaderLen, s.HeaderLen)
+	assert.Equal(t, iwarpwire.DDPUntaggedHeaderLen, s.HeaderLen)
 	assert.Equal(t, []byte("x"), s.Payload)
 	assert.Equal(t, untagged, s.append(nil))
 	assert.Equal(t, len(untagged), s.len())
 
 	// Header only: empty payload (zero-length message, RFC 5041 §5.2).
-	require.NoError(t, ParseSegment(untagged[:iwarp.DDPUntaggedHeaderLen], &s))
+	require.NoError(t, ParseSegment(untagged[:iwarpwire.DDPUntaggedHeaderLen], &s))
 	assert.Empty(t, s.Payload)
 }
 
@@ -83,7 +83,7 @@ func FuzzParseSegment(f *testing.F) {
 		err := ParseSegment(b, &s)
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code) {
+			if !errors.As(err, &e) || !iwarpwire.ValidDDPCode(e.Type, e.Code) {
 				t.Fatalf("untyped or invalid error %v", err)
 			}
 			return
@@ -111,7 +111,7 @@ func FuzzParseSegment(f *testing.F) {
 			t.Fatalf("segment %+v, header parser %+v (%v)", s, want1, herr)
 		}
 		want := append([]byte{}, b...)
-		want[0] &^= byte(iwarp.DDPControlRsvdMask)
+		want[0] &^= byte(iwarpwire.DDPControlRsvdMask)
 		if got := s.append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip mismatch")
 		}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,10 +41,10 @@ func TestTaggedHeaderWire_RFC5041_4_2_Figure4(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.wire, tt.h.Append(nil))
-			assert.Equal(t, iwarp.DDPTaggedHeaderLen, tt.h.Len())
+			assert.Equal(t, iwarpwire.DDPTaggedHeaderLen, tt.h.Len())
 			got, n, err := ParseTaggedHeader(append(append([]byte{}, tt.wire...), 0xaa, 0xbb))
 			require.NoError(t, err)
-			assert.Equal(t, iwarp.DDPTaggedHeaderLen, n)
+			assert.Equal(t, iwarpwire.DDPTaggedHeaderLen, n)
 			assert.Equal(t, tt.h, got)
 		})
 	}
@@ -54,19 +54,19 @@ func TestTaggedHeaderAppendKeepsPrefix(t *testing.T) {
 	h := TaggedHeader{STag: 7, TO: 9}
 	b := h.Append([]byte{1, 2, 3})
 	assert.Equal(t, []byte{1, 2, 3}, b[:3])
-	assert.Len(t, b, 3+iwarp.DDPTaggedHeaderLen)
+	assert.Len(t, b, 3+iwarpwire.DDPTaggedHeaderLen)
 }
 
 func TestTaggedHeaderAppendNoAlloc(t *testing.T) {
 	h := TaggedHeader{Last: true, RsvdULP: 1, STag: 2, TO: 3}
-	buf := make([]byte, 0, iwarp.DDPTaggedHeaderLen)
+	buf := make([]byte, 0, iwarpwire.DDPTaggedHeaderLen)
 	allocs := testing.AllocsPerRun(100, func() { buf = h.Append(buf[:0]) })
 	assert.Zero(t, allocs)
 }
 
 func TestParseTaggedHeaderErrors(t *testing.T) {
 	good := (&TaggedHeader{STag: 1}).Append(nil)
-	for n := 1; n < iwarp.DDPTaggedHeaderLen; n++ {
+	for n := 1; n < iwarpwire.DDPTaggedHeaderLen; n++ {
 		_, c, err := ParseTaggedHeader(good[:n])
 		assert.ErrorIs(t, err, errTruncated, "len %d", n)
 		assert.ErrorIs(t, err, errLocalCatastrophic)
@@ -99,16 +99,16 @@ func FuzzParseTaggedHeader(f *testing.F) {
 				t.Fatalf("consumed %d on error", n)
 			}
 			var e *Error
-			if !errors.Is(err, errNotTagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
+			if !errors.Is(err, errNotTagged) && (!errors.As(err, &e) || !iwarpwire.ValidDDPCode(e.Type, e.Code)) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return
 		}
-		if n != iwarp.DDPTaggedHeaderLen {
+		if n != iwarpwire.DDPTaggedHeaderLen {
 			t.Fatalf("consumed %d", n)
 		}
 		want := append([]byte{}, b[:n]...)
-		want[0] &^= byte(iwarp.DDPControlRsvdMask)
+		want[0] &^= byte(iwarpwire.DDPControlRsvdMask)
 		if got := h.Append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip %x -> %x", b[:n], got)
 		}

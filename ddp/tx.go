@@ -2,7 +2,7 @@ package ddp
 
 import (
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"math"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
@@ -30,7 +30,7 @@ type Sender struct {
 	// floor is the LLP's llp.Floored floor (0: none): a segment of at
 	// most floor octets is sent without asking MULPDU.
 	floor int32
-	hdr   [iwarp.DDPUntaggedHeaderLen]byte
+	hdr   [iwarpwire.DDPUntaggedHeaderLen]byte
 	// lastMSN holds, per QN below 4 (RDMAP's), the MSN of the last
 	// message started on it, and moreMSN those of higher QNs (made on
 	// their first use); 0 or a missing entry means none yet, so the first
@@ -131,7 +131,7 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 	}
 	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
 	for {
-		chunk, err := s.segment(iwarp.DDPTaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarpwire.DDPTaggedHeaderLen, payload)
 		if err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold b
 	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
 	started := false
 	for {
-		chunk, err := s.segment(iwarp.DDPUntaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarpwire.DDPUntaggedHeaderLen, payload)
 		if err != nil {
 			return s.sentMSN(started, h.MSN), err
 		}

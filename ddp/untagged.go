@@ -1,13 +1,16 @@
 package ddp
 
-import "github.com/sctp-rdma/sctp-rdma/iwarp"
+import (
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+)
 
 // UntaggedHeader is the DDP Untagged Buffer Model header (RFC 5041 §4.3);
 // its layout is iwarp's, the one the whole stack encodes.
-type UntaggedHeader = iwarp.DDPUntaggedHeader
+type UntaggedHeader = iwarpwire.DDPUntaggedHeader
 
 // ParseUntaggedHeader parses an untagged DDP header at the start of b. It
-// returns the header and iwarp.DDPUntaggedHeaderLen octets consumed, or an
+// returns the header and iwarpwire.DDPUntaggedHeaderLen octets consumed, or an
 // error: the version error of ParseControl (Type 0x2, Code 0x06) if DV is
 // not 1; a plain error wrapping ErrNotUntagged if T is set; a *Error of
 // TypeLocalCatastrophic wrapping ErrTruncated if b is shorter than the
@@ -20,10 +23,10 @@ func ParseUntaggedHeader(b []byte) (UntaggedHeader, int, error) {
 	if c.Tagged() {
 		return UntaggedHeader{}, 0, errNotUntagged
 	}
-	if len(b) < iwarp.DDPUntaggedHeaderLen {
-		return UntaggedHeader{}, 0, NewError(iwarp.TermDDPLocalCatastrophic, errTruncated)
+	if len(b) < iwarpwire.DDPUntaggedHeaderLen {
+		return UntaggedHeader{}, 0, NewError(iwarp.Term.DDPLocalCatastrophic, errTruncated)
 	}
 	var h UntaggedHeader
 	h.Decode(b)
-	return h, iwarp.DDPUntaggedHeaderLen, nil
+	return h, iwarpwire.DDPUntaggedHeaderLen, nil
 }

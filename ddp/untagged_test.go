@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,10 +42,10 @@ func TestUntaggedHeaderWire_RFC5041_4_3_Figure5(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.wire, tt.h.Append(nil))
-			assert.Equal(t, iwarp.DDPUntaggedHeaderLen, tt.h.Len())
+			assert.Equal(t, iwarpwire.DDPUntaggedHeaderLen, tt.h.Len())
 			got, n, err := ParseUntaggedHeader(append(append([]byte{}, tt.wire...), 0x99))
 			require.NoError(t, err)
-			assert.Equal(t, iwarp.DDPUntaggedHeaderLen, n)
+			assert.Equal(t, iwarpwire.DDPUntaggedHeaderLen, n)
 			assert.Equal(t, tt.h, got)
 		})
 	}
@@ -53,14 +53,14 @@ func TestUntaggedHeaderWire_RFC5041_4_3_Figure5(t *testing.T) {
 
 func TestUntaggedHeaderAppendNoAlloc(t *testing.T) {
 	h := UntaggedHeader{Last: true, QN: 1, MSN: 2, MO: 3}
-	buf := make([]byte, 0, iwarp.DDPUntaggedHeaderLen)
+	buf := make([]byte, 0, iwarpwire.DDPUntaggedHeaderLen)
 	allocs := testing.AllocsPerRun(100, func() { buf = h.Append(buf[:0]) })
 	assert.Zero(t, allocs)
 }
 
 func TestParseUntaggedHeaderErrors(t *testing.T) {
 	good := (&UntaggedHeader{MSN: 1}).Append(nil)
-	for n := 1; n < iwarp.DDPUntaggedHeaderLen; n++ {
+	for n := 1; n < iwarpwire.DDPUntaggedHeaderLen; n++ {
 		_, c, err := ParseUntaggedHeader(good[:n])
 		assert.ErrorIs(t, err, errTruncated, "len %d", n)
 		assert.Zero(t, c)
@@ -88,16 +88,16 @@ func FuzzParseUntaggedHeader(f *testing.F) {
 				t.Fatalf("consumed %d on error", n)
 			}
 			var e *Error
-			if !errors.Is(err, errNotUntagged) && (!errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code)) {
+			if !errors.Is(err, errNotUntagged) && (!errors.As(err, &e) || !iwarpwire.ValidDDPCode(e.Type, e.Code)) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return
 		}
-		if n != iwarp.DDPUntaggedHeaderLen {
+		if n != iwarpwire.DDPUntaggedHeaderLen {
 			t.Fatalf("consumed %d", n)
 		}
 		want := append([]byte{}, b[:n]...)
-		want[0] &^= byte(iwarp.DDPControlRsvdMask)
+		want[0] &^= byte(iwarpwire.DDPControlRsvdMask)
 		if got := h.Append(nil); !bytes.Equal(got, want) {
 			t.Fatalf("round trip %x -> %x", b[:n], got)
 		}

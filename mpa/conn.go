@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -65,7 +66,7 @@ type Config struct {
 	// means 512. (Linux siw accepts at most 256.)
 	MaxPrivateData int
 	// MaxRecvULPDU is the largest ULPDU Length accepted on receive. 0 means
-	// iwarp.MPAMaxULPDU (RFC 5044 §3).
+	// iwarpwire.MPAMaxULPDU (RFC 5044 §3).
 	MaxRecvULPDU int
 	// MaxMULPDU caps the MULPDU reported to DDP below the value derived from
 	// the TCP MSS. 0 means no cap. Values under 128 are raised to 128.
@@ -128,7 +129,7 @@ func (c *Config) maxPrivateData() int {
 
 func (c *Config) maxRecvULPDU() int {
 	if c.MaxRecvULPDU <= 0 || c.MaxRecvULPDU > 0xFFFF {
-		return iwarp.MPAMaxULPDU
+		return iwarpwire.MPAMaxULPDU
 	}
 	return c.MaxRecvULPDU
 }
@@ -144,7 +145,7 @@ func (c *Config) validate(initiator bool) error {
 	case c.IRD > iwarp.NoNegotiation || c.ORD > iwarp.NoNegotiation:
 		return fmt.Errorf("%w: IRD/ORD are 14-bit values (RFC 6581 §9)", errInvalidConfig)
 	case len(c.PrivateData) > maxPrivateData,
-		initiator && c.Enhanced && len(c.PrivateData) > maxPrivateData-iwarp.IRDORDLen:
+		initiator && c.Enhanced && len(c.PrivateData) > maxPrivateData-iwarpwire.IRDORDLen:
 		return fmt.Errorf("%w: %d octets of private data", errPrivateDataLength, len(c.PrivateData))
 	}
 	return nil
@@ -177,7 +178,7 @@ type Params struct {
 	PeerToPeer bool
 	// RTR, for PeerToPeer: on the Initiator, the RTR indications both ends
 	// support, one of which the Initiator's RDMAP layer MUST send as its
-	// first message (RTR.Pick() chooses); on the Responder, the set it
+	// first message (the Initiator picks one); on the Responder, the set it
 	// advertised and must accept as the first message.
 	RTR iwarp.RTR
 }
@@ -207,8 +208,8 @@ type Conn struct {
 	txPos     uint64 // octets sent since the start of Full Operation
 	txBuf     []byte // FPDU image: marked, or unmarked under gatherThreshold
 	txCap     int    // txBuf's capacity, made on first use
-	lenWord   [iwarp.MPAFPDUHeaderLen]byte
-	trailer   [3 + iwarp.MPACRCLen]byte
+	lenWord   [iwarpwire.MPAFPDUHeaderLen]byte
+	trailer   [3 + iwarpwire.MPACRCLen]byte
 	iov       [4][]byte
 	bufs      net.Buffers
 	batch     txBatch // FPDUs held by SendSegmentMore
@@ -292,7 +293,7 @@ func (c *Conn) enterFullOperation() {
 		c.txCap = wireLen(0, gatherThreshold, false)
 	}
 	if c.params.MarkersRx {
-		c.rx.scratch = make([]byte, 0, iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)
+		c.rx.scratch = make([]byte, 0, iwarpwire.MPAFPDUHeaderLen+0xFFFF+3+iwarpwire.MPACRCLen)
 	}
 	c.refreshMULPDU()
 }
@@ -328,7 +329,7 @@ func (c *Conn) refreshMULPDU() {
 	}
 	m := MULPDUFor(emss, c.params.MarkersTx)
 	if c.cfg.MaxMULPDU > 0 {
-		m = max(min(m, c.cfg.MaxMULPDU), iwarp.MPAMinMULPDU)
+		m = max(min(m, c.cfg.MaxMULPDU), iwarpwire.MPAMinMULPDU)
 	}
 	c.mulpdu.Store(int64(m))
 }
@@ -460,7 +461,7 @@ func (c *Conn) ioError(op string, err error) error {
 		return fmt.Errorf("mpa: %s: %w", op, llp.ErrAborted)
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
+		return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
 	}
-	return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
+	return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
 }

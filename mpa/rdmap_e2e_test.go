@@ -314,10 +314,10 @@ func TestRDMAPOverMPA_MissingRTR_RFC6581_9_2(t *testing.T) {
 	<-srv.Done()
 	var te *rdmap.TerminateError
 	require.True(t, errors.As(srv.Err(), &te), "responder error %v", srv.Err())
-	assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
+	assert.Equal(t, iwarp.Term.NoMatchingRTR, te.Code)
 	require.True(t, errors.As(cli.Err(), &te), "initiator error %v (send: %v)", cli.Err(), err)
 	assert.True(t, te.Remote)
-	assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
+	assert.Equal(t, iwarp.Term.NoMatchingRTR, te.Code)
 	<-cc.Done()
 	<-sc.Done()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -86,7 +87,7 @@ type Frame struct {
 func (f *Frame) pdLen() int {
 	n := len(f.PrivateData)
 	if f.Enhanced {
-		n += iwarp.IRDORDLen
+		n += iwarpwire.IRDORDLen
 	}
 	return n
 }
@@ -136,7 +137,7 @@ func (f *Frame) Append(b []byte) []byte {
 	b = append(b, flags, f.Rev)
 	b = binary.BigEndian.AppendUint16(b, uint16(f.pdLen()))
 	if f.Enhanced {
-		b = f.IRDORD.Append(b)
+		b = iwarpwire.AppendIRDORD(b, f.IRDORD)
 	}
 	return append(b, f.PrivateData...)
 }
@@ -171,7 +172,7 @@ func parseKey(b []byte) (reply bool, err error) {
 // ParseFrame parses an MPA Request or Reply Frame at the start of b. It
 // returns the frame, the octets consumed, and an error: ErrTruncated when b
 // holds less than the whole frame, otherwise an *llp.Error with code
-// iwarp.TermMPAInvalidFrame.Code wrapping ErrBadKey (a Key that is neither Request nor
+// iwarp.Term.MPAInvalidFrame.Code wrapping ErrBadKey (a Key that is neither Request nor
 // Reply, RFC 5044 §7.1.2 rule 5) or ErrPrivateDataLength (PD_Length over
 // 512, RFC 5044 §7.1.1; an enhanced frame shorter than its IRD/ORD data,
 // RFC 6581 §6). Res bits are not checked (RFC 5044 §7.1.1). Revision
@@ -199,9 +200,9 @@ func ParseFrame(b []byte) (Frame, int, error) {
 	}
 	pd := b[FrameHeaderLen:n:n]
 	if f.Enhanced {
-		v, m, err := iwarp.ParseIRDORD(pd)
+		v, m, err := iwarpwire.ParseIRDORD(pd)
 		if err != nil {
-			return Frame{}, 0, frameError(errPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), iwarp.IRDORDLen)
+			return Frame{}, 0, frameError(errPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), iwarpwire.IRDORDLen)
 		}
 		f.IRDORD = v
 		pd = pd[m:]

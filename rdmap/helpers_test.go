@@ -2,6 +2,7 @@ package rdmap
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func (p *pair) close(t testing.TB) {
 func postedRecvs(e *Endpoint) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.recv.Posted(iwarp.RDMAPQNSend)
+	return e.recv.Posted(iwarpwire.RDMAPQNSend)
 }
 
 func waitDone(t testing.TB, e *Endpoint) {
@@ -149,11 +150,11 @@ func (w *wire) terminate(t testing.TB) (Terminate, []byte) {
 }
 
 func asTerminate(seg []byte) (Terminate, bool) {
-	if len(seg) < iwarp.DDPUntaggedHeaderLen || seg[0]&0x80 != 0 {
+	if len(seg) < iwarpwire.DDPUntaggedHeaderLen || seg[0]&0x80 != 0 {
 		return Terminate{}, false
 	}
 	h, n, err := ddp.ParseUntaggedHeader(seg)
-	if err != nil || h.QN != iwarp.RDMAPQNTerminate || h.RsvdULP[0] != iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate) || !h.Last || h.MO != 0 {
+	if err != nil || h.QN != iwarpwire.RDMAPQNTerminate || h.RsvdULP[0] != iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate) || !h.Last || h.MO != 0 {
 		return Terminate{}, false
 	}
 	tm, _, err := ParseTerminate(seg[n:])

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -76,9 +76,9 @@ func (b *batchPipe) flushLocked() error {
 			if err == nil {
 				w = append(w, h)
 				switch h.QN {
-				case iwarp.RDMAPQNReadRequest:
+				case iwarpwire.RDMAPQNReadRequest:
 					kind = 'R'
-				case iwarp.RDMAPQNSend:
+				case iwarpwire.RDMAPQNSend:
 					kind = 'S'
 				}
 			}
@@ -116,7 +116,7 @@ func (b *batchPipe) readRequestWrites() []int {
 	for _, w := range b.writes {
 		k := 0
 		for _, h := range w {
-			if h.QN == iwarp.RDMAPQNReadRequest && h.Last {
+			if h.QN == iwarpwire.RDMAPQNReadRequest && h.Last {
 				k++
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -138,9 +139,9 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 	}
 	h, hl, err := ddp.ParseUntaggedHeader(f.ULPDU)
 	require.NoError(t, err)
-	assert.Equal(t, iwarp.RDMAPQNTerminate, h.QN)
+	assert.Equal(t, iwarpwire.RDMAPQNTerminate, h.QN)
 	assert.Equal(t, uint32(1), h.MSN)
-	assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), h.RsvdULP[0])
+	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate), h.RsvdULP[0])
 	term, _, err := rdmap.ParseTerminate(f.ULPDU[hl:])
 	require.NoError(t, err)
 	assert.Equal(t, iwarp.TermCode{Layer: iwarp.LayerLLP, EType: iwarp.LLPETypeMPA, Code: code}, term.Code)
@@ -161,7 +162,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	close(r.dialed)
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assertTerm(t, s.rest, iwarp.TermInsufficientIRD.Code)
+	assertTerm(t, s.rest, iwarp.Term.InsufficientIRD.Code)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
@@ -169,7 +170,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.Term.InsufficientIRD.Code), ne.Err.Code)
 }
 
 // TestDial_TermOnNoMatchingRTR_RFC6581_9_2: this end requests the
@@ -190,7 +191,7 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
 	assert.False(t, s.req.IRDORD.PeerToPeer, "this end asked for the client-server model")
-	assertTerm(t, s.rest, iwarp.TermNoMatchingRTR.Code)
+	assertTerm(t, s.rest, iwarp.Term.NoMatchingRTR.Code)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
@@ -198,7 +199,7 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.Term.NoMatchingRTR.Code), ne.Err.Code)
 }
 
 // TestDial_ORDZeroWhenResponderIRDZero_RFC6581_9_1: "the initiator MUST

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -75,7 +76,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 
 	h, n, err := ddp.ParseUntaggedHeader(cli[0])
 	require.NoError(t, err)
-	assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
+	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
 	assert.Equal(t, uint32(1), h.MSN)
 	adv, _, err := ParseInfo(cli[0][n:])
 	require.NoError(t, err)
@@ -83,7 +84,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 
 	h, n, err = ddp.ParseUntaggedHeader(srv[0])
 	require.NoError(t, err)
-	assert.Equal(t, uint32(iwarp.RDMAPQNReadRequest), h.QN)
+	assert.Equal(t, uint32(iwarpwire.RDMAPQNReadRequest), h.QN)
 	rr, _, err := rdmap.ParseReadRequest(srv[0][n:])
 	require.NoError(t, err)
 	assert.Equal(t, adv.STag, rr.SrcSTag)
@@ -98,7 +99,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 		}
 		th, n, err := ddp.ParseTaggedHeader(seg)
 		require.NoError(t, err)
-		if th.RsvdULP != iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
+		if th.RsvdULP != iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			continue
 		}
 		want := make([]byte, DefaultSize)
@@ -116,7 +117,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 		}
 		h, n, err := ddp.ParseUntaggedHeader(seg)
 		require.NoError(t, err)
-		if h.QN == iwarp.RDMAPQNSend {
+		if h.QN == iwarpwire.RDMAPQNSend {
 			sends++
 			assert.Len(t, seg[n:], InfoLen)
 		}
@@ -158,8 +159,8 @@ func TestCapture_SiwStallsAfterItsReply(t *testing.T) {
 	require.Len(t, us, 1, "our client sent its first message and waited for the server's")
 	h, hn, err := ddp.ParseUntaggedHeader(us[0])
 	require.NoError(t, err)
-	assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
-	assert.Equal(t, uint32(iwarp.RDMAPQNSend), h.QN)
+	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
+	assert.Equal(t, uint32(iwarpwire.RDMAPQNSend), h.QN)
 	assert.Equal(t, uint32(1), h.MSN)
 	_, _, err = ParseInfo(us[0][hn:])
 	require.NoError(t, err, "rping's advertisement")

@@ -34,9 +34,9 @@ func TestDialMPA_TermOnFailedNegotiation_RFC6581_9(t *testing.T) {
 		code  byte
 		cause error
 	}{
-		{"9.1 ORD above IRD", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, iwarp.IRDORD{IRD: 1, ORD: 2}, iwarp.TermInsufficientIRD.Code, iwarp.ErrInsufficientIRD},
+		{"9.1 ORD above IRD", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, iwarp.IRDORD{IRD: 1, ORD: 2}, iwarp.Term.InsufficientIRD.Code, iwarp.ErrInsufficientIRD},
 		{"9.2 no matching RTR", mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 1, ORD: 1},
-			iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, iwarp.TermNoMatchingRTR.Code, iwarp.ErrNoMatchingRTR},
+			iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, iwarp.Term.NoMatchingRTR.Code, iwarp.ErrNoMatchingRTR},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -213,7 +214,7 @@ func sends(t *testing.T, us [][]byte) [][]byte {
 		}
 		h, n, err := ddp.ParseUntaggedHeader(u)
 		require.NoError(t, err)
-		if h.QN == iwarp.RDMAPQNSend {
+		if h.QN == iwarpwire.RDMAPQNSend {
 			out = append(out, u[n:])
 		}
 	}
@@ -305,7 +306,7 @@ func TestCapture_Perftest(t *testing.T) {
 				for _, u := range r.cliData {
 					h, n, err := ddp.ParseTaggedHeader(u)
 					require.NoError(t, err)
-					assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.RsvdULP)
+					assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), h.RsvdULP)
 					assert.Equal(t, srv.RKey, h.STag, "Writes go to the server's rkey")
 					assert.Equal(t, srv.VAddr, h.TO, "at its vaddr")
 					assert.Len(t, u[n:], 4096)
@@ -317,7 +318,7 @@ func TestCapture_Perftest(t *testing.T) {
 				for _, u := range r.cliData {
 					h, n, err := ddp.ParseUntaggedHeader(u)
 					require.NoError(t, err)
-					require.Equal(t, uint32(iwarp.RDMAPQNReadRequest), h.QN)
+					require.Equal(t, uint32(iwarpwire.RDMAPQNReadRequest), h.QN)
 					rr, _, err := rdmap.ParseReadRequest(u[n:])
 					require.NoError(t, err)
 					assert.Equal(t, srv.RKey, rr.SrcSTag, "Reads of the server's rkey")

@@ -1,4 +1,4 @@
-package iwarp
+package iwarpwire
 
 // MPA framing sizes (RFC 5044 §3, §4.1-§4.5): package mpa frames with them
 // and package pmtu derives MPA's MULPDU from them.
