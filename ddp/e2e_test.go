@@ -100,7 +100,7 @@ func TestEndToEndPipe(t *testing.T) {
 	u.mu.Lock()
 	assert.Equal(t, []error{nil}, u.closed)
 	u.mu.Unlock()
-	assert.Empty(t, r.Drain())
+	assert.Empty(t, r.drain())
 }
 
 // A hostile segment injected into the pipe fails the stream once; the LLP

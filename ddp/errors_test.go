@@ -14,7 +14,7 @@ import (
 // Every row of RFC 5041 §7.2 with its value and name.
 func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 	rows := []struct {
-		proto *Error
+		proto *iwarpwire.DDPError
 		typ   iwarp.DDPErrorType
 		code  uint8
 		name  string
@@ -45,7 +45,7 @@ func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 
 func TestErrorWrappingIsAs(t *testing.T) {
 	cause := errors.New("cause")
-	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(iwarp.Term.DDPNoBuffer, cause)})
+	err := fmt.Errorf("outer: %w", &RecvError{Err: iwarpwire.NewDDPError(iwarp.Term.DDPNoBuffer, cause)})
 	assert.ErrorIs(t, err, errNoBuffer)
 	assert.NotErrorIs(t, err, errMSNRange)
 	assert.NotErrorIs(t, err, errInvalidSTag)

@@ -129,7 +129,7 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 	if to > math.MaxUint64-n {
 		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, errTOWrapSend)
 	}
-	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
+	h := iwarpwire.DDPTaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
 	for {
 		chunk, err := s.segment(iwarpwire.DDPTaggedHeaderLen, payload)
 		if err != nil {
@@ -184,7 +184,7 @@ func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold b
 	if n := uint64(len(payload)); n > maxMessageLen {
 		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, errMessageTooLarge)
 	}
-	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
+	h := iwarpwire.DDPUntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
 	started := false
 	for {
 		chunk, err := s.segment(iwarpwire.DDPUntaggedHeaderLen, payload)

@@ -30,8 +30,8 @@ func checkTagged(t *testing.T, s *recStream, ulp uint8, stag uint32, to uint64, 
 	var got []byte
 	next := to
 	for i, b := range s.segs {
-		var seg Segment
-		require.NoError(t, ParseSegment(b, &seg))
+		var seg iwarpwire.DDPSegment
+		require.NoError(t, iwarpwire.ParseDDPSegment(b, &seg))
 		require.True(t, seg.Tagged)
 		assert.LessOrEqual(t, len(b), s.asked[i], "segment %d within MULPDU", i)
 		assert.Equal(t, i == len(s.segs)-1, seg.Tag.Last, "L only on the last segment (RFC 5041 §4.1)")
@@ -53,12 +53,12 @@ func checkUntagged(t *testing.T, segs [][]byte, asked []int, ulp [5]byte, qn, ms
 	require.NotEmpty(t, segs)
 	var got []byte
 	for i, b := range segs {
-		var seg Segment
-		require.NoError(t, ParseSegment(b, &seg))
+		var seg iwarpwire.DDPSegment
+		require.NoError(t, iwarpwire.ParseDDPSegment(b, &seg))
 		require.False(t, seg.Tagged)
 		assert.LessOrEqual(t, len(b), asked[i])
 		assert.Equal(t, i == len(segs)-1, seg.Untag.Last)
-		assert.Equal(t, UntaggedHeader{Last: seg.Untag.Last, RsvdULP: ulp, QN: qn, MSN: msn, MO: uint32(len(got))}, seg.Untag)
+		assert.Equal(t, iwarpwire.DDPUntaggedHeader{Last: seg.Untag.Last, RsvdULP: ulp, QN: qn, MSN: msn, MO: uint32(len(got))}, seg.Untag)
 		got = append(got, seg.Payload...)
 	}
 	assert.True(t, bytes.Equal(msg, got))
@@ -74,8 +74,8 @@ func TestSendTagged_RFC5041_5_2_Example(t *testing.T) {
 	checkTagged(t, s, 0x40, 0xabc, 16384, msg)
 	assert.Len(t, s.segs[0], 1500)
 	assert.Len(t, s.segs[1], iwarpwire.DDPTaggedHeaderLen+562)
-	var seg Segment
-	require.NoError(t, ParseSegment(s.segs[1], &seg))
+	var seg iwarpwire.DDPSegment
+	require.NoError(t, iwarpwire.ParseDDPSegment(s.segs[1], &seg))
 	assert.Equal(t, uint64(17870), seg.Tag.TO)
 }
 
@@ -322,7 +322,7 @@ func TestSenderUsesBatcher(t *testing.T) {
 	require.NoError(t, snd.SendTagged(0x41, 7, 0, []byte("one")))
 	assert.Equal(t, []bool{true, true, false, true, false, false}, s.more)
 	for i, seg := range s.segs {
-		last := Control(seg[0])&iwarpwire.DDPControlLast != 0
+		last := iwarpwire.DDPControl(seg[0])&iwarpwire.DDPControlLast != 0
 		assert.Equal(t, !s.more[i], last, "segment %d", i)
 	}
 }
@@ -346,7 +346,7 @@ func TestSenderUntaggedMore(t *testing.T) {
 	assert.Equal(t, []bool{true, true, true, false}, s.more, "every segment of a held message goes through SendSegmentMore")
 	assert.Equal(t, []int{3}, s.flushes)
 	for i, seg := range s.segs {
-		h, _, err := ParseUntaggedHeader(seg)
+		h, _, err := iwarpwire.ParseDDPUntaggedHeader(seg)
 		require.NoError(t, err)
 		assert.Equal(t, i != 1, h.Last, "segment %d", i)
 	}

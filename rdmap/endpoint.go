@@ -417,7 +417,7 @@ func (h rxHandler) HandleSegment(seg []byte) error {
 	// Only a tagged segment places by STag (RFC 5041 §4.2), which is what
 	// PD.fence waits for: an untagged one (RFC 5041 §4.3) goes to a posted
 	// buffer and saves the lock pair on every Send and request.
-	tagged := len(seg) > 0 && ddp.Control(seg[0]).Tagged()
+	tagged := len(seg) > 0 && iwarpwire.DDPControl(seg[0]).Tagged()
 	if tagged {
 		e.rxMu.Lock()
 	}

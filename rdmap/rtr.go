@@ -113,7 +113,7 @@ func noRTR(format string, a ...any) error {
 
 // rtrTagged is the TaggedTarget check while the RTR is awaited: a non-empty
 // Tagged segment can never be the RTR.
-func (e *Endpoint) rtrTagged(h *ddp.TaggedHeader, length int) error {
+func (e *Endpoint) rtrTagged(h *iwarpwire.DDPTaggedHeader, length int) error {
 	if e.rtrWait == 0 {
 		return nil
 	}
@@ -123,7 +123,7 @@ func (e *Endpoint) rtrTagged(h *ddp.TaggedHeader, length int) error {
 // rtrUntagged is the CheckUntagged check while the RTR is awaited: only a
 // Send on queue 0 (Send RTR) or a Read Request on queue 1 (Read RTR) may
 // carry it.
-func (e *Endpoint) rtrUntagged(h *ddp.UntaggedHeader) error {
+func (e *Endpoint) rtrUntagged(h *iwarpwire.DDPUntaggedHeader) error {
 	if e.rtrWait == 0 {
 		return nil
 	}

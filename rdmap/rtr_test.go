@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
@@ -121,7 +120,7 @@ func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 	v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarpwire.RDMAPQNReadRequest, rr.append(nil)))
 	select {
 	case seg := <-v.w.segs:
-		h, n, err := ddp.ParseTaggedHeader(seg)
+		h, n, err := iwarpwire.ParseDDPTaggedHeader(seg)
 		require.NoError(t, err)
 		assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse), h.RsvdULP)
 		assert.Equal(t, rtrSTag, h.STag)

@@ -106,13 +106,13 @@ func readFaultCode(f stagFault) iwarp.TermCode {
 func writeFault(f stagFault) error {
 	switch f {
 	case faultInvalidSTag, faultAccess:
-		return ddp.NewError(iwarp.Term.DDPInvalidSTag, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag, nil)
 	case faultNotAssociated:
-		return ddp.NewError(iwarp.Term.DDPSTagNotAssociated, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPSTagNotAssociated, nil)
 	case faultBounds:
-		return ddp.NewError(iwarp.Term.DDPBaseBounds, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPBaseBounds, nil)
 	case faultWrap:
-		return ddp.NewError(iwarp.Term.DDPTOWrap, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPTOWrap, nil)
 	}
 	// No other fault exists; Remote Operation is the error type Figure 10
 	// allows for any message.
@@ -130,7 +130,7 @@ func parseCtl(v uint8) (control, error) {
 // TaggedTarget implements ddp.ULP: it validates a non-empty tagged segment
 // (RDMA Write or Read Response) and returns the memory to place it into.
 // Called by the ddp.Receiver only.
-func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+func (u *ddpULP) TaggedTarget(h *iwarpwire.DDPTaggedHeader, length int) ([]byte, error) {
 	e := (*Endpoint)(u)
 	if e.down.Load() {
 		return nil, errRxDown
@@ -161,7 +161,7 @@ func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
 // length). A response without an outstanding Read is an unexpected opcode;
 // another STag is a DDP "invalid STag", a range outside the request a DDP
 // "base or bounds violation".
-func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+func (e *Endpoint) readResponseTarget(h *iwarpwire.DDPTaggedHeader, length int) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.orq.Len() == 0 || e.orq.Front().wr.Op != WRRead {
@@ -169,12 +169,12 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 	}
 	r := e.orq.Front()
 	if h.STag != r.sinkSTag || r.wr.Sink == nil {
-		return nil, ddp.NewError(iwarp.Term.DDPInvalidSTag,
+		return nil, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag,
 			fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", h.STag, r.sinkSTag))
 	}
 	n := uint64(length)
 	if h.TO < r.sinkTO || h.TO-r.sinkTO > uint64(r.wr.Length) || n > uint64(r.wr.Length)-(h.TO-r.sinkTO) {
-		return nil, ddp.NewError(iwarp.Term.DDPBaseBounds,
+		return nil, iwarpwire.NewDDPError(iwarp.Term.DDPBaseBounds,
 			fmt.Errorf("read response TO %#x+%d outside the requested %#x+%d", h.TO, n, r.sinkTO, r.wr.Length))
 	}
 	m := r.wr.Sink
@@ -182,7 +182,7 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if !m.valid || m.key != uint8(h.STag) || m.access&LocalWrite == 0 {
-		return nil, ddp.NewError(iwarp.Term.DDPInvalidSTag,
+		return nil, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag,
 			errors.New("read sink MR was invalidated or re-registered"))
 	}
 	buf, f := m.window(h.TO, n)
@@ -196,7 +196,7 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 // opcode, valid RDMAP version) and that the opcode belongs to the segment's
 // queue (RFC 5040 Figure 4, RFC 7306 Figure 2), else "Unexpected OpCode".
 // Called by the ddp.Receiver only.
-func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
+func (u *ddpULP) CheckUntagged(h *iwarpwire.DDPUntaggedHeader) error {
 	e := (*Endpoint)(u)
 	if e.down.Load() {
 		return errRxDown
@@ -289,11 +289,11 @@ func (e *Endpoint) completeRead(m *ddp.Message) error {
 	}
 	r := e.orq.Front()
 	if m.Tag.STag != r.sinkSTag {
-		return ddp.NewError(iwarp.Term.DDPInvalidSTag,
+		return iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag,
 			fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", m.Tag.STag, r.sinkSTag))
 	}
 	if uint64(m.Length) != uint64(r.wr.Length) {
-		return ddp.NewError(iwarp.Term.DDPBaseBounds,
+		return iwarpwire.NewDDPError(iwarp.Term.DDPBaseBounds,
 			fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length))
 	}
 	e.orq.Pop()
@@ -471,7 +471,7 @@ func (u *ddpULP) Failed(re *ddp.RecvError) {
 	var rdma *ReadRequest
 	var f *rxFault
 	var pe *protocolError
-	var de *ddp.Error
+	var de *iwarpwire.DDPError
 	switch {
 	case errors.As(re.Err, &f):
 		code, rdma = f.code, f.rdma

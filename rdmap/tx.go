@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
@@ -477,7 +476,7 @@ var (
 
 // SendSegment implements llp.Stream.
 func (r *respStream) SendSegment(hdr, payload []byte) error {
-	if e := (*Endpoint)(r); e.respLast && len(hdr) > 0 && ddp.Control(hdr[0])&iwarpwire.DDPControlLast != 0 {
+	if e := (*Endpoint)(r); e.respLast && len(hdr) > 0 && iwarpwire.DDPControl(hdr[0])&iwarpwire.DDPControlLast != 0 {
 		e.respLast = false
 		e.mu.Lock()
 		e.respHeld = false

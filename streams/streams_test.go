@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -207,7 +206,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	}
 
 	v := pairs[victim-1]
-	bad := ddp.TaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
+	bad := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
 	var hb [iwarpwire.DDPTaggedHeaderLen]byte
 	hdr := bad.Append(hb[:0])
 	require.NoError(t, v.c.Session().SendSegment(hdr, []byte("hostile")))
@@ -233,8 +232,8 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 			continue
 		}
 		require.GreaterOrEqual(t, len(c.b), 2, "a DDP-SSN (RFC 5043 §5.2.2)")
-		var seg ddp.Segment
-		require.NoError(t, ddp.ParseSegment(c.b[2:], &seg))
+		var seg iwarpwire.DDPSegment
+		require.NoError(t, iwarpwire.ParseDDPSegment(c.b[2:], &seg))
 		if seg.Tagged || seg.Untag.QN != iwarpwire.RDMAPQNTerminate {
 			continue
 		}
@@ -251,8 +250,8 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	require.True(t, found, "a Terminate chunk arrived on stream %d", victim)
 	for _, c := range e.tap.chunks(victim + 1) {
 		if c.ppid == backend.PPIDSegment {
-			var seg ddp.Segment
-			if len(c.b) >= 2 && ddp.ParseSegment(c.b[2:], &seg) == nil && !seg.Tagged {
+			var seg iwarpwire.DDPSegment
+			if len(c.b) >= 2 && iwarpwire.ParseDDPSegment(c.b[2:], &seg) == nil && !seg.Tagged {
 				assert.NotEqual(t, iwarpwire.RDMAPQNTerminate, seg.Untag.QN, "no Terminate on a healthy stream")
 			}
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
@@ -137,7 +136,7 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 	if !assert.NoError(t, err) || !assert.Equal(t, len(rest), n) {
 		return
 	}
-	h, hl, err := ddp.ParseUntaggedHeader(f.ULPDU)
+	h, hl, err := iwarpwire.ParseDDPUntaggedHeader(f.ULPDU)
 	require.NoError(t, err)
 	assert.Equal(t, iwarpwire.RDMAPQNTerminate, h.QN)
 	assert.Equal(t, uint32(1), h.MSN)

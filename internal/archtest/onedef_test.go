@@ -313,7 +313,7 @@ const termTableFile = "iwarp/terminate.go"
 
 // tripleViolations returns the rows of the Terminate table written twice
 // and, outside the table file, every constant TermCode composite and every
-// ddp.Error or llp.Error whose Code is a literal or a table row's field
+// iwarpwire.DDPError or llp.Error whose Code is a literal or a table row's field
 // (the error is built from the row, not from its code).
 func tripleViolations(fset *token.FileSet, files map[string]*ast.File) (rows int, bad []string) {
 	consts := map[string]int64{}
@@ -381,7 +381,7 @@ func tripleViolations(fset *token.FileSet, files map[string]*ast.File) (rows int
 					if allConst {
 						bad = append(bad, "constant TermCode outside the table at "+at)
 					}
-				case "Error", "ddp.Error", "llp.Error":
+				case "Error", "iwarpwire.DDPError", "llp.Error":
 					for _, e := range n.Elts {
 						kv, ok := e.(*ast.KeyValueExpr)
 						if !ok || typeName(kv.Key) != "Code" {

@@ -3,7 +3,6 @@ package iwarpwire_test
 import (
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -18,7 +17,7 @@ func TestEstablishmentTerminate_ParsesAsRDMAP(t *testing.T) {
 	for _, code := range []iwarp.TermCode{iwarp.Term.InsufficientIRD, iwarp.Term.NoMatchingRTR, iwarp.Term.MPALocalCatastrophic} {
 		b := iwarpwire.AppendEstablishmentTerminate(nil, code)
 		require.Len(t, b, iwarpwire.EstablishmentTerminateLen)
-		h, n, err := ddp.ParseUntaggedHeader(b)
+		h, n, err := iwarpwire.ParseDDPUntaggedHeader(b)
 		require.NoError(t, err)
 		assert.True(t, h.Last)
 		assert.Equal(t, uint32(iwarpwire.RDMAPQNTerminate), h.QN)

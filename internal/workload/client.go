@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -414,7 +413,7 @@ func postAndWait(ctx context.Context, ep *rdmap.Endpoint, wr rdmap.SendWR) error
 // It carries data: a zero-length Write needs no valid STag (it is one of
 // the RTR forms of RFC 6581 §9.2).
 func (c *clientStream) inject() ([]byte, error) {
-	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
+	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
 	hb := h.Append(nil)
 	return hb, c.st.Session().SendSegment(hb, []byte("not for you"))
 }

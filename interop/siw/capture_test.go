@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
@@ -74,7 +73,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 	require.NotEmpty(t, cli)
 	require.NotEmpty(t, srv)
 
-	h, n, err := ddp.ParseUntaggedHeader(cli[0])
+	h, n, err := iwarpwire.ParseDDPUntaggedHeader(cli[0])
 	require.NoError(t, err)
 	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
 	assert.Equal(t, uint32(1), h.MSN)
@@ -82,7 +81,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint32(DefaultSize), adv.Size)
 
-	h, n, err = ddp.ParseUntaggedHeader(srv[0])
+	h, n, err = iwarpwire.ParseDDPUntaggedHeader(srv[0])
 	require.NoError(t, err)
 	assert.Equal(t, uint32(iwarpwire.RDMAPQNReadRequest), h.QN)
 	rr, _, err := rdmap.ParseReadRequest(srv[0][n:])
@@ -97,7 +96,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 		if seg[0]&0x80 == 0 {
 			continue
 		}
-		th, n, err := ddp.ParseTaggedHeader(seg)
+		th, n, err := iwarpwire.ParseDDPTaggedHeader(seg)
 		require.NoError(t, err)
 		if th.RsvdULP != iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			continue
@@ -115,7 +114,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 		if seg[0]&0x80 != 0 {
 			continue
 		}
-		h, n, err := ddp.ParseUntaggedHeader(seg)
+		h, n, err := iwarpwire.ParseDDPUntaggedHeader(seg)
 		require.NoError(t, err)
 		if h.QN == iwarpwire.RDMAPQNSend {
 			sends++
@@ -157,7 +156,7 @@ func TestCapture_SiwStallsAfterItsReply(t *testing.T) {
 	assert.False(t, req.Reply)
 	us := ulpdus(t, cli)
 	require.Len(t, us, 1, "our client sent its first message and waited for the server's")
-	h, hn, err := ddp.ParseUntaggedHeader(us[0])
+	h, hn, err := iwarpwire.ParseDDPUntaggedHeader(us[0])
 	require.NoError(t, err)
 	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
 	assert.Equal(t, uint32(iwarpwire.RDMAPQNSend), h.QN)

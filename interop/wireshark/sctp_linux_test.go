@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
@@ -288,7 +287,7 @@ func sctpExchange(t *testing.T) sctpRun {
 	// A tagged segment for an unknown STag: the responder answers with a
 	// Terminate carrying the offending DDP header (RFC 5040 §4.8).
 	run.bogusSTag = tmr.STag() ^ 0x00FF0000
-	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: run.bogusSTag, TO: 0x40}
+	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: run.bogusSTag, TO: 0x40}
 	var hb [iwarpwire.DDPTaggedHeaderLen]byte
 	require.NoError(t, crec1.SendSegment(h.Append(hb[:0]), []byte("intruder")))
 	select {
@@ -413,20 +412,20 @@ func checkSegment(t *testing.T, c chunk, s sentSeg) {
 	t.Helper()
 	where := fmt.Sprintf("frame %d SSN %d", c.frame, c.uint(t, "iwarp_sctp.ssn"))
 	require.Equal(t, uint64(16), c.uint(t, "iwarp_sctp.ppid"), where)
-	ctl := ddp.Control(s.head[0])
+	ctl := iwarpwire.DDPControl(s.head[0])
 	assert.Equal(t, ctl.Tagged(), c.uint(t, "ddpsctp.t") == 1, where)
 	assert.Equal(t, ctl.Last(), c.uint(t, "ddpsctp.l") == 1, where)
 	assert.Equal(t, uint64(s.head[1]&0x0f), c.uint(t, "rdmap.opcode"), where)
 	assert.Equal(t, uint64(s.total-ctl.HeaderLen()), c.uint(t, "ddpsctp.payload_len"), where)
 	if ctl.Tagged() {
-		h, _, err := ddp.ParseTaggedHeader(s.head)
+		h, _, err := iwarpwire.ParseDDPTaggedHeader(s.head)
 		require.NoError(t, err)
 		assert.Equal(t, uint64(h.STag), c.uint(t, "ddpsctp.stag"), where)
 		assert.Equal(t, h.TO, c.uint(t, "ddpsctp.to"), where)
 		assert.False(t, c.has("ddpsctp.qn"), where)
 		return
 	}
-	h, _, err := ddp.ParseUntaggedHeader(s.head)
+	h, _, err := iwarpwire.ParseDDPUntaggedHeader(s.head)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(h.QN), c.uint(t, "ddpsctp.qn"), where)
 	assert.Equal(t, uint64(h.MSN), c.uint(t, "ddpsctp.msn"), where)
