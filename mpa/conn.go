@@ -108,7 +108,7 @@ type Decision struct {
 
 func (c *Config) revision() uint8 {
 	if c.Revision == 0 {
-		return Rev2
+		return iwarpwire.MPARev2
 	}
 	return c.Revision
 }
@@ -136,9 +136,9 @@ func (c *Config) maxRecvULPDU() int {
 
 func (c *Config) validate(initiator bool) error {
 	switch {
-	case c.Revision > Rev2:
+	case c.Revision > iwarpwire.MPARev2:
 		return fmt.Errorf("%w: revision %d (1 or 2)", errInvalidConfig, c.Revision)
-	case initiator && c.Enhanced && c.revision() < Rev2:
+	case initiator && c.Enhanced && c.revision() < iwarpwire.MPARev2:
 		return fmt.Errorf("%w: enhanced connection establishment needs revision 2 (RFC 6581 §6)", errInvalidConfig)
 	case initiator && c.PeerToPeer && !c.Enhanced:
 		return fmt.Errorf("%w: peer-to-peer needs enhanced connection establishment (RFC 6581 §9.2)", errInvalidConfig)
@@ -267,7 +267,7 @@ func newConn(nc net.Conn, cfg *Config, initiator bool) *Conn {
 		rxDone:  make(chan struct{}),
 	}
 	c.params.Initiator = initiator
-	c.rx.init(FrameHeaderLen + c.cfg.maxPrivateData())
+	c.rx.init(iwarpwire.MPAFrameHeaderLen + c.cfg.maxPrivateData())
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw = raw
@@ -327,7 +327,7 @@ func (c *Conn) refreshMULPDU() {
 			emss = c.mssVal
 		}
 	}
-	m := MULPDUFor(emss, c.params.MarkersTx)
+	m := iwarpwire.MPAMULPDU(emss, c.params.MarkersTx)
 	if c.cfg.MaxMULPDU > 0 {
 		m = max(min(m, c.cfg.MaxMULPDU), iwarpwire.MPAMinMULPDU)
 	}

@@ -152,7 +152,7 @@ func rawPeer(t *testing.T, f func(nc net.Conn)) (addr string, wait func()) {
 
 // readFrameRaw reads one startup frame from nc.
 func readFrameRaw(nc net.Conn) (Frame, error) {
-	hdr := make([]byte, FrameHeaderLen)
+	hdr := make([]byte, iwarpwire.MPAFrameHeaderLen)
 	if _, err := io.ReadFull(nc, hdr); err != nil {
 		return Frame{}, err
 	}
@@ -160,8 +160,8 @@ func readFrameRaw(nc net.Conn) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	b := append(hdr, make([]byte, n-FrameHeaderLen)...)
-	if _, err := io.ReadFull(nc, b[FrameHeaderLen:]); err != nil {
+	b := append(hdr, make([]byte, n-iwarpwire.MPAFrameHeaderLen)...)
+	if _, err := io.ReadFull(nc, b[iwarpwire.MPAFrameHeaderLen:]); err != nil {
 		return Frame{}, err
 	}
 	f, _, err := ParseFrame(b)
@@ -212,8 +212,8 @@ func TestNegotiationMatrix(t *testing.T) {
 							// RFC 5044 §4.5: MULPDU from the connection's EMSS,
 							// with worst-case Markers where this end sends them.
 							require.Positive(t, cli.mssVal)
-							assert.Equal(t, MULPDUFor(cli.mssVal, sM), cli.MULPDU())
-							assert.Equal(t, MULPDUFor(srv.mssVal, cM), srv.MULPDU())
+							assert.Equal(t, iwarpwire.MPAMULPDU(cli.mssVal, sM), cli.MULPDU())
+							assert.Equal(t, iwarpwire.MPAMULPDU(srv.mssVal, cM), srv.MULPDU())
 
 							cr, sr := newRecorder(), newRecorder()
 							cli.Start(cr)

@@ -40,10 +40,6 @@ func wireLen(pos uint64, ulpduLen int, markers bool) int {
 	return n
 }
 
-// MULPDUFor returns the MULPDU for an effective MSS of emss octets
-// (RFC 5044 §4.5); it is iwarpwire.MPAMULPDU.
-func MULPDUFor(emss int, markers bool) int { return iwarpwire.MPAMULPDU(emss, markers) }
-
 // FPDU is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
 // Markers of §4.3 Figure 4):
 //

@@ -167,22 +167,22 @@ func TestPadAndMULPDU(t *testing.T) {
 		assert.Equal(t, want, padLen(n), "PadLen(%d)", n)
 	}
 	// RFC 5044 §4.5 formulas.
-	assert.Equal(t, 1460-(6+0), MULPDUFor(1460, false))
-	assert.Equal(t, 1448-(6+0), MULPDUFor(1448, false))
-	assert.Equal(t, 1450-(6+2), MULPDUFor(1450, false))
-	assert.Equal(t, 1460-(6+4*3+0), MULPDUFor(1460, true))
-	assert.Equal(t, 1024-(6+4*2), MULPDUFor(1024, true))
-	assert.Equal(t, iwarpwire.MPAMinMULPDU, MULPDUFor(100, true))
-	assert.Equal(t, iwarpwire.MPAMaxULPDU, MULPDUFor(65483, false))
-	assert.Equal(t, iwarpwire.MPAMaxULPDU, MULPDUFor(65483, true))
+	assert.Equal(t, 1460-(6+0), iwarpwire.MPAMULPDU(1460, false))
+	assert.Equal(t, 1448-(6+0), iwarpwire.MPAMULPDU(1448, false))
+	assert.Equal(t, 1450-(6+2), iwarpwire.MPAMULPDU(1450, false))
+	assert.Equal(t, 1460-(6+4*3+0), iwarpwire.MPAMULPDU(1460, true))
+	assert.Equal(t, 1024-(6+4*2), iwarpwire.MPAMULPDU(1024, true))
+	assert.Equal(t, iwarpwire.MPAMinMULPDU, iwarpwire.MPAMULPDU(100, true))
+	assert.Equal(t, iwarpwire.MPAMaxULPDU, iwarpwire.MPAMULPDU(65483, false))
+	assert.Equal(t, iwarpwire.MPAMaxULPDU, iwarpwire.MPAMULPDU(65483, true))
 	// The formula is a worst case: an FPDU of MULPDU octets fits EMSS at
 	// every stream position.
 	for _, emss := range []int{536, 1220, 1448, 1460, 8948, 9000} {
-		m := MULPDUFor(emss, true)
+		m := iwarpwire.MPAMULPDU(emss, true)
 		for pos := uint64(0); pos < iwarpwire.MPAMarkerInterval; pos += 4 {
 			assert.LessOrEqual(t, wireLen(pos, m, true), emss, "emss %d pos %d", emss, pos)
 		}
-		assert.LessOrEqual(t, wireLen(0, MULPDUFor(emss, false), false), emss)
+		assert.LessOrEqual(t, wireLen(0, iwarpwire.MPAMULPDU(emss, false), false), emss)
 	}
 }
 

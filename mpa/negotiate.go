@@ -91,7 +91,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	if !cfg.Enhanced {
 		// RFC 6581 §10: no enhanced formats when no enhanced function is
 		// wanted; Rev 1 keeps RFC 5044-only responders happy.
-		req.Rev = Rev1
+		req.Rev = iwarpwire.MPARev1
 	} else {
 		req.IRDORD = iwarp.IRDORD{PeerToPeer: cfg.PeerToPeer, IRD: cfg.IRD, ORD: cfg.ORD}
 		if cfg.PeerToPeer {
@@ -120,7 +120,7 @@ func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
 		_ = c.nc.Close()
 		return Frame{}, frameError(errActiveActive, "")
 	}
-	if rep.Rev < Rev1 || rep.Rev > req.Rev {
+	if rep.Rev < iwarpwire.MPARev1 || rep.Rev > req.Rev {
 		_ = c.nc.Close()
 		return Frame{}, frameError(errRevision, "Reply revision %d to a revision %d Request (RFC 5044 §7.1.1)", rep.Rev, req.Rev)
 	}
@@ -282,7 +282,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	// the RDMA Consortium protocol (RFC 5044 Appendix C), which this
 	// non-permissive implementation does not speak; RFC 6581 §6 obliges a
 	// revision-2 Responder to keep accepting revision 1.
-	if req.Rev < Rev1 || req.Rev > c.cfg.revision() {
+	if req.Rev < iwarpwire.MPARev1 || req.Rev > c.cfg.revision() {
 		_ = c.nc.Close()
 		return nil, nil, frameError(errRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
 	}
@@ -363,7 +363,7 @@ func (c *Conn) responderIRDORD(in iwarp.IRDORD) iwarp.IRDORD {
 // (RFC 5044 §7.1.2 rule 9), and copies its private data out of the receive
 // buffer. Octets after the frame stay buffered for the FPDU receiver.
 func (c *Conn) readFrame() (Frame, error) {
-	if err := c.fill(FrameHeaderLen); err != nil {
+	if err := c.fill(iwarpwire.MPAFrameHeaderLen); err != nil {
 		return Frame{}, fmt.Errorf("mpa: read startup frame: %w", c.startupReadErr(err))
 	}
 	n, err := FrameLen(c.rx.buffered())
@@ -371,7 +371,7 @@ func (c *Conn) readFrame() (Frame, error) {
 		_ = c.nc.Close()
 		return Frame{}, err
 	}
-	if pd := n - FrameHeaderLen; pd > c.cfg.maxPrivateData() {
+	if pd := n - iwarpwire.MPAFrameHeaderLen; pd > c.cfg.maxPrivateData() {
 		_ = c.nc.Close()
 		return Frame{}, frameError(errPrivateDataLength, "PD_Length %d exceeds the accepted %d (RFC 5044 §7.1.2 rule 9)", pd, c.cfg.maxPrivateData())
 	}

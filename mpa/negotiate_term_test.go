@@ -121,7 +121,7 @@ func awaitScripted(t *testing.T, seen <-chan scripted) scripted {
 // 2, Error Type 0, Error Code 6"). Dial sends that Terminate as its first
 // FPDU, closes the TCP connection and returns one error naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, IRD: 4, ORD: 4})
 	close(dialed)
 	s := awaitScripted(t, seen)
@@ -145,7 +145,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 // message ... Layer 2, Error Type 0, Error Code 7" and terminate the
 // connection (RFC 6581 §9.2; §9.3: it sends the TERM instead of the RTR).
 func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true,
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true,
 		IRDORD: iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}})
 	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRSend | iwarp.RTRWrite, IRD: 1, ORD: 1})
 	close(dialed)
@@ -175,7 +175,7 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 		{"A=0 answered A=1", false, iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 1, ORD: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: tc.reply})
+			addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: tc.reply})
 			c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, PeerToPeer: tc.p2p, IRD: 1, ORD: 1})
 			close(dialed)
 			s := awaitScripted(t, seen)
@@ -195,7 +195,7 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 // FPDUPTR-0 Marker before it, and with C = 0 in both frames the CRC field
 // is zero.
 func TestClient_TermWithMarkers_RFC6581_9_1(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, Markers: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 9}})
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, Markers: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 9}})
 	_, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, NoCRC: true, IRD: 4, ORD: 4})
 	close(dialed)
 	s := awaitScripted(t, seen)

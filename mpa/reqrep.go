@@ -10,18 +10,9 @@ import (
 
 // Startup frame constants (RFC 5044 §7.1.1, RFC 6581 §6).
 const (
-	// FrameHeaderLen is the fixed part of an MPA Request or Reply Frame:
-	// the 16-octet Key, the flags octet, Rev and PD_Length.
-	FrameHeaderLen = 20
 	// maxPrivateData is the largest Private Data field RFC 5044 §7.1.1
 	// allows (including, for an enhanced frame, the 4-octet IRD/ORD data).
 	maxPrivateData = 512
-
-	// Rev1 is the MPA revision of RFC 5044.
-	Rev1 = 1
-	// Rev2 is the MPA revision of enhanced connection establishment
-	// (RFC 6581 §6: "two or higher").
-	Rev2 = 2
 )
 
 // The Keys of RFC 5044 §7.1.1, in byte order.
@@ -93,7 +84,7 @@ func (f *Frame) pdLen() int {
 }
 
 // Len returns the length of f on the wire.
-func (f *Frame) len() int { return FrameHeaderLen + f.pdLen() }
+func (f *Frame) len() int { return iwarpwire.MPAFrameHeaderLen + f.pdLen() }
 
 // Validate checks what Append cannot express or what the RFCs forbid a
 // sender: Private Data over 512 octets (RFC 5044 §7.1.1), revision 0 or
@@ -105,7 +96,7 @@ func (f *Frame) validate() error {
 	if f.Rev == 0 {
 		return fmt.Errorf("%w: revision 0 (RDMA Consortium MPA) is not supported", errRevision)
 	}
-	if f.Enhanced && f.Rev < Rev2 {
+	if f.Enhanced && f.Rev < iwarpwire.MPARev2 {
 		return fmt.Errorf("%w: S needs revision 2 or higher, have %d", errRevision, f.Rev)
 	}
 	return nil
@@ -143,10 +134,10 @@ func (f *Frame) Append(b []byte) []byte {
 }
 
 // FrameLen returns the total length of the startup frame whose first
-// FrameHeaderLen octets are in b, validating the Key and PD_Length the way
+// iwarpwire.MPAFrameHeaderLen octets are in b, validating the Key and PD_Length the way
 // ParseFrame does. It lets a stream reader learn how much to read.
 func FrameLen(b []byte) (int, error) {
-	if len(b) < FrameHeaderLen {
+	if len(b) < iwarpwire.MPAFrameHeaderLen {
 		return 0, errTruncated
 	}
 	if _, err := parseKey(b); err != nil {
@@ -156,7 +147,7 @@ func FrameLen(b []byte) (int, error) {
 	if pd > maxPrivateData {
 		return 0, frameError(errPrivateDataLength, "PD_Length %d exceeds %d (RFC 5044 §7.1.1)", pd, maxPrivateData)
 	}
-	return FrameHeaderLen + pd, nil
+	return iwarpwire.MPAFrameHeaderLen + pd, nil
 }
 
 func parseKey(b []byte) (reply bool, err error) {
@@ -195,10 +186,10 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		Reject:  reply && flags&flagR != 0,
 		// RFC 6581 §6: S is defined from revision 2 on; below it, the bit
 		// is Res, which RFC 5044 §7.1.1 says is not checked on reception.
-		Enhanced: flags&flagS != 0 && rev >= Rev2,
+		Enhanced: flags&flagS != 0 && rev >= iwarpwire.MPARev2,
 		Rev:      rev,
 	}
-	pd := b[FrameHeaderLen:n:n]
+	pd := b[iwarpwire.MPAFrameHeaderLen:n:n]
 	if f.Enhanced {
 		v, m, err := iwarpwire.ParseIRDORD(pd)
 		if err != nil {

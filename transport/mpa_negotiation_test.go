@@ -73,7 +73,7 @@ func startMPAResponder(t *testing.T, reply mpa.Frame) *mpaResponder {
 		}
 		defer nc.Close()
 		_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-		hdr := make([]byte, mpa.FrameHeaderLen)
+		hdr := make([]byte, iwarpwire.MPAFrameHeaderLen)
 		if _, s.err = io.ReadFull(nc, hdr); s.err != nil {
 			return
 		}
@@ -153,7 +153,7 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 // closes the TCP connection (no leaked socket) and fails with an error
 // naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
@@ -180,7 +180,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 // model or RTR option, and terminate the connection ... Layer 2, Error
 // Type 0, Error Code 7".
 func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true,
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true,
 		IRDORD: iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 4, ORD: 4}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -205,7 +205,7 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 // set ... its ORD at most to the responder IRD". A Responder IRD of 0
 // gives the endpoint ORD 0: an RDMA Read fails locally and nothing is sent.
 func TestDial_ORDZeroWhenResponderIRDZero_RFC6581_9_1(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 0, ORD: 0}})
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 0, ORD: 0}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()

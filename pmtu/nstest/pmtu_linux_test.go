@@ -17,7 +17,6 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/internal/netns"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
-	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -77,7 +76,7 @@ func TestLinkMTU_MPA(t *testing.T) {
 			// Timestamps (12 octets of options) are on by default.
 			require.Contains(t, []int{pmtu.TCPMSS(mtu, false, 0), pmtu.TCPMSS(mtu, false, 12)}, mss)
 			mul := iwarpwire.MPAMULPDU(mss, false)
-			require.Equal(t, mpa.MULPDUFor(mss, false), mul)
+			require.Equal(t, iwarpwire.MPAMULPDU(mss, false), mul)
 			require.Equal(t, mul, p.mulpdu(), "RFC 5044 §4.5 MULPDU")
 
 			before, err := topo.Fragments()
