@@ -53,7 +53,7 @@ type EndpointConfig struct {
 	// ExpectRTR, on the Responder of a peer-to-peer connection, is the set
 	// of RTR options it advertised: the first message received must be one
 	// of them, and is consumed without a completion; anything else is
-	// answered with a Terminate TermNoMatchingRTR. 0: none.
+	// answered with a Terminate iwarp.Term.NoMatchingRTR. 0: none.
 	ExpectRTR iwarp.RTR
 }
 

@@ -6,7 +6,7 @@ import "github.com/sctp-rdma/sctp-rdma/iwarp"
 // §4.1): DV must be DDPVersion; the reserved bits are not checked. A
 // bad DV is reported as the *DDPError of iwarp.Term.DDPTaggedVersion when T is
 // set and of iwarp.Term.DDPUntaggedVersion otherwise (RFC 5041 §7.2),
-// wrapping ErrVersion.
+// wrapping ErrDDPVersion.
 func checkDDPControl(c DDPControl) error {
 	if c.DV() == DDPVersion {
 		return nil
@@ -19,8 +19,8 @@ func checkDDPControl(c DDPControl) error {
 
 // parseDDPControl parses and checks the control field at the start of b. It
 // returns the field, the octets consumed (1) and an error: a *DDPError of
-// iwarp.Term.DDPLocalCatastrophic wrapping ErrTruncated if b is empty, or the
-// Version error of CheckControl.
+// iwarp.Term.DDPLocalCatastrophic wrapping ErrDDPTruncated if b is empty, or the
+// Version error of checkDDPControl.
 func parseDDPControl(b []byte) (DDPControl, int, error) {
 	if len(b) < DDPControlLen {
 		return 0, 0, NewDDPError(iwarp.Term.DDPLocalCatastrophic, ErrDDPTruncated)
@@ -61,8 +61,8 @@ func (s *DDPSegment) last() bool {
 // except that s.Tagged reflects the T flag when b is not empty. Errors are
 // those of ParseControl, ParseDDPTaggedHeader and ParseDDPUntaggedHeader: the
 // Version errors of RFC 5041 §7.2 (Type 0x1 Code 0x04, Type 0x2 Code 0x06)
-// and, for a segment shorter than its header, TypeLocalCatastrophic wrapping
-// ErrTruncated.
+// and, for a segment shorter than its header, iwarp.Term.DDPLocalCatastrophic wrapping
+// ErrDDPTruncated.
 func ParseDDPSegment(b []byte, s *DDPSegment) error {
 	// A well-formed header (the common case) is parsed in place: s is not
 	// zeroed first and no header passes through a return value, which were
@@ -124,9 +124,9 @@ func (s *DDPSegment) len() int {
 
 // ParseDDPTaggedHeader parses a tagged DDP header at the start of b. It returns
 // the header and DDPTaggedHeaderLen octets consumed, or an error: the
-// Version error of ParseControl (Type 0x1, Code 0x04) if DV is not 1; a
+// Version error of parseDDPControl (Type 0x1, Code 0x04) if DV is not 1; a
 // plain error wrapping ErrNotTagged if T is clear; a *DDPError of
-// TypeLocalCatastrophic wrapping ErrTruncated if b is shorter than the
+// iwarp.Term.DDPLocalCatastrophic wrapping ErrDDPTruncated if b is shorter than the
 // header. Reserved bits are not checked (RFC 5041 §4.1).
 func ParseDDPTaggedHeader(b []byte) (DDPTaggedHeader, int, error) {
 	c, _, err := parseDDPControl(b)
@@ -148,7 +148,7 @@ func ParseDDPTaggedHeader(b []byte) (DDPTaggedHeader, int, error) {
 // returns the header and DDPUntaggedHeaderLen octets consumed, or an
 // error: the version error of ParseControl (Type 0x2, Code 0x06) if DV is
 // not 1; a plain error wrapping ErrNotUntagged if T is set; a *DDPError of
-// TypeLocalCatastrophic wrapping ErrTruncated if b is shorter than the
+// iwarp.Term.DDPLocalCatastrophic wrapping ErrDDPTruncated if b is shorter than the
 // header. Reserved bits are not checked (RFC 5041 §4.1).
 func ParseDDPUntaggedHeader(b []byte) (DDPUntaggedHeader, int, error) {
 	c, _, err := parseDDPControl(b)
