@@ -18,7 +18,7 @@ type inbox struct {
 }
 
 func (b *inbox) TaggedTarget(*iwarpwire.DDPTaggedHeader, int) ([]byte, error) {
-	return nil, &iwarpwire.DDPError{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPInvalidSTag.Code} // no tagged buffers
+	return nil, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag, nil) // no tagged buffers
 }
 func (b *inbox) CheckUntagged(*iwarpwire.DDPUntaggedHeader) error { return nil }
 func (b *inbox) Deliver(m *ddp.Message) error {

@@ -382,7 +382,7 @@ func tripleViolations(fset *token.FileSet, files map[string]*ast.File) (rows int
 					if allConst {
 						bad = append(bad, "constant TermCode outside the table at "+at)
 					}
-				case "Error", "iwarpwire.DDPError", "llp.Error":
+				case "Error", "DDPError", "iwarpwire.DDPError", "llp.Error":
 					for _, e := range n.Elts {
 						kv, ok := e.(*ast.KeyValueExpr)
 						if !ok || typeName(kv.Key) != "Code" {
@@ -440,6 +440,8 @@ func TestOneDefinition_TerminateTriplesFindsStrays(t *testing.T) {
 			[]string{"Terminate code composed outside the table in llp.Error at mpa/x.go:2"}},
 		{"error from a row's code", table, "package mpa\nvar e = &llp.Error{Code: iwarp.Term.A.Code}\n",
 			[]string{"Terminate code composed outside the table in llp.Error"}},
+		{"DDP error from a row's code", table, "package ddp\nvar e = &iwarpwire.DDPError{Type: 1, Code: iwarp.Term.A.Code}\n",
+			[]string{"Terminate code composed outside the table in iwarpwire.DDPError"}},
 		{"TermCode from variables", table, "package llp\nfunc f(e, c uint8) iwarp.TermCode { return iwarp.TermCode{Layer: iwarp.LayerDDP, EType: e, Code: c} }\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
