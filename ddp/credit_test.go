@@ -73,7 +73,7 @@ func TestReceiverCreditQueueErrors_RFC5041_7_1(t *testing.T) {
 			_, failed := u.snapshot()
 			require.Len(t, failed, 1)
 			assert.ErrorIs(t, r.PostCredits(2, 1, 8), errStopped, "no credit after the failure")
-			assert.Empty(t, r.Drain(), "credits are the Receiver's: nothing for the ULP to flush")
+			assert.Empty(t, r.drain(), "credits are the Receiver's: nothing for the ULP to flush")
 		})
 	}
 }
@@ -93,7 +93,7 @@ func TestReceiverCreditQueueMisuse(t *testing.T) {
 	assert.ErrorIs(t, r.PostCredits(4, 1, 4), errBadQueue)
 	assert.ErrorIs(t, r.PostCredits(3, 1<<31+1, 4), errQueueFull)
 	assert.Equal(t, 1, r.Posted(1))
-	ps := r.Drain()
+	ps := r.drain()
 	require.Len(t, ps, 1, "only QN 0's buffer")
 	assert.Equal(t, uint32(0), ps[0].QN)
 }

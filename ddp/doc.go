@@ -4,14 +4,11 @@
 // above (rdmap) through the ULP interface.
 package ddp
 
-// The package has three parts:
+// The package has two parts; the wire formats it parses and builds (the
+// DDP Control Field, tagged and untagged headers and segment dispatch,
+// RFC 5041 §4) and its error type with the RFC 5041 §7.2 type and code are
+// the module's internal/iwarpwire:
 //
-//   - Wire formats, one file per format: the DDP Control Field
-//     (control.go, RFC 5041 §4.1), the tagged header (tagged.go, §4.2,
-//     Figure 4), the untagged header (untagged.go, §4.3, Figure 5) and the
-//     segment dispatch (segment.go, §4.4). Parsers take a []byte and return
-//     the value, the octets consumed and a typed error; Append methods
-//     allocate nothing when the destination has capacity.
 //   - The Sender (tx.go), which cuts ULP messages into DDP segments no larger
 //     than the LLP's current MULPDU (§5.2), numbers untagged messages per
 //     queue (§4.3) and hands header and payload separately to the LLP.
@@ -19,7 +16,7 @@ package ddp
 //     segment (§7.1), places tagged payload into memory named by the ULP and
 //     untagged payload into posted buffers (§5.1), and delivers complete
 //     messages to the ULP in order (§5.3, §5.4). Errors carry the RFC 5041
-//     §7.2 type and code ([Error]) and the header copy RFC 5040 §4.8 needs
+//     §7.2 type and code and the header copy RFC 5040 §4.8 needs
 //     for a Terminate message ([RecvError]). A ULP that takes a lock of its
 //     own for every message can have that lock guard the Receiver too
 //     ([NewReceiverGuarded]): a received message then costs one lock.

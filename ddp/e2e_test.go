@@ -1,6 +1,7 @@
 package ddp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"math/rand/v2"
 	"sync/atomic"
@@ -45,7 +46,7 @@ func TestEndToEndPipe(t *testing.T) {
 	}
 	var want []expect
 	next := 0 // tagged messages go to disjoint ranges of the region
-	sizes := []int{0, 1, 2 << 20, 17, 3<<20 + 11, 0, 1448 - iwarp.DDPTaggedHeaderLen, 1448 - iwarp.DDPUntaggedHeaderLen, 1449}
+	sizes := []int{0, 1, 2 << 20, 17, 3<<20 + 11, 0, 1448 - iwarpwire.DDPTaggedHeaderLen, 1448 - iwarpwire.DDPUntaggedHeaderLen, 1449}
 	for i := 0; i < 30; i++ {
 		sizes = append(sizes, rng.IntN(64<<10))
 	}
@@ -99,7 +100,7 @@ func TestEndToEndPipe(t *testing.T) {
 	u.mu.Lock()
 	assert.Equal(t, []error{nil}, u.closed)
 	u.mu.Unlock()
-	assert.Empty(t, r.Drain())
+	assert.Empty(t, r.drain())
 }
 
 // A hostile segment injected into the pipe fails the stream once; the LLP
@@ -129,6 +130,6 @@ func TestEndToEndInjectedError(t *testing.T) {
 	require.Len(t, delivered, 1)
 	require.Len(t, failed, 1)
 	assert.ErrorIs(t, failed[0], errMSNRange)
-	assert.Equal(t, bad[:iwarp.DDPUntaggedHeaderLen], failed[0].Header)
+	assert.Equal(t, bad[:iwarpwire.DDPUntaggedHeaderLen], failed[0].Header)
 	assert.Equal(t, len(bad), failed[0].SegmentLen)
 }

@@ -2,101 +2,45 @@ package ddp
 
 import (
 	"errors"
-	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // The DDP Error Types and Codes of RFC 5041 §7.2 are rows of the one
-// Terminate table of package iwarp (iwarp.TermDDPInvalidSTag, ...,
-// iwarp.DDPCodeName, iwarp.ValidDDPCode); the RDMAP layer carries them in a
+// Terminate table of package iwarp (iwarp.Term.DDPInvalidSTag, ...,
+// iwarpwire.DDPCodeName, iwarpwire.ValidDDPCode); the RDMAP layer carries them in a
 // Terminate with Layer iwarp.LayerDDP (RFC 5040 §4.8).
 
-// Error is a DDP error with its RFC 5041 §7.2 Error Type and Error Code.
-// The ULP's tagged-buffer checks (ULP.TaggedTarget) report the same type.
-//
-// errors.Is(err, target) with a target *Error matches any *Error in err's
-// chain with the same Type and Code, so the prototypes below (ErrInvalidSTag,
-// ErrNoBuffer, ...) can be used as sentinels; errors.As(err, &e) with
-// e *Error extracts the error for a Terminate message (RFC 5040 §4.8).
-type Error struct {
-	// Type is the 4-bit DDP Error Type.
-	Type iwarp.DDPErrorType
-	// Code is the 8-bit DDP Error Code.
-	Code uint8
-	// Err is the detailed cause, if any.
-	Err error
-}
-
-// NewError returns the *Error of the DDP Terminate code c (Layer 1, one of
-// the iwarp.TermDDP* rows) wrapping cause (may be nil).
-func NewError(c iwarp.TermCode, cause error) *Error {
-	return &Error{Type: iwarp.DDPErrorType(c.EType), Code: c.Code, Err: cause}
-}
-
-// Error implements error.
-func (e *Error) Error() string {
-	s := fmt.Sprintf("ddp: %s (type %#x, code %#02x): %s", e.Type, uint8(e.Type), e.Code, iwarp.DDPCodeName(e.Type, e.Code))
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// TermCode returns the Terminate code (Layer 1) that reports e
-// (RFC 5040 §4.8, RFC 5041 §7.2).
-func (e *Error) TermCode() iwarp.TermCode { return iwarp.DDPTermCode(e.Type, e.Code) }
-
-// Is reports whether target is an *Error with the same Type and Code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Type == e.Type && t.Code == e.Code
-}
-
-// asError returns the first *Error in err's chain, if any.
-func asError(err error) (*Error, bool) {
-	var e *Error
+// asError returns the first *iwarpwire.DDPError in err's chain, if any.
+func asError(err error) (*iwarpwire.DDPError, bool) {
+	var e *iwarpwire.DDPError
 	if errors.As(err, &e) {
 		return e, true
 	}
 	return nil, false
 }
 
-// Prototype errors, one per row of RFC 5041 §7.2 (the iwarp.TermDDP* rows),
+// Prototype errors, one per row of RFC 5041 §7.2 (the iwarp.Term.DDP* rows),
 // for errors.Is. They carry no cause; do not modify them.
 var (
-	errLocalCatastrophic = NewError(iwarp.TermDDPLocalCatastrophic, nil)
-	errInvalidSTag       = NewError(iwarp.TermDDPInvalidSTag, nil)
-	errBaseBounds        = NewError(iwarp.TermDDPBaseBounds, nil)
-	errSTagNotAssociated = NewError(iwarp.TermDDPSTagNotAssociated, nil)
-	errTOWrap            = NewError(iwarp.TermDDPTOWrap, nil)
-	errTaggedVersion     = NewError(iwarp.TermDDPTaggedVersion, nil)
-	errInvalidQN         = NewError(iwarp.TermDDPInvalidQN, nil)
-	errNoBuffer          = NewError(iwarp.TermDDPNoBuffer, nil)
-	errMSNRange          = NewError(iwarp.TermDDPMSNRange, nil)
-	errInvalidMO         = NewError(iwarp.TermDDPInvalidMO, nil)
-	errMessageTooLong    = NewError(iwarp.TermDDPMessageTooLong, nil)
-	errUntaggedVersion   = NewError(iwarp.TermDDPUntaggedVersion, nil)
+	errLocalCatastrophic = iwarpwire.NewDDPError(iwarp.Term.DDPLocalCatastrophic, nil)
+	errInvalidSTag       = iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag, nil)
+	errBaseBounds        = iwarpwire.NewDDPError(iwarp.Term.DDPBaseBounds, nil)
+	errSTagNotAssociated = iwarpwire.NewDDPError(iwarp.Term.DDPSTagNotAssociated, nil)
+	errTOWrap            = iwarpwire.NewDDPError(iwarp.Term.DDPTOWrap, nil)
+	errTaggedVersion     = iwarpwire.NewDDPError(iwarp.Term.DDPTaggedVersion, nil)
+	errInvalidQN         = iwarpwire.NewDDPError(iwarp.Term.DDPInvalidQN, nil)
+	errNoBuffer          = iwarpwire.NewDDPError(iwarp.Term.DDPNoBuffer, nil)
+	errMSNRange          = iwarpwire.NewDDPError(iwarp.Term.DDPMSNRange, nil)
+	errInvalidMO         = iwarpwire.NewDDPError(iwarp.Term.DDPInvalidMO, nil)
+	errMessageTooLong    = iwarpwire.NewDDPError(iwarp.Term.DDPMessageTooLong, nil)
+	errUntaggedVersion   = iwarpwire.NewDDPError(iwarp.Term.DDPUntaggedVersion, nil)
 )
 
-// Causes wrapped inside *Error values (and returned by the local API), for
+// Causes wrapped inside *iwarpwire.DDPError values (and returned by the local API), for
 // errors.Is.
 var (
-	// errTruncated: a segment shorter than its DDP header. RFC 5041 §7.2
-	// Has no row for it; the receiver reports it as TypeLocalCatastrophic
-	// (see Receiver).
-	errTruncated = errors.New("ddp: segment shorter than its DDP header")
-	// errVersion: the DV field is not 1 (RFC 5041 §4.1).
-	errVersion = errors.New("ddp: DDP version is not 1")
-	// errNotTagged: ParseTaggedHeader was given a header with T clear
-	// (RFC 5041 §4.1).
-	errNotTagged = errors.New("ddp: T bit clear: not a tagged header")
-	// errNotUntagged: ParseUntaggedHeader was given a header with T set
-	// (RFC 5041 §4.1).
-	errNotUntagged = errors.New("ddp: T bit set: not an untagged header")
 	// errSTagChanged: a segment of a tagged message in progress names a
 	// different STag (RFC 5041 §4.2: every segment of a message carries the
 	// same STag), reported as CodeInvalidSTag.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,7 @@ import (
 // Every row of RFC 5041 §7.2 with its value and name.
 func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 	rows := []struct {
-		proto *Error
+		proto *iwarpwire.DDPError
 		typ   iwarp.DDPErrorType
 		code  uint8
 		name  string
@@ -34,17 +35,17 @@ func TestErrorNumbers_RFC5041_7_2(t *testing.T) {
 	for _, r := range rows {
 		assert.Equal(t, r.typ, r.proto.Type)
 		assert.Equal(t, r.code, r.proto.Code)
-		assert.Equal(t, r.name, iwarp.DDPCodeName(r.typ, r.code))
-		assert.True(t, iwarp.ValidDDPCode(r.typ, r.code))
-		assert.Equal(t, iwarp.DDPTermCode(r.typ, r.code), r.proto.TermCode())
+		assert.Equal(t, r.name, iwarpwire.DDPCodeName(r.typ, r.code))
+		assert.True(t, iwarpwire.ValidDDPCode(r.typ, r.code))
+		assert.Equal(t, iwarpwire.DDPTermCode(r.typ, r.code), r.proto.TermCode())
 		assert.Contains(t, r.proto.Error(), r.name)
 	}
-	assert.Equal(t, iwarp.TermDDPNoBuffer, errNoBuffer.TermCode(), "RFC 5040 §4.8: Terminate layer 1 is DDP")
+	assert.Equal(t, iwarp.Term.DDPNoBuffer, errNoBuffer.TermCode(), "RFC 5040 §4.8: Terminate layer 1 is DDP")
 }
 
 func TestErrorWrappingIsAs(t *testing.T) {
 	cause := errors.New("cause")
-	err := fmt.Errorf("outer: %w", &RecvError{Err: NewError(iwarp.TermDDPNoBuffer, cause)})
+	err := fmt.Errorf("outer: %w", &RecvError{Err: iwarpwire.NewDDPError(iwarp.Term.DDPNoBuffer, cause)})
 	assert.ErrorIs(t, err, errNoBuffer)
 	assert.NotErrorIs(t, err, errMSNRange)
 	assert.NotErrorIs(t, err, errInvalidSTag)
@@ -52,7 +53,7 @@ func TestErrorWrappingIsAs(t *testing.T) {
 	e, ok := asError(err)
 	require.True(t, ok)
 	assert.Equal(t, iwarp.DDPTypeUntagged, e.Type)
-	assert.Equal(t, iwarp.TermDDPNoBuffer.Code, e.Code)
+	assert.Equal(t, iwarp.Term.DDPNoBuffer.Code, e.Code)
 	assert.Contains(t, e.Error(), "untagged buffer error (type 0x2, code 0x02)")
 	assert.Contains(t, e.Error(), "cause")
 	var re *RecvError

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -16,10 +17,10 @@ type inbox struct {
 	got  []string
 }
 
-func (b *inbox) TaggedTarget(*ddp.TaggedHeader, int) ([]byte, error) {
-	return nil, &ddp.Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPInvalidSTag.Code} // no tagged buffers
+func (b *inbox) TaggedTarget(*iwarpwire.DDPTaggedHeader, int) ([]byte, error) {
+	return nil, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag, nil) // no tagged buffers
 }
-func (b *inbox) CheckUntagged(*ddp.UntaggedHeader) error { return nil }
+func (b *inbox) CheckUntagged(*iwarpwire.DDPUntaggedHeader) error { return nil }
 func (b *inbox) Deliver(m *ddp.Message) error {
 	b.got = append(b.got, string(m.Buffer)) // mu is held
 	return nil
@@ -37,7 +38,7 @@ func ExampleNewReceiverGuarded() {
 
 	// The LLP hands over one untagged segment: queue 0, the MSN just
 	// posted for, offset 0, last.
-	h := ddp.UntaggedHeader{Last: true, QN: 0, MSN: msn, MO: 0}
+	h := iwarpwire.DDPUntaggedHeader{Last: true, QN: 0, MSN: msn, MO: 0}
 	seg := append(h.Append(nil), "hello"...)
 	if err := b.recv.HandleSegment(seg); err != nil {
 		fmt.Println(err)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 )
 
 // Fuzz input format for FuzzReceiver: a sequence of records
@@ -109,7 +109,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 		}
 		return true
 	}
-	u.checkErr = func(h *UntaggedHeader) error {
+	u.checkErr = func(h *iwarpwire.DDPUntaggedHeader) error {
 		if guard && held() {
 			t.Fatal("CheckUntagged called with the ULP's lock held")
 		}
@@ -197,7 +197,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 		switch {
 		case op == fuzzOpDrain:
 			lock()
-			ps := r.Drain()
+			ps := r.drain()
 			unlock()
 			for _, p := range ps {
 				g := posted[p.Cookie]
@@ -232,7 +232,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 				}
 				first = re
 				if e, ok := asError(re.Err); ok {
-					if !iwarp.ValidDDPCode(e.Type, e.Code) {
+					if !iwarpwire.ValidDDPCode(e.Type, e.Code) {
 						t.Fatalf("invalid type/code %v", e)
 					}
 				} else if !errors.Is(re.Err, errTestULP) {
@@ -258,7 +258,7 @@ func fuzzReceiver(t *testing.T, in []byte, guard bool) {
 	}
 	// Nothing posted is lost: delivered + drained == posted.
 	lock()
-	rest := r.Drain()
+	rest := r.drain()
 	unlock()
 	for _, p := range rest {
 		if drained[p.Cookie] {

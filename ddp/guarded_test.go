@@ -2,6 +2,7 @@ package ddp
 
 import (
 	"errors"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"sync"
 	"testing"
 
@@ -39,15 +40,15 @@ func (u *guardULP) unheld(where string) {
 	u.violation = append(u.violation, where+" called with the lock held")
 }
 
-func (u *guardULP) TaggedTarget(h *TaggedHeader, length int) ([]byte, error) {
+func (u *guardULP) TaggedTarget(h *iwarpwire.DDPTaggedHeader, length int) ([]byte, error) {
 	u.unheld("TaggedTarget")
 	if h.STag != 1 || h.TO+uint64(length) > uint64(len(u.buf)) {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPInvalidSTag.Code}
+		return nil, &iwarpwire.DDPError{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPInvalidSTag.Code}
 	}
 	return u.buf[h.TO : h.TO+uint64(length)], nil
 }
 
-func (u *guardULP) CheckUntagged(*UntaggedHeader) error {
+func (u *guardULP) CheckUntagged(*iwarpwire.DDPUntaggedHeader) error {
 	u.unheld("CheckUntagged")
 	return nil
 }
@@ -117,7 +118,7 @@ func TestGuardedReceiver_OneLockPerMessage(t *testing.T) {
 	assert.Equal(t, uint64(10), u.delivered[1].Cookie)
 	assert.Equal(t, uint64(11), u.delivered[3].Cookie)
 	assert.Equal(t, 0, r.Posted(0))
-	assert.Empty(t, r.Drain())
+	assert.Empty(t, r.drain())
 }
 
 // A Deliver error fails the stream as in an unguarded Receiver (RFC 5041
@@ -143,7 +144,7 @@ func TestGuardedReceiver_DeliverErrorFailsWithoutTheLock(t *testing.T) {
 	assert.Equal(t, 1, u.closed)
 	_, err = r.PostUntagged(0, make([]byte, 8), 3)
 	require.ErrorIs(t, err, errStopped)
-	drained := r.Drain()
+	drained := r.drain()
 	require.Len(t, drained, 1)
 	assert.Equal(t, uint64(2), drained[0].Cookie)
 }

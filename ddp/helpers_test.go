@@ -3,6 +3,7 @@ package ddp
 import (
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"math"
 	"sync"
 	"testing"
@@ -33,7 +34,7 @@ type testULP struct {
 	regions map[uint32]*region
 
 	// Optional failure injection.
-	checkErr   func(h *UntaggedHeader) error
+	checkErr   func(h *iwarpwire.DDPUntaggedHeader) error
 	deliverErr func(m *Message) error
 
 	delivered []Message
@@ -53,28 +54,28 @@ func (u *testULP) register(stag uint32, buf []byte, stream int) {
 	u.regions[stag] = &region{buf: buf, stream: stream}
 }
 
-func (u *testULP) TaggedTarget(h *TaggedHeader, length int) ([]byte, error) {
+func (u *testULP) TaggedTarget(h *iwarpwire.DDPTaggedHeader, length int) ([]byte, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r, ok := u.regions[h.STag]
 	if !ok {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPInvalidSTag.Code}
+		return nil, &iwarpwire.DDPError{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPInvalidSTag.Code}
 	}
 	if r.stream != u.stream {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPSTagNotAssociated.Code}
+		return nil, &iwarpwire.DDPError{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPSTagNotAssociated.Code}
 	}
 	n := uint64(length)
 	if h.TO > math.MaxUint64-n {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPTOWrap.Code}
+		return nil, &iwarpwire.DDPError{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPTOWrap.Code}
 	}
 	if h.TO >= uint64(len(r.buf)) || h.TO+n > uint64(len(r.buf)) {
-		return nil, &Error{Type: iwarp.DDPTypeTagged, Code: iwarp.TermDDPBaseBounds.Code,
+		return nil, &iwarpwire.DDPError{Type: iwarp.DDPTypeTagged, Code: iwarp.Term.DDPBaseBounds.Code,
 			Err: fmt.Errorf("TO %d + %d > %d", h.TO, n, len(r.buf))}
 	}
 	return r.buf[h.TO : h.TO+n : h.TO+n], nil
 }
 
-func (u *testULP) CheckUntagged(h *UntaggedHeader) error {
+func (u *testULP) CheckUntagged(h *iwarpwire.DDPUntaggedHeader) error {
 	if u.checkErr != nil {
 		return u.checkErr(h)
 	}
@@ -170,12 +171,12 @@ func (s *discardStream) Info() llp.Info    { return llp.Info{Kind: "discard"} }
 
 // taggedSeg builds a tagged segment.
 func taggedSeg(last bool, ulp uint8, stag uint32, to uint64, payload []byte) []byte {
-	h := TaggedHeader{Last: last, RsvdULP: ulp, STag: stag, TO: to}
+	h := iwarpwire.DDPTaggedHeader{Last: last, RsvdULP: ulp, STag: stag, TO: to}
 	return append(h.Append(nil), payload...)
 }
 
 // untaggedSeg builds an untagged segment.
 func untaggedSeg(last bool, qn, msn, mo uint32, payload []byte) []byte {
-	h := UntaggedHeader{Last: last, QN: qn, MSN: msn, MO: mo}
+	h := iwarpwire.DDPUntaggedHeader{Last: last, QN: qn, MSN: msn, MO: mo}
 	return append(h.Append(nil), payload...)
 }

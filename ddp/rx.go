@@ -2,6 +2,7 @@ package ddp
 
 import (
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -10,9 +11,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
-// Posted is an untagged buffer returned by Receiver.Drain: posted with
-// PostUntagged and never delivered.
-type Posted struct {
+// posted is an untagged buffer drain returns: posted with PostUntagged
+// and never delivered.
+type posted struct {
 	// QN and MSN identify the message the buffer was reserved for.
 	QN, MSN uint32
 	// Cookie is the value given to PostUntagged.
@@ -104,7 +105,7 @@ var _ llp.Handler = (*Receiver)(nil)
 // rxScratch is the parsed segment and the message being delivered, reused
 // for every segment (Receiver.scr).
 type rxScratch struct {
-	seg Segment
+	seg iwarpwire.DDPSegment
 	msg Message
 }
 
@@ -261,25 +262,28 @@ func (r *Receiver) Posted(qn uint32) int {
 	return r.queues[qn].posted()
 }
 
-// Drain removes and returns every posted buffer not yet delivered, by QN
-// and then MSN, so the ULP can complete them with a flush error (RFC 5041
-// §6.2.2: complete all outstanding requests). Afterwards PostUntagged fails
-// with ErrStopped and every further segment is dropped without placement:
-// HandleSegment returns an error wrapping ErrStopped and ULP.Failed is not
-// called. Safe for concurrent use; a second Drain returns nothing.
-func (r *Receiver) Drain() []Posted {
+// Drain removes every posted buffer not yet delivered; the ULP completes
+// its own outstanding requests with a flush error (RFC 5041 §6.2.2).
+// Afterwards PostUntagged fails with ErrStopped and every further segment
+// is dropped without placement: HandleSegment returns an error wrapping
+// ErrStopped and ULP.Failed is not called. Safe for concurrent use.
+func (r *Receiver) Drain() { r.drain() }
+
+// drain is Drain returning the removed buffers, by QN and then MSN; a
+// second drain returns nothing.
+func (r *Receiver) drain() []posted {
 	r.lock()
 	defer r.unlock()
 	r.drained.Store(true)
 	if r.stopped == nil {
 		r.stopped = fmt.Errorf("%w: drained", errStopped)
 	}
-	var out []Posted
+	var out []posted
 	for qn := range r.queues {
 		q := &r.queues[qn]
 		for q.bufs.Len() > 0 {
 			p := q.bufs.Pop()
-			out = append(out, Posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
+			out = append(out, posted{QN: uint32(qn), MSN: q.headMSN, Cookie: p.cookie, Buf: p.buf})
 			q.headMSN++
 		}
 		q.headMSN += q.credits
@@ -321,7 +325,7 @@ func (r *Receiver) HandleSegment(b []byte) error {
 	if r.scr == nil {
 		r.scr = new(rxScratch)
 	}
-	if err := ParseSegment(b, &r.scr.seg); err != nil {
+	if err := iwarpwire.ParseDDPSegment(b, &r.scr.seg); err != nil {
 		return r.fail(b, err, nil)
 	}
 	if r.scr.seg.Tagged {
@@ -339,17 +343,17 @@ func (r *Receiver) handleTagged(b []byte) error {
 	if n > 0 {
 		// RFC 5041 §5.2: only non-empty tagged segments are checked/placed.
 		if r.tag.active && r.tag.haveTag && h.STag != r.tag.stag {
-			return r.fail(b, NewError(iwarp.TermDDPInvalidSTag, errSTagChanged), nil)
+			return r.fail(b, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag, errSTagChanged), nil)
 		}
 		if h.TO > math.MaxUint64-uint64(n) { // RFC 5041 §7.1 tagged check 5
-			return r.fail(b, NewError(iwarp.TermDDPTOWrap, nil), nil)
+			return r.fail(b, iwarpwire.NewDDPError(iwarp.Term.DDPTOWrap, nil), nil)
 		}
 		dst, err := r.ulp.TaggedTarget(h, n) // checks 1-4
 		if err != nil {
 			return r.fail(b, err, nil)
 		}
 		if len(dst) != n {
-			return r.fail(b, NewError(iwarp.TermDDPLocalCatastrophic,
+			return r.fail(b, iwarpwire.NewDDPError(iwarp.Term.DDPLocalCatastrophic,
 				fmt.Errorf("%w: %d octets for a %d-octet payload", errTargetLength, len(dst), n)), nil)
 		}
 		copy(dst, payload)
@@ -383,7 +387,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 		return r.fail(b, err, nil)
 	}
 	if uint64(h.QN) >= uint64(len(r.queues)) { // check 1
-		return r.fail(b, NewError(iwarp.TermDDPInvalidQN, nil), nil)
+		return r.fail(b, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidQN, nil), nil)
 	}
 	payload := r.scr.seg.Payload
 	mo := uint64(h.MO)
@@ -419,7 +423,7 @@ func (r *Receiver) handleUntagged(b []byte) error {
 	// Field by field: one pointer store (Buffer) instead of a whole
 	// Message copied through the write barrier.
 	m := &r.scr.msg
-	m.Tagged, m.Tag, m.FirstTO = false, TaggedHeader{}, 0
+	m.Tagged, m.Tag, m.FirstTO = false, iwarpwire.DDPTaggedHeader{}, 0
 	m.Untag, m.Length, m.Buffer, m.Cookie = *h, int(end), buf[:end], cookie
 	if r.guarded {
 		return r.deliverLocked(b)
@@ -430,16 +434,16 @@ func (r *Receiver) handleUntagged(b []byte) error {
 
 // checkUntagged performs untagged checks 2-5 for the segment [mo, end) of
 // h on q. r.mu is held.
-func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) *Error {
+func (r *Receiver) checkUntagged(q *rxQueue, h *iwarpwire.DDPUntaggedHeader, mo, end uint64) *iwarpwire.DDPError {
 	if h.MSN != q.headMSN { // check 5
-		e := NewError(iwarp.TermDDPMSNRange, nil)
+		e := iwarpwire.NewDDPError(iwarp.Term.DDPMSNRange, nil)
 		if q.placed().inProgress() && h.MSN == q.headMSN+1 {
 			e.Err = errIncomplete
 		}
 		return e
 	}
 	if q.posted() == 0 { // check 2
-		return NewError(iwarp.TermDDPNoBuffer, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPNoBuffer, nil)
 	}
 	size := uint64(q.credSize)
 	if size == 0 {
@@ -447,16 +451,16 @@ func (r *Receiver) checkUntagged(q *rxQueue, h *UntaggedHeader, mo, end uint64) 
 	}
 	if end > mo {
 		if mo >= size { // check 3
-			return NewError(iwarp.TermDDPInvalidMO, nil)
+			return iwarpwire.NewDDPError(iwarp.Term.DDPInvalidMO, nil)
 		}
 		if end > size { // check 4
-			return NewError(iwarp.TermDDPMessageTooLong, nil)
+			return iwarpwire.NewDDPError(iwarp.Term.DDPMessageTooLong, nil)
 		}
 	} else if mo > size {
-		return NewError(iwarp.TermDDPInvalidMO, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPInvalidMO, nil)
 	}
 	if err := q.placed().check(mo, end, h.Last); err != nil {
-		return NewError(iwarp.TermDDPInvalidMO, err)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPInvalidMO, err)
 	}
 	return nil
 }
@@ -488,7 +492,7 @@ func (r *Receiver) deliver(b []byte) error {
 func (r *Receiver) fail(b []byte, cause error, m *Message) error {
 	re := &RecvError{Err: cause, SegmentLen: len(b), Message: m}
 	if len(b) > 0 {
-		if hl := Control(b[0]).HeaderLen(); len(b) >= hl {
+		if hl := iwarpwire.DDPControl(b[0]).HeaderLen(); len(b) >= hl {
 			re.Header = append([]byte(nil), b[:hl]...)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -45,7 +45,7 @@ func TestReceiverTaggedPlacement_RFC5041_5_1_1(t *testing.T) {
 	require.Len(t, delivered, 1)
 	m := delivered[0]
 	assert.True(t, m.Tagged)
-	assert.Equal(t, TaggedHeader{Last: true, RsvdULP: 0x40, STag: 7, TO: 23}, m.Tag)
+	assert.Equal(t, iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: 0x40, STag: 7, TO: 23}, m.Tag)
 	assert.Equal(t, 18, m.Length)
 	assert.Equal(t, uint64(10), m.FirstTO)
 	assert.Nil(t, m.Buffer)
@@ -84,7 +84,7 @@ func TestReceiverUntaggedPlacement_RFC5041_5_1_2(t *testing.T) {
 	assert.Equal(t, []byte("abcdefgh"), m.Buffer)
 	assert.Equal(t, &buf[0], &m.Buffer[0], "the posted buffer itself")
 	assert.Equal(t, uint64(111), m.Cookie)
-	assert.Equal(t, UntaggedHeader{Last: true, QN: 0, MSN: 1, MO: 5}, m.Untag)
+	assert.Equal(t, iwarpwire.DDPUntaggedHeader{Last: true, QN: 0, MSN: 1, MO: 5}, m.Untag)
 }
 
 // Zero-length untagged messages still consume a posted buffer.
@@ -211,7 +211,7 @@ type rxErrCase struct {
 	setup  func(r *Receiver, u *testULP)
 	ok     [][]byte // segments that succeed first
 	bad    []byte
-	want   error // prototype *Error or ULP error
+	want   error // prototype *iwarpwire.DDPError or ULP error
 	cause  error // additional errors.Is target, optional
 	noHdr  bool  // RecvError.Header must be empty
 	placed func(t *testing.T, u *testULP, r *Receiver)
@@ -228,9 +228,9 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 		}
 	}
 	cases := []rxErrCase{
-		{name: "T0 empty segment", bad: []byte{}, want: errLocalCatastrophic, cause: errTruncated, noHdr: true},
-		{name: "T0 truncated tagged header", bad: []byte{0xc1, 0, 0, 0, 1}, want: errLocalCatastrophic, cause: errTruncated, noHdr: true},
-		{name: "T0 truncated untagged header", bad: untaggedSeg(true, 0, 1, 0, nil)[:17], want: errLocalCatastrophic, cause: errTruncated, noHdr: true},
+		{name: "T0 empty segment", bad: []byte{}, want: errLocalCatastrophic, cause: iwarpwire.ErrDDPTruncated, noHdr: true},
+		{name: "T0 truncated tagged header", bad: []byte{0xc1, 0, 0, 0, 1}, want: errLocalCatastrophic, cause: iwarpwire.ErrDDPTruncated, noHdr: true},
+		{name: "T0 truncated untagged header", bad: untaggedSeg(true, 0, 1, 0, nil)[:17], want: errLocalCatastrophic, cause: iwarpwire.ErrDDPTruncated, noHdr: true},
 		{name: "T1 C0 invalid STag (check 1)", bad: taggedSeg(true, 0, 99, 0, []byte{1}), want: errInvalidSTag},
 		{name: "T1 C0 STag changed within message (§4.2)", ok: [][]byte{taggedSeg(false, 0, 1, 0, []byte{1})},
 			bad: taggedSeg(true, 0, 3, 1, []byte{1}), want: errInvalidSTag, cause: errSTagChanged},
@@ -238,7 +238,7 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 		{name: "T1 C1 TO+len beyond bounds (check 4)", bad: taggedSeg(true, 0, 1, 60, []byte{1, 2, 3, 4, 5}), want: errBaseBounds},
 		{name: "T1 C2 STag of another stream (§8.2)", bad: taggedSeg(true, 0, 2, 0, []byte{1}), want: errSTagNotAssociated},
 		{name: "T1 C3 TO wrap (check 5)", bad: taggedSeg(true, 0, 1, math.MaxUint64-2, []byte{1, 2, 3, 4}), want: errTOWrap},
-		{name: "T1 C4 tagged DV 2", bad: func() []byte { b := taggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0xc2; return b }(), want: errTaggedVersion, cause: errVersion},
+		{name: "T1 C4 tagged DV 2", bad: func() []byte { b := taggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0xc2; return b }(), want: errTaggedVersion, cause: iwarpwire.ErrDDPVersion},
 		{name: "T2 C1 invalid QN (check 1)", bad: untaggedSeg(true, 4, 1, 0, []byte{1}), want: errInvalidQN},
 		{name: "T2 C1 huge QN", bad: untaggedSeg(true, 0xffffffff, 1, 0, nil), want: errInvalidQN},
 		{name: "T2 C2 no buffer posted (check 2)", setup: func(r *Receiver, u *testULP) {},
@@ -270,17 +270,17 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 			bad: untaggedSeg(true, 0, 1, 0, []byte{1, 2}), want: errInvalidMO, cause: errBeyondLast},
 		{name: "T2 C5 MO+len beyond buffer (check 4)", bad: untaggedSeg(true, 0, 1, 30, []byte{1, 2, 3}), want: errMessageTooLong},
 		{name: "T2 C5 message longer than buffer", bad: untaggedSeg(true, 0, 1, 0, make([]byte, 33)), want: errMessageTooLong},
-		{name: "T2 C6 untagged DV 0", bad: func() []byte { b := untaggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0x40; return b }(), want: errUntaggedVersion, cause: errVersion},
+		{name: "T2 C6 untagged DV 0", bad: func() []byte { b := untaggedSeg(true, 0, 1, 0, []byte{1}); b[0] = 0x40; return b }(), want: errUntaggedVersion, cause: iwarpwire.ErrDDPVersion},
 		{name: "ULP CheckUntagged error", setup: func(r *Receiver, u *testULP) {
 			reg(r, u)
-			u.checkErr = func(h *UntaggedHeader) error {
+			u.checkErr = func(h *iwarpwire.DDPUntaggedHeader) error {
 				if h.RsvdULP[0] == 0xee {
 					return errTestULP
 				}
 				return nil
 			}
 		}, bad: func() []byte {
-			h := UntaggedHeader{Last: true, RsvdULP: [5]byte{0xee}, QN: 0, MSN: 1}
+			h := iwarpwire.DDPUntaggedHeader{Last: true, RsvdULP: [5]byte{0xee}, QN: 0, MSN: 1}
 			return append(h.Append(nil), 1)
 		}(), want: errTestULP},
 	}
@@ -307,8 +307,8 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 				assert.ErrorIs(t, err, tc.cause)
 			}
 			if e, ok := asError(err); ok {
-				assert.True(t, iwarp.ValidDDPCode(e.Type, e.Code), "%v", e)
-				want := tc.want.(*Error)
+				assert.True(t, iwarpwire.ValidDDPCode(e.Type, e.Code), "%v", e)
+				want := tc.want.(*iwarpwire.DDPError)
 				assert.Equal(t, want.Type, e.Type)
 				assert.Equal(t, want.Code, e.Code)
 			}
@@ -316,7 +316,7 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 			if tc.noHdr {
 				assert.Empty(t, re.Header)
 			} else {
-				hl := Control(tc.bad[0]).HeaderLen()
+				hl := iwarpwire.DDPControl(tc.bad[0]).HeaderLen()
 				assert.Equal(t, tc.bad[:hl], re.Header, "RFC 5040 §4.8: copy of the DDP header")
 			}
 			assert.Nil(t, re.Message)
@@ -337,7 +337,7 @@ func TestReceiverErrors_RFC5041_7_1_7_2(t *testing.T) {
 			assert.ErrorIs(t, perr, tc.want)
 
 			// Nothing posted is lost: Drain returns every undelivered buffer.
-			assert.Len(t, r.Drain(), postedBefore)
+			assert.Len(t, r.drain(), postedBefore)
 		})
 	}
 }
@@ -362,7 +362,7 @@ func TestReceiverNoPlacementOnError(t *testing.T) {
 // wrongLenULP returns a placement slice of the wrong length.
 type wrongLenULP struct{ *testULP }
 
-func (w wrongLenULP) TaggedTarget(h *TaggedHeader, length int) ([]byte, error) {
+func (w wrongLenULP) TaggedTarget(h *iwarpwire.DDPTaggedHeader, length int) ([]byte, error) {
 	return make([]byte, length+1), nil
 }
 
@@ -395,13 +395,13 @@ func TestReceiverDeliverError(t *testing.T) {
 	require.NotNil(t, re.Message)
 	assert.Equal(t, uint64(2), re.Message.Cookie)
 	assert.Equal(t, []byte("bc"), re.Message.Buffer)
-	assert.Equal(t, seg[:iwarp.DDPUntaggedHeaderLen], re.Header)
+	assert.Equal(t, seg[:iwarpwire.DDPUntaggedHeaderLen], re.Header)
 	assert.Equal(t, len(seg), re.SegmentLen)
 	_, failed := u.snapshot()
 	require.Len(t, failed, 1)
-	drained := r.Drain()
+	drained := r.drain()
 	require.Len(t, drained, 1, "the delivered message's buffer belongs to the ULP")
-	assert.Equal(t, Posted{QN: 0, MSN: 3, Cookie: 3, Buf: drained[0].Buf}, drained[0])
+	assert.Equal(t, posted{QN: 0, MSN: 3, Cookie: 3, Buf: drained[0].Buf}, drained[0])
 }
 
 // Drain returns every undelivered buffer with qn/msn/cookie (RFC 5041
@@ -416,15 +416,15 @@ func TestReceiverDrain(t *testing.T) {
 	post(t, r, 1, b4, 20)
 	require.NoError(t, r.HandleSegment(untaggedSeg(true, 0, 1, 0, []byte("x"))))
 	require.NoError(t, r.HandleSegment(untaggedSeg(false, 0, 2, 0, []byte("partial"))))
-	got := r.Drain()
+	got := r.drain()
 	require.Len(t, got, 3)
-	assert.Equal(t, Posted{QN: 0, MSN: 2, Cookie: 11, Buf: b2}, got[0])
-	assert.Equal(t, Posted{QN: 1, MSN: 1, Cookie: 20, Buf: b4}, got[1])
-	assert.Equal(t, Posted{QN: 3, MSN: 1, Cookie: 30, Buf: b3}, got[2])
+	assert.Equal(t, posted{QN: 0, MSN: 2, Cookie: 11, Buf: b2}, got[0])
+	assert.Equal(t, posted{QN: 1, MSN: 1, Cookie: 20, Buf: b4}, got[1])
+	assert.Equal(t, posted{QN: 3, MSN: 1, Cookie: 30, Buf: b3}, got[2])
 	for qn := uint32(0); qn < 4; qn++ {
 		assert.Zero(t, r.Posted(qn))
 	}
-	assert.Empty(t, r.Drain())
+	assert.Empty(t, r.drain())
 
 	_, err := r.PostUntagged(0, make([]byte, 1), 1)
 	assert.ErrorIs(t, err, errStopped)
@@ -448,7 +448,7 @@ func TestReceiverHandleClosedOnce(t *testing.T) {
 	_, err := r.PostUntagged(0, nil, 2)
 	assert.ErrorIs(t, err, errStopped)
 	assert.ErrorIs(t, err, llp.ErrClosed)
-	assert.Len(t, r.Drain(), 1, "buffers posted before the close are still returned")
+	assert.Len(t, r.drain(), 1, "buffers posted before the close are still returned")
 
 	r, u = newRx(t, 1)
 	r.HandleClosed(llp.ErrAborted)
@@ -592,13 +592,13 @@ type benchULP struct {
 	n   int
 }
 
-func (b *benchULP) TaggedTarget(h *TaggedHeader, n int) ([]byte, error) {
+func (b *benchULP) TaggedTarget(h *iwarpwire.DDPTaggedHeader, n int) ([]byte, error) {
 	if h.TO >= uint64(len(b.mem)) || h.TO+uint64(n) > uint64(len(b.mem)) {
 		return nil, errBaseBounds
 	}
 	return b.mem[h.TO : h.TO+uint64(n)], nil
 }
-func (b *benchULP) CheckUntagged(*UntaggedHeader) error { return nil }
+func (b *benchULP) CheckUntagged(*iwarpwire.DDPUntaggedHeader) error { return nil }
 func (b *benchULP) Deliver(m *Message) error {
 	b.n++
 	if !m.Tagged {
@@ -617,7 +617,7 @@ func BenchmarkPlaceTagged(b *testing.B) {
 	r := newReceiver(u, 4)
 	u.r = r
 	var segs [][]byte
-	const room = 1448 - iwarp.DDPTaggedHeaderLen
+	const room = 1448 - iwarpwire.DDPTaggedHeaderLen
 	for off := 0; off < 64<<10; off += room {
 		n := min(room, 64<<10-off)
 		segs = append(segs, taggedSeg(off+n == 64<<10, 0x40, 1, uint64(off), make([]byte, n)))
@@ -648,7 +648,7 @@ func BenchmarkPlaceUntagged(b *testing.B) {
 		}
 	}
 	var segs [][]byte
-	const room = 1448 - iwarp.DDPUntaggedHeaderLen
+	const room = 1448 - iwarpwire.DDPUntaggedHeaderLen
 	for off := 0; off < 64<<10; off += room {
 		n := min(room, 64<<10-off)
 		segs = append(segs, untaggedSeg(off+n == 64<<10, 0, 1, uint32(off), make([]byte, n)))

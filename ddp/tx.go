@@ -2,7 +2,7 @@ package ddp
 
 import (
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"math"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
@@ -30,7 +30,7 @@ type Sender struct {
 	// floor is the LLP's llp.Floored floor (0: none): a segment of at
 	// most floor octets is sent without asking MULPDU.
 	floor int32
-	hdr   [iwarp.DDPUntaggedHeaderLen]byte
+	hdr   [iwarpwire.DDPUntaggedHeaderLen]byte
 	// lastMSN holds, per QN below 4 (RDMAP's), the MSN of the last
 	// message started on it, and moreMSN those of higher QNs (made on
 	// their first use); 0 or a missing entry means none yet, so the first
@@ -129,9 +129,9 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 	if to > math.MaxUint64-n {
 		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, errTOWrapSend)
 	}
-	h := TaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
+	h := iwarpwire.DDPTaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
 	for {
-		chunk, err := s.segment(iwarp.DDPTaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarpwire.DDPTaggedHeaderLen, payload)
 		if err != nil {
 			return err
 		}
@@ -184,10 +184,10 @@ func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold b
 	if n := uint64(len(payload)); n > maxMessageLen {
 		return 0, fmt.Errorf("ddp: send untagged: %d octets: %w", n, errMessageTooLarge)
 	}
-	h := UntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
+	h := iwarpwire.DDPUntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
 	started := false
 	for {
-		chunk, err := s.segment(iwarp.DDPUntaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarpwire.DDPUntaggedHeaderLen, payload)
 		if err != nil {
 			return s.sentMSN(started, h.MSN), err
 		}

@@ -2,7 +2,7 @@ package ddp
 
 import (
 	"bytes"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -30,8 +30,8 @@ func checkTagged(t *testing.T, s *recStream, ulp uint8, stag uint32, to uint64, 
 	var got []byte
 	next := to
 	for i, b := range s.segs {
-		var seg Segment
-		require.NoError(t, ParseSegment(b, &seg))
+		var seg iwarpwire.DDPSegment
+		require.NoError(t, iwarpwire.ParseDDPSegment(b, &seg))
 		require.True(t, seg.Tagged)
 		assert.LessOrEqual(t, len(b), s.asked[i], "segment %d within MULPDU", i)
 		assert.Equal(t, i == len(s.segs)-1, seg.Tag.Last, "L only on the last segment (RFC 5041 §4.1)")
@@ -53,12 +53,12 @@ func checkUntagged(t *testing.T, segs [][]byte, asked []int, ulp [5]byte, qn, ms
 	require.NotEmpty(t, segs)
 	var got []byte
 	for i, b := range segs {
-		var seg Segment
-		require.NoError(t, ParseSegment(b, &seg))
+		var seg iwarpwire.DDPSegment
+		require.NoError(t, iwarpwire.ParseDDPSegment(b, &seg))
 		require.False(t, seg.Tagged)
 		assert.LessOrEqual(t, len(b), asked[i])
 		assert.Equal(t, i == len(segs)-1, seg.Untag.Last)
-		assert.Equal(t, UntaggedHeader{Last: seg.Untag.Last, RsvdULP: ulp, QN: qn, MSN: msn, MO: uint32(len(got))}, seg.Untag)
+		assert.Equal(t, iwarpwire.DDPUntaggedHeader{Last: seg.Untag.Last, RsvdULP: ulp, QN: qn, MSN: msn, MO: uint32(len(got))}, seg.Untag)
 		got = append(got, seg.Payload...)
 	}
 	assert.True(t, bytes.Equal(msg, got))
@@ -73,9 +73,9 @@ func TestSendTagged_RFC5041_5_2_Example(t *testing.T) {
 	require.Len(t, s.segs, 2)
 	checkTagged(t, s, 0x40, 0xabc, 16384, msg)
 	assert.Len(t, s.segs[0], 1500)
-	assert.Len(t, s.segs[1], iwarp.DDPTaggedHeaderLen+562)
-	var seg Segment
-	require.NoError(t, ParseSegment(s.segs[1], &seg))
+	assert.Len(t, s.segs[1], iwarpwire.DDPTaggedHeaderLen+562)
+	var seg iwarpwire.DDPSegment
+	require.NoError(t, iwarpwire.ParseDDPSegment(s.segs[1], &seg))
 	assert.Equal(t, uint64(17870), seg.Tag.TO)
 }
 
@@ -90,7 +90,7 @@ func TestSendUntagged_RFC5041_5_2_Example(t *testing.T) {
 	require.Len(t, s.segs, 2)
 	checkUntagged(t, s.segs, s.asked, [5]byte{0x41}, 0, 1, msg)
 	assert.Len(t, s.segs[0], 1500)
-	assert.Len(t, s.segs[1], iwarp.DDPUntaggedHeaderLen+566)
+	assert.Len(t, s.segs[1], iwarpwire.DDPUntaggedHeaderLen+566)
 }
 
 // RFC 5041 §3 requirement 1: DDP adapts as the MULPDU changes; it is asked
@@ -120,7 +120,7 @@ func TestSendRandomSegmentation(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		sched := make([]int, 1+rng.IntN(20))
 		for j := range sched {
-			sched[j] = iwarp.DDPUntaggedHeaderLen + 1 + rng.IntN(3000)
+			sched[j] = iwarpwire.DDPUntaggedHeaderLen + 1 + rng.IntN(3000)
 		}
 		msg := pattern(rng.IntN(20000), byte(i))
 		s := &recStream{schedule: sched}
@@ -186,13 +186,13 @@ func TestSendMSNPerQueueAndWrap_RFC5041_4_3(t *testing.T) {
 }
 
 func TestSendRejects(t *testing.T) {
-	s := &recStream{schedule: []int{iwarp.DDPTaggedHeaderLen}}
+	s := &recStream{schedule: []int{iwarpwire.DDPTaggedHeaderLen}}
 	sender := NewSender(s)
 	err := sender.SendTagged(0, 1, 0, []byte{1})
 	assert.ErrorIs(t, err, errMULPDUTooSmall)
 	err = sender.SendTagged(0, 1, 0, nil)
 	assert.ErrorIs(t, err, errMULPDUTooSmall, "even a zero-length message needs header+1")
-	s.schedule = []int{iwarp.DDPUntaggedHeaderLen}
+	s.schedule = []int{iwarpwire.DDPUntaggedHeaderLen}
 	msn, err := sender.SendUntagged([5]byte{}, 0, []byte{1})
 	assert.ErrorIs(t, err, errMULPDUTooSmall)
 	assert.Zero(t, msn)
@@ -322,7 +322,7 @@ func TestSenderUsesBatcher(t *testing.T) {
 	require.NoError(t, snd.SendTagged(0x41, 7, 0, []byte("one")))
 	assert.Equal(t, []bool{true, true, false, true, false, false}, s.more)
 	for i, seg := range s.segs {
-		last := Control(seg[0])&iwarp.DDPControlLast != 0
+		last := iwarpwire.DDPControl(seg[0])&iwarpwire.DDPControlLast != 0
 		assert.Equal(t, !s.more[i], last, "segment %d", i)
 	}
 }
@@ -346,7 +346,7 @@ func TestSenderUntaggedMore(t *testing.T) {
 	assert.Equal(t, []bool{true, true, true, false}, s.more, "every segment of a held message goes through SendSegmentMore")
 	assert.Equal(t, []int{3}, s.flushes)
 	for i, seg := range s.segs {
-		h, _, err := ParseUntaggedHeader(seg)
+		h, _, err := iwarpwire.ParseDDPUntaggedHeader(seg)
 		require.NoError(t, err)
 		assert.Equal(t, i != 1, h.Last, "segment %d", i)
 	}
@@ -379,9 +379,9 @@ func (s *flooredStream) SendSegment(hdr, payload []byte) error {
 func TestSendFloorSkipsMULPDU(t *testing.T) {
 	ls := &flooredStream{recStream: recStream{schedule: []int{1000}}, floor: 516}
 	s := NewSender(ls)
-	_, err := s.SendUntagged([5]byte{}, 0, make([]byte, 516-iwarp.DDPUntaggedHeaderLen))
+	_, err := s.SendUntagged([5]byte{}, 0, make([]byte, 516-iwarpwire.DDPUntaggedHeaderLen))
 	require.NoError(t, err)
-	require.NoError(t, s.SendTagged(0, 1, 0, make([]byte, 516-iwarp.DDPTaggedHeaderLen)))
+	require.NoError(t, s.SendTagged(0, 1, 0, make([]byte, 516-iwarpwire.DDPTaggedHeaderLen)))
 	assert.Zero(t, ls.asks, "segments within the floor")
 	assert.Len(t, ls.segs, 2)
 
@@ -390,7 +390,7 @@ func TestSendFloorSkipsMULPDU(t *testing.T) {
 	assert.Equal(t, 2, ls.asks, "1500 octets: two segments of at most 1000, each asked")
 	require.Len(t, ls.segs, 4)
 	assert.Len(t, ls.segs[2], 1000)
-	assert.Len(t, ls.segs[3], iwarp.DDPUntaggedHeaderLen+1500-(1000-iwarp.DDPUntaggedHeaderLen))
+	assert.Len(t, ls.segs[3], iwarpwire.DDPUntaggedHeaderLen+1500-(1000-iwarpwire.DDPUntaggedHeaderLen))
 
 	// A floor the LLP got wrong is the LLP's error, reported as such.
 	bad := &flooredStream{recStream: recStream{schedule: []int{100}}, floor: 516}

@@ -141,9 +141,9 @@ func runAllOperations(t *testing.T, newPair Factory, opt Options) {
 		// ends (RFC 5040 §7).
 		if assert.NotNil(t, s.Terminate, "Terminate for the injected segment") {
 			assert.True(t, s.Terminate.Remote, "the Terminate came from the peer")
-			assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code,
+			assert.Equal(t, iwarp.Term.DDPInvalidSTag, s.Terminate.Code,
 				"RFC 5041 §7.2: %v", s.Terminate.Code)
-			assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code)
+			assert.Equal(t, iwarp.Term.DDPInvalidSTag, s.Terminate.Code)
 			assert.Equal(t, s.Injected, s.Terminate.DDPHeader, "RFC 5040 §4.8: the terminated DDP header")
 		}
 		assert.True(t, s.Erroneous, "client labelled stream %d erroneous", broken)

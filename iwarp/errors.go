@@ -3,8 +3,6 @@ package iwarp
 import "errors"
 
 var (
-	// errTruncated reports input shorter than the definition being parsed.
-	errTruncated = errors.New("iwarp: truncated input")
 	// ErrInvalidIRDORD reports an IRD or ORD that does not fit the 14 bits
 	// of RFC 6581 §9.
 	ErrInvalidIRDORD = errors.New("iwarp: IRD/ORD does not fit 14 bits")

@@ -1,13 +1,6 @@
 package iwarp
 
-import (
-	"encoding/binary"
-	"fmt"
-)
-
-// IRDORDLen is the length of the enhanced RDMA connection establishment
-// data (RFC 6581 §9).
-const IRDORDLen = 4
+import "fmt"
 
 // NoNegotiation (0x3FFF, all ones) in IRD or ORD means that automatic
 // negotiation of that value is not desired (RFC 6581 §9.1).
@@ -58,21 +51,6 @@ const (
 	RTRAll = RTRSend | RTRWrite | RTRRead
 )
 
-// Has reports whether every option in o is in r.
-func (r RTR) has(o RTR) bool { return r&o == o }
-
-// Pick returns the single option the Initiator sends out of r: a
-// zero-length RDMA Write (what Linux siw sends by default), else a
-// zero-length Read, else a Send. It returns 0 for an empty set.
-func (r RTR) Pick() RTR {
-	for _, o := range [...]RTR{RTRWrite, RTRRead, RTRSend} {
-		if r&o != 0 {
-			return o
-		}
-	}
-	return 0
-}
-
 // String lists the options, e.g. "write|read", or "none".
 func (r RTR) String() string {
 	if r == 0 {
@@ -115,8 +93,8 @@ func (r RTR) String() string {
 // Flags B, C and D belong to the peer-to-peer model of flag A: "If Control
 // Flag A is set to 0, then Control Flags B, C, and D MUST also be set to 0.
 // On reception, if Control Flag A is set to 0, then Control Flags B, C, and
-// D MUST be ignored" (§9.2). Append therefore sends them as 0 and
-// ParseIRDORD reports an empty RTR set unless PeerToPeer; a word with A = 0
+// D MUST be ignored" (§9.2). The encoder therefore sends them as 0 and
+// the parser reports an empty RTR set unless PeerToPeer; a word with A = 0
 // and B, C or D set is accepted, not rejected.
 type IRDORD struct {
 	// PeerToPeer is Control Flag A: the peer-to-peer connection model
@@ -131,82 +109,12 @@ type IRDORD struct {
 	ORD uint16
 }
 
-const (
-	flagA  = 0x8000 // first half-word
-	flagB  = 0x4000 // first half-word
-	flagC  = 0x8000 // second half-word
-	flagD  = 0x4000 // second half-word
-	mask14 = 0x3FFF
-)
-
-// ParseIRDORD parses the 4-octet word at the start of b. Every 32-bit value
-// is valid; B, C and D are ignored when A is 0 (RFC 6581 §9.2). It returns
-// ErrTruncated if b is shorter than IRDORDLen.
-func ParseIRDORD(b []byte) (IRDORD, int, error) {
-	if len(b) < IRDORDLen {
-		return IRDORD{}, 0, fmt.Errorf("%w: IRD/ORD word needs %d octets, have %d", errTruncated, IRDORDLen, len(b))
-	}
-	hi := binary.BigEndian.Uint16(b)
-	lo := binary.BigEndian.Uint16(b[2:])
-	w := IRDORD{PeerToPeer: hi&flagA != 0, IRD: hi & mask14, ORD: lo & mask14}
-	if w.PeerToPeer {
-		if hi&flagB != 0 {
-			w.RTR |= RTRSend
-		}
-		if lo&flagC != 0 {
-			w.RTR |= RTRWrite
-		}
-		if lo&flagD != 0 {
-			w.RTR |= RTRRead
-		}
-	}
-	return w, IRDORDLen, nil
-}
-
-// Len returns IRDORDLen.
-func (IRDORD) len() int { return IRDORDLen }
-
-// Wire returns w as Append puts it on the wire: IRD and ORD cut to 14 bits,
-// and no RTR options unless PeerToPeer (RFC 6581 §9.2).
-func (w IRDORD) Wire() IRDORD {
-	w.IRD &= mask14
-	w.ORD &= mask14
-	if w.PeerToPeer {
-		w.RTR &= RTRAll
-	} else {
-		w.RTR = 0
-	}
-	return w
-}
-
 // Validate reports ErrInvalidIRDORD if IRD or ORD exceeds 14 bits.
 func (w IRDORD) Validate() error {
 	if w.IRD > maxIRDORD || w.ORD > maxIRDORD {
 		return fmt.Errorf("%w: IRD %d ORD %d", ErrInvalidIRDORD, w.IRD, w.ORD)
 	}
 	return nil
-}
-
-// Append appends the 4-octet wire form of w to b. IRD and ORD are cut to 14
-// bits (call Validate first); B, C and D are sent as 0 unless PeerToPeer
-// (RFC 6581 §9.2). It allocates nothing when b has room.
-func (w IRDORD) Append(b []byte) []byte {
-	hi := w.IRD & mask14
-	lo := w.ORD & mask14
-	if w.PeerToPeer {
-		hi |= flagA
-		if w.RTR&RTRSend != 0 {
-			hi |= flagB
-		}
-		if w.RTR&RTRWrite != 0 {
-			lo |= flagC
-		}
-		if w.RTR&RTRRead != 0 {
-			lo |= flagD
-		}
-	}
-	b = binary.BigEndian.AppendUint16(b, hi)
-	return binary.BigEndian.AppendUint16(b, lo)
 }
 
 // String formats the word as it reads in a trace, e.g.
@@ -217,4 +125,12 @@ func (w IRDORD) String() string {
 		s += " p2p rtr=" + w.RTR.String()
 	}
 	return s
+}
+
+// Depths is an endpoint's RDMA Read queue depths: IRD, the inbound RDMA
+// Read Request queue depth, and ORD, the outbound RDMA Read limit
+// (RFC 6581 §9.1). NoNegotiation in either means "not negotiated, the ULP
+// sets it".
+type Depths struct {
+	IRD, ORD int
 }

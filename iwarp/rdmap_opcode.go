@@ -22,18 +22,6 @@ const (
 	RDMAPOpAtomicResponse   RDMAPOpcode = 0xB // Atomic Response (QN 3), RFC 7306 §5.2.2
 )
 
-// RDMAPNumOpcodes is the size of the 4-bit opcode space, reserved ones
-// included.
-const RDMAPNumOpcodes = 16
-
-// Untagged Queue Numbers of RDMAP (RFC 5040 §4.1 Figure 4, RFC 7306 §4.1).
-const (
-	RDMAPQNSend           uint32 = 0 // Send, Send with Invalidate/SE, Immediate Data
-	RDMAPQNReadRequest    uint32 = 1 // RDMA Read Request and Atomic Request
-	RDMAPQNTerminate      uint32 = 2 // Terminate
-	RDMAPQNAtomicResponse uint32 = 3 // Atomic Response
-)
-
 var rdmapOpcodeNames = [...]string{
 	RDMAPOpWrite:            "RDMA Write",
 	RDMAPOpReadRequest:      "RDMA Read Request",
@@ -55,11 +43,4 @@ func (o RDMAPOpcode) String() string {
 		return rdmapOpcodeNames[o]
 	}
 	return fmt.Sprintf("reserved opcode %#x", uint8(o))
-}
-
-// HasInvalidateSTag reports whether the Invalidate STag field is valid for
-// this opcode (RFC 5040 §4.1: only Send with Invalidate and Send with SE and
-// Invalidate).
-func (o RDMAPOpcode) HasInvalidateSTag() bool {
-	return o == RDMAPOpSendInvalidate || o == RDMAPOpSendSEInvalidate
 }

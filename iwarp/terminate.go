@@ -65,9 +65,9 @@ type TermRow struct {
 }
 
 // termTable is the whole Terminate code space, filled in declaration order
-// by the row calls below: each (Layer, EType, Code) triple is written once,
-// there, and names (String, DDPCodeName), the checks (Known, ValidDDPCode)
-// and the ddp.Err* prototypes all come from it.
+// by the row calls of Term below: each (Layer, EType, Code) triple is
+// written once, there, and names (String), the checks and the ddp error
+// prototypes all come from it.
 var termTable []TermRow
 
 func row(layer, etype, code uint8, name string) TermCode {
@@ -76,51 +76,65 @@ func row(layer, etype, code uint8, name string) TermCode {
 	return c
 }
 
-// The RDMA layer rows of RFC 5040 §4.8 Figure 9.
-var (
-	TermLocalCatastrophic          = row(LayerRDMA, RDMAETypeLocalCatastrophic, 0x00, "local catastrophic error")
-	TermInvalidSTag                = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x00, "invalid STag")
-	TermBaseBounds                 = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x01, "base or bounds violation")
-	TermAccessRights               = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x02, "access rights violation")
-	TermSTagNotAssociated          = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x03, "STag not associated with RDMAP Stream")
-	TermTOWrap                     = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x04, "TO wrap")
-	TermProtectionCannotInvalidate = row(LayerRDMA, rdmaeTypeRemoteProtection, 0x09, "STag cannot be invalidated")
-	TermProtectionUnspecified      = row(LayerRDMA, rdmaeTypeRemoteProtection, 0xFF, "unspecified error")
-	TermInvalidVersion             = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x05, "invalid RDMAP version")
-	TermUnexpectedOpcode           = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x06, "unexpected opcode")
-	TermCatastrophicStream         = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x07, "catastrophic error, localized to RDMAP Stream")
-	termCatastrophicGlobal         = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x08, "catastrophic error, global")
-	TermOperationCannotInvalidate  = row(LayerRDMA, rdmaeTypeRemoteOperation, 0x09, "STag cannot be invalidated")
-	TermOperationUnspecified       = row(LayerRDMA, rdmaeTypeRemoteOperation, 0xFF, "unspecified error")
-)
+// TermTable names every row of the Terminate code space: the RDMA layer
+// rows of RFC 5040 §4.8 Figure 9, the DDP rows of RFC 5041 §7.2 (Layer 1,
+// fields DDP*) and the MPA rows of RFC 5044 §8 / RFC 6581 §8 (Layer 2,
+// error type 0; codes 6 and 7 over SCTP too, RFC 6581 §9.1, §9.2). Match a
+// rdmap.TerminateError's Code against a field of [Term].
+type TermTable struct {
+	// RDMA layer (Layer 0), RFC 5040 §4.8 Figure 9.
+	LocalCatastrophic, InvalidSTag, BaseBounds, AccessRights,
+	STagNotAssociated, TOWrap, ProtectionCannotInvalidate,
+	ProtectionUnspecified, InvalidVersion, UnexpectedOpcode,
+	CatastrophicStream, CatastrophicGlobal,
+	OperationCannotInvalidate, OperationUnspecified TermCode
+	// DDP (Layer 1), RFC 5041 §7.2.
+	DDPLocalCatastrophic, DDPInvalidSTag, DDPBaseBounds,
+	DDPSTagNotAssociated, DDPTOWrap, DDPTaggedVersion, DDPInvalidQN,
+	DDPNoBuffer, DDPMSNRange, DDPInvalidMO, DDPMessageTooLong,
+	DDPUntaggedVersion TermCode
+	// MPA (Layer 2, error type 0), RFC 5044 §8 (0x01-0x04) and RFC 6581 §8
+	// (0x05-0x07).
+	MPAConnectionLost, MPACRC, MPAMarker, MPAInvalidFrame,
+	MPALocalCatastrophic, InsufficientIRD, NoMatchingRTR TermCode
+}
 
-// The DDP rows of RFC 5041 §7.2 (Layer 1); comments name the §7.1 check.
-var (
-	TermDDPLocalCatastrophic = row(LayerDDP, uint8(ddpTypeLocalCatastrophic), 0x00, "local catastrophic")
-	TermDDPInvalidSTag       = row(LayerDDP, uint8(DDPTypeTagged), 0x00, "invalid STag")                           // tagged check 1
-	TermDDPBaseBounds        = row(LayerDDP, uint8(DDPTypeTagged), 0x01, "base or bounds violation")               // checks 3, 4
-	TermDDPSTagNotAssociated = row(LayerDDP, uint8(DDPTypeTagged), 0x02, "STag not associated with DDP stream")    // checks 1, 2; §8.2
-	TermDDPTOWrap            = row(LayerDDP, uint8(DDPTypeTagged), 0x03, "TO wrap")                                // check 5
-	TermDDPTaggedVersion     = row(LayerDDP, uint8(DDPTypeTagged), 0x04, "invalid DDP version")                    // §4.1 DV
-	TermDDPInvalidQN         = row(LayerDDP, uint8(DDPTypeUntagged), 0x01, "invalid QN")                           // untagged check 1
-	TermDDPNoBuffer          = row(LayerDDP, uint8(DDPTypeUntagged), 0x02, "invalid MSN - no buffer available")    // check 2
-	TermDDPMSNRange          = row(LayerDDP, uint8(DDPTypeUntagged), 0x03, "invalid MSN - MSN range is not valid") // check 5
-	TermDDPInvalidMO         = row(LayerDDP, uint8(DDPTypeUntagged), 0x04, "invalid MO")                           // check 3
-	TermDDPMessageTooLong    = row(LayerDDP, uint8(DDPTypeUntagged), 0x05, "DDP message too long for available buffer")
-	TermDDPUntaggedVersion   = row(LayerDDP, uint8(DDPTypeUntagged), 0x06, "invalid DDP version")
-)
-
-// The MPA rows (Layer 2, error type 0): 0x01-0x04 of RFC 5044 §8, 0x05-0x07
-// of RFC 6581 §8 (codes 6 and 7 over SCTP too, RFC 6581 §9.1, §9.2).
-var (
-	TermMPAConnectionLost    = row(LayerLLP, LLPETypeMPA, 0x01, "TCP connection lost")
-	TermMPACRC               = row(LayerLLP, LLPETypeMPA, 0x02, "MPA CRC error")
-	TermMPAMarker            = row(LayerLLP, LLPETypeMPA, 0x03, "MPA marker and ULPDU length disagree")
-	TermMPAInvalidFrame      = row(LayerLLP, LLPETypeMPA, 0x04, "invalid MPA Request or Reply frame")
-	TermMPALocalCatastrophic = row(LayerLLP, LLPETypeMPA, 0x05, "local catastrophic error")
-	TermInsufficientIRD      = row(LayerLLP, LLPETypeMPA, 0x06, "insufficient IRD resources")
-	TermNoMatchingRTR        = row(LayerLLP, LLPETypeMPA, 0x07, "no matching RTR option")
-)
+// Term is the Terminate code space by name; the caller must not modify it.
+var Term = TermTable{
+	LocalCatastrophic:          row(LayerRDMA, RDMAETypeLocalCatastrophic, 0x00, "local catastrophic error"),
+	InvalidSTag:                row(LayerRDMA, rdmaeTypeRemoteProtection, 0x00, "invalid STag"),
+	BaseBounds:                 row(LayerRDMA, rdmaeTypeRemoteProtection, 0x01, "base or bounds violation"),
+	AccessRights:               row(LayerRDMA, rdmaeTypeRemoteProtection, 0x02, "access rights violation"),
+	STagNotAssociated:          row(LayerRDMA, rdmaeTypeRemoteProtection, 0x03, "STag not associated with RDMAP Stream"),
+	TOWrap:                     row(LayerRDMA, rdmaeTypeRemoteProtection, 0x04, "TO wrap"),
+	ProtectionCannotInvalidate: row(LayerRDMA, rdmaeTypeRemoteProtection, 0x09, "STag cannot be invalidated"),
+	ProtectionUnspecified:      row(LayerRDMA, rdmaeTypeRemoteProtection, 0xFF, "unspecified error"),
+	InvalidVersion:             row(LayerRDMA, rdmaeTypeRemoteOperation, 0x05, "invalid RDMAP version"),
+	UnexpectedOpcode:           row(LayerRDMA, rdmaeTypeRemoteOperation, 0x06, "unexpected opcode"),
+	CatastrophicStream:         row(LayerRDMA, rdmaeTypeRemoteOperation, 0x07, "catastrophic error, localized to RDMAP Stream"),
+	CatastrophicGlobal:         row(LayerRDMA, rdmaeTypeRemoteOperation, 0x08, "catastrophic error, global"),
+	OperationCannotInvalidate:  row(LayerRDMA, rdmaeTypeRemoteOperation, 0x09, "STag cannot be invalidated"),
+	OperationUnspecified:       row(LayerRDMA, rdmaeTypeRemoteOperation, 0xFF, "unspecified error"),
+	DDPLocalCatastrophic:       row(LayerDDP, uint8(ddpTypeLocalCatastrophic), 0x00, "local catastrophic"),
+	DDPInvalidSTag:             row(LayerDDP, uint8(DDPTypeTagged), 0x00, "invalid STag"),                           // tagged check 1
+	DDPBaseBounds:              row(LayerDDP, uint8(DDPTypeTagged), 0x01, "base or bounds violation"),               // checks 3, 4
+	DDPSTagNotAssociated:       row(LayerDDP, uint8(DDPTypeTagged), 0x02, "STag not associated with DDP stream"),    // checks 1, 2; §8.2
+	DDPTOWrap:                  row(LayerDDP, uint8(DDPTypeTagged), 0x03, "TO wrap"),                                // check 5
+	DDPTaggedVersion:           row(LayerDDP, uint8(DDPTypeTagged), 0x04, "invalid DDP version"),                    // §4.1 DV
+	DDPInvalidQN:               row(LayerDDP, uint8(DDPTypeUntagged), 0x01, "invalid QN"),                           // untagged check 1
+	DDPNoBuffer:                row(LayerDDP, uint8(DDPTypeUntagged), 0x02, "invalid MSN - no buffer available"),    // check 2
+	DDPMSNRange:                row(LayerDDP, uint8(DDPTypeUntagged), 0x03, "invalid MSN - MSN range is not valid"), // check 5
+	DDPInvalidMO:               row(LayerDDP, uint8(DDPTypeUntagged), 0x04, "invalid MO"),                           // check 3
+	DDPMessageTooLong:          row(LayerDDP, uint8(DDPTypeUntagged), 0x05, "DDP message too long for available buffer"),
+	DDPUntaggedVersion:         row(LayerDDP, uint8(DDPTypeUntagged), 0x06, "invalid DDP version"),
+	MPAConnectionLost:          row(LayerLLP, LLPETypeMPA, 0x01, "TCP connection lost"),
+	MPACRC:                     row(LayerLLP, LLPETypeMPA, 0x02, "MPA CRC error"),
+	MPAMarker:                  row(LayerLLP, LLPETypeMPA, 0x03, "MPA marker and ULPDU length disagree"),
+	MPAInvalidFrame:            row(LayerLLP, LLPETypeMPA, 0x04, "invalid MPA Request or Reply frame"),
+	MPALocalCatastrophic:       row(LayerLLP, LLPETypeMPA, 0x05, "local catastrophic error"),
+	InsufficientIRD:            row(LayerLLP, LLPETypeMPA, 0x06, "insufficient IRD resources"),
+	NoMatchingRTR:              row(LayerLLP, LLPETypeMPA, 0x07, "no matching RTR option"),
+}
 
 // TermCodes returns every row of the Terminate code space, in the order of
 // RFC 5040 Figure 9, RFC 5041 §7.2 and RFC 5044 §8 / RFC 6581 §8. The
@@ -135,35 +149,6 @@ func lookup(c TermCode) (TermRow, bool) {
 		}
 	}
 	return TermRow{}, false
-}
-
-// Known reports whether c is a row of the Terminate code space.
-func (c TermCode) known() bool {
-	_, ok := lookup(c)
-	return ok
-}
-
-// DDPTermCode returns the Terminate code (Layer 1) of a DDP error.
-func DDPTermCode(t DDPErrorType, code uint8) TermCode {
-	return TermCode{Layer: LayerDDP, EType: uint8(t), Code: code}
-}
-
-// IsRemoteProtection reports whether c is an RDMA layer Remote Protection
-// Error: for these RFC 5040 §4.8 Figure 10 includes the RDMA header of a
-// terminated Read Request.
-func (c TermCode) isRemoteProtection() bool {
-	return c.Layer == LayerRDMA && c.EType == rdmaeTypeRemoteProtection
-}
-
-// Pack returns c as one number, Layer<<16 | EType<<8 | Code, for counters
-// keyed by cause.
-func (c TermCode) Pack() uint32 {
-	return uint32(c.Layer)<<16 | uint32(c.EType)<<8 | uint32(c.Code)
-}
-
-// UnpackTermCode is the inverse of TermCode.Pack.
-func UnpackTermCode(v uint32) TermCode {
-	return TermCode{Layer: uint8(v >> 16), EType: uint8(v >> 8), Code: uint8(v)}
 }
 
 var rdmaETypeNames = [...]string{
@@ -187,22 +172,15 @@ func (t DDPErrorType) String() string {
 	return fmt.Sprintf("reserved error type %#x", uint8(t))
 }
 
-// DDPCodeName returns the RFC 5041 §7.2 description of code within type t.
-func DDPCodeName(t DDPErrorType, code uint8) string {
-	if r, ok := lookup(DDPTermCode(t, code)); ok {
+// ddpCodeName names code within DDP error type t, given its row r if known.
+func ddpCodeName(t DDPErrorType, code uint8, r TermRow, known bool) string {
+	switch {
+	case known:
 		return r.Name
-	}
-	if t == ddpTypeLLP {
+	case t == ddpTypeLLP:
 		return fmt.Sprintf("LLP code %#02x", code)
 	}
 	return fmt.Sprintf("unknown code %#02x", code)
-}
-
-// ValidDDPCode reports whether (t, code) is a row of RFC 5041 §7.2 that the
-// DDP layer or its ULP may report. DDPTypeLLP is reserved for the LLP and
-// is not valid here.
-func ValidDDPCode(t DDPErrorType, code uint8) bool {
-	return DDPTermCode(t, code).known()
 }
 
 // String names the code, for example "RDMA remote protection error: invalid
@@ -229,7 +207,7 @@ func (c TermCode) String() string {
 		if t == ddpTypeLocalCatastrophic {
 			return "DDP local catastrophic " + num
 		}
-		return "DDP " + t.String() + ": " + DDPCodeName(t, c.Code) + " " + num
+		return "DDP " + t.String() + ": " + ddpCodeName(t, c.Code, r, known) + " " + num
 	case LayerLLP:
 		if known {
 			return "LLP error: " + r.Name + " " + num

@@ -2,7 +2,7 @@ package mpa
 
 import (
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,7 +48,7 @@ func TestSteadyStateNoAllocs(t *testing.T) {
 // BenchmarkFPDUFraming frames a ULPDU into an FPDU and parses it back
 // (CRC32c both ways), with and without Markers.
 func BenchmarkFPDUFraming(b *testing.B) {
-	for _, size := range []int{1024, iwarp.MPAMaxULPDU} {
+	for _, size := range []int{1024, iwarpwire.MPAMaxULPDU} {
 		for _, mk := range []bool{false, true} {
 			b.Run(fmt.Sprintf("ulpdu=%d/markers=%t", size, mk), func(b *testing.B) {
 				ulpdu := make([]byte, size)
@@ -74,7 +74,7 @@ func BenchmarkFPDUFraming(b *testing.B) {
 // delivered by a Responder over loopback TCP (allocations of both sides
 // counted).
 func BenchmarkConnThroughput(b *testing.B) {
-	for _, size := range []int{1024, 16384, iwarp.MPAMaxULPDU} { // capped at MULPDU (loopback EMSS)
+	for _, size := range []int{1024, 16384, iwarpwire.MPAMaxULPDU} { // capped at MULPDU (loopback EMSS)
 		for _, mk := range []bool{false, true} {
 			b.Run(fmt.Sprintf("seg=%d/markers=%t", size, mk), func(b *testing.B) {
 				cli, srv := pair(b, &Config{Markers: mk}, &Config{Markers: mk})

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -65,7 +66,7 @@ type Config struct {
 	// means 512. (Linux siw accepts at most 256.)
 	MaxPrivateData int
 	// MaxRecvULPDU is the largest ULPDU Length accepted on receive. 0 means
-	// iwarp.MPAMaxULPDU (RFC 5044 §3).
+	// iwarpwire.MPAMaxULPDU (RFC 5044 §3).
 	MaxRecvULPDU int
 	// MaxMULPDU caps the MULPDU reported to DDP below the value derived from
 	// the TCP MSS. 0 means no cap. Values under 128 are raised to 128.
@@ -107,7 +108,7 @@ type Decision struct {
 
 func (c *Config) revision() uint8 {
 	if c.Revision == 0 {
-		return Rev2
+		return iwarpwire.MPARev2
 	}
 	return c.Revision
 }
@@ -128,23 +129,23 @@ func (c *Config) maxPrivateData() int {
 
 func (c *Config) maxRecvULPDU() int {
 	if c.MaxRecvULPDU <= 0 || c.MaxRecvULPDU > 0xFFFF {
-		return iwarp.MPAMaxULPDU
+		return iwarpwire.MPAMaxULPDU
 	}
 	return c.MaxRecvULPDU
 }
 
 func (c *Config) validate(initiator bool) error {
 	switch {
-	case c.Revision > Rev2:
+	case c.Revision > iwarpwire.MPARev2:
 		return fmt.Errorf("%w: revision %d (1 or 2)", errInvalidConfig, c.Revision)
-	case initiator && c.Enhanced && c.revision() < Rev2:
+	case initiator && c.Enhanced && c.revision() < iwarpwire.MPARev2:
 		return fmt.Errorf("%w: enhanced connection establishment needs revision 2 (RFC 6581 §6)", errInvalidConfig)
 	case initiator && c.PeerToPeer && !c.Enhanced:
 		return fmt.Errorf("%w: peer-to-peer needs enhanced connection establishment (RFC 6581 §9.2)", errInvalidConfig)
 	case c.IRD > iwarp.NoNegotiation || c.ORD > iwarp.NoNegotiation:
 		return fmt.Errorf("%w: IRD/ORD are 14-bit values (RFC 6581 §9)", errInvalidConfig)
 	case len(c.PrivateData) > maxPrivateData,
-		initiator && c.Enhanced && len(c.PrivateData) > maxPrivateData-iwarp.IRDORDLen:
+		initiator && c.Enhanced && len(c.PrivateData) > maxPrivateData-iwarpwire.IRDORDLen:
 		return fmt.Errorf("%w: %d octets of private data", errPrivateDataLength, len(c.PrivateData))
 	}
 	return nil
@@ -177,7 +178,7 @@ type Params struct {
 	PeerToPeer bool
 	// RTR, for PeerToPeer: on the Initiator, the RTR indications both ends
 	// support, one of which the Initiator's RDMAP layer MUST send as its
-	// first message (RTR.Pick() chooses); on the Responder, the set it
+	// first message (the Initiator picks one); on the Responder, the set it
 	// advertised and must accept as the first message.
 	RTR iwarp.RTR
 }
@@ -207,8 +208,8 @@ type Conn struct {
 	txPos     uint64 // octets sent since the start of Full Operation
 	txBuf     []byte // FPDU image: marked, or unmarked under gatherThreshold
 	txCap     int    // txBuf's capacity, made on first use
-	lenWord   [iwarp.MPAFPDUHeaderLen]byte
-	trailer   [3 + iwarp.MPACRCLen]byte
+	lenWord   [iwarpwire.MPAFPDUHeaderLen]byte
+	trailer   [3 + iwarpwire.MPACRCLen]byte
 	iov       [4][]byte
 	bufs      net.Buffers
 	batch     txBatch // FPDUs held by SendSegmentMore
@@ -270,7 +271,7 @@ func newConn(nc net.Conn, cfg *Config, initiator bool) *Conn {
 		rxDone:  make(chan struct{}),
 	}
 	c.params.Initiator = initiator
-	c.rx.init(FrameHeaderLen + c.cfg.maxPrivateData())
+	c.rx.init(iwarpwire.MPAFrameHeaderLen + c.cfg.maxPrivateData())
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw = raw
@@ -296,7 +297,7 @@ func (c *Conn) enterFullOperation() {
 		c.txCap = wireLen(0, gatherThreshold, false)
 	}
 	if c.params.MarkersRx {
-		c.rx.scratch = make([]byte, 0, iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)
+		c.rx.scratch = make([]byte, 0, iwarpwire.MPAFPDUHeaderLen+0xFFFF+3+iwarpwire.MPACRCLen)
 	}
 	c.refreshMULPDU()
 }
@@ -330,9 +331,9 @@ func (c *Conn) refreshMULPDU() {
 			emss = c.mssVal
 		}
 	}
-	m := MULPDUFor(emss, c.params.MarkersTx)
+	m := iwarpwire.MPAMULPDU(emss, c.params.MarkersTx)
 	if c.cfg.MaxMULPDU > 0 {
-		m = max(min(m, c.cfg.MaxMULPDU), iwarp.MPAMinMULPDU)
+		m = max(min(m, c.cfg.MaxMULPDU), iwarpwire.MPAMinMULPDU)
 	}
 	c.mulpdu.Store(int64(m))
 }
@@ -469,7 +470,7 @@ func (c *Conn) ioError(op string, err error) error {
 			c.reset = err
 		}
 		c.mu.Unlock()
-		return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
+		return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
 	}
-	return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
+	return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))
 }

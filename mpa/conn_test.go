@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/stretchr/testify/assert"
@@ -154,7 +155,7 @@ func rawPeer(t *testing.T, f func(nc net.Conn)) (addr string, wait func()) {
 
 // readFrameRaw reads one startup frame from nc.
 func readFrameRaw(nc net.Conn) (Frame, error) {
-	hdr := make([]byte, FrameHeaderLen)
+	hdr := make([]byte, iwarpwire.MPAFrameHeaderLen)
 	if _, err := io.ReadFull(nc, hdr); err != nil {
 		return Frame{}, err
 	}
@@ -162,8 +163,8 @@ func readFrameRaw(nc net.Conn) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	b := append(hdr, make([]byte, n-FrameHeaderLen)...)
-	if _, err := io.ReadFull(nc, b[FrameHeaderLen:]); err != nil {
+	b := append(hdr, make([]byte, n-iwarpwire.MPAFrameHeaderLen)...)
+	if _, err := io.ReadFull(nc, b[iwarpwire.MPAFrameHeaderLen:]); err != nil {
 		return Frame{}, err
 	}
 	f, _, err := ParseFrame(b)
@@ -214,8 +215,8 @@ func TestNegotiationMatrix(t *testing.T) {
 							// RFC 5044 §4.5: MULPDU from the connection's EMSS,
 							// with worst-case Markers where this end sends them.
 							require.Positive(t, cli.mssVal)
-							assert.Equal(t, MULPDUFor(cli.mssVal, sM), cli.MULPDU())
-							assert.Equal(t, MULPDUFor(srv.mssVal, cM), srv.MULPDU())
+							assert.Equal(t, iwarpwire.MPAMULPDU(cli.mssVal, sM), cli.MULPDU())
+							assert.Equal(t, iwarpwire.MPAMULPDU(srv.mssVal, cM), srv.MULPDU())
 
 							cr, sr := newRecorder(), newRecorder()
 							cli.Start(cr)
@@ -249,7 +250,7 @@ func TestManySegmentsRandomSizes(t *testing.T) {
 			cli.Start(cr)
 			srv.Start(sr)
 			m := cli.MULPDU()
-			require.GreaterOrEqual(t, m, iwarp.MPAMinMULPDU)
+			require.GreaterOrEqual(t, m, iwarpwire.MPAMinMULPDU)
 			rng := rand.New(rand.NewPCG(3, 4))
 			fill := rand.NewChaCha8([32]byte{7})
 			const count = 300
@@ -364,17 +365,17 @@ func TestMarkersOnTheWire(t *testing.T) {
 	starts := map[int]bool{}
 	pos := 0
 	skip := func() {
-		for pos%iwarp.MPAMarkerInterval == 0 && pos < len(stream) {
-			pos += iwarp.MPAMarkerLen
+		for pos%iwarpwire.MPAMarkerInterval == 0 && pos < len(stream) {
+			pos += iwarpwire.MPAMarkerLen
 		}
 	}
 	for _, n := range sizes {
 		skip()
 		starts[pos] = true
-		left := iwarp.MPAFPDUHeaderLen + n + padLen(n) + iwarp.MPACRCLen
+		left := iwarpwire.MPAFPDUHeaderLen + n + padLen(n) + iwarpwire.MPACRCLen
 		for left > 0 {
-			if pos%iwarp.MPAMarkerInterval == 0 {
-				pos += iwarp.MPAMarkerLen
+			if pos%iwarpwire.MPAMarkerInterval == 0 {
+				pos += iwarpwire.MPAMarkerLen
 				continue
 			}
 			pos++
@@ -383,7 +384,7 @@ func TestMarkersOnTheWire(t *testing.T) {
 	}
 	require.Equal(t, len(stream), pos, "stream length matches FPDUs plus Markers")
 	markers := 0
-	for off := 0; off < len(stream); off += iwarp.MPAMarkerInterval {
+	for off := 0; off < len(stream); off += iwarpwire.MPAMarkerInterval {
 		m := stream[off : off+4]
 		require.Equal(t, []byte{0, 0}, m[:2], "RESERVED at %d", off)
 		ptr := int(m[2])<<8 | int(m[3])
@@ -430,7 +431,7 @@ func TestBadCRC(t *testing.T) {
 	assert.Equal(t, []byte("good one"), r.next(t))
 	err = r.end(t)
 	require.ErrorIs(t, err, errCRC)
-	assert.Equal(t, uint8(iwarp.TermMPACRC.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.MPACRC.Code), llpCode(t, err))
 	assert.Empty(t, r.segs, "nothing delivered after the error")
 	require.NoError(t, cli.SendSegment([]byte("TERM"), []byte("inate")))
 	assert.Equal(t, (&FPDU{ULPDU: []byte("TERMinate"), CRC: true}).append(nil), <-got)
@@ -464,7 +465,7 @@ func TestCorruptMarker(t *testing.T) {
 	assert.Len(t, r.next(t), 300)
 	err = r.end(t)
 	require.ErrorIs(t, err, errMarker)
-	assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.MPAMarker.Code), llpCode(t, err))
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -493,7 +494,7 @@ func TestOversizedULPDU(t *testing.T) {
 	assert.Len(t, r.next(t), 1000)
 	err = r.end(t)
 	require.ErrorIs(t, err, ErrULPDUTooLarge)
-	assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.MPAMarker.Code), llpCode(t, err))
 	require.NoError(t, cli.Close())
 	wait()
 }
@@ -589,7 +590,7 @@ func TestEnhancedNegotiation(t *testing.T) {
 			&Config{RTR: iwarp.RTRWrite | iwarp.RTRRead, IRD: 1, ORD: 1})
 		assert.True(t, cli.Params().PeerToPeer)
 		assert.Equal(t, iwarp.RTRWrite, cli.Params().RTR)
-		assert.Equal(t, iwarp.RTRWrite, cli.Params().RTR.Pick())
+		assert.Equal(t, iwarp.RTRWrite, iwarpwire.PickRTR(cli.Params().RTR))
 		assert.True(t, srv.Params().PeerToPeer)
 		assert.Equal(t, iwarp.RTRWrite, srv.Params().RTR)
 	})
@@ -615,13 +616,13 @@ func TestEnhancedNegotiation(t *testing.T) {
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
 		require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
-		assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.Term.NoMatchingRTR.Code), llpCode(t, err))
 		assert.Equal(t, iwarp.RTRRead, srv.Params().RTR, "the Responder offered what it supports")
 		// The Responder receives the Initiator's Terminate as its first
 		// FPDU (RFC 6581 §9.3), then the end of the connection.
 		sr := newRecorder()
 		srv.Start(sr)
-		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.TermNoMatchingRTR), sr.next(t))
+		assert.Equal(t, iwarpwire.AppendEstablishmentTerminate(nil, iwarp.Term.NoMatchingRTR), sr.next(t))
 		assert.NoError(t, sr.end(t))
 	})
 	t.Run("insufficient IRD is code 6", func(t *testing.T) {
@@ -636,7 +637,7 @@ func TestEnhancedNegotiation(t *testing.T) {
 		var ne *NegotiationError
 		require.ErrorAs(t, err, &ne)
 		require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
-		assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.Term.InsufficientIRD.Code), llpCode(t, err))
 		wait()
 	})
 }
@@ -661,7 +662,7 @@ func TestStartupErrors(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Rev: 1}).Append(nil), &Config{})
 		require.ErrorIs(t, err, errActiveActive)
 		require.ErrorIs(t, err, errBadKey)
-		assert.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.Term.MPAInvalidFrame.Code), llpCode(t, err))
 	})
 	t.Run("bad key", func(t *testing.T) {
 		err := initiatorCase(t, cat([]byte("HTTP/1.1 200 OK\r"), []byte{0, 1, 0, 0}), &Config{})
@@ -686,7 +687,7 @@ func TestStartupErrors(t *testing.T) {
 	t.Run("private data over acceptance limit", func(t *testing.T) {
 		err := initiatorCase(t, (&Frame{Reply: true, Rev: 1, PrivateData: make([]byte, 257)}).Append(nil), &Config{MaxPrivateData: 256})
 		require.ErrorIs(t, err, errPrivateDataLength)
-		assert.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.Term.MPAInvalidFrame.Code), llpCode(t, err))
 	})
 	t.Run("peer closes during startup", func(t *testing.T) {
 		addr, wait := rawPeer(t, func(nc net.Conn) {
@@ -697,7 +698,7 @@ func TestStartupErrors(t *testing.T) {
 		defer wait()
 		_, err := Dial(testCtx(t), "tcp", addr, &Config{})
 		require.ErrorIs(t, err, ErrConnectionLost)
-		assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
+		assert.Equal(t, uint8(iwarp.Term.MPAConnectionLost.Code), llpCode(t, err))
 	})
 
 	responderCase := func(t *testing.T, request []byte, cfg *Config) error {
@@ -777,7 +778,7 @@ func TestHandshakeTimeout(t *testing.T) {
 
 	_, err = Dial(context.Background(), "tcp", silent(), &Config{HandshakeTimeout: 50 * time.Millisecond})
 	require.Error(t, err)
-	assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.MPAConnectionLost.Code), llpCode(t, err))
 
 	// Cancellation without a deadline.
 	ctx3, cancel3 := context.WithCancel(context.Background())
@@ -797,7 +798,7 @@ func TestAbort(t *testing.T) {
 	require.NoError(t, cli.Abort())
 	err := sr.end(t)
 	require.ErrorIs(t, err, llp.ErrAborted)
-	assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.MPAConnectionLost.Code), llpCode(t, err))
 	require.ErrorIs(t, cr.end(t), llp.ErrAborted)
 	require.ErrorIs(t, cli.SendSegment(nil, []byte("x")), llp.ErrAborted)
 	<-cli.Done()
@@ -943,7 +944,7 @@ func FuzzReceive(f *testing.F) {
 		if cause != nil {
 			var le *llp.Error
 			require.ErrorAs(t, cause, &le)
-			require.Contains(t, []uint8{iwarp.TermMPAConnectionLost.Code, iwarp.TermMPACRC.Code, iwarp.TermMPAMarker.Code}, le.Code)
+			require.Contains(t, []uint8{iwarp.Term.MPAConnectionLost.Code, iwarp.Term.MPACRC.Code, iwarp.Term.MPAMarker.Code}, le.Code)
 		}
 	})
 }
@@ -1072,5 +1073,5 @@ func TestRFC5044_8_ResetSeenBySendFirst(t *testing.T) {
 	err = cr.end(t)
 	require.ErrorIs(t, err, ErrConnectionLost)
 	assert.ErrorIs(t, err, syscall.ECONNRESET)
-	assert.Equal(t, uint8(iwarp.TermMPAConnectionLost.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.MPAConnectionLost.Code), llpCode(t, err))
 }

@@ -2,7 +2,7 @@ package mpa
 
 import (
 	"encoding/binary"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
 )
@@ -28,8 +28,8 @@ func appendCRC(b []byte, crc uint32) []byte { return binary.LittleEndian.AppendU
 // parseCRC reads a CRC field from the start of b, returning the value, the
 // octets consumed (4) and ErrTruncated if b is shorter than 4 octets.
 func parseCRC(b []byte) (uint32, int, error) {
-	if len(b) < iwarp.MPACRCLen {
+	if len(b) < iwarpwire.MPACRCLen {
 		return 0, 0, errTruncated
 	}
-	return binary.LittleEndian.Uint32(b), iwarp.MPACRCLen, nil
+	return binary.LittleEndian.Uint32(b), iwarpwire.MPACRCLen, nil
 }

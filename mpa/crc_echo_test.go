@@ -2,6 +2,7 @@ package mpa
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"io"
 	"net"
 	"testing"
@@ -29,15 +30,15 @@ func TestResponderEchoesC_RFC5044_7_1_1(t *testing.T) {
 			c, err := Server(ctx, b, &Config{NoCRC: true, IRD: 1, ORD: 1})
 			done <- res{c, err}
 		}()
-		req := Frame{CRC: reqC, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}}
+		req := Frame{CRC: reqC, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 1, ORD: 1}}
 		_, err := a.Write(req.Append(nil))
 		require.NoError(t, err)
-		hdr := make([]byte, FrameHeaderLen)
+		hdr := make([]byte, iwarpwire.MPAFrameHeaderLen)
 		_, err = io.ReadFull(a, hdr)
 		require.NoError(t, err)
 		n, err := FrameLen(hdr)
 		require.NoError(t, err)
-		rest := make([]byte, n-FrameHeaderLen)
+		rest := make([]byte, n-iwarpwire.MPAFrameHeaderLen)
 		_, err = io.ReadFull(a, rest)
 		require.NoError(t, err)
 		rep, _, err := ParseFrame(append(hdr, rest...))

@@ -10,7 +10,7 @@ import (
 
 // The Terminate layer, error type and codes of MPA errors (RFC 5044 §8,
 // RFC 6581 §8) are defined once, in package iwarp (iwarp.LLPETypeMPA,
-// iwarp.TermMPAConnectionLost.Code ... iwarp.TermNoMatchingRTR.Code). Every
+// iwarp.Term.MPAConnectionLost.Code ... iwarp.Term.NoMatchingRTR.Code). Every
 // *llp.Error this package returns carries one of them.
 
 // Causes carried in the Err field of the *llp.Error values this package
@@ -64,9 +64,9 @@ func newError(c iwarp.TermCode, cause error) *llp.Error {
 // (RFC 5044 §8 code 4).
 func frameError(cause error, format string, args ...any) *llp.Error {
 	if format == "" {
-		return newError(iwarp.TermMPAInvalidFrame, cause)
+		return newError(iwarp.Term.MPAInvalidFrame, cause)
 	}
-	return newError(iwarp.TermMPAInvalidFrame, fmt.Errorf("%w: "+format, append([]any{cause}, args...)...))
+	return newError(iwarp.Term.MPAInvalidFrame, fmt.Errorf("%w: "+format, append([]any{cause}, args...)...))
 }
 
 // RejectError reports that the Responder's ULP rejected the connection:

@@ -4,17 +4,18 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // The FPDU field sizes and ULPDU limits (RFC 5044 §3, §4.1, §4.5) are
-// iwarp's: iwarp.MPAFPDUHeaderLen, iwarp.MPACRCLen, iwarp.MPAMaxULPDU,
-// iwarp.MPAMinMULPDU.
+// iwarp's: iwarpwire.MPAFPDUHeaderLen, iwarpwire.MPACRCLen, iwarpwire.MPAMaxULPDU,
+// iwarpwire.MPAMinMULPDU.
 
 // padLen returns the number of pad octets (0–3) after a ULPDU of n octets,
 // making the FPDU (2-octet header + ULPDU + pad) a multiple of 4
 // (RFC 5044 §4.1).
-func padLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
+func padLen(n int) int { return (-(iwarpwire.MPAFPDUHeaderLen + n)) & 3 }
 
 // wireLen returns the number of octets an FPDU carrying a ULPDU of ulpduLen
 // octets occupies in the TCP stream when its first octet is at stream
@@ -23,25 +24,21 @@ func padLen(n int) int { return (-(iwarp.MPAFPDUHeaderLen + n)) & 3 }
 // it (RFC 5044 §4.3). A Marker due exactly after the CRC belongs to the
 // next FPDU and is not counted.
 func wireLen(pos uint64, ulpduLen int, markers bool) int {
-	body := iwarp.MPAFPDUHeaderLen + ulpduLen + padLen(ulpduLen) + iwarp.MPACRCLen
+	body := iwarpwire.MPAFPDUHeaderLen + ulpduLen + padLen(ulpduLen) + iwarpwire.MPACRCLen
 	if !markers {
 		return body
 	}
 	n := body
-	off := int(pos % iwarp.MPAMarkerInterval)
+	off := int(pos % iwarpwire.MPAMarkerInterval)
 	if off == 0 {
-		n += iwarp.MPAMarkerLen // RFC 5044 §4.3: FPDUPTR 0, part of this FPDU
-		off = iwarp.MPAMarkerLen
+		n += iwarpwire.MPAMarkerLen // RFC 5044 §4.3: FPDUPTR 0, part of this FPDU
+		off = iwarpwire.MPAMarkerLen
 	}
-	if room := iwarp.MPAMarkerInterval - off; body > room {
-		n += iwarp.MPAMarkerLen * ((body - room + iwarp.MPAMarkerInterval - iwarp.MPAMarkerLen - 1) / (iwarp.MPAMarkerInterval - iwarp.MPAMarkerLen))
+	if room := iwarpwire.MPAMarkerInterval - off; body > room {
+		n += iwarpwire.MPAMarkerLen * ((body - room + iwarpwire.MPAMarkerInterval - iwarpwire.MPAMarkerLen - 1) / (iwarpwire.MPAMarkerInterval - iwarpwire.MPAMarkerLen))
 	}
 	return n
 }
-
-// MULPDUFor returns the MULPDU for an effective MSS of emss octets
-// (RFC 5044 §4.5); it is iwarp.MPAMULPDU.
-func MULPDUFor(emss int, markers bool) int { return iwarp.MPAMULPDU(emss, markers) }
 
 // FPDU is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
 // Markers of §4.3 Figure 4):
@@ -125,9 +122,9 @@ func appendFPDU(b []byte, pos uint64, markers, crc bool, hdr, payload []byte) ([
 func peekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 	i := 0
 	if markers && markerDue(pos) {
-		i = iwarp.MPAMarkerLen
+		i = iwarpwire.MPAMarkerLen
 	}
-	if len(b) < i+iwarp.MPAFPDUHeaderLen {
+	if len(b) < i+iwarpwire.MPAFPDUHeaderLen {
 		return 0, errTruncated
 	}
 	return int(binary.BigEndian.Uint16(b[i:])), nil
@@ -139,7 +136,7 @@ func peekULPDULength(b []byte, pos uint64, markers bool) (int, error) {
 // (Markers included) when crc is true (§4.4), and only then, as §8 code 3
 // says, the Markers are checked against the FPDU start (§4.3). It returns
 // the FPDU, the octets consumed, and ErrTruncated while b does not hold the
-// whole FPDU, or an *llp.Error: iwarp.TermMPACRC.Code wrapping ErrCRC, iwarp.TermMPAMarker.Code
+// whole FPDU, or an *llp.Error: iwarp.Term.MPACRC.Code wrapping ErrCRC, iwarp.Term.MPAMarker.Code
 // wrapping ErrMarker.
 func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, error) {
 	// Without Markers the returned ULPDU aliases b. With Markers the ULPDU is
@@ -154,21 +151,21 @@ func ParseFPDU(b []byte, pos uint64, markers, crc bool, dst []byte) (FPDU, int, 
 		return FPDU{}, 0, errTruncated
 	}
 	f := FPDU{Pos: pos, Markers: markers, CRC: crc}
-	f.CRCValue, _, _ = parseCRC(b[n-iwarp.MPACRCLen:])
+	f.CRCValue, _, _ = parseCRC(b[n-iwarpwire.MPACRCLen:])
 	if crc {
-		if got := crcOf(b[:n-iwarp.MPACRCLen]); got != f.CRCValue {
-			return FPDU{}, 0, newError(iwarp.TermMPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", errCRC, got, f.CRCValue))
+		if got := crcOf(b[:n-iwarpwire.MPACRCLen]); got != f.CRCValue {
+			return FPDU{}, 0, newError(iwarp.Term.MPACRC, fmt.Errorf("%w: computed %#08x, FPDU carries %#08x (RFC 5044 §4.4)", errCRC, got, f.CRCValue))
 		}
 	}
 	if !markers {
-		f.ULPDU = b[iwarp.MPAFPDUHeaderLen : iwarp.MPAFPDUHeaderLen+ulen : iwarp.MPAFPDUHeaderLen+ulen]
+		f.ULPDU = b[iwarpwire.MPAFPDUHeaderLen : iwarpwire.MPAFPDUHeaderLen+ulen : iwarpwire.MPAFPDUHeaderLen+ulen]
 		return f, n, nil
 	}
 	unmarked, err := stripMarkers(dst[:0], b[:n], pos)
 	if err != nil {
 		return FPDU{}, 0, err
 	}
-	f.ULPDU = unmarked[iwarp.MPAFPDUHeaderLen : iwarp.MPAFPDUHeaderLen+ulen : iwarp.MPAFPDUHeaderLen+ulen]
+	f.ULPDU = unmarked[iwarpwire.MPAFPDUHeaderLen : iwarpwire.MPAFPDUHeaderLen+ulen : iwarpwire.MPAFPDUHeaderLen+ulen]
 	return f, n, nil
 }
 
@@ -185,10 +182,10 @@ type markWriter struct {
 func (w *markWriter) begin() {
 	if markerDue(w.pos) {
 		w.b = marker{}.Append(w.b)
-		w.pos += iwarp.MPAMarkerLen
+		w.pos += iwarpwire.MPAMarkerLen
 	}
 	w.fpduPos = w.pos
-	w.nextMark = w.pos - w.pos%iwarp.MPAMarkerInterval + iwarp.MPAMarkerInterval
+	w.nextMark = w.pos - w.pos%iwarpwire.MPAMarkerInterval + iwarpwire.MPAMarkerInterval
 }
 
 // write appends p, inserting a Marker wherever one is due before an octet
@@ -215,10 +212,10 @@ func (w *markWriter) beforeCRC() {
 
 func (w *markWriter) mark() {
 	w.b = marker{FPDUPTR: uint16(w.pos - w.fpduPos)}.Append(w.b)
-	w.pos += iwarp.MPAMarkerLen
-	w.nextMark += iwarp.MPAMarkerInterval
+	w.pos += iwarpwire.MPAMarkerLen
+	w.nextMark += iwarpwire.MPAMarkerInterval
 }
 
 // maxWireLen bounds WireLen for any ULPDU_Length and position: the largest
 // FPDU body plus a leading Marker and one Marker per 508 octets of body.
-const maxWireLen = iwarp.MPAFPDUHeaderLen + 0xFFFF + 3 + iwarp.MPACRCLen + iwarp.MPAMarkerLen*(2+(iwarp.MPAFPDUHeaderLen+0xFFFF+3+iwarp.MPACRCLen)/(iwarp.MPAMarkerInterval-iwarp.MPAMarkerLen))
+const maxWireLen = iwarpwire.MPAFPDUHeaderLen + 0xFFFF + 3 + iwarpwire.MPACRCLen + iwarpwire.MPAMarkerLen*(2+(iwarpwire.MPAFPDUHeaderLen+0xFFFF+3+iwarpwire.MPACRCLen)/(iwarpwire.MPAMarkerInterval-iwarpwire.MPAMarkerLen))

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/stretchr/testify/assert"
@@ -151,7 +152,7 @@ func TestFPDUErrors(t *testing.T) {
 			require.ErrorIs(t, err, errCRC)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
-			assert.Equal(t, uint8(iwarp.TermMPACRC.Code), le.Code)
+			assert.Equal(t, uint8(iwarp.Term.MPACRC.Code), le.Code)
 			// Without CRC checking the field may hold any value.
 			if i >= len(wire)-4 {
 				_, _, err = ParseFPDU(bad, 0, false, false, nil)
@@ -166,38 +167,38 @@ func TestPadAndMULPDU(t *testing.T) {
 		assert.Equal(t, want, padLen(n), "PadLen(%d)", n)
 	}
 	// RFC 5044 §4.5 formulas.
-	assert.Equal(t, 1460-(6+0), MULPDUFor(1460, false))
-	assert.Equal(t, 1448-(6+0), MULPDUFor(1448, false))
-	assert.Equal(t, 1450-(6+2), MULPDUFor(1450, false))
-	assert.Equal(t, 1460-(6+4*3+0), MULPDUFor(1460, true))
-	assert.Equal(t, 1024-(6+4*2), MULPDUFor(1024, true))
-	assert.Equal(t, iwarp.MPAMinMULPDU, MULPDUFor(100, true))
-	assert.Equal(t, iwarp.MPAMaxULPDU, MULPDUFor(65483, false))
-	assert.Equal(t, iwarp.MPAMaxULPDU, MULPDUFor(65483, true))
+	assert.Equal(t, 1460-(6+0), iwarpwire.MPAMULPDU(1460, false))
+	assert.Equal(t, 1448-(6+0), iwarpwire.MPAMULPDU(1448, false))
+	assert.Equal(t, 1450-(6+2), iwarpwire.MPAMULPDU(1450, false))
+	assert.Equal(t, 1460-(6+4*3+0), iwarpwire.MPAMULPDU(1460, true))
+	assert.Equal(t, 1024-(6+4*2), iwarpwire.MPAMULPDU(1024, true))
+	assert.Equal(t, iwarpwire.MPAMinMULPDU, iwarpwire.MPAMULPDU(100, true))
+	assert.Equal(t, iwarpwire.MPAMaxULPDU, iwarpwire.MPAMULPDU(65483, false))
+	assert.Equal(t, iwarpwire.MPAMaxULPDU, iwarpwire.MPAMULPDU(65483, true))
 	// The formula is a worst case: an FPDU of MULPDU octets fits EMSS at
 	// every stream position.
 	for _, emss := range []int{536, 1220, 1448, 1460, 8948, 9000} {
-		m := MULPDUFor(emss, true)
-		for pos := uint64(0); pos < iwarp.MPAMarkerInterval; pos += 4 {
+		m := iwarpwire.MPAMULPDU(emss, true)
+		for pos := uint64(0); pos < iwarpwire.MPAMarkerInterval; pos += 4 {
 			assert.LessOrEqual(t, wireLen(pos, m, true), emss, "emss %d pos %d", emss, pos)
 		}
-		assert.LessOrEqual(t, wireLen(0, MULPDUFor(emss, false), false), emss)
+		assert.LessOrEqual(t, wireLen(0, iwarpwire.MPAMULPDU(emss, false), false), emss)
 	}
 }
 
 // TestWireLenMatchesLayout compares WireLen with the octets Append emits
 // and with a brute-force placement of Markers.
 func TestWireLenMatchesLayout(t *testing.T) {
-	for pos := uint64(0); pos < 2*iwarp.MPAMarkerInterval; pos += 4 {
-		for _, ulen := range []int{0, 1, 2, 3, 4, 500, 502, 503, 504, 505, 506, 507, 508, 509, 510, 1014, 1020, 2048, 4093, iwarp.MPAMaxULPDU, 0xFFFF} {
-			body := iwarp.MPAFPDUHeaderLen + ulen + padLen(ulen) + iwarp.MPACRCLen
+	for pos := uint64(0); pos < 2*iwarpwire.MPAMarkerInterval; pos += 4 {
+		for _, ulen := range []int{0, 1, 2, 3, 4, 500, 502, 503, 504, 505, 506, 507, 508, 509, 510, 1014, 1020, 2048, 4093, iwarpwire.MPAMaxULPDU, 0xFFFF} {
+			body := iwarpwire.MPAFPDUHeaderLen + ulen + padLen(ulen) + iwarpwire.MPACRCLen
 			// brute force
 			n, p, left := 0, pos, body
-			if p%iwarp.MPAMarkerInterval == 0 {
+			if p%iwarpwire.MPAMarkerInterval == 0 {
 				n, p = 4, p+4
 			}
 			for left > 0 {
-				if p%iwarp.MPAMarkerInterval == 0 {
+				if p%iwarpwire.MPAMarkerInterval == 0 {
 					n, p = n+4, p+4
 					continue
 				}
@@ -241,7 +242,7 @@ func TestFPDURoundTripRandom(t *testing.T) {
 			require.Equal(t, uint64(len(stream)), pos)
 			if mk {
 				// Every 512th octet is a Marker pointing at its FPDU.
-				for off := 0; off < len(stream); off += iwarp.MPAMarkerInterval {
+				for off := 0; off < len(stream); off += iwarpwire.MPAMarkerInterval {
 					assert.Equal(t, []byte{0, 0}, stream[off:off+2])
 				}
 			}
@@ -276,7 +277,7 @@ func FuzzParseFPDU(f *testing.F) {
 			if err != errTruncated {
 				var le *llp.Error
 				require.ErrorAs(t, err, &le)
-				require.Contains(t, []uint8{iwarp.TermMPACRC.Code, iwarp.TermMPAMarker.Code}, le.Code)
+				require.Contains(t, []uint8{iwarp.Term.MPACRC.Code, iwarp.Term.MPAMarker.Code}, le.Code)
 			}
 			return
 		}

@@ -4,11 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // The Marker length and interval (RFC 5044 §4.2, §4.3) are iwarp's:
-// iwarp.MPAMarkerLen, iwarp.MPAMarkerInterval.
+// iwarpwire.MPAMarkerLen, iwarpwire.MPAMarkerInterval.
 
 // marker is an MPA Marker (RFC 5044 §4.2 Figure 3):
 //
@@ -36,10 +37,10 @@ type marker struct {
 // requires of receivers. It returns ErrTruncated if b is shorter than 4
 // octets.
 func parseMarker(b []byte) (marker, int, error) {
-	if len(b) < iwarp.MPAMarkerLen {
+	if len(b) < iwarpwire.MPAMarkerLen {
 		return marker{}, 0, errTruncated
 	}
-	return marker{FPDUPTR: binary.BigEndian.Uint16(b[2:]) &^ 3}, iwarp.MPAMarkerLen, nil
+	return marker{FPDUPTR: binary.BigEndian.Uint16(b[2:]) &^ 3}, iwarpwire.MPAMarkerLen, nil
 }
 
 // Append appends m with RESERVED zero and the two low bits of FPDUPTR zero
@@ -48,12 +49,12 @@ func (m marker) Append(b []byte) []byte {
 	return append(b, 0, 0, byte(m.FPDUPTR>>8), byte(m.FPDUPTR&^3))
 }
 
-// Len returns iwarp.MPAMarkerLen.
-func (marker) Len() int { return iwarp.MPAMarkerLen }
+// Len returns iwarpwire.MPAMarkerLen.
+func (marker) Len() int { return iwarpwire.MPAMarkerLen }
 
 // markerDue reports whether a Marker begins at stream position pos
 // (RFC 5044 §4.3: (SeqNum - SeqStart) mod 512 == 0).
-func markerDue(pos uint64) bool { return pos%iwarp.MPAMarkerInterval == 0 }
+func markerDue(pos uint64) bool { return pos%iwarpwire.MPAMarkerInterval == 0 }
 
 // insertMarkers appends to dst the FPDU image unmarked (ULPDU_Length,
 // ULPDU, pad, CRC field, as RFC 5044 §4.1 Figure 2 shows it) with Markers
@@ -67,9 +68,9 @@ func insertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	body := iwarp.MPAFPDUHeaderLen + ulen + padLen(ulen)
-	if len(unmarked) != body+iwarp.MPACRCLen {
-		return dst, fmt.Errorf("%w: FPDU image of %d octets, ULPDU_Length %d needs %d", errTruncated, len(unmarked), ulen, body+iwarp.MPACRCLen)
+	body := iwarpwire.MPAFPDUHeaderLen + ulen + padLen(ulen)
+	if len(unmarked) != body+iwarpwire.MPACRCLen {
+		return dst, fmt.Errorf("%w: FPDU image of %d octets, ULPDU_Length %d needs %d", errTruncated, len(unmarked), ulen, body+iwarpwire.MPACRCLen)
 	}
 	start := len(dst)
 	w := markWriter{b: dst, pos: pos}
@@ -88,7 +89,7 @@ func insertMarkers(dst, unmarked []byte, pos uint64, crc bool) ([]byte, error) {
 // (RFC 5044 §4.2, §4.3). It appends the unmarked image (ULPDU_Length,
 // ULPDU, pad, CRC field) to dst and returns it with the number of octets of
 // b consumed. Errors: ErrTruncated while b does not hold the whole FPDU;
-// *llp.Error iwarp.TermMPAMarker.Code wrapping ErrMarker. It does not check the CRC (see
+// *llp.Error iwarp.Term.MPAMarker.Code wrapping ErrMarker. It does not check the CRC (see
 // ParseFPDU, which checks it first, RFC 5044 §8 code 3).
 func removeMarkers(dst, b []byte, pos uint64) ([]byte, int, error) {
 	ulen, err := peekULPDULength(b, pos, true)
@@ -115,11 +116,11 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 		if m.FPDUPTR != 0 {
 			return dst, markerError(pos, m.FPDUPTR, 0)
 		}
-		i = iwarp.MPAMarkerLen
-		pos += iwarp.MPAMarkerLen
+		i = iwarpwire.MPAMarkerLen
+		pos += iwarpwire.MPAMarkerLen
 	}
 	fpduPos := pos
-	nextMark := pos - pos%iwarp.MPAMarkerInterval + iwarp.MPAMarkerInterval
+	nextMark := pos - pos%iwarpwire.MPAMarkerInterval + iwarpwire.MPAMarkerInterval
 	for i < len(wire) {
 		if pos == nextMark {
 			m, _, err := parseMarker(wire[i:])
@@ -129,9 +130,9 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 			if want := uint16(pos-fpduPos) &^ 3; m.FPDUPTR != want {
 				return dst, markerError(pos, m.FPDUPTR, want)
 			}
-			i += iwarp.MPAMarkerLen
-			pos += iwarp.MPAMarkerLen
-			nextMark += iwarp.MPAMarkerInterval
+			i += iwarpwire.MPAMarkerLen
+			pos += iwarpwire.MPAMarkerLen
+			nextMark += iwarpwire.MPAMarkerInterval
 			continue
 		}
 		k := min(len(wire)-i, int(nextMark-pos))
@@ -143,5 +144,5 @@ func stripMarkers(dst, wire []byte, pos uint64) ([]byte, error) {
 }
 
 func markerError(pos uint64, got, want uint16) error {
-	return newError(iwarp.TermMPAMarker, fmt.Errorf("%w: marker at stream offset %d has FPDUPTR %#04x, FPDU start gives %#04x (RFC 5044 §4.3)", errMarker, pos, got, want))
+	return newError(iwarp.Term.MPAMarker, fmt.Errorf("%w: marker at stream offset %d has FPDUPTR %#04x, FPDU start gives %#04x (RFC 5044 §4.3)", errMarker, pos, got, want))
 }

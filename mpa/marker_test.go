@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/stretchr/testify/assert"
@@ -27,14 +28,14 @@ func TestMarkerWire(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, n, err := parseMarker(tc.wire)
 			require.NoError(t, err)
-			assert.Equal(t, iwarp.MPAMarkerLen, n)
+			assert.Equal(t, iwarpwire.MPAMarkerLen, n)
 			assert.Equal(t, tc.m, m)
 			out := tc.out
 			if out == nil {
 				out = tc.wire
 			}
 			assert.Equal(t, out, m.Append(nil))
-			assert.Equal(t, iwarp.MPAMarkerLen, m.Len())
+			assert.Equal(t, iwarpwire.MPAMarkerLen, m.Len())
 		})
 	}
 	_, _, err := parseMarker([]byte{0, 0, 0})
@@ -49,7 +50,7 @@ func TestMarkerWire(t *testing.T) {
 func TestInsertMarkersFigure4(t *testing.T) {
 	ulpdu := []byte("0123456789ABCDEF")
 	unmarked := (&FPDU{ULPDU: ulpdu}).append(nil) // no CRC: field zero
-	pos := uint64(iwarp.MPAMarkerInterval - 12)
+	pos := uint64(iwarpwire.MPAMarkerInterval - 12)
 	got, err := insertMarkers(nil, unmarked, pos, false)
 	require.NoError(t, err)
 	want := cat([]byte{0x00, 0x10}, ulpdu[:10], []byte{0, 0, 0x00, 0x0c}, ulpdu[10:], []byte{0, 0}, []byte{0, 0, 0, 0})
@@ -101,14 +102,14 @@ func TestStripMarkersErrors(t *testing.T) {
 	ulpdu := bytes.Repeat([]byte{0x5a}, 1500)
 	for _, pos := range []uint64{0, 100, 508} {
 		w := (&FPDU{ULPDU: ulpdu, Pos: pos, Markers: true, CRC: true}).append(nil)
-		for off := int(-pos % iwarp.MPAMarkerInterval); off < len(w); off += iwarp.MPAMarkerInterval {
+		for off := int(-pos % iwarpwire.MPAMarkerInterval); off < len(w); off += iwarpwire.MPAMarkerInterval {
 			bad := bytes.Clone(w)
 			bad[off+3] ^= 0x04 // FPDUPTR off by 4
 			_, _, err := removeMarkers(nil, bad, pos)
 			require.ErrorIs(t, err, errMarker, "pos %d off %d", pos, off)
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
-			assert.Equal(t, uint8(iwarp.TermMPAMarker.Code), le.Code)
+			assert.Equal(t, uint8(iwarp.Term.MPAMarker.Code), le.Code)
 			// ParseFPDU reports the CRC first (RFC 5044 §8 code 3 applies
 			// only when the CRC is valid)...
 			_, _, err = ParseFPDU(bad, pos, true, true, nil)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -17,8 +18,8 @@ import (
 // Reply it cannot honour and, as RFC 6581 requires, sent the Responder a
 // Terminate (layer 2, type 0, Err.Code) as its first FPDU and closed the
 // TCP connection: insufficient IRD for the Responder ORD
-// (iwarp.TermInsufficientIRD.Code, ErrInsufficientIRD, §9.1), or no RTR indication or
-// connection model both ends support (iwarp.TermNoMatchingRTR.Code, ErrNoMatchingRTR,
+// (iwarp.Term.InsufficientIRD.Code, ErrInsufficientIRD, §9.1), or no RTR indication or
+// connection model both ends support (iwarp.Term.NoMatchingRTR.Code, ErrNoMatchingRTR,
 // §9.2).
 type NegotiationError struct {
 	// Err carries the Terminate error type and code; its cause matches
@@ -67,7 +68,7 @@ func Dial(ctx context.Context, network, addr string, cfg *Config) (*Conn, error)
 func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	// Errors: an improperly formatted Reply, or a Request received instead
 	// (Initiator/Initiator startup), closes nc and returns an *llp.Error with
-	// iwarp.TermMPAInvalidFrame.Code (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
+	// iwarp.Term.MPAInvalidFrame.Code (RFC 5044 §7.1.2 rules 3, 5, 8); a rejecting Reply
 	// returns a *RejectError and leaves nc open for the caller (rule 3); an
 	// accepting Reply that RFC 6581 obliges the Initiator to answer with a
 	// Terminate (§9.1 insufficient IRD, §9.2 no matching RTR option or
@@ -90,7 +91,7 @@ func Client(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	if !cfg.Enhanced {
 		// RFC 6581 §10: no enhanced formats when no enhanced function is
 		// wanted; Rev 1 keeps RFC 5044-only responders happy.
-		req.Rev = Rev1
+		req.Rev = iwarpwire.MPARev1
 	} else {
 		req.IRDORD = iwarp.IRDORD{PeerToPeer: cfg.PeerToPeer, IRD: cfg.IRD, ORD: cfg.ORD}
 		if cfg.PeerToPeer {
@@ -119,7 +120,7 @@ func (c *Conn) exchangeAsInitiator(req *Frame) (Frame, error) {
 		_ = c.nc.Close()
 		return Frame{}, frameError(errActiveActive, "")
 	}
-	if rep.Rev < Rev1 || rep.Rev > req.Rev {
+	if rep.Rev < iwarpwire.MPARev1 || rep.Rev > req.Rev {
 		_ = c.nc.Close()
 		return Frame{}, frameError(errRevision, "Reply revision %d to a revision %d Request (RFC 5044 §7.1.1)", rep.Rev, req.Rev)
 	}
@@ -159,11 +160,11 @@ func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, e
 		// initiator does not have sufficient resources for the required
 		// IRD, it MUST send a TERM message ... Error Code 6".
 		local := iwarp.Depths{IRD: int(c.cfg.IRD), ORD: int(c.cfg.ORD)}
-		d, err := iwarp.NegotiateInitiator(local, local.IRD, v)
+		d, err := iwarpwire.NegotiateInitiator(local, local.IRD, v)
 		p.ORD = uint16(d.ORD)
 		if err != nil {
-			fail = newError(iwarp.TermInsufficientIRD, err)
-		} else if rtr, err := iwarp.NegotiateRTR(req.IRDORD, v); err != nil {
+			fail = newError(iwarp.Term.InsufficientIRD, err)
+		} else if rtr, err := iwarpwire.NegotiateRTR(req.IRDORD, v); err != nil {
 			// RFC 6581 §9.2: the Responder MUST echo Control Flag A; the
 			// Initiator MUST generate one of the negotiated RTR indications
 			// or send a TERM "indicating failure to negotiate a mutually
@@ -171,7 +172,7 @@ func (c *Conn) completeInitiator(ctx context.Context, req, rep *Frame) (*Conn, e
 			if v.PeerToPeer != req.IRDORD.PeerToPeer {
 				err = fmt.Errorf("%w: %w", err, errEnhancedMismatch)
 			}
-			fail = newError(iwarp.TermNoMatchingRTR, err)
+			fail = newError(iwarp.Term.NoMatchingRTR, err)
 		} else {
 			p.PeerToPeer, p.RTR = v.PeerToPeer, rtr
 		}
@@ -207,8 +208,8 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code iwarp.TermCode) er
 		defer close(fired)
 		_ = c.nc.SetDeadline(time.Unix(1, 0))
 	})
-	var ulpdu [iwarp.EstablishmentTerminateLen]byte
-	err := c.SendSegment(nil, iwarp.AppendEstablishmentTerminate(ulpdu[:0], code))
+	var ulpdu [iwarpwire.EstablishmentTerminateLen]byte
+	err := c.SendSegment(nil, iwarpwire.AppendEstablishmentTerminate(ulpdu[:0], code))
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
@@ -236,12 +237,12 @@ func (c *Conn) terminateNegotiation(ctx context.Context, code iwarp.TermCode) er
 // (rule 8: Responder/Responder startups time out).
 func Server(ctx context.Context, nc net.Conn, cfg *Config) (*Conn, error) {
 	// Errors: an improperly formatted Request, an unsupported revision or a
-	// Reply key closes nc and returns an *llp.Error with iwarp.TermMPAInvalidFrame.Code;
+	// Reply key closes nc and returns an *llp.Error with iwarp.Term.MPAInvalidFrame.Code;
 	// an Accept error closes nc and returns it; a rejection sends the Reply
 	// with R = 1, leaves nc open and returns an error matching ErrRejected.
 	// An accepting Decision whose ORD exceeds the Initiator IRD is turned into
 	// such a rejection naming that ORD (RFC 6581 §9.1), reported as an
-	// *llp.Error with iwarp.TermInsufficientIRD.Code matching ErrRejected and
+	// *llp.Error with iwarp.Term.InsufficientIRD.Code matching ErrRejected and
 	// ErrInsufficientIRD.
 	if cfg == nil {
 		cfg = &Config{}
@@ -281,7 +282,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	// the RDMA Consortium protocol (RFC 5044 Appendix C), which this
 	// non-permissive implementation does not speak; RFC 6581 §6 obliges a
 	// revision-2 Responder to keep accepting revision 1.
-	if req.Rev < Rev1 || req.Rev > c.cfg.revision() {
+	if req.Rev < iwarpwire.MPARev1 || req.Rev > c.cfg.revision() {
 		_ = c.nc.Close()
 		return nil, nil, frameError(errRevision, "Request revision %d, this end speaks 1..%d", req.Rev, c.cfg.revision())
 	}
@@ -313,7 +314,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	if req.Enhanced {
 		rep.IRDORD = c.responderIRDORD(req.IRDORD)
 		if d.IRDORD != nil {
-			rep.IRDORD.IRD, rep.IRDORD.ORD = d.IRDORD.Wire().IRD, d.IRDORD.Wire().ORD
+			rep.IRDORD.IRD, rep.IRDORD.ORD = iwarpwire.WireIRDORD(*d.IRDORD).IRD, iwarpwire.WireIRDORD(*d.IRDORD).ORD
 			p.IRD, p.ORD = rep.IRDORD.IRD, rep.IRDORD.ORD
 		}
 		// RFC 6581 §9.1: "The responder MUST set its ORD at most to the
@@ -324,7 +325,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 		// Serve gets that Reject rather than an Accept breaking the MUST.
 		if in, out := req.IRDORD.IRD, rep.IRDORD.ORD; !rep.Reject && in != iwarp.NoNegotiation && out != iwarp.NoNegotiation && out > in {
 			rep.Reject = true
-			insufficient = newError(iwarp.TermInsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
+			insufficient = newError(iwarp.Term.InsufficientIRD, fmt.Errorf("%w: %w: the ULP requires ORD %d, the initiator IRD is %d (RFC 6581 §9.1)",
 				errRejected, iwarp.ErrInsufficientIRD, out, in))
 		}
 		p.PeerIRD, p.PeerORD = req.IRDORD.IRD, req.IRDORD.ORD
@@ -332,7 +333,7 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 	}
 	if err := rep.validate(); err != nil {
 		_ = c.nc.Close()
-		return nil, nil, newError(iwarp.TermMPALocalCatastrophic, err)
+		return nil, nil, newError(iwarp.Term.MPALocalCatastrophic, err)
 	}
 	if _, err := c.nc.Write(rep.Append(make([]byte, 0, rep.len()))); err != nil {
 		return nil, nil, fmt.Errorf("mpa: send MPA Reply: %w", err)
@@ -350,10 +351,10 @@ func (c *Conn) exchangeAsResponder() (rep *Frame, insufficient error, err error)
 // responderIRDORD computes the Reply's IRD/ORD data and this end's values
 // from the Request's (RFC 6581 §9.1, §9.2; the rules are iwarp's, shared
 // with the SCTP adaptation). The Responder does not raise its IRD beyond
-// the configured one except for a Read RTR (iwarp.NegotiateResponder).
+// the configured one except for a Read RTR (iwarpwire.NegotiateResponder).
 func (c *Conn) responderIRDORD(in iwarp.IRDORD) iwarp.IRDORD {
 	local := iwarp.Depths{IRD: int(c.cfg.IRD), ORD: int(c.cfg.ORD)}
-	out, d := iwarp.NegotiateResponder(local, local.IRD, c.cfg.rtr(), in)
+	out, d := iwarpwire.NegotiateResponder(local, local.IRD, c.cfg.rtr(), in)
 	c.params.IRD, c.params.ORD = uint16(d.IRD), uint16(d.ORD)
 	return out
 }
@@ -362,7 +363,7 @@ func (c *Conn) responderIRDORD(in iwarp.IRDORD) iwarp.IRDORD {
 // (RFC 5044 §7.1.2 rule 9), and copies its private data out of the receive
 // buffer. Octets after the frame stay buffered for the FPDU receiver.
 func (c *Conn) readFrame() (Frame, error) {
-	if err := c.fill(FrameHeaderLen); err != nil {
+	if err := c.fill(iwarpwire.MPAFrameHeaderLen); err != nil {
 		return Frame{}, fmt.Errorf("mpa: read startup frame: %w", c.startupReadErr(err))
 	}
 	n, err := FrameLen(c.rx.buffered())
@@ -370,7 +371,7 @@ func (c *Conn) readFrame() (Frame, error) {
 		_ = c.nc.Close()
 		return Frame{}, err
 	}
-	if pd := n - FrameHeaderLen; pd > c.cfg.maxPrivateData() {
+	if pd := n - iwarpwire.MPAFrameHeaderLen; pd > c.cfg.maxPrivateData() {
 		_ = c.nc.Close()
 		return Frame{}, frameError(errPrivateDataLength, "PD_Length %d exceeds the accepted %d (RFC 5044 §7.1.2 rule 9)", pd, c.cfg.maxPrivateData())
 	}
@@ -391,7 +392,7 @@ func (c *Conn) readFrame() (Frame, error) {
 }
 
 func (c *Conn) startupReadErr(err error) error {
-	return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: %w", ErrConnectionLost, err))
+	return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: %w", ErrConnectionLost, err))
 }
 
 // bound applies ctx and the handshake timeout to nc for the startup phase.

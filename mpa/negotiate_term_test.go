@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,18 +121,18 @@ func awaitScripted(t *testing.T, seen <-chan scripted) scripted {
 // 2, Error Type 0, Error Code 6"). Dial sends that Terminate as its first
 // FPDU, closes the TCP connection and returns one error naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, IRD: 4, ORD: 4})
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assert.Equal(t, wantTermFPDU(iwarp.TermInsufficientIRD.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 6")
+	assert.Equal(t, wantTermFPDU(iwarp.Term.InsufficientIRD.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 6")
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
 	require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
 	assert.NotErrorIs(t, err, iwarp.ErrNoMatchingRTR)
-	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.InsufficientIRD.Code), llpCode(t, err))
 	var ne *NegotiationError
 	require.ErrorAs(t, err, &ne)
 	// RFC 6581 §9.1: the Responder's values reach the ULP.
@@ -144,20 +145,20 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 // message ... Layer 2, Error Type 0, Error Code 7" and terminate the
 // connection (RFC 6581 §9.2; §9.3: it sends the TERM instead of the RTR).
 func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true,
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true,
 		IRDORD: iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}})
 	c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRSend | iwarp.RTRWrite, IRD: 1, ORD: 1})
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
 	assert.Equal(t, iwarp.RTRSend|iwarp.RTRWrite, s.req.IRDORD.RTR, "B and C set for the options the Initiator supports")
-	assert.Equal(t, wantTermFPDU(iwarp.TermNoMatchingRTR.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
+	assert.Equal(t, wantTermFPDU(iwarp.Term.NoMatchingRTR.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
 	require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
 	assert.NotErrorIs(t, err, iwarp.ErrInsufficientIRD)
-	assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
+	assert.Equal(t, uint8(iwarp.Term.NoMatchingRTR.Code), llpCode(t, err))
 }
 
 // TestDial_TermOnConnectionModelMismatch_RFC6581_9_2: the Responder MUST
@@ -174,17 +175,17 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 		{"A=0 answered A=1", false, iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 1, ORD: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: Rev2, Enhanced: true, IRDORD: tc.reply})
+			addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: tc.reply})
 			c, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, PeerToPeer: tc.p2p, IRD: 1, ORD: 1})
 			close(dialed)
 			s := awaitScripted(t, seen)
 			assert.NoError(t, s.err, "the Initiator's FIN")
-			assert.Equal(t, wantTermFPDU(iwarp.TermNoMatchingRTR.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
+			assert.Equal(t, wantTermFPDU(iwarp.Term.NoMatchingRTR.Code), s.rest, "exactly one Terminate FPDU, layer 2 type 0 code 7")
 			assert.True(t, s.closed, "the Initiator's socket is closed")
 			assert.Nil(t, c)
 			require.ErrorIs(t, err, iwarp.ErrNoMatchingRTR)
 			require.ErrorIs(t, err, errEnhancedMismatch)
-			assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), llpCode(t, err))
+			assert.Equal(t, uint8(iwarp.Term.NoMatchingRTR.Code), llpCode(t, err))
 		})
 	}
 }
@@ -194,13 +195,13 @@ func TestDial_TermOnConnectionModelMismatch_RFC6581_9_2(t *testing.T) {
 // FPDUPTR-0 Marker before it, and with C = 0 in both frames the CRC field
 // is zero.
 func TestClient_TermWithMarkers_RFC6581_9_1(t *testing.T) {
-	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, Markers: true, Rev: Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 9}})
+	addr, dialed, seen := scriptedResponder(t, &Frame{Reply: true, Markers: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 9}})
 	_, err := Dial(testCtx(t), "tcp", addr, &Config{Enhanced: true, NoCRC: true, IRD: 4, ORD: 4})
 	close(dialed)
 	s := awaitScripted(t, seen)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	want := wantTermFPDU(iwarp.TermInsufficientIRD.Code)
-	want = append([]byte{0, 0, 0, 0}, want[:len(want)-iwarp.MPACRCLen]...) // Marker, then no CRC
+	want := wantTermFPDU(iwarp.Term.InsufficientIRD.Code)
+	want = append([]byte{0, 0, 0, 0}, want[:len(want)-iwarpwire.MPACRCLen]...) // Marker, then no CRC
 	want = append(want, 0, 0, 0, 0)
 	assert.Equal(t, want, s.rest)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
@@ -237,7 +238,7 @@ func TestServer_RejectsORDAboveInitiatorIRD_RFC6581_9_1(t *testing.T) {
 	serr := <-errc
 	require.ErrorIs(t, serr, errRejected)
 	require.ErrorIs(t, serr, iwarp.ErrInsufficientIRD)
-	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), llpCode(t, serr))
+	assert.Equal(t, uint8(iwarp.Term.InsufficientIRD.Code), llpCode(t, serr))
 }
 
 // TestResponderReadRTRRaisesIRD_RFC6581_9_1: a Responder that offers only
@@ -255,7 +256,7 @@ func TestResponderReadRTRRaisesIRD_RFC6581_9_1(t *testing.T) {
 // TestNegotiationErrorText_RFC6581_9_1: the error says what happened on the wire and
 // why (RFC 6581 §9.1).
 func TestNegotiationErrorText_RFC6581_9_1(t *testing.T) {
-	e := &NegotiationError{Err: newError(iwarp.TermInsufficientIRD, iwarp.ErrInsufficientIRD)}
+	e := &NegotiationError{Err: newError(iwarp.Term.InsufficientIRD, iwarp.ErrInsufficientIRD)}
 	assert.Equal(t, "mpa: negotiation failed, Terminate sent, connection closed: llp error (type 0x0, code 0x06): iwarp: insufficient IRD resources", e.Error())
 	e.TermErr = errors.New("broken pipe")
 	assert.Contains(t, e.Error(), "sending the Terminate failed: broken pipe")

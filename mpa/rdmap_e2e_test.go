@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"testing"
 	"time"
 
@@ -227,8 +228,8 @@ func TestRDMAPOverMPA(t *testing.T) {
 				assert.False(t, e.cliConn.Params().MarkersRx)
 			}},
 		{name: "small-mulpdu-markers", cli: mpa.Config{Markers: true, MaxMULPDU: 200}, srv: mpa.Config{Markers: true, MaxMULPDU: 300}, size: 7000},
-		{name: "rev1", cli: mpa.Config{Revision: mpa.Rev1}, srv: mpa.Config{}, size: 2048,
-			check: func(t *testing.T, e *e2eEnds) { assert.Equal(t, uint8(mpa.Rev1), e.srvConn.Params().Revision) }},
+		{name: "rev1", cli: mpa.Config{Revision: iwarpwire.MPARev1}, srv: mpa.Config{}, size: 2048,
+			check: func(t *testing.T, e *e2eEnds) { assert.Equal(t, uint8(iwarpwire.MPARev1), e.srvConn.Params().Revision) }},
 		{name: "p2p-rtr-write", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 2, ORD: 2},
 			srv: mpa.Config{RTR: iwarp.RTRAll, IRD: 2, ORD: 2}, size: 1024},
 		{name: "p2p-rtr-read", cli: mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1},
@@ -314,10 +315,10 @@ func TestRDMAPOverMPA_MissingRTR_RFC6581_9_2(t *testing.T) {
 	<-srv.Done()
 	var te *rdmap.TerminateError
 	require.True(t, errors.As(srv.Err(), &te), "responder error %v", srv.Err())
-	assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
+	assert.Equal(t, iwarp.Term.NoMatchingRTR, te.Code)
 	require.True(t, errors.As(cli.Err(), &te), "initiator error %v (send: %v)", cli.Err(), err)
 	assert.True(t, te.Remote)
-	assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
+	assert.Equal(t, iwarp.Term.NoMatchingRTR, te.Code)
 	<-cc.Done()
 	<-sc.Done()
 }

@@ -4,23 +4,15 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // Startup frame constants (RFC 5044 §7.1.1, RFC 6581 §6).
 const (
-	// FrameHeaderLen is the fixed part of an MPA Request or Reply Frame:
-	// the 16-octet Key, the flags octet, Rev and PD_Length.
-	FrameHeaderLen = 20
 	// maxPrivateData is the largest Private Data field RFC 5044 §7.1.1
 	// allows (including, for an enhanced frame, the 4-octet IRD/ORD data).
 	maxPrivateData = 512
-
-	// Rev1 is the MPA revision of RFC 5044.
-	Rev1 = 1
-	// Rev2 is the MPA revision of enhanced connection establishment
-	// (RFC 6581 §6: "two or higher").
-	Rev2 = 2
 )
 
 // The Keys of RFC 5044 §7.1.1, in byte order.
@@ -86,13 +78,13 @@ type Frame struct {
 func (f *Frame) pdLen() int {
 	n := len(f.PrivateData)
 	if f.Enhanced {
-		n += iwarp.IRDORDLen
+		n += iwarpwire.IRDORDLen
 	}
 	return n
 }
 
 // Len returns the length of f on the wire.
-func (f *Frame) len() int { return FrameHeaderLen + f.pdLen() }
+func (f *Frame) len() int { return iwarpwire.MPAFrameHeaderLen + f.pdLen() }
 
 // Validate checks what Append cannot express or what the RFCs forbid a
 // sender: Private Data over 512 octets (RFC 5044 §7.1.1), revision 0 or
@@ -104,7 +96,7 @@ func (f *Frame) validate() error {
 	if f.Rev == 0 {
 		return fmt.Errorf("%w: revision 0 (RDMA Consortium MPA) is not supported", errRevision)
 	}
-	if f.Enhanced && f.Rev < Rev2 {
+	if f.Enhanced && f.Rev < iwarpwire.MPARev2 {
 		return fmt.Errorf("%w: S needs revision 2 or higher, have %d", errRevision, f.Rev)
 	}
 	return nil
@@ -136,16 +128,16 @@ func (f *Frame) Append(b []byte) []byte {
 	b = append(b, flags, f.Rev)
 	b = binary.BigEndian.AppendUint16(b, uint16(f.pdLen()))
 	if f.Enhanced {
-		b = f.IRDORD.Append(b)
+		b = iwarpwire.AppendIRDORD(b, f.IRDORD)
 	}
 	return append(b, f.PrivateData...)
 }
 
 // FrameLen returns the total length of the startup frame whose first
-// FrameHeaderLen octets are in b, validating the Key and PD_Length the way
+// iwarpwire.MPAFrameHeaderLen octets are in b, validating the Key and PD_Length the way
 // ParseFrame does. It lets a stream reader learn how much to read.
 func FrameLen(b []byte) (int, error) {
-	if len(b) < FrameHeaderLen {
+	if len(b) < iwarpwire.MPAFrameHeaderLen {
 		return 0, errTruncated
 	}
 	if _, err := parseKey(b); err != nil {
@@ -155,7 +147,7 @@ func FrameLen(b []byte) (int, error) {
 	if pd > maxPrivateData {
 		return 0, frameError(errPrivateDataLength, "PD_Length %d exceeds %d (RFC 5044 §7.1.1)", pd, maxPrivateData)
 	}
-	return FrameHeaderLen + pd, nil
+	return iwarpwire.MPAFrameHeaderLen + pd, nil
 }
 
 func parseKey(b []byte) (reply bool, err error) {
@@ -171,7 +163,7 @@ func parseKey(b []byte) (reply bool, err error) {
 // ParseFrame parses an MPA Request or Reply Frame at the start of b. It
 // returns the frame, the octets consumed, and an error: ErrTruncated when b
 // holds less than the whole frame, otherwise an *llp.Error with code
-// iwarp.TermMPAInvalidFrame.Code wrapping ErrBadKey (a Key that is neither Request nor
+// iwarp.Term.MPAInvalidFrame.Code wrapping ErrBadKey (a Key that is neither Request nor
 // Reply, RFC 5044 §7.1.2 rule 5) or ErrPrivateDataLength (PD_Length over
 // 512, RFC 5044 §7.1.1; an enhanced frame shorter than its IRD/ORD data,
 // RFC 6581 §6). Res bits are not checked (RFC 5044 §7.1.1). Revision
@@ -194,14 +186,14 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		Reject:  reply && flags&flagR != 0,
 		// RFC 6581 §6: S is defined from revision 2 on; below it, the bit
 		// is Res, which RFC 5044 §7.1.1 says is not checked on reception.
-		Enhanced: flags&flagS != 0 && rev >= Rev2,
+		Enhanced: flags&flagS != 0 && rev >= iwarpwire.MPARev2,
 		Rev:      rev,
 	}
-	pd := b[FrameHeaderLen:n:n]
+	pd := b[iwarpwire.MPAFrameHeaderLen:n:n]
 	if f.Enhanced {
-		v, m, err := iwarp.ParseIRDORD(pd)
+		v, m, err := iwarpwire.ParseIRDORD(pd)
 		if err != nil {
-			return Frame{}, 0, frameError(errPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), iwarp.IRDORDLen)
+			return Frame{}, 0, frameError(errPrivateDataLength, "S set but PD_Length %d < %d (RFC 6581 §6)", len(pd), iwarpwire.IRDORDLen)
 		}
 		f.IRDORD = v
 		pd = pd[m:]

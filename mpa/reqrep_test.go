@@ -111,7 +111,7 @@ func TestFrameReceiveRules(t *testing.T) {
 			var le *llp.Error
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, uint8(iwarp.LLPETypeMPA), le.EType)
-			assert.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), le.Code)
+			assert.Equal(t, uint8(iwarp.Term.MPAInvalidFrame.Code), le.Code)
 		})
 	}
 }
@@ -160,7 +160,7 @@ func FuzzParseRequest(f *testing.F) {
 			var le *llp.Error
 			if !assert.ObjectsAreEqual(err, errTruncated) {
 				require.ErrorAs(t, err, &le)
-				require.Equal(t, uint8(iwarp.TermMPAInvalidFrame.Code), le.Code)
+				require.Equal(t, uint8(iwarp.Term.MPAInvalidFrame.Code), le.Code)
 			}
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -167,9 +168,9 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 	for {
 		ulen, err := peekULPDULength(s.buffered(), s.pos, markers)
 		if err != nil {
-			need := iwarp.MPAFPDUHeaderLen
+			need := iwarpwire.MPAFPDUHeaderLen
 			if markers && markerDue(s.pos) {
-				need += iwarp.MPAMarkerLen
+				need += iwarpwire.MPAMarkerLen
 			}
 			parked, err := c.fillOrPark(need)
 			if parked {
@@ -181,7 +182,7 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 			continue
 		}
 		if ulen > limit {
-			return newError(iwarp.TermMPAMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true, false
+			return newError(iwarp.Term.MPAMarker, fmt.Errorf("%w: ULPDU_Length %d > %d at stream offset %d (RFC 5044 §3)", ErrULPDUTooLarge, ulen, limit, s.pos)), true, false
 		}
 		if _, err := c.fillOrPark(wireLen(s.pos, ulen, markers)); err != nil {
 			return c.readErr(err), false, false // never parks: the header is buffered
@@ -218,9 +219,9 @@ func (c *Conn) readErr(err error) error {
 	case errors.Is(err, io.EOF) && !partial:
 		return nil // the peer's FIN at an FPDU boundary: graceful (RFC 5044 §7.2)
 	case errors.Is(err, io.EOF):
-		return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: FIN inside an FPDU: %w", ErrConnectionLost, io.ErrUnexpectedEOF))
+		return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: FIN inside an FPDU: %w", ErrConnectionLost, io.ErrUnexpectedEOF))
 	case closed && errors.Is(err, os.ErrDeadlineExceeded):
-		return newError(iwarp.TermMPAConnectionLost, fmt.Errorf("%w: peer did not close within the close timeout: %w", ErrConnectionLost, err))
+		return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: peer did not close within the close timeout: %w", ErrConnectionLost, err))
 	case closed && errors.Is(err, net.ErrClosed):
 		return fmt.Errorf("mpa: receive: %w", llp.ErrClosed)
 	}

@@ -3,7 +3,7 @@ package mpa
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"net"
 
 	"github.com/sctp-rdma/sctp-rdma/llp"
@@ -93,9 +93,9 @@ func (c *Conn) writeGather(hdr, payload []byte) (int, error) {
 		crc = updateCRC32c(crc, c.trailer[:pad])
 	}
 	binary.LittleEndian.PutUint32(c.trailer[pad:], crc) // RFC 5044 §4.4, LSB first
-	c.iov = [4][]byte{c.lenWord[:], hdr, payload, c.trailer[:pad+iwarp.MPACRCLen]}
+	c.iov = [4][]byte{c.lenWord[:], hdr, payload, c.trailer[:pad+iwarpwire.MPACRCLen]}
 	c.bufs = c.iov[:]
-	wire := iwarp.MPAFPDUHeaderLen + ulen + pad + iwarp.MPACRCLen
+	wire := iwarpwire.MPAFPDUHeaderLen + ulen + pad + iwarpwire.MPACRCLen
 	err := c.writePieces(&c.bufs, wire)
 	c.iov = [4][]byte{} // do not retain the caller's slices
 	c.bufs = nil
@@ -157,7 +157,7 @@ const (
 	// batchHead and batchTail are the room each FPDU of a batch has in
 	// the arena for its length word and DDP header, and for its pad and
 	// CRC.
-	batchHead, batchTail = iwarp.MPAFPDUHeaderLen + 30, 3 + iwarp.MPACRCLen
+	batchHead, batchTail = iwarpwire.MPAFPDUHeaderLen + 30, 3 + iwarpwire.MPACRCLen
 )
 
 // txBatch holds FPDUs passed to SendSegmentMore until the message's last
@@ -175,7 +175,7 @@ type txBatch struct {
 // add appends the unmarked FPDU of hdr and payload; it reports false, and
 // adds nothing, if the batch has no room for it.
 func (b *txBatch) add(crcOn bool, hdr, payload []byte) bool {
-	if b.segs == maxBatchFPDUs || len(hdr) > batchHead-iwarp.MPAFPDUHeaderLen || b.wire+len(hdr)+len(payload)+batchHead+batchTail > maxBatchOctets {
+	if b.segs == maxBatchFPDUs || len(hdr) > batchHead-iwarpwire.MPAFPDUHeaderLen || b.wire+len(hdr)+len(payload)+batchHead+batchTail > maxBatchOctets {
 		return false
 	}
 	if b.arena == nil {
@@ -185,10 +185,10 @@ func (b *txBatch) add(crcOn bool, hdr, payload []byte) bool {
 	ulen := len(hdr) + len(payload)
 	pad := padLen(ulen)
 	slot := b.arena[b.segs*(batchHead+batchTail):]
-	head := slot[:iwarp.MPAFPDUHeaderLen+len(hdr)]
+	head := slot[:iwarpwire.MPAFPDUHeaderLen+len(hdr)]
 	binary.BigEndian.PutUint16(head, uint16(ulen))
-	copy(head[iwarp.MPAFPDUHeaderLen:], hdr)
-	tail := slot[batchHead : batchHead+pad+iwarp.MPACRCLen]
+	copy(head[iwarpwire.MPAFPDUHeaderLen:], hdr)
+	tail := slot[batchHead : batchHead+pad+iwarpwire.MPACRCLen]
 	clear(tail[:pad])
 	var crc uint32
 	if crcOn {
@@ -203,7 +203,7 @@ func (b *txBatch) add(crcOn bool, hdr, payload []byte) bool {
 	}
 	b.bufs = append(b.bufs, tail)
 	b.segs++
-	b.wire += iwarp.MPAFPDUHeaderLen + ulen + pad + iwarp.MPACRCLen
+	b.wire += iwarpwire.MPAFPDUHeaderLen + ulen + pad + iwarpwire.MPACRCLen
 	b.ulp += uint64(ulen)
 	return true
 }

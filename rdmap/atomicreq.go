@@ -62,7 +62,7 @@ type atomicRequest struct {
 // Unexpected OpCode. The parsed header is returned with the error.
 func parseAtomicRequest(b []byte) (atomicRequest, int, error) {
 	if len(b) < atomicRequestLen {
-		return atomicRequest{}, 0, truncated("Atomic Request header", atomicRequestLen, len(b), iwarp.TermOperationUnspecified)
+		return atomicRequest{}, 0, truncated("Atomic Request header", atomicRequestLen, len(b), iwarp.Term.OperationUnspecified)
 	}
 	a := atomicRequest{
 		Op:          atomicOp(b[3] & 0x0f),
@@ -75,7 +75,7 @@ func parseAtomicRequest(b []byte) (atomicRequest, int, error) {
 		CompareMask: binary.BigEndian.Uint64(b[44:52]),
 	}
 	if !a.Op.valid() {
-		return a, atomicRequestLen, &protocolError{Code: iwarp.TermUnexpectedOpcode,
+		return a, atomicRequestLen, &protocolError{Code: iwarp.Term.UnexpectedOpcode,
 			Reason: fmt.Sprintf("unsupported atomic operation code %#x (RFC 7306 §5.2.1 Figure 5)", uint8(a.Op))}
 	}
 	return a, atomicRequestLen, nil

@@ -49,7 +49,7 @@ func TestAtomicRequest_Invalid(t *testing.T) {
 		a, _, err := parseAtomicRequest(img)
 		var pe *protocolError
 		require.ErrorAs(t, err, &pe)
-		assert.Equal(t, iwarp.TermUnexpectedOpcode, pe.Code)
+		assert.Equal(t, iwarp.Term.UnexpectedOpcode, pe.Code)
 		assert.Equal(t, atomicOp(op), a.Op)
 	}
 }

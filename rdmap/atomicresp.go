@@ -23,7 +23,7 @@ type atomicResponse struct {
 // parseAtomicResponse decodes an Atomic Response Header from the start of b.
 func parseAtomicResponse(b []byte) (atomicResponse, int, error) {
 	if len(b) < atomicResponseLen {
-		return atomicResponse{}, 0, truncated("Atomic Response header", atomicResponseLen, len(b), iwarp.TermOperationUnspecified)
+		return atomicResponse{}, 0, truncated("Atomic Response header", atomicResponseLen, len(b), iwarp.Term.OperationUnspecified)
 	}
 	return atomicResponse{
 		ReqID: binary.BigEndian.Uint32(b[0:4]),

@@ -3,6 +3,7 @@ package rdmap
 import (
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -28,13 +29,13 @@ func opQN(o opcode) (uint32, bool) {
 	switch o {
 	case iwarp.RDMAPOpSend, iwarp.RDMAPOpSendInvalidate, iwarp.RDMAPOpSendSE,
 		iwarp.RDMAPOpSendSEInvalidate, iwarp.RDMAPOpImmediate, iwarp.RDMAPOpImmediateSE:
-		return iwarp.RDMAPQNSend, true
+		return iwarpwire.RDMAPQNSend, true
 	case iwarp.RDMAPOpReadRequest, iwarp.RDMAPOpAtomicRequest:
-		return iwarp.RDMAPQNReadRequest, true
+		return iwarpwire.RDMAPQNReadRequest, true
 	case iwarp.RDMAPOpTerminate:
-		return iwarp.RDMAPQNTerminate, true
+		return iwarpwire.RDMAPQNTerminate, true
 	case iwarp.RDMAPOpAtomicResponse:
-		return iwarp.RDMAPQNAtomicResponse, true
+		return iwarpwire.RDMAPQNAtomicResponse, true
 	}
 	return 0, false
 }
@@ -46,7 +47,7 @@ func opSolicited(o opcode) bool {
 
 // version is the RDMA Version (RV) this implementation speaks: 01b, RFC 5040
 // §4.1.
-const version = iwarp.RDMAPVersion
+const version = iwarpwire.RDMAPVersion
 
 // controlLen is the length of the RDMAP Control Field.
 const controlLen = 1
@@ -72,15 +73,15 @@ func controlFor(op opcode) control { return control{Version: version, Opcode: op
 // OpCode"). The reserved bits are ignored (§4.1).
 func parseControl(b []byte) (control, int, error) {
 	if len(b) < controlLen {
-		return control{}, 0, truncated("RDMAP control field", controlLen, len(b), iwarp.TermOperationUnspecified)
+		return control{}, 0, truncated("RDMAP control field", controlLen, len(b), iwarp.Term.OperationUnspecified)
 	}
 	c := decodeControl(b[0])
 	if c.Version != version {
-		return c, controlLen, &protocolError{Code: iwarp.TermInvalidVersion,
+		return c, controlLen, &protocolError{Code: iwarp.Term.InvalidVersion,
 			Reason: fmt.Sprintf("RDMA version %d, want %d (RFC 5040 §4.1)", c.Version, version)}
 	}
 	if !opValid(c.Opcode) {
-		return c, controlLen, &protocolError{Code: iwarp.TermUnexpectedOpcode,
+		return c, controlLen, &protocolError{Code: iwarp.Term.UnexpectedOpcode,
 			Reason: fmt.Sprintf("reserved opcode %#x (RFC 5040 §4.1 Figure 4)", uint8(c.Opcode))}
 	}
 	return c, controlLen, nil

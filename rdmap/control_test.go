@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,11 +32,11 @@ func TestControl_RFC5040_4_1_Figure3(t *testing.T) {
 		{"atomic req RFC 7306", 0x4a, control{Version: 1, Opcode: iwarp.RDMAPOpAtomicRequest}, nil},
 		{"atomic resp RFC 7306", 0x4b, control{Version: 1, Opcode: iwarp.RDMAPOpAtomicResponse}, nil},
 		{"reserved bits ignored", 0x73, control{Version: 1, Reserved: 3, Opcode: iwarp.RDMAPOpSend}, nil},
-		{"reserved opcode 0xC", 0x4c, control{Version: 1, Opcode: 0xc}, &iwarp.TermUnexpectedOpcode},
-		{"reserved opcode 0xF", 0x4f, control{Version: 1, Opcode: 0xf}, &iwarp.TermUnexpectedOpcode},
-		{"RDMAC version 00b", 0x03, control{Version: 0, Opcode: iwarp.RDMAPOpSend}, &iwarp.TermInvalidVersion},
-		{"version 10b", 0x83, control{Version: 2, Opcode: iwarp.RDMAPOpSend}, &iwarp.TermInvalidVersion},
-		{"version 11b", 0xc0, control{Version: 3, Opcode: iwarp.RDMAPOpWrite}, &iwarp.TermInvalidVersion},
+		{"reserved opcode 0xC", 0x4c, control{Version: 1, Opcode: 0xc}, &iwarp.Term.UnexpectedOpcode},
+		{"reserved opcode 0xF", 0x4f, control{Version: 1, Opcode: 0xf}, &iwarp.Term.UnexpectedOpcode},
+		{"RDMAC version 00b", 0x03, control{Version: 0, Opcode: iwarp.RDMAPOpSend}, &iwarp.Term.InvalidVersion},
+		{"version 10b", 0x83, control{Version: 2, Opcode: iwarp.RDMAPOpSend}, &iwarp.Term.InvalidVersion},
+		{"version 11b", 0xc0, control{Version: 3, Opcode: iwarp.RDMAPOpWrite}, &iwarp.Term.InvalidVersion},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,11 +98,11 @@ func TestOpcode_RFC5040_Figure4_RFC7306_Figure2(t *testing.T) {
 				assert.True(t, ok)
 				assert.Equal(t, uint32(tc.qn), qn)
 			}
-			assert.Equal(t, tc.inv, tc.op.HasInvalidateSTag())
+			assert.Equal(t, tc.inv, iwarpwire.HasInvalidateSTag(tc.op))
 			assert.Equal(t, tc.se, opSolicited(tc.op))
 			assert.Equal(t, tc.name, tc.op.String())
 			assert.Equal(t, tc.op <= iwarp.RDMAPOpAtomicResponse, opValid(tc.op))
-			assert.Equal(t, 0x40|byte(tc.op), iwarp.RDMAPControlByte(tc.op))
+			assert.Equal(t, 0x40|byte(tc.op), iwarpwire.RDMAPControlByte(tc.op))
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/ring"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -52,7 +53,7 @@ type EndpointConfig struct {
 	// ExpectRTR, on the Responder of a peer-to-peer connection, is the set
 	// of RTR options it advertised: the first message received must be one
 	// of them, and is consumed without a completion; anything else is
-	// answered with a Terminate TermNoMatchingRTR. 0: none.
+	// answered with a Terminate iwarp.Term.NoMatchingRTR. 0: none.
 	ExpectRTR iwarp.RTR
 }
 
@@ -108,7 +109,7 @@ type inbound struct {
 	atomic bool
 	rr     ReadRequest
 	ar     atomicRequest
-	ddpHdr [iwarp.DDPUntaggedHeaderLen]byte
+	ddpHdr [iwarpwire.DDPUntaggedHeaderLen]byte
 	segLen int
 }
 
@@ -369,9 +370,9 @@ const termBufLen = 128
 // buffers by QN (QN 0, the ULP's, has none).
 func internalQueues(ird, ord int) [numQueues]struct{ n, size int } {
 	return [numQueues]struct{ n, size int }{
-		iwarp.RDMAPQNReadRequest:    {ird + 1, atomicRequestLen},
-		iwarp.RDMAPQNTerminate:      {1, termBufLen},
-		iwarp.RDMAPQNAtomicResponse: {ord + 1, atomicResponseLen},
+		iwarpwire.RDMAPQNReadRequest:    {ird + 1, atomicRequestLen},
+		iwarpwire.RDMAPQNTerminate:      {1, termBufLen},
+		iwarpwire.RDMAPQNAtomicResponse: {ord + 1, atomicResponseLen},
 	}
 }
 
@@ -416,7 +417,7 @@ func (h rxHandler) HandleSegment(seg []byte) error {
 	// Only a tagged segment places by STag (RFC 5041 §4.2), which is what
 	// PD.fence waits for: an untagged one (RFC 5041 §4.3) goes to a posted
 	// buffer and saves the lock pair on every Send and request.
-	tagged := len(seg) > 0 && ddp.Control(seg[0]).Tagged()
+	tagged := len(seg) > 0 && iwarpwire.DDPControl(seg[0]).Tagged()
 	if tagged {
 		e.rxMu.Lock()
 	}
@@ -687,7 +688,7 @@ func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error)
 	}
 	r := e.newRecvReqLocked() // zeroed, as newSendReqLocked's
 	r.wr, r.seq, r.waiter, r.helper = wr, e.recvSeq, waiter, waiter != nil
-	if _, err := e.recv.PostUntagged(iwarp.RDMAPQNSend, wr.Buf, r.seq); err != nil {
+	if _, err := e.recv.PostUntagged(iwarpwire.RDMAPQNSend, wr.Buf, r.seq); err != nil {
 		e.releaseRecvLocked(r)
 		e.mu.Unlock()
 		return nil, fmt.Errorf("rdmap: post recv: %w: %w", ErrClosed, err)
@@ -843,8 +844,8 @@ func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c *Completion) {
 func (e *Endpoint) checkOverflowLocked() {
 	if e.cqOverflow {
 		e.cqOverflow = false
-		e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: ErrCQOverflow},
-			&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+		e.failLocked(&TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: ErrCQOverflow},
+			&Terminate{Code: iwarp.Term.LocalCatastrophic}, closeGraceful)
 	}
 }
 
@@ -1089,8 +1090,8 @@ func (e *Endpoint) Abort() error {
 	case stateDown:
 		return fmt.Errorf("rdmap: abort: %w", ErrClosed)
 	}
-	e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: errAbortedByUser},
-		&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+	e.failLocked(&TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: errAbortedByUser},
+		&Terminate{Code: iwarp.Term.LocalCatastrophic}, closeGraceful)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -191,7 +192,7 @@ func TestEndpoint_ORD_RFC5040_6_1(t *testing.T) {
 	var mu sync.Mutex
 	outstanding, maxOut := 0, 0
 	p.pipeA.SetTap(func(seg []byte) {
-		if seg[0]&0x80 == 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest) {
+		if seg[0]&0x80 == 0 && seg[1] == iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest) {
 			mu.Lock()
 			outstanding++
 			maxOut = max(maxOut, outstanding)
@@ -199,7 +200,7 @@ func TestEndpoint_ORD_RFC5040_6_1(t *testing.T) {
 		}
 	})
 	p.pipeB.SetTap(func(seg []byte) {
-		if seg[0]&0x80 != 0 && seg[0]&0x40 != 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
+		if seg[0]&0x80 != 0 && seg[0]&0x40 != 0 && seg[1] == iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			mu.Lock()
 			outstanding--
 			mu.Unlock()

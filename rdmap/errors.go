@@ -11,7 +11,7 @@ import (
 // The Terminate code space (RFC 5040 §4.8 Figures 8 and 9, with the DDP
 // rows of RFC 5041 §7.2 and the MPA rows of RFC 5044 §8 and RFC 6581 §8)
 // is defined once, in package iwarp: iwarp.TermCode and its rows
-// (iwarp.TermInvalidSTag, iwarp.TermDDPNoBuffer, iwarp.TermNoMatchingRTR,
+// (iwarp.Term.InvalidSTag, iwarp.Term.DDPNoBuffer, iwarp.Term.NoMatchingRTR,
 // ...). This package reports every Terminate with those values.
 
 // Sentinel errors. The engine wraps them; test with errors.Is.

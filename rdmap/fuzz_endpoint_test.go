@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
@@ -77,10 +78,10 @@ func joinSegments(segs ...[]byte) []byte {
 // and none otherwise.
 func FuzzEndpointReceive(f *testing.F) {
 	w := &wire{} // only for MSN bookkeeping of the seeds
-	ctl := iwarp.RDMAPControlByte
+	ctl := iwarpwire.RDMAPControlByte
 	atom := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
 	imm := immediate{Data: 42}
-	term := Terminate{Code: iwarp.TermAccessRights}
+	term := Terminate{Code: iwarp.Term.AccessRights}
 	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello"))))
 	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("hi")), w.untagged(ctl(iwarp.RDMAPOpSendSE), 0, 0, nil)))
 	w = &wire{}

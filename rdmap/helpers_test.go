@@ -2,6 +2,7 @@ package rdmap
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"testing"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -66,7 +66,7 @@ func (p *pair) close(t testing.TB) {
 func postedRecvs(e *Endpoint) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.recv.Posted(iwarp.RDMAPQNSend)
+	return e.recv.Posted(iwarpwire.RDMAPQNSend)
 }
 
 func waitDone(t testing.TB, e *Endpoint) {
@@ -115,14 +115,14 @@ func (w *wire) HandleClosed(err error) { w.done <- err }
 
 func (w *wire) untagged(ctl uint8, inv uint32, qn uint32, payload []byte) []byte {
 	w.msn[qn%8]++
-	h := ddp.UntaggedHeader{Last: true, QN: qn, MSN: w.msn[qn%8]}
+	h := iwarpwire.DDPUntaggedHeader{Last: true, QN: qn, MSN: w.msn[qn%8]}
 	h.RsvdULP[0] = ctl
 	h.RsvdULP[1], h.RsvdULP[2], h.RsvdULP[3], h.RsvdULP[4] = byte(inv>>24), byte(inv>>16), byte(inv>>8), byte(inv)
 	return append(h.Append(nil), payload...)
 }
 
 func tagged(ctl uint8, stag uint32, to uint64, payload []byte) []byte {
-	h := ddp.TaggedHeader{Last: true, RsvdULP: ctl, STag: stag, TO: to}
+	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: ctl, STag: stag, TO: to}
 	return append(h.Append(nil), payload...)
 }
 
@@ -149,11 +149,11 @@ func (w *wire) terminate(t testing.TB) (Terminate, []byte) {
 }
 
 func asTerminate(seg []byte) (Terminate, bool) {
-	if len(seg) < iwarp.DDPUntaggedHeaderLen || seg[0]&0x80 != 0 {
+	if len(seg) < iwarpwire.DDPUntaggedHeaderLen || seg[0]&0x80 != 0 {
 		return Terminate{}, false
 	}
-	h, n, err := ddp.ParseUntaggedHeader(seg)
-	if err != nil || h.QN != iwarp.RDMAPQNTerminate || h.RsvdULP[0] != iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate) || !h.Last || h.MO != 0 {
+	h, n, err := iwarpwire.ParseDDPUntaggedHeader(seg)
+	if err != nil || h.QN != iwarpwire.RDMAPQNTerminate || h.RsvdULP[0] != iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate) || !h.Last || h.MO != 0 {
 		return Terminate{}, false
 	}
 	tm, _, err := ParseTerminate(seg[n:])

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -72,187 +73,187 @@ func readReq(sink uint32, sinkTO uint64, size uint32, src uint32, srcTO uint64) 
 func TestTerminateOnTheWire(t *testing.T) {
 	type tc = hostileCase
 	w := func(h *hostileEnv) *wire { return h.v.w }
-	ctl := iwarp.RDMAPControlByte
+	ctl := iwarpwire.RDMAPControlByte
 	cases := []tc{
-		{name: "Write invalid STag (RFC 5041 §7.1 tagged 1)", want: iwarp.TermDDPInvalidSTag,
+		{name: "Write invalid STag (RFC 5041 §7.1 tagged 1)", want: iwarp.Term.DDPInvalidSTag,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag()^0x100, 0, []byte{1})}
 			}},
-		{name: "Write stale key", want: iwarp.TermDDPInvalidSTag,
+		{name: "Write stale key", want: iwarp.Term.DDPInvalidSTag,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag()^1, 0, []byte{1})}
 			}},
-		{name: "Write base/bounds (RFC 5041 §7.1 tagged 4)", want: iwarp.TermDDPBaseBounds,
+		{name: "Write base/bounds (RFC 5041 §7.1 tagged 4)", want: iwarp.Term.DDPBaseBounds,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag(), 4095, []byte{1, 2})}
 			}},
-		{name: "Write TO below base", want: iwarp.TermDDPBaseBounds,
+		{name: "Write TO below base", want: iwarp.Term.DDPBaseBounds,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.wrap.STag(), 5, []byte{1})}
 			}},
-		{name: "Write STag of another stream (RFC 5041 §8.2)", want: iwarp.TermDDPSTagNotAssociated,
+		{name: "Write STag of another stream (RFC 5041 §8.2)", want: iwarp.Term.DDPSTagNotAssociated,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.bound.STag(), 0, []byte{1})}
 			}},
-		{name: "Write STag of another PD", want: iwarp.TermDDPSTagNotAssociated,
+		{name: "Write STag of another PD", want: iwarp.Term.DDPSTagNotAssociated,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.otherPD.STag(), 0, []byte{1})}
 			}},
-		{name: "Write TO wrap (RFC 5041 §7.1 tagged 5)", want: iwarp.TermDDPTOWrap,
+		{name: "Write TO wrap (RFC 5041 §7.1 tagged 5)", want: iwarp.Term.DDPTOWrap,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.wrap.STag(), math.MaxUint64-1, []byte{1, 2, 3})}
 			}},
-		{name: "Write without remote write access (RFC 5041 §7.1 tagged 1, RFC 5040 Figure 10)", want: iwarp.TermDDPInvalidSTag,
+		{name: "Write without remote write access (RFC 5041 §7.1 tagged 1, RFC 5040 Figure 10)", want: iwarp.Term.DDPInvalidSTag,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpWrite), h.ro.STag(), 0, []byte{1})}
 			}},
-		{name: "tagged DDP version", want: iwarp.TermDDPTaggedVersion,
+		{name: "tagged DDP version", want: iwarp.Term.DDPTaggedVersion,
 			segs: func(h *hostileEnv) [][]byte {
 				s := tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag(), 0, []byte{1})
 				s[0] = 0xc2 // DV = 2
 				return [][]byte{s}
 			}},
-		{name: "Read Request invalid STag (RFC 5040 §7.2 4a)", want: iwarp.TermInvalidSTag, r: true,
+		{name: "Read Request invalid STag (RFC 5040 §7.2 4a)", want: iwarp.Term.InvalidSTag, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag()^0x100, 0))}
 			}},
-		{name: "Read Request STag of another stream (4b)", want: iwarp.TermSTagNotAssociated, r: true,
+		{name: "Read Request STag of another stream (4b)", want: iwarp.Term.STagNotAssociated, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.bound.STag(), 0))}
 			}},
-		{name: "Read Request other PD (4b)", want: iwarp.TermSTagNotAssociated, r: true,
+		{name: "Read Request other PD (4b)", want: iwarp.Term.STagNotAssociated, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
 			}},
-		{name: "Read Request bounds (4c/4d)", want: iwarp.TermBaseBounds, r: true,
+		{name: "Read Request bounds (4c/4d)", want: iwarp.Term.BaseBounds, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 4097, h.ro.STag(), 0))}
 			}},
-		{name: "Read Request TO wrap (4e)", want: iwarp.TermTOWrap, r: true,
+		{name: "Read Request TO wrap (4e)", want: iwarp.Term.TOWrap, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 16, h.wrap.STag(), math.MaxUint64-7))}
 			}},
-		{name: "Read Request without remote read access", want: iwarp.TermAccessRights, r: true,
+		{name: "Read Request without remote read access", want: iwarp.Term.AccessRights, r: true,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.rw.STag(), 0))}
 			}},
-		{name: "Read Request of wrong length", want: iwarp.TermOperationUnspecified,
+		{name: "Read Request of wrong length", want: iwarp.Term.OperationUnspecified,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0)[:20])}
 			}},
-		{name: "IRD exceeded (RFC 5040 §6.1, siw code)", want: iwarp.TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
+		{name: "IRD exceeded (RFC 5040 §6.1, siw code)", want: iwarp.Term.CatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
 			}},
-		{name: "Send with Invalidate unknown STag (siw: remote operation)", want: iwarp.TermOperationCannotInvalidate, recvs: 1,
+		{name: "Send with Invalidate unknown STag (siw: remote operation)", want: iwarp.Term.OperationCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSendInvalidate), h.inv.STag()^0x100, 0, []byte("x"))}
 			}},
-		{name: "Send with Invalidate not permitted", want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
+		{name: "Send with Invalidate not permitted", want: iwarp.Term.ProtectionCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSendSEInvalidate), h.rw.STag(), 0, []byte("x"))}
 			}},
-		{name: "Send with Invalidate of a shared STag (RFC 5040 §8.1.1 item 7)", want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
+		{name: "Send with Invalidate of a shared STag (RFC 5040 §8.1.1 item 7)", want: iwarp.Term.ProtectionCannotInvalidate, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
 			}},
-		{name: "invalid RDMAP version untagged (RFC 5040 §7.2 3)", want: iwarp.TermInvalidVersion, recvs: 1,
+		{name: "invalid RDMAP version untagged (RFC 5040 §7.2 3)", want: iwarp.Term.InvalidVersion, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(0x03, 0, 0, []byte("x"))} }},
-		{name: "invalid RDMAP version tagged", want: iwarp.TermInvalidVersion,
+		{name: "invalid RDMAP version tagged", want: iwarp.Term.InvalidVersion,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{tagged(0x80, h.rw.STag(), 0, []byte{1})} }},
-		{name: "reserved opcode (RFC 5040 §7.2 2)", want: iwarp.TermUnexpectedOpcode, recvs: 1,
+		{name: "reserved opcode (RFC 5040 §7.2 2)", want: iwarp.Term.UnexpectedOpcode, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{w(h).untagged(0x4c, 0, 0, []byte("x"))} }},
-		{name: "Send on the Read Request queue", want: iwarp.TermUnexpectedOpcode,
+		{name: "Send on the Read Request queue", want: iwarp.Term.UnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 1, []byte("x"))}
 			}},
-		{name: "untagged opcode in a tagged segment", want: iwarp.TermUnexpectedOpcode,
+		{name: "untagged opcode in a tagged segment", want: iwarp.Term.UnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpSend), h.rw.STag(), 0, []byte{1})}
 			}},
-		{name: "Read Response without a Read", want: iwarp.TermUnexpectedOpcode,
+		{name: "Read Response without a Read", want: iwarp.Term.UnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag(), 0, []byte{1})}
 			}},
-		{name: "Atomic Response without an Atomic", want: iwarp.TermUnexpectedOpcode,
+		{name: "Atomic Response without an Atomic", want: iwarp.Term.UnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				r := atomicResponse{ReqID: 1}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicResponse), 0, 3, r.Append(nil))}
 			}},
-		{name: "Atomic misaligned (RFC 7306 §8.2)", want: iwarp.TermCatastrophicStream,
+		{name: "Atomic misaligned (RFC 7306 §8.2)", want: iwarp.Term.CatastrophicStream,
 			segs: func(h *hostileEnv) [][]byte {
 				a := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: h.at.STag(), TO: 4, Data: 1}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Atomic without remote atomic access", want: iwarp.TermAccessRights,
+		{name: "Atomic without remote atomic access", want: iwarp.Term.AccessRights,
 			segs: func(h *hostileEnv) [][]byte {
 				a := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: h.rw.STag(), TO: 0, Data: 1}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Atomic bounds", want: iwarp.TermBaseBounds,
+		{name: "Atomic bounds", want: iwarp.Term.BaseBounds,
 			segs: func(h *hostileEnv) [][]byte {
 				a := atomicRequest{Op: atomicCmpSwap, ReqID: 1, STag: h.at.STag(), TO: 64}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Atomic reserved AOpCode 0x1 (RFC 7306 §5.2.1 rule 4)", want: iwarp.TermUnexpectedOpcode,
+		{name: "Atomic reserved AOpCode 0x1 (RFC 7306 §5.2.1 rule 4)", want: iwarp.Term.UnexpectedOpcode,
 			segs: func(h *hostileEnv) [][]byte {
 				a := atomicRequest{Op: 1, ReqID: 1, STag: h.at.STag()}
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpAtomicRequest), 0, 1, a.Append(nil))}
 			}},
-		{name: "Immediate Data of 4 octets (RFC 7306 §6.3)", want: iwarp.TermOperationUnspecified, recvs: 1,
+		{name: "Immediate Data of 4 octets (RFC 7306 §6.3)", want: iwarp.Term.OperationUnspecified, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpImmediate), 0, 0, []byte{1, 2, 3, 4})}
 			}},
-		{name: "Immediate Data of 9 octets", want: iwarp.TermOperationUnspecified, recvs: 1,
+		{name: "Immediate Data of 9 octets", want: iwarp.Term.OperationUnspecified, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpImmediateSE), 0, 0, make([]byte, 9))}
 			}},
-		{name: "DDP no buffer (RFC 5041 §7.2 0x2/0x02)", want: iwarp.TermDDPNoBuffer,
+		{name: "DDP no buffer (RFC 5041 §7.2 0x2/0x02)", want: iwarp.Term.DDPNoBuffer,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))}
 			}},
-		{name: "DDP invalid QN", want: iwarp.TermDDPInvalidQN,
+		{name: "DDP invalid QN", want: iwarp.Term.DDPInvalidQN,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 5, []byte("x"))}
 			}},
-		{name: "DDP MSN range", want: iwarp.TermDDPMSNRange, recvs: 1,
+		{name: "DDP MSN range", want: iwarp.Term.DDPMSNRange, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				w(h).msn[0] = 7
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))}
 			}},
-		{name: "DDP message too long", want: iwarp.TermDDPMessageTooLong, recvs: 1,
+		{name: "DDP message too long", want: iwarp.Term.DDPMessageTooLong, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, make([]byte, 65))}
 			}},
-		{name: "DDP invalid MO", want: iwarp.TermDDPInvalidMO, recvs: 1,
+		{name: "DDP invalid MO", want: iwarp.Term.DDPInvalidMO, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				s := w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))
 				binary.BigEndian.PutUint32(s[14:18], 64)
 				return [][]byte{s}
 			}},
-		{name: "DDP untagged version", want: iwarp.TermDDPUntaggedVersion, recvs: 1,
+		{name: "DDP untagged version", want: iwarp.Term.DDPUntaggedVersion, recvs: 1,
 			segs: func(h *hostileEnv) [][]byte {
 				s := w(h).untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("x"))
 				s[0] = 0x42
 				return [][]byte{s}
 			}},
-		{name: "DDP segment shorter than its header", want: iwarp.TermDDPLocalCatastrophic, noDDP: true,
+		{name: "DDP segment shorter than its header", want: iwarp.Term.DDPLocalCatastrophic, noDDP: true,
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{{0x41, 0x43, 0}} }},
-		{name: "Read Response STag mismatch", want: iwarp.TermDDPInvalidSTag,
+		{name: "Read Response STag mismatch", want: iwarp.Term.DDPInvalidSTag,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag()^1, 0, make([]byte, 16))}
 			}},
-		{name: "Read Response beyond the requested range", want: iwarp.TermDDPBaseBounds,
+		{name: "Read Response beyond the requested range", want: iwarp.Term.DDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, SinkOffset: 8, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag(), 16, make([]byte, 16))}
 			}},
-		{name: "Read Response short", want: iwarp.TermDDPBaseBounds,
+		{name: "Read Response short", want: iwarp.Term.DDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
 				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
@@ -281,7 +282,7 @@ type hostileCase struct {
 // Terminate on the wire, the local error and that exactly one Terminate is
 // sent and nothing is placed afterwards.
 func runHostile(t *testing.T, c hostileCase) *hostileEnv {
-	ctl := iwarp.RDMAPControlByte
+	ctl := iwarpwire.RDMAPControlByte
 	h := newHostile(t, c.cfg, c.recvs)
 	v := h.v
 	if c.before != nil {
@@ -305,16 +306,16 @@ func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	} else {
 		require.True(t, tm.D, "DDP header included")
 		assert.True(t, tm.M)
-		hl := iwarp.DDPUntaggedHeaderLen
+		hl := iwarpwire.DDPUntaggedHeaderLen
 		if bad[0]&0x80 != 0 {
-			hl = iwarp.DDPTaggedHeaderLen
+			hl = iwarpwire.DDPTaggedHeaderLen
 		}
 		assert.Equal(t, bad[:hl], tm.DDPHeader, "terminated DDP header (RFC 5040 §4.8)")
 		assert.Equal(t, uint16(len(bad)), tm.SegmentLen)
 	}
 	assert.Equal(t, c.r, tm.R, "RDMA header")
 	if c.r {
-		want, _, err := ParseReadRequest(bad[iwarp.DDPUntaggedHeaderLen:])
+		want, _, err := ParseReadRequest(bad[iwarpwire.DDPUntaggedHeaderLen:])
 		require.NoError(t, err)
 		assert.Equal(t, want, tm.RDMAHeader)
 	}
@@ -349,13 +350,13 @@ func TestTerminate_IRDExceeded_Queued_RFC5040_8_1_1_Item11(t *testing.T) {
 	big := readReq(1, 0, 4096, h.ro.STag(), 0)
 	release := holdReadResponse(t, v, big)
 	for range 2 {
-		v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, big))
+		v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, big))
 	}
 	require.Eventually(t, func() bool { return v.ep.Err() != nil }, 5*time.Second, time.Millisecond,
 		"the third outstanding Read Request exceeds IRD=2")
 	release()
 	tm, _ := v.w.terminate(t)
-	assert.Equal(t, iwarp.TermCatastrophicStream, tm.Code, "%v", v.ep.Err())
+	assert.Equal(t, iwarp.Term.CatastrophicStream, tm.Code, "%v", v.ep.Err())
 	assert.True(t, tm.R)
 	v.w.finish(t, v.ep, v.pipe, 1)
 }
@@ -368,9 +369,9 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	require.NoError(t, v.ep.PostSend(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
 	<-v.w.segs
 	hdr := termUntaggedDDP
-	tm := Terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
+	tm := Terminate{Code: iwarp.Term.AccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
 		RDMAHeader: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
-	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), 0, 2, tm.append(nil)))
+	v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate), 0, 2, tm.append(nil)))
 	waitDone2 := func() {
 		_ = v.w.pipe.Close()
 		waitDone(t, v.ep)
@@ -379,7 +380,7 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	var te *TerminateError
 	require.ErrorAs(t, v.ep.Err(), &te)
 	assert.True(t, te.Remote)
-	assert.Equal(t, iwarp.TermAccessRights, te.Code)
+	assert.Equal(t, iwarp.Term.AccessRights, te.Code)
 	assert.Equal(t, hdr, te.DDPHeader)
 	require.NotNil(t, te.RDMAHeader)
 	assert.Equal(t, uint32(5), te.RDMAHeader.SrcSTag)
@@ -466,7 +467,7 @@ func TestFlush_ExactlyOnce_RFC5040_6_2_1(t *testing.T) {
 			var te *TerminateError
 			require.ErrorAs(t, c.Err, &te)
 			assert.True(t, te.Remote)
-			assert.Equal(t, iwarp.TermDDPBaseBounds, te.Code)
+			assert.Equal(t, iwarp.Term.DDPBaseBounds, te.Code)
 		}
 	}
 	for id, n := range seen {

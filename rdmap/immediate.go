@@ -25,7 +25,7 @@ type immediate struct {
 // implementation reports it as a Remote Operation Error, Unspecified Error.
 func parseImmediate(b []byte) (immediate, int, error) {
 	if len(b) != immediateLen {
-		return immediate{}, 0, &protocolError{Code: iwarp.TermOperationUnspecified,
+		return immediate{}, 0, &protocolError{Code: iwarp.Term.OperationUnspecified,
 			Reason: fmt.Sprintf("immediate data of %d octets, want exactly %d (RFC 7306 §6.3)", len(b), immediateLen)}
 	}
 	return immediate{Data: binary.BigEndian.Uint64(b)}, immediateLen, nil

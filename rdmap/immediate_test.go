@@ -21,7 +21,7 @@ func TestImmediate_RFC7306_6_2_Figure7(t *testing.T) {
 		_, _, err := parseImmediate(make([]byte, l))
 		var pe *protocolError
 		require.ErrorAs(t, err, &pe, "length %d", l)
-		assert.Equal(t, iwarp.TermOperationUnspecified, pe.Code)
+		assert.Equal(t, iwarp.Term.OperationUnspecified, pe.Code)
 	}
 }
 

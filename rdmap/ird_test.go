@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,17 +35,17 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 			v.pipe.SetMULPDU(128) // a 4 KiB response is ~36 segments
 			req := readReq(1, 0, 4096, h.ro.STag(), 0)
 			release := holdReadResponse(t, v, req)
-			v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, req))
+			v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, req))
 			if tc.refuse {
 				require.Eventually(t, func() bool { return v.ep.Err() != nil }, 5*time.Second, time.Millisecond,
 					"a second Read Request during the first's response exceeds IRD=1")
 				release()
 				tm, _ := v.w.terminate(t)
-				assert.Equal(t, iwarp.TermCatastrophicStream, tm.Code)
+				assert.Equal(t, iwarp.Term.CatastrophicStream, tm.Code)
 				assert.True(t, tm.R, "the Terminate carries the offending Read Request header")
 				var te *TerminateError
 				require.ErrorAs(t, v.ep.Err(), &te)
-				assert.Equal(t, iwarp.TermCatastrophicStream, te.Code)
+				assert.Equal(t, iwarp.Term.CatastrophicStream, te.Code)
 				assert.False(t, te.Remote)
 				assert.Contains(t, v.ep.Err().Error(), "IRD=1")
 				v.w.finish(t, v.ep, v.pipe, 1)
@@ -87,13 +88,13 @@ func TestEndpoint_IRDCountsRequestUntilResponseSent_RFC5040_6_1(t *testing.T) {
 func TestRDMAWriteWithoutRemoteWrite_RFC5041_7_1(t *testing.T) {
 	h := runHostile(t, hostileCase{
 		name: "Write to a read-only STag",
-		want: iwarp.TermDDPInvalidSTag,
+		want: iwarp.Term.DDPInvalidSTag,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.ro.STag(), 0, []byte{1, 2, 3})}
+			return [][]byte{tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), h.ro.STag(), 0, []byte{1, 2, 3})}
 		},
 	})
 	assert.Equal(t, make([]byte, 4096), h.bufs[h.ro], "nothing placed")
-	assert.Equal(t, iwarp.LayerDDP, iwarp.TermDDPInvalidSTag.Layer)
+	assert.Equal(t, iwarp.LayerDDP, iwarp.Term.DDPInvalidSTag.Layer)
 }
 
 // holdReadResponse injects the Read Request req into the victim and
@@ -111,7 +112,7 @@ func holdReadResponse(t *testing.T, v *victim, req []byte) (release func()) {
 			<-held
 		}
 	})
-	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, req))
+	v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, req))
 	select {
 	case <-inResponse:
 	case <-time.After(5 * time.Second):

@@ -261,10 +261,10 @@ func (d *Device) invalidateRemote(ep *Endpoint, stag uint32) (iwarp.TermCode, bo
 	defer d.mu.Unlock()
 	m := d.mrs[stag>>8]
 	if m == nil || m.key != uint8(stag) || !m.valid {
-		return iwarp.TermOperationCannotInvalidate, false
+		return iwarp.Term.OperationCannotInvalidate, false
 	}
 	if m.pd != ep.pd || m.ep != ep || !m.remoteInv {
-		return iwarp.TermProtectionCannotInvalidate, false
+		return iwarp.Term.ProtectionCannotInvalidate, false
 	}
 	m.valid = false
 	return iwarp.TermCode{}, true

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -61,7 +62,7 @@ func TestOrdering_RFC5040_5_5_Rule11_19_20_ReadResponsesInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var respTOs []uint64
 	p.pipeB.SetTap(func(seg []byte) {
-		if seg[0]&0x80 != 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
+		if seg[0]&0x80 != 0 && seg[1] == iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			to := binary.BigEndian.Uint64(seg[6:14])
 			mu.Lock()
 			if len(respTOs) == 0 || to < respTOs[len(respTOs)-1] || to-respTOs[len(respTOs)-1] >= 4096 {
@@ -152,7 +153,7 @@ func TestOrdering_RFC5040_11_2_SendThenRead(t *testing.T) {
 	sendDone := make(chan bool, 1)
 	var once sync.Once
 	p.pipeB.SetTap(func(seg []byte) {
-		if seg[0]&0x80 != 0 && seg[1] == iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
+		if seg[0]&0x80 != 0 && seg[1] == iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			once.Do(func() { sendDone <- p.rcqB.Len() == 1 })
 		}
 	})

@@ -10,9 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -24,8 +23,8 @@ type batchPipe struct {
 	*llptest.Pipe
 	mu     sync.Mutex
 	held   [][2][]byte
-	writes [][]ddp.UntaggedHeader // per write, the untagged segments' headers
-	kinds  []byte                 // every segment in order: R a Read Request, W tagged, S a Send, . other
+	writes [][]iwarpwire.DDPUntaggedHeader // per write, the untagged segments' headers
+	kinds  []byte                          // every segment in order: R a Read Request, W tagged, S a Send, . other
 	// afterWrite, if set, runs once a write of segs segments is out,
 	// before SendSegment or Flush returns; the payloads held are then read
 	// again (as a capture recording the write does) and changed counts
@@ -61,7 +60,7 @@ func (b *batchPipe) flushLocked() error {
 	if len(b.held) == 0 {
 		return nil
 	}
-	var w []ddp.UntaggedHeader
+	var w []iwarpwire.DDPUntaggedHeader
 	var sent [][]byte
 	if b.afterWrite != nil {
 		for _, s := range b.held {
@@ -72,13 +71,13 @@ func (b *batchPipe) flushLocked() error {
 		kind := byte('W')
 		if s[0][0]&0x80 == 0 { // untagged (RFC 5041 §4.3)
 			kind = '.'
-			h, _, err := ddp.ParseUntaggedHeader(append(bytes.Clone(s[0]), s[1]...))
+			h, _, err := iwarpwire.ParseDDPUntaggedHeader(append(bytes.Clone(s[0]), s[1]...))
 			if err == nil {
 				w = append(w, h)
 				switch h.QN {
-				case iwarp.RDMAPQNReadRequest:
+				case iwarpwire.RDMAPQNReadRequest:
 					kind = 'R'
-				case iwarp.RDMAPQNSend:
+				case iwarpwire.RDMAPQNSend:
 					kind = 'S'
 				}
 			}
@@ -116,7 +115,7 @@ func (b *batchPipe) readRequestWrites() []int {
 	for _, w := range b.writes {
 		k := 0
 		for _, h := range w {
-			if h.QN == iwarp.RDMAPQNReadRequest && h.Last {
+			if h.QN == iwarpwire.RDMAPQNReadRequest && h.Last {
 				k++
 			}
 		}

@@ -31,7 +31,7 @@ type ReadRequest struct {
 // checks (RFC 5040 §7.2) belong to the responder.
 func ParseReadRequest(b []byte) (ReadRequest, int, error) {
 	if len(b) < readRequestLen {
-		return ReadRequest{}, 0, truncated("RDMA Read Request header", readRequestLen, len(b), iwarp.TermOperationUnspecified)
+		return ReadRequest{}, 0, truncated("RDMA Read Request header", readRequestLen, len(b), iwarp.Term.OperationUnspecified)
 	}
 	return ReadRequest{
 		SinkSTag: binary.BigEndian.Uint32(b[0:4]),

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -55,7 +56,7 @@ func (e *Endpoint) initRTR(cfg *EndpointConfig) error {
 	e.rtrSend = cfg.SendRTR
 	e.rtrWait = cfg.ExpectRTR
 	if e.rtrWait&iwarp.RTRSend != 0 {
-		if _, err := e.recv.PostUntagged(iwarp.RDMAPQNSend, []byte{}, rtrCookie); err != nil {
+		if _, err := e.recv.PostUntagged(iwarpwire.RDMAPQNSend, []byte{}, rtrCookie); err != nil {
 			return fmt.Errorf("rdmap: RTR buffer: %w", err)
 		}
 	}
@@ -93,12 +94,12 @@ func (e *Endpoint) sendRTR() error {
 	var err error
 	switch e.rtrSend {
 	case iwarp.RTRSend:
-		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpSend, 0), iwarp.RDMAPQNSend, nil)
+		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpSend, 0), iwarpwire.RDMAPQNSend, nil)
 	case iwarp.RTRWrite:
-		err = e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), rtrSTag, 0, nil)
+		err = e.sender.SendTagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), rtrSTag, 0, nil)
 	case iwarp.RTRRead:
 		rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
-		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(e.scratch[:0]))
+		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarpwire.RDMAPQNReadRequest, rr.append(e.scratch[:0]))
 	}
 	if err != nil {
 		return fmt.Errorf("rdmap: sending the %v RTR: %w", e.rtrSend, err)
@@ -107,12 +108,12 @@ func (e *Endpoint) sendRTR() error {
 }
 
 func noRTR(format string, a ...any) error {
-	return newFault(iwarp.TermNoMatchingRTR, "first message is not the negotiated RTR (RFC 6581 §9.2): "+format, a...)
+	return newFault(iwarp.Term.NoMatchingRTR, "first message is not the negotiated RTR (RFC 6581 §9.2): "+format, a...)
 }
 
 // rtrTagged is the TaggedTarget check while the RTR is awaited: a non-empty
 // Tagged segment can never be the RTR.
-func (e *Endpoint) rtrTagged(h *ddp.TaggedHeader, length int) error {
+func (e *Endpoint) rtrTagged(h *iwarpwire.DDPTaggedHeader, length int) error {
 	if e.rtrWait == 0 {
 		return nil
 	}
@@ -122,17 +123,17 @@ func (e *Endpoint) rtrTagged(h *ddp.TaggedHeader, length int) error {
 // rtrUntagged is the CheckUntagged check while the RTR is awaited: only a
 // Send on queue 0 (Send RTR) or a Read Request on queue 1 (Read RTR) may
 // carry it.
-func (e *Endpoint) rtrUntagged(h *ddp.UntaggedHeader) error {
+func (e *Endpoint) rtrUntagged(h *iwarpwire.DDPUntaggedHeader) error {
 	if e.rtrWait == 0 {
 		return nil
 	}
 	op := opcode(h.RsvdULP[0] & 0x0f)
 	switch {
-	case h.QN == iwarp.RDMAPQNTerminate:
+	case h.QN == iwarpwire.RDMAPQNTerminate:
 		return nil // the Initiator's TERM "no matching RTR" (RFC 6581 §9.2)
-	case e.rtrWait&iwarp.RTRSend != 0 && h.QN == iwarp.RDMAPQNSend && op == iwarp.RDMAPOpSend:
+	case e.rtrWait&iwarp.RTRSend != 0 && h.QN == iwarpwire.RDMAPQNSend && op == iwarp.RDMAPOpSend:
 		return nil
-	case e.rtrWait&iwarp.RTRRead != 0 && h.QN == iwarp.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest:
+	case e.rtrWait&iwarp.RTRRead != 0 && h.QN == iwarpwire.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest:
 		return nil
 	}
 	return noRTR("%v on queue %d, expecting %v", op, h.QN, e.rtrWait)
@@ -161,11 +162,11 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 	}
 	op := opcode(m.Untag.RsvdULP[0] & 0x0f)
 	switch {
-	case m.Untag.QN == iwarp.RDMAPQNTerminate:
+	case m.Untag.QN == iwarpwire.RDMAPQNTerminate:
 		return false, nil
-	case want&iwarp.RTRSend != 0 && m.Untag.QN == iwarp.RDMAPQNSend && op == iwarp.RDMAPOpSend && m.Length == 0 && m.Cookie == rtrCookie:
+	case want&iwarp.RTRSend != 0 && m.Untag.QN == iwarpwire.RDMAPQNSend && op == iwarp.RDMAPOpSend && m.Length == 0 && m.Cookie == rtrCookie:
 		return true, nil
-	case want&iwarp.RTRRead != 0 && m.Untag.QN == iwarp.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest && m.Length == readRequestLen:
+	case want&iwarp.RTRRead != 0 && m.Untag.QN == iwarpwire.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest && m.Length == readRequestLen:
 		rr, _, perr := ParseReadRequest(m.Buffer)
 		if perr == nil && rr.Size == 0 {
 			return false, nil
@@ -189,7 +190,7 @@ func (c *EndpointConfig) SetRTR(initiator, peerToPeer bool, negotiated iwarp.RTR
 		c.ExpectRTR = negotiated
 		return
 	}
-	c.SendRTR = negotiated.Pick()
+	c.SendRTR = iwarpwire.PickRTR(negotiated)
 }
 
 // ApplyNegotiation configures c from the outcome of an enhanced RDMA

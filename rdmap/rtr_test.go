@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -85,15 +85,15 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 		seg    func(w *wire) []byte
 	}{
 		{"send-instead-of-write", iwarp.RTRWrite, func(w *wire) []byte {
-			return w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, nil)
+			return w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSend), 0, iwarpwire.RDMAPQNSend, nil)
 		}},
 		{"nonzero-write", iwarp.RTRWrite, func(*wire) []byte {
-			return tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, []byte{1, 2, 3, 4})
+			return tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, []byte{1, 2, 3, 4})
 		}},
-		{"write-instead-of-send", iwarp.RTRSend, func(*wire) []byte { return tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, nil) }},
+		{"write-instead-of-send", iwarp.RTRSend, func(*wire) []byte { return tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, nil) }},
 		{"nonzero-read", iwarp.RTRRead, func(w *wire) []byte {
 			rr := ReadRequest{SinkSTag: 1, Size: 4, SrcSTag: 1}
-			return w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, rr.append(nil))
+			return w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarpwire.RDMAPQNReadRequest, rr.append(nil))
 		}},
 	}
 	for _, tc := range cases {
@@ -103,10 +103,10 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 			})
 			v.w.inject(t, tc.seg(v.w))
 			tm, _ := v.w.terminate(t)
-			assert.Equal(t, iwarp.TermNoMatchingRTR, tm.Code)
+			assert.Equal(t, iwarp.Term.NoMatchingRTR, tm.Code)
 			var te *TerminateError
 			require.ErrorAs(t, v.ep.Err(), &te)
-			assert.Equal(t, iwarp.TermNoMatchingRTR, te.Code)
+			assert.Equal(t, iwarp.Term.NoMatchingRTR, te.Code)
 			assert.Equal(t, 1, v.w.finish(t, v.ep, v.pipe, 1))
 		})
 	}
@@ -117,12 +117,12 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 	v := newVictim(t, EndpointConfig{ExpectRTR: iwarp.RTRRead | iwarp.RTRWrite}, nil)
 	rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
-	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, rr.append(nil)))
+	v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarpwire.RDMAPQNReadRequest, rr.append(nil)))
 	select {
 	case seg := <-v.w.segs:
-		h, n, err := ddp.ParseTaggedHeader(seg)
+		h, n, err := iwarpwire.ParseDDPTaggedHeader(seg)
 		require.NoError(t, err)
-		assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse), h.RsvdULP)
+		assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse), h.RsvdULP)
 		assert.Equal(t, rtrSTag, h.STag)
 		assert.Equal(t, len(seg), n, "zero-length")
 	case <-time.After(5 * time.Second):
@@ -170,14 +170,14 @@ const RTRAllForTest = iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead
 // a receive-side failure (including a first message that is not the RTR)
 // puts exactly one Terminate on the wire.
 func FuzzEndpointReceiveRTR(f *testing.F) {
-	ctl := iwarp.RDMAPControlByte
+	ctl := iwarpwire.RDMAPControlByte
 	w := &wire{}
-	f.Add(append([]byte{0}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, nil), w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, []byte("x")))...))
+	f.Add(append([]byte{0}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarpwire.RDMAPQNSend, nil), w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarpwire.RDMAPQNSend, []byte("x")))...))
 	f.Add(append([]byte{1}, joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), rtrSTag, 0, nil), tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello")))...))
 	w = &wire{}
-	f.Add(append([]byte{2}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, readReq(rtrSTag, 0, 0, rtrSTag, 0)))...))
+	f.Add(append([]byte{2}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpReadRequest), 0, iwarpwire.RDMAPQNReadRequest, readReq(rtrSTag, 0, 0, rtrSTag, 0)))...))
 	w = &wire{}
-	f.Add(append([]byte{3}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarp.RDMAPQNSend, []byte("early")))...))
+	f.Add(append([]byte{3}, joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, iwarpwire.RDMAPQNSend, []byte("early")))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
 			return

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -81,17 +82,17 @@ func (j *inbound) fault(code iwarp.TermCode, reason string) *rxFault {
 func readFaultCode(f stagFault) iwarp.TermCode {
 	switch f {
 	case faultInvalidSTag:
-		return iwarp.TermInvalidSTag
+		return iwarp.Term.InvalidSTag
 	case faultNotAssociated:
-		return iwarp.TermSTagNotAssociated
+		return iwarp.Term.STagNotAssociated
 	case faultAccess:
-		return iwarp.TermAccessRights
+		return iwarp.Term.AccessRights
 	case faultBounds:
-		return iwarp.TermBaseBounds
+		return iwarp.Term.BaseBounds
 	case faultWrap:
-		return iwarp.TermTOWrap
+		return iwarp.Term.TOWrap
 	}
-	return iwarp.TermProtectionUnspecified
+	return iwarp.Term.ProtectionUnspecified
 }
 
 // writeFault maps an STag fault on an RDMA Write segment. Incoming RDMA
@@ -105,17 +106,17 @@ func readFaultCode(f stagFault) iwarp.TermCode {
 func writeFault(f stagFault) error {
 	switch f {
 	case faultInvalidSTag, faultAccess:
-		return ddp.NewError(iwarp.TermDDPInvalidSTag, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag, nil)
 	case faultNotAssociated:
-		return ddp.NewError(iwarp.TermDDPSTagNotAssociated, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPSTagNotAssociated, nil)
 	case faultBounds:
-		return ddp.NewError(iwarp.TermDDPBaseBounds, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPBaseBounds, nil)
 	case faultWrap:
-		return ddp.NewError(iwarp.TermDDPTOWrap, nil)
+		return iwarpwire.NewDDPError(iwarp.Term.DDPTOWrap, nil)
 	}
 	// No other fault exists; Remote Operation is the error type Figure 10
 	// allows for any message.
-	return newFault(iwarp.TermOperationUnspecified, "RDMA Write refused")
+	return newFault(iwarp.Term.OperationUnspecified, "RDMA Write refused")
 }
 
 func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 }
@@ -129,7 +130,7 @@ func parseCtl(v uint8) (control, error) {
 // TaggedTarget implements ddp.ULP: it validates a non-empty tagged segment
 // (RDMA Write or Read Response) and returns the memory to place it into.
 // Called by the ddp.Receiver only.
-func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+func (u *ddpULP) TaggedTarget(h *iwarpwire.DDPTaggedHeader, length int) ([]byte, error) {
 	e := (*Endpoint)(u)
 	if e.down.Load() {
 		return nil, errRxDown
@@ -151,7 +152,7 @@ func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
 	case iwarp.RDMAPOpReadResponse:
 		return e.readResponseTarget(h, length)
 	}
-	return nil, newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP segment", c.Opcode)
+	return nil, newFault(iwarp.Term.UnexpectedOpcode, "%v in a tagged DDP segment", c.Opcode)
 }
 
 // readResponseTarget accepts a Read Response segment only for the sink
@@ -160,20 +161,20 @@ func (u *ddpULP) TaggedTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
 // length). A response without an outstanding Read is an unexpected opcode;
 // another STag is a DDP "invalid STag", a range outside the request a DDP
 // "base or bounds violation".
-func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, error) {
+func (e *Endpoint) readResponseTarget(h *iwarpwire.DDPTaggedHeader, length int) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.orq.Len() == 0 || e.orq.Front().wr.Op != WRRead {
-		return nil, newFault(iwarp.TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
+		return nil, newFault(iwarp.Term.UnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
 	}
 	r := e.orq.Front()
 	if h.STag != r.sinkSTag || r.wr.Sink == nil {
-		return nil, ddp.NewError(iwarp.TermDDPInvalidSTag,
+		return nil, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag,
 			fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", h.STag, r.sinkSTag))
 	}
 	n := uint64(length)
 	if h.TO < r.sinkTO || h.TO-r.sinkTO > uint64(r.wr.Length) || n > uint64(r.wr.Length)-(h.TO-r.sinkTO) {
-		return nil, ddp.NewError(iwarp.TermDDPBaseBounds,
+		return nil, iwarpwire.NewDDPError(iwarp.Term.DDPBaseBounds,
 			fmt.Errorf("read response TO %#x+%d outside the requested %#x+%d", h.TO, n, r.sinkTO, r.wr.Length))
 	}
 	m := r.wr.Sink
@@ -181,7 +182,7 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if !m.valid || m.key != uint8(h.STag) || m.access&LocalWrite == 0 {
-		return nil, ddp.NewError(iwarp.TermDDPInvalidSTag,
+		return nil, iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag,
 			errors.New("read sink MR was invalidated or re-registered"))
 	}
 	buf, f := m.window(h.TO, n)
@@ -195,7 +196,7 @@ func (e *Endpoint) readResponseTarget(h *ddp.TaggedHeader, length int) ([]byte, 
 // opcode, valid RDMAP version) and that the opcode belongs to the segment's
 // queue (RFC 5040 Figure 4, RFC 7306 Figure 2), else "Unexpected OpCode".
 // Called by the ddp.Receiver only.
-func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
+func (u *ddpULP) CheckUntagged(h *iwarpwire.DDPUntaggedHeader) error {
 	e := (*Endpoint)(u)
 	if e.down.Load() {
 		return errRxDown
@@ -208,7 +209,7 @@ func (u *ddpULP) CheckUntagged(h *ddp.UntaggedHeader) error {
 		return err
 	}
 	if qn, ok := opQN(c.Opcode); !ok || qn != h.QN {
-		return newFault(iwarp.TermUnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
+		return newFault(iwarp.Term.UnexpectedOpcode, "%v on untagged queue %d", c.Opcode, h.QN)
 	}
 	return e.rtrUntagged(h)
 }
@@ -221,7 +222,7 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	if e.down.Load() {
 		return errRxDown
 	}
-	if e.rtrWait == 0 && !m.Tagged && m.Untag.QN == iwarp.RDMAPQNSend {
+	if e.rtrWait == 0 && !m.Tagged && m.Untag.QN == iwarpwire.RDMAPQNSend {
 		// The data path of Sends and Immediate Data (what the rest of
 		// Deliver and deliver do for them, without their calls).
 		op := opcode(m.Untag.RsvdULP[0] & 0x0f)
@@ -240,9 +241,9 @@ func (u *ddpULP) Deliver(m *ddp.Message) error {
 	switch op := opcode(m.Untag.RsvdULP[0] & 0x0f); {
 	case m.Tagged:
 		e.counters().countRecv(opcode(m.Tag.RsvdULP&0x0f), m.Length)
-	case m.Untag.QN == iwarp.RDMAPQNSend && op != iwarp.RDMAPOpImmediate && op != iwarp.RDMAPOpImmediateSE:
+	case m.Untag.QN == iwarpwire.RDMAPQNSend && op != iwarp.RDMAPOpImmediate && op != iwarp.RDMAPOpImmediateSE:
 		e.counters().countRecv(op, m.Length)
-	case m.Untag.QN != iwarp.RDMAPQNTerminate:
+	case m.Untag.QN != iwarpwire.RDMAPQNTerminate:
 		e.counters().countRecv(op, 0)
 	}
 	return e.deliver(m)
@@ -261,38 +262,38 @@ func (e *Endpoint) deliver(m *ddp.Message) error {
 		case iwarp.RDMAPOpReadResponse:
 			return e.completeRead(m)
 		}
-		return newFault(iwarp.TermUnexpectedOpcode, "%v in a tagged DDP message", c.Opcode)
+		return newFault(iwarp.Term.UnexpectedOpcode, "%v in a tagged DDP message", c.Opcode)
 	}
 	op := opcode(m.Untag.RsvdULP[0] & 0x0f)
 	switch m.Untag.QN {
-	case iwarp.RDMAPQNSend:
+	case iwarpwire.RDMAPQNSend:
 		return e.deliverSend(m, op)
-	case iwarp.RDMAPQNReadRequest:
+	case iwarpwire.RDMAPQNReadRequest:
 		if op == iwarp.RDMAPOpReadRequest {
 			return e.deliverReadRequest(m)
 		}
 		return e.deliverAtomicRequest(m)
-	case iwarp.RDMAPQNTerminate:
+	case iwarpwire.RDMAPQNTerminate:
 		return e.deliverTerminate(m)
-	case iwarp.RDMAPQNAtomicResponse:
+	case iwarpwire.RDMAPQNAtomicResponse:
 		return e.deliverAtomicResponse(m)
 	}
-	return newFault(iwarp.TermOperationUnspecified, "message on queue %d", m.Untag.QN)
+	return newFault(iwarp.Term.OperationUnspecified, "message on queue %d", m.Untag.QN)
 }
 
 // completeRead completes the oldest outstanding Read (RFC 5040 §5.5 rules
 // 11 and 19). mu is held (Deliver).
 func (e *Endpoint) completeRead(m *ddp.Message) error {
 	if e.orq.Len() == 0 || e.orq.Front().wr.Op != WRRead {
-		return newFault(iwarp.TermUnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
+		return newFault(iwarp.Term.UnexpectedOpcode, "RDMA Read Response without an outstanding RDMA Read Request")
 	}
 	r := e.orq.Front()
 	if m.Tag.STag != r.sinkSTag {
-		return ddp.NewError(iwarp.TermDDPInvalidSTag,
+		return iwarpwire.NewDDPError(iwarp.Term.DDPInvalidSTag,
 			fmt.Errorf("read response STag %#08x, outstanding read sink %#08x", m.Tag.STag, r.sinkSTag))
 	}
 	if uint64(m.Length) != uint64(r.wr.Length) {
-		return ddp.NewError(iwarp.TermDDPBaseBounds,
+		return iwarpwire.NewDDPError(iwarp.Term.DDPBaseBounds,
 			fmt.Errorf("read response of %d octets for a read of %d", m.Length, r.wr.Length))
 	}
 	e.orq.Pop()
@@ -319,7 +320,7 @@ func (e *Endpoint) deliverSend(m *ddp.Message, op opcode) error {
 			return err
 		}
 		c.Op, c.Imm, c.HasImm, c.Length = wrRecvImm, imm.Data, true, 0
-	case op.HasInvalidateSTag():
+	case iwarpwire.HasInvalidateSTag(op):
 		// RFC 5040 §5.3, §7.2 checks 4 and 5: invalidate before the Send is
 		// delivered.
 		stag := binary.BigEndian.Uint32(m.Untag.RsvdULP[1:5])
@@ -351,7 +352,7 @@ func (e *Endpoint) repost(qn uint32) error {
 // read per §5.2.1) and queues it for the responder, enforcing IRD.
 func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 	if m.Length != readRequestLen {
-		return newFault(iwarp.TermOperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, readRequestLen)
+		return newFault(iwarp.Term.OperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, readRequestLen)
 	}
 	rr, _, _ := ParseReadRequest(m.Buffer)
 	if rr.Size > 0 {
@@ -368,7 +369,7 @@ func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 // §8.2: STag, access, bounds, 64-bit alignment) and queues it.
 func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
 	if m.Length != atomicRequestLen {
-		return newFault(iwarp.TermOperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, atomicRequestLen)
+		return newFault(iwarp.Term.OperationUnspecified, "Atomic Request of %d octets, want %d", m.Length, atomicRequestLen)
 	}
 	ar, _, err := parseAtomicRequest(m.Buffer)
 	if err != nil {
@@ -379,7 +380,7 @@ func (e *Endpoint) deliverAtomicRequest(m *ddp.Message) error {
 		return newFault(readFaultCode(f), "Atomic Request target rejected")
 	}
 	if !aligned8(buf) {
-		return newFault(iwarp.TermCatastrophicStream, "Atomic Request target TO %#x not 64-bit aligned (RFC 7306 §8.2)", ar.TO)
+		return newFault(iwarp.Term.CatastrophicStream, "Atomic Request target TO %#x not 64-bit aligned (RFC 7306 §8.2)", ar.TO)
 	}
 	job := inbound{atomic: true, ar: ar}
 	return e.queueInbound(m, &job)
@@ -400,7 +401,7 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 	if n >= int(e.ird) {
 		// Linux siw answers an IRQ overflow with RDMAP / Remote Operation /
 		// "catastrophic error, localized to RDMAP Stream" (siw_init_rresp).
-		f := &rxFault{code: iwarp.TermCatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird)}
+		f := &rxFault{code: iwarp.Term.CatastrophicStream, reason: fmt.Sprintf("more than IRD=%d inbound requests", e.ird)}
 		if !job.atomic {
 			rr := job.rr
 			f.rdma = &rr
@@ -408,10 +409,10 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 		return f
 	}
 	m.Untag.Append(job.ddpHdr[:0])
-	job.segLen = iwarp.DDPUntaggedHeaderLen + m.Length
+	job.segLen = iwarpwire.DDPUntaggedHeaderLen + m.Length
 	e.irq.Push(*job)
 	e.kickResponderLocked()
-	return e.repost(iwarp.RDMAPQNReadRequest)
+	return e.repost(iwarpwire.RDMAPQNReadRequest)
 }
 
 // deliverTerminate surfaces a received Terminate (RFC 5040 §5.4): the
@@ -439,15 +440,15 @@ func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
 // §5.2.2, §5.4 rule 7). mu is held (Deliver).
 func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	if m.Length != atomicResponseLen {
-		return newFault(iwarp.TermOperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, atomicResponseLen)
+		return newFault(iwarp.Term.OperationUnspecified, "Atomic Response of %d octets, want %d", m.Length, atomicResponseLen)
 	}
 	resp, _, _ := parseAtomicResponse(m.Buffer)
 	if e.orq.Len() == 0 || e.orq.Front().wr.Op == WRRead {
-		return newFault(iwarp.TermUnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
+		return newFault(iwarp.Term.UnexpectedOpcode, "Atomic Response without an outstanding Atomic Request")
 	}
 	r := e.orq.Front()
 	if resp.ReqID != r.reqID {
-		return newFault(iwarp.TermOperationUnspecified, "Atomic Response for request %d, outstanding %d", resp.ReqID, r.reqID)
+		return newFault(iwarp.Term.OperationUnspecified, "Atomic Response for request %d, outstanding %d", resp.ReqID, r.reqID)
 	}
 	e.orq.Pop()
 	e.kickTxLocked()
@@ -455,7 +456,7 @@ func (e *Endpoint) deliverAtomicResponse(m *ddp.Message) error {
 	e.finishLocked(r, Completion{Orig: resp.Orig})
 	e.rxEmitEnd()
 	e.checkOverflowLocked()
-	return e.repost(iwarp.RDMAPQNAtomicResponse)
+	return e.repost(iwarpwire.RDMAPQNAtomicResponse)
 }
 
 // Failed implements ddp.ULP: the first receive error of the stream. The
@@ -466,11 +467,11 @@ func (u *ddpULP) Failed(re *ddp.RecvError) {
 	if errors.Is(re.Err, errRxDown) {
 		return
 	}
-	code := iwarp.TermLocalCatastrophic
+	code := iwarp.Term.LocalCatastrophic
 	var rdma *ReadRequest
 	var f *rxFault
 	var pe *protocolError
-	var de *ddp.Error
+	var de *iwarpwire.DDPError
 	switch {
 	case errors.As(re.Err, &f):
 		code, rdma = f.code, f.rdma

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,13 +18,13 @@ import (
 // RFC 5040 §8.1.1 item 1 / RFC 5041 §8.3.1 item 1: a stream of one PD
 // cannot use an STag of another PD.
 func TestSecurity_RFC5040_8_1_1_Item1_PDIsolation(t *testing.T) {
-	runHostile(t, hostileCase{want: iwarp.TermDDPSTagNotAssociated,
+	runHostile(t, hostileCase{want: iwarp.Term.DDPSTagNotAssociated,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.otherPD.STag(), 0, []byte{1})}
+			return [][]byte{tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), h.otherPD.STag(), 0, []byte{1})}
 		}})
-	h := runHostile(t, hostileCase{want: iwarp.TermSTagNotAssociated, r: true,
+	h := runHostile(t, hostileCase{want: iwarp.Term.STagNotAssociated, r: true,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
+			return [][]byte{h.v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.otherPD.STag(), 0))}
 		}})
 	assert.Equal(t, make([]byte, 64), h.bufs[h.otherPD])
 }
@@ -31,9 +32,9 @@ func TestSecurity_RFC5040_8_1_1_Item1_PDIsolation(t *testing.T) {
 // RFC 5040 §8.1.1 item 2 / RFC 5041 §8.3.1 item 2: an STag limited to one
 // stream cannot be used by another stream of the same PD.
 func TestSecurity_RFC5040_8_1_1_Item2_StreamScope(t *testing.T) {
-	h := runHostile(t, hostileCase{want: iwarp.TermDDPSTagNotAssociated,
+	h := runHostile(t, hostileCase{want: iwarp.Term.DDPSTagNotAssociated,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.bound.STag(), 0, []byte{1})}
+			return [][]byte{tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), h.bound.STag(), 0, []byte{1})}
 		}})
 	assert.Equal(t, make([]byte, 64), h.bufs[h.bound])
 }
@@ -49,10 +50,10 @@ func TestSecurity_RFC5040_8_1_1_Item3_Bounds(t *testing.T) {
 		mr, err = v.pd.Register(region, RemoteWrite|RemoteRead)
 		require.NoError(t, err)
 	})
-	v.w.inject(t, tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), mr.STag(), 0, bytes.Repeat([]byte{0xaa}, 32)))
-	v.w.inject(t, tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), mr.STag(), 1, bytes.Repeat([]byte{0xbb}, 32)))
+	v.w.inject(t, tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), mr.STag(), 0, bytes.Repeat([]byte{0xaa}, 32)))
+	v.w.inject(t, tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), mr.STag(), 1, bytes.Repeat([]byte{0xbb}, 32)))
 	tm, _ := v.w.terminate(t)
-	assert.Equal(t, iwarp.TermDDPBaseBounds, tm.Code)
+	assert.Equal(t, iwarp.Term.DDPBaseBounds, tm.Code)
 	v.w.finish(t, v.ep, v.pipe, 1)
 	assert.Equal(t, make([]byte, 16), backing[:16], "guard before")
 	assert.Equal(t, make([]byte, 16), backing[48:], "guard after")
@@ -93,7 +94,7 @@ func TestSecurity_RFC5040_8_1_1_Item4_Item5_EstablishRevoke(t *testing.T) {
 	waitDone(t, p.b)
 	var te *TerminateError
 	require.ErrorAs(t, p.b.Err(), &te)
-	assert.Equal(t, iwarp.TermDDPInvalidSTag, te.Code, "a Write lacking the right: DDP Invalid STag (RFC 5041 §7.1, RFC 5040 Figure 10)")
+	assert.Equal(t, iwarp.Term.DDPInvalidSTag, te.Code, "a Write lacking the right: DDP Invalid STag (RFC 5041 §7.1, RFC 5040 Figure 10)")
 	assert.Equal(t, byte(0), buf2[0])
 	assert.Equal(t, byte(1), buf[0])
 }
@@ -121,7 +122,7 @@ func TestSecurity_RFC5040_8_1_1_Item6_NoModifyAfterRevoke(t *testing.T) {
 	waitDone(t, p.b)
 	var te *TerminateError
 	require.ErrorAs(t, p.b.Err(), &te)
-	assert.Equal(t, iwarp.TermDDPInvalidSTag, te.Code)
+	assert.Equal(t, iwarp.Term.DDPInvalidSTag, te.Code)
 	assert.Equal(t, snap, buf, "unchanged after Invalidate returned")
 }
 
@@ -129,14 +130,14 @@ func TestSecurity_RFC5040_8_1_1_Item6_NoModifyAfterRevoke(t *testing.T) {
 // several streams (and, in this implementation, any STag not bound to the
 // stream or not registered for remote invalidation).
 func TestSecurity_RFC5040_8_1_1_Item7_NoRemoteInvalidateShared(t *testing.T) {
-	h := runHostile(t, hostileCase{want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
+	h := runHostile(t, hostileCase{want: iwarp.Term.ProtectionCannotInvalidate, recvs: 1,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
+			return [][]byte{h.v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
 		}})
 	assert.True(t, h.invShared.Valid())
-	h = runHostile(t, hostileCase{want: iwarp.TermProtectionCannotInvalidate, recvs: 1,
+	h = runHostile(t, hostileCase{want: iwarp.Term.ProtectionCannotInvalidate, recvs: 1,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.bound.STag(), 0, []byte("x"))}
+			return [][]byte{h.v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.bound.STag(), 0, []byte("x"))}
 		}})
 	assert.True(t, h.bound.Valid())
 }
@@ -205,7 +206,7 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 	require.ErrorIs(t, small.err(), ErrCQOverflow)
 	var te *TerminateError
 	require.ErrorAs(t, p1.a.Err(), &te)
-	assert.Equal(t, iwarp.TermLocalCatastrophic, te.Code)
+	assert.Equal(t, iwarp.Term.LocalCatastrophic, te.Code)
 	assert.ErrorIs(t, te, ErrCQOverflow)
 	// Every posted WR is in the CQ, none lost.
 	ids := map[uint64]bool{}
@@ -226,18 +227,18 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 // RFC 5040 §8.1.1 item 11: the number of inbound Read Requests is capped
 // (IRD); the peer exceeding it is terminated.
 func TestSecurity_RFC5040_8_1_1_Item11_ReadRequestCap(t *testing.T) {
-	runHostile(t, hostileCase{want: iwarp.TermCatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
+	runHostile(t, hostileCase{want: iwarp.Term.CatastrophicStream, r: true, cfg: EndpointConfig{IRD: -1},
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
+			return [][]byte{h.v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.ro.STag(), 0))}
 		}})
 }
 
 // RFC 5041 §8.3 rule 5: an invalid access attempt is passed to the ULP,
 // which terminates the stream: the local user sees the typed error.
 func TestSecurity_RFC5041_8_3_InvalidAccessSurfaced(t *testing.T) {
-	h := runHostile(t, hostileCase{want: iwarp.TermDDPInvalidSTag,
+	h := runHostile(t, hostileCase{want: iwarp.Term.DDPInvalidSTag,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), 0x01020304, 0, []byte{1})}
+			return [][]byte{tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), 0x01020304, 0, []byte{1})}
 		}})
 	var te *TerminateError
 	require.ErrorAs(t, h.v.ep.Err(), &te)
@@ -248,9 +249,9 @@ func TestSecurity_RFC5041_8_3_InvalidAccessSurfaced(t *testing.T) {
 // RFC 5041 §8.3 rule 4 / RFC 7306 §5: the TO range and the wrap check
 // hold at the top of the 64-bit TO space.
 func TestSecurity_RFC5041_8_3_TOWrapAtTopOfRange(t *testing.T) {
-	runHostile(t, hostileCase{want: iwarp.TermTOWrap, r: true,
+	runHostile(t, hostileCase{want: iwarp.Term.TOWrap, r: true,
 		segs: func(h *hostileEnv) [][]byte {
-			return [][]byte{h.v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.wrap.STag(), math.MaxUint64-3))}
+			return [][]byte{h.v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, 1, readReq(1, 0, 8, h.wrap.STag(), math.MaxUint64-3))}
 		}})
 }
 

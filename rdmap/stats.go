@@ -3,6 +3,7 @@ package rdmap
 import (
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -16,12 +17,12 @@ type Stats struct {
 	// work requests are issued, Read and Atomic Responses as they are
 	// answered, the Terminate as it goes out. RTR messages of RFC 6581
 	// §9.2 are not RDMAP operations and are not counted.
-	Sent [iwarp.RDMAPNumOpcodes]uint64
+	Sent [iwarpwire.RDMAPNumOpcodes]uint64
 	// Received counts the complete RDMA Messages DDP delivered, by opcode,
 	// counted before they are processed (a completion is never ahead of
 	// its count). A segment DDP refused (RFC 5041 §7.2: an invalid STag, a
 	// bounds violation) never became a message and is not counted.
-	Received [iwarp.RDMAPNumOpcodes]uint64
+	Received [iwarpwire.RDMAPNumOpcodes]uint64
 	// OctetsSent counts the ULP payload octets handed to DDP: the data of
 	// Sends, Writes and Read Responses (Request, Immediate Data, Atomic and
 	// Terminate messages carry no user data).
@@ -39,17 +40,17 @@ type Stats struct {
 
 // epCounters are the atomics behind Stats.
 type epCounters struct {
-	sent, recv           [iwarp.RDMAPNumOpcodes]atomic.Uint64
+	sent, recv           [iwarpwire.RDMAPNumOpcodes]atomic.Uint64
 	octetsSent, octetsIn atomic.Uint64
 	termSent, termRecv   atomic.Uint32 // 1<<24 | layer<<16 | type<<8 | code once set
 }
 
 func packTerm(c iwarp.TermCode) uint32 {
-	return 1<<24 | c.Pack()
+	return 1<<24 | iwarpwire.PackTermCode(c)
 }
 
 func unpackTerm(v uint32) (iwarp.TermCode, bool) {
-	return iwarp.UnpackTermCode(v), v != 0
+	return iwarpwire.UnpackTermCode(v), v != 0
 }
 
 // countSent records one message of op with n payload octets.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -65,7 +66,7 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 		return st.Sent[iwarp.RDMAPOpReadResponse] == 1 && st.Sent[iwarp.RDMAPOpAtomicResponse] == 1
 	}, 5*time.Second, time.Millisecond)
 	a, b := p.a.Stats(), p.b.Stats()
-	for op := range opcode(iwarp.RDMAPNumOpcodes) {
+	for op := range opcode(iwarpwire.RDMAPNumOpcodes) {
 		assert.Equal(t, want[op], a.Sent[op], "active sent %v", op)
 		assert.Equal(t, want[op], b.Received[op], "passive received %v", op)
 		assert.Equal(t, back[op], b.Sent[op], "passive sent %v", op)

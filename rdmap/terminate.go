@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // terminateMaxLen is the longest Terminate Header (RFC 5040 §4.8 Figure
 // 7): control, segment length, untagged DDP header and RDMA Read Request
 // header. The field lengths and the Terminate Control encoder are iwarp's.
-const terminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + readRequestLen
+const terminateMaxLen = iwarpwire.TerminateControlLen + iwarpwire.TerminateSegLenLen + iwarpwire.DDPUntaggedHeaderLen + readRequestLen
 
 // Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
 // the untagged DDP header of a Terminate on QN 2.
@@ -43,30 +44,30 @@ type Terminate struct {
 // header can only be located after a DDP header). The reserved bits are
 // ignored (RFC 5040 §4.8). Octets after the header are not consumed.
 func ParseTerminate(b []byte) (Terminate, int, error) {
-	if len(b) < iwarp.TerminateControlLen {
-		return Terminate{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
+	if len(b) < iwarpwire.TerminateControlLen {
+		return Terminate{}, 0, truncated("Terminate header", iwarpwire.TerminateControlLen, len(b), iwarp.Term.OperationUnspecified)
 	}
 	var t Terminate
-	t.Code, t.M, t.D, t.R = iwarp.DecodeTerminateControl(b)
-	n := iwarp.TerminateControlLen
+	t.Code, t.M, t.D, t.R = iwarpwire.DecodeTerminateControl(b)
+	n := iwarpwire.TerminateControlLen
 	if t.R && !t.D {
-		return t, 0, &protocolError{Code: iwarp.TermOperationUnspecified,
+		return t, 0, &protocolError{Code: iwarp.Term.OperationUnspecified,
 			Reason: "Terminate has R set without D: the RDMA header cannot be located (RFC 5040 §4.8)"}
 	}
 	if t.M || t.D {
-		if len(b) < n+iwarp.TerminateSegLenLen {
-			return t, 0, truncated("Terminate DDP Segment Length", n+iwarp.TerminateSegLenLen, len(b), iwarp.TermOperationUnspecified)
+		if len(b) < n+iwarpwire.TerminateSegLenLen {
+			return t, 0, truncated("Terminate DDP Segment Length", n+iwarpwire.TerminateSegLenLen, len(b), iwarp.Term.OperationUnspecified)
 		}
 		t.SegmentLen = binary.BigEndian.Uint16(b[n:])
-		n += iwarp.TerminateSegLenLen
+		n += iwarpwire.TerminateSegLenLen
 	}
 	if t.D {
 		if len(b) < n+1 {
-			return t, 0, truncated("Terminated DDP header", n+1, len(b), iwarp.TermOperationUnspecified)
+			return t, 0, truncated("Terminated DDP header", n+1, len(b), iwarp.Term.OperationUnspecified)
 		}
-		hl := iwarp.DDPControl(b[n]).HeaderLen() // by the T bit, RFC 5041 §4.1
+		hl := iwarpwire.DDPControl(b[n]).HeaderLen() // by the T bit, RFC 5041 §4.1
 		if len(b) < n+hl {
-			return t, 0, truncated("Terminated DDP header", n+hl, len(b), iwarp.TermOperationUnspecified)
+			return t, 0, truncated("Terminated DDP header", n+hl, len(b), iwarp.Term.OperationUnspecified)
 		}
 		t.DDPHeader = b[n : n+hl : n+hl]
 		n += hl
@@ -85,7 +86,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 // Append appends the encoded header to b; it does not allocate when b has
 // Len octets of spare capacity. Reserved bits are sent as zero.
 func (t *Terminate) append(b []byte) []byte {
-	b = iwarp.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
+	b = iwarpwire.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
 	if t.M || t.D {
 		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
 	}
@@ -100,9 +101,9 @@ func (t *Terminate) append(b []byte) []byte {
 
 // Len returns the encoded length.
 func (t *Terminate) len() int {
-	n := iwarp.TerminateControlLen
+	n := iwarpwire.TerminateControlLen
 	if t.M || t.D {
-		n += iwarp.TerminateSegLenLen
+		n += iwarpwire.TerminateSegLenLen
 	}
 	if t.D {
 		n += len(t.DDPHeader)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -120,7 +121,7 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 			// LLP stream is aborted, failing the send.
 			stuck := time.AfterFunc(abortGrace, func() { _ = e.s.Abort() })
 			var buf [terminateMaxLen]byte
-			_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpTerminate, 0), iwarp.RDMAPQNTerminate, t.append(buf[:0]))
+			_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpTerminate, 0), iwarpwire.RDMAPQNTerminate, t.append(buf[:0]))
 			if !stuck.Stop() {
 				aborted = true
 			}

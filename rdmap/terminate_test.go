@@ -3,6 +3,7 @@ package rdmap
 import (
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,33 +36,33 @@ func TestTerminate_RFC5040_4_8_Figure7(t *testing.T) {
 		{
 			name: "local catastrophic, no headers",
 			in:   []byte{0x00, 0x00, 0x00, 0x00},
-			want: Terminate{Code: iwarp.TermLocalCatastrophic},
+			want: Terminate{Code: iwarp.Term.LocalCatastrophic},
 		},
 		{
 			name: "DDP tagged invalid STag with tagged header (M,D)",
 			in:   cat([]byte{0x11, 0x00, 0xc0, 0x00}, []byte{0x00, 0x40}, termTaggedDDP),
-			want: Terminate{Code: iwarp.TermDDPInvalidSTag, M: true, D: true, SegmentLen: 64, DDPHeader: termTaggedDDP},
+			want: Terminate{Code: iwarp.Term.DDPInvalidSTag, M: true, D: true, SegmentLen: 64, DDPHeader: termTaggedDDP},
 		},
 		{
 			name: "RDMA remote protection invalid STag with Read Request (M,D,R)",
 			in:   cat([]byte{0x01, 0x00, 0xe0, 0x00}, []byte{0x00, 0x2e}, termUntaggedDDP, readReqImage),
-			want: Terminate{Code: iwarp.TermInvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP,
+			want: Terminate{Code: iwarp.Term.InvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP,
 				RDMAHeader: ReadRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}},
 		},
 		{
 			name: "remote operation unexpected opcode, D without M",
 			in:   cat([]byte{0x02, 0x06, 0x40, 0x00}, []byte{0x00, 0x00}, termUntaggedDDP),
-			want: Terminate{Code: iwarp.TermUnexpectedOpcode, D: true, DDPHeader: termUntaggedDDP},
+			want: Terminate{Code: iwarp.Term.UnexpectedOpcode, D: true, DDPHeader: termUntaggedDDP},
 		},
 		{
 			name: "M without D carries only the length",
 			in:   []byte{0x12, 0x05, 0x80, 0x00, 0x12, 0x34},
-			want: Terminate{Code: iwarp.TermDDPMessageTooLong, M: true, SegmentLen: 0x1234},
+			want: Terminate{Code: iwarp.Term.DDPMessageTooLong, M: true, SegmentLen: 0x1234},
 		},
 		{
 			name: "LLP code, reserved bits ignored",
 			in:   []byte{0x20, 0x06, 0x1f, 0xff},
-			want: Terminate{Code: iwarp.TermInsufficientIRD},
+			want: Terminate{Code: iwarp.Term.InsufficientIRD},
 		},
 	}
 	for _, tc := range tests {
@@ -108,7 +109,7 @@ func TestTerminate_Malformed(t *testing.T) {
 }
 
 func TestTerminate_AppendNoAlloc(t *testing.T) {
-	tm := Terminate{Code: iwarp.TermInvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP}
+	tm := Terminate{Code: iwarp.Term.InvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP}
 	buf := make([]byte, 0, terminateMaxLen)
 	assert.Equal(t, terminateMaxLen, tm.len())
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = tm.append(buf[:0]) }))
@@ -131,7 +132,7 @@ func FuzzTerminate(f *testing.F) {
 		require.Equal(t, b[:2], out[:2])
 		require.Equal(t, b[4:n], out[4:])
 		if tm.D {
-			require.Contains(t, []int{iwarp.DDPTaggedHeaderLen, iwarp.DDPUntaggedHeaderLen}, len(tm.DDPHeader))
+			require.Contains(t, []int{iwarpwire.DDPTaggedHeaderLen, iwarpwire.DDPUntaggedHeaderLen}, len(tm.DDPHeader))
 		}
 	})
 }

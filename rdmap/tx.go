@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -17,7 +17,7 @@ var errTxClosed = errors.New("rdmap: stream no longer sends")
 
 func untaggedRsvd(op opcode, inv uint32) [5]byte {
 	var r [5]byte
-	r[0] = iwarp.RDMAPControlByte(op)
+	r[0] = iwarpwire.RDMAPControlByte(op)
 	binary.BigEndian.PutUint32(r[1:], inv)
 	return r
 }
@@ -34,7 +34,7 @@ func txFailure(err error) (*TerminateError, *Terminate, closeMode) {
 		code := le.TermCode()
 		return &TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort
 	}
-	return &TerminateError{Code: iwarp.TermLocalCatastrophic, Err: err}, &Terminate{Code: iwarp.TermLocalCatastrophic}, closeAbort
+	return &TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: err}, &Terminate{Code: iwarp.Term.LocalCatastrophic}, closeAbort
 }
 
 // inlineIssueMax is the largest Send or Write a posting goroutine hands to
@@ -265,17 +265,17 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 		// field is zero but in the two with Invalidate), counted here.
 		op := sendOpcodes[wr.Op-WRSend]
 		var inv uint32
-		if op.HasInvalidateSTag() {
+		if iwarpwire.HasInvalidateSTag(op) {
 			inv = wr.InvalidateSTag
 		}
-		if _, err = e.sender.SendUntagged(untaggedRsvd(op, inv), iwarp.RDMAPQNSend, wr.Local); err == nil {
+		if _, err = e.sender.SendUntagged(untaggedRsvd(op, inv), iwarpwire.RDMAPQNSend, wr.Local); err == nil {
 			e.counters().countSent(op, len(wr.Local))
 		}
 		e.txHeld = hold && err == nil
 		e.sendMu.Unlock()
 		return err
 	case WRWrite, WRWriteImm:
-		err = e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
+		err = e.sender.SendTagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), wr.RemoteSTag, wr.RemoteTO, wr.Local)
 		if err == nil && wr.Op == WRWriteImm {
 			err = e.sendImmediate(wr.Imm, wr.Solicited)
 		}
@@ -307,7 +307,7 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 	}
 	if wr.Op == WRRead {
 		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
-		_, err := send(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(r.body[:0]))
+		_, err := send(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarpwire.RDMAPQNReadRequest, rr.append(r.body[:0]))
 		return err
 	}
 	ar := atomicRequest{Op: atomicFetchAdd, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
@@ -316,7 +316,7 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 		ar = atomicRequest{Op: atomicCmpSwap, ReqID: r.reqID, STag: wr.RemoteSTag, TO: wr.RemoteTO,
 			Data: wr.Swap, Mask: wr.SwapMask, Compare: wr.Compare, CompareMask: wr.CompareMask}
 	}
-	_, err := send(untaggedRsvd(iwarp.RDMAPOpAtomicRequest, 0), iwarp.RDMAPQNReadRequest, ar.Append(r.body[:0]))
+	_, err := send(untaggedRsvd(iwarp.RDMAPOpAtomicRequest, 0), iwarpwire.RDMAPQNReadRequest, ar.Append(r.body[:0]))
 	return err
 }
 
@@ -352,7 +352,7 @@ func immediateOp(se bool) opcode {
 // sendImmediate sends one Immediate Data message; sendMu is held.
 func (e *Endpoint) sendImmediate(imm uint64, se bool) error {
 	i := immediate{Data: imm}
-	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), iwarp.RDMAPQNSend, i.Append(e.scratch[:0]))
+	_, err := e.sender.SendUntagged(untaggedRsvd(immediateOp(se), 0), iwarpwire.RDMAPQNSend, i.Append(e.scratch[:0]))
 	return err
 }
 
@@ -428,7 +428,7 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 		}
 		// RFC 5040 §4.4: Sink STag and TO are copied without interpretation.
 		e.respLast = true
-		err := e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse), rr.SinkSTag, rr.SinkTO, data)
+		err := e.sender.SendTagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse), rr.SinkSTag, rr.SinkTO, data)
 		e.respLast = false
 		if err == nil {
 			e.counters().countSent(iwarp.RDMAPOpReadResponse, len(data))
@@ -447,7 +447,7 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 		return nil, errTxClosed
 	}
 	e.respLast = true
-	_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpAtomicResponse, 0), iwarp.RDMAPQNAtomicResponse, resp.Append(e.scratch[:0]))
+	_, err := e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpAtomicResponse, 0), iwarpwire.RDMAPQNAtomicResponse, resp.Append(e.scratch[:0]))
 	e.respLast = false
 	if err == nil {
 		e.counters().countSent(iwarp.RDMAPOpAtomicResponse, 0)
@@ -476,7 +476,7 @@ var (
 
 // SendSegment implements llp.Stream.
 func (r *respStream) SendSegment(hdr, payload []byte) error {
-	if e := (*Endpoint)(r); e.respLast && len(hdr) > 0 && ddp.Control(hdr[0])&iwarp.DDPControlLast != 0 {
+	if e := (*Endpoint)(r); e.respLast && len(hdr) > 0 && iwarpwire.DDPControl(hdr[0])&iwarpwire.DDPControlLast != 0 {
 		e.respLast = false
 		e.mu.Lock()
 		e.respHeld = false
@@ -539,7 +539,7 @@ func (e *Endpoint) executeAtomic(ar *atomicRequest) (uint64, *iwarp.TermCode) {
 		return 0, &c
 	}
 	if !aligned8(buf) {
-		c := iwarp.TermCatastrophicStream
+		c := iwarp.Term.CatastrophicStream
 		return 0, &c
 	}
 	orig := binary.NativeEndian.Uint64(buf)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
@@ -234,7 +235,7 @@ func (s *Session) sendErr() error {
 // caller holds txMu.
 func (s *Session) sendControlLocked(c ddpchunk.Control) error {
 	c.SSN = s.txSSN
-	var buf [ddpchunk.HeaderLen + iwarp.IRDORDLen + ddpchunk.MaxPrivateData]byte
+	var buf [ddpchunk.HeaderLen + iwarpwire.IRDORDLen + ddpchunk.MaxPrivateData]byte
 	b := c.Append(buf[:0])
 	if err := s.a.t.WriteMsg(s.sid, backend.PPIDControl, b); err != nil {
 		return err
@@ -889,11 +890,11 @@ func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
 	if p.PeerToPeer && !in.IRDORD.PeerToPeer {
 		return iwarp.IRDORD{}, fmt.Errorf("%w: peer-to-peer reply to a client-server request (RFC 6581 §9.2)", errConnectionModel)
 	}
-	return iwarp.IRDORD{
+	return iwarpwire.WireIRDORD(iwarp.IRDORD{
 		PeerToPeer: in.IRDORD.PeerToPeer, // RFC 6581 §9.2: the responder echoes A
 		RTR:        p.RTR,
 		IRD:        uint16(p.IRD), ORD: uint16(p.ORD),
-	}.Wire(), nil
+	}), nil
 }
 
 func (in *Incoming) decide(c ddpchunk.Control, accept bool) (*Session, error) {

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -189,15 +190,15 @@ func (m *Manager) Open(ctx context.Context, sid uint16, opt OpenOptions) (*Strea
 		// RFC 6581 §9.1 and §9.2 at the initiator, the rules every LLP
 		// shares (package iwarp); a failure gets the Terminate the RFC
 		// prescribes, as the stream's first and only message.
-		d, err = iwarp.NegotiateInitiator(d, m.cfg.maxIRD(), p.PeerIRDORD)
-		term := iwarp.TermInsufficientIRD
+		d, err = iwarpwire.NegotiateInitiator(d, m.cfg.maxIRD(), p.PeerIRDORD)
+		term := iwarp.Term.InsufficientIRD
 		if err == nil {
-			rtr, err = iwarp.NegotiateRTR(p.LocalIRDORD, p.PeerIRDORD)
-			term = iwarp.TermNoMatchingRTR
+			rtr, err = iwarpwire.NegotiateRTR(p.LocalIRDORD, p.PeerIRDORD)
+			term = iwarp.Term.NoMatchingRTR
 		}
 		if err != nil {
-			var b [iwarp.EstablishmentTerminateLen]byte
-			_ = sess.SendSegment(nil, iwarp.AppendEstablishmentTerminate(b[:0], term))
+			var b [iwarpwire.EstablishmentTerminateLen]byte
+			_ = sess.SendSegment(nil, iwarpwire.AppendEstablishmentTerminate(b[:0], term))
 			_ = sess.Abort()
 			m.refusedNegotiation.Add(1)
 			return nil, fmt.Errorf("streams: open stream %d: %w", sid, err)
@@ -240,7 +241,7 @@ func (in *Incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
 		// RFC 6581 §9.1 and §9.2 at the responder (package iwarp): ORD at
 		// most the initiator IRD, IRD raised towards the initiator ORD up
 		// to MaxIRD, 0x3FFF answered with 0x3FFF, flag A echoed.
-		reply, d = iwarp.NegotiateResponder(d, m.cfg.maxIRD(), 0, in.in.IRDORD)
+		reply, d = iwarpwire.NegotiateResponder(d, m.cfg.maxIRD(), 0, in.in.IRDORD)
 	}
 	if privateData == nil {
 		privateData = m.cfg.PrivateData

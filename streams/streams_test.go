@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -206,8 +206,8 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	}
 
 	v := pairs[victim-1]
-	bad := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
-	var hb [iwarp.DDPTaggedHeaderLen]byte
+	bad := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
+	var hb [iwarpwire.DDPTaggedHeaderLen]byte
 	hdr := bad.Append(hb[:0])
 	require.NoError(t, v.c.Session().SendSegment(hdr, []byte("hostile")))
 
@@ -222,7 +222,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	var te *rdmap.TerminateError
 	require.ErrorAs(t, v.c.Err(), &te)
 	assert.True(t, te.Remote)
-	assert.Equal(t, iwarp.TermDDPInvalidSTag, te.Code)
+	assert.Equal(t, iwarp.Term.DDPInvalidSTag, te.Code)
 
 	// The Terminate as it arrived on the wire: DDP-SSN, untagged header on
 	// QN 2 with opcode Terminate, then the Terminate header.
@@ -232,12 +232,12 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 			continue
 		}
 		require.GreaterOrEqual(t, len(c.b), 2, "a DDP-SSN (RFC 5043 §5.2.2)")
-		var seg ddp.Segment
-		require.NoError(t, ddp.ParseSegment(c.b[2:], &seg))
-		if seg.Tagged || seg.Untag.QN != iwarp.RDMAPQNTerminate {
+		var seg iwarpwire.DDPSegment
+		require.NoError(t, iwarpwire.ParseDDPSegment(c.b[2:], &seg))
+		if seg.Tagged || seg.Untag.QN != iwarpwire.RDMAPQNTerminate {
 			continue
 		}
-		assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), seg.Untag.RsvdULP[0])
+		assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate), seg.Untag.RsvdULP[0])
 		term, _, err := rdmap.ParseTerminate(seg.Payload)
 		require.NoError(t, err)
 		assert.Equal(t, te.Code, term.Code)
@@ -250,9 +250,9 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	require.True(t, found, "a Terminate chunk arrived on stream %d", victim)
 	for _, c := range e.tap.chunks(victim + 1) {
 		if c.ppid == backend.PPIDSegment {
-			var seg ddp.Segment
-			if len(c.b) >= 2 && ddp.ParseSegment(c.b[2:], &seg) == nil && !seg.Tagged {
-				assert.NotEqual(t, iwarp.RDMAPQNTerminate, seg.Untag.QN, "no Terminate on a healthy stream")
+			var seg iwarpwire.DDPSegment
+			if len(c.b) >= 2 && iwarpwire.ParseDDPSegment(c.b[2:], &seg) == nil && !seg.Tagged {
+				assert.NotEqual(t, iwarpwire.RDMAPQNTerminate, seg.Untag.QN, "no Terminate on a healthy stream")
 			}
 		}
 	}
@@ -455,10 +455,10 @@ func TestStreams_InsufficientIRD_RFC6581_9_1(t *testing.T) {
 	assert.Equal(t, uint64(1), e.client.Stats().Opened)
 	select {
 	case seg := <-rec.segs:
-		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.TermInsufficientIRD), seg)
+		assert.Equal(t, iwarpwire.AppendEstablishmentTerminate(nil, iwarp.Term.InsufficientIRD), seg)
 		term, _, err := rdmap.ParseTerminate(seg[18:])
 		require.NoError(t, err)
-		assert.Equal(t, iwarp.TermInsufficientIRD, term.Code)
+		assert.Equal(t, iwarp.Term.InsufficientIRD, term.Code)
 	case <-ctx.Done():
 		t.Fatal("no Terminate reached the responder")
 	}

@@ -30,7 +30,7 @@ func TestWriterRecords(t *testing.T) {
 	w.Event(sctp.Event{Kind: sctp.EventT3Expiry, Time: at, LocalTag: 1, Cwnd: 1500, RTO: 2 * time.Second, Marked: 9000})
 	w.Event(sctp.Event{Kind: sctp.EventClosed, Time: at, LocalTag: 1, Err: errors.New(`peer "gone"` + "\n")})
 	w.StreamEnded(llp.Info{Kind: "sctp-native", StreamID: 3, RemoteAddr: "127.0.0.1:9"},
-		fmt.Errorf("x: %w", &rdmap.TerminateError{Code: iwarp.TermInvalidSTag, Remote: true}))
+		fmt.Errorf("x: %w", &rdmap.TerminateError{Code: iwarp.Term.InvalidSTag, Remote: true}))
 	w.StreamEnded(llp.Info{Kind: "mpa"}, rdmap.ErrPeerClosed)
 	w.StreamEnded(llp.Info{Kind: "mpa"}, rdmap.ErrClosed)
 	require.NoError(t, w.Close())

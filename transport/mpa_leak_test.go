@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func sendMPARequest(t *testing.T, addr string, pd string) *net.TCPConn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
-	req := mpa.Frame{CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 4}, PrivateData: []byte(pd)}
+	req := mpa.Frame{CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 4}, PrivateData: []byte(pd)}
 	_, err = nc.Write(req.Append(nil))
 	require.NoError(t, err)
 	return nc.(*net.TCPConn)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -73,7 +73,7 @@ func startMPAResponder(t *testing.T, reply mpa.Frame) *mpaResponder {
 		}
 		defer nc.Close()
 		_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-		hdr := make([]byte, mpa.FrameHeaderLen)
+		hdr := make([]byte, iwarpwire.MPAFrameHeaderLen)
 		if _, s.err = io.ReadFull(nc, hdr); s.err != nil {
 			return
 		}
@@ -136,11 +136,11 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 	if !assert.NoError(t, err) || !assert.Equal(t, len(rest), n) {
 		return
 	}
-	h, hl, err := ddp.ParseUntaggedHeader(f.ULPDU)
+	h, hl, err := iwarpwire.ParseDDPUntaggedHeader(f.ULPDU)
 	require.NoError(t, err)
-	assert.Equal(t, iwarp.RDMAPQNTerminate, h.QN)
+	assert.Equal(t, iwarpwire.RDMAPQNTerminate, h.QN)
 	assert.Equal(t, uint32(1), h.MSN)
-	assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), h.RsvdULP[0])
+	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate), h.RsvdULP[0])
 	term, _, err := rdmap.ParseTerminate(f.ULPDU[hl:])
 	require.NoError(t, err)
 	assert.Equal(t, iwarp.TermCode{Layer: iwarp.LayerLLP, EType: iwarp.LLPETypeMPA, Code: code}, term.Code)
@@ -153,7 +153,7 @@ func assertTerm(t *testing.T, rest []byte, code uint8) {
 // closes the TCP connection (no leaked socket) and fails with an error
 // naming the cause.
 func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 5}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
@@ -161,7 +161,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	close(r.dialed)
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
-	assertTerm(t, s.rest, iwarp.TermInsufficientIRD.Code)
+	assertTerm(t, s.rest, iwarp.Term.InsufficientIRD.Code)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
@@ -169,7 +169,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(iwarp.TermInsufficientIRD.Code), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.Term.InsufficientIRD.Code), ne.Err.Code)
 }
 
 // TestDial_TermOnNoMatchingRTR_RFC6581_9_2: this end requests the
@@ -180,7 +180,7 @@ func TestDial_TermOnORDAboveIRD_RFC6581_9_1(t *testing.T) {
 // model or RTR option, and terminate the connection ... Layer 2, Error
 // Type 0, Error Code 7".
 func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true,
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true,
 		IRDORD: iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 4, ORD: 4}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -190,7 +190,7 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	s := r.wait(t)
 	assert.NoError(t, s.err, "the Initiator's FIN")
 	assert.False(t, s.req.IRDORD.PeerToPeer, "this end asked for the client-server model")
-	assertTerm(t, s.rest, iwarp.TermNoMatchingRTR.Code)
+	assertTerm(t, s.rest, iwarp.Term.NoMatchingRTR.Code)
 	assert.True(t, s.closed, "the Initiator's socket is closed")
 
 	assert.Nil(t, c)
@@ -198,14 +198,14 @@ func TestDial_TermOnNoMatchingRTR_RFC6581_9_2(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrRejected)
 	var ne *mpa.NegotiationError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, uint8(iwarp.TermNoMatchingRTR.Code), ne.Err.Code)
+	assert.Equal(t, uint8(iwarp.Term.NoMatchingRTR.Code), ne.Err.Code)
 }
 
 // TestDial_ORDZeroWhenResponderIRDZero_RFC6581_9_1: "the initiator MUST
 // set ... its ORD at most to the responder IRD". A Responder IRD of 0
 // gives the endpoint ORD 0: an RDMA Read fails locally and nothing is sent.
 func TestDial_ORDZeroWhenResponderIRDZero_RFC6581_9_1(t *testing.T) {
-	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 0, ORD: 0}})
+	r := startMPAResponder(t, mpa.Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: iwarp.IRDORD{IRD: 0, ORD: 0}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
-	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
@@ -95,11 +95,11 @@ func TestCLIKernelSCTPInVM(t *testing.T) {
 			}
 			seg := d.UserData[pmtu.DDPSSNLen:]
 			if seg[0]&0x80 != 0 {
-				h, _, err := ddp.ParseTaggedHeader(seg)
+				h, _, err := iwarpwire.ParseDDPTaggedHeader(seg)
 				require.NoError(t, err)
 				ops[h.RsvdULP&0x0f]++
 			} else {
-				h, _, err := ddp.ParseUntaggedHeader(seg)
+				h, _, err := iwarpwire.ParseDDPUntaggedHeader(seg)
 				require.NoError(t, err)
 				ops[h.RsvdULP[0]&0x0f]++
 			}

@@ -213,7 +213,7 @@ func checkConnectionLost(t *testing.T, l *load) {
 	assert.ErrorIs(t, err, mpa.ErrConnectionLost)
 	var te *rdmap.TerminateError
 	if assert.ErrorAs(t, err, &te) {
-		assert.Equal(t, iwarp.TermMPAConnectionLost, te.Code)
+		assert.Equal(t, iwarp.Term.MPAConnectionLost, te.Code)
 	}
 	t.Logf("endpoint error: %v", err)
 }

@@ -27,7 +27,7 @@ func TestDemo(t *testing.T) {
 		if s.Broken {
 			require.NotNil(t, s.Terminate)
 			assert.True(t, s.Terminate.Remote)
-			assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code)
+			assert.Equal(t, iwarp.Term.DDPInvalidSTag, s.Terminate.Code)
 			assert.True(t, s.Erroneous)
 			assert.True(t, s.ServerErroneous)
 			continue

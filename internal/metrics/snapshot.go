@@ -10,6 +10,7 @@ package metrics
 
 import (
 	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
@@ -55,7 +56,7 @@ var functionNames = [...]string{
 // ByName is a set of counters keyed by a label value.
 type ByName map[string]uint64
 
-func opcodes(v [iwarp.RDMAPNumOpcodes]uint64) ByName {
+func opcodes(v [iwarpwire.RDMAPNumOpcodes]uint64) ByName {
 	m := make(ByName, len(opcodeNames))
 	for op, name := range opcodeNames {
 		m[name] = v[op]
@@ -212,7 +213,7 @@ func Take(src Source) Snapshot {
 		s.StreamsFinished = tot.Finished
 		s.RDMAP = rdmapOf(tot.Stats)
 		s.Terminates = []Terminate{}
-		crc := iwarp.TermMPACRC
+		crc := iwarp.Term.MPACRC
 		for _, tc := range tot.Terminates {
 			s.Terminates = append(s.Terminates, Terminate{Layer: tc.Code.Layer, Type: tc.Code.EType, Code: tc.Code.Code,
 				Name: tc.Code.String(), Sent: tc.Sent, Received: tc.Received})

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/streams"
@@ -413,7 +413,7 @@ func postAndWait(ctx context.Context, ep *rdmap.Endpoint, wr rdmap.SendWR) error
 // It carries data: a zero-length Write needs no valid STag (it is one of
 // the RTR forms of RFC 6581 §9.2).
 func (c *clientStream) inject() ([]byte, error) {
-	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
+	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
 	hb := h.Append(nil)
 	return hb, c.st.Session().SendSegment(hb, []byte("not for you"))
 }
@@ -437,8 +437,8 @@ func (c *clientStream) breakStream(ctx context.Context) error {
 		return fmt.Errorf("expected a Terminate from the peer, got %v", c.ep.Err())
 	}
 	c.res.Terminate = te
-	if te.Code != iwarp.TermDDPInvalidSTag {
-		return fmt.Errorf("terminate %v, want %v (RFC 5041 §7.2)", te.Code, iwarp.TermDDPInvalidSTag)
+	if te.Code != iwarp.Term.DDPInvalidSTag {
+		return fmt.Errorf("terminate %v, want %v (RFC 5041 §7.2)", te.Code, iwarp.Term.DDPInvalidSTag)
 	}
 	if string(te.DDPHeader) != string(hb) {
 		return fmt.Errorf("terminate carries DDP header %x, want the injected %x (RFC 5040 §4.8)", te.DDPHeader, hb)

@@ -73,7 +73,7 @@ func (s *serverStream) judgeEnd(st *streams.Stream) error {
 		// RFC 5041 §7.2, RFC 5040 §7: this side sent the Terminate for the
 		// segment with an invalid STag and labelled the stream erroneous.
 		var te *rdmap.TerminateError
-		if !errors.As(end, &te) || te.Remote || te.Code != iwarp.TermDDPInvalidSTag {
+		if !errors.As(end, &te) || te.Remote || te.Code != iwarp.Term.DDPInvalidSTag {
 			return fmt.Errorf("broken stream ended with %v, want a Terminate sent for an invalid STag (RFC 5041 §7.2)", end)
 		}
 		if !st.Erroneous() {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -90,9 +91,9 @@ func TestRun_BreakOneStream_RFC5041_7_2(t *testing.T) {
 		assert.True(t, s.Broken)
 		require.NotNil(t, s.Terminate)
 		assert.True(t, s.Terminate.Remote)
-		assert.Equal(t, iwarp.TermDDPInvalidSTag, s.Terminate.Code)
+		assert.Equal(t, iwarp.Term.DDPInvalidSTag, s.Terminate.Code)
 		assert.Equal(t, s.Injected, s.Terminate.DDPHeader)
-		assert.Len(t, s.Injected, iwarp.DDPTaggedHeaderLen)
+		assert.Len(t, s.Injected, iwarpwire.DDPTaggedHeaderLen)
 		assert.True(t, s.Erroneous)
 		assert.True(t, s.ServerErroneous)
 		var te *rdmap.TerminateError

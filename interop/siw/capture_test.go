@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -73,17 +73,17 @@ func TestCapture_RpingExchange(t *testing.T) {
 	require.NotEmpty(t, cli)
 	require.NotEmpty(t, srv)
 
-	h, n, err := ddp.ParseUntaggedHeader(cli[0])
+	h, n, err := iwarpwire.ParseDDPUntaggedHeader(cli[0])
 	require.NoError(t, err)
-	assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
+	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
 	assert.Equal(t, uint32(1), h.MSN)
 	adv, _, err := ParseInfo(cli[0][n:])
 	require.NoError(t, err)
 	assert.Equal(t, uint32(DefaultSize), adv.Size)
 
-	h, n, err = ddp.ParseUntaggedHeader(srv[0])
+	h, n, err = iwarpwire.ParseDDPUntaggedHeader(srv[0])
 	require.NoError(t, err)
-	assert.Equal(t, uint32(iwarp.RDMAPQNReadRequest), h.QN)
+	assert.Equal(t, uint32(iwarpwire.RDMAPQNReadRequest), h.QN)
 	rr, _, err := rdmap.ParseReadRequest(srv[0][n:])
 	require.NoError(t, err)
 	assert.Equal(t, adv.STag, rr.SrcSTag)
@@ -96,9 +96,9 @@ func TestCapture_RpingExchange(t *testing.T) {
 		if seg[0]&0x80 == 0 {
 			continue
 		}
-		th, n, err := ddp.ParseTaggedHeader(seg)
+		th, n, err := iwarpwire.ParseDDPTaggedHeader(seg)
 		require.NoError(t, err)
-		if th.RsvdULP != iwarp.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
+		if th.RsvdULP != iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
 			continue
 		}
 		want := make([]byte, DefaultSize)
@@ -114,9 +114,9 @@ func TestCapture_RpingExchange(t *testing.T) {
 		if seg[0]&0x80 != 0 {
 			continue
 		}
-		h, n, err := ddp.ParseUntaggedHeader(seg)
+		h, n, err := iwarpwire.ParseDDPUntaggedHeader(seg)
 		require.NoError(t, err)
-		if h.QN == iwarp.RDMAPQNSend {
+		if h.QN == iwarpwire.RDMAPQNSend {
 			sends++
 			assert.Len(t, seg[n:], InfoLen)
 		}
@@ -156,10 +156,10 @@ func TestCapture_SiwStallsAfterItsReply(t *testing.T) {
 	assert.False(t, req.Reply)
 	us := ulpdus(t, cli)
 	require.Len(t, us, 1, "our client sent its first message and waited for the server's")
-	h, hn, err := ddp.ParseUntaggedHeader(us[0])
+	h, hn, err := iwarpwire.ParseDDPUntaggedHeader(us[0])
 	require.NoError(t, err)
-	assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
-	assert.Equal(t, uint32(iwarp.RDMAPQNSend), h.QN)
+	assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSend), h.RsvdULP[0])
+	assert.Equal(t, uint32(iwarpwire.RDMAPQNSend), h.QN)
 	assert.Equal(t, uint32(1), h.MSN)
 	_, _, err = ParseInfo(us[0][hn:])
 	require.NoError(t, err, "rping's advertisement")

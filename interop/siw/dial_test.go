@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"hash/crc32"
 	"io"
 	"net"
@@ -34,9 +35,9 @@ func TestDialMPA_TermOnFailedNegotiation_RFC6581_9(t *testing.T) {
 		code  byte
 		cause error
 	}{
-		{"9.1 ORD above IRD", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, iwarp.IRDORD{IRD: 1, ORD: 2}, iwarp.TermInsufficientIRD.Code, iwarp.ErrInsufficientIRD},
+		{"9.1 ORD above IRD", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, iwarp.IRDORD{IRD: 1, ORD: 2}, iwarp.Term.InsufficientIRD.Code, iwarp.ErrInsufficientIRD},
 		{"9.2 no matching RTR", mpa.Config{Enhanced: true, PeerToPeer: true, RTR: iwarp.RTRWrite, IRD: 1, ORD: 1},
-			iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, iwarp.TermNoMatchingRTR.Code, iwarp.ErrNoMatchingRTR},
+			iwarp.IRDORD{PeerToPeer: true, RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, iwarp.Term.NoMatchingRTR.Code, iwarp.ErrNoMatchingRTR},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,7 +59,7 @@ func TestDialMPA_TermOnFailedNegotiation_RFC6581_9(t *testing.T) {
 				}
 				defer nc.Close()
 				_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-				hdr := make([]byte, mpa.FrameHeaderLen)
+				hdr := make([]byte, iwarpwire.MPAFrameHeaderLen)
 				if _, s.err = io.ReadFull(nc, hdr); s.err != nil {
 					return
 				}
@@ -69,7 +70,7 @@ func TestDialMPA_TermOnFailedNegotiation_RFC6581_9(t *testing.T) {
 				if _, s.err = io.ReadFull(nc, make([]byte, n-len(hdr))); s.err != nil {
 					return
 				}
-				reply := mpa.Frame{Reply: true, CRC: true, Rev: mpa.Rev2, Enhanced: true, IRDORD: tc.reply}
+				reply := mpa.Frame{Reply: true, CRC: true, Rev: iwarpwire.MPARev2, Enhanced: true, IRDORD: tc.reply}
 				if _, s.err = nc.Write(reply.Append(nil)); s.err != nil {
 					return
 				}

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -211,9 +211,9 @@ func sends(t *testing.T, us [][]byte) [][]byte {
 		if u[0]&0x80 != 0 {
 			continue
 		}
-		h, n, err := ddp.ParseUntaggedHeader(u)
+		h, n, err := iwarpwire.ParseDDPUntaggedHeader(u)
 		require.NoError(t, err)
-		if h.QN == iwarp.RDMAPQNSend {
+		if h.QN == iwarpwire.RDMAPQNSend {
 			out = append(out, u[n:])
 		}
 	}
@@ -303,9 +303,9 @@ func TestCapture_Perftest(t *testing.T) {
 			switch tc.v {
 			case VerbWrite:
 				for _, u := range r.cliData {
-					h, n, err := ddp.ParseTaggedHeader(u)
+					h, n, err := iwarpwire.ParseDDPTaggedHeader(u)
 					require.NoError(t, err)
-					assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), h.RsvdULP)
+					assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), h.RsvdULP)
 					assert.Equal(t, srv.RKey, h.STag, "Writes go to the server's rkey")
 					assert.Equal(t, srv.VAddr, h.TO, "at its vaddr")
 					assert.Len(t, u[n:], 4096)
@@ -315,9 +315,9 @@ func TestCapture_Perftest(t *testing.T) {
 			case VerbRead:
 				assert.Equal(t, uint32(128), cli.OutReads)
 				for _, u := range r.cliData {
-					h, n, err := ddp.ParseUntaggedHeader(u)
+					h, n, err := iwarpwire.ParseDDPUntaggedHeader(u)
 					require.NoError(t, err)
-					require.Equal(t, uint32(iwarp.RDMAPQNReadRequest), h.QN)
+					require.Equal(t, uint32(iwarpwire.RDMAPQNReadRequest), h.QN)
 					rr, _, err := rdmap.ParseReadRequest(u[n:])
 					require.NoError(t, err)
 					assert.Equal(t, srv.RKey, rr.SrcSTag, "Reads of the server's rkey")
@@ -333,7 +333,7 @@ func TestCapture_Perftest(t *testing.T) {
 					sendsN++
 				}
 				for _, u := range r.srvData {
-					h, n, err := ddp.ParseTaggedHeader(u)
+					h, n, err := iwarpwire.ParseDDPTaggedHeader(u)
 					require.NoError(t, err)
 					assert.Equal(t, cli.RKey, h.STag, "credits go to the client's credit word")
 					assert.Equal(t, cli.VAddr, h.TO)

@@ -2,6 +2,7 @@ package siw
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func TestRping_Loopback(t *testing.T) {
 		size     int
 	}{
 		{"rev2-enhanced-crc", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, mpa.Config{IRD: 1, ORD: 1}, 64},
-		{"rev1-nocrc", mpa.Config{Revision: mpa.Rev1, NoCRC: true}, mpa.Config{NoCRC: true}, 64},
+		{"rev1-nocrc", mpa.Config{Revision: iwarpwire.MPARev1, NoCRC: true}, mpa.Config{NoCRC: true}, 64},
 		{"p2p-read-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: iwarp.RTRRead}, mpa.Config{RTR: iwarp.RTRRead, IRD: 1, ORD: 1}, 100},
 		{"p2p-send-rtr-64KiB", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: iwarp.RTRSend}, mpa.Config{RTR: iwarp.RTRSend, IRD: 1, ORD: 1}, 65536},
 	}

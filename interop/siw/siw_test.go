@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +81,7 @@ func TestSiwInterop(t *testing.T) {
 		{"rev2-p2p-read-rtr", mpa.Config{Enhanced: true, IRD: 1, ORD: 1, PeerToPeer: true, RTR: iwarp.RTRRead}, 64, false},
 		{"rev2-crc-60000", mpa.Config{Enhanced: true, IRD: 1, ORD: 1}, 60000, false},
 		{"rev2-plain-nocrc", mpa.Config{NoCRC: true}, 64, true},
-		{"rev1-crc", mpa.Config{Revision: mpa.Rev1}, 64, true},
+		{"rev1-crc", mpa.Config{Revision: iwarpwire.MPARev1}, 64, true},
 	}
 	for _, tc := range clientCases {
 		t.Run("ours-client-vs-rping-s/"+tc.name, func(t *testing.T) {

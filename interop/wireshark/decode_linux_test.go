@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -312,8 +312,8 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 
 	// A tagged segment for an unknown STag: the responder answers with a
 	// Terminate carrying the offending DDP header (RFC 5040 §4.8).
-	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: tmr.STag() ^ 0x00FF0000}
-	var hb [iwarp.DDPTaggedHeaderLen]byte
+	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: tmr.STag() ^ 0x00FF0000}
+	var hb [iwarpwire.DDPTaggedHeaderLen]byte
 	require.NoError(t, cc.SendSegment(h.Append(hb[:0]), []byte("intruder")))
 	select {
 	case <-cep.Done():

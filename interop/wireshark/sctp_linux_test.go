@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -287,8 +287,8 @@ func sctpExchange(t *testing.T) sctpRun {
 	// A tagged segment for an unknown STag: the responder answers with a
 	// Terminate carrying the offending DDP header (RFC 5040 §4.8).
 	run.bogusSTag = tmr.STag() ^ 0x00FF0000
-	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: run.bogusSTag, TO: 0x40}
-	var hb [iwarp.DDPTaggedHeaderLen]byte
+	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: run.bogusSTag, TO: 0x40}
+	var hb [iwarpwire.DDPTaggedHeaderLen]byte
 	require.NoError(t, crec1.SendSegment(h.Append(hb[:0]), []byte("intruder")))
 	select {
 	case <-cep.Done():
@@ -412,26 +412,26 @@ func checkSegment(t *testing.T, c chunk, s sentSeg) {
 	t.Helper()
 	where := fmt.Sprintf("frame %d SSN %d", c.frame, c.uint(t, "iwarp_sctp.ssn"))
 	require.Equal(t, uint64(16), c.uint(t, "iwarp_sctp.ppid"), where)
-	ctl := ddp.Control(s.head[0])
+	ctl := iwarpwire.DDPControl(s.head[0])
 	assert.Equal(t, ctl.Tagged(), c.uint(t, "ddpsctp.t") == 1, where)
 	assert.Equal(t, ctl.Last(), c.uint(t, "ddpsctp.l") == 1, where)
 	assert.Equal(t, uint64(s.head[1]&0x0f), c.uint(t, "rdmap.opcode"), where)
 	assert.Equal(t, uint64(s.total-ctl.HeaderLen()), c.uint(t, "ddpsctp.payload_len"), where)
 	if ctl.Tagged() {
-		h, _, err := ddp.ParseTaggedHeader(s.head)
+		h, _, err := iwarpwire.ParseDDPTaggedHeader(s.head)
 		require.NoError(t, err)
 		assert.Equal(t, uint64(h.STag), c.uint(t, "ddpsctp.stag"), where)
 		assert.Equal(t, h.TO, c.uint(t, "ddpsctp.to"), where)
 		assert.False(t, c.has("ddpsctp.qn"), where)
 		return
 	}
-	h, _, err := ddp.ParseUntaggedHeader(s.head)
+	h, _, err := iwarpwire.ParseDDPUntaggedHeader(s.head)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(h.QN), c.uint(t, "ddpsctp.qn"), where)
 	assert.Equal(t, uint64(h.MSN), c.uint(t, "ddpsctp.msn"), where)
 	assert.Equal(t, uint64(h.MO), c.uint(t, "ddpsctp.mo"), where)
 	assert.False(t, c.has("ddpsctp.stag"), where)
-	if op := iwarp.RDMAPOpcode(h.RsvdULP[0] & 0x0f); op.HasInvalidateSTag() {
+	if op := iwarp.RDMAPOpcode(h.RsvdULP[0] & 0x0f); iwarpwire.HasInvalidateSTag(op) {
 		inv := uint64(h.RsvdULP[1])<<24 | uint64(h.RsvdULP[2])<<16 | uint64(h.RsvdULP[3])<<8 | uint64(h.RsvdULP[4])
 		assert.Equal(t, inv, c.uint(t, "rdmap.inval_stag"), where)
 	}
@@ -575,7 +575,7 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	assert.Equal(t, uint64(run.size), r.uint(t, "rdmap.read.size"))
 	assert.Equal(t, uint64(run.tmrSTag), r.uint(t, "rdmap.read.src_stag"))
 	assert.Equal(t, run.tmrBase, r.uint(t, "rdmap.read.src_to"))
-	assert.Equal(t, uint64(iwarp.RDMAPQNReadRequest), r.uint(t, "ddpsctp.qn"))
+	assert.Equal(t, uint64(iwarpwire.RDMAPQNReadRequest), r.uint(t, "ddpsctp.qn"))
 	assert.Equal(t, uint64(1), r.uint(t, "ddpsctp.msn"))
 	assert.Equal(t, uint64(0), r.uint(t, "ddpsctp.mo"))
 	checkTagged(t, segs(t, dr, srv, iwarp.RDMAPOpReadResponse), run.sinkSTag, run.sinkBase, run.size, "Read Response to the client")
@@ -656,7 +656,7 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	assert.Equal(t, uint64(0), resp[0].uint(t, "rdmap.atomic.orig_value"))
 	assert.Equal(t, cas.uint(t, "rdmap.atomic.req_id"), resp[1].uint(t, "rdmap.atomic.orig_req_id"))
 	assert.Equal(t, uint64(5), resp[1].uint(t, "rdmap.atomic.orig_value"))
-	assert.Equal(t, uint64(iwarp.RDMAPQNAtomicResponse), resp[1].uint(t, "ddpsctp.qn"))
+	assert.Equal(t, uint64(iwarpwire.RDMAPQNAtomicResponse), resp[1].uint(t, "ddpsctp.qn"))
 	assert.Equal(t, uint64(2), resp[1].uint(t, "ddpsctp.msn"))
 
 	// Terminates (RFC 5040 §4.8): stream 1's names the bogus segment.
@@ -670,12 +670,12 @@ func checkSamples(t *testing.T, run sctpRun, dr decodedRun) {
 	assert.Equal(t, uint64(run.bogusSTag), tc.uint(t, "rdmap.term.ddp.stag"))
 	assert.Equal(t, uint64(0x40), tc.uint(t, "rdmap.term.ddp.to"))
 	assert.Equal(t, uint64(iwarp.RDMAPOpWrite), tc.uint(t, "rdmap.term.ddp.opcode"))
-	assert.Equal(t, uint64(iwarp.RDMAPQNTerminate), tc.uint(t, "ddpsctp.qn"))
+	assert.Equal(t, uint64(iwarpwire.RDMAPQNTerminate), tc.uint(t, "ddpsctp.qn"))
 	t.Logf("stream 1 Terminate: %s (%v)", tc.str("rdmap.term.name"), run.term1)
 	term = segs(t, dr, dirStream{true, 2}, iwarp.RDMAPOpTerminate)
 	require.Len(t, term, 1)
 	tc = term[0]
-	assert.Equal(t, iwarp.TermLocalCatastrophic, run.term2)
+	assert.Equal(t, iwarp.Term.LocalCatastrophic, run.term2)
 	assert.Equal(t, uint64(0), tc.uint(t, "rdmap.term.layer"))
 	assert.Equal(t, uint64(0), tc.uint(t, "rdmap.term.etype"))
 	assert.Equal(t, "RDMA / Local Catastrophic Error / None", tc.str("rdmap.term.name"))

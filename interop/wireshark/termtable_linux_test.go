@@ -60,7 +60,7 @@ func TestLuaTerminateCodes_MatchIwarpTable(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	require.True(t, in, "code_names table not found")
-	got[iwarp.TermLocalCatastrophic] = true
+	got[iwarp.Term.LocalCatastrophic] = true
 	want := map[iwarp.TermCode]bool{}
 	for _, r := range iwarp.TermCodes() {
 		want[r.Code] = true

@@ -14,10 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/internal/netns"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
-	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -76,8 +75,8 @@ func TestLinkMTU_MPA(t *testing.T) {
 			mss := tcpMSS(t, c)
 			// Timestamps (12 octets of options) are on by default.
 			require.Contains(t, []int{pmtu.TCPMSS(mtu, false, 0), pmtu.TCPMSS(mtu, false, 12)}, mss)
-			mul := iwarp.MPAMULPDU(mss, false)
-			require.Equal(t, mpa.MULPDUFor(mss, false), mul)
+			mul := iwarpwire.MPAMULPDU(mss, false)
+			require.Equal(t, iwarpwire.MPAMULPDU(mss, false), mul)
 			require.Equal(t, mul, p.mulpdu(), "RFC 5044 §4.5 MULPDU")
 
 			before, err := topo.Fragments()
@@ -186,15 +185,15 @@ func TestMTUDrop_MPA(t *testing.T) {
 	mss := tcpMSS(t, c)
 	require.Less(t, mss, bigMSS)
 	require.LessOrEqual(t, mss, pmtu.TCPMSS(1280, false, 0))
-	small := iwarp.MPAMULPDU(mss, false)
-	assert.Equal(t, iwarp.MPAMULPDU(bigMSS, false), maxOf(p.rec.sizes(0)))
+	small := iwarpwire.MPAMULPDU(mss, false)
+	assert.Equal(t, iwarpwire.MPAMULPDU(bigMSS, false), maxOf(p.rec.sizes(0)))
 	after := p.rec.sizes(1)
 	require.NotEmpty(t, after)
 	assert.Equal(t, small, maxOf(after[max(0, len(after)-200):]), "segments shrink to the new MULPDU")
 	end, err := topo.Fragments()
 	require.NoError(t, err)
 	assert.Equal(t, before.Total(), end.Total(), "IP fragments nothing under TCP")
-	t.Logf("MSS %d -> %d, MULPDU %d -> %d", bigMSS, mss, iwarp.MPAMULPDU(bigMSS, false), small)
+	t.Logf("MSS %d -> %d, MULPDU %d -> %d", bigMSS, mss, iwarpwire.MPAMULPDU(bigMSS, false), small)
 }
 
 // TestBlackHole_PionSCTP: link B's far end falls to 1280 while the router

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
@@ -141,7 +142,7 @@ func ParseControl(b []byte) (Control, int, error) {
 			return Control{}, 0, fmt.Errorf("%w: %d octets", ErrTerminateWithData, len(pd))
 		}
 	case Enhanced(c.Function):
-		w, n, err := iwarp.ParseIRDORD(pd)
+		w, n, err := iwarpwire.ParseIRDORD(pd)
 		if err != nil {
 			return Control{}, 0, fmt.Errorf("%w: %v: %w", ErrMissingIRDORD, c.Function, err)
 		}
@@ -157,7 +158,7 @@ func ParseControl(b []byte) (Control, int, error) {
 func (c Control) Len() int {
 	n := HeaderLen + len(c.PrivateData)
 	if Enhanced(c.Function) {
-		n += iwarp.IRDORDLen
+		n += iwarpwire.IRDORDLen
 	}
 	return n
 }
@@ -188,7 +189,7 @@ func (c Control) Append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint16(b, c.SSN)
 	b = binary.BigEndian.AppendUint16(b, uint16(c.Function))
 	if Enhanced(c.Function) {
-		b = c.IRDORD.Append(b)
+		b = iwarpwire.AppendIRDORD(b, c.IRDORD)
 	}
 	return append(b, c.PrivateData...)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,7 +131,7 @@ func FuzzControl(f *testing.F) {
 // B, C and D cleared when A is 0, as a receiver reads it (RFC 6581 §9.2).
 func clientServerZeroed(b []byte) []byte {
 	b = append([]byte(nil), b...)
-	if len(b) >= iwarp.IRDORDLen && b[0]&0x80 == 0 {
+	if len(b) >= iwarpwire.IRDORDLen && b[0]&0x80 == 0 {
 		b[0] &^= 0x40
 		b[2] &^= 0xC0
 	}

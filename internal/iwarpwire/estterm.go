@@ -1,4 +1,6 @@
-package iwarp
+package iwarpwire
+
+import "github.com/sctp-rdma/sctp-rdma/iwarp"
 
 // EstablishmentTerminateLen is the length of the DDP segment
 // AppendEstablishmentTerminate produces: an untagged DDP header and a
@@ -16,10 +18,10 @@ const EstablishmentTerminateLen = DDPUntaggedHeaderLen + TerminateControlLen
 // with MSN 1 (RFC 5041 §4.3: "The initial value for MSN MUST be one")
 // whose RsvdULP carries the Terminate's RDMAP Control Field (RFC 5040
 // §4.1), then a Terminate Control with M = D = R = 0.
-func AppendEstablishmentTerminate(b []byte, code TermCode) []byte {
+func AppendEstablishmentTerminate(b []byte, code iwarp.TermCode) []byte {
 	h := DDPUntaggedHeader{
 		Last:    true,
-		RsvdULP: [5]byte{RDMAPControlByte(RDMAPOpTerminate)},
+		RsvdULP: [5]byte{RDMAPControlByte(iwarp.RDMAPOpTerminate)},
 		QN:      RDMAPQNTerminate,
 		MSN:     1,
 	}

@@ -1,11 +1,32 @@
-package iwarp
+package iwarpwire
+
+import "github.com/sctp-rdma/sctp-rdma/iwarp"
+
+// RDMAPNumOpcodes is the size of the 4-bit opcode space, reserved ones
+// included.
+const RDMAPNumOpcodes = 16
+
+// Untagged Queue Numbers of RDMAP (RFC 5040 §4.1 Figure 4, RFC 7306 §4.1).
+const (
+	RDMAPQNSend           uint32 = 0 // Send, Send with Invalidate/SE, Immediate Data
+	RDMAPQNReadRequest    uint32 = 1 // RDMA Read Request and Atomic Request
+	RDMAPQNTerminate      uint32 = 2 // Terminate
+	RDMAPQNAtomicResponse uint32 = 3 // Atomic Response
+)
+
+// HasInvalidateSTag reports whether the Invalidate STag field is valid for
+// opcode o (RFC 5040 §4.1: only Send with Invalidate and Send with SE and
+// Invalidate).
+func HasInvalidateSTag(o iwarp.RDMAPOpcode) bool {
+	return o == iwarp.RDMAPOpSendInvalidate || o == iwarp.RDMAPOpSendSEInvalidate
+}
 
 // RDMAPVersion is the RDMA Version (RV) field, 01b (RFC 5040 §4.1).
 const RDMAPVersion uint8 = 0x1
 
 // RDMAPControlByte returns the RDMAP Control Field (RFC 5040 §4.1 Figure 3)
 // for opcode op: RV 01b, reserved bits 0, the 4-bit opcode.
-func RDMAPControlByte(op RDMAPOpcode) uint8 { return RDMAPVersion<<6 | uint8(op)&0x0f }
+func RDMAPControlByte(op iwarp.RDMAPOpcode) uint8 { return RDMAPVersion<<6 | uint8(op)&0x0f }
 
 // Lengths of the Terminate Header (RFC 5040 §4.8 Figure 7).
 const (
@@ -27,7 +48,7 @@ const (
 // AppendTerminateControl appends the Terminate Control field (RFC 5040
 // §4.8 Figure 8): Layer, EType and Error Code of code, the HdrCt bits M, D
 // and R, and the reserved bits as zero.
-func AppendTerminateControl(b []byte, code TermCode, m, d, r bool) []byte {
+func AppendTerminateControl(b []byte, code iwarp.TermCode, m, d, r bool) []byte {
 	var hc uint8
 	if m {
 		hc |= hdrctM
@@ -44,7 +65,7 @@ func AppendTerminateControl(b []byte, code TermCode, m, d, r bool) []byte {
 // DecodeTerminateControl reads the Terminate Control field from b, which
 // holds at least TerminateControlLen octets; the reserved bits are ignored
 // (RFC 5040 §4.8).
-func DecodeTerminateControl(b []byte) (code TermCode, m, d, r bool) {
-	code = TermCode{Layer: b[0] >> 4, EType: b[0] & 0x0f, Code: b[1]}
+func DecodeTerminateControl(b []byte) (code iwarp.TermCode, m, d, r bool) {
+	code = iwarp.TermCode{Layer: b[0] >> 4, EType: b[0] & 0x0f, Code: b[1]}
 	return code, b[2]&hdrctM != 0, b[2]&hdrctD != 0, b[2]&hdrctR != 0
 }

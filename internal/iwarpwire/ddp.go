@@ -1,4 +1,4 @@
-package iwarp
+package iwarpwire
 
 import "encoding/binary"
 
@@ -83,7 +83,7 @@ func (c DDPControl) Len() int { return DDPControlLen }
 //	|T|L| Rsvd  | DV|   RsvdULP     |  STag ... (4) | TO ... (8)    |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
-// T is implied (1) and DV is always DDPVersion. ddp.ParseTaggedHeader
+// T is implied (1) and DV is always DDPVersion. ParseDDPTaggedHeader
 // checks and parses it.
 type DDPTaggedHeader struct {
 	// Last is the L flag (RFC 5041 §4.1).
@@ -98,8 +98,8 @@ type DDPTaggedHeader struct {
 }
 
 // Decode sets h from the tagged header at the start of b, which holds at
-// least DDPTaggedHeaderLen octets; it checks nothing (ddp.ParseSegment and
-// ddp.ParseTaggedHeader check first). It decodes in place, for the
+// least DDPTaggedHeaderLen octets; it checks nothing (ParseDDPSegment and
+// ParseDDPTaggedHeader check first). It decodes in place, for the
 // receive path.
 func (h *DDPTaggedHeader) Decode(b []byte) {
 	_ = b[DDPTaggedHeaderLen-1]
@@ -130,7 +130,7 @@ func (h *DDPTaggedHeader) Len() int { return DDPTaggedHeaderLen }
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
 // T is implied (0) and DV is always DDPVersion; QN, MSN and MO are 4
-// octets each. ddp.ParseUntaggedHeader checks and parses it.
+// octets each. ParseDDPUntaggedHeader checks and parses it.
 type DDPUntaggedHeader struct {
 	// Last is the L flag (RFC 5041 §4.1).
 	Last bool
@@ -147,8 +147,8 @@ type DDPUntaggedHeader struct {
 }
 
 // Decode sets h from the untagged header at the start of b, which holds
-// at least DDPUntaggedHeaderLen octets; it checks nothing (ddp.ParseSegment
-// and ddp.ParseUntaggedHeader check first). It decodes in place, for the
+// at least DDPUntaggedHeaderLen octets; it checks nothing (ParseDDPSegment
+// and ParseDDPUntaggedHeader check first). It decodes in place, for the
 // receive path.
 func (h *DDPUntaggedHeader) Decode(b []byte) {
 	_ = b[DDPUntaggedHeaderLen-1]

@@ -1,4 +1,4 @@
-package iwarp
+package iwarpwire
 
 // MPA framing sizes (RFC 5044 §3, §4.1-§4.5): package mpa frames with them
 // and package pmtu derives MPA's MULPDU from them.
@@ -32,3 +32,15 @@ func MPAMULPDU(emss int, markers bool) int {
 	}
 	return min(max(m, MPAMinMULPDU), MPAMaxULPDU)
 }
+
+// MPA Request and Reply Frames (RFC 5044 §7.1.1, RFC 6581 §6).
+const (
+	// MPAFrameHeaderLen is the fixed part of a Request or Reply Frame: the
+	// 16-octet Key, the flags octet, Rev and PD_Length.
+	MPAFrameHeaderLen = 20
+	// MPARev1 is the MPA revision of RFC 5044.
+	MPARev1 = 1
+	// MPARev2 is the MPA revision of enhanced connection establishment
+	// (RFC 6581 §6: "two or higher").
+	MPARev2 = 2
+)

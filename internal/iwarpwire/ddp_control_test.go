@@ -1,4 +1,4 @@
-package ddp
+package iwarpwire
 
 import (
 	"errors"
@@ -23,16 +23,16 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := iwarp.NewDDPControl(tt.tagged, tt.last)
+			c := NewDDPControl(tt.tagged, tt.last)
 			assert.Equal(t, tt.want, byte(c))
 			assert.Equal(t, []byte{tt.want}, c.Append(nil))
 			assert.Equal(t, 1, c.Len())
-			got, n, err := parseControl([]byte{tt.want})
+			got, n, err := parseDDPControl([]byte{tt.want})
 			require.NoError(t, err)
 			assert.Equal(t, 1, n)
 			assert.Equal(t, tt.tagged, got.Tagged())
 			assert.Equal(t, tt.last, got.Last())
-			assert.Equal(t, uint8(iwarp.DDPVersion), got.DV())
+			assert.Equal(t, uint8(DDPVersion), got.DV())
 		})
 	}
 }
@@ -40,7 +40,7 @@ func TestControlField_RFC5041_4_1(t *testing.T) {
 // RFC 5041 §4.1: reserved bits are "set to zero on transmit, and not checked
 // on receive".
 func TestControlReservedBits_NotCheckedOnReceive_ZeroOnTransmit(t *testing.T) {
-	c, n, err := parseControl([]byte{0xfd}) // T L rsvd=1111 DV=01
+	c, n, err := parseDDPControl([]byte{0xfd}) // T L rsvd=1111 DV=01
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.True(t, c.Tagged())
@@ -56,33 +56,33 @@ func TestControlVersion_RFC5041_7_2(t *testing.T) {
 		typ  iwarp.DDPErrorType
 		code uint8
 	}{
-		{0x80, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
-		{0xc2, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
-		{0x83, iwarp.DDPTypeTagged, iwarp.TermDDPTaggedVersion.Code},
-		{0x00, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
-		{0x42, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
-		{0x03, iwarp.DDPTypeUntagged, iwarp.TermDDPUntaggedVersion.Code},
+		{0x80, iwarp.DDPTypeTagged, iwarp.Term.DDPTaggedVersion.Code},
+		{0xc2, iwarp.DDPTypeTagged, iwarp.Term.DDPTaggedVersion.Code},
+		{0x83, iwarp.DDPTypeTagged, iwarp.Term.DDPTaggedVersion.Code},
+		{0x00, iwarp.DDPTypeUntagged, iwarp.Term.DDPUntaggedVersion.Code},
+		{0x42, iwarp.DDPTypeUntagged, iwarp.Term.DDPUntaggedVersion.Code},
+		{0x03, iwarp.DDPTypeUntagged, iwarp.Term.DDPUntaggedVersion.Code},
 	}
 	for _, tt := range tests {
-		_, _, err := parseControl([]byte{tt.b})
-		var e *Error
+		_, _, err := parseDDPControl([]byte{tt.b})
+		var e *DDPError
 		require.ErrorAs(t, err, &e, "%#x", tt.b)
 		assert.Equal(t, tt.typ, e.Type)
 		assert.Equal(t, tt.code, e.Code)
-		assert.ErrorIs(t, err, errVersion)
+		assert.ErrorIs(t, err, ErrDDPVersion)
 	}
 }
 
 func TestControlEmpty(t *testing.T) {
-	_, n, err := parseControl(nil)
+	_, n, err := parseDDPControl(nil)
 	assert.Equal(t, 0, n)
-	assert.ErrorIs(t, err, errTruncated)
+	assert.ErrorIs(t, err, ErrDDPTruncated)
 	assert.ErrorIs(t, err, errLocalCatastrophic)
 }
 
 func TestControlHeaderLen(t *testing.T) {
-	assert.Equal(t, iwarp.DDPTaggedHeaderLen, iwarp.NewDDPControl(true, false).HeaderLen())
-	assert.Equal(t, iwarp.DDPUntaggedHeaderLen, iwarp.NewDDPControl(false, true).HeaderLen())
+	assert.Equal(t, DDPTaggedHeaderLen, NewDDPControl(true, false).HeaderLen())
+	assert.Equal(t, DDPUntaggedHeaderLen, NewDDPControl(false, true).HeaderLen())
 }
 
 func FuzzParseControl(f *testing.F) {
@@ -91,10 +91,10 @@ func FuzzParseControl(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, n, err := parseControl(b)
+		c, n, err := parseDDPControl(b)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || !iwarp.ValidDDPCode(e.Type, e.Code) {
+			var e *DDPError
+			if !errors.As(err, &e) || !ValidDDPCode(e.Type, e.Code) {
 				t.Fatalf("untyped or invalid error %v", err)
 			}
 			if n != 0 {
@@ -102,10 +102,10 @@ func FuzzParseControl(f *testing.F) {
 			}
 			return
 		}
-		if n != 1 || c.DV() != iwarp.DDPVersion {
+		if n != 1 || c.DV() != DDPVersion {
 			t.Fatalf("n=%d dv=%d", n, c.DV())
 		}
-		if got := c.Append(nil); got[0] != b[0]&^byte(iwarp.DDPControlRsvdMask) {
+		if got := c.Append(nil); got[0] != b[0]&^byte(DDPControlRsvdMask) {
 			t.Fatalf("round trip %#x -> %#x", b[0], got[0])
 		}
 	})
