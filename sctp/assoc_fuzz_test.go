@@ -22,8 +22,8 @@ const (
 func fuzzAssociation(t testing.TB) *Association {
 	cfg := Config{Streams: 16, HeartbeatInterval: -1}.normalized()
 	a := newAssociation(cfg, func([]byte) error { return nil }, nil, nil, 1500-28)
-	a.localPort, a.peerPort = DefaultPort, DefaultPort
-	a.localTag, a.localInitialTSN = fuzzLocalTag, 1000
+	a.tcb.localPort, a.tcb.peerPort = DefaultPort, DefaultPort
+	a.tcb.localTag, a.tcb.localInitialTSN = fuzzLocalTag, 1000
 	a.mu.Lock()
 	a.adoptPeer(fuzzPeerTag, fuzzPeerTSN, 1<<20, 16, 16, wire.AdaptationDDP, true, true)
 	a.establish(time.Now())

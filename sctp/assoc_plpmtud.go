@@ -111,14 +111,14 @@ func (a *Association) startPLPMTUD(now time.Time) {
 	}
 	a.plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: a.plp.path.routeMTU, MaxFirst: true}, now)
 	a.applyPLPMTU()
-	a.timers.Set(timerPLPMTUD, now)
+	a.io.timers.Set(timerPLPMTUD, now)
 }
 
 // plpmtudDue sends the probe the prober asks for, if any, and re-arms its
 // timer. mu is held.
 func (a *Association) plpmtudDue(now time.Time) {
 	s := a.plp
-	if s == nil || s.p == nil || a.state == StateClosed {
+	if s == nil || s.p == nil { // onTimer runs it only before the end
 		return
 	}
 	if s.tooBig {
@@ -145,7 +145,7 @@ func (a *Association) plpmtudDue(now time.Time) {
 		a.sendProbe(now, size, s.padOK)
 	}
 	a.applyPLPMTU()
-	a.timers.Set(timerPLPMTUD, s.p.Deadline())
+	a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 }
 
 // sendProbe sends a probe of size octets of IP packet with nonce s.nonce:
@@ -157,7 +157,7 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 	s := a.plp
 	n := probePacketSize(size, s.path.overhead)
 	bp := getBuf(n)
-	hdr := wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}
+	hdr := wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort, VerificationTag: a.tcb.peerTag}
 	var b []byte
 	if pad {
 		b = dplpmtud.AppendPadProbePacket((*bp)[:0], hdr, s.nonce, n)
@@ -167,9 +167,9 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 	s.stats.ProbesSent++
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
+		a.cfg.Tap(true, a.io.localAP, a.peerAddr, b)
 	}
-	err := a.out(b)
+	err := a.io.out(b)
 	putBuf(bp)
 	if err != nil && errors.Is(err, syscall.EMSGSIZE) {
 		a.plpTooBig(now)
@@ -185,7 +185,7 @@ func (a *Association) plpTooBig(now time.Time) {
 	if m := s.path.kernelMTU(); m > 0 {
 		s.p.PacketTooBig(m, now)
 		a.applyPLPMTU()
-		a.timers.Set(timerPLPMTUD, s.p.Deadline())
+		a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 	}
 }
 
@@ -207,7 +207,7 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 		s.stats.ProbesAcked++
 		s.p.Acked(pr, now)
 		a.applyPLPMTU()
-		a.timers.Set(timerPLPMTUD, s.p.Deadline())
+		a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 	}
 	return true
 }
@@ -225,7 +225,7 @@ func (a *Association) plpmtudLoss(now time.Time) {
 		return
 	}
 	a.plp.p.SuspectLoss(now)
-	a.timers.Set(timerPLPMTUD, a.plp.p.Deadline())
+	a.io.timers.Set(timerPLPMTUD, a.plp.p.Deadline())
 }
 
 // applyPLPMTU sets the packet size from the prober's PLPMTU. When it
@@ -264,7 +264,7 @@ func (a *Association) sendOversize(b []byte) error {
 	df := a.plp.path.df
 	a.plp.stats.Fragmentable++
 	_ = df.Set(false)
-	err := a.out(b)
+	err := a.io.out(b)
 	_ = df.Set(true)
 	return err
 }

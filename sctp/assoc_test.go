@@ -288,7 +288,7 @@ func gatedPair(t *testing.T, cfg *Config) (cli *Association, gate chan struct{},
 func waitingWriters(a *Association) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.writers)
+	return len(a.io.writers)
 }
 
 // A writer waiting for send-buffer space has not copied its message yet:
@@ -356,7 +356,7 @@ func assertNothingReserved(t *testing.T, a *Association) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	assert.Zero(t, a.sndBuffered)
-	assert.Empty(t, a.writers)
+	assert.Empty(t, a.io.writers)
 }
 
 // Writers waiting for space when the association is aborted return

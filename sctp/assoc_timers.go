@@ -14,11 +14,11 @@ func (a *Association) onTimer() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
-	a.wake.Fired()
+	a.io.wake.Fired()
 	if a.state == StateClosed {
 		return
 	}
-	exp := a.timers.Expired(now)
+	exp := a.io.timers.Expired(now)
 	for id, rest, ok := exp.Pop(); ok && a.state != StateClosed; id, rest, ok = rest.Pop() {
 		switch id {
 		case timerT1Init:
@@ -49,8 +49,11 @@ func (a *Association) onTimer() {
 // t1Expired retransmits the INIT or the COOKIE ECHO with a doubled RTO,
 // until Max.Init.Retransmits (RFC 9260 §5.1.6).
 func (a *Association) t1Expired(now time.Time, cookie bool) {
-	a.initRetries++
-	if a.initRetries > a.cfg.MaxInitRetrans {
+	if a.hs == nil {
+		return // established meanwhile (establish stops T1)
+	}
+	a.hs.initRetries++
+	if a.hs.initRetries > a.cfg.MaxInitRetrans {
 		what := "INIT"
 		if cookie {
 			what = "COOKIE ECHO"
@@ -82,7 +85,7 @@ func (a *Association) t3Expired(now time.Time) {
 	a.plpmtudLoss(now)
 	marked := a.oq.MarkAllForRetransmit()
 	a.cc.OnRetransmitMarked(marked)
-	a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
+	a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
 	if a.cfg.Tracer != nil {
 		a.traceEvent(Event{Kind: EventT3Expiry, Marked: marked}, now)
 	}
@@ -102,7 +105,7 @@ func (a *Association) t2Expired(now time.Time) {
 	default:
 		return
 	}
-	a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+	a.io.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
 }
 
 // countError counts a retransmission or HEARTBEAT without answer; past
@@ -126,7 +129,7 @@ func (a *Association) restartHeartbeat(now time.Time) {
 	}
 	rto := a.rto.RTO()
 	jitter := time.Duration(rand.Int64N(int64(rto)+1)) - rto/2
-	a.timers.SetAfter(timerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
+	a.io.timers.SetAfter(timerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
 }
 
 // heartbeatDue sends a HEARTBEAT to an idle peer and counts one that went

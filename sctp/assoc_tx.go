@@ -92,7 +92,7 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	// then): a writer that finds room reads it once, to transmit.
 	fits := a.fitsSend(size)
 	var now time.Time
-	if !fits || len(a.writers) > 0 {
+	if !fits || len(a.io.writers) > 0 {
 		now = time.Now()
 	}
 	granted := false
@@ -199,7 +199,7 @@ func (a *Association) queue(sid uint16, chunks []txChunk, size int, more, grante
 	}
 	a.pend = append(a.pend, chunks...)
 	a.stats.userMsgsSent++
-	if more && a.batch != nil && a.corked+size < a.batch.corkLimit() && (!a.deferred || a.copying > 0) {
+	if more && a.io.batch != nil && a.corked+size < a.io.batch.corkLimit() && (!a.deferred || a.copying > 0) {
 		// (What writers left to this one to transmit is not held.)
 		a.corked += size
 		return nil
@@ -241,8 +241,8 @@ func (a *Association) writable(sid uint16) error {
 	if a.closing {
 		return fmt.Errorf("%w: shutting down", ErrClosed)
 	}
-	if int(sid) >= a.outStreams {
-		return fmt.Errorf("%w: %d >= %d outbound streams", ErrStreamRange, sid, a.outStreams)
+	if int(sid) >= a.tcb.outStreams {
+		return fmt.Errorf("%w: %d >= %d outbound streams", ErrStreamRange, sid, a.tcb.outStreams)
 	}
 	return nil
 }
@@ -267,10 +267,10 @@ func (a *Association) transmit(now time.Time) {
 	// The packets of this transmission leave in runs, one system call
 	// each, once the last is built (txBatch), when it may send more than
 	// one: a lone packet (a SACK, a request) goes as before, uncopied.
-	batched := a.batch != nil && !a.batching && a.oq != nil && (len(a.pend)-a.pendHead >= 2 || a.oq.Marked() >= 2)
-	a.batching = a.batching || batched
-	p := a.pkt[:wire.HeaderLen]
-	copy(p, a.hdr[:])
+	batched := a.io.batch != nil && !a.io.batching && a.oq != nil && (len(a.pend)-a.pendHead >= 2 || a.oq.Marked() >= 2)
+	a.io.batching = a.io.batching || batched
+	p := a.io.pkt[:wire.HeaderLen]
+	copy(p, a.io.hdr[:])
 	if len(a.ctrl) > 0 {
 		p = append(p, a.ctrl...)
 		a.ctrl = a.ctrl[:0]
@@ -300,7 +300,7 @@ func (a *Association) transmit(now time.Time) {
 					// §7.2.4 step 4: retransmitting the first outstanding
 					// chunk restarts T3-rtx, so that it does not expire
 					// on the fast retransmission's heels.
-					a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
+					a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
 				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
 				a.cc.OnSend(size)
@@ -377,31 +377,31 @@ func (a *Association) transmit(now time.Time) {
 		wire.SetChecksum(p)
 		a.sendPacket(p)
 	}
-	a.pkt = p[:wire.HeaderLen]
+	a.io.pkt = p[:wire.HeaderLen]
 	if budget >= 0 {
 		a.burstUsed(budget)
 	}
 	if batched {
-		a.batching = false
+		a.io.batching = false
 		a.flushBatch()
 	}
 	if sentData {
 		a.lastDataSent = now
-		if !a.timers.Running(timerT3Rtx) {
-			a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
+		if !a.io.timers.Running(timerT3Rtx) {
+			a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
 		}
 	}
 	if a.rt != nil {
 		if at, ok := a.rt.SACKDeadline(); ok {
-			if !a.timers.Running(timerDelayedAck) {
-				a.timers.Set(timerDelayedAck, at)
+			if !a.io.timers.Running(timerDelayedAck) {
+				a.io.timers.Set(timerDelayedAck, at)
 			}
 		} else {
-			a.timers.Stop(timerDelayedAck)
+			a.io.timers.Stop(timerDelayedAck)
 		}
 	}
 	a.arm(now)
-	if a.refused >= 2 {
+	if a.io.refused >= 2 {
 		a.portUnreachable(nil)
 	}
 }
@@ -449,7 +449,7 @@ func (a *Association) burstUsed(left int) {
 // Only with runs (UDP_SEGMENT), in congestion avoidance (slow start grows
 // cwnd per SACK) and outside Fast Recovery. mu is held.
 func (a *Association) deferRun() bool {
-	if a.batch == nil || a.batch.gso == nil || a.cc.InSlowStart() {
+	if a.io.batch == nil || a.io.batch.gso == nil || a.cc.InSlowStart() {
 		return false
 	}
 	if _, inFR := a.cc.InFastRecovery(); inFR {
@@ -505,7 +505,7 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 	}
 	if len(p) == wire.HeaderLen && c.n >= directChunk {
 		b := (*c.buf)[:wire.HeaderLen+c.n]
-		copy(b, a.hdr[:])
+		copy(b, a.io.hdr[:])
 		if c.hasCRC {
 			const head = wire.HeaderLen + wire.DataHeaderLen
 			a.setChecksumTail(b, head, c.crc)
@@ -527,26 +527,26 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 // fragments) do not rebuild them each time. mu is held.
 func (a *Association) setChecksumTail(b []byte, head int, tail uint32) {
 	n := len(b) - head
-	if a.crcTab != nil && a.crcTab.Len() == n {
-		a.crcMiss = 0
-		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+	if a.io.crcTab != nil && a.io.crcTab.Len() == n {
+		a.io.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.io.crcTab)
 		return
 	}
-	if uint32(n) == a.crcShiftLen {
-		a.crcMiss++
+	if uint32(n) == a.io.crcShiftLen {
+		a.io.crcMiss++
 	} else {
-		a.crcShift, a.crcShiftLen, a.crcMiss = crc32c.Shift(n), uint32(n), 1
+		a.io.crcShift, a.io.crcShiftLen, a.io.crcMiss = crc32c.Shift(n), uint32(n), 1
 	}
-	if a.crcMiss >= 2 {
-		if a.crcTab == nil {
-			a.crcTab = new(wire.TailShift)
+	if a.io.crcMiss >= 2 {
+		if a.io.crcTab == nil {
+			a.io.crcTab = new(wire.TailShift)
 		}
-		a.crcTab.Reset(n)
-		a.crcMiss = 0
-		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+		a.io.crcTab.Reset(n)
+		a.io.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.io.crcTab)
 		return
 	}
-	wire.SetChecksumTail(b, head, tail, a.crcShift)
+	wire.SetChecksumTail(b, head, tail, a.io.crcShift)
 }
 
 // appendSACK appends a SACK of the current receive state (RFC 9260
@@ -557,7 +557,7 @@ func (a *Association) appendSACK(p []byte) []byte {
 	s := wire.SACK{CumTSNAck: a.rt.CumTSN(), ARwnd: a.rwnd(), Gaps: a.gaps, Dups: a.dups}
 	a.advRwnd = s.ARwnd
 	a.rt.SACKSent()
-	a.timers.Stop(timerDelayedAck)
+	a.io.timers.Stop(timerDelayedAck)
 	a.stats.sacksSent++
 	return s.Append(p)
 }

@@ -908,7 +908,7 @@ func TestRFC9260_5_2_4_A_RestartWhileShuttingDown(t *testing.T) {
 	defer a.Abort()
 	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
 	a.mu.Lock()
-	ourTSN := a.localInitialTSN
+	ourTSN := a.tcb.localInitialTSN
 	a.mu.Unlock()
 	// The restarted peer's INIT, answered while established (§5.2.2).
 	restart := wire.Init{InitiateTag: 0x31313131, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 9}

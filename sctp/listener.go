@@ -341,7 +341,7 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.maxPacketFor(from))
 	if !l.cfg.NoOffload {
-		a.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
+		a.io.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
 	if l.df != nil {
 		if mtu := l.probe.mtu(from); mtu > 0 {
@@ -350,7 +350,7 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 		}
 	}
 	a.peerAddr = from
-	a.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
+	a.io.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho
 	m := &member{a: a, key: key, tag: ck.LocalVerificationTag, peer: from, since: time.Now()}
 	m.work = func() { l.work(m) }
@@ -369,7 +369,7 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 	l.mu.Unlock()
 	// Called by terminate with a.mu held: the association leaves the
 	// table before its mutex is released.
-	a.release = func() {
+	a.io.release = func() {
 		l.forget(m)
 		l.maybeCloseSocket()
 	}

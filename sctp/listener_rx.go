@@ -252,9 +252,9 @@ func (l *Listener) rebind(m *member, b []byte, seg int, from netip.AddrPort) boo
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a.mu.Lock()
 	a.flushBatch()
-	a.out = out
-	if a.batch != nil {
-		a.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
+	a.io.out = out
+	if a.io.batch != nil {
+		a.io.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
 	a.peerAddr = from
 	a.raddr = net.UDPAddrFromAddrPort(from)

@@ -155,7 +155,7 @@ func TestRFC9260_8_5_AssociationsByPortsAndTag(t *testing.T) {
 		ra := c.handshake(port)
 		srv := <-accepted
 		t.Cleanup(func() { _ = srv.Abort() })
-		assert.Equal(t, port, srv.peerPort)
+		assert.Equal(t, port, srv.tcb.peerPort)
 		rec := newRec()
 		srv.Start(rec.fn, func(error) {})
 		recs[port], srvs[port] = rec, srv
@@ -503,7 +503,7 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 			mu.Lock()
 			all = append(all, a)
 			mu.Unlock()
-			k, attacker := kindOfPort(a.peerPort)
+			k, attacker := kindOfPort(a.tcb.peerPort)
 			if !attacker {
 				a.Start(rec.fn, func(error) {})
 				continue

@@ -54,7 +54,7 @@ func (a *Association) initReceiveBudget() {
 	if a.rs != nil {
 		a.rs.Reset()
 	}
-	a.rs = newReassembler(reassemblyConfig{Streams: a.inStreams, Account: a.rxAcct,
+	a.rs = newReassembler(reassemblyConfig{Streams: a.tcb.inStreams, Account: a.rxAcct,
 		MaxMessageFragments: a.cfg.MaxMessageFragments, MaxHeldFragments: a.cfg.MaxHeldFragments,
 		Window: a.rt.Window(), Received: a.rt.Received})
 }

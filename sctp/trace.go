@@ -65,7 +65,7 @@ type Event struct {
 // traceEvent hands e, completed with the association's state, to the
 // tracer. mu is held; the caller checked a.cfg.Tracer != nil.
 func (a *Association) traceEvent(e Event, now time.Time) {
-	e.Time, e.LocalTag, e.PeerTag = now, a.localTag, a.peerTag
+	e.Time, e.LocalTag, e.PeerTag = now, a.tcb.localTag, a.tcb.peerTag
 	e.Cwnd, e.SSThresh, e.Flight = a.cc.Cwnd(), a.cc.SSThresh(), a.cc.Flight()
 	e.SRTT, e.RTO = a.rto.SRTT(), a.rto.RTO()
 	a.cfg.Tracer.Event(e)
