@@ -47,34 +47,32 @@ type Association struct {
 	// for that reason since the last transmission.
 	copying  int
 	deferred bool
-	raddr    net.Addr
 
-	peerAddr  netip.AddrPort
-	maxPacket int          // largest SCTP packet
+	// paths are the peer's destination addresses (RFC 9260 §6.4), each
+	// with its own RTO, congestion window and probing; primary indexes
+	// the one data goes to. Today there is one, paths[0].
+	paths   []*path
+	primary int
+	// maxPacket is the largest SCTP packet: the primary path's PLPMTU
+	// less the IP and UDP headers.
+	maxPacket int
 	maxMsg    atomic.Int64 // MaxMessage of maxPacket, read without mu
-	plp       *plpmtud     // RFC 8899 probing; nil: none
 
 	// Send side.
-	oq           *outstandingQueue
-	sent         []txChunk // by oq.Index(tsn)
-	pend         []txChunk // not yet given a TSN
-	pendHead     int
-	sndBuffered  int // buffer octets held in pend and sent
-	cc           congestion
-	rto          rtoEstimator
-	lastDataSent time.Time
+	oq          *outstandingQueue
+	sent        []txChunk // by oq.Index(tsn)
+	pend        []txChunk // not yet given a TSN
+	pendHead    int
+	sndBuffered int // buffer octets held in pend and sent
 	// burstFreed counts the octets that left the flight (acknowledged or
 	// marked for retransmission) since the last transmission: with
 	// Max.Burst, what the next may send (burstBudget).
 	burstFreed int
-	errCount   int
+	errCount   int // against Association.Max.Retrans (§8.1)
 	fastRtx    bool
-	// cwndLimited: the last transmission left new DATA waiting for
-	// cwnd (neither the peer's window nor the user limited it).
-	cwndLimited bool
-	gaps        []wire.GapAckBlock
-	dups        []uint32
-	ctrl        []byte // control chunks to bundle into the next packet
+	gaps       []wire.GapAckBlock
+	dups       []uint32
+	ctrl       []byte // control chunks to bundle into the next packet
 
 	// Receive side.
 	rt       *recvTracker
@@ -93,9 +91,6 @@ type Association struct {
 	// (0 when borrowed): what delivering from it holds, and is charged.
 	rxPktCap int
 	advRwnd  uint32 // a_rwnd of the last SACK
-
-	hbNonce   uint64
-	hbPending bool
 
 	// Answers to INITs and COOKIE ECHOs after the start (collisions,
 	// unexpected INITs, a restarted peer) and the end.
@@ -275,9 +270,8 @@ func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, m
 	a := &Association{
 		cfg:       cfg,
 		io:        ioShell{out: out, laddr: laddr, pkt: make([]byte, wire.HeaderLen, maxPacket)},
-		raddr:     raddr,
+		paths:     []*path{newPath(cfg, raddr)},
 		maxPacket: maxPacket,
-		rto:       newRTOEstimator(cfg.RTO),
 		estab:     make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -297,7 +291,7 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	chunks := min(max(a.cfg.SendBuffer/bufClasses[1], 64), 1<<16)
 	a.oq = newOutstandingQueue(a.tcb.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
-	a.cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
+	a.primaryPath().cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
 		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
 	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
 	a.reconf.peerSeq, a.reconf.outSeq = peerInitialTSN, a.tcb.localInitialTSN
@@ -360,7 +354,7 @@ func (a *Association) LocalAddr() net.Addr { return a.io.laddr }
 func (a *Association) RemoteAddr() net.Addr {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.raddr
+	return a.primaryPath().raddr
 }
 
 // State returns the association's state.
@@ -394,8 +388,8 @@ func (a *Association) Stats() Stats {
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
 		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream, Discarded: c.discarded,
 		OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
-		SRTT: a.rto.SRTT(), RTO: a.rto.RTO(), RTTMeasured: a.rto.Measured(),
-		Cwnd: a.cc.Cwnd(), SSThresh: a.cc.SSThresh(), Flight: a.cc.Flight(), PeerRwnd: a.cc.Rwnd(),
+		SRTT: a.primaryPath().rto.SRTT(), RTO: a.primaryPath().rto.RTO(), RTTMeasured: a.primaryPath().rto.Measured(),
+		Cwnd: a.primaryPath().cc.Cwnd(), SSThresh: a.primaryPath().cc.SSThresh(), Flight: a.primaryPath().cc.Flight(), PeerRwnd: a.primaryPath().cc.Rwnd(),
 		MaxPacket: a.maxPacket,
 	}
 }
@@ -409,11 +403,11 @@ func (a *Association) sendPacket(b []byte) { a.sendPacketFrom(b, false) }
 func (a *Association) sendPacketFrom(b []byte, stable bool) {
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, a.peerAddr, b)
+		a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, b)
 	}
 	var err error
 	switch {
-	case a.plp != nil && len(b) > a.maxPacket:
+	case a.primaryPath().plp != nil && len(b) > a.maxPacket:
 		a.flushBatch()
 		err = a.sendOversize(b)
 	case a.io.batching:
@@ -444,10 +438,10 @@ func (a *Association) sendFailed(err error) {
 	if err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++
-		if a.plp != nil && a.plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
+		if a.primaryPath().plp != nil && a.primaryPath().plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
 			// The kernel learned a smaller path MTU; the PLPMTUD timer
 			// applies it (not here: a packet is being built).
-			a.plp.tooBig = true
+			a.primaryPath().plp.tooBig = true
 			a.io.timers.Set(timerPLPMTUD, time.Time{})
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {

@@ -57,7 +57,7 @@ func (a *Association) sendInit(now time.Time) {
 	a.sendPacket(p)
 	a.io.pkt = p[:wire.HeaderLen]
 	a.state = StateCookieWait
-	a.io.timers.SetAfter(timerT1Init, now, a.rto.RTO())
+	a.io.timers.SetAfter(timerT1Init, now, a.primaryPath().rto.RTO())
 	a.arm(now)
 }
 
@@ -115,7 +115,7 @@ func (a *Association) adoptPeer(tag, initialTSN, arwnd uint32, peerOS, peerMIS i
 // sendCookieEcho sends the COOKIE ECHO (§5.1 step C) and starts T1-cookie.
 func (a *Association) sendCookieEcho(now time.Time) {
 	a.ctrl = (&wire.CookieEcho{Cookie: a.hs.cookie}).Append(a.ctrl)
-	a.io.timers.SetAfter(timerT1Cookie, now, a.rto.RTO())
+	a.io.timers.SetAfter(timerT1Cookie, now, a.primaryPath().rto.RTO())
 }
 
 // cookieEchoStarting takes a COOKIE ECHO in COOKIE-WAIT or COOKIE-ECHOED
@@ -155,7 +155,7 @@ func (a *Association) ownCookieEcho(c wire.Chunk) (handshake.Cookie, bool) {
 	if a.verifyCookie == nil {
 		return handshake.Cookie{}, false
 	}
-	ck, err := a.verifyCookie(wire.Header{SrcPort: a.tcb.peerPort, DstPort: a.tcb.localPort, VerificationTag: a.tcb.localTag}, c, a.peerAddr)
+	ck, err := a.verifyCookie(wire.Header{SrcPort: a.tcb.peerPort, DstPort: a.tcb.localPort, VerificationTag: a.tcb.localTag}, c, a.primaryPath().addr)
 	return ck, err == nil && ck.LocalVerificationTag == a.tcb.localTag
 }
 
@@ -206,7 +206,7 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 	ck := handshake.Cookie{LocalVerificationTag: tag, LocalInitialTSN: tsn,
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, uint16(a.cfg.Streams)), InboundStreams: min(in.OutboundStreams, uint16(a.cfg.Streams)),
-		LocalPort: a.tcb.localPort, PeerPort: a.tcb.peerPort, PeerAddr: a.peerAddr,
+		LocalPort: a.tcb.localPort, PeerPort: a.tcb.peerPort, PeerAddr: a.primaryPath().addr,
 		PeerAdaptation: in.Params.Adaptation, HasPeerAdaptation: in.Params.HasAdaptation,
 		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig),
 		LocalTieTag:  localTie, PeerTieTag: peerTie}
@@ -254,7 +254,7 @@ type peerRestart struct {
 func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
 	it := pkt.Chunks()
 	c, _ := it.Next()
-	ck, err := a.verifyOwnCookie(pkt.Header, c, a.peerAddr)
+	ck, err := a.verifyOwnCookie(pkt.Header, c, a.primaryPath().addr)
 	if err != nil || ck.LocalTieTag != a.tcb.localTag || ck.PeerTieTag != a.tcb.peerTag ||
 		ck.LocalVerificationTag == a.tcb.localTag || ck.PeerVerificationTag == a.tcb.peerTag {
 		a.stats.badTag++

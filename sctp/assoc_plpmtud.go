@@ -100,16 +100,16 @@ func (a *Association) enablePLPMTUD(pp pathProbe) {
 		return
 	}
 	pp.routeMTU = max
-	a.plp = &plpmtud{path: pp}
+	a.primaryPath().plp = &plpmtud{path: pp}
 }
 
 // startPLPMTUD begins probing (RFC 8899 §5.2 PROBE_BASE): packets fall to
 // BASE_PLPMTU until probes confirm more. mu is held.
 func (a *Association) startPLPMTUD(now time.Time) {
-	if a.plp == nil || a.plp.p != nil {
+	if a.primaryPath().plp == nil || a.primaryPath().plp.p != nil {
 		return
 	}
-	a.plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: a.plp.path.routeMTU, MaxFirst: true}, now)
+	a.primaryPath().plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: a.primaryPath().plp.path.routeMTU, MaxFirst: true}, now)
 	a.applyPLPMTU()
 	a.io.timers.Set(timerPLPMTUD, now)
 }
@@ -117,7 +117,7 @@ func (a *Association) startPLPMTUD(now time.Time) {
 // plpmtudDue sends the probe the prober asks for, if any, and re-arms its
 // timer. mu is held.
 func (a *Association) plpmtudDue(now time.Time) {
-	s := a.plp
+	s := a.primaryPath().plp
 	if s == nil || s.p == nil { // onTimer runs it only before the end
 		return
 	}
@@ -154,7 +154,7 @@ func (a *Association) plpmtudDue(now time.Time) {
 // association holds no 64 KiB probe (TestAssociation_IdleMemory). mu is
 // held.
 func (a *Association) sendProbe(now time.Time, size int, pad bool) {
-	s := a.plp
+	s := a.primaryPath().plp
 	n := probePacketSize(size, s.path.overhead)
 	bp := getBuf(n)
 	hdr := wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort, VerificationTag: a.tcb.peerTag}
@@ -167,7 +167,7 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 	s.stats.ProbesSent++
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, a.peerAddr, b)
+		a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, b)
 	}
 	err := a.io.out(b)
 	putBuf(bp)
@@ -180,7 +180,7 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 // an ICMP Packet Too Big), which lowers the PLPMTU (RFC 8899 §4.6.2).
 // mu is held.
 func (a *Association) plpTooBig(now time.Time) {
-	s := a.plp
+	s := a.primaryPath().plp
 	s.stats.TooBig++
 	if m := s.path.kernelMTU(); m > 0 {
 		s.p.PacketTooBig(m, now)
@@ -192,7 +192,7 @@ func (a *Association) plpTooBig(now time.Time) {
 // plpmtudAck takes a HEARTBEAT ACK; it reports whether it answered one of
 // our probes. mu is held.
 func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
-	s := a.plp
+	s := a.primaryPath().plp
 	if s == nil || s.p == nil {
 		return false
 	}
@@ -221,11 +221,11 @@ func probePacketSize(size, overhead int) int { return (size - overhead) &^ 3 }
 // plpmtudLoss tells the prober that full-sized packets may be lost (a
 // T3-rtx expiry): the PLPMTU is confirmed at once. mu is held.
 func (a *Association) plpmtudLoss(now time.Time) {
-	if a.plp == nil || a.plp.p == nil {
+	if a.primaryPath().plp == nil || a.primaryPath().plp.p == nil {
 		return
 	}
-	a.plp.p.SuspectLoss(now)
-	a.io.timers.Set(timerPLPMTUD, a.plp.p.Deadline())
+	a.primaryPath().plp.p.SuspectLoss(now)
+	a.io.timers.Set(timerPLPMTUD, a.primaryPath().plp.p.Deadline())
 }
 
 // applyPLPMTU sets the packet size from the prober's PLPMTU. When it
@@ -235,14 +235,14 @@ func (a *Association) plpmtudLoss(now time.Time) {
 // backed off while the black hole was being confirmed, cost seconds
 // (TestBlackHoleMidTransfer_NativeSCTP). mu is held.
 func (a *Association) applyPLPMTU() {
-	n := a.plp.p.PLPMTU() - a.plp.path.overhead
+	n := a.primaryPath().plp.p.PLPMTU() - a.primaryPath().plp.path.overhead
 	if n == a.maxPacket {
 		return
 	}
 	fell := n < a.maxPacket
 	a.setMaxPacket(n)
 	if fell && a.oq != nil {
-		a.cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
+		a.primaryPath().cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
 	}
 }
 
@@ -251,7 +251,7 @@ func (a *Association) applyPLPMTU() {
 func (a *Association) setMaxPacket(n int) {
 	a.maxPacket = n
 	a.maxMsg.Store(int64(maxMessageFor(n)))
-	a.cc.SetPathMTU(n, n-wire.HeaderLen)
+	a.primaryPath().cc.SetPathMTU(n, n-wire.HeaderLen)
 }
 
 // maxMessageFor is the largest user message in one DATA chunk of a packet
@@ -261,8 +261,8 @@ func maxMessageFor(n int) int { return (n - wire.HeaderLen - wire.DataHeaderLen)
 // sendOversize sends a packet larger than the current packet size (a
 // chunk built before the PLPMTU fell) with DF clear. mu is held.
 func (a *Association) sendOversize(b []byte) error {
-	df := a.plp.path.df
-	a.plp.stats.Fragmentable++
+	df := a.primaryPath().plp.path.df
+	a.primaryPath().plp.stats.Fragmentable++
 	_ = df.Set(false)
 	err := a.io.out(b)
 	_ = df.Set(true)
@@ -273,12 +273,12 @@ func (a *Association) sendOversize(b []byte) error {
 func (a *Association) PLPMTUD() PLPMTUDStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.plp == nil || a.plp.p == nil {
+	if a.primaryPath().plp == nil || a.primaryPath().plp.p == nil {
 		return PLPMTUDStats{State: "off"}
 	}
-	st := a.plp.stats
-	st.PAD = a.plp.padOK
-	st.State = a.plp.p.State().String()
-	st.PLPMTU = a.plp.p.PLPMTU()
+	st := a.primaryPath().plp.stats
+	st.PAD = a.primaryPath().plp.padOK
+	st.State = a.primaryPath().plp.p.State().String()
+	st.PLPMTU = a.primaryPath().plp.p.PLPMTU()
 	return st
 }

@@ -111,7 +111,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 	a.stats.packetsRecv++
 	a.io.refused = 0
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(false, a.io.localAP, a.peerAddr, b)
+		a.cfg.Tap(false, a.io.localAP, a.primaryPath().addr, b)
 	}
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }
@@ -197,7 +197,7 @@ done:
 			// and the SHUTDOWN again, and T2 restarts.
 			a.ctrl = a.appendSACK(a.ctrl)
 			a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-			a.io.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+			a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 		}
 	}
 	if !a.io.rxRun {
@@ -371,7 +371,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		return
 	}
 	oldCum := a.oq.CumTSN()
-	_, inFR := a.cc.InFastRecovery()
+	_, inFR := a.primaryPath().cc.InFastRecovery()
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {
 	case sackStale:
@@ -397,19 +397,19 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		}
 	}
 	if res.RTTValid {
-		a.rto.Observe(res.RTT)
+		a.primaryPath().rto.Observe(res.RTT)
 	}
-	res.Ack.Now, res.Ack.SRTT = now, a.rto.SRTT()
+	res.Ack.Now, res.Ack.SRTT = now, a.primaryPath().rto.SRTT()
 	a.burstFreed += res.Ack.FlightAcked + res.MarkedBytes
-	a.cc.OnAck(res.Ack)
+	a.primaryPath().cc.OnAck(res.Ack)
 	if res.Ack.AckedBytes > 0 {
-		a.errCount = 0 // §8.1, §8.3: the peer is alive
+		a.clearErrors() // §8.1, §8.3: the peer is alive
 	}
 	if res.MarkedBytes > 0 {
-		a.cc.OnRetransmitMarked(res.MarkedBytes)
+		a.primaryPath().cc.OnRetransmitMarked(res.MarkedBytes)
 	}
 	if res.FastRetransmit {
-		if a.cc.OnFastRetransmit(res.HighestOutstanding) {
+		if a.primaryPath().cc.OnFastRetransmit(res.HighestOutstanding) {
 			a.stats.fastRetrans++
 		}
 		a.fastRtx = true
@@ -423,9 +423,9 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	case a.oq.Len() == 0:
 		a.io.timers.Stop(timerT3Rtx) // §6.3.2 R2
 	case res.Ack.CumAdvanced:
-		a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // R3
+		a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO()) // R3
 	case res.Reneged && !a.io.timers.Running(timerT3Rtx):
-		a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
+		a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO())
 	}
 	// The writers waiting for space are served when a quarter of the
 	// buffer is free again (or it is empty), not on every SACK, so that
@@ -453,7 +453,7 @@ func (a *Association) handleHeartbeat(c wire.Chunk) {
 		wire.SetChecksum(p)
 		a.stats.packetsSent++
 		if a.cfg.Tap != nil {
-			a.cfg.Tap(true, a.io.localAP, a.peerAddr, p)
+			a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, p)
 		}
 		if err := a.io.out(p); err != nil {
 			a.stats.sendErrors++
@@ -474,14 +474,14 @@ func (a *Association) handleHeartbeatAck(c wire.Chunk, now time.Time) {
 		return
 	}
 	hb, err := wire.ParseHeartbeat(c)
-	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != a.hbNonce || !a.hbPending {
+	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != a.primaryPath().hbNonce || !a.primaryPath().hbPending {
 		return
 	}
-	a.hbPending = false
-	a.errCount = 0
+	a.primaryPath().hbPending = false
+	a.clearErrors()
 	sent := time.Unix(0, int64(binary.BigEndian.Uint64(hb.Info[8:])))
 	if rtt := now.Sub(sent); rtt >= 0 {
-		a.rto.Observe(rtt)
+		a.primaryPath().rto.Observe(rtt)
 	}
 }
 
@@ -500,7 +500,7 @@ func (a *Association) shutdownCumAck(c wire.Chunk) (uint32, bool) {
 // table's handler has moved the state (§9.2), and goes on with the
 // shutdown if nothing is outstanding. mu is held.
 func (a *Association) takeShutdown(cum uint32, now time.Time) {
-	a.applyAck(cum, nil, nil, uint32(a.cc.Rwnd()+a.cc.Flight()), now)
+	a.applyAck(cum, nil, nil, uint32(a.primaryPath().cc.Rwnd()+a.primaryPath().cc.Flight()), now)
 	a.checkShutdown(now)
 }
 
@@ -521,18 +521,18 @@ func (a *Association) checkShutdown(now time.Time) {
 	case StateShutdownPending:
 		a.state = StateShutdownSent
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-		a.io.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+		a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 		// §9.2: the sender of SHUTDOWN bounds the whole sequence by
 		// T5-shutdown-guard, 5 RTO.Max, from the SHUTDOWN on.
 		a.io.timers.SetAfter(timerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
 		a.io.timers.Stop(timerHeartbeat)
-		a.errCount = 0
+		a.clearErrors()
 	case StateShutdownReceived:
 		a.state = StateShutdownAckSent
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
-		a.io.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+		a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 		a.io.timers.Stop(timerHeartbeat)
-		a.errCount = 0
+		a.clearErrors()
 	}
 }
 

@@ -61,7 +61,7 @@ func (a *Association) t1Expired(now time.Time, cookie bool) {
 		a.terminate(&handshakeError{what: what, retries: a.cfg.MaxInitRetrans})
 		return
 	}
-	a.rto.Backoff()
+	a.primaryPath().rto.Backoff()
 	if cookie {
 		a.sendCookieEcho(now)
 	} else {
@@ -80,12 +80,12 @@ func (a *Association) t3Expired(now time.Time) {
 	if a.countError() {
 		return
 	}
-	a.cc.OnT3Timeout()
-	a.rto.Backoff()
+	a.primaryPath().cc.OnT3Timeout()
+	a.primaryPath().rto.Backoff()
 	a.plpmtudLoss(now)
 	marked := a.oq.MarkAllForRetransmit()
-	a.cc.OnRetransmitMarked(marked)
-	a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
+	a.primaryPath().cc.OnRetransmitMarked(marked)
+	a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO()) // E3: restarted as data goes out
 	if a.cfg.Tracer != nil {
 		a.traceEvent(Event{Kind: EventT3Expiry, Marked: marked}, now)
 	}
@@ -96,7 +96,7 @@ func (a *Association) t2Expired(now time.Time) {
 	if a.countError() {
 		return
 	}
-	a.rto.Backoff()
+	a.primaryPath().rto.Backoff()
 	switch a.state {
 	case StateShutdownSent:
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
@@ -105,7 +105,7 @@ func (a *Association) t2Expired(now time.Time) {
 	default:
 		return
 	}
-	a.io.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+	a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 }
 
 // countError counts a retransmission or HEARTBEAT without answer; past
@@ -113,6 +113,7 @@ func (a *Association) t2Expired(now time.Time) {
 // aborted (RFC 9260 §8.1). It reports whether that happened.
 func (a *Association) countError() bool {
 	a.errCount++
+	a.primaryPath().errCount++ // §8.2: the path the retransmission or HEARTBEAT went to
 	if a.errCount <= a.cfg.MaxRetrans {
 		return false
 	}
@@ -127,7 +128,7 @@ func (a *Association) restartHeartbeat(now time.Time) {
 	if a.cfg.HeartbeatInterval < 0 {
 		return
 	}
-	rto := a.rto.RTO()
+	rto := a.primaryPath().rto.RTO()
 	jitter := time.Duration(rand.Int64N(int64(rto)+1)) - rto/2
 	a.io.timers.SetAfter(timerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
 }
@@ -137,24 +138,24 @@ func (a *Association) restartHeartbeat(now time.Time) {
 // watches the peer, and no HEARTBEAT is sent.
 func (a *Association) heartbeatDue(now time.Time) {
 	defer a.restartHeartbeat(now)
-	if a.hbPending {
+	if a.primaryPath().hbPending {
 		// §8.3: an unanswered HEARTBEAT counts as an error and backs the
 		// RTO off as a T3-rtx expiry does (§6.3.3 E2), so the next one
 		// comes later; a HEARTBEAT ACK's RTT measurement restores it.
-		a.hbPending = false
+		a.primaryPath().hbPending = false
 		if a.countError() {
 			return
 		}
-		a.rto.Backoff()
+		a.primaryPath().rto.Backoff()
 	}
 	if a.oq != nil && a.oq.Len() > 0 {
 		return
 	}
-	a.hbNonce = rand.Uint64()
+	a.primaryPath().hbNonce = rand.Uint64()
 	var info [heartbeatInfoLen]byte
-	binary.BigEndian.PutUint64(info[:], a.hbNonce)
+	binary.BigEndian.PutUint64(info[:], a.primaryPath().hbNonce)
 	binary.BigEndian.PutUint64(info[8:], uint64(now.UnixNano()))
 	a.ctrl = (&wire.Heartbeat{Info: info[:]}).Append(a.ctrl)
-	a.hbPending = true
+	a.primaryPath().hbPending = true
 	a.stats.heartbeats++
 }

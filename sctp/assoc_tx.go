@@ -300,10 +300,10 @@ func (a *Association) transmit(now time.Time) {
 					// §7.2.4 step 4: retransmitting the first outstanding
 					// chunk restarts T3-rtx, so that it does not expire
 					// on the fast retransmission's heels.
-					a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
+					a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO())
 				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
-				a.cc.OnSend(size)
+				a.primaryPath().cc.OnSend(size)
 				a.stats.retransmits++
 				p = a.addChunk(p, c)
 				sentData = true
@@ -314,40 +314,40 @@ func (a *Association) transmit(now time.Time) {
 		// may be all the window takes, alone in flight, and the peer would
 		// delay its SACK (§6.2) for each. Such a retransmission asks for an
 		// immediate SACK (RFC 7053 §4.1): in slow start, or oversize.
-		rtxImm := a.cc.InSlowStart()
+		rtxImm := a.primaryPath().cc.InSlowStart()
 		budget = a.burstBudget()
 		// A chunk larger than the whole budget (built before the PLPMTU
 		// fell: 8944 octets against 4 × 1252) goes alone, first.
 		full := budget
-		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size) && (size <= budget || budget == full); tsn, size, ok = a.oq.NextMarked(tsn) {
+		for tsn, size, ok := a.oq.FirstMarked(); ok && a.primaryPath().cc.CanRetransmit(size) && (size <= budget || budget == full); tsn, size, ok = a.oq.NextMarked(tsn) {
 			c := &a.sent[a.oq.slot(tsn)]
 			budget -= size
 			if rtxImm || c.n > a.maxPacket-wire.HeaderLen {
 				c.chunk()[1] |= wire.DataFlagImmediate
 			}
 			a.oq.OnRetransmit(tsn, now)
-			a.cc.OnSend(size)
+			a.primaryPath().cc.OnSend(size)
 			a.stats.retransmits++
 			p = a.addChunk(p, c)
 			sentData = true
 		}
 		limited := false
 		if a.oq.Marked() == 0 {
-			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !a.lastDataSent.IsZero() {
+			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !a.primaryPath().lastDataSent.IsZero() {
 				// §7.2.1: cwnd decays by half per RTO without DATA sent,
 				// to initialCwnd after a long idle, before data goes again.
-				if idle, rto := now.Sub(a.lastDataSent), a.rto.RTO(); idle >= rto {
-					a.cc.OnIdle(idle, rto)
-					a.lastDataSent = now // that idleness is accounted for
+				if idle, rto := now.Sub(a.primaryPath().lastDataSent), a.primaryPath().rto.RTO(); idle >= rto {
+					a.primaryPath().cc.OnIdle(idle, rto)
+					a.primaryPath().lastDataSent = now // that idleness is accounted for
 				}
 			}
 			imm := a.immediateSACKs()
 			wait := a.deferRun()
-			a.cc.heldBack = wait
+			a.primaryPath().cc.heldBack = wait
 			for !wait && a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
-				if !a.cc.CanSend(c.n) {
-					limited = !a.cc.CanRetransmit(c.n)
+				if !a.primaryPath().cc.CanSend(c.n) {
+					limited = !a.primaryPath().cc.CanRetransmit(c.n)
 					break
 				}
 				if c.n > budget && budget != full {
@@ -362,7 +362,7 @@ func (a *Association) transmit(now time.Time) {
 				a.sent[a.oq.slot(tsn)] = c
 				a.pend[a.pendHead] = txChunk{}
 				a.pendHead++
-				a.cc.OnSend(c.n)
+				a.primaryPath().cc.OnSend(c.n)
 				a.stats.dataSent++
 				p = a.addChunk(p, &c)
 				sentData = true
@@ -371,7 +371,7 @@ func (a *Association) transmit(now time.Time) {
 				a.pend, a.pendHead = a.pend[:0], 0
 			}
 		}
-		a.cwndLimited = limited
+		a.primaryPath().cwndLimited = limited
 	}
 	if len(p) > wire.HeaderLen {
 		wire.SetChecksum(p)
@@ -386,9 +386,9 @@ func (a *Association) transmit(now time.Time) {
 		a.flushBatch()
 	}
 	if sentData {
-		a.lastDataSent = now
+		a.primaryPath().lastDataSent = now
 		if !a.io.timers.Running(timerT3Rtx) {
-			a.io.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
+			a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO()) // §6.3.2 R1
 		}
 	}
 	if a.rt != nil {
@@ -431,11 +431,11 @@ func (a *Association) burstUsed(left int) {
 	if a.cfg.MaxBurst < 0 {
 		return
 	}
-	if a.cc.Flight() == 0 {
+	if a.primaryPath().cc.Flight() == 0 {
 		a.burstFreed = 0
 		return
 	}
-	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.cc.Cwnd())
+	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.primaryPath().cc.Cwnd())
 }
 
 // deferRun reports whether new DATA should wait for the next SACK rather
@@ -449,18 +449,18 @@ func (a *Association) burstUsed(left int) {
 // Only with runs (UDP_SEGMENT), in congestion avoidance (slow start grows
 // cwnd per SACK) and outside Fast Recovery. mu is held.
 func (a *Association) deferRun() bool {
-	if a.io.batch == nil || a.io.batch.gso == nil || a.cc.InSlowStart() {
+	if a.io.batch == nil || a.io.batch.gso == nil || a.primaryPath().cc.InSlowStart() {
 		return false
 	}
-	if _, inFR := a.cc.InFastRecovery(); inFR {
+	if _, inFR := a.primaryPath().cc.InFastRecovery(); inFR {
 		return false
 	}
-	cwnd, flight := a.cc.Cwnd(), a.cc.Flight()
+	cwnd, flight := a.primaryPath().cc.Cwnd(), a.primaryPath().cc.Flight()
 	goal := min(runGoal(a.maxPacket), cwnd/4)
 	if flight < goal || flight < 4*a.maxPacket {
 		return false // too little in flight for its SACKs to free a run
 	}
-	room := min(cwnd+a.cc.PMDCS()-1-flight, a.cc.Rwnd())
+	room := min(cwnd+a.primaryPath().cc.PMDCS()-1-flight, a.primaryPath().cc.Rwnd())
 	if room >= goal {
 		return false
 	}
@@ -487,10 +487,10 @@ func runGoal(maxPacket int) int {
 // Linux's quick-ACK mode) do. A sender limited by the user or the peer's
 // window, or in congestion avoidance, asks for nothing. mu is held.
 func (a *Association) immediateSACKs() bool {
-	if !a.cwndLimited || !a.cc.InSlowStart() {
+	if !a.primaryPath().cwndLimited || !a.primaryPath().cc.InSlowStart() {
 		return false
 	}
-	_, inFR := a.cc.InFastRecovery()
+	_, inFR := a.primaryPath().cc.InFastRecovery()
 	return !inFR
 }
 

@@ -148,7 +148,7 @@ func newConnAssociation(conn net.Conn, c Config) *Association {
 	raddr := connAddrPort(conn.RemoteAddr())
 	out := func(b []byte) error { _, err := conn.Write(b); return err }
 	a := newAssociation(c, out, conn.LocalAddr(), conn.RemoteAddr(), c.maxPacketFor(raddr.Addr()))
-	a.peerAddr = raddr
+	a.primaryPath().addr = raddr
 	a.io.localAP = connAddrPort(conn.LocalAddr())
 	a.io.closeSocket = func() { _ = conn.Close() }
 	if uc, ok := conn.(*net.UDPConn); ok && !c.NoOffload {

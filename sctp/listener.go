@@ -349,7 +349,7 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 				kernelMTU: func() int { return l.probe.mtu(from) }})
 		}
 	}
-	a.peerAddr = from
+	a.primaryPath().addr = from
 	a.io.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho
 	m := &member{a: a, key: key, tag: ck.LocalVerificationTag, peer: from, since: time.Now()}

@@ -30,7 +30,7 @@ type progressMark struct {
 func (a *Association) progress() progressMark {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p := progressMark{state: a.state, busy: a.hbPending || a.pendHead < len(a.pend)}
+	p := progressMark{state: a.state, busy: a.primaryPath().hbPending || a.pendHead < len(a.pend)}
 	if a.oq != nil {
 		p.cum = a.oq.CumTSN()
 		p.busy = p.busy || a.oq.Len() > 0

@@ -3,7 +3,6 @@ package sctp
 import (
 	"encoding/binary"
 	"fmt"
-	"net"
 	"net/netip"
 	"time"
 
@@ -256,8 +255,7 @@ func (l *Listener) rebind(m *member, b []byte, seg int, from netip.AddrPort) boo
 	if a.io.batch != nil {
 		a.io.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
-	a.peerAddr = from
-	a.raddr = net.UDPAddrFromAddrPort(from)
+	a.primaryPath().setRemote(from)
 	a.mu.Unlock()
 	m.peer = from
 	l.stats.rebinds.Add(1)

@@ -66,7 +66,7 @@ type Event struct {
 // tracer. mu is held; the caller checked a.cfg.Tracer != nil.
 func (a *Association) traceEvent(e Event, now time.Time) {
 	e.Time, e.LocalTag, e.PeerTag = now, a.tcb.localTag, a.tcb.peerTag
-	e.Cwnd, e.SSThresh, e.Flight = a.cc.Cwnd(), a.cc.SSThresh(), a.cc.Flight()
-	e.SRTT, e.RTO = a.rto.SRTT(), a.rto.RTO()
+	e.Cwnd, e.SSThresh, e.Flight = a.primaryPath().cc.Cwnd(), a.primaryPath().cc.SSThresh(), a.primaryPath().cc.Flight()
+	e.SRTT, e.RTO = a.primaryPath().rto.SRTT(), a.primaryPath().rto.RTO()
 	a.cfg.Tracer.Event(e)
 }
