@@ -2,6 +2,7 @@ package sctp
 
 import (
 	"errors"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"net"
 	"net/netip"
 	"sync"
@@ -263,6 +264,8 @@ type Stats struct {
 	Cwnd, SSThresh, Flight, PeerRwnd int
 	// MaxPacket is the largest SCTP packet sent.
 	MaxPacket int
+	// PLPMTUD is the state and counters of RFC 8899 probing.
+	PLPMTUD PLPMTUDStats
 }
 
 // newAssociation returns an association in CLOSED state.
@@ -390,7 +393,7 @@ func (a *Association) Stats() Stats {
 		OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
 		SRTT: a.primaryPath().rto.SRTT(), RTO: a.primaryPath().rto.RTO(), RTTMeasured: a.primaryPath().rto.Measured(),
 		Cwnd: a.primaryPath().cc.Cwnd(), SSThresh: a.primaryPath().cc.SSThresh(), Flight: a.primaryPath().cc.Flight(), PeerRwnd: a.primaryPath().cc.Rwnd(),
-		MaxPacket: a.maxPacket,
+		MaxPacket: a.maxPacket, PLPMTUD: a.plpmtudStats(),
 	}
 }
 
@@ -461,7 +464,7 @@ func (a *Association) portUnreachable(err error) {
 		a.io.refused++
 		a.io.refusedErr = err
 	}
-	if a.io.refused >= 2 && a.state != StateClosed {
+	if a.io.refused >= 2 && a.state != stateClosed {
 		a.terminate(&AbortError{Reason: "peer port unreachable (ICMP): " + a.io.refusedErr.Error(), Cause: a.io.refusedErr})
 	}
 }
@@ -488,10 +491,10 @@ func (a *Association) terminate(err error) {
 	if isClosed(a.done) {
 		return
 	}
-	a.state = StateClosed
+	a.state = stateClosed
 	a.err = err
 	if a.cfg.Tracer != nil {
-		a.traceEvent(Event{Kind: EventClosed, Err: err}, time.Now())
+		a.traceEvent(tracing.Event{Kind: tracing.EventClosed, Err: err}, time.Now())
 	}
 	a.io.timers.StopAll()
 	a.io.wake.Stop()
@@ -534,7 +537,7 @@ func isClosed(c chan struct{}) bool {
 
 // establish enters ESTABLISHED. mu is held.
 func (a *Association) establish(now time.Time) {
-	a.state = StateEstablished
+	a.state = stateEstablished
 	// The start is over: its state goes, and with it T1 (§5.1).
 	a.hs = nil
 	a.io.timers.Stop(timerT1Init)
@@ -550,7 +553,7 @@ func (a *Association) establish(now time.Time) {
 // abortLocked sends an ABORT with the given causes and ends the
 // association with err. mu is held.
 func (a *Association) abortLocked(causes []byte, err error) {
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return
 	}
 	if a.tcb.peerTag != 0 {
@@ -571,7 +574,7 @@ func (a *Association) Abort() error {
 	defer a.dq.quiesce() // after mu: the callback may be waiting for it
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return nil
 	}
 	causes := wire.AppendCause(nil, wire.CauseUserInitiatedAbort, nil)
@@ -593,15 +596,15 @@ func (a *Association) Close() error {
 	a.mu.Lock()
 	now := time.Now()
 	switch a.state {
-	case StateClosed:
+	case stateClosed:
 		a.mu.Unlock()
 		return nil
-	case StateCookieWait, StateCookieEchoed:
+	case stateCookieWait, stateCookieEchoed:
 		a.abortLocked(wire.AppendCause(nil, wire.CauseUserInitiatedAbort, nil), ErrClosed)
 		a.mu.Unlock()
 		return nil
-	case StateEstablished:
-		a.state = StateShutdownPending
+	case stateEstablished:
+		a.state = stateShutdownPending
 	}
 	a.closing = true
 	a.wakeAllWriters()

@@ -3,6 +3,7 @@ package sctp
 import (
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"net/netip"
 	"time"
 
@@ -15,13 +16,13 @@ import (
 const (
 	// defaultStreams is the number of streams offered in each direction.
 	defaultStreams = 4096
-	// DefaultPort is the SCTP port of both ends when none is configured
+	// defaultPort is the SCTP port of both ends when none is configured
 	// (the SCTP ports of an association over UDP are carried but mean
 	// nothing to the UDP demultiplexing, RFC 6951 §5.2; pion uses 5000).
-	DefaultPort = 5000
-	// DefaultBuffer is the default receive buffer (the a_rwnd budget) and
+	defaultPort = 5000
+	// defaultBuffer is the default receive buffer (the a_rwnd budget) and
 	// send buffer of an association.
-	DefaultBuffer = 4 << 20
+	defaultBuffer = 4 << 20
 	// defaultMaxRetrans is Association.Max.Retrans (RFC 9260 §16).
 	defaultMaxRetrans = 10
 	// defaultMaxInitRetrans is Max.Init.Retransmits (RFC 9260 §16).
@@ -30,15 +31,15 @@ const (
 	defaultMaxBurst = 4
 	// defaultHeartbeatInterval is HB.interval (RFC 9260 §16).
 	defaultHeartbeatInterval = 30 * time.Second
-	// DefaultBacklog is a Listener's accept queue.
-	DefaultBacklog = 128
+	// defaultBacklog is a Listener's accept queue.
+	defaultBacklog = 128
 	// defaultMaxAssociations and defaultMaxAssociationsPerAddress bound a
 	// Listener's associations in all and per peer IP address.
 	defaultMaxAssociations           = 1024
 	defaultMaxAssociationsPerAddress = 64
-	// LoopbackMTU is the path MTU assumed to a loopback address: Linux's
+	// loopbackMTU is the path MTU assumed to a loopback address: Linux's
 	// loopback MTU, so that a 64 KiB DDP segment travels in one datagram.
-	LoopbackMTU = 65536
+	loopbackMTU = 65536
 	// maxUDPPayload is the largest UDP payload over IPv4 (65535 less the
 	// IPv4 and UDP headers).
 	maxUDPPayload = 65535 - 20 - 8
@@ -55,8 +56,8 @@ type Config struct {
 	Streams int
 	// MTU is the path MTU in octets, IP header included, fixed for the
 	// association (no probing); zero means the route's MTU toward the
-	// peer as the ceiling of RFC 8899 probing (LoopbackMTU on loopback,
-	// DefaultMTU where the kernel does not say). The largest packet is
+	// peer as the ceiling of RFC 8899 probing (65536 on loopback,
+	// 1500 where the kernel does not say). The largest packet is
 	// the MTU less the IP and UDP headers.
 	MTU int
 	// NoPLPMTUD turns RFC 8899 probing off: packets keep the route's MTU
@@ -71,14 +72,15 @@ type Config struct {
 	// octets of plaintext (RFC 6347 §4.1), and the record's own header and
 	// tag come out of the MTU too.
 	MaxPacket int
-	// LocalPort and PeerPort are the SCTP ports (DefaultPort if zero). A
+	// LocalPort and PeerPort are the SCTP ports (5000 if zero). A
 	// Listener answers INITs to any port.
 	LocalPort, PeerPort uint16
 	// RTO holds RTO.Initial, RTO.Min and RTO.Max (RFC 9260 §16).
 	RTO RTOConfig
 	// ReceiveBuffer bounds the user data held for the local user, the
 	// a_rwnd advertised (RFC 9260 §6.2); SendBuffer the user data a
-	// writer may queue before WriteMsg blocks (counted in pool buffers).
+	// writer may queue before WriteMsg blocks (counted in pool buffers);
+	// zero: 4 MiB each.
 	ReceiveBuffer, SendBuffer int
 	// MaxMessageFragments and MaxHeldFragments bound reassembly (RFC
 	// 9260 §6.9): the fragments of one user message, and the fragments
@@ -94,7 +96,7 @@ type Config struct {
 	// Tracer, if not nil, receives the association's SACK, T3-rtx and
 	// end events with its window and RTO (trace.go; package trace writes
 	// them as JSON lines). nil: nothing is traced, at no cost.
-	Tracer Tracer
+	Tracer tracing.Tracer
 	// MaxRetrans is Association.Max.Retrans: consecutive T3-rtx, T2 or
 	// HEARTBEAT failures after which the peer is unreachable (§8.1).
 	MaxRetrans int
@@ -152,7 +154,7 @@ type Config struct {
 
 	// Listener settings.
 
-	// Backlog is the accept queue; MaxAssociations and
+	// Backlog is the accept queue (zero: 128); MaxAssociations and
 	// MaxAssociationsPerAddress bound the associations a Listener holds.
 	Backlog, MaxAssociations, MaxAssociationsPerAddress int
 	// InitAckRate bounds the answers to unauthenticated packets per
@@ -163,7 +165,7 @@ type Config struct {
 	// StallTimeout ends a Listener's association that waits for its peer
 	// without progress this long: DATA outstanding and no new TSN
 	// acknowledged (a closed window too), a shutdown unfinished, a
-	// HEARTBEAT unanswered. Zero means DefaultStallTimeout, negative
+	// HEARTBEAT unanswered. Zero means 30 s, negative
 	// never (then only Association.Max.Retrans and T5 end them).
 	StallTimeout time.Duration
 }
@@ -188,17 +190,17 @@ func (c Config) normalized() Config {
 		c.Streams = defaultStreams
 	}
 	if c.LocalPort == 0 {
-		c.LocalPort = DefaultPort
+		c.LocalPort = defaultPort
 	}
 	if c.PeerPort == 0 {
-		c.PeerPort = DefaultPort
+		c.PeerPort = defaultPort
 	}
 	if c.ReceiveBuffer <= 0 {
-		c.ReceiveBuffer = DefaultBuffer
+		c.ReceiveBuffer = defaultBuffer
 	}
 	c.ReceiveBuffer = max(c.ReceiveBuffer, wire.MinARwnd)
 	if c.SendBuffer <= 0 {
-		c.SendBuffer = DefaultBuffer
+		c.SendBuffer = defaultBuffer
 	}
 	if c.MaxRetrans <= 0 {
 		c.MaxRetrans = defaultMaxRetrans
@@ -216,7 +218,7 @@ func (c Config) normalized() Config {
 		c.Adaptation = wire.AdaptationDDP
 	}
 	if c.Backlog <= 0 {
-		c.Backlog = DefaultBacklog
+		c.Backlog = defaultBacklog
 	}
 	if c.MaxAssociations <= 0 {
 		c.MaxAssociations = defaultMaxAssociations
@@ -244,9 +246,9 @@ func ipUDPOverhead(addr netip.Addr) int {
 func (c *Config) maxPacketFor(addr netip.Addr) int {
 	mtu := c.MTU
 	if mtu <= 0 {
-		mtu = DefaultMTU
+		mtu = defaultMTU
 		if addr.IsLoopback() {
-			mtu = LoopbackMTU
+			mtu = loopbackMTU
 		}
 	}
 	ip := 20
@@ -372,16 +374,17 @@ func describeCauses(b []byte) string {
 // State is the state of an association (RFC 9260 §4).
 type State uint8
 
-// The states of RFC 9260 §4.
+// The states of RFC 9260 §4. They are the package's: a user reads a
+// state's name (String), and learns of the end from Done.
 const (
-	StateClosed State = iota
-	StateCookieWait
-	StateCookieEchoed
-	StateEstablished
-	StateShutdownPending
-	StateShutdownSent
-	StateShutdownReceived
-	StateShutdownAckSent
+	stateClosed State = iota
+	stateCookieWait
+	stateCookieEchoed
+	stateEstablished
+	stateShutdownPending
+	stateShutdownSent
+	stateShutdownReceived
+	stateShutdownAckSent
 )
 
 var stateNames = [...]string{"CLOSED", "COOKIE-WAIT", "COOKIE-ECHOED", "ESTABLISHED",

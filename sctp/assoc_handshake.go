@@ -56,7 +56,7 @@ func (a *Association) sendInit(now time.Time) {
 	wire.SetChecksum(p)
 	a.sendPacket(p)
 	a.io.pkt = p[:wire.HeaderLen]
-	a.state = StateCookieWait
+	a.state = stateCookieWait
 	a.io.timers.SetAfter(timerT1Init, now, a.primaryPath().rto.RTO())
 	a.arm(now)
 }
@@ -92,7 +92,7 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	a.hs.cookie = append(a.hs.cookie[:0], in.Params.StateCookie...)
 	a.io.timers.Stop(timerT1Init)
 	a.hs.initRetries = 0
-	a.state = StateCookieEchoed
+	a.state = stateCookieEchoed
 	a.sendCookieEcho(now)
 	if in.Params.Report {
 		// §3.2.1: parameters we do not know whose type asks for a report
@@ -260,7 +260,7 @@ func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
 		a.stats.badTag++
 		return
 	}
-	if a.state == StateShutdownAckSent {
+	if a.state == stateShutdownAckSent {
 		// §5.2.4 action A, §9.2: no new association while ours shuts
 		// down: the SHUTDOWN ACK again, and an ERROR saying why.
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)

@@ -269,10 +269,9 @@ func (a *Association) sendOversize(b []byte) error {
 	return err
 }
 
-// PLPMTUD returns the association's RFC 8899 probing counters.
-func (a *Association) PLPMTUD() PLPMTUDStats {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// plpmtudStats returns the association's RFC 8899 probing counters
+// (Stats.PLPMTUD). mu is held.
+func (a *Association) plpmtudStats() PLPMTUDStats {
 	if a.primaryPath().plp == nil || a.primaryPath().plp.p == nil {
 		return PLPMTUDStats{State: "off"}
 	}

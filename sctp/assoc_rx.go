@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
@@ -68,14 +69,14 @@ func (a *Association) receiveSegments(b []byte, seg int) {
 	a.io.rxRun = false
 	a.stats.offloadRecv++
 	a.dq.commit(nil, false)
-	if a.state != StateClosed {
+	if a.state != stateClosed {
 		a.transmit(now)
 	}
 }
 
 // receiveLocked is receive with mu held.
 func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return false
 	}
 	pkt, err := wire.ParsePacketNoChecksum(b)
@@ -90,7 +91,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 		return false
 	}
 	if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkShutdownAck &&
-		(a.state == StateCookieWait || a.state == StateCookieEchoed) {
+		(a.state == stateCookieWait || a.state == stateCookieEchoed) {
 		// §8.5.1 E: a SHUTDOWN ACK before the association exists is out
 		// of the blue (§8.4 rule 5): SHUTDOWN COMPLETE with the T bit and
 		// the packet's own tag.
@@ -166,7 +167,7 @@ func (a *Association) tagOK(b []byte) bool {
 func (a *Association) receiveChunks(chunks []byte, bp *[]byte, now time.Time) bool {
 	it := wire.NewChunkIter(chunks)
 	var all rxVerdict
-	for c, ok := it.Next(); ok && a.state != StateClosed; c, ok = it.Next() {
+	for c, ok := it.Next(); ok && a.state != stateClosed; c, ok = it.Next() {
 		v := a.dispatch(c, now) // assoc_statetable.go
 		all |= v
 		if v&rxStop != 0 {
@@ -177,7 +178,7 @@ func (a *Association) receiveChunks(chunks []byte, bp *[]byte, now time.Time) bo
 		a.stats.badChunks++
 	}
 done:
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		if !a.io.rxRun {
 			a.dq.commit(nil, false)
 		}
@@ -192,7 +193,7 @@ done:
 	}
 	if all&rxData != 0 {
 		a.rt.EndPacket(now)
-		if all&rxShutdownAgain != 0 && a.state == StateShutdownSent {
+		if all&rxShutdownAgain != 0 && a.state == stateShutdownSent {
 			// §9.2: DATA in SHUTDOWN-SENT is answered at once with a SACK
 			// and the SHUTDOWN again, and T2 restarts.
 			a.ctrl = a.appendSACK(a.ctrl)
@@ -416,7 +417,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		a.stats.lostRetrans += uint64(res.LostRetransmits)
 	}
 	if a.cfg.Tracer != nil {
-		a.traceEvent(Event{Kind: EventSACK, CumTSN: cum, Gaps: len(gaps), Dups: len(dups), ARwnd: arwnd,
+		a.traceEvent(tracing.Event{Kind: tracing.EventSACK, CumTSN: cum, Gaps: len(gaps), Dups: len(dups), ARwnd: arwnd,
 			Acked: res.Ack.AckedBytes, Marked: res.MarkedBytes, FastRetransmit: res.FastRetransmit}, now)
 	}
 	switch {
@@ -518,8 +519,8 @@ func (a *Association) checkShutdown(now time.Time) {
 		return
 	}
 	switch a.state {
-	case StateShutdownPending:
-		a.state = StateShutdownSent
+	case stateShutdownPending:
+		a.state = stateShutdownSent
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
 		a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 		// §9.2: the sender of SHUTDOWN bounds the whole sequence by
@@ -527,8 +528,8 @@ func (a *Association) checkShutdown(now time.Time) {
 		a.io.timers.SetAfter(timerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
 		a.io.timers.Stop(timerHeartbeat)
 		a.clearErrors()
-	case StateShutdownReceived:
-		a.state = StateShutdownAckSent
+	case stateShutdownReceived:
+		a.state = stateShutdownAckSent
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
 		a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 		a.io.timers.Stop(timerHeartbeat)

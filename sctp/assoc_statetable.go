@@ -34,7 +34,7 @@ const (
 type rxHandler func(a *Association, c wire.Chunk, now time.Time) rxVerdict
 
 const (
-	numStates = int(StateShutdownAckSent) + 1
+	numStates = int(stateShutdownAckSent) + 1
 	// rxReconfigRow is RE-CONFIG's row, after the types of RFC 9260.
 	rxReconfigRow = int(wire.ChunkShutdownComplete) + 1
 )
@@ -52,13 +52,13 @@ func rxRow(t wire.ChunkType) int {
 
 // Columns, for the table's rows.
 const (
-	cw  = StateCookieWait
-	ce  = StateCookieEchoed
-	est = StateEstablished
-	sp  = StateShutdownPending
-	ss  = StateShutdownSent
-	sr  = StateShutdownReceived
-	sas = StateShutdownAckSent
+	cw  = stateCookieWait
+	ce  = stateCookieEchoed
+	est = stateEstablished
+	sp  = stateShutdownPending
+	ss  = stateShutdownSent
+	sr  = stateShutdownReceived
+	sas = stateShutdownAckSent
 )
 
 // rxTable[row][state] is the handler of a chunk type in a state. The
@@ -181,7 +181,7 @@ func sec9_2Shutdown(a *Association, c wire.Chunk, now time.Time) rxVerdict {
 	if cum, ok := a.shutdownCumAck(c); ok {
 		// No T5 here: it guards the sender of SHUTDOWN; in
 		// SHUTDOWN-ACK-SENT T2 and Association.Max.Retrans bound the wait.
-		a.state = StateShutdownReceived
+		a.state = stateShutdownReceived
 		a.wakeAllWriters()
 		a.takeShutdown(cum, now)
 	}
@@ -193,7 +193,7 @@ func sec9_2ShutdownInShutdownSent(a *Association, c wire.Chunk, now time.Time) r
 		// Both ends sent SHUTDOWN: answered with SHUTDOWN ACK.
 		a.io.timers.Stop(timerT2Shutdown)
 		a.io.timers.Stop(timerT5ShutdownGuard)
-		a.state = StateShutdownReceived
+		a.state = stateShutdownReceived
 		a.takeShutdown(cum, now)
 	}
 	return 0

@@ -98,9 +98,9 @@ func waitPLPMTUD(t *testing.T, as ...*Association) {
 	t.Helper()
 	for _, a := range as {
 		require.Eventually(t, func() bool {
-			s := a.PLPMTUD().State
+			s := a.Stats().PLPMTUD.State
 			return s == "off" || s == "search-complete"
-		}, 10*time.Second, time.Millisecond, "PLPMTUD: %+v", a.PLPMTUD())
+		}, 10*time.Second, time.Millisecond, "PLPMTUD: %+v", a.Stats().PLPMTUD)
 	}
 }
 
@@ -139,7 +139,7 @@ func TestAssociation_EstablishExchangeClose(t *testing.T) {
 	require.NoError(t, cli.Close())
 	assert.NoError(t, sr.end(t), "graceful close reaches the peer as nil")
 	assert.NoError(t, cr.end(t))
-	assert.Equal(t, StateClosed, srv.State())
+	assert.Equal(t, stateClosed, srv.State())
 	assert.ErrorIs(t, cli.WriteMsg(0, 16, []byte("x")), ErrClosed)
 }
 

@@ -2,6 +2,7 @@ package sctp
 
 import (
 	"encoding/binary"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"math/rand/v2"
 	"time"
 
@@ -15,11 +16,11 @@ func (a *Association) onTimer() {
 	defer a.mu.Unlock()
 	now := time.Now()
 	a.io.wake.Fired()
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return
 	}
 	exp := a.io.timers.Expired(now)
-	for id, rest, ok := exp.Pop(); ok && a.state != StateClosed; id, rest, ok = rest.Pop() {
+	for id, rest, ok := exp.Pop(); ok && a.state != stateClosed; id, rest, ok = rest.Pop() {
 		switch id {
 		case timerT1Init:
 			a.t1Expired(now, false)
@@ -40,7 +41,7 @@ func (a *Association) onTimer() {
 			// transmit below sends the SACK that is now due.
 		}
 	}
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return
 	}
 	a.transmit(now)
@@ -87,7 +88,7 @@ func (a *Association) t3Expired(now time.Time) {
 	a.primaryPath().cc.OnRetransmitMarked(marked)
 	a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO()) // E3: restarted as data goes out
 	if a.cfg.Tracer != nil {
-		a.traceEvent(Event{Kind: EventT3Expiry, Marked: marked}, now)
+		a.traceEvent(tracing.Event{Kind: tracing.EventT3Expiry, Marked: marked}, now)
 	}
 }
 
@@ -98,9 +99,9 @@ func (a *Association) t2Expired(now time.Time) {
 	}
 	a.primaryPath().rto.Backoff()
 	switch a.state {
-	case StateShutdownSent:
+	case stateShutdownSent:
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-	case StateShutdownAckSent:
+	case stateShutdownAckSent:
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
 	default:
 		return

@@ -48,7 +48,7 @@ func (a *Association) Flush() error {
 	if a.corked > 0 {
 		a.transmit(time.Now())
 	}
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		if a.err != nil {
 			return fmt.Errorf("%w: %w", ErrClosed, a.err)
 		}
@@ -186,7 +186,7 @@ func (a *Association) queue(sid uint16, chunks []txChunk, size int, more, grante
 	}
 	if err := a.writable(sid); err != nil {
 		releaseChunks(chunks)
-		if a.state != StateClosed {
+		if a.state != stateClosed {
 			// Shutting down: the reservation is given back (the end of
 			// the association has reset the accounting already), and
 			// what the writers granted with this one queued goes.
@@ -225,12 +225,12 @@ func releaseChunks(cs []txChunk) {
 // writable reports why a message cannot be queued now. mu is held.
 func (a *Association) writable(sid uint16) error {
 	switch a.state {
-	case StateEstablished:
-	case StateCookieWait, StateCookieEchoed:
+	case stateEstablished:
+	case stateCookieWait, stateCookieEchoed:
 		// RFC 9260 §5.1 lets DATA wait for the association; the dialer
 		// returns only once it is established, so this is a misuse.
 		return fmt.Errorf("%w: not established", ErrClosed)
-	case StateClosed:
+	case stateClosed:
 		if a.err != nil {
 			return fmt.Errorf("%w: %w", ErrClosed, a.err)
 		}
@@ -250,7 +250,7 @@ func (a *Association) writable(sid uint16) error {
 // canSendData reports whether DATA may be sent in the current state.
 func (a *Association) canSendData() bool {
 	switch a.state {
-	case StateEstablished, StateShutdownPending, StateShutdownReceived:
+	case stateEstablished, stateShutdownPending, stateShutdownReceived:
 		return true
 	}
 	return false
@@ -571,7 +571,7 @@ func (a *Association) delivered(octets int) {
 	defer a.mu.Unlock()
 	a.rxQueued -= octets
 	a.releaseReceive(octets)
-	if a.rt == nil || a.state == StateClosed {
+	if a.rt == nil || a.state == stateClosed {
 		return
 	}
 	if a.windowUpdateDue() {

@@ -133,7 +133,7 @@ func DialConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, er
 	a.mu.Lock()
 	st, aerr := a.state, a.err
 	a.mu.Unlock()
-	if st == StateClosed {
+	if st == stateClosed {
 		if aerr == nil {
 			aerr = ErrClosed
 		}
@@ -270,8 +270,8 @@ func readLoop(conn net.Conn, a *Association) {
 			putBuf(bp)
 			a.mu.Lock()
 			switch {
-			case a.state == StateClosed:
-			case errors.Is(err, io.EOF) && a.state == StateShutdownAckSent:
+			case a.state == stateClosed:
+			case errors.Is(err, io.EOF) && a.state == stateShutdownAckSent:
 				// A connection-oriented socket (DTLS, RFC 8261) closed
 				// cleanly by the peer (close_notify) after this side's
 				// SHUTDOWN ACK: the peer closes only once its shutdown is

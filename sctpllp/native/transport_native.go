@@ -227,7 +227,7 @@ func (t *Transport) MaxMessage() int { return t.a.MaxMessage() }
 // can be reused at once (RFC 5043 §6.6 quarantine is the adaptation's).
 // It answers a peer's RE-CONFIG request (RFC 6525) but never sends one.
 func (t *Transport) ResetStream(sid uint16) error {
-	if t.a.State() == sctp.StateClosed {
+	if isDone(t.a.Done()) {
 		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, backend.ErrAssociationClosed)
 	}
 	if int(sid) >= t.n {
@@ -264,4 +264,15 @@ func (t *Transport) TransportStats() backend.Stats {
 func (t *Transport) Stats() sctp.Stats { return t.a.Stats() }
 
 // PLPMTUD returns the association's RFC 8899 probing state and counters.
-func (t *Transport) PLPMTUD() sctp.PLPMTUDStats { return t.a.PLPMTUD() }
+func (t *Transport) PLPMTUD() sctp.PLPMTUDStats { return t.a.Stats().PLPMTUD }
+
+// isDone reports whether the association has ended (its Done channel is
+// closed: it is CLOSED).
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
