@@ -228,6 +228,13 @@ type assocCounters struct {
 // Stats are an association's counters and path figures.
 type Stats struct {
 	State State
+	// OutStreams and InStreams are the association's outbound and inbound
+	// streams (RFC 9260 §5.1.1); PeerAdaptation the Adaptation Layer
+	// Indication of the peer's INIT or INIT ACK, if HasPeerAdaptation
+	// (RFC 5061 §4.2.6; RFC 5043 §5.1). They are set at the start.
+	OutStreams, InStreams int
+	PeerAdaptation        uint32
+	HasPeerAdaptation     bool
 	// Packets and DATA chunks sent and received; Retransmits counts DATA
 	// chunks sent again (T3-rtx and Fast Retransmit), FastRetransmits the
 	// Fast Retransmit events, T3Expiries the T3-rtx expiries,
@@ -325,14 +332,6 @@ func (a *Association) Start(fn func(sid uint16, ppid uint32, b []byte), done fun
 	go a.dq.run()
 }
 
-// NumStreams returns the outbound and inbound streams of the association
-// (RFC 9260 §5.1.1).
-func (a *Association) NumStreams() (out, in int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.tcb.outStreams, a.tcb.inStreams
-}
-
 // MaxMessage returns the largest user message sent in one DATA chunk, in
 // one packet (RFC 9260 §1.3, PMDCS less the DATA chunk header, rounded
 // down to whole words so that the chunk's padding fits too). Longer
@@ -340,14 +339,6 @@ func (a *Association) NumStreams() (out, in int) {
 // It follows the packetization layer path MTU (RFC 8899: PLPMTUD) where
 // the association probes its path.
 func (a *Association) MaxMessage() int { return int(a.maxMsg.Load()) }
-
-// PeerAdaptation returns the Adaptation Layer Indication of the peer's
-// INIT or INIT ACK (RFC 5061 §4.2.6; RFC 5043 §5.1).
-func (a *Association) PeerAdaptation() (uint32, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.tcb.peerAdaptation, a.tcb.hasPeerAdaptation
-}
 
 // LocalAddr and RemoteAddr return the UDP addresses of the association.
 func (a *Association) LocalAddr() net.Addr { return a.io.laddr }
@@ -384,6 +375,8 @@ func (a *Association) Stats() Stats {
 	defer a.mu.Unlock()
 	c := &a.stats
 	return Stats{State: a.state,
+		OutStreams: a.tcb.outStreams, InStreams: a.tcb.inStreams,
+		PeerAdaptation: a.tcb.peerAdaptation, HasPeerAdaptation: a.tcb.hasPeerAdaptation,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsRecv,
 		DataChunksSent: c.dataSent, DataChunksReceived: c.dataRecv,
 		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries, LostRetransmits: c.lostRetrans,

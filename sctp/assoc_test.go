@@ -116,10 +116,11 @@ func pair(t *testing.T, cfg *Config) (cli, srv *Association, cr, sr *rxRec) {
 
 func TestAssociation_EstablishExchangeClose(t *testing.T) {
 	cli, srv, cr, sr := pair(t, nil)
-	ad, ok := srv.PeerAdaptation()
+	st := srv.Stats()
+	ad, ok := st.PeerAdaptation, st.HasPeerAdaptation
 	assert.True(t, ok)
 	assert.EqualValues(t, 1, ad, "RFC 5043 §5.1: the DDP indication")
-	out, in := cli.NumStreams()
+	out, in := cli.Stats().OutStreams, cli.Stats().InStreams
 	assert.Equal(t, defaultStreams, out)
 	assert.Equal(t, defaultStreams, in)
 

@@ -33,7 +33,8 @@ type Transport struct {
 // in its INIT ACK if dialed, else in its INIT.
 func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, error) {
 	if !cfg.AllowMissingAdaptation {
-		ind, ok := a.PeerAdaptation()
+		st := a.Stats()
+		ind, ok := st.PeerAdaptation, st.HasPeerAdaptation
 		if !ok || ind != backend.AdaptationIndicationDDP {
 			_ = a.Abort()
 			chunk := "INIT"
@@ -46,8 +47,8 @@ func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, er
 			return nil, fmt.Errorf("%w: its %s indicated %#08x, not DDP's %#08x", backend.ErrAdaptationMismatch, chunk, ind, backend.AdaptationIndicationDDP)
 		}
 	}
-	out, in := a.NumStreams()
-	return &Transport{a: a, n: min(out, in)}, nil
+	st := a.Stats()
+	return &Transport{a: a, n: min(st.OutStreams, st.InStreams)}, nil
 }
 
 // DefaultRTOMin is the RTO.Min of the native stack's DDP associations
@@ -237,7 +238,10 @@ func (t *Transport) ResetStream(sid uint16) error {
 }
 
 // PeerAdaptation implements Transport.
-func (t *Transport) PeerAdaptation() (uint32, bool) { return t.a.PeerAdaptation() }
+func (t *Transport) PeerAdaptation() (uint32, bool) {
+	st := t.a.Stats()
+	return st.PeerAdaptation, st.HasPeerAdaptation
+}
 
 // Kind implements Transport.
 func (t *Transport) Kind() string { return Kind }
