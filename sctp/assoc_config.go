@@ -119,7 +119,7 @@ type Config struct {
 	// AllowMissingAdaptation lets a Listener accept an INIT without the
 	// DDP indication; otherwise it is refused with an ABORT (RFC 5043
 	// §5.1, §11.1). The active side reports the peer's indication
-	// (PeerAdaptation) and leaves the decision to its caller.
+	// (Stats.PeerAdaptation) and leaves the decision to its caller.
 	AllowMissingAdaptation bool
 
 	// CongestionControl is the window's algorithm in congestion

@@ -1,5 +1,5 @@
 // Package tracing holds the protocol events package sctp reports to a
-// Config.Tracer, and package trace writes as JSON lines.
+// sctp.Config.Tracer, and package trace writes as JSON lines.
 package tracing
 
 import "time"
