@@ -373,6 +373,7 @@ func (a *Association) Err() error {
 func (a *Association) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	dst := a.primaryPath()
 	c := &a.stats
 	return Stats{State: a.state,
 		OutStreams: a.tcb.outStreams, InStreams: a.tcb.inStreams,
@@ -384,8 +385,8 @@ func (a *Association) Stats() Stats {
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
 		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream, Discarded: c.discarded,
 		OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
-		SRTT: a.primaryPath().rto.SRTT(), RTO: a.primaryPath().rto.RTO(), RTTMeasured: a.primaryPath().rto.Measured(),
-		Cwnd: a.primaryPath().cc.Cwnd(), SSThresh: a.primaryPath().cc.SSThresh(), Flight: a.primaryPath().cc.Flight(), PeerRwnd: a.primaryPath().cc.Rwnd(),
+		SRTT: dst.rto.SRTT(), RTO: dst.rto.RTO(), RTTMeasured: dst.rto.Measured(),
+		Cwnd: dst.cc.Cwnd(), SSThresh: dst.cc.SSThresh(), Flight: dst.cc.Flight(), PeerRwnd: dst.cc.Rwnd(),
 		MaxPacket: a.maxPacket, PLPMTUD: a.plpmtudStats(),
 	}
 }
@@ -431,13 +432,14 @@ func (a *Association) flushBatch() {
 
 // sendFailed accounts for a send error (nil: none). mu is held.
 func (a *Association) sendFailed(err error) {
+	dst := a.primaryPath()
 	if err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++
-		if a.primaryPath().plp != nil && a.primaryPath().plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
+		if dst.plp != nil && dst.plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
 			// The kernel learned a smaller path MTU; the PLPMTUD timer
 			// applies it (not here: a packet is being built).
-			a.primaryPath().plp.tooBig = true
+			dst.plp.tooBig = true
 			a.io.timers.Set(timerPLPMTUD, time.Time{})
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {

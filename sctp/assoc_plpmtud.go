@@ -106,10 +106,11 @@ func (a *Association) enablePLPMTUD(pp pathProbe) {
 // startPLPMTUD begins probing (RFC 8899 §5.2 PROBE_BASE): packets fall to
 // BASE_PLPMTU until probes confirm more. mu is held.
 func (a *Association) startPLPMTUD(now time.Time) {
-	if a.primaryPath().plp == nil || a.primaryPath().plp.p != nil {
+	dst := a.primaryPath()
+	if dst.plp == nil || dst.plp.p != nil {
 		return
 	}
-	a.primaryPath().plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: a.primaryPath().plp.path.routeMTU, MaxFirst: true}, now)
+	dst.plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: dst.plp.path.routeMTU, MaxFirst: true}, now)
 	a.applyPLPMTU()
 	a.io.timers.Set(timerPLPMTUD, now)
 }
@@ -221,11 +222,12 @@ func probePacketSize(size, overhead int) int { return (size - overhead) &^ 3 }
 // plpmtudLoss tells the prober that full-sized packets may be lost (a
 // T3-rtx expiry): the PLPMTU is confirmed at once. mu is held.
 func (a *Association) plpmtudLoss(now time.Time) {
-	if a.primaryPath().plp == nil || a.primaryPath().plp.p == nil {
+	dst := a.primaryPath()
+	if dst.plp == nil || dst.plp.p == nil {
 		return
 	}
-	a.primaryPath().plp.p.SuspectLoss(now)
-	a.io.timers.Set(timerPLPMTUD, a.primaryPath().plp.p.Deadline())
+	dst.plp.p.SuspectLoss(now)
+	a.io.timers.Set(timerPLPMTUD, dst.plp.p.Deadline())
 }
 
 // applyPLPMTU sets the packet size from the prober's PLPMTU. When it
@@ -235,14 +237,15 @@ func (a *Association) plpmtudLoss(now time.Time) {
 // backed off while the black hole was being confirmed, cost seconds
 // (TestBlackHoleMidTransfer_NativeSCTP). mu is held.
 func (a *Association) applyPLPMTU() {
-	n := a.primaryPath().plp.p.PLPMTU() - a.primaryPath().plp.path.overhead
+	dst := a.primaryPath()
+	n := dst.plp.p.PLPMTU() - dst.plp.path.overhead
 	if n == a.maxPacket {
 		return
 	}
 	fell := n < a.maxPacket
 	a.setMaxPacket(n)
 	if fell && a.oq != nil {
-		a.primaryPath().cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
+		dst.cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
 	}
 }
 
@@ -272,12 +275,13 @@ func (a *Association) sendOversize(b []byte) error {
 // plpmtudStats returns the association's RFC 8899 probing counters
 // (Stats.PLPMTUD). mu is held.
 func (a *Association) plpmtudStats() PLPMTUDStats {
-	if a.primaryPath().plp == nil || a.primaryPath().plp.p == nil {
+	dst := a.primaryPath()
+	if dst.plp == nil || dst.plp.p == nil {
 		return PLPMTUDStats{State: "off"}
 	}
-	st := a.primaryPath().plp.stats
-	st.PAD = a.primaryPath().plp.padOK
-	st.State = a.primaryPath().plp.p.State().String()
-	st.PLPMTU = a.primaryPath().plp.p.PLPMTU()
+	st := dst.plp.stats
+	st.PAD = dst.plp.padOK
+	st.State = dst.plp.p.State().String()
+	st.PLPMTU = dst.plp.p.PLPMTU()
 	return st
 }

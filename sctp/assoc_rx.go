@@ -368,11 +368,12 @@ func (a *Association) handleSACK(c wire.Chunk, now time.Time) {
 // applyAck applies a Cumulative TSN Ack with its gaps (a SACK, or the
 // Cumulative TSN Ack of a SHUTDOWN). mu is held.
 func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint32, arwnd uint32, now time.Time) {
+	dst := a.primaryPath()
 	if a.oq == nil {
 		return
 	}
 	oldCum := a.oq.CumTSN()
-	_, inFR := a.primaryPath().cc.InFastRecovery()
+	_, inFR := dst.cc.InFastRecovery()
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {
 	case sackStale:
@@ -398,19 +399,19 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		}
 	}
 	if res.RTTValid {
-		a.primaryPath().rto.Observe(res.RTT)
+		dst.rto.Observe(res.RTT)
 	}
-	res.Ack.Now, res.Ack.SRTT = now, a.primaryPath().rto.SRTT()
+	res.Ack.Now, res.Ack.SRTT = now, dst.rto.SRTT()
 	a.burstFreed += res.Ack.FlightAcked + res.MarkedBytes
-	a.primaryPath().cc.OnAck(res.Ack)
+	dst.cc.OnAck(res.Ack)
 	if res.Ack.AckedBytes > 0 {
 		a.clearErrors() // §8.1, §8.3: the peer is alive
 	}
 	if res.MarkedBytes > 0 {
-		a.primaryPath().cc.OnRetransmitMarked(res.MarkedBytes)
+		dst.cc.OnRetransmitMarked(res.MarkedBytes)
 	}
 	if res.FastRetransmit {
-		if a.primaryPath().cc.OnFastRetransmit(res.HighestOutstanding) {
+		if dst.cc.OnFastRetransmit(res.HighestOutstanding) {
 			a.stats.fastRetrans++
 		}
 		a.fastRtx = true
@@ -424,9 +425,9 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	case a.oq.Len() == 0:
 		a.io.timers.Stop(timerT3Rtx) // §6.3.2 R2
 	case res.Ack.CumAdvanced:
-		a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO()) // R3
+		a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // R3
 	case res.Reneged && !a.io.timers.Running(timerT3Rtx):
-		a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO())
+		a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO())
 	}
 	// The writers waiting for space are served when a quarter of the
 	// buffer is free again (or it is empty), not on every SACK, so that
@@ -471,18 +472,19 @@ const heartbeatInfoLen = 16
 // handleHeartbeatAck takes the answer to our HEARTBEAT: the peer is alive,
 // and the round trip is an RTT measurement (RFC 9260 §8.3).
 func (a *Association) handleHeartbeatAck(c wire.Chunk, now time.Time) {
+	dst := a.primaryPath()
 	if a.plpmtudAck(c, now) {
 		return
 	}
 	hb, err := wire.ParseHeartbeat(c)
-	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != a.primaryPath().hbNonce || !a.primaryPath().hbPending {
+	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != dst.hbNonce || !dst.hbPending {
 		return
 	}
-	a.primaryPath().hbPending = false
+	dst.hbPending = false
 	a.clearErrors()
 	sent := time.Unix(0, int64(binary.BigEndian.Uint64(hb.Info[8:])))
 	if rtt := now.Sub(sent); rtt >= 0 {
-		a.primaryPath().rto.Observe(rtt)
+		dst.rto.Observe(rtt)
 	}
 }
 

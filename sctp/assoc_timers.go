@@ -74,6 +74,7 @@ func (a *Association) t1Expired(now time.Time, cookie bool) {
 // closes to one packet, the RTO doubles, every outstanding chunk is
 // marked for retransmission, and the error counter grows (§8.1).
 func (a *Association) t3Expired(now time.Time) {
+	dst := a.primaryPath()
 	if a.oq == nil || a.oq.Len() == 0 {
 		return
 	}
@@ -81,12 +82,12 @@ func (a *Association) t3Expired(now time.Time) {
 	if a.countError() {
 		return
 	}
-	a.primaryPath().cc.OnT3Timeout()
-	a.primaryPath().rto.Backoff()
+	dst.cc.OnT3Timeout()
+	dst.rto.Backoff()
 	a.plpmtudLoss(now)
 	marked := a.oq.MarkAllForRetransmit()
-	a.primaryPath().cc.OnRetransmitMarked(marked)
-	a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO()) // E3: restarted as data goes out
+	dst.cc.OnRetransmitMarked(marked)
+	a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // E3: restarted as data goes out
 	if a.cfg.Tracer != nil {
 		a.traceEvent(tracing.Event{Kind: tracing.EventT3Expiry, Marked: marked}, now)
 	}
@@ -138,25 +139,26 @@ func (a *Association) restartHeartbeat(now time.Time) {
 // unanswered (RFC 9260 §8.3). While DATA is outstanding the T3-rtx timer
 // watches the peer, and no HEARTBEAT is sent.
 func (a *Association) heartbeatDue(now time.Time) {
+	dst := a.primaryPath()
 	defer a.restartHeartbeat(now)
-	if a.primaryPath().hbPending {
+	if dst.hbPending {
 		// §8.3: an unanswered HEARTBEAT counts as an error and backs the
 		// RTO off as a T3-rtx expiry does (§6.3.3 E2), so the next one
 		// comes later; a HEARTBEAT ACK's RTT measurement restores it.
-		a.primaryPath().hbPending = false
+		dst.hbPending = false
 		if a.countError() {
 			return
 		}
-		a.primaryPath().rto.Backoff()
+		dst.rto.Backoff()
 	}
 	if a.oq != nil && a.oq.Len() > 0 {
 		return
 	}
-	a.primaryPath().hbNonce = rand.Uint64()
+	dst.hbNonce = rand.Uint64()
 	var info [heartbeatInfoLen]byte
-	binary.BigEndian.PutUint64(info[:], a.primaryPath().hbNonce)
+	binary.BigEndian.PutUint64(info[:], dst.hbNonce)
 	binary.BigEndian.PutUint64(info[8:], uint64(now.UnixNano()))
 	a.ctrl = (&wire.Heartbeat{Info: info[:]}).Append(a.ctrl)
-	a.primaryPath().hbPending = true
+	dst.hbPending = true
 	a.stats.heartbeats++
 }

@@ -263,6 +263,7 @@ func (a *Association) canSendData() bool {
 // §6.1 rule C), then new DATA within cwnd and the peer's window (rules A
 // and B). mu is held.
 func (a *Association) transmit(now time.Time) {
+	dst := a.primaryPath()
 	a.corked, a.deferred = 0, false
 	// The packets of this transmission leave in runs, one system call
 	// each, once the last is built (txBatch), when it may send more than
@@ -300,10 +301,10 @@ func (a *Association) transmit(now time.Time) {
 					// §7.2.4 step 4: retransmitting the first outstanding
 					// chunk restarts T3-rtx, so that it does not expire
 					// on the fast retransmission's heels.
-					a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO())
+					a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO())
 				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
-				a.primaryPath().cc.OnSend(size)
+				dst.cc.OnSend(size)
 				a.stats.retransmits++
 				p = a.addChunk(p, c)
 				sentData = true
@@ -314,40 +315,40 @@ func (a *Association) transmit(now time.Time) {
 		// may be all the window takes, alone in flight, and the peer would
 		// delay its SACK (§6.2) for each. Such a retransmission asks for an
 		// immediate SACK (RFC 7053 §4.1): in slow start, or oversize.
-		rtxImm := a.primaryPath().cc.InSlowStart()
+		rtxImm := dst.cc.InSlowStart()
 		budget = a.burstBudget()
 		// A chunk larger than the whole budget (built before the PLPMTU
 		// fell: 8944 octets against 4 × 1252) goes alone, first.
 		full := budget
-		for tsn, size, ok := a.oq.FirstMarked(); ok && a.primaryPath().cc.CanRetransmit(size) && (size <= budget || budget == full); tsn, size, ok = a.oq.NextMarked(tsn) {
+		for tsn, size, ok := a.oq.FirstMarked(); ok && dst.cc.CanRetransmit(size) && (size <= budget || budget == full); tsn, size, ok = a.oq.NextMarked(tsn) {
 			c := &a.sent[a.oq.slot(tsn)]
 			budget -= size
 			if rtxImm || c.n > a.maxPacket-wire.HeaderLen {
 				c.chunk()[1] |= wire.DataFlagImmediate
 			}
 			a.oq.OnRetransmit(tsn, now)
-			a.primaryPath().cc.OnSend(size)
+			dst.cc.OnSend(size)
 			a.stats.retransmits++
 			p = a.addChunk(p, c)
 			sentData = true
 		}
 		limited := false
 		if a.oq.Marked() == 0 {
-			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !a.primaryPath().lastDataSent.IsZero() {
+			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !dst.lastDataSent.IsZero() {
 				// §7.2.1: cwnd decays by half per RTO without DATA sent,
 				// to initialCwnd after a long idle, before data goes again.
-				if idle, rto := now.Sub(a.primaryPath().lastDataSent), a.primaryPath().rto.RTO(); idle >= rto {
-					a.primaryPath().cc.OnIdle(idle, rto)
-					a.primaryPath().lastDataSent = now // that idleness is accounted for
+				if idle, rto := now.Sub(dst.lastDataSent), dst.rto.RTO(); idle >= rto {
+					dst.cc.OnIdle(idle, rto)
+					dst.lastDataSent = now // that idleness is accounted for
 				}
 			}
 			imm := a.immediateSACKs()
 			wait := a.deferRun()
-			a.primaryPath().cc.heldBack = wait
+			dst.cc.heldBack = wait
 			for !wait && a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
-				if !a.primaryPath().cc.CanSend(c.n) {
-					limited = !a.primaryPath().cc.CanRetransmit(c.n)
+				if !dst.cc.CanSend(c.n) {
+					limited = !dst.cc.CanRetransmit(c.n)
 					break
 				}
 				if c.n > budget && budget != full {
@@ -362,7 +363,7 @@ func (a *Association) transmit(now time.Time) {
 				a.sent[a.oq.slot(tsn)] = c
 				a.pend[a.pendHead] = txChunk{}
 				a.pendHead++
-				a.primaryPath().cc.OnSend(c.n)
+				dst.cc.OnSend(c.n)
 				a.stats.dataSent++
 				p = a.addChunk(p, &c)
 				sentData = true
@@ -371,7 +372,7 @@ func (a *Association) transmit(now time.Time) {
 				a.pend, a.pendHead = a.pend[:0], 0
 			}
 		}
-		a.primaryPath().cwndLimited = limited
+		dst.cwndLimited = limited
 	}
 	if len(p) > wire.HeaderLen {
 		wire.SetChecksum(p)
@@ -386,9 +387,9 @@ func (a *Association) transmit(now time.Time) {
 		a.flushBatch()
 	}
 	if sentData {
-		a.primaryPath().lastDataSent = now
+		dst.lastDataSent = now
 		if !a.io.timers.Running(timerT3Rtx) {
-			a.io.timers.SetAfter(timerT3Rtx, now, a.primaryPath().rto.RTO()) // §6.3.2 R1
+			a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // §6.3.2 R1
 		}
 	}
 	if a.rt != nil {
@@ -449,18 +450,19 @@ func (a *Association) burstUsed(left int) {
 // Only with runs (UDP_SEGMENT), in congestion avoidance (slow start grows
 // cwnd per SACK) and outside Fast Recovery. mu is held.
 func (a *Association) deferRun() bool {
-	if a.io.batch == nil || a.io.batch.gso == nil || a.primaryPath().cc.InSlowStart() {
+	dst := a.primaryPath()
+	if a.io.batch == nil || a.io.batch.gso == nil || dst.cc.InSlowStart() {
 		return false
 	}
-	if _, inFR := a.primaryPath().cc.InFastRecovery(); inFR {
+	if _, inFR := dst.cc.InFastRecovery(); inFR {
 		return false
 	}
-	cwnd, flight := a.primaryPath().cc.Cwnd(), a.primaryPath().cc.Flight()
+	cwnd, flight := dst.cc.Cwnd(), dst.cc.Flight()
 	goal := min(runGoal(a.maxPacket), cwnd/4)
 	if flight < goal || flight < 4*a.maxPacket {
 		return false // too little in flight for its SACKs to free a run
 	}
-	room := min(cwnd+a.primaryPath().cc.PMDCS()-1-flight, a.primaryPath().cc.Rwnd())
+	room := min(cwnd+dst.cc.PMDCS()-1-flight, dst.cc.Rwnd())
 	if room >= goal {
 		return false
 	}
@@ -487,10 +489,11 @@ func runGoal(maxPacket int) int {
 // Linux's quick-ACK mode) do. A sender limited by the user or the peer's
 // window, or in congestion avoidance, asks for nothing. mu is held.
 func (a *Association) immediateSACKs() bool {
-	if !a.primaryPath().cwndLimited || !a.primaryPath().cc.InSlowStart() {
+	dst := a.primaryPath()
+	if !dst.cwndLimited || !dst.cc.InSlowStart() {
 		return false
 	}
-	_, inFR := a.primaryPath().cc.InFastRecovery()
+	_, inFR := dst.cc.InFastRecovery()
 	return !inFR
 }
 
