@@ -2,6 +2,7 @@ package sctp
 
 import (
 	"errors"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"net"
 	"net/netip"
@@ -302,7 +303,7 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	a.oq = newOutstandingQueue(a.tcb.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
 	a.primaryPath().cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
-		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
+		Cubic: a.cfg.CongestionControl == ccname.CongestionCUBIC, HyStart: a.cfg.SlowStart == ccname.SlowStartHyStart})
 	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
 	a.reconf.peerSeq, a.reconf.outSeq = peerInitialTSN, a.tcb.localInitialTSN
 	a.rt = newRecvTracker(peerInitialTSN, recvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
@@ -349,13 +350,6 @@ func (a *Association) RemoteAddr() net.Addr {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.primaryPath().raddr
-}
-
-// State returns the association's state.
-func (a *Association) State() State {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.state
 }
 
 // Done is closed when the association has ended; Err then returns why.

@@ -3,6 +3,7 @@ package sctp
 import (
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"net/netip"
 	"time"
@@ -123,11 +124,14 @@ type Config struct {
 	AllowMissingAdaptation bool
 
 	// CongestionControl is the window's algorithm in congestion
-	// avoidance and on loss: CongestionRFC9260 (the default) or
-	// CongestionCUBIC (RFC 9438).
+	// avoidance and on loss: "rfc9260" (the default: slow start,
+	// congestion avoidance by one PMDCS per window, ssthresh cwnd/2 on
+	// loss, RFC 9260 §7.2) or "cubic" (RFC 9260's slow start, Fast
+	// Recovery and T3-rtx rules with CUBIC's window, RFC 9438).
 	CongestionControl string
-	// SlowStart is the initial slow start: SlowStartRFC9260 (the
-	// default) or SlowStartHyStart.
+	// SlowStart is the initial slow start: "rfc9260" (the default, §7.2.1)
+	// or "hystart++" (RFC 9406: it ends when the round trip grows, before
+	// the bottleneck's queue overflows; later slow starts are RFC 9260's).
 	SlowStart string
 	// UnorderedOnly treats ordered DATA (U bit clear) as a protocol
 	// violation: the association is aborted with a Protocol Violation
@@ -173,14 +177,14 @@ type Config struct {
 // validate reports a setting out of range (wrapping ErrConfig).
 func (c *Config) validate() error {
 	switch c.CongestionControl {
-	case "", CongestionRFC9260, CongestionCUBIC:
+	case "", ccname.CongestionRFC9260, ccname.CongestionCUBIC:
 	default:
-		return fmt.Errorf("%w: CongestionControl %q (want %q or %q)", ErrConfig, c.CongestionControl, CongestionRFC9260, CongestionCUBIC)
+		return fmt.Errorf("%w: CongestionControl %q (want %q or %q)", ErrConfig, c.CongestionControl, ccname.CongestionRFC9260, ccname.CongestionCUBIC)
 	}
 	switch c.SlowStart {
-	case "", SlowStartRFC9260, SlowStartHyStart:
+	case "", ccname.SlowStartRFC9260, ccname.SlowStartHyStart:
 	default:
-		return fmt.Errorf("%w: SlowStart %q (want %q or %q)", ErrConfig, c.SlowStart, SlowStartRFC9260, SlowStartHyStart)
+		return fmt.Errorf("%w: SlowStart %q (want %q or %q)", ErrConfig, c.SlowStart, ccname.SlowStartRFC9260, ccname.SlowStartHyStart)
 	}
 	return nil
 }
@@ -261,30 +265,6 @@ func (c *Config) maxPacketFor(addr netip.Addr) int {
 	}
 	return n
 }
-
-// congestion control algorithms of Config.CongestionControl.
-const (
-	// CongestionRFC9260 is RFC 9260 §7.2: slow start, congestion
-	// avoidance by one PMDCS per window (Reno's), ssthresh cwnd/2 on
-	// loss.
-	CongestionRFC9260 = "rfc9260"
-	// CongestionCUBIC keeps RFC 9260's slow start, Fast Recovery and
-	// T3-rtx rules and grows and reduces the window as CUBIC (RFC 9438)
-	// does: the window of TCP in Linux, Windows and Apple systems, so
-	// that an association and a TCP flow share a bottleneck fairly.
-	CongestionCUBIC = "cubic"
-)
-
-// Slow starts of Config.SlowStart.
-const (
-	// SlowStartRFC9260 is RFC 9260 §7.2.1: slow start until cwnd
-	// exceeds ssthresh or a loss.
-	SlowStartRFC9260 = "rfc9260"
-	// SlowStartHyStart runs the initial slow start with HyStart++ (RFC
-	// 9406): it ends when the round trip grows, before the bottleneck's
-	// queue overflows; later slow starts are RFC 9260's.
-	SlowStartHyStart = "hystart++"
-)
 
 // Errors of an association. Each error an Association returns wraps one of
 // them (test with errors.Is).

@@ -140,7 +140,7 @@ func TestAssociation_EstablishExchangeClose(t *testing.T) {
 	require.NoError(t, cli.Close())
 	assert.NoError(t, sr.end(t), "graceful close reaches the peer as nil")
 	assert.NoError(t, cr.end(t))
-	assert.Equal(t, stateClosed, srv.State())
+	assert.Equal(t, stateClosed, srv.Stats().State)
 	assert.ErrorIs(t, cli.WriteMsg(0, 16, []byte("x")), ErrClosed)
 }
 

@@ -213,7 +213,7 @@ func TestReassemblyShare_RFC9260_6_9(t *testing.T) {
 	requireAbort(t, peer, done, "more than the receive buffer", errReassemblyLimit)
 	assert.LessOrEqual(t, b.Peak(), int64(share), "never beyond its share")
 	assert.Greater(t, b.Peak(), int64(share*3/4), "charged by the buffers held: a 512-octet class and bookkeeping per fragment")
-	assert.Equal(t, stateClosed, attacked.State())
+	assert.Equal(t, stateClosed, attacked.Stats().State)
 	msg(101)
 	got := orec.wait(t, 2)
 	assert.Equal(t, "served", string(got[1].b), "the other association is served")

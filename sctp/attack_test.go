@@ -118,8 +118,8 @@ func TestListener_SpoofedPacketsIgnored_RFC9260_8_5(t *testing.T) {
 	require.NoError(t, cli.WriteMsg(1, 16, []byte("still here")))
 	got := rec.wait(t, 1)
 	assert.Equal(t, rxCopy{1, 16, []byte("still here")}, got[0], "nothing forged delivered")
-	assert.Equal(t, stateEstablished, srv.State())
-	assert.Equal(t, stateEstablished, cli.State())
+	assert.Equal(t, stateEstablished, srv.Stats().State)
+	assert.Equal(t, stateEstablished, cli.Stats().State)
 }
 
 // TestListener_AssociationCaps: a peer address holds at most
@@ -330,5 +330,5 @@ func TestStreamIDFlood_RFC9260_6_5(t *testing.T) {
 	peer.send(tag, d.Append(nil))
 	got = rec.wait(t, 5)
 	assert.Equal(t, rxCopy{3, 16, []byte("after")}, got[4])
-	assert.Equal(t, stateEstablished, a.State())
+	assert.Equal(t, stateEstablished, a.Stats().State)
 }

@@ -100,7 +100,7 @@ func TestInitCollision_RFC9260_5_2_1(t *testing.T) {
 	r := <-dialed
 	require.NoError(t, r.err)
 	defer r.a.Abort()
-	assert.Equal(t, stateEstablished, r.a.State())
+	assert.Equal(t, stateEstablished, r.a.Stats().State)
 
 	// The association works with the peer's tag and TSN.
 	r.a.Start(func(uint16, uint32, []byte) {}, func(error) {})

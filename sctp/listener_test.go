@@ -174,8 +174,8 @@ func TestRFC9260_8_5_AssociationsByPortsAndTag(t *testing.T) {
 	c.send(ras[1].port, ras[1].tag, (&wire.Abort{}).Append(nil))
 	<-srvs[ras[1].port].Done()
 	require.Eventually(t, func() bool { return l.Stats().Associations == 2 }, 5*time.Second, 5*time.Millisecond)
-	assert.Equal(t, stateEstablished, srvs[ras[0].port].State())
-	assert.Equal(t, stateEstablished, srvs[ras[2].port].State())
+	assert.Equal(t, stateEstablished, srvs[ras[0].port].Stats().State)
+	assert.Equal(t, stateEstablished, srvs[ras[2].port].Stats().State)
 }
 
 // TestRFC6951_5_4_NATRebinding: a UDP relay between a dialer and the
@@ -264,8 +264,8 @@ func TestRFC6951_5_4_NATRebinding(t *testing.T) {
 		seen[m.b[0]] = true
 	}
 	assert.Len(t, seen, n, "every message (unordered) arrived")
-	assert.Equal(t, stateEstablished, srv.State())
-	assert.Equal(t, stateEstablished, cli.State())
+	assert.Equal(t, stateEstablished, srv.Stats().State)
+	assert.Equal(t, stateEstablished, cli.Stats().State)
 	assert.Equal(t, uint64(1), l.Stats().Rebinds)
 	assert.Equal(t, back.Load().LocalAddr().(*net.UDPAddr).Port, srv.RemoteAddr().(*net.UDPAddr).Port,
 		"the listener sends to the new port")
@@ -589,7 +589,7 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 	t.Logf("stalled ones gone %v after the reaper's start (bound %v); evicted %d, reaped %d, queue drops %d",
 		gone.Round(time.Millisecond), bound, st.Evicted, st.Stalled, st.QueueDrops)
 	assert.Less(t, gone, 2*bound, "within the bound (and a margin for a loaded host)")
-	assert.Equal(t, stateEstablished, cli.State(), "the new client's association lives on")
+	assert.Equal(t, stateEstablished, cli.Stats().State, "the new client's association lives on")
 }
 
 // TestRFC9260_8_1_MaxRetransEndsSilentPeer: a listener's DATA that the

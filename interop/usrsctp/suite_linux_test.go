@@ -104,7 +104,7 @@ func (n *nativeAssoc) ended(t *testing.T) error {
 		n.done <- err
 		return err
 	case <-time.After(waitEvent):
-		t.Fatalf("association still %v after %v", n.a.State(), waitEvent)
+		t.Fatalf("association still %v after %v", n.a.Stats().State, waitEvent)
 		return nil
 	}
 }

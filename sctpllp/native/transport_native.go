@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"net"
 	"time"
 
@@ -63,15 +64,15 @@ const DefaultRTOMin = 200 * time.Millisecond
 // otherwise: CUBIC (RFC 9438) in place of RFC 9260 §7.2's Reno-like
 // window, a deliberate departure, so that an association beside a TCP
 // flow backs off as much on a loss and both converge alike
-// (docs/sctp-native.md, "Settings"). sctp.CongestionRFC9260 remains a choice.
-const DefaultCongestionControl = sctp.CongestionCUBIC
+// (docs/sctp-native.md, "Settings"). ccname.CongestionRFC9260 remains a choice.
+const DefaultCongestionControl = ccname.CongestionCUBIC
 
 // DefaultSlowStart is the initial slow start of the native stack's DDP
 // associations unless Config.SlowStart says otherwise: RFC 9260's.
-// HyStart++ (RFC 9406, sctp.SlowStartHyStart) is there to choose; it
+// HyStart++ (RFC 9406, ccname.SlowStartHyStart) is there to choose; it
 // showed no gain on emulated wide-area paths (docs/sctp-native.md,
 // "Settings").
-const DefaultSlowStart = sctp.SlowStartRFC9260
+const DefaultSlowStart = ccname.SlowStartRFC9260
 
 // forDDP sets what every DDP association of the native stack wants: only
 // unordered messages from the peer (RFC 5043 §10), TCP's RTO floor
