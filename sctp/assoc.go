@@ -2,6 +2,8 @@ package sctp
 
 import (
 	"errors"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"net"
 	"net/netip"
 	"sync"
@@ -25,27 +27,15 @@ import (
 // receive callback never stops acknowledgements; one OS timer drives
 // every protocol timer.
 type Association struct {
-	mu sync.Mutex
-	// writers wait for send-buffer space in arrival order (WriteMsg);
-	// as many as fit are granted space and woken when a SACK frees a
-	// quarter of the buffer (grantWriters), every one when the
-	// association ends or shuts down. waiterPool recycles their wake-up
-	// channels.
-	writers    []*spaceWaiter
-	waiterPool []*spaceWaiter
-	cfg        Config
-	state      State
+	mu    sync.Mutex
+	cfg   Config
+	state State
 
-	out func([]byte) error // sends one packet to the peer
-	// batch, if not nil, gathers the packets of one transmission
-	// (batching set) into runs sent with one system call each.
-	batch    *txBatch
-	batching bool
-	// rxRun: the receive path is inside a read of several packets
-	// (UDP_GRO, receiveSegments): their messages go to the delivery
-	// queue as one entry, and what they trigger is transmitted once,
-	// after the last.
-	rxRun bool
+	tcb    tcb             // what the two ends agreed on (RFC 9260 §14)
+	hs     *handshakeState // until ESTABLISHED (active side only); then nil
+	io     ioShell         // socket, timers, writers' queue
+	reconf reconfState     // RE-CONFIG, RFC 6525
+
 	// rxBorrowed: the packet being received lies in a buffer the
 	// association may not keep; every message is copied out.
 	rxBorrowed bool
@@ -59,53 +49,32 @@ type Association struct {
 	// for that reason since the last transmission.
 	copying  int
 	deferred bool
-	// crcShift is crc32c.Shift(crcShiftLen): the last length of data
-	// whose CRC32c a packet combined with its headers' (addChunk).
-	crcShift, crcShiftLen uint32
-	// crcTab is the shift as tables for the length that repeats, crcMiss
-	// the packets in a row of length crcShiftLen (setChecksumTail).
-	crcTab       *wire.TailShift
-	crcMiss      int
-	closeSocket  func() // the active side's own socket
-	release      func() // a Listener's bookkeeping
-	laddr, raddr net.Addr
 
-	peerAddr              netip.AddrPort
-	localAP               netip.AddrPort // for Config.Tap
-	localTag, peerTag     uint32
-	localPort, peerPort   uint16
-	outStreams, inStreams int
-	peerAdaptation        uint32
-	hasPeerAdaptation     bool
-	peerReconfig          bool
-	maxPacket             int          // largest SCTP packet
-	maxMsg                atomic.Int64 // MaxMessage of maxPacket, read without mu
-	plp                   *plpmtud     // RFC 8899 probing; nil: none
-	hdr                   [wire.HeaderLen]byte
+	// paths are the peer's destination addresses (RFC 9260 §6.4), each
+	// with its own RTO, congestion window and probing; primary indexes
+	// the one data goes to. Today there is one, paths[0].
+	paths   []*path
+	primary int
+	// maxPacket is the largest SCTP packet: the primary path's PLPMTU
+	// less the IP and UDP headers.
+	maxPacket int
+	maxMsg    atomic.Int64 // MaxMessage of maxPacket, read without mu
 
 	// Send side.
-	localInitialTSN uint32
-	oq              *outstandingQueue
-	sent            []txChunk // by oq.Index(tsn)
-	pend            []txChunk // not yet given a TSN
-	pendHead        int
-	sndBuffered     int // buffer octets held in pend and sent
-	cc              congestion
-	rto             rtoEstimator
-	lastDataSent    time.Time
+	oq          *outstandingQueue
+	sent        []txChunk // by oq.Index(tsn)
+	pend        []txChunk // not yet given a TSN
+	pendHead    int
+	sndBuffered int // buffer octets held in pend and sent
 	// burstFreed counts the octets that left the flight (acknowledged or
 	// marked for retransmission) since the last transmission: with
 	// Max.Burst, what the next may send (burstBudget).
 	burstFreed int
-	errCount   int
+	errCount   int // against Association.Max.Retrans (§8.1)
 	fastRtx    bool
-	// cwndLimited: the last transmission left new DATA waiting for
-	// cwnd (neither the peer's window nor the user limited it).
-	cwndLimited bool
-	pkt         []byte
-	gaps        []wire.GapAckBlock
-	dups        []uint32
-	ctrl        []byte // control chunks to bundle into the next packet
+	gaps       []wire.GapAckBlock
+	dups       []uint32
+	ctrl       []byte // control chunks to bundle into the next packet
 
 	// Receive side.
 	rt       *recvTracker
@@ -125,39 +94,14 @@ type Association struct {
 	rxPktCap int
 	advRwnd  uint32 // a_rwnd of the last SACK
 
-	// RE-CONFIG (RFC 6525 §5.2): the next Re-configuration Request
-	// Sequence Number expected of the peer, the result of the last request
-	// (reconfAnswered), a stream reset answered "In progress".
-	// reconfOutSeq is our next request's number, outReq our Outgoing
-	// SSN Reset Request until its response (reconfLastOut: it answered
-	// the peer's last request, §5.2.3).
-	reconfSeq      uint32
-	reconfLast     uint32
-	reconfAnswered bool
-	reconfLastOut  bool
-	pendReset      *pendingReset
-	reconfOutSeq   uint32
-	outReq         []byte
-
-	// timers.
-	timers     timers
-	wake       *wakeup
-	hbNonce    uint64
-	hbPending  bool
-	refused    int // ICMP port unreachable reports since the last packet from the peer
-	refusedErr error
-
-	// Association start (active side) and end.
-	initChunk    []byte
+	// Answers to INITs and COOKIE ECHOs after the start (collisions,
+	// unexpected INITs, a restarted peer) and the end.
 	signer       *handshake.CookieSigner // INIT collisions, INITs on an established association
 	verifyCookie func(wire.Header, wire.Chunk, netip.AddrPort) (handshake.Cookie, error)
 	initAcks     *handshake.TokenBucket // answers to unexpected INITs (§5.2.2)
 	restart      *peerRestart           // set when the peer restarted (§5.2.4 case A)
 	// restartPending: restart is set (read without mu on the receive path).
 	restartPending atomic.Bool
-	cookie         []byte
-	initRetries    int
-	staleRetries   int           // Stale Cookie ERRORs taken (§5.2.6)
 	estab          chan struct{} // closed once ESTABLISHED or failed
 	estabDone      bool
 	closing        bool // Close called
@@ -170,6 +114,87 @@ type Association struct {
 	userClosed atomic.Bool
 
 	stats assocCounters
+}
+
+// tcb is the connection block of an association (RFC 9260 §14): the
+// tags, Initial TSN, ports and what the peer's INIT or INIT ACK said.
+// It is set once, at the start (adoptPeer, adoptCookie, DialConn).
+type tcb struct {
+	localTag, peerTag     uint32
+	localPort, peerPort   uint16
+	localInitialTSN       uint32
+	outStreams, inStreams int // negotiated (§5.1.1)
+	peerAdaptation        uint32
+	hasPeerAdaptation     bool
+	peerReconfig          bool // the peer supports RE-CONFIG (RFC 6525)
+}
+
+// handshakeState is what only the active side's start needs (RFC 9260
+// §5.1): our INIT, the peer's State Cookie and the retransmission counts.
+// It is dropped once ESTABLISHED (establish).
+type handshakeState struct {
+	initChunk    []byte
+	cookie       []byte
+	initRetries  int
+	staleRetries int // Stale Cookie ERRORs taken (§5.2.6)
+}
+
+// ioShell is an association's I/O: the packet output, batching, the
+// packet buffer and its header, the protocol timers and the writers
+// waiting for send-buffer space.
+type ioShell struct {
+	out func([]byte) error // sends one packet to the peer
+	// batch, if not nil, gathers the packets of one transmission
+	// (batching set) into runs sent with one system call each.
+	batch    *txBatch
+	batching bool
+	// rxRun: the receive path is inside a read of several packets
+	// (UDP_GRO, receiveSegments): their messages go to the delivery
+	// queue as one entry, and what they trigger is transmitted once,
+	// after the last.
+	rxRun       bool
+	closeSocket func() // the active side's own socket
+	release     func() // a Listener's bookkeeping
+	laddr       net.Addr
+	localAP     netip.AddrPort // for Config.Tap
+	pkt         []byte
+	hdr         [wire.HeaderLen]byte
+	// crcShift is crc32c.Shift(crcShiftLen): the last length of data
+	// whose CRC32c a packet combined with its headers' (addChunk).
+	crcShift, crcShiftLen uint32
+	// crcTab is the shift as tables for the length that repeats, crcMiss
+	// the packets in a row of length crcShiftLen (setChecksumTail).
+	crcTab  *wire.TailShift
+	crcMiss int
+
+	timers     timers
+	wake       *wakeup
+	refused    int // ICMP port unreachable reports since the last packet from the peer
+	refusedErr error
+
+	// writers wait for send-buffer space in arrival order (WriteMsg);
+	// as many as fit are granted space and woken when a SACK frees a
+	// quarter of the buffer (grantWriters), every one when the
+	// association ends or shuts down. waiterPool recycles their wake-up
+	// channels.
+	writers    []*spaceWaiter
+	waiterPool []*spaceWaiter
+}
+
+// reconfState is the stream reset state (RFC 6525 §5.2): the next
+// Re-configuration Request Sequence Number expected of the peer
+// (peerSeq), the result of the last request (answered, last), a stream
+// reset answered "In progress" (pending). outSeq is our next request's
+// number, outReq our Outgoing SSN Reset Request until its response
+// (lastOut: it answered the peer's last request, §5.2.3).
+type reconfState struct {
+	peerSeq  uint32
+	last     uint32
+	answered bool
+	lastOut  bool
+	pending  *pendingReset
+	outSeq   uint32
+	outReq   []byte
 }
 
 // txChunk is one DATA chunk from WriteMsg until it is acknowledged: the
@@ -204,6 +229,13 @@ type assocCounters struct {
 // Stats are an association's counters and path figures.
 type Stats struct {
 	State State
+	// OutStreams and InStreams are the association's outbound and inbound
+	// streams (RFC 9260 §5.1.1); PeerAdaptation the Adaptation Layer
+	// Indication of the peer's INIT or INIT ACK, if HasPeerAdaptation
+	// (RFC 5061 §4.2.6; RFC 5043 §5.1). They are set at the start.
+	OutStreams, InStreams int
+	PeerAdaptation        uint32
+	HasPeerAdaptation     bool
 	// Packets and DATA chunks sent and received; Retransmits counts DATA
 	// chunks sent again (T3-rtx and Fast Retransmit), FastRetransmits the
 	// Fast Retransmit events, T3Expiries the T3-rtx expiries,
@@ -240,41 +272,40 @@ type Stats struct {
 	Cwnd, SSThresh, Flight, PeerRwnd int
 	// MaxPacket is the largest SCTP packet sent.
 	MaxPacket int
+	// PLPMTUD is the state and counters of RFC 8899 probing.
+	PLPMTUD PLPMTUDStats
 }
 
 // newAssociation returns an association in CLOSED state.
 func newAssociation(cfg Config, out func([]byte) error, laddr, raddr net.Addr, maxPacket int) *Association {
 	a := &Association{
 		cfg:       cfg,
-		out:       out,
-		laddr:     laddr,
-		raddr:     raddr,
+		io:        ioShell{out: out, laddr: laddr, pkt: make([]byte, wire.HeaderLen, maxPacket)},
+		paths:     []*path{newPath(cfg, raddr)},
 		maxPacket: maxPacket,
-		rto:       newRTOEstimator(cfg.RTO),
 		estab:     make(chan struct{}),
 		done:      make(chan struct{}),
-		pkt:       make([]byte, wire.HeaderLen, maxPacket),
 	}
 	a.maxMsg.Store(int64(maxMessageFor(maxPacket)))
 	a.dq.init(a)
-	a.wake = newWakeupFunc(a.onTimer)
+	a.io.wake = newWakeupFunc(a.onTimer)
 	return a
 }
 
 // initTCB sets up the send and receive state once both INITs are known
 // (RFC 9260 §5.1, the TCB of §14). Called with mu held.
 func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inStreams int) {
-	a.outStreams, a.inStreams = max(outStreams, 1), max(inStreams, 1)
+	a.tcb.outStreams, a.tcb.inStreams = max(outStreams, 1), max(inStreams, 1)
 	// Chunks in flight at once: 2048 descriptors (about 56 KiB with their
 	// buffer slots) hold a window of 2048 packets of large messages, or
 	// 2048 small ones; an idle association costs little.
 	chunks := min(max(a.cfg.SendBuffer/bufClasses[1], 64), 1<<16)
-	a.oq = newOutstandingQueue(a.localInitialTSN, chunks)
+	a.oq = newOutstandingQueue(a.tcb.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
-	a.cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
-		Cubic: a.cfg.CongestionControl == CongestionCUBIC, HyStart: a.cfg.SlowStart == SlowStartHyStart})
+	a.primaryPath().cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
+		Cubic: a.cfg.CongestionControl == ccname.CongestionCUBIC, HyStart: a.cfg.SlowStart == ccname.SlowStartHyStart})
 	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
-	a.reconfSeq, a.reconfOutSeq = peerInitialTSN, a.localInitialTSN
+	a.reconf.peerSeq, a.reconf.outSeq = peerInitialTSN, a.tcb.localInitialTSN
 	a.rt = newRecvTracker(peerInitialTSN, recvTrackerConfig{SACKDelay: a.cfg.SACKDelay})
 	a.initReceiveBudget()
 	a.advRwnd = uint32(a.cfg.ReceiveBuffer)
@@ -282,9 +313,9 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 }
 
 func (a *Association) setHeader() {
-	h := wire.AppendHeader(a.hdr[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag})
-	copy(a.hdr[:], h)
-	copy(a.pkt[:wire.HeaderLen], a.hdr[:])
+	h := wire.AppendHeader(a.io.hdr[:0], wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort, VerificationTag: a.tcb.peerTag})
+	copy(a.io.hdr[:], h)
+	copy(a.io.pkt[:wire.HeaderLen], a.io.hdr[:])
 }
 
 // Start begins the delivery of received user messages: fn gets each one
@@ -302,14 +333,6 @@ func (a *Association) Start(fn func(sid uint16, ppid uint32, b []byte), done fun
 	go a.dq.run()
 }
 
-// NumStreams returns the outbound and inbound streams of the association
-// (RFC 9260 §5.1.1).
-func (a *Association) NumStreams() (out, in int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.outStreams, a.inStreams
-}
-
 // MaxMessage returns the largest user message sent in one DATA chunk, in
 // one packet (RFC 9260 §1.3, PMDCS less the DATA chunk header, rounded
 // down to whole words so that the chunk's padding fits too). Longer
@@ -318,30 +341,15 @@ func (a *Association) NumStreams() (out, in int) {
 // the association probes its path.
 func (a *Association) MaxMessage() int { return int(a.maxMsg.Load()) }
 
-// PeerAdaptation returns the Adaptation Layer Indication of the peer's
-// INIT or INIT ACK (RFC 5061 §4.2.6; RFC 5043 §5.1).
-func (a *Association) PeerAdaptation() (uint32, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.peerAdaptation, a.hasPeerAdaptation
-}
-
 // LocalAddr and RemoteAddr return the UDP addresses of the association.
-func (a *Association) LocalAddr() net.Addr { return a.laddr }
+func (a *Association) LocalAddr() net.Addr { return a.io.laddr }
 
 // RemoteAddr returns the peer's UDP address.
 // It follows the peer's UDP port when a NAT rebinds it (RFC 6951 §5.4).
 func (a *Association) RemoteAddr() net.Addr {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.raddr
-}
-
-// State returns the association's state.
-func (a *Association) State() State {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.state
+	return a.primaryPath().raddr
 }
 
 // Done is closed when the association has ended; Err then returns why.
@@ -359,8 +367,11 @@ func (a *Association) Err() error {
 func (a *Association) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	dst := a.primaryPath()
 	c := &a.stats
 	return Stats{State: a.state,
+		OutStreams: a.tcb.outStreams, InStreams: a.tcb.inStreams,
+		PeerAdaptation: a.tcb.peerAdaptation, HasPeerAdaptation: a.tcb.hasPeerAdaptation,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsRecv,
 		DataChunksSent: c.dataSent, DataChunksReceived: c.dataRecv,
 		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries, LostRetransmits: c.lostRetrans,
@@ -368,9 +379,9 @@ func (a *Association) Stats() Stats {
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
 		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream, Discarded: c.discarded,
 		OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
-		SRTT: a.rto.SRTT(), RTO: a.rto.RTO(), RTTMeasured: a.rto.Measured(),
-		Cwnd: a.cc.Cwnd(), SSThresh: a.cc.SSThresh(), Flight: a.cc.Flight(), PeerRwnd: a.cc.Rwnd(),
-		MaxPacket: a.maxPacket,
+		SRTT: dst.rto.SRTT(), RTO: dst.rto.RTO(), RTTMeasured: dst.rto.Measured(),
+		Cwnd: dst.cc.Cwnd(), SSThresh: dst.cc.SSThresh(), Flight: dst.cc.Flight(), PeerRwnd: dst.cc.Rwnd(),
+		MaxPacket: a.maxPacket, PLPMTUD: a.plpmtudStats(),
 	}
 }
 
@@ -383,50 +394,51 @@ func (a *Association) sendPacket(b []byte) { a.sendPacketFrom(b, false) }
 func (a *Association) sendPacketFrom(b []byte, stable bool) {
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
+		a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, b)
 	}
 	var err error
 	switch {
-	case a.plp != nil && len(b) > a.maxPacket:
+	case a.primaryPath().plp != nil && len(b) > a.maxPacket:
 		a.flushBatch()
 		err = a.sendOversize(b)
-	case a.batching:
-		err = a.batch.add(b, stable)
+	case a.io.batching:
+		err = a.io.batch.add(b, stable)
 	default:
-		err = a.out(b)
+		err = a.io.out(b)
 	}
 	a.sendFailed(err)
 }
 
 // offloadSends returns the batch's count of multi-packet sends.
 func (a *Association) offloadSends() uint64 {
-	if a.batch == nil {
+	if a.io.batch == nil {
 		return 0
 	}
-	return a.batch.offloaded
+	return a.io.batch.offloaded
 }
 
 // flushBatch sends the packets the batch holds. mu is held.
 func (a *Association) flushBatch() {
-	if a.batch != nil {
-		a.sendFailed(a.batch.flush())
+	if a.io.batch != nil {
+		a.sendFailed(a.io.batch.flush())
 	}
 }
 
 // sendFailed accounts for a send error (nil: none). mu is held.
 func (a *Association) sendFailed(err error) {
+	dst := a.primaryPath()
 	if err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++
-		if a.plp != nil && a.plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
+		if dst.plp != nil && dst.plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
 			// The kernel learned a smaller path MTU; the PLPMTUD timer
 			// applies it (not here: a packet is being built).
-			a.plp.tooBig = true
-			a.timers.Set(timerPLPMTUD, time.Time{})
+			dst.plp.tooBig = true
+			a.io.timers.Set(timerPLPMTUD, time.Time{})
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			a.refused++
-			a.refusedErr = err
+			a.io.refused++
+			a.io.refusedErr = err
 		}
 	}
 }
@@ -438,18 +450,18 @@ func (a *Association) sendFailed(err error) {
 // stray or spoofed ICMP does not. mu is held.
 func (a *Association) portUnreachable(err error) {
 	if err != nil {
-		a.refused++
-		a.refusedErr = err
+		a.io.refused++
+		a.io.refusedErr = err
 	}
-	if a.refused >= 2 && a.state != StateClosed {
-		a.terminate(&AbortError{Reason: "peer port unreachable (ICMP): " + a.refusedErr.Error(), Cause: a.refusedErr})
+	if a.io.refused >= 2 && a.state != stateClosed {
+		a.terminate(&AbortError{Reason: "peer port unreachable (ICMP): " + a.io.refusedErr.Error(), Cause: a.io.refusedErr})
 	}
 }
 
 // sendChunks sends the chunks in b, bundled in one packet with the
 // association's tag. mu is held.
 func (a *Association) sendChunks(b []byte) {
-	p := append(append(a.pkt[:0], a.hdr[:]...), b...)
+	p := append(append(a.io.pkt[:0], a.io.hdr[:]...), b...)
 	wire.SetChecksum(p)
 	a.sendPacket(p)
 }
@@ -459,7 +471,7 @@ func (a *Association) sendChunks(b []byte) {
 // the T3-rtx and delayed-ack deadlines only move later and the timer is
 // left alone; a timer armed too early fires, finds nothing expired and
 // re-arms. mu is held.
-func (a *Association) arm(now time.Time) { a.wake.Sync(&a.timers, now) }
+func (a *Association) arm(now time.Time) { a.io.wake.Sync(&a.io.timers, now) }
 
 // terminate ends the association: every timer stops, blocked writers and
 // the dialer wake up, held chunks go back to the pools, and the delivery
@@ -468,13 +480,13 @@ func (a *Association) terminate(err error) {
 	if isClosed(a.done) {
 		return
 	}
-	a.state = StateClosed
+	a.state = stateClosed
 	a.err = err
 	if a.cfg.Tracer != nil {
-		a.traceEvent(Event{Kind: EventClosed, Err: err}, time.Now())
+		a.traceEvent(tracing.Event{Kind: tracing.EventClosed, Err: err}, time.Now())
 	}
-	a.timers.StopAll()
-	a.wake.Stop()
+	a.io.timers.StopAll()
+	a.io.wake.Stop()
 	for i := range a.sent {
 		putBuf(a.sent[i].buf)
 		a.sent[i] = txChunk{}
@@ -493,13 +505,13 @@ func (a *Association) terminate(err error) {
 	close(a.done)
 	a.wakeAllWriters()
 	a.dq.end()
-	if a.closeSocket != nil {
-		go a.closeSocket()
+	if a.io.closeSocket != nil {
+		go a.io.closeSocket()
 	}
-	if a.release != nil {
+	if a.io.release != nil {
 		// At once, so that the next packet from the peer gets the answer
 		// of RFC 9260 §8.4 (a listener's table lock nests inside mu).
-		a.release()
+		a.io.release()
 	}
 }
 
@@ -514,7 +526,11 @@ func isClosed(c chan struct{}) bool {
 
 // establish enters ESTABLISHED. mu is held.
 func (a *Association) establish(now time.Time) {
-	a.state = StateEstablished
+	a.state = stateEstablished
+	// The start is over: its state goes, and with it T1 (§5.1).
+	a.hs = nil
+	a.io.timers.Stop(timerT1Init)
+	a.io.timers.Stop(timerT1Cookie)
 	if !a.estabDone {
 		a.estabDone = true
 		close(a.estab)
@@ -526,10 +542,10 @@ func (a *Association) establish(now time.Time) {
 // abortLocked sends an ABORT with the given causes and ends the
 // association with err. mu is held.
 func (a *Association) abortLocked(causes []byte, err error) {
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return
 	}
-	if a.peerTag != 0 {
+	if a.tcb.peerTag != 0 {
 		b := (&wire.Abort{Causes: causes}).Append(a.ctrl[:0])
 		a.sendChunks(b)
 		a.ctrl = b[:0]
@@ -547,7 +563,7 @@ func (a *Association) Abort() error {
 	defer a.dq.quiesce() // after mu: the callback may be waiting for it
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return nil
 	}
 	causes := wire.AppendCause(nil, wire.CauseUserInitiatedAbort, nil)
@@ -569,15 +585,15 @@ func (a *Association) Close() error {
 	a.mu.Lock()
 	now := time.Now()
 	switch a.state {
-	case StateClosed:
+	case stateClosed:
 		a.mu.Unlock()
 		return nil
-	case StateCookieWait, StateCookieEchoed:
+	case stateCookieWait, stateCookieEchoed:
 		a.abortLocked(wire.AppendCause(nil, wire.CauseUserInitiatedAbort, nil), ErrClosed)
 		a.mu.Unlock()
 		return nil
-	case StateEstablished:
-		a.state = StateShutdownPending
+	case stateEstablished:
+		a.state = stateShutdownPending
 	}
 	a.closing = true
 	a.wakeAllWriters()
@@ -612,7 +628,7 @@ const writerPatience = 5 * time.Millisecond
 // mustQueue reports whether a writer arriving at now, whose message fits
 // or not, waits in line. mu is held.
 func (a *Association) mustQueue(now time.Time, fits bool) bool {
-	return !fits || (len(a.writers) > 0 && now.Sub(a.writers[0].since) >= writerPatience)
+	return !fits || (len(a.io.writers) > 0 && now.Sub(a.io.writers[0].since) >= writerPatience)
 }
 
 // corkTail is the most a message that completes what WriteMsgMore holds
@@ -646,7 +662,7 @@ func (a *Association) fitsSend(size int) bool {
 // processors idle a fifth of the time). mu is held.
 func (a *Association) grantWriters() {
 	n := 0
-	for _, w := range a.writers {
+	for _, w := range a.io.writers {
 		if !a.fitsSend(w.size) {
 			break
 		}
@@ -657,16 +673,16 @@ func (a *Association) grantWriters() {
 		n++
 	}
 	if n > 0 {
-		k := copy(a.writers, a.writers[n:])
-		clear(a.writers[k:])
-		a.writers = a.writers[:k]
+		k := copy(a.io.writers, a.io.writers[n:])
+		clear(a.io.writers[k:])
+		a.io.writers = a.io.writers[:k]
 	}
 }
 
 // wakeAllWriters wakes every waiting writer so that it finds the
 // association ending (writable fails). mu is held.
 func (a *Association) wakeAllWriters() {
-	for _, w := range a.writers {
+	for _, w := range a.io.writers {
 		select {
 		case w.ch <- struct{}{}:
 		default: // a wake-up is pending already
@@ -681,13 +697,13 @@ func (a *Association) wakeAllWriters() {
 // writerPatience: mustQueue.)
 func (a *Association) waitForSpace(sid uint16, size int, now time.Time) error {
 	var w *spaceWaiter
-	if n := len(a.waiterPool); n > 0 {
-		w, a.waiterPool = a.waiterPool[n-1], a.waiterPool[:n-1]
+	if n := len(a.io.waiterPool); n > 0 {
+		w, a.io.waiterPool = a.io.waiterPool[n-1], a.io.waiterPool[:n-1]
 	} else {
 		w = &spaceWaiter{ch: make(chan struct{}, 1)}
 	}
 	w.since, w.size, w.granted = now, size, false
-	a.writers = append(a.writers, w)
+	a.io.writers = append(a.io.writers, w)
 	var err error
 	for {
 		a.mu.Unlock()
@@ -697,11 +713,11 @@ func (a *Association) waitForSpace(sid uint16, size int, now time.Time) error {
 			break
 		}
 		if err = a.writable(sid); err != nil {
-			for i, x := range a.writers {
+			for i, x := range a.io.writers {
 				if x == w {
-					copy(a.writers[i:], a.writers[i+1:])
-					a.writers[len(a.writers)-1] = nil
-					a.writers = a.writers[:len(a.writers)-1]
+					copy(a.io.writers[i:], a.io.writers[i+1:])
+					a.io.writers[len(a.io.writers)-1] = nil
+					a.io.writers = a.io.writers[:len(a.io.writers)-1]
 					break
 				}
 			}
@@ -714,6 +730,6 @@ func (a *Association) waitForSpace(sid uint16, size int, now time.Time) error {
 	case <-w.ch:
 	default:
 	}
-	a.waiterPool = append(a.waiterPool, w)
+	a.io.waiterPool = append(a.io.waiterPool, w)
 	return err
 }

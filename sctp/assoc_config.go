@@ -3,6 +3,8 @@ package sctp
 import (
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"net/netip"
 	"time"
 
@@ -15,13 +17,13 @@ import (
 const (
 	// defaultStreams is the number of streams offered in each direction.
 	defaultStreams = 4096
-	// DefaultPort is the SCTP port of both ends when none is configured
+	// defaultPort is the SCTP port of both ends when none is configured
 	// (the SCTP ports of an association over UDP are carried but mean
 	// nothing to the UDP demultiplexing, RFC 6951 §5.2; pion uses 5000).
-	DefaultPort = 5000
-	// DefaultBuffer is the default receive buffer (the a_rwnd budget) and
+	defaultPort = 5000
+	// defaultBuffer is the default receive buffer (the a_rwnd budget) and
 	// send buffer of an association.
-	DefaultBuffer = 4 << 20
+	defaultBuffer = 4 << 20
 	// defaultMaxRetrans is Association.Max.Retrans (RFC 9260 §16).
 	defaultMaxRetrans = 10
 	// defaultMaxInitRetrans is Max.Init.Retransmits (RFC 9260 §16).
@@ -30,15 +32,15 @@ const (
 	defaultMaxBurst = 4
 	// defaultHeartbeatInterval is HB.interval (RFC 9260 §16).
 	defaultHeartbeatInterval = 30 * time.Second
-	// DefaultBacklog is a Listener's accept queue.
-	DefaultBacklog = 128
+	// defaultBacklog is a Listener's accept queue.
+	defaultBacklog = 128
 	// defaultMaxAssociations and defaultMaxAssociationsPerAddress bound a
 	// Listener's associations in all and per peer IP address.
 	defaultMaxAssociations           = 1024
 	defaultMaxAssociationsPerAddress = 64
-	// LoopbackMTU is the path MTU assumed to a loopback address: Linux's
+	// loopbackMTU is the path MTU assumed to a loopback address: Linux's
 	// loopback MTU, so that a 64 KiB DDP segment travels in one datagram.
-	LoopbackMTU = 65536
+	loopbackMTU = 65536
 	// maxUDPPayload is the largest UDP payload over IPv4 (65535 less the
 	// IPv4 and UDP headers).
 	maxUDPPayload = 65535 - 20 - 8
@@ -55,8 +57,8 @@ type Config struct {
 	Streams int
 	// MTU is the path MTU in octets, IP header included, fixed for the
 	// association (no probing); zero means the route's MTU toward the
-	// peer as the ceiling of RFC 8899 probing (LoopbackMTU on loopback,
-	// DefaultMTU where the kernel does not say). The largest packet is
+	// peer as the ceiling of RFC 8899 probing (65536 on loopback,
+	// 1500 where the kernel does not say). The largest packet is
 	// the MTU less the IP and UDP headers.
 	MTU int
 	// NoPLPMTUD turns RFC 8899 probing off: packets keep the route's MTU
@@ -71,14 +73,15 @@ type Config struct {
 	// octets of plaintext (RFC 6347 §4.1), and the record's own header and
 	// tag come out of the MTU too.
 	MaxPacket int
-	// LocalPort and PeerPort are the SCTP ports (DefaultPort if zero). A
+	// LocalPort and PeerPort are the SCTP ports (5000 if zero). A
 	// Listener answers INITs to any port.
 	LocalPort, PeerPort uint16
 	// RTO holds RTO.Initial, RTO.Min and RTO.Max (RFC 9260 §16).
 	RTO RTOConfig
 	// ReceiveBuffer bounds the user data held for the local user, the
 	// a_rwnd advertised (RFC 9260 §6.2); SendBuffer the user data a
-	// writer may queue before WriteMsg blocks (counted in pool buffers).
+	// writer may queue before WriteMsg blocks (counted in pool buffers);
+	// zero: 4 MiB each.
 	ReceiveBuffer, SendBuffer int
 	// MaxMessageFragments and MaxHeldFragments bound reassembly (RFC
 	// 9260 §6.9): the fragments of one user message, and the fragments
@@ -94,7 +97,7 @@ type Config struct {
 	// Tracer, if not nil, receives the association's SACK, T3-rtx and
 	// end events with its window and RTO (trace.go; package trace writes
 	// them as JSON lines). nil: nothing is traced, at no cost.
-	Tracer Tracer
+	Tracer tracing.Tracer
 	// MaxRetrans is Association.Max.Retrans: consecutive T3-rtx, T2 or
 	// HEARTBEAT failures after which the peer is unreachable (§8.1).
 	MaxRetrans int
@@ -117,15 +120,18 @@ type Config struct {
 	// AllowMissingAdaptation lets a Listener accept an INIT without the
 	// DDP indication; otherwise it is refused with an ABORT (RFC 5043
 	// §5.1, §11.1). The active side reports the peer's indication
-	// (PeerAdaptation) and leaves the decision to its caller.
+	// (Stats.PeerAdaptation) and leaves the decision to its caller.
 	AllowMissingAdaptation bool
 
 	// CongestionControl is the window's algorithm in congestion
-	// avoidance and on loss: CongestionRFC9260 (the default) or
-	// CongestionCUBIC (RFC 9438).
+	// avoidance and on loss: "rfc9260" (the default: slow start,
+	// congestion avoidance by one PMDCS per window, ssthresh cwnd/2 on
+	// loss, RFC 9260 §7.2) or "cubic" (RFC 9260's slow start, Fast
+	// Recovery and T3-rtx rules with CUBIC's window, RFC 9438).
 	CongestionControl string
-	// SlowStart is the initial slow start: SlowStartRFC9260 (the
-	// default) or SlowStartHyStart.
+	// SlowStart is the initial slow start: "rfc9260" (the default, §7.2.1)
+	// or "hystart++" (RFC 9406: it ends when the round trip grows, before
+	// the bottleneck's queue overflows; later slow starts are RFC 9260's).
 	SlowStart string
 	// UnorderedOnly treats ordered DATA (U bit clear) as a protocol
 	// violation: the association is aborted with a Protocol Violation
@@ -152,7 +158,7 @@ type Config struct {
 
 	// Listener settings.
 
-	// Backlog is the accept queue; MaxAssociations and
+	// Backlog is the accept queue (zero: 128); MaxAssociations and
 	// MaxAssociationsPerAddress bound the associations a Listener holds.
 	Backlog, MaxAssociations, MaxAssociationsPerAddress int
 	// InitAckRate bounds the answers to unauthenticated packets per
@@ -163,7 +169,7 @@ type Config struct {
 	// StallTimeout ends a Listener's association that waits for its peer
 	// without progress this long: DATA outstanding and no new TSN
 	// acknowledged (a closed window too), a shutdown unfinished, a
-	// HEARTBEAT unanswered. Zero means DefaultStallTimeout, negative
+	// HEARTBEAT unanswered. Zero means 30 s, negative
 	// never (then only Association.Max.Retrans and T5 end them).
 	StallTimeout time.Duration
 }
@@ -171,14 +177,14 @@ type Config struct {
 // validate reports a setting out of range (wrapping ErrConfig).
 func (c *Config) validate() error {
 	switch c.CongestionControl {
-	case "", CongestionRFC9260, CongestionCUBIC:
+	case "", ccname.CongestionRFC9260, ccname.CongestionCUBIC:
 	default:
-		return fmt.Errorf("%w: CongestionControl %q (want %q or %q)", ErrConfig, c.CongestionControl, CongestionRFC9260, CongestionCUBIC)
+		return fmt.Errorf("%w: CongestionControl %q (want %q or %q)", ErrConfig, c.CongestionControl, ccname.CongestionRFC9260, ccname.CongestionCUBIC)
 	}
 	switch c.SlowStart {
-	case "", SlowStartRFC9260, SlowStartHyStart:
+	case "", ccname.SlowStartRFC9260, ccname.SlowStartHyStart:
 	default:
-		return fmt.Errorf("%w: SlowStart %q (want %q or %q)", ErrConfig, c.SlowStart, SlowStartRFC9260, SlowStartHyStart)
+		return fmt.Errorf("%w: SlowStart %q (want %q or %q)", ErrConfig, c.SlowStart, ccname.SlowStartRFC9260, ccname.SlowStartHyStart)
 	}
 	return nil
 }
@@ -188,17 +194,17 @@ func (c Config) normalized() Config {
 		c.Streams = defaultStreams
 	}
 	if c.LocalPort == 0 {
-		c.LocalPort = DefaultPort
+		c.LocalPort = defaultPort
 	}
 	if c.PeerPort == 0 {
-		c.PeerPort = DefaultPort
+		c.PeerPort = defaultPort
 	}
 	if c.ReceiveBuffer <= 0 {
-		c.ReceiveBuffer = DefaultBuffer
+		c.ReceiveBuffer = defaultBuffer
 	}
 	c.ReceiveBuffer = max(c.ReceiveBuffer, wire.MinARwnd)
 	if c.SendBuffer <= 0 {
-		c.SendBuffer = DefaultBuffer
+		c.SendBuffer = defaultBuffer
 	}
 	if c.MaxRetrans <= 0 {
 		c.MaxRetrans = defaultMaxRetrans
@@ -216,7 +222,7 @@ func (c Config) normalized() Config {
 		c.Adaptation = wire.AdaptationDDP
 	}
 	if c.Backlog <= 0 {
-		c.Backlog = DefaultBacklog
+		c.Backlog = defaultBacklog
 	}
 	if c.MaxAssociations <= 0 {
 		c.MaxAssociations = defaultMaxAssociations
@@ -244,9 +250,9 @@ func ipUDPOverhead(addr netip.Addr) int {
 func (c *Config) maxPacketFor(addr netip.Addr) int {
 	mtu := c.MTU
 	if mtu <= 0 {
-		mtu = DefaultMTU
+		mtu = defaultMTU
 		if addr.IsLoopback() {
-			mtu = LoopbackMTU
+			mtu = loopbackMTU
 		}
 	}
 	ip := 20
@@ -259,30 +265,6 @@ func (c *Config) maxPacketFor(addr netip.Addr) int {
 	}
 	return n
 }
-
-// congestion control algorithms of Config.CongestionControl.
-const (
-	// CongestionRFC9260 is RFC 9260 §7.2: slow start, congestion
-	// avoidance by one PMDCS per window (Reno's), ssthresh cwnd/2 on
-	// loss.
-	CongestionRFC9260 = "rfc9260"
-	// CongestionCUBIC keeps RFC 9260's slow start, Fast Recovery and
-	// T3-rtx rules and grows and reduces the window as CUBIC (RFC 9438)
-	// does: the window of TCP in Linux, Windows and Apple systems, so
-	// that an association and a TCP flow share a bottleneck fairly.
-	CongestionCUBIC = "cubic"
-)
-
-// Slow starts of Config.SlowStart.
-const (
-	// SlowStartRFC9260 is RFC 9260 §7.2.1: slow start until cwnd
-	// exceeds ssthresh or a loss.
-	SlowStartRFC9260 = "rfc9260"
-	// SlowStartHyStart runs the initial slow start with HyStart++ (RFC
-	// 9406): it ends when the round trip grows, before the bottleneck's
-	// queue overflows; later slow starts are RFC 9260's.
-	SlowStartHyStart = "hystart++"
-)
 
 // Errors of an association. Each error an Association returns wraps one of
 // them (test with errors.Is).
@@ -372,16 +354,17 @@ func describeCauses(b []byte) string {
 // State is the state of an association (RFC 9260 §4).
 type State uint8
 
-// The states of RFC 9260 §4.
+// The states of RFC 9260 §4. They are the package's: a user reads a
+// state's name (String), and learns of the end from Done.
 const (
-	StateClosed State = iota
-	StateCookieWait
-	StateCookieEchoed
-	StateEstablished
-	StateShutdownPending
-	StateShutdownSent
-	StateShutdownReceived
-	StateShutdownAckSent
+	stateClosed State = iota
+	stateCookieWait
+	stateCookieEchoed
+	stateEstablished
+	stateShutdownPending
+	stateShutdownSent
+	stateShutdownReceived
+	stateShutdownAckSent
 )
 
 var stateNames = [...]string{"CLOSED", "COOKIE-WAIT", "COOKIE-ECHOED", "ESTABLISHED",

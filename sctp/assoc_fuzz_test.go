@@ -22,8 +22,8 @@ const (
 func fuzzAssociation(t testing.TB) *Association {
 	cfg := Config{Streams: 16, HeartbeatInterval: -1}.normalized()
 	a := newAssociation(cfg, func([]byte) error { return nil }, nil, nil, 1500-28)
-	a.localPort, a.peerPort = DefaultPort, DefaultPort
-	a.localTag, a.localInitialTSN = fuzzLocalTag, 1000
+	a.tcb.localPort, a.tcb.peerPort = defaultPort, defaultPort
+	a.tcb.localTag, a.tcb.localInitialTSN = fuzzLocalTag, 1000
 	a.mu.Lock()
 	a.adoptPeer(fuzzPeerTag, fuzzPeerTSN, 1<<20, 16, 16, wire.AdaptationDDP, true, true)
 	a.establish(time.Now())
@@ -36,7 +36,7 @@ func fuzzAssociation(t testing.TB) *Association {
 // fuzzPacket makes chunks into a packet of the association: the right
 // tag and checksum, so that every chunk is processed.
 func fuzzPacket(chunks []byte) []byte {
-	b := wire.AppendHeader(nil, wire.Header{SrcPort: DefaultPort, DstPort: DefaultPort, VerificationTag: fuzzLocalTag})
+	b := wire.AppendHeader(nil, wire.Header{SrcPort: defaultPort, DstPort: defaultPort, VerificationTag: fuzzLocalTag})
 	b = append(b, chunks...)
 	wire.SetChecksum(b)
 	return b

@@ -30,8 +30,8 @@ func (e *handshakeError) Unwrap() error { return ErrHandshake }
 // RE-CONFIG among the supported extensions (answered, RFC 6525), no
 // addresses (RFC 6951 §5.5).
 func (a *Association) ourInit(ack bool) wire.Init {
-	in := wire.Init{Ack: ack, InitiateTag: a.localTag, ARwnd: uint32(a.cfg.ReceiveBuffer),
-		OutboundStreams: uint16(a.cfg.Streams), InboundStreams: uint16(a.cfg.Streams), InitialTSN: a.localInitialTSN}
+	in := wire.Init{Ack: ack, InitiateTag: a.tcb.localTag, ARwnd: uint32(a.cfg.ReceiveBuffer),
+		OutboundStreams: uint16(a.cfg.Streams), InboundStreams: uint16(a.cfg.Streams), InitialTSN: a.tcb.localInitialTSN}
 	in.Params.Extensions = ourExtensions
 	if !a.cfg.NoAdaptation {
 		in.Params.Adaptation, in.Params.HasAdaptation = a.cfg.Adaptation, true
@@ -44,17 +44,20 @@ var ourExtensions = []byte{byte(wire.ChunkReconfig)}
 
 // sendInit sends our INIT (RFC 9260 §5.1 step A) and starts T1-init.
 func (a *Association) sendInit(now time.Time) {
-	if a.initChunk == nil {
-		in := a.ourInit(false)
-		a.initChunk = in.Append(nil)
+	if a.hs == nil {
+		a.hs = &handshakeState{}
 	}
-	p := wire.AppendHeader(a.pkt[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort})
-	p = append(p, a.initChunk...)
+	if a.hs.initChunk == nil {
+		in := a.ourInit(false)
+		a.hs.initChunk = in.Append(nil)
+	}
+	p := wire.AppendHeader(a.io.pkt[:0], wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort})
+	p = append(p, a.hs.initChunk...)
 	wire.SetChecksum(p)
 	a.sendPacket(p)
-	a.pkt = p[:wire.HeaderLen]
-	a.state = StateCookieWait
-	a.timers.SetAfter(timerT1Init, now, a.rto.RTO())
+	a.io.pkt = p[:wire.HeaderLen]
+	a.state = stateCookieWait
+	a.io.timers.SetAfter(timerT1Init, now, a.primaryPath().rto.RTO())
 	a.arm(now)
 }
 
@@ -69,7 +72,7 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 		if err != nil {
 			reason += ": " + err.Error()
 		}
-		a.peerTag = in.InitiateTag
+		a.tcb.peerTag = in.InitiateTag
 		a.setHeader()
 		a.abortLocked(wire.AppendCause(nil, wire.CauseProtocolViolation, []byte(reason)),
 			&handshakeError{reason: reason})
@@ -78,7 +81,7 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	if in.Params.HostName != nil {
 		// §3.3.2.1: a Host Name Address is not resolved: ABORT with an
 		// Unresolvable Address cause.
-		a.peerTag = in.InitiateTag
+		a.tcb.peerTag = in.InitiateTag
 		a.setHeader()
 		a.abortLocked(wire.AppendCauseUnresolvableAddress(nil, wire.Param{Type: wire.ParamHostNameAddress, Value: in.Params.HostName}),
 			&handshakeError{reason: "the peer's INIT ACK names a Host Name Address (RFC 9260 §3.3.2.1)"})
@@ -86,10 +89,10 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	}
 	a.adoptPeer(in.InitiateTag, in.InitialTSN, in.ARwnd, int(in.OutboundStreams), int(in.InboundStreams),
 		in.Params.Adaptation, in.Params.HasAdaptation, in.Params.HasExtension(wire.ChunkReconfig))
-	a.cookie = append(a.cookie[:0], in.Params.StateCookie...)
-	a.timers.Stop(timerT1Init)
-	a.initRetries = 0
-	a.state = StateCookieEchoed
+	a.hs.cookie = append(a.hs.cookie[:0], in.Params.StateCookie...)
+	a.io.timers.Stop(timerT1Init)
+	a.hs.initRetries = 0
+	a.state = stateCookieEchoed
 	a.sendCookieEcho(now)
 	if in.Params.Report {
 		// §3.2.1: parameters we do not know whose type asks for a report
@@ -103,16 +106,16 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 
 // adoptPeer records the peer's INIT or INIT ACK and builds the TCB.
 func (a *Association) adoptPeer(tag, initialTSN, arwnd uint32, peerOS, peerMIS int, adaptation uint32, hasAdaptation, reconfig bool) {
-	a.peerTag = tag
-	a.peerAdaptation, a.hasPeerAdaptation = adaptation, hasAdaptation
-	a.peerReconfig = reconfig
+	a.tcb.peerTag = tag
+	a.tcb.peerAdaptation, a.tcb.hasPeerAdaptation = adaptation, hasAdaptation
+	a.tcb.peerReconfig = reconfig
 	a.initTCB(initialTSN, arwnd, min(a.cfg.Streams, peerMIS), min(a.cfg.Streams, peerOS))
 }
 
 // sendCookieEcho sends the COOKIE ECHO (§5.1 step C) and starts T1-cookie.
 func (a *Association) sendCookieEcho(now time.Time) {
-	a.ctrl = (&wire.CookieEcho{Cookie: a.cookie}).Append(a.ctrl)
-	a.timers.SetAfter(timerT1Cookie, now, a.rto.RTO())
+	a.ctrl = (&wire.CookieEcho{Cookie: a.hs.cookie}).Append(a.ctrl)
+	a.io.timers.SetAfter(timerT1Cookie, now, a.primaryPath().rto.RTO())
 }
 
 // cookieEchoStarting takes a COOKIE ECHO in COOKIE-WAIT or COOKIE-ECHOED
@@ -126,14 +129,12 @@ func (a *Association) cookieEchoStarting(c wire.Chunk, now time.Time) {
 	if !ok {
 		return
 	}
-	if a.oq == nil || ck.PeerVerificationTag != a.peerTag {
+	if a.oq == nil || ck.PeerVerificationTag != a.tcb.peerTag {
 		a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
 			ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
 	}
-	a.timers.Stop(timerT1Init)
-	a.timers.Stop(timerT1Cookie)
 	a.ctrl = wire.CookieAck{}.Append(a.ctrl)
-	a.establish(now)
+	a.establish(now) // stops T1
 }
 
 // cookieEchoEstablished takes a COOKIE ECHO once established (RFC 9260
@@ -143,7 +144,7 @@ func (a *Association) cookieEchoStarting(c wire.Chunk, now time.Time) {
 // to the TCB the cookie would replace, and a DDP session is replaced
 // rather than re-tagged.
 func (a *Association) cookieEchoEstablished(c wire.Chunk) {
-	if ck, ok := a.ownCookieEcho(c); ok && ck.PeerVerificationTag == a.peerTag {
+	if ck, ok := a.ownCookieEcho(c); ok && ck.PeerVerificationTag == a.tcb.peerTag {
 		a.ctrl = wire.CookieAck{}.Append(a.ctrl)
 	}
 }
@@ -154,8 +155,8 @@ func (a *Association) ownCookieEcho(c wire.Chunk) (handshake.Cookie, bool) {
 	if a.verifyCookie == nil {
 		return handshake.Cookie{}, false
 	}
-	ck, err := a.verifyCookie(wire.Header{SrcPort: a.peerPort, DstPort: a.localPort, VerificationTag: a.localTag}, c, a.peerAddr)
-	return ck, err == nil && ck.LocalVerificationTag == a.localTag
+	ck, err := a.verifyCookie(wire.Header{SrcPort: a.tcb.peerPort, DstPort: a.tcb.localPort, VerificationTag: a.tcb.localTag}, c, a.primaryPath().addr)
+	return ck, err == nil && ck.LocalVerificationTag == a.tcb.localTag
 }
 
 // collisionInitAck answers an INIT received in COOKIE-WAIT or
@@ -170,7 +171,7 @@ func (a *Association) collisionInitAck(in *wire.Init, now time.Time) {
 	// The Tie-Tags are what this end knows of the association: our tag,
 	// and in COOKIE-ECHOED the peer's tag from its INIT ACK (§5.2.1,
 	// §5.2.2), so that the COOKIE ECHO can be told apart (§5.2.4).
-	a.sendInitAck(in, a.localTag, a.localInitialTSN, a.localTag, a.peerTag)
+	a.sendInitAck(in, a.tcb.localTag, a.tcb.localInitialTSN, a.tcb.localTag, a.tcb.peerTag)
 }
 
 // answerUnexpectedInit answers an INIT on an association past its start
@@ -191,7 +192,7 @@ func (a *Association) answerUnexpectedInit(in *wire.Init, now time.Time) {
 	if a.signer == nil {
 		a.signer = handshake.NewCookieSigner(0, nil)
 	}
-	a.sendInitAck(in, handshake.RandomTag(), handshake.RandomTag(), a.localTag, a.peerTag)
+	a.sendInitAck(in, handshake.RandomTag(), handshake.RandomTag(), a.tcb.localTag, a.tcb.peerTag)
 }
 
 // unexpectedInitRate bounds the INIT ACKs per second an association sends
@@ -205,7 +206,7 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 	ck := handshake.Cookie{LocalVerificationTag: tag, LocalInitialTSN: tsn,
 		PeerVerificationTag: in.InitiateTag, PeerInitialTSN: in.InitialTSN, PeerARwnd: in.ARwnd,
 		OutboundStreams: min(in.InboundStreams, uint16(a.cfg.Streams)), InboundStreams: min(in.OutboundStreams, uint16(a.cfg.Streams)),
-		LocalPort: a.localPort, PeerPort: a.peerPort, PeerAddr: a.peerAddr,
+		LocalPort: a.tcb.localPort, PeerPort: a.tcb.peerPort, PeerAddr: a.primaryPath().addr,
 		PeerAdaptation: in.Params.Adaptation, HasPeerAdaptation: in.Params.HasAdaptation,
 		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig),
 		LocalTieTag:  localTie, PeerTieTag: peerTie}
@@ -216,11 +217,11 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 		ack.Params.EchoUnrecognized = in.Params.Raw // §3.2.1
 	}
 	ack.Params.UnrecognizedForwardTSN = in.Params.ForwardTSN // no PR-SCTP here
-	p := wire.AppendHeader(a.pkt[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: in.InitiateTag})
+	p := wire.AppendHeader(a.io.pkt[:0], wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort, VerificationTag: in.InitiateTag})
 	p = ack.Append(p)
 	wire.SetChecksum(p)
 	a.sendPacket(p)
-	a.pkt = append(p[:0], a.hdr[:]...)
+	a.io.pkt = append(p[:0], a.io.hdr[:]...)
 }
 
 // verifyOwnCookie checks a COOKIE ECHO against a cookie of the
@@ -253,13 +254,13 @@ type peerRestart struct {
 func (a *Association) foreignCookieEcho(pkt wire.Packet, now time.Time) {
 	it := pkt.Chunks()
 	c, _ := it.Next()
-	ck, err := a.verifyOwnCookie(pkt.Header, c, a.peerAddr)
-	if err != nil || ck.LocalTieTag != a.localTag || ck.PeerTieTag != a.peerTag ||
-		ck.LocalVerificationTag == a.localTag || ck.PeerVerificationTag == a.peerTag {
+	ck, err := a.verifyOwnCookie(pkt.Header, c, a.primaryPath().addr)
+	if err != nil || ck.LocalTieTag != a.tcb.localTag || ck.PeerTieTag != a.tcb.peerTag ||
+		ck.LocalVerificationTag == a.tcb.localTag || ck.PeerVerificationTag == a.tcb.peerTag {
 		a.stats.badTag++
 		return
 	}
-	if a.state == StateShutdownAckSent {
+	if a.state == stateShutdownAckSent {
 		// §5.2.4 action A, §9.2: no new association while ours shuts
 		// down: the SHUTDOWN ACK again, and an ERROR saying why.
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)

@@ -100,25 +100,26 @@ func (a *Association) enablePLPMTUD(pp pathProbe) {
 		return
 	}
 	pp.routeMTU = max
-	a.plp = &plpmtud{path: pp}
+	a.primaryPath().plp = &plpmtud{path: pp}
 }
 
 // startPLPMTUD begins probing (RFC 8899 §5.2 PROBE_BASE): packets fall to
 // BASE_PLPMTU until probes confirm more. mu is held.
 func (a *Association) startPLPMTUD(now time.Time) {
-	if a.plp == nil || a.plp.p != nil {
+	dst := a.primaryPath()
+	if dst.plp == nil || dst.plp.p != nil {
 		return
 	}
-	a.plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: a.plp.path.routeMTU, MaxFirst: true}, now)
+	dst.plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: dst.plp.path.routeMTU, MaxFirst: true}, now)
 	a.applyPLPMTU()
-	a.timers.Set(timerPLPMTUD, now)
+	a.io.timers.Set(timerPLPMTUD, now)
 }
 
 // plpmtudDue sends the probe the prober asks for, if any, and re-arms its
 // timer. mu is held.
 func (a *Association) plpmtudDue(now time.Time) {
-	s := a.plp
-	if s == nil || s.p == nil || a.state == StateClosed {
+	s := a.primaryPath().plp
+	if s == nil || s.p == nil { // onTimer runs it only before the end
 		return
 	}
 	if s.tooBig {
@@ -145,7 +146,7 @@ func (a *Association) plpmtudDue(now time.Time) {
 		a.sendProbe(now, size, s.padOK)
 	}
 	a.applyPLPMTU()
-	a.timers.Set(timerPLPMTUD, s.p.Deadline())
+	a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 }
 
 // sendProbe sends a probe of size octets of IP packet with nonce s.nonce:
@@ -154,10 +155,10 @@ func (a *Association) plpmtudDue(now time.Time) {
 // association holds no 64 KiB probe (TestAssociation_IdleMemory). mu is
 // held.
 func (a *Association) sendProbe(now time.Time, size int, pad bool) {
-	s := a.plp
+	s := a.primaryPath().plp
 	n := probePacketSize(size, s.path.overhead)
 	bp := getBuf(n)
-	hdr := wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: a.peerTag}
+	hdr := wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort, VerificationTag: a.tcb.peerTag}
 	var b []byte
 	if pad {
 		b = dplpmtud.AppendPadProbePacket((*bp)[:0], hdr, s.nonce, n)
@@ -167,9 +168,9 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 	s.stats.ProbesSent++
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.localAP, a.peerAddr, b)
+		a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, b)
 	}
-	err := a.out(b)
+	err := a.io.out(b)
 	putBuf(bp)
 	if err != nil && errors.Is(err, syscall.EMSGSIZE) {
 		a.plpTooBig(now)
@@ -180,19 +181,19 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 // an ICMP Packet Too Big), which lowers the PLPMTU (RFC 8899 §4.6.2).
 // mu is held.
 func (a *Association) plpTooBig(now time.Time) {
-	s := a.plp
+	s := a.primaryPath().plp
 	s.stats.TooBig++
 	if m := s.path.kernelMTU(); m > 0 {
 		s.p.PacketTooBig(m, now)
 		a.applyPLPMTU()
-		a.timers.Set(timerPLPMTUD, s.p.Deadline())
+		a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 	}
 }
 
 // plpmtudAck takes a HEARTBEAT ACK; it reports whether it answered one of
 // our probes. mu is held.
 func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
-	s := a.plp
+	s := a.primaryPath().plp
 	if s == nil || s.p == nil {
 		return false
 	}
@@ -207,7 +208,7 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 		s.stats.ProbesAcked++
 		s.p.Acked(pr, now)
 		a.applyPLPMTU()
-		a.timers.Set(timerPLPMTUD, s.p.Deadline())
+		a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 	}
 	return true
 }
@@ -221,11 +222,12 @@ func probePacketSize(size, overhead int) int { return (size - overhead) &^ 3 }
 // plpmtudLoss tells the prober that full-sized packets may be lost (a
 // T3-rtx expiry): the PLPMTU is confirmed at once. mu is held.
 func (a *Association) plpmtudLoss(now time.Time) {
-	if a.plp == nil || a.plp.p == nil {
+	dst := a.primaryPath()
+	if dst.plp == nil || dst.plp.p == nil {
 		return
 	}
-	a.plp.p.SuspectLoss(now)
-	a.timers.Set(timerPLPMTUD, a.plp.p.Deadline())
+	dst.plp.p.SuspectLoss(now)
+	a.io.timers.Set(timerPLPMTUD, dst.plp.p.Deadline())
 }
 
 // applyPLPMTU sets the packet size from the prober's PLPMTU. When it
@@ -235,14 +237,15 @@ func (a *Association) plpmtudLoss(now time.Time) {
 // backed off while the black hole was being confirmed, cost seconds
 // (TestBlackHoleMidTransfer_NativeSCTP). mu is held.
 func (a *Association) applyPLPMTU() {
-	n := a.plp.p.PLPMTU() - a.plp.path.overhead
+	dst := a.primaryPath()
+	n := dst.plp.p.PLPMTU() - dst.plp.path.overhead
 	if n == a.maxPacket {
 		return
 	}
 	fell := n < a.maxPacket
 	a.setMaxPacket(n)
 	if fell && a.oq != nil {
-		a.cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
+		dst.cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
 	}
 }
 
@@ -251,7 +254,7 @@ func (a *Association) applyPLPMTU() {
 func (a *Association) setMaxPacket(n int) {
 	a.maxPacket = n
 	a.maxMsg.Store(int64(maxMessageFor(n)))
-	a.cc.SetPathMTU(n, n-wire.HeaderLen)
+	a.primaryPath().cc.SetPathMTU(n, n-wire.HeaderLen)
 }
 
 // maxMessageFor is the largest user message in one DATA chunk of a packet
@@ -261,24 +264,24 @@ func maxMessageFor(n int) int { return (n - wire.HeaderLen - wire.DataHeaderLen)
 // sendOversize sends a packet larger than the current packet size (a
 // chunk built before the PLPMTU fell) with DF clear. mu is held.
 func (a *Association) sendOversize(b []byte) error {
-	df := a.plp.path.df
-	a.plp.stats.Fragmentable++
+	df := a.primaryPath().plp.path.df
+	a.primaryPath().plp.stats.Fragmentable++
 	_ = df.Set(false)
-	err := a.out(b)
+	err := a.io.out(b)
 	_ = df.Set(true)
 	return err
 }
 
-// PLPMTUD returns the association's RFC 8899 probing counters.
-func (a *Association) PLPMTUD() PLPMTUDStats {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.plp == nil || a.plp.p == nil {
+// plpmtudStats returns the association's RFC 8899 probing counters
+// (Stats.PLPMTUD). mu is held.
+func (a *Association) plpmtudStats() PLPMTUDStats {
+	dst := a.primaryPath()
+	if dst.plp == nil || dst.plp.p == nil {
 		return PLPMTUDStats{State: "off"}
 	}
-	st := a.plp.stats
-	st.PAD = a.plp.padOK
-	st.State = a.plp.p.State().String()
-	st.PLPMTU = a.plp.p.PLPMTU()
+	st := dst.plp.stats
+	st.PAD = dst.plp.padOK
+	st.State = dst.plp.p.State().String()
+	st.PLPMTU = dst.plp.p.PLPMTU()
 	return st
 }

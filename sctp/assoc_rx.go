@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
@@ -56,7 +57,7 @@ func (a *Association) receiveSegments(b []byte, seg int) {
 	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.rxRun = true
+	a.io.rxRun = true
 	for i, off := 0, 0; off < len(b); i, off = i+1, off+seg {
 		p := b[off:min(off+seg, len(b))]
 		if (i < 64 && bad&(1<<i) != 0) || (i >= 64 && !wire.ChecksumOK(p)) {
@@ -65,17 +66,17 @@ func (a *Association) receiveSegments(b []byte, seg int) {
 		a.setRxPacket(nil)
 		a.receiveLocked(p, nil, now)
 	}
-	a.rxRun = false
+	a.io.rxRun = false
 	a.stats.offloadRecv++
 	a.dq.commit(nil, false)
-	if a.state != StateClosed {
+	if a.state != stateClosed {
 		a.transmit(now)
 	}
 }
 
 // receiveLocked is receive with mu held.
 func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return false
 	}
 	pkt, err := wire.ParsePacketNoChecksum(b)
@@ -90,7 +91,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 		return false
 	}
 	if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkShutdownAck &&
-		(a.state == StateCookieWait || a.state == StateCookieEchoed) {
+		(a.state == stateCookieWait || a.state == stateCookieEchoed) {
 		// §8.5.1 E: a SHUTDOWN ACK before the association exists is out
 		// of the blue (§8.4 rule 5): SHUTDOWN COMPLETE with the T bit and
 		// the packet's own tag.
@@ -98,7 +99,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 		return false
 	}
 	if !a.tagOK(b) {
-		if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho && a.peerTag != 0 {
+		if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkCookieEcho && a.tcb.peerTag != 0 {
 			// §8.5.1 D: a COOKIE ECHO follows §5.2.4 whatever its tag;
 			// the chunks bundled after it belong to the association its
 			// cookie makes, not to this one.
@@ -109,9 +110,9 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 		return false
 	}
 	a.stats.packetsRecv++
-	a.refused = 0
+	a.io.refused = 0
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(false, a.localAP, a.peerAddr, b)
+		a.cfg.Tap(false, a.io.localAP, a.primaryPath().addr, b)
 	}
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }
@@ -135,11 +136,11 @@ func bundlesInit(chunks []byte) bool {
 // SHUTDOWN COMPLETE with the T bit and the SHUTDOWN ACK's tag (RFC 9260
 // §8.4 rule 5). mu is held.
 func (a *Association) ootbShutdownComplete(h wire.Header) {
-	p := wire.AppendHeader(a.pkt[:0], wire.Header{SrcPort: a.localPort, DstPort: a.peerPort, VerificationTag: h.VerificationTag})
+	p := wire.AppendHeader(a.io.pkt[:0], wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort, VerificationTag: h.VerificationTag})
 	p = wire.ShutdownComplete{T: true}.Append(p)
 	wire.SetChecksum(p)
 	a.sendPacket(p)
-	a.pkt = append(p[:0], a.hdr[:]...)
+	a.io.pkt = append(p[:0], a.io.hdr[:]...)
 }
 
 // tagOK checks the Verification Tag (RFC 9260 §8.5, §8.5.1). In
@@ -154,9 +155,9 @@ func (a *Association) tagOK(b []byte) bool {
 	if (typ == wire.ChunkAbort || typ == wire.ChunkShutdownComplete) && flags&wire.FlagT != 0 {
 		// §8.5.1 B, C: with the T bit the tag is the peer's own, and only
 		// that; our tag with the T bit set is discarded.
-		return tag == a.peerTag && a.peerTag != 0
+		return tag == a.tcb.peerTag && a.tcb.peerTag != 0
 	}
-	if tag == a.localTag {
+	if tag == a.tcb.localTag {
 		return true
 	}
 	return typ == wire.ChunkInit && tag == 0 // §8.5.1 A: the state table answers it
@@ -165,12 +166,10 @@ func (a *Association) tagOK(b []byte) bool {
 // receiveChunks processes the chunks of one packet. mu is held.
 func (a *Association) receiveChunks(chunks []byte, bp *[]byte, now time.Time) bool {
 	it := wire.NewChunkIter(chunks)
-	refs := false
-	hadData := false
-	for c, ok := it.Next(); ok && a.state != StateClosed; c, ok = it.Next() {
+	var all rxVerdict
+	for c, ok := it.Next(); ok && a.state != stateClosed; c, ok = it.Next() {
 		v := a.dispatch(c, now) // assoc_statetable.go
-		hadData = hadData || v&rxData != 0
-		refs = refs || v&rxRefs != 0
+		all |= v
 		if v&rxStop != 0 {
 			goto done
 		}
@@ -179,30 +178,30 @@ func (a *Association) receiveChunks(chunks []byte, bp *[]byte, now time.Time) bo
 		a.stats.badChunks++
 	}
 done:
-	if a.state == StateClosed {
-		if !a.rxRun {
+	if a.state == stateClosed {
+		if !a.io.rxRun {
 			a.dq.commit(nil, false)
 		}
 		return false
 	}
 	kept := false
-	if !a.rxRun { // receiveSegments queues the read's messages
-		kept = a.dq.commit(bp, refs)
+	if !a.io.rxRun { // receiveSegments queues the read's messages
+		kept = a.dq.commit(bp, all&rxRefs != 0)
 	}
-	if a.pendReset != nil {
+	if a.reconf.pending != nil {
 		a.performPendingReset()
 	}
-	if hadData {
+	if all&rxData != 0 {
 		a.rt.EndPacket(now)
-		if a.state == StateShutdownSent {
+		if all&rxShutdownAgain != 0 && a.state == stateShutdownSent {
 			// §9.2: DATA in SHUTDOWN-SENT is answered at once with a SACK
 			// and the SHUTDOWN again, and T2 restarts.
 			a.ctrl = a.appendSACK(a.ctrl)
 			a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-			a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+			a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 		}
 	}
-	if !a.rxRun {
+	if !a.io.rxRun {
 		a.transmit(now)
 	}
 	return kept
@@ -212,7 +211,7 @@ done:
 // (RFC 9260 §3.2) and reports whether to go on with the packet.
 func (a *Association) unknownChunk(c wire.Chunk) bool {
 	act := c.Type.Action()
-	if act.Report() && a.peerTag != 0 {
+	if act.Report() && a.tcb.peerTag != 0 {
 		cause := wire.AppendCauseUnrecognizedChunk(nil, c)
 		a.ctrl = (&wire.ErrorChunk{Causes: cause}).Append(a.ctrl)
 	}
@@ -221,12 +220,8 @@ func (a *Association) unknownChunk(c wire.Chunk) bool {
 
 // handleData takes one DATA chunk (RFC 9260 §6.2, §6.5, §6.9). It reports
 // whether a message queued for delivery points into the packet.
+// The state table takes DATA only where §6.2 and §9.2 allow it.
 func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
-	switch a.state {
-	case StateEstablished, StateShutdownPending, StateShutdownSent:
-	default:
-		return false // §9.2: no new DATA after the peer's SHUTDOWN
-	}
 	d, err := wire.ParseData(c)
 	if err != nil {
 		a.stats.badChunks++
@@ -373,11 +368,12 @@ func (a *Association) handleSACK(c wire.Chunk, now time.Time) {
 // applyAck applies a Cumulative TSN Ack with its gaps (a SACK, or the
 // Cumulative TSN Ack of a SHUTDOWN). mu is held.
 func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint32, arwnd uint32, now time.Time) {
+	dst := a.primaryPath()
 	if a.oq == nil {
 		return
 	}
 	oldCum := a.oq.CumTSN()
-	_, inFR := a.cc.InFastRecovery()
+	_, inFR := dst.cc.InFastRecovery()
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {
 	case sackStale:
@@ -403,35 +399,35 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		}
 	}
 	if res.RTTValid {
-		a.rto.Observe(res.RTT)
+		dst.rto.Observe(res.RTT)
 	}
-	res.Ack.Now, res.Ack.SRTT = now, a.rto.SRTT()
+	res.Ack.Now, res.Ack.SRTT = now, dst.rto.SRTT()
 	a.burstFreed += res.Ack.FlightAcked + res.MarkedBytes
-	a.cc.OnAck(res.Ack)
+	dst.cc.OnAck(res.Ack)
 	if res.Ack.AckedBytes > 0 {
-		a.errCount = 0 // §8.1, §8.3: the peer is alive
+		a.clearErrors() // §8.1, §8.3: the peer is alive
 	}
 	if res.MarkedBytes > 0 {
-		a.cc.OnRetransmitMarked(res.MarkedBytes)
+		dst.cc.OnRetransmitMarked(res.MarkedBytes)
 	}
 	if res.FastRetransmit {
-		if a.cc.OnFastRetransmit(res.HighestOutstanding) {
+		if dst.cc.OnFastRetransmit(res.HighestOutstanding) {
 			a.stats.fastRetrans++
 		}
 		a.fastRtx = true
 		a.stats.lostRetrans += uint64(res.LostRetransmits)
 	}
 	if a.cfg.Tracer != nil {
-		a.traceEvent(Event{Kind: EventSACK, CumTSN: cum, Gaps: len(gaps), Dups: len(dups), ARwnd: arwnd,
+		a.traceEvent(tracing.Event{Kind: tracing.EventSACK, CumTSN: cum, Gaps: len(gaps), Dups: len(dups), ARwnd: arwnd,
 			Acked: res.Ack.AckedBytes, Marked: res.MarkedBytes, FastRetransmit: res.FastRetransmit}, now)
 	}
 	switch {
 	case a.oq.Len() == 0:
-		a.timers.Stop(timerT3Rtx) // §6.3.2 R2
+		a.io.timers.Stop(timerT3Rtx) // §6.3.2 R2
 	case res.Ack.CumAdvanced:
-		a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // R3
-	case res.Reneged && !a.timers.Running(timerT3Rtx):
-		a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
+		a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // R3
+	case res.Reneged && !a.io.timers.Running(timerT3Rtx):
+		a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO())
 	}
 	// The writers waiting for space are served when a quarter of the
 	// buffer is free again (or it is empty), not on every SACK, so that
@@ -445,7 +441,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 // handleHeartbeat answers a HEARTBEAT with its info (RFC 9260 §8.3).
 func (a *Association) handleHeartbeat(c wire.Chunk) {
 	hb, err := wire.ParseHeartbeat(c)
-	if err != nil || a.peerTag == 0 {
+	if err != nil || a.tcb.peerTag == 0 {
 		a.stats.badChunks++
 		return
 	}
@@ -455,16 +451,16 @@ func (a *Association) handleHeartbeat(c wire.Chunk) {
 		// its answer goes alone, as large as the probe, and confirms the
 		// size in both directions (pmtu.AppendProbePacket), so it is
 		// sent with DF set whatever its size.
-		p := ack.Append(append(a.pkt[:0], a.hdr[:]...))
+		p := ack.Append(append(a.io.pkt[:0], a.io.hdr[:]...))
 		wire.SetChecksum(p)
 		a.stats.packetsSent++
 		if a.cfg.Tap != nil {
-			a.cfg.Tap(true, a.localAP, a.peerAddr, p)
+			a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, p)
 		}
-		if err := a.out(p); err != nil {
+		if err := a.io.out(p); err != nil {
 			a.stats.sendErrors++
 		}
-		a.pkt = p[:wire.HeaderLen]
+		a.io.pkt = p[:wire.HeaderLen]
 		return
 	}
 	a.ctrl = ack.Append(a.ctrl)
@@ -476,44 +472,38 @@ const heartbeatInfoLen = 16
 // handleHeartbeatAck takes the answer to our HEARTBEAT: the peer is alive,
 // and the round trip is an RTT measurement (RFC 9260 §8.3).
 func (a *Association) handleHeartbeatAck(c wire.Chunk, now time.Time) {
+	dst := a.primaryPath()
 	if a.plpmtudAck(c, now) {
 		return
 	}
 	hb, err := wire.ParseHeartbeat(c)
-	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != a.hbNonce || !a.hbPending {
+	if err != nil || len(hb.Info) != heartbeatInfoLen || binary.BigEndian.Uint64(hb.Info) != dst.hbNonce || !dst.hbPending {
 		return
 	}
-	a.hbPending = false
-	a.errCount = 0
+	dst.hbPending = false
+	a.clearErrors()
 	sent := time.Unix(0, int64(binary.BigEndian.Uint64(hb.Info[8:])))
 	if rtt := now.Sub(sent); rtt >= 0 {
-		a.rto.Observe(rtt)
+		dst.rto.Observe(rtt)
 	}
 }
 
-// handleShutdown takes the peer's SHUTDOWN (RFC 9260 §9.2).
-func (a *Association) handleShutdown(c wire.Chunk, now time.Time) {
+// shutdownCumAck parses the peer's SHUTDOWN (RFC 9260 §9.2) and
+// reports its Cumulative TSN Ack; a malformed one is counted.
+func (a *Association) shutdownCumAck(c wire.Chunk) (uint32, bool) {
 	sd, err := wire.ParseShutdown(c)
 	if err != nil {
 		a.stats.badChunks++
-		return
+		return 0, false
 	}
-	switch a.state {
-	case StateEstablished, StateShutdownPending:
-		// No T5 here: it guards the sender of SHUTDOWN (§9.2); in
-		// SHUTDOWN-ACK-SENT T2 and Association.Max.Retrans bound the wait.
-		a.state = StateShutdownReceived
-		a.wakeAllWriters()
-	case StateShutdownSent:
-		// Both ends sent SHUTDOWN: answer with SHUTDOWN ACK (§9.2).
-		a.timers.Stop(timerT2Shutdown)
-		a.timers.Stop(timerT5ShutdownGuard)
-		a.state = StateShutdownReceived
-	case StateShutdownReceived:
-	default:
-		return
-	}
-	a.applyAck(sd.CumTSNAck, nil, nil, uint32(a.cc.Rwnd()+a.cc.Flight()), now)
+	return sd.CumTSNAck, true
+}
+
+// takeShutdown applies a SHUTDOWN's Cumulative TSN Ack once the state
+// table's handler has moved the state (§9.2), and goes on with the
+// shutdown if nothing is outstanding. mu is held.
+func (a *Association) takeShutdown(cum uint32, now time.Time) {
+	a.applyAck(cum, nil, nil, uint32(a.primaryPath().cc.Rwnd()+a.primaryPath().cc.Flight()), now)
 	a.checkShutdown(now)
 }
 
@@ -531,21 +521,21 @@ func (a *Association) checkShutdown(now time.Time) {
 		return
 	}
 	switch a.state {
-	case StateShutdownPending:
-		a.state = StateShutdownSent
+	case stateShutdownPending:
+		a.state = stateShutdownSent
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-		a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+		a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 		// §9.2: the sender of SHUTDOWN bounds the whole sequence by
 		// T5-shutdown-guard, 5 RTO.Max, from the SHUTDOWN on.
-		a.timers.SetAfter(timerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
-		a.timers.Stop(timerHeartbeat)
-		a.errCount = 0
-	case StateShutdownReceived:
-		a.state = StateShutdownAckSent
+		a.io.timers.SetAfter(timerT5ShutdownGuard, now, 5*a.cfg.RTO.Max)
+		a.io.timers.Stop(timerHeartbeat)
+		a.clearErrors()
+	case stateShutdownReceived:
+		a.state = stateShutdownAckSent
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
-		a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
-		a.timers.Stop(timerHeartbeat)
-		a.errCount = 0
+		a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
+		a.io.timers.Stop(timerHeartbeat)
+		a.clearErrors()
 	}
 }
 
@@ -559,7 +549,7 @@ func (a *Association) handleError(c wire.Chunk, now time.Time) {
 	}
 	it := e.CauseIter()
 	for cause, ok := it.Next(); ok; cause, ok = it.Next() {
-		if cause.Code == wire.CauseStaleCookie && a.state == StateCookieEchoed {
+		if cause.Code == wire.CauseStaleCookie { // COOKIE-ECHOED: the state table
 			a.staleCookie(cause, now)
 			return
 		}
@@ -573,16 +563,16 @@ func (a *Association) handleError(c wire.Chunk, now time.Time) {
 // so that a peer that always answers so cannot keep the start going for
 // ever. mu is held.
 func (a *Association) staleCookie(cause wire.Cause, now time.Time) {
-	a.timers.Stop(timerT1Cookie)
-	a.staleRetries++
-	if a.staleRetries > a.cfg.MaxInitRetrans {
+	a.io.timers.Stop(timerT1Cookie)
+	a.hs.staleRetries++
+	if a.hs.staleRetries > a.cfg.MaxInitRetrans {
 		a.terminate(&handshakeError{reason: "the peer found every State Cookie stale (RFC 9260 §5.2.6)"})
 		return
 	}
 	us, _ := cause.Staleness()
 	in := a.ourInit(false)
 	in.Params.CookiePreservative = uint32(min(2*(uint64(us)/1000+1), 1<<31))
-	a.initChunk = in.Append(a.initChunk[:0])
+	a.hs.initChunk = in.Append(a.hs.initChunk[:0])
 	a.sendInit(now)
 }
 
@@ -607,8 +597,8 @@ func (a *Association) handleReconfig(c wire.Chunk) {
 		// The answer to our Outgoing SSN Reset Request (§5.2.7): done,
 		// unless the peer defers it (it retransmits its Incoming
 		// request meanwhile, and gets ours again).
-		if len(a.outReq) > 0 && r.SeqNum == a.reconfOutSeq-1 && r.Result != wire.ReconfigInProgress {
-			a.outReq = a.outReq[:0:0]
+		if len(a.reconf.outReq) > 0 && r.SeqNum == a.reconf.outSeq-1 && r.Result != wire.ReconfigInProgress {
+			a.reconf.outReq = a.reconf.outReq[:0:0]
 		}
 	})
 	if err != nil {
@@ -625,19 +615,19 @@ func (a *Association) handleReconfig(c wire.Chunk) {
 func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.ReconfigResponse, ok bool) {
 	resp = wire.ReconfigResponse{SeqNum: r.SeqNum}
 	switch {
-	case a.reconfAnswered && r.SeqNum == a.reconfSeq-1:
+	case a.reconf.answered && r.SeqNum == a.reconf.peerSeq-1:
 		// §5.2.1: a retransmission: the same answer.
-		if a.reconfLastOut && len(a.outReq) > 0 {
-			a.ctrl = append(a.ctrl, a.outReq...)
+		if a.reconf.lastOut && len(a.reconf.outReq) > 0 {
+			a.ctrl = append(a.ctrl, a.reconf.outReq...)
 			return resp, false
 		}
-		resp.Result = a.reconfLast
+		resp.Result = a.reconf.last
 		return resp, true
-	case r.SeqNum != a.reconfSeq:
+	case r.SeqNum != a.reconf.peerSeq:
 		resp.Result = wire.ReconfigErrorBadSeqNumber
 		return resp, true
 	}
-	a.reconfLastOut = false
+	a.reconf.lastOut = false
 	switch r.Type {
 	case wire.ParamOutgoingSSNReset:
 		lastTSN, streams, err := r.OutgoingSSNReset()
@@ -645,7 +635,7 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.Reconfi
 		case err != nil:
 			a.stats.badChunks++
 			resp.Result = wire.ReconfigDenied
-		case a.pendReset != nil:
+		case a.reconf.pending != nil:
 			resp.Result = wire.ReconfigErrorInProgress
 		case seq.TSNLessEq(lastTSN, a.rt.CumTSN()) && a.rs.ResetStreams(streams):
 			resp.Result = wire.ReconfigSuccessPerformed
@@ -653,7 +643,7 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.Reconfi
 			// §5.2.2 step 1: deferred until the peer's data up to lastTSN
 			// is in; the peer sends nothing new on those streams meanwhile
 			// (§5.1.2). Bounded: one at a time, the size of one chunk.
-			a.pendReset = &pendingReset{seq: r.SeqNum, lastTSN: lastTSN, streams: append([]byte(nil), streams...)}
+			a.reconf.pending = &pendingReset{seq: r.SeqNum, lastTSN: lastTSN, streams: append([]byte(nil), streams...)}
 			resp.Result = wire.ReconfigInProgress
 		}
 	case wire.ParamIncomingSSNReset:
@@ -661,24 +651,24 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.Reconfi
 		switch {
 		case err != nil || !a.outStreamsValid(streams):
 			resp.Result = wire.ReconfigDenied
-		case len(a.outReq) > 0:
+		case len(a.reconf.outReq) > 0:
 			resp.Result = wire.ReconfigErrorInProgress // ours is unanswered
 		default:
 			// §5.2.3: our Outgoing SSN Reset Request for those streams,
 			// answering this one (its Response Sequence Number). No
 			// message waits for it: our SSNs are all 0.
-			a.outReq = wire.AppendOutgoingSSNReset(a.outReq[:0], a.reconfOutSeq, r.SeqNum, a.oq.NextTSN()-1, streams)
-			a.reconfOutSeq++
-			a.ctrl = append(a.ctrl, a.outReq...)
-			a.reconfSeq++
-			a.reconfAnswered, a.reconfLastOut, a.reconfLast = true, true, wire.ReconfigSuccessPerformed
+			a.reconf.outReq = wire.AppendOutgoingSSNReset(a.reconf.outReq[:0], a.reconf.outSeq, r.SeqNum, a.oq.NextTSN()-1, streams)
+			a.reconf.outSeq++
+			a.ctrl = append(a.ctrl, a.reconf.outReq...)
+			a.reconf.peerSeq++
+			a.reconf.answered, a.reconf.lastOut, a.reconf.last = true, true, wire.ReconfigSuccessPerformed
 			return resp, false
 		}
 	default:
 		resp.Result = wire.ReconfigDenied
 	}
-	a.reconfSeq++
-	a.reconfAnswered, a.reconfLast = true, resp.Result
+	a.reconf.peerSeq++
+	a.reconf.answered, a.reconf.last = true, resp.Result
 	return resp, true
 }
 
@@ -686,7 +676,7 @@ func (a *Association) reconfigRequest(r wire.ReconfigRequest) (resp wire.Reconfi
 // octets each) is one of our outbound streams.
 func (a *Association) outStreamsValid(streams []byte) bool {
 	for i := 0; i+1 < len(streams); i += 2 {
-		if int(streams[i])<<8|int(streams[i+1]) >= a.outStreams {
+		if int(streams[i])<<8|int(streams[i+1]) >= a.tcb.outStreams {
 			return false
 		}
 	}
@@ -702,13 +692,13 @@ type pendingReset struct {
 // performPendingReset performs a deferred stream reset once it can be and
 // sends its "Performed" (RFC 6525 §5.2.2 steps 2, 3). mu is held.
 func (a *Association) performPendingReset() {
-	p := a.pendReset
+	p := a.reconf.pending
 	if !seq.TSNLessEq(p.lastTSN, a.rt.CumTSN()) || !a.rs.ResetStreams(p.streams) {
 		return
 	}
-	a.pendReset = nil
-	if a.reconfSeq-1 == p.seq {
-		a.reconfLast = wire.ReconfigSuccessPerformed
+	a.reconf.pending = nil
+	if a.reconf.peerSeq-1 == p.seq {
+		a.reconf.last = wire.ReconfigSuccessPerformed
 	}
 	a.ctrl = wire.AppendReconfigResponses(a.ctrl, wire.ReconfigResponse{SeqNum: p.seq, Result: wire.ReconfigSuccessPerformed})
 }

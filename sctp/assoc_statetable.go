@@ -25,13 +25,16 @@ const (
 	rxData
 	// rxRefs: a message queued for delivery points into the packet.
 	rxRefs
+	// rxShutdownAgain: DATA in SHUTDOWN-SENT; the packet ends with a
+	// SACK, the SHUTDOWN again and T2 restarted (§9.2).
+	rxShutdownAgain
 )
 
 // rxHandler handles one chunk in one state. mu is held.
 type rxHandler func(a *Association, c wire.Chunk, now time.Time) rxVerdict
 
 const (
-	numStates = int(StateShutdownAckSent) + 1
+	numStates = int(stateShutdownAckSent) + 1
 	// rxReconfigRow is RE-CONFIG's row, after the types of RFC 9260.
 	rxReconfigRow = int(wire.ChunkShutdownComplete) + 1
 )
@@ -49,13 +52,13 @@ func rxRow(t wire.ChunkType) int {
 
 // Columns, for the table's rows.
 const (
-	cw  = StateCookieWait
-	ce  = StateCookieEchoed
-	est = StateEstablished
-	sp  = StateShutdownPending
-	ss  = StateShutdownSent
-	sr  = StateShutdownReceived
-	sas = StateShutdownAckSent
+	cw  = stateCookieWait
+	ce  = stateCookieEchoed
+	est = stateEstablished
+	sp  = stateShutdownPending
+	ss  = stateShutdownSent
+	sr  = stateShutdownReceived
+	sas = stateShutdownAckSent
 )
 
 // rxTable[row][state] is the handler of a chunk type in a state. The
@@ -63,7 +66,7 @@ const (
 var rxTable = [rxReconfigRow + 1][numStates]rxHandler{
 	// §6.2: DATA once established and until the peer's SHUTDOWN (§9.2);
 	// before the association exists there is no TCB to take it (§5.1).
-	wire.ChunkData: {est: sec6_2Data, sp: sec6_2Data, ss: sec6_2Data},
+	wire.ChunkData: {est: sec6_2Data, sp: sec6_2Data, ss: sec9_2DataInShutdownSent},
 	// §5.2.1 collision, §5.2.2 unexpected INIT, §9.2 in SHUTDOWN-ACK-SENT.
 	wire.ChunkInit: {cw: sec5_2_1Init, ce: sec5_2_1Init, est: sec5_2_2Init, sp: sec5_2_2Init,
 		ss: sec5_2_2Init, sr: sec5_2_2Init, sas: sec9_2InitInShutdownAckSent},
@@ -75,8 +78,10 @@ var rxTable = [rxReconfigRow + 1][numStates]rxHandler{
 	wire.ChunkHeartbeatAck: {est: sec8_3HeartbeatAck, sp: sec8_3HeartbeatAck, ss: sec8_3HeartbeatAck,
 		sr: sec8_3HeartbeatAck, sas: sec8_3HeartbeatAck},
 	// §9.1: in every state (its tag was checked, §8.5.1 B).
-	wire.ChunkAbort:    {cw: sec9_1Abort, ce: sec9_1Abort, est: sec9_1Abort, sp: sec9_1Abort, ss: sec9_1Abort, sr: sec9_1Abort, sas: sec9_1Abort},
-	wire.ChunkShutdown: {est: sec9_2Shutdown, sp: sec9_2Shutdown, ss: sec9_2Shutdown, sr: sec9_2Shutdown},
+	wire.ChunkAbort: {cw: sec9_1Abort, ce: sec9_1Abort, est: sec9_1Abort, sp: sec9_1Abort, ss: sec9_1Abort, sr: sec9_1Abort, sas: sec9_1Abort},
+	// §9.2: SHUTDOWN moves to SHUTDOWN-RECEIVED; in SHUTDOWN-SENT both
+	// ends sent one; in SHUTDOWN-RECEIVED a retransmission.
+	wire.ChunkShutdown: {est: sec9_2Shutdown, sp: sec9_2Shutdown, ss: sec9_2ShutdownInShutdownSent, sr: sec9_2ShutdownAgain},
 	// §9.2; in COOKIE-WAIT and COOKIE-ECHOED it is out of the blue
 	// (§8.5.1 E), answered before the tag check (receiveLocked).
 	wire.ChunkShutdownAck: {ss: sec9_2ShutdownAck, sas: sec9_2ShutdownAck},
@@ -115,6 +120,12 @@ func sec6_2Data(a *Association, c wire.Chunk, now time.Time) rxVerdict {
 		return rxData | rxRefs
 	}
 	return rxData
+}
+
+func sec9_2DataInShutdownSent(a *Association, c wire.Chunk, now time.Time) rxVerdict {
+	// Taken as in ESTABLISHED, and answered at once with a SACK and the
+	// SHUTDOWN again once the packet is processed (rxShutdownAgain).
+	return sec6_2Data(a, c, now) | rxShutdownAgain
 }
 
 func sec5_2_1Init(a *Association, c wire.Chunk, now time.Time) rxVerdict {
@@ -167,7 +178,31 @@ func sec9_1Abort(a *Association, c wire.Chunk, now time.Time) rxVerdict {
 }
 
 func sec9_2Shutdown(a *Association, c wire.Chunk, now time.Time) rxVerdict {
-	a.handleShutdown(c, now)
+	if cum, ok := a.shutdownCumAck(c); ok {
+		// No T5 here: it guards the sender of SHUTDOWN; in
+		// SHUTDOWN-ACK-SENT T2 and Association.Max.Retrans bound the wait.
+		a.state = stateShutdownReceived
+		a.wakeAllWriters()
+		a.takeShutdown(cum, now)
+	}
+	return 0
+}
+
+func sec9_2ShutdownInShutdownSent(a *Association, c wire.Chunk, now time.Time) rxVerdict {
+	if cum, ok := a.shutdownCumAck(c); ok {
+		// Both ends sent SHUTDOWN: answered with SHUTDOWN ACK.
+		a.io.timers.Stop(timerT2Shutdown)
+		a.io.timers.Stop(timerT5ShutdownGuard)
+		a.state = stateShutdownReceived
+		a.takeShutdown(cum, now)
+	}
+	return 0
+}
+
+func sec9_2ShutdownAgain(a *Association, c wire.Chunk, now time.Time) rxVerdict {
+	if cum, ok := a.shutdownCumAck(c); ok {
+		a.takeShutdown(cum, now)
+	}
 	return 0
 }
 
@@ -197,8 +232,7 @@ func sec5_2_4CookieEchoEstablished(a *Association, c wire.Chunk, now time.Time) 
 }
 
 func sec5_1CookieAck(a *Association, c wire.Chunk, now time.Time) rxVerdict {
-	a.timers.Stop(timerT1Cookie)
-	a.establish(now)
+	a.establish(now) // stops T1-cookie
 	return 0
 }
 

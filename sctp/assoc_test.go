@@ -98,9 +98,9 @@ func waitPLPMTUD(t *testing.T, as ...*Association) {
 	t.Helper()
 	for _, a := range as {
 		require.Eventually(t, func() bool {
-			s := a.PLPMTUD().State
+			s := a.Stats().PLPMTUD.State
 			return s == "off" || s == "search-complete"
-		}, 10*time.Second, time.Millisecond, "PLPMTUD: %+v", a.PLPMTUD())
+		}, 10*time.Second, time.Millisecond, "PLPMTUD: %+v", a.Stats().PLPMTUD)
 	}
 }
 
@@ -116,10 +116,11 @@ func pair(t *testing.T, cfg *Config) (cli, srv *Association, cr, sr *rxRec) {
 
 func TestAssociation_EstablishExchangeClose(t *testing.T) {
 	cli, srv, cr, sr := pair(t, nil)
-	ad, ok := srv.PeerAdaptation()
+	st := srv.Stats()
+	ad, ok := st.PeerAdaptation, st.HasPeerAdaptation
 	assert.True(t, ok)
 	assert.EqualValues(t, 1, ad, "RFC 5043 §5.1: the DDP indication")
-	out, in := cli.NumStreams()
+	out, in := cli.Stats().OutStreams, cli.Stats().InStreams
 	assert.Equal(t, defaultStreams, out)
 	assert.Equal(t, defaultStreams, in)
 
@@ -139,7 +140,7 @@ func TestAssociation_EstablishExchangeClose(t *testing.T) {
 	require.NoError(t, cli.Close())
 	assert.NoError(t, sr.end(t), "graceful close reaches the peer as nil")
 	assert.NoError(t, cr.end(t))
-	assert.Equal(t, StateClosed, srv.State())
+	assert.Equal(t, stateClosed, srv.Stats().State)
 	assert.ErrorIs(t, cli.WriteMsg(0, 16, []byte("x")), ErrClosed)
 }
 
@@ -288,7 +289,7 @@ func gatedPair(t *testing.T, cfg *Config) (cli *Association, gate chan struct{},
 func waitingWriters(a *Association) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.writers)
+	return len(a.io.writers)
 }
 
 // A writer waiting for send-buffer space has not copied its message yet:
@@ -356,7 +357,7 @@ func assertNothingReserved(t *testing.T, a *Association) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	assert.Zero(t, a.sndBuffered)
-	assert.Empty(t, a.writers)
+	assert.Empty(t, a.io.writers)
 }
 
 // Writers waiting for space when the association is aborted return

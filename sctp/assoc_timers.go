@@ -2,6 +2,7 @@ package sctp
 
 import (
 	"encoding/binary"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"math/rand/v2"
 	"time"
 
@@ -14,12 +15,12 @@ func (a *Association) onTimer() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
-	a.wake.Fired()
-	if a.state == StateClosed {
+	a.io.wake.Fired()
+	if a.state == stateClosed {
 		return
 	}
-	exp := a.timers.Expired(now)
-	for id, rest, ok := exp.Pop(); ok && a.state != StateClosed; id, rest, ok = rest.Pop() {
+	exp := a.io.timers.Expired(now)
+	for id, rest, ok := exp.Pop(); ok && a.state != stateClosed; id, rest, ok = rest.Pop() {
 		switch id {
 		case timerT1Init:
 			a.t1Expired(now, false)
@@ -40,7 +41,7 @@ func (a *Association) onTimer() {
 			// transmit below sends the SACK that is now due.
 		}
 	}
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return
 	}
 	a.transmit(now)
@@ -49,8 +50,11 @@ func (a *Association) onTimer() {
 // t1Expired retransmits the INIT or the COOKIE ECHO with a doubled RTO,
 // until Max.Init.Retransmits (RFC 9260 §5.1.6).
 func (a *Association) t1Expired(now time.Time, cookie bool) {
-	a.initRetries++
-	if a.initRetries > a.cfg.MaxInitRetrans {
+	if a.hs == nil {
+		return // established meanwhile (establish stops T1)
+	}
+	a.hs.initRetries++
+	if a.hs.initRetries > a.cfg.MaxInitRetrans {
 		what := "INIT"
 		if cookie {
 			what = "COOKIE ECHO"
@@ -58,7 +62,7 @@ func (a *Association) t1Expired(now time.Time, cookie bool) {
 		a.terminate(&handshakeError{what: what, retries: a.cfg.MaxInitRetrans})
 		return
 	}
-	a.rto.Backoff()
+	a.primaryPath().rto.Backoff()
 	if cookie {
 		a.sendCookieEcho(now)
 	} else {
@@ -70,6 +74,7 @@ func (a *Association) t1Expired(now time.Time, cookie bool) {
 // closes to one packet, the RTO doubles, every outstanding chunk is
 // marked for retransmission, and the error counter grows (§8.1).
 func (a *Association) t3Expired(now time.Time) {
+	dst := a.primaryPath()
 	if a.oq == nil || a.oq.Len() == 0 {
 		return
 	}
@@ -77,14 +82,14 @@ func (a *Association) t3Expired(now time.Time) {
 	if a.countError() {
 		return
 	}
-	a.cc.OnT3Timeout()
-	a.rto.Backoff()
+	dst.cc.OnT3Timeout()
+	dst.rto.Backoff()
 	a.plpmtudLoss(now)
 	marked := a.oq.MarkAllForRetransmit()
-	a.cc.OnRetransmitMarked(marked)
-	a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // E3: restarted as data goes out
+	dst.cc.OnRetransmitMarked(marked)
+	a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // E3: restarted as data goes out
 	if a.cfg.Tracer != nil {
-		a.traceEvent(Event{Kind: EventT3Expiry, Marked: marked}, now)
+		a.traceEvent(tracing.Event{Kind: tracing.EventT3Expiry, Marked: marked}, now)
 	}
 }
 
@@ -93,16 +98,16 @@ func (a *Association) t2Expired(now time.Time) {
 	if a.countError() {
 		return
 	}
-	a.rto.Backoff()
+	a.primaryPath().rto.Backoff()
 	switch a.state {
-	case StateShutdownSent:
+	case stateShutdownSent:
 		a.ctrl = (&wire.Shutdown{CumTSNAck: a.rt.CumTSN()}).Append(a.ctrl)
-	case StateShutdownAckSent:
+	case stateShutdownAckSent:
 		a.ctrl = wire.ShutdownAck{}.Append(a.ctrl)
 	default:
 		return
 	}
-	a.timers.SetAfter(timerT2Shutdown, now, a.rto.RTO())
+	a.io.timers.SetAfter(timerT2Shutdown, now, a.primaryPath().rto.RTO())
 }
 
 // countError counts a retransmission or HEARTBEAT without answer; past
@@ -110,6 +115,7 @@ func (a *Association) t2Expired(now time.Time) {
 // aborted (RFC 9260 §8.1). It reports whether that happened.
 func (a *Association) countError() bool {
 	a.errCount++
+	a.primaryPath().errCount++ // §8.2: the path the retransmission or HEARTBEAT went to
 	if a.errCount <= a.cfg.MaxRetrans {
 		return false
 	}
@@ -124,34 +130,35 @@ func (a *Association) restartHeartbeat(now time.Time) {
 	if a.cfg.HeartbeatInterval < 0 {
 		return
 	}
-	rto := a.rto.RTO()
+	rto := a.primaryPath().rto.RTO()
 	jitter := time.Duration(rand.Int64N(int64(rto)+1)) - rto/2
-	a.timers.SetAfter(timerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
+	a.io.timers.SetAfter(timerHeartbeat, now, a.cfg.HeartbeatInterval+rto+jitter)
 }
 
 // heartbeatDue sends a HEARTBEAT to an idle peer and counts one that went
 // unanswered (RFC 9260 §8.3). While DATA is outstanding the T3-rtx timer
 // watches the peer, and no HEARTBEAT is sent.
 func (a *Association) heartbeatDue(now time.Time) {
+	dst := a.primaryPath()
 	defer a.restartHeartbeat(now)
-	if a.hbPending {
+	if dst.hbPending {
 		// §8.3: an unanswered HEARTBEAT counts as an error and backs the
 		// RTO off as a T3-rtx expiry does (§6.3.3 E2), so the next one
 		// comes later; a HEARTBEAT ACK's RTT measurement restores it.
-		a.hbPending = false
+		dst.hbPending = false
 		if a.countError() {
 			return
 		}
-		a.rto.Backoff()
+		dst.rto.Backoff()
 	}
 	if a.oq != nil && a.oq.Len() > 0 {
 		return
 	}
-	a.hbNonce = rand.Uint64()
+	dst.hbNonce = rand.Uint64()
 	var info [heartbeatInfoLen]byte
-	binary.BigEndian.PutUint64(info[:], a.hbNonce)
+	binary.BigEndian.PutUint64(info[:], dst.hbNonce)
 	binary.BigEndian.PutUint64(info[8:], uint64(now.UnixNano()))
 	a.ctrl = (&wire.Heartbeat{Info: info[:]}).Append(a.ctrl)
-	a.hbPending = true
+	dst.hbPending = true
 	a.stats.heartbeats++
 }

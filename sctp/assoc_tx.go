@@ -48,7 +48,7 @@ func (a *Association) Flush() error {
 	if a.corked > 0 {
 		a.transmit(time.Now())
 	}
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		if a.err != nil {
 			return fmt.Errorf("%w: %w", ErrClosed, a.err)
 		}
@@ -92,7 +92,7 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	// then): a writer that finds room reads it once, to transmit.
 	fits := a.fitsSend(size)
 	var now time.Time
-	if !fits || len(a.writers) > 0 {
+	if !fits || len(a.io.writers) > 0 {
 		now = time.Now()
 	}
 	granted := false
@@ -186,7 +186,7 @@ func (a *Association) queue(sid uint16, chunks []txChunk, size int, more, grante
 	}
 	if err := a.writable(sid); err != nil {
 		releaseChunks(chunks)
-		if a.state != StateClosed {
+		if a.state != stateClosed {
 			// Shutting down: the reservation is given back (the end of
 			// the association has reset the accounting already), and
 			// what the writers granted with this one queued goes.
@@ -199,7 +199,7 @@ func (a *Association) queue(sid uint16, chunks []txChunk, size int, more, grante
 	}
 	a.pend = append(a.pend, chunks...)
 	a.stats.userMsgsSent++
-	if more && a.batch != nil && a.corked+size < a.batch.corkLimit() && (!a.deferred || a.copying > 0) {
+	if more && a.io.batch != nil && a.corked+size < a.io.batch.corkLimit() && (!a.deferred || a.copying > 0) {
 		// (What writers left to this one to transmit is not held.)
 		a.corked += size
 		return nil
@@ -225,12 +225,12 @@ func releaseChunks(cs []txChunk) {
 // writable reports why a message cannot be queued now. mu is held.
 func (a *Association) writable(sid uint16) error {
 	switch a.state {
-	case StateEstablished:
-	case StateCookieWait, StateCookieEchoed:
+	case stateEstablished:
+	case stateCookieWait, stateCookieEchoed:
 		// RFC 9260 §5.1 lets DATA wait for the association; the dialer
 		// returns only once it is established, so this is a misuse.
 		return fmt.Errorf("%w: not established", ErrClosed)
-	case StateClosed:
+	case stateClosed:
 		if a.err != nil {
 			return fmt.Errorf("%w: %w", ErrClosed, a.err)
 		}
@@ -241,8 +241,8 @@ func (a *Association) writable(sid uint16) error {
 	if a.closing {
 		return fmt.Errorf("%w: shutting down", ErrClosed)
 	}
-	if int(sid) >= a.outStreams {
-		return fmt.Errorf("%w: %d >= %d outbound streams", ErrStreamRange, sid, a.outStreams)
+	if int(sid) >= a.tcb.outStreams {
+		return fmt.Errorf("%w: %d >= %d outbound streams", ErrStreamRange, sid, a.tcb.outStreams)
 	}
 	return nil
 }
@@ -250,7 +250,7 @@ func (a *Association) writable(sid uint16) error {
 // canSendData reports whether DATA may be sent in the current state.
 func (a *Association) canSendData() bool {
 	switch a.state {
-	case StateEstablished, StateShutdownPending, StateShutdownReceived:
+	case stateEstablished, stateShutdownPending, stateShutdownReceived:
 		return true
 	}
 	return false
@@ -263,14 +263,15 @@ func (a *Association) canSendData() bool {
 // §6.1 rule C), then new DATA within cwnd and the peer's window (rules A
 // and B). mu is held.
 func (a *Association) transmit(now time.Time) {
+	dst := a.primaryPath()
 	a.corked, a.deferred = 0, false
 	// The packets of this transmission leave in runs, one system call
 	// each, once the last is built (txBatch), when it may send more than
 	// one: a lone packet (a SACK, a request) goes as before, uncopied.
-	batched := a.batch != nil && !a.batching && a.oq != nil && (len(a.pend)-a.pendHead >= 2 || a.oq.Marked() >= 2)
-	a.batching = a.batching || batched
-	p := a.pkt[:wire.HeaderLen]
-	copy(p, a.hdr[:])
+	batched := a.io.batch != nil && !a.io.batching && a.oq != nil && (len(a.pend)-a.pendHead >= 2 || a.oq.Marked() >= 2)
+	a.io.batching = a.io.batching || batched
+	p := a.io.pkt[:wire.HeaderLen]
+	copy(p, a.io.hdr[:])
 	if len(a.ctrl) > 0 {
 		p = append(p, a.ctrl...)
 		a.ctrl = a.ctrl[:0]
@@ -300,10 +301,10 @@ func (a *Association) transmit(now time.Time) {
 					// §7.2.4 step 4: retransmitting the first outstanding
 					// chunk restarts T3-rtx, so that it does not expire
 					// on the fast retransmission's heels.
-					a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO())
+					a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO())
 				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
-				a.cc.OnSend(size)
+				dst.cc.OnSend(size)
 				a.stats.retransmits++
 				p = a.addChunk(p, c)
 				sentData = true
@@ -314,40 +315,40 @@ func (a *Association) transmit(now time.Time) {
 		// may be all the window takes, alone in flight, and the peer would
 		// delay its SACK (§6.2) for each. Such a retransmission asks for an
 		// immediate SACK (RFC 7053 §4.1): in slow start, or oversize.
-		rtxImm := a.cc.InSlowStart()
+		rtxImm := dst.cc.InSlowStart()
 		budget = a.burstBudget()
 		// A chunk larger than the whole budget (built before the PLPMTU
 		// fell: 8944 octets against 4 × 1252) goes alone, first.
 		full := budget
-		for tsn, size, ok := a.oq.FirstMarked(); ok && a.cc.CanRetransmit(size) && (size <= budget || budget == full); tsn, size, ok = a.oq.NextMarked(tsn) {
+		for tsn, size, ok := a.oq.FirstMarked(); ok && dst.cc.CanRetransmit(size) && (size <= budget || budget == full); tsn, size, ok = a.oq.NextMarked(tsn) {
 			c := &a.sent[a.oq.slot(tsn)]
 			budget -= size
 			if rtxImm || c.n > a.maxPacket-wire.HeaderLen {
 				c.chunk()[1] |= wire.DataFlagImmediate
 			}
 			a.oq.OnRetransmit(tsn, now)
-			a.cc.OnSend(size)
+			dst.cc.OnSend(size)
 			a.stats.retransmits++
 			p = a.addChunk(p, c)
 			sentData = true
 		}
 		limited := false
 		if a.oq.Marked() == 0 {
-			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !a.lastDataSent.IsZero() {
+			if a.oq.Len() == 0 && a.pendHead < len(a.pend) && !dst.lastDataSent.IsZero() {
 				// §7.2.1: cwnd decays by half per RTO without DATA sent,
 				// to initialCwnd after a long idle, before data goes again.
-				if idle, rto := now.Sub(a.lastDataSent), a.rto.RTO(); idle >= rto {
-					a.cc.OnIdle(idle, rto)
-					a.lastDataSent = now // that idleness is accounted for
+				if idle, rto := now.Sub(dst.lastDataSent), dst.rto.RTO(); idle >= rto {
+					dst.cc.OnIdle(idle, rto)
+					dst.lastDataSent = now // that idleness is accounted for
 				}
 			}
 			imm := a.immediateSACKs()
 			wait := a.deferRun()
-			a.cc.heldBack = wait
+			dst.cc.heldBack = wait
 			for !wait && a.pendHead < len(a.pend) && !a.oq.Full() {
 				c := a.pend[a.pendHead]
-				if !a.cc.CanSend(c.n) {
-					limited = !a.cc.CanRetransmit(c.n)
+				if !dst.cc.CanSend(c.n) {
+					limited = !dst.cc.CanRetransmit(c.n)
 					break
 				}
 				if c.n > budget && budget != full {
@@ -362,7 +363,7 @@ func (a *Association) transmit(now time.Time) {
 				a.sent[a.oq.slot(tsn)] = c
 				a.pend[a.pendHead] = txChunk{}
 				a.pendHead++
-				a.cc.OnSend(c.n)
+				dst.cc.OnSend(c.n)
 				a.stats.dataSent++
 				p = a.addChunk(p, &c)
 				sentData = true
@@ -371,37 +372,37 @@ func (a *Association) transmit(now time.Time) {
 				a.pend, a.pendHead = a.pend[:0], 0
 			}
 		}
-		a.cwndLimited = limited
+		dst.cwndLimited = limited
 	}
 	if len(p) > wire.HeaderLen {
 		wire.SetChecksum(p)
 		a.sendPacket(p)
 	}
-	a.pkt = p[:wire.HeaderLen]
+	a.io.pkt = p[:wire.HeaderLen]
 	if budget >= 0 {
 		a.burstUsed(budget)
 	}
 	if batched {
-		a.batching = false
+		a.io.batching = false
 		a.flushBatch()
 	}
 	if sentData {
-		a.lastDataSent = now
-		if !a.timers.Running(timerT3Rtx) {
-			a.timers.SetAfter(timerT3Rtx, now, a.rto.RTO()) // §6.3.2 R1
+		dst.lastDataSent = now
+		if !a.io.timers.Running(timerT3Rtx) {
+			a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // §6.3.2 R1
 		}
 	}
 	if a.rt != nil {
 		if at, ok := a.rt.SACKDeadline(); ok {
-			if !a.timers.Running(timerDelayedAck) {
-				a.timers.Set(timerDelayedAck, at)
+			if !a.io.timers.Running(timerDelayedAck) {
+				a.io.timers.Set(timerDelayedAck, at)
 			}
 		} else {
-			a.timers.Stop(timerDelayedAck)
+			a.io.timers.Stop(timerDelayedAck)
 		}
 	}
 	a.arm(now)
-	if a.refused >= 2 {
+	if a.io.refused >= 2 {
 		a.portUnreachable(nil)
 	}
 }
@@ -431,11 +432,11 @@ func (a *Association) burstUsed(left int) {
 	if a.cfg.MaxBurst < 0 {
 		return
 	}
-	if a.cc.Flight() == 0 {
+	if a.primaryPath().cc.Flight() == 0 {
 		a.burstFreed = 0
 		return
 	}
-	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.cc.Cwnd())
+	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.primaryPath().cc.Cwnd())
 }
 
 // deferRun reports whether new DATA should wait for the next SACK rather
@@ -449,18 +450,19 @@ func (a *Association) burstUsed(left int) {
 // Only with runs (UDP_SEGMENT), in congestion avoidance (slow start grows
 // cwnd per SACK) and outside Fast Recovery. mu is held.
 func (a *Association) deferRun() bool {
-	if a.batch == nil || a.batch.gso == nil || a.cc.InSlowStart() {
+	dst := a.primaryPath()
+	if a.io.batch == nil || a.io.batch.gso == nil || dst.cc.InSlowStart() {
 		return false
 	}
-	if _, inFR := a.cc.InFastRecovery(); inFR {
+	if _, inFR := dst.cc.InFastRecovery(); inFR {
 		return false
 	}
-	cwnd, flight := a.cc.Cwnd(), a.cc.Flight()
+	cwnd, flight := dst.cc.Cwnd(), dst.cc.Flight()
 	goal := min(runGoal(a.maxPacket), cwnd/4)
 	if flight < goal || flight < 4*a.maxPacket {
 		return false // too little in flight for its SACKs to free a run
 	}
-	room := min(cwnd+a.cc.PMDCS()-1-flight, a.cc.Rwnd())
+	room := min(cwnd+dst.cc.PMDCS()-1-flight, dst.cc.Rwnd())
 	if room >= goal {
 		return false
 	}
@@ -487,10 +489,11 @@ func runGoal(maxPacket int) int {
 // Linux's quick-ACK mode) do. A sender limited by the user or the peer's
 // window, or in congestion avoidance, asks for nothing. mu is held.
 func (a *Association) immediateSACKs() bool {
-	if !a.cwndLimited || !a.cc.InSlowStart() {
+	dst := a.primaryPath()
+	if !dst.cwndLimited || !dst.cc.InSlowStart() {
 		return false
 	}
-	_, inFR := a.cc.InFastRecovery()
+	_, inFR := dst.cc.InFastRecovery()
 	return !inFR
 }
 
@@ -505,7 +508,7 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 	}
 	if len(p) == wire.HeaderLen && c.n >= directChunk {
 		b := (*c.buf)[:wire.HeaderLen+c.n]
-		copy(b, a.hdr[:])
+		copy(b, a.io.hdr[:])
 		if c.hasCRC {
 			const head = wire.HeaderLen + wire.DataHeaderLen
 			a.setChecksumTail(b, head, c.crc)
@@ -527,26 +530,26 @@ func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 // fragments) do not rebuild them each time. mu is held.
 func (a *Association) setChecksumTail(b []byte, head int, tail uint32) {
 	n := len(b) - head
-	if a.crcTab != nil && a.crcTab.Len() == n {
-		a.crcMiss = 0
-		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+	if a.io.crcTab != nil && a.io.crcTab.Len() == n {
+		a.io.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.io.crcTab)
 		return
 	}
-	if uint32(n) == a.crcShiftLen {
-		a.crcMiss++
+	if uint32(n) == a.io.crcShiftLen {
+		a.io.crcMiss++
 	} else {
-		a.crcShift, a.crcShiftLen, a.crcMiss = crc32c.Shift(n), uint32(n), 1
+		a.io.crcShift, a.io.crcShiftLen, a.io.crcMiss = crc32c.Shift(n), uint32(n), 1
 	}
-	if a.crcMiss >= 2 {
-		if a.crcTab == nil {
-			a.crcTab = new(wire.TailShift)
+	if a.io.crcMiss >= 2 {
+		if a.io.crcTab == nil {
+			a.io.crcTab = new(wire.TailShift)
 		}
-		a.crcTab.Reset(n)
-		a.crcMiss = 0
-		wire.SetChecksumTailShift(b, head, tail, a.crcTab)
+		a.io.crcTab.Reset(n)
+		a.io.crcMiss = 0
+		wire.SetChecksumTailShift(b, head, tail, a.io.crcTab)
 		return
 	}
-	wire.SetChecksumTail(b, head, tail, a.crcShift)
+	wire.SetChecksumTail(b, head, tail, a.io.crcShift)
 }
 
 // appendSACK appends a SACK of the current receive state (RFC 9260
@@ -557,7 +560,7 @@ func (a *Association) appendSACK(p []byte) []byte {
 	s := wire.SACK{CumTSNAck: a.rt.CumTSN(), ARwnd: a.rwnd(), Gaps: a.gaps, Dups: a.dups}
 	a.advRwnd = s.ARwnd
 	a.rt.SACKSent()
-	a.timers.Stop(timerDelayedAck)
+	a.io.timers.Stop(timerDelayedAck)
 	a.stats.sacksSent++
 	return s.Append(p)
 }
@@ -571,7 +574,7 @@ func (a *Association) delivered(octets int) {
 	defer a.mu.Unlock()
 	a.rxQueued -= octets
 	a.releaseReceive(octets)
-	if a.rt == nil || a.state == StateClosed {
+	if a.rt == nil || a.state == stateClosed {
 		return
 	}
 	if a.windowUpdateDue() {

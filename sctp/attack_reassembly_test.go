@@ -1,6 +1,7 @@
 package sctp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -212,7 +213,7 @@ func TestReassemblyShare_RFC9260_6_9(t *testing.T) {
 	requireAbort(t, peer, done, "more than the receive buffer", errReassemblyLimit)
 	assert.LessOrEqual(t, b.Peak(), int64(share), "never beyond its share")
 	assert.Greater(t, b.Peak(), int64(share*3/4), "charged by the buffers held: a 512-octet class and bookkeeping per fragment")
-	assert.Equal(t, StateClosed, attacked.State())
+	assert.Equal(t, stateClosed, attacked.Stats().State)
 	msg(101)
 	got := orec.wait(t, 2)
 	assert.Equal(t, "served", string(got[1].b), "the other association is served")
@@ -260,21 +261,21 @@ func TestRFC9260_6_2_SACKForDroppedData(t *testing.T) {
 // process-wide budget (the default) give back every octet once they end:
 // messages delivered, fragments held at the abort, messages queued.
 func TestProcessMemoryReturnsToBaseline(t *testing.T) {
-	base := ProcessMemory().Used
+	base := procstat.Memory().Used
 	peer, _, tag, done, rec := floodPeer(t, &Config{Streams: 4})
-	assert.Greater(t, ProcessMemory().Limit, int64(0))
+	assert.Greater(t, procstat.Memory().Limit, int64(0))
 	// A fragmented message delivered, then fragments held, then an ABORT.
 	d1 := wire.Data{TSN: 100, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, UserData: make([]byte, 3000)}
 	d2 := wire.Data{TSN: 101, StreamID: 1, PPID: 16, Unordered: true, Ending: true, UserData: make([]byte, 3000)}
 	peer.send(tag, d1.Append(nil), d2.Append(nil))
 	rec.wait(t, 1)
 	sendFragments(peer, tag, 102, 100, 500, true)
-	require.Eventually(t, func() bool { return ProcessMemory().Used >= base+100*int64(cost(500)) }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return procstat.Memory().Used >= base+100*int64(cost(500)) }, 10*time.Second, time.Millisecond,
 		"the held fragments are charged to the process")
 	sendFragments(peer, tag, 202, 1, 500, true) // B after a fragment without E: a violation
 	requireAbort(t, peer, done, "does not continue", errFragmentSequence)
-	require.Eventually(t, func() bool { return ProcessMemory().Used == base }, 10*time.Second, 10*time.Millisecond,
-		"Process.Used back to %d (now %d)", base, ProcessMemory().Used)
+	require.Eventually(t, func() bool { return procstat.Memory().Used == base }, 10*time.Second, 10*time.Millisecond,
+		"Process.Used back to %d (now %d)", base, procstat.Memory().Used)
 }
 
 // orderedWork pushes n whole ordered messages of one stream whose SSNs

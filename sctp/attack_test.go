@@ -106,7 +106,7 @@ func TestListener_SpoofedPacketsIgnored_RFC9260_8_5(t *testing.T) {
 		(&wire.Data{TSN: 1, Beginning: true, Ending: true, Unordered: true, PPID: 16, UserData: []byte("forged")}).Append(nil),
 	}
 	for _, c := range spoofs {
-		p := wire.AppendHeader(nil, wire.Header{SrcPort: DefaultPort, DstPort: DefaultPort, VerificationTag: 0xdeadbeef})
+		p := wire.AppendHeader(nil, wire.Header{SrcPort: defaultPort, DstPort: defaultPort, VerificationTag: 0xdeadbeef})
 		p = append(p, c...)
 		wire.SetChecksum(p)
 		_, err := conn.WriteToUDP(p, conn.raddr)
@@ -118,8 +118,8 @@ func TestListener_SpoofedPacketsIgnored_RFC9260_8_5(t *testing.T) {
 	require.NoError(t, cli.WriteMsg(1, 16, []byte("still here")))
 	got := rec.wait(t, 1)
 	assert.Equal(t, rxCopy{1, 16, []byte("still here")}, got[0], "nothing forged delivered")
-	assert.Equal(t, StateEstablished, srv.State())
-	assert.Equal(t, StateEstablished, cli.State())
+	assert.Equal(t, stateEstablished, srv.Stats().State)
+	assert.Equal(t, stateEstablished, cli.Stats().State)
 }
 
 // TestListener_AssociationCaps: a peer address holds at most
@@ -207,7 +207,7 @@ func TestListener_INITFloodKeepsNothing_RFC9260_5_1_3(t *testing.T) {
 		uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 2, byte(i/250), byte(i%250+1))})
 		require.NoError(t, err)
 		in.InitiateTag = uint32(i + 1)
-		pkt = wire.AppendHeader(pkt[:0], wire.Header{SrcPort: 6000, DstPort: DefaultPort})
+		pkt = wire.AppendHeader(pkt[:0], wire.Header{SrcPort: 6000, DstPort: defaultPort})
 		pkt = in.Append(pkt)
 		wire.SetChecksum(pkt)
 		_, err = uc.WriteToUDP(pkt, to)
@@ -330,5 +330,5 @@ func TestStreamIDFlood_RFC9260_6_5(t *testing.T) {
 	peer.send(tag, d.Append(nil))
 	got = rec.wait(t, 5)
 	assert.Equal(t, rxCopy{3, 16, []byte("after")}, got[4])
-	assert.Equal(t, StateEstablished, a.State())
+	assert.Equal(t, stateEstablished, a.Stats().State)
 }

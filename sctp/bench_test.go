@@ -40,9 +40,9 @@ func newBenchLink(b *testing.B, cfg *Config) *benchLink {
 	// RFC 8899 probing over loopback takes two round trips: measure at
 	// the packet size it reaches.
 	for _, a := range []*Association{cli, srv} {
-		for s := a.PLPMTUD().State; s != "off" && s != "search-complete"; s = a.PLPMTUD().State {
+		for s := a.Stats().PLPMTUD.State; s != "off" && s != "search-complete"; s = a.Stats().PLPMTUD.State {
 			if ctx.Err() != nil {
-				b.Fatalf("PLPMTUD: %+v", a.PLPMTUD())
+				b.Fatalf("PLPMTUD: %+v", a.Stats().PLPMTUD)
 			}
 			time.Sleep(100 * time.Microsecond)
 		}

@@ -26,11 +26,11 @@ func newRawPeer(t *testing.T) *rawPeer {
 	pc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pc.Close() })
-	return &rawPeer{t: t, pc: pc, buf: make([]byte, 1<<16), port: DefaultPort}
+	return &rawPeer{t: t, pc: pc, buf: make([]byte, 1<<16), port: defaultPort}
 }
 
 func (p *rawPeer) send(tag uint32, chunks ...[]byte) {
-	b := wire.AppendHeader(nil, wire.Header{SrcPort: p.port, DstPort: DefaultPort, VerificationTag: tag})
+	b := wire.AppendHeader(nil, wire.Header{SrcPort: p.port, DstPort: defaultPort, VerificationTag: tag})
 	for _, c := range chunks {
 		b = append(b, c...)
 	}
@@ -100,7 +100,7 @@ func TestInitCollision_RFC9260_5_2_1(t *testing.T) {
 	r := <-dialed
 	require.NoError(t, r.err)
 	defer r.a.Abort()
-	assert.Equal(t, StateEstablished, r.a.State())
+	assert.Equal(t, stateEstablished, r.a.Stats().State)
 
 	// The association works with the peer's tag and TSN.
 	r.a.Start(func(uint16, uint32, []byte) {}, func(error) {})

@@ -124,7 +124,7 @@ func TestRFC9260_8_5_1_B_AbortTBitOwnTag(t *testing.T) {
 	a, tag, _ := dialRaw(t, peer, &Config{Streams: 4})
 	peer.send(tag, (&wire.Abort{T: true}).Append(nil))
 	heartbeatRoundTrip(t, peer, tag)
-	require.Equal(t, StateEstablished, a.State(), "T bit with our own tag: discarded")
+	require.Equal(t, stateEstablished, a.Stats().State, "T bit with our own tag: discarded")
 	peer.send(rawPeerTag, (&wire.Abort{T: true}).Append(nil))
 	select {
 	case <-a.Done():
@@ -144,7 +144,7 @@ func TestRFC9260_8_5_1_C_ShutdownCompleteTBitOwnTag(t *testing.T) {
 	require.True(t, ok)
 	peer.send(tag, wire.ShutdownComplete{T: true}.Append(nil))
 	heartbeatRoundTrip(t, peer, tag)
-	require.Equal(t, StateShutdownAckSent, a.State(), "T bit with our own tag: discarded")
+	require.Equal(t, stateShutdownAckSent, a.Stats().State, "T bit with our own tag: discarded")
 	peer.send(tag, wire.ShutdownComplete{}.Append(nil))
 	select {
 	case <-a.Done():
@@ -169,7 +169,7 @@ func TestRFC9260_8_5_1_A_BundledInitDiscarded(t *testing.T) {
 	assert.NotContains(t, seen, wire.ChunkInitAck)
 	// The sync round trip's own HEARTBEAT ACK is the only one.
 	assert.Equal(t, uint64(2), a.Stats().BadChunks, "both packets discarded")
-	assert.Equal(t, StateEstablished, a.State())
+	assert.Equal(t, stateEstablished, a.Stats().State)
 }
 
 // TestRFC9260_8_5_1_E_ShutdownAckBeforeEstablished: a SHUTDOWN ACK in
@@ -495,7 +495,7 @@ func TestRFC6525_5_2_2_OrderedStreamReset(t *testing.T) {
 		case m := <-got:
 			require.Equal(t, want, m)
 		case <-time.After(5 * time.Second):
-			t.Fatalf("message %q not delivered (association %v, %v)", want, a.State(), a.Err())
+			t.Fatalf("message %q not delivered (association %v, %v)", want, a.Stats().State, a.Err())
 		}
 	}
 
@@ -515,10 +515,10 @@ func TestRFC6525_5_2_2_OrderedStreamReset(t *testing.T) {
 		case m := <-got:
 			require.Equal(t, want, m)
 		case <-time.After(5 * time.Second):
-			t.Fatalf("message %q not delivered (association %v, %v)", want, a.State(), a.Err())
+			t.Fatalf("message %q not delivered (association %v, %v)", want, a.Stats().State, a.Err())
 		}
 	}
-	assert.Equal(t, StateEstablished, a.State())
+	assert.Equal(t, stateEstablished, a.Stats().State)
 }
 
 // TestRFC9260_5_1_5_StaleCookieError: a COOKIE ECHO whose cookie verifies
@@ -908,7 +908,7 @@ func TestRFC9260_5_2_4_A_RestartWhileShuttingDown(t *testing.T) {
 	defer a.Abort()
 	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
 	a.mu.Lock()
-	ourTSN := a.localInitialTSN
+	ourTSN := a.tcb.localInitialTSN
 	a.mu.Unlock()
 	// The restarted peer's INIT, answered while established (§5.2.2).
 	restart := wire.Init{InitiateTag: 0x31313131, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 9}
@@ -920,11 +920,11 @@ func TestRFC9260_5_2_4_A_RestartWhileShuttingDown(t *testing.T) {
 	// The old association's peer shuts down: SHUTDOWN-ACK-SENT.
 	peer.send(tag, (&wire.Shutdown{CumTSNAck: ourTSN - 1}).Append(nil))
 	peer.recv(wire.ChunkShutdownAck)
-	require.Eventually(t, func() bool { return a.State() == StateShutdownAckSent }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return a.Stats().State == stateShutdownAckSent }, 5*time.Second, time.Millisecond)
 
 	peer.send(ack.InitiateTag, (&wire.CookieEcho{Cookie: ack.Params.StateCookie}).Append(nil))
 	seen, ok := peer.recvAll(wire.ChunkError, 3*time.Second)
 	require.True(t, ok, "ERROR Cookie Received While Shutting Down")
 	assert.Contains(t, seen, wire.ChunkShutdownAck)
-	assert.Equal(t, StateShutdownAckSent, a.State(), "the old association shuts down as it was")
+	assert.Equal(t, stateShutdownAckSent, a.Stats().State, "the old association shuts down as it was")
 }

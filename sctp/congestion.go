@@ -7,9 +7,9 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 )
 
-// DefaultMTU is the path MTU a [congestionConfig] assumes when it is given
+// defaultMTU is the path MTU a [congestionConfig] assumes when it is given
 // none.
-const DefaultMTU = 1500
+const defaultMTU = 1500
 
 // initialCwnd returns the congestion window of RFC 9260 §7.2.1 for a path
 // of the given MTU: min(4*MTU, max(2*MTU, 4404)), used before any DATA is
@@ -23,7 +23,7 @@ func initialCwnd(mtu int) int {
 // the whole chunk (header and padding included) and the same count is used
 // against the peer's receive window, which errs on the safe side.
 type congestionConfig struct {
-	// MTU is the path MTU in bytes; DefaultMTU if zero or negative.
+	// MTU is the path MTU in bytes; defaultMTU if zero or negative.
 	MTU int
 	// PMDCS is the Path Maximum Data Chunk Size (RFC 9260 §1.3): the
 	// largest DATA chunk that fits in one packet on the path. RFC 9260
@@ -125,7 +125,7 @@ type congestion struct {
 // (RFC 9260 §7.2.1, §6.2.1 A).
 func newCongestion(cfg congestionConfig) congestion {
 	if cfg.MTU <= 0 {
-		cfg.MTU = DefaultMTU
+		cfg.MTU = defaultMTU
 	}
 	if cfg.PMDCS <= 0 || cfg.PMDCS > cfg.MTU {
 		cfg.PMDCS = cfg.MTU

@@ -44,7 +44,7 @@ func TestNewCongestion_RFC9260_7_2_1_Init(t *testing.T) {
 	assert.Equal(t, 1500, c.PMDCS())
 
 	d := newCongestion(congestionConfig{})
-	assert.Equal(t, DefaultMTU, d.MTU())
+	assert.Equal(t, defaultMTU, d.MTU())
 	assert.Equal(t, math.MaxInt32, d.SSThresh(), "arbitrarily high without a_rwnd")
 
 	e := newCongestion(congestionConfig{MTU: 1200, PMDCS: 5000, SSThresh: 9999, PeerARwnd: math.MaxUint32})

@@ -1,6 +1,7 @@
 package sctp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"math"
 	"testing"
 	"time"
@@ -154,7 +155,7 @@ func TestCubicNoAllocs(t *testing.T) {
 func TestConfigCongestionControl(t *testing.T) {
 	_, err := Listen("udp4", "127.0.0.1:0", &Config{CongestionControl: "vegas"})
 	assert.ErrorIs(t, err, ErrConfig)
-	l, err := Listen("udp4", "127.0.0.1:0", &Config{CongestionControl: CongestionCUBIC})
+	l, err := Listen("udp4", "127.0.0.1:0", &Config{CongestionControl: ccname.CongestionCUBIC})
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 }

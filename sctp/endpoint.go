@@ -117,8 +117,8 @@ func DialConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, er
 	}
 	c = c.normalized()
 	a := newConnAssociation(conn, c)
-	a.localPort, a.peerPort = c.LocalPort, c.PeerPort
-	a.localTag, a.localInitialTSN = handshake.RandomTag(), handshake.RandomTag()
+	a.tcb.localPort, a.tcb.peerPort = c.LocalPort, c.PeerPort
+	a.tcb.localTag, a.tcb.localInitialTSN = handshake.RandomTag(), handshake.RandomTag()
 	go readLoop(conn, a)
 
 	a.mu.Lock()
@@ -133,7 +133,7 @@ func DialConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, er
 	a.mu.Lock()
 	st, aerr := a.state, a.err
 	a.mu.Unlock()
-	if st == StateClosed {
+	if st == stateClosed {
 		if aerr == nil {
 			aerr = ErrClosed
 		}
@@ -148,11 +148,11 @@ func newConnAssociation(conn net.Conn, c Config) *Association {
 	raddr := connAddrPort(conn.RemoteAddr())
 	out := func(b []byte) error { _, err := conn.Write(b); return err }
 	a := newAssociation(c, out, conn.LocalAddr(), conn.RemoteAddr(), c.maxPacketFor(raddr.Addr()))
-	a.peerAddr = raddr
-	a.localAP = connAddrPort(conn.LocalAddr())
-	a.closeSocket = func() { _ = conn.Close() }
+	a.primaryPath().addr = raddr
+	a.io.localAP = connAddrPort(conn.LocalAddr())
+	a.io.closeSocket = func() { _ = conn.Close() }
 	if uc, ok := conn.(*net.UDPConn); ok && !c.NoOffload {
-		a.batch = newBatch(uc, netip.AddrPort{}, raddr.Addr(), out, udpOffloadSupported(uc), c.offloadLocal)
+		a.io.batch = newBatch(uc, netip.AddrPort{}, raddr.Addr(), out, udpOffloadSupported(uc), c.offloadLocal)
 	}
 	if c.pathProbe != nil {
 		a.enablePLPMTUD(*c.pathProbe)
@@ -238,8 +238,8 @@ func newResponderFor(c Config) *handshake.Responder {
 // bundled after the COOKIE ECHO, held in bp. It reports whether bp now
 // belongs to the association.
 func (a *Association) adoptCookie(ck *handshake.Cookie, rest []byte, bp *[]byte) bool {
-	a.localPort, a.peerPort = ck.LocalPort, ck.PeerPort
-	a.localTag, a.localInitialTSN = ck.LocalVerificationTag, ck.LocalInitialTSN
+	a.tcb.localPort, a.tcb.peerPort = ck.LocalPort, ck.PeerPort
+	a.tcb.localTag, a.tcb.localInitialTSN = ck.LocalVerificationTag, ck.LocalInitialTSN
 	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -270,8 +270,8 @@ func readLoop(conn net.Conn, a *Association) {
 			putBuf(bp)
 			a.mu.Lock()
 			switch {
-			case a.state == StateClosed:
-			case errors.Is(err, io.EOF) && a.state == StateShutdownAckSent:
+			case a.state == stateClosed:
+			case errors.Is(err, io.EOF) && a.state == stateShutdownAckSent:
 				// A connection-oriented socket (DTLS, RFC 8261) closed
 				// cleanly by the peer (close_notify) after this side's
 				// SHUTDOWN ACK: the peer closes only once its shutdown is

@@ -29,7 +29,7 @@ func ExampleDial() {
 	}
 	fmt.Println(<-got)
 	fmt.Println(<-got)
-	ad, _ := srv.PeerAdaptation()
+	ad := srv.Stats().PeerAdaptation
 	fmt.Printf("peer's adaptation indication: %#x (DDP, RFC 5043 §5.1)\n", ad)
 
 	fmt.Println("close:", cli.Close())

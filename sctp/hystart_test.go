@@ -1,6 +1,7 @@
 package sctp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"testing"
 	"time"
 
@@ -149,7 +150,7 @@ func TestOutstandingLatestRTT(t *testing.T) {
 func TestConfigSlowStart(t *testing.T) {
 	_, err := Listen("udp4", "127.0.0.1:0", &Config{SlowStart: "hystart"})
 	assert.ErrorIs(t, err, ErrConfig)
-	l, err := Listen("udp4", "127.0.0.1:0", &Config{SlowStart: SlowStartHyStart})
+	l, err := Listen("udp4", "127.0.0.1:0", &Config{SlowStart: ccname.SlowStartHyStart})
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
 }

@@ -28,10 +28,10 @@ func TestImmediateSACKsRule_RFC7053(t *testing.T) {
 		{"fast recovery", true, 1 << 20, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Association{cc: newCongestion(congestionConfig{MTU: 1000, SSThresh: tc.ssthresh, PeerARwnd: 1 << 20}), cwndLimited: tc.cwndLimited}
+			a := &Association{paths: []*path{{cc: newCongestion(congestionConfig{MTU: 1000, SSThresh: tc.ssthresh, PeerARwnd: 1 << 20}), cwndLimited: tc.cwndLimited}}}
 			if tc.fr {
-				a.cc.OnFastRetransmit(10)
-				a.cc.cwnd = a.cc.ssthresh - 1 // still slow start by the numbers
+				a.primaryPath().cc.OnFastRetransmit(10)
+				a.primaryPath().cc.cwnd = a.primaryPath().cc.ssthresh - 1 // still slow start by the numbers
 			}
 			assert.Equal(t, tc.want, a.immediateSACKs())
 		})

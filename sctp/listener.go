@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"net"
 	"net/netip"
 	"sync"
@@ -92,38 +93,10 @@ type member struct {
 }
 
 // listenerCounters are a listener's own counters.
-type listenerCounters struct {
-	queueDrops, evicted, stalled, rebinds atomic.Uint64
-	associations                          atomic.Int64 // processListeners only
-}
-
-// processListeners sums the counters of every Listener of the process.
-var processListeners listenerCounters
-
-// ListenerTotals returns the counters of every Listener of the process
-// together, closed ones included (Associations: those held now), as
-// ProcessMemory does for the memory budget.
-func ListenerTotals() ListenerStats {
-	s := &processListeners
-	return ListenerStats{Associations: int(s.associations.Load()), QueueDrops: s.queueDrops.Load(),
-		Evicted: s.evicted.Load(), Stalled: s.stalled.Load(), Rebinds: s.rebinds.Load()}
-}
+type listenerCounters = procstat.ListenerCounters
 
 // ListenerStats are a listener's counters of its associations.
-type ListenerStats struct {
-	// Associations is the number held now.
-	Associations int
-	// QueueDrops counts packets of known associations dropped because the
-	// association's receive queue, or all queues together, were full.
-	QueueDrops uint64
-	// Evicted counts associations aborted to make room for a new peer
-	// when the table was full; Stalled those aborted by the reaper for
-	// making no progress for Config.StallTimeout.
-	Evicted, Stalled uint64
-	// Rebinds counts changes of a peer's UDP port taken from a packet
-	// with the association's Verification Tag (RFC 6951 §5.4).
-	Rebinds uint64
-}
+type ListenerStats = procstat.ListenerStats
 
 // Listen listens for associations over UDP on address (network "udp",
 // "udp4" or "udp6"). cfg may be nil.
@@ -137,7 +110,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	}
 	c = c.normalized()
 	if c.StallTimeout == 0 {
-		c.StallTimeout = DefaultStallTimeout
+		c.StallTimeout = defaultStallTimeout
 	}
 	laddr, err := net.ResolveUDPAddr(network, address)
 	if err != nil {
@@ -193,8 +166,8 @@ func (l *Listener) Stats() ListenerStats {
 	n := len(l.assocs)
 	l.mu.Unlock()
 	s := &l.stats
-	return ListenerStats{Associations: n, QueueDrops: s.queueDrops.Load(), Evicted: s.evicted.Load(),
-		Stalled: s.stalled.Load(), Rebinds: s.rebinds.Load()}
+	return ListenerStats{Associations: n, QueueDrops: s.QueueDrops.Load(), Evicted: s.Evicted.Load(),
+		Stalled: s.Stalled.Load(), Rebinds: s.Rebinds.Load()}
 }
 
 // Accept waits for the next established association.
@@ -287,7 +260,7 @@ func (l *Listener) isAccepting() bool {
 
 // maxPacketFor is the largest packet toward peer: from Config.MTU if set,
 // else from the route's MTU as the dialer's connected socket knows it
-// (routeProbe; loopback keeps LoopbackMTU), else DefaultMTU. Asked once
+// (routeProbe; loopback keeps loopbackMTU), else defaultMTU. Asked once
 // per association, after a valid COOKIE ECHO.
 func (l *Listener) maxPacketFor(peer netip.AddrPort) int {
 	if l.cfg.MTU <= 0 && !peer.Addr().IsLoopback() {
@@ -310,7 +283,7 @@ func (l *Listener) forget(m *member) {
 		return
 	}
 	delete(l.assocs, m.key)
-	processListeners.associations.Add(-1)
+	procstat.Listeners.Associations.Add(-1)
 	if l.byTag[m.tag] == m {
 		delete(l.byTag, m.tag)
 	}
@@ -341,7 +314,7 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a := newAssociation(l.cfg, out, l.pc.LocalAddr(), net.UDPAddrFromAddrPort(from), l.maxPacketFor(from))
 	if !l.cfg.NoOffload {
-		a.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
+		a.io.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
 	if l.df != nil {
 		if mtu := l.probe.mtu(from); mtu > 0 {
@@ -349,8 +322,8 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 				kernelMTU: func() int { return l.probe.mtu(from) }})
 		}
 	}
-	a.peerAddr = from
-	a.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
+	a.primaryPath().addr = from
+	a.io.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho
 	m := &member{a: a, key: key, tag: ck.LocalVerificationTag, peer: from, since: time.Now()}
 	m.work = func() { l.work(m) }
@@ -363,13 +336,13 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 		return false
 	}
 	l.assocs[key] = m
-	processListeners.associations.Add(1)
+	procstat.Listeners.Associations.Add(1)
 	l.byTag[m.tag] = m
 	l.perIP[from.Addr()]++
 	l.mu.Unlock()
 	// Called by terminate with a.mu held: the association leaves the
 	// table before its mutex is released.
-	a.release = func() {
+	a.io.release = func() {
 		l.forget(m)
 		l.maybeCloseSocket()
 	}

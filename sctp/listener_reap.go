@@ -1,15 +1,16 @@
 package sctp
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"net/netip"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
-// DefaultStallTimeout is a Listener's Config.StallTimeout when none is
+// defaultStallTimeout is a Listener's Config.StallTimeout when none is
 // set.
-const DefaultStallTimeout = 30 * time.Second
+const defaultStallTimeout = 30 * time.Second
 
 // defaultEvictAfter is how long an association must have been idle (no packet
 // from its peer) or busy without progress before a full table may evict
@@ -30,13 +31,13 @@ type progressMark struct {
 func (a *Association) progress() progressMark {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p := progressMark{state: a.state, busy: a.hbPending || a.pendHead < len(a.pend)}
+	p := progressMark{state: a.state, busy: a.primaryPath().hbPending || a.pendHead < len(a.pend)}
 	if a.oq != nil {
 		p.cum = a.oq.CumTSN()
 		p.busy = p.busy || a.oq.Len() > 0
 	}
 	switch a.state {
-	case StateShutdownPending, StateShutdownSent, StateShutdownReceived, StateShutdownAckSent:
+	case stateShutdownPending, stateShutdownSent, stateShutdownReceived, stateShutdownAckSent:
 		p.busy = true
 	}
 	return p
@@ -47,7 +48,7 @@ func (a *Association) progress() progressMark {
 func (a *Association) abortStalled(reason string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.state == StateClosed {
+	if a.state == stateClosed {
 		return
 	}
 	causes := wire.AppendCause(nil, wire.CauseUserInitiatedAbort, []byte(reason))
@@ -88,7 +89,7 @@ func (l *Listener) reap() {
 		for i, m := range ms {
 			ms[i] = nil
 			p := m.a.progress()
-			if p.state == StateClosed {
+			if p.state == stateClosed {
 				continue
 			}
 			l.mu.Lock()
@@ -102,8 +103,8 @@ func (l *Listener) reap() {
 			stalled := m.busy && now.Sub(m.since) >= stall
 			l.mu.Unlock()
 			if stalled {
-				l.stats.stalled.Add(1)
-				processListeners.stalled.Add(1)
+				l.stats.Stalled.Add(1)
+				procstat.Listeners.Stalled.Add(1)
 				m.a.abortStalled("no progress for the listener's stall timeout")
 			}
 		}
@@ -130,8 +131,8 @@ func (l *Listener) makeRoom(ip netip.Addr, tag uint32) bool {
 		if v == nil {
 			return false
 		}
-		l.stats.evicted.Add(1)
-		processListeners.evicted.Add(1)
+		l.stats.Evicted.Add(1)
+		procstat.Listeners.Evicted.Add(1)
 		// Its end removes it from the table (forget) before this returns.
 		v.a.abortStalled("evicted: the listener's table is full")
 	}

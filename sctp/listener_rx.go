@@ -3,7 +3,7 @@ package sctp
 import (
 	"encoding/binary"
 	"fmt"
-	"net"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"net/netip"
 	"time"
 
@@ -125,8 +125,8 @@ func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPor
 	m.qmu.Lock()
 	if m.qBytes+size > l.queueCap || l.queued.Load()+int64(size) > l.listenerQueueCap {
 		m.qmu.Unlock()
-		l.stats.queueDrops.Add(1)
-		processListeners.queueDrops.Add(1)
+		l.stats.QueueDrops.Add(1)
+		procstat.Listeners.QueueDrops.Add(1)
 		if handed {
 			return false // the caller reuses it
 		}
@@ -252,15 +252,14 @@ func (l *Listener) rebind(m *member, b []byte, seg int, from netip.AddrPort) boo
 	out := func(p []byte) error { _, err := l.pc.WriteToUDPAddrPort(p, from); return err }
 	a.mu.Lock()
 	a.flushBatch()
-	a.out = out
-	if a.batch != nil {
-		a.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
+	a.io.out = out
+	if a.io.batch != nil {
+		a.io.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
-	a.peerAddr = from
-	a.raddr = net.UDPAddrFromAddrPort(from)
+	a.primaryPath().setRemote(from)
 	a.mu.Unlock()
 	m.peer = from
-	l.stats.rebinds.Add(1)
-	processListeners.rebinds.Add(1)
+	l.stats.Rebinds.Add(1)
+	procstat.Listeners.Rebinds.Add(1)
 	return true
 }

@@ -45,7 +45,7 @@ func newRawClient(t *testing.T, l *Listener, ip string) *rawClient {
 }
 
 func (c *rawClient) send(port uint16, tag uint32, chunks ...[]byte) {
-	b := wire.AppendHeader(nil, wire.Header{SrcPort: port, DstPort: DefaultPort, VerificationTag: tag})
+	b := wire.AppendHeader(nil, wire.Header{SrcPort: port, DstPort: defaultPort, VerificationTag: tag})
 	for _, ch := range chunks {
 		b = append(b, ch...)
 	}
@@ -111,7 +111,7 @@ func TestRFC9260_8_4_PacketsJustAfterEnd(t *testing.T) {
 	accepted := acceptAll(ctx, t, l, nil)
 	c := newRawClient(t, l, "127.0.0.1")
 	for i := range 5 {
-		ra := c.handshake(DefaultPort)
+		ra := c.handshake(defaultPort)
 		srv := <-accepted
 		t.Cleanup(func() { _ = srv.Abort() })
 		// The ABORT and the HEARTBEAT leave back to back.
@@ -126,10 +126,10 @@ func TestRFC9260_8_4_PacketsJustAfterEnd(t *testing.T) {
 		<-srv.Done()
 	}
 	// A new INIT right behind an ABORT gets an INIT ACK.
-	ra := c.handshake(DefaultPort)
+	ra := c.handshake(defaultPort)
 	<-accepted
 	c.send(ra.port, ra.tag, (&wire.Abort{}).Append(nil))
-	c.init(DefaultPort, 77)
+	c.init(defaultPort, 77)
 	h, _, ok := c.recv(wire.ChunkInitAck, 5*time.Second)
 	require.True(t, ok, "an INIT ACK")
 	assert.Equal(t, uint32(77), h.VerificationTag)
@@ -155,7 +155,7 @@ func TestRFC9260_8_5_AssociationsByPortsAndTag(t *testing.T) {
 		ra := c.handshake(port)
 		srv := <-accepted
 		t.Cleanup(func() { _ = srv.Abort() })
-		assert.Equal(t, port, srv.peerPort)
+		assert.Equal(t, port, srv.tcb.peerPort)
 		rec := newRec()
 		srv.Start(rec.fn, func(error) {})
 		recs[port], srvs[port] = rec, srv
@@ -174,8 +174,8 @@ func TestRFC9260_8_5_AssociationsByPortsAndTag(t *testing.T) {
 	c.send(ras[1].port, ras[1].tag, (&wire.Abort{}).Append(nil))
 	<-srvs[ras[1].port].Done()
 	require.Eventually(t, func() bool { return l.Stats().Associations == 2 }, 5*time.Second, 5*time.Millisecond)
-	assert.Equal(t, StateEstablished, srvs[ras[0].port].State())
-	assert.Equal(t, StateEstablished, srvs[ras[2].port].State())
+	assert.Equal(t, stateEstablished, srvs[ras[0].port].Stats().State)
+	assert.Equal(t, stateEstablished, srvs[ras[2].port].Stats().State)
 }
 
 // TestRFC6951_5_4_NATRebinding: a UDP relay between a dialer and the
@@ -264,8 +264,8 @@ func TestRFC6951_5_4_NATRebinding(t *testing.T) {
 		seen[m.b[0]] = true
 	}
 	assert.Len(t, seen, n, "every message (unordered) arrived")
-	assert.Equal(t, StateEstablished, srv.State())
-	assert.Equal(t, StateEstablished, cli.State())
+	assert.Equal(t, stateEstablished, srv.Stats().State)
+	assert.Equal(t, stateEstablished, cli.Stats().State)
 	assert.Equal(t, uint64(1), l.Stats().Rebinds)
 	assert.Equal(t, back.Load().LocalAddr().(*net.UDPAddr).Port, srv.RemoteAddr().(*net.UDPAddr).Port,
 		"the listener sends to the new port")
@@ -282,7 +282,7 @@ func TestRFC5061_4_2_6_ListenerNoAdaptation(t *testing.T) {
 		l, err := Listen("udp4", "127.0.0.1:0", &Config{NoAdaptation: none, AllowMissingAdaptation: true})
 		require.NoError(t, err)
 		c := newRawClient(t, l, "127.0.0.1")
-		c.init(DefaultPort, 99)
+		c.init(defaultPort, 99)
 		_, ch, ok := c.recv(wire.ChunkInitAck, 5*time.Second)
 		require.True(t, ok)
 		ack, err := wire.ParseInit(ch)
@@ -318,9 +318,9 @@ func TestListener_FloodedAssociationDelaysNoOther(t *testing.T) {
 	acceptAll(ctx, t, l, nil)
 
 	f := newRawClient(t, l, "127.0.0.1")
-	fa := f.handshake(DefaultPort)
+	fa := f.handshake(defaultPort)
 	v := newRawClient(t, l, "127.0.0.2")
-	va := v.handshake(DefaultPort)
+	va := v.handshake(defaultPort)
 	floodAddr.Store(f.pc.LocalAddr().(*net.UDPAddr))
 
 	var floodAcks atomic.Int64
@@ -503,7 +503,7 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 			mu.Lock()
 			all = append(all, a)
 			mu.Unlock()
-			k, attacker := kindOfPort(a.peerPort)
+			k, attacker := kindOfPort(a.tcb.peerPort)
 			if !attacker {
 				a.Start(rec.fn, func(error) {})
 				continue
@@ -589,7 +589,7 @@ func TestListener_StalledAssociationsEvictedAndReaped(t *testing.T) {
 	t.Logf("stalled ones gone %v after the reaper's start (bound %v); evicted %d, reaped %d, queue drops %d",
 		gone.Round(time.Millisecond), bound, st.Evicted, st.Stalled, st.QueueDrops)
 	assert.Less(t, gone, 2*bound, "within the bound (and a margin for a loaded host)")
-	assert.Equal(t, StateEstablished, cli.State(), "the new client's association lives on")
+	assert.Equal(t, stateEstablished, cli.Stats().State, "the new client's association lives on")
 }
 
 // TestRFC9260_8_1_MaxRetransEndsSilentPeer: a listener's DATA that the
@@ -608,7 +608,7 @@ func TestRFC9260_8_1_MaxRetransEndsSilentPeer(t *testing.T) {
 	defer cancel()
 	accepted := acceptAll(ctx, t, l, nil)
 	c := newRawClient(t, l, "127.0.0.1")
-	c.handshake(DefaultPort)
+	c.handshake(defaultPort)
 	srv := <-accepted
 	t.Cleanup(func() { _ = srv.Abort() })
 	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})

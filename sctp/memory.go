@@ -13,32 +13,6 @@ import (
 // needed room (membudget.Budget reclaims).
 var ErrProcessMemory = fmt.Errorf("sctp: process memory budget reclaimed: %w", membudget.ErrExhausted)
 
-// MemoryStats is the process-wide budget of received data that peers make
-// this process hold (reassembly, receive queues), over every association
-// of the process: each association is charged by the buffers it holds,
-// within its share (Config.ReceiveBuffer).
-type MemoryStats struct {
-	// Limit is the budget in octets; Used the octets charged now; Peak
-	// the most charged at once.
-	Limit, Used, Peak int64
-	// Refused counts the charges refused because the budget, or an
-	// association's share, was full (the DATA was dropped, RFC 9260
-	// §6.2, or the association aborted).
-	Refused uint64
-	// Reclaims counts the associations aborted with ErrProcessMemory.
-	Reclaims uint64
-}
-
-// SetProcessMemoryLimit sets the process-wide budget of received data in
-// octets (<= 0: the default, 512 MiB). Octets already held stay charged.
-func SetProcessMemoryLimit(limit int64) { membudget.Process.SetLimit(limit) }
-
-// ProcessMemory returns the process-wide budget's figures.
-func ProcessMemory() MemoryStats {
-	p := membudget.Process
-	return MemoryStats{Limit: p.Limit(), Used: p.Used(), Peak: p.Peak(), Refused: p.Refused(), Reclaims: p.Reclaims()}
-}
-
 // initReceiveBudget sets up the receive side's memory: the association's
 // account in the process-wide budget (Config.memBudget in tests) and the
 // reassembler charged to it. mu is held.
@@ -54,7 +28,7 @@ func (a *Association) initReceiveBudget() {
 	if a.rs != nil {
 		a.rs.Reset()
 	}
-	a.rs = newReassembler(reassemblyConfig{Streams: a.inStreams, Account: a.rxAcct,
+	a.rs = newReassembler(reassemblyConfig{Streams: a.tcb.inStreams, Account: a.rxAcct,
 		MaxMessageFragments: a.cfg.MaxMessageFragments, MaxHeldFragments: a.cfg.MaxHeldFragments,
 		Window: a.rt.Window(), Received: a.rt.Received})
 }

@@ -264,9 +264,9 @@ func TestNoRunsToLocalDestinations(t *testing.T) {
 	sr.wait(t, 88)
 	cli.mu.Lock()
 	defer cli.mu.Unlock()
-	require.NotNil(t, cli.batch)
-	assert.Nil(t, cli.batch.gso, "runs to a local destination")
-	assert.NotNil(t, cli.batch.mm, "several packets per sendmmsg instead")
+	require.NotNil(t, cli.io.batch)
+	assert.Nil(t, cli.io.batch.gso, "runs to a local destination")
+	assert.NotNil(t, cli.io.batch.mm, "several packets per sendmmsg instead")
 }
 
 // To a local destination a transmission's packets leave by sendmmsg, up
@@ -337,9 +337,9 @@ func TestMMsgFromListener(t *testing.T) {
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	require.NotNil(t, srv.batch)
-	assert.NotNil(t, srv.batch.mm)
-	assert.Positive(t, srv.batch.offloaded, "two packets per sendmmsg")
+	require.NotNil(t, srv.io.batch)
+	assert.NotNil(t, srv.io.batch.mm)
+	assert.Positive(t, srv.io.batch.offloaded, "two packets per sendmmsg")
 }
 
 // Flush sends what WriteMsgMore holds, bundled (RFC 9260 §6.10): three
@@ -378,15 +378,15 @@ func TestFlushSendsHeld(t *testing.T) {
 func TestWriteMsgCompletesCork(t *testing.T) {
 	const sendBuf = 64 << 10
 	cli, srv, _, sr := pair(t, &Config{MTU: 1500, SendBuffer: sendBuf, offloadLocal: true})
-	require.NotNil(t, cli.batch, "no batch: WriteMsgMore holds nothing")
+	require.NotNil(t, cli.io.batch, "no batch: WriteMsgMore holds nothing")
 	srv.mu.Lock()
-	out := srv.out
-	srv.out = func([]byte) error { return nil }
+	out := srv.io.out
+	srv.io.out = func([]byte) error { return nil }
 	srv.mu.Unlock()
 	restore := func() { // the SACKs flow again, from a SACK of everything now
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
-		srv.out = out
+		srv.io.out = out
 		srv.ctrl = srv.appendSACK(srv.ctrl)
 		srv.transmit(time.Now())
 	}
@@ -492,7 +492,7 @@ func TestGrantedWritersTransmitOnce(t *testing.T) {
 // waiting for the rest of the granted writer's message.
 func TestDeferredMessageNotCorked(t *testing.T) {
 	cli, _, _, sr := pair(t, &Config{MTU: 1500, offloadLocal: true})
-	require.NotNil(t, cli.batch, "no batch: WriteMsgMore holds nothing")
+	require.NotNil(t, cli.io.batch, "no batch: WriteMsgMore holds nothing")
 	granted := reserveGranted(t, cli, 1, make([]byte, 500))
 	require.NoError(t, cli.WriteMsg(7, 16, []byte("left to the granted writer")))
 	cli.mu.Lock()

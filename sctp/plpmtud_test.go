@@ -49,7 +49,7 @@ func TestPLPMTUD_RFC8899Sec6_2_1_2_PadProbes(t *testing.T) {
 	defer func() { _ = cli.Abort(); _ = srv.Abort() }()
 	waitPLPMTUD(t, cli, srv)
 	for _, a := range []*Association{cli, srv} {
-		st := a.PLPMTUD()
+		st := a.Stats().PLPMTUD
 		assert.Equal(t, "search-complete", st.State)
 		assert.Equal(t, 65535, st.PLPMTU, "lo's MTU, capped by the largest UDP/IPv4 datagram")
 		assert.True(t, st.PAD, "the peer answered a PAD probe")

@@ -71,7 +71,7 @@ func TestUnexpectedInit_RFC9260_5_2_2(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, tag, ck.LocalTieTag, "Tie-Tags: our current tag")
 	assert.Equal(t, uint32(peerTag), ck.PeerTieTag, "and the peer's")
-	assert.Equal(t, StateEstablished, a.State(), "nothing changed")
+	assert.Equal(t, stateEstablished, a.Stats().State, "nothing changed")
 
 	// A COOKIE ECHO under another tag with a cookie we did not sign.
 	peer.send(0x99, (&wire.CookieEcho{Cookie: make([]byte, 80)}).Append(nil))
@@ -80,7 +80,7 @@ func TestUnexpectedInit_RFC9260_5_2_2(t *testing.T) {
 	peer.recv(wire.ChunkSACK)
 	msgs := got.wait(t, 1)
 	assert.Equal(t, "still here", string(msgs[0].b))
-	assert.Equal(t, StateEstablished, a.State())
+	assert.Equal(t, stateEstablished, a.Stats().State)
 
 	// A flood of INITs: at most the bucket's worth of answers.
 	for range 200 {
@@ -102,7 +102,7 @@ func TestUnexpectedInit_RFC9260_5_2_2(t *testing.T) {
 	}
 	assert.LessOrEqual(t, n, unexpectedInitRate+2, "rate-limited")
 	assert.Positive(t, n)
-	assert.Equal(t, StateEstablished, a.State())
+	assert.Equal(t, stateEstablished, a.Stats().State)
 }
 
 // TestPeerRestart_RFC9260_5_2_4_A: the peer restarts (a new INIT from the

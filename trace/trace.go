@@ -19,9 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
-	"github.com/sctp-rdma/sctp-rdma/sctp"
 )
 
 // Event names of the records.
@@ -33,7 +33,7 @@ const (
 	EventStreamEnd = "rdmap:stream_end"
 )
 
-// Writer writes records to an io.Writer, buffered; it is a sctp.Tracer.
+// Writer writes records to an io.Writer, buffered; it is a tracing.Tracer.
 // Its methods are safe for concurrent use; a record is never split. Writing
 // an SCTP event allocates nothing. Close flushes.
 type Writer struct {
@@ -49,10 +49,10 @@ func New(w io.Writer) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 64<<10), start: time.Now(), line: make([]byte, 0, 512)}
 }
 
-var _ sctp.Tracer = (*Writer)(nil)
+var _ tracing.Tracer = (*Writer)(nil)
 
-// Event writes one association event (sctp.Tracer).
-func (w *Writer) Event(e sctp.Event) {
+// Event writes one association event (tracing.Tracer).
+func (w *Writer) Event(e tracing.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	b := w.begin(e.Time, eventName(e.Kind))
@@ -63,7 +63,7 @@ func (w *Writer) Event(e sctp.Event) {
 	b = appendMs(b, "srtt_ms", e.SRTT)
 	b = appendMs(b, "rto_ms", e.RTO)
 	switch e.Kind {
-	case sctp.EventSACK:
+	case tracing.EventSACK:
 		b = appendInt(b, "cum_tsn", int64(e.CumTSN))
 		b = appendInt(b, "gaps", int64(e.Gaps))
 		b = appendInt(b, "dups", int64(e.Dups))
@@ -73,9 +73,9 @@ func (w *Writer) Event(e sctp.Event) {
 		if e.FastRetransmit {
 			b = append(b, `,"fast_retransmit":true`...)
 		}
-	case sctp.EventT3Expiry:
+	case tracing.EventT3Expiry:
 		b = appendInt(b, "marked", int64(e.Marked))
-	case sctp.EventClosed:
+	case tracing.EventClosed:
 		if e.Err != nil {
 			b = appendString(b, "error", e.Err.Error())
 		}
@@ -124,13 +124,13 @@ func (w *Writer) Close() error {
 	return w.err
 }
 
-func eventName(k sctp.EventKind) string {
+func eventName(k tracing.EventKind) string {
 	switch k {
-	case sctp.EventSACK:
+	case tracing.EventSACK:
 		return EventSACK
-	case sctp.EventT3Expiry:
+	case tracing.EventT3Expiry:
 		return EventT3Expiry
-	case sctp.EventClosed:
+	case tracing.EventClosed:
 		return EventClosed
 	}
 	return "sctp:" + k.String()

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
-	"github.com/sctp-rdma/sctp-rdma/sctp"
 )
 
 // TestWriterRecords: every event becomes one JSON object on its own line
@@ -24,11 +24,11 @@ func TestWriterRecords(t *testing.T) {
 	var buf bytes.Buffer
 	w := New(&buf)
 	at := w.start.Add(1500 * time.Microsecond)
-	w.Event(sctp.Event{Kind: sctp.EventSACK, Time: at, LocalTag: 0xdeadbeef, Cwnd: 4380, SSThresh: 1 << 20, Flight: 1200,
+	w.Event(tracing.Event{Kind: tracing.EventSACK, Time: at, LocalTag: 0xdeadbeef, Cwnd: 4380, SSThresh: 1 << 20, Flight: 1200,
 		SRTT: 250 * time.Microsecond, RTO: time.Second, CumTSN: 77, Gaps: 2, Dups: 1, ARwnd: 65536, Acked: 1200, Marked: 600,
 		FastRetransmit: true})
-	w.Event(sctp.Event{Kind: sctp.EventT3Expiry, Time: at, LocalTag: 1, Cwnd: 1500, RTO: 2 * time.Second, Marked: 9000})
-	w.Event(sctp.Event{Kind: sctp.EventClosed, Time: at, LocalTag: 1, Err: errors.New(`peer "gone"` + "\n")})
+	w.Event(tracing.Event{Kind: tracing.EventT3Expiry, Time: at, LocalTag: 1, Cwnd: 1500, RTO: 2 * time.Second, Marked: 9000})
+	w.Event(tracing.Event{Kind: tracing.EventClosed, Time: at, LocalTag: 1, Err: errors.New(`peer "gone"` + "\n")})
 	w.StreamEnded(llp.Info{Kind: "sctp-native", StreamID: 3, RemoteAddr: "127.0.0.1:9"},
 		fmt.Errorf("x: %w", &rdmap.TerminateError{Code: iwarp.Term.InvalidSTag, Remote: true}))
 	w.StreamEnded(llp.Info{Kind: "mpa"}, rdmap.ErrPeerClosed)
@@ -63,7 +63,7 @@ func TestWriterRecords(t *testing.T) {
 func TestWriterEventAllocs(t *testing.T) {
 	var buf bytes.Buffer
 	w := New(&buf)
-	e := sctp.Event{Kind: sctp.EventSACK, Time: time.Now(), Cwnd: 100000, SRTT: time.Millisecond, FastRetransmit: true}
+	e := tracing.Event{Kind: tracing.EventSACK, Time: time.Now(), Cwnd: 100000, SRTT: time.Millisecond, FastRetransmit: true}
 	w.Event(e)
 	allocs := testing.AllocsPerRun(1000, func() {
 		buf.Reset()

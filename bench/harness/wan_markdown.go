@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"io"
 	"os"
 	"path"
@@ -13,7 +14,6 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/netem"
-	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -319,9 +319,9 @@ func (c *WANConfig) nativeCCName() string {
 	}
 	name := cc
 	switch cc {
-	case sctp.CongestionRFC9260:
+	case ccname.CongestionRFC9260:
 		name = "RFC 9260's (§7.2, Reno-like)"
-	case sctp.CongestionCUBIC:
+	case ccname.CongestionCUBIC:
 		name = "CUBIC (RFC 9438)"
 	}
 	if def {

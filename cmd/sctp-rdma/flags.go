@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"io"
 	"log/slog"
@@ -183,8 +184,8 @@ func (f *llpFlags) options() (transport.Options, error) {
 	if f.mtu != 0 && f.llp == transport.SCTPNative && (f.mtu < 576 || f.mtu > 65536) {
 		return o, usageError("--mtu %d: want 576..65536", f.mtu)
 	}
-	if f.sctpCC != "" && f.sctpCC != nsctp.CongestionRFC9260 && f.sctpCC != nsctp.CongestionCUBIC {
-		return o, usageError("--sctp-cc %q: want %s or %s", f.sctpCC, nsctp.CongestionRFC9260, nsctp.CongestionCUBIC)
+	if f.sctpCC != "" && f.sctpCC != ccname.CongestionRFC9260 && f.sctpCC != ccname.CongestionCUBIC {
+		return o, usageError("--sctp-cc %q: want %s or %s", f.sctpCC, ccname.CongestionRFC9260, ccname.CongestionCUBIC)
 	}
 	if f.mtu != 0 && f.llp == transport.SCTPPion && (f.mtu < 576 || f.mtu > 8220) {
 		return o, usageError("--mtu %d: want 576..8220 (pion/sctp cannot take packets above 8192 octets)", f.mtu)

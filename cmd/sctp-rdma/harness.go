@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"io"
 	"os"
 	"os/exec"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/bench/harness"
-	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -53,8 +53,8 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *wan {
 		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, TCPCongestion: *wanCC, SCTPCongestion: *wanSCTPCC,
 			FairDuration: *wanFair, HOLDuration: *wanHOL, Progress: stderr}
-		if *wanSCTPCC != "" && *wanSCTPCC != nsctp.CongestionRFC9260 && *wanSCTPCC != nsctp.CongestionCUBIC {
-			return usageError("--wan-sctp-cc %q: want %s or %s", *wanSCTPCC, nsctp.CongestionRFC9260, nsctp.CongestionCUBIC)
+		if *wanSCTPCC != "" && *wanSCTPCC != ccname.CongestionRFC9260 && *wanSCTPCC != ccname.CongestionCUBIC {
+			return usageError("--wan-sctp-cc %q: want %s or %s", *wanSCTPCC, ccname.CongestionRFC9260, ccname.CongestionCUBIC)
 		}
 		if *runs == 3 && !flagSet(fs, "runs") {
 			wcfg.Runs = 1

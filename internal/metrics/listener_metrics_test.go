@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"io"
 	"net/http"
 	"regexp"
@@ -37,8 +38,8 @@ func scrape(t *testing.T, addr string) map[string]float64 {
 }
 
 // TestScrapeListenerAndBudget: /metrics of a serving sctp-native listener
-// carries the listeners' association counters (sctp.ListenerTotals) and
-// the process-wide receive budget (sctp.ProcessMemory), used, limit,
+// carries the listeners' association counters (procstat.ListenerTotals) and
+// the process-wide receive budget (procstat.Memory), used, limit,
 // refusals and reclaims; an association dialled in shows as held.
 func TestScrapeListenerAndBudget(t *testing.T) {
 	ln, err := transport.Listen(transport.Options{LLP: transport.SCTPNative}, "127.0.0.1:0")
@@ -57,7 +58,7 @@ func TestScrapeListenerAndBudget(t *testing.T) {
 		"sctp_receive_memory_limit_bytes", "sctp_receive_memory_refused_total", "sctp_receive_memory_reclaims_total"} {
 		assert.Contains(t, before, name(s))
 	}
-	assert.Equal(t, float64(sctp.ProcessMemory().Limit), before[name("sctp_receive_memory_limit_bytes")])
+	assert.Equal(t, float64(procstat.Memory().Limit), before[name("sctp_receive_memory_limit_bytes")])
 
 	a, err := sctp.Dial(ctx, "udp4", ln.Addr(), nil)
 	require.NoError(t, err)
@@ -68,5 +69,5 @@ func TestScrapeListenerAndBudget(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return scrape(t, addr.String())[name("sctp_listener_associations")] == before[name("sctp_listener_associations")]
 	}, 10*time.Second, 10*time.Millisecond, "and gone once aborted")
-	assert.Equal(t, float64(sctp.ListenerTotals().QueueDrops), scrape(t, addr.String())[name("sctp_listener_queue_drops_total")])
+	assert.Equal(t, float64(procstat.ListenerTotals().QueueDrops), scrape(t, addr.String())[name("sctp_listener_queue_drops_total")])
 }

@@ -47,7 +47,7 @@ var (
 	dMPAAdmission  = desc("mpa_connections_total", "What the MPA listener's admission did with TCP connections before their MPA Request (RFC 5044 §7.1.2).", "outcome")
 	dMPAStartup    = desc("mpa_startups_in_progress", "TCP connections in their MPA start-up now.")
 	dRxMemHeld     = desc("sctp_receive_memory_held_bytes", "Memory the sctp-native associations hold for received data now (reassembly, receive queues), charged by buffer capacity.")
-	dRxMemLimit    = desc("sctp_receive_memory_limit_bytes", "The process-wide budget of received data (sctp.SetProcessMemoryLimit).")
+	dRxMemLimit    = desc("sctp_receive_memory_limit_bytes", "The process-wide budget of received data (procstat.SetMemoryLimit).")
 	dRxMemPeak     = desc("sctp_receive_memory_peak_bytes", "The most received data held at once.")
 	dRxMemRefused  = desc("sctp_receive_memory_refused_total", "Charges refused because the budget or an association's share was full (the DATA dropped, RFC 9260 §6.2, or the association aborted).")
 	dRxMemReclaims = desc("sctp_receive_memory_reclaims_total", "Associations aborted with Out of Resource because the budget was full and they held the most of it (RFC 9260 §3.3.10.4).")

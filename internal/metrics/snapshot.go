@@ -11,6 +11,7 @@ package metrics
 import (
 	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
@@ -158,10 +159,10 @@ type Snapshot struct {
 	// ReceiveMemory is the process-wide budget of received data the
 	// sctp-native associations hold (reassembly, receive queues), with
 	// the charges it refused.
-	ReceiveMemory sctp.MemoryStats `json:"sctp_receive_memory"`
+	ReceiveMemory procstat.MemoryStats `json:"sctp_receive_memory"`
 	// Listeners sums the sctp-native listeners' counters of their
 	// associations: held now, evicted, reaped, queue drops, rebindings.
-	Listeners sctp.ListenerStats `json:"sctp_listeners"`
+	Listeners procstat.ListenerStats `json:"sctp_listeners"`
 	// Handshake counts the sctp-pion listener's stateless handshake and
 	// the unauthenticated packets it dropped or answered.
 	Handshake sctp.HandshakeStats `json:"handshake"`
@@ -176,8 +177,8 @@ type Snapshot struct {
 // Take reads every counter of src.
 func Take(src Source) Snapshot {
 	var s Snapshot
-	s.ReceiveMemory = sctp.ProcessMemory()
-	s.Listeners = sctp.ListenerTotals()
+	s.ReceiveMemory = procstat.Memory()
+	s.Listeners = procstat.ListenerTotals()
 	if l := src.Listener; l != nil {
 		s.LLP = l.Kind()
 		at := l.AssocTotals()

@@ -104,7 +104,7 @@ func (n *nativeAssoc) ended(t *testing.T) error {
 		n.done <- err
 		return err
 	case <-time.After(waitEvent):
-		t.Fatalf("association still %v after %v", n.a.State(), waitEvent)
+		t.Fatalf("association still %v after %v", n.a.Stats().State, waitEvent)
 		return nil
 	}
 }
@@ -205,7 +205,7 @@ func (e *env) connect(t *testing.T, mtu int) *nativeAssoc {
 		acc := make(chan res, 1)
 		go func() { a, err := ln.Accept(ctx); acc <- res{a, err} }()
 		port := ln.Addr().(*net.UDPAddr).Port
-		e.p.send(t, "connect %d %d", port, sctp.DefaultPort)
+		e.p.send(t, "connect %d %d", port, 5000) // package sctp's default SCTP port
 		l := e.p.waitN(t, waitEvent, idx+1, "connected")[idx]
 		require.Equal(t, strconv.Itoa(idx), l[1])
 		r := <-acc

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"testing"
 	"time"
 
@@ -17,11 +18,11 @@ func TestForDDPDefaults(t *testing.T) {
 	assert.True(t, c.UnorderedOnly)
 	assert.Equal(t, DefaultRTOMin, c.RTO.Min)
 	assert.Equal(t, DefaultCongestionControl, c.CongestionControl)
-	assert.Equal(t, sctp.CongestionCUBIC, c.CongestionControl, "CUBIC for DDP, as Linux TCP beside it")
+	assert.Equal(t, ccname.CongestionCUBIC, c.CongestionControl, "CUBIC for DDP, as Linux TCP beside it")
 	assert.Equal(t, DefaultSlowStart, c.SlowStart)
 
-	c = forDDP(Config{RTO: sctp.RTOConfig{Min: time.Second}, CongestionControl: sctp.CongestionRFC9260, SlowStart: sctp.SlowStartHyStart})
+	c = forDDP(Config{RTO: sctp.RTOConfig{Min: time.Second}, CongestionControl: ccname.CongestionRFC9260, SlowStart: ccname.SlowStartHyStart})
 	assert.Equal(t, time.Second, c.RTO.Min)
-	assert.Equal(t, sctp.CongestionRFC9260, c.CongestionControl, "a choice is kept")
-	assert.Equal(t, sctp.SlowStartHyStart, c.SlowStart)
+	assert.Equal(t, ccname.CongestionRFC9260, c.CongestionControl, "a choice is kept")
+	assert.Equal(t, ccname.SlowStartHyStart, c.SlowStart)
 }

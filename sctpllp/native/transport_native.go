@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/ccname"
 	"net"
 	"time"
 
@@ -33,7 +34,8 @@ type Transport struct {
 // in its INIT ACK if dialed, else in its INIT.
 func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, error) {
 	if !cfg.AllowMissingAdaptation {
-		ind, ok := a.PeerAdaptation()
+		st := a.Stats()
+		ind, ok := st.PeerAdaptation, st.HasPeerAdaptation
 		if !ok || ind != backend.AdaptationIndicationDDP {
 			_ = a.Abort()
 			chunk := "INIT"
@@ -46,8 +48,8 @@ func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, er
 			return nil, fmt.Errorf("%w: its %s indicated %#08x, not DDP's %#08x", backend.ErrAdaptationMismatch, chunk, ind, backend.AdaptationIndicationDDP)
 		}
 	}
-	out, in := a.NumStreams()
-	return &Transport{a: a, n: min(out, in)}, nil
+	st := a.Stats()
+	return &Transport{a: a, n: min(st.OutStreams, st.InStreams)}, nil
 }
 
 // DefaultRTOMin is the RTO.Min of the native stack's DDP associations
@@ -62,15 +64,15 @@ const DefaultRTOMin = 200 * time.Millisecond
 // otherwise: CUBIC (RFC 9438) in place of RFC 9260 §7.2's Reno-like
 // window, a deliberate departure, so that an association beside a TCP
 // flow backs off as much on a loss and both converge alike
-// (docs/sctp-native.md, "Settings"). sctp.CongestionRFC9260 remains a choice.
-const DefaultCongestionControl = sctp.CongestionCUBIC
+// (docs/sctp-native.md, "Settings"). ccname.CongestionRFC9260 remains a choice.
+const DefaultCongestionControl = ccname.CongestionCUBIC
 
 // DefaultSlowStart is the initial slow start of the native stack's DDP
 // associations unless Config.SlowStart says otherwise: RFC 9260's.
-// HyStart++ (RFC 9406, sctp.SlowStartHyStart) is there to choose; it
+// HyStart++ (RFC 9406, ccname.SlowStartHyStart) is there to choose; it
 // showed no gain on emulated wide-area paths (docs/sctp-native.md,
 // "Settings").
-const DefaultSlowStart = sctp.SlowStartRFC9260
+const DefaultSlowStart = ccname.SlowStartRFC9260
 
 // forDDP sets what every DDP association of the native stack wants: only
 // unordered messages from the peer (RFC 5043 §10), TCP's RTO floor
@@ -227,7 +229,7 @@ func (t *Transport) MaxMessage() int { return t.a.MaxMessage() }
 // can be reused at once (RFC 5043 §6.6 quarantine is the adaptation's).
 // It answers a peer's RE-CONFIG request (RFC 6525) but never sends one.
 func (t *Transport) ResetStream(sid uint16) error {
-	if t.a.State() == sctp.StateClosed {
+	if isDone(t.a.Done()) {
 		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, backend.ErrAssociationClosed)
 	}
 	if int(sid) >= t.n {
@@ -237,7 +239,10 @@ func (t *Transport) ResetStream(sid uint16) error {
 }
 
 // PeerAdaptation implements Transport.
-func (t *Transport) PeerAdaptation() (uint32, bool) { return t.a.PeerAdaptation() }
+func (t *Transport) PeerAdaptation() (uint32, bool) {
+	st := t.a.Stats()
+	return st.PeerAdaptation, st.HasPeerAdaptation
+}
 
 // Kind implements Transport.
 func (t *Transport) Kind() string { return Kind }
@@ -264,4 +269,15 @@ func (t *Transport) TransportStats() backend.Stats {
 func (t *Transport) Stats() sctp.Stats { return t.a.Stats() }
 
 // PLPMTUD returns the association's RFC 8899 probing state and counters.
-func (t *Transport) PLPMTUD() sctp.PLPMTUDStats { return t.a.PLPMTUD() }
+func (t *Transport) PLPMTUD() sctp.PLPMTUDStats { return t.a.Stats().PLPMTUD }
+
+// isDone reports whether the association has ended (its Done channel is
+// closed: it is CLOSED).
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}

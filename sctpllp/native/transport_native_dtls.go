@@ -60,15 +60,25 @@ func (c connectedPacketConn) WriteTo(b []byte, _ net.Addr) (int, error) { return
 // authentication (certificate or pre-shared key).
 var ErrDTLSHandshake = errors.New("sctpllp: DTLS handshake failed")
 
+// The path MTU a DTLS association assumes when Config.MTU is unset (the
+// DTLS conn hides the route: package sctp's figures for an unknown path
+// and for loopback), and the accept queue when Config.Backlog is unset
+// (a Listener's).
+const (
+	dtlsDefaultMTU     = 1500
+	dtlsLoopbackMTU    = 65536
+	dtlsDefaultBacklog = 128
+)
+
 // dtlsConfig is cfg for SCTP over DTLS: packets fit one DTLS record, and
 // the record's overhead comes out of the path MTU.
 func dtlsConfig(cfg Config, raddr net.Addr) Config {
 	cfg = forDDP(cfg)
 	mtu := cfg.MTU
 	if mtu <= 0 {
-		mtu = sctp.DefaultMTU
+		mtu = dtlsDefaultMTU
 		if ua, ok := raddr.(*net.UDPAddr); ok && ua.IP.IsLoopback() {
-			mtu = sctp.LoopbackMTU
+			mtu = dtlsLoopbackMTU
 		}
 	}
 	cfg.MTU = mtu - dtlsOverhead
@@ -156,7 +166,7 @@ func ListenDTLS(laddr string, cfg Config, dcfg *dtls.Config) (*Listener, error) 
 	}
 	backlog := cfg.Backlog
 	if backlog <= 0 {
-		backlog = sctp.DefaultBacklog
+		backlog = dtlsDefaultBacklog
 	}
 	d := &dtlsListener{ln: ln, cfg: cfg, accept: make(chan *Transport, backlog),
 		done: make(chan struct{}), sem: make(chan struct{}, maxDTLSHandshakes)}
