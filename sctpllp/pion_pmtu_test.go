@@ -42,13 +42,13 @@ func (h *pmtuSegCounter) count() (int, int) {
 
 // pmtuPair dials with path MTU tracking to a plain pion listener on
 // loopback and opens session 1.
-func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (*pion.Transport, *Association, *Session, *Session) {
+func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (pionTransport, *Association, *Session, *Session) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{})})
 	require.NoError(t, err)
-	tr, err := pion.DialPMTU(ctx, l.Addr(), pion.Config{}, pcfg)
+	tr, err := dialPionPMTU(ctx, l.Addr(), pcfg)
 	require.NoError(t, err)
 	ca := NewAssociation(tr, Config{})
 	sa, err := l.Accept(ctx)
@@ -142,25 +142,26 @@ func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 
 	// The transport without tracking reports none.
 	_, plain := pipePair(t, Config{})
-	_, ok = plain.Transport().(*pion.Transport).PathMTU()
+	_, ok = plain.Transport().(pionTransport).PathMTU()
 	assert.False(t, ok)
-	assert.Nil(t, plain.Transport().(*pion.Transport).PMTUConn())
+	assert.Nil(t, plain.Transport().(pionTransport).PMTUConn())
 }
 
 // TestPionPMTU_ListenerTracksEachPeer_RFC5043_9: associations accepted by
-// pion.ListenPMTU track their own path MTU (read through the helper socket)
+// pion.Config.PathMTU track their own path MTU (read through the helper socket)
 // and MULPDU follows it.
 func TestPionPMTU_ListenerTracksEachPeer_RFC5043_9(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pcfg := dplpmtud.ConnConfig{Prober: dplpmtud.ProberConfig{ProbeTimeout: 50 * time.Millisecond}}
-	l, err := pion.ListenPMTU("127.0.0.1:0", pion.Config{}, pcfg)
+	l, err := pionPMTU(pcfg).Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	ct, err := pion.DialPMTU(ctx, l.Addr().String(), pion.Config{}, pcfg)
+	ct, err := dialPionPMTU(ctx, l.Addr().String(), pcfg)
 	require.NoError(t, err)
-	st, err := l.Accept(ctx)
+	acc, err := l.Accept(ctx)
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
+	st := acc.(pionTransport)
 	ca, sa := NewAssociation(ct, Config{}), NewAssociation(st, Config{})
 	defer func() {
 		_ = ca.Close()

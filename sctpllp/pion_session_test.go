@@ -59,7 +59,7 @@ func pipePair(t *testing.T, cfg Config) (client, server *Association) {
 	ca, cb := dpipe.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ch := make(chan *pion.Transport, 1)
+	ch := make(chan backend.Transport, 1)
 	go func() {
 		st, err := pion.NewTransport(ctx, cb, false, pion.Config{})
 		assert.NoError(t, err)
@@ -111,7 +111,7 @@ func openPair(t *testing.T, client, server *Association, sid uint16, req OpenReq
 // exactly MULPDU arrives in one piece.
 func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
 	c, s := udpPair(t, Config{Stack: pion.Stack(pion.Config{MTU: 1500}), KeepIdle: true})
-	pt := c.Transport().(*pion.Transport)
+	pt := c.Transport().(pionTransport)
 	assert.Equal(t, 1444, pt.MaxMessage())
 	assert.Equal(t, 1444-2-pmtu.BundlingReserve, c.MULPDU())
 	assert.GreaterOrEqual(t, c.MULPDU(), iwarp.SCTPMinMULPDU)
@@ -124,7 +124,7 @@ func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
 	sh.waitCount(t, 1)
 	assert.Equal(t, seg, sh.segs[0])
 
-	_, err := pion.Dial(context.Background(), "127.0.0.1:1", pion.Config{MTU: 500})
+	_, err := pion.Stack(pion.Config{MTU: 500}).Dial(context.Background(), "127.0.0.1:1")
 	assert.Error(t, err, "an MTU below the 516-octet MULPDU is refused")
 }
 
@@ -342,7 +342,7 @@ func TestPion_StreamReuseAfterQuarantine_RFC5043_6_6(t *testing.T) {
 	assert.NoError(t, ch.waitClosed(t))
 	assert.NoError(t, sh.waitClosed(t))
 	require.Eventually(t, func() bool {
-		return c.Transport().(*pion.Transport).StreamFree(5) && s.Transport().(*pion.Transport).StreamFree(5)
+		return c.Transport().(pionTransport).StreamFree(5) && s.Transport().(pionTransport).StreamFree(5)
 	}, 10*time.Second, 5*time.Millisecond)
 	cs2, _, _, sh2 := openPair(t, c, s, 5, OpenRequest{PrivateData: []byte("again")}, AcceptParams{})
 	require.NoError(t, cs2.SendSegment([]byte{9}, nil))
@@ -367,7 +367,7 @@ func TestPion_BulkInOrder(t *testing.T) {
 	for i := range n {
 		hdr := []byte{byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}
 		require.NoError(t, cs.SendSegment(hdr, payload))
-		pt := c.Transport().(*pion.Transport)
+		pt := c.Transport().(pionTransport)
 		assert.LessOrEqual(t, pt.Buffered(), 128<<10+cs.MULPDU()+2)
 	}
 	sh.waitCount(t, n)

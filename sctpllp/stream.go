@@ -33,7 +33,7 @@ func (sl *slot) current() (*Session, bool) {
 }
 
 // streamFreer is implemented by transports that know when a reset stream
-// identifier may carry a new session (pion.Transport.StreamFree).
+// identifier may carry a new session (the pion transport's StreamFree).
 type streamFreer interface {
 	StreamFree(sid uint16) bool
 }

@@ -75,7 +75,7 @@ var registry = []llpEntry{
 		options: reflect.TypeFor[KernelOptions](),
 		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPKernel, n, pd, prepare, func() (*sctpllp.Association, error) {
-				t, err := kernel.Dial(ctx, addr, o.kernelConfig(n))
+				t, err := kernel.Stack(o.kernelConfig(n)).Dial(ctx, addr)
 				if err != nil {
 					return nil, err
 				}
@@ -83,7 +83,7 @@ var registry = []llpEntry{
 			}, addr)
 		},
 		listen: func(l *Listener, addr string) (err error) {
-			l.kern, err = kernel.Listen(addr, l.o.kernelConfig(0))
+			l.kern, err = kernel.Stack(l.o.kernelConfig(0)).Listen(addr)
 			return err
 		}},
 	{name: MPA, description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",

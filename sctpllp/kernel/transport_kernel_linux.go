@@ -226,14 +226,14 @@ func kernelSetBuffer(fd, force, plain, size int) error {
 	return nil
 }
 
-// Dial establishes an SCTP association with raddr ("host:port", or
+// dial establishes an SCTP association with raddr ("host:port", or
 // "ip1/ip2:port" for a multi-homed peer) over a kernel one-to-one socket,
 // configured for RFC 5043: equal stream counts, the DDP Adaptation Layer
 // Indication, data I/O events, SCTP_NODELAY and large buffers. It returns
 // when the association is established (COMM_UP) or fails; ctx bounds the
 // set-up. It fails with ErrUnavailable where the kernel has no
 // SCTP.
-func Dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, error) {
+func dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -288,9 +288,9 @@ func Dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, err
 	return t, nil
 }
 
-// Listener accepts SCTP associations on a kernel one-to-one listening
+// listener accepts SCTP associations on a kernel one-to-one listening
 // socket. Its methods are safe for concurrent use.
-type Listener struct {
+type listener struct {
 	mu     sync.Mutex // one Accept at a time: the context is bound to the fd's deadline
 	closed atomic.Bool
 	f      *os.File
@@ -307,7 +307,7 @@ type Listener struct {
 // Refused reports how many incoming associations failed set-up or the
 // adaptation check (and were aborted, RFC 5043 §7.1) and why the last
 // one did.
-func (l *Listener) refusedCount() (uint64, error) {
+func (l *listener) refusedCount() (uint64, error) {
 	var err error
 	if p := l.lastRefusal.Load(); p != nil {
 		err = *p
@@ -315,10 +315,10 @@ func (l *Listener) refusedCount() (uint64, error) {
 	return l.refused.Load(), err
 }
 
-// Listen opens a kernel SCTP listening socket on laddr ("ip:port",
-// ":port", or "ip1/ip2:port"; port 0 picks one) configured like Dial's.
+// listen opens a kernel SCTP listening socket on laddr ("ip:port",
+// ":port", or "ip1/ip2:port"; port 0 picks one) configured like dial's.
 // It fails with ErrUnavailable where the kernel has no SCTP.
-func Listen(laddr string, cfg Config) (*Listener, error) {
+func listen(laddr string, cfg Config) (*listener, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -347,7 +347,7 @@ func Listen(laddr string, cfg Config) (*Listener, error) {
 		unix.Close(fd)
 		return nil, os.NewSyscallError("listen", err)
 	}
-	l := &Listener{cfg: cfg, addr: kernelLocalAddr(fd)}
+	l := &listener{cfg: cfg, addr: kernelLocalAddr(fd)}
 	l.f = os.NewFile(uintptr(fd), "sctp-listener")
 	if l.rc, err = l.f.SyscallConn(); err != nil {
 		l.f.Close()
@@ -357,11 +357,11 @@ func Listen(laddr string, cfg Config) (*Listener, error) {
 }
 
 // Addr returns the listening address (*sctp.SCTPAddr).
-func (l *Listener) Addr() net.Addr { return l.addr }
+func (l *listener) Addr() net.Addr { return l.addr }
 
 // Close stops listening; a blocked Accept returns an error wrapping
 // llp.ErrClosed.
-func (l *Listener) Close() error {
+func (l *listener) Close() error {
 	l.closed.Store(true)
 	return l.f.Close()
 }
@@ -371,7 +371,7 @@ func (l *Listener) Close() error {
 // whose peer did not indicate DDP are aborted and not returned (RFC 5043
 // §5.1, §7.1, §11.1). ctx
 // cancels the wait.
-func (l *Listener) Accept(ctx context.Context) (backend.Transport, error) {
+func (l *listener) Accept(ctx context.Context) (backend.Transport, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	release := kernelWatchContext(ctx, l.f.SetReadDeadline)

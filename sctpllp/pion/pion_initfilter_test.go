@@ -182,7 +182,7 @@ func TestInitFilterConnWithPion(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				if tr, err := NewTransport(ctx, c, false, Config{MTU: 1200}); err == nil {
+				if tr, err := newTransport(ctx, c, false, Config{MTU: 1200}); err == nil {
 					tr.Abort()
 				} else {
 					c.Close()
