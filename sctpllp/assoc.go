@@ -16,6 +16,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
@@ -65,7 +66,7 @@ type Config struct {
 	// MaxOpening bounds the Initiates this side keeps unanswered (Open
 	// calls waiting for the peer's Accept or Reject); further Opens wait
 	// for one of them to end. 0 takes the backend's accept backlog where
-	// it has one (sctp-pion: 16, backend.AcceptBacklogger; a pion peer
+	// it has one (sctp-pion: 16, contract.AcceptBacklogger; a pion peer
 	// discards the Initiate of a stream beyond its backlog until the
 	// T3-rtx timeout, which doubles with each loss), no limit otherwise;
 	// negative, no limit. Set it to 16 against a pion peer from another
@@ -220,7 +221,7 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 		a.held.Addr = reseq.ShareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
 	}
 	maxOpening := cfg.MaxOpening
-	if bl, ok := t.(backend.AcceptBacklogger); ok && maxOpening == 0 {
+	if bl, ok := t.(contract.AcceptBacklogger); ok && maxOpening == 0 {
 		maxOpening = bl.AcceptBacklog()
 	}
 	if maxOpening > 0 {
@@ -724,7 +725,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	switch {
 	case kind == unboundInitiate && ssn == 0 && !a.isEnded():
 		return a.startSession(sl, ppid, b, false, false)
-	case kind != unboundInvalid && ssn != 0 && ssn <= backend.MaxSSNWindow && a.holdEarly():
+	case kind != unboundInvalid && ssn != 0 && ssn <= contract.MaxSSNWindow && a.holdEarly():
 		return a.startSession(sl, ppid, b, true, cur == nil)
 	case kind == unboundTerminate:
 		if cur != nil {

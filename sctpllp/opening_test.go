@@ -14,7 +14,7 @@ import (
 )
 
 // backlogFake is a fake transport whose stack queues only backlog new
-// incoming streams, as pion does (backend.AcceptBacklogger).
+// incoming streams, as pion does (contract.AcceptBacklogger).
 type backlogFake struct {
 	*fakeTransport
 	backlog int

@@ -4,10 +4,15 @@ import (
 	"context"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
+	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )
+
+// pionLoopbackMTU is the path MTU the pion backend assumes towards a
+// loopback peer: its largest packet plus the UDP and IPv4 headers.
+const pionLoopbackMTU = dplpmtud.PionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
 
 // pionTransport is what these tests read of a pion transport beyond
 // backend.Transport.

@@ -81,7 +81,7 @@ func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (pionTransport, *Associati
 // for it.
 func TestPionPMTU_ProbesLoopback_RFC5043_9(t *testing.T) {
 	tr, ca, cs, ss := pmtuPair(t, dplpmtud.ConnConfig{Prober: dplpmtud.ProberConfig{ProbeTimeout: 50 * time.Millisecond}})
-	want := pion.DefaultLoopbackMTU
+	want := pionLoopbackMTU
 	require.Eventually(t, func() bool {
 		s, ok := tr.PathMTU()
 		return ok && s.PMTU == want
@@ -104,7 +104,7 @@ func TestPionPMTU_ProbesLoopback_RFC5043_9(t *testing.T) {
 // budget — are cut to the path by the dplpmtud.Conn.
 func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 	tr, ca, cs, ss := pmtuPair(t, dplpmtud.ConnConfig{NoProbing: true})
-	big := pion.DefaultLoopbackMTU
+	big := pionLoopbackMTU
 	assert.Equal(t, big, tr.PMTUConn().Path().MTU(), "loopback: capped at pion's packet")
 	assert.Equal(t, 8130, ca.MULPDU())
 
@@ -168,7 +168,7 @@ func TestPionPMTU_ListenerTracksEachPeer_RFC5043_9(t *testing.T) {
 		_ = sa.Close()
 	}()
 	require.NotNil(t, st.PMTUConn())
-	want := pion.DefaultLoopbackMTU
+	want := pionLoopbackMTU
 	require.Eventually(t, func() bool {
 		s, ok := st.PathMTU()
 		return ok && s.PMTU == want

@@ -116,7 +116,7 @@ func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
 	assert.Equal(t, 1444-2-pmtu.BundlingReserve, c.MULPDU())
 	assert.GreaterOrEqual(t, c.MULPDU(), iwarp.SCTPMinMULPDU)
 	rcv, snd := pt.SocketBuffers()
-	t.Logf("UDP socket buffers granted: SO_RCVBUF %d, SO_SNDBUF %d (requested %d)", rcv, snd, pion.DefaultSocketBuffer)
+	t.Logf("UDP socket buffers granted: SO_RCVBUF %d, SO_SNDBUF %d", rcv, snd)
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	seg := bytes.Repeat([]byte{7}, cs.MULPDU())
 	require.NoError(t, cs.SendSegment(seg[:14], seg[14:]))

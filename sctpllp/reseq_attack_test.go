@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // liveHeap is the heap of live objects after a full collection (twice:
@@ -146,7 +146,7 @@ func (k *reseqAttack) step() {
 		k.ft.injectSeg(s.sid, s.next, seg) // in order, queued before Start
 		s.next++
 		s.hi = s.next + 1
-	case s.hi-s.next > 1 && (k.rng.IntN(8) == 0 || s.hi-s.next >= backend.MaxSSNWindow):
+	case s.hi-s.next > 1 && (k.rng.IntN(8) == 0 || s.hi-s.next >= contract.MaxSSNWindow):
 		k.ft.injectSeg(s.sid, s.next, seg) // fills the gap: all held delivered
 		s.next = s.hi
 		s.hi = s.next + 1

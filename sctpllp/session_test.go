@@ -15,6 +15,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 func newFakeAssoc(t *testing.T, cfg Config) (*Association, *fakeTransport) {
@@ -106,7 +107,7 @@ func TestSession_IllegalSequences_RFC5043_6_1(t *testing.T) {
 			ft.fn(sid, backend.PPIDControl, []byte{0, 1, 0, 4, 9})
 		}},
 		{"SSN window", func(ft *fakeTransport, sid uint16) {
-			ft.injectSeg(sid, 1+backend.MaxSSNWindow+1, []byte{1})
+			ft.injectSeg(sid, 1+contract.MaxSSNWindow+1, []byte{1})
 		}},
 		{"SSN duplicate", func(ft *fakeTransport, sid uint16) {
 			ft.injectSeg(sid, 1, []byte{1})

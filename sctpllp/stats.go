@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // NumFunctionCodes sizes the per-function-code counters of AssocStats:
@@ -72,7 +73,7 @@ func (a *Association) Stats() AssocStats {
 	s.HeldBytes, s.GapTimeouts = a.held.HeldNow(), a.ctr.gapTimeouts.Load()
 	s.ShareAborts = a.ctr.shareAborts.Load()
 	s.IdleClosed = a.ctr.idleClosed.Load()
-	if ts, ok := a.t.(backend.StatsReporter); ok {
+	if ts, ok := a.t.(contract.StatsReporter); ok {
 		s.Transport = ts.TransportStats()
 	}
 	return s

@@ -13,13 +13,12 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
 // LLP names accepted by Options.LLP.
 const (
-	SCTPNative = native.Kind
+	SCTPNative = "sctp-native"
 	SCTPPion   = "sctp-pion"
 	SCTPKernel = "sctp-kernel"
 	MPA        = "mpa"

@@ -450,7 +450,9 @@ func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 			}
 			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
 			closeL, addr = ln.Close, ln.Addr().String()
-			dial = func(ctx context.Context) (backend.Transport, error) { return native.Stack(l.nativeConfig(), nil).Dial(ctx, addr) }
+			dial = func(ctx context.Context) (backend.Transport, error) {
+				return native.Stack(l.nativeConfig(), nil).Dial(ctx, addr)
+			}
 		case transport.SCTPKernel:
 			ln, err := kernel.Stack(kernel.Config{}).Listen(net.JoinHostPort(l.AddrA, "0"))
 			if err != nil {
@@ -458,7 +460,9 @@ func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 			}
 			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
 			closeL, addr = ln.Close, ln.Addr().String()
-			dial = func(ctx context.Context) (backend.Transport, error) { return kernel.Stack(kernel.Config{}).Dial(ctx, addr) }
+			dial = func(ctx context.Context) (backend.Transport, error) {
+				return kernel.Stack(kernel.Config{}).Dial(ctx, addr)
+			}
 		case transport.SCTPPion:
 			ln, err := pion.Stack(pion.Config{}).Listen(net.JoinHostPort(l.AddrA, "0"))
 			if err != nil {

@@ -12,6 +12,11 @@ import (
 // where the kernel has no SCTP (Available).
 func Stack(cfg Config) backend.Stack { return stack{cfg} }
 
+// Available reports whether this kernel offers SCTP sockets: nil, or an
+// error wrapping ErrUnavailable (always, on systems other than Linux). It
+// opens and closes one socket.
+func Available() error { return available() }
+
 type stack struct{ cfg Config }
 
 func (s stack) Dial(ctx context.Context, raddr string) (backend.Transport, error) {

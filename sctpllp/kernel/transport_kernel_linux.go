@@ -77,9 +77,8 @@ func kernelSocket(family int) (int, error) {
 	return fd, nil
 }
 
-// Available reports whether this kernel offers SCTP sockets: nil, or an
-// error wrapping ErrUnavailable. It opens and closes one socket.
-func Available() error {
+// available opens and closes one SCTP socket.
+func available() error {
 	fd, err := kernelSocket(unix.AF_INET)
 	if err != nil {
 		return err
@@ -978,7 +977,7 @@ func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) err
 	// account every DATA chunk it holds (queued or sent and unacknowledged) in
 	// the socket's wmem_queued until the chunk is acknowledged and freed. A
 	// segment is therefore admitted while its stream has sent fewer than
-	// backend.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
+	// contract.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
 	// chunk handed over before acknowledged); past that the writer waits for
 	// SCTP_SENDER_DRY_EVENT (or a 10 ms re-probe) and reads wmem_queued again.
 	// Session control messages (PPID 17) are never held back; two chunks of the

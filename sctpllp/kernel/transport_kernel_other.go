@@ -17,8 +17,8 @@ func dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, err
 	return nil, fmt.Errorf("%w: kernel SCTP sockets are supported on Linux only (GOOS=%s)", ErrUnavailable, runtime.GOOS)
 }
 
-// Available fails with ErrUnavailable: kernel SCTP is Linux only.
-func Available() error {
+// available fails with ErrUnavailable: kernel SCTP is Linux only.
+func available() error {
 	return fmt.Errorf("%w: kernel SCTP sockets are supported on Linux only (GOOS=%s)", ErrUnavailable, runtime.GOOS)
 }
 

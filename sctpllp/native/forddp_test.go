@@ -15,10 +15,10 @@ import (
 func TestForDDPDefaults(t *testing.T) {
 	c := forDDP(Config{})
 	assert.True(t, c.UnorderedOnly)
-	assert.Equal(t, DefaultRTOMin, c.RTO.Min)
+	assert.Equal(t, defaultRTOMin, c.RTO.Min)
 	assert.Equal(t, DefaultCongestionControl, c.CongestionControl)
 	assert.Equal(t, sctp.CongestionCUBIC, c.CongestionControl, "CUBIC for DDP, as Linux TCP beside it")
-	assert.Equal(t, DefaultSlowStart, c.SlowStart)
+	assert.Equal(t, defaultSlowStart, c.SlowStart)
 
 	c = forDDP(Config{RTO: sctp.RTOConfig{Min: time.Second}, CongestionControl: sctp.CongestionRFC9260, SlowStart: sctp.SlowStartHyStart})
 	assert.Equal(t, time.Second, c.RTO.Min)

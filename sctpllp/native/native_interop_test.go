@@ -67,10 +67,10 @@ func interopExchange(t *testing.T, cl, sv backend.Transport) {
 	// pion refuses a message above its MaxMessage; the native stack
 	// fragments one (RFC 9260 §6.9) and pion reassembles it.
 	cbig, sbig := big, big
-	if cl.Kind() != Kind {
+	if cl.Kind() != kind {
 		cbig = big[:cl.MaxMessage()]
 	}
-	if sv.Kind() != Kind {
+	if sv.Kind() != kind {
 		sbig = big[:sv.MaxMessage()]
 	}
 	require.NoError(t, cl.WriteMsg(9, backend.PPIDSegment, cbig))
@@ -118,7 +118,7 @@ func TestNativeDialsPion(t *testing.T) {
 				func(ctx context.Context) (backend.Transport, error) {
 					return dial(ctx, ln.Addr().String(), cfg)
 				})
-			assert.Equal(t, Kind, cl.Kind())
+			assert.Equal(t, kind, cl.Kind())
 			assert.Equal(t, "sctp-pion", sv.Kind())
 			waitPionSize(t, cl, cfg)
 			interopExchange(t, cl, sv)
@@ -138,7 +138,7 @@ func TestPionDialsNative(t *testing.T) {
 					return pion.Stack(pion.Config{}).Dial(ctx, ln.Addr().String())
 				})
 			assert.Equal(t, "sctp-pion", cl.Kind())
-			assert.Equal(t, Kind, sv.Kind())
+			assert.Equal(t, kind, sv.Kind())
 			waitPionSize(t, sv, cfg)
 			interopExchange(t, cl, sv)
 		})

@@ -17,8 +17,8 @@ import (
 // Its zero value is usable.
 type Config = sctp.Config
 
-// Kind is the Kind of the native backend.
-const Kind = "sctp-native"
+// kind is what the native transport's Kind returns.
+const kind = "sctp-native"
 
 // transport is the backend.Transport of the project's own SCTP stack
 // (package sctp): a userspace SCTP over UDP (RFC 6951) written for DDP,
@@ -50,12 +50,12 @@ func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*transport, er
 	return &transport{a: a, n: min(out, in)}, nil
 }
 
-// DefaultRTOMin is the RTO.Min of the native stack's DDP associations
+// defaultRTOMin is the RTO.Min of the native stack's DDP associations
 // unless Config.RTO.Min says otherwise: TCP's floor (RFC 6298 §2.4 allows
 // it), not RFC 9260 §16's 1 s, which turns each loss fast retransmit
 // cannot repair into a one-second stall where MPA's TCP waits 200 ms
 // (measurements: docs/sctp-native.md, "Settings").
-const DefaultRTOMin = 200 * time.Millisecond
+const defaultRTOMin = 200 * time.Millisecond
 
 // DefaultCongestionControl is the congestion control of the native
 // stack's DDP associations unless Config.CongestionControl says
@@ -65,26 +65,26 @@ const DefaultRTOMin = 200 * time.Millisecond
 // (docs/sctp-native.md, "Settings"). sctp.CongestionRFC9260 remains a choice.
 const DefaultCongestionControl = sctp.CongestionCUBIC
 
-// DefaultSlowStart is the initial slow start of the native stack's DDP
+// defaultSlowStart is the initial slow start of the native stack's DDP
 // associations unless Config.SlowStart says otherwise: RFC 9260's.
 // HyStart++ (RFC 9406, sctp.SlowStartHyStart) is there to choose; it
 // showed no gain on emulated wide-area paths (docs/sctp-native.md,
 // "Settings").
-const DefaultSlowStart = sctp.SlowStartRFC9260
+const defaultSlowStart = sctp.SlowStartRFC9260
 
 // forDDP sets what every DDP association of the native stack wants: only
 // unordered messages from the peer (RFC 5043 §10), TCP's RTO floor
-// (DefaultRTOMin), DefaultCongestionControl and DefaultSlowStart.
+// (defaultRTOMin), DefaultCongestionControl and defaultSlowStart.
 func forDDP(cfg Config) Config {
 	cfg.UnorderedOnly = true
 	if cfg.RTO.Min == 0 {
-		cfg.RTO.Min = DefaultRTOMin
+		cfg.RTO.Min = defaultRTOMin
 	}
 	if cfg.CongestionControl == "" {
 		cfg.CongestionControl = DefaultCongestionControl
 	}
 	if cfg.SlowStart == "" {
-		cfg.SlowStart = DefaultSlowStart
+		cfg.SlowStart = defaultSlowStart
 	}
 	return cfg
 }
@@ -249,7 +249,7 @@ func (t *transport) ResetStream(sid uint16) error {
 func (t *transport) PeerAdaptation() (uint32, bool) { return t.a.PeerAdaptation() }
 
 // Kind implements backend.Transport.
-func (t *transport) Kind() string { return Kind }
+func (t *transport) Kind() string { return kind }
 
 // LocalAddr implements backend.Transport.
 func (t *transport) LocalAddr() net.Addr { return t.a.LocalAddr() }

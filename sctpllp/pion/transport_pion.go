@@ -25,6 +25,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // pion's limits. The header sizes that turn a path MTU into pion's SCTP
@@ -50,8 +51,8 @@ const (
 	// peer silent this long (probes unanswered) is declared dead, the
 	// association fails and every outstanding work request is flushed.
 	defaultDeadPeerTimeout = 30 * time.Second
-	// DefaultSocketBuffer is the requested UDP socket buffer (both ways).
-	DefaultSocketBuffer = 8 << 20
+	// defaultSocketBuffer is the requested UDP socket buffer (both ways).
+	defaultSocketBuffer = 8 << 20
 	// defaultPionReceiveBuffer is pion's receive window.
 	defaultPionReceiveBuffer = 16 << 20
 	// defaultStreamSendBuffer bounds the unacknowledged octets per stream.
@@ -60,29 +61,30 @@ const (
 	defaultSendBuffer = 16 << 20
 	// defaultHandshakeTimeout bounds the SCTP four-way handshake.
 	defaultHandshakeTimeout = 10 * time.Second
-	// DefaultLoopbackMTU is the path MTU assumed towards a loopback
+	// defaultLoopbackMTU is the path MTU assumed towards a loopback
 	// address: pion's largest packet plus UDP and IPv4 headers.
-	DefaultLoopbackMTU = pionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
-	// DefaultMTU is the path MTU assumed towards any other address
+	defaultLoopbackMTU = pionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	// defaultMTU is the path MTU assumed towards any other address
 	// (Ethernet); pion has no path MTU discovery.
-	DefaultMTU = 1500
+	defaultMTU = 1500
 )
 
 // Config configures the userspace SCTP backend (github.com/pion/sctp
-// over UDP or any net.Conn). Zero fields take the defaults above.
+// over UDP or any net.Conn). Zero fields take the defaults
+// (docs/sctp-userspace.md).
 type Config struct {
 	// MTU is the IP path MTU towards the peer. pion's SCTP packet budget
-	// is MTU less the IP and UDP headers, at most 8192. 0 selects
-	// DefaultLoopbackMTU for a loopback peer and DefaultMTU otherwise.
-	// For a net.Conn that is not UDP (newTransport), MTU is the SCTP
-	// packet size itself.
+	// is MTU less the IP and UDP headers, at most 8192. 0 selects 8220
+	// (8192 plus the UDP and IPv4 headers) for a loopback peer and 1500
+	// otherwise. For a net.Conn that is not UDP (NewTransport), MTU is
+	// the SCTP packet size itself.
 	MTU int
 	// Streams is the number of streams the adaptation may use
-	// (NumStreams). pion always advertises 65535 in INIT; this is the local
-	// limit, at most 65535.
+	// (NumStreams; 0: DefaultStreams). pion always advertises 65535 in
+	// INIT; this is the local limit, at most 65535.
 	Streams int
 	// SocketBuffer is the UDP SO_RCVBUF/SO_SNDBUF requested; the kernel
-	// caps it at net.core.rmem_max / wmem_max.
+	// caps it at net.core.rmem_max / wmem_max. 0 means 8 MiB.
 	SocketBuffer int
 	// ReceiveBuffer is pion's receive buffer (advertised window).
 	ReceiveBuffer uint32
@@ -154,7 +156,7 @@ func (c Config) withDefaults() Config {
 		c.Streams = DefaultStreams
 	}
 	if c.SocketBuffer <= 0 {
-		c.SocketBuffer = DefaultSocketBuffer
+		c.SocketBuffer = defaultSocketBuffer
 	}
 	if c.ReceiveBuffer == 0 {
 		c.ReceiveBuffer = defaultPionReceiveBuffer
@@ -185,7 +187,7 @@ func pionPacketSize(mtu int, raddr *net.UDPAddr) int {
 		ipHdr = pmtu.IPv6HeaderLen
 	}
 	if mtu <= 0 {
-		mtu = DefaultMTU
+		mtu = defaultMTU
 		if raddr.IP.IsLoopback() {
 			mtu = pionMaxPacket + pmtu.UDPHeaderLen + ipHdr
 		}
@@ -211,7 +213,7 @@ const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + iwarp.SCTPMinMULPDU 
 // stream that receives has a reader goroutine while messages arrive
 // (reader.go). Writes block while a stream has more than StreamSendBuffer,
 // the association more than SendBuffer octets unacknowledged, or the stream
-// backend.MaxOutstandingSegments chunks outstanding (RFC 5043 §10); session
+// contract.MaxOutstandingSegments chunks outstanding (RFC 5043 §10); session
 // control (PPID 17) is never held back. pion has no path failure detection:
 // Config.DeadPeerTimeout (on by default) and, for Dial's connected socket,
 // an ICMP port unreachable end the association. More: docs/sctp-userspace.md.
@@ -269,8 +271,8 @@ type pionStream struct {
 }
 
 var (
-	_ backend.Transport        = (*transport)(nil)
-	_ backend.AcceptBacklogger = (*transport)(nil)
+	_ backend.Transport         = (*transport)(nil)
+	_ contract.AcceptBacklogger = (*transport)(nil)
 )
 
 // NewTransport runs the SCTP handshake over conn (client: active open)
@@ -700,7 +702,7 @@ func (t *transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 }
 
 // waitWritable blocks until the stream and the association accept total
-// more octets and the stream has fewer than backend.MaxOutstandingSegments chunks
+// more octets and the stream has fewer than contract.MaxOutstandingSegments chunks
 // outstanding. A chunk counts as outstanding until pion's buffered amount
 // for the stream has been seen at zero after it was written: conservative,
 // since the count is reset only when every chunk was acknowledged.
@@ -722,7 +724,7 @@ func (t *transport) waitWritable(ps *pionStream, total int) error {
 		if sb == 0 {
 			ps.sinceZero.Store(0)
 		}
-		countOK := ps.sinceZero.Load() < backend.MaxOutstandingSegments
+		countOK := ps.sinceZero.Load() < contract.MaxOutstandingSegments
 		streamOK := countOK && (sb == 0 || sb+uint64(total) <= uint64(t.cfg.StreamSendBuffer))
 		ab := t.assoc.BufferedAmount()
 		assocOK := ab == 0 || ab+total <= t.cfg.SendBuffer
@@ -846,7 +848,7 @@ func (t *transport) TransportStats() backend.Stats {
 // Kind implements backend.Transport.
 func (t *transport) Kind() string { return "sctp-pion" }
 
-// AcceptBacklog implements backend.AcceptBacklogger: pion queues 16 new
+// AcceptBacklog implements contract.AcceptBacklogger: pion queues 16 new
 // incoming streams (its acceptChSize, v1.12.1) and discards the first DATA
 // chunk of a 17th unacknowledged ("sender will retry on T3-rtx timeout"),
 // however quickly acceptLoop takes them: one packet may bundle the first
