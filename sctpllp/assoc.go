@@ -370,16 +370,16 @@ func (a *Association) isEnded() bool {
 // use until the peer replies or the association ends. At most
 // Config.MaxOpening Initiates are unanswered at a time: a further Open
 // waits for one of them to end, within ctx.
-func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*Session, error) {
+func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (Session, error) {
 	if int(sid) >= a.n {
 		return nil, fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
 	}
-	c := ddpchunk.Control{Function: FuncInitiate, PrivateData: req.PrivateData}
+	c := ddpchunk.Control{Function: funcInitiate, PrivateData: req.PrivateData}
 	if req.Enhanced {
 		if req.IRD < 0 || req.IRD > iwarp.NoNegotiation || req.ORD < 0 || req.ORD > iwarp.NoNegotiation {
 			return nil, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, req.IRD, req.ORD)
 		}
-		c.Function = FuncEnhancedInitiate
+		c.Function = funcEnhancedInitiate
 		c.IRDORD = iwarp.IRDORD{PeerToPeer: req.PeerToPeer, RTR: req.RTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)}.Wire()
 	}
 	if err := c.Validate(); err != nil {
@@ -571,7 +571,7 @@ func (a *Association) incomingDone() {
 // Accept by Session.offerIncoming once the chunks processed together with
 // the Initiate are done, so an Initiate withdrawn by a Terminate that
 // arrived before it is never offered.
-func (a *Association) onInitiate(s *Session, c ddpchunk.Control) error {
+func (a *Association) onInitiate(s *session, c ddpchunk.Control) error {
 	s.params.Enhanced = ddpchunk.Enhanced(c.Function)
 	s.params.PeerIRDORD = c.IRDORD
 	s.params.PeerPrivateData = append([]byte(nil), c.PrivateData...)
@@ -630,7 +630,7 @@ func (a *Association) onMessage(sid uint16, ppid uint32, b []byte) {
 		sl = a.slot(sid)
 	}
 	sl.rxMu.Lock()
-	var s *Session
+	var s *session
 	// The data path (dispatch's first case, without its call): a chunk
 	// with its DDP-SSN for the running session of a stream that is not
 	// erroneous.
@@ -669,9 +669,9 @@ func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 		c, _, err := ddpchunk.ParseControl(b)
 		switch {
 		case err != nil:
-		case c.Function == FuncTerminate:
+		case c.Function == funcTerminate:
 			return c.SSN, unboundTerminate
-		case ddpchunk.Base(c.Function) == FuncInitiate:
+		case ddpchunk.Base(c.Function) == funcInitiate:
 			return c.SSN, unboundInitiate
 		default:
 			return c.SSN, unboundControl
@@ -684,7 +684,7 @@ func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 // is set when that chunk precedes the Initiate and is held (the session
 // then waits at most QuietTime for the Initiate), fresh when the stream
 // never carried a session before. The caller holds sl.rxMu.
-func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh bool) *Session {
+func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh bool) *session {
 	s := newSession(a, sl, false)
 	if early {
 		s.mu.Lock()
@@ -703,7 +703,7 @@ func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh
 // dispatch routes one message to the stream's session, starting a new
 // passive session for an Initiate on an idle stream; the caller holds
 // sl.rxMu.
-func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
+func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *session {
 	cur, erroneous := sl.current()
 	if erroneous {
 		return nil // RFC 5040 §7: no further data on an erroneous stream

@@ -102,7 +102,7 @@ func benchPair(b *testing.B, cfg Config) (*Association, *Association) {
 	return c, s
 }
 
-func benchOpen(b *testing.B, c, s *Association) (*Session, *countHandler) {
+func benchOpen(b *testing.B, c, s *Association) (Session, *countHandler) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sh := &countHandler{}

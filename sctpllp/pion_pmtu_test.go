@@ -42,7 +42,7 @@ func (h *pmtuSegCounter) count() (int, int) {
 
 // pmtuPair dials with path MTU tracking to a plain pion listener on
 // loopback and opens session 1.
-func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (pionTransport, *Association, *Session, *Session) {
+func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (pionTransport, *Association, Session, Session) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -59,7 +59,7 @@ func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (pionTransport, *Associati
 		_ = sa.Close()
 	})
 	type res struct {
-		s   *Session
+		s   Session
 		err error
 	}
 	ch := make(chan res, 1)

@@ -78,12 +78,12 @@ func pipePair(t *testing.T, cfg Config) (client, server *Association) {
 }
 
 // openPair opens sid from client, accepts on server and starts handlers.
-func openPair(t *testing.T, client, server *Association, sid uint16, req OpenRequest, acc AcceptParams) (cs, ss *Session, ch, sh *recHandler) {
+func openPair(t *testing.T, client, server *Association, sid uint16, req OpenRequest, acc AcceptParams) (cs, ss Session, ch, sh *recHandler) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	type res struct {
-		s   *Session
+		s   Session
 		err error
 	}
 	got := make(chan res, 1)
@@ -215,7 +215,7 @@ func TestPion_ManyConcurrentSessions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	servers := make(chan *Session, n)
+	servers := make(chan Session, n)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -230,7 +230,7 @@ func TestPion_ManyConcurrentSessions(t *testing.T) {
 			}
 		}
 	}()
-	clients := make([]*Session, n)
+	clients := make([]Session, n)
 	handlers := make([]*recHandler, n)
 	for i := range n {
 		wg.Add(1)
@@ -265,7 +265,7 @@ func TestPion_ManyConcurrentSessions(t *testing.T) {
 	}
 }
 
-type echoHandler struct{ s *Session }
+type echoHandler struct{ s Session }
 
 func (e echoHandler) HandleSegment(seg []byte) error { return e.s.SendSegment(seg, nil) }
 func (e echoHandler) HandleClosed(error)             {}
@@ -277,7 +277,7 @@ func TestPion_IllegalSequenceTerminatesOneSession_RFC5043_6_1(t *testing.T) {
 	_, ss1, ch1, sh1 := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cs2, _, _, sh2 := openPair(t, c, s, 2, OpenRequest{}, AcceptParams{})
 	// A second Initiate on stream 1 with the next DDP-SSN.
-	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, ddpchunk.Control{SSN: 1, Function: FuncInitiate}.Append(nil)))
+	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, ddpchunk.Control{SSN: 1, Function: funcInitiate}.Append(nil)))
 	err := sh1.waitClosed(t)
 	assert.ErrorIs(t, err, errProtocol)
 	// The client's session 1 sees the Terminate as a graceful peer end.

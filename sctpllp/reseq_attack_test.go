@@ -117,7 +117,7 @@ func newReseqAttack(t *testing.T, cfg Config, raddr net.Addr, seed uint64) *rese
 		s := &atkStream{sid: sid, kind: atkNoInitiate, next: 0, hi: 1}
 		if sid < 48 {
 			s.kind = [3]int{atkStarted, atkQueued, atkUndecided}[sid%3]
-			ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+			ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 			s.next, s.hi = 1, 2
 		}
 		k.streams = append(k.streams, s)

@@ -57,7 +57,7 @@ func dialEarlyPeer(ctx context.Context, t *testing.T, addr string, sessions int)
 	tr.Start(func(uint16, uint32, []byte) {}, func(error) { close(p.done) })
 	t.Cleanup(p.close)
 	for sid := 1; sid <= sessions; sid++ {
-		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, ddpchunk.Control{Function: FuncInitiate}.Append(nil)))
+		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, ddpchunk.Control{Function: funcInitiate}.Append(nil)))
 	}
 	return p
 }

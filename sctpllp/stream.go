@@ -24,11 +24,11 @@ type slot struct {
 	// made on them (slotAvailable); every chunk received reads both
 	// (current) without it.
 	mu        sync.Mutex
-	cur       atomic.Pointer[Session]
+	cur       atomic.Pointer[session]
 	erroneous atomic.Bool
 }
 
-func (sl *slot) current() (*Session, bool) {
+func (sl *slot) current() (*session, bool) {
 	return sl.cur.Load(), sl.erroneous.Load()
 }
 

@@ -194,7 +194,7 @@ func pionPairAt(t *testing.T, topo *netns.Topology, addr string, pcfg dplpmtud.C
 	t.Cleanup(func() { _ = sa.Abort() })
 
 	type res struct {
-		s   *sctpllp.Session
+		s   sctpllp.Session
 		err error
 	}
 	ch := make(chan res, 1)

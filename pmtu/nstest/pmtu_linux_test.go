@@ -308,7 +308,7 @@ func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
 	require.NotNil(t, st.PMTUConn())
 
 	type res struct {
-		s   *sctpllp.Session
+		s   sctpllp.Session
 		err error
 	}
 	ch := make(chan res, 1)
