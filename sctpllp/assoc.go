@@ -568,7 +568,7 @@ func (a *Association) incomingDone() {
 
 // onInitiate admits an Initiate on an idle stream (called from the
 // session's receive path, under the slot's rxMu). The Incoming is handed to
-// Accept by Session.offerIncoming once the chunks processed together with
+// Accept by session.offerIncoming once the chunks processed together with
 // the Initiate are done, so an Initiate withdrawn by a Terminate that
 // arrived before it is never offered.
 func (a *Association) onInitiate(s *session, c ddpchunk.Control) error {

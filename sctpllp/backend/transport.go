@@ -3,7 +3,8 @@
 // interface, its errors, and the RFC 5043 code points every stack puts on
 // the wire (PPIDs, the Adaptation Layer Indication). It imports no stack and
 // no part of the adaptation, so each stack (sctpllp/pion, sctpllp/kernel,
-// sctpllp/native) depends on it alone, and sctpllp/transporttest proves a
+// sctpllp/native) depends on it (and on sctpllp/internal/contract, what
+// only the in-tree stacks share), and sctpllp/transporttest proves a
 // stack against it.
 package backend
 
@@ -21,17 +22,16 @@ const (
 // RFC 5043 §5.1 (parameter 0xC006 in INIT/INIT-ACK).
 const AdaptationIndicationDDP uint32 = 0x00000001
 
-// Transport is one SCTP association as the RFC 5043 adaptation uses it:
-// the project's own SCTP (sctpllp/native), pion/sctp (sctpllp/pion) or
-// Linux kernel SCTP (sctpllp/kernel). The adaptation (DDP-SSN, session
-// control, re-sequencing, MULPDU) lives above it, in sctpllp. Each
-// method's comment is part of the contract; sctpllp/transporttest checks
-// it and every backend runs that suite unchanged. Errors are wrapped with
-// detail (test with errors.Is); after Close or Abort returns fn is not
-// called again, and done is called exactly once. Optional methods the
-// adaptation uses where present: MoreWriter's, TransportStats() Stats
-// (in sctpllp.AssocStats) and AcceptBacklog() int (a stack that queues
-// only that many peer-started streams unanswered: sctpllp.Config.MaxOpening).
+// Transport is one SCTP association as the RFC 5043 adaptation (sctpllp:
+// DDP-SSN, session control, re-sequencing, MULPDU) uses it: sctpllp/native,
+// sctpllp/pion or sctpllp/kernel. Each method's comment is part of the
+// contract; sctpllp/transporttest checks it and every backend runs that
+// suite unchanged. Errors are wrapped with detail (test with errors.Is);
+// after Close or Abort returns fn is not called again, and done is called
+// exactly once. Optional methods the adaptation uses where present:
+// MoreWriter's, TransportStats() Stats (in sctpllp.AssocStats) and
+// AcceptBacklog() int (a stack that queues only that many peer-started
+// streams unanswered: sctpllp.Config.MaxOpening).
 type Transport interface {
 	// Start begins delivery of received user messages to fn: one complete
 	// message with its stream identifier and PPID (host order); b is valid

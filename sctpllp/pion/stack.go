@@ -8,7 +8,10 @@ import (
 
 // Stack returns the pion stack with cfg for sctpllp.Config.Stack. Its
 // Dial opens a UDP socket towards raddr ("host:port") and an association
-// over it; its Listen demultiplexes one UDP socket by peer address.
+// over it; its Listen demultiplexes one UDP socket by peer address. Its
+// transports also have PathMTU, PMTUConn, StreamFree, Buffered and
+// SocketBuffers, its listeners Peers and HandshakeStats (reached by an
+// interface assertion).
 func Stack(cfg Config) backend.Stack { return stack{cfg} }
 
 type stack struct{ cfg Config }
