@@ -90,7 +90,7 @@ func nativeInteropConfig() native.Config {
 // port 5000 through the kernel's UDP encapsulation port (RFC 6951).
 func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := kernel.Listen(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
+	ln, err := kernel.Stack(interopKernelConfig()).Listen(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort))
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -98,7 +98,7 @@ func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	ch := acceptAsync(ctx, ln)
 	ncfg := nativeInteropConfig()
 	ncfg.PeerPort = pionSCTPPort
-	nt, err := native.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", encapsPort), ncfg)
+	nt, err := native.Stack(ncfg, nil).Dial(ctx, fmt.Sprintf("127.0.0.1:%d", encapsPort))
 	require.NoError(t, err, "native dial")
 	r := <-ch
 	if r.err != nil {
@@ -119,11 +119,11 @@ func nativeDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 // ACK, RFC 9260 §5.1.3) over UDP encapsulation to the listener's port.
 func kernelDialsNative(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := native.Listen("127.0.0.1:0", nativeInteropConfig())
+	ln, err := native.Stack(nativeInteropConfig(), nil).Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
 	return kernelDialsListener(t, "native", ln.Addr(),
-		func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
+		ln.Accept, handshakeStats(ln))
 }
 
 // kernelDialsPionListener: the kernel dials a pion listener, whose UDP
@@ -132,11 +132,17 @@ func kernelDialsNative(t *testing.T) (client, server *sctpllp.Association) {
 // 5000/5000, so every packet's ports are rewritten both ways.
 func kernelDialsPionListener(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := pion.Listen("127.0.0.1:0", pion.Config{Streams: interopStreams, MTU: pionInteropMTU})
+	ln, err := pion.Stack(pion.Config{Streams: interopStreams, MTU: pionInteropMTU}).Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
 	return kernelDialsListener(t, "pion", ln.Addr(),
-		func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }, ln.HandshakeStats)
+		ln.Accept, handshakeStats(ln))
+}
+
+// handshakeStats returns ln's HandshakeStats: the userspace stacks'
+// listeners count their stateless handshake (backend.Listener).
+func handshakeStats(ln backend.Listener) func() nsctp.HandshakeStats {
+	return ln.(interface{ HandshakeStats() nsctp.HandshakeStats }).HandshakeStats
 }
 
 // kernelDialsListener has the kernel dial SCTP port 7777 through the UDP
@@ -150,7 +156,7 @@ func kernelDialsListener(t *testing.T, name string, addr net.Addr, accept func(c
 	defer cancel()
 	kcfg := interopKernelConfig()
 	kcfg.RemoteUDPEncapsPort = uint16(addr.(*net.UDPAddr).Port)
-	kt, err := kernel.Dial(ctx, "127.0.0.1:7777", kcfg)
+	kt, err := kernel.Stack(kcfg).Dial(ctx, "127.0.0.1:7777")
 	require.NoError(t, err, "kernel dial")
 	ut, err := accept(ctx)
 	if err != nil {
@@ -173,13 +179,13 @@ func kernelAddrPort(a net.Addr) int { return a.(*sctp.SCTPAddr).Port }
 func kernelPair(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
 	cfg := kernel.Config{Streams: interopStreams} // the DDP indication is required by default
-	ln, err := kernel.Listen("127.0.0.1:0", cfg)
+	ln, err := kernel.Stack(cfg).Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ch := acceptAsync(ctx, ln)
-	ct, err := kernel.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", kernelAddrPort(ln.Addr())), cfg)
+	ct, err := kernel.Stack(cfg).Dial(ctx, fmt.Sprintf("127.0.0.1:%d", kernelAddrPort(ln.Addr())))
 	require.NoError(t, err)
 	r := <-ch
 	if r.err != nil {
@@ -200,7 +206,7 @@ type acceptResult struct {
 	err error
 }
 
-func acceptAsync(ctx context.Context, ln *kernel.Listener) <-chan acceptResult {
+func acceptAsync(ctx context.Context, ln backend.Listener) <-chan acceptResult {
 	ch := make(chan acceptResult, 1)
 	go func() {
 		tr, err := ln.Accept(ctx)
@@ -218,7 +224,7 @@ func interopKernelConfig() kernel.Config {
 // kernel's encapsulation port) and a kernel listener on SCTP port 5000.
 func pionDialsKernel(t *testing.T) (client, server *sctpllp.Association) {
 	t.Helper()
-	ln, err := kernel.Listen(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), interopKernelConfig())
+	ln, err := kernel.Stack(interopKernelConfig()).Listen(fmt.Sprintf("127.0.0.1:%d", pionSCTPPort))
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -257,7 +263,7 @@ func kernelDialsPion(t *testing.T) (client, server *sctpllp.Association) {
 	require.NoError(t, err)
 	filter := pion.NewInitFilterConn(newTap(t, udp))
 	type pres struct {
-		pt  *pion.Transport
+		pt  backend.Transport
 		err error
 	}
 	ch := make(chan pres, 1)
@@ -269,7 +275,7 @@ func kernelDialsPion(t *testing.T) (client, server *sctpllp.Association) {
 	}()
 	kcfg := interopKernelConfig()
 	kcfg.RemoteUDPEncapsPort = uint16(udp.LocalAddr().(*net.UDPAddr).Port)
-	kt, err := kernel.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", pionSCTPPort), kcfg)
+	kt, err := kernel.Stack(kcfg).Dial(ctx, fmt.Sprintf("127.0.0.1:%d", pionSCTPPort))
 	r := <-ch
 	if err != nil || r.err != nil {
 		if kt != nil {
@@ -283,7 +289,7 @@ func kernelDialsPion(t *testing.T) (client, server *sctpllp.Association) {
 	}
 	require.NoError(t, err, "kernel dial")
 	require.NoError(t, r.err, "pion accept")
-	assert.Positive(t, filter.Stripped(), "the kernel's INIT needed rewriting for pion")
+	assert.Positive(t, filter.(interface{ Stripped() int64 }).Stripped(), "the kernel's INIT needed rewriting for pion")
 	assert.Equal(t, interopStreams, kt.NumStreams())
 	return sctpllp.NewAssociation(kt, sctpllp.Config{}), sctpllp.NewAssociation(r.pt, sctpllp.Config{})
 }

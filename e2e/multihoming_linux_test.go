@@ -54,7 +54,7 @@ func TestMultihomingFailoverInVM(t *testing.T) {
 	}
 	net1, net2 := newTwoLinkNet(t)
 
-	ln, err := kernel.Listen("10.71.1.1/10.71.2.1:7400", failoverConfig(""))
+	ln, err := kernel.Stack(failoverConfig("")).Listen("10.71.1.1/10.71.2.1:7400")
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -63,7 +63,7 @@ func TestMultihomingFailoverInVM(t *testing.T) {
 	var ct backend.Transport
 	var dialErr error
 	net2.do(t, func() { // the client's socket lives in the peer namespace
-		ct, dialErr = kernel.Dial(ctx, "10.71.1.1/10.71.2.1:7400", failoverConfig("10.71.1.2/10.71.2.2:0"))
+		ct, dialErr = kernel.Stack(failoverConfig("10.71.1.2/10.71.2.2:0")).Dial(ctx, "10.71.1.1/10.71.2.1:7400")
 	})
 	require.NoError(t, dialErr)
 	r := <-accepted

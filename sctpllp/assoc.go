@@ -17,6 +17,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/reseq"
 )
 
@@ -66,7 +67,7 @@ type Config struct {
 	// MaxOpening bounds the Initiates this side keeps unanswered (Open
 	// calls waiting for the peer's Accept or Reject); further Opens wait
 	// for one of them to end. 0 takes the backend's accept backlog where
-	// it has one (sctp-pion: 16, backend.AcceptBacklogger; a pion peer
+	// it has one (sctp-pion: 16, contract.AcceptBacklogger; a pion peer
 	// discards the Initiate of a stream beyond its backlog until the
 	// T3-rtx timeout, which doubles with each loss), no limit otherwise;
 	// negative, no limit. Set it to 16 against a pion peer from another
@@ -221,7 +222,7 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 		a.held.Addr = reseq.ShareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
 	}
 	maxOpening := cfg.MaxOpening
-	if bl, ok := t.(backend.AcceptBacklogger); ok && maxOpening == 0 {
+	if bl, ok := t.(contract.AcceptBacklogger); ok && maxOpening == 0 {
 		maxOpening = bl.AcceptBacklog()
 	}
 	if maxOpening > 0 {
@@ -370,16 +371,16 @@ func (a *Association) isEnded() bool {
 // use until the peer replies or the association ends. At most
 // Config.MaxOpening Initiates are unanswered at a time: a further Open
 // waits for one of them to end, within ctx.
-func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (*Session, error) {
+func (a *Association) Open(ctx context.Context, sid uint16, req OpenRequest) (Session, error) {
 	if int(sid) >= a.n {
 		return nil, fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, a.n)
 	}
-	c := ddpchunk.Control{Function: FuncInitiate, PrivateData: req.PrivateData}
+	c := ddpchunk.Control{Function: funcInitiate, PrivateData: req.PrivateData}
 	if req.Enhanced {
 		if req.IRD < 0 || req.IRD > iwarp.NoNegotiation || req.ORD < 0 || req.ORD > iwarp.NoNegotiation {
 			return nil, fmt.Errorf("%w: IRD %d ORD %d", iwarp.ErrInvalidIRDORD, req.IRD, req.ORD)
 		}
-		c.Function = FuncEnhancedInitiate
+		c.Function = funcEnhancedInitiate
 		c.IRDORD = iwarpwire.WireIRDORD(iwarp.IRDORD{PeerToPeer: req.PeerToPeer, RTR: req.RTR, IRD: uint16(req.IRD), ORD: uint16(req.ORD)})
 	}
 	if err := c.Validate(); err != nil {
@@ -568,10 +569,10 @@ func (a *Association) incomingDone() {
 
 // onInitiate admits an Initiate on an idle stream (called from the
 // session's receive path, under the slot's rxMu). The Incoming is handed to
-// Accept by Session.offerIncoming once the chunks processed together with
+// Accept by session.offerIncoming once the chunks processed together with
 // the Initiate are done, so an Initiate withdrawn by a Terminate that
 // arrived before it is never offered.
-func (a *Association) onInitiate(s *Session, c ddpchunk.Control) error {
+func (a *Association) onInitiate(s *session, c ddpchunk.Control) error {
 	s.params.Enhanced = ddpchunk.Enhanced(c.Function)
 	s.params.PeerIRDORD = c.IRDORD
 	s.params.PeerPrivateData = append([]byte(nil), c.PrivateData...)
@@ -630,7 +631,7 @@ func (a *Association) onMessage(sid uint16, ppid uint32, b []byte) {
 		sl = a.slot(sid)
 	}
 	sl.rxMu.Lock()
-	var s *Session
+	var s *session
 	// The data path (dispatch's first case, without its call): a chunk
 	// with its DDP-SSN for the running session of a stream that is not
 	// erroneous.
@@ -669,9 +670,9 @@ func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 		c, _, err := ddpchunk.ParseControl(b)
 		switch {
 		case err != nil:
-		case c.Function == FuncTerminate:
+		case c.Function == funcTerminate:
 			return c.SSN, unboundTerminate
-		case ddpchunk.Base(c.Function) == FuncInitiate:
+		case ddpchunk.Base(c.Function) == funcInitiate:
 			return c.SSN, unboundInitiate
 		default:
 			return c.SSN, unboundControl
@@ -684,7 +685,7 @@ func classifyUnbound(ppid uint32, b []byte) (uint16, unboundKind) {
 // is set when that chunk precedes the Initiate and is held (the session
 // then waits at most QuietTime for the Initiate), fresh when the stream
 // never carried a session before. The caller holds sl.rxMu.
-func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh bool) *Session {
+func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh bool) *session {
 	s := newSession(a, sl, false)
 	if early {
 		s.mu.Lock()
@@ -703,7 +704,7 @@ func (a *Association) startSession(sl *slot, ppid uint32, b []byte, early, fresh
 // dispatch routes one message to the stream's session, starting a new
 // passive session for an Initiate on an idle stream; the caller holds
 // sl.rxMu.
-func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
+func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *session {
 	cur, erroneous := sl.current()
 	if erroneous {
 		return nil // RFC 5040 §7: no further data on an erroneous stream
@@ -725,7 +726,7 @@ func (a *Association) dispatch(sl *slot, ppid uint32, b []byte) *Session {
 	switch {
 	case kind == unboundInitiate && ssn == 0 && !a.isEnded():
 		return a.startSession(sl, ppid, b, false, false)
-	case kind != unboundInvalid && ssn != 0 && ssn <= backend.MaxSSNWindow && a.holdEarly():
+	case kind != unboundInvalid && ssn != 0 && ssn <= contract.MaxSSNWindow && a.holdEarly():
 		return a.startSession(sl, ppid, b, true, cur == nil)
 	case kind == unboundTerminate:
 		if cur != nil {

@@ -47,7 +47,7 @@ func (d *discardTransport) Start(fn func(uint16, uint32, []byte), done func(erro
 // BenchmarkPionWriteMsg measures SendSegment end to end over pion on
 // 127.0.0.1 UDP for several MTUs (the receiver counts segments).
 func BenchmarkPionWriteMsg(b *testing.B) {
-	for _, mtu := range []int{1500, 4096, pion.DefaultLoopbackMTU} {
+	for _, mtu := range []int{1500, 4096, pionLoopbackMTU} {
 		b.Run(fmt.Sprintf("mtu=%d", mtu), func(b *testing.B) {
 			c, s := benchPair(b, Config{KeepIdle: true, Stack: pion.Stack(pion.Config{MTU: mtu})})
 			cs, sh := benchOpen(b, c, s)
@@ -102,7 +102,7 @@ func benchPair(b *testing.B, cfg Config) (*Association, *Association) {
 	return c, s
 }
 
-func benchOpen(b *testing.B, c, s *Association) (*Session, *countHandler) {
+func benchOpen(b *testing.B, c, s *Association) (Session, *countHandler) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sh := &countHandler{}

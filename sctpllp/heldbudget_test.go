@@ -93,11 +93,11 @@ func TestReorder_GapTimer_RFC5043_10(t *testing.T) {
 func TestHeld_WithdrawnInitiateFreesQueue(t *testing.T) {
 	b := membudget.New(1 << 20)
 	a, ft := newFakeAssoc(t, Config{Budget: b})
-	ft.injectCtl(4, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 	ft.injectSeg(4, 1, make([]byte, 300))
 	ft.injectSeg(4, 2, make([]byte, 300))
 	assert.Equal(t, int64(2*(reseq.BufCost(300)+queueEntryCost)), a.Stats().HeldBytes)
-	ft.injectCtl(4, ddpchunk.Control{SSN: 3, Function: FuncTerminate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 3, Function: funcTerminate})
 	require.Eventually(t, func() bool { return b.Used() == 0 }, 5*time.Second, time.Millisecond)
 	assert.Zero(t, a.Stats().HeldBytes)
 }

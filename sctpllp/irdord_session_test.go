@@ -36,7 +36,7 @@ func TestSession_EnhancedControlFlags_RFC6581_9_2(t *testing.T) {
 	go func() {
 		m := ft.next(t)
 		assert.Equal(t, []byte{0, 0, 0, 5, 0x00, 0x08, 0x00, 0x04}, m.b, "B, C, D zero without A")
-		ft.injectCtl(m.sid, ddpchunk.Control{Function: FuncEnhancedAccept, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 8}})
+		ft.injectCtl(m.sid, ddpchunk.Control{Function: funcEnhancedAccept, IRDORD: iwarp.IRDORD{IRD: 4, ORD: 8}})
 	}()
 	s, err := a.Open(context.Background(), 1, OpenRequest{Enhanced: true, IRD: 8, ORD: 4, RTR: iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead})
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 )
 
 // backlogFake is a fake transport whose stack queues only backlog new
-// incoming streams, as pion does (backend.AcceptBacklogger).
+// incoming streams, as pion does (contract.AcceptBacklogger).
 type backlogFake struct {
 	*fakeTransport
 	backlog int
@@ -49,17 +49,17 @@ func TestOpen_InitiatesBoundedByAcceptBacklog(t *testing.T) {
 		res = append(res, openAsync(ctx, a, sid))
 	}
 	first, c := ft.nextCtl(t)
-	require.Equal(t, FuncInitiate, c.Function)
+	require.Equal(t, funcInitiate, c.Function)
 	second, c := ft.nextCtl(t)
-	require.Equal(t, FuncInitiate, c.Function)
+	require.Equal(t, funcInitiate, c.Function)
 	ft.quiet(t) // the third waits for a reply
-	ft.injectCtl(first, ddpchunk.Control{SSN: 0, Function: FuncAccept})
+	ft.injectCtl(first, ddpchunk.Control{SSN: 0, Function: funcAccept})
 	third, c := ft.nextCtl(t)
-	require.Equal(t, FuncInitiate, c.Function)
+	require.Equal(t, funcInitiate, c.Function)
 	assert.ElementsMatch(t, []uint16{1, 2, 3}, []uint16{first, second, third})
 	// A Reject ends an Initiate too.
-	ft.injectCtl(second, ddpchunk.Control{SSN: 0, Function: FuncReject})
-	ft.injectCtl(third, ddpchunk.Control{SSN: 0, Function: FuncAccept})
+	ft.injectCtl(second, ddpchunk.Control{SSN: 0, Function: funcReject})
+	ft.injectCtl(third, ddpchunk.Control{SSN: 0, Function: funcAccept})
 	var accepted, rejected int
 	for _, r := range res {
 		select {
@@ -88,7 +88,7 @@ func TestOpen_WaitingForRoomEndsWithContextOrAssociation(t *testing.T) {
 	defer cancel()
 	held := openAsync(ctx, a, 1)
 	_, c := ft.nextCtl(t)
-	require.Equal(t, FuncInitiate, c.Function)
+	require.Equal(t, funcInitiate, c.Function)
 
 	short, cancelShort := context.WithCancel(context.Background())
 	waiting := openAsync(short, a, 2)
@@ -141,7 +141,7 @@ func TestOpen_MaxOpeningOverridesBackend(t *testing.T) {
 			}
 			for range c.initial {
 				_, m := ft.nextCtl(t)
-				require.Equal(t, FuncInitiate, m.Function)
+				require.Equal(t, funcInitiate, m.Function)
 			}
 			ft.quiet(t)
 			require.NoError(t, a.Abort())

@@ -41,7 +41,7 @@ func deadPeerPair(t *testing.T, cfg Config, pcfg pion.Config) (client, server *A
 	ca, cb := dpipe.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ch := make(chan *pion.Transport, 1)
+	ch := make(chan backend.Transport, 1)
 	go func() {
 		st, err := pion.NewTransport(ctx, blackholeConn{cb, cut, passed}, false, pcfg)
 		assert.NoError(t, err)

@@ -59,9 +59,10 @@ func rawSocket(t *testing.T, addr string) *net.UDPConn {
 // tampered COOKIE ECHO nothing; an out-of-the-blue DATA an ABORT with the
 // T bit (§8.4 rule 8).
 func TestPionListener_StatelessInit_RFC9260_5_1_3(t *testing.T) {
-	ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
+	l, err := pion.Stack(pion.Config{}).Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
+	defer l.Close()
+	ln := l.(pionListener)
 	c := rawSocket(t, "127.0.0.1:0")
 	to := ln.Addr()
 

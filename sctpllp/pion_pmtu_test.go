@@ -42,13 +42,13 @@ func (h *pmtuSegCounter) count() (int, int) {
 
 // pmtuPair dials with path MTU tracking to a plain pion listener on
 // loopback and opens session 1.
-func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (*pion.Transport, *Association, *Session, *Session) {
+func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (pionTransport, *Association, Session, Session) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l, err := Listen("127.0.0.1:0", Config{Stack: pion.Stack(pion.Config{})})
 	require.NoError(t, err)
-	tr, err := pion.DialPMTU(ctx, l.Addr(), pion.Config{}, pcfg)
+	tr, err := dialPionPMTU(ctx, l.Addr(), pcfg)
 	require.NoError(t, err)
 	ca := NewAssociation(tr, Config{})
 	sa, err := l.Accept(ctx)
@@ -59,7 +59,7 @@ func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (*pion.Transport, *Associa
 		_ = sa.Close()
 	})
 	type res struct {
-		s   *Session
+		s   Session
 		err error
 	}
 	ch := make(chan res, 1)
@@ -81,7 +81,7 @@ func pmtuPair(t *testing.T, pcfg dplpmtud.ConnConfig) (*pion.Transport, *Associa
 // for it.
 func TestPionPMTU_ProbesLoopback_RFC5043_9(t *testing.T) {
 	tr, ca, cs, ss := pmtuPair(t, dplpmtud.ConnConfig{Prober: dplpmtud.ProberConfig{ProbeTimeout: 50 * time.Millisecond}})
-	want := pion.DefaultLoopbackMTU
+	want := pionLoopbackMTU
 	require.Eventually(t, func() bool {
 		s, ok := tr.PathMTU()
 		return ok && s.PMTU == want
@@ -104,7 +104,7 @@ func TestPionPMTU_ProbesLoopback_RFC5043_9(t *testing.T) {
 // budget — are cut to the path by the dplpmtud.Conn.
 func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 	tr, ca, cs, ss := pmtuPair(t, dplpmtud.ConnConfig{NoProbing: true})
-	big := pion.DefaultLoopbackMTU
+	big := pionLoopbackMTU
 	assert.Equal(t, big, tr.PMTUConn().Path().MTU(), "loopback: capped at pion's packet")
 	assert.Equal(t, 8130, ca.MULPDU())
 
@@ -142,32 +142,33 @@ func TestPionPMTU_MULPDUFollowsPath_RFC5043_9(t *testing.T) {
 
 	// The transport without tracking reports none.
 	_, plain := pipePair(t, Config{})
-	_, ok = plain.Transport().(*pion.Transport).PathMTU()
+	_, ok = plain.Transport().(pionTransport).PathMTU()
 	assert.False(t, ok)
-	assert.Nil(t, plain.Transport().(*pion.Transport).PMTUConn())
+	assert.Nil(t, plain.Transport().(pionTransport).PMTUConn())
 }
 
 // TestPionPMTU_ListenerTracksEachPeer_RFC5043_9: associations accepted by
-// pion.ListenPMTU track their own path MTU (read through the helper socket)
+// pion.Config.PathMTU track their own path MTU (read through the helper socket)
 // and MULPDU follows it.
 func TestPionPMTU_ListenerTracksEachPeer_RFC5043_9(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pcfg := dplpmtud.ConnConfig{Prober: dplpmtud.ProberConfig{ProbeTimeout: 50 * time.Millisecond}}
-	l, err := pion.ListenPMTU("127.0.0.1:0", pion.Config{}, pcfg)
+	l, err := pionPMTU(pcfg).Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	ct, err := pion.DialPMTU(ctx, l.Addr().String(), pion.Config{}, pcfg)
+	ct, err := dialPionPMTU(ctx, l.Addr().String(), pcfg)
 	require.NoError(t, err)
-	st, err := l.Accept(ctx)
+	acc, err := l.Accept(ctx)
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
+	st := acc.(pionTransport)
 	ca, sa := NewAssociation(ct, Config{}), NewAssociation(st, Config{})
 	defer func() {
 		_ = ca.Close()
 		_ = sa.Close()
 	}()
 	require.NotNil(t, st.PMTUConn())
-	want := pion.DefaultLoopbackMTU
+	want := pionLoopbackMTU
 	require.Eventually(t, func() bool {
 		s, ok := st.PathMTU()
 		return ok && s.PMTU == want

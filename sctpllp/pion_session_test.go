@@ -59,7 +59,7 @@ func pipePair(t *testing.T, cfg Config) (client, server *Association) {
 	ca, cb := dpipe.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ch := make(chan *pion.Transport, 1)
+	ch := make(chan backend.Transport, 1)
 	go func() {
 		st, err := pion.NewTransport(ctx, cb, false, pion.Config{})
 		assert.NoError(t, err)
@@ -78,12 +78,12 @@ func pipePair(t *testing.T, cfg Config) (client, server *Association) {
 }
 
 // openPair opens sid from client, accepts on server and starts handlers.
-func openPair(t *testing.T, client, server *Association, sid uint16, req OpenRequest, acc AcceptParams) (cs, ss *Session, ch, sh *recHandler) {
+func openPair(t *testing.T, client, server *Association, sid uint16, req OpenRequest, acc AcceptParams) (cs, ss Session, ch, sh *recHandler) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	type res struct {
-		s   *Session
+		s   Session
 		err error
 	}
 	got := make(chan res, 1)
@@ -111,12 +111,12 @@ func openPair(t *testing.T, client, server *Association, sid uint16, req OpenReq
 // exactly MULPDU arrives in one piece.
 func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
 	c, s := udpPair(t, Config{Stack: pion.Stack(pion.Config{MTU: 1500}), KeepIdle: true})
-	pt := c.Transport().(*pion.Transport)
+	pt := c.Transport().(pionTransport)
 	assert.Equal(t, 1444, pt.MaxMessage())
 	assert.Equal(t, 1444-2-pmtu.BundlingReserve, c.MULPDU())
 	assert.GreaterOrEqual(t, c.MULPDU(), iwarp.SCTPMinMULPDU)
 	rcv, snd := pt.SocketBuffers()
-	t.Logf("UDP socket buffers granted: SO_RCVBUF %d, SO_SNDBUF %d (requested %d)", rcv, snd, pion.DefaultSocketBuffer)
+	t.Logf("UDP socket buffers granted: SO_RCVBUF %d, SO_SNDBUF %d", rcv, snd)
 	cs, _, _, sh := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	seg := bytes.Repeat([]byte{7}, cs.MULPDU())
 	require.NoError(t, cs.SendSegment(seg[:14], seg[14:]))
@@ -124,7 +124,7 @@ func TestPion_MULPDUFromMTU_RFC5043_9(t *testing.T) {
 	sh.waitCount(t, 1)
 	assert.Equal(t, seg, sh.segs[0])
 
-	_, err := pion.Dial(context.Background(), "127.0.0.1:1", pion.Config{MTU: 500})
+	_, err := pion.Stack(pion.Config{MTU: 500}).Dial(context.Background(), "127.0.0.1:1")
 	assert.Error(t, err, "an MTU below the 516-octet MULPDU is refused")
 }
 
@@ -215,7 +215,7 @@ func TestPion_ManyConcurrentSessions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	servers := make(chan *Session, n)
+	servers := make(chan Session, n)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -230,7 +230,7 @@ func TestPion_ManyConcurrentSessions(t *testing.T) {
 			}
 		}
 	}()
-	clients := make([]*Session, n)
+	clients := make([]Session, n)
 	handlers := make([]*recHandler, n)
 	for i := range n {
 		wg.Add(1)
@@ -265,7 +265,7 @@ func TestPion_ManyConcurrentSessions(t *testing.T) {
 	}
 }
 
-type echoHandler struct{ s *Session }
+type echoHandler struct{ s Session }
 
 func (e echoHandler) HandleSegment(seg []byte) error { return e.s.SendSegment(seg, nil) }
 func (e echoHandler) HandleClosed(error)             {}
@@ -277,7 +277,7 @@ func TestPion_IllegalSequenceTerminatesOneSession_RFC5043_6_1(t *testing.T) {
 	_, ss1, ch1, sh1 := openPair(t, c, s, 1, OpenRequest{}, AcceptParams{})
 	cs2, _, _, sh2 := openPair(t, c, s, 2, OpenRequest{}, AcceptParams{})
 	// A second Initiate on stream 1 with the next DDP-SSN.
-	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, ddpchunk.Control{SSN: 1, Function: FuncInitiate}.Append(nil)))
+	require.NoError(t, c.Transport().WriteMsg(1, backend.PPIDControl, ddpchunk.Control{SSN: 1, Function: funcInitiate}.Append(nil)))
 	err := sh1.waitClosed(t)
 	assert.ErrorIs(t, err, errProtocol)
 	// The client's session 1 sees the Terminate as a graceful peer end.
@@ -342,7 +342,7 @@ func TestPion_StreamReuseAfterQuarantine_RFC5043_6_6(t *testing.T) {
 	assert.NoError(t, ch.waitClosed(t))
 	assert.NoError(t, sh.waitClosed(t))
 	require.Eventually(t, func() bool {
-		return c.Transport().(*pion.Transport).StreamFree(5) && s.Transport().(*pion.Transport).StreamFree(5)
+		return c.Transport().(pionTransport).StreamFree(5) && s.Transport().(pionTransport).StreamFree(5)
 	}, 10*time.Second, 5*time.Millisecond)
 	cs2, _, _, sh2 := openPair(t, c, s, 5, OpenRequest{PrivateData: []byte("again")}, AcceptParams{})
 	require.NoError(t, cs2.SendSegment([]byte{9}, nil))
@@ -367,7 +367,7 @@ func TestPion_BulkInOrder(t *testing.T) {
 	for i := range n {
 		hdr := []byte{byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}
 		require.NoError(t, cs.SendSegment(hdr, payload))
-		pt := c.Transport().(*pion.Transport)
+		pt := c.Transport().(pionTransport)
 		assert.LessOrEqual(t, pt.Buffered(), 128<<10+cs.MULPDU()+2)
 	}
 	sh.waitCount(t, n)

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // liveHeap is the heap of live objects after a full collection (twice:
@@ -117,7 +117,7 @@ func newReseqAttack(t *testing.T, cfg Config, raddr net.Addr, seed uint64) *rese
 		s := &atkStream{sid: sid, kind: atkNoInitiate, next: 0, hi: 1}
 		if sid < 48 {
 			s.kind = [3]int{atkStarted, atkQueued, atkUndecided}[sid%3]
-			ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+			ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 			s.next, s.hi = 1, 2
 		}
 		k.streams = append(k.streams, s)
@@ -146,7 +146,7 @@ func (k *reseqAttack) step() {
 		k.ft.injectSeg(s.sid, s.next, seg) // in order, queued before Start
 		s.next++
 		s.hi = s.next + 1
-	case s.hi-s.next > 1 && (k.rng.IntN(8) == 0 || s.hi-s.next >= backend.MaxSSNWindow):
+	case s.hi-s.next > 1 && (k.rng.IntN(8) == 0 || s.hi-s.next >= contract.MaxSSNWindow):
 		k.ft.injectSeg(s.sid, s.next, seg) // fills the gap: all held delivered
 		s.next = s.hi
 		s.hi = s.next + 1

@@ -42,7 +42,7 @@ func vmRSS(t *testing.T) int64 {
 // Initiate on each of its streams, then early 21-octet DDP segments
 // (DDP-SSN 2, 3, ...; 1 never comes).
 type earlyPeer struct {
-	tr       *native.Transport
+	tr       backend.Transport
 	done     chan struct{}
 	sessions int
 	next     uint16
@@ -50,13 +50,13 @@ type earlyPeer struct {
 
 func dialEarlyPeer(ctx context.Context, t *testing.T, addr string, sessions int) *earlyPeer {
 	t.Helper()
-	tr, err := native.Dial(ctx, addr, native.Config{})
+	tr, err := native.Stack(native.Config{}, nil).Dial(ctx, addr)
 	require.NoError(t, err)
 	p := &earlyPeer{tr: tr, done: make(chan struct{}), sessions: sessions, next: 2}
 	tr.Start(func(uint16, uint32, []byte) {}, func(error) { close(p.done) })
 	t.Cleanup(p.close)
 	for sid := 1; sid <= sessions; sid++ {
-		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, ddpchunk.Control{Function: FuncInitiate}.Append(nil)))
+		require.NoError(t, tr.WriteMsg(uint16(sid), backend.PPIDControl, ddpchunk.Control{Function: funcInitiate}.Append(nil)))
 	}
 	return p
 }

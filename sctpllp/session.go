@@ -21,7 +21,7 @@ import (
 )
 
 // Params are the values negotiated by a session's set-up, available from
-// (*Session).Params.
+// Session.Params.
 type Params struct {
 	// StreamID is the SCTP stream identifier of the DDP stream.
 	StreamID uint16
@@ -40,8 +40,9 @@ type Params struct {
 	LocalIRDORD iwarp.IRDORD
 }
 
-// Session is one DDP Stream Session on one SCTP stream pair (RFC 5043 §6)
-// and implements llp.Stream for it.
+// Session is one DDP Stream Session on one SCTP stream pair (RFC 5043 §6),
+// from Association.Open or Incoming.Accept: the llp.Stream DDP runs over,
+// with llp.Batcher and llp.Floored (MULPDU is never below 516, §9).
 //
 // Every chunk sent carries the next DDP-SSN of the session, starting at 0
 // with the Initiate or the Accept/Reject and without gaps (RFC 5043 §5.2.1,
@@ -49,7 +50,18 @@ type Params struct {
 // all unordered (§10). Received chunks are re-sequenced by DDP-SSN and
 // checked against the legal sequences of §6.2–§6.4; a violation terminates
 // this session only.
-type Session struct {
+type Session interface {
+	llp.Stream
+	llp.Batcher
+	llp.Floored
+	// Params returns the values negotiated at set-up.
+	Params() Params
+	// StreamID returns the SCTP stream identifier.
+	StreamID() uint16
+}
+
+// session is the Session of one stream.
+type session struct {
 	a     *Association
 	sl    *slot
 	sid   uint16
@@ -111,14 +123,10 @@ type Session struct {
 	segsSent, segsRcvd, bytesSent, bytesRcvd atomic.Uint64
 }
 
-var (
-	_ llp.Stream  = (*Session)(nil)
-	_ llp.Batcher = (*Session)(nil)
-	_ llp.Floored = (*Session)(nil)
-)
+var _ Session = (*session)(nil)
 
-func newSession(a *Association, sl *slot, active bool) *Session {
-	s := &Session{a: a, sl: sl, sid: sl.sid}
+func newSession(a *Association, sl *slot, active bool) *session {
+	s := &session{a: a, sl: sl, sid: sl.sid}
 	s.params.StreamID = sl.sid
 	s.params.Active = active
 	s.ro = reseq.New(s.deliverChunk, a.cfg.MaxHeldBytes, &a.held)
@@ -130,49 +138,49 @@ func newSession(a *Association, sl *slot, active bool) *Session {
 // ends; both read the monotonic clock.
 var sessionEpoch = time.Now()
 
-func (s *Session) st() sessionsm.State { return sessionsm.State(s.state.Load()) }
+func (s *session) st() sessionsm.State { return sessionsm.State(s.state.Load()) }
 
 // setState changes the state; the caller holds s.mu.
-func (s *Session) setState(st sessionsm.State) { s.state.Store(uint32(st)) }
+func (s *session) setState(st sessionsm.State) { s.state.Store(uint32(st)) }
 
 // Params returns the values negotiated at set-up.
-func (s *Session) Params() Params { return s.params }
+func (s *session) Params() Params { return s.params }
 
 // StreamID returns the SCTP stream identifier.
-func (s *Session) StreamID() uint16 { return s.sid }
+func (s *session) StreamID() uint16 { return s.sid }
 
 // MULPDU implements llp.Stream: the transport's largest unfragmented
 // message less the DDP-SSN and BundlingReserve, never below 516
 // (RFC 5043 §9).
-func (s *Session) MULPDU() int { return s.a.MULPDU() }
+func (s *session) MULPDU() int { return s.a.MULPDU() }
 
 // MULPDUFloor implements llp.Floored: MULPDU is never below
 // iwarp.SCTPMinMULPDU (RFC 5043 §9).
-func (s *Session) MULPDUFloor() int { return iwarp.SCTPMinMULPDU }
+func (s *session) MULPDUFloor() int { return iwarp.SCTPMinMULPDU }
 
 // SendSegment implements llp.Stream: hdr and payload go out as one DDP
 // Segment Chunk (RFC 5043 §5.2.2) with the next DDP-SSN.
-func (s *Session) SendSegment(hdr, payload []byte) error {
+func (s *session) SendSegment(hdr, payload []byte) error {
 	return s.sendSegment(hdr, payload, false)
 }
 
 // SendSegmentMore implements llp.Batcher: on a transport that can send
 // several messages together (backend.MoreWriter), the DDP Segment Chunk
 // may wait for the message's last segment; elsewhere it is SendSegment.
-func (s *Session) SendSegmentMore(hdr, payload []byte) error {
+func (s *session) SendSegmentMore(hdr, payload []byte) error {
 	return s.sendSegment(hdr, payload, s.a.more != nil)
 }
 
 // Flush implements llp.Batcher: what SendSegmentMore left waiting in the
 // transport (on any stream of the association) is sent now.
-func (s *Session) Flush() error {
+func (s *session) Flush() error {
 	if s.a.more == nil {
 		return nil
 	}
 	return s.a.more.Flush()
 }
 
-func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
+func (s *session) sendSegment(hdr, payload []byte, more bool) error {
 	n := len(hdr) + len(payload)
 	// No MULPDU is below iwarp.SCTPMinMULPDU (RFC 5043 §9): a segment that fits
 	// in it needs no look at the transport's current maximum.
@@ -217,11 +225,11 @@ func (s *Session) sendSegment(hdr, payload []byte, more bool) error {
 }
 
 // sendFailed is the error of a segment the transport refused.
-func (s *Session) sendFailed(err error) error {
+func (s *session) sendFailed(err error) error {
 	return fmt.Errorf("sctpllp: stream %d: %w", s.sid, err)
 }
 
-func (s *Session) sendErr() error {
+func (s *session) sendErr() error {
 	s.mu.Lock()
 	err := s.closeErr
 	s.mu.Unlock()
@@ -233,7 +241,7 @@ func (s *Session) sendErr() error {
 
 // sendControl writes a session control message with the next DDP-SSN; the
 // caller holds txMu.
-func (s *Session) sendControlLocked(c ddpchunk.Control) error {
+func (s *session) sendControlLocked(c ddpchunk.Control) error {
 	c.SSN = s.txSSN
 	var buf [ddpchunk.HeaderLen + iwarpwire.IRDORDLen + ddpchunk.MaxPrivateData]byte
 	b := c.Append(buf[:0])
@@ -248,13 +256,13 @@ func (s *Session) sendControlLocked(c ddpchunk.Control) error {
 // requestTerminate arranges for a DDP Stream Session Terminate to be sent
 // after any SendSegment in progress (RFC 5041 §6.2.1: after what was
 // already handed to the LLP).
-func (s *Session) requestTerminate() {
+func (s *session) requestTerminate() {
 	s.sendClosed.Store(true)
 	s.termPending.Store(true)
 	s.flushTerminate()
 }
 
-func (s *Session) flushTerminate() {
+func (s *session) flushTerminate() {
 	for s.termPending.Load() {
 		if !s.txMu.TryLock() {
 			return // the holder flushes after it unlocks
@@ -262,7 +270,7 @@ func (s *Session) flushTerminate() {
 		send := s.termPending.Swap(false) && !s.termSent
 		if send {
 			s.termSent = true
-			_ = s.sendControlLocked(ddpchunk.Control{Function: FuncTerminate})
+			_ = s.sendControlLocked(ddpchunk.Control{Function: funcTerminate})
 		}
 		s.txMu.Unlock()
 		if send {
@@ -273,7 +281,7 @@ func (s *Session) flushTerminate() {
 
 // markSentFinal records that this side sent its last chunk and resets the
 // outgoing stream (RFC 6525 where supported).
-func (s *Session) markSentFinal() {
+func (s *session) markSentFinal() {
 	s.mu.Lock()
 	if s.sentFinal {
 		s.mu.Unlock()
@@ -285,7 +293,7 @@ func (s *Session) markSentFinal() {
 	s.resetStream()
 }
 
-func (s *Session) resetStream() {
+func (s *session) resetStream() {
 	s.mu.Lock()
 	if s.resetDone {
 		s.mu.Unlock()
@@ -299,7 +307,7 @@ func (s *Session) resetStream() {
 // over reports whether the session no longer holds its stream identifier:
 // it is done, our final chunk is out and the peer's final chunk was seen or
 // the quiet time has passed since ours (RFC 5043 §6.6).
-func (s *Session) over(now time.Time, quiet time.Duration) bool {
+func (s *session) over(now time.Time, quiet time.Duration) bool {
 	if s.st() != sessionsm.Done {
 		return false
 	}
@@ -309,7 +317,7 @@ func (s *Session) over(now time.Time, quiet time.Duration) bool {
 }
 
 // Start implements llp.Stream.
-func (s *Session) Start(h llp.Handler) {
+func (s *session) Start(h llp.Handler) {
 	s.sl.rxMu.Lock()
 	if s.h != nil {
 		s.sl.rxMu.Unlock()
@@ -338,7 +346,7 @@ func (s *Session) Start(h llp.Handler) {
 
 // dropQueue frees the segments received before a Start that will not
 // come; the caller holds sl.rxMu.
-func (s *Session) dropQueue() {
+func (s *session) dropQueue() {
 	for i, bp := range s.queue {
 		s.a.held.Release(reseq.HeldCost(cap(*bp)) + queueEntryCost)
 		bufpool.Put(bp)
@@ -349,7 +357,7 @@ func (s *Session) dropQueue() {
 
 // deliverClosed calls HandleClosed once the session has ended, exactly
 // once, after the last HandleSegment, never concurrently with it.
-func (s *Session) deliverClosed() {
+func (s *session) deliverClosed() {
 	for s.closePending.Load() {
 		if !s.sl.rxMu.TryLock() {
 			return // the holder calls deliverClosed after unlocking
@@ -394,7 +402,7 @@ func (s *Session) deliverClosed() {
 // message" (§6.6). After an Accept it is sent (deliverChunk); after a
 // Reject or the peer's Terminate nothing is (§6.3, §6.4). Until the reply
 // the stream identifier stays in use; the association's end ends the wait.
-func (s *Session) withdraw(res chan error) {
+func (s *session) withdraw(res chan error) {
 	s.mu.Lock()
 	if s.openRes != nil {
 		s.openRes = nil
@@ -414,7 +422,7 @@ func (s *Session) withdraw(res chan error) {
 
 // finish ends the session with cause err (nil: graceful) and reports the
 // end upward once. It does not send anything.
-func (s *Session) finish(err error) {
+func (s *session) finish(err error) {
 	s.endEarly()
 	s.mu.Lock()
 	if s.closePending.Load() {
@@ -455,7 +463,7 @@ func (s *Session) finish(err error) {
 // reset. Segments from the peer are delivered until its Terminate, which
 // ends the session with HandleClosed(nil); without one within
 // Config.Linger the session ends with errCloseTimeout.
-func (s *Session) Close() error {
+func (s *session) Close() error {
 	s.mu.Lock()
 	switch s.st() {
 	case sessionsm.Established:
@@ -481,7 +489,7 @@ func (s *Session) Close() error {
 // Abort implements llp.Stream: no further segment is sent, a Terminate
 // goes out at once (after a SendSegment already in progress), and the
 // receive side ends now with an error wrapping llp.ErrAborted.
-func (s *Session) Abort() error {
+func (s *session) Abort() error {
 	s.sendClosed.Store(true)
 	if s.st() == sessionsm.Done && s.closePending.Load() {
 		s.requestTerminateIfUnsent()
@@ -492,7 +500,7 @@ func (s *Session) Abort() error {
 	return nil
 }
 
-func (s *Session) requestTerminateIfUnsent() {
+func (s *session) requestTerminateIfUnsent() {
 	s.mu.Lock()
 	sent := s.sentFinal
 	s.mu.Unlock()
@@ -503,13 +511,13 @@ func (s *Session) requestTerminateIfUnsent() {
 
 // fail terminates the session after a protocol violation by the peer
 // (RFC 5043 §6.1: "the DDP Stream Session MUST be terminated").
-func (s *Session) fail(err error) {
+func (s *session) fail(err error) {
 	s.requestTerminate()
 	s.finish(err)
 }
 
 // Info implements llp.Stream.
-func (s *Session) Info() llp.Info {
+func (s *session) Info() llp.Info {
 	i := llp.Info{
 		Kind:             s.a.t.Kind(),
 		StreamID:         s.sid,
@@ -528,7 +536,7 @@ func (s *Session) Info() llp.Info {
 }
 
 // receive handles one chunk of this session; the caller holds sl.rxMu.
-func (s *Session) receive(ppid uint32, b []byte) {
+func (s *session) receive(ppid uint32, b []byte) {
 	// The data path: the next DDP Segment Chunk in DDP-SSN order of an
 	// established session with nothing held early goes straight to DDP
 	// (what reseq.Reorder.Push and deliverChunk would do with it, without their
@@ -563,7 +571,7 @@ func (s *Session) receive(ppid uint32, b []byte) {
 // rxFailed ends the session after an error of its receive path: a peer
 // over the association's memory share loses the association (overShare:
 // an ABORT, no Session Terminate), any other error terminates this session.
-func (s *Session) rxFailed(err error) {
+func (s *session) rxFailed(err error) {
 	if errors.Is(err, errMemoryShare) {
 		s.a.overShare(err)
 		s.sendClosed.Store(true)
@@ -577,7 +585,7 @@ func (s *Session) rxFailed(err error) {
 // missing for Config.MaxGapTime while later chunks are held (RFC 5043 §10:
 // a sender never leaves a gap that long; a peer that does holds our
 // memory).
-func (s *Session) checkGap() {
+func (s *session) checkGap() {
 	s.sl.rxMu.Lock()
 	since := s.ro.GapSince()
 	var fail bool
@@ -606,7 +614,7 @@ func (s *Session) checkGap() {
 // Accept, unless those chunks also ended the session: a Terminate that
 // arrived before its Initiate withdraws it in DDP-SSN order (RFC 5043
 // §6.1), and the ULP never sees it. The caller holds sl.rxMu.
-func (s *Session) offerIncoming() {
+func (s *session) offerIncoming() {
 	in := s.unoffered
 	if in == nil {
 		return
@@ -632,7 +640,7 @@ func (s *Session) offerIncoming() {
 
 // endEarly ends the wait of a session started by chunks that precede its
 // Initiate: its first chunk in DDP-SSN order was processed, or it ended.
-func (s *Session) endEarly() {
+func (s *session) endEarly() {
 	s.mu.Lock()
 	counted := s.earlyCounted
 	s.earlyCounted = false
@@ -653,7 +661,7 @@ func (s *Session) endEarly() {
 // stream that never carried a session, chunks other than a Terminate are
 // answered with a Terminate and the stream is quarantined, as for a chunk
 // on a stream without a session (§6.1).
-func (s *Session) expireEarly() {
+func (s *session) expireEarly() {
 	s.sl.rxMu.Lock()
 	if s.st() != sessionsm.Idle || s.closePending.Load() {
 		s.sl.rxMu.Unlock()
@@ -664,7 +672,7 @@ func (s *Session) expireEarly() {
 	s.mu.Unlock()
 	onlyTerminates := s.ro.HeldAll(func(ppid uint32, chunk []byte) bool {
 		c, _, err := ddpchunk.ParseControl(chunk)
-		return ppid == backend.PPIDControl && err == nil && c.Function == FuncTerminate
+		return ppid == backend.PPIDControl && err == nil && c.Function == funcTerminate
 	})
 	s.ro.Release()
 	if fresh && !onlyTerminates {
@@ -684,12 +692,12 @@ func (s *Session) expireEarly() {
 
 // receiveWhileDone drops chunks of an ended session, noting the peer's
 // Terminate (its final chunk, for the quarantine of RFC 5043 §6.6).
-func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
+func (s *session) receiveWhileDone(ppid uint32, b []byte) {
 	if ppid != backend.PPIDControl {
 		return
 	}
 	c, _, err := ddpchunk.ParseControl(b)
-	if err == nil && (c.Function == FuncTerminate || ddpchunk.Base(c.Function) == FuncReject) {
+	if err == nil && (c.Function == funcTerminate || ddpchunk.Base(c.Function) == funcReject) {
 		s.mu.Lock()
 		s.rxFinal = true
 		s.mu.Unlock()
@@ -697,7 +705,7 @@ func (s *Session) receiveWhileDone(ppid uint32, b []byte) {
 }
 
 // deliverChunk is the session's reseq.Sink: one chunk in DDP-SSN order.
-func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
+func (s *session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 	// The data path: a segment of an established session (transition's
 	// sessionsm.ActDeliver, RFC 5043 §6.1) goes to DDP without the state machine's
 	// other cases, whose code and stack (a Control, 300 octets) a
@@ -710,7 +718,7 @@ func (s *Session) deliverChunk(ssn uint16, ppid uint32, chunk []byte) error {
 
 // deliverChunkSM delivers a chunk through the session's state machine
 // (package sessionsm).
-func (s *Session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
+func (s *session) deliverChunkSM(ssn uint16, ppid uint32, chunk []byte) error {
 	var (
 		ev   sessionsm.Event
 		ctrl ddpchunk.Control
@@ -815,7 +823,7 @@ const queueEntryCost = 8
 // errSessionOver stops the reorderer after the session's last chunk.
 var errSessionOver = errors.New("sctpllp: session over")
 
-func (s *Session) deliverSegment(seg []byte) error {
+func (s *session) deliverSegment(seg []byte) error {
 	s.segsRcvd.Add(1)
 	s.bytesRcvd.Add(uint64(len(seg)))
 	if s.rxBroken {
@@ -848,7 +856,7 @@ func (s *Session) deliverSegment(seg []byte) error {
 // Incoming is a received DDP Stream Session Initiate waiting for the
 // ULP's decision (RFC 5043 §6.2–§6.4).
 type Incoming struct {
-	s       *Session
+	s       *session
 	decided atomic.Bool
 	// StreamID is the SCTP stream identifier.
 	StreamID uint16
@@ -897,7 +905,7 @@ func (p AcceptParams) word(in *Incoming) (iwarp.IRDORD, error) {
 	}), nil
 }
 
-func (in *Incoming) decide(c ddpchunk.Control, accept bool) (*Session, error) {
+func (in *Incoming) decide(c ddpchunk.Control, accept bool) (*session, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -944,16 +952,20 @@ func (in *Incoming) decide(c ddpchunk.Control, accept bool) (*Session, error) {
 // Accept sends the (Enhanced) Accept and returns the established session.
 // Segments the initiator sent after its Initiate are delivered after
 // Start.
-func (in *Incoming) Accept(p AcceptParams) (*Session, error) {
-	c := ddpchunk.Control{Function: FuncAccept, PrivateData: p.PrivateData}
+func (in *Incoming) Accept(p AcceptParams) (Session, error) {
+	c := ddpchunk.Control{Function: funcAccept, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {
 			return nil, err
 		}
-		c.Function, c.IRDORD = FuncEnhancedAccept, w
+		c.Function, c.IRDORD = funcEnhancedAccept, w
 	}
-	return in.decide(c, true)
+	sess, err := in.decide(c, true)
+	if err != nil {
+		return nil, err
+	}
+	return sess, nil
 }
 
 // Reject sends a Reject (or, for an Enhanced Initiate, an Enhanced Reject
@@ -967,26 +979,26 @@ func (in *Incoming) Reject(privateData []byte) error {
 // RejectWith rejects with explicit IRD/ORD values for an Enhanced Reject,
 // for example the ORD the responder requires (RFC 6581 §9.1).
 func (in *Incoming) RejectWith(p AcceptParams) error {
-	c := ddpchunk.Control{Function: FuncReject, PrivateData: p.PrivateData}
+	c := ddpchunk.Control{Function: funcReject, PrivateData: p.PrivateData}
 	if in.Enhanced {
 		w, err := p.word(in)
 		if err != nil {
 			return err
 		}
-		c.Function, c.IRDORD = FuncEnhancedReject, w
+		c.Function, c.IRDORD = funcEnhancedReject, w
 	}
 	_, err := in.decide(c, false)
 	return err
 }
 
 // eventOf is the state machine event of a session control message.
-func eventOf(f FunctionCode) sessionsm.Event {
+func eventOf(f functionCode) sessionsm.Event {
 	switch ddpchunk.Base(f) {
-	case FuncInitiate:
+	case funcInitiate:
 		return sessionsm.EvInitiate
-	case FuncAccept:
+	case funcAccept:
 		return sessionsm.EvAccept
-	case FuncReject:
+	case funcReject:
 		return sessionsm.EvReject
 	}
 	return sessionsm.EvTerminate

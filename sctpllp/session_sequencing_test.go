@@ -36,14 +36,14 @@ func acceptWithin(t *testing.T, a *Association) *Incoming {
 
 // openAccepted opens sid as the active side against the fake peer, which
 // accepts; it checks the Initiate and returns the session.
-func openAccepted(t *testing.T, a *Association, ft *fakeTransport, sid uint16) *Session {
+func openAccepted(t *testing.T, a *Association, ft *fakeTransport, sid uint16) Session {
 	t.Helper()
 	go func() {
 		gsid, c := ft.nextCtl(t)
 		assert.Equal(t, sid, gsid)
 		assert.Equal(t, uint16(0), c.SSN)
-		assert.Equal(t, FuncInitiate, c.Function)
-		ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncAccept})
+		assert.Equal(t, funcInitiate, c.Function)
+		ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: funcAccept})
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -71,8 +71,8 @@ func TestSession_WithdrawnInitiateArrivingFirst_RFC5043_6_6(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, ft := newFakeAssoc(t, Config{QuietTime: time.Hour})
-			initiate := ddpchunk.Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("req")}
-			terminate := ddpchunk.Control{SSN: 1, Function: FuncTerminate}
+			initiate := ddpchunk.Control{SSN: 0, Function: funcInitiate, PrivateData: []byte("req")}
+			terminate := ddpchunk.Control{SSN: 1, Function: funcTerminate}
 			if tc.termFirst {
 				ft.injectCtl(2, terminate)
 				ft.injectCtl(2, initiate)
@@ -87,8 +87,8 @@ func TestSession_WithdrawnInitiateArrivingFirst_RFC5043_6_6(t *testing.T) {
 			s := openAccepted(t, a, ft, 2)
 			require.NoError(t, s.Abort())
 			ft.nextCtl(t)
-			ft.injectCtl(2, ddpchunk.Control{SSN: 1, Function: FuncTerminate})
-			ft.injectCtl(2, ddpchunk.Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("again")})
+			ft.injectCtl(2, ddpchunk.Control{SSN: 1, Function: funcTerminate})
+			ft.injectCtl(2, ddpchunk.Control{SSN: 0, Function: funcInitiate, PrivateData: []byte("again")})
 			in := acceptWithin(t, a)
 			assert.Equal(t, []byte("again"), in.PrivateData)
 		})
@@ -105,7 +105,7 @@ func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
 	noIncoming(t, a)
 	_, err := a.Open(context.Background(), 4, OpenRequest{})
 	assert.ErrorIs(t, err, backend.ErrStreamInUse, "the peer's session is starting there")
-	ft.injectCtl(4, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 	in := acceptWithin(t, a)
 	s, err := in.Accept(AcceptParams{})
 	require.NoError(t, err)
@@ -113,18 +113,18 @@ func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
 	h := newRec()
 	s.Start(h)
 	assert.Equal(t, [][]byte{[]byte("a"), []byte("b")}, h.segs)
-	ft.injectCtl(4, ddpchunk.Control{SSN: 3, Function: FuncTerminate})
+	ft.injectCtl(4, ddpchunk.Control{SSN: 3, Function: funcTerminate})
 	require.NoError(t, h.waitClosed(t))
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(4), sid)
-	assert.Equal(t, ddpchunk.Control{SSN: 1, Function: FuncTerminate}, c, "our final chunk (§6.2)")
+	assert.Equal(t, ddpchunk.Control{SSN: 1, Function: funcTerminate}, c, "our final chunk (§6.2)")
 
 	// An Accept held before an Initiate breaks §6.2 once in order.
-	ft.injectCtl(5, ddpchunk.Control{SSN: 1, Function: FuncAccept})
-	ft.injectCtl(5, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(5, ddpchunk.Control{SSN: 1, Function: funcAccept})
+	ft.injectCtl(5, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 	sid, c = ft.nextCtl(t)
 	assert.Equal(t, uint16(5), sid)
-	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: funcTerminate}, c)
 	noIncoming(t, a)
 }
 
@@ -135,10 +135,10 @@ func TestSession_ChunksBeforeInitiate_RFC5043_6_1(t *testing.T) {
 func TestSession_EarlyChunksWithoutInitiate_RFC5043_6_1(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{QuietTime: 50 * time.Millisecond})
 	ft.injectSeg(6, 3, []byte("stray"))
-	ft.injectCtl(7, ddpchunk.Control{SSN: 9, Function: FuncTerminate})
+	ft.injectCtl(7, ddpchunk.Control{SSN: 9, Function: funcTerminate})
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(6), sid)
-	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: funcTerminate}, c)
 	ft.quiet(t)
 	time.Sleep(60 * time.Millisecond)
 	s6 := openAccepted(t, a, ft, 6)
@@ -148,7 +148,7 @@ func TestSession_EarlyChunksWithoutInitiate_RFC5043_6_1(t *testing.T) {
 	// chunks of that session: dropped without an answer.
 	require.NoError(t, s6.Abort())
 	ft.nextCtl(t)
-	ft.injectCtl(6, ddpchunk.Control{SSN: 1, Function: FuncTerminate})
+	ft.injectCtl(6, ddpchunk.Control{SSN: 1, Function: funcTerminate})
 	ft.injectSeg(6, 5, []byte("late"))
 	time.Sleep(60 * time.Millisecond)
 	ft.quiet(t)
@@ -167,8 +167,8 @@ func TestSession_EarlyChunkStreamsBounded_RFC5043_10(t *testing.T) {
 	ft.injectSeg(3, 1, []byte("x"))
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(3), sid)
-	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
-	ft.injectCtl(1, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: funcTerminate}, c)
+	ft.injectCtl(1, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 	in := acceptWithin(t, a)
 	assert.Equal(t, uint16(1), in.StreamID)
 }
@@ -186,12 +186,12 @@ func TestSession_EarlyChunkStreamsBounded_RFC5043_10(t *testing.T) {
 func TestSession_WithdrawWaitsForReply_RFC5043_6_6(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		reply     FunctionCode
+		reply     functionCode
 		terminate bool // our Terminate follows the reply
 	}{
-		{"Accept", FuncAccept, true},
-		{"Reject", FuncReject, false},
-		{"Terminate", FuncTerminate, false},
+		{"Accept", funcAccept, true},
+		{"Reject", funcReject, false},
+		{"Terminate", funcTerminate, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, ft := newFakeAssoc(t, Config{QuietTime: time.Hour})
@@ -206,7 +206,7 @@ func TestSession_WithdrawWaitsForReply_RFC5043_6_6(t *testing.T) {
 			}()
 			sid, c := ft.nextCtl(t)
 			require.Equal(t, uint16(3), sid)
-			require.Equal(t, FuncInitiate, c.Function)
+			require.Equal(t, funcInitiate, c.Function)
 			cancel()
 			select {
 			case err := <-errc:
@@ -221,9 +221,9 @@ func TestSession_WithdrawWaitsForReply_RFC5043_6_6(t *testing.T) {
 			if tc.terminate {
 				sid, c := ft.nextCtl(t)
 				assert.Equal(t, uint16(3), sid)
-				assert.Equal(t, FuncTerminate, c.Function)
+				assert.Equal(t, funcTerminate, c.Function)
 				assert.Equal(t, uint16(1), c.SSN, "the Terminate follows the Initiate in DDP-SSN order")
-				ft.injectCtl(3, ddpchunk.Control{SSN: 1, Function: FuncTerminate})
+				ft.injectCtl(3, ddpchunk.Control{SSN: 1, Function: funcTerminate})
 			}
 			ft.quiet(t)
 			// Both sides' final chunks were seen: the identifier is free

@@ -15,6 +15,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 func newFakeAssoc(t *testing.T, cfg Config) (*Association, *fakeTransport) {
@@ -27,9 +28,9 @@ func newFakeAssoc(t *testing.T, cfg Config) (*Association, *fakeTransport) {
 }
 
 // passiveSession plays an initiator on sid and accepts locally.
-func passiveSession(t *testing.T, a *Association, ft *fakeTransport, sid uint16) (*Session, *recHandler) {
+func passiveSession(t *testing.T, a *Association, ft *fakeTransport, sid uint16) (Session, *recHandler) {
 	t.Helper()
-	ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncInitiate, PrivateData: []byte("hello")})
+	ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: funcInitiate, PrivateData: []byte("hello")})
 	in, err := a.Accept(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, sid, in.StreamID)
@@ -38,7 +39,7 @@ func passiveSession(t *testing.T, a *Association, ft *fakeTransport, sid uint16)
 	require.NoError(t, err)
 	gsid, c := ft.nextCtl(t)
 	assert.Equal(t, sid, gsid)
-	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncAccept, PrivateData: []byte("yes")}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: funcAccept, PrivateData: []byte("yes")}, c)
 	h := newRec()
 	s.Start(h)
 	return s, h
@@ -63,10 +64,10 @@ func TestSession_PassiveAcceptAndSSN_RFC5043_6_2(t *testing.T) {
 	assert.Equal(t, uint64(2), s.Info().SegmentsReceived)
 
 	// Peer Terminate: HandleClosed(nil), our Terminate follows (§6.2).
-	ft.injectCtl(3, ddpchunk.Control{SSN: 3, Function: FuncTerminate})
+	ft.injectCtl(3, ddpchunk.Control{SSN: 3, Function: funcTerminate})
 	require.NoError(t, h.waitClosed(t))
 	_, c := ft.nextCtl(t)
-	assert.Equal(t, ddpchunk.Control{SSN: 3, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 3, Function: funcTerminate}, c)
 	assert.ErrorIs(t, s.SendSegment(nil, []byte{1}), llp.ErrClosed)
 }
 
@@ -74,7 +75,7 @@ func TestSession_PassiveAcceptAndSSN_RFC5043_6_2(t *testing.T) {
 // the Accept are held and delivered after Start.
 func TestSession_SegmentsBeforeAccept_RFC5043_6_6(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
-	ft.injectCtl(1, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+	ft.injectCtl(1, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 	ft.injectSeg(1, 2, []byte("b"))
 	ft.injectSeg(1, 1, []byte("a"))
 	in, err := a.Accept(context.Background())
@@ -94,10 +95,10 @@ func TestSession_IllegalSequences_RFC5043_6_1(t *testing.T) {
 		poke func(ft *fakeTransport, sid uint16)
 	}{
 		{"second Initiate", func(ft *fakeTransport, sid uint16) {
-			ft.injectCtl(sid, ddpchunk.Control{SSN: 1, Function: FuncInitiate})
+			ft.injectCtl(sid, ddpchunk.Control{SSN: 1, Function: funcInitiate})
 		}},
 		{"Accept from initiator", func(ft *fakeTransport, sid uint16) {
-			ft.injectCtl(sid, ddpchunk.Control{SSN: 1, Function: FuncAccept})
+			ft.injectCtl(sid, ddpchunk.Control{SSN: 1, Function: funcAccept})
 		}},
 		{"unknown PPID", func(ft *fakeTransport, sid uint16) {
 			ft.fn(sid, 51, []byte{0, 1, 2, 3})
@@ -106,7 +107,7 @@ func TestSession_IllegalSequences_RFC5043_6_1(t *testing.T) {
 			ft.fn(sid, backend.PPIDControl, []byte{0, 1, 0, 4, 9})
 		}},
 		{"SSN window", func(ft *fakeTransport, sid uint16) {
-			ft.injectSeg(sid, 1+backend.MaxSSNWindow+1, []byte{1})
+			ft.injectSeg(sid, 1+contract.MaxSSNWindow+1, []byte{1})
 		}},
 		{"SSN duplicate", func(ft *fakeTransport, sid uint16) {
 			ft.injectSeg(sid, 1, []byte{1})
@@ -126,7 +127,7 @@ func TestSession_IllegalSequences_RFC5043_6_1(t *testing.T) {
 			assert.Equal(t, uint16(1), pe.StreamID)
 			sid, c := ft.nextCtl(t)
 			assert.Equal(t, uint16(1), sid)
-			assert.Equal(t, FuncTerminate, c.Function)
+			assert.Equal(t, funcTerminate, c.Function)
 			assert.ErrorIs(t, s1.SendSegment(nil, []byte{1}), llp.ErrClosed)
 			// Stream 2 is unaffected.
 			ft.injectSeg(2, 1, []byte("ok"))
@@ -147,7 +148,7 @@ func TestSession_SegmentWithoutSession(t *testing.T) {
 	ft.injectSeg(9, 0, []byte{1, 2})
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(9), sid)
-	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: funcTerminate}, c)
 	ft.injectSeg(9, 1, []byte{1, 2})
 	ft.quiet(t)
 	_, err := a.Open(context.Background(), 9, OpenRequest{})
@@ -159,8 +160,8 @@ func TestSession_OpenRejectedAndTerminated_RFC5043_6_3(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
 	go func() {
 		_, c := ft.nextCtl(t)
-		assert.Equal(t, ddpchunk.Control{Function: FuncInitiate, PrivateData: []byte("req")}, c)
-		ft.injectCtl(4, ddpchunk.Control{Function: FuncReject, PrivateData: []byte("no thanks")})
+		assert.Equal(t, ddpchunk.Control{Function: funcInitiate, PrivateData: []byte("req")}, c)
+		ft.injectCtl(4, ddpchunk.Control{Function: funcReject, PrivateData: []byte("no thanks")})
 	}()
 	_, err := a.Open(context.Background(), 4, OpenRequest{PrivateData: []byte("req")})
 	var re *RejectError
@@ -170,7 +171,7 @@ func TestSession_OpenRejectedAndTerminated_RFC5043_6_3(t *testing.T) {
 
 	go func() {
 		ft.nextCtl(t)
-		ft.injectCtl(5, ddpchunk.Control{Function: FuncTerminate})
+		ft.injectCtl(5, ddpchunk.Control{Function: funcTerminate})
 	}()
 	_, err = a.Open(context.Background(), 5, OpenRequest{})
 	assert.ErrorIs(t, err, ErrSessionTerminated)
@@ -178,8 +179,8 @@ func TestSession_OpenRejectedAndTerminated_RFC5043_6_3(t *testing.T) {
 	// Both sides' final chunks seen: stream 4 is free again at once.
 	go func() {
 		_, c := ft.nextCtl(t)
-		assert.Equal(t, FuncInitiate, c.Function)
-		ft.injectCtl(4, ddpchunk.Control{Function: FuncAccept})
+		assert.Equal(t, funcInitiate, c.Function)
+		ft.injectCtl(4, ddpchunk.Control{Function: funcAccept})
 	}()
 	s, err := a.Open(context.Background(), 4, OpenRequest{})
 	require.NoError(t, err)
@@ -191,9 +192,9 @@ func TestSession_EnhancedFlavourMismatch_RFC6581_10(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
 	go func() {
 		_, c := ft.nextCtl(t)
-		assert.Equal(t, FuncEnhancedInitiate, c.Function)
+		assert.Equal(t, funcEnhancedInitiate, c.Function)
 		assert.Equal(t, iwarp.IRDORD{IRD: 8, ORD: 4}, c.IRDORD)
-		ft.injectCtl(6, ddpchunk.Control{Function: FuncAccept})
+		ft.injectCtl(6, ddpchunk.Control{Function: funcAccept})
 	}()
 	_, err := a.Open(context.Background(), 6, OpenRequest{Enhanced: true, IRD: 8, ORD: 4})
 	assert.ErrorIs(t, err, errProtocol)
@@ -203,19 +204,19 @@ func TestSession_EnhancedFlavourMismatch_RFC6581_10(t *testing.T) {
 func TestSession_PendingLimit_RFC5043_6_4(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{MaxPendingInitiates: 2})
 	for sid := uint16(1); sid <= 3; sid++ {
-		ft.injectCtl(sid, ddpchunk.Control{Function: FuncInitiate})
+		ft.injectCtl(sid, ddpchunk.Control{Function: funcInitiate})
 	}
 	sid, c := ft.nextCtl(t)
 	assert.Equal(t, uint16(3), sid)
-	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 0, Function: funcTerminate}, c)
 	in, err := a.Accept(context.Background())
 	require.NoError(t, err)
 	require.NoError(t, in.Reject([]byte("r")))
 	_, c = ft.nextCtl(t)
-	assert.Equal(t, ddpchunk.Control{Function: FuncReject, PrivateData: []byte("r")}, c)
+	assert.Equal(t, ddpchunk.Control{Function: funcReject, PrivateData: []byte("r")}, c)
 	assert.ErrorIs(t, in.Reject(nil), errIncomingDone)
 	// A slot freed up: a fourth Initiate is taken.
-	ft.injectCtl(10, ddpchunk.Control{Function: FuncInitiate})
+	ft.injectCtl(10, ddpchunk.Control{Function: funcInitiate})
 	ft.quiet(t)
 }
 
@@ -254,9 +255,9 @@ func TestSession_LocalCloseThenPeerTerminate(t *testing.T) {
 	s, h := passiveSession(t, a, ft, 1)
 	require.NoError(t, s.Close())
 	_, c := ft.nextCtl(t)
-	assert.Equal(t, ddpchunk.Control{SSN: 1, Function: FuncTerminate}, c)
+	assert.Equal(t, ddpchunk.Control{SSN: 1, Function: funcTerminate}, c)
 	ft.injectSeg(1, 1, []byte("late"))
-	ft.injectCtl(1, ddpchunk.Control{SSN: 2, Function: FuncTerminate})
+	ft.injectCtl(1, ddpchunk.Control{SSN: 2, Function: funcTerminate})
 	require.NoError(t, h.waitClosed(t))
 	assert.Equal(t, 1, h.count())
 	ft.mu.Lock()
@@ -279,7 +280,7 @@ func TestSession_Abort(t *testing.T) {
 	require.NoError(t, s.Abort())
 	assert.ErrorIs(t, h.waitClosed(t), llp.ErrAborted)
 	_, c := ft.nextCtl(t)
-	assert.Equal(t, FuncTerminate, c.Function)
+	assert.Equal(t, funcTerminate, c.Function)
 	ft.injectSeg(1, 1, []byte("dropped"))
 	assert.Zero(t, h.count())
 	assert.ErrorIs(t, s.SendSegment(nil, []byte{1}), llp.ErrClosed)
@@ -304,7 +305,7 @@ func TestSession_MarkErroneous_RFC5040_7(t *testing.T) {
 	require.NoError(t, a.MarkErroneous(1))
 	assert.ErrorIs(t, h1.waitClosed(t), errErroneous)
 	_, c := ft.nextCtl(t)
-	assert.Equal(t, FuncTerminate, c.Function)
+	assert.Equal(t, funcTerminate, c.Function)
 	_, err := a.Open(context.Background(), 1, OpenRequest{})
 	assert.ErrorIs(t, err, errErroneous)
 	select {
@@ -373,7 +374,7 @@ func TestSession_StreamLimit(t *testing.T) {
 	a, ft := newFakeAssoc(t, Config{})
 	require.Equal(t, 64, a.NumStreams())
 	for sid := uint16(64); sid < 64+100; sid++ {
-		ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: FuncInitiate})
+		ft.injectCtl(sid, ddpchunk.Control{SSN: 0, Function: funcInitiate})
 		ft.injectSeg(sid, 1, make([]byte, 1000))
 	}
 	assert.Equal(t, uint64(200), a.droppedChunks())
@@ -390,5 +391,5 @@ func TestSession_StreamLimit(t *testing.T) {
 // stream has one at each end (issue 21: at most 4 KiB per idle stream for
 // both ends).
 func TestSession_SizeClass(t *testing.T) {
-	assert.LessOrEqual(t, unsafe.Sizeof(Session{}), uintptr(320))
+	assert.LessOrEqual(t, unsafe.Sizeof(session{}), uintptr(320))
 }

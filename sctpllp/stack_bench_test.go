@@ -206,7 +206,7 @@ func newStackPingPong(tb testing.TB, n int) (*rdmaptest.PingPong, func() bool) {
 	stopPump := pump()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	accepted := make(chan *Session, 1)
+	accepted := make(chan Session, 1)
 	go func() {
 		in, err := ab.Accept(ctx)
 		if err != nil {

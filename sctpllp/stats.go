@@ -4,19 +4,48 @@ import (
 	"sync/atomic"
 
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
-// NumFunctionCodes sizes the per-function-code counters of AssocStats:
-// index them with a FunctionCode (1-7, RFC 5043 §5.2.3, RFC 6581 §7).
-const NumFunctionCodes = 8
+// numFunctionCodes sizes the per-function-code counters: index them with
+// a functionCode (1-7, RFC 5043 §5.2.3, RFC 6581 §7).
+const numFunctionCodes = 8
+
+// ControlCounts count DDP Stream Session Control messages (PPID 17) by
+// function code: RFC 5043 §5.2.3's four and RFC 6581 §7's enhanced forms.
+type ControlCounts struct {
+	Initiate, Accept, Reject, Terminate              uint64
+	EnhancedInitiate, EnhancedAccept, EnhancedReject uint64
+}
+
+// controlCounts reads the per-function-code counters c.
+func controlCounts(c *[numFunctionCodes]atomic.Uint64) ControlCounts {
+	return ControlCounts{
+		Initiate: c[funcInitiate].Load(), Accept: c[funcAccept].Load(),
+		Reject: c[funcReject].Load(), Terminate: c[funcTerminate].Load(),
+		EnhancedInitiate: c[funcEnhancedInitiate].Load(),
+		EnhancedAccept:   c[funcEnhancedAccept].Load(),
+		EnhancedReject:   c[funcEnhancedReject].Load(),
+	}
+}
+
+// add adds o to c.
+func (c *ControlCounts) add(o ControlCounts) {
+	c.Initiate += o.Initiate
+	c.Accept += o.Accept
+	c.Reject += o.Reject
+	c.Terminate += o.Terminate
+	c.EnhancedInitiate += o.EnhancedInitiate
+	c.EnhancedAccept += o.EnhancedAccept
+	c.EnhancedReject += o.EnhancedReject
+}
 
 // AssocStats are an association's counters since it was created, kept
 // with atomic additions (no lock, no allocation on the data path).
 type AssocStats struct {
 	// ControlSent and ControlReceived count the DDP Stream Session Control
-	// messages (PPID 17) by function code: Initiate, Accept, Reject,
-	// Terminate and their RFC 6581 enhanced forms.
-	ControlSent, ControlReceived [NumFunctionCodes]uint64
+	// messages (PPID 17) by function code.
+	ControlSent, ControlReceived ControlCounts
 	// ErroneousStreams counts the streams labelled erroneous with
 	// MarkErroneous (RFC 5040 §7: the stream's RDMAP Stream failed; its
 	// identifier is never used again on this association).
@@ -42,15 +71,15 @@ type AssocStats struct {
 
 // assocCounters are the atomics behind AssocStats.
 type assocCounters struct {
-	ctlSent, ctlRecv [NumFunctionCodes]atomic.Uint64
+	ctlSent, ctlRecv [numFunctionCodes]atomic.Uint64
 	erroneous        atomic.Uint64
 	gapTimeouts      atomic.Uint64
 	idleClosed       atomic.Uint64
 	shareAborts      atomic.Uint64
 }
 
-func (c *assocCounters) control(sent bool, f FunctionCode) {
-	if f >= NumFunctionCodes {
+func (c *assocCounters) control(sent bool, f functionCode) {
+	if f >= numFunctionCodes {
 		return
 	}
 	if sent {
@@ -63,16 +92,14 @@ func (c *assocCounters) control(sent bool, f FunctionCode) {
 // Stats returns the association's counters.
 func (a *Association) Stats() AssocStats {
 	var s AssocStats
-	for i := range s.ControlSent {
-		s.ControlSent[i] = a.ctr.ctlSent[i].Load()
-		s.ControlReceived[i] = a.ctr.ctlRecv[i].Load()
-	}
+	s.ControlSent = controlCounts(&a.ctr.ctlSent)
+	s.ControlReceived = controlCounts(&a.ctr.ctlRecv)
 	s.ErroneousStreams = a.ctr.erroneous.Load()
 	s.DroppedChunks = a.dropped.Load()
 	s.HeldBytes, s.GapTimeouts = a.held.HeldNow(), a.ctr.gapTimeouts.Load()
 	s.ShareAborts = a.ctr.shareAborts.Load()
 	s.IdleClosed = a.ctr.idleClosed.Load()
-	if ts, ok := a.t.(backend.StatsReporter); ok {
+	if ts, ok := a.t.(contract.StatsReporter); ok {
 		s.Transport = ts.TransportStats()
 	}
 	return s
@@ -81,10 +108,8 @@ func (a *Association) Stats() AssocStats {
 // Add adds o's counters to s; a server sums the associations that ended
 // with it. SRTT is not a sum: s keeps its own, or takes o's if it has none.
 func (s *AssocStats) Add(o AssocStats) {
-	for i := range s.ControlSent {
-		s.ControlSent[i] += o.ControlSent[i]
-		s.ControlReceived[i] += o.ControlReceived[i]
-	}
+	s.ControlSent.add(o.ControlSent)
+	s.ControlReceived.add(o.ControlReceived)
 	s.ErroneousStreams += o.ErroneousStreams
 	s.DroppedChunks += o.DroppedChunks
 	s.HeldBytes += o.HeldBytes

@@ -24,16 +24,16 @@ type slot struct {
 	// made on them (slotAvailable); every chunk received reads both
 	// (current) without it.
 	mu        sync.Mutex
-	cur       atomic.Pointer[Session]
+	cur       atomic.Pointer[session]
 	erroneous atomic.Bool
 }
 
-func (sl *slot) current() (*Session, bool) {
+func (sl *slot) current() (*session, bool) {
 	return sl.cur.Load(), sl.erroneous.Load()
 }
 
 // streamFreer is implemented by transports that know when a reset stream
-// identifier may carry a new session (pion.Transport.StreamFree).
+// identifier may carry a new session (the pion transport's StreamFree).
 type streamFreer interface {
 	StreamFree(sid uint16) bool
 }

@@ -103,7 +103,7 @@ func (m *Manager) Association() *sctpllp.Association { return m.assoc }
 type Stream struct {
 	m         *Manager
 	id        uint16
-	session   *sctpllp.Session
+	session   sctpllp.Session
 	ep        *rdmap.Endpoint
 	erroneous atomic.Bool
 	// Done is Done's channel, made by its first call (an idle stream
@@ -122,7 +122,7 @@ func (s *Stream) Endpoint() *rdmap.Endpoint { return s.ep }
 
 // Session returns the stream's RFC 5043 session (negotiated parameters,
 // private data).
-func (s *Stream) Session() *sctpllp.Session { return s.session }
+func (s *Stream) Session() sctpllp.Session { return s.session }
 
 // Erroneous reports whether the stream was labelled erroneous after an
 // RDMAP Terminate (sent or received) or an LLP failure.
@@ -276,7 +276,7 @@ func (m *Manager) Accept(ctx context.Context) (*Incoming, error) {
 
 // bind creates and starts the endpoint for an established session and
 // watches it for termination.
-func (m *Manager) bind(sess *sctpllp.Session, initiator bool, d iwarp.Depths, peerToPeer bool, rtr iwarp.RTR, prepare func(*rdmap.Endpoint) error) (*Stream, error) {
+func (m *Manager) bind(sess sctpllp.Session, initiator bool, d iwarp.Depths, peerToPeer bool, rtr iwarp.RTR, prepare func(*rdmap.Endpoint) error) (*Stream, error) {
 	cfg := m.cfg.Endpoint
 	cfg.IRD, cfg.ORD = m.cfg.irdOrd()
 	cfg.ApplyNegotiation(initiator, d, peerToPeer, rtr)

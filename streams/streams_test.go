@@ -74,16 +74,16 @@ func newEnv(t *testing.T, ccfg, scfg streams.Config) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
+	ln, err := pion.Stack(pion.Config{}).Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
 	type res struct {
-		tr  *pion.Transport
+		tr  backend.Transport
 		err error
 	}
 	acc := make(chan res, 1)
 	go func() { tr, err := ln.Accept(ctx); acc <- res{tr, err} }()
-	ct, err := pion.Dial(ctx, ln.Addr().String(), pion.Config{})
+	ct, err := pion.Stack(pion.Config{}).Dial(ctx, ln.Addr().String())
 	require.NoError(t, err)
 	r := <-acc
 	require.NoError(t, r.err)
@@ -372,14 +372,14 @@ func TestStreams_PrepareRunsBeforeStart(t *testing.T) {
 // (both ends: session, endpoint, queues, goroutines).
 func BenchmarkIdleStreamMemory(b *testing.B) {
 	n := min(b.N, 2000)
-	ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
+	ln, err := pion.Stack(pion.Config{}).Listen("127.0.0.1:0")
 	require.NoError(b, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	acc := make(chan *pion.Transport, 1)
+	acc := make(chan backend.Transport, 1)
 	go func() { tr, _ := ln.Accept(ctx); acc <- tr }()
-	ct, err := pion.Dial(ctx, ln.Addr().String(), pion.Config{})
+	ct, err := pion.Stack(pion.Config{}).Dial(ctx, ln.Addr().String())
 	require.NoError(b, err)
 	st := <-acc
 	require.NotNil(b, st)

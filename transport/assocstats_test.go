@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 )
 
 // TestListenerAssociations_RFC5043_6: a listener lists the association it
@@ -33,13 +32,13 @@ func TestListenerAssociations_RFC5043_6(t *testing.T) {
 	var as []AssocStats
 	require.Eventually(t, func() bool {
 		as = ln.Associations()
-		return len(as) == 1 && as[0].ControlSent[sctpllp.FuncAccept]+as[0].ControlSent[sctpllp.FuncEnhancedAccept] == 3
+		return len(as) == 1 && as[0].ControlSent.Accept+as[0].ControlSent.EnhancedAccept == 3
 	}, 10*time.Second, 5*time.Millisecond)
 	a := as[0]
 	assert.Equal(t, SCTPPion, a.LLP)
 	assert.NotEmpty(t, a.Peer)
-	initiates := a.ControlReceived[sctpllp.FuncInitiate] + a.ControlReceived[sctpllp.FuncEnhancedInitiate]
-	accepts := a.ControlSent[sctpllp.FuncAccept] + a.ControlSent[sctpllp.FuncEnhancedAccept]
+	initiates := a.ControlReceived.Initiate + a.ControlReceived.EnhancedInitiate
+	accepts := a.ControlSent.Accept + a.ControlSent.EnhancedAccept
 	assert.Equal(t, uint64(3), initiates)
 	assert.Equal(t, uint64(3), accepts)
 	assert.True(t, a.Transport.HasRetransmissions)
@@ -48,8 +47,8 @@ func TestListenerAssociations_RFC5043_6(t *testing.T) {
 	require.Eventually(t, func() bool { return ln.AssocTotals().Finished == 1 }, 10*time.Second, 5*time.Millisecond)
 	tot := ln.AssocTotals()
 	assert.Zero(t, tot.Live)
-	assert.Equal(t, uint64(3), tot.ControlReceived[sctpllp.FuncInitiate]+tot.ControlReceived[sctpllp.FuncEnhancedInitiate])
-	assert.Equal(t, uint64(3), tot.ControlReceived[sctpllp.FuncTerminate], "each stream closed with a Session Terminate")
+	assert.Equal(t, uint64(3), tot.ControlReceived.Initiate+tot.ControlReceived.EnhancedInitiate)
+	assert.Equal(t, uint64(3), tot.ControlReceived.Terminate, "each stream closed with a Session Terminate")
 	assert.Empty(t, ln.Associations())
 	cancel()
 	require.NoError(t, <-done)

@@ -13,13 +13,12 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/streams"
 )
 
 // LLP names accepted by Options.LLP.
 const (
-	SCTPNative = native.Kind
+	SCTPNative = "sctp-native"
 	SCTPPion   = "sctp-pion"
 	SCTPKernel = "sctp-kernel"
 	MPA        = "mpa"
@@ -75,7 +74,7 @@ var registry = []llpEntry{
 		options: reflect.TypeFor[KernelOptions](),
 		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPKernel, n, pd, prepare, func() (*sctpllp.Association, error) {
-				t, err := kernel.Dial(ctx, addr, o.kernelConfig(n))
+				t, err := kernel.Stack(o.kernelConfig(n)).Dial(ctx, addr)
 				if err != nil {
 					return nil, err
 				}
@@ -83,7 +82,7 @@ var registry = []llpEntry{
 			}, addr)
 		},
 		listen: func(l *Listener, addr string) (err error) {
-			l.kern, err = kernel.Listen(addr, l.o.kernelConfig(0))
+			l.kern, err = kernel.Stack(l.o.kernelConfig(0)).Listen(addr)
 			return err
 		}},
 	{name: MPA, description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",

@@ -31,6 +31,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
@@ -469,7 +470,7 @@ type Listener struct {
 	kind string
 	o    Options
 	sctp *sctpllp.Listener
-	kern *kernel.Listener
+	kern backend.Listener
 	// tcp and mpaCfg: for mpa, a plain TCP listener; each connection runs
 	// its MPA Responder start-up (mpa.Server) in its own goroutine with a
 	// copy of mpaCfg whose Accept callback is bound to that connection.

@@ -69,22 +69,22 @@ func newRawSCTP(ctx context.Context, llp string, mtu int) (*rawSCTP, error) {
 	)
 	if llp == transport.SCTPNative {
 		cfg := native.Config{MTU: mtu}
-		l, err := native.Listen("127.0.0.1:0", cfg)
+		l, err := native.Stack(cfg, nil).Listen("127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
 		ln, addr = l, l.Addr().String()
 		accept = func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
-		dial = func(ctx context.Context) (backend.Transport, error) { return native.Dial(ctx, addr, cfg) }
+		dial = func(ctx context.Context) (backend.Transport, error) { return native.Stack(cfg, nil).Dial(ctx, addr) }
 	} else {
 		cfg := pion.Config{MTU: mtu}
-		l, err := pion.Listen("127.0.0.1:0", cfg)
+		l, err := pion.Stack(cfg).Listen("127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
 		ln, addr = l, l.Addr().String()
 		accept = func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
-		dial = func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, cfg) }
+		dial = func(ctx context.Context) (backend.Transport, error) { return pion.Stack(cfg).Dial(ctx, addr) }
 	}
 	r := &rawSCTP{name: llp, ln: ln, arrive: make(chan struct{}, 1)}
 	cl, sv, err := connectPair(ctx, accept, dial)

@@ -444,29 +444,33 @@ func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 	err := l.InA(func() error {
 		switch llp {
 		case transport.SCTPNative:
-			ln, err := native.Listen(net.JoinHostPort(l.AddrA, "0"), l.nativeConfig())
+			ln, err := native.Stack(l.nativeConfig(), nil).Listen(net.JoinHostPort(l.AddrA, "0"))
 			if err != nil {
 				return err
 			}
 			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
 			closeL, addr = ln.Close, ln.Addr().String()
-			dial = func(ctx context.Context) (backend.Transport, error) { return native.Dial(ctx, addr, l.nativeConfig()) }
+			dial = func(ctx context.Context) (backend.Transport, error) {
+				return native.Stack(l.nativeConfig(), nil).Dial(ctx, addr)
+			}
 		case transport.SCTPKernel:
-			ln, err := kernel.Listen(net.JoinHostPort(l.AddrA, "0"), kernel.Config{})
+			ln, err := kernel.Stack(kernel.Config{}).Listen(net.JoinHostPort(l.AddrA, "0"))
 			if err != nil {
 				return err
 			}
 			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
 			closeL, addr = ln.Close, ln.Addr().String()
-			dial = func(ctx context.Context) (backend.Transport, error) { return kernel.Dial(ctx, addr, kernel.Config{}) }
+			dial = func(ctx context.Context) (backend.Transport, error) {
+				return kernel.Stack(kernel.Config{}).Dial(ctx, addr)
+			}
 		case transport.SCTPPion:
-			ln, err := pion.Listen(net.JoinHostPort(l.AddrA, "0"), pion.Config{})
+			ln, err := pion.Stack(pion.Config{}).Listen(net.JoinHostPort(l.AddrA, "0"))
 			if err != nil {
 				return err
 			}
 			accept = func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) }
 			closeL, addr = ln.Close, ln.Addr().String()
-			dial = func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, pion.Config{}) }
+			dial = func(ctx context.Context) (backend.Transport, error) { return pion.Stack(pion.Config{}).Dial(ctx, addr) }
 		default:
 			return fmt.Errorf("raw %s: not an SCTP stack", llp)
 		}

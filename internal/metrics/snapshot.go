@@ -43,16 +43,9 @@ var opcodeNames = [...]string{
 }
 
 // functionNames are the label values of the session control function
-// codes (RFC 5043 §5.2.3, RFC 6581 §7).
-var functionNames = [...]string{
-	sctpllp.FuncInitiate:         "initiate",
-	sctpllp.FuncAccept:           "accept",
-	sctpllp.FuncReject:           "reject",
-	sctpllp.FuncTerminate:        "terminate",
-	sctpllp.FuncEnhancedInitiate: "enhanced_initiate",
-	sctpllp.FuncEnhancedAccept:   "enhanced_accept",
-	sctpllp.FuncEnhancedReject:   "enhanced_reject",
-}
+// codes (RFC 5043 §5.2.3, RFC 6581 §7), in code order.
+var functionNames = [...]string{"initiate", "accept", "reject", "terminate",
+	"enhanced_initiate", "enhanced_accept", "enhanced_reject"}
 
 // ByName is a set of counters keyed by a label value.
 type ByName map[string]uint64
@@ -65,12 +58,12 @@ func opcodes(v [iwarpwire.RDMAPNumOpcodes]uint64) ByName {
 	return m
 }
 
-func functions(v [sctpllp.NumFunctionCodes]uint64) ByName {
-	m := make(ByName, len(functionNames)-1)
-	for f, name := range functionNames {
-		if name != "" {
-			m[name] = v[f]
-		}
+func functions(c sctpllp.ControlCounts) ByName {
+	v := [len(functionNames)]uint64{c.Initiate, c.Accept, c.Reject, c.Terminate,
+		c.EnhancedInitiate, c.EnhancedAccept, c.EnhancedReject}
+	m := make(ByName, len(functionNames))
+	for i, name := range functionNames {
+		m[name] = v[i]
 	}
 	return m
 }

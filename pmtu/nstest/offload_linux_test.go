@@ -38,17 +38,17 @@ func TestOffloadAcrossRouter(t *testing.T) {
 					Close() error
 				}
 				if peer == "native" {
-					l, err := native.Listen(laddr, native.Config{})
+					l, err := native.Stack(native.Config{}, nil).Listen(laddr)
 					if err != nil {
 						return err
 					}
-					ln, accept = l, func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
+					ln, accept = l, l.Accept
 				} else {
-					l, err := pion.Listen(laddr, pion.Config{})
+					l, err := pion.Stack(pion.Config{}).Listen(laddr)
 					if err != nil {
 						return err
 					}
-					ln, accept = l, func(ctx context.Context) (backend.Transport, error) { return l.Accept(ctx) }
+					ln, accept = l, l.Accept
 				}
 				t.Cleanup(func() { _ = ln.Close() })
 				addr = ln.Addr().String()
@@ -62,9 +62,9 @@ func TestOffloadAcrossRouter(t *testing.T) {
 				}
 				acc <- s
 			}()
-			var cl *native.Transport
+			var cl nativeTransport
 			require.NoError(t, netns.In(topo.H1, func() (err error) {
-				cl, err = native.Dial(ctx, addr, native.Config{})
+				cl, err = dialNative(ctx, addr)
 				return err
 			}))
 			t.Cleanup(func() { _ = cl.Abort() })
@@ -102,7 +102,7 @@ func TestOffloadAcrossRouter(t *testing.T) {
 			st := cl.Stats()
 			t.Logf("%s peer: %d packets in %d multi-packet sends, %d retransmissions", peer, st.PacketsSent, st.OffloadSends, st.Retransmits)
 			assert.Positive(t, st.OffloadSends, "runs of packets across the router")
-			if ns, ok := sv.(*native.Transport); ok {
+			if ns, ok := sv.(nativeTransport); ok {
 				t.Logf("%s peer: %d coalesced reads of %d packets", peer, ns.Stats().OffloadReceives, ns.Stats().PacketsReceived)
 			}
 		})

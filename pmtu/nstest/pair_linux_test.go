@@ -164,13 +164,13 @@ func (p *pair) write(ctx context.Context, data []byte) error {
 
 // pionPair sets up SCTP over UDP (pion) from h1 to h2 with path MTU
 // tracking on the client.
-func pionPair(t *testing.T, topo *netns.Topology, pcfg dplpmtud.ConnConfig) (*pair, *pion.Transport) {
+func pionPair(t *testing.T, topo *netns.Topology, pcfg dplpmtud.ConnConfig) (*pair, pionTransport) {
 	t.Helper()
 	return pionPairAt(t, topo, topo.H2Addr, pcfg)
 }
 
 // pionPairAt is pionPair towards the server address addr (IPv4 or IPv6).
-func pionPairAt(t *testing.T, topo *netns.Topology, addr string, pcfg dplpmtud.ConnConfig) (*pair, *pion.Transport) {
+func pionPairAt(t *testing.T, topo *netns.Topology, addr string, pcfg dplpmtud.ConnConfig) (*pair, pionTransport) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -181,10 +181,10 @@ func pionPairAt(t *testing.T, topo *netns.Topology, addr string, pcfg dplpmtud.C
 		return err
 	}))
 	t.Cleanup(func() { _ = ln.Close() })
-	var tr *pion.Transport
+	var tr pionTransport
 	require.NoError(t, netns.In(topo.H1, func() error {
 		var err error
-		tr, err = pion.DialPMTU(ctx, ln.Addr(), pion.Config{}, pcfg)
+		tr, err = dialPionPMTU(ctx, ln.Addr(), pcfg)
 		return err
 	}))
 	ca := sctpllp.NewAssociation(tr, sctpllp.Config{})
@@ -194,7 +194,7 @@ func pionPairAt(t *testing.T, topo *netns.Topology, addr string, pcfg dplpmtud.C
 	t.Cleanup(func() { _ = sa.Abort() })
 
 	type res struct {
-		s   *sctpllp.Session
+		s   sctpllp.Session
 		err error
 	}
 	ch := make(chan res, 1)
@@ -262,7 +262,7 @@ func tcpMSS(t *testing.T, c *mpa.Conn) int {
 
 // waitPMTU waits until the pion client's tracked path MTU is want and the
 // search is complete.
-func waitPMTU(t *testing.T, tr *pion.Transport, want int, within time.Duration) time.Duration {
+func waitPMTU(t *testing.T, tr pionTransport, want int, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	require.Eventually(t, func() bool {

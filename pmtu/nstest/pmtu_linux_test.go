@@ -284,29 +284,30 @@ func TestMTUDrop_PionSCTP_Passive(t *testing.T) {
 	topo := topology(t, 9000)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var pl *pion.Listener
+	var pl backend.Listener
 	require.NoError(t, netns.In(topo.H2, func() error {
 		var err error
-		pl, err = pion.ListenPMTU(net.JoinHostPort(topo.H2Addr, "0"), pion.Config{}, dplpmtud.ConnConfig{})
+		pl, err = pion.Stack(pion.Config{PathMTU: &dplpmtud.ConnConfig{}}).Listen(net.JoinHostPort(topo.H2Addr, "0"))
 		return err
 	}))
 	t.Cleanup(func() { _ = pl.Close() })
-	var ct *pion.Transport
+	var ct pionTransport
 	require.NoError(t, netns.In(topo.H1, func() error {
 		var err error
-		ct, err = pion.DialPMTU(ctx, pl.Addr().String(), pion.Config{}, dplpmtud.ConnConfig{})
+		ct, err = dialPionPMTU(ctx, pl.Addr().String(), dplpmtud.ConnConfig{})
 		return err
 	}))
 	ca := sctpllp.NewAssociation(ct, sctpllp.Config{})
 	t.Cleanup(func() { _ = ca.Abort() })
-	st, err := pl.Accept(ctx)
+	acc, err := pl.Accept(ctx)
 	require.NoError(t, err)
+	st := acc.(pionTransport)
 	sa := sctpllp.NewAssociation(st, sctpllp.Config{})
 	t.Cleanup(func() { _ = sa.Abort() })
 	require.NotNil(t, st.PMTUConn())
 
 	type res struct {
-		s   *sctpllp.Session
+		s   sctpllp.Session
 		err error
 	}
 	ch := make(chan res, 1)
@@ -596,20 +597,24 @@ func TestBlackHoleMidTransfer_NativeSCTP(t *testing.T) {
 // nativePair connects the project's own SCTP from h1 to a listener in h2,
 // both with default settings (PLPMTUD on); both ends are aborted at the
 // end of the test.
-func nativePair(t *testing.T, topo *netns.Topology) (cl, sv *native.Transport) {
+func nativePair(t *testing.T, topo *netns.Topology) (cl, sv nativeTransport) {
 	t.Helper()
-	var ln *native.Listener
+	var ln backend.Listener
 	require.NoError(t, netns.In(topo.H2, func() (err error) {
-		ln, err = native.Listen(net.JoinHostPort(topo.H2Addr, "0"), native.Config{})
+		ln, err = native.Stack(native.Config{}, nil).Listen(net.JoinHostPort(topo.H2Addr, "0"))
 		return err
 	}))
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	acc := make(chan *native.Transport, 1)
-	go func() { s, _ := ln.Accept(ctx); acc <- s }()
+	acc := make(chan nativeTransport, 1)
+	go func() {
+		s, _ := ln.Accept(ctx)
+		n, _ := s.(nativeTransport)
+		acc <- n
+	}()
 	require.NoError(t, netns.In(topo.H1, func() (err error) {
-		cl, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
+		cl, err = dialNative(ctx, ln.Addr().String())
 		return err
 	}))
 	t.Cleanup(func() { _ = cl.Abort() })

@@ -24,7 +24,6 @@ func TestContractErrors(t *testing.T) {
 	}
 	wrapped := fmt.Errorf("pion: write on stream 3: %w", backend.ErrAssociationClosed)
 	assert.ErrorIs(t, wrapped, llp.ErrClosed)
-	assert.Equal(t, backend.MaxSSNWindow-2, backend.MaxOutstandingSegments)
 	assert.Equal(t, uint32(16), backend.PPIDSegment, "RFC 5043 §5.2")
 	assert.Equal(t, uint32(17), backend.PPIDControl, "RFC 5043 §5.2")
 }

@@ -16,9 +16,3 @@ type Stats struct {
 	Retransmissions    uint64
 	HasRetransmissions bool
 }
-
-// StatsReporter is the optional Transport method that reports Stats;
-// sctpllp.Association.Stats includes them when the backend has it.
-type StatsReporter interface {
-	TransportStats() Stats
-}

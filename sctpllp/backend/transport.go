@@ -3,7 +3,8 @@
 // interface, its errors, and the RFC 5043 code points every stack puts on
 // the wire (PPIDs, the Adaptation Layer Indication). It imports no stack and
 // no part of the adaptation, so each stack (sctpllp/pion, sctpllp/kernel,
-// sctpllp/native) depends on it alone, and sctpllp/transporttest proves a
+// sctpllp/native) depends on it (and on sctpllp/internal/contract, what
+// only the in-tree stacks share), and sctpllp/transporttest proves a
 // stack against it.
 package backend
 
@@ -21,26 +22,16 @@ const (
 // RFC 5043 §5.1 (parameter 0xC006 in INIT/INIT-ACK).
 const AdaptationIndicationDDP uint32 = 0x00000001
 
-// MaxSSNWindow is the largest distance ahead of the next expected DDP-SSN
-// that a received chunk may have: the sender keeps at most 32767 chunks of
-// a stream outstanding (RFC 5043 §10). A backend that queues messages
-// itself keeps fewer than that in flight.
-const MaxSSNWindow = 32767
-
-// MaxOutstandingSegments is the number of DDP Segment chunks a backend
-// lets one stream have outstanding before its writer waits: MaxSSNWindow
-// less two chunks kept for the session control messages (a Terminate and
-// an Accept/Reject), which flow control never holds back.
-const MaxOutstandingSegments = MaxSSNWindow - 2
-
-// Transport is one SCTP association as the RFC 5043 adaptation uses it:
-// the project's own SCTP (sctpllp/native), pion/sctp (sctpllp/pion) or
-// Linux kernel SCTP (sctpllp/kernel). The adaptation (DDP-SSN, session
-// control, re-sequencing, MULPDU) lives above it, in sctpllp. Each
-// method's comment is part of the contract; sctpllp/transporttest checks
-// it and every backend runs that suite unchanged. Errors are wrapped with
-// detail (test with errors.Is); after Close or Abort returns fn is not
-// called again, and done is called exactly once.
+// Transport is one SCTP association as the RFC 5043 adaptation (sctpllp:
+// DDP-SSN, session control, re-sequencing, MULPDU) uses it: sctpllp/native,
+// sctpllp/pion or sctpllp/kernel. Each method's comment is part of the
+// contract; sctpllp/transporttest checks it and every backend runs that
+// suite unchanged. Errors are wrapped with detail (test with errors.Is);
+// after Close or Abort returns fn is not called again, and done is called
+// exactly once. Optional methods the adaptation uses where present:
+// MoreWriter's, TransportStats() Stats (in sctpllp.AssocStats) and
+// AcceptBacklog() int (a stack that queues only that many peer-started
+// streams unanswered: sctpllp.Config.MaxOpening).
 type Transport interface {
 	// Start begins delivery of received user messages to fn: one complete
 	// message with its stream identifier and PPID (host order); b is valid
@@ -97,19 +88,6 @@ type Transport interface {
 	// messages may be lost, a WriteMsg blocked on flow control returns
 	// ErrAssociationClosed, and the peer's done gets a non-nil cause.
 	Abort() error
-}
-
-// AcceptBacklogger is implemented by a Transport whose stack queues only
-// a few streams that the peer started and this side has not yet taken
-// (pion/sctp: 16), discarding the DATA chunk that starts one more without
-// acknowledging it. The peer then sends that chunk again only at its
-// T3-rtx timeout, which doubles with each loss (RFC 9260 §6.3.3): when a
-// burst of sessions opens at once, some Initiates come seconds late. The
-// adaptation keeps at most AcceptBacklog Initiates unanswered by default
-// (sctpllp.Config.MaxOpening), on the assumption that the peer runs the
-// same stack.
-type AcceptBacklogger interface {
-	AcceptBacklog() int
 }
 
 // MoreWriter is implemented by a Transport that can hold a message that

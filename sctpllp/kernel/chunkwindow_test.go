@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // RFC 5043 §10: "refrain from sending more than 32767 Data Chunks for a
@@ -95,7 +95,7 @@ func TestChunkWindowSignalWakesAllWaiters(t *testing.T) {
 // BenchmarkChunkWindow measures the RFC 5043 §10 bookkeeping per segment
 // (admit + sent, one idle probe per window).
 func BenchmarkChunkWindow(b *testing.B) {
-	w := newChunkWindow(64, backend.MaxOutstandingSegments)
+	w := newChunkWindow(64, contract.MaxOutstandingSegments)
 	idle := func() (bool, error) { return true, nil }
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

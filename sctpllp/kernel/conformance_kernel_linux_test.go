@@ -24,14 +24,15 @@ func TestKernelTransportConformance(t *testing.T) {
 		return
 	}
 	transporttest.Run(t, func(t *testing.T) (backend.Transport, backend.Transport) {
-		ln, err := kernel.Listen("127.0.0.1:0", kernel.Config{})
+		st := kernel.Stack(kernel.Config{})
+		ln, err := st.Listen("127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = ln.Close() })
 		return transporttest.Establish(t, ln.Accept,
 			func(ctx context.Context) (backend.Transport, error) {
-				return kernel.Dial(ctx, ln.Addr().String(), kernel.Config{})
+				return st.Dial(ctx, ln.Addr().String())
 			})
 	})
 }

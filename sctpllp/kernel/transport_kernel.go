@@ -6,6 +6,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // Errors of the kernel SCTP backend. They are wrapped with detail; test with
@@ -118,7 +119,7 @@ type Config struct {
 	adaptation *uint32
 
 	// maxOutstanding overrides the RFC 5043 §10 window of DDP Segment
-	// chunks per stream (tests only); 0 means backend.MaxOutstandingSegments.
+	// chunks per stream (tests only); 0 means contract.MaxOutstandingSegments.
 	maxOutstanding uint16
 }
 
@@ -179,7 +180,7 @@ func (c Config) outstandingLimit() uint16 {
 	if c.maxOutstanding != 0 {
 		return c.maxOutstanding
 	}
-	return backend.MaxOutstandingSegments
+	return contract.MaxOutstandingSegments
 }
 
 // adaptationIndication is the Adaptation Layer Indication to send.

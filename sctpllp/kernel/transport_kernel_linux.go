@@ -77,9 +77,8 @@ func kernelSocket(family int) (int, error) {
 	return fd, nil
 }
 
-// Available reports whether this kernel offers SCTP sockets: nil, or an
-// error wrapping ErrUnavailable. It opens and closes one socket.
-func Available() error {
+// available opens and closes one SCTP socket.
+func available() error {
 	fd, err := kernelSocket(unix.AF_INET)
 	if err != nil {
 		return err
@@ -226,14 +225,14 @@ func kernelSetBuffer(fd, force, plain, size int) error {
 	return nil
 }
 
-// Dial establishes an SCTP association with raddr ("host:port", or
+// dial establishes an SCTP association with raddr ("host:port", or
 // "ip1/ip2:port" for a multi-homed peer) over a kernel one-to-one socket,
 // configured for RFC 5043: equal stream counts, the DDP Adaptation Layer
 // Indication, data I/O events, SCTP_NODELAY and large buffers. It returns
 // when the association is established (COMM_UP) or fails; ctx bounds the
 // set-up. It fails with ErrUnavailable where the kernel has no
 // SCTP.
-func Dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, error) {
+func dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -288,9 +287,9 @@ func Dial(ctx context.Context, raddr string, cfg Config) (backend.Transport, err
 	return t, nil
 }
 
-// Listener accepts SCTP associations on a kernel one-to-one listening
+// listener accepts SCTP associations on a kernel one-to-one listening
 // socket. Its methods are safe for concurrent use.
-type Listener struct {
+type listener struct {
 	mu     sync.Mutex // one Accept at a time: the context is bound to the fd's deadline
 	closed atomic.Bool
 	f      *os.File
@@ -307,7 +306,7 @@ type Listener struct {
 // Refused reports how many incoming associations failed set-up or the
 // adaptation check (and were aborted, RFC 5043 §7.1) and why the last
 // one did.
-func (l *Listener) refusedCount() (uint64, error) {
+func (l *listener) refusedCount() (uint64, error) {
 	var err error
 	if p := l.lastRefusal.Load(); p != nil {
 		err = *p
@@ -315,10 +314,10 @@ func (l *Listener) refusedCount() (uint64, error) {
 	return l.refused.Load(), err
 }
 
-// Listen opens a kernel SCTP listening socket on laddr ("ip:port",
-// ":port", or "ip1/ip2:port"; port 0 picks one) configured like Dial's.
+// listen opens a kernel SCTP listening socket on laddr ("ip:port",
+// ":port", or "ip1/ip2:port"; port 0 picks one) configured like dial's.
 // It fails with ErrUnavailable where the kernel has no SCTP.
-func Listen(laddr string, cfg Config) (*Listener, error) {
+func listen(laddr string, cfg Config) (*listener, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -347,7 +346,7 @@ func Listen(laddr string, cfg Config) (*Listener, error) {
 		unix.Close(fd)
 		return nil, os.NewSyscallError("listen", err)
 	}
-	l := &Listener{cfg: cfg, addr: kernelLocalAddr(fd)}
+	l := &listener{cfg: cfg, addr: kernelLocalAddr(fd)}
 	l.f = os.NewFile(uintptr(fd), "sctp-listener")
 	if l.rc, err = l.f.SyscallConn(); err != nil {
 		l.f.Close()
@@ -357,11 +356,11 @@ func Listen(laddr string, cfg Config) (*Listener, error) {
 }
 
 // Addr returns the listening address (*sctp.SCTPAddr).
-func (l *Listener) Addr() net.Addr { return l.addr }
+func (l *listener) Addr() net.Addr { return l.addr }
 
 // Close stops listening; a blocked Accept returns an error wrapping
 // llp.ErrClosed.
-func (l *Listener) Close() error {
+func (l *listener) Close() error {
 	l.closed.Store(true)
 	return l.f.Close()
 }
@@ -371,7 +370,7 @@ func (l *Listener) Close() error {
 // whose peer did not indicate DDP are aborted and not returned (RFC 5043
 // §5.1, §7.1, §11.1). ctx
 // cancels the wait.
-func (l *Listener) Accept(ctx context.Context) (backend.Transport, error) {
+func (l *listener) Accept(ctx context.Context) (backend.Transport, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	release := kernelWatchContext(ctx, l.f.SetReadDeadline)
@@ -978,7 +977,7 @@ func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) err
 	// account every DATA chunk it holds (queued or sent and unacknowledged) in
 	// the socket's wmem_queued until the chunk is acknowledged and freed. A
 	// segment is therefore admitted while its stream has sent fewer than
-	// backend.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
+	// contract.MaxOutstandingSegments segments since wmem_queued was last read as 0 (every
 	// chunk handed over before acknowledged); past that the writer waits for
 	// SCTP_SENDER_DRY_EVENT (or a 10 ms re-probe) and reads wmem_queued again.
 	// Session control messages (PPID 17) are never held back; two chunks of the

@@ -62,14 +62,14 @@ func TestKernelSCTP(t *testing.T) {
 func TestKernelUnavailableWithoutSCTP(t *testing.T) {
 	if vmtest.KernelHasSCTP() {
 		// Covered by TestKernelSCTP; the error path needs a kernel without SCTP.
-		_, err := Listen("127.0.0.1:0", Config{Streams: 70000})
+		_, err := listen("127.0.0.1:0", Config{Streams: 70000})
 		require.Error(t, err)
 		return
 	}
 	// The host kernel has no SCTP: both entry points say so, typed.
-	_, err := Dial(context.Background(), "127.0.0.1:9", Config{})
+	_, err := dial(context.Background(), "127.0.0.1:9", Config{})
 	require.ErrorIs(t, err, ErrUnavailable)
-	_, err = Listen("127.0.0.1:0", Config{})
+	_, err = listen("127.0.0.1:0", Config{})
 	require.ErrorIs(t, err, ErrUnavailable)
 }
 
@@ -77,7 +77,7 @@ func TestKernelUnavailableWithoutSCTP(t *testing.T) {
 // pair on 127.0.0.1.
 func kernelPair(t *testing.T, server, client Config) (c, s *kernelTransport) {
 	t.Helper()
-	ln, err := Listen("127.0.0.1:0", server)
+	ln, err := listen("127.0.0.1:0", server)
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -91,7 +91,7 @@ func kernelPair(t *testing.T, server, client Config) (c, s *kernelTransport) {
 		tr, err := ln.Accept(ctx)
 		ch <- res{tr, err}
 	}()
-	ct, err := Dial(ctx, fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port), client)
+	ct, err := dial(ctx, fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port), client)
 	require.NoError(t, err)
 	r := <-ch
 	require.NoError(t, r.err)
@@ -611,23 +611,23 @@ func testKernelAdaptationRequired(t *testing.T) {
 	c.Abort()
 	s.Abort()
 
-	ln, err := Listen("127.0.0.1:0", Config{adaptation: &none})
+	ln, err := listen("127.0.0.1:0", Config{adaptation: &none})
 	require.NoError(t, err)
 	addr := fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	go func(ln *Listener) { // ln is reassigned below
+	go func(ln *listener) { // ln is reassigned below
 		if tr, err := ln.Accept(ctx); err == nil {
 			tr.Abort()
 		}
 	}(ln)
-	_, err = Dial(ctx, addr, Config{})
+	_, err = dial(ctx, addr, Config{})
 	require.ErrorIs(t, err, backend.ErrAdaptationMismatch, "RFC 5043 §5.1, §7.1: required by default")
 	ln.Close()
 
 	// A listener (by default) refuses (aborts) a peer without it and keeps
 	// accepting.
-	ln, err = Listen("127.0.0.1:0", Config{})
+	ln, err = listen("127.0.0.1:0", Config{})
 	require.NoError(t, err)
 	defer ln.Close()
 	addr = fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port)
@@ -639,13 +639,13 @@ func testKernelAdaptationRequired(t *testing.T) {
 		}
 		close(accepted)
 	}()
-	bad, err := Dial(ctx, addr, Config{adaptation: &none})
+	bad, err := dial(ctx, addr, Config{adaptation: &none})
 	if err == nil { // else the ABORT came before the set-up finished
 		bs := startSink(bad)
 		err = bs.end(t)
 	}
 	require.ErrorIs(t, err, llp.ErrAborted)
-	good, err := Dial(ctx, addr, Config{})
+	good, err := dial(ctx, addr, Config{})
 	require.NoError(t, err)
 	tr := <-accepted
 	require.NotNil(t, tr)
@@ -661,7 +661,7 @@ func testKernelAdaptationRequired(t *testing.T) {
 
 func testKernelDialAcceptErrors(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	ln, err := Listen("127.0.0.1:0", Config{})
+	ln, err := listen("127.0.0.1:0", Config{})
 	require.NoError(t, err)
 	port := ln.Addr().(*sctp.SCTPAddr).Port
 	require.NoError(t, ln.Close())
@@ -670,22 +670,22 @@ func testKernelDialAcceptErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err = Dial(ctx, fmt.Sprintf("127.0.0.1:%d", port), Config{})
+	_, err = dial(ctx, fmt.Sprintf("127.0.0.1:%d", port), Config{})
 	require.ErrorIs(t, err, unix.ECONNREFUSED, "as over every LLP (transport.DialError)")
 	assert.Less(t, time.Since(start), 5*time.Second)
 
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()
-	_, err = Dial(cctx, fmt.Sprintf("127.0.0.1:%d", port), Config{})
+	_, err = dial(cctx, fmt.Sprintf("127.0.0.1:%d", port), Config{})
 	require.Error(t, err)
 
-	_, err = Dial(ctx, "not an address", Config{})
+	_, err = dial(ctx, "not an address", Config{})
 	require.Error(t, err)
-	_, err = Dial(ctx, "127.0.0.1:1", Config{Streams: -1})
+	_, err = dial(ctx, "127.0.0.1:1", Config{Streams: -1})
 	require.Error(t, err)
 
 	// Accept: a cancelled wait leaves the listener usable.
-	ln, err = Listen("127.0.0.1:0", Config{})
+	ln, err = listen("127.0.0.1:0", Config{})
 	require.NoError(t, err)
 	actx, acancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	_, err = ln.Accept(actx)
@@ -699,7 +699,7 @@ func testKernelDialAcceptErrors(t *testing.T) {
 		acc <- tr
 		got <- err
 	}()
-	c, err := Dial(ctx, addr, Config{})
+	c, err := dial(ctx, addr, Config{})
 	// The accepted side is aborted only now: aborting it at once raced
 	// with the dialer's own set-up, which then (rightly) reported
 	// "association ended during set-up".
@@ -862,7 +862,7 @@ func BenchmarkKernelSCTP(b *testing.B) {
 
 func kernelPairB(b *testing.B) (c, s *kernelTransport) {
 	b.Helper()
-	ln, err := Listen("127.0.0.1:0", Config{})
+	ln, err := listen("127.0.0.1:0", Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -874,7 +874,7 @@ func kernelPairB(b *testing.B) (c, s *kernelTransport) {
 		tr, _ := ln.Accept(ctx)
 		ch <- tr
 	}()
-	ct, err := Dial(ctx, fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port), Config{})
+	ct, err := dial(ctx, fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*sctp.SCTPAddr).Port), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package native_test
+package native
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 )
 
 // TestDial_PeerWithoutDDPAdaptation_RFC5043_5_1: a listener whose INIT
@@ -19,19 +18,19 @@ import (
 // refused by the dialer with ErrAdaptationMismatch, and the error says
 // why: the peer did not indicate DDP, its INIT ACK carried none.
 func TestDial_PeerWithoutDDPAdaptation_RFC5043_5_1(t *testing.T) {
-	ln, err := native.Listen("127.0.0.1:0", native.Config{NoAdaptation: true, AllowMissingAdaptation: true})
+	ln, err := listen("127.0.0.1:0", Config{NoAdaptation: true, AllowMissingAdaptation: true})
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = native.Dial(ctx, ln.Addr().String(), native.Config{})
+	_, err = dial(ctx, ln.Addr().String(), Config{})
 	require.ErrorIs(t, err, backend.ErrAdaptationMismatch)
 	assert.Contains(t, err.Error(), "peer did not indicate the DDP adaptation layer")
 	assert.Contains(t, err.Error(), "its INIT ACK carried no Adaptation Layer Indication")
 
 	// With AllowMissingAdaptation the dialer takes it and leaves the
 	// decision to its caller.
-	tr, err := native.Dial(ctx, ln.Addr().String(), native.Config{AllowMissingAdaptation: true})
+	tr, err := dial(ctx, ln.Addr().String(), Config{AllowMissingAdaptation: true})
 	require.NoError(t, err)
 	_, ok := tr.PeerAdaptation()
 	assert.False(t, ok)
@@ -40,7 +39,7 @@ func TestDial_PeerWithoutDDPAdaptation_RFC5043_5_1(t *testing.T) {
 
 // initOf dials addr (a bare UDP socket) with cfg and returns the INIT the
 // dialer sends.
-func initOf(t *testing.T, cfg native.Config) wire.Init {
+func initOf(t *testing.T, cfg Config) wire.Init {
 	t.Helper()
 	pc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
@@ -48,7 +47,7 @@ func initOf(t *testing.T, cfg native.Config) wire.Init {
 	ctx, cancel := context.WithCancel(context.Background())
 	dialed := make(chan error, 1)
 	go func() {
-		_, err := native.Dial(ctx, pc.LocalAddr().String(), cfg)
+		_, err := dial(ctx, pc.LocalAddr().String(), cfg)
 		dialed <- err
 	}()
 	defer func() { cancel(); <-dialed }()
@@ -74,31 +73,31 @@ func initOf(t *testing.T, cfg native.Config) wire.Init {
 // that requires the indication refuses such a dialer, one that allows its
 // absence accepts it.
 func TestRFC5061_4_2_6_DialerNoAdaptation(t *testing.T) {
-	in := initOf(t, native.Config{})
+	in := initOf(t, Config{})
 	assert.True(t, in.Params.HasAdaptation)
 	assert.Equal(t, wire.AdaptationDDP, in.Params.Adaptation)
-	in = initOf(t, native.Config{NoAdaptation: true})
+	in = initOf(t, Config{NoAdaptation: true})
 	assert.False(t, in.Params.HasAdaptation)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	strict, err := native.Listen("127.0.0.1:0", native.Config{})
+	strict, err := listen("127.0.0.1:0", Config{})
 	require.NoError(t, err)
 	defer strict.Close()
-	_, err = native.Dial(ctx, strict.Addr().String(), native.Config{NoAdaptation: true, AllowMissingAdaptation: true})
+	_, err = dial(ctx, strict.Addr().String(), Config{NoAdaptation: true, AllowMissingAdaptation: true})
 	require.Error(t, err, "RFC 5043 §5.1: a DDP listener requires the indication")
 	assert.Equal(t, uint64(1), strict.HandshakeStats().RefusedALI)
 
-	lax, err := native.Listen("127.0.0.1:0", native.Config{AllowMissingAdaptation: true})
+	lax, err := listen("127.0.0.1:0", Config{AllowMissingAdaptation: true})
 	require.NoError(t, err)
 	defer lax.Close()
-	accepted := make(chan *native.Transport, 1)
+	accepted := make(chan *transport, 1)
 	go func() {
-		if a, err := lax.Accept(ctx); err == nil {
+		if a, err := lax.accept(ctx); err == nil {
 			accepted <- a
 		}
 	}()
-	tr, err := native.Dial(ctx, lax.Addr().String(), native.Config{NoAdaptation: true})
+	tr, err := dial(ctx, lax.Addr().String(), Config{NoAdaptation: true})
 	require.NoError(t, err, "the listener indicates DDP: the dialer takes it")
 	defer tr.Abort()
 	srv := <-accepted

@@ -1,4 +1,4 @@
-package native_test
+package native
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/secure/securetest"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/transporttest"
 )
 
@@ -30,12 +29,12 @@ func dtlsPair(t testing.TB) (server, client *dtls.Config) {
 func TestNativeDTLSTransportConformance(t *testing.T) {
 	scfg, ccfg := dtlsPair(t)
 	transporttest.Run(t, func(t *testing.T) (backend.Transport, backend.Transport) {
-		ln, err := native.ListenDTLS("127.0.0.1:0", native.Config{}, scfg)
+		ln, err := listenDTLS("127.0.0.1:0", Config{}, scfg)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = ln.Close() })
 		return establish(t, ln.Addr().String(), func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) },
 			func(ctx context.Context, addr string) (backend.Transport, error) {
-				return native.DialDTLS(ctx, addr, native.Config{}, ccfg)
+				return dialDTLS(ctx, addr, Config{}, ccfg)
 			})
 	})
 }
@@ -48,12 +47,12 @@ func TestNativeDTLS_PSK(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	ln, err := native.ListenDTLS("127.0.0.1:0", native.Config{}, psk("a shared secret of 32 octets....."))
+	ln, err := listenDTLS("127.0.0.1:0", Config{}, psk("a shared secret of 32 octets....."))
 	require.NoError(t, err)
 	defer ln.Close()
 	cl, sv := establish(t, ln.Addr().String(), func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) },
 		func(ctx context.Context, addr string) (backend.Transport, error) {
-			return native.DialDTLS(ctx, addr, native.Config{}, psk("a shared secret of 32 octets....."))
+			return dialDTLS(ctx, addr, Config{}, psk("a shared secret of 32 octets....."))
 		})
 	got := make(chan []byte, 1)
 	sv.Start(func(_ uint16, _ uint32, b []byte) { got <- append([]byte(nil), b...) }, func(error) {})
@@ -65,8 +64,8 @@ func TestNativeDTLS_PSK(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err = native.DialDTLS(ctx, ln.Addr().String(), native.Config{}, psk("another key, also 32 octets...."))
-	require.ErrorIs(t, err, native.ErrDTLSHandshake)
+	_, err = dialDTLS(ctx, ln.Addr().String(), Config{}, psk("another key, also 32 octets...."))
+	require.ErrorIs(t, err, ErrDTLSHandshake)
 	actx, acancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer acancel()
 	_, err = ln.Accept(actx)
@@ -82,13 +81,13 @@ func TestNativeDTLS_ClientNotTrusted(t *testing.T) {
 	require.NoError(t, err)
 	ccfg, err := securetest.Stranger(t, sf).DTLS(false)
 	require.NoError(t, err)
-	ln, err := native.ListenDTLS("127.0.0.1:0", native.Config{}, scfg)
+	ln, err := listenDTLS("127.0.0.1:0", Config{}, scfg)
 	require.NoError(t, err)
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	_, err = native.DialDTLS(ctx, ln.Addr().String(), native.Config{}, ccfg)
-	require.ErrorIs(t, err, native.ErrDTLSHandshake)
+	_, err = dialDTLS(ctx, ln.Addr().String(), Config{}, ccfg)
+	require.ErrorIs(t, err, ErrDTLSHandshake)
 	actx, acancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer acancel()
 	_, err = ln.Accept(actx)
@@ -102,24 +101,31 @@ func TestNativeDTLS_ClientNotTrusted(t *testing.T) {
 // within its context, and the listener accepts nothing.
 func TestNativeDTLS_Downgrade(t *testing.T) {
 	scfg, ccfg := dtlsPair(t)
-	plain, err := native.Listen("127.0.0.1:0", native.Config{})
+	plain, err := listen("127.0.0.1:0", Config{})
 	require.NoError(t, err)
 	defer plain.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err = native.DialDTLS(ctx, plain.Addr().String(), native.Config{}, ccfg)
-	require.ErrorIs(t, err, native.ErrDTLSHandshake)
+	_, err = dialDTLS(ctx, plain.Addr().String(), Config{}, ccfg)
+	require.ErrorIs(t, err, ErrDTLSHandshake)
 	assert.Contains(t, err.Error(), "does it run SCTP over DTLS")
 	assert.Positive(t, plain.HandshakeStats().BadPackets, "the DTLS ClientHello is counted as a bad packet")
 
-	secure, err := native.ListenDTLS("127.0.0.1:0", native.Config{}, scfg)
+	secure, err := listenDTLS("127.0.0.1:0", Config{}, scfg)
 	require.NoError(t, err)
 	defer secure.Close()
 	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer dcancel()
-	_, err = native.Dial(dctx, secure.Addr().String(), native.Config{})
+	_, err = dial(dctx, secure.Addr().String(), Config{})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 	assert.Zero(t, secure.HandshakeStats().CookiesOK)
 	_ = net.ErrClosed
+}
+
+// establish is transporttest.Establish with the dialer given the
+// listener's address.
+func establish(t *testing.T, addr string, accept func(context.Context) (backend.Transport, error),
+	dial func(context.Context, string) (backend.Transport, error)) (backend.Transport, backend.Transport) {
+	return transporttest.Establish(t, accept, func(ctx context.Context) (backend.Transport, error) { return dial(ctx, addr) })
 }

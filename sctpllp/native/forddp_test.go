@@ -16,10 +16,10 @@ import (
 func TestForDDPDefaults(t *testing.T) {
 	c := forDDP(Config{})
 	assert.True(t, c.UnorderedOnly)
-	assert.Equal(t, DefaultRTOMin, c.RTO.Min)
+	assert.Equal(t, defaultRTOMin, c.RTO.Min)
 	assert.Equal(t, DefaultCongestionControl, c.CongestionControl)
 	assert.Equal(t, ccname.CongestionCUBIC, c.CongestionControl, "CUBIC for DDP, as Linux TCP beside it")
-	assert.Equal(t, DefaultSlowStart, c.SlowStart)
+	assert.Equal(t, defaultSlowStart, c.SlowStart)
 
 	c = forDDP(Config{RTO: sctp.RTOConfig{Min: time.Second}, CongestionControl: ccname.CongestionRFC9260, SlowStart: ccname.SlowStartHyStart})
 	assert.Equal(t, time.Second, c.RTO.Min)

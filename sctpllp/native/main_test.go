@@ -1,4 +1,4 @@
-package native_test
+package native
 
 import (
 	"testing"

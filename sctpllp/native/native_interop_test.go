@@ -1,4 +1,4 @@
-package native_test
+package native
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/transporttest"
 )
@@ -68,10 +67,10 @@ func interopExchange(t *testing.T, cl, sv backend.Transport) {
 	// pion refuses a message above its MaxMessage; the native stack
 	// fragments one (RFC 9260 §6.9) and pion reassembles it.
 	cbig, sbig := big, big
-	if cl.Kind() != native.Kind {
+	if cl.Kind() != kind {
 		cbig = big[:cl.MaxMessage()]
 	}
-	if sv.Kind() != native.Kind {
+	if sv.Kind() != kind {
 		sbig = big[:sv.MaxMessage()]
 	}
 	require.NoError(t, cl.WriteMsg(9, backend.PPIDSegment, cbig))
@@ -93,16 +92,16 @@ func interopExchange(t *testing.T, cl, sv backend.Transport) {
 // what pion reads, and the defaults, where RFC 8899 probing finds it: the
 // route's 65536 on loopback is lost once (pion reads 8 KiB of it), the
 // table walk confirms 8220 (pion's 8192-octet packets over UDP/IPv4).
-var interopConfigs = map[string]native.Config{"mtu8192": {MTU: pionInteropMTU}, "defaults": {}}
+var interopConfigs = map[string]Config{"mtu8192": {MTU: pionInteropMTU}, "defaults": {}}
 
 // waitPionSize waits, at defaults, until the native end's PLPMTUD has
 // found what pion reads.
-func waitPionSize(t *testing.T, nt backend.Transport, cfg native.Config) {
+func waitPionSize(t *testing.T, nt backend.Transport, cfg Config) {
 	t.Helper()
 	if cfg.MTU != 0 {
 		return
 	}
-	n := nt.(*native.Transport)
+	n := nt.(*transport)
 	require.Eventually(t, func() bool { return n.PLPMTUD().PLPMTU == 8220 }, 20*time.Second, 5*time.Millisecond,
 		"%+v", n.PLPMTUD())
 	assert.False(t, n.PLPMTUD().PAD, "pion drops a packet with a PAD chunk: padded HEARTBEATs only")
@@ -111,15 +110,15 @@ func waitPionSize(t *testing.T, nt backend.Transport, cfg native.Config) {
 func TestNativeDialsPion(t *testing.T) {
 	for name, cfg := range interopConfigs {
 		t.Run(name, func(t *testing.T) {
-			ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
+			ln, err := pion.Stack(pion.Config{}).Listen("127.0.0.1:0")
 			require.NoError(t, err)
 			defer ln.Close()
 			cl, sv := transporttest.Establish(t,
 				func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) },
 				func(ctx context.Context) (backend.Transport, error) {
-					return native.Dial(ctx, ln.Addr().String(), cfg)
+					return dial(ctx, ln.Addr().String(), cfg)
 				})
-			assert.Equal(t, native.Kind, cl.Kind())
+			assert.Equal(t, kind, cl.Kind())
 			assert.Equal(t, "sctp-pion", sv.Kind())
 			waitPionSize(t, cl, cfg)
 			interopExchange(t, cl, sv)
@@ -130,16 +129,16 @@ func TestNativeDialsPion(t *testing.T) {
 func TestPionDialsNative(t *testing.T) {
 	for name, cfg := range interopConfigs {
 		t.Run(name, func(t *testing.T) {
-			ln, err := native.Listen("127.0.0.1:0", cfg)
+			ln, err := listen("127.0.0.1:0", cfg)
 			require.NoError(t, err)
 			defer ln.Close()
 			cl, sv := transporttest.Establish(t,
 				func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) },
 				func(ctx context.Context) (backend.Transport, error) {
-					return pion.Dial(ctx, ln.Addr().String(), pion.Config{})
+					return pion.Stack(pion.Config{}).Dial(ctx, ln.Addr().String())
 				})
 			assert.Equal(t, "sctp-pion", cl.Kind())
-			assert.Equal(t, native.Kind, sv.Kind())
+			assert.Equal(t, kind, sv.Kind())
 			waitPionSize(t, sv, cfg)
 			interopExchange(t, cl, sv)
 		})

@@ -9,8 +9,11 @@ import (
 )
 
 // Stack returns the native stack with cfg for sctpllp.Config.Stack. A
-// non-nil dcfg runs every association inside a DTLS connection (RFC 8261,
-// DialDTLS and ListenDTLS); nil, plain SCTP over UDP.
+// non-nil dcfg runs every association inside a DTLS connection (RFC 8261;
+// a peer that is not DTLS fails with ErrDTLSHandshake); nil, plain SCTP
+// over UDP. Addresses are UDP "host:port". Its transports also have
+// MoreWriter's methods, Stats and PLPMTUD, its listeners HandshakeStats
+// (reached by an interface assertion).
 func Stack(cfg Config, dcfg *dtls.Config) backend.Stack { return stack{cfg, dcfg} }
 
 type stack struct {
@@ -19,12 +22,12 @@ type stack struct {
 }
 
 func (s stack) Dial(ctx context.Context, raddr string) (backend.Transport, error) {
-	var t *Transport
+	var t *transport
 	var err error
 	if s.dtls != nil {
-		t, err = DialDTLS(ctx, raddr, s.cfg, s.dtls)
+		t, err = dialDTLS(ctx, raddr, s.cfg, s.dtls)
 	} else {
-		t, err = Dial(ctx, raddr, s.cfg)
+		t, err = dial(ctx, raddr, s.cfg)
 	}
 	if err != nil {
 		return nil, err
@@ -33,26 +36,15 @@ func (s stack) Dial(ctx context.Context, raddr string) (backend.Transport, error
 }
 
 func (s stack) Listen(laddr string) (backend.Listener, error) {
-	var l *Listener
+	var l *listener
 	var err error
 	if s.dtls != nil {
-		l, err = ListenDTLS(laddr, s.cfg, s.dtls)
+		l, err = listenDTLS(laddr, s.cfg, s.dtls)
 	} else {
-		l, err = Listen(laddr, s.cfg)
+		l, err = listen(laddr, s.cfg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return stackListener{l}, nil
-}
-
-// stackListener is a Listener whose Accept returns a backend.Transport.
-type stackListener struct{ *Listener }
-
-func (l stackListener) Accept(ctx context.Context) (backend.Transport, error) {
-	t, err := l.Listener.Accept(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return l, nil
 }

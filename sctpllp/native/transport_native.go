@@ -18,21 +18,21 @@ import (
 // Its zero value is usable.
 type Config = sctp.Config
 
-// Kind is the Kind of the native backend.
-const Kind = "sctp-native"
+// kind is what the native transport's Kind returns.
+const kind = "sctp-native"
 
-// Transport is the Transport of the project's own SCTP stack
+// transport is the backend.Transport of the project's own SCTP stack
 // (package sctp): a userspace SCTP over UDP (RFC 6951) written for DDP,
 // with a stateless State Cookie, one timer per association and a data
 // path that allocates nothing per packet.
-type Transport struct {
+type transport struct {
 	a *sctp.Association
 	n int
 }
 
 // newTransport checks the peer's Adaptation Layer Indication, which came
 // in its INIT ACK if dialed, else in its INIT.
-func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, error) {
+func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*transport, error) {
 	if !cfg.AllowMissingAdaptation {
 		st := a.Stats()
 		ind, ok := st.PeerAdaptation, st.HasPeerAdaptation
@@ -49,15 +49,15 @@ func newTransport(a *sctp.Association, cfg *Config, dialed bool) (*Transport, er
 		}
 	}
 	st := a.Stats()
-	return &Transport{a: a, n: min(st.OutStreams, st.InStreams)}, nil
+	return &transport{a: a, n: min(st.OutStreams, st.InStreams)}, nil
 }
 
-// DefaultRTOMin is the RTO.Min of the native stack's DDP associations
+// defaultRTOMin is the RTO.Min of the native stack's DDP associations
 // unless Config.RTO.Min says otherwise: TCP's floor (RFC 6298 §2.4 allows
 // it), not RFC 9260 §16's 1 s, which turns each loss fast retransmit
 // cannot repair into a one-second stall where MPA's TCP waits 200 ms
 // (measurements: docs/sctp-native.md, "Settings").
-const DefaultRTOMin = 200 * time.Millisecond
+const defaultRTOMin = 200 * time.Millisecond
 
 // DefaultCongestionControl is the congestion control of the native
 // stack's DDP associations unless Config.CongestionControl says
@@ -67,32 +67,32 @@ const DefaultRTOMin = 200 * time.Millisecond
 // (docs/sctp-native.md, "Settings"). ccname.CongestionRFC9260 remains a choice.
 const DefaultCongestionControl = ccname.CongestionCUBIC
 
-// DefaultSlowStart is the initial slow start of the native stack's DDP
+// defaultSlowStart is the initial slow start of the native stack's DDP
 // associations unless Config.SlowStart says otherwise: RFC 9260's.
 // HyStart++ (RFC 9406, ccname.SlowStartHyStart) is there to choose; it
 // showed no gain on emulated wide-area paths (docs/sctp-native.md,
 // "Settings").
-const DefaultSlowStart = ccname.SlowStartRFC9260
+const defaultSlowStart = ccname.SlowStartRFC9260
 
 // forDDP sets what every DDP association of the native stack wants: only
 // unordered messages from the peer (RFC 5043 §10), TCP's RTO floor
-// (DefaultRTOMin), DefaultCongestionControl and DefaultSlowStart.
+// (defaultRTOMin), DefaultCongestionControl and defaultSlowStart.
 func forDDP(cfg Config) Config {
 	cfg.UnorderedOnly = true
 	if cfg.RTO.Min == 0 {
-		cfg.RTO.Min = DefaultRTOMin
+		cfg.RTO.Min = defaultRTOMin
 	}
 	if cfg.CongestionControl == "" {
 		cfg.CongestionControl = DefaultCongestionControl
 	}
 	if cfg.SlowStart == "" {
-		cfg.SlowStart = DefaultSlowStart
+		cfg.SlowStart = defaultSlowStart
 	}
 	return cfg
 }
 
 // Dial starts an association of the native stack to raddr (UDP).
-func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
+func dial(ctx context.Context, raddr string, cfg Config) (*transport, error) {
 	cfg = forDDP(cfg)
 	a, err := sctp.Dial(ctx, "udp", raddr, &cfg)
 	if err != nil {
@@ -101,26 +101,35 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
 	return newTransport(a, &cfg, true)
 }
 
-// Listener accepts associations of the native stack, over UDP
-// (Listen) or over DTLS (ListenDTLS).
-type Listener struct {
+// listener accepts associations of the native stack, over UDP
+// (listen) or over DTLS (listenDTLS).
+type listener struct {
 	l   *sctp.Listener
 	dl  *dtlsListener
 	cfg Config
 }
 
 // Listen listens on the UDP address laddr.
-func Listen(laddr string, cfg Config) (*Listener, error) {
+func listen(laddr string, cfg Config) (*listener, error) {
 	cfg = forDDP(cfg)
 	l, err := sctp.Listen("udp", laddr, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Listener{l: l, cfg: cfg}, nil
+	return &listener{l: l, cfg: cfg}, nil
 }
 
-// Accept waits for the next association.
-func (l *Listener) Accept(ctx context.Context) (*Transport, error) {
+// Accept implements backend.Listener.
+func (l *listener) Accept(ctx context.Context) (backend.Transport, error) {
+	t, err := l.accept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// accept waits for the next association.
+func (l *listener) accept(ctx context.Context) (*transport, error) {
 	if l.dl != nil {
 		select {
 		case t := <-l.dl.accept:
@@ -144,7 +153,7 @@ func (l *Listener) Accept(ctx context.Context) (*Transport, error) {
 }
 
 // Addr returns the listening address.
-func (l *Listener) Addr() net.Addr {
+func (l *listener) Addr() net.Addr {
 	if l.dl != nil {
 		return l.dl.ln.Addr()
 	}
@@ -155,7 +164,7 @@ func (l *Listener) Addr() net.Addr {
 // DTLS, CookiesOK counts the completed DTLS handshakes and BadPackets the
 // failed ones (authentication, timeout, or a peer that is not DTLS); the
 // SCTP handshake runs inside each authenticated connection.
-func (l *Listener) HandshakeStats() sctp.HandshakeStats {
+func (l *listener) HandshakeStats() sctp.HandshakeStats {
 	if l.dl != nil {
 		return sctp.HandshakeStats{CookiesOK: l.dl.handshakes.Load(), BadPackets: l.dl.failed.Load()}
 	}
@@ -163,7 +172,7 @@ func (l *Listener) HandshakeStats() sctp.HandshakeStats {
 }
 
 // Close stops listening; accepted associations carry on.
-func (l *Listener) Close() error {
+func (l *listener) Close() error {
 	if l.dl != nil {
 		return l.dl.close()
 	}
@@ -200,35 +209,35 @@ func doneErr(err error) error {
 	return fmt.Errorf("%w: %w", backend.ErrAssociationClosed, err)
 }
 
-// Start implements Transport.
-func (t *Transport) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
+// Start implements backend.Transport.
+func (t *transport) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
 	t.a.Start(fn, func(err error) { done(doneErr(err)) })
 }
 
-// WriteMsg implements Transport.
-func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+// WriteMsg implements backend.Transport.
+func (t *transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	return nativeErr(t.a.WriteMsg(sid, ppid, parts...))
 }
 
 // WriteMsgMore implements backend.MoreWriter.
-func (t *Transport) WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error {
+func (t *transport) WriteMsgMore(sid uint16, ppid uint32, parts ...[]byte) error {
 	return nativeErr(t.a.WriteMsgMore(sid, ppid, parts...))
 }
 
 // Flush implements backend.MoreWriter.
-func (t *Transport) Flush() error { return nativeErr(t.a.Flush()) }
+func (t *transport) Flush() error { return nativeErr(t.a.Flush()) }
 
-// NumStreams implements Transport.
-func (t *Transport) NumStreams() int { return t.n }
+// NumStreams implements backend.Transport.
+func (t *transport) NumStreams() int { return t.n }
 
-// MaxMessage implements Transport.
-func (t *Transport) MaxMessage() int { return t.a.MaxMessage() }
+// MaxMessage implements backend.Transport.
+func (t *transport) MaxMessage() int { return t.a.MaxMessage() }
 
-// ResetStream implements Transport. The native stack sends every message
+// ResetStream implements backend.Transport. The native stack sends every message
 // unordered, so a stream has no sequence state to reset: the identifier
 // can be reused at once (RFC 5043 §6.6 quarantine is the adaptation's).
 // It answers a peer's RE-CONFIG request (RFC 6525) but never sends one.
-func (t *Transport) ResetStream(sid uint16) error {
+func (t *transport) ResetStream(sid uint16) error {
 	if isDone(t.a.Done()) {
 		return fmt.Errorf("sctpllp: reset stream %d: %w", sid, backend.ErrAssociationClosed)
 	}
@@ -238,38 +247,38 @@ func (t *Transport) ResetStream(sid uint16) error {
 	return nil
 }
 
-// PeerAdaptation implements Transport.
-func (t *Transport) PeerAdaptation() (uint32, bool) {
+// PeerAdaptation implements backend.Transport.
+func (t *transport) PeerAdaptation() (uint32, bool) {
 	st := t.a.Stats()
 	return st.PeerAdaptation, st.HasPeerAdaptation
 }
 
-// Kind implements Transport.
-func (t *Transport) Kind() string { return Kind }
+// Kind implements backend.Transport.
+func (t *transport) Kind() string { return kind }
 
-// LocalAddr implements Transport.
-func (t *Transport) LocalAddr() net.Addr { return t.a.LocalAddr() }
+// LocalAddr implements backend.Transport.
+func (t *transport) LocalAddr() net.Addr { return t.a.LocalAddr() }
 
-// RemoteAddr implements Transport.
-func (t *Transport) RemoteAddr() net.Addr { return t.a.RemoteAddr() }
+// RemoteAddr implements backend.Transport.
+func (t *transport) RemoteAddr() net.Addr { return t.a.RemoteAddr() }
 
-// Close implements Transport.
-func (t *Transport) Close() error { return nativeErr(t.a.Close()) }
+// Close implements backend.Transport.
+func (t *transport) Close() error { return nativeErr(t.a.Close()) }
 
-// Abort implements Transport.
-func (t *Transport) Abort() error { return t.a.Abort() }
+// Abort implements backend.Transport.
+func (t *transport) Abort() error { return t.a.Abort() }
 
 // TransportStats reports the SRTT and the retransmitted DATA chunks.
-func (t *Transport) TransportStats() backend.Stats {
+func (t *transport) TransportStats() backend.Stats {
 	s := t.a.Stats()
 	return backend.Stats{SRTT: s.SRTT, HasSRTT: s.RTTMeasured, Retransmissions: s.Retransmits, HasRetransmissions: true}
 }
 
 // Stats returns the stack's own counters of the association.
-func (t *Transport) Stats() sctp.Stats { return t.a.Stats() }
+func (t *transport) Stats() sctp.Stats { return t.a.Stats() }
 
 // PLPMTUD returns the association's RFC 8899 probing state and counters.
-func (t *Transport) PLPMTUD() sctp.PLPMTUDStats { return t.a.Stats().PLPMTUD }
+func (t *transport) PLPMTUD() sctp.PLPMTUDStats { return t.a.Stats().PLPMTUD }
 
 // isDone reports whether the association has ended (its Done channel is
 // closed: it is CLOSED).

@@ -88,12 +88,12 @@ func dtlsConfig(cfg Config, raddr net.Addr) Config {
 	return cfg
 }
 
-// DialDTLS starts an association of the native stack over DTLS to
+// dialDTLS starts an association of the native stack over DTLS to
 // the UDP address raddr: the DTLS handshake authenticates the peer (dcfg:
 // certificates or a pre-shared key), then the SCTP association starts
 // inside it. A peer that does not answer the DTLS handshake (a plain SCTP
 // listener) fails with ErrDTLSHandshake within the handshake timeout.
-func DialDTLS(ctx context.Context, raddr string, cfg Config, dcfg *dtls.Config) (*Transport, error) {
+func dialDTLS(ctx context.Context, raddr string, cfg Config, dcfg *dtls.Config) (*transport, error) {
 	ua, err := net.ResolveUDPAddr("udp", raddr)
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
@@ -129,7 +129,7 @@ func DialDTLS(ctx context.Context, raddr string, cfg Config, dcfg *dtls.Config) 
 type dtlsListener struct {
 	ln     net.Listener
 	cfg    Config
-	accept chan *Transport
+	accept chan *transport
 	done   chan struct{}
 	ctx    context.Context // canceled by close: ends handshakes under way
 	cancel context.CancelFunc
@@ -140,11 +140,11 @@ type dtlsListener struct {
 	handshakes, failed atomic.Uint64
 }
 
-// ListenDTLS listens for SCTP over DTLS on the UDP address laddr.
+// listenDTLS listens for SCTP over DTLS on the UDP address laddr.
 // Each DTLS connection that completes its handshake (authenticated by
 // dcfg) carries one association, started by the peer (RFC 9260 §5.1,
 // with the same stateless State Cookie as over plain UDP).
-func ListenDTLS(laddr string, cfg Config, dcfg *dtls.Config) (*Listener, error) {
+func listenDTLS(laddr string, cfg Config, dcfg *dtls.Config) (*listener, error) {
 	ua, err := net.ResolveUDPAddr("udp", laddr)
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
@@ -168,12 +168,12 @@ func ListenDTLS(laddr string, cfg Config, dcfg *dtls.Config) (*Listener, error) 
 	if backlog <= 0 {
 		backlog = dtlsDefaultBacklog
 	}
-	d := &dtlsListener{ln: ln, cfg: cfg, accept: make(chan *Transport, backlog),
+	d := &dtlsListener{ln: ln, cfg: cfg, accept: make(chan *transport, backlog),
 		done: make(chan struct{}), sem: make(chan struct{}, maxDTLSHandshakes)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.wg.Add(1)
 	go d.loop()
-	return &Listener{dl: d, cfg: cfg}, nil
+	return &listener{dl: d, cfg: cfg}, nil
 }
 
 func (d *dtlsListener) loop() {

@@ -13,14 +13,15 @@ import (
 // pion backend (pion/sctp over UDP) on 127.0.0.1.
 func TestPionTransportConformance(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T) (backend.Transport, backend.Transport) {
-		ln, err := pion.Listen("127.0.0.1:0", pion.Config{})
+		st := pion.Stack(pion.Config{})
+		ln, err := st.Listen("127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = ln.Close() })
 		addr := ln.Addr().String()
 		return transporttest.Establish(t,
-			func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) },
-			func(ctx context.Context) (backend.Transport, error) { return pion.Dial(ctx, addr, pion.Config{}) })
+			ln.Accept,
+			func(ctx context.Context) (backend.Transport, error) { return st.Dial(ctx, addr) })
 	})
 }

@@ -30,7 +30,7 @@ type writeErrConn struct {
 	// rx, once the transport exists, sees each packet before pion does
 	// and, when pion asks for the next, wakes the readers of the streams
 	// it carried chunks for (reader.go).
-	rx atomic.Pointer[Transport]
+	rx atomic.Pointer[transport]
 }
 
 // Read implements net.Conn: pion's next packet, noting the peer's
@@ -214,7 +214,7 @@ func deadPeerRTOMax(timeout time.Duration) float64 {
 // deadPeerLoop probes the peer whenever it has been silent for a quarter
 // of DeadPeerTimeout and aborts the association after DeadPeerTimeout of
 // silence.
-func (t *Transport) deadPeerLoop() {
+func (t *transport) deadPeerLoop() {
 	defer t.readers.Done()
 	timeout := t.cfg.DeadPeerTimeout
 	interval := max(timeout/4, time.Millisecond)

@@ -18,26 +18,26 @@ import (
 
 // pionPipePair sets up a pion association over an in-memory packet pipe,
 // recording what each side writes, and returns both sides' results.
-func pionPipePair(t *testing.T, client, server Config) (ct, st *Transport, cerr, serr error, rc, rs *recordConn) {
+func pionPipePair(t *testing.T, client, server Config) (ct, st *transport, cerr, serr error, rc, rs *recordConn) {
 	t.Helper()
 	ca, cb := dpipe.Pipe()
 	rc, rs = &recordConn{Conn: ca}, &recordConn{Conn: cb}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	type res struct {
-		t   *Transport
+		t   *transport
 		err error
 	}
 	ch := make(chan res, 1)
 	go func() {
-		tr, err := NewTransport(ctx, rs, false, server)
+		tr, err := newTransport(ctx, rs, false, server)
 		ch <- res{tr, err}
 	}()
-	ct, cerr = NewTransport(ctx, rc, true, client)
+	ct, cerr = newTransport(ctx, rc, true, client)
 	r := <-ch
 	st, serr = r.t, r.err
 	t.Cleanup(func() {
-		for _, tr := range []*Transport{ct, st} {
+		for _, tr := range []*transport{ct, st} {
 			if tr != nil {
 				_ = tr.Abort()
 			}
@@ -83,7 +83,7 @@ func TestPion_AdaptationLayerIndication_RFC5043_5_1(t *testing.T) {
 		ind, found = initALI(t, rs.packets(), byte(wire.ChunkInitAck))
 		assert.True(t, found, "the INIT ACK carries the indication")
 		assert.Equal(t, backend.AdaptationIndicationDDP, ind)
-		for _, tr := range []*Transport{ct, st} {
+		for _, tr := range []*transport{ct, st} {
 			ind, ok := tr.PeerAdaptation()
 			assert.True(t, ok)
 			assert.Equal(t, backend.AdaptationIndicationDDP, ind)

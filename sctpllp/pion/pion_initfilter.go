@@ -16,14 +16,14 @@ import (
 // further parameters within this chunk" (01: the same, and report it). The
 // INIT itself stays valid. Linux always sends a Supported Address Types
 // parameter (type 12, bits 00), so a passive pion endpoint drops every
-// kernel INIT. InitFilterConn fixes that on the wire: it rewrites incoming
+// kernel INIT. initFilterConn fixes that on the wire: it rewrites incoming
 // INITs as RFC 9260 says the receiver must read them — the parameters from
 // the first unknown "stop" one on are cut off — and recomputes the CRC32c.
 // What it cannot do is the "report" of bits 01 (an Unrecognized Parameter
 // cause in INIT-ACK): pion builds the INIT-ACK.
 
 // Errors of stripInitParams. A packet it cannot parse is passed on
-// unchanged by InitFilterConn (pion then judges it).
+// unchanged by initFilterConn (pion then judges it).
 var (
 	// errInitFilterShort reports a packet shorter than its headers say.
 	errInitFilterShort = errors.New("sctpllp: SCTP packet truncated")
@@ -123,24 +123,28 @@ func stripInitParams(pkt []byte, known func(uint16) bool) (n int, changed bool, 
 	return n, true, nil
 }
 
-// InitFilterConn wraps the packet connection a passive pion/sctp endpoint
+// initFilterConn wraps the packet connection a passive pion/sctp endpoint
 // reads from (a connected UDP socket for SCTP over UDP, RFC 6951) and
 // rewrites each incoming INIT with stripInitParams and knownInitParam,
 // so that pion accepts INITs from Linux kernel SCTP. Every other packet,
 // and everything written, passes unchanged.
-type InitFilterConn struct {
+type initFilterConn struct {
 	net.Conn
 	stripped atomic.Int64
 }
 
 // Stripped returns how many INITs were rewritten.
-func (f *InitFilterConn) Stripped() int64 { return f.stripped.Load() }
+func (f *initFilterConn) Stripped() int64 { return f.stripped.Load() }
 
-// NewInitFilterConn wraps c.
-func NewInitFilterConn(c net.Conn) *InitFilterConn { return &InitFilterConn{Conn: c} }
+// NewInitFilterConn wraps c, the conn of a passive NewTransport, so that
+// pion accepts INITs from Linux kernel SCTP (initFilterConn). The result
+// also has Stripped() int64: how many INITs were rewritten.
+func NewInitFilterConn(c net.Conn) net.Conn { return newInitFilterConn(c) }
+
+func newInitFilterConn(c net.Conn) *initFilterConn { return &initFilterConn{Conn: c} }
 
 // Read implements net.Conn: one packet, with an INIT rewritten.
-func (f *InitFilterConn) Read(b []byte) (int, error) {
+func (f *initFilterConn) Read(b []byte) (int, error) {
 	n, err := f.Conn.Read(b)
 	if n > wire.HeaderLen && b[wire.HeaderLen] == byte(wire.ChunkInit) {
 		if m, changed, serr := stripInitParams(b[:n], knownInitParam); serr == nil && changed {

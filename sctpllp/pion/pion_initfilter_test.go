@@ -147,7 +147,7 @@ func (c *fakePacketConn) Read(b []byte) (int, error) { return copy(b, <-c.in), n
 
 func TestInitFilterConn(t *testing.T) {
 	in := make(chan []byte, 2)
-	f := NewInitFilterConn(&fakePacketConn{in: in})
+	f := newInitFilterConn(&fakePacketConn{in: in})
 	in <- initPacket(pSupportedAddrTypes, pECN)
 	data := []byte{0x13, 0x88, 0x13, 0x88, 1, 2, 3, 4, 0, 0, 0, 0, 0, 3, 0, 4} // a DATA chunk header
 	in <- data
@@ -173,16 +173,16 @@ func TestInitFilterConnWithPion(t *testing.T) {
 			conn, err := net.DialUDP("udp4", nil, peer.LocalAddr().(*net.UDPAddr))
 			require.NoError(t, err)
 			var c net.Conn = conn
-			var f *InitFilterConn
+			var f *initFilterConn
 			if filtered {
-				f = NewInitFilterConn(conn)
+				f = newInitFilterConn(conn)
 				c = f
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				if tr, err := NewTransport(ctx, c, false, Config{MTU: 1200}); err == nil {
+				if tr, err := newTransport(ctx, c, false, Config{MTU: 1200}); err == nil {
 					tr.Abort()
 				} else {
 					c.Close()

@@ -10,7 +10,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 )
 
-// DialPMTU is Dial with path MTU tracking: the UDP socket is
+// dialPMTU is dial with path MTU tracking: the UDP socket is
 // wrapped in a dplpmtud.Conn (IP_PMTUDISC_DO, EMSGSIZE and ICMP handling,
 // RFC 8899 probing, re-bundling to the path MTU) and MaxMessage — hence
 // Association.MULPDU and every Session's MULPDU — follows the tracked path
@@ -18,7 +18,7 @@ import (
 // its maximum (8192 octets, cfg.MTU is ignored): pion v1.11.3 cannot
 // change it after set-up, and dplpmtud.Conn cuts its packets to the path.
 // See docs/pmtu.md.
-func DialPMTU(ctx context.Context, raddr string, cfg Config, pcfg dplpmtud.ConnConfig) (*Transport, error) {
+func dialPMTU(ctx context.Context, raddr string, cfg Config, pcfg dplpmtud.ConnConfig) (*transport, error) {
 	cfg = cfg.withDefaults()
 	ua, err := net.ResolveUDPAddr("udp", raddr)
 	if err != nil {
@@ -33,9 +33,9 @@ func DialPMTU(ctx context.Context, raddr string, cfg Config, pcfg dplpmtud.ConnC
 	return newTransportPMTU(ctx, uc, true, cfg, pcfg)
 }
 
-// newTransportPMTU is NewTransport over a connected UDP socket
-// with path MTU tracking (see DialPMTU). uc is owned by the transport.
-func newTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Config, pcfg dplpmtud.ConnConfig) (*Transport, error) {
+// newTransportPMTU is newTransport over a connected UDP socket
+// with path MTU tracking (see dialPMTU). uc is owned by the transport.
+func newTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Config, pcfg dplpmtud.ConnConfig) (*transport, error) {
 	if pcfg.MaxPacket <= 0 || pcfg.MaxPacket > pionMaxPacket {
 		pcfg.MaxPacket = pionMaxPacket
 	}
@@ -45,9 +45,9 @@ func newTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Con
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
 	cfg.MTU = pcfg.MaxPacket + pmtu.UDPHeaderLen + pmtu.IPHeaderLen(pc.IPv6())
-	t, err := NewTransport(ctx, pc, client, cfg)
+	t, err := newTransport(ctx, pc, client, cfg)
 	if err != nil {
-		return nil, err // pc was closed by NewTransport
+		return nil, err // pc was closed by newTransport
 	}
 	t.udp = uc
 	t.pmtu = pc
@@ -58,14 +58,14 @@ func newTransportPMTU(ctx context.Context, uc *net.UDPConn, client bool, cfg Con
 // fits one DATA chunk in one packet of the current path MTU (never above
 // what pion was set up for, never below what a 516-octet MULPDU needs,
 // RFC 5043 §9).
-func (t *Transport) pmtuMaxMessage() int {
+func (t *transport) pmtuMaxMessage() int {
 	m := t.pmtu.MaxMessage()
 	return min(max(m, maxMessageForPacket(minPionPacket)), t.maxMsg)
 }
 
 // PathMTU returns the path MTU statistics of a transport made by
-// DialPMTU (ok false for one without tracking).
-func (t *Transport) PathMTU() (s dplpmtud.Stats, ok bool) {
+// dialPMTU (ok false for one without tracking).
+func (t *transport) PathMTU() (s dplpmtud.Stats, ok bool) {
 	if t.pmtu == nil {
 		return dplpmtud.Stats{}, false
 	}
@@ -73,15 +73,15 @@ func (t *Transport) PathMTU() (s dplpmtud.Stats, ok bool) {
 }
 
 // PMTUConn returns the path MTU tracker of a transport made by
-// DialPMTU, or nil.
-func (t *Transport) PMTUConn() *dplpmtud.Conn { return t.pmtu }
+// dialPMTU, or nil.
+func (t *transport) PMTUConn() *dplpmtud.Conn { return t.pmtu }
 
-// ListenPMTU is Listen with path MTU tracking on every accepted
-// association (see DialPMTU). The listening socket is shared, so the
+// listenPMTU is listen with path MTU tracking on every accepted
+// association (see dialPMTU). The listening socket is shared, so the
 // kernel's path MTU towards each peer is read through a helper socket
 // (dplpmtud.PathQuerier) created here, in the caller's network namespace, and
 // DF is switched on the shared socket with nesting (dplpmtud.SharedDF).
-func ListenPMTU(laddr string, cfg Config, pcfg dplpmtud.ConnConfig) (*Listener, error) {
+func listenPMTU(laddr string, cfg Config, pcfg dplpmtud.ConnConfig) (*listener, error) {
 	if pcfg.MaxPacket <= 0 || pcfg.MaxPacket > pionMaxPacket {
 		pcfg.MaxPacket = pionMaxPacket
 	}
@@ -91,7 +91,7 @@ func ListenPMTU(laddr string, cfg Config, pcfg dplpmtud.ConnConfig) (*Listener, 
 	if err != nil {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
-	l, err := listenPion(laddr, cfg, func(l *Listener, uc *net.UDPConn) error {
+	l, err := listenPion(laddr, cfg, func(l *listener, uc *net.UDPConn) error {
 		df, err := dplpmtud.NewSharedDF(uc)
 		if err != nil {
 			return err

@@ -50,7 +50,7 @@ type readerState struct {
 // addReaderLocked counts a reader about to start, unless pion's
 // association has closed (its streams then have nothing more to read).
 // mu is held.
-func (t *Transport) addReaderLocked() bool {
+func (t *transport) addReaderLocked() bool {
 	if t.noReaders {
 		return false
 	}
@@ -59,7 +59,7 @@ func (t *Transport) addReaderLocked() bool {
 }
 
 // wake makes sure ps has a reader: pion has queued something for it.
-func (t *Transport) wake(ps *pionStream) {
+func (t *transport) wake(ps *pionStream) {
 	ps.pending.Store(true)
 	if ps.running.Load() || !ps.running.CompareAndSwap(false, true) {
 		return
@@ -80,7 +80,7 @@ func (t *Transport) wake(ps *pionStream) {
 // wakeSniffed. The packet's checksum is not verified here (pion does that
 // next): a forged packet can at most start one reader per stream for
 // readerIdle. It allocates nothing once its lists have grown.
-func (t *Transport) sniff(p []byte) {
+func (t *transport) sniff(p []byte) {
 	if len(p) <= wire.HeaderLen {
 		return
 	}
@@ -105,7 +105,7 @@ func (t *Transport) sniff(p []byte) {
 // value after the request sequence number is the Response Sequence
 // Number, the Sender's Last Assigned TSN and the stream numbers, none
 // meaning every stream (RFC 6525 §4.1).
-func (t *Transport) sniffReset(r wire.ReconfigRequest) {
+func (t *transport) sniffReset(r wire.ReconfigRequest) {
 	if r.Type != wire.ParamOutgoingSSNReset || len(r.Rest) < 8 {
 		return
 	}
@@ -125,7 +125,7 @@ func (t *Transport) sniffReset(r wire.ReconfigRequest) {
 // now cannot park before it has it, however long pion took to get to
 // the packet (waking at sniff time instead lost messages under load: the
 // reader ran its period and parked before pion had queued them).
-func (t *Transport) wakeSniffed() {
+func (t *transport) wakeSniffed() {
 	if len(t.sniffed) == 0 && len(t.resetIDs) == 0 && !t.resetAll {
 		return
 	}
@@ -165,7 +165,7 @@ func (t *Transport) wakeSniffed() {
 
 // readLoop delivers the messages of ps in periods of readerIdle and ends
 // after a period without one (parks), or when the stream ends.
-func (t *Transport) readLoop(ps *pionStream) {
+func (t *transport) readLoop(ps *pionStream) {
 	defer t.readers.Done()
 	for {
 		ps.pending.Store(false)
@@ -196,7 +196,7 @@ func (t *Transport) readLoop(ps *pionStream) {
 // readPeriod delivers messages until the read deadline passes and reports
 // how many; ended is true when the stream ended (reset by the peer, or the
 // association closed).
-func (t *Transport) readPeriod(ps *pionStream) (got int, ended bool) {
+func (t *transport) readPeriod(ps *pionStream) (got int, ended bool) {
 	for {
 		// A zero-length read reports the size of the next message without
 		// consuming it (io.ErrShortBuffer); an idle stream holds no buffer.

@@ -35,7 +35,7 @@ func (b *inbox) count(sid uint16) int {
 	return len(b.got[sid])
 }
 
-func startedPair(t *testing.T) (ct, st *Transport, cin, sin *inbox) {
+func startedPair(t *testing.T) (ct, st *transport, cin, sin *inbox) {
 	t.Helper()
 	ct, st, cerr, serr, _, _ := pionPipePair(t, Config{}, Config{})
 	require.NoError(t, cerr)
@@ -55,7 +55,7 @@ func shortReaderIdle(t *testing.T) {
 }
 
 // readers returns how many of tr's streams have a reader.
-func readers(tr *Transport) int {
+func readers(tr *transport) int {
 	tr.mu.RLock()
 	defer tr.mu.RUnlock()
 	n := 0
@@ -264,10 +264,10 @@ func TestPion_ResetReachesParkedReader(t *testing.T) {
 	sin.mu.Unlock()
 }
 
-// sniffTransport is a Transport with streams 1..n for sniff alone: each
+// sniffTransport is a transport with streams 1..n for sniff alone: each
 // stream counts as having its reader, so sniff only marks them.
-func sniffTransport(n int) *Transport {
-	t := &Transport{streams: map[uint16]*pionStream{}}
+func sniffTransport(n int) *transport {
+	t := &transport{streams: map[uint16]*pionStream{}}
 	for sid := uint16(1); sid <= uint16(n); sid++ {
 		ps := &pionStream{sid: sid}
 		ps.running.Store(true)
@@ -298,7 +298,7 @@ func resetChunk(sids ...uint16) []byte {
 	return append(c, p...)
 }
 
-func marks(t *Transport) (pending, resetting []uint16) {
+func marks(t *transport) (pending, resetting []uint16) {
 	for sid := uint16(1); int(sid) <= len(t.streams); sid++ {
 		ps := t.streams[sid]
 		if ps.pending.Load() {

@@ -25,6 +25,7 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // pion's limits. The header sizes that turn a path MTU into pion's SCTP
@@ -50,8 +51,8 @@ const (
 	// peer silent this long (probes unanswered) is declared dead, the
 	// association fails and every outstanding work request is flushed.
 	defaultDeadPeerTimeout = 30 * time.Second
-	// DefaultSocketBuffer is the requested UDP socket buffer (both ways).
-	DefaultSocketBuffer = 8 << 20
+	// defaultSocketBuffer is the requested UDP socket buffer (both ways).
+	defaultSocketBuffer = 8 << 20
 	// defaultPionReceiveBuffer is pion's receive window.
 	defaultPionReceiveBuffer = 16 << 20
 	// defaultStreamSendBuffer bounds the unacknowledged octets per stream.
@@ -60,29 +61,30 @@ const (
 	defaultSendBuffer = 16 << 20
 	// defaultHandshakeTimeout bounds the SCTP four-way handshake.
 	defaultHandshakeTimeout = 10 * time.Second
-	// DefaultLoopbackMTU is the path MTU assumed towards a loopback
+	// defaultLoopbackMTU is the path MTU assumed towards a loopback
 	// address: pion's largest packet plus UDP and IPv4 headers.
-	DefaultLoopbackMTU = pionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
-	// DefaultMTU is the path MTU assumed towards any other address
+	defaultLoopbackMTU = pionMaxPacket + pmtu.UDPHeaderLen + pmtu.IPv4HeaderLen
+	// defaultMTU is the path MTU assumed towards any other address
 	// (Ethernet); pion has no path MTU discovery.
-	DefaultMTU = 1500
+	defaultMTU = 1500
 )
 
 // Config configures the userspace SCTP backend (github.com/pion/sctp
-// over UDP or any net.Conn). Zero fields take the defaults above.
+// over UDP or any net.Conn). Zero fields take the defaults
+// (docs/sctp-userspace.md).
 type Config struct {
 	// MTU is the IP path MTU towards the peer. pion's SCTP packet budget
-	// is MTU less the IP and UDP headers, at most 8192. 0 selects
-	// DefaultLoopbackMTU for a loopback peer and DefaultMTU otherwise.
-	// For a net.Conn that is not UDP (NewTransport), MTU is the SCTP
-	// packet size itself.
+	// is MTU less the IP and UDP headers, at most 8192. 0 selects 8220
+	// (8192 plus the UDP and IPv4 headers) for a loopback peer and 1500
+	// otherwise. For a net.Conn that is not UDP (NewTransport), MTU is
+	// the SCTP packet size itself.
 	MTU int
 	// Streams is the number of streams the adaptation may use
-	// (NumStreams). pion always advertises 65535 in INIT; this is the local
-	// limit, at most 65535.
+	// (NumStreams; 0: DefaultStreams). pion always advertises 65535 in
+	// INIT; this is the local limit, at most 65535.
 	Streams int
 	// SocketBuffer is the UDP SO_RCVBUF/SO_SNDBUF requested; the kernel
-	// caps it at net.core.rmem_max / wmem_max.
+	// caps it at net.core.rmem_max / wmem_max. 0 means 8 MiB.
 	SocketBuffer int
 	// ReceiveBuffer is pion's receive buffer (advertised window).
 	ReceiveBuffer uint32
@@ -136,6 +138,10 @@ type Config struct {
 	// is aborted and set-up fails with ErrAdaptationMismatch. Set it only
 	// for peers that cannot send one (pion-based stacks of other projects).
 	AllowMissingAdaptation bool
+	// PathMTU, when not nil, tracks the path MTU of every association
+	// (RFC 8899, docs/pmtu.md): dialPMTU and listenPMTU in pmtu_pion.go.
+	// pion's packet budget is then its maximum and MTU is ignored.
+	PathMTU *dplpmtud.ConnConfig
 
 	// adaptation overrides the indication sent (tests only); nil means
 	// AdaptationIndicationDDP, a pointer to 0 sends none.
@@ -150,7 +156,7 @@ func (c Config) withDefaults() Config {
 		c.Streams = DefaultStreams
 	}
 	if c.SocketBuffer <= 0 {
-		c.SocketBuffer = DefaultSocketBuffer
+		c.SocketBuffer = defaultSocketBuffer
 	}
 	if c.ReceiveBuffer == 0 {
 		c.ReceiveBuffer = defaultPionReceiveBuffer
@@ -181,7 +187,7 @@ func pionPacketSize(mtu int, raddr *net.UDPAddr) int {
 		ipHdr = pmtu.IPv6HeaderLen
 	}
 	if mtu <= 0 {
-		mtu = DefaultMTU
+		mtu = defaultMTU
 		if raddr.IP.IsLoopback() {
 			mtu = pionMaxPacket + pmtu.UDPHeaderLen + ipHdr
 		}
@@ -202,16 +208,16 @@ func maxMessageForPacket(packet int) int {
 // MULPDU plus the DDP-SSN in one DATA chunk (RFC 5043 §9).
 const minPionPacket = wire.HeaderLen + wire.DataHeaderLen + iwarp.SCTPMinMULPDU + pmtu.DDPSSNLen + 2
 
-// Transport is the backend.Transport over github.com/pion/sctp. Every
+// transport is the backend.Transport over github.com/pion/sctp. Every
 // message is sent unordered and reliable (RFC 5043 §10) with its PPID. A
 // stream that receives has a reader goroutine while messages arrive
 // (reader.go). Writes block while a stream has more than StreamSendBuffer,
 // the association more than SendBuffer octets unacknowledged, or the stream
-// backend.MaxOutstandingSegments chunks outstanding (RFC 5043 §10); session
+// contract.MaxOutstandingSegments chunks outstanding (RFC 5043 §10); session
 // control (PPID 17) is never held back. pion has no path failure detection:
 // Config.DeadPeerTimeout (on by default) and, for Dial's connected socket,
 // an ICMP port unreachable end the association. More: docs/sctp-userspace.md.
-type Transport struct {
+type transport struct {
 	assoc      *sctp.Association
 	conn       net.Conn
 	udp        *net.UDPConn // nil unless the transport owns a UDP socket
@@ -247,7 +253,7 @@ type Transport struct {
 	ended    chan struct{}
 	cause    atomic.Pointer[error]
 	sentinel *sctp.Stream
-	pmtu     *dplpmtud.Conn // nil unless set up by DialPMTU (pmtu_pion.go)
+	pmtu     *dplpmtud.Conn // nil unless set up by dialPMTU (pmtu_pion.go)
 	live     *liveConn      // nil when DeadPeerTimeout is negative (deadpeer_pion.go)
 	wconn    *writeErrConn
 }
@@ -265,15 +271,27 @@ type pionStream struct {
 }
 
 var (
-	_ backend.Transport        = (*Transport)(nil)
-	_ backend.AcceptBacklogger = (*Transport)(nil)
+	_ backend.Transport         = (*transport)(nil)
+	_ contract.AcceptBacklogger = (*transport)(nil)
 )
 
 // NewTransport runs the SCTP handshake over conn (client: active open)
+// and returns the established transport; conn is owned by it from then
+// on. For a conn that is not a *net.UDPConn, cfg.MTU is the SCTP packet
+// size. Stack's Dial and Listen make the UDP socket themselves.
+func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (backend.Transport, error) {
+	t, err := newTransport(ctx, conn, client, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newTransport runs the SCTP handshake over conn (client: active open)
 // and returns the established transport. conn is owned by the transport
 // from then on. cfg.MTU is the SCTP packet size for a conn that is not a
 // *net.UDPConn.
-func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (*Transport, error) {
+func newTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (*transport, error) {
 	cfg = cfg.withDefaults()
 	var raddr *net.UDPAddr
 	udpConn, isUDP := conn.(*net.UDPConn)
@@ -358,7 +376,7 @@ func NewTransport(ctx context.Context, conn net.Conn, client bool, cfg Config) (
 		}
 		return nil, fmt.Errorf("%w (peer sent none)", backend.ErrAdaptationMismatch)
 	}
-	t := &Transport{
+	t := &transport{
 		assoc:      a,
 		conn:       conn,
 		cfg:        cfg,
@@ -418,9 +436,9 @@ func serverContext(ctx context.Context, conn net.Conn, opts []sctp.AssociationOp
 	}
 }
 
-// Dial opens a UDP socket towards raddr ("host:port") and an SCTP
+// dial opens a UDP socket towards raddr ("host:port") and an SCTP
 // association over it (active side).
-func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
+func dial(ctx context.Context, raddr string, cfg Config) (*transport, error) {
 	cfg = cfg.withDefaults()
 	ua, err := net.ResolveUDPAddr("udp", raddr)
 	if err != nil {
@@ -437,13 +455,13 @@ func Dial(ctx context.Context, raddr string, cfg Config) (*Transport, error) {
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
 	sockbuf.SetSocketBuffers(uc, cfg.SocketBuffer)
-	return NewTransport(ctx, uc, true, cfg)
+	return newTransport(ctx, uc, true, cfg)
 }
 
-// Start implements Transport.
-func (t *Transport) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
+// Start implements backend.Transport.
+func (t *transport) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
 	if !t.started.CompareAndSwap(false, true) {
-		panic("sctpllp: Transport.Start called twice")
+		panic("sctpllp: transport.Start called twice")
 	}
 	t.fn, t.doneFn = fn, done
 	t.readers.Add(2)
@@ -464,7 +482,7 @@ func (t *Transport) Start(fn func(sid uint16, ppid uint32, b []byte), done func(
 	}()
 }
 
-func (t *Transport) setCause(err error) {
+func (t *transport) setCause(err error) {
 	// A peer's ABORT is checked first: it ends pion at once, the failing
 	// writes can make the adaptation close the association (all sessions
 	// erroneous, RFC 5040 §7) before this runs, and that local Close must
@@ -498,7 +516,7 @@ func (t *Transport) setCause(err error) {
 	t.cause.CompareAndSwap(nil, &err)
 }
 
-func (t *Transport) sentinelLoop() {
+func (t *transport) sentinelLoop() {
 	defer t.readers.Done()
 	for {
 		_, _, err := t.sentinel.ReadSCTP(nil)
@@ -516,7 +534,7 @@ func (t *Transport) sentinelLoop() {
 	}
 }
 
-func (t *Transport) acceptLoop() {
+func (t *transport) acceptLoop() {
 	defer t.readers.Done()
 	defer func() {
 		// pion's streams are all closed: no reader starts any more, so
@@ -553,7 +571,7 @@ const maxRefusedStreams = 64
 // maxRefusedStreams such streams the peer is taken for hostile: the
 // association is aborted with an error wrapping ErrStreamRange. It
 // reports whether it aborted.
-func (t *Transport) refuseStream(s *sctp.Stream) bool {
+func (t *transport) refuseStream(s *sctp.Stream) bool {
 	n := t.refused.Add(1)
 	_ = s.Close()
 	if n <= maxRefusedStreams {
@@ -567,10 +585,10 @@ func (t *Transport) refuseStream(s *sctp.Stream) bool {
 
 // RefusedStreams returns how many streams the peer started beyond
 // Config.Streams (each was reset without being read).
-func (t *Transport) refusedCount() uint64 { return t.refused.Load() }
+func (t *transport) refusedCount() uint64 { return t.refused.Load() }
 
 // register adopts a pion stream and starts its reader, once per stream.
-func (t *Transport) register(s *sctp.Stream) *pionStream {
+func (t *transport) register(s *sctp.Stream) *pionStream {
 	sid := s.StreamIdentifier()
 	t.mu.Lock()
 	if ps, ok := t.streams[sid]; ok && ps.s == s {
@@ -604,7 +622,7 @@ func (t *Transport) register(s *sctp.Stream) *pionStream {
 // forgetIfDone drops a stream whose both directions are reset, so that a
 // later session can use its identifier (pion reuses an id only after both
 // sides reset it).
-func (t *Transport) forgetIfDone(sid uint16, ps *pionStream) {
+func (t *transport) forgetIfDone(sid uint16, ps *pionStream) {
 	if !ps.eof.Load() || !ps.outClosed.Load() {
 		return
 	}
@@ -615,7 +633,7 @@ func (t *Transport) forgetIfDone(sid uint16, ps *pionStream) {
 	t.mu.Unlock()
 }
 
-func (t *Transport) stream(sid uint16) (*pionStream, error) {
+func (t *transport) stream(sid uint16) (*pionStream, error) {
 	t.mu.RLock()
 	ps, ok := t.streams[sid]
 	t.mu.RUnlock()
@@ -634,8 +652,8 @@ func (t *Transport) stream(sid uint16) (*pionStream, error) {
 	return t.register(s), nil
 }
 
-// WriteMsg implements Transport.
-func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
+// WriteMsg implements backend.Transport.
+func (t *transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 	select {
 	case <-t.closed:
 		return backend.ErrAssociationClosed
@@ -684,11 +702,11 @@ func (t *Transport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) error {
 }
 
 // waitWritable blocks until the stream and the association accept total
-// more octets and the stream has fewer than backend.MaxOutstandingSegments chunks
+// more octets and the stream has fewer than contract.MaxOutstandingSegments chunks
 // outstanding. A chunk counts as outstanding until pion's buffered amount
 // for the stream has been seen at zero after it was written: conservative,
 // since the count is reset only when every chunk was acknowledged.
-func (t *Transport) waitWritable(ps *pionStream, total int) error {
+func (t *transport) waitWritable(ps *pionStream, total int) error {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -706,7 +724,7 @@ func (t *Transport) waitWritable(ps *pionStream, total int) error {
 		if sb == 0 {
 			ps.sinceZero.Store(0)
 		}
-		countOK := ps.sinceZero.Load() < backend.MaxOutstandingSegments
+		countOK := ps.sinceZero.Load() < contract.MaxOutstandingSegments
 		streamOK := countOK && (sb == 0 || sb+uint64(total) <= uint64(t.cfg.StreamSendBuffer))
 		ab := t.assoc.BufferedAmount()
 		assocOK := ab == 0 || ab+total <= t.cfg.SendBuffer
@@ -746,14 +764,14 @@ func (t *Transport) waitWritable(ps *pionStream, total int) error {
 	}
 }
 
-// NumStreams implements Transport.
-func (t *Transport) NumStreams() int { return t.numStreams }
+// NumStreams implements backend.Transport.
+func (t *transport) NumStreams() int { return t.numStreams }
 
-// MaxMessage implements Transport: floor4(packet − 12 − 16), the largest
+// MaxMessage implements backend.Transport: floor4(packet − 12 − 16), the largest
 // message pion sends in one DATA chunk, where packet is the path MTU less
 // the IP and UDP headers (pion's MTU setting counts the SCTP packet only).
-// With path MTU tracking (DialPMTU) it follows the tracked path MTU.
-func (t *Transport) MaxMessage() int {
+// With path MTU tracking (dialPMTU) it follows the tracked path MTU.
+func (t *transport) MaxMessage() int {
 	if t.pmtu != nil {
 		return t.pmtuMaxMessage()
 	}
@@ -762,16 +780,16 @@ func (t *Transport) MaxMessage() int {
 
 // Buffered returns the octets pion holds queued or unacknowledged on the
 // association: what the send buffer limits (Config.SendBuffer).
-func (t *Transport) Buffered() int { return int(t.assoc.BufferedAmount()) }
+func (t *transport) Buffered() int { return int(t.assoc.BufferedAmount()) }
 
 // PacketSize returns the SCTP packet budget given to pion (WithMTU).
-func (t *Transport) packetLimit() int { return t.packet }
+func (t *transport) packetLimit() int { return t.packet }
 
-// ResetStream implements Transport: it resets the outgoing stream
+// ResetStream implements backend.Transport: it resets the outgoing stream
 // (RFC 6525); pion frees the identifier when the peer has reset its
 // direction too. A writer waiting for flow control on sid returns
 // llp.ErrClosed.
-func (t *Transport) ResetStream(sid uint16) error {
+func (t *transport) ResetStream(sid uint16) error {
 	if int(sid) >= t.numStreams {
 		return fmt.Errorf("%w: %d of %d", backend.ErrStreamRange, sid, t.numStreams)
 	}
@@ -806,20 +824,20 @@ func (t *Transport) ResetStream(sid uint16) error {
 // StreamFree reports whether sid carries no pion stream any more: both
 // directions were reset, or it was never used. The adaptation waits for it
 // before reusing an identifier (RFC 5043 §6.6).
-func (t *Transport) StreamFree(sid uint16) bool {
+func (t *transport) StreamFree(sid uint16) bool {
 	t.mu.RLock()
 	_, ok := t.streams[sid]
 	t.mu.RUnlock()
 	return !ok
 }
 
-// PeerAdaptation implements Transport: the indication of the peer's INIT
+// PeerAdaptation implements backend.Transport: the indication of the peer's INIT
 // or INIT ACK, read below pion (pion_ali.go).
-func (t *Transport) PeerAdaptation() (uint32, bool) { return t.wconn.ali.peerIndication() }
+func (t *transport) PeerAdaptation() (uint32, bool) { return t.wconn.ali.peerIndication() }
 
 // TransportStats reports pion's smoothed RTT and the retransmitted DATA
 // chunks counted below pion (pion keeps no such counter).
-func (t *Transport) TransportStats() backend.Stats {
+func (t *transport) TransportStats() backend.Stats {
 	st := backend.Stats{Retransmissions: t.wconn.rtx.count(), HasRetransmissions: true}
 	if ms := t.assoc.SRTT(); ms > 0 {
 		st.SRTT, st.HasSRTT = time.Duration(ms*float64(time.Millisecond)), true
@@ -827,28 +845,28 @@ func (t *Transport) TransportStats() backend.Stats {
 	return st
 }
 
-// Kind implements Transport.
-func (t *Transport) Kind() string { return "sctp-pion" }
+// Kind implements backend.Transport.
+func (t *transport) Kind() string { return "sctp-pion" }
 
-// AcceptBacklog implements backend.AcceptBacklogger: pion queues 16 new
+// AcceptBacklog implements contract.AcceptBacklogger: pion queues 16 new
 // incoming streams (its acceptChSize, v1.12.1) and discards the first DATA
 // chunk of a 17th unacknowledged ("sender will retry on T3-rtx timeout"),
 // however quickly acceptLoop takes them: one packet may bundle the first
 // chunks of more streams than that.
-func (t *Transport) AcceptBacklog() int { return pionAcceptBacklog }
+func (t *transport) AcceptBacklog() int { return pionAcceptBacklog }
 
 // pionAcceptBacklog is pion's accept channel depth (see AcceptBacklog).
 const pionAcceptBacklog = 16
 
-// LocalAddr implements Transport.
-func (t *Transport) LocalAddr() net.Addr { return t.conn.LocalAddr() }
+// LocalAddr implements backend.Transport.
+func (t *transport) LocalAddr() net.Addr { return t.conn.LocalAddr() }
 
-// RemoteAddr implements Transport.
-func (t *Transport) RemoteAddr() net.Addr { return t.conn.RemoteAddr() }
+// RemoteAddr implements backend.Transport.
+func (t *transport) RemoteAddr() net.Addr { return t.conn.RemoteAddr() }
 
 // SocketBuffers reports the UDP socket buffer sizes the kernel granted, or
 // zeros when the transport does not own a UDP socket.
-func (t *Transport) SocketBuffers() (rcv, snd int) {
+func (t *transport) SocketBuffers() (rcv, snd int) {
 	if t.udp == nil {
 		return 0, 0
 	}
@@ -856,7 +874,7 @@ func (t *Transport) SocketBuffers() (rcv, snd int) {
 }
 
 // teardown closes pion and the conn once.
-func (t *Transport) teardown() {
+func (t *transport) teardown() {
 	t.once.Do(func() {
 		close(t.closed)
 		_ = t.assoc.Close()
@@ -864,10 +882,10 @@ func (t *Transport) teardown() {
 	})
 }
 
-// Close implements Transport: SCTP SHUTDOWN once every queued message is
+// Close implements backend.Transport: SCTP SHUTDOWN once every queued message is
 // acknowledged (bounded by HandshakeTimeout), then release. It waits until
 // done has been called. It must not be called from the Start callbacks.
-func (t *Transport) Close() error {
+func (t *transport) Close() error {
 	if t.closing.CompareAndSwap(false, true) {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HandshakeTimeout)
 		err := t.assoc.Shutdown(ctx)
@@ -889,9 +907,9 @@ func (t *Transport) Close() error {
 	return nil
 }
 
-// Abort implements Transport: SCTP ABORT, then release. It waits until
+// Abort implements backend.Transport: SCTP ABORT, then release. It waits until
 // done has been called. It must not be called from the Start callbacks.
-func (t *Transport) Abort() error {
+func (t *transport) Abort() error {
 	t.aborting.Store(true)
 	if t.closing.CompareAndSwap(false, true) {
 		t.assoc.Abort("DDP adaptation abort")
@@ -901,7 +919,7 @@ func (t *Transport) Abort() error {
 	return nil
 }
 
-func (t *Transport) wait() {
+func (t *transport) wait() {
 	if t.started.Load() {
 		<-t.finished
 		return
@@ -909,30 +927,30 @@ func (t *Transport) wait() {
 	t.teardown()
 }
 
-// Listener accepts SCTP associations over one UDP socket (passive side).
-type Listener struct {
+// listener accepts SCTP associations over one UDP socket (passive side).
+type listener struct {
 	mux     *udpMux
 	cfg     Config
-	ready   chan *Transport
+	ready   chan *transport
 	done    chan struct{}
 	once    sync.Once
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	pending map[*muxConn]struct{}
-	// wrap, when set (ListenPMTU, pmtu_pion.go), puts path MTU
+	// wrap, when set (listenPMTU, pmtu_pion.go), puts path MTU
 	// tracking between pion and each association's conn.
 	wrap    func(c *muxConn) (*dplpmtud.Conn, error)
 	onClose func()
 }
 
-// Listen listens for SCTP-over-UDP associations on laddr ("host:port").
-func Listen(laddr string, cfg Config) (*Listener, error) {
+// listen listens for SCTP-over-UDP associations on laddr ("host:port").
+func listen(laddr string, cfg Config) (*listener, error) {
 	return listenPion(laddr, cfg, nil)
 }
 
-// listenPion is Listen; setup, if not nil, prepares the listener
+// listenPion is listen; setup, if not nil, prepares the listener
 // before it accepts anything.
-func listenPion(laddr string, cfg Config, setup func(l *Listener, uc *net.UDPConn) error) (*Listener, error) {
+func listenPion(laddr string, cfg Config, setup func(l *listener, uc *net.UDPConn) error) (*listener, error) {
 	cfg = cfg.withDefaults()
 	ua, err := net.ResolveUDPAddr("udp", laddr)
 	if err != nil {
@@ -943,10 +961,10 @@ func listenPion(laddr string, cfg Config, setup func(l *Listener, uc *net.UDPCon
 		return nil, fmt.Errorf("sctpllp: %w", err)
 	}
 	sockbuf.SetSocketBuffers(uc, cfg.SocketBuffer)
-	l := &Listener{
+	l := &listener{
 		mux:     newUDPMux(uc, 64, cfg),
 		cfg:     cfg,
-		ready:   make(chan *Transport, 16),
+		ready:   make(chan *transport, 16),
 		done:    make(chan struct{}),
 		pending: make(map[*muxConn]struct{}),
 	}
@@ -964,7 +982,7 @@ func listenPion(laddr string, cfg Config, setup func(l *Listener, uc *net.UDPCon
 // Peers returns the number of peer addresses for which the listener holds
 // state: one per association that completed the stateless handshake and
 // has not ended. An unauthenticated INIT adds none (RFC 9260 §5.1.3).
-func (l *Listener) Peers() int {
+func (l *listener) Peers() int {
 	l.mux.mu.Lock()
 	defer l.mux.mu.Unlock()
 	return len(l.mux.conns)
@@ -972,7 +990,7 @@ func (l *Listener) Peers() int {
 
 // HandshakeStats returns the counters of the listener's stateless
 // handshake and of the packets it dropped or answered unauthenticated.
-func (l *Listener) HandshakeStats() handshakeStats {
+func (l *listener) HandshakeStats() handshakeStats {
 	if l.mux.hs == nil {
 		return handshakeStats{}
 	}
@@ -980,12 +998,12 @@ func (l *Listener) HandshakeStats() handshakeStats {
 }
 
 // Addr returns the UDP address listened on.
-func (l *Listener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
+func (l *listener) Addr() net.Addr { return l.mux.pc.LocalAddr() }
 
 // SocketBuffers reports the UDP socket buffer sizes the kernel granted.
-func (l *Listener) socketBuffers() (rcv, snd int) { return sockbuf.SocketBuffers(l.mux.pc) }
+func (l *listener) socketBuffers() (rcv, snd int) { return sockbuf.SocketBuffers(l.mux.pc) }
 
-func (l *Listener) acceptLoop() {
+func (l *listener) acceptLoop() {
 	defer l.wg.Done()
 	for {
 		select {
@@ -1001,7 +1019,7 @@ func (l *Listener) acceptLoop() {
 	}
 }
 
-func (l *Listener) handshake(c *muxConn) {
+func (l *listener) handshake(c *muxConn) {
 	defer l.wg.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.HandshakeTimeout)
 	defer cancel()
@@ -1027,7 +1045,7 @@ func (l *Listener) handshake(c *muxConn) {
 		}
 		conn = pc
 	}
-	t, err := NewTransport(ctx, conn, false, cfg)
+	t, err := newTransport(ctx, conn, false, cfg)
 	if err == nil {
 		t.pmtu = pc
 	}
@@ -1035,7 +1053,7 @@ func (l *Listener) handshake(c *muxConn) {
 	delete(l.pending, c)
 	l.mu.Unlock()
 	if err != nil {
-		return // the conn was closed by NewTransport
+		return // the conn was closed by newTransport
 	}
 	select {
 	case l.ready <- t:
@@ -1044,8 +1062,17 @@ func (l *Listener) handshake(c *muxConn) {
 	}
 }
 
-// Accept waits for the next established association.
-func (l *Listener) Accept(ctx context.Context) (*Transport, error) {
+// Accept implements backend.Listener.
+func (l *listener) Accept(ctx context.Context) (backend.Transport, error) {
+	t, err := l.accept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// accept waits for the next established association.
+func (l *listener) accept(ctx context.Context) (*transport, error) {
 	select {
 	case t := <-l.ready:
 		return t, nil
@@ -1058,7 +1085,7 @@ func (l *Listener) Accept(ctx context.Context) (*Transport, error) {
 
 // Close stops accepting: associations in set-up or not yet accepted are
 // aborted; accepted ones continue (the socket closes with the last one).
-func (l *Listener) Close() error {
+func (l *listener) Close() error {
 	l.once.Do(func() {
 		if l.onClose != nil {
 			defer l.onClose()

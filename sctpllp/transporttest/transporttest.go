@@ -1,9 +1,8 @@
 // Package transporttest is the conformance suite of the backend.Transport
 // contract (see the Transport documentation): one set of tests that every
 // SCTP backend runs unchanged, so that a new stack can be added with
-// confidence. The pion backend runs it on the host
-// (sctpllp.TestPionTransportConformance), the kernel backend in the test VM
-// (sctpllp.TestKernelTransportConformance).
+// confidence. Each backend's package runs it over its Stack: native (plain
+// and over DTLS) and pion on the host, kernel in the test VM.
 //
 // It uses the standard testing package only.
 package transporttest
@@ -13,26 +12,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
 
-// MakePair returns an established association as its two ends, client
-// (the dialer) and server (the accepting side), with at least 8 streams.
-// Neither end has been started. The suite closes or aborts both ends.
-type MakePair func(t *testing.T) (client, server backend.Transport)
+// makePair is Run's mk.
+type makePair = func(t *testing.T) (client, server backend.Transport)
 
 // timeout bounds every wait of the suite.
 const timeout = 20 * time.Second
 
-// Run runs every conformance test as a subtest of t.
-func Run(t *testing.T, mk MakePair) {
+// Run runs every conformance test as a subtest of t. mk returns an
+// established association as its two ends, client (the dialer) and server
+// (the accepting side), with at least 8 streams; neither end has been
+// started. The suite closes or aborts both ends.
+func Run(t *testing.T, mk func(t *testing.T) (client, server backend.Transport)) {
 	t.Run("Identity", func(t *testing.T) { testIdentity(t, mk) })
 	t.Run("Messages", func(t *testing.T) { testMessages(t, mk) })
 	t.Run("LargeMessage", func(t *testing.T) { testLargeMessage(t, mk) })
@@ -127,7 +127,7 @@ func (e *end) waitDone(t *testing.T) error {
 	return nil
 }
 
-func pair(t *testing.T, mk MakePair) (c, s *end) {
+func pair(t *testing.T, mk makePair) (c, s *end) {
 	t.Helper()
 	ct, st := mk(t)
 	c, s = start(ct, nil), start(st, nil)
@@ -138,7 +138,7 @@ func pair(t *testing.T, mk MakePair) (c, s *end) {
 	return c, s
 }
 
-func testIdentity(t *testing.T, mk MakePair) {
+func testIdentity(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	if c.tr.NumStreams() < 8 || c.tr.NumStreams() != s.tr.NumStreams() {
 		t.Fatalf("NumStreams: client %d, server %d: want equal, >= 8 (RFC 5043 §8)", c.tr.NumStreams(), s.tr.NumStreams())
@@ -158,7 +158,7 @@ func testIdentity(t *testing.T, mk MakePair) {
 
 // testMessages: every message arrives whole with its stream and PPID, parts
 // concatenated, in both directions, and fn never overlaps for one stream.
-func testMessages(t *testing.T, mk MakePair) {
+func testMessages(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	const perStream = 50
 	type key struct {
@@ -210,7 +210,7 @@ func testMessages(t *testing.T, mk MakePair) {
 // in order, after a WriteMsg or a Flush (nothing is lost for want of a
 // following message); Flush with nothing held is harmless. A backend that
 // is no MoreWriter has nothing to show here.
-func testMoreWriter(t *testing.T, mk MakePair) {
+func testMoreWriter(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	mw, ok := c.tr.(backend.MoreWriter)
 	if !ok {
@@ -248,7 +248,7 @@ func testMoreWriter(t *testing.T, mk MakePair) {
 // testLargeMessage: the largest DDP segment with headers (64 KiB + 64)
 // arrives whole when the backend accepts it; one of at most MaxMessage
 // octets is never refused.
-func testLargeMessage(t *testing.T, mk MakePair) {
+func testLargeMessage(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	small := bytes.Repeat([]byte{0xA5}, c.tr.MaxMessage())
 	if err := c.tr.WriteMsg(1, backend.PPIDSegment, small); err != nil {
@@ -273,7 +273,7 @@ func testLargeMessage(t *testing.T, mk MakePair) {
 	}
 }
 
-func testStreamRange(t *testing.T, mk MakePair) {
+func testStreamRange(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	n := uint16(c.tr.NumStreams())
 	if err := c.tr.WriteMsg(n, backend.PPIDSegment, []byte("x")); !errors.Is(err, backend.ErrStreamRange) {
@@ -290,7 +290,7 @@ func testStreamRange(t *testing.T, mk MakePair) {
 	}
 }
 
-func testEmptyMessage(t *testing.T, mk MakePair) {
+func testEmptyMessage(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	for _, parts := range [][][]byte{nil, {nil, {}}} {
 		if err := c.tr.WriteMsg(0, backend.PPIDSegment, parts...); !errors.Is(err, backend.ErrEmptyMessage) {
@@ -308,7 +308,7 @@ func testEmptyMessage(t *testing.T, mk MakePair) {
 // testGracefulClose: every message written before Close reaches the peer,
 // then the peer's done(nil); afterwards both ends refuse writes with
 // ErrAssociationClosed.
-func testGracefulClose(t *testing.T, mk MakePair) {
+func testGracefulClose(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	const n = 200
 	payload := bytes.Repeat([]byte{1}, 4000)
@@ -341,7 +341,7 @@ func testGracefulClose(t *testing.T, mk MakePair) {
 // cross or one answers the other (RFC 9260 §9.2): both Closes return
 // promptly, far within any stack's shutdown bound, and both ends see a
 // graceful end.
-func testCrossedClose(t *testing.T, mk MakePair) {
+func testCrossedClose(t *testing.T, mk makePair) {
 	const prompt = 3 * time.Second
 	for _, lead := range []time.Duration{0, 2 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
 		c, s := pair(t, mk)
@@ -381,7 +381,7 @@ func testCrossedClose(t *testing.T, mk MakePair) {
 	}
 }
 
-func testAbort(t *testing.T, mk MakePair) {
+func testAbort(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	if err := c.tr.WriteMsg(0, backend.PPIDSegment, []byte("before")); err != nil {
 		t.Fatal(err)
@@ -414,7 +414,7 @@ func testAbort(t *testing.T, mk MakePair) {
 
 // testAbortUnblocksWriter: a writer blocked by flow control (the peer's fn
 // does not return) gets ErrAssociationClosed when its end aborts.
-func testAbortUnblocksWriter(t *testing.T, mk MakePair) {
+func testAbortUnblocksWriter(t *testing.T, mk makePair) {
 	ct, st := mk(t)
 	block := make(chan struct{})
 	c, s := start(ct, nil), start(st, block)
@@ -454,7 +454,7 @@ func testAbortUnblocksWriter(t *testing.T, mk MakePair) {
 
 // testNoCallbackAfterClose: once Close or Abort returned, fn is not called
 // and done is called exactly once.
-func testNoCallbackAfterClose(t *testing.T, mk MakePair) {
+func testNoCallbackAfterClose(t *testing.T, mk makePair) {
 	for _, abort := range []bool{false, true} {
 		c, s := pair(t, mk)
 		stop := make(chan struct{})
@@ -502,7 +502,7 @@ func testNoCallbackAfterClose(t *testing.T, mk MakePair) {
 // testResetStream: after ResetStream on both ends a stream identifier
 // carries messages again (the adaptation's reuse after a session, RFC 5043
 // §6.6); other streams are not affected.
-func testResetStream(t *testing.T, mk MakePair) {
+func testResetStream(t *testing.T, mk makePair) {
 	c, s := pair(t, mk)
 	if err := c.tr.WriteMsg(6, backend.PPIDSegment, []byte("one")); err != nil {
 		t.Fatal(err)
@@ -539,7 +539,7 @@ func testResetStream(t *testing.T, mk MakePair) {
 }
 
 // Establish runs accept and dial concurrently and returns the two ends of
-// the association they set up, for use in a MakePair. It fails t if either
+// the association they set up, for use in a makePair. It fails t if either
 // fails, aborting the end that succeeded.
 func Establish(t *testing.T, accept, dial func(ctx context.Context) (backend.Transport, error)) (client, server backend.Transport) {
 	t.Helper()

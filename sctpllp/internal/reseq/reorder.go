@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/bufpool"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 // Sink receives the chunks of one DDP stream in DDP-SSN order: one chunk
@@ -112,9 +112,9 @@ func (r *Reorder) Push(ssn uint16, ppid uint32, body []byte) error {
 		}
 		return err
 	}
-	if d > backend.MaxSSNWindow {
+	if d > contract.MaxSSNWindow {
 		return fmt.Errorf("%w: DDP-SSN %d, expected %d (duplicate or more than %d ahead)",
-			ErrSSNWindow, ssn, r.next, backend.MaxSSNWindow)
+			ErrSSNWindow, ssn, r.next, contract.MaxSSNWindow)
 	}
 	x := r.early // nil until a valid early chunk is held: checks first
 	charged, ringLen := 0, 0

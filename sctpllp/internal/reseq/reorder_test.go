@@ -15,6 +15,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
+	"github.com/sctp-rdma/sctp-rdma/sctpllp/internal/contract"
 )
 
 type recSink struct {
@@ -68,9 +69,9 @@ func TestReorder_Wraparound(t *testing.T) {
 // is invalid.
 func TestReorder_WindowViolations_RFC5043_10(t *testing.T) {
 	r := New((&recSink{}).deliverChunk, 1<<20, nil)
-	require.NoError(t, r.Push(backend.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(backend.MaxSSNWindow)), "exactly 32767 ahead is legal")
-	assert.ErrorIs(t, r.Push(backend.MaxSSNWindow+1, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow)
-	assert.ErrorIs(t, r.Push(backend.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "duplicate of held")
+	require.NoError(t, r.Push(contract.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(contract.MaxSSNWindow)), "exactly 32767 ahead is legal")
+	assert.ErrorIs(t, r.Push(contract.MaxSSNWindow+1, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow)
+	assert.ErrorIs(t, r.Push(contract.MaxSSNWindow, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "duplicate of held")
 	require.NoError(t, r.Push(0, backend.PPIDSegment, chunkWithSSN(0)))
 	assert.ErrorIs(t, r.Push(0, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "already delivered")
 	assert.ErrorIs(t, r.Push(65535, backend.PPIDSegment, chunkWithSSN(0)), ErrSSNWindow, "behind")
@@ -218,7 +219,7 @@ func FuzzReorder(f *testing.F) {
 // order (all but the first held, then all released); the cost per chunk
 // does not grow with n (RFC 5043 §10's window is 32767).
 func BenchmarkReorderReverse(b *testing.B) {
-	for _, n := range []int{64, 4096, backend.MaxSSNWindow + 1} {
+	for _, n := range []int{64, 4096, contract.MaxSSNWindow + 1} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			r := New((nopSink{}).deliverChunk, 1<<30, nil)
 			buf := make([]byte, 64)
@@ -243,7 +244,7 @@ func TestReorder_AnyOrderLinear_RFC5043_10(t *testing.T) {
 	t.Cleanup(func() { runtime.GC(); runtime.GC(); debug.FreeOSMemory() })
 	b := membudget.New(1 << 30)
 	acct := &Account{Acct: membudget.NewAccount(b, 1<<30)}
-	const n = backend.MaxSSNWindow + 1
+	const n = contract.MaxSSNWindow + 1
 	for _, order := range []string{"reverse", "random"} {
 		t.Run(order, func(t *testing.T) {
 			sink := &recSink{}
