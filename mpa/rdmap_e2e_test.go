@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -28,7 +29,7 @@ type e2eEnds struct {
 // parameters: IRD/ORD (RFC 6581 §9.1) and the RTR (RFC 6581 §9.2).
 func endpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	var cfg rdmap.EndpointConfig
-	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
+	rdmapconf.Apply(&cfg, p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	return cfg
 }
 

@@ -148,20 +148,6 @@ func TestRTR_Config(t *testing.T) {
 	assert.Equal(t, "none", iwarp.RTR(0).String())
 }
 
-func TestRTR_SetRTR_RFC6581_9_3(t *testing.T) {
-	var c EndpointConfig
-	c.SetRTR(true, true, iwarp.RTRSend|iwarp.RTRRead)
-	assert.Equal(t, iwarp.RTRRead, c.SendRTR)
-	assert.Zero(t, c.ExpectRTR)
-	c.SetRTR(true, true, iwarp.RTRSend|iwarp.RTRRead|iwarp.RTRWrite)
-	assert.Equal(t, iwarp.RTRWrite, c.SendRTR)
-	c.SetRTR(false, true, iwarp.RTRRead|iwarp.RTRWrite)
-	assert.Equal(t, iwarp.RTRRead|iwarp.RTRWrite, c.ExpectRTR)
-	assert.Zero(t, c.SendRTR)
-	c.SetRTR(true, false, RTRAllForTest)
-	assert.Zero(t, c.SendRTR|c.ExpectRTR, "client-server model: no RTR")
-}
-
 const RTRAllForTest = iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead
 
 // FuzzEndpointReceiveRTR feeds arbitrary DDP segments to a Responder

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -278,7 +279,7 @@ func (m *Manager) Accept(ctx context.Context) (*Incoming, error) {
 func (m *Manager) bind(sess *sctpllp.Session, initiator bool, d iwarp.Depths, peerToPeer bool, rtr iwarp.RTR, prepare func(*rdmap.Endpoint) error) (*Stream, error) {
 	cfg := m.cfg.Endpoint
 	cfg.IRD, cfg.ORD = m.cfg.irdOrd()
-	cfg.ApplyNegotiation(initiator, d, peerToPeer, rtr)
+	rdmapconf.Apply(&cfg, initiator, d, peerToPeer, rtr)
 	if !m.cfg.SharedCQ {
 		cfg.SendCQ, cfg.RecvCQ = nil, nil
 	}

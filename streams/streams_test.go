@@ -238,13 +238,17 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), seg.Untag.RsvdULP[0])
-		term, _, err := rdmap.ParseTerminate(seg.Payload)
-		require.NoError(t, err)
-		assert.Equal(t, te.Code, term.Code)
-		assert.True(t, term.D && term.M, "DDP header and segment length included (RFC 5040 §4.8 Figure 10)")
-		assert.False(t, term.R)
-		assert.Equal(t, hdr, term.DDPHeader)
-		assert.Equal(t, uint16(len(hdr)+len("hostile")), term.SegmentLen)
+		// The Terminate header (RFC 5040 §4.8 Figure 7): control, segment
+		// length, the terminated DDP header.
+		p := seg.Payload
+		require.GreaterOrEqual(t, len(p), iwarp.TerminateControlLen+iwarp.TerminateSegLenLen+len(hdr))
+		code, m, d, r := iwarp.DecodeTerminateControl(p)
+		assert.Equal(t, te.Code, code)
+		assert.True(t, d && m, "DDP header and segment length included (RFC 5040 §4.8 Figure 10)")
+		assert.False(t, r)
+		p = p[iwarp.TerminateControlLen:]
+		assert.Equal(t, uint16(len(hdr)+len("hostile")), binary.BigEndian.Uint16(p))
+		assert.Equal(t, hdr, p[iwarp.TerminateSegLenLen:iwarp.TerminateSegLenLen+len(hdr)])
 		found = true
 	}
 	require.True(t, found, "a Terminate chunk arrived on stream %d", victim)
@@ -456,9 +460,9 @@ func TestStreams_InsufficientIRD_RFC6581_9_1(t *testing.T) {
 	select {
 	case seg := <-rec.segs:
 		assert.Equal(t, iwarp.AppendEstablishmentTerminate(nil, iwarp.TermInsufficientIRD), seg)
-		term, _, err := rdmap.ParseTerminate(seg[18:])
-		require.NoError(t, err)
-		assert.Equal(t, iwarp.TermInsufficientIRD, term.Code)
+		require.GreaterOrEqual(t, len(seg), 18+iwarp.TerminateControlLen)
+		got, _, _, _ := iwarp.DecodeTerminateControl(seg[18:])
+		assert.Equal(t, iwarp.TermInsufficientIRD, got)
 	case <-ctx.Done():
 		t.Fatal("no Terminate reached the responder")
 	}

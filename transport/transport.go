@@ -15,7 +15,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"net"
 	"net/netip"
 	"strings"
@@ -23,9 +22,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+
 	"github.com/pion/dtls/v3"
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
@@ -327,7 +329,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*rdmap.Endpoint, error) {
 	p := conn.Params()
 	cfg := o.endpointConfig()
-	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
+	rdmapconf.Apply(&cfg, p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	ep, err := pd.NewEndpoint(conn, cfg)
 	if err != nil {
 		_ = conn.Abort()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -117,7 +118,7 @@ type Stats struct {
 // §9.2).
 func EndpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	var cfg rdmap.EndpointConfig
-	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
+	rdmapconf.Apply(&cfg, p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	return cfg
 }
 

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -220,7 +221,7 @@ func endpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	if p.Enhanced && p.ORD != iwarp.NoNegotiation {
 		cfg.ORD = int(p.ORD)
 	}
-	cfg.SetRTR(p.Initiator, p.PeerToPeer, iwarp.RTR(p.RTR))
+	rdmapconf.SetRTR(&cfg, p.Initiator, p.PeerToPeer, iwarp.RTR(p.RTR))
 	return cfg
 }
 
@@ -323,7 +324,7 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	var te *rdmap.TerminateError
 	require.ErrorAs(t, cep.Err(), &te, "initiator: %v", cep.Err())
 	<-sep.Done()
-	sent, _ := sep.TerminateSent()
+	sent := sep.Stats().HasTerminateSent
 	require.True(t, sent)
 	<-cc.Done()
 	<-sc.Done()
