@@ -106,7 +106,7 @@ type recvReq struct {
 // inbound is a validated Read or Atomic Request waiting for the responder.
 type inbound struct {
 	atomic bool
-	rr     ReadRequest
+	rr     readRequest
 	ar     atomicRequest
 	ddpHdr [iwarp.DDPUntaggedHeaderLen]byte
 	segLen int
@@ -843,8 +843,8 @@ func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c *Completion) {
 func (e *Endpoint) checkOverflowLocked() {
 	if e.cqOverflow {
 		e.cqOverflow = false
-		e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: ErrCQOverflow},
-			&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+		e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: errCQOverflow},
+			&termHeader{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	}
 }
 
@@ -951,7 +951,7 @@ func (e *Endpoint) Read(ctx context.Context, sink *MR, off uint64, n uint32, rst
 // (RFC 7306 §5.1.1) and returns the original value. add, mask and the
 // result are plain values (big-endian on the wire); the peer adds in its
 // host byte order, so it sets its word with MR.PutUint64, not
-// binary.BigEndian. rto must be a multiple of 8: otherwise ErrUnaligned,
+// binary.BigEndian. rto must be a multiple of 8: otherwise ErrInvalidWR,
 // before anything is sent.
 func (e *Endpoint) FetchAdd(ctx context.Context, rstag uint32, rto uint64, add, mask uint64) (uint64, error) {
 	c, err := e.helper(ctx, SendWR{Op: WRFetchAdd, RemoteSTag: rstag, RemoteTO: rto, Add: add, AddMask: mask})
@@ -982,11 +982,11 @@ func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 	return err
 }
 
-// Recv posts buf and waits for the Send or Immediate Data that consumes it.
+// recvWait posts buf and waits for the Send or Immediate Data that consumes it.
 // If ctx ends first, buf stays posted (DDP cannot withdraw a posted
 // buffer): the message that later fills it is reported on RecvCQ with
-// HelperWRID, and Recv returns ctx.Err().
-func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
+// HelperWRID, and recvWait returns ctx.Err().
+func (e *Endpoint) recvWait(ctx context.Context, buf []byte) (Completion, error) {
 	w := getWaiter()
 	r, err := e.postRecv(RecvWR{ID: helperWRID, Buf: buf}, w)
 	if err != nil {
@@ -1085,12 +1085,12 @@ func (e *Endpoint) Abort() error {
 	defer e.mu.Unlock()
 	switch e.state {
 	case stateIdle:
-		return fmt.Errorf("rdmap: abort: %w", ErrNotStarted)
+		return fmt.Errorf("rdmap: abort: %w", errNotStarted)
 	case stateDown:
 		return fmt.Errorf("rdmap: abort: %w", ErrClosed)
 	}
 	e.failLocked(&TerminateError{Code: iwarp.TermLocalCatastrophic, Err: errAbortedByUser},
-		&Terminate{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
+		&termHeader{Code: iwarp.TermLocalCatastrophic}, closeGraceful)
 	return nil
 }
 

@@ -47,7 +47,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		c, err := p.a.Recv(ctx, make([]byte, 8))
+		c, err := p.a.recvWait(ctx, make([]byte, 8))
 		ch <- res{c, err}
 	}()
 	require.Eventually(t, func() bool { return postedRecvs(p.a) == 1 }, 5*time.Second, time.Millisecond)
@@ -437,15 +437,15 @@ func TestEndpoint_PostErrors(t *testing.T) {
 	pq := newPair(t, EndpointConfig{}, EndpointConfig{})
 	m, err := pq.pdB.Register(make([]byte, 8), LocalWrite)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m, Length: 8}), ErrAccess)
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m, Length: 8}), errAccess)
 	m2, err := pq.pdA.Register(make([]byte, 8), 0)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m2, Length: 8}), ErrAccess, "no LocalWrite")
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m2, Length: 8}), errAccess, "no LocalWrite")
 	m3, err := pq.pdA.Register(make([]byte, 8), LocalWrite)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, SinkOffset: 4, Length: 8}), ErrAccess, "bounds")
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, SinkOffset: 4, Length: 8}), errAccess, "bounds")
 	require.NoError(t, m3.Invalidate())
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, Length: 8}), ErrAccess, "invalid")
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, Length: 8}), errAccess, "invalid")
 }
 
 func TestEndpoint_StartTwiceAndCloseIdle(t *testing.T) {
@@ -477,7 +477,7 @@ func TestEndpoint_LLPAbortiveTermination_RFC5040_6_2(t *testing.T) {
 		assert.ErrorIs(t, c.Err, ErrFlushed)
 		assert.Equal(t, StatusFlushed, c.Status)
 	}
-	sent, _ := p.a.TerminateSent()
+	sent, _ := p.a.terminateSent()
 	assert.False(t, sent)
 	var te *TerminateError
 	assert.False(t, errors.As(p.a.Err(), &te))

@@ -80,7 +80,7 @@ func FuzzEndpointReceive(f *testing.F) {
 	ctl := iwarp.RDMAPControlByte
 	atom := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
 	imm := immediate{Data: 42}
-	term := Terminate{Code: iwarp.TermAccessRights}
+	term := termHeader{Code: iwarp.TermAccessRights}
 	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello"))))
 	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("hi")), w.untagged(ctl(iwarp.RDMAPOpSendSE), 0, 0, nil)))
 	w = &wire{}
@@ -149,7 +149,7 @@ func (v *victim) feed(t *testing.T, b *llptest.Pipe, segs [][]byte, backs [][]by
 	}
 	var te *TerminateError
 	local := errors.As(v.ep.Err(), &te) && !te.Remote
-	sent, sendErr := v.ep.TerminateSent()
+	sent, sendErr := v.ep.terminateSent()
 	switch {
 	case local && sendErr == nil:
 		require.True(t, sent)

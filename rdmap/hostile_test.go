@@ -61,7 +61,7 @@ func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 }
 
 func readReq(sink uint32, sinkTO uint64, size uint32, src uint32, srcTO uint64) []byte {
-	r := ReadRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
+	r := readRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
 	return r.append(nil)
 }
 
@@ -314,7 +314,7 @@ func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	}
 	assert.Equal(t, c.r, tm.R, "RDMA header")
 	if c.r {
-		want, _, err := ParseReadRequest(bad[iwarp.DDPUntaggedHeaderLen:])
+		want, _, err := parseReadRequest(bad[iwarp.DDPUntaggedHeaderLen:])
 		require.NoError(t, err)
 		assert.Equal(t, want, tm.RDMAHeader)
 	}
@@ -368,8 +368,8 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	require.NoError(t, v.ep.PostSend(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
 	<-v.w.segs
 	hdr := termUntaggedDDP
-	tm := Terminate{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
-		RDMAHeader: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
+	tm := termHeader{Code: iwarp.TermAccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
+		RDMAHeader: readRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
 	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpTerminate), 0, 2, tm.append(nil)))
 	waitDone2 := func() {
 		_ = v.w.pipe.Close()
@@ -381,8 +381,9 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	assert.True(t, te.Remote)
 	assert.Equal(t, iwarp.TermAccessRights, te.Code)
 	assert.Equal(t, hdr, te.DDPHeader)
-	require.NotNil(t, te.RDMAHeader)
-	assert.Equal(t, uint32(5), te.RDMAHeader.SrcSTag)
+	rr, _, err := parseReadRequest(te.RDMAHeader)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(5), rr.SrcSTag)
 	// Every posted WR is flushed exactly once, carrying the TerminateError.
 	c := poll(t, v.ep.SendCQ())
 	assert.Equal(t, uint64(9), c.WRID)

@@ -148,7 +148,7 @@ func (m *MR) word(to uint64) ([]byte, error) {
 	}
 	b, f := m.window(to, 8)
 	if f != faultNone {
-		return nil, fmt.Errorf("%w: 8 octets at TO %#x outside the region", ErrAccess, to)
+		return nil, fmt.Errorf("%w: 8 octets at TO %#x outside the region", errAccess, to)
 	}
 	return b, nil
 }
@@ -278,15 +278,15 @@ func (m *MR) local(ep *Endpoint, off uint64, n uint64, need Access) ([]byte, err
 	defer d.mu.RUnlock()
 	switch {
 	case !m.valid:
-		return nil, fmt.Errorf("%w: MR STag %#08x is not valid", ErrAccess, m.index<<8|uint32(m.key))
+		return nil, fmt.Errorf("%w: MR STag %#08x is not valid", errAccess, m.index<<8|uint32(m.key))
 	case m.pd != ep.pd:
-		return nil, fmt.Errorf("%w: MR of another PD", ErrAccess)
+		return nil, fmt.Errorf("%w: MR of another PD", errAccess)
 	case m.ep != nil && m.ep != ep:
-		return nil, fmt.Errorf("%w: MR bound to another endpoint", ErrAccess)
+		return nil, fmt.Errorf("%w: MR bound to another endpoint", errAccess)
 	case m.access&need != need:
-		return nil, fmt.Errorf("%w: MR lacks %v", ErrAccess, need)
+		return nil, fmt.Errorf("%w: MR lacks %v", errAccess, need)
 	case off > uint64(len(m.buf)) || n > uint64(len(m.buf))-off:
-		return nil, fmt.Errorf("%w: offset %d + %d beyond MR of %d octets", ErrAccess, off, n, len(m.buf))
+		return nil, fmt.Errorf("%w: offset %d + %d beyond MR of %d octets", errAccess, off, n, len(m.buf))
 	}
 	return m.buf[off : off+n : off+n], nil
 }

@@ -97,7 +97,7 @@ func (e *Endpoint) sendRTR() error {
 	case iwarp.RTRWrite:
 		err = e.sender.SendTagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), rtrSTag, 0, nil)
 	case iwarp.RTRRead:
-		rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
+		rr := readRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
 		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(e.scratch[:0]))
 	}
 	if err != nil {
@@ -166,7 +166,7 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 	case want&iwarp.RTRSend != 0 && m.Untag.QN == iwarp.RDMAPQNSend && op == iwarp.RDMAPOpSend && m.Length == 0 && m.Cookie == rtrCookie:
 		return true, nil
 	case want&iwarp.RTRRead != 0 && m.Untag.QN == iwarp.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest && m.Length == readRequestLen:
-		rr, _, perr := ParseReadRequest(m.Buffer)
+		rr, _, perr := parseReadRequest(m.Buffer)
 		if perr == nil && rr.Size == 0 {
 			return false, nil
 		}

@@ -92,7 +92,7 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 		}},
 		{"write-instead-of-send", iwarp.RTRSend, func(*wire) []byte { return tagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, nil) }},
 		{"nonzero-read", iwarp.RTRRead, func(w *wire) []byte {
-			rr := ReadRequest{SinkSTag: 1, Size: 4, SrcSTag: 1}
+			rr := readRequest{SinkSTag: 1, Size: 4, SrcSTag: 1}
 			return w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, rr.append(nil))
 		}},
 	}
@@ -116,7 +116,7 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 // zero-length Read Response carrying the sink STag 1 unchanged.
 func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 	v := newVictim(t, EndpointConfig{ExpectRTR: iwarp.RTRRead | iwarp.RTRWrite}, nil)
-	rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
+	rr := readRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
 	v.w.inject(t, v.w.untagged(iwarp.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarp.RDMAPQNReadRequest, rr.append(nil)))
 	select {
 	case seg := <-v.w.segs:

@@ -12,13 +12,13 @@ import (
 // header. The field lengths and the Terminate Control encoder are iwarp's.
 const terminateMaxLen = iwarp.TerminateControlLen + iwarp.TerminateSegLenLen + iwarp.DDPUntaggedHeaderLen + readRequestLen
 
-// Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
-// the untagged DDP header of a Terminate on QN 2.
+// termHeader is the termHeader Header (RFC 5040 §4.8 Figure 7), following
+// the untagged DDP header of a termHeader on QN 2.
 //
 // The DDP Segment Length field is on the wire when M or D is set; the
 // terminated DDP header when D is set (its T bit tells 14 from 18
 // octets); the terminated RDMA Read Request header when R is set.
-type Terminate struct {
+type termHeader struct {
 	// Code is the Layer / EType / Error Code.
 	Code iwarp.TermCode
 	// M: the DDP Segment Length is valid.
@@ -30,23 +30,23 @@ type Terminate struct {
 	// SegmentLen is the DDP Segment Length, sent when M or D.
 	SegmentLen uint16
 	// DDPHeader is the terminated DDP header, 14 (tagged) or 18 (untagged)
-	// octets, sent when D. After ParseTerminate it aliases the parsed
+	// octets, sent when D. After parseTermHeader it aliases the parsed
 	// buffer.
 	DDPHeader []byte
 	// RDMAHeader is the terminated Read Request header, sent when R.
-	RDMAHeader ReadRequest
+	RDMAHeader readRequest
 }
 
-// ParseTerminate decodes a Terminate Header from the start of b. It checks
+// parseTermHeader decodes a Terminate Header from the start of b. It checks
 // that every part the HdrCt bits announce is present, that the terminated
 // DDP header's length matches its T bit, and rejects R without D (the RDMA
 // header can only be located after a DDP header). The reserved bits are
 // ignored (RFC 5040 §4.8). Octets after the header are not consumed.
-func ParseTerminate(b []byte) (Terminate, int, error) {
+func parseTermHeader(b []byte) (termHeader, int, error) {
 	if len(b) < iwarp.TerminateControlLen {
-		return Terminate{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
+		return termHeader{}, 0, truncated("Terminate header", iwarp.TerminateControlLen, len(b), iwarp.TermOperationUnspecified)
 	}
-	var t Terminate
+	var t termHeader
 	t.Code, t.M, t.D, t.R = iwarp.DecodeTerminateControl(b)
 	n := iwarp.TerminateControlLen
 	if t.R && !t.D {
@@ -72,7 +72,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 		n += hl
 	}
 	if t.R {
-		rr, m, err := ParseReadRequest(b[n:])
+		rr, m, err := parseReadRequest(b[n:])
 		if err != nil {
 			return t, 0, err
 		}
@@ -84,7 +84,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 
 // Append appends the encoded header to b; it does not allocate when b has
 // Len octets of spare capacity. Reserved bits are sent as zero.
-func (t *Terminate) append(b []byte) []byte {
+func (t *termHeader) append(b []byte) []byte {
 	b = iwarp.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
 	if t.M || t.D {
 		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
@@ -99,7 +99,7 @@ func (t *Terminate) append(b []byte) []byte {
 }
 
 // Len returns the encoded length.
-func (t *Terminate) len() int {
+func (t *termHeader) len() int {
 	n := iwarp.TerminateControlLen
 	if t.M || t.D {
 		n += iwarp.TerminateSegLenLen
@@ -114,6 +114,6 @@ func (t *Terminate) len() int {
 }
 
 // String summarises the header for logs.
-func (t *Terminate) String() string {
+func (t *termHeader) String() string {
 	return fmt.Sprintf("Terminate{%v M=%t D=%t R=%t seglen=%d ddp=% x}", t.Code, t.M, t.D, t.R, t.SegmentLen, t.DDPHeader)
 }

@@ -28,13 +28,13 @@ func untaggedRsvd(op opcode, inv uint32) [5]byte {
 // (RFC 5040 §4.8 Figure 9), exactly as when the receive side notices the
 // same failure first (Closed); anything else is a local catastrophic
 // error.
-func txFailure(err error) (*TerminateError, *Terminate, closeMode) {
+func txFailure(err error) (*TerminateError, *termHeader, closeMode) {
 	var le *llp.Error
 	if errors.As(err, &le) {
 		code := le.TermCode()
-		return &TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort
+		return &TerminateError{Code: code, Err: err}, &termHeader{Code: code}, closeAbort
 	}
-	return &TerminateError{Code: iwarp.TermLocalCatastrophic, Err: err}, &Terminate{Code: iwarp.TermLocalCatastrophic}, closeAbort
+	return &TerminateError{Code: iwarp.TermLocalCatastrophic, Err: err}, &termHeader{Code: iwarp.TermLocalCatastrophic}, closeAbort
 }
 
 // inlineIssueMax is the largest Send or Write a posting goroutine hands to
@@ -306,7 +306,7 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 		send = e.sender.SendUntaggedMore
 	}
 	if wr.Op == WRRead {
-		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
+		rr := readRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
 		_, err := send(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarp.RDMAPQNReadRequest, rr.append(r.body[:0]))
 		return err
 	}

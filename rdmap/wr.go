@@ -93,7 +93,7 @@ type SendWR struct {
 	// its 8 octets in its host byte order (binary.NativeEndian, "the endian
 	// format of the target memory"; MR.Uint64 reads them so) and
 	// Completion.Orig is the value it found. RemoteTO must be a multiple of
-	// 8 (ErrUnaligned otherwise, before anything is sent).
+	// 8 (ErrInvalidWR otherwise, before anything is sent).
 	Add, AddMask                         uint64
 	Compare, CompareMask, Swap, SwapMask uint64
 	// Inline copies Local when the request is posted, so the caller may
@@ -213,7 +213,7 @@ func (wr *SendWR) validate() error {
 	case WRFetchAdd, WRCmpSwap:
 		if wr.RemoteTO%8 != 0 {
 			return fmt.Errorf("%w: %w: %v: remote TO %#x is not a multiple of 8 (RFC 7306 §5.1: an atomic targets a 64-bit aligned address)",
-				ErrInvalidWR, ErrUnaligned, wr.Op, wr.RemoteTO)
+				ErrInvalidWR, errUnaligned, wr.Op, wr.RemoteTO)
 		}
 	case WRImmediate:
 	default:
