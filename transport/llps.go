@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
@@ -27,7 +28,8 @@ const (
 
 // LLP describes one lower layer of the registry: its Options.LLP Name, a
 // Description (the CLI's --llp help and docs/cli.md), and Options, the
-// fields of its own group of Options (Options.Native, Pion, Kernel, MPA).
+// fields it reads of its own group of Options (Options.Native, Pion,
+// Kernel, MPA).
 type LLP struct {
 	Name, Description string
 	Options           []string
@@ -38,10 +40,10 @@ type LLP struct {
 // group of Options).
 type llpEntry struct {
 	name, description string
-	// options is the type of the LLP's group of Options.
-	options reflect.Type
+	// group is the name of the LLP's field of Options.
+	group string
 	// dial connects n streams to addr (its errors are Dial's).
-	dial func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error)
+	dial func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error)
 	// listen binds l to addr: l.sctp, l.kern or l.tcp.
 	listen func(l *Listener, addr string) error
 }
@@ -50,8 +52,8 @@ type llpEntry struct {
 // ""), as it is the CLI's.
 var registry = []llpEntry{
 	{name: SCTPNative, description: "the project's own userspace SCTP over UDP (package sctp), optionally in DTLS",
-		options: reflect.TypeFor[NativeOptions](),
-		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+		group: "Native",
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPNative, n, pd, prepare, func() (*sctpllp.Association, error) {
 				return sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
 			}, addr)
@@ -61,8 +63,8 @@ var registry = []llpEntry{
 			return err
 		}},
 	{name: SCTPPion, description: "userspace SCTP over UDP (github.com/pion/sctp)",
-		options: reflect.TypeFor[PionOptions](),
-		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+		group: "Pion",
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPPion, n, pd, prepare, func() (*sctpllp.Association, error) {
 				return sctpllp.Dial(ctx, addr, o.sctpConfig(n))
 			}, addr)
@@ -72,8 +74,8 @@ var registry = []llpEntry{
 			return err
 		}},
 	{name: SCTPKernel, description: "Linux kernel SCTP",
-		options: reflect.TypeFor[KernelOptions](),
-		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+		group: "Kernel",
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPKernel, n, pd, prepare, func() (*sctpllp.Association, error) {
 				t, err := kernel.Dial(ctx, addr, o.kernelConfig(n))
 				if err != nil {
@@ -87,7 +89,7 @@ var registry = []llpEntry{
 			return err
 		}},
 	{name: MPA, description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",
-		options: reflect.TypeFor[MPAOptions](),
+		group: "MPA",
 		dial:    dialMPAStreams,
 		listen:  listenMPA},
 }
@@ -96,9 +98,19 @@ var registry = []llpEntry{
 func LLPs() []LLP {
 	out := make([]LLP, len(registry))
 	for i, e := range registry {
-		out[i] = LLP{Name: e.name, Description: e.description}
-		for f := range e.options.Fields() {
-			out[i].Options = append(out[i].Options, f.Name)
+		out[i] = LLP{Name: e.name, Description: e.description, Options: e.fields()}
+	}
+	return out
+}
+
+// fields lists the fields of the LLP's group it reads: those whose llp tag
+// names it, or every one of a group without tags.
+func (e *llpEntry) fields() []string {
+	g, _ := reflect.TypeFor[Options]().FieldByName(e.group)
+	var out []string
+	for f := range g.Type.Fields() {
+		if tag, ok := f.Tag.Lookup("llp"); !ok || slices.Contains(strings.Split(tag, ","), e.name) {
+			out = append(out, f.Name)
 		}
 	}
 	return out
@@ -117,12 +129,12 @@ func lookupLLP(name string) (*llpEntry, error) {
 		}
 		names[i] = registry[i].name
 	}
-	return nil, fmt.Errorf("%w %q (want %s)", ErrUnknownLLP, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w %q (want %s)", errUnknownLLP, name, strings.Join(names, ", "))
 }
 
 // dialAssoc opens the association (connect) and n streams on it: every
 // SCTP lower layer's Dial.
-func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD, prepare Prepare,
+func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error,
 	connect func() (*sctpllp.Association, error), addr string) (*Client, error) {
 	assoc, err := connect()
 	if err != nil {
@@ -154,7 +166,7 @@ func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD,
 }
 
 // dialMPAStreams opens n MPA connections to addr, one stream each.
-func dialMPAStreams(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+func dialMPAStreams(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 	c := &Client{}
 	for i := 0; i < n; i++ {
 		conn, err := o.dialMPA(ctx, addr)

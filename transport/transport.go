@@ -40,13 +40,13 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/trace"
 )
 
-// ErrUnknownLLP reports an Options.LLP that is none of LLPs' names.
-var ErrUnknownLLP = errors.New("transport: unknown lower layer")
+// errUnknownLLP reports an Options.LLP that is none of LLPs' names.
+var errUnknownLLP = errors.New("transport: unknown lower layer")
 
-// ErrTLSHandshake reports an MPA connection whose TLS handshake failed:
+// errTLSHandshake reports an MPA connection whose TLS handshake failed:
 // the peer does not speak TLS (a plain MPA listener), or authentication
 // failed.
-var ErrTLSHandshake = errors.New("transport: TLS handshake failed")
+var errTLSHandshake = errors.New("transport: TLS handshake failed")
 
 // ErrRejected is wrapped by every error caused by the peer refusing a
 // stream (RFC 5043 §6.3 Reject, RFC 5044 §7.1.2 rule 3 rejecting Reply).
@@ -120,59 +120,44 @@ type Options struct {
 	// it after Dial's client or Serve is done.
 	Trace *trace.Writer
 
-	Native NativeOptions // sctp-native's
-	Pion   PionOptions   // sctp-pion's
-	Kernel KernelOptions // sctp-kernel's
-	MPA    MPAOptions    // mpa's
+	Native SCTPOptions // sctp-native's
+	Pion   SCTPOptions // sctp-pion's
+	Kernel SCTPOptions // sctp-kernel's
+	MPA    MPAOptions  // mpa's
 }
 
-// NativeOptions are sctp-native's Options.
-type NativeOptions struct {
-	// MTU is the path MTU (0: the loopback MTU to a loopback address,
-	// else probed, RFC 8899). Streams is the number of SCTP streams an
-	// association offers in each direction (0: the stack's default, at
-	// least enough for the dialled streams; up to 65535).
-	MTU, Streams int
+// SCTPOptions are the SCTP LLPs' Options (Options.Native, Pion and
+// Kernel). Each LLP reads the fields whose llp tag names it (LLP.Options
+// lists them) and ignores the others.
+type SCTPOptions struct {
+	// MTU is the path MTU. sctp-native: 0 is the loopback MTU to a
+	// loopback address, else probed (RFC 8899); sctp-pion: 0 is
+	// 8192-octet packets on loopback, else 1500.
+	MTU int `llp:"sctp-native,sctp-pion"`
+	// Streams is the number of SCTP streams. sctp-native: offered in each
+	// direction (0: the stack's default, at least enough for the dialled
+	// streams; up to 65535); sctp-pion: accepted (pion.Config.Streams; its
+	// INIT always offers 65535); sctp-kernel: offered in each direction
+	// (0: 64, at least enough for the dialled streams).
+	Streams int `llp:"sctp-native,sctp-pion,sctp-kernel"`
 	// AllowMissingAdaptation accepts peers that send no DDP Adaptation
 	// Layer Indication (RFC 5043 §5.1); by default it is sent and required.
-	AllowMissingAdaptation bool
+	AllowMissingAdaptation bool `llp:"sctp-native,sctp-pion,sctp-kernel"`
+	// LocalAddr, for Dial, is the local IP address to connect from (empty:
+	// the system's choice). sctp-kernel's may name several, "ip1/ip2": a
+	// multi-homed endpoint (kernel.Config.LocalAddr); its Listen's and
+	// Dial's address may likewise be "ip1/ip2:port".
+	LocalAddr string `llp:"sctp-pion,sctp-kernel"`
 	// DTLS runs every association inside DTLS (RFC 8261): the same
 	// configuration serves Dial (client side) and Listen (server side);
 	// nil: in the clear.
-	DTLS *dtls.Config
+	DTLS *dtls.Config `llp:"sctp-native"`
 	// CongestionControl is each association's: "cubic" (RFC 9438) or
 	// "rfc9260" (RFC 9260 §7.2); "": native.DefaultCongestionControl.
-	CongestionControl string
+	CongestionControl string `llp:"sctp-native"`
 	// NoOffload sends and receives every packet with its own system call
 	// (sctp.Config.NoOffload: UDP_SEGMENT and UDP_GRO off).
-	NoOffload bool
-}
-
-// PionOptions are sctp-pion's Options.
-type PionOptions struct {
-	// MTU is the path MTU (0: 8192-octet packets on loopback, else 1500).
-	// Streams is the number of streams this end accepts
-	// (pion.Config.Streams; its INIT always offers 65535).
-	MTU, Streams int
-	// AllowMissingAdaptation: as NativeOptions'.
-	AllowMissingAdaptation bool
-	// LocalAddr, for Dial, is the local IP address to connect from
-	// (empty: the system's choice).
-	LocalAddr string
-}
-
-// KernelOptions are sctp-kernel's Options.
-type KernelOptions struct {
-	// Streams is the number of SCTP streams offered in each direction (0:
-	// 64, at least enough for the dialled streams).
-	Streams int
-	// AllowMissingAdaptation: as NativeOptions'.
-	AllowMissingAdaptation bool
-	// LocalAddr, for Dial, is the local IP address to connect from; it
-	// may name several, "ip1/ip2": a multi-homed endpoint
-	// (kernel.Config.LocalAddr). Listen's and Dial's address may likewise
-	// be "ip1/ip2:port".
-	LocalAddr string
+	NoOffload bool `llp:"sctp-native"`
 }
 
 // MPAOptions are mpa's Options.
@@ -249,11 +234,6 @@ func (o Options) mpaConfig() *mpa.Config {
 	return &mpa.Config{Enhanced: true, IRD: uint16(min(ird, iwarp.MaxIRD)), ORD: uint16(min(ord, iwarp.MaxIRD)), PrivateData: o.PrivateData}
 }
 
-// Prepare is called for every endpoint after it was created and before it
-// starts receiving: the place to post the first receive buffers (RFC 5041
-// §7.1: a Send that finds no buffer is an error).
-type Prepare func(ep *rdmap.Endpoint) error
-
 // Client is the active side: a set of running endpoints to one peer.
 type Client struct {
 	// Endpoints are the streams in the order they were opened.
@@ -266,9 +246,11 @@ type Client struct {
 }
 
 // Dial opens n streams to addr over o.LLP and starts an endpoint of pd on
-// each, calling prepare (if not nil) on each before it starts. On error
+// each, calling prepare (if not nil) on each after it was created and
+// before it starts receiving: the place to post the first receive buffers
+// (RFC 5041 §7.1: a Send that finds no buffer is an error). On error
 // everything opened is torn down.
-func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 	e, err := lookupLLP(o.LLP)
 	if err != nil {
 		return nil, err
@@ -304,7 +286,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 		tc := tls.Client(rc, o.MPA.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = rc.Close()
-			return nil, fmt.Errorf("%w with %s (does it run MPA over TLS, with a certificate this end trusts?): %w", ErrTLSHandshake, addr, err)
+			return nil, fmt.Errorf("%w with %s (does it run MPA over TLS, with a certificate this end trusts?): %w", errTLSHandshake, addr, err)
 		}
 		rc = tc
 	}
@@ -315,7 +297,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 			// TLS 1.3: the server judges the client's certificate after
 			// the client's side of the handshake is done; its alert
 			// arrives on the first read.
-			return nil, fmt.Errorf("%w with %s: the server refused this end's certificate: %w", ErrTLSHandshake, addr, err)
+			return nil, fmt.Errorf("%w with %s: the server refused this end's certificate: %w", errTLSHandshake, addr, err)
 		}
 		return nil, err
 	}
@@ -326,7 +308,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 // negotiated by the RFC 6581 §9.1 exchange. A negotiated 0 stays 0 (a
 // Responder IRD of 0 allows the Initiator no RDMA Read: its endpoint
 // refuses to post one); 0x3FFF leaves the Options value.
-func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*rdmap.Endpoint, error) {
+func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*rdmap.Endpoint, error) {
 	p := conn.Params()
 	cfg := o.endpointConfig()
 	rdmapconf.Apply(&cfg, p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
@@ -513,9 +495,6 @@ func (l *Listener) Addr() string {
 	}
 	return l.tcp.Addr().String()
 }
-
-// Kind returns the LLP name.
-func (l *Listener) Kind() string { return l.kind }
 
 // Serve accepts streams until ctx ends, runs h on each with an endpoint of
 // PD, then closes the listener and waits for every handler, stream and
