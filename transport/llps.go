@@ -117,7 +117,7 @@ func (e *llpEntry) fields() []string {
 }
 
 // lookupLLP returns the registry row of name ("": the default), or
-// ErrUnknownLLP naming the accepted ones.
+// errUnknownLLP naming the accepted ones.
 func lookupLLP(name string) (*llpEntry, error) {
 	if name == "" {
 		return &registry[0], nil
@@ -144,7 +144,7 @@ func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD,
 		_ = assoc.Abort()
 		return nil, fmt.Errorf("%s: %d streams requested, the association has %d", kind, n, assoc.NumStreams()-1)
 	}
-	c := &Client{MULPDU: assoc.MULPDU()}
+	c := &Client{MULPDU: assoc.MULPDU(), assoc: assoc}
 	c.mgr = streams.New(assoc, pd, streams.Config{Endpoint: o.endpointConfig(), SharedCQ: o.SendCQ != nil || o.RecvCQ != nil, PrivateData: o.PrivateData})
 	for i := 0; i < n; i++ {
 		s, err := c.mgr.Open(ctx, uint16(i+1), streams.OpenOptions{Prepare: prepare})
@@ -159,8 +159,8 @@ func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD,
 			}
 			return nil, fmt.Errorf("%s: open stream %d: %w", kind, i+1, err)
 		}
-		c.Endpoints = append(c.Endpoints, s.Endpoint())
-		o.traceEnd(s.Endpoint())
+		c.Endpoints = append(c.Endpoints, s.Endpoint)
+		o.traceEnd(s.Endpoint)
 	}
 	return c, nil
 }

@@ -10,7 +10,7 @@ import (
 
 // TestRegistry: the zero Options mean the registry's first LLP,
 // sctp-native; each name is there once with a description; an unknown
-// name is ErrUnknownLLP naming every accepted one; each row's group of
+// name is errUnknownLLP naming every accepted one; each row's group of
 // Options is a field of Options; LLPs hands out copies.
 func TestRegistry(t *testing.T) {
 	llps := LLPs()

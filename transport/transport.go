@@ -242,6 +242,7 @@ type Client struct {
 	MULPDU int
 
 	mgr   *streams.Manager
+	assoc *sctpllp.Association
 	conns []*mpa.Conn
 }
 
@@ -355,11 +356,10 @@ func (c *Client) abort() {
 	if c.mgr != nil {
 		// The association's ABORT first: a graceful close of the streams
 		// would wait for a peer that may be frozen or gone.
-		_ = c.mgr.Association().Abort()
+		_ = c.assoc.Abort()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = c.mgr.Close(ctx)
 		cancel()
-		c.mgr.Wait()
 	}
 }
 
@@ -384,11 +384,10 @@ func (c *Client) Close(ctx context.Context) error {
 		if err := c.mgr.Close(ctx); err != nil && ctx.Err() == nil {
 			errs = append(errs, err)
 		}
-		c.mgr.Wait()
 		select {
-		case <-c.mgr.Association().Done():
+		case <-c.assoc.Done():
 		case <-ctx.Done():
-			_ = c.mgr.Association().Abort()
+			_ = c.assoc.Abort()
 		}
 	}
 	return errors.Join(errs...)
@@ -666,33 +665,41 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 	peer := peerIP(assoc.Transport().RemoteAddr())
 	var wg sync.WaitGroup
 	for {
-		in, err := m.Accept(ctx)
+		var admitted, rejected bool
+		s, err := m.Accept(ctx, func(_ uint16, privateData []byte) (streams.OpenOptions, error) {
+			if err := h.Admit(peer, privateData); err != nil {
+				rejected = true
+				return streams.OpenOptions{}, err
+			}
+			admitted = true
+			return streams.OpenOptions{Prepare: h.Prepare}, nil
+		})
+		switch {
+		case err == nil:
+		case admitted:
+			h.Dropped(peer)
+			continue
+		case rejected:
+			continue
+		}
 		if err != nil {
 			break
 		}
-		if err := h.Admit(peer, in.PrivateData()); err != nil {
-			_ = in.Reject(rejectData(err))
-			continue
-		}
-		s, err := in.AcceptWith(streams.OpenOptions{Prepare: h.Prepare})
-		if err != nil {
-			h.Dropped(peer)
-			continue
-		}
-		l.o.traceEnd(s.Endpoint())
+		ep := s.Endpoint
+		l.o.traceEnd(ep)
 		if st, ok := h.(Starter); ok {
 			// Nothing per stream while it lives: the stream manager
 			// forgets it when its endpoint ends (the handler's doing or
 			// the peer's), and closes what is left when ctx ends (m.Close
 			// below, after the Serve goroutines).
-			st.Start(ctx, peer, s.Endpoint())
+			st.Start(ctx, peer, ep)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.Serve(ctx, peer, s.Endpoint())
-			closeEndpoint(s.Endpoint())
+			h.Serve(ctx, peer, ep)
+			closeEndpoint(ep)
 			<-s.Done()
 		}()
 	}
@@ -700,7 +707,6 @@ func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, p
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	_ = m.Close(cctx)
 	cancel()
-	m.Wait()
 	select {
 	case <-assoc.Done():
 	case <-time.After(2 * time.Second):

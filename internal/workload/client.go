@@ -112,7 +112,7 @@ func (r *run) client(ctx context.Context, id uint16, opening *sync.WaitGroup) (r
 		opening.Wait()
 	}
 	c := &clientStream{
-		r: r, p: p, sid: id, st: st, ep: st.Endpoint(), res: &res,
+		r: r, p: p, sid: id, st: st, ep: st.Endpoint, res: &res,
 		rng: rand.New(rand.NewPCG(r.cfg.Seed, uint64(id))),
 	}
 	res.Err = c.run(ctx, advBuf)
@@ -134,7 +134,7 @@ func (r *run) client(ctx context.Context, id uint16, opening *sync.WaitGroup) (r
 	case p.broken && !res.Erroneous:
 		res.Err = errors.New("broken stream not labelled erroneous (RFC 5040 §7)")
 	case !p.broken && res.Erroneous:
-		res.Err = fmt.Errorf("intact stream labelled erroneous: %v", st.Err())
+		res.Err = fmt.Errorf("intact stream labelled erroneous: %v", st.Endpoint.Err())
 	}
 	return res
 }
@@ -415,7 +415,7 @@ func postAndWait(ctx context.Context, ep *rdmap.Endpoint, wr rdmap.SendWR) error
 func (c *clientStream) inject() ([]byte, error) {
 	h := ddp.TaggedHeader{Last: true, RsvdULP: iwarp.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
 	hb := h.Append(nil)
-	return hb, c.st.Session().SendSegment(hb, []byte("not for you"))
+	return hb, c.st.Session.SendSegment(hb, []byte("not for you"))
 }
 
 // breakStream injects the hostile segment and checks the Terminate the

@@ -50,15 +50,15 @@ func (s *serverStream) prepare(ep *rdmap.Endpoint) error {
 func (s *serverStream) serve(ctx context.Context, st *streams.Stream) serverResult {
 	err := s.run(ctx, st)
 	if err != nil {
-		_ = st.Endpoint().Abort()
+		_ = st.Endpoint.Abort()
 	}
 	select {
 	case <-st.Done():
 	case <-ctx.Done():
-		_ = st.Endpoint().Abort()
+		_ = st.Endpoint.Abort()
 		<-st.Done()
 	}
-	res := serverResult{err: err, end: st.Err(), erroneous: st.Erroneous()}
+	res := serverResult{err: err, end: st.Endpoint.Err(), erroneous: st.Erroneous()}
 	if res.err == nil {
 		res.err = s.judgeEnd(st)
 	}
@@ -67,7 +67,7 @@ func (s *serverStream) serve(ctx context.Context, st *streams.Stream) serverResu
 
 // judgeEnd checks how the stream ended against the client's intent.
 func (s *serverStream) judgeEnd(st *streams.Stream) error {
-	end := st.Err()
+	end := st.Endpoint.Err()
 	switch {
 	case s.p.broken:
 		// RFC 5041 §7.2, RFC 5040 §7: this side sent the Terminate for the
@@ -93,7 +93,7 @@ func (s *serverStream) judgeEnd(st *streams.Stream) error {
 }
 
 func (s *serverStream) run(ctx context.Context, st *streams.Stream) error {
-	ep := st.Endpoint()
+	ep := st.Endpoint
 	hi := uint64(s.p.hi)
 	s.immOff = (hi + 7) &^ 7
 	s.counterOff = s.immOff + (hi+7)&^7 // 8-aligned for the atomics (RFC 7306 §5.1)
