@@ -112,7 +112,7 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 			from, to := dir.from, dir.to
 			target := make([]byte, size+16)
 			tmr, err := dir.toPD.Register(target, rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic,
-				rdmap.WithEndpoint(to), rdmap.WithRemoteInvalidate())
+				rdmap.MROption{Endpoint: to}, rdmap.MROption{RemoteInvalidate: true})
 			require.NoError(t, err)
 			counterOff := uint64((size + 7) &^ 7)
 
@@ -155,7 +155,7 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 				}
 			}
 			// The STag is now invalid (RFC 5040 §5.3): register a fresh one.
-			tmr2, err := dir.toPD.Register(target, rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteAtomic, rdmap.WithEndpoint(to))
+			tmr2, err := dir.toPD.Register(target, rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteAtomic, rdmap.MROption{Endpoint: to})
 			require.NoError(t, err)
 			defer tmr2.Deregister()
 
@@ -351,7 +351,7 @@ func BenchmarkRDMAPOverMPA_Write(b *testing.B) {
 			require.NoError(b, err)
 			cli, err := dev.AllocPD().NewEndpoint(cc, endpointConfig(cc.Params()))
 			require.NoError(b, err)
-			target, err := srv.PD().Register(make([]byte, 64<<10), rdmap.RemoteWrite, rdmap.WithEndpoint(srv))
+			target, err := srv.PD().Register(make([]byte, 64<<10), rdmap.RemoteWrite, rdmap.MROption{Endpoint: srv})
 			require.NoError(b, err)
 			require.NoError(b, srv.Start())
 			require.NoError(b, cli.Start())

@@ -63,7 +63,7 @@ func TestEndpoint_WriteReadAtomic(t *testing.T) {
 	sbuf := make([]byte, 1<<16)
 	p := newPair(t, EndpointConfig{}, EndpointConfig{}, func(p *pair) {
 		var err error
-		tgt, err = p.pdB.Register(tbuf, RemoteWrite|RemoteRead|RemoteAtomic, WithBaseTO(0x1000))
+		tgt, err = p.pdB.Register(tbuf, RemoteWrite|RemoteRead|RemoteAtomic, MROption{BaseTO: 0x1000})
 		require.NoError(t, err)
 		sink, err = p.pdA.Register(sbuf, LocalWrite)
 		require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestEndpoint_SendWithInvalidate_RFC5040_5_3(t *testing.T) {
 	var mr *MR
 	p := newPair(t, EndpointConfig{}, EndpointConfig{}, func(p *pair) {
 		var err error
-		mr, err = p.pdB.Register(make([]byte, 16), RemoteWrite, WithEndpoint(p.b), WithRemoteInvalidate())
+		mr, err = p.pdB.Register(make([]byte, 16), RemoteWrite, MROption{Endpoint: p.b}, MROption{RemoteInvalidate: true})
 		require.NoError(t, err)
 	})
 	ctx := ctx5(t)
@@ -260,7 +260,7 @@ func endToEnd(t *testing.T, mulpdu int) {
 				o.data = make([]byte, size)
 				fill(r, o.data)
 				o.buf = make([]byte, size+16)
-				o.mr, err = p.pdB.Register(o.buf, RemoteWrite, WithBaseTO(uint64(r.Uint32())))
+				o.mr, err = p.pdB.Register(o.buf, RemoteWrite, MROption{BaseTO: uint64(r.Uint32())})
 				require.NoError(t, err)
 			case 1:
 				o.kind = WRRead
@@ -497,7 +497,7 @@ func TestEndpoint_Inline(t *testing.T) {
 		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
 	}
 	target := make([]byte, MaxInline)
-	mr, err := p.pdB.Register(target, RemoteWrite, WithEndpoint(p.b))
+	mr, err := p.pdB.Register(target, RemoteWrite, MROption{Endpoint: p.b})
 	require.NoError(t, err)
 
 	buf := make([]byte, MaxInline)
@@ -526,7 +526,7 @@ func TestEndpoint_Inline(t *testing.T) {
 	require.NoError(t, poll(t, p.cqA).Err)
 	sink, err := p.pdA.Register(make([]byte, MaxInline), LocalWrite)
 	require.NoError(t, err)
-	rmr, err := p.pdB.Register(target, RemoteRead, WithEndpoint(p.b))
+	rmr, err := p.pdB.Register(target, RemoteRead, MROption{Endpoint: p.b})
 	require.NoError(t, err)
 	require.NoError(t, p.a.Read(context.Background(), sink, 0, MaxInline, rmr.STag(), 0))
 	assert.Equal(t, bytes.Repeat([]byte{7}, MaxInline), sink.Bytes())

@@ -118,7 +118,7 @@ func FuzzEndpointReceive(f *testing.F) {
 		require.Equal(t, fzRW, reg(256, RemoteWrite))
 		require.Equal(t, fzRO, reg(256, RemoteRead))
 		require.Equal(t, fzAT, reg(64, RemoteAtomic))
-		require.Equal(t, fzINV, reg(64, RemoteWrite, WithEndpoint(v.ep), WithRemoteInvalidate()))
+		require.Equal(t, fzINV, reg(64, RemoteWrite, MROption{Endpoint: v.ep}, MROption{RemoteInvalidate: true}))
 		require.Equal(t, fzSNK, reg(256, LocalWrite))
 		for i := range 4 {
 			back, region := guarded(32)

@@ -24,9 +24,9 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 		var err error
 		tgt, err = p.pdB.Register(tbuf, RemoteWrite|RemoteRead|RemoteAtomic)
 		require.NoError(t, err)
-		inv, err = p.pdB.Register(make([]byte, 8), RemoteWrite, WithEndpoint(p.b), WithRemoteInvalidate())
+		inv, err = p.pdB.Register(make([]byte, 8), RemoteWrite, MROption{Endpoint: p.b}, MROption{RemoteInvalidate: true})
 		require.NoError(t, err)
-		inv2, err = p.pdB.Register(make([]byte, 8), RemoteWrite, WithEndpoint(p.b), WithRemoteInvalidate())
+		inv2, err = p.pdB.Register(make([]byte, 8), RemoteWrite, MROption{Endpoint: p.b}, MROption{RemoteInvalidate: true})
 		require.NoError(t, err)
 		sink, err = p.pdA.Register(sbuf, LocalWrite)
 		require.NoError(t, err)

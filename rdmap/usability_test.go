@@ -40,7 +40,7 @@ func TestRFC7306_5_1_UnalignedAtomicIsLocalError(t *testing.T) {
 // FetchAdd.
 func TestRFC7306_5_1_1_AtomicByteOrder(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
-	tgt, err := p.pdB.Register(make([]byte, 64), RemoteAtomic, WithBaseTO(0x1000))
+	tgt, err := p.pdB.Register(make([]byte, 64), RemoteAtomic, MROption{BaseTO: 0x1000})
 	require.NoError(t, err)
 	require.NoError(t, tgt.PutUint64(0x1008, 100))
 	assert.Equal(t, uint64(100), binary.NativeEndian.Uint64(tgt.Bytes()[8:]))

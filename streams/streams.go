@@ -336,4 +336,3 @@ func (m *Manager) Close(ctx context.Context) error {
 	errs = append(errs, m.assoc.Close())
 	return errors.Join(errs...)
 }
-

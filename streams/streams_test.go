@@ -129,7 +129,7 @@ func (e *env) open(t *testing.T, ctx context.Context, sid uint16) pair {
 	require.NoError(t, a.err)
 	require.Equal(t, sid, a.s.ID)
 	target, err := e.spd.Register(make([]byte, 64<<10), rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic,
-		rdmap.WithEndpoint(a.s.Endpoint))
+		rdmap.MROption{Endpoint: a.s.Endpoint})
 	require.NoError(t, err)
 	return pair{c: c, s: a.s, target: target}
 }

@@ -89,9 +89,9 @@ var registry = []llpEntry{
 			return err
 		}},
 	{name: MPA, description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",
-		group: "MPA",
-		dial:    dialMPAStreams,
-		listen:  listenMPA},
+		group:  "MPA",
+		dial:   dialMPAStreams,
+		listen: listenMPA},
 }
 
 // LLPs returns the lower layers Options.LLP accepts, the default first.

@@ -158,7 +158,7 @@ func (c *clientStream) run(ctx context.Context, advBuf []byte) error {
 		c.r.killed.Add(1)
 		return c.breakStream(ctx)
 	}
-	c.sink, err = c.r.cpd.Register(make([]byte, c.p.hi+8), rdmap.LocalWrite, rdmap.WithEndpoint(c.ep))
+	c.sink, err = c.r.cpd.Register(make([]byte, c.p.hi+8), rdmap.LocalWrite, rdmap.MROption{Endpoint: c.ep})
 	if err != nil {
 		return err
 	}

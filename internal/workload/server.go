@@ -99,12 +99,12 @@ func (s *serverStream) run(ctx context.Context, st *streams.Stream) error {
 	s.counterOff = s.immOff + (hi+7)&^7 // 8-aligned for the atomics (RFC 7306 §5.1)
 	var err error
 	s.target, err = s.r.spd.Register(make([]byte, s.counterOff+8),
-		rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic, rdmap.WithEndpoint(ep))
+		rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic, rdmap.MROption{Endpoint: ep})
 	if err != nil {
 		return err
 	}
 	defer s.target.Deregister()
-	s.inv, err = s.r.spd.Register(make([]byte, 64), rdmap.RemoteRead, rdmap.WithEndpoint(ep), rdmap.WithRemoteInvalidate())
+	s.inv, err = s.r.spd.Register(make([]byte, 64), rdmap.RemoteRead, rdmap.MROption{Endpoint: ep}, rdmap.MROption{RemoteInvalidate: true})
 	if err != nil {
 		return err
 	}

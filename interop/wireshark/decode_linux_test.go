@@ -273,9 +273,9 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	const size = 20000 // several FPDUs per message at the loopback MSS
 	target := make([]byte, size+8)
 	tmr, err := spd.Register(target, rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic|rdmap.LocalWrite,
-		rdmap.WithEndpoint(sep))
+		rdmap.MROption{Endpoint: sep})
 	require.NoError(t, err)
-	inv, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.WithEndpoint(sep), rdmap.WithRemoteInvalidate())
+	inv, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.MROption{Endpoint: sep}, rdmap.MROption{RemoteInvalidate: true})
 	require.NoError(t, err)
 	recv := make([][]byte, 8)
 	for i := range recv {
