@@ -134,8 +134,8 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 			}
 			msgs := [][]byte{fill(make([]byte, size), dir.seed+10), fill(make([]byte, size/2+1), dir.seed+11), fill(make([]byte, 3), dir.seed+12)}
 			require.NoError(t, from.Send(ctx, msgs[0]))
-			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 1, Op: rdmap.WRSendSE, Local: msgs[1]}))
-			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 2, Op: rdmap.WRSendInv, Local: msgs[2], InvalidateSTag: tmr.STag()}))
+			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 1, Op: rdmap.WRSend, Solicited: true, Local: msgs[1]}))
+			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 2, Op: rdmap.WRSend, Invalidate: true, Local: msgs[2], InvalidateSTag: tmr.STag()}))
 			for i := 0; i < 2; i++ {
 				c, err := from.SendCQ().Poll(ctx)
 				require.NoError(t, err)

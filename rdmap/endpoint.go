@@ -592,7 +592,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 // only be a flush that precedes every later one (rule 15). mu is held.
 func (e *Endpoint) quickLocked(wr *SendWR) bool {
 	switch wr.Op {
-	case WRSend, WRSendSE, WRSendInv, WRSendSEInv, WRWrite, WRWriteImm, WRImmediate:
+	case WRSend, WRWrite, WRWriteImm, WRImmediate:
 	default:
 		return false
 	}

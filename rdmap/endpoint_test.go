@@ -29,7 +29,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	require.NoError(t, p.b.PostRecv(RecvWR{ID: 7, Buf: buf}))
 	require.NoError(t, p.b.PostRecv(RecvWR{ID: 8, Buf: make([]byte, 10)}))
 	require.NoError(t, p.a.Send(ctx, []byte("hello")))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSendSE}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Solicited: true}))
 	c := poll(t, p.rcqB)
 	assert.Equal(t, Completion{WRID: 7, Op: WRRecv, Length: 5, Buf: buf}, c)
 	assert.Equal(t, "hello", string(buf[:5]))
@@ -38,7 +38,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	assert.Len(t, c.Buf, 10, "the posted buffer")
 	assert.Equal(t, Completion{WRID: 8, Op: WRRecv, Solicited: true, Buf: c.Buf}, c)
 	c = poll(t, p.cqA)
-	assert.Equal(t, Completion{WRID: 1, Op: WRSendSE}, c)
+	assert.Equal(t, Completion{WRID: 1, Op: WRSend}, c)
 
 	// The blocking helper.
 	type res struct {
@@ -134,12 +134,12 @@ func TestEndpoint_SendWithInvalidate_RFC5040_5_3(t *testing.T) {
 	})
 	ctx := ctx5(t)
 	require.NoError(t, p.b.PostRecv(RecvWR{ID: 5, Buf: make([]byte, 4)}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSendSEInv, InvalidateSTag: mr.STag(), Local: []byte("inv")}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Solicited: true, Invalidate: true, InvalidateSTag: mr.STag(), Local: []byte("inv")}))
 	c := poll(t, p.rcqB)
 	assert.Len(t, c.Buf, 4, "the posted buffer")
 	assert.Equal(t, Completion{WRID: 5, Op: WRRecv, Length: 3, Solicited: true, InvalidatedSTag: mr.STag(), Buf: c.Buf}, c)
 	assert.False(t, mr.Valid(), "invalidated before the Send completed")
-	assert.Equal(t, Completion{WRID: 1, Op: WRSendSEInv, Length: 3}, poll(t, p.cqA))
+	assert.Equal(t, Completion{WRID: 1, Op: WRSend, Length: 3}, poll(t, p.cqA))
 	_ = ctx
 }
 

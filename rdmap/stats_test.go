@@ -41,9 +41,9 @@ func TestEndpointStats_CountsEveryOpcode_RFC5040_4_3(t *testing.T) {
 	_, err := p.a.FetchAdd(ctx, tgt.STag(), 64, 1, 0)
 	require.NoError(t, err)
 	require.NoError(t, p.a.Send(ctx, make([]byte, 10)))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSendSE, Local: make([]byte, 20)}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 2, Op: WRSendInv, Local: make([]byte, 30), InvalidateSTag: inv.STag()}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 3, Op: WRSendSEInv, Local: make([]byte, 40), InvalidateSTag: inv2.STag()}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Solicited: true, Local: make([]byte, 20)}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 2, Op: WRSend, Invalidate: true, Local: make([]byte, 30), InvalidateSTag: inv.STag()}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 3, Op: WRSend, Solicited: true, Invalidate: true, Local: make([]byte, 40), InvalidateSTag: inv2.STag()}))
 	require.NoError(t, p.a.WriteImm(ctx, make([]byte, 5), tgt.STag(), 2000, 7, false))
 	for range 3 {
 		c := poll(t, p.cqA)

@@ -260,10 +260,10 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 	}
 	var err error
 	switch wr.Op {
-	case WRSend, WRSendSE, WRSendInv, WRSendSEInv:
+	case WRSend:
 		// One call for the four Sends (RFC 5040 §4.3: the Invalidate STag
 		// field is zero but in the two with Invalidate), counted here.
-		op := sendOpcodes[wr.Op-WRSend]
+		op := sendOpcode(wr)
 		var inv uint32
 		if op.HasInvalidateSTag() {
 			inv = wr.InvalidateSTag
@@ -338,9 +338,18 @@ func (e *Endpoint) countIssued(wr *SendWR) {
 	}
 }
 
-// sendOpcodes maps the four Send work types, in their order from WRSend,
-// to their RDMAP opcodes (RFC 5040 §4.3).
-var sendOpcodes = [4]opcode{iwarp.RDMAPOpSend, iwarp.RDMAPOpSendSE, iwarp.RDMAPOpSendInvalidate, iwarp.RDMAPOpSendSEInvalidate}
+// sendOpcode is the RDMAP opcode of a Send work request (RFC 5040 §4.3).
+func sendOpcode(wr *SendWR) opcode {
+	switch {
+	case wr.Solicited && wr.Invalidate:
+		return iwarp.RDMAPOpSendSEInvalidate
+	case wr.Solicited:
+		return iwarp.RDMAPOpSendSE
+	case wr.Invalidate:
+		return iwarp.RDMAPOpSendInvalidate
+	}
+	return iwarp.RDMAPOpSend
+}
 
 func immediateOp(se bool) opcode {
 	if se {

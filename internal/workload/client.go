@@ -282,18 +282,18 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		}
 	case opSend, opSendSE, opSendInv, opSendSEInv:
 		n := drawSize(c.rng, c.p.lo, c.p.hi)
-		wt, kind, name := rdmap.WRSend, byte(kindSend), "send"
+		kind, name := byte(kindSend), "send"
 		switch o {
 		case opSendSE:
-			wt, kind, name = rdmap.WRSendSE, kindSendSE, "send-se"
+			kind, name = kindSendSE, "send-se"
 		case opSendInv:
-			wt, kind, name = rdmap.WRSendInv, kindSendInv, "send-inv"
+			kind, name = kindSendInv, "send-inv"
 		case opSendSEInv:
-			wt, kind, name = rdmap.WRSendSEInv, kindSendSEInv, "send-se-inv"
+			kind, name = kindSendSEInv, "send-se-inv"
 		}
-		wr := rdmap.SendWR{Op: wt, Local: fill(c.src[:n], seed(c.sid, c.message(), n, kind))}
+		wr := rdmap.SendWR{Op: rdmap.WRSend, Solicited: o == opSendSE || o == opSendSEInv, Local: fill(c.src[:n], seed(c.sid, c.message(), n, kind))}
 		if o == opSendInv || o == opSendSEInv {
-			wr.InvalidateSTag, c.invValid = c.adv.invSTag, false
+			wr.Invalidate, wr.InvalidateSTag, c.invValid = true, c.adv.invSTag, false
 		}
 		return c.do(name, n, func() error { return postAndWait(ctx, ep, wr) })
 	case opFetchAdd:

@@ -296,9 +296,9 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	// The Send family (RFC 5040 §5.3) and Immediate Data (RFC 7306 §6).
 	sends := []rdmap.SendWR{
 		{Op: rdmap.WRSend, Local: pattern(size, 2)},
-		{Op: rdmap.WRSendSE, Local: pattern(100, 3)},
+		{Op: rdmap.WRSend, Solicited: true, Local: pattern(100, 3)},
 		{Op: rdmap.WRSend, Local: nil},
-		{Op: rdmap.WRSendInv, Local: pattern(7, 4), InvalidateSTag: inv.STag()},
+		{Op: rdmap.WRSend, Invalidate: true, Local: pattern(7, 4), InvalidateSTag: inv.STag()},
 		{Op: rdmap.WRImmediate, Imm: 0x1122334455667788, Solicited: true},
 		{Op: rdmap.WRWriteImm, Local: pattern(3000, 5), RemoteSTag: tmr.STag(), Imm: 42},
 	}

@@ -267,10 +267,10 @@ func sctpExchange(t *testing.T) sctpRun {
 	run.imm, run.writeImm = 0x1122334455667788, 42
 	sends := []rdmap.SendWR{
 		{Op: rdmap.WRSend, Local: pattern(run.size, 2)},
-		{Op: rdmap.WRSendSE, Local: pattern(100, 3)},
+		{Op: rdmap.WRSend, Solicited: true, Local: pattern(100, 3)},
 		{Op: rdmap.WRSend, Local: nil},
-		{Op: rdmap.WRSendInv, Local: pattern(7, 4), InvalidateSTag: inv1.STag()},
-		{Op: rdmap.WRSendSEInv, Local: pattern(9, 6), InvalidateSTag: inv2.STag()},
+		{Op: rdmap.WRSend, Invalidate: true, Local: pattern(7, 4), InvalidateSTag: inv1.STag()},
+		{Op: rdmap.WRSend, Solicited: true, Invalidate: true, Local: pattern(9, 6), InvalidateSTag: inv2.STag()},
 		{Op: rdmap.WRImmediate, Imm: run.imm},
 		{Op: rdmap.WRImmediate, Imm: run.imm + 1, Solicited: true},
 		{Op: rdmap.WRWriteImm, Local: pattern(3000, 5), RemoteSTag: tmr.STag(), RemoteTO: run.tmrBase, Imm: run.writeImm},
