@@ -40,7 +40,7 @@ const (
 )
 
 var workNames = [...]string{
-	WRSend: "Send",
+	WRSend:  "Send",
 	WRWrite: "Write", WRWriteImm: "WriteImm", WRRead: "Read", WRFetchAdd: "FetchAdd",
 	WRCmpSwap: "CmpSwap", WRImmediate: "Immediate", WRRecv: "Recv", wrRecvImm: "RecvImm",
 }
