@@ -38,29 +38,8 @@ type ListenerStats struct {
 
 // Stats returns the listener's counters; those of the other LLPs are zero.
 func (l *Listener) Stats() ListenerStats {
-	live := l.assocs.snapshot()
-	l.assocs.mu.Lock()
-	s := ListenerStats{LLP: l.kind, Finished: l.assocs.n, Totals: l.assocs.finished}
-	l.assocs.mu.Unlock()
-	s.Live = uint64(len(live))
-	s.Associations = make([]AssocStats, len(live))
-	for i, a := range live {
-		st := a.Stats()
-		s.Totals.Add(st)
-		t := a.Transport()
-		s.Associations[i] = AssocStats{LLP: t.Kind(), AssocStats: st}
-		if ra := t.RemoteAddr(); ra != nil {
-			s.Associations[i].Peer = ra.String()
-		}
-	}
-	slices.SortFunc(s.Associations, func(a, b AssocStats) int { return strings.Compare(a.Peer, b.Peer) })
-	if l.sctp != nil {
-		s.Handshake = l.sctp.HandshakeStats()
-	}
-	if l.admit != nil {
-		s.MPA = l.admit.stats()
-		s.MPA.TLSFailures = l.tlsFailures.Load()
-	}
+	s := ListenerStats{LLP: l.kind}
+	l.p.stats(&s)
 	return s
 }
 
@@ -88,6 +67,26 @@ func (t *assocTable) remove(a *sctpllp.Association) {
 	delete(t.live, a)
 	t.finished.Add(st)
 	t.n++
+}
+
+// stats fills s's association counters.
+func (t *assocTable) stats(s *ListenerStats) {
+	live := t.snapshot()
+	t.mu.Lock()
+	s.Finished, s.Totals = t.n, t.finished
+	t.mu.Unlock()
+	s.Live = uint64(len(live))
+	s.Associations = make([]AssocStats, len(live))
+	for i, a := range live {
+		st := a.Stats()
+		s.Totals.Add(st)
+		tr := a.Transport()
+		s.Associations[i] = AssocStats{LLP: tr.Kind(), AssocStats: st}
+		if ra := tr.RemoteAddr(); ra != nil {
+			s.Associations[i].Peer = ra.String()
+		}
+	}
+	slices.SortFunc(s.Associations, func(a, b AssocStats) int { return strings.Compare(a.Peer, b.Peer) })
 }
 
 func (t *assocTable) snapshot() []*sctpllp.Association {

@@ -44,8 +44,8 @@ type llpEntry struct {
 	group string
 	// dial connects n streams to addr (its errors are Dial's).
 	dial func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error)
-	// listen binds l to addr: l.sctp, l.kern or l.tcp.
-	listen func(l *Listener, addr string) error
+	// listen announces on addr: the LLP's passive side (passive.go).
+	listen func(o Options, addr string) (passive, error)
 }
 
 // registry lists the lower layers; the first is the default (Options.LLP
@@ -58,9 +58,8 @@ var registry = []llpEntry{
 				return sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
 			}, addr)
 		},
-		listen: func(l *Listener, addr string) (err error) {
-			l.sctp, err = sctpllp.Listen(addr, l.o.nativeConfig(0, true))
-			return err
+		listen: func(o Options, addr string) (passive, error) {
+			return listenSCTP(o, addr, o.nativeConfig(0, true))
 		}},
 	{name: SCTPPion, description: "userspace SCTP over UDP (github.com/pion/sctp)",
 		group: "Pion",
@@ -69,9 +68,8 @@ var registry = []llpEntry{
 				return sctpllp.Dial(ctx, addr, o.sctpConfig(n))
 			}, addr)
 		},
-		listen: func(l *Listener, addr string) (err error) {
-			l.sctp, err = sctpllp.Listen(addr, l.o.sctpConfig(0))
-			return err
+		listen: func(o Options, addr string) (passive, error) {
+			return listenSCTP(o, addr, o.sctpConfig(0))
 		}},
 	{name: SCTPKernel, description: "Linux kernel SCTP",
 		group: "Kernel",
@@ -84,10 +82,7 @@ var registry = []llpEntry{
 				return sctpllp.NewAssociation(t, sctpllp.Config{}), nil
 			}, addr)
 		},
-		listen: func(l *Listener, addr string) (err error) {
-			l.kern, err = kernel.Listen(addr, l.o.kernelConfig(0))
-			return err
-		}},
+		listen: listenKernel},
 	{name: MPA, description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",
 		group:  "MPA",
 		dial:   dialMPAStreams,
@@ -192,21 +187,48 @@ func dialMPAStreams(ctx context.Context, o Options, addr string, n int, pd *rdma
 	return c, nil
 }
 
+// listenSCTP listens with one of sctpllp's stacks (sctp-native,
+// sctp-pion).
+func listenSCTP(o Options, addr string, cfg sctpllp.Config) (passive, error) {
+	ln, err := sctpllp.Listen(addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &sctpPassive{o: o, accept: ln.Accept, addrFn: ln.Addr, closer: ln.Close, handshake: ln.HandshakeStats}, nil
+}
+
+// listenKernel listens with Linux SCTP; each association it accepts gets
+// the adaptation's idle timeout.
+func listenKernel(o Options, addr string) (passive, error) {
+	ln, err := kernel.Listen(addr, o.kernelConfig(0))
+	if err != nil {
+		return nil, err
+	}
+	accept := func(ctx context.Context) (*sctpllp.Association, error) {
+		t, err := ln.Accept(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return sctpllp.NewAssociation(t, sctpllp.Config{IdleTimeout: sctpllp.DefaultIdleTimeout}), nil
+	}
+	return &sctpPassive{o: o, accept: accept, addrFn: func() string { return ln.Addr().String() }, closer: ln.Close}, nil
+}
+
 // listenMPA binds a TCP listener whose connections run the MPA Responder
 // start-up under the admission caps (mpaadmit.go).
-func listenMPA(l *Listener, addr string) error {
-	l.mpaCfg = l.o.mpaConfig()
-	l.admit = newMPAAdmission(l.o)
-	l.mpaCfg.HandshakeTimeout = l.admit.timeout
-	lc := net.ListenConfig{Control: tcpcc.Control(l.o.MPA.TCPCongestion)}
+func listenMPA(o Options, addr string) (passive, error) {
+	l := &mpaPassive{o: o, cfg: o.mpaConfig(), admit: newMPAAdmission(o)}
+	l.cfg.HandshakeTimeout = l.admit.timeout
+	lc := net.ListenConfig{Control: tcpcc.Control(o.MPA.TCPCongestion)}
 	var err error
 	l.tcp, err = lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Validates the configuration now rather than at the first peer.
-	if _, err = mpa.NewListener(l.tcp, l.mpaCfg); err != nil {
+	if _, err = mpa.NewListener(l.tcp, l.cfg); err != nil {
 		_ = l.tcp.Close()
+		return nil, err
 	}
-	return err
+	return l, nil
 }

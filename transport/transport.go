@@ -19,7 +19,6 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
@@ -450,20 +449,10 @@ func peerIP(a net.Addr) netip.Addr {
 // connections) from any number of peers concurrently.
 type Listener struct {
 	kind string
-	o    Options
-	sctp *sctpllp.Listener
-	kern *kernel.Listener
-	// tcp and mpaCfg: for mpa, a plain TCP listener; each connection runs
-	// its MPA Responder start-up (mpa.Server) in its own goroutine with a
-	// copy of mpaCfg whose Accept callback is bound to that connection.
-	tcp    net.Listener
-	mpaCfg *mpa.Config
-	// assocs: the SCTP associations served (assocstats.go).
-	assocs assocTable
-	// admit: the MPA start-up caps (mpaadmit.go); nil for SCTP.
-	admit *mpaAdmission
-	// tlsFailures counts MPA connections whose TLS handshake failed.
-	tlsFailures atomic.Uint64
+	// p is the LLP's listening side, made by its registry row
+	// (passive.go): Serve, Addr, Close and Stats reach the LLP only
+	// through it.
+	p passive
 }
 
 // Listen announces on addr over o.LLP.
@@ -472,11 +461,11 @@ func Listen(o Options, addr string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{kind: e.name, o: o}
-	if err := e.listen(l, addr); err != nil {
+	p, err := e.listen(o, addr)
+	if err != nil {
 		return nil, fmt.Errorf("%s: listen %s: %w", e.name, addr, err)
 	}
-	return l, nil
+	return &Listener{kind: e.name, p: p}, nil
 }
 
 func rejectData(err error) []byte {
@@ -485,15 +474,7 @@ func rejectData(err error) []byte {
 }
 
 // Addr returns the address the listener is bound to.
-func (l *Listener) Addr() string {
-	switch {
-	case l.sctp != nil:
-		return l.sctp.Addr()
-	case l.kern != nil:
-		return l.kern.Addr().String()
-	}
-	return l.tcp.Addr().String()
-}
+func (l *Listener) Addr() string { return l.p.addr() }
 
 // Serve accepts streams until ctx ends, runs h on each with an endpoint of
 // PD, then closes the listener and waits for every handler, stream and
@@ -504,136 +485,8 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer l.close()
-	if l.tcp != nil {
-		// Unblocks the TCP Accept below when ctx ends.
-		stop := context.AfterFunc(ctx, l.close)
-		defer stop()
-	}
-	for {
-		var err error
-		if l.tcp == nil {
-			var assoc *sctpllp.Association
-			assoc, err = l.acceptAssoc(ctx)
-			if err == nil {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					l.serveAssoc(ctx, assoc, pd, h)
-				}()
-			}
-		} else {
-			var nc net.Conn
-			nc, err = l.tcp.Accept()
-			if err == nil {
-				ip, aerr := l.admit.admit(nc)
-				if aerr != nil {
-					refuse(nc) // before anything is allocated for it
-					continue
-				}
-				wg.Add(1)
-				go l.serveMPA(ctx, nc, pd, h, ip, func() {
-					l.admit.closed()
-					wg.Done()
-				})
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return err
-			}
-			// A failed start-up (handshake timeout, bad MPA Request, a
-			// rejected peer) concerns one peer only: keep serving.
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-}
-
-// serveMPA runs the MPA Responder start-up on one TCP connection (RFC 5044
-// §7.1.2, RFC 6581 §9) and serves the stream; done runs once when the
-// connection's serving has ended. h.Admit decides in the start-up's Accept
-// callback; a stream it admitted whose start-up or endpoint then fails (the
-// Reply cannot be sent, the peer resets, ctx ends) is reported with
-// h.Dropped, so the handler's stream count stays balanced. For a Starter,
-// the goroutine ends once the stream is started: the stream's end (or
-// ctx's, which aborts it) runs done, so an idle stream holds no goroutine
-// of the Listener's (its MPA reader is the only one).
-func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Handler, ip netip.Addr, done func()) {
-	handedOff := false
-	defer func() {
-		if !handedOff {
-			done()
-		}
-	}()
-	admitted := false
-	cfg := *l.mpaCfg
-	cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
-		if err := h.Admit(ip, req.PrivateData); err != nil {
-			return mpa.Decision{Reject: true, PrivateData: rejectData(err)}, nil
-		}
-		admitted = true
-		return mpa.Decision{}, nil
-	}
-	if l.o.Capture != nil {
-		nc = l.o.Capture.Conn(nc, false)
-	}
-	began := time.Now()
-	if l.o.MPA.TLS != nil {
-		tc := tls.Server(nc, l.o.MPA.TLS)
-		hctx, cancel := context.WithTimeout(ctx, l.admit.timeout)
-		err := tc.HandshakeContext(hctx)
-		cancel()
-		if err != nil {
-			l.admit.started(ip)
-			l.admit.failures.Add(1)
-			l.tlsFailures.Add(1)
-			_ = nc.Close()
-			return
-		}
-		nc = tc
-	}
-	conn, err := mpa.Server(ctx, nc, &cfg)
-	l.admit.started(ip)
-	if err != nil {
-		if ctx.Err() == nil {
-			if time.Since(began) >= l.admit.timeout {
-				l.admit.timeouts.Add(1)
-			} else {
-				l.admit.failures.Add(1)
-			}
-		}
-		_ = nc.Close() // also after a rejection: the Reply was sent
-		if admitted {
-			h.Dropped(ip)
-		}
-		return
-	}
-	ep, err := newMPAEndpoint(conn, l.o, pd, h.Prepare)
-	if err != nil {
-		h.Dropped(ip)
-		return
-	}
-	if st, ok := h.(Starter); ok {
-		st.Start(ctx, ip, ep)
-		// Either may already have happened: AfterFunc and AfterDone then
-		// run their function at once.
-		handedOff = true
-		stop := context.AfterFunc(ctx, func() { closeEndpoint(ep) })
-		ep.AfterDone(func() {
-			stop()
-			done()
-		})
-		return
-	}
-	h.Serve(ctx, ip, ep)
-	closeEndpoint(ep)
+	defer l.p.close()
+	return l.p.serve(ctx, pd, h, &wg)
 }
 
 // closeEndpoint ends a stream whose handler returned: gracefully (RFC 5040
@@ -647,86 +500,8 @@ func closeEndpoint(ep *rdmap.Endpoint) {
 	<-ep.Done()
 }
 
-func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error) {
-	if l.sctp != nil {
-		return l.sctp.Accept(ctx)
-	}
-	t, err := l.kern.Accept(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sctpllp.NewAssociation(t, sctpllp.Config{IdleTimeout: sctpllp.DefaultIdleTimeout}), nil
-}
-
-func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, pd *rdmap.PD, h Handler) {
-	l.assocs.add(assoc)
-	defer l.assocs.remove(assoc)
-	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), SharedCQ: l.o.SendCQ != nil || l.o.RecvCQ != nil, PrivateData: l.o.PrivateData})
-	peer := peerIP(assoc.Transport().RemoteAddr())
-	var wg sync.WaitGroup
-	for {
-		var admitted, rejected bool
-		s, err := m.Accept(ctx, func(_ uint16, privateData []byte) (streams.OpenOptions, error) {
-			if err := h.Admit(peer, privateData); err != nil {
-				rejected = true
-				return streams.OpenOptions{}, err
-			}
-			admitted = true
-			return streams.OpenOptions{Prepare: h.Prepare}, nil
-		})
-		switch {
-		case err == nil:
-		case admitted:
-			h.Dropped(peer)
-			continue
-		case rejected:
-			continue
-		}
-		if err != nil {
-			break
-		}
-		ep := s.Endpoint
-		l.o.traceEnd(ep)
-		if st, ok := h.(Starter); ok {
-			// Nothing per stream while it lives: the stream manager
-			// forgets it when its endpoint ends (the handler's doing or
-			// the peer's), and closes what is left when ctx ends (m.Close
-			// below, after the Serve goroutines).
-			st.Start(ctx, peer, ep)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.Serve(ctx, peer, ep)
-			closeEndpoint(ep)
-			<-s.Done()
-		}()
-	}
-	wg.Wait()
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = m.Close(cctx)
-	cancel()
-	select {
-	case <-assoc.Done():
-	case <-time.After(2 * time.Second):
-		_ = assoc.Abort()
-	}
-}
-
-func (l *Listener) close() {
-	switch {
-	case l.sctp != nil:
-		_ = l.sctp.Close()
-	case l.kern != nil:
-		_ = l.kern.Close()
-	default:
-		_ = l.tcp.Close()
-	}
-}
-
 // Close stops accepting; Serve returns when its handlers have finished.
 func (l *Listener) Close() error {
-	l.close()
+	l.p.close()
 	return nil
 }
