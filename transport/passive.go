@@ -102,15 +102,13 @@ func (l *sctpPassive) serveAssoc(ctx context.Context, assoc *sctpllp.Association
 			admitted = true
 			return streams.OpenOptions{Prepare: h.Prepare}, nil
 		})
-		switch {
-		case err == nil:
-		case admitted:
-			h.Dropped(peer)
-			continue
-		case rejected:
-			continue
-		}
 		if err != nil {
+			if admitted {
+				h.Dropped(peer) // its set-up failed
+			}
+			if admitted || rejected {
+				continue // one peer's request; the association's end stops
+			}
 			break
 		}
 		ep := s.Endpoint
