@@ -33,7 +33,7 @@ func TestRunEveryTest(t *testing.T) {
 // mutual certificate authentication from PEM files.
 func TestRunEveryTest_Secure(t *testing.T) {
 	sd, cd, st, ct := securetest.Configs(t)
-	runEveryTest(t, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: sd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: cd}})
+	runEveryTest(t, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: sd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: cd}})
 	runEveryTest(t, "mpa+tls", transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: st}}, transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: ct}})
 }
 

@@ -215,7 +215,7 @@ func sinkSlots(s setupMsg, active bool) int {
 func (c *conn) prepareData(active bool) error {
 	s := c.setup
 	mr, err := c.pd.Register(faultIn(make([]byte, bufLen(s))),
-		rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic, rdmap.WithEndpoint(c.ep))
+		rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic, rdmap.MROption{Endpoint: c.ep})
 	if err != nil {
 		return err
 	}

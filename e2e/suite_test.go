@@ -181,13 +181,11 @@ func runCloseAll(t *testing.T, newPair Factory, opt Options) {
 	accepted := make(chan *streams.Stream, n)
 	swg.Go(func() {
 		for range n {
-			in, err := sm.Accept(ctx)
+			s, err := sm.Accept(ctx, func(uint16, []byte) (streams.OpenOptions, error) { return streams.OpenOptions{}, nil })
 			if err != nil {
 				return
 			}
-			if s, err := in.Accept(nil); err == nil {
-				accepted <- s
-			}
+			accepted <- s
 		}
 	})
 	var opened []*streams.Stream
@@ -207,20 +205,18 @@ func runCloseAll(t *testing.T, newPair Factory, opt Options) {
 	}
 	t0 := time.Now()
 	for _, s := range opened {
-		require.NoError(t, s.Endpoint().Close(ctx))
+		require.NoError(t, s.Endpoint.Close(ctx))
 	}
 	for range n {
 		s := <-accepted
 		select {
 		case <-s.Done():
-			assert.ErrorIs(t, s.Err(), rdmap.ErrPeerClosed)
+			assert.ErrorIs(t, s.Endpoint.Err(), rdmap.ErrPeerClosed)
 			assert.False(t, s.Erroneous())
 		case <-ctx.Done():
 			t.Fatal("server stream not closed")
 		}
 	}
-	cm.Wait()
-	sm.Wait()
 	waitDone(t, client, "client", 20*time.Second, opt.ShutdownStall)
 	waitDone(t, server, "server", 20*time.Second, opt.ShutdownStall)
 	// Closing is prompt: no stage waits for a timeout (stream reset,

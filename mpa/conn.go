@@ -184,7 +184,7 @@ type Params struct {
 }
 
 // Depths returns the negotiated IRD and ORD (RFC 6581 §9.1) for
-// rdmap.EndpointConfig.ApplyNegotiation; without enhanced connection
+// internal/rdmapconf.Apply; without enhanced connection
 // establishment both are iwarp.NoNegotiation (nothing was negotiated).
 func (p Params) Depths() iwarp.Depths {
 	if !p.Enhanced {

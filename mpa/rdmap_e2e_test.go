@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -29,7 +30,7 @@ type e2eEnds struct {
 // parameters: IRD/ORD (RFC 6581 §9.1) and the RTR (RFC 6581 §9.2).
 func endpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	var cfg rdmap.EndpointConfig
-	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
+	rdmapconf.Apply(&cfg, p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	return cfg
 }
 
@@ -112,7 +113,7 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 			from, to := dir.from, dir.to
 			target := make([]byte, size+16)
 			tmr, err := dir.toPD.Register(target, rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic,
-				rdmap.WithEndpoint(to), rdmap.WithRemoteInvalidate())
+				rdmap.MROption{Endpoint: to}, rdmap.MROption{RemoteInvalidate: true})
 			require.NoError(t, err)
 			counterOff := uint64((size + 7) &^ 7)
 
@@ -134,8 +135,8 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 			}
 			msgs := [][]byte{fill(make([]byte, size), dir.seed+10), fill(make([]byte, size/2+1), dir.seed+11), fill(make([]byte, 3), dir.seed+12)}
 			require.NoError(t, from.Send(ctx, msgs[0]))
-			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 1, Op: rdmap.WRSendSE, Local: msgs[1]}))
-			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 2, Op: rdmap.WRSendInv, Local: msgs[2], InvalidateSTag: tmr.STag()}))
+			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 1, Op: rdmap.WRSend, Solicited: true, Local: msgs[1]}))
+			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 2, Op: rdmap.WRSend, Invalidate: true, Local: msgs[2], InvalidateSTag: tmr.STag()}))
 			for i := 0; i < 2; i++ {
 				c, err := from.SendCQ().Poll(ctx)
 				require.NoError(t, err)
@@ -155,7 +156,7 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 				}
 			}
 			// The STag is now invalid (RFC 5040 §5.3): register a fresh one.
-			tmr2, err := dir.toPD.Register(target, rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteAtomic, rdmap.WithEndpoint(to))
+			tmr2, err := dir.toPD.Register(target, rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteAtomic, rdmap.MROption{Endpoint: to})
 			require.NoError(t, err)
 			defer tmr2.Deregister()
 
@@ -351,7 +352,7 @@ func BenchmarkRDMAPOverMPA_Write(b *testing.B) {
 			require.NoError(b, err)
 			cli, err := dev.AllocPD().NewEndpoint(cc, endpointConfig(cc.Params()))
 			require.NoError(b, err)
-			target, err := srv.PD().Register(make([]byte, 64<<10), rdmap.RemoteWrite, rdmap.WithEndpoint(srv))
+			target, err := srv.PD().Register(make([]byte, 64<<10), rdmap.RemoteWrite, rdmap.MROption{Endpoint: srv})
 			require.NoError(b, err)
 			require.NoError(b, srv.Start())
 			require.NoError(b, cli.Start())

@@ -42,7 +42,7 @@ func TestAtomicRequest_RFC7306_5_2_1_Figure4(t *testing.T) {
 
 func TestAtomicRequest_Invalid(t *testing.T) {
 	_, _, err := parseAtomicRequest(atomicReqImage[:51])
-	require.ErrorIs(t, err, ErrTruncated)
+	require.ErrorIs(t, err, errTruncated)
 	for _, op := range []byte{0x1, 0x3, 0xf} { // 0x1: the draft's Swap, reserved in RFC 7306
 		img := append([]byte{}, atomicReqImage...)
 		img[3] = op

@@ -21,7 +21,7 @@ func TestAtomicResponse_RFC7306_5_2_2_Figure6(t *testing.T) {
 	assert.Equal(t, atomicRespImage, a.Append(nil))
 	assert.Equal(t, 12, a.Len())
 	_, _, err = parseAtomicResponse(atomicRespImage[:11])
-	require.ErrorIs(t, err, ErrTruncated)
+	require.ErrorIs(t, err, errTruncated)
 }
 
 func FuzzAtomicResponse(f *testing.F) {

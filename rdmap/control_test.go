@@ -59,7 +59,7 @@ func TestControl_RFC5040_4_1_Figure3(t *testing.T) {
 
 func TestControl_Truncated(t *testing.T) {
 	_, _, err := parseControl(nil)
-	require.ErrorIs(t, err, ErrTruncated)
+	require.ErrorIs(t, err, errTruncated)
 }
 
 // RFC 5040 §4.1 Figure 4 and RFC 7306 §4.1 Figure 2: tagged flag, queue

@@ -14,7 +14,7 @@ import (
 //
 // A CQ has a depth. Overflow is never a silent drop (RFC 5040 §8.1.1 item
 // 10): a completion that finds the CQ full is kept in an overflow list, the
-// CQ reports ErrCQOverflow from Err, and the Endpoint whose completion
+// CQ reports errCQOverflow from err, and the Endpoint whose completion
 // overflowed is terminated (a local catastrophic error); Endpoints that do
 // not use the CQ are unaffected. Polling returns the kept completions in
 // order.
@@ -82,12 +82,12 @@ func (cq *CQ) Notify() <-chan struct{} {
 	return cq.notify
 }
 
-// Err returns an error wrapping ErrCQOverflow once the CQ has overflowed.
+// Err returns an error wrapping errCQOverflow once the CQ has overflowed.
 func (cq *CQ) err() error {
 	cq.mu.Lock()
 	defer cq.mu.Unlock()
 	if cq.overflowed {
-		return fmt.Errorf("%w (depth %d)", ErrCQOverflow, cq.depth)
+		return fmt.Errorf("%w (depth %d)", errCQOverflow, cq.depth)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 		over, _ := cq.push(&Completion{WRID: uint64(i)}, false)
 		assert.Equal(t, i >= 3, over)
 	}
-	require.ErrorIs(t, cq.err(), ErrCQOverflow)
+	require.ErrorIs(t, cq.err(), errCQOverflow)
 	assert.Equal(t, 5, cq.Len())
 	select {
 	case <-cq.Notify():

@@ -27,9 +27,9 @@ package rdmap
 // is implemented):
 //
 //   - Tagged Offsets are zero-based: TO = BaseTO + offset into the MR, with
-//     BaseTO 0 unless WithBaseTO is given at registration.
+//     BaseTO 0 unless MROption.BaseTO is given at registration.
 //   - Only RDMAP version 01b (RFC 5040) is accepted; 00b (RDMA Consortium)
 //     is answered with a Terminate "Invalid RDMAP version", as Linux siw does.
 //   - Remote invalidation (Send with Invalidate) requires an STag registered
-//     WithRemoteInvalidate and bound to the receiving Endpoint
-//     (WithEndpoint); see invalidateRemote for the Terminate codes.
+//     MROption.RemoteInvalidate and bound to the receiving Endpoint
+//     (MROption.Endpoint); see invalidateRemote for the Terminate codes.

@@ -107,7 +107,7 @@ type recvReq struct {
 // inbound is a validated Read or Atomic Request waiting for the responder.
 type inbound struct {
 	atomic bool
-	rr     ReadRequest
+	rr     readRequest
 	ar     atomicRequest
 	ddpHdr [iwarpwire.DDPUntaggedHeaderLen]byte
 	segLen int
@@ -593,7 +593,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 // only be a flush that precedes every later one (rule 15). mu is held.
 func (e *Endpoint) quickLocked(wr *SendWR) bool {
 	switch wr.Op {
-	case WRSend, WRSendSE, WRSendInv, WRSendSEInv, WRWrite, WRWriteImm, WRImmediate:
+	case WRSend, WRWrite, WRWriteImm, WRImmediate:
 	default:
 		return false
 	}
@@ -844,8 +844,8 @@ func (e *Endpoint) emitLocked(cq *CQ, waiter chan Completion, c *Completion) {
 func (e *Endpoint) checkOverflowLocked() {
 	if e.cqOverflow {
 		e.cqOverflow = false
-		e.failLocked(&TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: ErrCQOverflow},
-			&Terminate{Code: iwarp.Term.LocalCatastrophic}, closeGraceful)
+		e.failLocked(&TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: errCQOverflow},
+			&termHeader{Code: iwarp.Term.LocalCatastrophic}, closeGraceful)
 	}
 }
 
@@ -952,7 +952,7 @@ func (e *Endpoint) Read(ctx context.Context, sink *MR, off uint64, n uint32, rst
 // (RFC 7306 §5.1.1) and returns the original value. add, mask and the
 // result are plain values (big-endian on the wire); the peer adds in its
 // host byte order, so it sets its word with MR.PutUint64, not
-// binary.BigEndian. rto must be a multiple of 8: otherwise ErrUnaligned,
+// binary.BigEndian. rto must be a multiple of 8: otherwise ErrInvalidWR,
 // before anything is sent.
 func (e *Endpoint) FetchAdd(ctx context.Context, rstag uint32, rto uint64, add, mask uint64) (uint64, error) {
 	c, err := e.helper(ctx, SendWR{Op: WRFetchAdd, RemoteSTag: rstag, RemoteTO: rto, Add: add, AddMask: mask})
@@ -983,11 +983,11 @@ func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
 	return err
 }
 
-// Recv posts buf and waits for the Send or Immediate Data that consumes it.
+// recvWait posts buf and waits for the Send or Immediate Data that consumes it.
 // If ctx ends first, buf stays posted (DDP cannot withdraw a posted
 // buffer): the message that later fills it is reported on RecvCQ with
-// HelperWRID, and Recv returns ctx.Err().
-func (e *Endpoint) Recv(ctx context.Context, buf []byte) (Completion, error) {
+// HelperWRID, and recvWait returns ctx.Err().
+func (e *Endpoint) recvWait(ctx context.Context, buf []byte) (Completion, error) {
 	w := getWaiter()
 	r, err := e.postRecv(RecvWR{ID: helperWRID, Buf: buf}, w)
 	if err != nil {
@@ -1086,12 +1086,12 @@ func (e *Endpoint) Abort() error {
 	defer e.mu.Unlock()
 	switch e.state {
 	case stateIdle:
-		return fmt.Errorf("rdmap: abort: %w", ErrNotStarted)
+		return fmt.Errorf("rdmap: abort: %w", errNotStarted)
 	case stateDown:
 		return fmt.Errorf("rdmap: abort: %w", ErrClosed)
 	}
 	e.failLocked(&TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: errAbortedByUser},
-		&Terminate{Code: iwarp.Term.LocalCatastrophic}, closeGraceful)
+		&termHeader{Code: iwarp.Term.LocalCatastrophic}, closeGraceful)
 	return nil
 }
 

@@ -30,7 +30,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	require.NoError(t, p.b.PostRecv(RecvWR{ID: 7, Buf: buf}))
 	require.NoError(t, p.b.PostRecv(RecvWR{ID: 8, Buf: make([]byte, 10)}))
 	require.NoError(t, p.a.Send(ctx, []byte("hello")))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSendSE}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Solicited: true}))
 	c := poll(t, p.rcqB)
 	assert.Equal(t, Completion{WRID: 7, Op: WRRecv, Length: 5, Buf: buf}, c)
 	assert.Equal(t, "hello", string(buf[:5]))
@@ -39,7 +39,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	assert.Len(t, c.Buf, 10, "the posted buffer")
 	assert.Equal(t, Completion{WRID: 8, Op: WRRecv, Solicited: true, Buf: c.Buf}, c)
 	c = poll(t, p.cqA)
-	assert.Equal(t, Completion{WRID: 1, Op: WRSendSE}, c)
+	assert.Equal(t, Completion{WRID: 1, Op: WRSend}, c)
 
 	// The blocking helper.
 	type res struct {
@@ -48,7 +48,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		c, err := p.a.Recv(ctx, make([]byte, 8))
+		c, err := p.a.recvWait(ctx, make([]byte, 8))
 		ch <- res{c, err}
 	}()
 	require.Eventually(t, func() bool { return postedRecvs(p.a) == 1 }, 5*time.Second, time.Millisecond)
@@ -64,7 +64,7 @@ func TestEndpoint_WriteReadAtomic(t *testing.T) {
 	sbuf := make([]byte, 1<<16)
 	p := newPair(t, EndpointConfig{}, EndpointConfig{}, func(p *pair) {
 		var err error
-		tgt, err = p.pdB.Register(tbuf, RemoteWrite|RemoteRead|RemoteAtomic, WithBaseTO(0x1000))
+		tgt, err = p.pdB.Register(tbuf, RemoteWrite|RemoteRead|RemoteAtomic, MROption{BaseTO: 0x1000})
 		require.NoError(t, err)
 		sink, err = p.pdA.Register(sbuf, LocalWrite)
 		require.NoError(t, err)
@@ -130,17 +130,17 @@ func TestEndpoint_SendWithInvalidate_RFC5040_5_3(t *testing.T) {
 	var mr *MR
 	p := newPair(t, EndpointConfig{}, EndpointConfig{}, func(p *pair) {
 		var err error
-		mr, err = p.pdB.Register(make([]byte, 16), RemoteWrite, WithEndpoint(p.b), WithRemoteInvalidate())
+		mr, err = p.pdB.Register(make([]byte, 16), RemoteWrite, MROption{Endpoint: p.b}, MROption{RemoteInvalidate: true})
 		require.NoError(t, err)
 	})
 	ctx := ctx5(t)
 	require.NoError(t, p.b.PostRecv(RecvWR{ID: 5, Buf: make([]byte, 4)}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSendSEInv, InvalidateSTag: mr.STag(), Local: []byte("inv")}))
+	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Solicited: true, Invalidate: true, InvalidateSTag: mr.STag(), Local: []byte("inv")}))
 	c := poll(t, p.rcqB)
 	assert.Len(t, c.Buf, 4, "the posted buffer")
 	assert.Equal(t, Completion{WRID: 5, Op: WRRecv, Length: 3, Solicited: true, InvalidatedSTag: mr.STag(), Buf: c.Buf}, c)
 	assert.False(t, mr.Valid(), "invalidated before the Send completed")
-	assert.Equal(t, Completion{WRID: 1, Op: WRSendSEInv, Length: 3}, poll(t, p.cqA))
+	assert.Equal(t, Completion{WRID: 1, Op: WRSend, Length: 3}, poll(t, p.cqA))
 	_ = ctx
 }
 
@@ -261,7 +261,7 @@ func endToEnd(t *testing.T, mulpdu int) {
 				o.data = make([]byte, size)
 				fill(r, o.data)
 				o.buf = make([]byte, size+16)
-				o.mr, err = p.pdB.Register(o.buf, RemoteWrite, WithBaseTO(uint64(r.Uint32())))
+				o.mr, err = p.pdB.Register(o.buf, RemoteWrite, MROption{BaseTO: uint64(r.Uint32())})
 				require.NoError(t, err)
 			case 1:
 				o.kind = WRRead
@@ -438,15 +438,15 @@ func TestEndpoint_PostErrors(t *testing.T) {
 	pq := newPair(t, EndpointConfig{}, EndpointConfig{})
 	m, err := pq.pdB.Register(make([]byte, 8), LocalWrite)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m, Length: 8}), ErrAccess)
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m, Length: 8}), errAccess)
 	m2, err := pq.pdA.Register(make([]byte, 8), 0)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m2, Length: 8}), ErrAccess, "no LocalWrite")
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m2, Length: 8}), errAccess, "no LocalWrite")
 	m3, err := pq.pdA.Register(make([]byte, 8), LocalWrite)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, SinkOffset: 4, Length: 8}), ErrAccess, "bounds")
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, SinkOffset: 4, Length: 8}), errAccess, "bounds")
 	require.NoError(t, m3.Invalidate())
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, Length: 8}), ErrAccess, "invalid")
+	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, Length: 8}), errAccess, "invalid")
 }
 
 func TestEndpoint_StartTwiceAndCloseIdle(t *testing.T) {
@@ -478,7 +478,7 @@ func TestEndpoint_LLPAbortiveTermination_RFC5040_6_2(t *testing.T) {
 		assert.ErrorIs(t, c.Err, ErrFlushed)
 		assert.Equal(t, StatusFlushed, c.Status)
 	}
-	sent, _ := p.a.TerminateSent()
+	sent, _ := p.a.terminateSent()
 	assert.False(t, sent)
 	var te *TerminateError
 	assert.False(t, errors.As(p.a.Err(), &te))
@@ -498,7 +498,7 @@ func TestEndpoint_Inline(t *testing.T) {
 		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
 	}
 	target := make([]byte, MaxInline)
-	mr, err := p.pdB.Register(target, RemoteWrite, WithEndpoint(p.b))
+	mr, err := p.pdB.Register(target, RemoteWrite, MROption{Endpoint: p.b})
 	require.NoError(t, err)
 
 	buf := make([]byte, MaxInline)
@@ -527,7 +527,7 @@ func TestEndpoint_Inline(t *testing.T) {
 	require.NoError(t, poll(t, p.cqA).Err)
 	sink, err := p.pdA.Register(make([]byte, MaxInline), LocalWrite)
 	require.NoError(t, err)
-	rmr, err := p.pdB.Register(target, RemoteRead, WithEndpoint(p.b))
+	rmr, err := p.pdB.Register(target, RemoteRead, MROption{Endpoint: p.b})
 	require.NoError(t, err)
 	require.NoError(t, p.a.Read(context.Background(), sink, 0, MaxInline, rmr.STag(), 0))
 	assert.Equal(t, bytes.Repeat([]byte{7}, MaxInline), sink.Bytes())

@@ -27,23 +27,23 @@ var (
 	ErrClosed = errors.New("rdmap: closed")
 	// ErrQueueFull reports a post to a full send or receive queue.
 	ErrQueueFull = errors.New("rdmap: work queue full")
-	// ErrNotStarted reports a post or wait on an Endpoint not yet started.
-	ErrNotStarted = errors.New("rdmap: endpoint not started")
+	// errNotStarted reports a post or wait on an Endpoint not yet started.
+	errNotStarted = errors.New("rdmap: endpoint not started")
 	// ErrInvalidWR reports a malformed work request (bad opcode, missing
 	// buffer, wrong immediate length, MR of another PD, ...).
 	ErrInvalidWR = errors.New("rdmap: invalid work request")
-	// ErrCQOverflow reports that a completion queue overflowed (RFC 5040
+	// errCQOverflow reports that a completion queue overflowed (RFC 5040
 	// §8.1.1 item 10). No completion is dropped: the ones beyond the depth
 	// are kept and every Endpoint feeding the CQ is terminated.
-	ErrCQOverflow = errors.New("rdmap: completion queue overflow")
-	// ErrTruncated reports a header shorter than its fixed length.
-	ErrTruncated = errors.New("rdmap: header truncated")
-	// ErrAccess reports a local protection violation (MR access rights,
+	errCQOverflow = errors.New("rdmap: completion queue overflow")
+	// errTruncated reports a header shorter than its fixed length.
+	errTruncated = errors.New("rdmap: header truncated")
+	// errAccess reports a local protection violation (MR access rights,
 	// bounds, invalid or deregistered MR) detected when posting.
-	ErrAccess = errors.New("rdmap: local protection error")
-	// ErrUnaligned reports an Atomic Operation whose remote TO is not a
+	errAccess = errors.New("rdmap: local protection error")
+	// errUnaligned reports an Atomic Operation whose remote TO is not a
 	// multiple of 8 (RFC 7306 §5.1); it also wraps ErrInvalidWR.
-	ErrUnaligned = errors.New("rdmap: atomic target not 8-octet aligned")
+	errUnaligned = errors.New("rdmap: atomic target not 8-octet aligned")
 	// ErrPeerClosed reports that the peer tore the stream down gracefully
 	// while work requests were outstanding.
 	ErrPeerClosed = errors.New("rdmap: the peer closed the stream")
@@ -56,7 +56,7 @@ type protocolError struct {
 	Code iwarp.TermCode
 	// Reason describes the violated rule.
 	Reason string
-	// Err is an underlying sentinel such as ErrTruncated, if any.
+	// Err is an underlying sentinel such as errTruncated, if any.
 	Err error
 }
 
@@ -76,7 +76,7 @@ func truncated(what string, need, have int, code iwarp.TermCode) error {
 	return &protocolError{
 		Code:   code,
 		Reason: fmt.Sprintf("%s needs %d octets, have %d", what, need, have),
-		Err:    ErrTruncated,
+		Err:    errTruncated,
 	}
 }
 
@@ -95,8 +95,9 @@ type TerminateError struct {
 	HasSegmentLen bool
 	// DDPHeader is the terminated DDP header (14 or 18 octets), if any.
 	DDPHeader []byte
-	// RDMAHeader is the terminated RDMA Read Request header, if any.
-	RDMAHeader *ReadRequest
+	// RDMAHeader is the terminated RDMA Read Request header (28 octets,
+	// RFC 5040 §4.4), if any.
+	RDMAHeader []byte
 	// Err is the local cause (for a Terminate sent), or a parse error of a
 	// malformed received Terminate; nil otherwise.
 	Err error

@@ -75,7 +75,7 @@ func ExampleEndpoint_Send() {
 func ExampleEndpoint_Write() {
 	var target *rdmap.MR
 	a, b, closeBoth := connect(func(b *rdmap.Endpoint) {
-		target, _ = b.PD().Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.WithBaseTO(0x1000))
+		target, _ = b.PD().Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.MROption{BaseTO: 0x1000})
 		_ = b.PostRecv(rdmap.RecvWR{Buf: make([]byte, 8)}) // for the "done" Send
 	})
 	defer closeBoth()

@@ -49,7 +49,7 @@ func TestFence_WaitsForTaggedPlacement_RFC5040_8_1_1(t *testing.T) {
 		{"Reregister", func(m *MR) error { return m.Reregister(make([]byte, 8), RemoteWrite) }, true},
 	} {
 		t.Run(op.name, func(t *testing.T) {
-			m, err := p.pdB.Register(make([]byte, 64), RemoteWrite, WithEndpoint(p.b))
+			m, err := p.pdB.Register(make([]byte, 64), RemoteWrite, MROption{Endpoint: p.b})
 			require.NoError(t, err)
 			old := m.STag()
 			p.b.rxMu.Lock() // a tagged segment of b is being placed
@@ -68,7 +68,7 @@ func TestFence_WaitsForTaggedPlacement_RFC5040_8_1_1(t *testing.T) {
 // fence waits for it too.
 func TestFence_WaitsForAtomicInProgress_RFC7306_5_3(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
-	m, err := p.pdB.Register(make([]byte, 64), RemoteAtomic, WithEndpoint(p.b))
+	m, err := p.pdB.Register(make([]byte, 64), RemoteAtomic, MROption{Endpoint: p.b})
 	require.NoError(t, err)
 	p.dev.atomicMu.Lock() // an atomic is between its validation and its write
 	early := returnsWhile(t, 50*time.Millisecond, m.Deregister, p.dev.atomicMu.Unlock)

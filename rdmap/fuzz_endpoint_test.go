@@ -81,7 +81,7 @@ func FuzzEndpointReceive(f *testing.F) {
 	ctl := iwarpwire.RDMAPControlByte
 	atom := atomicRequest{Op: atomicFetchAdd, ReqID: 1, STag: fzAT, TO: 8, Data: 5}
 	imm := immediate{Data: 42}
-	term := Terminate{Code: iwarp.Term.AccessRights}
+	term := termHeader{Code: iwarp.Term.AccessRights}
 	f.Add(joinSegments(tagged(ctl(iwarp.RDMAPOpWrite), fzRW, 0, []byte("hello"))))
 	f.Add(joinSegments(w.untagged(ctl(iwarp.RDMAPOpSend), 0, 0, []byte("hi")), w.untagged(ctl(iwarp.RDMAPOpSendSE), 0, 0, nil)))
 	w = &wire{}
@@ -119,7 +119,7 @@ func FuzzEndpointReceive(f *testing.F) {
 		require.Equal(t, fzRW, reg(256, RemoteWrite))
 		require.Equal(t, fzRO, reg(256, RemoteRead))
 		require.Equal(t, fzAT, reg(64, RemoteAtomic))
-		require.Equal(t, fzINV, reg(64, RemoteWrite, WithEndpoint(v.ep), WithRemoteInvalidate()))
+		require.Equal(t, fzINV, reg(64, RemoteWrite, MROption{Endpoint: v.ep}, MROption{RemoteInvalidate: true}))
 		require.Equal(t, fzSNK, reg(256, LocalWrite))
 		for i := range 4 {
 			back, region := guarded(32)
@@ -150,7 +150,7 @@ func (v *victim) feed(t *testing.T, b *llptest.Pipe, segs [][]byte, backs [][]by
 	}
 	var te *TerminateError
 	local := errors.As(v.ep.Err(), &te) && !te.Remote
-	sent, sendErr := v.ep.TerminateSent()
+	sent, sendErr := v.ep.terminateSent()
 	switch {
 	case local && sendErr == nil:
 		require.True(t, sent)

@@ -133,7 +133,7 @@ func (w *wire) inject(t testing.TB, seg []byte) {
 
 // terminate waits for the victim's Terminate and returns it with its
 // segment; it fails the test on timeout.
-func (w *wire) terminate(t testing.TB) (Terminate, []byte) {
+func (w *wire) terminate(t testing.TB) (termHeader, []byte) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -148,17 +148,17 @@ func (w *wire) terminate(t testing.TB) (Terminate, []byte) {
 	}
 }
 
-func asTerminate(seg []byte) (Terminate, bool) {
+func asTerminate(seg []byte) (termHeader, bool) {
 	if len(seg) < iwarpwire.DDPUntaggedHeaderLen || seg[0]&0x80 != 0 {
-		return Terminate{}, false
+		return termHeader{}, false
 	}
 	h, n, err := iwarpwire.ParseDDPUntaggedHeader(seg)
 	if err != nil || h.QN != iwarpwire.RDMAPQNTerminate || h.RsvdULP[0] != iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate) || !h.Last || h.MO != 0 {
-		return Terminate{}, false
+		return termHeader{}, false
 	}
-	tm, _, err := ParseTerminate(seg[n:])
+	tm, _, err := parseTermHeader(seg[n:])
 	if err != nil {
-		return Terminate{}, false
+		return termHeader{}, false
 	}
 	return tm, true
 }

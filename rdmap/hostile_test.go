@@ -48,11 +48,11 @@ func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 		other, err := v.pd.NewEndpoint(a, EndpointConfig{})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = other.Close(t.Context()) })
-		h.bound = reg(v.pd, 64, RemoteWrite|RemoteRead, WithEndpoint(other))
+		h.bound = reg(v.pd, 64, RemoteWrite|RemoteRead, MROption{Endpoint: other})
 		h.otherPD = reg(v.dev.AllocPD(), 64, RemoteWrite|RemoteRead)
-		h.wrap = reg(v.pd, 4096, RemoteRead|RemoteWrite, WithBaseTO(wrapBase))
-		h.inv = reg(v.pd, 64, RemoteWrite, WithEndpoint(v.ep), WithRemoteInvalidate())
-		h.invShared = reg(v.pd, 64, RemoteWrite, WithRemoteInvalidate())
+		h.wrap = reg(v.pd, 4096, RemoteRead|RemoteWrite, MROption{BaseTO: wrapBase})
+		h.inv = reg(v.pd, 64, RemoteWrite, MROption{Endpoint: v.ep}, MROption{RemoteInvalidate: true})
+		h.invShared = reg(v.pd, 64, RemoteWrite, MROption{RemoteInvalidate: true})
 		h.sink = reg(v.pd, 4096, LocalWrite)
 		for i := range recvs {
 			require.NoError(t, v.ep.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 64)}))
@@ -62,7 +62,7 @@ func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 }
 
 func readReq(sink uint32, sinkTO uint64, size uint32, src uint32, srcTO uint64) []byte {
-	r := ReadRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
+	r := readRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}
 	return r.append(nil)
 }
 
@@ -315,7 +315,7 @@ func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	}
 	assert.Equal(t, c.r, tm.R, "RDMA header")
 	if c.r {
-		want, _, err := ParseReadRequest(bad[iwarpwire.DDPUntaggedHeaderLen:])
+		want, _, err := parseReadRequest(bad[iwarpwire.DDPUntaggedHeaderLen:])
 		require.NoError(t, err)
 		assert.Equal(t, want, tm.RDMAHeader)
 	}
@@ -369,8 +369,8 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	require.NoError(t, v.ep.PostSend(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
 	<-v.w.segs
 	hdr := termUntaggedDDP
-	tm := Terminate{Code: iwarp.Term.AccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
-		RDMAHeader: ReadRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
+	tm := termHeader{Code: iwarp.Term.AccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
+		RDMAHeader: readRequest{SinkSTag: 1, Size: 8, SrcSTag: 5}}
 	v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate), 0, 2, tm.append(nil)))
 	waitDone2 := func() {
 		_ = v.w.pipe.Close()
@@ -382,8 +382,9 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	assert.True(t, te.Remote)
 	assert.Equal(t, iwarp.Term.AccessRights, te.Code)
 	assert.Equal(t, hdr, te.DDPHeader)
-	require.NotNil(t, te.RDMAHeader)
-	assert.Equal(t, uint32(5), te.RDMAHeader.SrcSTag)
+	rr, _, err := parseReadRequest(te.RDMAHeader)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(5), rr.SrcSTag)
 	// Every posted WR is flushed exactly once, carrying the TerminateError.
 	c := poll(t, v.ep.SendCQ())
 	assert.Equal(t, uint64(9), c.WRID)

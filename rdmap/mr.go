@@ -51,24 +51,24 @@ type mrConfig struct {
 	baseTO    uint64
 }
 
-// MROption configures a registration.
-type MROption func(*mrConfig)
-
-// WithEndpoint limits the STag's scope to one RDMAP Stream (RFC 5040
-// §8.1.1 item 2, RFC 5041 §8.2 "DDP Stream association"): any other
-// Endpoint using it, even in the same PD, gets "STag not associated".
-func WithEndpoint(ep *Endpoint) MROption { return func(c *mrConfig) { c.ep = ep } }
-
-// WithRemoteInvalidate allows the peer to invalidate the STag with a Send
-// with Invalidate (RFC 5040 §5.3). It takes effect only for an STag bound
-// to the receiving Endpoint with WithEndpoint: an STag shared by several
-// Streams must not be remotely invalidated (RFC 5040 §8.1.1 item 7).
-func WithRemoteInvalidate() MROption { return func(c *mrConfig) { c.remoteInv = true } }
-
-// WithBaseTO sets the Tagged Offset of the region's first octet (default
-// 0). RFC 5040 §5.1: "The Tagged Offset of a Tagged Buffer MAY start at a
-// non-zero value"; a VA-based TO is WithBaseTO(address).
-func WithBaseTO(to uint64) MROption { return func(c *mrConfig) { c.baseTO = to } }
+// MROption configures a registration (PD.Register); the fields of several
+// are combined.
+type MROption struct {
+	// Endpoint, if set, limits the STag's scope to one RDMAP Stream (RFC
+	// 5040 §8.1.1 item 2, RFC 5041 §8.2 "DDP Stream association"): any
+	// other Endpoint using it, even in the same PD, gets "STag not
+	// associated".
+	Endpoint *Endpoint
+	// RemoteInvalidate allows the peer to invalidate the STag with a Send
+	// with Invalidate (RFC 5040 §5.3). It takes effect only for an STag
+	// bound to the receiving Endpoint: an STag shared by several Streams
+	// must not be remotely invalidated (RFC 5040 §8.1.1 item 7).
+	RemoteInvalidate bool
+	// BaseTO is the Tagged Offset of the region's first octet (default 0).
+	// RFC 5040 §5.1: "The Tagged Offset of a Tagged Buffer MAY start at a
+	// non-zero value"; a VA-based TO is the buffer's address.
+	BaseTO uint64
+}
 
 // MR is a registered memory region: a buffer, its access rights, its
 // scope and its STag.
@@ -148,7 +148,7 @@ func (m *MR) word(to uint64) ([]byte, error) {
 	}
 	b, f := m.window(to, 8)
 	if f != faultNone {
-		return nil, fmt.Errorf("%w: 8 octets at TO %#x outside the region", ErrAccess, to)
+		return nil, fmt.Errorf("%w: 8 octets at TO %#x outside the region", errAccess, to)
 	}
 	return b, nil
 }
@@ -255,7 +255,7 @@ func (d *Device) invalidateRemote(ep *Endpoint, stag uint32) (iwarp.TermCode, bo
 	// exist or is already invalid is a Remote Operation Error "STag cannot be
 	// Invalidated" (0/2/0x09); an existing STag the peer may not invalidate
 	// (other PD, not bound to this stream, or registered without
-	// WithRemoteInvalidate) is a Remote Protection Error "STag cannot be
+	// MROption.RemoteInvalidate) is a Remote Protection Error "STag cannot be
 	// Invalidated" (0/1/0x09).
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -278,15 +278,15 @@ func (m *MR) local(ep *Endpoint, off uint64, n uint64, need Access) ([]byte, err
 	defer d.mu.RUnlock()
 	switch {
 	case !m.valid:
-		return nil, fmt.Errorf("%w: MR STag %#08x is not valid", ErrAccess, m.index<<8|uint32(m.key))
+		return nil, fmt.Errorf("%w: MR STag %#08x is not valid", errAccess, m.index<<8|uint32(m.key))
 	case m.pd != ep.pd:
-		return nil, fmt.Errorf("%w: MR of another PD", ErrAccess)
+		return nil, fmt.Errorf("%w: MR of another PD", errAccess)
 	case m.ep != nil && m.ep != ep:
-		return nil, fmt.Errorf("%w: MR bound to another endpoint", ErrAccess)
+		return nil, fmt.Errorf("%w: MR bound to another endpoint", errAccess)
 	case m.access&need != need:
-		return nil, fmt.Errorf("%w: MR lacks %v", ErrAccess, need)
+		return nil, fmt.Errorf("%w: MR lacks %v", errAccess, need)
 	case off > uint64(len(m.buf)) || n > uint64(len(m.buf))-off:
-		return nil, fmt.Errorf("%w: offset %d + %d beyond MR of %d octets", ErrAccess, off, n, len(m.buf))
+		return nil, fmt.Errorf("%w: offset %d + %d beyond MR of %d octets", errAccess, off, n, len(m.buf))
 	}
 	return m.buf[off : off+n : off+n], nil
 }

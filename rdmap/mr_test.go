@@ -11,7 +11,7 @@ func TestMR_Lifecycle(t *testing.T) {
 	dev := NewDevice(DeviceOptions{MaxMRs: 2})
 	pd := dev.AllocPD()
 	buf := make([]byte, 10)
-	m, err := pd.Register(buf, RemoteRead|RemoteWrite, WithBaseTO(100))
+	m, err := pd.Register(buf, RemoteRead|RemoteWrite, MROption{BaseTO: 100})
 	require.NoError(t, err)
 	assert.Equal(t, 10, m.Len())
 	assert.Equal(t, uint64(100), m.BaseTO())
@@ -49,7 +49,7 @@ func TestDevice_RemoteChecks_RFC5040_7_2(t *testing.T) {
 	ep, err := pd.NewEndpoint(a, EndpointConfig{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, ep.Close(t.Context())); _ = b.Close() }()
-	m, err := pd.Register(make([]byte, 16), RemoteRead, WithBaseTO(1<<63))
+	m, err := pd.Register(make([]byte, 16), RemoteRead, MROption{BaseTO: 1 << 63})
 	require.NoError(t, err)
 	s := m.STag()
 	tests := []struct {
@@ -80,7 +80,7 @@ func TestDevice_RemoteChecks_RFC5040_7_2(t *testing.T) {
 	require.NoError(t, err)
 	_, _, f := dev.remote(ep, m2.STag(), 0, 1, RemoteRead)
 	assert.Equal(t, faultNotAssociated, f)
-	_, err = other.Register(nil, 0, WithEndpoint(ep))
+	_, err = other.Register(nil, 0, MROption{Endpoint: ep})
 	require.ErrorIs(t, err, ErrInvalidWR)
 }
 

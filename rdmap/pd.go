@@ -31,10 +31,18 @@ func (pd *PD) Register(buf []byte, access Access, opts ...MROption) (*MR, error)
 	}
 	var cfg mrConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o.Endpoint != nil {
+			cfg.ep = o.Endpoint
+		}
+		if o.RemoteInvalidate {
+			cfg.remoteInv = true
+		}
+		if o.BaseTO != 0 {
+			cfg.baseTO = o.BaseTO
+		}
 	}
 	if cfg.ep != nil && cfg.ep.pd != pd {
-		return nil, fmt.Errorf("%w: WithEndpoint names an endpoint of another PD", ErrInvalidWR)
+		return nil, fmt.Errorf("%w: MROption.Endpoint names an endpoint of another PD", ErrInvalidWR)
 	}
 	d := pd.dev
 	d.mu.Lock()

@@ -10,9 +10,9 @@ import (
 // §4.4 Figure 6).
 const readRequestLen = 28
 
-// ReadRequest is the RDMA Read Request Header (RFC 5040 §4.4), which follows
+// readRequest is the RDMA Read Request Header (RFC 5040 §4.4), which follows
 // the untagged DDP header of a Read Request on QN 1.
-type ReadRequest struct {
+type readRequest struct {
 	// SinkSTag names the Data Sink's tagged buffer; it is copied into the
 	// Read Response without interpretation.
 	SinkSTag uint32
@@ -26,14 +26,14 @@ type ReadRequest struct {
 	SrcTO uint64
 }
 
-// ParseReadRequest decodes a Read Request Header from the start of b. Every
+// parseReadRequest decodes a Read Request Header from the start of b. Every
 // bit pattern of the 28 octets is a valid header; STag, bounds and access
 // checks (RFC 5040 §7.2) belong to the responder.
-func ParseReadRequest(b []byte) (ReadRequest, int, error) {
+func parseReadRequest(b []byte) (readRequest, int, error) {
 	if len(b) < readRequestLen {
-		return ReadRequest{}, 0, truncated("RDMA Read Request header", readRequestLen, len(b), iwarp.Term.OperationUnspecified)
+		return readRequest{}, 0, truncated("RDMA Read Request header", readRequestLen, len(b), iwarp.Term.OperationUnspecified)
 	}
-	return ReadRequest{
+	return readRequest{
 		SinkSTag: binary.BigEndian.Uint32(b[0:4]),
 		SinkTO:   binary.BigEndian.Uint64(b[4:12]),
 		Size:     binary.BigEndian.Uint32(b[12:16]),
@@ -43,8 +43,8 @@ func ParseReadRequest(b []byte) (ReadRequest, int, error) {
 }
 
 // Append appends the encoded header to b; it does not allocate when b has
-// ReadRequestLen octets of spare capacity.
-func (r *ReadRequest) append(b []byte) []byte {
+// readRequestLen octets of spare capacity.
+func (r *readRequest) append(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, r.SinkSTag)
 	b = binary.BigEndian.AppendUint64(b, r.SinkTO)
 	b = binary.BigEndian.AppendUint32(b, r.Size)
@@ -52,13 +52,13 @@ func (r *ReadRequest) append(b []byte) []byte {
 	return binary.BigEndian.AppendUint64(b, r.SrcTO)
 }
 
-// Len returns ReadRequestLen.
-func (r *ReadRequest) len() int { return readRequestLen }
+// len returns readRequestLen.
+func (r *readRequest) len() int { return readRequestLen }
 
 // Advance returns the header updated after n octets of the read were sent,
 // as the Terminated RDMA Header of RFC 5040 §4.8 requires: both offsets move
 // by n and Size becomes the number of octets left.
-func (r ReadRequest) advance(n uint32) ReadRequest {
+func (r readRequest) advance(n uint32) readRequest {
 	if n > r.Size {
 		n = r.Size
 	}

@@ -17,7 +17,7 @@ var readReqImage = []byte{
 }
 
 func TestReadRequest_RFC5040_4_4_Figure6(t *testing.T) {
-	want := ReadRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}
+	want := readRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}
 	tests := []struct {
 		name string
 		in   []byte
@@ -30,9 +30,9 @@ func TestReadRequest_RFC5040_4_4_Figure6(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, n, err := ParseReadRequest(tc.in)
+			r, n, err := parseReadRequest(tc.in)
 			if !tc.ok {
-				require.ErrorIs(t, err, ErrTruncated)
+				require.ErrorIs(t, err, errTruncated)
 				return
 			}
 			require.NoError(t, err)
@@ -46,14 +46,14 @@ func TestReadRequest_RFC5040_4_4_Figure6(t *testing.T) {
 
 // RFC 5040 §4.8: after 2048 octets sent, offsets move and size shrinks.
 func TestReadRequest_Advance_RFC5040_4_8(t *testing.T) {
-	r := ReadRequest{SinkSTag: 1, SinkTO: 100, Size: 5000, SrcSTag: 2, SrcTO: 200}
+	r := readRequest{SinkSTag: 1, SinkTO: 100, Size: 5000, SrcSTag: 2, SrcTO: 200}
 	a := r.advance(2048)
-	assert.Equal(t, ReadRequest{SinkSTag: 1, SinkTO: 2148, Size: 2952, SrcSTag: 2, SrcTO: 2248}, a)
+	assert.Equal(t, readRequest{SinkSTag: 1, SinkTO: 2148, Size: 2952, SrcSTag: 2, SrcTO: 2248}, a)
 	assert.Equal(t, uint32(0), r.advance(9999).Size)
 }
 
 func TestReadRequest_AppendNoAlloc(t *testing.T) {
-	r := ReadRequest{SinkSTag: 1, Size: 2}
+	r := readRequest{SinkSTag: 1, Size: 2}
 	buf := make([]byte, 0, readRequestLen)
 	allocs := testing.AllocsPerRun(100, func() { _ = r.append(buf[:0]) })
 	assert.Zero(t, allocs)
@@ -64,7 +64,7 @@ func FuzzReadRequest(f *testing.F) {
 	f.Add(make([]byte, 28))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, n, err := ParseReadRequest(b)
+		r, n, err := parseReadRequest(b)
 		if err != nil {
 			require.Less(t, len(b), readRequestLen)
 			return

@@ -39,7 +39,7 @@ func TestHelpersRecycle(t *testing.T) {
 	got := make(chan error, 10)
 	go func() {
 		for range 10 {
-			_, err := p.b.Recv(t.Context(), make([]byte, 64))
+			_, err := p.b.recvWait(t.Context(), make([]byte, 64))
 			got <- err
 			if err != nil {
 				return

@@ -98,7 +98,7 @@ func (e *Endpoint) sendRTR() error {
 	case iwarp.RTRWrite:
 		err = e.sender.SendTagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), rtrSTag, 0, nil)
 	case iwarp.RTRRead:
-		rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
+		rr := readRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
 		_, err = e.sender.SendUntagged(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarpwire.RDMAPQNReadRequest, rr.append(e.scratch[:0]))
 	}
 	if err != nil {
@@ -167,49 +167,10 @@ func (e *Endpoint) rtrDeliver(m *ddp.Message) (consumed bool, err error) {
 	case want&iwarp.RTRSend != 0 && m.Untag.QN == iwarpwire.RDMAPQNSend && op == iwarp.RDMAPOpSend && m.Length == 0 && m.Cookie == rtrCookie:
 		return true, nil
 	case want&iwarp.RTRRead != 0 && m.Untag.QN == iwarpwire.RDMAPQNReadRequest && op == iwarp.RDMAPOpReadRequest && m.Length == readRequestLen:
-		rr, _, perr := ParseReadRequest(m.Buffer)
+		rr, _, perr := parseReadRequest(m.Buffer)
 		if perr == nil && rr.Size == 0 {
 			return false, nil
 		}
 	}
 	return false, noRTR("%v of %d octets on queue %d, expecting %v", op, m.Length, m.Untag.QN, want)
-}
-
-// SetRTR fills SendRTR and ExpectRTR from the outcome of an enhanced
-// connection establishment (RFC 6581 §9.2, §9.3): with the peer-to-peer
-// model the Initiator sends one of the negotiated options — a zero-length
-// Write, else Read, else Send, the order Linux siw prefers — and the
-// Responder expects any of those it advertised. With the client-server
-// model (peerToPeer false) there is no RTR.
-func (c *EndpointConfig) SetRTR(initiator, peerToPeer bool, negotiated iwarp.RTR) {
-	c.SendRTR, c.ExpectRTR = 0, 0
-	if !peerToPeer {
-		return
-	}
-	if !initiator {
-		c.ExpectRTR = negotiated
-		return
-	}
-	c.SendRTR = iwarpwire.PickRTR(negotiated)
-}
-
-// ApplyNegotiation configures c from the outcome of an enhanced RDMA
-// connection establishment (RFC 6581 §9), the same way for every LLP: the
-// negotiated queue depths d (RFC 6581 §9.1; iwarp.NoNegotiation leaves c's
-// value, a negotiated 0 means none: a responder IRD of 0 allows the
-// initiator no RDMA Read) and the RTR role of the peer-to-peer model
-// (RFC 6581 §9.2, see SetRTR).
-func (c *EndpointConfig) ApplyNegotiation(initiator bool, d iwarp.Depths, peerToPeer bool, negotiated iwarp.RTR) {
-	depth := func(v int, keep int) int {
-		switch {
-		case v == iwarp.NoNegotiation:
-			return keep
-		case v <= 0:
-			return -1 // EndpointConfig: negative is none, 0 the default
-		}
-		return v
-	}
-	c.IRD = depth(d.IRD, c.IRD)
-	c.ORD = depth(d.ORD, c.ORD)
-	c.SetRTR(initiator, peerToPeer, negotiated)
 }

@@ -92,7 +92,7 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 		}},
 		{"write-instead-of-send", iwarp.RTRSend, func(*wire) []byte { return tagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), 1, 0, nil) }},
 		{"nonzero-read", iwarp.RTRRead, func(w *wire) []byte {
-			rr := ReadRequest{SinkSTag: 1, Size: 4, SrcSTag: 1}
+			rr := readRequest{SinkSTag: 1, Size: 4, SrcSTag: 1}
 			return w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarpwire.RDMAPQNReadRequest, rr.append(nil))
 		}},
 	}
@@ -116,7 +116,7 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 // zero-length Read Response carrying the sink STag 1 unchanged.
 func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 	v := newVictim(t, EndpointConfig{ExpectRTR: iwarp.RTRRead | iwarp.RTRWrite}, nil)
-	rr := ReadRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
+	rr := readRequest{SinkSTag: rtrSTag, SrcSTag: rtrSTag}
 	v.w.inject(t, v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadRequest), 0, iwarpwire.RDMAPQNReadRequest, rr.append(nil)))
 	select {
 	case seg := <-v.w.segs:
@@ -146,20 +146,6 @@ func TestRTR_Config(t *testing.T) {
 	}
 	assert.Equal(t, "send|write|read", (iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead).String())
 	assert.Equal(t, "none", iwarp.RTR(0).String())
-}
-
-func TestRTR_SetRTR_RFC6581_9_3(t *testing.T) {
-	var c EndpointConfig
-	c.SetRTR(true, true, iwarp.RTRSend|iwarp.RTRRead)
-	assert.Equal(t, iwarp.RTRRead, c.SendRTR)
-	assert.Zero(t, c.ExpectRTR)
-	c.SetRTR(true, true, iwarp.RTRSend|iwarp.RTRRead|iwarp.RTRWrite)
-	assert.Equal(t, iwarp.RTRWrite, c.SendRTR)
-	c.SetRTR(false, true, iwarp.RTRRead|iwarp.RTRWrite)
-	assert.Equal(t, iwarp.RTRRead|iwarp.RTRWrite, c.ExpectRTR)
-	assert.Zero(t, c.SendRTR)
-	c.SetRTR(true, false, RTRAllForTest)
-	assert.Zero(t, c.SendRTR|c.ExpectRTR, "client-server model: no RTR")
 }
 
 const RTRAllForTest = iwarp.RTRSend | iwarp.RTRWrite | iwarp.RTRRead

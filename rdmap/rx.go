@@ -22,7 +22,7 @@ var errRxDown = errors.New("rdmap: endpoint down, segment dropped")
 type rxFault struct {
 	code   iwarp.TermCode
 	reason string
-	rdma   *ReadRequest
+	rdma   *readRequest
 	// Header copies for faults found outside the DDP receive path (by the
 	// responder).
 	ddpHdr []byte
@@ -40,8 +40,8 @@ func newFault(code iwarp.TermCode, format string, a ...any) *rxFault {
 // Figure 10): the DDP header and segment length whenever the error is tied
 // to a segment, except for local catastrophic and LLP errors; the Read
 // Request header when the error concerns a Read Request (§7.1 case 3).
-func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *ReadRequest) *Terminate {
-	t := &Terminate{Code: code}
+func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *readRequest) *termHeader {
+	t := &termHeader{Code: code}
 	if len(hdr) == 0 || code.Layer == iwarp.LayerLLP || (code.Layer == iwarp.LayerRDMA && code.EType == iwarp.RDMAETypeLocalCatastrophic) {
 		return t
 	}
@@ -54,14 +54,13 @@ func buildTerminate(code iwarp.TermCode, hdr []byte, segLen int, rdma *ReadReque
 	return t
 }
 
-func (f *rxFault) terminate() *Terminate { return buildTerminate(f.code, f.ddpHdr, f.segLen, f.rdma) }
+func (f *rxFault) terminate() *termHeader { return buildTerminate(f.code, f.ddpHdr, f.segLen, f.rdma) }
 
 func (f *rxFault) terminateError() *TerminateError {
 	t := f.terminate()
 	te := &TerminateError{Code: f.code, Err: f, DDPHeader: t.DDPHeader, SegmentLen: t.SegmentLen, HasSegmentLen: t.M}
 	if t.R {
-		rr := t.RDMAHeader
-		te.RDMAHeader = &rr
+		te.RDMAHeader = t.RDMAHeader.append(nil)
 	}
 	return te
 }
@@ -354,7 +353,7 @@ func (e *Endpoint) deliverReadRequest(m *ddp.Message) error {
 	if m.Length != readRequestLen {
 		return newFault(iwarp.Term.OperationUnspecified, "RDMA Read Request of %d octets, want %d", m.Length, readRequestLen)
 	}
-	rr, _, _ := ParseReadRequest(m.Buffer)
+	rr, _, _ := parseReadRequest(m.Buffer)
 	if rr.Size > 0 {
 		if _, _, f := e.dev.remote(e, rr.SrcSTag, rr.SrcTO, uint64(rr.Size), RemoteRead); f != faultNone {
 			bad := rr // only a rejected request's header goes to the heap
@@ -418,14 +417,13 @@ func (e *Endpoint) queueInbound(m *ddp.Message, job *inbound) error {
 // deliverTerminate surfaces a received Terminate (RFC 5040 §5.4): the
 // endpoint goes down without answering it.
 func (e *Endpoint) deliverTerminate(m *ddp.Message) error {
-	t, _, err := ParseTerminate(m.Buffer)
+	t, _, err := parseTermHeader(m.Buffer)
 	te := &TerminateError{Code: t.Code, Remote: true, Err: err}
 	if err == nil {
 		te.SegmentLen, te.HasSegmentLen = t.SegmentLen, t.M
 		te.DDPHeader = append([]byte(nil), t.DDPHeader...)
 		if t.R {
-			rr := t.RDMAHeader
-			te.RDMAHeader = &rr
+			te.RDMAHeader = t.RDMAHeader.append(nil)
 		}
 	}
 	e.counters().countRecv(iwarp.RDMAPOpTerminate, 0)
@@ -468,7 +466,7 @@ func (u *ddpULP) Failed(re *ddp.RecvError) {
 		return
 	}
 	code := iwarp.Term.LocalCatastrophic
-	var rdma *ReadRequest
+	var rdma *readRequest
 	var f *rxFault
 	var pe *protocolError
 	var de *iwarpwire.DDPError
@@ -483,7 +481,7 @@ func (u *ddpULP) Failed(re *ddp.RecvError) {
 	t := buildTerminate(code, re.Header, re.SegmentLen, rdma)
 	te := &TerminateError{Code: code, Err: re.Err, DDPHeader: t.DDPHeader, SegmentLen: t.SegmentLen, HasSegmentLen: t.M}
 	if t.R {
-		te.RDMAHeader = &t.RDMAHeader
+		te.RDMAHeader = t.RDMAHeader.append(nil)
 	}
 	e.mu.Lock()
 	e.failLocked(te, t, closeGraceful)
@@ -502,7 +500,7 @@ func (u *ddpULP) Closed(err error) {
 		var le *llp.Error
 		if errors.As(err, &le) {
 			code := le.TermCode()
-			e.failLocked(&TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort)
+			e.failLocked(&TerminateError{Code: code, Err: err}, &termHeader{Code: code}, closeAbort)
 		} else {
 			e.failLocked(fmt.Errorf("rdmap: LLP stream failed: %w", err), nil, closeAbort)
 		}

@@ -203,11 +203,11 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 		}
 	}
 	waitDone(t, p1.a)
-	require.ErrorIs(t, small.err(), ErrCQOverflow)
+	require.ErrorIs(t, small.err(), errCQOverflow)
 	var te *TerminateError
 	require.ErrorAs(t, p1.a.Err(), &te)
 	assert.Equal(t, iwarp.Term.LocalCatastrophic, te.Code)
-	assert.ErrorIs(t, te, ErrCQOverflow)
+	assert.ErrorIs(t, te, errCQOverflow)
 	// Every posted WR is in the CQ, none lost.
 	ids := map[uint64]bool{}
 	for {

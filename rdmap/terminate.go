@@ -13,13 +13,13 @@ import (
 // header. The field lengths and the Terminate Control encoder are iwarp's.
 const terminateMaxLen = iwarpwire.TerminateControlLen + iwarpwire.TerminateSegLenLen + iwarpwire.DDPUntaggedHeaderLen + readRequestLen
 
-// Terminate is the Terminate Header (RFC 5040 §4.8 Figure 7), following
-// the untagged DDP header of a Terminate on QN 2.
+// termHeader is the termHeader Header (RFC 5040 §4.8 Figure 7), following
+// the untagged DDP header of a termHeader on QN 2.
 //
 // The DDP Segment Length field is on the wire when M or D is set; the
 // terminated DDP header when D is set (its T bit tells 14 from 18
 // octets); the terminated RDMA Read Request header when R is set.
-type Terminate struct {
+type termHeader struct {
 	// Code is the Layer / EType / Error Code.
 	Code iwarp.TermCode
 	// M: the DDP Segment Length is valid.
@@ -31,23 +31,23 @@ type Terminate struct {
 	// SegmentLen is the DDP Segment Length, sent when M or D.
 	SegmentLen uint16
 	// DDPHeader is the terminated DDP header, 14 (tagged) or 18 (untagged)
-	// octets, sent when D. After ParseTerminate it aliases the parsed
+	// octets, sent when D. After parseTermHeader it aliases the parsed
 	// buffer.
 	DDPHeader []byte
 	// RDMAHeader is the terminated Read Request header, sent when R.
-	RDMAHeader ReadRequest
+	RDMAHeader readRequest
 }
 
-// ParseTerminate decodes a Terminate Header from the start of b. It checks
+// parseTermHeader decodes a Terminate Header from the start of b. It checks
 // that every part the HdrCt bits announce is present, that the terminated
 // DDP header's length matches its T bit, and rejects R without D (the RDMA
 // header can only be located after a DDP header). The reserved bits are
 // ignored (RFC 5040 §4.8). Octets after the header are not consumed.
-func ParseTerminate(b []byte) (Terminate, int, error) {
+func parseTermHeader(b []byte) (termHeader, int, error) {
 	if len(b) < iwarpwire.TerminateControlLen {
-		return Terminate{}, 0, truncated("Terminate header", iwarpwire.TerminateControlLen, len(b), iwarp.Term.OperationUnspecified)
+		return termHeader{}, 0, truncated("Terminate header", iwarpwire.TerminateControlLen, len(b), iwarp.Term.OperationUnspecified)
 	}
-	var t Terminate
+	var t termHeader
 	t.Code, t.M, t.D, t.R = iwarpwire.DecodeTerminateControl(b)
 	n := iwarpwire.TerminateControlLen
 	if t.R && !t.D {
@@ -73,7 +73,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 		n += hl
 	}
 	if t.R {
-		rr, m, err := ParseReadRequest(b[n:])
+		rr, m, err := parseReadRequest(b[n:])
 		if err != nil {
 			return t, 0, err
 		}
@@ -85,7 +85,7 @@ func ParseTerminate(b []byte) (Terminate, int, error) {
 
 // Append appends the encoded header to b; it does not allocate when b has
 // Len octets of spare capacity. Reserved bits are sent as zero.
-func (t *Terminate) append(b []byte) []byte {
+func (t *termHeader) append(b []byte) []byte {
 	b = iwarpwire.AppendTerminateControl(b, t.Code, t.M, t.D, t.R)
 	if t.M || t.D {
 		b = binary.BigEndian.AppendUint16(b, t.SegmentLen)
@@ -100,7 +100,7 @@ func (t *Terminate) append(b []byte) []byte {
 }
 
 // Len returns the encoded length.
-func (t *Terminate) len() int {
+func (t *termHeader) len() int {
 	n := iwarpwire.TerminateControlLen
 	if t.M || t.D {
 		n += iwarpwire.TerminateSegLenLen
@@ -115,6 +115,6 @@ func (t *Terminate) len() int {
 }
 
 // String summarises the header for logs.
-func (t *Terminate) String() string {
+func (t *termHeader) String() string {
 	return fmt.Sprintf("Terminate{%v M=%t D=%t R=%t seglen=%d ddp=% x}", t.Code, t.M, t.D, t.R, t.SegmentLen, t.DDPHeader)
 }

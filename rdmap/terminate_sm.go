@@ -36,7 +36,7 @@ const (
 // work request, and starts the terminator, which sends t (if non-nil) and
 // tears the LLP stream down. Only the first call has an effect (RFC 5040
 // §7.1 rule 4: the first error is the one reported). e.mu is held.
-func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
+func (e *Endpoint) failLocked(cause error, t *termHeader, how closeMode) {
 	if e.state == stateDown {
 		return
 	}
@@ -87,7 +87,7 @@ func (e *Endpoint) failLocked(cause error, t *Terminate, how closeMode) {
 
 // terminator sends the single Terminate (on QN 2, RFC 5040 §5.4), after
 // which nothing else is sent, then closes or aborts the LLP stream.
-func (e *Endpoint) terminator(t *Terminate, how closeMode) {
+func (e *Endpoint) terminator(t *termHeader, how closeMode) {
 	defer e.partDone()
 	locked := e.sendMu.TryLock()
 	aborted := false
@@ -148,9 +148,9 @@ func (e *Endpoint) terminator(t *Terminate, how closeMode) {
 // aborts the LLP stream beneath it (and sends no Terminate).
 const abortGrace = 500 * time.Millisecond
 
-// TerminateSent reports whether this endpoint put a Terminate on the wire,
+// terminateSent reports whether this endpoint put a Terminate on the wire,
 // and the LLP's error if sending it failed.
-func (e *Endpoint) TerminateSent() (bool, error) {
+func (e *Endpoint) terminateSent() (bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.termSent, e.termErr

@@ -31,43 +31,43 @@ func TestTerminate_RFC5040_4_8_Figure7(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []byte
-		want Terminate
+		want termHeader
 	}{
 		{
 			name: "local catastrophic, no headers",
 			in:   []byte{0x00, 0x00, 0x00, 0x00},
-			want: Terminate{Code: iwarp.Term.LocalCatastrophic},
+			want: termHeader{Code: iwarp.Term.LocalCatastrophic},
 		},
 		{
 			name: "DDP tagged invalid STag with tagged header (M,D)",
 			in:   cat([]byte{0x11, 0x00, 0xc0, 0x00}, []byte{0x00, 0x40}, termTaggedDDP),
-			want: Terminate{Code: iwarp.Term.DDPInvalidSTag, M: true, D: true, SegmentLen: 64, DDPHeader: termTaggedDDP},
+			want: termHeader{Code: iwarp.Term.DDPInvalidSTag, M: true, D: true, SegmentLen: 64, DDPHeader: termTaggedDDP},
 		},
 		{
 			name: "RDMA remote protection invalid STag with Read Request (M,D,R)",
 			in:   cat([]byte{0x01, 0x00, 0xe0, 0x00}, []byte{0x00, 0x2e}, termUntaggedDDP, readReqImage),
-			want: Terminate{Code: iwarp.Term.InvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP,
-				RDMAHeader: ReadRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}},
+			want: termHeader{Code: iwarp.Term.InvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP,
+				RDMAHeader: readRequest{SinkSTag: 0x11223344, SinkTO: 0x100001000, Size: 65536, SrcSTag: 0xaabbccdd, SrcTO: 0xfffffffffffff000}},
 		},
 		{
 			name: "remote operation unexpected opcode, D without M",
 			in:   cat([]byte{0x02, 0x06, 0x40, 0x00}, []byte{0x00, 0x00}, termUntaggedDDP),
-			want: Terminate{Code: iwarp.Term.UnexpectedOpcode, D: true, DDPHeader: termUntaggedDDP},
+			want: termHeader{Code: iwarp.Term.UnexpectedOpcode, D: true, DDPHeader: termUntaggedDDP},
 		},
 		{
 			name: "M without D carries only the length",
 			in:   []byte{0x12, 0x05, 0x80, 0x00, 0x12, 0x34},
-			want: Terminate{Code: iwarp.Term.DDPMessageTooLong, M: true, SegmentLen: 0x1234},
+			want: termHeader{Code: iwarp.Term.DDPMessageTooLong, M: true, SegmentLen: 0x1234},
 		},
 		{
 			name: "LLP code, reserved bits ignored",
 			in:   []byte{0x20, 0x06, 0x1f, 0xff},
-			want: Terminate{Code: iwarp.Term.InsufficientIRD},
+			want: termHeader{Code: iwarp.Term.InsufficientIRD},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, n, err := ParseTerminate(tc.in)
+			got, n, err := parseTermHeader(tc.in)
 			require.NoError(t, err)
 			assert.Equal(t, len(tc.in), n)
 			if len(tc.want.DDPHeader) == 0 {
@@ -100,7 +100,7 @@ func TestTerminate_Malformed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, n, err := ParseTerminate(tc.in)
+			_, n, err := parseTermHeader(tc.in)
 			var pe *protocolError
 			require.ErrorAs(t, err, &pe)
 			assert.Zero(t, n)
@@ -109,7 +109,7 @@ func TestTerminate_Malformed(t *testing.T) {
 }
 
 func TestTerminate_AppendNoAlloc(t *testing.T) {
-	tm := Terminate{Code: iwarp.Term.InvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP}
+	tm := termHeader{Code: iwarp.Term.InvalidSTag, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: termUntaggedDDP}
 	buf := make([]byte, 0, terminateMaxLen)
 	assert.Equal(t, terminateMaxLen, tm.len())
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = tm.append(buf[:0]) }))
@@ -121,7 +121,7 @@ func FuzzTerminate(f *testing.F) {
 	f.Add(cat([]byte{0x01, 0x00, 0xe0, 0x00}, []byte{0x00, 0x2e}, termUntaggedDDP, readReqImage))
 	f.Add([]byte{0x01, 0x00, 0x20, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tm, n, err := ParseTerminate(b)
+		tm, n, err := parseTermHeader(b)
 		if err != nil {
 			return
 		}

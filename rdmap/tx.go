@@ -28,13 +28,13 @@ func untaggedRsvd(op opcode, inv uint32) [5]byte {
 // (RFC 5040 §4.8 Figure 9), exactly as when the receive side notices the
 // same failure first (Closed); anything else is a local catastrophic
 // error.
-func txFailure(err error) (*TerminateError, *Terminate, closeMode) {
+func txFailure(err error) (*TerminateError, *termHeader, closeMode) {
 	var le *llp.Error
 	if errors.As(err, &le) {
 		code := le.TermCode()
-		return &TerminateError{Code: code, Err: err}, &Terminate{Code: code}, closeAbort
+		return &TerminateError{Code: code, Err: err}, &termHeader{Code: code}, closeAbort
 	}
-	return &TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: err}, &Terminate{Code: iwarp.Term.LocalCatastrophic}, closeAbort
+	return &TerminateError{Code: iwarp.Term.LocalCatastrophic, Err: err}, &termHeader{Code: iwarp.Term.LocalCatastrophic}, closeAbort
 }
 
 // inlineIssueMax is the largest Send or Write a posting goroutine hands to
@@ -260,10 +260,10 @@ func (e *Endpoint) issueWR(wr *SendWR, r *sendReq, hold bool) error {
 	}
 	var err error
 	switch wr.Op {
-	case WRSend, WRSendSE, WRSendInv, WRSendSEInv:
+	case WRSend:
 		// One call for the four Sends (RFC 5040 §4.3: the Invalidate STag
 		// field is zero but in the two with Invalidate), counted here.
-		op := sendOpcodes[wr.Op-WRSend]
+		op := sendOpcode(wr)
 		var inv uint32
 		if iwarpwire.HasInvalidateSTag(op) {
 			inv = wr.InvalidateSTag
@@ -306,7 +306,7 @@ func (e *Endpoint) issueRequest(wr *SendWR, r *sendReq, hold bool) error {
 		send = e.sender.SendUntaggedMore
 	}
 	if wr.Op == WRRead {
-		rr := ReadRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
+		rr := readRequest{SinkSTag: r.sinkSTag, SinkTO: r.sinkTO, Size: wr.Length, SrcSTag: wr.RemoteSTag, SrcTO: wr.RemoteTO}
 		_, err := send(untaggedRsvd(iwarp.RDMAPOpReadRequest, 0), iwarpwire.RDMAPQNReadRequest, rr.append(r.body[:0]))
 		return err
 	}
@@ -338,9 +338,18 @@ func (e *Endpoint) countIssued(wr *SendWR) {
 	}
 }
 
-// sendOpcodes maps the four Send work types, in their order from WRSend,
-// to their RDMAP opcodes (RFC 5040 §4.3).
-var sendOpcodes = [4]opcode{iwarp.RDMAPOpSend, iwarp.RDMAPOpSendSE, iwarp.RDMAPOpSendInvalidate, iwarp.RDMAPOpSendSEInvalidate}
+// sendOpcode is the RDMAP opcode of a Send work request (RFC 5040 §4.3).
+func sendOpcode(wr *SendWR) opcode {
+	switch {
+	case wr.Solicited && wr.Invalidate:
+		return iwarp.RDMAPOpSendSEInvalidate
+	case wr.Solicited:
+		return iwarp.RDMAPOpSendSE
+	case wr.Invalidate:
+		return iwarp.RDMAPOpSendInvalidate
+	}
+	return iwarp.RDMAPOpSend
+}
 
 func immediateOp(se bool) opcode {
 	if se {

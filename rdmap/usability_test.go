@@ -21,12 +21,12 @@ func TestRFC7306_5_1_UnalignedAtomicIsLocalError(t *testing.T) {
 	p.pipeA.SetTap(func([]byte) { sent.Add(1) })
 	for _, to := range []uint64{1, 4, 7, 12} {
 		_, err := p.a.FetchAdd(ctx5(t), tgt.STag(), to, 1, 0)
-		require.ErrorIs(t, err, ErrUnaligned, "FetchAdd at %d", to)
+		require.ErrorIs(t, err, errUnaligned, "FetchAdd at %d", to)
 		require.ErrorIs(t, err, ErrInvalidWR)
 		assert.Contains(t, err.Error(), "multiple of 8")
 		_, err = p.a.CmpSwap(ctx5(t), tgt.STag(), to, 0, 0, 1, ^uint64(0))
-		require.ErrorIs(t, err, ErrUnaligned, "CmpSwap at %d", to)
-		require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRFetchAdd, RemoteSTag: tgt.STag(), RemoteTO: to}), ErrUnaligned)
+		require.ErrorIs(t, err, errUnaligned, "CmpSwap at %d", to)
+		require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRFetchAdd, RemoteSTag: tgt.STag(), RemoteTO: to}), errUnaligned)
 	}
 	assert.Zero(t, sent.Load(), "nothing was sent")
 	orig, err := p.a.FetchAdd(ctx5(t), tgt.STag(), 8, 1, 0)
@@ -40,7 +40,7 @@ func TestRFC7306_5_1_UnalignedAtomicIsLocalError(t *testing.T) {
 // FetchAdd.
 func TestRFC7306_5_1_1_AtomicByteOrder(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
-	tgt, err := p.pdB.Register(make([]byte, 64), RemoteAtomic, WithBaseTO(0x1000))
+	tgt, err := p.pdB.Register(make([]byte, 64), RemoteAtomic, MROption{BaseTO: 0x1000})
 	require.NoError(t, err)
 	require.NoError(t, tgt.PutUint64(0x1008, 100))
 	assert.Equal(t, uint64(100), binary.NativeEndian.Uint64(tgt.Bytes()[8:]))
@@ -57,8 +57,8 @@ func TestRFC7306_5_1_1_AtomicByteOrder(t *testing.T) {
 	assert.Equal(t, uint64(7), v)
 
 	_, err = tgt.Uint64(0x1000 + 60)
-	require.ErrorIs(t, err, ErrAccess, "8 octets past the end")
-	require.ErrorIs(t, tgt.PutUint64(0x0FF8, 1), ErrAccess, "before the base TO")
+	require.ErrorIs(t, err, errAccess, "8 octets past the end")
+	require.ErrorIs(t, tgt.PutUint64(0x0FF8, 1), errAccess, "before the base TO")
 }
 
 // TestReceiveCompletionReturnsItsBuffer: a receive completion carries the

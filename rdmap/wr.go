@@ -11,14 +11,10 @@ type WorkType uint8
 // Send queue work types (RFC 5040 §3.2, RFC 7306 §5, §6) and the receive
 // completion types.
 const (
-	// WRSend is a Send (opcode 0x3).
+	// WRSend is a Send (opcode 0x3); SendWR.Solicited selects Send with
+	// Solicited Event (0x5), SendWR.Invalidate Send with Invalidate (0x4),
+	// both Send with SE and Invalidate (0x6).
 	WRSend WorkType = iota + 1
-	// WRSendSE is a Send with Solicited Event (0x5).
-	WRSendSE
-	// WRSendInv is a Send with Invalidate (0x4) of SendWR.InvalidateSTag.
-	WRSendInv
-	// WRSendSEInv is a Send with Solicited Event and Invalidate (0x6).
-	WRSendSEInv
 	// WRWrite is an RDMA Write (0x0).
 	WRWrite
 	// WRWriteImm is an RDMA Write followed by an Immediate Data message
@@ -44,7 +40,7 @@ const (
 )
 
 var workNames = [...]string{
-	WRSend: "Send", WRSendSE: "SendSE", WRSendInv: "SendInv", WRSendSEInv: "SendSEInv",
+	WRSend:  "Send",
 	WRWrite: "Write", WRWriteImm: "WriteImm", WRRead: "Read", WRFetchAdd: "FetchAdd",
 	WRCmpSwap: "CmpSwap", WRImmediate: "Immediate", WRRecv: "Recv", wrRecvImm: "RecvImm",
 }
@@ -72,7 +68,9 @@ type SendWR struct {
 	Op WorkType
 	// Local is the payload of a Send or Write.
 	Local []byte
-	// InvalidateSTag is the remote STag a SendInv/SendSEInv invalidates.
+	// Invalidate makes a Send a Send with Invalidate of the peer's STag
+	// InvalidateSTag (RFC 5040 §5.3).
+	Invalidate     bool
 	InvalidateSTag uint32
 	// RemoteSTag and RemoteTO address the remote buffer of a Write, Read
 	// or Atomic Operation.
@@ -80,7 +78,8 @@ type SendWR struct {
 	RemoteTO   uint64
 	// Imm is the Immediate Data of WRWriteImm and WRImmediate.
 	Imm uint64
-	// Solicited selects the SE variant of WRWriteImm and WRImmediate.
+	// Solicited selects the SE variant of WRSend, WRWriteImm and
+	// WRImmediate.
 	Solicited bool
 	// Sink, SinkOffset and Length describe the local sink of a Read. Sink
 	// may be nil for a zero-length Read.
@@ -93,7 +92,7 @@ type SendWR struct {
 	// its 8 octets in its host byte order (binary.NativeEndian, "the endian
 	// format of the target memory"; MR.Uint64 reads them so) and
 	// Completion.Orig is the value it found. RemoteTO must be a multiple of
-	// 8 (ErrUnaligned otherwise, before anything is sent).
+	// 8 (ErrInvalidWR otherwise, before anything is sent).
 	Add, AddMask                         uint64
 	Compare, CompareMask, Swap, SwapMask uint64
 	// Inline copies Local when the request is posted, so the caller may
@@ -193,7 +192,7 @@ func (wr *SendWR) validate() error {
 		return fmt.Errorf("%w: %v: %s", ErrInvalidWR, wr.Op, fmt.Sprintf(f, a...))
 	}
 	switch wr.Op {
-	case WRSend, WRSendSE, WRSendInv, WRSendSEInv, WRWrite, WRWriteImm:
+	case WRSend, WRWrite, WRWriteImm:
 		if uint64(len(wr.Local)) > math.MaxUint32 {
 			return bad("%d octets exceed 2^32-1", len(wr.Local))
 		}
@@ -213,7 +212,7 @@ func (wr *SendWR) validate() error {
 	case WRFetchAdd, WRCmpSwap:
 		if wr.RemoteTO%8 != 0 {
 			return fmt.Errorf("%w: %w: %v: remote TO %#x is not a multiple of 8 (RFC 7306 §5.1: an atomic targets a 64-bit aligned address)",
-				ErrInvalidWR, ErrUnaligned, wr.Op, wr.RemoteTO)
+				ErrInvalidWR, errUnaligned, wr.Op, wr.RemoteTO)
 		}
 	case WRImmediate:
 	default:
@@ -221,7 +220,7 @@ func (wr *SendWR) validate() error {
 	}
 	if wr.Inline {
 		switch wr.Op {
-		case WRSend, WRSendSE, WRSendInv, WRSendSEInv, WRWrite, WRWriteImm:
+		case WRSend, WRWrite, WRWriteImm:
 		default:
 			return bad("only Sends and Writes carry inline data")
 		}

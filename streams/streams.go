@@ -4,8 +4,10 @@
 // completion queues.
 //
 // The active side opens sessions on chosen stream identifiers with
-// [Manager.Open]; the passive side receives them with [Manager.Accept]. Each
-// yields a [Stream] whose Endpoint is an ordinary *rdmap.Endpoint.
+// [Manager.Open]; the passive side admits them with [Manager.Accept]. Each
+// yields a [Stream] whose Endpoint is an ordinary *rdmap.Endpoint. Package
+// transport dials and listens with it over every SCTP LLP; use this
+// package directly only over an association set up by hand.
 package streams
 
 // A protocol error on one stream makes its endpoint send the RDMAP
@@ -23,6 +25,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -86,9 +89,6 @@ type Manager struct {
 	mu      sync.Mutex
 	streams map[uint16]*Stream
 	wg      sync.WaitGroup
-
-	opened, accepted, erroneous, closed atomic.Uint64
-	refusedNegotiation                  atomic.Uint64
 }
 
 // New returns a Manager for assoc whose endpoints belong to pd.
@@ -99,11 +99,19 @@ func New(assoc *sctpllp.Association, pd *rdmap.PD, cfg Config) *Manager {
 // Association returns the underlying association.
 func (m *Manager) Association() *sctpllp.Association { return m.assoc }
 
-// Stream is one RDMAP Stream on one SCTP stream pair.
+// Stream is one RDMAP Stream on one SCTP stream pair. Its fields are set
+// by the Manager; the Manager keeps its own copies.
 type Stream struct {
+	// ID is the SCTP stream identifier (= the DDP stream identifier).
+	ID uint16
+	// Endpoint is the stream's RDMAP endpoint.
+	Endpoint *rdmap.Endpoint
+	// Session is the stream's RFC 5043 session (negotiated parameters,
+	// the peer's private data).
+	Session sctpllp.Session
+
 	m         *Manager
 	id        uint16
-	session   sctpllp.Session
 	ep        *rdmap.Endpoint
 	erroneous atomic.Bool
 	// Done is Done's channel, made by its first call (an idle stream
@@ -114,22 +122,13 @@ type Stream struct {
 	finished bool
 }
 
-// ID returns the SCTP stream identifier (= the DDP stream identifier).
-func (s *Stream) ID() uint16 { return s.id }
-
-// Endpoint returns the stream's RDMAP endpoint.
-func (s *Stream) Endpoint() *rdmap.Endpoint { return s.ep }
-
-// Session returns the stream's RFC 5043 session (negotiated parameters,
-// private data).
-func (s *Stream) Session() sctpllp.Session { return s.session }
-
 // Erroneous reports whether the stream was labelled erroneous after an
-// RDMAP Terminate (sent or received) or an LLP failure.
+// RDMAP Terminate (sent or received) or an LLP failure: its endpoint ended
+// with an error other than rdmap.ErrClosed and rdmap.ErrPeerClosed.
 func (s *Stream) Erroneous() bool { return s.erroneous.Load() }
 
 // Done is closed when the stream's endpoint has stopped and the manager
-// Has finished with it (labelling included).
+// has finished with it (labelling included).
 func (s *Stream) Done() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,14 +151,9 @@ func (s *Stream) finish() {
 	}
 }
 
-// Err returns why the stream's endpoint stopped: nil while it runs,
-// rdmap.ErrClosed or rdmap.ErrPeerClosed after a graceful close, an
-// *rdmap.TerminateError or LLP error otherwise.
-func (s *Stream) Err() error { return s.ep.Err() }
-
-// OpenOptions overrides the manager defaults for one Open.
+// OpenOptions overrides the manager defaults for one Open or Accept.
 type OpenOptions struct {
-	// PrivateData for the Initiate (nil: Config.PrivateData).
+	// PrivateData for the Initiate or Accept (nil: Config.PrivateData).
 	PrivateData []byte
 	// Prepare, if set, runs after the endpoint is created and before it
 	// starts receiving: the place to post the first receive buffers, so
@@ -200,86 +194,63 @@ func (m *Manager) Open(ctx context.Context, sid uint16, opt OpenOptions) (*Strea
 			var b [iwarpwire.EstablishmentTerminateLen]byte
 			_ = sess.SendSegment(nil, iwarpwire.AppendEstablishmentTerminate(b[:0], term))
 			_ = sess.Abort()
-			m.refusedNegotiation.Add(1)
 			return nil, fmt.Errorf("streams: open stream %d: %w", sid, err)
 		}
 	}
-	s, err := m.bind(sess, true, d, p.PeerIRDORD.PeerToPeer && p.Enhanced, rtr, opt.Prepare)
-	if err != nil {
-		return nil, err
-	}
-	m.opened.Add(1)
-	return s, nil
+	return m.bind(sess, true, d, p.PeerIRDORD.PeerToPeer && p.Enhanced, rtr, opt.Prepare)
 }
 
-// Incoming is a peer's request for a session, to accept or reject.
-type Incoming struct {
-	m  *Manager
-	in *sctpllp.Incoming
-}
-
-// StreamID is the requested stream.
-func (in *Incoming) StreamID() uint16 { return in.in.StreamID }
-
-// PrivateData is the initiator's private data.
-func (in *Incoming) PrivateData() []byte { return in.in.PrivateData }
-
-// Accept accepts the session and starts its endpoint. privateData nil
-// sends Config.PrivateData.
-func (in *Incoming) Accept(privateData []byte) (*Stream, error) {
-	return in.AcceptWith(OpenOptions{PrivateData: privateData})
-}
-
-// AcceptWith accepts the session with options (private data, Prepare).
-func (in *Incoming) AcceptWith(opt OpenOptions) (*Stream, error) {
-	privateData := opt.PrivateData
-	m := in.m
-	ird, ord := m.cfg.irdOrd()
-	d := iwarp.Depths{IRD: ird, ORD: ord}
-	var reply iwarp.IRDORD
-	if in.in.Enhanced {
-		// RFC 6581 §9.1 and §9.2 at the responder (package iwarp): ORD at
-		// most the initiator IRD, IRD raised towards the initiator ORD up
-		// to MaxIRD, 0x3FFF answered with 0x3FFF, flag A echoed.
-		reply, d = iwarpwire.NegotiateResponder(d, m.cfg.maxIRD(), 0, in.in.IRDORD)
-	}
-	if privateData == nil {
-		privateData = m.cfg.PrivateData
-	}
-	sess, err := in.in.Accept(sctpllp.AcceptParams{PrivateData: privateData, IRD: int(reply.IRD), ORD: int(reply.ORD),
-		PeerToPeer: reply.PeerToPeer, RTR: reply.RTR})
-	if err != nil {
-		return nil, fmt.Errorf("streams: accept stream %d: %w", in.in.StreamID, err)
-	}
-	if !in.in.Enhanced {
-		d = iwarp.Depths{IRD: iwarp.NoNegotiation, ORD: iwarp.NoNegotiation}
-	}
-	s, err := m.bind(sess, false, d, reply.PeerToPeer, reply.RTR, opt.Prepare)
-	if err != nil {
-		return nil, err
-	}
-	m.accepted.Add(1)
-	return s, nil
-}
-
-// Reject refuses the session with privateData (RFC 5043 §6.3).
-func (in *Incoming) Reject(privateData []byte) error { return in.in.Reject(privateData) }
-
-// Accept waits for the peer's next session request.
-func (m *Manager) Accept(ctx context.Context) (*Incoming, error) {
+// Accept waits for the peer's next session request and asks admit about
+// it (the requested stream and the initiator's private data). An admitted
+// session is accepted with admit's options and its running stream
+// returned; admit's error rejects it (RFC 5043 §6.3) with the error's
+// text as private data, and Accept returns an error wrapping it. The
+// association's end (or ctx's) is returned as it is.
+func (m *Manager) Accept(ctx context.Context, admit func(sid uint16, privateData []byte) (OpenOptions, error)) (*Stream, error) {
 	in, err := m.assoc.Accept(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &Incoming{m: m, in: in}, nil
+	opt, err := admit(in.StreamID, in.PrivateData)
+	if err != nil {
+		b := []byte(err.Error())
+		_ = in.Reject(b[:min(len(b), maxRejectData)])
+		return nil, fmt.Errorf("streams: stream %d rejected: %w", in.StreamID, err)
+	}
+	privateData := opt.PrivateData
+	ird, ord := m.cfg.irdOrd()
+	d := iwarp.Depths{IRD: ird, ORD: ord}
+	var reply iwarp.IRDORD
+	if in.Enhanced {
+		// RFC 6581 §9.1 and §9.2 at the responder (package iwarp): ORD at
+		// most the initiator IRD, IRD raised towards the initiator ORD up
+		// to MaxIRD, 0x3FFF answered with 0x3FFF, flag A echoed.
+		reply, d = iwarpwire.NegotiateResponder(d, m.cfg.maxIRD(), 0, in.IRDORD)
+	}
+	if privateData == nil {
+		privateData = m.cfg.PrivateData
+	}
+	sess, err := in.Accept(sctpllp.AcceptParams{PrivateData: privateData, IRD: int(reply.IRD), ORD: int(reply.ORD),
+		PeerToPeer: reply.PeerToPeer, RTR: reply.RTR})
+	if err != nil {
+		return nil, fmt.Errorf("streams: accept stream %d: %w", in.StreamID, err)
+	}
+	if !in.Enhanced {
+		d = iwarp.Depths{IRD: iwarp.NoNegotiation, ORD: iwarp.NoNegotiation}
+	}
+	return m.bind(sess, false, d, reply.PeerToPeer, reply.RTR, opt.Prepare)
 }
+
+// maxRejectData bounds the private data of a Reject made of an error's
+// text.
+const maxRejectData = 200
 
 // bind creates and starts the endpoint for an established session and
 // watches it for termination.
 func (m *Manager) bind(sess sctpllp.Session, initiator bool, d iwarp.Depths, peerToPeer bool, rtr iwarp.RTR, prepare func(*rdmap.Endpoint) error) (*Stream, error) {
 	cfg := m.cfg.Endpoint
 	cfg.IRD, cfg.ORD = m.cfg.irdOrd()
-	cfg.ApplyNegotiation(initiator, d, peerToPeer, rtr)
+	rdmapconf.Apply(&cfg, initiator, d, peerToPeer, rtr)
 	if !m.cfg.SharedCQ {
 		cfg.SendCQ, cfg.RecvCQ = nil, nil
 	}
@@ -294,7 +265,7 @@ func (m *Manager) bind(sess sctpllp.Session, initiator bool, d iwarp.Depths, pee
 			return nil, fmt.Errorf("streams: prepare stream %d: %w", sess.StreamID(), err)
 		}
 	}
-	s := &Stream{m: m, id: sess.StreamID(), session: sess, ep: ep}
+	s := &Stream{ID: sess.StreamID(), Endpoint: ep, Session: sess, m: m, id: sess.StreamID(), ep: ep}
 	m.mu.Lock()
 	m.streams[s.id] = s
 	m.mu.Unlock()
@@ -312,15 +283,14 @@ func (m *Manager) bind(sess sctpllp.Session, initiator bool, d iwarp.Depths, pee
 // (RFC 5040 §7). It runs once the endpoint is done (rdmap's AfterDone):
 // no goroutine waits for each stream meanwhile.
 func (m *Manager) ended(s *Stream) {
-	defer m.wg.Done()
+	// Done is the last thing: once every stream's Done is closed, the
+	// manager holds nothing of them.
 	defer s.finish()
+	defer m.wg.Done()
 	err := s.ep.Err()
 	if err != nil && !errors.Is(err, rdmap.ErrClosed) && !errors.Is(err, rdmap.ErrPeerClosed) {
 		s.erroneous.Store(true)
-		m.erroneous.Add(1)
 		_ = m.assoc.MarkErroneous(s.id)
-	} else {
-		m.closed.Add(1)
 	}
 	m.forget(s)
 }
@@ -333,7 +303,7 @@ func (m *Manager) forget(s *Stream) {
 	m.mu.Unlock()
 }
 
-// Streams returns the streams whose endpoints are still running.
+// allStreams returns the streams whose endpoints are still running.
 func (m *Manager) allStreams() []*Stream {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -344,30 +314,9 @@ func (m *Manager) allStreams() []*Stream {
 	return out
 }
 
-// Stats counts the manager's streams by fate.
-type Stats struct {
-	Opened, Accepted, Running, Closed, Erroneous uint64
-	// NegotiationFailed counts Opens whose enhanced negotiation failed at
-	// this initiator (RFC 6581 §9.1 insufficient IRD, §9.2 no matching
-	// RTR or connection model); each sent the Terminate the RFC prescribes.
-	NegotiationFailed uint64
-}
-
-// Stats returns a snapshot of the counters.
-func (m *Manager) Stats() Stats {
-	m.mu.Lock()
-	running := uint64(len(m.streams))
-	m.mu.Unlock()
-	return Stats{
-		Opened: m.opened.Load(), Accepted: m.accepted.Load(), Running: running,
-		Closed: m.closed.Load(), Erroneous: m.erroneous.Load(),
-		NegotiationFailed: m.refusedNegotiation.Load(),
-	}
-}
-
 // Close closes every running stream gracefully (bounded by ctx; streams
-// still busy when ctx ends are aborted), then the association, and waits
-// for every watcher to finish.
+// still busy when ctx ends are aborted), waits until the manager is done
+// with each, then closes the association.
 func (m *Manager) Close(ctx context.Context) error {
 	var errs []error
 	var wg sync.WaitGroup
@@ -388,6 +337,3 @@ func (m *Manager) Close(ctx context.Context) error {
 	errs = append(errs, m.assoc.Close())
 	return errors.Join(errs...)
 }
-
-// Wait waits until every stream's watcher has finished.
-func (m *Manager) Wait() { m.wg.Wait() }

@@ -120,21 +120,16 @@ func (e *env) open(t *testing.T, ctx context.Context, sid uint16) pair {
 	}
 	ch := make(chan acc, 1)
 	go func() {
-		in, err := e.server.Accept(ctx)
-		if err != nil {
-			ch <- acc{nil, err}
-			return
-		}
-		s, err := in.Accept(nil)
+		s, err := e.server.Accept(ctx, admitAll)
 		ch <- acc{s, err}
 	}()
 	c, err := e.client.Open(ctx, sid, streams.OpenOptions{})
 	require.NoError(t, err)
 	a := <-ch
 	require.NoError(t, a.err)
-	require.Equal(t, sid, a.s.ID())
+	require.Equal(t, sid, a.s.ID)
 	target, err := e.spd.Register(make([]byte, 64<<10), rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic,
-		rdmap.WithEndpoint(a.s.Endpoint()))
+		rdmap.MROption{Endpoint: a.s.Endpoint})
 	require.NoError(t, err)
 	return pair{c: c, s: a.s, target: target}
 }
@@ -142,8 +137,8 @@ func (e *env) open(t *testing.T, ctx context.Context, sid uint16) pair {
 // exercise runs Write, Read-back, Send and FetchAdd on p and checks every
 // byte (RFC 5040 §5.5 rule 12: a Read after a Write sees the Write).
 func exercise(ctx context.Context, cpd *rdmap.PD, p pair, round int) error {
-	ep := p.c.Endpoint()
-	src := bytes.Repeat([]byte{byte(p.c.ID()), byte(round)}, 10000)
+	ep := p.c.Endpoint
+	src := bytes.Repeat([]byte{byte(p.c.ID), byte(round)}, 10000)
 	if err := ep.Write(ctx, src, p.target.STag(), 0); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
@@ -169,14 +164,14 @@ func exercise(ctx context.Context, cpd *rdmap.PD, p pair, round int) error {
 	// Send: the server posts its receive first (RFC 5041 §7.1: a Send
 	// without a posted buffer is a protocol error), then checks the payload.
 	rbuf := make([]byte, 64)
-	if err := p.s.Endpoint().PostRecv(rdmap.RecvWR{ID: uint64(round), Buf: rbuf}); err != nil {
+	if err := p.s.Endpoint.PostRecv(rdmap.RecvWR{ID: uint64(round), Buf: rbuf}); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("hello %d/%d", p.c.ID(), round)
+	msg := fmt.Sprintf("hello %d/%d", p.c.ID, round)
 	if err := ep.Send(ctx, []byte(msg)); err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
-	c, err := p.s.Endpoint().RecvCQ().Poll(ctx)
+	c, err := p.s.Endpoint.RecvCQ().Poll(ctx)
 	if err != nil {
 		return err
 	}
@@ -202,14 +197,14 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 		pairs = append(pairs, e.open(t, ctx, sid))
 	}
 	for _, p := range pairs {
-		require.NoError(t, exercise(ctx, e.cpd, p, 0), "stream %d before the break", p.c.ID())
+		require.NoError(t, exercise(ctx, e.cpd, p, 0), "stream %d before the break", p.c.ID)
 	}
 
 	v := pairs[victim-1]
 	bad := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: v.target.STag() ^ 0x00A5A500, TO: 0}
 	var hb [iwarpwire.DDPTaggedHeaderLen]byte
 	hdr := bad.Append(hb[:0])
-	require.NoError(t, v.c.Session().SendSegment(hdr, []byte("hostile")))
+	require.NoError(t, v.c.Session.SendSegment(hdr, []byte("hostile")))
 
 	for _, s := range []*streams.Stream{v.s, v.c} {
 		select {
@@ -217,10 +212,10 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("victim stream did not end")
 		}
-		assert.True(t, s.Erroneous(), "stream %d labelled erroneous", s.ID())
+		assert.True(t, s.Erroneous(), "stream %d labelled erroneous", s.ID)
 	}
 	var te *rdmap.TerminateError
-	require.ErrorAs(t, v.c.Err(), &te)
+	require.ErrorAs(t, v.c.Endpoint.Err(), &te)
 	assert.True(t, te.Remote)
 	assert.Equal(t, iwarp.Term.DDPInvalidSTag, te.Code)
 
@@ -238,13 +233,17 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, iwarpwire.RDMAPControlByte(iwarp.RDMAPOpTerminate), seg.Untag.RsvdULP[0])
-		term, _, err := rdmap.ParseTerminate(seg.Payload)
-		require.NoError(t, err)
-		assert.Equal(t, te.Code, term.Code)
-		assert.True(t, term.D && term.M, "DDP header and segment length included (RFC 5040 §4.8 Figure 10)")
-		assert.False(t, term.R)
-		assert.Equal(t, hdr, term.DDPHeader)
-		assert.Equal(t, uint16(len(hdr)+len("hostile")), term.SegmentLen)
+		// The Terminate header (RFC 5040 §4.8 Figure 7): control, segment
+		// length, the terminated DDP header.
+		p := seg.Payload
+		require.GreaterOrEqual(t, len(p), iwarpwire.TerminateControlLen+iwarpwire.TerminateSegLenLen+len(hdr))
+		code, m, d, r := iwarpwire.DecodeTerminateControl(p)
+		assert.Equal(t, te.Code, code)
+		assert.True(t, d && m, "DDP header and segment length included (RFC 5040 §4.8 Figure 10)")
+		assert.False(t, r)
+		p = p[iwarpwire.TerminateControlLen:]
+		assert.Equal(t, uint16(len(hdr)+len("hostile")), binary.BigEndian.Uint16(p))
+		assert.Equal(t, hdr, p[iwarpwire.TerminateSegLenLen:iwarpwire.TerminateSegLenLen+len(hdr)])
 		found = true
 	}
 	require.True(t, found, "a Terminate chunk arrived on stream %d", victim)
@@ -276,10 +275,10 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	for i, err := range errs {
 		assert.NoError(t, err, "stream %d after the break", i+1)
 	}
-	assert.False(t, pairs[0].c.Erroneous())
-	st := e.client.Stats()
-	assert.Equal(t, uint64(1), st.Erroneous)
-	assert.Equal(t, uint64(n-1), st.Running)
+	for i, p := range pairs {
+		assert.Equal(t, i == victim-1, p.c.Erroneous(), "stream %d", i+1)
+		assert.Equal(t, i == victim-1, p.c.Endpoint.Err() != nil, "stream %d running", i+1)
+	}
 
 	// RFC 5043 §6.6 / RFC 5040 §7: an erroneous stream id is not reused.
 	_, err := e.client.Open(ctx, victim, streams.OpenOptions{})
@@ -288,7 +287,7 @@ func TestStreams_ErrorOnOneStreamOthersContinue_RFC5040_7(t *testing.T) {
 	// Closing the remaining streams shuts the association down.
 	for i, p := range pairs {
 		if i != victim-1 {
-			require.NoError(t, p.c.Endpoint().Close(ctx))
+			require.NoError(t, p.c.Endpoint.Close(ctx))
 		}
 	}
 	for _, a := range []*sctpllp.Association{e.ca, e.sa} {
@@ -311,11 +310,11 @@ func TestStreams_NegotiatesIRDORD_RFC6581_9_1(t *testing.T) {
 	p := e.open(t, ctx, 7)
 	// Responder: ORD ≤ initiator IRD (3 ≤ 4); IRD raised towards the
 	// initiator ORD (8) but capped at MaxIRD (5).
-	assert.Equal(t, 3, p.s.Endpoint().ORD())
-	assert.Equal(t, 5, p.s.Endpoint().IRD())
+	assert.Equal(t, 3, p.s.Endpoint.ORD())
+	assert.Equal(t, 5, p.s.Endpoint.IRD())
 	// Initiator: ORD ≤ responder IRD (5); IRD ≥ responder ORD (3 ≤ 4).
-	assert.Equal(t, 5, p.c.Endpoint().ORD())
-	assert.Equal(t, 4, p.c.Endpoint().IRD())
+	assert.Equal(t, 5, p.c.Endpoint.ORD())
+	assert.Equal(t, 4, p.c.Endpoint.IRD())
 	require.NoError(t, exercise(ctx, e.cpd, p, 0))
 }
 
@@ -326,10 +325,8 @@ func TestStreams_Reject_RFC5043_6_3(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
-		in, err := e.server.Accept(ctx)
-		if err == nil {
-			_ = in.Reject([]byte("busy"))
-		}
+		_, err := e.server.Accept(ctx, func(uint16, []byte) (streams.OpenOptions, error) { return streams.OpenOptions{}, errors.New("busy") })
+		assert.ErrorContains(t, err, "busy")
 	}()
 	_, err := e.client.Open(ctx, 1, streams.OpenOptions{PrivateData: []byte("please")})
 	var rej *sctpllp.RejectError
@@ -346,22 +343,18 @@ func TestStreams_PrepareRunsBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	go func() {
-		in, err := e.server.Accept(ctx)
+		s, err := e.server.Accept(ctx, admitAll)
 		if err != nil {
 			return
 		}
-		s, err := in.Accept(nil)
-		if err != nil {
-			return
-		}
-		_ = s.Endpoint().Send(ctx, []byte("first!"))
+		_ = s.Endpoint.Send(ctx, []byte("first!"))
 	}()
 	buf := make([]byte, 16)
 	c, err := e.client.Open(ctx, 9, streams.OpenOptions{Prepare: func(ep *rdmap.Endpoint) error {
 		return ep.PostRecv(rdmap.RecvWR{ID: 42, Buf: buf})
 	}})
 	require.NoError(t, err)
-	comp, err := c.Endpoint().RecvCQ().Poll(ctx)
+	comp, err := c.Endpoint.RecvCQ().Poll(ctx)
 	require.NoError(t, err)
 	require.NoError(t, comp.Err)
 	assert.Equal(t, uint64(42), comp.WRID)
@@ -389,11 +382,9 @@ func BenchmarkIdleStreamMemory(b *testing.B) {
 	defer func() { _ = cm.Close(ctx); _ = sm.Close(ctx) }()
 	go func() {
 		for {
-			in, err := sm.Accept(ctx)
-			if err != nil {
+			if _, err := sm.Accept(ctx, admitAll); err != nil {
 				return
 			}
-			_, _ = in.Accept(nil)
 		}
 	}()
 	var before, after runtime.MemStats
@@ -451,17 +442,18 @@ func TestStreams_InsufficientIRD_RFC6581_9_1(t *testing.T) {
 	}()
 	_, err := e.client.Open(ctx, 3, streams.OpenOptions{})
 	require.ErrorIs(t, err, iwarp.ErrInsufficientIRD)
-	assert.Equal(t, uint64(1), e.client.Stats().NegotiationFailed)
-	assert.Equal(t, uint64(1), e.client.Stats().Opened)
 	select {
 	case seg := <-rec.segs:
 		assert.Equal(t, iwarpwire.AppendEstablishmentTerminate(nil, iwarp.Term.InsufficientIRD), seg)
-		term, _, err := rdmap.ParseTerminate(seg[18:])
-		require.NoError(t, err)
-		assert.Equal(t, iwarp.Term.InsufficientIRD, term.Code)
+		require.GreaterOrEqual(t, len(seg), 18+iwarpwire.TerminateControlLen)
+		got, _, _, _ := iwarpwire.DecodeTerminateControl(seg[18:])
+		assert.Equal(t, iwarp.Term.InsufficientIRD, got)
 	case <-ctx.Done():
 		t.Fatal("no Terminate reached the responder")
 	}
 	// The other stream is untouched.
 	require.NoError(t, exercise(ctx, e.cpd, p, 0))
 }
+
+// admitAll admits every session with the manager's defaults.
+func admitAll(uint16, []byte) (streams.OpenOptions, error) { return streams.OpenOptions{}, nil }

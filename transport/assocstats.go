@@ -18,17 +18,32 @@ type AssocStats struct {
 	sctpllp.AssocStats
 }
 
-// AssocTotals sum the counters of every association a Listener served.
-type AssocTotals struct {
-	// Live and Finished count the associations being served and ended.
+// ListenerStats are a Listener's counters (Listener.Stats).
+type ListenerStats struct {
+	// LLP is the lower layer's name (Options.LLP, "" resolved).
+	LLP string
+	// Live and Finished count the SCTP associations being served and
+	// ended; Totals sums the counters of both (SRTT is not summed: see
+	// sctpllp.AssocStats.Add).
 	Live, Finished uint64
-	// AssocStats is the sum over live and finished associations (SRTT
-	// is not summed: see AssocStats.Add).
-	sctpllp.AssocStats
+	Totals         sctpllp.AssocStats
+	// Associations are the live SCTP associations, ordered by peer.
+	Associations []AssocStats
+	// Handshake counts the sctp-native listener's stateless handshake and
+	// the unauthenticated packets it dropped or answered.
+	Handshake sctp.HandshakeStats
+	// MPA counts what the mpa listener's admission did.
+	MPA MPAStats
 }
 
-// assocTable tracks a listener's associations for Associations and
-// AssocTotals.
+// Stats returns the listener's counters; those of the other LLPs are zero.
+func (l *Listener) Stats() ListenerStats {
+	s := ListenerStats{LLP: l.kind}
+	l.p.stats(&s)
+	return s
+}
+
+// assocTable tracks a listener's associations for Stats.
 type assocTable struct {
 	mu       sync.Mutex
 	live     map[*sctpllp.Association]struct{}
@@ -54,6 +69,26 @@ func (t *assocTable) remove(a *sctpllp.Association) {
 	t.n++
 }
 
+// stats fills s's association counters.
+func (t *assocTable) stats(s *ListenerStats) {
+	live := t.snapshot()
+	t.mu.Lock()
+	s.Finished, s.Totals = t.n, t.finished
+	t.mu.Unlock()
+	s.Live = uint64(len(live))
+	s.Associations = make([]AssocStats, len(live))
+	for i, a := range live {
+		st := a.Stats()
+		s.Totals.Add(st)
+		tr := a.Transport()
+		s.Associations[i] = AssocStats{LLP: tr.Kind(), AssocStats: st}
+		if ra := tr.RemoteAddr(); ra != nil {
+			s.Associations[i].Peer = ra.String()
+		}
+	}
+	slices.SortFunc(s.Associations, func(a, b AssocStats) int { return strings.Compare(a.Peer, b.Peer) })
+}
+
 func (t *assocTable) snapshot() []*sctpllp.Association {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -62,43 +97,4 @@ func (t *assocTable) snapshot() []*sctpllp.Association {
 		out = append(out, a)
 	}
 	return out
-}
-
-// Associations returns the SCTP associations being served, ordered by
-// peer (none for MPA).
-func (l *Listener) Associations() []AssocStats {
-	live := l.assocs.snapshot()
-	out := make([]AssocStats, len(live))
-	for i, a := range live {
-		t := a.Transport()
-		out[i] = AssocStats{LLP: t.Kind(), AssocStats: a.Stats()}
-		if ra := t.RemoteAddr(); ra != nil {
-			out[i].Peer = ra.String()
-		}
-	}
-	slices.SortFunc(out, func(a, b AssocStats) int { return strings.Compare(a.Peer, b.Peer) })
-	return out
-}
-
-// AssocTotals returns the sums over every association served so far.
-func (l *Listener) AssocTotals() AssocTotals {
-	live := l.assocs.snapshot()
-	l.assocs.mu.Lock()
-	tot := AssocTotals{Finished: l.assocs.n, AssocStats: l.assocs.finished}
-	l.assocs.mu.Unlock()
-	tot.Live = uint64(len(live))
-	for _, a := range live {
-		tot.Add(a.Stats())
-	}
-	return tot
-}
-
-// HandshakeStats returns the userspace SCTP listener's counters of its
-// stateless handshake and of the unauthenticated packets it dropped or
-// answered (zero for the other LLPs).
-func (l *Listener) HandshakeStats() sctp.HandshakeStats {
-	if l.sctp == nil {
-		return sctp.HandshakeStats{}
-	}
-	return l.sctp.HandshakeStats()
 }

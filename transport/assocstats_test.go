@@ -31,7 +31,7 @@ func TestListenerAssociations_RFC5043_6(t *testing.T) {
 	// after the client has read it: wait for the counts to settle.
 	var as []AssocStats
 	require.Eventually(t, func() bool {
-		as = ln.Associations()
+		as = ln.Stats().Associations
 		return len(as) == 1 && as[0].ControlSent.Accept+as[0].ControlSent.EnhancedAccept == 3
 	}, 10*time.Second, 5*time.Millisecond)
 	a := as[0]
@@ -44,12 +44,12 @@ func TestListenerAssociations_RFC5043_6(t *testing.T) {
 	assert.True(t, a.Transport.HasRetransmissions)
 
 	require.NoError(t, c.Close(dctx))
-	require.Eventually(t, func() bool { return ln.AssocTotals().Finished == 1 }, 10*time.Second, 5*time.Millisecond)
-	tot := ln.AssocTotals()
+	require.Eventually(t, func() bool { return ln.Stats().Finished == 1 }, 10*time.Second, 5*time.Millisecond)
+	tot := ln.Stats()
 	assert.Zero(t, tot.Live)
-	assert.Equal(t, uint64(3), tot.ControlReceived.Initiate+tot.ControlReceived.EnhancedInitiate)
-	assert.Equal(t, uint64(3), tot.ControlReceived.Terminate, "each stream closed with a Session Terminate")
-	assert.Empty(t, ln.Associations())
+	assert.Equal(t, uint64(3), tot.Totals.ControlReceived.Initiate+tot.Totals.ControlReceived.EnhancedInitiate)
+	assert.Equal(t, uint64(3), tot.Totals.ControlReceived.Terminate, "each stream closed with a Session Terminate")
+	assert.Empty(t, ln.Stats().Associations)
 	cancel()
 	require.NoError(t, <-done)
 }

@@ -32,7 +32,7 @@ func (*target) Dropped(netip.Addr)             {}
 // untagged message without a buffer is an error).
 func (t *target) Prepare(ep *rdmap.Endpoint) error {
 	mr, err := ep.PD().Register(make([]byte, 4096), rdmap.RemoteRead|rdmap.RemoteWrite|rdmap.RemoteAtomic,
-		rdmap.WithBaseTO(0x10000))
+		rdmap.MROption{BaseTO: 0x10000})
 	if err != nil {
 		return err
 	}

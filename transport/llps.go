@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
@@ -26,7 +27,8 @@ const (
 
 // LLP describes one lower layer of the registry: its Options.LLP Name, a
 // Description (the CLI's --llp help and docs/cli.md), and Options, the
-// fields of its own group of Options (Options.Native, Pion, Kernel, MPA).
+// fields it reads of its own group of Options (Options.Native, Pion,
+// Kernel, MPA).
 type LLP struct {
 	Name, Description string
 	Options           []string
@@ -37,42 +39,40 @@ type LLP struct {
 // group of Options).
 type llpEntry struct {
 	name, description string
-	// options is the type of the LLP's group of Options.
-	options reflect.Type
+	// group is the name of the LLP's field of Options.
+	group string
 	// dial connects n streams to addr (its errors are Dial's).
-	dial func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error)
-	// listen binds l to addr: l.sctp, l.kern or l.tcp.
-	listen func(l *Listener, addr string) error
+	dial func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error)
+	// listen announces on addr: the LLP's passive side (passive.go).
+	listen func(o Options, addr string) (passive, error)
 }
 
 // registry lists the lower layers; the first is the default (Options.LLP
 // ""), as it is the CLI's.
 var registry = []llpEntry{
 	{name: SCTPNative, description: "the project's own userspace SCTP over UDP (package sctp), optionally in DTLS",
-		options: reflect.TypeFor[NativeOptions](),
-		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+		group: "Native",
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPNative, n, pd, prepare, func() (*sctpllp.Association, error) {
 				return sctpllp.Dial(ctx, addr, o.nativeConfig(n, false))
 			}, addr)
 		},
-		listen: func(l *Listener, addr string) (err error) {
-			l.sctp, err = sctpllp.Listen(addr, l.o.nativeConfig(0, true))
-			return err
+		listen: func(o Options, addr string) (passive, error) {
+			return listenSCTP(o, addr, o.nativeConfig(0, true))
 		}},
 	{name: SCTPPion, description: "userspace SCTP over UDP (github.com/pion/sctp)",
-		options: reflect.TypeFor[PionOptions](),
-		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+		group: "Pion",
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPPion, n, pd, prepare, func() (*sctpllp.Association, error) {
 				return sctpllp.Dial(ctx, addr, o.sctpConfig(n))
 			}, addr)
 		},
-		listen: func(l *Listener, addr string) (err error) {
-			l.sctp, err = sctpllp.Listen(addr, l.o.sctpConfig(0))
-			return err
+		listen: func(o Options, addr string) (passive, error) {
+			return listenSCTP(o, addr, o.sctpConfig(0))
 		}},
 	{name: SCTPKernel, description: "Linux kernel SCTP",
-		options: reflect.TypeFor[KernelOptions](),
-		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+		group: "Kernel",
+		dial: func(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 			return dialAssoc(ctx, o, SCTPKernel, n, pd, prepare, func() (*sctpllp.Association, error) {
 				t, err := kernel.Stack(o.kernelConfig(n)).Dial(ctx, addr)
 				if err != nil {
@@ -81,30 +81,37 @@ var registry = []llpEntry{
 				return sctpllp.NewAssociation(t, sctpllp.Config{}), nil
 			}, addr)
 		},
-		listen: func(l *Listener, addr string) (err error) {
-			l.kern, err = kernel.Stack(l.o.kernelConfig(0)).Listen(addr)
-			return err
-		}},
+		listen: listenKernel},
 	{name: MPA, description: "MPA over TCP (RFC 5044, RFC 6581), optionally in TLS 1.3",
-		options: reflect.TypeFor[MPAOptions](),
-		dial:    dialMPAStreams,
-		listen:  listenMPA},
+		group:  "MPA",
+		dial:   dialMPAStreams,
+		listen: listenMPA},
 }
 
 // LLPs returns the lower layers Options.LLP accepts, the default first.
 func LLPs() []LLP {
 	out := make([]LLP, len(registry))
 	for i, e := range registry {
-		out[i] = LLP{Name: e.name, Description: e.description}
-		for f := range e.options.Fields() {
-			out[i].Options = append(out[i].Options, f.Name)
+		out[i] = LLP{Name: e.name, Description: e.description, Options: e.fields()}
+	}
+	return out
+}
+
+// fields lists the fields of the LLP's group it reads: those whose llp tag
+// names it, or every one of a group without tags.
+func (e *llpEntry) fields() []string {
+	g, _ := reflect.TypeFor[Options]().FieldByName(e.group)
+	var out []string
+	for f := range g.Type.Fields() {
+		if tag, ok := f.Tag.Lookup("llp"); !ok || slices.Contains(strings.Split(tag, ","), e.name) {
+			out = append(out, f.Name)
 		}
 	}
 	return out
 }
 
 // lookupLLP returns the registry row of name ("": the default), or
-// ErrUnknownLLP naming the accepted ones.
+// errUnknownLLP naming the accepted ones.
 func lookupLLP(name string) (*llpEntry, error) {
 	if name == "" {
 		return &registry[0], nil
@@ -116,12 +123,12 @@ func lookupLLP(name string) (*llpEntry, error) {
 		}
 		names[i] = registry[i].name
 	}
-	return nil, fmt.Errorf("%w %q (want %s)", ErrUnknownLLP, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w %q (want %s)", errUnknownLLP, name, strings.Join(names, ", "))
 }
 
 // dialAssoc opens the association (connect) and n streams on it: every
 // SCTP lower layer's Dial.
-func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD, prepare Prepare,
+func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error,
 	connect func() (*sctpllp.Association, error), addr string) (*Client, error) {
 	assoc, err := connect()
 	if err != nil {
@@ -131,7 +138,7 @@ func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD,
 		_ = assoc.Abort()
 		return nil, fmt.Errorf("%s: %d streams requested, the association has %d", kind, n, assoc.NumStreams()-1)
 	}
-	c := &Client{MULPDU: assoc.MULPDU()}
+	c := &Client{MULPDU: assoc.MULPDU(), assoc: assoc}
 	c.mgr = streams.New(assoc, pd, streams.Config{Endpoint: o.endpointConfig(), SharedCQ: o.SendCQ != nil || o.RecvCQ != nil, PrivateData: o.PrivateData})
 	for i := 0; i < n; i++ {
 		s, err := c.mgr.Open(ctx, uint16(i+1), streams.OpenOptions{Prepare: prepare})
@@ -146,14 +153,14 @@ func dialAssoc(ctx context.Context, o Options, kind string, n int, pd *rdmap.PD,
 			}
 			return nil, fmt.Errorf("%s: open stream %d: %w", kind, i+1, err)
 		}
-		c.Endpoints = append(c.Endpoints, s.Endpoint())
-		o.traceEnd(s.Endpoint())
+		c.Endpoints = append(c.Endpoints, s.Endpoint)
+		o.traceEnd(s.Endpoint)
 	}
 	return c, nil
 }
 
 // dialMPAStreams opens n MPA connections to addr, one stream each.
-func dialMPAStreams(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+func dialMPAStreams(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 	c := &Client{}
 	for i := 0; i < n; i++ {
 		conn, err := o.dialMPA(ctx, addr)
@@ -179,21 +186,48 @@ func dialMPAStreams(ctx context.Context, o Options, addr string, n int, pd *rdma
 	return c, nil
 }
 
+// listenSCTP listens with one of sctpllp's stacks (sctp-native,
+// sctp-pion).
+func listenSCTP(o Options, addr string, cfg sctpllp.Config) (passive, error) {
+	ln, err := sctpllp.Listen(addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &sctpPassive{o: o, accept: ln.Accept, addrFn: ln.Addr, closer: ln.Close, handshake: ln.HandshakeStats}, nil
+}
+
+// listenKernel listens with Linux SCTP; each association it accepts gets
+// the adaptation's idle timeout.
+func listenKernel(o Options, addr string) (passive, error) {
+	ln, err := kernel.Stack(o.kernelConfig(0)).Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	accept := func(ctx context.Context) (*sctpllp.Association, error) {
+		t, err := ln.Accept(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return sctpllp.NewAssociation(t, sctpllp.Config{IdleTimeout: sctpllp.DefaultIdleTimeout}), nil
+	}
+	return &sctpPassive{o: o, accept: accept, addrFn: func() string { return ln.Addr().String() }, closer: ln.Close}, nil
+}
+
 // listenMPA binds a TCP listener whose connections run the MPA Responder
 // start-up under the admission caps (mpaadmit.go).
-func listenMPA(l *Listener, addr string) error {
-	l.mpaCfg = l.o.mpaConfig()
-	l.admit = newMPAAdmission(l.o)
-	l.mpaCfg.HandshakeTimeout = l.admit.timeout
-	lc := net.ListenConfig{Control: tcpcc.Control(l.o.MPA.TCPCongestion)}
+func listenMPA(o Options, addr string) (passive, error) {
+	l := &mpaPassive{o: o, cfg: o.mpaConfig(), admit: newMPAAdmission(o)}
+	l.cfg.HandshakeTimeout = l.admit.timeout
+	lc := net.ListenConfig{Control: tcpcc.Control(o.MPA.TCPCongestion)}
 	var err error
 	l.tcp, err = lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Validates the configuration now rather than at the first peer.
-	if _, err = mpa.NewListener(l.tcp, l.mpaCfg); err != nil {
+	if _, err = mpa.NewListener(l.tcp, l.cfg); err != nil {
 		_ = l.tcp.Close()
+		return nil, err
 	}
-	return err
+	return l, nil
 }

@@ -104,7 +104,7 @@ func benchManyStreams(b *testing.B, sharedCQ bool) {
 	for range b.N {
 		ctx, cancel := context.WithCancel(context.Background())
 		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
-		o := transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{Streams: n + 1}, SQDepth: 8, RQDepth: 8}
+		o := transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{Streams: n + 1}, SQDepth: 8, RQDepth: 8}
 		ln, err := transport.Listen(o, "127.0.0.1:0")
 		require.NoError(b, err)
 		h := &shared{}

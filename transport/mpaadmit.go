@@ -147,14 +147,3 @@ func (a *mpaAdmission) stats() MPAStats {
 	s.RefusedFDs, s.StartupTimeouts, s.StartupFailures = a.refusedFDs.Load(), a.timeouts.Load(), a.failures.Load()
 	return s
 }
-
-// MPAStats returns the MPA listener's admission counters (zero for the
-// SCTP lower layers).
-func (l *Listener) MPAStats() MPAStats {
-	if l.admit == nil {
-		return MPAStats{}
-	}
-	s := l.admit.stats()
-	s.TLSFailures = l.tlsFailures.Load()
-	return s
-}

@@ -92,10 +92,10 @@ func TestMPA_SilentConnectionFlood_Bounded(t *testing.T) {
 		}
 	}()
 	require.Eventually(t, func() bool {
-		st := ln.MPAStats()
+		st := ln.Stats().MPA
 		return st.Admitted+st.RefusedPerAddress == n
 	}, 10*time.Second, 5*time.Millisecond)
-	st := ln.MPAStats()
+	st := ln.Stats().MPA
 	assert.LessOrEqual(t, st.InStartup, 20)
 	assert.GreaterOrEqual(t, st.RefusedPerAddress, uint64(n-40))
 	legitMPA(t, "127.0.0.2", ln.Addr())
@@ -106,9 +106,9 @@ func TestMPA_SilentConnectionFlood_Bounded(t *testing.T) {
 	assert.Less(t, growth, int64(8<<20))
 
 	require.Eventually(t, func() bool {
-		st = ln.MPAStats()
+		st = ln.Stats().MPA
 		return st.InStartup == 0 && st.StartupTimeouts >= 20
-	}, 10*time.Second, 10*time.Millisecond, "silent start-ups timed out: %+v", ln.MPAStats())
+	}, 10*time.Second, 10*time.Millisecond, "silent start-ups timed out: %+v", ln.Stats().MPA)
 	legitMPA(t, "127.0.0.1", ln.Addr()) // the flooding address, once its connections are gone
 }
 
@@ -130,8 +130,8 @@ func TestMPA_StartupCaps(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	require.Eventually(t, func() bool { st := ln.MPAStats(); return st.Admitted+st.RefusedStartups == 20 }, 10*time.Second, 5*time.Millisecond)
-	st := ln.MPAStats()
+	require.Eventually(t, func() bool { st := ln.Stats().MPA; return st.Admitted+st.RefusedStartups == 20 }, 10*time.Second, 5*time.Millisecond)
+	st := ln.Stats().MPA
 	assert.Equal(t, uint64(10), st.Admitted)
 	assert.Equal(t, uint64(10), st.RefusedStartups)
 	assert.Equal(t, 10, st.InStartup)
@@ -151,7 +151,7 @@ func TestMPA_RefusesNearFDLimit(t *testing.T) {
 	defer func() { require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)) }()
 	ln, stop := serveMPAListener(t, Options{MPA: MPAOptions{MaxStartups: 1000, MaxStartupsPerAddress: 1000, StartupTimeout: 5 * time.Second, FDReserve: 250}})
 	defer stop()
-	st := ln.MPAStats()
+	st := ln.Stats().MPA
 	require.Equal(t, int(lim.Cur), st.FDLimit)
 	var conns []net.Conn
 	for range 200 {
@@ -159,13 +159,13 @@ func TestMPA_RefusesNearFDLimit(t *testing.T) {
 			conns = append(conns, c)
 		}
 	}
-	require.Eventually(t, func() bool { st = ln.MPAStats(); return st.Admitted+st.RefusedFDs == 200 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { st = ln.Stats().MPA; return st.Admitted+st.RefusedFDs == 200 }, 10*time.Second, 5*time.Millisecond)
 	assert.Positive(t, st.RefusedFDs)
 	assert.LessOrEqual(t, st.Open+st.FDReserve, st.FDLimit)
 	for _, c := range conns {
 		_ = c.Close()
 	}
-	require.Eventually(t, func() bool { return ln.MPAStats().Open == 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return ln.Stats().MPA.Open == 0 }, 10*time.Second, 5*time.Millisecond)
 	legitMPA(t, "127.0.0.1", ln.Addr())
 }
 
@@ -184,13 +184,13 @@ func TestMPA_ConnectCloseChurn_Bounded(t *testing.T) {
 				_ = c.Close()
 			}
 		}
-		require.Eventually(t, func() bool { return ln.MPAStats().Open == 0 }, 10*time.Second, 5*time.Millisecond, "round %d", round)
+		require.Eventually(t, func() bool { return ln.Stats().MPA.Open == 0 }, 10*time.Second, 5*time.Millisecond, "round %d", round)
 	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	growth := int64(after.HeapInuse) - int64(before.HeapInuse)
-	st := ln.MPAStats()
+	st := ln.Stats().MPA
 	t.Logf("2,000 connect+close: %+v; heap in use %+d KiB", st, growth>>10)
 	assert.Less(t, growth, int64(4<<20))
 	assert.Equal(t, uint64(2000), st.Admitted)

@@ -55,7 +55,7 @@ func TestStarterHoldsNoGoroutine(t *testing.T) {
 			const n = 200
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			o := transport.Options{LLP: llp, Native: transport.NativeOptions{Streams: n + 1}}
+			o := transport.Options{LLP: llp, Native: transport.SCTPOptions{Streams: n + 1}}
 			ln, err := transport.Listen(o, "127.0.0.1:0")
 			require.NoError(t, err)
 			h := &starter{}

@@ -29,7 +29,7 @@ func TestMPATCPCongestion(t *testing.T) {
 	o := Options{LLP: MPA, MPA: MPAOptions{TCPCongestion: "reno"}, PrivateData: []byte("ok")}
 	ln, err := Listen(o, "127.0.0.1:0")
 	require.NoError(t, err)
-	assert.Equal(t, "reno", socketCC(t, ln.tcp.(*net.TCPListener)))
+	assert.Equal(t, "reno", socketCC(t, ln.p.(*mpaPassive).tcp.(*net.TCPListener)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), echoHandler{}) }()

@@ -59,7 +59,7 @@ func manyStreams(t *testing.T, llp string, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
-	o := transport.Options{LLP: llp, Native: transport.NativeOptions{Streams: n + 1}, Pion: transport.PionOptions{Streams: n + 1}, SQDepth: 4, RQDepth: 4}
+	o := transport.Options{LLP: llp, Native: transport.SCTPOptions{Streams: n + 1}, Pion: transport.SCTPOptions{Streams: n + 1}, SQDepth: 4, RQDepth: 4}
 	ln, err := transport.Listen(o, "127.0.0.1:0")
 	require.NoError(t, err)
 	h := &collecting{}

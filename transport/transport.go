@@ -15,23 +15,23 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 
 	"github.com/pion/dtls/v3"
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
-	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
@@ -39,13 +39,13 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/trace"
 )
 
-// ErrUnknownLLP reports an Options.LLP that is none of LLPs' names.
-var ErrUnknownLLP = errors.New("transport: unknown lower layer")
+// errUnknownLLP reports an Options.LLP that is none of LLPs' names.
+var errUnknownLLP = errors.New("transport: unknown lower layer")
 
-// ErrTLSHandshake reports an MPA connection whose TLS handshake failed:
+// errTLSHandshake reports an MPA connection whose TLS handshake failed:
 // the peer does not speak TLS (a plain MPA listener), or authentication
 // failed.
-var ErrTLSHandshake = errors.New("transport: TLS handshake failed")
+var errTLSHandshake = errors.New("transport: TLS handshake failed")
 
 // ErrRejected is wrapped by every error caused by the peer refusing a
 // stream (RFC 5043 §6.3 Reject, RFC 5044 §7.1.2 rule 3 rejecting Reply).
@@ -119,59 +119,44 @@ type Options struct {
 	// it after Dial's client or Serve is done.
 	Trace *trace.Writer
 
-	Native NativeOptions // sctp-native's
-	Pion   PionOptions   // sctp-pion's
-	Kernel KernelOptions // sctp-kernel's
-	MPA    MPAOptions    // mpa's
+	Native SCTPOptions // sctp-native's
+	Pion   SCTPOptions // sctp-pion's
+	Kernel SCTPOptions // sctp-kernel's
+	MPA    MPAOptions  // mpa's
 }
 
-// NativeOptions are sctp-native's Options.
-type NativeOptions struct {
-	// MTU is the path MTU (0: the loopback MTU to a loopback address,
-	// else probed, RFC 8899). Streams is the number of SCTP streams an
-	// association offers in each direction (0: the stack's default, at
-	// least enough for the dialled streams; up to 65535).
-	MTU, Streams int
+// SCTPOptions are the SCTP LLPs' Options (Options.Native, Pion and
+// Kernel). Each LLP reads the fields whose llp tag names it (LLP.Options
+// lists them) and ignores the others.
+type SCTPOptions struct {
+	// MTU is the path MTU. sctp-native: 0 is the loopback MTU to a
+	// loopback address, else probed (RFC 8899); sctp-pion: 0 is
+	// 8192-octet packets on loopback, else 1500.
+	MTU int `llp:"sctp-native,sctp-pion"`
+	// Streams is the number of SCTP streams. sctp-native: offered in each
+	// direction (0: the stack's default, at least enough for the dialled
+	// streams; up to 65535); sctp-pion: accepted (pion.Config.Streams; its
+	// INIT always offers 65535); sctp-kernel: offered in each direction
+	// (0: 64, at least enough for the dialled streams).
+	Streams int `llp:"sctp-native,sctp-pion,sctp-kernel"`
 	// AllowMissingAdaptation accepts peers that send no DDP Adaptation
 	// Layer Indication (RFC 5043 §5.1); by default it is sent and required.
-	AllowMissingAdaptation bool
+	AllowMissingAdaptation bool `llp:"sctp-native,sctp-pion,sctp-kernel"`
+	// LocalAddr, for Dial, is the local IP address to connect from (empty:
+	// the system's choice). sctp-kernel's may name several, "ip1/ip2": a
+	// multi-homed endpoint (kernel.Config.LocalAddr); its Listen's and
+	// Dial's address may likewise be "ip1/ip2:port".
+	LocalAddr string `llp:"sctp-pion,sctp-kernel"`
 	// DTLS runs every association inside DTLS (RFC 8261): the same
 	// configuration serves Dial (client side) and Listen (server side);
 	// nil: in the clear.
-	DTLS *dtls.Config
+	DTLS *dtls.Config `llp:"sctp-native"`
 	// CongestionControl is each association's: "cubic" (RFC 9438) or
 	// "rfc9260" (RFC 9260 §7.2); "": native.DefaultCongestionControl.
-	CongestionControl string
+	CongestionControl string `llp:"sctp-native"`
 	// NoOffload sends and receives every packet with its own system call
 	// (sctp.Config.NoOffload: UDP_SEGMENT and UDP_GRO off).
-	NoOffload bool
-}
-
-// PionOptions are sctp-pion's Options.
-type PionOptions struct {
-	// MTU is the path MTU (0: 8192-octet packets on loopback, else 1500).
-	// Streams is the number of streams this end accepts
-	// (pion.Config.Streams; its INIT always offers 65535).
-	MTU, Streams int
-	// AllowMissingAdaptation: as NativeOptions'.
-	AllowMissingAdaptation bool
-	// LocalAddr, for Dial, is the local IP address to connect from
-	// (empty: the system's choice).
-	LocalAddr string
-}
-
-// KernelOptions are sctp-kernel's Options.
-type KernelOptions struct {
-	// Streams is the number of SCTP streams offered in each direction (0:
-	// 64, at least enough for the dialled streams).
-	Streams int
-	// AllowMissingAdaptation: as NativeOptions'.
-	AllowMissingAdaptation bool
-	// LocalAddr, for Dial, is the local IP address to connect from; it
-	// may name several, "ip1/ip2": a multi-homed endpoint
-	// (kernel.Config.LocalAddr). Listen's and Dial's address may likewise
-	// be "ip1/ip2:port".
-	LocalAddr string
+	NoOffload bool `llp:"sctp-native"`
 }
 
 // MPAOptions are mpa's Options.
@@ -248,11 +233,6 @@ func (o Options) mpaConfig() *mpa.Config {
 	return &mpa.Config{Enhanced: true, IRD: uint16(min(ird, iwarp.MaxIRD)), ORD: uint16(min(ord, iwarp.MaxIRD)), PrivateData: o.PrivateData}
 }
 
-// Prepare is called for every endpoint after it was created and before it
-// starts receiving: the place to post the first receive buffers (RFC 5041
-// §7.1: a Send that finds no buffer is an error).
-type Prepare func(ep *rdmap.Endpoint) error
-
 // Client is the active side: a set of running endpoints to one peer.
 type Client struct {
 	// Endpoints are the streams in the order they were opened.
@@ -261,13 +241,16 @@ type Client struct {
 	MULPDU int
 
 	mgr   *streams.Manager
+	assoc *sctpllp.Association
 	conns []*mpa.Conn
 }
 
 // Dial opens n streams to addr over o.LLP and starts an endpoint of pd on
-// each, calling prepare (if not nil) on each before it starts. On error
+// each, calling prepare (if not nil) on each after it was created and
+// before it starts receiving: the place to post the first receive buffers
+// (RFC 5041 §7.1: a Send that finds no buffer is an error). On error
 // everything opened is torn down.
-func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare Prepare) (*Client, error) {
+func Dial(ctx context.Context, o Options, addr string, n int, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*Client, error) {
 	e, err := lookupLLP(o.LLP)
 	if err != nil {
 		return nil, err
@@ -303,7 +286,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 		tc := tls.Client(rc, o.MPA.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = rc.Close()
-			return nil, fmt.Errorf("%w with %s (does it run MPA over TLS, with a certificate this end trusts?): %w", ErrTLSHandshake, addr, err)
+			return nil, fmt.Errorf("%w with %s (does it run MPA over TLS, with a certificate this end trusts?): %w", errTLSHandshake, addr, err)
 		}
 		rc = tc
 	}
@@ -314,7 +297,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 			// TLS 1.3: the server judges the client's certificate after
 			// the client's side of the handshake is done; its alert
 			// arrives on the first read.
-			return nil, fmt.Errorf("%w with %s: the server refused this end's certificate: %w", ErrTLSHandshake, addr, err)
+			return nil, fmt.Errorf("%w with %s: the server refused this end's certificate: %w", errTLSHandshake, addr, err)
 		}
 		return nil, err
 	}
@@ -325,10 +308,10 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 // negotiated by the RFC 6581 §9.1 exchange. A negotiated 0 stays 0 (a
 // Responder IRD of 0 allows the Initiator no RDMA Read: its endpoint
 // refuses to post one); 0x3FFF leaves the Options value.
-func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare Prepare) (*rdmap.Endpoint, error) {
+func newMPAEndpoint(conn *mpa.Conn, o Options, pd *rdmap.PD, prepare func(*rdmap.Endpoint) error) (*rdmap.Endpoint, error) {
 	p := conn.Params()
 	cfg := o.endpointConfig()
-	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
+	rdmapconf.Apply(&cfg, p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	ep, err := pd.NewEndpoint(conn, cfg)
 	if err != nil {
 		_ = conn.Abort()
@@ -372,11 +355,10 @@ func (c *Client) abort() {
 	if c.mgr != nil {
 		// The association's ABORT first: a graceful close of the streams
 		// would wait for a peer that may be frozen or gone.
-		_ = c.mgr.Association().Abort()
+		_ = c.assoc.Abort()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = c.mgr.Close(ctx)
 		cancel()
-		c.mgr.Wait()
 	}
 }
 
@@ -401,11 +383,10 @@ func (c *Client) Close(ctx context.Context) error {
 		if err := c.mgr.Close(ctx); err != nil && ctx.Err() == nil {
 			errs = append(errs, err)
 		}
-		c.mgr.Wait()
 		select {
-		case <-c.mgr.Association().Done():
+		case <-c.assoc.Done():
 		case <-ctx.Done():
-			_ = c.mgr.Association().Abort()
+			_ = c.assoc.Abort()
 		}
 	}
 	return errors.Join(errs...)
@@ -468,20 +449,10 @@ func peerIP(a net.Addr) netip.Addr {
 // connections) from any number of peers concurrently.
 type Listener struct {
 	kind string
-	o    Options
-	sctp *sctpllp.Listener
-	kern backend.Listener
-	// tcp and mpaCfg: for mpa, a plain TCP listener; each connection runs
-	// its MPA Responder start-up (mpa.Server) in its own goroutine with a
-	// copy of mpaCfg whose Accept callback is bound to that connection.
-	tcp    net.Listener
-	mpaCfg *mpa.Config
-	// assocs: the SCTP associations served (assocstats.go).
-	assocs assocTable
-	// admit: the MPA start-up caps (mpaadmit.go); nil for SCTP.
-	admit *mpaAdmission
-	// tlsFailures counts MPA connections whose TLS handshake failed.
-	tlsFailures atomic.Uint64
+	// p is the LLP's listening side, made by its registry row
+	// (passive.go): Serve, Addr, Close and Stats reach the LLP only
+	// through it.
+	p passive
 }
 
 // Listen announces on addr over o.LLP.
@@ -490,11 +461,11 @@ func Listen(o Options, addr string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{kind: e.name, o: o}
-	if err := e.listen(l, addr); err != nil {
+	p, err := e.listen(o, addr)
+	if err != nil {
 		return nil, fmt.Errorf("%s: listen %s: %w", e.name, addr, err)
 	}
-	return l, nil
+	return &Listener{kind: e.name, p: p}, nil
 }
 
 func rejectData(err error) []byte {
@@ -503,18 +474,7 @@ func rejectData(err error) []byte {
 }
 
 // Addr returns the address the listener is bound to.
-func (l *Listener) Addr() string {
-	switch {
-	case l.sctp != nil:
-		return l.sctp.Addr()
-	case l.kern != nil:
-		return l.kern.Addr().String()
-	}
-	return l.tcp.Addr().String()
-}
-
-// Kind returns the LLP name.
-func (l *Listener) Kind() string { return l.kind }
+func (l *Listener) Addr() string { return l.p.addr() }
 
 // Serve accepts streams until ctx ends, runs h on each with an endpoint of
 // PD, then closes the listener and waits for every handler, stream and
@@ -525,136 +485,8 @@ func (l *Listener) Serve(ctx context.Context, pd *rdmap.PD, h Handler) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer l.close()
-	if l.tcp != nil {
-		// Unblocks the TCP Accept below when ctx ends.
-		stop := context.AfterFunc(ctx, l.close)
-		defer stop()
-	}
-	for {
-		var err error
-		if l.tcp == nil {
-			var assoc *sctpllp.Association
-			assoc, err = l.acceptAssoc(ctx)
-			if err == nil {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					l.serveAssoc(ctx, assoc, pd, h)
-				}()
-			}
-		} else {
-			var nc net.Conn
-			nc, err = l.tcp.Accept()
-			if err == nil {
-				ip, aerr := l.admit.admit(nc)
-				if aerr != nil {
-					refuse(nc) // before anything is allocated for it
-					continue
-				}
-				wg.Add(1)
-				go l.serveMPA(ctx, nc, pd, h, ip, func() {
-					l.admit.closed()
-					wg.Done()
-				})
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return err
-			}
-			// A failed start-up (handshake timeout, bad MPA Request, a
-			// rejected peer) concerns one peer only: keep serving.
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-}
-
-// serveMPA runs the MPA Responder start-up on one TCP connection (RFC 5044
-// §7.1.2, RFC 6581 §9) and serves the stream; done runs once when the
-// connection's serving has ended. h.Admit decides in the start-up's Accept
-// callback; a stream it admitted whose start-up or endpoint then fails (the
-// Reply cannot be sent, the peer resets, ctx ends) is reported with
-// h.Dropped, so the handler's stream count stays balanced. For a Starter,
-// the goroutine ends once the stream is started: the stream's end (or
-// ctx's, which aborts it) runs done, so an idle stream holds no goroutine
-// of the Listener's (its MPA reader is the only one).
-func (l *Listener) serveMPA(ctx context.Context, nc net.Conn, pd *rdmap.PD, h Handler, ip netip.Addr, done func()) {
-	handedOff := false
-	defer func() {
-		if !handedOff {
-			done()
-		}
-	}()
-	admitted := false
-	cfg := *l.mpaCfg
-	cfg.Accept = func(req *mpa.Frame) (mpa.Decision, error) {
-		if err := h.Admit(ip, req.PrivateData); err != nil {
-			return mpa.Decision{Reject: true, PrivateData: rejectData(err)}, nil
-		}
-		admitted = true
-		return mpa.Decision{}, nil
-	}
-	if l.o.Capture != nil {
-		nc = l.o.Capture.Conn(nc, false)
-	}
-	began := time.Now()
-	if l.o.MPA.TLS != nil {
-		tc := tls.Server(nc, l.o.MPA.TLS)
-		hctx, cancel := context.WithTimeout(ctx, l.admit.timeout)
-		err := tc.HandshakeContext(hctx)
-		cancel()
-		if err != nil {
-			l.admit.started(ip)
-			l.admit.failures.Add(1)
-			l.tlsFailures.Add(1)
-			_ = nc.Close()
-			return
-		}
-		nc = tc
-	}
-	conn, err := mpa.Server(ctx, nc, &cfg)
-	l.admit.started(ip)
-	if err != nil {
-		if ctx.Err() == nil {
-			if time.Since(began) >= l.admit.timeout {
-				l.admit.timeouts.Add(1)
-			} else {
-				l.admit.failures.Add(1)
-			}
-		}
-		_ = nc.Close() // also after a rejection: the Reply was sent
-		if admitted {
-			h.Dropped(ip)
-		}
-		return
-	}
-	ep, err := newMPAEndpoint(conn, l.o, pd, h.Prepare)
-	if err != nil {
-		h.Dropped(ip)
-		return
-	}
-	if st, ok := h.(Starter); ok {
-		st.Start(ctx, ip, ep)
-		// Either may already have happened: AfterFunc and AfterDone then
-		// run their function at once.
-		handedOff = true
-		stop := context.AfterFunc(ctx, func() { closeEndpoint(ep) })
-		ep.AfterDone(func() {
-			stop()
-			done()
-		})
-		return
-	}
-	h.Serve(ctx, ip, ep)
-	closeEndpoint(ep)
+	defer l.p.close()
+	return l.p.serve(ctx, pd, h, &wg)
 }
 
 // closeEndpoint ends a stream whose handler returned: gracefully (RFC 5040
@@ -668,79 +500,8 @@ func closeEndpoint(ep *rdmap.Endpoint) {
 	<-ep.Done()
 }
 
-func (l *Listener) acceptAssoc(ctx context.Context) (*sctpllp.Association, error) {
-	if l.sctp != nil {
-		return l.sctp.Accept(ctx)
-	}
-	t, err := l.kern.Accept(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sctpllp.NewAssociation(t, sctpllp.Config{IdleTimeout: sctpllp.DefaultIdleTimeout}), nil
-}
-
-func (l *Listener) serveAssoc(ctx context.Context, assoc *sctpllp.Association, pd *rdmap.PD, h Handler) {
-	l.assocs.add(assoc)
-	defer l.assocs.remove(assoc)
-	m := streams.New(assoc, pd, streams.Config{Endpoint: l.o.endpointConfig(), SharedCQ: l.o.SendCQ != nil || l.o.RecvCQ != nil, PrivateData: l.o.PrivateData})
-	peer := peerIP(assoc.Transport().RemoteAddr())
-	var wg sync.WaitGroup
-	for {
-		in, err := m.Accept(ctx)
-		if err != nil {
-			break
-		}
-		if err := h.Admit(peer, in.PrivateData()); err != nil {
-			_ = in.Reject(rejectData(err))
-			continue
-		}
-		s, err := in.AcceptWith(streams.OpenOptions{Prepare: h.Prepare})
-		if err != nil {
-			h.Dropped(peer)
-			continue
-		}
-		l.o.traceEnd(s.Endpoint())
-		if st, ok := h.(Starter); ok {
-			// Nothing per stream while it lives: the stream manager
-			// forgets it when its endpoint ends (the handler's doing or
-			// the peer's), and closes what is left when ctx ends (m.Close
-			// below, after the Serve goroutines).
-			st.Start(ctx, peer, s.Endpoint())
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h.Serve(ctx, peer, s.Endpoint())
-			closeEndpoint(s.Endpoint())
-			<-s.Done()
-		}()
-	}
-	wg.Wait()
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = m.Close(cctx)
-	cancel()
-	m.Wait()
-	select {
-	case <-assoc.Done():
-	case <-time.After(2 * time.Second):
-		_ = assoc.Abort()
-	}
-}
-
-func (l *Listener) close() {
-	switch {
-	case l.sctp != nil:
-		_ = l.sctp.Close()
-	case l.kern != nil:
-		_ = l.kern.Close()
-	default:
-		_ = l.tcp.Close()
-	}
-}
-
 // Close stops accepting; Serve returns when its handlers have finished.
 func (l *Listener) Close() error {
-	l.close()
+	l.p.close()
 	return nil
 }

@@ -59,7 +59,7 @@ func TestDialListenEachLLP(t *testing.T) {
 	for _, llp := range []string{SCTPPion, MPA} {
 		ln, err := Listen(Options{LLP: llp}, "127.0.0.1:0")
 		require.NoError(t, err)
-		assert.Equal(t, llp, ln.Kind())
+		assert.Equal(t, llp, ln.Stats().LLP)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
@@ -99,9 +99,9 @@ func TestDialListenEachLLP(t *testing.T) {
 func TestOptionErrors(t *testing.T) {
 	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
 	_, err := Dial(context.Background(), Options{LLP: "udp"}, "x", 1, pd, nil)
-	require.ErrorIs(t, err, ErrUnknownLLP)
+	require.ErrorIs(t, err, errUnknownLLP)
 	_, err = Listen(Options{LLP: "udp"}, "x")
-	require.ErrorIs(t, err, ErrUnknownLLP)
+	require.ErrorIs(t, err, errUnknownLLP)
 	_, err = Dial(context.Background(), Options{}, "x", 0, pd, nil)
 	require.Error(t, err)
 }

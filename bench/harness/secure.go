@@ -36,7 +36,7 @@ func measureSecure(cfg Config) []Row {
 			err = firstErr(e1, e2, e3, e4)
 			if slices.Contains(cfg.LLPs, transport.SCTPNative) {
 				modes = append(modes, mode{transport.SCTPNative, "sctp-native+dtls", transport.Options{LLP: transport.SCTPNative},
-					transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: cd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: sd}}})
+					transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: cd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: sd}}})
 			}
 			if slices.Contains(cfg.LLPs, transport.MPA) {
 				modes = append(modes, mode{transport.MPA, "mpa+tls", transport.Options{LLP: transport.MPA},

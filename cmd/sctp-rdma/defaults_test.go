@@ -44,7 +44,7 @@ func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
 
 	ln, err := transport.Listen(transport.Options{}, "127.0.0.1:0")
 	require.NoError(t, err)
-	assert.Equal(t, cli.LLP, ln.Kind(), "the default LLP")
+	assert.Equal(t, cli.LLP, ln.Stats().LLP, "the default LLP")
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {

@@ -156,9 +156,9 @@ func (f *llpFlags) options() (transport.Options, error) {
 	// Each flag goes to every LLP group that has its field (only --llp's
 	// is read); a flag of none of --llp's fields is refused below.
 	o := transport.Options{LLP: f.llp, IRD: f.ird, ORD: f.ord,
-		Native: transport.NativeOptions{MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI, CongestionControl: f.sctpCC, NoOffload: f.noOffload},
-		Pion:   transport.PionOptions{MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI},
-		Kernel: transport.KernelOptions{AllowMissingAdaptation: f.allowNoALI},
+		Native: transport.SCTPOptions{MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI, CongestionControl: f.sctpCC, NoOffload: f.noOffload},
+		Pion:   transport.SCTPOptions{MTU: f.mtu, AllowMissingAdaptation: f.allowNoALI},
+		Kernel: transport.SCTPOptions{AllowMissingAdaptation: f.allowNoALI},
 		MPA:    transport.MPAOptions{TCPCongestion: f.tcpCC}}
 	llp, ok := lookupLLP(f.llp)
 	if !ok {

@@ -160,13 +160,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer wait()
 	}
 	if *jsonOut {
-		ev := map[string]any{"event": "listening", "llp": ln.Kind(), "addr": ln.Addr()}
+		ev := map[string]any{"event": "listening", "llp": ln.Stats().LLP, "addr": ln.Addr()}
 		if maddr != nil {
 			ev["metrics"] = "http://" + maddr.String() + "/metrics"
 		}
 		_ = json.NewEncoder(out).Encode(ev)
 	} else {
-		fmt.Fprintf(out, "sctp-rdma serve: listening on %s (%s); SIGINT or SIGTERM stops\n", ln.Addr(), ln.Kind())
+		fmt.Fprintf(out, "sctp-rdma serve: listening on %s (%s); SIGINT or SIGTERM stops\n", ln.Addr(), ln.Stats().LLP)
 		if maddr != nil {
 			fmt.Fprintf(out, "sctp-rdma serve: metrics on http://%s/metrics\n", maddr)
 		}

@@ -58,7 +58,6 @@ func pionServer(t *testing.T, laddr string, cfg sctpllp.Config, listen func(func
 		_ = mgr.Close(cctx)
 		ccancel()
 		_ = a.Abort()
-		mgr.Wait()
 	}()
 	t.Cleanup(func() {
 		cancel()

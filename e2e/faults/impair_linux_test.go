@@ -131,7 +131,6 @@ func impairedPion(t *testing.T, p impairment, stack string) {
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = mgr.Close(cctx)
 		ccancel()
-		mgr.Wait()
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -146,12 +145,12 @@ func impairedPion(t *testing.T, p impairment, stack string) {
 	for i := range impairStreams {
 		st, err := mgr.Open(ctx, uint16(i+1), streams.OpenOptions{})
 		require.NoError(t, err)
-		adv, err := parseAdvert(st.Session().Params().PeerPrivateData)
+		adv, err := parseAdvert(st.Session.Params().PeerPrivateData)
 		require.NoError(t, err)
 		twg.Add(1)
 		go func() {
 			defer twg.Done()
-			sums[i] = transfer(t, ctx, st.Endpoint(), adv, srv, i, impairStreams, pionVolume)
+			sums[i] = transfer(t, ctx, st.Endpoint, adv, srv, i, impairStreams, pionVolume)
 		}()
 	}
 	twg.Wait()

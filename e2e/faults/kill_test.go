@@ -43,9 +43,9 @@ func openStreams(t *testing.T, ctx context.Context, mgr *streams.Manager, n int)
 	for i := 1; i <= n; i++ {
 		st, err := mgr.Open(ctx, uint16(i), streams.OpenOptions{})
 		require.NoError(t, err)
-		adv, err := parseAdvert(st.Session().Params().PeerPrivateData)
+		adv, err := parseAdvert(st.Session.Params().PeerPrivateData)
 		require.NoError(t, err)
-		loads = append(loads, startLoad(t, fmt.Sprintf("stream %d", i), st.Endpoint(), adv, i-1, n))
+		loads = append(loads, startLoad(t, fmt.Sprintf("stream %d", i), st.Endpoint, adv, i-1, n))
 	}
 	return loads
 }
@@ -65,7 +65,6 @@ func dialPion(t *testing.T, ctx context.Context, addr string, cfg sctpllp.Config
 		defer cancel()
 		_ = mgr.Close(cctx)
 		_ = a.Abort()
-		mgr.Wait()
 	})
 	return mgr
 }

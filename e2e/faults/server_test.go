@@ -171,15 +171,13 @@ func (s *server) abortAll() {
 // or the association does.
 func (s *server) serveStreams(ctx context.Context, mgr *streams.Manager) error {
 	for {
-		in, err := mgr.Accept(ctx)
+		st, err := mgr.Accept(ctx, func(uint16, []byte) (streams.OpenOptions, error) {
+			return streams.OpenOptions{PrivateData: s.adv.bytes(), Prepare: s.prepare}, nil
+		})
 		if err != nil {
 			return err
 		}
-		st, err := in.AcceptWith(streams.OpenOptions{PrivateData: s.adv.bytes(), Prepare: s.prepare})
-		if err != nil {
-			return err
-		}
-		s.track(st.Endpoint())
+		s.track(st.Endpoint)
 	}
 }
 

@@ -173,17 +173,18 @@ func Take(src Source) Snapshot {
 	s.ReceiveMemory = procstat.Memory()
 	s.Listeners = procstat.ListenerTotals()
 	if l := src.Listener; l != nil {
-		s.LLP = l.Kind()
-		at := l.AssocTotals()
-		s.AssociationsActive, s.AssociationsFinished = at.Live, at.Finished
+		ls := l.Stats()
+		s.LLP = ls.LLP
+		at := ls.Totals
+		s.AssociationsActive, s.AssociationsFinished = ls.Live, ls.Finished
 		s.SessionControl = Control{Sent: functions(at.ControlSent), Received: functions(at.ControlReceived)}
 		s.ErroneousStreams = at.ErroneousStreams
 		s.Retransmissions = at.Transport.Retransmissions
 		s.IdleClosed, s.GapTimeouts, s.HeldBytes = at.IdleClosed, at.GapTimeouts, at.HeldBytes
-		s.Handshake = l.HandshakeStats()
-		s.MPA = l.MPAStats()
+		s.Handshake = ls.Handshake
+		s.MPA = ls.MPA
 		s.PerAssociation = []Association{}
-		for _, a := range l.Associations() {
+		for _, a := range ls.Associations {
 			pa := Association{LLP: a.LLP, Peer: a.Peer, ErroneousStreams: a.ErroneousStreams,
 				SessionControl: Control{Sent: functions(a.ControlSent), Received: functions(a.ControlReceived)}}
 			if a.Transport.HasSRTT {

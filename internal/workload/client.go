@@ -112,7 +112,7 @@ func (r *run) client(ctx context.Context, id uint16, opening *sync.WaitGroup) (r
 		opening.Wait()
 	}
 	c := &clientStream{
-		r: r, p: p, sid: id, st: st, ep: st.Endpoint(), res: &res,
+		r: r, p: p, sid: id, st: st, ep: st.Endpoint, res: &res,
 		rng: rand.New(rand.NewPCG(r.cfg.Seed, uint64(id))),
 	}
 	res.Err = c.run(ctx, advBuf)
@@ -134,7 +134,7 @@ func (r *run) client(ctx context.Context, id uint16, opening *sync.WaitGroup) (r
 	case p.broken && !res.Erroneous:
 		res.Err = errors.New("broken stream not labelled erroneous (RFC 5040 §7)")
 	case !p.broken && res.Erroneous:
-		res.Err = fmt.Errorf("intact stream labelled erroneous: %v", st.Err())
+		res.Err = fmt.Errorf("intact stream labelled erroneous: %v", st.Endpoint.Err())
 	}
 	return res
 }
@@ -158,7 +158,7 @@ func (c *clientStream) run(ctx context.Context, advBuf []byte) error {
 		c.r.killed.Add(1)
 		return c.breakStream(ctx)
 	}
-	c.sink, err = c.r.cpd.Register(make([]byte, c.p.hi+8), rdmap.LocalWrite, rdmap.WithEndpoint(c.ep))
+	c.sink, err = c.r.cpd.Register(make([]byte, c.p.hi+8), rdmap.LocalWrite, rdmap.MROption{Endpoint: c.ep})
 	if err != nil {
 		return err
 	}
@@ -282,18 +282,18 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		}
 	case opSend, opSendSE, opSendInv, opSendSEInv:
 		n := drawSize(c.rng, c.p.lo, c.p.hi)
-		wt, kind, name := rdmap.WRSend, byte(kindSend), "send"
+		kind, name := byte(kindSend), "send"
 		switch o {
 		case opSendSE:
-			wt, kind, name = rdmap.WRSendSE, kindSendSE, "send-se"
+			kind, name = kindSendSE, "send-se"
 		case opSendInv:
-			wt, kind, name = rdmap.WRSendInv, kindSendInv, "send-inv"
+			kind, name = kindSendInv, "send-inv"
 		case opSendSEInv:
-			wt, kind, name = rdmap.WRSendSEInv, kindSendSEInv, "send-se-inv"
+			kind, name = kindSendSEInv, "send-se-inv"
 		}
-		wr := rdmap.SendWR{Op: wt, Local: fill(c.src[:n], seed(c.sid, c.message(), n, kind))}
+		wr := rdmap.SendWR{Op: rdmap.WRSend, Solicited: o == opSendSE || o == opSendSEInv, Local: fill(c.src[:n], seed(c.sid, c.message(), n, kind))}
 		if o == opSendInv || o == opSendSEInv {
-			wr.InvalidateSTag, c.invValid = c.adv.invSTag, false
+			wr.Invalidate, wr.InvalidateSTag, c.invValid = true, c.adv.invSTag, false
 		}
 		return c.do(name, n, func() error { return postAndWait(ctx, ep, wr) })
 	case opFetchAdd:
@@ -415,7 +415,7 @@ func postAndWait(ctx context.Context, ep *rdmap.Endpoint, wr rdmap.SendWR) error
 func (c *clientStream) inject() ([]byte, error) {
 	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
 	hb := h.Append(nil)
-	return hb, c.st.Session().SendSegment(hb, []byte("not for you"))
+	return hb, c.st.Session.SendSegment(hb, []byte("not for you"))
 }
 
 // breakStream injects the hostile segment and checks the Terminate the

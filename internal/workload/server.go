@@ -50,15 +50,15 @@ func (s *serverStream) prepare(ep *rdmap.Endpoint) error {
 func (s *serverStream) serve(ctx context.Context, st *streams.Stream) serverResult {
 	err := s.run(ctx, st)
 	if err != nil {
-		_ = st.Endpoint().Abort()
+		_ = st.Endpoint.Abort()
 	}
 	select {
 	case <-st.Done():
 	case <-ctx.Done():
-		_ = st.Endpoint().Abort()
+		_ = st.Endpoint.Abort()
 		<-st.Done()
 	}
-	res := serverResult{err: err, end: st.Err(), erroneous: st.Erroneous()}
+	res := serverResult{err: err, end: st.Endpoint.Err(), erroneous: st.Erroneous()}
 	if res.err == nil {
 		res.err = s.judgeEnd(st)
 	}
@@ -67,7 +67,7 @@ func (s *serverStream) serve(ctx context.Context, st *streams.Stream) serverResu
 
 // judgeEnd checks how the stream ended against the client's intent.
 func (s *serverStream) judgeEnd(st *streams.Stream) error {
-	end := st.Err()
+	end := st.Endpoint.Err()
 	switch {
 	case s.p.broken:
 		// RFC 5041 §7.2, RFC 5040 §7: this side sent the Terminate for the
@@ -93,18 +93,18 @@ func (s *serverStream) judgeEnd(st *streams.Stream) error {
 }
 
 func (s *serverStream) run(ctx context.Context, st *streams.Stream) error {
-	ep := st.Endpoint()
+	ep := st.Endpoint
 	hi := uint64(s.p.hi)
 	s.immOff = (hi + 7) &^ 7
 	s.counterOff = s.immOff + (hi+7)&^7 // 8-aligned for the atomics (RFC 7306 §5.1)
 	var err error
 	s.target, err = s.r.spd.Register(make([]byte, s.counterOff+8),
-		rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic, rdmap.WithEndpoint(ep))
+		rdmap.LocalWrite|rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic, rdmap.MROption{Endpoint: ep})
 	if err != nil {
 		return err
 	}
 	defer s.target.Deregister()
-	s.inv, err = s.r.spd.Register(make([]byte, 64), rdmap.RemoteRead, rdmap.WithEndpoint(ep), rdmap.WithRemoteInvalidate())
+	s.inv, err = s.r.spd.Register(make([]byte, 64), rdmap.RemoteRead, rdmap.MROption{Endpoint: ep}, rdmap.MROption{RemoteInvalidate: true})
 	if err != nil {
 		return err
 	}

@@ -167,14 +167,19 @@ type Result struct {
 	Streams []StreamResult
 	// AcceptErr is an error of the server's accept loop.
 	AcceptErr error
-	// ClientStats and ServerStats are the stream managers' counters after
-	// the run.
-	ClientStats, ServerStats streams.Stats
+	// ClientStats and ServerStats count each side's streams after the run.
+	ClientStats, ServerStats SideStats
 	// MULPDU is the smaller of the two associations' MULPDUs.
 	MULPDU int
 	// Seed is the seed in effect.
 	Seed    uint64
 	Elapsed time.Duration
+}
+
+// SideStats count one side's streams: Opened those the client opened,
+// Erroneous those labelled erroneous (RFC 5040 §7).
+type SideStats struct {
+	Opened, Erroneous uint64
 }
 
 // Errs lists every failure of the run, each naming its stream.
@@ -257,26 +262,30 @@ func Run(ctx context.Context, client, server *sctpllp.Association, cfg Config) (
 	var swg sync.WaitGroup
 	swg.Go(func() {
 		for n := 0; cfg.Duration > 0 || n < cfg.Streams; n++ {
-			in, err := r.sm.Accept(actx)
-			if err != nil {
+			var p *plan
+			var srv *serverStream
+			unexpected := -1
+			s, err := r.sm.Accept(actx, func(sid uint16, _ []byte) (streams.OpenOptions, error) {
+				if p = r.plan(sid); p == nil {
+					unexpected = int(sid)
+					return streams.OpenOptions{}, errors.New("unexpected stream")
+				}
+				srv = &serverStream{r: r, p: p, sid: sid}
+				return streams.OpenOptions{Prepare: srv.prepare}, nil
+			})
+			switch {
+			case err == nil:
+				swg.Go(func() { p.server <- srv.serve(ctx, s) })
+			case unexpected >= 0:
+				acceptErr = fmt.Errorf("accept: stream %d was never opened", unexpected)
+			case p != nil:
+				p.server <- serverResult{err: fmt.Errorf("accept: %w", err)}
+			default:
 				if actx.Err() == nil {
 					acceptErr = fmt.Errorf("accept: %w", err)
 				}
 				return
 			}
-			p := r.plan(in.StreamID())
-			if p == nil {
-				_ = in.Reject([]byte("unexpected stream"))
-				acceptErr = fmt.Errorf("accept: stream %d was never opened", in.StreamID())
-				continue
-			}
-			srv := &serverStream{r: r, p: p, sid: in.StreamID()}
-			s, err := in.AcceptWith(streams.OpenOptions{Prepare: srv.prepare})
-			if err != nil {
-				p.server <- serverResult{err: fmt.Errorf("accept: %w", err)}
-				continue
-			}
-			swg.Go(func() { p.server <- srv.serve(ctx, s) })
 		}
 	})
 
@@ -332,8 +341,6 @@ func Run(ctx context.Context, client, server *sctpllp.Association, cfg Config) (
 	swg.Wait()
 	close(stopProgress)
 	pwg.Wait()
-	r.cm.Wait()
-	r.sm.Wait()
 
 	for i := range results {
 		sr := &results[i]
@@ -348,9 +355,19 @@ func Run(ctx context.Context, client, server *sctpllp.Association, cfg Config) (
 		}
 	}
 	sort.Slice(results, func(i, j int) bool { return results[i].ID < results[j].ID })
+	cs := SideStats{Opened: r.opened.Load()}
+	var ss SideStats
+	for _, sr := range results {
+		if sr.Erroneous {
+			cs.Erroneous++
+		}
+		if sr.ServerErroneous {
+			ss.Erroneous++
+		}
+	}
 	res := &Result{
 		Totals: r.totals(), Ops: r.ops, Streams: results, AcceptErr: acceptErr,
-		ClientStats: r.cm.Stats(), ServerStats: r.sm.Stats(),
+		ClientStats: cs, ServerStats: ss,
 		MULPDU: min(client.MULPDU(), server.MULPDU()), Seed: cfg.Seed, Elapsed: time.Since(start),
 	}
 	return res, nil

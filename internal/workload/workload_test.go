@@ -174,7 +174,7 @@ func newCheckServer(t *testing.T, hi int) *serverStream {
 	var err error
 	s.target, err = pd.Register(make([]byte, s.counterOff+8), rdmap.LocalWrite|rdmap.RemoteWrite)
 	require.NoError(t, err)
-	s.inv, err = pd.Register(make([]byte, 64), rdmap.RemoteRead, rdmap.WithRemoteInvalidate())
+	s.inv, err = pd.Register(make([]byte, 64), rdmap.RemoteRead, rdmap.MROption{RemoteInvalidate: true})
 	require.NoError(t, err)
 	return s
 }

@@ -1,6 +1,8 @@
 package siw
 
 import (
+	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +11,6 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
 // rpingPcap is a capture of Linux siw on both ends of rping (a copy of the
@@ -84,7 +85,7 @@ func TestCapture_RpingExchange(t *testing.T) {
 	h, n, err = iwarpwire.ParseDDPUntaggedHeader(srv[0])
 	require.NoError(t, err)
 	assert.Equal(t, uint32(iwarpwire.RDMAPQNReadRequest), h.QN)
-	rr, _, err := rdmap.ParseReadRequest(srv[0][n:])
+	rr, err := parseReadRequest(srv[0][n:])
 	require.NoError(t, err)
 	assert.Equal(t, adv.STag, rr.SrcSTag)
 	assert.Equal(t, adv.Addr, rr.SrcTO)
@@ -163,4 +164,20 @@ func TestCapture_SiwStallsAfterItsReply(t *testing.T) {
 	assert.Equal(t, uint32(1), h.MSN)
 	_, _, err = ParseInfo(us[0][hn:])
 	require.NoError(t, err, "rping's advertisement")
+}
+
+// readRequest is the RDMA Read Request Header (RFC 5040 §4.4 Figure 6),
+// decoded here to check what siw put on the wire.
+type readRequest struct {
+	SinkSTag, Size, SrcSTag uint32
+	SinkTO, SrcTO           uint64
+}
+
+func parseReadRequest(b []byte) (readRequest, error) {
+	if len(b) < 28 {
+		return readRequest{}, fmt.Errorf("RDMA Read Request header: %d octets, want 28", len(b))
+	}
+	be := binary.BigEndian
+	return readRequest{SinkSTag: be.Uint32(b[0:]), SinkTO: be.Uint64(b[4:]), Size: be.Uint32(b[12:]),
+		SrcSTag: be.Uint32(b[16:]), SrcTO: be.Uint64(b[20:])}, nil
 }

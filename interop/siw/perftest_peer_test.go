@@ -436,7 +436,7 @@ func setupData(ctx context.Context, c *mpa.Conn, cfg *PerftestConfig, client boo
 	}
 	b := &dataBuffers{}
 	reg := func(n int, acc rdmap.Access, to uint64) (*rdmap.MR, error) {
-		return pd.Register(make([]byte, n), acc, rdmap.WithBaseTO(to), rdmap.WithEndpoint(e.ep))
+		return pd.Register(make([]byte, n), acc, rdmap.MROption{BaseTO: to}, rdmap.MROption{Endpoint: e.ep})
 	}
 	err = func() error {
 		var err error

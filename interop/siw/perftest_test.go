@@ -21,7 +21,6 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
 // perftestPcap is a capture of siw on both ends of perftest 4.5-0.17 in
@@ -318,7 +317,7 @@ func TestCapture_Perftest(t *testing.T) {
 					h, n, err := iwarpwire.ParseDDPUntaggedHeader(u)
 					require.NoError(t, err)
 					require.Equal(t, uint32(iwarpwire.RDMAPQNReadRequest), h.QN)
-					rr, _, err := rdmap.ParseReadRequest(u[n:])
+					rr, err := parseReadRequest(u[n:])
 					require.NoError(t, err)
 					assert.Equal(t, srv.RKey, rr.SrcSTag, "Reads of the server's rkey")
 					assert.Equal(t, srv.VAddr, rr.SrcTO)

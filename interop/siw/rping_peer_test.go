@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -117,7 +118,7 @@ type Stats struct {
 // §9.2).
 func EndpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	var cfg rdmap.EndpointConfig
-	cfg.ApplyNegotiation(p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
+	rdmapconf.Apply(&cfg, p.Initiator, p.Depths(), p.PeerToPeer, p.RTR)
 	return cfg
 }
 
@@ -206,11 +207,11 @@ func Client(ctx context.Context, addr string, cfg Config) (Stats, error) {
 	var startMR, rdmaMR *rdmap.MR
 	s, err := newSession(conn, func(s *session) error {
 		var err error
-		if startMR, err = s.pd.Register(make([]byte, size), rdmap.RemoteRead, rdmap.WithBaseTO(base(&cfg)), rdmap.WithEndpoint(s.ep)); err != nil {
+		if startMR, err = s.pd.Register(make([]byte, size), rdmap.RemoteRead, rdmap.MROption{BaseTO: base(&cfg)}, rdmap.MROption{Endpoint: s.ep}); err != nil {
 			return err
 		}
 		rdmaMR, err = s.pd.Register(make([]byte, size), rdmap.LocalWrite|rdmap.RemoteWrite,
-			rdmap.WithBaseTO(base(&cfg)+uint64(size+4095)&^4095), rdmap.WithEndpoint(s.ep))
+			rdmap.MROption{BaseTO: base(&cfg) + uint64(size+4095)&^4095}, rdmap.MROption{Endpoint: s.ep})
 		return err
 	})
 	if err != nil {
@@ -270,7 +271,7 @@ func Serve(ctx context.Context, ln *mpa.Listener, cfg Config) (Stats, error) {
 	var sink *rdmap.MR
 	s, err := newSession(conn, func(s *session) error {
 		var err error
-		sink, err = s.pd.Register(make([]byte, size), rdmap.LocalWrite, rdmap.WithBaseTO(base(&cfg)), rdmap.WithEndpoint(s.ep))
+		sink, err = s.pd.Register(make([]byte, size), rdmap.LocalWrite, rdmap.MROption{BaseTO: base(&cfg)}, rdmap.MROption{Endpoint: s.ep})
 		return err
 	})
 	if err != nil {

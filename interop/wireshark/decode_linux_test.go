@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -220,7 +221,7 @@ func endpointConfig(p mpa.Params) rdmap.EndpointConfig {
 	if p.Enhanced && p.ORD != iwarp.NoNegotiation {
 		cfg.ORD = int(p.ORD)
 	}
-	cfg.SetRTR(p.Initiator, p.PeerToPeer, iwarp.RTR(p.RTR))
+	rdmapconf.SetRTR(&cfg, p.Initiator, p.PeerToPeer, iwarp.RTR(p.RTR))
 	return cfg
 }
 
@@ -272,9 +273,9 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	const size = 20000 // several FPDUs per message at the loopback MSS
 	target := make([]byte, size+8)
 	tmr, err := spd.Register(target, rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic|rdmap.LocalWrite,
-		rdmap.WithEndpoint(sep))
+		rdmap.MROption{Endpoint: sep})
 	require.NoError(t, err)
-	inv, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.WithEndpoint(sep), rdmap.WithRemoteInvalidate())
+	inv, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.MROption{Endpoint: sep}, rdmap.MROption{RemoteInvalidate: true})
 	require.NoError(t, err)
 	recv := make([][]byte, 8)
 	for i := range recv {
@@ -295,9 +296,9 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	// The Send family (RFC 5040 §5.3) and Immediate Data (RFC 7306 §6).
 	sends := []rdmap.SendWR{
 		{Op: rdmap.WRSend, Local: pattern(size, 2)},
-		{Op: rdmap.WRSendSE, Local: pattern(100, 3)},
+		{Op: rdmap.WRSend, Solicited: true, Local: pattern(100, 3)},
 		{Op: rdmap.WRSend, Local: nil},
-		{Op: rdmap.WRSendInv, Local: pattern(7, 4), InvalidateSTag: inv.STag()},
+		{Op: rdmap.WRSend, Invalidate: true, Local: pattern(7, 4), InvalidateSTag: inv.STag()},
 		{Op: rdmap.WRImmediate, Imm: 0x1122334455667788, Solicited: true},
 		{Op: rdmap.WRWriteImm, Local: pattern(3000, 5), RemoteSTag: tmr.STag(), Imm: 42},
 	}
@@ -323,7 +324,7 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	var te *rdmap.TerminateError
 	require.ErrorAs(t, cep.Err(), &te, "initiator: %v", cep.Err())
 	<-sep.Done()
-	sent, _ := sep.TerminateSent()
+	sent := sep.Stats().HasTerminateSent
 	require.True(t, sent)
 	<-cc.Done()
 	<-sc.Done()

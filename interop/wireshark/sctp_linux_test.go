@@ -222,11 +222,11 @@ func sctpExchange(t *testing.T) sctpRun {
 	run.tmrBase, run.sinkBase, run.cmrBase, run.ssinkBase = 0x10000, 0x7000_0000_0000, 0x2000, 0
 	target := make([]byte, run.size+8)
 	tmr, err := spd.Register(target, rdmap.RemoteWrite|rdmap.RemoteRead|rdmap.RemoteAtomic|rdmap.LocalWrite,
-		rdmap.WithEndpoint(sep), rdmap.WithBaseTO(run.tmrBase))
+		rdmap.MROption{Endpoint: sep}, rdmap.MROption{BaseTO: run.tmrBase})
 	require.NoError(t, err)
-	inv1, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.WithEndpoint(sep), rdmap.WithRemoteInvalidate())
+	inv1, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.MROption{Endpoint: sep}, rdmap.MROption{RemoteInvalidate: true})
 	require.NoError(t, err)
-	inv2, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.WithEndpoint(sep), rdmap.WithRemoteInvalidate())
+	inv2, err := spd.Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.MROption{Endpoint: sep}, rdmap.MROption{RemoteInvalidate: true})
 	require.NoError(t, err)
 	recv := make([][]byte, 10)
 	for i := range recv {
@@ -234,7 +234,7 @@ func sctpExchange(t *testing.T) sctpRun {
 		require.NoError(t, sep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: recv[i]}))
 	}
 	csrc := pattern(run.rsize, 9)
-	cmr, err := cpd.Register(csrc, rdmap.RemoteRead, rdmap.WithEndpoint(cep), rdmap.WithBaseTO(run.cmrBase))
+	cmr, err := cpd.Register(csrc, rdmap.RemoteRead, rdmap.MROption{Endpoint: cep}, rdmap.MROption{BaseTO: run.cmrBase})
 	require.NoError(t, err)
 	crecv := make([]byte, 100)
 	require.NoError(t, cep.PostRecv(rdmap.RecvWR{ID: 100, Buf: crecv}))
@@ -245,7 +245,7 @@ func sctpExchange(t *testing.T) sctpRun {
 	// RDMA Write and Read (RFC 5040 §5.1, §5.2), client to server.
 	src := pattern(run.size, 1)
 	require.NoError(t, cep.Write(ctx, src, tmr.STag(), run.tmrBase))
-	sink, err := cpd.Register(make([]byte, run.size), rdmap.LocalWrite, rdmap.WithBaseTO(run.sinkBase))
+	sink, err := cpd.Register(make([]byte, run.size), rdmap.LocalWrite, rdmap.MROption{BaseTO: run.sinkBase})
 	require.NoError(t, err)
 	run.sinkSTag = sink.STag()
 	require.NoError(t, cep.Read(ctx, sink, 0, uint32(run.size), tmr.STag(), run.tmrBase))
@@ -267,10 +267,10 @@ func sctpExchange(t *testing.T) sctpRun {
 	run.imm, run.writeImm = 0x1122334455667788, 42
 	sends := []rdmap.SendWR{
 		{Op: rdmap.WRSend, Local: pattern(run.size, 2)},
-		{Op: rdmap.WRSendSE, Local: pattern(100, 3)},
+		{Op: rdmap.WRSend, Solicited: true, Local: pattern(100, 3)},
 		{Op: rdmap.WRSend, Local: nil},
-		{Op: rdmap.WRSendInv, Local: pattern(7, 4), InvalidateSTag: inv1.STag()},
-		{Op: rdmap.WRSendSEInv, Local: pattern(9, 6), InvalidateSTag: inv2.STag()},
+		{Op: rdmap.WRSend, Invalidate: true, Local: pattern(7, 4), InvalidateSTag: inv1.STag()},
+		{Op: rdmap.WRSend, Solicited: true, Invalidate: true, Local: pattern(9, 6), InvalidateSTag: inv2.STag()},
 		{Op: rdmap.WRImmediate, Imm: run.imm},
 		{Op: rdmap.WRImmediate, Imm: run.imm + 1, Solicited: true},
 		{Op: rdmap.WRWriteImm, Local: pattern(3000, 5), RemoteSTag: tmr.STag(), RemoteTO: run.tmrBase, Imm: run.writeImm},
@@ -307,7 +307,7 @@ func sctpExchange(t *testing.T) sctpRun {
 	sep2, err := spd.NewEndpoint(srec2, rdmap.EndpointConfig{IRD: 4, ORD: 4})
 	require.NoError(t, err)
 	src2 := pattern(300, 7)
-	smr2, err := spd.Register(src2, rdmap.RemoteRead, rdmap.WithEndpoint(sep2))
+	smr2, err := spd.Register(src2, rdmap.RemoteRead, rdmap.MROption{Endpoint: sep2})
 	require.NoError(t, err)
 	recv2 := make([]byte, 64)
 	require.NoError(t, sep2.PostRecv(rdmap.RecvWR{ID: 7, Buf: recv2}))

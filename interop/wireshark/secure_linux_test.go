@@ -47,7 +47,7 @@ func TestSecureModesHideDDP(t *testing.T) {
 		decodeAs, data string // tshark -d rule for the port, and the application data field
 		clear          []string
 	}{
-		{"sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: sd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.NativeOptions{DTLS: cd}},
+		{"sctp-native+dtls", transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: sd}}, transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: cd}},
 			"udp", "udp.port==%d,dtls", "dtls.app_data", []string{"sctp", "rdmap", "ddp"}},
 		{"mpa+tls", transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: st}}, transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: ct}},
 			"tcp", "tcp.port==%d,tls", "tls.app_data", []string{"iwarp_mpa", "iwarp_ddp", "iwarp_rdma"}},

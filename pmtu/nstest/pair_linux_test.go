@@ -127,7 +127,7 @@ func newPair(t *testing.T, cs, ss llp.Stream, mulpdu func() int) *pair {
 	require.NoError(t, err)
 	p.srv, err = spd.NewEndpoint(ss, rdmap.EndpointConfig{})
 	require.NoError(t, err)
-	p.target, err = spd.Register(make([]byte, targetSize), rdmap.LocalWrite|rdmap.RemoteWrite, rdmap.WithEndpoint(p.srv))
+	p.target, err = spd.Register(make([]byte, targetSize), rdmap.LocalWrite|rdmap.RemoteWrite, rdmap.MROption{Endpoint: p.srv})
 	require.NoError(t, err)
 	require.NoError(t, p.srv.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 8)}))
 	require.NoError(t, p.cli.Start())
