@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/ddp"
+	"github.com/sctp-rdma/sctp-rdma/internal/pcapread"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
@@ -73,7 +73,7 @@ func TestCLIKernelSCTPInVM(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "k.pcapng")
 		code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "4K", "--iters", "10", "--pcap", path, "all")
 		require.Equal(t, 0, code, errOut)
-		pkts, err := capture.ReadPackets(path)
+		pkts, err := pcapread.ReadPackets(path)
 		require.NoError(t, err)
 		require.NotEmpty(t, pkts)
 		ops := map[uint8]int{}
