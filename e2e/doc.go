@@ -10,7 +10,7 @@
 //     operation (Send, Send with SE, Send with Invalidate, RDMA Write, RDMA
 //     Read, Atomic FetchAdd and CmpSwap, Immediate Data, Write with
 //     Immediate) with random sizes and byte-for-byte verification at both
-//     ends: the workload of internal/workload;
+//     ends: the workload of internal/tools/workload;
 //   - one stream broken by a malformed DDP segment (a tagged segment for an
 //     STag the peer never advertised): the peer's Terminate carries DDP
 //     layer / tagged buffer error / invalid STag (RFC 5041 §7.2) and the

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -39,7 +39,7 @@ type clientFlags struct {
 	depthFlag bool
 	timeout   time.Duration
 	stall     time.Duration
-	// emulate is bench's --emulate: a profile of internal/netem.
+	// emulate is bench's --emulate: a profile of internal/tools/netem.
 	emulate string
 }
 

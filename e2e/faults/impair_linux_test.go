@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/netem"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"

@@ -333,7 +333,7 @@ func TestNetemQdisc(t *testing.T) {
 }
 
 // Namespaces are made and removed without iproute2 (netlink and system
-// calls: the busybox guest of internal/vmtest has no usable ip or tc),
+// calls: the busybox guest of internal/tools/vmtest has no usable ip or tc),
 // where `ip netns` and pmtu/netns.In find them.
 func TestNamespaceLifecycle(t *testing.T) {
 	if testing.Short() {

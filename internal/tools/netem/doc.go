@@ -20,7 +20,7 @@
 // devices and runs a Model in each direction, or, where the kernel has
 // sch_netem, with a veth pair under netem. Namespaces, devices and qdiscs
 // are set up over netlink, not with iproute2, so that a Link works in the
-// busybox guest of internal/vmtest too (the kernel-SCTP WAN runs).
+// busybox guest of internal/tools/vmtest too (the kernel-SCTP WAN runs).
 package netem
 
 // Backends of a Link.
