@@ -4,7 +4,8 @@
 // userspace SCTP (pion over UDP loopback, on the host), Linux kernel SCTP
 // (in the test VM) and kernel↔pion over SCTP's UDP encapsulation (RFC 6951,
 // in the test VM, both directions). The package has only tests.
-//
+package e2e
+
 // The suite (Run, in suite_test.go) checks, over one association:
 //   - many DDP streams running concurrently, each performing every RDMAP
 //     operation (Send, Send with SE, Send with Invalidate, RDMA Write, RDMA
@@ -18,4 +19,3 @@
 //     (RFC 5040 §7) and every other stream completes;
 //   - that the association shuts down by itself once every stream is
 //     closed or erroneous (RFC 5040 §7, RFC 5043 §6.4), on both sides.
-package e2e
