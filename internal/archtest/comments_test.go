@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// maxDocLines is the longest godoc comment allowed (CONTRIBUTING.md):
+// maxDocLines is the longest godoc comment allowed (CONTRIBUTING.md, Code):
 // what a declaration is and why, briefly; the rest belongs in docs/.
 const maxDocLines = 10
 
