@@ -7,8 +7,10 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
-// advertLen is the length of an Advert message.
-const advertLen = 8 + workload.RegionLen
+// advertLen is the length of an Advert message: magic, status, 7
+// reserved octets, then the Region, whose STag at offset 12 keeps
+// Wireshark's RPC-over-RDMA heuristic (a message type there) off it.
+const advertLen = 12 + workload.RegionLen
 
 const advertMagic = "SRA2"
 
@@ -78,7 +80,7 @@ type peerBuffer struct {
 // advertLen octets of spare capacity.
 func (a *advertMsg) appendTo(b []byte) []byte {
 	b = append(b, advertMagic...)
-	b = append(b, uint8(a.Status), 0, 0, 0)
+	b = append(b, uint8(a.Status), 0, 0, 0, 0, 0, 0, 0)
 	return a.Region.Append(b)
 }
 
@@ -90,10 +92,10 @@ func parseAdvert(b []byte) (advertMsg, int, error) {
 	if string(b[:4]) != advertMagic {
 		return advertMsg{}, 0, malformed("advert", "bad magic %q", b[:4])
 	}
-	if b[5]|b[6]|b[7] != 0 {
+	if b[5]|b[6]|b[7]|b[8]|b[9]|b[10]|b[11] != 0 {
 		return advertMsg{}, 0, malformed("advert", "reserved octets not zero")
 	}
-	r, err := workload.ParseRegion(b[8:])
+	r, err := workload.ParseRegion(b[12:])
 	if err != nil {
 		return advertMsg{}, 0, malformed("advert", "%v", err)
 	}

@@ -13,6 +13,7 @@ import (
 var advertImage = []byte{
 	'S', 'R', 'A', '2',
 	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00,
 	0x00, 0x12, 0xAB, 0x34,
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
@@ -39,12 +40,13 @@ func TestAdvertRejects(t *testing.T) {
 		return b
 	}
 	for name, b := range map[string][]byte{
-		"truncated": advertImage[:10],
-		"magic":     mut(func(b []byte) { b[3] = '1' }),
-		"reserved":  mut(func(b []byte) { b[6] = 1 }),
-		"status":    mut(func(b []byte) { b[4] = 9 }),
-		"stag 0":    mut(func(b []byte) { b[9], b[10], b[11] = 0, 0, 0 }),
-		"to":        mut(func(b []byte) { b[19] = 1 }),
+		"truncated":   advertImage[:10],
+		"magic":       mut(func(b []byte) { b[3] = '1' }),
+		"reserved":    mut(func(b []byte) { b[6] = 1 }),
+		"reserved 11": mut(func(b []byte) { b[11] = 1 }),
+		"status":      mut(func(b []byte) { b[4] = 9 }),
+		"stag 0":      mut(func(b []byte) { b[13], b[14], b[15] = 0, 0, 0 }),
+		"to":          mut(func(b []byte) { b[23] = 1 }),
 	} {
 		_, _, err := parseAdvert(b)
 		assert.ErrorIs(t, err, errMalformed, name)
