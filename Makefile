@@ -124,12 +124,12 @@ siw-perf:
 	SIW_PERFTEST_ITERS=$(SIW_PERF_ITERS) SIW_PERFTEST_RUNS=$(SIW_PERF_RUNS) SIW_RUN='^TestSiwInterop$$/perftest' \
 		$(GO) test -count=1 -timeout 45m -v -run '^TestSiwInterop$$' ./interop/siw/ | grep -v '^=== '
 
-# make soak: the load test of internal/soak — 64 streams, every operation,
+# make soak: the load test of internal/tools/soak — 64 streams, every operation,
 # random sizes and deliberate stream terminations — for SOAK (default 10m).
 # make test runs the same test for 20 s.
 SOAK ?= 10m
 soak:
-	$(GO) test -count=1 -timeout 0 -v -run '^TestSoak$$' ./internal/soak -soak.duration=$(SOAK)
+	$(GO) test -count=1 -timeout 0 -v -run '^TestSoak$$' ./internal/tools/soak -soak.duration=$(SOAK)
 
 # make bench: raw LLP versus RDMA figures (median of 3 runs), with the machine
 # description, and the PNG plots (gonum/plot: throughput and round trip

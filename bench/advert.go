@@ -1,14 +1,18 @@
 package bench
 
 import (
-	"encoding/binary"
 	"fmt"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
-// advertLen is the length of an Advert message.
-const advertLen = 24
+// advertLen is the length of an Advert message: magic, status, 7
+// reserved octets, then the Region, whose STag at offset 12 keeps
+// Wireshark's RPC-over-RDMA heuristic (a message type there) off it.
+const advertLen = 12 + workload.RegionLen
 
-const advertMagic = "SRA1"
+const advertMagic = "SRA2"
 
 // Status is the verdict of an Advert or Report.
 type Status uint8
@@ -57,10 +61,17 @@ func (s Status) err() error {
 
 // advertMsg is the Advert, each side's second message on a stream (its
 // layout is in docs/cli.md): the registered buffer the peer may target
-// with Writes, Reads and Atomics, its Tagged Offsets starting at 0. A
-// non-zero Status refuses the test; STag and length are then zero.
+// with Writes, Reads and Atomics, as the module's one Region encoding,
+// its Tagged Offsets starting at 0 (rdmap's). A non-zero Status refuses
+// the test; the Region is then zero.
 type advertMsg struct {
 	Status Status
+	workload.Region
+}
+
+// peerBuffer is what a conn keeps of its peer's Advert: 16 octets, where
+// a Region takes 24 (a server holds a conn per idle stream).
+type peerBuffer struct {
 	STag   uint32
 	Length uint64
 }
@@ -69,10 +80,8 @@ type advertMsg struct {
 // advertLen octets of spare capacity.
 func (a *advertMsg) appendTo(b []byte) []byte {
 	b = append(b, advertMagic...)
-	b = append(b, uint8(a.Status), 0, 0, 0)
-	b = binary.BigEndian.AppendUint32(b, a.STag)
-	b = binary.BigEndian.AppendUint32(b, 0)
-	return binary.BigEndian.AppendUint64(b, a.Length)
+	b = append(b, uint8(a.Status), 0, 0, 0, 0, 0, 0, 0)
+	return a.Region.Append(b)
 }
 
 // parseAdvert decodes an Advert at the start of b.
@@ -83,15 +92,27 @@ func parseAdvert(b []byte) (advertMsg, int, error) {
 	if string(b[:4]) != advertMagic {
 		return advertMsg{}, 0, malformed("advert", "bad magic %q", b[:4])
 	}
-	if b[5]|b[6]|b[7] != 0 || binary.BigEndian.Uint32(b[12:]) != 0 {
+	if b[5]|b[6]|b[7]|b[8]|b[9]|b[10]|b[11] != 0 {
 		return advertMsg{}, 0, malformed("advert", "reserved octets not zero")
 	}
-	a := advertMsg{Status: Status(b[4]), STag: binary.BigEndian.Uint32(b[8:]), Length: binary.BigEndian.Uint64(b[16:])}
+	r, err := workload.ParseRegion(b[12:])
+	if err != nil {
+		return advertMsg{}, 0, malformed("advert", "%v", err)
+	}
+	a := advertMsg{Status: Status(b[4]), Region: r}
 	if a.Status > statusMax {
 		return a, 0, malformed("advert", "unknown status %d", a.Status)
 	}
 	if a.Status == statusOK && a.STag == 0 {
 		return a, 0, malformed("advert", "STag 0 advertised")
 	}
+	if a.TO != 0 {
+		return a, 0, malformed("advert", "TO %#x advertised, a buffer's Tagged Offsets start at 0", a.TO)
+	}
 	return a, advertLen, nil
+}
+
+// regionOf is what an Advert says of mr.
+func regionOf(mr *rdmap.MR) workload.Region {
+	return workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: uint64(mr.Len())}
 }

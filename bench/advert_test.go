@@ -5,14 +5,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
 )
 
-// An Advert built by hand: STag 0x0012AB34, 65536 octets.
+// An Advert built by hand: STag 0x0012AB34, TO 0, 65536 octets.
 var advertImage = []byte{
-	'S', 'R', 'A', '1',
+	'S', 'R', 'A', '2',
+	0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x00,
 	0x00, 0x12, 0xAB, 0x34,
-	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
 }
 
@@ -20,7 +23,7 @@ func TestAdvertImage(t *testing.T) {
 	a, n, err := parseAdvert(advertImage)
 	require.NoError(t, err)
 	assert.Equal(t, advertLen, n)
-	assert.Equal(t, advertMsg{STag: 0x0012AB34, Length: 65536}, a)
+	assert.Equal(t, advertMsg{Region: workload.Region{STag: 0x0012AB34, Length: 65536}}, a)
 	assert.Equal(t, advertImage, a.appendTo(nil))
 	assert.Equal(t, advertLen, len(a.appendTo(nil)))
 	refused := advertMsg{Status: statusTooLarge}
@@ -38,11 +41,12 @@ func TestAdvertRejects(t *testing.T) {
 	}
 	for name, b := range map[string][]byte{
 		"truncated":   advertImage[:10],
-		"magic":       mut(func(b []byte) { b[3] = '2' }),
+		"magic":       mut(func(b []byte) { b[3] = '1' }),
 		"reserved":    mut(func(b []byte) { b[6] = 1 }),
-		"reserved 12": mut(func(b []byte) { b[13] = 1 }),
+		"reserved 11": mut(func(b []byte) { b[11] = 1 }),
 		"status":      mut(func(b []byte) { b[4] = 9 }),
-		"stag 0":      mut(func(b []byte) { b[9], b[10], b[11] = 0, 0, 0 }),
+		"stag 0":      mut(func(b []byte) { b[13], b[14], b[15] = 0, 0, 0 }),
+		"to":          mut(func(b []byte) { b[23] = 1 }),
 	} {
 		_, _, err := parseAdvert(b)
 		assert.ErrorIs(t, err, errMalformed, name)
@@ -50,7 +54,7 @@ func TestAdvertRejects(t *testing.T) {
 }
 
 func TestAdvertAppendNoAlloc(t *testing.T) {
-	a := advertMsg{STag: 7, Length: 8}
+	a := advertMsg{Region: workload.Region{STag: 7, Length: 8}}
 	b := make([]byte, 0, advertLen)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { b = a.appendTo(b[:0]) }))
 }

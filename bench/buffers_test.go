@@ -30,7 +30,7 @@ func TestAppendOpsBuffers(t *testing.T) {
 			sz := uint64(c.setup.Size)
 			require.NoError(t, c.prepareData(true))
 			require.Equal(t, int(n*sz), len(c.mr.Bytes()), "the registered region holds the n buffers")
-			c.peer = advertMsg{STag: 0x1234, Length: n * sz}
+			c.peer = peerBuffer{STag: 0x1234, Length: n * sz}
 			region := c.mr.Bytes()
 			for seq := uint64(0); seq < 7; seq++ {
 				wrs := c.appendOps(nil, seq, region[:sz])

@@ -549,7 +549,7 @@ func runStream(ctx context.Context, c *conn, s setupMsg, start *barrier) (Report
 	if adv.Length < uint64(bufLen(s)) {
 		return Report{}, fmt.Errorf("server advertised %d octets, the test needs %d", adv.Length, bufLen(s))
 	}
-	c.peer = adv
+	c.peer = peerBuffer{STag: adv.STag, Length: adv.Length}
 	active := !s.Reverse()
 	if err := c.prepareData(active); err != nil {
 		return Report{}, err
@@ -561,7 +561,7 @@ func runStream(ctx context.Context, c *conn, s setupMsg, start *barrier) (Report
 	case <-ctx.Done():
 		return Report{}, ctx.Err()
 	}
-	if err := c.sendMsg(ctx, &advertMsg{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
+	if err := c.sendMsg(ctx, &advertMsg{Region: regionOf(c.mr)}); err != nil {
 		return Report{}, err
 	}
 	var mine Report

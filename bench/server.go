@@ -423,15 +423,17 @@ func (s *Server) serve(ctx context.Context, c *conn, admitted time.Time, peer ne
 	if err := c.prepareData(active); err != nil {
 		return err
 	}
-	if err := c.sendMsg(ctx, &advertMsg{STag: c.mr.STag(), Length: uint64(c.mr.Len())}); err != nil {
+	if err := c.sendMsg(ctx, &advertMsg{Region: regionOf(c.mr)}); err != nil {
 		return err
 	}
 	if b, err = c.recvMsg(ctx); err != nil {
 		return err
 	}
-	if c.peer, _, err = parseAdvert(b); err != nil {
+	adv, _, err := parseAdvert(b)
+	if err != nil {
 		return err
 	}
+	c.peer = peerBuffer{STag: adv.STag, Length: adv.Length}
 	if active {
 		c.peak = setup.peakable() // reported back (Report.PeakGbps)
 		rep, err = c.active(ctx)

@@ -35,7 +35,7 @@ type conn struct {
 	// stream).
 	kept   *[]rdmap.Completion
 	mr     *rdmap.MR
-	peer   advertMsg
+	peer   peerBuffer
 	setup  setupMsg
 	ctr    *Counters
 	inline int // largest payload posted inline (client side)

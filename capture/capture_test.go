@@ -10,12 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/pcapread"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -58,13 +58,13 @@ func TestPacketConn_RoundTrip(t *testing.T) {
 	assert.Equal(t, "re: to b", string(buf[:n]))
 	require.NoError(t, w.Close())
 
-	pkts, err := ReadPackets(path)
+	pkts, err := pcapread.ReadPackets(path)
 	require.NoError(t, err)
 	require.Len(t, pkts, 2)
 	aPort := uint16(a.LocalAddr().(*net.UDPAddr).Port)
 	local := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), aPort)
-	assert.Equal(t, Packet{Time: pkts[0].Time, Proto: protoUDP, Src: local, Dst: bAddr.AddrPort(), Payload: []byte("to b")}, pkts[0])
-	assert.Equal(t, Packet{Time: pkts[1].Time, Proto: protoUDP, Src: bAddr.AddrPort(), Dst: local, Payload: []byte("re: to b")}, pkts[1])
+	assert.Equal(t, pcapread.Packet{Time: pkts[0].Time, Proto: protoUDP, Src: local, Dst: bAddr.AddrPort(), Payload: []byte("to b")}, pkts[0])
+	assert.Equal(t, pcapread.Packet{Time: pkts[1].Time, Proto: protoUDP, Src: bAddr.AddrPort(), Dst: local, Payload: []byte("re: to b")}, pkts[1])
 	assert.Equal(t, Stats{Packets: 2, Octets: 2*28 + 4 + 8}, w.Stats())
 	_, ok := pc.(interface{ Unwrap() net.PacketConn })
 	assert.True(t, ok)
@@ -126,7 +126,7 @@ func TestConn_StreamsReassemble(t *testing.T) {
 	require.NoError(t, w.Close())
 	assert.Equal(t, append([]byte("hello"), big...), got)
 
-	pkts, err := ReadPackets(path)
+	pkts, err := pcapread.ReadPackets(path)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(pkts), 3+4+1)
 	assert.Equal(t, uint8(tcpSYN), pkts[0].Flags, "SYN first")
@@ -135,10 +135,10 @@ func TestConn_StreamsReassemble(t *testing.T) {
 	for _, p := range pkts {
 		assert.LessOrEqual(t, len(p.Payload), maxSegment)
 	}
-	streams := TCPStreams(pkts)
+	streams := pcapread.TCPStreams(pkts)
 	l, r := addrPort(cc.LocalAddr()), addrPort(cc.RemoteAddr())
-	assert.Equal(t, append([]byte("hello"), big...), streams[TCPFlow{l, r}])
-	assert.Equal(t, []byte("thanks"), streams[TCPFlow{r, l}])
+	assert.Equal(t, append([]byte("hello"), big...), streams[pcapread.TCPFlow{Src: l, Dst: r}])
+	assert.Equal(t, []byte("thanks"), streams[pcapread.TCPFlow{Src: r, Dst: l}])
 }
 
 // TestSCTPRecorder_RFC9260_3_3_1: each message is one DATA chunk with its
@@ -149,11 +149,11 @@ func TestSCTPRecorder_RFC9260_3_3_1(t *testing.T) {
 	local, remote := netip.MustParseAddrPort("10.0.0.1:5000"), netip.MustParseAddrPort("10.0.0.2:6000")
 	r := w.SCTP(local, remote)
 	big := bytes.Repeat([]byte{7}, 100000)
-	r.Sent(3, 17, true, []byte("initiate"))
-	r.Received(3, 17, true, []byte("accept"))
-	r.Sent(3, 16, true, big)
+	r(true, 3, 17, true, []byte("initiate"))
+	r(false, 3, 17, true, []byte("accept"))
+	r(true, 3, 16, true, big)
 	require.NoError(t, w.Close())
-	pkts, err := ReadPackets(path)
+	pkts, err := pcapread.ReadPackets(path)
 	require.NoError(t, err)
 	require.Len(t, pkts, 4)
 	type chunk struct {
@@ -204,7 +204,7 @@ func TestWriter_ConcurrentAndClose(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range each {
-				r.Sent(uint16(i), 16, true, []byte{byte(j)})
+				r(true, uint16(i), 16, true, []byte{byte(j)})
 				if i == 0 && j == each/2 {
 					require.NoError(t, w.Close())
 				}
@@ -215,10 +215,11 @@ func TestWriter_ConcurrentAndClose(t *testing.T) {
 	st := w.Stats()
 	assert.Equal(t, uint64(workers*each), st.Packets+st.Dropped)
 	assert.Positive(t, st.Dropped)
-	pkts, err := ReadPackets(path)
+	pkts, err := pcapread.ReadPackets(path)
 	require.NoError(t, err)
 	assert.Len(t, pkts, int(st.Packets))
-	assert.ErrorIs(t, w.WriteFrame(time.Now(), []byte{1}), ErrClosed)
+	r(true, 1, 16, true, []byte{1})
+	assert.Equal(t, st.Dropped+1, w.Stats().Dropped, "a record after Close is dropped")
 }
 
 // TestRecord_NoAllocation: the data path allocates nothing per packet in
@@ -232,7 +233,7 @@ func TestRecord_NoAllocation(t *testing.T) {
 	// Warm up: the records in circulation (at most the queue's slots)
 	// get their buffers once; later records reuse them.
 	for range queueSlots + 1 {
-		r.Sent(1, 16, true, payload) // the largest of the three records
+		r(true, 1, 16, true, payload) // the largest of the three records
 		require.NoError(t, w.Flush())
 	}
 	require.NoError(t, w.Flush())
@@ -241,14 +242,14 @@ func TestRecord_NoAllocation(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { w.recordTCP(src, dst, 1, 2, tcpACK|tcpPSH, payload) }), "TCP")
 	require.NoError(t, w.Flush())
 	parts := [][]byte{payload[:16], payload[16:]} // as the kernel backend passes them
-	assert.Zero(t, testing.AllocsPerRun(1000, func() { r.Sent(1, 16, true, parts...) }), "SCTP")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { r(true, 1, 16, true, parts...) }), "SCTP")
 	require.NoError(t, w.Close())
 }
 
 // TestReadClassicPcap reads the siw rping capture (classic pcap, Ethernet)
 // that interop/siw and mpa use.
 func TestReadClassicPcap(t *testing.T) {
-	streams, err := ReadTCPStreams(filepath.Join("..", "mpa", "testdata", "rping-siw.pcap"))
+	streams, err := pcapread.ReadTCPStreams(filepath.Join("..", "mpa", "testdata", "rping-siw.pcap"))
 	require.NoError(t, err)
 	require.Len(t, streams, 2)
 	for fl, b := range streams {
@@ -307,8 +308,8 @@ func TestTshark_DecodesEachRecorder(t *testing.T) {
 	_, err := w.wrapPacketConn(a).WriteTo(pkt, to)
 	require.NoError(t, err)
 	r := w.SCTP(netip.MustParseAddrPort("127.0.0.1:5001"), netip.MustParseAddrPort("127.0.0.1:5002"))
-	r.Sent(2, 16, true, []byte("segment"))
-	r.Received(2, 17, true, []byte("control"))
+	r(true, 2, 16, true, []byte("segment"))
+	r(false, 2, 17, true, []byte("control"))
 	require.NoError(t, w.Close())
 
 	verify := []string{"-o", "sctp.checksum:crc-32c"}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/pcapread"
 )
 
 // FuzzReadPackets: any file content is read without a panic.
@@ -19,7 +21,7 @@ func FuzzReadPackets(f *testing.F) {
 	src, dst := netip.MustParseAddrPort("127.0.0.1:1"), netip.MustParseAddrPort("[::1]:2")
 	w.recordUDP(src, dst, []byte("x"))
 	w.recordTCP(dst, dst, 1, 2, tcpSYN, nil)
-	w.SCTP(src, src).Sent(1, 16, true, []byte("seg"))
+	w.SCTP(src, src)(true, 1, 16, true, []byte("seg"))
 	if err := w.Close(); err != nil {
 		f.Fatal(err)
 	}
@@ -28,8 +30,8 @@ func FuzzReadPackets(f *testing.F) {
 		f.Add(siw[:min(len(siw), 4096)])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pkts, _ := readPackets(bytes.NewReader(data))
-		_ = TCPStreams(pkts)
+		pkts, _ := pcapread.Read(bytes.NewReader(data))
+		_ = pcapread.TCPStreams(pkts)
 	})
 }
 

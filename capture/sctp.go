@@ -18,9 +18,9 @@ const (
 	tagRemote = 0x5c7b0002
 )
 
-// SCTPRecorder records the user messages of one kernel SCTP association
+// sctpRecorder records the user messages of one kernel SCTP association
 // as IP/SCTP packets.
-type SCTPRecorder struct {
+type sctpRecorder struct {
 	w             *Writer
 	local, remote netip.AddrPort
 	mu            sync.Mutex
@@ -29,24 +29,20 @@ type SCTPRecorder struct {
 	msg           []byte // parts joined (under mu)
 }
 
-// SCTP returns a recorder for the association between local and remote.
-func (w *Writer) SCTP(local, remote netip.AddrPort) *SCTPRecorder {
+// SCTP returns a recorder for the association between local and remote
+// (kernel SCTP, whose packets a process does not see): each call records
+// one user message, sent by this side if sent, else received, on stream
+// with ppid (host order), given as the concatenation of parts, as one
+// DATA chunk of an IP/SCTP packet.
+func (w *Writer) SCTP(local, remote netip.AddrPort) func(sent bool, stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
 	l, r := endpoints(local, remote)
-	return &SCTPRecorder{w: w, local: l, remote: r, tsnOut: 1, tsnIn: 1}
+	rec := &sctpRecorder{w: w, local: l, remote: r, tsnOut: 1, tsnIn: 1}
+	return func(sent bool, stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
+		rec.record(sent, stream, ppid, unordered, parts)
+	}
 }
 
-// Sent records a message this side sent on stream with ppid (host
-// order), given as the concatenation of parts.
-func (r *SCTPRecorder) Sent(stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
-	r.record(true, stream, ppid, unordered, parts)
-}
-
-// Received records a message this side received.
-func (r *SCTPRecorder) Received(stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
-	r.record(false, stream, ppid, unordered, parts)
-}
-
-func (r *SCTPRecorder) record(out bool, stream uint16, ppid uint32, unordered bool, parts [][]byte) {
+func (r *sctpRecorder) record(out bool, stream uint16, ppid uint32, unordered bool, parts [][]byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	msg := r.msg[:0]

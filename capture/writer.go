@@ -28,8 +28,8 @@ const defaultMaxQueued = 32 << 20
 // records' memory stays within queueSlots+1 times 64 KiB, about 32 MiB.
 const queueSlots = 512
 
-// ErrClosed is returned by WriteFrame after Close.
-var ErrClosed = errors.New("capture: writer closed")
+// errClosed: a record after Close (dropped and counted).
+var errClosed = errors.New("capture: writer closed")
 
 // errQueueFull: a record did not fit in Options.MaxQueued.
 var errQueueFull = errors.New("capture: queue full, record dropped")
@@ -63,7 +63,6 @@ const (
 	recUDP   = iota // IP/UDP header built by the file goroutine
 	recTCP          // IP/TCP header built by the file goroutine
 	recIP           // IP header built by the file goroutine, payload complete (SCTP)
-	recFrame        // a link-layer frame as it is
 	recFlush        // Flush marker
 )
 
@@ -120,7 +119,7 @@ func CreateWith(path string, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	w, err := newWriter(f, layers.LinkTypeRaw, opts, f)
+	w, err := newWriter(f, opts, f)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -129,20 +128,14 @@ func CreateWith(path string, opts Options) (*Writer, error) {
 }
 
 // NewWriter returns a Writer recording IP packets to w.
-func NewWriter(w io.Writer) (*Writer, error) { return newWriter(w, layers.LinkTypeRaw, Options{}, nil) }
+func NewWriter(w io.Writer) (*Writer, error) { return newWriter(w, Options{}, nil) }
 
-// NewFrameWriter returns a Writer of frames of the given pcap link type
-// (LINKTYPE_ETHERNET is 1), written with WriteFrame.
-func NewFrameWriter(w io.Writer, linkType uint16) (*Writer, error) {
-	return newWriter(w, layers.LinkType(linkType), Options{}, nil)
-}
-
-func newWriter(w io.Writer, lt layers.LinkType, opts Options, closer io.Closer) (*Writer, error) {
+func newWriter(w io.Writer, opts Options, closer io.Closer) (*Writer, error) {
 	if opts.MaxQueued <= 0 {
 		opts.MaxQueued = defaultMaxQueued
 	}
 	bw := bufio.NewWriterSize(w, bufferSize)
-	intf := pcapgo.NgInterface{Name: "sctp-rdma", Description: "packets of one sctp-rdma process", LinkType: lt,
+	intf := pcapgo.NgInterface{Name: "sctp-rdma", Description: "packets of one sctp-rdma process", LinkType: layers.LinkTypeRaw,
 		SnapLength: uint32(max(opts.SnapLen, 0))}
 	ng, err := pcapgo.NewNgWriterInterface(bw, intf, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "sctp-rdma"}})
 	if err != nil {
@@ -203,11 +196,6 @@ func (w *Writer) firstErr() error {
 	return nil
 }
 
-// WriteFrame records one frame of the Writer's link type.
-func (w *Writer) WriteFrame(ts time.Time, frame []byte) error {
-	return w.enqueue(ts, recFrame, 0, netip.AddrPort{}, netip.AddrPort{}, 0, 0, 0, "", frame, 0)
-}
-
 // enqueue copies one packet into the queue; hdrLen is the length of the
 // headers the file goroutine adds (for the snap length).
 func (w *Writer) enqueue(ts time.Time, kind, proto uint8, src, dst netip.AddrPort, seq, ack uint32, flags uint8,
@@ -220,7 +208,7 @@ func (w *Writer) enqueue(ts time.Time, kind, proto uint8, src, dst netip.AddrPor
 	defer w.gate.RUnlock()
 	if w.closed {
 		w.dropped.Add(1)
-		return ErrClosed
+		return errClosed
 	}
 	if w.queued.Add(int64(n)) > int64(w.opts.MaxQueued) {
 		w.queued.Add(-int64(n))

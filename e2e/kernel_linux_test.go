@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/vmtest"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
@@ -47,7 +47,7 @@ var (
 // TestKernelSuiteInVM runs the end-to-end suite over Linux kernel SCTP on
 // 127.0.0.1 and over kernel↔pion interop (SCTP over UDP, RFC 6951), both
 // directions. The development and CI kernels have no SCTP: the test then
-// boots the qemu VM of internal/vmtest once and runs itself there (never a
+// boots the qemu VM of internal/tools/vmtest once and runs itself there (never a
 // skip: a VM that cannot be set up fails the test).
 func TestKernelSuiteInVM(t *testing.T) {
 	if !vmtest.KernelHasSCTP() {

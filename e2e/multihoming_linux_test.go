@@ -16,8 +16,8 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
-	"github.com/sctp-rdma/sctp-rdma/internal/workload"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"

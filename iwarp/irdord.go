@@ -82,21 +82,22 @@ func (r RTR) String() string {
 // (S = 1) and of the enhanced DDP Stream Session Initiate, Accept and Reject
 // session control messages over SCTP (RFC 6581 §9: "the MPA Request and
 // Reply Frames or the DDP Stream Session Initiate and DDP Stream Session
-// Accept SCTP Session Control Chunks"), in network byte order:
-//
-//	 0                   1                   2                   3
-//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|A|B|        IRD                |C|D|        ORD                |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// Flags B, C and D belong to the peer-to-peer model of flag A: "If Control
-// Flag A is set to 0, then Control Flags B, C, and D MUST also be set to 0.
-// On reception, if Control Flag A is set to 0, then Control Flags B, C, and
-// D MUST be ignored" (§9.2). The encoder therefore sends them as 0 and
-// the parser reports an empty RTR set unless PeerToPeer; a word with A = 0
-// and B, C or D set is accepted, not rejected.
+// Accept SCTP Session Control Chunks"), in network byte order, as drawn
+// at the top of the struct.
 type IRDORD struct {
+	//	 0                   1                   2                   3
+	//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|A|B|        IRD                |C|D|        ORD                |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//
+	// Flags B, C and D belong to the peer-to-peer model of flag A: "If Control
+	// Flag A is set to 0, then Control Flags B, C, and D MUST also be set to 0.
+	// On reception, if Control Flag A is set to 0, then Control Flags B, C, and
+	// D MUST be ignored" (§9.2). Append therefore sends them as 0 and
+	// ParseIRDORD reports an empty RTR set unless PeerToPeer; a word with A = 0
+	// and B, C or D set is accepted, not rejected.
+
 	// PeerToPeer is Control Flag A: the peer-to-peer connection model
 	// (RFC 6581 §9.2).
 	PeerToPeer bool

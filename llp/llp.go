@@ -4,14 +4,14 @@
 // The dependency direction of the module is one-way:
 //
 //	rdmap → ddp → llp ← sctpllp, mpa
-//
+package llp
+
 // An LLP implementation (the RFC 5043 SCTP adaptation in package sctpllp,
 // MPA over TCP in package mpa, or the in-process pair in internal/llptest) hands
 // the DDP layer one established DDP Stream as a [Stream]. Connection set-up
 // (SCTP session control, MPA Request/Reply, private data, IRD/ORD
 // negotiation) belongs to the LLP package that performs it; by the time a
 // Stream exists the stream is in RDMA mode (RFC 5040 §6.1).
-package llp
 
 // RFC 5041 §3 lists what DDP requires of its LLP: reliable delivery, in-order
 // delivery of segments within a stream (the LLP may re-sequence, as RFC 5043

@@ -41,23 +41,23 @@ func wireLen(pos uint64, ulpduLen int, markers bool) int {
 }
 
 // FPDU is a Framed Protocol Data Unit (RFC 5044 §4.1 Figure 2, with the
-// Markers of §4.3 Figure 4):
-//
-//	0                   1                   2                   3
-//	0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|          ULPDU_Length         |                               |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+                               +
-//	~                            ULPDU                              ~
-//	|                               +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                               |          PAD (0-3 octets)     |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                             CRC                               |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// The CRC32c covers every octet of the FPDU before the CRC field, Markers
-// included, a preceding FPDUPTR-0 Marker included (RFC 5044 §4.4).
+// Markers of §4.3 Figure 4), drawn at the top of the struct.
 type FPDU struct {
+	//	0                   1                   2                   3
+	//	0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|          ULPDU_Length         |                               |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+                               +
+	//	~                            ULPDU                              ~
+	//	|                               +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|                               |          PAD (0-3 octets)     |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|                             CRC                               |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//
+	// The CRC32c covers every octet of the FPDU before the CRC field, Markers
+	// included, a preceding FPDUPTR-0 Marker included (RFC 5044 §4.4).
+
 	// ULPDU is the DDP segment carried.
 	ULPDU []byte
 	// Pos is the stream position of the FPDU's first octet, counted from

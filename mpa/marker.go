@@ -18,13 +18,13 @@ import (
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|           RESERVED            |            FPDUPTR            |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//
-// When Markers are enabled in a direction, the sender inserts one
-// immediately before the first FPDU of the Full Operation Phase and then at
-// every 512th octet of that half connection (RFC 5044 §4.3). Stream
-// positions in this package count octets from that first Marker, so a
-// Marker is due wherever pos%512 == 0.
 type marker struct {
+	// When Markers are enabled in a direction, the sender inserts one
+	// immediately before the first FPDU of the Full Operation Phase and then at
+	// every 512th octet of that half connection (RFC 5044 §4.3). Stream
+	// positions in this package count octets from that first Marker, so a
+	// Marker is due wherever pos%512 == 0.
+
 	// FPDUPTR is the number of octets from the first octet of the ULPDU
 	// Length field of the FPDU containing the Marker to the first octet of
 	// the Marker; 0 for a Marker that falls between FPDUs (it then belongs

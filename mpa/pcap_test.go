@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/internal/pcapread"
 )
 
 // siwPcap is a capture of a real Linux siw rping exchange (a copy of the
@@ -18,7 +18,7 @@ const siwPcap = "testdata/rping-siw.pcap"
 // package capture.
 func tcpStreams(t *testing.T, path string) map[uint16][]byte {
 	t.Helper()
-	streams, err := capture.ReadTCPStreams(path)
+	streams, err := pcapread.ReadTCPStreams(path)
 	require.NoError(t, err)
 	out := map[uint16][]byte{}
 	for fl, b := range streams {

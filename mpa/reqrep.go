@@ -34,18 +34,18 @@ const (
 )
 
 // Frame is an MPA Request Frame or MPA Reply Frame (RFC 5044 §7.1.1 Figure
-// 8, enhanced by RFC 6581 §6):
-//
-//	0                   1                   2                   3
-//	0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|         Key (16 bytes "MPA ID Req Frame" / "MPA ID Rep Frame") |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|M|C|R|S| Res   |     Rev       |          PD_Length            |
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	~   Private Data ([IRD/ORD word if S] then ULP private data)    ~
-//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+// 8, enhanced by RFC 6581 §6), drawn at the top of the struct.
 type Frame struct {
+	//	0                   1                   2                   3
+	//	0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|         Key (16 bytes "MPA ID Req Frame" / "MPA ID Rep Frame") |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	|M|C|R|S| Res   |     Rev       |          PD_Length            |
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+	//	~   Private Data ([IRD/ORD word if S] then ULP private data)    ~
+	//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+
 	// Reply selects the Key: false "MPA ID Req Frame", true "MPA ID Rep
 	// Frame".
 	Reply bool

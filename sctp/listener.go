@@ -21,14 +21,14 @@ import (
 // packets go through a Responder: nothing is kept for a peer before its
 // valid COOKIE ECHO (RFC 9260 §5.1.3), and associations are capped in all
 // and per peer address.
-//
-// One goroutine reads the socket and only demultiplexes: each packet of a
-// known association goes to that association's bounded queue, which a
-// worker of its own drains while it holds packets (listener_rx.go), so
-// that no association's packets wait for another's. A reaper ends the
-// associations that make no progress (listener_reap.go), and a full table
-// evicts the least useful one before it refuses a new peer.
 type Listener struct {
+	// One goroutine reads the socket and only demultiplexes: each packet of a
+	// known association goes to that association's bounded queue, which a
+	// worker of its own drains while it holds packets (listener_rx.go), so
+	// that no association's packets wait for another's. A reaper ends the
+	// associations that make no progress (listener_reap.go), and a full table
+	// evicts the least useful one before it refuses a new peer.
+
 	pc     *net.UDPConn
 	cfg    Config
 	resp   *handshake.Responder

@@ -11,8 +11,11 @@ import (
 // Record is one line of a trace, as Parse reads it. Fields an event does
 // not have are zero.
 type Record struct {
-	T     float64 `json:"t"` // ms since the trace began
-	Event string  `json:"event"`
+	T float64 `json:"t"` // ms since the trace began
+	// Event names the record: "sctp:sack", "sctp:t3_expiry", "sctp:closed"
+	// (sctp-native's association events), "rdmap:terminate" or
+	// "rdmap:stream_end" (a stream's end); docs/trace.md has the fields.
+	Event string `json:"event"`
 	// Association events.
 	Assoc          string  `json:"assoc,omitempty"`
 	Cwnd           int64   `json:"cwnd,omitempty"`

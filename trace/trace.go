@@ -26,11 +26,11 @@ import (
 
 // Event names of the records.
 const (
-	EventSACK      = "sctp:sack"      // a SACK applied (RFC 9260 §6.2.1, §7.2)
-	EventT3Expiry  = "sctp:t3_expiry" // T3-rtx expired (RFC 9260 §6.3.3)
-	EventClosed    = "sctp:closed"    // the association ended
-	EventTerminate = "rdmap:terminate"
-	EventStreamEnd = "rdmap:stream_end"
+	eventSACK      = "sctp:sack"      // a SACK applied (RFC 9260 §6.2.1, §7.2)
+	eventT3Expiry  = "sctp:t3_expiry" // T3-rtx expired (RFC 9260 §6.3.3)
+	eventClosed    = "sctp:closed"    // the association ended
+	eventTerminate = "rdmap:terminate"
+	eventStreamEnd = "rdmap:stream_end"
 )
 
 // Writer writes records to an io.Writer, buffered; it is a tracing.Tracer.
@@ -84,15 +84,15 @@ func (w *Writer) Event(e tracing.Event) {
 }
 
 // StreamEnded writes the end of a stream: a Terminate sent or received
-// (EventTerminate, with its layer/type/code) or another end
-// (EventStreamEnd, with the error; none for a local graceful close).
+// (eventTerminate, with its layer/type/code) or another end
+// (eventStreamEnd, with the error; none for a local graceful close).
 func (w *Writer) StreamEnded(info llp.Info, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var te *rdmap.TerminateError
-	name := EventStreamEnd
+	name := eventStreamEnd
 	if errors.As(err, &te) {
-		name = EventTerminate
+		name = eventTerminate
 	}
 	b := w.begin(time.Now(), name)
 	b = appendString(b, "llp", info.Kind)
@@ -127,11 +127,11 @@ func (w *Writer) Close() error {
 func eventName(k tracing.EventKind) string {
 	switch k {
 	case tracing.EventSACK:
-		return EventSACK
+		return eventSACK
 	case tracing.EventT3Expiry:
-		return EventT3Expiry
+		return eventT3Expiry
 	case tracing.EventClosed:
-		return EventClosed
+		return eventClosed
 	}
 	return "sctp:" + k.String()
 }

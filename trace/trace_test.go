@@ -43,17 +43,17 @@ func TestWriterRecords(t *testing.T) {
 	recs, err := Parse(&buf)
 	require.NoError(t, err)
 	require.Len(t, recs, 6)
-	assert.Equal(t, Record{T: 1.5, Event: EventSACK, Assoc: "deadbeef", Cwnd: 4380, SSThresh: 1 << 20, Flight: 1200,
+	assert.Equal(t, Record{T: 1.5, Event: eventSACK, Assoc: "deadbeef", Cwnd: 4380, SSThresh: 1 << 20, Flight: 1200,
 		SRTTms: 0.25, RTOms: 1000, CumTSN: 77, Gaps: 2, Dups: 1, ARwnd: 65536, Acked: 1200, Marked: 600, FastRetransmit: true}, recs[0])
-	assert.Equal(t, Record{T: 1.5, Event: EventT3Expiry, Assoc: "00000001", Cwnd: 1500, RTOms: 2000, Marked: 9000}, recs[1])
-	assert.Equal(t, EventClosed, recs[2].Event)
+	assert.Equal(t, Record{T: 1.5, Event: eventT3Expiry, Assoc: "00000001", Cwnd: 1500, RTOms: 2000, Marked: 9000}, recs[1])
+	assert.Equal(t, eventClosed, recs[2].Event)
 	assert.Equal(t, `peer "gone"`+"\n", recs[2].Error)
-	assert.Equal(t, EventTerminate, recs[3].Event)
+	assert.Equal(t, eventTerminate, recs[3].Event)
 	assert.Equal(t, "received", recs[3].Dir)
 	assert.Equal(t, 3, recs[3].Stream)
 	assert.Equal(t, "127.0.0.1:9", recs[3].Peer)
 	assert.Contains(t, recs[3].Code, "invalid STag")
-	assert.Equal(t, Record{T: recs[4].T, Event: EventStreamEnd, LLP: "mpa", Error: rdmap.ErrPeerClosed.Error()}, recs[4])
+	assert.Equal(t, Record{T: recs[4].T, Event: eventStreamEnd, LLP: "mpa", Error: rdmap.ErrPeerClosed.Error()}, recs[4])
 	assert.Empty(t, recs[5].Error, "a local close is no error")
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
 
@@ -189,7 +189,7 @@ func TestEndOfPeerErrors(t *testing.T) {
 
 // TestEndOfPeerErrors_Kernel is TestEndOfPeerErrors over sctp-kernel. The
 // development and CI kernels have no SCTP: the test then boots the qemu VM
-// of internal/vmtest and runs itself there (never a skip).
+// of internal/tools/vmtest and runs itself there (never a skip).
 func TestEndOfPeerErrors_Kernel(t *testing.T) {
 	if !vmtest.KernelHasSCTP() {
 		if vmtest.InVM() {

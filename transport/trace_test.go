@@ -67,7 +67,7 @@ func TestTraceOverNative(t *testing.T) {
 		}
 		n := 0
 		for _, r := range recs {
-			if r.Event == trace.EventTerminate || r.Event == trace.EventStreamEnd {
+			if r.Event == "rdmap:terminate" || r.Event == "rdmap:stream_end" {
 				n++
 			}
 		}
@@ -79,11 +79,11 @@ func TestTraceOverNative(t *testing.T) {
 	for _, r := range recs {
 		count[r.Event]++
 		switch r.Event {
-		case trace.EventSACK:
+		case "sctp:sack":
 			assert.Positive(t, r.Cwnd)
 			assert.Positive(t, r.RTOms)
 			assert.NotEmpty(t, r.Assoc)
-		case trace.EventTerminate:
+		case "rdmap:terminate":
 			assert.Equal(t, SCTPNative, r.LLP)
 			assert.Equal(t, 2, r.Stream)
 			assert.Contains(t, r.Code, "invalid STag")
@@ -91,7 +91,7 @@ func TestTraceOverNative(t *testing.T) {
 			received = received || r.Dir == "received"
 		}
 	}
-	assert.Positive(t, count[trace.EventSACK], "SACKs traced")
-	assert.Equal(t, 2, count[trace.EventClosed], "both ends of the association")
+	assert.Positive(t, count["sctp:sack"], "SACKs traced")
+	assert.Equal(t, 2, count["sctp:closed"], "both ends of the association")
 	assert.True(t, sent && received, "the Terminate at both ends: %v", count)
 }

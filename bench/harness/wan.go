@@ -13,7 +13,7 @@ import (
 )
 
 // WANConfig configures RunWAN: every LLP measured over emulated wide-area
-// paths (internal/netem) between two network namespaces. Zero fields take
+// paths (internal/tools/netem) between two network namespaces. Zero fields take
 // defaults.
 type WANConfig struct {
 	// RTTs are the round-trip times of the grid (default 1, 10, 50 and

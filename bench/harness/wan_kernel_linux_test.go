@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/netem"
-	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -51,7 +51,7 @@ func wanKernelConfig(full bool) WANConfig {
 // TestWANKernelInVM measures kernel SCTP (the RFC 5043 adaptation over
 // Linux's SCTP) over emulated wide-area paths, where the host cannot: its
 // kernel has neither SCTP nor sch_netem. The body runs in the qemu VM of
-// internal/vmtest and prints the page section; the host checks it and,
+// internal/tools/vmtest and prints the page section; the host checks it and,
 // with envWANKernelOut, writes it into that page (make wan-kernel-docs).
 func TestWANKernelInVM(t *testing.T) {
 	full := os.Getenv(envWANKernelFull) == "1"

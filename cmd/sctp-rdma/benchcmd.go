@@ -39,7 +39,7 @@ type clientFlags struct {
 	depthFlag bool
 	timeout   time.Duration
 	stall     time.Duration
-	// emulate is bench's --emulate: a profile of internal/netem.
+	// emulate is bench's --emulate: a profile of internal/tools/netem.
 	emulate string
 }
 

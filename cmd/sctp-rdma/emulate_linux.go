@@ -10,13 +10,13 @@ import (
 	"os"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/internal/netem"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
 // emulated is bench --emulate: a server of this process in one network
 // namespace, the bench client in another, joined by an impaired link
-// (internal/netem).
+// (internal/tools/netem).
 type emulated struct {
 	link   *netem.Link
 	addr   string

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/internal/pcapread"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
-	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/pmtu"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
@@ -25,7 +25,7 @@ import (
 // then a rejected session — what TestServeBenchEveryTest, TestPingVerified
 // and TestServerRejectsSession do over sctp-pion and mpa. The development
 // and CI kernels have no SCTP: the test then boots the qemu VM of
-// internal/vmtest and runs itself there (never a skip: a VM that cannot be
+// internal/tools/vmtest and runs itself there (never a skip: a VM that cannot be
 // set up fails the test). Sizes and counts are small: the guest is
 // TCG-emulated.
 func TestCLIKernelSCTPInVM(t *testing.T) {
@@ -73,7 +73,7 @@ func TestCLIKernelSCTPInVM(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "k.pcapng")
 		code, _, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "4K", "--iters", "10", "--pcap", path, "all")
 		require.Equal(t, 0, code, errOut)
-		pkts, err := capture.ReadPackets(path)
+		pkts, err := pcapread.ReadPackets(path)
 		require.NoError(t, err)
 		require.NotEmpty(t, pkts)
 		ops := map[uint8]int{}

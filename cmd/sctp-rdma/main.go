@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/demo"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/demo"
 )
 
 func main() {

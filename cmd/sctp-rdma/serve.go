@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/internal/metrics"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/metrics"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -146,7 +146,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := bench.NewServer(bench.ServerConfig{MaxSize: ms, MaxStreams: *maxStreams, MaxMemory: int64(mm),
 		SetupTimeout: *setupTimeout, StreamReserve: max(*streamReserve, -1), Log: out, Counters: ctr,
 		Results: resultPrinter(out, *jsonOut)})
-	src := metrics.Source{Server: srv, Listener: ln}
+	src := metrics.Source{Server: served(srv), Listener: ln}
 	mctx, mstop := context.WithCancel(ctx)
 	defer mstop()
 	var maddr net.Addr
@@ -184,4 +184,23 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		metrics.WriteText(out, "sctp-rdma serve: ", snap)
 	}
 	return err
+}
+
+// served reads srv's counters for package metrics, which knows no bench
+// type.
+func served(srv *bench.Server) func() metrics.Served {
+	return func() metrics.Served {
+		st, tot := srv.Stats(), srv.Totals()
+		m := metrics.Served{Active: st.Active, Reserved: st.Reserved, MaxMemory: st.MaxMemory,
+			Admitted: st.Admitted, RefusedBusy: st.RefusedBusy, RefusedNotBench: st.RefusedNotBench,
+			RefusedMemory: st.RefusedMemory, RefusedShare: st.RefusedShare, SetupTimeouts: st.SetupTimeouts,
+			Finished: tot.Finished, Totals: tot.Stats}
+		for _, tc := range tot.Terminates {
+			m.Terminates = append(m.Terminates, metrics.ServedTerminate{Code: tc.Code, Sent: tc.Sent, Received: tc.Received})
+		}
+		for _, ps := range srv.Streams() {
+			m.Streams = append(m.Streams, metrics.ServedStream{LLP: ps.LLP, Peer: ps.Peer, StreamID: ps.StreamID, Test: ps.Test, Stats: ps.Stats})
+		}
+		return m
+	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/vmtest"
 )
 
 // updateDocsEnv, set to 1, makes TestTranscripts write its transcript into

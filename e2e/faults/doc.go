@@ -7,7 +7,10 @@
 // flush error wrapping rdmap.ErrFlushed (RFC 5040 §5.4, §6.2.1: outstanding
 // messages "SHOULD be considered Completed in error") — within a bounded
 // time, that the endpoint reports an error naming the cause (errors.Is /
-// errors.As), and that no goroutine outlives the test (goleak):
+// errors.As), and that no goroutine outlives the test (goleak).
+package faults
+
+// The suites:
 //
 //   - TestPeerKilled_Pion, TestPeerKilled_MPA: the peer is a re-executed
 //     copy of the test binary (FAULTS_CHILD selects its role) that is sent
@@ -29,4 +32,3 @@
 // between two TUN devices (link_linux_test.go); the test log says which.
 // docs/security.md ("Faults") lists the expected behaviour and the
 // measured detection times.
-package faults

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/netem"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
@@ -228,7 +228,7 @@ func impairedMPA(t *testing.T, p impairment) {
 // of the server's memory, checks the Writes and Reads byte for byte, and
 // returns the SHA-256 of the Sends for checkSends.
 func transfer(t *testing.T, ctx context.Context, ep *rdmap.Endpoint, adv advert, srv *server, slot, slots int, v volume) string {
-	span := int(adv.memLen) / slots
+	span := int(adv.write.Length) / slots
 	base := slot * span
 	wsrc := make([]byte, v.write)
 	fill(wsrc, byte(11+slot))
@@ -246,7 +246,7 @@ func transfer(t *testing.T, ctx context.Context, ep *rdmap.Endpoint, adv advert,
 	}
 	// Interleaved: Write, Send, Read chunks until each volume is moved.
 	for w, s, r := 0, 0, 0; w < v.write || s < v.send || r < v.read; {
-		if w < v.write && !post(rdmap.SendWR{Op: rdmap.WRWrite, Local: wsrc[w : w+chunk], RemoteSTag: adv.writeSTag, RemoteTO: uint64(base + w)}) {
+		if w < v.write && !post(rdmap.SendWR{Op: rdmap.WRWrite, Local: wsrc[w : w+chunk], RemoteSTag: adv.write.STag, RemoteTO: adv.write.TO + uint64(base+w)}) {
 			return ""
 		}
 		w += chunk
@@ -255,7 +255,7 @@ func transfer(t *testing.T, ctx context.Context, ep *rdmap.Endpoint, adv advert,
 		}
 		s += sendChunk
 		if r < v.read && !post(rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, SinkOffset: uint64(r), Length: chunk,
-			RemoteSTag: adv.readSTag, RemoteTO: uint64(base + r)}) {
+			RemoteSTag: adv.read.STag, RemoteTO: adv.read.TO + uint64(base+r)}) {
 			return ""
 		}
 		r += chunk
@@ -274,7 +274,7 @@ func transfer(t *testing.T, ctx context.Context, ep *rdmap.Endpoint, adv advert,
 	// it), so the target can be compared now.
 	probe, err := ep.PD().Register(make([]byte, 8), rdmap.LocalWrite)
 	require.NoError(t, err)
-	require.NoError(t, ep.Read(ctx, probe, 0, 8, adv.readSTag, uint64(base)))
+	require.NoError(t, ep.Read(ctx, probe, 0, 8, adv.read.STag, adv.read.TO+uint64(base)))
 	assert.Equal(t, sha256.Sum256(wsrc), sha256.Sum256(srv.target.Bytes()[base:base+v.write]), "RDMA Write data at the peer")
 	assert.Equal(t, sha256.Sum256(srv.source.Bytes()[base:base+v.read]), sha256.Sum256(sink.Bytes()), "RDMA Read data")
 	return fmt.Sprintf("%x", sha256.Sum256(ssrc))

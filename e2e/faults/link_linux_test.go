@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/netem"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
 )
 
 // impairment is a named netem profile, applied in each direction.
@@ -19,7 +19,7 @@ type impairment struct {
 }
 
 // link joins two network namespaces A and B by an impaired link
-// (internal/netem): a veth pair with the kernel's netem where the kernel
+// (internal/tools/netem): a veth pair with the kernel's netem where the kernel
 // has sch_netem, otherwise two TUN devices joined by the userspace model.
 // FAULTS_LINK=netem or =tun forces a backend.
 type link struct {

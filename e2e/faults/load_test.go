@@ -55,7 +55,7 @@ var nextID atomic.Uint64
 // into slot of the peer's memory split in slots.
 func startLoad(t *testing.T, name string, ep *rdmap.Endpoint, adv advert, slot, slots int) *load {
 	t.Helper()
-	span := uint64(adv.memLen) / uint64(slots)
+	span := adv.write.Length / uint64(slots)
 	require.Greater(t, span, uint64(64<<10))
 	l := &load{
 		name: name, ep: ep, adv: adv, base: uint64(slot) * span, span: span,
@@ -100,18 +100,18 @@ func (l *load) wr(i int) rdmap.SendWR {
 	off := l.base + uint64(i*4096)%(l.span-32<<10)
 	switch i % 8 {
 	case 0, 4:
-		return rdmap.SendWR{ID: id, Op: rdmap.WRWrite, Local: l.src[:32<<10], RemoteSTag: l.adv.writeSTag, RemoteTO: off}
+		return rdmap.SendWR{ID: id, Op: rdmap.WRWrite, Local: l.src[:32<<10], RemoteSTag: l.adv.write.STag, RemoteTO: l.adv.write.TO + off}
 	case 1, 5:
 		return rdmap.SendWR{ID: id, Op: rdmap.WRSend, Local: l.src[:1024]}
 	case 2:
 		return rdmap.SendWR{ID: id, Op: rdmap.WRRead, Sink: l.sink, SinkOffset: uint64(i*4096) % (1<<20 - 32<<10), Length: 32 << 10,
-			RemoteSTag: l.adv.readSTag, RemoteTO: off}
+			RemoteSTag: l.adv.read.STag, RemoteTO: l.adv.read.TO + off}
 	case 3:
-		return rdmap.SendWR{ID: id, Op: rdmap.WRFetchAdd, RemoteSTag: l.adv.atomicSTag, RemoteTO: uint64(i%64) * 8, Add: 1}
+		return rdmap.SendWR{ID: id, Op: rdmap.WRFetchAdd, RemoteSTag: l.adv.atomic.STag, RemoteTO: l.adv.atomic.TO + uint64(i%64)*8, Add: 1}
 	case 6:
-		return rdmap.SendWR{ID: id, Op: rdmap.WRWrite, Local: l.src[:4<<10], RemoteSTag: l.adv.writeSTag, RemoteTO: off}
+		return rdmap.SendWR{ID: id, Op: rdmap.WRWrite, Local: l.src[:4<<10], RemoteSTag: l.adv.write.STag, RemoteTO: l.adv.write.TO + off}
 	default:
-		return rdmap.SendWR{ID: id, Op: rdmap.WRCmpSwap, RemoteSTag: l.adv.atomicSTag, RemoteTO: 512,
+		return rdmap.SendWR{ID: id, Op: rdmap.WRCmpSwap, RemoteSTag: l.adv.atomic.STag, RemoteTO: l.adv.atomic.TO + 512,
 			Compare: 0, CompareMask: 0, Swap: uint64(i), SwapMask: ^uint64(0)}
 	}
 }

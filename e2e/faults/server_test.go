@@ -2,11 +2,11 @@ package faults
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/streams"
@@ -14,33 +14,25 @@ import (
 
 // advert is what the server tells the client in the private data of every
 // Accept (RFC 5043 §5.2.3) or MPA Reply (RFC 5044 §7.1.1): where it may
-// write, read and run atomics.
+// write, read and run atomics, each a workload.Region.
 type advert struct {
-	writeSTag, readSTag, atomicSTag uint32
-	memLen                          uint32
+	write, read, atomic workload.Region
 }
 
-const advertLen = 16
-
 func (a advert) bytes() []byte {
-	b := make([]byte, advertLen)
-	binary.BigEndian.PutUint32(b[0:], a.writeSTag)
-	binary.BigEndian.PutUint32(b[4:], a.readSTag)
-	binary.BigEndian.PutUint32(b[8:], a.atomicSTag)
-	binary.BigEndian.PutUint32(b[12:], a.memLen)
-	return b
+	return a.atomic.Append(a.read.Append(a.write.Append(nil)))
 }
 
 func parseAdvert(b []byte) (advert, error) {
-	if len(b) < advertLen {
-		return advert{}, fmt.Errorf("advert of %d octets", len(b))
+	var a advert
+	for _, r := range []*workload.Region{&a.write, &a.read, &a.atomic} {
+		var err error
+		if *r, err = workload.ParseRegion(b); err != nil {
+			return advert{}, fmt.Errorf("advert: %w", err)
+		}
+		b = b[workload.RegionLen:]
 	}
-	return advert{
-		writeSTag:  binary.BigEndian.Uint32(b[0:]),
-		readSTag:   binary.BigEndian.Uint32(b[4:]),
-		atomicSTag: binary.BigEndian.Uint32(b[8:]),
-		memLen:     binary.BigEndian.Uint32(b[12:]),
-	}, nil
+	return a, nil
 }
 
 // serverOptions size the server.
@@ -86,7 +78,7 @@ func newServer(opt serverOptions) (*server, error) {
 	if s.atomics, err = pd.Register(make([]byte, 4096), rdmap.LocalWrite|rdmap.RemoteAtomic); err != nil {
 		return nil, err
 	}
-	s.adv = advert{s.target.STag(), s.source.STag(), s.atomics.STag(), uint32(opt.MemLen)}
+	s.adv = advert{write: regionOf(s.target), read: regionOf(s.source), atomic: regionOf(s.atomics)}
 	return s, nil
 }
 
@@ -229,4 +221,9 @@ func fill(b []byte, seed byte) {
 		x ^= x << 5
 		b[i] = byte(x)
 	}
+}
+
+// regionOf is where mr is, for the advert.
+func regionOf(mr *rdmap.MR) workload.Region {
+	return workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: uint64(mr.Len())}
 }

@@ -42,9 +42,8 @@ const (
 )
 
 // server registers a region per stream and answers two messages: "where?"
-// with the region's STag and tagged offset (this program's own format,
-// big-endian: RFC 5040 leaves it to the ULP), and the Immediate Data of a
-// Write with Immediate with what that Write placed.
+// with the region's STag, tagged offset and length (advert), and the
+// Immediate Data of a Write with Immediate with what that Write placed.
 func server() transport.Handler {
 	var mu sync.Mutex
 	regions := map[*rdmap.Endpoint]*rdmap.MR{}
@@ -72,8 +71,7 @@ func server() transport.Handler {
 			if _, err := ep.RecvCQ().Poll(ctx); err != nil { // "where?"
 				return
 			}
-			adv := binary.BigEndian.AppendUint32(nil, mr.STag())
-			if err := ep.Send(ctx, binary.BigEndian.AppendUint64(adv, mr.BaseTO())); err != nil {
+			if err := ep.Send(ctx, advert(mr)); err != nil {
 				return
 			}
 			c, err := ep.RecvCQ().Poll(ctx) // the Immediate Data (RFC 7306 §6)
@@ -85,6 +83,27 @@ func server() transport.Handler {
 			<-ep.Done() // until the client closes
 		},
 	}
+}
+
+// advertLen is the length of the answer to "where?": the region's STag,
+// Tagged Offset and length, big-endian (RFC 5040 leaves the format to the
+// ULP; this is the one the project's tools use, internal/tools/workload's
+// Region).
+const advertLen = 20
+
+// advert is the answer to "where?" for mr.
+func advert(mr *rdmap.MR) []byte {
+	b := binary.BigEndian.AppendUint32(nil, mr.STag())
+	b = binary.BigEndian.AppendUint64(b, mr.BaseTO())
+	return binary.BigEndian.AppendUint64(b, uint64(mr.Len()))
+}
+
+// parseAdvert reads the answer to "where?".
+func parseAdvert(b []byte) (stag uint32, to, size uint64, err error) {
+	if len(b) != advertLen {
+		return 0, 0, 0, fmt.Errorf("advert of %d octets, want %d", len(b), advertLen)
+	}
+	return binary.BigEndian.Uint32(b), binary.BigEndian.Uint64(b[4:]), binary.BigEndian.Uint64(b[12:]), nil
 }
 
 // run serves on a loopback port, dials it with n streams and runs every
@@ -136,10 +155,13 @@ func useStream(ctx context.Context, pd *rdmap.PD, ep *rdmap.Endpoint, i int) (st
 	if err != nil {
 		return "", err
 	}
-	if c.Length != 12 {
-		return "", fmt.Errorf("advert of %d octets, want 12", c.Length)
+	stag, to, size, err := parseAdvert(buf[:c.Length])
+	if err != nil {
+		return "", err
 	}
-	stag, to := binary.BigEndian.Uint32(buf), binary.BigEndian.Uint64(buf[4:12])
+	if size < immAt+64 {
+		return "", fmt.Errorf("the server's region holds %d octets, want %d", size, immAt+64)
+	}
 
 	text := []byte(fmt.Sprintf("hello from stream %d", i))
 	if err := ep.Write(ctx, text, stag, to+textAt); err != nil {

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -33,4 +35,19 @@ func TestNewcomerProgram(t *testing.T) {
 			assert.Equal(t, strings.Join(want, "\n")+"\n", out.String())
 		})
 	}
+}
+
+// TestAdvertIsTheRegionFormat: the program writes its answer to "where?"
+// by hand, as a newcomer would, in the module's one format
+// (workload.Region), which the README's snippet reads.
+func TestAdvertIsTheRegionFormat(t *testing.T) {
+	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	mr, err := pd.Register(make([]byte, 4096), rdmap.RemoteWrite)
+	require.NoError(t, err)
+	want := workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: 4096}
+	assert.Equal(t, want.Append(nil), advert(mr))
+	stag, to, size, err := parseAdvert(want.Append(nil))
+	require.NoError(t, err)
+	assert.Equal(t, want, workload.Region{STag: stag, TO: to, Length: size})
+	assert.Equal(t, workload.RegionLen, advertLen)
 }

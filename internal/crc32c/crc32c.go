@@ -1,7 +1,8 @@
 // Package crc32c computes the CRC32c (Castagnoli) checksum that SCTP
 // (RFC 9260 §6.8, Appendix B) and MPA (RFC 5044 §8) put on every packet
 // and FPDU, with the same results as hash/crc32 and its Castagnoli table.
-//
+package crc32c
+
 // hash/crc32 runs the SSE4.2 CRC32 instruction on three streams at once,
 // at most 8 octets per cycle. On CPUs with AVX-512 and VPCLMULQDQ this
 // package folds long buffers with carry-less multiplication instead, 256
@@ -13,7 +14,6 @@
 // at start from the polynomial (xpow), not copied from tables. On a
 // 64 KiB packet the checksum was the largest cost of the SCTP stack
 // after the system calls (a sixth of the CPU on each end).
-package crc32c
 
 import "hash/crc32"
 

@@ -4,14 +4,14 @@
 // their own: the program's slog handler decides their format (text or
 // JSON), level and destination. Each record carries the pion scope as the
 // attribute "pion".
-//
+package pionlog
+
 // pion logs routine events at its warning and error levels (a peer's INIT
 // parameter it does not know, ForwardTSN not negotiated, a write after
 // close), so its levels land one step lower in slog: pion's errors are
 // slog Info, its warnings and information Debug, its debug and trace
 // lines below Debug. A program's default slog logger (Info) thus shows
 // what pion's own default logger showed, its errors, and nothing more.
-package pionlog
 
 import (
 	"context"

@@ -7,9 +7,9 @@
 // made by the first Push, so the many queues of an idle stream (thousands
 // of streams per association, each with an endpoint of five queues, two
 // CQs and four DDP queues) cost eight octets each.
-//
-// A Ring is not safe for concurrent use: its owner's lock guards it.
 package ring
+
+// A Ring is not safe for concurrent use: its owner's lock guards it.
 
 // Ring is a FIFO of T. The zero Ring is empty and ready to use.
 type Ring[T any] struct {

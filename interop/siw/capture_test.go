@@ -20,13 +20,10 @@ const rpingPcap = "testdata/rping-siw.pcap"
 
 // rpingStallPcap is the connection of a failed run of our rping client
 // against siw's rping -s (scenario ours-client-vs-rping-s/rev2-enhanced-
-// nocrc, server port 7102), captured with siwcap in the siw VM on
-// 2026-11-27: 2 of 199 runs of the two rev2-enhanced scenarios failed
-// this way (docs/siw-interop.md, open questions). siw sent its MPA Reply
-// 29 ms after our Request; our first FPDU left 0.19 ms after the Reply
-// arrived and siw's TCP acknowledged it 47 ms later; then nothing came
-// from siw, no Terminate and no FIN, until our client gave up after 20 s
-// (TCP keepalive probes at 15 s, our RST at 20 s).
+// nocrc, server port 7102), captured with siwcap in the siw VM: siw
+// sent its MPA Reply, acknowledged our first FPDU, then nothing, no
+// Terminate and no FIN, until our client gave up (TCP keepalive probes,
+// then our RST). docs/siw-interop.md (open questions) has the timeline.
 const rpingStallPcap = "testdata/rping-siw-stall.pcap"
 
 // tcpPayloads returns the reassembled TCP payload of each direction of a

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+	"github.com/sctp-rdma/sctp-rdma/internal/pcapread"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 )
@@ -192,7 +192,7 @@ func FuzzParsePerftest(f *testing.F) {
 // destination port) of a capture (package capture reads pcap and pcapng).
 func tcpFlows(t *testing.T, path string) map[[2]uint16][]byte {
 	t.Helper()
-	streams, err := capture.ReadTCPStreams(path)
+	streams, err := pcapread.ReadTCPStreams(path)
 	require.NoError(t, err)
 	out := map[[2]uint16][]byte{}
 	for fl, b := range streams {

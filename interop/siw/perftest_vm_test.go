@@ -171,7 +171,7 @@ func perftestScenarios(t *testing.T, addr string) {
 				// now and then under emulation: try up to three times for a
 				// figure, a run that moved its data is a pass either way.
 				// The pair of siw peers also hangs now and then (ib_send_bw,
-				// once in a CI run of 2026-11-27, neither side printing
+				// once in CI, neither side printing
 				// anything) or fails (ib_read_bw, once in a loaded run of
 				// the race suite: "Bad wc status 5", a flushed work request,
 				// then "Failed to exchange data between server and
@@ -217,7 +217,7 @@ func perftestScenarios(t *testing.T, addr string) {
 						Iters: perftestIters, MPA: perftestMPA})
 					cancel()
 					if attempt == 1 && siwServerFailedFirstExchange(err, s.output()) {
-						// Seen once (ib_send_bw, CI of 2026-11-27) and once
+						// Seen once in CI (ib_send_bw) and once
 						// between siw peers (ib_read_bw): the siw server
 						// never answered our version message, the connection
 						// stayed open and no Terminate reached us; its work
@@ -243,7 +243,7 @@ func perftestScenarios(t *testing.T, addr string) {
 					require.NoError(t, err, "%s -R server output:\n%s", tool, s.output())
 					out = s.wait(t)
 					if attempt == 1 && siwServerTeardownError(out) {
-						// Seen once (ib_send_bw, CI of 2026-11-27): every
+						// Seen once in CI (ib_send_bw): every
 						// Send arrived and our client finished the closing
 						// handshake, yet the siw server's QP went to error
 						// as it closed, so its result line ends in an error
@@ -293,7 +293,7 @@ func perftestScenarios(t *testing.T, addr string) {
 						break
 					}
 					if attempt == 1 && r.err == nil && parsePerftest(out).HaveLine && siwServerTeardownError(out) {
-						// Seen once (ib_read_bw, CI of 2026-11-28): every
+						// Seen once in CI (ib_read_bw): every
 						// Read completed, our server served the closing
 						// exchange and returned, yet the siw client's QP
 						// went to error as it closed (the mirror of the

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/vmtest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/vmtest"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
@@ -429,7 +429,7 @@ func TestKnownGuestBug(t *testing.T) {
 }
 
 func TestSiwServerTeardownError(t *testing.T) {
-	// ib_send_bw -R's output in the CI run of 2026-11-27.
+	// ib_send_bw -R's output in a failed CI run (docs/siw-interop.md).
 	failed := " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n" +
 		" 65536      200              0.00               15.85  \t\t   0.000254 Bad wc status 2\n" +
 		" Unable to write from socket/rdma_cm\n Failed to close connection between server and client\n" +
@@ -442,7 +442,7 @@ func TestSiwServerTeardownError(t *testing.T) {
 }
 
 func TestSiwServerFailedFirstExchange(t *testing.T) {
-	// ib_send_bw -R's output in the CI run of 2026-11-27, and our client's error.
+	// ib_send_bw -R's output in a failed CI run, and our client's error.
 	out := " Bad wc status 5\n Unable to write from socket/rdma_cm\n Failed to exchange data between server and clients\n"
 	err := fmt.Errorf("siw: perftest control message 1 (version): %w", context.DeadlineExceeded)
 	assert.True(t, siwServerFailedFirstExchange(err, out))
@@ -453,7 +453,7 @@ func TestSiwServerFailedFirstExchange(t *testing.T) {
 
 func TestSiwDroppedFirstExchange(t *testing.T) {
 	err := fmt.Errorf("ping 0: waiting for RDMA_WRITE_ADV: %w", context.DeadlineExceeded)
-	// Both outputs of rping -s seen in the siw VM on 2026-11-27.
+	// Both outputs of rping -s seen in the siw VM.
 	assert.True(t, siwDroppedFirstExchange(err, "server DISCONNECT EVENT...\nwait for RDMA_READ_ADV state 10\n"))
 	assert.True(t, siwDroppedFirstExchange(err, "server DISCONNECT EVENT...\n"))
 	assert.False(t, siwDroppedFirstExchange(err, ""), "a server that printed nothing")

@@ -4,7 +4,8 @@
 // both over UDP encapsulation (RFC 6951) on loopback, in both directions:
 // usrsctp dialing sctp-native's Listener, and sctp-native dialing
 // usrsctp's listening socket.
-//
+package usrsctp
+
 // The usrsctp side is testdata/peer.c, this project's own small program,
 // built with the system compiler at test time (scripts/usrsctp-setup.sh
 // installs libusrsctp-dev and tshark) and driven line by line. The cases:
@@ -16,4 +17,3 @@
 // packet, no bad CRC32c, no ERROR chunk. docs/usrsctp-interop.md.
 //
 // The package has no non-test code beyond this documentation.
-package usrsctp

@@ -7,7 +7,8 @@
 // that tshark's built-in iWARP dissectors decode every FPDU as
 // MPA/DDP/RDMAP, report no malformed packet and find every CRC good
 // (RFC 5044 §4.4).
-//
+package wireshark
+
 // SCTP: Wireshark has no RFC 5043 dissector, so the repository ships one,
 // the Lua plugin wireshark/iwarp-sctp.lua (docs/wireshark.md). The tests
 // capture a userspace SCTP association (pion, over UDP) carrying every
@@ -20,4 +21,3 @@
 // check that malformed input yields an expert info, never a Lua error.
 //
 // The package has no non-test code beyond this documentation.
-package wireshark

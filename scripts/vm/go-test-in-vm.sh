@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/vm/go-test-in-vm.sh — build a package's test binary and run it in
-# the kernel-SCTP VM (the shell equivalent of internal/vmtest.RunInVM, for
+# the kernel-SCTP VM (the shell equivalent of internal/tools/vmtest.RunInVM, for
 # Makefiles and by hand).
 #
 # usage: go-test-in-vm.sh [run.sh options] PACKAGE_DIR RUN_REGEX [TEST_BINARY_ARGS...]

@@ -83,7 +83,7 @@ type Config struct {
 
 	// Capture, if not nil, records the association's user messages as
 	// the socket API sees them, each as an IP/SCTP packet with one DATA
-	// chunk (capture.SCTPRecorder: no handshake, SACK or retransmission).
+	// chunk (capture.Writer.SCTP: no handshake, SACK or retransmission).
 	Capture *capture.Writer
 
 	// AllowMissingAdaptation accepts a peer that sends no DDP Adaptation

@@ -57,7 +57,7 @@ func run(in, out, assoc, title string) error {
 	}
 	var cwnd, flight, ssthresh, frtx, t3 plotter.XYs
 	for _, r := range recs {
-		if r.Assoc != assoc || (r.Event != trace.EventSACK && r.Event != trace.EventT3Expiry) {
+		if r.Assoc != assoc || (r.Event != "sctp:sack" && r.Event != "sctp:t3_expiry") {
 			continue
 		}
 		x := r.T / 1000
@@ -67,7 +67,7 @@ func run(in, out, assoc, title string) error {
 		switch {
 		case r.FastRetransmit:
 			frtx = append(frtx, plotter.XY{X: x, Y: kib(r.Cwnd)})
-		case r.Event == trace.EventT3Expiry:
+		case r.Event == "sctp:t3_expiry":
 			t3 = append(t3, plotter.XY{X: x, Y: kib(r.Cwnd)})
 		}
 	}

@@ -9,7 +9,8 @@
 // until the server is idle again, whether and when it aborted the
 // association, and the HEARTBEAT round trips of a second association
 // probed every -probe-every during the flood (docs/security.md).
-//
+package main
+
 //	sctp-rdma serve --listen 127.0.0.1:18515 &
 //	go run ./internal/tools/fragflood -addr 127.0.0.1:18515 -pid $! -n 200000 -size 1
 //
@@ -18,7 +19,6 @@
 // other TSN, middles: held out of order), gaps (messages of -msg-frags
 // fragments, a B and middles, one TSN left out after each: none ever
 // completes, none is provably dead).
-package main
 
 import (
 	"bufio"

@@ -2,17 +2,17 @@
 
 // Command siwcap captures the loopback traffic of a shell command inside
 // the siw VM, where there is no tcpdump, and prints it as a base64 pcapng
-// (written by package capture) between PCAP-BEGIN and PCAP-END lines on
-// the console. siw's connections to 10.0.0.1 (dummy0) travel over lo. It made
-// interop/siw/testdata/perftest-siw.pcap:
+// between PCAP-BEGIN and PCAP-END lines on the console. siw's connections
+// to 10.0.0.1 (dummy0) travel over lo. Keep runs small: the whole capture
+// is held in memory and printed.
+package main
+
+// It made interop/siw/testdata/perftest-siw.pcap:
 //
 //	CGO_ENABLED=0 go build -o /tmp/siwcap ./interop/siw/siwcap
 //	scripts/vm/siw-run.sh /tmp/siwcap 'ib_write_bw -R -d siw0 -p 18601 -s 4096 -n 5 -F & sleep 1;
 //	    ib_write_bw -R -d siw0 -p 18601 -s 4096 -n 5 -F 10.0.0.1; wait' > out.txt
 //	sed -n '/PCAP-BEGIN/,/PCAP-END/p' out.txt | grep -v PCAP | tr -d '\r\n' | base64 -d > x.pcap
-//
-// Keep runs small: the whole capture is held in memory and printed.
-package main
 
 import (
 	"bytes"
@@ -23,7 +23,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 )
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -47,7 +49,7 @@ func main() {
 	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
 
 	var pcap bytes.Buffer
-	w, err := capture.NewFrameWriter(&pcap, 1) // LINKTYPE_ETHERNET
+	w, err := pcapgo.NewNgWriter(&pcap, layers.LinkTypeEthernet)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "siwcap:", err)
 		os.Exit(1)
@@ -71,7 +73,8 @@ func main() {
 			if ll, ok := from.(*syscall.SockaddrLinklayer); ok && ll.Pkttype == syscall.PACKET_OUTGOING {
 				continue // lo shows every packet twice
 			}
-			_ = w.WriteFrame(time.Now(), buf[:n])
+			ci := gopacket.CaptureInfo{Timestamp: time.Now(), CaptureLength: n, Length: n}
+			_ = w.WritePacket(ci, buf[:n])
 		}
 	}()
 
@@ -80,7 +83,7 @@ func main() {
 	runErr := cmd.Run()
 	close(stop)
 	<-done
-	if err := w.Close(); err != nil {
+	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "siwcap:", err)
 	}
 	fmt.Println("PCAP-BEGIN")

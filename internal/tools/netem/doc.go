@@ -2,7 +2,8 @@
 // jitter, random and bursty loss, duplication, reordering, and a
 // bottleneck of a given rate with a bounded queue, applied to every IP
 // packet that crosses a link between two network namespaces.
-//
+package netem
+
 // It is what the project uses where the kernel has no sch_netem (this
 // development host among them): the fault suites (e2e/faults) run their
 // lossy and reordering links through it, and `sctp-rdma harness --wan`
@@ -20,8 +21,7 @@
 // devices and runs a Model in each direction, or, where the kernel has
 // sch_netem, with a veth pair under netem. Namespaces, devices and qdiscs
 // are set up over netlink, not with iproute2, so that a Link works in the
-// busybox guest of internal/vmtest too (the kernel-SCTP WAN runs).
-package netem
+// busybox guest of internal/tools/vmtest too (the kernel-SCTP WAN runs).
 
 // Backends of a Link.
 const (

@@ -1,6 +1,6 @@
 // Package workload is the verification workload shared by the end-to-end
-// suite (e2e), `sctp-rdma demo` (internal/demo) and `make soak`
-// (internal/soak): over one SCTP association, many DDP streams each run
+// suite (e2e), `sctp-rdma demo` (internal/tools/demo) and `make soak`
+// (internal/tools/soak): over one SCTP association, many DDP streams each run
 // every RDMAP operation (RFC 5040 §5, RFC 7306 §5, §6) with random or
 // configured sizes, and every octet is verified at both ends. One stream
 // may be broken on purpose (an STag never advertised: the server answers

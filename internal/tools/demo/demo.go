@@ -3,7 +3,7 @@
 // streams running every RDMA operation concurrently with byte-for-byte
 // verification at both ends, and one stream deliberately broken by a
 // protocol error while the others finish. The work itself is
-// internal/workload; this package sets it up and prints the report of
+// internal/tools/workload; this package sets it up and prints the report of
 // `sctp-rdma demo`.
 package demo
 
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
-	"github.com/sctp-rdma/sctp-rdma/internal/workload"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/native"

@@ -9,7 +9,6 @@
 package metrics
 
 import (
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
@@ -19,10 +18,48 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
-// Source is what a Snapshot is taken of.
+// Source is what a Snapshot is taken of: the listener and, if Server is
+// not nil, what the server on it counted. metrics knows no server type:
+// serve hands it a func that reads its bench server.
 type Source struct {
-	Server   *bench.Server
+	Server   func() Served
 	Listener *transport.Listener
+}
+
+// Served is what a server counted at one instant: what its caps did, the
+// sum over the streams it served and each live stream.
+type Served struct {
+	// Active streams hold Reserved octets of buffers, out of MaxMemory.
+	Active              int
+	Reserved, MaxMemory int64
+	// The stream requests admitted and refused by each cap, and the
+	// streams ended for want of a Setup.
+	Admitted, RefusedBusy, RefusedNotBench, RefusedMemory, RefusedShare, SetupTimeouts uint64
+	// Finished counts the streams whose service ended; Totals sums the
+	// RDMAP counters of every stream, finished and live.
+	Finished uint64
+	Totals   rdmap.Stats
+	// Terminates lists each Terminate code seen, ordered by layer, type
+	// and code.
+	Terminates []ServedTerminate
+	Streams    []ServedStream
+}
+
+// ServedTerminate counts the Terminates of one layer/type/code (RFC 5040
+// §4.8) a server's streams sent and received.
+type ServedTerminate struct {
+	Code           iwarp.TermCode
+	Sent, Received uint64
+}
+
+// ServedStream is one live stream of a server: its LLP, the client's
+// transport address, its SCTP stream (0 over MPA), the test its Setup
+// asked for (empty before it) and its RDMAP counters.
+type ServedStream struct {
+	LLP, Peer string
+	StreamID  uint16
+	Test      string
+	Stats     rdmap.Stats
 }
 
 // opcodeNames are the label values of the RDMAP opcodes (RFC 5040 §4.3,
@@ -198,18 +235,17 @@ func Take(src Source) Snapshot {
 			s.PerAssociation = append(s.PerAssociation, pa)
 		}
 	}
-	if srv := src.Server; srv != nil {
-		st := srv.Stats()
+	if src.Server != nil {
+		st := src.Server()
 		s.StreamsActive, s.Admitted, s.RefusedBusy = st.Active, st.Admitted, st.RefusedBusy
 		s.RefusedNotBench, s.RefusedMemory, s.SetupTimeouts = st.RefusedNotBench, st.RefusedMemory, st.SetupTimeouts
 		s.RefusedShare = st.RefusedShare
 		s.MemoryReserved, s.MemoryMax = st.Reserved, st.MaxMemory
-		tot := srv.Totals()
-		s.StreamsFinished = tot.Finished
-		s.RDMAP = rdmapOf(tot.Stats)
+		s.StreamsFinished = st.Finished
+		s.RDMAP = rdmapOf(st.Totals)
 		s.Terminates = []Terminate{}
 		crc := iwarp.Term.MPACRC
-		for _, tc := range tot.Terminates {
+		for _, tc := range st.Terminates {
 			s.Terminates = append(s.Terminates, Terminate{Layer: tc.Code.Layer, Type: tc.Code.EType, Code: tc.Code.Code,
 				Name: tc.Code.String(), Sent: tc.Sent, Received: tc.Received})
 			if tc.Code == crc && s.LLP == transport.MPA {
@@ -217,7 +253,7 @@ func Take(src Source) Snapshot {
 			}
 		}
 		s.PerStream = []Stream{}
-		for _, ps := range srv.Streams() {
+		for _, ps := range st.Streams {
 			s.PerStream = append(s.PerStream, Stream{LLP: ps.LLP, Peer: ps.Peer, Stream: ps.StreamID, Test: ps.Test, RDMAP: rdmapOf(ps.Stats)})
 		}
 	}

@@ -5,7 +5,10 @@
 // scripts/vm/README.md for the recipe and its costs.
 //
 // The usual pattern is a test that runs its real body where the kernel has
-// SCTP and otherwise re-runs itself in the VM:
+// SCTP and otherwise re-runs itself in the VM (RunInVM).
+package vmtest
+
+// For example:
 //
 //	func TestKernelSCTP(t *testing.T) {
 //		if !vmtest.KernelHasSCTP() {
@@ -14,7 +17,6 @@
 //		}
 //		// ... the suite, now on a kernel with SCTP ...
 //	}
-package vmtest
 
 import (
 	"bufio"

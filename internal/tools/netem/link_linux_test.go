@@ -132,8 +132,8 @@ func TestLink_RateAndQueue(t *testing.T) {
 	udpRate := float64(recv) * 8 / d.Seconds()
 	_, ba := l.Counters()
 	t.Logf("UDP: offered %.1f Mbit/s, received %.1f Mbit/s; B→A %+v", float64(sent)*8/d.Seconds()/1e6, udpRate/1e6, ba)
-	// Unloaded: 50.4 of 50 Mbit/s; the bounds leave room for a busy CI
-	// host, where the paced sender itself may fall behind.
+	// The bounds leave room for a busy CI host, where the paced sender
+	// itself may fall behind.
 	assert.InDelta(t, rate, udpRate, 0.2*rate, "UDP through the bottleneck at its rate")
 	assert.Positive(t, ba.QueueDrops, "the queue is bounded: the excess is dropped")
 
@@ -333,7 +333,7 @@ func TestNetemQdisc(t *testing.T) {
 }
 
 // Namespaces are made and removed without iproute2 (netlink and system
-// calls: the busybox guest of internal/vmtest has no usable ip or tc),
+// calls: the busybox guest of internal/tools/vmtest has no usable ip or tc),
 // where `ip netns` and pmtu/netns.In find them.
 func TestNamespaceLifecycle(t *testing.T) {
 	if testing.Short() {

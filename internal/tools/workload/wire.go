@@ -15,14 +15,15 @@ import (
 
 const (
 	// advertLen is the length of the advertisement, the server's first
-	// Send on every stream: the STag of its target region (write area,
-	// write-with-immediate area, atomic counter), the STag the client may
-	// invalidate, the largest operation size, the receive buffers it keeps
-	// posted and the offsets of the areas in the target:
+	// Send on every stream: its target region (write area,
+	// write-with-immediate area, atomic counter) as a Region, the STag the
+	// client may invalidate, the largest operation size, the receive
+	// buffers it keeps posted and the offsets of the areas from the
+	// target's TO:
 	//
-	//	0       4        8     12       16        24            32
-	//	| STag  | invSTag | max | window | immOff  | counterOff  |
-	advertLen = 32
+	//	0        20        24    28       32       40           48
+	//	| Region | invSTag | max | window | immOff | counterOff |
+	advertLen = RegionLen + 28
 	// pongLen is the length of the pong, the server's answer to the sync
 	// (Immediate Data of kind 'P') once it has re-posted every buffer
 	// consumed before: the STag to invalidate next, the messages it has
@@ -34,38 +35,44 @@ const (
 )
 
 type advert struct {
-	stag, invSTag      uint32
+	target             Region
+	invSTag            uint32
 	max, window        uint32
 	immOff, counterOff uint64
 }
 
 func (a advert) bytes() []byte {
-	b := make([]byte, advertLen)
-	binary.BigEndian.PutUint32(b[0:], a.stag)
-	binary.BigEndian.PutUint32(b[4:], a.invSTag)
-	binary.BigEndian.PutUint32(b[8:], a.max)
-	binary.BigEndian.PutUint32(b[12:], a.window)
-	binary.BigEndian.PutUint64(b[16:], a.immOff)
-	binary.BigEndian.PutUint64(b[24:], a.counterOff)
-	return b
+	b := a.target.Append(make([]byte, 0, advertLen))
+	b = binary.BigEndian.AppendUint32(b, a.invSTag)
+	b = binary.BigEndian.AppendUint32(b, a.max)
+	b = binary.BigEndian.AppendUint32(b, a.window)
+	b = binary.BigEndian.AppendUint64(b, a.immOff)
+	return binary.BigEndian.AppendUint64(b, a.counterOff)
 }
 
 func parseAdvert(b []byte) (advert, error) {
 	if len(b) != advertLen {
 		return advert{}, fmt.Errorf("advertisement of %d octets, want %d", len(b), advertLen)
 	}
+	target, err := ParseRegion(b)
+	if err != nil {
+		return advert{}, err
+	}
+	b = b[RegionLen:]
 	a := advert{
-		stag:       binary.BigEndian.Uint32(b[0:]),
-		invSTag:    binary.BigEndian.Uint32(b[4:]),
-		max:        binary.BigEndian.Uint32(b[8:]),
-		window:     binary.BigEndian.Uint32(b[12:]),
-		immOff:     binary.BigEndian.Uint64(b[16:]),
-		counterOff: binary.BigEndian.Uint64(b[24:]),
+		target:     target,
+		invSTag:    binary.BigEndian.Uint32(b[0:]),
+		max:        binary.BigEndian.Uint32(b[4:]),
+		window:     binary.BigEndian.Uint32(b[8:]),
+		immOff:     binary.BigEndian.Uint64(b[12:]),
+		counterOff: binary.BigEndian.Uint64(b[20:]),
 	}
 	switch {
 	case a.window < 2:
 		return advert{}, fmt.Errorf("advertised window of %d receive buffers", a.window)
-	case a.immOff < uint64(a.max) || a.counterOff < a.immOff+uint64(a.max) || a.counterOff%8 != 0:
+	case a.counterOff+8 > a.target.Length:
+		return advert{}, fmt.Errorf("advertised counter at %d beyond the %d-octet target", a.counterOff, a.target.Length)
+	case a.immOff < uint64(a.max) || a.counterOff < a.immOff+uint64(a.max) || (a.target.TO+a.counterOff)%8 != 0:
 		return advert{}, fmt.Errorf("advertised layout overlaps: max %d, immediate area at %d, counter at %d",
 			a.max, a.immOff, a.counterOff)
 	}

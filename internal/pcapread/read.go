@@ -1,4 +1,7 @@
-package capture
+// Package pcapread reads pcap and pcapng files back into IP packets and
+// TCP byte streams, for tests that check what package capture, tcpdump or
+// a peer recorded.
+package pcapread
 
 import (
 	"bufio"
@@ -14,6 +17,16 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// IP protocol numbers and TCP flags of Packet.
+const (
+	protoTCP  = 6
+	protoSCTP = 132
+	tcpFIN    = 0x01
+	tcpSYN    = 0x02
+	tcpPSH    = 0x08
+	tcpACK    = 0x10
 )
 
 // Packet is one IP packet read from a capture.
@@ -40,10 +53,10 @@ type TCPFlow struct{ Src, Dst netip.AddrPort }
 func ReadPackets(path string) ([]Packet, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
+		return nil, fmt.Errorf("pcapread: %w", err)
 	}
 	defer f.Close()
-	return readPackets(f)
+	return Read(f)
 }
 
 type packetSource interface {
@@ -51,11 +64,12 @@ type packetSource interface {
 	LinkType() layers.LinkType
 }
 
-func readPackets(r io.Reader) ([]Packet, error) {
+// Read is ReadPackets from r.
+func Read(r io.Reader) ([]Packet, error) {
 	br := bufio.NewReader(r)
 	magic, err := br.Peek(4)
 	if err != nil {
-		return nil, fmt.Errorf("capture: not a capture file: %w", err)
+		return nil, fmt.Errorf("pcapread: not a capture file: %w", err)
 	}
 	var src packetSource
 	if bytes.Equal(magic, []byte{0x0a, 0x0d, 0x0d, 0x0a}) {
@@ -64,7 +78,7 @@ func readPackets(r io.Reader) ([]Packet, error) {
 		src, err = pcapgo.NewReader(br)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
+		return nil, fmt.Errorf("pcapread: %w", err)
 	}
 	var out []Packet
 	for {
@@ -73,7 +87,7 @@ func readPackets(r io.Reader) ([]Packet, error) {
 			return out, nil
 		}
 		if err != nil {
-			return out, fmt.Errorf("capture: packet %d: %w", len(out)+1, err)
+			return out, fmt.Errorf("pcapread: packet %d: %w", len(out)+1, err)
 		}
 		if p, ok := decode(data, src.LinkType()); ok {
 			p.Time = ci.Timestamp

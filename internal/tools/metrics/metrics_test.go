@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
+	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -23,7 +24,7 @@ func TestCollectorLint(t *testing.T) {
 	for _, llp := range []string{transport.SCTPPion, transport.MPA} {
 		ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
 		require.NoError(t, err)
-		c := NewCollector(Source{Server: bench.NewServer(bench.ServerConfig{}), Listener: ln})
+		c := NewCollector(Source{Server: idleServer, Listener: ln})
 		problems, err := testutil.CollectAndLint(c)
 		require.NoError(t, err)
 		assert.Empty(t, problems, llp)
@@ -44,7 +45,7 @@ func TestSnapshotIdle(t *testing.T) {
 	ln, err := transport.Listen(transport.Options{LLP: transport.SCTPPion}, "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	s := Take(Source{Server: bench.NewServer(bench.ServerConfig{}), Listener: ln})
+	s := Take(Source{Server: idleServer, Listener: ln})
 	assert.Equal(t, transport.SCTPPion, s.LLP)
 	assert.Len(t, s.RDMAP.Sent, 12)
 	assert.Len(t, s.SessionControl.Received, 7)
@@ -60,7 +61,7 @@ func TestMetricNamesFollowConventions(t *testing.T) {
 	ln, err := transport.Listen(transport.Options{LLP: transport.SCTPNative}, "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	c := NewCollector(Source{Server: bench.NewServer(bench.ServerConfig{}), Listener: ln})
+	c := NewCollector(Source{Server: idleServer, Listener: ln})
 	ch := make(chan *prometheus.Desc, 100)
 	c.Describe(ch)
 	close(ch)
@@ -94,4 +95,32 @@ func TestMetricNamesFollowConventions(t *testing.T) {
 			assert.False(t, strings.HasSuffix(f.GetName(), "_total"), "gauge %s does not end in _total", f.GetName())
 		}
 	}
+}
+
+// idleServer is a server that has served nothing.
+func idleServer() Served { return Served{MaxMemory: 1 << 30} }
+
+// TestSnapshotServed: Take copies what the server counted, names each
+// Terminate code and counts MPA CRC Terminates sent over MPA.
+func TestSnapshotServed(t *testing.T) {
+	ln, err := transport.Listen(transport.Options{LLP: transport.MPA}, "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	var totals rdmap.Stats
+	totals.OctetsPlaced = 4096
+	served := Served{Active: 1, Reserved: 8192, MaxMemory: 1 << 30, Admitted: 3, RefusedBusy: 1, Finished: 2, Totals: totals,
+		Terminates: []ServedTerminate{{Code: iwarp.Term.MPACRC, Sent: 2, Received: 1}},
+		Streams:    []ServedStream{{LLP: transport.MPA, Peer: "127.0.0.1:9", Test: "write", Stats: totals}}}
+	s := Take(Source{Server: func() Served { return served }, Listener: ln})
+	assert.Equal(t, 1, s.StreamsActive)
+	assert.Equal(t, uint64(3), s.Admitted)
+	assert.Equal(t, uint64(1), s.RefusedBusy)
+	assert.Equal(t, uint64(2), s.StreamsFinished)
+	assert.Equal(t, int64(8192), s.MemoryReserved)
+	assert.Equal(t, uint64(4096), s.RDMAP.OctetsPlaced)
+	require.Len(t, s.Terminates, 1)
+	assert.Equal(t, iwarp.Term.MPACRC.String(), s.Terminates[0].Name)
+	assert.Equal(t, uint64(2), s.MPACRCErrors)
+	require.Len(t, s.PerStream, 1)
+	assert.Equal(t, Stream{LLP: transport.MPA, Peer: "127.0.0.1:9", Test: "write", RDMAP: rdmapOf(totals)}, s.PerStream[0])
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
@@ -47,7 +46,7 @@ func TestScrapeListenerAndBudget(t *testing.T) {
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	addr, wait, err := Listen(ctx, "127.0.0.1:0", Source{Server: bench.NewServer(bench.ServerConfig{}), Listener: ln})
+	addr, wait, err := Listen(ctx, "127.0.0.1:0", Source{Server: idleServer, Listener: ln})
 	require.NoError(t, err)
 	defer func() { cancel(); wait() }()
 

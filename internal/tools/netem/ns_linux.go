@@ -23,7 +23,7 @@ const netnsDir = "/run/netns"
 // namespace is a named network namespace with a netlink handle inside
 // it. Everything goes through netlink and system calls, not through
 // iproute2's ip and tc, so that a Link also works where they are missing
-// or too small (the busybox guest of internal/vmtest).
+// or too small (the busybox guest of internal/tools/vmtest).
 type namespace struct {
 	name string
 	fd   netns.NsHandle

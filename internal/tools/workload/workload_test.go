@@ -280,7 +280,7 @@ func TestServerCheck_Immediate_RFC7306_6(t *testing.T) {
 }
 
 func TestWire_RoundTrips(t *testing.T) {
-	a := advert{stag: 0x01020304, invSTag: 0x0A0B0C0D, max: 1000, window: 8, immOff: 1000, counterOff: 2000}
+	a := advert{target: Region{STag: 0x01020304, TO: 4096, Length: 2008}, invSTag: 0x0A0B0C0D, max: 1000, window: 8, immOff: 1000, counterOff: 2000}
 	got, err := parseAdvert(a.bytes())
 	require.NoError(t, err)
 	assert.Equal(t, a, got)
@@ -294,6 +294,10 @@ func TestWire_RoundTrips(t *testing.T) {
 	bad.window = 1
 	_, err = parseAdvert(bad.bytes())
 	assert.ErrorContains(t, err, "window")
+	bad = a
+	bad.target.Length = 2007
+	_, err = parseAdvert(bad.bytes())
+	assert.ErrorContains(t, err, "beyond")
 
 	p := pong{invSTag: 5, received: 6, counter: 1 << 60}
 	gp, err := parsePong(p.bytes())

@@ -5,7 +5,7 @@
 // accounting at the end — every operation posted completed exactly once
 // (successfully or with a flush error), every byte verified at both ends,
 // goroutines and heap back to their starting level. The work itself is
-// internal/workload run for a duration; this package adds the set-up, the
+// internal/tools/workload run for a duration; this package adds the set-up, the
 // leak checks and the summary.
 package soak
 
@@ -17,7 +17,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/internal/workload"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/pion"
 )

@@ -264,16 +264,16 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 			return err
 		}
 	}
-	ep, stag := c.ep, c.adv.stag
+	ep, stag, to := c.ep, c.adv.target.STag, c.adv.target.TO
 	switch o {
 	case opWrite:
 		n := drawSize(c.rng, c.p.lo, c.p.hi)
 		src := fill(c.src[:n], seed(c.sid, c.writes, n, kindWrite))
 		c.writes++
-		if err := c.do("write", n, func() error { return ep.Write(ctx, src, stag, 0) }); err != nil {
+		if err := c.do("write", n, func() error { return ep.Write(ctx, src, stag, to) }); err != nil {
 			return err
 		}
-		if err := c.do("read", n, func() error { return ep.Read(ctx, c.sink, 0, uint32(n), stag, 0) }); err != nil {
+		if err := c.do("read", n, func() error { return ep.Read(ctx, c.sink, 0, uint32(n), stag, to) }); err != nil {
 			return err
 		}
 		// RFC 5040 §5.5: the Read that follows the Write sees it.
@@ -300,7 +300,7 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		add := 1 + c.rng.Uint64N(1<<20)
 		var orig uint64
 		err := c.do("fetch-add", 8, func() (err error) {
-			orig, err = ep.FetchAdd(ctx, stag, c.adv.counterOff, add, 0) // mask 0: one 64-bit field
+			orig, err = ep.FetchAdd(ctx, stag, to+c.adv.counterOff, add, 0) // mask 0: one 64-bit field
 			return err
 		})
 		if err != nil {
@@ -314,7 +314,7 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		swap := c.rng.Uint64()
 		var orig uint64
 		err := c.do("cmp-swap", 8, func() (err error) {
-			orig, err = ep.CmpSwap(ctx, stag, c.adv.counterOff, c.counter, ^uint64(0), swap, ^uint64(0))
+			orig, err = ep.CmpSwap(ctx, stag, to+c.adv.counterOff, c.counter, ^uint64(0), swap, ^uint64(0))
 			return err
 		})
 		if err != nil {
@@ -336,11 +336,11 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		src := fill(c.src[:n], seed(c.sid, msg, n, kindWriteImm))
 		imm := immValue(kindWriteImm, se, msg, uint32(n))
 		c.immDirty = true
-		return c.do("write-imm", n+8, func() error { return ep.WriteImm(ctx, src, stag, c.adv.immOff, imm, se) })
+		return c.do("write-imm", n+8, func() error { return ep.WriteImm(ctx, src, stag, to+c.adv.immOff, imm, se) })
 	case opReadCounter:
 		off := uint64(c.p.hi)
 		if err := c.do("read-counter", 8, func() error {
-			return ep.Read(ctx, c.sink, off, 8, stag, c.adv.counterOff)
+			return ep.Read(ctx, c.sink, off, 8, stag, to+c.adv.counterOff)
 		}); err != nil {
 			return err
 		}
@@ -413,7 +413,7 @@ func postAndWait(ctx context.Context, ep *rdmap.Endpoint, wr rdmap.SendWR) error
 // It carries data: a zero-length Write needs no valid STag (it is one of
 // the RTR forms of RFC 6581 §9.2).
 func (c *clientStream) inject() ([]byte, error) {
-	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.stag ^ 0xFF}
+	h := iwarpwire.DDPTaggedHeader{Last: true, RsvdULP: iwarpwire.RDMAPControlByte(iwarp.RDMAPOpWrite), STag: c.adv.target.STag ^ 0xFF}
 	hb := h.Append(nil)
 	return hb, c.st.Session.SendSegment(hb, []byte("not for you"))
 }

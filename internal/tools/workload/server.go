@@ -110,7 +110,7 @@ func (s *serverStream) run(ctx context.Context, st *streams.Stream) error {
 	}
 	defer s.inv.Deregister()
 
-	adv := advert{stag: s.target.STag(), invSTag: s.inv.STag(), max: uint32(hi), window: uint32(len(s.bufs)),
+	adv := advert{target: Region{STag: s.target.STag(), TO: s.target.BaseTO(), Length: uint64(s.target.Len())}, invSTag: s.inv.STag(), max: uint32(hi), window: uint32(len(s.bufs)),
 		immOff: s.immOff, counterOff: s.counterOff}
 	if err := ep.Send(ctx, adv.bytes()); err != nil {
 		if s.p.broken || s.p.killed.Load() {
