@@ -149,9 +149,9 @@ func TestSCTPRecorder_RFC9260_3_3_1(t *testing.T) {
 	local, remote := netip.MustParseAddrPort("10.0.0.1:5000"), netip.MustParseAddrPort("10.0.0.2:6000")
 	r := w.SCTP(local, remote)
 	big := bytes.Repeat([]byte{7}, 100000)
-	r(true, 3, 17, true, []byte("initiate"))
-	r(false, 3, 17, true, []byte("accept"))
-	r(true, 3, 16, true, big)
+	r.Record(true, 3, 17, true, []byte("initiate"))
+	r.Record(false, 3, 17, true, []byte("accept"))
+	r.Record(true, 3, 16, true, big)
 	require.NoError(t, w.Close())
 	pkts, err := pcapread.ReadPackets(path)
 	require.NoError(t, err)
@@ -204,7 +204,7 @@ func TestWriter_ConcurrentAndClose(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range each {
-				r(true, uint16(i), 16, true, []byte{byte(j)})
+				r.Record(true, uint16(i), 16, true, []byte{byte(j)})
 				if i == 0 && j == each/2 {
 					require.NoError(t, w.Close())
 				}
@@ -218,7 +218,7 @@ func TestWriter_ConcurrentAndClose(t *testing.T) {
 	pkts, err := pcapread.ReadPackets(path)
 	require.NoError(t, err)
 	assert.Len(t, pkts, int(st.Packets))
-	r(true, 1, 16, true, []byte{1})
+	r.Record(true, 1, 16, true, []byte{1})
 	assert.Equal(t, st.Dropped+1, w.Stats().Dropped, "a record after Close is dropped")
 }
 
@@ -233,7 +233,7 @@ func TestRecord_NoAllocation(t *testing.T) {
 	// Warm up: the records in circulation (at most the queue's slots)
 	// get their buffers once; later records reuse them.
 	for range queueSlots + 1 {
-		r(true, 1, 16, true, payload) // the largest of the three records
+		r.Record(true, 1, 16, true, payload) // the largest of the three records
 		require.NoError(t, w.Flush())
 	}
 	require.NoError(t, w.Flush())
@@ -242,7 +242,7 @@ func TestRecord_NoAllocation(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { w.recordTCP(src, dst, 1, 2, tcpACK|tcpPSH, payload) }), "TCP")
 	require.NoError(t, w.Flush())
 	parts := [][]byte{payload[:16], payload[16:]} // as the kernel backend passes them
-	assert.Zero(t, testing.AllocsPerRun(1000, func() { r(true, 1, 16, true, parts...) }), "SCTP")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { r.Record(true, 1, 16, true, parts...) }), "SCTP")
 	require.NoError(t, w.Close())
 }
 
@@ -308,8 +308,8 @@ func TestTshark_DecodesEachRecorder(t *testing.T) {
 	_, err := w.wrapPacketConn(a).WriteTo(pkt, to)
 	require.NoError(t, err)
 	r := w.SCTP(netip.MustParseAddrPort("127.0.0.1:5001"), netip.MustParseAddrPort("127.0.0.1:5002"))
-	r(true, 2, 16, true, []byte("segment"))
-	r(false, 2, 17, true, []byte("control"))
+	r.Record(true, 2, 16, true, []byte("segment"))
+	r.Record(false, 2, 17, true, []byte("control"))
 	require.NoError(t, w.Close())
 
 	verify := []string{"-o", "sctp.checksum:crc-32c"}

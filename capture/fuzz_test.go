@@ -21,7 +21,7 @@ func FuzzReadPackets(f *testing.F) {
 	src, dst := netip.MustParseAddrPort("127.0.0.1:1"), netip.MustParseAddrPort("[::1]:2")
 	w.recordUDP(src, dst, []byte("x"))
 	w.recordTCP(dst, dst, 1, 2, tcpSYN, nil)
-	w.SCTP(src, src)(true, 1, 16, true, []byte("seg"))
+	w.SCTP(src, src).Record(true, 1, 16, true, []byte("seg"))
 	if err := w.Close(); err != nil {
 		f.Fatal(err)
 	}

@@ -18,9 +18,10 @@ const (
 	tagRemote = 0x5c7b0002
 )
 
-// sctpRecorder records the user messages of one kernel SCTP association
-// as IP/SCTP packets.
-type sctpRecorder struct {
+// SCTPRecorder records the user messages of one kernel SCTP association
+// as IP/SCTP packets (Writer.SCTP). A method, not a func value, so that
+// the caller's variadic parts stay on its stack.
+type SCTPRecorder struct {
 	w             *Writer
 	local, remote netip.AddrPort
 	mu            sync.Mutex
@@ -34,15 +35,17 @@ type sctpRecorder struct {
 // one user message, sent by this side if sent, else received, on stream
 // with ppid (host order), given as the concatenation of parts, as one
 // DATA chunk of an IP/SCTP packet.
-func (w *Writer) SCTP(local, remote netip.AddrPort) func(sent bool, stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
+func (w *Writer) SCTP(local, remote netip.AddrPort) *SCTPRecorder {
 	l, r := endpoints(local, remote)
-	rec := &sctpRecorder{w: w, local: l, remote: r, tsnOut: 1, tsnIn: 1}
-	return func(sent bool, stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
-		rec.record(sent, stream, ppid, unordered, parts)
-	}
+	return &SCTPRecorder{w: w, local: l, remote: r, tsnOut: 1, tsnIn: 1}
 }
 
-func (r *sctpRecorder) record(out bool, stream uint16, ppid uint32, unordered bool, parts [][]byte) {
+// Record records one user message (see Writer.SCTP).
+func (r *SCTPRecorder) Record(sent bool, stream uint16, ppid uint32, unordered bool, parts ...[]byte) {
+	r.record(sent, stream, ppid, unordered, parts)
+}
+
+func (r *SCTPRecorder) record(out bool, stream uint16, ppid uint32, unordered bool, parts [][]byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	msg := r.msg[:0]

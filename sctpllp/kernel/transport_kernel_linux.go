@@ -19,6 +19,7 @@ import (
 	"github.com/ishidawataru/sctp"
 	"golang.org/x/sys/unix"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
@@ -473,7 +474,7 @@ const (
 // kernelTransport is a Transport on a kernel one-to-one SCTP socket.
 type kernelTransport struct {
 	cfg           Config
-	rec           func(sent bool, stream uint16, ppid uint32, unordered bool, parts ...[]byte) // nil unless cfg.Capture
+	rec           *capture.SCTPRecorder // nil unless cfg.Capture
 	f             *os.File
 	rc            syscall.RawConn
 	local, remote net.Addr
@@ -867,7 +868,7 @@ func (t *kernelTransport) receive() error {
 		t.inFn = true
 		t.mu.Unlock()
 		if t.rec != nil {
-			t.rec(false, t.rInfo.Stream, t.rInfo.PPID, t.rInfo.Flags&sctp.SCTP_UNORDERED != 0, msg)
+			t.rec.Record(false, t.rInfo.Stream, t.rInfo.PPID, t.rInfo.Flags&sctp.SCTP_UNORDERED != 0, msg)
 		}
 		fn(t.rInfo.Stream, t.rInfo.PPID, msg)
 		t.mu.Lock()
@@ -1028,7 +1029,7 @@ func (t *kernelTransport) WriteMsg(sid uint16, ppid uint32, parts ...[]byte) err
 		t.window.sent(sid)
 	}
 	if t.rec != nil {
-		t.rec(true, sid, ppid, true, parts...)
+		t.rec.Record(true, sid, ppid, true, parts...)
 	}
 	return nil
 }
