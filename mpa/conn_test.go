@@ -107,6 +107,12 @@ func teardown(t testing.TB, cs ...*Conn) {
 // loopback TCP.
 func pair(t testing.TB, ccfg, scfg *Config) (*Conn, *Conn) {
 	t.Helper()
+	return pairWrapped(t, ccfg, scfg, func(nc net.Conn) net.Conn { return nc })
+}
+
+// pairWrapped is pair with the Initiator's TCP conn passed through wrap.
+func pairWrapped(t testing.TB, ccfg, scfg *Config, wrap func(net.Conn) net.Conn) (*Conn, *Conn) {
+	t.Helper()
 	ln, err := Listen("tcp", "127.0.0.1:0", scfg)
 	require.NoError(t, err)
 	defer ln.Close()
@@ -119,7 +125,11 @@ func pair(t testing.TB, ccfg, scfg *Config) (*Conn, *Conn) {
 		c, err := ln.Accept(testCtx(t))
 		ch <- res{c, err}
 	}()
-	cli, err := Dial(testCtx(t), "tcp", ln.Addr().String(), ccfg)
+	var cli *Conn
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err == nil {
+		cli, err = Client(testCtx(t), wrap(nc), ccfg)
+	}
 	r := <-ch
 	require.NoError(t, err)
 	require.NoError(t, r.err)
@@ -1046,23 +1056,11 @@ func (r *resetOnWrite) Write(b []byte) (int, error) {
 // the stream still ends with "TCP connection lost" (RFC 5044 §8 code 1)
 // naming the reset, not with a graceful close.
 func TestRFC5044_8_ResetSeenBySendFirst(t *testing.T) {
-	ln, err := Listen("tcp", "127.0.0.1:0", &Config{})
-	require.NoError(t, err)
-	defer ln.Close()
-	ch := make(chan *Conn, 1)
-	go func() {
-		c, err := ln.Accept(testCtx(t))
-		assert.NoError(t, err)
-		ch <- c
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	rc := &resetOnWrite{Conn: nc}
-	cli, err := Client(testCtx(t), rc, &Config{})
-	require.NoError(t, err)
-	srv := <-ch
-	require.NotNil(t, srv)
-	teardown(t, cli, srv)
+	var rc *resetOnWrite
+	cli, srv := pairWrapped(t, &Config{}, &Config{}, func(nc net.Conn) net.Conn {
+		rc = &resetOnWrite{Conn: nc}
+		return rc
+	})
 	cr := newRecorder()
 	cli.Start(cr)
 
@@ -1070,7 +1068,7 @@ func TestRFC5044_8_ResetSeenBySendFirst(t *testing.T) {
 	serr := cli.SendSegment(nil, []byte("x"))
 	require.ErrorIs(t, serr, syscall.ECONNRESET)
 	require.NoError(t, srv.NetConn().Close()) // FIN: what the reader sees after the RST
-	err = cr.end(t)
+	err := cr.end(t)
 	require.ErrorIs(t, err, ErrConnectionLost)
 	assert.ErrorIs(t, err, syscall.ECONNRESET)
 	assert.Equal(t, uint8(iwarp.Term.MPAConnectionLost.Code), llpCode(t, err))
