@@ -218,6 +218,7 @@ func NewAssociation(t backend.Transport, cfg Config) *Association {
 		done:     make(chan struct{}),
 	}
 	a.held.Acct = membudget.NewAccount(cfg.Budget, int64(cfg.MaxHeldAssocBytes))
+	a.held.Acct.SetReclaim(a.reclaimMemory)
 	if cfg.MaxHeldAddrBytes > 0 {
 		a.held.Addr = reseq.ShareOf(cfg.Budget, t.RemoteAddr(), int64(cfg.MaxHeldAddrBytes))
 	}

@@ -14,8 +14,8 @@ import (
 // TestAttack_64AssociationsOneAddress, but the per-address share lifted
 // so that a small process budget (32 MiB, an eighth of the 64 shares of
 // 4 MiB) is the bound: the octets charged never exceed it, an association
-// whose charge does not fit is aborted with errMemoryShare and gives back
-// what it held, the live heap grows by at most twice the budget, and a
+// whose charge does not fit, or that holds the most when a smaller one
+// needs room, is aborted with errMemoryShare and gives back what it held, the live heap grows by at most twice the budget, and a
 // fresh association from another address still holds an early chunk and
 // completes a session both ways.
 func TestAttack_64AssociationsOneAddress_ProcessBudget(t *testing.T) {
@@ -29,13 +29,20 @@ func TestAttack_64AssociationsOneAddress_ProcessBudget(t *testing.T) {
 	aborted := 0
 	for i := range 64 {
 		k := newReseqAttack(t, cfg, evil, uint64(i))
-		if k.fill(share * 9 / 10) {
+		k.fill(share * 9 / 10)
+		atk = append(atk, k)
+		// Beyond the limit only by what a reclaimed association is
+		// giving back (membudget.Account.ChargeOrReclaim).
+		require.LessOrEqual(t, b.Peak(), b.Limit()+share)
+	}
+	// An association over the budget is aborted, either when its own
+	// charge fails or, reclaimed, for a smaller one's.
+	for _, k := range atk {
+		if k.over() {
 			require.ErrorIs(t, k.a.Err(), errMemoryShare)
 			require.ErrorIs(t, k.a.Err(), membudget.ErrExhausted)
 			aborted++
 		}
-		atk = append(atk, k)
-		require.LessOrEqual(t, b.Peak(), b.Limit())
 	}
 	growth := liveHeap() - heap0
 	t.Logf("64 associations, one address: %d aborted, %d octets charged of %d (peak %d, %d refused); live heap +%d (%.2fx the budget)",
@@ -60,6 +67,51 @@ func TestAttack_64AssociationsOneAddress_ProcessBudget(t *testing.T) {
 
 	for _, k := range atk {
 		_ = k.a.Abort()
+	}
+	require.NoError(t, a.Close())
+	assert.Zero(t, b.Used(), "the budget back to zero")
+}
+
+// TestProcessBudget_ReclaimsTheLargest_RFC5043_10: with the process budget
+// full of one peer's early segments, a second association holding less
+// than its fair part is not refused: the largest is aborted (its error
+// wraps errMemoryShare and membudget.ErrExhausted, counted) and gives its
+// memory back, and the second delivers every segment it was sent, in
+// order. Data the SCTP layer has acknowledged is never dropped for
+// another peer's memory (RFC 5043 §10).
+func TestProcessBudget_ReclaimsTheLargest_RFC5043_10(t *testing.T) {
+	t.Cleanup(dropHeap)
+	const limit = 8 << 20
+	b := membudget.New(limit)
+	evil := &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 5000}
+	k := newReseqAttack(t, Config{Budget: b, MaxHeldAssocBytes: limit, MaxHeldAddrBytes: -1}, evil, 1)
+	require.False(t, k.fill(limit*15/16), "alone, the attacker holds up to the budget: %v", k.a.Err())
+
+	ft := newFake(64)
+	ft.raddr = &net.UDPAddr{IP: net.IPv4(198, 51, 100, 7), Port: 5000}
+	a := NewAssociation(ft, Config{KeepIdle: true, Budget: b, MaxHeldAddrBytes: -1})
+	defer a.Close()
+	_, h := passiveSession(t, a, ft, 5)
+	seg := make([]byte, 4000)
+	n := uint16(2)
+	for ; a.Stats().HeldBytes < limit/4; n++ { // early: DDP-SSN 1 missing
+		seg[0] = byte(n)
+		ft.injectSeg(5, n, seg)
+		require.NoError(t, a.Err())
+	}
+	<-k.a.Done()
+	require.ErrorIs(t, k.a.Err(), errMemoryShare, "the largest is reclaimed")
+	require.ErrorIs(t, k.a.Err(), membudget.ErrExhausted)
+	assert.Equal(t, uint64(1), b.Reclaims())
+	assert.Equal(t, uint64(1), k.a.Stats().ShareAborts)
+	assert.LessOrEqual(t, b.Peak(), int64(2*limit))
+
+	ft.injectSeg(5, 1, []byte("first"))
+	h.waitCount(t, int(n)-1)
+	require.NoError(t, a.Err())
+	assert.Equal(t, []byte("first"), h.segs[0])
+	for i, s := range h.segs[1:] {
+		require.Equal(t, byte(i+2), s[0], "segment %d in order", i+2)
 	}
 	require.NoError(t, a.Close())
 	assert.Zero(t, b.Used(), "the budget back to zero")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
 
@@ -23,6 +24,16 @@ func (a *Association) overShare(err error) {
 		shareAborts.Add(1)
 		go a.stop(true)
 	}
+}
+
+// reclaimMemory aborts the association when the process budget is full,
+// it holds the most of it, and an association holding less than its fair
+// part needs room (membudget.Account.SetReclaim): its end gives back all
+// it holds. The sctp layer's receive accounts take part in the same
+// contest, so the peer holding the most loses, at whichever layer.
+func (a *Association) reclaimMemory() {
+	a.overShare(fmt.Errorf("%w: the process budget is full and this association holds the most of it: %w",
+		errMemoryShare, membudget.ErrExhausted))
 }
 
 // shareAborts counts the associations of the process aborted for their

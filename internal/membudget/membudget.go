@@ -34,6 +34,11 @@ type Budget struct {
 	owners   map[*Account]struct{}
 	victim   atomic.Pointer[Account]
 	reclaims atomic.Uint64
+	// grace is what ChargeOrReclaim may charge beyond the limit while the
+	// account draining (reclaimed, not yet closed) gives back what it
+	// holds: at most that much, so the overdraft is memory on its way out.
+	grace    atomic.Int64
+	draining atomic.Pointer[Account]
 }
 
 // New returns a Budget of limit octets (limit <= 0: DefaultLimit).
@@ -73,20 +78,21 @@ func (b *Budget) Refused() uint64 { return b.refused.Load() }
 func (b *Budget) Reclaims() uint64 { return b.reclaims.Load() }
 
 // reclaimFor is called when req could not be charged n octets for lack of
-// room in b. If req holds less than its fair part of b (the limit over the
-// accounts that can be reclaimed), the account holding the most, if that
-// is more than req would hold, is reclaimed: its owner's reclaim function
-// runs on a goroutine of its own, one at a time. An account over its fair
-// part is only refused (its owner drops what it was given, RFC 9260 §6.2).
-func (b *Budget) reclaimFor(req *Account, n int64) {
-	if b.victim.Load() != nil {
-		return
-	}
+// room in b; it reports whether req holds less than its fair part of b
+// (the limit over the accounts that can be reclaimed). If so, the account
+// holding the most, if that is more than req would hold, is reclaimed: its
+// owner's reclaim function runs on a goroutine of its own, one at a time.
+// An account over its fair part is only refused (its owner drops what it
+// was given, RFC 9260 §6.2, or ends).
+func (b *Budget) reclaimFor(req *Account, n int64) (fair bool) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	k := int64(len(b.owners))
-	if k == 0 || req.held.Load()+n > b.limit.Load()/k {
-		b.mu.Unlock()
-		return
+	if k == 0 || req.held.Load() > b.limit.Load()/k {
+		return false
+	}
+	if b.victim.Load() != nil {
+		return true
 	}
 	var v *Account
 	var most int64
@@ -95,25 +101,45 @@ func (b *Budget) reclaimFor(req *Account, n int64) {
 			v, most = o, h
 		}
 	}
-	if v == nil || v == req || most <= req.held.Load()+n || !b.victim.CompareAndSwap(nil, v) {
-		b.mu.Unlock()
-		return
+	if v == nil || v == req || most <= req.held.Load() || !b.victim.CompareAndSwap(nil, v) {
+		return true
 	}
 	delete(b.owners, v)
-	b.mu.Unlock()
+	b.draining.Store(v)
+	b.grace.Store(most)
 	b.reclaims.Add(1)
 	go func() {
 		defer b.victim.Store(nil)
 		v.reclaim()
 	}()
+	return true
 }
 
-// reserve charges n octets if they fit.
+// drawGrace charges n octets beyond the limit out of what the draining
+// account is giving back, if that much is left.
+func (b *Budget) drawGrace(n int64) bool {
+	for {
+		g := b.grace.Load()
+		if g < n || b.draining.Load() == nil {
+			return false
+		}
+		if b.grace.CompareAndSwap(g, g-n) {
+			break
+		}
+	}
+	u := b.used.Add(n)
+	for {
+		p := b.peak.Load()
+		if u <= p || b.peak.CompareAndSwap(p, u) {
+			return true
+		}
+	}
+}
+
 func (b *Budget) reserve(n int64) bool {
 	for {
 		u := b.used.Load()
 		if u+n > b.limit.Load() {
-			b.refused.Add(1)
 			return false
 		}
 		if b.used.CompareAndSwap(u, u+n) {
@@ -156,7 +182,9 @@ func NewAccount(b *Budget, limit int64) *Account {
 
 // Charge takes n octets from the account and its budget, or nothing and
 // ErrExhausted if either would be exceeded.
-func (a *Account) Charge(n int) error {
+func (a *Account) Charge(n int) error { return a.charge(n, false) }
+
+func (a *Account) charge(n int, overdraft bool) error {
 	if n <= 0 {
 		return nil
 	}
@@ -171,14 +199,25 @@ func (a *Account) Charge(n int) error {
 			break
 		}
 	}
-	if !a.b.reserve(m) {
-		a.held.Add(-m)
-		a.refused.Add(1)
-		a.b.reclaimFor(a, m)
-		return ErrExhausted
+	if a.b.reserve(m) {
+		return nil
 	}
-	return nil
+	if fair := a.b.reclaimFor(a, m); fair && overdraft && a.b.drawGrace(m) {
+		return nil
+	}
+	a.held.Add(-m)
+	a.refused.Add(1)
+	a.b.refused.Add(1)
+	return ErrExhausted
 }
+
+// ChargeOrReclaim is Charge for an owner that cannot drop what it was
+// given (data the transport already acknowledged): when the budget is full
+// and the account holds less than its fair part, the account holding the
+// most is reclaimed and n is charged beyond the limit, out of what the
+// reclaimed account is about to give back. Used can thus pass Limit by at
+// most one reclaimed account's holding, until it closes.
+func (a *Account) ChargeOrReclaim(n int) error { return a.charge(n, true) }
 
 // SetReclaim makes the account one the budget can reclaim: when the
 // budget is full and a smaller account is refused, fn of the account
@@ -218,6 +257,10 @@ func (a *Account) Close() {
 	if a.reclaim != nil {
 		a.b.mu.Lock()
 		delete(a.b.owners, a)
+		if a.b.draining.Load() == a {
+			a.b.draining.Store(nil)
+			a.b.grace.Store(0)
+		}
 		a.b.mu.Unlock()
 	}
 	if h := a.held.Swap(0); h > 0 {

@@ -100,3 +100,42 @@ func TestReclaimTheBiggestForASmallOne(t *testing.T) {
 	assert.Zero(t, b.Used())
 	assert.Empty(t, b.owners)
 }
+
+// TestChargeOrReclaimOverdraftsOnlyWhatDrains: an owner that cannot drop
+// what it was given (ChargeOrReclaim) and holds less than its fair part is
+// charged at once when the budget is full, beyond the limit by at most what
+// the reclaimed account holds; an account over its fair part is refused,
+// and the overdraft ends when the reclaimed account closes.
+func TestChargeOrReclaimOverdraftsOnlyWhatDrains(t *testing.T) {
+	b := New(1000)
+	reclaimed := make(chan *Account, 4)
+	acct := func() *Account {
+		a := NewAccount(b, 1000)
+		a.SetReclaim(func() { reclaimed <- a })
+		return a
+	}
+	big, mid, small := acct(), acct(), acct()
+	require.NoError(t, big.Charge(660))
+	require.NoError(t, mid.Charge(340))
+
+	assert.ErrorIs(t, mid.ChargeOrReclaim(10), ErrExhausted, "over its fair part (333): refused only")
+	require.NoError(t, small.ChargeOrReclaim(300), "within its fair part: charged beyond the limit")
+	assert.Same(t, big, <-reclaimed, "the biggest is reclaimed")
+	assert.Equal(t, int64(1300), b.Used())
+	assert.Equal(t, int64(1300), b.Peak())
+	require.Eventually(t, func() bool { return b.victim.Load() == nil }, time.Second, time.Millisecond)
+	assert.ErrorIs(t, small.ChargeOrReclaim(250), ErrExhausted, "over its fair part now (500 of 2 owners)")
+	require.NoError(t, small.ChargeOrReclaim(150), "fair: out of the 360 still draining")
+	assert.Equal(t, int64(1450), b.Used())
+	assert.ErrorIs(t, small.ChargeOrReclaim(51), ErrExhausted, "501 of a fair 500")
+	assert.Equal(t, uint64(1), b.Reclaims())
+
+	big.Close()
+	assert.Equal(t, int64(790), b.Used(), "the reclaimed account's octets given back")
+	assert.Equal(t, int64(1450), b.Peak(), "the overdraft never passed what was draining")
+	assert.Zero(t, b.grace.Load(), "no overdraft once nothing drains")
+	assert.Nil(t, b.draining.Load())
+	mid.Close()
+	small.Close()
+	assert.Zero(t, b.Used())
+}

@@ -69,7 +69,7 @@ func (h *Account) Charge(n int) error {
 		return fmt.Errorf("%w: its peer address holds %d octets, %d more do not fit in %d (Config.MaxHeldAddrBytes; %w)",
 			ErrMemoryShare, h.Addr.held.Load(), n, h.Addr.limit, membudget.ErrExhausted)
 	}
-	if err := h.Acct.Charge(n); err != nil {
+	if err := h.Acct.ChargeOrReclaim(n); err != nil {
 		if h.Addr != nil {
 			h.Addr.give(int64(n))
 		}
