@@ -109,9 +109,12 @@ type Association struct {
 	done           chan struct{}
 
 	// Delivery.
-	dq         deliveryQueue
-	started    atomic.Bool
-	userClosed atomic.Bool
+	dq deliveryQueue
+	// started: the delivery goroutine runs, for the user's Start or to
+	// discard what an association that ended unstarted holds
+	// (discardUnstarted); userStarted: Start was called.
+	started, userStarted atomic.Bool
+	userClosed           atomic.Bool
 
 	stats assocCounters
 }
@@ -324,13 +327,30 @@ func (a *Association) setHeader() {
 // When the association has ended and every message received before has
 // been handed over, done is called once with the cause (nil after a
 // graceful shutdown). Messages that arrive before Start are held (within
-// the receive buffer). Start must be called once.
+// the receive buffer), unless the association is aborted or closed by
+// the user first: then they are discarded, and done is called at once.
+// Start must be called once.
 func (a *Association) Start(fn func(sid uint16, ppid uint32, b []byte), done func(err error)) {
-	if !a.started.CompareAndSwap(false, true) {
+	if !a.userStarted.CompareAndSwap(false, true) {
 		panic("sctp: Association.Start called twice")
+	}
+	if !a.started.CompareAndSwap(false, true) {
+		go done(a.Err()) // discarded at its end (discardUnstarted)
+		return
 	}
 	a.dq.fn, a.dq.doneFn = fn, done
 	go a.dq.run()
+}
+
+// discardUnstarted frees what an association that ends before Start
+// holds for delivery, when no Start is to hand it over: it was aborted
+// (RFC 9260 §9.1, by either side or reclaimed for memory) or closed by
+// its user. After a graceful end by the peer it is kept for Start: the
+// peer's messages were acknowledged. mu is held.
+func (a *Association) discardUnstarted() {
+	if a.started.CompareAndSwap(false, true) {
+		go a.dq.run() // no callbacks: it frees, releases and closes the account
+	}
 }
 
 // MaxMessage returns the largest user message sent in one DATA chunk, in
@@ -505,6 +525,9 @@ func (a *Association) terminate(err error) {
 	close(a.done)
 	a.wakeAllWriters()
 	a.dq.end()
+	if err != nil || a.userClosed.Load() {
+		a.discardUnstarted()
+	}
 	if a.io.closeSocket != nil {
 		go a.io.closeSocket()
 	}
@@ -564,6 +587,7 @@ func (a *Association) Abort() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.state == stateClosed {
+		a.discardUnstarted() // ended gracefully, never started
 		return nil
 	}
 	causes := wire.AppendCause(nil, wire.CauseUserInitiatedAbort, nil)
@@ -586,6 +610,7 @@ func (a *Association) Close() error {
 	now := time.Now()
 	switch a.state {
 	case stateClosed:
+		a.discardUnstarted() // ended gracefully, never started
 		a.mu.Unlock()
 		return nil
 	case stateCookieWait, stateCookieEchoed:

@@ -63,4 +63,5 @@ func (a *Association) reclaimMemory() {
 	const why = "the process-wide receive budget is full and this association holds the most of it"
 	a.abortLocked(wire.AppendCause(nil, wire.CauseOutOfResource, nil),
 		&AbortError{Local: true, Reason: why, Cause: ErrProcessMemory})
+	a.discardUnstarted() // also after a graceful end, still unstarted
 }

@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
 )
 
 // rxHeld returns what a's receive side has charged to its share.
@@ -41,4 +44,66 @@ func TestRFC9260_6_2_ReceiveChargeReturnsToZero(t *testing.T) {
 		a.mu.Unlock()
 		require.EqualValues(t, buf, w, "the %s association offers its whole receive buffer again", name)
 	}
+}
+
+// unstartedWithMessages returns a connected pair whose accepted side holds
+// n messages it was sent, never started, and the budget it charges.
+func unstartedWithMessages(t *testing.T, n int) (cli, srv *Association, b *membudget.Budget) {
+	t.Helper()
+	b = membudget.New(64 << 20)
+	cli, srv = connected(t, &Config{memBudget: b})
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	for i := range n {
+		require.NoError(t, cli.WriteMsg(uint16(i%4), 16, make([]byte, 3000)))
+	}
+	require.Eventually(t, func() bool { return srv.Stats().MessagesReceived == uint64(n) }, 10*time.Second, time.Millisecond)
+	require.Positive(t, b.Used(), "held for a Start to come")
+	return cli, srv, b
+}
+
+// An association that ends before its user calls Start frees what it
+// held for delivery when it is aborted, by either side (RFC 9260 §9.1:
+// its records go) or closed by its user: the budget returns to zero and
+// a late Start reports the end at once. After the peer's graceful
+// shutdown the messages stay for Start (they were acknowledged) and are
+// all delivered.
+func TestRFC9260_9_1_UnstartedAssociationFreesAtItsEnd(t *testing.T) {
+	t.Run("peer aborts", func(t *testing.T) {
+		cli, srv, b := unstartedWithMessages(t, 20)
+		require.NoError(t, cli.Abort())
+		<-srv.Done()
+		require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, time.Millisecond)
+		done := make(chan error, 1)
+		srv.Start(func(uint16, uint32, []byte) { t.Error("a discarded message delivered") }, func(err error) { done <- err })
+		require.ErrorIs(t, <-done, ErrAborted)
+	})
+	t.Run("user aborts", func(t *testing.T) {
+		_, srv, b := unstartedWithMessages(t, 20)
+		require.NoError(t, srv.Abort())
+		require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, time.Millisecond)
+	})
+	t.Run("user closes", func(t *testing.T) {
+		_, srv, b := unstartedWithMessages(t, 20)
+		require.NoError(t, srv.Close())
+		require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, time.Millisecond)
+	})
+	t.Run("peer shuts down, then Start", func(t *testing.T) {
+		cli, srv, b := unstartedWithMessages(t, 20)
+		require.NoError(t, cli.Close())
+		<-srv.Done()
+		assert.Positive(t, b.Used(), "kept for Start")
+		r := newRec()
+		done := make(chan error, 1)
+		srv.Start(r.fn, func(err error) { done <- err })
+		assert.Len(t, r.wait(t, 20), 20)
+		require.NoError(t, <-done)
+		require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, time.Millisecond)
+	})
+	t.Run("ended gracefully, then closed unstarted", func(t *testing.T) {
+		cli, srv, b := unstartedWithMessages(t, 20)
+		require.NoError(t, cli.Close())
+		<-srv.Done()
+		require.NoError(t, srv.Close())
+		require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, time.Millisecond)
+	})
 }
