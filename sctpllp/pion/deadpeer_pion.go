@@ -34,13 +34,16 @@ type writeErrConn struct {
 }
 
 // Read implements net.Conn: pion's next packet, noting the peer's
-// Adaptation Layer Indication in an INIT or INIT ACK.
+// Adaptation Layer Indication in an INIT or INIT ACK. The transport is
+// looked up again once the packet is there: pion asks for the first packet
+// after the handshake before the transport exists, and that packet may be
+// the peer's late answer on a stream whose reader has parked.
 func (w *writeErrConn) Read(b []byte) (int, error) {
-	t := w.rx.Load()
-	if t != nil {
+	if t := w.rx.Load(); t != nil {
 		t.wakeSniffed() // pion has handled the packet before: wake its streams' readers
 	}
 	n, err := w.Conn.Read(b)
+	t := w.rx.Load()
 	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
 		// The ICMP port unreachable of a connected UDP socket (RFC 6951
 		// §5.5): nothing listens there, or the peer process is gone. pion

@@ -363,3 +363,24 @@ func FuzzSniff(f *testing.F) {
 		assert.Len(t, tr.streams, 6)
 	})
 }
+
+// TestPion_FirstPacketAfterHandshakeWakesReader: pion's read loop asks for
+// its next packet as soon as the handshake is done, before the transport
+// exists. The packet that call returns must be seen all the same: when it
+// carries the peer's answer on a stream whose reader has parked (the
+// answer came late: the first DATA was lost and retransmitted after RTO,
+// RFC 9260 §6.3.3), nothing else would wake the reader, and the answer
+// would sit in pion unread.
+func TestPion_FirstPacketAfterHandshakeWakesReader(t *testing.T) {
+	shortReaderIdle(t)
+	for range 5 {
+		ct, st, cin, sin := startedPair(t)
+		require.NoError(t, ct.WriteMsg(1, backend.PPIDSegment, []byte("initiate")))
+		require.Eventually(t, func() bool { return sin.count(1) == 1 }, 10*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return readers(ct) == 0 }, 10*time.Second, 100*time.Microsecond, "the client's reader parks")
+		require.NoError(t, st.WriteMsg(1, backend.PPIDSegment, []byte("accept")))
+		require.Eventually(t, func() bool { return cin.count(1) == 1 }, 10*time.Second, time.Millisecond, "the answer is delivered")
+		require.NoError(t, ct.Abort())
+		require.NoError(t, st.Abort())
+	}
+}
