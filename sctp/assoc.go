@@ -93,6 +93,10 @@ type Association struct {
 	// (0 when borrowed): what delivering from it holds, and is charged.
 	rxPktCap int
 	advRwnd  uint32 // a_rwnd of the last SACK
+	// rxCost is what a received octet of user data is charged, in 1/1024
+	// (its buffer's class and bookkeeping), smoothed over the DATA
+	// received: a_rwnd offers the free share in octets it can hold.
+	rxCost int64
 
 	// Answers to INITs and COOKIE ECHOs after the start (collisions,
 	// unexpected INITs, a restarted peer) and the end.

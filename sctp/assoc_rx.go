@@ -263,7 +263,7 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	inSeq := d.TSN == a.rt.CumTSN()+1
 	switch {
 	case e == nil,
-		int(a.rwnd()) < max(charge, a.rs.Cost(&d)) && !inSeq,
+		a.freeShare() < int64(max(charge, a.rs.Cost(&d))) && !inSeq,
 		charge > 0 && a.rxAcct.Charge(charge) != nil:
 		a.dropData()
 		return false
@@ -278,6 +278,11 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 		}
 		a.dropData()
 		return false
+	}
+	if held {
+		a.noteRxCost(a.rs.Cost(&d), n)
+	} else {
+		a.noteRxCost(charge, n)
 	}
 	if a.rt.Observe(d.TSN) != recvNew {
 		a.releaseReceive(charge)

@@ -252,7 +252,11 @@ func TestRFC9260_6_2_SACKForDroppedData(t *testing.T) {
 	rec := newRec()
 	a.Start(rec.fn, func(error) {})
 	rec.wait(t, 1)
-	require.Eventually(t, func() bool { return a.rwnd() >= 1000 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.rwnd() >= 1000
+	}, 10*time.Second, time.Millisecond)
 	peer.send(tag, d.Append(nil))
 	rec.wait(t, 2)
 }

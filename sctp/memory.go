@@ -28,23 +28,55 @@ func (a *Association) initReceiveBudget() {
 	if a.rs != nil {
 		a.rs.Reset()
 	}
+	if m := int(a.maxMsg.Load()); a.rxCost == 0 && m > 0 {
+		// Until DATA says otherwise: messages of a full packet each.
+		a.rxCost = max(int64(rxClass(m)+msgOverhead)*rxCostUnit/int64(m), rxCostUnit)
+	}
 	a.rs = newReassembler(reassemblyConfig{Streams: a.tcb.inStreams, Account: a.rxAcct,
 		MaxMessageFragments: a.cfg.MaxMessageFragments, MaxHeldFragments: a.cfg.MaxHeldFragments,
 		Window: a.rt.Window(), Received: a.rt.Received})
 }
 
-// rwnd returns the a_rwnd to advertise (RFC 9260 §6.2): what is left of
-// the association's share, and no more than is left of the process-wide
-// budget.
+// rwnd returns the a_rwnd to advertise (RFC 9260 §6.2): the octets of
+// user data that what is left of the association's share (no more than
+// what is left of the process-wide budget) can hold, at what received
+// octets are charged (rxCost). Advertising the share itself let a sender
+// overrun it by the buffers' overhead, and the chunks beyond were dropped
+// and retransmitted, each time halving cwnd.
 func (a *Association) rwnd() uint32 {
+	free := a.freeShare()
+	if a.rxCost > rxCostUnit {
+		free = free * rxCostUnit / a.rxCost
+	}
+	return uint32(free)
+}
+
+// rxCostUnit is rxCost's one octet charged per octet received.
+const rxCostUnit = 1024
+
+// freeShare returns what can still be charged: the association's share
+// less what it holds, and no more than is left of the process budget.
+func (a *Association) freeShare() int64 {
 	if a.rxAcct == nil {
-		return uint32(a.cfg.ReceiveBuffer)
+		return int64(a.cfg.ReceiveBuffer)
 	}
 	free := a.rxAcct.Limit() - a.rxAcct.Held()
 	if b := a.rxAcct.Budget(); b.Limit()-b.Used() < free {
 		free = b.Limit() - b.Used()
 	}
-	return uint32(max(free, 0))
+	return max(free, 0)
+}
+
+// noteRxCost folds the charge of n octets of user data into rxCost (an
+// average over about the last eight chunks).
+func (a *Association) noteRxCost(charge, n int) {
+	if charge <= 0 || n <= 0 {
+		return
+	}
+	if a.rxCost == 0 {
+		a.rxCost = rxCostUnit
+	}
+	a.rxCost += (int64(charge)*rxCostUnit/int64(n) - a.rxCost) / 8
 }
 
 // releaseReceive gives back the memory of octets delivered or dropped.

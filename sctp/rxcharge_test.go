@@ -1,6 +1,7 @@
 package sctp
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +43,10 @@ func TestRFC9260_6_2_ReceiveChargeReturnsToZero(t *testing.T) {
 		a.mu.Lock()
 		w := a.rwnd()
 		a.mu.Unlock()
-		require.EqualValues(t, buf, w, "the %s association offers its whole receive buffer again", name)
+		a.mu.Lock()
+		fits := int64(buf) * rxCostUnit / max(a.rxCost, rxCostUnit)
+		a.mu.Unlock()
+		require.EqualValues(t, fits, w, "the %s association offers its whole receive buffer again, in the octets it holds", name)
 	}
 }
 
@@ -106,4 +110,46 @@ func TestRFC9260_9_1_UnstartedAssociationFreesAtItsEnd(t *testing.T) {
 		require.NoError(t, srv.Close())
 		require.Eventually(t, func() bool { return b.Used() == 0 }, 10*time.Second, time.Millisecond)
 	})
+}
+
+// RFC 9260 §6.2: a_rwnd offers what the receiver can hold. Each received
+// message is charged its buffer's class and bookkeeping, more than its
+// octets; offering the free share itself let the sender fill it beyond
+// what fits, and the chunks beyond were dropped and retransmitted (each
+// drop a window reduction at the sender). With the receiver's user stalled
+// and a sender writing full packets' worth of messages, nothing is
+// dropped, and everything arrives once the user reads again.
+func TestRFC9260_6_2_WindowOffersOnlyWhatFits(t *testing.T) {
+	const buf = 256 << 10
+	cli, srv := connected(t, &Config{ReceiveBuffer: buf, MTU: 1500, NoPLPMTUD: true})
+	release := make(chan struct{})
+	var got atomic.Int64
+	srv.Start(func(uint16, uint32, []byte) {
+		<-release
+		got.Add(1)
+	}, func(error) {})
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	msg := make([]byte, cli.MaxMessage())
+	const n = 400 // about twice the receive buffer
+	done := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := cli.WriteMsg(uint16(i%4), 16, msg); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	// The window closes on what the stalled user holds.
+	require.Eventually(t, func() bool {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		return srv.advRwnd < uint32(2*len(msg))
+	}, 10*time.Second, time.Millisecond)
+	close(release)
+	require.NoError(t, <-done)
+	require.Eventually(t, func() bool { return got.Load() == n }, 10*time.Second, time.Millisecond)
+	assert.Zero(t, srv.Stats().ReceiveDropped, "the sender never overran the window")
+	assert.Zero(t, cli.Stats().Retransmits)
 }
