@@ -110,13 +110,23 @@ func (l *Listener) dispatchSegments(bp *[]byte, n, seg int, from netip.AddrPort,
 // enqueue queues a read for m's worker and starts the worker if none
 // runs. A read of a single packet well below the read buffer is copied
 // into a buffer of its size class, so that a queue holds memory in
-// proportion to what arrived; a larger one is handed over. A read that
+// proportion to what arrived; a larger one is handed over, unless the
+// queue is over half full: then a coalesced read (UDP_GRO, often a
+// third of the read buffer) is copied too, so that a worker that lags
+// for a few milliseconds behind a fast peer does not see its queue,
+// counted in buffers held, overflow before the window does. A read that
 // does not fit m's queue, or all queues together, is dropped and
 // counted (the peer retransmits what matters: SCTP recovers a lost
 // packet). It reports whether bp was handed over.
 func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPort, at int64) bool {
 	handed := true
-	if seg == 0 && bufClass(n) < cap(*bp) {
+	compact := seg == 0
+	if !compact && bufClass(n) < cap(*bp) {
+		m.qmu.Lock()
+		compact = 2*(m.qBytes+cap(*bp)) > l.queueCap
+		m.qmu.Unlock()
+	}
+	if compact && bufClass(n) < cap(*bp) {
 		c := getBuf(n)
 		copy(*c, (*bp)[:n])
 		bp, handed = c, false

@@ -622,3 +622,35 @@ func TestRFC9260_8_1_MaxRetransEndsSilentPeer(t *testing.T) {
 	assert.Equal(t, uint64(4), srv.Stats().T3Expiries, "Max.Retrans + 1 expiries")
 	assert.Equal(t, uint64(0), l.Stats().Stalled, "ended by Max.Retrans, not the reaper")
 }
+
+// A coalesced read (UDP_GRO) is handed to the association's queue in its
+// read buffer while the queue has room; once the queue is half full it is
+// copied into a buffer of its size, so that the queue, bounded by the
+// buffers it holds, takes as many reads as the window lets the peer send
+// (a worker that lagged a few milliseconds behind a fast peer dropped
+// reads there, each a fast retransmit and a window reduction at the peer).
+func TestListenerQueue_CompactsCoalescedReadsUnderPressure(t *testing.T) {
+	l := &Listener{queueCap: 8 * largeBuf, listenerQueueCap: 64 << 20}
+	m := &member{running: true} // a worker runs: enqueue starts none
+	read := func() *[]byte { return getBuf(largeBuf) }
+	const n = 25000 // 17 packets of MTU 1500, coalesced
+	handed := 0
+	for range 4 {
+		if l.enqueue(m, read(), n, 1472, netip.AddrPort{}, 0) {
+			handed++
+		}
+	}
+	assert.Equal(t, 4, handed, "below half: handed over as read")
+	assert.Equal(t, 4*largeBuf, m.qBytes)
+	for range 7 {
+		bp := read()
+		require.False(t, l.enqueue(m, bp, n, 1472, netip.AddrPort{}, 0), "over half: copied, the read buffer stays the caller's")
+		putBuf(bp)
+	}
+	assert.Equal(t, 4*largeBuf+7*bufClass(n), m.qBytes, "held as what arrived, in its class")
+	assert.Zero(t, l.stats.QueueDrops.Load(), "eleven reads fit where eight read buffers would")
+	for _, it := range m.q {
+		assert.Equal(t, n, it.n)
+		putBuf(it.bp)
+	}
+}
