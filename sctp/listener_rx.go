@@ -108,16 +108,13 @@ func (l *Listener) dispatchSegments(bp *[]byte, n, seg int, from netip.AddrPort,
 }
 
 // enqueue queues a read for m's worker and starts the worker if none
-// runs. A read of a single packet well below the read buffer is copied
-// into a buffer of its size class, so that a queue holds memory in
-// proportion to what arrived; a larger one is handed over, unless the
-// queue is over half full: then a coalesced read (UDP_GRO, often a
-// third of the read buffer) is copied too, so that a worker that lags
-// for a few milliseconds behind a fast peer does not see its queue,
-// counted in buffers held, overflow before the window does. A read that
-// does not fit m's queue, or all queues together, is dropped and
-// counted (the peer retransmits what matters: SCTP recovers a lost
-// packet). It reports whether bp was handed over.
+// runs. A single packet well below the read buffer is copied into a
+// buffer of its size class, so that a queue holds memory in proportion to
+// what arrived; so is a coalesced read (UDP_GRO) once the queue is half
+// full, lest a worker that lags behind a fast peer overflow its queue,
+// counted in buffers, before the window closes. A read that does not fit
+// m's queue, or all queues together, is dropped and counted (SCTP
+// recovers a lost packet). It reports whether bp was handed over.
 func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPort, at int64) bool {
 	handed := true
 	compact := seg == 0
