@@ -2,6 +2,7 @@ package sctpllp
 
 import (
 	"net"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +116,6 @@ func TestProcessBudget_ReclaimsTheLargest_RFC5043_10(t *testing.T) {
 	}
 	require.NoError(t, a.Close())
 	assert.Zero(t, b.Used(), "the budget back to zero")
+	require.Eventually(t, func() bool { return b.Reclaimable() == 0 }, 10*time.Second, time.Millisecond,
+		"an ended association leaves the budget's reclaimable accounts")
 }

@@ -73,6 +73,14 @@ func (b *Budget) Peak() int64 { return b.peak.Load() }
 // Refused counts the charges that did not fit.
 func (b *Budget) Refused() uint64 { return b.refused.Load() }
 
+// Reclaimable is the number of accounts the budget could reclaim now
+// (SetReclaim, not yet closed).
+func (b *Budget) Reclaimable() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.owners)
+}
+
 // Reclaims counts the accounts whose owner was asked to give up all it
 // holds (SetReclaim) so that a smaller one could be charged.
 func (b *Budget) Reclaims() uint64 { return b.reclaims.Load() }

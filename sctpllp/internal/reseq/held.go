@@ -119,6 +119,7 @@ func (h *Account) Close() {
 	if h.Addr != nil {
 		h.Addr.drop()
 	}
+	h.Acct.Close() // and out of the budget's reclaimable accounts
 }
 
 // heldNow is the octets charged now.
