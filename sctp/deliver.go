@@ -1,11 +1,10 @@
 package sctp
 
 import (
-	"bytes"
-	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/goid"
 )
 
 // maxDeliveryEntries bounds the packets queued for the delivery goroutine
@@ -137,7 +136,7 @@ func (q *deliveryQueue) end() {
 // run is the delivery goroutine.
 func (q *deliveryQueue) run() {
 	a := q.a
-	q.runner.Store(goroutineID())
+	q.runner.Store(goid.ID())
 	for {
 		q.mu.Lock()
 		for q.n == 0 && !q.ended {
@@ -186,24 +185,9 @@ func (q *deliveryQueue) run() {
 // unless it is called from the callback itself; the user's closing is set
 // already, so no call starts after it returns.
 func (q *deliveryQueue) quiesce() {
-	if r := q.runner.Load(); r != 0 && r == goroutineID() {
+	if r := q.runner.Load(); r != 0 && r == goid.ID() {
 		return // Close or Abort from fn: its own call is the one in progress
 	}
 	q.cbMu.Lock()
 	q.cbMu.Unlock() //nolint:staticcheck // a barrier
-}
-
-// goroutineID returns the calling goroutine's id, from the first line of
-// its stack ("goroutine 7 [running]:"). Go keeps ids to itself on purpose;
-// it is read only where a Close or Abort must know whether it runs inside
-// the receive callback (rare calls, about a microsecond each).
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
 }

@@ -107,12 +107,3 @@ func TestDelivery_CloseOrAbortFromTheCallback(t *testing.T) {
 		}
 	}
 }
-
-func TestGoroutineID(t *testing.T) {
-	a := goroutineID()
-	assert.NotZero(t, a)
-	assert.Equal(t, a, goroutineID())
-	other := make(chan uint64)
-	go func() { other <- goroutineID() }()
-	assert.NotEqual(t, a, <-other)
-}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sctp-rdma/sctp-rdma/capture"
+	"github.com/sctp-rdma/sctp-rdma/internal/goid"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 )
@@ -524,9 +525,10 @@ type kernelTransport struct {
 
 	mu         sync.Mutex
 	state      int
-	started    bool // Start was called
-	reading    bool // the reader goroutine was launched (by Start or Close)
-	inFn       bool
+	started    bool   // Start was called
+	reading    bool   // the reader goroutine was launched (by Start or Close)
+	inFn       bool   // the reader is in fn
+	readerGID  uint64 // the reader goroutine's id: inFn && readerGID is the caller means "called from fn"
 	fn         func(sid uint16, ppid uint32, b []byte)
 	done       func(err error)
 	cause      error // first fatal cause seen by the reader
@@ -801,6 +803,9 @@ func (t *kernelTransport) Start(fn func(sid uint16, ppid uint32, b []byte), done
 // association ends, then closes the socket and calls done.
 func (t *kernelTransport) readLoop() {
 	defer close(t.readerDone)
+	t.mu.Lock()
+	t.readerGID = goid.ID()
+	t.mu.Unlock()
 	cause := t.receive()
 
 	t.mu.Lock()
@@ -1258,7 +1263,7 @@ func (t *kernelTransport) ResetStream(sid uint16) error {
 		return fmt.Errorf("%w: %d (association has %d streams)", backend.ErrStreamRange, sid, t.streams)
 	}
 	t.mu.Lock()
-	if t.inFn && t.state == kernelOpen {
+	if t.calledFromFn() && t.state == kernelOpen {
 		// Called from fn (the adaptation ends a session on a received
 		// Terminate there): the outcome arrives as notifications that
 		// only this goroutine can read, so the reset completes in the
@@ -1401,7 +1406,7 @@ func (t *kernelTransport) Close() error {
 		return nil
 	}
 	t.state = kernelClosing
-	reading, inFn := t.reading, t.inFn
+	reading, inFn := t.reading, t.calledFromFn()
 	t.reading = true
 	t.mu.Unlock()
 
@@ -1435,7 +1440,7 @@ func (t *kernelTransport) Abort() error {
 		return nil
 	}
 	t.state = kernelAborted
-	reading, inFn := t.reading, t.inFn
+	reading, inFn := t.reading, t.calledFromFn()
 	t.mu.Unlock()
 
 	t.abortSocket()
@@ -1446,6 +1451,13 @@ func (t *kernelTransport) Abort() error {
 		<-t.readerDone
 	}
 	return nil
+}
+
+// calledFromFn reports whether the caller is the reader inside fn, not
+// another goroutine that runs while fn does (that one must wait for fn).
+// mu is held.
+func (t *kernelTransport) calledFromFn() bool {
+	return t.inFn && t.readerGID == goid.ID()
 }
 
 // abortSocket closes the socket with SO_LINGER 0: the kernel sends ABORT.
