@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // TestRFC7306_5_1_UnalignedAtomicIsLocalError: an atomic whose remote TO
@@ -91,4 +93,50 @@ func TestReceiveCompletionReturnsItsBuffer(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorIs(t, c.Err, ErrFlushed)
 	assert.Same(t, &b3[0], &c.Buf[0], "a flushed receive gives its buffer back too")
+}
+
+// TestEndpointConfig_ReportsWhatIsInEffect: Config is the query of an
+// endpoint (ibv_query_qp): the defaults filled in, the private CQs it
+// made, and a limit of none as -1, the value EndpointConfig takes for it.
+func TestEndpointConfig_ReportsWhatIsInEffect(t *testing.T) {
+	p := newPair(t, EndpointConfig{ORD: -1, SQDepth: 8}, EndpointConfig{})
+	a, b := p.a.Config(), p.b.Config()
+	assert.Equal(t, -1, a.ORD, "none")
+	assert.Equal(t, iwarp.DefaultIRD, a.IRD)
+	assert.Equal(t, 8, a.SQDepth)
+	assert.Equal(t, defaultRQDepth, a.RQDepth)
+	assert.Same(t, p.a.sendCQ, a.SendCQ)
+	assert.Same(t, p.a.recvCQ, a.RecvCQ)
+	assert.NotSame(t, a.SendCQ, b.SendCQ, "private CQs")
+	assert.Equal(t, iwarp.DefaultORD, b.ORD)
+}
+
+// TestPostSend_List: PostSend posts one or a list and says how many;
+// none is nothing.
+func TestPostSend_List(t *testing.T) {
+	p := newPair(t, EndpointConfig{}, EndpointConfig{})
+	n, err := p.a.PostSend()
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	tgt, err := p.pdB.Register(make([]byte, 16), RemoteWrite)
+	require.NoError(t, err)
+	n, err = p.a.PostSend(
+		SendWR{ID: 1, Op: WRWrite, Local: []byte("ab"), RemoteSTag: tgt.STag()},
+		SendWR{ID: 2, Op: WRWrite, Local: []byte("cd"), RemoteSTag: tgt.STag(), RemoteTO: 2},
+		SendWR{ID: 3, Op: WorkType(99)},
+	)
+	require.ErrorIs(t, err, ErrInvalidWR)
+	assert.Zero(t, n, "a list is checked before anything is posted")
+	n, err = p.a.PostSend(
+		SendWR{ID: 1, Op: WRWrite, Local: []byte("ab"), RemoteSTag: tgt.STag()},
+		SendWR{ID: 2, Op: WRWrite, Local: []byte("cd"), RemoteSTag: tgt.STag(), RemoteTO: 2},
+	)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	for _, id := range []uint64{1, 2} {
+		c, err := p.cqA.Poll(ctx5(t))
+		require.NoError(t, err)
+		require.NoError(t, c.Err)
+		assert.Equal(t, id, c.WRID)
+	}
 }
