@@ -114,5 +114,5 @@ func parseAdvert(b []byte) (advertMsg, int, error) {
 
 // regionOf is what an Advert says of mr.
 func regionOf(mr *rdmap.MR) workload.Region {
-	return workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: uint64(mr.Len())}
+	return workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: uint64(len(mr.Bytes()))}
 }

@@ -112,9 +112,9 @@ func TestServer_SilentClientReleasedAfterDeadline(t *testing.T) {
 			defer cancel()
 			// The attacker: a bench stream that says Hello and then nothing.
 			opts := transport.Options{LLP: llp, PrivateData: []byte(Hello)}
-			pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+			pd := new(rdmap.Device).AllocPD()
 			silent, err := transport.Dial(ctx, opts, addr, 1, pd, func(ep *rdmap.Endpoint) error {
-				return ep.PostRecv(rdmap.RecvWR{Buf: make([]byte, ctrlLen)})
+				return ep.PostRecv(0, make([]byte, ctrlLen))
 			})
 			require.NoError(t, err)
 			defer func() { _ = silent.Close(ctx) }()
@@ -140,7 +140,7 @@ func TestServer_ClientShareLeavesReserve(t *testing.T) {
 			defer stop()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+			pd := new(rdmap.Device).AllocPD()
 			greedy, err := transport.Dial(ctx, transport.Options{LLP: llp, PrivateData: []byte(Hello), Pion: transport.SCTPOptions{LocalAddr: "127.0.0.1"}, MPA: transport.MPAOptions{LocalAddr: "127.0.0.1"}}, addr, 6, pd, nil)
 			require.NoError(t, err, "a client's share: 8 - 2")
 			defer greedy.Close(ctx)

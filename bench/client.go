@@ -53,11 +53,11 @@ type Config struct {
 	Events bool
 	// Inline posts Sends, Writes and Writes with Immediate of at most this
 	// many octets inline (rdmap.SendWR.Inline, perftest's -I); 0: never.
-	// At most rdmap.MaxInline.
+	// At most 256, rdmap's inline limit.
 	Inline int
 	// PostList posts the operations of a bandwidth run in lists of this
 	// many: once that many of the depth are free, they go with one
-	// Endpoint.PostSends (perftest's --post_list); the last list of a run
+	// Endpoint.PostSend (perftest's --post_list); the last list of a run
 	// may be shorter. 0: automatic, a quarter of the depth for the runs
 	// that take their completions in a CQ handler (Read and the atomics:
 	// the responder then wakes once per list, not once per request), 1 for
@@ -376,7 +376,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Bidir {
 		n *= 2
 	}
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	var mu sync.Mutex
 	conns := make(map[*rdmap.Endpoint]*conn)
 	prepare := func(ep *rdmap.Endpoint) error {

@@ -49,7 +49,7 @@ func (c *conn) pingActive(ctx context.Context) (Report, error) {
 		fillPattern(src, seq)
 		clear(sink)
 		t0 := time.Now()
-		if err := c.ep.Immediate(ctx, seq, false); err != nil {
+		if _, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRImmediate, Imm: seq}); err != nil {
 			return Report{}, c.cause(err)
 		}
 		comp, err := c.recv(ctx)
@@ -90,7 +90,7 @@ func (c *conn) pingReply(ctx context.Context, comp rdmap.Completion) error {
 	}
 	local := c.mr.Bytes()
 	clear(local[:n])
-	if err := c.ep.Read(ctx, c.mr, 0, uint32(n), c.peer.STag, 0); err != nil {
+	if _, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: c.mr, Length: uint32(n), RemoteSTag: c.peer.STag}); err != nil {
 		return c.cause(err)
 	}
 	want := local[n : 2*n]
@@ -98,5 +98,6 @@ func (c *conn) pingReply(ctx context.Context, comp rdmap.Completion) error {
 	if !bytes.Equal(local[:n], want) {
 		return fmt.Errorf("ping %d: data read from the client differs from the pattern", comp.Imm)
 	}
-	return c.cause(c.ep.WriteImm(ctx, local[:n], c.peer.STag, uint64(n), comp.Imm, false))
+	_, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: local[:n], RemoteSTag: c.peer.STag, RemoteTO: uint64(n), Imm: comp.Imm})
+	return c.cause(err)
 }

@@ -102,7 +102,7 @@ func (p *pong) handler(cq *rdmap.CQ, take func(rdmap.Completion) bool, after fun
 // both in one read. The test goroutine reads them after wait, which takes
 // mu after the handler is removed. mu is held.
 func (p *pong) keepLocked(cq *rdmap.CQ, rest []rdmap.Completion) {
-	if len(rest) == 0 || cq != p.c.ep.RecvCQ() {
+	if len(rest) == 0 || cq != p.c.ep.Config().RecvCQ {
 		return
 	}
 	if p.c.kept == nil {
@@ -117,7 +117,7 @@ func (p *pong) keepLocked(cq *rdmap.CQ, rest []rdmap.Completion) {
 // ends: a failed Send takes the endpoint down, which flushes the posted
 // receive, and the handler sees that first. mu is held.
 func (p *pong) drainSendsLocked() {
-	cq := p.c.ep.SendCQ()
+	cq := p.c.ep.Config().SendCQ
 	for {
 		n := cq.PollN(p.comps[:])
 		for _, comp := range p.comps[:n] {
@@ -136,7 +136,7 @@ func (p *pong) drainSendsLocked() {
 // unsignaled: the blocking Send that follows (the Fin, the Report)
 // completes only after every one of them (RFC 5040 §5.5 rule 15).
 func (p *pong) wait(ctx context.Context) error {
-	_ = p.waitCQ(ctx, p.c.ep.RecvCQ())
+	_ = p.waitCQ(ctx, p.c.ep.Config().RecvCQ)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.drainSendsLocked() // may record a failed Send as the cause
@@ -177,7 +177,7 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 		batch = c.appendOps(batch[:0], seq, local)
 		batch[0].Unsignaled = true // the answer completes the operation
 		t.stampAt(seq, seq+1, now)
-		if _, err := c.ep.PostSends(batch); err != nil {
+		if _, err := c.ep.PostSend(batch...); err != nil {
 			return c.cause(err)
 		}
 		return nil
@@ -219,7 +219,7 @@ func (c *conn) activePong(ctx context.Context) (Report, error) {
 		}
 		return true
 	}
-	recvCQ := c.ep.RecvCQ()
+	recvCQ := c.ep.Config().RecvCQ
 	recvCQ.SetHandler(p.handler(recvCQ, answeredLocked, nil))
 	p.mu.Lock()
 	if err := postLocked(0, time.Now()); err != nil {
@@ -261,7 +261,7 @@ func (c *conn) passivePong(ctx context.Context) (Report, error) {
 		if s.Test == TestWriteImm {
 			wr = rdmap.SendWR{Op: rdmap.WRWriteImm, Local: reply, RemoteSTag: c.peer.STag, Imm: comp.Imm, Unsignaled: true}
 		}
-		if err := c.ep.PostSend(wr); err != nil {
+		if _, err := c.ep.PostSend(wr); err != nil {
 			p.finishLocked(c.cause(err))
 			return false
 		}
@@ -308,7 +308,7 @@ func (p *pong) passiveEndLocked(comp rdmap.Completion, recvd uint64, start time.
 // and returns the passive side's Report: the Fin's (*fin), or what arrived
 // (*recvd, read under mu) if the run failed first.
 func (p *pong) passiveRun(ctx context.Context, take func(rdmap.Completion) bool, recvd *uint64, fin *Report, start time.Time) (Report, error) {
-	recvCQ := p.c.ep.RecvCQ()
+	recvCQ := p.c.ep.Config().RecvCQ
 	recvCQ.SetHandler(p.handler(recvCQ, take, nil))
 	err := p.wait(ctx)
 	p.mu.Lock()
@@ -354,7 +354,7 @@ func (c *conn) passiveCredited(ctx context.Context) (Report, error) {
 		if since++; since >= every {
 			since = 0
 			wr := rdmap.SendWR{Op: rdmap.WRImmediate, Imm: recvd, Unsignaled: true}
-			if err := c.ep.PostSend(wr); err != nil {
+			if _, err := c.ep.PostSend(wr); err != nil {
 				p.finishLocked(c.cause(err))
 				return false
 			}
@@ -402,7 +402,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		}
 		t.stamp(posted, ops)
 		posted = ops
-		if _, err := c.ep.PostSends(batch); err != nil {
+		if _, err := c.ep.PostSend(batch...); err != nil {
 			p.finishLocked(c.cause(err))
 		}
 	}
@@ -420,7 +420,7 @@ func (c *conn) activeHandled(ctx context.Context) (Report, error) {
 		}
 		return true
 	}
-	sendCQ := c.ep.SendCQ()
+	sendCQ := c.ep.Config().SendCQ
 	sendCQ.SetHandler(p.handler(sendCQ, completedLocked, pumpLocked))
 	p.mu.Lock()
 	pumpLocked()

@@ -15,7 +15,7 @@ import (
 // endpointPair returns two started endpoints joined by an in-memory LLP.
 func endpointPair(t *testing.T) (a, b *rdmap.Endpoint) {
 	t.Helper()
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	pa, pb := llptest.NewPair()
 	a, err := dev.AllocPD().NewEndpoint(pa, rdmap.EndpointConfig{})
 	require.NoError(t, err)
@@ -51,10 +51,10 @@ func TestPassiveHandler_KeepsTheReportAfterTheFin(t *testing.T) {
 			require.NoError(t, c.prepareData(false))
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			require.NoError(t, a.Immediate(ctx, finBit|0, false))
+			require.NoError(t, errOf(a.Do(ctx, rdmap.SendWR{Op: rdmap.WRImmediate, Imm: finBit | 0})))
 			report := Report{Ops: 7, Bytes: 448, Elapsed: time.Second}
-			require.NoError(t, a.Send(ctx, report.appendTo(nil)))
-			require.Eventually(t, func() bool { return b.RecvCQ().Len() == 2 }, 5*time.Second, time.Millisecond,
+			require.NoError(t, errOf(a.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: report.appendTo(nil)})))
+			require.Eventually(t, func() bool { return received(b) == 2 }, 5*time.Second, time.Millisecond,
 				"the Fin and the Report wait in the CQ before the run starts")
 
 			fin, err := c.passive(ctx)

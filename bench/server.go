@@ -134,7 +134,7 @@ func NewServer(cfg ServerConfig) *Server {
 		reserve = DefaultStreamReserve
 	}
 	reserve = max(min(reserve, cfg.MaxStreams/4), 0)
-	s := &Server{cfg: cfg, pd: rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn),
+	s := &Server{cfg: cfg, pd: new(rdmap.Device).AllocPD(), conns: make(map[*rdmap.Endpoint]*conn),
 		perClient: make(map[netip.Addr]int), keep: reserve,
 		live: make(map[*rdmap.Endpoint]*conn), finished: newFinishedStreams(), runs: make(map[runKey]*runGroup)}
 	s.setup.timeout, s.setup.expire = cfg.SetupTimeout, s.serveWaiter
@@ -330,9 +330,14 @@ func (s *Server) Start(ctx context.Context, peer netip.Addr, ep *rdmap.Endpoint)
 	w := &setupWaiter{s: s, ctx: ctx, ep: ep, peer: peer}
 	s.started.Add(1) // Run waits for it
 	s.setup.add(w)   // the deadline: serveFrom finds it passed
-	run := w.run     // one function value for both
-	ep.RecvCQ().AfterReady(run)
-	ep.AfterDone(run)
+	// The receive Prepare posted completes when the Setup arrives, or
+	// flushed when the stream ends first: a handler that removes itself
+	// wakes the waiter either way.
+	cq := ep.Config().RecvCQ
+	cq.SetHandler(func() {
+		cq.SetHandler(nil)
+		go w.run()
+	})
 }
 
 // serveWaiter serves a stream Start admitted, in a goroutine of its own.

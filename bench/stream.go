@@ -72,11 +72,11 @@ func newConn(ep *rdmap.Endpoint) *conn { return &conn{ep: ep, pd: ep.PD()} }
 func (c *conn) post(n int) error {
 	id := len(c.bufs)
 	c.bufs = append(c.bufs, faultIn(make([]byte, n)))
-	return c.ep.PostRecv(rdmap.RecvWR{ID: uint64(id), Buf: c.bufs[id]})
+	return c.ep.PostRecv(uint64(id), c.bufs[id])
 }
 
 func (c *conn) repost(id uint64) error {
-	return c.ep.PostRecv(rdmap.RecvWR{ID: id, Buf: c.bufs[id]})
+	return c.ep.PostRecv(id, c.bufs[id])
 }
 
 // recv waits for the next receive completion.
@@ -86,7 +86,7 @@ func (c *conn) recv(ctx context.Context) (rdmap.Completion, error) {
 		comp, *c.kept = (*c.kept)[0], (*c.kept)[1:]
 	} else {
 		var err error
-		if comp, err = c.ep.RecvCQ().Poll(ctx); err != nil {
+		if comp, err = c.ep.Config().RecvCQ.Poll(ctx); err != nil {
 			return comp, c.cause(err)
 		}
 	}
@@ -138,7 +138,8 @@ func (c *conn) unexpected(comp rdmap.Completion) error {
 }
 
 func (c *conn) sendMsg(ctx context.Context, m interface{ appendTo([]byte) []byte }) error {
-	return c.ep.Send(ctx, m.appendTo(make([]byte, 0, ctrlLen)))
+	_, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: m.appendTo(make([]byte, 0, ctrlLen))})
+	return err
 }
 
 // bufLen is the registered buffer length for a setup: Buffers buffers of
@@ -228,7 +229,7 @@ func (c *conn) prepareData(active bool) error {
 		for i := range n {
 			j, id := i%slots, len(c.bufs)
 			c.bufs = append(c.bufs, sink[j*size:(j+1)*size:(j+1)*size])
-			if err := c.ep.PostRecv(rdmap.RecvWR{ID: uint64(id), Buf: c.bufs[id]}); err != nil {
+			if err := c.ep.PostRecv(uint64(id), c.bufs[id]); err != nil {
 				return err
 			}
 		}
@@ -317,13 +318,21 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 	local := c.mr.Bytes()[:s.Size:s.Size]
 	partial := t.report
 	stopping := func() bool { return t.stoppingAt(posted) }
-	sendCQ, recvCQ, epDone := c.ep.SendCQ(), c.ep.RecvCQ(), c.ep.Done()
+	sendCQ, recvCQ, epDone := c.ep.Config().SendCQ, c.ep.Config().RecvCQ, c.ep.Done()
 	batch := make([]rdmap.SendWR, 0, d)
 	every := c.postEvery()
+	var one [1]rdmap.Completion
+	wake := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
 	for {
 		progress := false
 		// The operations that may go now are posted together
-		// (Endpoint.PostSends), as perftest posts a list of work requests.
+		// (Endpoint.PostSend of a list), as perftest posts a list of work requests.
 		batch = batch[:0]
 		ops := posted
 		for ; t.listReady(posted, every) && ops-t.done < uint64(d) && !t.stoppingAt(ops) && (!s.credited() || ops-credited < window); ops++ {
@@ -334,7 +343,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			// Stamped before the post: an inline post may not return
 			// before the answer is on its way back.
 			t.stamp(posted, ops)
-			if _, err := c.ep.PostSends(batch); err != nil {
+			if _, err := c.ep.PostSend(batch...); err != nil {
 				return partial(), err
 			}
 			posted = ops
@@ -344,10 +353,10 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			break
 		}
 		for {
-			comp, ok := sendCQ.TryPoll()
-			if !ok {
+			if sendCQ.PollN(one[:]) == 0 {
 				break
 			}
+			comp := one[0]
 			progress = true
 			if comp.Err != nil {
 				return partial(), c.cause(fmt.Errorf("%v: %w", comp.Op, comp.Err))
@@ -359,10 +368,10 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			}
 		}
 		for {
-			comp, ok := recvCQ.TryPoll()
-			if !ok {
+			if recvCQ.PollN(one[:]) == 0 {
 				break
 			}
+			comp := one[0]
 			progress = true
 			if comp.Err != nil {
 				return partial(), c.cause(comp.Err)
@@ -386,21 +395,26 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 			}
 		}
 		if !progress {
+			// Woken by the next completion of either CQ (a handler is
+			// called at once for one already there).
+			sendCQ.SetHandler(notify)
+			recvCQ.SetHandler(notify)
 			select {
-			case <-sendCQ.Notify():
-			case <-recvCQ.Notify():
+			case <-wake:
 			case <-ctx.Done():
 				return partial(), ctx.Err()
 			case <-epDone:
 				return partial(), c.cause(fmt.Errorf("%w", rdmap.ErrFlushed))
 			}
+			sendCQ.SetHandler(nil)
+			recvCQ.SetHandler(nil)
 		}
 	}
 	if s.Test == TestWrite && !s.Latency() {
 		// A zero-length Read completes only after every earlier Write was
 		// placed at the peer (RFC 5040 §5.5 rule 12 ordering): the clock
 		// stops when the data is there, not when it was queued.
-		if err := c.ep.Read(ctx, nil, 0, 0, c.peer.STag, 0); err != nil {
+		if _, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, RemoteSTag: c.peer.STag}); err != nil {
 			return partial(), c.cause(fmt.Errorf("write fence: %w", err))
 		}
 	}
@@ -414,7 +428,7 @@ func (c *conn) active(ctx context.Context) (Report, error) {
 // sendFin tells the passive side that the run ended after n operations
 // (Immediate Data with finBit, waited for).
 func (c *conn) sendFin(ctx context.Context, n uint64) error {
-	if err := c.ep.Immediate(ctx, finBit|n, false); err != nil {
+	if _, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRImmediate, Imm: finBit | n}); err != nil {
 		return c.cause(fmt.Errorf("fin: %w", err))
 	}
 	return nil
@@ -695,17 +709,17 @@ func (c *conn) passive(ctx context.Context) (Report, error) {
 				return Report{Status: statusVerifyError}, err
 			}
 		case s.pongMode() && s.Test == TestSend:
-			if err := c.ep.Send(ctx, c.mr.Bytes()[:s.Size]); err != nil {
+			if _, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: c.mr.Bytes()[:s.Size]}); err != nil {
 				return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.cause(err)
 			}
 		case s.pongMode():
-			if err := c.ep.WriteImm(ctx, c.mr.Bytes()[:s.Size], c.peer.STag, 0, comp.Imm, false); err != nil {
+			if _, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: c.mr.Bytes()[:s.Size], RemoteSTag: c.peer.STag, Imm: comp.Imm}); err != nil {
 				return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.cause(err)
 			}
 		case s.credited():
 			if since++; since >= every {
 				since = 0
-				if err := c.ep.Immediate(ctx, recvd, false); err != nil {
+				if _, err := c.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRImmediate, Imm: recvd}); err != nil {
 					return Report{Ops: recvd, Bytes: bytes, Elapsed: time.Since(start)}, c.cause(err)
 				}
 			}

@@ -71,6 +71,17 @@ func addTerms(terms map[iwarp.TermCode]*TermCount, st rdmap.Stats) {
 	}
 }
 
+// addStats adds o's counters to s (Terminates are counted apart, by
+// addTerms).
+func addStats(s *rdmap.Stats, o rdmap.Stats) {
+	for i := range s.Sent {
+		s.Sent[i] += o.Sent[i]
+		s.Received[i] += o.Received[i]
+	}
+	s.OctetsSent += o.OctetsSent
+	s.OctetsPlaced += o.OctetsPlaced
+}
+
 // streamEnded moves c from the live streams to the finished totals.
 func (s *Server) streamEnded(c *conn) {
 	st := c.ep.Stats()
@@ -79,7 +90,7 @@ func (s *Server) streamEnded(c *conn) {
 	delete(s.live, c.ep)
 	f := &s.finished
 	f.n++
-	f.stats.Add(st)
+	addStats(&f.stats, st)
 	addTerms(f.terms, st)
 	if len(s.live) == 0 {
 		s.releaseWhenIdleLocked()
@@ -153,7 +164,7 @@ func (s *Server) Totals() StreamTotals {
 	t.Stats = f.stats
 	for ep := range s.live {
 		st := ep.Stats()
-		t.Stats.Add(st)
+		addStats(&t.Stats, st)
 		addTerms(terms, st)
 	}
 	s.mu.Unlock()

@@ -172,7 +172,7 @@ func runAllOperations(t *testing.T, newPair Factory, opt Options) {
 // (RFC 5040 §7, RFC 5043 §6.4).
 func runCloseAll(t *testing.T, newPair Factory, opt Options) {
 	ctx, client, server := setUp(t, newPair, opt)
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	cm := streams.New(client, dev.AllocPD(), streams.Config{})
 	sm := streams.New(server, dev.AllocPD(), streams.Config{})
 	n := min(opt.Streams, 4)

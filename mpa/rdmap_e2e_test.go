@@ -56,7 +56,7 @@ func dialE2E(t *testing.T, cliCfg, srvCfg *mpa.Config, prepare func(ep *rdmap.En
 	require.NoError(t, err)
 	r := <-acc
 	require.NoError(t, r.err)
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	e := &e2eEnds{cliConn: cc, srvConn: r.c, cliPD: dev.AllocPD(), srvPD: dev.AllocPD()}
 	e.cli, err = e.cliPD.NewEndpoint(cc, endpointConfig(cc.Params()))
 	require.NoError(t, err)
@@ -119,10 +119,10 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 
 			// RDMA Write (RFC 5040 §5.1), then RDMA Read of the same range.
 			src := fill(make([]byte, size), dir.seed)
-			require.NoError(t, from.Write(ctx, src, tmr.STag(), 0))
+			require.NoError(t, errOf(from.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: src, RemoteSTag: tmr.STag()})))
 			sink, err := dir.fPD.Register(make([]byte, size), rdmap.LocalWrite)
 			require.NoError(t, err)
-			require.NoError(t, from.Read(ctx, sink, 0, uint32(size), tmr.STag(), 0))
+			require.NoError(t, errOf(from.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, Length: uint32(size), RemoteSTag: tmr.STag()})))
 			require.True(t, bytes.Equal(src, sink.Bytes()), "read-back after write (RFC 5040 §5.5 rule 12)")
 			require.True(t, bytes.Equal(src, target[:size]), "write placed at the target")
 
@@ -131,20 +131,20 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 			bufs := make([][]byte, 5)
 			for i := range bufs {
 				bufs[i] = make([]byte, size)
-				require.NoError(t, to.PostRecv(rdmap.RecvWR{ID: uint64(100 + i), Buf: bufs[i]}))
+				require.NoError(t, to.PostRecv(uint64(100+i), bufs[i]))
 			}
 			msgs := [][]byte{fill(make([]byte, size), dir.seed+10), fill(make([]byte, size/2+1), dir.seed+11), fill(make([]byte, 3), dir.seed+12)}
-			require.NoError(t, from.Send(ctx, msgs[0]))
-			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 1, Op: rdmap.WRSend, Solicited: true, Local: msgs[1]}))
-			require.NoError(t, from.PostSend(rdmap.SendWR{ID: 2, Op: rdmap.WRSend, Invalidate: true, Local: msgs[2], InvalidateSTag: tmr.STag()}))
+			require.NoError(t, errOf(from.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: msgs[0]})))
+			require.NoError(t, errOf(from.PostSend(rdmap.SendWR{ID: 1, Op: rdmap.WRSend, Solicited: true, Local: msgs[1]})))
+			require.NoError(t, errOf(from.PostSend(rdmap.SendWR{ID: 2, Op: rdmap.WRSend, Invalidate: true, Local: msgs[2], InvalidateSTag: tmr.STag()})))
 			for i := 0; i < 2; i++ {
-				c, err := from.SendCQ().Poll(ctx)
+				c, err := from.Config().SendCQ.Poll(ctx)
 				require.NoError(t, err)
 				require.NoError(t, c.Err)
 				assert.Equal(t, uint64(i+1), c.WRID)
 			}
 			for i, m := range msgs {
-				c, err := to.RecvCQ().Poll(ctx)
+				c, err := to.Config().RecvCQ.Poll(ctx)
 				require.NoError(t, err)
 				require.NoError(t, c.Err)
 				assert.Equal(t, uint64(100+i), c.WRID)
@@ -161,15 +161,15 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 			defer tmr2.Deregister()
 
 			src2 := fill(make([]byte, size), dir.seed+20)
-			require.NoError(t, from.WriteImm(ctx, src2, tmr2.STag(), 0, 0xABCDEF0123456789, false))
-			c, err := to.RecvCQ().Poll(ctx)
+			require.NoError(t, errOf(from.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: src2, RemoteSTag: tmr2.STag(), Imm: 0xABCDEF0123456789})))
+			c, err := to.Config().RecvCQ.Poll(ctx)
 			require.NoError(t, err)
 			require.NoError(t, c.Err)
 			assert.True(t, c.HasImm)
 			assert.Equal(t, uint64(0xABCDEF0123456789), c.Imm)
 			assert.True(t, bytes.Equal(src2, target[:size]), "write placed before its immediate data (RFC 7306 §6)")
-			require.NoError(t, from.Immediate(ctx, 42, true))
-			c, err = to.RecvCQ().Poll(ctx)
+			require.NoError(t, errOf(from.Do(ctx, rdmap.SendWR{Op: rdmap.WRImmediate, Imm: 42, Solicited: true})))
+			c, err = to.Config().RecvCQ.Poll(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, uint64(42), c.Imm)
 			assert.True(t, c.Solicited)
@@ -177,20 +177,24 @@ func runAllOperations(t *testing.T, e *e2eEnds, size int) {
 			// Atomics (RFC 7306 §5.1): FetchAdd ×3, CmpSwap hit and miss.
 			binary.NativeEndian.PutUint64(target[counterOff:], 1000)
 			for i := uint64(0); i < 3; i++ {
-				orig, err := from.FetchAdd(ctx, tmr2.STag(), counterOff, 7, 0)
+				origC, err := from.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: tmr2.STag(), RemoteTO: counterOff, Add: 7})
+				orig := origC.Orig
 				require.NoError(t, err)
 				assert.Equal(t, 1000+7*i, orig)
 			}
-			orig, err := from.CmpSwap(ctx, tmr2.STag(), counterOff, 1021, ^uint64(0), 5, ^uint64(0))
+			origC, err := from.Do(ctx, rdmap.SendWR{Op: rdmap.WRCmpSwap, RemoteSTag: tmr2.STag(), RemoteTO: counterOff, Compare: 1021, CompareMask: ^uint64(0), Swap: 5, SwapMask: ^uint64(0)})
+			orig := origC.Orig
 			require.NoError(t, err)
 			assert.Equal(t, uint64(1021), orig)
-			orig, err = from.CmpSwap(ctx, tmr2.STag(), counterOff, 1, ^uint64(0), 9, ^uint64(0))
+			origC, err = from.Do(ctx, rdmap.SendWR{Op: rdmap.WRCmpSwap, RemoteSTag: tmr2.STag(), RemoteTO: counterOff, Compare: 1, CompareMask: ^uint64(0), Swap: 9, SwapMask: ^uint64(0)})
+			orig = origC.Orig
 			require.NoError(t, err)
 			assert.Equal(t, uint64(5), orig)
 			assert.Equal(t, uint64(5), binary.NativeEndian.Uint64(target[counterOff:]))
 			assert.NoError(t, from.Err())
 			assert.NoError(t, to.Err())
-			assert.Zero(t, to.RecvCQ().Len(), "five receives, five completions")
+			var left [1]rdmap.Completion
+			assert.Zero(t, to.Config().RecvCQ.PollN(left[:]), "five receives, five completions")
 		})
 	}
 }
@@ -212,7 +216,7 @@ func TestRDMAPOverMPA(t *testing.T) {
 				p := e.cliConn.Params()
 				assert.True(t, p.CRC)
 				assert.True(t, p.Enhanced)
-				assert.Equal(t, 4, e.cli.ORD())
+				assert.Equal(t, 4, e.cli.Config().ORD)
 			}},
 		{name: "no-crc", cli: mpa.Config{Enhanced: true, NoCRC: true, IRD: 2, ORD: 2}, srv: mpa.Config{NoCRC: true, IRD: 2, ORD: 2}, size: 3000,
 			check: func(t *testing.T, e *e2eEnds) { assert.False(t, e.cliConn.Params().CRC) }},
@@ -261,24 +265,25 @@ func TestRDMAPOverMPA_RTRFirst_RFC6581_5(t *testing.T) {
 				&mpa.Config{RTR: rtr, IRD: 1, ORD: 1},
 				func(ep *rdmap.Endpoint, initiator bool) {
 					if initiator {
-						require.NoError(t, ep.PostSend(rdmap.SendWR{ID: 5, Op: rdmap.WRSend, Local: []byte("after-rtr")}))
+						require.NoError(t, errOf(ep.PostSend(rdmap.SendWR{ID: 5, Op: rdmap.WRSend, Local: []byte("after-rtr")})))
 					} else {
-						require.NoError(t, ep.PostRecv(rdmap.RecvWR{ID: 6, Buf: recv}))
+						require.NoError(t, ep.PostRecv(6, recv))
 					}
 				})
 			assert.Equal(t, rtr, e.cliConn.Params().RTR)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c, err := e.srv.RecvCQ().Poll(ctx)
+			c, err := e.srv.Config().RecvCQ.Poll(ctx)
 			require.NoError(t, err)
 			require.NoError(t, c.Err)
 			assert.Equal(t, uint64(6), c.WRID)
 			assert.Equal(t, "after-rtr", string(recv[:c.Length]))
-			c, err = e.cli.SendCQ().Poll(ctx)
+			c, err = e.cli.Config().SendCQ.Poll(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, uint64(5), c.WRID, "no completion for the RTR")
-			assert.Zero(t, e.srv.RecvCQ().Len())
-			assert.Zero(t, e.cli.SendCQ().Len())
+			var left [1]rdmap.Completion
+			assert.Zero(t, e.srv.Config().RecvCQ.PollN(left[:]))
+			assert.Zero(t, e.cli.Config().SendCQ.PollN(left[:]))
 		})
 	}
 }
@@ -302,16 +307,16 @@ func TestRDMAPOverMPA_MissingRTR_RFC6581_9_2(t *testing.T) {
 	require.NoError(t, err)
 	sc := <-acc
 	require.NotNil(t, sc)
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	srv, err := dev.AllocPD().NewEndpoint(sc, endpointConfig(sc.Params()))
 	require.NoError(t, err)
 	// The Initiator's RDMAP layer is misconfigured: no RTR.
 	cli, err := dev.AllocPD().NewEndpoint(cc, rdmap.EndpointConfig{})
 	require.NoError(t, err)
-	require.NoError(t, srv.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 16)}))
+	require.NoError(t, srv.PostRecv(1, make([]byte, 16)))
 	require.NoError(t, srv.Start())
 	require.NoError(t, cli.Start())
-	err = cli.Send(ctx, []byte("too early"))
+	_, err = cli.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("too early")})
 	<-cli.Done()
 	<-srv.Done()
 	var te *rdmap.TerminateError
@@ -347,7 +352,7 @@ func BenchmarkRDMAPOverMPA_Write(b *testing.B) {
 			require.NoError(b, err)
 			sc := <-acc
 			require.NotNil(b, sc)
-			dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+			dev := new(rdmap.Device)
 			srv, err := dev.AllocPD().NewEndpoint(sc, endpointConfig(sc.Params()))
 			require.NoError(b, err)
 			cli, err := dev.AllocPD().NewEndpoint(cc, endpointConfig(cc.Params()))
@@ -364,16 +369,16 @@ func BenchmarkRDMAPOverMPA_Write(b *testing.B) {
 			posted := 0
 			for i := 0; i < b.N; i++ {
 				if posted == window {
-					c, err := cli.SendCQ().Poll(ctx)
+					c, err := cli.Config().SendCQ.Poll(ctx)
 					require.NoError(b, err)
 					require.NoError(b, c.Err)
 					posted--
 				}
-				require.NoError(b, cli.PostSend(rdmap.SendWR{ID: uint64(i), Op: rdmap.WRWrite, Local: src, RemoteSTag: target.STag()}))
+				require.NoError(b, errOf(cli.PostSend(rdmap.SendWR{ID: uint64(i), Op: rdmap.WRWrite, Local: src, RemoteSTag: target.STag()})))
 				posted++
 			}
 			for ; posted > 0; posted-- {
-				c, err := cli.SendCQ().Poll(ctx)
+				c, err := cli.Config().SendCQ.Poll(ctx)
 				require.NoError(b, err)
 				require.NoError(b, c.Err)
 			}

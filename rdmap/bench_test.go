@@ -34,7 +34,7 @@ func BenchmarkWrite64K(b *testing.B) {
 					}
 					inflight--
 				}
-				if err := p.a.PostSend(wr); err != nil {
+				if err := p.a.postSend1(wr); err != nil {
 					b.Fatal(err)
 				}
 				inflight++
@@ -54,8 +54,8 @@ func BenchmarkSendRoundTrip64(b *testing.B) {
 	p := newPair(b, EndpointConfig{}, EndpointConfig{})
 	msg := make([]byte, 64)
 	bufA, bufB := make([]byte, 64), make([]byte, 64)
-	require.NoError(b, p.a.PostRecv(RecvWR{Buf: bufA}))
-	require.NoError(b, p.b.PostRecv(RecvWR{Buf: bufB}))
+	require.NoError(b, p.a.PostRecv(0, bufA))
+	require.NoError(b, p.b.PostRecv(0, bufB))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -63,7 +63,7 @@ func BenchmarkSendRoundTrip64(b *testing.B) {
 			if _, err := p.rcqB.Poll(b.Context()); err != nil {
 				return
 			}
-			if p.b.PostRecv(RecvWR{Buf: bufB}) != nil || p.b.PostSend(SendWR{Op: WRSend, Local: msg}) != nil {
+			if p.b.PostRecv(0, bufB) != nil || p.b.postSend1(SendWR{Op: WRSend, Local: msg}) != nil {
 				return
 			}
 			if _, err := p.cqB.Poll(b.Context()); err != nil {
@@ -74,13 +74,13 @@ func BenchmarkSendRoundTrip64(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := p.a.PostSend(SendWR{Op: WRSend, Local: msg}); err != nil {
+		if err := p.a.postSend1(SendWR{Op: WRSend, Local: msg}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := p.rcqA.Poll(b.Context()); err != nil {
 			b.Fatal(err)
 		}
-		if err := p.a.PostRecv(RecvWR{Buf: bufA}); err != nil {
+		if err := p.a.PostRecv(0, bufA); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := p.cqA.Poll(b.Context()); err != nil {

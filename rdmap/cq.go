@@ -10,7 +10,8 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/ring"
 )
 
-// CQ is a completion queue. Endpoints push completions; the user polls.
+// CQ is a completion queue. Endpoints push completions; the user polls
+// (Poll waits, PollN does not) or is called back (SetHandler).
 //
 // A CQ has a depth. Overflow is never a silent drop (RFC 5040 §8.1.1 item
 // 10): a completion that finds the CQ full is kept in an overflow list, the
@@ -35,15 +36,10 @@ type CQ struct {
 	// behind passes the token on), and a completion is signalled there
 	// only while a Poll waits (pollers.n), so that a CQ polled once (at
 	// set-up) and then handled costs its completions no channel
-	// operation. wake and notify are made by the first Poll that waits
-	// and the first Notify: the CQs of idle streams hold neither. Guarded
-	// by mu (the channels themselves are used outside it).
-	wake   *pollers
-	notify chan struct{}
-	// ready holds the functions AfterReady registered, run (each once) by
-	// the next push; made by the first (a pointer: 16 octets less in
-	// every CQ). Guarded by mu.
-	ready *[]func()
+	// operation. wake is made by the first Poll that waits: the CQs of
+	// idle streams hold none. Guarded by mu (the channel itself is used
+	// outside it).
+	wake *pollers
 	// handler is SetHandler's function (nil: none), read without mu by
 	// the receive path. hPending: completions were added since the
 	// handler last started and somebody (a receive path that will
@@ -60,27 +56,6 @@ func NewCQ(depth int) *CQ {
 
 // Depth returns the CQ's capacity.
 func (cq *CQ) queueDepth() int { return int(cq.depth) }
-
-// Len returns the number of completions waiting, including overflowed ones.
-func (cq *CQ) Len() int {
-	cq.mu.Lock()
-	defer cq.mu.Unlock()
-	return cq.ring.Len() + cq.overflowLen()
-}
-
-// Notify returns a channel that receives a value (coalesced) whenever a
-// completion is added.
-func (cq *CQ) Notify() <-chan struct{} {
-	cq.mu.Lock()
-	defer cq.mu.Unlock()
-	if cq.notify == nil {
-		cq.notify = make(chan struct{}, 1)
-		if cq.ring.Len()+cq.overflowLen() > 0 {
-			cq.notify <- struct{}{} // completions added before the first Notify
-		}
-	}
-	return cq.notify
-}
 
 // Err returns an error wrapping errCQOverflow once the CQ has overflowed.
 func (cq *CQ) err() error {
@@ -116,7 +91,7 @@ func (cq *CQ) push(c *Completion, deferred bool) (overflow, claimed bool) {
 			cq.hPending, spawn = true, true
 		}
 	}
-	if !spawn && (cq.wake == nil || cq.wake.n == 0) && cq.notify == nil && cq.ready == nil {
+	if !spawn && (cq.wake == nil || cq.wake.n == 0) {
 		// The path of a handler's completions: nobody else to tell.
 		cq.mu.Unlock()
 		return overflow, claimed
@@ -136,35 +111,25 @@ func (cq *CQ) overflowLocked(c *Completion) {
 }
 
 // tellUnlock releases mu and tells of a completion just added: a waiting
-// Poll, Notify's channel, the AfterReady functions, and (spawn) a
-// goroutine of its own that runs the handler. mu is held on entry.
+// Poll, and (spawn) a goroutine of its own that runs the handler. mu is
+// held on entry.
 func (cq *CQ) tellUnlock(spawn bool) {
-	wake, notify := cq.wake.waiting(), cq.notify
-	var ready []func()
-	if cq.ready != nil {
-		ready = *cq.ready
-		cq.ready = nil
-	}
+	wake := cq.wake.waiting()
 	cq.mu.Unlock()
 	signal(wake)
-	signal(notify)
-	for _, f := range ready {
-		go f()
-	}
 	if spawn {
 		go cq.dispatch()
 	}
 }
 
-// SetHandler makes f the CQ's completion handler, called after
-// completions are added; f takes them with TryPoll or PollN. nil removes
-// the handler. Calls of f never overlap; completions added while f runs
-// lead to one more call. Poll, Notify and AfterReady keep working beside it.
-//
-// f may run on the goroutine that receives the endpoint's messages: it
-// must not block. It may post work requests (PostSend, PostSends,
-// PostRecv) but must not wait for a completion (Poll, or a blocking helper
-// such as Read or Send), which only the blocked goroutine could deliver.
+// SetHandler makes f the CQ's completion handler (nil: none), called
+// after completions are added, and soon if the CQ already holds some; f
+// takes them with PollN. Calls never overlap; completions added while f
+// runs lead to one more call. A one-shot wake-up is a handler that
+// removes itself. f may run on the goroutine that receives the endpoint's
+// messages: it must not block. It may post (PostSend, PostRecv) but must
+// not wait for a completion (Poll, Endpoint.Do), which only the blocked
+// goroutine could deliver.
 func (cq *CQ) SetHandler(f func()) {
 	// The direct hand-off of a completion, what a kernel consumer's
 	// completion handler is to an RDMA device: a completion made by an
@@ -224,27 +189,6 @@ func (cq *CQ) runClaimed() {
 	}
 }
 
-// AfterReady arranges for f to run once, in a goroutine of its own, when
-// the CQ holds a completion: at once if it does, else when the next one
-// is added. It is what a server of many mostly idle streams uses instead
-// of a goroutine blocked in Poll on each: a stream waiting for its first
-// message costs a function value, not a goroutine (2–8 KiB of stack).
-// f is not called if no completion ever comes; pair it with
-// Endpoint.AfterDone to learn of an endpoint that ends first.
-func (cq *CQ) AfterReady(f func()) {
-	cq.mu.Lock()
-	if cq.ring.Len()+cq.overflowLen() == 0 {
-		if cq.ready == nil {
-			cq.ready = new([]func())
-		}
-		*cq.ready = append(*cq.ready, f)
-		cq.mu.Unlock()
-		return
-	}
-	cq.mu.Unlock()
-	go f()
-}
-
 // overflowLen is the number of completions kept beyond the depth; mu is
 // held.
 func (cq *CQ) overflowLen() int {
@@ -270,16 +214,6 @@ func (cq *CQ) popToLocked(dst *Completion) {
 		o[0] = Completion{}
 		*cq.overflow = o[1:]
 	}
-}
-
-// TryPoll returns the oldest completion, if any, without blocking.
-func (cq *CQ) TryPoll() (Completion, bool) {
-	cq.mu.Lock()
-	defer cq.mu.Unlock()
-	if cq.ring.Len() == 0 {
-		return Completion{}, false
-	}
-	return cq.popLocked(), true
 }
 
 // PollN moves up to len(dst) completions into dst without blocking and

@@ -18,23 +18,18 @@ func TestCQ_OrderPollNAndOverflow(t *testing.T) {
 		assert.Equal(t, i >= 3, over)
 	}
 	require.ErrorIs(t, cq.err(), errCQOverflow)
-	assert.Equal(t, 5, cq.Len())
-	select {
-	case <-cq.Notify():
-	default:
-		t.Fatal("no notification")
-	}
+	assert.Equal(t, 5, cq.queued())
 	dst := make([]Completion, 2)
 	require.Equal(t, 2, cq.PollN(dst))
 	assert.Equal(t, []uint64{0, 1}, []uint64{dst[0].WRID, dst[1].WRID})
-	c, ok := cq.TryPoll()
+	c, ok := cq.tryPoll()
 	require.True(t, ok)
 	assert.Equal(t, uint64(2), c.WRID)
 	c, err := cq.Poll(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), c.WRID)
 	require.Equal(t, 1, cq.PollN(make([]Completion, 10)))
-	_, ok = cq.TryPoll()
+	_, ok = cq.tryPoll()
 	assert.False(t, ok)
 	assert.Equal(t, 1, NewCQ(0).queueDepth())
 }
@@ -71,31 +66,17 @@ func TestCQ_PollWaitsAndCancels(t *testing.T) {
 func TestStrings(t *testing.T) {
 	assert.Equal(t, "WriteImm", WRWriteImm.String())
 	assert.Equal(t, "WorkType(99)", WorkType(99).String())
-	assert.Equal(t, "flushed", StatusFlushed.String())
-	assert.Equal(t, "Status(9)", Status(9).String())
 	assert.Equal(t, "CmpSwap", atomicCmpSwap.String())
 	assert.Equal(t, "reserved atomic opcode 0x1", atomicOp(1).String())
 }
 
 // An idle CQ holds no channel (thousands of idle streams have two CQs
-// each); Notify made after completions were added still reports them, and
-// a Poll that waits is woken by the next completion.
+// each), and a Poll that waits is woken by the next completion.
 func TestCQ_LazyChannels(t *testing.T) {
 	cq := NewCQ(4)
 	assert.Nil(t, cq.wake)
-	assert.Nil(t, cq.notify)
 	cq.push(&Completion{WRID: 1}, false)
 	assert.Nil(t, cq.wake, "a push makes no channel")
-	select {
-	case <-cq.Notify():
-	default:
-		t.Fatal("Notify made after a completion must hold a token")
-	}
-	select {
-	case <-cq.Notify():
-		t.Fatal("one token per added completion batch")
-	default:
-	}
 	c, err := cq.Poll(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), c.WRID)
@@ -112,11 +93,6 @@ func TestCQ_LazyChannels(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 	cq.push(&Completion{WRID: 2}, false)
 	assert.Equal(t, uint64(2), (<-got).WRID)
-	select {
-	case <-cq.Notify():
-	default:
-		t.Fatal("Notify reports the second completion")
-	}
 }
 
 // A completion is signalled on the Polls' channel only while a Poll waits:
@@ -176,44 +152,22 @@ func TestCQ_SignalsOnlyWaitingPolls(t *testing.T) {
 	require.True(t, waiting(0)())
 }
 
-// TestCQ_AfterReady: a function registered on an empty CQ runs once, in a
-// goroutine of its own, when the next completion arrives (not at
-// registration, not again on later completions); one registered on a CQ
-// holding a completion runs at once.
-func TestCQ_AfterReady(t *testing.T) {
+// TestCQ_SetHandlerOneShot: a handler set on a CQ that already holds a
+// completion is called for it, and a handler that removes itself is a
+// one-shot wake-up (what replaced a callback registered for the next
+// completion): later completions call nothing.
+func TestCQ_SetHandlerOneShot(t *testing.T) {
 	cq := NewCQ(4)
-	ran := make(chan int, 4)
-	cq.AfterReady(func() { ran <- 1 })
-	cq.AfterReady(func() { ran <- 2 })
-	select {
-	case v := <-ran:
-		t.Fatalf("f %d ran on an empty CQ", v)
-	case <-time.After(20 * time.Millisecond):
-	}
-	// push runs the functions outside its lock: f may poll the CQ.
-	polled := make(chan Completion, 1)
-	cq.AfterReady(func() {
-		c, _ := cq.TryPoll()
-		polled <- c
-	})
 	cq.push(&Completion{WRID: 7}, false)
-	got := []int{<-ran, <-ran}
-	assert.ElementsMatch(t, []int{1, 2}, got)
-	assert.Equal(t, uint64(7), (<-polled).WRID)
+	calls := make(chan Completion, 4)
+	cq.SetHandler(func() {
+		cq.SetHandler(nil)
+		c, _ := cq.tryPoll()
+		calls <- c
+	})
+	assert.Equal(t, uint64(7), (<-calls).WRID)
 	cq.push(&Completion{WRID: 8}, false)
-	select {
-	case v := <-ran:
-		t.Fatalf("f %d ran twice", v)
-	case <-time.After(20 * time.Millisecond):
-	}
-	cq.AfterReady(func() { ran <- 3 })
-	select {
-	case v := <-ran:
-		assert.Equal(t, 3, v, "a CQ holding a completion runs f at once")
-	case <-time.After(5 * time.Second):
-		t.Fatal("f registered on a ready CQ did not run")
-	}
-	cq.mu.Lock()
-	assert.Nil(t, cq.ready, "nothing kept after running")
-	cq.mu.Unlock()
+	assert.Nil(t, cq.handler.Load(), "the handler removed itself")
+	assert.Equal(t, 1, cq.queued(), "nothing took the later completion")
+	assert.Empty(t, calls)
 }

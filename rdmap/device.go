@@ -3,26 +3,9 @@ package rdmap
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 )
-
-// DeviceOptions configure a Device.
-type DeviceOptions struct {
-	// MaxMRs caps the number of registered memory regions (0: 1<<20).
-	// Registration beyond it fails with ErrResourceLimit.
-	MaxMRs int
-	// MaxRegisteredBytes caps the octets of memory registered at once
-	// across all regions of the device (0: no cap beyond MaxMRs).
-	// Registration or re-registration beyond it fails with
-	// ErrResourceLimit.
-	MaxRegisteredBytes int64
-}
-
-// ErrResourceLimit reports that a Device limit (MaxMRs, MaxRegisteredBytes) was reached
-// (RFC 5041 §8.3.2 item 5: resource allocation is capped).
-var ErrResourceLimit = errors.New("rdmap: device resource limit reached")
 
 // Device is the software "RNIC" of RFC 5040 §8.1.1: it owns the STag table
 // shared by all protection domains and endpoints created from it, and the
@@ -31,8 +14,18 @@ var ErrResourceLimit = errors.New("rdmap: device resource limit reached")
 //
 // STags are a random 24-bit slot index and a random 8-bit key that changes
 // on every re-registration, hard to predict (RFC 5040 §8.1.1 item 8);
-// STag 0 is never issued.
+// STag 0 is never issued. The zero value is a Device without limits
+// beyond the defaults; its fields are read by the first AllocPD.
 type Device struct {
+	// MaxMRs caps the number of registered memory regions (0: 1<<20).
+	// Registration beyond it fails with ErrResourceLimit.
+	MaxMRs int
+	// MaxRegisteredBytes caps the octets registered at once across all
+	// regions of the device (0: no cap beyond MaxMRs). Registration or
+	// re-registration beyond it fails with ErrResourceLimit.
+	MaxRegisteredBytes int64
+
+	once sync.Once
 	// The index is drawn from crypto/rand by random probing until a free,
 	// non-zero slot is found, and so is the initial key, so that STags
 	// sparsely populate the full 32-bit range, as on hardware RNICs.
@@ -56,16 +49,18 @@ type Device struct {
 	rand func() uint32
 }
 
-// NewDevice returns a Device with an empty STag table.
-func NewDevice(opts DeviceOptions) *Device {
-	if opts.MaxMRs <= 0 {
-		opts.MaxMRs = 1 << 20
+// setup makes the empty STag table and takes the limits.
+func (d *Device) setup() {
+	d.maxMRs = d.MaxMRs
+	if d.maxMRs <= 0 {
+		d.maxMRs = 1 << 20
 	}
-	if opts.MaxMRs > 1<<24-1 {
-		opts.MaxMRs = 1<<24 - 1
+	d.maxMRs = min(d.maxMRs, 1<<24-1)
+	d.maxBytes = max(d.MaxRegisteredBytes, 0)
+	d.mrs = make(map[uint32]*MR)
+	if d.rand == nil {
+		d.rand = random32
 	}
-	return &Device{maxMRs: opts.MaxMRs, maxBytes: max(opts.MaxRegisteredBytes, 0),
-		mrs: make(map[uint32]*MR), rand: random32}
 }
 
 // RegisteredBytes returns the octets of memory currently registered.
@@ -88,6 +83,7 @@ func (d *Device) reserveBytes(n int64) error {
 
 // AllocPD allocates a new protection domain (RFC 5041 §8.2).
 func (d *Device) AllocPD() *PD {
+	d.once.Do(d.setup)
 	d.pdMu.Lock()
 	d.nextPD++
 	id := d.nextPD

@@ -4,6 +4,8 @@
 // (Device, PD, MR, CQ, Endpoint, work requests and completions), and the
 // engine behind an Endpoint, which validates every incoming message and
 // sends exactly one Terminate on the first error (RFC 5040 §4.8, §5.4).
+// An Endpoint posts work requests (PostSend, PostRecv) or runs one and
+// waits (Do); a CQ is polled (Poll, PollN) or calls its handler.
 package rdmap
 
 // The package has three parts:

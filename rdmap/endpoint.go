@@ -13,6 +13,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/ddp"
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmaphook"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/llp"
 )
@@ -23,10 +24,8 @@ const (
 	defaultRQDepth = 256
 )
 
-// helperWRID is the WRID of the completion of a blocking helper's work
-// request whose context ended after the request could no longer be
-// withdrawn: the completion is then reported on the CQ instead of being
-// dropped.
+// helperWRID is the WRID of the receive recvWait posts, whose completion
+// goes to the CQ if the wait's context ended first.
 const helperWRID = math.MaxUint64
 
 // EndpointConfig configures an Endpoint.
@@ -44,7 +43,7 @@ type EndpointConfig struct {
 	SQDepth, RQDepth int
 	// SendCQ and RecvCQ receive the completions of send and receive work
 	// requests; they may be the same CQ. nil: a private CQ of the queue's
-	// Depth (see SendCQ, RecvCQ methods).
+	// depth (Endpoint.Config reports it).
 	SendCQ, RecvCQ *CQ
 	// SendRTR, on the Initiator of a peer-to-peer connection (RFC 6581
 	// §9.2), is the one negotiated RTR option the endpoint sends as its
@@ -77,7 +76,7 @@ type sendReq struct {
 	done     bool
 	comp     Completion
 	waiter   chan Completion
-	// helper marks a request of a blocking helper (Write, Read, ...),
+	// helper marks a request of Do (or recvWait),
 	// which the helper still reads after its completion: it is never
 	// recycled.
 	helper bool
@@ -98,7 +97,7 @@ type sendReq struct {
 
 // recvReq is a posted receive work request.
 type recvReq struct {
-	wr     RecvWR
+	wr     recvWR
 	seq    uint64 // the DDP cookie
 	waiter chan Completion
 	helper bool // as sendReq.helper
@@ -194,7 +193,7 @@ type Endpoint struct {
 	// by mu.
 	held     *sendReq
 	respBusy bool
-	// draining: PostSends issues the requests it posted, as the transmit
+	// draining: postSends issues the requests it posted, as the transmit
 	// loop would, which does not start meanwhile. Guarded by mu.
 	draining bool
 	// quick: issueQuickLocked is issuing a caller's request, which is in
@@ -207,7 +206,7 @@ type Endpoint struct {
 	// issued, and starts again when something may (kickTxLocked).
 	// Guarded by mu.
 	txRunning bool
-	// afterDone are the AfterDone functions still to run; finished is
+	// afterDone are the whenDone functions still to run; finished is
 	// set once Done is closed. Guarded by mu.
 	afterDone []func()
 	// txLoopFn and respLoopFn are the loops as func values made once:
@@ -229,7 +228,7 @@ type Endpoint struct {
 	// respLast: the message being sent is a Read or Atomic Response whose
 	// Last segment frees the IRD slot; guarded by sendMu.
 	respLast   bool
-	finished   bool // Done closed (AfterDone); guarded by mu
+	finished   bool // Done closed (whenDone); guarded by mu
 	cqOverflow bool
 	termSent   bool // this endpoint put a Terminate on the wire
 	nextReqID  uint32
@@ -248,6 +247,10 @@ type Endpoint struct {
 }
 
 var _ ddp.ULP = (*ddpULP)(nil)
+
+func init() {
+	rdmaphook.AfterDone = func(ep any, f func()) { ep.(*Endpoint).whenDone(f) }
+}
 
 // Endpoint.scratch holds a Read Request, Immediate Data or an Atomic
 // Response: a negative constant here would not compile.
@@ -304,20 +307,22 @@ func (pd *PD) NewEndpoint(s llp.Stream, cfg EndpointConfig) (*Endpoint, error) {
 	return e, nil
 }
 
-// SendCQ returns the CQ of send work requests.
-func (e *Endpoint) SendCQ() *CQ { return e.sendCQ }
-
-// RecvCQ returns the CQ of receive work requests.
-func (e *Endpoint) RecvCQ() *CQ { return e.recvCQ }
+// Config returns the configuration in effect (ibv_query_qp): IRD and ORD
+// as negotiated (-1: none), the queue depths, and the CQs, private ones
+// too. The RTR fields are not reported.
+func (e *Endpoint) Config() EndpointConfig {
+	limit := func(v int32) int {
+		if v == 0 {
+			return -1
+		}
+		return int(v)
+	}
+	return EndpointConfig{IRD: limit(e.ird), ORD: limit(e.ord),
+		SQDepth: int(e.sqDepth), RQDepth: int(e.rqDepth), SendCQ: e.sendCQ, RecvCQ: e.recvCQ}
+}
 
 // PD returns the endpoint's protection domain.
 func (e *Endpoint) PD() *PD { return e.pd }
-
-// IRD and ORD return the effective limits.
-func (e *Endpoint) IRD() int { return int(e.ird) }
-
-// ORD returns the effective outbound Read/Atomic limit.
-func (e *Endpoint) ORD() int { return int(e.ord) }
 
 // LLPInfo describes the LLP stream under the endpoint: its kind, stream
 // identifier, addresses and segment counters (llp.Info).
@@ -338,7 +343,7 @@ func (e *Endpoint) Done() <-chan struct{} {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.done == nil {
-		// Made on first use: an idle endpoint watched with AfterDone
+		// Made on first use: an idle endpoint watched with whenDone
 		// holds no channel.
 		e.done = make(chan struct{})
 		if e.finished {
@@ -349,7 +354,7 @@ func (e *Endpoint) Done() <-chan struct{} {
 }
 
 // finishDoneLocked marks the endpoint finished, closes Done if it was
-// made, and returns the AfterDone functions to run. mu is held.
+// made, and returns the whenDone functions to run. mu is held.
 func (e *Endpoint) finishDoneLocked() []func() {
 	fs := e.afterDone
 	e.afterDone, e.finished = nil, true
@@ -471,13 +476,21 @@ func (e *Endpoint) progressLocked() {
 
 func isORD(op WorkType) bool { return op == WRRead || op == WRFetchAdd || op == WRCmpSwap }
 
-// PostSend queues a send work request (RFC 5040 §5.5 rule 13: it is
-// processed after every earlier one). Its completion goes to SendCQ, in
-// submission order (rule 15). It may be called from any goroutine, before
-// or after Start.
-func (e *Endpoint) PostSend(wr SendWR) error {
-	_, err := e.postSend(&wr, nil)
-	return err
+// PostSend queues send work requests in order (ibv_post_send; RFC 5040
+// §5.5 rule 13: each is processed after every earlier one); completions
+// go to the send CQ in submission order (rule 15). Requests posted
+// together may leave together: Reads and Atomics as one SCTP packet or one
+// MPA writev. It returns how many were posted: on an error, those before
+// the failing one. It may be called from any goroutine, before or after
+// Start.
+func (e *Endpoint) PostSend(wrs ...SendWR) (int, error) {
+	if len(wrs) == 1 {
+		if _, err := e.postSend(&wrs[0], nil); err != nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	return e.postSends(wrs)
 }
 
 // postSend posts *wr (not kept: copied into its request unless issued
@@ -496,7 +509,7 @@ func (e *Endpoint) postSend(wr *SendWR, waiter chan Completion) (*sendReq, error
 	r := e.newSendReqLocked() // zeroed: only the fields set here are written
 	r.wr, r.waiter, r.helper = *wr, waiter, waiter != nil
 	if wr.Inline {
-		r.wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now (at most MaxInline octets)
+		r.wr.Local = bytes.Clone(wr.Local) // the caller may reuse its buffer now (at most maxInline octets)
 	}
 	if err := e.admitSendLocked(r); err != nil {
 		e.releaseSendLocked(r)
@@ -524,15 +537,10 @@ func (e *Endpoint) postSend(wr *SendWR, waiter chan Completion) (*sendReq, error
 	return r, nil
 }
 
-// PostSends posts wrs in order, each as PostSend would, and lets those
-// that can go at once leave together, as a list of work requests given
-// to one ibv_post_send: Read and Atomic Requests posted in one call reach
-// the LLP as one SCTP packet or one MPA writev instead of a system call
-// each. Small requests posted to an idle send queue are issued from this
-// goroutine (as PostSend does one), the rest by the transmit loop. It
-// returns how many were posted: on an error, those before the failing
-// one are.
-func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
+// postSends posts several requests for PostSend: small ones posted to an
+// idle send queue are issued from this goroutine, the rest by the
+// transmit loop.
+func (e *Endpoint) postSends(wrs []SendWR) (int, error) {
 	for i := range wrs {
 		if err := wrs[i].validate(); err != nil {
 			return 0, fmt.Errorf("work request %d: %w", i, err)
@@ -540,7 +548,7 @@ func (e *Endpoint) PostSends(wrs []SendWR) (int, error) {
 	}
 	e.mu.Lock()
 	if len(wrs) == 1 && e.quickLocked(&wrs[0]) {
-		// Issued before PostSends returns: an Inline request's buffer is
+		// Issued before PostSend returns: an Inline request's buffer is
 		// free again without a copy, and the caller's slice is not kept.
 		e.issueQuickLocked(&wrs[0])
 		return 1, nil
@@ -623,8 +631,7 @@ func (e *Endpoint) issueQuickLocked(wr *SendWR) {
 		if !errors.Is(err, errTxClosed) {
 			e.failLocked(txFailure(err))
 		}
-		e.emitLocked(e.sendCQ, nil, &Completion{WRID: wr.ID, Op: wr.Op, Status: StatusFlushed,
-			Err: fmt.Errorf("%w: %w", ErrFlushed, err)})
+		e.emitLocked(e.sendCQ, nil, &Completion{WRID: wr.ID, Op: wr.Op, Err: fmt.Errorf("%w: %w", ErrFlushed, err)})
 		e.checkOverflowLocked()
 	}
 	if e.sq.Len() > 0 {
@@ -658,7 +665,7 @@ func (e *Endpoint) admitSendLocked(r *sendReq) error {
 		return fmt.Errorf("%w: %v with ORD 0", ErrInvalidWR, wr.Op)
 	}
 	if n := e.order.Len() + b2i(e.quick); n >= int(e.sqDepth) {
-		return fmt.Errorf("rdmap: post send: %d outstanding: %w", n, ErrQueueFull)
+		return fmt.Errorf("rdmap: post send: %d outstanding: %w", n, ErrResourceLimit)
 	}
 	if wr.Op == WRRead && wr.Sink != nil {
 		if _, err := wr.Sink.local(e, wr.SinkOffset, uint64(wr.Length), LocalWrite); err != nil {
@@ -672,15 +679,17 @@ func (e *Endpoint) admitSendLocked(r *sendReq) error {
 	return nil
 }
 
-// PostRecv posts a receive buffer on queue 0 (RFC 5040 §5.3); its
-// completion goes to RecvCQ in the order messages arrive. It may be called
-// from any goroutine, before or after Start.
-func (e *Endpoint) PostRecv(wr RecvWR) error {
-	_, err := e.postRecv(wr, nil)
+// PostRecv posts buf on queue 0 (ibv_post_recv, RFC 5040 §5.3): one Send
+// or Immediate Data message fills it (a longer message is a DDP error,
+// RFC 5041 §7.2). Its completion, with WRID id, goes to the receive CQ in
+// the order messages arrive. It may be called from any goroutine, before
+// or after Start.
+func (e *Endpoint) PostRecv(id uint64, buf []byte) error {
+	_, err := e.postRecv(recvWR{ID: id, Buf: buf}, nil)
 	return err
 }
 
-func (e *Endpoint) postRecv(wr RecvWR, waiter chan Completion) (*recvReq, error) {
+func (e *Endpoint) postRecv(wr recvWR, waiter chan Completion) (*recvReq, error) {
 	e.mu.Lock()
 	if err := e.admitRecvLocked(); err != nil {
 		e.mu.Unlock()
@@ -707,7 +716,7 @@ func (e *Endpoint) admitRecvLocked() error {
 		return e.closedErrLocked("post recv")
 	}
 	if e.rq.Len() >= int(e.rqDepth) {
-		return fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.Len(), ErrQueueFull)
+		return fmt.Errorf("rdmap: post recv: %d posted: %w", e.rq.Len(), ErrResourceLimit)
 	}
 	return nil
 }
@@ -720,14 +729,11 @@ func (e *Endpoint) finishLocked(r *sendReq, c Completion) {
 	}
 	r.done = true
 	c.WRID, c.Op = r.wr.ID, r.wr.Op
-	if r.waiter == nil && r.canceled {
-		c.WRID = helperWRID
-	}
 	r.comp = c
 	n := 0
 	for e.order.Len() > 0 && e.order.Front().done {
 		h := e.order.Pop()
-		if h.waiter != nil || !h.wr.Unsignaled || h.comp.Status != StatusSuccess {
+		if h.waiter != nil || !h.wr.Unsignaled || h.comp.Err != nil {
 			e.emitLocked(e.sendCQ, h.waiter, &h.comp)
 		}
 		e.releaseSendLocked(h)
@@ -753,11 +759,11 @@ func (e *Endpoint) partDone() {
 	}
 }
 
-// AfterDone arranges for f to run in a goroutine of its own once the
-// endpoint has finished (Done is closed), at once if it has. It is what a
-// watcher of many endpoints uses instead of a goroutine blocked on each
-// Done: an idle endpoint costs a function value, not a goroutine.
-func (e *Endpoint) AfterDone(f func()) {
+// whenDone arranges for f to run in a goroutine of its own once the
+// endpoint has finished (Done is closed), at once if it has: a watcher of
+// many endpoints (package transport, package streams) uses it instead of
+// a goroutine blocked on each Done, through internal/rdmapconf.
+func (e *Endpoint) whenDone(f func()) {
 	e.mu.Lock()
 	if !e.finished {
 		e.afterDone = append(e.afterDone, f)
@@ -851,7 +857,7 @@ func (e *Endpoint) checkOverflowLocked() {
 
 // waitHelper waits for a helper's completion. If ctx ends while the request
 // can still be withdrawn it is canceled; a Read or Atomic already sent is
-// abandoned (its completion then goes to the CQ with HelperWRID); a Send or
+// abandoned (its completion then goes to the CQ); a Send or
 // Write already handed to DDP is waited for, since DDP is reading its
 // buffer.
 func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq, w chan Completion) (Completion, error) {
@@ -864,7 +870,7 @@ func (e *Endpoint) waitHelper(ctx context.Context, r *sendReq, w chan Completion
 	e.mu.Lock()
 	if !r.issued && !r.done {
 		r.canceled = true
-		c := Completion{Status: statusError, Err: ctx.Err()}
+		c := Completion{Err: ctx.Err()}
 		e.finishLocked(r, c)
 		e.checkOverflowLocked()
 		e.mu.Unlock()
@@ -890,7 +896,7 @@ func (e *Endpoint) recvHelperDone(r *recvReq, w chan Completion) {
 	e.mu.Unlock()
 }
 
-// helperDone recycles a blocking helper's request and channel once its
+// helperDone recycles a Do's request and channel once its
 // completion was received: the endpoint is done with both (finishLocked
 // ran, under mu, before the completion was sent), and so is the helper.
 func (e *Endpoint) helperDone(r *sendReq, w chan Completion) {
@@ -901,8 +907,8 @@ func (e *Endpoint) helperDone(r *sendReq, w chan Completion) {
 	e.mu.Unlock()
 }
 
-// waiterPool recycles the completion channels of the blocking helpers
-// (Send, Write, Read, the atomics, Recv): a new one per call would be an
+// waiterPool recycles the completion channels of Do and recvWait: a new
+// one per call would be an
 // allocation per operation. A channel goes back only once its one
 // completion was received; one a canceled call leaves behind is dropped.
 var waiterPool = sync.Pool{New: func() any { return make(chan Completion, 1) }}
@@ -910,7 +916,15 @@ var waiterPool = sync.Pool{New: func() any { return make(chan Completion, 1) }}
 func getWaiter() chan Completion  { return waiterPool.Get().(chan Completion) }
 func putWaiter(w chan Completion) { waiterPool.Put(w) }
 
-func (e *Endpoint) helper(ctx context.Context, wr SendWR) (Completion, error) {
+// Do posts wr and waits for its completion (RFC 5040 §5.5: a Send or
+// Write completes once handed to DDP, rule 14; a Read once the Read
+// Response was placed, rule 19), which it returns instead of the send
+// CQ; Completion.Orig holds an Atomic's original value. Unsignaled is
+// ignored. If ctx ends first, a request not yet issued is withdrawn; a
+// Read or Atomic already sent completes later on the send CQ (with
+// wr.ID); a Send or Write being sent is waited for.
+func (e *Endpoint) Do(ctx context.Context, wr SendWR) (Completion, error) {
+	wr.Unsignaled = false
 	w := getWaiter()
 	r, err := e.postSend(&wr, w)
 	if err != nil {
@@ -920,76 +934,13 @@ func (e *Endpoint) helper(ctx context.Context, wr SendWR) (Completion, error) {
 	return e.waitHelper(ctx, r, w)
 }
 
-// Send sends b as a Send message and waits for its local completion
-// (RFC 5040 §5.5 rule 14: handed to DDP).
-func (e *Endpoint) Send(ctx context.Context, b []byte) error {
-	_, err := e.helper(ctx, SendWR{Op: WRSend, Local: b})
-	return err
-}
-
-// Write writes b to the peer's buffer rstag at tagged offset rto (RFC 5040
-// §5.1) and waits for its local completion.
-func (e *Endpoint) Write(ctx context.Context, b []byte, rstag uint32, rto uint64) error {
-	_, err := e.helper(ctx, SendWR{Op: WRWrite, Local: b, RemoteSTag: rstag, RemoteTO: rto})
-	return err
-}
-
-// WriteImm writes b like Write, then sends imm as Immediate Data (with SE if
-// se), RFC 7306 §6.
-func (e *Endpoint) WriteImm(ctx context.Context, b []byte, rstag uint32, rto uint64, imm uint64, se bool) error {
-	_, err := e.helper(ctx, SendWR{Op: WRWriteImm, Local: b, RemoteSTag: rstag, RemoteTO: rto, Imm: imm, Solicited: se})
-	return err
-}
-
-// Read reads n octets at the peer's rstag/rto into sink at offset off
-// (RFC 5040 §5.2) and waits until the Read Response was delivered (rule 19).
-func (e *Endpoint) Read(ctx context.Context, sink *MR, off uint64, n uint32, rstag uint32, rto uint64) error {
-	_, err := e.helper(ctx, SendWR{Op: WRRead, Sink: sink, SinkOffset: off, Length: n, RemoteSTag: rstag, RemoteTO: rto})
-	return err
-}
-
-// FetchAdd performs a masked Atomic FetchAdd on the 8 octets at rstag/rto
-// (RFC 7306 §5.1.1) and returns the original value. add, mask and the
-// result are plain values (big-endian on the wire); the peer adds in its
-// host byte order, so it sets its word with MR.PutUint64, not
-// binary.BigEndian. rto must be a multiple of 8: otherwise ErrInvalidWR,
-// before anything is sent.
-func (e *Endpoint) FetchAdd(ctx context.Context, rstag uint32, rto uint64, add, mask uint64) (uint64, error) {
-	c, err := e.helper(ctx, SendWR{Op: WRFetchAdd, RemoteSTag: rstag, RemoteTO: rto, Add: add, AddMask: mask})
-	return c.Orig, err
-}
-
-// CmpSwap performs a masked Atomic CmpSwap (RFC 7306 §5.1.2) and returns
-// the original value: if orig&compareMask == compare&compareMask, the
-// peer's word becomes orig&^swapMask | swap&swapMask. Byte order and the
-// 8-octet alignment of rto as for FetchAdd.
-func (e *Endpoint) CmpSwap(ctx context.Context, rstag uint32, rto uint64, compare, compareMask, swap, swapMask uint64) (uint64, error) {
-	c, err := e.helper(ctx, SendWR{Op: WRCmpSwap, RemoteSTag: rstag, RemoteTO: rto,
-		Compare: compare, CompareMask: compareMask, Swap: swap, SwapMask: swapMask})
-	return c.Orig, err
-}
-
-// Swap unconditionally swaps v into the 8 octets at rstag/rto and returns
-// the original value: a CmpSwap with compare mask 0 (RFC 7306 reserves the
-// draft's unmasked Swap opcode).
-func (e *Endpoint) swap(ctx context.Context, rstag uint32, rto uint64, v uint64) (uint64, error) {
-	return e.CmpSwap(ctx, rstag, rto, 0, 0, v, math.MaxUint64)
-}
-
-// Immediate sends imm as an Immediate Data message, with Solicited Event if
-// se (RFC 7306 §6).
-func (e *Endpoint) Immediate(ctx context.Context, imm uint64, se bool) error {
-	_, err := e.helper(ctx, SendWR{Op: WRImmediate, Imm: imm, Solicited: se})
-	return err
-}
-
 // recvWait posts buf and waits for the Send or Immediate Data that consumes it.
 // If ctx ends first, buf stays posted (DDP cannot withdraw a posted
 // buffer): the message that later fills it is reported on RecvCQ with
 // HelperWRID, and recvWait returns ctx.Err().
 func (e *Endpoint) recvWait(ctx context.Context, buf []byte) (Completion, error) {
 	w := getWaiter()
-	r, err := e.postRecv(RecvWR{ID: helperWRID, Buf: buf}, w)
+	r, err := e.postRecv(recvWR{ID: helperWRID, Buf: buf}, w)
 	if err != nil {
 		putWaiter(w) // never given to a request
 		return Completion{}, err

@@ -27,10 +27,10 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	ctx := ctx5(t)
 	buf := make([]byte, 100)
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 7, Buf: buf}))
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 8, Buf: make([]byte, 10)}))
-	require.NoError(t, p.a.Send(ctx, []byte("hello")))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Solicited: true}))
+	require.NoError(t, p.b.PostRecv(7, buf))
+	require.NoError(t, p.b.PostRecv(8, make([]byte, 10)))
+	require.NoError(t, p.a.send(ctx, []byte("hello")))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRSend, Solicited: true}))
 	c := poll(t, p.rcqB)
 	assert.Equal(t, Completion{WRID: 7, Op: WRRecv, Length: 5, Buf: buf}, c)
 	assert.Equal(t, "hello", string(buf[:5]))
@@ -52,7 +52,7 @@ func TestEndpoint_SendRecv_RFC5040_5_3(t *testing.T) {
 		ch <- res{c, err}
 	}()
 	require.Eventually(t, func() bool { return postedRecvs(p.a) == 1 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, p.b.Send(ctx, []byte("back")))
+	require.NoError(t, p.b.send(ctx, []byte("back")))
 	got := <-ch
 	require.NoError(t, got.err)
 	assert.Equal(t, 4, got.c.Length)
@@ -71,22 +71,22 @@ func TestEndpoint_WriteReadAtomic(t *testing.T) {
 	})
 	ctx := ctx5(t)
 	src := bytes.Repeat([]byte("0123456789"), 500)
-	require.NoError(t, p.a.Write(ctx, src, tgt.STag(), 0x1000+100))
+	require.NoError(t, p.a.write(ctx, src, tgt.STag(), 0x1000+100))
 	// RFC 5040 §5.5 rule 12: a Read after a Write sees the Write.
-	require.NoError(t, p.a.Read(ctx, sink, 7, uint32(len(src)), tgt.STag(), 0x1000+100))
+	require.NoError(t, p.a.read(ctx, sink, 7, uint32(len(src)), tgt.STag(), 0x1000+100))
 	assert.Equal(t, src, sbuf[7:7+len(src)])
 	assert.Equal(t, src, tbuf[100:100+len(src)])
 
 	// Atomics (RFC 7306 §5): 8-aligned target inside the region.
 	binary.NativeEndian.PutUint64(tbuf[64:], 40)
-	old, err := p.a.FetchAdd(ctx, tgt.STag(), 0x1000+64, 2, 0)
+	old, err := p.a.fetchAdd(ctx, tgt.STag(), 0x1000+64, 2, 0)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(40), old)
 	assert.Equal(t, uint64(42), binary.NativeEndian.Uint64(tbuf[64:]))
-	old, err = p.a.CmpSwap(ctx, tgt.STag(), 0x1000+64, 42, ^uint64(0), 7, ^uint64(0))
+	old, err = p.a.cmpSwap(ctx, tgt.STag(), 0x1000+64, 42, ^uint64(0), 7, ^uint64(0))
 	require.NoError(t, err)
 	assert.Equal(t, uint64(42), old)
-	old, err = p.a.CmpSwap(ctx, tgt.STag(), 0x1000+64, 42, ^uint64(0), 9, ^uint64(0))
+	old, err = p.a.cmpSwap(ctx, tgt.STag(), 0x1000+64, 42, ^uint64(0), 9, ^uint64(0))
 	require.NoError(t, err)
 	assert.Equal(t, uint64(7), old, "compare fails: unchanged")
 	old, err = p.a.swap(ctx, tgt.STag(), 0x1000+64, 1234)
@@ -95,9 +95,9 @@ func TestEndpoint_WriteReadAtomic(t *testing.T) {
 	assert.Equal(t, uint64(1234), binary.NativeEndian.Uint64(tbuf[64:]))
 
 	// Zero-length Read (§5.2.1): no validation of the source, empty response.
-	require.NoError(t, p.a.Read(ctx, nil, 0, 0, 0xdeadbeef, 0))
+	require.NoError(t, p.a.read(ctx, nil, 0, 0, 0xdeadbeef, 0))
 	// Zero-length Write.
-	require.NoError(t, p.a.Write(ctx, nil, tgt.STag(), 0x1000))
+	require.NoError(t, p.a.write(ctx, nil, tgt.STag(), 0x1000))
 }
 
 func TestEndpoint_ImmediateAndWriteImm_RFC7306_6(t *testing.T) {
@@ -110,11 +110,11 @@ func TestEndpoint_ImmediateAndWriteImm_RFC7306_6(t *testing.T) {
 	})
 	ctx := ctx5(t)
 	for i := range 3 {
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 8)}))
+		require.NoError(t, p.b.PostRecv(uint64(i), make([]byte, 8)))
 	}
-	require.NoError(t, p.a.Immediate(ctx, 0x0102030405060708, false))
-	require.NoError(t, p.a.Immediate(ctx, 99, true))
-	require.NoError(t, p.a.WriteImm(ctx, []byte("written"), tgt.STag(), 3, 0xabc, false))
+	require.NoError(t, p.a.immediate(ctx, 0x0102030405060708, false))
+	require.NoError(t, p.a.immediate(ctx, 99, true))
+	require.NoError(t, p.a.writeImm(ctx, []byte("written"), tgt.STag(), 3, 0xabc, false))
 	c := poll(t, p.rcqB)
 	assert.Len(t, c.Buf, 8, "the posted buffer")
 	assert.Equal(t, Completion{WRID: 0, Op: wrRecvImm, Imm: 0x0102030405060708, HasImm: true, Buf: c.Buf}, c)
@@ -134,12 +134,12 @@ func TestEndpoint_SendWithInvalidate_RFC5040_5_3(t *testing.T) {
 		require.NoError(t, err)
 	})
 	ctx := ctx5(t)
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 5, Buf: make([]byte, 4)}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Solicited: true, Invalidate: true, InvalidateSTag: mr.STag(), Local: []byte("inv")}))
+	require.NoError(t, p.b.PostRecv(5, make([]byte, 4)))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRSend, Solicited: true, Invalidate: true, InvalidateSTag: mr.STag(), Local: []byte("inv")}))
 	c := poll(t, p.rcqB)
 	assert.Len(t, c.Buf, 4, "the posted buffer")
 	assert.Equal(t, Completion{WRID: 5, Op: WRRecv, Length: 3, Solicited: true, InvalidatedSTag: mr.STag(), Buf: c.Buf}, c)
-	assert.False(t, mr.Valid(), "invalidated before the Send completed")
+	assert.False(t, mr.isValid(), "invalidated before the Send completed")
 	assert.Equal(t, Completion{WRID: 1, Op: WRSend, Length: 3}, poll(t, p.cqA))
 	_ = ctx
 }
@@ -157,15 +157,15 @@ func TestEndpoint_CompletionOrder_RFC5040_5_5_Rule15(t *testing.T) {
 		require.NoError(t, err)
 	})
 	for i := range 20 {
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 16)}))
+		require.NoError(t, p.b.PostRecv(uint64(i), make([]byte, 16)))
 	}
 	var want []uint64
 	for i := range 20 {
 		id := uint64(i)
 		if i%2 == 0 {
-			require.NoError(t, p.a.PostSend(SendWR{ID: id, Op: WRRead, Sink: sink, Length: 1 << 20, RemoteSTag: src.STag()}))
+			require.NoError(t, p.a.postSend1(SendWR{ID: id, Op: WRRead, Sink: sink, Length: 1 << 20, RemoteSTag: src.STag()}))
 		} else {
-			require.NoError(t, p.a.PostSend(SendWR{ID: id, Op: WRSend, Local: []byte("x")}))
+			require.NoError(t, p.a.postSend1(SendWR{ID: id, Op: WRSend, Local: []byte("x")}))
 		}
 		want = append(want, id)
 	}
@@ -207,7 +207,7 @@ func TestEndpoint_ORD_RFC5040_6_1(t *testing.T) {
 		}
 	})
 	for i := range 50 {
-		require.NoError(t, p.a.PostSend(SendWR{ID: uint64(i), Op: WRRead, Sink: sink, Length: 1 << 16, RemoteSTag: src.STag()}))
+		require.NoError(t, p.a.postSend1(SendWR{ID: uint64(i), Op: WRRead, Sink: sink, Length: 1 << 16, RemoteSTag: src.STag()}))
 	}
 	for range 50 {
 		require.NoError(t, poll(t, p.cqA).Err)
@@ -274,7 +274,7 @@ func endToEnd(t *testing.T, mulpdu int) {
 				o.data = make([]byte, min(size, 1<<16))
 				fill(r, o.data)
 				o.recv = make([]byte, 1<<16)
-				require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: o.recv}))
+				require.NoError(t, p.b.PostRecv(uint64(i), o.recv))
 			}
 		}
 		p.pipeA.SetMULPDU(mulpdu)
@@ -290,11 +290,11 @@ func endToEnd(t *testing.T, mulpdu int) {
 		case WRSend:
 			wr = SendWR{ID: uint64(i), Op: WRSend, Local: o.data}
 		}
-		require.NoError(t, p.a.PostSend(wr))
+		require.NoError(t, p.a.postSend1(wr))
 	}
 	// RFC 5040 §5.5 rule 5: a final Send tells B that every Write is placed.
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(n), Buf: make([]byte, 1)}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: uint64(n), Op: WRSend}))
+	require.NoError(t, p.b.PostRecv(uint64(n), make([]byte, 1)))
+	require.NoError(t, p.a.postSend1(SendWR{ID: uint64(n), Op: WRSend}))
 	for i, o := range ops {
 		c := poll(t, p.cqA)
 		require.NoError(t, c.Err)
@@ -335,7 +335,7 @@ func TestEndpoint_ConcurrentPosters(t *testing.T) {
 	})
 	ctx := ctx5(t)
 	for i := range 400 {
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 8)}))
+		require.NoError(t, p.b.PostRecv(uint64(i), make([]byte, 8)))
 	}
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -343,12 +343,12 @@ func TestEndpoint_ConcurrentPosters(t *testing.T) {
 			for i := range 50 {
 				switch i % 3 {
 				case 0:
-					assert.NoError(t, p.a.Send(ctx, []byte{byte(g)}))
+					assert.NoError(t, p.a.send(ctx, []byte{byte(g)}))
 				case 1:
-					_, err := p.a.FetchAdd(ctx, tgt.STag(), 0, 1, 0)
+					_, err := p.a.fetchAdd(ctx, tgt.STag(), 0, 1, 0)
 					assert.NoError(t, err)
 				case 2:
-					assert.NoError(t, p.a.Write(ctx, []byte{byte(i)}, tgt.STag(), uint64(64*(g%7+1))))
+					assert.NoError(t, p.a.write(ctx, []byte{byte(i)}, tgt.STag(), uint64(64*(g%7+1))))
 				}
 			}
 		})
@@ -374,21 +374,21 @@ func TestEndpoint_GracefulClose_WaitsForOutstanding(t *testing.T) {
 		require.NoError(t, err)
 	})
 	for i := range 10 {
-		require.NoError(t, p.a.PostSend(SendWR{ID: uint64(i), Op: WRRead, Sink: sink, Length: 1 << 20, RemoteSTag: src.STag()}))
+		require.NoError(t, p.a.postSend1(SendWR{ID: uint64(i), Op: WRRead, Sink: sink, Length: 1 << 20, RemoteSTag: src.STag()}))
 	}
-	require.NoError(t, p.a.PostRecv(RecvWR{ID: 99, Buf: make([]byte, 1)}))
+	require.NoError(t, p.a.PostRecv(99, make([]byte, 1)))
 	require.NoError(t, p.a.Close(ctx5(t)))
 	for i := range 10 {
-		c, ok := p.cqA.TryPoll()
+		c, ok := p.cqA.tryPoll()
 		require.True(t, ok)
 		assert.Equal(t, uint64(i), c.WRID)
 		assert.NoError(t, c.Err, "Close waited for the Read")
 	}
-	c, ok := p.rcqA.TryPoll()
+	c, ok := p.rcqA.tryPoll()
 	require.True(t, ok)
 	assert.ErrorIs(t, c.Err, ErrFlushed)
 	assert.ErrorIs(t, c.Err, ErrClosed)
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRSend}), ErrClosed)
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRSend}), ErrClosed)
 	waitDone(t, p.b)
 	assert.ErrorIs(t, p.b.Err(), ErrPeerClosed)
 }
@@ -402,13 +402,13 @@ func TestEndpoint_HelperContextCanceledWhileQueued(t *testing.T) {
 		sink, err = p.pdA.Register(make([]byte, 4<<20), LocalWrite)
 		require.NoError(t, err)
 	})
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRRead, Sink: sink, Length: 4 << 20, RemoteSTag: src.STag()}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 2, Op: WRRead, Sink: sink, Length: 4 << 20, RemoteSTag: src.STag()}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRRead, Sink: sink, Length: 4 << 20, RemoteSTag: src.STag()}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 2, Op: WRRead, Sink: sink, Length: 4 << 20, RemoteSTag: src.STag()}))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// Queued behind the second Read, which waits for ORD: canceled while
 	// still in the send queue, so never sent.
-	err := p.a.Send(ctx, []byte("x"))
+	err := p.a.send(ctx, []byte("x"))
 	require.ErrorIs(t, err, context.Canceled)
 	for _, id := range []uint64{1, 2} {
 		c := poll(t, p.cqA)
@@ -424,13 +424,13 @@ func TestEndpoint_PostErrors(t *testing.T) {
 		other, err = p.pdB.Register(make([]byte, 8), LocalWrite)
 		require.NoError(t, err)
 	})
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: 0}), ErrInvalidWR)
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRRead, Length: 1}), ErrInvalidWR)
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRFetchAdd}), ErrInvalidWR, "ORD 0")
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRWrite, Local: []byte{1, 2}, RemoteTO: ^uint64(0)}), ErrInvalidWR)
-	require.NoError(t, p.a.PostRecv(RecvWR{Buf: make([]byte, 1)}))
-	require.ErrorIs(t, p.a.PostRecv(RecvWR{Buf: make([]byte, 1)}), ErrQueueFull)
-	require.NoError(t, p.b.PostSend(SendWR{Op: WRSend, Local: []byte{1}}))
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: 0}), ErrInvalidWR)
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRRead, Length: 1}), ErrInvalidWR)
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRFetchAdd}), ErrInvalidWR, "ORD 0")
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRWrite, Local: []byte{1, 2}, RemoteTO: ^uint64(0)}), ErrInvalidWR)
+	require.NoError(t, p.a.PostRecv(0, make([]byte, 1)))
+	require.ErrorIs(t, p.a.PostRecv(0, make([]byte, 1)), ErrResourceLimit)
+	require.NoError(t, p.b.postSend1(SendWR{Op: WRSend, Local: []byte{1}}))
 	_ = other
 	c := poll(t, p.rcqA)
 	require.NoError(t, c.Err)
@@ -438,27 +438,27 @@ func TestEndpoint_PostErrors(t *testing.T) {
 	pq := newPair(t, EndpointConfig{}, EndpointConfig{})
 	m, err := pq.pdB.Register(make([]byte, 8), LocalWrite)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m, Length: 8}), errAccess)
+	require.ErrorIs(t, pq.a.postSend1(SendWR{Op: WRRead, Sink: m, Length: 8}), errAccess)
 	m2, err := pq.pdA.Register(make([]byte, 8), 0)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m2, Length: 8}), errAccess, "no LocalWrite")
+	require.ErrorIs(t, pq.a.postSend1(SendWR{Op: WRRead, Sink: m2, Length: 8}), errAccess, "no LocalWrite")
 	m3, err := pq.pdA.Register(make([]byte, 8), LocalWrite)
 	require.NoError(t, err)
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, SinkOffset: 4, Length: 8}), errAccess, "bounds")
+	require.ErrorIs(t, pq.a.postSend1(SendWR{Op: WRRead, Sink: m3, SinkOffset: 4, Length: 8}), errAccess, "bounds")
 	require.NoError(t, m3.Invalidate())
-	require.ErrorIs(t, pq.a.PostSend(SendWR{Op: WRRead, Sink: m3, Length: 8}), errAccess, "invalid")
+	require.ErrorIs(t, pq.a.postSend1(SendWR{Op: WRRead, Sink: m3, Length: 8}), errAccess, "invalid")
 }
 
 func TestEndpoint_StartTwiceAndCloseIdle(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	require.ErrorIs(t, p.a.Start(), ErrClosed)
-	dev := NewDevice(DeviceOptions{})
+	dev := newDevice(0, 0)
 	a, b := newPipes()
 	e, err := dev.AllocPD().NewEndpoint(a, EndpointConfig{})
 	require.NoError(t, err)
 	require.NoError(t, e.Close(context.Background()))
 	<-e.Done()
-	require.ErrorIs(t, e.PostSend(SendWR{Op: WRSend}), ErrClosed)
+	require.ErrorIs(t, e.postSend1(SendWR{Op: WRSend}), ErrClosed)
 	require.ErrorIs(t, e.Abort(), ErrClosed)
 	_ = b.Close()
 }
@@ -468,7 +468,7 @@ func TestEndpoint_StartTwiceAndCloseIdle(t *testing.T) {
 func TestEndpoint_LLPAbortiveTermination_RFC5040_6_2(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	for i := range 5 {
-		require.NoError(t, p.a.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 1)}))
+		require.NoError(t, p.a.PostRecv(uint64(i), make([]byte, 1)))
 	}
 	_ = p.pipeB.Abort()
 	waitDone(t, p.a)
@@ -476,7 +476,7 @@ func TestEndpoint_LLPAbortiveTermination_RFC5040_6_2(t *testing.T) {
 		c := poll(t, p.rcqA)
 		assert.Equal(t, uint64(i), c.WRID)
 		assert.ErrorIs(t, c.Err, ErrFlushed)
-		assert.Equal(t, StatusFlushed, c.Status)
+		assert.ErrorIs(t, c.Err, ErrFlushed)
 	}
 	sent, _ := p.a.terminateSent()
 	assert.False(t, sent)
@@ -488,25 +488,25 @@ func TestEndpoint_LLPAbortiveTermination_RFC5040_6_2(t *testing.T) {
 // TestEndpoint_Inline: an Inline Send or Write takes its payload at
 // PostSend, so the caller may overwrite the buffer at once; each message
 // arrives with the contents it had when posted. Inline is refused above
-// MaxInline and for operations without a local payload.
+// maxInline and for operations without a local payload.
 func TestEndpoint_Inline(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	const n = 32
 	bufs := make([][]byte, n)
 	for i := range bufs {
-		bufs[i] = make([]byte, MaxInline)
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
+		bufs[i] = make([]byte, maxInline)
+		require.NoError(t, p.b.PostRecv(uint64(i), bufs[i]))
 	}
-	target := make([]byte, MaxInline)
+	target := make([]byte, maxInline)
 	mr, err := p.pdB.Register(target, RemoteWrite, MROption{Endpoint: p.b})
 	require.NoError(t, err)
 
-	buf := make([]byte, MaxInline)
+	buf := make([]byte, maxInline)
 	for i := range n {
 		for j := range buf {
 			buf[j] = byte(i)
 		}
-		require.NoError(t, p.a.PostSend(SendWR{ID: uint64(i), Op: WRSend, Local: buf[:i+1], Inline: true}))
+		require.NoError(t, p.a.postSend1(SendWR{ID: uint64(i), Op: WRSend, Local: buf[:i+1], Inline: true}))
 		for j := range buf {
 			buf[j] = 0xEE // reused before the completion
 		}
@@ -521,18 +521,18 @@ func TestEndpoint_Inline(t *testing.T) {
 		require.NoError(t, poll(t, p.cqA).Err)
 	}
 
-	copy(buf, bytes.Repeat([]byte{7}, MaxInline))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 99, Op: WRWrite, Local: buf, RemoteSTag: mr.STag(), Inline: true}))
+	copy(buf, bytes.Repeat([]byte{7}, maxInline))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 99, Op: WRWrite, Local: buf, RemoteSTag: mr.STag(), Inline: true}))
 	clear(buf)
 	require.NoError(t, poll(t, p.cqA).Err)
-	sink, err := p.pdA.Register(make([]byte, MaxInline), LocalWrite)
+	sink, err := p.pdA.Register(make([]byte, maxInline), LocalWrite)
 	require.NoError(t, err)
 	rmr, err := p.pdB.Register(target, RemoteRead, MROption{Endpoint: p.b})
 	require.NoError(t, err)
-	require.NoError(t, p.a.Read(context.Background(), sink, 0, MaxInline, rmr.STag(), 0))
-	assert.Equal(t, bytes.Repeat([]byte{7}, MaxInline), sink.Bytes())
+	require.NoError(t, p.a.read(context.Background(), sink, 0, maxInline, rmr.STag(), 0))
+	assert.Equal(t, bytes.Repeat([]byte{7}, maxInline), sink.Bytes())
 
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRSend, Local: make([]byte, MaxInline+1), Inline: true}), ErrInvalidWR)
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRRead, Sink: sink, Length: 8, RemoteSTag: rmr.STag(), Inline: true}), ErrInvalidWR)
-	require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRImmediate, Inline: true}), ErrInvalidWR)
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRSend, Local: make([]byte, maxInline+1), Inline: true}), ErrInvalidWR)
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRRead, Sink: sink, Length: 8, RemoteSTag: rmr.STag(), Inline: true}), ErrInvalidWR)
+	require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRImmediate, Inline: true}), ErrInvalidWR)
 }

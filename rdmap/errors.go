@@ -25,8 +25,10 @@ var (
 	// ErrClosed reports use of an Endpoint, MR or PD after it was closed,
 	// deregistered or deallocated.
 	ErrClosed = errors.New("rdmap: closed")
-	// ErrQueueFull reports a post to a full send or receive queue.
-	ErrQueueFull = errors.New("rdmap: work queue full")
+	// ErrResourceLimit reports a post to a full send or receive queue, or
+	// a Device limit (MaxMRs, MaxRegisteredBytes) reached (RFC 5041
+	// §8.3.2 item 5: resource allocation is capped).
+	ErrResourceLimit = errors.New("rdmap: resource limit reached")
 	// errNotStarted reports a post or wait on an Endpoint not yet started.
 	errNotStarted = errors.New("rdmap: endpoint not started")
 	// ErrInvalidWR reports a malformed work request (bad opcode, missing
@@ -115,9 +117,16 @@ func (e *TerminateError) Error() string {
 	return s
 }
 
-// Unwrap returns the cause.
-func (e *TerminateError) Unwrap() error { return e.Err }
-
-// Is reports a received Terminate as llp.ErrAborted: the peer ended the
-// stream abortively (RFC 5040 §6.2.1), as an SCTP ABORT or TCP RST does.
-func (e *TerminateError) Is(target error) bool { return e.Remote && target == llp.ErrAborted }
+// Unwrap returns the cause, and llp.ErrAborted for a received Terminate:
+// the peer ended the stream abortively (RFC 5040 §6.2.1), as an SCTP ABORT
+// or TCP RST does, so errors.Is(err, llp.ErrAborted) holds for it.
+func (e *TerminateError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	if e.Remote {
+		errs = append(errs, llp.ErrAborted)
+	}
+	return errs
+}

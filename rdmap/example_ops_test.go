@@ -16,7 +16,7 @@ import (
 // not nil, runs on the responder b before it starts: the place to post
 // its first receives and register its memory.
 func connect(prepare func(b *rdmap.Endpoint)) (a, b *rdmap.Endpoint, closeBoth func()) {
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	pa, pb := llptest.NewPair()
 	a, err := dev.AllocPD().NewEndpoint(pa, rdmap.EndpointConfig{})
 	if err != nil {
@@ -47,23 +47,23 @@ func connect(prepare func(b *rdmap.Endpoint)) (a, b *rdmap.Endpoint, closeBoth f
 
 // A Send consumes the oldest receive the peer posted (RFC 5040 §5.3); the
 // receive completion carries the buffer back, so it can be posted again.
-func ExampleEndpoint_Send() {
+func ExampleEndpoint_Do_send() {
 	a, b, closeBoth := connect(func(b *rdmap.Endpoint) {
-		_ = b.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 64)}) // before a Send can arrive
+		_ = b.PostRecv(1, make([]byte, 64)) // before a Send can arrive
 	})
 	defer closeBoth()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
-	if err := a.Send(ctx, []byte("hello")); err != nil {
+	if _, err := a.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("hello")}); err != nil {
 		log.Fatal(err)
 	}
-	c, err := b.RecvCQ().Poll(ctx)
+	c, err := b.Config().RecvCQ.Poll(ctx)
 	if err != nil || c.Err != nil {
 		log.Fatal(err, c.Err)
 	}
-	fmt.Printf("%v %d: %s\n", c.Op, c.WRID, c.Data())
-	_ = b.PostRecv(rdmap.RecvWR{ID: 1, Buf: c.Buf}) // the same buffer, for the next Send
+	fmt.Printf("%v %d: %s\n", c.Op, c.WRID, c.Buf[:c.Length])
+	_ = b.PostRecv(1, c.Buf) // the same buffer, for the next Send
 	// Output: Recv 1: hello
 }
 
@@ -72,23 +72,23 @@ func ExampleEndpoint_Send() {
 // reach the writer out of band (in a program, in a Send). The peer learns
 // that the Write is placed from a later message: a Send after it is
 // delivered only once the Write is placed (RFC 5040 §5.5 rule 5).
-func ExampleEndpoint_Write() {
+func ExampleEndpoint_Do_write() {
 	var target *rdmap.MR
 	a, b, closeBoth := connect(func(b *rdmap.Endpoint) {
 		target, _ = b.PD().Register(make([]byte, 64), rdmap.RemoteWrite, rdmap.MROption{BaseTO: 0x1000})
-		_ = b.PostRecv(rdmap.RecvWR{Buf: make([]byte, 8)}) // for the "done" Send
+		_ = b.PostRecv(0, make([]byte, 8)) // for the "done" Send
 	})
 	defer closeBoth()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
-	if err := a.Write(ctx, []byte("placed"), target.STag(), 0x1000+8); err != nil {
+	if _, err := a.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: []byte("placed"), RemoteSTag: target.STag(), RemoteTO: 0x1000 + 8}); err != nil {
 		log.Fatal(err)
 	}
-	if err := a.Send(ctx, []byte("done")); err != nil {
+	if _, err := a.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("done")}); err != nil {
 		log.Fatal(err)
 	}
-	if c, err := b.RecvCQ().Poll(ctx); err != nil || c.Err != nil {
+	if c, err := b.Config().RecvCQ.Poll(ctx); err != nil || c.Err != nil {
 		log.Fatal(err, c.Err)
 	}
 	fmt.Printf("%q\n", target.Bytes()[8:14])
@@ -98,7 +98,7 @@ func ExampleEndpoint_Write() {
 // An RDMA Read fetches the peer's registered memory into a local sink
 // registered with LocalWrite (RFC 5040 §5.2); it completes once the data
 // is placed.
-func ExampleEndpoint_Read() {
+func ExampleEndpoint_Do_read() {
 	var source *rdmap.MR
 	a, _, closeBoth := connect(func(b *rdmap.Endpoint) {
 		source, _ = b.PD().Register([]byte("remote octets"), rdmap.RemoteRead)
@@ -111,7 +111,7 @@ func ExampleEndpoint_Read() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := a.Read(ctx, sink, 0, 13, source.STag(), source.BaseTO()); err != nil {
+	if _, err := a.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, Length: 13, RemoteSTag: source.STag(), RemoteTO: source.BaseTO()}); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s\n", sink.Bytes())
@@ -123,7 +123,7 @@ func ExampleEndpoint_Read() {
 // the target word is in the responder's host byte order, so it is set
 // with MR.PutUint64 (binary.BigEndian.PutUint64(buf, 100) would read as
 // 7205759403792793600 on a little-endian host).
-func ExampleEndpoint_FetchAdd() {
+func ExampleEndpoint_Do_fetchadd() {
 	var counter *rdmap.MR
 	a, _, closeBoth := connect(func(b *rdmap.Endpoint) {
 		counter, _ = b.PD().Register(make([]byte, 16), rdmap.RemoteAtomic)
@@ -133,13 +133,17 @@ func ExampleEndpoint_FetchAdd() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
-	orig, err := a.FetchAdd(ctx, counter.STag(), 8, 5, 0) // mask 0: one 64-bit field
+	origC, err := a.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: counter.STag(), RemoteTO: 8, Add: 5}) // mask 0: one 64-bit field
+
+	orig := origC.Orig
 	if err != nil {
 		log.Fatal(err)
 	}
 	now, _ := counter.Uint64(8)
 	fmt.Println("was", orig, "now", now)
-	_, err = a.FetchAdd(ctx, counter.STag(), 4, 1, 0)
+	var _C rdmap.Completion
+	_C, err = a.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: counter.STag(), RemoteTO: 4, Add: 1})
+	_ = _C.Orig
 	fmt.Println(err)
 	// Output:
 	// was 100 now 105
@@ -149,7 +153,7 @@ func ExampleEndpoint_FetchAdd() {
 // CmpSwap replaces the word only if it equals the compare value (under
 // the masks) and returns what it held either way (RFC 7306 §5.1.2): a
 // lock taken by the first CmpSwap, refused to the second.
-func ExampleEndpoint_CmpSwap() {
+func ExampleEndpoint_Do_cmpswap() {
 	var lock *rdmap.MR
 	a, _, closeBoth := connect(func(b *rdmap.Endpoint) {
 		lock, _ = b.PD().Register(make([]byte, 8), rdmap.RemoteAtomic)
@@ -160,7 +164,8 @@ func ExampleEndpoint_CmpSwap() {
 
 	const all = ^uint64(0)
 	for _, owner := range []uint64{7, 9} {
-		orig, err := a.CmpSwap(ctx, lock.STag(), 0, 0, all, owner, all) // free (0)? take it
+		origC, err := a.Do(ctx, rdmap.SendWR{Op: rdmap.WRCmpSwap, RemoteSTag: lock.STag(), CompareMask: all, Swap: owner, SwapMask: all}) // free (0)? take it
+		orig := origC.Orig
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -174,21 +179,21 @@ func ExampleEndpoint_CmpSwap() {
 // Write with Immediate Data places the Write, then completes a receive at
 // the peer carrying 8 octets of Immediate Data (RFC 7306 §6): the peer
 // learns that the Write is there without a Send.
-func ExampleEndpoint_WriteImm() {
+func ExampleEndpoint_Do_writeimm() {
 	var target *rdmap.MR
 	a, b, closeBoth := connect(func(b *rdmap.Endpoint) {
 		target, _ = b.PD().Register(make([]byte, 64), rdmap.RemoteWrite)
-		_ = b.PostRecv(rdmap.RecvWR{ID: 2, Buf: make([]byte, 8)}) // Immediate Data consumes a receive
+		_ = b.PostRecv(2, make([]byte, 8)) // Immediate Data consumes a receive
 	})
 	defer closeBoth()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
 	msg := []byte("written, then announced")
-	if err := a.WriteImm(ctx, msg, target.STag(), 0, uint64(len(msg)), false); err != nil {
+	if _, err := a.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: msg, RemoteSTag: target.STag(), Imm: uint64(len(msg))}); err != nil {
 		log.Fatal(err)
 	}
-	c, err := b.RecvCQ().Poll(ctx)
+	c, err := b.Config().RecvCQ.Poll(ctx)
 	if err != nil || c.Err != nil {
 		log.Fatal(err, c.Err)
 	}

@@ -15,38 +15,39 @@ import (
 // per message (the counterpart of polling a CQ in a loop). The answer is
 // posted unsignaled: it completes silently unless it fails.
 func ExampleCQ_SetHandler() {
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	pa, pb := llptest.NewPair() // an in-process LLP pair; sctpllp or mpa in practice
 	client, _ := dev.AllocPD().NewEndpoint(pa, rdmap.EndpointConfig{})
 	echo, _ := dev.AllocPD().NewEndpoint(pb, rdmap.EndpointConfig{})
 
 	ebuf, cbuf := make([]byte, 64), make([]byte, 64)
-	_ = echo.PostRecv(rdmap.RecvWR{ID: 1, Buf: ebuf})
-	_ = client.PostRecv(rdmap.RecvWR{ID: 2, Buf: cbuf})
+	_ = echo.PostRecv(1, ebuf)
+	_ = client.PostRecv(2, cbuf)
 
 	var comps [4]rdmap.Completion
-	echo.RecvCQ().SetHandler(func() {
-		n := echo.RecvCQ().PollN(comps[:])
+	echo.Config().RecvCQ.SetHandler(func() {
+		n := echo.Config().RecvCQ.PollN(comps[:])
 		for _, c := range comps[:n] {
 			if c.Err != nil {
 				return // the endpoint went down: c says why
 			}
 			// Inline: the payload is copied as it is posted, so the
 			// buffer may take the next message at once.
-			_ = echo.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: ebuf[:c.Length], Inline: true, Unsignaled: true})
-			_ = echo.PostRecv(rdmap.RecvWR{ID: 1, Buf: ebuf})
+			_, _ = echo.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: ebuf[:c.Length], Inline: true, Unsignaled: true})
+			_ = echo.PostRecv(1, ebuf)
 		}
 	})
 	got := make(chan string, 1)
-	client.RecvCQ().SetHandler(func() {
-		if c, ok := client.RecvCQ().TryPoll(); ok && c.Err == nil {
-			got <- string(cbuf[:c.Length])
+	client.Config().RecvCQ.SetHandler(func() {
+		var c [1]rdmap.Completion
+		if client.Config().RecvCQ.PollN(c[:]) == 1 && c[0].Err == nil {
+			got <- string(cbuf[:c[0].Length])
 		}
 	})
 	_ = client.Start()
 	_ = echo.Start()
 
-	_ = client.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("hello"), Inline: true, Unsignaled: true})
+	_, _ = client.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("hello"), Inline: true, Unsignaled: true})
 	select {
 	case s := <-got:
 		fmt.Println("echoed:", s)

@@ -55,7 +55,7 @@ func TestFence_WaitsForTaggedPlacement_RFC5040_8_1_1(t *testing.T) {
 			p.b.rxMu.Lock() // a tagged segment of b is being placed
 			early := returnsWhile(t, 50*time.Millisecond, func() error { return op.do(m) }, p.b.rxMu.Unlock)
 			assert.False(t, early, "%s returned while a tagged placement was in progress", op.name)
-			assert.Equal(t, op.valid, m.Valid())
+			assert.Equal(t, op.valid, m.isValid())
 			if op.valid {
 				assert.NotEqual(t, old, m.STag(), "the old STag stays invalid (RFC 5040 §8.1.1 item 4)")
 			}
@@ -81,10 +81,10 @@ func TestFence_WaitsForAtomicInProgress_RFC7306_5_3(t *testing.T) {
 func TestFence_UntaggedSegmentsDoNotTakeTheFenceLock(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	buf := make([]byte, 16)
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 7, Buf: buf}))
+	require.NoError(t, p.b.PostRecv(7, buf))
 	p.b.rxMu.Lock()
 	defer p.b.rxMu.Unlock()
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("untagged")}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRSend, Local: []byte("untagged")}))
 	c := poll(t, p.rcqB)
 	require.NoError(t, c.Err)
 	assert.Equal(t, uint64(7), c.WRID)

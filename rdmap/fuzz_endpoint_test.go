@@ -100,7 +100,7 @@ func FuzzEndpointReceive(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var next uint32
-		v := &victim{dev: NewDevice(DeviceOptions{})}
+		v := &victim{dev: newDevice(0, 0)}
 		v.dev.rand = func() uint32 { next++; return next }
 		v.pd = v.dev.AllocPD()
 		a, b := newPipes()
@@ -124,7 +124,7 @@ func FuzzEndpointReceive(f *testing.F) {
 		for i := range 4 {
 			back, region := guarded(32)
 			backs = append(backs, back)
-			require.NoError(t, v.ep.PostRecv(RecvWR{ID: uint64(i), Buf: region}))
+			require.NoError(t, v.ep.PostRecv(uint64(i), region))
 		}
 		v.feed(t, b, splitSegments(data), backs)
 	})

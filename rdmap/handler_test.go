@@ -2,6 +2,7 @@ package rdmap
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -63,8 +64,8 @@ func TestCQHandler_PingPongOnReceivePath(t *testing.T) {
 	const rounds = 500
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	bufA, bufB := make([]byte, 64), make([]byte, 64)
-	require.NoError(t, p.a.PostRecv(RecvWR{ID: 1, Buf: bufA}))
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 2, Buf: bufB}))
+	require.NoError(t, p.a.PostRecv(1, bufA))
+	require.NoError(t, p.b.PostRecv(2, bufB))
 
 	var gA, gB overlapGuard
 	var offPath atomic.Int32
@@ -76,7 +77,7 @@ func TestCQHandler_PingPongOnReceivePath(t *testing.T) {
 
 	drainSends := func(cq *CQ, n *atomic.Int32) {
 		for {
-			c, ok := cq.TryPoll()
+			c, ok := cq.tryPoll()
 			if !ok {
 				return
 			}
@@ -93,7 +94,7 @@ func TestCQHandler_PingPongOnReceivePath(t *testing.T) {
 			g.enter()
 			defer g.leave()
 			for {
-				c, ok := rcq.TryPoll()
+				c, ok := rcq.tryPoll()
 				if !ok {
 					break
 				}
@@ -113,10 +114,10 @@ func TestCQHandler_PingPongOnReceivePath(t *testing.T) {
 	}
 	p.rcqB.SetHandler(side(&gB, p.rcqB, p.cqB, &sendsB, func(c Completion) error {
 		// Echo what arrived, then take the next ping.
-		if err := p.b.PostRecv(RecvWR{ID: 2, Buf: bufB}); err != nil {
+		if err := p.b.PostRecv(2, bufB); err != nil {
 			return err
 		}
-		return p.b.PostSend(SendWR{ID: 20, Op: WRSend, Local: bufB[:c.Length], Inline: true})
+		return p.b.postSend1(SendWR{ID: 20, Op: WRSend, Local: bufB[:c.Length], Inline: true})
 	}))
 	p.rcqA.SetHandler(side(&gA, p.rcqA, p.cqA, &sendsA, func(c Completion) error {
 		if binary.BigEndian.Uint32(bufA) != uint32(got) {
@@ -126,14 +127,14 @@ func TestCQHandler_PingPongOnReceivePath(t *testing.T) {
 			close(done)
 			return nil
 		}
-		if err := p.a.PostRecv(RecvWR{ID: 1, Buf: bufA}); err != nil {
+		if err := p.a.PostRecv(1, bufA); err != nil {
 			return err
 		}
 		binary.BigEndian.PutUint32(msg, uint32(got))
-		return p.a.PostSend(SendWR{ID: 10, Op: WRSend, Local: msg, Inline: true})
+		return p.a.postSend1(SendWR{ID: 10, Op: WRSend, Local: msg, Inline: true})
 	}))
 	binary.BigEndian.PutUint32(msg, 0)
-	require.NoError(t, p.a.PostSend(SendWR{ID: 10, Op: WRSend, Local: msg, Inline: true}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 10, Op: WRSend, Local: msg, Inline: true}))
 	select {
 	case <-done:
 	case err := <-errs:
@@ -178,14 +179,14 @@ func TestCQHandler_ReadCompletionOnReceivePath_RFC5040_5_5(t *testing.T) {
 	got := make(chan seen, 1)
 	p.cqA.SetHandler(func() {
 		for {
-			c, ok := p.cqA.TryPoll()
+			c, ok := p.cqA.tryPoll()
 			if !ok {
 				return
 			}
 			got <- seen{c, onReceivePath()}
 		}
 	})
-	require.NoError(t, p.a.PostSend(SendWR{ID: 5, Op: WRRead, Sink: sink, Length: 4096, RemoteSTag: tgt.STag()}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 5, Op: WRRead, Sink: sink, Length: 4096, RemoteSTag: tgt.STag()}))
 	select {
 	case s := <-got:
 		require.NoError(t, s.c.Err)
@@ -209,7 +210,7 @@ func TestCQHandler_ConcurrentPushersNeverOverlap(t *testing.T) {
 		g.enter()
 		defer g.leave()
 		for {
-			if _, ok := cq.TryPoll(); !ok {
+			if _, ok := cq.tryPoll(); !ok {
 				return
 			}
 			seen.Add(1)
@@ -231,7 +232,7 @@ func TestCQHandler_ConcurrentPushersNeverOverlap(t *testing.T) {
 	cq.push(&Completion{WRID: 1}, false)
 	time.Sleep(10 * time.Millisecond)
 	assert.Equal(t, int32(pushers*each), seen.Load())
-	assert.Equal(t, 1, cq.Len())
+	assert.Equal(t, 1, cq.queued())
 }
 
 // A handler set on a CQ that already holds completions is called for them.
@@ -242,7 +243,7 @@ func TestCQHandler_SetOnNonEmptyCQ(t *testing.T) {
 	got := make(chan uint64, 4)
 	cq.SetHandler(func() {
 		for {
-			c, ok := cq.TryPoll()
+			c, ok := cq.tryPoll()
 			if !ok {
 				return
 			}
@@ -264,18 +265,18 @@ func TestCQHandler_SetOnNonEmptyCQ(t *testing.T) {
 func TestCQHandler_FlushedReceivesReachHandler(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	for i := range 3 {
-		require.NoError(t, p.a.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 8)}))
+		require.NoError(t, p.a.PostRecv(uint64(i), make([]byte, 8)))
 	}
 	var mu sync.Mutex
 	var flushed []uint64
 	p.rcqA.SetHandler(func() {
 		for {
-			c, ok := p.rcqA.TryPoll()
+			c, ok := p.rcqA.tryPoll()
 			if !ok {
 				return
 			}
 			mu.Lock()
-			if c.Status == StatusFlushed {
+			if errors.Is(c.Err, ErrFlushed) {
 				assert.ErrorIs(t, c.Err, ErrFlushed)
 				flushed = append(flushed, c.WRID)
 			}
@@ -298,17 +299,17 @@ func TestCQHandler_FlushedReceivesReachHandler(t *testing.T) {
 func TestSendWR_UnsignaledSucceedsSilently(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	for i := range 3 {
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 8)}))
+		require.NoError(t, p.b.PostRecv(uint64(i), make([]byte, 8)))
 	}
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("a"), Unsignaled: true}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 2, Op: WRSend, Local: []byte("b"), Unsignaled: true}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 3, Op: WRSend, Local: []byte("c")}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRSend, Local: []byte("a"), Unsignaled: true}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 2, Op: WRSend, Local: []byte("b"), Unsignaled: true}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 3, Op: WRSend, Local: []byte("c")}))
 	for i := range 3 {
 		assert.Equal(t, uint64(i), poll(t, p.rcqB).WRID)
 	}
 	assert.Equal(t, uint64(3), poll(t, p.cqA).WRID)
 	time.Sleep(10 * time.Millisecond)
-	assert.Zero(t, p.cqA.Len(), "unsignaled requests completed visibly")
+	assert.Zero(t, p.cqA.queued(), "unsignaled requests completed visibly")
 }
 
 // Nothing posted is lost silently: unsignaled requests that are flushed
@@ -318,15 +319,15 @@ func TestSendWR_UnsignaledFlushedCompletes_RFC5040_6_2(t *testing.T) {
 	v := newVictim(t, EndpointConfig{ORD: 1}, nil)
 	// The peer never answers: the first Read stays outstanding, the
 	// second waits for the ORD slot, the Send waits behind it.
-	require.NoError(t, v.ep.PostSend(SendWR{ID: 10, Op: WRRead, RemoteSTag: 0x100}))
-	require.NoError(t, v.ep.PostSend(SendWR{ID: 11, Op: WRRead, RemoteSTag: 0x100, Unsignaled: true}))
-	require.NoError(t, v.ep.PostSend(SendWR{ID: 12, Op: WRSend, Local: []byte("x"), Unsignaled: true}))
+	require.NoError(t, v.ep.postSend1(SendWR{ID: 10, Op: WRRead, RemoteSTag: 0x100}))
+	require.NoError(t, v.ep.postSend1(SendWR{ID: 11, Op: WRRead, RemoteSTag: 0x100, Unsignaled: true}))
+	require.NoError(t, v.ep.postSend1(SendWR{ID: 12, Op: WRSend, Local: []byte("x"), Unsignaled: true}))
 	require.NoError(t, v.ep.Abort())
-	cq := v.ep.SendCQ()
+	cq := v.ep.Config().SendCQ
 	for _, id := range []uint64{10, 11, 12} {
 		c := poll(t, cq)
 		assert.Equal(t, id, c.WRID)
-		assert.Equal(t, StatusFlushed, c.Status)
+		assert.ErrorIs(t, c.Err, ErrFlushed)
 		assert.ErrorIs(t, c.Err, ErrFlushed)
 	}
 	v.w.finish(t, v.ep, v.pipe, 0)
@@ -354,7 +355,7 @@ func TestCQHandler_WriteCompletionsOnTransmitLoop(t *testing.T) {
 	var comps [4]Completion
 	post := func() error { // mu held
 		for ; posted < total && posted-done < depth; posted++ {
-			if err := p.a.PostSend(SendWR{ID: uint64(posted), Op: WRWrite, Local: src, RemoteSTag: tgt.STag()}); err != nil {
+			if err := p.a.postSend1(SendWR{ID: uint64(posted), Op: WRWrite, Local: src, RemoteSTag: tgt.STag()}); err != nil {
 				return err
 			}
 		}

@@ -29,7 +29,7 @@ type pair struct {
 
 func newPair(t testing.TB, cfgA, cfgB EndpointConfig, setup ...func(p *pair)) *pair {
 	t.Helper()
-	p := &pair{dev: NewDevice(DeviceOptions{})}
+	p := &pair{dev: newDevice(0, 0)}
 	p.pdA, p.pdB = p.dev.AllocPD(), p.dev.AllocPD()
 	p.pipeA, p.pipeB = llptest.NewPair()
 	var err error
@@ -37,8 +37,8 @@ func newPair(t testing.TB, cfgA, cfgB EndpointConfig, setup ...func(p *pair)) *p
 	require.NoError(t, err)
 	p.b, err = p.pdB.NewEndpoint(p.pipeB, cfgB)
 	require.NoError(t, err)
-	p.cqA, p.cqB = p.a.SendCQ(), p.b.SendCQ()
-	p.rcqA, p.rcqB = p.a.RecvCQ(), p.b.RecvCQ()
+	p.cqA, p.cqB = p.a.Config().SendCQ, p.b.Config().SendCQ
+	p.rcqA, p.rcqB = p.a.Config().RecvCQ, p.b.Config().RecvCQ
 	for _, f := range setup {
 		f(p)
 	}
@@ -200,7 +200,7 @@ type victim struct {
 
 func newVictim(t testing.TB, cfg EndpointConfig, setup func(v *victim)) *victim {
 	t.Helper()
-	v := &victim{dev: NewDevice(DeviceOptions{})}
+	v := &victim{dev: newDevice(0, 0)}
 	v.pd = v.dev.AllocPD()
 	a, b := llptest.NewPair()
 	v.pipe = a
@@ -222,9 +222,9 @@ func newPipes() (*llptest.Pipe, *llptest.Pipe) { return llptest.NewPair() }
 // and aborts both when the test ends.
 func startOver(t testing.TB, s, peerStream llp.Stream, prepare func(ep, peer *Endpoint)) (ep, peer *Endpoint) {
 	t.Helper()
-	ep, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(s, EndpointConfig{})
+	ep, err := newDevice(0, 0).AllocPD().NewEndpoint(s, EndpointConfig{})
 	require.NoError(t, err)
-	peer, err = NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(peerStream, EndpointConfig{})
+	peer, err = newDevice(0, 0).AllocPD().NewEndpoint(peerStream, EndpointConfig{})
 	require.NoError(t, err)
 	if prepare != nil {
 		prepare(ep, peer)

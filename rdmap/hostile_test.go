@@ -55,7 +55,7 @@ func newHostile(t *testing.T, cfg EndpointConfig, recvs int) *hostileEnv {
 		h.invShared = reg(v.pd, 64, RemoteWrite, MROption{RemoteInvalidate: true})
 		h.sink = reg(v.pd, 4096, LocalWrite)
 		for i := range recvs {
-			require.NoError(t, v.ep.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 64)}))
+			require.NoError(t, v.ep.PostRecv(uint64(i), make([]byte, 64)))
 		}
 	})
 	return h
@@ -241,21 +241,21 @@ func TestTerminateOnTheWire(t *testing.T) {
 			segs: func(h *hostileEnv) [][]byte { return [][]byte{{0x41, 0x43, 0}} }},
 		{name: "Read Response STag mismatch", want: iwarp.Term.DDPInvalidSTag,
 			before: func(t *testing.T, h *hostileEnv) {
-				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
+				require.NoError(t, h.v.ep.postSend1(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag()^1, 0, make([]byte, 16))}
 			}},
 		{name: "Read Response beyond the requested range", want: iwarp.Term.DDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
-				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, SinkOffset: 8, Length: 16, RemoteSTag: 0x1234}))
+				require.NoError(t, h.v.ep.postSend1(SendWR{ID: 1, Op: WRRead, Sink: h.sink, SinkOffset: 8, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag(), 16, make([]byte, 16))}
 			}},
 		{name: "Read Response short", want: iwarp.Term.DDPBaseBounds,
 			before: func(t *testing.T, h *hostileEnv) {
-				require.NoError(t, h.v.ep.PostSend(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
+				require.NoError(t, h.v.ep.postSend1(SendWR{ID: 1, Op: WRRead, Sink: h.sink, Length: 16, RemoteSTag: 0x1234}))
 			},
 			segs: func(h *hostileEnv) [][]byte {
 				return [][]byte{tagged(ctl(iwarp.RDMAPOpReadResponse), h.sink.STag(), 0, make([]byte, 8))}
@@ -324,12 +324,12 @@ func runHostile(t *testing.T, c hostileCase) *hostileEnv {
 	assert.False(t, te.Remote)
 	assert.Equal(t, c.want, te.Code)
 	// The next post names the cause, not only "closed" (issue 19).
-	perr := v.ep.PostSend(SendWR{Op: WRSend, Local: []byte("x")})
+	perr := v.ep.postSend1(SendWR{Op: WRSend, Local: []byte("x")})
 	require.ErrorIs(t, perr, ErrClosed)
 	var pte *TerminateError
 	require.True(t, errors.As(perr, &pte), "%v", perr)
 	assert.Equal(t, c.want, pte.Code)
-	_, perr = v.ep.postRecv(RecvWR{Buf: make([]byte, 8)}, nil)
+	_, perr = v.ep.postRecv(recvWR{Buf: make([]byte, 8)}, nil)
 	assert.True(t, errors.As(perr, &pte), "%v", perr)
 	// Anything injected after the error is silently dropped (RFC 5041 §7.1).
 	v.w.inject(t, tagged(ctl(iwarp.RDMAPOpWrite), h.rw.STag(), 0, []byte{0xee}))
@@ -366,7 +366,7 @@ func TestTerminate_IRDExceeded_Queued_RFC5040_8_1_1_Item11(t *testing.T) {
 func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	h := newHostile(t, EndpointConfig{}, 3)
 	v := h.v
-	require.NoError(t, v.ep.PostSend(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
+	require.NoError(t, v.ep.postSend1(SendWR{ID: 9, Op: WRRead, Sink: h.sink, Length: 8, RemoteSTag: 5}))
 	<-v.w.segs
 	hdr := termUntaggedDDP
 	tm := termHeader{Code: iwarp.Term.AccessRights, M: true, D: true, R: true, SegmentLen: 46, DDPHeader: hdr,
@@ -386,18 +386,18 @@ func TestTerminate_Received_RFC5040_5_4(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint32(5), rr.SrcSTag)
 	// Every posted WR is flushed exactly once, carrying the TerminateError.
-	c := poll(t, v.ep.SendCQ())
+	c := poll(t, v.ep.Config().SendCQ)
 	assert.Equal(t, uint64(9), c.WRID)
 	assert.ErrorIs(t, c.Err, ErrFlushed)
 	var got *TerminateError
 	require.ErrorAs(t, c.Err, &got)
 	assert.True(t, got.Remote)
 	for i := range 3 {
-		c := poll(t, v.ep.RecvCQ())
+		c := poll(t, v.ep.Config().RecvCQ)
 		assert.Equal(t, uint64(i), c.WRID)
 		assert.ErrorIs(t, c.Err, ErrFlushed)
 	}
-	_, ok := v.ep.SendCQ().TryPoll()
+	_, ok := v.ep.Config().SendCQ.tryPoll()
 	assert.False(t, ok)
 	waitDone2()
 	<-v.pipe.Done()
@@ -426,7 +426,7 @@ func TestFlush_ExactlyOnce_RFC5040_6_2_1(t *testing.T) {
 		require.NoError(t, err)
 	})
 	for i := range 100 {
-		require.NoError(t, p.a.PostRecv(RecvWR{ID: uint64(1000 + i), Buf: make([]byte, 8)}))
+		require.NoError(t, p.a.PostRecv(uint64(1000+i), make([]byte, 8)))
 	}
 	for i := range 150 {
 		var wr SendWR
@@ -442,7 +442,7 @@ func TestFlush_ExactlyOnce_RFC5040_6_2_1(t *testing.T) {
 			wr = SendWR{Op: WRWrite, Local: []byte{1}, RemoteSTag: tgt.STag(), RemoteTO: uint64(i)}
 		}
 		wr.ID = uint64(i)
-		require.NoError(t, p.a.PostSend(wr))
+		require.NoError(t, p.a.postSend1(wr))
 	}
 	seen := map[uint64]int{}
 	flushed := 0
@@ -453,16 +453,16 @@ func TestFlush_ExactlyOnce_RFC5040_6_2_1(t *testing.T) {
 			t.Fatalf("only %d completions", len(seen))
 		default:
 		}
-		if cc, ok := p.cqA.TryPoll(); ok {
+		if cc, ok := p.cqA.tryPoll(); ok {
 			c = cc
-		} else if cc, ok := p.rcqA.TryPoll(); ok {
+		} else if cc, ok := p.rcqA.tryPoll(); ok {
 			c = cc
 		} else {
 			time.Sleep(time.Millisecond)
 			continue
 		}
 		seen[c.WRID]++
-		if c.Status == StatusFlushed {
+		if errors.Is(c.Err, ErrFlushed) {
 			flushed++
 			require.ErrorIs(t, c.Err, ErrFlushed)
 			var te *TerminateError
@@ -477,5 +477,5 @@ func TestFlush_ExactlyOnce_RFC5040_6_2_1(t *testing.T) {
 	assert.Greater(t, flushed, 100)
 	waitDone(t, p.a)
 	waitDone(t, p.b)
-	assert.Zero(t, p.cqA.Len()+p.rcqA.Len(), "nothing completed twice")
+	assert.Zero(t, p.cqA.queued()+p.rcqA.queued(), "nothing completed twice")
 }

@@ -42,11 +42,11 @@ func TestIdleEndpointHoldsNoLoops(t *testing.T) {
 		// behind ORD 1.
 		const n = 8
 		for i := range n {
-			require.NoError(t, p.a.PostSend(SendWR{ID: uint64(i), Op: WRWrite, Local: make([]byte, 32<<10), RemoteSTag: tgt.STag(), RemoteTO: 32 << 10}))
+			require.NoError(t, p.a.postSend1(SendWR{ID: uint64(i), Op: WRWrite, Local: make([]byte, 32<<10), RemoteSTag: tgt.STag(), RemoteTO: 32 << 10}))
 		}
 		for i := range n {
-			require.NoError(t, p.a.PostSend(SendWR{ID: uint64(n + i), Op: WRRead, Sink: sink, Length: 4096, RemoteSTag: tgt.STag()}))
-			require.NoError(t, p.a.PostSend(SendWR{ID: uint64(2*n + i), Op: WRFetchAdd, RemoteSTag: tgt.STag(), RemoteTO: 8, Add: 1}))
+			require.NoError(t, p.a.postSend1(SendWR{ID: uint64(n + i), Op: WRRead, Sink: sink, Length: 4096, RemoteSTag: tgt.STag()}))
+			require.NoError(t, p.a.postSend1(SendWR{ID: uint64(2*n + i), Op: WRFetchAdd, RemoteSTag: tgt.STag(), RemoteTO: 8, Add: 1}))
 		}
 		for range 3 * n {
 			c, err := p.cqA.Poll(t.Context())
@@ -64,7 +64,7 @@ func TestIdleEndpointHoldsNoLoops(t *testing.T) {
 func TestAfterDone(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	ran := make(chan bool, 2)
-	p.a.AfterDone(func() {
+	p.a.whenDone(func() {
 		select {
 		case <-p.a.Done():
 			ran <- true
@@ -84,7 +84,7 @@ func TestAfterDone(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("AfterDone did not run after the close")
 	}
-	p.a.AfterDone(func() { ran <- true })
+	p.a.whenDone(func() { ran <- true })
 	select {
 	case <-ran:
 	case <-time.After(5 * time.Second):
@@ -111,10 +111,10 @@ func TestDoneMadeOnFirstUse(t *testing.T) {
 
 	pa, pb := newPipes()
 	defer pb.Close()
-	ep, err := NewDevice(DeviceOptions{}).AllocPD().NewEndpoint(pa, EndpointConfig{})
+	ep, err := newDevice(0, 0).AllocPD().NewEndpoint(pa, EndpointConfig{})
 	require.NoError(t, err)
 	ran := make(chan struct{})
-	ep.AfterDone(func() { close(ran) })
+	ep.whenDone(func() { close(ran) })
 	require.NoError(t, ep.Close(t.Context()))
 	select {
 	case <-ran:

@@ -43,7 +43,7 @@ func TestEndpoint_SendPathLLPErrorIsLayer2_RFC5040_4_8(t *testing.T) {
 	fs.broken.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := ep.Send(ctx, []byte("x"))
+	err := ep.send(ctx, []byte("x"))
 	require.ErrorIs(t, err, ErrFlushed)
 	waitDone(t, ep)
 	var te *TerminateError

@@ -28,8 +28,8 @@ const (
 	accessAll = LocalWrite | RemoteRead | RemoteWrite | RemoteAtomic
 )
 
-// String lists the rights.
-func (a Access) String() string {
+// names lists the rights, for error messages.
+func (a Access) names() string {
 	var s []string
 	for _, x := range []struct {
 		b Access
@@ -92,13 +92,6 @@ func (m *MR) STag() uint32 {
 	m.pd.dev.mu.RLock()
 	defer m.pd.dev.mu.RUnlock()
 	return m.index<<8 | uint32(m.key)
-}
-
-// Len returns the length of the region in octets.
-func (m *MR) Len() int {
-	m.pd.dev.mu.RLock()
-	defer m.pd.dev.mu.RUnlock()
-	return len(m.buf)
 }
 
 // Bytes returns the registered buffer.
@@ -170,8 +163,8 @@ func (m *MR) accessRights() Access {
 // PD returns the region's protection domain.
 func (m *MR) protectionDomain() *PD { return m.pd }
 
-// Valid reports whether the STag is currently valid.
-func (m *MR) Valid() bool {
+// isValid reports whether the STag is currently valid.
+func (m *MR) isValid() bool {
 	m.pd.dev.mu.RLock()
 	defer m.pd.dev.mu.RUnlock()
 	return m.valid
@@ -284,7 +277,7 @@ func (m *MR) local(ep *Endpoint, off uint64, n uint64, need Access) ([]byte, err
 	case m.ep != nil && m.ep != ep:
 		return nil, fmt.Errorf("%w: MR bound to another endpoint", errAccess)
 	case m.access&need != need:
-		return nil, fmt.Errorf("%w: MR lacks %v", errAccess, need)
+		return nil, fmt.Errorf("%w: MR lacks %s", errAccess, need.names())
 	case off > uint64(len(m.buf)) || n > uint64(len(m.buf))-off:
 		return nil, fmt.Errorf("%w: offset %d + %d beyond MR of %d octets", errAccess, off, n, len(m.buf))
 	}

@@ -8,19 +8,19 @@ import (
 )
 
 func TestMR_Lifecycle(t *testing.T) {
-	dev := NewDevice(DeviceOptions{MaxMRs: 2})
+	dev := newDevice(2, 0)
 	pd := dev.AllocPD()
 	buf := make([]byte, 10)
 	m, err := pd.Register(buf, RemoteRead|RemoteWrite, MROption{BaseTO: 100})
 	require.NoError(t, err)
-	assert.Equal(t, 10, m.Len())
+	assert.Equal(t, 10, len(m.Bytes()))
 	assert.Equal(t, uint64(100), m.BaseTO())
 	assert.Equal(t, RemoteRead|RemoteWrite, m.accessRights())
-	assert.Equal(t, "RemoteRead|RemoteWrite", m.accessRights().String())
-	assert.Equal(t, "LocalRead", Access(0).String())
+	assert.Equal(t, "RemoteRead|RemoteWrite", m.accessRights().names())
+	assert.Equal(t, "LocalRead", Access(0).names())
 	assert.Same(t, pd, m.protectionDomain())
 	assert.Same(t, dev, pd.device())
-	assert.True(t, m.Valid())
+	assert.True(t, m.isValid())
 	assert.Equal(t, &buf[0], &m.Bytes()[0])
 	_, err = pd.Register(nil, 0x80)
 	require.ErrorIs(t, err, ErrInvalidWR)
@@ -29,10 +29,10 @@ func TestMR_Lifecycle(t *testing.T) {
 	_, err = pd.Register(nil, 0)
 	require.ErrorIs(t, err, ErrResourceLimit)
 	require.NoError(t, m.Invalidate())
-	assert.False(t, m.Valid())
+	assert.False(t, m.isValid())
 	require.NoError(t, m.Reregister(make([]byte, 4), RemoteRead))
-	assert.True(t, m.Valid())
-	assert.Equal(t, 4, m.Len())
+	assert.True(t, m.isValid())
+	assert.Equal(t, 4, len(m.Bytes()))
 	require.ErrorIs(t, m.Reregister(nil, 0x40), ErrInvalidWR)
 	require.NoError(t, m.Deregister())
 	assert.Equal(t, 1, dev.numMRs())
@@ -43,7 +43,7 @@ func TestMR_Lifecycle(t *testing.T) {
 
 // RFC 5040 §7.2 checks 4a-4e in order, through the device.
 func TestDevice_RemoteChecks_RFC5040_7_2(t *testing.T) {
-	dev := NewDevice(DeviceOptions{})
+	dev := newDevice(0, 0)
 	pd := dev.AllocPD()
 	a, b := newPipes()
 	ep, err := pd.NewEndpoint(a, EndpointConfig{})
@@ -89,7 +89,7 @@ func TestDevice_RemoteChecks_RFC5040_7_2(t *testing.T) {
 // resources a consumer may allocate); refused registrations change
 // nothing, and deregistration gives the room back.
 func TestResourceLimits_RegisteredMemory(t *testing.T) {
-	dev := NewDevice(DeviceOptions{MaxMRs: 3, MaxRegisteredBytes: 10 << 10})
+	dev := newDevice(3, 10<<10)
 	pd := dev.AllocPD()
 	a, err := pd.Register(make([]byte, 6<<10), RemoteWrite)
 	require.NoError(t, err)

@@ -36,14 +36,14 @@ func orderedPair(t *testing.T, cfgA, cfgB EndpointConfig, extra ...func(p *pair)
 func TestOrdering_RFC5040_5_5_Rule10_SendsInOrder(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	for i := range 50 {
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 8)}))
+		require.NoError(t, p.b.PostRecv(uint64(i), make([]byte, 8)))
 	}
 	for i := range 50 {
 		if i%5 == 4 {
-			require.NoError(t, p.a.PostSend(SendWR{Op: WRImmediate, Imm: uint64(i)}))
+			require.NoError(t, p.a.postSend1(SendWR{Op: WRImmediate, Imm: uint64(i)}))
 			continue
 		}
-		require.NoError(t, p.a.PostSend(SendWR{Op: WRSend, Local: binary.BigEndian.AppendUint64(nil, uint64(i))}))
+		require.NoError(t, p.a.postSend1(SendWR{Op: WRSend, Local: binary.BigEndian.AppendUint64(nil, uint64(i))}))
 	}
 	for i := range 50 {
 		c := poll(t, p.rcqB)
@@ -72,7 +72,7 @@ func TestOrdering_RFC5040_5_5_Rule11_19_20_ReadResponsesInOrder(t *testing.T) {
 		}
 	})
 	for i := range 16 {
-		require.NoError(t, p.a.PostSend(SendWR{ID: uint64(i), Op: WRRead, Sink: sink, SinkOffset: uint64(i) * 4096,
+		require.NoError(t, p.a.postSend1(SendWR{ID: uint64(i), Op: WRRead, Sink: sink, SinkOffset: uint64(i) * 4096,
 			Length: 4096, RemoteSTag: src.STag(), RemoteTO: uint64(i) * 4096}))
 	}
 	for i := range 16 {
@@ -92,8 +92,8 @@ func TestOrdering_RFC5040_5_5_Rule11_19_20_ReadResponsesInOrder(t *testing.T) {
 func TestOrdering_RFC5040_5_5_Rule12_ReadAfterWrite(t *testing.T) {
 	p, src, sink, _ := orderedPair(t, EndpointConfig{}, EndpointConfig{})
 	data := bytes.Repeat([]byte("rule12"), 1000)
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRWrite, Local: data, RemoteSTag: src.STag(), RemoteTO: 100}))
-	require.NoError(t, p.a.PostSend(SendWR{ID: 2, Op: WRRead, Sink: sink, Length: uint32(len(data)), RemoteSTag: src.STag(), RemoteTO: 100}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRWrite, Local: data, RemoteSTag: src.STag(), RemoteTO: 100}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 2, Op: WRRead, Sink: sink, Length: uint32(len(data)), RemoteSTag: src.STag(), RemoteTO: 100}))
 	poll(t, p.cqA)
 	require.NoError(t, poll(t, p.cqA).Err)
 	assert.Equal(t, data, sink.Bytes()[:len(data)])
@@ -115,7 +115,7 @@ func TestOrdering_RFC5040_5_5_Rule13_14_SubmissionOrder(t *testing.T) {
 		}
 	})
 	for i := range 10 {
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 1<<16)}))
+		require.NoError(t, p.b.PostRecv(uint64(i), make([]byte, 1<<16)))
 	}
 	want := []opcode{}
 	for i := range 30 {
@@ -132,7 +132,7 @@ func TestOrdering_RFC5040_5_5_Rule13_14_SubmissionOrder(t *testing.T) {
 			want = append(want, iwarp.RDMAPOpSend)
 		}
 		wr.ID = uint64(i)
-		require.NoError(t, p.a.PostSend(wr))
+		require.NoError(t, p.a.postSend1(wr))
 	}
 	for i := range 30 {
 		c := poll(t, p.cqA)
@@ -154,12 +154,12 @@ func TestOrdering_RFC5040_11_2_SendThenRead(t *testing.T) {
 	var once sync.Once
 	p.pipeB.SetTap(func(seg []byte) {
 		if seg[0]&0x80 != 0 && seg[1] == iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse) {
-			once.Do(func() { sendDone <- p.rcqB.Len() == 1 })
+			once.Do(func() { sendDone <- p.rcqB.queued() == 1 })
 		}
 	})
-	require.NoError(t, p.b.PostRecv(RecvWR{Buf: make([]byte, 16)}))
-	require.NoError(t, p.a.PostSend(SendWR{Op: WRSend, Local: []byte("first")}))
-	require.NoError(t, p.a.PostSend(SendWR{Op: WRRead, Sink: sink, Length: 64, RemoteSTag: src.STag()}))
+	require.NoError(t, p.b.PostRecv(0, make([]byte, 16)))
+	require.NoError(t, p.a.postSend1(SendWR{Op: WRSend, Local: []byte("first")}))
+	require.NoError(t, p.a.postSend1(SendWR{Op: WRRead, Sink: sink, Length: 64, RemoteSTag: src.STag()}))
 	poll(t, p.cqA)
 	poll(t, p.cqA)
 	assert.True(t, <-sendDone)
@@ -171,9 +171,9 @@ func TestOrdering_RFC7306_7_AtomicsInOrder(t *testing.T) {
 	p, src, sink, _ := orderedPair(t, EndpointConfig{ORD: 8}, EndpointConfig{IRD: 8})
 	binary.NativeEndian.PutUint64(src.Bytes()[0:8], 0)
 	for i := range 20 {
-		require.NoError(t, p.a.PostSend(SendWR{ID: uint64(i), Op: WRFetchAdd, RemoteSTag: src.STag(), Add: 1}))
+		require.NoError(t, p.a.postSend1(SendWR{ID: uint64(i), Op: WRFetchAdd, RemoteSTag: src.STag(), Add: 1}))
 	}
-	require.NoError(t, p.a.PostSend(SendWR{ID: 20, Op: WRRead, Sink: sink, Length: 8, RemoteSTag: src.STag()}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 20, Op: WRRead, Sink: sink, Length: 8, RemoteSTag: src.STag()}))
 	for i := range 20 {
 		c := poll(t, p.cqA)
 		require.Equal(t, uint64(i), c.WRID)
@@ -197,14 +197,14 @@ func TestInlineIssue(t *testing.T) {
 	bufs := make([][]byte, 300)
 	for i := range bufs {
 		bufs[i] = make([]byte, 8192)
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: bufs[i]}))
+		require.NoError(t, p.b.PostRecv(uint64(i), bufs[i]))
 	}
 	payload := func(c Completion) []byte { return bufs[c.WRID][:c.Length] }
 	// The send queue is idle once the start is over (the transmit loop
 	// may still be sending the RTR of the start on a loaded host).
 	waitIdleTx(t, p.a)
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("inline")}))
-	c, ok := p.cqA.TryPoll()
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRSend, Local: []byte("inline")}))
+	c, ok := p.cqA.tryPoll()
 	require.True(t, ok, "the completion is there when PostSend returns")
 	assert.Equal(t, uint64(1), c.WRID)
 	assert.Equal(t, "inline", string(payload(poll(t, p.rcqB))))
@@ -222,7 +222,7 @@ func TestInlineIssue(t *testing.T) {
 				}
 				// Two in three unsignaled: posted to an idle endpoint,
 				// those are issued without queueing (issueQuickLocked).
-				assert.NoError(t, p.a.PostSend(SendWR{ID: uint64(w<<16 | i), Op: WRSend, Local: msg, Unsignaled: i%3 != 0}))
+				assert.NoError(t, p.a.postSend1(SendWR{ID: uint64(w<<16 | i), Op: WRSend, Local: msg, Unsignaled: i%3 != 0}))
 			}
 		}()
 	}
@@ -246,6 +246,6 @@ func TestInlineIssue(t *testing.T) {
 		assert.Greater(t, i, last[w], "writer %d's completions in its order", w)
 		last[w] = i
 	}
-	_, ok = p.cqA.TryPoll()
+	_, ok = p.cqA.tryPoll()
 	assert.False(t, ok)
 }

@@ -129,7 +129,7 @@ func (b *batchPipe) readRequestWrites() []int {
 // batchedPair is a pair whose A end sends through a batchPipe; B holds a
 // source region, A a sink.
 func batchedPair(t *testing.T, cfgA, cfgB EndpointConfig) (a, b *Endpoint, bp *batchPipe, src, sink *MR) {
-	dev := NewDevice(DeviceOptions{})
+	dev := newDevice(0, 0)
 	pdA, pdB := dev.AllocPD(), dev.AllocPD()
 	pa, pb := llptest.NewPair()
 	bp = &batchPipe{Pipe: pa}
@@ -177,11 +177,11 @@ func reads(n int, src, sink *MR) []SendWR {
 // rules 15, 19).
 func TestPostSends_ReadRequestsLeaveTogether(t *testing.T) {
 	a, _, bp, src, sink := batchedPair(t, EndpointConfig{ORD: 16}, EndpointConfig{IRD: 16})
-	n, err := a.PostSends(reads(8, src, sink))
+	n, err := a.PostSend(reads(8, src, sink)...)
 	require.NoError(t, err)
 	assert.Equal(t, 8, n)
 	for i := range 8 {
-		c := poll(t, a.SendCQ())
+		c := poll(t, a.Config().SendCQ)
 		require.NoError(t, c.Err)
 		require.Equal(t, uint64(i), c.WRID)
 		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
@@ -195,10 +195,10 @@ func TestPostSends_ReadRequestsLeaveTogether(t *testing.T) {
 // slots free up, and all complete.
 func TestPostSends_ORDBoundsTheBatch(t *testing.T) {
 	a, _, bp, src, sink := batchedPair(t, EndpointConfig{ORD: 3}, EndpointConfig{IRD: 3})
-	_, err := a.PostSends(reads(8, src, sink))
+	_, err := a.PostSend(reads(8, src, sink)...)
 	require.NoError(t, err)
 	for i := range 8 {
-		c := poll(t, a.SendCQ())
+		c := poll(t, a.Config().SendCQ)
 		require.NoError(t, c.Err)
 		require.Equal(t, uint64(i), c.WRID)
 		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
@@ -221,7 +221,7 @@ func TestPostSends_ORDBoundsTheBatch(t *testing.T) {
 // 14). A Read after a Write returns what the Write placed (rule 12).
 func TestPostSends_MixedKeepsOrder(t *testing.T) {
 	a, b, bp, src, sink := batchedPair(t, EndpointConfig{}, EndpointConfig{})
-	require.NoError(t, b.PostRecv(RecvWR{ID: 9, Buf: make([]byte, 64)}))
+	require.NoError(t, b.PostRecv(9, make([]byte, 64)))
 	payload := bytes.Repeat([]byte("w"), 100)
 	bp.mu.Lock()
 	bp.kinds = bp.kinds[:0]
@@ -233,16 +233,16 @@ func TestPostSends_MixedKeepsOrder(t *testing.T) {
 		{ID: 4, Op: WRSend, Local: []byte("done")},
 	}
 	want := bytes.Clone(src.Bytes()[8192 : 8192+100])
-	_, err := a.PostSends(wrs)
+	_, err := a.PostSend(wrs...)
 	require.NoError(t, err)
 	for i := range 4 {
-		c := poll(t, a.SendCQ())
+		c := poll(t, a.Config().SendCQ)
 		require.NoError(t, c.Err)
 		require.Equal(t, uint64(i+1), c.WRID)
 	}
 	assert.Equal(t, want, sink.Bytes()[:100])
 	assert.Equal(t, payload, sink.Bytes()[4096:4196], "the second Read saw the Write (rule 12)")
-	c := poll(t, b.RecvCQ())
+	c := poll(t, b.Config().RecvCQ)
 	require.NoError(t, c.Err)
 	assert.Equal(t, 4, c.Length)
 	bp.mu.Lock()
@@ -256,17 +256,17 @@ func TestPostSends_Rejects(t *testing.T) {
 	a, _, _, src, sink := batchedPair(t, EndpointConfig{SQDepth: 4, ORD: 4}, EndpointConfig{IRD: 4})
 	wrs := reads(3, src, sink)
 	wrs[2].Op = WorkType(200)
-	n, err := a.PostSends(wrs)
+	n, err := a.PostSend(wrs...)
 	require.ErrorIs(t, err, ErrInvalidWR)
 	assert.Zero(t, n)
-	_, ok := a.SendCQ().TryPoll()
+	_, ok := a.Config().SendCQ.tryPoll()
 	assert.False(t, ok, "nothing was posted")
 
-	n, err = a.PostSends(reads(6, src, sink))
-	require.ErrorIs(t, err, ErrQueueFull)
+	n, err = a.PostSend(reads(6, src, sink)...)
+	require.ErrorIs(t, err, ErrResourceLimit)
 	assert.Equal(t, 4, n)
 	for i := range 4 {
-		c := poll(t, a.SendCQ())
+		c := poll(t, a.Config().SendCQ)
 		require.NoError(t, c.Err)
 		assert.Equal(t, uint64(i), c.WRID)
 	}
@@ -301,7 +301,7 @@ func TestPostSends_HeldBodyOutlivesItsCompletion(t *testing.T) {
 		bp.afterWrite = nil
 	}
 	bp.mu.Unlock()
-	_, err := a.PostSends(reads(2, src, sink))
+	_, err := a.PostSend(reads(2, src, sink)...)
 	require.NoError(t, err)
 	// Polled only once the write returned: the CQ must not be emptied
 	// under the hook's feet.
@@ -312,7 +312,7 @@ func TestPostSends_HeldBodyOutlivesItsCompletion(t *testing.T) {
 		t.Fatal("the two Read Requests never left in one write")
 	}
 	for i := range 2 {
-		c := poll(t, a.SendCQ())
+		c := poll(t, a.Config().SendCQ)
 		require.NoError(t, c.Err)
 		require.Equal(t, uint64(i), c.WRID)
 		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)

@@ -23,10 +23,10 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
 	for i, b := range bufs {
-		require.NoError(t, p.b.PostRecv(RecvWR{ID: uint64(i), Buf: b}))
+		require.NoError(t, p.b.PostRecv(uint64(i), b))
 	}
 	waitIdleTx(t, p.a)
-	require.NoError(t, p.a.PostSend(SendWR{ID: 1, Op: WRSend, Local: []byte("quick"), Unsignaled: true}))
+	require.NoError(t, p.a.postSend1(SendWR{ID: 1, Op: WRSend, Local: []byte("quick"), Unsignaled: true}))
 	p.a.mu.Lock()
 	assert.False(t, p.a.quick)
 	assert.False(t, p.a.issuing)
@@ -38,16 +38,16 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 	c := poll(t, p.rcqB)
 	require.NoError(t, c.Err)
 	assert.Equal(t, "quick", string(bufs[c.WRID][:c.Length]))
-	_, ok := p.cqA.TryPoll()
+	_, ok := p.cqA.tryPoll()
 	assert.False(t, ok, "no completion for a successful unsignaled Send")
 
-	n, err := p.a.PostSends([]SendWR{{ID: 2, Op: WRSend, Local: []byte("again"), Unsignaled: true}})
+	n, err := p.a.PostSend([]SendWR{{ID: 2, Op: WRSend, Local: []byte("again"), Unsignaled: true}}...)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	c = poll(t, p.rcqB)
 	require.NoError(t, c.Err)
 	assert.Equal(t, "again", string(bufs[c.WRID][:c.Length]))
-	_, ok = p.cqA.TryPoll()
+	_, ok = p.cqA.tryPoll()
 	assert.False(t, ok)
 	p.a.mu.Lock()
 	assert.Zero(t, len(p.a.freeSend), "no request was made or taken")
@@ -55,9 +55,9 @@ func TestQuickIssue_UnsignaledIdle(t *testing.T) {
 
 	// Inline (the caller may reuse its buffer once the post returns): the
 	// quick issue has handed the data to the LLP by then, no copy needed.
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 0, Buf: bufs[0]}))
+	require.NoError(t, p.b.PostRecv(0, bufs[0]))
 	msg := []byte("inline")
-	require.NoError(t, p.a.PostSend(SendWR{Op: WRSend, Local: msg, Inline: true, Unsignaled: true}))
+	require.NoError(t, p.a.postSend1(SendWR{Op: WRSend, Local: msg, Inline: true, Unsignaled: true}))
 	copy(msg, "XXXXXX")
 	c = poll(t, p.rcqB)
 	require.NoError(t, c.Err)
@@ -74,16 +74,16 @@ func TestQuickIssue_LLPFailureFlushes(t *testing.T) {
 	ep, _ := startOver(t, fs, b, nil)
 	waitIdleTx(t, ep)
 	fs.broken.Store(true)
-	require.NoError(t, ep.PostSend(SendWR{ID: 7, Op: WRSend, Local: []byte("x"), Unsignaled: true}))
-	c := poll(t, ep.SendCQ())
+	require.NoError(t, ep.postSend1(SendWR{ID: 7, Op: WRSend, Local: []byte("x"), Unsignaled: true}))
+	c := poll(t, ep.Config().SendCQ)
 	assert.Equal(t, uint64(7), c.WRID)
 	assert.Equal(t, WRSend, c.Op)
-	assert.Equal(t, StatusFlushed, c.Status)
+	assert.ErrorIs(t, c.Err, ErrFlushed)
 	require.ErrorIs(t, c.Err, ErrFlushed)
 	assert.ErrorIs(t, c.Err, errLost)
 	waitDone(t, ep)
 	assert.ErrorIs(t, ep.Err(), errLost)
-	assert.ErrorIs(t, ep.PostSend(SendWR{Op: WRSend, Local: []byte("y"), Unsignaled: true}), ErrClosed)
+	assert.ErrorIs(t, ep.postSend1(SendWR{Op: WRSend, Local: []byte("y"), Unsignaled: true}), ErrClosed)
 }
 
 // Close waits for a quick issue in flight, as for a queued request: the
@@ -95,12 +95,12 @@ func TestQuickIssue_CloseWaitsForIt(t *testing.T) {
 	gate := &gatedStream{Pipe: a, entered: make(chan struct{}), release: make(chan struct{})}
 	buf := make([]byte, 16)
 	ep, peer := startOver(t, gate, b, func(_, peer *Endpoint) {
-		require.NoError(t, peer.PostRecv(RecvWR{ID: 3, Buf: buf}))
+		require.NoError(t, peer.PostRecv(3, buf))
 	})
 	waitIdleTx(t, ep)
 	gate.armed.Store(true)
 	posted := make(chan error, 1)
-	go func() { posted <- ep.PostSend(SendWR{Op: WRSend, Local: []byte("last"), Unsignaled: true}) }()
+	go func() { posted <- ep.postSend1(SendWR{Op: WRSend, Local: []byte("last"), Unsignaled: true}) }()
 	<-gate.entered // the Send is in the LLP's hands, in neither queue
 	closed := make(chan error, 1)
 	go func() {
@@ -119,7 +119,7 @@ func TestQuickIssue_CloseWaitsForIt(t *testing.T) {
 	assert.Equal(t, stateClosing, st, "Close waits for the issue before it takes the endpoint down")
 	close(gate.release)
 	require.NoError(t, <-posted)
-	c := poll(t, peer.RecvCQ())
+	c := poll(t, peer.Config().RecvCQ)
 	require.NoError(t, c.Err)
 	assert.Equal(t, "last", string(buf[:c.Length]))
 	go func() {

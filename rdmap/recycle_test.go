@@ -25,11 +25,11 @@ func TestHelpersRecycle(t *testing.T) {
 		defer e.mu.Unlock()
 		return len(e.freeSend), len(e.freeRecv)
 	}
-	require.NoError(t, p.a.Write(t.Context(), make([]byte, 64), tgt.STag(), 0))
+	require.NoError(t, p.a.write(t.Context(), make([]byte, 64), tgt.STag(), 0))
 	s1, _ := free(p.a)
 	for range 10 {
-		require.NoError(t, p.a.Write(t.Context(), make([]byte, 64), tgt.STag(), 0))
-		require.NoError(t, p.a.Read(t.Context(), nil, 0, 0, tgt.STag(), 0))
+		require.NoError(t, p.a.write(t.Context(), make([]byte, 64), tgt.STag(), 0))
+		require.NoError(t, p.a.read(t.Context(), nil, 0, 0, tgt.STag(), 0))
 	}
 	s2, _ := free(p.a)
 	assert.Equal(t, s1, s2, "one request serves every helper call")
@@ -54,7 +54,7 @@ func TestHelpersRecycle(t *testing.T) {
 	for range 10 {
 		// RFC 5041 §7.1: a Send finds a posted buffer, or it is an error.
 		require.Eventually(t, posted, 5*time.Second, time.Millisecond)
-		require.NoError(t, p.a.Send(t.Context(), []byte("x")))
+		require.NoError(t, p.a.send(t.Context(), []byte("x")))
 		require.NoError(t, <-got)
 	}
 	_, r := free(p.b)

@@ -20,8 +20,8 @@ func TestRTR_EndToEnd_RFC6581_9_2(t *testing.T) {
 		t.Run(opt.String(), func(t *testing.T) {
 			p := newPair(t, EndpointConfig{SendRTR: opt}, EndpointConfig{ExpectRTR: opt}, func(p *pair) {
 				// Posted before Start: it must still leave after the RTR.
-				require.NoError(t, p.a.PostSend(SendWR{ID: 7, Op: WRSend, Local: []byte("first")}))
-				require.NoError(t, p.b.PostRecv(RecvWR{ID: 9, Buf: make([]byte, 16)}))
+				require.NoError(t, p.a.postSend1(SendWR{ID: 7, Op: WRSend, Local: []byte("first")}))
+				require.NoError(t, p.b.PostRecv(9, make([]byte, 16)))
 			})
 			c := poll(t, p.cqA)
 			assert.Equal(t, uint64(7), c.WRID, "the RTR has no completion at the Initiator")
@@ -34,10 +34,10 @@ func TestRTR_EndToEnd_RFC6581_9_2(t *testing.T) {
 			require.NoError(t, err)
 			sink, err := p.pdA.Register(make([]byte, 8), LocalWrite)
 			require.NoError(t, err)
-			require.NoError(t, p.a.Read(ctx5(t), sink, 0, 8, src.STag(), 0))
+			require.NoError(t, p.a.read(ctx5(t), sink, 0, 8, src.STag(), 0))
 			assert.Equal(t, "remote!!", string(sink.Bytes()))
-			assert.Equal(t, 0, p.cqA.Len(), "no completion besides the user's")
-			assert.Equal(t, 0, p.rcqB.Len())
+			assert.Equal(t, 0, p.cqA.queued(), "no completion besides the user's")
+			assert.Equal(t, 0, p.rcqB.queued())
 		})
 	}
 }
@@ -59,7 +59,7 @@ func TestRTR_WireImage_RFC6581_9_2(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.opt.String(), func(t *testing.T) {
 			a, b := newPipes()
-			pd := NewDevice(DeviceOptions{}).AllocPD()
+			pd := newDevice(0, 0).AllocPD()
 			ep, err := pd.NewEndpoint(a, EndpointConfig{SendRTR: tc.opt})
 			require.NoError(t, err)
 			w := newWire(b)
@@ -99,7 +99,7 @@ func TestRTR_WrongFirstMessage_RFC6581_8(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newVictim(t, EndpointConfig{ExpectRTR: tc.expect}, func(v *victim) {
-				require.NoError(t, v.ep.PostRecv(RecvWR{ID: 1, Buf: make([]byte, 64)}))
+				require.NoError(t, v.ep.PostRecv(1, make([]byte, 64)))
 			})
 			v.w.inject(t, tc.seg(v.w))
 			tm, _ := v.w.terminate(t)
@@ -133,7 +133,7 @@ func TestRTR_ReadAnswered_RFC6581_9_1(t *testing.T) {
 }
 
 func TestRTR_Config(t *testing.T) {
-	pd := NewDevice(DeviceOptions{}).AllocPD()
+	pd := newDevice(0, 0).AllocPD()
 	for _, cfg := range []EndpointConfig{
 		{SendRTR: iwarp.RTRWrite, ExpectRTR: iwarp.RTRWrite},
 		{SendRTR: iwarp.RTRWrite | iwarp.RTRRead},
@@ -169,7 +169,7 @@ func FuzzEndpointReceiveRTR(f *testing.F) {
 			return
 		}
 		expect := [...]iwarp.RTR{iwarp.RTRSend, iwarp.RTRWrite, iwarp.RTRRead, iwarp.RTRWrite | iwarp.RTRRead}[data[0]%4]
-		v := &victim{dev: NewDevice(DeviceOptions{})}
+		v := &victim{dev: newDevice(0, 0)}
 		var next uint32
 		v.dev.rand = func() uint32 { next++; return next }
 		v.pd = v.dev.AllocPD()
@@ -187,7 +187,7 @@ func FuzzEndpointReceiveRTR(f *testing.F) {
 		for i := range 2 {
 			back, region := guarded(32)
 			backs = append(backs, back)
-			require.NoError(t, v.ep.PostRecv(RecvWR{ID: uint64(i), Buf: region}))
+			require.NoError(t, v.ep.PostRecv(uint64(i), region))
 		}
 		v.feed(t, b, splitSegments(data[1:]), backs)
 	})

@@ -73,10 +73,10 @@ func TestSecurity_RFC5040_8_1_1_Item4_Item5_EstablishRevoke(t *testing.T) {
 	})
 	ctx := ctx5(t)
 	old := mr.STag()
-	require.NoError(t, p.a.Write(ctx, []byte{1}, old, 0))
+	require.NoError(t, p.a.write(ctx, []byte{1}, old, 0))
 	// RFC 5040 §5.5 rules 5 and 9: only a later Send tells B the Write is placed.
-	require.NoError(t, p.b.PostRecv(RecvWR{Buf: make([]byte, 1)}))
-	require.NoError(t, p.a.Send(ctx, nil))
+	require.NoError(t, p.b.PostRecv(0, make([]byte, 1)))
+	require.NoError(t, p.a.send(ctx, nil))
 	require.NoError(t, poll(t, p.rcqB).Err)
 	// Revoke write access, grant read: new key, new rights.
 	buf2 := make([]byte, 16)
@@ -86,11 +86,11 @@ func TestSecurity_RFC5040_8_1_1_Item4_Item5_EstablishRevoke(t *testing.T) {
 	sink, err := p.pdA.Register(make([]byte, 16), LocalWrite)
 	require.NoError(t, err)
 	buf2[3] = 7
-	require.NoError(t, p.a.Read(ctx, sink, 0, 16, mr.STag(), 0))
+	require.NoError(t, p.a.read(ctx, sink, 0, 16, mr.STag(), 0))
 	assert.Equal(t, byte(7), sink.Bytes()[3])
 	// The old STag is now invalid; the new one lacks write access.
-	require.NoError(t, p.b.PostRecv(RecvWR{Buf: make([]byte, 1)}))
-	require.NoError(t, p.a.Write(ctx, []byte{2}, mr.STag(), 0))
+	require.NoError(t, p.b.PostRecv(0, make([]byte, 1)))
+	require.NoError(t, p.a.write(ctx, []byte{2}, mr.STag(), 0))
 	waitDone(t, p.b)
 	var te *TerminateError
 	require.ErrorAs(t, p.b.Err(), &te)
@@ -112,7 +112,7 @@ func TestSecurity_RFC5040_8_1_1_Item6_NoModifyAfterRevoke(t *testing.T) {
 	stag := mr.STag()
 	payload := bytes.Repeat([]byte{0x5a}, 1<<16)
 	for i := range 200 {
-		if err := p.a.PostSend(SendWR{ID: uint64(i), Op: WRWrite, Local: payload, RemoteSTag: stag}); err != nil {
+		if err := p.a.postSend1(SendWR{ID: uint64(i), Op: WRWrite, Local: payload, RemoteSTag: stag}); err != nil {
 			break
 		}
 	}
@@ -134,18 +134,18 @@ func TestSecurity_RFC5040_8_1_1_Item7_NoRemoteInvalidateShared(t *testing.T) {
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{h.v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.invShared.STag(), 0, []byte("x"))}
 		}})
-	assert.True(t, h.invShared.Valid())
+	assert.True(t, h.invShared.isValid())
 	h = runHostile(t, hostileCase{want: iwarp.Term.ProtectionCannotInvalidate, recvs: 1,
 		segs: func(h *hostileEnv) [][]byte {
 			return [][]byte{h.v.w.untagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpSendInvalidate), h.bound.STag(), 0, []byte("x"))}
 		}})
-	assert.True(t, h.bound.Valid())
+	assert.True(t, h.bound.isValid())
 }
 
 // RFC 5040 §8.1.1 item 8: STags are hard to predict and sparse over the
 // full 32-bit range; never 0.
 func TestSecurity_RFC5040_8_1_1_Item8_STagUnpredictable(t *testing.T) {
-	dev := NewDevice(DeviceOptions{})
+	dev := newDevice(0, 0)
 	pd := dev.AllocPD()
 	const n = 4000
 	seen := map[uint32]bool{}
@@ -194,10 +194,10 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 	p1 := newPair(t, EndpointConfig{SendCQ: small}, EndpointConfig{RQDepth: 64})
 	p2 := newPair(t, EndpointConfig{}, EndpointConfig{})
 	for i := range 10 {
-		require.NoError(t, p1.b.PostRecv(RecvWR{ID: uint64(i), Buf: make([]byte, 1)}))
+		require.NoError(t, p1.b.PostRecv(uint64(i), make([]byte, 1)))
 	}
 	for i := range 10 {
-		if err := p1.a.PostSend(SendWR{ID: uint64(i), Op: WRSend, Local: []byte{1}}); err != nil {
+		if err := p1.a.postSend1(SendWR{ID: uint64(i), Op: WRSend, Local: []byte{1}}); err != nil {
 			require.ErrorIs(t, err, ErrClosed)
 			break
 		}
@@ -211,7 +211,7 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 	// Every posted WR is in the CQ, none lost.
 	ids := map[uint64]bool{}
 	for {
-		c, ok := small.TryPoll()
+		c, ok := small.tryPoll()
 		if !ok {
 			break
 		}
@@ -219,8 +219,8 @@ func TestSecurity_RFC5040_8_1_1_Item10_CQOverflowIsolated(t *testing.T) {
 	}
 	assert.NotEmpty(t, ids)
 	// The other stream is unaffected.
-	require.NoError(t, p2.b.PostRecv(RecvWR{Buf: make([]byte, 4)}))
-	require.NoError(t, p2.a.Send(ctx5(t), []byte("ok")))
+	require.NoError(t, p2.b.PostRecv(0, make([]byte, 4)))
+	require.NoError(t, p2.a.send(ctx5(t), []byte("ok")))
 	assert.NoError(t, poll(t, p2.rcqB).Err)
 }
 
@@ -257,7 +257,7 @@ func TestSecurity_RFC5041_8_3_TOWrapAtTopOfRange(t *testing.T) {
 
 // Atomics are atomic across streams of one device (RFC 7306 §5.3).
 func TestAtomic_AcrossStreams_RFC7306_5_3(t *testing.T) {
-	dev := NewDevice(DeviceOptions{})
+	dev := newDevice(0, 0)
 	pdB := dev.AllocPD()
 	buf := make([]byte, 8)
 	var wg sync.WaitGroup
@@ -288,7 +288,7 @@ func TestAtomic_AcrossStreams_RFC7306_5_3(t *testing.T) {
 	for _, e := range eps {
 		wg.Go(func() {
 			for range 100 {
-				_, err := e.FetchAdd(ctx5(t), mr.STag(), 0, 1, 0)
+				_, err := e.fetchAdd(ctx5(t), mr.STag(), 0, 1, 0)
 				if !assert.NoError(t, err) {
 					return
 				}

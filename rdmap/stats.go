@@ -97,20 +97,3 @@ func (e *Endpoint) Stats() Stats {
 	s.TerminateReceived, s.HasTerminateReceived = unpackTerm(c.termRecv.Load())
 	return s
 }
-
-// Add adds o's counts to s (the Terminate fields are kept from s, or taken
-// from o where s has none); a server sums finished streams with it.
-func (s *Stats) Add(o Stats) {
-	for i := range s.Sent {
-		s.Sent[i] += o.Sent[i]
-		s.Received[i] += o.Received[i]
-	}
-	s.OctetsSent += o.OctetsSent
-	s.OctetsPlaced += o.OctetsPlaced
-	if !s.HasTerminateSent && o.HasTerminateSent {
-		s.TerminateSent, s.HasTerminateSent = o.TerminateSent, true
-	}
-	if !s.HasTerminateReceived && o.HasTerminateReceived {
-		s.TerminateReceived, s.HasTerminateReceived = o.TerminateReceived, true
-	}
-}

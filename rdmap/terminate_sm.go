@@ -50,7 +50,7 @@ func (e *Endpoint) failLocked(cause error, t *termHeader, how closeMode) {
 	// operations "SHOULD be considered Completed in error").
 	e.recv.Drain()
 	ferr := fmt.Errorf("%w: %w", ErrFlushed, cause)
-	flushed := Completion{Status: StatusFlushed, Err: ferr}
+	flushed := Completion{Err: ferr}
 	pending := make([]*sendReq, e.order.Len())
 	for i := range pending {
 		pending[i] = e.order.At(i)
@@ -72,7 +72,7 @@ func (e *Endpoint) failLocked(cause error, t *termHeader, how closeMode) {
 	e.irq.Reset()
 	for e.rq.Len() > 0 {
 		r := e.rq.Pop()
-		e.emitLocked(e.recvCQ, r.waiter, &Completion{WRID: r.wr.ID, Op: WRRecv, Status: StatusFlushed, Err: ferr, Buf: r.wr.Buf})
+		e.emitLocked(e.recvCQ, r.waiter, &Completion{WRID: r.wr.ID, Op: WRRecv, Err: ferr, Buf: r.wr.Buf})
 	}
 	e.cqOverflow = false
 	e.progressLocked()

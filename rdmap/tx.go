@@ -81,7 +81,7 @@ func (e *Endpoint) issuedLocked(r *sendReq, err error) {
 		}
 		// A Send or Write being issued is left to its issuer by
 		// failLocked (see there); an ORD request was flushed there.
-		e.finishLocked(r, Completion{Status: StatusFlushed, Err: fmt.Errorf("%w: %w", ErrFlushed, err)})
+		e.finishLocked(r, Completion{Err: fmt.Errorf("%w: %w", ErrFlushed, err)})
 	case !isORD(r.wr.Op):
 		e.finishLocked(r, Completion{Length: len(r.wr.Local)})
 		e.checkOverflowLocked()

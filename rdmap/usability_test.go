@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/iwarp"
 )
 
 // TestRFC7306_5_1_UnalignedAtomicIsLocalError: an atomic whose remote TO
@@ -20,16 +22,16 @@ func TestRFC7306_5_1_UnalignedAtomicIsLocalError(t *testing.T) {
 	var sent atomic.Int64
 	p.pipeA.SetTap(func([]byte) { sent.Add(1) })
 	for _, to := range []uint64{1, 4, 7, 12} {
-		_, err := p.a.FetchAdd(ctx5(t), tgt.STag(), to, 1, 0)
+		_, err := p.a.fetchAdd(ctx5(t), tgt.STag(), to, 1, 0)
 		require.ErrorIs(t, err, errUnaligned, "FetchAdd at %d", to)
 		require.ErrorIs(t, err, ErrInvalidWR)
 		assert.Contains(t, err.Error(), "multiple of 8")
-		_, err = p.a.CmpSwap(ctx5(t), tgt.STag(), to, 0, 0, 1, ^uint64(0))
+		_, err = p.a.cmpSwap(ctx5(t), tgt.STag(), to, 0, 0, 1, ^uint64(0))
 		require.ErrorIs(t, err, errUnaligned, "CmpSwap at %d", to)
-		require.ErrorIs(t, p.a.PostSend(SendWR{Op: WRFetchAdd, RemoteSTag: tgt.STag(), RemoteTO: to}), errUnaligned)
+		require.ErrorIs(t, p.a.postSend1(SendWR{Op: WRFetchAdd, RemoteSTag: tgt.STag(), RemoteTO: to}), errUnaligned)
 	}
 	assert.Zero(t, sent.Load(), "nothing was sent")
-	orig, err := p.a.FetchAdd(ctx5(t), tgt.STag(), 8, 1, 0)
+	orig, err := p.a.fetchAdd(ctx5(t), tgt.STag(), 8, 1, 0)
 	require.NoError(t, err, "the endpoint still runs")
 	assert.Zero(t, orig)
 }
@@ -44,13 +46,13 @@ func TestRFC7306_5_1_1_AtomicByteOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tgt.PutUint64(0x1008, 100))
 	assert.Equal(t, uint64(100), binary.NativeEndian.Uint64(tgt.Bytes()[8:]))
-	orig, err := p.a.FetchAdd(ctx5(t), tgt.STag(), 0x1008, 5, 0)
+	orig, err := p.a.fetchAdd(ctx5(t), tgt.STag(), 0x1008, 5, 0)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(100), orig)
 	v, err := tgt.Uint64(0x1008)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(105), v)
-	orig, err = p.a.CmpSwap(ctx5(t), tgt.STag(), 0x1008, 105, ^uint64(0), 7, ^uint64(0))
+	orig, err = p.a.cmpSwap(ctx5(t), tgt.STag(), 0x1008, 105, ^uint64(0), 7, ^uint64(0))
 	require.NoError(t, err)
 	assert.Equal(t, uint64(105), orig)
 	v, _ = tgt.Uint64(0x1008)
@@ -67,28 +69,74 @@ func TestRFC7306_5_1_1_AtomicByteOrder(t *testing.T) {
 func TestReceiveCompletionReturnsItsBuffer(t *testing.T) {
 	p := newPair(t, EndpointConfig{}, EndpointConfig{})
 	b1, b2, b3 := make([]byte, 32), make([]byte, 16), make([]byte, 8)
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 1, Buf: b1}))
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 2, Buf: b2}))
-	require.NoError(t, p.b.PostRecv(RecvWR{ID: 3, Buf: b3}))
-	require.NoError(t, p.a.Send(ctx5(t), []byte("hello")))
+	require.NoError(t, p.b.PostRecv(1, b1))
+	require.NoError(t, p.b.PostRecv(2, b2))
+	require.NoError(t, p.b.PostRecv(3, b3))
+	require.NoError(t, p.a.send(ctx5(t), []byte("hello")))
 	c, err := p.rcqB.Poll(ctx5(t))
 	require.NoError(t, err)
 	require.NoError(t, c.Err)
 	assert.Equal(t, WRRecv, c.Op)
 	assert.Same(t, &b1[0], &c.Buf[0])
 	assert.Len(t, c.Buf, 32)
-	assert.Equal(t, "hello", string(c.Data()))
+	assert.Equal(t, "hello", string(c.Buf[:c.Length]))
 
-	require.NoError(t, p.a.Immediate(ctx5(t), 9, false))
+	require.NoError(t, p.a.immediate(ctx5(t), 9, false))
 	c, err = p.rcqB.Poll(ctx5(t))
 	require.NoError(t, err)
 	assert.Equal(t, wrRecvImm, c.Op)
 	assert.Same(t, &b2[0], &c.Buf[0])
-	assert.Empty(t, c.Data())
+	assert.Empty(t, c.Buf[:c.Length])
 
 	require.NoError(t, p.b.Abort())
 	c, err = p.rcqB.Poll(ctx5(t))
 	require.NoError(t, err)
-	assert.Equal(t, StatusFlushed, c.Status)
+	assert.ErrorIs(t, c.Err, ErrFlushed)
 	assert.Same(t, &b3[0], &c.Buf[0], "a flushed receive gives its buffer back too")
+}
+
+// TestEndpointConfig_ReportsWhatIsInEffect: Config is the query of an
+// endpoint (ibv_query_qp): the defaults filled in, the private CQs it
+// made, and a limit of none as -1, the value EndpointConfig takes for it.
+func TestEndpointConfig_ReportsWhatIsInEffect(t *testing.T) {
+	p := newPair(t, EndpointConfig{ORD: -1, SQDepth: 8}, EndpointConfig{})
+	a, b := p.a.Config(), p.b.Config()
+	assert.Equal(t, -1, a.ORD, "none")
+	assert.Equal(t, iwarp.DefaultIRD, a.IRD)
+	assert.Equal(t, 8, a.SQDepth)
+	assert.Equal(t, defaultRQDepth, a.RQDepth)
+	assert.Same(t, p.a.sendCQ, a.SendCQ)
+	assert.Same(t, p.a.recvCQ, a.RecvCQ)
+	assert.NotSame(t, a.SendCQ, b.SendCQ, "private CQs")
+	assert.Equal(t, iwarp.DefaultORD, b.ORD)
+}
+
+// TestPostSend_List: PostSend posts one or a list and says how many;
+// none is nothing.
+func TestPostSend_List(t *testing.T) {
+	p := newPair(t, EndpointConfig{}, EndpointConfig{})
+	n, err := p.a.PostSend()
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	tgt, err := p.pdB.Register(make([]byte, 16), RemoteWrite)
+	require.NoError(t, err)
+	n, err = p.a.PostSend(
+		SendWR{ID: 1, Op: WRWrite, Local: []byte("ab"), RemoteSTag: tgt.STag()},
+		SendWR{ID: 2, Op: WRWrite, Local: []byte("cd"), RemoteSTag: tgt.STag(), RemoteTO: 2},
+		SendWR{ID: 3, Op: WorkType(99)},
+	)
+	require.ErrorIs(t, err, ErrInvalidWR)
+	assert.Zero(t, n, "a list is checked before anything is posted")
+	n, err = p.a.PostSend(
+		SendWR{ID: 1, Op: WRWrite, Local: []byte("ab"), RemoteSTag: tgt.STag()},
+		SendWR{ID: 2, Op: WRWrite, Local: []byte("cd"), RemoteSTag: tgt.STag(), RemoteTO: 2},
+	)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	for _, id := range []uint64{1, 2} {
+		c, err := p.cqA.Poll(ctx5(t))
+		require.NoError(t, err)
+		require.NoError(t, c.Err)
+		assert.Equal(t, id, c.WRID)
+	}
 }

@@ -98,7 +98,8 @@ type SendWR struct {
 	// Inline copies Local when the request is posted, so the caller may
 	// reuse the buffer as soon as PostSend returns, before the completion
 	// (the verbs' IBV_SEND_INLINE, perftest's -I). Sends, Writes and
-	// Writes with Immediate of at most MaxInline octets only.
+	// Writes with Immediate of at most 256 octets only (ErrInvalidWR
+	// beyond).
 	Inline bool
 	// Unsignaled asks for no completion when the request succeeds (a
 	// work request posted without the verbs' IBV_SEND_SIGNALED): it
@@ -107,17 +108,17 @@ type SendWR struct {
 	// that fails or is flushed completes with its error as any other
 	// does — nothing posted is lost silently. A ping-pong or a stream of
 	// small Sends saves a completion per message this way (perftest
-	// signals only every cq_mod-th request). Ignored by the blocking
-	// helpers, which wait for the completion.
+	// signals only every cq_mod-th request). Ignored by Endpoint.Do,
+	// which waits for the completion.
 	Unsignaled bool
 }
 
-// MaxInline is the largest payload a SendWR may carry Inline.
-const MaxInline = 256
+// maxInline is the largest payload a SendWR may carry Inline.
+const maxInline = 256
 
-// RecvWR is a receive work request: a buffer posted on queue 0 that one
+// recvWR is a receive work request: a buffer posted on queue 0 that one
 // Send or Immediate Data message consumes (RFC 5040 §5.3, RFC 7306 §6.3).
-type RecvWR struct {
+type recvWR struct {
 	// ID is returned in the completion.
 	ID uint64
 	// Buf receives the message; a longer message is a DDP error (RFC 5041
@@ -125,42 +126,16 @@ type RecvWR struct {
 	Buf []byte
 }
 
-// Status is the outcome of a work request.
-type Status uint8
-
-// Completion statuses.
-const (
-	// StatusSuccess: the operation completed.
-	StatusSuccess Status = iota
-	// StatusFlushed: the request was still posted when the endpoint left
-	// the running state; Err wraps ErrFlushed and the cause.
-	StatusFlushed
-	// statusError: the request failed; Err says why.
-	statusError
-)
-
-// String names the status.
-func (s Status) String() string {
-	switch s {
-	case StatusSuccess:
-		return "success"
-	case StatusFlushed:
-		return "flushed"
-	case statusError:
-		return "error"
-	}
-	return fmt.Sprintf("Status(%d)", uint8(s))
-}
-
 // Completion reports the end of a work request.
 type Completion struct {
 	// WRID is the ID of the work request.
 	WRID uint64
-	// Op is the work request's type; WRRecv or WRRecvImm for receives.
+	// Op is the work request's type; WRRecv for receives (Imm and
+	// HasImm tell a received Immediate Data message).
 	Op WorkType
-	// Status and Err give the outcome; Err is nil on success.
-	Status Status
-	Err    error
+	// Err is nil on success. It wraps ErrFlushed (and the cause) for a
+	// request still posted when the endpoint left the running state.
+	Err error
 	// Length is the number of octets transferred: the Send's length at the
 	// receiver, the payload length of Sends, Writes and Reads at the
 	// sender, 0 for Immediate Data and atomics.
@@ -178,14 +153,11 @@ type Completion struct {
 	// value the target's 8 octets held, read in the target's host byte
 	// order (RFC 7306 §5.1.1).
 	Orig uint64
-	// Buf is the buffer of the receive work request (RecvWR.Buf) for
-	// WRRecv and WRRecvImm, flushed ones too, so that it can be posted
-	// again; the message is Buf[:Length]. nil for send completions.
+	// Buf is the buffer posted with Endpoint.PostRecv for
+	// receives, flushed ones too, so that it can be posted again; the
+	// message is Buf[:Length]. nil for send completions.
 	Buf []byte
 }
-
-// Data returns the received message, Buf[:Length].
-func (c *Completion) Data() []byte { return c.Buf[:c.Length] }
 
 func (wr *SendWR) validate() error {
 	bad := func(f string, a ...any) error {
@@ -199,8 +171,8 @@ func (wr *SendWR) validate() error {
 		if (wr.Op == WRWrite || wr.Op == WRWriteImm) && wr.RemoteTO > math.MaxUint64-uint64(len(wr.Local)) {
 			return bad("remote TO %#x + %d wraps", wr.RemoteTO, len(wr.Local))
 		}
-		if wr.Inline && len(wr.Local) > MaxInline {
-			return bad("%d octets inline, at most %d", len(wr.Local), MaxInline)
+		if wr.Inline && len(wr.Local) > maxInline {
+			return bad("%d octets inline, at most %d", len(wr.Local), maxInline)
 		}
 	case WRRead:
 		if wr.Sink == nil && wr.Length != 0 {

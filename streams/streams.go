@@ -275,12 +275,12 @@ func (m *Manager) bind(sess sctpllp.Session, initiator bool, d iwarp.Depths, pee
 		return nil, fmt.Errorf("streams: start stream %d: %w", s.id, err)
 	}
 	m.wg.Add(1)
-	ep.AfterDone(func() { m.ended(s) })
+	rdmapconf.AfterDone(ep, func() { m.ended(s) })
 	return s, nil
 }
 
 // ended labels a stream erroneous when its endpoint ended abnormally
-// (RFC 5040 §7). It runs once the endpoint is done (rdmap's AfterDone):
+// (RFC 5040 §7). It runs once the endpoint is done (rdmapconf.AfterDone):
 // no goroutine waits for each stream meanwhile.
 func (m *Manager) ended(s *Stream) {
 	// Done is the last thing: once every stream's Done is closed, the

@@ -88,7 +88,7 @@ func newEnv(t *testing.T, ccfg, scfg streams.Config) *env {
 	r := <-acc
 	require.NoError(t, r.err)
 
-	e := &env{dev: rdmap.NewDevice(rdmap.DeviceOptions{})}
+	e := &env{dev: new(rdmap.Device)}
 	e.cpd, e.spd = e.dev.AllocPD(), e.dev.AllocPD()
 	e.tap = &tapTransport{Transport: ct}
 	e.ca = sctpllp.NewAssociation(e.tap, sctpllp.Config{})
@@ -139,7 +139,7 @@ func (e *env) open(t *testing.T, ctx context.Context, sid uint16) pair {
 func exercise(ctx context.Context, cpd *rdmap.PD, p pair, round int) error {
 	ep := p.c.Endpoint
 	src := bytes.Repeat([]byte{byte(p.c.ID), byte(round)}, 10000)
-	if err := ep.Write(ctx, src, p.target.STag(), 0); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: src, RemoteSTag: p.target.STag()}); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
 	sink, err := cpd.Register(make([]byte, len(src)), rdmap.LocalWrite)
@@ -147,14 +147,15 @@ func exercise(ctx context.Context, cpd *rdmap.PD, p pair, round int) error {
 		return err
 	}
 	defer sink.Deregister()
-	if err := ep.Read(ctx, sink, 0, uint32(len(src)), p.target.STag(), 0); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, Length: uint32(len(src)), RemoteSTag: p.target.STag()}); err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
 	if !bytes.Equal(sink.Bytes(), src) {
 		return errors.New("read-back differs from write")
 	}
 	before := binary.NativeEndian.Uint64(p.target.Bytes()[40000:])
-	orig, err := ep.FetchAdd(ctx, p.target.STag(), 40000, 1, 0)
+	origC, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: p.target.STag(), RemoteTO: 40000, Add: 1})
+	orig := origC.Orig
 	if err != nil {
 		return fmt.Errorf("fetchadd: %w", err)
 	}
@@ -164,14 +165,14 @@ func exercise(ctx context.Context, cpd *rdmap.PD, p pair, round int) error {
 	// Send: the server posts its receive first (RFC 5041 §7.1: a Send
 	// without a posted buffer is a protocol error), then checks the payload.
 	rbuf := make([]byte, 64)
-	if err := p.s.Endpoint.PostRecv(rdmap.RecvWR{ID: uint64(round), Buf: rbuf}); err != nil {
+	if err := p.s.Endpoint.PostRecv(uint64(round), rbuf); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("hello %d/%d", p.c.ID, round)
-	if err := ep.Send(ctx, []byte(msg)); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte(msg)}); err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
-	c, err := p.s.Endpoint.RecvCQ().Poll(ctx)
+	c, err := p.s.Endpoint.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		return err
 	}
@@ -310,11 +311,11 @@ func TestStreams_NegotiatesIRDORD_RFC6581_9_1(t *testing.T) {
 	p := e.open(t, ctx, 7)
 	// Responder: ORD ≤ initiator IRD (3 ≤ 4); IRD raised towards the
 	// initiator ORD (8) but capped at MaxIRD (5).
-	assert.Equal(t, 3, p.s.Endpoint.ORD())
-	assert.Equal(t, 5, p.s.Endpoint.IRD())
+	assert.Equal(t, 3, p.s.Endpoint.Config().ORD)
+	assert.Equal(t, 5, p.s.Endpoint.Config().IRD)
 	// Initiator: ORD ≤ responder IRD (5); IRD ≥ responder ORD (3 ≤ 4).
-	assert.Equal(t, 5, p.c.Endpoint.ORD())
-	assert.Equal(t, 4, p.c.Endpoint.IRD())
+	assert.Equal(t, 5, p.c.Endpoint.Config().ORD)
+	assert.Equal(t, 4, p.c.Endpoint.Config().IRD)
 	require.NoError(t, exercise(ctx, e.cpd, p, 0))
 }
 
@@ -347,14 +348,14 @@ func TestStreams_PrepareRunsBeforeStart(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_ = s.Endpoint.Send(ctx, []byte("first!"))
+		_, _ = s.Endpoint.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("first!")})
 	}()
 	buf := make([]byte, 16)
 	c, err := e.client.Open(ctx, 9, streams.OpenOptions{Prepare: func(ep *rdmap.Endpoint) error {
-		return ep.PostRecv(rdmap.RecvWR{ID: 42, Buf: buf})
+		return ep.PostRecv(42, buf)
 	}})
 	require.NoError(t, err)
-	comp, err := c.Endpoint.RecvCQ().Poll(ctx)
+	comp, err := c.Endpoint.Config().RecvCQ.Poll(ctx)
 	require.NoError(t, err)
 	require.NoError(t, comp.Err)
 	assert.Equal(t, uint64(42), comp.WRID)
@@ -376,7 +377,7 @@ func BenchmarkIdleStreamMemory(b *testing.B) {
 	require.NoError(b, err)
 	st := <-acc
 	require.NotNil(b, st)
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	cm := streams.New(sctpllp.NewAssociation(ct, sctpllp.Config{}), dev.AllocPD(), streams.Config{})
 	sm := streams.New(sctpllp.NewAssociation(st, sctpllp.Config{}), dev.AllocPD(), streams.Config{})
 	defer func() { _ = cm.Close(ctx); _ = sm.Close(ctx) }()

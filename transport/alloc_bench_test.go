@@ -38,7 +38,7 @@ func (s *sink) Prepare(ep *rdmap.Endpoint) error {
 	s.mrs[ep] = mr
 	s.mu.Unlock()
 	for i := range sinkRecvs {
-		if err := ep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: make([]byte, 64<<10)}); err != nil {
+		if err := ep.PostRecv(uint64(i), make([]byte, 64<<10)); err != nil {
 			return err
 		}
 	}
@@ -55,25 +55,23 @@ func (s *sink) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 	for i := range bufs {
 		bufs[i] = make([]byte, 64<<10)
 	}
-	cq, scq := ep.RecvCQ(), ep.SendCQ()
+	cq, scq := ep.Config().RecvCQ, ep.Config().SendCQ
 	var consumed uint64
 	for {
 		c, err := cq.Poll(ctx)
 		if err != nil || c.Err != nil {
 			return
 		}
-		if ep.PostRecv(rdmap.RecvWR{ID: c.WRID, Buf: bufs[c.WRID]}) != nil {
+		if ep.PostRecv(c.WRID, bufs[c.WRID]) != nil {
 			return
 		}
 		if consumed++; consumed%creditEvery == 0 {
-			if ep.PostSend(rdmap.SendWR{Op: rdmap.WRImmediate, Imm: consumed}) != nil {
+			if errOf(ep.PostSend(rdmap.SendWR{Op: rdmap.WRImmediate, Imm: consumed})) != nil {
 				return
 			}
 		}
-		for { // the credits' completions
-			if _, ok := scq.TryPoll(); !ok {
-				break
-			}
+		var credits [16]rdmap.Completion
+		for scq.PollN(credits[:]) > 0 { // the credits' completions
 		}
 	}
 }
@@ -98,7 +96,7 @@ type realPath struct {
 
 func newRealPath(tb testing.TB, llp string) *realPath {
 	ctx, cancel := context.WithCancel(context.Background())
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	o := transport.Options{LLP: llp}
 	ln, err := transport.Listen(o, "127.0.0.1:0")
 	require.NoError(tb, err)
@@ -115,7 +113,7 @@ func newRealPath(tb testing.TB, llp string) *realPath {
 	p.local, err = pd.Register(make([]byte, 64<<10), rdmap.LocalWrite)
 	require.NoError(tb, err)
 	for range sinkRecvs / creditEvery {
-		require.NoError(tb, p.ep.PostRecv(rdmap.RecvWR{Buf: p.creditBuf}))
+		require.NoError(tb, p.ep.PostRecv(0, p.creditBuf))
 	}
 	return p
 }
@@ -142,7 +140,7 @@ func (p *realPath) ops() []struct {
 // CQ, and for Sends within the sink's credit.
 func (p *realPath) run(wr rdmap.SendWR, n int) {
 	const window = 16
-	cq, rcq := p.ep.SendCQ(), p.ep.RecvCQ()
+	cq, rcq := p.ep.Config().SendCQ, p.ep.Config().RecvCQ
 	inflight := 0
 	for i := 0; i < n; i++ {
 		for wr.Op == rdmap.WRSend && p.sent-p.credited >= sinkRecvs {
@@ -151,7 +149,7 @@ func (p *realPath) run(wr rdmap.SendWR, n int) {
 				p.tb.Fatal(err, c.Err)
 			}
 			p.credited = max(p.credited, c.Imm)
-			if err := p.ep.PostRecv(rdmap.RecvWR{Buf: p.creditBuf}); err != nil {
+			if err := p.ep.PostRecv(0, p.creditBuf); err != nil {
 				p.tb.Fatal(err)
 			}
 		}
@@ -161,7 +159,7 @@ func (p *realPath) run(wr rdmap.SendWR, n int) {
 			}
 			inflight--
 		}
-		if err := p.ep.PostSend(wr); err != nil {
+		if _, err := p.ep.PostSend(wr); err != nil {
 			p.tb.Fatal(err)
 		}
 		inflight++
@@ -228,9 +226,18 @@ func TestRealPathAllocs(t *testing.T) {
 			name string
 			op   func() error
 		}{
-			{"Write-4K helper", func() error { return p.ep.Write(p.ctx, p.src, p.stag, p.to) }},
-			{"Read-4K helper", func() error { return p.ep.Read(p.ctx, p.local, 0, 4096, p.stag, p.to) }},
-			{"FetchAdd helper", func() error { _, err := p.ep.FetchAdd(p.ctx, p.stag, p.to, 1, 0); return err }},
+			{"Write-4K helper", func() error {
+				_, err := p.ep.Do(p.ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: p.src, RemoteSTag: p.stag, RemoteTO: p.to})
+				return err
+			}},
+			{"Read-4K helper", func() error {
+				_, err := p.ep.Do(p.ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: p.local, Length: 4096, RemoteSTag: p.stag, RemoteTO: p.to})
+				return err
+			}},
+			{"FetchAdd helper", func() error {
+				_, err := p.ep.Do(p.ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: p.stag, RemoteTO: p.to, Add: 1})
+				return err
+			}},
 		}
 		for _, h := range helpers {
 			for range 2000 {

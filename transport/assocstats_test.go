@@ -21,11 +21,11 @@ func TestListenerAssociations_RFC5043_6(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), echoHandler{}) }()
+	go func() { done <- ln.Serve(ctx, new(rdmap.Device).AllocPD(), echoHandler{}) }()
 
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
-	c, err := Dial(dctx, Options{LLP: SCTPPion, PrivateData: []byte("ok")}, ln.Addr(), 3, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+	c, err := Dial(dctx, Options{LLP: SCTPPion, PrivateData: []byte("ok")}, ln.Addr(), 3, new(rdmap.Device).AllocPD(), nil)
 	require.NoError(t, err)
 	// The server counts an Accept once its write returned, which may be
 	// after the client has read it: wait for the counts to settle.

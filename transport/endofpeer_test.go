@@ -30,15 +30,15 @@ const childEnv = "TRANSPORT_CHILD_LLP"
 // echoFuncs echoes every Send with the adapter of optional functions.
 func echoFuncs() *HandlerFuncs {
 	return &HandlerFuncs{
-		OnPrepare: func(ep *rdmap.Endpoint) error { return ep.PostRecv(rdmap.RecvWR{Buf: make([]byte, 64)}) },
+		OnPrepare: func(ep *rdmap.Endpoint) error { return ep.PostRecv(0, make([]byte, 64)) },
 		OnServe: func(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 			for {
-				c, err := ep.RecvCQ().Poll(ctx)
+				c, err := ep.Config().RecvCQ.Poll(ctx)
 				if err != nil || c.Err != nil {
 					return
 				}
-				out := append([]byte(nil), c.Data()...)
-				if ep.PostRecv(rdmap.RecvWR{Buf: c.Buf}) != nil || ep.Send(ctx, out) != nil {
+				out := append([]byte(nil), c.Buf[:c.Length]...)
+				if ep.PostRecv(0, c.Buf) != nil || errOf(ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: out})) != nil {
 					return
 				}
 			}
@@ -63,7 +63,7 @@ func runChild(llp string) int {
 		return 2
 	}
 	fmt.Printf("ADDR %s\n", ln.Addr())
-	err = ln.Serve(context.Background(), rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), echoFuncs())
+	err = ln.Serve(context.Background(), new(rdmap.Device).AllocPD(), echoFuncs())
 	fmt.Fprintln(os.Stderr, "child: serve ended:", err)
 	return 1
 }
@@ -130,21 +130,21 @@ func unusedAddr(t *testing.T, llp string) string {
 // echoOnce sends b on ep and waits for the echo.
 func echoOnce(ctx context.Context, ep *rdmap.Endpoint, b []byte) error {
 	buf := make([]byte, 64)
-	if err := ep.PostRecv(rdmap.RecvWR{Buf: buf}); err != nil {
+	if err := ep.PostRecv(0, buf); err != nil {
 		return err
 	}
-	if err := ep.Send(ctx, b); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: b}); err != nil {
 		return err
 	}
-	c, err := ep.RecvCQ().Poll(ctx)
+	c, err := ep.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		return err
 	}
 	if c.Err != nil {
 		return c.Err
 	}
-	if string(c.Data()) != string(b) {
-		return fmt.Errorf("echo %q, want %q", c.Data(), b)
+	if string(c.Buf[:c.Length]) != string(b) {
+		return fmt.Errorf("echo %q, want %q", c.Buf[:c.Length], b)
 	}
 	return nil
 }
@@ -159,14 +159,14 @@ func runUntilDown(t *testing.T, ctx context.Context, ep *rdmap.Endpoint, buf []b
 	for {
 		select {
 		case <-ep.Done():
-			c, err := ep.RecvCQ().Poll(ctx)
+			c, err := ep.Config().RecvCQ.Poll(ctx)
 			require.NoError(t, err)
 			require.Equal(t, uint64(7), c.WRID)
-			require.Equal(t, rdmap.StatusFlushed, c.Status)
+			require.ErrorIs(t, c.Err, rdmap.ErrFlushed)
 			assert.Same(t, &buf[0], &c.Buf[0], "the flushed receive gives its buffer back")
 			return c.Err
 		case <-tick.C:
-			_ = ep.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("x"), Unsignaled: true})
+			_, _ = ep.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("x"), Unsignaled: true})
 		case <-ctx.Done():
 			t.Fatalf("the endpoint did not end: %v", ctx.Err())
 		}
@@ -208,7 +208,7 @@ func endOfPeerCases(t *testing.T, llp string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			o := Options{LLP: llp}
-			dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+			dev := new(rdmap.Device)
 			ln, err := Listen(o, "127.0.0.1:0")
 			require.NoError(t, err)
 			sctx, stop := context.WithCancel(ctx)
@@ -218,10 +218,10 @@ func endOfPeerCases(t *testing.T, llp string) {
 			require.NoError(t, err)
 			defer cl.Abort()
 			ep := cl.Endpoints[0]
-			require.NoError(t, ep.PostRecv(rdmap.RecvWR{ID: 9, Buf: make([]byte, 64)}))
+			require.NoError(t, ep.PostRecv(9, make([]byte, 64)))
 			stop()
 			require.NoError(t, <-served)
-			c, err := ep.RecvCQ().Poll(ctx)
+			c, err := ep.Config().RecvCQ.Poll(ctx)
 			require.NoError(t, err)
 			require.ErrorIs(t, c.Err, ErrPeerClosed, "a Starter's streams are closed gracefully too")
 		})
@@ -229,7 +229,7 @@ func endOfPeerCases(t *testing.T, llp string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			o := Options{LLP: llp}
-			dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+			dev := new(rdmap.Device)
 			ln, err := Listen(o, "127.0.0.1:0")
 			require.NoError(t, err)
 			sctx, stop := context.WithCancel(ctx)
@@ -241,12 +241,12 @@ func endOfPeerCases(t *testing.T, llp string) {
 			ep := cl.Endpoints[0]
 			require.NoError(t, echoOnce(ctx, ep, []byte("hello")))
 			buf := make([]byte, 64)
-			require.NoError(t, ep.PostRecv(rdmap.RecvWR{ID: 9, Buf: buf}))
+			require.NoError(t, ep.PostRecv(9, buf))
 			stop()
 			require.NoError(t, <-served)
-			c, err := ep.RecvCQ().Poll(ctx)
+			c, err := ep.Config().RecvCQ.Poll(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, rdmap.StatusFlushed, c.Status)
+			assert.ErrorIs(t, c.Err, rdmap.ErrFlushed)
 			require.ErrorIs(t, c.Err, ErrPeerClosed)
 			assert.NotErrorIs(t, c.Err, ErrPeerAborted)
 			assert.Contains(t, c.Err.Error(), "the peer closed the stream")
@@ -258,15 +258,15 @@ func endOfPeerCases(t *testing.T, llp string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			o := Options{LLP: llp}
-			dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+			dev := new(rdmap.Device)
 			ln, err := Listen(o, "127.0.0.1:0")
 			require.NoError(t, err)
 			sctx, stop := context.WithCancel(ctx)
 			served := make(chan error, 1)
 			h := &HandlerFuncs{ // aborts the stream at its first message
-				OnPrepare: func(ep *rdmap.Endpoint) error { return ep.PostRecv(rdmap.RecvWR{Buf: make([]byte, 64)}) },
+				OnPrepare: func(ep *rdmap.Endpoint) error { return ep.PostRecv(0, make([]byte, 64)) },
 				OnServe: func(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
-					if _, err := ep.RecvCQ().Poll(ctx); err == nil {
+					if _, err := ep.Config().RecvCQ.Poll(ctx); err == nil {
 						_ = ep.Abort()
 					}
 				},
@@ -278,8 +278,8 @@ func endOfPeerCases(t *testing.T, llp string) {
 			defer cl.Abort()
 			ep := cl.Endpoints[0]
 			buf := make([]byte, 64)
-			require.NoError(t, ep.PostRecv(rdmap.RecvWR{ID: 7, Buf: buf}))
-			require.NoError(t, ep.Send(ctx, []byte("x")))
+			require.NoError(t, ep.PostRecv(7, buf))
+			require.NoError(t, errOf(ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("x")})))
 			err = runUntilDown(t, ctx, ep, buf)
 			t.Logf("%s, peer aborted: %v", llp, err)
 			require.ErrorIs(t, err, ErrPeerAborted)
@@ -290,13 +290,13 @@ func endOfPeerCases(t *testing.T, llp string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			addr, kill := startChild(t, llp)
-			cl, err := Dial(ctx, Options{LLP: llp}, addr, 1, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+			cl, err := Dial(ctx, Options{LLP: llp}, addr, 1, new(rdmap.Device).AllocPD(), nil)
 			require.NoError(t, err)
 			defer cl.Abort()
 			ep := cl.Endpoints[0]
 			require.NoError(t, echoOnce(ctx, ep, []byte("hello")))
 			buf := make([]byte, 64)
-			require.NoError(t, ep.PostRecv(rdmap.RecvWR{ID: 7, Buf: buf}))
+			require.NoError(t, ep.PostRecv(7, buf))
 			kill()
 			err = runUntilDown(t, ctx, ep, buf)
 			t.Logf("%s, peer killed: %v", llp, err)
@@ -329,7 +329,7 @@ func endOfPeerCases(t *testing.T, llp string) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
 				addr := tc.addr(t)
-				_, err := Dial(ctx, Options{LLP: llp}, addr, 1, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+				_, err := Dial(ctx, Options{LLP: llp}, addr, 1, new(rdmap.Device).AllocPD(), nil)
 				require.ErrorIs(t, err, syscall.ECONNREFUSED)
 				var de *DialError
 				require.ErrorAs(t, err, &de)

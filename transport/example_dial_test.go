@@ -18,15 +18,18 @@ import (
 // stream gets a receive posted before it starts, and each Send is
 // answered in upper case, the receive buffer going back for the next one.
 var upper = &transport.HandlerFuncs{
-	OnPrepare: func(ep *rdmap.Endpoint) error { return ep.PostRecv(rdmap.RecvWR{Buf: make([]byte, 64)}) },
+	OnPrepare: func(ep *rdmap.Endpoint) error { return ep.PostRecv(0, make([]byte, 64)) },
 	OnServe: func(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 		for {
-			c, err := ep.RecvCQ().Poll(ctx)
+			c, err := ep.Config().RecvCQ.Poll(ctx)
 			if err != nil || c.Err != nil {
 				return // ctx ended, or the peer closed or went away
 			}
-			answer := strings.ToUpper(string(c.Data()))
-			if ep.PostRecv(rdmap.RecvWR{Buf: c.Buf}) != nil || ep.Send(ctx, []byte(answer)) != nil {
+			answer := strings.ToUpper(string(c.Buf[:c.Length]))
+			if err := ep.PostRecv(0, c.Buf); err != nil {
+				return
+			}
+			if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte(answer)}); err != nil {
 				return
 			}
 		}
@@ -46,25 +49,25 @@ func ExampleListen() {
 	}
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- ln.Serve(sctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), upper) }()
+	go func() { served <- ln.Serve(sctx, new(rdmap.Device).AllocPD(), upper) }()
 
 	// A client, to see the server answer and then stop.
-	cl, err := transport.Dial(ctx, o, ln.Addr(), 1, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+	cl, err := transport.Dial(ctx, o, ln.Addr(), 1, new(rdmap.Device).AllocPD(), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	ep := cl.Endpoints[0]
-	if err := ep.PostRecv(rdmap.RecvWR{Buf: make([]byte, 64)}); err != nil {
+	if err := ep.PostRecv(0, make([]byte, 64)); err != nil {
 		log.Fatal(err)
 	}
-	if err := ep.Send(ctx, []byte("hi")); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("hi")}); err != nil {
 		log.Fatal(err)
 	}
-	c, err := ep.RecvCQ().Poll(ctx)
+	c, err := ep.Config().RecvCQ.Poll(ctx)
 	if err != nil || c.Err != nil {
 		log.Fatal(err, c.Err)
 	}
-	fmt.Printf("%s\n", c.Data())
+	fmt.Printf("%s\n", c.Buf[:c.Length])
 
 	stop() // the server stops
 	if err := <-served; err != nil {
@@ -92,24 +95,24 @@ func ExampleDial() {
 	}
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- ln.Serve(sctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), upper) }()
+	go func() { served <- ln.Serve(sctx, new(rdmap.Device).AllocPD(), upper) }()
 
-	cl, err := transport.Dial(ctx, o, ln.Addr(), 2, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+	cl, err := transport.Dial(ctx, o, ln.Addr(), 2, new(rdmap.Device).AllocPD(), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for i, ep := range cl.Endpoints {
-		if err := ep.PostRecv(rdmap.RecvWR{Buf: make([]byte, 64)}); err != nil {
+		if err := ep.PostRecv(0, make([]byte, 64)); err != nil {
 			log.Fatal(err)
 		}
-		if err := ep.Send(ctx, []byte(fmt.Sprintf("hello from stream %d", i))); err != nil {
+		if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte(fmt.Sprintf("hello from stream %d", i))}); err != nil {
 			log.Fatal(err)
 		}
-		c, err := ep.RecvCQ().Poll(ctx)
+		c, err := ep.Config().RecvCQ.Poll(ctx)
 		if err != nil || c.Err != nil {
 			log.Fatal(err, c.Err)
 		}
-		fmt.Printf("%s\n", c.Data())
+		fmt.Printf("%s\n", c.Buf[:c.Length])
 	}
 	if err := cl.Close(ctx); err != nil {
 		log.Fatal(err)
@@ -119,7 +122,7 @@ func ExampleDial() {
 		log.Fatal(err)
 	}
 
-	_, err = transport.Dial(ctx, o, ln.Addr(), 1, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+	_, err = transport.Dial(ctx, o, ln.Addr(), 1, new(rdmap.Device).AllocPD(), nil)
 	fmt.Println("after the server stopped:", errors.Is(err, syscall.ECONNREFUSED))
 	// Output:
 	// HELLO FROM STREAM 0

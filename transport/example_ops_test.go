@@ -39,10 +39,10 @@ func (t *target) Prepare(ep *rdmap.Endpoint) error {
 	t.mu.Lock()
 	t.mrs[ep] = mr
 	t.mu.Unlock()
-	if err := ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 64)}); err != nil {
+	if err := ep.PostRecv(1, make([]byte, 64)); err != nil {
 		return err
 	}
-	return ep.PostRecv(rdmap.RecvWR{ID: 2, Buf: make([]byte, 8)})
+	return ep.PostRecv(2, make([]byte, 8))
 }
 
 func (t *target) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
@@ -51,21 +51,21 @@ func (t *target) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 	t.mu.Unlock()
 	// The Initiator speaks first: over MPA the Responder may send nothing
 	// before it has received an FPDU (RFC 5044 §7.1.2 rule 4).
-	if _, err := ep.RecvCQ().Poll(ctx); err != nil {
+	if _, err := ep.Config().RecvCQ.Poll(ctx); err != nil {
 		return
 	}
 	adv := binary.BigEndian.AppendUint32(nil, mr.STag())
 	adv = binary.BigEndian.AppendUint64(adv, mr.BaseTO())
-	if err := ep.Send(ctx, adv); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: adv}); err != nil {
 		return
 	}
-	c, err := ep.RecvCQ().Poll(ctx) // the Immediate Data (RFC 7306 §6.3)
+	c, err := ep.Config().RecvCQ.Poll(ctx) // the Immediate Data (RFC 7306 §6.3)
 	if err != nil || !c.HasImm {
 		return
 	}
 	n := binary.BigEndian.Uint64(mr.Bytes()[128:]) // the Write before it is placed
 	reply := fmt.Sprintf("immediate %#x after %q", c.Imm, mr.Bytes()[136:136+n])
-	_ = ep.Send(ctx, []byte(reply))
+	_, _ = ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte(reply)})
 	<-ctx.Done()
 }
 
@@ -77,7 +77,7 @@ func (t *target) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 func Example_operations() {
 	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+		dev := new(rdmap.Device)
 		o := transport.Options{LLP: llp}
 		ln, err := transport.Listen(o, "127.0.0.1:0")
 		if err != nil {
@@ -96,20 +96,20 @@ func Example_operations() {
 		// Ask where the target's memory is: the answer's receive is posted
 		// before the request goes out.
 		buf := make([]byte, 64)
-		if err := ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: buf}); err != nil {
+		if err := ep.PostRecv(1, buf); err != nil {
 			log.Fatal(err)
 		}
-		if err := ep.Send(ctx, []byte("where?")); err != nil {
+		if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("where?")}); err != nil {
 			log.Fatal(err)
 		}
-		c, err := ep.RecvCQ().Poll(ctx)
+		c, err := ep.Config().RecvCQ.Poll(ctx)
 		if err != nil {
 			log.Fatal(err)
 		}
 		stag, to := binary.BigEndian.Uint32(buf), binary.BigEndian.Uint64(buf[4:c.Length])
 
 		// RDMA Write, then an RDMA Read of the same octets into a local sink.
-		if err := ep.Write(ctx, []byte("placed by RDMA Write"), stag, to); err != nil {
+		if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: []byte("placed by RDMA Write"), RemoteSTag: stag, RemoteTO: to}); err != nil {
 			log.Fatal(err)
 		}
 		sink, err := pd.Register(make([]byte, 20), rdmap.LocalWrite)
@@ -124,11 +124,11 @@ func Example_operations() {
 			reads = append(reads, rdmap.SendWR{ID: uint64(i), Op: rdmap.WRRead, Sink: sink,
 				SinkOffset: uint64(i) * 5, Length: 5, RemoteSTag: stag, RemoteTO: to + uint64(i)*5})
 		}
-		if _, err := ep.PostSends(reads); err != nil {
+		if _, err := ep.PostSend(reads...); err != nil {
 			log.Fatal(err)
 		}
 		for range reads {
-			if c, err := ep.SendCQ().Poll(ctx); err != nil || c.Err != nil {
+			if c, err := ep.Config().SendCQ.Poll(ctx); err != nil || c.Err != nil {
 				log.Fatal(err, c.Err)
 			}
 		}
@@ -136,19 +136,21 @@ func Example_operations() {
 		// advert above is this program's own format, big-endian; the
 		// word is in the target's host byte order, as RFC 7306 §5.1.1
 		// has it (the target sets it with rdmap.MR.PutUint64).
-		first, _ := ep.FetchAdd(ctx, stag, to+64, 5, 0)
-		second, _ := ep.FetchAdd(ctx, stag, to+64, 5, 0)
+		firstC, _ := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: stag, RemoteTO: to + 64, Add: 5})
+		first := firstC.Orig
+		secondC, _ := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: stag, RemoteTO: to + 64, Add: 5})
+		second := secondC.Orig
 		// Write with Immediate Data: the Write is placed before the
 		// Immediate Data completes a receive at the target (RFC 7306 §6).
 		msg := []byte("and then immediate")
 		imm := binary.BigEndian.AppendUint64(nil, uint64(len(msg)))
-		if err := ep.PostRecv(rdmap.RecvWR{ID: 2, Buf: buf}); err != nil { // for the answer
+		if err := ep.PostRecv(2, buf); err != nil { // for the answer
 			log.Fatal(err)
 		}
-		if err := ep.WriteImm(ctx, append(imm, msg...), stag, to+128, 0xfeed, true); err != nil {
+		if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: append(imm, msg...), RemoteSTag: stag, RemoteTO: to + 128, Imm: 0xfeed, Solicited: true}); err != nil {
 			log.Fatal(err)
 		}
-		if c, err = ep.RecvCQ().Poll(ctx); err != nil {
+		if c, err = ep.Config().RecvCQ.Poll(ctx); err != nil {
 			log.Fatal(err)
 		}
 		fmt.Printf("%s: read %q; fetch-add saw %d then %d; target says %s\n",

@@ -30,19 +30,22 @@ func (h *echo) Prepare(ep *rdmap.Endpoint) error {
 	h.mu.Lock()
 	h.bufs[ep] = buf
 	h.mu.Unlock()
-	return ep.PostRecv(rdmap.RecvWR{Buf: buf})
+	return ep.PostRecv(0, buf)
 }
 func (h *echo) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 	h.mu.Lock()
 	buf := h.bufs[ep]
 	h.mu.Unlock()
 	for {
-		c, err := ep.RecvCQ().Poll(ctx)
+		c, err := ep.Config().RecvCQ.Poll(ctx)
 		if err != nil || c.Err != nil {
 			return
 		}
 		out := []byte(fmt.Sprintf("%X", buf[:c.Length]))
-		if ep.PostRecv(rdmap.RecvWR{Buf: buf}) != nil || ep.Send(ctx, out) != nil {
+		if err := ep.PostRecv(0, buf); err != nil {
+			return
+		}
+		if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: out}); err != nil {
 			return
 		}
 	}
@@ -54,7 +57,7 @@ func (h *echo) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 func Example() {
 	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+		dev := new(rdmap.Device)
 		o := transport.Options{LLP: llp}
 
 		ln, err := transport.Listen(o, "127.0.0.1:0")
@@ -71,13 +74,13 @@ func Example() {
 		}
 		for i, ep := range cl.Endpoints {
 			reply := make([]byte, 64)
-			if err := ep.PostRecv(rdmap.RecvWR{Buf: reply}); err != nil { // before the answer can come
+			if err := ep.PostRecv(0, reply); err != nil { // before the answer can come
 				log.Fatal(err)
 			}
-			if err := ep.Send(ctx, []byte{byte(0xA0 + i)}); err != nil {
+			if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte{byte(0xA0 + i)}}); err != nil {
 				log.Fatal(err)
 			}
-			c, err := ep.RecvCQ().Poll(ctx)
+			c, err := ep.Config().RecvCQ.Poll(ctx)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -109,7 +112,7 @@ func Example() {
 func Example_isolatedStreams() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	o := transport.Options{LLP: transport.SCTPNative}
 	ln, err := transport.Listen(o, "127.0.0.1:0")
 	if err != nil {
@@ -124,7 +127,7 @@ func Example_isolatedStreams() {
 		log.Fatal(err)
 	}
 	bad, good := cl.Endpoints[0], cl.Endpoints[1]
-	if err := bad.Write(ctx, []byte("nobody registered this"), 0xdead00, 0); err != nil {
+	if _, err := bad.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: []byte("nobody registered this"), RemoteSTag: 0xdead00}); err != nil {
 		log.Fatal(err)
 	}
 	<-bad.Done()
@@ -134,13 +137,13 @@ func Example_isolatedStreams() {
 	}
 
 	reply := make([]byte, 64)
-	if err := good.PostRecv(rdmap.RecvWR{Buf: reply}); err != nil {
+	if err := good.PostRecv(0, reply); err != nil {
 		log.Fatal(err)
 	}
-	if err := good.Send(ctx, []byte("still here")); err != nil {
+	if _, err := good.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("still here")}); err != nil {
 		log.Fatal(err)
 	}
-	c, err := good.RecvCQ().Poll(ctx)
+	c, err := good.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestHandlerAdapters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	o := Options{LLP: SCTPNative}
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	serve := func(h Handler) (addr string, stop func()) {
 		ln, err := Listen(o, "127.0.0.1:0")
 		require.NoError(t, err)

@@ -103,7 +103,7 @@ func benchManyStreams(b *testing.B, sharedCQ bool) {
 	const inflight = 4
 	for range b.N {
 		ctx, cancel := context.WithCancel(context.Background())
-		dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+		dev := new(rdmap.Device)
 		o := transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{Streams: n + 1}, SQDepth: 8, RQDepth: 8}
 		ln, err := transport.Listen(o, "127.0.0.1:0")
 		require.NoError(b, err)
@@ -142,7 +142,7 @@ func benchManyStreams(b *testing.B, sharedCQ bool) {
 					for range inflight {
 						w := wr
 						w.ID = uint64(i)
-						require.NoError(b, ep.PostSend(w))
+						require.NoError(b, errOf(ep.PostSend(w)))
 						out++
 					}
 				}
@@ -156,7 +156,7 @@ func benchManyStreams(b *testing.B, sharedCQ bool) {
 					if time.Now().Before(deadline) {
 						w := wr
 						w.ID = c.WRID
-						require.NoError(b, eps[c.WRID].PostSend(w))
+						require.NoError(b, errOf(eps[c.WRID].PostSend(w)))
 						out++
 					}
 				}
@@ -168,21 +168,21 @@ func benchManyStreams(b *testing.B, sharedCQ bool) {
 					out := 0
 					for time.Now().Before(deadline) {
 						if out == inflight {
-							if c, err := ep.SendCQ().Poll(ctx); err != nil || c.Err != nil {
+							if c, err := ep.Config().SendCQ.Poll(ctx); err != nil || c.Err != nil {
 								b.Error(err, c.Err)
 								return
 							}
 							out--
 							octets.Add(uint64(len(src)))
 						}
-						if err := ep.PostSend(wr); err != nil {
+						if _, err := ep.PostSend(wr); err != nil {
 							b.Error(err)
 							return
 						}
 						out++
 					}
 					for ; out > 0; out-- {
-						if _, err := ep.SendCQ().Poll(ctx); err != nil {
+						if _, err := ep.Config().SendCQ.Poll(ctx); err != nil {
 							return
 						}
 						octets.Add(uint64(len(src)))

@@ -80,7 +80,7 @@ func TestMPAFailedHandshakeIsDropped(t *testing.T) {
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	go func() { done <- ln.Serve(ctx, pd, h) }()
 
 	nc := sendMPARequest(t, ln.Addr(), "ok")
@@ -101,7 +101,7 @@ func TestMPAFailedHandshakeIsDropped(t *testing.T) {
 	assert.Equal(t, int64(1), h.dropped.Load()+h.served.Load())
 
 	// A well-behaved client is still served after the failed one.
-	cpd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	cpd := new(rdmap.Device).AllocPD()
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
 	c, err := Dial(dctx, Options{LLP: MPA, PrivateData: []byte("ok")}, ln.Addr(), 1, cpd, nil)
@@ -124,7 +124,7 @@ func TestMPAHandshakeCutByShutdown(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the start-up's deadline fires
 	}}
 	done := make(chan error, 1)
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	go func() { done <- ln.Serve(ctx, pd, h) }()
 	nc := sendMPARequest(t, ln.Addr(), "ok")
 	defer nc.Close()
@@ -141,13 +141,13 @@ func TestMPASlowPeerDoesNotBlockOthers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	h := &countingHandler{}
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	go func() { done <- ln.Serve(ctx, pd, h) }()
 	silent, err := net.Dial("tcp", ln.Addr())
 	require.NoError(t, err)
 	defer silent.Close()
 	time.Sleep(20 * time.Millisecond)
-	cpd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	cpd := new(rdmap.Device).AllocPD()
 	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer dcancel()
 	c, err := Dial(dctx, Options{LLP: MPA, PrivateData: []byte("ok")}, ln.Addr(), 1, cpd, nil)

@@ -26,7 +26,7 @@ func serveMPAListener(t *testing.T, o Options) (*Listener, func()) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), echoHandler{}) }()
+	go func() { done <- ln.Serve(ctx, new(rdmap.Device).AllocPD(), echoHandler{}) }()
 	return ln, func() {
 		cancel()
 		require.NoError(t, <-done)

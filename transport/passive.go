@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmapconf"
 	"github.com/sctp-rdma/sctp-rdma/mpa"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
@@ -256,7 +257,7 @@ func (l *mpaPassive) serveConn(ctx context.Context, nc net.Conn, pd *rdmap.PD, h
 		// run their function at once.
 		handedOff = true
 		stop := context.AfterFunc(ctx, func() { closeEndpoint(ep) })
-		ep.AfterDone(func() {
+		rdmapconf.AfterDone(ep, func() {
 			stop()
 			done()
 		})

@@ -17,8 +17,8 @@ import (
 )
 
 // starter is a transport.Starter: each stream waits for one message
-// without a goroutine (rdmap.CQ.AfterReady), then answers it and closes
-// the stream.
+// without a goroutine (a CQ handler that removes itself), then answers
+// it and closes the stream.
 type starter struct {
 	started, answered atomic.Int64
 	serveCalled       atomic.Bool
@@ -27,20 +27,24 @@ type starter struct {
 func (*starter) Admit(netip.Addr, []byte) error { return nil }
 func (*starter) Dropped(netip.Addr)             {}
 func (*starter) Prepare(ep *rdmap.Endpoint) error {
-	return ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 64)})
+	return ep.PostRecv(1, make([]byte, 64))
 }
 func (s *starter) Serve(context.Context, netip.Addr, *rdmap.Endpoint) { s.serveCalled.Store(true) }
 func (s *starter) Start(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 	s.started.Add(1)
-	ep.RecvCQ().AfterReady(func() {
-		c, ok := ep.RecvCQ().TryPoll()
-		if !ok || c.Err != nil {
-			return // flushed: the stream ended first
-		}
-		if ep.Send(ctx, []byte("pong")) == nil {
-			s.answered.Add(1)
-		}
-		_ = ep.Close(ctx)
+	cq := ep.Config().RecvCQ
+	cq.SetHandler(func() {
+		cq.SetHandler(nil)
+		go func() { // the handler must not block: Do and Close wait
+			var c [1]rdmap.Completion
+			if cq.PollN(c[:]) == 0 || c[0].Err != nil {
+				return // flushed: the stream ended first
+			}
+			if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("pong")}); err == nil {
+				s.answered.Add(1)
+			}
+			_ = ep.Close(ctx)
+		}()
 	})
 }
 
@@ -61,11 +65,11 @@ func TestStarterHoldsNoGoroutine(t *testing.T) {
 			h := &starter{}
 			sctx, stop := context.WithCancel(ctx)
 			served := make(chan error, 1)
-			dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+			dev := new(rdmap.Device)
 			go func() { served <- ln.Serve(sctx, dev.AllocPD(), h) }()
 			before := runtime.NumGoroutine()
 			cl, err := transport.Dial(ctx, o, ln.Addr(), n, dev.AllocPD(), func(ep *rdmap.Endpoint) error {
-				return ep.PostRecv(rdmap.RecvWR{ID: 2, Buf: make([]byte, 64)})
+				return ep.PostRecv(2, make([]byte, 64))
 			})
 			require.NoError(t, err)
 			require.Eventually(t, func() bool { return h.started.Load() == n }, 10*time.Second, time.Millisecond)
@@ -86,8 +90,8 @@ func TestStarterHoldsNoGoroutine(t *testing.T) {
 			var wg sync.WaitGroup
 			for _, ep := range cl.Endpoints[:3] {
 				wg.Go(func() {
-					assert.NoError(t, ep.Send(ctx, []byte("ping")))
-					c, err := ep.RecvCQ().Poll(ctx)
+					assert.NoError(t, errOf(ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("ping")})))
+					c, err := ep.Config().RecvCQ.Poll(ctx)
 					if assert.NoError(t, err) && assert.NoError(t, c.Err) {
 						assert.Equal(t, 4, c.Length)
 					}
@@ -140,7 +144,7 @@ func TestServeStopsWithSilentMPAClients(t *testing.T) {
 	require.NoError(t, err)
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	go func() { served <- ln.Serve(sctx, dev.AllocPD(), &shared{}) }()
 	cl, err := transport.Dial(ctx, o, ln.Addr(), 3, dev.AllocPD(), nil)
 	require.NoError(t, err)

@@ -32,11 +32,11 @@ func TestMPATCPCongestion(t *testing.T) {
 	assert.Equal(t, "reno", socketCC(t, ln.p.(*mpaPassive).tcp.(*net.TCPListener)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), echoHandler{}) }()
+	go func() { done <- ln.Serve(ctx, new(rdmap.Device).AllocPD(), echoHandler{}) }()
 
 	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer dcancel()
-	c, err := Dial(dctx, o, ln.Addr(), 2, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+	c, err := Dial(dctx, o, ln.Addr(), 2, new(rdmap.Device).AllocPD(), nil)
 	require.NoError(t, err)
 	require.Len(t, c.conns, 2)
 	for _, mc := range c.conns {
@@ -48,7 +48,7 @@ func TestMPATCPCongestion(t *testing.T) {
 	_, err = Listen(bad, "127.0.0.1:0")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"no-such-cc"`)
-	_, err = Dial(dctx, bad, ln.Addr(), 1, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+	_, err = Dial(dctx, bad, ln.Addr(), 1, new(rdmap.Device).AllocPD(), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"no-such-cc"`)
 	cancel()

@@ -36,7 +36,7 @@ func TestTraceOverNative(t *testing.T) {
 	var out lockedBuffer
 	tw := trace.New(&out)
 	o := Options{LLP: SCTPNative, Trace: tw}
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	ln, err := Listen(o, "127.0.0.1:0")
 	require.NoError(t, err)
 	sctx, stop := context.WithCancel(ctx)
@@ -48,7 +48,7 @@ func TestTraceOverNative(t *testing.T) {
 		require.NoError(t, echoOnce(ctx, cl.Endpoints[0], []byte{byte(i)}))
 	}
 	bad := cl.Endpoints[1]
-	require.NoError(t, bad.Write(ctx, []byte("nobody registered this"), 0xdead00, 0))
+	require.NoError(t, errOf(bad.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: []byte("nobody registered this"), RemoteSTag: 0xdead00})))
 	<-bad.Done()
 	require.NoError(t, cl.Close(ctx))
 	stop()

@@ -336,7 +336,7 @@ func (o Options) traceEnd(ep *rdmap.Endpoint) {
 	if o.Trace == nil {
 		return
 	}
-	ep.AfterDone(func() { o.Trace.StreamEnded(ep.LLPInfo(), ep.Err()) })
+	rdmapconf.AfterDone(ep, func() { o.Trace.StreamEnded(ep.LLPInfo(), ep.Err()) })
 }
 
 // Abort tears every stream and connection down at once (SCTP ABORT, TCP
@@ -415,8 +415,8 @@ type Handler interface {
 // lives until the handler closes or aborts its endpoint (when Serve's
 // context ends the Listener closes the streams left, aborting those that
 // do not finish within 2 s). Where Serve would block waiting for the peer,
-// a Starter registers for it (rdmap.CQ.AfterReady,
-// rdmap.Endpoint.AfterDone) and runs only while the stream has work.
+// a Starter registers for it (a handler on the stream's CQ,
+// rdmap.CQ.SetHandler) and runs only while the stream has work.
 type Starter interface {
 	// Thousands of idle streams then cost their state and no stacks. Over
 	// SCTP the Listener keeps no goroutine per Starter stream either; over

@@ -37,18 +37,18 @@ func (echoHandler) Admit(_ netip.Addr, pd []byte) error {
 }
 
 func (echoHandler) Prepare(ep *rdmap.Endpoint) error {
-	return ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 64)})
+	return ep.PostRecv(1, make([]byte, 64))
 }
 
 func (echoHandler) Dropped(netip.Addr) {}
 
 func (echoHandler) Serve(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
-	c, err := ep.RecvCQ().Poll(ctx)
+	c, err := ep.Config().RecvCQ.Poll(ctx)
 	if err != nil || c.Err != nil {
 		return
 	}
 	buf := make([]byte, c.Length)
-	_ = ep.Send(ctx, buf)
+	_, _ = ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: buf})
 	select {
 	case <-ep.Done():
 	case <-ctx.Done():
@@ -62,25 +62,25 @@ func TestDialListenEachLLP(t *testing.T) {
 		assert.Equal(t, llp, ln.Stats().LLP)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+		pd := new(rdmap.Device).AllocPD()
 		go func() { done <- ln.Serve(ctx, pd, echoHandler{}) }()
 
-		cpd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+		cpd := new(rdmap.Device).AllocPD()
 		dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		bufs := map[*rdmap.Endpoint][]byte{}
 		c, err := Dial(dctx, Options{LLP: llp, PrivateData: []byte("ok"), IRD: 4, ORD: 4}, ln.Addr(), 3, cpd,
 			func(ep *rdmap.Endpoint) error {
 				b := make([]byte, 64)
 				bufs[ep] = b
-				return ep.PostRecv(rdmap.RecvWR{ID: 7, Buf: b})
+				return ep.PostRecv(7, b)
 			})
 		require.NoError(t, err, llp)
 		require.Len(t, c.Endpoints, 3)
 		assert.GreaterOrEqual(t, c.MULPDU, 128)
 		for _, ep := range c.Endpoints {
-			assert.Equal(t, 4, ep.ORD(), "RFC 6581 §9.1 negotiated ORD")
-			require.NoError(t, ep.Send(dctx, []byte("hello")))
-			comp, err := ep.RecvCQ().Poll(dctx)
+			assert.Equal(t, 4, ep.Config().ORD, "RFC 6581 §9.1 negotiated ORD")
+			require.NoError(t, errOf(ep.Do(dctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("hello")})))
+			comp, err := ep.Config().RecvCQ.Poll(dctx)
 			require.NoError(t, err)
 			require.NoError(t, comp.Err)
 			assert.Equal(t, 5, comp.Length)
@@ -97,7 +97,7 @@ func TestDialListenEachLLP(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	_, err := Dial(context.Background(), Options{LLP: "udp"}, "x", 1, pd, nil)
 	require.ErrorIs(t, err, errUnknownLLP)
 	_, err = Listen(Options{LLP: "udp"}, "x")
@@ -107,7 +107,7 @@ func TestOptionErrors(t *testing.T) {
 }
 
 func TestKernelUnavailableIsReported(t *testing.T) {
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, err := Dial(ctx, Options{LLP: SCTPKernel}, "127.0.0.1:9", 1, pd, nil)
@@ -127,7 +127,7 @@ func TestDialSharedCQs(t *testing.T) {
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			go func() { done <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), echoHandler{}) }()
+			go func() { done <- ln.Serve(ctx, new(rdmap.Device).AllocPD(), echoHandler{}) }()
 			defer func() { cancel(); require.NoError(t, <-done) }()
 
 			sendCQ, recvCQ := rdmap.NewCQ(16), rdmap.NewCQ(16)
@@ -136,33 +136,45 @@ func TestDialSharedCQs(t *testing.T) {
 			const n = 3
 			bufs := make([][]byte, 0, n)
 			c, err := Dial(dctx, Options{LLP: llp, PrivateData: []byte("ok"), SendCQ: sendCQ, RecvCQ: recvCQ},
-				ln.Addr(), n, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(),
+				ln.Addr(), n, new(rdmap.Device).AllocPD(),
 				func(ep *rdmap.Endpoint) error {
 					b := make([]byte, 64)
 					bufs = append(bufs, b)
-					return ep.PostRecv(rdmap.RecvWR{ID: uint64(100 + len(bufs) - 1), Buf: b})
+					return ep.PostRecv(uint64(100+len(bufs)-1), b)
 				})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, c.Close(dctx)) }()
 			for i, ep := range c.Endpoints {
-				assert.Same(t, sendCQ, ep.SendCQ())
-				assert.Same(t, recvCQ, ep.RecvCQ())
+				assert.Same(t, sendCQ, ep.Config().SendCQ)
+				assert.Same(t, recvCQ, ep.Config().RecvCQ)
 				msg := []byte{'s', byte('0' + i)}
-				require.NoError(t, ep.PostSend(rdmap.SendWR{ID: uint64(i), Op: rdmap.WRSend, Local: msg}))
+				require.NoError(t, errOf(ep.PostSend(rdmap.SendWR{ID: uint64(i), Op: rdmap.WRSend, Local: msg})))
 			}
 			sent, echoed := map[uint64]bool{}, map[uint64]string{}
+			wake := make(chan struct{}, 1)
+			notify := func() {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+			sendCQ.SetHandler(notify)
+			recvCQ.SetHandler(notify)
+			defer sendCQ.SetHandler(nil)
+			defer recvCQ.SetHandler(nil)
+			var one [1]rdmap.Completion
 			for len(sent) < n || len(echoed) < n {
 				select {
-				case <-sendCQ.Notify():
-				case <-recvCQ.Notify():
+				case <-wake:
 				case <-dctx.Done():
 					t.Fatalf("%d sends and %d echoes of %d", len(sent), len(echoed), n)
 				}
-				for c, ok := sendCQ.TryPoll(); ok; c, ok = sendCQ.TryPoll() {
-					require.NoError(t, c.Err)
-					sent[c.WRID] = true
+				for sendCQ.PollN(one[:]) == 1 {
+					require.NoError(t, one[0].Err)
+					sent[one[0].WRID] = true
 				}
-				for c, ok := recvCQ.TryPoll(); ok; c, ok = recvCQ.TryPoll() {
+				for recvCQ.PollN(one[:]) == 1 {
+					c := one[0]
 					require.NoError(t, c.Err)
 					echoed[c.WRID] = string(bufs[c.WRID-100][:c.Length])
 				}

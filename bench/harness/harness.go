@@ -572,11 +572,11 @@ func dialGrowth(srv *server, llp string, n int) (int64, error) {
 			break
 		}
 	}
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl, err := transport.Dial(ctx, transport.Options{LLP: llp, PrivateData: []byte(bench.Hello)}, srv.addr, n, pd,
-		func(ep *rdmap.Endpoint) error { return ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 128)}) })
+		func(ep *rdmap.Endpoint) error { return ep.PostRecv(1, make([]byte, 128)) })
 	if err != nil {
 		return 0, err
 	}

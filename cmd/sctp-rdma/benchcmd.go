@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 
@@ -59,6 +58,10 @@ func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
 // 4096 streams less stream 0, which carries no DDP stream.
 const maxClientStreams = 4095
 
+// maxInline is the largest payload rdmap carries inline (SendWR.Inline:
+// ErrInvalidWR beyond it).
+const maxInline = 256
+
 func (f *clientFlags) config() (bench.Config, []int, error) {
 	o, err := f.options()
 	if err == nil {
@@ -102,8 +105,8 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 	if f.rxDepth < 0 || f.rxDepth > bench.MaxRxDepth {
 		return bench.Config{}, nil, usageError("--rx-depth must be 1..%d", bench.MaxRxDepth)
 	}
-	if f.inline < 0 || f.inline > rdmap.MaxInline {
-		return bench.Config{}, nil, usageError("--inline must be 0..%d", rdmap.MaxInline)
+	if f.inline < 0 || f.inline > maxInline {
+		return bench.Config{}, nil, usageError("--inline must be 0..%d", maxInline)
 	}
 	if f.postList < 0 || f.postList > bench.MaxDepth {
 		return bench.Config{}, nil, usageError("--post-list must be 0..%d", bench.MaxDepth)
@@ -154,7 +157,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&f.lat, "lat", false, "latency mode: one operation in flight, ping-pong for send and write-imm; 2-octet messages unless --size says otherwise (as ib_*_lat)")
 	fs.BoolVar(&f.events, "events", false, "latency ping-pongs (send, write-imm): wait for each completion in the test's goroutine instead of taking it in a CQ handler where it is made (perftest -e)")
 	fs.IntVar(&f.rxDepth, "rx-depth", 0, fmt.Sprintf("receive buffers the server posts per stream for bandwidth send and write-imm, the credit window (1..%d; default: an 8 MiB window, at least depth buffers)", bench.MaxRxDepth))
-	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I, --inline_size; 0..%d)", rdmap.MaxInline))
+	fs.IntVar(&f.inline, "inline", 0, fmt.Sprintf("post Sends and Writes of at most this many octets inline (perftest -I, --inline_size; 0..%d)", maxInline))
 	fs.IntVar(&f.postList, "post-list", 0, fmt.Sprintf("bandwidth mode: post operations in lists of this many, once as many slots of the depth are free (perftest --post_list; 0..%d, 0: a quarter of the depth for read and the atomics, 1 for the others)", bench.MaxDepth))
 	fs.IntVar(&f.cqMod, "cq-mod", 1, fmt.Sprintf("bandwidth mode: ask for a completion of every N-th operation and the last only, the others posted unsignalled (perftest -Q, --cq-mod, whose bandwidth tests default to 100; 1..%d, at most the depth less the post list plus one)", bench.MaxDepth))
 	fs.IntVar(&f.buffers, "buffers", 1, fmt.Sprintf("buffers of the message size each stream cycles through on both sides, operation i in buffer i mod N (1..%d): one stream with N buffers touches the memory of N streams, to tell what streams cost from what their buffers cost the caches", bench.MaxBuffers))

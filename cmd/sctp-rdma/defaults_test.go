@@ -48,7 +48,7 @@ func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- ln.Serve(ctx, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(),
+		served <- ln.Serve(ctx, new(rdmap.Device).AllocPD(),
 			&transport.HandlerFuncs{})
 	}()
 	type seen struct {
@@ -58,10 +58,10 @@ func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
 	dial := func(o transport.Options) seen {
 		dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer dcancel()
-		c, err := transport.Dial(dctx, o, ln.Addr(), 1, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), nil)
+		c, err := transport.Dial(dctx, o, ln.Addr(), 1, new(rdmap.Device).AllocPD(), nil)
 		require.NoError(t, err)
 		ep := c.Endpoints[0]
-		s := seen{ep.LLPInfo().Kind, ep.IRD(), ep.ORD(), c.MULPDU}
+		s := seen{ep.LLPInfo().Kind, ep.Config().IRD, ep.Config().ORD, c.MULPDU}
 		require.NoError(t, c.Close(dctx))
 		return s
 	}

@@ -59,7 +59,7 @@ func dialPion(t *testing.T, ctx context.Context, addr string, cfg sctpllp.Config
 		a, err = sctpllp.Dial(ctx, addr, cfg)
 		return err
 	}))
-	mgr := streams.New(a, rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD(), streamsConfig(loadRecvs))
+	mgr := streams.New(a, new(rdmap.Device).AllocPD(), streamsConfig(loadRecvs))
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -177,7 +177,7 @@ func mpaLoad(t *testing.T, conn *mpa.Conn) *load {
 	t.Helper()
 	adv, err := parseAdvert(conn.Params().PeerPrivateData)
 	require.NoError(t, err)
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	ep, err := pd.NewEndpoint(conn, rdmap.EndpointConfig{SQDepth: 1024, RQDepth: loadRecvs})
 	require.NoError(t, err)
 	t.Cleanup(func() {

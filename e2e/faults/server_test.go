@@ -63,7 +63,7 @@ type server struct {
 }
 
 func newServer(opt serverOptions) (*server, error) {
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	s := &server{opt: opt, pd: pd, recvBufs: map[*rdmap.Endpoint]map[uint64][]byte{}}
 	s.epCfg = rdmap.EndpointConfig{RQDepth: opt.Recvs}
 	var err error
@@ -88,7 +88,7 @@ func (s *server) prepare(ep *rdmap.Endpoint) error {
 	for i := range s.opt.Recvs {
 		b := make([]byte, s.opt.RecvLen)
 		bufs[uint64(i)] = b
-		if err := ep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: b}); err != nil {
+		if err := ep.PostRecv(uint64(i), b); err != nil {
 			return err
 		}
 	}
@@ -109,25 +109,34 @@ func (s *server) track(ep *rdmap.Endpoint) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		cq := ep.RecvCQ()
+		cq := ep.Config().RecvCQ
+		wake := make(chan struct{}, 1)
+		cq.SetHandler(func() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		})
+		defer cq.SetHandler(nil)
+		var one [1]rdmap.Completion
 		for {
-			c, ok := cq.TryPoll()
-			if !ok {
+			if cq.PollN(one[:]) == 0 {
 				select {
-				case <-cq.Notify():
+				case <-wake:
 				case <-ep.Done():
 					return
 				}
 				continue
 			}
-			if c.Status != rdmap.StatusSuccess {
+			c := one[0]
+			if c.Err != nil {
 				continue
 			}
 			b := bufs[c.WRID]
 			if s.opt.OnRecv != nil {
 				s.opt.OnRecv(ep, b[:c.Length])
 			}
-			if ep.PostRecv(rdmap.RecvWR{ID: c.WRID, Buf: b}) != nil {
+			if ep.PostRecv(c.WRID, b) != nil {
 				return
 			}
 		}
@@ -225,5 +234,5 @@ func fill(b []byte, seed byte) {
 
 // regionOf is where mr is, for the advert.
 func regionOf(mr *rdmap.MR) workload.Region {
-	return workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: uint64(mr.Len())}
+	return workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: uint64(len(mr.Bytes()))}
 }

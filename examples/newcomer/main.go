@@ -58,28 +58,28 @@ func server() transport.Handler {
 			mu.Unlock()
 			// Receives are posted before the client can send (RFC 5041
 			// §7.1: an untagged message without a buffer is an error).
-			if err := ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 64)}); err != nil {
+			if err := ep.PostRecv(1, make([]byte, 64)); err != nil {
 				return err
 			}
-			return ep.PostRecv(rdmap.RecvWR{ID: 2, Buf: make([]byte, 8)})
+			return ep.PostRecv(2, make([]byte, 8))
 		},
 		OnServe: func(ctx context.Context, _ netip.Addr, ep *rdmap.Endpoint) {
 			mu.Lock()
 			mr := regions[ep]
 			delete(regions, ep)
 			mu.Unlock()
-			if _, err := ep.RecvCQ().Poll(ctx); err != nil { // "where?"
+			if _, err := ep.Config().RecvCQ.Poll(ctx); err != nil { // "where?"
 				return
 			}
-			if err := ep.Send(ctx, advert(mr)); err != nil {
+			if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: advert(mr)}); err != nil {
 				return
 			}
-			c, err := ep.RecvCQ().Poll(ctx) // the Immediate Data (RFC 7306 §6)
+			c, err := ep.Config().RecvCQ.Poll(ctx) // the Immediate Data (RFC 7306 §6)
 			if err != nil || !c.HasImm {
 				return
 			}
 			n := min(c.Imm, 64)
-			_ = ep.Send(ctx, []byte(fmt.Sprintf("imm %d: %s", c.Imm, mr.Bytes()[immAt:immAt+n])))
+			_, _ = ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte(fmt.Sprintf("imm %d: %s", c.Imm, mr.Bytes()[immAt:immAt+n]))})
 			<-ep.Done() // until the client closes
 		},
 	}
@@ -95,7 +95,7 @@ const advertLen = 20
 func advert(mr *rdmap.MR) []byte {
 	b := binary.BigEndian.AppendUint32(nil, mr.STag())
 	b = binary.BigEndian.AppendUint64(b, mr.BaseTO())
-	return binary.BigEndian.AppendUint64(b, uint64(mr.Len()))
+	return binary.BigEndian.AppendUint64(b, uint64(len(mr.Bytes())))
 }
 
 // parseAdvert reads the answer to "where?".
@@ -109,7 +109,7 @@ func parseAdvert(b []byte) (stag uint32, to, size uint64, err error) {
 // run serves on a loopback port, dials it with n streams and runs every
 // operation on each, writing one line per stream to w.
 func run(ctx context.Context, llp string, n int, w io.Writer) error {
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	o := transport.Options{LLP: llp}
 	ln, err := transport.Listen(o, "127.0.0.1:0")
 	if err != nil {
@@ -145,13 +145,13 @@ func run(ctx context.Context, llp string, n int, w io.Writer) error {
 // adds twice atomically and Writes with Immediate Data.
 func useStream(ctx context.Context, pd *rdmap.PD, ep *rdmap.Endpoint, i int) (string, error) {
 	buf := make([]byte, 64)
-	if err := ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: buf}); err != nil {
+	if err := ep.PostRecv(1, buf); err != nil {
 		return "", err
 	}
-	if err := ep.Send(ctx, []byte("where?")); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("where?")}); err != nil {
 		return "", err
 	}
-	c, err := ep.RecvCQ().Poll(ctx)
+	c, err := ep.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -164,34 +164,36 @@ func useStream(ctx context.Context, pd *rdmap.PD, ep *rdmap.Endpoint, i int) (st
 	}
 
 	text := []byte(fmt.Sprintf("hello from stream %d", i))
-	if err := ep.Write(ctx, text, stag, to+textAt); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: text, RemoteSTag: stag, RemoteTO: to + textAt}); err != nil {
 		return "", fmt.Errorf("write: %w", err)
 	}
 	sink, err := pd.Register(make([]byte, len(text)), rdmap.LocalWrite)
 	if err != nil {
 		return "", err
 	}
-	if err := ep.Read(ctx, sink, 0, uint32(len(text)), stag, to+textAt); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, Length: uint32(len(text)), RemoteSTag: stag, RemoteTO: to + textAt}); err != nil {
 		return "", fmt.Errorf("read: %w", err)
 	}
 	// The counter is in the server's host byte order (RFC 7306 §5.1.1);
 	// FetchAdd returns what it held before the addition.
-	first, err := ep.FetchAdd(ctx, stag, to+counterAt, 5, 0)
+	firstC, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: stag, RemoteTO: to + counterAt, Add: 5})
+	first := firstC.Orig
 	if err != nil {
 		return "", fmt.Errorf("fetchadd: %w", err)
 	}
-	second, err := ep.FetchAdd(ctx, stag, to+counterAt, 5, 0)
+	secondC, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: stag, RemoteTO: to + counterAt, Add: 5})
+	second := secondC.Orig
 	if err != nil {
 		return "", fmt.Errorf("fetchadd: %w", err)
 	}
-	if err := ep.PostRecv(rdmap.RecvWR{ID: 2, Buf: buf}); err != nil { // for the answer
+	if err := ep.PostRecv(2, buf); err != nil { // for the answer
 		return "", err
 	}
 	placed := []byte("after the write")
-	if err := ep.WriteImm(ctx, placed, stag, to+immAt, uint64(len(placed)), false); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: placed, RemoteSTag: stag, RemoteTO: to + immAt, Imm: uint64(len(placed))}); err != nil {
 		return "", fmt.Errorf("write with immediate: %w", err)
 	}
-	if c, err = ep.RecvCQ().Poll(ctx); err != nil {
+	if c, err = ep.Config().RecvCQ.Poll(ctx); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("stream %d: read %q, fetchadd %d then %d, %s", i, sink.Bytes(), first, second, buf[:c.Length]), nil

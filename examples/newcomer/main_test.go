@@ -41,7 +41,7 @@ func TestNewcomerProgram(t *testing.T) {
 // by hand, as a newcomer would, in the module's one format
 // (workload.Region), which the README's snippet reads.
 func TestAdvertIsTheRegionFormat(t *testing.T) {
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	mr, err := pd.Register(make([]byte, 4096), rdmap.RemoteWrite)
 	require.NoError(t, err)
 	want := workload.Region{STag: mr.STag(), TO: mr.BaseTO(), Length: 4096}

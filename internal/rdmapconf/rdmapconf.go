@@ -6,6 +6,7 @@ package rdmapconf
 
 import (
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
+	"github.com/sctp-rdma/sctp-rdma/internal/rdmaphook"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
@@ -45,3 +46,8 @@ func Apply(c *rdmap.EndpointConfig, initiator bool, d iwarp.Depths, peerToPeer b
 	c.ORD = depth(d.ORD, c.ORD)
 	SetRTR(c, initiator, peerToPeer, negotiated)
 }
+
+// AfterDone runs f in a goroutine of its own once ep has finished (Done
+// is closed), at once if it has: a watcher of many endpoints uses it
+// instead of a goroutine blocked on each Done.
+func AfterDone(ep *rdmap.Endpoint, f func()) { rdmaphook.AfterDone(ep, f) }

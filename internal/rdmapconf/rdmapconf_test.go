@@ -1,13 +1,19 @@
 package rdmapconf
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSetRTR_RFC6581_9_3(t *testing.T) {
 	var c rdmap.EndpointConfig
@@ -32,4 +38,21 @@ func TestApply_RFC6581_9_1(t *testing.T) {
 	assert.Equal(t, 4, c.IRD)
 	assert.Equal(t, 8, c.ORD)
 	assert.Equal(t, iwarp.RTRWrite, c.ExpectRTR)
+}
+
+// TestAfterDone: the function runs once the endpoint is done, and at once
+// for one already done (rdmap sets the hook when it is initialised).
+func TestAfterDone(t *testing.T) {
+	a, b := llptest.NewPair()
+	pd := new(rdmap.Device).AllocPD()
+	ep, err := pd.NewEndpoint(a, rdmap.EndpointConfig{})
+	require.NoError(t, err)
+	defer func() { _ = b.Close() }()
+	ran := make(chan struct{})
+	AfterDone(ep, func() { close(ran) })
+	require.NoError(t, ep.Close(context.Background()))
+	<-ran
+	again := make(chan struct{})
+	AfterDone(ep, func() { close(again) })
+	<-again
 }

@@ -38,10 +38,10 @@ func newPingPong(a, b *rdmap.Endpoint, size, n int) (*PingPong, error) {
 	p := &PingPong{a: a, b: b, n: n, msg: make([]byte, size)}
 	for _, e := range []*rdmap.Endpoint{a, b} {
 		buf := make([]byte, size)
-		if err := e.PostRecv(rdmap.RecvWR{Buf: buf}); err != nil {
+		if err := e.PostRecv(0, buf); err != nil {
 			return nil, err
 		}
-		e.RecvCQ().SetHandler(p.answer(e, buf, e == a))
+		e.Config().RecvCQ.SetHandler(p.answer(e, buf, e == a))
 	}
 	return p, nil
 }
@@ -51,7 +51,7 @@ func newPingPong(a, b *rdmap.Endpoint, size, n int) (*PingPong, error) {
 // ping-pong of n round trips of size-octet Sends between them (NewPingPong)
 // and starts them. Abort ends both.
 func StartPingPong(sa, sb llp.Stream, size, n int) (*PingPong, error) {
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	a, err := dev.AllocPD().NewEndpoint(sa, rdmap.EndpointConfig{})
 	if err != nil {
 		return nil, err
@@ -77,8 +77,8 @@ func StartPingPong(sa, sb llp.Stream, size, n int) (*PingPong, error) {
 // Abort removes the handlers (the flushes an abort makes are nobody's to
 // answer) and aborts both endpoints, and waits until they are done.
 func (p *PingPong) Abort() {
-	p.a.RecvCQ().SetHandler(nil)
-	p.b.RecvCQ().SetHandler(nil)
+	p.a.Config().RecvCQ.SetHandler(nil)
+	p.b.Config().RecvCQ.SetHandler(nil)
 	_ = p.a.Abort()
 	_ = p.b.Abort()
 	<-p.a.Done()
@@ -89,7 +89,8 @@ func (p *PingPong) Abort() {
 // goroutine (an endpoint issues requests itself once its start is over);
 // the handlers issue the later ones, on the delivering goroutine.
 func (p *PingPong) serve() error {
-	return p.a.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: p.msg, Unsignaled: true})
+	_, err := p.a.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: p.msg, Unsignaled: true})
+	return err
 }
 
 // Run posts A's first Send (Serve) and drives the ping-pong with step,
@@ -132,9 +133,9 @@ func (p *PingPong) drain(cq *rdmap.CQ, comps []rdmap.Completion) {
 func (p *PingPong) answer(e *rdmap.Endpoint, buf []byte, count bool) func() {
 	var comps [4]rdmap.Completion // each handler its own
 	return func() {
-		p.drain(e.SendCQ(), comps[:])
+		p.drain(e.Config().SendCQ, comps[:])
 		for {
-			n := e.RecvCQ().PollN(comps[:])
+			n := e.Config().RecvCQ.PollN(comps[:])
 			for _, c := range comps[:n] {
 				if c.Err != nil {
 					p.Err = c.Err
@@ -143,14 +144,14 @@ func (p *PingPong) answer(e *rdmap.Endpoint, buf []byte, count bool) func() {
 				if count {
 					p.Rounds++
 				}
-				if err := e.PostRecv(rdmap.RecvWR{Buf: buf}); err != nil {
+				if err := e.PostRecv(0, buf); err != nil {
 					p.Err = err
 					return
 				}
 				if count && p.Rounds >= p.n {
 					return
 				}
-				if err := e.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: p.msg, Unsignaled: true}); err != nil {
+				if _, err := e.PostSend(rdmap.SendWR{Op: rdmap.WRSend, Local: p.msg, Unsignaled: true}); err != nil {
 					p.Err = err
 					return
 				}

@@ -277,7 +277,7 @@ type ctrl struct {
 }
 
 func newCtrl(ctx context.Context, c *mpa.Conn, client bool, timeout time.Duration) (*ctrl, error) {
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	e, err := newEndpoint(ctx, c, pd, EndpointConfig(c.Params()))
 	if err != nil {
 		return nil, err
@@ -285,7 +285,7 @@ func newCtrl(ctx context.Context, c *mpa.Conn, client bool, timeout time.Duratio
 	s := &ctrl{endpoint: e, client: client, timeout: timeout}
 	for i := range s.bufs {
 		s.bufs[i] = make([]byte, CtrlMaxLen)
-		if err := e.ep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: s.bufs[i]}); err != nil {
+		if err := e.ep.PostRecv(uint64(i), s.bufs[i]); err != nil {
 			e.abort()
 			return nil, err
 		}
@@ -298,7 +298,7 @@ func newCtrl(ctx context.Context, c *mpa.Conn, client bool, timeout time.Duratio
 }
 
 func (s *ctrl) recv(ctx context.Context) ([]byte, error) {
-	c, err := s.ep.RecvCQ().Poll(ctx)
+	c, err := s.ep.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		return nil, epErr(s.ep, err)
 	}
@@ -308,7 +308,7 @@ func (s *ctrl) recv(ctx context.Context) ([]byte, error) {
 	msg := bytes.Clone(s.bufs[c.WRID][:c.Length])
 	// The peer may disconnect right after its last message (the closing
 	// handshake): then the repost fails, and a later recv reports why.
-	if err := s.ep.PostRecv(rdmap.RecvWR{ID: c.WRID, Buf: s.bufs[c.WRID]}); err != nil &&
+	if err := s.ep.PostRecv(c.WRID, s.bufs[c.WRID]); err != nil &&
 		!errors.Is(err, rdmap.ErrClosed) && !errors.Is(err, rdmap.ErrPeerClosed) {
 		return nil, err
 	}
@@ -326,7 +326,7 @@ func (s *ctrl) xchg(ctx context.Context, what string, msg []byte, want int) ([]b
 		return nil, fmt.Errorf("siw: perftest control message %d (%s): %w", s.n, what, err)
 	}
 	if s.client {
-		if err := s.ep.Send(ctx, msg); err != nil {
+		if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: msg}); err != nil {
 			return fail(epErr(s.ep, err))
 		}
 	}
@@ -338,7 +338,7 @@ func (s *ctrl) xchg(ctx context.Context, what string, msg []byte, want int) ([]b
 		return fail(fmt.Errorf("%w: %d octets, want %d", ErrPerftestMsg, len(got), want))
 	}
 	if !s.client {
-		if err := s.ep.Send(ctx, msg); err != nil {
+		if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: msg}); err != nil {
 			return fail(epErr(s.ep, err))
 		}
 	}
@@ -421,7 +421,7 @@ func fill(b []byte, seed byte) {
 
 // setupData creates the data endpoint and registers our buffers.
 func setupData(ctx context.Context, c *mpa.Conn, cfg *PerftestConfig, client bool, cycle int) (*endpoint, *dataBuffers, error) {
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	ecfg := EndpointConfig(c.Params())
 	buffSize := max(cfg.Size, cycle) // perftest's BUFF_SIZE
 	nrecv := 0
@@ -455,7 +455,7 @@ func setupData(ctx context.Context, c *mpa.Conn, cfg *PerftestConfig, client boo
 			b.recvs = make([][]byte, nrecv)
 			for i := range b.recvs {
 				b.recvs[i] = make([]byte, cfg.Size)
-				if err := e.ep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: b.recvs[i]}); err != nil {
+				if err := e.ep.PostRecv(uint64(i), b.recvs[i]); err != nil {
 					return err
 				}
 			}
@@ -676,10 +676,10 @@ func clientTraffic(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig,
 	depth := cfg.TxDepth
 	slots := 0
 	if cfg.Verb == VerbRead {
-		if ep.ORD() <= 0 {
-			return 0, fmt.Errorf("siw: perftest read: no outbound RDMA Reads negotiated (ORD %d)", ep.ORD())
+		if ep.Config().ORD <= 0 {
+			return 0, fmt.Errorf("siw: perftest read: no outbound RDMA Reads negotiated (ORD %d)", ep.Config().ORD)
 		}
-		slots = b.sink.Len() / cfg.Size
+		slots = len(b.sink.Bytes()) / cfg.Size
 		depth = min(depth, slots)
 	}
 	var credit *uint32
@@ -746,7 +746,7 @@ func clientTraffic(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig,
 			next++
 		}
 		if len(batch) > 0 {
-			if n, err := ep.PostSends(batch); err != nil {
+			if n, err := ep.PostSend(batch...); err != nil {
 				return 0, fmt.Errorf("siw: perftest %v %d: %w", cfg.Verb, next-len(batch)+n, epErr(ep, err))
 			}
 			for i := next - 1; i >= next-len(batch); i-- {
@@ -761,7 +761,7 @@ func clientTraffic(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig,
 			// depth), and a wait for credits posts or finds one first.
 			return 0, fmt.Errorf("siw: perftest %v: no signalled work request among %d outstanding (%d done)", cfg.Verb, next-done, done)
 		}
-		c, err := ep.SendCQ().Poll(ctx)
+		c, err := ep.Config().SendCQ.Poll(ctx)
 		if err == nil {
 			err = c.Err
 		}
@@ -942,14 +942,15 @@ func serveSends(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig, b 
 			var c rdmap.Completion
 			if block {
 				var err error
-				if c, err = ep.SendCQ().Poll(ctx); err != nil {
+				if c, err = ep.Config().SendCQ.Poll(ctx); err != nil {
 					return err
 				}
 			} else {
-				var ok bool
-				if c, ok = ep.SendCQ().TryPoll(); !ok {
+				var one [1]rdmap.Completion
+				if ep.Config().SendCQ.PollN(one[:]) == 0 {
 					return nil
 				}
+				c = one[0]
 			}
 			if c.Err != nil {
 				return fmt.Errorf("credit write: %w", c.Err)
@@ -959,7 +960,7 @@ func serveSends(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig, b 
 		return nil
 	}
 	for n := 1; n <= cfg.Iters; n++ {
-		c, err := ep.RecvCQ().Poll(ctx)
+		c, err := ep.Config().RecvCQ.Poll(ctx)
 		if err == nil {
 			err = c.Err
 		}
@@ -976,7 +977,7 @@ func serveSends(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig, b 
 			return fmt.Errorf("%w: Send %d carries other octets than Send 1 from the same source buffer", ErrPerftestData, n)
 		}
 		res.Verified++
-		if err := ep.PostRecv(rdmap.RecvWR{ID: c.WRID, Buf: buf}); err != nil {
+		if err := ep.PostRecv(c.WRID, buf); err != nil {
 			return fmt.Errorf("siw: perftest send: reposting: %w", epErr(ep, err))
 		}
 		res.Iters, res.Bytes = n, int64(n)*int64(cfg.Size)
@@ -986,7 +987,7 @@ func serveSends(ctx context.Context, ep *rdmap.Endpoint, cfg *PerftestConfig, b 
 					return fmt.Errorf("siw: perftest send: %w", epErr(ep, err))
 				}
 			}
-			if err := ep.PostSend(rdmap.SendWR{Op: rdmap.WRWrite, Local: AppendCredit(nil, uint32(n)),
+			if _, err := ep.PostSend(rdmap.SendWR{Op: rdmap.WRWrite, Local: AppendCredit(nil, uint32(n)),
 				RemoteSTag: rem.RKey, RemoteTO: rem.VAddr}); err != nil {
 				return fmt.Errorf("siw: perftest send: credit: %w", epErr(ep, err))
 			}

@@ -131,7 +131,7 @@ type session struct {
 }
 
 func newSession(c *mpa.Conn, prepare func(*session) error) (*session, error) {
-	pd := rdmap.NewDevice(rdmap.DeviceOptions{}).AllocPD()
+	pd := new(rdmap.Device).AllocPD()
 	ep, err := pd.NewEndpoint(c, EndpointConfig(c.Params()))
 	if err != nil {
 		_ = c.Abort()
@@ -142,7 +142,7 @@ func newSession(c *mpa.Conn, prepare func(*session) error) (*session, error) {
 	// handler; two here, so that one is always posted.
 	for i := range s.recvs {
 		s.recvs[i] = make([]byte, InfoLen)
-		if err := ep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: s.recvs[i]}); err != nil {
+		if err := ep.PostRecv(uint64(i), s.recvs[i]); err != nil {
 			_ = ep.Abort()
 			return nil, err
 		}
@@ -161,7 +161,7 @@ func newSession(c *mpa.Conn, prepare func(*session) error) (*session, error) {
 
 // recv waits for the next rping message and reposts its buffer.
 func (s *session) recv(ctx context.Context) (Info, error) {
-	c, err := s.ep.RecvCQ().Poll(ctx)
+	c, err := s.ep.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		return Info{}, err
 	}
@@ -173,7 +173,7 @@ func (s *session) recv(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	if err := s.ep.PostRecv(rdmap.RecvWR{ID: c.WRID, Buf: buf}); err != nil {
+	if err := s.ep.PostRecv(c.WRID, buf); err != nil {
 		return Info{}, err
 	}
 	return info, nil
@@ -225,13 +225,13 @@ func Client(ctx context.Context, addr string, cfg Config) (Stats, error) {
 		for ping := range count {
 			FillPing(startMR.Bytes(), ping)
 			clear(rdmaMR.Bytes())
-			if err := s.ep.Send(ctx, startInfo.Append(nil)); err != nil {
+			if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: startInfo.Append(nil)}); err != nil {
 				return fmt.Errorf("ping %d: advertise start buffer: %w", ping, err)
 			}
 			if _, err := s.recv(ctx); err != nil { // the server read it
 				return fmt.Errorf("ping %d: waiting for RDMA_WRITE_ADV: %w", ping, err)
 			}
-			if err := s.ep.Send(ctx, rdmaInfo.Append(nil)); err != nil {
+			if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: rdmaInfo.Append(nil)}); err != nil {
 				return fmt.Errorf("ping %d: advertise rdma buffer: %w", ping, err)
 			}
 			if _, err := s.recv(ctx); err != nil { // the server wrote it
@@ -300,14 +300,14 @@ func Serve(ctx context.Context, ln *mpa.Listener, cfg Config) (Stats, error) {
 				return fmt.Errorf("ping %d: client buffer of %d octets exceeds %d", ping, adv.Size, size)
 			}
 			n := int(adv.Size)
-			if err := s.ep.Read(ctx, sink, 0, adv.Size, adv.STag, adv.Addr); err != nil {
+			if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, Length: adv.Size, RemoteSTag: adv.STag, RemoteTO: adv.Addr}); err != nil {
 				return fmt.Errorf("ping %d: RDMA Read: %w", ping, err)
 			}
 			FillPing(want[:n], ping)
 			if !bytes.Equal(want[:n], sink.Bytes()[:n]) {
 				return fmt.Errorf("%w: ping %d: read %q, want %q", ErrData, ping, sink.Bytes()[:n], want[:n])
 			}
-			if err := s.ep.Send(ctx, zero); err != nil {
+			if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: zero}); err != nil {
 				return fmt.Errorf("ping %d: go-ahead: %w", ping, err)
 			}
 			dst, err := s.recv(ctx)
@@ -322,10 +322,10 @@ func Serve(ctx context.Context, ln *mpa.Listener, cfg Config) (Stats, error) {
 			if uint32(m) > dst.Size {
 				return fmt.Errorf("ping %d: client RDMA buffer of %d octets, %d to write", ping, dst.Size, m)
 			}
-			if err := s.ep.Write(ctx, sink.Bytes()[:m], dst.STag, dst.Addr); err != nil {
+			if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: sink.Bytes()[:m], RemoteSTag: dst.STag, RemoteTO: dst.Addr}); err != nil {
 				return fmt.Errorf("ping %d: RDMA Write: %w", ping, err)
 			}
-			if err := s.ep.Send(ctx, zero); err != nil {
+			if _, err := s.ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: zero}); err != nil {
 				return fmt.Errorf("ping %d: write complete: %w", ping, err)
 			}
 			st.Iterations++

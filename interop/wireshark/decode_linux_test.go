@@ -264,7 +264,7 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	require.NoError(t, r.err)
 	sc := r.c
 
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	cpd, spd := dev.AllocPD(), dev.AllocPD()
 	cep, err := cpd.NewEndpoint(cc, endpointConfig(cc.Params()))
 	require.NoError(t, err)
@@ -280,17 +280,17 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	recv := make([][]byte, 8)
 	for i := range recv {
 		recv[i] = make([]byte, size)
-		require.NoError(t, sep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: recv[i]}))
+		require.NoError(t, sep.PostRecv(uint64(i), recv[i]))
 	}
 	require.NoError(t, sep.Start())
 	require.NoError(t, cep.Start())
 
 	// RDMA Write and Read (RFC 5040 §5.1, §5.2).
 	src := pattern(size, 1)
-	require.NoError(t, cep.Write(ctx, src, tmr.STag(), 0))
+	require.NoError(t, errOf(cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: src, RemoteSTag: tmr.STag()})))
 	sink, err := cpd.Register(make([]byte, size), rdmap.LocalWrite)
 	require.NoError(t, err)
-	require.NoError(t, cep.Read(ctx, sink, 0, size, tmr.STag(), 0))
+	require.NoError(t, errOf(cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, Length: size, RemoteSTag: tmr.STag()})))
 	require.Equal(t, src, sink.Bytes())
 
 	// The Send family (RFC 5040 §5.3) and Immediate Data (RFC 7306 §6).
@@ -304,10 +304,12 @@ func exchange(t *testing.T, cli, srv mpa.Config) string {
 	}
 	sendEach(ctx, t, cep, sep, sends, recv)
 	// Atomics (RFC 7306 §5) on the zeroed word after the Write's range.
-	orig, err := cep.FetchAdd(ctx, tmr.STag(), size, 5, 0)
+	origC, err := cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: tmr.STag(), RemoteTO: size, Add: 5})
+	orig := origC.Orig
 	require.NoError(t, err)
 	require.Zero(t, orig)
-	orig, err = cep.CmpSwap(ctx, tmr.STag(), size, 5, ^uint64(0), 99, ^uint64(0))
+	origC, err = cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRCmpSwap, RemoteSTag: tmr.STag(), RemoteTO: size, Compare: 5, CompareMask: ^uint64(0), Swap: 99, SwapMask: ^uint64(0)})
+	orig = origC.Orig
 	require.NoError(t, err)
 	require.Equal(t, uint64(5), orig)
 
@@ -409,11 +411,11 @@ func sendEach(ctx context.Context, t *testing.T, cep, sep *rdmap.Endpoint, sends
 	t.Helper()
 	for i, wr := range sends {
 		wr.ID = uint64(i)
-		require.NoError(t, cep.PostSend(wr))
-		c, err := cep.SendCQ().Poll(ctx)
+		require.NoError(t, errOf(cep.PostSend(wr)))
+		c, err := cep.Config().SendCQ.Poll(ctx)
 		require.NoError(t, err)
 		require.NoError(t, c.Err, "%v", wr.Op)
-		rc, err := sep.RecvCQ().Poll(ctx)
+		rc, err := sep.Config().RecvCQ.Poll(ctx)
 		require.NoError(t, err)
 		require.NoError(t, rc.Err)
 		if wr.Op != rdmap.WRImmediate && wr.Op != rdmap.WRWriteImm {

@@ -210,7 +210,7 @@ func sctpExchange(t *testing.T) sctpRun {
 	run.controls[dirStream{false, 4}] = wantControl{function: funcEnhancedReject, privateData: "reject-4", ird: 2, ord: 16}
 
 	// Stream 1: every operation.
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	cpd, spd := dev.AllocPD(), dev.AllocPD()
 	crec1, srec1 := &recStream{Stream: cs1}, &recStream{Stream: ss1}
 	cep, err := cpd.NewEndpoint(crec1, rdmap.EndpointConfig{})
@@ -231,34 +231,34 @@ func sctpExchange(t *testing.T) sctpRun {
 	recv := make([][]byte, 10)
 	for i := range recv {
 		recv[i] = make([]byte, run.size)
-		require.NoError(t, sep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: recv[i]}))
+		require.NoError(t, sep.PostRecv(uint64(i), recv[i]))
 	}
 	csrc := pattern(run.rsize, 9)
 	cmr, err := cpd.Register(csrc, rdmap.RemoteRead, rdmap.MROption{Endpoint: cep}, rdmap.MROption{BaseTO: run.cmrBase})
 	require.NoError(t, err)
 	crecv := make([]byte, 100)
-	require.NoError(t, cep.PostRecv(rdmap.RecvWR{ID: 100, Buf: crecv}))
+	require.NoError(t, cep.PostRecv(100, crecv))
 	require.NoError(t, sep.Start())
 	require.NoError(t, cep.Start())
 	run.tmrSTag, run.cmrSTag, run.inv1, run.inv2 = tmr.STag(), cmr.STag(), inv1.STag(), inv2.STag()
 
 	// RDMA Write and Read (RFC 5040 §5.1, §5.2), client to server.
 	src := pattern(run.size, 1)
-	require.NoError(t, cep.Write(ctx, src, tmr.STag(), run.tmrBase))
+	require.NoError(t, errOf(cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: src, RemoteSTag: tmr.STag(), RemoteTO: run.tmrBase})))
 	sink, err := cpd.Register(make([]byte, run.size), rdmap.LocalWrite, rdmap.MROption{BaseTO: run.sinkBase})
 	require.NoError(t, err)
 	run.sinkSTag = sink.STag()
-	require.NoError(t, cep.Read(ctx, sink, 0, uint32(run.size), tmr.STag(), run.tmrBase))
+	require.NoError(t, errOf(cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink, Length: uint32(run.size), RemoteSTag: tmr.STag(), RemoteTO: run.tmrBase})))
 	require.Equal(t, src, sink.Bytes())
 	// ... and the other direction: the server reads the client's buffer.
 	ssink, err := spd.Register(make([]byte, run.rsize), rdmap.LocalWrite)
 	require.NoError(t, err)
 	run.ssinkSTag = ssink.STag()
-	require.NoError(t, sep.Read(ctx, ssink, 0, uint32(run.rsize), cmr.STag(), run.cmrBase))
+	require.NoError(t, errOf(sep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: ssink, Length: uint32(run.rsize), RemoteSTag: cmr.STag(), RemoteTO: run.cmrBase})))
 	require.Equal(t, csrc, ssink.Bytes())
 	// A Send from the server.
-	require.NoError(t, sep.Send(ctx, []byte("from the server")))
-	rc, err := cep.RecvCQ().Poll(ctx)
+	require.NoError(t, errOf(sep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("from the server")})))
+	rc, err := cep.Config().RecvCQ.Poll(ctx)
 	require.NoError(t, err)
 	require.NoError(t, rc.Err)
 	require.Equal(t, "from the server", string(crecv[:rc.Length]))
@@ -277,10 +277,12 @@ func sctpExchange(t *testing.T) sctpRun {
 	}
 	sendEach(ctx, t, cep, sep, sends, recv)
 	// Atomics (RFC 7306 §5) on the zeroed word after the Write's range.
-	orig, err := cep.FetchAdd(ctx, tmr.STag(), run.tmrBase+uint64(run.size), 5, 0)
+	origC, err := cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: tmr.STag(), RemoteTO: run.tmrBase + uint64(run.size), Add: 5})
+	orig := origC.Orig
 	require.NoError(t, err)
 	require.Zero(t, orig)
-	orig, err = cep.CmpSwap(ctx, tmr.STag(), run.tmrBase+uint64(run.size), 5, ^uint64(0), 99, ^uint64(0))
+	origC, err = cep.Do(ctx, rdmap.SendWR{Op: rdmap.WRCmpSwap, RemoteSTag: tmr.STag(), RemoteTO: run.tmrBase + uint64(run.size), Compare: 5, CompareMask: ^uint64(0), Swap: 99, SwapMask: ^uint64(0)})
+	orig = origC.Orig
 	require.NoError(t, err)
 	require.Equal(t, uint64(5), orig)
 
@@ -310,16 +312,16 @@ func sctpExchange(t *testing.T) sctpRun {
 	smr2, err := spd.Register(src2, rdmap.RemoteRead, rdmap.MROption{Endpoint: sep2})
 	require.NoError(t, err)
 	recv2 := make([]byte, 64)
-	require.NoError(t, sep2.PostRecv(rdmap.RecvWR{ID: 7, Buf: recv2}))
+	require.NoError(t, sep2.PostRecv(7, recv2))
 	require.NoError(t, sep2.Start())
 	require.NoError(t, cep2.Start())
-	require.NoError(t, cep2.Send(ctx, []byte("enhanced")))
-	rc, err = sep2.RecvCQ().Poll(ctx)
+	require.NoError(t, errOf(cep2.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: []byte("enhanced")})))
+	rc, err = sep2.Config().RecvCQ.Poll(ctx)
 	require.NoError(t, err)
 	require.NoError(t, rc.Err)
 	sink2, err := cpd.Register(make([]byte, len(src2)), rdmap.LocalWrite)
 	require.NoError(t, err)
-	require.NoError(t, cep2.Read(ctx, sink2, 0, uint32(len(src2)), smr2.STag(), 0))
+	require.NoError(t, errOf(cep2.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: sink2, Length: uint32(len(src2)), RemoteSTag: smr2.STag()})))
 	require.Equal(t, src2, sink2.Bytes())
 	require.NoError(t, cep2.Abort())
 	<-cep2.Done()

@@ -119,7 +119,7 @@ const targetSize = 48 << 20
 // newPair builds the endpoints over the client's and server's LLP streams.
 func newPair(t *testing.T, cs, ss llp.Stream, mulpdu func() int) *pair {
 	t.Helper()
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	cpd, spd := dev.AllocPD(), dev.AllocPD()
 	p := &pair{rec: &recStream{Stream: cs}, mulpdu: mulpdu}
 	var err error
@@ -129,7 +129,7 @@ func newPair(t *testing.T, cs, ss llp.Stream, mulpdu func() int) *pair {
 	require.NoError(t, err)
 	p.target, err = spd.Register(make([]byte, targetSize), rdmap.LocalWrite|rdmap.RemoteWrite, rdmap.MROption{Endpoint: p.srv})
 	require.NoError(t, err)
-	require.NoError(t, p.srv.PostRecv(rdmap.RecvWR{ID: 1, Buf: make([]byte, 8)}))
+	require.NoError(t, p.srv.PostRecv(1, make([]byte, 8)))
 	require.NoError(t, p.cli.Start())
 	require.NoError(t, p.srv.Start())
 	t.Cleanup(func() {
@@ -146,10 +146,10 @@ func newPair(t *testing.T, cs, ss llp.Stream, mulpdu func() int) *pair {
 // orders after the Write's placement.
 func (p *pair) write(ctx context.Context, data []byte) error {
 	p.imm++
-	if err := p.cli.WriteImm(ctx, data, p.target.STag(), 0, p.imm, false); err != nil {
+	if _, err := p.cli.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: data, RemoteSTag: p.target.STag(), Imm: p.imm}); err != nil {
 		return err
 	}
-	c, err := p.srv.RecvCQ().Poll(ctx)
+	c, err := p.srv.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (p *pair) write(ctx context.Context, data []byte) error {
 	if !c.HasImm || c.Imm != p.imm {
 		return errors.New("wrong immediate data")
 	}
-	return p.srv.PostRecv(rdmap.RecvWR{ID: p.imm + 1, Buf: make([]byte, 8)})
+	return p.srv.PostRecv(p.imm+1, make([]byte, 8))
 }
 
 // pionPair sets up SCTP over UDP (pion) from h1 to h2 with path MTU

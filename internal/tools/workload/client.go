@@ -97,7 +97,7 @@ func (r *run) client(ctx context.Context, id uint16, opening *sync.WaitGroup) (r
 	st, err := r.cm.Open(ctx, id, streams.OpenOptions{
 		PrivateData: priv,
 		Prepare: func(ep *rdmap.Endpoint) error {
-			return ep.PostRecv(rdmap.RecvWR{ID: 0, Buf: advBuf})
+			return ep.PostRecv(0, advBuf)
 		},
 	})
 	if opening != nil {
@@ -140,7 +140,7 @@ func (r *run) client(ctx context.Context, id uint16, opening *sync.WaitGroup) (r
 }
 
 func (c *clientStream) run(ctx context.Context, advBuf []byte) error {
-	comp, err := c.ep.RecvCQ().Poll(ctx)
+	comp, err := c.ep.Config().RecvCQ.Poll(ctx)
 	if err != nil {
 		return fmt.Errorf("advertisement: %w", err)
 	}
@@ -270,10 +270,16 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		n := drawSize(c.rng, c.p.lo, c.p.hi)
 		src := fill(c.src[:n], seed(c.sid, c.writes, n, kindWrite))
 		c.writes++
-		if err := c.do("write", n, func() error { return ep.Write(ctx, src, stag, to) }); err != nil {
+		if err := c.do("write", n, func() error {
+			_, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWrite, Local: src, RemoteSTag: stag, RemoteTO: to})
+			return err
+		}); err != nil {
 			return err
 		}
-		if err := c.do("read", n, func() error { return ep.Read(ctx, c.sink, 0, uint32(n), stag, to) }); err != nil {
+		if err := c.do("read", n, func() error {
+			_, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: c.sink, Length: uint32(n), RemoteSTag: stag, RemoteTO: to})
+			return err
+		}); err != nil {
 			return err
 		}
 		// RFC 5040 §5.5: the Read that follows the Write sees it.
@@ -300,7 +306,9 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		add := 1 + c.rng.Uint64N(1<<20)
 		var orig uint64
 		err := c.do("fetch-add", 8, func() (err error) {
-			orig, err = ep.FetchAdd(ctx, stag, to+c.adv.counterOff, add, 0) // mask 0: one 64-bit field
+			var origC rdmap.Completion
+			origC, err = ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRFetchAdd, RemoteSTag: stag, RemoteTO: to + c.adv.counterOff, Add: add}) // mask 0: one 64-bit field
+			orig = origC.Orig
 			return err
 		})
 		if err != nil {
@@ -314,7 +322,9 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		swap := c.rng.Uint64()
 		var orig uint64
 		err := c.do("cmp-swap", 8, func() (err error) {
-			orig, err = ep.CmpSwap(ctx, stag, to+c.adv.counterOff, c.counter, ^uint64(0), swap, ^uint64(0))
+			var origC rdmap.Completion
+			origC, err = ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRCmpSwap, RemoteSTag: stag, RemoteTO: to + c.adv.counterOff, Compare: c.counter, CompareMask: ^uint64(0), Swap: swap, SwapMask: ^uint64(0)})
+			orig = origC.Orig
 			return err
 		})
 		if err != nil {
@@ -328,7 +338,10 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		se := c.rng.IntN(2) == 0
 		msg := c.message()
 		imm := immValue(kindImm, se, msg, immCheck(c.sid, msg))
-		return c.do("immediate", 8, func() error { return ep.Immediate(ctx, imm, se) })
+		return c.do("immediate", 8, func() error {
+			_, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRImmediate, Imm: imm, Solicited: se})
+			return err
+		})
 	case opWriteImm:
 		n := drawSize(c.rng, c.p.lo, c.p.hi)
 		se := c.rng.IntN(2) == 0
@@ -336,11 +349,15 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 		src := fill(c.src[:n], seed(c.sid, msg, n, kindWriteImm))
 		imm := immValue(kindWriteImm, se, msg, uint32(n))
 		c.immDirty = true
-		return c.do("write-imm", n+8, func() error { return ep.WriteImm(ctx, src, stag, to+c.adv.immOff, imm, se) })
+		return c.do("write-imm", n+8, func() error {
+			_, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRWriteImm, Local: src, RemoteSTag: stag, RemoteTO: to + c.adv.immOff, Imm: imm, Solicited: se})
+			return err
+		})
 	case opReadCounter:
 		off := uint64(c.p.hi)
 		if err := c.do("read-counter", 8, func() error {
-			return ep.Read(ctx, c.sink, off, 8, stag, to+c.adv.counterOff)
+			_, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRRead, Sink: c.sink, SinkOffset: off, Length: 8, RemoteSTag: stag, RemoteTO: to + c.adv.counterOff})
+			return err
 		}); err != nil {
 			return err
 		}
@@ -357,18 +374,18 @@ func (c *clientStream) step(ctx context.Context, o op) error {
 // checked and a valid STag to invalidate is known.
 func (c *clientStream) sync(ctx context.Context) error {
 	ep := c.ep
-	if err := ep.PostRecv(rdmap.RecvWR{ID: 1, Buf: c.pong}); err != nil {
+	if err := ep.PostRecv(1, c.pong); err != nil {
 		return &opError{op: "sync", err: err}
 	}
 	msg := c.message()
 	imm := immValue(kindSync, false, msg, immCheck(c.sid, msg))
 	var comp rdmap.Completion
 	err := c.do("sync", 8, func() error {
-		if err := ep.Immediate(ctx, imm, false); err != nil {
+		if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRImmediate, Imm: imm}); err != nil {
 			return err
 		}
 		var err error
-		if comp, err = ep.RecvCQ().Poll(ctx); err != nil {
+		if comp, err = ep.Config().RecvCQ.Poll(ctx); err != nil {
 			return err
 		}
 		return comp.Err
@@ -394,10 +411,10 @@ func (c *clientStream) sync(ctx context.Context) error {
 // postAndWait posts wr and waits for its completion on the send CQ.
 func postAndWait(ctx context.Context, ep *rdmap.Endpoint, wr rdmap.SendWR) error {
 	wr.ID = 7
-	if err := ep.PostSend(wr); err != nil {
+	if _, err := ep.PostSend(wr); err != nil {
 		return err
 	}
-	c, err := ep.SendCQ().Poll(ctx)
+	c, err := ep.Config().SendCQ.Poll(ctx)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (s *serverStream) prepare(ep *rdmap.Endpoint) error {
 	s.bufs = make([][]byte, s.r.cfg.Window)
 	for i := range s.bufs {
 		s.bufs[i] = make([]byte, max(s.p.hi, 8)) // Immediate Data: 8 octets (RFC 7306 §6.3)
-		if err := ep.PostRecv(rdmap.RecvWR{ID: uint64(i), Buf: s.bufs[i]}); err != nil {
+		if err := ep.PostRecv(uint64(i), s.bufs[i]); err != nil {
 			return err
 		}
 	}
@@ -110,9 +110,9 @@ func (s *serverStream) run(ctx context.Context, st *streams.Stream) error {
 	}
 	defer s.inv.Deregister()
 
-	adv := advert{target: Region{STag: s.target.STag(), TO: s.target.BaseTO(), Length: uint64(s.target.Len())}, invSTag: s.inv.STag(), max: uint32(hi), window: uint32(len(s.bufs)),
+	adv := advert{target: Region{STag: s.target.STag(), TO: s.target.BaseTO(), Length: uint64(len(s.target.Bytes()))}, invSTag: s.inv.STag(), max: uint32(hi), window: uint32(len(s.bufs)),
 		immOff: s.immOff, counterOff: s.counterOff}
-	if err := ep.Send(ctx, adv.bytes()); err != nil {
+	if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: adv.bytes()}); err != nil {
 		if s.p.broken || s.p.killed.Load() {
 			// The Terminate the client provokes may flush the advertisement
 			// before its completion is reported (RFC 5040 §5.5 rule 14 vs
@@ -122,7 +122,7 @@ func (s *serverStream) run(ctx context.Context, st *streams.Stream) error {
 		return fmt.Errorf("advertise: %w", err)
 	}
 	for {
-		c, err := ep.RecvCQ().Poll(ctx)
+		c, err := ep.Config().RecvCQ.Poll(ctx)
 		if err != nil {
 			return err
 		}
@@ -134,13 +134,13 @@ func (s *serverStream) run(ctx context.Context, st *streams.Stream) error {
 			return fmt.Errorf("message %d: %w", s.received, err)
 		}
 		s.received++
-		if err := ep.PostRecv(rdmap.RecvWR{ID: c.WRID, Buf: s.bufs[c.WRID]}); err != nil {
+		if err := ep.PostRecv(c.WRID, s.bufs[c.WRID]); err != nil {
 			return nil // the stream is ending
 		}
 		if isSync {
 			counter := binary.NativeEndian.Uint64(s.target.Bytes()[s.counterOff:])
 			p := pong{invSTag: s.inv.STag(), received: s.received, counter: counter}
-			if err := ep.Send(ctx, p.bytes()); err != nil {
+			if _, err := ep.Do(ctx, rdmap.SendWR{Op: rdmap.WRSend, Local: p.bytes()}); err != nil {
 				return nil // the stream is ending
 			}
 		}
@@ -184,10 +184,10 @@ func (s *serverStream) check(c rdmap.Completion) (isSync bool, err error) {
 	invalidated := c.InvalidatedSTag != 0
 	if invalidated {
 		// RFC 5040 §5.3: the Send with Invalidate named the advertised STag
-		// and it is invalid when the Send is delivered.
-		if c.InvalidatedSTag != s.inv.STag() || s.inv.Valid() {
-			return false, fmt.Errorf("send with invalidate of %#x (advertised %#x, still valid %v)",
-				c.InvalidatedSTag, s.inv.STag(), s.inv.Valid())
+		// (rdmap reports it once the STag is invalid).
+		if c.InvalidatedSTag != s.inv.STag() {
+			return false, fmt.Errorf("send with invalidate of %#x (advertised %#x)",
+				c.InvalidatedSTag, s.inv.STag())
 		}
 		// A new key for the next one (RFC 5040 §8.1.1 item 4); the client
 		// learns it from the next sync answer.

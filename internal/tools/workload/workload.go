@@ -245,7 +245,7 @@ func Run(ctx context.Context, client, server *sctpllp.Association, cfg Config) (
 		return nil, fmt.Errorf("workload: Break %d is not one of the streams 1..%d", cfg.Break, cfg.Streams)
 	}
 	start := time.Now()
-	dev := rdmap.NewDevice(rdmap.DeviceOptions{})
+	dev := new(rdmap.Device)
 	r := &run{cfg: cfg, cpd: dev.AllocPD(), spd: dev.AllocPD(), ops: map[string]uint64{}, plans: map[uint16]*plan{}}
 	r.cm = streams.New(client, r.cpd, streams.Config{})
 	r.sm = streams.New(server, r.spd, streams.Config{})
