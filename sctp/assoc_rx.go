@@ -45,7 +45,11 @@ func (a *Association) setRxPacket(bp *[]byte) {
 // a coalesced segment (RFC 9260 §6.2 asks for one per second packet; these
 // arrived together). The messages are copied out of b, which the caller
 // reuses (see docs/sctp-native.md, "Notes on the data path").
-func (a *Association) receiveSegments(b []byte, seg int) {
+//
+// With flush false the transmission waits for the next read, which the
+// caller has queued already: the SACK then covers both reads (at most one
+// read waits; the delayed-ack timer is armed meanwhile).
+func (a *Association) receiveSegments(b []byte, seg int, flush bool) {
 	// Checksums first, outside the lock (a read has at most 64 packets;
 	// any beyond are checked in the loop).
 	var bad uint64
@@ -69,8 +73,13 @@ func (a *Association) receiveSegments(b []byte, seg int) {
 	a.io.rxRun = false
 	a.stats.offloadRecv++
 	a.dq.commit(nil, false)
-	if a.state != stateClosed {
+	switch {
+	case a.state == stateClosed:
+	case flush || len(a.ctrl) > 0:
 		a.transmit(now)
+	default:
+		a.armDelayedAck()
+		a.arm(now)
 	}
 }
 

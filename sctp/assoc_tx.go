@@ -392,15 +392,7 @@ func (a *Association) transmit(now time.Time) {
 			a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // §6.3.2 R1
 		}
 	}
-	if a.rt != nil {
-		if at, ok := a.rt.SACKDeadline(); ok {
-			if !a.io.timers.Running(timerDelayedAck) {
-				a.io.timers.Set(timerDelayedAck, at)
-			}
-		} else {
-			a.io.timers.Stop(timerDelayedAck)
-		}
-	}
+	a.armDelayedAck()
 	a.arm(now)
 	if a.io.refused >= 2 {
 		a.portUnreachable(nil)
@@ -599,4 +591,19 @@ func (a *Association) windowUpdateDue() bool {
 		return true
 	}
 	return adv < buf/2 && now >= adv+max(buf/16, 2*a.maxPacket)
+}
+
+// armDelayedAck sets the delayed-ack timer to the SACK deadline, if a
+// SACK is owed (RFC 9260 §6.2), and stops it if none is. mu is held.
+func (a *Association) armDelayedAck() {
+	if a.rt == nil {
+		return
+	}
+	if at, ok := a.rt.SACKDeadline(); ok {
+		if !a.io.timers.Running(timerDelayedAck) {
+			a.io.timers.Set(timerDelayedAck, at)
+		}
+	} else {
+		a.io.timers.Stop(timerDelayedAck)
+	}
 }

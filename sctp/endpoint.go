@@ -289,7 +289,7 @@ func readLoop(conn net.Conn, a *Association) {
 			return
 		}
 		if seg > 0 && seg < n {
-			a.receiveSegments((*bp)[:n], seg)
+			a.receiveSegments((*bp)[:n], seg, true)
 			continue
 		}
 		if a.receive((*bp)[:n], bp) {

@@ -155,6 +155,7 @@ func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPor
 // work drains m's queue, one read at a time in arrival order, and ends
 // when the queue is empty: an idle association has no worker.
 func (l *Listener) work(m *member) {
+	waited := false // the last read's transmission waits for this one
 	for {
 		m.qmu.Lock()
 		if m.head == len(m.q) {
@@ -179,13 +180,18 @@ func (l *Listener) work(m *member) {
 		size := cap(*it.bp)
 		m.qBytes -= size
 		l.queued.Add(-int64(size))
+		// A coalesced read followed by another already queued may leave
+		// its SACK to that one: one SACK per two reads under load.
+		wait := it.seg > 0 && !waited && m.head < len(m.q) && m.q[m.head].seg > 0
 		m.qmu.Unlock()
-		l.process(m, it)
+		l.process(m, it, !wait)
+		waited = wait
 	}
 }
 
-// process hands one read to m's association (worker only).
-func (l *Listener) process(m *member, it rxItem) {
+// process hands one read to m's association (worker only); flush false
+// lets a coalesced read's transmission wait for the next read.
+func (l *Listener) process(m *member, it rxItem, flush bool) {
 	a := m.a
 	b := (*it.bp)[:it.n]
 	if isClosed(a.done) {
@@ -202,7 +208,7 @@ func (l *Listener) process(m *member, it rxItem) {
 	}
 	m.lastRecv.Store(it.at)
 	if it.seg > 0 {
-		a.receiveSegments(b, it.seg)
+		a.receiveSegments(b, it.seg, flush)
 		l.restarted(m, nil, it.from)
 		putBuf(it.bp)
 		return

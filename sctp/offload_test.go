@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // requireOffload fails the test where the kernel lacks UDP_SEGMENT: the
@@ -509,4 +511,42 @@ func TestDeferredMessageNotCorked(t *testing.T) {
 	got := sr.wait(t, 2)
 	assert.Less(t, time.Since(start), 500*time.Millisecond, "held until a timer sent it (1 s)")
 	assert.ElementsMatch(t, []uint16{0, 7}, []uint16{got[0].sid, got[1].sid})
+}
+
+// Two coalesced reads that were queued together are acknowledged by one
+// SACK (RFC 9260 §6.2: these arrived together, as one read's packets do):
+// the first read's transmission waits for the second, with the delayed-ack
+// timer armed meanwhile, and the SACK after the second covers all four
+// packets.
+func TestRFC9260_6_2_TwoQueuedReadsOneSACK(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag := establishRaw(t, peer, &Config{Streams: 4})
+	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	const seg = 200
+	read := func(tsns ...uint32) []byte {
+		var b []byte
+		for _, tsn := range tsns {
+			p := wire.AppendHeader(nil, wire.Header{SrcPort: peer.port, DstPort: defaultPort, VerificationTag: tag})
+			d := wire.Data{TSN: tsn, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, Ending: true,
+				UserData: make([]byte, seg-len(p)-wire.DataHeaderLen)}
+			p = d.Append(p)
+			wire.SetChecksum(p)
+			require.Len(t, p, seg)
+			b = append(b, p...)
+		}
+		return b
+	}
+	before := a.Stats().SACKsSent
+	a.receiveSegments(read(100, 101), seg, false)
+	a.mu.Lock()
+	armed := a.io.timers.Running(timerDelayedAck)
+	a.mu.Unlock()
+	assert.Equal(t, before, a.Stats().SACKsSent, "the first read's SACK waits")
+	assert.True(t, armed, "with the delayed-ack timer armed")
+	a.receiveSegments(read(102, 103), seg, true)
+	assert.Equal(t, before+1, a.Stats().SACKsSent, "one SACK for both reads")
+	_, c := peer.recv(wire.ChunkSACK)
+	s, err := wire.ParseSACK(c, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(103), s.CumTSNAck)
 }
