@@ -41,14 +41,10 @@ func (a *Association) setRxPacket(bp *[]byte) {
 // (UDP_GRO): b holds packets of seg octets each, the last possibly
 // shorter. Each is received as if read alone, but their messages reach
 // the delivery goroutine together and what they trigger is sent once,
-// after the last: one SACK for the whole read, as Linux TCP acknowledges
-// a coalesced segment (RFC 9260 §6.2 asks for one per second packet; these
-// arrived together). The messages are copied out of b, which the caller
-// reuses (see docs/sctp-native.md, "Notes on the data path").
-//
-// With flush false the transmission waits for the next read, which the
-// caller has queued already: the SACK then covers both reads (at most one
-// read waits; the delayed-ack timer is armed meanwhile).
+// after the last: one SACK for the read, as Linux TCP acknowledges a
+// coalesced segment (RFC 9260 §6.2). With flush false it waits for the
+// next read, queued already (the delayed-ack timer armed meanwhile). The
+// messages are copied out of b, which the caller reuses.
 func (a *Association) receiveSegments(b []byte, seg int, flush bool) {
 	// Checksums first, outside the lock (a read has at most 64 packets;
 	// any beyond are checked in the loop).
