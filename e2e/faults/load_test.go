@@ -159,9 +159,10 @@ func (l *load) setPostErr(err error) {
 	l.mu.Unlock()
 }
 
-// poll records completions until the endpoint is done and its CQ empty.
-func (l *load) poll(cq *rdmap.CQ) {
-	defer l.wg.Done()
+// wakeOn returns a channel that receives a token whenever cq has new
+// completions (the CQ handler, rdmap.CQ.SetHandler); the caller clears the
+// handler when done.
+func wakeOn(cq *rdmap.CQ) <-chan struct{} {
 	wake := make(chan struct{}, 1)
 	cq.SetHandler(func() {
 		select {
@@ -169,6 +170,13 @@ func (l *load) poll(cq *rdmap.CQ) {
 		default:
 		}
 	})
+	return wake
+}
+
+// poll records completions until the endpoint is done and its CQ empty.
+func (l *load) poll(cq *rdmap.CQ) {
+	defer l.wg.Done()
+	wake := wakeOn(cq)
 	defer cq.SetHandler(nil)
 	var one [1]rdmap.Completion
 	for {

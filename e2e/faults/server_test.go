@@ -110,13 +110,7 @@ func (s *server) track(ep *rdmap.Endpoint) {
 	go func() {
 		defer s.wg.Done()
 		cq := ep.Config().RecvCQ
-		wake := make(chan struct{}, 1)
-		cq.SetHandler(func() {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-		})
+		wake := wakeOn(cq)
 		defer cq.SetHandler(nil)
 		var one [1]rdmap.Completion
 		for {
