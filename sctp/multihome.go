@@ -35,9 +35,10 @@ type PathStats struct {
 // multihome is the state of a multihomed association (RFC 9260 §6.4):
 // one unconnected UDP socket bound to the wildcard address, the path
 // manager choosing each packet's destination, and the source of the
-// packet being received (replies go back there). One congestion
-// controller and RTO estimator serve every path; the path manager times
-// each path's HEARTBEATs with that RTO. Packets go one per system call.
+// packet being received (replies go back there). Each path has its RTO
+// estimator (§6.3): the association's is the data path's, the others
+// wait in rtos; one congestion controller serves every path. Packets go
+// one per system call.
 type multihome struct {
 	conn    *net.UDPConn
 	pm      *pathmgr.Manager
@@ -50,6 +51,10 @@ type multihome struct {
 	// transmission to go to RetransmitPath(txPath) (§6.4.1).
 	txPath pathmgr.ID
 	rtx    bool
+	// rtos are the RTO estimators of the paths other than cur, whose
+	// estimator is the association's (primaryPath().rto).
+	rtos [pathmgr.DefaultMaxPaths]rtoEstimator
+	cur  pathmgr.ID
 	// octets and dataPackets count what went to each path.
 	octets      [pathmgr.DefaultMaxPaths]uint64
 	dataPackets [pathmgr.DefaultMaxPaths]uint64
@@ -119,6 +124,9 @@ func (a *Association) newMultihome(conn *net.UDPConn, first netip.AddrPort, now 
 		return err
 	}
 	a.mh = &multihome{conn: conn, pm: pm, dst: first, from: first}
+	for i := range a.mh.rtos {
+		a.mh.rtos[i] = newRTOEstimator(a.cfg.RTO)
+	}
 	a.io.out = a.mhWrite
 	a.io.batch = nil
 	return nil
@@ -168,9 +176,7 @@ func (a *Association) mhSendFailed(err error, now time.Time) {
 func (a *Association) mhPick(data bool) {
 	mh := a.mh
 	pm := mh.pm
-	for i := range pm.Len() {
-		pm.SetRTO(pathmgr.ID(i), a.primaryPath().rto.RTO())
-	}
+	a.mhSetRTOs()
 	switch {
 	case data && mh.rtx:
 		mh.rtx = false
@@ -182,6 +188,27 @@ func (a *Association) mhPick(data bool) {
 		return
 	}
 	mh.dst = pm.Info(mh.txPath).Addr
+	if mh.txPath != mh.cur {
+		// DATA changes path: T3-rtx is timed with that path's RTO.
+		mh.rtos[mh.cur], a.primaryPath().rto = a.primaryPath().rto, mh.rtos[mh.txPath]
+		mh.cur = mh.txPath
+	}
+}
+
+// mhRTO is path id's RTO estimator. mu is held.
+func (a *Association) mhRTO(id pathmgr.ID) *rtoEstimator {
+	if id == a.mh.cur {
+		return &a.primaryPath().rto
+	}
+	return &a.mh.rtos[id]
+}
+
+// mhSetRTOs gives the path manager each path's RTO, which times its
+// HEARTBEATs. mu is held.
+func (a *Association) mhSetRTOs() {
+	for i := range a.mh.pm.Len() {
+		a.mh.pm.SetRTO(pathmgr.ID(i), a.mhRTO(pathmgr.ID(i)).RTO())
+	}
 }
 
 // mhSent records DATA sent to the data path. mu is held.
@@ -235,9 +262,7 @@ const mhHeartbeatInfoLen = 17
 func (a *Association) mhHeartbeat(now time.Time) {
 	mh := a.mh
 	pm := mh.pm
-	for i := range pm.Len() {
-		pm.SetRTO(pathmgr.ID(i), a.primaryPath().rto.RTO())
-	}
+	a.mhSetRTOs()
 	mh.changes = pm.Expire(now, mh.changes[:0])
 	if a.tcb.peerTag == 0 {
 		a.mhArm()
@@ -275,6 +300,9 @@ func (a *Association) mhHeartbeatAck(c wire.Chunk, now time.Time) {
 		return
 	}
 	if _, ok := a.mh.pm.HeartbeatAck(id, binary.BigEndian.Uint64(hb.Info), now); ok {
+		if rtt := now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(hb.Info[8:])))); rtt >= 0 {
+			a.mhRTO(id).Observe(rtt) // §8.3: an RTT measurement of that path
+		}
 		a.clearErrors()
 		a.mhArm()
 	}
@@ -305,9 +333,9 @@ func (a *Association) mhPathStats() []PathStats {
 	pm := a.mh.pm
 	out := make([]PathStats, pm.Len())
 	for i := range out {
-		in := pm.Info(pathmgr.ID(i))
+		in, rto := pm.Info(pathmgr.ID(i)), a.mhRTO(pathmgr.ID(i))
 		out[i] = PathStats{Addr: in.Addr, State: in.State.String(), Primary: in.Primary,
-			SRTT: a.primaryPath().rto.SRTT(), RTO: a.primaryPath().rto.RTO(), OctetsSent: a.mh.octets[i], Errors: in.Errors}
+			SRTT: rto.SRTT(), RTO: rto.RTO(), OctetsSent: a.mh.octets[i], Errors: in.Errors}
 	}
 	return out
 }
