@@ -37,8 +37,9 @@ type PathStats struct {
 // manager choosing each packet's destination, and the source of the
 // packet being received (replies go back there). Each path has its RTO
 // estimator (§6.3): the association's is the data path's, the others
-// wait in rtos; one congestion controller serves every path. Packets go
-// one per system call.
+// wait in rtos; one congestion controller serves every path, its window
+// back to the initial one when DATA changes path. Packets go one per
+// system call.
 type multihome struct {
 	conn    *net.UDPConn
 	pm      *pathmgr.Manager
@@ -189,9 +190,15 @@ func (a *Association) mhPick(data bool) {
 	}
 	mh.dst = pm.Info(mh.txPath).Addr
 	if mh.txPath != mh.cur {
-		// DATA changes path: T3-rtx is timed with that path's RTO.
-		mh.rtos[mh.cur], a.primaryPath().rto = a.primaryPath().rto, mh.rtos[mh.txPath]
+		// DATA changes path: T3-rtx is timed with that path's RTO, and
+		// the window starts again from the initial one (§7.2.1), as on
+		// a path never used.
+		dst := a.primaryPath()
+		mh.rtos[mh.cur], dst.rto = dst.rto, mh.rtos[mh.txPath]
 		mh.cur = mh.txPath
+		if rto := dst.rto.RTO(); rto > 0 {
+			dst.cc.OnIdle(64*rto, rto)
+		}
 	}
 }
 
