@@ -271,6 +271,15 @@ func (a *Association) mhHeartbeat(now time.Time) {
 	pm := mh.pm
 	a.mhSetRTOs()
 	mh.changes = pm.Expire(now, mh.changes[:0])
+	for _, c := range mh.changes {
+		// §8.1: an unanswered HEARTBEAT of a confirmed path counts
+		// against Association.Max.Retrans once no path is active, so
+		// that an idle association whose every path failed ends; while
+		// one is active, probes of a failed one do not.
+		if c.From != pathmgr.Unconfirmed && !a.mhAnyActive() && a.countError() {
+			return
+		}
+	}
 	if a.tcb.peerTag == 0 {
 		a.mhArm()
 		return
@@ -293,6 +302,16 @@ func (a *Association) mhHeartbeat(now time.Time) {
 		}
 	}
 	a.mhArm()
+}
+
+// mhAnyActive reports whether a path is active. mu is held.
+func (a *Association) mhAnyActive() bool {
+	for i := range a.mh.pm.Len() {
+		if a.mh.pm.Info(pathmgr.ID(i)).State == pathmgr.Active {
+			return true
+		}
+	}
+	return false
 }
 
 // mhHeartbeatAck takes a HEARTBEAT ACK: it confirms or revives its path

@@ -297,3 +297,23 @@ func TestMultihoming_ListedAddresses_RFC9260_5_1_2(t *testing.T) {
 		})
 	}
 }
+
+// TestMultihoming_BothCutIdle_RFC9260_8_1: an idle association whose
+// every path fails ends too: once no path is active, unanswered
+// HEARTBEATs count against Association.Max.Retrans.
+func TestMultihoming_BothCutIdle_RFC9260_8_1(t *testing.T) {
+	d := dualPath(t)
+	cfg := mhConfig()
+	cfg.MaxRetrans = 4
+	cli, srv := mhPair(t, d, cfg, d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond)
+	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	require.NoError(t, d.Cut(0))
+	require.NoError(t, d.Cut(1))
+	select {
+	case <-cli.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("an idle association outlived both paths: %+v", cli.Stats().Paths)
+	}
+	require.Error(t, cli.Err())
+}
