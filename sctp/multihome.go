@@ -138,8 +138,7 @@ func (a *Association) mhWrite(b []byte) error {
 	mh := a.mh
 	if id, ok := mh.pm.Lookup(mh.dst); ok {
 		mh.octets[id] += uint64(len(b))
-		if len(b) > wire.HeaderLen && wire.ChunkType(b[wire.HeaderLen]) == wire.ChunkData ||
-			hasDataChunk(b[wire.HeaderLen:]) {
+		if len(b) > wire.HeaderLen && hasDataChunk(b[wire.HeaderLen:]) {
 			mh.dataPackets[id]++
 		}
 	}
