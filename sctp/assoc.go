@@ -426,7 +426,7 @@ func (a *Association) sendPacket(b []byte) { a.sendPacketFrom(b, false) }
 func (a *Association) sendPacketFrom(b []byte, stable bool) {
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, b)
+		a.cfg.Tap(true, a.io.localAP, a.tapRemote(true), b)
 	}
 	var err error
 	switch {

@@ -117,7 +117,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 	a.stats.packetsRecv++
 	a.io.refused = 0
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(false, a.io.localAP, a.primaryPath().addr, b)
+		a.cfg.Tap(false, a.io.localAP, a.tapRemote(false), b)
 	}
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }

@@ -217,6 +217,18 @@ func (a *Association) mhSetRTOs() {
 	}
 }
 
+// tapRemote is the peer address Config.Tap shows: the packet's own
+// destination or source on a multihomed association. mu is held.
+func (a *Association) tapRemote(sent bool) netip.AddrPort {
+	switch {
+	case a.mh == nil:
+		return a.primaryPath().addr
+	case sent:
+		return a.mh.dst
+	}
+	return a.mh.from
+}
+
 // mhSent records DATA sent to the data path. mu is held.
 func (a *Association) mhSent(now time.Time) { a.mh.pm.Sent(a.mh.txPath, now) }
 
@@ -293,12 +305,8 @@ func (a *Association) mhHeartbeat(now time.Time) {
 		wire.SetChecksum(p)
 		mh.hb = p
 		pm.Probe(id, nonce, now)
-		mh.dst = pm.Info(id).Addr
 		a.stats.heartbeats++
-		a.stats.packetsSent++
-		if err := a.io.out(p); err != nil {
-			a.stats.sendErrors++
-		}
+		a.mhSendAlone(p, pm.Info(id).Addr, now)
 	}
 	a.mhArm()
 }
@@ -338,10 +346,19 @@ func (a *Association) mhHeartbeatReply(ack *wire.Heartbeat) {
 	p := ack.Append(append(a.mh.hb[:0], a.io.hdr[:]...))
 	wire.SetChecksum(p)
 	a.mh.hb = p
-	a.mh.dst = a.mh.from
+	a.mhSendAlone(p, a.mh.from, time.Now())
+}
+
+// mhSendAlone sends packet p to dst at once. mu is held.
+func (a *Association) mhSendAlone(p []byte, dst netip.AddrPort, now time.Time) {
+	a.mh.dst = dst
 	a.stats.packetsSent++
+	if a.cfg.Tap != nil {
+		a.cfg.Tap(true, a.io.localAP, dst, p)
+	}
 	if err := a.io.out(p); err != nil {
 		a.stats.sendErrors++
+		a.mhSendFailed(err, now)
 	}
 }
 
