@@ -55,6 +55,7 @@ type Association struct {
 	// the one data goes to. Today there is one, paths[0].
 	paths   []*path
 	primary int
+	mh      *multihome // several peer or local addresses; nil: one path
 	// maxPacket is the largest SCTP packet: the primary path's PLPMTU
 	// less the IP and UDP headers.
 	maxPacket int
@@ -281,6 +282,9 @@ type Stats struct {
 	MaxPacket int
 	// PLPMTUD is the state and counters of RFC 8899 probing.
 	PLPMTUD PLPMTUDStats
+	// Paths are the destination addresses of a multihomed association
+	// (RFC 9260 §6.4), nil for one with a single address.
+	Paths []PathStats
 }
 
 // newAssociation returns an association in CLOSED state.
@@ -393,7 +397,11 @@ func (a *Association) Stats() Stats {
 	defer a.mu.Unlock()
 	dst := a.primaryPath()
 	c := &a.stats
-	return Stats{State: a.state,
+	var paths []PathStats
+	if a.mh != nil {
+		paths = a.mhPathStats()
+	}
+	return Stats{Paths: paths, State: a.state,
 		OutStreams: a.tcb.outStreams, InStreams: a.tcb.inStreams,
 		PeerAdaptation: a.tcb.peerAdaptation, HasPeerAdaptation: a.tcb.hasPeerAdaptation,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsRecv,
@@ -418,7 +426,7 @@ func (a *Association) sendPacket(b []byte) { a.sendPacketFrom(b, false) }
 func (a *Association) sendPacketFrom(b []byte, stable bool) {
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, b)
+		a.cfg.Tap(true, a.io.localAP, a.tapRemote(true), b)
 	}
 	var err error
 	switch {
@@ -454,6 +462,9 @@ func (a *Association) sendFailed(err error) {
 	if err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++
+		if a.mh != nil {
+			a.mhSendFailed(err, time.Now())
+		}
 		if dst.plp != nil && dst.plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
 			// The kernel learned a smaller path MTU; the PLPMTUD timer
 			// applies it (not here: a packet is being built).

@@ -150,6 +150,13 @@ type Config struct {
 	// (localDestination; tests over loopback).
 	offloadLocal bool
 
+	// LocalAddr, for Dial, is the local address: "host:port", or
+	// several hosts of one port, "10.0.1.2/10.0.2.2:0". With more than
+	// one host the association is multihomed (RFC 9260 §6.4): its socket
+	// is bound to the wildcard address and that port, and its INIT lists
+	// the hosts. Empty: any address, as today.
+	LocalAddr string
+
 	// Tap, if not nil, sees every packet the association sends (sent
 	// true) and every packet it receives, with the association's local
 	// and peer UDP addresses (for a packet capture: capture.Writer's

@@ -36,6 +36,9 @@ func (a *Association) ourInit(ack bool) wire.Init {
 	if !a.cfg.NoAdaptation {
 		in.Params.Adaptation, in.Params.HasAdaptation = a.cfg.Adaptation, true
 	}
+	if a.mh != nil && len(a.mh.locals) > 1 {
+		in.Params.NumAddrs = copy(in.Params.Addrs[:], a.mh.locals) // §5.1.2, multihomed
+	}
 	return in
 }
 
@@ -90,6 +93,9 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	a.adoptPeer(in.InitiateTag, in.InitialTSN, in.ARwnd, int(in.OutboundStreams), int(in.InboundStreams),
 		in.Params.Adaptation, in.Params.HasAdaptation, in.Params.HasExtension(wire.ChunkReconfig))
 	a.hs.cookie = append(a.hs.cookie[:0], in.Params.StateCookie...)
+	if a.mh != nil {
+		a.mhAddPeers(&in.Params, now)
+	}
 	a.io.timers.Stop(timerT1Init)
 	a.hs.initRetries = 0
 	a.state = stateCookieEchoed

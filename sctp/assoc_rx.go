@@ -117,7 +117,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 	a.stats.packetsRecv++
 	a.io.refused = 0
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(false, a.io.localAP, a.primaryPath().addr, b)
+		a.cfg.Tap(false, a.io.localAP, a.tapRemote(false), b)
 	}
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }
@@ -416,6 +416,9 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	dst.cc.OnAck(res.Ack)
 	if res.Ack.AckedBytes > 0 {
 		a.clearErrors() // §8.1, §8.3: the peer is alive
+		if a.mh != nil {
+			a.mhAcked(now)
+		}
 	}
 	if res.MarkedBytes > 0 {
 		dst.cc.OnRetransmitMarked(res.MarkedBytes)
@@ -456,6 +459,10 @@ func (a *Association) handleHeartbeat(c wire.Chunk) {
 		return
 	}
 	ack := wire.Heartbeat{Ack: true, Info: hb.Info}
+	if a.mh != nil {
+		a.mhHeartbeatReply(&ack) // to the HEARTBEAT's source (§8.3)
+		return
+	}
 	if len(a.ctrl)+ack.Len() > a.maxPacket-wire.HeaderLen {
 		// A PLPMTUD probe (RFC 8899 §6.2) may be larger than our packets:
 		// its answer goes alone, as large as the probe, and confirms the
@@ -483,6 +490,10 @@ const heartbeatInfoLen = 16
 // and the round trip is an RTT measurement (RFC 9260 §8.3).
 func (a *Association) handleHeartbeatAck(c wire.Chunk, now time.Time) {
 	dst := a.primaryPath()
+	if a.mh != nil {
+		a.mhHeartbeatAck(c, now)
+		return
+	}
 	if a.plpmtudAck(c, now) {
 		return
 	}

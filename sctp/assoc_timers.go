@@ -84,6 +84,9 @@ func (a *Association) t3Expired(now time.Time) {
 	}
 	dst.cc.OnT3Timeout()
 	dst.rto.Backoff()
+	if a.mh != nil {
+		a.mhT3(now)
+	}
 	a.plpmtudLoss(now)
 	marked := a.oq.MarkAllForRetransmit()
 	dst.cc.OnRetransmitMarked(marked)
@@ -127,6 +130,10 @@ func (a *Association) countError() bool {
 // restartHeartbeat schedules the next HEARTBEAT: RTO + HB.interval, with
 // a jitter of ±50% of the RTO (RFC 9260 §8.3). mu is held.
 func (a *Association) restartHeartbeat(now time.Time) {
+	if a.mh != nil {
+		a.mhArm()
+		return
+	}
 	if a.cfg.HeartbeatInterval < 0 {
 		return
 	}
@@ -139,6 +146,10 @@ func (a *Association) restartHeartbeat(now time.Time) {
 // unanswered (RFC 9260 §8.3). While DATA is outstanding the T3-rtx timer
 // watches the peer, and no HEARTBEAT is sent.
 func (a *Association) heartbeatDue(now time.Time) {
+	if a.mh != nil {
+		a.mhHeartbeat(now)
+		return
+	}
 	dst := a.primaryPath()
 	defer a.restartHeartbeat(now)
 	if dst.hbPending {

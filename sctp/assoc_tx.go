@@ -265,6 +265,9 @@ func (a *Association) canSendData() bool {
 func (a *Association) transmit(now time.Time) {
 	dst := a.primaryPath()
 	a.corked, a.deferred = 0, false
+	if a.mh != nil {
+		a.mhPick(a.oq != nil && a.canSendData() && (a.pendHead < len(a.pend) || a.oq.Marked() > 0))
+	}
 	// The packets of this transmission leave in runs, one system call
 	// each, once the last is built (txBatch), when it may send more than
 	// one: a lone packet (a SACK, a request) goes as before, uncopied.
@@ -388,6 +391,9 @@ func (a *Association) transmit(now time.Time) {
 	}
 	if sentData {
 		dst.lastDataSent = now
+		if a.mh != nil {
+			a.mhSent(now)
+		}
 		if !a.io.timers.Running(timerT3Rtx) {
 			a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // §6.3.2 R1
 		}

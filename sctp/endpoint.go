@@ -38,7 +38,17 @@ func transientReadError(err error) bool {
 // COOKIE ECHO, COOKIE ACK). It fails with ctx's error, or with an error
 // wrapping ErrHandshake or ErrAborted. cfg may be nil.
 func Dial(ctx context.Context, network, address string, cfg *Config) (*Association, error) {
+	if multiHosts(address) || cfg != nil && multiHosts(cfg.LocalAddr) {
+		return dialMulti(ctx, network, address, cfg)
+	}
 	var d net.Dialer
+	if cfg != nil && cfg.LocalAddr != "" {
+		la, err := net.ResolveUDPAddr(network, cfg.LocalAddr)
+		if err != nil {
+			return nil, err
+		}
+		d.LocalAddr = la
+	}
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
 		return nil, err
@@ -185,7 +195,7 @@ func AcceptConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, 
 		return nil, err
 	}
 	c = c.normalized()
-	resp := newResponderFor(c)
+	resp := newResponderFor(c, nil)
 	from := connAddrPort(conn.RemoteAddr())
 	send := func(p []byte) { _, _ = conn.Write(p) }
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
@@ -223,14 +233,15 @@ func AcceptConn(ctx context.Context, conn net.Conn, cfg *Config) (*Association, 
 }
 
 // newResponderFor is the Responder of a passive side configured by c.
-func newResponderFor(c Config) *handshake.Responder {
+func newResponderFor(c Config, addrs []netip.Addr) *handshake.Responder {
 	var ad uint32
 	if !c.NoAdaptation {
 		ad = c.Adaptation
 	}
 	return handshake.NewResponder(handshake.ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
 		InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad, NoAdaptation: c.NoAdaptation,
-		AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan})
+		AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan,
+		Addrs: listedAddrs(addrs)})
 }
 
 // adoptCookie makes a passive association ESTABLISHED from a verified

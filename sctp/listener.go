@@ -48,6 +48,7 @@ type Listener struct {
 	readDone  chan struct{}
 	probe     *routeProbe        // route MTU per peer; nil with Config.MTU set
 	offload   bool               // UDP_SEGMENT on the socket (Config.NoOffload)
+	multi     bool               // several local addresses (multihome.go)
 	df        *dplpmtud.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
 
 	// queued counts the buffer octets held in every association's queue;
@@ -99,7 +100,10 @@ type listenerCounters = procstat.ListenerCounters
 type ListenerStats = procstat.ListenerStats
 
 // Listen listens for associations over UDP on address (network "udp",
-// "udp4" or "udp6"). cfg may be nil.
+// "udp4" or "udp6"). Several hosts of one port, "10.0.1.1/10.0.2.1:7400",
+// make the listener multihomed (RFC 9260 §6.4): one socket bound to the
+// wildcard address and that port, and INIT ACKs listing the hosts. cfg
+// may be nil.
 func Listen(network, address string, cfg *Config) (*Listener, error) {
 	var c Config
 	if cfg != nil {
@@ -112,20 +116,33 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if c.StallTimeout == 0 {
 		c.StallTimeout = defaultStallTimeout
 	}
-	laddr, err := net.ResolveUDPAddr(network, address)
-	if err != nil {
-		return nil, err
-	}
-	pc, err := net.ListenUDP(network, laddr)
-	if err != nil {
-		return nil, err
+	var hosts []netip.Addr
+	var pc *net.UDPConn
+	if multiHosts(address) {
+		var port uint16
+		var err error
+		if hosts, port, err = splitHosts(address); err != nil {
+			return nil, err
+		}
+		if pc, err = wildcardUDP(network, hosts, port); err != nil {
+			return nil, err
+		}
+	} else {
+		laddr, err := net.ResolveUDPAddr(network, address)
+		if err != nil {
+			return nil, err
+		}
+		if pc, err = net.ListenUDP(network, laddr); err != nil {
+			return nil, err
+		}
 	}
 	sockbuf.SetSocketBuffers(pc, socketBuffer)
 	qc := 2*c.ReceiveBuffer + 256<<10
 	l := &Listener{
 		pc:               pc,
 		cfg:              c,
-		resp:             newResponderFor(c),
+		resp:             newResponderFor(c, hosts),
+		multi:            hosts != nil,
 		accept:           make(chan *Association, c.Backlog),
 		done:             make(chan struct{}),
 		assocs:           make(map[assocKey]*member),
@@ -141,7 +158,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	}
 	if c.MTU <= 0 {
 		l.probe = newRouteProbe()
-		if !c.NoPLPMTUD {
+		if !c.NoPLPMTUD && hosts == nil {
 			if df, err := dplpmtud.NewSharedDF(pc); err == nil {
 				l.df = df
 			}
@@ -222,14 +239,15 @@ func (l *Listener) maybeCloseSocket() {
 // the peer's UDP address and the ports. A packet with an association's
 // tag from the peer's address but another UDP port finds the association
 // too (RFC 6951 §5.4: the worker takes the new port once the packet
-// checks out).
+// checks out). On a multihomed listener the tag and ports find it from
+// any address: another of the peer's addresses is a path (§6.4).
 func (l *Listener) lookup(b []byte, from netip.AddrPort) *member {
 	if len(b) < wire.HeaderLen {
 		return nil
 	}
 	sp, dp := binary.BigEndian.Uint16(b[0:2]), binary.BigEndian.Uint16(b[2:4])
 	tag := binary.BigEndian.Uint32(b[4:8])
-	if m := l.byTag[tag]; m != nil && m.key.peer.Addr() == from.Addr() && m.key.peerPort == sp && m.key.localPort == dp {
+	if m := l.byTag[tag]; m != nil && (m.key.peer.Addr() == from.Addr() || l.multi) && m.key.peerPort == sp && m.key.localPort == dp {
 		return m
 	}
 	return l.assocs[assocKey{peer: from, peerPort: sp, localPort: dp}]
@@ -323,6 +341,12 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 		}
 	}
 	a.primaryPath().addr = from
+	if l.multi {
+		if err := a.newMultihome(l.pc, from, time.Now()); err != nil {
+			return false
+		}
+		a.mh.passive = true
+	}
 	a.io.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho
 	m := &member{a: a, key: key, tag: ck.LocalVerificationTag, peer: from, since: time.Now()}

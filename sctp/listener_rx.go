@@ -202,7 +202,9 @@ func (l *Listener) process(m *member, it rxItem, flush bool) {
 		}
 		return
 	}
-	if it.from != m.peer && !l.rebind(m, b, it.seg, it.from) {
+	if l.multi {
+		a.mhNoteFrom(it.from) // another of the peer's addresses: a path, not a rebinding
+	} else if it.from != m.peer && !l.rebind(m, b, it.seg, it.from) {
 		putBuf(it.bp)
 		return
 	}

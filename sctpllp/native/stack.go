@@ -11,7 +11,9 @@ import (
 // Stack returns the native stack with cfg for sctpllp.Config.Stack. A
 // non-nil dcfg runs every association inside a DTLS connection (RFC 8261;
 // a peer that is not DTLS fails with ErrDTLSHandshake); nil, plain SCTP
-// over UDP. Addresses are UDP "host:port". Its transports also have
+// over UDP. Addresses are UDP "host:port", or several hosts of one port,
+// "10.0.1.1/10.0.2.1:7400", for a multihomed association (without DTLS;
+// Config.LocalAddr names the local hosts of a Dial). Its transports also have
 // MoreWriter's methods, Stats and PLPMTUD, its listeners HandshakeStats
 // (reached by an interface assertion).
 func Stack(cfg Config, dcfg *dtls.Config) backend.Stack { return stack{cfg, dcfg} }

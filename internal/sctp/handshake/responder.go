@@ -56,6 +56,9 @@ type ResponderConfig struct {
 	// CookieLifespan is Valid.Cookie.Life; zero means
 	// DefaultCookieLifespan.
 	CookieLifespan time.Duration
+	// Addrs are the addresses our INIT ACK lists (RFC 9260 §5.1.2), at
+	// most wire.MaxInitAddrs; none by default (RFC 6951 §5.5).
+	Addrs []netip.Addr
 }
 
 // handshakeCounters count what a Responder and its listener did.
@@ -278,6 +281,7 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	ack := wire.Init{Ack: true, InitiateTag: ck.LocalVerificationTag, ARwnd: h.cfg.ARwnd,
 		OutboundStreams: h.cfg.OutboundStreams, InboundStreams: h.cfg.InboundStreams, InitialTSN: ck.LocalInitialTSN}
 	ack.Params.StateCookie = h.ck
+	ack.Params.NumAddrs = copy(ack.Params.Addrs[:], h.cfg.Addrs)
 	ack.Params.Extensions = h.cfg.Extensions
 	ack.Params.ForwardTSN = h.cfg.ForwardTSN
 	ack.Params.Adaptation, ack.Params.HasAdaptation = h.cfg.Adaptation, !h.cfg.NoAdaptation

@@ -1,0 +1,475 @@
+package sctp
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+)
+
+// PathStats describes one destination address of an association (RFC
+// 9260 §6.4): its state ("active", "unconfirmed", "potentially-failed",
+// "inactive"), whether it is the primary, the RTO figures it is timed
+// with, the octets sent to it and its error counter (§8.2).
+type PathStats struct {
+	Addr       netip.AddrPort
+	State      string
+	Primary    bool
+	SRTT, RTO  time.Duration
+	OctetsSent uint64
+	Errors     int
+}
+
+// multihome is the state of a multihomed association (RFC 9260 §6.4):
+// one unconnected UDP socket bound to the wildcard address, the path
+// manager choosing each packet's destination, and the source of the
+// packet being received (replies go back there). Each path has its RTO
+// estimator (§6.3): the association's is the data path's, the others
+// wait in rtos; one congestion controller serves every path, its window
+// back to the initial one when DATA changes path. Packets go one per
+// system call.
+type multihome struct {
+	conn    *net.UDPConn
+	pm      *pathmgr.Manager
+	locals  []netip.Addr // listed in our INIT (active side)
+	passive bool         // learns the peer's addresses from its packets
+	extra   []netip.AddrPort
+	dst     netip.AddrPort // destination of the packet being sent
+	from    netip.AddrPort // source of the last packet received
+	// txPath is the path DATA last went to; rtx asks the next
+	// transmission to go to RetransmitPath(txPath) (§6.4.1).
+	txPath pathmgr.ID
+	rtx    bool
+	// rtos are the RTO estimators of the paths other than cur, whose
+	// estimator is the association's (primaryPath().rto).
+	rtos [pathmgr.DefaultMaxPaths]rtoEstimator
+	cur  pathmgr.ID
+	// octets and dataPackets count what went to each path.
+	octets      [pathmgr.DefaultMaxPaths]uint64
+	dataPackets [pathmgr.DefaultMaxPaths]uint64
+	hb          []byte
+	changes     []pathmgr.Change
+}
+
+// splitHosts parses "h1/h2:port" (one host, or several separated by
+// '/', and one port).
+func splitHosts(address string) ([]netip.Addr, uint16, error) {
+	i := strings.LastIndexByte(address, ':')
+	if i < 0 {
+		return nil, 0, fmt.Errorf("sctp: address %q: missing port", address)
+	}
+	port, err := strconv.ParseUint(address[i+1:], 10, 16)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sctp: address %q: bad port", address)
+	}
+	var hosts []netip.Addr
+	for _, h := range strings.Split(strings.Trim(address[:i], "[]"), "/") {
+		a, err := netip.ParseAddr(strings.Trim(h, "[]"))
+		if err != nil {
+			return nil, 0, fmt.Errorf("sctp: address %q: %w", address, err)
+		}
+		hosts = append(hosts, a.Unmap())
+	}
+	return hosts, uint16(port), nil
+}
+
+// listedAddrs is what an INIT or INIT ACK lists of hosts: several, or
+// none (one address goes unlisted, RFC 6951 §5.5).
+func listedAddrs(hosts []netip.Addr) []netip.Addr {
+	if len(hosts) < 2 {
+		return nil
+	}
+	return hosts[:min(len(hosts), wire.MaxInitAddrs)]
+}
+
+// multiHosts reports whether address names several hosts.
+func multiHosts(address string) bool { return strings.Contains(address, "/") }
+
+// wildcardUDP binds an unconnected UDP socket to the wildcard address of
+// the hosts' family and port: the kernel then picks each packet's source
+// by route, on the link of its destination (§6.4).
+func wildcardUDP(network string, hosts []netip.Addr, port uint16) (*net.UDPConn, error) {
+	ip := net.IPv4zero
+	if hosts[0].Is6() {
+		ip = net.IPv6zero
+	}
+	pc, err := net.ListenUDP(network, &net.UDPAddr{IP: ip, Port: int(port)})
+	if err != nil {
+		return nil, err
+	}
+	sockbuf.SetSocketBuffers(pc, socketBuffer)
+	return pc, nil
+}
+
+func (c *Config) pathConfig() pathmgr.Config {
+	return pathmgr.Config{HBInterval: c.HeartbeatInterval}
+}
+
+// newMultihome sets a up to send through conn to the paths of a path
+// manager whose first path is first.
+func (a *Association) newMultihome(conn *net.UDPConn, first netip.AddrPort, now time.Time) error {
+	pm, err := pathmgr.New(a.cfg.pathConfig(), first, now)
+	if err != nil {
+		return err
+	}
+	a.mh = &multihome{conn: conn, pm: pm, dst: first, from: first}
+	for i := range a.mh.rtos {
+		a.mh.rtos[i] = newRTOEstimator(a.cfg.RTO)
+	}
+	a.io.out = a.mhWrite
+	a.io.batch = nil
+	return nil
+}
+
+// mhWrite sends one packet to mh.dst. mu is held.
+func (a *Association) mhWrite(b []byte) error {
+	mh := a.mh
+	if id, ok := mh.pm.Lookup(mh.dst); ok {
+		mh.octets[id] += uint64(len(b))
+		if len(b) > wire.HeaderLen && hasDataChunk(b[wire.HeaderLen:]) {
+			mh.dataPackets[id]++
+		}
+	}
+	_, err := mh.conn.WriteToUDPAddrPort(b, mh.dst)
+	return err
+}
+
+func hasDataChunk(chunks []byte) bool {
+	it := wire.NewChunkIter(chunks)
+	for c, ok := it.Next(); ok; c, ok = it.Next() {
+		if c.Type == wire.ChunkData {
+			return true
+		}
+	}
+	return false
+}
+
+// mhSendFailed takes a send that failed for want of a route as a timeout
+// of its path (it is potentially failed from then on), not as an error
+// of the association. mu is held.
+func (a *Association) mhSendFailed(err error, now time.Time) {
+	if !errors.Is(err, syscall.ENETUNREACH) && !errors.Is(err, syscall.EHOSTUNREACH) && !errors.Is(err, syscall.EPERM) {
+		return
+	}
+	pm := a.mh.pm
+	if id, ok := pm.Lookup(a.mh.dst); ok && pm.Info(id).State == pathmgr.Active {
+		pm.Timeout(id, now)
+	}
+}
+
+// mhPick chooses the destination of the transmission about to be built:
+// DATA goes to DataPath (a retransmission after T3-rtx to RetransmitPath,
+// §6.4.1), a packet of control chunks only back to where the peer's last
+// packet came from. mu is held.
+func (a *Association) mhPick(data bool) {
+	mh := a.mh
+	pm := mh.pm
+	a.mhSetRTOs()
+	switch {
+	case data && mh.rtx:
+		mh.rtx = false
+		mh.txPath = pm.RetransmitPath(mh.txPath)
+	case data:
+		mh.txPath = pm.DataPath()
+	case mh.from.IsValid():
+		mh.dst = mh.from
+		return
+	}
+	mh.dst = pm.Info(mh.txPath).Addr
+	if mh.txPath != mh.cur {
+		// DATA changes path: T3-rtx is timed with that path's RTO, and
+		// the window starts again from the initial one (§7.2.1), as on
+		// a path never used.
+		dst := a.primaryPath()
+		mh.rtos[mh.cur], dst.rto = dst.rto, mh.rtos[mh.txPath]
+		mh.cur = mh.txPath
+		if rto := dst.rto.RTO(); rto > 0 {
+			dst.cc.OnIdle(64*rto, rto)
+		}
+	}
+}
+
+// mhRTO is path id's RTO estimator. mu is held.
+func (a *Association) mhRTO(id pathmgr.ID) *rtoEstimator {
+	if id == a.mh.cur {
+		return &a.primaryPath().rto
+	}
+	return &a.mh.rtos[id]
+}
+
+// mhSetRTOs gives the path manager each path's RTO, which times its
+// HEARTBEATs. mu is held.
+func (a *Association) mhSetRTOs() {
+	for i := range a.mh.pm.Len() {
+		a.mh.pm.SetRTO(pathmgr.ID(i), a.mhRTO(pathmgr.ID(i)).RTO())
+	}
+}
+
+// tapRemote is the peer address Config.Tap shows: the packet's own
+// destination or source on a multihomed association. mu is held.
+func (a *Association) tapRemote(sent bool) netip.AddrPort {
+	switch {
+	case a.mh == nil:
+		return a.primaryPath().addr
+	case sent:
+		return a.mh.dst
+	}
+	return a.mh.from
+}
+
+// mhSent records DATA sent to the data path. mu is held.
+func (a *Association) mhSent(now time.Time) { a.mh.pm.Sent(a.mh.txPath, now) }
+
+// mhT3 takes a T3-rtx expiry of the data path (§6.4.1, RFC 7829): a
+// timeout of that path; the retransmission goes elsewhere. mu is held.
+func (a *Association) mhT3(now time.Time) {
+	a.mh.pm.Timeout(a.mh.txPath, now)
+	a.mh.rtx = true
+}
+
+// mhAcked: a SACK acknowledged new DATA, sent to the data path. mu is held.
+func (a *Association) mhAcked(now time.Time) { a.mh.pm.Acked(a.mh.txPath, now) }
+
+// mhNoteFrom records the source of a packet about to be received: replies
+// go there. On the passive side an address not yet known becomes an
+// unconfirmed path, probed with HEARTBEATs (§5.4) before DATA may go to it.
+func (a *Association) mhNoteFrom(from netip.AddrPort) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mh == nil || a.state == stateClosed {
+		return
+	}
+	a.mh.from = from
+	if _, ok := a.mh.pm.Lookup(from); !ok && a.mh.passive {
+		if _, err := a.mh.pm.Add(from, time.Now()); err == nil {
+			a.mhArm()
+		}
+	}
+}
+
+// mhAddPeers adds the addresses the peer's INIT ACK listed, and those
+// Dial was given, as unconfirmed paths (§5.4, §5.1.2). mu is held.
+func (a *Association) mhAddPeers(p *wire.InitParams, now time.Time) {
+	port := a.mh.pm.Info(0).Addr.Port()
+	for i := range min(p.NumAddrs, wire.MaxInitAddrs) {
+		_, _ = a.mh.pm.Add(netip.AddrPortFrom(p.Addrs[i].Unmap(), port), now)
+	}
+	for _, ap := range a.mh.extra {
+		_, _ = a.mh.pm.Add(ap, now)
+	}
+}
+
+// mhHeartbeatInfoLen: the nonce, the send time and the path.
+const mhHeartbeatInfoLen = 17
+
+// mhHeartbeat counts the HEARTBEATs unanswered for an RTO and sends those
+// due, each alone to its path with a fresh 64-bit random nonce (RFC 9260
+// §5.4, §8.3, RFC 7829 §4). mu is held.
+func (a *Association) mhHeartbeat(now time.Time) {
+	mh := a.mh
+	pm := mh.pm
+	a.mhSetRTOs()
+	mh.changes = pm.Expire(now, mh.changes[:0])
+	for _, c := range mh.changes {
+		// §8.1: an unanswered HEARTBEAT of a confirmed path counts
+		// against Association.Max.Retrans once no path is active, so
+		// that an idle association whose every path failed ends; while
+		// one is active, probes of a failed one do not.
+		if c.From != pathmgr.Unconfirmed && !a.mhAnyActive() && a.countError() {
+			return
+		}
+	}
+	if a.tcb.peerTag == 0 {
+		a.mhArm()
+		return
+	}
+	for id, ok := pm.Due(now); ok; id, ok = pm.Due(now) {
+		nonce := rand.Uint64()
+		var info [mhHeartbeatInfoLen]byte
+		binary.BigEndian.PutUint64(info[:], nonce)
+		binary.BigEndian.PutUint64(info[8:], uint64(now.UnixNano()))
+		info[16] = byte(id)
+		p := (&wire.Heartbeat{Info: info[:]}).Append(append(mh.hb[:0], a.io.hdr[:]...))
+		wire.SetChecksum(p)
+		mh.hb = p
+		pm.Probe(id, nonce, now)
+		a.stats.heartbeats++
+		a.mhSendAlone(p, pm.Info(id).Addr, now)
+	}
+	a.mhArm()
+}
+
+// mhAnyActive reports whether a path is active. mu is held.
+func (a *Association) mhAnyActive() bool {
+	for i := range a.mh.pm.Len() {
+		if a.mh.pm.Info(pathmgr.ID(i)).State == pathmgr.Active {
+			return true
+		}
+	}
+	return false
+}
+
+// mhHeartbeatAck takes a HEARTBEAT ACK: it confirms or revives its path
+// only with the nonce of the HEARTBEAT in flight (§5.4). mu is held.
+func (a *Association) mhHeartbeatAck(c wire.Chunk, now time.Time) {
+	hb, err := wire.ParseHeartbeat(c)
+	if err != nil || len(hb.Info) != mhHeartbeatInfoLen {
+		return
+	}
+	id := pathmgr.ID(hb.Info[16])
+	if int(id) >= a.mh.pm.Len() {
+		return
+	}
+	if _, ok := a.mh.pm.HeartbeatAck(id, binary.BigEndian.Uint64(hb.Info), now); ok {
+		if rtt := now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(hb.Info[8:])))); rtt >= 0 {
+			a.mhRTO(id).Observe(rtt) // §8.3: an RTT measurement of that path
+		}
+		a.clearErrors()
+		a.mhArm()
+	}
+}
+
+// mhHeartbeatReply answers a HEARTBEAT at once, to its source. mu is held.
+func (a *Association) mhHeartbeatReply(ack *wire.Heartbeat) {
+	p := ack.Append(append(a.mh.hb[:0], a.io.hdr[:]...))
+	wire.SetChecksum(p)
+	a.mh.hb = p
+	a.mhSendAlone(p, a.mh.from, time.Now())
+}
+
+// mhSendAlone sends packet p to dst at once. mu is held.
+func (a *Association) mhSendAlone(p []byte, dst netip.AddrPort, now time.Time) {
+	a.mh.dst = dst
+	a.stats.packetsSent++
+	if a.cfg.Tap != nil {
+		a.cfg.Tap(true, a.io.localAP, dst, p)
+	}
+	if err := a.io.out(p); err != nil {
+		a.stats.sendErrors++
+		a.mhSendFailed(err, now)
+	}
+}
+
+// mhArm points the heartbeat timer at the path manager's deadline. mu is
+// held.
+func (a *Association) mhArm() {
+	if d := a.mh.pm.Deadline(); !d.IsZero() && a.state != stateClosed {
+		a.io.timers.Set(timerHeartbeat, d)
+	}
+}
+
+// mhPathStats returns the figures of each path. mu is held.
+func (a *Association) mhPathStats() []PathStats {
+	pm := a.mh.pm
+	out := make([]PathStats, pm.Len())
+	for i := range out {
+		in, rto := pm.Info(pathmgr.ID(i)), a.mhRTO(pathmgr.ID(i))
+		out[i] = PathStats{Addr: in.Addr, State: in.State.String(), Primary: in.Primary,
+			SRTT: rto.SRTT(), RTO: rto.RTO(), OctetsSent: a.mh.octets[i], Errors: in.Errors}
+	}
+	return out
+}
+
+// mhReadLoop reads a multihomed active side's socket until it is closed:
+// every packet, from whichever of the peer's addresses, is the
+// association's.
+func mhReadLoop(conn *net.UDPConn, a *Association) {
+	bp := getBuf(largeBuf)
+	for {
+		n, from, err := conn.ReadFromUDPAddrPort(*bp)
+		if err != nil {
+			if transientReadError(err) {
+				continue
+			}
+			putBuf(bp)
+			a.mu.Lock()
+			if a.state != stateClosed {
+				a.terminate(fmt.Errorf("%w: socket: %w", ErrClosed, err))
+			}
+			a.mu.Unlock()
+			return
+		}
+		a.mhNoteFrom(unmap(from))
+		if a.receive((*bp)[:n], bp) {
+			bp = getBuf(largeBuf)
+		}
+	}
+}
+
+// dialMulti is Dial to several peer addresses or from several local ones
+// (RFC 9260 §6.4): the INIT goes to the first peer address, the others
+// and those the INIT ACK lists become unconfirmed paths.
+func dialMulti(ctx context.Context, network, address string, cfg *Config) (*Association, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	c = c.normalized()
+	peers, port, err := splitHosts(address)
+	if err != nil {
+		return nil, err
+	}
+	var locals []netip.Addr
+	var lport uint16
+	if c.LocalAddr != "" {
+		if locals, lport, err = splitHosts(c.LocalAddr); err != nil {
+			return nil, err
+		}
+	}
+	conn, err := wildcardUDP(network, peers, lport)
+	if err != nil {
+		return nil, err
+	}
+	first := netip.AddrPortFrom(peers[0], port)
+	a := newAssociation(c, nil, conn.LocalAddr(), net.UDPAddrFromAddrPort(first), c.maxPacketFor(first.Addr()))
+	a.primaryPath().addr = first
+	a.io.localAP = connAddrPort(conn.LocalAddr())
+	a.io.closeSocket = func() { _ = conn.Close() }
+	if err := a.newMultihome(conn, first, time.Now()); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	if len(locals) > 1 {
+		a.mh.locals = locals
+	}
+	for _, h := range peers[1:] {
+		a.mh.extra = append(a.mh.extra, netip.AddrPortFrom(h, port))
+	}
+	a.tcb.localPort, a.tcb.peerPort = c.LocalPort, c.PeerPort
+	a.tcb.localTag, a.tcb.localInitialTSN = handshake.RandomTag(), handshake.RandomTag()
+	go mhReadLoop(conn, a)
+	a.mu.Lock()
+	a.sendInit(time.Now())
+	a.mu.Unlock()
+	select {
+	case <-a.estab:
+	case <-ctx.Done():
+		_ = a.Abort()
+		return nil, ctx.Err()
+	}
+	a.mu.Lock()
+	st, aerr := a.state, a.err
+	a.mu.Unlock()
+	if st == stateClosed {
+		if aerr == nil {
+			aerr = ErrClosed
+		}
+		return nil, aerr
+	}
+	return a, nil
+}

@@ -1,0 +1,319 @@
+//go:build linux
+
+package sctp
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/netns"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+)
+
+// dualPath makes two namespaces joined by two links (root only).
+func dualPath(t *testing.T) *netns.DualPath {
+	t.Helper()
+	require.Zero(t, os.Geteuid(), "needs root: network namespaces")
+	d, err := netns.NewDualPath(1500)
+	require.NoError(t, err)
+	t.Cleanup(d.Destroy)
+	return d
+}
+
+// mhConfig: a LAN's RTO bounds and quick HEARTBEATs, so that a path
+// comes back soon after its link does.
+func mhConfig() Config {
+	return Config{Streams: 16, RTO: RTOConfig{Initial: 500 * time.Millisecond, Min: 200 * time.Millisecond, Max: time.Second},
+		HeartbeatInterval: 300 * time.Millisecond}
+}
+
+// mhPair starts a listener in A on listen (hosts of A, "%d" for its
+// port) and dials it from B to dial with local as Config.LocalAddr.
+func mhPair(t *testing.T, d *netns.DualPath, cfg Config, listen, dial, local string) (cli, srv *Association) {
+	t.Helper()
+	var l *Listener
+	require.NoError(t, netns.In(d.A, func() (err error) {
+		l, err = Listen("udp4", listen+":0", &cfg)
+		return err
+	}))
+	t.Cleanup(func() { _ = l.Close() })
+	port := l.Addr().(*net.UDPAddr).Port
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ccfg := cfg
+	ccfg.LocalAddr = local
+	require.NoError(t, netns.In(d.B, func() (err error) {
+		cli, err = Dial(ctx, "udp4", fmt.Sprintf("%s:%d", dial, port), &ccfg)
+		return err
+	}))
+	srv, err := l.Accept(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
+	return cli, srv
+}
+
+func pathState(a *Association, i int) string {
+	ps := a.Stats().Paths
+	if i >= len(ps) {
+		return ""
+	}
+	return ps[i].State
+}
+
+// mhSink checks what the server receives: each message once, byte-exact,
+// and the longest pause between deliveries after mark.
+type mhSink struct {
+	mu      sync.Mutex
+	seen    [16]map[uint32]bool
+	n       int
+	bad     int
+	last    time.Time
+	marked  bool
+	gap     time.Duration
+	allDone chan struct{}
+	total   int
+}
+
+const mhMsgLen = 4096
+
+func mhMessage(sid uint16, i uint32) []byte {
+	b := make([]byte, mhMsgLen)
+	for k := range b {
+		b[k] = byte(int(sid)*31 + int(i)*7 + k)
+	}
+	binary.BigEndian.PutUint32(b, i)
+	return b
+}
+
+func newSink(total int) *mhSink {
+	s := &mhSink{allDone: make(chan struct{}), total: total}
+	for i := range s.seen {
+		s.seen[i] = map[uint32]bool{}
+	}
+	return s
+}
+
+func (s *mhSink) take(sid uint16, _ uint32, b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.marked && !s.last.IsZero() && now.Sub(s.last) > s.gap {
+		s.gap = now.Sub(s.last)
+	}
+	s.last = now
+	if int(sid) >= len(s.seen) || len(b) != mhMsgLen {
+		s.bad++
+		return
+	}
+	i := binary.BigEndian.Uint32(b)
+	if s.seen[sid][i] || string(b) != string(mhMessage(sid, i)) {
+		s.bad++
+		return
+	}
+	s.seen[sid][i] = true
+	s.n++
+	if s.n == s.total {
+		close(s.allDone)
+	}
+}
+
+func (s *mhSink) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
+
+// mhFailover runs 16 streams of messages from B to A over both links and
+// breaks link 0 (fail) mid-transfer, then mends it (mend).
+func mhFailover(t *testing.T, fail, mend func(d *netns.DualPath) error) {
+	d := dualPath(t)
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond,
+		"the second path is confirmed by a HEARTBEAT (§5.4)")
+	const perStream = 250
+	sink := newSink(16 * perStream)
+	srv.Start(sink.take, func(error) {})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for sid := range uint16(16) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range uint32(perStream) {
+				if err := cli.WriteMsg(sid, 0, mhMessage(sid, i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return sink.count() >= sink.total/3 }, 30*time.Second, time.Millisecond)
+	sink.mu.Lock()
+	sink.marked = true
+	sink.mu.Unlock()
+	require.NoError(t, fail(d))
+	select {
+	case <-sink.allDone:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("only %d of %d messages delivered", sink.count(), sink.total)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	sink.mu.Lock()
+	gap, bad := sink.gap, sink.bad
+	sink.mu.Unlock()
+	assert.Zero(t, bad, "duplicate or corrupt messages")
+	ps := cli.Stats().Paths
+	require.Len(t, ps, 2)
+	assert.NotZero(t, cli.mh.dataPackets[1], "DATA went over link 1")
+	t.Logf("longest delivery gap after the failure: %v; paths %+v", gap, ps)
+	assert.Less(t, gap, 1500*time.Millisecond, "failover within the issue's bound")
+	require.NoError(t, mend(d))
+	require.Eventually(t, func() bool { return pathState(cli, 0) == "active" }, 20*time.Second, 10*time.Millisecond,
+		"path 0 is active again once its HEARTBEAT is answered")
+}
+
+// TestMultihoming_PrimaryCut_RFC9260_6_4: the primary's link goes down
+// (sends fail) mid-transfer; DATA moves to the other path.
+func TestMultihoming_PrimaryCut_RFC9260_6_4(t *testing.T) {
+	mhFailover(t, func(d *netns.DualPath) error { return d.Cut(0) }, func(d *netns.DualPath) error { return d.Restore(0) })
+}
+
+// TestMultihoming_BlackHole_RFC9260_6_4: the primary's packets vanish
+// (the link stays up); T3-rtx moves DATA to the other path.
+func TestMultihoming_BlackHole_RFC9260_6_4(t *testing.T) {
+	mhFailover(t, func(d *netns.DualPath) error { return d.BlackHole(0) }, func(d *netns.DualPath) error { return d.Heal(0) })
+}
+
+// TestMultihoming_BothCut_RFC9260_8_1: with every path down,
+// Association.Max.Retrans ends the association and a blocked writer
+// returns an error.
+func TestMultihoming_BothCut_RFC9260_8_1(t *testing.T) {
+	d := dualPath(t)
+	cfg := mhConfig()
+	cfg.MaxRetrans = 4
+	cfg.SendBuffer = 64 << 10
+	cli, srv := mhPair(t, d, cfg, d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond)
+	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	require.NoError(t, d.Cut(0))
+	require.NoError(t, d.Cut(1))
+	werr := make(chan error, 1)
+	go func() {
+		for {
+			if err := cli.WriteMsg(0, 0, make([]byte, mhMsgLen)); err != nil {
+				werr <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-cli.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the association outlived Association.Max.Retrans with both paths down")
+	}
+	require.Error(t, cli.Err())
+	require.Error(t, <-werr)
+}
+
+// TestMultihoming_UnownedAddress_RFC9260_5_4: an INIT ACK listing an
+// address the peer does not own makes a path that stays unconfirmed and
+// never gets DATA.
+func TestMultihoming_UnownedAddress_RFC9260_5_4(t *testing.T) {
+	d := dualPath(t)
+	const unowned = "10.99.0.1"
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1]+"/"+unowned, d.AAddr[0], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	sink := newSink(16 * 20)
+	srv.Start(sink.take, func(error) {})
+	for sid := range uint16(16) {
+		for i := range uint32(20) {
+			require.NoError(t, cli.WriteMsg(sid, 0, mhMessage(sid, i)))
+		}
+	}
+	<-sink.allDone
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond)
+	cli.mu.Lock()
+	id, ok := cli.mh.pm.Lookup(netip.AddrPortFrom(netip.MustParseAddr(unowned), cli.primaryPath().addr.Port()))
+	require.True(t, ok, "the listed address is a path")
+	assert.Equal(t, pathmgr.Unconfirmed, cli.mh.pm.Info(id).State)
+	assert.Zero(t, cli.mh.dataPackets[id], "DATA sent to an unconfirmed address")
+	assert.NotZero(t, cli.mh.dataPackets[0])
+	cli.mu.Unlock()
+}
+
+// TestMultihoming_ListedAddresses_RFC9260_5_1_2: INIT and INIT ACK list
+// the local addresses only where more than one is configured.
+func TestMultihoming_ListedAddresses_RFC9260_5_1_2(t *testing.T) {
+	d := dualPath(t)
+	for _, tc := range []struct {
+		name               string
+		multi              bool
+		initAddrs, ackAddr int
+	}{
+		{"one address each", false, 0, 0},
+		{"two addresses each", true, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			counts := map[wire.ChunkType]int{}
+			cfg := mhConfig()
+			cfg.Tap = func(_ bool, _, _ netip.AddrPort, pkt []byte) {
+				p, err := wire.ParsePacketNoChecksum(pkt)
+				if err != nil {
+					return
+				}
+				it := wire.NewChunkIter(p.ChunkBytes())
+				for c, ok := it.Next(); ok; c, ok = it.Next() {
+					if c.Type == wire.ChunkInit || c.Type == wire.ChunkInitAck {
+						in, err := wire.ParseInit(c)
+						if err == nil {
+							mu.Lock()
+							counts[c.Type] = in.Params.NumAddrs
+							mu.Unlock()
+						}
+					}
+				}
+			}
+			listen, dial, local := d.AAddr[0], d.AAddr[0], d.BAddr[0]+":0"
+			if tc.multi {
+				listen, dial, local = d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0"
+			}
+			cli, _ := mhPair(t, d, cfg, listen, dial, local)
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, tc.initAddrs, counts[wire.ChunkInit], "INIT")
+			assert.Equal(t, tc.ackAddr, counts[wire.ChunkInitAck], "INIT ACK")
+			assert.Equal(t, tc.multi, cli.Stats().Paths != nil)
+		})
+	}
+}
+
+// TestMultihoming_BothCutIdle_RFC9260_8_1: an idle association whose
+// every path fails ends too: once no path is active, unanswered
+// HEARTBEATs count against Association.Max.Retrans.
+func TestMultihoming_BothCutIdle_RFC9260_8_1(t *testing.T) {
+	d := dualPath(t)
+	cfg := mhConfig()
+	cfg.MaxRetrans = 4
+	cli, srv := mhPair(t, d, cfg, d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond)
+	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	require.NoError(t, d.Cut(0))
+	require.NoError(t, d.Cut(1))
+	select {
+	case <-cli.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("an idle association outlived both paths: %+v", cli.Stats().Paths)
+	}
+	require.Error(t, cli.Err())
+}
