@@ -2,8 +2,8 @@ package sctpllp
 
 import (
 	"net"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
