@@ -143,10 +143,11 @@ type SCTPOptions struct {
 	// Layer Indication (RFC 5043 §5.1); by default it is sent and required.
 	AllowMissingAdaptation bool `llp:"sctp-native,sctp-pion,sctp-kernel"`
 	// LocalAddr, for Dial, is the local IP address to connect from (empty:
-	// the system's choice). sctp-kernel's may name several, "ip1/ip2": a
-	// multi-homed endpoint (kernel.Config.LocalAddr); its Listen's and
-	// Dial's address may likewise be "ip1/ip2:port".
-	LocalAddr string `llp:"sctp-pion,sctp-kernel"`
+	// the system's choice). sctp-native's and sctp-kernel's may name
+	// several, "ip1/ip2": a multi-homed endpoint (RFC 9260 §6.4; sctp.Config
+	// and kernel.Config.LocalAddr); Listen's and Dial's address may
+	// likewise be "ip1/ip2:port".
+	LocalAddr string `llp:"sctp-native,sctp-pion,sctp-kernel"`
 	// DTLS runs every association inside DTLS (RFC 8261): the same
 	// configuration serves Dial (client side) and Listen (server side);
 	// nil: in the clear.
@@ -201,6 +202,9 @@ func (o Options) nativeConfig(n int, server bool) sctpllp.Config {
 	}
 	ncfg := native.Config{MTU: o.Native.MTU, Streams: s, AllowMissingAdaptation: o.Native.AllowMissingAdaptation,
 		CongestionControl: o.Native.CongestionControl, NoOffload: o.Native.NoOffload}
+	if o.Native.LocalAddr != "" && !server {
+		ncfg.LocalAddr = o.Native.LocalAddr + ":0" // "ip" or, multi-homed, "ip1/ip2"
+	}
 	if o.Capture != nil {
 		ncfg.Tap = o.Capture.SCTPOverUDPTap(server)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -40,11 +41,14 @@ type clientFlags struct {
 	stall     time.Duration
 	// emulate is bench's --emulate: a profile of internal/tools/netem.
 	emulate string
+	// local is --local: the address(es) to connect from.
+	local string
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
 	f.llpFlags.register(fs)
-	fs.StringVar(&f.connect, "connect", "", "server address host[:port] (required; port "+defaultPort+" if omitted)")
+	fs.StringVar(&f.connect, "connect", "", "server address host[:port] (required; port "+defaultPort+" if omitted); sctp-native and sctp-kernel: several hosts of one port, host1/host2:port, for multihoming")
+	fs.StringVar(&f.local, "local", "", "local IP address to connect from (default: the system's choice); sctp-native and sctp-kernel: several, ip1/ip2, a multi-homed client (RFC 9260 §6.4) that lists them in its INIT")
 	fs.IntVar(&f.streams, "streams", 1, "streams per direction (SCTP stream pairs on one association; TCP connections for mpa)")
 	fs.StringVar(&f.size, "size", defSize, "message size: 64K, a list 1K,64K or a power-of-two sweep 64-1M (K/M/G suffixes)")
 	fs.Uint64Var(&f.iters, "iters", 0, "operations per stream (default 1000 unless --duration is given)")
@@ -58,12 +62,34 @@ func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
 // 4096 streams less stream 0, which carries no DDP stream.
 const maxClientStreams = 4095
 
+// localOptions sets every LLP's local address from --local: one IP for
+// any LLP, several ("ip1/ip2") for the multi-homed ones.
+func (f *clientFlags) localOptions(o *transport.Options) error {
+	if f.local == "" {
+		return nil
+	}
+	hosts := strings.Split(f.local, "/")
+	for _, h := range hosts {
+		if _, err := netip.ParseAddr(h); err != nil {
+			return usageError("--local %q: want an IP address, or several as ip1/ip2", f.local)
+		}
+	}
+	if len(hosts) > 1 && f.llp != transport.SCTPNative && f.llp != transport.SCTPKernel {
+		return usageError("--local %s: several addresses need --llp %s or %s (multihoming)", f.local, transport.SCTPNative, transport.SCTPKernel)
+	}
+	o.Native.LocalAddr, o.Pion.LocalAddr, o.Kernel.LocalAddr, o.MPA.LocalAddr = f.local, f.local, f.local, f.local
+	return nil
+}
+
 // maxInline is the largest payload rdmap carries inline (SendWR.Inline:
 // ErrInvalidWR beyond it).
 const maxInline = 256
 
 func (f *clientFlags) config() (bench.Config, []int, error) {
 	o, err := f.options()
+	if err == nil {
+		err = f.localOptions(&o)
+	}
 	if err == nil {
 		err = f.secureOptions(&o, false, withPort(f.connect))
 	}

@@ -100,3 +100,25 @@ func TestLLPFlagFollowsTheRegistry(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--mtu applies to --llp sctp-native and sctp-pion only")
 }
+
+// TestLocalFlag_RFC9260_6_4: --local gives every LLP its local address;
+// several, a multi-homed client, only where the LLP is multi-homed
+// (sctp-native, sctp-kernel), and only IP addresses.
+func TestLocalFlag_RFC9260_6_4(t *testing.T) {
+	var f clientFlags
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	f.register(fs, "64K")
+	require.NoError(t, fs.Parse([]string{"--connect", "10.0.1.1/10.0.2.1:7400", "--local", "10.0.1.2/10.0.2.2"}))
+	cfg, _, err := f.config()
+	require.NoError(t, err)
+	assert.Equal(t, "10.0.1.2/10.0.2.2", cfg.Transport.Native.LocalAddr)
+	for _, tc := range []struct{ llp, local, want string }{
+		{transport.MPA, "10.0.1.2/10.0.2.2", "several addresses need --llp sctp-native or sctp-kernel"},
+		{transport.SCTPPion, "10.0.1.2/10.0.2.2", "several addresses need"},
+		{transport.SCTPNative, "host.example", "want an IP address"},
+	} {
+		code, _, errOut := runCLI("bench", "--connect", "10.0.1.1:7400", "--llp", tc.llp, "--local", tc.local, "write")
+		assert.Equal(t, 2, code, tc.llp)
+		assert.Contains(t, errOut, tc.want, tc.llp)
+	}
+}
