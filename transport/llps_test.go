@@ -37,7 +37,7 @@ func TestRegistry(t *testing.T) {
 		assert.Equal(t, 1, n, "group %s is one LLP's", g)
 	}
 	assert.Equal(t, []string{"Streams", "AllowMissingAdaptation", "LocalAddr"}, llps[2].Options)
-	assert.Equal(t, []string{"MTU", "Streams", "AllowMissingAdaptation", "DTLS", "CongestionControl", "NoOffload"}, llps[0].Options)
+	assert.Equal(t, []string{"MTU", "Streams", "AllowMissingAdaptation", "LocalAddr", "DTLS", "CongestionControl", "NoOffload"}, llps[0].Options)
 
 	ln, err := Listen(Options{}, "127.0.0.1:0")
 	require.NoError(t, err)
