@@ -98,7 +98,7 @@ wan-docs:
 # its own section of docs/benchmarks.md. About 20 minutes.
 wan-kernel-docs:
 	SCTPRDMA_WAN_KERNEL_FULL=1 SCTPRDMA_WAN_KERNEL_OUT=$(CURDIR)/docs/benchmarks.md \
-		$(GO) test -count=1 -timeout 90m -run '^TestWANKernelInVM$$' -v ./bench/harness/
+		$(GO) test -count=1 -timeout 90m -run '^TestWANKernelInVM$$' -v ./internal/tools/harness/
 
 # make fuzz: run every fuzz target for FUZZTIME each (default 60s).
 fuzz:

@@ -1,11 +1,8 @@
-// Package bench is the perftest/rping-like benchmark of sctp-rdma: a
-// server (Server, any number of clients and streams at once) and a client
-// (Run) that measure RDMA Write, Read, Send, the RFC 7306 atomics and
-// Write with Immediate Data as bandwidth, message rate and latency, per
-// stream and aggregated, over any LLP of transport, and the verified
-// rping-style exchange (TestPing).
+// Package bench holds the Go benchmarks of sctp-rdma's public API: RDMA
+// Write, Read and Send through transport and rdmap on each LLP, written
+// as a user's program would write them (go test -bench . ./bench).
 //
-// Each stream runs its own control exchange (docs/cli.md): Setup, Advert
-// and Report travel as Sends, credits and the end-of-run marker as
-// Immediate Data. The harness subpackage compares with the raw LLP.
+// The perftest-like tool is the CLI's serve and bench (docs/cli.md); its
+// engine and the harness that compares it with the raw LLPs are tools,
+// under internal/tools (docs/benchmarks.md).
 package bench

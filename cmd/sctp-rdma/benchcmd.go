@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 )
 
 // asCLI, set in the environment, makes the test binary run as the

@@ -9,7 +9,7 @@ import (
 	"net"
 	"os"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )

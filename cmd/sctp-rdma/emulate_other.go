@@ -7,7 +7,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	nsctp "github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/transport"

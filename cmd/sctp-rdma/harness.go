@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
-	"github.com/sctp-rdma/sctp-rdma/bench/harness"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/harness"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 )
 
 func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/tools/metrics"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )

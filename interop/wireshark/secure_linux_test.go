@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/secure/securetest"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )

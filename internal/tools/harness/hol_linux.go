@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )

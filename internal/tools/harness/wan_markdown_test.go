@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 )
 
 func TestSpliceWAN(t *testing.T) {

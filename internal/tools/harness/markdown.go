@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 )
 
 // Markdown writes the results as the docs/benchmarks.md page.
@@ -46,7 +46,7 @@ func (r *Results) Markdown(w io.Writer) {
 	}
 	r.markdownCurves(w)
 	fmt.Fprintf(w, "\n%s", notesLink)
-	fmt.Fprintf(w, "\nThe Go benchmarks (`go test -bench . -benchmem ./bench/harness`) report the same comparisons per operation with b.ReportMetric (raw-Gbps, rdma-Gbps, ratio).\n")
+	fmt.Fprintf(w, "\nThe Go benchmarks (`go test -bench . -benchmem ./internal/tools/harness`) report the same comparisons per operation with b.ReportMetric (raw-Gbps, rdma-Gbps, ratio).\n")
 }
 
 // markdownCurves writes the plots and the figures behind them.

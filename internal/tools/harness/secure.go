@@ -5,8 +5,8 @@ import (
 	"os"
 	"slices"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/secure"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 )
 

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sctp-rdma/sctp-rdma/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/tcpcc"
+	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
 	"github.com/sctp-rdma/sctp-rdma/internal/tools/netem"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/backend"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp/kernel"
