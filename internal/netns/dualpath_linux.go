@@ -90,3 +90,19 @@ func (d *DualPath) blackhole(i int, op string) error {
 	_, err := IP("-n", d.B, "route", op, "blackhole", d.AAddr[i]+"/32")
 	return err
 }
+
+// LoseAToB makes link i lose, silently, every packet A sends on it while
+// B's packets to A still arrive (an asymmetric failure): A's neighbour
+// entry for B's address names a MAC address no device has, so B's device
+// discards the frames as not its own and A learns nothing.
+func (d *DualPath) LoseAToB(i int) error {
+	_, err := IP("-n", d.A, "neigh", "replace", d.BAddr[i], "lladdr", "02:00:00:00:00:01",
+		"dev", d.dev(i, "a"), "nud", "permanent")
+	return err
+}
+
+// RestoreAToB undoes LoseAToB: A resolves B's address again.
+func (d *DualPath) RestoreAToB(i int) error {
+	_, err := IP("-n", d.A, "neigh", "del", d.BAddr[i], "dev", d.dev(i, "a"))
+	return err
+}

@@ -16,14 +16,21 @@ import (
 // ns A to address to in ns B arrives within a second.
 func udpReaches(t *testing.T, d *DualPath, from, to string) bool {
 	t.Helper()
+	return udpFromTo(t, d.A, from, d.B, to)
+}
+
+// udpFromTo reports whether a UDP datagram sent from address from in
+// namespace fromNS to address to in namespace toNS arrives within a second.
+func udpFromTo(t *testing.T, fromNS, from, toNS, to string) bool {
+	t.Helper()
 	var srv *net.UDPConn
-	require.NoError(t, In(d.B, func() (err error) {
+	require.NoError(t, In(toNS, func() (err error) {
 		srv, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(to)})
 		return err
 	}))
 	defer srv.Close()
 	var cli *net.UDPConn
-	if err := In(d.A, func() (err error) {
+	if err := In(fromNS, func() (err error) {
 		cli, err = net.DialUDP("udp4", &net.UDPAddr{IP: net.ParseIP(from)}, srv.LocalAddr().(*net.UDPAddr))
 		return err
 	}); err != nil {
@@ -58,4 +65,19 @@ func TestDualPath(t *testing.T) {
 	assert.True(t, udpReaches(t, d, d.AAddr[0], d.BAddr[0]))
 	require.NoError(t, d.Heal(1))
 	assert.True(t, udpReaches(t, d, d.AAddr[1], d.BAddr[1]))
+}
+
+// TestDualPath_LoseAToB: an asymmetric failure loses what A sends on the
+// link and nothing that B sends; the link comes back.
+func TestDualPath_LoseAToB(t *testing.T) {
+	require.Zero(t, os.Geteuid(), "needs root: network namespaces")
+	d, err := NewDualPath(1500)
+	require.NoError(t, err)
+	t.Cleanup(d.Destroy)
+	require.NoError(t, d.LoseAToB(0))
+	assert.False(t, udpReaches(t, d, d.AAddr[0], d.BAddr[0]), "A to B on the link")
+	assert.True(t, udpFromTo(t, d.B, d.BAddr[0], d.A, d.AAddr[0]), "B to A on the link")
+	assert.True(t, udpReaches(t, d, d.AAddr[1], d.BAddr[1]), "the other link")
+	require.NoError(t, d.RestoreAToB(0))
+	require.Eventually(t, func() bool { return udpReaches(t, d, d.AAddr[0], d.BAddr[0]) }, 10*time.Second, 100*time.Millisecond)
 }
