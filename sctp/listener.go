@@ -49,6 +49,7 @@ type Listener struct {
 	probe     *routeProbe        // route MTU per peer; nil with Config.MTU set
 	offload   bool               // UDP_SEGMENT on the socket (Config.NoOffload)
 	multi     bool               // several local addresses (multihome.go)
+	hosts     []netip.Addr       // those addresses, for Addr
 	df        *dplpmtud.SharedDF // DF on the socket, for PLPMTUD; nil: no probing
 
 	// queued counts the buffer octets held in every association's queue;
@@ -143,6 +144,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 		cfg:              c,
 		resp:             newResponderFor(c, hosts),
 		multi:            hosts != nil,
+		hosts:            hosts,
 		accept:           make(chan *Association, c.Backlog),
 		done:             make(chan struct{}),
 		assocs:           make(map[assocKey]*member),
@@ -171,8 +173,14 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	return l, nil
 }
 
-// Addr returns the listening UDP address.
-func (l *Listener) Addr() net.Addr { return l.pc.LocalAddr() }
+// Addr returns the listening UDP address; a multihomed listener's is its
+// hosts and port, "10.0.1.1/10.0.2.1:7400", which Dial takes.
+func (l *Listener) Addr() net.Addr {
+	if l.hosts == nil {
+		return l.pc.LocalAddr()
+	}
+	return hostsAddr{l.hosts, l.pc.LocalAddr().(*net.UDPAddr).AddrPort().Port()}
+}
 
 // HandshakeStats returns the counters of unauthenticated traffic.
 func (l *Listener) HandshakeStats() HandshakeStats { return l.resp.Stats() }

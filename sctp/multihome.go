@@ -63,6 +63,30 @@ type multihome struct {
 	changes     []pathmgr.Change
 }
 
+// hostsAddr is a multihomed listener's address: its hosts and port, as
+// splitHosts reads them.
+type hostsAddr struct {
+	hosts []netip.Addr
+	port  uint16
+}
+
+func (hostsAddr) Network() string { return "udp" }
+
+func (a hostsAddr) String() string {
+	var b strings.Builder
+	for i, h := range a.hosts {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		if h.Is6() {
+			b.WriteString("[" + h.String() + "]")
+		} else {
+			b.WriteString(h.String())
+		}
+	}
+	return b.String() + ":" + strconv.Itoa(int(a.port))
+}
+
 // splitHosts parses "h1/h2:port" (one host, or several separated by
 // '/', and one port).
 func splitHosts(address string) ([]netip.Addr, uint16, error) {

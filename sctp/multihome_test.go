@@ -37,7 +37,14 @@ func TestSplitHosts(t *testing.T) {
 		}
 		assert.Equal(t, want, hosts, tc.in)
 		assert.Equal(t, tc.port, port, tc.in)
+		// A multihomed listener's Addr reads back the same.
+		h2, p2, err := splitHosts(hostsAddr{hosts, port}.String())
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, want, h2, tc.in)
+		assert.Equal(t, tc.port, p2, tc.in)
 	}
+	assert.Equal(t, "10.0.1.1/[2001:db8::2]:7400", hostsAddr{[]netip.Addr{netip.MustParseAddr("10.0.1.1"),
+		netip.MustParseAddr("2001:db8::2")}, 7400}.String())
 }
 
 // TestListedAddrs_RFC9260_5_1_2: one local address is not listed (RFC

@@ -1,6 +1,9 @@
 package backend
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // Stats are the SCTP stack's own figures, where it reports them.
 type Stats struct {
@@ -15,4 +18,20 @@ type Stats struct {
 	// highest TSN pion sent before.
 	Retransmissions    uint64
 	HasRetransmissions bool
+	// Paths are a multihomed association's destination addresses (RFC
+	// 9260 §6.4), nil where the stack has one path or does not say.
+	Paths []Path
+}
+
+// Path is one destination address of an association: its state
+// ("active", "unconfirmed", "potentially-failed", "inactive"), whether it
+// is the primary, its RTO figures (RFC 9260 §6.3), the octets sent to it
+// and its error counter (§8.2).
+type Path struct {
+	Addr       netip.AddrPort
+	State      string
+	Primary    bool
+	SRTT, RTO  time.Duration
+	OctetsSent uint64
+	Errors     int
 }

@@ -268,10 +268,16 @@ func (t *transport) Close() error { return nativeErr(t.a.Close()) }
 // Abort implements backend.Transport.
 func (t *transport) Abort() error { return t.a.Abort() }
 
-// TransportStats reports the SRTT and the retransmitted DATA chunks.
+// TransportStats reports the SRTT, the retransmitted DATA chunks and, when
+// multihomed, each path.
 func (t *transport) TransportStats() backend.Stats {
 	s := t.a.Stats()
-	return backend.Stats{SRTT: s.SRTT, HasSRTT: s.RTTMeasured, Retransmissions: s.Retransmits, HasRetransmissions: true}
+	bs := backend.Stats{SRTT: s.SRTT, HasSRTT: s.RTTMeasured, Retransmissions: s.Retransmits, HasRetransmissions: true}
+	for _, p := range s.Paths {
+		bs.Paths = append(bs.Paths, backend.Path{Addr: p.Addr, State: p.State, Primary: p.Primary,
+			SRTT: p.SRTT, RTO: p.RTO, OctetsSent: p.OctetsSent, Errors: p.Errors})
+	}
+	return bs
 }
 
 // Stats returns the stack's own counters of the association.

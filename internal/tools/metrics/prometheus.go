@@ -65,6 +65,11 @@ var (
 	dAControl   = desc("association_session_control_total", "A live association's session control messages by function.", "llp", "peer", "direction", "function")
 	dAErroneous = desc("association_erroneous_streams_total", "A live association's erroneous streams.", "llp", "peer")
 	dASRTT      = desc("association_srtt_seconds", "A live association's smoothed round-trip time as its SCTP stack reports it (RFC 9260 §6.3.1).", "llp", "peer")
+	dPState     = desc("path_state", "A multihomed association's destination (RFC 9260 §6.4): 1 for its state, primary 1 for the primary path.", "llp", "peer", "path", "state", "primary")
+	dPSRTT      = desc("path_srtt_seconds", "A destination's smoothed round-trip time (RFC 9260 §6.3.1).", "llp", "peer", "path")
+	dPRTO       = desc("path_rto_seconds", "A destination's retransmission timeout (RFC 9260 §6.3.1).", "llp", "peer", "path")
+	dPOctets    = desc("path_octets_sent_total", "Octets of DATA sent to a destination.", "llp", "peer", "path")
+	dPErrors    = desc("path_errors", "A destination's error counter (RFC 9260 §8.2).", "llp", "peer", "path")
 	dARetrans   = desc("association_retransmitted_chunks_total", "A live association's retransmitted DATA chunks.", "llp", "peer")
 )
 
@@ -81,7 +86,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
 		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dRxMemReclaims,
 		dLnAssocs, dLnQueueDrops, dLnEvicted, dLnStalled, dLnRebinds, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
-		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans} {
+		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans, dPState, dPSRTT, dPRTO, dPOctets, dPErrors} {
 		ch <- d
 	}
 }
@@ -187,6 +192,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if a.Retransmissions != nil {
 			counter(dARetrans, *a.Retransmissions, a.LLP, a.Peer)
+		}
+		for _, p := range a.Paths {
+			gauge(dPState, 1, a.LLP, a.Peer, p.Addr, p.State, strconv.FormatBool(p.Primary))
+			gauge(dPSRTT, p.SRTTSeconds, a.LLP, a.Peer, p.Addr)
+			gauge(dPRTO, p.RTOSeconds, a.LLP, a.Peer, p.Addr)
+			counter(dPOctets, p.OctetsSent, a.LLP, a.Peer, p.Addr)
+			gauge(dPErrors, float64(p.Errors), a.LLP, a.Peer, p.Addr)
 		}
 	}
 }

@@ -150,6 +150,19 @@ type Association struct {
 	ErroneousStreams uint64   `json:"erroneous_streams"`
 	SRTTSeconds      *float64 `json:"srtt_seconds,omitempty"`
 	Retransmissions  *uint64  `json:"retransmitted_chunks,omitempty"`
+	// Paths are a multihomed association's destinations (RFC 9260 §6.4).
+	Paths []Path `json:"paths,omitempty"`
+}
+
+// Path is one destination address of a multihomed association.
+type Path struct {
+	Addr        string  `json:"addr"`
+	State       string  `json:"state"`
+	Primary     bool    `json:"primary"`
+	SRTTSeconds float64 `json:"srtt_seconds"`
+	RTOSeconds  float64 `json:"rto_seconds"`
+	OctetsSent  uint64  `json:"octets_sent"`
+	Errors      int     `json:"errors"`
 }
 
 // Snapshot is every counter of a serving process at one instant.
@@ -231,6 +244,10 @@ func Take(src Source) Snapshot {
 			if a.Transport.HasRetransmissions {
 				v := a.Transport.Retransmissions
 				pa.Retransmissions = &v
+			}
+			for _, p := range a.Transport.Paths {
+				pa.Paths = append(pa.Paths, Path{Addr: p.Addr.String(), State: p.State, Primary: p.Primary,
+					SRTTSeconds: p.SRTT.Seconds(), RTOSeconds: p.RTO.Seconds(), OctetsSent: p.OctetsSent, Errors: p.Errors})
 			}
 			s.PerAssociation = append(s.PerAssociation, pa)
 		}
