@@ -68,7 +68,7 @@ var (
 	dPState     = desc("path_state", "A multihomed association's destination (RFC 9260 §6.4): 1 for its state, primary 1 for the primary path.", "llp", "peer", "path", "state", "primary")
 	dPSRTT      = desc("path_srtt_seconds", "A destination's smoothed round-trip time (RFC 9260 §6.3.1).", "llp", "peer", "path")
 	dPRTO       = desc("path_rto_seconds", "A destination's retransmission timeout (RFC 9260 §6.3.1).", "llp", "peer", "path")
-	dPOctets    = desc("path_octets_sent_total", "Octets of DATA sent to a destination.", "llp", "peer", "path")
+	dPOctets    = desc("path_sent_bytes_total", "Octets of DATA sent to a destination.", "llp", "peer", "path")
 	dPErrors    = desc("path_errors", "A destination's error counter (RFC 9260 §8.2).", "llp", "peer", "path")
 	dARetrans   = desc("association_retransmitted_chunks_total", "A live association's retransmitted DATA chunks.", "llp", "peer")
 )
