@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/secure"
 	"github.com/sctp-rdma/sctp-rdma/rdmap"
 	"github.com/sctp-rdma/sctp-rdma/transport"
 	"github.com/stretchr/testify/require"
@@ -28,9 +29,9 @@ type peer struct {
 	done chan error
 }
 
-func startPeer(tb testing.TB, llp string, size int) *peer {
+func startPeer(tb testing.TB, m mode, size int) *peer {
 	tb.Helper()
-	ln, err := transport.Listen(transport.Options{LLP: llp}, "127.0.0.1:0")
+	ln, err := transport.Listen(m.server, "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -72,9 +73,9 @@ func (p *peer) close(tb testing.TB) {
 }
 
 // dialAdvert opens one stream to p and learns where its region is.
-func dialAdvert(ctx context.Context, tb testing.TB, llp string, p *peer) (*transport.Client, uint32, uint64) {
+func dialAdvert(ctx context.Context, tb testing.TB, m mode, p *peer) (*transport.Client, uint32, uint64) {
 	tb.Helper()
-	cl, err := transport.Dial(ctx, transport.Options{LLP: llp}, p.ln.Addr(), 1, new(rdmap.Device).AllocPD(), nil)
+	cl, err := transport.Dial(ctx, m.client, p.ln.Addr(), 1, new(rdmap.Device).AllocPD(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -119,10 +120,10 @@ func run(ctx context.Context, tb testing.TB, ep *rdmap.Endpoint, wr rdmap.SendWR
 
 // session is one client stream to a fresh peer, and the work request of
 // op that moves size octets between it and the peer's region.
-func session(ctx context.Context, tb testing.TB, llp string, op rdmap.WorkType, size int) (*rdmap.Endpoint, rdmap.SendWR) {
-	p := startPeer(tb, llp, size)
+func session(ctx context.Context, tb testing.TB, m mode, op rdmap.WorkType, size int) (*rdmap.Endpoint, rdmap.SendWR) {
+	p := startPeer(tb, m, size)
 	tb.Cleanup(func() { p.close(tb) })
-	cl, stag, to := dialAdvert(ctx, tb, llp, p)
+	cl, stag, to := dialAdvert(ctx, tb, m, p)
 	tb.Cleanup(func() {
 		if err := cl.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			tb.Error(err)
@@ -142,15 +143,50 @@ func session(ctx context.Context, tb testing.TB, llp string, op rdmap.WorkType, 
 	return ep, wr
 }
 
-var llps = []string{transport.SCTPNative, transport.SCTPPion, transport.MPA}
+// mode is an LLP as a user configures it: the client's and the server's
+// options.
+type mode struct {
+	name           string
+	client, server transport.Options
+}
+
+func plain(llp string) mode {
+	return mode{llp, transport.Options{LLP: llp}, transport.Options{LLP: llp}}
+}
+
+var plainModes = []mode{plain(transport.SCTPNative), plain(transport.SCTPPion), plain(transport.MPA)}
+
+// secureModes are sctp-native inside DTLS (RFC 8261) and MPA inside TLS
+// 1.3, with throwaway self-signed certificates and mutual
+// authentication.
+func secureModes(tb testing.TB) []mode {
+	tb.Helper()
+	sf, cf, err := secure.GenerateSelfSigned(tb.TempDir(), "sctp-rdma.bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sd, e1 := sf.DTLS(true)
+	cd, e2 := cf.DTLS(false)
+	st, e3 := sf.TLS(true)
+	ct, e4 := cf.TLS(false)
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		tb.Fatal(err)
+	}
+	return []mode{
+		{transport.SCTPNative + "+dtls", transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: cd}},
+			transport.Options{LLP: transport.SCTPNative, Native: transport.SCTPOptions{DTLS: sd}}},
+		{transport.MPA + "+tls", transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: ct}},
+			transport.Options{LLP: transport.MPA, MPA: transport.MPAOptions{TLS: st}}},
+	}
+}
 
 func benchmark(b *testing.B, op rdmap.WorkType) {
-	for _, llp := range llps {
+	for _, m := range append(plainModes, secureModes(b)...) {
 		for _, size := range []int{4 << 10, 64 << 10} {
-			b.Run(fmt.Sprintf("%s/%dKiB", llp, size>>10), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%dKiB", m.name, size>>10), func(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
-				ep, wr := session(ctx, b, llp, op, size)
+				ep, wr := session(ctx, b, m, op, size)
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -161,15 +197,15 @@ func benchmark(b *testing.B, op rdmap.WorkType) {
 	}
 }
 
-// TestBenchmarkLoopMovesData runs the benchmarks' loop on each LLP: what
+// TestBenchmarkLoopMovesData runs the benchmarks' loop on each mode: what
 // the Writes placed in the peer's region, a Read brings back intact.
 func TestBenchmarkLoopMovesData(t *testing.T) {
-	for _, llp := range llps {
-		t.Run(llp, func(t *testing.T) {
+	for _, m := range append(plainModes, secureModes(t)...) {
+		t.Run(m.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 			const size = 64 << 10
-			ep, wr := session(ctx, t, llp, rdmap.WRWrite, size)
+			ep, wr := session(ctx, t, m, rdmap.WRWrite, size)
 			for i := range wr.Local {
 				wr.Local[i] = byte(i * 7)
 			}
