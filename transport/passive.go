@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"net"
 	"net/netip"
@@ -217,7 +216,7 @@ func (l *mpaPassive) serveConn(ctx context.Context, nc net.Conn, pd *rdmap.PD, h
 	}
 	began := time.Now()
 	if l.o.MPA.TLS != nil {
-		tc := tls.Server(nc, l.o.MPA.TLS)
+		tc := tlsServer(nc, l.o.MPA.TLS)
 		hctx, cancel := context.WithTimeout(ctx, l.admit.timeout)
 		err := tc.HandshakeContext(hctx)
 		cancel()

@@ -234,7 +234,11 @@ func (o Options) mpaConfig() *mpa.Config {
 	if ord <= 0 {
 		ord = iwarp.DefaultORD
 	}
-	return &mpa.Config{Enhanced: true, IRD: uint16(min(ird, iwarp.MaxIRD)), ORD: uint16(min(ord, iwarp.MaxIRD)), PrivateData: o.PrivateData}
+	// Inside TLS each record's AEAD tag already protects the FPDUs more
+	// strongly than CRC32c (RFC 5044 §4.4 (2a)): this end asks for none;
+	// a peer that asks still gets them.
+	return &mpa.Config{Enhanced: true, IRD: uint16(min(ird, iwarp.MaxIRD)), ORD: uint16(min(ord, iwarp.MaxIRD)), PrivateData: o.PrivateData,
+		NoCRC: o.MPA.TLS != nil}
 }
 
 // Client is the active side: a set of running endpoints to one peer.
@@ -287,7 +291,7 @@ func (o Options) dialMPA(ctx context.Context, addr string) (*mpa.Conn, error) {
 		rc = o.Capture.Conn(nc, true)
 	}
 	if o.MPA.TLS != nil {
-		tc := tls.Client(rc, o.MPA.TLS)
+		tc := tlsClient(rc, o.MPA.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = rc.Close()
 			return nil, fmt.Errorf("%w with %s (does it run MPA over TLS, with a certificate this end trusts?): %w", errTLSHandshake, addr, err)
