@@ -262,12 +262,24 @@ func (a *Association) mhNoteFrom(from netip.AddrPort) {
 // mhAddPeers adds the addresses the peer's INIT ACK listed, and those
 // Dial was given, as unconfirmed paths (§5.4, §5.1.2). mu is held.
 func (a *Association) mhAddPeers(p *wire.InitParams, now time.Time) {
-	port := a.mh.pm.Info(0).Addr.Port()
-	for i := range min(p.NumAddrs, wire.MaxInitAddrs) {
-		_, _ = a.mh.pm.Add(netip.AddrPortFrom(p.Addrs[i].Unmap(), port), now)
-	}
+	a.mhAddListed(p.Addrs[:min(max(p.NumAddrs, 0), wire.MaxInitAddrs)], now)
 	for _, ap := range a.mh.extra {
 		_, _ = a.mh.pm.Add(ap, now)
+	}
+}
+
+// mhAddListed adds addresses the peer listed in its INIT or INIT ACK as
+// unconfirmed paths, sent only HEARTBEATs until one is answered with its
+// nonce (§5.1.2, §5.4), at the UDP port of the first path. An address of
+// the other family than the socket's cannot be reached and is left out;
+// the path manager ignores one already known and caps their number. mu
+// is held.
+func (a *Association) mhAddListed(addrs []netip.Addr, now time.Time) {
+	first := a.mh.pm.Info(0).Addr
+	for _, ad := range addrs {
+		if ad = ad.Unmap(); ad.Is4() == first.Addr().Is4() {
+			_, _ = a.mh.pm.Add(netip.AddrPortFrom(ad, first.Port()), now)
+		}
 	}
 }
 

@@ -317,3 +317,66 @@ func TestMultihoming_BothCutIdle_RFC9260_8_1(t *testing.T) {
 	}
 	require.Error(t, cli.Err())
 }
+
+// pathOf is the index in a's Stats().Paths of the path to host, or -1.
+func pathOf(a *Association, host string) (int, PathStats) {
+	for i, p := range a.Stats().Paths {
+		if p.Addr.Addr() == netip.MustParseAddr(host) {
+			return i, p
+		}
+	}
+	return -1, PathStats{}
+}
+
+// TestMultihoming_ListenerLearnsInitAddrs_RFC9260_5_4: the addresses the
+// client's INIT lists reach the listener in the State Cookie: once the
+// association is accepted, the client's second address is a path of the
+// server although no packet could have come from it (its link is
+// black-holed), unconfirmed until a HEARTBEAT is answered with its nonce.
+func TestMultihoming_ListenerLearnsInitAddrs_RFC9260_5_4(t *testing.T) {
+	d := dualPath(t)
+	require.NoError(t, d.BlackHole(1))
+	_, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	i, p := pathOf(srv, d.BAddr[1])
+	require.GreaterOrEqual(t, i, 0, "the INIT's second address is a path of the server: %+v", srv.Stats().Paths)
+	assert.Equal(t, "unconfirmed", p.State)
+	srv.mu.Lock()
+	assert.Zero(t, srv.mh.dataPackets[i], "no DATA to an unconfirmed address")
+	srv.mu.Unlock()
+	time.Sleep(time.Second)
+	_, p = pathOf(srv, d.BAddr[1])
+	assert.Equal(t, "unconfirmed", p.State, "no HEARTBEAT answered over the black hole")
+	require.NoError(t, d.Heal(1))
+	require.Eventually(t, func() bool { _, p := pathOf(srv, d.BAddr[1]); return p.State == "active" },
+		20*time.Second, 10*time.Millisecond, "the path is confirmed once its HEARTBEAT is answered")
+}
+
+// TestMultihoming_UnownedAddressPassive_RFC9260_5_4: an INIT listing an
+// address the client does not own makes a server path that stays
+// unconfirmed and never gets DATA, while the owned ones carry it.
+func TestMultihoming_UnownedAddressPassive_RFC9260_5_4(t *testing.T) {
+	d := dualPath(t)
+	const unowned = "10.99.0.2"
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0], d.BAddr[0]+"/"+d.BAddr[1]+"/"+unowned+":0")
+	sink := newSink(16 * 20)
+	cli.Start(sink.take, func(error) {})
+	for sid := range uint16(16) {
+		for i := range uint32(20) {
+			require.NoError(t, srv.WriteMsg(sid, 0, mhMessage(sid, i)))
+		}
+	}
+	select {
+	case <-sink.allDone:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("only %d of %d messages delivered", sink.count(), sink.total)
+	}
+	require.Eventually(t, func() bool { _, p := pathOf(srv, d.BAddr[1]); return p.State == "active" },
+		20*time.Second, 10*time.Millisecond)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	id, ok := srv.mh.pm.Lookup(netip.AddrPortFrom(netip.MustParseAddr(unowned), srv.primaryPath().addr.Port()))
+	require.True(t, ok, "the listed address is a path")
+	assert.Equal(t, pathmgr.Unconfirmed, srv.mh.pm.Info(id).State)
+	assert.Zero(t, srv.mh.dataPackets[id], "DATA sent to an unconfirmed address")
+	assert.NotZero(t, srv.mh.dataPackets[0])
+}
