@@ -233,7 +233,7 @@ func (a *Association) mhInitWindows(cfg congestionConfig) {
 	for i := range a.mh.ccs {
 		a.mh.ccs[i] = newCongestion(cfg)
 	}
-	a.oq.pathAcked = &a.mh.acked
+	a.oq.pathAcked, a.oq.path = &a.mh.acked, uint8(a.mh.cur)
 }
 
 // mhFastRetransmit reduces the window of each path that lost chunks
