@@ -313,8 +313,12 @@ func (a *Association) initTCB(peerInitialTSN, peerARwnd uint32, outStreams, inSt
 	chunks := min(max(a.cfg.SendBuffer/bufClasses[1], 64), 1<<16)
 	a.oq = newOutstandingQueue(a.tcb.localInitialTSN, chunks)
 	a.sent = make([]txChunk, a.oq.Cap())
-	a.primaryPath().cc = newCongestion(congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
-		Cubic: a.cfg.CongestionControl == ccname.CongestionCUBIC, HyStart: a.cfg.SlowStart == ccname.SlowStartHyStart})
+	ccfg := congestionConfig{MTU: a.maxPacket, PMDCS: a.maxPacket - wire.HeaderLen, PeerARwnd: peerARwnd,
+		Cubic: a.cfg.CongestionControl == ccname.CongestionCUBIC, HyStart: a.cfg.SlowStart == ccname.SlowStartHyStart}
+	a.primaryPath().cc = newCongestion(ccfg)
+	if a.mh != nil {
+		a.mhInitWindows(ccfg)
+	}
 	// RFC 6525 §4.1: request numbers start at each side's Initial TSN.
 	a.reconf.peerSeq, a.reconf.outSeq = peerInitialTSN, a.tcb.localInitialTSN
 	a.rt = newRecvTracker(peerInitialTSN, recvTrackerConfig{SACKDelay: a.cfg.SACKDelay})

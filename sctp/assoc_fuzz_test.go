@@ -67,6 +67,7 @@ func fuzzSeeds() [][]byte {
 		wire.ShutdownComplete{T: true}.Append(nil),
 		(&wire.Abort{T: true}).Append(nil),
 		(&wire.CookieEcho{Cookie: make([]byte, handshake.CookieLen)}).Append(nil),
+		(&wire.CookieEcho{Cookie: make([]byte, handshake.MaxCookieLen)}).Append(nil),
 		{0xbf, 0, 0, 5, 0xaa, 0, 0, 0},
 	}
 }

@@ -384,6 +384,10 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	}
 	oldCum := a.oq.CumTSN()
 	_, inFR := dst.cc.InFastRecovery()
+	if a.mh != nil {
+		clear(a.mh.acked[:])
+		a.oq.pathLost = 0
+	}
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {
 	case sackStale:
@@ -413,7 +417,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	}
 	res.Ack.Now, res.Ack.SRTT = now, dst.rto.SRTT()
 	a.burstFreed += res.Ack.FlightAcked + res.MarkedBytes
-	dst.cc.OnAck(res.Ack)
+	if a.mh != nil {
+		a.mhOnAck(&dst.cc, res.Ack)
+	} else {
+		dst.cc.OnAck(res.Ack)
+	}
 	if res.Ack.AckedBytes > 0 {
 		a.clearErrors() // §8.1, §8.3: the peer is alive
 		if a.mh != nil {
@@ -424,7 +432,11 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		dst.cc.OnRetransmitMarked(res.MarkedBytes)
 	}
 	if res.FastRetransmit {
-		if dst.cc.OnFastRetransmit(res.HighestOutstanding) {
+		if a.mh != nil {
+			if a.mhFastRetransmit(&dst.cc, res.HighestOutstanding) {
+				a.stats.fastRetrans++
+			}
+		} else if dst.cc.OnFastRetransmit(res.HighestOutstanding) {
 			a.stats.fastRetrans++
 		}
 		a.fastRtx = true

@@ -405,6 +405,22 @@ func (c *congestion) OnIdle(idle, rto time.Duration) {
 	}
 }
 
+// swapWindow exchanges the per-destination window state of c and o
+// (RFC 9260 §7.2: cwnd, ssthresh, partial_bytes_acked, and the Fast
+// Recovery, CUBIC and HyStart++ state that shapes them) and leaves the
+// association's flight size and view of the peer's window with c: DATA
+// moving to another destination takes that destination's window.
+func (c *congestion) swapWindow(o *congestion) {
+	c.cwnd, o.cwnd = o.cwnd, c.cwnd
+	c.ssthresh, o.ssthresh = o.ssthresh, c.ssthresh
+	c.pba, o.pba = o.pba, c.pba
+	c.inFR, o.inFR = o.inFR, c.inFR
+	c.frExit, o.frExit = o.frExit, c.frExit
+	c.heldBack, o.heldBack = false, false
+	c.cubic, o.cubic = o.cubic, c.cubic
+	c.hs, o.hs = o.hs, c.hs
+}
+
 // SetMTU follows a path MTU change. cwnd and ssthresh keep their values;
 // later rules use the new MTU and PMDCS (a PMDCS outside 1..mtu means
 // mtu).

@@ -399,3 +399,31 @@ func TestCongestionAvoidanceHeldBack(t *testing.T) {
 	assert.Equal(t, 5000, c.Cwnd(), "not held back: the window below cwnd does not grow")
 	assert.Equal(t, 5000, c.PartialBytesAcked())
 }
+
+// swapWindow exchanges the per-destination window (RFC 9260 §7.2: cwnd,
+// ssthresh, partial_bytes_acked, Fast Recovery) and leaves the flight
+// size and the peer's window with the association's controller.
+func TestCongestionSwapWindow_RFC9260_7_2(t *testing.T) {
+	a := newCongestion(congestionConfig{MTU: 1500, PeerARwnd: 1 << 20, Cubic: true})
+	b := newCongestion(congestionConfig{MTU: 1500, PeerARwnd: 1 << 20, Cubic: true})
+	a.OnSend(3000)
+	require.True(t, a.OnFastRetransmit(7))
+	a.pba = 100
+	wa, sa, ca := a.cwnd, a.ssthresh, a.cubic
+	a.swapWindow(&b)
+	assert.Equal(t, initialCwnd(1500), a.Cwnd())
+	assert.Equal(t, 1<<20, a.SSThresh())
+	assert.Zero(t, a.PartialBytesAcked())
+	_, inFR := a.InFastRecovery()
+	assert.False(t, inFR)
+	assert.Equal(t, 3000, a.Flight(), "the flight stays")
+	assert.Equal(t, 1<<20-3000, a.Rwnd(), "so does the peer's window")
+	assert.Equal(t, wa, b.cwnd)
+	assert.Equal(t, sa, b.ssthresh)
+	assert.Equal(t, 100, b.pba)
+	assert.Same(t, ca, b.cubic, "CUBIC's epoch goes with its window")
+	exit, inFR := b.InFastRecovery()
+	assert.True(t, inFR)
+	assert.Equal(t, uint32(7), exit)
+	assert.Zero(t, b.Flight())
+}

@@ -256,6 +256,9 @@ func (a *Association) adoptCookie(ck *handshake.Cookie, rest []byte, bp *[]byte)
 	defer a.mu.Unlock()
 	a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
 		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
+	if a.mh != nil {
+		a.mhAddListed(ck.Listed(), now) // §5.1.2: the INIT's addresses, carried in the cookie
+	}
 	a.establish(now)
 	a.ctrl = wire.CookieAck{}.Append(a.ctrl) // §5.1 step D, bundled with what follows
 	a.setRxPacket(bp)

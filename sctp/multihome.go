@@ -22,24 +22,26 @@ import (
 // PathStats describes one destination address of an association (RFC
 // 9260 §6.4): its state ("active", "unconfirmed", "potentially-failed",
 // "inactive"), whether it is the primary, the RTO figures it is timed
-// with, the octets sent to it and its error counter (§8.2).
+// with, the octets sent to it, its error counter (§8.2) and its
+// congestion window and slow-start threshold (§7.2).
 type PathStats struct {
-	Addr       netip.AddrPort
-	State      string
-	Primary    bool
-	SRTT, RTO  time.Duration
-	OctetsSent uint64
-	Errors     int
+	Addr           netip.AddrPort
+	State          string
+	Primary        bool
+	SRTT, RTO      time.Duration
+	OctetsSent     uint64
+	Errors         int
+	Cwnd, SSThresh int
 }
 
 // multihome is the state of a multihomed association (RFC 9260 §6.4):
 // one unconnected UDP socket bound to the wildcard address, the path
 // manager choosing each packet's destination, and the source of the
 // packet being received (replies go back there). Each path has its RTO
-// estimator (§6.3): the association's is the data path's, the others
-// wait in rtos; one congestion controller serves every path, its window
-// back to the initial one when DATA changes path. Packets go one per
-// system call.
+// estimator (§6.3) and its window (§7.2: cwnd, ssthresh,
+// partial_bytes_acked): the association's are the data path's, the
+// others wait in rtos and ccs. The flight size and the peer's window stay
+// the association's. Packets go one per system call.
 type multihome struct {
 	conn    *net.UDPConn
 	pm      *pathmgr.Manager
@@ -56,6 +58,13 @@ type multihome struct {
 	// estimator is the association's (primaryPath().rto).
 	rtos [pathmgr.DefaultMaxPaths]rtoEstimator
 	cur  pathmgr.ID
+	// ccs hold the windows of the paths other than cur (only their
+	// window fields mean anything, see congestion.swapWindow); acked sums
+	// each path's octets acknowledged by the SACK being applied, and
+	// lastData is when DATA last went to each path (§7.2.1 idle decay).
+	ccs      [pathmgr.DefaultMaxPaths]congestion
+	acked    [pathmgr.DefaultMaxPaths]int
+	lastData [pathmgr.DefaultMaxPaths]time.Time
 	// octets and dataPackets count what went to each path.
 	octets      [pathmgr.DefaultMaxPaths]uint64
 	dataPackets [pathmgr.DefaultMaxPaths]uint64
@@ -214,15 +223,68 @@ func (a *Association) mhPick(data bool) {
 	mh.dst = pm.Info(mh.txPath).Addr
 	if mh.txPath != mh.cur {
 		// DATA changes path: T3-rtx is timed with that path's RTO, and
-		// the window starts again from the initial one (§7.2.1), as on
-		// a path never used.
+		// the window is that path's (§7.2), decayed for the time the
+		// path carried no DATA (§7.2.1); a path never used starts from
+		// the initial window.
 		dst := a.primaryPath()
 		mh.rtos[mh.cur], dst.rto = dst.rto, mh.rtos[mh.txPath]
+		if a.oq != nil {
+			// ccs[cur] is unused while cur is the data path: the window
+			// of txPath comes in, cur's goes to its own slot.
+			dst.cc.swapWindow(&mh.ccs[mh.txPath])
+			mh.ccs[mh.txPath].swapWindow(&mh.ccs[mh.cur])
+			a.oq.path = uint8(mh.txPath)
+		}
+		mh.lastData[mh.cur] = dst.lastDataSent
 		mh.cur = mh.txPath
 		if rto := dst.rto.RTO(); rto > 0 {
-			dst.cc.OnIdle(64*rto, rto)
+			now, idle := time.Now(), 64*rto
+			if t := mh.lastData[mh.cur]; !t.IsZero() {
+				idle = now.Sub(t)
+			}
+			dst.cc.OnIdle(idle, rto)
+			if !dst.lastDataSent.IsZero() {
+				dst.lastDataSent = now // that idleness is accounted for
+			}
 		}
 	}
+}
+
+// mhInitWindows gives each path its own window, a copy of the first
+// one's as initTCB made it (§7.2.1), and has the outstanding queue sum
+// acknowledged octets per path. mu is held.
+func (a *Association) mhInitWindows(cfg congestionConfig) {
+	for i := range a.mh.ccs {
+		a.mh.ccs[i] = newCongestion(cfg)
+	}
+	a.oq.pathAcked, a.oq.path = &a.mh.acked, uint8(a.mh.cur)
+}
+
+// mhFastRetransmit reduces the window of each path that lost chunks
+// (§7.2.4 step 2 for the destination the chunks were sent to), not that
+// of the path the retransmission goes to; it reports whether one entered
+// Fast Recovery. mu is held.
+func (a *Association) mhFastRetransmit(cur *congestion, highest uint32) bool {
+	entered := false
+	for i := range a.mh.ccs {
+		if a.oq.pathLost&(1<<i) == 0 {
+			continue
+		}
+		cc := &a.mh.ccs[i]
+		if pathmgr.ID(i) == a.mh.cur {
+			cc = cur
+		}
+		entered = cc.OnFastRetransmit(highest) || entered
+	}
+	return entered
+}
+
+// mhOnAck applies a SACK to the data path's window with only the octets
+// that were sent to that path (§7.2: bytes sent elsewhere neither grow
+// nor shrink it), and the flight with all of them. mu is held.
+func (a *Association) mhOnAck(cc *congestion, ack ackInfo) {
+	ack.AckedBytes = a.mh.acked[a.mh.cur]
+	cc.OnAck(ack)
 }
 
 // mhRTO is path id's RTO estimator. mu is held.
@@ -286,12 +348,24 @@ func (a *Association) mhNoteFrom(from netip.AddrPort) {
 // mhAddPeers adds the addresses the peer's INIT ACK listed, and those
 // Dial was given, as unconfirmed paths (§5.4, §5.1.2). mu is held.
 func (a *Association) mhAddPeers(p *wire.InitParams, now time.Time) {
-	port := a.mh.pm.Info(0).Addr.Port()
-	for i := range min(p.NumAddrs, wire.MaxInitAddrs) {
-		_, _ = a.mh.pm.Add(netip.AddrPortFrom(p.Addrs[i].Unmap(), port), now)
-	}
+	a.mhAddListed(p.Addrs[:min(max(p.NumAddrs, 0), wire.MaxInitAddrs)], now)
 	for _, ap := range a.mh.extra {
 		_, _ = a.mh.pm.Add(ap, now)
+	}
+}
+
+// mhAddListed adds addresses the peer listed in its INIT or INIT ACK as
+// unconfirmed paths, sent only HEARTBEATs until one is answered with its
+// nonce (§5.1.2, §5.4), at the UDP port of the first path. An address of
+// the other family than the socket's cannot be reached and is left out;
+// the path manager ignores one already known and caps their number. mu
+// is held.
+func (a *Association) mhAddListed(addrs []netip.Addr, now time.Time) {
+	first := a.mh.pm.Info(0).Addr
+	for _, ad := range addrs {
+		if ad = ad.Unmap(); ad.Is4() == first.Addr().Is4() {
+			_, _ = a.mh.pm.Add(netip.AddrPortFrom(ad, first.Port()), now)
+		}
 	}
 }
 
@@ -400,8 +474,13 @@ func (a *Association) mhPathStats() []PathStats {
 	out := make([]PathStats, pm.Len())
 	for i := range out {
 		in, rto := pm.Info(pathmgr.ID(i)), a.mhRTO(pathmgr.ID(i))
+		cc := &a.mh.ccs[i]
+		if pathmgr.ID(i) == a.mh.cur {
+			cc = &a.primaryPath().cc
+		}
 		out[i] = PathStats{Addr: in.Addr, State: in.State.String(), Primary: in.Primary,
-			SRTT: rto.SRTT(), RTO: rto.RTO(), OctetsSent: a.mh.octets[i], Errors: in.Errors}
+			SRTT: rto.SRTT(), RTO: rto.RTO(), OctetsSent: a.mh.octets[i], Errors: in.Errors,
+			Cwnd: cc.Cwnd(), SSThresh: cc.SSThresh()}
 	}
 	return out
 }

@@ -317,3 +317,143 @@ func TestMultihoming_BothCutIdle_RFC9260_8_1(t *testing.T) {
 	}
 	require.Error(t, cli.Err())
 }
+
+// pathOf is the index in a's Stats().Paths of the path to host, or -1.
+func pathOf(a *Association, host string) (int, PathStats) {
+	for i, p := range a.Stats().Paths {
+		if p.Addr.Addr() == netip.MustParseAddr(host) {
+			return i, p
+		}
+	}
+	return -1, PathStats{}
+}
+
+// TestMultihoming_ListenerLearnsInitAddrs_RFC9260_5_4: the addresses the
+// client's INIT lists reach the listener in the State Cookie: once the
+// association is accepted, the client's second address is a path of the
+// server although no packet could have come from it (its link is
+// black-holed), unconfirmed until a HEARTBEAT is answered with its nonce.
+func TestMultihoming_ListenerLearnsInitAddrs_RFC9260_5_4(t *testing.T) {
+	d := dualPath(t)
+	require.NoError(t, d.BlackHole(1))
+	_, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	i, p := pathOf(srv, d.BAddr[1])
+	require.GreaterOrEqual(t, i, 0, "the INIT's second address is a path of the server: %+v", srv.Stats().Paths)
+	assert.Equal(t, "unconfirmed", p.State)
+	srv.mu.Lock()
+	assert.Zero(t, srv.mh.dataPackets[i], "no DATA to an unconfirmed address")
+	srv.mu.Unlock()
+	time.Sleep(time.Second)
+	_, p = pathOf(srv, d.BAddr[1])
+	assert.Equal(t, "unconfirmed", p.State, "no HEARTBEAT answered over the black hole")
+	require.NoError(t, d.Heal(1))
+	require.Eventually(t, func() bool { _, p := pathOf(srv, d.BAddr[1]); return p.State == "active" },
+		20*time.Second, 10*time.Millisecond, "the path is confirmed once its HEARTBEAT is answered")
+}
+
+// TestMultihoming_UnownedAddressPassive_RFC9260_5_4: an INIT listing an
+// address the client does not own makes a server path that stays
+// unconfirmed and never gets DATA, while the owned ones carry it.
+func TestMultihoming_UnownedAddressPassive_RFC9260_5_4(t *testing.T) {
+	d := dualPath(t)
+	const unowned = "10.99.0.2"
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0], d.BAddr[0]+"/"+d.BAddr[1]+"/"+unowned+":0")
+	sink := newSink(16 * 20)
+	cli.Start(sink.take, func(error) {})
+	for sid := range uint16(16) {
+		for i := range uint32(20) {
+			require.NoError(t, srv.WriteMsg(sid, 0, mhMessage(sid, i)))
+		}
+	}
+	select {
+	case <-sink.allDone:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("only %d of %d messages delivered", sink.count(), sink.total)
+	}
+	require.Eventually(t, func() bool { _, p := pathOf(srv, d.BAddr[1]); return p.State == "active" },
+		20*time.Second, 10*time.Millisecond)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	id, ok := srv.mh.pm.Lookup(netip.AddrPortFrom(netip.MustParseAddr(unowned), srv.primaryPath().addr.Port()))
+	require.True(t, ok, "the listed address is a path")
+	assert.Equal(t, pathmgr.Unconfirmed, srv.mh.pm.Info(id).State)
+	assert.Zero(t, srv.mh.dataPackets[id], "DATA sent to an unconfirmed address")
+	assert.NotZero(t, srv.mh.dataPackets[0])
+}
+
+// TestMultihoming_PerPathWindows_RFC9260_7_2: each destination has its
+// own cwnd and ssthresh. The primary's black hole reduces the primary's
+// window only; the alternate starts from the initial window and grows on
+// its own acknowledgements; once DATA is back on the primary, the
+// primary's window moves and the alternate's stays as it was left.
+func TestMultihoming_PerPathWindows_RFC9260_7_2(t *testing.T) {
+	d := dualPath(t)
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond)
+	const perPhase = 60
+	sink := newSink(16 * (3*perPhase + 1))
+	srv.Start(sink.take, func(error) {})
+	sent := 0
+	phase := func(n int, base uint32) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for sid := range uint16(16) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range uint32(n) {
+					if err := cli.WriteMsg(sid, 0, mhMessage(sid, base+i)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		sent += 16 * n
+		require.Eventually(t, func() bool { return sink.count() >= sent }, 60*time.Second, time.Millisecond,
+			"delivered %d of %d", sink.count(), sent)
+	}
+	cur := func() pathmgr.ID { cli.mu.Lock(); defer cli.mu.Unlock(); return cli.mh.cur }
+	cli.mu.Lock()
+	initial := initialCwnd(cli.maxPacket)
+	cli.mu.Unlock()
+
+	phase(perPhase, 0)
+	ps := cli.Stats().Paths
+	t.Logf("over path 0: %+v", ps)
+	require.Equal(t, pathmgr.ID(0), cur())
+	assert.Greater(t, ps[0].Cwnd, initial, "path 0's window grew with its acknowledgements")
+	assert.Equal(t, initial, ps[1].Cwnd, "path 1 carried no DATA: the initial window (§7.2.1)")
+	untouched := ps[1].SSThresh
+
+	require.NoError(t, d.BlackHole(0))
+	phase(perPhase, 1000)
+	ps = cli.Stats().Paths
+	t.Logf("failed over to path 1: %+v", ps)
+	require.Equal(t, pathmgr.ID(1), cur())
+	assert.Greater(t, ps[1].Cwnd, initial, "path 1's window grew from the initial one on its own")
+	assert.Less(t, ps[0].SSThresh, untouched, "the loss on path 0 lowered path 0's ssthresh (§7.2.3)")
+	assert.Greater(t, ps[1].SSThresh, ps[0].SSThresh, "path 0's loss is not path 1's")
+
+	require.NoError(t, d.Heal(0))
+	require.Eventually(t, func() bool { return pathState(cli, 0) == "active" }, 20*time.Second, 10*time.Millisecond)
+	phase(1, 2000)
+	require.Eventually(t, func() bool { return cur() == 0 }, 10*time.Second, time.Millisecond, "DATA back on the primary")
+	before := cli.Stats().Paths
+	phase(perPhase, 3000)
+	ps = cli.Stats().Paths
+	t.Logf("back on path 0: %+v", ps)
+	require.Equal(t, pathmgr.ID(0), cur())
+	assert.Equal(t, before[1].Cwnd, ps[1].Cwnd, "path 1's window stays as DATA left it")
+	assert.Equal(t, before[1].SSThresh, ps[1].SSThresh)
+	assert.NotEqual(t, before[0].Cwnd, ps[0].Cwnd, "path 0's window moves with its own acknowledgements")
+	sink.mu.Lock()
+	assert.Zero(t, sink.bad, "duplicate or corrupt messages")
+	sink.mu.Unlock()
+}

@@ -3,6 +3,7 @@ package sctp
 import (
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
@@ -56,6 +57,9 @@ type outChunk struct {
 	// assigned when it was last sent again: a chunk acknowledged at or
 	// above it was first sent after that retransmission.
 	rtxNext uint32
+	// path is the destination it was last sent to (multihomed, RFC 9260
+	// §7.2); it fits in the padding after rtxNext.
+	path uint8
 }
 
 // sackStatus says what OnSACK did with a SACK.
@@ -152,6 +156,15 @@ type outstandingQueue struct {
 	timedAt  time.Time
 
 	base time.Time // the clock of outChunk.sent: the first Add's time
+	// path is the destination chunks sent now go to; pathAcked, set only
+	// on a multihomed association, sums each destination's newly
+	// acknowledged octets during OnSACK, and pathLost has bit i set when
+	// a chunk last sent to destination i was marked for Fast Retransmit
+	// (RFC 9260 §7.2: per-destination windows). The caller clears both
+	// before each OnSACK.
+	path      uint8
+	pathLost  uint16
+	pathAcked *[pathmgr.DefaultMaxPaths]int
 
 	// gapHigh is the highest TSN a Gap Ack Block has covered while above
 	// the cum ack (haveGap): no chunk above it is in chunkGapAcked, so
@@ -242,7 +255,7 @@ func (q *outstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 	if q.base.IsZero() {
 		q.base = now
 	}
-	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: chunkInFlight, sent: int64(now.Sub(q.base))}
+	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: chunkInFlight, sent: int64(now.Sub(q.base)), path: q.path}
 	if !q.timed {
 		q.timed, q.timedTSN, q.timedAt = true, tsn, now
 	}
@@ -332,6 +345,9 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 			q.marked--
 		}
 		ack.AckedBytes += int(c.size)
+		if q.pathAcked != nil {
+			q.pathAcked[c.path%pathmgr.DefaultMaxPaths] += int(c.size)
+		}
 		htna, haveHTNA = tsn, true
 		if !c.rtx {
 			// Ascending TSNs: the last one is the newest chunk sent once.
@@ -443,6 +459,9 @@ func (q *outstandingQueue) countMiss(tsn uint32, c *outChunk, res *sackResult) {
 	if c.state == chunkInFlight {
 		res.MarkedBytes += int(c.size)
 	}
+	if q.pathAcked != nil {
+		q.pathLost |= 1 << (c.path % pathmgr.DefaultMaxPaths)
+	}
 	c.state, c.misses, c.fastRtx = chunkMarked, 0, true
 	q.marked++
 	q.untimeIfAtOrAbove(tsn)
@@ -465,6 +484,9 @@ func (q *outstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *sac
 		return
 	}
 	res.MarkedBytes += int(c.size)
+	if q.pathAcked != nil {
+		q.pathLost |= 1 << (c.path % pathmgr.DefaultMaxPaths)
+	}
 	c.state, c.misses = chunkMarked, 0
 	q.marked++
 	q.untimeIfAtOrAbove(tsn)
@@ -556,7 +578,7 @@ func (q *outstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok
 	if c.state != chunkMarked {
 		return 0, false
 	}
-	c.state, c.rtx, c.misses = chunkInFlight, true, 0
+	c.state, c.rtx, c.misses, c.path = chunkInFlight, true, 0, q.path
 	if c.fastRtx {
 		c.rtxNext = q.next
 	}

@@ -4,10 +4,12 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
@@ -615,4 +617,47 @@ func FuzzOutstandingSACK(f *testing.F) {
 			require.Positive(t, s.cc.Cwnd())
 		}
 	})
+}
+
+// A multihomed queue remembers where each chunk was last sent, sums a
+// SACK's newly acknowledged octets per destination and marks the
+// destinations of chunks marked for Fast Retransmit (RFC 9260 §7.2: per
+// destination windows); a retransmission moves the chunk to the current
+// destination. The record costs the descriptor no space.
+func TestOutstandingPerPath_RFC9260_7_2(t *testing.T) {
+	assert.Equal(t, uintptr(24), unsafe.Sizeof(outChunk{}), "path fits in the padding")
+	t0 := time.Now()
+	q := newOutstandingQueue(1, 64)
+	var acked [pathmgr.DefaultMaxPaths]int
+	q.pathAcked = &acked
+	add := func(path uint8, n int) {
+		q.path = path
+		for range n {
+			_, ok := q.Add(100, t0)
+			require.True(t, ok)
+		}
+	}
+	add(0, 4) // TSNs 1-4
+	add(1, 4) // TSNs 5-8
+	// cum 2, gap 7-8: TSNs 3-6 missing, one miss each.
+	r := q.OnSACK(2, gapList{gb(5, 6)}, nil, 1<<20, false, t0)
+	assert.Equal(t, 400, r.Ack.AckedBytes)
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{200, 200}, acked)
+	add(2, 2) // TSNs 9-10
+	clear(acked[:])
+	q.OnSACK(2, gapList{gb(5, 7)}, nil, 1<<20, false, t0)
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{0, 0, 100}, acked)
+	assert.Zero(t, q.pathLost, "two miss indications")
+	r = q.OnSACK(2, gapList{gb(5, 8)}, nil, 1<<20, false, t0)
+	require.True(t, r.FastRetransmit)
+	assert.Equal(t, uint16(0b11), q.pathLost, "TSNs 3-4 were sent to path 0, 5-6 to path 1")
+	q.path = 3
+	for tsn, _, ok := q.FirstMarked(); ok; tsn, _, ok = q.NextMarked(tsn) {
+		_, ok := q.OnRetransmit(tsn, t0)
+		require.True(t, ok)
+	}
+	clear(acked[:])
+	r = q.OnSACK(10, nil, nil, 1<<20, false, t0)
+	assert.Equal(t, 400, r.Ack.AckedBytes)
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{0, 0, 0, 400}, acked, "retransmitted to path 3; 7-10 acknowledged before")
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // DefaultCookieLifespan is Valid.Cookie.Life, the lifespan of a State
@@ -23,36 +25,44 @@ const DefaultCookieLifespan = 60 * time.Second
 // before drawing a new one, unless told otherwise.
 const DefaultCookieRotation = 60 * time.Second
 
-// CookieLen is the length of a signed State Cookie: a fixed 76-octet
-// body, of which the last 4 octets name the signing secret, followed by
-// its 32-octet HMAC-SHA256.
-const CookieLen = cookieMACOff + sha256.Size
+// CookieLen is the length of a signed State Cookie that carries no
+// listed addresses: a fixed 76-octet body, of which the last 4 octets
+// name the signing secret, followed by its 32-octet HMAC-SHA256. Each
+// address the peer's INIT listed adds 16 octets before the MAC, up to
+// MaxCookieLen.
+const CookieLen = cookieFixedLen + sha256.Size
+
+// MaxCookieLen is the length of a cookie carrying wire.MaxInitAddrs
+// addresses.
+const MaxCookieLen = CookieLen + wire.MaxInitAddrs*cookieAddrLen
 
 // The fixed binary layout of a cookie, network byte order.
 const (
 	cookieVersion = 1
 
-	ckVersion     = 0  // 1 octet: cookieVersion
-	ckFlags       = 1  // 1 octet: cookieFlag*
-	ckOutStreams  = 2  // 2: negotiated outbound streams
-	ckInStreams   = 4  // 2: negotiated inbound streams
-	ckLocalPort   = 6  // 2: our SCTP port
-	ckPeerPort    = 8  // 2: the peer's SCTP port
-	ckAddrPort    = 10 // 2: the peer's UDP port
-	ckLocalVTag   = 12 // 4
-	ckLocalTSN    = 16 // 4
-	ckPeerVTag    = 20 // 4
-	ckPeerTSN     = 24 // 4
-	ckPeerARwnd   = 28 // 4
-	ckAdaptation  = 32 // 4
-	ckLocalTie    = 36 // 4
-	ckPeerTie     = 40 // 4
-	ckCreated     = 44 // 8: microseconds since the Unix epoch
-	ckLifespan    = 52 // 4: milliseconds
-	ckAddr        = 56 // 16: the peer's IP address, IPv4 as IPv4-mapped IPv6
-	ckGeneration  = 72 // 4: the generation of the signing secret
-	cookieMACOff  = 76
-	cookieFlagAll = cookieFlagAdaptation | cookieFlagReconfig | cookieFlagAddr | cookieFlagAddr4
+	ckVersion      = 0  // 1 octet: cookieVersion
+	ckFlags        = 1  // 1 octet: cookieFlag*
+	ckOutStreams   = 2  // 2: negotiated outbound streams
+	ckInStreams    = 4  // 2: negotiated inbound streams
+	ckLocalPort    = 6  // 2: our SCTP port
+	ckPeerPort     = 8  // 2: the peer's SCTP port
+	ckAddrPort     = 10 // 2: the peer's UDP port
+	ckLocalVTag    = 12 // 4
+	ckLocalTSN     = 16 // 4
+	ckPeerVTag     = 20 // 4
+	ckPeerTSN      = 24 // 4
+	ckPeerARwnd    = 28 // 4
+	ckAdaptation   = 32 // 4
+	ckLocalTie     = 36 // 4
+	ckPeerTie      = 40 // 4
+	ckCreated      = 44 // 8: microseconds since the Unix epoch
+	ckLifespan     = 52 // 4: milliseconds
+	ckAddr         = 56 // 16: the peer's IP address, IPv4 as IPv4-mapped IPv6
+	ckGeneration   = 72 // 4: the generation of the signing secret
+	ckListed       = 76 // 16 each: the INIT's listed addresses, as ckAddr
+	cookieFixedLen = 76
+	cookieAddrLen  = 16
+	cookieFlagAll  = cookieFlagAdaptation | cookieFlagReconfig | cookieFlagAddr | cookieFlagAddr4
 
 	cookieFlagAdaptation = 1 << 0 // PeerAdaptation present
 	cookieFlagReconfig   = 1 << 1 // PeerReconfig
@@ -159,10 +169,26 @@ type Cookie struct {
 	// peer's current Verification Tags, for the collision handling of
 	// §5.2.4. Zero otherwise.
 	LocalTieTag, PeerTieTag uint32
+
+	// PeerAddrs are the first NumPeerAddrs of the IPv4 and IPv6 addresses
+	// the INIT listed (RFC 9260 §5.1.2): the association's other
+	// destinations, to be verified before use (§5.4). Sign keeps them as
+	// PeerAddr (IPv4 unmapped, no zone) and drops invalid ones.
+	PeerAddrs    [wire.MaxInitAddrs]netip.Addr
+	NumPeerAddrs int
 }
 
-// encodeBody writes the cookie into b[:ckGeneration]; the caller has
-// normalized Created, Lifespan and PeerAddr.
+// Listed returns the addresses the peer's INIT listed.
+func (c *Cookie) Listed() []netip.Addr {
+	return c.PeerAddrs[:min(max(c.NumPeerAddrs, 0), wire.MaxInitAddrs)]
+}
+
+// encodedLen is the length of c signed.
+func (c *Cookie) encodedLen() int { return CookieLen + len(c.Listed())*cookieAddrLen }
+
+// encodeBody writes the cookie into b[:ckGeneration] and its listed
+// addresses after the fixed part; the caller has normalized Created,
+// Lifespan, PeerAddr and PeerAddrs.
 func (c *Cookie) encodeBody(b []byte) {
 	var flags byte
 	if c.HasPeerAdaptation {
@@ -205,13 +231,19 @@ func (c *Cookie) encodeBody(b []byte) {
 		a16 = addr.As16()
 	}
 	copy(b[ckAddr:ckAddr+16], a16[:])
+	for i, la := range c.Listed() {
+		a16 = la.As16()
+		copy(b[ckListed+i*cookieAddrLen:], a16[:])
+	}
 }
 
-// DecodeCookie parses a cookie body whose MAC has verified. Any field this
-// package never writes makes it malformed, so that every accepted cookie
-// has exactly one encoding.
+// DecodeCookie parses a signed cookie (body and MAC) whose MAC has
+// verified. A length this package never writes, or any field it never
+// writes, makes it malformed, so that every accepted cookie has exactly
+// one encoding.
 func DecodeCookie(b []byte) (Cookie, error) {
-	if b[ckVersion] != cookieVersion || b[ckFlags]&^cookieFlagAll != 0 {
+	n, ok := listedCount(len(b))
+	if !ok || b[ckVersion] != cookieVersion || b[ckFlags]&^cookieFlagAll != 0 {
 		return Cookie{}, errCookieMalformed
 	}
 	be := binary.BigEndian
@@ -256,7 +288,21 @@ func DecodeCookie(b []byte) (Cookie, error) {
 		}
 		c.PeerAddr = netip.AddrPortFrom(addr, port)
 	}
+	for i := range n {
+		off := ckListed + i*cookieAddrLen
+		c.PeerAddrs[i] = netip.AddrFrom16([16]byte(b[off : off+cookieAddrLen])).Unmap()
+	}
+	c.NumPeerAddrs = n
 	return c, nil
+}
+
+// listedCount is the number of listed addresses of a signed cookie of l
+// octets; ok is false for a length Sign never produces.
+func listedCount(l int) (n int, ok bool) {
+	if l < CookieLen || l > MaxCookieLen || (l-CookieLen)%cookieAddrLen != 0 {
+		return 0, false
+	}
+	return (l - CookieLen) / cookieAddrLen, true
 }
 
 // cookieKey is one signing secret and its keyed hash.
@@ -338,8 +384,8 @@ func (s *CookieSigner) rotateLocked(now time.Time) {
 // Sign stamps c.Created with the signer's clock (to the microsecond),
 // sets c.Lifespan to defaultCookieLifespan if it is zero or negative
 // (lifespans are carried in milliseconds, at most about 49 days, and c is
-// updated to the value carried), and appends the signed cookie, cookieLen
-// octets, to dst. It allocates only if dst lacks the room.
+// updated to the value carried), and appends the signed cookie, CookieLen
+// octets and 16 per listed address, to dst. It allocates only if dst lacks the room.
 func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 	now := s.now()
 	s.mu.Lock()
@@ -359,22 +405,38 @@ func (s *CookieSigner) Sign(dst []byte, c *Cookie) []byte {
 	if !c.HasPeerAdaptation {
 		c.PeerAdaptation = 0
 	}
+	c.normalizeListed()
 
-	off := len(dst)
-	dst = slices.Grow(dst, CookieLen)[:off+CookieLen]
+	off, l := len(dst), c.encodedLen()
+	dst = slices.Grow(dst, l)[:off+l]
 	b := dst[off:]
 	c.encodeBody(b)
 	binary.BigEndian.PutUint32(b[ckGeneration:], s.cur.gen)
+	mac := l - sha256.Size
 	s.cur.mac.Reset()
-	s.cur.mac.Write(b[:cookieMACOff])
-	s.cur.mac.Sum(b[cookieMACOff:cookieMACOff])
+	s.cur.mac.Write(b[:mac])
+	s.cur.mac.Sum(b[mac:mac])
 	return dst
+}
+
+// normalizeListed keeps the valid listed addresses, unmapped and without
+// zone, at the front of PeerAddrs and clears the rest.
+func (c *Cookie) normalizeListed() {
+	n := 0
+	for _, a := range c.Listed() {
+		if a.IsValid() {
+			c.PeerAddrs[n] = a.Unmap().WithZone("")
+			n++
+		}
+	}
+	clear(c.PeerAddrs[n:])
+	c.NumPeerAddrs = n
 }
 
 // Verify checks a cookie from a COOKIE ECHO (RFC 9260 §5.1.5) at time now
 // and returns its content. In order:
 func (s *CookieSigner) Verify(b []byte, now time.Time) (Cookie, error) {
-	//   - a cookie that is not cookieLen octets long is errCookieMalformed;
+	//   - a cookie of a length Sign never writes is errCookieMalformed;
 	//   - the MAC is compared in constant time (hmac.Equal) against the one
 	//     computed under the secret the cookie names, which must be the
 	//     current or the previous one (steps 1 and 2); a mismatch is
@@ -418,7 +480,7 @@ func (s *CookieSigner) VerifyFrom(b []byte, now time.Time, from netip.AddrPort) 
 }
 
 func (s *CookieSigner) verifyMAC(b []byte, now time.Time) (Cookie, error) {
-	if len(b) != CookieLen {
+	if _, ok := listedCount(len(b)); !ok {
 		return Cookie{}, errCookieMalformed
 	}
 	s.mu.Lock()
@@ -434,9 +496,10 @@ func (s *CookieSigner) verifyMAC(b []byte, now time.Time) (Cookie, error) {
 		s.mu.Unlock()
 		return Cookie{}, errCookieMAC
 	}
+	mac := len(b) - sha256.Size
 	k.mac.Reset()
-	k.mac.Write(b[:cookieMACOff])
-	ok := hmac.Equal(k.mac.Sum(s.scratch[:0]), b[cookieMACOff:])
+	k.mac.Write(b[:mac])
+	ok := hmac.Equal(k.mac.Sum(s.scratch[:0]), b[mac:])
 	s.mu.Unlock()
 	if !ok {
 		return Cookie{}, errCookieMAC

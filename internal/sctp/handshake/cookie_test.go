@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // fakeClock is a settable clock for CookieSigner.
@@ -64,8 +66,8 @@ func sampleCookie() Cookie {
 func resign(s *CookieSigner, b []byte) {
 	binary.BigEndian.PutUint32(b[ckGeneration:], s.cur.gen)
 	m := hmac.New(sha256.New, s.cur.secret[:])
-	m.Write(b[:cookieMACOff])
-	copy(b[cookieMACOff:], m.Sum(nil))
+	m.Write(b[:len(b)-sha256.Size])
+	copy(b[len(b)-sha256.Size:], m.Sum(nil))
 }
 
 func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
@@ -79,13 +81,23 @@ func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 		"no RE-CONFIG":          func(c *Cookie) { c.PeerReconfig = false },
 		"no tie-tags":           func(c *Cookie) { c.LocalTieTag, c.PeerTieTag = 0, 0 },
 		"preservative lifespan": func(c *Cookie) { c.Lifespan = 90 * time.Second },
+		"listed addresses": func(c *Cookie) {
+			c.NumPeerAddrs = copy(c.PeerAddrs[:], []netip.Addr{netip.MustParseAddr("192.0.2.8"),
+				netip.MustParseAddr("2001:db8::2")})
+		},
+		"most listed addresses": func(c *Cookie) {
+			for i := range c.PeerAddrs {
+				c.PeerAddrs[i] = netip.AddrFrom4([4]byte{198, 51, 100, byte(i)})
+			}
+			c.NumPeerAddrs = len(c.PeerAddrs)
+		},
 	}
 	for name, mod := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := sampleCookie()
 			mod(&c)
 			b := s.Sign(nil, &c)
-			require.Len(t, b, CookieLen)
+			require.Len(t, b, CookieLen+16*c.NumPeerAddrs)
 			assert.Equal(t, time.UnixMicro(clk.Now().UnixMicro()), c.Created, "Sign stamps the creation time")
 			if name != "preservative lifespan" {
 				assert.Equal(t, DefaultCookieLifespan, c.Lifespan, "Valid.Cookie.Life (RFC 9260 §16)")
@@ -174,6 +186,21 @@ func TestCookieMalformedLength(t *testing.T) {
 	for _, x := range [][]byte{nil, {}, b[:1], b[:CookieLen-1], append(append([]byte(nil), b...), 0), make([]byte, 4096)} {
 		_, err := s.Verify(x, clk.Now())
 		assert.ErrorIs(t, err, errCookieMalformed, "length %d", len(x))
+	}
+	// With listed addresses: a partial address, or more than
+	// wire.MaxInitAddrs of them, is malformed even under a valid MAC.
+	for _, l := range []int{CookieLen + 8, CookieLen + 17, MaxCookieLen + 16, MaxCookieLen + 1} {
+		x := make([]byte, l)
+		copy(x, b[:cookieFixedLen])
+		resign(s, x)
+		_, err := s.Verify(x, clk.Now())
+		assert.ErrorIs(t, err, errCookieMalformed, "length %d", l)
+		_, err = DecodeCookie(x)
+		assert.ErrorIs(t, err, errCookieMalformed, "DecodeCookie, length %d", l)
+	}
+	for _, x := range [][]byte{nil, b[:1], b[:cookieFixedLen]} {
+		_, err := DecodeCookie(x)
+		assert.ErrorIs(t, err, errCookieMalformed, "DecodeCookie never reads past a short cookie")
 	}
 }
 
@@ -419,16 +446,22 @@ func FuzzCookieVerify(f *testing.F) {
 	v6 := sampleCookie()
 	v6.PeerAddr = netip.MustParseAddrPort("[2001:db8::1]:1")
 	f.Add(s.Sign(nil, &v6))
+	l := sampleCookie()
+	l.NumPeerAddrs = copy(l.PeerAddrs[:], []netip.Addr{netip.MustParseAddr("192.0.2.8"), netip.MustParseAddr("2001:db8::2")})
+	f.Add(s.Sign(nil, &l))
+	f.Add(make([]byte, MaxCookieLen))
+	f.Add(make([]byte, MaxCookieLen+16))
 	now := clk.Now()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, at := range []time.Time{now, now.Add(2 * time.Minute)} {
 			got, err := s.Verify(b, at)
 			switch {
 			case err == nil, errors.Is(err, errCookieStale):
-				require.Len(t, b, CookieLen)
-				re := make([]byte, ckGeneration)
+				require.Len(t, b, got.encodedLen())
+				re := make([]byte, len(b)-sha256.Size)
 				got.encodeBody(re)
-				require.Equal(t, b[:ckGeneration], re, "an accepted cookie re-encodes to itself")
+				require.Equal(t, b[:ckGeneration], re[:ckGeneration], "an accepted cookie re-encodes to itself")
+				require.Equal(t, b[ckListed:len(re)], re[ckListed:], "its listed addresses too")
 			case errors.Is(err, errCookieMAC), errors.Is(err, errCookieMalformed):
 			default:
 				t.Fatalf("unexpected error %v", err)
@@ -447,4 +480,71 @@ func FuzzCookieVerify(f *testing.F) {
 func TestCookieExpiryBeyondTimeNeverStale(t *testing.T) {
 	c := Cookie{Created: time.UnixMicro(math.MaxInt64 - 10), Lifespan: time.Hour}
 	assert.NoError(t, checkStale(&c, time.Now()), "an expiry past the end of int64 microseconds never comes")
+}
+
+// FuzzDecodeCookie feeds arbitrary bodies under a valid MAC to Verify, so
+// that the decoder sees what only a signer could write: it never panics,
+// and what it accepts re-encodes to the same octets.
+func FuzzDecodeCookie(f *testing.F) {
+	clk := newFakeClock()
+	s := NewCookieSigner(time.Hour, clk.Now)
+	c := sampleCookie()
+	f.Add(s.Sign(nil, &c))
+	c.NumPeerAddrs = copy(c.PeerAddrs[:], []netip.Addr{netip.MustParseAddr("192.0.2.8"), netip.MustParseAddr("2001:db8::2")})
+	f.Add(s.Sign(nil, &c))
+	f.Add(make([]byte, CookieLen+3*16))
+	f.Add(make([]byte, CookieLen+5))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) >= CookieLen {
+			resign(s, b)
+		}
+		got, err := s.Verify(b, clk.Now())
+		if err != nil {
+			require.True(t, errors.Is(err, errCookieMalformed) || errors.Is(err, errCookieStale) || errors.Is(err, errCookieMAC), "%v", err)
+			if !errors.Is(err, errCookieStale) {
+				return
+			}
+		}
+		require.Len(t, b, got.encodedLen())
+		require.LessOrEqual(t, got.NumPeerAddrs, len(got.PeerAddrs))
+		re := make([]byte, len(b)-sha256.Size)
+		got.encodeBody(re)
+		require.Equal(t, b[:ckGeneration], re[:ckGeneration])
+		require.Equal(t, b[ckListed:len(re)], re[ckListed:])
+	})
+}
+
+// TestResponderCookieListsInitAddrs_RFC9260_5_1_2: the addresses an INIT
+// lists come back in the cookie of its COOKIE ECHO, the first
+// wire.MaxInitAddrs of them.
+func TestResponderCookieListsInitAddrs_RFC9260_5_1_2(t *testing.T) {
+	h := NewResponder(ResponderConfig{AllowMissingAdaptation: true})
+	from := netip.MustParseAddrPort("192.0.2.7:9899")
+	for _, n := range []int{0, 2, wire.MaxInitAddrs + 3} {
+		in := wire.Init{InitiateTag: 7, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 1}
+		for i := range n {
+			if i < wire.MaxInitAddrs {
+				in.Params.Addrs[i] = netip.AddrFrom4([4]byte{198, 51, 100, byte(i + 1)})
+			}
+			in.Params.NumAddrs++
+		}
+		pkt := in.Append(wire.AppendHeader(nil, wire.Header{SrcPort: 1, DstPort: 2}))
+		wire.SetChecksum(pkt)
+		var ack []byte
+		h.Unknown(pkt, from, func(p []byte) { ack = append([]byte(nil), p...) })
+		require.NotNil(t, ack, "INIT ACK sent")
+		p, err := wire.ParsePacket(ack)
+		require.NoError(t, err)
+		it := p.Chunks()
+		c, _ := it.Next()
+		ia, err := wire.ParseInit(c)
+		require.NoError(t, err)
+		ck, err := h.signer.Verify(ia.Params.StateCookie, time.Now())
+		require.NoError(t, err)
+		want := min(n, wire.MaxInitAddrs)
+		require.Len(t, ck.Listed(), want)
+		for i, a := range ck.Listed() {
+			assert.Equal(t, netip.AddrFrom4([4]byte{198, 51, 100, byte(i + 1)}), a)
+		}
+	}
 }

@@ -157,7 +157,7 @@ func NewResponder(cfg ResponderConfig) *Responder {
 		cfg.InboundStreams = 0xFFFF
 	}
 	return &Responder{cfg: cfg, signer: NewCookieSigner(0, nil), limit: NewTokenBucket(cfg.InitAckRate),
-		out: make([]byte, 0, 512), ck: make([]byte, 0, CookieLen)}
+		out: make([]byte, 0, 512), ck: make([]byte, 0, MaxCookieLen)}
 }
 
 // Stats returns the counters.
@@ -277,6 +277,9 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 		PeerAdaptation: in.Params.Adaptation, HasPeerAdaptation: in.Params.HasAdaptation,
 		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig),
 	}
+	// §5.1.2, §5.4: the INIT's addresses travel in the cookie, to become
+	// the association's unconfirmed paths.
+	ck.NumPeerAddrs = copy(ck.PeerAddrs[:], in.Params.Addrs[:min(max(in.Params.NumAddrs, 0), wire.MaxInitAddrs)])
 	h.ck = h.signer.Sign(h.ck[:0], &ck)
 	ack := wire.Init{Ack: true, InitiateTag: ck.LocalVerificationTag, ARwnd: h.cfg.ARwnd,
 		OutboundStreams: h.cfg.OutboundStreams, InboundStreams: h.cfg.InboundStreams, InitialTSN: ck.LocalInitialTSN}
