@@ -48,7 +48,7 @@ func mhPair(t *testing.T, d *netns.DualPath, cfg Config, listen, dial, local str
 		return err
 	}))
 	t.Cleanup(func() { _ = l.Close() })
-	port := l.Addr().(*net.UDPAddr).Port
+	port := l.pc.LocalAddr().(*net.UDPAddr).Port
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ccfg := cfg

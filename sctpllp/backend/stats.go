@@ -25,13 +25,14 @@ type Stats struct {
 
 // Path is one destination address of an association: its state
 // ("active", "unconfirmed", "potentially-failed", "inactive"), whether it
-// is the primary, its RTO figures (RFC 9260 §6.3), the octets sent to it
-// and its error counter (§8.2).
+// is the primary, its RTO figures (RFC 9260 §6.3), its congestion window
+// (§7.2), the octets sent to it and its error counter (§8.2).
 type Path struct {
 	Addr       netip.AddrPort
 	State      string
 	Primary    bool
 	SRTT, RTO  time.Duration
+	Cwnd       int
 	OctetsSent uint64
 	Errors     int
 }

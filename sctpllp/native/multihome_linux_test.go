@@ -4,8 +4,6 @@ package native
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -30,13 +28,13 @@ func TestMultihomedAddresses(t *testing.T) {
 		return err
 	}))
 	defer l.Close()
-	port := l.Addr().(*net.UDPAddr).Port
+	laddr := l.Addr().String() // "A0/A1:port", which Dial takes
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var c backend.Transport
 	require.NoError(t, netns.In(d.B, func() (err error) {
 		c, err = Stack(Config{LocalAddr: d.BAddr[0] + "/" + d.BAddr[1] + ":0"}, nil).
-			Dial(ctx, fmt.Sprintf("%s/%s:%d", d.AAddr[0], d.AAddr[1], port))
+			Dial(ctx, laddr)
 		return err
 	}))
 	defer c.Close()

@@ -70,6 +70,7 @@ func TestPerPathMetrics_RFC9260_6_4(t *testing.T) {
 		if p.Primary {
 			primaries++
 			assert.Positive(t, p.RTOSeconds)
+			assert.Positive(t, p.CwndBytes)
 		}
 	}
 	assert.Equal(t, 1, primaries, "one primary path: %+v", paths)
@@ -84,7 +85,7 @@ func TestPerPathMetrics_RFC9260_6_4(t *testing.T) {
 	require.NoError(t, err)
 	states := regexp.MustCompile(`(?m)^` + Namespace + `_path_state\{[^}]*state="active"[^}]*\} 1$`).FindAllString(string(body), -1)
 	assert.Len(t, states, 2, "a path_state series per path")
-	for _, s := range []string{"path_srtt_seconds", "path_rto_seconds", "path_sent_bytes_total", "path_errors"} {
+	for _, s := range []string{"path_srtt_seconds", "path_rto_seconds", "path_cwnd_bytes", "path_sent_bytes_total", "path_errors"} {
 		assert.Len(t, regexp.MustCompile(`(?m)^`+Namespace+"_"+s+`\{`).FindAllString(string(body), -1), 2, s)
 	}
 }

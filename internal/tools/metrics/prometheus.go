@@ -68,6 +68,7 @@ var (
 	dPState     = desc("path_state", "A multihomed association's destination (RFC 9260 §6.4): 1 for its state, primary 1 for the primary path.", "llp", "peer", "path", "state", "primary")
 	dPSRTT      = desc("path_srtt_seconds", "A destination's smoothed round-trip time (RFC 9260 §6.3.1).", "llp", "peer", "path")
 	dPRTO       = desc("path_rto_seconds", "A destination's retransmission timeout (RFC 9260 §6.3.1).", "llp", "peer", "path")
+	dPCwnd      = desc("path_cwnd_bytes", "A destination's congestion window (RFC 9260 §7.2).", "llp", "peer", "path")
 	dPOctets    = desc("path_sent_bytes_total", "Octets of DATA sent to a destination.", "llp", "peer", "path")
 	dPErrors    = desc("path_errors", "A destination's error counter (RFC 9260 §8.2).", "llp", "peer", "path")
 	dARetrans   = desc("association_retransmitted_chunks_total", "A live association's retransmitted DATA chunks.", "llp", "peer")
@@ -86,7 +87,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
 		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dRxMemReclaims,
 		dLnAssocs, dLnQueueDrops, dLnEvicted, dLnStalled, dLnRebinds, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
-		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans, dPState, dPSRTT, dPRTO, dPOctets, dPErrors} {
+		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans, dPState, dPSRTT, dPRTO, dPCwnd, dPOctets, dPErrors} {
 		ch <- d
 	}
 }
@@ -197,6 +198,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(dPState, 1, a.LLP, a.Peer, p.Addr, p.State, strconv.FormatBool(p.Primary))
 			gauge(dPSRTT, p.SRTTSeconds, a.LLP, a.Peer, p.Addr)
 			gauge(dPRTO, p.RTOSeconds, a.LLP, a.Peer, p.Addr)
+			gauge(dPCwnd, float64(p.CwndBytes), a.LLP, a.Peer, p.Addr)
 			counter(dPOctets, p.OctetsSent, a.LLP, a.Peer, p.Addr)
 			gauge(dPErrors, float64(p.Errors), a.LLP, a.Peer, p.Addr)
 		}

@@ -161,6 +161,7 @@ type Path struct {
 	Primary     bool    `json:"primary"`
 	SRTTSeconds float64 `json:"srtt_seconds"`
 	RTOSeconds  float64 `json:"rto_seconds"`
+	CwndBytes   int     `json:"cwnd_bytes"`
 	OctetsSent  uint64  `json:"octets_sent"`
 	Errors      int     `json:"errors"`
 }
@@ -247,7 +248,7 @@ func Take(src Source) Snapshot {
 			}
 			for _, p := range a.Transport.Paths {
 				pa.Paths = append(pa.Paths, Path{Addr: p.Addr.String(), State: p.State, Primary: p.Primary,
-					SRTTSeconds: p.SRTT.Seconds(), RTOSeconds: p.RTO.Seconds(), OctetsSent: p.OctetsSent, Errors: p.Errors})
+					SRTTSeconds: p.SRTT.Seconds(), RTOSeconds: p.RTO.Seconds(), CwndBytes: p.Cwnd, OctetsSent: p.OctetsSent, Errors: p.Errors})
 			}
 			s.PerAssociation = append(s.PerAssociation, pa)
 		}
