@@ -32,6 +32,10 @@ const (
 	defaultMaxBurst = 4
 	// defaultHeartbeatInterval is HB.interval (RFC 9260 §16).
 	defaultHeartbeatInterval = 30 * time.Second
+	// multihomedHeartbeatInterval is a multihomed association's HB.interval
+	// when none is configured: a failed path is probed once per interval
+	// (§8.3), so this is about how soon it rejoins once it works again.
+	multihomedHeartbeatInterval = 5 * time.Second
 	// defaultBacklog is a Listener's accept queue.
 	defaultBacklog = 128
 	// defaultMaxAssociations and defaultMaxAssociationsPerAddress bound a
@@ -105,6 +109,8 @@ type Config struct {
 	MaxInitRetrans int
 	// HeartbeatInterval is HB.interval (§8.3); negative disables
 	// HEARTBEATs (and with them the detection of a silent idle peer).
+	// Zero: 30 s, or 5 s on a multihomed association, whose failed paths
+	// rejoin at their next HEARTBEAT.
 	HeartbeatInterval time.Duration
 	// SACKDelay is the delayed-acknowledgement bound (§6.2).
 	SACKDelay time.Duration

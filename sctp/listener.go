@@ -113,6 +113,9 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	if multiHosts(address) {
+		c = c.multihomed()
+	}
 	c = c.normalized()
 	if c.StallTimeout == 0 {
 		c.StallTimeout = defaultStallTimeout

@@ -146,6 +146,14 @@ func wildcardUDP(network string, hosts []netip.Addr, port uint16) (*net.UDPConn,
 	return pc, nil
 }
 
+// multihomed sets the multihomed defaults where c leaves them unset.
+func (c Config) multihomed() Config {
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = multihomedHeartbeatInterval
+	}
+	return c
+}
+
 func (c *Config) pathConfig() pathmgr.Config {
 	return pathmgr.Config{HBInterval: c.HeartbeatInterval}
 }
@@ -522,7 +530,7 @@ func dialMulti(ctx context.Context, network, address string, cfg *Config) (*Asso
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	c = c.normalized()
+	c = c.multihomed().normalized()
 	peers, port, err := splitHosts(address)
 	if err != nil {
 		return nil, err

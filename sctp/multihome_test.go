@@ -3,6 +3,7 @@ package sctp
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,4 +60,24 @@ func TestListedAddrs_RFC9260_5_1_2(t *testing.T) {
 		many[i] = a
 	}
 	assert.Len(t, listedAddrs(many), 8)
+}
+
+// TestMultihomedHeartbeatDefault_RFC9260_8_3: a multihomed listener or
+// association left without HB.interval probes its paths every 5 s, so a
+// failed path rejoins within seconds; a configured interval and a
+// single-homed association's 30 s (§16) stay.
+func TestMultihomedHeartbeatDefault_RFC9260_8_3(t *testing.T) {
+	assert.Equal(t, 5*time.Second, Config{}.multihomed().normalized().HeartbeatInterval)
+	assert.Equal(t, time.Second, Config{HeartbeatInterval: time.Second}.multihomed().normalized().HeartbeatInterval)
+	assert.Equal(t, -time.Second, Config{HeartbeatInterval: -time.Second}.multihomed().normalized().HeartbeatInterval)
+	assert.Equal(t, 30*time.Second, Config{}.normalized().HeartbeatInterval)
+
+	l, err := Listen("udp4", "127.0.0.1/127.0.0.2:0", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, l.cfg.HeartbeatInterval)
+	require.NoError(t, l.Close())
+	l, err = Listen("udp4", "127.0.0.1:0", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Second, l.cfg.HeartbeatInterval)
+	require.NoError(t, l.Close())
 }
