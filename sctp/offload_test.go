@@ -175,13 +175,16 @@ func TestTxBatchRuns(t *testing.T) {
 	var gsoErr error
 	b := &txBatch{
 		out: func(p []byte) error { sends = append(sends, send{sizes: []int{len(p)}}); return nil },
-		gso: func(p []byte, seg int) error {
+		gso: func(pkts [][]byte, seg int) error {
 			if gsoErr != nil {
 				return gsoErr
 			}
 			s := send{run: true}
-			for ; len(p) > 0; p = p[min(seg, len(p)):] {
-				s.sizes = append(s.sizes, min(seg, len(p)))
+			for i, p := range pkts {
+				if i < len(pkts)-1 && len(p) != seg {
+					return fmt.Errorf("packet %d of a run: %d octets, not %d", i, len(p), seg)
+				}
+				s.sizes = append(s.sizes, len(p))
 			}
 			sends = append(sends, s)
 			return nil
@@ -234,6 +237,34 @@ func TestTxBatchRuns(t *testing.T) {
 	sends = nil
 	pkts(1472, 1472)
 	assert.Equal(t, []send{{sizes: []int{1472}}, {sizes: []int{1472}}}, sends, "offload stays off")
+	assert.Nil(t, b.buf, "no buffer held between transmissions")
+}
+
+// A run's packets leave where they lie: a chunk in its own buffer
+// (stable) is not copied, a packet of the association's shared packet
+// buffer is, before the buffer is reused.
+func TestTxBatchRunsUncopied(t *testing.T) {
+	var runs [][][]byte
+	b := &txBatch{
+		out: func([]byte) error { return nil },
+		gso: func(pkts [][]byte, _ int) error {
+			runs = append(runs, append([][]byte(nil), pkts...))
+			return nil
+		},
+	}
+	stable := [][]byte{make([]byte, 1472), make([]byte, 1472)}
+	shared := make([]byte, 1472)
+	shared[0] = 1
+	require.NoError(t, b.add(stable[0], true))
+	require.NoError(t, b.add(shared, false))
+	shared[0] = 2
+	require.NoError(t, b.add(stable[1], true))
+	require.NoError(t, b.flush())
+	require.Len(t, runs, 1)
+	require.Len(t, runs[0], 3)
+	assert.Same(t, &stable[0][0], &runs[0][0][0], "a stable packet is not copied")
+	assert.Same(t, &stable[1][0], &runs[0][2][0])
+	assert.Equal(t, byte(1), runs[0][1][0], "a shared one is, as it was")
 	assert.Nil(t, b.buf, "no buffer held between transmissions")
 }
 

@@ -20,14 +20,16 @@ type txBatch struct {
 	// whose memory stays unchanged until the flush (a chunk sent from its own
 	// buffer) is queued by reference; the others are copied.
 
-	out func([]byte) error            // sends one packet
-	gso func(b []byte, seg int) error // sends a run of packets of seg octets; nil: mm
-	mm  func(pkts [][]byte) error     // sends packets with one sendmmsg
-	// pkts are the packets queued for mm.
+	out func([]byte) error                 // sends one packet
+	gso func(pkts [][]byte, seg int) error // sends a run of packets of seg octets; nil: mm
+	mm  func(pkts [][]byte) error          // sends packets with one sendmmsg
+	// pkts are the packets queued, each where it lies: a stable one in
+	// its own memory, the others copied into buf.
 	pkts [][]byte
 
-	buf   *[]byte // packets, back to back; nil when empty
-	n     int     // packets in buf
+	buf   *[]byte // copies of the packets that are not stable; nil when none
+	n     int     // packets queued
+	bytes int     // their octets
 	seg   int     // size of the first packet: all but the last have it
 	short bool    // the last packet is shorter than seg: the run is over
 	off   bool    // offload failed once: packets go one by one
@@ -38,11 +40,11 @@ type txBatch struct {
 // newTxBatch returns a batch for packets to to over conn (to zero for a
 // connected conn); out sends one packet.
 func newTxBatch(conn *net.UDPConn, to netip.AddrPort, out func([]byte) error) *txBatch {
-	oob := newGSOControl()
-	return &txBatch{out: out, gso: func(b []byte, seg int) error {
-		setGSOSegment(oob, seg)
-		return writeGSO(conn, b, oob, to)
-	}}
+	w := newGSOWriter(conn, to)
+	if w == nil {
+		return newMMsgBatch(conn, to, out)
+	}
+	return &txBatch{out: out, gso: w.writeRun, pkts: make([][]byte, 0, gsoMaxSegments)}
 }
 
 // newBatch returns the batch of an association with peer over conn (to
@@ -83,12 +85,19 @@ func (t *txBatch) addMM(p []byte, stable bool) error {
 	if len(t.pkts) == mmsgMax {
 		err = t.flush()
 	}
-	if !stable {
-		if t.buf != nil && cap(*t.buf)-len(*t.buf) < len(p) {
-			if e := t.flush(); e != nil && err == nil {
-				err = e
-			}
+	if !stable && t.buf != nil && cap(*t.buf)-len(*t.buf) < len(p) {
+		if e := t.flush(); e != nil && err == nil {
+			err = e
 		}
+	}
+	t.queue(p, stable)
+	return err
+}
+
+// queue appends p to the packets queued, copied into buf unless stable;
+// buf has room (the caller flushed if not).
+func (t *txBatch) queue(p []byte, stable bool) {
+	if !stable {
 		if t.buf == nil {
 			t.buf = getBuf(largeBuf)
 			*t.buf = (*t.buf)[:0]
@@ -99,20 +108,22 @@ func (t *txBatch) addMM(p []byte, stable bool) error {
 	}
 	t.pkts = append(t.pkts, p)
 	t.n++
-	return err
+	t.bytes += len(p)
 }
 
 // add queues packet p, first sending what is queued if p cannot join
 // its run: a run is packets of one size but the last, of at most
-// gsoMaxSegments packets and gsoMaxBytes octets, copied into the run's
-// buffer. A packet too large to share a run goes out at once, uncopied.
-// Without runs (mm), see addMM. It returns the error of a send it made.
+// gsoMaxSegments packets and gsoMaxBytes octets, sent as one vector: a
+// stable packet (a chunk in its own buffer) where it lies, the others
+// copied (a run's copies fit one buffer). A packet too large to share a
+// run goes out at once, uncopied. Without runs (mm), see addMM. It
+// returns the error of a send it made.
 func (t *txBatch) add(p []byte, stable bool) error {
 	if t.gso == nil {
 		return t.addMM(p, stable)
 	}
 	var err error
-	if t.n > 0 && (t.short || len(p) > t.seg || len((*t.buf))+len(p) > gsoMaxBytes || t.n == gsoMaxSegments) {
+	if t.n > 0 && (t.short || len(p) > t.seg || t.bytes+len(p) > gsoMaxBytes || t.n == gsoMaxSegments) {
 		err = t.flush()
 	}
 	if t.n == 0 && 2*len(p) > gsoMaxBytes {
@@ -122,14 +133,11 @@ func (t *txBatch) add(p []byte, stable bool) error {
 		return err
 	}
 	if t.n == 0 {
-		t.buf = getBuf(largeBuf)
-		*t.buf = (*t.buf)[:0]
 		t.seg = len(p)
 	} else if len(p) < t.seg {
 		t.short = true
 	}
-	*t.buf = append(*t.buf, p...)
-	t.n++
+	t.queue(p, stable)
 	return err
 }
 
@@ -140,52 +148,42 @@ func (t *txBatch) flush() error {
 	if t.n == 0 {
 		return nil
 	}
-	if t.gso == nil {
-		var err error
-		if len(t.pkts) == 1 {
-			err = t.out(t.pkts[0])
-		} else if err = t.mm(t.pkts); err == nil {
-			t.offloaded++
-		}
-		clear(t.pkts)
-		t.pkts, t.n = t.pkts[:0], 0
-		if t.buf != nil {
-			putBuf(t.buf)
-			t.buf = nil
-		}
-		return err
-	}
-	b := *t.buf
 	var err error
 	switch {
 	case t.n == 1:
-		err = t.out(b)
+		err = t.out(t.pkts[0])
+	case t.gso == nil:
+		if err = t.mm(t.pkts); err == nil {
+			t.offloaded++
+		}
 	case t.off:
-		err = t.each(b)
+		err = t.each(t.pkts)
 	default:
-		err = t.gso(b, t.seg)
+		err = t.gso(t.pkts, t.seg)
 		switch {
 		case err != nil && offloadUnsupported(err):
 			t.off = true
-			err = t.each(b)
+			err = t.each(t.pkts)
 		case err == nil:
 			t.offloaded++
 		}
 	}
-	putBuf(t.buf)
-	t.buf, t.n, t.short = nil, 0, false
+	clear(t.pkts)
+	t.pkts, t.n, t.bytes, t.short = t.pkts[:0], 0, 0, false
+	if t.buf != nil {
+		putBuf(t.buf)
+		t.buf = nil
+	}
 	return err
 }
 
-// each sends the packets of b one by one.
-func (t *txBatch) each(b []byte) error {
+// each sends pkts one by one.
+func (t *txBatch) each(pkts [][]byte) error {
 	var first error
-	for len(b) > 0 {
-		k := min(t.seg, len(b))
-		if err := t.out(b[:k]); err != nil && first == nil {
+	for _, p := range pkts {
+		if err := t.out(p); err != nil && first == nil {
 			first = err
 		}
-		b = b[k:]
 	}
 	return first
 }

@@ -110,11 +110,81 @@ func offloadUnsupported(err error) bool {
 		errors.Is(err, syscall.EOPNOTSUPP)
 }
 
-// writeGSO sends b as datagrams of seg octets (the last may be shorter)
-// to, or to the connected peer if to is the zero value.
-func writeGSO(c *net.UDPConn, b, oob []byte, to netip.AddrPort) error {
-	_, _, err := c.WriteMsgUDPAddrPort(b, oob, to)
-	return err
+// gsoWriter sends a run of packets with one sendmsg and UDP_SEGMENT, each
+// packet an iovec where it lies, so that no run is copied into one
+// buffer first. Its header, vectors, control message and the function
+// handed to the socket's RawConn are made once: a send allocates nothing.
+type gsoWriter struct {
+	rc    syscall.RawConn
+	hdr   unix.Msghdr
+	iovs  [gsoMaxSegments]unix.Iovec
+	oob   []byte
+	name  [unix.SizeofSockaddrInet6]byte // the peer's address; unused when connected
+	nlen  uint32
+	err   error
+	write func(fd uintptr) bool
+}
+
+// newGSOWriter returns a writer to to over c (to zero: c is connected),
+// nil if c has no RawConn.
+func newGSOWriter(c *net.UDPConn, to netip.AddrPort) *gsoWriter {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	w := &gsoWriter{rc: rc, oob: newGSOControl()}
+	if to.IsValid() {
+		w.nlen = sockaddrOf(&w.name, to, c.LocalAddr())
+	}
+	w.write = w.send
+	return w
+}
+
+// writeRun sends pkts (at most gsoMaxSegments, all of seg octets but the
+// last, which may be shorter) as one datagram per packet.
+func (w *gsoWriter) writeRun(pkts [][]byte, seg int) error {
+	for i, p := range pkts {
+		w.iovs[i].Base = &p[0]
+		w.iovs[i].SetLen(len(p))
+	}
+	setGSOSegment(w.oob, seg)
+	h := &w.hdr
+	h.Iov = &w.iovs[0]
+	h.SetIovlen(len(pkts))
+	h.Control = &w.oob[0]
+	h.SetControllen(len(w.oob))
+	if w.nlen > 0 {
+		h.Name = &w.name[0]
+		h.Namelen = w.nlen
+	}
+	w.err = nil
+	err := w.rc.Write(w.write)
+	for i := range pkts {
+		w.iovs[i].Base = nil
+	}
+	if err != nil {
+		return err
+	}
+	return w.err
+}
+
+// send is the RawConn write function: one sendmsg of the run (a UDP
+// sendmsg sends all of it or nothing).
+func (w *gsoWriter) send(fd uintptr) bool {
+	for {
+		_, _, e := unix.Syscall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&w.hdr)), 0)
+		switch e {
+		case 0:
+			return true
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false // wait until the socket is writable
+		default:
+			w.err = e
+			return true
+		}
+	}
 }
 
 // mmsgMax is the most packets of one sendmmsg, mmsgMaxBytes about the

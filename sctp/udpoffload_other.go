@@ -30,9 +30,11 @@ func groSegment([]byte) int { return 0 }
 
 func offloadUnsupported(error) bool { return true }
 
-func writeGSO(*net.UDPConn, []byte, []byte, netip.AddrPort) error {
-	return errors.ErrUnsupported
-}
+type gsoWriter struct{}
+
+func newGSOWriter(*net.UDPConn, netip.AddrPort) *gsoWriter { return nil }
+
+func (*gsoWriter) writeRun([][]byte, int) error { return errors.ErrUnsupported }
 
 const (
 	mmsgMax      = 16
