@@ -57,8 +57,8 @@ func (c *VethConfig) defaults() {
 	}
 }
 
-// vethDepth is the default depth of the veth runs, the one the
-// earlier scripts/bench-veth.sh measured at.
+// vethDepth is the default depth of the veth runs, the one the veth
+// figures of docs/benchmarks-notes.md were taken at.
 const vethDepth = 16
 
 func (c *VethConfig) logf(format string, args ...any) {
