@@ -53,7 +53,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	wanBackend := fs.String("wan-backend", "", `link emulation: "tun" (userspace), "netem" (the kernel's), or "" for the kernel's where it exists`)
 	veth := fs.Bool("veth", false, "measure RDMA Write, Read and Send per LLP and raw TCP between two network namespaces joined by a veth pair, each side a process of its own, with CPU seconds per GB (root); with --out, replace the veth section of that page")
 	vethMTUs := fs.String("veth-mtus", "1500,9000", "MTUs of the veth pair")
-	vethGRO := fs.String("veth-gro", "on,off", "GRO settings of both veth ends (ethtool -K DEV gro on|off)")
+	vethGRO := fs.String("veth-gro", "on,off", "GRO settings of both veth ends, set with ethtool: on, off or both")
 	vethDur := fs.Duration("veth-duration", 3*time.Second, "each veth measurement")
 	if err := parseFlags(fs, args); err != nil {
 		return err
