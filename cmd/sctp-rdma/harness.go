@@ -59,7 +59,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *veth {
-		return cmdHarnessVeth(fs, *runs, *llps, *vethMTUs, *vethGRO, *vethDur, *out, stdout, stderr)
+		return cmdHarnessVeth(ctx, fs, *runs, *llps, *vethMTUs, *vethGRO, *vethDur, *out, stdout, stderr)
 	}
 	if *wan {
 		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, TCPCongestion: *wanCC, SCTPCongestion: *wanSCTPCC,
@@ -180,12 +180,12 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // cmdHarnessVeth checks the flags of harness --veth, runs it and writes
 // its section: into the page out (replacing the section there), or to
 // stdout.
-func cmdHarnessVeth(fs *flag.FlagSet, runs int, llps, mtus, gro string, d time.Duration, out string, stdout, stderr io.Writer) error {
+func cmdHarnessVeth(ctx context.Context, fs *flag.FlagSet, runs int, llps, mtus, gro string, d time.Duration, out string, stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cfg := harness.VethConfig{Exe: exe, Runs: runs, Duration: d, Progress: stderr}
+	cfg := harness.VethConfig{Exe: exe, Runs: runs, Duration: d, Progress: stderr, Context: ctx}
 	if runs < 1 {
 		return usageError("--runs must be positive")
 	}

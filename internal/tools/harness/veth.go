@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ type VethConfig struct {
 	Size, Depth int
 	// Progress, if not nil, receives a line per measurement.
 	Progress io.Writer
+	// Context, if not nil, ends the run early when done (the children
+	// killed, the namespaces removed).
+	Context context.Context
 }
 
 func (c *VethConfig) defaults() {
@@ -54,6 +58,9 @@ func (c *VethConfig) defaults() {
 	}
 	if c.Depth <= 0 {
 		c.Depth = vethDepth
+	}
+	if c.Context == nil {
+		c.Context = context.Background()
 	}
 }
 

@@ -5,6 +5,7 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -161,6 +162,9 @@ func RunVeth(cfg VethConfig) (*VethResults, error) {
 				}
 			}
 			for _, k := range cells {
+				if err := cfg.Context.Err(); err != nil {
+					return nil, err
+				}
 				var c vethCell
 				if k[0] == "tcp" {
 					c, err = p.tcpCell(&cfg)
@@ -203,9 +207,9 @@ type vethChild struct {
 
 // startChild runs cfg.Exe with args in namespace ns; lines carries its
 // standard output line by line.
-func startChild(ns, exe string, args ...string) (*vethChild, error) {
+func startChild(ctx context.Context, ns, exe string, args ...string) (*vethChild, error) {
 	c := &vethChild{lines: make(chan []byte, 64)}
-	c.cmd = exec.Command("ip", append([]string{"netns", "exec", ns, exe}, args...)...)
+	c.cmd = exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, exe}, args...)...)
 	c.cmd.Stderr = &c.stderr
 	out, err := c.cmd.StdoutPipe()
 	if err != nil {
@@ -288,7 +292,7 @@ func (c *vethChild) kill() {
 
 // rdmaCell runs serve in A and one bench test in B.
 func (p *vethPair) rdmaCell(cfg *VethConfig, llp, op string) (vethCell, error) {
-	srv, err := startChild(p.nsA, cfg.Exe, "serve", "--json", "--llp", llp, "--listen", net.JoinHostPort(p.addrA, "0"))
+	srv, err := startChild(cfg.Context, p.nsA, cfg.Exe, "serve", "--json", "--llp", llp, "--listen", net.JoinHostPort(p.addrA, "0"))
 	if err != nil {
 		return vethCell{}, err
 	}
@@ -297,7 +301,7 @@ func (p *vethPair) rdmaCell(cfg *VethConfig, llp, op string) (vethCell, error) {
 		srv.kill()
 		return vethCell{}, fmt.Errorf("serve: %w", err)
 	}
-	cl, err := startChild(p.nsB, cfg.Exe, "bench", "--json", "--llp", llp, "--connect", addr,
+	cl, err := startChild(cfg.Context, p.nsB, cfg.Exe, "bench", "--json", "--llp", llp, "--connect", addr,
 		"--size", strconv.Itoa(cfg.Size), "--depth", strconv.Itoa(cfg.Depth), "--duration", cfg.Duration.String(), op)
 	if err != nil {
 		srv.kill()
@@ -327,7 +331,7 @@ func (p *vethPair) rdmaCell(cfg *VethConfig, llp, op string) (vethCell, error) {
 
 // tcpCell runs the TCP sink in A and the source in B.
 func (p *vethPair) tcpCell(cfg *VethConfig) (vethCell, error) {
-	sink, err := startChild(p.nsA, cfg.Exe, "harness", "tcp-sink", net.JoinHostPort(p.addrA, "0"))
+	sink, err := startChild(cfg.Context, p.nsA, cfg.Exe, "harness", "tcp-sink", net.JoinHostPort(p.addrA, "0"))
 	if err != nil {
 		return vethCell{}, err
 	}
@@ -336,7 +340,7 @@ func (p *vethPair) tcpCell(cfg *VethConfig) (vethCell, error) {
 		sink.kill()
 		return vethCell{}, fmt.Errorf("tcp-sink: %w", err)
 	}
-	src, err := startChild(p.nsB, cfg.Exe, "harness", "tcp-source", addr, cfg.Duration.String(), strconv.Itoa(cfg.Size))
+	src, err := startChild(cfg.Context, p.nsB, cfg.Exe, "harness", "tcp-source", addr, cfg.Duration.String(), strconv.Itoa(cfg.Size))
 	if err != nil {
 		sink.kill()
 		return vethCell{}, err
