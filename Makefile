@@ -4,7 +4,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 60s
 GOTESTFLAGS ?=
 
-.PHONY: all build cli release test test-short vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth usrsctp
+.PHONY: all build cli release test test-short vet race fuzz fuzz-short demo bench bench-docs soak clean e2e flood wan wan-docs wan-kernel-docs siw-perf bench-veth bench-veth-docs usrsctp
 
 all: build
 
@@ -150,8 +150,20 @@ bench:
 bench-docs:
 	$(GO) run ./cmd/sctp-rdma harness --runs 9 --bytes 256M --out docs/benchmarks.md
 
-# make bench-veth: RDMA Write 64 KiB on each LLP between two network
-# namespaces joined by veth at MTU 1500 (root; medians of RUNS rounds and
-# sctp-native's ratios), where one system call per packet shows.
+# make bench-veth: raw TCP and RDMA Write, Read and Send of 64 KiB at depth
+# 16 over sctp-native and mpa between two network namespaces joined by a
+# veth pair, at MTU 1500 and 9000 with GRO on and off, each side a process
+# of its own with its CPU seconds per GB (root; ethtool from
+# scripts/ethtool-setup.sh). Medians of VETH_RUNS rounds, VETH_DURATION
+# each cell; VETH_FLAGS adds flags (--llp sctp-native,mpa,sctp-pion).
+# make bench-veth-docs writes its section of docs/benchmarks.md (the other
+# runs keep it).
+VETH_RUNS ?= 3
+VETH_DURATION ?= 3s
 bench-veth:
-	bash scripts/bench-veth.sh
+	./scripts/ethtool-setup.sh
+	$(GO) run ./cmd/sctp-rdma harness --veth --runs $(VETH_RUNS) --veth-duration $(VETH_DURATION) $(VETH_FLAGS)
+
+bench-veth-docs:
+	./scripts/ethtool-setup.sh
+	$(GO) run ./cmd/sctp-rdma harness --veth --runs $(VETH_RUNS) --veth-duration $(VETH_DURATION) $(VETH_FLAGS) --out docs/benchmarks.md

@@ -24,6 +24,10 @@ import (
 )
 
 func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && harness.TCPChildModes[args[0]] {
+		// The raw TCP side of a veth run (hidden: harness --veth starts it).
+		return harness.TCPChild(ctx, args, stdout)
+	}
 	fs := flag.NewFlagSet("harness", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "write the Markdown report to this file (default: standard output)")
@@ -47,8 +51,15 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	wanSCTPCC := fs.String("wan-sctp-cc", "", "congestion control of sctp-native in the WAN runs: rfc9260 or cubic (default the stack's default for DDP)")
 	wanHOL := fs.Duration("wan-hol-duration", 20*time.Second, "each head-of-line blocking run of the WAN mode")
 	wanBackend := fs.String("wan-backend", "", `link emulation: "tun" (userspace), "netem" (the kernel's), or "" for the kernel's where it exists`)
+	veth := fs.Bool("veth", false, "measure RDMA Write, Read and Send per LLP and raw TCP between two network namespaces joined by a veth pair, each side a process of its own, with CPU seconds per GB (root); with --out, replace the veth section of that page")
+	vethMTUs := fs.String("veth-mtus", "1500,9000", "MTUs of the veth pair")
+	vethGRO := fs.String("veth-gro", "on,off", "GRO settings of both veth ends, set with ethtool: on, off or both")
+	vethDur := fs.Duration("veth-duration", 3*time.Second, "each veth measurement")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *veth {
+		return cmdHarnessVeth(ctx, fs, *runs, *llps, *vethMTUs, *vethGRO, *vethDur, *out, stdout, stderr)
 	}
 	if *wan {
 		wcfg := harness.WANConfig{Runs: *runs, Duration: *wanDur, Backend: *wanBackend, TCPCongestion: *wanCC, SCTPCongestion: *wanSCTPCC,
@@ -153,7 +164,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The WAN section comes from its own run (--wan): kept as it is.
 	if old, err := os.ReadFile(*out); err == nil {
-		for _, m := range []harness.Marks{harness.WANMarks, harness.WANKernelMarks} {
+		for _, m := range []harness.Marks{harness.WANMarks, harness.WANKernelMarks, harness.VethMarks} {
 			if sec := m.Section(old); sec != nil {
 				buf = *bytes.NewBuffer(m.Splice(buf.Bytes(), sec))
 			}
@@ -163,6 +174,72 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintf(stdout, "sctp-rdma harness: wrote %s\n", *out)
+	return nil
+}
+
+// cmdHarnessVeth checks the flags of harness --veth, runs it and writes
+// its section: into the page out (replacing the section there), or to
+// stdout.
+func cmdHarnessVeth(ctx context.Context, fs *flag.FlagSet, runs int, llps, mtus, gro string, d time.Duration, out string, stdout, stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg := harness.VethConfig{Exe: exe, Runs: runs, Duration: d, Progress: stderr, Context: ctx}
+	if runs < 1 {
+		return usageError("--runs must be positive")
+	}
+	if d < 10*time.Millisecond {
+		return usageError("--veth-duration %v: want at least 10ms", d)
+	}
+	for _, f := range strings.Split(mtus, ",") {
+		m, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || m < 1280 || m > 65535 {
+			return usageError("--veth-mtus %q: want MTUs from 1280 to 65535", mtus)
+		}
+		cfg.MTUs = append(cfg.MTUs, m)
+	}
+	for _, f := range strings.Split(gro, ",") {
+		switch strings.TrimSpace(f) {
+		case "on":
+			cfg.GRO = append(cfg.GRO, true)
+		case "off":
+			cfg.GRO = append(cfg.GRO, false)
+		default:
+			return usageError("--veth-gro %q: want on, off or both", gro)
+		}
+	}
+	if flagSet(fs, "llp") {
+		for _, l := range strings.Split(llps, ",") {
+			switch l {
+			case transport.SCTPNative, transport.SCTPPion, transport.MPA:
+				cfg.LLPs = append(cfg.LLPs, l)
+			default:
+				return usageError("--llp %q: the veth mode measures sctp-native, sctp-pion and mpa", l)
+			}
+		}
+	}
+	if checkOnly.Load() {
+		return nil
+	}
+	res, err := harness.RunVeth(cfg)
+	if err != nil {
+		return err
+	}
+	var sec bytes.Buffer
+	res.Markdown(&sec)
+	if out == "" {
+		_, err := stdout.Write(sec.Bytes())
+		return err
+	}
+	page, err := os.ReadFile(out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.WriteFile(out, harness.VethMarks.Splice(page, sec.Bytes()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sctp-rdma harness: wrote the veth section of %s\n", out)
 	return nil
 }
 

@@ -72,6 +72,7 @@ func TestNotesLinked(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(root, "docs", "benchmarks.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), notesLink)
+	assert.Contains(t, string(page), otherRuns)
 	lab, err := os.ReadFile(filepath.Join(root, "docs", "benchmarks-notes.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(lab), "\n## Targets not met and why\n")

@@ -47,6 +47,7 @@ func (r *Results) Markdown(w io.Writer) {
 	r.markdownCurves(w)
 	fmt.Fprintf(w, "\n%s", notesLink)
 	fmt.Fprintf(w, "\nThe Go benchmarks (`go test -bench . -benchmem ./internal/tools/harness`) report the same comparisons per operation with b.ReportMetric (raw-Gbps, rdma-Gbps, ratio).\n")
+	fmt.Fprintf(w, "\n%s", otherRuns)
 }
 
 // markdownCurves writes the plots and the figures behind them.
@@ -124,6 +125,11 @@ func sizeName(n int) string {
 // notesLink is the analysis section of the page: the dated lab notes live
 // in docs/benchmarks-notes.md, kept by hand, since `make bench-docs`
 // regenerates the page.
+// otherRuns says how the sections that come from runs of their own are
+// regenerated (every run keeps the others' sections).
+const otherRuns = `The sections below come from runs of their own, which this page's run keeps: ` + "`make wan-docs`" + ` (emulated wide-area paths; root), ` + "`make wan-kernel-docs`" + ` (kernel SCTP in the qemu VM) and ` + "`make bench-veth-docs`" + ` (two namespaces joined by a veth pair at MTU 1500 and 9000 with GRO on and off, RDMA Write, Read and Send over sctp-native and mpa beside raw TCP, each side a process of its own with its CPU seconds per GB; root; ethtool comes from scripts/ethtool-setup.sh). ` + "`VETH_RUNS=5 VETH_DURATION=5s make bench-veth-docs`" + ` takes more and longer rounds, ` + "`VETH_FLAGS=--llp=sctp-native,mpa,sctp-pion`" + ` adds pion (slow), and ` + "`make bench-veth`" + ` prints the section without writing the page.
+`
+
 const notesLink = `## Targets not met and why
 
 Why the targets the table marks "no" are not met, with the profile evidence of each run:
