@@ -37,8 +37,10 @@ type Association struct {
 	reconf reconfState     // RE-CONFIG, RFC 6525
 
 	// rxBorrowed: the packet being received lies in a buffer the
-	// association may not keep; every message is copied out.
-	rxBorrowed bool
+	// association may not keep; every message is copied out. rxDense: it
+	// lies in a coalesced read that fills at least half its buffer, whose
+	// messages are delivered from it, however small, rather than copied.
+	rxBorrowed, rxDense bool
 	// corked counts the octets of messages queued by WriteMsgMore since
 	// the last transmission.
 	corked int
@@ -160,7 +162,10 @@ type ioShell struct {
 	// (UDP_GRO, receiveSegments): their messages go to the delivery
 	// queue as one entry, and what they trigger is transmitted once,
 	// after the last.
-	rxRun       bool
+	rxRun bool
+	// runRefs: a message of the read being received points into its
+	// buffer (receiveSegments hands the buffer to the delivery queue).
+	runRefs     bool
 	closeSocket func() // the active side's own socket
 	release     func() // a Listener's bookkeeping
 	laddr       net.Addr

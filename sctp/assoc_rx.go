@@ -31,7 +31,7 @@ func (a *Association) receive(b []byte, bp *[]byte) bool {
 // setRxPacket records the buffer of the packet about to be received
 // (nil: borrowed, every message is copied out of it).
 func (a *Association) setRxPacket(bp *[]byte) {
-	a.rxBorrowed, a.rxPktCap = bp == nil, 0
+	a.rxBorrowed, a.rxDense, a.rxPktCap = bp == nil, false, 0
 	if bp != nil {
 		a.rxPktCap = cap(*bp)
 	}
@@ -43,9 +43,12 @@ func (a *Association) setRxPacket(bp *[]byte) {
 // the delivery goroutine together and what they trigger is sent once,
 // after the last: one SACK for the read, as Linux TCP acknowledges a
 // coalesced segment (RFC 9260 §6.2). With flush false it waits for the
-// next read, queued already (the delayed-ack timer armed meanwhile). The
-// messages are copied out of b, which the caller reuses.
-func (a *Association) receiveSegments(b []byte, seg int, flush bool) {
+// next read, queued already (the delayed-ack timer armed meanwhile).
+// b lies in the pooled buffer bp (nil: borrowed, every message is copied
+// out); a read that fills at least half of bp is delivered from it, one
+// charge for the buffer instead of a copy and a charge per message. It
+// reports whether bp now belongs to the association.
+func (a *Association) receiveSegments(b []byte, bp *[]byte, seg int, flush bool) bool {
 	// Checksums first, outside the lock (a read has at most 64 packets;
 	// any beyond are checked in the loop).
 	var bad uint64
@@ -57,18 +60,21 @@ func (a *Association) receiveSegments(b []byte, seg int, flush bool) {
 	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.io.rxRun = true
+	a.io.rxRun, a.io.runRefs = true, false
+	a.setRxPacket(bp)
+	a.rxDense = bp != nil && 2*len(b) >= cap(*bp)
+	a.rxPktCharged = false
 	for i, off := 0, 0; off < len(b); i, off = i+1, off+seg {
 		p := b[off:min(off+seg, len(b))]
 		if (i < 64 && bad&(1<<i) != 0) || (i >= 64 && !wire.ChecksumOK(p)) {
 			continue
 		}
-		a.setRxPacket(nil)
-		a.receiveLocked(p, nil, now)
+		a.receiveLocked(p, bp, now)
 	}
 	a.io.rxRun = false
+	a.rxDense = false
 	a.stats.offloadRecv++
-	a.dq.commit(nil, false)
+	kept := a.dq.commit(bp, a.io.runRefs)
 	switch {
 	case a.state == stateClosed:
 	case flush || len(a.ctrl) > 0:
@@ -77,6 +83,7 @@ func (a *Association) receiveSegments(b []byte, seg int, flush bool) {
 		a.armDelayedAck()
 		a.arm(now)
 	}
+	return kept
 }
 
 // receiveLocked is receive with mu held.
@@ -192,6 +199,8 @@ done:
 	kept := false
 	if !a.io.rxRun { // receiveSegments queues the read's messages
 		kept = a.dq.commit(bp, all&rxRefs != 0)
+	} else if all&rxRefs != 0 {
+		a.io.runRefs = true
 	}
 	if a.reconf.pending != nil {
 		a.performPendingReset()
@@ -257,7 +266,7 @@ func (a *Association) handleData(c wire.Chunk, now time.Time) bool {
 	// from the packet's buffer (charged once per packet); a held one is
 	// charged by Admit.
 	held := a.rs.Holds(&d)
-	copied := !held && (n < copyBelow || a.rxBorrowed)
+	copied := !held && (a.rxBorrowed || n < copyBelow && !a.rxDense)
 	charge := 0
 	switch {
 	case copied:

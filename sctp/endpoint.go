@@ -303,7 +303,9 @@ func readLoop(conn net.Conn, a *Association) {
 			return
 		}
 		if seg > 0 && seg < n {
-			a.receiveSegments((*bp)[:n], seg, true)
+			if a.receiveSegments((*bp)[:n], bp, seg, true) {
+				bp = getBuf(largeBuf)
+			}
 			continue
 		}
 		if a.receive((*bp)[:n], bp) {

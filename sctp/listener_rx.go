@@ -210,9 +210,11 @@ func (l *Listener) process(m *member, it rxItem, flush bool) {
 	}
 	m.lastRecv.Store(it.at)
 	if it.seg > 0 {
-		a.receiveSegments(b, it.seg, flush)
+		kept := a.receiveSegments(b, it.bp, it.seg, flush)
 		l.restarted(m, nil, it.from)
-		putBuf(it.bp)
+		if !kept {
+			putBuf(it.bp)
+		}
 		return
 	}
 	if a.receive(b, it.bp) {

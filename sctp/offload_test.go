@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -568,16 +569,72 @@ func TestRFC9260_6_2_TwoQueuedReadsOneSACK(t *testing.T) {
 		return b
 	}
 	before := a.Stats().SACKsSent
-	a.receiveSegments(read(100, 101), seg, false)
+	a.receiveSegments(read(100, 101), nil, seg, false)
 	a.mu.Lock()
 	armed := a.io.timers.Running(timerDelayedAck)
 	a.mu.Unlock()
 	assert.Equal(t, before, a.Stats().SACKsSent, "the first read's SACK waits")
 	assert.True(t, armed, "with the delayed-ack timer armed")
-	a.receiveSegments(read(102, 103), seg, true)
+	a.receiveSegments(read(102, 103), nil, seg, true)
 	assert.Equal(t, before+1, a.Stats().SACKsSent, "one SACK for both reads")
 	_, c := peer.recv(wire.ChunkSACK)
 	s, err := wire.ParseSACK(c, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, uint32(103), s.CumTSNAck)
+}
+
+// A coalesced read that fills at least half its buffer is delivered from
+// that buffer, its small messages uncopied, the buffer charged once to the
+// receive window and given back once every message is delivered; a sparse
+// read's messages are copied out, each charged its size class (RFC 9260
+// §6.2: the window offers what the buffers actually hold).
+func TestRFC9260_6_2_DenseReadDeliveredInPlace(t *testing.T) {
+	peer := newRawPeer(t)
+	a, tag := establishRaw(t, peer, &Config{Streams: 4})
+	type got struct{ data []byte }
+	recv := make(chan got, 128)
+	a.Start(func(_ uint16, _ uint32, b []byte) { recv <- got{b} }, func(error) {})
+	const seg = 1400
+	tsn := uint32(100)
+	read := func(n int) *[]byte {
+		bp := getBuf(largeBuf)
+		b := (*bp)[:0]
+		for range n {
+			p := wire.AppendHeader(nil, wire.Header{SrcPort: peer.port, DstPort: defaultPort, VerificationTag: tag})
+			d := wire.Data{TSN: tsn, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, Ending: true,
+				UserData: bytes.Repeat([]byte{byte(tsn)}, seg-len(p)-wire.DataHeaderLen)}
+			tsn++
+			p = d.Append(p)
+			wire.SetChecksum(p)
+			b = append(b, p...)
+		}
+		*bp = b
+		return bp
+	}
+
+	dense := read(30) // 42,000 of 65,536+ octets
+	base := &(*dense)[0]
+	require.True(t, a.receiveSegments(*dense, dense, seg, true), "the association keeps a dense read's buffer")
+	for i := range 30 {
+		m := <-recv
+		require.Len(t, m.data, seg-wire.HeaderLen-wire.DataHeaderLen)
+		assert.Equal(t, byte(100+i), m.data[0])
+		off := uintptr(unsafe.Pointer(&m.data[0])) - uintptr(unsafe.Pointer(base))
+		assert.Less(t, off, uintptr(cap(*dense)), "message %d is delivered from the read's buffer", i)
+	}
+	require.Eventually(t, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.rxQueued == 0
+	}, 10*time.Second, time.Millisecond, "the buffer's charge is released once its messages are delivered")
+
+	sparse := read(3)
+	sbase := &(*sparse)[0]
+	assert.False(t, a.receiveSegments(*sparse, sparse, seg, true), "a sparse read's buffer stays the caller's")
+	for range 3 {
+		m := <-recv
+		off := uintptr(unsafe.Pointer(&m.data[0])) - uintptr(unsafe.Pointer(sbase))
+		assert.GreaterOrEqual(t, off, uintptr(cap(*sparse)), "a sparse read's messages are copied out")
+	}
+	putBuf(sparse)
 }
