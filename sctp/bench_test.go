@@ -186,3 +186,29 @@ func BenchmarkAssociationSegments64K(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAssociationFragmentedMTU1500 is the raw API at an MTU of 1500:
+// WriteMsg of 64 KiB messages, which the stack fragments (RFC 9260 §6.9)
+// into 45 packets, beside WriteMsg of messages of one full packet each,
+// both through a loopback association with segmentation and receive
+// offload (issue 47: the fragmented rate should be the one-packet rate).
+func BenchmarkAssociationFragmentedMTU1500(b *testing.B) {
+	for _, name := range []string{"one-packet", "64KiB"} {
+		b.Run(name, func(b *testing.B) {
+			k := newBenchLink(b, &Config{MTU: 1500, offloadLocal: true})
+			size := k.cli.MaxMessage()
+			if name == "64KiB" {
+				size = 64 << 10
+			}
+			msg := make([]byte, size)
+			send := func(n int) {
+				for range n {
+					if err := k.cli.WriteMsg(1, 16, msg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			k.measure(b, size, 1, max(2000, 2<<20/size), send, nil)
+		})
+	}
+}
