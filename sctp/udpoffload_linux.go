@@ -171,19 +171,25 @@ func (w *gsoWriter) writeRun(pkts [][]byte, seg int) error {
 // send is the RawConn write function: one sendmsg of the run (a UDP
 // sendmsg sends all of it or nothing).
 func (w *gsoWriter) send(fd uintptr) bool {
+	_, e, wait := sysSend(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&w.hdr)), 0)
+	if e != 0 {
+		w.err = e
+	}
+	return !wait
+}
+
+// sysSend makes a sending system call, again after EINTR; wait reports
+// EAGAIN, on which the RawConn waits until the socket is writable.
+func sysSend(trap, a1, a2, a3 uintptr) (r uintptr, e unix.Errno, wait bool) {
 	for {
-		_, _, e := unix.Syscall(unix.SYS_SENDMSG, fd, uintptr(unsafe.Pointer(&w.hdr)), 0)
+		r, _, e = unix.Syscall6(trap, a1, a2, a3, 0, 0, 0)
 		switch e {
-		case 0:
-			return true
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
-			return false // wait until the socket is writable
-		default:
-			w.err = e
-			return true
+			return 0, 0, true
 		}
+		return r, e, false
 	}
 }
 
@@ -273,19 +279,12 @@ func (w *mmsgWriter) writeMMsg(pkts [][]byte) error {
 
 // send is the RawConn write function: one sendmmsg of what is left.
 func (w *mmsgWriter) send(fd uintptr) bool {
-	for {
-		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&w.hdrs[w.done])), uintptr(w.n-w.done), 0, 0, 0)
-		switch e {
-		case 0:
-			w.done += int(r)
-			return true
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return false // wait until the socket is writable
-		default:
-			w.err = e
-			return true
-		}
+	r, e, wait := sysSend(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&w.hdrs[w.done])), uintptr(w.n-w.done))
+	switch {
+	case e != 0:
+		w.err = e
+	case !wait:
+		w.done += int(r)
 	}
+	return !wait
 }
