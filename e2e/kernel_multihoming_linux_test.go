@@ -134,6 +134,24 @@ func kernelPathStates(t *testing.T) map[string]string {
 	return st
 }
 
+// sctpSNMP reads the SCTP counters of the calling thread's network
+// namespace (/proc/thread-self/net/sctp/snmp: name, value per line).
+func sctpSNMP(t *testing.T) map[string]uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/thread-self/net/sctp/snmp")
+	require.NoError(t, err)
+	c := map[string]uint64{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 2 {
+			v, err := strconv.ParseUint(f[1], 10, 64)
+			require.NoError(t, err, l)
+			c[f[0]] = v
+		}
+	}
+	require.Contains(t, c, "SctpInSCTPPacks")
+	return c
+}
+
 // paths is the native end's per-path figures.
 func (m *mhInterop) paths(t *testing.T) []nsctp.PathStats {
 	t.Helper()
@@ -168,6 +186,7 @@ func (m *mhInterop) logKernel(t *testing.T, when string) {
 // succeeds.
 func testKernelNativeMultihomed(t *testing.T, kernelListens bool) {
 	m := newMHInterop(t, kernelListens)
+	formed := time.Now()
 	m.logKernel(t, "after the handshake")
 	ok := assert.Eventually(t, func() bool {
 		ps := m.paths(t)
@@ -188,6 +207,7 @@ func testKernelNativeMultihomed(t *testing.T, kernelListens bool) {
 		}
 		return true
 	}, 15*time.Second, 20*time.Millisecond, "both of the kernel's paths active") && ok
+	t.Logf("both paths active at both ends %v after the handshake", time.Since(formed).Round(time.Millisecond))
 	m.logKernel(t, "after the heartbeats")
 	require.True(t, ok, "paths: %+v; kernel: %v", m.paths(t), kernelPathStates(t))
 
@@ -240,4 +260,14 @@ func testKernelNativeMultihomed(t *testing.T, kernelListens bool) {
 	assert.Eventually(t, func() bool { return kernelPathStates(t)[strings.Split(mhNativeAddrs, "/")[0]] == kernelPathInactive },
 		10*time.Second, 20*time.Millisecond, "the kernel marks the cut path inactive (RFC 9260 §8.2)")
 	assert.Less(t, g, 3*time.Second, "traffic resumed on the other path")
+	// RFC 6951 on every path: the kernel in the native namespace saw no
+	// SCTP packet, so none of the kernel's left unencapsulated (one to
+	// the second address would be out of the blue there, RFC 9260 §8.4).
+	var snmp map[string]uint64
+	m.net2.do(t, func() { snmp = sctpSNMP(t) })
+	here := sctpSNMP(t) // the kernel end's: its decapsulated packets count there
+	t.Logf("SctpInSCTPPacks: %d in the kernel's namespace, %d in the native one (SctpOutOfBlues %d)",
+		here["SctpInSCTPPacks"], snmp["SctpInSCTPPacks"], snmp["SctpOutOfBlues"])
+	assert.Positive(t, here["SctpInSCTPPacks"], "the counter counts what arrives over UDP")
+	assert.Zero(t, snmp["SctpInSCTPPacks"], "unencapsulated SCTP reached the native host")
 }
