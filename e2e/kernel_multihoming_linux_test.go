@@ -242,6 +242,7 @@ func testKernelNativeMultihomed(t *testing.T, kernelListens bool) {
 		err error
 	}
 	done := make(chan outcome, 1)
+	snmp0 := sctpSNMP(t) // the namespace's counters also hold earlier subtests'
 	start := time.Now()
 	go func() {
 		res, err := workload.Run(ctx, client, server, workload.Config{Streams: 8, MaxSize: 16 << 10,
@@ -252,8 +253,10 @@ func testKernelNativeMultihomed(t *testing.T, kernelListens bool) {
 	b1, b2 := m.net1.txOctets(t), m.net2.txOctets(t)
 	cut := time.Now()
 	m.net1.setUp(t, false)
-	t.Logf("%5.2fs primary link cut (both ends down); octets sent by the kernel so far: link 1 %d, link 2 %d",
-		time.Since(start).Seconds(), b1, b2)
+	snmpCut := sctpSNMP(t)
+	t.Logf("%5.2fs primary link cut (both ends down); sent by the kernel so far: link 1 %d octets, link 2 %d; retransmitted chunks %d, T3-rtx expiries %d",
+		time.Since(start).Seconds(), b1, b2, snmpCut["SctpRetransChunks"]-snmp0["SctpRetransChunks"],
+		snmpCut["SctpT3RtxExpireds"]-snmp0["SctpT3RtxExpireds"])
 	o := <-done
 	require.NoError(t, o.err)
 	a2 := m.net2.txOctets(t)
