@@ -78,9 +78,11 @@ func newMHInterop(t *testing.T, kernelListens bool) *mhInterop {
 			m.nt, dialErr = native.Stack(cfg, nil).Dial(ctx, fmt.Sprintf("%s:%d", mhKernelAddrs, encapsPort))
 		})
 		require.NoError(t, dialErr, "native dial")
+		t.Cleanup(func() { _ = m.nt.Abort() })
 		r := <-acc
 		require.NoError(t, r.err, "kernel accept")
 		m.kt = r.tr
+		t.Cleanup(func() { _ = m.kt.Abort() })
 	} else {
 		var ln backend.Listener
 		var lnErr error
@@ -97,11 +99,12 @@ func newMHInterop(t *testing.T, kernelListens bool) *mhInterop {
 		kt, err := kernel.Stack(kcfg).Dial(ctx, mhNativeAddrs+":7777")
 		require.NoError(t, err, "kernel dial")
 		m.kt = kt
+		t.Cleanup(func() { _ = m.kt.Abort() })
 		r := <-acc
 		require.NoError(t, r.err, "native accept")
 		m.nt = r.tr
+		t.Cleanup(func() { _ = m.nt.Abort() })
 	}
-	t.Cleanup(func() { _ = m.kt.Abort(); _ = m.nt.Abort() })
 	// RFC 5043 §5.1: each end saw the other's DDP indication.
 	for _, tr := range []backend.Transport{m.nt, m.kt} {
 		ind, ok := tr.PeerAdaptation()
@@ -111,7 +114,8 @@ func newMHInterop(t *testing.T, kernelListens bool) *mhInterop {
 	return m
 }
 
-// kernelPathActive is SCTP_ACTIVE in the STATE column of
+// kernelPathInactive and kernelPathActive are SCTP_INACTIVE and
+// SCTP_ACTIVE in the STATE column of
 // /proc/net/sctp/remaddr (enum sctp_transport_state: 0 inactive, 1
 // potentially failed, 2 active, 3 unconfirmed).
 const (
