@@ -66,7 +66,7 @@ func TestKernelSuiteInVM(t *testing.T) {
 		// interop needs net.sctp.udp_port and GSO off on lo, settings of the
 		// whole machine made only inside the throw-away VM: run exactly
 		// those two subtests there (a VM that cannot boot fails the test).
-		vmtest.RunInVM(t, ".", "^TestKernelSuiteInVM$/^(PionDialsKernel|KernelDialsPion|KernelDialsPionListener|NativeDialsKernel|KernelDialsNative)$",
+		vmtest.RunInVM(t, ".", "^TestKernelSuiteInVM$/^(PionDialsKernel|KernelDialsPion|KernelDialsPionListener|NativeDialsKernel|KernelDialsNative|MultihomedNativeDialsKernel_RFC6951|MultihomedKernelDialsNative_RFC6951)$",
 			vmtest.WithSysctl(fmt.Sprintf("net.sctp.udp_port=%d", encapsPort)))
 		return
 	}
@@ -78,6 +78,8 @@ func TestKernelSuiteInVM(t *testing.T) {
 	t.Run("KernelDialsPionListener", func(t *testing.T) { Run(t, kernelDialsPionListener, interopOptions) })
 	t.Run("NativeDialsKernel", func(t *testing.T) { Run(t, nativeDialsKernel, kernelOptions) })
 	t.Run("KernelDialsNative", func(t *testing.T) { Run(t, kernelDialsNative, kernelOptions) })
+	t.Run("MultihomedNativeDialsKernel_RFC6951", func(t *testing.T) { testKernelNativeMultihomed(t, true) })
+	t.Run("MultihomedKernelDialsNative_RFC6951", func(t *testing.T) { testKernelNativeMultihomed(t, false) })
 }
 
 // nativeInteropConfig is the native stack's side of a kernel interop
