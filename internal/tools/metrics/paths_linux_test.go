@@ -83,7 +83,7 @@ func TestPerPathMetrics_RFC9260_6_4(t *testing.T) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	states := regexp.MustCompile(`(?m)^` + Namespace + `_path_state\{[^}]*state="active"[^}]*\} 1$`).FindAllString(string(body), -1)
+	states := regexp.MustCompile(`(?m)^`+Namespace+`_path_state\{[^}]*state="active"[^}]*\} 1$`).FindAllString(string(body), -1)
 	assert.Len(t, states, 2, "a path_state series per path")
 	for _, s := range []string{"path_srtt_seconds", "path_rto_seconds", "path_cwnd_bytes", "path_sent_bytes_total", "path_errors"} {
 		assert.Len(t, regexp.MustCompile(`(?m)^`+Namespace+"_"+s+`\{`).FindAllString(string(body), -1), 2, s)
