@@ -387,6 +387,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	if a.mh != nil {
 		clear(a.mh.acked[:])
 		a.oq.pathLost = 0
+		a.mh.flightBefore = a.mh.flight[a.mh.cur]
 	}
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {

@@ -40,8 +40,10 @@ type PathStats struct {
 // packet being received (replies go back there). Each path has its RTO
 // estimator (§6.3) and its window (§7.2: cwnd, ssthresh,
 // partial_bytes_acked): the association's are the data path's, the
-// others wait in rtos and ccs. The flight size and the peer's window stay
-// the association's. Packets go one per system call.
+// others wait in rtos and ccs. Each path's flight is kept in flight
+// (§6.1 rule B checks it against that path's cwnd); the association's
+// flight and the peer's window stay in the data path's congestion.
+// Packets go one per system call.
 type multihome struct {
 	conn    *net.UDPConn
 	pm      *pathmgr.Manager
@@ -65,6 +67,10 @@ type multihome struct {
 	ccs      [pathmgr.DefaultMaxPaths]congestion
 	acked    [pathmgr.DefaultMaxPaths]int
 	lastData [pathmgr.DefaultMaxPaths]time.Time
+	// flight is the octets in flight to each path, kept by the
+	// outstanding queue; flightBefore the data path's before a SACK.
+	flight       [pathmgr.DefaultMaxPaths]int
+	flightBefore int
 	// octets and dataPackets count what went to each path.
 	octets      [pathmgr.DefaultMaxPaths]uint64
 	dataPackets [pathmgr.DefaultMaxPaths]uint64
@@ -242,6 +248,7 @@ func (a *Association) mhPick(data bool) {
 			dst.cc.swapWindow(&mh.ccs[mh.txPath])
 			mh.ccs[mh.txPath].swapWindow(&mh.ccs[mh.cur])
 			a.oq.path = uint8(mh.txPath)
+			dst.cc.pathFlight = &mh.flight[mh.txPath]
 		}
 		mh.lastData[mh.cur] = dst.lastDataSent
 		mh.cur = mh.txPath
@@ -260,12 +267,14 @@ func (a *Association) mhPick(data bool) {
 
 // mhInitWindows gives each path its own window, a copy of the first
 // one's as initTCB made it (§7.2.1), and has the outstanding queue sum
-// acknowledged octets per path. mu is held.
+// acknowledged octets and the flight per path. mu is held.
 func (a *Association) mhInitWindows(cfg congestionConfig) {
 	for i := range a.mh.ccs {
 		a.mh.ccs[i] = newCongestion(cfg)
 	}
-	a.oq.pathAcked, a.oq.path = &a.mh.acked, uint8(a.mh.cur)
+	clear(a.mh.flight[:])
+	a.oq.pathAcked, a.oq.pathFlight, a.oq.path = &a.mh.acked, &a.mh.flight, uint8(a.mh.cur)
+	a.primaryPath().cc.pathFlight = &a.mh.flight[a.mh.cur]
 }
 
 // mhFastRetransmit reduces the window of each path that lost chunks
@@ -288,10 +297,11 @@ func (a *Association) mhFastRetransmit(cur *congestion, highest uint32) bool {
 }
 
 // mhOnAck applies a SACK to the data path's window with only the octets
-// that were sent to that path (§7.2: bytes sent elsewhere neither grow
-// nor shrink it), and the flight with all of them. mu is held.
+// that were sent to that path, judged used or not by that path's flight
+// (§7.2: bytes sent elsewhere neither grow nor shrink it), and the
+// association's flight with all of them. mu is held.
 func (a *Association) mhOnAck(cc *congestion, ack ackInfo) {
-	ack.AckedBytes = a.mh.acked[a.mh.cur]
+	ack.AckedBytes, ack.WindowFlight = a.mh.acked[a.mh.cur], a.mh.flightBefore
 	cc.OnAck(ack)
 }
 

@@ -161,10 +161,12 @@ type outstandingQueue struct {
 	// acknowledged octets during OnSACK, and pathLost has bit i set when
 	// a chunk last sent to destination i was marked for Fast Retransmit
 	// (RFC 9260 §7.2: per-destination windows). The caller clears both
-	// before each OnSACK.
-	path      uint8
-	pathLost  uint16
-	pathAcked *[pathmgr.DefaultMaxPaths]int
+	// before each OnSACK. pathFlight, set with pathAcked, is the octets
+	// in flight to each destination (§6.1 rule B, per destination).
+	path       uint8
+	pathLost   uint16
+	pathAcked  *[pathmgr.DefaultMaxPaths]int
+	pathFlight *[pathmgr.DefaultMaxPaths]int
 
 	// gapHigh is the highest TSN a Gap Ack Block has covered while above
 	// the cum ack (haveGap): no chunk above it is in chunkGapAcked, so
@@ -255,7 +257,9 @@ func (q *outstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 	if q.base.IsZero() {
 		q.base = now
 	}
-	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: chunkInFlight, sent: int64(now.Sub(q.base)), path: q.path}
+	c := &q.ring[tsn&q.mask]
+	*c = outChunk{size: int32(min(max(size, 0), 1<<30)), state: chunkInFlight, sent: int64(now.Sub(q.base)), path: q.path}
+	q.flightTo(c, int(c.size))
 	if !q.timed {
 		q.timed, q.timedTSN, q.timedAt = true, tsn, now
 	}
@@ -341,6 +345,7 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 			return
 		case chunkInFlight:
 			ack.FlightAcked += int(c.size)
+			q.flightTo(c, -int(c.size))
 		case chunkMarked:
 			q.marked--
 		}
@@ -458,6 +463,7 @@ func (q *outstandingQueue) countMiss(tsn uint32, c *outChunk, res *sackResult) {
 	}
 	if c.state == chunkInFlight {
 		res.MarkedBytes += int(c.size)
+		q.flightTo(c, -int(c.size))
 	}
 	if q.pathAcked != nil {
 		q.pathLost |= 1 << (c.path % pathmgr.DefaultMaxPaths)
@@ -484,6 +490,7 @@ func (q *outstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *sac
 		return
 	}
 	res.MarkedBytes += int(c.size)
+	q.flightTo(c, -int(c.size))
 	if q.pathAcked != nil {
 		q.pathLost |= 1 << (c.path % pathmgr.DefaultMaxPaths)
 	}
@@ -506,6 +513,7 @@ func (q *outstandingQueue) MarkAllForRetransmit() int {
 		switch c.state {
 		case chunkInFlight:
 			n += int(c.size)
+			q.flightTo(c, -int(c.size))
 		case chunkReneged:
 		default:
 			continue
@@ -532,6 +540,7 @@ func (q *outstandingQueue) MarkLargerForRetransmit(limit int) int {
 			continue
 		}
 		n += int(c.size)
+		q.flightTo(c, -int(c.size))
 		c.state, c.misses = chunkMarked, 0
 		q.marked++
 		q.timed = false
@@ -579,12 +588,21 @@ func (q *outstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok
 		return 0, false
 	}
 	c.state, c.rtx, c.misses, c.path = chunkInFlight, true, 0, q.path
+	q.flightTo(c, int(c.size))
 	if c.fastRtx {
 		c.rtxNext = q.next
 	}
 	q.marked--
 	q.untimeIfAtOrAbove(tsn)
 	return int(c.size), true
+}
+
+// flightTo adds n octets (negative: takes them) to the flight of the
+// destination chunk c was last sent to, on a multihomed association.
+func (q *outstandingQueue) flightTo(c *outChunk, n int) {
+	if q.pathFlight != nil {
+		q.pathFlight[c.path%pathmgr.DefaultMaxPaths] += n
+	}
 }
 
 // slot returns the ring index of tsn, for the caller's parallel array.
