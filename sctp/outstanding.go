@@ -162,9 +162,13 @@ type outstandingQueue struct {
 	// a chunk last sent to destination i was marked for Fast Retransmit
 	// (RFC 9260 §7.2: per-destination windows). The caller clears both
 	// before each OnSACK. pathFlight, set with pathAcked, is the octets
-	// in flight to each destination (§6.1 rule B, per destination).
+	// in flight to each destination (§6.1 rule B, per destination);
+	// pathLive has bit i set when OnSACK acknowledged a chunk in flight
+	// to destination i (one not marked lost since it was sent: proof
+	// that the path delivers, §8.2), also cleared by the caller.
 	path       uint8
 	pathLost   uint16
+	pathLive   uint16
 	pathAcked  *[pathmgr.DefaultMaxPaths]int
 	pathFlight *[pathmgr.DefaultMaxPaths]int
 
@@ -345,7 +349,10 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 			return
 		case chunkInFlight:
 			ack.FlightAcked += int(c.size)
-			q.flightTo(c, -int(c.size))
+			if q.pathFlight != nil {
+				q.flightTo(c, -int(c.size))
+				q.pathLive |= 1 << (c.path % pathmgr.DefaultMaxPaths)
+			}
 		case chunkMarked:
 			q.marked--
 		}
@@ -525,6 +532,34 @@ func (q *outstandingQueue) MarkAllForRetransmit() int {
 		q.timed = false
 	}
 	return n
+}
+
+// MarkPathForRetransmit applies a T3-rtx expiry of one destination (RFC
+// 9260 §6.3.3 E3 for that address, §6.3.2: one timer per destination):
+// the chunks last sent there and not acknowledged by a Gap Ack Block are
+// marked for retransmission. It returns the size of those that were in
+// flight, for congestion.OnRetransmitMarked, and how many it marked. An
+// RTT measurement at or above a marked chunk is dropped (Karn).
+func (q *outstandingQueue) MarkPathForRetransmit(path uint8) (inFlight, n int) {
+	for tsn := q.cum + 1; tsn != q.next; tsn++ {
+		c := &q.ring[tsn&q.mask]
+		if c.path != path {
+			continue
+		}
+		switch c.state {
+		case chunkInFlight:
+			inFlight += int(c.size)
+			q.flightTo(c, -int(c.size))
+		case chunkReneged:
+		default:
+			continue
+		}
+		c.state, c.misses = chunkMarked, 0
+		q.marked++
+		n++
+		q.untimeIfAtOrAbove(tsn)
+	}
+	return inFlight, n
 }
 
 // MarkLargerForRetransmit marks every chunk in flight larger than limit

@@ -615,6 +615,11 @@ func FuzzOutstandingSACK(f *testing.F) {
 					require.Equal(t, prevCum, s.q.CumTSN())
 				}
 			case 3:
+				if ops[i]&8 != 0 { // one destination's T3-rtx
+					marked, _ := s.q.MarkPathForRetransmit(ops[i] / 16 % 3)
+					s.cc.OnRetransmitMarked(marked)
+					break
+				}
 				s.t3()
 			case 4:
 				s.retransmitOne(now)
@@ -707,4 +712,44 @@ func TestOutstandingPathFlight_RFC9260_6_1(t *testing.T) {
 	q.OnSACK(8, nil, nil, 1<<20, false, t0)
 	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{}, flight)
 	assert.Equal(t, pathFlightOf(q), flight)
+}
+
+// A T3-rtx expiry of one destination (RFC 9260 §6.3.2: a timer per
+// destination, §6.3.3 E3) marks only the chunks last sent there, in
+// flight or reneged, not those acknowledged by a Gap Ack Block; the RTT
+// measurement is dropped only if a marked chunk is at or below it.
+func TestOutstandingMarkPath_RFC9260_6_3_3(t *testing.T) {
+	t0 := time.Now()
+	q := newOutstandingQueue(1, 64)
+	var acked, flight [pathmgr.DefaultMaxPaths]int
+	q.pathAcked, q.pathFlight = &acked, &flight
+	for i := range 8 { // TSNs 1-4 to path 1, 5-8 to path 0 (1 timed)
+		q.path = uint8(1 - i/4)
+		_, ok := q.Add(100, t0)
+		require.True(t, ok)
+	}
+	q.OnSACK(0, gapList{gb(2, 2)}, nil, 1<<20, false, t0) // TSN 2 gap-acked
+	inFlight, n := q.MarkPathForRetransmit(0)
+	assert.Equal(t, 400, inFlight)
+	assert.Equal(t, 4, n)
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{0, 300}, flight, "path 1's chunks stay in flight")
+	assert.True(t, q.timed, "the RTT probe (TSN 1, path 1) is below every marked chunk")
+	for tsn := uint32(1); tsn <= 8; tsn++ {
+		_, st, _, _ := q.Chunk(tsn)
+		want := chunkInFlight
+		switch {
+		case tsn == 2:
+			want = chunkGapAcked
+		case tsn >= 5:
+			want = chunkMarked
+		}
+		assert.Equal(t, want, st, "TSN %d", tsn)
+	}
+	inFlight, n = q.MarkPathForRetransmit(0)
+	assert.Zero(t, inFlight+n, "nothing more of path 0 to mark")
+	inFlight, n = q.MarkPathForRetransmit(1)
+	assert.Equal(t, 300, inFlight)
+	assert.Equal(t, 3, n)
+	assert.False(t, q.timed, "Karn: the probe is marked")
+	assert.Equal(t, 7, q.Marked())
 }
