@@ -388,6 +388,7 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		clear(a.mh.acked[:])
 		a.oq.pathLost, a.oq.pathLive = 0, 0
 		a.mh.flightBefore = a.mh.flight[a.mh.cur]
+		a.oq.pathFR, inFR = a.mhInFR(), false // per destination
 	}
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {

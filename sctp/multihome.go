@@ -15,6 +15,7 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
@@ -306,10 +307,28 @@ func (a *Association) mhFastRetransmit(cur *congestion, highest uint32) bool {
 // mhOnAck applies a SACK to the data path's window with only the octets
 // that were sent to that path, judged used or not by that path's flight
 // (§7.2: bytes sent elsewhere neither grow nor shrink it), and the
-// association's flight with all of them. mu is held.
+// association's flight with all of them. Another path's Fast Recovery
+// ends as the data path's does, at its exit point (§7.2.4). mu is held.
 func (a *Association) mhOnAck(cc *congestion, ack ackInfo) {
 	ack.AckedBytes, ack.WindowFlight = a.mh.acked[a.mh.cur], a.mh.flightBefore
 	cc.OnAck(ack)
+	for i := range a.mh.pm.Len() {
+		if o := &a.mh.ccs[i]; o.inFR && pathmgr.ID(i) != a.mh.cur && seq.TSNGreaterEq(ack.CumTSNAck, o.frExit) {
+			o.inFR = false
+		}
+	}
+}
+
+// mhInFR returns the paths in Fast Recovery, as outstandingQueue.pathFR.
+// mu is held.
+func (a *Association) mhInFR() uint16 {
+	var fr uint16
+	for i := range a.mh.pm.Len() {
+		if _, in := a.mhCC(pathmgr.ID(i)).InFastRecovery(); in {
+			fr |= 1 << i
+		}
+	}
+	return fr
 }
 
 // mhRTO is path id's RTO estimator. mu is held.

@@ -166,9 +166,13 @@ type outstandingQueue struct {
 	// pathLive has bit i set when OnSACK acknowledged a chunk in flight
 	// to destination i (one not marked lost since it was sent: proof
 	// that the path delivers, §8.2), also cleared by the caller.
+	// pathFR has bit i set when destination i is in Fast Recovery: its
+	// chunks get miss indications as OnSACK's inFastRecovery gives them
+	// (§7.2.4 per destination, set by the caller before each OnSACK).
 	path       uint8
 	pathLost   uint16
 	pathLive   uint16
+	pathFR     uint16
 	pathAcked  *[pathmgr.DefaultMaxPaths]int
 	pathFlight *[pathmgr.DefaultMaxPaths]int
 
@@ -397,8 +401,13 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	// chunk gap-acked before and missing now was reneged on: one miss
 	// indication (§6.2.1 D iii).
 	limit, counting := htna, haveHTNA
-	if inFastRecovery && ack.CumAdvanced && len(gaps) > 0 {
-		limit, counting = cum+uint32(gaps[len(gaps)-1].End), true
+	frLimit, frCounting := limit, false // for the chunks of pathFR
+	if ack.CumAdvanced && len(gaps) > 0 {
+		hi := cum + uint32(gaps[len(gaps)-1].End)
+		if inFastRecovery {
+			limit, counting = hi, true
+		}
+		frLimit, frCounting = hi, q.pathFR != 0
 	}
 	// Only TSNs below the end of the scan can need anything: a miss
 	// indication (below limit), a lost fast retransmission (below the
@@ -409,6 +418,9 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	end := cum + 1 // exclusive
 	if counting && seq.TSNGreater(limit, end) {
 		end = limit
+	}
+	if frCounting && seq.TSNGreater(frLimit, end) {
+		end = frLimit
 	}
 	if haveHTNA && seq.TSNGreater(htna+1, end) {
 		end = htna + 1
@@ -439,6 +451,8 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 				q.countLostRetransmit(tsn, c, &res)
 			}
 		case counting && seq.TSNLess(tsn, limit):
+			q.countMiss(tsn, c, &res)
+		case frCounting && q.pathFR&(1<<(c.path%pathmgr.DefaultMaxPaths)) != 0 && seq.TSNLess(tsn, frLimit):
 			q.countMiss(tsn, c, &res)
 		}
 	}

@@ -714,6 +714,44 @@ func TestOutstandingPathFlight_RFC9260_6_1(t *testing.T) {
 	assert.Equal(t, pathFlightOf(q), flight)
 }
 
+// Fast Recovery per destination (RFC 9260 §7.2.4 with §7.2): a SACK that
+// advances the Cumulative TSN Ack gives a miss indication to every TSN
+// it reports missing only if the chunk's destination is in Fast
+// Recovery; the others count misses below the HTNA as outside it.
+func TestOutstandingPathFastRecovery_RFC9260_7_2_4(t *testing.T) {
+	t0 := time.Now()
+	setup := func() *outstandingQueue {
+		q := newOutstandingQueue(1, 64)
+		var acked, flight [pathmgr.DefaultMaxPaths]int
+		q.pathAcked, q.pathFlight = &acked, &flight
+		for i := range 8 { // TSNs 1-4 to path 0, 5-8 to path 1
+			q.path = uint8(i / 4)
+			_, ok := q.Add(100, t0)
+			require.True(t, ok)
+		}
+		q.OnSACK(0, gapList{gb(8, 8)}, nil, 1<<20, false, t0) // 1-7 one miss each
+		return q
+	}
+	misses := func(q *outstandingQueue) (m []int) {
+		for tsn := uint32(2); tsn <= 7; tsn++ {
+			_, _, n, _ := q.Chunk(tsn)
+			m = append(m, n)
+		}
+		return m
+	}
+	// TSN 1 acknowledged, 8 still gap-acked: the HTNA is 1.
+	q := setup()
+	q.pathFR = 1 << 0
+	q.OnSACK(1, gapList{gb(7, 7)}, nil, 1<<20, false, t0)
+	assert.Equal(t, []int{2, 2, 2, 1, 1, 1}, misses(q), "path 0's chunks (2-4) in Fast Recovery, path 1's not")
+	q = setup()
+	q.OnSACK(1, gapList{gb(7, 7)}, nil, 1<<20, false, t0)
+	assert.Equal(t, []int{1, 1, 1, 1, 1, 1}, misses(q), "no destination in Fast Recovery: none below the HTNA")
+	q = setup()
+	q.OnSACK(1, gapList{gb(7, 7)}, nil, 1<<20, true, t0)
+	assert.Equal(t, []int{2, 2, 2, 2, 2, 2}, misses(q), "the association's Fast Recovery (single path)")
+}
+
 // A T3-rtx expiry of one destination (RFC 9260 §6.3.2: a timer per
 // destination, §6.3.3 E3) marks only the chunks last sent there, in
 // flight or reneged, not those acknowledged by a Gap Ack Block; the RTT
