@@ -395,7 +395,9 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 	_, inFR := dst.cc.InFastRecovery()
 	if a.mh != nil {
 		clear(a.mh.acked[:])
-		a.oq.pathLost = 0
+		a.oq.pathLost, a.oq.pathLive = 0, 0
+		a.mh.flightBefore = a.mh.flight[a.mh.cur]
+		a.oq.pathFR, inFR = a.mhInFR(), false // per destination
 	}
 	res := a.oq.OnSACK(cum, gaps, dups, arwnd, inFR, now)
 	switch res.Status {
@@ -456,6 +458,8 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 			Acked: res.Ack.AckedBytes, Marked: res.MarkedBytes, FastRetransmit: res.FastRetransmit}, now)
 	}
 	switch {
+	case a.mh != nil:
+		a.mhAckTimers(now) // per destination
 	case a.oq.Len() == 0:
 		a.io.timers.Stop(timerT3Rtx) // §6.3.2 R2
 	case res.Ack.CumAdvanced:

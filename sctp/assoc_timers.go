@@ -78,15 +78,16 @@ func (a *Association) t3Expired(now time.Time) {
 	if a.oq == nil || a.oq.Len() == 0 {
 		return
 	}
+	if a.mh != nil {
+		a.mhT3Expired(now) // one timer per destination (§6.3.2)
+		return
+	}
 	a.stats.t3Expiries++
 	if a.countError() {
 		return
 	}
 	dst.cc.OnT3Timeout()
 	dst.rto.Backoff()
-	if a.mh != nil {
-		a.mhT3(now)
-	}
 	a.plpmtudLoss(now)
 	marked := a.oq.MarkAllForRetransmit()
 	dst.cc.OnRetransmitMarked(marked)

@@ -304,7 +304,11 @@ func (a *Association) transmit(now time.Time) {
 					// §7.2.4 step 4: retransmitting the first outstanding
 					// chunk restarts T3-rtx, so that it does not expire
 					// on the fast retransmission's heels.
-					a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO())
+					if a.mh != nil {
+						a.mhSetT3(a.mh.txPath, now, true)
+					} else {
+						a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO())
+					}
 				}
 				size, _ := a.oq.OnRetransmit(tsn, now)
 				dst.cc.OnSend(size)
@@ -394,7 +398,9 @@ func (a *Association) transmit(now time.Time) {
 		if a.mh != nil {
 			a.mhSent(now)
 		}
-		if !a.io.timers.Running(timerT3Rtx) {
+		if a.mh != nil {
+			a.mhSetT3(a.mh.txPath, now, false) // that destination's (§6.3.2)
+		} else if !a.io.timers.Running(timerT3Rtx) {
 			a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // §6.3.2 R1
 		}
 	}

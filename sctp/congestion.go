@@ -88,6 +88,9 @@ type ackInfo struct {
 	// HighestSent is the highest TSN sent so far: the end of HyStart++'s
 	// current round (RFC 9406 §4.2, windowEnd).
 	HighestSent uint32
+	// WindowFlight is, with congestion.pathFlight set, the flight to the
+	// window's destination before the SACK: what tells a used window.
+	WindowFlight int
 }
 
 // congestion holds the congestion-control state of one destination
@@ -118,6 +121,10 @@ type congestion struct {
 	frExit   uint32
 	cubic    *cubicState // nil: RFC 9260 §7.2.2 congestion avoidance
 	hs       hyStart
+	// pathFlight, set on a multihomed association, is the flight to the
+	// window's destination, which §6.1 rule B compares with its cwnd
+	// (§7.2); flight stays the association's, for the peer's window.
+	pathFlight *int
 }
 
 // newCongestion returns the state of a new association: cwnd is
@@ -223,10 +230,14 @@ func (c *congestion) CanRetransmit(n int) bool {
 	// may go when nothing is in flight: otherwise no window would ever admit
 	// it.
 
-	if c.flight == 0 {
+	f := c.flight
+	if c.pathFlight != nil {
+		f = *c.pathFlight
+	}
+	if f == 0 {
 		return true
 	}
-	return c.flight < c.cwnd && c.flight+n <= c.cwnd+c.pmdcs-1
+	return f < c.cwnd && f+n <= c.cwnd+c.pmdcs-1
 }
 
 // CanSend reports whether a new DATA chunk of n bytes may be sent now:
@@ -291,6 +302,9 @@ func (c *congestion) OnAck(a ackInfo) {
 	flightBefore := c.flight
 	if a.FlightAcked > 0 {
 		c.flight = max(c.flight-a.FlightAcked, 0)
+	}
+	if c.pathFlight != nil {
+		flightBefore = a.WindowFlight // what was in this window
 	}
 	c.peerARwnd = a.ARwnd
 

@@ -400,6 +400,29 @@ func TestCongestionAvoidanceHeldBack(t *testing.T) {
 	assert.Equal(t, 5000, c.PartialBytesAcked())
 }
 
+// §6.1 rule B per destination (§7.2): with a destination's flight set,
+// its window is checked against that flight, not the association's,
+// which still bounds the peer's window (rule A).
+func TestCongestionPathFlight_RFC9260_6_1(t *testing.T) {
+	c := newCongestion(congestionConfig{MTU: 1000, PMDCS: 1000, PeerARwnd: 1 << 20})
+	c.OnSend(10 * 1000) // the whole flight, on other destinations
+	require.False(t, c.CanSend(1000), "association flight above the window")
+	var own int
+	c.pathFlight = &own
+	assert.True(t, c.CanSend(1000), "nothing in flight to this destination")
+	own = c.Cwnd() - 1
+	assert.True(t, c.CanSend(1000), "flight below cwnd: one more chunk (rule B)")
+	own = c.Cwnd()
+	assert.False(t, c.CanSend(1000), "this destination's window is full")
+	assert.Equal(t, 1<<20-10*1000, c.Rwnd(), "the peer's window counts all the flight")
+	// A SACK grows the window only when this destination's was used.
+	cw := c.Cwnd()
+	c.OnAck(ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20, WindowFlight: 0})
+	assert.Equal(t, cw, c.Cwnd(), "unused window: no growth (§7.2.1)")
+	c.OnAck(ackInfo{CumAdvanced: true, AckedBytes: 1000, FlightAcked: 1000, ARwnd: 1 << 20, WindowFlight: cw})
+	assert.Equal(t, cw+1000, c.Cwnd(), "used window grows")
+}
+
 // swapWindow exchanges the per-destination window (RFC 9260 §7.2: cwnd,
 // ssthresh, partial_bytes_acked, Fast Recovery) and leaves the flight
 // size and the peer's window with the association's controller.

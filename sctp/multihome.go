@@ -15,7 +15,9 @@ import (
 
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/sockbuf"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -40,8 +42,10 @@ type PathStats struct {
 // packet being received (replies go back there). Each path has its RTO
 // estimator (§6.3) and its window (§7.2: cwnd, ssthresh,
 // partial_bytes_acked): the association's are the data path's, the
-// others wait in rtos and ccs. The flight size and the peer's window stay
-// the association's. Packets go one per system call.
+// others wait in rtos and ccs. Each path's flight is kept in flight
+// (§6.1 rule B checks it against that path's cwnd); the association's
+// flight and the peer's window stay in the data path's congestion.
+// Packets go one per system call.
 type multihome struct {
 	conn    *net.UDPConn
 	pm      *pathmgr.Manager
@@ -65,6 +69,15 @@ type multihome struct {
 	ccs      [pathmgr.DefaultMaxPaths]congestion
 	acked    [pathmgr.DefaultMaxPaths]int
 	lastData [pathmgr.DefaultMaxPaths]time.Time
+	// flight is the octets in flight to each path, kept by the
+	// outstanding queue; flightBefore the data path's before a SACK.
+	flight       [pathmgr.DefaultMaxPaths]int
+	flightBefore int
+	// t3 is each path's T3-rtx deadline (§6.3.2: one per destination;
+	// zero: stopped), timerT3Rtx is armed at the earliest; rtxFrom is
+	// the path whose T3-rtx expired, its chunks go to RetransmitPath.
+	t3      [pathmgr.DefaultMaxPaths]time.Time
+	rtxFrom pathmgr.ID
 	// octets and dataPackets count what went to each path.
 	octets      [pathmgr.DefaultMaxPaths]uint64
 	dataPackets [pathmgr.DefaultMaxPaths]uint64
@@ -221,7 +234,7 @@ func (a *Association) mhPick(data bool) {
 	switch {
 	case data && mh.rtx:
 		mh.rtx = false
-		mh.txPath = pm.RetransmitPath(mh.txPath)
+		mh.txPath = pm.RetransmitPath(mh.rtxFrom)
 	case data:
 		mh.txPath = pm.DataPath()
 	case mh.from.IsValid():
@@ -242,6 +255,7 @@ func (a *Association) mhPick(data bool) {
 			dst.cc.swapWindow(&mh.ccs[mh.txPath])
 			mh.ccs[mh.txPath].swapWindow(&mh.ccs[mh.cur])
 			a.oq.path = uint8(mh.txPath)
+			dst.cc.pathFlight = &mh.flight[mh.txPath]
 		}
 		mh.lastData[mh.cur] = dst.lastDataSent
 		mh.cur = mh.txPath
@@ -260,12 +274,15 @@ func (a *Association) mhPick(data bool) {
 
 // mhInitWindows gives each path its own window, a copy of the first
 // one's as initTCB made it (§7.2.1), and has the outstanding queue sum
-// acknowledged octets per path. mu is held.
+// acknowledged octets and the flight per path. mu is held.
 func (a *Association) mhInitWindows(cfg congestionConfig) {
 	for i := range a.mh.ccs {
 		a.mh.ccs[i] = newCongestion(cfg)
 	}
-	a.oq.pathAcked, a.oq.path = &a.mh.acked, uint8(a.mh.cur)
+	clear(a.mh.flight[:])
+	clear(a.mh.t3[:])
+	a.oq.pathAcked, a.oq.pathFlight, a.oq.path = &a.mh.acked, &a.mh.flight, uint8(a.mh.cur)
+	a.primaryPath().cc.pathFlight = &a.mh.flight[a.mh.cur]
 }
 
 // mhFastRetransmit reduces the window of each path that lost chunks
@@ -288,11 +305,30 @@ func (a *Association) mhFastRetransmit(cur *congestion, highest uint32) bool {
 }
 
 // mhOnAck applies a SACK to the data path's window with only the octets
-// that were sent to that path (§7.2: bytes sent elsewhere neither grow
-// nor shrink it), and the flight with all of them. mu is held.
+// that were sent to that path, judged used or not by that path's flight
+// (§7.2: bytes sent elsewhere neither grow nor shrink it), and the
+// association's flight with all of them. Another path's Fast Recovery
+// ends as the data path's does, at its exit point (§7.2.4). mu is held.
 func (a *Association) mhOnAck(cc *congestion, ack ackInfo) {
-	ack.AckedBytes = a.mh.acked[a.mh.cur]
+	ack.AckedBytes, ack.WindowFlight = a.mh.acked[a.mh.cur], a.mh.flightBefore
 	cc.OnAck(ack)
+	for i := range a.mh.pm.Len() {
+		if o := &a.mh.ccs[i]; o.inFR && pathmgr.ID(i) != a.mh.cur && seq.TSNGreaterEq(ack.CumTSNAck, o.frExit) {
+			o.inFR = false
+		}
+	}
+}
+
+// mhInFR returns the paths in Fast Recovery, as outstandingQueue.pathFR.
+// mu is held.
+func (a *Association) mhInFR() uint16 {
+	var fr uint16
+	for i := range a.mh.pm.Len() {
+		if _, in := a.mhCC(pathmgr.ID(i)).InFastRecovery(); in {
+			fr |= 1 << i
+		}
+	}
+	return fr
 }
 
 // mhRTO is path id's RTO estimator. mu is held.
@@ -326,15 +362,123 @@ func (a *Association) tapRemote(sent bool) netip.AddrPort {
 // mhSent records DATA sent to the data path. mu is held.
 func (a *Association) mhSent(now time.Time) { a.mh.pm.Sent(a.mh.txPath, now) }
 
-// mhT3 takes a T3-rtx expiry of the data path (§6.4.1, RFC 7829): a
-// timeout of that path; the retransmission goes elsewhere. mu is held.
-func (a *Association) mhT3(now time.Time) {
-	a.mh.pm.Timeout(a.mh.txPath, now)
-	a.mh.rtx = true
+// mhCC is path id's window. mu is held.
+func (a *Association) mhCC(id pathmgr.ID) *congestion {
+	if id == a.mh.cur {
+		return &a.primaryPath().cc
+	}
+	return &a.mh.ccs[id]
 }
 
-// mhAcked: a SACK acknowledged new DATA, sent to the data path. mu is held.
-func (a *Association) mhAcked(now time.Time) { a.mh.pm.Acked(a.mh.txPath, now) }
+// mhSetT3 starts path id's T3-rtx with that path's RTO if it is not
+// running (§6.3.2 R1), or restarts it (R3, §7.2.4 step 4). mu is held.
+func (a *Association) mhSetT3(id pathmgr.ID, now time.Time, restart bool) {
+	if restart || a.mh.t3[id].IsZero() {
+		a.mh.t3[id] = now.Add(a.mhRTO(id).RTO())
+	}
+	a.mhArmT3()
+}
+
+// mhArmT3 arms the association's T3-rtx timer at the earliest path
+// deadline, or stops it. mu is held.
+func (a *Association) mhArmT3() {
+	var next time.Time
+	for _, at := range a.mh.t3 {
+		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	if next.IsZero() {
+		a.io.timers.Stop(timerT3Rtx)
+	} else {
+		a.io.timers.Set(timerT3Rtx, next)
+	}
+}
+
+// mhAckTimers applies a SACK to the paths' T3-rtx timers (§6.3.2): a
+// path with nothing left in flight stops its timer (R2), one whose
+// chunks in flight the SACK newly acknowledged restarts it (R3: its
+// earliest outstanding chunk may be among them, by the Cumulative TSN
+// Ack or a Gap Ack Block). With chunks outstanding and no timer left (only
+// gap-acked or reneged ones), the data path's runs. mu is held.
+func (a *Association) mhAckTimers(now time.Time) {
+	mh := a.mh
+	running := false
+	for i := range mh.pm.Len() {
+		switch {
+		case mh.flight[i] == 0:
+			mh.t3[i] = time.Time{}
+		case a.oq.pathLive&(1<<i) != 0:
+			mh.t3[i] = now.Add(a.mhRTO(pathmgr.ID(i)).RTO())
+		}
+		running = running || !mh.t3[i].IsZero()
+	}
+	if !running && a.oq.Len() > 0 {
+		mh.t3[mh.cur] = now.Add(a.mhRTO(mh.cur).RTO())
+	}
+	a.mhArmT3()
+}
+
+// mhT3Expired applies the T3-rtx expiry of each path whose deadline has
+// passed (RFC 9260 §6.3.3 for that destination): one more error of the
+// association (§8.1) and of the path (§8.2; potentially failed, RFC
+// 7829), that path's RTO backed off (E2) and window closed to one packet
+// (E1, §7.2.3), and the chunks sent there marked for retransmission (E3)
+// to an alternate path (§6.4.1). Other paths' windows, timers and
+// error counters are left alone. mu is held.
+func (a *Association) mhT3Expired(now time.Time) {
+	mh := a.mh
+	for i := range mh.pm.Len() {
+		id := pathmgr.ID(i)
+		if at := mh.t3[id]; at.IsZero() || at.After(now) {
+			continue
+		}
+		mh.t3[id] = time.Time{}
+		marked, n := a.oq.MarkPathForRetransmit(uint8(id))
+		if n == 0 {
+			if a.oq.Len() == 0 || a.mhT3Running() {
+				continue // nothing of this path left outstanding
+			}
+			marked = a.oq.MarkAllForRetransmit() // the last timer standing
+		}
+		a.stats.t3Expiries++
+		if a.countError() {
+			return
+		}
+		a.mhCC(id).OnT3Timeout()
+		a.mhRTO(id).Backoff()
+		mh.pm.Timeout(id, now)
+		a.primaryPath().cc.OnRetransmitMarked(marked)
+		mh.rtx, mh.rtxFrom = true, id
+		if a.cfg.Tracer != nil {
+			a.traceEvent(tracing.Event{Kind: tracing.EventT3Expiry, Marked: marked}, now)
+		}
+	}
+	a.plpmtudLoss(now)
+	a.mhArmT3()
+}
+
+// mhT3Running reports whether a path's T3-rtx runs. mu is held.
+func (a *Association) mhT3Running() bool {
+	for _, at := range a.mh.t3 {
+		if !at.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// mhAcked: a SACK newly acknowledged DATA in flight to each path of
+// pathLive: those paths are alive (§8.2). A chunk marked lost by the
+// path's T3-rtx and acknowledged later (its SACK went astray) proves
+// nothing about the path now. mu is held.
+func (a *Association) mhAcked(now time.Time) {
+	for i := range a.mh.pm.Len() {
+		if a.oq.pathLive&(1<<i) != 0 {
+			a.mh.pm.Acked(pathmgr.ID(i), now)
+		}
+	}
+}
 
 // mhNoteFrom records the source of a packet about to be received: replies
 // go there. On the passive side an address not yet known becomes an

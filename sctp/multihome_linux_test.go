@@ -457,3 +457,70 @@ func TestMultihoming_PerPathWindows_RFC9260_7_2(t *testing.T) {
 	assert.Zero(t, sink.bad, "duplicate or corrupt messages")
 	sink.mu.Unlock()
 }
+
+// TestMultihoming_PerPathT3_RFC9260_6_3_2: each destination with DATA
+// outstanding has its own T3-rtx. With DATA in flight to path 0 (now
+// black-holed) and then to path 1, path 0's timer expires: a timeout of
+// path 0 only (potentially failed, RFC 7829; its window closed to one
+// packet, §7.2.3), its chunks are retransmitted to path 1 (§6.4.1), and
+// path 1's window, state and error counter are untouched.
+func TestMultihoming_PerPathT3_RFC9260_6_3_2(t *testing.T) {
+	d := dualPath(t)
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond)
+	// Messages of one chunk each, numbered in their first octet.
+	var mu sync.Mutex
+	got := map[byte]int{}
+	srv.Start(func(_ uint16, _ uint32, b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[b[0]]++
+	}, func(error) {})
+	delivered := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	msg := func(i byte) []byte { return append([]byte{i}, make([]byte, 999)...) }
+	for i := range byte(16) { // some DATA on path 0 first: its RTO is measured
+		require.NoError(t, cli.WriteMsg(0, 0, msg(i)))
+	}
+	require.Eventually(t, func() bool { return delivered() == 16 }, 20*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { cli.mu.Lock(); defer cli.mu.Unlock(); return cli.oq.Len() == 0 }, 10*time.Second, time.Millisecond)
+	before := cli.Stats()
+	require.Zero(t, before.Paths[1].Errors)
+
+	require.NoError(t, d.BlackHole(0))
+	require.NoError(t, cli.WriteMsg(0, 0, msg(16)))
+	require.NoError(t, cli.WriteMsg(0, 0, msg(17)))
+	cli.mu.Lock()
+	lost := cli.mh.flight[0]
+	require.NoError(t, cli.mh.pm.SetPrimary(1)) // new DATA goes to path 1
+	cli.mu.Unlock()
+	require.Positive(t, lost, "DATA in flight to path 0")
+	// One packet to path 1: its SACK gives path 0's chunks one miss
+	// indication, short of a Fast Retransmit (§7.2.4).
+	require.NoError(t, cli.WriteMsg(0, 0, msg(18)))
+	cli.mu.Lock()
+	both := cli.mh.flight[0] == lost && !cli.mh.t3[0].IsZero() && cli.mh.dataPackets[1] > 0
+	cli.mu.Unlock()
+	assert.True(t, both, "DATA sent to path 1 while path 0's is outstanding, its T3-rtx running")
+
+	require.Eventually(t, func() bool { return delivered() == 19 }, 20*time.Second, time.Millisecond)
+	st := cli.Stats()
+	t.Logf("paths after path 0's T3-rtx: %+v, T3 expiries %d", st.Paths, st.T3Expiries-before.T3Expiries)
+	assert.Equal(t, uint64(1), st.T3Expiries-before.T3Expiries, "one expiry: path 0's")
+	assert.Equal(t, "potentially-failed", st.Paths[0].State, "the timeout is path 0's (RFC 7829)")
+	assert.Equal(t, 1, st.Paths[0].Errors)
+	assert.Less(t, st.Paths[0].SSThresh, before.Paths[0].SSThresh, "path 0's window reduced (§7.2.3)")
+	assert.Equal(t, "active", st.Paths[1].State)
+	assert.Zero(t, st.Paths[1].Errors, "path 1's error counter untouched")
+	assert.Equal(t, before.Paths[1].SSThresh, st.Paths[1].SSThresh, "path 1's window not reduced")
+	assert.GreaterOrEqual(t, st.Paths[1].Cwnd, before.Paths[1].Cwnd)
+	assert.Greater(t, st.Paths[1].RTO, time.Duration(0))
+	assert.Less(t, st.Paths[1].RTO, st.Paths[0].RTO, "only path 0's RTO backed off (§6.3.3 E2)")
+	cli.mu.Lock()
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{}, cli.mh.flight, "nothing left in flight")
+	cli.mu.Unlock()
+	mu.Lock()
+	for i, n := range got {
+		assert.Equal(t, 1, n, "message %d delivered once", i)
+	}
+	mu.Unlock()
+}

@@ -161,10 +161,20 @@ type outstandingQueue struct {
 	// acknowledged octets during OnSACK, and pathLost has bit i set when
 	// a chunk last sent to destination i was marked for Fast Retransmit
 	// (RFC 9260 §7.2: per-destination windows). The caller clears both
-	// before each OnSACK.
-	path      uint8
-	pathLost  uint16
-	pathAcked *[pathmgr.DefaultMaxPaths]int
+	// before each OnSACK. pathFlight, set with pathAcked, is the octets
+	// in flight to each destination (§6.1 rule B, per destination);
+	// pathLive has bit i set when OnSACK acknowledged a chunk in flight
+	// to destination i (one not marked lost since it was sent: proof
+	// that the path delivers, §8.2), also cleared by the caller.
+	// pathFR has bit i set when destination i is in Fast Recovery: its
+	// chunks get miss indications as OnSACK's inFastRecovery gives them
+	// (§7.2.4 per destination, set by the caller before each OnSACK).
+	path       uint8
+	pathLost   uint16
+	pathLive   uint16
+	pathFR     uint16
+	pathAcked  *[pathmgr.DefaultMaxPaths]int
+	pathFlight *[pathmgr.DefaultMaxPaths]int
 
 	// gapHigh is the highest TSN a Gap Ack Block has covered while above
 	// the cum ack (haveGap): no chunk above it is in chunkGapAcked, so
@@ -255,7 +265,9 @@ func (q *outstandingQueue) Add(size int, now time.Time) (tsn uint32, ok bool) {
 	if q.base.IsZero() {
 		q.base = now
 	}
-	q.ring[tsn&q.mask] = outChunk{size: int32(min(max(size, 0), 1<<30)), state: chunkInFlight, sent: int64(now.Sub(q.base)), path: q.path}
+	c := &q.ring[tsn&q.mask]
+	*c = outChunk{size: int32(min(max(size, 0), 1<<30)), state: chunkInFlight, sent: int64(now.Sub(q.base)), path: q.path}
+	q.flightTo(c, int(c.size))
 	if !q.timed {
 		q.timed, q.timedTSN, q.timedAt = true, tsn, now
 	}
@@ -341,6 +353,10 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 			return
 		case chunkInFlight:
 			ack.FlightAcked += int(c.size)
+			if q.pathFlight != nil {
+				q.flightTo(c, -int(c.size))
+				q.pathLive |= 1 << (c.path % pathmgr.DefaultMaxPaths)
+			}
 		case chunkMarked:
 			q.marked--
 		}
@@ -385,8 +401,13 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	// chunk gap-acked before and missing now was reneged on: one miss
 	// indication (§6.2.1 D iii).
 	limit, counting := htna, haveHTNA
-	if inFastRecovery && ack.CumAdvanced && len(gaps) > 0 {
-		limit, counting = cum+uint32(gaps[len(gaps)-1].End), true
+	frLimit, frCounting := limit, false // for the chunks of pathFR
+	if ack.CumAdvanced && len(gaps) > 0 {
+		hi := cum + uint32(gaps[len(gaps)-1].End)
+		if inFastRecovery {
+			limit, counting = hi, true
+		}
+		frLimit, frCounting = hi, q.pathFR != 0
 	}
 	// Only TSNs below the end of the scan can need anything: a miss
 	// indication (below limit), a lost fast retransmission (below the
@@ -397,6 +418,9 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 	end := cum + 1 // exclusive
 	if counting && seq.TSNGreater(limit, end) {
 		end = limit
+	}
+	if frCounting && seq.TSNGreater(frLimit, end) {
+		end = frLimit
 	}
 	if haveHTNA && seq.TSNGreater(htna+1, end) {
 		end = htna + 1
@@ -428,6 +452,8 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 			}
 		case counting && seq.TSNLess(tsn, limit):
 			q.countMiss(tsn, c, &res)
+		case frCounting && q.pathFR&(1<<(c.path%pathmgr.DefaultMaxPaths)) != 0 && seq.TSNLess(tsn, frLimit):
+			q.countMiss(tsn, c, &res)
 		}
 	}
 
@@ -458,6 +484,7 @@ func (q *outstandingQueue) countMiss(tsn uint32, c *outChunk, res *sackResult) {
 	}
 	if c.state == chunkInFlight {
 		res.MarkedBytes += int(c.size)
+		q.flightTo(c, -int(c.size))
 	}
 	if q.pathAcked != nil {
 		q.pathLost |= 1 << (c.path % pathmgr.DefaultMaxPaths)
@@ -484,6 +511,7 @@ func (q *outstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *sac
 		return
 	}
 	res.MarkedBytes += int(c.size)
+	q.flightTo(c, -int(c.size))
 	if q.pathAcked != nil {
 		q.pathLost |= 1 << (c.path % pathmgr.DefaultMaxPaths)
 	}
@@ -506,6 +534,7 @@ func (q *outstandingQueue) MarkAllForRetransmit() int {
 		switch c.state {
 		case chunkInFlight:
 			n += int(c.size)
+			q.flightTo(c, -int(c.size))
 		case chunkReneged:
 		default:
 			continue
@@ -517,6 +546,34 @@ func (q *outstandingQueue) MarkAllForRetransmit() int {
 		q.timed = false
 	}
 	return n
+}
+
+// MarkPathForRetransmit applies a T3-rtx expiry of one destination (RFC
+// 9260 §6.3.3 E3 for that address, §6.3.2: one timer per destination):
+// the chunks last sent there and not acknowledged by a Gap Ack Block are
+// marked for retransmission. It returns the size of those that were in
+// flight, for congestion.OnRetransmitMarked, and how many it marked. An
+// RTT measurement at or above a marked chunk is dropped (Karn).
+func (q *outstandingQueue) MarkPathForRetransmit(path uint8) (inFlight, n int) {
+	for tsn := q.cum + 1; tsn != q.next; tsn++ {
+		c := &q.ring[tsn&q.mask]
+		if c.path != path {
+			continue
+		}
+		switch c.state {
+		case chunkInFlight:
+			inFlight += int(c.size)
+			q.flightTo(c, -int(c.size))
+		case chunkReneged:
+		default:
+			continue
+		}
+		c.state, c.misses = chunkMarked, 0
+		q.marked++
+		n++
+		q.untimeIfAtOrAbove(tsn)
+	}
+	return inFlight, n
 }
 
 // MarkLargerForRetransmit marks every chunk in flight larger than limit
@@ -532,6 +589,7 @@ func (q *outstandingQueue) MarkLargerForRetransmit(limit int) int {
 			continue
 		}
 		n += int(c.size)
+		q.flightTo(c, -int(c.size))
 		c.state, c.misses = chunkMarked, 0
 		q.marked++
 		q.timed = false
@@ -579,12 +637,21 @@ func (q *outstandingQueue) OnRetransmit(tsn uint32, now time.Time) (size int, ok
 		return 0, false
 	}
 	c.state, c.rtx, c.misses, c.path = chunkInFlight, true, 0, q.path
+	q.flightTo(c, int(c.size))
 	if c.fastRtx {
 		c.rtxNext = q.next
 	}
 	q.marked--
 	q.untimeIfAtOrAbove(tsn)
 	return int(c.size), true
+}
+
+// flightTo adds n octets (negative: takes them) to the flight of the
+// destination chunk c was last sent to, on a multihomed association.
+func (q *outstandingQueue) flightTo(c *outChunk, n int) {
+	if q.pathFlight != nil {
+		q.pathFlight[c.path%pathmgr.DefaultMaxPaths] += n
+	}
 }
 
 // slot returns the ring index of tsn, for the caller's parallel array.

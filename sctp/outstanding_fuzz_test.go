@@ -4,13 +4,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // FuzzOutstandingBoundedScan drives two queues with the same operations
 // (chunks added, SACKs with arbitrary cum acks and Gap Ack Blocks, in and
 // out of Fast Recovery, retransmissions of what is marked, T3-rtx
-// expiries), one scanning only the TSNs that can need anything on a SACK
+// expiries, of every destination or one, a multihomed queue's
+// destinations and their Fast Recovery, §7.2), one scanning only the TSNs that can need anything on a SACK
 // and one scanning everything outstanding, and requires the same results
 // and the same state of every chunk after each step (RFC 9260 §6.2.1,
 // §7.2.4).
@@ -18,11 +20,14 @@ func FuzzOutstandingBoundedScan(f *testing.F) {
 	f.Add([]byte{0x10, 0x10, 0x10, 0x10, 0x01, 0x02, 0x03, 0x21, 0x12, 0x03, 0x41, 0x80})
 	f.Add([]byte{0x1f, 0x1f, 0x23, 0x35, 0x01, 0x05, 0x07, 0x23, 0x00, 0x02, 0x09, 0x0b, 0x60, 0x70, 0x23, 0x01, 0x03, 0x04})
 	f.Add([]byte{0x1f, 0x1f, 0x1f, 0x21, 0x02, 0x10, 0x12, 0x22, 0x00, 0x01, 0x01, 0x02, 0x13, 0x60, 0x22, 0x03, 0x01, 0x01, 0x02, 0x14})
+	f.Add([]byte{0x10, 0x71, 0x13, 0x75, 0x05, 0x21, 0x1f, 0x01, 0x2a, 0x02, 0x00, 0x03, 0x63, 0x40, 0x21, 0x01, 0x06, 0x01})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		t0 := time.Unix(1000, 0)
 		const init = 0xfffffff0 // the TSNs wrap
 		a, b := newOutstandingQueue(init, 256), newOutstandingQueue(init, 256)
 		b.fullScan = true
+		var aa, af, ba, bf [pathmgr.DefaultMaxPaths]int
+		a.pathAcked, a.pathFlight, b.pathAcked, b.pathFlight = &aa, &af, &ba, &bf
 		now := t0
 		for i := 0; i < len(ops); i++ {
 			op := ops[i]
@@ -65,10 +70,22 @@ func FuzzOutstandingBoundedScan(f *testing.F) {
 						t.Fatalf("retransmit %d", tsn)
 					}
 				}
-			case 6: // T3-rtx expiry
-				if a.MarkAllForRetransmit() != b.MarkAllForRetransmit() {
+			case 6: // T3-rtx expiry, of one destination if op&1
+				if op&1 != 0 {
+					ma, na := a.MarkPathForRetransmit(op >> 1 & 3)
+					mb, nb := b.MarkPathForRetransmit(op >> 1 & 3)
+					if ma != mb || na != nb {
+						t.Fatal("mark path")
+					}
+				} else if a.MarkAllForRetransmit() != b.MarkAllForRetransmit() {
 					t.Fatal("mark all")
 				}
+			case 7: // DATA to destination op&3; destinations in Fast Recovery
+				a.path, b.path = op&3, op&3
+				a.pathFR, b.pathFR = uint16(op>>2&3), uint16(op>>2&3)
+			}
+			if af != bf || aa != ba || a.pathLost != b.pathLost || a.pathLive != b.pathLive {
+				t.Fatalf("per-destination state differs after op %#x", op)
 			}
 			if a.CumTSN() != b.CumTSN() || a.NextTSN() != b.NextTSN() || a.Marked() != b.Marked() {
 				t.Fatalf("queues differ after op %#x", op)

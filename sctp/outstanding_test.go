@@ -494,6 +494,17 @@ func flightOf(q *outstandingQueue) (flight, marked int) {
 	return flight, marked
 }
 
+// pathFlightOf is the size of the chunks in flight by the destination
+// they were last sent to.
+func pathFlightOf(q *outstandingQueue) (pf [pathmgr.DefaultMaxPaths]int) {
+	for tsn := q.CumTSN() + 1; tsn != q.NextTSN(); tsn++ {
+		if c := &q.ring[q.slot(tsn)]; c.state == chunkInFlight {
+			pf[c.path] += int(c.size)
+		}
+	}
+	return pf
+}
+
 func TestSenderLossAndRecovery_RFC9260_7_2_4(t *testing.T) {
 	t0 := time.Now()
 	s := &sender{q: newOutstandingQueue(100, 256), cc: newCongestion(congestionConfig{MTU: 1000, PeerARwnd: 1 << 20})}
@@ -567,6 +578,8 @@ func FuzzOutstandingSACK(f *testing.F) {
 	f.Fuzz(func(t *testing.T, init uint32, ops []byte) {
 		t0 := time.Unix(1000, 0)
 		s := &sender{q: newOutstandingQueue(init, 32), cc: newCongestion(congestionConfig{MTU: 500, PeerARwnd: 1 << 16})}
+		var acked, pflight [pathmgr.DefaultMaxPaths]int
+		s.q.pathAcked, s.q.pathFlight = &acked, &pflight
 		var gaps gapList
 		for i := 0; i < len(ops); i++ {
 			now := t0.Add(time.Duration(i) * time.Millisecond)
@@ -602,17 +615,27 @@ func FuzzOutstandingSACK(f *testing.F) {
 					require.Equal(t, prevCum, s.q.CumTSN())
 				}
 			case 3:
+				if ops[i]&8 != 0 { // one destination's T3-rtx
+					marked, _ := s.q.MarkPathForRetransmit(ops[i] / 16 % 3)
+					s.cc.OnRetransmitMarked(marked)
+					break
+				}
 				s.t3()
 			case 4:
 				s.retransmitOne(now)
 			case 5:
 				s.cc.OnIdle(time.Duration(ops[i])*time.Millisecond, 10*time.Millisecond)
+				s.q.path = ops[i] / 6 % 3 // DATA changes destination
+				if ops[i]&1 != 0 {
+					s.cc.OnRetransmitMarked(s.q.MarkLargerForRetransmit(200))
+				}
 			}
 			require.True(t, seq.TSNGreaterEq(s.q.CumTSN(), prevCum), "the cum ack point never moves back")
 			require.LessOrEqual(t, s.q.Len(), s.q.Cap())
 			flight, marked := flightOf(s.q)
 			require.Equal(t, flight, s.cc.Flight(), "op %d: Congestion's flight is the chunks in flight", i)
 			require.Equal(t, marked, s.q.Marked())
+			require.Equal(t, pathFlightOf(s.q), pflight, "op %d: each destination's flight is its chunks in flight", i)
 			require.GreaterOrEqual(t, s.cc.Rwnd(), 0)
 			require.Positive(t, s.cc.Cwnd())
 		}
@@ -660,4 +683,111 @@ func TestOutstandingPerPath_RFC9260_7_2(t *testing.T) {
 	r = q.OnSACK(10, nil, nil, 1<<20, false, t0)
 	assert.Equal(t, 400, r.Ack.AckedBytes)
 	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{0, 0, 0, 400}, acked, "retransmitted to path 3; 7-10 acknowledged before")
+}
+
+// Each destination's flight (RFC 9260 §6.1 rule B per destination, §7.2)
+// follows its chunks: sent there, acknowledged, marked for
+// retransmission, and retransmitted to another destination.
+func TestOutstandingPathFlight_RFC9260_6_1(t *testing.T) {
+	t0 := time.Now()
+	q := newOutstandingQueue(1, 64)
+	var acked, flight [pathmgr.DefaultMaxPaths]int
+	q.pathAcked, q.pathFlight = &acked, &flight
+	for i := range 8 { // TSNs 1-4 to path 0, 5-8 to path 1
+		q.path = uint8(i / 4)
+		_, ok := q.Add(100, t0)
+		require.True(t, ok)
+	}
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{400, 400}, flight)
+	q.OnSACK(2, gapList{gb(4, 4)}, nil, 1<<20, false, t0) // 1, 2 and 6 acknowledged
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{200, 300}, flight)
+	assert.Equal(t, 300, q.MarkAllForRetransmit()-200, "the T3-rtx expiry takes both paths' flight")
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{}, flight)
+	q.path = 1
+	for tsn, _, ok := q.FirstMarked(); ok; tsn, _, ok = q.NextMarked(tsn) {
+		_, ok := q.OnRetransmit(tsn, t0)
+		require.True(t, ok)
+	}
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{0, 500}, flight, "retransmitted to path 1, path 0's chunks count there")
+	q.OnSACK(8, nil, nil, 1<<20, false, t0)
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{}, flight)
+	assert.Equal(t, pathFlightOf(q), flight)
+}
+
+// Fast Recovery per destination (RFC 9260 §7.2.4 with §7.2): a SACK that
+// advances the Cumulative TSN Ack gives a miss indication to every TSN
+// it reports missing only if the chunk's destination is in Fast
+// Recovery; the others count misses below the HTNA as outside it.
+func TestOutstandingPathFastRecovery_RFC9260_7_2_4(t *testing.T) {
+	t0 := time.Now()
+	setup := func() *outstandingQueue {
+		q := newOutstandingQueue(1, 64)
+		var acked, flight [pathmgr.DefaultMaxPaths]int
+		q.pathAcked, q.pathFlight = &acked, &flight
+		for i := range 8 { // TSNs 1-4 to path 0, 5-8 to path 1
+			q.path = uint8(i / 4)
+			_, ok := q.Add(100, t0)
+			require.True(t, ok)
+		}
+		q.OnSACK(0, gapList{gb(8, 8)}, nil, 1<<20, false, t0) // 1-7 one miss each
+		return q
+	}
+	misses := func(q *outstandingQueue) (m []int) {
+		for tsn := uint32(2); tsn <= 7; tsn++ {
+			_, _, n, _ := q.Chunk(tsn)
+			m = append(m, n)
+		}
+		return m
+	}
+	// TSN 1 acknowledged, 8 still gap-acked: the HTNA is 1.
+	q := setup()
+	q.pathFR = 1 << 0
+	q.OnSACK(1, gapList{gb(7, 7)}, nil, 1<<20, false, t0)
+	assert.Equal(t, []int{2, 2, 2, 1, 1, 1}, misses(q), "path 0's chunks (2-4) in Fast Recovery, path 1's not")
+	q = setup()
+	q.OnSACK(1, gapList{gb(7, 7)}, nil, 1<<20, false, t0)
+	assert.Equal(t, []int{1, 1, 1, 1, 1, 1}, misses(q), "no destination in Fast Recovery: none below the HTNA")
+	q = setup()
+	q.OnSACK(1, gapList{gb(7, 7)}, nil, 1<<20, true, t0)
+	assert.Equal(t, []int{2, 2, 2, 2, 2, 2}, misses(q), "the association's Fast Recovery (single path)")
+}
+
+// A T3-rtx expiry of one destination (RFC 9260 §6.3.2: a timer per
+// destination, §6.3.3 E3) marks only the chunks last sent there, in
+// flight or reneged, not those acknowledged by a Gap Ack Block; the RTT
+// measurement is dropped only if a marked chunk is at or below it.
+func TestOutstandingMarkPath_RFC9260_6_3_3(t *testing.T) {
+	t0 := time.Now()
+	q := newOutstandingQueue(1, 64)
+	var acked, flight [pathmgr.DefaultMaxPaths]int
+	q.pathAcked, q.pathFlight = &acked, &flight
+	for i := range 8 { // TSNs 1-4 to path 1, 5-8 to path 0 (1 timed)
+		q.path = uint8(1 - i/4)
+		_, ok := q.Add(100, t0)
+		require.True(t, ok)
+	}
+	q.OnSACK(0, gapList{gb(2, 2)}, nil, 1<<20, false, t0) // TSN 2 gap-acked
+	inFlight, n := q.MarkPathForRetransmit(0)
+	assert.Equal(t, 400, inFlight)
+	assert.Equal(t, 4, n)
+	assert.Equal(t, [pathmgr.DefaultMaxPaths]int{0, 300}, flight, "path 1's chunks stay in flight")
+	assert.True(t, q.timed, "the RTT probe (TSN 1, path 1) is below every marked chunk")
+	for tsn := uint32(1); tsn <= 8; tsn++ {
+		_, st, _, _ := q.Chunk(tsn)
+		want := chunkInFlight
+		switch {
+		case tsn == 2:
+			want = chunkGapAcked
+		case tsn >= 5:
+			want = chunkMarked
+		}
+		assert.Equal(t, want, st, "TSN %d", tsn)
+	}
+	inFlight, n = q.MarkPathForRetransmit(0)
+	assert.Zero(t, inFlight+n, "nothing more of path 0 to mark")
+	inFlight, n = q.MarkPathForRetransmit(1)
+	assert.Equal(t, 300, inFlight)
+	assert.Equal(t, 3, n)
+	assert.False(t, q.timed, "Karn: the probe is marked")
+	assert.Equal(t, 7, q.Marked())
 }

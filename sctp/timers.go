@@ -10,7 +10,8 @@ type timerID uint8
 
 // The timers of one association. Each is a single deadline; a timer
 // that RFC 9260 keeps per destination address (T3-rtx, heartbeat) is one
-// deadline here because the stack runs one path per association.
+// deadline here, the earliest of the paths' on a multihomed association
+// (multihome.t3, the path manager's HEARTBEAT schedule).
 const (
 	// timerT1Init guards an INIT until the INIT ACK arrives
 	// (RFC 9260 §5.1 step A, §5.1.6).
