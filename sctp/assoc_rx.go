@@ -38,16 +38,13 @@ func (a *Association) setRxPacket(bp *[]byte) {
 }
 
 // receiveSegments takes the packets of one read that the kernel coalesced
-// (UDP_GRO): b holds packets of seg octets each, the last possibly
-// shorter. Each is received as if read alone, but their messages reach
-// the delivery goroutine together and what they trigger is sent once,
-// after the last: one SACK for the read, as Linux TCP acknowledges a
-// coalesced segment (RFC 9260 §6.2). With flush false it waits for the
-// next read, queued already (the delayed-ack timer armed meanwhile).
-// b lies in the pooled buffer bp (nil: borrowed, every message is copied
-// out); a read that fills at least half of bp is delivered from it, one
-// charge for the buffer instead of a copy and a charge per message. It
-// reports whether bp now belongs to the association.
+// (UDP_GRO): b, in the pooled buffer bp (nil: borrowed), holds packets of
+// seg octets, the last possibly shorter. Each is received as if read
+// alone; their messages reach the delivery goroutine together, delivered
+// from bp if the read fills half of it (copied otherwise), and what they
+// trigger is sent once, after the last: one SACK per read, as Linux TCP
+// acknowledges a coalesced segment (RFC 9260 §6.2). flush false waits for
+// the next read, queued already. It reports whether bp is now kept.
 func (a *Association) receiveSegments(b []byte, bp *[]byte, seg int, flush bool) bool {
 	// Checksums first, outside the lock (a read has at most 64 packets;
 	// any beyond are checked in the loop).
