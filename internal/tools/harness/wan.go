@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/tools/bench"
@@ -289,3 +290,31 @@ type WANResults struct {
 
 // errWANUnsupported reports RunWAN on a system without network namespaces.
 var errWANUnsupported = errors.New("harness: the WAN mode needs Linux network namespaces and root")
+
+// drainTimeout bounds the wait of measureDelivered for the octets
+// written but not yet delivered.
+const drainTimeout = 2 * time.Minute
+
+// measureDelivered measures a raw flow as bench measures an RDMA Write:
+// the writer runs for d and is halted, and the clock stops once every
+// octet it handed to the stack has arrived (got reaches sent; bench's
+// zero-length Read fence after the last Write, RFC 5040 §5.5). Counting
+// only what arrived within d instead leaves out the tail the RDMA figure
+// includes: up to a send buffer's worth (4 MiB) drained at the
+// congestion-limited rate of the end of the run, seconds on a lossy long
+// path (docs/sctp-native.md, "Over emulated wide-area paths").
+func measureDelivered(d time.Duration, got, sent *atomic.Int64, halt func(), timeout time.Duration) (float64, error) {
+	start, got0 := time.Now(), got.Load()
+	time.Sleep(d)
+	halt()
+	want := sent.Load()
+	deadline := time.Now().Add(timeout)
+	for got.Load() < want {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%d of %d octets arrived", got.Load(), want)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	el := time.Since(start)
+	return float64(got.Load()-got0) * 8 / el.Seconds(), nil
+}

@@ -274,6 +274,11 @@ type flow struct {
 	name string
 	got  *atomic.Int64
 	stop func()
+	// sent counts the octets the writer handed to the stack and halt
+	// stops the writer and returns once it stopped; both only on the raw
+	// SCTP flows (measureDelivered).
+	sent *atomic.Int64
+	halt func()
 }
 
 // measure runs the flows together for d and returns each one's bits per
@@ -491,17 +496,24 @@ func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 		_ = closeL()
 		return nil, err
 	}
-	f := &flow{name: llp, got: new(atomic.Int64)}
+	f := &flow{name: llp, got: new(atomic.Int64), sent: new(atomic.Int64)}
 	sv.Start(func(_ uint16, _ uint32, b []byte) { f.got.Add(int64(len(b))) }, func(error) {})
 	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
 	writerDone := make(chan struct{})
+	var halted atomic.Bool
 	go func() {
 		defer close(writerDone)
 		buf := make([]byte, cl.MaxMessage())
-		for cl.WriteMsg(1, backend.PPIDSegment, buf) == nil {
+		for !halted.Load() && cl.WriteMsg(1, backend.PPIDSegment, buf) == nil {
+			f.sent.Add(int64(len(buf)))
 		}
 	}()
+	f.halt = func() {
+		halted.Store(true)
+		<-writerDone
+	}
 	f.stop = func() {
+		halted.Store(true)
 		_ = cl.Abort() // unblocks the writer
 		<-writerDone
 		_ = sv.Abort()
@@ -511,14 +523,18 @@ func startSCTPFlow(l *wanPath, llp string) (*flow, error) {
 }
 
 // wanRawSCTP is raw SCTP of one userspace stack from B to A for d, in
-// bits per second.
+// bits per second, measured as bench measures an RDMA Write
+// (measureDelivered).
 func wanRawSCTP(l *wanPath, llp string, d time.Duration) (float64, error) {
 	f, err := startSCTPFlow(l, llp)
 	if err != nil {
 		return 0, err
 	}
 	defer f.stop()
-	bps := measure(d, f)[0]
+	bps, err := measureDelivered(d, f.got, f.sent, f.halt, drainTimeout)
+	if err != nil {
+		return 0, fmt.Errorf("raw %s: %w", llp, err)
+	}
 	if bps == 0 {
 		return 0, fmt.Errorf("raw %s: nothing arrived", llp)
 	}

@@ -111,8 +111,9 @@ func (r *WANResults) Markdown(w io.Writer, plots []Plot) {
 	fmt.Fprintf(w, "The passive side runs in one network namespace, the active side in another, joined by %s. "+
 		"Each path: a bottleneck of %s in each direction with a tail-drop queue of one bandwidth-delay product (at least 64 KiB), half the round trip as delay each way, the loss rate in each direction, MTU 1500. "+
 		"Throughputs are the octets the receiver got in %v (at least %d round trips: 5 s at 50 ms, 10 s at 100 ms); round trips the median of up to %d ping-pongs. "+
-		"Raw TCP: one connection, 64 KiB writes; raw SCTP: user messages of one packet on one stream of one association (Transport.WriteMsg); "+
-		"RDMA Write and Read: `bench`, one stream, depth 16; the round trip: `bench --lat send`, 64 octets, as a full round trip.\n\n",
+		"Raw TCP: one connection, 64 KiB writes; raw SCTP: user messages of one packet on one stream of one association (Transport.WriteMsg), "+
+		"timed as bench times an RDMA Write: written for that time, then the clock runs until every octet written has arrived (the Write's zero-length Read fence), tail included; "+
+		"RDMA Write and Read: `bench`, one stream, depth 16 (octets completed over the time until the last completion and, for Write, the fence); the round trip: `bench --lat send`, 64 octets, as a full round trip.\n\n",
 		backend, netem.FormatRate(c.Rate), c.Duration, minRoundTrips, c.PingIters)
 	fmt.Fprintf(w, "Every TCP socket (raw TCP and MPA's connections) runs %s congestion control (`--wan-tcp-cc`, default %s: Linux's default, whatever the host's is)%s.", r.TCPCongestion, DefaultWANTCP, c.sctpCCs())
 	if r.TCPCongestion == "bbr" {
