@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,6 +25,7 @@ const maxDocLines = 10
 type goFile struct {
 	rel  string
 	test bool
+	src  []byte
 	f    *ast.File
 	fset *token.FileSet
 }
@@ -49,12 +51,16 @@ func moduleFiles(t *testing.T) []goFile {
 		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		files = append(files, goFile{rel: rel, test: strings.HasSuffix(path, "_test.go"), f: f, fset: fset})
+		files = append(files, goFile{rel: rel, test: strings.HasSuffix(path, "_test.go"), src: src, f: f, fset: fset})
 		return nil
 	})
 	require.NoError(t, err)
