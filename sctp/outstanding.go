@@ -530,17 +530,8 @@ func (q *outstandingQueue) countLostRetransmit(tsn uint32, c *outChunk, res *sac
 func (q *outstandingQueue) MarkAllForRetransmit() int {
 	n := 0
 	for tsn := q.cum + 1; tsn != q.next; tsn++ {
-		c := &q.ring[tsn&q.mask]
-		switch c.state {
-		case chunkInFlight:
-			n += int(c.size)
-			q.flightTo(c, -int(c.size))
-		case chunkReneged:
-		default:
-			continue
-		}
-		c.state, c.misses = chunkMarked, 0
-		q.marked++
+		f, _ := q.markLost(&q.ring[tsn&q.mask])
+		n += f
 	}
 	if q.marked > 0 {
 		q.timed = false
@@ -560,20 +551,30 @@ func (q *outstandingQueue) MarkPathForRetransmit(path uint8) (inFlight, n int) {
 		if c.path != path {
 			continue
 		}
-		switch c.state {
-		case chunkInFlight:
-			inFlight += int(c.size)
-			q.flightTo(c, -int(c.size))
-		case chunkReneged:
-		default:
-			continue
+		if f, ok := q.markLost(c); ok {
+			inFlight += f
+			n++
+			q.untimeIfAtOrAbove(tsn)
 		}
-		c.state, c.misses = chunkMarked, 0
-		q.marked++
-		n++
-		q.untimeIfAtOrAbove(tsn)
 	}
 	return inFlight, n
+}
+
+// markLost marks c, in flight or reneged, for retransmission after a
+// T3-rtx expiry, and returns the octets it had in flight; a chunk in
+// another state is left (ok false).
+func (q *outstandingQueue) markLost(c *outChunk) (inFlight int, ok bool) {
+	switch c.state {
+	case chunkInFlight:
+		inFlight = int(c.size)
+		q.flightTo(c, -inFlight)
+	case chunkReneged:
+	default:
+		return 0, false
+	}
+	c.state, c.misses = chunkMarked, 0
+	q.marked++
+	return inFlight, true
 }
 
 // MarkLargerForRetransmit marks every chunk in flight larger than limit
