@@ -158,12 +158,16 @@ func mhFailover(t *testing.T, fail, mend func(d *netns.DualPath) error) {
 	sink.mu.Lock()
 	sink.marked = true
 	sink.mu.Unlock()
+	stop := make(chan struct{})
+	starved := starvation(stop)
 	require.NoError(t, fail(d))
 	select {
 	case <-sink.allDone:
 	case <-time.After(60 * time.Second):
 		t.Fatalf("only %d of %d messages delivered", sink.count(), sink.total)
 	}
+	close(stop)
+	late := <-starved
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -176,8 +180,8 @@ func mhFailover(t *testing.T, fail, mend func(d *netns.DualPath) error) {
 	ps := cli.Stats().Paths
 	require.Len(t, ps, 2)
 	assert.NotZero(t, cli.mh.dataPackets[1], "DATA went over link 1")
-	t.Logf("longest delivery gap after the failure: %v; paths %+v", gap, ps)
-	assert.Less(t, gap, 1500*time.Millisecond, "failover within the issue's bound")
+	t.Logf("longest delivery gap after the failure: %v (the process waited up to %v for a core); paths %+v", gap, late, ps)
+	assert.Less(t, gap, 1500*time.Millisecond+late, "failover within the issue's bound, plus what a loaded host withheld")
 	require.NoError(t, mend(d))
 	require.Eventually(t, func() bool { return pathState(cli, 0) == "active" }, 20*time.Second, 10*time.Millisecond,
 		"path 0 is active again once its HEARTBEAT is answered")
@@ -523,4 +527,29 @@ func TestMultihoming_PerPathT3_RFC9260_6_3_2(t *testing.T) {
 		assert.Equal(t, 1, n, "message %d delivered once", i)
 	}
 	mu.Unlock()
+}
+
+// starvation measures, until stop closes, how late a 5 ms ticker of this
+// process ran at worst: the time a loaded host withheld every core from
+// it, which a failover's pause includes and no protocol timer can shorten.
+func starvation(stop <-chan struct{}) <-chan time.Duration {
+	out := make(chan time.Duration, 1)
+	go func() {
+		const tick = 5 * time.Millisecond
+		tk := time.NewTicker(tick)
+		defer tk.Stop()
+		var worst time.Duration
+		last := time.Now()
+		for {
+			select {
+			case <-stop:
+				out <- worst
+				return
+			case now := <-tk.C:
+				worst = max(worst, now.Sub(last)-tick)
+				last = now
+			}
+		}
+	}()
+	return out
 }
