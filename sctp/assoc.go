@@ -58,7 +58,11 @@ type Association struct {
 	paths   []*path
 	primary int
 	mh      *multihome // several peer or local addresses; nil: one path
-	// maxPacket is the largest SCTP packet: the primary path's PLPMTU
+	// plps is the PLPMTUD state (RFC 8899) of each destination probed:
+	// the one path's, or each confirmed path's of a multihomed
+	// association (RFC 9260 §7.3: an estimate per destination).
+	plps []*plpmtud
+	// maxPacket is the largest SCTP packet: the smallest PLPMTU of plps
 	// less the IP and UDP headers.
 	maxPacket int
 	maxMsg    atomic.Int64 // MaxMessage of maxPacket, read without mu
@@ -439,7 +443,7 @@ func (a *Association) sendPacketFrom(b []byte, stable bool) {
 	}
 	var err error
 	switch {
-	case a.primaryPath().plp != nil && len(b) > a.maxPacket:
+	case len(a.plps) > 0 && len(b) > a.maxPacket:
 		a.flushBatch()
 		err = a.sendOversize(b)
 	case a.io.batching:
@@ -467,17 +471,18 @@ func (a *Association) flushBatch() {
 
 // sendFailed accounts for a send error (nil: none). mu is held.
 func (a *Association) sendFailed(err error) {
-	dst := a.primaryPath()
 	if err != nil {
 		// A lost packet to SCTP: retransmission recovers it.
 		a.stats.sendErrors++
+		var to netip.AddrPort
 		if a.mh != nil {
 			a.mhSendFailed(err, time.Now())
+			to = a.mh.dst
 		}
-		if dst.plp != nil && dst.plp.p != nil && errors.Is(err, syscall.EMSGSIZE) {
+		if s := a.proberFor(to); s != nil && s.p != nil && errors.Is(err, syscall.EMSGSIZE) {
 			// The kernel learned a smaller path MTU; the PLPMTUD timer
 			// applies it (not here: a packet is being built).
-			dst.plp.tooBig = true
+			s.tooBig = true
 			a.io.timers.Set(timerPLPMTUD, time.Time{})
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {

@@ -2,6 +2,7 @@ package sctp
 
 import (
 	"errors"
+	"net/netip"
 	"syscall"
 	"time"
 
@@ -55,9 +56,12 @@ type pathProbe struct {
 	kernelMTU func() int
 }
 
-// plpmtud is an association's PLPMTUD state; mu guards it.
+// plpmtud is the PLPMTUD state of one destination; mu guards it. dst is
+// where its probes go (multihomed: its path's address; else unused, the
+// association's socket is connected).
 type plpmtud struct {
 	path  pathProbe
+	dst   netip.AddrPort
 	p     *dplpmtud.Prober
 	nonce uint64
 	// padNonce is the nonce of the PAD probe sent at BASE (0: none yet);
@@ -92,39 +96,72 @@ type PLPMTUDStats struct {
 // enablePLPMTUD makes the association probe its path once established.
 // Called before the association starts; mu need not be held.
 func (a *Association) enablePLPMTUD(pp pathProbe) {
-	if pp.routeMTU <= plpmtudBase || pp.df == nil {
-		return
+	if s := a.newProber(pp, a.primaryPath().addr, a.maxPacket); s != nil && len(a.plps) == 0 {
+		a.plps = append(a.plps, s)
 	}
-	max := min(pp.routeMTU, a.maxPacket+pp.overhead) // Config.MaxPacket caps it
+}
+
+// newProber returns the PLPMTUD state of a destination dst whose route
+// pp describes, probing up to packets of maxPacket octets of SCTP, or nil
+// where probing cannot raise the packet size above BASE_PLPMTU. Each
+// prober's nonces start at its own 2^48 multiple, so a probe's ack names
+// its destination. mu is held, or the association is not running yet.
+func (a *Association) newProber(pp pathProbe, dst netip.AddrPort, maxPacket int) *plpmtud {
+	if pp.routeMTU <= plpmtudBase || pp.df == nil {
+		return nil
+	}
+	max := min(pp.routeMTU, maxPacket+pp.overhead)
 	if max <= plpmtudBase {
-		return
+		return nil
 	}
 	pp.routeMTU = max
-	a.primaryPath().plp = &plpmtud{path: pp}
+	return &plpmtud{path: pp, dst: dst, nonce: uint64(len(a.plps)) << 48}
 }
 
 // startPLPMTUD begins probing (RFC 8899 §5.2 PROBE_BASE): packets fall to
 // BASE_PLPMTU until probes confirm more. mu is held.
 func (a *Association) startPLPMTUD(now time.Time) {
-	dst := a.primaryPath()
-	if dst.plp == nil || dst.plp.p != nil {
+	for _, s := range a.plps {
+		a.startProber(s, now)
+	}
+}
+
+func (a *Association) startProber(s *plpmtud, now time.Time) {
+	if s.p != nil {
 		return
 	}
-	dst.plp.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: dst.plp.path.routeMTU, MaxFirst: true}, now)
+	s.p = dplpmtud.NewProber(dplpmtud.ProberConfig{Base: plpmtudBase, Max: s.path.routeMTU, MaxFirst: true}, now)
 	a.applyPLPMTU()
 	a.io.timers.Set(timerPLPMTUD, now)
 }
 
-// plpmtudDue sends the probe the prober asks for, if any, and re-arms its
-// timer. mu is held.
+// plpmtudDue sends the probes the probers ask for, if any, and re-arms
+// the timer at the earliest of their deadlines. A multihomed path probes
+// only while it is active: a path that failed keeps the PLPMTU it had,
+// and its prober resumes when the path answers again (mhProbeResume).
+// mu is held.
 func (a *Association) plpmtudDue(now time.Time) {
-	s := a.primaryPath().plp
-	if s == nil || s.p == nil { // onTimer runs it only before the end
-		return
+	var next time.Time
+	for _, s := range a.plps {
+		if s.p == nil || !a.plpLive(s) { // onTimer runs it only before the end
+			continue
+		}
+		a.proberDue(s, now)
+		if d := s.p.Deadline(); next.IsZero() || d.Before(next) {
+			next = d
+		}
 	}
+	a.applyPLPMTU()
+	if !next.IsZero() {
+		a.io.timers.Set(timerPLPMTUD, next)
+	}
+}
+
+// proberDue runs one destination's prober. mu is held.
+func (a *Association) proberDue(s *plpmtud, now time.Time) {
 	if s.tooBig {
 		s.tooBig = false
-		a.plpTooBig(now)
+		a.plpTooBig(s, now)
 	}
 	lost := s.p.Lost()
 	blackholeBefore := s.p.State()
@@ -140,13 +177,11 @@ func (a *Association) plpmtudDue(now time.Time) {
 			// HEARTBEAT every stack answers.
 			s.nonce++
 			s.padNonce = s.nonce
-			a.sendProbe(now, size, true)
+			a.sendProbe(s, now, size, true)
 		}
 		s.nonce++
-		a.sendProbe(now, size, s.padOK)
+		a.sendProbe(s, now, size, s.padOK)
 	}
-	a.applyPLPMTU()
-	a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 }
 
 // sendProbe sends a probe of size octets of IP packet with nonce s.nonce:
@@ -154,8 +189,7 @@ func (a *Association) plpmtudDue(now time.Time) {
 // information. The buffer is the pool's for the send only: an idle
 // association holds no 64 KiB probe (TestAssociation_IdleMemory). mu is
 // held.
-func (a *Association) sendProbe(now time.Time, size int, pad bool) {
-	s := a.primaryPath().plp
+func (a *Association) sendProbe(s *plpmtud, now time.Time, size int, pad bool) {
 	n := probePacketSize(size, s.path.overhead)
 	bp := getBuf(n)
 	hdr := wire.Header{SrcPort: a.tcb.localPort, DstPort: a.tcb.peerPort, VerificationTag: a.tcb.peerTag}
@@ -167,21 +201,25 @@ func (a *Association) sendProbe(now time.Time, size int, pad bool) {
 	}
 	s.stats.ProbesSent++
 	a.stats.packetsSent++
+	dst := a.primaryPath().addr
+	if a.mh != nil {
+		dst = s.dst
+		a.mh.dst = dst
+	}
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, b)
+		a.cfg.Tap(true, a.io.localAP, dst, b)
 	}
 	err := a.io.out(b)
 	putBuf(bp)
 	if err != nil && errors.Is(err, syscall.EMSGSIZE) {
-		a.plpTooBig(now)
+		a.plpTooBig(s, now)
 	}
 }
 
 // plpTooBig takes an EMSGSIZE: the kernel knows a smaller path MTU (from
 // an ICMP Packet Too Big), which lowers the PLPMTU (RFC 8899 §4.6.2).
 // mu is held.
-func (a *Association) plpTooBig(now time.Time) {
-	s := a.primaryPath().plp
+func (a *Association) plpTooBig(s *plpmtud, now time.Time) {
 	s.stats.TooBig++
 	if m := s.path.kernelMTU(); m > 0 {
 		s.p.PacketTooBig(m, now)
@@ -193,22 +231,26 @@ func (a *Association) plpTooBig(now time.Time) {
 // plpmtudAck takes a HEARTBEAT ACK; it reports whether it answered one of
 // our probes. mu is held.
 func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
-	s := a.primaryPath().plp
-	if s == nil || s.p == nil {
+	if len(a.plps) == 0 {
 		return false
 	}
 	nonce, size, ok := dplpmtud.ParseProbeAck(c)
 	if !ok {
 		return false
 	}
-	if nonce == s.padNonce && !s.padOK {
-		s.padOK = true // the peer answers PAD probes: send those from now on
-	}
-	if pr := s.p.Probing(); (nonce == s.nonce || nonce == s.padNonce) && pr != 0 && size == probePacketSize(pr, s.path.overhead) {
-		s.stats.ProbesAcked++
-		s.p.Acked(pr, now)
-		a.applyPLPMTU()
-		a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
+	for _, s := range a.plps {
+		if s.p == nil || nonce>>48 != s.nonce>>48 {
+			continue
+		}
+		if nonce == s.padNonce && !s.padOK {
+			s.padOK = true // the peer answers PAD probes: send those from now on
+		}
+		if pr := s.p.Probing(); (nonce == s.nonce || nonce == s.padNonce) && pr != 0 && size == probePacketSize(pr, s.path.overhead) {
+			s.stats.ProbesAcked++
+			s.p.Acked(pr, now)
+			a.applyPLPMTU()
+			a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
+		}
 	}
 	return true
 }
@@ -219,33 +261,61 @@ func (a *Association) plpmtudAck(c wire.Chunk, now time.Time) bool {
 // of SCTP) is probed with 1420 and its ack still confirms 1450.
 func probePacketSize(size, overhead int) int { return (size - overhead) &^ 3 }
 
-// plpmtudLoss tells the prober that full-sized packets may be lost (a
-// T3-rtx expiry): the PLPMTU is confirmed at once. mu is held.
-func (a *Association) plpmtudLoss(now time.Time) {
-	dst := a.primaryPath()
-	if dst.plp == nil || dst.plp.p == nil {
+// plpmtudLoss tells the prober of destination dst that full-sized packets
+// may be lost (a T3-rtx expiry): its PLPMTU is confirmed at once. mu is
+// held.
+func (a *Association) plpmtudLoss(dst netip.AddrPort, now time.Time) {
+	s := a.proberFor(dst)
+	if s == nil || s.p == nil {
 		return
 	}
-	dst.plp.p.SuspectLoss(now)
-	a.io.timers.Set(timerPLPMTUD, dst.plp.p.Deadline())
+	s.p.SuspectLoss(now)
+	a.io.timers.Set(timerPLPMTUD, s.p.Deadline())
 }
 
-// applyPLPMTU sets the packet size from the prober's PLPMTU. When it
-// falls, the chunks in flight in larger packets are taken as lost and
-// sent again at once (with DF clear, sendOversize), without a window
-// reduction, as Linux SCTP does on a PMTU decrease: waiting for T3-rtx,
-// backed off while the black hole was being confirmed, cost seconds
-// (TestBlackHoleMidTransfer_NativeSCTP). mu is held.
+// proberFor returns the prober of destination dst (nil: none). mu is
+// held.
+func (a *Association) proberFor(dst netip.AddrPort) *plpmtud {
+	if a.mh == nil {
+		if len(a.plps) == 0 {
+			return nil
+		}
+		return a.plps[0]
+	}
+	for _, s := range a.plps {
+		if s.dst == dst {
+			return s
+		}
+	}
+	return nil
+}
+
+// applyPLPMTU sets the packet size from the probers: the smallest PLPMTU
+// of the destinations probed, which on a multihomed association is RFC
+// 9260 §7.3's association PMTU, so that a chunk retransmitted to an
+// alternate path fits it unfragmented. When it falls, the chunks in
+// flight in larger packets are taken as lost and sent again at once (with
+// DF clear, sendOversize), without a window reduction, as Linux SCTP does
+// on a PMTU decrease: waiting for T3-rtx, backed off while the black hole
+// was being confirmed, cost seconds (TestBlackHoleMidTransfer_NativeSCTP).
+// mu is held.
 func (a *Association) applyPLPMTU() {
-	dst := a.primaryPath()
-	n := dst.plp.p.PLPMTU() - dst.plp.path.overhead
-	if n == a.maxPacket {
+	n := 0
+	for _, s := range a.plps {
+		if s.p == nil {
+			continue
+		}
+		if m := s.p.PLPMTU() - s.path.overhead; n == 0 || m < n {
+			n = m
+		}
+	}
+	if n == 0 || n == a.maxPacket {
 		return
 	}
 	fell := n < a.maxPacket
 	a.setMaxPacket(n)
 	if fell && a.oq != nil {
-		dst.cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
+		a.primaryPath().cc.OnRetransmitMarked(a.oq.MarkLargerForRetransmit(n - wire.HeaderLen))
 	}
 }
 
@@ -264,24 +334,47 @@ func maxMessageFor(n int) int { return (n - wire.HeaderLen - wire.DataHeaderLen)
 // sendOversize sends a packet larger than the current packet size (a
 // chunk built before the PLPMTU fell) with DF clear. mu is held.
 func (a *Association) sendOversize(b []byte) error {
-	df := a.primaryPath().plp.path.df
-	a.primaryPath().plp.stats.Fragmentable++
-	_ = df.Set(false)
+	s := a.plps[0]
+	if a.mh != nil {
+		if t := a.proberFor(a.mh.dst); t != nil {
+			s = t
+		}
+	}
+	s.stats.Fragmentable++
+	_ = s.path.df.Set(false)
 	err := a.io.out(b)
-	_ = df.Set(true)
+	_ = s.path.df.Set(true)
 	return err
 }
 
 // plpmtudStats returns the association's RFC 8899 probing counters
-// (Stats.PLPMTUD). mu is held.
+// (Stats.PLPMTUD): its PLPMTU (on a multihomed association the smallest
+// of its paths', as applyPLPMTU uses it), the state of the data path's
+// prober and the counters summed over its destinations. mu is held.
 func (a *Association) plpmtudStats() PLPMTUDStats {
-	dst := a.primaryPath()
-	if dst.plp == nil || dst.plp.p == nil {
+	var st PLPMTUDStats
+	var cur *plpmtud
+	for _, s := range a.plps {
+		if s.p == nil {
+			continue
+		}
+		if cur == nil || (a.mh != nil && s.dst == a.mh.pm.Info(a.mh.cur).Addr) {
+			cur = s
+		}
+		if m := s.p.PLPMTU(); st.PLPMTU == 0 || m < st.PLPMTU {
+			st.PLPMTU = m
+		}
+		st.ProbesSent += s.stats.ProbesSent
+		st.ProbesAcked += s.stats.ProbesAcked
+		st.ProbesLost += s.stats.ProbesLost
+		st.TooBig += s.stats.TooBig
+		st.BlackHoles += s.stats.BlackHoles
+		st.Fragmentable += s.stats.Fragmentable
+	}
+	if cur == nil {
 		return PLPMTUDStats{State: "off"}
 	}
-	st := dst.plp.stats
-	st.PAD = dst.plp.padOK
-	st.State = dst.plp.p.State().String()
-	st.PLPMTU = dst.plp.p.PLPMTU()
+	st.PAD = cur.padOK
+	st.State = cur.p.State().String()
 	return st
 }

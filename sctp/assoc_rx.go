@@ -4,10 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/tracing"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -420,7 +421,10 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 			freed = true
 		}
 	}
-	if res.RTTValid {
+	switch {
+	case res.RTTValid && a.mh != nil:
+		a.mhRTO(pathmgr.ID(res.RTTPath % pathmgr.DefaultMaxPaths)).Observe(res.RTT)
+	case res.RTTValid:
 		dst.rto.Observe(res.RTT)
 	}
 	res.Ack.Now, res.Ack.SRTT = now, dst.rto.SRTT()
@@ -512,11 +516,11 @@ const heartbeatInfoLen = 16
 // and the round trip is an RTT measurement (RFC 9260 §8.3).
 func (a *Association) handleHeartbeatAck(c wire.Chunk, now time.Time) {
 	dst := a.primaryPath()
-	if a.mh != nil {
-		a.mhHeartbeatAck(c, now)
+	if a.plpmtudAck(c, now) {
 		return
 	}
-	if a.plpmtudAck(c, now) {
+	if a.mh != nil {
+		a.mhHeartbeatAck(c, now)
 		return
 	}
 	hb, err := wire.ParseHeartbeat(c)

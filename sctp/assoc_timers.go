@@ -88,7 +88,7 @@ func (a *Association) t3Expired(now time.Time) {
 	}
 	dst.cc.OnT3Timeout()
 	dst.rto.Backoff()
-	a.plpmtudLoss(now)
+	a.plpmtudLoss(dst.addr, now)
 	marked := a.oq.MarkAllForRetransmit()
 	dst.cc.OnRetransmitMarked(marked)
 	a.io.timers.SetAfter(timerT3Rtx, now, dst.rto.RTO()) // E3: restarted as data goes out

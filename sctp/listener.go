@@ -163,7 +163,7 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	}
 	if c.MTU <= 0 {
 		l.probe = newRouteProbe()
-		if !c.NoPLPMTUD && hosts == nil {
+		if !c.NoPLPMTUD {
 			if df, err := dplpmtud.NewSharedDF(pc); err == nil {
 				l.df = df
 			}
@@ -345,18 +345,18 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 	if !l.cfg.NoOffload {
 		a.io.batch = newBatch(l.pc, from, from.Addr(), out, l.offload, l.cfg.offloadLocal)
 	}
-	if l.df != nil {
-		if mtu := l.probe.mtu(from); mtu > 0 {
-			a.enablePLPMTUD(pathProbe{routeMTU: mtu, overhead: ipUDPOverhead(from.Addr()), df: l.df,
-				kernelMTU: func() int { return l.probe.mtu(from) }})
-		}
-	}
 	a.primaryPath().addr = from
 	if l.multi {
 		if err := a.newMultihome(l.pc, from, time.Now()); err != nil {
 			return false
 		}
 		a.mh.passive = true
+		a.mhProbing(l.df, l.probe)
+	} else if l.df != nil {
+		if mtu := l.probe.mtu(from); mtu > 0 {
+			a.enablePLPMTUD(pathProbe{routeMTU: mtu, overhead: ipUDPOverhead(from.Addr()), df: l.df,
+				kernelMTU: func() int { return l.probe.mtu(from) }})
+		}
 	}
 	a.io.localAP = unmap(l.pc.LocalAddr().(*net.UDPAddr).AddrPort())
 	a.verifyCookie = l.resp.VerifyCookieEcho

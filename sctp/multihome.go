@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/dplpmtud"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/handshake"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/pathmgr"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/seq"
@@ -24,8 +25,9 @@ import (
 // PathStats describes one destination address of an association (RFC
 // 9260 §6.4): its state ("active", "unconfirmed", "potentially-failed",
 // "inactive"), whether it is the primary, the RTO figures it is timed
-// with, the octets sent to it, its error counter (§8.2) and its
-// congestion window and slow-start threshold (§7.2).
+// with, the octets sent to it, its error counter (§8.2), its congestion
+// window and slow-start threshold (§7.2) and its PLPMTU (RFC 8899, an IP
+// packet size; 0 while not probed).
 type PathStats struct {
 	Addr           netip.AddrPort
 	State          string
@@ -34,6 +36,7 @@ type PathStats struct {
 	OctetsSent     uint64
 	Errors         int
 	Cwnd, SSThresh int
+	PLPMTU         int
 }
 
 // multihome is the state of a multihomed association (RFC 9260 §6.4):
@@ -83,6 +86,10 @@ type multihome struct {
 	dataPackets [pathmgr.DefaultMaxPaths]uint64
 	hb          []byte
 	changes     []pathmgr.Change
+	// df and route serve PLPMTUD on each confirmed path
+	// (multihome_plpmtud.go); nil: no probing.
+	df    *dplpmtud.SharedDF
+	route *routeProbe
 }
 
 // hostsAddr is a multihomed listener's address: its hosts and port, as
@@ -447,6 +454,7 @@ func (a *Association) mhT3Expired(now time.Time) {
 		}
 		a.mhCC(id).OnT3Timeout()
 		a.mhRTO(id).Backoff()
+		a.plpmtudLoss(mh.pm.Info(id).Addr, now)
 		mh.pm.Timeout(id, now)
 		a.primaryPath().cc.OnRetransmitMarked(marked)
 		mh.rtx, mh.rtxFrom = true, id
@@ -454,7 +462,6 @@ func (a *Association) mhT3Expired(now time.Time) {
 			a.traceEvent(tracing.Event{Kind: tracing.EventT3Expiry, Marked: marked}, now)
 		}
 	}
-	a.plpmtudLoss(now)
 	a.mhArmT3()
 }
 
@@ -475,7 +482,9 @@ func (a *Association) mhT3Running() bool {
 func (a *Association) mhAcked(now time.Time) {
 	for i := range a.mh.pm.Len() {
 		if a.oq.pathLive&(1<<i) != 0 {
-			a.mh.pm.Acked(pathmgr.ID(i), now)
+			if c := a.mh.pm.Acked(pathmgr.ID(i), now); c.To == pathmgr.Active && c.From != pathmgr.Active {
+				a.mhPathAnswered(pathmgr.ID(i), now)
+			}
 		}
 	}
 }
@@ -587,6 +596,7 @@ func (a *Association) mhHeartbeatAck(c wire.Chunk, now time.Time) {
 			a.mhRTO(id).Observe(rtt) // §8.3: an RTT measurement of that path
 		}
 		a.clearErrors()
+		a.mhPathAnswered(id, now)
 		a.mhArm()
 	}
 }
@@ -632,7 +642,7 @@ func (a *Association) mhPathStats() []PathStats {
 		}
 		out[i] = PathStats{Addr: in.Addr, State: in.State.String(), Primary: in.Primary,
 			SRTT: rto.SRTT(), RTO: rto.RTO(), OctetsSent: a.mh.octets[i], Errors: in.Errors,
-			Cwnd: cc.Cwnd(), SSThresh: cc.SSThresh()}
+			Cwnd: cc.Cwnd(), SSThresh: cc.SSThresh(), PLPMTU: a.mhPLPMTU(in.Addr)}
 	}
 	return out
 }
@@ -698,6 +708,13 @@ func dialMulti(ctx context.Context, network, address string, cfg *Config) (*Asso
 	if err := a.newMultihome(conn, first, time.Now()); err != nil {
 		_ = conn.Close()
 		return nil, err
+	}
+	if c.MTU <= 0 && !c.NoPLPMTUD {
+		if df, err := dplpmtud.NewSharedDF(conn); err == nil {
+			route := newRouteProbe()
+			a.io.closeSocket = func() { _ = conn.Close(); route.close() }
+			a.mhProbing(df, route)
+		}
 	}
 	if len(locals) > 1 {
 		a.mh.locals = locals

@@ -236,7 +236,29 @@ func TestMultihoming_BothCut_RFC9260_8_1(t *testing.T) {
 func TestMultihoming_UnownedAddress_RFC9260_5_4(t *testing.T) {
 	d := dualPath(t)
 	const unowned = "10.99.0.1"
-	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1]+"/"+unowned, d.AAddr[0], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	cfg := mhConfig()
+	var mu sync.Mutex
+	var toUnowned, notHeartbeat int
+	cfg.Tap = func(sent bool, _, remote netip.AddrPort, pkt []byte) {
+		if !sent || remote.Addr() != netip.MustParseAddr(unowned) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		toUnowned++
+		p, err := wire.ParsePacketNoChecksum(pkt)
+		if err != nil || len(pkt) > 128 {
+			notHeartbeat++ // a PLPMTUD probe is large (RFC 8899 §6.2)
+			return
+		}
+		it := wire.NewChunkIter(p.ChunkBytes())
+		for c, ok := it.Next(); ok; c, ok = it.Next() {
+			if c.Type != wire.ChunkHeartbeat {
+				notHeartbeat++
+			}
+		}
+	}
+	cli, srv := mhPair(t, d, cfg, d.AAddr[0]+"/"+d.AAddr[1]+"/"+unowned, d.AAddr[0], d.BAddr[0]+"/"+d.BAddr[1]+":0")
 	sink := newSink(16 * 20)
 	srv.Start(sink.take, func(error) {})
 	for sid := range uint16(16) {
@@ -253,6 +275,10 @@ func TestMultihoming_UnownedAddress_RFC9260_5_4(t *testing.T) {
 	assert.Zero(t, cli.mh.dataPackets[id], "DATA sent to an unconfirmed address")
 	assert.NotZero(t, cli.mh.dataPackets[0])
 	cli.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	assert.NotZero(t, toUnowned, "the listed address is probed with HEARTBEATs (§5.4)")
+	assert.Zero(t, notHeartbeat, "anything but a small HEARTBEAT to an unconfirmed address")
 }
 
 // TestMultihoming_ListedAddresses_RFC9260_5_1_2: INIT and INIT ACK list
@@ -552,4 +578,71 @@ func starvation(stop <-chan struct{}) <-chan time.Duration {
 		}
 	}()
 	return out
+}
+
+// TestMultihoming_PLPMTUDPerPath_RFC9260_7_3: link 0 carries jumbo
+// frames (MTU 9000), link 1 Ethernet's (1500). Each confirmed path's
+// prober finds its own route's PLPMTU (RFC 8899 §6.2 per destination),
+// packets are built for the smaller, the association PMTU of §7.3, and
+// when link 0 fails mid-transfer the DATA retransmitted and sent on link
+// 1 fits it: no IP fragment on either host, none sent with DF clear.
+func TestMultihoming_PLPMTUDPerPath_RFC9260_7_3(t *testing.T) {
+	d := dualPath(t)
+	require.NoError(t, d.SetLinkMTU(0, 9000))
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	probed := func(a *Association) bool {
+		ps := a.Stats().Paths
+		return len(ps) == 2 && ps[0].PLPMTU == 9000 && ps[1].PLPMTU == 1500
+	}
+	require.Eventually(t, func() bool { return probed(cli) && probed(srv) }, 20*time.Second, 10*time.Millisecond,
+		"each path probed to its own MTU: client %+v, server %+v", cli.Stats().Paths, srv.Stats().Paths)
+	for _, a := range []*Association{cli, srv} {
+		st := a.Stats()
+		assert.Equal(t, 1500-28, st.MaxPacket, "packets fit the smaller path (§7.3)")
+		assert.Equal(t, 1500, st.PLPMTUD.PLPMTU)
+		assert.Equal(t, "search-complete", st.PLPMTUD.State)
+	}
+	frags, err := d.Fragments()
+	require.NoError(t, err)
+
+	const perStream = 150
+	sink := newSink(16 * perStream)
+	srv.Start(sink.take, func(error) {})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for sid := range uint16(16) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range uint32(perStream) {
+				if err := cli.WriteMsg(sid, 0, mhMessage(sid, i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return sink.count() >= sink.total/3 }, 30*time.Second, time.Millisecond)
+	require.NoError(t, d.Cut(0))
+	select {
+	case <-sink.allDone:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("only %d of %d messages delivered", sink.count(), sink.total)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	sink.mu.Lock()
+	assert.Zero(t, sink.bad, "duplicate or corrupt messages")
+	sink.mu.Unlock()
+	cli.mu.Lock()
+	assert.NotZero(t, cli.mh.dataPackets[1], "DATA went over link 1")
+	cli.mu.Unlock()
+	after, err := d.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, frags, after, "no IP fragmentation on the way to link 1")
+	assert.Zero(t, cli.Stats().PLPMTUD.Fragmentable, "no packet sent with DF clear")
+	t.Logf("client paths %+v, PLPMTUD %+v", cli.Stats().Paths, cli.Stats().PLPMTUD)
 }

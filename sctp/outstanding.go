@@ -102,9 +102,11 @@ type sackResult struct {
 	// acknowledged, valid if RTTValid: at most one per round trip (RFC
 	// 9260 §6.3.1 C4) and never from a retransmitted chunk nor from one
 	// sent before a chunk at or below it was retransmitted (C5, Karn).
-	// It goes to rtoEstimator.Observe.
+	// It goes to rtoEstimator.Observe of RTTPath, the path the timed
+	// chunk went to (§6.3.1: RTO per destination).
 	RTT      time.Duration
 	RTTValid bool
+	RTTPath  uint8
 	// FastRetransmit reports that chunks reached fastRetransmitThreshold
 	// miss indications and were marked for retransmission (RFC 9260
 	// §7.2.4 step 1). The caller calls Congestion.OnFastRetransmit with
@@ -372,7 +374,7 @@ func (q *outstandingQueue) OnSACK(cum uint32, gaps []wire.GapAckBlock, dups []ui
 		if q.timed && tsn == q.timedTSN {
 			q.timed = false
 			if !c.rtx {
-				res.RTT, res.RTTValid = now.Sub(q.timedAt), true
+				res.RTT, res.RTTValid, res.RTTPath = now.Sub(q.timedAt), true, c.path
 			}
 		}
 	}

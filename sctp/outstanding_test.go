@@ -791,3 +791,26 @@ func TestOutstandingMarkPath_RFC9260_6_3_3(t *testing.T) {
 	assert.False(t, q.timed, "Karn: the probe is marked")
 	assert.Equal(t, 7, q.Marked())
 }
+
+// An RTT measurement names the destination its timed chunk went to, so a
+// multihomed association times each path with its own samples (RFC 9260
+// §6.3.1, one RTO per destination).
+func TestOutstandingRTTPath_RFC9260_6_3_1(t *testing.T) {
+	t0 := time.Now()
+	q := newOutstandingQueue(1, 64)
+	q.path = 2
+	_, ok := q.Add(100, t0) // TSN 1, timed
+	require.True(t, ok)
+	q.path = 0
+	_, ok = q.Add(100, t0) // TSN 2
+	require.True(t, ok)
+	r := q.OnSACK(2, nil, nil, 1<<20, false, t0.Add(30*time.Millisecond))
+	require.True(t, r.RTTValid)
+	assert.Equal(t, 30*time.Millisecond, r.RTT)
+	assert.Equal(t, uint8(2), r.RTTPath, "TSN 1 went to path 2")
+	_, ok = q.Add(100, t0) // TSN 3 on path 0, timed
+	require.True(t, ok)
+	r = q.OnSACK(3, nil, nil, 1<<20, false, t0.Add(40*time.Millisecond))
+	require.True(t, r.RTTValid)
+	assert.Equal(t, uint8(0), r.RTTPath)
+}

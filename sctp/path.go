@@ -9,14 +9,12 @@ import (
 // path is what RFC 9260 keeps per destination transport address of the
 // peer (§6.4, §14): the address with its UDP encapsulation port (RFC
 // 6951 §5.4, followed when a NAT rebinds it), the RTO estimator (§6.3),
-// the congestion controller (§7.2), PLPMTUD (RFC 8899), and the
-// HEARTBEAT state and error counter of §8.2-§8.3. mu guards it.
+// the congestion controller (§7.2), and the HEARTBEAT state and error counter of §8.2-§8.3. mu guards it.
 type path struct {
 	addr  netip.AddrPort
 	raddr net.Addr // addr as a net.Addr, for RemoteAddr
 	rto   rtoEstimator
 	cc    congestion
-	plp   *plpmtud // RFC 8899 probing; nil: none
 	// lastDataSent is when DATA last went to the path (§7.2.1's idle
 	// decay); cwndLimited that the last transmission left new DATA
 	// waiting for cwnd (neither the peer's window nor the user limited

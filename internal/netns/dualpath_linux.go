@@ -106,3 +106,29 @@ func (d *DualPath) RestoreAToB(i int) error {
 	_, err := IP("-n", d.A, "neigh", "del", d.BAddr[i], "dev", d.dev(i, "a"))
 	return err
 }
+
+// SetLinkMTU sets the MTU of link i on both ends.
+func (d *DualPath) SetLinkMTU(i, mtu int) error {
+	if err := SetMTU(d.A, d.dev(i, "a"), mtu); err != nil {
+		return err
+	}
+	return SetMTU(d.B, d.dev(i, "b"), mtu)
+}
+
+// Fragments returns the IPv4 and IPv6 fragments both hosts created and
+// the reassemblies they required.
+func (d *DualPath) Fragments() (int64, error) {
+	var n int64
+	for _, ns := range []string{d.A, d.B} {
+		m, err := IPStats(ns)
+		if err != nil {
+			return 0, err
+		}
+		m6, err := IP6Stats(ns)
+		if err != nil {
+			return 0, err
+		}
+		n += m["FragCreates"] + m["ReasmReqds"] + m6["Ip6FragCreates"] + m6["Ip6ReasmReqds"]
+	}
+	return n, nil
+}

@@ -23,6 +23,12 @@ func udpReaches(t *testing.T, d *DualPath, from, to string) bool {
 // namespace fromNS to address to in namespace toNS arrives within a second.
 func udpFromTo(t *testing.T, fromNS, from, toNS, to string) bool {
 	t.Helper()
+	return udpSized(t, fromNS, from, toNS, to, 1)
+}
+
+// udpSized is udpFromTo with a datagram of n octets.
+func udpSized(t *testing.T, fromNS, from, toNS, to string, n int) bool {
+	t.Helper()
 	var srv *net.UDPConn
 	require.NoError(t, In(toNS, func() (err error) {
 		srv, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(to)})
@@ -37,11 +43,11 @@ func udpFromTo(t *testing.T, fromNS, from, toNS, to string) bool {
 		return false // a cut link has no route: "network is unreachable"
 	}
 	defer cli.Close()
-	_, _ = cli.Write([]byte("x"))
+	_, _ = cli.Write(make([]byte, n))
 	require.NoError(t, srv.SetReadDeadline(time.Now().Add(time.Second)))
-	var b [8]byte
-	_, err := srv.Read(b[:])
-	return err == nil
+	b := make([]byte, n+1)
+	m, err := srv.Read(b)
+	return err == nil && m == n
 }
 
 // TestDualPath: both links carry traffic; a cut or black-holed link
@@ -80,4 +86,25 @@ func TestDualPath_LoseAToB(t *testing.T) {
 	assert.True(t, udpReaches(t, d, d.AAddr[1], d.BAddr[1]), "the other link")
 	require.NoError(t, d.RestoreAToB(0))
 	require.Eventually(t, func() bool { return udpReaches(t, d, d.AAddr[0], d.BAddr[0]) }, 10*time.Second, 100*time.Millisecond)
+}
+
+// TestDualPath_LinkMTU: a link set to jumbo frames carries a 4000-octet
+// datagram whole; the other, at 1500, only in IP fragments, which
+// Fragments counts.
+func TestDualPath_LinkMTU(t *testing.T) {
+	require.Zero(t, os.Geteuid(), "needs root: network namespaces")
+	d, err := NewDualPath(1500)
+	require.NoError(t, err)
+	t.Cleanup(d.Destroy)
+	require.NoError(t, d.SetLinkMTU(0, 9000))
+	before, err := d.Fragments()
+	require.NoError(t, err)
+	require.True(t, udpSized(t, d.A, d.AAddr[0], d.B, d.BAddr[0], 4000), "link 0")
+	mid, err := d.Fragments()
+	require.NoError(t, err)
+	assert.Equal(t, before, mid, "no fragment on the jumbo link")
+	require.True(t, udpSized(t, d.A, d.AAddr[1], d.B, d.BAddr[1], 4000), "link 1")
+	after, err := d.Fragments()
+	require.NoError(t, err)
+	assert.Greater(t, after, mid, "fragments on the 1500 link")
 }

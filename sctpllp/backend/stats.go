@@ -26,7 +26,8 @@ type Stats struct {
 // Path is one destination address of an association: its state
 // ("active", "unconfirmed", "potentially-failed", "inactive"), whether it
 // is the primary, its RTO figures (RFC 9260 §6.3), its congestion window
-// (§7.2), the octets sent to it and its error counter (§8.2).
+// (§7.2), the octets sent to it, its error counter (§8.2) and its PLPMTU
+// (RFC 8899; 0 while not probed).
 type Path struct {
 	Addr       netip.AddrPort
 	State      string
@@ -35,4 +36,5 @@ type Path struct {
 	Cwnd       int
 	OctetsSent uint64
 	Errors     int
+	PLPMTU     int
 }

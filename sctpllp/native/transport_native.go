@@ -275,7 +275,7 @@ func (t *transport) TransportStats() backend.Stats {
 	bs := backend.Stats{SRTT: s.SRTT, HasSRTT: s.RTTMeasured, Retransmissions: s.Retransmits, HasRetransmissions: true}
 	for _, p := range s.Paths {
 		bs.Paths = append(bs.Paths, backend.Path{Addr: p.Addr, State: p.State, Primary: p.Primary,
-			SRTT: p.SRTT, RTO: p.RTO, Cwnd: p.Cwnd, OctetsSent: p.OctetsSent, Errors: p.Errors})
+			SRTT: p.SRTT, RTO: p.RTO, Cwnd: p.Cwnd, OctetsSent: p.OctetsSent, Errors: p.Errors, PLPMTU: p.PLPMTU})
 	}
 	return bs
 }

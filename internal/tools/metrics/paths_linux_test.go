@@ -59,12 +59,12 @@ func TestPerPathMetrics_RFC9260_6_4(t *testing.T) {
 		paths = s.PerAssociation[0].Paths
 		active := 0
 		for _, p := range paths {
-			if p.State == "active" {
+			if p.State == "active" && p.PLPMTU >= 1200 {
 				active++
 			}
 		}
 		return len(paths) == 2 && active == 2
-	}, 20*time.Second, 20*time.Millisecond, "both of the client's addresses are active paths of the server's association: %+v", paths)
+	}, 20*time.Second, 20*time.Millisecond, "both of the client's addresses are active paths of the server's association, each probed (RFC 8899): %+v", paths)
 	primaries := 0
 	for _, p := range paths {
 		if p.Primary {
@@ -85,7 +85,7 @@ func TestPerPathMetrics_RFC9260_6_4(t *testing.T) {
 	require.NoError(t, err)
 	states := regexp.MustCompile(`(?m)^`+Namespace+`_path_state\{[^}]*state="active"[^}]*\} 1$`).FindAllString(string(body), -1)
 	assert.Len(t, states, 2, "a path_state series per path")
-	for _, s := range []string{"path_srtt_seconds", "path_rto_seconds", "path_cwnd_bytes", "path_sent_bytes_total", "path_errors"} {
+	for _, s := range []string{"path_srtt_seconds", "path_rto_seconds", "path_cwnd_bytes", "path_sent_bytes_total", "path_errors", "path_plpmtu_bytes"} {
 		assert.Len(t, regexp.MustCompile(`(?m)^`+Namespace+"_"+s+`\{`).FindAllString(string(body), -1), 2, s)
 	}
 }

@@ -71,6 +71,7 @@ var (
 	dPCwnd      = desc("path_cwnd_bytes", "A destination's congestion window (RFC 9260 §7.2).", "llp", "peer", "path")
 	dPOctets    = desc("path_sent_bytes_total", "Octets of DATA sent to a destination.", "llp", "peer", "path")
 	dPErrors    = desc("path_errors", "A destination's error counter (RFC 9260 §8.2).", "llp", "peer", "path")
+	dPPLPMTU    = desc("path_plpmtu_bytes", "A destination's PLPMTU, an IP packet size (RFC 8899; RFC 9260 §7.3).", "llp", "peer", "path")
 	dARetrans   = desc("association_retransmitted_chunks_total", "A live association's retransmitted DATA chunks.", "llp", "peer")
 )
 
@@ -87,7 +88,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
 		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dRxMemReclaims,
 		dLnAssocs, dLnQueueDrops, dLnEvicted, dLnStalled, dLnRebinds, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
-		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans, dPState, dPSRTT, dPRTO, dPCwnd, dPOctets, dPErrors} {
+		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans, dPState, dPSRTT, dPRTO, dPCwnd, dPOctets, dPErrors, dPPLPMTU} {
 		ch <- d
 	}
 }
@@ -201,6 +202,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(dPCwnd, float64(p.CwndBytes), a.LLP, a.Peer, p.Addr)
 			counter(dPOctets, p.OctetsSent, a.LLP, a.Peer, p.Addr)
 			gauge(dPErrors, float64(p.Errors), a.LLP, a.Peer, p.Addr)
+			gauge(dPPLPMTU, float64(p.PLPMTU), a.LLP, a.Peer, p.Addr)
 		}
 	}
 }

@@ -164,6 +164,7 @@ type Path struct {
 	CwndBytes   int     `json:"cwnd_bytes"`
 	OctetsSent  uint64  `json:"octets_sent"`
 	Errors      int     `json:"errors"`
+	PLPMTU      int     `json:"plpmtu_bytes"`
 }
 
 // Snapshot is every counter of a serving process at one instant.
@@ -248,7 +249,7 @@ func Take(src Source) Snapshot {
 			}
 			for _, p := range a.Transport.Paths {
 				pa.Paths = append(pa.Paths, Path{Addr: p.Addr.String(), State: p.State, Primary: p.Primary,
-					SRTTSeconds: p.SRTT.Seconds(), RTOSeconds: p.RTO.Seconds(), CwndBytes: p.Cwnd, OctetsSent: p.OctetsSent, Errors: p.Errors})
+					SRTTSeconds: p.SRTT.Seconds(), RTOSeconds: p.RTO.Seconds(), CwndBytes: p.Cwnd, OctetsSent: p.OctetsSent, Errors: p.Errors, PLPMTU: p.PLPMTU})
 			}
 			s.PerAssociation = append(s.PerAssociation, pa)
 		}
