@@ -130,16 +130,9 @@ func (s *mhSink) take(sid uint16, _ uint32, b []byte) {
 
 func (s *mhSink) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
 
-// mhFailover runs 16 streams of messages from B to A over both links and
-// breaks link 0 (fail) mid-transfer, then mends it (mend).
-func mhFailover(t *testing.T, fail, mend func(d *netns.DualPath) error) {
-	d := dualPath(t)
-	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
-	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond,
-		"the second path is confirmed by a HEARTBEAT (§5.4)")
-	const perStream = 250
-	sink := newSink(16 * perStream)
-	srv.Start(sink.take, func(error) {})
+// mhWriteAll writes perStream messages on each of 16 streams, one
+// goroutine per stream; wait returns the first error once all are done.
+func mhWriteAll(cli *Association, perStream int) (wait func() error) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for sid := range uint16(16) {
@@ -154,6 +147,24 @@ func mhFailover(t *testing.T, fail, mend func(d *netns.DualPath) error) {
 			}
 		}()
 	}
+	return func() error {
+		wg.Wait()
+		close(errs)
+		return <-errs
+	}
+}
+
+// mhFailover runs 16 streams of messages from B to A over both links and
+// breaks link 0 (fail) mid-transfer, then mends it (mend).
+func mhFailover(t *testing.T, fail, mend func(d *netns.DualPath) error) {
+	d := dualPath(t)
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0")
+	require.Eventually(t, func() bool { return pathState(cli, 1) == "active" }, 10*time.Second, 10*time.Millisecond,
+		"the second path is confirmed by a HEARTBEAT (§5.4)")
+	const perStream = 250
+	sink := newSink(16 * perStream)
+	srv.Start(sink.take, func(error) {})
+	wait := mhWriteAll(cli, perStream)
 	require.Eventually(t, func() bool { return sink.count() >= sink.total/3 }, 30*time.Second, time.Millisecond)
 	sink.mu.Lock()
 	sink.marked = true
@@ -168,11 +179,7 @@ func mhFailover(t *testing.T, fail, mend func(d *netns.DualPath) error) {
 	}
 	close(stop)
 	late := <-starved
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, wait())
 	sink.mu.Lock()
 	gap, bad := sink.gap, sink.bad
 	sink.mu.Unlock()
@@ -608,20 +615,7 @@ func TestMultihoming_PLPMTUDPerPath_RFC9260_7_3(t *testing.T) {
 	const perStream = 150
 	sink := newSink(16 * perStream)
 	srv.Start(sink.take, func(error) {})
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for sid := range uint16(16) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range uint32(perStream) {
-				if err := cli.WriteMsg(sid, 0, mhMessage(sid, i)); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
+	wait := mhWriteAll(cli, perStream)
 	require.Eventually(t, func() bool { return sink.count() >= sink.total/3 }, 30*time.Second, time.Millisecond)
 	require.NoError(t, d.Cut(0))
 	select {
@@ -629,11 +623,7 @@ func TestMultihoming_PLPMTUDPerPath_RFC9260_7_3(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("only %d of %d messages delivered", sink.count(), sink.total)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, wait())
 	sink.mu.Lock()
 	assert.Zero(t, sink.bad, "duplicate or corrupt messages")
 	sink.mu.Unlock()
