@@ -236,10 +236,11 @@ type Conn struct {
 	started bool
 	closed  bool // Close called
 	aborted bool // Abort called
-	// reset is the first ECONNRESET/EPIPE a send drew: the kernel reports
-	// a peer's RST once, to whichever call comes first, and the reader
-	// then sees only end of file.
-	reset     error
+	// sockErr is the first socket error a send drew (a peer's RST,
+	// TCP_USER_TIMEOUT's ETIMEDOUT, an ICMP-reported failure): the kernel
+	// reports it once, to whichever call comes first, and the reader then
+	// sees only end of file.
+	sockErr   error
 	rxEnded   bool // receive goroutine no longer reads
 	ncClosed  bool
 	done      chan struct{} // closed by Close or Abort
@@ -464,12 +465,15 @@ func (c *Conn) ioError(op string, err error) error {
 	if aborted {
 		return fmt.Errorf("mpa: %s: %w", op, llp.ErrAborted)
 	}
-	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
 		c.mu.Lock()
-		if c.reset == nil {
-			c.reset = err
+		if c.sockErr == nil {
+			c.sockErr = err
 		}
 		c.mu.Unlock()
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: %s: %w: %w", ErrConnectionLost, op, llp.ErrAborted, err))
 	}
 	return newError(iwarp.Term.MPAConnectionLost, fmt.Errorf("%w: %s: %w", ErrConnectionLost, op, err))

@@ -1037,39 +1037,45 @@ func TestConfigValidation(t *testing.T) {
 	require.ErrorIs(t, err, errInvalidConfig)
 }
 
-// resetOnWrite is a client TCP conn whose writes fail with ECONNRESET
-// once armed: the kernel hands a peer's RST to the first call that comes.
-type resetOnWrite struct {
+// failOnWrite is a client TCP conn whose writes fail with errno once
+// armed: the kernel hands a socket error (a peer's RST, TCP_USER_TIMEOUT's
+// ETIMEDOUT) to the first call that comes.
+type failOnWrite struct {
 	net.Conn
+	errno syscall.Errno
 	armed atomic.Bool
 }
 
-func (r *resetOnWrite) Write(b []byte) (int, error) {
+func (r *failOnWrite) Write(b []byte) (int, error) {
 	if r.armed.Load() {
-		return 0, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.ECONNRESET)}
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", r.errno)}
 	}
 	return r.Conn.Write(b)
 }
 
-// TestRFC5044_8_ResetSeenBySendFirst: the peer's RST reaches a send
-// first (ECONNRESET) and the receive side then reads only end of file;
-// the stream still ends with "TCP connection lost" (RFC 5044 §8 code 1)
-// naming the reset, not with a graceful close.
-func TestRFC5044_8_ResetSeenBySendFirst(t *testing.T) {
-	var rc *resetOnWrite
-	cli, srv := pairWrapped(t, &Config{}, &Config{}, func(nc net.Conn) net.Conn {
-		rc = &resetOnWrite{Conn: nc}
-		return rc
-	})
-	cr := newRecorder()
-	cli.Start(cr)
+// TestRFC5044_8_SocketErrorSeenBySendFirst: the socket error reaches a
+// send first and the receive side then reads only end of file; the stream
+// still ends with "TCP connection lost" (RFC 5044 §8 code 1) naming that
+// error, not with a graceful close.
+func TestRFC5044_8_SocketErrorSeenBySendFirst(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.ECONNRESET, syscall.ETIMEDOUT, syscall.EHOSTUNREACH} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			var rc *failOnWrite
+			cli, srv := pairWrapped(t, &Config{}, &Config{}, func(nc net.Conn) net.Conn {
+				rc = &failOnWrite{Conn: nc, errno: errno}
+				return rc
+			})
+			cr := newRecorder()
+			cli.Start(cr)
 
-	rc.armed.Store(true)
-	serr := cli.SendSegment(nil, []byte("x"))
-	require.ErrorIs(t, serr, syscall.ECONNRESET)
-	require.NoError(t, srv.NetConn().Close()) // FIN: what the reader sees after the RST
-	err := cr.end(t)
-	require.ErrorIs(t, err, ErrConnectionLost)
-	assert.ErrorIs(t, err, syscall.ECONNRESET)
-	assert.Equal(t, uint8(iwarp.Term.MPAConnectionLost.Code), llpCode(t, err))
+			rc.armed.Store(true)
+			serr := cli.SendSegment(nil, []byte("x"))
+			require.ErrorIs(t, serr, errno)
+			require.NoError(t, srv.NetConn().Close()) // FIN: what the reader sees after the error
+			err := cr.end(t)
+			require.ErrorIs(t, err, ErrConnectionLost)
+			assert.ErrorIs(t, err, errno)
+			assert.Equal(t, uint8(iwarp.Term.MPAConnectionLost.Code), llpCode(t, err))
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/iwarpwire"
 	"github.com/sctp-rdma/sctp-rdma/iwarp"
@@ -209,13 +210,26 @@ func (c *Conn) deliver(h llp.Handler) (err error, mpaErr, parked bool) {
 func (c *Conn) readErr(err error) error {
 	partial := c.rx.w > c.rx.r
 	c.mu.Lock()
-	closed, aborted, reset := c.closed, c.aborted, c.reset
+	closed, aborted, sockErr := c.closed, c.aborted, c.sockErr
 	c.mu.Unlock()
+	if errors.Is(err, io.EOF) && sockErr == nil && !closed && !aborted && c.socketDead() {
+		// Not a FIN: the connection died and a send drew its error, or
+		// is drawing it now. The socket is dead, so that send does not
+		// block; once txMu is free it has recorded the error.
+		c.txMu.Lock()
+		c.txMu.Unlock() //nolint:staticcheck // a barrier, not a section
+		c.mu.Lock()
+		sockErr = c.sockErr
+		c.mu.Unlock()
+		if sockErr == nil {
+			sockErr = syscall.ECONNABORTED
+		}
+	}
 	switch {
 	case aborted:
 		return fmt.Errorf("mpa: receive: %w", llp.ErrAborted)
-	case errors.Is(err, io.EOF) && reset != nil:
-		return c.ioError("receive", reset) // the RST a send saw first, not a FIN
+	case errors.Is(err, io.EOF) && sockErr != nil:
+		return c.ioError("receive", sockErr) // the error a send saw first, not a FIN
 	case errors.Is(err, io.EOF) && !partial:
 		return nil // the peer's FIN at an FPDU boundary: graceful (RFC 5044 §7.2)
 	case errors.Is(err, io.EOF):
