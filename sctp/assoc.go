@@ -240,7 +240,7 @@ type assocCounters struct {
 	badTag, badChunks          uint64
 	invalidStream, discarded   uint64
 	userMsgsSent, userMsgsRecv uint64
-	offloadRecv                uint64
+	offloadRecv, unbound       uint64
 }
 
 // Stats are an association's counters and path figures.
@@ -277,6 +277,10 @@ type Stats struct {
 	// DATA chunk before it is established, a COOKIE ACK once it is: the
 	// state table's empty entries, assoc_statetable.go).
 	Discarded uint64
+	// Unbound counts packets a multihomed association's wildcard socket
+	// received at a local address it was not given (Config.LocalAddr),
+	// dropped.
+	Unbound uint64
 	// OffloadSends counts the system calls that sent more than one
 	// packet (UDP_SEGMENT, or sendmmsg to a local address),
 	// OffloadReceives the reads that received more than one (UDP_GRO);
@@ -423,7 +427,7 @@ func (a *Association) Stats() Stats {
 		SACKsSent: c.sacksSent, SACKsReceived: c.sacksRecv, DuplicateTSNs: c.dupTSNs,
 		MessagesSent: c.userMsgsSent, MessagesReceived: c.userMsgsRecv,
 		ReceiveDropped: c.rxDropped, SendErrors: c.sendErrors, ForeignTag: c.badTag, BadChunks: c.badChunks, InvalidStream: c.invalidStream, Discarded: c.discarded,
-		OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
+		Unbound: c.unbound, OffloadSends: a.offloadSends(), OffloadReceives: c.offloadRecv,
 		SRTT: dst.rto.SRTT(), RTO: dst.rto.RTO(), RTTMeasured: dst.rto.Measured(),
 		Cwnd: dst.cc.Cwnd(), SSThresh: dst.cc.SSThresh(), Flight: dst.cc.Flight(), PeerRwnd: dst.cc.Rwnd(),
 		MaxPacket: a.maxPacket, PLPMTUD: a.plpmtudStats(),
@@ -439,7 +443,7 @@ func (a *Association) sendPacket(b []byte) { a.sendPacketFrom(b, false) }
 func (a *Association) sendPacketFrom(b []byte, stable bool) {
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, a.tapRemote(true), b)
+		a.tap(true, a.tapRemote(true), b)
 	}
 	var err error
 	switch {

@@ -207,7 +207,7 @@ func (a *Association) sendProbe(s *plpmtud, now time.Time, size int, pad bool) {
 		a.mh.dst = dst
 	}
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, dst, b)
+		a.tap(true, dst, b)
 	}
 	err := a.io.out(b)
 	putBuf(bp)

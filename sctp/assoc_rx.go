@@ -122,7 +122,7 @@ func (a *Association) receiveLocked(b []byte, bp *[]byte, now time.Time) bool {
 	a.stats.packetsRecv++
 	a.io.refused = 0
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(false, a.io.localAP, a.tapRemote(false), b)
+		a.tap(false, a.tapRemote(false), b)
 	}
 	return a.receiveChunks(pkt.ChunkBytes(), bp, now)
 }
@@ -498,7 +498,7 @@ func (a *Association) handleHeartbeat(c wire.Chunk) {
 		wire.SetChecksum(p)
 		a.stats.packetsSent++
 		if a.cfg.Tap != nil {
-			a.cfg.Tap(true, a.io.localAP, a.primaryPath().addr, p)
+			a.tap(true, a.primaryPath().addr, p)
 		}
 		if err := a.io.out(p); err != nil {
 			a.stats.sendErrors++

@@ -267,10 +267,10 @@ func (a *Association) adoptCookie(ck *handshake.Cookie, rest []byte, bp *[]byte)
 
 // readLoop reads the active side's own socket until it is closed.
 func readLoop(conn net.Conn, a *Association) {
-	r := newUDPReader(conn, !a.cfg.NoOffload)
+	r := newUDPReader(conn, !a.cfg.NoOffload, false)
 	bp := getBuf(largeBuf)
 	for {
-		n, seg, _, err := r.read(*bp)
+		n, seg, _, _, err := r.read(*bp)
 		if err != nil {
 			if errors.Is(err, syscall.ECONNREFUSED) {
 				a.mu.Lock()

@@ -161,8 +161,10 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 		evictAfter:       defaultEvictAfter,
 		stallTimeout:     c.StallTimeout,
 	}
-	if c.MTU <= 0 {
+	if c.MTU <= 0 || (hosts != nil && c.Tap != nil) {
 		l.probe = newRouteProbe()
+	}
+	if c.MTU <= 0 {
 		if !c.NoPLPMTUD {
 			if df, err := dplpmtud.NewSharedDF(pc); err == nil {
 				l.df = df
@@ -195,7 +197,7 @@ func (l *Listener) Stats() ListenerStats {
 	l.mu.Unlock()
 	s := &l.stats
 	return ListenerStats{Associations: n, QueueDrops: s.QueueDrops.Load(), Evicted: s.Evicted.Load(),
-		Stalled: s.Stalled.Load(), Rebinds: s.Rebinds.Load()}
+		Stalled: s.Stalled.Load(), Rebinds: s.Rebinds.Load(), Unbound: s.Unbound.Load()}
 }
 
 // Accept waits for the next established association.
@@ -351,6 +353,7 @@ func (l *Listener) adopt(ck *handshake.Cookie, rest []byte, bp *[]byte, from net
 			return false
 		}
 		a.mh.passive = true
+		a.mh.tapRoute = l.probe
 		a.mhProbing(l.df, l.probe)
 	} else if l.df != nil {
 		if mtu := l.probe.mtu(from); mtu > 0 {

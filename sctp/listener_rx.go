@@ -3,10 +3,11 @@ package sctp
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"net/netip"
+	"slices"
 	"time"
 
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/procstat"
 	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
@@ -20,7 +21,8 @@ type rxItem struct {
 	bp     *[]byte
 	n, seg int
 	from   netip.AddrPort
-	at     int64 // UnixNano of the read
+	to     netip.Addr // the local address it reached (multihomed; else zero)
+	at     int64      // UnixNano of the read
 }
 
 // readLoop reads the listener's socket and demultiplexes: packets of
@@ -28,10 +30,10 @@ type rxItem struct {
 // It does no association's work itself.
 func (l *Listener) readLoop() {
 	defer close(l.readDone)
-	r := newUDPReader(l.pc, !l.cfg.NoOffload)
+	r := newUDPReader(l.pc, !l.cfg.NoOffload, l.multi)
 	bp := getBuf(largeBuf)
 	for {
-		n, seg, from, err := r.read(*bp)
+		n, seg, from, to, err := r.read(*bp)
 		if err != nil {
 			if transientReadError(err) {
 				continue
@@ -51,7 +53,14 @@ func (l *Listener) readLoop() {
 			l.probe.close()
 			return
 		}
-		if l.dispatch(bp, n, seg, unmap(from), time.Now().UnixNano()) {
+		if to.IsValid() && !slices.Contains(l.hosts, to) {
+			// The wildcard socket took a packet sent to an address this
+			// listener was not given: not its endpoint's (RFC 9260 §1.5.1).
+			l.stats.Unbound.Add(1)
+			procstat.Listeners.Unbound.Add(1)
+			continue
+		}
+		if l.dispatch(bp, n, seg, unmap(from), to, time.Now().UnixNano()) {
 			bp = getBuf(largeBuf)
 		}
 	}
@@ -60,16 +69,16 @@ func (l *Listener) readLoop() {
 // dispatch routes one read of n octets in bp: to the queue of its
 // association, or through the stateless handshake. It reports whether bp
 // was handed over (the caller needs another buffer).
-func (l *Listener) dispatch(bp *[]byte, n, seg int, from netip.AddrPort, at int64) bool {
+func (l *Listener) dispatch(bp *[]byte, n, seg int, from netip.AddrPort, to netip.Addr, at int64) bool {
 	b := (*bp)[:n]
 	if seg > 0 && seg < n {
-		return l.dispatchSegments(bp, n, seg, from, at)
+		return l.dispatchSegments(bp, n, seg, from, to, at)
 	}
 	l.mu.Lock()
 	m := l.lookup(b, from)
 	l.mu.Unlock()
 	if m != nil {
-		return l.enqueue(m, bp, n, 0, from, at)
+		return l.enqueue(m, bp, n, 0, from, to, at)
 	}
 	return l.unknown(b, bp, from)
 }
@@ -77,7 +86,7 @@ func (l *Listener) dispatch(bp *[]byte, n, seg int, from netip.AddrPort, at int6
 // dispatchSegments routes a coalesced read: whole to one association if
 // every packet is that association's (the usual case, one peer's burst),
 // else packet by packet.
-func (l *Listener) dispatchSegments(bp *[]byte, n, seg int, from netip.AddrPort, at int64) bool {
+func (l *Listener) dispatchSegments(bp *[]byte, n, seg int, from netip.AddrPort, to netip.Addr, at int64) bool {
 	b := (*bp)[:n]
 	l.mu.Lock()
 	first := l.lookup(b[:min(seg, n)], from)
@@ -87,7 +96,7 @@ func (l *Listener) dispatchSegments(bp *[]byte, n, seg int, from netip.AddrPort,
 	}
 	l.mu.Unlock()
 	if same {
-		return l.enqueue(first, bp, n, seg, from, at)
+		return l.enqueue(first, bp, n, seg, from, to, at)
 	}
 	for off := 0; off < n; off += seg {
 		p := b[off:min(off+seg, n)]
@@ -100,7 +109,7 @@ func (l *Listener) dispatchSegments(bp *[]byte, n, seg int, from netip.AddrPort,
 		}
 		c := getBuf(len(p))
 		copy(*c, p)
-		if !l.enqueue(m, c, len(p), 0, from, at) {
+		if !l.enqueue(m, c, len(p), 0, from, to, at) {
 			putBuf(c)
 		}
 	}
@@ -115,7 +124,7 @@ func (l *Listener) dispatchSegments(bp *[]byte, n, seg int, from netip.AddrPort,
 // counted in buffers, before the window closes. A read that does not fit
 // m's queue, or all queues together, is dropped and counted (SCTP
 // recovers a lost packet). It reports whether bp was handed over.
-func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPort, at int64) bool {
+func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPort, to netip.Addr, at int64) bool {
 	handed := true
 	compact := seg == 0
 	if !compact && bufClass(n) < cap(*bp) {
@@ -140,7 +149,7 @@ func (l *Listener) enqueue(m *member, bp *[]byte, n, seg int, from netip.AddrPor
 		putBuf(bp)
 		return false
 	}
-	m.q = append(m.q, rxItem{bp: bp, n: n, seg: seg, from: from, at: at})
+	m.q = append(m.q, rxItem{bp: bp, n: n, seg: seg, from: from, to: to, at: at})
 	m.qBytes += size
 	l.queued.Add(int64(size))
 	start := !m.running
@@ -197,13 +206,20 @@ func (l *Listener) process(m *member, it rxItem, flush bool) {
 	if isClosed(a.done) {
 		// Queued before the association ended: routed afresh, to a new
 		// association of the peer or to the answers of RFC 9260 §8.4.
-		if !l.dispatch(it.bp, it.n, it.seg, it.from, it.at) {
+		if !l.dispatch(it.bp, it.n, it.seg, it.from, it.to, it.at) {
 			putBuf(it.bp)
 		}
 		return
 	}
 	if l.multi {
-		a.mhNoteFrom(it.from) // another of the peer's addresses: a path, not a rebinding
+		p := b
+		if it.seg > 0 {
+			p = b[:min(it.seg, len(b))]
+		}
+		if a.mhNoteFrom(it.from, it.to, p) { // another path, or one path's new port
+			l.stats.Rebinds.Add(1)
+			procstat.Listeners.Rebinds.Add(1)
+		}
 	} else if it.from != m.peer && !l.rebind(m, b, it.seg, it.from) {
 		putBuf(it.bp)
 		return

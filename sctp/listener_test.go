@@ -651,7 +651,7 @@ func TestListenerQueue_CompactsCoalescedReadsUnderPressure(t *testing.T) {
 	const n = 25000 // 17 packets of MTU 1500, coalesced
 	handed := 0
 	for range 4 {
-		if l.enqueue(m, read(), n, 1472, netip.AddrPort{}, 0) {
+		if l.enqueue(m, read(), n, 1472, netip.AddrPort{}, netip.Addr{}, 0) {
 			handed++
 		}
 	}
@@ -659,7 +659,7 @@ func TestListenerQueue_CompactsCoalescedReadsUnderPressure(t *testing.T) {
 	assert.Equal(t, 4*largeBuf, m.qBytes)
 	for range 7 {
 		bp := read()
-		require.False(t, l.enqueue(m, bp, n, 1472, netip.AddrPort{}, 0), "over half: copied, the read buffer stays the caller's")
+		require.False(t, l.enqueue(m, bp, n, 1472, netip.AddrPort{}, netip.Addr{}, 0), "over half: copied, the read buffer stays the caller's")
 		putBuf(bp)
 	}
 	assert.Equal(t, 4*largeBuf+7*bufClass(n), m.qBytes, "held as what arrived, in its class")

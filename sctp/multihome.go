@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,6 +58,11 @@ type multihome struct {
 	extra   []netip.AddrPort
 	dst     netip.AddrPort // destination of the packet being sent
 	from    netip.AddrPort // source of the last packet received
+	to      netip.Addr     // and the local address it reached (IP_PKTINFO)
+	// tapRoute finds the source address of a packet sent to each
+	// destination, for Config.Tap; tapSrcs caches its answers.
+	tapRoute *routeProbe
+	tapSrcs  []tapSource
 	// txPath is the path DATA last went to; rtx asks the next
 	// transmission to go to RetransmitPath(txPath) (§6.4.1).
 	txPath pathmgr.ID
@@ -354,6 +360,62 @@ func (a *Association) mhSetRTOs() {
 	}
 }
 
+// tapSource is the source address the route to dst gave at when.
+type tapSource struct {
+	dst  netip.AddrPort
+	src  netip.Addr
+	when time.Time
+}
+
+// tapSourceTTL is how long a route's source address is trusted: a route
+// that fails over changes it.
+const tapSourceTTL = time.Second
+
+// tap shows packet p to Config.Tap, sent to or received from remote. mu
+// is held.
+func (a *Association) tap(sent bool, remote netip.AddrPort, p []byte) {
+	local := a.io.localAP
+	if a.mh != nil {
+		local = a.mhTapLocal(sent, remote)
+	}
+	a.cfg.Tap(sent, local, remote, p)
+}
+
+// mhTapLocal is the local address Config.Tap shows on the one wildcard
+// socket of a multihomed association: for a packet received, the address
+// it reached; for one sent to dst, the source address of the kernel's
+// route to dst. Where neither is known, the socket's wildcard address.
+// mu is held.
+func (a *Association) mhTapLocal(sent bool, dst netip.AddrPort) netip.AddrPort {
+	port := a.io.localAP.Port()
+	if !sent {
+		if a.mh.to.IsValid() {
+			return netip.AddrPortFrom(a.mh.to, port)
+		}
+		return a.io.localAP
+	}
+	now := time.Now()
+	for i := range a.mh.tapSrcs {
+		if s := &a.mh.tapSrcs[i]; s.dst == dst {
+			if now.Sub(s.when) > tapSourceTTL {
+				s.src, s.when = a.mh.tapRoute.source(dst), now
+			}
+			if s.src.IsValid() {
+				return netip.AddrPortFrom(s.src, port)
+			}
+			return a.io.localAP
+		}
+	}
+	src := a.mh.tapRoute.source(dst)
+	if len(a.mh.tapSrcs) < 2*pathmgr.DefaultMaxPaths {
+		a.mh.tapSrcs = append(a.mh.tapSrcs, tapSource{dst: dst, src: src, when: now})
+	}
+	if src.IsValid() {
+		return netip.AddrPortFrom(src, port)
+	}
+	return a.io.localAP
+}
+
 // tapRemote is the peer address Config.Tap shows: the packet's own
 // destination or source on a multihomed association. mu is held.
 func (a *Association) tapRemote(sent bool) netip.AddrPort {
@@ -489,21 +551,43 @@ func (a *Association) mhAcked(now time.Time) {
 	}
 }
 
-// mhNoteFrom records the source of a packet about to be received: replies
-// go there. On the passive side an address not yet known becomes an
-// unconfirmed path, probed with HEARTBEATs (§5.4) before DATA may go to it.
-func (a *Association) mhNoteFrom(from netip.AddrPort) {
+// mhNoteFrom records the source of packet p about to be received, and
+// the local address it reached (zero if not known): replies go there. A
+// known address with a new UDP port is the same path at that port once p
+// proves the association's (its Verification Tag and checksum): the
+// peer's encapsulation port is per address (RFC 6951 §5.4), and a NAT
+// may rebind one path's port only. On the passive side an address not yet
+// known becomes an unconfirmed path, probed with HEARTBEATs (§5.4) before
+// DATA may go to it. It reports whether a path took a new port.
+func (a *Association) mhNoteFrom(from netip.AddrPort, to netip.Addr, p []byte) (rebound bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.mh == nil || a.state == stateClosed {
-		return
+		return false
 	}
-	a.mh.from = from
-	if _, ok := a.mh.pm.Lookup(from); !ok && a.mh.passive {
+	a.mh.from, a.mh.to = from, to
+	if _, ok := a.mh.pm.Lookup(from); ok {
+		return false
+	}
+	if id, ok := a.mh.pm.LookupHost(from.Addr()); ok {
+		if len(p) < wire.HeaderLen+4 || binary.BigEndian.Uint32(p[4:8]) != a.tcb.localTag || a.tcb.localTag == 0 || !wire.ChecksumOK(p) {
+			return false
+		}
+		old := a.mh.pm.Info(id).Addr
+		a.mh.pm.SetPort(id, from.Port())
+		for _, s := range a.plps {
+			if s.dst == old {
+				s.dst = from
+			}
+		}
+		return true
+	}
+	if a.mh.passive {
 		if _, err := a.mh.pm.Add(from, time.Now()); err == nil {
 			a.mhArm()
 		}
 	}
+	return false
 }
 
 // mhAddPeers adds the addresses the peer's INIT ACK listed, and those
@@ -614,7 +698,7 @@ func (a *Association) mhSendAlone(p []byte, dst netip.AddrPort, now time.Time) {
 	a.mh.dst = dst
 	a.stats.packetsSent++
 	if a.cfg.Tap != nil {
-		a.cfg.Tap(true, a.io.localAP, dst, p)
+		a.tap(true, dst, p)
 	}
 	if err := a.io.out(p); err != nil {
 		a.stats.sendErrors++
@@ -649,11 +733,13 @@ func (a *Association) mhPathStats() []PathStats {
 
 // mhReadLoop reads a multihomed active side's socket until it is closed:
 // every packet, from whichever of the peer's addresses, is the
-// association's.
-func mhReadLoop(conn *net.UDPConn, a *Association) {
+// association's, unless it reached an address the association was not
+// given (Config.LocalAddr): the wildcard socket takes those too.
+func mhReadLoop(conn *net.UDPConn, a *Association, locals []netip.Addr) {
+	r := newUDPReader(conn, false, len(locals) > 0 || a.cfg.Tap != nil)
 	bp := getBuf(largeBuf)
 	for {
-		n, from, err := conn.ReadFromUDPAddrPort(*bp)
+		n, _, from, to, err := r.read(*bp)
 		if err != nil {
 			if transientReadError(err) {
 				continue
@@ -666,7 +752,13 @@ func mhReadLoop(conn *net.UDPConn, a *Association) {
 			a.mu.Unlock()
 			return
 		}
-		a.mhNoteFrom(unmap(from))
+		if to.IsValid() && len(locals) > 0 && !slices.Contains(locals, to) {
+			a.mu.Lock()
+			a.stats.unbound++
+			a.mu.Unlock()
+			continue
+		}
+		a.mhNoteFrom(unmap(from), to, (*bp)[:n])
 		if a.receive((*bp)[:n], bp) {
 			bp = getBuf(largeBuf)
 		}
@@ -709,22 +801,30 @@ func dialMulti(ctx context.Context, network, address string, cfg *Config) (*Asso
 		_ = conn.Close()
 		return nil, err
 	}
+	var route *routeProbe
+	if (c.MTU <= 0 && !c.NoPLPMTUD) || c.Tap != nil {
+		route = newRouteProbe()
+		a.io.closeSocket = func() { _ = conn.Close(); route.close() }
+		a.mh.tapRoute = route
+	}
 	if c.MTU <= 0 && !c.NoPLPMTUD {
 		if df, err := dplpmtud.NewSharedDF(conn); err == nil {
-			route := newRouteProbe()
-			a.io.closeSocket = func() { _ = conn.Close(); route.close() }
 			a.mhProbing(df, route)
 		}
 	}
 	if len(locals) > 1 {
 		a.mh.locals = locals
 	}
+	bound := locals
+	if slices.ContainsFunc(locals, netip.Addr.IsUnspecified) {
+		bound = nil
+	}
 	for _, h := range peers[1:] {
 		a.mh.extra = append(a.mh.extra, netip.AddrPortFrom(h, port))
 	}
 	a.tcb.localPort, a.tcb.peerPort = c.LocalPort, c.PeerPort
 	a.tcb.localTag, a.tcb.localInitialTSN = handshake.RandomTag(), handshake.RandomTag()
-	go mhReadLoop(conn, a)
+	go mhReadLoop(conn, a, bound)
 	a.mu.Lock()
 	a.sendInit(time.Now())
 	a.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -635,4 +636,209 @@ func TestMultihoming_PLPMTUDPerPath_RFC9260_7_3(t *testing.T) {
 	assert.Equal(t, frags, after, "no IP fragmentation on the way to link 1")
 	assert.Zero(t, cli.Stats().PLPMTUD.Fragmentable, "no packet sent with DF clear")
 	t.Logf("client paths %+v, PLPMTUD %+v", cli.Stats().Paths, cli.Stats().PLPMTUD)
+}
+
+// tapRecord is one packet Config.Tap showed.
+type tapRecord struct {
+	sent          bool
+	local, remote netip.Addr
+}
+
+// tapRecorder collects what Config.Tap shows.
+type tapRecorder struct {
+	mu   sync.Mutex
+	seen map[tapRecord]int
+}
+
+func (r *tapRecorder) tap(sent bool, local, remote netip.AddrPort, _ []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[tapRecord]int{}
+	}
+	r.seen[tapRecord{sent, local.Addr(), remote.Addr()}]++
+}
+
+func (r *tapRecorder) records() map[tapRecord]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.seen)
+}
+
+// TestMultihoming_TapLocalAddress_RFC9260_6_4: on the one wildcard
+// socket of a multihomed association, Config.Tap (the pcap capture)
+// shows each packet with the local address it really used: the address
+// a received packet reached (IP_PKTINFO), the source address of the route
+// a sent one took. Link i joins subnet i, so every packet to or from the
+// peer's address on link i is on our address on link i, and none shows
+// the wildcard address.
+func TestMultihoming_TapLocalAddress_RFC9260_6_4(t *testing.T) {
+	d := dualPath(t)
+	var ct, st tapRecorder
+	cfg := mhConfig()
+	cfg.Tap = st.tap
+	var l *Listener
+	require.NoError(t, netns.In(d.A, func() (err error) {
+		l, err = Listen("udp4", d.AAddr[0]+"/"+d.AAddr[1]+":0", &cfg)
+		return err
+	}))
+	t.Cleanup(func() { _ = l.Close() })
+	port := l.pc.LocalAddr().(*net.UDPAddr).Port
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ccfg := mhConfig()
+	ccfg.Tap, ccfg.LocalAddr = ct.tap, d.BAddr[0]+"/"+d.BAddr[1]+":0"
+	var cli *Association
+	require.NoError(t, netns.In(d.B, func() (err error) {
+		cli, err = Dial(ctx, "udp4", fmt.Sprintf("%s/%s:%d", d.AAddr[0], d.AAddr[1], port), &ccfg)
+		return err
+	}))
+	srv, err := l.Accept(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
+	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	for _, a := range []*Association{cli, srv} {
+		require.Eventually(t, func() bool { return pathState(a, 0) == "active" && pathState(a, 1) == "active" },
+			10*time.Second, 10*time.Millisecond, "both paths confirmed: %+v", a.Stats().Paths)
+	}
+	require.NoError(t, cli.WriteMsg(0, 0, []byte("over the primary")))
+
+	link := map[string]int{d.AAddr[0]: 0, d.AAddr[1]: 1, d.BAddr[0]: 0, d.BAddr[1]: 1}
+	for _, side := range []struct {
+		name string
+		r    *tapRecorder
+	}{{"client", &ct}, {"server", &st}} {
+		recs := side.r.records()
+		require.NotEmpty(t, recs)
+		for dir := range 2 {
+			for i := range 2 {
+				found := false
+				for rec := range recs {
+					found = found || (rec.sent == (dir == 0) && link[rec.remote.String()] == i)
+				}
+				assert.True(t, found, "%s: no packet %s on link %d: %v", side.name, []string{"sent", "received"}[dir], i, recs)
+			}
+		}
+		for rec, n := range recs {
+			li, lok := link[rec.local.String()]
+			ri, rok := link[rec.remote.String()]
+			assert.True(t, lok && rok && li == ri, "%s: %d packets (sent %v) shown between %v and %v", side.name, n, rec.sent, rec.local, rec.remote)
+		}
+	}
+}
+
+// TestMultihoming_UnboundLocalAddress_RFC9260_1_5_1: a multihomed
+// listener's socket is bound to the wildcard address, so the kernel also
+// hands it packets sent to this host's other addresses (here its
+// loopback). Those are not the endpoint's: an INIT sent there is dropped
+// and counted, unanswered, while the listener serves its own addresses.
+func TestMultihoming_UnboundLocalAddress_RFC9260_1_5_1(t *testing.T) {
+	d := dualPath(t)
+	cfg := mhConfig()
+	var l *Listener
+	require.NoError(t, netns.In(d.A, func() (err error) {
+		l, err = Listen("udp4", d.AAddr[0]+"/"+d.AAddr[1]+":0", &cfg)
+		return err
+	}))
+	t.Cleanup(func() { _ = l.Close() })
+	port := l.pc.LocalAddr().(*net.UDPAddr).Port
+
+	in := wire.Init{InitiateTag: 0x1234, ARwnd: 1 << 16, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 1}
+	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
+	pkt := wire.AppendHeader(nil, wire.Header{SrcPort: 6000, DstPort: defaultPort})
+	pkt = in.Append(pkt)
+	wire.SetChecksum(pkt)
+	initAck := func(to string) bool {
+		var got bool
+		require.NoError(t, netns.In(d.A, func() error {
+			uc, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.ParseIP(to), Port: port})
+			if err != nil {
+				return err
+			}
+			defer uc.Close()
+			if _, err := uc.Write(pkt); err != nil {
+				return err
+			}
+			_ = uc.SetReadDeadline(time.Now().Add(time.Second))
+			b := make([]byte, 2048)
+			n, err := uc.Read(b)
+			if err == nil {
+				p, perr := wire.ParsePacket(b[:n])
+				got = perr == nil && len(p.ChunkBytes()) > 0 && wire.ChunkType(p.ChunkBytes()[0]) == wire.ChunkInitAck
+			}
+			return nil
+		}))
+		return got
+	}
+	assert.False(t, initAck("127.0.0.1"), "an INIT to an address the listener was not given is not answered")
+	require.Eventually(t, func() bool { return l.Stats().Unbound == 1 }, 5*time.Second, time.Millisecond)
+	assert.True(t, initAck(d.AAddr[1]), "an INIT to one of its addresses is answered")
+	assert.Equal(t, uint64(1), l.Stats().Unbound)
+}
+
+// TestMultihoming_PortPerAddress_RFC6951_5_4: over UDP the peer's
+// encapsulation port belongs to each of its addresses (RFC 6951 §5.4):
+// here its second address answers from another port than the first (as a
+// NAT that rebinds one path would). A packet from that address and port
+// carrying the association's Verification Tag moves the path to the port,
+// where its HEARTBEAT is answered and the path confirmed; a packet from a
+// third port without the tag moves nothing.
+func TestMultihoming_PortPerAddress_RFC6951_5_4(t *testing.T) {
+	bind := func(ip string) *net.UDPConn {
+		pc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(ip)})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = pc.Close() })
+		return pc
+	}
+	first := &rawPeer{t: t, pc: bind("127.0.0.5"), buf: make([]byte, 1<<16), port: defaultPort}
+	second := &rawPeer{t: t, pc: bind("127.0.0.6"), buf: make([]byte, 1<<16), port: defaultPort}
+	stray := &rawPeer{t: t, pc: bind("127.0.0.6"), buf: make([]byte, 1<<16), port: defaultPort}
+	port := first.pc.LocalAddr().(*net.UDPAddr).Port
+	require.NotEqual(t, port, second.pc.LocalAddr().(*net.UDPAddr).Port)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dialed := make(chan *Association, 1)
+	go func() {
+		cfg := mhConfig()
+		a, err := Dial(ctx, "udp4", fmt.Sprintf("127.0.0.5/127.0.0.6:%d", port), &cfg)
+		assert.NoError(t, err)
+		dialed <- a
+	}()
+	_, c := first.recv(wire.ChunkInit)
+	in, err := wire.ParseInit(c)
+	require.NoError(t, err)
+	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
+	ack.Params.StateCookie = []byte("cookie")
+	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
+	first.send(in.InitiateTag, ack.Append(nil))
+	first.recv(wire.ChunkCookieEcho)
+	first.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
+	a := <-dialed
+	require.NotNil(t, a)
+	t.Cleanup(func() { _ = a.Abort() })
+	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	second.to, stray.to = first.to, first.to
+
+	secondPath := func() PathStats {
+		_, p := pathOf(a, "127.0.0.6")
+		return p
+	}
+	require.Equal(t, uint16(port), secondPath().Addr.Port(), "listed at the first address's port")
+
+	stray.send(in.InitiateTag^1, (&wire.Heartbeat{Info: []byte("no tag")}).Append(nil))
+	heartbeatRoundTrip(t, first, in.InitiateTag) // the stray packet was read before
+	assert.Equal(t, uint16(port), secondPath().Addr.Port(), "a packet without the tag moves no path")
+
+	second.send(in.InitiateTag, (&wire.Heartbeat{Info: []byte("from the second port")}).Append(nil))
+	_, c, ok := second.recvChunk(wire.ChunkHeartbeat, 5*time.Second)
+	require.True(t, ok, "a HEARTBEAT to the path's new port: %+v", a.Stats().Paths)
+	hb, err := wire.ParseHeartbeat(c)
+	require.NoError(t, err)
+	second.send(in.InitiateTag, (&wire.Heartbeat{Ack: true, Info: hb.Info}).Append(nil))
+	require.Eventually(t, func() bool { return secondPath().State == "active" }, 5*time.Second, time.Millisecond,
+		"confirmed at its new port: %+v", a.Stats().Paths)
+	assert.Equal(t, uint16(second.pc.LocalAddr().(*net.UDPAddr).Port), secondPath().Addr.Port())
+	_, p := pathOf(a, "127.0.0.5")
+	assert.Equal(t, uint16(port), p.Addr.Port(), "the first address keeps its port")
 }

@@ -11,3 +11,5 @@ type routeProbe struct{}
 func newRouteProbe() *routeProbe                  { return nil }
 func (p *routeProbe) mtu(peer netip.AddrPort) int { return 0 }
 func (p *routeProbe) close()                      {}
+
+func (p *routeProbe) source(netip.AddrPort) netip.Addr { return netip.Addr{} }

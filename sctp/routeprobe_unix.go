@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -42,8 +44,37 @@ func newRouteProbe() *routeProbe {
 // mtu returns the route MTU toward peer, or 0 where the kernel does not
 // say.
 func (p *routeProbe) mtu(peer netip.AddrPort) int {
+	mtu := 0
+	p.connected(peer, func(rc syscall.RawConn, v6 bool) {
+		if m, err := dplpmtud.UDPPathMTU(rc, v6); err == nil && m >= 576 {
+			mtu = m
+		}
+	})
+	return mtu
+}
+
+// source returns the source address the kernel's route toward peer gives
+// (the probe socket's own address once connected), or the zero Addr.
+func (p *routeProbe) source(peer netip.AddrPort) netip.Addr {
+	var src netip.Addr
+	p.connected(peer, func(rc syscall.RawConn, _ bool) {
+		_ = rc.Control(func(fd uintptr) {
+			switch sa, _ := unix.Getsockname(int(fd)); sa := sa.(type) {
+			case *unix.SockaddrInet4:
+				src = netip.AddrFrom4(sa.Addr)
+			case *unix.SockaddrInet6:
+				src = netip.AddrFrom16(sa.Addr).Unmap()
+			}
+		})
+	})
+	return src
+}
+
+// connected connects the probe socket of peer's family to peer and calls
+// f with it, under p.mu; it does nothing for a family the host lacks.
+func (p *routeProbe) connected(peer netip.AddrPort, f func(rc syscall.RawConn, v6 bool)) {
 	if p == nil {
-		return 0
+		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -55,21 +86,23 @@ func (p *routeProbe) mtu(peer netip.AddrPort) int {
 		sa = &unix.SockaddrInet6{Port: int(peer.Port()), Addr: addr.As16()}
 	}
 	if c == nil {
-		return 0
+		return
 	}
 	rc, err := c.SyscallConn()
 	if err != nil {
-		return 0
+		return
 	}
 	var cerr error
-	if err := rc.Control(func(fd uintptr) { cerr = unix.Connect(int(fd), sa) }); err != nil || cerr != nil {
-		return 0
+	if err := rc.Control(func(fd uintptr) {
+		// Dissolve the last connection first: it bound the socket to that
+		// route's source address, which would stick (udp_disconnect).
+		unspec := unix.RawSockaddr{Family: unix.AF_UNSPEC}
+		_, _, _ = unix.Syscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&unspec)), unsafe.Sizeof(unspec))
+		cerr = unix.Connect(int(fd), sa)
+	}); err != nil || cerr != nil {
+		return
 	}
-	mtu, err := dplpmtud.UDPPathMTU(rc, v6)
-	if err != nil || mtu < 576 {
-		return 0
-	}
-	return mtu
+	f(rc, v6)
 }
 
 // close closes the probe's sockets.

@@ -189,45 +189,54 @@ func (t *txBatch) each(pkts [][]byte) error {
 }
 
 // udpReader reads one datagram at a time, or, with UDP_GRO on, what the
-// kernel coalesced of one peer's datagrams.
+// kernel coalesced of one peer's datagrams; with pktinfo on, it also
+// learns the address each read was sent to.
 type udpReader struct {
-	conn net.Conn
-	uc   *net.UDPConn // a UDP socket: its reads say where from
-	gro  bool
-	oob  []byte
+	conn    net.Conn
+	uc      *net.UDPConn // a UDP socket: its reads say where from
+	gro     bool
+	pktinfo bool
+	oob     []byte
 }
 
 // newUDPReader reads conn; offload asks for UDP_GRO where conn is a UDP
-// socket and the kernel has it.
-func newUDPReader(conn net.Conn, offload bool) *udpReader {
+// socket and the kernel has it, dst for each read's destination address
+// (a wildcard socket's, multihome.go).
+func newUDPReader(conn net.Conn, offload, dst bool) *udpReader {
 	r := &udpReader{conn: conn}
 	if uc, ok := conn.(*net.UDPConn); ok {
 		r.uc = uc
-		if offload && enableGRO(uc) {
-			r.gro = true
-			r.oob = make([]byte, groOOBLen)
+		r.gro = offload && enableGRO(uc)
+		r.pktinfo = dst && enablePktinfo(uc)
+		if r.gro || r.pktinfo {
+			r.oob = make([]byte, groOOBLen+pktinfoOOBLen)
 		}
 	}
 	return r
 }
 
 // read reads into b: n octets from from (zero for a conn that is not a
-// UDP socket); seg, if not zero, is the size of each coalesced datagram
-// but the last.
-func (r *udpReader) read(b []byte) (n, seg int, from netip.AddrPort, err error) {
+// UDP socket), sent to to (zero without pktinfo); seg, if not zero, is
+// the size of each coalesced datagram but the last.
+func (r *udpReader) read(b []byte) (n, seg int, from netip.AddrPort, to netip.Addr, err error) {
 	switch {
-	case r.gro:
+	case r.oob != nil:
 		var oobn int
 		n, oobn, _, from, err = r.uc.ReadMsgUDPAddrPort(b, r.oob)
 		if err == nil {
-			seg = groSegment(r.oob[:oobn])
+			if r.gro {
+				seg = groSegment(r.oob[:oobn])
+			}
+			if r.pktinfo {
+				to = pktinfoDst(r.oob[:oobn])
+			}
 		}
 	case r.uc != nil:
 		n, from, err = r.uc.ReadFromUDPAddrPort(b)
 	default:
 		n, err = r.conn.Read(b)
 	}
-	return n, seg, from, err
+	return n, seg, from, to, err
 }
 
 // localDestination reports whether packets to addr are delivered by this

@@ -61,6 +61,50 @@ func enableGRO(c *net.UDPConn) bool {
 	return ok
 }
 
+// enablePktinfo asks the kernel to tell each read's destination address
+// on c (IP_PKTINFO, and IPV6_RECVPKTINFO on an IPv6 socket, which also
+// receives IPv4): a multihomed association's one wildcard socket then
+// knows which of its addresses a packet reached. It reports whether the
+// kernel will.
+func enablePktinfo(c *net.UDPConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	_ = rc.Control(func(fd uintptr) {
+		v4 := unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_PKTINFO, 1) == nil
+		v6 := unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1) == nil
+		ok = v4 || v6
+	})
+	return ok
+}
+
+// pktinfoOOBLen is the room for the control messages of enablePktinfo.
+var pktinfoOOBLen = unix.CmsgSpace(unix.SizeofInet4Pktinfo) + unix.CmsgSpace(unix.SizeofInet6Pktinfo)
+
+// pktinfoDst returns the destination address a read's control messages
+// oob name, the zero Addr if none does. It allocates nothing.
+func pktinfoDst(oob []byte) netip.Addr {
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(oob) {
+			return netip.Addr{}
+		}
+		data := oob[unix.CmsgLen(0):l]
+		switch {
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
+			// struct in_pktinfo: ifindex, spec_dst, addr (the header's).
+			return netip.AddrFrom4([4]byte(data[8:12]))
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
+			return netip.AddrFrom16([16]byte(data[:16])).Unmap()
+		}
+		oob = oob[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(oob)):]
+	}
+	return netip.Addr{}
+}
+
 // gsoOOBLen is the room for the UDP_SEGMENT control message.
 var gsoOOBLen = unix.CmsgSpace(2)
 

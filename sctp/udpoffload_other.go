@@ -16,7 +16,11 @@ const (
 	gsoMaxBytes    = 65535 - 40 - 8
 )
 
-var groOOBLen = 0
+var groOOBLen, pktinfoOOBLen = 0, 0
+
+func enablePktinfo(*net.UDPConn) bool { return false }
+
+func pktinfoDst([]byte) netip.Addr { return netip.Addr{} }
 
 func udpOffloadSupported(*net.UDPConn) bool { return false }
 

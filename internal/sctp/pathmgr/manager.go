@@ -169,6 +169,26 @@ func (m *Manager) Lookup(addr netip.AddrPort) (ID, bool) {
 	return 0, false
 }
 
+// LookupHost finds the path of a destination IP address, whatever its
+// port.
+func (m *Manager) LookupHost(ip netip.Addr) (ID, bool) {
+	ip = ip.Unmap()
+	for i := range m.paths {
+		if m.paths[i].addr.Addr() == ip {
+			return ID(i), true
+		}
+	}
+	return 0, false
+}
+
+// SetPort makes port path id's port: over UDP the peer's encapsulation
+// port is kept per destination address and follows the source port of
+// its authenticated packets (RFC 6951 §5.4). The path keeps its state.
+func (m *Manager) SetPort(id ID, port uint16) {
+	p := &m.paths[id]
+	p.addr = netip.AddrPortFrom(p.addr.Addr(), port)
+}
+
 // Info describes path id.
 func (m *Manager) Info(id ID) Info {
 	p := &m.paths[id]

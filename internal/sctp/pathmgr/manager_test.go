@@ -316,3 +316,28 @@ func TestRandomEventsKeepInvariants(t *testing.T) {
 		}
 	}
 }
+
+// TestRFC6951_5_4_PortPerAddress: the encapsulation port is the
+// destination address's own; SetPort changes it and nothing else, and
+// LookupHost finds the path by its IP address alone.
+func TestRFC6951_5_4_PortPerAddress(t *testing.T) {
+	m, a, b := twoPaths(t, Config{})
+	id, ok := m.LookupHost(netip.MustParseAddr("::ffff:10.2.0.2"))
+	require.True(t, ok)
+	assert.Equal(t, b, id)
+	_, ok = m.LookupHost(netip.MustParseAddr("10.9.0.2"))
+	assert.False(t, ok)
+
+	before := m.Info(b)
+	m.SetPort(b, 40000)
+	after := m.Info(b)
+	assert.Equal(t, netip.MustParseAddrPort("10.2.0.2:40000"), after.Addr)
+	before.Addr = after.Addr
+	assert.Equal(t, before, after, "state, confirmation and errors kept")
+	assert.Equal(t, addrA, m.Info(a).Addr)
+	got, ok := m.Lookup(netip.MustParseAddrPort("10.2.0.2:40000"))
+	require.True(t, ok)
+	assert.Equal(t, b, got)
+	_, ok = m.Lookup(addrB)
+	assert.False(t, ok, "the old port is no longer a path")
+}

@@ -50,13 +50,17 @@ type ListenerStats struct {
 	// Rebinds counts changes of a peer's UDP port taken from a packet
 	// with the association's Verification Tag (RFC 6951 §5.4).
 	Rebinds uint64
+	// Unbound counts packets a multihomed listener's wildcard socket
+	// received at a local address it was not given, dropped (RFC 9260
+	// §1.5.1: not this endpoint's).
+	Unbound uint64
 }
 
 // ListenerCounters are the counters of ListenerStats as package sctp
 // counts them.
 type ListenerCounters struct {
-	QueueDrops, Evicted, Stalled, Rebinds atomic.Uint64
-	Associations                          atomic.Int64 // Listeners only
+	QueueDrops, Evicted, Stalled, Rebinds, Unbound atomic.Uint64
+	Associations                                   atomic.Int64 // Listeners only
 }
 
 // Listeners sums the counters of every Listener of the process.
@@ -68,5 +72,5 @@ var Listeners ListenerCounters
 func ListenerTotals() ListenerStats {
 	s := &Listeners
 	return ListenerStats{Associations: int(s.Associations.Load()), QueueDrops: s.QueueDrops.Load(),
-		Evicted: s.Evicted.Load(), Stalled: s.Stalled.Load(), Rebinds: s.Rebinds.Load()}
+		Evicted: s.Evicted.Load(), Stalled: s.Stalled.Load(), Rebinds: s.Rebinds.Load(), Unbound: s.Unbound.Load()}
 }

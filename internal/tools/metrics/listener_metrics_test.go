@@ -53,7 +53,7 @@ func TestScrapeListenerAndBudget(t *testing.T) {
 	name := func(s string) string { return Namespace + "_" + s }
 	before := scrape(t, addr.String())
 	for _, s := range []string{"sctp_listener_associations", "sctp_listener_queue_drops_total", "sctp_listener_evicted_total",
-		"sctp_listener_stalled_total", "sctp_listener_rebinds_total", "sctp_receive_memory_held_bytes",
+		"sctp_listener_stalled_total", "sctp_listener_rebinds_total", "sctp_listener_unbound_drops_total", "sctp_receive_memory_held_bytes",
 		"sctp_receive_memory_limit_bytes", "sctp_receive_memory_refused_total", "sctp_receive_memory_reclaims_total"} {
 		assert.Contains(t, before, name(s))
 	}

@@ -56,6 +56,7 @@ var (
 	dLnEvicted     = desc("sctp_listener_evicted_total", "Associations aborted to make room for a new peer in a full table.")
 	dLnStalled     = desc("sctp_listener_stalled_total", "Associations aborted for making no progress for the stall timeout.")
 	dLnRebinds     = desc("sctp_listener_rebinds_total", "Changes of a peer's UDP port taken from a packet with the association's tag (RFC 6951 §5.4).")
+	dLnUnbound     = desc("sctp_listener_unbound_drops_total", "Packets a multihomed listener's wildcard socket received at a local address it was not given, dropped.")
 	dHandshake     = desc("sctp_handshake_packets_total", "What the sctp-pion listener's stateless handshake did with unauthenticated packets (RFC 9260 §5.1.3, §8.4, §8.5).", "outcome")
 	dSMsgSent      = desc("stream_messages_sent_total", "A live stream's RDMAP messages sent, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
 	dSMsgRecv      = desc("stream_messages_received_total", "A live stream's RDMAP messages received, by opcode (opcodes with none omitted).", "llp", "peer", "stream", "opcode")
@@ -87,7 +88,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dStreamsActive, dStreamsFinished, dAdmitted, dRefused, dSetupTimeouts,
 		dMemReserved, dMemMax, dMsgSent, dMsgRecv, dOctetsSent, dOctetsPlaced, dTerminates, dMPACRC,
 		dAssocActive, dAssocFinished, dControl, dErroneous, dRetrans, dIdleClosed, dGapTimeouts, dHeldBytes, dRxMemHeld, dRxMemLimit, dRxMemPeak, dRxMemRefused, dRxMemReclaims,
-		dLnAssocs, dLnQueueDrops, dLnEvicted, dLnStalled, dLnRebinds, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
+		dLnAssocs, dLnQueueDrops, dLnEvicted, dLnStalled, dLnRebinds, dLnUnbound, dHandshake, dMPAAdmission, dMPAStartup, dSMsgSent, dSMsgRecv, dSOctetsSent,
 		dSOctetsPlaced, dAControl, dAErroneous, dASRTT, dARetrans, dPState, dPSRTT, dPRTO, dPCwnd, dPOctets, dPErrors, dPPLPMTU} {
 		ch <- d
 	}
@@ -158,6 +159,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dLnEvicted, ls.Evicted)
 	counter(dLnStalled, ls.Stalled)
 	counter(dLnRebinds, ls.Rebinds)
+	counter(dLnUnbound, ls.Unbound)
 	h := s.Handshake
 	for _, o := range []struct {
 		name string

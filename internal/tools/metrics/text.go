@@ -42,8 +42,8 @@ func WriteText(w io.Writer, prefix string, s Snapshot) {
 	rm := s.ReceiveMemory
 	fmt.Fprintf(w, "%sSCTP receive memory: %d of %d octets held, peak %d; %d charges refused, %d associations aborted to reclaim it\n", prefix, rm.Used, rm.Limit, rm.Peak, rm.Refused, rm.Reclaims)
 	ls := s.Listeners
-	fmt.Fprintf(w, "%sSCTP listeners: %d associations held; %d evicted for a new peer, %d aborted for making no progress; %d packets dropped at a full queue; %d NAT rebindings\n",
-		prefix, ls.Associations, ls.Evicted, ls.Stalled, ls.QueueDrops, ls.Rebinds)
+	fmt.Fprintf(w, "%sSCTP listeners: %d associations held; %d evicted for a new peer, %d aborted for making no progress; %d packets dropped at a full queue; %d NAT rebindings; %d packets to an address not given dropped\n",
+		prefix, ls.Associations, ls.Evicted, ls.Stalled, ls.QueueDrops, ls.Rebinds, ls.Unbound)
 }
 
 // nonZero lists the counters of m that are not zero, in the order of
