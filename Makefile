@@ -46,6 +46,7 @@ FUZZ_CI_TIME ?= 2s
 test: vet
 	$(GO) test -race -count=1 -timeout 12m $(GOTESTFLAGS) $(PKGS)
 	$(GO) test -count=1 -run 'TestRealPathAllocs|TestTenThousandStreams' ./transport/
+	$(GO) test -count=1 -run 'TestMultihoming_RunsPerDestination' ./sctp/
 	./scripts/fuzz-all.sh $(FUZZ_CI_TIME)
 
 # make test-short: the short tier (go test -short): vet, then every test

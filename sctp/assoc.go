@@ -451,6 +451,9 @@ func (a *Association) sendPacketFrom(b []byte, stable bool) {
 		a.flushBatch()
 		err = a.sendOversize(b)
 	case a.io.batching:
+		if a.mh != nil {
+			a.mhCount(b)
+		}
 		err = a.io.batch.add(b, stable)
 	default:
 		err = a.io.out(b)
@@ -460,6 +463,9 @@ func (a *Association) sendPacketFrom(b []byte, stable bool) {
 
 // offloadSends returns the batch's count of multi-packet sends.
 func (a *Association) offloadSends() uint64 {
+	if a.mh != nil {
+		return a.mhOffloadSends()
+	}
 	if a.io.batch == nil {
 		return 0
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/crc32c"
@@ -118,14 +120,24 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	a.mu.Unlock()
 
 	// Marshal the chunks outside the lock.
-	var one [1]txChunk
-	chunks := one[:0]
-	if nfrag > 1 {
-		chunks = make([]txChunk, 0, nfrag)
+	pooled := chunkSlices.Get().(*[]txChunk)
+	chunks := appendChunks(slices.Grow((*pooled)[:0], nfrag), sid, ppid, parts, total, frag)
+	err := a.queue(sid, chunks, size, more, granted)
+	if cap(chunks) <= maxPooledFrags {
+		clear(chunks) // queue copied them; their buffers are not ours
+		*pooled = chunks[:0]
+		chunkSlices.Put(pooled)
 	}
-	chunks = appendChunks(chunks, sid, ppid, parts, total, frag)
-	return a.queue(sid, chunks, size, more, granted)
+	return err
 }
+
+// chunkSlices holds the slices a message's chunks are built in before
+// queue copies them (a local array would escape), so that writing one
+// allocates nothing; a slice for more than maxPooledFrags fragments is
+// left to the collector.
+var chunkSlices = sync.Pool{New: func() any { return new([]txChunk) }}
+
+const maxPooledFrags = 1024
 
 // appendChunks appends to dst the DATA chunks of one message of total
 // octets, the concatenation of parts, in fragments of at most frag

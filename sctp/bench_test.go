@@ -37,6 +37,13 @@ func newBenchLink(b *testing.B, cfg *Config) *benchLink {
 	if srv == nil {
 		b.Fatal("no association accepted")
 	}
+	return startBenchLink(b, ctx, cli, srv)
+}
+
+// startBenchLink waits for PLPMTUD on both ends and starts them, the
+// server counting what it receives.
+func startBenchLink(b *testing.B, ctx context.Context, cli, srv *Association) *benchLink {
+	b.Helper()
 	// RFC 8899 probing over loopback takes two round trips: measure at
 	// the packet size it reaches.
 	for _, a := range []*Association{cli, srv} {

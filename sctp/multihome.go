@@ -92,6 +92,14 @@ type multihome struct {
 	dataPackets [pathmgr.DefaultMaxPaths]uint64
 	hb          []byte
 	changes     []pathmgr.Change
+	// batches send each destination's runs of packets (UDP_SEGMENT, or
+	// sendmmsg to a local address) from the wildcard socket; the
+	// transmission in progress uses the one of dst (a.io.batch). gso:
+	// the socket has UDP_SEGMENT (Config.NoOffload); noBatch: no batch
+	// can be made.
+	batches []dstBatch
+	gso     bool
+	noBatch bool
 	// df and route serve PLPMTUD on each confirmed path
 	// (multihome_plpmtud.go); nil: no probing.
 	df    *dplpmtud.SharedDF
@@ -191,17 +199,25 @@ func (a *Association) newMultihome(conn *net.UDPConn, first netip.AddrPort, now 
 	if err != nil {
 		return err
 	}
-	a.mh = &multihome{conn: conn, pm: pm, dst: first, from: first}
+	a.mh = &multihome{conn: conn, pm: pm, dst: first, from: first,
+		gso: !a.cfg.NoOffload && udpOffloadSupported(conn), noBatch: a.cfg.NoOffload}
 	for i := range a.mh.rtos {
 		a.mh.rtos[i] = newRTOEstimator(a.cfg.RTO)
 	}
 	a.io.out = a.mhWrite
-	a.io.batch = nil
+	a.io.batch = a.mhBatch(first)
 	return nil
 }
 
 // mhWrite sends one packet to mh.dst. mu is held.
 func (a *Association) mhWrite(b []byte) error {
+	a.mhCount(b)
+	_, err := a.mh.conn.WriteToUDPAddrPort(b, a.mh.dst)
+	return err
+}
+
+// mhCount counts packet b as sent to mh.dst. mu is held.
+func (a *Association) mhCount(b []byte) {
 	mh := a.mh
 	if id, ok := mh.pm.Lookup(mh.dst); ok {
 		mh.octets[id] += uint64(len(b))
@@ -209,8 +225,59 @@ func (a *Association) mhWrite(b []byte) error {
 			mh.dataPackets[id]++
 		}
 	}
-	_, err := mh.conn.WriteToUDPAddrPort(b, mh.dst)
-	return err
+}
+
+// dstBatch is the batch of one destination.
+type dstBatch struct {
+	dst netip.AddrPort
+	b   *txBatch
+}
+
+// maxDstBatches bounds the batches a multihomed association keeps: one
+// per destination, and some for destinations whose port changed (RFC
+// 6951 §5.4).
+const maxDstBatches = 2 * pathmgr.DefaultMaxPaths
+
+// mhBatch returns the batch of packets to dst, made the first time (nil
+// where none can be). A transmission sends to one destination, so one
+// batch is in use at a time, and it is empty between transmissions. mu is
+// held, or the association is not running yet.
+func (a *Association) mhBatch(dst netip.AddrPort) *txBatch {
+	mh := a.mh
+	if mh.noBatch {
+		return nil
+	}
+	for i := range mh.batches {
+		if mh.batches[i].dst == dst {
+			return mh.batches[i].b
+		}
+	}
+	conn := mh.conn
+	b := newBatch(conn, dst, dst.Addr(), func(p []byte) error {
+		_, err := conn.WriteToUDPAddrPort(p, dst)
+		return err
+	}, mh.gso, a.cfg.offloadLocal)
+	if b == nil {
+		mh.noBatch = true
+		return nil
+	}
+	if len(mh.batches) == maxDstBatches {
+		// The oldest goes (empty: only the transmission in progress holds
+		// packets, and it is not in the middle of one); its count stays.
+		b.offloaded = mh.batches[0].b.offloaded
+		mh.batches = append(mh.batches[:0], mh.batches[1:]...)
+	}
+	mh.batches = append(mh.batches, dstBatch{dst, b})
+	return b
+}
+
+// mhOffloadSends sums the batches' multi-packet sends. mu is held.
+func (a *Association) mhOffloadSends() uint64 {
+	var n uint64
+	for _, d := range a.mh.batches {
+		n += d.b.offloaded
+	}
+	return n
 }
 
 func hasDataChunk(chunks []byte) bool {
@@ -252,9 +319,11 @@ func (a *Association) mhPick(data bool) {
 		mh.txPath = pm.DataPath()
 	case mh.from.IsValid():
 		mh.dst = mh.from
+		a.io.batch = a.mhBatch(mh.dst)
 		return
 	}
 	mh.dst = pm.Info(mh.txPath).Addr
+	a.io.batch = a.mhBatch(mh.dst)
 	if mh.txPath != mh.cur {
 		// DATA changes path: T3-rtx is timed with that path's RTO, and
 		// the window is that path's (§7.2), decayed for the time the
@@ -736,10 +805,10 @@ func (a *Association) mhPathStats() []PathStats {
 // association's, unless it reached an address the association was not
 // given (Config.LocalAddr): the wildcard socket takes those too.
 func mhReadLoop(conn *net.UDPConn, a *Association, locals []netip.Addr) {
-	r := newUDPReader(conn, false, len(locals) > 0 || a.cfg.Tap != nil)
+	r := newUDPReader(conn, !a.cfg.NoOffload, len(locals) > 0 || a.cfg.Tap != nil)
 	bp := getBuf(largeBuf)
 	for {
-		n, _, from, to, err := r.read(*bp)
+		n, seg, from, to, err := r.read(*bp)
 		if err != nil {
 			if transientReadError(err) {
 				continue
@@ -756,6 +825,15 @@ func mhReadLoop(conn *net.UDPConn, a *Association, locals []netip.Addr) {
 			a.mu.Lock()
 			a.stats.unbound++
 			a.mu.Unlock()
+			continue
+		}
+		if seg > 0 && seg < n {
+			// One flow's datagrams that the kernel coalesced (UDP_GRO):
+			// one source, one destination.
+			a.mhNoteFrom(unmap(from), to, (*bp)[:seg])
+			if a.receiveSegments((*bp)[:n], bp, seg, true) {
+				bp = getBuf(largeBuf)
+			}
 			continue
 		}
 		a.mhNoteFrom(unmap(from), to, (*bp)[:n])
