@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sctp-rdma/sctp-rdma/capture"
 	"github.com/sctp-rdma/sctp-rdma/internal/netns"
+	"github.com/sctp-rdma/sctp-rdma/internal/pcapread"
 	"github.com/sctp-rdma/sctp-rdma/internal/tools/workload"
 	"github.com/sctp-rdma/sctp-rdma/sctp"
 	"github.com/sctp-rdma/sctp-rdma/sctpllp"
@@ -30,16 +34,22 @@ type mhNative struct {
 	ct             backend.Transport
 }
 
-func newMHNative(t *testing.T, cfg native.Config) *mhNative {
+// newMHNative connects the two hosts with cfg; each of adjust, if any,
+// changes the configuration of one end (server true: the listener's).
+func newMHNative(t *testing.T, cfg native.Config, adjust ...func(server bool, c *native.Config)) *mhNative {
 	t.Helper()
 	require.Zero(t, os.Geteuid(), "needs root: network namespaces (make test runs as root)")
 	d, err := netns.NewDualPath(1500)
 	require.NoError(t, err)
 	t.Cleanup(d.Destroy)
 	laddr := fmt.Sprintf("%s/%s:7400", d.AAddr[0], d.AAddr[1])
+	scfg := cfg
+	for _, f := range adjust {
+		f(true, &scfg)
+	}
 	var ln backend.Listener
 	require.NoError(t, netns.In(d.A, func() (err error) {
-		ln, err = native.Stack(cfg, nil).Listen(laddr)
+		ln, err = native.Stack(scfg, nil).Listen(laddr)
 		return err
 	}))
 	t.Cleanup(func() { _ = ln.Close() })
@@ -56,6 +66,9 @@ func newMHNative(t *testing.T, cfg native.Config) *mhNative {
 	}()
 	ccfg := cfg
 	ccfg.LocalAddr = fmt.Sprintf("%s/%s:0", d.BAddr[0], d.BAddr[1])
+	for _, f := range adjust {
+		f(false, &ccfg)
+	}
 	var ct backend.Transport
 	require.NoError(t, netns.In(d.B, func() (err error) {
 		ct, err = native.Stack(ccfg, nil).Dial(ctx, laddr)
@@ -304,4 +317,55 @@ func TestMultihomingNative_BothPathsCut_RFC9260_8_1(t *testing.T) {
 	assert.Equal(t, res.Posted, res.Completed, "every work request completes")
 	assert.Positive(t, res.Flushed, "those in flight with a flush error")
 	assert.Equal(t, res.Completed, res.Succeeded+res.Flushed)
+}
+
+// TestMultihomingNative_CapturePerAddress_RFC9260_6_4: the pcap capture
+// of a multihomed sctp-native association (one wildcard UDP socket at
+// each end) records every packet between the addresses it really used:
+// read back, each end's file holds the handshake and HEARTBEATs on both
+// links, in both directions, each packet between two addresses of one
+// link, none with the wildcard address.
+func TestMultihomingNative_CapturePerAddress_RFC9260_6_4(t *testing.T) {
+	dir := t.TempDir()
+	files := map[bool]string{true: filepath.Join(dir, "server.pcap"), false: filepath.Join(dir, "client.pcap")}
+	writers := map[bool]*capture.Writer{}
+	for server, path := range files {
+		w, err := capture.CreateWith(path, capture.Options{})
+		require.NoError(t, err)
+		writers[server] = w
+	}
+	m := newMHNative(t, native.Config{Streams: 4, HeartbeatInterval: 200 * time.Millisecond}, func(server bool, c *native.Config) {
+		c.Tap = writers[server].SCTPOverUDPTap(server)
+	})
+	require.Eventually(t, func() bool { return m.pathTo(t, 1).State == "active" }, 10*time.Second, 10*time.Millisecond,
+		"the second path confirmed: %+v", m.paths(t))
+	require.NoError(t, m.client.Abort())
+	require.NoError(t, m.server.Abort())
+	link := map[netip.Addr]int{}
+	for i := range 2 {
+		link[netip.MustParseAddr(m.d.AAddr[i])] = i
+		link[netip.MustParseAddr(m.d.BAddr[i])] = i
+	}
+	for server, path := range files {
+		require.NoError(t, writers[server].Close())
+		pkts, err := pcapread.ReadPackets(path)
+		require.NoError(t, err)
+		seen := map[[2]int]int{} // [link, direction A→B 0 / B→A 1]
+		for _, p := range pkts {
+			ls, okS := link[p.Src.Addr()]
+			ld, okD := link[p.Dst.Addr()]
+			require.True(t, okS && okD && ls == ld, "server %v: a packet recorded between %v and %v", server, p.Src, p.Dst)
+			dir := 0
+			if p.Src.Addr().String() == m.d.BAddr[ls] {
+				dir = 1
+			}
+			seen[[2]int{ls, dir}]++
+		}
+		for i := range 2 {
+			for dir := range 2 {
+				assert.Positive(t, seen[[2]int{i, dir}], "server %v: no packet on link %d direction %d: %v", server, i, dir, seen)
+			}
+		}
+		t.Logf("server %v: %d packets, by [link, direction]: %v", server, len(pkts), seen)
+	}
 }
