@@ -13,11 +13,12 @@ import (
 	"github.com/sctp-rdma/sctp-rdma/internal/netns"
 )
 
-// BenchmarkMultihomingDualPath moves 64 KiB messages from B to A across
-// netns.DualPath's veth links at MTU 1500 and 9000: one address each
-// (link 0, the connected socket and its UDP_SEGMENT/UDP_GRO runs) against
-// two addresses each (the wildcard socket of multihoming, DATA on link
-// 0). Root only.
+// BenchmarkMultihomingDualPath moves messages of 64 KiB (fragmented by
+// the association) and of one packet from B to A across netns.DualPath's
+// veth links at MTU 1500 and 9000: one address each (link 0, the
+// connected socket and its UDP_SEGMENT/UDP_GRO runs) against two
+// addresses each (the wildcard socket of multihoming, DATA on link 0).
+// Root only.
 func BenchmarkMultihomingDualPath(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Fatal("needs root: network namespaces")
@@ -35,20 +36,26 @@ func BenchmarkMultihomingDualPath(b *testing.B) {
 				listen, dial, local = d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0"
 				name = "multi"
 			}
-			b.Run(fmt.Sprintf("mtu%d/%s", mtu, name), func(b *testing.B) {
-				k := newBenchLinkNS(b, d, listen, dial, local)
-				msg := make([]byte, 64<<10)
-				send := func(n int) {
-					for i := range n {
-						if err := k.cli.WriteMsg(uint16(i%16), 16, msg); err != nil {
-							b.Fatal(err)
+			for _, size := range []string{"64KiB", "one-packet"} {
+				b.Run(fmt.Sprintf("mtu%d/%s/%s", mtu, name, size), func(b *testing.B) {
+					k := newBenchLinkNS(b, d, listen, dial, local)
+					n := 64 << 10
+					if size == "one-packet" {
+						n = k.cli.MaxMessage()
+					}
+					msg := make([]byte, n)
+					send := func(n int) {
+						for i := range n {
+							if err := k.cli.WriteMsg(uint16(i%16), 16, msg); err != nil {
+								b.Fatal(err)
+							}
 						}
 					}
-				}
-				k.measure(b, len(msg), 1, 200, send, nil)
-				st := k.cli.Stats()
-				b.ReportMetric(float64(st.PacketsSent)/float64(max(st.OffloadSends, 1)), "pkts/offload-send")
-			})
+					k.measure(b, len(msg), 1, max(200, 8<<20/n), send, nil)
+					st := k.cli.Stats()
+					b.ReportMetric(float64(st.PacketsSent)/float64(max(st.OffloadSends, 1)), "pkts/offload-send")
+				})
+			}
 		}
 	}
 }
