@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -76,10 +75,7 @@ func newMPAAdmission(o Options) *mpaAdmission {
 	if a.fdReserve <= 0 {
 		a.fdReserve = defaultFDReserve
 	}
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < 1<<30 {
-		a.fdLimit = int(rl.Cur)
-	}
+	a.fdLimit = fileLimit()
 	return a
 }
 

@@ -31,8 +31,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // EnvInVM is the environment variable that is "1" for a binary running
@@ -41,17 +39,6 @@ const EnvInVM = "SCTPRDMA_IN_VM"
 
 // InVM reports whether the calling binary runs inside the test VM.
 func InVM() bool { return os.Getenv(EnvInVM) == "1" }
-
-// KernelHasSCTP reports whether the running kernel offers SCTP sockets: it
-// opens and closes a one-to-one SCTP socket.
-func KernelHasSCTP() bool {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_SCTP)
-	if err != nil {
-		return false
-	}
-	_ = unix.Close(fd)
-	return true
-}
 
 // Option adjusts a RunInVM call.
 type Option func(*config)
