@@ -35,11 +35,18 @@ func dialRaw(t *testing.T, peer *rawPeer, cfg *Config) (*Association, uint32, ui
 // dialRawWith is dialRaw with fn receiving the messages.
 func dialRawWith(t *testing.T, peer *rawPeer, cfg *Config, fn func(uint16, uint32, []byte)) (*Association, uint32, uint32) {
 	t.Helper()
+	return dialRawAt(t, peer, peer.pc.LocalAddr().String(), cfg, fn)
+}
+
+// dialRawAt is dialRawWith with Dial's address given (several hosts of
+// the peer's port: multihomed), the handshake on peer's socket.
+func dialRawAt(t *testing.T, peer *rawPeer, addr string, cfg *Config, fn func(uint16, uint32, []byte)) (*Association, uint32, uint32) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	dialed := make(chan *Association, 1)
 	go func() {
-		a, err := Dial(ctx, "udp4", peer.pc.LocalAddr().String(), cfg)
+		a, err := Dial(ctx, "udp4", addr, cfg)
 		assert.NoError(t, err)
 		dialed <- a
 	}()

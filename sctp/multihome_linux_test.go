@@ -44,19 +44,23 @@ func mhConfig() Config {
 
 // mhPair starts a listener in A on listen (hosts of A, "%d" for its
 // port) and dials it from B to dial with local as Config.LocalAddr.
-func mhPair(t *testing.T, d *netns.DualPath, cfg Config, listen, dial, local string) (cli, srv *Association) {
+// Each of adjust, if any, changes the configuration of one end (server
+// true: the listener's).
+func mhPair(t *testing.T, d *netns.DualPath, cfg Config, listen, dial, local string,
+	adjust ...func(server bool, c *Config)) (cli, srv *Association) {
 	t.Helper()
-	var l *Listener
-	require.NoError(t, netns.In(d.A, func() (err error) {
-		l, err = Listen("udp4", listen+":0", &cfg)
-		return err
-	}))
-	t.Cleanup(func() { _ = l.Close() })
-	port := l.pc.LocalAddr().(*net.UDPAddr).Port
+	scfg := cfg
+	for _, f := range adjust {
+		f(true, &scfg)
+	}
+	l, port := mhListen(t, d, listen, scfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ccfg := cfg
 	ccfg.LocalAddr = local
+	for _, f := range adjust {
+		f(false, &ccfg)
+	}
 	require.NoError(t, netns.In(d.B, func() (err error) {
 		cli, err = Dial(ctx, "udp4", fmt.Sprintf("%s:%d", dial, port), &ccfg)
 		return err
@@ -65,6 +69,19 @@ func mhPair(t *testing.T, d *netns.DualPath, cfg Config, listen, dial, local str
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
 	return cli, srv
+}
+
+// mhListen starts a listener in A on listen (hosts of A) and returns it
+// with its port.
+func mhListen(t *testing.T, d *netns.DualPath, listen string, cfg Config) (*Listener, int) {
+	t.Helper()
+	var l *Listener
+	require.NoError(t, netns.In(d.A, func() (err error) {
+		l, err = Listen("udp4", listen+":0", &cfg)
+		return err
+	}))
+	t.Cleanup(func() { _ = l.Close() })
+	return l, l.pc.LocalAddr().(*net.UDPAddr).Port
 }
 
 func pathState(a *Association, i int) string {
@@ -678,27 +695,13 @@ func (r *tapRecorder) records() map[tapRecord]int {
 func TestMultihoming_TapLocalAddress_RFC9260_6_4(t *testing.T) {
 	d := dualPath(t)
 	var ct, st tapRecorder
-	cfg := mhConfig()
-	cfg.Tap = st.tap
-	var l *Listener
-	require.NoError(t, netns.In(d.A, func() (err error) {
-		l, err = Listen("udp4", d.AAddr[0]+"/"+d.AAddr[1]+":0", &cfg)
-		return err
-	}))
-	t.Cleanup(func() { _ = l.Close() })
-	port := l.pc.LocalAddr().(*net.UDPAddr).Port
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ccfg := mhConfig()
-	ccfg.Tap, ccfg.LocalAddr = ct.tap, d.BAddr[0]+"/"+d.BAddr[1]+":0"
-	var cli *Association
-	require.NoError(t, netns.In(d.B, func() (err error) {
-		cli, err = Dial(ctx, "udp4", fmt.Sprintf("%s/%s:%d", d.AAddr[0], d.AAddr[1], port), &ccfg)
-		return err
-	}))
-	srv, err := l.Accept(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cli.Abort(); _ = srv.Abort() })
+	cli, srv := mhPair(t, d, mhConfig(), d.AAddr[0]+"/"+d.AAddr[1], d.AAddr[0]+"/"+d.AAddr[1], d.BAddr[0]+"/"+d.BAddr[1]+":0",
+		func(server bool, c *Config) {
+			c.Tap = ct.tap
+			if server {
+				c.Tap = st.tap
+			}
+		})
 	srv.Start(func(uint16, uint32, []byte) {}, func(error) {})
 	for _, a := range []*Association{cli, srv} {
 		require.Eventually(t, func() bool { return pathState(a, 0) == "active" && pathState(a, 1) == "active" },
@@ -737,14 +740,7 @@ func TestMultihoming_TapLocalAddress_RFC9260_6_4(t *testing.T) {
 // and counted, unanswered, while the listener serves its own addresses.
 func TestMultihoming_UnboundLocalAddress_RFC9260_1_5_1(t *testing.T) {
 	d := dualPath(t)
-	cfg := mhConfig()
-	var l *Listener
-	require.NoError(t, netns.In(d.A, func() (err error) {
-		l, err = Listen("udp4", d.AAddr[0]+"/"+d.AAddr[1]+":0", &cfg)
-		return err
-	}))
-	t.Cleanup(func() { _ = l.Close() })
-	port := l.pc.LocalAddr().(*net.UDPAddr).Port
+	l, port := mhListen(t, d, d.AAddr[0]+"/"+d.AAddr[1], mhConfig())
 
 	in := wire.Init{InitiateTag: 0x1234, ARwnd: 1 << 16, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 1}
 	in.Params.Adaptation, in.Params.HasAdaptation = wire.AdaptationDDP, true
@@ -799,28 +795,8 @@ func TestMultihoming_PortPerAddress_RFC6951_5_4(t *testing.T) {
 	port := first.pc.LocalAddr().(*net.UDPAddr).Port
 	require.NotEqual(t, port, second.pc.LocalAddr().(*net.UDPAddr).Port)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	dialed := make(chan *Association, 1)
-	go func() {
-		cfg := mhConfig()
-		a, err := Dial(ctx, "udp4", fmt.Sprintf("127.0.0.5/127.0.0.6:%d", port), &cfg)
-		assert.NoError(t, err)
-		dialed <- a
-	}()
-	_, c := first.recv(wire.ChunkInit)
-	in, err := wire.ParseInit(c)
-	require.NoError(t, err)
-	ack := wire.Init{Ack: true, InitiateTag: rawPeerTag, ARwnd: 1 << 20, OutboundStreams: 4, InboundStreams: 4, InitialTSN: 100}
-	ack.Params.StateCookie = []byte("cookie")
-	ack.Params.Adaptation, ack.Params.HasAdaptation = wire.AdaptationDDP, true
-	first.send(in.InitiateTag, ack.Append(nil))
-	first.recv(wire.ChunkCookieEcho)
-	first.send(in.InitiateTag, wire.CookieAck{}.Append(nil))
-	a := <-dialed
-	require.NotNil(t, a)
-	t.Cleanup(func() { _ = a.Abort() })
-	a.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	cfg := mhConfig()
+	a, tag, _ := dialRawAt(t, first, fmt.Sprintf("127.0.0.5/127.0.0.6:%d", port), &cfg, func(uint16, uint32, []byte) {})
 	second.to, stray.to = first.to, first.to
 
 	secondPath := func() PathStats {
@@ -829,16 +805,16 @@ func TestMultihoming_PortPerAddress_RFC6951_5_4(t *testing.T) {
 	}
 	require.Equal(t, uint16(port), secondPath().Addr.Port(), "listed at the first address's port")
 
-	stray.send(in.InitiateTag^1, (&wire.Heartbeat{Info: []byte("no tag")}).Append(nil))
-	heartbeatRoundTrip(t, first, in.InitiateTag) // the stray packet was read before
+	stray.send(tag^1, (&wire.Heartbeat{Info: []byte("no tag")}).Append(nil))
+	heartbeatRoundTrip(t, first, tag) // the stray packet was read before
 	assert.Equal(t, uint16(port), secondPath().Addr.Port(), "a packet without the tag moves no path")
 
-	second.send(in.InitiateTag, (&wire.Heartbeat{Info: []byte("from the second port")}).Append(nil))
+	second.send(tag, (&wire.Heartbeat{Info: []byte("from the second port")}).Append(nil))
 	_, c, ok := second.recvChunk(wire.ChunkHeartbeat, 5*time.Second)
 	require.True(t, ok, "a HEARTBEAT to the path's new port: %+v", a.Stats().Paths)
 	hb, err := wire.ParseHeartbeat(c)
 	require.NoError(t, err)
-	second.send(in.InitiateTag, (&wire.Heartbeat{Ack: true, Info: hb.Info}).Append(nil))
+	second.send(tag, (&wire.Heartbeat{Ack: true, Info: hb.Info}).Append(nil))
 	require.Eventually(t, func() bool { return secondPath().State == "active" }, 5*time.Second, time.Millisecond,
 		"confirmed at its new port: %+v", a.Stats().Paths)
 	assert.Equal(t, uint16(second.pc.LocalAddr().(*net.UDPAddr).Port), secondPath().Addr.Port())
