@@ -286,8 +286,14 @@ func testKernelNativeMultihomed(t *testing.T, kernelListens bool) {
 	assert.Greater(t, res.Completed, c.doneBy(cut), "work requests completed after the cut")
 	assert.Greater(t, a2-b2, uint64(16<<10), "the kernel carried on over link 2")
 	// Most, not all: the kernel sends a retransmission after a spurious
-	// T3-rtx on a loaded host to the other path (RFC 9260 §6.4.1).
-	assert.Greater(t, b1, b2, "before the cut the primary link carried the data")
+	// T3-rtx on a loaded host to the other path (RFC 9260 §6.4.1). Under
+	// TCG on a loaded host the guest can stall long enough for several
+	// such expiries, and then the other link rightly carries more.
+	if t3 := snmpCut["SctpT3RtxExpireds"] - snmp0["SctpT3RtxExpireds"]; t3 <= 1 {
+		assert.Greater(t, b1, b2, "before the cut the primary link carried the data")
+	} else {
+		t.Logf("%d T3-rtx expiries before the cut (a stalled guest) moved data to link 2: its share is not checked", t3)
+	}
 	assert.Eventually(t, func() bool { return kernelPathStates(t)[strings.Split(mhNativeAddrs, "/")[0]] == kernelPathInactive },
 		10*time.Second, 20*time.Millisecond, "the kernel marks the cut path inactive (RFC 9260 §8.2)")
 	assert.Less(t, g, 3*time.Second, "traffic resumed on the other path")

@@ -110,9 +110,14 @@ func TestMultihomingFailoverInVM(t *testing.T) {
 	}
 	var events []event
 	prev1, prev2 := net1.txOctets(t), net2.txOctets(t)
+	t3Start := sctpSNMP(t)["SctpT3RtxExpireds"]
+	var t3First uint64 // this end's T3-rtx expiries before the first failure
 	at := func(d time.Duration, name string, f func()) {
 		time.Sleep(time.Until(start.Add(d)))
 		c1, c2 := net1.txOctets(t), net2.txOctets(t)
+		if len(events) == 0 {
+			t3First = sctpSNMP(t)["SctpT3RtxExpireds"] - t3Start
+		}
 		f()
 		events = append(events, event{name, time.Now(), c1 - prev1, c2 - prev2})
 		prev1, prev2 = c1, c2
@@ -174,7 +179,14 @@ func TestMultihomingFailoverInVM(t *testing.T) {
 	for i, e := range events {
 		t.Logf("PHASE %-32s octets sent on the primary link %9d, on the other %9d", phases[i], e.tx1, e.tx2)
 	}
-	assert.Greater(t, events[0].tx1, 4*events[0].tx2, "the primary path carries the data")
+	if t3First <= 1 {
+		assert.Greater(t, events[0].tx1, 4*events[0].tx2, "the primary path carries the data")
+	} else {
+		// A guest stalled under TCG on a loaded host: spurious T3-rtx
+		// expiries send retransmissions, and then new DATA, to the
+		// other path (RFC 9260 §6.4.1, RFC 7829).
+		t.Logf("%d T3-rtx expiries before the first failure moved data to the other path: its share is not checked", t3First)
+	}
 	assert.Greater(t, events[1].tx2, events[1].tx1, "the other path carries it while the primary is down")
 	assert.Greater(t, events[3].tx2, events[3].tx1/4, "and while the primary loses everything")
 	for i, e := range events[:len(events)-1] {
