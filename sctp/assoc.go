@@ -103,7 +103,10 @@ type Association struct {
 	// rxCost is what a received octet of user data is charged, in 1/1024
 	// (its buffer's class and bookkeeping), smoothed over the DATA
 	// received: a_rwnd offers the free share in octets it can hold.
-	rxCost int64
+	// rxCostPeak is the dearest recent read (foldRxCost); rxCostCharge
+	// and rxCostOctets are what noteRxCost noted since the last fold.
+	rxCost, rxCostPeak         int64
+	rxCostCharge, rxCostOctets int64
 
 	// Answers to INITs and COOKIE ECHOs after the start (collisions,
 	// unexpected INITs, a restarted peer) and the end.

@@ -60,7 +60,7 @@ func (a *Association) receiveSegments(b []byte, bp *[]byte, seg int, flush bool)
 	defer a.mu.Unlock()
 	a.io.rxRun, a.io.runRefs = true, false
 	a.setRxPacket(bp)
-	a.rxDense = bp != nil && 2*len(b) >= cap(*bp)
+	a.rxDense = bp != nil && 4*len(b) >= 3*cap(*bp)
 	a.rxPktCharged = false
 	for i, off := 0, 0; off < len(b); i, off = i+1, off+seg {
 		p := b[off:min(off+seg, len(b))]

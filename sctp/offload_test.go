@@ -155,7 +155,7 @@ func TestWindowUpdate_RFC9260_6_2(t *testing.T) {
 	require.Eventually(t, func() bool { return cli.Stats().PeerRwnd == open }, 5*time.Second, time.Millisecond,
 		"the peer learns of the open window")
 	srv.mu.Lock()
-	twoPackets := int(int64(2*1472)*max(srv.rxCost, rxCostUnit)/rxCostUnit) + 1 // charged as held (rwnd)
+	twoPackets := int(int64(2*1472)*srv.rxOfferCost()/rxCostUnit) + 1 // charged as held (rwnd)
 	srv.mu.Unlock()
 	assert.True(t, update(0, twoPackets), "closed window reopened by two packets")
 	assert.False(t, update(buf-4096, 4096), "the window was never small")
@@ -583,11 +583,31 @@ func TestRFC9260_6_2_TwoQueuedReadsOneSACK(t *testing.T) {
 	assert.Equal(t, uint32(103), s.CumTSNAck)
 }
 
-// A coalesced read that fills at least half its buffer is delivered from
-// that buffer, its small messages uncopied, the buffer charged once to the
-// receive window and given back once every message is delivered; a sparse
-// read's messages are copied out, each charged its size class (RFC 9260
-// §6.2: the window offers what the buffers actually hold).
+// coalescedRead returns a read buffer of n packets of seg octets to a,
+// one unfragmented DATA chunk each from TSN *tsn on (advanced), their
+// user data the low octet of their TSN.
+func coalescedRead(peer *rawPeer, tag uint32, tsn *uint32, n, seg int) *[]byte {
+	bp := getBuf(largeBuf)
+	b := (*bp)[:0]
+	for range n {
+		p := wire.AppendHeader(nil, wire.Header{SrcPort: peer.port, DstPort: defaultPort, VerificationTag: tag})
+		d := wire.Data{TSN: *tsn, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, Ending: true,
+			UserData: bytes.Repeat([]byte{byte(*tsn)}, seg-len(p)-wire.DataHeaderLen)}
+		*tsn++
+		p = d.Append(p)
+		wire.SetChecksum(p)
+		b = append(b, p...)
+	}
+	*bp = b
+	return bp
+}
+
+// A coalesced read that fills at least three quarters of its buffer is
+// delivered from that buffer, its small messages uncopied, the buffer
+// charged once to the receive window and given back once every message is
+// delivered; a sparse read's messages are copied out, each charged its
+// size class (RFC 9260 §6.2: the window offers what the buffers actually
+// hold).
 func TestRFC9260_6_2_DenseReadDeliveredInPlace(t *testing.T) {
 	peer := newRawPeer(t)
 	a, tag := establishRaw(t, peer, &Config{Streams: 4})
@@ -596,26 +616,12 @@ func TestRFC9260_6_2_DenseReadDeliveredInPlace(t *testing.T) {
 	a.Start(func(_ uint16, _ uint32, b []byte) { recv <- got{b} }, func(error) {})
 	const seg = 1400
 	tsn := uint32(100)
-	read := func(n int) *[]byte {
-		bp := getBuf(largeBuf)
-		b := (*bp)[:0]
-		for range n {
-			p := wire.AppendHeader(nil, wire.Header{SrcPort: peer.port, DstPort: defaultPort, VerificationTag: tag})
-			d := wire.Data{TSN: tsn, StreamID: 1, PPID: 16, Unordered: true, Beginning: true, Ending: true,
-				UserData: bytes.Repeat([]byte{byte(tsn)}, seg-len(p)-wire.DataHeaderLen)}
-			tsn++
-			p = d.Append(p)
-			wire.SetChecksum(p)
-			b = append(b, p...)
-		}
-		*bp = b
-		return bp
-	}
+	read := func(n int) *[]byte { return coalescedRead(peer, tag, &tsn, n, seg) }
 
-	dense := read(30) // 42,000 of 65,536+ octets
+	dense := read(45) // 63,000 of 65,536+ octets
 	base := &(*dense)[0]
 	require.True(t, a.receiveSegments(*dense, dense, seg, true), "the association keeps a dense read's buffer")
-	for i := range 30 {
+	for i := range 45 {
 		m := <-recv
 		require.Len(t, m.data, seg-wire.HeaderLen-wire.DataHeaderLen)
 		assert.Equal(t, byte(100+i), m.data[0])
@@ -628,13 +634,55 @@ func TestRFC9260_6_2_DenseReadDeliveredInPlace(t *testing.T) {
 		return a.rxQueued == 0
 	}, 10*time.Second, time.Millisecond, "the buffer's charge is released once its messages are delivered")
 
-	sparse := read(3)
+	sparse := read(30) // 42,000: under three quarters
 	sbase := &(*sparse)[0]
 	assert.False(t, a.receiveSegments(*sparse, sparse, seg, true), "a sparse read's buffer stays the caller's")
-	for range 3 {
+	for range 30 {
 		m := <-recv
 		off := uintptr(unsafe.Pointer(&m.data[0])) - uintptr(unsafe.Pointer(sbase))
 		assert.GreaterOrEqual(t, off, uintptr(cap(*sparse)), "a sparse read's messages are copied out")
 	}
 	putBuf(sparse)
+}
+
+// The window a receiver of dense coalesced reads offers is its share in
+// the octets those reads hold (RFC 9260 §6.2): a 64 KiB buffer of 45
+// packets is charged once for all 45 chunks, about 1.07 times their
+// octets. rxCost was folded one chunk at a time, and only the first chunk
+// of a read carried the buffer's charge: it came out at 48 times the
+// octets and a_rwnd at a 48th of the share, which kept a fast sender
+// below a third of its rate on an Ethernet MTU.
+func TestRFC9260_6_2_DenseReadsOfferTheShare(t *testing.T) {
+	peer := newRawPeer(t)
+	const buf = 4 << 20
+	a, tag := establishRaw(t, peer, &Config{Streams: 4, ReceiveBuffer: buf})
+	delivered := make(chan struct{}, 64*45)
+	a.Start(func(uint16, uint32, []byte) { delivered <- struct{}{} }, func(error) {})
+	const seg = 1400
+	tsn := uint32(100)
+	for r := range 32 {
+		bp := coalescedRead(peer, tag, &tsn, 45, seg)
+		require.True(t, a.receiveSegments(*bp, bp, seg, true), "read %d is dense", r)
+		for range 45 {
+			<-delivered
+		}
+		require.Eventually(t, func() bool { return rxHeld(a) == 0 }, 10*time.Second, time.Millisecond)
+	}
+	var s wire.SACK
+	for {
+		_, c := peer.recv(wire.ChunkSACK)
+		var err error
+		s, err = wire.ParseSACK(c, nil, nil)
+		require.NoError(t, err)
+		if s.CumTSNAck == tsn-1 {
+			break
+		}
+	}
+	assert.Greater(t, int(s.ARwnd), buf*9/10, "a_rwnd offers the share in the octets dense reads hold")
+	assert.Less(t, int(s.ARwnd), buf, "and not more than the share")
+	a.mu.Lock()
+	cost := float64(a.rxOfferCost()) / rxCostUnit
+	a.mu.Unlock()
+	assert.InDelta(t, float64(largeBuf)/(45*(seg-wire.HeaderLen-wire.DataHeaderLen)), cost, 0.03,
+		"a received octet is charged what its read's buffer holds per octet")
 }
