@@ -197,6 +197,7 @@ type udpReader struct {
 	gro     bool
 	pktinfo bool
 	oob     []byte
+	inq     *inqProbe // with gro: whether another read waits (moreQueued)
 }
 
 // newUDPReader reads conn; offload asks for UDP_GRO where conn is a UDP
@@ -210,6 +211,9 @@ func newUDPReader(conn net.Conn, offload, dst bool) *udpReader {
 		r.pktinfo = dst && enablePktinfo(uc)
 		if r.gro || r.pktinfo {
 			r.oob = make([]byte, groOOBLen+pktinfoOOBLen)
+		}
+		if r.gro {
+			r.inq = newInqProbe(uc)
 		}
 	}
 	return r
@@ -238,6 +242,9 @@ func (r *udpReader) read(b []byte) (n, seg int, from netip.AddrPort, to netip.Ad
 	}
 	return n, seg, from, to, err
 }
+
+// moreQueued reports whether another datagram is ready to be read now.
+func (r *udpReader) moreQueued() bool { return r.inq.queued() }
 
 // localDestination reports whether packets to addr are delivered by this
 // host's own stack: a loopback address or an address of one of its

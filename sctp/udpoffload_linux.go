@@ -332,3 +332,41 @@ func (w *mmsgWriter) send(fd uintptr) bool {
 	}
 	return !wait
 }
+
+// inqProbe reports whether a datagram waits on a UDP socket (SIOCINQ: the
+// size of the next one, 0 when none), for a reader that may leave a SACK
+// to the read that follows. Its function value is made once: probing
+// allocates nothing.
+type inqProbe struct {
+	rc   syscall.RawConn
+	fn   func(fd uintptr)
+	next int
+}
+
+func newInqProbe(c *net.UDPConn) *inqProbe {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	p := &inqProbe{rc: rc}
+	p.fn = p.probe
+	return p
+}
+
+func (p *inqProbe) probe(fd uintptr) {
+	n, err := unix.IoctlGetInt(int(fd), unix.SIOCINQ)
+	if err != nil {
+		n = 0
+	}
+	p.next = n
+}
+
+// queued reports whether a datagram is ready to be read.
+func (p *inqProbe) queued() bool {
+	if p == nil {
+		return false
+	}
+	p.next = 0
+	_ = p.rc.Control(p.fn)
+	return p.next > 0
+}

@@ -50,3 +50,10 @@ type mmsgWriter struct{}
 func newMMsgWriter(*net.UDPConn, netip.AddrPort) *mmsgWriter { return nil }
 
 func (*mmsgWriter) writeMMsg([][]byte) error { return errors.ErrUnsupported }
+
+// inqProbe would report a datagram waiting; elsewhere it never does.
+type inqProbe struct{}
+
+func newInqProbe(*net.UDPConn) *inqProbe { return nil }
+
+func (*inqProbe) queued() bool { return false }
