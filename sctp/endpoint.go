@@ -269,7 +269,6 @@ func (a *Association) adoptCookie(ck *handshake.Cookie, rest []byte, bp *[]byte)
 func readLoop(conn net.Conn, a *Association) {
 	r := newUDPReader(conn, !a.cfg.NoOffload, false)
 	bp := getBuf(largeBuf)
-	waited := false // the last read left its SACK to this one
 	for {
 		n, seg, _, _, err := r.read(*bp)
 		if err != nil {
@@ -304,18 +303,12 @@ func readLoop(conn net.Conn, a *Association) {
 			return
 		}
 		if seg > 0 && seg < n {
-			// A coalesced read followed by another one that is already
-			// queued leaves its SACK to that one, as a listener's worker
-			// does: one SACK per two reads under load (RFC 9260 §6.2;
-			// the delayed-ack timer is armed meanwhile).
-			wait := !waited && r.moreQueued()
-			if a.receiveSegments((*bp)[:n], bp, seg, !wait) {
+			if a.receiveSegments((*bp)[:n], bp, seg, !r.deferSACK()) {
 				bp = getBuf(largeBuf)
 			}
-			waited = wait
 			continue
 		}
-		waited = false
+		r.sackSent()
 		if a.receive((*bp)[:n], bp) {
 			bp = getBuf(largeBuf)
 		}

@@ -829,13 +829,15 @@ func mhReadLoop(conn *net.UDPConn, a *Association, locals []netip.Addr) {
 		}
 		if seg > 0 && seg < n {
 			// One flow's datagrams that the kernel coalesced (UDP_GRO):
-			// one source, one destination.
+			// one source, one destination. Its SACK may be left to the
+			// next read (and go to that read's source, RFC 9260 §6.4).
 			a.mhNoteFrom(unmap(from), to, (*bp)[:seg])
-			if a.receiveSegments((*bp)[:n], bp, seg, true) {
+			if a.receiveSegments((*bp)[:n], bp, seg, !r.deferSACK()) {
 				bp = getBuf(largeBuf)
 			}
 			continue
 		}
+		r.sackSent()
 		a.mhNoteFrom(unmap(from), to, (*bp)[:n])
 		if a.receive((*bp)[:n], bp) {
 			bp = getBuf(largeBuf)

@@ -197,7 +197,8 @@ type udpReader struct {
 	gro     bool
 	pktinfo bool
 	oob     []byte
-	inq     *inqProbe // with gro: whether another read waits (moreQueued)
+	inq     *inqProbe // with gro: whether another read waits (deferSACK)
+	waited  bool      // the last read left its SACK to the next
 }
 
 // newUDPReader reads conn; offload asks for UDP_GRO where conn is a UDP
@@ -243,8 +244,18 @@ func (r *udpReader) read(b []byte) (n, seg int, from netip.AddrPort, to netip.Ad
 	return n, seg, from, to, err
 }
 
-// moreQueued reports whether another datagram is ready to be read now.
-func (r *udpReader) moreQueued() bool { return r.inq.queued() }
+// deferSACK reports whether the coalesced read just made may leave its
+// SACK to the next read, as a listener's worker does: another one waits
+// in the socket already, and the last read did not leave its own (one
+// SACK per two reads under load, RFC 9260 §6.2; the delayed-ack timer is
+// armed meanwhile). A read that is not coalesced calls sackSent.
+func (r *udpReader) deferSACK() bool {
+	r.waited = !r.waited && r.inq.queued()
+	return r.waited
+}
+
+// sackSent notes a read whose SACK deferSACK did not defer.
+func (r *udpReader) sackSent() { r.waited = false }
 
 // localDestination reports whether packets to addr are delivered by this
 // host's own stack: a loopback address or an address of one of its
