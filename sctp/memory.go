@@ -42,16 +42,22 @@ func (a *Association) initReceiveBudget() {
 // what is left of the process-wide budget) can hold, at what received
 // octets are charged (rxCost). Advertising the share itself let a sender
 // overrun it by the buffers' overhead, and the chunks beyond were dropped
-// and retransmitted, each time halving cwnd. It first folds the DATA noted
-// since the last call into rxCost.
+// and retransmitted, each time halving cwnd. A sixteenth of the share is
+// kept out of the offer (rxHeadroom), as Linux TCP offers only part of
+// its buffer: rxCost is an estimate, and data sent within the last offer
+// that came dearer than estimated, while the share was full, was dropped.
+// It first folds the DATA noted since the last call into rxCost.
 func (a *Association) rwnd() uint32 {
 	a.foldRxCost()
-	free := a.freeShare()
+	free := max(a.freeShare()-a.rxHeadroom(), 0)
 	if c := a.rxOfferCost(); c > rxCostUnit {
 		free = free * rxCostUnit / c
 	}
 	return uint32(free)
 }
+
+// rxHeadroom is the part of the share rwnd keeps out of the offer.
+func (a *Association) rxHeadroom() int64 { return int64(a.cfg.ReceiveBuffer) / 16 }
 
 // rxOfferCost is the charge per received octet, in rxCostUnit, that the
 // window is offered at: the average or the recent peak, the dearer.

@@ -1,6 +1,7 @@
 package sctp
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sctp-rdma/sctp-rdma/internal/membudget"
+	"github.com/sctp-rdma/sctp-rdma/internal/sctp/wire"
 )
 
 // rxHeld returns what a's receive side has charged to its share.
@@ -42,9 +44,9 @@ func TestRFC9260_6_2_ReceiveChargeReturnsToZero(t *testing.T) {
 			"the %s association still charges %d octets with nothing held", name, rxHeld(a))
 		a.mu.Lock()
 		w := a.rwnd()
-		fits := int64(buf) * rxCostUnit / a.rxOfferCost()
+		fits := (int64(buf) - a.rxHeadroom()) * rxCostUnit / a.rxOfferCost()
 		a.mu.Unlock()
-		require.EqualValues(t, fits, w, "the %s association offers its whole receive buffer again, in the octets it holds", name)
+		require.EqualValues(t, fits, w, "the %s association offers its whole receive buffer again (less the headroom), in the octets it holds", name)
 	}
 }
 
@@ -150,4 +152,83 @@ func TestRFC9260_6_2_WindowOffersOnlyWhatFits(t *testing.T) {
 	require.Eventually(t, func() bool { return got.Load() == n }, 10*time.Second, time.Millisecond)
 	assert.Zero(t, srv.Stats().ReceiveDropped, "the sender never overran the window")
 	assert.Zero(t, cli.Stats().Retransmits)
+}
+
+// A sender that keeps to the a_rwnd it is offered has none of its DATA
+// dropped for want of room (RFC 9260 §6.2: a_rwnd is what the receiver
+// commits to hold), also when its reads mix dense ones delivered in place
+// and sparse ones copied, which the receiver charges differently, and the
+// application reads nothing until the window is closed. Here each round
+// is a dense read, then sparse reads that fill the window the dense read's
+// SACK offered, sent before their own SACKs are read, as a sender with a
+// window in flight does. Offered at the charge per octet of the dense
+// read, the window let the sparse reads of a full share overrun it by
+// their dearer charge: the chunks beyond were dropped and retransmitted,
+// each loss cutting cwnd.
+func TestRFC9260_6_2_OfferedWindowIsHeld(t *testing.T) {
+	peer := newRawPeer(t)
+	require.NoError(t, peer.pc.SetReadBuffer(4<<20), "room for a round's SACKs, read after it")
+	const buf = 4 << 20
+	a, tag := establishRaw(t, peer, &Config{Streams: 4, ReceiveBuffer: buf})
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open) // before the association's Abort
+	var delivered atomic.Int64
+	a.Start(func(uint16, uint32, []byte) {
+		<-release
+		delivered.Add(1)
+	}, func(error) {})
+	const seg, dense, sparse = 1440, 45, 6
+	user := seg - wire.HeaderLen - wire.DataHeaderLen
+	tsn := uint32(100)
+	send := func(k int) {
+		bp := coalescedRead(peer, tag, &tsn, k, seg)
+		if !a.receiveSegments(*bp, bp, seg, true) {
+			putBuf(bp)
+		}
+	}
+	// latest reads the SACKs sent so far, up to the one that acknowledges
+	// every chunk; false if none does (a chunk was dropped).
+	var s wire.SACK
+	latest := func() bool {
+		for {
+			_, c, ok := peer.recvChunk(wire.ChunkSACK, time.Second)
+			if !ok {
+				t.Logf("no SACK of TSN %d: the last acknowledged %d with %d gaps, a_rwnd %d, held %d", tsn-1, s.CumTSNAck, len(s.Gaps), s.ARwnd, rxHeld(a))
+				return false
+			}
+			var err error
+			s, err = wire.ParseSACK(c, nil, nil)
+			require.NoError(t, err)
+			if s.CumTSNAck+1 == tsn && len(s.Gaps) == 0 {
+				return true
+			}
+		}
+	}
+	window := func() int { return (int(s.ARwnd) - int(tsn-1-s.CumTSNAck)*user) / user }
+	send(2)
+	acked := latest()
+	sent := 2
+	for acked && window() >= 2 {
+		k := min(dense, window())
+		send(k)
+		sent += k
+		if !latest() {
+			break
+		}
+		for window() >= sparse {
+			send(sparse)
+			sent += sparse
+			s.ARwnd -= uint32(sparse * user) // the window this round was offered
+			s.CumTSNAck += sparse
+		}
+		acked = latest()
+	}
+	assert.Greater(t, sent*user, buf*3/4, "the window offered most of the share")
+	assert.Zero(t, a.Stats().ReceiveDropped, "no DATA within the offered window dropped")
+	assert.True(t, acked, "every chunk sent acknowledged")
+	assert.LessOrEqual(t, rxHeld(a), int64(buf), "within the share")
+	open()
+	require.Eventually(t, func() bool { return delivered.Load() == int64(sent) }, 10*time.Second, time.Millisecond)
 }
