@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // TestHarnessVeth runs the veth mode once, briefly (one round, MTU 1500,
 // GRO on), with this test binary as the child processes: every cell has
 // a throughput and both sides' CPU per GB, and the section has its
-// markers and a row per operation in both tables.
+// markers, a row per operation in both tables and a raw sctp-native row.
 func TestHarnessVeth(t *testing.T) {
 	require.Zero(t, os.Geteuid(), "needs root: two network namespaces joined by a veth pair")
 	out, err := exec.Command(filepath.Join("..", "..", "scripts", "ethtool-setup.sh")).CombinedOutput()
@@ -34,7 +35,7 @@ func TestHarnessVeth(t *testing.T) {
 	p := res.Paths[0]
 	assert.Contains(t, p.OffloadA, "generic-receive-offload on")
 	assert.Contains(t, p.OffloadB, "generic-receive-offload on")
-	require.Len(t, p.Figures, 1+2*3, "raw TCP and three operations on each of sctp-native and mpa")
+	require.Len(t, p.Figures, 2+2*3, "raw TCP, raw sctp-native and three operations on each of sctp-native and mpa")
 	for _, f := range p.Figures {
 		require.NoError(t, f.Err, "%s %s", f.LLP, f.Op)
 		assert.Positive(t, f.Gbps, "%s %s", f.LLP, f.Op)
@@ -51,6 +52,8 @@ func TestHarnessVeth(t *testing.T) {
 		assert.Equal(t, 2, strings.Count(page, "| 1500 | on | "+op+" |"), "%s: a row in each table\n%s", op, page)
 	}
 	assert.Contains(t, page, "| raw TCP | sctp-native | mpa | sctp-native/mpa | sctp-native/TCP | mpa/TCP |")
+	assert.Contains(t, page, "### Raw sctp-native against raw TCP")
+	assert.Equal(t, 1, strings.Count(page, "| 1500 | on | "+strconv.FormatFloat(p.Figures[0].Gbps, 'f', 2, 64)+" |"), "a raw row\n%s", page)
 }
 
 func TestHarnessVethFlagErrors(t *testing.T) {

@@ -11,8 +11,9 @@ import (
 )
 
 // TCPChildModes are the hidden sub-modes of `sctp-rdma harness` that the
-// veth benchmark runs as the raw TCP processes (see TCPChild).
-var TCPChildModes = map[string]bool{"tcp-sink": true, "tcp-source": true}
+// veth benchmark runs as the raw TCP and raw sctp-native processes (see
+// TCPChild, SCTPChild).
+var TCPChildModes = map[string]bool{"tcp-sink": true, "tcp-source": true, "sctp-sink": true, "sctp-source": true}
 
 // TCPChild runs one raw TCP side of the veth benchmark as its own
 // process: "tcp-sink ADDR" listens, prints {"event":"listening","addr"},
@@ -20,6 +21,9 @@ var TCPChildModes = map[string]bool{"tcp-sink": true, "tcp-source": true}
 // from the first octet to the end; "tcp-source ADDR DURATION SIZE" writes
 // SIZE-octet blocks to ADDR for DURATION and closes.
 func TCPChild(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && (args[0] == "sctp-sink" || args[0] == "sctp-source") {
+		return SCTPChild(ctx, args, stdout)
+	}
 	if len(args) < 2 {
 		return errors.New("harness tcp-sink ADDR | tcp-source ADDR DURATION SIZE")
 	}

@@ -134,9 +134,10 @@ func newVethSamples() *vethSamples {
 	return &vethSamples{gbps: map[[2]string][]float64{}, cpuA: map[[2]string][]float64{}, cpuB: map[[2]string][]float64{}, errs: map[[2]string]error{}}
 }
 
-// figures are the medians of s, raw TCP first, then each LLP's ops.
+// figures are the medians of s, raw TCP and raw sctp-native first, then
+// each LLP's ops.
 func (s *vethSamples) figures(llps []string) []VethFigure {
-	keys := [][2]string{{"tcp", "raw"}}
+	keys := [][2]string{{"tcp", "raw"}, {"sctp", "raw"}}
 	for _, llp := range llps {
 		for _, op := range vethOps {
 			keys = append(keys, [2]string{llp, op})

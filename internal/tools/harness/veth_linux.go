@@ -155,7 +155,7 @@ func RunVeth(cfg VethConfig) (*VethResults, error) {
 			if round == 0 {
 				res.Paths[i].OffloadA, res.Paths[i].OffloadB = offA, offB
 			}
-			cells := [][2]string{{"tcp", "raw"}}
+			cells := [][2]string{{"tcp", "raw"}, {"sctp", "raw"}}
 			for _, llp := range cfg.LLPs {
 				for _, op := range vethOps {
 					cells = append(cells, [2]string{llp, op})
@@ -166,8 +166,8 @@ func RunVeth(cfg VethConfig) (*VethResults, error) {
 					return nil, err
 				}
 				var c vethCell
-				if k[0] == "tcp" {
-					c, err = p.tcpCell(&cfg)
+				if k[1] == "raw" {
+					c, err = p.rawCell(&cfg, k[0])
 				} else {
 					c, err = p.rdmaCell(&cfg, k[0], k[1])
 				}
@@ -329,18 +329,20 @@ func (p *vethPair) rdmaCell(cfg *VethConfig, llp, op string) (vethCell, error) {
 	return vethCell{gbps: r.Forward.Gbps, cpuA: cpuA / gb, cpuB: cpuB / gb}, nil
 }
 
-// tcpCell runs the TCP sink in A and the source in B.
-func (p *vethPair) tcpCell(cfg *VethConfig) (vethCell, error) {
-	sink, err := startChild(cfg.Context, p.nsA, cfg.Exe, "harness", "tcp-sink", net.JoinHostPort(p.addrA, "0"))
+// rawCell runs the raw sink of proto ("tcp" or "sctp") in A and its
+// source in B.
+func (p *vethPair) rawCell(cfg *VethConfig, proto string) (vethCell, error) {
+	sinkMode, srcMode := proto+"-sink", proto+"-source"
+	sink, err := startChild(cfg.Context, p.nsA, cfg.Exe, "harness", sinkMode, net.JoinHostPort(p.addrA, "0"))
 	if err != nil {
 		return vethCell{}, err
 	}
 	addr, err := sink.listening()
 	if err != nil {
 		sink.kill()
-		return vethCell{}, fmt.Errorf("tcp-sink: %w", err)
+		return vethCell{}, fmt.Errorf("%s: %w", sinkMode, err)
 	}
-	src, err := startChild(cfg.Context, p.nsB, cfg.Exe, "harness", "tcp-source", addr, cfg.Duration.String(), strconv.Itoa(cfg.Size))
+	src, err := startChild(cfg.Context, p.nsB, cfg.Exe, "harness", srcMode, addr, cfg.Duration.String(), strconv.Itoa(cfg.Size))
 	if err != nil {
 		sink.kill()
 		return vethCell{}, err
@@ -348,11 +350,11 @@ func (p *vethPair) tcpCell(cfg *VethConfig) (vethCell, error) {
 	cpuB, err := src.wait(nil, cfg.Duration+time.Minute)
 	if err != nil {
 		sink.kill()
-		return vethCell{}, fmt.Errorf("tcp-source: %w", err)
+		return vethCell{}, fmt.Errorf("%s: %w", srcMode, err)
 	}
 	cpuA, err := sink.wait(nil, time.Minute)
 	if err != nil {
-		return vethCell{}, fmt.Errorf("tcp-sink: %w", err)
+		return vethCell{}, fmt.Errorf("%s: %w", sinkMode, err)
 	}
 	var r struct {
 		Event   string  `json:"event"`
@@ -364,7 +366,7 @@ func (p *vethPair) tcpCell(cfg *VethConfig) (vethCell, error) {
 		_ = json.Unmarshal(sc.Bytes(), &r)
 	}
 	if r.Event != "result" || r.Bytes <= 0 || r.Elapsed <= 0 {
-		return vethCell{}, fmt.Errorf("tcp-sink printed no result: %s", sink.stdout.String())
+		return vethCell{}, fmt.Errorf("%s printed no result: %s", sinkMode, sink.stdout.String())
 	}
 	gb := vethGB(r.Bytes)
 	return vethCell{gbps: float64(r.Bytes) * 8 / r.Elapsed / 1e9, cpuA: cpuA / gb, cpuB: cpuB / gb}, nil

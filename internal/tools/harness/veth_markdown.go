@@ -92,6 +92,16 @@ func (r *VethResults) Markdown(w io.Writer) {
 			fmt.Fprintf(w, "\n")
 		}
 	}
+	fmt.Fprintf(w, "\n### Raw sctp-native against raw TCP\n\n"+
+		"The raw API of package sctp: one association, `sctp.WriteMsg` of %d-octet messages (the stack fragments them, RFC 9260 §6.9) for %v, "+
+		"the receiver copying each message into memory of its own; the rate the sink received from its first message to the association's graceful end. Target (issue 47): at least 0.7 of raw TCP.\n\n"+
+		"| MTU | GRO | raw TCP (Gbit/s) | raw sctp-native (Gbit/s) | sctp/TCP | CPU s/GB, TCP | CPU s/GB, sctp-native |\n|---|---|---:|---:|---:|---:|---:|\n", c.Size, c.Duration)
+	for _, p := range r.Paths {
+		tcp, _ := p.figure("tcp", "raw")
+		sc, _ := p.figure("sctp", "raw")
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", p.MTU, onOff(p.GRO), vethGbps(p, tcp, fail), vethGbps(p, sc, fail),
+			vethRatio(sc.Gbps, tcp.Gbps), vethCPU(tcp), vethCPU(sc))
+	}
 	fmt.Fprintf(w, "\n### CPU seconds per GB moved (passive side / active side)\n\n| MTU | GRO | operation | raw TCP |")
 	for _, l := range llps {
 		fmt.Fprintf(w, " %s |", l)

@@ -11,8 +11,9 @@ import (
 )
 
 // TestVethMarkdown: the section has its markers, a row per operation in
-// both tables with the ratios of the medians, and a failed raw TCP cell
-// is listed once however many rows show it.
+// both tables with the ratios of the medians, a row per path of raw
+// sctp-native against raw TCP, and a failed raw TCP cell is listed once
+// however many rows show it.
 func TestVethMarkdown(t *testing.T) {
 	cfg := VethConfig{Exe: "x", MTUs: []int{1500}, GRO: []bool{false}, Runs: 3}
 	cfg.defaults()
@@ -26,6 +27,8 @@ func TestVethMarkdown(t *testing.T) {
 			s.cpuB[k] = []float64{1, 3, 2}
 		}
 	}
+	k := [2]string{"sctp", "raw"}
+	s.gbps[k], s.cpuA[k], s.cpuB[k] = []float64{3, 3, 3}, []float64{1, 1, 1}, []float64{2, 2, 2}
 	res := &VethResults{Config: cfg, Machine: describe(),
 		Paths: []VethPath{{MTU: 1500, GRO: false, OffloadA: "generic-receive-offload off", OffloadB: "generic-receive-offload off", Figures: s.figures(cfg.LLPs)}}}
 	var b bytes.Buffer
@@ -36,7 +39,8 @@ func TestVethMarkdown(t *testing.T) {
 	assert.Contains(t, page, "MTU 1500, GRO off, both ends: generic-receive-offload off")
 	assert.Contains(t, page, "| 1500 | off | RDMA Write | failed [1] | 4.00 | 8.00 | 0.50 | – | – |")
 	assert.Contains(t, page, "| 1500 | off | Send | – | 1.00 / 2.00 | 1.00 / 2.00 | 1.00 |")
-	assert.Equal(t, 3, strings.Count(page, "failed [1]"))
+	assert.Contains(t, page, "| 1500 | off | failed [1] | 3.00 | – | – | 1.00 / 2.00 |", "the raw sctp-native row")
+	assert.Equal(t, 4, strings.Count(page, "failed [1]"))
 	assert.NotContains(t, page, "failed [2]")
 	assert.Contains(t, page, "1. MTU 1500, GRO off, tcp raw: no route")
 	// The section splices into a page and replaces itself there.
