@@ -56,6 +56,12 @@ func RunWAN(cfg WANConfig) (*WANResults, error) {
 	}
 	cfg.logf("emulator (%s, TCP %s) at %s: UDP %.1f Mbit/s, TCP %.1f Mbit/s", res.Backend, res.TCPCongestion, netem.FormatRate(cfg.Rate), res.EmulatorUDP, res.EmulatorTCP)
 
+	if cfg.TargetRuns > 0 && slices.Contains(cfg.LLPs, transport.SCTPNative) {
+		res.Targets, err = measureTargets(&cfg)
+		if err != nil {
+			return nil, err
+		}
+	}
 	for _, rtt := range cfg.RTTs {
 		for _, loss := range cfg.Losses {
 			cell, err := measureWANCell(&cfg, rtt, loss)
@@ -177,6 +183,44 @@ func measureWANCell(cfg *WANConfig, rtt time.Duration, loss float64) (WANCell, e
 		}
 	}
 	return cell, nil
+}
+
+// measureTargets makes cfg.TargetRuns paired runs of raw sctp-native,
+// RDMA Write and RDMA Read on the target path, one after the other in
+// each run, on one path and one server.
+func measureTargets(cfg *WANConfig) ([]TargetRun, error) {
+	p := netem.Profile{Delay: targetRTT / 2, Loss: targetLoss, Rate: cfg.Rate}
+	l, err := cfg.newPath(p, cfg.linkOptions())
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	s, err := startWANServer(l, transport.SCTPNative)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	d := max(cfg.TargetDuration, minRoundTrips*targetRTT)
+	rdma := func(t bench.Test) (float64, error) {
+		r, err := wanRDMA(l, s, transport.SCTPNative, bench.Config{Test: t, Size: 64 << 10, Duration: d}, targetRTT)
+		if err != nil {
+			return 0, err
+		}
+		return r.Forward.Gbps() * 1e3, nil
+	}
+	runs := make([]TargetRun, 0, cfg.TargetRuns)
+	for i := range cfg.TargetRuns {
+		var r TargetRun
+		var bps float64
+		bps, r.RawErr = wanRawSCTP(l, transport.SCTPNative, d)
+		r.Raw = bps / 1e6
+		r.Write, r.WriteErr = rdma(bench.TestWrite)
+		r.Read, r.ReadErr = rdma(bench.TestRead)
+		cfg.logf("target path (RTT %v, loss %g%%) run %d: raw %.3g Write %.3g Read %.3g Mbit/s (errors: %v %v %v)",
+			targetRTT, targetLoss*100, i+1, r.Raw, r.Write, r.Read, r.RawErr, r.WriteErr, r.ReadErr)
+		runs = append(runs, r)
+	}
+	return runs, nil
 }
 
 // describeSamples is a progress line of one run's figures.

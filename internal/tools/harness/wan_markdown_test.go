@@ -63,6 +63,7 @@ func TestWANMarkdown(t *testing.T) {
 		{LLP: "tcp", What: "rtt", Value: 10.4},
 		{LLP: "mpa", What: "rtt", Value: 10.6, Base: 10.4, Ratio: 1.02},
 	}}}
+	r.Targets = []TargetRun{{Raw: 10, Write: 9, Read: 12}, {Raw: 20, Write: 8, ReadErr: errors.New("stalled")}, {Raw: 5, Write: 6, Read: 4}, {RawErr: errors.New("refused"), Write: 7, Read: 7}}
 	r.Outages = []Outage{{LLP: "tcp", Recovery: 612 * time.Millisecond}, {LLP: "mpa", Err: errors.New("no progress")}}
 	q := func(base time.Duration) []time.Duration {
 		out := make([]time.Duration, len(holQuantiles))
@@ -90,6 +91,12 @@ func TestWANMarkdown(t *testing.T) {
 		"| 10ms | 0.1% | 90 | 80 (0.89) |",
 		"| 10ms | 0.1% | 70 (0.78) | error: stalled |",
 		"| 10ms | 0.1% | 10.4 | | 10.6 (1.02) |",
+		"| RDMA Write 64 KiB / raw sctp-native at 50 ms RTT, 0.1% loss (median of 3 paired runs of 10s; range 0.40–1.20) | ≥ 0.85 | 0.90 | met |",
+		"| RDMA Read 64 KiB / raw sctp-native at 50 ms RTT, 0.1% loss (median of 2 paired runs of 10s; range 0.80–1.20) | ≥ 0.85 | 1.20 | met |",
+		"| 1 | 10 | 9 (0.90) | 12 (1.20) |",
+		"| 2 | 20 | 8 (0.40) | error: stalled |",
+		"| 4 | error: refused | 7 | 7 |",
+		"A path of 50ms round trip and 0.1% loss, 100Mbit: 4 runs",
 		"| raw TCP | 612ms |", "| mpa | error: no progress |",
 		"![t](img/wan.png)",
 		"| sctp-native, 16 streams | 52.0 ms | 121.0 ms | 51.5 ms | 104.0 ms | 150.0 ms | 105.0 ms | 10 of 30000 | 263 |",
