@@ -63,16 +63,9 @@ func SCTPChild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return enc.Encode(map[string]any{"event": "result", "bytes": n.Load(), "elapsed_s": el})
 	case "sctp-source":
-		if len(args) != 4 {
-			return errors.New("harness sctp-source ADDR DURATION SIZE")
-		}
-		d, err := time.ParseDuration(args[2])
-		if err != nil || d <= 0 {
-			return fmt.Errorf("sctp-source: duration %q", args[2])
-		}
-		var size int
-		if _, err := fmt.Sscan(args[3], &size); err != nil || size < 1 || size > 16<<20 {
-			return fmt.Errorf("sctp-source: size %q", args[3])
+		d, size, err := sourceArgs(args)
+		if err != nil {
+			return err
 		}
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		a, err := sctp.Dial(dctx, "udp", args[1], nil)

@@ -65,16 +65,9 @@ func TCPChild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return enc.Encode(map[string]any{"event": "result", "bytes": n, "elapsed_s": el})
 	case "tcp-source":
-		if len(args) != 4 {
-			return errors.New("harness tcp-source ADDR DURATION SIZE")
-		}
-		d, err := time.ParseDuration(args[2])
-		if err != nil || d <= 0 {
-			return fmt.Errorf("tcp-source: duration %q", args[2])
-		}
-		var size int
-		if _, err := fmt.Sscan(args[3], &size); err != nil || size < 1 || size > 16<<20 {
-			return fmt.Errorf("tcp-source: size %q", args[3])
+		d, size, err := sourceArgs(args)
+		if err != nil {
+			return err
 		}
 		c, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", args[1])
 		if err != nil {
@@ -97,4 +90,19 @@ func TCPChild(ctx context.Context, args []string, stdout io.Writer) error {
 		return enc.Encode(map[string]any{"event": "result", "bytes": n})
 	}
 	return fmt.Errorf("harness: no sub-mode %q", args[0])
+}
+
+// sourceArgs parses "MODE ADDR DURATION SIZE" of a source sub-mode.
+func sourceArgs(args []string) (d time.Duration, size int, err error) {
+	if len(args) != 4 {
+		return 0, 0, fmt.Errorf("harness %s ADDR DURATION SIZE", args[0])
+	}
+	d, err = time.ParseDuration(args[2])
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("%s: duration %q", args[0], args[2])
+	}
+	if _, err := fmt.Sscan(args[3], &size); err != nil || size < 1 || size > 16<<20 {
+		return 0, 0, fmt.Errorf("%s: size %q", args[0], args[3])
+	}
+	return d, size, nil
 }
