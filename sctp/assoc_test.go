@@ -287,6 +287,65 @@ func TestWriteMsgFairUnderBackpressure(t *testing.T) {
 	assert.LessOrEqual(t, overtaken, int64(12*writers), "a writer starved: overtaken by more than twelve messages of every other writer")
 }
 
+// TestWriteMsgLargeWriterNotStarvedBySmall: a writer whose message does
+// not fit waits while writers of small messages still find room in what
+// each SACK frees. Waiting writers are granted in arrival order, and one
+// that does not fit holds back those behind it (grantWriters); past
+// writerPatience newcomers queue too. So the small writers end up behind
+// the large one and its space comes: measured by order, not time, as the
+// small messages completed while one large WriteMsg waited (8–15 here,
+// against the 24,000 the small writers send in all).
+func TestWriteMsgLargeWriterNotStarvedBySmall(t *testing.T) {
+	cli, srv := connected(t, &Config{SendBuffer: 64 << 10})
+	var got atomic.Int64
+	ended := make(chan error, 1)
+	cli.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	srv.Start(func(uint16, uint32, []byte) { got.Add(1) }, func(err error) { ended <- err })
+	const smallWriters, smallMsgs, bigMsgs = 8, 3000, 8
+	var small atomic.Int64 // small messages completed
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range smallWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 2<<10)
+			for range smallMsgs {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !assert.NoError(t, cli.WriteMsg(uint16(1+w), 16, buf)) {
+					return
+				}
+				small.Add(1)
+			}
+		}()
+	}
+	big := make([]byte, 48<<10)
+	var worst int64
+	bigDone := 0
+	for range bigMsgs {
+		before := small.Load()
+		require.NoError(t, cli.WriteMsg(0, 16, big))
+		worst = max(worst, small.Load()-before)
+		bigDone++
+		if small.Load() >= smallWriters*smallMsgs {
+			break
+		}
+	}
+	left := smallWriters*smallMsgs - small.Load()
+	close(stop)
+	wg.Wait()
+	t.Logf("large messages sent: %d of %d; small messages completed during one large WriteMsg: at most %d; small left when the large writer finished: %d", bigDone, bigMsgs, worst, left)
+	assert.Equal(t, bigMsgs, bigDone, "the large writer finished only after the small writers")
+	assert.Positive(t, left, "the small writers were done before the large writer")
+	assert.LessOrEqual(t, worst, int64(16*smallWriters), "the large writer was overtaken by more than sixteen messages of every small writer")
+	want := small.Load() + int64(bigDone)
+	require.Eventually(t, func() bool { return got.Load() == want }, 20*time.Second, 5*time.Millisecond, "every message delivered")
+}
+
 // gatedPair is pair with the accepted association's delivery blocked
 // until gate is closed, and cfg for both ends.
 func gatedPair(t *testing.T, cfg *Config) (cli *Association, gate chan struct{}, sr *rxRec) {
