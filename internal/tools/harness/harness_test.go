@@ -30,7 +30,12 @@ func TestRunSmall(t *testing.T) {
 	}
 	assert.Equal(t, "raw", res.Rows[0].LLP)
 	assert.Equal(t, "sctp-native+dtls", res.Rows[3].LLP)
+	assert.Equal(t, "≥ 0.50", res.Rows[3].Target, "issue 47's DTLS target")
+	assert.Equal(t, res.Rows[3].Ratio >= 0.5, res.Rows[3].Met)
 	assert.Equal(t, "mpa+tls", res.Rows[5].LLP)
+	assert.Equal(t, "≥ 0.80", res.Rows[5].Target)
+	assert.Equal(t, res.Rows[5].Ratio >= 0.8, res.Rows[5].Met)
+	assert.Empty(t, res.Rows[4].Target, "the secure round trips have no target")
 	assert.Equal(t, transport.SCTPPion, res.Rows[7].LLP)
 	assert.Equal(t, transport.SCTPNative, res.Rows[14].LLP)
 	assert.Equal(t, transport.MPA, res.Rows[21].LLP)
