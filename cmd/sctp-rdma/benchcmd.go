@@ -296,8 +296,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	run := func(c bench.Config) (*bench.Result, error) { return bench.Run(ctx, c) }
 	if f.emulate != "" {
 		t := cfg.Transport
-		// The server's: the client's LLP options, in the clear.
-		so := transport.Options{LLP: t.LLP, IRD: t.IRD, ORD: t.ORD, Native: t.Native, Pion: t.Pion, Kernel: t.Kernel, MPA: t.MPA}
+		// The server's: the client's LLP options, in the clear, and the
+		// trace (its associations are the data's sender in a Read).
+		so := transport.Options{LLP: t.LLP, IRD: t.IRD, ORD: t.ORD, Native: t.Native, Pion: t.Pion, Kernel: t.Kernel, MPA: t.MPA, Trace: t.Trace}
 		so.Native.DTLS, so.MPA.TLS = nil, nil
 		em, err := startEmulated(f.emulate, so, stderr)
 		if err != nil {
