@@ -50,6 +50,40 @@ func TestBenchEmulate(t *testing.T) {
 	}
 }
 
+// TestBenchEmulateTraceHoldsServer: the emulated server writes to the
+// run's trace, so a Read's data sender (the server's association) is in
+// it with its SACKs, beside the client's.
+func TestBenchEmulateTraceHoldsServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier only (make test): needs root and network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("bench --emulate needs root (network namespaces); make test runs as root")
+	}
+	tf := filepath.Join(t.TempDir(), "read.jsonl")
+	code, _, errOut := runCLI("bench", "--llp", "sctp-native", "--emulate", "rtt=10ms,rate=50M", "--size", "65536", "--duration", "1s", "--trace", tf, "read")
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(tf)
+	require.NoError(t, err)
+	acked := map[string]int64{} // per association, octets its SACKs acknowledged
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Event, Assoc string
+			Acked        int64
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		if r.Event == "sctp:sack" {
+			acked[r.Assoc] += r.Acked
+		}
+	}
+	require.Len(t, acked, 2, "the client's association and the server's")
+	var most int64
+	for _, v := range acked {
+		most = max(most, v)
+	}
+	assert.Greater(t, most, int64(1<<20), "the server's association sent the Read Responses")
+}
+
 func TestBenchEmulateFlagErrors(t *testing.T) {
 	psk := filepath.Join(t.TempDir(), "psk")
 	require.NoError(t, os.WriteFile(psk, []byte("00112233445566778899aabbccddeeff\n"), 0o600))
