@@ -41,8 +41,8 @@ type Association struct {
 	// lies in a coalesced read that fills at least half its buffer, whose
 	// messages are delivered from it, however small, rather than copied.
 	rxBorrowed, rxDense bool
-	// corked counts the octets of messages queued by WriteMsgMore since
-	// the last transmission.
+	// corked counts the packet octets of messages queued by WriteMsgMore
+	// since the last transmission.
 	corked int
 	// copying counts the writers that were granted space (grantWriters)
 	// and have not queued their message yet: while one is still copying,
@@ -165,6 +165,9 @@ type ioShell struct {
 	// (batching set) into runs sent with one system call each.
 	batch    *txBatch
 	batching bool
+	// writerTx: the transmission is a writer's (queue), not a SACK's or
+	// a timer's (burstDefer).
+	writerTx bool
 	// rxRun: the receive path is inside a read of several packets
 	// (UDP_GRO, receiveSegments): their messages go to the delivery
 	// queue as one entry, and what they trigger is transmitted once,

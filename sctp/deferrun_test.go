@@ -35,6 +35,10 @@ func TestDeferRunRules(t *testing.T) {
 	}
 	check(cli, "short run, window in flight", true, func(*Association) {})
 	check(cli, "slow start", false, func(a *Association) { a.primaryPath().cc.ssthresh = 200 * a.maxPacket })
+	check(cli, "slow start, the peer's window binds", true, func(a *Association) {
+		a.primaryPath().cc.ssthresh, a.primaryPath().cc.cwnd = 400*a.maxPacket, 200*a.maxPacket
+		a.primaryPath().cc.flight, a.primaryPath().cc.peerARwnd = 60*a.maxPacket, uint32(62*a.maxPacket)
+	})
 	check(cli, "fast recovery", false, func(a *Association) { a.primaryPath().cc.inFR = true })
 	check(cli, "room for a run", false, func(a *Association) { a.primaryPath().cc.flight = 60 * a.maxPacket })
 	check(cli, "peer's window short", true, func(a *Association) {
@@ -45,4 +49,52 @@ func TestDeferRunRules(t *testing.T) {
 		a.primaryPath().cc.cwnd, a.primaryPath().cc.ssthresh, a.primaryPath().cc.flight = 5*a.maxPacket, 2*a.maxPacket, 3*a.maxPacket
 	})
 	check(plain, "no runs", false, func(*Association) {})
+}
+
+// burstDefer leaves a writer's new DATA to the next SACK when Max.Burst
+// would cut its transmission to a short run (RFC 9260 §6.1 D) while
+// enough is in flight for a SACK to come, so that the SACK's transmission
+// sends it with the credit of what it frees, in one run; not in Fast
+// Recovery, nor in slow start while cwnd limits (a SACK grows it then),
+// nor a SACK's or a timer's transmission, nor without runs, nor for less
+// than a run waiting (a request goes at once).
+func TestBurstDeferRules(t *testing.T) {
+	requireOffload(t)
+	cli, _ := connected(t, &Config{MTU: 1500, offloadLocal: true})
+	plain, _ := connected(t, &Config{MTU: 1500, NoOffload: true})
+
+	check := func(a *Association, name string, want bool, set func(a *Association) (budget int)) {
+		t.Helper()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		cc := a.primaryPath().cc
+		defer func() { a.primaryPath().cc, a.io.writerTx = cc, false }()
+		mp := a.maxPacket
+		// Congestion avoidance, a window of 100 packets, 60 in flight: a
+		// writer's transmission, with Max.Burst's four packets of credit.
+		a.primaryPath().cc.cwnd, a.primaryPath().cc.ssthresh, a.primaryPath().cc.inFR = 100*mp, 50*mp, false
+		a.primaryPath().cc.flight, a.primaryPath().cc.peerARwnd = 60*mp, 1<<30
+		pend, head := a.pend, a.pendHead
+		defer func() { a.pend, a.pendHead = pend, head }()
+		a.pend, a.pendHead = make([]txChunk, 40), 0
+		for i := range a.pend {
+			a.pend[i].n = mp - 12
+		}
+		a.io.writerTx = true
+		budget := set(a)
+		assert.Equal(t, want, a.burstDefer(budget), name)
+	}
+	four := func(a *Association) int { return 4 * a.maxPacket }
+	check(cli, "a writer's short burst, SACKs due", true, four)
+	check(cli, "credit for a run", false, func(a *Association) int { return 30 * a.maxPacket })
+	check(cli, "a SACK's transmission", false, func(a *Association) int { a.io.writerTx = false; return four(a) })
+	check(cli, "fast recovery", false, func(a *Association) int { a.primaryPath().cc.inFR = true; return four(a) })
+	check(cli, "little in flight", false, func(a *Association) int { a.primaryPath().cc.flight = 3 * a.maxPacket; return four(a) })
+	check(cli, "slow start, cwnd has room", true, func(a *Association) int { a.primaryPath().cc.ssthresh = 400 * a.maxPacket; return four(a) })
+	check(cli, "slow start, cwnd limits", false, func(a *Association) int {
+		a.primaryPath().cc.ssthresh, a.primaryPath().cc.flight = 400*a.maxPacket, 95*a.maxPacket
+		return four(a)
+	})
+	check(cli, "less than a run waiting", false, func(a *Association) int { a.pend = a.pend[:3]; return four(a) })
+	check(plain, "no runs", false, four)
 }

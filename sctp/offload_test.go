@@ -687,3 +687,46 @@ func TestRFC9260_6_2_DenseReadsOfferTheShare(t *testing.T) {
 	assert.InDelta(t, float64(largeBuf)/(45*(seg-wire.HeaderLen-wire.DataHeaderLen)), cost, 0.03,
 		"a received octet is charged what its read's buffer holds per octet")
 }
+
+// WriteMsgMore holds what one UDP_SEGMENT send takes, counted in packet
+// octets: 44 full packets at MTU 1500, sent when the 45th comes, which
+// starts the next run. (Counted in buffer octets, 2,048 per packet, it sent
+// a run of 32 and the rest of a 64 KiB DDP message as a second run.)
+func TestWriteMsgMoreHoldsAFullRun(t *testing.T) {
+	requireOffload(t)
+	cli, srv, _, sr := pair(t, &Config{MTU: 1500, offloadLocal: true})
+	require.NotNil(t, cli.io.batch)
+	// No SACK comes meanwhile: anything that transmits sends what is held.
+	srv.mu.Lock()
+	out := srv.io.out
+	srv.io.out = func([]byte) error { return nil }
+	srv.mu.Unlock()
+	restore := func() {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		srv.io.out = out
+		srv.ctrl = srv.appendSACK(srv.ctrl)
+		srv.transmit(time.Now())
+	}
+	t.Cleanup(restore)
+	m := make([]byte, cli.MaxMessage())
+	pkt := wire.HeaderLen + wire.DataHeaderLen + len(m)
+	perRun := gsoMaxBytes / pkt
+	before := cli.Stats().PacketsSent
+	corked := func() int {
+		cli.mu.Lock()
+		defer cli.mu.Unlock()
+		return cli.corked
+	}
+	for i := range perRun {
+		require.NoError(t, cli.WriteMsgMore(1, 16, m))
+		require.Equal(t, before, cli.Stats().PacketsSent, "message %d of a run sent before the run was full", i+1)
+	}
+	assert.Equal(t, perRun*pkt, corked())
+	require.NoError(t, cli.WriteMsgMore(1, 16, m))
+	assert.Greater(t, cli.Stats().PacketsSent, before, "a full run held")
+	assert.Equal(t, pkt, corked(), "the message beyond the run starts the next")
+	restore()
+	require.NoError(t, cli.Flush())
+	sr.wait(t, perRun+1)
+}
