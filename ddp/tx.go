@@ -30,7 +30,9 @@ type Sender struct {
 	// floor is the LLP's llp.Floored floor (0: none): a segment of at
 	// most floor octets is sent without asking MULPDU.
 	floor int32
-	hdr   [iwarpwire.DDPUntaggedHeaderLen]byte
+	// even is the LLP's WireSize, if it has one (evenCut).
+	even wireSizer
+	hdr  [iwarpwire.DDPUntaggedHeaderLen]byte
 	// lastMSN holds, per QN below 4 (RDMAP's), the MSN of the last
 	// message started on it, and moreMSN those of higher QNs (made on
 	// their first use); 0 or a missing entry means none yet, so the first
@@ -46,13 +48,16 @@ func NewSender(s llp.Stream) *Sender {
 	if f, ok := s.(llp.Floored); ok {
 		floor = int32(min(max(f.MULPDUFloor(), 0), math.MaxInt32))
 	}
-	return &Sender{llp: s, more: more, floor: floor}
+	even, _ := s.(wireSizer)
+	return &Sender{llp: s, more: more, floor: floor, even: even}
 }
 
 // segment returns the first segment's payload of what is left of a
 // message, payload, after a header of hdrLen octets: all of it if that
-// fits in the LLP's floor, else as much as the MULPDU allows now.
-func (s *Sender) segment(hdrLen int, payload []byte) ([]byte, error) {
+// fits in the LLP's floor, else as much as the MULPDU allows now or, in a
+// message cut evenly (evenCut), its share of the fewest segments the
+// MULPDU allows: the segments then differ by at most one octet.
+func (s *Sender) segment(hdrLen int, payload []byte, even bool) ([]byte, error) {
 	if hdrLen+len(payload) <= int(s.floor) {
 		return payload, nil
 	}
@@ -61,9 +66,38 @@ func (s *Sender) segment(hdrLen int, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	if len(payload) > room {
-		payload = payload[:room]
+		k := room
+		if even {
+			n := (len(payload) + room - 1) / room
+			k = (len(payload) + n - 1) / n
+		}
+		payload = payload[:k]
 	}
 	return payload, nil
+}
+
+// wireSizer is a Stream's optional WireSize (package llp: the octets a
+// segment of n octets takes in its packet; 0: sizes do not matter).
+type wireSizer interface{ WireSize(n int) int }
+
+// evenCut reports whether a message of total payload octets after
+// headers of hdrLen octets is cut evenly: where the LLP has WireSize and the message's share sizes, q and q+1 octets in the fewest segments
+// the MULPDU allows now, take one wire size, so that all its packets but
+// none of the next message's break a run. Elsewhere the message is cut
+// at the MULPDU, as before. RFC 5041 §5.2 only bounds a segment by the
+// MULPDU.
+func (s *Sender) evenCut(hdrLen, total int) bool {
+	if s.even == nil || hdrLen+total <= int(s.floor) {
+		return false
+	}
+	room, err := s.room(hdrLen)
+	if err != nil || total <= room {
+		return false
+	}
+	n := (total + room - 1) / room
+	q := total / n
+	w := s.even.WireSize(hdrLen + q)
+	return w > 0 && (total%n == 0 || w == s.even.WireSize(hdrLen+q+1))
 }
 
 // send hands one segment to the LLP: through llp.Batcher when more
@@ -130,8 +164,9 @@ func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byt
 		return fmt.Errorf("ddp: send tagged: TO %#x + %d: %w", to, n, errTOWrapSend)
 	}
 	h := iwarpwire.DDPTaggedHeader{RsvdULP: rsvdULP, STag: stag, TO: to}
+	even := s.evenCut(iwarpwire.DDPTaggedHeaderLen, len(payload))
 	for {
-		chunk, err := s.segment(iwarpwire.DDPTaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarpwire.DDPTaggedHeaderLen, payload, even)
 		if err != nil {
 			return err
 		}
@@ -186,8 +221,9 @@ func (s *Sender) sendUntagged(rsvdULP [5]byte, qn uint32, payload []byte, hold b
 	}
 	h := iwarpwire.DDPUntaggedHeader{RsvdULP: rsvdULP, QN: qn, MSN: s.nextMSN(qn)}
 	started := false
+	even := s.evenCut(iwarpwire.DDPUntaggedHeaderLen, len(payload))
 	for {
-		chunk, err := s.segment(iwarpwire.DDPUntaggedHeaderLen, payload)
+		chunk, err := s.segment(iwarpwire.DDPUntaggedHeaderLen, payload, even)
 		if err != nil {
 			return s.sentMSN(started, h.MSN), err
 		}

@@ -117,6 +117,15 @@ type Info struct {
 	BytesSent, BytesReceived uint64
 }
 
+// A Stream whose transport sends packets of one size together at less
+// cost (sctp-native: a run of packets goes to UDP segmentation offload
+// with one system call, and a packet shorter than the others ends it) may
+// also have a method WireSize(n int) int: the octets a segment of n
+// octets (DDP header and payload) takes in its packet, padding included,
+// or 0 where sizes do not matter. The DDP sender then cuts a message into
+// segments whose packets are all of one size, where that takes no more
+// segments than cutting at the MULPDU (ddp.Sender, evenCut).
+
 // Floored is implemented by a Stream whose MULPDU never falls below a
 // fixed value, as an RFC 5043 adaptation's never falls below
 // iwarp.SCTPMinMULPDU (RFC 5043 §9): a DDP sender sends a segment that fits

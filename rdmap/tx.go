@@ -481,7 +481,11 @@ var (
 	_ llp.Stream  = (*respStream)(nil)
 	_ llp.Batcher = (*respStream)(nil)
 	_ llp.Floored = (*respStream)(nil)
+	_ wireSizer   = (*respStream)(nil)
 )
+
+// wireSizer is a Stream's optional WireSize (package llp).
+type wireSizer interface{ WireSize(n int) int }
 
 // SendSegment implements llp.Stream.
 func (r *respStream) SendSegment(hdr, payload []byte) error {
@@ -520,6 +524,15 @@ func (r *respStream) MULPDU() int { return r.s.MULPDU() }
 func (r *respStream) MULPDUFloor() int {
 	if f, ok := r.s.(llp.Floored); ok {
 		return f.MULPDUFloor()
+	}
+	return 0
+}
+
+// WireSize passes on the LLP stream's WireSize (package llp), 0 where it
+// has none.
+func (r *respStream) WireSize(n int) int {
+	if e, ok := r.s.(wireSizer); ok {
+		return e.WireSize(n)
 	}
 	return 0
 }

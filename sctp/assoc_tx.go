@@ -67,12 +67,12 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	if total == 0 {
 		return ErrEmptyMessage
 	}
-	frag := a.MaxMessage()
-	nfrag := (total + frag - 1) / frag
+	cut := newFragCut(total, a.MaxMessage())
+	nfrag := cut.n
 	// The buffers the chunks will take, known before any is filled.
 	size := 0
 	for f := 0; f < nfrag; f++ {
-		size += bufClass(wire.HeaderLen + wire.DataHeaderLen + min(frag, total-f*frag) + 3)
+		size += bufClass(wire.HeaderLen + wire.DataHeaderLen + cut.size(f) + 3)
 	}
 
 	// Room in the send buffer is reserved before the message is copied:
@@ -121,7 +121,7 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 
 	// Marshal the chunks outside the lock.
 	pooled := chunkSlices.Get().(*[]txChunk)
-	chunks := appendChunks(slices.Grow((*pooled)[:0], nfrag), sid, ppid, parts, total, frag)
+	chunks := appendChunks(slices.Grow((*pooled)[:0], nfrag), sid, ppid, parts, cut)
 	err := a.queue(sid, chunks, size, more, granted)
 	if cap(chunks) <= maxPooledFrags {
 		clear(chunks) // queue copied them; their buffers are not ours
@@ -139,15 +139,49 @@ var chunkSlices = sync.Pool{New: func() any { return new([]txChunk) }}
 
 const maxPooledFrags = 1024
 
-// appendChunks appends to dst the DATA chunks of one message of total
-// octets, the concatenation of parts, in fragments of at most frag
-// octets: DATA header (TSN later), user data, padding, each in a pooled
-// buffer with room for the common header before it.
-func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, total, frag int) []txChunk {
-	nfrag := (total + frag - 1) / frag
+// fragCut is how a message of total octets is cut into n fragments of at
+// most frag octets (RFC 9260 §6.9 sets no sizes): into sizes that differ
+// by one octet where their chunks pad to one size, so that a run of
+// packets (UDP_SEGMENT: one size but the last) does not end at the
+// message's short last fragment; at frag but the last otherwise.
+type fragCut struct {
+	total, frag, n int
+	q, r           int // even: r fragments of q+1 octets, then q
+	even           bool
+}
+
+func newFragCut(total, frag int) fragCut {
+	c := fragCut{total: total, frag: frag, n: (total + frag - 1) / frag}
+	if c.n > 1 {
+		q, r := total/c.n, total%c.n
+		pad := func(n int) int { return (wire.DataHeaderLen + n + 3) &^ 3 }
+		if r == 0 || pad(q) == pad(q+1) {
+			c.q, c.r, c.even = q, r, true
+		}
+	}
+	return c
+}
+
+// size returns the octets of fragment f.
+func (c fragCut) size(f int) int {
+	switch {
+	case !c.even:
+		return min(c.frag, c.total-f*c.frag)
+	case f < c.r:
+		return c.q + 1
+	}
+	return c.q
+}
+
+// appendChunks appends to dst the DATA chunks of one message, the
+// concatenation of parts, in the fragments of cut: DATA header (TSN
+// later), user data, padding, each in a pooled buffer with room for the
+// common header before it.
+func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, cut fragCut) []txChunk {
+	nfrag := cut.n
 	pi, po := 0, 0 // position in parts
 	for f := 0; f < nfrag; f++ {
-		n := min(frag, total-f*frag)
+		n := cut.size(f)
 		bp := getBuf(wire.HeaderLen + wire.DataHeaderLen + n + 3)
 		d := wire.Data{Unordered: true, Beginning: f == 0, Ending: f == nfrag-1, StreamID: sid, PPID: ppid}
 		b := d.AppendHeader((*bp)[:wire.HeaderLen], n)

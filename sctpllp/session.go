@@ -158,6 +158,20 @@ func (s *session) MULPDU() int { return s.a.MULPDU() }
 // iwarp.SCTPMinMULPDU (RFC 5043 §9).
 func (s *session) MULPDUFloor() int { return iwarp.SCTPMinMULPDU }
 
+// WireSize is a Stream's optional WireSize (package llp): on a transport that sends runs of
+// packets (backend.MoreWriter: sctp-native), a segment of n octets takes
+// its DDP-SSN and n octets, in a DATA chunk padded to four octets (RFC
+// 9260 §3.2); elsewhere 0.
+func (s *session) WireSize(n int) int {
+	if s.a.more == nil {
+		return 0
+	}
+	return (dataChunkHeaderLen + len(s.ssnBuf) + n + 3) &^ 3
+}
+
+// dataChunkHeaderLen is the DATA chunk's header (RFC 9260 §3.3.1).
+const dataChunkHeaderLen = 16
+
 // SendSegment implements llp.Stream: hdr and payload go out as one DDP
 // Segment Chunk (RFC 5043 §5.2.2) with the next DDP-SSN.
 func (s *session) SendSegment(hdr, payload []byte) error {
