@@ -147,7 +147,8 @@ func (s *Sender) room(hdrLen int) (int, error) {
 // rsvdULP (the RDMAP control octet) in every segment.
 func (s *Sender) SendTagged(rsvdULP uint8, stag uint32, to uint64, payload []byte) error {
 	// The message is cut into segments of at most MULPDU octets, MULPDU being
-	// asked of the LLP before every segment; the TO advances by each segment's
+	// asked of the LLP before every segment (evenly where evenCut says so);
+	// the TO advances by each segment's
 	// payload; only the last segment has L set (RFC 5041 §4.1). A zero-length
 	// message is one segment with L set. It fails before sending anything if the
 	// payload is longer than MaxMessageLen (ErrMessageTooLarge), if to+len(payload)
