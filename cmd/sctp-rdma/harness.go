@@ -50,7 +50,7 @@ func cmdHarness(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	wanCC := fs.String("wan-tcp-cc", harness.DefaultWANTCP, "congestion control of every TCP socket of the WAN runs (raw TCP and MPA; one the kernel has, e.g. cubic, reno, bbr)")
 	wanSCTPCC := fs.String("wan-sctp-cc", "", "congestion control of sctp-native in the WAN runs: rfc9260 or cubic (default the stack's default for DDP)")
 	wanTargetRuns := fs.Int("wan-target-runs", 9, "paired runs of raw sctp-native, RDMA Write and RDMA Read on the target path (50 ms, 0.1% loss) of the WAN mode; 0: none")
-	wanTargetDur := fs.Duration("wan-target-duration", 10*time.Second, "each measurement of the WAN target runs")
+	wanTargetDur := fs.Duration("wan-target-duration", 30*time.Second, "each measurement of the WAN target runs")
 	wanHOL := fs.Duration("wan-hol-duration", 20*time.Second, "each head-of-line blocking run of the WAN mode")
 	wanBackend := fs.String("wan-backend", "", `link emulation: "tun" (userspace), "netem" (the kernel's), or "" for the kernel's where it exists`)
 	veth := fs.Bool("veth", false, "measure RDMA Write, Read and Send per LLP and raw TCP between two network namespaces joined by a veth pair, each side a process of its own, with CPU seconds per GB (root); with --out, replace the veth section of that page")
