@@ -73,8 +73,11 @@ type WANConfig struct {
 	// short run there moves by 3x with the moment the first loss ends
 	// slow start (paired 10 s runs gave Write/raw 0.26–3.7, 30 s runs
 	// 0.78–1.65), so the grid's few short runs cannot decide it.
+	// TargetRTT and TargetLoss make that path (default 50 ms and 0.1%).
 	TargetRuns     int
 	TargetDuration time.Duration
+	TargetRTT      time.Duration
+	TargetLoss     float64
 	// Progress, if not nil, receives a line per measurement.
 	Progress io.Writer
 	// InVM marks the kernel-SCTP run inside the qemu VM: its page
@@ -143,13 +146,18 @@ func (c *WANConfig) defaults() {
 	if c.TargetDuration == 0 {
 		c.TargetDuration = 30 * time.Second
 	}
+	if c.TargetRTT == 0 {
+		c.TargetRTT = 50 * time.Millisecond
+	}
+	if c.TargetLoss == 0 {
+		c.TargetLoss = 0.001
+	}
 }
 
-// The path of the paired target runs (WANConfig.TargetRuns).
-const (
-	targetRTT  = 50 * time.Millisecond
-	targetLoss = 0.001
-)
+// targetDuration is each measurement of the target runs.
+func (c *WANConfig) targetDuration() time.Duration {
+	return max(c.TargetDuration, minRoundTrips*c.TargetRTT)
+}
 
 // TargetRun is one paired run on the target path: raw sctp-native, then
 // RDMA Write and Read over it, each in Mbit/s (0 with its error).

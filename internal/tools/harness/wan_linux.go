@@ -189,7 +189,7 @@ func measureWANCell(cfg *WANConfig, rtt time.Duration, loss float64) (WANCell, e
 // RDMA Write and RDMA Read on the target path, one after the other in
 // each run, on one path and one server.
 func measureTargets(cfg *WANConfig) ([]TargetRun, error) {
-	p := netem.Profile{Delay: targetRTT / 2, Loss: targetLoss, Rate: cfg.Rate}
+	p := netem.Profile{Delay: cfg.TargetRTT / 2, Loss: cfg.TargetLoss, Rate: cfg.Rate}
 	l, err := cfg.newPath(p, cfg.linkOptions())
 	if err != nil {
 		return nil, err
@@ -200,9 +200,9 @@ func measureTargets(cfg *WANConfig) ([]TargetRun, error) {
 		return nil, err
 	}
 	defer s.stop()
-	d := max(cfg.TargetDuration, minRoundTrips*targetRTT)
+	d := cfg.targetDuration()
 	rdma := func(t bench.Test) (float64, error) {
-		r, err := wanRDMA(l, s, transport.SCTPNative, bench.Config{Test: t, Size: 64 << 10, Duration: d}, targetRTT)
+		r, err := wanRDMA(l, s, transport.SCTPNative, bench.Config{Test: t, Size: 64 << 10, Duration: d}, cfg.TargetRTT)
 		if err != nil {
 			return 0, err
 		}
@@ -217,7 +217,7 @@ func measureTargets(cfg *WANConfig) ([]TargetRun, error) {
 		r.Write, r.WriteErr = rdma(bench.TestWrite)
 		r.Read, r.ReadErr = rdma(bench.TestRead)
 		cfg.logf("target path (RTT %v, loss %g%%) run %d: raw %.3g Write %.3g Read %.3g Mbit/s (errors: %v %v %v)",
-			targetRTT, targetLoss*100, i+1, r.Raw, r.Write, r.Read, r.RawErr, r.WriteErr, r.ReadErr)
+			cfg.TargetRTT, cfg.TargetLoss*100, i+1, r.Raw, r.Write, r.Read, r.RawErr, r.WriteErr, r.ReadErr)
 		runs = append(runs, r)
 	}
 	return runs, nil

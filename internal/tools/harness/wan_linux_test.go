@@ -28,6 +28,7 @@ func TestRunWAN_OneCell(t *testing.T) {
 		RTTs: []time.Duration{10 * time.Millisecond}, Losses: []float64{0.001}, Rate: 50e6,
 		Duration: time.Second, PingIters: 20, Backend: "tun", Progress: testWriter{t},
 		FairDuration: time.Second, HOLRTT: 10 * time.Millisecond, HOLDuration: 2 * time.Second,
+		TargetRuns: 1, TargetDuration: time.Second, TargetRTT: 10 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	// The userspace emulator shares the host's cores with the load beside
@@ -37,6 +38,14 @@ func TestRunWAN_OneCell(t *testing.T) {
 	assert.GreaterOrEqual(t, res.EmulatorUDP, 25.0, "UDP through the emulator at the rate's order")
 	assert.GreaterOrEqual(t, res.EmulatorTCP, 25.0, "TCP through the emulator at the rate's order")
 	require.Len(t, res.Cells, 1)
+	require.Len(t, res.Targets, 1, "one paired target run")
+	tr := res.Targets[0]
+	require.NoError(t, tr.RawErr)
+	require.NoError(t, tr.WriteErr)
+	require.NoError(t, tr.ReadErr)
+	assert.Positive(t, tr.Raw)
+	assert.Positive(t, tr.Write)
+	assert.Positive(t, tr.Read)
 	c := res.Cells[0]
 	for _, llp := range []string{transport.SCTPNative, transport.SCTPPion, transport.MPA} {
 		for _, what := range []string{"write", "read", "rtt"} {
