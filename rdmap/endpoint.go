@@ -206,6 +206,11 @@ type Endpoint struct {
 	// issued, and starts again when something may (kickTxLocked).
 	// Guarded by mu.
 	txRunning bool
+	// respMore: the Last segment of the Read Response being sent may be
+	// held by the LLP, another response following at once; respCorked:
+	// one was, and nothing has sent it since. Guarded by sendMu (here, in
+	// what would be padding).
+	respMore, respCorked bool
 	// afterDone are the whenDone functions still to run; finished is
 	// set once Done is closed. Guarded by mu.
 	afterDone []func()

@@ -32,6 +32,11 @@ type batchPipe struct {
 	// it returns.
 	afterWrite func(segs int)
 	changed    int
+	// gate, if set, holds the first SendSegment until it is closed.
+	gate chan struct{}
+	// lastTagged counts, per write, the tagged segments with L set: the
+	// messages (Writes, Read Responses) whose end it carried.
+	lastTagged []int
 }
 
 var _ llp.Batcher = (*batchPipe)(nil)
@@ -45,6 +50,12 @@ func (b *batchPipe) SendSegmentMore(hdr, payload []byte) error {
 
 func (b *batchPipe) SendSegment(hdr, payload []byte) error {
 	b.mu.Lock()
+	if g := b.gate; g != nil {
+		b.gate = nil
+		b.mu.Unlock()
+		<-g
+		b.mu.Lock()
+	}
 	defer b.mu.Unlock()
 	b.held = append(b.held, [2][]byte{hdr, payload})
 	return b.flushLocked()
@@ -62,6 +73,7 @@ func (b *batchPipe) flushLocked() error {
 	}
 	var w []iwarpwire.DDPUntaggedHeader
 	var sent [][]byte
+	lastTagged := 0
 	if b.afterWrite != nil {
 		for _, s := range b.held {
 			sent = append(sent, bytes.Clone(s[1]))
@@ -69,6 +81,9 @@ func (b *batchPipe) flushLocked() error {
 	}
 	for _, s := range b.held {
 		kind := byte('W')
+		if c := iwarpwire.DDPControl(s[0][0]); c.Tagged() && c.Last() {
+			lastTagged++
+		}
 		if s[0][0]&0x80 == 0 { // untagged (RFC 5041 §4.3)
 			kind = '.'
 			h, _, err := iwarpwire.ParseDDPUntaggedHeader(append(bytes.Clone(s[0]), s[1]...))
@@ -98,6 +113,7 @@ func (b *batchPipe) flushLocked() error {
 	}
 	b.held = b.held[:0]
 	b.writes = append(b.writes, w)
+	b.lastTagged = append(b.lastTagged, lastTagged)
 	return nil
 }
 

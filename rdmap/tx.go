@@ -390,6 +390,11 @@ func (e *Endpoint) respLoop() {
 		if e.irq.Len() == 0 || e.state == stateDown {
 			e.respRunning = false
 			e.mu.Unlock()
+			if err := e.flushResp(); err != nil { // the queue was emptied under a hold
+				e.mu.Lock()
+				e.failLocked(txFailure(err))
+				e.mu.Unlock()
+			}
 			return
 		}
 		// The request keeps its IRD slot while its response is sent; the
@@ -398,9 +403,18 @@ func (e *Endpoint) respLoop() {
 		job := e.irq.Pop()
 		e.respBusy = true
 		e.respHeld = true
+		// A Read Response that another response follows at once may have
+		// its last segment held by the LLP (llp.Batcher), so that the
+		// runs of packets a batching LLP sends span responses instead of
+		// ending at each one in a short tail; the last response of the
+		// queue sends what is held.
+		more := e.irq.Len() > 0 && e.state != stateDown
 		e.mu.Unlock()
 
-		fault, err := e.respond(&job)
+		fault, err := e.respond(&job, more)
+		if err == nil && fault == nil && !more {
+			err = e.flushResp()
+		}
 
 		e.mu.Lock()
 		e.respBusy = false
@@ -419,7 +433,7 @@ func (e *Endpoint) respLoop() {
 // respond executes one inbound request. The request was validated when it
 // was delivered; the STag is checked again here because the local user may
 // have invalidated it since.
-func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
+func (e *Endpoint) respond(job *inbound, more bool) (*rxFault, error) {
 	if !job.atomic {
 		rr := &job.rr
 		var data []byte
@@ -436,9 +450,9 @@ func (e *Endpoint) respond(job *inbound) (*rxFault, error) {
 			return nil, errTxClosed
 		}
 		// RFC 5040 §4.4: Sink STag and TO are copied without interpretation.
-		e.respLast = true
+		e.respLast, e.respMore = true, more
 		err := e.sender.SendTagged(iwarpwire.RDMAPControlByte(iwarp.RDMAPOpReadResponse), rr.SinkSTag, rr.SinkTO, data)
-		e.respLast = false
+		e.respLast, e.respMore = false, false
 		if err == nil {
 			e.counters().countSent(iwarp.RDMAPOpReadResponse, len(data))
 		}
@@ -489,13 +503,31 @@ type wireSizer interface{ WireSize(n int) int }
 
 // SendSegment implements llp.Stream.
 func (r *respStream) SendSegment(hdr, payload []byte) error {
-	if e := (*Endpoint)(r); e.respLast && len(hdr) > 0 && iwarpwire.DDPControl(hdr[0])&iwarpwire.DDPControlLast != 0 {
+	e := (*Endpoint)(r)
+	if e.respLast && len(hdr) > 0 && iwarpwire.DDPControl(hdr[0])&iwarpwire.DDPControlLast != 0 {
 		e.respLast = false
 		e.mu.Lock()
 		e.respHeld = false
 		e.mu.Unlock()
+		if b, ok := r.s.(llp.Batcher); ok && e.respMore {
+			e.respCorked = true
+			return b.SendSegmentMore(hdr, payload)
+		}
 	}
+	e.respCorked = false // what the LLP held leaves with this segment
 	return r.s.SendSegment(hdr, payload)
+}
+
+// flushResp sends the last segment of a Read Response that the LLP may
+// still hold (respond with more), when no response followed it after all.
+func (e *Endpoint) flushResp() error {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	if !e.respCorked || e.txClosed {
+		return nil
+	}
+	e.respCorked = false
+	return e.sender.Flush()
 }
 
 // SendSegmentMore implements llp.Batcher: a segment that is not the last
@@ -510,6 +542,7 @@ func (r *respStream) SendSegmentMore(hdr, payload []byte) error {
 
 // Flush implements llp.Batcher.
 func (r *respStream) Flush() error {
+	r.respCorked = false
 	if b, ok := r.s.(llp.Batcher); ok {
 		return b.Flush()
 	}
