@@ -75,8 +75,10 @@ type Association struct {
 	sndBuffered int // buffer octets held in pend and sent
 	// burstFreed counts the octets that left the flight (acknowledged or
 	// marked for retransmission) since the last transmission: with
-	// Max.Burst, what the next may send (burstBudget).
+	// Max.Burst, what the next may send (burstBudget); burstAt is when a
+	// SACK last added to it.
 	burstFreed int
+	burstAt    time.Time
 	errCount   int // against Association.Max.Retrans (§8.1)
 	fastRtx    bool
 	gaps       []wire.GapAckBlock

@@ -428,7 +428,10 @@ func (a *Association) applyAck(cum uint32, gaps []wire.GapAckBlock, dups []uint3
 		dst.rto.Observe(res.RTT)
 	}
 	res.Ack.Now, res.Ack.SRTT = now, dst.rto.SRTT()
-	a.burstFreed += res.Ack.FlightAcked + res.MarkedBytes
+	if freed := res.Ack.FlightAcked + res.MarkedBytes; freed > 0 {
+		a.burstFreed += freed
+		a.burstAt = now
+	}
 	if a.mh != nil {
 		a.mhOnAck(&dst.cc, res.Ack)
 	} else {

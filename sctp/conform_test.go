@@ -384,15 +384,20 @@ func bulkRaw(t *testing.T, a *Association, peer *rawPeer, tag, tsn uint32, total
 }
 
 // TestRFC9260_6_1_D_MaxBurst: with a window of a hundred packets open
-// and nothing in flight, one large message leaves as at most Max.Burst
-// packets until a SACK comes back (it left as the whole window before).
+// and nothing in flight for longer than a round trip, one large message
+// leaves as at most Max.Burst packets until a SACK comes back (it left as
+// the whole window before).
 func TestRFC9260_6_1_D_MaxBurst(t *testing.T) {
 	peer := newRawPeer(t)
 	a, tag, tsn := dialRaw(t, peer, &Config{Streams: 4, MTU: 1500, HeartbeatInterval: -1, NoOffload: true})
 	bulkRaw(t, a, peer, tag, tsn, 1<<20, 1400)
-	cwnd := a.Stats().Cwnd
-	require.Greater(t, cwnd, 100*1500, "the window grew")
-	require.NoError(t, a.WriteMsg(1, 16, make([]byte, 140_000))) // under an RTO (1 s) after the bulk
+	st := a.Stats()
+	require.Greater(t, st.Cwnd, 100*1500, "the window grew")
+	cwnd := st.Cwnd
+	// The SACKs' credit lasts one round trip with nothing in flight
+	// (burstBudget); well under an RTO (1 s) after the bulk.
+	time.Sleep(2*st.SRTT + 20*time.Millisecond)
+	require.NoError(t, a.WriteMsg(1, 16, make([]byte, 140_000)))
 	packets := 0
 	for {
 		require.NoError(t, peer.pc.SetReadDeadline(time.Now().Add(300*time.Millisecond)))

@@ -2,6 +2,7 @@ package sctp
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -97,4 +98,41 @@ func TestBurstDeferRules(t *testing.T) {
 	})
 	check(cli, "less than a run waiting", false, func(a *Association) int { a.pend = a.pend[:3]; return four(a) })
 	check(plain, "no runs", false, four)
+}
+
+// TestRFC9260_6_1_D_BurstCreditRules: a transmission may send Max.Burst
+// packets beyond the octets SACKs freed since the flight last grew
+// (burstBudget); with nothing in flight that credit lasts one smoothed
+// round trip after the SACK that freed it, so that a message written a
+// moment after the flight emptied (a Read Response one client turn after
+// the SACK of the last) leaves in one run, and a message after a longer
+// pause as Max.Burst packets.
+func TestRFC9260_6_1_D_BurstCreditRules(t *testing.T) {
+	a, _ := connected(t, &Config{MTU: 1500, NoOffload: true})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	dst := a.primaryPath()
+	cc, rto, freed, at := dst.cc, dst.rto, a.burstFreed, a.burstAt
+	defer func() { dst.cc, dst.rto, a.burstFreed, a.burstAt = cc, rto, freed, at }()
+	mp := a.maxPacket
+	now := time.Now()
+	check := func(name string, want int, flight int, srtt, since time.Duration) {
+		t.Helper()
+		dst.cc.cwnd, dst.cc.flight, dst.rto.srtt = 100*mp, flight, srtt
+		a.burstFreed, a.burstAt = 20*mp, now.Add(-since)
+		assert.Equal(t, want, a.burstBudget(now), name)
+	}
+	const srtt = 10 * time.Millisecond
+	check("in flight: the SACKs' credit", 24*mp, 50*mp, srtt, time.Second)
+	check("flight empty within a round trip", 24*mp, 0, srtt, srtt/2)
+	check("flight empty for longer", 4*mp, 0, srtt, 2*srtt)
+	check("no round trip measured", 4*mp, 0, 0, time.Millisecond)
+
+	// What a transmission leaves of its budget is the next one's credit,
+	// beyond Max.Burst and within cwnd, with or without flight.
+	dst.cc.cwnd, dst.cc.flight = 100*mp, 0
+	a.burstUsed(30 * mp)
+	assert.Equal(t, 26*mp, a.burstFreed)
+	a.burstUsed(200 * mp)
+	assert.Equal(t, 100*mp, a.burstFreed, "capped at cwnd")
 }
