@@ -481,26 +481,22 @@ func (a *Association) transmit(now time.Time) {
 // burstBudget returns the octets of DATA one transmission may send at now
 // (RFC 9260 §6.1 D): Max.Burst packets beyond what left the flight,
 // acknowledged or marked for retransmission, since the flight last grew
-// (burstFreed). The RFC's formula, cwnd = flightsize + Max.Burst * MTU for
-// the moment, taken with the flight after a SACK, would let a SACK that
-// acknowledges many packets at once (a receiver's coalesced read, UDP_GRO,
-// or a stretch SACK) replace only four of them, and each writer's message
-// after it four more: the window it opened would go unused. This keeps
-// the ACK clock, and still stops a burst after idleness or from a window
-// opening at once.
-//
-// With nothing in flight the credit lasts one smoothed round trip after
-// the SACK that freed it: a message written that soon may leave as it
-// would have with that SACK, had it been written a moment earlier (a Read
-// Response whose request came one client turn after the SACK of the
-// last). Later the ACK clock has stopped and a message leaves as Max.Burst
-// packets. (With the credit gone at every empty flight, a 64 KiB Read
-// Response left in runs of 4, 8, 16 and 19 packets, a round trip each.)
+// (burstFreed). The RFC's formula, cwnd = flightsize + Max.Burst * MTU,
+// taken with the flight after a SACK, would let a SACK that acknowledges
+// many packets at once (UDP_GRO, a stretch SACK) replace only four of
+// them: the window it opened would go unused. This keeps the ACK clock,
+// and still stops a burst after idleness or from a window opening at once.
 // mu is held.
 func (a *Association) burstBudget(now time.Time) int {
 	if a.cfg.MaxBurst < 0 {
 		return math.MaxInt
 	}
+	// With nothing in flight the credit lasts one smoothed round trip
+	// after the SACK that freed it: a message written that soon leaves as
+	// it would have with that SACK (a Read Response whose request came one
+	// client turn after the SACK of the last; dropped at every empty
+	// flight, each response left in runs of 4, 8, 16 and 19 packets, a
+	// round trip each). Later the ACK clock has stopped: Max.Burst packets.
 	if dst := a.primaryPath(); dst.cc.Flight() == 0 && now.Sub(a.burstAt) > dst.rto.SRTT() {
 		a.burstFreed = 0
 	}
