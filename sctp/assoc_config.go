@@ -115,8 +115,9 @@ type Config struct {
 	// SACKDelay is the delayed-acknowledgement bound (§6.2).
 	SACKDelay time.Duration
 	// MaxBurst is Max.Burst (§6.1 D, §16): the packets one transmission
-	// may send beyond what left the flight since the last one; zero means
-	// 4, negative no limit.
+	// may send beyond what left the flight since the last one (with
+	// nothing in flight, for one round trip); zero means 4, negative no
+	// limit.
 	MaxBurst int
 	// Adaptation is the Adaptation Layer Indication sent in INIT and INIT
 	// ACK; zero means wire.AdaptationDDP (RFC 5043 §5.1). NoAdaptation
