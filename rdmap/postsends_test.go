@@ -145,14 +145,28 @@ func (b *batchPipe) readRequestWrites() []int {
 // batchedPair is a pair whose A end sends through a batchPipe; B holds a
 // source region, A a sink.
 func batchedPair(t *testing.T, cfgA, cfgB EndpointConfig) (a, b *Endpoint, bp *batchPipe, src, sink *MR) {
+	return pairBatching(t, cfgA, cfgB, false, nil)
+}
+
+// pairBatching is a pair whose A end (B's with responder) sends through a
+// batchPipe whose first SendSegment waits for gate (if not nil); B holds
+// a source region, A a sink.
+func pairBatching(t *testing.T, cfgA, cfgB EndpointConfig, responder bool, gate chan struct{}) (a, b *Endpoint, bp *batchPipe, src, sink *MR) {
 	dev := newDevice(0, 0)
 	pdA, pdB := dev.AllocPD(), dev.AllocPD()
 	pa, pb := llptest.NewPair()
-	bp = &batchPipe{Pipe: pa}
+	var la, lb llp.Stream = pa, pb
+	if responder {
+		bp = &batchPipe{Pipe: pb, gate: gate}
+		lb = bp
+	} else {
+		bp = &batchPipe{Pipe: pa, gate: gate}
+		la = bp
+	}
 	var err error
-	a, err = pdA.NewEndpoint(bp, cfgA)
+	a, err = pdA.NewEndpoint(la, cfgA)
 	require.NoError(t, err)
-	b, err = pdB.NewEndpoint(pb, cfgB)
+	b, err = pdB.NewEndpoint(lb, cfgB)
 	require.NoError(t, err)
 	srcBuf := make([]byte, 1<<20)
 	for i := range srcBuf {
@@ -177,6 +191,18 @@ func batchedPair(t *testing.T, cfgA, cfgB EndpointConfig) (a, b *Endpoint, bp *b
 	return a, b, bp, src, sink
 }
 
+// requireReads waits for the completions of the first n Reads of reads,
+// in order, and checks that each brought its 4 KiB of src into sink.
+func requireReads(t *testing.T, a *Endpoint, src, sink *MR, n int) {
+	t.Helper()
+	for i := range n {
+		c := poll(t, a.Config().SendCQ)
+		require.NoError(t, c.Err)
+		require.Equal(t, uint64(i), c.WRID)
+		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
+	}
+}
+
 func reads(n int, src, sink *MR) []SendWR {
 	wrs := make([]SendWR, n)
 	for i := range wrs {
@@ -196,12 +222,7 @@ func TestPostSends_ReadRequestsLeaveTogether(t *testing.T) {
 	n, err := a.PostSend(reads(8, src, sink)...)
 	require.NoError(t, err)
 	assert.Equal(t, 8, n)
-	for i := range 8 {
-		c := poll(t, a.Config().SendCQ)
-		require.NoError(t, c.Err)
-		require.Equal(t, uint64(i), c.WRID)
-		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
-	}
+	requireReads(t, a, src, sink, 8)
 	assert.Equal(t, []int{8}, bp.readRequestWrites(), "one write for the eight")
 }
 
@@ -213,12 +234,7 @@ func TestPostSends_ORDBoundsTheBatch(t *testing.T) {
 	a, _, bp, src, sink := batchedPair(t, EndpointConfig{ORD: 3}, EndpointConfig{IRD: 3})
 	_, err := a.PostSend(reads(8, src, sink)...)
 	require.NoError(t, err)
-	for i := range 8 {
-		c := poll(t, a.Config().SendCQ)
-		require.NoError(t, c.Err)
-		require.Equal(t, uint64(i), c.WRID)
-		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
-	}
+	requireReads(t, a, src, sink, 8)
 	w := bp.readRequestWrites()
 	require.NotEmpty(t, w)
 	assert.Equal(t, 3, w[0])
@@ -327,12 +343,7 @@ func TestPostSends_HeldBodyOutlivesItsCompletion(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the two Read Requests never left in one write")
 	}
-	for i := range 2 {
-		c := poll(t, a.Config().SendCQ)
-		require.NoError(t, c.Err)
-		require.Equal(t, uint64(i), c.WRID)
-		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
-	}
+	requireReads(t, a, src, sink, 2)
 	bp.mu.Lock()
 	defer bp.mu.Unlock()
 	assert.Zero(t, bp.changed, "a held Read Request changed before the write carrying it returned")

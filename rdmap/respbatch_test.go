@@ -1,49 +1,17 @@
 package rdmap
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/sctp-rdma/sctp-rdma/internal/llptest"
 )
 
 // responderPair is a pair whose B end, the responder, sends through a
 // batchPipe whose first SendSegment waits for gate; A posts the Reads.
 func responderPair(t *testing.T, gate chan struct{}) (a, b *Endpoint, bp *batchPipe, src, sink *MR) {
-	dev := newDevice(0, 0)
-	pdA, pdB := dev.AllocPD(), dev.AllocPD()
-	pa, pb := llptest.NewPair()
-	bp = &batchPipe{Pipe: pb, gate: gate}
-	var err error
-	a, err = pdA.NewEndpoint(pa, EndpointConfig{ORD: 16})
-	require.NoError(t, err)
-	b, err = pdB.NewEndpoint(bp, EndpointConfig{IRD: 16})
-	require.NoError(t, err)
-	srcBuf := make([]byte, 1<<20)
-	for i := range srcBuf {
-		srcBuf[i] = byte(i*5 + i>>9)
-	}
-	src, err = pdB.Register(srcBuf, RemoteRead)
-	require.NoError(t, err)
-	sink, err = pdA.Register(make([]byte, 1<<20), LocalWrite)
-	require.NoError(t, err)
-	require.NoError(t, a.Start())
-	require.NoError(t, b.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		done := make(chan struct{})
-		go func() { _ = b.Close(ctx); close(done) }()
-		_ = a.Close(ctx)
-		<-done
-		waitDone(t, a)
-		waitDone(t, b)
-	})
-	return a, b, bp, src, sink
+	return pairBatching(t, EndpointConfig{ORD: 16}, EndpointConfig{IRD: 16}, true, gate)
 }
 
 // TestReadResponsesQueuedLeaveTogether (RFC 5040 §5.3, §6.1): Read
@@ -71,12 +39,7 @@ func TestReadResponsesQueuedLeaveTogether(t *testing.T) {
 		return b.irq.Len() == 7
 	}, 5*time.Second, time.Millisecond, "seven Read Requests queued behind the first response")
 	close(gate)
-	for i := range 8 {
-		c := poll(t, a.Config().SendCQ)
-		require.NoError(t, c.Err)
-		require.Equal(t, uint64(i), c.WRID)
-		assert.Equal(t, src.Bytes()[i*4096:(i+1)*4096], sink.Bytes()[i*4096:(i+1)*4096], "Read %d", i)
-	}
+	requireReads(t, a, src, sink, 8)
 	bp.mu.Lock()
 	defer bp.mu.Unlock()
 	assert.Equal(t, []int{1, 7}, bp.lastTagged, "the first response alone, then the seven queued in one write")
