@@ -491,25 +491,34 @@ func (a *Association) burstBudget(now time.Time) int {
 	if a.cfg.MaxBurst < 0 {
 		return math.MaxInt
 	}
-	// With nothing in flight the credit lasts one smoothed round trip
-	// after the SACK that freed it: a message written that soon leaves as
-	// it would have with that SACK (a Read Response whose request came one
-	// client turn after the SACK of the last; dropped at every empty
-	// flight, each response left in runs of 4, 8, 16 and 19 packets, a
-	// round trip each). Later the ACK clock has stopped: Max.Burst packets.
-	if dst := a.primaryPath(); dst.cc.Flight() == 0 && now.Sub(a.burstAt) > dst.rto.SRTT() {
-		a.burstFreed = 0
+	// With nothing in flight, where packets leave in runs (UDP_SEGMENT),
+	// the credit lasts one smoothed round trip after the SACK that freed
+	// it: what is written that soon leaves as it would have with that SACK
+	// (a Read Response one client turn after the SACK of the last; without
+	// it each response left in runs of 4, 8, 16 and 19 packets, a round
+	// trip each). Later the ACK clock has stopped: Max.Burst. Without runs
+	// burstUsed ends the credit at once, as before (kept on loopback, the
+	// usrsctp suite's drops at its socket left larger gaps).
+	if dst := a.primaryPath(); dst.cc.Flight() == 0 && a.sendsRuns() {
+		if now.Sub(a.burstAt) > dst.rto.SRTT() {
+			a.burstFreed = 0
+		}
 	}
 	return a.cfg.MaxBurst*a.maxPacket + a.burstFreed
 }
 
 // burstUsed takes what a transmission sent out of the credit, left is
 // what remained of its budget: the credit of freed octets stays for the
-// next transmission (a writer's, before the next SACK), within cwnd, and
-// burstBudget ends it once the flight has been empty a round trip. mu is
-// held.
+// next transmission (a writer's, before the next SACK), within cwnd,
+// while data is in flight; with none, it ends here, or where packets
+// leave in runs once burstBudget finds the flight empty a round trip. mu
+// is held.
 func (a *Association) burstUsed(left int) {
 	if a.cfg.MaxBurst < 0 {
+		return
+	}
+	if a.primaryPath().cc.Flight() == 0 && !a.sendsRuns() {
+		a.burstFreed = 0
 		return
 	}
 	a.burstFreed = min(max(left-a.cfg.MaxBurst*a.maxPacket, 0), a.primaryPath().cc.Cwnd())
@@ -526,7 +535,7 @@ func (a *Association) burstUsed(left int) {
 // held.
 func (a *Association) deferRun() bool {
 	dst := a.primaryPath()
-	if a.io.batch == nil || a.io.batch.gso == nil || (dst.cc.InSlowStart() && a.cwndBinds()) {
+	if !a.sendsRuns() || (dst.cc.InSlowStart() && a.cwndBinds()) {
 		return false
 	}
 	if _, inFR := dst.cc.InFastRecovery(); inFR {
@@ -587,6 +596,10 @@ func (a *Association) cwndBinds() bool {
 	cc := a.primaryPath().cc
 	return cc.Cwnd()+cc.PMDCS()-1-cc.Flight() <= cc.Rwnd()
 }
+
+// sendsRuns reports whether the association's packets leave in runs, one
+// UDP_SEGMENT send each. mu is held.
+func (a *Association) sendsRuns() bool { return a.io.batch != nil && a.io.batch.gso != nil }
 
 // runGoal is the run of packets of maxPacket octets deferRun waits for:
 // half of what one UDP_SEGMENT send takes.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // deferRun holds new DATA back only when a short run is all the window
@@ -102,37 +103,61 @@ func TestBurstDeferRules(t *testing.T) {
 
 // TestRFC9260_6_1_D_BurstCreditRules: a transmission may send Max.Burst
 // packets beyond the octets SACKs freed since the flight last grew
-// (burstBudget); with nothing in flight that credit lasts one smoothed
-// round trip after the SACK that freed it, so that a message written a
-// moment after the flight emptied (a Read Response one client turn after
-// the SACK of the last) leaves in one run, and a message after a longer
-// pause as Max.Burst packets.
+// (burstBudget). With nothing in flight, where packets leave in runs, that
+// credit lasts one smoothed round trip after the SACK that freed it: a
+// message written a moment after the flight emptied (a Read Response one
+// client turn after the SACK of the last) leaves as it would have with
+// that SACK, and one after a longer pause as Max.Burst packets. Without runs the
+// credit ends with the transmission that found the flight empty.
 func TestRFC9260_6_1_D_BurstCreditRules(t *testing.T) {
-	a, _ := connected(t, &Config{MTU: 1500, NoOffload: true})
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	dst := a.primaryPath()
-	cc, rto, freed, at := dst.cc, dst.rto, a.burstFreed, a.burstAt
-	defer func() { dst.cc, dst.rto, a.burstFreed, a.burstAt = cc, rto, freed, at }()
-	mp := a.maxPacket
+	requireOffload(t)
+	runs, _ := connected(t, &Config{MTU: 1500, offloadLocal: true})
+	plain, _ := connected(t, &Config{MTU: 1500, NoOffload: true})
 	now := time.Now()
-	check := func(name string, want int, flight int, srtt, since time.Duration) {
-		t.Helper()
-		dst.cc.cwnd, dst.cc.flight, dst.rto.srtt = 100*mp, flight, srtt
-		a.burstFreed, a.burstAt = 20*mp, now.Add(-since)
-		assert.Equal(t, want, a.burstBudget(now), name)
-	}
 	const srtt = 10 * time.Millisecond
-	check("in flight: the SACKs' credit", 24*mp, 50*mp, srtt, time.Second)
-	check("flight empty within a round trip", 24*mp, 0, srtt, srtt/2)
-	check("flight empty for longer", 4*mp, 0, srtt, 2*srtt)
-	check("no round trip measured", 4*mp, 0, 0, time.Millisecond)
-
-	// What a transmission leaves of its budget is the next one's credit,
-	// beyond Max.Burst and within cwnd, with or without flight.
-	dst.cc.cwnd, dst.cc.flight = 100*mp, 0
-	a.burstUsed(30 * mp)
-	assert.Equal(t, 26*mp, a.burstFreed)
-	a.burstUsed(200 * mp)
-	assert.Equal(t, 100*mp, a.burstFreed, "capped at cwnd")
+	with := func(a *Association, f func(a *Association, mp int)) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		dst := a.primaryPath()
+		cc, rto, freed, at := dst.cc, dst.rto, a.burstFreed, a.burstAt
+		defer func() { dst.cc, dst.rto, a.burstFreed, a.burstAt = cc, rto, freed, at }()
+		f(a, a.maxPacket)
+	}
+	// set gives a a window of 100 packets, flight in flight, and a credit
+	// of 20 packets freed since ago.
+	set := func(a *Association, flight int, since time.Duration) {
+		dst := a.primaryPath()
+		dst.cc.cwnd, dst.cc.flight, dst.rto.srtt = 100*a.maxPacket, flight, srtt
+		a.burstFreed, a.burstAt = 20*a.maxPacket, now.Add(-since)
+	}
+	with(runs, func(a *Association, mp int) {
+		require.True(t, a.sendsRuns())
+		set(a, 50*mp, time.Second)
+		assert.Equal(t, 24*mp, a.burstBudget(now), "in flight: the SACKs' credit")
+		set(a, 0, srtt/2)
+		assert.Equal(t, 24*mp, a.burstBudget(now), "flight empty within a round trip")
+		set(a, 0, 2*srtt)
+		assert.Equal(t, 4*mp, a.burstBudget(now), "flight empty for longer")
+		set(a, 0, 0)
+		a.primaryPath().rto.srtt = 0
+		a.burstAt = now.Add(-time.Millisecond)
+		assert.Equal(t, 4*mp, a.burstBudget(now), "no round trip measured")
+		// What a transmission leaves of its budget is the next one's
+		// credit, beyond Max.Burst and within cwnd, with or without flight.
+		set(a, 0, 0)
+		a.burstUsed(30 * mp)
+		assert.Equal(t, 26*mp, a.burstFreed)
+		a.burstUsed(200 * mp)
+		assert.Equal(t, 100*mp, a.burstFreed, "capped at cwnd")
+	})
+	with(plain, func(a *Association, mp int) {
+		require.False(t, a.sendsRuns())
+		set(a, 0, 0)
+		assert.Equal(t, 24*mp, a.burstBudget(now), "the SACK's own transmission has its credit")
+		a.burstUsed(30 * mp)
+		assert.Zero(t, a.burstFreed, "without runs the credit ends with an empty flight")
+		set(a, 50*mp, 0)
+		a.burstUsed(30 * mp)
+		assert.Equal(t, 26*mp, a.burstFreed, "in flight it stays")
+	})
 }

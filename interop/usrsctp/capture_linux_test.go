@@ -130,9 +130,20 @@ type decoded struct {
 	unordered  [2]int            // DATA chunks with the U bit
 	ordered    [2]int            // ... without
 	expertErrs []string          // expert infos of severity warning or above
+	// largeGaps counts usrsctp's SACKs that Wireshark notes for gap-acking
+	// more than 100 TSNs (largeGapNote), not in expertErrs.
+	largeGaps int
 	results    map[string]int    // RE-CONFIG response results seen
 	causes     [2]map[string]int // ERROR/ABORT cause codes per sender
 }
+
+// largeGapNote is Wireshark's warning on a SACK that gap-acknowledges more
+// than 100 TSNs: an analysis of its content, not a malformation. usrsctp
+// sends such SACKs when the bulk cases overrun its UDP socket's default
+// receive buffer (the drops bulk logs) while many packets are in flight;
+// the suite's senders did so in 2 of 24 runs before and after the changes
+// of 2026-12-04, so it is counted and logged, not an error.
+const largeGapNote = "More than 100 TSNs were gap-acknowledged in this SACK."
 
 // decode runs tshark over path with UDP port usrsctpPort decoded as SCTP
 // over UDP (RFC 6951) and CRC32c verified (RFC 9260 §6.8).
@@ -200,6 +211,10 @@ func decode(t *testing.T, path string, usrsctpPort int) decoded {
 				m := ""
 				if i < len(msg) {
 					m = msg[i]
+				}
+				if m == largeGapNote && from == fromUsrsctp {
+					d.largeGaps++
+					continue
 				}
 				d.expertErrs = append(d.expertErrs, "frame "+f[0]+" from "+from.String()+": "+m)
 			}

@@ -570,6 +570,7 @@ func runSuite(t *testing.T, usrsctpClient bool) {
 		assert.Empty(t, d.badCRC, "bad CRC32c")
 		assert.Zero(t, d.unchecked, "packets whose CRC32c tshark did not verify")
 		assert.Empty(t, d.expertErrs, "expert warnings and errors")
+		t.Logf("usrsctp's SACKs gap-acknowledging more than 100 TSNs: %d", d.largeGaps)
 		for _, from := range []dir{fromUsrsctp, fromNative} {
 			assert.Zero(t, d.chunks[from][chunkError], "ERROR chunks from %v", from)
 			for _, c := range []int{chunkData, chunkSACK, chunkHeartbeat, chunkHeartbeatAck, chunkAbort, chunkShutdown} {
