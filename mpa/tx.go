@@ -273,8 +273,11 @@ func (c *Conn) dropBatch() {
 // batch is empty afterwards, also after an error.
 func (c *Conn) flushBatch() error {
 	b := &c.batch
-	pieces := b.bufs
-	err := c.writePieces(&pieces, b.wire)
+	// writePieces consumes the slice it is given: c.bufs, not a local
+	// whose address would escape (an allocation per flush).
+	c.bufs = b.bufs
+	err := c.writePieces(&c.bufs, b.wire)
+	c.bufs = nil
 	wire, segs, ulp := b.wire, b.segs, b.ulp
 	clear(b.bufs) // do not retain the caller's payloads
 	b.bufs, b.segs, b.wire, b.ulp = b.bufs[:0], 0, 0, 0
