@@ -26,8 +26,9 @@ func TestVector_RFC9260_AppendixB(t *testing.T) {
 	assert.Equal(t, crc32.Checksum(long, std), Checksum(long))
 }
 
-// Every length around the folding thresholds and the 64-octet steps,
-// every alignment, random initial CRCs: the same as hash/crc32.
+// Every short length, every length around the folding threshold and its
+// 16- and 64-octet steps, every alignment, random initial CRCs: the same
+// as hash/crc32.
 func TestMatchesHashCRC32(t *testing.T) {
 	t.Logf("folding with VPCLMULQDQ: %v", useFold)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -35,8 +36,11 @@ func TestMatchesHashCRC32(t *testing.T) {
 	for i := range buf {
 		buf[i] = byte(rng.Uint32())
 	}
-	lengths := []int{0, 1, 15, 16, 63, 64, 255, 256, 1000, 65476, 65507, 69999}
-	for n := foldMin - 70; n < foldMin+600; n++ {
+	lengths := []int{1000, 1444, 1472, 8972, 65476, 65507, 69999}
+	for n := 0; n < 48; n++ { // the CRC32 instruction's 8, 4 and 1 octet steps
+		lengths = append(lengths, n)
+	}
+	for n := foldMin - 70; n < foldMin+600; n++ { // every 16- and 64-octet step after a fold
 		lengths = append(lengths, n)
 	}
 	for _, n := range lengths {
@@ -148,7 +152,7 @@ func FuzzUpdate(f *testing.F) {
 
 // BenchmarkUpdate compares this package with hash/crc32 per size.
 func BenchmarkUpdate(b *testing.B) {
-	for _, n := range []int{256, 1024, 1452, 8192, 65476} {
+	for _, n := range []int{28, 256, 1024, 1452, 8192, 65476} {
 		p := make([]byte, n)
 		b.Run(fmt.Sprintf("crc32c/size=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(n))

@@ -1,7 +1,33 @@
 #include "textflag.h"
 
+// CRC_REST runs the CRC32 instruction over the CX octets at SI on the
+// register AX: 8 at a time, then 4, then one by one.
+#define CRC_REST \
+rest8: \
+	CMPQ CX, $8 \
+	JB   rest4 \
+	CRC32Q (SI), AX \
+	ADDQ $8, SI \
+	SUBQ $8, CX \
+	JMP  rest8 \
+rest4: \
+	CMPQ CX, $4 \
+	JB   rest1 \
+	CRC32L (SI), AX \
+	ADDQ $4, SI \
+	SUBQ $4, CX \
+rest1: \
+	TESTQ CX, CX \
+	JZ   restDone \
+	CRC32B (SI), AX \
+	INCQ SI \
+	DECQ CX \
+	JMP  rest1 \
+restDone:
+
 // func foldAVX512(crc uint32, p []byte, k *[6]uint64) uint32
 //
+// p is at least 256 octets long, of any length beyond.
 // Registers: SI data, CX octets left, DX constants.
 // Z0-Z3 are four accumulators of four 128-bit lanes each (256 octets);
 // a fold of lane A by the pair (K0, K1) is clmul(A.lo, K0) ^ clmul(A.hi, K1)
@@ -84,14 +110,43 @@ fold1:
 	VPCLMULQDQ $0x11, X10, X2, X5
 	VPXOR X4, X11, X11
 	VPXOR X5, X11, X11
-	// The CRC of the folded 16 octets from a zero register, inverted
-	// as hash/crc32.Update returns it.
+loop16:
+	// Whole 16-octet blocks left: one lane, folded as above.
+	CMPQ CX, $16
+	JB   tail
+	VPCLMULQDQ $0x00, X10, X11, X4
+	VPCLMULQDQ $0x11, X10, X11, X5
+	VMOVDQU (SI), X6
+	VPXOR X4, X6, X6
+	VPXOR X5, X6, X11
+	ADDQ $16, SI
+	SUBQ $16, CX
+	JMP  loop16
+
+tail:
+	// The CRC of the folded 16 octets from a zero register, then of the
+	// last 0-15 octets with the same register.
 	VMOVQ X11, R8
 	VPEXTRQ $1, X11, R9
 	XORL AX, AX
 	CRC32Q R8, AX
 	CRC32Q R9, AX
+	CRC_REST
 	NOTL AX
 	MOVL AX, ret+40(FP)
 	VZEROUPPER
+	RET
+
+// func shortSSE42(crc uint32, p []byte) uint32
+//
+// hash/crc32's result for a short p with the CRC32 instruction alone, 8
+// octets at a time: no alignment prologue, no three-way split.
+TEXT ·shortSSE42(SB), NOSPLIT, $0-36
+	MOVL crc+0(FP), AX
+	MOVQ p_base+8(FP), SI
+	MOVQ p_len+16(FP), CX
+	NOTL AX
+	CRC_REST
+	NOTL AX
+	MOVL AX, ret+32(FP)
 	RET
