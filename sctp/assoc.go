@@ -146,6 +146,9 @@ type tcb struct {
 	peerAdaptation        uint32
 	hasPeerAdaptation     bool
 	peerReconfig          bool // the peer supports RE-CONFIG (RFC 6525)
+	// zeroTx: packets to the peer go with a zero checksum (RFC 9653
+	// §5.2: Config.ZeroChecksum and the peer announced EDMID 1).
+	zeroTx bool
 }
 
 // handshakeState is what only the active side's start needs (RFC 9260
@@ -261,6 +264,9 @@ type Stats struct {
 	OutStreams, InStreams int
 	PeerAdaptation        uint32
 	HasPeerAdaptation     bool
+	// ZeroChecksum is set where packets to the peer go with a zero
+	// checksum (RFC 9653: Config.ZeroChecksum, and the peer announced it).
+	ZeroChecksum bool
 	// Packets and DATA chunks sent and received; Retransmits counts DATA
 	// chunks sent again (T3-rtx and Fast Retransmit), FastRetransmits the
 	// Fast Retransmit events, T3Expiries the T3-rtx expiries,
@@ -428,7 +434,7 @@ func (a *Association) Stats() Stats {
 	}
 	return Stats{Paths: paths, State: a.state,
 		OutStreams: a.tcb.outStreams, InStreams: a.tcb.inStreams,
-		PeerAdaptation: a.tcb.peerAdaptation, HasPeerAdaptation: a.tcb.hasPeerAdaptation,
+		PeerAdaptation: a.tcb.peerAdaptation, HasPeerAdaptation: a.tcb.hasPeerAdaptation, ZeroChecksum: a.tcb.zeroTx,
 		PacketsSent: c.packetsSent, PacketsReceived: c.packetsRecv,
 		DataChunksSent: c.dataSent, DataChunksReceived: c.dataRecv,
 		Retransmits: c.retransmits, FastRetransmits: c.fastRetrans, T3Expiries: c.t3Expiries, LostRetransmits: c.lostRetrans,
@@ -529,7 +535,7 @@ func (a *Association) portUnreachable(err error) {
 // association's tag. mu is held.
 func (a *Association) sendChunks(b []byte) {
 	p := append(append(a.io.pkt[:0], a.io.hdr[:]...), b...)
-	wire.SetChecksum(p)
+	a.seal(p)
 	a.sendPacket(p)
 }
 

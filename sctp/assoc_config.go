@@ -129,6 +129,14 @@ type Config struct {
 	// §5.1, §11.1). The active side reports the peer's indication
 	// (Stats.PeerAdaptation) and leaves the decision to its caller.
 	AllowMissingAdaptation bool
+	// ZeroChecksum is for an association inside a DTLS connection
+	// (DialConn, AcceptConn; RFC 8261): it announces Zero Checksum
+	// Acceptable (RFC 9653 §4, EDMID 1), takes packets with a zero
+	// checksum, and sends a zero checksum to a peer that announced the
+	// same, except on packets with an INIT or COOKIE ECHO (§5.2). The
+	// records' integrity check stands in for the CRC32c. Never set it
+	// over plain UDP: nothing would check the packets.
+	ZeroChecksum bool
 
 	// CongestionControl is the window's algorithm in congestion
 	// avoidance and on loss: "rfc9260" (the default: slow start,
@@ -186,6 +194,16 @@ type Config struct {
 	// HEARTBEAT unanswered. Zero means 30 s, negative
 	// never (then only Association.Max.Retrans and T5 end them).
 	StallTimeout time.Duration
+}
+
+// overUDP checks a configuration for an association over plain UDP
+// (Dial, Listen): no zero checksum there, where nothing else checks the
+// packets (RFC 9653 §5.1).
+func overUDP(c *Config) error {
+	if c != nil && c.ZeroChecksum {
+		return fmt.Errorf("%w: ZeroChecksum over plain UDP (it is for DialConn and AcceptConn inside DTLS, RFC 9653)", ErrConfig)
+	}
+	return nil
 }
 
 // validate reports a setting out of range (wrapping ErrConfig).

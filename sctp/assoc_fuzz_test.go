@@ -25,7 +25,7 @@ func fuzzAssociation(t testing.TB) *Association {
 	a.tcb.localPort, a.tcb.peerPort = defaultPort, defaultPort
 	a.tcb.localTag, a.tcb.localInitialTSN = fuzzLocalTag, 1000
 	a.mu.Lock()
-	a.adoptPeer(fuzzPeerTag, fuzzPeerTSN, 1<<20, 16, 16, wire.AdaptationDDP, true, true)
+	a.adoptPeer(fuzzPeerTag, fuzzPeerTSN, 1<<20, 16, 16, wire.AdaptationDDP, true, true, false)
 	a.establish(time.Now())
 	a.mu.Unlock()
 	a.Start(func(uint16, uint32, []byte) {}, func(error) {})

@@ -36,6 +36,9 @@ func (a *Association) ourInit(ack bool) wire.Init {
 	if !a.cfg.NoAdaptation {
 		in.Params.Adaptation, in.Params.HasAdaptation = a.cfg.Adaptation, true
 	}
+	if a.cfg.ZeroChecksum {
+		in.Params.ZeroChecksumEDMID = wire.EDMIDDTLS // RFC 9653 §4
+	}
 	if a.mh != nil && len(a.mh.locals) > 1 {
 		in.Params.NumAddrs = copy(in.Params.Addrs[:], a.mh.locals) // §5.1.2, multihomed
 	}
@@ -91,7 +94,8 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 		return
 	}
 	a.adoptPeer(in.InitiateTag, in.InitialTSN, in.ARwnd, int(in.OutboundStreams), int(in.InboundStreams),
-		in.Params.Adaptation, in.Params.HasAdaptation, in.Params.HasExtension(wire.ChunkReconfig))
+		in.Params.Adaptation, in.Params.HasAdaptation, in.Params.HasExtension(wire.ChunkReconfig),
+		in.Params.ZeroChecksumEDMID == wire.EDMIDDTLS)
 	a.hs.cookie = append(a.hs.cookie[:0], in.Params.StateCookie...)
 	if a.mh != nil {
 		a.mhAddPeers(&in.Params, now)
@@ -110,11 +114,13 @@ func (a *Association) handleInitAck(c wire.Chunk, now time.Time) {
 	}
 }
 
-// adoptPeer records the peer's INIT or INIT ACK and builds the TCB.
-func (a *Association) adoptPeer(tag, initialTSN, arwnd uint32, peerOS, peerMIS int, adaptation uint32, hasAdaptation, reconfig bool) {
+// adoptPeer records the peer's INIT or INIT ACK and builds the TCB;
+// zero is whether the peer announced Zero Checksum Acceptable for DTLS.
+func (a *Association) adoptPeer(tag, initialTSN, arwnd uint32, peerOS, peerMIS int, adaptation uint32, hasAdaptation, reconfig, zero bool) {
 	a.tcb.peerTag = tag
 	a.tcb.peerAdaptation, a.tcb.hasPeerAdaptation = adaptation, hasAdaptation
 	a.tcb.peerReconfig = reconfig
+	a.tcb.zeroTx = zero && a.cfg.ZeroChecksum
 	a.initTCB(initialTSN, arwnd, min(a.cfg.Streams, peerMIS), min(a.cfg.Streams, peerOS))
 }
 
@@ -137,7 +143,7 @@ func (a *Association) cookieEchoStarting(c wire.Chunk, now time.Time) {
 	}
 	if a.oq == nil || ck.PeerVerificationTag != a.tcb.peerTag {
 		a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
-			ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
+			ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig, ck.PeerZeroChecksum)
 	}
 	a.ctrl = wire.CookieAck{}.Append(a.ctrl)
 	a.establish(now) // stops T1
@@ -214,8 +220,8 @@ func (a *Association) sendInitAck(in *wire.Init, tag, tsn, localTie, peerTie uin
 		OutboundStreams: min(in.InboundStreams, uint16(a.cfg.Streams)), InboundStreams: min(in.OutboundStreams, uint16(a.cfg.Streams)),
 		LocalPort: a.tcb.localPort, PeerPort: a.tcb.peerPort, PeerAddr: a.primaryPath().addr,
 		PeerAdaptation: in.Params.Adaptation, HasPeerAdaptation: in.Params.HasAdaptation,
-		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig),
-		LocalTieTag:  localTie, PeerTieTag: peerTie}
+		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig), PeerZeroChecksum: in.Params.ZeroChecksumEDMID == wire.EDMIDDTLS,
+		LocalTieTag: localTie, PeerTieTag: peerTie}
 	ack := a.ourInit(true)
 	ack.InitiateTag, ack.InitialTSN = tag, tsn
 	ack.Params.StateCookie = a.signer.Sign(nil, &ck)

@@ -17,7 +17,7 @@ import (
 // belongs to the association (queued for delivery). A packet with a bad
 // checksum or a foreign Verification Tag is dropped (RFC 9260 §6.8, §8.5).
 func (a *Association) receive(b []byte, bp *[]byte) bool {
-	if !wire.ChecksumOK(b) {
+	if !a.checksumOK(b) {
 		return false
 	}
 	now := time.Now()
@@ -27,6 +27,13 @@ func (a *Association) receive(b []byte, bp *[]byte) bool {
 	kept := a.receiveLocked(b, bp, now)
 	a.mu.Unlock()
 	return kept
+}
+
+// checksumOK reports whether packet b passes RFC 9260 §6.8's check: its
+// CRC32c, or a zero checksum where the association announced RFC 9653's
+// Zero Checksum Acceptable (§5.3: either is taken).
+func (a *Association) checksumOK(b []byte) bool {
+	return wire.ChecksumOK(b) || a.cfg.ZeroChecksum && wire.ZeroChecksumOK(b)
 }
 
 // setRxPacket records the buffer of the packet about to be received
@@ -51,7 +58,7 @@ func (a *Association) receiveSegments(b []byte, bp *[]byte, seg int, flush bool)
 	// any beyond are checked in the loop).
 	var bad uint64
 	for i, off := 0, 0; off < len(b) && i < 64; i, off = i+1, off+seg {
-		if !wire.ChecksumOK(b[off:min(off+seg, len(b))]) {
+		if !a.checksumOK(b[off:min(off+seg, len(b))]) {
 			bad |= 1 << i
 		}
 	}
@@ -64,7 +71,7 @@ func (a *Association) receiveSegments(b []byte, bp *[]byte, seg int, flush bool)
 	a.rxPktCharged = false
 	for i, off := 0, 0; off < len(b); i, off = i+1, off+seg {
 		p := b[off:min(off+seg, len(b))]
-		if (i < 64 && bad&(1<<i) != 0) || (i >= 64 && !wire.ChecksumOK(p)) {
+		if (i < 64 && bad&(1<<i) != 0) || (i >= 64 && !a.checksumOK(p)) {
 			continue
 		}
 		a.receiveLocked(p, bp, now)
@@ -498,7 +505,7 @@ func (a *Association) handleHeartbeat(c wire.Chunk) {
 		// size in both directions (pmtu.AppendProbePacket), so it is
 		// sent with DF set whatever its size.
 		p := ack.Append(append(a.io.pkt[:0], a.io.hdr[:]...))
-		wire.SetChecksum(p)
+		a.seal(p)
 		a.stats.packetsSent++
 		if a.cfg.Tap != nil {
 			a.tap(true, a.primaryPath().addr, p)

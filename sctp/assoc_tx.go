@@ -117,11 +117,12 @@ func (a *Association) writeMsg(more bool, sid uint16, ppid uint32, parts [][]byt
 	} else {
 		a.sndBuffered += size
 	}
+	withCRC := !a.tcb.zeroTx
 	a.mu.Unlock()
 
 	// Marshal the chunks outside the lock.
 	pooled := chunkSlices.Get().(*[]txChunk)
-	chunks := appendChunks(slices.Grow((*pooled)[:0], nfrag), sid, ppid, parts, cut)
+	chunks := appendChunks(slices.Grow((*pooled)[:0], nfrag), sid, ppid, parts, cut, withCRC)
 	err := a.queue(sid, chunks, size, more, granted)
 	if cap(chunks) <= maxPooledFrags {
 		clear(chunks) // queue copied them; their buffers are not ours
@@ -177,7 +178,7 @@ func (c fragCut) size(f int) int {
 // concatenation of parts, in the fragments of cut: DATA header (TSN
 // later), user data, padding, each in a pooled buffer with room for the
 // common header before it.
-func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, cut fragCut) []txChunk {
+func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, cut fragCut, withCRC bool) []txChunk {
 	nfrag := cut.n
 	pi, po := 0, 0 // position in parts
 	for f := 0; f < nfrag; f++ {
@@ -189,7 +190,7 @@ func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, cut fr
 		// its data block by block as it is copied, each block still in
 		// the first-level cache, rather than in a second pass over the
 		// whole packet.
-		crc, withCRC := uint32(0), n >= directChunk
+		crc, withCRC := uint32(0), withCRC && n >= directChunk
 		for need := n; need > 0; {
 			p := parts[pi][po:]
 			k := min(len(p), need)
@@ -449,7 +450,7 @@ func (a *Association) transmit(now time.Time) {
 		dst.cwndLimited = limited
 	}
 	if len(p) > wire.HeaderLen {
-		wire.SetChecksum(p)
+		a.seal(p)
 		a.sendPacket(p)
 	}
 	a.io.pkt = p[:wire.HeaderLen]
@@ -628,23 +629,34 @@ func (a *Association) immediateSACKs() bool {
 // own buffer. It returns the packet being built. mu is held.
 func (a *Association) addChunk(p []byte, c *txChunk) []byte {
 	if len(p)+c.n > a.maxPacket && len(p) > wire.HeaderLen {
-		wire.SetChecksum(p)
+		a.seal(p)
 		a.sendPacket(p)
 		p = p[:wire.HeaderLen]
 	}
 	if len(p) == wire.HeaderLen && c.n >= directChunk {
 		b := (*c.buf)[:wire.HeaderLen+c.n]
 		copy(b, a.io.hdr[:])
-		if c.hasCRC {
+		if c.hasCRC && !a.tcb.zeroTx {
 			const head = wire.HeaderLen + wire.DataHeaderLen
 			a.setChecksumTail(b, head, c.crc)
 		} else {
-			wire.SetChecksum(b)
+			a.seal(b)
 		}
 		a.sendPacketFrom(b, true)
 		return p
 	}
 	return append(p, c.chunk()...)
+}
+
+// seal sets the Checksum field of a packet of this association with the
+// peer's tag: zero to a peer that accepts it (RFC 9653 §5.2), except on a
+// packet that starts with a COOKIE ECHO, otherwise the CRC32c. mu is held.
+func (a *Association) seal(p []byte) {
+	if a.tcb.zeroTx && !wire.ChecksumRequired(p) {
+		wire.SetZeroChecksum(p)
+		return
+	}
+	wire.SetChecksum(p)
 }
 
 // setChecksumTail completes the checksum of a packet of one DATA chunk

@@ -38,6 +38,9 @@ func transientReadError(err error) bool {
 // COOKIE ECHO, COOKIE ACK). It fails with ctx's error, or with an error
 // wrapping ErrHandshake or ErrAborted. cfg may be nil.
 func Dial(ctx context.Context, network, address string, cfg *Config) (*Association, error) {
+	if err := overUDP(cfg); err != nil {
+		return nil, err
+	}
 	if multiHosts(address) || cfg != nil && multiHosts(cfg.LocalAddr) {
 		return dialMulti(ctx, network, address, cfg)
 	}
@@ -240,7 +243,7 @@ func newResponderFor(c Config, addrs []netip.Addr) *handshake.Responder {
 	}
 	return handshake.NewResponder(handshake.ResponderConfig{ARwnd: uint32(c.ReceiveBuffer), OutboundStreams: uint16(c.Streams),
 		InboundStreams: uint16(c.Streams), Extensions: ourExtensions, Adaptation: ad, NoAdaptation: c.NoAdaptation,
-		AllowMissingAdaptation: c.AllowMissingAdaptation, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan,
+		AllowMissingAdaptation: c.AllowMissingAdaptation, ZeroChecksum: c.ZeroChecksum, InitAckRate: c.InitAckRate, CookieLifespan: c.CookieLifespan,
 		Addrs: listedAddrs(addrs)})
 }
 
@@ -255,7 +258,7 @@ func (a *Association) adoptCookie(ck *handshake.Cookie, rest []byte, bp *[]byte)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.adoptPeer(ck.PeerVerificationTag, ck.PeerInitialTSN, ck.PeerARwnd, int(ck.InboundStreams), int(ck.OutboundStreams),
-		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig)
+		ck.PeerAdaptation, ck.HasPeerAdaptation, ck.PeerReconfig, ck.PeerZeroChecksum)
 	if a.mh != nil {
 		a.mhAddListed(ck.Listed(), now) // §5.1.2: the INIT's addresses, carried in the cookie
 	}

@@ -113,6 +113,9 @@ func Listen(network, address string, cfg *Config) (*Listener, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	if err := overUDP(&c); err != nil {
+		return nil, err
+	}
 	if multiHosts(address) {
 		c = c.multihomed()
 	}

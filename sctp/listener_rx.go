@@ -267,7 +267,7 @@ func (l *Listener) rebind(m *member, b []byte, seg int, from netip.AddrPort) boo
 	if seg > 0 {
 		p = b[:min(seg, len(b))]
 	}
-	if len(p) < wire.HeaderLen+4 || binary.BigEndian.Uint32(p[4:8]) != m.tag || !wire.ChecksumOK(p) {
+	if len(p) < wire.HeaderLen+4 || binary.BigEndian.Uint32(p[4:8]) != m.tag || !m.a.checksumOK(p) {
 		return false
 	}
 	l.mu.Lock()

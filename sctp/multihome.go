@@ -639,7 +639,7 @@ func (a *Association) mhNoteFrom(from netip.AddrPort, to netip.Addr, p []byte) (
 		return false
 	}
 	if id, ok := a.mh.pm.LookupHost(from.Addr()); ok {
-		if len(p) < wire.HeaderLen+4 || binary.BigEndian.Uint32(p[4:8]) != a.tcb.localTag || a.tcb.localTag == 0 || !wire.ChecksumOK(p) {
+		if len(p) < wire.HeaderLen+4 || binary.BigEndian.Uint32(p[4:8]) != a.tcb.localTag || a.tcb.localTag == 0 || !a.checksumOK(p) {
 			return false
 		}
 		old := a.mh.pm.Info(id).Addr
@@ -714,7 +714,7 @@ func (a *Association) mhHeartbeat(now time.Time) {
 		binary.BigEndian.PutUint64(info[8:], uint64(now.UnixNano()))
 		info[16] = byte(id)
 		p := (&wire.Heartbeat{Info: info[:]}).Append(append(mh.hb[:0], a.io.hdr[:]...))
-		wire.SetChecksum(p)
+		a.seal(p)
 		mh.hb = p
 		pm.Probe(id, nonce, now)
 		a.stats.heartbeats++
@@ -757,7 +757,7 @@ func (a *Association) mhHeartbeatAck(c wire.Chunk, now time.Time) {
 // mhHeartbeatReply answers a HEARTBEAT at once, to its source. mu is held.
 func (a *Association) mhHeartbeatReply(ack *wire.Heartbeat) {
 	p := ack.Append(append(a.mh.hb[:0], a.io.hdr[:]...))
-	wire.SetChecksum(p)
+	a.seal(p)
 	a.mh.hb = p
 	a.mhSendAlone(p, a.mh.from, time.Now())
 }

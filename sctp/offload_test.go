@@ -482,7 +482,7 @@ func reserveGranted(t *testing.T, a *Association, n int, msg []byte) [][]txChunk
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i := range out {
-		out[i] = appendChunks(nil, uint16(i), 16, [][]byte{msg}, newFragCut(len(msg), a.MaxMessage()))
+		out[i] = appendChunks(nil, uint16(i), 16, [][]byte{msg}, newFragCut(len(msg), a.MaxMessage()), true)
 		for _, c := range out[i] {
 			a.sndBuffered += cap(*c.buf)
 		}

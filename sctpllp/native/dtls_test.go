@@ -39,6 +39,41 @@ func TestNativeDTLSTransportConformance(t *testing.T) {
 	})
 }
 
+// TestNativeDTLS_ZeroChecksum_RFC9653_5_4: inside DTLS both ends announce
+// Zero Checksum Acceptable for SCTP over DTLS, so each sends its packets
+// with a zero checksum (the records' AEAD checks them), and messages of
+// one packet and of many arrive.
+func TestNativeDTLS_ZeroChecksum_RFC9653_5_4(t *testing.T) {
+	scfg, ccfg := dtlsPair(t)
+	ln, err := listenDTLS("127.0.0.1:0", Config{}, scfg)
+	require.NoError(t, err)
+	defer ln.Close()
+	cl, sv := establish(t, ln.Addr().String(), func(ctx context.Context) (backend.Transport, error) { return ln.Accept(ctx) },
+		func(ctx context.Context, addr string) (backend.Transport, error) {
+			return dialDTLS(ctx, addr, Config{}, ccfg)
+		})
+	defer func() { _ = cl.Abort(); _ = sv.Abort() }()
+	for _, tr := range []backend.Transport{cl, sv} {
+		assert.True(t, tr.(*transport).a.Stats().ZeroChecksum, "zero checksums inside DTLS")
+	}
+	got := make(chan []byte, 2)
+	sv.Start(func(_ uint16, _ uint32, b []byte) { got <- append([]byte(nil), b...) }, func(error) {})
+	cl.Start(func(uint16, uint32, []byte) {}, func(error) {})
+	long := make([]byte, 64<<10)
+	for i := range long {
+		long[i] = byte(i * 7)
+	}
+	for _, m := range [][]byte{[]byte("one packet"), long} {
+		require.NoError(t, cl.WriteMsg(1, backend.PPIDSegment, m))
+		select {
+		case b := <-got:
+			require.Equal(t, m, b)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the message did not arrive")
+		}
+	}
+}
+
 // TestNativeDTLS_PSK: a pre-shared key works in place of certificates, and
 // a wrong key gets no association.
 func TestNativeDTLS_PSK(t *testing.T) {

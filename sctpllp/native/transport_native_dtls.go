@@ -70,10 +70,13 @@ const (
 	dtlsDefaultBacklog = 128
 )
 
-// dtlsConfig is cfg for SCTP over DTLS: packets fit one DTLS record, and
-// the record's overhead comes out of the path MTU.
+// dtlsConfig is cfg for SCTP over DTLS: packets fit one DTLS record, the
+// record's overhead comes out of the path MTU, and the CRC32c, which the
+// record's AEAD makes redundant, is left out where the peer agrees
+// (RFC 9653 §5.4: Zero Checksum Acceptable with EDMID 1).
 func dtlsConfig(cfg Config, raddr net.Addr) Config {
 	cfg = forDDP(cfg)
+	cfg.ZeroChecksum = true
 	mtu := cfg.MTU
 	if mtu <= 0 {
 		mtu = dtlsDefaultMTU

@@ -62,12 +62,13 @@ const (
 	ckListed       = 76 // 16 each: the INIT's listed addresses, as ckAddr
 	cookieFixedLen = 76
 	cookieAddrLen  = 16
-	cookieFlagAll  = cookieFlagAdaptation | cookieFlagReconfig | cookieFlagAddr | cookieFlagAddr4
+	cookieFlagAll  = cookieFlagAdaptation | cookieFlagReconfig | cookieFlagAddr | cookieFlagAddr4 | cookieFlagZeroChecksum
 
-	cookieFlagAdaptation = 1 << 0 // PeerAdaptation present
-	cookieFlagReconfig   = 1 << 1 // PeerReconfig
-	cookieFlagAddr       = 1 << 2 // PeerAddr set
-	cookieFlagAddr4      = 1 << 3 // PeerAddr is IPv4
+	cookieFlagAdaptation   = 1 << 0 // PeerAdaptation present
+	cookieFlagReconfig     = 1 << 1 // PeerReconfig
+	cookieFlagAddr         = 1 << 2 // PeerAddr set
+	cookieFlagAddr4        = 1 << 3 // PeerAddr is IPv4
+	cookieFlagZeroChecksum = 1 << 4 // PeerZeroChecksum
 )
 
 // Errors of CookieSigner.Verify.
@@ -163,6 +164,9 @@ type Cookie struct {
 	// PeerReconfig reports that the peer's INIT listed RE-CONFIG in its
 	// Supported Extensions (RFC 6525).
 	PeerReconfig bool
+	// PeerZeroChecksum reports that the peer's INIT announced Zero
+	// Checksum Acceptable for SCTP over DTLS (RFC 9653 §4, EDMID 1).
+	PeerZeroChecksum bool
 
 	// LocalTieTag and PeerTieTag are the Tie-Tags of RFC 9260 §5.2.2: when
 	// an INIT arrives for an existing association they hold our and the
@@ -196,6 +200,9 @@ func (c *Cookie) encodeBody(b []byte) {
 	}
 	if c.PeerReconfig {
 		flags |= cookieFlagReconfig
+	}
+	if c.PeerZeroChecksum {
+		flags |= cookieFlagZeroChecksum
 	}
 	addr := c.PeerAddr.Addr()
 	if addr.IsValid() {
@@ -263,6 +270,7 @@ func DecodeCookie(b []byte) (Cookie, error) {
 		PeerAdaptation:       be.Uint32(b[ckAdaptation:]),
 		HasPeerAdaptation:    flags&cookieFlagAdaptation != 0,
 		PeerReconfig:         flags&cookieFlagReconfig != 0,
+		PeerZeroChecksum:     flags&cookieFlagZeroChecksum != 0,
 		LocalTieTag:          be.Uint32(b[ckLocalTie:]),
 		PeerTieTag:           be.Uint32(b[ckPeerTie:]),
 	}

@@ -79,6 +79,7 @@ func TestCookieRoundTrip_RFC9260_5_1_3(t *testing.T) {
 		"unbound":               func(c *Cookie) { c.PeerAddr = netip.AddrPort{} },
 		"no adaptation":         func(c *Cookie) { c.HasPeerAdaptation, c.PeerAdaptation = false, 0 },
 		"no RE-CONFIG":          func(c *Cookie) { c.PeerReconfig = false },
+		"zero checksum":         func(c *Cookie) { c.PeerZeroChecksum = true }, // RFC 9653 §4
 		"no tie-tags":           func(c *Cookie) { c.LocalTieTag, c.PeerTieTag = 0, 0 },
 		"preservative lifespan": func(c *Cookie) { c.Lifespan = 90 * time.Second },
 		"listed addresses": func(c *Cookie) {
@@ -211,7 +212,7 @@ func TestCookieMalformedBodyUnderValidMAC(t *testing.T) {
 	s := NewCookieSigner(0, clk.Now)
 	cases := map[string]func(b []byte){
 		"unknown version":              func(b []byte) { b[ckVersion] = 2 },
-		"unknown flag":                 func(b []byte) { b[ckFlags] |= 0x10 },
+		"unknown flag":                 func(b []byte) { b[ckFlags] |= 0x20 },
 		"adaptation value, no flag":    func(b []byte) { b[ckFlags] &^= cookieFlagAdaptation },
 		"IPv4 flag without address":    func(b []byte) { b[ckFlags] &^= cookieFlagAddr },
 		"IPv4 flag, IPv6 address":      func(b []byte) { b[ckAddr] = 0x20 },

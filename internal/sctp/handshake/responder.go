@@ -47,6 +47,10 @@ type ResponderConfig struct {
 	Adaptation uint32
 	// NoAdaptation sends no Adaptation Layer Indication at all.
 	NoAdaptation bool
+	// ZeroChecksum announces Zero Checksum Acceptable for SCTP over DTLS
+	// in the INIT ACK (RFC 9653 §4, wire.EDMIDDTLS): only where the
+	// packets travel inside DTLS records.
+	ZeroChecksum bool
 	// AllowMissingAdaptation accepts an INIT without the DDP indication;
 	// otherwise such an INIT gets an ABORT (RFC 5043 §5.1, §11.1).
 	AllowMissingAdaptation bool
@@ -275,7 +279,8 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 		InboundStreams:  min(in.OutboundStreams, h.cfg.InboundStreams),
 		LocalPort:       hdr.DstPort, PeerPort: hdr.SrcPort, PeerAddr: from,
 		PeerAdaptation: in.Params.Adaptation, HasPeerAdaptation: in.Params.HasAdaptation,
-		PeerReconfig: in.Params.HasExtension(wire.ChunkReconfig),
+		PeerReconfig:     in.Params.HasExtension(wire.ChunkReconfig),
+		PeerZeroChecksum: in.Params.ZeroChecksumEDMID == wire.EDMIDDTLS,
 	}
 	// §5.1.2, §5.4: the INIT's addresses travel in the cookie, to become
 	// the association's unconfirmed paths.
@@ -288,6 +293,9 @@ func (h *Responder) init(hdr wire.Header, c wire.Chunk, alone bool, from netip.A
 	ack.Params.Extensions = h.cfg.Extensions
 	ack.Params.ForwardTSN = h.cfg.ForwardTSN
 	ack.Params.Adaptation, ack.Params.HasAdaptation = h.cfg.Adaptation, !h.cfg.NoAdaptation
+	if h.cfg.ZeroChecksum {
+		ack.Params.ZeroChecksumEDMID = wire.EDMIDDTLS
+	}
 	if in.Params.Report {
 		ack.Params.EchoUnrecognized = in.Params.Raw
 	}

@@ -96,3 +96,34 @@ func SetChecksumTailShift(pkt []byte, head int, tailCRC uint32, s *TailShift) {
 	c := s.apply(crc32c.Update(0, pkt[:head])) ^ tailCRC
 	binary.LittleEndian.PutUint32(pkt[8:], c)
 }
+
+// ZeroChecksumOK reports whether a receiver that announced Zero Checksum
+// Acceptable (RFC 9653 §5.3) takes pkt without a CRC32c: its Checksum
+// field is zero and it is not one that always carries the CRC32c
+// (ChecksumRequired). A packet with a non-zero checksum is checked as
+// ever (ChecksumOK).
+func ZeroChecksumOK(pkt []byte) bool {
+	return len(pkt) >= HeaderLen+ChunkHeaderLen && binary.LittleEndian.Uint32(pkt[8:]) == 0 && !ChecksumRequired(pkt)
+}
+
+// ChecksumRequired reports whether pkt carries the CRC32c even between
+// ends that accept a zero checksum: a packet that starts with an INIT or
+// a COOKIE ECHO (RFC 9653 §5.2; an INIT is alone in its packet and a
+// COOKIE ECHO comes first, RFC 9260 §6.10). A packet without a chunk
+// counts as one.
+func ChecksumRequired(pkt []byte) bool {
+	if len(pkt) < HeaderLen+ChunkHeaderLen {
+		return true
+	}
+	t := ChunkType(pkt[HeaderLen])
+	return t == ChunkInit || t == ChunkCookieEcho
+}
+
+// SetZeroChecksum clears the Checksum field, for a packet to a peer that
+// accepts a zero checksum (RFC 9653 §5.2) that ChecksumRequired does not
+// hold for.
+func SetZeroChecksum(pkt []byte) {
+	if len(pkt) >= HeaderLen {
+		clear(pkt[8:HeaderLen])
+	}
+}

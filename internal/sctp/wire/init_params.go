@@ -20,6 +20,11 @@ const (
 	AddrTypeHostName AddrTypes = 1 << 2 // Host Name Address (11), deprecated
 )
 
+// EDMIDDTLS is the Error Detection Method Identifier of SCTP over DTLS
+// (RFC 9653 §5.4, RFC 8261) in a Zero Checksum Acceptable parameter: the
+// DTLS records' integrity check stands in for the CRC32c.
+const EDMIDDTLS uint32 = 1
+
 // AdaptationDDP is the Adaptation Code Point of DDP in the Adaptation
 // Layer Indication parameter (RFC 5043 §5.1, §11.1).
 const AdaptationDDP uint32 = 1
@@ -78,6 +83,11 @@ type InitParams struct {
 	// §5.1: AdaptationDDP in both INIT and INIT ACK of a DDP association.
 	Adaptation    uint32
 	HasAdaptation bool
+	// ZeroChecksumEDMID is the Error Detection Method Identifier of a Zero
+	// Checksum Acceptable parameter (RFC 9653 §4), 0 if absent: its sender
+	// accepts packets whose checksum is zero, the method named standing in
+	// for the CRC32c (EDMIDDTLS). 0 is reserved and never sent.
+	ZeroChecksumEDMID uint32
 
 	// What parsing found, not written by Append:
 
@@ -103,7 +113,7 @@ func recognizedInitParam(t ParamType) bool {
 	switch t {
 	case ParamIPv4Address, ParamIPv6Address, ParamStateCookie, ParamUnrecognized,
 		ParamCookiePreservative, ParamHostNameAddress, ParamSupportedAddrTypes,
-		ParamForwardTSNSupported, ParamSupportedExtensions, ParamAdaptationLayer:
+		ParamForwardTSNSupported, ParamSupportedExtensions, ParamAdaptationLayer, ParamZeroChecksum:
 		return true
 	}
 	return false
@@ -177,6 +187,11 @@ func (p *InitParams) decodeOne(q Param) error {
 			return ErrParamLength
 		}
 		p.Adaptation, p.HasAdaptation = binary.BigEndian.Uint32(v), true
+	case ParamZeroChecksum:
+		if len(v) != 4 {
+			return ErrParamLength
+		}
+		p.ZeroChecksumEDMID = binary.BigEndian.Uint32(v)
 	default:
 		p.Unrecognized++
 		a := q.Type.Action()
@@ -251,6 +266,9 @@ func (p *InitParams) len() int {
 	if p.HasAdaptation {
 		n += tlvLen(4)
 	}
+	if p.ZeroChecksumEDMID != 0 {
+		n += tlvLen(4)
+	}
 	return n
 }
 
@@ -299,6 +317,9 @@ func (p *InitParams) append(b []byte) []byte {
 	}
 	if p.HasAdaptation {
 		b = binary.BigEndian.AppendUint32(appendTLVHeader(b, uint16(ParamAdaptationLayer), 4), p.Adaptation)
+	}
+	if p.ZeroChecksumEDMID != 0 {
+		b = binary.BigEndian.AppendUint32(appendTLVHeader(b, uint16(ParamZeroChecksum), 4), p.ZeroChecksumEDMID)
 	}
 	return b
 }

@@ -28,7 +28,7 @@ const (
 	ParamAddOutgoingStreams  ParamType = 17     // RFC 6525 §4.5
 	ParamAddIncomingStreams  ParamType = 18     // RFC 6525 §4.6
 	ParamECNCapable          ParamType = 0x8000 // RFC 9260 Appendix A (not decoded)
-	ParamZeroChecksum        ParamType = 0x8001 // RFC 9653 (not decoded)
+	ParamZeroChecksum        ParamType = 0x8001 // RFC 9653 §4: Zero Checksum Acceptable
 	ParamRandom              ParamType = 0x8002 // RFC 4895 (not decoded)
 	ParamChunkList           ParamType = 0x8003 // RFC 4895 (not decoded)
 	ParamRequestedHMACAlgo   ParamType = 0x8004 // RFC 4895 (not decoded)
