@@ -86,19 +86,26 @@ func runCLI(args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// TestServeBenchEveryTest runs serve and bench in-process over sctp-pion
-// and mpa for every test, in bandwidth and latency mode, with tiny sizes.
+// TestServeBenchEveryTest runs serve and bench in-process over each SCTP
+// LLP and mpa, a subtest each, for every test, in bandwidth and latency
+// mode, with tiny sizes. A failed bench prints the server's log too.
 func TestServeBenchEveryTest(t *testing.T) {
 	for _, llp := range []string{"sctp-pion", "sctp-native", "mpa"} {
-		addr, stop := serve(t, "--llp", llp)
-		code, out, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "512,2K", "--iters", "20",
-			"--streams", "2", "-l", "3", "--json", "all")
-		require.Equal(t, 0, code, errOut)
-		code2, out2, errOut2 := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "64", "--iters", "20", "--lat",
-			"--inline", "64", "--json", "--test", "write,read,send,fetchadd,cmpswap,write-imm")
-		require.Equal(t, 0, code2, errOut2)
-		checkBenchJSON(t, out+out2, llp, 2, 20)
-		assert.Contains(t, stop(), "stopped after")
+		t.Run(llp, func(t *testing.T) {
+			addr, stop := serve(t, "--llp", llp)
+			code, out, errOut := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "512,2K", "--iters", "20",
+				"--streams", "2", "-l", "3", "--json", "all")
+			if !assert.Equal(t, 0, code, errOut) {
+				t.Fatalf("the server's log:\n%s", stop())
+			}
+			code2, out2, errOut2 := runCLI("bench", "--llp", llp, "--connect", addr, "--size", "64", "--iters", "20", "--lat",
+				"--inline", "64", "--json", "--test", "write,read,send,fetchadd,cmpswap,write-imm")
+			if !assert.Equal(t, 0, code2, errOut2) {
+				t.Fatalf("the server's log:\n%s", stop())
+			}
+			checkBenchJSON(t, out+out2, llp, 2, 20)
+			assert.Contains(t, stop(), "stopped after")
+		})
 	}
 }
 
