@@ -351,6 +351,16 @@ func (o Options) traceEnd(ep *rdmap.Endpoint) {
 // RST), without waiting for the peer.
 func (c *Client) Abort() { c.abort() }
 
+// AssocStats returns the counters of the client's SCTP association (its
+// SCTP stack's retransmissions, round trip and paths among them); ok is
+// false over MPA, which has none.
+func (c *Client) AssocStats() (s sctpllp.AssocStats, ok bool) {
+	if c.assoc == nil {
+		return s, false
+	}
+	return c.assoc.Stats(), true
+}
+
 func (c *Client) abort() {
 	for _, ep := range c.Endpoints {
 		_ = ep.Abort()

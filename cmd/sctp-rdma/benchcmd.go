@@ -54,7 +54,7 @@ func (f *clientFlags) register(fs *flag.FlagSet, defSize string) {
 	fs.Uint64Var(&f.iters, "iters", 0, "operations per stream (default 1000 unless --duration is given)")
 	fs.Var(durationFlag{&f.duration}, "duration", "run each size for this long instead of --iters: seconds (1, 0.5) or a Go duration (500ms, 2s)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "connection set-up time limit")
-	fs.DurationVar(&f.stall, "stall", 0, "end the run when no operation completes for this long (the peer is frozen or gone); negative: never (default 3s, 8s for sctp-pion)")
+	fs.DurationVar(&f.stall, "stall", 0, "end the run when no operation completes for this long (the peer is frozen or gone); negative: never (default 8s over SCTP, 3s over mpa)")
 	fs.BoolVar(&f.json, "json", false, "print results as JSON (one object per line) instead of a table")
 }
 
@@ -148,23 +148,13 @@ func (f *clientFlags) config() (bench.Config, []int, error) {
 		StallTimeout: stallTimeout(f.stall, o.LLP)}, sizes, nil
 }
 
-// pionStallTimeout is --stall's default for sctp-pion. pion's RTO.Min is
-// 1 s and cannot be set, and T3-rtx doubles the RTO at each expiry (RFC
-// 9260 §6.3.3 E2): two expiries back to back after a burst of losses take
-// 3 s, the default of the other LLPs, while pion is still recovering.
-// 8 s outlasts three (1 + 2 + 4 s).
-const pionStallTimeout = 8 * time.Second
-
 // stallTimeout is the --stall value in force: the flag's when given, else
-// the LLP's default.
+// the LLP's default (bench.StallTimeoutFor).
 func stallTimeout(flag time.Duration, llp string) time.Duration {
-	switch {
-	case flag != 0:
+	if flag != 0 {
 		return flag
-	case llp == transport.SCTPPion:
-		return pionStallTimeout
 	}
-	return bench.DefaultStallTimeout
+	return bench.StallTimeoutFor(llp)
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -90,6 +90,11 @@ func TestFrozenPeer(t *testing.T) {
 			assert.NotEqual(t, 0, code)
 			assert.Less(t, took, 4*time.Second+stallTimeout(0, llp)+2*time.Second, "duration + stall grace + teardown")
 			assert.Contains(t, strings.SplitN(errOut, "\n", 2)[0], "peer unresponsive")
+			if llp != "mpa" {
+				// The client's association was retransmitting to the
+				// frozen peer, and the line says so.
+				assert.Regexp(t, `this end's SCTP association: [1-9]\d* DATA chunks retransmitted`, errOut)
+			}
 			// What was measured in the first second is printed, marked.
 			assert.Contains(t, out, "(partial", out)
 			assert.Regexp(t, `65536\s+all\s+[1-9]\d*\s`, out, "a row of the operations done before the freeze")

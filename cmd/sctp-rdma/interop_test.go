@@ -67,24 +67,25 @@ func TestInteropDefaults_RFC8899Loopback(t *testing.T) {
 }
 
 // TestStallDefault_RFC9260_6_3_3: --stall's default outlasts three T3-rtx
-// expiries back to back for sctp-pion (RTO.Min 1 s, doubled at each expiry,
-// §6.3.3 E2), keeps 3 s for the other LLPs, and a given --stall wins.
+// expiries back to back over the SCTP LLPs (RTO.Min 1 s, doubled at each
+// expiry, §6.3.3 E2), keeps 3 s over mpa, and a given --stall wins.
 func TestStallDefault_RFC9260_6_3_3(t *testing.T) {
-	pionRTOMin := time.Second
-	backoff := pionRTOMin + 2*pionRTOMin + 4*pionRTOMin
+	rtoMin := time.Second
+	backoff := rtoMin + 2*rtoMin + 4*rtoMin
 	for _, c := range []struct {
 		llp  string
 		flag time.Duration
 		want time.Duration
 	}{
-		{"", 0, bench.DefaultStallTimeout},
-		{transport.SCTPNative, 0, bench.DefaultStallTimeout},
+		{"", 0, bench.SCTPStallTimeout},
+		{transport.SCTPNative, 0, bench.SCTPStallTimeout},
+		{transport.SCTPPion, 0, bench.SCTPStallTimeout},
+		{transport.SCTPKernel, 0, bench.SCTPStallTimeout},
 		{transport.MPA, 0, bench.DefaultStallTimeout},
-		{transport.SCTPPion, 0, pionStallTimeout},
 		{transport.SCTPPion, time.Second, time.Second},
 		{transport.SCTPNative, -1, -1},
 	} {
 		assert.Equal(t, c.want, stallTimeout(c.flag, c.llp), "llp %q flag %v", c.llp, c.flag)
 	}
-	assert.Greater(t, pionStallTimeout, backoff)
+	assert.Greater(t, bench.SCTPStallTimeout, backoff)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,7 +107,7 @@ func (c *Config) defaults() error {
 		c.ConnectTimeout = 10 * time.Second
 	}
 	if c.StallTimeout == 0 {
-		c.StallTimeout = DefaultStallTimeout
+		c.StallTimeout = StallTimeoutFor(c.Transport.LLP)
 	}
 	if c.Test.Atomic() {
 		c.Size = 8
@@ -317,8 +318,25 @@ func aggregate(rs []StreamResult) Aggregate {
 	return a
 }
 
-// DefaultStallTimeout is Config.StallTimeout's default.
+// DefaultStallTimeout is Config.StallTimeout's default over MPA, whose
+// TCP retransmits a lost segment within a few hundred milliseconds.
 const DefaultStallTimeout = 3 * time.Second
+
+// SCTPStallTimeout is Config.StallTimeout's default over the SCTP LLPs.
+// Their RTO.Min is 1 s (RFC 9260 §6.3.1 C6; pion's cannot be set) and
+// each T3-rtx expiry doubles the RTO (§6.3.3 E2): a ping-pong whose
+// packet is lost twice in a row waits 1 + 2 s, DefaultStallTimeout, for a
+// peer that is alive. 8 s outlasts three expiries (1 + 2 + 4 s).
+const SCTPStallTimeout = 8 * time.Second
+
+// StallTimeoutFor is Config.StallTimeout's default for the lower layer
+// named llp (transport.Options.LLP; "" is the default, sctp-native).
+func StallTimeoutFor(llp string) time.Duration {
+	if llp == transport.MPA {
+		return DefaultStallTimeout
+	}
+	return SCTPStallTimeout
+}
 
 // ErrPeerUnresponsive ends a run in which no operation completed for
 // Config.StallTimeout.
@@ -409,7 +427,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Test: cfg.Test, LLP: opts.LLP, Size: cfg.Size, Streams: cfg.Streams, Depth: cfg.Depth,
 		RxDepth: int(cfg.setup(false).RxDepth), Buffers: cfg.setup(false).buffers(), CQMod: cfg.EffectiveCQMod(), Latency: cfg.Latency, Bidir: cfg.Bidir, MULPDU: cl.MULPDU, PerStream: make([]StreamResult, n)}
 	if res.LLP == "" {
-		res.LLP = transport.SCTPPion
+		res.LLP = transport.LLPs()[0].Name
 	}
 	rctx, rcancel := context.WithCancelCause(ctx)
 	defer rcancel(nil)
@@ -451,6 +469,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var cerr error
 	if errors.Is(context.Cause(rctx), ErrPeerUnresponsive) {
+		if note := assocNote(cl); note != "" {
+			for i := range res.PerStream {
+				if r := &res.PerStream[i]; errors.Is(r.Err, ErrPeerUnresponsive) {
+					r.Err = fmt.Errorf("%w; %s", r.Err, note)
+				}
+			}
+		}
 		cl.Abort() // a graceful close would wait for the frozen peer
 	} else {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -487,6 +512,31 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		errs = append(errs, fmt.Errorf("close: %w", cerr))
 	}
 	return res, errors.Join(errs...)
+}
+
+// assocNote describes the client's SCTP association for a stalled run:
+// whether its stack was retransmitting (a lost packet waits for T3-rtx,
+// RTO.Min 1 s, doubled on each expiry: RFC 9260 §6.3.3) or had nothing to
+// resend. "" over MPA.
+func assocNote(cl *transport.Client) string {
+	st, ok := cl.AssocStats()
+	if !ok {
+		return ""
+	}
+	t := st.Transport
+	var b strings.Builder
+	b.WriteString("this end's SCTP association:")
+	if t.HasRetransmissions {
+		fmt.Fprintf(&b, " %d DATA chunks retransmitted", t.Retransmissions)
+	}
+	if t.HasSRTT {
+		fmt.Fprintf(&b, ", SRTT %v", t.SRTT)
+	}
+	for _, p := range t.Paths {
+		fmt.Fprintf(&b, ", path %v %s RTO %v cwnd %d errors %d", p.Addr, p.State, p.RTO, p.Cwnd, p.Errors)
+	}
+	fmt.Fprintf(&b, ", %d octets held", st.HeldBytes)
+	return b.String()
 }
 
 // ErrServerEnded ends a run the server stopped serving (its serve command
