@@ -189,28 +189,32 @@ func appendChunks(dst []txChunk, sid uint16, ppid uint32, parts [][]byte, cut fr
 		// A chunk that may leave alone (directChunk) gets the CRC32c of
 		// its data block by block as it is copied, each block still in
 		// the first-level cache, rather than in a second pass over the
-		// whole packet.
+		// whole packet. A block is crcBlock octets of the chunk, whatever
+		// parts they came from (a DDP header and its payload are one),
+		// the padding in the last: one long update instead of a short one
+		// per part, whose cost is mostly its fixed part.
 		crc, withCRC := uint32(0), withCRC && n >= directChunk
+		from := len(b) // start of what is copied and not yet checksummed
 		for need := n; need > 0; {
 			p := parts[pi][po:]
 			k := min(len(p), need)
 			if withCRC {
-				k = min(k, crcBlock)
+				k = min(k, from+crcBlock-len(b))
 			}
 			b = append(b, p[:k]...)
-			if withCRC {
-				crc = crc32c.Update(crc, b[len(b)-k:])
-			}
 			need -= k
 			po += k
 			if po == len(parts[pi]) {
 				pi, po = pi+1, 0
 			}
+			if withCRC && len(b)-from == crcBlock && need > 0 {
+				crc = crc32c.Update(crc, b[from:])
+				from = len(b)
+			}
 		}
-		end := len(b)
 		b = wire.Pad(b)
 		if withCRC {
-			crc = crc32c.Update(crc, b[end:])
+			crc = crc32c.Update(crc, b[from:])
 		}
 		dst = append(dst, txChunk{buf: bp, n: len(b) - wire.HeaderLen, crc: crc, hasCRC: withCRC})
 	}
