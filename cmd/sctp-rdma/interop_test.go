@@ -67,11 +67,12 @@ func TestInteropDefaults_RFC8899Loopback(t *testing.T) {
 }
 
 // TestStallDefault_RFC9260_6_3_3: --stall's default outlasts three T3-rtx
-// expiries back to back over the SCTP LLPs (RTO.Min 1 s, doubled at each
-// expiry, §6.3.3 E2), keeps 3 s over mpa, and a given --stall wins.
+// expiries back to back over the SCTP LLPs (from RTO.Initial or pion's
+// RTO.Min, 1 s, doubled at each expiry, §6.3.3 E2), keeps 3 s over mpa,
+// and a given --stall wins.
 func TestStallDefault_RFC9260_6_3_3(t *testing.T) {
-	rtoMin := time.Second
-	backoff := rtoMin + 2*rtoMin + 4*rtoMin
+	rto := time.Second
+	backoff := rto + 2*rto + 4*rto
 	for _, c := range []struct {
 		llp  string
 		flag time.Duration

@@ -323,10 +323,12 @@ func aggregate(rs []StreamResult) Aggregate {
 const DefaultStallTimeout = 3 * time.Second
 
 // SCTPStallTimeout is Config.StallTimeout's default over the SCTP LLPs.
-// Their RTO.Min is 1 s (RFC 9260 §6.3.1 C6; pion's cannot be set) and
-// each T3-rtx expiry doubles the RTO (§6.3.3 E2): a ping-pong whose
-// packet is lost twice in a row waits 1 + 2 s, DefaultStallTimeout, for a
-// peer that is alive. 8 s outlasts three expiries (1 + 2 + 4 s).
+// A lost DATA chunk waits for T3-rtx, whose timer doubles at each expiry
+// (RFC 9260 §6.3.3 E2), from RTO.Initial, 1 s, until the association has
+// measured a round trip (§6.3.1 C1; a new association's first packets),
+// and from RTO.Min, 1 s, in pion (where it cannot be set) and the kernel:
+// two expiries back to back take 3 s, DefaultStallTimeout, for a peer
+// that is alive. 8 s outlasts three (1 + 2 + 4 s).
 const SCTPStallTimeout = 8 * time.Second
 
 // StallTimeoutFor is Config.StallTimeout's default for the lower layer
